@@ -1,0 +1,72 @@
+/**
+ * Reading a form body at the core: size cap, content type, and whatever shape the host handed over.
+ */
+import { OAuthError } from './errors.js';
+import { headerValue, type SentinelBody, type SentinelRequest } from './http.js';
+import { fromParsedBody, parseForm, type ParamMap } from './params.js';
+
+const BODY_TOO_LARGE = Symbol.for('sentinel-idp.BodyTooLarge');
+
+/** Thrown by body readers (e.g. the Node reader of the adapters) when a body exceeds the cap. */
+export class BodyTooLargeError extends Error {
+  constructor(limit: number) {
+    super(`request body exceeds ${limit} bytes`);
+    this.name = 'BodyTooLargeError';
+    Object.defineProperty(this, BODY_TOO_LARGE, { value: true });
+  }
+}
+
+/** True for a {@link BodyTooLargeError} from any copy of this package. */
+export function isBodyTooLarge(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BODY_TOO_LARGE] === true;
+}
+
+function tooLarge(limit: number): OAuthError {
+  return new OAuthError('invalid_request', `request body exceeds ${limit} bytes`, { status: 413 });
+}
+
+/** True when the Content-Type is `application/x-www-form-urlencoded`, with no charset or UTF-8. */
+function isFormContentType(contentType: string | undefined): boolean {
+  if (contentType === undefined) return false;
+  const [type, ...parameters] = contentType.split(';');
+  if (type?.trim().toLowerCase() !== 'application/x-www-form-urlencoded') return false;
+  for (const parameter of parameters) {
+    const [name, value] = parameter.split('=');
+    if (name?.trim().toLowerCase() !== 'charset') continue;
+    const charset = value?.trim().replace(/^"|"$/g, '').toLowerCase();
+    if (charset !== 'utf-8' && charset !== 'utf8') return false;
+  }
+  return true;
+}
+
+/**
+ * The form parameters of a token-endpoint style request.
+ * @throws OAuthError 400 invalid_request for a wrong Content-Type, 413 for a body over `limit` bytes.
+ */
+export async function readForm(request: SentinelRequest, limit: number): Promise<ParamMap> {
+  const declared = headerValue(request, 'content-length');
+  if (declared !== undefined && Number(declared) > limit) throw tooLarge(limit);
+  if (!isFormContentType(headerValue(request, 'content-type'))) {
+    throw new OAuthError(
+      'invalid_request',
+      'Content-Type must be application/x-www-form-urlencoded (charset UTF-8)',
+    );
+  }
+  let body: SentinelBody | undefined;
+  try {
+    body = typeof request.body === 'function' ? await request.body() : request.body;
+  } catch (error) {
+    if (isBodyTooLarge(error)) throw tooLarge(limit);
+    throw error;
+  }
+  if (body === undefined) return new Map();
+  if (typeof body === 'string') {
+    if (Buffer.byteLength(body) > limit) throw tooLarge(limit);
+    return parseForm(body);
+  }
+  if (body instanceof Uint8Array) {
+    if (body.byteLength > limit) throw tooLarge(limit);
+    return parseForm(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
+  }
+  return fromParsedBody(body);
+}

@@ -1,0 +1,103 @@
+/**
+ * Errors of the protocol (RFC 6749 §4.1.2.1, §5.2; RFC 6750 §3.1; RFC 7009 §2.2.1) and of configuration.
+ *
+ * `isOAuthError()` and `isConfigurationError()` test a brand instead of `instanceof`, so they keep working when
+ * the core is loaded twice (ESM and CJS copies, or two bundles).
+ */
+
+/** Error codes, grouped by the RFC section that defines them. */
+export type OAuthErrorCode =
+  // RFC 6749 §4.1.2.1 (authorization endpoint)
+  | 'invalid_request'
+  | 'unauthorized_client'
+  | 'access_denied'
+  | 'unsupported_response_type'
+  | 'invalid_scope'
+  | 'server_error'
+  | 'temporarily_unavailable'
+  // RFC 6749 §5.2 (token endpoint)
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unsupported_grant_type'
+  // RFC 7009 §2.2.1
+  | 'unsupported_token_type'
+  // RFC 6750 §3.1 (protected resources)
+  | 'invalid_token'
+  | 'insufficient_scope';
+
+const OAUTH_BRAND = Symbol.for('sentinel-idp.OAuthError');
+const CONFIG_BRAND = Symbol.for('sentinel-idp.ConfigurationError');
+
+/** Options of an {@link OAuthError} beyond its code and description. */
+export interface OAuthErrorOptions {
+  /** HTTP status; defaults to 400 (500 for server_error, 503 for temporarily_unavailable). */
+  status?: number;
+  /** Extra response headers, e.g. `WWW-Authenticate` or `Allow`. */
+  headers?: Record<string, string>;
+  /** The underlying failure; reported to `onError`, never to the client. */
+  cause?: unknown;
+}
+
+/**
+ * An error the client is told about: `{ "error": code, "error_description": description }`.
+ *
+ * @example
+ * throw new OAuthError('invalid_request', 'state is required');
+ */
+export class OAuthError extends Error {
+  readonly code: OAuthErrorCode;
+  readonly description: string;
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(code: OAuthErrorCode, description: string, options: OAuthErrorOptions = {}) {
+    super(description, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'OAuthError';
+    this.code = code;
+    this.description = description;
+    this.status = options.status ?? defaultStatus(code);
+    this.headers = options.headers ?? {};
+    Object.defineProperty(this, OAUTH_BRAND, { value: true });
+  }
+
+  /** The RFC 6749 §5.2 JSON body. */
+  toJSON(): { error: OAuthErrorCode; error_description: string } {
+    return { error: this.code, error_description: this.description };
+  }
+}
+
+function defaultStatus(code: OAuthErrorCode): number {
+  if (code === 'server_error') return 500;
+  if (code === 'temporarily_unavailable') return 503;
+  if (code === 'invalid_token') return 401;
+  if (code === 'insufficient_scope') return 403;
+  return 400;
+}
+
+/** True for an {@link OAuthError} from any copy of this package. */
+export function isOAuthError(value: unknown): value is OAuthError {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[OAUTH_BRAND] === true;
+}
+
+/**
+ * Thrown by `createSentinel()` when an option is wrong; `field` names it (e.g. `apps[1].redirectUris[0]`).
+ *
+ * @example
+ * try { createSentinel({ issuer: 'http://id.example.com' }) } catch (e) { if (isConfigurationError(e)) console.error(e.field) }
+ */
+export class ConfigurationError extends Error {
+  readonly code = 'ERR_SENTINEL_CONFIGURATION';
+  readonly field: string;
+
+  constructor(field: string, message: string) {
+    super(`sentinel-idp: invalid option ${field}: ${message}`);
+    this.name = 'ConfigurationError';
+    this.field = field;
+    Object.defineProperty(this, CONFIG_BRAND, { value: true });
+  }
+}
+
+/** True for a {@link ConfigurationError} from any copy of this package. */
+export function isConfigurationError(value: unknown): value is ConfigurationError {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[CONFIG_BRAND] === true;
+}

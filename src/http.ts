@@ -1,0 +1,84 @@
+/**
+ * The boundary between the core and the adapters: plain objects in, plain objects out.
+ *
+ * Adapters translate their framework's request into a {@link SentinelRequest}, call `sentinel.handle()`, and
+ * write the {@link SentinelResponse} back unchanged. The core decides everything (status, every header, cookies,
+ * body) so that every framework behaves byte-for-byte the same. No WHATWG Request/Response on the hot path: the
+ * cost of a Web round trip on Node is larger than an ES256 signature.
+ */
+
+/** A request body as the host may hand it over: raw text/bytes, or an object a host body parser produced. */
+export type SentinelBody = string | Uint8Array | Record<string, unknown>;
+
+/** A request in framework-neutral form. Header names are lower-case. */
+export interface SentinelRequest {
+  method: string;
+  /** Path relative to the host's mount point, without the query string. */
+  path: string;
+  query: URLSearchParams;
+  headers: Record<string, string | string[] | undefined>;
+  /**
+   * The body: already parsed by the host, raw, or a function that reads it on demand. A lazy body lets the core
+   * leave the stream untouched for paths that are not its own and refuse oversized bodies before reading them.
+   */
+  body?: SentinelBody | (() => Promise<SentinelBody | undefined>) | undefined;
+  /** Client address as the host sees it (used for login throttling). */
+  ip?: string | undefined;
+  /** Whether the connection is TLS as the host sees it. */
+  secure?: boolean | undefined;
+  /** The prefix the host stripped before handing the request over ('' or e.g. '/idp'). */
+  mountPath?: string | undefined;
+}
+
+/** A complete HTTP outcome. `Set-Cookie` may carry several values. */
+export interface SentinelResponse {
+  status: number;
+  headers: Record<string, string | string[]>;
+  body?: string | undefined;
+}
+
+/** Headers every token-endpoint response carries (RFC 6749 §5.1). */
+export const NO_STORE_JSON_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'content-type': 'application/json;charset=UTF-8',
+  'cache-control': 'no-store',
+  pragma: 'no-cache',
+});
+
+/** A JSON response that must never be cached (token, introspection, errors). */
+export function noStoreJSON(
+  status: number,
+  payload: unknown,
+  headers?: Record<string, string | string[]>,
+): SentinelResponse {
+  return { status, headers: { ...NO_STORE_JSON_HEADERS, ...headers }, body: JSON.stringify(payload) };
+}
+
+/** A cacheable JSON response (JWKS, metadata). */
+export function cacheableJSON(status: number, payload: unknown, maxAgeSeconds: number): SentinelResponse {
+  return {
+    status,
+    headers: {
+      'content-type': 'application/json;charset=UTF-8',
+      'cache-control': `public, max-age=${maxAgeSeconds}`,
+    },
+    body: JSON.stringify(payload),
+  };
+}
+
+/** A redirect; `Cache-Control: no-store` so a browser never replays a code-bearing Location. */
+export function redirect(
+  status: 302 | 303,
+  location: string,
+  headers?: Record<string, string | string[]>,
+): SentinelResponse {
+  return {
+    status,
+    headers: { location, 'cache-control': 'no-store', pragma: 'no-cache', ...headers },
+  };
+}
+
+/** First value of a header, whatever shape the host gave it. */
+export function headerValue(request: SentinelRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}

@@ -1,0 +1,34 @@
+/**
+ * The persistence contract. Everything the service remembers between requests lives behind this interface:
+ *
+ * | key prefix      | value (JSON)                                   | TTL                         |
+ * |-----------------|------------------------------------------------|-----------------------------|
+ * | `interaction:`  | validated authorize request + CSRF secret       | 10 min                      |
+ * | `session:`      | device session (user, account, auth time)       | idle / absolute timeout     |
+ * | `code:`         | authorization code record (hashed key)          | code lifetime (≤ 600 s)     |
+ * | `code-used:`    | grant id of a redeemed code (replay detection)  | access/refresh lifetime     |
+ * | `refresh:`      | refresh token record (hashed key)               | idle / absolute lifetime    |
+ * | `grant:`        | grant (refresh family) state                    | absolute lifetime           |
+ * | `revoked:`      | revoked grant or token id                       | access-token lifetime       |
+ * | `throttle:`     | failure counter                                 | throttle window             |
+ *
+ * Keys are opaque strings; secrets (codes, session ids, refresh tokens) appear in keys only as SHA-256 digests.
+ */
+export interface Store {
+  /** The value stored under `key`, or `null` when absent or expired. */
+  get(key: string): Promise<string | null>;
+  /** Stores `value` under `key` for `ttlMs` milliseconds, replacing any previous value. */
+  set(key: string, value: string, ttlMs: number): Promise<void>;
+  /**
+   * Atomically reads and deletes `key`: of any number of concurrent calls (across instances sharing the store),
+   * exactly one receives the value. This is what makes authorization codes and refresh tokens single-use.
+   */
+  take(key: string): Promise<string | null>;
+  /** Removes `key`; absent keys are fine. */
+  delete(key: string): Promise<void>;
+  /**
+   * Atomically adds one to the counter under `key` and returns the new count. The first increment starts a
+   * window of `ttlMs`; later increments do not extend it (fixed-window throttling).
+   */
+  increment(key: string, ttlMs: number): Promise<number>;
+}

@@ -1,0 +1,23 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
+
+export default defineConfig({
+  resolve: {
+    alias: [
+      { find: /^sentinel-idp\/express$/, replacement: here('./adapters/express/index.ts') },
+      { find: /^sentinel-idp\/koa$/, replacement: here('./adapters/koa/index.ts') },
+      { find: /^sentinel-idp\/fastify$/, replacement: here('./adapters/fastify/index.ts') },
+      { find: /^sentinel-idp\/fetch$/, replacement: here('./adapters/fetch/index.ts') },
+      { find: /^sentinel-idp\/redis$/, replacement: here('./src/stores/redis.ts') },
+      { find: /^sentinel-idp$/, replacement: here('./src/index.ts') },
+    ],
+  },
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+  },
+});
