@@ -22,7 +22,7 @@ export function isBodyTooLarge(value: unknown): boolean {
 }
 
 function tooLarge(limit: number): OAuthError {
-  return new OAuthError('invalid_request', `request body exceeds ${limit} bytes`, { status: 413 });
+  return new OAuthError('invalid_request', `request body exceeds ${limit} bytes`, { status: 413, headers: { connection: 'close' } });
 }
 
 /** True when the Content-Type is `application/x-www-form-urlencoded`, with no charset or UTF-8. */

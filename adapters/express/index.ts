@@ -1,0 +1,58 @@
+/**
+ * Express 4 and 5 adapter: `app.use(toExpress(sentinel))`, and `requireAccessToken(sentinel)` for the routes the
+ * tokens protect. It translates and nothing else. Express 4 does not forward rejected promises, so every promise
+ * ends in `next(error)`.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  expectationsFromParams,
+  type AccessTokenClaims,
+  type RequireAccessTokenOptions,
+  type Sentinel,
+} from '../../src/index.js';
+import { fromNodeRequest, writeNodeResponse } from '../node/index.js';
+
+/** The parts of an Express request the adapter reads (structural, so Express 4 and 5 both fit). */
+export interface ExpressRequestLike extends IncomingMessage {
+  url: string;
+  baseUrl?: string;
+  body?: unknown;
+  params?: Record<string, string>;
+  sentinel?: AccessTokenClaims;
+}
+
+/** An Express middleware. */
+export type ExpressMiddleware = (request: ExpressRequestLike, response: ServerResponse, next: (error?: unknown) => void) => void;
+
+/**
+ * Mounts the service. Paths that are not the service's go to `next()` untouched.
+ * @example app.use(toExpress(sentinel)); // or app.use('/idp', toExpress(sentinel))
+ */
+export function toExpress(sentinel: Sentinel): ExpressMiddleware {
+  return (request, response, next) => {
+    const sentinelRequest = fromNodeRequest(request, {
+      url: request.url,
+      mountPath: request.baseUrl,
+      parsedBody: () => request.body,
+    });
+    sentinel.handle(sentinelRequest).then((result) => (result === null ? next() : writeNodeResponse(response, result)), next);
+  };
+}
+
+/**
+ * Guards a route with a Bearer access token (RFC 6750): the verified claims land on `req.sentinel`; a missing,
+ * invalid, expired, or foreign token gets 401 with `WWW-Authenticate: Bearer`. The `:accountId` and `:consumerId`
+ * route parameters, when present, must match the token.
+ * @example app.get('/api/account/:accountId/consumer/:consumerId/brand/tokens', requireAccessToken(sentinel), handler)
+ */
+export function requireAccessToken(sentinel: Sentinel, options?: RequireAccessTokenOptions): ExpressMiddleware {
+  return (request, response, next) => {
+    sentinel
+      .checkBearer(request.headers.authorization, expectationsFromParams(request.params, options))
+      .then((result) => {
+        if (!result.ok) return writeNodeResponse(response, result.response);
+        request.sentinel = result.claims;
+        next();
+      }, next);
+  };
+}

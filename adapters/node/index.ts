@@ -1,0 +1,98 @@
+/**
+ * The one Node.js translation shared by the Node-based adapters: IncomingMessage → SentinelRequest, and
+ * SentinelResponse → ServerResponse. It reads a body only when the core asks for it, with a cap, and accepts a
+ * body a host parser already consumed (express.urlencoded, express.json, koa-bodyparser, @fastify/formbody).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { BodyTooLargeError, type SentinelBody, type SentinelRequest, type SentinelResponse } from '../../src/index.js';
+
+/** Body readers cap at this many bytes; the core applies its own (smaller) `bodyLimit` on top. */
+const HARD_LIMIT = 1_048_576;
+
+/** True when something upstream already consumed the request stream. */
+function isConsumed(request: IncomingMessage & { _body?: unknown }): boolean {
+  return request.readableEnded || request._body === true || request.readable === false;
+}
+
+function readStream(request: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = (): void => {
+      request.off('data', onData);
+      request.off('end', onEnd);
+      request.off('error', onError);
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > limit) {
+        cleanup();
+        // Stop buffering; the 413 goes out with Connection: close so the rest is never read.
+        request.pause();
+        reject(new BodyTooLargeError(limit));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = (): void => {
+      cleanup();
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+    };
+    const onError = (error: Error): void => {
+      cleanup();
+      reject(error);
+    };
+    request.on('data', onData);
+    request.on('end', onEnd);
+    request.on('error', onError);
+  });
+}
+
+/**
+ * A lazy body: the host's parsed body when the stream was consumed upstream, otherwise the raw bytes read now.
+ * `parsed` is whatever the host put on the request (`req.body`, `ctx.request.body`).
+ */
+export function lazyNodeBody(request: IncomingMessage, parsed: () => unknown, limit = HARD_LIMIT): () => Promise<SentinelBody | undefined> {
+  return async () => {
+    if (isConsumed(request)) {
+      const body = parsed();
+      if (body === undefined || body === null) return undefined;
+      if (typeof body === 'string' || body instanceof Uint8Array) return body;
+      return typeof body === 'object' ? (body as Record<string, unknown>) : String(body);
+    }
+    return readStream(request, limit);
+  };
+}
+
+/** Splits a request target into path and query. */
+export function splitURL(url: string): { path: string; query: URLSearchParams } {
+  const mark = url.indexOf('?');
+  return mark === -1
+    ? { path: url, query: new URLSearchParams() }
+    : { path: url.slice(0, mark), query: new URLSearchParams(url.slice(mark + 1)) };
+}
+
+/** Builds a {@link SentinelRequest} from a Node request. `url` is the target relative to the host's mount point. */
+export function fromNodeRequest(
+  request: IncomingMessage,
+  input: { url: string; mountPath?: string | undefined; parsedBody: () => unknown },
+): SentinelRequest {
+  const { path, query } = splitURL(input.url);
+  return {
+    method: request.method ?? 'GET',
+    path,
+    query,
+    headers: request.headers,
+    body: lazyNodeBody(request, input.parsedBody),
+    ip: request.socket?.remoteAddress,
+    secure: (request.socket as { encrypted?: boolean } | undefined)?.encrypted === true,
+    mountPath: input.mountPath ?? '',
+  };
+}
+
+/** Writes a {@link SentinelResponse} to a Node response. */
+export function writeNodeResponse(response: ServerResponse, result: SentinelResponse): void {
+  response.statusCode = result.status;
+  for (const [name, value] of Object.entries(result.headers)) response.setHeader(name, value);
+  response.end(result.body);
+}

@@ -1,0 +1,122 @@
+/**
+ * Access tokens: RFC 9068 JWTs (`typ: at+jwt`) issued for consumers (client credentials) and users
+ * (authorization code), and their verification for protected resources such as the token-retrieval API.
+ */
+import { randomUUID } from 'node:crypto';
+import type { SentinelContext } from './context.js';
+import { OAuthError } from './errors.js';
+import { signJWT, verifyJWT, type JWTClaims } from './jwt.js';
+
+/** Claims of an access token issued by sentinel-idp. */
+export interface AccessTokenClaims extends JWTClaims {
+  iss: string;
+  sub: string;
+  aud: string | string[];
+  exp: number;
+  iat: number;
+  jti: string;
+  client_id: string;
+  azp: string;
+  /** `client_credentials` for consumer-bound tokens, `authorization_code` for user tokens. */
+  gty: string;
+  scope?: string;
+  auth_time?: number;
+  /** Grant (refresh family) id of user tokens; revoking the grant revokes the token. */
+  gid?: string;
+}
+
+/** What an access token is issued for. */
+export interface AccessTokenInput {
+  accountId: string;
+  clientId: string;
+  subject: string;
+  grantType: 'client_credentials' | 'authorization_code' | 'refresh_token';
+  scope?: string | undefined;
+  authTime?: number | undefined;
+  grantId?: string | undefined;
+  /** Extra claims (e.g. the namespaced consumer claim). */
+  extra?: Record<string, unknown> | undefined;
+}
+
+/** The `aud` of tokens for one app: the `audience` option, or the account id. */
+export function audienceFor(context: SentinelContext, accountId: string, clientId: string): string {
+  const { audience } = context.config;
+  if (audience === undefined) return accountId;
+  return typeof audience === 'string' ? audience : audience({ accountId, clientId });
+}
+
+/** Signs an access token; returns it with its claims. */
+export function issueAccessToken(
+  context: SentinelContext,
+  input: AccessTokenInput,
+): { token: string; claims: AccessTokenClaims; expiresIn: number } {
+  const iat = Math.floor(Date.now() / 1000);
+  const expiresIn = context.config.accessTokenTtl;
+  const claims: AccessTokenClaims = {
+    iss: context.accountIssuer(input.accountId),
+    sub: input.subject,
+    aud: audienceFor(context, input.accountId, input.clientId),
+    exp: iat + expiresIn,
+    iat,
+    jti: randomUUID(),
+    client_id: input.clientId,
+    azp: input.clientId,
+    gty: input.grantType === 'refresh_token' ? 'authorization_code' : input.grantType,
+    ...(input.scope === undefined ? {} : { scope: input.scope }),
+    ...(input.authTime === undefined ? {} : { auth_time: input.authTime }),
+    ...(input.grantId === undefined ? {} : { gid: input.grantId }),
+    ...input.extra,
+  };
+  return { token: signJWT(context.keys, 'at+jwt', claims), claims, expiresIn };
+}
+
+/** The `expires_in` member in the configured representation (a string of digits by default, as the platform sends). */
+export function expiresInValue(context: SentinelContext, seconds: number): string | number {
+  return context.config.expiresIn === 'number' ? seconds : String(seconds);
+}
+
+/** What `verifyAccessToken` should additionally require. */
+export interface VerifyAccessTokenOptions {
+  /** The token must have been issued for this account. */
+  accountId?: string | undefined;
+  /** The token must be consumer-bound to this consumer. */
+  consumerId?: string | undefined;
+}
+
+/** Hook for revocation checks of user tokens (the grant store); returns true when the token must be refused. */
+export type RevocationCheck = (claims: AccessTokenClaims) => Promise<boolean>;
+
+/**
+ * Verifies an access token issued by this service: signature, `typ`, `iss`, `aud`, `exp`, and optionally account
+ * and consumer (RFC 6750 §3.1 `invalid_token` otherwise).
+ */
+export async function verifyAccessToken(
+  context: SentinelContext,
+  token: string,
+  options: VerifyAccessTokenOptions,
+  isRevoked?: RevocationCheck,
+): Promise<AccessTokenClaims> {
+  const prefix = context.accountIssuer('');
+  const claims = verifyJWT(context.keys, token, {
+    typ: 'at+jwt',
+    issuer: (iss) => iss.startsWith(prefix) && iss.length > prefix.length,
+    clockTolerance: context.config.clockTolerance,
+  }) as AccessTokenClaims;
+  const accountId = decodeURIComponent(claims.iss.slice(prefix.length));
+  if (options.accountId !== undefined && claims.iss !== context.accountIssuer(options.accountId)) {
+    throw new OAuthError('invalid_token', 'the token was issued for another account', { status: 401 });
+  }
+  if (typeof claims.client_id !== 'string' || typeof claims.sub !== 'string') {
+    throw new OAuthError('invalid_token', 'the token is malformed', { status: 401 });
+  }
+  const expected = audienceFor(context, accountId, claims.client_id);
+  const audiences = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
+  if (!audiences.includes(expected)) throw new OAuthError('invalid_token', 'the token is for another audience', { status: 401 });
+  if (options.consumerId !== undefined && (claims.gty !== 'client_credentials' || claims.sub !== options.consumerId)) {
+    throw new OAuthError('invalid_token', 'the token is not bound to this consumer', { status: 401 });
+  }
+  if (isRevoked !== undefined && (await isRevoked(claims))) {
+    throw new OAuthError('invalid_token', 'the token has been revoked', { status: 401 });
+  }
+  return claims;
+}

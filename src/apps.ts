@@ -1,0 +1,193 @@
+/**
+ * The application registry: lookup by account and client id, secret hashing, and the constant-time secret check.
+ *
+ * Client secrets are ≥ 256-bit random values, so a plain SHA-256 digest is a sound way to store them (no
+ * password-hashing work factor is needed). Digests are compared with `crypto.timingSafeEqual`, and an unknown
+ * client is checked against a dummy digest so that both failures take the same path (RFC 6749 §2.3.1, §10.10).
+ */
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { ConfigurationError } from './errors.js';
+
+/** Grant types an application may be registered for. */
+export type GrantType = 'authorization_code' | 'client_credentials' | 'refresh_token';
+
+/** How a client authenticates at the token endpoint (RFC 7591 §2). Confidential clients may use either secret method. */
+export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
+
+/** A registered application, as an {@link AppStore} returns it. */
+export interface App {
+  accountId: string;
+  /** The installation id. */
+  clientId: string;
+  /** `sha256:` + base64url SHA-256 digest of the secret; absent for public clients. */
+  clientSecretHash?: string | undefined;
+  redirectUris: readonly string[];
+  grantTypes: readonly GrantType[];
+  tokenEndpointAuthMethod: TokenEndpointAuthMethod;
+  /** Shown on the login page. */
+  name?: string | undefined;
+  /** Space-separated scopes the app may be granted; carried in its tokens. */
+  scope?: string | undefined;
+}
+
+/**
+ * A host-provided application registry. Methods may be synchronous or async; `null` means "not found".
+ *
+ * @example
+ * const appStore: AppStore = {
+ *   findApp: (accountId, clientId) => db.apps.findOne({ accountId, clientId }),
+ *   hasAccount: (accountId) => db.accounts.exists(accountId),
+ * };
+ */
+export interface AppStore {
+  findApp(accountId: string, clientId: string): App | null | Promise<App | null>;
+  hasAccount(accountId: string): boolean | Promise<boolean>;
+  /** Needed only for `sentinel.registerApp()`. */
+  saveApp?(app: App): void | Promise<void>;
+}
+
+const HASH_PREFIX = 'sha256:';
+
+/**
+ * The storable form of a client secret.
+ * @example hashClientSecret('s3cr3t') // 'sha256:…'
+ */
+export function hashClientSecret(secret: string): string {
+  return HASH_PREFIX + createHash('sha256').update(secret, 'utf8').digest('base64url');
+}
+
+/** True when `hash` has the form {@link hashClientSecret} produces. */
+export function isClientSecretHash(hash: string): boolean {
+  return hash.startsWith(HASH_PREFIX) && Buffer.from(hash.slice(HASH_PREFIX.length), 'base64url').length === 32;
+}
+
+const DUMMY_DIGEST = createHash('sha256').update(randomBytes(32)).digest();
+
+/**
+ * Compares a presented secret with a stored hash in constant time. With no stored hash (unknown client) the same
+ * digest and comparison run against a dummy, and the answer is false.
+ */
+export function verifyClientSecret(presented: string, storedHash: string | undefined): boolean {
+  const presentedDigest = createHash('sha256').update(presented, 'utf8').digest();
+  const stored =
+    storedHash !== undefined && storedHash.startsWith(HASH_PREFIX)
+      ? Buffer.from(storedHash.slice(HASH_PREFIX.length), 'base64url')
+      : undefined;
+  const expected = stored !== undefined && stored.length === 32 ? stored : DUMMY_DIGEST;
+  return timingSafeEqual(presentedDigest, expected) && expected !== DUMMY_DIGEST;
+}
+
+/** A new client secret: 256 random bits, base64url. */
+export function generateClientSecret(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** A new client id: a lower-case UUID, the platform's installation-id shape. */
+export function generateClientId(): string {
+  return randomUUID();
+}
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'blob:', 'about:', 'ftp:', 'ws:', 'wss:']);
+
+/**
+ * Why a redirect URI may not be registered, or `null` when it may: absolute, no fragment, https (http only on
+ * loopback), or a private-use scheme with a dot (RFC 8252 §7.1); no userinfo, no control characters.
+ */
+export function redirectURIProblem(uri: string): string | null {
+  if (/[\u0000-\u0020\u007f]/.test(uri)) return 'must not contain spaces or control characters';
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return 'must be an absolute URI';
+  }
+  if (uri.includes('#')) return 'must not contain a fragment';
+  if (url.username !== '' || url.password !== '') return 'must not contain userinfo';
+  if (url.protocol === 'https:') return url.hostname === '' ? 'must have a host' : null;
+  if (url.protocol === 'http:') {
+    return LOOPBACK_HOSTS.has(url.hostname) ? null : 'must use https (http is allowed only for loopback hosts)';
+  }
+  if (FORBIDDEN_SCHEMES.has(url.protocol)) return `must not use the ${url.protocol} scheme`;
+  return url.protocol.slice(0, -1).includes('.') ? null : 'must use https or a private-use scheme (e.g. com.example.app:)';
+}
+
+/** An application as written in the `apps` option. */
+export interface AppOptions {
+  accountId: string;
+  clientId: string;
+  /** The plain secret: hashed at startup and then dropped. */
+  clientSecret?: string | undefined;
+  /** Or its hash from {@link hashClientSecret}. */
+  clientSecretHash?: string | undefined;
+  redirectUris?: readonly string[] | undefined;
+  grantTypes?: readonly GrantType[] | undefined;
+  tokenEndpointAuthMethod?: TokenEndpointAuthMethod | undefined;
+  name?: string | undefined;
+  scope?: string | undefined;
+}
+
+/** Turns an `apps` entry into an {@link App}, hashing the plain secret. */
+export function toApp(options: AppOptions): App {
+  const isPublic = options.tokenEndpointAuthMethod === 'none';
+  return {
+    accountId: options.accountId,
+    clientId: options.clientId,
+    clientSecretHash:
+      options.clientSecretHash ?? (options.clientSecret === undefined ? undefined : hashClientSecret(options.clientSecret)),
+    redirectUris: [...(options.redirectUris ?? [])],
+    grantTypes: [
+      ...(options.grantTypes ??
+        (isPublic ? ['authorization_code', 'refresh_token'] : ['authorization_code', 'client_credentials', 'refresh_token'])),
+    ],
+    tokenEndpointAuthMethod: options.tokenEndpointAuthMethod ?? 'client_secret_basic',
+    name: options.name,
+    scope: options.scope,
+  };
+}
+
+/**
+ * The default {@link AppStore}: the apps of the options, in memory, keyed by account and client id.
+ */
+export class MemoryAppStore implements AppStore {
+  readonly #apps = new Map<string, App>();
+  readonly #accounts = new Map<string, number>();
+
+  constructor(apps: readonly App[] = []) {
+    for (const app of apps) this.saveApp(app);
+  }
+
+  findApp(accountId: string, clientId: string): App | null {
+    return this.#apps.get(`${accountId}\u0000${clientId}`) ?? null;
+  }
+
+  hasAccount(accountId: string): boolean {
+    return this.#accounts.has(accountId);
+  }
+
+  saveApp(app: App): void {
+    const key = `${app.accountId}\u0000${app.clientId}`;
+    if (!this.#apps.has(key)) this.#accounts.set(app.accountId, (this.#accounts.get(app.accountId) ?? 0) + 1);
+    this.#apps.set(key, app);
+  }
+}
+
+/** Checks an app for registration; throws a {@link ConfigurationError} naming the field. */
+export function assertValidApp(app: App, field: string): void {
+  app.redirectUris.forEach((uri, index) => {
+    const problem = redirectURIProblem(uri);
+    if (problem !== null) throw new ConfigurationError(`${field}.redirectUris[${index}]`, problem);
+  });
+  if (app.grantTypes.includes('authorization_code') && app.redirectUris.length === 0) {
+    throw new ConfigurationError(`${field}.redirectUris`, 'an app with the authorization_code grant needs at least one redirect URI');
+  }
+  if (app.tokenEndpointAuthMethod === 'none') {
+    if (app.grantTypes.includes('client_credentials')) {
+      throw new ConfigurationError(`${field}.grantTypes`, 'a public client (tokenEndpointAuthMethod none) cannot use client_credentials');
+    }
+  } else if (app.clientSecretHash === undefined) {
+    throw new ConfigurationError(`${field}.clientSecret`, 'a confidential app needs clientSecret or clientSecretHash');
+  } else if (!isClientSecretHash(app.clientSecretHash)) {
+    throw new ConfigurationError(`${field}.clientSecretHash`, 'must be the output of hashClientSecret() ("sha256:" + 43 base64url characters)');
+  }
+}

@@ -1,0 +1,233 @@
+/**
+ * The options of `createSentinel()`: one zod schema, its defaults, and the resolved configuration object.
+ * Every mistake becomes a {@link ConfigurationError} naming the field, at startup rather than at the first request.
+ */
+import { z } from 'zod';
+import { assertValidApp, toApp, type App, type AppOptions, type AppStore, type GrantType } from './apps.js';
+import { ConfigurationError } from './errors.js';
+import type { SentinelEvent } from './events.js';
+import type { SentinelRequest } from './http.js';
+import type { JWK } from './keys.js';
+import type { Store } from './stores/store.js';
+
+/** The signed-in user as the host's user store describes it. */
+export interface AuthenticatedUser {
+  /** Stable user id; becomes `sub` of the user's tokens. */
+  id: string;
+  [claim: string]: unknown;
+}
+
+/**
+ * The host's user store (RFC 6749 §3.1: the authorization server authenticates the resource owner).
+ *
+ * @example
+ * const users: UserAuthenticator = {
+ *   async authenticate({ accountId, username, password }) {
+ *     const user = await db.users.find(accountId, username);
+ *     return user && (await verifyPassword(user.hash, password)) ? { id: user.id } : null;
+ *   },
+ * };
+ */
+export interface UserAuthenticator {
+  authenticate(input: {
+    accountId: string;
+    username: string;
+    password: string;
+    request: SentinelRequest;
+  }): AuthenticatedUser | null | Promise<AuthenticatedUser | null>;
+}
+
+/** Decides whether a consumer id (`state` of the v2 app token request) is acceptable. May be async. */
+export type ConsumerIdValidator = (
+  consumerId: string,
+  context: { accountId: string; clientId: string },
+) => boolean | Promise<boolean>;
+
+/** Context handed to `onError` along with the failure. */
+export interface ErrorContext {
+  route: string;
+  accountId?: string | undefined;
+}
+
+function fn<T>(name: string) {
+  return z.custom<T>((value) => typeof value === 'function', { message: `${name} must be a function` });
+}
+
+const grantTypeSchema = z.enum(['authorization_code', 'client_credentials', 'refresh_token']);
+const identifier = z.string().min(1).max(256).regex(/^[^\u0000-\u001f\u007f/?#]+$/, 'must not contain control characters, "/", "?" or "#"');
+const ttlSeconds = z.number().int().positive();
+
+const appSchema = z.object({
+  accountId: identifier,
+  clientId: identifier,
+  clientSecret: z.string().min(1).optional(),
+  clientSecretHash: z.string().optional(),
+  redirectUris: z.array(z.string()).optional(),
+  grantTypes: z.array(grantTypeSchema).min(1).optional(),
+  tokenEndpointAuthMethod: z.enum(['client_secret_basic', 'client_secret_post', 'none']).optional(),
+  name: z.string().max(200).optional(),
+  scope: z.string().optional(),
+});
+
+const optionsSchema = z.object({
+  issuer: z.string(),
+  basePath: z
+    .string()
+    .regex(/^\/[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/, 'must start with "/" and not end with "/"')
+    .default('/sentinel'),
+  apps: z.array(appSchema).default([]),
+  appStore: z
+    .custom<AppStore>((v) => typeof v === 'object' && v !== null && typeof (v as AppStore).findApp === 'function', {
+      message: 'must implement findApp() and hasAccount()',
+    })
+    .optional(),
+  users: z
+    .custom<UserAuthenticator>(
+      (v) => typeof v === 'object' && v !== null && typeof (v as UserAuthenticator).authenticate === 'function',
+      { message: 'must have an authenticate() function' },
+    )
+    .optional(),
+  login: z
+    .object({
+      url: z.string().optional(),
+      render: fn<(view: unknown) => string>('login.render').optional(),
+    })
+    .default({}),
+  branding: z
+    .object({
+      productName: z.string().max(100).default('Sign in'),
+      logoUrl: z.string().optional(),
+      colors: z.record(z.string().regex(/^[a-z-]+$/), z.string().regex(/^[#(),.% a-zA-Z0-9-]+$/)).default({}),
+    })
+    .default({ productName: 'Sign in', colors: {} }),
+  keys: z.array(z.custom<JWK>((v) => typeof v === 'object' && v !== null, { message: 'must be a JWK object' })).optional(),
+  store: z
+    .custom<Store>((v) => typeof v === 'object' && v !== null && typeof (v as Store).take === 'function', {
+      message: 'must implement the Store interface (get, set, take, delete, increment)',
+    })
+    .optional(),
+  accessTokenTtl: ttlSeconds.max(86_400).default(3600),
+  expiresIn: z.enum(['string', 'number']).default('string'),
+  audience: z.union([z.string().min(1), fn<(context: { accountId: string; clientId: string }) => string>('audience')]).optional(),
+  consumerClaim: z.string().min(1).optional(),
+  consumerId: fn<ConsumerIdValidator>('consumerId').optional(),
+  codeTtl: ttlSeconds.max(600).default(60),
+  interactionTtl: ttlSeconds.max(3600).default(600),
+  idTokenTtl: ttlSeconds.max(86_400).default(600),
+  session: z
+    .object({
+      cookieName: z.string().regex(/^[A-Za-z0-9_-]+$/).default('sentinel_session'),
+      absoluteTtl: ttlSeconds.default(8 * 3600),
+      idleTtl: ttlSeconds.default(3600),
+    })
+    .default({ cookieName: 'sentinel_session', absoluteTtl: 8 * 3600, idleTtl: 3600 }),
+  refreshToken: z
+    .object({ idleTtl: ttlSeconds.default(14 * 86_400), absoluteTtl: ttlSeconds.default(30 * 86_400) })
+    .default({ idleTtl: 14 * 86_400, absoluteTtl: 30 * 86_400 }),
+  throttle: z
+    .object({
+      maxFailures: z.number().int().positive().default(5),
+      maxFailuresPerIp: z.number().int().positive().default(50),
+      windowSeconds: ttlSeconds.default(900),
+    })
+    .default({ maxFailures: 5, maxFailuresPerIp: 50, windowSeconds: 900 }),
+  pkce: z.enum(['optional', 'required']).default('optional'),
+  bodyLimit: z.number().int().positive().max(1_048_576).default(16_384),
+  jwksMaxAge: z.number().int().nonnegative().default(300),
+  trustProxy: z.boolean().default(false),
+  clockTolerance: z.number().int().nonnegative().max(300).default(5),
+  onError: fn<(error: unknown, context: ErrorContext) => void>('onError').optional(),
+  onEvent: fn<(event: SentinelEvent) => void>('onEvent').optional(),
+  logger: z
+    .custom<{ warn(message: string): void }>((v) => typeof v === 'object' && v !== null && typeof (v as { warn?: unknown }).warn === 'function', {
+      message: 'must have a warn(message) function',
+    })
+    .optional(),
+});
+
+/** Options of `createSentinel()`. */
+export type SentinelOptions = z.input<typeof optionsSchema> & { apps?: AppOptions[] };
+
+type Parsed = z.output<typeof optionsSchema>;
+
+/** The validated configuration every handler reads. */
+export interface ResolvedConfig extends Omit<Parsed, 'apps' | 'issuer'> {
+  /** The issuer without a trailing slash. */
+  issuer: string;
+  /** Whether cookies may omit `Secure` (issuer is http on a loopback host). */
+  insecureLoopback: boolean;
+  apps: App[];
+}
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+function fieldOf(path: readonly PropertyKey[]): string {
+  return path.reduce<string>(
+    (field, part) => (typeof part === 'number' ? `${field}[${part}]` : field === '' ? String(part) : `${field}.${String(part)}`),
+    '',
+  );
+}
+
+function checkIssuer(issuer: string): { issuer: string; insecureLoopback: boolean } {
+  let url: URL;
+  try {
+    url = new URL(issuer);
+  } catch {
+    throw new ConfigurationError('issuer', 'must be an absolute URL such as https://id.example.com');
+  }
+  if (url.search !== '' || url.hash !== '' || issuer.includes('#') || issuer.includes('?')) {
+    throw new ConfigurationError('issuer', 'must not have a query or fragment (RFC 8414 §2)');
+  }
+  if (url.username !== '' || url.password !== '') throw new ConfigurationError('issuer', 'must not contain userinfo');
+  const insecureLoopback = url.protocol === 'http:' && LOOPBACK.has(url.hostname);
+  if (url.protocol !== 'https:' && !insecureLoopback) {
+    throw new ConfigurationError('issuer', 'must use https (http is allowed only for localhost and 127.0.0.1)');
+  }
+  return { issuer: `${url.origin}${url.pathname.replace(/\/+$/, '')}`, insecureLoopback };
+}
+
+/**
+ * Validates the options and fills in defaults.
+ * @throws ConfigurationError naming the first wrong field.
+ */
+export function resolveConfig(options: SentinelOptions): ResolvedConfig {
+  if (typeof options !== 'object' || options === null) throw new ConfigurationError('options', 'must be an object');
+  const result = optionsSchema.safeParse(options);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    throw new ConfigurationError(issue === undefined ? 'options' : fieldOf(issue.path) || 'options', issue?.message ?? 'invalid');
+  }
+  const parsed = result.data;
+  const { issuer, insecureLoopback } = checkIssuer(parsed.issuer);
+  if (parsed.login.url !== undefined) {
+    try {
+      new URL(parsed.login.url, 'https://host.invalid');
+    } catch {
+      throw new ConfigurationError('login.url', 'must be a URL or an absolute path');
+    }
+  }
+  if (parsed.refreshToken.idleTtl > parsed.refreshToken.absoluteTtl) {
+    throw new ConfigurationError('refreshToken.idleTtl', 'must not exceed refreshToken.absoluteTtl');
+  }
+  if (parsed.session.idleTtl > parsed.session.absoluteTtl) {
+    throw new ConfigurationError('session.idleTtl', 'must not exceed session.absoluteTtl');
+  }
+  const seen = new Set<string>();
+  const apps = parsed.apps.map((entry, index) => {
+    const field = `apps[${index}]`;
+    const key = `${entry.accountId}\u0000${entry.clientId}`;
+    if (seen.has(key)) {
+      throw new ConfigurationError(`${field}.clientId`, `client id ${entry.clientId} is already registered in account ${entry.accountId}`);
+    }
+    seen.add(key);
+    if (entry.clientSecret !== undefined && entry.clientSecretHash !== undefined) {
+      throw new ConfigurationError(`${field}.clientSecret`, 'give clientSecret or clientSecretHash, not both');
+    }
+    const app = toApp(entry);
+    assertValidApp(app, field);
+    return app;
+  });
+  return { ...parsed, issuer, insecureLoopback, apps };
+}
+
+export type { GrantType };

@@ -1,0 +1,35 @@
+/**
+ * Audit events handed to the `onEvent` option. They name who and what, never a secret: no client secret,
+ * password, code, session id, refresh or access token ever appears in an event.
+ */
+
+/** Fields every event carries. */
+interface EventBase {
+  /** Milliseconds since the epoch. */
+  at: number;
+  accountId: string;
+  clientId?: string | undefined;
+  /** Client address as the host saw it, when known. */
+  ip?: string | undefined;
+}
+
+/** Something the service did or refused, for audit logs and metrics. */
+export type SentinelEvent =
+  | (EventBase & { type: 'token.issued'; grantType: string; consumerId?: string | undefined; userId?: string | undefined; jti: string })
+  | (EventBase & { type: 'token.denied'; grantType?: string | undefined; error: string; reason: string })
+  | (EventBase & { type: 'token.revoked'; tokenType: 'access_token' | 'refresh_token' })
+  | (EventBase & { type: 'code.issued'; userId: string })
+  | (EventBase & { type: 'code.replayed'; userId?: string | undefined })
+  | (EventBase & { type: 'refresh.reused'; userId?: string | undefined })
+  | (EventBase & { type: 'authorize.denied'; error: string; reason: string })
+  | (EventBase & { type: 'login.succeeded'; userId: string; username?: string | undefined })
+  | (EventBase & { type: 'login.failed'; username?: string | undefined; reason: string })
+  | (EventBase & { type: 'login.throttled'; username?: string | undefined; scope: 'username' | 'ip' })
+  | (EventBase & { type: 'session.created'; userId: string })
+  | (EventBase & { type: 'session.ended'; userId?: string | undefined; reason: string });
+
+/** The `type` of every event. */
+export type SentinelEventType = SentinelEvent['type'];
+
+/** Distributes `Omit` over the event union so each variant keeps its own fields. */
+export type EventInput = SentinelEvent extends infer E ? (E extends SentinelEvent ? Omit<E, 'at'> : never) : never;

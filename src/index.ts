@@ -1,0 +1,30 @@
+/**
+ * sentinel-idp: an OAuth 2.0 identity and token service for Express, Koa, Fastify and fetch runtimes.
+ * @packageDocumentation
+ */
+export { createSentinel } from './sentinel.js';
+export type { BearerResult, RegisterAppInput, RegisterAppResult, Sentinel } from './sentinel.js';
+export type {
+  AuthenticatedUser,
+  ConsumerIdValidator,
+  ErrorContext,
+  ResolvedConfig,
+  SentinelOptions,
+  UserAuthenticator,
+} from './config.js';
+export type { SentinelBody, SentinelRequest, SentinelResponse } from './http.js';
+export { ConfigurationError, isConfigurationError, isOAuthError, OAuthError } from './errors.js';
+export type { OAuthErrorCode, OAuthErrorOptions } from './errors.js';
+export { BodyTooLargeError, isBodyTooLarge } from './body.js';
+export { MemoryStore } from './stores/memory.js';
+export type { MemoryStoreOptions } from './stores/memory.js';
+export type { Store } from './stores/store.js';
+export { generateClientSecret, hashClientSecret, MemoryAppStore, verifyClientSecret } from './apps.js';
+export type { App, AppOptions, AppStore, GrantType, TokenEndpointAuthMethod } from './apps.js';
+export { generatePrivateJWK } from './keys.js';
+export type { JWK, SigningAlgorithm } from './keys.js';
+export type { AccessTokenClaims, VerifyAccessTokenOptions } from './access-token.js';
+export type { SentinelEvent, SentinelEventType } from './events.js';
+export { isParticipantId } from './consumer.js';
+export { expectationsFromParams } from './bearer.js';
+export type { RequireAccessTokenOptions } from './bearer.js';

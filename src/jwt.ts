@@ -1,0 +1,96 @@
+/**
+ * Compact JWS for access tokens (RFC 9068) and ID tokens: sign and verify, synchronously.
+ *
+ * The encoded header of each key and `typ` is computed once; a token costs one JSON.stringify, two base64url
+ * encodings and one signature. Verification pins the algorithm to the key found by `kid`; the header's `alg` must
+ * equal it, so `none` and algorithm confusion are refused by construction.
+ */
+import { OAuthError } from './errors.js';
+import { signBytes, verifyBytes, type KeySet, type SigningKey } from './keys.js';
+
+/** JWT claims as a plain object. */
+export type JWTClaims = Record<string, unknown> & {
+  iss?: string;
+  sub?: string;
+  aud?: string | string[];
+  exp?: number;
+  iat?: number;
+  jti?: string;
+  client_id?: string;
+};
+
+/** The `typ` header values this service issues. */
+export type JWTType = 'at+jwt' | 'JWT';
+
+const headerCache = new WeakMap<SigningKey, Map<JWTType, string>>();
+
+function encodedHeader(key: SigningKey, typ: JWTType): string {
+  let byType = headerCache.get(key);
+  if (byType === undefined) {
+    byType = new Map();
+    headerCache.set(key, byType);
+  }
+  let header = byType.get(typ);
+  if (header === undefined) {
+    header = Buffer.from(JSON.stringify({ alg: key.alg, typ, kid: key.kid })).toString('base64url');
+    byType.set(typ, header);
+  }
+  return header;
+}
+
+/** Signs `claims` with the key set's current signer. */
+export function signJWT(keys: KeySet, typ: JWTType, claims: JWTClaims): string {
+  const key = keys.signer;
+  const signingInput = `${encodedHeader(key, typ)}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+  return `${signingInput}.${signBytes(key, Buffer.from(signingInput)).toString('base64url')}`;
+}
+
+/** What {@link verifyJWT} checks besides the signature. */
+export interface VerifyJWTOptions {
+  typ: JWTType;
+  /** Accepted issuers; the token's `iss` must be one of them (or match the predicate). */
+  issuer: (iss: string) => boolean;
+  /** Seconds of clock skew tolerated on `exp`/`nbf`/`iat`. */
+  clockTolerance?: number;
+  now?: number;
+}
+
+function invalid(description: string): OAuthError {
+  return new OAuthError('invalid_token', description, { status: 401 });
+}
+
+function decodeSegment(segment: string): Record<string, unknown> {
+  if (!/^[A-Za-z0-9_-]*$/.test(segment)) throw invalid('the token is malformed');
+  try {
+    const value: unknown = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('not an object');
+    return value as Record<string, unknown>;
+  } catch {
+    throw invalid('the token is malformed');
+  }
+}
+
+/**
+ * Verifies a compact JWS issued by this service and returns its claims.
+ * @throws OAuthError invalid_token (401) with a description that never repeats the token.
+ */
+export function verifyJWT(keys: KeySet, token: string, options: VerifyJWTOptions): JWTClaims {
+  if (token.length > 8192) throw invalid('the token is malformed');
+  const parts = token.split('.');
+  if (parts.length !== 3) throw invalid('the token is malformed');
+  const [headerPart, payloadPart, signaturePart] = parts as [string, string, string];
+  const header = decodeSegment(headerPart);
+  const key = typeof header.kid === 'string' ? keys.byKid.get(header.kid) : undefined;
+  if (key === undefined || header.alg !== key.alg) throw invalid('the token was not signed by this service');
+  if (header.typ !== options.typ) throw invalid(`the token is not of type ${options.typ}`);
+  if (!/^[A-Za-z0-9_-]+$/.test(signaturePart)) throw invalid('the token is malformed');
+  const signed = Buffer.from(`${headerPart}.${payloadPart}`);
+  if (!verifyBytes(key, signed, Buffer.from(signaturePart, 'base64url'))) throw invalid('the token signature is invalid');
+  const claims = decodeSegment(payloadPart) as JWTClaims;
+  const now = options.now ?? Math.floor(Date.now() / 1000);
+  const tolerance = options.clockTolerance ?? 5;
+  if (typeof claims.exp !== 'number' || claims.exp + tolerance <= now) throw invalid('the token has expired');
+  if (typeof claims.nbf === 'number' && claims.nbf - tolerance > now) throw invalid('the token is not yet valid');
+  if (typeof claims.iss !== 'string' || !options.issuer(claims.iss)) throw invalid('the token was issued by another issuer');
+  return claims;
+}

@@ -1,0 +1,134 @@
+/**
+ * Signing keys and the JWKS.
+ *
+ * Signing is synchronous `crypto.sign` with a KeyObject imported once at startup. jose 6 signs through WebCrypto,
+ * which runs on the libuv thread pool and costs several times more per token on this hot path; tokens stay
+ * standard JWS and verify with jose (tested).
+ */
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
+import { ConfigurationError } from './errors.js';
+
+/** A JSON Web Key as accepted in the `keys` option (private keys) and published in the JWKS (public parts). */
+export type JWK = Record<string, unknown> & { kty: string; kid?: string; alg?: string };
+
+/** Algorithms sentinel-idp signs with. */
+export type SigningAlgorithm = 'ES256' | 'ES384' | 'RS256' | 'PS256' | 'EdDSA';
+
+/** One imported key. */
+export interface SigningKey {
+  readonly kid: string;
+  readonly alg: SigningAlgorithm;
+  readonly privateKey: KeyObject;
+  readonly publicKey: KeyObject;
+  readonly publicJWK: JWK;
+}
+
+/** The keys of one service: the first signs, all verify and are published. */
+export interface KeySet {
+  readonly signer: SigningKey;
+  readonly byKid: ReadonlyMap<string, SigningKey>;
+  readonly jwks: { keys: JWK[] };
+}
+
+function inferAlgorithm(jwk: JWK, field: string): SigningAlgorithm {
+  if (jwk.alg !== undefined) {
+    if (['ES256', 'ES384', 'RS256', 'PS256', 'EdDSA'].includes(jwk.alg)) return jwk.alg as SigningAlgorithm;
+    throw new ConfigurationError(`${field}.alg`, `unsupported algorithm ${jwk.alg}`);
+  }
+  if (jwk.kty === 'EC' && jwk.crv === 'P-256') return 'ES256';
+  if (jwk.kty === 'EC' && jwk.crv === 'P-384') return 'ES384';
+  if (jwk.kty === 'OKP' && jwk.crv === 'Ed25519') return 'EdDSA';
+  if (jwk.kty === 'RSA') return 'RS256';
+  throw new ConfigurationError(field, `unsupported key type ${String(jwk.kty)}/${String(jwk.crv)}`);
+}
+
+/** RFC 7638 thumbprint: SHA-256 over the required public members in lexicographic order. */
+function thumbprint(publicJWK: JWK): string {
+  const members: Record<string, string[]> = { EC: ['crv', 'kty', 'x', 'y'], OKP: ['crv', 'kty', 'x'], RSA: ['e', 'kty', 'n'] };
+  const names = members[publicJWK.kty] ?? [];
+  const canonical = `{${names.map((name) => `"${name}":${JSON.stringify(publicJWK[name])}`).join(',')}}`;
+  return createHash('sha256').update(canonical).digest('base64url');
+}
+
+const HASH: Record<SigningAlgorithm, string | null> = { ES256: 'sha256', ES384: 'sha384', RS256: 'sha256', PS256: 'sha256', EdDSA: null };
+
+function importKey(jwk: JWK, field: string): SigningKey {
+  if (typeof jwk !== 'object' || jwk === null || typeof jwk.kty !== 'string') {
+    throw new ConfigurationError(field, 'must be a JWK object');
+  }
+  if (jwk.d === undefined) throw new ConfigurationError(field, 'must be a private JWK (it has no "d")');
+  const alg = inferAlgorithm(jwk, field);
+  let privateKey: KeyObject;
+  try {
+    privateKey = createPrivateKey({ key: jwk as import('node:crypto').JsonWebKey, format: 'jwk' });
+  } catch {
+    throw new ConfigurationError(field, 'is not a valid private JWK');
+  }
+  const publicKey = createPublicKey(privateKey);
+  const exported = publicKey.export({ format: 'jwk' }) as JWK;
+  const kid = typeof jwk.kid === 'string' && jwk.kid !== '' ? jwk.kid : thumbprint(exported);
+  const publicJWK: JWK = { ...exported, kid, alg, use: 'sig' };
+  return { kid, alg, privateKey, publicKey, publicJWK };
+}
+
+/** A fresh ES256 private JWK (for the CLI, demos and the no-keys fallback). */
+export function generatePrivateJWK(alg: SigningAlgorithm = 'ES256'): JWK {
+  const { privateKey } =
+    alg === 'EdDSA'
+      ? generateKeyPairSync('ed25519')
+      : alg === 'RS256' || alg === 'PS256'
+        ? generateKeyPairSync('rsa', { modulusLength: 2048 })
+        : generateKeyPairSync('ec', { namedCurve: alg === 'ES384' ? 'P-384' : 'P-256' });
+  const jwk = privateKey.export({ format: 'jwk' }) as JWK;
+  const publicJWK = createPublicKey(privateKey).export({ format: 'jwk' }) as JWK;
+  return { ...jwk, kid: thumbprint(publicJWK), alg };
+}
+
+/**
+ * Imports the configured private JWKs. Without any, one ES256 key is generated and `warn` is told that tokens will
+ * not survive a restart nor verify on another instance.
+ */
+export function loadKeys(jwks: readonly JWK[] | undefined, warn: (message: string) => void): KeySet {
+  let keys: SigningKey[];
+  if (jwks === undefined || jwks.length === 0) {
+    warn(
+      'sentinel-idp: no signing keys configured; generated a temporary ES256 key. Tokens will not survive a restart ' +
+        'or verify on other instances: pass `keys` (generate one with `npx sentinel-idp keys generate`).',
+    );
+    keys = [importKey(generatePrivateJWK('ES256'), 'keys[0]')];
+  } else {
+    keys = jwks.map((jwk, index) => importKey(jwk, `keys[${index}]`));
+  }
+  const byKid = new Map<string, SigningKey>();
+  keys.forEach((key, index) => {
+    if (byKid.has(key.kid)) throw new ConfigurationError(`keys[${index}].kid`, `duplicate kid ${key.kid}`);
+    byKid.set(key.kid, key);
+  });
+  return { signer: keys[0] as SigningKey, byKid, jwks: { keys: keys.map((key) => key.publicJWK) } };
+}
+
+/** Signs `data` with `key` in JWS form (raw r||s for ECDSA). */
+export function signBytes(key: SigningKey, data: Buffer): Buffer {
+  if (key.alg === 'PS256') {
+    return sign('sha256', data, { key: key.privateKey, padding: 6 /* RSA_PKCS1_PSS_PADDING */, saltLength: 32 });
+  }
+  const hash = HASH[key.alg];
+  return key.alg.startsWith('ES')
+    ? sign(hash, data, { key: key.privateKey, dsaEncoding: 'ieee-p1363' })
+    : sign(hash, data, key.privateKey);
+}
+
+/** Verifies a JWS signature made by {@link signBytes}. */
+export function verifyBytes(key: SigningKey, data: Buffer, signature: Buffer): boolean {
+  try {
+    if (key.alg === 'PS256') {
+      return verify('sha256', data, { key: key.publicKey, padding: 6, saltLength: 32 }, signature);
+    }
+    const hash = HASH[key.alg];
+    return key.alg.startsWith('ES')
+      ? verify(hash, data, { key: key.publicKey, dsaEncoding: 'ieee-p1363' }, signature)
+      : verify(hash, data, key.publicKey, signature);
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * Method + path → handler. `null` for paths that are not ours, so the host's own routes run untouched.
+ */
+import type { SentinelContext } from './context.js';
+import type { OAuthError } from './errors.js';
+import type { SentinelRequest, SentinelResponse } from './http.js';
+
+/** Path parameters of a matched route. */
+export interface RouteParams {
+  accountId: string;
+}
+
+/** A route's handler. */
+export type RouteHandler = (context: SentinelContext, request: SentinelRequest, params: RouteParams) => Promise<SentinelResponse>;
+
+/** How a route renders errors that escape its handler. */
+export type ErrorRenderer = (context: SentinelContext, request: SentinelRequest, error: OAuthError) => SentinelResponse;
+
+/** One endpoint. `path` is relative to the base path unless `absolute`; `{accountId}` marks the account segment. */
+export interface RouteDefinition {
+  name: string;
+  methods: readonly string[];
+  path: string;
+  absolute?: boolean;
+  handler: RouteHandler;
+  /** Defaults to the RFC 6749 §5.2 JSON error body. */
+  renderError?: ErrorRenderer;
+}
+
+/** A compiled route. */
+export interface Route extends RouteDefinition {
+  pattern: RegExp;
+}
+
+/** The outcome of matching a request. */
+export type Match =
+  | { route: Route; params: RouteParams; allowed: true }
+  | { route: Route; params: RouteParams; allowed: false; allow: string };
+
+function compile(definition: RouteDefinition, basePath: string): Route {
+  const full = definition.absolute === true ? definition.path : `${basePath}${definition.path}`;
+  const source = full
+    .split('{accountId}')
+    .map((piece) => piece.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('([^/]+)');
+  return { ...definition, pattern: new RegExp(`^${source}$`) };
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+/** Builds a matcher over the route table. */
+export function createRouter(definitions: readonly RouteDefinition[], basePath: string): (request: SentinelRequest) => Match | null {
+  const routes = definitions.map((definition) => compile(definition, basePath));
+  const ownPrefix = `${basePath}/`;
+  return (request) => {
+    const { path } = request;
+    if (!path.startsWith(ownPrefix) && !path.startsWith('/.well-known/')) return null;
+    const method = request.method === 'HEAD' ? 'GET' : request.method;
+    for (const route of routes) {
+      const found = route.pattern.exec(path);
+      if (found === null) continue;
+      const params = { accountId: decodeSegment(found[1] ?? '') };
+      if (route.methods.includes(method)) return { route, params, allowed: true };
+      const allow = route.methods.includes('GET') ? [...route.methods, 'HEAD'] : route.methods;
+      return { route, params, allowed: false, allow: allow.join(', ') };
+    }
+    return null;
+  };
+}

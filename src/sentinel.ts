@@ -1,0 +1,216 @@
+/**
+ * `createSentinel()`: resolves the options, wires the collaborators, and exposes the service's entry points.
+ * `handle()` is the single try/catch at the edge of the core: handlers throw {@link OAuthError}s, anything else
+ * becomes `500 server_error` with no detail and goes to `onError`.
+ */
+import {
+  verifyAccessToken as verifyToken,
+  type AccessTokenClaims,
+  type VerifyAccessTokenOptions,
+} from './access-token.js';
+import {
+  assertValidApp,
+  generateClientId,
+  generateClientSecret,
+  hashClientSecret,
+  MemoryAppStore,
+  type App,
+  type GrantType,
+  type TokenEndpointAuthMethod,
+} from './apps.js';
+import { resolveConfig, type ResolvedConfig, type SentinelOptions } from './config.js';
+import { createContext, type SentinelContext } from './context.js';
+import { ConfigurationError, isOAuthError, OAuthError } from './errors.js';
+import { noStoreJSON, type SentinelRequest, type SentinelResponse } from './http.js';
+import { loadKeys, type JWK } from './keys.js';
+import { createRouter, type Route } from './router.js';
+import { ROUTES } from './routes.js';
+import { MemoryStore } from './stores/memory.js';
+
+/** Input of `sentinel.registerApp()`. */
+export interface RegisterAppInput {
+  accountId: string;
+  redirectUris?: readonly string[];
+  grantTypes?: readonly GrantType[];
+  tokenEndpointAuthMethod?: TokenEndpointAuthMethod;
+  name?: string;
+  scope?: string;
+}
+
+/** Result of `sentinel.registerApp()`: the secret is shown once and stored only as its hash. */
+export interface RegisterAppResult {
+  clientId: string;
+  /** Absent for public clients. */
+  clientSecret?: string | undefined;
+  clientSecretHash?: string | undefined;
+  app: App;
+}
+
+/** Outcome of a bearer check: the verified claims, or the 401 to send. */
+export type BearerResult = { ok: true; claims: AccessTokenClaims } | { ok: false; response: SentinelResponse };
+
+/** The service. */
+export interface Sentinel {
+  /** The validated configuration. */
+  readonly config: ResolvedConfig;
+  /** Handles one request; `null` when the path is not the service's (call the host's next handler). */
+  handle(request: SentinelRequest): Promise<SentinelResponse | null>;
+  /** Verifies an access token issued by this service; throws an `invalid_token` {@link OAuthError} otherwise. */
+  verifyAccessToken(token: string, options?: VerifyAccessTokenOptions): Promise<AccessTokenClaims>;
+  /** Checks an `Authorization` header value for a valid Bearer token (RFC 6750); adapters' `requireAccessToken` use it. */
+  checkBearer(authorization: string | undefined, options?: VerifyAccessTokenOptions): Promise<BearerResult>;
+  /** Registers an application at runtime; the returned secret is shown once. */
+  registerApp(input: RegisterAppInput): Promise<RegisterAppResult>;
+  /** The public JWKS. */
+  jwks(): { keys: JWK[] };
+  /** The collaborators, for the service's own modules and tests. */
+  readonly context: SentinelContext;
+}
+
+function serverError(): SentinelResponse {
+  return noStoreJSON(500, { error: 'server_error', error_description: 'the server could not complete the request' });
+}
+
+function renderJSONError(error: OAuthError): SentinelResponse {
+  return noStoreJSON(error.status, error.toJSON(), { ...error.headers });
+}
+
+function bearerChallenge(error: OAuthError | undefined): SentinelResponse {
+  const challenge =
+    error === undefined
+      ? 'Bearer realm="sentinel"'
+      : `Bearer realm="sentinel", error="${error.code}", error_description="${error.description.replace(/["\\]/g, '')}"`;
+  const body = error === undefined ? { error: 'invalid_token', error_description: 'a Bearer access token is required' } : error.toJSON();
+  return noStoreJSON(401, body, { 'www-authenticate': challenge });
+}
+
+/**
+ * Creates the identity and token service.
+ *
+ * @example
+ * const sentinel = createSentinel({
+ *   issuer: 'https://id.example.com',
+ *   apps: [{ accountId: '123456', clientId, clientSecret, redirectUris: ['https://app.example.com/cb'] }],
+ *   users: { authenticate: async ({ username, password }) => (await check(username, password)) ? { id: username } : null },
+ *   keys: [privateJwk],
+ * });
+ * app.use(toExpress(sentinel));
+ * @throws ConfigurationError naming the wrong option.
+ */
+export function createSentinel(options: SentinelOptions): Sentinel {
+  const config = resolveConfig(options);
+  const warn = config.logger?.warn.bind(config.logger) ?? ((message: string) => console.warn(message));
+  const keys = loadKeys(config.keys, warn);
+  const apps = config.appStore ?? new MemoryAppStore(config.apps);
+  if (config.appStore !== undefined && config.apps.length > 0) {
+    throw new ConfigurationError('apps', 'give apps or appStore, not both (add the apps to your AppStore)');
+  }
+  const store = config.store ?? new MemoryStore();
+  const context = createContext({ config, keys, store, apps });
+  const match = createRouter(ROUTES, config.basePath);
+
+  function report(error: unknown, route: Route, accountId: string | undefined): void {
+    try {
+      config.onError?.(error, { route: route.name, accountId });
+    } catch {
+      // A throwing onError must not turn a clean 500 into a crash of the host.
+    }
+  }
+
+  function render(route: Route, request: SentinelRequest, error: OAuthError): SentinelResponse {
+    return route.renderError === undefined ? renderJSONError(error) : route.renderError(context, request, error);
+  }
+
+  async function handle(request: SentinelRequest): Promise<SentinelResponse | null> {
+    const found = match(request);
+    if (found === null) return null;
+    const { route, params } = found;
+    if (!found.allowed) {
+      const error = new OAuthError('invalid_request', `method ${request.method} is not allowed here`, {
+        status: 405,
+        headers: { allow: found.allow },
+      });
+      return render(route, request, error);
+    }
+    try {
+      return await route.handler(context, request, params);
+    } catch (error) {
+      if (isOAuthError(error) && error.code !== 'server_error') {
+        if (route.name.includes('token')) {
+          try {
+            context.emit({ type: 'token.denied', accountId: params.accountId, error: error.code, reason: error.description, ip: request.ip });
+          } catch (hookError) {
+            report(hookError, route, params.accountId);
+            return serverError();
+          }
+        }
+        return render(route, request, error);
+      }
+      report(isOAuthError(error) && error.cause !== undefined ? error.cause : error, route, params.accountId);
+      try {
+        return render(route, request, new OAuthError('server_error', 'the server could not complete the request'));
+      } catch (renderError) {
+        report(renderError, route, params.accountId);
+        return serverError();
+      }
+    }
+  }
+
+  async function verifyAccessToken(token: string, verifyOptions: VerifyAccessTokenOptions = {}): Promise<AccessTokenClaims> {
+    return verifyToken(context, token, verifyOptions);
+  }
+
+  async function checkBearer(authorization: string | undefined, verifyOptions: VerifyAccessTokenOptions = {}): Promise<BearerResult> {
+    const found = authorization === undefined ? null : /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i.exec(authorization);
+    if (found === null) {
+      return {
+        ok: false,
+        response:
+          authorization === undefined
+            ? bearerChallenge(undefined)
+            : bearerChallenge(new OAuthError('invalid_token', 'the Authorization header must be "Bearer <token>"', { status: 401 })),
+      };
+    }
+    try {
+      return { ok: true, claims: await verifyAccessToken(found[1] as string, verifyOptions) };
+    } catch (error) {
+      if (isOAuthError(error) && error.code === 'invalid_token') return { ok: false, response: bearerChallenge(error) };
+      throw error;
+    }
+  }
+
+  async function registerApp(input: RegisterAppInput): Promise<RegisterAppResult> {
+    if (apps.saveApp === undefined) {
+      throw new ConfigurationError('appStore', 'registerApp() needs an AppStore with saveApp()');
+    }
+    const isPublic = input.tokenEndpointAuthMethod === 'none';
+    const clientSecret = isPublic ? undefined : generateClientSecret();
+    const clientSecretHash = clientSecret === undefined ? undefined : hashClientSecret(clientSecret);
+    const app: App = {
+      accountId: input.accountId,
+      clientId: generateClientId(),
+      clientSecretHash,
+      redirectUris: [...(input.redirectUris ?? [])],
+      grantTypes: [...(input.grantTypes ?? (isPublic ? ['authorization_code', 'refresh_token'] : ['client_credentials']))],
+      tokenEndpointAuthMethod: input.tokenEndpointAuthMethod ?? 'client_secret_basic',
+      name: input.name,
+      scope: input.scope,
+    };
+    if (typeof app.accountId !== 'string' || app.accountId === '' || /[\u0000-\u001f/?#]/.test(app.accountId)) {
+      throw new ConfigurationError('accountId', 'must be a non-empty account id');
+    }
+    assertValidApp(app, 'app');
+    await apps.saveApp(app);
+    return { clientId: app.clientId, clientSecret, clientSecretHash, app };
+  }
+
+  return {
+    config,
+    context,
+    handle,
+    verifyAccessToken,
+    checkBearer,
+    registerApp,
+    jwks: () => structuredClone(keys.jwks),
+  };
+}

@@ -1,0 +1,243 @@
+/**
+ * `RedisStore`: the {@link Store} for several instances serving one issuer (`sentinel-idp/redis`).
+ *
+ * Only *types* come from ioredis (`import type`), so nothing here loads ioredis at runtime: the user brings an
+ * already-configured client, and the core package never depends on ioredis being installed (it is an optional peer
+ * dependency).
+ *
+ * Redis Cluster: every command this store sends touches exactly one key (GET, SET, GETDEL, DEL, and one-key Lua
+ * scripts), so no command can fail with CROSSSLOT and no hash tags are needed; each key simply lives on the shard
+ * its slot maps to.
+ */
+import type { Cluster, Redis } from 'ioredis';
+import type { Store } from './store.js';
+
+/** Options of {@link RedisStore}. */
+export interface RedisStoreOptions {
+  /**
+   * Prepended to every key, so one Redis can hold several issuers (or other applications) without collisions.
+   * Default `'sentinel:'`. Stacks with ioredis' own `keyPrefix` option if the client has one.
+   *
+   * @example
+   * new RedisStore(client, { prefix: 'idp-staging:' });
+   */
+  prefix?: string;
+  /**
+   * Upper bound, in milliseconds, on how long any store operation may take before it rejects with an `Error`.
+   * Default 2000. `0` disables the bound (not recommended).
+   *
+   * Why: with ioredis' defaults, a command issued while Redis is unreachable waits in the offline queue through
+   * many reconnection attempts, and a command sent to a Redis that accepts connections but does not answer (paused,
+   * overloaded, half-open TCP) waits forever. Either way the HTTP request behind it would hang. With this bound a
+   * dead Redis becomes a prompt `500 server_error` instead.
+   *
+   * A timed-out command may still reach Redis later (for example from ioredis' offline queue after a reconnect).
+   * For `take` that means the record may be consumed without anyone receiving it, which fails safe: the code or
+   * refresh token just becomes unusable. Create the client with `enableOfflineQueue: false` to avoid late replays.
+   *
+   * @example
+   * new RedisStore(client, { commandTimeoutMs: 500 });
+   */
+  commandTimeoutMs?: number;
+}
+
+/**
+ * Increments a fixed-window counter in one atomic step. INCR creates the key at 1 without a TTL, so the first
+ * increment (and only the first) sets the window with PEXPIRE; later increments leave the TTL alone, which keeps the
+ * window fixed instead of sliding. Done as a script because INCR followed by a separate PEXPIRE could be cut in
+ * half by a crash or a lost connection, leaving a counter that never expires (a permanent lockout). The `PTTL == -1`
+ * branch repairs such a TTL-less counter anyway, should one ever exist (e.g. written by hand).
+ */
+const INCREMENT_SCRIPT = `
+local n = redis.call('INCR', KEYS[1])
+if n == 1 or redis.call('PTTL', KEYS[1]) == -1 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+end
+return n
+`;
+
+/**
+ * GETDEL for servers older than Redis 6.2. A script runs atomically, so of any number of concurrent callers exactly
+ * one sees the value, just like GETDEL.
+ */
+const TAKE_SCRIPT = `
+local v = redis.call('GET', KEYS[1])
+if v then redis.call('DEL', KEYS[1]) end
+return v
+`;
+
+/** What Redis answers for a command it does not know (`ERR unknown command 'getdel', with args ...`). */
+const UNKNOWN_COMMAND = /unknown command/i;
+
+/**
+ * A {@link Store} in Redis, shared by every instance that uses the same Redis (or Redis Cluster) and prefix.
+ *
+ * - Values are strings; TTLs are milliseconds (`SET key value PX ttl`).
+ * - `take` is GETDEL (atomic single use), with a Lua `GET`+`DEL` fallback for servers that lack GETDEL.
+ * - `increment` is a Lua script (INCR, then PEXPIRE on the first increment only): a fixed window.
+ * - Every command touches one key, so the store works unchanged on Redis Cluster.
+ * - Every operation is bounded by `commandTimeoutMs`, so a dead Redis fails requests quickly instead of hanging them.
+ *
+ * The client belongs to the caller: this store never connects, quits or reconfigures it. Create it so that it fails
+ * fast when Redis is down: `enableOfflineQueue: false` (reject at once instead of queueing while disconnected), and
+ * a small `maxRetriesPerRequest` and/or ioredis' own `commandTimeout`. ioredis keeps reconnecting in the background,
+ * so the same store instance works again once Redis is back.
+ *
+ * Errors are rethrown as plain `Error`s carrying the original message but not the original error: ioredis attaches
+ * the command's arguments (keys and stored records) to its errors, and those must not reach logs.
+ *
+ * @example
+ * import { Redis } from 'ioredis';
+ * import { createSentinel } from 'sentinel-idp';
+ * import { RedisStore } from 'sentinel-idp/redis';
+ *
+ * const client = new Redis(process.env.REDIS_URL!, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+ * const sentinel = createSentinel({ issuer, apps, store: new RedisStore(client, { prefix: 'idp:' }) });
+ */
+export class RedisStore implements Store {
+  readonly #client: Redis | Cluster;
+  readonly #prefix: string;
+  readonly #timeoutMs: number;
+  /**
+   * Set once the server has said it does not know GETDEL; from then on `take` uses the script directly, instead of
+   * paying a failed round trip on every call.
+   */
+  #noGetDel = false;
+
+  /**
+   * @param client An ioredis `Redis` or `Cluster` client, configured and owned by the caller.
+   * @param options Key prefix and per-operation time bound.
+   *
+   * @example
+   * const store = new RedisStore(new Redis({ enableOfflineQueue: false }), { prefix: 'sentinel:' });
+   */
+  constructor(client: Redis | Cluster, options: RedisStoreOptions = {}) {
+    if (client === null || typeof client !== 'object') throw new TypeError('RedisStore: client must be an ioredis client');
+    const prefix = options.prefix ?? 'sentinel:';
+    if (typeof prefix !== 'string') throw new TypeError('RedisStore: prefix must be a string');
+    const timeoutMs = options.commandTimeoutMs ?? 2000;
+    // setTimeout silently turns delays above 2^31-1 ms (and Infinity) into 1 ms, which would fail every command.
+    if (!Number.isFinite(timeoutMs) || timeoutMs < 0 || timeoutMs > 2_147_483_647) {
+      throw new TypeError('RedisStore: commandTimeoutMs must be a number of milliseconds between 0 and 2147483647');
+    }
+    this.#client = client;
+    this.#prefix = prefix;
+    this.#timeoutMs = timeoutMs;
+  }
+
+  /**
+   * The value stored under `key`, or `null` when absent or expired.
+   *
+   * @example
+   * const json = await store.get('session:' + digest);
+   */
+  async get(key: string): Promise<string | null> {
+    return this.#run('GET', () => this.#client.get(this.#prefix + key));
+  }
+
+  /**
+   * Stores `value` under `key` for `ttlMs` milliseconds, replacing any previous value and TTL.
+   *
+   * @example
+   * await store.set('interaction:' + id, JSON.stringify(record), 10 * 60_000);
+   */
+  async set(key: string, value: string, ttlMs: number): Promise<void> {
+    const px = toPx(ttlMs);
+    await this.#run('SET', () => this.#client.set(this.#prefix + key, value, 'PX', px));
+  }
+
+  /**
+   * Atomically reads and deletes `key`: of any number of concurrent callers, on any instance, exactly one receives
+   * the value.
+   *
+   * @example
+   * const record = await store.take('code:' + digest); // null on the second redemption
+   */
+  async take(key: string): Promise<string | null> {
+    const fullKey = this.#prefix + key;
+    if (!this.#noGetDel) {
+      try {
+        return await this.#run('GETDEL', () => this.#client.getdel(fullKey), isUnknownCommand);
+      } catch (error) {
+        if (!isUnknownCommand(error)) throw error;
+        // Redis < 6.2 (or GETDEL renamed away): nothing was read or deleted, so retrying with the script is safe.
+        this.#noGetDel = true;
+      }
+    }
+    const value = await this.#run('EVAL', () => this.#client.eval(TAKE_SCRIPT, 1, fullKey));
+    return typeof value === 'string' ? value : null;
+  }
+
+  /**
+   * Removes `key`; absent keys are fine.
+   *
+   * @example
+   * await store.delete('session:' + digest);
+   */
+  async delete(key: string): Promise<void> {
+    await this.#run('DEL', () => this.#client.del(this.#prefix + key));
+  }
+
+  /**
+   * Atomically adds one to the counter under `key` and returns the new count. The first increment starts a window
+   * of `ttlMs`; later increments do not extend it.
+   *
+   * @example
+   * const failures = await store.increment('throttle:' + clientId, 60_000);
+   * if (failures > 10) throw new OAuthError('invalid_client', 'Too many attempts');
+   */
+  async increment(key: string, ttlMs: number): Promise<number> {
+    const px = toPx(ttlMs);
+    const count = await this.#run('EVAL', () => this.#client.eval(INCREMENT_SCRIPT, 1, this.#prefix + key, px));
+    // Lua integers arrive as numbers; anything else means the key held something that is not our counter.
+    if (typeof count !== 'number') throw new Error('RedisStore: increment returned a non-integer reply');
+    return count;
+  }
+
+  /**
+   * Runs one command under the time bound and turns its failure into an argument-free `Error`.
+   * `passThrough` lets `take` see the original "unknown command" error so that it can fall back to the script.
+   */
+  async #run<T>(name: string, command: () => Promise<T>, passThrough?: (error: unknown) => boolean): Promise<T> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      const pending = command();
+      if (this.#timeoutMs === 0) return await pending;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`RedisStore: ${name} timed out after ${this.#timeoutMs} ms (is Redis reachable?)`)),
+          this.#timeoutMs,
+        );
+      });
+      // Promise.race subscribes to `pending`, so its late rejection after a timeout is handled, not unhandled.
+      return await Promise.race([pending, timeout]);
+    } catch (error) {
+      if (passThrough?.(error)) throw error;
+      throw sanitize(name, error);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** Redis wants a positive integer for PX/PEXPIRE; fractions and values below 1 ms are rounded up, as MemoryStore does. */
+function toPx(ttlMs: number): number {
+  if (typeof ttlMs !== 'number' || !Number.isFinite(ttlMs)) throw new TypeError('RedisStore: ttlMs must be a finite number');
+  return Math.max(1, Math.ceil(ttlMs));
+}
+
+function isUnknownCommand(error: unknown): boolean {
+  return error instanceof Error && UNKNOWN_COMMAND.test(error.message);
+}
+
+/**
+ * An `Error` that keeps what went wrong but drops what it was doing it to: ioredis errors carry `command.args`
+ * (keys and stored values), and Redis' own messages may quote arguments ("with args beginning with: ...").
+ */
+function sanitize(name: string, error: unknown): Error {
+  if (error instanceof Error && error.message.startsWith('RedisStore: ')) return error;
+  const raw = error instanceof Error ? error.message : String(error);
+  const message = raw.split(', with args beginning with')[0] ?? raw;
+  const kind = error instanceof Error && error.name !== 'Error' ? `${error.name}: ` : '';
+  return new Error(`RedisStore: ${name} failed (${kind}${message})`);
+}

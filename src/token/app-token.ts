@@ -1,0 +1,65 @@
+/**
+ * `POST {basePath}/api/v2/account/{accountId}/app/token?state={consumerId}` — the consumer-bound client
+ * credentials grant of the seed spec §4.1 (RFC 6749 §4.4 with the consumer named in `state`).
+ */
+import { expiresInValue, issueAccessToken } from '../access-token.js';
+import { readForm } from '../body.js';
+import { isParticipantId } from '../consumer.js';
+import type { SentinelContext } from '../context.js';
+import { OAuthError } from '../errors.js';
+import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
+import { fromSearchParams, single } from '../params.js';
+import { authenticateClient, refuseSecretsInQuery } from './client-auth.js';
+
+/** Checks `grant_type` is exactly `expected` (RFC 6749 §5.2 codes). */
+export function requireGrantType(grantType: string | undefined, expected: string): void {
+  if (grantType === undefined) throw new OAuthError('invalid_request', 'parameter grant_type is required');
+  if (grantType !== expected) {
+    throw new OAuthError('unsupported_grant_type', `grant_type must be ${expected} at this endpoint`);
+  }
+}
+
+/** Handles the v2 consumer-bound token request. */
+export async function handleAppToken(
+  context: SentinelContext,
+  request: SentinelRequest,
+  accountId: string,
+): Promise<SentinelResponse> {
+  refuseSecretsInQuery(request.query);
+  const consumerId = single(fromSearchParams(request.query), 'state');
+  const params = await readForm(request, context.config.bodyLimit);
+  requireGrantType(single(params, 'grant_type'), 'client_credentials');
+  if (consumerId === undefined) {
+    throw new OAuthError('invalid_request', 'query parameter state (the consumer participant id) is required');
+  }
+  const validator = context.config.consumerId;
+  if (validator === undefined && !isParticipantId(consumerId)) {
+    throw new OAuthError('invalid_request', 'state must be a consumer participant id (a UUID or 64 lower-case hex characters)');
+  }
+  const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: false });
+  if (!app.grantTypes.includes('client_credentials')) {
+    throw new OAuthError('unauthorized_client', 'this application is not registered for the client_credentials grant');
+  }
+  if (validator !== undefined && !(await validator(consumerId, { accountId, clientId: app.clientId }))) {
+    throw new OAuthError('invalid_request', 'state does not name a valid consumer of this account');
+  }
+  const consumerClaim = context.config.consumerClaim;
+  const { token, claims, expiresIn } = issueAccessToken(context, {
+    accountId,
+    clientId: app.clientId,
+    subject: consumerId,
+    grantType: 'client_credentials',
+    scope: app.scope,
+    extra: consumerClaim === undefined ? undefined : { [consumerClaim]: consumerId },
+  });
+  context.emit({
+    type: 'token.issued',
+    accountId,
+    clientId: app.clientId,
+    grantType: 'client_credentials',
+    consumerId,
+    jti: claims.jti,
+    ip: request.ip,
+  });
+  return noStoreJSON(200, { access_token: token, token_type: 'Bearer', expires_in: expiresInValue(context, expiresIn) });
+}

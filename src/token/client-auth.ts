@@ -1,0 +1,101 @@
+/**
+ * Client authentication at the token endpoints (RFC 6749 §2.3): client_secret_basic, client_secret_post, or none
+ * for public clients. One method per request; credentials never in the URL.
+ */
+import { verifyClientSecret, type App } from '../apps.js';
+import type { SentinelContext } from '../context.js';
+import { OAuthError } from '../errors.js';
+import { headerValue, type SentinelRequest } from '../http.js';
+import { single, type ParamMap } from '../params.js';
+
+/** Credentials as the client presented them. */
+export interface ClientCredentials {
+  clientId: string;
+  clientSecret: string | undefined;
+  method: 'client_secret_basic' | 'client_secret_post' | 'none';
+}
+
+/** Refuses credentials sent in the query string: a URL ends up in logs, histories and Referer headers. */
+export function refuseSecretsInQuery(query: URLSearchParams): void {
+  if (query.has('client_secret')) {
+    throw new OAuthError(
+      'invalid_request',
+      'client_secret must not be sent in the URL; send it in the form body or an Authorization: Basic header',
+    );
+  }
+}
+
+function decodeFormComponent(value: string): string {
+  try {
+    return decodeURIComponent(value.replace(/\+/g, ' '));
+  } catch {
+    throw new OAuthError('invalid_request', 'the Authorization header is malformed');
+  }
+}
+
+/** Reads client credentials from the Authorization header or the form body. */
+export function readClientCredentials(request: SentinelRequest, params: ParamMap): ClientCredentials | null {
+  const authorization = headerValue(request, 'authorization');
+  const bodyClientId = single(params, 'client_id');
+  const bodySecret = single(params, 'client_secret');
+  if (authorization !== undefined && /^basic /i.test(authorization)) {
+    if (bodySecret !== undefined) {
+      throw new OAuthError('invalid_request', 'use one client authentication method: HTTP Basic or client_secret in the body, not both');
+    }
+    const decoded = Buffer.from(authorization.slice(6).trim(), 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon === -1) throw new OAuthError('invalid_request', 'the Authorization header is malformed');
+    // RFC 6749 §2.3.1: id and secret are form-encoded before Basic encoding.
+    const clientId = decodeFormComponent(decoded.slice(0, colon));
+    const clientSecret = decodeFormComponent(decoded.slice(colon + 1));
+    if (bodyClientId !== undefined && bodyClientId !== clientId) {
+      throw new OAuthError('invalid_request', 'client_id in the body differs from the one in the Authorization header');
+    }
+    return { clientId, clientSecret, method: 'client_secret_basic' };
+  }
+  if (bodyClientId === undefined) return null;
+  return {
+    clientId: bodyClientId,
+    clientSecret: bodySecret,
+    method: bodySecret === undefined ? 'none' : 'client_secret_post',
+  };
+}
+
+/** The `invalid_client` error for a failed authentication, shaped by the method the client tried (RFC 6749 §5.2). */
+export function invalidClient(method: ClientCredentials['method'] | undefined): OAuthError {
+  return method === 'client_secret_basic'
+    ? new OAuthError('invalid_client', 'client authentication failed', {
+        status: 401,
+        headers: { 'www-authenticate': 'Basic realm="sentinel", charset="UTF-8"' },
+      })
+    : new OAuthError('invalid_client', 'client authentication failed');
+}
+
+/**
+ * Authenticates the client of a token request in `accountId`. Unknown client, wrong secret and an app of another
+ * account all fail the same way, after the same digest comparison.
+ */
+export async function authenticateClient(
+  context: SentinelContext,
+  accountId: string,
+  request: SentinelRequest,
+  params: ParamMap,
+  options: { allowPublic: boolean },
+): Promise<{ app: App; credentials: ClientCredentials }> {
+  const credentials = readClientCredentials(request, params);
+  if (credentials === null) {
+    throw new OAuthError('invalid_client', 'client authentication is required (client_id and client_secret)');
+  }
+  const app = await context.apps.findApp(accountId, credentials.clientId);
+  if (credentials.method === 'none') {
+    if (app !== null && app.tokenEndpointAuthMethod === 'none' && options.allowPublic) return { app, credentials };
+    // A confidential client that forgot its secret, or an unknown client: same answer.
+    verifyClientSecret('', undefined);
+    throw invalidClient(credentials.method);
+  }
+  const ok = verifyClientSecret(credentials.clientSecret ?? '', app?.clientSecretHash);
+  if (app === null || !ok || app.accountId !== accountId || app.tokenEndpointAuthMethod === 'none') {
+    throw invalidClient(credentials.method);
+  }
+  return { app, credentials };
+}
