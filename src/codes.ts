@@ -1,0 +1,44 @@
+/**
+ * Authorization codes (RFC 6749 §4.1.2, §10.5): 256 random bits, stored under their SHA-256 digest with everything
+ * the token endpoint must check, single use through the Store's atomic `take`.
+ *
+ * This file is the contract between the authorize side (which issues codes) and the token endpoint (which redeems
+ * them).
+ */
+import type { SentinelContext } from './context.js';
+import { digest, randomSecret } from './secrets.js';
+
+/** What a code stands for. Persisted as JSON under `code:{sha256(code)}`. */
+export interface CodeRecord {
+  accountId: string;
+  clientId: string;
+  /** The redirect URI the code was delivered to. */
+  redirectUri: string;
+  /** Whether the authorize request carried `redirect_uri` (then the token request must repeat it, §4.1.3). */
+  redirectUriInRequest: boolean;
+  userId: string;
+  /** Seconds since the epoch when the user authenticated. */
+  authTime: number;
+  /** Requested scope, if any (space-separated). */
+  scope?: string | undefined;
+  /** PKCE S256 challenge (RFC 7636), if the request had one. */
+  codeChallenge?: string | undefined;
+  /** OpenID Connect nonce, if the request had one. */
+  nonce?: string | undefined;
+  /** Seconds since the epoch when the code was issued. */
+  issuedAt: number;
+}
+
+/** The store key of a code. */
+export function codeKey(code: string): string {
+  return `code:${digest(code)}`;
+}
+
+/** Issues a code for `record`; returns the plain code (to put in the redirect, never to log). */
+export async function issueCode(context: SentinelContext, record: Omit<CodeRecord, 'issuedAt'>): Promise<string> {
+  const code = randomSecret();
+  const stored: CodeRecord = { ...record, issuedAt: Math.floor(Date.now() / 1000) };
+  await context.store.set(codeKey(code), JSON.stringify(stored), context.config.codeTtl * 1000);
+  context.emit({ type: 'code.issued', accountId: record.accountId, clientId: record.clientId, userId: record.userId });
+  return code;
+}
