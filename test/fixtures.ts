@@ -77,10 +77,10 @@ export function makeSentinel(overrides: Partial<SentinelOptions> = {}): Sentinel
   return createSentinel(baseOptions(overrides));
 }
 
-/** The v2 app token path for an account and consumer. */
-export function appTokenPath(consumerId: string | undefined = CONSUMER_UUID, accountId = ACCOUNT): string {
+/** The v2 app token path for an account and consumer; `null` leaves `state` out. */
+export function appTokenPath(consumerId: string | null = CONSUMER_UUID, accountId = ACCOUNT): string {
   const base = `/sentinel/api/v2/account/${accountId}/app/token`;
-  return consumerId === undefined ? base : `${base}?state=${encodeURIComponent(consumerId)}`;
+  return consumerId === null ? base : `${base}?state=${encodeURIComponent(consumerId)}`;
 }
 
 /** A client_credentials form body. */

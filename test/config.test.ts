@@ -1,0 +1,99 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it, vi } from 'vitest';
+import { createSentinel, hashClientSecret, isConfigurationError, type SentinelOptions } from '../src/index.js';
+import { ACCOUNT, baseOptions, CLIENT_ID, CONSUMER_UUID, SIGNING_KEY } from './fixtures.js';
+
+function fieldOf(options: SentinelOptions): string {
+  try {
+    createSentinel(options);
+  } catch (error) {
+    if (isConfigurationError(error)) return error.field;
+    throw error;
+  }
+  throw new Error('expected a ConfigurationError');
+}
+
+const app = (overrides: Record<string, unknown> = {}) => ({
+  accountId: ACCOUNT,
+  clientId: CLIENT_ID,
+  clientSecret: 's',
+  redirectUris: ['https://app.example.com/cb'],
+  ...overrides,
+});
+
+describe('createSentinel options', () => {
+  it.each([
+    ['http issuer on a public host', { issuer: 'http://id.example.com' }, 'issuer'],
+    ['relative issuer', { issuer: '/id' }, 'issuer'],
+    ['issuer with a query', { issuer: 'https://id.example.com?x=1' }, 'issuer'],
+    ['missing issuer', { issuer: undefined as unknown as string }, 'issuer'],
+    ['duplicate client id in one account', { apps: [app(), app()] }, 'apps[1].clientId'],
+    ['relative redirect URI', { apps: [app({ redirectUris: ['/cb'] })] }, 'apps[0].redirectUris[0]'],
+    ['redirect URI with a fragment', { apps: [app({ redirectUris: ['https://a.example/cb#x'] })] }, 'apps[0].redirectUris[0]'],
+    ['http redirect URI on a public host', { apps: [app({ redirectUris: ['http://a.example/cb'] })] }, 'apps[0].redirectUris[0]'],
+    ['javascript: redirect URI', { apps: [app({ redirectUris: ['javascript:alert(1)'] })] }, 'apps[0].redirectUris[0]'],
+    ['unknown grant type', { apps: [app({ grantTypes: ['password'] })] }, 'apps[0].grantTypes[0]'],
+    ['confidential app without secret', { apps: [app({ clientSecret: undefined })] }, 'apps[0].clientSecret'],
+    ['malformed secret hash', { apps: [app({ clientSecret: undefined, clientSecretHash: 'plain' })] }, 'apps[0].clientSecretHash'],
+    ['code lifetime over 10 minutes', { codeTtl: 601 }, 'codeTtl'],
+    ['public key given as signing key', { keys: [{ kty: 'EC', crv: 'P-256', x: SIGNING_KEY.x, y: SIGNING_KEY.y }] }, 'keys[0]'],
+    ['non-function consumer validator', { consumerId: 'uuid' as unknown as () => boolean }, 'consumerId'],
+  ])('%s names the field', (_name, overrides, field) => {
+    expect(fieldOf({ ...baseOptions(), apps: [], ...overrides } as SentinelOptions)).toBe(field);
+  });
+
+  it('accepts loopback http issuers and redirect URIs, private-use schemes, and a same id in two accounts', () => {
+    expect(() =>
+      createSentinel({
+        ...baseOptions(),
+        issuer: 'http://127.0.0.1:3000',
+        apps: [
+          app({ redirectUris: ['http://127.0.0.1:8080/cb', 'http://localhost/cb', 'com.example.app:/oauth'] }),
+          app({ accountId: 'other' }),
+        ],
+      }),
+    ).not.toThrow();
+  });
+
+  it('hashes plain secrets at startup and keeps no plain copy', async () => {
+    const sentinel = createSentinel({ ...baseOptions(), apps: [app({ clientSecret: 'plain-secret-value' })] });
+    const stored = await sentinel.context.apps.findApp(ACCOUNT, CLIENT_ID);
+    expect(stored?.clientSecretHash).toBe(hashClientSecret('plain-secret-value'));
+    expect(JSON.stringify(sentinel.config)).not.toContain('plain-secret-value');
+    expect(JSON.stringify(stored)).not.toContain('plain-secret-value');
+  });
+
+  it('generates a key with a warning when none is configured', () => {
+    const warn = vi.fn();
+    const sentinel = createSentinel({ ...baseOptions(), keys: undefined, logger: { warn } });
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(warn.mock.calls[0]![0]).toMatch(/restart/);
+    expect(sentinel.jwks().keys).toHaveLength(1);
+  });
+});
+
+describe('registerApp', () => {
+  it('returns a UUID client id and a ≥ 256-bit secret that works once registered', async () => {
+    const sentinel = createSentinel(baseOptions());
+    const result = await sentinel.registerApp({ accountId: ACCOUNT, redirectUris: ['https://n.example/cb'], grantTypes: ['client_credentials'] });
+    expect(result.clientId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(Buffer.from(result.clientSecret!, 'base64url').length).toBeGreaterThanOrEqual(32);
+    expect(result.app.clientSecretHash).toBe(`sha256:${createHash('sha256').update(result.clientSecret!).digest('base64url')}`);
+    expect(JSON.stringify(result.app)).not.toContain(result.clientSecret);
+    const response = await sentinel.handle({
+      method: 'POST',
+      path: `/sentinel/api/v2/account/${ACCOUNT}/app/token`,
+      query: new URLSearchParams({ state: CONSUMER_UUID }),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: result.clientId, client_secret: result.clientSecret! }).toString(),
+    });
+    expect(response?.status).toBe(200);
+  });
+
+  it('refuses invalid registrations with the field named', async () => {
+    const sentinel = createSentinel(baseOptions());
+    await expect(sentinel.registerApp({ accountId: ACCOUNT, redirectUris: ['http://evil.example/cb'], grantTypes: ['authorization_code'] })).rejects.toMatchObject({
+      field: 'app.redirectUris[0]',
+    });
+  });
+});
