@@ -1,0 +1,332 @@
+/**
+ * The load-generator side of each workload: the request autocannon sends, the check of a first response (a 200
+ * with a JWT whose signature verifies against the run's public key, or the 302 with a code), the login flow that
+ * gives the authorize/exchange workloads a device session, and the minting of authorization codes.
+ */
+import { createHash } from 'node:crypto';
+import autocannon, { type AutocannonOptions } from 'autocannon';
+import { decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose';
+import {
+  ACCOUNT_ID,
+  CC_BODY,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  CODE_VERIFIER,
+  CONSUMER_ID,
+  FORM_CONTENT_TYPE,
+  HOST,
+  OIDC_RESOURCE,
+  PASSWORD,
+  redirectUriFor,
+  TOKEN_PATH,
+  USERNAME,
+} from './fixtures.js';
+import type { Workload } from './registry.js';
+
+/** A row that cannot run because the code under test is not there (yet): reported, not a crash. */
+export class NotAvailable extends Error {}
+
+export interface LoadSettings {
+  connections: number;
+  timeoutSeconds: number;
+}
+
+/** What a workload needs beyond the port: the session cookie and the code pool of the authorize/exchange rows. */
+export interface WorkloadState {
+  port: number;
+  cookie?: string;
+  codes: string[];
+  nextCode: number;
+  /** hrtime of the last exchange response: amount-bound autocannon runs end on a 1-second tick, so the window is measured to here. */
+  lastResponseAt?: bigint;
+}
+
+const CODE_CHALLENGE = createHash('sha256').update(CODE_VERIFIER).digest('base64url');
+const AUTHORIZE_STATE = 'bench-state-0123456789abcdefghijkl';
+
+export function authorizePath(port: number): string {
+  const query = new URLSearchParams({
+    response_type: 'code',
+    client_id: CLIENT_ID,
+    redirect_uri: redirectUriFor(port),
+    state: AUTHORIZE_STATE,
+    code_challenge: CODE_CHALLENGE,
+    code_challenge_method: 'S256',
+  });
+  return `/sentinel/api/account/${ACCOUNT_ID}/authorize?${query}`;
+}
+
+const EXCHANGE_PATH = `/sentinel/api/account/${ACCOUNT_ID}/token`;
+
+function exchangeBody(port: number, code: string): string {
+  return new URLSearchParams({
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: redirectUriFor(port),
+    client_id: CLIENT_ID,
+    client_secret: CLIENT_SECRET,
+    code_verifier: CODE_VERIFIER,
+  }).toString();
+}
+
+const CC_PATH = `${TOKEN_PATH}?state=${CONSUMER_ID}`;
+const OIDC_BODY = new URLSearchParams({
+  grant_type: 'client_credentials',
+  client_id: CLIENT_ID,
+  client_secret: CLIENT_SECRET,
+  resource: OIDC_RESOURCE,
+}).toString();
+
+export function baseUrl(port: number): string {
+  return `http://${HOST}:${port}`;
+}
+
+/** The status every response of the workload must have. */
+export function expectedStatus(workload: Workload): number {
+  return workload === 'authorize' ? 302 : 200;
+}
+
+/** autocannon options of a workload (without duration/amount). */
+export function loadOptions(workload: Workload, state: WorkloadState, settings: LoadSettings): AutocannonOptions {
+  const common = {
+    url: baseUrl(state.port),
+    connections: settings.connections,
+    pipelining: 1,
+    timeout: settings.timeoutSeconds,
+  };
+  switch (workload) {
+    case 'cc':
+      return { ...common, method: 'POST', requests: [{ method: 'POST', path: CC_PATH, headers: { 'content-type': FORM_CONTENT_TYPE }, body: CC_BODY }] };
+    case 'oidc-cc':
+      return { ...common, method: 'POST', requests: [{ method: 'POST', path: '/token', headers: { 'content-type': FORM_CONTENT_TYPE }, body: OIDC_BODY }] };
+    case 'authorize':
+      return { ...common, requests: [{ method: 'GET', path: authorizePath(state.port), headers: { cookie: state.cookie ?? '' } }] };
+    case 'exchange':
+      return {
+        ...common,
+        requests: [
+          {
+            method: 'POST',
+            path: EXCHANGE_PATH,
+            headers: { 'content-type': FORM_CONTENT_TYPE },
+            setupRequest: (request) => {
+              const code = state.codes[state.nextCode++] ?? 'exhausted-code-pool';
+              return { ...request, body: exchangeBody(state.port, code) };
+            },
+            onResponse: () => {
+              state.lastResponseAt = process.hrtime.bigint();
+            },
+          },
+        ],
+      };
+  }
+}
+
+/** Verifies an access token: ES256 signature with the run's key, typ at+jwt, and the claims each workload implies. */
+async function verifyAccessToken(workload: Workload, token: unknown, publicJwk: JWK): Promise<string> {
+  if (typeof token !== 'string') throw new Error('no access_token string in the response');
+  const header = decodeProtectedHeader(token);
+  if (header.alg !== 'ES256') throw new Error(`token alg ${String(header.alg)}, expected ES256`);
+  if (header.typ !== 'at+jwt') throw new Error(`token typ ${String(header.typ)}, expected at+jwt`);
+  const key = await importJWK(publicJwk, 'ES256');
+  const { payload } = await jwtVerify(token, key, { algorithms: ['ES256'] });
+  const aud = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
+  const problems: string[] = [];
+  if (payload.client_id !== CLIENT_ID) problems.push(`client_id ${String(payload.client_id)}`);
+  if (typeof payload.iat !== 'number' || typeof payload.exp !== 'number') problems.push('iat/exp missing');
+  if (typeof payload.jti !== 'string') problems.push('jti missing');
+  if (workload === 'cc') {
+    if (payload.sub !== CONSUMER_ID) problems.push(`sub ${String(payload.sub)} (expected the consumer id)`);
+    if (!aud.includes(ACCOUNT_ID)) problems.push(`aud ${String(payload.aud)} (expected the account id)`);
+    if (payload.azp !== CLIENT_ID) problems.push(`azp ${String(payload.azp)}`);
+    if (payload.exp !== undefined && payload.iat !== undefined && payload.exp - payload.iat !== 3600) problems.push('exp - iat ≠ 3600');
+  } else if (workload === 'oidc-cc') {
+    if (!aud.includes(OIDC_RESOURCE)) problems.push(`aud ${String(payload.aud)} (expected the resource)`);
+  } else if (workload === 'exchange') {
+    if (typeof payload.sub !== 'string') problems.push('sub missing');
+  }
+  if (problems.length > 0) throw new Error(`access token claims wrong: ${problems.join(', ')}`);
+  return `ES256 at+jwt, claims ${Object.keys(payload).sort().join(',')}`;
+}
+
+/** Sends one request of the workload and checks the answer thoroughly. Returns a one-line description. */
+export async function checkFirstResponse(workload: Workload, state: WorkloadState, publicJwk: JWK): Promise<string> {
+  const options = loadOptions(workload, state, { connections: 1, timeoutSeconds: 10 });
+  const template = options.requests?.[0];
+  if (template === undefined) throw new Error('no request template');
+  const request = template.setupRequest ? template.setupRequest({ ...template }, {}) ?? template : template;
+  const response = await fetch(baseUrl(state.port) + (request.path ?? '/'), {
+    method: request.method ?? 'GET',
+    headers: request.headers ?? {},
+    body: request.body === undefined ? undefined : String(request.body),
+    redirect: 'manual',
+    signal: AbortSignal.timeout(10_000),
+  });
+  const text = await response.text();
+  const expected = expectedStatus(workload);
+  if (response.status !== expected) {
+    const detail = `${response.status} ${text.slice(0, 200).replace(/\s+/g, ' ')}`;
+    if (response.status === 404) throw new NotAvailable(`endpoint answers 404 (${detail})`);
+    throw new Error(`first response: expected ${expected}, got ${detail}`);
+  }
+  if (workload === 'authorize') {
+    const location = response.headers.get('location') ?? '';
+    const code = codeFromLocation(location, state.port);
+    if (code === null) throw new Error(`302 without a code back to the app: ${location.slice(0, 200)}`);
+    return '302 to the redirect URI with code and state';
+  }
+  const contentType = response.headers.get('content-type') ?? '';
+  if (!/^application\/json/i.test(contentType)) throw new Error(`content-type ${contentType}`);
+  if (!/no-store/i.test(response.headers.get('cache-control') ?? '')) throw new Error('no Cache-Control: no-store');
+  const body = JSON.parse(text) as Record<string, unknown>;
+  if (String(body.token_type).toLowerCase() !== 'bearer') throw new Error(`token_type ${String(body.token_type)}`);
+  return `200, ${await verifyAccessToken(workload, body.access_token, publicJwk)}, expires_in ${JSON.stringify(body.expires_in)}`;
+}
+
+export function codeFromLocation(location: string, port: number): string | null {
+  if (!location.startsWith(redirectUriFor(port))) return null;
+  try {
+    return new URL(location).searchParams.get('code');
+  } catch {
+    return null;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Login flow: authorize without a session → login page → POST credentials → back to authorize → session cookie.
+
+class CookieJar {
+  readonly #cookies = new Map<string, string>();
+  absorb(response: Response): void {
+    for (const line of response.headers.getSetCookie()) {
+      const pair = line.split(';', 1)[0] ?? '';
+      const eq = pair.indexOf('=');
+      if (eq <= 0) continue;
+      const name = pair.slice(0, eq).trim();
+      const value = pair.slice(eq + 1).trim();
+      if (value === '' || /;\s*max-age=0\b/i.test(line)) this.#cookies.delete(name);
+      else this.#cookies.set(name, value);
+    }
+  }
+  header(): string {
+    return [...this.#cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+  }
+}
+
+function decodeEntities(value: string): string {
+  return value
+    .replace(/&#x([0-9a-f]+);/gi, (_, hex: string) => String.fromCodePoint(Number.parseInt(hex, 16)))
+    .replace(/&#(\d+);/g, (_, dec: string) => String.fromCodePoint(Number(dec)))
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
+}
+
+function attributes(tag: string): Map<string, string> {
+  const result = new Map<string, string>();
+  for (const match of tag.matchAll(/([a-zA-Z_:][-a-zA-Z0-9_:.]*)\s*(?:=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+)))?/g)) {
+    const name = (match[1] ?? '').toLowerCase();
+    result.set(name, decodeEntities(match[2] ?? match[3] ?? match[4] ?? ''));
+  }
+  return result;
+}
+
+interface LoginForm {
+  action: string | undefined;
+  fields: URLSearchParams;
+}
+
+function parseLoginForm(html: string): LoginForm {
+  const formTag = /<form\b[^>]*>/i.exec(html)?.[0];
+  if (formTag === undefined) throw new Error('login page has no <form>');
+  const action = attributes(formTag.slice(5)).get('action');
+  const fields = new URLSearchParams();
+  let username: string | undefined;
+  let password: string | undefined;
+  for (const match of html.matchAll(/<input\b([^>]*)>/gi)) {
+    const attrs = attributes(match[1] ?? '');
+    const name = attrs.get('name');
+    if (!name) continue;
+    const type = (attrs.get('type') ?? 'text').toLowerCase();
+    if (type === 'password') password ??= name;
+    else if ((type === 'text' || type === 'email') && username === undefined) username = name;
+    else if (type === 'hidden') fields.set(name, attrs.get('value') ?? '');
+  }
+  if (username === undefined || password === undefined) throw new Error('login form without username/password inputs');
+  fields.set(username, USERNAME);
+  fields.set(password, PASSWORD);
+  return { action: action || undefined, fields };
+}
+
+/** Logs the bench user in through the login page and returns the Cookie header carrying the device session. */
+export async function login(port: number): Promise<string> {
+  const base = baseUrl(port);
+  const jar = new CookieJar();
+  const get = (url: URL) =>
+    fetch(url, { redirect: 'manual', headers: { cookie: jar.header() }, signal: AbortSignal.timeout(10_000) });
+
+  let url = new URL(authorizePath(port), base);
+  let response = await get(url);
+  jar.absorb(response);
+  if (response.status === 404) throw new NotAvailable('authorize endpoint answers 404');
+  if (response.status !== 302 && response.status !== 303) {
+    throw new NotAvailable(`authorize without a session answered ${response.status}, expected a redirect to the login page`);
+  }
+  url = new URL(response.headers.get('location') ?? '', url);
+  response = await get(url);
+  jar.absorb(response);
+  const html = await response.text();
+  if (response.status !== 200) throw new NotAvailable(`login page answered ${response.status}`);
+  const form = parseLoginForm(html);
+  const action = new URL(form.action ?? url.href, url);
+  response = await fetch(action, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie: jar.header(), 'content-type': FORM_CONTENT_TYPE },
+    body: form.fields.toString(),
+    signal: AbortSignal.timeout(10_000),
+  });
+  jar.absorb(response);
+  for (let hop = 0; hop < 5; hop++) {
+    if (response.status !== 302 && response.status !== 303) {
+      throw new Error(`login flow: unexpected ${response.status} at ${url.pathname}`);
+    }
+    const location = response.headers.get('location') ?? '';
+    const next = new URL(location, url);
+    if (codeFromLocation(next.href, port) !== null) return jar.header();
+    url = next;
+    response = await get(url);
+    jar.absorb(response);
+  }
+  throw new Error('login flow did not end at the redirect URI with a code');
+}
+
+/** Mints `count` authorization codes with the session (autocannon against authorize, codes from Location). */
+export async function mintCodes(state: WorkloadState, count: number, settings: LoadSettings): Promise<string[]> {
+  const codes: string[] = [];
+  const options = loadOptions('authorize', state, settings);
+  const template = options.requests?.[0];
+  if (template === undefined) throw new Error('no authorize template');
+  const run = autocannon({
+    ...options,
+    amount: Math.max(count, settings.connections),
+    requests: [
+      {
+        ...template,
+        onResponse: (status, _body, _context, headers) => {
+          if (status !== 302) return;
+          for (const [name, value] of Object.entries(headers)) {
+            if (name.toLowerCase() !== 'location') continue;
+            const code = codeFromLocation(Array.isArray(value) ? (value[0] ?? '') : value, state.port);
+            if (code !== null) codes.push(code);
+          }
+        },
+      },
+    ],
+  });
+  const result = await run;
+  if (result.errors > 0 || result.timeouts > 0) throw new Error(`minting codes: ${result.errors} errors, ${result.timeouts} timeouts`);
+  return codes;
+}

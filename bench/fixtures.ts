@@ -1,0 +1,55 @@
+/**
+ * Shared fixtures of the benchmark: one account, one application, one consumer, one ES256 signing key.
+ *
+ * The runner generates the key pair once per run and hands the private JWK to every server child through the
+ * BENCH_PRIVATE_JWK environment variable, so every target signs with the same kind of key and the runner can
+ * verify every target's tokens with one public key.
+ */
+import { createHash } from 'node:crypto';
+import { exportJWK, generateKeyPair, type JWK } from 'jose';
+
+export const HOST = '127.0.0.1';
+export const ACCOUNT_ID = '123456';
+export const CLIENT_ID = '6f1c2a9e-3b7d-4c1e-9a2f-5d8e7b6c4a31';
+/** 26 chars of [a-z0-9], the platform's secret shape. */
+export const CLIENT_SECRET = 'k3v9x0q2m8t1w7z4p6r5n0b2c1';
+export const CLIENT_SECRET_SHA256 = createHash('sha256').update(CLIENT_SECRET).digest();
+export const CONSUMER_ID = '0b9e7a52-8d7c-4f4e-b1a3-2c6d9e8f7a10';
+export const KID = 'bench-es256-1';
+/** The resource indicator used for oidc-provider (it issues JWT access tokens only for a resource server). */
+export const OIDC_RESOURCE = 'urn:bench:platform-api';
+/** PKCE verifier used by the authorize/exchange workloads (one for all codes: the server only compares). */
+export const CODE_VERIFIER = 'bench-code-verifier-0123456789-abcdefghijklmnopqrstuvwxyz';
+export const USERNAME = 'bench-user';
+export const PASSWORD = 'bench-password';
+
+export const TOKEN_PATH = `/sentinel/api/v2/account/${ACCOUNT_ID}/app/token`;
+export const FORM_CONTENT_TYPE = 'application/x-www-form-urlencoded;charset=UTF-8';
+export const CC_BODY = new URLSearchParams({
+  grant_type: 'client_credentials',
+  client_id: CLIENT_ID,
+  client_secret: CLIENT_SECRET,
+}).toString();
+
+export function issuerFor(port: number): string {
+  return `http://${HOST}:${port}`;
+}
+
+export function redirectUriFor(port: number): string {
+  return `http://${HOST}:${port}/cb`;
+}
+
+/** Creates the run's ES256 key pair as JWKs (private one carries kid, alg, use). */
+export async function createKeyPair(): Promise<{ privateJwk: JWK; publicJwk: JWK }> {
+  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+  const privateJwk = { ...(await exportJWK(privateKey)), kid: KID, alg: 'ES256', use: 'sig' };
+  const publicJwk = { ...(await exportJWK(publicKey)), kid: KID, alg: 'ES256', use: 'sig' };
+  return { privateJwk, publicJwk };
+}
+
+/** The private JWK of this run, as handed over by the runner. */
+export function privateJwkFromEnv(): JWK {
+  const raw = process.env.BENCH_PRIVATE_JWK;
+  if (!raw) throw new Error('BENCH_PRIVATE_JWK is not set (start targets through bench/server.ts)');
+  return JSON.parse(raw) as JWK;
+}

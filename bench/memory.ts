@@ -1,0 +1,155 @@
+/**
+ * Memory cost of MemoryStore records: RSS (and V8 heap) growth for N live device sessions and N pending authorize
+ * interactions, each measured in a fresh child process run with --expose-gc (gc before and after, the store kept
+ * alive across the second measurement). Records have realistic sizes: keys `session:<43-char base64url SHA-256>`
+ * and `interaction:<43-char id>`, values the JSON the core stores.
+ *
+ *   node --import tsx bench/memory.ts            # both measurements, prints JSON
+ *   BENCH_MEMORY_N=100000 (default)
+ */
+import { spawn } from 'node:child_process';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+
+export type MemoryKind = 'sessions' | 'interactions';
+
+export interface MemoryResult {
+  kind: MemoryKind;
+  count: number;
+  rssGrowthMB: number;
+  heapGrowthMB: number;
+  bytesPerRecord: number;
+  sampleKeyLength: number;
+  sampleValueLength: number;
+}
+
+const MB = 1024 * 1024;
+
+function b64(bytes: number): string {
+  return randomBytes(bytes).toString('base64url');
+}
+
+function sessionRecord(i: number, now: number): [string, string] {
+  const key = `session:${createHash('sha256').update(randomBytes(32)).digest('base64url')}`;
+  const value = JSON.stringify({
+    userId: `u-${10000 + (i % 90000)}`,
+    accountId: '123456',
+    authTime: Math.floor(now / 1000) - (i % 3600),
+    createdAt: now - (i % 3600) * 1000,
+    expiresAt: now + 8 * 3600 * 1000,
+  });
+  return [key, value];
+}
+
+function interactionRecord(i: number, now: number): [string, string] {
+  const key = `interaction:${b64(32)}`;
+  const value = JSON.stringify({
+    accountId: '123456',
+    clientId: randomUUID(),
+    redirectUri: 'https://app.example.com/oauth/callback',
+    responseType: 'code',
+    state: b64(24),
+    codeChallenge: b64(32),
+    codeChallengeMethod: 'S256',
+    csrf: b64(32),
+    v: '1.0',
+    createdAt: now - (i % 600) * 1000,
+    expiresAt: now + 600 * 1000,
+  });
+  return [key, value];
+}
+
+async function measureInChild(kind: MemoryKind, count: number): Promise<MemoryResult> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc === undefined) throw new Error('run with --expose-gc');
+  const { MemoryStore } = await import('../src/stores/memory.js');
+  const settle = () => {
+    for (let i = 0; i < 3; i++) gc();
+  };
+  const now = Date.now();
+  const make = kind === 'sessions' ? sessionRecord : interactionRecord;
+  // Warm the code paths (LRU, JSON, crypto) on a throwaway store first, so what follows is only the records.
+  const warm = new MemoryStore({ max: 1000 });
+  for (let i = 0; i < 1000; i++) {
+    const [k, v] = make(i, now);
+    await warm.set(k, v, 3_600_000);
+  }
+  settle();
+  const before = process.memoryUsage();
+  const store = new MemoryStore({ max: Math.max(200_000, count) });
+  let sample: [string, string] = ['', ''];
+  for (let i = 0; i < count; i++) {
+    const record = make(i, now);
+    if (i === 0) sample = record;
+    await store.set(record[0], record[1], kind === 'sessions' ? 8 * 3_600_000 : 600_000);
+  }
+  settle();
+  const after = process.memoryUsage();
+  if (store.size !== count) throw new Error(`store holds ${store.size} records, expected ${count}`);
+  const rssGrowth = after.rss - before.rss;
+  return {
+    kind,
+    count,
+    rssGrowthMB: rssGrowth / MB,
+    heapGrowthMB: (after.heapUsed - before.heapUsed) / MB,
+    bytesPerRecord: Math.round(rssGrowth / count),
+    sampleKeyLength: sample[0].length,
+    sampleValueLength: sample[1].length,
+  };
+}
+
+/** Runs one measurement in a fresh `node --expose-gc --import tsx` child; bounded by a timeout. */
+export function measureMemory(kind: MemoryKind, count: number, timeoutMs = 120_000): Promise<MemoryResult> {
+  const script = fileURLToPath(import.meta.url);
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', script, '--child', kind, String(count)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`memory measurement (${kind}) timed out`));
+    }, timeoutMs);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      if (code !== 0) {
+        reject(new Error(`memory measurement (${kind}) exited with ${code}`));
+        return;
+      }
+      try {
+        resolve(JSON.parse(out.trim().split('\n').pop() ?? '') as MemoryResult);
+      } catch (err) {
+        reject(err);
+      }
+    });
+  });
+}
+
+const isMain = process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1];
+if (isMain) {
+  if (process.argv[2] === '--child') {
+    const kind = process.argv[3] === 'interactions' ? 'interactions' : 'sessions';
+    measureInChild(kind, Number(process.argv[4] ?? 100_000)).then(
+      (result) => {
+        process.stdout.write(`${JSON.stringify(result)}\n`);
+      },
+      (err: unknown) => {
+        console.error(err);
+        process.exit(1);
+      },
+    );
+  } else {
+    const count = Number(process.env.BENCH_MEMORY_N ?? 100_000);
+    (async () => {
+      for (const kind of ['sessions', 'interactions'] as const) {
+        console.log(JSON.stringify(await measureMemory(kind, count)));
+      }
+    })().catch((err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    });
+  }
+}

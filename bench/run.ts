@@ -1,0 +1,366 @@
+/**
+ * `npm run bench` — load benchmark of sentinel-idp against baselines and peers, all on 127.0.0.1.
+ *
+ * For each round (BENCH_ROUNDS, default 3; target order rotated per round), for each target: spawn the target in
+ * a child (bench/server.ts), check one response thoroughly (200 + a JWT whose ES256 signature verifies, or the 302
+ * with a code), warm up (BENCH_WARMUP s, default 2), then measure with autocannon for BENCH_DURATION s (default 10)
+ * at BENCH_CONNECTIONS (default 50) while the child measures its own CPU time over the window; RSS after load.
+ * Any response with an unexpected status, error or timeout fails the row loudly (it is not reported as a number).
+ * Medians over rounds, ratios of medians within this run, then bench/RESULTS.md and bench/results.json.
+ *
+ * Env: BENCH_DURATION, BENCH_WARMUP, BENCH_ROUNDS, BENCH_CONNECTIONS, BENCH_ONLY=a,b (target names),
+ *      BENCH_MEMORY=0 (skip the MemoryStore measurement), BENCH_MEMORY_N (default 100000),
+ *      BENCH_OUT (default bench/RESULTS.md; results.json goes next to it).
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import autocannon, { type AutocannonResult } from 'autocannon';
+import type { JWK } from 'jose';
+import {
+  checkFirstResponse,
+  expectedStatus,
+  type LoadSettings,
+  loadOptions,
+  login,
+  mintCodes,
+  NotAvailable,
+  type WorkloadState,
+} from './client.js';
+import { createKeyPair, HOST } from './fixtures.js';
+import { type MemoryResult, measureMemory } from './memory.js';
+import { TARGETS, type TargetSpec } from './registry.js';
+import { type RoundResult, type RowResult, type RunSettings, writeReport } from './report.js';
+
+const env = process.env;
+const settings: RunSettings = {
+  rounds: positive(env.BENCH_ROUNDS, 3),
+  durationSeconds: positive(env.BENCH_DURATION, 10),
+  warmupSeconds: positive(env.BENCH_WARMUP, 2, true),
+  connections: positive(env.BENCH_CONNECTIONS, 50),
+};
+const load: LoadSettings = { connections: settings.connections, timeoutSeconds: 10 };
+const only = (env.BENCH_ONLY ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+const serverScript = fileURLToPath(new URL('./server.ts', import.meta.url));
+
+function positive(raw: string | undefined, fallback: number, zeroOk = false): number {
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0 || (!zeroOk && value === 0)) throw new Error(`bad bench setting: ${raw}`);
+  return value;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Child processes: tracked, always killed.
+
+const children = new Set<ChildProcess>();
+function killAll(): void {
+  for (const child of children) child.kill('SIGKILL');
+  children.clear();
+}
+process.on('exit', killAll);
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => {
+    killAll();
+    process.exit(130);
+  });
+}
+
+type ChildMessage =
+  | { type: 'ready' }
+  | { type: 'failed'; error: string }
+  | { type: 'cpu-started' }
+  | { type: 'cpu'; userUs: number; systemUs: number; rss: number };
+
+class ServerChild {
+  readonly #child: ChildProcess;
+  readonly #waiters: Array<{ type: string; resolve: (m: ChildMessage) => void; reject: (e: Error) => void }> = [];
+  #exited: string | undefined;
+
+  constructor(module: string, port: number, privateJwk: JWK) {
+    this.#child = fork(serverScript, [module, String(port)], {
+      execArgv: ['--import', 'tsx'],
+      env: { ...env, BENCH_PRIVATE_JWK: JSON.stringify(privateJwk), NODE_ENV: 'production' },
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    });
+    children.add(this.#child);
+    let stderr = '';
+    this.#child.stderr?.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-4000);
+    });
+    this.#child.on('message', (message: ChildMessage) => {
+      if (message.type === 'failed') {
+        this.#fail(message.error);
+        return;
+      }
+      const index = this.#waiters.findIndex((w) => w.type === message.type);
+      if (index !== -1) this.#waiters.splice(index, 1)[0]?.resolve(message);
+    });
+    this.#child.on('exit', (code, signal) => {
+      children.delete(this.#child);
+      const tail = stderr.trim().split('\n').slice(-3).join(' | ');
+      this.#fail(`server exited (${signal ?? code})${tail ? `: ${tail}` : ''}`);
+    });
+  }
+
+  #fail(reason: string): void {
+    this.#exited ??= reason;
+    for (const waiter of this.#waiters.splice(0)) waiter.reject(new Error(reason));
+  }
+
+  wait(type: ChildMessage['type'], timeoutMs: number): Promise<ChildMessage> {
+    if (this.#exited !== undefined) return Promise.reject(new Error(this.#exited));
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`server did not answer '${type}' within ${timeoutMs} ms`)), timeoutMs);
+      this.#waiters.push({
+        type,
+        resolve: (m) => {
+          clearTimeout(timer);
+          resolve(m);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      });
+    });
+  }
+
+  async request(type: 'cpu-start' | 'cpu-stop', reply: ChildMessage['type']): Promise<ChildMessage> {
+    const waiting = this.wait(reply, 10_000);
+    this.#child.send({ type });
+    return waiting;
+  }
+
+  async close(): Promise<void> {
+    if (this.#exited !== undefined || !this.#child.connected) {
+      this.#child.kill('SIGKILL');
+      return;
+    }
+    const exited = new Promise<void>((resolve) => this.#child.once('exit', () => resolve()));
+    this.#child.send({ type: 'close' });
+    const timer = setTimeout(() => this.#child.kill('SIGKILL'), 3000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, HOST, () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// One target, one round.
+
+class RowFailure extends Error {}
+
+function unexpectedResponses(result: AutocannonResult, expected: number): string | undefined {
+  const wrong = Object.entries(result.statusCodeStats)
+    .filter(([status]) => Number(status) !== expected)
+    .map(([status, { count }]) => `${count}× ${status}`);
+  const problems = [...wrong];
+  if (result.errors > 0) problems.push(`${result.errors} errors`);
+  if (result.timeouts > 0) problems.push(`${result.timeouts} timeouts`);
+  return problems.length > 0 ? problems.join(', ') : undefined;
+}
+
+async function withTimeout<T>(promise: PromiseLike<T>, ms: number, what: string, onTimeout?: () => void): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      Promise.resolve(promise),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          onTimeout?.();
+          reject(new Error(`${what} took longer than ${ms} ms`));
+        }, ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function fire(options: Parameters<typeof autocannon>[0], boundMs: number, what: string): Promise<AutocannonResult> {
+  const instance = autocannon(options);
+  return withTimeout(instance, boundMs, what, () => instance.stop());
+}
+
+async function measureRound(spec: TargetSpec, privateJwk: JWK, publicJwk: JWK): Promise<{ round: RoundResult; check: string }> {
+  const port = await freePort();
+  const server = new ServerChild(spec.module, port, privateJwk);
+  try {
+    try {
+      await server.wait('ready', 30_000);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      if (/not importable|does not export/.test(message)) throw new NotAvailable(message);
+      throw err;
+    }
+    const state: WorkloadState = { port, codes: [], nextCode: 0 };
+    const durationMs = settings.durationSeconds * 1000;
+    const bound = durationMs * 3 + 30_000;
+    const expected = expectedStatus(spec.workload);
+
+    if (spec.workload === 'authorize' || spec.workload === 'exchange') {
+      state.cookie = await login(port);
+      if (spec.workload === 'exchange') state.codes = await mintCodes(state, 1, load);
+    }
+    const check = await checkFirstResponse(spec.workload, state, publicJwk);
+
+    let measureOptions = { ...loadOptions(spec.workload, state, load) };
+    if (spec.workload === 'exchange') {
+      // Codes are single-use: mint a pool for the warm-up, learn the exchange rate from it, then mint what the
+      // measured window needs. Minting happens outside the CPU window.
+      const warmCount = Math.max(load.connections * 4, Math.round(settings.warmupSeconds * 1500));
+      state.codes = await mintCodes(state, warmCount, load);
+      state.nextCode = 0;
+      const warmStart = process.hrtime.bigint();
+      const warm = await fire({ ...loadOptions('exchange', state, load), amount: state.codes.length }, bound, 'exchange warm-up');
+      const problem = unexpectedResponses(warm, expected);
+      if (problem) throw new RowFailure(`warm-up: ${problem}`);
+      const warmSeconds = Number((state.lastResponseAt ?? process.hrtime.bigint()) - warmStart) / 1e9;
+      // The warm-up rate is an underestimate (cold JIT): size the window's pool at twice that rate.
+      const rate = (2 * warm.requests.total) / Math.max(0.001, warmSeconds);
+      const needed = Math.min(150_000, Math.max(load.connections * 4, Math.ceil(rate * settings.durationSeconds)));
+      state.codes = await mintCodes(state, needed, load);
+      state.nextCode = 0;
+      measureOptions = { ...loadOptions('exchange', state, load), amount: state.codes.length };
+    } else {
+      measureOptions = { ...measureOptions, duration: settings.durationSeconds };
+      if (settings.warmupSeconds > 0) {
+        const warm = await fire({ ...measureOptions, duration: settings.warmupSeconds }, bound, 'warm-up');
+        const problem = unexpectedResponses(warm, expected);
+        if (problem) throw new RowFailure(`warm-up: ${problem}`);
+      }
+    }
+
+    await server.request('cpu-start', 'cpu-started');
+    const started = process.hrtime.bigint();
+    const result = await fire(measureOptions, bound, 'measurement');
+    // Amount-bound runs (exchange) end on autocannon's 1-second tick: measure their window to the last response.
+    const ended = spec.workload === 'exchange' && state.lastResponseAt !== undefined ? state.lastResponseAt : process.hrtime.bigint();
+    const elapsedS = Number(ended - started) / 1e9;
+    const cpu = await server.request('cpu-stop', 'cpu');
+    if (cpu.type !== 'cpu') throw new Error('bad cpu reply');
+    const problem = unexpectedResponses(result, expected);
+    if (problem) throw new RowFailure(`under load: ${problem}`);
+    const completed = result.requests.total;
+    if (completed === 0) throw new RowFailure('no request completed');
+    return {
+      check,
+      round: {
+        requests: completed,
+        seconds: elapsedS,
+        rps: completed / elapsedS,
+        p50ms: result.latency.p50,
+        p99ms: result.latency.p99,
+        cpuUsPerRequest: (cpu.userUs + cpu.systemUs) / completed,
+        rssMB: cpu.rss / (1024 * 1024),
+      },
+    };
+  } finally {
+    await server.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  // The whole run is bounded: rounds × targets × (warm-up + window + spawn/check slack) + memory, doubled.
+  const perRowS = settings.warmupSeconds + settings.durationSeconds * 2 + 20;
+  const maxS = positive(env.BENCH_MAX_SECONDS, Math.ceil(settings.rounds * TARGETS.length * perRowS * 2 + 300));
+  setTimeout(() => {
+    console.error(`bench: run exceeded its bound of ${maxS}s; killing servers and exiting`);
+    killAll();
+    process.exit(1);
+  }, maxS * 1000).unref();
+  const selected = TARGETS.filter((t) => only.length === 0 || only.includes(t.name));
+  const unknown = only.filter((name) => !TARGETS.some((t) => t.name === name));
+  if (unknown.length > 0) throw new Error(`unknown BENCH_ONLY target(s): ${unknown.join(', ')}; known: ${TARGETS.map((t) => t.name).join(', ')}`);
+  const { privateJwk, publicJwk } = await createKeyPair();
+  const rows = new Map<string, RowResult>(
+    selected.map((spec) => [spec.name, { spec, status: 'ok', rounds: [] } satisfies RowResult]),
+  );
+  console.log(
+    `bench: ${selected.length} targets × ${settings.rounds} rounds, ${settings.warmupSeconds}s warm-up + ${settings.durationSeconds}s, ${settings.connections} connections`,
+  );
+
+  for (let round = 0; round < settings.rounds; round++) {
+    const order = selected.map((_, i) => selected[(i + round) % selected.length] as TargetSpec);
+    for (const spec of order) {
+      const row = rows.get(spec.name) as RowResult;
+      if (row.status !== 'ok') continue; // a failed or unavailable row stays so; do not spend time on it again
+      const prefix = `[round ${round + 1}/${settings.rounds}] ${spec.name.padEnd(22)}`;
+      try {
+        const { round: result, check } = await measureRound(spec, privateJwk, publicJwk);
+        row.rounds.push(result);
+        row.check = check;
+        console.log(
+          `${prefix} ${result.rps.toFixed(0).padStart(7)} req/s  p50 ${result.p50ms} ms  p99 ${result.p99ms} ms  ${result.cpuUsPerRequest.toFixed(0)} µs CPU/req  RSS ${result.rssMB.toFixed(0)} MB`,
+        );
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        if (err instanceof NotAvailable) {
+          row.status = 'not available';
+          row.reason = message;
+          console.log(`${prefix} not available: ${message}`);
+        } else {
+          row.status = 'failed';
+          row.reason = message;
+          console.error(`${prefix} FAILED: ${message}`);
+        }
+      }
+    }
+  }
+
+  let memory: MemoryResult[] | undefined;
+  let memoryError: string | undefined;
+  if (env.BENCH_MEMORY !== '0') {
+    const count = positive(env.BENCH_MEMORY_N, 100_000);
+    try {
+      memory = [];
+      for (const kind of ['sessions', 'interactions'] as const) {
+        const result = await measureMemory(kind, count);
+        memory.push(result);
+        console.log(`memory: ${count} ${kind}: RSS +${result.rssGrowthMB.toFixed(1)} MB, heap +${result.heapGrowthMB.toFixed(1)} MB`);
+      }
+    } catch (err) {
+      memoryError = err instanceof Error ? err.message : String(err);
+      console.error(`memory: FAILED: ${memoryError}`);
+    }
+  }
+
+  const out = env.BENCH_OUT ?? fileURLToPath(new URL('./RESULTS.md', import.meta.url));
+  const written = await writeReport({
+    out,
+    settings,
+    rows: [...rows.values()],
+    memory,
+    memoryError,
+    startedAt: new Date(started),
+    wallSeconds: (Date.now() - started) / 1000,
+  });
+  console.log(`wrote ${written.join(' and ')}`);
+  const failed = [...rows.values()].filter((r) => r.status === 'failed');
+  if (failed.length > 0) {
+    console.error(`${failed.length} row(s) FAILED: ${failed.map((r) => r.spec.name).join(', ')}`);
+    process.exitCode = 1;
+  }
+}
+
+main()
+  .catch((err: unknown) => {
+    console.error(err);
+    process.exitCode = 1;
+  })
+  .finally(killAll);

@@ -1,0 +1,57 @@
+/**
+ * Runs ONE benchmark target in this (child) process: `node --import tsx bench/server.ts <module> <port>`, spawned
+ * by bench/run.ts with an IPC channel.
+ *
+ * IPC, parent → child: {type:'cpu-start'} | {type:'cpu-stop'} | {type:'close'}
+ *      child → parent: {type:'ready'} | {type:'failed', error} | {type:'cpu-started'}
+ *                      | {type:'cpu', userUs, systemUs, rss}
+ * process.cpuUsage() counts user + system time of every thread of the process (main thread, libuv threadpool,
+ * V8 GC and compiler threads), so CPU per request = the delta over the load window ÷ requests completed in it.
+ * The child exits when its parent goes away (IPC disconnect) and after a hard time limit, so no server outlives
+ * the run.
+ */
+import type { TargetModule } from './targets/types.js';
+
+type Message = { type: 'cpu-start' } | { type: 'cpu-stop' } | { type: 'close' };
+
+function send(message: Record<string, unknown>): void {
+  if (process.send) process.send(message);
+}
+
+const [moduleName, portArg] = process.argv.slice(2);
+const port = Number(portArg);
+const maxSeconds = Number(process.env.BENCH_CHILD_MAX_S ?? 900);
+
+setTimeout(() => {
+  console.error(`[bench/server] ${moduleName}: hard time limit of ${maxSeconds}s reached, exiting`);
+  process.exit(3);
+}, maxSeconds * 1000).unref();
+process.on('disconnect', () => process.exit(0));
+
+async function main(): Promise<void> {
+  if (!moduleName || !/^[a-z0-9-]+$/.test(moduleName) || !Number.isInteger(port) || port <= 0) {
+    throw new Error('usage: server.ts <target-module> <port>');
+  }
+  const target = (await import(new URL(`./targets/${moduleName}.js`, import.meta.url).href)) as TargetModule;
+  const running = await target.start(port);
+  let cpuStart: NodeJS.CpuUsage | undefined;
+  process.on('message', (message: Message) => {
+    if (message.type === 'cpu-start') {
+      cpuStart = process.cpuUsage();
+      send({ type: 'cpu-started' });
+    } else if (message.type === 'cpu-stop') {
+      const delta = process.cpuUsage(cpuStart);
+      send({ type: 'cpu', userUs: delta.user, systemUs: delta.system, rss: process.memoryUsage().rss });
+    } else if (message.type === 'close') {
+      running.close().finally(() => process.exit(0));
+      setTimeout(() => process.exit(0), 2000).unref();
+    }
+  });
+  send({ type: 'ready' });
+}
+
+main().catch((err: unknown) => {
+  const error = err instanceof Error ? err.message : String(err);
+  send({ type: 'failed', error });
+  setTimeout(() => process.exit(2), 100);
+});

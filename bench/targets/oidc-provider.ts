@@ -1,0 +1,54 @@
+/**
+ * Peer: oidc-provider 9 issuing client-credentials JWT access tokens (resource indicators → a resource server
+ * with accessTokenFormat 'jwt', ES256 with the same kind of key). Client authentication client_secret_post.
+ * Mounted with its own Koa callback on node:http. Its token path is /token; the request carries `resource`.
+ * It cannot bind the token to a consumer id (`state`) the way the platform does: it is the closest standard peer.
+ */
+import type { Server } from 'node:http';
+import { Provider } from 'oidc-provider';
+import { CLIENT_ID, CLIENT_SECRET, HOST, issuerFor, OIDC_RESOURCE, privateJwkFromEnv } from '../fixtures.js';
+import type { RunningTarget, TargetMeta } from './types.js';
+import { closeServer, listen } from './util.js';
+
+export const meta: TargetMeta = { label: 'oidc-provider 9 (client_credentials, JWT)', kind: 'peer' };
+
+export async function start(port: number): Promise<RunningTarget> {
+  const provider = new Provider(issuerFor(port), {
+    jwks: { keys: [privateJwkFromEnv()] },
+    clients: [
+      {
+        client_id: CLIENT_ID,
+        client_secret: CLIENT_SECRET,
+        grant_types: ['client_credentials'],
+        response_types: [],
+        redirect_uris: [],
+        token_endpoint_auth_method: 'client_secret_post',
+        id_token_signed_response_alg: 'ES256',
+      },
+    ],
+    cookies: { keys: ['bench-cookie-key-0123456789abcdef'] },
+    findAccount: async (_ctx: unknown, sub: string) => ({ accountId: sub, claims: async () => ({ sub }) }),
+    ttl: { ClientCredentials: 3600, AccessToken: 3600 },
+    features: {
+      devInteractions: { enabled: false },
+      clientCredentials: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: async () => OIDC_RESOURCE,
+        useGrantedResource: async () => true,
+        getResourceServerInfo: async (_ctx: unknown, resourceIndicator: string) => {
+          if (resourceIndicator !== OIDC_RESOURCE) throw new Error(`unknown resource ${resourceIndicator}`);
+          return {
+            scope: 'delegated.token.read.external',
+            audience: OIDC_RESOURCE,
+            accessTokenTTL: 3600,
+            accessTokenFormat: 'jwt',
+            jwt: { sign: { alg: 'ES256' } },
+          };
+        },
+      },
+    },
+  });
+  const server: Server = await listen(provider.callback(), port, HOST);
+  return { close: () => closeServer(server) };
+}

@@ -1,0 +1,90 @@
+/**
+ * Loads sentinel-idp from this repository's source (src/, adapters/) and builds the benchmark instance.
+ *
+ * The modules are imported dynamically through a computed specifier, typed here against the pinned public API
+ * (shared/DESIGN.md), so the bench typechecks and its other rows run even while the core is incomplete; a missing
+ * module makes the row "not available" instead of breaking the run.
+ */
+import type { JWK } from 'jose';
+import {
+  ACCOUNT_ID,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  issuerFor,
+  PASSWORD,
+  privateJwkFromEnv,
+  redirectUriFor,
+  USERNAME,
+} from '../fixtures.js';
+
+/** The request shape `sentinel.handle` takes (src/http.ts). */
+export interface SentinelRequestLike {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  headers: Record<string, string | string[] | undefined>;
+  body?: string | Uint8Array | (() => Promise<string | Uint8Array | undefined>) | undefined;
+  ip?: string | undefined;
+  mountPath?: string | undefined;
+}
+
+export interface SentinelResponseLike {
+  status: number;
+  headers: Record<string, string | string[]>;
+  body?: string | undefined;
+}
+
+export interface SentinelLike {
+  handle(request: SentinelRequestLike): Promise<SentinelResponseLike | null>;
+}
+
+interface CoreModule {
+  createSentinel(options: {
+    issuer: string;
+    apps: Array<{
+      accountId: string;
+      clientId: string;
+      clientSecret: string;
+      redirectUris: string[];
+      grantTypes: string[];
+    }>;
+    keys: JWK[];
+    users: { authenticate(input: { accountId: string; username: string; password: string }): Promise<{ id: string } | null> };
+    store?: unknown;
+  }): SentinelLike;
+  MemoryStore: new (options?: { max?: number }) => unknown;
+}
+
+/** Imports a module of this repository by a path relative to the repository root (e.g. 'src/index.js'). */
+export async function importRepoModule<T>(path: string): Promise<T> {
+  const specifier = new URL(`../../${path}`, import.meta.url).href;
+  try {
+    return (await import(specifier)) as T;
+  } catch (err) {
+    const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    throw new Error(`sentinel-idp module ${path} not importable: ${reason}`);
+  }
+}
+
+export async function createBenchSentinel(port: number): Promise<SentinelLike> {
+  const core = await importRepoModule<CoreModule>('src/index.js');
+  if (typeof core.createSentinel !== 'function') throw new Error('src/index.ts does not export createSentinel yet');
+  return core.createSentinel({
+    issuer: issuerFor(port),
+    apps: [
+      {
+        accountId: ACCOUNT_ID,
+        clientId: CLIENT_ID,
+        clientSecret: CLIENT_SECRET,
+        redirectUris: [redirectUriFor(port)],
+        grantTypes: ['client_credentials', 'authorization_code', 'refresh_token'],
+      },
+    ],
+    keys: [privateJwkFromEnv()],
+    users: {
+      authenticate: async ({ username, password }) =>
+        username === USERNAME && password === PASSWORD ? { id: 'u-1' } : null,
+    },
+    store: new core.MemoryStore({ max: 200_000 }),
+  });
+}
