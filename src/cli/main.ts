@@ -1,0 +1,97 @@
+/**
+ * The `sentinel-idp` command: `keys generate`, `apps register`, `token`. Exit codes: 0 success, 1 the work failed
+ * (e.g. the service refused), 2 the command line is wrong.
+ */
+import { APPS_REGISTER_HELP, runAppsRegister } from './apps-register.js';
+import type { CLIIO } from './io.js';
+import { KEYS_GENERATE_HELP, runKeysGenerate } from './keys-generate.js';
+import { promptHidden } from './prompt.js';
+import { runToken } from './token.js';
+import { USAGE_EXIT_CODE, UsageError } from './usage.js';
+
+/** Help text of the command itself. */
+export const MAIN_HELP = `Usage: sentinel-idp <command> [options]
+
+Commands:
+  keys generate    print a new private signing key (JWK) for the keys option
+  apps register    create a client id and secret, and print the hash to store
+  token            fetch a consumer-bound access token (client credentials)
+
+Run "sentinel-idp <command> --help" for the options of a command.
+`;
+
+type Runner = (argv: readonly string[], io: CLIIO) => Promise<number>;
+
+/** Command groups and their subcommands; each group has one subcommand today, so its help is that one's. */
+const GROUPS: Record<string, { help: string; commands: Record<string, Runner> }> = {
+  keys: { help: KEYS_GENERATE_HELP, commands: { generate: runKeysGenerate } },
+  apps: { help: APPS_REGISTER_HELP, commands: { register: runAppsRegister } },
+};
+
+const isHelp = (argument: string | undefined): boolean => argument === '--help' || argument === '-h' || argument === 'help';
+
+async function dispatch(argv: readonly string[], io: CLIIO): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined) {
+    io.stderr(MAIN_HELP);
+    return USAGE_EXIT_CODE;
+  }
+  if (isHelp(name)) {
+    io.stdout(MAIN_HELP);
+    return 0;
+  }
+  if (name === 'token') return runToken(rest, io);
+  const group = GROUPS[name];
+  if (group === undefined) throw new UsageError(`unknown command "${name.slice(0, 40)}"`, '');
+  const [sub, ...options] = rest;
+  if (isHelp(sub)) {
+    io.stdout(group.help);
+    return 0;
+  }
+  const run = sub === undefined ? undefined : group.commands[sub];
+  if (run === undefined) {
+    const known = Object.keys(group.commands).join(', ');
+    throw new UsageError(sub === undefined ? `"${name}" needs a subcommand: ${known}` : `unknown subcommand of "${name}"; expected ${known}`, name);
+  }
+  return run(options, io);
+}
+
+/**
+ * Runs the CLI with `argv` (without `node` and the script) and returns the exit code. Usage errors are printed with
+ * a pointer to `--help`; anything unexpected is printed without a stack and exits 1.
+ *
+ * @example
+ * process.exitCode = await main(process.argv.slice(2), io);
+ */
+export async function main(argv: readonly string[], io: CLIIO): Promise<number> {
+  try {
+    return await dispatch(argv, io);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      const help = error.command === '' ? 'sentinel-idp --help' : `sentinel-idp ${error.command} --help`;
+      io.stderr(`sentinel-idp: ${error.message}\nRun "${help}" for usage.\n`);
+      return USAGE_EXIT_CODE;
+    }
+    io.stderr(`sentinel-idp: ${error instanceof Error ? error.message : 'unexpected failure'}\n`);
+    return 1;
+  }
+}
+
+/** The real process's streams, environment and terminal. */
+function processIO(): CLIIO {
+  return {
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+    env: process.env,
+    readSecret: (prompt) => promptHidden(prompt, process.stdin, process.stderr),
+  };
+}
+
+main(process.argv.slice(2), processIO()).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  () => {
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,89 @@
+/**
+ * Argument handling shared by every CLI command: a usage error type (exit code 2) and a strict `parseArgs`
+ * wrapper whose messages never echo argument values, because a mistyped command line may hold a secret.
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+/** Exit code for a command line that cannot be run as written (the BSD `EX_USAGE` convention of 2 is common). */
+export const USAGE_EXIT_CODE = 2;
+
+/**
+ * A command line that cannot be run as written; `main` prints it on stderr and exits with {@link USAGE_EXIT_CODE}.
+ *
+ * @example
+ * throw new UsageError('--account is required', 'apps register');
+ */
+export class UsageError extends Error {
+  /** The command whose `--help` the message points to, e.g. `apps register`. */
+  readonly command: string;
+
+  constructor(message: string, command: string) {
+    super(message);
+    this.name = 'UsageError';
+    this.command = command;
+  }
+}
+
+/** The option table of one command, as `node:util` `parseArgs` takes it. */
+export type OptionTable = NonNullable<ParseArgsConfig['options']>;
+
+/** Parsed values: strings, repeated strings, booleans. */
+export type OptionValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
+
+function optionName(message: string): string {
+  const found = /'(-{1,2}[A-Za-z0-9-]+)/.exec(message);
+  return found?.[1] ?? 'an option';
+}
+
+/**
+ * Parses `argv` strictly against `options` (no positional arguments).
+ *
+ * @example
+ * const values = parseOptions(['--alg', 'EdDSA'], { alg: { type: 'string' } }, 'keys generate');
+ */
+export function parseOptions(argv: readonly string[], options: OptionTable, command: string): OptionValues {
+  try {
+    return parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }).values as OptionValues;
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    const message = error instanceof Error ? error.message : '';
+    if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
+      throw new UsageError('unexpected argument: this command takes options only', command);
+    }
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw new UsageError(`unknown option ${optionName(message)}`, command);
+    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+      const name = optionName(message);
+      throw new UsageError(
+        /does not take an argument/.test(message) ? `option ${name} does not take a value` : `option ${name} needs a value`,
+        command,
+      );
+    }
+    throw new UsageError('the arguments could not be parsed', command);
+  }
+}
+
+/**
+ * The single string value of a required option; refuses a repeated or missing one.
+ *
+ * @example
+ * const account = requireString(values, 'account', 'token');
+ */
+export function requireString(values: OptionValues, name: string, command: string): string {
+  const value = optionalString(values, name, command);
+  if (value === undefined) throw new UsageError(`--${name} is required`, command);
+  return value;
+}
+
+/**
+ * The single string value of an optional option, or `undefined`; an empty value counts as a mistake.
+ *
+ * @example
+ * const alg = optionalString(values, 'alg', 'keys generate') ?? 'ES256';
+ */
+export function optionalString(values: OptionValues, name: string, command: string): string | undefined {
+  const value = values[name];
+  if (value === undefined) return undefined;
+  if (Array.isArray(value)) throw new UsageError(`--${name} may be given only once`, command);
+  if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} needs a non-empty value`, command);
+  return value;
+}
