@@ -42,3 +42,35 @@ export async function issueCode(context: SentinelContext, record: Omit<CodeRecor
   context.emit({ type: 'code.issued', accountId: record.accountId, clientId: record.clientId, userId: record.userId });
   return code;
 }
+
+/** The store key of the replay marker a redeemed code leaves behind. */
+function usedCodeKey(code: string): string {
+  return `code-used:${digest(code)}`;
+}
+
+/** Outcome of {@link redeemCode}: the code's record, or the grant issued from an earlier redemption of it. */
+export type CodeRedemption = { kind: 'redeemed'; record: CodeRecord } | { kind: 'replayed'; grantId: string };
+
+/**
+ * Redeems a code once (RFC 6749 §4.1.2: single use). The first caller gets the record and leaves a
+ * `code-used:{sha256(code)}` marker naming `grantId`; a later caller gets `replayed` with that grant id so the
+ * tokens issued from the code can be revoked (§4.1.2, §10.5). `null` when the code was never issued or expired.
+ *
+ * The marker lives for the access-token lifetime plus the code lifetime: long enough to catch a replay while any
+ * access token of the code can still be used; the refresh family is revoked through the grant, so it need not
+ * outlive the (much longer) refresh lifetime.
+ *
+ * @example
+ * const redemption = await redeemCode(context, code, randomUUID());
+ * if (redemption?.kind === 'redeemed') issueTokens(redemption.record);
+ */
+export async function redeemCode(context: SentinelContext, code: string, grantId: string): Promise<CodeRedemption | null> {
+  const stored = await context.store.take(codeKey(code));
+  if (stored === null) {
+    const previous = await context.store.get(usedCodeKey(code));
+    return previous === null ? null : { kind: 'replayed', grantId: previous };
+  }
+  const { accessTokenTtl, codeTtl } = context.config;
+  await context.store.set(usedCodeKey(code), grantId, (accessTokenTtl + codeTtl) * 1000);
+  return { kind: 'redeemed', record: JSON.parse(stored) as CodeRecord };
+}

@@ -16,7 +16,10 @@ export type RouteHandler = (context: SentinelContext, request: SentinelRequest, 
 /** How a route renders errors that escape its handler. */
 export type ErrorRenderer = (context: SentinelContext, request: SentinelRequest, error: OAuthError) => SentinelResponse;
 
-/** One endpoint. `path` is relative to the base path unless `absolute`; `{accountId}` marks the account segment. */
+/**
+ * One endpoint. `path` is relative to the base path unless `absolute` (where `{basePath}` may mark the base path);
+ * `{accountId}` marks the account segment.
+ */
 export interface RouteDefinition {
   name: string;
   methods: readonly string[];
@@ -38,7 +41,8 @@ export type Match =
   | { route: Route; params: RouteParams; allowed: false; allow: string };
 
 function compile(definition: RouteDefinition, basePath: string): Route {
-  const full = definition.absolute === true ? definition.path : `${basePath}${definition.path}`;
+  // Absolute paths may still name the base path (RFC 8414 §3.1 inserts the well-known segment before it).
+  const full = definition.absolute === true ? definition.path.replace('{basePath}', basePath) : `${basePath}${definition.path}`;
   const source = full
     .split('{accountId}')
     .map((piece) => piece.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))

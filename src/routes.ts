@@ -4,6 +4,11 @@
 import type { RouteDefinition } from './router.js';
 import { handleAppToken } from './token/app-token.js';
 import { handleJWKS } from './token/jwks.js';
+import { handleMetadata } from './metadata.js';
+import { handleAppTokenV1 } from './token/app-token-v1.js';
+import { handleIntrospect } from './token/introspect.js';
+import { handleRevoke } from './token/revoke.js';
+import { handleToken } from './token/token-endpoint.js';
 
 /** All routes, in matching order. */
 export const ROUTES: readonly RouteDefinition[] = [
@@ -18,5 +23,48 @@ export const ROUTES: readonly RouteDefinition[] = [
     methods: ['GET'],
     path: '/well-known/jwks',
     handler: async (context) => handleJWKS(context),
+  },
+  {
+    name: 'token',
+    methods: ['POST'],
+    path: '/api/account/{accountId}/token',
+    handler: (context, request, { accountId }) => handleToken(context, request, accountId),
+  },
+  {
+    name: 'token-revoke',
+    methods: ['POST'],
+    path: '/api/account/{accountId}/token/revoke',
+    handler: (context, request, { accountId }) => handleRevoke(context, request, accountId),
+  },
+  {
+    name: 'token-introspect',
+    methods: ['POST'],
+    path: '/api/account/{accountId}/token/introspect',
+    handler: (context, request, { accountId }) => handleIntrospect(context, request, accountId),
+  },
+  {
+    name: 'app-token-v1',
+    methods: ['POST'],
+    path: '/api/account/{accountId}/app/token',
+    handler: (context, request, { accountId }) => handleAppTokenV1(context, request, accountId),
+  },
+  {
+    name: 'metadata',
+    methods: ['GET'],
+    path: '/.well-known/oauth-authorization-server{basePath}/api/account/{accountId}',
+    absolute: true,
+    handler: (context, _request, { accountId }) => handleMetadata(context, accountId),
+  },
+  {
+    name: 'metadata-appended',
+    methods: ['GET'],
+    path: '/api/account/{accountId}/.well-known/oauth-authorization-server',
+    handler: (context, _request, { accountId }) => handleMetadata(context, accountId),
+  },
+  {
+    name: 'openid-configuration',
+    methods: ['GET'],
+    path: '/api/account/{accountId}/.well-known/openid-configuration',
+    handler: (context, _request, { accountId }) => handleMetadata(context, accountId),
   },
 ];

@@ -26,6 +26,8 @@ import { loadKeys, type JWK } from './keys.js';
 import { createRouter, type Route } from './router.js';
 import { ROUTES } from './routes.js';
 import { MemoryStore } from './stores/memory.js';
+import { isAppToken } from './token/app-token-v1.js';
+import { createRevocationCheck } from './token/grants.js';
 
 /** Input of `sentinel.registerApp()`. */
 export interface RegisterAppInput {
@@ -156,8 +158,16 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     }
   }
 
+  // User tokens (with a grant id) are checked against revocations; consumer-bound tokens stay store-free.
+  const isRevoked = createRevocationCheck(context);
+
   async function verifyAccessToken(token: string, verifyOptions: VerifyAccessTokenOptions = {}): Promise<AccessTokenClaims> {
-    return verifyToken(context, token, verifyOptions);
+    const claims = await verifyToken(context, token, verifyOptions, isRevoked);
+    // A v1 app token's sub is a client id, which may look like a consumer id: it never passes as consumer-bound.
+    if (verifyOptions.consumerId !== undefined && isAppToken(claims)) {
+      throw new OAuthError('invalid_token', 'the token is not bound to this consumer', { status: 401 });
+    }
+    return claims;
   }
 
   async function checkBearer(authorization: string | undefined, verifyOptions: VerifyAccessTokenOptions = {}): Promise<BearerResult> {

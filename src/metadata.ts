@@ -1,0 +1,46 @@
+/**
+ * Authorization server metadata (RFC 8414) of one account's issuer, `{issuer}{basePath}/api/account/{accountId}`.
+ * Served at the path-inserted well-known URL (RFC 8414 §3.1), at the appended one many clients try, and as
+ * OpenID Connect discovery (the same document; OIDC Discovery §4).
+ */
+import type { SentinelContext } from './context.js';
+import { OAuthError } from './errors.js';
+import { cacheableJSON, type SentinelResponse } from './http.js';
+
+/** The metadata document of an account's issuer; `issuer` equals the `iss` of its tokens and redirects. */
+export function authorizationServerMetadata(context: SentinelContext, accountId: string): Record<string, unknown> {
+  const issuer = context.accountIssuer(accountId);
+  return {
+    issuer,
+    authorization_endpoint: `${issuer}/authorize`,
+    token_endpoint: `${issuer}/token`,
+    revocation_endpoint: `${issuer}/token/revoke`,
+    introspection_endpoint: `${issuer}/token/introspect`,
+    jwks_uri: context.endpointURL('/well-known/jwks'),
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    code_challenge_methods_supported: ['S256'],
+    authorization_response_iss_parameter_supported: true,
+    scopes_supported: ['openid'],
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: [context.keys.signer.alg],
+  };
+}
+
+/**
+ * Answers a metadata request; an unknown account is a 404 so that nobody can enumerate issuers that do not exist.
+ *
+ * @example
+ * // GET /.well-known/oauth-authorization-server/sentinel/api/account/123
+ * // 200 {"issuer":"https://id.example.com/sentinel/api/account/123","authorization_endpoint":"…/authorize",…}
+ */
+export async function handleMetadata(context: SentinelContext, accountId: string): Promise<SentinelResponse> {
+  if (!(await context.apps.hasAccount(accountId))) {
+    throw new OAuthError('invalid_request', 'unknown account', { status: 404 });
+  }
+  return cacheableJSON(200, authorizationServerMetadata(context, accountId), context.config.jwksMaxAge);
+}

@@ -1,0 +1,55 @@
+/**
+ * `POST {basePath}/api/account/{accountId}/app/token` — the platform's v1 client credentials grant
+ * (RFC 6749 §4.4): a token for the application itself, bound to no consumer, kept for existing integrations.
+ */
+import { expiresInValue, issueAccessToken, type AccessTokenClaims } from '../access-token.js';
+import { readForm } from '../body.js';
+import type { SentinelContext } from '../context.js';
+import { OAuthError } from '../errors.js';
+import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
+import { single } from '../params.js';
+import { requireGrantType } from './app-token.js';
+import { authenticateClient } from './client-auth.js';
+import { checkTokenQuery } from './token-endpoint.js';
+
+/**
+ * The claim that marks an app token. Its `sub` is the client id, and client ids may be UUIDs like consumer ids:
+ * the marker is what stops an app token from passing where a consumer-bound token is required.
+ */
+export const APP_TOKEN_CLAIM = 'token_use';
+const APP_TOKEN_VALUE = 'app';
+
+/**
+ * True for a v1 app token.
+ * @example if (consumerId !== undefined && isAppToken(claims)) throw invalidToken
+ */
+export function isAppToken(claims: AccessTokenClaims): boolean {
+  return claims[APP_TOKEN_CLAIM] === APP_TOKEN_VALUE;
+}
+
+/**
+ * Issues a v1 app token: `sub` = client id, `gty` client_credentials, marked with `token_use: "app"`.
+ *
+ * @example
+ * // POST /sentinel/api/account/123/app/token?v=1.0  grant_type=client_credentials&client_id=…&client_secret=…
+ * // 200 {"access_token":"…","token_type":"Bearer","expires_in":"3600"}
+ */
+export async function handleAppTokenV1(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
+  checkTokenQuery(request.query);
+  const params = await readForm(request, context.config.bodyLimit);
+  requireGrantType(single(params, 'grant_type'), 'client_credentials');
+  const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: false });
+  if (!app.grantTypes.includes('client_credentials')) {
+    throw new OAuthError('unauthorized_client', 'this application is not registered for the client_credentials grant');
+  }
+  const { token, claims, expiresIn } = issueAccessToken(context, {
+    accountId,
+    clientId: app.clientId,
+    subject: app.clientId,
+    grantType: 'client_credentials',
+    scope: app.scope,
+    extra: { [APP_TOKEN_CLAIM]: APP_TOKEN_VALUE },
+  });
+  context.emit({ type: 'token.issued', accountId, clientId: app.clientId, grantType: 'client_credentials', jti: claims.jti, ip: request.ip });
+  return noStoreJSON(200, { access_token: token, token_type: 'Bearer', expires_in: expiresInValue(context, expiresIn) });
+}

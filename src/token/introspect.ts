@@ -1,0 +1,63 @@
+/**
+ * `POST {basePath}/api/account/{accountId}/token/introspect` — token introspection (RFC 7662).
+ */
+import { readForm } from '../body.js';
+import type { SentinelContext } from '../context.js';
+import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
+import { required, single } from '../params.js';
+import { authenticateClient } from './client-auth.js';
+import { isGrantRevoked } from './grants.js';
+import { checkTokenQuery } from './token-endpoint.js';
+import { findClientToken, parseTokenTypeHint, type FoundToken } from './token-lookup.js';
+
+const INACTIVE = { active: false } as const;
+
+function describe(context: SentinelContext, found: FoundToken): Record<string, unknown> {
+  if (found.kind === 'access_token') {
+    const { claims } = found;
+    return {
+      active: true,
+      ...(claims.scope === undefined ? {} : { scope: claims.scope }),
+      client_id: claims.client_id,
+      sub: claims.sub,
+      exp: claims.exp,
+      iat: claims.iat,
+      iss: claims.iss,
+      aud: claims.aud,
+      jti: claims.jti,
+      token_type: 'access_token',
+    };
+  }
+  const { record } = found;
+  return {
+    active: true,
+    ...(record.scope === undefined ? {} : { scope: record.scope }),
+    client_id: record.clientId,
+    sub: record.userId,
+    exp: Math.min(record.expiresAt, record.absoluteExpiresAt),
+    iat: record.createdAt,
+    iss: context.accountIssuer(record.accountId),
+    token_type: 'refresh_token',
+  };
+}
+
+/**
+ * Describes a token to the client it was issued to. The caller must authenticate as a confidential client of the
+ * account (RFC 7662 §2.1); a client may introspect only its own tokens, so another client's token is reported
+ * exactly like an invalid, expired or revoked one: `{"active": false}` and nothing else (§2.2).
+ *
+ * @example
+ * // POST /sentinel/api/account/123/token/introspect  token=…&client_id=…&client_secret=…
+ * // 200 {"active":true,"scope":"openid","client_id":"…","sub":"u-1","exp":…,"iat":…,"iss":"…","aud":"123","jti":"…","token_type":"access_token"}
+ */
+export async function handleIntrospect(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
+  checkTokenQuery(request.query);
+  const params = await readForm(request, context.config.bodyLimit);
+  const token = required(params, 'token');
+  const hint = parseTokenTypeHint(single(params, 'token_type_hint'));
+  const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: false });
+  const found = await findClientToken(context, { token, accountId, clientId: app.clientId, hint, checkRevocation: true });
+  if (found === null) return noStoreJSON(200, INACTIVE);
+  if (found.kind === 'refresh_token' && (await isGrantRevoked(context, found.record.grantId))) return noStoreJSON(200, INACTIVE);
+  return noStoreJSON(200, describe(context, found));
+}

@@ -1,0 +1,44 @@
+/**
+ * `POST {basePath}/api/account/{accountId}/token/revoke` — token revocation (RFC 7009).
+ */
+import { readForm } from '../body.js';
+import type { SentinelContext } from '../context.js';
+import { OAuthError } from '../errors.js';
+import { type SentinelRequest, type SentinelResponse } from '../http.js';
+import { required, single } from '../params.js';
+import { authenticateClient } from './client-auth.js';
+import { revokeAccessToken, revokeGrant } from './grants.js';
+import { checkTokenQuery } from './token-endpoint.js';
+import { findClientToken, parseTokenTypeHint } from './token-lookup.js';
+
+/**
+ * Revokes a token of the authenticated client. A refresh token takes its whole grant with it (its access tokens
+ * are refused from then on); an access token is revoked alone. Unknown tokens and other clients' tokens get the
+ * same empty 200 and are left alone (RFC 7009 §2.2), so the endpoint tells nobody which tokens exist.
+ *
+ * Consumer-bound and app tokens (client_credentials) are verified without the store, so they cannot be revoked:
+ * the answer is `unsupported_token_type` (RFC 7009 §2.2.1) rather than a 200 that would pretend otherwise.
+ *
+ * @example
+ * // POST /sentinel/api/account/123/token/revoke  token=…&token_type_hint=refresh_token&client_id=…&client_secret=…
+ * const response = await handleRevoke(context, request, '123'); // 200, empty body
+ */
+export async function handleRevoke(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
+  checkTokenQuery(request.query);
+  const params = await readForm(request, context.config.bodyLimit);
+  const token = required(params, 'token');
+  const hint = parseTokenTypeHint(single(params, 'token_type_hint'));
+  const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: true });
+  const found = await findClientToken(context, { token, accountId, clientId: app.clientId, hint, checkRevocation: false });
+  if (found?.kind === 'refresh_token') {
+    await revokeGrant(context, found.record.grantId);
+    context.emit({ type: 'token.revoked', accountId, clientId: app.clientId, tokenType: 'refresh_token', ip: request.ip });
+  } else if (found?.kind === 'access_token') {
+    if (typeof found.claims.gid !== 'string') {
+      throw new OAuthError('unsupported_token_type', 'client_credentials access tokens cannot be revoked; they expire on their own');
+    }
+    await revokeAccessToken(context, found.claims);
+    context.emit({ type: 'token.revoked', accountId, clientId: app.clientId, tokenType: 'access_token', ip: request.ip });
+  }
+  return { status: 200, headers: { 'cache-control': 'no-store', pragma: 'no-cache' } };
+}

@@ -1,0 +1,56 @@
+/**
+ * `POST {basePath}/api/account/{accountId}/token` — the user token endpoint (RFC 6749 §3.2): client
+ * authentication, then dispatch by `grant_type`.
+ */
+import { readForm } from '../body.js';
+import type { SentinelContext } from '../context.js';
+import { OAuthError } from '../errors.js';
+import type { SentinelRequest, SentinelResponse } from '../http.js';
+import { fromSearchParams, single } from '../params.js';
+import { handleAuthorizationCodeGrant } from './authorization-code-grant.js';
+import { authenticateClient, refuseSecretsInQuery } from './client-auth.js';
+import { handleRefreshTokenGrant } from './refresh-token-grant.js';
+
+/** API versions the platform's clients send as `?v=` on these endpoints; the protocol is the same for both. */
+const ACCEPTED_VERSIONS = new Set(['1.0', '2.0']);
+
+/**
+ * Checks the optional `v` query parameter of the account endpoints and refuses secrets in the URL.
+ * @throws OAuthError invalid_request for another version, a repeated `v`, or a `client_secret` in the query.
+ * @example checkTokenQuery(request.query) // ?v=1.0 passes, ?v=3 throws
+ */
+export function checkTokenQuery(query: URLSearchParams): void {
+  refuseSecretsInQuery(query);
+  const version = single(fromSearchParams(query), 'v');
+  if (version !== undefined && !ACCEPTED_VERSIONS.has(version)) {
+    throw new OAuthError('invalid_request', 'unsupported API version v; use 1.0 or 2.0');
+  }
+}
+
+/**
+ * Handles a token request for the authorization_code and refresh_token grants. Public clients (no secret) may
+ * use both; their codes must carry PKCE.
+ *
+ * @example
+ * // POST /sentinel/api/account/123/token?v=1.0
+ * // grant_type=authorization_code&code=…&redirect_uri=https%3A%2F%2Fapp.example.com%2Fcb&client_id=…&client_secret=…
+ * const response = await handleToken(context, request, '123');
+ */
+export async function handleToken(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
+  checkTokenQuery(request.query);
+  const params = await readForm(request, context.config.bodyLimit);
+  const grantType = single(params, 'grant_type');
+  if (grantType === undefined) throw new OAuthError('invalid_request', 'parameter grant_type is required');
+  if (grantType !== 'authorization_code' && grantType !== 'refresh_token') {
+    throw new OAuthError(
+      'unsupported_grant_type',
+      grantType === 'client_credentials'
+        ? 'client_credentials is served at /api/v2/account/{accountId}/app/token'
+        : 'grant_type must be authorization_code or refresh_token',
+    );
+  }
+  const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: true });
+  return grantType === 'authorization_code'
+    ? handleAuthorizationCodeGrant(context, request, accountId, params, app)
+    : handleRefreshTokenGrant(context, request, accountId, params, app);
+}

@@ -1,0 +1,71 @@
+/**
+ * Finding what a presented token is, for revocation (RFC 7009) and introspection (RFC 7662): a refresh token by
+ * its digest, an access token by its signature. Unknown, foreign and malformed tokens are all just `null`.
+ */
+import { verifyAccessToken, type AccessTokenClaims } from '../access-token.js';
+import type { SentinelContext } from '../context.js';
+import { isOAuthError } from '../errors.js';
+import { createRevocationCheck, parseRefreshRecord, refreshKey, type RefreshRecord } from './grants.js';
+
+/** Which kind of token to try first (`token_type_hint`); the other kind is tried next (RFC 7009 §2.1). */
+export type TokenTypeHint = 'access_token' | 'refresh_token';
+
+/** A token found for a client. */
+export type FoundToken =
+  | { kind: 'refresh_token'; record: RefreshRecord }
+  | { kind: 'access_token'; claims: AccessTokenClaims };
+
+async function findRefreshToken(context: SentinelContext, token: string): Promise<RefreshRecord | null> {
+  const record = parseRefreshRecord(await context.store.get(refreshKey(token)));
+  const now = Math.floor(Date.now() / 1000);
+  return record !== null && record.expiresAt > now && record.absoluteExpiresAt > now ? record : null;
+}
+
+async function findAccessToken(
+  context: SentinelContext,
+  token: string,
+  accountId: string,
+  checkRevocation: boolean,
+): Promise<AccessTokenClaims | null> {
+  // Only JWS-shaped values can be access tokens; skip the signature work for anything else.
+  if (token.split('.').length !== 3) return null;
+  try {
+    return await verifyAccessToken(context, token, { accountId }, checkRevocation ? createRevocationCheck(context) : undefined);
+  } catch (error) {
+    if (isOAuthError(error) && error.code === 'invalid_token') return null;
+    throw error;
+  }
+}
+
+/**
+ * The token as issued in `accountId` to `clientId`, or `null` (unknown, expired, another client's or account's).
+ * With `checkRevocation`, revoked access tokens are `null` too.
+ *
+ * @example const found = await findClientToken(context, { token, accountId, clientId, hint: 'refresh_token', checkRevocation: true });
+ */
+export async function findClientToken(
+  context: SentinelContext,
+  input: { token: string; accountId: string; clientId: string; hint?: TokenTypeHint | undefined; checkRevocation: boolean },
+): Promise<FoundToken | null> {
+  const asRefresh = async (): Promise<FoundToken | null> => {
+    const record = await findRefreshToken(context, input.token);
+    return record !== null && record.accountId === input.accountId && record.clientId === input.clientId
+      ? { kind: 'refresh_token', record }
+      : null;
+  };
+  const asAccess = async (): Promise<FoundToken | null> => {
+    const claims = await findAccessToken(context, input.token, input.accountId, input.checkRevocation);
+    return claims !== null && claims.client_id === input.clientId ? { kind: 'access_token', claims } : null;
+  };
+  const order = input.hint === 'access_token' ? [asAccess, asRefresh] : [asRefresh, asAccess];
+  for (const attempt of order) {
+    const found = await attempt();
+    if (found !== null) return found;
+  }
+  return null;
+}
+
+/** Reads `token_type_hint`: known values steer the lookup, anything else is ignored (RFC 7009 §2.1). */
+export function parseTokenTypeHint(hint: string | undefined): TokenTypeHint | undefined {
+  return hint === 'access_token' || hint === 'refresh_token' ? hint : undefined;
+}
