@@ -4,17 +4,30 @@
  *
  * Each host also mounts, next to the service, a host route (`GET /host/ping` → 200 "pong") and the token-retrieval
  * API (`GET /api/account/:accountId/consumer/:consumerId/brand/tokens` guarded by `requireAccessToken`, answering
- * the verified claims as JSON), so suites can check that both keep working.
+ * the verified claims as JSON), so suites can check that both keep working. Each also has `POST /host/echo`, placed
+ * after the service and parsing its own urlencoded body, which answers the parsed form as JSON: the service must
+ * leave the bodies of host routes unread.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express5 from 'express';
 // @ts-expect-error express4 is an npm alias of express@4 without its own type declarations
 import express4Untyped from 'express4';
+import { Readable } from 'node:stream';
+import formbody from '@fastify/formbody';
+import Fastify from 'fastify';
+import Koa from 'koa';
+// @ts-expect-error koa2 is an npm alias of koa@2 without its own type declarations
+import koa2Untyped from 'koa2';
+import koaMount from 'koa-mount';
 import type { Sentinel } from '../src/index.js';
 import { requireAccessToken, toExpress } from '../adapters/express/index.js';
+import { requireAccessToken as requireFastifyAccessToken, toFastify } from '../adapters/fastify/index.js';
+import { requireAccessToken as requireFetchAccessToken, toFetch } from '../adapters/fetch/index.js';
+import { requireAccessToken as requireKoaAccessToken, toKoa, type KoaContextLike } from '../adapters/koa/index.js';
 
 const express4 = express4Untyped as typeof express5;
+const Koa2 = koa2Untyped as typeof Koa;
 
 /** How a suite wants the host built. */
 export interface MountOptions {
@@ -67,6 +80,9 @@ function expressHost(name: string, factory: typeof express5): Host {
       if (options.prefix === undefined) app.use(toExpress(sentinel));
       else app.use(options.prefix, toExpress(sentinel));
       if (parser === 'after') app.use(factory.urlencoded({ extended: false }));
+      app.post('/host/echo', factory.urlencoded({ extended: false }), (request, response) => {
+        response.json(request.body);
+      });
       app.get('/api/account/:accountId/consumer/:consumerId/brand/tokens', requireAccessToken(sentinel), (request, response) => {
         response.json({ claims: (request as unknown as { sentinel: unknown }).sentinel });
       });
@@ -79,5 +95,184 @@ function expressHost(name: string, factory: typeof express5): Host {
   };
 }
 
-/** Every host the black-box suites run against. Other adapters append themselves here. */
-export const HOSTS: Host[] = [expressHost('express4', express4), expressHost('express5', express5)];
+/** The token-retrieval API's path, for hosts without a router. */
+const BRAND_TOKENS = /^\/api\/account\/([^/]+)\/consumer\/([^/]+)\/brand\/tokens$/;
+
+/** Form fields as qs-style parsers hand them over: a repeated name becomes an array. */
+function formToObject(text: string): Record<string, string | string[]> {
+  const result: Record<string, string | string[]> = {};
+  for (const [name, value] of new URLSearchParams(text)) {
+    const previous = result[name];
+    result[name] = previous === undefined ? value : [...(Array.isArray(previous) ? previous : [previous]), value];
+  }
+  return result;
+}
+
+/** A minimal koa-bodyparser: consumes urlencoded and JSON bodies into ctx.request.body. */
+async function koaBodyParser(ctx: Koa.Context, next: Koa.Next): Promise<void> {
+  const type = ctx.is('application/x-www-form-urlencoded', 'application/json');
+  const request = ctx.request as { body?: unknown };
+  if (typeof type === 'string' && request.body === undefined) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of ctx.req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    try {
+      request.body = type === 'application/json' ? JSON.parse(text === '' ? '{}' : text) : formToObject(text);
+    } catch {
+      ctx.throw(400, 'malformed JSON');
+    }
+  }
+  await next();
+}
+
+function koaHost(name: string, Factory: typeof Koa): Host {
+  return {
+    name,
+    async mount(sentinel, options = {}) {
+      const app = new Factory();
+      const parser = options.bodyParser ?? 'none';
+      const guard = requireKoaAccessToken(sentinel);
+      app.on('error', () => {});
+      app.use(async (ctx, next) => {
+        try {
+          await next();
+        } catch (error) {
+          options.onHostError?.(error);
+          ctx.status = 500;
+          ctx.type = 'text/plain';
+          ctx.body = 'host error handler';
+        }
+      });
+      if (parser === 'before') app.use(koaBodyParser);
+      app.use(async (ctx, next) => {
+        if (ctx.method !== 'GET' || ctx.path !== '/host/ping') return next();
+        ctx.type = 'text/plain';
+        ctx.body = 'pong';
+      });
+      const service = toKoa(sentinel) as unknown as Koa.Middleware;
+      app.use(options.prefix === undefined ? service : koaMount(options.prefix, service));
+      if (parser === 'after') app.use(koaBodyParser);
+      app.use(async (ctx, next) => {
+        if (ctx.method !== 'POST' || ctx.path !== '/host/echo') return next();
+        await koaBodyParser(ctx, async () => {
+          ctx.body = (ctx.request as { body?: unknown }).body;
+        });
+      });
+      app.use(async (ctx, next) => {
+        const found = BRAND_TOKENS.exec(ctx.path);
+        if (ctx.method !== 'GET' || found === null) return next();
+        const like = ctx as unknown as KoaContextLike;
+        like.params = { accountId: decodeURIComponent(found[1] ?? ''), consumerId: decodeURIComponent(found[2] ?? '') };
+        await guard(like, async () => {
+          ctx.body = { claims: ctx.state.sentinel };
+        });
+      });
+      return listen(createServer(app.callback()));
+    },
+  };
+}
+
+function fastifyHost(): Host {
+  return {
+    name: 'fastify',
+    async mount(sentinel, options = {}) {
+      const app = Fastify();
+      const parser = options.bodyParser ?? 'none';
+      app.setErrorHandler((error, _request, reply) => {
+        options.onHostError?.(error);
+        return reply.code(500).type('text/plain').send('host error handler');
+      });
+      if (parser === 'before') await app.register(formbody);
+      app.get('/host/ping', async (_request, reply) => reply.type('text/plain').send('pong'));
+      await app.register(toFastify(sentinel), options.prefix === undefined ? {} : { prefix: options.prefix });
+      if (parser === 'after') await app.register(formbody);
+      await app.register(async (child) => {
+        if (!child.hasContentTypeParser('application/x-www-form-urlencoded')) await child.register(formbody);
+        child.post('/host/echo', async (request) => request.body);
+      });
+      app.get(
+        '/api/account/:accountId/consumer/:consumerId/brand/tokens',
+        { preHandler: requireFastifyAccessToken(sentinel) },
+        async (request) => ({ claims: request.sentinel }),
+      );
+      await app.ready();
+      return listen(app.server);
+    },
+  };
+}
+
+/** Serves a fetch handler from node:http, the way @hono/node-server or Next.js would: IncomingMessage → Request, Response → ServerResponse. */
+async function serveFetch(
+  handler: (request: Request) => Promise<Response>,
+  addresses: WeakMap<Request, string>,
+  incoming: IncomingMessage,
+  outgoing: ServerResponse,
+): Promise<void> {
+  const method = incoming.method ?? 'GET';
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(incoming.headers)) {
+    for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value]) headers.append(name, one);
+  }
+  const hasBody = method !== 'GET' && method !== 'HEAD';
+  const request = new Request(`http://${incoming.headers.host ?? '127.0.0.1'}${incoming.url ?? '/'}`, {
+    method,
+    headers,
+    body: hasBody ? (Readable.toWeb(incoming) as unknown as ReadableStream<Uint8Array>) : undefined,
+    duplex: 'half',
+  } as RequestInit);
+  addresses.set(request, incoming.socket.remoteAddress ?? '');
+  const response = await handler(request);
+  outgoing.statusCode = response.status;
+  response.headers.forEach((value, name) => {
+    if (name !== 'set-cookie') outgoing.setHeader(name, value);
+  });
+  const cookies = response.headers.getSetCookie();
+  if (cookies.length > 0) outgoing.setHeader('set-cookie', cookies);
+  outgoing.end(method === 'HEAD' ? undefined : Buffer.from(await response.arrayBuffer()));
+}
+
+function fetchHost(): Host {
+  return {
+    name: 'fetch',
+    async mount(sentinel, options = {}) {
+      const addresses = new WeakMap<Request, string>();
+      const service = toFetch(sentinel, { mountPath: options.prefix, ip: (request) => addresses.get(request) });
+      const guard = requireFetchAccessToken(sentinel);
+      const handler = async (request: Request): Promise<Response> => {
+        const { pathname } = new URL(request.url);
+        if (request.method === 'GET' && pathname === '/host/ping') {
+          return new Response('pong', { headers: { 'content-type': 'text/plain' } });
+        }
+        if (request.method === 'POST' && pathname === '/host/echo') return Response.json(formToObject(await request.text()));
+        const found = BRAND_TOKENS.exec(pathname);
+        if (request.method === 'GET' && found !== null) {
+          const params = { accountId: decodeURIComponent(found[1] ?? ''), consumerId: decodeURIComponent(found[2] ?? '') };
+          const checked = await guard(request, params);
+          return checked instanceof Response ? checked : Response.json({ claims: checked.claims });
+        }
+        return (await service(request)) ?? new Response('Not Found', { status: 404, headers: { 'content-type': 'text/plain' } });
+      };
+      const server = createServer((incoming, outgoing) => {
+        serveFetch(handler, addresses, incoming, outgoing).catch((error: unknown) => {
+          options.onHostError?.(error);
+          if (!outgoing.headersSent) {
+            outgoing.statusCode = 500;
+            outgoing.setHeader('content-type', 'text/plain');
+          }
+          outgoing.end('host error handler');
+        });
+      });
+      return listen(server);
+    },
+  };
+}
+
+/** Every host the black-box suites run against. */
+export const HOSTS: Host[] = [
+  expressHost('express4', express4),
+  expressHost('express5', express5),
+  koaHost('koa3', Koa),
+  koaHost('koa2', Koa2),
+  fastifyHost(),
+  fetchHost(),
+];

@@ -4,6 +4,7 @@
  * body a host parser already consumed (express.urlencoded, express.json, koa-bodyparser, @fastify/formbody).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
 import { BodyTooLargeError, type SentinelBody, type SentinelRequest, type SentinelResponse } from '../../src/index.js';
 
 /** Body readers cap at this many bytes; the core applies its own (smaller) `bodyLimit` on top. */
@@ -14,7 +15,13 @@ function isConsumed(request: IncomingMessage & { _body?: unknown }): boolean {
   return request.readableEnded || request._body === true || request.readable === false;
 }
 
-function readStream(request: IncomingMessage, limit: number): Promise<Buffer> {
+/**
+ * Reads a Node stream into one Buffer, refusing more than `limit` bytes. Fastify hands its payload stream here;
+ * Express and Koa go through {@link lazyNodeBody}.
+ * @example const bytes = await readNodeStream(request.raw, 16_384);
+ * @throws BodyTooLargeError past `limit` (the core answers 413, RFC 9110 §15.5.14).
+ */
+export function readNodeStream(request: Readable, limit: number = HARD_LIMIT): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -60,7 +67,7 @@ export function lazyNodeBody(request: IncomingMessage, parsed: () => unknown, li
       if (typeof body === 'string' || body instanceof Uint8Array) return body;
       return typeof body === 'object' ? (body as Record<string, unknown>) : String(body);
     }
-    return readStream(request, limit);
+    return readNodeStream(request, limit);
   };
 }
 

@@ -1,0 +1,90 @@
+/**
+ * Fastify 5 adapter: `app.register(toFastify(sentinel), { prefix })`, an encapsulated plugin, and
+ * `requireAccessToken(sentinel)` as a `preHandler` for the routes the tokens protect. It translates and nothing
+ * else: the core decides every status, header and body.
+ */
+import type { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import {
+  expectationsFromParams,
+  type AccessTokenClaims,
+  type RequireAccessTokenOptions,
+  type Sentinel,
+  type SentinelResponse,
+} from '../../src/index.js';
+import { readNodeStream, splitURL } from '../node/index.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Claims of the verified access token, set by `requireAccessToken`. */
+    sentinel?: AccessTokenClaims | null;
+  }
+}
+
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+function write(reply: FastifyReply, result: SentinelResponse): FastifyReply {
+  reply.code(result.status);
+  for (const [name, value] of Object.entries(result.headers)) reply.header(name, value);
+  return reply.send(result.body);
+}
+
+/** Leaves the payload stream unread: the core reads it only on its own routes, with its own size limit. */
+function passStream(_request: FastifyRequest, payload: Readable, done: (error: Error | null, body?: unknown) => void): void {
+  done(null, payload);
+}
+
+/**
+ * The service as an encapsulated Fastify plugin (deliberately not wrapped in fastify-plugin: its body parsers,
+ * decorators and routes stay inside its scope, so a host's `@fastify/formbody` or JSON parser is untouched and
+ * never sees the service's bodies). Paths under the service's base path that are not its own fall through to
+ * the host's not-found handler.
+ * @example await app.register(toFastify(sentinel), { prefix: '/idp' });
+ * @see RFC 6749 §3 (the endpoints it serves)
+ */
+export function toFastify(sentinel: Sentinel): FastifyPluginAsync {
+  return async (app: FastifyInstance) => {
+    const mountPath = app.prefix;
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('application/x-www-form-urlencoded', passStream);
+    app.addContentTypeParser('*', passStream);
+    if (!app.hasRequestDecorator('sentinel')) app.decorateRequest('sentinel', null);
+    const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+      const { path, query } = splitURL(request.url.slice(mountPath.length));
+      const payload = request.body as Readable | undefined;
+      const result = await sentinel.handle({
+        method: request.method,
+        path,
+        query,
+        headers: request.headers,
+        body: payload === undefined ? undefined : () => readNodeStream(payload),
+        ip: request.socket.remoteAddress,
+        secure: (request.socket as { encrypted?: boolean }).encrypted === true,
+        mountPath,
+      });
+      if (result === null) {
+        reply.callNotFound();
+        return reply;
+      }
+      return write(reply, result);
+    };
+    const options = { exposeHeadRoute: false, handler };
+    app.route({ method: METHODS, url: `${sentinel.config.basePath}/*`, ...options });
+    app.route({ method: METHODS, url: '/.well-known/*', ...options });
+  };
+}
+
+/**
+ * A `preHandler` that guards a route with a Bearer access token (RFC 6750 §2.1): the verified claims land on
+ * `request.sentinel`; a missing, invalid, expired or foreign token gets 401 with `WWW-Authenticate: Bearer`
+ * (RFC 6750 §3). The `accountId` and `consumerId` route parameters, when present, must match the token.
+ * @example app.get('/api/account/:accountId/consumer/:consumerId/brand/tokens', { preHandler: requireAccessToken(sentinel) }, handler)
+ */
+export function requireAccessToken(sentinel: Sentinel, options?: RequireAccessTokenOptions): preHandlerAsyncHookHandler {
+  return async function guard(request, reply) {
+    const expected = expectationsFromParams(request.params as Record<string, unknown> | undefined, options);
+    const result = await sentinel.checkBearer(request.headers.authorization, expected);
+    if (!result.ok) return write(reply, result.response);
+    request.sentinel = result.claims;
+  };
+}

@@ -1,0 +1,112 @@
+/**
+ * WHATWG fetch adapter for Hono, Bun, Deno, Cloudflare-style workers and Next.js route handlers:
+ * `toFetch(sentinel)` is `(Request) => Promise<Response | null>`, `null` meaning "not ours, route it yourself".
+ * It translates and nothing else: the core decides every status, header and body.
+ */
+import {
+  BodyTooLargeError,
+  expectationsFromParams,
+  type AccessTokenClaims,
+  type RequireAccessTokenOptions,
+  type Sentinel,
+  type SentinelResponse,
+} from '../../src/index.js';
+
+/** Options of {@link toFetch}. */
+export interface FetchAdapterOptions {
+  /** The prefix the host serves the service under (e.g. '/idp'); stripped from the path before routing. */
+  mountPath?: string;
+  /** The client address, which a fetch `Request` does not carry (e.g. Bun's `server.requestIP(request)`). */
+  ip?: (request: Request) => string | undefined;
+}
+
+/** A fetch handler that answers the service's requests and returns `null` for all others. */
+export type FetchHandler = (request: Request) => Promise<Response | null>;
+
+/** Reads a body with a cap, stopping (and cancelling the stream) as soon as it is exceeded. */
+async function readCapped(request: Request, limit: number): Promise<Uint8Array | undefined> {
+  if (Number(request.headers.get('content-length') ?? 0) > limit) throw new BodyTooLargeError(limit);
+  if (request.body === null) return undefined;
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw new BodyTooLargeError(limit);
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+function toResponse(result: SentinelResponse): Response {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(result.headers)) {
+    for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
+  }
+  return new Response(result.body ?? null, { status: result.status, headers });
+}
+
+/**
+ * Mounts the service in a fetch runtime.
+ * @example
+ * const idp = toFetch(sentinel);
+ * export default { fetch: async (request: Request) => (await idp(request)) ?? new Response('Not Found', { status: 404 }) };
+ * @see RFC 6749 §3 (the endpoints it serves)
+ */
+export function toFetch(sentinel: Sentinel, options: FetchAdapterOptions = {}): FetchHandler {
+  const mountPath = (options.mountPath ?? '').replace(/\/$/, '');
+  return async (request) => {
+    const url = new URL(request.url);
+    if (mountPath !== '' && !url.pathname.startsWith(`${mountPath}/`)) return null;
+    const headers: Record<string, string> = {};
+    request.headers.forEach((value, name) => {
+      headers[name] = value;
+    });
+    const result = await sentinel.handle({
+      method: request.method,
+      path: url.pathname.slice(mountPath.length),
+      query: url.searchParams,
+      headers,
+      body: () => readCapped(request, sentinel.config.bodyLimit),
+      ip: options.ip?.(request),
+      secure: url.protocol === 'https:',
+      mountPath,
+    });
+    return result === null ? null : toResponse(result);
+  };
+}
+
+/** What a guard answers: the verified claims, or the 401 `Response` to return as is. */
+export type AccessTokenGuard = (
+  request: Request,
+  params?: Record<string, string | undefined>,
+) => Promise<{ claims: AccessTokenClaims } | Response>;
+
+/**
+ * Checks a Bearer access token (RFC 6750 §2.1). A fetch runtime has no middleware chain, so the guard answers
+ * either `{ claims }` or the ready 401 `Response` (with `WWW-Authenticate: Bearer`, RFC 6750 §3). `params` are the
+ * route's parameters: `accountId` and `consumerId`, when present, must match the token.
+ * @example
+ * const guard = requireAccessToken(sentinel);
+ * const checked = await guard(request, { accountId, consumerId });
+ * if (checked instanceof Response) return checked;
+ * return Response.json(await brandTokens(checked.claims));
+ */
+export function requireAccessToken(sentinel: Sentinel, options?: RequireAccessTokenOptions): AccessTokenGuard {
+  return async (request, params) => {
+    const authorization = request.headers.get('authorization') ?? undefined;
+    const result = await sentinel.checkBearer(authorization, expectationsFromParams(params, options));
+    return result.ok ? { claims: result.claims } : toResponse(result.response);
+  };
+}

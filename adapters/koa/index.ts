@@ -1,0 +1,91 @@
+/**
+ * Koa 2 and 3 adapter: `app.use(toKoa(sentinel))` (or under koa-mount), and `requireAccessToken(sentinel)` for the
+ * routes the tokens protect. It translates and nothing else: the core decides every status, header and body.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  expectationsFromParams,
+  type AccessTokenClaims,
+  type RequireAccessTokenOptions,
+  type Sentinel,
+  type SentinelResponse,
+} from '../../src/index.js';
+import { fromNodeRequest } from '../node/index.js';
+
+/** The parts of a Koa context the adapter touches (structural, so Koa 2 and 3 both fit). */
+export interface KoaContextLike {
+  req: IncomingMessage;
+  res: ServerResponse;
+  url: string;
+  path: string;
+  originalUrl: string;
+  mountPath?: string | undefined;
+  request: { body?: unknown };
+  params?: Record<string, string>;
+  state: Record<string, unknown> & { sentinel?: AccessTokenClaims };
+  status: number;
+  body: unknown;
+  set(field: string, value: string | string[]): void;
+}
+
+/** A Koa middleware. */
+export type KoaMiddleware = (ctx: KoaContextLike, next: () => Promise<unknown>) => Promise<void>;
+
+/**
+ * The prefix koa-mount stripped: the original path minus what is left. Works for nested mounts too, where
+ * `ctx.mountPath` only holds the innermost prefix.
+ */
+function mountPathOf(ctx: KoaContextLike): string {
+  const original = ctx.originalUrl.split('?')[0] ?? '';
+  if (original !== ctx.path && original.endsWith(ctx.path)) return original.slice(0, original.length - ctx.path.length);
+  return ctx.mountPath === undefined || ctx.mountPath === '/' ? '' : ctx.mountPath.replace(/\/$/, '');
+}
+
+function write(ctx: KoaContextLike, result: SentinelResponse): void {
+  for (const [name, value] of Object.entries(result.headers)) ctx.set(name, value);
+  // Body before status: Koa turns a null body into 204 unless a status follows, and a null body (rather than
+  // an unset one) stops Koa from writing its default "Found"-style text on redirects.
+  ctx.body = result.body ?? null;
+  ctx.status = result.status;
+}
+
+/**
+ * Mounts the service. Paths that are not the service's go to `next()` untouched, stream unread.
+ * A host body parser (koa-bodyparser, @koa/bodyparser) may run before or after it.
+ * @example app.use(toKoa(sentinel)); // or app.use(mount('/idp', toKoa(sentinel)))
+ * @see RFC 6749 §3 (the endpoints it serves)
+ */
+export function toKoa(sentinel: Sentinel): KoaMiddleware {
+  return async (ctx, next) => {
+    const request = fromNodeRequest(ctx.req, {
+      url: ctx.url,
+      mountPath: mountPathOf(ctx),
+      parsedBody: () => ctx.request.body,
+    });
+    const result = await sentinel.handle(request);
+    if (result === null) {
+      await next();
+      return;
+    }
+    write(ctx, result);
+  };
+}
+
+/**
+ * Guards a route with a Bearer access token (RFC 6750 §2.1): the verified claims land on `ctx.state.sentinel`;
+ * a missing, invalid, expired or foreign token gets 401 with `WWW-Authenticate: Bearer` (RFC 6750 §3). The
+ * `accountId` and `consumerId` route parameters (`ctx.params`, as @koa/router sets them), when present, must
+ * match the token.
+ * @example router.get('/api/account/:accountId/consumer/:consumerId/brand/tokens', requireAccessToken(sentinel), handler)
+ */
+export function requireAccessToken(sentinel: Sentinel, options?: RequireAccessTokenOptions): KoaMiddleware {
+  return async (ctx, next) => {
+    const result = await sentinel.checkBearer(ctx.req.headers.authorization, expectationsFromParams(ctx.params, options));
+    if (!result.ok) {
+      write(ctx, result.response);
+      return;
+    }
+    ctx.state.sentinel = result.claims;
+    await next();
+  };
+}

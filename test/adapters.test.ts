@@ -1,0 +1,228 @@
+/**
+ * Per-framework behaviour of the adapters, against every host in HOSTS: host body parsers before, after or absent;
+ * mounting under a prefix; the host's error handler receiving what the adapter cannot answer; host routes next to
+ * ours left untouched; and the response the core decides reaching the wire unchanged.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Sentinel, SentinelBody, SentinelRequest, SentinelResponse } from '../src/index.js';
+import { ACCOUNT, appTokenPath, ccBody, CONSUMER_UUID, makeSentinel } from './fixtures.js';
+import { HOSTS, type MountedHost, type MountOptions } from './hosts.js';
+
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+
+let running: MountedHost[] = [];
+afterEach(async () => {
+  await Promise.all(running.map((host) => host.close()));
+  running = [];
+});
+
+/** A sentinel whose `handle` records the request it got and answers `response` (or throws `failure`). */
+function scripted(input: { response?: SentinelResponse | null; failure?: Error }): {
+  sentinel: Sentinel;
+  seen: SentinelRequest[];
+  bodies: (SentinelBody | undefined)[];
+} {
+  const real = makeSentinel();
+  const seen: SentinelRequest[] = [];
+  const bodies: (SentinelBody | undefined)[] = [];
+  const sentinel: Sentinel = {
+    ...real,
+    async handle(request) {
+      if (input.failure !== undefined) throw input.failure;
+      seen.push(request);
+      bodies.push(typeof request.body === 'function' ? await request.body() : request.body);
+      return input.response === undefined ? null : input.response;
+    },
+  };
+  return { sentinel, seen, bodies };
+}
+
+function text(body: SentinelBody | undefined): string {
+  if (body === undefined) return '';
+  if (typeof body === 'string') return body;
+  if (body instanceof Uint8Array) return Buffer.from(body).toString('utf8');
+  return new URLSearchParams(body as Record<string, string>).toString();
+}
+
+describe.each(HOSTS)('$name adapter', (host) => {
+  async function start(sentinel: Sentinel, options?: MountOptions): Promise<string> {
+    const mounted = await host.mount(sentinel, options);
+    running.push(mounted);
+    return mounted.url;
+  }
+
+  async function appToken(base: string, prefix = '', body = ccBody(), headers: Record<string, string> = FORM): Promise<Response> {
+    return fetch(`${base}${prefix}${appTokenPath()}`, { method: 'POST', headers, body });
+  }
+
+  describe.each(['none', 'before', 'after'] as const)('host body parser %s', (bodyParser) => {
+    it('issues a consumer-bound token and the guarded API accepts it', async () => {
+      const base = await start(makeSentinel(), { bodyParser });
+      const response = await appToken(base);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('cache-control')).toBe('no-store');
+      const { access_token: token } = (await response.json()) as { access_token: string };
+      const api = await fetch(`${base}/api/account/${ACCOUNT}/consumer/${CONSUMER_UUID}/brand/tokens`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(api.status).toBe(200);
+      expect(((await api.json()) as { claims: { sub: string } }).claims.sub).toBe(CONSUMER_UUID);
+    });
+
+    it('still sees a repeated body parameter as invalid_request', async () => {
+      const base = await start(makeSentinel(), { bodyParser });
+      const response = await appToken(base, '', `${ccBody()}&grant_type=client_credentials`);
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({ error: 'invalid_request' });
+    });
+
+    it('answers a JSON body with 400 invalid_request, never a 5xx', async () => {
+      const base = await start(makeSentinel(), { bodyParser });
+      const json = JSON.stringify({ grant_type: 'client_credentials', client_id: 'x', client_secret: 'y' });
+      const response = await appToken(base, '', json, { 'content-type': 'application/json' });
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({ error: 'invalid_request' });
+    });
+
+    it('leaves the body of a host POST route to the host', async () => {
+      const base = await start(makeSentinel(), { bodyParser });
+      const response = await fetch(`${base}/host/echo`, { method: 'POST', headers: FORM, body: 'greeting=hello&to=world' });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({ greeting: 'hello', to: 'world' });
+    });
+  });
+
+  it('refuses a declared oversized body with 413 before reading it', async () => {
+    const base = await start(makeSentinel({ bodyLimit: 1024 }));
+    const response = await appToken(base, '', `${ccBody()}&pad=${'x'.repeat(4096)}`);
+    expect(response.status).toBe(413);
+    expect(await response.json()).toMatchObject({ error: 'invalid_request' });
+  });
+
+  it('refuses a chunked body that grows past the limit with 413', async () => {
+    const base = await start(makeSentinel({ bodyLimit: 1024 }));
+    const chunk = new TextEncoder().encode(`${ccBody()}&pad=${'x'.repeat(2048)}`);
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(chunk);
+        controller.close();
+      },
+    });
+    const response = await fetch(`${base}${appTokenPath()}`, {
+      method: 'POST',
+      headers: FORM,
+      body: stream,
+      duplex: 'half',
+    } as RequestInit);
+    expect(response.status).toBe(413);
+  });
+
+  it('leaves host routes and unknown paths under the base path to the host', async () => {
+    const base = await start(makeSentinel());
+    const ping = await fetch(`${base}/host/ping`);
+    expect(ping.status).toBe(200);
+    expect(await ping.text()).toBe('pong');
+    const unknown = await fetch(`${base}/sentinel/not-a-route`, { method: 'POST', headers: FORM, body: 'a=b' });
+    expect(unknown.status).toBe(404);
+    const jwks = await fetch(`${base}/sentinel/well-known/jwks`);
+    expect(jwks.status).toBe(200);
+  });
+
+  describe('mounted under /idp', () => {
+    it('serves the routes under the prefix only', async () => {
+      const base = await start(makeSentinel(), { prefix: '/idp' });
+      expect((await appToken(base, '/idp')).status).toBe(200);
+      expect((await appToken(base)).status).toBe(404);
+      expect((await fetch(`${base}/idp/sentinel/well-known/jwks`)).status).toBe(200);
+      expect((await fetch(`${base}/host/ping`)).status).toBe(200);
+    });
+
+    it('hands the core the path relative to the mount and the mount path', async () => {
+      const { sentinel, seen, bodies } = scripted({ response: { status: 204, headers: {} } });
+      const base = await start(sentinel, { prefix: '/idp' });
+      const response = await fetch(`${base}/idp/sentinel/anything?x=1&x=2`, { method: 'POST', headers: FORM, body: 'a=b' });
+      expect(response.status).toBe(204);
+      expect(seen[0]?.path).toBe('/sentinel/anything');
+      expect(seen[0]?.mountPath).toBe('/idp');
+      expect(seen[0]?.query.getAll('x')).toEqual(['1', '2']);
+      expect(seen[0]?.method).toBe('POST');
+      expect(seen[0]?.headers['content-type']).toBe('application/x-www-form-urlencoded');
+      expect(text(bodies[0])).toBe('a=b');
+    });
+  });
+
+  it('writes the response the core decided, byte for byte', async () => {
+    const body = '{"ok":true}';
+    const { sentinel } = scripted({
+      response: {
+        status: 201,
+        headers: { 'content-type': 'application/json;charset=UTF-8', 'x-sentinel': 'yes', 'cache-control': 'no-store' },
+        body,
+      },
+    });
+    const base = await start(sentinel);
+    const response = await fetch(`${base}/sentinel/anything`);
+    expect(response.status).toBe(201);
+    expect(response.headers.get('content-type')).toBe('application/json;charset=UTF-8');
+    expect(response.headers.get('x-sentinel')).toBe('yes');
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    expect(await response.text()).toBe(body);
+  });
+
+  it('writes a body-less redirect with every Set-Cookie and no framework default body', async () => {
+    const cookies = ['sid=abc; Path=/sentinel; HttpOnly', 'csrf=def; Path=/sentinel; HttpOnly'];
+    const { sentinel } = scripted({
+      response: { status: 302, headers: { location: '/sentinel/login?i=1', 'set-cookie': cookies, 'cache-control': 'no-store' } },
+    });
+    const base = await start(sentinel);
+    const response = await fetch(`${base}/sentinel/anything`, { redirect: 'manual' });
+    expect(response.status).toBe(302);
+    expect(response.headers.get('location')).toBe('/sentinel/login?i=1');
+    expect(response.headers.getSetCookie()).toEqual(cookies);
+    expect(response.headers.get('content-type')).toBeNull();
+    expect(await response.text()).toBe('');
+  });
+
+  it('passes errors the adapter cannot answer to the host error handler', async () => {
+    const failure = new Error('adapter-level failure');
+    const received: unknown[] = [];
+    const { sentinel } = scripted({ failure });
+    const base = await start(sentinel, { onHostError: (error) => received.push(error) });
+    const response = await fetch(`${base}/sentinel/anything`);
+    expect(response.status).toBe(500);
+    expect(await response.text()).toBe('host error handler');
+    expect(received).toEqual([failure]);
+  });
+
+  it('passes a failing bearer check to the host error handler', async () => {
+    const failure = new Error('verification backend down');
+    const received: unknown[] = [];
+    const real = makeSentinel();
+    const sentinel: Sentinel = {
+      ...real,
+      checkBearer: async () => {
+        throw failure;
+      },
+    };
+    const base = await start(sentinel, { onHostError: (error) => received.push(error) });
+    const response = await fetch(`${base}/api/account/${ACCOUNT}/consumer/${CONSUMER_UUID}/brand/tokens`, {
+      headers: { authorization: 'Bearer abc' },
+    });
+    expect(response.status).toBe(500);
+    expect(received).toEqual([failure]);
+  });
+
+  it('answers a missing or foreign bearer token with 401 and a challenge', async () => {
+    const base = await start(makeSentinel());
+    const missing = await fetch(`${base}/api/account/${ACCOUNT}/consumer/${CONSUMER_UUID}/brand/tokens`);
+    expect(missing.status).toBe(401);
+    expect(missing.headers.get('www-authenticate')).toMatch(/^Bearer /);
+    const token = ((await (await appToken(base)).json()) as { access_token: string }).access_token;
+    const other = '11111111-2222-4333-8444-555555555555';
+    const foreign = await fetch(`${base}/api/account/${ACCOUNT}/consumer/${other}/brand/tokens`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(foreign.status).toBe(401);
+    expect(foreign.headers.get('www-authenticate')).toContain('invalid_token');
+  });
+});
