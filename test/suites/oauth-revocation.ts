@@ -1,0 +1,146 @@
+/**
+ * Black-box suite of revocation (RFC 7009) and introspection (RFC 7662).
+ */
+import request from 'supertest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { SentinelEvent } from '../../src/index.js';
+import { ACCOUNT, appTokenPath, basic, ccBody, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, PUBLIC_CLIENT_ID, USER_ID } from '../fixtures.js';
+import type { Host } from '../hosts.js';
+import { useMount } from './mount.js';
+import {
+  ACCOUNT_ISSUER,
+  CLIENT,
+  codeFor,
+  exchange,
+  expectError,
+  expectNoStore,
+  FORM,
+  INTROSPECT_PATH,
+  isAccepted,
+  postForm,
+  refresh,
+  REVOKE_PATH,
+} from './oauth-helpers.js';
+
+/** Runs the revocation and introspection suite against `host`. */
+export function revocationSuite(host: Host): void {
+  const mount = useMount(host);
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  async function tokens(server: unknown, sentinel: Parameters<typeof codeFor>[0]) {
+    const response = await exchange(server, await codeFor(sentinel, { scope: 'profile' }));
+    expect(response.status).toBe(200);
+    return response.body as { access_token: string; refresh_token: string };
+  }
+  const revoke = (server: unknown, token: string, extra: Record<string, string> = {}) => postForm(server, REVOKE_PATH, { token, ...CLIENT, ...extra });
+  const introspect = (server: unknown, token: string, extra: Record<string, string> = {}) =>
+    postForm(server, INTROSPECT_PATH, { token, ...CLIENT, ...extra });
+
+  describe('revocation (RFC 7009)', () => {
+    it('revoking a refresh token kills the grant: the refresh token and its access tokens', async () => {
+      const events: SentinelEvent[] = [];
+      const { server, sentinel } = await mount({ onEvent: (event) => events.push(event) });
+      const issued = await tokens(server, sentinel);
+      const response = await revoke(server, issued.refresh_token, { token_type_hint: 'refresh_token' });
+      expect(response.status).toBe(200);
+      expect(response.text).toBe('');
+      expect(response.headers['cache-control']).toBe('no-store');
+      expectError(await refresh(server, issued.refresh_token), 400, 'invalid_grant');
+      expect(await isAccepted(sentinel, issued.access_token)).toBe(false);
+      const revoked = events.find((event) => event.type === 'token.revoked');
+      expect(revoked).toMatchObject({ tokenType: 'refresh_token', clientId: CLIENT_ID, accountId: ACCOUNT });
+      expect(JSON.stringify(events)).not.toContain(issued.refresh_token);
+    });
+
+    it('revoking an access token (even with a wrong hint, via Basic) revokes only that token', async () => {
+      const { server, sentinel } = await mount();
+      const issued = await tokens(server, sentinel);
+      const response = await postForm(server, REVOKE_PATH, { token: issued.access_token, token_type_hint: 'refresh_token' }, basic(CLIENT_ID, CLIENT_SECRET));
+      expect(response.status).toBe(200);
+      expect(await isAccepted(sentinel, issued.access_token)).toBe(false);
+      const refreshed = await refresh(server, issued.refresh_token);
+      expect(refreshed.status).toBe(200);
+      expect(await isAccepted(sentinel, refreshed.body.access_token)).toBe(true);
+    });
+
+    it('answers 200 for unknown tokens and leaves another client\'s tokens alone', async () => {
+      const { server, sentinel } = await mount();
+      expect((await revoke(server, 'no-such-token')).status).toBe(200);
+      expect((await revoke(server, 'a.b.c', { token_type_hint: 'access_token' })).status).toBe(200);
+      const issued = await tokens(server, sentinel);
+      for (const token of [issued.refresh_token, issued.access_token]) {
+        expect((await postForm(server, REVOKE_PATH, { token, client_id: PUBLIC_CLIENT_ID })).status).toBe(200);
+      }
+      expect(await isAccepted(sentinel, issued.access_token)).toBe(true);
+      expect((await refresh(server, issued.refresh_token)).status).toBe(200);
+    });
+
+    it('requires the token and client authentication; refuses consumer-bound tokens it cannot revoke', async () => {
+      const { server, sentinel } = await mount();
+      const issued = await tokens(server, sentinel);
+      expectError(await postForm(server, REVOKE_PATH, { ...CLIENT }), 400, 'invalid_request');
+      expectError(await postForm(server, REVOKE_PATH, { token: issued.refresh_token }), 400, 'invalid_client');
+      expectError(await revoke(server, issued.refresh_token, { client_secret: 'wrong' }), 400, 'invalid_client');
+      expect((await refresh(server, issued.refresh_token)).status).toBe(200);
+      const consumer = await request(server).post(appTokenPath()).set('content-type', FORM).send(ccBody());
+      expectError(await revoke(server, consumer.body.access_token), 400, 'unsupported_token_type');
+    });
+  });
+
+  describe('introspection (RFC 7662)', () => {
+    it('describes an active access token and refresh token to the client they were issued to', async () => {
+      const { server, sentinel } = await mount();
+      const issued = await tokens(server, sentinel);
+      const access = await introspect(server, issued.access_token);
+      expect(access.status).toBe(200);
+      expectNoStore(access);
+      expect(access.body).toMatchObject({
+        active: true,
+        scope: 'profile',
+        client_id: CLIENT_ID,
+        sub: USER_ID,
+        iss: ACCOUNT_ISSUER,
+        aud: ACCOUNT,
+        token_type: 'access_token',
+      });
+      expect(typeof access.body.exp).toBe('number');
+      expect(typeof access.body.iat).toBe('number');
+      expect(typeof access.body.jti).toBe('string');
+      const refreshToken = await introspect(server, issued.refresh_token, { token_type_hint: 'refresh_token' });
+      expect(refreshToken.body).toMatchObject({ active: true, client_id: CLIENT_ID, sub: USER_ID, token_type: 'refresh_token', scope: 'profile' });
+      const consumer = await request(server).post(appTokenPath()).set('content-type', FORM).send(ccBody());
+      expect((await introspect(server, consumer.body.access_token)).body).toMatchObject({ active: true, sub: CONSUMER_UUID });
+    });
+
+    it('answers exactly {"active": false} for invalid, revoked, expired and foreign tokens', async () => {
+      const { server, sentinel } = await mount();
+      const issued = await tokens(server, sentinel);
+      const registered = await sentinel.registerApp({ accountId: ACCOUNT, redirectUris: ['https://x.example.com/cb'], grantTypes: ['authorization_code'] });
+      const foreign = { client_id: registered.clientId, client_secret: registered.clientSecret! };
+      for (const token of [issued.access_token, issued.refresh_token]) {
+        expect((await introspect(server, token, foreign)).body).toEqual({ active: false });
+      }
+      expect((await introspect(server, 'garbage')).body).toEqual({ active: false });
+      expect((await introspect(server, `${issued.access_token.slice(0, -4)}AAAA`)).body).toEqual({ active: false });
+      const other = await tokens(server, sentinel);
+      await revoke(server, other.refresh_token);
+      expect((await introspect(server, other.access_token)).body).toEqual({ active: false });
+      expect((await introspect(server, other.refresh_token)).body).toEqual({ active: false });
+      const start = Date.now();
+      vi.spyOn(Date, 'now').mockImplementation(() => start + 2 * 3600 * 1000);
+      const expired = await introspect(server, issued.access_token);
+      expect(expired.status).toBe(200);
+      expect(expired.body).toEqual({ active: false });
+    });
+
+    it('requires a confidential client of the account', async () => {
+      const { server, sentinel } = await mount();
+      const issued = await tokens(server, sentinel);
+      expectError(await postForm(server, INTROSPECT_PATH, { token: issued.access_token }), 400, 'invalid_client');
+      expectError(await postForm(server, INTROSPECT_PATH, { token: issued.access_token, client_id: PUBLIC_CLIENT_ID }), 400, 'invalid_client');
+      expectError(await postForm(server, INTROSPECT_PATH, { ...CLIENT }), 400, 'invalid_request');
+    });
+  });
+}
