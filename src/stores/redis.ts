@@ -12,7 +12,13 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { Store } from './store.js';
 
-/** Options of {@link RedisStore}. */
+/**
+ * Options of {@link RedisStore}.
+ *
+ * @example
+ * const options: RedisStoreOptions = { prefix: 'idp:', commandTimeoutMs: 1000 };
+ * const store = new RedisStore(client, options);
+ */
 export interface RedisStoreOptions {
   /**
    * Prepended to every key, so one Redis can hold several issuers (or other applications) without collisions.

@@ -1,0 +1,267 @@
+/**
+ * The conformance suite every {@link Store} must pass. Each implementation's test file calls `runStoreContract`
+ * with a factory; the factory is called once per test, and its `cleanup` after that test.
+ *
+ * Timing: the expiry tests wait for real time. Every wait is several times longer than the TTL it outlives, and every
+ * "still there" check happens at least half a second before the deadline it races, so a noisy machine can make a
+ * test slower but not make it fail. (A sluggish machine can at worst make the "window does not slide" test pass
+ * without proving much, never fail spuriously.)
+ */
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Store } from '../src/stores/store.js';
+
+/** What a store factory hands to the contract. */
+export interface StoreUnderTest {
+  store: Store;
+  cleanup(): Promise<void>;
+}
+
+const LONG = 60_000;
+
+/** A fresh key under `prefix`, so that no two tests (or runs) share state. */
+function key(prefix: string): string {
+  return `${prefix}:${randomBytes(12).toString('hex')}`;
+}
+
+/** ~1 MiB of text with multi-byte characters spread through it, so encoding mistakes show up. */
+function largeValue(): string {
+  const chunk = `${randomBytes(3000).toString('base64')}ü€🔑\u0000"\\\n`;
+  let out = '';
+  while (out.length < 1024 * 1024) out += chunk;
+  return out;
+}
+
+/**
+ * Defines a vitest `describe(name)` with the Store contract run against stores from `makeStore`.
+ *
+ * @example
+ * runStoreContract('MemoryStore', async () => ({ store: new MemoryStore(), cleanup: async () => {} }));
+ */
+export function runStoreContract(name: string, makeStore: () => Promise<StoreUnderTest>): void {
+  describe(`${name}: Store contract`, () => {
+    let subject: StoreUnderTest | undefined;
+    let store: Store;
+
+    beforeEach(async () => {
+      subject = await makeStore();
+      store = subject.store;
+    });
+
+    afterEach(async () => {
+      await subject?.cleanup();
+      subject = undefined;
+    });
+
+    describe('get / set', () => {
+      it('returns null for a key that was never set', async () => {
+        await expect(store.get(key('session'))).resolves.toBeNull();
+      });
+
+      it('returns what was set', async () => {
+        const k = key('session');
+        await store.set(k, '{"user":"u1"}', LONG);
+        await expect(store.get(k)).resolves.toBe('{"user":"u1"}');
+        // Reading does not consume.
+        await expect(store.get(k)).resolves.toBe('{"user":"u1"}');
+      });
+
+      it('keeps the empty string distinct from absence', async () => {
+        const k = key('session');
+        await store.set(k, '', LONG);
+        await expect(store.get(k)).resolves.toBe('');
+        await expect(store.take(k)).resolves.toBe('');
+        await expect(store.get(k)).resolves.toBeNull();
+      });
+
+      it('replaces the previous value', async () => {
+        const k = key('grant');
+        await store.set(k, 'first', LONG);
+        await store.set(k, 'second', LONG);
+        await expect(store.get(k)).resolves.toBe('second');
+      });
+
+      it('keeps keys apart', async () => {
+        const a = key('code');
+        const b = key('code');
+        await store.set(a, 'A', LONG);
+        await store.set(b, 'B', LONG);
+        await expect(store.get(a)).resolves.toBe('A');
+        await expect(store.get(b)).resolves.toBe('B');
+      });
+
+      it('round-trips a 1 MiB value with multi-byte characters', async () => {
+        const k = key('interaction');
+        const value = largeValue();
+        await store.set(k, value, LONG);
+        const back = await store.get(k);
+        expect(back?.length).toBe(value.length);
+        expect(back === value).toBe(true); // not toBe(value): a mismatch would print two megabytes
+        const taken = await store.take(k);
+        expect(taken === value).toBe(true);
+      });
+
+      it('accepts keys with colons, spaces, unicode, glob and control characters, each distinct', async () => {
+        const base = key('session');
+        const odd = [
+          `${base}:a:b:c`,
+          `${base}:a:b`,
+          `${base} with spaces `,
+          `${base}:ünïcødé 🔑 漢字`,
+          `${base}:*?[x]\\`,
+          `${base}:\n\t\r`,
+          `${base}:`,
+          `${base}`,
+        ];
+        for (const [i, k] of odd.entries()) await store.set(k, `value-${i}`, LONG);
+        for (const [i, k] of odd.entries()) await expect(store.get(k)).resolves.toBe(`value-${i}`);
+        await store.delete(odd[0] as string);
+        await expect(store.get(odd[0] as string)).resolves.toBeNull();
+        await expect(store.get(odd[1] as string)).resolves.toBe('value-1');
+        await expect(store.increment(`${base}:*`, LONG)).resolves.toBe(1);
+        await expect(store.get(`${base}:*?[x]\\`)).resolves.toBe('value-4');
+      });
+    });
+
+    describe('expiry', () => {
+      it('forgets a value after its TTL and keeps a longer-lived one', async () => {
+        const short = key('interaction');
+        const long = key('interaction');
+        await store.set(short, 'short', 100);
+        await store.set(long, 'long', LONG);
+        await sleep(500);
+        await expect(store.get(short)).resolves.toBeNull();
+        await expect(store.take(short)).resolves.toBeNull();
+        await expect(store.get(long)).resolves.toBe('long');
+      });
+
+      it('serves a value until its TTL runs out', async () => {
+        const k = key('code');
+        await store.set(k, 'v', 1000);
+        await expect(store.get(k)).resolves.toBe('v');
+        await sleep(1400);
+        await expect(store.get(k)).resolves.toBeNull();
+      });
+
+      it('set replaces the TTL along with the value', async () => {
+        const k = key('session');
+        await store.set(k, 'old', 100);
+        await store.set(k, 'new', LONG);
+        await sleep(500);
+        await expect(store.get(k)).resolves.toBe('new');
+
+        // And the other way round: shortening works too.
+        await store.set(k, 'shorter', 100);
+        await sleep(500);
+        await expect(store.get(k)).resolves.toBeNull();
+      });
+
+      it('accepts fractional TTLs in milliseconds', async () => {
+        const k = key('refresh');
+        await store.set(k, 'v', 1500.5);
+        await expect(store.get(k)).resolves.toBe('v');
+        await expect(store.increment(key('throttle'), 1500.5)).resolves.toBe(1);
+      });
+    });
+
+    describe('take', () => {
+      it('returns the value once, then null', async () => {
+        const k = key('code');
+        await store.set(k, 'record', LONG);
+        await expect(store.take(k)).resolves.toBe('record');
+        await expect(store.take(k)).resolves.toBeNull();
+        await expect(store.get(k)).resolves.toBeNull();
+      });
+
+      it('returns null for an absent key', async () => {
+        await expect(store.take(key('code'))).resolves.toBeNull();
+      });
+
+      it('hands the value to exactly one of 200 concurrent takers', async () => {
+        const k = key('refresh');
+        await store.set(k, 'the-one', LONG);
+        const results = await Promise.all(Array.from({ length: 200 }, () => store.take(k)));
+        expect(results.filter((r) => r !== null)).toEqual(['the-one']);
+        await expect(store.get(k)).resolves.toBeNull();
+      });
+
+      it('leaves other keys alone', async () => {
+        const a = key('code');
+        const b = key('code');
+        await store.set(a, 'A', LONG);
+        await store.set(b, 'B', LONG);
+        await store.take(a);
+        await expect(store.get(b)).resolves.toBe('B');
+      });
+    });
+
+    describe('delete', () => {
+      it('removes a key', async () => {
+        const k = key('session');
+        await store.set(k, 'v', LONG);
+        await store.delete(k);
+        await expect(store.get(k)).resolves.toBeNull();
+        await expect(store.take(k)).resolves.toBeNull();
+      });
+
+      it('accepts an absent key', async () => {
+        await expect(store.delete(key('session'))).resolves.toBeUndefined();
+      });
+
+      it('leaves other keys alone', async () => {
+        const a = key('revoked');
+        const b = key('revoked');
+        await store.set(a, 'A', LONG);
+        await store.set(b, 'B', LONG);
+        await store.delete(a);
+        await expect(store.get(b)).resolves.toBe('B');
+      });
+    });
+
+    describe('increment', () => {
+      it('counts 1, 2, 3', async () => {
+        const k = key('throttle');
+        await expect(store.increment(k, LONG)).resolves.toBe(1);
+        await expect(store.increment(k, LONG)).resolves.toBe(2);
+        await expect(store.increment(k, LONG)).resolves.toBe(3);
+      });
+
+      it('keeps separate counters per key', async () => {
+        const a = key('throttle');
+        const b = key('throttle');
+        await store.increment(a, LONG);
+        await store.increment(a, LONG);
+        await expect(store.increment(b, LONG)).resolves.toBe(1);
+        await expect(store.increment(a, LONG)).resolves.toBe(3);
+      });
+
+      it('uses a fixed window: later increments do not extend it, and the count restarts after it', async () => {
+        const k = key('throttle');
+        // Window of 1000 ms opened at t=0. A second increment at t≈400 must not push the end to t≈1400, so at
+        // t≈1200 the counter must have restarted. (A sliding implementation would answer 3 here.)
+        await expect(store.increment(k, 1000)).resolves.toBe(1);
+        await sleep(400);
+        await expect(store.increment(k, 1000)).resolves.toBe(2);
+        await sleep(800);
+        await expect(store.increment(k, 1000)).resolves.toBe(1);
+        await expect(store.increment(k, 1000)).resolves.toBe(2);
+      });
+
+      it('counts 100 concurrent increments exactly, each caller seeing a different count', async () => {
+        const k = key('throttle');
+        const results = await Promise.all(Array.from({ length: 100 }, () => store.increment(k, LONG)));
+        expect([...results].sort((x, y) => x - y)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+        await expect(store.increment(k, LONG)).resolves.toBe(101);
+      });
+
+      it('restarts from 1 after delete', async () => {
+        const k = key('throttle');
+        await store.increment(k, LONG);
+        await store.increment(k, LONG);
+        await store.delete(k);
+        await expect(store.increment(k, LONG)).resolves.toBe(1);
+      });
+    });
+  });
+}

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { MemoryStore } from '../src/stores/memory.js';
+import { runStoreContract } from './store-contract.js';
+
+runStoreContract('MemoryStore', async () => ({ store: new MemoryStore(), cleanup: async () => {} }));
+
+describe('MemoryStore specifics', () => {
+  it('bounds each key prefix separately, so a flood of interactions cannot evict sessions', async () => {
+    const store = new MemoryStore({ max: 100 });
+    for (let i = 0; i < 50; i++) await store.set(`session:${i}`, `s${i}`, 60_000);
+    for (let i = 0; i < 1000; i++) await store.set(`interaction:${i}`, `i${i}`, 60_000);
+
+    for (let i = 0; i < 50; i++) await expect(store.get(`session:${i}`)).resolves.toBe(`s${i}`);
+    let interactions = 0;
+    for (let i = 0; i < 1000; i++) if ((await store.get(`interaction:${i}`)) !== null) interactions++;
+    expect(interactions).toBeGreaterThan(0);
+    expect(interactions).toBeLessThanOrEqual(100);
+    // The survivors are the most recent ones: least recently used go first.
+    await expect(store.get('interaction:999')).resolves.toBe('i999');
+    await expect(store.get('interaction:0')).resolves.toBeNull();
+    expect(store.size).toBe(50 + interactions);
+    expect(store.size).toBeLessThanOrEqual(150);
+  });
+
+  it('bounds keys without a prefix too', async () => {
+    const store = new MemoryStore({ max: 10 });
+    for (let i = 0; i < 100; i++) await store.set(`plain${i}`, 'v', 60_000);
+    expect(store.size).toBeLessThanOrEqual(10);
+  });
+
+  it('rejects a max that is not a positive integer', () => {
+    for (const max of [0, -1, 1.5, Number.NaN]) expect(() => new MemoryStore({ max })).toThrow(TypeError);
+  });
+});

@@ -1,0 +1,283 @@
+/**
+ * RedisStore when Redis misbehaves, against private `redis-server` processes this file starts and kills:
+ *
+ * - paused (SIGSTOP: connections stay open, nothing answers) and killed (connection refused): every Store method
+ *   must reject within a bounded time instead of hanging the request, and the *same* store instance must work again
+ *   once Redis is back, because ioredis reconnects on its own;
+ * - a server without GETDEL (renamed away, as on Redis < 6.2): the whole Store contract must still pass through the
+ *   Lua fallback of `take`.
+ *
+ * No redis-server binary: skipped with a warning, unless SENTINEL_REQUIRE_REDIS=1, where it fails.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis, type RedisOptions } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RedisStore } from '../src/stores/redis.js';
+import type { Store } from '../src/stores/store.js';
+import { runStoreContract } from './store-contract.js';
+
+const REDIS_SERVER = process.env.REDIS_SERVER ?? '/usr/bin/redis-server';
+const REQUIRED = process.env.SENTINEL_REQUIRE_REDIS === '1';
+const missing = existsSync(REDIS_SERVER) ? null : `no redis-server binary at ${REDIS_SERVER}`;
+const skip = missing !== null && !REQUIRED;
+if (skip) {
+  console.warn(`[store-redis-faults] skipped: ${missing}. Set REDIS_SERVER, or SENTINEL_REQUIRE_REDIS=1 to make this a failure.`);
+}
+
+/** Each store operation must settle well within this, with a 300 ms commandTimeoutMs. */
+const BOUND_MS = 3000;
+const COMMAND_TIMEOUT_MS = 300;
+/** How long the same store instance may take to work again once Redis is back (ioredis backs off up to ~5 s). */
+const RECOVERY_DEADLINE_MS = 20_000;
+
+/** A port nobody listens on right now (the OS picks it; there is a small window in which someone else could). */
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => {
+        if (address !== null && typeof address === 'object') resolve(address.port);
+        else reject(new Error('no port assigned'));
+      });
+    });
+  });
+}
+
+/** One private, non-persistent redis-server that can be paused, resumed, killed and started again on its port. */
+class PrivateRedis {
+  readonly #args: string[];
+  readonly #dir = mkdtempSync(join(tmpdir(), 'sentinel-redis-'));
+  #process: ChildProcess | undefined;
+  port = 0;
+
+  constructor(extraArgs: string[] = []) {
+    this.#args = extraArgs;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    if (this.port === 0) this.port = await freePort();
+    const child = spawn(
+      REDIS_SERVER,
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.#dir, ...this.#args],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    this.#process = child;
+    let output = '';
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`redis-server did not start:\n${output}`)), 10_000);
+      const onData = (chunk: Buffer): void => {
+        output += chunk.toString();
+        if (output.includes('Ready to accept connections')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      child.stdout?.on('data', onData);
+      child.stderr?.on('data', onData);
+      child.once('error', (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`redis-server exited with ${code}:\n${output}`));
+      });
+    });
+  }
+
+  async kill(): Promise<void> {
+    const child = this.#process;
+    this.#process = undefined;
+    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL'); // also ends a stopped process
+    await exited;
+  }
+
+  pause(): void {
+    this.#process?.kill('SIGSTOP');
+  }
+
+  resume(): void {
+    this.#process?.kill('SIGCONT');
+  }
+
+  async destroy(): Promise<void> {
+    await this.kill();
+    rmSync(this.#dir, { recursive: true, force: true });
+  }
+}
+
+function connect(url: string, options: RedisOptions = {}): Redis {
+  const client = new Redis(url, options);
+  client.on('error', () => {}); // outages are the point here; failures surface as rejected store calls
+  return client;
+}
+
+const OPERATIONS: ReadonlyArray<[string, (store: Store) => Promise<unknown>]> = [
+  ['get', (s) => s.get('session:x')],
+  ['set', (s) => s.set('session:x', 'v', 60_000)],
+  ['take', (s) => s.take('code:x')],
+  ['delete', (s) => s.delete('session:x')],
+  ['increment', (s) => s.increment('throttle:x', 60_000)],
+];
+
+/** Runs every Store method and checks that each rejects with an Error, within BOUND_MS. */
+async function expectEveryMethodToFailFast(label: string, store: Store): Promise<void> {
+  for (const [name, operation] of OPERATIONS) {
+    const started = performance.now();
+    const giveUp = new AbortController();
+    const outcome = await Promise.race([
+      operation(store).then(
+        () => ({ kind: 'resolved' as const }),
+        (error: unknown) => ({ kind: 'rejected' as const, error }),
+      ),
+      // Not part of what is tested: only here so that a hanging call fails this test instead of timing it out.
+      sleep(BOUND_MS * 2, undefined, { signal: giveUp.signal }).then(
+        () => ({ kind: 'hung' as const }),
+        () => ({ kind: 'hung' as const }),
+      ),
+    ]);
+    giveUp.abort();
+    const elapsed = performance.now() - started;
+    expect(outcome.kind, `${label} ${name}`).toBe('rejected');
+    if (outcome.kind === 'rejected') {
+      expect(outcome.error, `${label} ${name}`).toBeInstanceOf(Error);
+      expect((outcome.error as Error).message, `${label} ${name}`).toMatch(/^RedisStore: /);
+    }
+    expect(elapsed, `${label} ${name} took ${Math.round(elapsed)} ms`).toBeLessThan(BOUND_MS);
+  }
+}
+
+/** Polls until a full round trip through `store` works, or fails after RECOVERY_DEADLINE_MS. */
+async function expectToRecover(label: string, store: Store): Promise<void> {
+  const deadline = performance.now() + RECOVERY_DEADLINE_MS;
+  let last: unknown;
+  for (;;) {
+    try {
+      await store.set('recovery', label, 60_000);
+      if ((await store.take('recovery')) === label) break;
+      last = new Error('round trip returned something else');
+    } catch (error) {
+      last = error;
+    }
+    if (performance.now() > deadline) {
+      throw new Error(`${label}: store did not recover within ${RECOVERY_DEADLINE_MS} ms; last error: ${String(last)}`);
+    }
+    await sleep(200);
+  }
+  await expect(store.increment('throttle:after-recovery', 60_000)).resolves.toBe(1);
+  await expect(store.take('throttle:after-recovery')).resolves.toBe('1');
+}
+
+async function expectToWork(store: Store): Promise<void> {
+  await store.set('session:w', 'v', 60_000);
+  await expect(store.get('session:w')).resolves.toBe('v');
+  await expect(store.take('session:w')).resolves.toBe('v');
+  await expect(store.take('session:w')).resolves.toBeNull();
+  await expect(store.increment('throttle:w', 60_000)).resolves.toBe(1);
+  await store.delete('throttle:w');
+  await expect(store.get('throttle:w')).resolves.toBeNull();
+}
+
+describe.skipIf(skip)('RedisStore when Redis fails', () => {
+  const server = new PrivateRedis();
+  const clients: Redis[] = [];
+  // Two configurations: ioredis defaults (commands wait in the offline queue while disconnected, so only the
+  // store's own time bound ends them) and the documented fail-fast client (rejects at once while disconnected).
+  const stores: Array<[string, RedisStore]> = [];
+
+  beforeAll(async () => {
+    if (missing !== null) throw new Error(`SENTINEL_REQUIRE_REDIS=1 but ${missing}`);
+    await server.start();
+    const defaults = connect(server.url);
+    const failFast = connect(server.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+    clients.push(defaults, failFast);
+    stores.push(
+      ['ioredis defaults', new RedisStore(defaults, { commandTimeoutMs: COMMAND_TIMEOUT_MS })],
+      ['fail-fast client', new RedisStore(failFast, { commandTimeoutMs: COMMAND_TIMEOUT_MS })],
+    );
+  });
+
+  afterAll(async () => {
+    for (const client of clients) client.disconnect();
+    await server.destroy();
+  });
+
+  it('works while Redis is up', async () => {
+    for (const [, store] of stores) await expectToWork(store);
+  });
+
+  it('rejects every call within the bound while Redis is paused, and works again after it resumes', async () => {
+    server.pause();
+    try {
+      for (const [label, store] of stores) await expectEveryMethodToFailFast(`paused, ${label}:`, store);
+    } finally {
+      server.resume();
+    }
+    for (const [label, store] of stores) await expectToRecover(`resumed, ${label}`, store);
+  });
+
+  it('rejects every call within the bound while Redis is down, and the same instance works after a restart', async () => {
+    await server.kill();
+    for (const [label, store] of stores) await expectEveryMethodToFailFast(`down, ${label}:`, store);
+    // Down for a while longer: the fail-fast client must keep failing fast, the default one keep timing out.
+    await sleep(500);
+    for (const [label, store] of stores) await expectEveryMethodToFailFast(`still down, ${label}:`, store);
+
+    await server.start(); // same port, so the existing clients can find it
+    for (const [label, store] of stores) await expectToRecover(`restarted, ${label}`, store);
+    for (const [, store] of stores) await expectToWork(store);
+  });
+});
+
+describe.skipIf(skip)('RedisStore on a server without GETDEL', () => {
+  // Renaming GETDEL to "" removes it, which is what a pre-6.2 server looks like to the store.
+  const server = new PrivateRedis(['--rename-command', 'GETDEL', '']);
+  let client: Redis;
+  let stores = 0;
+
+  beforeAll(async () => {
+    if (missing !== null) throw new Error(`SENTINEL_REQUIRE_REDIS=1 but ${missing}`);
+    await server.start();
+    client = connect(server.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+    await new Promise((resolve) => client.once('ready', resolve));
+  });
+
+  afterAll(async () => {
+    client?.disconnect();
+    await server.destroy();
+  });
+
+  it('really has no GETDEL', async () => {
+    await expect(client.getdel('anything')).rejects.toThrow(/unknown command/i);
+  });
+
+  it('falls back without leaking the failed GETDEL', async () => {
+    const store = new RedisStore(client, { prefix: 'fallback:' });
+    await store.set('code:k', 'v', 60_000);
+    await expect(store.take('code:k')).resolves.toBe('v');
+    await expect(store.take('code:k')).resolves.toBeNull();
+  });
+
+  runStoreContract('RedisStore (Lua take fallback)', async () => {
+    const prefix = `contract-${++stores}:`;
+    return {
+      store: new RedisStore(client, { prefix }),
+      cleanup: async () => {
+        await client.flushdb(); // a private, throwaway server
+      },
+    };
+  });
+});

@@ -1,0 +1,192 @@
+/**
+ * RedisStore against a real Redis at REDIS_URL (default redis://127.0.0.1:6379).
+ *
+ * Unreachable Redis: the suite is skipped with a warning, unless SENTINEL_REQUIRE_REDIS=1 (CI), where it fails.
+ * Every key this file writes lives under one random per-run prefix and is deleted afterwards.
+ */
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RedisStore } from '../src/stores/redis.js';
+import { runStoreContract } from './store-contract.js';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const REQUIRED = process.env.SENTINEL_REQUIRE_REDIS === '1';
+
+/** Connects once with a short timeout and no retries; the reason it failed, or null when Redis answered PING. */
+async function probe(url: string): Promise<string | null> {
+  const client = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: 1000,
+    commandTimeout: 1000,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+  });
+  // The socket error (ECONNREFUSED, ENOTFOUND, ...) says more than connect()'s "Connection is closed."
+  let socketError: string | undefined;
+  client.on('error', (error: Error) => {
+    socketError ??= error.message;
+  });
+  try {
+    await client.connect();
+    await client.ping();
+    return null;
+  } catch (error) {
+    return socketError ?? (error instanceof Error ? error.message : String(error));
+  } finally {
+    client.disconnect();
+  }
+}
+
+const unreachable = await probe(REDIS_URL);
+const skip = unreachable !== null && !REQUIRED;
+if (skip) {
+  console.warn(
+    `[store-redis] skipped: no Redis at ${REDIS_URL} (${unreachable}). Set REDIS_URL, or SENTINEL_REQUIRE_REDIS=1 to make this a failure.`,
+  );
+}
+
+/** Glob-escapes `prefix` for SCAN MATCH, so a prefix can never match keys it does not own. */
+function matchPrefix(prefix: string): string {
+  return `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`;
+}
+
+async function deleteByPrefix(client: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', matchPrefix(prefix), 'COUNT', 500);
+    cursor = next;
+    // One key per command, like the store itself: the same cleanup would work on a cluster.
+    for (const key of keys) await client.del(key);
+  } while (cursor !== '0');
+}
+
+describe.skipIf(skip)('RedisStore (real Redis)', () => {
+  const runPrefix = `sentinel-test:${randomBytes(8).toString('hex')}:`;
+  let client: Redis;
+  let stores = 0;
+
+  beforeAll(async () => {
+    if (unreachable !== null) {
+      throw new Error(`SENTINEL_REQUIRE_REDIS=1 but Redis at ${REDIS_URL} is unreachable: ${unreachable}`);
+    }
+    client = new Redis(REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+    client.on('error', () => {}); // connection errors surface as rejected commands
+    await new Promise<void>((resolve, reject) => {
+      client.once('ready', resolve);
+      client.once('end', () => reject(new Error('Redis connection ended before ready')));
+    });
+  });
+
+  afterAll(async () => {
+    if (client === undefined) return;
+    await deleteByPrefix(client, runPrefix);
+    await client.quit();
+  });
+
+  /** A store with a prefix of its own under this run's prefix. */
+  function freshStore(options: { commandTimeoutMs?: number } = {}): { store: RedisStore; prefix: string } {
+    const prefix = `${runPrefix}${++stores}:`;
+    return { store: new RedisStore(client, { prefix, ...options }), prefix };
+  }
+
+  runStoreContract('RedisStore', async () => {
+    const { store, prefix } = freshStore();
+    return { store, cleanup: () => deleteByPrefix(client, prefix) };
+  });
+
+  describe('RedisStore specifics', () => {
+    it('isolates stores with different prefixes on the same Redis', async () => {
+      const a = freshStore().store;
+      const b = freshStore().store;
+      await a.set('code:k', 'from-a', 60_000);
+      await expect(b.get('code:k')).resolves.toBeNull();
+      await expect(b.take('code:k')).resolves.toBeNull();
+      await b.delete('code:k');
+      await expect(a.get('code:k')).resolves.toBe('from-a');
+
+      await b.set('code:k', 'from-b', 60_000);
+      await expect(a.take('code:k')).resolves.toBe('from-a');
+      await expect(b.get('code:k')).resolves.toBe('from-b');
+
+      await a.increment('throttle:k', 60_000);
+      await a.increment('throttle:k', 60_000);
+      await expect(b.increment('throttle:k', 60_000)).resolves.toBe(1);
+    });
+
+    it('stores under prefix + key with a TTL in milliseconds', async () => {
+      const { store, prefix } = freshStore();
+      await store.set('session:abc', 'v', 60_000);
+      await expect(client.get(`${prefix}session:abc`)).resolves.toBe('v');
+      const pttl = await client.pttl(`${prefix}session:abc`);
+      // Seconds mistaken for milliseconds would give ~60 000 000; no TTL would give -1.
+      expect(pttl).toBeGreaterThan(30_000);
+      expect(pttl).toBeLessThanOrEqual(60_000);
+
+      await store.increment('throttle:abc', 60_000);
+      const counterTtl = await client.pttl(`${prefix}throttle:abc`);
+      expect(counterTtl).toBeGreaterThan(30_000);
+      expect(counterTtl).toBeLessThanOrEqual(60_000);
+    });
+
+    it("uses 'sentinel:' as the default prefix", async () => {
+      const suffix = `${runPrefix}default-prefix`;
+      const store = new RedisStore(client);
+      try {
+        await store.set(suffix, 'v', 60_000);
+        await expect(client.get(`sentinel:${suffix}`)).resolves.toBe('v');
+      } finally {
+        await client.del(`sentinel:${suffix}`);
+      }
+    });
+
+    it('gives a counter without a TTL one on the next increment, so it can never lock out forever', async () => {
+      const { store, prefix } = freshStore();
+      await client.set(`${prefix}throttle:stuck`, '5');
+      await expect(store.increment('throttle:stuck', 60_000)).resolves.toBe(6);
+      const pttl = await client.pttl(`${prefix}throttle:stuck`);
+      expect(pttl).toBeGreaterThan(0);
+      expect(pttl).toBeLessThanOrEqual(60_000);
+    });
+
+    it('rejects with an Error that carries neither keys nor values', async () => {
+      const { store, prefix } = freshStore();
+      await client.set(`${prefix}throttle:secret-key`, 'secret-value');
+      const error = await store.increment('throttle:secret-key', 60_000).then(
+        () => {
+          throw new Error('increment of a non-integer should have failed');
+        },
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(Error);
+      const { message } = error as Error;
+      expect(message).toMatch(/^RedisStore: EVAL failed/);
+      expect(message).toMatch(/not an integer/);
+      expect(message).not.toMatch(/secret/);
+      expect((error as { command?: unknown }).command).toBeUndefined();
+      expect((error as { cause?: unknown }).cause).toBeUndefined();
+    });
+
+    it('rejects invalid TTLs before talking to Redis', async () => {
+      const { store } = freshStore();
+      await expect(store.set('k', 'v', Number.NaN)).rejects.toThrow(TypeError);
+      await expect(store.set('k', 'v', Number.POSITIVE_INFINITY)).rejects.toThrow(TypeError);
+      await expect(store.increment('k', Number.NaN)).rejects.toThrow(TypeError);
+    });
+
+    it('validates its options', () => {
+      for (const commandTimeoutMs of [-1, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31]) {
+        expect(() => new RedisStore(client, { commandTimeoutMs })).toThrow(TypeError);
+      }
+      expect(() => new RedisStore(client, { prefix: 1 as unknown as string })).toThrow(TypeError);
+      expect(() => new RedisStore(null as unknown as Redis)).toThrow(TypeError);
+    });
+
+    it('works with the time bound disabled', async () => {
+      const { store } = freshStore({ commandTimeoutMs: 0 });
+      await store.set('session:x', 'v', 60_000);
+      await expect(store.take('session:x')).resolves.toBe('v');
+    });
+  });
+});
