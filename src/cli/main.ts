@@ -51,7 +51,10 @@ async function dispatch(argv: readonly string[], io: CLIIO): Promise<number> {
   const run = sub === undefined ? undefined : group.commands[sub];
   if (run === undefined) {
     const known = Object.keys(group.commands).join(', ');
-    throw new UsageError(sub === undefined ? `"${name}" needs a subcommand: ${known}` : `unknown subcommand of "${name}"; expected ${known}`, name);
+    throw new UsageError(
+      sub === undefined ? `"${name}" needs a subcommand: ${known}` : `unknown subcommand of "${name}"; expected ${known}`,
+      name,
+    );
   }
   return run(options, io);
 }

@@ -30,8 +30,14 @@ export function promptHidden(prompt: string, input: NodeJS.ReadStream, output: N
     };
     const onData = (chunk: Buffer | string): void => {
       for (const character of chunk.toString('utf8')) {
-        if (character === '\r' || character === '\n') return finish(typed);
-        if (character === CTRL_C || character === CTRL_D) return finish(null);
+        if (character === '\r' || character === '\n') {
+          finish(typed);
+          return;
+        }
+        if (character === CTRL_C || character === CTRL_D) {
+          finish(null);
+          return;
+        }
         if (BACKSPACE.has(character)) typed = typed.slice(0, -1);
         else if (character >= ' ') typed += character;
       }

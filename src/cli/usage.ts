@@ -42,8 +42,9 @@ function optionName(message: string): string {
  * const values = parseOptions(['--alg', 'EdDSA'], { alg: { type: 'string' } }, 'keys generate');
  */
 export function parseOptions(argv: readonly string[], options: OptionTable, command: string): OptionValues {
+  let parsed: ReturnType<typeof parseArgs>;
   try {
-    return parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }).values as OptionValues;
+    parsed = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false, tokens: true });
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     const message = error instanceof Error ? error.message : '';
@@ -60,6 +61,14 @@ export function parseOptions(argv: readonly string[], options: OptionTable, comm
     }
     throw new UsageError('the arguments could not be parsed', command);
   }
+  // parseArgs keeps the last of a repeated single-value option; a silent pick hides mistakes, so refuse it.
+  const seen = new Set<string>();
+  for (const token of parsed.tokens ?? []) {
+    if (token.kind !== 'option' || options[token.name]?.multiple === true) continue;
+    if (seen.has(token.name)) throw new UsageError(`--${token.name} may be given only once`, command);
+    seen.add(token.name);
+  }
+  return parsed.values as OptionValues;
 }
 
 /**
