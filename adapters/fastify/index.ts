@@ -23,7 +23,12 @@ declare module 'fastify' {
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
-function write(reply: FastifyReply, result: SentinelResponse): FastifyReply {
+/**
+ * Writes a response the core produced, e.g. the redirect of `sentinel.completeLogin()` (external login).
+ * @example return sendSentinelResponse(reply, await sentinel.completeLogin(request.query.interaction, { userId: user.id }))
+ * @see RFC 6749 §4.1.2 (the redirect back to the application)
+ */
+export function sendSentinelResponse(reply: FastifyReply, result: SentinelResponse): FastifyReply {
   reply.code(result.status);
   for (const [name, value] of Object.entries(result.headers)) reply.header(name, value);
   return reply.send(result.body);
@@ -66,7 +71,7 @@ export function toFastify(sentinel: Sentinel): FastifyPluginAsync {
         reply.callNotFound();
         return reply;
       }
-      return write(reply, result);
+      return sendSentinelResponse(reply, result);
     };
     const options = { exposeHeadRoute: false, handler };
     app.route({ method: METHODS, url: `${sentinel.config.basePath}/*`, ...options });
@@ -84,7 +89,7 @@ export function requireAccessToken(sentinel: Sentinel, options?: RequireAccessTo
   return async function guard(request, reply) {
     const expected = expectationsFromParams(request.params as Record<string, unknown> | undefined, options);
     const result = await sentinel.checkBearer(request.headers.authorization, expected);
-    if (!result.ok) return write(reply, result.response);
+    if (!result.ok) return sendSentinelResponse(reply, result.response);
     request.sentinel = result.claims;
   };
 }

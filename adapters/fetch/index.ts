@@ -49,7 +49,13 @@ async function readCapped(request: Request, limit: number): Promise<Uint8Array |
   return bytes;
 }
 
-function toResponse(result: SentinelResponse): Response {
+/**
+ * Turns a response the core produced into a fetch `Response`, e.g. the redirect of `sentinel.completeLogin()`
+ * (external login). Named like the other adapters' helper; here "send" means "return this".
+ * @example return sendSentinelResponse(await sentinel.completeLogin(interactionId, { userId: user.id }));
+ * @see RFC 6749 §4.1.2 (the redirect back to the application)
+ */
+export function sendSentinelResponse(result: SentinelResponse): Response {
   const headers = new Headers();
   for (const [name, value] of Object.entries(result.headers)) {
     for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
@@ -83,7 +89,7 @@ export function toFetch(sentinel: Sentinel, options: FetchAdapterOptions = {}): 
       secure: url.protocol === 'https:',
       mountPath,
     });
-    return result === null ? null : toResponse(result);
+    return result === null ? null : sendSentinelResponse(result);
   };
 }
 
@@ -107,6 +113,6 @@ export function requireAccessToken(sentinel: Sentinel, options?: RequireAccessTo
   return async (request, params) => {
     const authorization = request.headers.get('authorization') ?? undefined;
     const result = await sentinel.checkBearer(authorization, expectationsFromParams(params, options));
-    return result.ok ? { claims: result.claims } : toResponse(result.response);
+    return result.ok ? { claims: result.claims } : sendSentinelResponse(result.response);
   };
 }

@@ -20,7 +20,8 @@ export interface KoaContextLike {
   path: string;
   originalUrl: string;
   mountPath?: string | undefined;
-  request: { body?: unknown };
+  /** Where koa-bodyparser and @koa/bodyparser put a parsed body (`request.body`). */
+  request: object;
   params?: Record<string, string>;
   state: Record<string, unknown> & { sentinel?: AccessTokenClaims };
   status: number;
@@ -41,7 +42,12 @@ function mountPathOf(ctx: KoaContextLike): string {
   return ctx.mountPath === undefined || ctx.mountPath === '/' ? '' : ctx.mountPath.replace(/\/$/, '');
 }
 
-function write(ctx: KoaContextLike, result: SentinelResponse): void {
+/**
+ * Writes a response the core produced, e.g. the redirect of `sentinel.completeLogin()` (external login).
+ * @example sendSentinelResponse(ctx, await sentinel.completeLogin(String(ctx.query.interaction), { userId: user.id }))
+ * @see RFC 6749 §4.1.2 (the redirect back to the application)
+ */
+export function sendSentinelResponse(ctx: KoaContextLike, result: SentinelResponse): void {
   for (const [name, value] of Object.entries(result.headers)) ctx.set(name, value);
   // Body before status: Koa turns a null body into 204 unless a status follows, and a null body (rather than
   // an unset one) stops Koa from writing its default "Found"-style text on redirects.
@@ -60,14 +66,14 @@ export function toKoa(sentinel: Sentinel): KoaMiddleware {
     const request = fromNodeRequest(ctx.req, {
       url: ctx.url,
       mountPath: mountPathOf(ctx),
-      parsedBody: () => ctx.request.body,
+      parsedBody: () => (ctx.request as { body?: unknown }).body,
     });
     const result = await sentinel.handle(request);
     if (result === null) {
       await next();
       return;
     }
-    write(ctx, result);
+    sendSentinelResponse(ctx, result);
   };
 }
 
@@ -82,7 +88,7 @@ export function requireAccessToken(sentinel: Sentinel, options?: RequireAccessTo
   return async (ctx, next) => {
     const result = await sentinel.checkBearer(ctx.req.headers.authorization, expectationsFromParams(ctx.params, options));
     if (!result.ok) {
-      write(ctx, result.response);
+      sendSentinelResponse(ctx, result.response);
       return;
     }
     ctx.state.sentinel = result.claims;

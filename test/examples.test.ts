@@ -1,0 +1,235 @@
+/**
+ * Each example app, started as its own process the way a user starts it (`node --import tsx examples/<fw>/server.ts`)
+ * on a free port: the start-up banner, the consumer-bound client credentials flow into the guarded token-retrieval
+ * API, and the authorization code flow through the demo client page (sign-in, callback, code exchange, SSO, logout).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROUTES } from '../src/routes.js';
+
+const FRAMEWORKS = ['express', 'koa', 'fastify'] as const;
+const ACCOUNT = '123456';
+const SEEDED_CONSUMER = '0b3f6a2e-8c1d-4e5f-9a7b-1c2d3e4f5a6b';
+const OTHER_SEEDED_CONSUMER = '5f2b9c1e7a3d4f608b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6';
+const EMPTY_CONSUMER = '99999999-8888-4777-8666-555555555555';
+const hasAuthorize = ROUTES.some((route) => route.path.endsWith('/authorize'));
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
+    });
+  });
+}
+
+interface Running {
+  child: ChildProcess;
+  base: string;
+  banner: string;
+}
+
+async function startExample(framework: string): Promise<Running> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, ['--import', 'tsx', `examples/${framework}/server.ts`], {
+    cwd: process.cwd(),
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', ISSUER: base, NODE_ENV: 'test' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  let errors = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    errors += chunk.toString();
+  });
+  const banner = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${framework} example did not start:\n${output}\n${errors}`)), 30_000);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('brand/tokens')) {
+        clearTimeout(timer);
+        resolve(output);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${framework} example exited with ${code}:\n${output}\n${errors}`));
+    });
+  });
+  return { child, base, banner };
+}
+
+function stop(running: Running | undefined): Promise<void> {
+  if (running === undefined || running.child.exitCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    running.child.once('exit', () => resolve());
+    running.child.kill('SIGTERM');
+  });
+}
+
+function bannerValue(banner: string, label: string): string {
+  const found = new RegExp(`^\\s+${label}\\s+(\\S+)`, 'm').exec(banner);
+  if (found?.[1] === undefined) throw new Error(`banner has no ${label}:\n${banner}`);
+  return found[1];
+}
+
+/** A minimal cookie jar: name → value, updated from every response. */
+function createJar(): { header(): string; take(response: Response): void; has(name: string): boolean } {
+  const cookies = new Map<string, string>();
+  return {
+    header: () => [...cookies].map(([name, value]) => `${name}=${value}`).join('; '),
+    take(response) {
+      for (const line of response.headers.getSetCookie()) {
+        const [pair = '', ...attributes] = line.split(';');
+        const [name = '', value = ''] = pair.split('=');
+        const expired = attributes.some((attribute) => /^\s*max-age=0\s*$/i.test(attribute));
+        if (expired || value === '') cookies.delete(name.trim());
+        else cookies.set(name.trim(), value.trim());
+      }
+    },
+    has: (name) => cookies.has(name),
+  };
+}
+
+describe.each(FRAMEWORKS)('examples/%s', (framework) => {
+  let app: Running | undefined;
+  let clientId = '';
+  let clientSecret = '';
+
+  beforeAll(async () => {
+    app = await startExample(framework);
+    clientId = bannerValue(app.banner, 'client id');
+    clientSecret = bannerValue(app.banner, 'client secret');
+  });
+  afterAll(() => stop(app));
+
+  function base(): string {
+    if (app === undefined) throw new Error('example not running');
+    return app.base;
+  }
+
+  async function appToken(consumerId: string): Promise<Response> {
+    return fetch(`${base()}/sentinel/api/v2/account/${ACCOUNT}/app/token?state=${consumerId}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded;charset=UTF-8' },
+      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret }),
+    });
+  }
+
+  const brandTokens = (consumerId: string, token?: string): Promise<Response> =>
+    fetch(`${base()}/api/account/${ACCOUNT}/consumer/${consumerId}/brand/tokens`, {
+      headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+    });
+
+  it('prints the app credentials, the demo user, a sign-in URL and a ready-to-paste curl', () => {
+    const banner = app?.banner ?? '';
+    expect(clientId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(clientSecret.length).toBeGreaterThanOrEqual(26);
+    expect(bannerValue(banner, 'demo user')).toBe('demo');
+    expect(banner).toContain(`${base()}/signin`);
+    expect(banner).toContain(`curl -s -X POST '${base()}/sentinel/api/v2/account/${ACCOUNT}/app/token?state=${SEEDED_CONSUMER}'`);
+    expect(banner).toContain(`client_secret=${clientSecret}`);
+  });
+
+  it('client credentials: a consumer-bound token reads that consumer’s brand tokens and nobody else’s', async () => {
+    const issued = await appToken(SEEDED_CONSUMER);
+    expect(issued.status).toBe(200);
+    const body = (await issued.json()) as { access_token: string; token_type: string; expires_in: string };
+    expect(body.token_type).toBe('Bearer');
+    expect(body.expires_in).toMatch(/^\d+$/);
+
+    const own = await brandTokens(SEEDED_CONSUMER, body.access_token);
+    expect(own.status).toBe(200);
+    const tokens = (await own.json()) as { consumerId: string; tokens: { brandId: string }[] };
+    expect(tokens.consumerId).toBe(SEEDED_CONSUMER);
+    expect(tokens.tokens.map((token) => token.brandId)).toEqual(['acme-coffee', 'acme-tea']);
+
+    const foreign = await brandTokens(OTHER_SEEDED_CONSUMER, body.access_token);
+    expect(foreign.status).toBe(401);
+    expect(foreign.headers.get('www-authenticate')).toContain('invalid_token');
+    expect((await brandTokens(SEEDED_CONSUMER)).status).toBe(401);
+  });
+
+  it('the token-retrieval API answers 404 for a consumer with nothing stored and 400 for a malformed id', async () => {
+    const issued = (await (await appToken(EMPTY_CONSUMER)).json()) as { access_token: string };
+    const none = await brandTokens(EMPTY_CONSUMER, issued.access_token);
+    expect(none.status).toBe(404);
+    expect(await none.json()).toMatchObject({ error: 'not_found' });
+    const malformed = await brandTokens('not-a-consumer', issued.access_token);
+    expect(malformed.status).toBe(400);
+  });
+
+  it('the client page offers "Sign in with the platform" and starts the code flow with PKCE S256', async () => {
+    const home = await fetch(`${base()}/`);
+    expect(home.status).toBe(200);
+    expect(home.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(await home.text()).toContain('href="/signin">Sign in with the platform');
+    const start = await fetch(`${base()}/signin`, { redirect: 'manual' });
+    expect(start.status).toBe(302);
+    const location = new URL(start.headers.get('location') ?? '');
+    expect(location.pathname).toBe(`/sentinel/api/account/${ACCOUNT}/authorize`);
+    expect(location.searchParams.get('client_id')).toBe(clientId);
+    expect(location.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(location.searchParams.get('state')).toMatch(/^[\w-]{43}$/);
+    expect(start.headers.getSetCookie()[0]).toMatch(/^demo_flow=[\w-]{43}; Path=\/callback; HttpOnly; SameSite=Lax/);
+  });
+
+  it('the callback refuses a response this browser did not start', async () => {
+    const response = await fetch(`${base()}/callback?code=abc&state=forged&iss=${encodeURIComponent(`${base()}/sentinel/api/account/${ACCOUNT}`)}`);
+    expect(response.status).toBe(400);
+    expect(await response.text()).toContain('No sign-in was started in this browser');
+  });
+
+  it.skipIf(!hasAuthorize)('code flow: sign in, callback, code exchange, then single sign-on and sign-out', async () => {
+    const jar = createJar();
+    const get = async (url: string): Promise<Response> => {
+      const response = await fetch(new URL(url, base()), { redirect: 'manual', headers: { cookie: jar.header() } });
+      jar.take(response);
+      return response;
+    };
+    const start = await get('/signin');
+    const toLogin = await get(start.headers.get('location') ?? '');
+    expect(toLogin.status).toBe(302);
+    const loginPage = await get(toLogin.headers.get('location') ?? '');
+    expect(loginPage.status).toBe(200);
+    const html = await loginPage.text();
+    const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1]?.replace(/&amp;/g, '&') ?? '';
+    const csrf = /name="csrf_token" value="([^"]+)"/.exec(html)?.[1] ?? '';
+    expect(action).toContain('/login');
+
+    const login = await fetch(new URL(action, base()), {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded', origin: base(), 'sec-fetch-site': 'same-origin' },
+      body: new URLSearchParams({ csrf_token: csrf, username: 'demo', password: /demo user\s+demo \/ (\S+)/.exec(app?.banner ?? '')?.[1] ?? '' }),
+    });
+    jar.take(login);
+    expect(login.status).toBe(303);
+    const callbackURL = new URL(login.headers.get('location') ?? '');
+    expect(callbackURL.pathname).toBe('/callback');
+    expect(callbackURL.searchParams.get('code')).not.toBeNull();
+
+    const signedIn = await get(callbackURL.toString());
+    expect(signedIn.status).toBe(200);
+    const page = await signedIn.text();
+    expect(page).toContain('Signed in as <strong id="subject">user-demo-1</strong>');
+    expect(page).not.toContain(callbackURL.searchParams.get('code') ?? 'no code');
+
+    // A second sign-in in the same browser goes straight back with a code: the device session is reused.
+    const again = await get('/signin');
+    const direct = await get(again.headers.get('location') ?? '');
+    expect(direct.status).toBe(302);
+    expect(new URL(direct.headers.get('location') ?? '', base()).pathname).toBe('/callback');
+
+    const logout = await fetch(`${base()}/sentinel/api/account/${ACCOUNT}/logout`, {
+      method: 'POST',
+      headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded', origin: base(), 'sec-fetch-site': 'same-origin' },
+      body: new URLSearchParams({ client_id: clientId }),
+    });
+    expect(logout.status).toBe(200);
+    expect(await logout.text()).toContain('signed out');
+  });
+});
