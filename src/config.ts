@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { assertValidApp, toApp, type App, type AppOptions, type AppStore, type GrantType } from './apps.js';
 import { ConfigurationError } from './errors.js';
 import type { SentinelEvent } from './events.js';
+import type { LoginView } from './authorize/login-view.js';
 import type { SentinelRequest } from './http.js';
 import type { JWK } from './keys.js';
 import type { Store } from './stores/store.js';
@@ -90,7 +91,7 @@ const optionsSchema = z.object({
   login: z
     .object({
       url: z.string().optional(),
-      render: fn<(view: unknown) => string>('login.render').optional(),
+      render: fn<(view: LoginView) => string | Promise<string>>('login.render').optional(),
     })
     .default({}),
   branding: z

@@ -13,6 +13,9 @@ export type {
   UserAuthenticator,
 } from './config.js';
 export type { SentinelBody, SentinelRequest, SentinelResponse } from './http.js';
+export type { LoginView } from './authorize/login-view.js';
+export type { CompleteLoginInput } from './authorize/complete-login.js';
+export { clientIP } from './client-ip.js';
 export { ConfigurationError, isConfigurationError, isOAuthError, OAuthError } from './errors.js';
 export type { OAuthErrorCode, OAuthErrorOptions } from './errors.js';
 export { BodyTooLargeError, isBodyTooLarge } from './body.js';

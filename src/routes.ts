@@ -2,6 +2,11 @@
  * The route table: every endpoint of the service (DESIGN.md "Endpoints").
  */
 import type { RouteDefinition } from './router.js';
+import { renderAuthorizationError } from './authorize/authorization-error.js';
+import { handleAuthorize } from './authorize/authorize.js';
+import { renderErrorPage } from './authorize/error-page.js';
+import { handleLogin } from './authorize/login.js';
+import { handleLogout } from './authorize/logout.js';
 import { handleAppToken } from './token/app-token.js';
 import { handleJWKS } from './token/jwks.js';
 import { handleMetadata } from './metadata.js';
@@ -23,6 +28,27 @@ export const ROUTES: readonly RouteDefinition[] = [
     methods: ['GET'],
     path: '/well-known/jwks',
     handler: async (context) => handleJWKS(context),
+  },
+  {
+    name: 'authorize',
+    methods: ['GET'],
+    path: '/api/account/{accountId}/authorize',
+    handler: (context, request, { accountId }) => handleAuthorize(context, request, accountId),
+    renderError: renderAuthorizationError,
+  },
+  {
+    name: 'login',
+    methods: ['GET', 'POST'],
+    path: '/api/account/{accountId}/login',
+    handler: (context, request, { accountId }) => handleLogin(context, request, accountId),
+    renderError: renderErrorPage,
+  },
+  {
+    name: 'logout',
+    methods: ['POST'],
+    path: '/api/account/{accountId}/logout',
+    handler: (context, request, { accountId }) => handleLogout(context, request, accountId),
+    renderError: renderErrorPage,
   },
   {
     name: 'token',

@@ -20,6 +20,10 @@ import {
 } from './apps.js';
 import { resolveConfig, type ResolvedConfig, type SentinelOptions } from './config.js';
 import { createContext, type SentinelContext } from './context.js';
+import { isAuthorizationError } from './authorize/authorization-error.js';
+import { completeLogin as completeInteraction, type CompleteLoginInput } from './authorize/complete-login.js';
+import { renderErrorPage } from './authorize/error-page.js';
+import { clientIP } from './client-ip.js';
 import { ConfigurationError, isOAuthError, OAuthError } from './errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from './http.js';
 import { loadKeys, type JWK } from './keys.js';
@@ -65,6 +69,12 @@ export interface Sentinel {
   registerApp(input: RegisterAppInput): Promise<RegisterAppResult>;
   /** The public JWKS. */
   jwks(): { keys: JWK[] };
+  /**
+   * Ends an external login (`login.url`): the host has signed the user in its own way; the answer is the 303 that
+   * sends the browser back to the application with a code (or an error page for an unknown or expired interaction).
+   * @example sendSentinelResponse(res, await sentinel.completeLogin(req.query.interaction, { userId: user.id }))
+   */
+  completeLogin(interactionId: string, user: CompleteLoginInput): Promise<SentinelResponse>;
   /** The collaborators, for the service's own modules and tests. */
   readonly context: SentinelContext;
 }
@@ -138,9 +148,20 @@ export function createSentinel(options: SentinelOptions): Sentinel {
       return await route.handler(context, request, params);
     } catch (error) {
       if (isOAuthError(error) && error.code !== 'server_error') {
-        if (route.name.includes('token')) {
+        if (route.name.includes('token') || route.name === 'authorize') {
           try {
-            context.emit({ type: 'token.denied', accountId: params.accountId, error: error.code, reason: error.description, ip: request.ip });
+            context.emit(
+              route.name === 'authorize'
+                ? {
+                    type: 'authorize.denied',
+                    accountId: params.accountId,
+                    clientId: isAuthorizationError(error) ? error.target.clientId : undefined,
+                    error: error.code,
+                    reason: error.description,
+                    ip: clientIP(config, request) ?? undefined,
+                  }
+                : { type: 'token.denied', accountId: params.accountId, error: error.code, reason: error.description, ip: request.ip },
+            );
           } catch (hookError) {
             report(hookError, route, params.accountId);
             return serverError();
@@ -150,11 +171,26 @@ export function createSentinel(options: SentinelOptions): Sentinel {
       }
       report(isOAuthError(error) && error.cause !== undefined ? error.cause : error, route, params.accountId);
       try {
-        return render(route, request, new OAuthError('server_error', 'the server could not complete the request'));
+        // After the redirect URI is validated, internal failures too go back to the app (RFC 6749 §4.1.2.1).
+        const failure = isAuthorizationError(error) ? error : new OAuthError('server_error', 'the server could not complete the request');
+        return render(route, request, failure);
       } catch (renderError) {
         report(renderError, route, params.accountId);
         return serverError();
       }
+    }
+  }
+
+  async function completeLogin(interactionId: string, user: CompleteLoginInput): Promise<SentinelResponse> {
+    const loginRoute = { name: 'complete-login' } as Route;
+    // No browser request here: the error page renders as HTML, which is what the host forwards to the browser.
+    const browser: SentinelRequest = { method: 'GET', path: '', query: new URLSearchParams(), headers: {} };
+    try {
+      return await completeInteraction(context, interactionId, user);
+    } catch (error) {
+      if (isOAuthError(error) && error.code !== 'server_error') return renderErrorPage(context, browser, error);
+      report(isOAuthError(error) && error.cause !== undefined ? error.cause : error, loginRoute, undefined);
+      return renderErrorPage(context, browser, new OAuthError('server_error', 'the server could not complete the request'));
     }
   }
 
@@ -221,6 +257,7 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     verifyAccessToken,
     checkBearer,
     registerApp,
+    completeLogin,
     jwks: () => structuredClone(keys.jwks),
   };
 }

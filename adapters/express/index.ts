@@ -9,8 +9,17 @@ import {
   type AccessTokenClaims,
   type RequireAccessTokenOptions,
   type Sentinel,
+  type SentinelResponse,
 } from '../../src/index.js';
 import { fromNodeRequest, writeNodeResponse } from '../node/index.js';
+
+/**
+ * Writes a response the core produced, e.g. the redirect of `sentinel.completeLogin()` (external login).
+ * @example sendSentinelResponse(res, await sentinel.completeLogin(String(req.query.interaction), { userId: user.id }))
+ */
+export function sendSentinelResponse(response: ServerResponse, result: SentinelResponse): void {
+  writeNodeResponse(response, result);
+}
 
 /** The parts of an Express request the adapter reads (structural, so Express 4 and 5 both fit). */
 export interface ExpressRequestLike extends IncomingMessage {

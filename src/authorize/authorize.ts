@@ -1,0 +1,35 @@
+/**
+ * `GET {basePath}/api/account/{accountId}/authorize` — seed spec §4.2, RFC 6749 §4.1.1–§4.1.2.
+ *
+ * A browser with a session in the account goes straight back to the app with a code; otherwise the validated
+ * request is parked in an interaction and the browser goes to the login page carrying only the interaction id.
+ */
+import type { SentinelContext } from '../context.js';
+import { redirect, type SentinelRequest, type SentinelResponse } from '../http.js';
+import { redirectOnFailure } from './authorization-error.js';
+import { readSessionCookie } from './cookies.js';
+import { codeRedirectURL } from './finish-login.js';
+import { createInteraction, loginPageURL } from './interaction.js';
+import { useSession } from './session.js';
+import { validateAuthorizationRequest } from './validate-request.js';
+
+/**
+ * Handles an authorization request.
+ *
+ * @example
+ * { name: 'authorize', methods: ['GET'], path: '/api/account/{accountId}/authorize', handler: (c, r, p) => handleAuthorize(c, r, p.accountId) }
+ */
+export async function handleAuthorize(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
+  const authorization = await validateAuthorizationRequest(context, request, accountId);
+  const sessionId = readSessionCookie(context, request);
+  const session = sessionId === null ? null : await redirectOnFailure(authorization, useSession(context, sessionId, accountId));
+  if (session !== null) {
+    const location = await redirectOnFailure(
+      authorization,
+      codeRedirectURL(context, authorization, { userId: session.userId, authTime: session.authTime }),
+    );
+    return redirect(302, location);
+  }
+  const interactionId = await redirectOnFailure(authorization, createInteraction(context, authorization, request.mountPath));
+  return redirect(302, loginPageURL(context, request.mountPath, accountId, interactionId));
+}

@@ -1,0 +1,37 @@
+/**
+ * External login (`login.url`): the host signs the user in on its own page, then hands the interaction back
+ * with `sentinel.completeLogin(interactionId, { userId })` and sends the browser where the answer says.
+ */
+import type { SentinelContext } from '../context.js';
+import { OAuthError } from '../errors.js';
+import type { SentinelResponse } from '../http.js';
+import { finishLogin } from './finish-login.js';
+import { takeInteraction } from './interaction.js';
+
+/** The user the host signed in. */
+export interface CompleteLoginInput {
+  /** Stable user id; becomes `sub` of the user's tokens. */
+  userId: string;
+  /** Seconds since the epoch when the user authenticated; now when omitted. */
+  authTime?: number | undefined;
+}
+
+/**
+ * Completes an interaction for `input.userId`: device session, code, and the 303 to the application.
+ *
+ * @example
+ * const response = await completeLogin(context, interactionId, { userId: 'u-1' });
+ * @throws OAuthError invalid_request when the interaction is unknown, expired or already completed.
+ */
+export async function completeLogin(context: SentinelContext, interactionId: string, input: CompleteLoginInput): Promise<SentinelResponse> {
+  if (typeof input?.userId !== 'string' || input.userId === '' || input.userId.length > 256) {
+    throw new TypeError('sentinel-idp: completeLogin() needs { userId } with a non-empty string id');
+  }
+  const interaction = typeof interactionId === 'string' ? await takeInteraction(context, interactionId) : null;
+  if (interaction === null) {
+    throw new OAuthError('invalid_request', 'This sign-in link is invalid or has expired. Go back to the application and start again.');
+  }
+  const { accountId, clientId } = interaction.request;
+  context.emit({ type: 'login.succeeded', accountId, clientId, userId: input.userId });
+  return finishLogin(context, interaction, { userId: input.userId, authTime: input.authTime });
+}

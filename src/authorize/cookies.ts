@@ -1,0 +1,61 @@
+/**
+ * The device-session cookie: HttpOnly (scripts never see it), SameSite=Lax (sent on the top-level GET that
+ * brings the user back to /authorize, not on cross-site POSTs), Secure unless the issuer is http on loopback,
+ * and scoped to the service's path so the host application never receives it.
+ */
+import { parse, serialize } from 'cookie';
+import type { SentinelContext } from '../context.js';
+import { headerValue, type SentinelRequest } from '../http.js';
+
+/** Path of the cookie: the host's mount prefix plus the base path. */
+function cookiePath(context: SentinelContext, mountPath: string | undefined): string {
+  return `${mountPath ?? ''}${context.config.basePath}`;
+}
+
+/**
+ * The value of the session cookie, or `null` when the request has none.
+ *
+ * @example
+ * const sessionId = readSessionCookie(context, request);
+ */
+export function readSessionCookie(context: SentinelContext, request: SentinelRequest): string | null {
+  const header = headerValue(request, 'cookie');
+  if (header === undefined) return null;
+  const value = parse(header)[context.config.session.cookieName];
+  return value === undefined || value === '' ? null : value;
+}
+
+/**
+ * `Set-Cookie` for a new session id, living as long as the session's absolute lifetime.
+ *
+ * @example
+ * headers['set-cookie'] = sessionCookie(context, request.mountPath, sessionId);
+ */
+export function sessionCookie(context: SentinelContext, mountPath: string | undefined, sessionId: string): string {
+  const { config } = context;
+  return serialize(config.session.cookieName, sessionId, {
+    httpOnly: true,
+    secure: !config.insecureLoopback,
+    sameSite: 'lax',
+    path: cookiePath(context, mountPath),
+    maxAge: config.session.absoluteTtl,
+  });
+}
+
+/**
+ * `Set-Cookie` that removes the session cookie.
+ *
+ * @example
+ * headers['set-cookie'] = expiredSessionCookie(context, request.mountPath);
+ */
+export function expiredSessionCookie(context: SentinelContext, mountPath: string | undefined): string {
+  const { config } = context;
+  return serialize(config.session.cookieName, '', {
+    httpOnly: true,
+    secure: !config.insecureLoopback,
+    sameSite: 'lax',
+    path: cookiePath(context, mountPath),
+    maxAge: 0,
+    expires: new Date(0),
+  });
+}

@@ -1,0 +1,74 @@
+/**
+ * The end of a successful sign-in, shared by the built-in login form and `sentinel.completeLogin()`: a new
+ * device session (fresh id, the previous one ended: no fixation), an authorization code, and a 303 back to the
+ * application (RFC 9700 §4.12: 303 so the browser does not re-post the credentials to the app).
+ */
+import { issueCode } from '../codes.js';
+import type { SentinelContext } from '../context.js';
+import { redirect, type SentinelResponse } from '../http.js';
+import { authorizationResponseURL } from './authorization-response.js';
+import { sessionCookie } from './cookies.js';
+import type { InteractionRecord } from './interaction.js';
+import { createSession, endSession } from './session.js';
+import type { AuthorizationRequest } from './validate-request.js';
+
+/** Who signed in, and what the browser had before. */
+export interface FinishLoginInput {
+  userId: string;
+  /** Seconds since the epoch; now when omitted. */
+  authTime?: number | undefined;
+  /** The session id the browser presented, ended so that no earlier id survives the login. */
+  previousSessionId?: string | null | undefined;
+  ip?: string | undefined;
+}
+
+/**
+ * Issues a code for a validated request and returns the redirect that delivers it (`code`, `state`, `iss`).
+ *
+ * @example
+ * return redirect(302, await codeRedirectURL(context, authorization, { userId, authTime }));
+ */
+export async function codeRedirectURL(
+  context: SentinelContext,
+  authorization: AuthorizationRequest,
+  user: { userId: string; authTime: number },
+): Promise<string> {
+  const code = await issueCode(context, {
+    accountId: authorization.accountId,
+    clientId: authorization.clientId,
+    redirectUri: authorization.redirectUri,
+    redirectUriInRequest: authorization.redirectUriInRequest,
+    userId: user.userId,
+    authTime: user.authTime,
+    scope: authorization.scope,
+    codeChallenge: authorization.codeChallenge,
+    nonce: authorization.nonce,
+  });
+  return authorizationResponseURL(authorization, { code });
+}
+
+/**
+ * Creates the session and the code of a completed interaction and answers 303 to the application.
+ *
+ * @example
+ * return finishLogin(context, interaction, { userId: user.id, previousSessionId, ip });
+ */
+export async function finishLogin(
+  context: SentinelContext,
+  interaction: InteractionRecord,
+  input: FinishLoginInput,
+): Promise<SentinelResponse> {
+  const authorization = interaction.request;
+  const { accountId, clientId } = authorization;
+  const authTime = input.authTime ?? Math.floor(Date.now() / 1000);
+  if (input.previousSessionId !== undefined && input.previousSessionId !== null) {
+    const previous = await endSession(context, input.previousSessionId);
+    if (previous !== null) {
+      context.emit({ type: 'session.ended', accountId: previous.accountId, userId: previous.userId, reason: 'replaced', ip: input.ip });
+    }
+  }
+  const sessionId = await createSession(context, { accountId, userId: input.userId, authTime });
+  context.emit({ type: 'session.created', accountId, clientId, userId: input.userId, ip: input.ip });
+  const location = await codeRedirectURL(context, authorization, { userId: input.userId, authTime });
+  return redirect(303, location, { 'set-cookie': sessionCookie(context, interaction.mountPath, sessionId) });
+}

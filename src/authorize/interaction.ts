@@ -1,0 +1,103 @@
+/**
+ * Interactions: the validated authorization request parked server-side while the user signs in.
+ *
+ * The browser carries only the opaque interaction id, so nothing it sends can change `client_id`,
+ * `redirect_uri`, `state` or the PKCE challenge between /authorize and the code. The record also holds the
+ * CSRF secret of the login form (RFC 6749 §10.12). Persisted as JSON under `interaction:{id}` for
+ * `interactionTtl` seconds (default 10 minutes).
+ */
+import type { SentinelContext } from '../context.js';
+import { randomSecret } from '../secrets.js';
+import type { AuthorizationRequest } from './validate-request.js';
+
+/** What an interaction stands for. */
+export interface InteractionRecord {
+  request: AuthorizationRequest;
+  /** The login form's CSRF token; compared in constant time. */
+  csrfToken: string;
+  /** The host's mount prefix at /authorize, so `completeLogin()` can scope the cookie without a request. */
+  mountPath: string;
+  /** Milliseconds since the epoch. */
+  createdAt: number;
+}
+
+/** Interaction ids are {@link randomSecret} values; anything else is not looked up. */
+const INTERACTION_ID = /^[A-Za-z0-9_-]{43}$/;
+
+function interactionKey(interactionId: string): string {
+  return `interaction:${interactionId}`;
+}
+
+function parseRecord(value: string | null): InteractionRecord | null {
+  if (value === null) return null;
+  try {
+    const record = JSON.parse(value) as Partial<InteractionRecord>;
+    return typeof record.csrfToken === 'string' && typeof record.request === 'object' && record.request !== null
+      ? (record as InteractionRecord)
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Parks a validated request and returns the new interaction id.
+ *
+ * @example
+ * const interactionId = await createInteraction(context, authorization, request.mountPath);
+ */
+export async function createInteraction(
+  context: SentinelContext,
+  request: AuthorizationRequest,
+  mountPath: string | undefined,
+): Promise<string> {
+  const interactionId = randomSecret();
+  const record: InteractionRecord = { request, csrfToken: randomSecret(), mountPath: mountPath ?? '', createdAt: Date.now() };
+  await context.store.set(interactionKey(interactionId), JSON.stringify(record), context.config.interactionTtl * 1000);
+  return interactionId;
+}
+
+/**
+ * The interaction, or `null` when unknown, expired or already completed.
+ *
+ * @example
+ * const interaction = await findInteraction(context, request.query.get('interaction'));
+ */
+export async function findInteraction(context: SentinelContext, interactionId: string | null | undefined): Promise<InteractionRecord | null> {
+  if (interactionId === null || interactionId === undefined || !INTERACTION_ID.test(interactionId)) return null;
+  return parseRecord(await context.store.get(interactionKey(interactionId)));
+}
+
+/**
+ * Atomically ends the interaction and returns it; of concurrent completions exactly one gets the record.
+ *
+ * @example
+ * const interaction = await takeInteraction(context, interactionId);
+ */
+export async function takeInteraction(context: SentinelContext, interactionId: string): Promise<InteractionRecord | null> {
+  if (!INTERACTION_ID.test(interactionId)) return null;
+  return parseRecord(await context.store.take(interactionKey(interactionId)));
+}
+
+/**
+ * The built-in login page of an interaction: path-absolute (with the host's mount prefix) so it works whatever
+ * host name the browser used.
+ *
+ * @example
+ * builtInLoginURL(context, '', '123456', interactionId) // '/sentinel/api/account/123456/login?interaction=…'
+ */
+export function builtInLoginURL(context: SentinelContext, mountPath: string | undefined, accountId: string, interactionId: string): string {
+  return `${mountPath ?? ''}${context.config.basePath}/api/account/${encodeURIComponent(accountId)}/login?interaction=${encodeURIComponent(interactionId)}`;
+}
+
+/**
+ * Where the browser goes to sign in: the host's own page when `login.url` is set, else the built-in page.
+ *
+ * @example
+ * redirect(302, loginPageURL(context, request.mountPath, accountId, interactionId))
+ */
+export function loginPageURL(context: SentinelContext, mountPath: string | undefined, accountId: string, interactionId: string): string {
+  const external = context.config.login.url;
+  if (external === undefined) return builtInLoginURL(context, mountPath, accountId, interactionId);
+  return `${external}${external.includes('?') ? '&' : '?'}interaction=${encodeURIComponent(interactionId)}`;
+}

@@ -1,0 +1,56 @@
+/**
+ * The login page response: the view of an interaction, rendered by `login.render` or the built-in page, with a
+ * CSP whose `form-action` also allows the app's redirect URI origin (Chromium applies `form-action` to the
+ * redirects that follow a form POST, so the 303 back to the app would otherwise be blocked).
+ */
+import type { SentinelContext } from '../context.js';
+import type { SentinelResponse } from '../http.js';
+import type { InteractionRecord } from './interaction.js';
+import { builtInLoginURL } from './interaction.js';
+import { logoSources } from './logo-policy.js';
+import { renderLoginPage, type LoginView } from './login-view.js';
+import { createStyleNonce, htmlResponse, originSource } from './security-headers.js';
+
+/** What the page says beyond the interaction. */
+export interface LoginPageState {
+  username?: string | undefined;
+  error?: string | undefined;
+  status?: number | undefined;
+}
+
+/**
+ * Renders the login page of an interaction.
+ *
+ * @example
+ * return loginPageResponse(context, interactionId, interaction, { error: 'Incorrect username or password' });
+ */
+export async function loginPageResponse(
+  context: SentinelContext,
+  interactionId: string,
+  interaction: InteractionRecord,
+  state: LoginPageState = {},
+): Promise<SentinelResponse> {
+  const { branding, login } = context.config;
+  const authorization = interaction.request;
+  const styleNonce = createStyleNonce();
+  const view: LoginView = {
+    productName: branding.productName,
+    logoUrl: branding.logoUrl,
+    colors: branding.colors,
+    appName: authorization.clientName ?? authorization.clientId,
+    accountId: authorization.accountId,
+    action: builtInLoginURL(context, interaction.mountPath, authorization.accountId, interactionId),
+    interactionId,
+    csrfToken: interaction.csrfToken,
+    username: state.username,
+    error: state.error,
+    styleNonce,
+  };
+  const html = login.render === undefined ? renderLoginPage(view, branding) : await login.render(view);
+  const appOrigin = originSource(authorization.redirectUri);
+  return htmlResponse(state.status ?? 200, html, {
+    styleNonce,
+    formAction: appOrigin === null ? [] : [appOrigin],
+    imgSrc: logoSources(branding),
+  });
+}

@@ -1,0 +1,120 @@
+/**
+ * `GET|POST {basePath}/api/account/{accountId}/login?interaction=…` — the built-in login page (seed spec §5.2:
+ * the end user authenticates on the login page of the identity service).
+ *
+ * POST order: cross-site refusal and CSRF token first (nothing else runs for a forged post), then Cancel, then
+ * the throttle (a throttled attempt never reaches the user store), then `users.authenticate`.
+ */
+import { readForm } from '../body.js';
+import { clientIP } from '../client-ip.js';
+import type { SentinelContext } from '../context.js';
+import { OAuthError } from '../errors.js';
+import { redirect, type SentinelRequest, type SentinelResponse } from '../http.js';
+import { fromSearchParams, single } from '../params.js';
+import { constantTimeEqual } from '../secrets.js';
+import { authorizationResponseURL } from './authorization-response.js';
+import { readSessionCookie } from './cookies.js';
+import { finishLogin } from './finish-login.js';
+import { findInteraction, takeInteraction, type InteractionRecord } from './interaction.js';
+import { loginPageResponse } from './login-page.js';
+import { isCrossSiteRequest } from './request-origin.js';
+import { clearFailures, recordFailure, throttledBy, throttleKeys } from './throttle.js';
+
+/** The one message for every credential failure, so the page never tells which part was wrong. */
+export const WRONG_CREDENTIALS = 'Incorrect username or password.';
+
+const MAX_USERNAME = 256;
+const MAX_PASSWORD = 1024;
+
+function expired(): OAuthError {
+  return new OAuthError('invalid_request', 'This sign-in link is invalid or has expired. Go back to the application and start again.');
+}
+
+async function loadInteraction(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<{ id: string; record: InteractionRecord }> {
+  const id = single(fromSearchParams(request.query), 'interaction');
+  const record = await findInteraction(context, id);
+  if (id === undefined || record === null || record.request.accountId !== accountId) throw expired();
+  return { id, record };
+}
+
+async function cancel(context: SentinelContext, request: SentinelRequest, interactionId: string): Promise<SentinelResponse> {
+  const interaction = await takeInteraction(context, interactionId);
+  if (interaction === null) throw expired();
+  const target = interaction.request;
+  context.emit({
+    type: 'authorize.denied',
+    accountId: target.accountId,
+    clientId: target.clientId,
+    error: 'access_denied',
+    reason: 'the user cancelled the sign-in',
+    ip: clientIP(context.config, request) ?? undefined,
+  });
+  return redirect(303, authorizationResponseURL(target, { error: 'access_denied', error_description: 'the user cancelled the sign-in' }));
+}
+
+async function signIn(
+  context: SentinelContext,
+  request: SentinelRequest,
+  interaction: { id: string; record: InteractionRecord },
+  credentials: { username: string; password: string },
+): Promise<SentinelResponse> {
+  const { accountId, clientId } = interaction.record.request;
+  const { username, password } = credentials;
+  const ip = clientIP(context.config, request);
+  const keys = throttleKeys(accountId, username, ip);
+  const limit = await throttledBy(context, keys);
+  if (limit !== null) {
+    context.emit({ type: 'login.throttled', accountId, clientId, username, scope: limit, ip: ip ?? undefined });
+    throw new OAuthError('temporarily_unavailable', 'Too many failed sign-in attempts. Wait a few minutes and try again.', {
+      status: 429,
+      headers: { 'retry-after': String(context.config.throttle.windowSeconds) },
+    });
+  }
+  const users = context.config.users;
+  if (users === undefined) throw new Error('sentinel-idp: the built-in login page needs the users option (or set login.url)');
+  const user =
+    username.length > MAX_USERNAME || password.length > MAX_PASSWORD
+      ? null
+      : await users.authenticate({ accountId, username, password, request });
+  if (user === null || user === undefined || typeof user.id !== 'string' || user.id === '') {
+    await recordFailure(context, keys);
+    context.emit({ type: 'login.failed', accountId, clientId, username, reason: 'wrong credentials', ip: ip ?? undefined });
+    return loginPageResponse(context, interaction.id, interaction.record, { username, error: WRONG_CREDENTIALS });
+  }
+  await clearFailures(context, keys);
+  // Single use: of two concurrent successful posts only one completes the interaction.
+  const taken = await takeInteraction(context, interaction.id);
+  if (taken === null) throw expired();
+  context.emit({ type: 'login.succeeded', accountId, clientId, userId: user.id, username, ip: ip ?? undefined });
+  return finishLogin(context, taken, { userId: user.id, previousSessionId: readSessionCookie(context, request), ip: ip ?? undefined });
+}
+
+/**
+ * Handles the login page: GET shows the form, POST signs in (303 to the app) or cancels (303 with access_denied).
+ *
+ * @example
+ * { name: 'login', methods: ['GET', 'POST'], path: '/api/account/{accountId}/login', handler: (c, r, p) => handleLogin(c, r, p.accountId) }
+ */
+export async function handleLogin(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
+  const interaction = await loadInteraction(context, request, accountId);
+  if (request.method !== 'POST') return loginPageResponse(context, interaction.id, interaction.record);
+  if (isCrossSiteRequest(context, request, [])) {
+    throw new OAuthError('invalid_request', 'The sign-in form was posted from another site.', { status: 403 });
+  }
+  const form = await readForm(request, context.config.bodyLimit);
+  const csrfToken = single(form, 'csrf_token');
+  if (csrfToken === undefined || !constantTimeEqual(csrfToken, interaction.record.csrfToken)) {
+    throw new OAuthError('invalid_request', 'The sign-in form is out of date. Go back to the application and start again.', { status: 403 });
+  }
+  if (single(form, 'cancel') !== undefined) return cancel(context, request, interaction.id);
+  const username = single(form, 'username')?.trim();
+  const password = single(form, 'password');
+  if (username === undefined || username === '' || password === undefined) {
+    return loginPageResponse(context, interaction.id, interaction.record, {
+      username,
+      error: 'Enter your username and password.',
+      status: 400,
+    });
+  }
+  return signIn(context, request, interaction, { username, password });
+}

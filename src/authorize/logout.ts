@@ -1,0 +1,81 @@
+/**
+ * `POST {basePath}/api/account/{accountId}/logout` — ends the device session of the account.
+ *
+ * CSRF: a logout form can be posted by the application (cross-site by nature), so instead of a token the
+ * request's browser-set `Sec-Fetch-Site`/`Origin` must say same-origin, or `Origin` must be the origin of one of
+ * the named client's redirect URIs. The browser then goes to `post_logout_redirect_uri` (303) only when it is
+ * one of that client's registered redirect URIs (exact match); otherwise it sees a "signed out" page.
+ */
+import type { App } from '../apps.js';
+import { readForm } from '../body.js';
+import { clientIP } from '../client-ip.js';
+import type { SentinelContext } from '../context.js';
+import { OAuthError } from '../errors.js';
+import { headerValue, redirect, type SentinelRequest, type SentinelResponse } from '../http.js';
+import { single, type ParamMap } from '../params.js';
+import { expiredSessionCookie, readSessionCookie } from './cookies.js';
+import { logoSources } from './logo-policy.js';
+import { renderPage } from './page-layout.js';
+import { isCrossSiteRequest } from './request-origin.js';
+import { createStyleNonce, htmlResponse, originSource } from './security-headers.js';
+import { endSession, useSession } from './session.js';
+
+async function readParams(context: SentinelContext, request: SentinelRequest): Promise<ParamMap> {
+  // A bare `<form method="post">` without fields, or fetch('…/logout', { method: 'POST' }), sends no content type.
+  if (headerValue(request, 'content-type') === undefined) return new Map();
+  return readForm(request, context.config.bodyLimit);
+}
+
+async function findClient(context: SentinelContext, accountId: string, clientId: string | undefined): Promise<App | null> {
+  if (clientId === undefined) return null;
+  const app = await context.apps.findApp(accountId, clientId);
+  return app !== null && app.accountId === accountId ? app : null;
+}
+
+function signedOutPage(context: SentinelContext, headers: Record<string, string>): SentinelResponse {
+  const styleNonce = createStyleNonce();
+  const content = `<h1>You are signed out</h1>
+<p class="lead">You can close this window or go back to the application.</p>`;
+  const html = renderPage({ title: 'Signed out', content, styleNonce, branding: context.config.branding });
+  return htmlResponse(200, html, { styleNonce, imgSrc: logoSources(context.config.branding) }, headers);
+}
+
+/**
+ * Handles logout.
+ *
+ * @example
+ * { name: 'logout', methods: ['POST'], path: '/api/account/{accountId}/logout', handler: (c, r, p) => handleLogout(c, r, p.accountId) }
+ */
+export async function handleLogout(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
+  const params = await readParams(context, request);
+  const app = await findClient(context, accountId, single(params, 'client_id'));
+  const appOrigins = (app?.redirectUris ?? []).map(originSource).filter((origin): origin is string => origin !== null);
+  if (isCrossSiteRequest(context, request, appOrigins)) {
+    throw new OAuthError('invalid_request', 'Sign-out was requested from another site.', { status: 403 });
+  }
+  const headers: Record<string, string> = {};
+  const sessionId = readSessionCookie(context, request);
+  // Only a session of this account is ended here: logging out of account A leaves account B alone.
+  if (sessionId !== null && (await useSession(context, sessionId, accountId)) !== null) {
+    const ended = await endSession(context, sessionId);
+    headers['set-cookie'] = expiredSessionCookie(context, request.mountPath);
+    if (ended !== null) {
+      context.emit({
+        type: 'session.ended',
+        accountId,
+        clientId: app?.clientId,
+        userId: ended.userId,
+        reason: 'logout',
+        ip: clientIP(context.config, request) ?? undefined,
+      });
+    }
+  }
+  const target = single(params, 'post_logout_redirect_uri');
+  if (app !== null && target !== undefined && app.redirectUris.includes(target)) {
+    const state = single(params, 'state');
+    const location =
+      state === undefined ? target : `${target}${target.includes('?') ? '&' : '?'}state=${encodeURIComponent(state)}`;
+    return redirect(303, location, headers);
+  }
+  return signedOutPage(context, headers);
+}

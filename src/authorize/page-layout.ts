@@ -1,0 +1,104 @@
+/**
+ * The shared frame of the service's pages (login, error, signed out): a centred card on a quiet background, the
+ * system font stack, the branding as CSS custom properties, and no script at all, so every page works with
+ * JavaScript disabled and the CSP can forbid scripts outright.
+ */
+import type { ResolvedConfig } from '../config.js';
+import { escapeHTML } from './html.js';
+
+/**
+ * Default colours, overridable one by one with `branding.colors` (`{ brand: '#7c3aed' }` sets `--brand`).
+ * Every text/background pair meets WCAG AA (4.5:1) with these values.
+ */
+export const DEFAULT_COLORS: Readonly<Record<string, string>> = Object.freeze({
+  brand: '#1d4ed8',
+  'brand-text': '#ffffff',
+  background: '#f3f4f6',
+  surface: '#ffffff',
+  text: '#111827',
+  muted: '#4b5563',
+  border: '#9ca3af',
+  error: '#b91c1c',
+  'error-background': '#fef2f2',
+  focus: '#f59e0b',
+});
+
+const STYLES = `
+*,*::before,*::after{box-sizing:border-box}
+html{font-size:100%}
+body{margin:0;min-height:100vh;display:flex;align-items:center;justify-content:center;padding:1rem;
+  background:var(--background);color:var(--text);
+  font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,"Noto Sans",sans-serif;line-height:1.5}
+main{width:100%;max-width:26rem}
+.card{background:var(--surface);border:1px solid var(--border);border-radius:.75rem;padding:2rem 1.5rem;
+  box-shadow:0 10px 25px -12px rgba(0,0,0,.25)}
+.brand{display:flex;align-items:center;gap:.75rem;margin:0 0 1.5rem}
+.brand img{max-height:2.5rem;max-width:8rem}
+.brand span{font-weight:600;font-size:1.125rem}
+h1{font-size:1.5rem;line-height:1.25;margin:0 0 .5rem}
+.lead{color:var(--muted);margin:0 0 1.5rem}
+.lead strong{color:var(--text)}
+label{display:block;font-weight:600;margin:0 0 .25rem}
+input{display:block;width:100%;font:inherit;padding:.625rem .75rem;margin:0 0 1rem;color:var(--text);
+  background:var(--surface);border:1px solid var(--border);border-radius:.5rem}
+input[aria-invalid="true"]{border-color:var(--error)}
+input:focus,button:focus,a:focus{outline:3px solid var(--focus);outline-offset:2px}
+.error{background:var(--error-background);color:var(--error);border:1px solid var(--error);border-radius:.5rem;
+  padding:.75rem;margin:0 0 1rem;font-weight:600}
+.actions{display:flex;flex-wrap:wrap;gap:.75rem;margin-top:.5rem}
+button{font:inherit;font-weight:600;padding:.625rem 1.25rem;border-radius:.5rem;cursor:pointer;flex:1 1 8rem}
+.primary{background:var(--brand);color:var(--brand-text);border:1px solid var(--brand)}
+.secondary{background:var(--surface);color:var(--text);border:1px solid var(--border)}
+.meta{color:var(--muted);font-size:.875rem;margin:1.5rem 0 0;word-break:break-all}
+@media (max-width:400px){.card{padding:1.5rem 1rem}}
+`;
+
+/** The `:root` custom properties: defaults, then the configured branding colours. */
+function colorVariables(colors: Readonly<Record<string, string>>): string {
+  const merged = { ...DEFAULT_COLORS, ...colors };
+  // Names and values are restricted by the options schema (letters, digits, #, (), %, commas, dots), so they cannot
+  // close the declaration block.
+  return `:root{${Object.entries(merged)
+    .map(([name, value]) => `--${name}:${value}`)
+    .join(';')}}`;
+}
+
+/** Inputs of {@link renderPage}. */
+export interface PageInput {
+  title: string;
+  /** The card's inner HTML: callers escape what they interpolate. */
+  content: string;
+  styleNonce: string;
+  branding: ResolvedConfig['branding'];
+}
+
+/**
+ * A complete HTML document around `content`.
+ *
+ * @example
+ * renderPage({ title: 'Signed out', content: '<h1>Signed out</h1>', styleNonce, branding: config.branding })
+ */
+export function renderPage(input: PageInput): string {
+  const { branding } = input;
+  const logo =
+    branding.logoUrl === undefined ? '' : `<img src="${escapeHTML(branding.logoUrl)}" alt="">`;
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>${escapeHTML(input.title)} – ${escapeHTML(branding.productName)}</title>
+<style nonce="${escapeHTML(input.styleNonce)}">${colorVariables(branding.colors)}${STYLES}</style>
+</head>
+<body>
+<main>
+<div class="card">
+<p class="brand">${logo}<span>${escapeHTML(branding.productName)}</span></p>
+${input.content}
+</div>
+</main>
+</body>
+</html>
+`;
+}

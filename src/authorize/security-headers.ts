@@ -1,0 +1,86 @@
+/**
+ * The headers every HTML response of the service carries: a strict Content-Security-Policy, clickjacking
+ * protection (RFC 9700 §4.16), no referrer (the login URL carries the interaction id), no caching, no sniffing.
+ * No CORS headers are ever set here: the authorization endpoint must not be readable cross-origin (RFC 9700 §2.6).
+ */
+import { randomBytes } from 'node:crypto';
+import type { SentinelResponse } from '../http.js';
+
+/** What a page's Content-Security-Policy allows beyond the defaults. */
+export interface PagePolicy {
+  /** The per-response nonce of the page's `<style>` element. */
+  styleNonce: string;
+  /** Extra `form-action` sources (the app's redirect URI origin, since the 303 after the POST is governed by it). */
+  formAction?: readonly string[] | undefined;
+  /** `img-src` sources (the logo's origin); none when empty. */
+  imgSrc?: readonly string[] | undefined;
+}
+
+/** A fresh nonce for a page's `<style>` element (128 random bits). */
+export function createStyleNonce(): string {
+  return randomBytes(16).toString('base64');
+}
+
+/**
+ * The Content-Security-Policy of a page: nothing by default, styles only by nonce, no scripts at all.
+ *
+ * @example
+ * contentSecurityPolicy({ styleNonce: nonce, formAction: ['https://app.example.com'] })
+ */
+export function contentSecurityPolicy(policy: PagePolicy): string {
+  const imgSrc = policy.imgSrc !== undefined && policy.imgSrc.length > 0 ? policy.imgSrc.join(' ') : "'none'";
+  return [
+    "default-src 'none'",
+    `style-src 'nonce-${policy.styleNonce}'`,
+    `img-src ${imgSrc}`,
+    `form-action ${["'self'", ...(policy.formAction ?? [])].join(' ')}`,
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+  ].join('; ');
+}
+
+/**
+ * An HTML response with the security headers.
+ *
+ * @example
+ * return htmlResponse(200, page, { styleNonce: nonce });
+ */
+export function htmlResponse(
+  status: number,
+  html: string,
+  policy: PagePolicy,
+  headers?: Record<string, string | string[]>,
+): SentinelResponse {
+  return {
+    status,
+    headers: {
+      'content-type': 'text/html; charset=utf-8',
+      'content-security-policy': contentSecurityPolicy(policy),
+      'x-frame-options': 'DENY',
+      'referrer-policy': 'no-referrer',
+      'cache-control': 'no-store',
+      pragma: 'no-cache',
+      'x-content-type-options': 'nosniff',
+      ...headers,
+    },
+    body: html,
+  };
+}
+
+/**
+ * The CSP source for a URL's origin: `https://host:port`, or `scheme:` for private-use schemes (RFC 8252 §7.1),
+ * whose origin is opaque. `null` for a value that is not an absolute URL.
+ *
+ * @example
+ * originSource('https://app.example.com/cb?x=1') // 'https://app.example.com'
+ */
+export function originSource(uri: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return null;
+  }
+  if (url.protocol === 'https:' || url.protocol === 'http:') return url.origin;
+  return /^[a-z][a-z0-9+.-]*:$/.test(url.protocol) ? url.protocol : null;
+}

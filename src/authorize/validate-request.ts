@@ -1,0 +1,151 @@
+/**
+ * Validation of an authorization request (seed spec §4.2, RFC 6749 §4.1.1, RFC 7636 §4.3), in the order that
+ * decides how errors are delivered:
+ *
+ * 1. account unknown → 401 page; `client_id` missing → 400 page; client unknown or of another account → 401 page;
+ * 2. `redirect_uri` missing while several are registered, not registered (exact string match), or repeated → 400 page;
+ * 3. from here on the redirect URI is trusted: every problem is an {@link AuthorizationError} (302 to the app).
+ */
+import type { App } from '../apps.js';
+import type { SentinelContext } from '../context.js';
+import { OAuthError } from '../errors.js';
+import type { SentinelRequest } from '../http.js';
+import { fromSearchParams, single, type ParamMap } from '../params.js';
+import { AuthorizationError } from './authorization-error.js';
+import type { RedirectTarget } from './authorization-response.js';
+
+/** A validated authorization request, as kept in the interaction record while the user signs in. */
+export interface AuthorizationRequest extends RedirectTarget {
+  /** Whether the request carried `redirect_uri` (the token request must then repeat it, RFC 6749 §4.1.3). */
+  redirectUriInRequest: boolean;
+  /** The app's display name for the login page. */
+  clientName?: string | undefined;
+  scope?: string | undefined;
+  nonce?: string | undefined;
+  /** PKCE S256 challenge (RFC 7636). */
+  codeChallenge?: string | undefined;
+}
+
+/** RFC 7636 §4.2: BASE64URL(SHA-256(verifier)) is 43 characters without padding. */
+const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+/** RFC 6749 §3.3 scope-token characters. */
+const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
+/** Versions of the authorize operation we serve (seed spec §9): 1.0, written as 1, 1.0, 1.00, … */
+const SUPPORTED_VERSION = /^1(\.0+)?$/;
+
+async function findClient(context: SentinelContext, accountId: string, params: ParamMap): Promise<App> {
+  if (!(await context.apps.hasAccount(accountId))) {
+    throw new OAuthError('invalid_request', 'The account in this link is unknown.', { status: 401 });
+  }
+  const clientId = single(params, 'client_id');
+  if (clientId === undefined) throw new OAuthError('invalid_request', 'The request has no client_id.');
+  const app = await context.apps.findApp(accountId, clientId);
+  if (app === null || app.accountId !== accountId) {
+    throw new OAuthError('invalid_client', 'The application in this link is not registered for this account.', { status: 401 });
+  }
+  return app;
+}
+
+function chooseRedirectURI(app: App, params: ParamMap): { redirectUri: string; inRequest: boolean } {
+  const requested = single(params, 'redirect_uri');
+  if (requested === undefined) {
+    const only = app.redirectUris.length === 1 ? app.redirectUris[0] : undefined;
+    if (only === undefined) {
+      throw new OAuthError('invalid_request', 'The request must name a redirect_uri, because the application has several.');
+    }
+    return { redirectUri: only, inRequest: false };
+  }
+  // Exact string comparison (RFC 9700 §4.1.3): no normalisation of case, slashes, ports or queries.
+  if (!app.redirectUris.includes(requested)) {
+    throw new OAuthError('invalid_request', 'The redirect_uri is not registered for this application.');
+  }
+  return { redirectUri: requested, inRequest: true };
+}
+
+/** Reads one parameter after the target is known: repeated or malformed values are redirected errors. */
+function readParam(params: ParamMap, name: string, target: RedirectTarget): string | undefined {
+  const values = params.get(name);
+  if (values === undefined) return undefined;
+  if (values === null || values.length > 1) {
+    throw new AuthorizationError('invalid_request', `parameter ${name} is given more than once`, target);
+  }
+  return values[0] === '' ? undefined : values[0];
+}
+
+function checkScope(app: App, scope: string | undefined, target: RedirectTarget): void {
+  if (scope === undefined) return;
+  const requested = scope.split(' ');
+  if (requested.some((token) => !SCOPE_TOKEN.test(token))) {
+    throw new AuthorizationError('invalid_request', 'scope must be space-separated scope tokens', target);
+  }
+  if (app.scope === undefined) return;
+  const allowed = new Set([...app.scope.split(' '), 'openid']);
+  const refused = requested.filter((token) => !allowed.has(token));
+  if (refused.length > 0) {
+    throw new AuthorizationError('invalid_scope', `scope not allowed for this application: ${refused.join(' ')}`, target);
+  }
+}
+
+function checkPKCE(context: SentinelContext, app: App, params: ParamMap, target: RedirectTarget): string | undefined {
+  const challenge = readParam(params, 'code_challenge', target);
+  const method = readParam(params, 'code_challenge_method', target);
+  if (challenge === undefined) {
+    if (method !== undefined) throw new AuthorizationError('invalid_request', 'code_challenge_method needs a code_challenge', target);
+    // RFC 9700 §2.1.1: public clients must use PKCE; confidential ones when the operator requires it.
+    if (context.config.pkce === 'required' || app.tokenEndpointAuthMethod === 'none') {
+      throw new AuthorizationError('invalid_request', 'code_challenge (PKCE, S256) is required', target);
+    }
+    return undefined;
+  }
+  if (method !== 'S256') {
+    throw new AuthorizationError('invalid_request', 'code_challenge_method must be S256 (plain is not supported)', target);
+  }
+  if (!S256_CHALLENGE.test(challenge)) {
+    throw new AuthorizationError('invalid_request', 'code_challenge must be 43 base64url characters (RFC 7636 §4.2)', target);
+  }
+  return challenge;
+}
+
+/**
+ * Validates the query of `GET …/authorize`.
+ *
+ * @example
+ * const authorization = await validateAuthorizationRequest(context, request, accountId);
+ * @throws OAuthError (400/401, shown as a page) before the redirect URI is trusted; {@link AuthorizationError} after.
+ */
+export async function validateAuthorizationRequest(
+  context: SentinelContext,
+  request: SentinelRequest,
+  accountId: string,
+): Promise<AuthorizationRequest> {
+  const params = fromSearchParams(request.query);
+  const app = await findClient(context, accountId, params);
+  const { redirectUri, inRequest } = chooseRedirectURI(app, params);
+  const target: RedirectTarget = { accountId, clientId: app.clientId, redirectUri, iss: context.accountIssuer(accountId) };
+  // `state` first, so every later error carries it; a repeated state cannot be echoed, so the error goes without one.
+  target.state = readParam(params, 'state', target);
+  const version = readParam(params, 'v', target);
+  if (version !== undefined && !SUPPORTED_VERSION.test(version)) {
+    throw new AuthorizationError('invalid_request', 'unsupported version v; this service supports v=1.0', target);
+  }
+  const responseType = readParam(params, 'response_type', target);
+  if (responseType === undefined) throw new AuthorizationError('invalid_request', 'parameter response_type is required', target);
+  if (responseType !== 'code') {
+    throw new AuthorizationError('unsupported_response_type', 'response_type must be code', target);
+  }
+  if (!app.grantTypes.includes('authorization_code')) {
+    throw new AuthorizationError('unauthorized_client', 'this application is not registered for the authorization_code grant', target);
+  }
+  const codeChallenge = checkPKCE(context, app, params, target);
+  const scope = readParam(params, 'scope', target);
+  checkScope(app, scope, target);
+  const nonce = readParam(params, 'nonce', target);
+  return {
+    ...target,
+    redirectUriInRequest: inRequest,
+    clientName: app.name,
+    scope,
+    nonce,
+    codeChallenge,
+  };
+}
