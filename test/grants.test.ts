@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { issueAccessToken } from '../src/access-token.js';
 import { MemoryStore, type Store } from '../src/index.js';
 import { isGrantRevoked, revokeGrant, storeRefreshToken, refreshKey } from '../src/token/grants.js';
-import { ACCOUNT, CLIENT_ID, makeSentinel, USER_ID } from './fixtures.js';
+import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, makeSentinel, USER_ID } from './fixtures.js';
 
 /** A store that records every operation and can be switched to fail. */
 function recordingStore(): Store & { log: string[]; failing: boolean } {
@@ -58,5 +58,25 @@ describe('grants', () => {
     await expect(sentinel.verifyAccessToken(user.token)).resolves.toMatchObject({ sub: USER_ID });
     await revokeGrant(sentinel.context, 'g-9');
     await expect(sentinel.verifyAccessToken(user.token)).rejects.toMatchObject({ code: 'invalid_token' });
+  });
+
+  it('refuses a refresh token stored after its grant was revoked (a redemption that lost a race with a replay)', async () => {
+    const sentinel = makeSentinel();
+    const absoluteExpiresAt = Math.floor(Date.now() / 1000) + 600;
+    await revokeGrant(sentinel.context, 'g-late');
+    const late = await storeRefreshToken(sentinel.context, { grantId: 'g-late', accountId: ACCOUNT, clientId: CLIENT_ID, userId: USER_ID, authTime: 1, absoluteExpiresAt });
+    const live = await storeRefreshToken(sentinel.context, { grantId: 'g-live', accountId: ACCOUNT, clientId: CLIENT_ID, userId: USER_ID, authTime: 1, absoluteExpiresAt });
+    const post = (token: string) =>
+      sentinel.handle({
+        method: 'POST',
+        path: `/sentinel/api/account/${ACCOUNT}/token`,
+        query: new URLSearchParams(),
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token, client_id: CLIENT_ID, client_secret: CLIENT_SECRET }).toString(),
+      });
+    const refused = await post(late!);
+    expect(refused?.status).toBe(400);
+    expect(JSON.parse(refused?.body ?? '{}').error).toBe('invalid_grant');
+    expect((await post(live!))?.status).toBe(200);
   });
 });

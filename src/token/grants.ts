@@ -10,7 +10,7 @@
  * | `grant:{gid}`           | {@link GrantRecord}                    | until the grant's absolute expiry         |
  * | `refresh:{sha256}`      | {@link RefreshRecord}                  | idle lifetime, capped by absolute expiry  |
  * | `refresh-used:{sha256}` | gid of a rotated refresh token         | until the grant's absolute expiry         |
- * | `revoked:grant:{gid}`   | `1`                                    | access-token lifetime + clock tolerance   |
+ * | `revoked:grant:{gid}`   | `1`                                    | max(access, refresh absolute) lifetime    |
  * | `revoked:jti:{jti}`     | `1`                                    | until that access token expires           |
  */
 import type { AccessTokenClaims, RevocationCheck } from '../access-token.js';
@@ -124,15 +124,16 @@ export async function findUsedRefreshToken(context: SentinelContext, token: stri
 /**
  * Revokes a grant: its access tokens are refused from now on and its live refresh token is deleted.
  *
- * The marker is written first and the refresh token deleted second; a rotation writes its new refresh token first
- * and checks the marker second ({@link isGrantRevoked}). Whatever the interleaving, either the rotation sees the
- * marker or this function sees (and deletes) the rotated token.
+ * The marker outlives every token the grant may still hold (access tokens and the refresh absolute lifetime):
+ * a redemption or rotation that raced with this revocation may store its refresh token after the deletion below,
+ * and the refresh grant refuses tokens of a marked grant.
  *
  * @example await revokeGrant(context, claims.gid);
  */
 export async function revokeGrant(context: SentinelContext, grantId: string): Promise<void> {
-  const { accessTokenTtl, clockTolerance } = context.config;
-  await context.store.set(revokedGrantKey(grantId), '1', (accessTokenTtl + clockTolerance) * 1000);
+  const { accessTokenTtl, clockTolerance, refreshToken } = context.config;
+  const lifetime = Math.max(accessTokenTtl, refreshToken.absoluteTtl) + clockTolerance;
+  await context.store.set(revokedGrantKey(grantId), '1', lifetime * 1000);
   const stored = await context.store.get(grantKey(grantId));
   if (stored === null) return;
   const grant = JSON.parse(stored) as GrantRecord;

@@ -9,6 +9,7 @@ import type { SentinelRequest, SentinelResponse } from '../http.js';
 import { required, single, type ParamMap } from '../params.js';
 import {
   findUsedRefreshToken,
+  isGrantRevoked,
   markRefreshTokenUsed,
   parseRefreshRecord,
   refreshKey,
@@ -67,6 +68,8 @@ export async function handleRefreshTokenGrant(
   if (found.accountId !== accountId || found.clientId !== app.clientId) {
     throw new OAuthError('invalid_grant', 'the refresh token was not issued to this client');
   }
+  // Checked before the take: of concurrent uses, the one that wins the take must not be failed afterwards.
+  if (await isGrantRevoked(context, found.grantId)) throw new OAuthError('invalid_grant', 'the grant has been revoked');
   const scope = narrowScope(found.scope, requestedScope);
   const record: RefreshRecord | null = parseRefreshRecord(await context.store.take(key));
   if (record === null) return reuseDetected(context, request, found);

@@ -4,9 +4,8 @@
  */
 import { expiresInValue, issueAccessToken } from '../access-token.js';
 import type { SentinelContext } from '../context.js';
-import { OAuthError } from '../errors.js';
 import { noStoreJSON, type SentinelResponse } from '../http.js';
-import { isGrantRevoked, revokeGrant, storeRefreshToken } from './grants.js';
+import { storeRefreshToken } from './grants.js';
 import { issueIDToken } from './id-token.js';
 
 /** Everything a user token response is made of. */
@@ -27,9 +26,10 @@ export interface UserTokensInput {
 }
 
 /**
- * Issues the tokens and renders the response. The refresh token is stored before the revocation check so that a
- * concurrent revocation (code replay, refresh reuse) either is seen here or finds and deletes the new token.
- * @throws OAuthError invalid_grant when the grant was revoked meanwhile.
+ * Issues the tokens and renders the response. There is deliberately no revocation check here: the caller has
+ * won the atomic take of the code or refresh token, and of concurrent presentations exactly one must get tokens.
+ * A revocation racing with this (a replay by a loser of that race) still wins: the access token carries the grant
+ * id, and a refresh token stored after the revocation is refused by the grant's revocation marker.
  * @example return issueUserTokens(context, { grantType: 'authorization_code', ...grant, refresh: null, idToken: null });
  */
 export async function issueUserTokens(context: SentinelContext, input: UserTokensInput): Promise<SentinelResponse> {
@@ -45,10 +45,6 @@ export async function issueUserTokens(context: SentinelContext, input: UserToken
           authTime: input.authTime,
           absoluteExpiresAt: input.refresh.absoluteExpiresAt,
         });
-  if (await isGrantRevoked(context, input.grantId)) {
-    await revokeGrant(context, input.grantId);
-    throw new OAuthError('invalid_grant', 'the grant has been revoked');
-  }
   const { token, claims, expiresIn } = issueAccessToken(context, {
     accountId: input.accountId,
     clientId: input.clientId,

@@ -1,0 +1,72 @@
+/**
+ * The single-use guarantees of the token side over a shared RedisStore (the multi-instance deployment): two
+ * sentinels on one Redis, requests split between them. Skipped without a reachable Redis unless
+ * SENTINEL_REQUIRE_REDIS=1.
+ */
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSentinel, type Sentinel } from '../src/index.js';
+import { RedisStore } from '../src/stores/redis.js';
+import { baseOptions } from './fixtures.js';
+import { HOSTS, type MountedHost } from './hosts.js';
+import { codeFor, exchange, isAccepted, refresh } from './suites/oauth-helpers.js';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const REQUIRED = process.env.SENTINEL_REQUIRE_REDIS === '1';
+
+async function reachable(): Promise<boolean> {
+  const probe = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  probe.on('error', () => {});
+  try {
+    await probe.connect();
+    await probe.ping();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    probe.disconnect();
+  }
+}
+
+const skip = !(await reachable()) && !REQUIRED;
+
+describe.skipIf(skip)('token side on a shared RedisStore (two instances)', () => {
+  const prefix = `sentinel-oauth-test:${randomBytes(8).toString('hex')}:`;
+  let client: Redis;
+  let hosts: MountedHost[] = [];
+  let sentinels: Sentinel[] = [];
+
+  beforeAll(async () => {
+    client = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+    const store = new RedisStore(client, { prefix });
+    sentinels = [createSentinel(baseOptions({ store })), createSentinel(baseOptions({ store }))];
+    hosts = await Promise.all(sentinels.map((sentinel) => HOSTS[0]!.mount(sentinel)));
+  });
+
+  afterAll(async () => {
+    await Promise.all(hosts.map((host) => host.close()));
+    const keys = await client.keys(`${prefix}*`);
+    for (const key of keys) await client.del(key);
+    client.disconnect();
+  });
+
+  it('50 concurrent redemptions of one code across instances give exactly one token, and the replay revokes it', async () => {
+    const code = await codeFor(sentinels[0]!);
+    const responses = await Promise.all(Array.from({ length: 50 }, (_, index) => exchange(hosts[index % 2]!.server, code)));
+    const winners = responses.filter((response) => response.status === 200);
+    expect(winners).toHaveLength(1);
+    // A later replay on either instance revokes what the code gave.
+    expect((await exchange(hosts[1]!.server, code)).status).toBe(400);
+    expect(await isAccepted(sentinels[0]!, winners[0]!.body.access_token)).toBe(false);
+  });
+
+  it('200 concurrent uses of one refresh token across instances give exactly one success', async () => {
+    const issued = await exchange(hosts[0]!.server, await codeFor(sentinels[0]!));
+    const responses = await Promise.all(
+      Array.from({ length: 200 }, (_, index) => refresh(hosts[index % 2]!.server, issued.body.refresh_token)),
+    );
+    expect(responses.filter((response) => response.status === 200)).toHaveLength(1);
+    expect(responses.every((response) => response.status === 200 || response.body.error === 'invalid_grant')).toBe(true);
+  });
+});
