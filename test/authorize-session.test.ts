@@ -1,0 +1,78 @@
+/**
+ * Device-session timeouts (idle and absolute) and the Store keys of the browser flow, against a recording store.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { digest } from '../src/secrets.js';
+import { createSession, endSession, useSession } from '../src/authorize/session.js';
+import { MemoryStore } from '../src/index.js';
+import { ACCOUNT, OTHER_ACCOUNT, makeSentinel } from './fixtures.js';
+
+function recordingSentinel(session = { absoluteTtl: 8 * 3600, idleTtl: 3600 }) {
+  const store = new MemoryStore();
+  const sets: Array<{ key: string; ttlMs: number }> = [];
+  const set = store.set.bind(store);
+  store.set = async (key, value, ttlMs) => {
+    sets.push({ key, ttlMs });
+    return set(key, value, ttlMs);
+  };
+  const sentinel = makeSentinel({ store, session: { cookieName: 'sentinel_session', ...session } });
+  return { context: sentinel.context, store, sets };
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('device sessions', () => {
+  it('stores the record under session:{sha256(id)} with the idle TTL, never the id itself', async () => {
+    const { context, sets } = recordingSentinel();
+    const id = await createSession(context, { accountId: ACCOUNT, userId: 'u-1', authTime: 1 });
+    expect(id).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(sets).toEqual([{ key: `session:${digest(id)}`, ttlMs: 3600 * 1000 }]);
+    expect(sets[0]?.key).not.toContain(id);
+  });
+
+  it('refreshes the idle timeout on use, but never beyond the absolute end', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(new Date('2026-01-01T00:00:00Z'));
+    const { context, sets } = recordingSentinel({ absoluteTtl: 3 * 3600, idleTtl: 3600 });
+    const id = await createSession(context, { accountId: ACCOUNT, userId: 'u-1', authTime: 1 });
+    vi.setSystemTime(new Date('2026-01-01T00:30:00Z'));
+    expect(await useSession(context, id, ACCOUNT)).not.toBeNull();
+    expect(sets.at(-1)?.ttlMs).toBe(3600 * 1000);
+    vi.setSystemTime(new Date('2026-01-01T02:40:00Z'));
+    expect(await useSession(context, id, ACCOUNT)).not.toBeNull();
+    expect(sets.at(-1)?.ttlMs).toBe(20 * 60 * 1000);
+  });
+
+  it('ends a session past its absolute lifetime even if the store still holds it', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(new Date('2026-01-01T00:00:00Z'));
+    const { context, store } = recordingSentinel({ absoluteTtl: 3600, idleTtl: 3600 });
+    const id = await createSession(context, { accountId: ACCOUNT, userId: 'u-1', authTime: 1 });
+    vi.setSystemTime(new Date('2026-01-01T01:00:01Z'));
+    expect(await useSession(context, id, ACCOUNT)).toBeNull();
+    expect(await store.get(`session:${digest(id)}`)).toBeNull();
+  });
+
+  it('a session belongs to one account', async () => {
+    const { context } = recordingSentinel();
+    const id = await createSession(context, { accountId: ACCOUNT, userId: 'u-1', authTime: 1 });
+    expect(await useSession(context, id, OTHER_ACCOUNT)).toBeNull();
+    expect(await useSession(context, id, ACCOUNT)).toMatchObject({ userId: 'u-1', accountId: ACCOUNT, authTime: 1 });
+  });
+
+  it('endSession removes the record once', async () => {
+    const { context } = recordingSentinel();
+    const id = await createSession(context, { accountId: ACCOUNT, userId: 'u-1', authTime: 1 });
+    expect(await endSession(context, id)).toMatchObject({ userId: 'u-1' });
+    expect(await endSession(context, id)).toBeNull();
+    expect(await useSession(context, id, ACCOUNT)).toBeNull();
+  });
+
+  it('a corrupt record reads as no session', async () => {
+    const { context, store } = recordingSentinel();
+    await store.set(`session:${digest('x')}`, '{not json', 1000);
+    expect(await useSession(context, 'x', ACCOUNT)).toBeNull();
+  });
+});

@@ -1,0 +1,113 @@
+/**
+ * Small pure pieces of the browser flow: response URLs, escaping, client IP, cross-site detection, throttle keys,
+ * Accept negotiation, CSP.
+ */
+import { describe, expect, it } from 'vitest';
+import { authorizationResponseURL } from '../src/authorize/authorization-response.js';
+import { wantsJSON } from '../src/authorize/error-page.js';
+import { escapeHTML } from '../src/authorize/html.js';
+import { isCrossSiteRequest } from '../src/authorize/request-origin.js';
+import { contentSecurityPolicy, originSource } from '../src/authorize/security-headers.js';
+import { throttleKeys } from '../src/authorize/throttle.js';
+import { clientIP } from '../src/client-ip.js';
+import type { SentinelRequest } from '../src/index.js';
+import { makeSentinel } from './fixtures.js';
+
+const target = { accountId: '1', clientId: 'c', iss: 'https://id.example.com/sentinel/api/account/1' };
+const req = (headers: Record<string, string> = {}, ip?: string): SentinelRequest => ({
+  method: 'POST',
+  path: '/',
+  query: new URLSearchParams(),
+  headers,
+  ip,
+});
+
+describe('authorizationResponseURL', () => {
+  it('appends with ? or & without re-encoding the registered query', () => {
+    expect(authorizationResponseURL({ ...target, redirectUri: 'https://a.example/cb' }, { code: 'c1' })).toBe(
+      `https://a.example/cb?code=c1&iss=${encodeURIComponent(target.iss)}`,
+    );
+    expect(authorizationResponseURL({ ...target, redirectUri: 'https://a.example/cb?x=a%20b+c' }, { code: 'c1' })).toMatch(
+      /^https:\/\/a\.example\/cb\?x=a%20b\+c&code=c1&iss=/,
+    );
+    expect(authorizationResponseURL({ ...target, redirectUri: 'https://a.example/cb?' }, { code: 'c1' })).toMatch(/^https:\/\/a\.example\/cb\?code=c1&/);
+  });
+
+  it('puts state and iss last and round-trips any state', () => {
+    const state = '&=#+ %ü😀\r\n';
+    const url = authorizationResponseURL({ ...target, redirectUri: 'com.example.app:/cb', state }, { error: 'access_denied', error_description: 'no' });
+    const query = new URLSearchParams(url.split('?')[1]);
+    expect([...query.keys()]).toEqual(['error', 'error_description', 'state', 'iss']);
+    expect(query.get('state')).toBe(state);
+    expect(url).not.toMatch(/[\r\n ]/);
+  });
+});
+
+describe('escapeHTML', () => {
+  it('escapes the characters that open tags or close attributes', () => {
+    expect(escapeHTML(`<a href="x" onclick='y'>&\``)).toBe('&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;&#96;');
+  });
+});
+
+describe('clientIP', () => {
+  it('ignores X-Forwarded-For unless trustProxy', () => {
+    const request = req({ 'x-forwarded-for': '203.0.113.9, 10.0.0.1' }, '10.0.0.1');
+    expect(clientIP({ trustProxy: false }, request)).toBe('10.0.0.1');
+    expect(clientIP({ trustProxy: true }, request)).toBe('203.0.113.9');
+    expect(clientIP({ trustProxy: true }, req({}, '10.0.0.2'))).toBe('10.0.0.2');
+    expect(clientIP({ trustProxy: false }, req())).toBeNull();
+  });
+});
+
+describe('isCrossSiteRequest', () => {
+  const { context } = makeSentinel({ issuer: 'https://id.example.com' });
+  it.each([
+    [{}, false],
+    [{ 'sec-fetch-site': 'same-origin', origin: 'null' }, false],
+    [{ 'sec-fetch-site': 'none' }, false],
+    [{ 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' }, true],
+    [{ 'sec-fetch-site': 'same-site', origin: 'https://sub.id.example.com' }, true],
+    [{ origin: 'https://evil.example' }, true],
+    [{ origin: 'https://id.example.com' }, false],
+    [{ 'sec-fetch-site': 'cross-site', origin: 'https://app.example.com' }, false],
+  ] as const)('%j → %s', (headers, expected) => {
+    expect(isCrossSiteRequest(context, req(headers), ['https://app.example.com'])).toBe(expected);
+  });
+});
+
+describe('throttleKeys', () => {
+  it('folds username case and hides it behind a digest; accounts are separate', () => {
+    const a = throttleKeys('1', 'Alice', '203.0.113.1');
+    expect(a.username).toBe(throttleKeys('1', ' alice ', null).username);
+    expect(a.username).not.toContain('alice');
+    expect(a.username).not.toBe(throttleKeys('2', 'alice', null).username);
+    expect(a.ip).toBe('throttle:ip:203.0.113.1');
+  });
+});
+
+describe('wantsJSON', () => {
+  it.each([
+    ['application/json', true],
+    ['application/json, text/html', true],
+    ['text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8', false],
+    ['text/html, application/json', false],
+    ['', false],
+  ])('%s → %s', (accept, expected) => {
+    expect(wantsJSON(req(accept === '' ? {} : { accept }))).toBe(expected);
+  });
+});
+
+describe('content security policy', () => {
+  it('allows only the nonce style, the given form targets and images', () => {
+    const csp = contentSecurityPolicy({ styleNonce: 'n0nce', formAction: ['https://app.example.com'], imgSrc: ['https://cdn.example.com'] });
+    expect(csp).toBe(
+      "default-src 'none'; style-src 'nonce-n0nce'; img-src https://cdn.example.com; form-action 'self' https://app.example.com; frame-ancestors 'none'; base-uri 'none'",
+    );
+  });
+
+  it('originSource keeps origins and private-use schemes', () => {
+    expect(originSource('https://app.example.com:8443/cb?x')).toBe('https://app.example.com:8443');
+    expect(originSource('com.example.app:/cb')).toBe('com.example.app:');
+    expect(originSource('/relative')).toBeNull();
+  });
+});
