@@ -4,6 +4,7 @@
  */
 import type { Host } from '../hosts.js';
 import { appTokenV1Suite } from './oauth-app-token-v1.js';
+import { browserFlowSuite } from './oauth-browser-flow.js';
 import { authorizationCodeSuite } from './oauth-code.js';
 import { metadataSuite } from './oauth-metadata.js';
 import { refreshSuite } from './oauth-refresh.js';
@@ -16,4 +17,5 @@ export function oauthSuite(host: Host): void {
   revocationSuite(host);
   metadataSuite(host);
   appTokenV1Suite(host);
+  browserFlowSuite(host);
 }
