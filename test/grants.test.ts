@@ -42,14 +42,34 @@ describe('grants', () => {
   it('gives no refresh token once the absolute lifetime is over', async () => {
     const { context } = makeSentinel();
     const past = Math.floor(Date.now() / 1000) - 1;
-    expect(await storeRefreshToken(context, { grantId: 'g', accountId: ACCOUNT, clientId: CLIENT_ID, userId: USER_ID, authTime: 1, absoluteExpiresAt: past })).toBeNull();
+    expect(
+      await storeRefreshToken(context, {
+        grantId: 'g',
+        accountId: ACCOUNT,
+        clientId: CLIENT_ID,
+        userId: USER_ID,
+        authTime: 1,
+        absoluteExpiresAt: past,
+      }),
+    ).toBeNull();
   });
 
   it('verifyAccessToken leaves the store alone for consumer tokens and checks it for user tokens', async () => {
     const store = recordingStore();
     const sentinel = makeSentinel({ store });
-    const consumer = issueAccessToken(sentinel.context, { accountId: ACCOUNT, clientId: CLIENT_ID, subject: 'c', grantType: 'client_credentials' });
-    const user = issueAccessToken(sentinel.context, { accountId: ACCOUNT, clientId: CLIENT_ID, subject: USER_ID, grantType: 'authorization_code', grantId: 'g-9' });
+    const consumer = issueAccessToken(sentinel.context, {
+      accountId: ACCOUNT,
+      clientId: CLIENT_ID,
+      subject: 'c',
+      grantType: 'client_credentials',
+    });
+    const user = issueAccessToken(sentinel.context, {
+      accountId: ACCOUNT,
+      clientId: CLIENT_ID,
+      subject: USER_ID,
+      grantType: 'authorization_code',
+      grantId: 'g-9',
+    });
     store.failing = true;
     await expect(sentinel.verifyAccessToken(consumer.token)).resolves.toMatchObject({ sub: 'c' });
     expect(store.log).toEqual([]);
@@ -64,15 +84,34 @@ describe('grants', () => {
     const sentinel = makeSentinel();
     const absoluteExpiresAt = Math.floor(Date.now() / 1000) + 600;
     await revokeGrant(sentinel.context, 'g-late');
-    const late = await storeRefreshToken(sentinel.context, { grantId: 'g-late', accountId: ACCOUNT, clientId: CLIENT_ID, userId: USER_ID, authTime: 1, absoluteExpiresAt });
-    const live = await storeRefreshToken(sentinel.context, { grantId: 'g-live', accountId: ACCOUNT, clientId: CLIENT_ID, userId: USER_ID, authTime: 1, absoluteExpiresAt });
+    const late = await storeRefreshToken(sentinel.context, {
+      grantId: 'g-late',
+      accountId: ACCOUNT,
+      clientId: CLIENT_ID,
+      userId: USER_ID,
+      authTime: 1,
+      absoluteExpiresAt,
+    });
+    const live = await storeRefreshToken(sentinel.context, {
+      grantId: 'g-live',
+      accountId: ACCOUNT,
+      clientId: CLIENT_ID,
+      userId: USER_ID,
+      authTime: 1,
+      absoluteExpiresAt,
+    });
     const post = (token: string) =>
       sentinel.handle({
         method: 'POST',
         path: `/sentinel/api/account/${ACCOUNT}/token`,
         query: new URLSearchParams(),
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token, client_id: CLIENT_ID, client_secret: CLIENT_SECRET }).toString(),
+        body: new URLSearchParams({
+          grant_type: 'refresh_token',
+          refresh_token: token,
+          client_id: CLIENT_ID,
+          client_secret: CLIENT_SECRET,
+        }).toString(),
       });
     const refused = await post(late!);
     expect(refused?.status).toBe(400);

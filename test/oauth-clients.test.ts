@@ -75,11 +75,18 @@ async function signInThroughBrowser(serverURL: string, authorize: URL): Promise<
   const html = await page.text();
   const csrf = /name="csrf_token" value="([^"]+)"/.exec(html)?.[1];
   expect(csrf).toBeDefined();
-  const cookies = page.headers.getSetCookie().map((cookie) => cookie.split(';')[0]).join('; ');
+  const cookies = page.headers
+    .getSetCookie()
+    .map((cookie) => cookie.split(';')[0])
+    .join('; ');
   const posted = await fetch(loginURL, {
     method: 'POST',
     redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookies === '' ? {} : { cookie: cookies }), origin: 'http://localhost' },
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      ...(cookies === '' ? {} : { cookie: cookies }),
+      origin: 'http://localhost',
+    },
     body: new URLSearchParams({ csrf_token: csrf!, username: USERNAME, password: PASSWORD }).toString(),
   });
   expect(posted.status).toBe(303);
@@ -90,7 +97,13 @@ describe('oauth4webapi', () => {
   const client: oauth.Client = { client_id: CLIENT_ID };
   const clientAuth = oauth.ClientSecretPost(CLIENT_SECRET);
 
-  async function exchangeRefreshRevoke(url: string, as: oauth.AuthorizationServer, callback: URL, state: string, verifier: string): Promise<void> {
+  async function exchangeRefreshRevoke(
+    url: string,
+    as: oauth.AuthorizationServer,
+    callback: URL,
+    state: string,
+    verifier: string,
+  ): Promise<void> {
     const options = clientOptions(url);
     const params = oauth.validateAuthResponse(as, client, callback, state);
     const codeResponse = await oauth.authorizationCodeGrantRequest(as, client, clientAuth, params, REDIRECT_URI, verifier, options);
@@ -165,7 +178,10 @@ describe('simple-oauth2', () => {
     expect(accessToken.token.token_type).toBe('Bearer');
     expect(accessToken.token.expires_in).toBe('3600');
     expect(accessToken.expired()).toBe(false);
-    const claims = await sentinel.verifyAccessToken(accessToken.token.access_token as string, { accountId: ACCOUNT, consumerId: CONSUMER_UUID });
+    const claims = await sentinel.verifyAccessToken(accessToken.token.access_token as string, {
+      accountId: ACCOUNT,
+      consumerId: CONSUMER_UUID,
+    });
     expect(claims.sub).toBe(CONSUMER_UUID);
     const brand = await fetch(`${url}/api/account/${ACCOUNT}/consumer/${CONSUMER_UUID}/brand/tokens`, {
       headers: { authorization: `Bearer ${accessToken.token.access_token as string}` },

@@ -50,6 +50,13 @@ export async function handleAppTokenV1(context: SentinelContext, request: Sentin
     scope: app.scope,
     extra: { [APP_TOKEN_CLAIM]: APP_TOKEN_VALUE },
   });
-  context.emit({ type: 'token.issued', accountId, clientId: app.clientId, grantType: 'client_credentials', jti: claims.jti, ip: request.ip });
+  context.emit({
+    type: 'token.issued',
+    accountId,
+    clientId: app.clientId,
+    grantType: 'client_credentials',
+    jti: claims.jti,
+    ip: request.ip,
+  });
   return noStoreJSON(200, { access_token: token, token_type: 'Bearer', expires_in: expiresInValue(context, expiresIn) });
 }

@@ -15,7 +15,7 @@ export interface IDTokenInput {
 
 /** True when a space-separated scope contains `openid`. */
 export function hasOpenIDScope(scope: string | undefined): boolean {
-  return scope !== undefined && scope.split(' ').includes('openid');
+  return scope?.split(' ').includes('openid') === true;
 }
 
 /**

@@ -31,11 +31,7 @@ export function s256Challenge(verifier: string): string {
  * @throws OAuthError invalid_grant when the verifier is missing, unexpected or wrong.
  * @example verifyPKCE(record.codeChallenge, single(params, 'code_verifier'), { required: app.tokenEndpointAuthMethod === 'none' })
  */
-export function verifyPKCE(
-  challenge: string | undefined,
-  verifier: string | undefined,
-  options: { required: boolean },
-): void {
+export function verifyPKCE(challenge: string | undefined, verifier: string | undefined, options: { required: boolean }): void {
   if (challenge === undefined) {
     if (verifier !== undefined) {
       throw new OAuthError('invalid_grant', 'code_verifier was sent but the authorization request had no code_challenge');

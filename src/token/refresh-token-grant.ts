@@ -31,7 +31,11 @@ function narrowScope(grantScope: string | undefined, requested: string | undefin
   return asked.length === 0 ? grantScope : asked.join(' ');
 }
 
-async function reuseDetected(context: SentinelContext, request: SentinelRequest, record: { grantId: string; accountId: string; clientId?: string; userId?: string }): Promise<never> {
+async function reuseDetected(
+  context: SentinelContext,
+  request: SentinelRequest,
+  record: { grantId: string; accountId: string; clientId?: string; userId?: string },
+): Promise<never> {
   await revokeGrant(context, record.grantId);
   context.emit({ type: 'refresh.reused', accountId: record.accountId, clientId: record.clientId, userId: record.userId, ip: request.ip });
   throw new OAuthError('invalid_grant', 'the refresh token has already been used; the grant is revoked');

@@ -4,7 +4,7 @@
 import { readForm } from '../body.js';
 import type { SentinelContext } from '../context.js';
 import { OAuthError } from '../errors.js';
-import { type SentinelRequest, type SentinelResponse } from '../http.js';
+import type { SentinelRequest, SentinelResponse } from '../http.js';
 import { required, single } from '../params.js';
 import { authenticateClient } from './client-auth.js';
 import { revokeAccessToken, revokeGrant } from './grants.js';

@@ -11,9 +11,7 @@ import { createRevocationCheck, parseRefreshRecord, refreshKey, type RefreshReco
 export type TokenTypeHint = 'access_token' | 'refresh_token';
 
 /** A token found for a client. */
-export type FoundToken =
-  | { kind: 'refresh_token'; record: RefreshRecord }
-  | { kind: 'access_token'; claims: AccessTokenClaims };
+export type FoundToken = { kind: 'refresh_token'; record: RefreshRecord } | { kind: 'access_token'; claims: AccessTokenClaims };
 
 async function findRefreshToken(context: SentinelContext, token: string): Promise<RefreshRecord | null> {
   const record = parseRefreshRecord(await context.store.get(refreshKey(token)));

@@ -19,7 +19,11 @@ export function appTokenV1Suite(host: Host): void {
   describe('v1 app token', () => {
     it('issues an app token: sub = client id, gty client_credentials, marked as an app token', async () => {
       const { server, sentinel } = await mount();
-      const response = await postForm(server, `${V1_PATH}?v=1.0`, { grant_type: 'client_credentials', client_id: CLIENT_ID, client_secret: CLIENT_SECRET });
+      const response = await postForm(server, `${V1_PATH}?v=1.0`, {
+        grant_type: 'client_credentials',
+        client_id: CLIENT_ID,
+        client_secret: CLIENT_SECRET,
+      });
       expect(response.status).toBe(200);
       expectNoStore(response);
       expect(Object.keys(response.body).sort()).toEqual(['access_token', 'expires_in', 'token_type']);
@@ -38,23 +42,53 @@ export function appTokenV1Suite(host: Host): void {
       const consumerToken = await request(server).post(appTokenPath(CLIENT_ID)).set('content-type', FORM).send(ccBody());
       expect(consumerToken.status).toBe(200);
       expect((await request(server).get(brand).set('authorization', `Bearer ${consumerToken.body.access_token}`)).status).toBe(200);
-      const appToken = await postForm(server, V1_PATH, { grant_type: 'client_credentials', client_id: CLIENT_ID, client_secret: CLIENT_SECRET });
+      const appToken = await postForm(server, V1_PATH, {
+        grant_type: 'client_credentials',
+        client_id: CLIENT_ID,
+        client_secret: CLIENT_SECRET,
+      });
       expect(claimsOf(appToken.body.access_token).sub).toBe(CLIENT_ID);
       const refused = await request(server).get(brand).set('authorization', `Bearer ${appToken.body.access_token}`);
       expect(refused.status).toBe(401);
       expect(refused.headers['www-authenticate']).toMatch(/invalid_token/);
-      await expect(sentinel.verifyAccessToken(appToken.body.access_token, { consumerId: CLIENT_ID })).rejects.toMatchObject({ code: 'invalid_token' });
+      await expect(sentinel.verifyAccessToken(appToken.body.access_token, { consumerId: CLIENT_ID })).rejects.toMatchObject({
+        code: 'invalid_token',
+      });
     });
 
     it('refuses bad credentials, public clients, wrong grant types and apps without client_credentials', async () => {
       const denied: SentinelEvent[] = [];
       const { server, sentinel } = await mount({ onEvent: (event) => event.type === 'token.denied' && denied.push(event) });
-      expectError(await postForm(server, V1_PATH, { grant_type: 'client_credentials', client_id: CLIENT_ID, client_secret: 'wrong' }), 400, 'invalid_client');
-      expectError(await postForm(server, V1_PATH, { grant_type: 'client_credentials', client_id: PUBLIC_CLIENT_ID }), 400, 'invalid_client');
-      expectError(await postForm(server, V1_PATH, { grant_type: 'authorization_code', client_id: CLIENT_ID, client_secret: CLIENT_SECRET }), 400, 'unsupported_grant_type');
-      expectError(await postForm(server, `${V1_PATH}?v=9`, { grant_type: 'client_credentials', client_id: CLIENT_ID, client_secret: CLIENT_SECRET }), 400, 'invalid_request');
-      const registered = await sentinel.registerApp({ accountId: ACCOUNT, redirectUris: ['https://x.example.com/cb'], grantTypes: ['authorization_code'] });
-      const noGrant = await postForm(server, V1_PATH, { grant_type: 'client_credentials', client_id: registered.clientId, client_secret: registered.clientSecret! });
+      expectError(
+        await postForm(server, V1_PATH, { grant_type: 'client_credentials', client_id: CLIENT_ID, client_secret: 'wrong' }),
+        400,
+        'invalid_client',
+      );
+      expectError(
+        await postForm(server, V1_PATH, { grant_type: 'client_credentials', client_id: PUBLIC_CLIENT_ID }),
+        400,
+        'invalid_client',
+      );
+      expectError(
+        await postForm(server, V1_PATH, { grant_type: 'authorization_code', client_id: CLIENT_ID, client_secret: CLIENT_SECRET }),
+        400,
+        'unsupported_grant_type',
+      );
+      expectError(
+        await postForm(server, `${V1_PATH}?v=9`, { grant_type: 'client_credentials', client_id: CLIENT_ID, client_secret: CLIENT_SECRET }),
+        400,
+        'invalid_request',
+      );
+      const registered = await sentinel.registerApp({
+        accountId: ACCOUNT,
+        redirectUris: ['https://x.example.com/cb'],
+        grantTypes: ['authorization_code'],
+      });
+      const noGrant = await postForm(server, V1_PATH, {
+        grant_type: 'client_credentials',
+        client_id: registered.clientId,
+        client_secret: registered.clientSecret!,
+      });
       expectError(noGrant, 400, 'unauthorized_client');
       expect(denied).toHaveLength(5);
       expect(JSON.stringify(denied)).not.toContain(registered.clientSecret!);

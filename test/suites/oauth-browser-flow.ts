@@ -24,7 +24,9 @@ export function browserFlowSuite(host: Host): void {
       const { server } = await mount();
       const agent = request.agent(server);
       const { verifier, challenge } = pkcePair();
-      const toLogin = await agent.get(authorizePath({ state: 'xyz', scope: 'openid', code_challenge: challenge, code_challenge_method: 'S256' }));
+      const toLogin = await agent.get(
+        authorizePath({ state: 'xyz', scope: 'openid', code_challenge: challenge, code_challenge_method: 'S256' }),
+      );
       expect(toLogin.status).toBe(302);
       const loginPath = toLogin.headers.location as string;
       const page = await agent.get(loginPath);

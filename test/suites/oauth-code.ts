@@ -73,7 +73,17 @@ export function authorizationCodeSuite(host: Host): void {
         expect(response.status).toBe(200);
       }
       const code = await codeFor(sentinel);
-      expectError(await postForm(server, `${TOKEN_PATH}?v=3.0`, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, client_id: CLIENT_ID, client_secret: CLIENT_SECRET }), 400, 'invalid_request');
+      expectError(
+        await postForm(server, `${TOKEN_PATH}?v=3.0`, {
+          grant_type: 'authorization_code',
+          code,
+          redirect_uri: REDIRECT_URI,
+          client_id: CLIENT_ID,
+          client_secret: CLIENT_SECRET,
+        }),
+        400,
+        'invalid_request',
+      );
       expect((await exchange(server, code)).status).toBe(200);
     });
 
@@ -102,7 +112,11 @@ export function authorizationCodeSuite(host: Host): void {
       const plain = await exchange(server, await codeFor(sentinel, { scope: 'profile' }));
       expect(plain.body.id_token).toBeUndefined();
       expect(plain.body.scope).toBe('profile');
-      const registered = await sentinel.registerApp({ accountId: ACCOUNT, redirectUris: [REDIRECT_URI], grantTypes: ['authorization_code'] });
+      const registered = await sentinel.registerApp({
+        accountId: ACCOUNT,
+        redirectUris: [REDIRECT_URI],
+        grantTypes: ['authorization_code'],
+      });
       const code = await codeFor(sentinel, { clientId: registered.clientId });
       const response = await exchange(server, code, { client_id: registered.clientId, client_secret: registered.clientSecret! });
       expect(response.status).toBe(200);
@@ -136,10 +150,22 @@ export function authorizationCodeSuite(host: Host): void {
 
     it('binds the code to its client and account', async () => {
       const { server, sentinel } = await mount();
-      const registered = await sentinel.registerApp({ accountId: ACCOUNT, redirectUris: [REDIRECT_URI], grantTypes: ['authorization_code'] });
+      const registered = await sentinel.registerApp({
+        accountId: ACCOUNT,
+        redirectUris: [REDIRECT_URI],
+        grantTypes: ['authorization_code'],
+      });
       const stolen = await codeFor(sentinel);
-      expectError(await exchange(server, stolen, { client_id: registered.clientId, client_secret: registered.clientSecret! }), 400, 'invalid_grant');
-      const foreign = await codeFor(sentinel, { accountId: OTHER_ACCOUNT, clientId: OTHER_CLIENT_ID, redirectUri: 'https://other.example.com/cb' });
+      expectError(
+        await exchange(server, stolen, { client_id: registered.clientId, client_secret: registered.clientSecret! }),
+        400,
+        'invalid_grant',
+      );
+      const foreign = await codeFor(sentinel, {
+        accountId: OTHER_ACCOUNT,
+        clientId: OTHER_CLIENT_ID,
+        redirectUri: 'https://other.example.com/cb',
+      });
       expectError(await exchange(server, foreign), 400, 'invalid_grant');
       const otherPath = await postForm(server, `/sentinel/api/account/${OTHER_ACCOUNT}/token`, {
         grant_type: 'authorization_code',
@@ -156,7 +182,12 @@ export function authorizationCodeSuite(host: Host): void {
       expectError(await exchange(server, 'not-a-code'), 400, 'invalid_grant');
       const code = await codeFor(sentinel);
       expectError(await exchange(server, code, { client_secret: 'wrong' }), 400, 'invalid_client');
-      const viaBasic = await postForm(server, TOKEN_PATH, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI }, basic(CLIENT_ID, 'wrong'));
+      const viaBasic = await postForm(
+        server,
+        TOKEN_PATH,
+        { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI },
+        basic(CLIENT_ID, 'wrong'),
+      );
       expectError(viaBasic, 401, 'invalid_client');
       expect(viaBasic.headers['www-authenticate']).toMatch(/^Basic /);
       const ccOnly = await exchange(server, code, { client_id: CC_ONLY_CLIENT_ID, client_secret: CC_ONLY_SECRET });
@@ -178,7 +209,11 @@ export function authorizationCodeSuite(host: Host): void {
         `grant_type=authorization_code&code=${code}&code=${code}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}&client_id=${CLIENT_ID}&client_secret=${CLIENT_SECRET}`,
       );
       expectError(repeated, 400, 'invalid_request');
-      const inQuery = await postForm(server, `${TOKEN_PATH}?client_secret=${CLIENT_SECRET}`, { grant_type: 'authorization_code', code, client_id: CLIENT_ID });
+      const inQuery = await postForm(server, `${TOKEN_PATH}?client_secret=${CLIENT_SECRET}`, {
+        grant_type: 'authorization_code',
+        code,
+        client_id: CLIENT_ID,
+      });
       expectError(inQuery, 400, 'invalid_request');
       const json = await postRaw(server, TOKEN_PATH, JSON.stringify({ grant_type: 'authorization_code', code }), 'application/json');
       expect(json.status).toBe(400);
@@ -214,11 +249,22 @@ export function authorizationCodeSuite(host: Host): void {
     it('requires PKCE of public clients, and of every client with pkce: "required"', async () => {
       const { server, sentinel } = await mount();
       const publicCode = await codeFor(sentinel, { clientId: PUBLIC_CLIENT_ID });
-      expectError(await postForm(server, TOKEN_PATH, { grant_type: 'authorization_code', code: publicCode, redirect_uri: REDIRECT_URI, client_id: PUBLIC_CLIENT_ID }), 400, 'invalid_grant');
+      expectError(
+        await postForm(server, TOKEN_PATH, {
+          grant_type: 'authorization_code',
+          code: publicCode,
+          redirect_uri: REDIRECT_URI,
+          client_id: PUBLIC_CLIENT_ID,
+        }),
+        400,
+        'invalid_grant',
+      );
       const strict = await mount({ pkce: 'required' });
       expectError(await exchange(strict.server, await codeFor(strict.sentinel)), 400, 'invalid_grant');
       const { verifier, challenge } = pkcePair();
-      expect((await exchange(strict.server, await codeFor(strict.sentinel, { codeChallenge: challenge }), { code_verifier: verifier })).status).toBe(200);
+      expect(
+        (await exchange(strict.server, await codeFor(strict.sentinel, { codeChallenge: challenge }), { code_verifier: verifier })).status,
+      ).toBe(200);
     });
   });
 
@@ -233,11 +279,16 @@ export function authorizationCodeSuite(host: Host): void {
       expectError(await exchange(server, code), 400, 'invalid_grant');
       expect(await isAccepted(sentinel, first.body.access_token)).toBe(false);
       expectError(await refresh(server, first.body.refresh_token), 400, 'invalid_grant');
-      const introspection = await postForm(server, INTROSPECT_PATH, { token: first.body.access_token, client_id: CLIENT_ID, client_secret: CLIENT_SECRET });
+      const introspection = await postForm(server, INTROSPECT_PATH, {
+        token: first.body.access_token,
+        client_id: CLIENT_ID,
+        client_secret: CLIENT_SECRET,
+      });
       expect(introspection.body).toEqual({ active: false });
       expect(events.map((event) => event.type)).toContain('code.replayed');
       const serialized = JSON.stringify(events);
-      for (const secret of [code, first.body.access_token, first.body.refresh_token, CLIENT_SECRET]) expect(serialized).not.toContain(secret);
+      for (const secret of [code, first.body.access_token, first.body.refresh_token, CLIENT_SECRET])
+        expect(serialized).not.toContain(secret);
     });
 
     it('gives exactly one token to 50 concurrent redemptions of one code', async () => {

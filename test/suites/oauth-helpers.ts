@@ -37,7 +37,9 @@ export function codeFor(sentinel: Sentinel, overrides: Partial<Omit<CodeRecord, 
 
 /** Posts a form to `path`. */
 export function postForm(server: unknown, path: string, form: Record<string, string>, authorization?: string): request.Test {
-  const test = request(server as Parameters<typeof request>[0]).post(path).set('content-type', FORM);
+  const test = request(server as Parameters<typeof request>[0])
+    .post(path)
+    .set('content-type', FORM);
   if (authorization !== undefined) test.set('authorization', authorization);
   return test.send(new URLSearchParams(form).toString());
 }
@@ -84,5 +86,8 @@ export async function isAccepted(sentinel: Sentinel, token: string): Promise<boo
 
 /** Posts a raw body with the given Content-Type (for repeated parameters and wrong content types). */
 export function postRaw(server: unknown, path: string, body: string, contentType = FORM): request.Test {
-  return request(server as Parameters<typeof request>[0]).post(path).set('content-type', contentType).send(body);
+  return request(server as Parameters<typeof request>[0])
+    .post(path)
+    .set('content-type', contentType)
+    .send(body);
 }

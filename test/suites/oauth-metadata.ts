@@ -13,7 +13,7 @@ export function metadataSuite(host: Host): void {
   const mount = useMount(host);
 
   describe('metadata (RFC 8414)', () => {
-    it('serves the account issuer\'s metadata at the path-inserted and the appended well-known URLs', async () => {
+    it("serves the account issuer's metadata at the path-inserted and the appended well-known URLs", async () => {
       const { server, sentinel } = await mount();
       const inserted = await request(server).get(`/.well-known/oauth-authorization-server/sentinel/api/account/${ACCOUNT}`);
       expect(inserted.status).toBe(200);

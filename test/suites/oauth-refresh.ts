@@ -69,7 +69,11 @@ export function refreshSuite(host: Host): void {
       const { server, sentinel } = await mount();
       expectError(await refresh(server, 'unknown-refresh-token'), 400, 'invalid_grant');
       const first = await tokens(server, sentinel);
-      const byOther = await postForm(server, TOKEN_PATH, { grant_type: 'refresh_token', refresh_token: first.refresh_token, client_id: PUBLIC_CLIENT_ID });
+      const byOther = await postForm(server, TOKEN_PATH, {
+        grant_type: 'refresh_token',
+        refresh_token: first.refresh_token,
+        client_id: PUBLIC_CLIENT_ID,
+      });
       expectError(byOther, 400, 'invalid_grant');
       expect((await refresh(server, first.refresh_token)).status).toBe(200);
     });

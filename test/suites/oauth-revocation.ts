@@ -34,7 +34,8 @@ export function revocationSuite(host: Host): void {
     expect(response.status).toBe(200);
     return response.body as { access_token: string; refresh_token: string };
   }
-  const revoke = (server: unknown, token: string, extra: Record<string, string> = {}) => postForm(server, REVOKE_PATH, { token, ...CLIENT, ...extra });
+  const revoke = (server: unknown, token: string, extra: Record<string, string> = {}) =>
+    postForm(server, REVOKE_PATH, { token, ...CLIENT, ...extra });
   const introspect = (server: unknown, token: string, extra: Record<string, string> = {}) =>
     postForm(server, INTROSPECT_PATH, { token, ...CLIENT, ...extra });
 
@@ -57,7 +58,12 @@ export function revocationSuite(host: Host): void {
     it('revoking an access token (even with a wrong hint, via Basic) revokes only that token', async () => {
       const { server, sentinel } = await mount();
       const issued = await tokens(server, sentinel);
-      const response = await postForm(server, REVOKE_PATH, { token: issued.access_token, token_type_hint: 'refresh_token' }, basic(CLIENT_ID, CLIENT_SECRET));
+      const response = await postForm(
+        server,
+        REVOKE_PATH,
+        { token: issued.access_token, token_type_hint: 'refresh_token' },
+        basic(CLIENT_ID, CLIENT_SECRET),
+      );
       expect(response.status).toBe(200);
       expect(await isAccepted(sentinel, issued.access_token)).toBe(false);
       const refreshed = await refresh(server, issued.refresh_token);
@@ -65,7 +71,7 @@ export function revocationSuite(host: Host): void {
       expect(await isAccepted(sentinel, refreshed.body.access_token)).toBe(true);
     });
 
-    it('answers 200 for unknown tokens and leaves another client\'s tokens alone', async () => {
+    it("answers 200 for unknown tokens and leaves another client's tokens alone", async () => {
       const { server, sentinel } = await mount();
       expect((await revoke(server, 'no-such-token')).status).toBe(200);
       expect((await revoke(server, 'a.b.c', { token_type_hint: 'access_token' })).status).toBe(200);
@@ -109,7 +115,13 @@ export function revocationSuite(host: Host): void {
       expect(typeof access.body.iat).toBe('number');
       expect(typeof access.body.jti).toBe('string');
       const refreshToken = await introspect(server, issued.refresh_token, { token_type_hint: 'refresh_token' });
-      expect(refreshToken.body).toMatchObject({ active: true, client_id: CLIENT_ID, sub: USER_ID, token_type: 'refresh_token', scope: 'profile' });
+      expect(refreshToken.body).toMatchObject({
+        active: true,
+        client_id: CLIENT_ID,
+        sub: USER_ID,
+        token_type: 'refresh_token',
+        scope: 'profile',
+      });
       const consumer = await request(server).post(appTokenPath()).set('content-type', FORM).send(ccBody());
       expect((await introspect(server, consumer.body.access_token)).body).toMatchObject({ active: true, sub: CONSUMER_UUID });
     });
@@ -117,7 +129,11 @@ export function revocationSuite(host: Host): void {
     it('answers exactly {"active": false} for invalid, revoked, expired and foreign tokens', async () => {
       const { server, sentinel } = await mount();
       const issued = await tokens(server, sentinel);
-      const registered = await sentinel.registerApp({ accountId: ACCOUNT, redirectUris: ['https://x.example.com/cb'], grantTypes: ['authorization_code'] });
+      const registered = await sentinel.registerApp({
+        accountId: ACCOUNT,
+        redirectUris: ['https://x.example.com/cb'],
+        grantTypes: ['authorization_code'],
+      });
       const foreign = { client_id: registered.clientId, client_secret: registered.clientSecret! };
       for (const token of [issued.access_token, issued.refresh_token]) {
         expect((await introspect(server, token, foreign)).body).toEqual({ active: false });
@@ -139,7 +155,11 @@ export function revocationSuite(host: Host): void {
       const { server, sentinel } = await mount();
       const issued = await tokens(server, sentinel);
       expectError(await postForm(server, INTROSPECT_PATH, { token: issued.access_token }), 400, 'invalid_client');
-      expectError(await postForm(server, INTROSPECT_PATH, { token: issued.access_token, client_id: PUBLIC_CLIENT_ID }), 400, 'invalid_client');
+      expectError(
+        await postForm(server, INTROSPECT_PATH, { token: issued.access_token, client_id: PUBLIC_CLIENT_ID }),
+        400,
+        'invalid_client',
+      );
       expectError(await postForm(server, INTROSPECT_PATH, { ...CLIENT }), 400, 'invalid_request');
     });
   });
