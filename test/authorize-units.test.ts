@@ -30,12 +30,17 @@ describe('authorizationResponseURL', () => {
     expect(authorizationResponseURL({ ...target, redirectUri: 'https://a.example/cb?x=a%20b+c' }, { code: 'c1' })).toMatch(
       /^https:\/\/a\.example\/cb\?x=a%20b\+c&code=c1&iss=/,
     );
-    expect(authorizationResponseURL({ ...target, redirectUri: 'https://a.example/cb?' }, { code: 'c1' })).toMatch(/^https:\/\/a\.example\/cb\?code=c1&/);
+    expect(authorizationResponseURL({ ...target, redirectUri: 'https://a.example/cb?' }, { code: 'c1' })).toMatch(
+      /^https:\/\/a\.example\/cb\?code=c1&/,
+    );
   });
 
   it('puts state and iss last and round-trips any state', () => {
     const state = '&=#+ %ü😀\r\n';
-    const url = authorizationResponseURL({ ...target, redirectUri: 'com.example.app:/cb', state }, { error: 'access_denied', error_description: 'no' });
+    const url = authorizationResponseURL(
+      { ...target, redirectUri: 'com.example.app:/cb', state },
+      { error: 'access_denied', error_description: 'no' },
+    );
     const query = new URLSearchParams(url.split('?')[1]);
     expect([...query.keys()]).toEqual(['error', 'error_description', 'state', 'iss']);
     expect(query.get('state')).toBe(state);
@@ -99,7 +104,11 @@ describe('wantsJSON', () => {
 
 describe('content security policy', () => {
   it('allows only the nonce style, the given form targets and images', () => {
-    const csp = contentSecurityPolicy({ styleNonce: 'n0nce', formAction: ['https://app.example.com'], imgSrc: ['https://cdn.example.com'] });
+    const csp = contentSecurityPolicy({
+      styleNonce: 'n0nce',
+      formAction: ['https://app.example.com'],
+      imgSrc: ['https://cdn.example.com'],
+    });
     expect(csp).toBe(
       "default-src 'none'; style-src 'nonce-n0nce'; img-src https://cdn.example.com; form-action 'self' https://app.example.com; frame-ancestors 'none'; base-uri 'none'",
     );

@@ -63,7 +63,10 @@ export async function createInteraction(
  * @example
  * const interaction = await findInteraction(context, request.query.get('interaction'));
  */
-export async function findInteraction(context: SentinelContext, interactionId: string | null | undefined): Promise<InteractionRecord | null> {
+export async function findInteraction(
+  context: SentinelContext,
+  interactionId: string | null | undefined,
+): Promise<InteractionRecord | null> {
   if (interactionId === null || interactionId === undefined || !INTERACTION_ID.test(interactionId)) return null;
   return parseRecord(await context.store.get(interactionKey(interactionId)));
 }

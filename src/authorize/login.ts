@@ -30,7 +30,11 @@ function expired(): OAuthError {
   return new OAuthError('invalid_request', 'This sign-in link is invalid or has expired. Go back to the application and start again.');
 }
 
-async function loadInteraction(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<{ id: string; record: InteractionRecord }> {
+async function loadInteraction(
+  context: SentinelContext,
+  request: SentinelRequest,
+  accountId: string,
+): Promise<{ id: string; record: InteractionRecord }> {
   const id = single(fromSearchParams(request.query), 'interaction');
   const record = await findInteraction(context, id);
   if (id === undefined || record === null || record.request.accountId !== accountId) throw expired();
@@ -104,7 +108,9 @@ export async function handleLogin(context: SentinelContext, request: SentinelReq
   const form = await readForm(request, context.config.bodyLimit);
   const csrfToken = single(form, 'csrf_token');
   if (csrfToken === undefined || !constantTimeEqual(csrfToken, interaction.record.csrfToken)) {
-    throw new OAuthError('invalid_request', 'The sign-in form is out of date. Go back to the application and start again.', { status: 403 });
+    throw new OAuthError('invalid_request', 'The sign-in form is out of date. Go back to the application and start again.', {
+      status: 403,
+    });
   }
   if (single(form, 'cancel') !== undefined) return cancel(context, request, interaction.id);
   const username = single(form, 'username')?.trim();

@@ -73,8 +73,7 @@ export async function handleLogout(context: SentinelContext, request: SentinelRe
   const target = single(params, 'post_logout_redirect_uri');
   if (app !== null && target !== undefined && app.redirectUris.includes(target)) {
     const state = single(params, 'state');
-    const location =
-      state === undefined ? target : `${target}${target.includes('?') ? '&' : '?'}state=${encodeURIComponent(state)}`;
+    const location = state === undefined ? target : `${target}${target.includes('?') ? '&' : '?'}state=${encodeURIComponent(state)}`;
     return redirect(303, location, headers);
   }
   return signedOutPage(context, headers);

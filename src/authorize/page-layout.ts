@@ -23,6 +23,9 @@ export const DEFAULT_COLORS: Readonly<Record<string, string>> = Object.freeze({
   focus: '#f59e0b',
 });
 
+/** The options' default `branding.productName`. */
+const DEFAULT_PRODUCT_NAME = 'Sign in';
+
 const STYLES = `
 *,*::before,*::after{box-sizing:border-box}
 html{font-size:100%}
@@ -80,22 +83,24 @@ export interface PageInput {
  */
 export function renderPage(input: PageInput): string {
   const { branding } = input;
-  const logo =
-    branding.logoUrl === undefined ? '' : `<img src="${escapeHTML(branding.logoUrl)}" alt="">`;
+  const logo = branding.logoUrl === undefined ? '' : `<img src="${escapeHTML(branding.logoUrl)}" alt="">`;
+  // The options default productName to "Sign in": shown as a brand next to a "Sign in" heading it only repeats.
+  const unbranded = branding.logoUrl === undefined && branding.productName === DEFAULT_PRODUCT_NAME;
+  const brand = unbranded ? '' : `<p class="brand">${logo}<span>${escapeHTML(branding.productName)}</span></p>\n`;
+  const title = unbranded || input.title === branding.productName ? input.title : `${input.title} – ${branding.productName}`;
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
-<title>${escapeHTML(input.title)} – ${escapeHTML(branding.productName)}</title>
+<title>${escapeHTML(title)}</title>
 <style nonce="${escapeHTML(input.styleNonce)}">${colorVariables(branding.colors)}${STYLES}</style>
 </head>
 <body>
 <main>
 <div class="card">
-<p class="brand">${logo}<span>${escapeHTML(branding.productName)}</span></p>
-${input.content}
+${brand}${input.content}
 </div>
 </main>
 </body>

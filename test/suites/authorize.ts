@@ -63,7 +63,12 @@ function parseLocation(response: request.Response): { base: string; params: URLS
   };
 }
 
-function expectErrorRedirect(response: request.Response, error: string, state: string | null = 'xyz', base = REDIRECT_URI): URLSearchParams {
+function expectErrorRedirect(
+  response: request.Response,
+  error: string,
+  state: string | null = 'xyz',
+  base = REDIRECT_URI,
+): URLSearchParams {
   expect(response.status).toBe(302);
   const { base: target, params } = parseLocation(response);
   expect(target).toBe(base);
@@ -188,7 +193,12 @@ export function authorizeSuite(host: Host): void {
       const loginPath = await startLogin(agent);
       const { csrf } = await openLogin(agent, loginPath);
       const tampered = `${loginPath}&redirect_uri=${encodeURIComponent('https://evil.example/cb')}&client_id=${OTHER_CLIENT_ID}`;
-      const response = await postLogin(agent, tampered, { csrf_token: csrf, username: USERNAME, password: PASSWORD, redirect_uri: 'https://evil.example/cb' });
+      const response = await postLogin(agent, tampered, {
+        csrf_token: csrf,
+        username: USERNAME,
+        password: PASSWORD,
+        redirect_uri: 'https://evil.example/cb',
+      });
       expect(response.status).toBe(303);
       expect(parseLocation(response).base).toBe(REDIRECT_URI);
     });
@@ -232,12 +242,25 @@ export function authorizeSuite(host: Host): void {
     it('unknown client, or a client of another account → 401 page', async () => {
       const { server } = await mount();
       expectErrorPage(await request(server).get(authorizePath({ client_id: 'ffffffff-0000-4000-8000-000000000000' })), 401);
-      expectErrorPage(await request(server).get(authorizePath({ client_id: OTHER_CLIENT_ID, redirect_uri: 'https://other.example.com/cb' })), 401);
+      expectErrorPage(
+        await request(server).get(authorizePath({ client_id: OTHER_CLIENT_ID, redirect_uri: 'https://other.example.com/cb' })),
+        401,
+      );
     });
 
     it('redirect_uri missing while several are registered → 400 page', async () => {
       const { server } = await mount();
-      expectErrorPage(await request(server).get(authorizePath({ client_id: PUBLIC_CLIENT_ID, redirect_uri: undefined, code_challenge: pkce().challenge, code_challenge_method: 'S256' })), 400);
+      expectErrorPage(
+        await request(server).get(
+          authorizePath({
+            client_id: PUBLIC_CLIENT_ID,
+            redirect_uri: undefined,
+            code_challenge: pkce().challenge,
+            code_challenge_method: 'S256',
+          }),
+        ),
+        400,
+      );
     });
 
     it.each([
@@ -268,7 +291,9 @@ export function authorizeSuite(host: Host): void {
 
     it('answers JSON {error, error_description} when Accept asks for application/json', async () => {
       const { server } = await mount();
-      const response = await request(server).get(authorizePath({ client_id: 'nope' })).set('accept', 'application/json');
+      const response = await request(server)
+        .get(authorizePath({ client_id: 'nope' }))
+        .set('accept', 'application/json');
       expect(response.status).toBe(401);
       expect(response.headers['content-type']).toMatch(/^application\/json/);
       expect(Object.keys(response.body).sort()).toEqual(['error', 'error_description']);
@@ -278,7 +303,9 @@ export function authorizeSuite(host: Host): void {
 
     it('HTML-escapes what the page shows', async () => {
       const { server } = await mount();
-      const response = await request(server).get(`/sentinel/api/account/${encodeURIComponent('<b>x</b>')}/authorize?client_id=%3Cscript%3E`);
+      const response = await request(server).get(
+        `/sentinel/api/account/${encodeURIComponent('<b>x</b>')}/authorize?client_id=%3Cscript%3E`,
+      );
       expect(response.status).toBe(401);
       expect(response.text).not.toMatch(/<script>|<b>x/);
     });
@@ -291,7 +318,7 @@ export function authorizeSuite(host: Host): void {
       expectErrorPage(response, 500);
       expect(response.text).not.toContain('db down');
       expect(onError).toHaveBeenCalledOnce();
-      expect((onError.mock.calls[0]?.[0] as Error).message).toBe('db down');
+      expect(onError.mock.calls[0]?.[0]).toMatchObject({ message: 'db down' });
     });
 
     it('refuses other methods with 405 and Allow', async () => {
@@ -336,7 +363,13 @@ export function authorizeSuite(host: Host): void {
       const options = baseOptions();
       const apps = [
         ...(options.apps ?? []),
-        { accountId: ACCOUNT, clientId: 'cc-with-uri', clientSecret: 'ccwithurisecret0000000001', redirectUris: [REDIRECT_URI], grantTypes: ['client_credentials' as const] },
+        {
+          accountId: ACCOUNT,
+          clientId: 'cc-with-uri',
+          clientSecret: 'ccwithurisecret0000000001',
+          redirectUris: [REDIRECT_URI],
+          grantTypes: ['client_credentials' as const],
+        },
       ];
       const { server } = await mount({ apps });
       expectErrorRedirect(await request(server).get(authorizePath({ client_id: 'cc-with-uri' })), 'unauthorized_client');
@@ -375,14 +408,16 @@ export function authorizeSuite(host: Host): void {
       expectErrorRedirect(response, 'server_error');
       expect(response.headers['set-cookie']).toBeUndefined();
       expect(onError).toHaveBeenCalledOnce();
-      expect((onError.mock.calls[0]?.[0] as Error).message).toBe('store down');
+      expect(onError.mock.calls[0]?.[0]).toMatchObject({ message: 'store down' });
     });
 
     it('emits authorize.denied with the client and no secret', async () => {
       const events: SentinelEvent[] = [];
       const { server } = await mount({ onEvent: (event) => events.push(event) });
       await request(server).get(authorizePath({ response_type: 'token' }));
-      expect(events).toContainEqual(expect.objectContaining({ type: 'authorize.denied', clientId: CLIENT_ID, error: 'unsupported_response_type' }));
+      expect(events).toContainEqual(
+        expect.objectContaining({ type: 'authorize.denied', clientId: CLIENT_ID, error: 'unsupported_response_type' }),
+      );
     });
   });
 
@@ -421,15 +456,18 @@ export function authorizeSuite(host: Host): void {
     });
 
     it('login.render replaces the page and receives the view', async () => {
-      const render = vi.fn((view: { appName: string; csrfToken: string; action: string; styleNonce: string }) =>
-        `<!doctype html><title>custom</title><style nonce="${view.styleNonce}"></style><p>custom page for ${view.appName}</p><form method="post" action="${view.action}"><input name="csrf_token" value="${view.csrfToken}"></form>`,
+      const render = vi.fn(
+        (view: { appName: string; csrfToken: string; action: string; styleNonce: string }) =>
+          `<!doctype html><title>custom</title><style nonce="${view.styleNonce}"></style><p>custom page for ${view.appName}</p><form method="post" action="${view.action}"><input name="csrf_token" value="${view.csrfToken}"></form>`,
       );
       const { server } = await mount({ login: { render } });
       const agent = request.agent(server);
       const { page } = await openLogin(agent, await startLogin(agent));
       expect(page.text).toContain('custom page for Acme Messenger');
       expectHTMLSecurityHeaders(page);
-      expect(render).toHaveBeenCalledWith(expect.objectContaining({ accountId: ACCOUNT, appName: 'Acme Messenger', productName: 'Sign in' }));
+      expect(render).toHaveBeenCalledWith(
+        expect.objectContaining({ accountId: ACCOUNT, appName: 'Acme Messenger', productName: 'Sign in' }),
+      );
     });
 
     it('an unknown, expired, or other-account interaction → 400 page', async () => {
@@ -445,7 +483,10 @@ export function authorizeSuite(host: Host): void {
       const mounted = await mount();
       const agent = request.agent(mounted.server);
       const { challenge } = pkce();
-      const response = await signIn(agent, authorizePath({ code_challenge: challenge, code_challenge_method: 'S256', scope: 'openid', nonce: 'n-1' }));
+      const response = await signIn(
+        agent,
+        authorizePath({ code_challenge: challenge, code_challenge_method: 'S256', scope: 'openid', nonce: 'n-1' }),
+      );
       expect(response.headers['cache-control']).toBe('no-store');
       const { base, params } = parseLocation(response);
       expect(base).toBe(REDIRECT_URI);
@@ -504,7 +545,12 @@ export function authorizeSuite(host: Host): void {
       const agent = request.agent(server);
       const response = await signIn(
         agent,
-        authorizePath({ client_id: PUBLIC_CLIENT_ID, redirect_uri: SECOND_REDIRECT_URI, code_challenge: pkce().challenge, code_challenge_method: 'S256' }),
+        authorizePath({
+          client_id: PUBLIC_CLIENT_ID,
+          redirect_uri: SECOND_REDIRECT_URI,
+          code_challenge: pkce().challenge,
+          code_challenge_method: 'S256',
+        }),
       );
       const location = response.headers.location as string;
       expect(location.startsWith(`${SECOND_REDIRECT_URI}&code=`)).toBe(true);
@@ -528,7 +574,7 @@ export function authorizeSuite(host: Host): void {
       const agent = request.agent(server);
       const loginPath = await startLogin(agent);
       const { csrf } = await openLogin(agent, loginPath);
-      for (const form of [{}, { csrf_token: 'x'.repeat(43) }, { csrf_token: `${csrf}x` }]) {
+      for (const form of [{} as Record<string, string>, { csrf_token: 'x'.repeat(43) }, { csrf_token: `${csrf}x` }]) {
         const response = await postLogin(agent, loginPath, { ...form, username: USERNAME, password: PASSWORD });
         expectErrorPage(response, 403);
         expect(response.headers['set-cookie']).toBeUndefined();
@@ -630,7 +676,11 @@ export function authorizeSuite(host: Host): void {
         username === USERNAME && password === PASSWORD ? { id: USER_ID } : null,
       );
       const events: SentinelEvent[] = [];
-      const { server } = await mount({ users: { authenticate }, throttle: { maxFailures: 3, windowSeconds: 600 }, onEvent: (event) => events.push(event) });
+      const { server } = await mount({
+        users: { authenticate },
+        throttle: { maxFailures: 3, windowSeconds: 600 },
+        onEvent: (event) => events.push(event),
+      });
       const agent = request.agent(server);
       const loginPath = await startLogin(agent);
       const { csrf } = await openLogin(agent, loginPath);
@@ -664,8 +714,14 @@ export function authorizeSuite(host: Host): void {
       const agent = request.agent(server);
       const loginPath = await startLogin(agent);
       const { csrf } = await openLogin(agent, loginPath);
-      await postLogin(agent, loginPath, { csrf_token: csrf, username: 'u1', password: 'x' }).set('x-forwarded-for', '203.0.113.7, 10.0.0.1');
-      const other = await postLogin(agent, loginPath, { csrf_token: csrf, username: USERNAME, password: PASSWORD }).set('x-forwarded-for', '203.0.113.8');
+      await postLogin(agent, loginPath, { csrf_token: csrf, username: 'u1', password: 'x' }).set(
+        'x-forwarded-for',
+        '203.0.113.7, 10.0.0.1',
+      );
+      const other = await postLogin(agent, loginPath, { csrf_token: csrf, username: USERNAME, password: PASSWORD }).set(
+        'x-forwarded-for',
+        '203.0.113.8',
+      );
       expect(other.status).toBe(303);
     });
   });
@@ -689,7 +745,10 @@ export function authorizeSuite(host: Host): void {
       const agent = request.agent(server);
       await signIn(agent);
       const response = await agent.get(
-        authorizePath({ client_id: OTHER_CLIENT_ID, redirect_uri: 'https://other.example.com/cb' }, `/sentinel/api/account/${OTHER_ACCOUNT}/authorize`),
+        authorizePath(
+          { client_id: OTHER_CLIENT_ID, redirect_uri: 'https://other.example.com/cb' },
+          `/sentinel/api/account/${OTHER_ACCOUNT}/authorize`,
+        ),
       );
       expect(response.headers.location).toMatch(new RegExp(`^/sentinel/api/account/${OTHER_ACCOUNT}/login\\?interaction=`));
     });
@@ -704,9 +763,13 @@ export function authorizeSuite(host: Host): void {
       const loginPath = await startLogin(request.agent(mounted.server));
       // Log in again in the same browser through a fresh interaction: a new id replaces the old one.
       const { csrf } = await openLogin(agent, loginPath);
-      const second = sessionCookieOf(await postLogin(agent, loginPath, { csrf_token: csrf, username: USERNAME, password: PASSWORD })).split(';')[0];
+      const second = sessionCookieOf(await postLogin(agent, loginPath, { csrf_token: csrf, username: USERNAME, password: PASSWORD })).split(
+        ';',
+      )[0];
       expect(second).not.toBe(first);
-      const stale = await request(mounted.server).get(authorizePath()).set('cookie', first as string);
+      const stale = await request(mounted.server)
+        .get(authorizePath())
+        .set('cookie', first as string);
       expect(stale.headers.location).toMatch(/\/login\?interaction=/);
     });
 
