@@ -1,0 +1,75 @@
+/**
+ * The documentation rule (STYLE.md "Comments and docs"): every export of a public entry point carries TSDoc with an
+ * `@example` and names the RFC (or seed spec) section it implements. Prints one line per gap; exit 1 when any.
+ *
+ * Run: `node --import tsx scripts/check-tsdoc.ts` (from the repository root).
+ */
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import ts from 'typescript';
+
+/** The public entry points, as package.json "exports" maps them. */
+export const PUBLIC_ENTRIES = [
+  'src/index.ts',
+  'adapters/express/index.ts',
+  'adapters/koa/index.ts',
+  'adapters/fastify/index.ts',
+  'adapters/fetch/index.ts',
+  'src/stores/redis.ts',
+];
+
+/** One exported name whose documentation falls short. */
+export interface DocumentationGap {
+  entry: string;
+  name: string;
+  /** `file:line` of the declaration. */
+  declaredAt: string;
+  missing: ('TSDoc' | '@example' | 'RFC section')[];
+}
+
+const REFERENCE = /\bRFC \d+|seed spec|spec §/;
+
+/**
+ * Lists the exports of `entries` (relative to `root`) that lack TSDoc, an `@example`, or an RFC reference.
+ *
+ * @example
+ * const gaps = findDocumentationGaps(process.cwd(), PUBLIC_ENTRIES); // [] when every export is documented
+ */
+export function findDocumentationGaps(root: string, entries: readonly string[]): DocumentationGap[] {
+  const configPath = resolve(root, 'tsconfig.json');
+  const parsed = ts.getParsedCommandLineOfConfigFile(configPath, {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} });
+  const program = ts.createProgram(
+    entries.map((entry) => resolve(root, entry)),
+    parsed?.options ?? {},
+  );
+  const checker = program.getTypeChecker();
+  const gaps: DocumentationGap[] = [];
+  for (const entry of entries) {
+    const source = program.getSourceFile(resolve(root, entry));
+    const moduleSymbol = source === undefined ? undefined : checker.getSymbolAtLocation(source);
+    if (moduleSymbol === undefined) continue;
+    for (const exported of checker.getExportsOfModule(moduleSymbol)) {
+      const symbol = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
+      const declaration = symbol.declarations?.[0];
+      if (declaration === undefined) continue;
+      const docs = ts.getJSDocCommentsAndTags(declaration);
+      const text = docs.map((doc) => doc.getText()).join('\n');
+      const missing: DocumentationGap['missing'] = [];
+      if (docs.length === 0) missing.push('TSDoc');
+      if (!ts.getJSDocTags(declaration).some((tag) => tag.tagName.text === 'example')) missing.push('@example');
+      if (!REFERENCE.test(text)) missing.push('RFC section');
+      if (missing.length === 0) continue;
+      const file = declaration.getSourceFile();
+      const line = file.getLineAndCharacterOfPosition(declaration.getStart()).line + 1;
+      gaps.push({ entry, name: exported.name, declaredAt: `${file.fileName.slice(resolve(root).length + 1)}:${line}`, missing });
+    }
+  }
+  return gaps;
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const gaps = findDocumentationGaps(process.cwd(), PUBLIC_ENTRIES);
+  for (const gap of gaps) console.error(`${gap.declaredAt}: ${gap.name} (from ${gap.entry}) lacks ${gap.missing.join(', ')}`);
+  console.log(gaps.length === 0 ? 'tsdoc: ok' : `tsdoc: ${gaps.length} export(s) to document`);
+  process.exitCode = gaps.length === 0 ? 0 : 1;
+}

@@ -1,0 +1,55 @@
+/**
+ * The documentation rule (scripts/check-tsdoc.ts) on a small package written to a temporary folder.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { findDocumentationGaps } from '../scripts/check-tsdoc.js';
+
+const root = mkdtempSync(join(tmpdir(), 'sentinel-idp-tsdoc-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+function write(path: string, text: string): void {
+  mkdirSync(join(root, path, '..'), { recursive: true });
+  writeFileSync(join(root, path), text);
+}
+
+write('tsconfig.json', JSON.stringify({ compilerOptions: { strict: true, module: 'ESNext', moduleResolution: 'Bundler' } }));
+write(
+  'src/parts.ts',
+  `/**
+ * Fully documented (RFC 6749 §5.2).
+ * @example complete()
+ */
+export function complete(): number { return 1; }
+
+/** Has no example (RFC 6749 §4.1). */
+export function noExample(): number { return 2; }
+
+/**
+ * Names no section.
+ * @example noReference()
+ */
+export const noReference = (): number => 3;
+
+export interface Bare { value: string }
+`,
+);
+write('src/index.ts', "export { complete, noExample, noReference } from './parts.js';\nexport type { Bare } from './parts.js';\n");
+
+describe('check-tsdoc', () => {
+  const gaps = findDocumentationGaps(root, ['src/index.ts']);
+  const byName = Object.fromEntries(gaps.map((gap) => [gap.name, gap]));
+
+  it('accepts an export with TSDoc, an @example and an RFC section', () => {
+    expect(byName.complete).toBeUndefined();
+  });
+
+  it('reports what each re-exported declaration lacks, where it is declared', () => {
+    expect(byName.noExample).toMatchObject({ entry: 'src/index.ts', declaredAt: 'src/parts.ts:8', missing: ['@example'] });
+    expect(byName.noReference?.missing).toEqual(['RFC section']);
+    expect(byName.Bare?.missing).toEqual(['TSDoc', '@example', 'RFC section']);
+    expect(gaps).toHaveLength(3);
+  });
+});
