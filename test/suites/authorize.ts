@@ -523,6 +523,30 @@ export function authorizeSuite(host: Host): void {
       expect(await store.take(codeKey(code))).toBeNull();
     });
 
+    it.each(['before', 'after'] as const)('signs in when the host body parser runs %s the service', async (bodyParser) => {
+      const { server } = await mount({}, { bodyParser });
+      const agent = request.agent(server);
+      const response = await signIn(agent);
+      expect(parseLocation(response).params.get('code')).toBeTruthy();
+    });
+
+    it('a malformed or repeated form field is a 400 page, never a 5xx', async () => {
+      const { server } = await mount({}, { bodyParser: 'before' });
+      const agent = request.agent(server);
+      const loginPath = await startLogin(agent);
+      const { csrf } = await openLogin(agent, loginPath);
+      const nested = await agent.post(loginPath).set('content-type', FORM).send(`csrf_token=${csrf}&username[a]=b&password=x`);
+      expect(nested.status).toBe(400);
+      const repeated = await agent
+        .post(loginPath)
+        .set('content-type', FORM)
+        .send(`csrf_token=${csrf}&csrf_token=${csrf}&username=a&password=b`);
+      expect(repeated.status).toBe(400);
+      const json = await agent.post(loginPath).set('content-type', 'application/json').send('{"username":"a"}');
+      expect(json.status).toBeGreaterThanOrEqual(400);
+      expect(json.status).toBeLessThan(500);
+    });
+
     it('redirectUriInRequest is false when the request omitted redirect_uri', async () => {
       const mounted = await mount();
       const agent = request.agent(mounted.server);
