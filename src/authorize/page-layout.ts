@@ -17,10 +17,13 @@ export const DEFAULT_COLORS: Readonly<Record<string, string>> = Object.freeze({
   surface: '#ffffff',
   text: '#111827',
   muted: '#4b5563',
-  border: '#9ca3af',
+  /** Input and secondary-button borders: 4.8:1 on white (WCAG 1.4.11 asks 3:1 for controls). */
+  border: '#6b7280',
+  /** The card's outline is decoration, so it may be light. */
+  'card-border': '#e5e7eb',
   error: '#b91c1c',
   'error-background': '#fef2f2',
-  focus: '#f59e0b',
+  focus: '#b45309',
 });
 
 /** The options' default `branding.productName`. */
@@ -33,7 +36,7 @@ body{margin:0;min-height:100vh;display:flex;align-items:center;justify-content:c
   background:var(--background);color:var(--text);
   font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,"Noto Sans",sans-serif;line-height:1.5}
 main{width:100%;max-width:26rem}
-.card{background:var(--surface);border:1px solid var(--border);border-radius:.75rem;padding:2rem 1.5rem;
+.card{background:var(--surface);border:1px solid var(--card-border);border-radius:.75rem;padding:2rem 1.5rem;
   box-shadow:0 10px 25px -12px rgba(0,0,0,.25)}
 .brand{display:flex;align-items:center;gap:.75rem;margin:0 0 1.5rem}
 .brand img{max-height:2.5rem;max-width:8rem}
