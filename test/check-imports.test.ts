@@ -32,7 +32,10 @@ describe('import rule: src/ imports no framework', () => {
 
   it('allows dependencies, node built-ins and look-alike names', () => {
     expect(
-      specifiers('src/a.ts', "import { z } from 'zod';\nimport { createHash } from 'node:crypto';\nimport x from 'expressive';\nimport './koala.js';"),
+      specifiers(
+        'src/a.ts',
+        "import { z } from 'zod';\nimport { createHash } from 'node:crypto';\nimport x from 'expressive';\nimport './koala.js';",
+      ),
     ).toEqual([]);
   });
 
@@ -55,7 +58,9 @@ describe('import rule: adapters use the public API', () => {
       "import type { Context } from 'koa';",
     ].join('\n');
     expect(specifiers('adapters/koa/index.ts', text)).toEqual([]);
-    expect(specifiers('adapters/koa/sub/thing.ts', "import { x } from '../../../src/index.js';\nimport { y } from '../../node/body.js';")).toEqual([]);
+    expect(
+      specifiers('adapters/koa/sub/thing.ts', "import { x } from '../../../src/index.js';\nimport { y } from '../../node/body.js';"),
+    ).toEqual([]);
   });
 
   it('refuses core internals and other adapters', () => {
