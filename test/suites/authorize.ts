@@ -354,6 +354,12 @@ export function authorizeSuite(host: Host): void {
       expect((await request(server).get(authorizePath({ v }))).headers.location).toMatch(/\/login\?interaction=/);
     });
 
+    it('ignores unknown parameters (RFC 6749 §3.1)', async () => {
+      const { server } = await mount();
+      const response = await request(server).get(authorizePath({ foo: 'bar', prompt: ['x', 'y'] }));
+      expect(response.headers.location).toMatch(/\/login\?interaction=/);
+    });
+
     it('a repeated state → invalid_request without a state (it cannot be echoed)', async () => {
       const { server } = await mount();
       expectErrorRedirect(await request(server).get(authorizePath({ state: ['a', 'b'] })), 'invalid_request', null);
