@@ -8,7 +8,7 @@ import type { ResolvedConfig } from './config.js';
 import { headerValue, type SentinelRequest } from './http.js';
 
 /**
- * The client's IP address, or `null` when neither the host nor a trusted proxy tells it.
+ * The client's IP address, or `null` when neither the host nor a trusted proxy tells it (RFC 9700 §4.13).
  *
  * @example
  * const ip = clientIP(context.config, request) ?? 'unknown';

@@ -14,7 +14,7 @@ import {
 import { fromNodeRequest, writeNodeResponse } from '../node/index.js';
 
 /**
- * Writes a response the core produced, e.g. the redirect of `sentinel.completeLogin()` (external login).
+ * Writes a response the core produced, e.g. the 303 of `sentinel.completeLogin()` (external login; RFC 9700 §4.12).
  * @example sendSentinelResponse(res, await sentinel.completeLogin(String(req.query.interaction), { userId: user.id }))
  */
 export function sendSentinelResponse(response: ServerResponse, result: SentinelResponse): void {

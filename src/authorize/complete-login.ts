@@ -8,7 +8,12 @@ import type { SentinelResponse } from '../http.js';
 import { finishLogin } from './finish-login.js';
 import { takeInteraction } from './interaction.js';
 
-/** The user the host signed in. */
+/**
+ * The user the host signed in (seed spec §5.2: the service authenticates the user, here through the host's page).
+ *
+ * @example
+ * const input: CompleteLoginInput = { userId: user.id, authTime: Math.floor(user.signedInAt / 1000) };
+ */
 export interface CompleteLoginInput {
   /** Stable user id; becomes `sub` of the user's tokens. */
   userId: string;
