@@ -5,10 +5,12 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Sentinel, SentinelBody, SentinelRequest, SentinelResponse } from '../src/index.js';
-import { ACCOUNT, appTokenPath, ccBody, CONSUMER_UUID, makeSentinel } from './fixtures.js';
+import { ROUTES } from '../src/routes.js';
+import { ACCOUNT, appTokenPath, ccBody, CLIENT_ID, CONSUMER_UUID, makeSentinel, PASSWORD, REDIRECT_URI, USERNAME } from './fixtures.js';
 import { HOSTS, type MountedHost, type MountOptions } from './hosts.js';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+const hasLogin = ROUTES.some((route) => route.path.endsWith('/login'));
 
 let running: MountedHost[] = [];
 afterEach(async () => {
@@ -135,6 +137,32 @@ describe.each(HOSTS)('$name adapter', (host) => {
       expect((await appToken(base)).status).toBe(404);
       expect((await fetch(`${base}/idp/sentinel/well-known/jwks`)).status).toBe(200);
       expect((await fetch(`${base}/host/ping`)).status).toBe(200);
+    });
+
+    it.skipIf(!hasLogin)('sends the browser to the login page under the prefix and scopes the session cookie to it', async () => {
+      const base = await start(makeSentinel(), { prefix: '/idp' });
+      const query = new URLSearchParams({ response_type: 'code', client_id: CLIENT_ID, redirect_uri: REDIRECT_URI, state: 's1' });
+      const authorize = await fetch(`${base}/idp/sentinel/api/account/${ACCOUNT}/authorize?${query}`, { redirect: 'manual' });
+      expect(authorize.status).toBe(302);
+      const loginURL = authorize.headers.get('location') ?? '';
+      expect(loginURL.startsWith(`/idp/sentinel/api/account/${ACCOUNT}/login?`)).toBe(true);
+      const cookie = authorize.headers.getSetCookie().map((line) => line.split(';')[0]).join('; ');
+      const page = await fetch(`${base}${loginURL}`, { headers: { cookie } });
+      expect(page.status).toBe(200);
+      const html = await page.text();
+      const action = (/<form method="post" action="([^"]+)"/.exec(html)?.[1] ?? '').replace(/&amp;/g, '&');
+      expect(action.startsWith(`/idp/sentinel/api/account/${ACCOUNT}/login`)).toBe(true);
+      const csrf = /name="csrf_token" value="([^"]+)"/.exec(html)?.[1] ?? '';
+      const login = await fetch(`${base}${action}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { ...FORM, cookie },
+        body: new URLSearchParams({ csrf_token: csrf, username: USERNAME, password: PASSWORD }),
+      });
+      expect(login.status).toBe(303);
+      expect(login.headers.get('location')?.startsWith(`${REDIRECT_URI}?code=`)).toBe(true);
+      const session = login.headers.getSetCookie().find((line) => line.startsWith('sentinel_session='));
+      expect(session).toMatch(/; Path=\/idp\/sentinel(;|$)/);
     });
 
     it('hands the core the path relative to the mount and the mount path', async () => {

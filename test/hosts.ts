@@ -24,7 +24,7 @@ import type { Sentinel } from '../src/index.js';
 import { requireAccessToken, toExpress } from '../adapters/express/index.js';
 import { requireAccessToken as requireFastifyAccessToken, toFastify } from '../adapters/fastify/index.js';
 import { requireAccessToken as requireFetchAccessToken, toFetch } from '../adapters/fetch/index.js';
-import { requireAccessToken as requireKoaAccessToken, toKoa, type KoaContextLike } from '../adapters/koa/index.js';
+import { requireAccessToken as requireKoaAccessToken, toKoa } from '../adapters/koa/index.js';
 
 const express4 = express4Untyped as typeof express5;
 const Koa2 = koa2Untyped as typeof Koa;
@@ -149,7 +149,7 @@ function koaHost(name: string, Factory: typeof Koa): Host {
         ctx.type = 'text/plain';
         ctx.body = 'pong';
       });
-      const service = toKoa(sentinel) as unknown as Koa.Middleware;
+      const service = toKoa(sentinel);
       app.use(options.prefix === undefined ? service : koaMount(options.prefix, service));
       if (parser === 'after') app.use(koaBodyParser);
       app.use(async (ctx, next) => {
@@ -161,9 +161,8 @@ function koaHost(name: string, Factory: typeof Koa): Host {
       app.use(async (ctx, next) => {
         const found = BRAND_TOKENS.exec(ctx.path);
         if (ctx.method !== 'GET' || found === null) return next();
-        const like = ctx as unknown as KoaContextLike;
-        like.params = { accountId: decodeURIComponent(found[1] ?? ''), consumerId: decodeURIComponent(found[2] ?? '') };
-        await guard(like, async () => {
+        ctx.params = { accountId: decodeURIComponent(found[1] ?? ''), consumerId: decodeURIComponent(found[2] ?? '') };
+        await guard(ctx, async () => {
           ctx.body = { claims: ctx.state.sentinel };
         });
       });
