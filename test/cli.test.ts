@@ -51,7 +51,10 @@ describe('sentinel-idp CLI: help and usage errors', () => {
 
   it.each([
     [[], /Usage: sentinel-idp <command>/],
-    [['frobnicate'], /unknown command "frobnicate"/],
+    [['frobnicate'], /unknown command "frobnicate"; expected keys, apps or token/],
+    [['constructor'], /unknown command "constructor"/],
+    [['keys', 'toString'], /unknown subcommand of "keys"/],
+    [['Sup3r$ecret!'], /^sentinel-idp: unknown command; expected/],
     [['keys'], /"keys" needs a subcommand: generate/],
     [['keys', 'rotate'], /unknown subcommand of "keys"/],
     [['keys', 'generate', '--alg', 'HS256'], /--alg must be one of ES256, EdDSA, RS256/],

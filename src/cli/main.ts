@@ -41,14 +41,19 @@ async function dispatch(argv: readonly string[], io: CLIIO): Promise<number> {
     return 0;
   }
   if (name === 'token') return runToken(rest, io);
-  const group = GROUPS[name];
-  if (group === undefined) throw new UsageError(`unknown command "${name.slice(0, 40)}"`, '');
+  // Own properties only: `constructor` or `__proto__` must be unknown commands, not prototype members.
+  const group = Object.hasOwn(GROUPS, name) ? GROUPS[name] : undefined;
+  if (group === undefined) {
+    // Echo only what looks like a command word: a secret pasted in the wrong place stays off the screen.
+    const shown = /^[a-z][a-z-]{0,30}$/.test(name) ? ` "${name}"` : '';
+    throw new UsageError(`unknown command${shown}; expected keys, apps or token`, '');
+  }
   const [sub, ...options] = rest;
   if (isHelp(sub)) {
     io.stdout(group.help);
     return 0;
   }
-  const run = sub === undefined ? undefined : group.commands[sub];
+  const run = sub !== undefined && Object.hasOwn(group.commands, sub) ? group.commands[sub] : undefined;
   if (run === undefined) {
     const known = Object.keys(group.commands).join(', ');
     throw new UsageError(
