@@ -3,18 +3,13 @@
  * and a demo client page, in one process. Run `npm start` (or `node --import tsx examples/express/server.ts`).
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { SentinelResponse } from 'sentinel-idp';
-import { requireAccessToken, toExpress } from 'sentinel-idp/express';
+import { requireAccessToken, sendSentinelResponse, toExpress } from 'sentinel-idp/express';
 import { brandTokensAnswer, consumerIdProblem } from '../shared/brand-tokens.js';
 import { createDemoClient } from '../shared/client.js';
 import { createDemo, printBanner } from '../shared/demo.js';
 
 const demo = await createDemo({ framework: 'express', defaultPort: 3000 });
 const client = createDemoClient(demo);
-
-function send(res: Response, answer: SentinelResponse): void {
-  res.status(answer.status).set(answer.headers).end(answer.body);
-}
 
 const app = express();
 app.disable('x-powered-by');
@@ -38,11 +33,11 @@ app.get(
 );
 
 // The demo client ("Sign in with the platform").
-app.get('/', (_req, res) => send(res, client.home()));
-app.get('/signin', (_req, res) => send(res, client.signIn()));
+app.get('/', (_req, res) => sendSentinelResponse(res, client.home()));
+app.get('/signin', (_req, res) => sendSentinelResponse(res, client.signIn()));
 app.get('/callback', async (req, res, next) => {
   try {
-    send(res, await client.callback(new URLSearchParams(req.url.split('?')[1] ?? ''), req.headers.cookie));
+    sendSentinelResponse(res, await client.callback(new URLSearchParams(req.url.split('?')[1] ?? ''), req.headers.cookie));
   } catch (error) {
     next(error);
   }
