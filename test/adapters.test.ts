@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Sentinel, SentinelBody, SentinelRequest, SentinelResponse } from '../src/index.js';
 import { ROUTES } from '../src/routes.js';
-import { ACCOUNT, appTokenPath, ccBody, CLIENT_ID, CONSUMER_UUID, makeSentinel, PASSWORD, REDIRECT_URI, USERNAME } from './fixtures.js';
+import { ACCOUNT, appTokenPath, ccBody, CLIENT_ID, CONSUMER_UUID, ISSUER, makeSentinel, PASSWORD, REDIRECT_URI, USERNAME } from './fixtures.js';
 import { HOSTS, type MountedHost, type MountOptions } from './hosts.js';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
@@ -146,7 +146,10 @@ describe.each(HOSTS)('$name adapter', (host) => {
       expect(authorize.status).toBe(302);
       const loginURL = authorize.headers.get('location') ?? '';
       expect(loginURL.startsWith(`/idp/sentinel/api/account/${ACCOUNT}/login?`)).toBe(true);
-      const cookie = authorize.headers.getSetCookie().map((line) => line.split(';')[0]).join('; ');
+      const cookie = authorize.headers
+        .getSetCookie()
+        .map((line) => line.split(';')[0])
+        .join('; ');
       const page = await fetch(`${base}${loginURL}`, { headers: { cookie } });
       expect(page.status).toBe(200);
       const html = await page.text();
@@ -177,6 +180,17 @@ describe.each(HOSTS)('$name adapter', (host) => {
       expect(seen[0]?.headers['content-type']).toBe('application/x-www-form-urlencoded');
       expect(text(bodies[0])).toBe('a=b');
     });
+  });
+
+  it('takes absolute URLs from the configured issuer, not from X-Forwarded-* headers', async () => {
+    const base = await start(makeSentinel());
+    const response = await fetch(`${base}/.well-known/oauth-authorization-server/sentinel/api/account/${ACCOUNT}`, {
+      headers: { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https', host: 'evil.example' },
+    });
+    expect(response.status).toBe(200);
+    const metadata = (await response.json()) as Record<string, unknown>;
+    expect(metadata.issuer).toBe(`${ISSUER}/sentinel/api/account/${ACCOUNT}`);
+    expect(JSON.stringify(metadata)).not.toContain('evil.example');
   });
 
   it('writes the response the core decided, byte for byte', async () => {

@@ -178,7 +178,9 @@ describe.each(FRAMEWORKS)('examples/%s', (framework) => {
   });
 
   it('the callback refuses a response this browser did not start', async () => {
-    const response = await fetch(`${base()}/callback?code=abc&state=forged&iss=${encodeURIComponent(`${base()}/sentinel/api/account/${ACCOUNT}`)}`);
+    const response = await fetch(
+      `${base()}/callback?code=abc&state=forged&iss=${encodeURIComponent(`${base()}/sentinel/api/account/${ACCOUNT}`)}`,
+    );
     expect(response.status).toBe(400);
     expect(await response.text()).toContain('No sign-in was started in this browser');
   });
@@ -203,8 +205,17 @@ describe.each(FRAMEWORKS)('examples/%s', (framework) => {
     const login = await fetch(new URL(action, base()), {
       method: 'POST',
       redirect: 'manual',
-      headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded', origin: base(), 'sec-fetch-site': 'same-origin' },
-      body: new URLSearchParams({ csrf_token: csrf, username: 'demo', password: /demo user\s+demo \/ (\S+)/.exec(app?.banner ?? '')?.[1] ?? '' }),
+      headers: {
+        cookie: jar.header(),
+        'content-type': 'application/x-www-form-urlencoded',
+        origin: base(),
+        'sec-fetch-site': 'same-origin',
+      },
+      body: new URLSearchParams({
+        csrf_token: csrf,
+        username: 'demo',
+        password: /demo user\s+demo \/ (\S+)/.exec(app?.banner ?? '')?.[1] ?? '',
+      }),
     });
     jar.take(login);
     expect(login.status).toBe(303);
@@ -226,7 +237,12 @@ describe.each(FRAMEWORKS)('examples/%s', (framework) => {
 
     const logout = await fetch(`${base()}/sentinel/api/account/${ACCOUNT}/logout`, {
       method: 'POST',
-      headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded', origin: base(), 'sec-fetch-site': 'same-origin' },
+      headers: {
+        cookie: jar.header(),
+        'content-type': 'application/x-www-form-urlencoded',
+        origin: base(),
+        'sec-fetch-site': 'same-origin',
+      },
       body: new URLSearchParams({ client_id: clientId }),
     });
     expect(logout.status).toBe(200);

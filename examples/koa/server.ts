@@ -52,7 +52,8 @@ app.use(async (ctx, next) => {
   if (ctx.method !== 'GET') return next();
   if (ctx.path === '/') sendSentinelResponse(ctx, client.home());
   else if (ctx.path === '/signin') sendSentinelResponse(ctx, client.signIn());
-  else if (ctx.path === '/callback') sendSentinelResponse(ctx, await client.callback(new URLSearchParams(ctx.querystring), ctx.get('cookie')));
+  else if (ctx.path === '/callback')
+    sendSentinelResponse(ctx, await client.callback(new URLSearchParams(ctx.querystring), ctx.get('cookie')));
   else await next();
 });
 

@@ -44,7 +44,10 @@ export function createBrandTokenStore(accountId: string): Map<string, BrandToken
  */
 export function consumerIdProblem(consumerId: string): JSONAnswer | null {
   if (isParticipantId(consumerId)) return null;
-  return { status: 400, body: { error: 'invalid_request', error_description: 'consumerId must be a UUID or 64 lower-case hex characters' } };
+  return {
+    status: 400,
+    body: { error: 'invalid_request', error_description: 'consumerId must be a UUID or 64 lower-case hex characters' },
+  };
 }
 
 /**
@@ -53,6 +56,7 @@ export function consumerIdProblem(consumerId: string): JSONAnswer | null {
  */
 export function brandTokensAnswer(store: Map<string, BrandToken[]>, accountId: string, consumerId: string): JSONAnswer {
   const tokens = store.get(`${accountId}/${consumerId}`);
-  if (tokens === undefined) return { status: 404, body: { error: 'not_found', error_description: 'no brand tokens stored for this consumer' } };
+  if (tokens === undefined)
+    return { status: 404, body: { error: 'not_found', error_description: 'no brand tokens stored for this consumer' } };
   return { status: 200, body: { accountId, consumerId, tokens } };
 }

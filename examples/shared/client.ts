@@ -129,7 +129,8 @@ export function createDemoClient(demo: Demo): DemoClient {
       const flowId = parseCookies(cookieHeader ?? '')[FLOW_COOKIE];
       const flow = flowId === undefined ? undefined : flows.get(flowId);
       if (flowId !== undefined) flows.delete(flowId); // single use, whatever happens next
-      if (flow === undefined || Date.now() - flow.createdAt > FLOW_TTL_MS) return failure('No sign-in was started in this browser (or it expired).');
+      if (flow === undefined || Date.now() - flow.createdAt > FLOW_TTL_MS)
+        return failure('No sign-in was started in this browser (or it expired).');
       if (!sameText(query.get('state') ?? '', flow.state)) return failure('The state does not match the sign-in this browser started.');
       if (query.get('iss') !== expectedIssuer) return failure('The response does not come from the expected issuer.');
       const error = query.get('error');
