@@ -41,8 +41,8 @@ export async function handleAuthorizationCodeGrant(
   const redemption = await redeemCode(context, code, grantId);
   if (redemption === null) throw new OAuthError('invalid_grant', 'the code is invalid or has expired');
   if (redemption.kind === 'replayed') {
-    await revokeGrant(context, redemption.grantId);
-    context.emit({ type: 'code.replayed', accountId, clientId: app.clientId, ip: request.ip });
+    const grant = await revokeGrant(context, redemption.grantId);
+    context.emit({ type: 'code.replayed', accountId, clientId: app.clientId, userId: grant?.userId, ip: request.ip });
     throw new OAuthError('invalid_grant', 'the code has already been used; the tokens issued from it are revoked');
   }
   const { record } = redemption;

@@ -128,17 +128,19 @@ export async function findUsedRefreshToken(context: SentinelContext, token: stri
  * a redemption or rotation that raced with this revocation may store its refresh token after the deletion below,
  * and the refresh grant refuses tokens of a marked grant.
  *
- * @example await revokeGrant(context, claims.gid);
+ * @example await revokeGrant(context, claims.gid); // the ended grant's record, or null when it was already gone
  */
-export async function revokeGrant(context: SentinelContext, grantId: string): Promise<void> {
+export async function revokeGrant(context: SentinelContext, grantId: string): Promise<GrantRecord | null> {
   const { accessTokenTtl, clockTolerance, refreshToken } = context.config;
   const lifetime = Math.max(accessTokenTtl, refreshToken.absoluteTtl) + clockTolerance;
   await context.store.set(revokedGrantKey(grantId), '1', lifetime * 1000);
   const stored = await context.store.get(grantKey(grantId));
-  if (stored === null) return;
+  if (stored === null) return null;
   const grant = JSON.parse(stored) as GrantRecord;
   if (grant.refreshDigest !== null) await context.store.delete(`refresh:${grant.refreshDigest}`);
   await context.store.delete(grantKey(grantId));
+  // Returned so that audit events of a replay can name the grant's user.
+  return grant;
 }
 
 /** True when the grant was revoked (code replay, refresh reuse, or revocation request). */

@@ -36,8 +36,10 @@ async function reuseDetected(
   request: SentinelRequest,
   record: { grantId: string; accountId: string; clientId?: string; userId?: string },
 ): Promise<never> {
-  await revokeGrant(context, record.grantId);
-  context.emit({ type: 'refresh.reused', accountId: record.accountId, clientId: record.clientId, userId: record.userId, ip: request.ip });
+  const grant = await revokeGrant(context, record.grantId);
+  // A rotated token's record is gone; the grant record still names the user for the audit event.
+  const userId = record.userId ?? grant?.userId;
+  context.emit({ type: 'refresh.reused', accountId: record.accountId, clientId: record.clientId, userId, ip: request.ip });
   throw new OAuthError('invalid_grant', 'the refresh token has already been used; the grant is revoked');
 }
 

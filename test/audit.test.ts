@@ -1,0 +1,241 @@
+/**
+ * Audit events (issue 7 §5): one complete run of every flow with an `onEvent` collector and a logger collector
+ * (test/audit-sink.ts), then two checks — the typed events carry who and what (account, client, consumer or user,
+ * reason), and no event, log line or error report contains any secret value the run used or received.
+ */
+import { describe, expect, it } from 'vitest';
+import type { SentinelEvent, SentinelEventType } from '../src/index.js';
+import { createAuditSink, type AuditSink } from './audit-sink.js';
+import {
+  ACCOUNT_PATH,
+  call,
+  exchangeCode,
+  jsonOf,
+  openLogin,
+  postForm,
+  postLogin,
+  signIn,
+  startInteraction,
+  TOKEN_PATH,
+  useRefreshToken,
+} from './direct-flow.js';
+import {
+  ACCOUNT,
+  appTokenPath,
+  CC_ONLY_CLIENT_ID,
+  CC_ONLY_SECRET,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  CONSUMER_UUID,
+  makeSentinel,
+  OTHER_SECRET,
+  PASSWORD,
+  USERNAME,
+  USER_ID,
+  ccBody,
+} from './fixtures.js';
+
+const WRONG_PASSWORDS = ['wrong-password-0001', 'wrong-password-0002', 'wrong-password-0003', 'wrong-password-0004', 'wrong-password-0005'];
+
+/** Runs every flow once against a fresh sentinel wired to `sink`, registering every secret seen on the way. */
+async function runEveryFlow(sink: AuditSink): Promise<void> {
+  const sentinel = makeSentinel({ ...sink.options(), throttle: { maxFailures: 3, maxFailuresPerIp: 50, windowSeconds: 900 } });
+  sink.labelled('client secret', CLIENT_SECRET, CC_ONLY_SECRET, OTHER_SECRET);
+  sink.labelled('password', PASSWORD, ...WRONG_PASSWORDS);
+
+  // v2 consumer-bound client credentials: success, and a wrong secret.
+  const appToken = await postForm(sentinel, appTokenPath(CONSUMER_UUID), ccBody());
+  expect(appToken.status).toBe(200);
+  sink.labelled('access token', jsonOf(appToken).access_token as string);
+  const wrongSecret = 'not-the-secret-at-all-0001';
+  sink.labelled('client secret', wrongSecret);
+  expect(jsonOf(await postForm(sentinel, appTokenPath(CONSUMER_UUID), ccBody({ client_secret: wrongSecret }))).error).toBe('invalid_client');
+
+  // v1 app token.
+  const v1 = await postForm(sentinel, `${ACCOUNT_PATH}/app/token`, ccBody({ client_id: CC_ONLY_CLIENT_ID, client_secret: CC_ONLY_SECRET }), {
+    query: 'v=1.0',
+  });
+  expect(v1.status).toBe(200);
+  sink.labelled('access token', jsonOf(v1).access_token as string);
+
+  // Browser flow: failed logins up to the throttle, then a throttled attempt, on one interaction.
+  const failing = await startInteraction(sentinel);
+  const csrf = await openLogin(sentinel, failing.interaction);
+  sink.labelled('interaction id', failing.interaction);
+  sink.labelled('csrf token', csrf);
+  for (const password of WRONG_PASSWORDS.slice(0, 3)) {
+    expect((await postLogin(sentinel, failing.interaction, { csrf_token: csrf, username: USERNAME, password })).status).toBe(200);
+  }
+  const throttled = await postLogin(sentinel, failing.interaction, { csrf_token: csrf, username: USERNAME, password: WRONG_PASSWORDS[3] as string });
+  expect(throttled.status).toBe(429);
+  // Cancel on the same interaction: access_denied back to the app.
+  expect((await postLogin(sentinel, failing.interaction, { csrf_token: csrf, cancel: '1' })).status).toBe(303);
+
+  // The rest runs on a second sentinel (same sink), where alice's failure budget is untouched.
+  const fresh = makeSentinel({ ...sink.options() });
+  const signedIn = await signIn(fresh);
+  sink.labelled('code', signedIn.code);
+  sink.labelled('pkce verifier', signedIn.verifier);
+  sink.labelled('interaction id', signedIn.interaction);
+  sink.labelled('csrf token', signedIn.csrf);
+  sink.labelled('session id', signedIn.sessionCookie);
+
+  // Code exchange, then a replay of the code (revokes what it issued).
+  const tokens = await exchangeCode(fresh, signedIn.code, signedIn.verifier);
+  expect(tokens.status).toBe(200);
+  const issued = jsonOf(tokens);
+  sink.labelled('access token', issued.access_token as string);
+  sink.labelled('refresh token', issued.refresh_token as string);
+  sink.labelled('id token', issued.id_token as string | undefined);
+  expect((await exchangeCode(fresh, signedIn.code, signedIn.verifier)).status).toBe(400);
+
+  // Refresh rotation, then reuse of the old refresh token.
+  const second = await signIn(fresh);
+  sink.labelled('code', second.code);
+  sink.labelled('session id', second.sessionCookie);
+  sink.labelled('csrf token', second.csrf);
+  sink.labelled('interaction id', second.interaction);
+  const secondTokens = jsonOf(await exchangeCode(fresh, second.code, second.verifier));
+  sink.labelled('access token', secondTokens.access_token as string);
+  sink.labelled('refresh token', secondTokens.refresh_token as string);
+  sink.labelled('id token', secondTokens.id_token as string | undefined);
+  const rotated = await useRefreshToken(fresh, secondTokens.refresh_token as string);
+  expect(rotated.status).toBe(200);
+  sink.labelled('access token', jsonOf(rotated).access_token as string);
+  sink.labelled('refresh token', jsonOf(rotated).refresh_token as string);
+  expect((await useRefreshToken(fresh, secondTokens.refresh_token as string)).status).toBe(400);
+
+  // Revocation and introspection of a third grant's tokens.
+  const third = await signIn(fresh);
+  sink.labelled('code', third.code);
+  sink.labelled('session id', third.sessionCookie);
+  sink.labelled('csrf token', third.csrf);
+  sink.labelled('interaction id', third.interaction);
+  const thirdTokens = jsonOf(await exchangeCode(fresh, third.code, third.verifier));
+  sink.labelled('access token', thirdTokens.access_token as string);
+  sink.labelled('refresh token', thirdTokens.refresh_token as string);
+  sink.labelled('id token', thirdTokens.id_token as string | undefined);
+  const client = { client_id: CLIENT_ID, client_secret: CLIENT_SECRET };
+  const introspected = await postForm(fresh, `${TOKEN_PATH}/introspect`, new URLSearchParams({ token: thirdTokens.access_token as string, ...client }).toString());
+  expect(jsonOf(introspected).active).toBe(true);
+  const revoked = await postForm(fresh, `${TOKEN_PATH}/revoke`, new URLSearchParams({ token: thirdTokens.refresh_token as string, ...client }).toString());
+  expect(revoked.status).toBe(200);
+
+  // Logout of the device session.
+  const logout = await call(fresh, {
+    method: 'POST',
+    path: `${ACCOUNT_PATH}/logout`,
+    headers: { cookie: `sentinel_session=${third.sessionCookie}` },
+  });
+  expect(logout.status).toBe(200);
+
+  // A refused authorize request (an error redirect) and a refused token request with a secret in the query.
+  expect((await call(fresh, { path: `${ACCOUNT_PATH}/authorize`, query: `client_id=${CLIENT_ID}&response_type=token&state=s` })).status).toBe(302);
+  const inQuery = await postForm(fresh, TOKEN_PATH, 'grant_type=client_credentials', { query: `client_id=${CLIENT_ID}&client_secret=${CLIENT_SECRET}` });
+  expect(inQuery.status).toBe(400);
+}
+
+function ofType<T extends SentinelEventType>(events: SentinelEvent[], type: T): Array<Extract<SentinelEvent, { type: T }>> {
+  return events.filter((event): event is Extract<SentinelEvent, { type: T }> => event.type === type);
+}
+
+describe('audit events and logs', () => {
+  it('a complete run of every flow emits typed events that name who and what', async () => {
+    const sink = createAuditSink();
+    await runEveryFlow(sink);
+    const { events } = sink;
+    for (const event of events) {
+      expect(event.accountId).toBe(ACCOUNT);
+      expect(typeof event.at).toBe('number');
+    }
+    const expected: SentinelEventType[] = [
+      'token.issued',
+      'token.denied',
+      'token.revoked',
+      'code.issued',
+      'code.replayed',
+      'refresh.reused',
+      'authorize.denied',
+      'login.succeeded',
+      'login.failed',
+      'login.throttled',
+      'session.created',
+      'session.ended',
+    ];
+    expect(new Set(events.map((event) => event.type))).toEqual(new Set(expected));
+
+    const consumerToken = ofType(events, 'token.issued').find((event) => event.grantType === 'client_credentials' && event.consumerId !== undefined);
+    expect(consumerToken).toMatchObject({ clientId: CLIENT_ID, consumerId: CONSUMER_UUID });
+    expect(ofType(events, 'token.issued').find((event) => event.grantType === 'authorization_code')).toMatchObject({ clientId: CLIENT_ID, userId: USER_ID });
+    expect(ofType(events, 'token.denied').find((event) => event.error === 'invalid_client')?.reason).toBeTruthy();
+    expect(ofType(events, 'code.replayed')[0]).toMatchObject({ clientId: CLIENT_ID, userId: USER_ID });
+    expect(ofType(events, 'refresh.reused')[0]).toMatchObject({ clientId: CLIENT_ID, userId: USER_ID });
+    expect(ofType(events, 'login.failed')).toHaveLength(3);
+    expect(ofType(events, 'login.failed')[0]).toMatchObject({ clientId: CLIENT_ID, username: USERNAME, reason: 'wrong credentials' });
+    expect(ofType(events, 'login.throttled')[0]).toMatchObject({ clientId: CLIENT_ID, username: USERNAME, scope: 'username' });
+    expect(ofType(events, 'login.succeeded')[0]).toMatchObject({ clientId: CLIENT_ID, userId: USER_ID });
+    expect(ofType(events, 'session.ended').find((event) => event.reason === 'logout')).toMatchObject({ userId: USER_ID });
+    expect(ofType(events, 'authorize.denied').map((event) => event.error)).toEqual(expect.arrayContaining(['access_denied', 'unsupported_response_type']));
+  });
+
+  it('no event, log line or error report of the run contains a secret, password, code, token, session id or CSRF token', async () => {
+    const sink = createAuditSink();
+    await runEveryFlow(sink);
+    expect(sink.secretCount).toBeGreaterThanOrEqual(25);
+    expect(sink.events.length).toBeGreaterThanOrEqual(20);
+    expect(sink.leaks()).toEqual([]);
+  });
+
+  it('the scan finds a secret planted in an event, a log line or an error report (it can fail)', () => {
+    const sink = createAuditSink();
+    const options = sink.options();
+    sink.labelled('refresh token', 'r-0123456789abcdef0123456789abcdef');
+    sink.labelled('password', PASSWORD);
+    options.onEvent?.({ type: 'login.failed', at: 1, accountId: ACCOUNT, reason: `bad r-0123456789abcdef0123456789abcdef` });
+    options.logger?.warn(`user typed ${encodeURIComponent(PASSWORD)}`);
+    options.onError?.(new Error(`store said ${Buffer.from(PASSWORD).toString('base64url')}`), { route: 'token' });
+    const leaks = sink.leaks();
+    expect(leaks.map((leak) => [leak.where, leak.secret])).toEqual([
+      ['event:login.failed', 'refresh token'],
+      ['log', 'password'],
+      ['error', 'password'],
+    ]);
+    expect(leaks.map((leak) => leak.line).join('\n')).not.toContain(PASSWORD);
+  });
+
+  it('a failing store goes to onError without the request secrets', async () => {
+    const sink = createAuditSink();
+    const failing = makeSentinel({
+      ...sink.options(),
+      store: {
+        get: async () => {
+          throw new Error('store unreachable');
+        },
+        set: async () => {
+          throw new Error('store unreachable');
+        },
+        take: async () => {
+          throw new Error('store unreachable');
+        },
+        delete: async () => {
+          throw new Error('store unreachable');
+        },
+        increment: async () => {
+          throw new Error('store unreachable');
+        },
+      },
+    });
+    sink.labelled('client secret', CLIENT_SECRET);
+    const code = 'Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFyYmE';
+    sink.labelled('code', code);
+    const response = await postForm(
+      failing,
+      TOKEN_PATH,
+      new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: 'https://app.example.com/cb', client_id: CLIENT_ID, client_secret: CLIENT_SECRET }).toString(),
+    );
+    expect(response.status).toBe(500);
+    expect(jsonOf(response).error).toBe('server_error');
+    expect(sink.errors.length).toBeGreaterThan(0);
+    expect(sink.leaks()).toEqual([]);
+  });
+});
