@@ -6,7 +6,18 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Sentinel, SentinelBody, SentinelRequest, SentinelResponse } from '../src/index.js';
 import { ROUTES } from '../src/routes.js';
-import { ACCOUNT, appTokenPath, ccBody, CLIENT_ID, CONSUMER_UUID, ISSUER, makeSentinel, PASSWORD, REDIRECT_URI, USERNAME } from './fixtures.js';
+import {
+  ACCOUNT,
+  appTokenPath,
+  ccBody,
+  CLIENT_ID,
+  CONSUMER_UUID,
+  ISSUER,
+  makeSentinel,
+  PASSWORD,
+  REDIRECT_URI,
+  USERNAME,
+} from './fixtures.js';
 import { HOSTS, type MountedHost, type MountOptions } from './hosts.js';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
