@@ -62,7 +62,7 @@ export function toFastify(sentinel: Sentinel): FastifyPluginAsync {
         path,
         query,
         headers: request.headers,
-        body: payload === undefined ? undefined : () => readNodeStream(payload),
+        body: payload === undefined ? undefined : () => readNodeStream(payload, sentinel.config.bodyLimit),
         ip: request.socket.remoteAddress,
         secure: (request.socket as { encrypted?: boolean }).encrypted === true,
         mountPath,

@@ -67,6 +67,7 @@ export function toKoa(sentinel: Sentinel): KoaMiddleware {
       url: ctx.url,
       mountPath: mountPathOf(ctx),
       parsedBody: () => (ctx.request as { body?: unknown }).body,
+      limit: sentinel.config.bodyLimit,
     });
     const result = await sentinel.handle(request);
     if (result === null) {

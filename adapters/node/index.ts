@@ -82,7 +82,7 @@ export function splitURL(url: string): { path: string; query: URLSearchParams } 
 /** Builds a {@link SentinelRequest} from a Node request. `url` is the target relative to the host's mount point. */
 export function fromNodeRequest(
   request: IncomingMessage,
-  input: { url: string; mountPath?: string | undefined; parsedBody: () => unknown },
+  input: { url: string; mountPath?: string | undefined; parsedBody: () => unknown; limit?: number | undefined },
 ): SentinelRequest {
   const { path, query } = splitURL(input.url);
   return {
@@ -90,7 +90,7 @@ export function fromNodeRequest(
     path,
     query,
     headers: request.headers,
-    body: lazyNodeBody(request, input.parsedBody),
+    body: lazyNodeBody(request, input.parsedBody, input.limit),
     ip: request.socket?.remoteAddress,
     secure: (request.socket as { encrypted?: boolean } | undefined)?.encrypted === true,
     mountPath: input.mountPath ?? '',
