@@ -10,26 +10,11 @@ import { createSentinel, type Sentinel } from '../src/index.js';
 import { RedisStore } from '../src/stores/redis.js';
 import { baseOptions } from './fixtures.js';
 import { HOSTS, type MountedHost } from './hosts.js';
+import { REDIS_URL, requireAvailable, sharedRedis } from './redis-helpers.js';
 import { codeFor, exchange, isAccepted, refresh } from './suites/oauth-helpers.js';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const REQUIRED = process.env.SENTINEL_REQUIRE_REDIS === '1';
-
-async function reachable(): Promise<boolean> {
-  const probe = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on('error', () => {});
-  try {
-    await probe.connect();
-    await probe.ping();
-    return true;
-  } catch {
-    return false;
-  } finally {
-    probe.disconnect();
-  }
-}
-
-const skip = !(await reachable()) && !REQUIRED;
+const redis = await sharedRedis('oauth-redis');
+const skip = redis.skip;
 
 describe.skipIf(skip)('token side on a shared RedisStore (two instances)', () => {
   const prefix = `sentinel-oauth-test:${randomBytes(8).toString('hex')}:`;
@@ -38,6 +23,7 @@ describe.skipIf(skip)('token side on a shared RedisStore (two instances)', () =>
   let sentinels: Sentinel[] = [];
 
   beforeAll(async () => {
+    requireAvailable(redis);
     client = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
     const store = new RedisStore(client, { prefix });
     sentinels = [createSentinel(baseOptions({ store })), createSentinel(baseOptions({ store }))];

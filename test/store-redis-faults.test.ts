@@ -9,115 +9,22 @@
  *
  * No redis-server binary: skipped with a warning, unless SENTINEL_REQUIRE_REDIS=1, where it fails.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis, type RedisOptions } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisStore } from '../src/stores/redis.js';
 import type { Store } from '../src/stores/store.js';
+import { PrivateRedis, redisServerBinary, requireAvailable } from './redis-helpers.js';
 import { runStoreContract } from './store-contract.js';
 
-const REDIS_SERVER = process.env.REDIS_SERVER ?? '/usr/bin/redis-server';
-const REQUIRED = process.env.SENTINEL_REQUIRE_REDIS === '1';
-const missing = existsSync(REDIS_SERVER) ? null : `no redis-server binary at ${REDIS_SERVER}`;
-const skip = missing !== null && !REQUIRED;
-if (skip) {
-  console.warn(`[store-redis-faults] skipped: ${missing}. Set REDIS_SERVER, or SENTINEL_REQUIRE_REDIS=1 to make this a failure.`);
-}
+const binary = redisServerBinary('store-redis-faults');
+const skip = binary.skip;
 
 /** Each store operation must settle well within this, with a 300 ms commandTimeoutMs. */
 const BOUND_MS = 3000;
 const COMMAND_TIMEOUT_MS = 300;
 /** How long the same store instance may take to work again once Redis is back (ioredis backs off up to ~5 s). */
 const RECOVERY_DEADLINE_MS = 20_000;
-
-/** A port nobody listens on right now (the OS picks it; there is a small window in which someone else could). */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => {
-        if (address !== null && typeof address === 'object') resolve(address.port);
-        else reject(new Error('no port assigned'));
-      });
-    });
-  });
-}
-
-/** One private, non-persistent redis-server that can be paused, resumed, killed and started again on its port. */
-class PrivateRedis {
-  readonly #args: string[];
-  readonly #dir = mkdtempSync(join(tmpdir(), 'sentinel-redis-'));
-  #process: ChildProcess | undefined;
-  port = 0;
-
-  constructor(extraArgs: string[] = []) {
-    this.#args = extraArgs;
-  }
-
-  get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
-  }
-
-  async start(): Promise<void> {
-    if (this.port === 0) this.port = await freePort();
-    const child = spawn(
-      REDIS_SERVER,
-      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.#dir, ...this.#args],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    this.#process = child;
-    let output = '';
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`redis-server did not start:\n${output}`)), 10_000);
-      const onData = (chunk: Buffer): void => {
-        output += chunk.toString();
-        if (output.includes('Ready to accept connections')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      };
-      child.stdout?.on('data', onData);
-      child.stderr?.on('data', onData);
-      child.once('error', (error) => {
-        clearTimeout(timer);
-        reject(error);
-      });
-      child.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`redis-server exited with ${code}:\n${output}`));
-      });
-    });
-  }
-
-  async kill(): Promise<void> {
-    const child = this.#process;
-    this.#process = undefined;
-    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGKILL'); // also ends a stopped process
-    await exited;
-  }
-
-  pause(): void {
-    this.#process?.kill('SIGSTOP');
-  }
-
-  resume(): void {
-    this.#process?.kill('SIGCONT');
-  }
-
-  async destroy(): Promise<void> {
-    await this.kill();
-    rmSync(this.#dir, { recursive: true, force: true });
-  }
-}
 
 function connect(url: string, options: RedisOptions = {}): Redis {
   const client = new Redis(url, options);
@@ -199,7 +106,7 @@ describe.skipIf(skip)('RedisStore when Redis fails', () => {
   const stores: Array<[string, RedisStore]> = [];
 
   beforeAll(async () => {
-    if (missing !== null) throw new Error(`SENTINEL_REQUIRE_REDIS=1 but ${missing}`);
+    requireAvailable(binary);
     await server.start();
     const defaults = connect(server.url);
     const failFast = connect(server.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
@@ -249,7 +156,7 @@ describe.skipIf(skip)('RedisStore on a server without GETDEL', () => {
   let stores = 0;
 
   beforeAll(async () => {
-    if (missing !== null) throw new Error(`SENTINEL_REQUIRE_REDIS=1 but ${missing}`);
+    requireAvailable(binary);
     await server.start();
     client = connect(server.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
     await new Promise((resolve) => client.once('ready', resolve));

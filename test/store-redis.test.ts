@@ -8,59 +8,11 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisStore } from '../src/stores/redis.js';
+import { deleteByPrefix, REDIS_URL, requireAvailable, sharedRedis } from './redis-helpers.js';
 import { runStoreContract } from './store-contract.js';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const REQUIRED = process.env.SENTINEL_REQUIRE_REDIS === '1';
-
-/** Connects once with a short timeout and no retries; the reason it failed, or null when Redis answered PING. */
-async function probe(url: string): Promise<string | null> {
-  const client = new Redis(url, {
-    lazyConnect: true,
-    connectTimeout: 1000,
-    commandTimeout: 1000,
-    maxRetriesPerRequest: 0,
-    enableOfflineQueue: false,
-    retryStrategy: () => null,
-  });
-  // The socket error (ECONNREFUSED, ENOTFOUND, ...) says more than connect()'s "Connection is closed."
-  let socketError: string | undefined;
-  client.on('error', (error: Error) => {
-    socketError ??= error.message;
-  });
-  try {
-    await client.connect();
-    await client.ping();
-    return null;
-  } catch (error) {
-    return socketError ?? (error instanceof Error ? error.message : String(error));
-  } finally {
-    client.disconnect();
-  }
-}
-
-const unreachable = await probe(REDIS_URL);
-const skip = unreachable !== null && !REQUIRED;
-if (skip) {
-  console.warn(
-    `[store-redis] skipped: no Redis at ${REDIS_URL} (${unreachable}). Set REDIS_URL, or SENTINEL_REQUIRE_REDIS=1 to make this a failure.`,
-  );
-}
-
-/** Glob-escapes `prefix` for SCAN MATCH, so a prefix can never match keys it does not own. */
-function matchPrefix(prefix: string): string {
-  return `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`;
-}
-
-async function deleteByPrefix(client: Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await client.scan(cursor, 'MATCH', matchPrefix(prefix), 'COUNT', 500);
-    cursor = next;
-    // One key per command, like the store itself: the same cleanup would work on a cluster.
-    for (const key of keys) await client.del(key);
-  } while (cursor !== '0');
-}
+const redis = await sharedRedis('store-redis');
+const skip = redis.skip;
 
 describe.skipIf(skip)('RedisStore (real Redis)', () => {
   const runPrefix = `sentinel-test:${randomBytes(8).toString('hex')}:`;
@@ -68,9 +20,7 @@ describe.skipIf(skip)('RedisStore (real Redis)', () => {
   let stores = 0;
 
   beforeAll(async () => {
-    if (unreachable !== null) {
-      throw new Error(`SENTINEL_REQUIRE_REDIS=1 but Redis at ${REDIS_URL} is unreachable: ${unreachable}`);
-    }
+    requireAvailable(redis);
     client = new Redis(REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
     client.on('error', () => {}); // connection errors surface as rejected commands
     await new Promise<void>((resolve, reject) => {
