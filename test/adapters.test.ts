@@ -179,6 +179,17 @@ describe.each(HOSTS)('$name adapter', (host) => {
       expect(session).toMatch(/; Path=\/idp\/sentinel(;|$)/);
     });
 
+    it('emits absolute URLs under the prefix when the issuer includes it', async () => {
+      const base = await start(makeSentinel({ issuer: `${ISSUER}/idp` }), { prefix: '/idp' });
+      const response = await fetch(`${base}/idp/sentinel/api/account/${ACCOUNT}/.well-known/oauth-authorization-server`);
+      expect(response.status).toBe(200);
+      const metadata = (await response.json()) as Record<string, string>;
+      const accountIssuer = `${ISSUER}/idp/sentinel/api/account/${ACCOUNT}`;
+      expect(metadata.issuer).toBe(accountIssuer);
+      expect(metadata.token_endpoint).toBe(`${accountIssuer}/token`);
+      expect(metadata.jwks_uri).toBe(`${ISSUER}/idp/sentinel/well-known/jwks`);
+    });
+
     it('hands the core the path relative to the mount and the mount path', async () => {
       const { sentinel, seen, bodies } = scripted({ response: { status: 204, headers: {} } });
       const base = await start(sentinel, { prefix: '/idp' });
