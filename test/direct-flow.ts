@@ -169,14 +169,14 @@ export interface StoreWrite {
   key: string;
 }
 
-/** A Store that forwards to another and records every write (set, take, delete, increment). */
+/** A Store that forwards to another and records every write (set, a successful take, delete, increment). */
 export interface RecordingStore extends Store {
   readonly writes: StoreWrite[];
   /** Forgets the writes seen so far. */
   reset(): void;
 }
 
-/** Wraps `inner` so every write is recorded; reads pass through. */
+/** Wraps `inner` so every write is recorded; reads (and takes that find nothing) pass through. */
 export function recordingStore(inner: Store): RecordingStore {
   const writes: StoreWrite[] = [];
   return {
@@ -189,9 +189,11 @@ export function recordingStore(inner: Store): RecordingStore {
       writes.push({ op: 'set', key });
       return inner.set(key, value, ttlMs);
     },
-    take: (key) => {
-      writes.push({ op: 'take', key });
-      return inner.take(key);
+    // A take that finds nothing changes nothing (an unknown code is looked up this way); one that finds a value deletes it.
+    take: async (key) => {
+      const value = await inner.take(key);
+      if (value !== null) writes.push({ op: 'take', key });
+      return value;
     },
     delete: (key) => {
       writes.push({ op: 'delete', key });

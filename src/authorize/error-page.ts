@@ -19,6 +19,7 @@ const TITLES: Readonly<Record<number, string>> = {
   403: 'The request was refused',
   405: 'Method not allowed',
   413: 'The request is too large',
+  414: 'The request is too long',
   429: 'Too many attempts',
 };
 

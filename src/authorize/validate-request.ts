@@ -32,6 +32,18 @@ const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 /** Versions of the authorize operation we serve (seed spec §9): 1.0, written as 1, 1.0, 1.00, … */
 const SUPPORTED_VERSION = /^1(\.0+)?$/;
+/**
+ * Longest authorize query accepted, in characters of names and values. Browsers and proxies cut URLs near 8 KiB
+ * anyway; without a cap a single request with a megabyte `state` would be parked in the store for the
+ * interaction's lifetime (and echoed in the Location header), so a flood could exhaust memory.
+ */
+const MAX_QUERY_LENGTH = 8192;
+
+function queryLength(query: URLSearchParams): number {
+  let length = 0;
+  for (const [name, value] of query) length += name.length + value.length + 2;
+  return length;
+}
 
 async function findClient(context: SentinelContext, accountId: string, params: ParamMap): Promise<App> {
   if (!(await context.apps.hasAccount(accountId))) {
@@ -118,6 +130,10 @@ export async function validateAuthorizationRequest(
   request: SentinelRequest,
   accountId: string,
 ): Promise<AuthorizationRequest> {
+  // Checked first: an oversized request is refused before it is looked at, stored or echoed (RFC 9110 §15.5.15).
+  if (queryLength(request.query) > MAX_QUERY_LENGTH) {
+    throw new OAuthError('invalid_request', 'The request is too long.', { status: 414 });
+  }
   const params = fromSearchParams(request.query);
   const app = await findClient(context, accountId, params);
   const { redirectUri, inRequest } = chooseRedirectURI(app, params);
