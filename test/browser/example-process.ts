@@ -1,0 +1,90 @@
+/**
+ * Starts an example app the way its README says (`node --import tsx examples/<fw>/server.ts`), on a free port of
+ * 127.0.0.1, and reads what a person would read from its start-up banner: the client page URL and the demo
+ * user's credentials.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+
+/** A running example. */
+export interface RunningExample {
+  framework: string;
+  /** The client page, e.g. `http://127.0.0.1:41234`. */
+  url: string;
+  username: string;
+  password: string;
+  /** Everything the process printed so far (for failure messages). */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+const START_TIMEOUT_MS = 30_000;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
+    });
+  });
+}
+
+/** `demo user      demo / s3cret` → `['demo', 's3cret']`. */
+function credentials(banner: string): [string, string] | null {
+  const found = /^\s+demo user\s+(\S+) \/ (\S+)\s*$/m.exec(banner);
+  return found?.[1] === undefined || found[2] === undefined ? null : [found[1], found[2]];
+}
+
+/**
+ * Starts `examples/<framework>/server.ts` and resolves once its banner (which ends with the brand-tokens curl)
+ * has been printed.
+ * @example const app = await startExample('koa'); try { ... } finally { await app.stop(); }
+ */
+export async function startExample(framework: string): Promise<RunningExample> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', `examples/${framework}/server.ts`], {
+    cwd: process.cwd(),
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', ISSUER: url, NODE_ENV: 'test' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const stop = (): Promise<void> =>
+    child.exitCode !== null || child.signalCode !== null
+      ? Promise.resolve()
+      : new Promise((resolve) => {
+          child.once('exit', () => resolve());
+          child.kill('SIGTERM');
+        });
+
+  const [username, password] = await new Promise<[string, string]>((resolve, reject) => {
+    const onExit = (code: number | null): void => fail(`exited with ${code}`);
+    const settle = (): void => {
+      clearInterval(poll);
+      clearTimeout(timer);
+      child.off('exit', onExit);
+    };
+    const fail = (message: string): void => {
+      settle();
+      void stop().then(() => reject(new Error(`${framework} example ${message}:\n${output}`)));
+    };
+    const timer = setTimeout(() => fail(`did not print its banner within ${START_TIMEOUT_MS / 1000} s`), START_TIMEOUT_MS);
+    const poll = setInterval(() => {
+      if (!output.includes('brand/tokens')) return;
+      const found = credentials(output);
+      if (found === null) return fail('printed no demo user credentials');
+      settle();
+      resolve(found);
+    }, 50);
+    child.once('exit', onExit);
+  });
+  return { framework, url, username, password, output: () => output, stop };
+}

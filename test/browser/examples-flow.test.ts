@@ -1,0 +1,176 @@
+/**
+ * The authorization code flow in a real Chromium, once per example app (Express, Koa, Fastify), each started as
+ * its own process: client page → authorize → login page → credentials → back on the app with a code, which the
+ * app exchanges (PKCE S256, RFC 7636) and shows who signed in. Plus the device session (second sign-in without a
+ * login page), a wrong password, Cancel (RFC 6749 §4.1.2.1 access_denied), sign-out, keyboard only, and a
+ * browser with JavaScript disabled.
+ */
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { browserSkipReason, BROWSER_REQUIRED, launchChromium, reportSkip } from './chromium.js';
+import { startExample, type RunningExample } from './example-process.js';
+import { LOGIN_PATH, onPath, signIn, SIGN_IN_LINK, startSignIn, submitCredentials } from './sign-in-flow.js';
+
+const FRAMEWORKS = ['express', 'koa', 'fastify'] as const;
+const DEMO_USER_ID = 'user-demo-1';
+const skipReason = browserSkipReason();
+if (skipReason !== null) reportSkip('browser: example flows', skipReason);
+
+describe.runIf(skipReason === null || BROWSER_REQUIRED)('browser: example flows', () => {
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    if (skipReason !== null) throw new Error(skipReason);
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  describe.each(FRAMEWORKS)('examples/%s', (framework) => {
+    let app: RunningExample | undefined;
+    const contexts: BrowserContext[] = [];
+
+    beforeAll(async () => {
+      app = await startExample(framework);
+    });
+    afterAll(async () => {
+      await Promise.all(contexts.map((context) => context.close()));
+      await app?.stop();
+    });
+
+    function running(): RunningExample {
+      if (app === undefined) throw new Error(`${framework} example is not running`);
+      return app;
+    }
+
+    /** A fresh browser profile: no cookies, so no device session. */
+    async function freshPage(options: { javaScriptEnabled?: boolean } = {}): Promise<Page> {
+      if (browser === undefined) throw new Error('Chromium is not running');
+      const context = await browser.newContext({ ...options, viewport: { width: 1024, height: 768 } });
+      contexts.push(context);
+      return context.newPage();
+    }
+
+    async function heading(page: Page): Promise<string> {
+      return ((await page.locator('h1').textContent()) ?? '').trim();
+    }
+
+    it('signs in with the demo credentials; the app exchanges the code with PKCE and shows the user', async () => {
+      const page = await freshPage();
+      await startSignIn(page, running().url);
+      expect(new URL(page.url()).pathname).toBe(LOGIN_PATH);
+      expect(await heading(page)).toBe('Sign in');
+      await expect(page.locator('.lead').textContent()).resolves.toContain('Demo client');
+
+      const posted = await submitCredentials(page, running().username, running().password);
+      expect(posted.status()).toBe(303);
+      await page.waitForURL(onPath('/callback'));
+      const callback = new URL(page.url());
+      expect(callback.searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43,}$/);
+      expect(callback.searchParams.get('iss')).toBe(`${running().url}/sentinel/api/account/123456`);
+      expect(await heading(page)).toBe('Signed in');
+      expect(await page.locator('#subject').textContent()).toBe(DEMO_USER_ID);
+      await expect(page.locator('main').textContent()).resolves.toContain('Access token received');
+    });
+
+    it('goes straight through on the device session the second time', async () => {
+      const page = await freshPage();
+      await signIn(page, running());
+      const visited: string[] = [];
+      page.on('request', (request) => visited.push(new URL(request.url()).pathname));
+
+      await startSignIn(page, running().url);
+      expect(new URL(page.url()).pathname).toBe('/callback');
+      expect(visited).toContain('/sentinel/api/account/123456/authorize');
+      expect(visited).not.toContain(LOGIN_PATH);
+      expect(await heading(page)).toBe('Signed in');
+      expect(await page.locator('#subject').textContent()).toBe(DEMO_USER_ID);
+    });
+
+    it('shows the error on a wrong password, keeps the username, and then accepts the right one', async () => {
+      const page = await freshPage();
+      await startSignIn(page, running().url);
+      const posted = await submitCredentials(page, running().username, `${running().password}-wrong`);
+      expect(posted.status()).toBe(200);
+      expect(new URL(page.url()).pathname).toBe(LOGIN_PATH);
+      const alert = page.getByRole('alert');
+      expect(await alert.textContent()).toBe('Incorrect username or password.');
+      expect(await alert.isVisible()).toBe(true);
+      expect(await page.getByLabel('Username').inputValue()).toBe(running().username);
+      expect(await page.getByLabel('Password').inputValue()).toBe('');
+      expect(await page.getByLabel('Password').getAttribute('aria-describedby')).toBe('login-error');
+
+      await submitCredentials(page, running().username, running().password);
+      await page.waitForURL(onPath('/callback'));
+      expect(await page.locator('#subject').textContent()).toBe(DEMO_USER_ID);
+    });
+
+    it('Cancel brings the app an access_denied and signs nobody in', async () => {
+      const page = await freshPage();
+      await startSignIn(page, running().url);
+      await page.getByRole('button', { name: 'Cancel' }).click();
+      await page.waitForURL(onPath('/callback'));
+      const callback = new URL(page.url());
+      expect(callback.searchParams.get('error')).toBe('access_denied');
+      expect(callback.searchParams.get('code')).toBeNull();
+      expect(await heading(page)).toBe('Sign-in failed');
+      await expect(page.locator('main').textContent()).resolves.toContain('access_denied');
+
+      // Nothing was remembered: the next sign-in asks for credentials again.
+      await startSignIn(page, running().url);
+      expect(new URL(page.url()).pathname).toBe(LOGIN_PATH);
+    });
+
+    it('sign-out ends the device session: the login page comes back', async () => {
+      const page = await freshPage();
+      await signIn(page, running());
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.waitForURL(onPath('/sentinel/api/account/123456/logout'));
+      expect(await heading(page)).toBe('You are signed out');
+
+      await startSignIn(page, running().url);
+      expect(new URL(page.url()).pathname).toBe(LOGIN_PATH);
+      expect(await heading(page)).toBe('Sign in');
+    });
+
+    it('works with the keyboard alone (Tab and Enter), from the client page to sign-out', async () => {
+      const page = await freshPage();
+      await page.goto(`${running().url}/`);
+      const focused = (): Promise<string> =>
+        page.evaluate(() => document.activeElement?.id || document.activeElement?.textContent?.trim() || '');
+
+      await page.keyboard.press('Tab');
+      expect(await focused()).toBe(SIGN_IN_LINK);
+      await page.keyboard.press('Enter');
+      await page.waitForURL(onPath(LOGIN_PATH));
+      expect(await focused()).toBe('username'); // autofocus: typing can start at once
+      await page.keyboard.type(running().username);
+      await page.keyboard.press('Tab');
+      expect(await focused()).toBe('password');
+      await page.keyboard.type(running().password);
+      await page.keyboard.press('Enter'); // the first submit button is Sign in, not Cancel
+      await page.waitForURL(onPath('/callback'));
+      expect(await page.locator('#subject').textContent()).toBe(DEMO_USER_ID);
+
+      await page.keyboard.press('Tab');
+      expect(await focused()).toBe('Sign out');
+      await page.keyboard.press('Enter');
+      await page.waitForURL(onPath('/sentinel/api/account/123456/logout'));
+      expect(await heading(page)).toBe('You are signed out');
+    });
+
+    it('completes the flow with JavaScript disabled (the pages need no script)', async () => {
+      const page = await freshPage({ javaScriptEnabled: false });
+      await startSignIn(page, running().url);
+      expect(new URL(page.url()).pathname).toBe(LOGIN_PATH);
+      await submitCredentials(page, running().username, `${running().password}-wrong`);
+      expect(await page.getByRole('alert').textContent()).toBe('Incorrect username or password.');
+      await submitCredentials(page, running().username, running().password);
+      await page.waitForURL(onPath('/callback'));
+      expect(await page.locator('#subject').textContent()).toBe(DEMO_USER_ID);
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.waitForURL(onPath('/sentinel/api/account/123456/logout'));
+      expect(await heading(page)).toBe('You are signed out');
+    });
+  });
+});
