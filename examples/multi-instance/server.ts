@@ -1,0 +1,157 @@
+/**
+ * One instance of a multi-instance deployment: Express with sentinel-idp over a shared Redis, the guarded
+ * token-retrieval API, and the demo application. `start.ts` runs two of these behind a round-robin proxy; in
+ * production it is one container or process per instance.
+ *
+ * Everything that must be identical on every instance comes from the environment:
+ * - `SENTINEL_KEYS`: the signing keys (a JSON array of private JWKs). An instance that generated its own key would
+ *   sign tokens the others cannot verify, and publish a JWKS that differs from theirs.
+ * - `REDIS_URL` and `REDIS_PREFIX`: codes, sessions, interactions, refresh families, revocations and throttles.
+ * - `ISSUER`: the public URL (the proxy's), so every instance builds the same `iss`, metadata and redirects.
+ * - `SENTINEL_CLIENT_ID`, `SENTINEL_CLIENT_SECRET`, `DEMO_PASSWORD`: the demo app and user.
+ * And per instance: `PORT`, `HOST` (127.0.0.1), `INSTANCE` (a name shown in the `x-instance` header).
+ */
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { Redis } from 'ioredis';
+import { createSentinel, type JWK } from 'sentinel-idp';
+import { requireAccessToken, sendSentinelResponse, toExpress } from 'sentinel-idp/express';
+import { RedisStore } from 'sentinel-idp/redis';
+import { brandTokensAnswer, consumerIdProblem, createBrandTokenStore } from '../shared/brand-tokens.js';
+import { createUserStore } from '../shared/user-store.js';
+import { ACCOUNT_ID } from './account.js';
+import { createMultiInstanceClient } from './client.js';
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (value === undefined || value === '') {
+    console.error(`${name} is required: every instance must get the same value (start.ts sets it for both).`);
+    process.exit(1);
+  }
+  return value;
+}
+
+function readKeys(): JWK[] {
+  const keys: unknown = JSON.parse(required('SENTINEL_KEYS'));
+  if (!Array.isArray(keys) || keys.length === 0) throw new Error('SENTINEL_KEYS must be a non-empty JSON array of private JWKs');
+  return keys as JWK[];
+}
+
+const instance = process.env.INSTANCE ?? String(process.pid);
+const port = Number(process.env.PORT ?? 4001);
+const host = process.env.HOST ?? '127.0.0.1';
+const issuer = required('ISSUER').replace(/\/+$/, '');
+const clientId = required('SENTINEL_CLIENT_ID');
+const clientSecret = required('SENTINEL_CLIENT_SECRET');
+const redisURL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const prefix = process.env.REDIS_PREFIX ?? 'sentinel:';
+
+// Fail fast while Redis is unreachable: no offline queue (reject at once instead of parking the command), one retry
+// per command, and a per-command timeout for a Redis that accepts connections but does not answer. A request then
+// fails in about a second with 500 server_error instead of hanging; ioredis keeps reconnecting in the background,
+// so the instance recovers by itself when Redis is back.
+const redis = new Redis(redisURL, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1000, connectTimeout: 2000 });
+let redisDown = false;
+redis.on('error', (error: Error) => {
+  // One line per outage, not one per reconnection attempt.
+  if (!redisDown) console.error(`[${instance}] Redis unreachable (${error.message}); answering 500 until it is back`);
+  redisDown = true;
+});
+redis.on('ready', () => {
+  if (redisDown) console.error(`[${instance}] Redis is back`);
+  redisDown = false;
+});
+
+const store = new RedisStore(redis, { prefix, commandTimeoutMs: 1500 });
+const users = createUserStore();
+await users.addUser({ id: 'user-demo-1', accountId: ACCOUNT_ID, username: 'demo', password: required('DEMO_PASSWORD'), name: 'Demo User' });
+const redirectUri = `${issuer}/callback`;
+
+const sentinel = createSentinel({
+  issuer,
+  apps: [
+    {
+      accountId: ACCOUNT_ID,
+      clientId,
+      clientSecret,
+      name: 'Demo application',
+      redirectUris: [redirectUri],
+      grantTypes: ['authorization_code', 'client_credentials', 'refresh_token'],
+    },
+  ],
+  users,
+  keys: readKeys(),
+  store,
+  pkce: 'required',
+  // The proxy in front sets X-Forwarded-For; believe it (for login throttling per client address) only because
+  // nothing but the proxy can reach this port. Never turn this on for an instance that is reachable directly.
+  trustProxy: true,
+  // The store's errors carry no keys or values, so they are safe to log.
+  onError: (error, context) =>
+    console.error(`[${instance}] sentinel-idp ${context.route}:`, error instanceof Error ? error.message : error),
+});
+
+const brandTokens = createBrandTokenStore(ACCOUNT_ID);
+const client = createMultiInstanceClient({
+  issuer,
+  internalURL: `http://127.0.0.1:${port}`,
+  basePath: sentinel.config.basePath,
+  accountId: ACCOUNT_ID,
+  clientId,
+  clientSecret,
+  redirectUri,
+  store: new RedisStore(redis, { prefix: `${prefix}demo-client:`, commandTimeoutMs: 1500 }),
+  instance,
+});
+
+const app = express();
+app.disable('x-powered-by');
+app.use((_req, res, next) => {
+  res.setHeader('x-instance', instance);
+  next();
+});
+
+app.use(toExpress(sentinel));
+
+app.get(
+  '/api/account/:accountId/consumer/:consumerId/brand/tokens',
+  (req: Request<{ consumerId: string }>, res: Response, next: NextFunction) => {
+    const problem = consumerIdProblem(req.params.consumerId);
+    if (problem === null) return next();
+    res.status(problem.status).json(problem.body);
+  },
+  requireAccessToken(sentinel),
+  (req: Request<{ accountId: string; consumerId: string }>, res: Response) => {
+    const { status, body } = brandTokensAnswer(brandTokens, req.params.accountId, req.params.consumerId);
+    res.status(status).json(body);
+  },
+);
+
+app.get('/', (_req, res) => sendSentinelResponse(res, client.home()));
+app.get('/signin', (_req, res, next) => {
+  client.signIn().then((answer) => sendSentinelResponse(res, answer), next);
+});
+app.get('/callback', (req, res, next) => {
+  client
+    .callback(new URLSearchParams(req.url.split('?')[1] ?? ''), req.headers.cookie)
+    .then((answer) => sendSentinelResponse(res, answer), next);
+});
+app.get('/healthz', (_req, res) => {
+  res.status(redis.status === 'ready' ? 200 : 503).json({ instance, redis: redis.status });
+});
+
+app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+  console.error(`[${instance}]`, error instanceof Error ? error.message : error);
+  res.status(500).json({ error: 'server_error', error_description: 'the server could not complete the request' });
+});
+
+const server = app.listen(port, host, () => console.log(`instance ${instance} listening on http://${host}:${port}`));
+
+function shutdown(): void {
+  server.close(() => {
+    redis.disconnect();
+    process.exit(0);
+  });
+  server.closeAllConnections();
+}
+process.once('SIGTERM', shutdown);
+process.once('SIGINT', shutdown);
