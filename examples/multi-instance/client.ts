@@ -128,6 +128,7 @@ export function createMultiInstanceClient(options: MultiInstanceClientOptions): 
         response_type: 'code',
         client_id: options.clientId,
         redirect_uri: options.redirectUri,
+        scope: 'openid',
         state: flow.state,
         code_challenge: createHash('sha256').update(flow.verifier).digest('base64url'),
         code_challenge_method: 'S256',
