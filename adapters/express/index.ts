@@ -44,7 +44,10 @@ export function toExpress(sentinel: Sentinel): ExpressMiddleware {
       mountPath: request.baseUrl,
       parsedBody: () => request.body,
     });
-    sentinel.handle(sentinelRequest).then((result) => (result === null ? next() : writeNodeResponse(response, result)), next);
+    sentinel
+      .handle(sentinelRequest)
+      .then((result) => (result === null ? next() : writeNodeResponse(response, result)))
+      .catch(next);
   };
 }
 
@@ -62,6 +65,7 @@ export function requireAccessToken(sentinel: Sentinel, options?: RequireAccessTo
         if (!result.ok) return writeNodeResponse(response, result.response);
         request.sentinel = result.claims;
         next();
-      }, next);
+      })
+      .catch(next);
   };
 }
