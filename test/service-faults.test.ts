@@ -147,6 +147,11 @@ describe.skipIf(binary.skip)('the service when its Redis goes down and comes bac
     host = await (HOSTS[0] as (typeof HOSTS)[number]).mount(sentinel);
   });
 
+  function serverOf(): MountedHost['server'] {
+    if (host === undefined) throw new Error('the service is not mounted');
+    return host.server;
+  }
+
   afterAll(async () => {
     await host?.close();
     client?.disconnect();
@@ -154,7 +159,7 @@ describe.skipIf(binary.skip)('the service when its Redis goes down and comes bac
   });
 
   it('answers server_error within the bound, issues nothing, and recovers without a restart', async () => {
-    const server = host?.server;
+    const server = serverOf();
     // While Redis is up: an unredeemed code, a refresh token, a device session, and a login form ready to post.
     const withSession = request.agent(server);
     const pendingCode = await signIn(withSession, 'pending');
@@ -245,7 +250,7 @@ describe.skipIf(binary.skip)('the service when its Redis goes down and comes bac
   }, 60_000);
 
   it('answers server_error within the bound while Redis hangs, and a redemption that timed out never pays out later', async () => {
-    const server = host?.server;
+    const server = serverOf();
     const pendingCode = await signIn(request.agent(server), 'paused');
     const before = events.length;
     // SIGSTOP: the connection stays open and nothing answers, so only the timeouts end the requests.
