@@ -9,7 +9,8 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACCOUNT_ID } from '../examples/multi-instance/account.js';
@@ -364,5 +365,58 @@ describe.skipIf(redis.skip)('two instances (separate processes) on one Redis', (
     expect(await finished.text()).toContain('Signed in as <strong>user-demo-1</strong>');
     expect(seen).toHaveLength(5);
     for (let index = 1; index < seen.length; index++) expect(seen[index]).not.toBe(seen[index - 1]);
+  });
+});
+
+describe('the example proxy', () => {
+  it('round-robins, and replaces the forwarding headers a client sends instead of trusting them', async () => {
+    const seen: Array<Record<string, string | string[] | undefined>> = [];
+    const upstreams = await Promise.all(
+      ['one', 'two'].map(async (name) => {
+        const server = createServer((request, response) => {
+          seen.push(request.headers);
+          response.writeHead(200, { 'x-upstream': name, 'set-cookie': ['a=1; Path=/', 'b=2; Path=/'] });
+          request.pipe(response);
+        });
+        await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+        return server;
+      }),
+    );
+    const urls = upstreams.map((server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    const proxy = createRoundRobinProxy({ upstreams: urls });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    try {
+      const answers = [];
+      for (let index = 0; index < 3; index++) {
+        answers.push(
+          await fetch(`${base}/echo?n=${index}`, {
+            method: 'POST',
+            headers: { 'x-forwarded-for': '203.0.113.7', 'x-forwarded-proto': 'https' },
+            body: `body-${index}`,
+          }),
+        );
+      }
+      expect(answers.map((answer) => answer.headers.get('x-upstream'))).toEqual(['one', 'two', 'one']);
+      expect(await answers[1]?.text()).toBe('body-1');
+      expect(answers[0]?.headers.getSetCookie()).toEqual(['a=1; Path=/', 'b=2; Path=/']);
+      for (const headers of seen) {
+        expect(headers['x-forwarded-for']).toBe('127.0.0.1');
+        expect(headers['x-forwarded-proto']).toBe('http');
+        expect(headers['x-forwarded-host']).toBe(new URL(base).host);
+      }
+      // An instance that is down: a clean 502, not a hang or a crash of the proxy.
+      await new Promise<void>((resolve) => upstreams[1]?.close(() => resolve()));
+      const down = await fetch(`${base}/echo`);
+      const downAgain = await fetch(`${base}/echo`);
+      expect([down.status, downAgain.status].sort()).toEqual([200, 502]);
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+      for (const server of upstreams) {
+        server.closeAllConnections();
+        server.close();
+      }
+    }
   });
 });

@@ -39,11 +39,10 @@ function forwardedHeaders(request: IncomingMessage): IncomingHttpHeaders {
   for (const [name, value] of Object.entries(request.headers)) {
     if (!HOP_BY_HOP.has(name)) headers[name] = value;
   }
-  // Append the peer to any chain already there; the instances read the first entry, which is right only when this
-  // proxy is the sole way in (an outside client could otherwise put any address first).
-  const peer = request.socket.remoteAddress ?? '';
-  const previous = request.headers['x-forwarded-for'];
-  headers['x-forwarded-for'] = previous === undefined ? peer : `${Array.isArray(previous) ? previous.join(', ') : previous}, ${peer}`;
+  // This proxy is the edge: whatever X-Forwarded-For a client sends is its own claim, and the instances believe the
+  // first entry (trustProxy). Replacing it, rather than appending to it, keeps a client from choosing the address
+  // its failed logins are throttled under.
+  headers['x-forwarded-for'] = request.socket.remoteAddress ?? '';
   headers['x-forwarded-proto'] = 'http';
   if (request.headers.host !== undefined) headers['x-forwarded-host'] = request.headers.host;
   return headers;
