@@ -107,7 +107,7 @@ export function createAuditSink(): AuditSink {
       for (const { where, line } of lines) {
         for (const [value, label] of secrets) {
           const hit = variants(value).find((form) => line.includes(form));
-          if (hit !== undefined) found.push({ where, secret: label, line: line.split(hit).join('«' + label + '»') });
+          if (hit !== undefined) found.push({ where, secret: label, line: line.split(hit).join(`«${label}»`) });
         }
       }
       return found;

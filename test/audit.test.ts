@@ -49,12 +49,19 @@ async function runEveryFlow(sink: AuditSink): Promise<void> {
   sink.labelled('access token', jsonOf(appToken).access_token as string);
   const wrongSecret = 'not-the-secret-at-all-0001';
   sink.labelled('client secret', wrongSecret);
-  expect(jsonOf(await postForm(sentinel, appTokenPath(CONSUMER_UUID), ccBody({ client_secret: wrongSecret }))).error).toBe('invalid_client');
+  expect(jsonOf(await postForm(sentinel, appTokenPath(CONSUMER_UUID), ccBody({ client_secret: wrongSecret }))).error).toBe(
+    'invalid_client',
+  );
 
   // v1 app token.
-  const v1 = await postForm(sentinel, `${ACCOUNT_PATH}/app/token`, ccBody({ client_id: CC_ONLY_CLIENT_ID, client_secret: CC_ONLY_SECRET }), {
-    query: 'v=1.0',
-  });
+  const v1 = await postForm(
+    sentinel,
+    `${ACCOUNT_PATH}/app/token`,
+    ccBody({ client_id: CC_ONLY_CLIENT_ID, client_secret: CC_ONLY_SECRET }),
+    {
+      query: 'v=1.0',
+    },
+  );
   expect(v1.status).toBe(200);
   sink.labelled('access token', jsonOf(v1).access_token as string);
 
@@ -66,7 +73,11 @@ async function runEveryFlow(sink: AuditSink): Promise<void> {
   for (const password of WRONG_PASSWORDS.slice(0, 3)) {
     expect((await postLogin(sentinel, failing.interaction, { csrf_token: csrf, username: USERNAME, password })).status).toBe(200);
   }
-  const throttled = await postLogin(sentinel, failing.interaction, { csrf_token: csrf, username: USERNAME, password: WRONG_PASSWORDS[3] as string });
+  const throttled = await postLogin(sentinel, failing.interaction, {
+    csrf_token: csrf,
+    username: USERNAME,
+    password: WRONG_PASSWORDS[3] as string,
+  });
   expect(throttled.status).toBe(429);
   // Cancel on the same interaction: access_denied back to the app.
   expect((await postLogin(sentinel, failing.interaction, { csrf_token: csrf, cancel: '1' })).status).toBe(303);
@@ -116,9 +127,17 @@ async function runEveryFlow(sink: AuditSink): Promise<void> {
   sink.labelled('refresh token', thirdTokens.refresh_token as string);
   sink.labelled('id token', thirdTokens.id_token as string | undefined);
   const client = { client_id: CLIENT_ID, client_secret: CLIENT_SECRET };
-  const introspected = await postForm(fresh, `${TOKEN_PATH}/introspect`, new URLSearchParams({ token: thirdTokens.access_token as string, ...client }).toString());
+  const introspected = await postForm(
+    fresh,
+    `${TOKEN_PATH}/introspect`,
+    new URLSearchParams({ token: thirdTokens.access_token as string, ...client }).toString(),
+  );
   expect(jsonOf(introspected).active).toBe(true);
-  const revoked = await postForm(fresh, `${TOKEN_PATH}/revoke`, new URLSearchParams({ token: thirdTokens.refresh_token as string, ...client }).toString());
+  const revoked = await postForm(
+    fresh,
+    `${TOKEN_PATH}/revoke`,
+    new URLSearchParams({ token: thirdTokens.refresh_token as string, ...client }).toString(),
+  );
   expect(revoked.status).toBe(200);
 
   // Logout of the device session.
@@ -130,8 +149,12 @@ async function runEveryFlow(sink: AuditSink): Promise<void> {
   expect(logout.status).toBe(200);
 
   // A refused authorize request (an error redirect) and a refused token request with a secret in the query.
-  expect((await call(fresh, { path: `${ACCOUNT_PATH}/authorize`, query: `client_id=${CLIENT_ID}&response_type=token&state=s` })).status).toBe(302);
-  const inQuery = await postForm(fresh, TOKEN_PATH, 'grant_type=client_credentials', { query: `client_id=${CLIENT_ID}&client_secret=${CLIENT_SECRET}` });
+  expect(
+    (await call(fresh, { path: `${ACCOUNT_PATH}/authorize`, query: `client_id=${CLIENT_ID}&response_type=token&state=s` })).status,
+  ).toBe(302);
+  const inQuery = await postForm(fresh, TOKEN_PATH, 'grant_type=client_credentials', {
+    query: `client_id=${CLIENT_ID}&client_secret=${CLIENT_SECRET}`,
+  });
   expect(inQuery.status).toBe(400);
 }
 
@@ -164,9 +187,14 @@ describe('audit events and logs', () => {
     ];
     expect(new Set(events.map((event) => event.type))).toEqual(new Set(expected));
 
-    const consumerToken = ofType(events, 'token.issued').find((event) => event.grantType === 'client_credentials' && event.consumerId !== undefined);
+    const consumerToken = ofType(events, 'token.issued').find(
+      (event) => event.grantType === 'client_credentials' && event.consumerId !== undefined,
+    );
     expect(consumerToken).toMatchObject({ clientId: CLIENT_ID, consumerId: CONSUMER_UUID });
-    expect(ofType(events, 'token.issued').find((event) => event.grantType === 'authorization_code')).toMatchObject({ clientId: CLIENT_ID, userId: USER_ID });
+    expect(ofType(events, 'token.issued').find((event) => event.grantType === 'authorization_code')).toMatchObject({
+      clientId: CLIENT_ID,
+      userId: USER_ID,
+    });
     expect(ofType(events, 'token.denied').find((event) => event.error === 'invalid_client')?.reason).toBeTruthy();
     expect(ofType(events, 'code.replayed')[0]).toMatchObject({ clientId: CLIENT_ID, userId: USER_ID });
     expect(ofType(events, 'refresh.reused')[0]).toMatchObject({ clientId: CLIENT_ID, userId: USER_ID });
@@ -175,7 +203,9 @@ describe('audit events and logs', () => {
     expect(ofType(events, 'login.throttled')[0]).toMatchObject({ clientId: CLIENT_ID, username: USERNAME, scope: 'username' });
     expect(ofType(events, 'login.succeeded')[0]).toMatchObject({ clientId: CLIENT_ID, userId: USER_ID });
     expect(ofType(events, 'session.ended').find((event) => event.reason === 'logout')).toMatchObject({ userId: USER_ID });
-    expect(ofType(events, 'authorize.denied').map((event) => event.error)).toEqual(expect.arrayContaining(['access_denied', 'unsupported_response_type']));
+    expect(ofType(events, 'authorize.denied').map((event) => event.error)).toEqual(
+      expect.arrayContaining(['access_denied', 'unsupported_response_type']),
+    );
   });
 
   it('no event, log line or error report of the run contains a secret, password, code, token, session id or CSRF token', async () => {
@@ -231,7 +261,13 @@ describe('audit events and logs', () => {
     const response = await postForm(
       failing,
       TOKEN_PATH,
-      new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: 'https://app.example.com/cb', client_id: CLIENT_ID, client_secret: CLIENT_SECRET }).toString(),
+      new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: 'https://app.example.com/cb',
+        client_id: CLIENT_ID,
+        client_secret: CLIENT_SECRET,
+      }).toString(),
     );
     expect(response.status).toBe(500);
     expect(jsonOf(response).error).toBe('server_error');

@@ -108,12 +108,7 @@ export async function openLogin(sentinel: Sentinel, interaction: string): Promis
 }
 
 /** Posts the login form of an interaction. */
-export function postLogin(
-  sentinel: Sentinel,
-  interaction: string,
-  form: Record<string, string>,
-  ip?: string,
-): Promise<SentinelResponse> {
+export function postLogin(sentinel: Sentinel, interaction: string, form: Record<string, string>, ip?: string): Promise<SentinelResponse> {
   return postForm(sentinel, LOGIN_PATH, new URLSearchParams(form).toString(), { query: new URLSearchParams({ interaction }), ip });
 }
 
@@ -154,7 +149,12 @@ export function useRefreshToken(sentinel: Sentinel, refreshToken: string): Promi
   return postForm(
     sentinel,
     TOKEN_PATH,
-    new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: CLIENT_ID, client_secret: CLIENT_SECRET }).toString(),
+    new URLSearchParams({
+      grant_type: 'refresh_token',
+      refresh_token: refreshToken,
+      client_id: CLIENT_ID,
+      client_secret: CLIENT_SECRET,
+    }).toString(),
   );
 }
 

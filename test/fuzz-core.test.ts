@@ -24,7 +24,16 @@ import {
   TOKEN_PATH,
   type RecordingStore,
 } from './direct-flow.js';
-import { checkOutcome, endpointRequest, fuzzSettings, HOSTILE_MARKUP, hostileBody, hostileHeaders, hostileParams, type FuzzInput } from './fuzz-arbitraries.js';
+import {
+  checkOutcome,
+  endpointRequest,
+  fuzzSettings,
+  HOSTILE_MARKUP,
+  hostileBody,
+  hostileHeaders,
+  hostileParams,
+  type FuzzInput,
+} from './fuzz-arbitraries.js';
 import { ACCOUNT, makeSentinel } from './fixtures.js';
 
 const { seed, numRuns } = fuzzSettings('fuzz-core');
@@ -56,7 +65,19 @@ describe('fuzzing the core through sentinel.handle()', () => {
 
   const paths = (): fc.Arbitrary<string> =>
     fc.oneof(
-      { weight: 6, arbitrary: fc.constantFrom(AUTHORIZE_PATH, LOGIN_PATH, TOKEN_PATH, `${ACCOUNT_PATH}/app/token`, `/sentinel/api/v2/account/${ACCOUNT}/app/token`, `${TOKEN_PATH}/revoke`, `${TOKEN_PATH}/introspect`, `${ACCOUNT_PATH}/logout`) },
+      {
+        weight: 6,
+        arbitrary: fc.constantFrom(
+          AUTHORIZE_PATH,
+          LOGIN_PATH,
+          TOKEN_PATH,
+          `${ACCOUNT_PATH}/app/token`,
+          `/sentinel/api/v2/account/${ACCOUNT}/app/token`,
+          `${TOKEN_PATH}/revoke`,
+          `${TOKEN_PATH}/introspect`,
+          `${ACCOUNT_PATH}/logout`,
+        ),
+      },
       {
         weight: 1,
         arbitrary: fc
@@ -66,7 +87,8 @@ describe('fuzzing the core through sentinel.handle()', () => {
     );
 
   // Mostly mutations of valid requests (they reach deep into the handlers), some requests built from scratch.
-  const inputs = (): fc.Arbitrary<FuzzInput> => fc.oneof({ weight: 4, arbitrary: endpointRequest(() => login) }, { weight: 1, arbitrary: scratch() });
+  const inputs = (): fc.Arbitrary<FuzzInput> =>
+    fc.oneof({ weight: 4, arbitrary: endpointRequest(() => login) }, { weight: 1, arbitrary: scratch() });
 
   const scratch = (): fc.Arbitrary<FuzzInput> =>
     fc.record({
@@ -91,10 +113,21 @@ describe('fuzzing the core through sentinel.handle()', () => {
 
   it(`hostile parameters on a valid authorize request never leave the registered redirect URI (seed ${seed})`, async () => {
     await fc.assert(
-      fc.asyncProperty(hostileParams(() => login, { validAuthorize: true }), hostileHeaders(), async (rawQuery, headers) => {
-        const response = await run({ method: 'GET', path: AUTHORIZE_PATH, rawQuery, headers, body: undefined, ip: '203.0.113.9' });
-        checkOutcome(response as SentinelResponse, store.writes, { method: 'GET', path: AUTHORIZE_PATH, rawQuery, headers, body: undefined, ip: undefined });
-      }),
+      fc.asyncProperty(
+        hostileParams(() => login, { validAuthorize: true }),
+        hostileHeaders(),
+        async (rawQuery, headers) => {
+          const response = await run({ method: 'GET', path: AUTHORIZE_PATH, rawQuery, headers, body: undefined, ip: '203.0.113.9' });
+          checkOutcome(response as SentinelResponse, store.writes, {
+            method: 'GET',
+            path: AUTHORIZE_PATH,
+            rawQuery,
+            headers,
+            body: undefined,
+            ip: undefined,
+          });
+        },
+      ),
       { seed, numRuns, endOnFailure: true },
     );
   });
@@ -127,25 +160,53 @@ describe('fuzzing the core through sentinel.handle()', () => {
 
 describe('the fuzz checks themselves (they can fail)', () => {
   const input: FuzzInput = { method: 'GET', path: AUTHORIZE_PATH, rawQuery: '', headers: {}, body: undefined, ip: undefined };
-  const html = (status: number, body: string): SentinelResponse => ({ status, headers: { 'content-type': 'text/html; charset=utf-8' }, body: `<!doctype html>${body}` });
+  const html = (status: number, body: string): SentinelResponse => ({
+    status,
+    headers: { 'content-type': 'text/html; charset=utf-8' },
+    body: `<!doctype html>${body}`,
+  });
 
   it.each([
-    ['a 5xx', { status: 500, headers: { 'content-type': 'application/json' }, body: '{"error":"server_error","error_description":"x"}' }, []],
+    [
+      'a 5xx',
+      { status: 500, headers: { 'content-type': 'application/json' }, body: '{"error":"server_error","error_description":"x"}' },
+      [],
+    ],
     ['a Location outside the registered redirect URIs', { status: 302, headers: { location: 'https://evil.example/cb?code=x' } }, []],
     ['a look-alike Location', { status: 302, headers: { location: 'https://app.example.com/cb.evil.example?code=x' } }, []],
     ['unescaped markup in HTML', html(400, 'Error code: <code>invalid_request</code> <script>alert(1)</script>'), []],
-    ['a JSON error without error_description', { status: 400, headers: { 'content-type': 'application/json' }, body: '{"error":"invalid_request"}' }, []],
+    [
+      'a JSON error without error_description',
+      { status: 400, headers: { 'content-type': 'application/json' }, body: '{"error":"invalid_request"}' },
+      [],
+    ],
     ['an error page without its error code', html(400, '<p>oops</p>'), []],
-    ['a CR/LF in a header', { status: 400, headers: { 'content-type': 'application/json', 'x-a': 'a\r\nb' }, body: '{"error":"a","error_description":"b"}' }, []],
-    ['a write for a refused request', { status: 400, headers: { 'content-type': 'application/json' }, body: '{"error":"invalid_request","error_description":"b"}' }, [{ op: 'set', key: 'interaction:x' }]],
-    ['a write for an error redirect', { status: 302, headers: { location: 'https://app.example.com/cb?error=access_denied' } }, [{ op: 'set', key: 'session:x' }]],
+    [
+      'a CR/LF in a header',
+      { status: 400, headers: { 'content-type': 'application/json', 'x-a': 'a\r\nb' }, body: '{"error":"a","error_description":"b"}' },
+      [],
+    ],
+    [
+      'a write for a refused request',
+      { status: 400, headers: { 'content-type': 'application/json' }, body: '{"error":"invalid_request","error_description":"b"}' },
+      [{ op: 'set', key: 'interaction:x' }],
+    ],
+    [
+      'a write for an error redirect',
+      { status: 302, headers: { location: 'https://app.example.com/cb?error=access_denied' } },
+      [{ op: 'set', key: 'session:x' }],
+    ],
   ] as const)('flags %s', (_name, response, writes) => {
     expect(() => checkOutcome(response as SentinelResponse, writes as never, input)).toThrow();
   });
 
   it('accepts a login redirect with its interaction write', () => {
     expect(() =>
-      checkOutcome({ status: 302, headers: { location: `/sentinel/api/account/${ACCOUNT}/login?interaction=${'a'.repeat(43)}` } }, [{ op: 'set', key: 'interaction:x' }], input),
+      checkOutcome(
+        { status: 302, headers: { location: `/sentinel/api/account/${ACCOUNT}/login?interaction=${'a'.repeat(43)}` } },
+        [{ op: 'set', key: 'interaction:x' }],
+        input,
+      ),
     ).not.toThrow();
   });
 });

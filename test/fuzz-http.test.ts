@@ -48,7 +48,8 @@ function rawRequest(input: FuzzInput): Buffer {
   const lines = [`${input.method} ${target} HTTP/1.1`, 'Host: 127.0.0.1', 'Connection: close'];
   for (const [name, value] of Object.entries(input.headers)) {
     if (name === 'content-length') continue;
-    for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value]) lines.push(`${name}: ${one.replace(/[\r\n]/g, ' ')}`);
+    for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value])
+      lines.push(`${name}: ${one.replace(/[\r\n]/g, ' ')}`);
   }
   lines.push(`Content-Length: ${body.length}`);
   return Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'utf8'), body]);
@@ -109,7 +110,10 @@ function mountExpress(sentinel: Sentinel, parser: boolean): Promise<Mounted> {
   app.use(toExpress(sentinel));
   app.use((error: { status?: number }, _request: express.Request, response: express.Response, _next: express.NextFunction) => {
     hostErrors.push(error);
-    response.status(error.status ?? 500).type('text/plain').send('host error handler');
+    response
+      .status(error.status ?? 500)
+      .type('text/plain')
+      .send('host error handler');
   });
   return listen(createServer(app) as Server).then((host) => ({ host, hostErrors }));
 }
@@ -135,29 +139,33 @@ describe('fuzzing the Express adapter over raw HTTP', () => {
 
   it(`never a 5xx, a well-formed answer, no foreign Location, no unescaped markup, no writes when refused (seed ${seed}, ${numRuns} runs)`, async () => {
     await fc.assert(
-      fc.asyncProperty(endpointRequest(() => login), fc.boolean(), async (input, parsed) => {
-        const mounted = parsed ? withParser : withoutParser;
-        store.reset();
-        mounted.hostErrors.length = 0;
-        const response = await exchange(mounted.host.url, rawRequest(input));
-        expect(response.status, 'an HTTP answer').toBeGreaterThanOrEqual(200);
-        // The host's error handler sees only its own body parser's refusals, never an error of the service.
-        for (const error of mounted.hostErrors) {
-          expect(typeof (error as { type?: unknown }).type, String(error)).toBe('string');
-          expect((error as { status?: number }).status).toBeLessThan(500);
-        }
-        // Every answer of the service says Cache-Control: no-store; Node's parser errors and Express's 404 do not.
-        const fromService = String(response.headers['cache-control'] ?? '').includes('no-store');
-        if (fromService) {
-          checkOutcome(response, store.writes, input);
-        } else {
-          // Node's parser or the host refused the request before the service saw it.
-          expect(response.status).toBeLessThan(500);
-          expect(store.writes).toEqual([]);
-          if (response.headers.location !== undefined) expect(isAllowedLocation(String(response.headers.location))).toBe(true);
-          for (const markup of HOSTILE_MARKUP) expect(response.body?.includes(markup)).toBe(false);
-        }
-      }),
+      fc.asyncProperty(
+        endpointRequest(() => login),
+        fc.boolean(),
+        async (input, parsed) => {
+          const mounted = parsed ? withParser : withoutParser;
+          store.reset();
+          mounted.hostErrors.length = 0;
+          const response = await exchange(mounted.host.url, rawRequest(input));
+          expect(response.status, 'an HTTP answer').toBeGreaterThanOrEqual(200);
+          // The host's error handler sees only its own body parser's refusals, never an error of the service.
+          for (const error of mounted.hostErrors) {
+            expect(typeof (error as { type?: unknown }).type, String(error)).toBe('string');
+            expect((error as { status?: number }).status).toBeLessThan(500);
+          }
+          // Every answer of the service says Cache-Control: no-store; Node's parser errors and Express's 404 do not.
+          const fromService = String(response.headers['cache-control'] ?? '').includes('no-store');
+          if (fromService) {
+            checkOutcome(response, store.writes, input);
+          } else {
+            // Node's parser or the host refused the request before the service saw it.
+            expect(response.status).toBeLessThan(500);
+            expect(store.writes).toEqual([]);
+            if (response.headers.location !== undefined) expect(isAllowedLocation(String(response.headers.location))).toBe(true);
+            for (const markup of HOSTILE_MARKUP) expect(response.body?.includes(markup)).toBe(false);
+          }
+        },
+      ),
       { seed, numRuns, endOnFailure: true },
     );
     // The hosts are still serving.

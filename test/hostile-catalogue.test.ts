@@ -109,10 +109,15 @@ interface HostileCase {
 const REGISTERED = [REDIRECT_URI, 'https://app.example.com/other?tenant=a', 'https://other.example.com/cb'];
 const CYRILLIC_A = '\u0430';
 const LOOKALIKE_CLIENT = CLIENT_ID.replace('c', '\u0441');
-const FULLWIDTH_CLIENT = [...CLIENT_ID].map((ch) => (/[0-9a-z]/.test(ch) ? String.fromCodePoint(ch.codePointAt(0)! + 0xfee0) : ch)).join('');
+const FULLWIDTH_CLIENT = [...CLIENT_ID]
+  .map((ch) => (/[0-9a-z]/.test(ch) ? String.fromCodePoint(ch.codePointAt(0)! + 0xfee0) : ch))
+  .join('');
 
 function authorize(query: Record<string, string> | string, extra: Partial<DirectRequest> = {}): DirectRequest {
-  const search = typeof query === 'string' ? query : new URLSearchParams({ response_type: 'code', client_id: CLIENT_ID, state: 's1', ...query }).toString();
+  const search =
+    typeof query === 'string'
+      ? query
+      : new URLSearchParams({ response_type: 'code', client_id: CLIENT_ID, state: 's1', ...query }).toString();
   return { path: AUTHORIZE_PATH, query: search, ...extra };
 }
 
@@ -125,38 +130,162 @@ function token(body: DirectRequest['body'], extra: Partial<DirectRequest> = {}):
 }
 
 function login(interaction: string, body: DirectRequest['body'], headers: DirectRequest['headers'] = {}): DirectRequest {
-  return { method: 'POST', path: LOGIN_PATH, query: new URLSearchParams({ interaction }), body, headers: { 'content-type': FORM, ...headers } };
+  return {
+    method: 'POST',
+    path: LOGIN_PATH,
+    query: new URLSearchParams({ interaction }),
+    body,
+    headers: { 'content-type': FORM, ...headers },
+  };
 }
 
 const codeBody = (extra: Record<string, string> = {}): string =>
-  new URLSearchParams({ grant_type: 'authorization_code', code: 'x'.repeat(43), redirect_uri: REDIRECT_URI, client_id: CLIENT_ID, client_secret: CLIENT_SECRET, ...extra }).toString();
+  new URLSearchParams({
+    grant_type: 'authorization_code',
+    code: 'x'.repeat(43),
+    redirect_uri: REDIRECT_URI,
+    client_id: CLIENT_ID,
+    client_secret: CLIENT_SECRET,
+    ...extra,
+  }).toString();
 
 const CASES: HostileCase[] = [
-  { name: 'redirect_uri with userinfo', status: 400, error: 'invalid_request', delivery: 'page', request: () => withRedirect('https://evil.example@app.example.com/cb') },
-  { name: 'redirect_uri with a Cyrillic look-alike host (IDN)', status: 400, error: 'invalid_request', delivery: 'page', request: () => withRedirect(`https://${CYRILLIC_A}pp.example.com/cb`) },
-  { name: 'redirect_uri as punycode of a look-alike host', status: 400, error: 'invalid_request', delivery: 'page', request: () => withRedirect(new URL(`https://${CYRILLIC_A}pp.example.com/cb`).href) },
-  { name: 'redirect_uri with a .. segment', status: 400, error: 'invalid_request', delivery: 'page', request: () => withRedirect('https://app.example.com/evil/../cb') },
-  { name: 'redirect_uri with a trailing #', status: 400, error: 'invalid_request', delivery: 'page', request: () => withRedirect(`${REDIRECT_URI}#`) },
-  { name: 'redirect_uri double-encoded', status: 400, error: 'invalid_request', delivery: 'page', request: () => withRedirect(encodeURIComponent(REDIRECT_URI)) },
-  { name: 'redirect_uri with a trailing slash', status: 400, error: 'invalid_request', delivery: 'page', request: () => withRedirect(`${REDIRECT_URI}/`) },
-  { name: 'redirect_uri with an upper-case host', status: 400, error: 'invalid_request', delivery: 'page', request: () => withRedirect('https://APP.example.com/cb') },
-  { name: 'redirect_uri with an added query', status: 400, error: 'invalid_request', delivery: 'page', request: () => withRedirect(`${REDIRECT_URI}?next=https://evil.example`) },
+  {
+    name: 'redirect_uri with userinfo',
+    status: 400,
+    error: 'invalid_request',
+    delivery: 'page',
+    request: () => withRedirect('https://evil.example@app.example.com/cb'),
+  },
+  {
+    name: 'redirect_uri with a Cyrillic look-alike host (IDN)',
+    status: 400,
+    error: 'invalid_request',
+    delivery: 'page',
+    request: () => withRedirect(`https://${CYRILLIC_A}pp.example.com/cb`),
+  },
+  {
+    name: 'redirect_uri as punycode of a look-alike host',
+    status: 400,
+    error: 'invalid_request',
+    delivery: 'page',
+    request: () => withRedirect(new URL(`https://${CYRILLIC_A}pp.example.com/cb`).href),
+  },
+  {
+    name: 'redirect_uri with a .. segment',
+    status: 400,
+    error: 'invalid_request',
+    delivery: 'page',
+    request: () => withRedirect('https://app.example.com/evil/../cb'),
+  },
+  {
+    name: 'redirect_uri with a trailing #',
+    status: 400,
+    error: 'invalid_request',
+    delivery: 'page',
+    request: () => withRedirect(`${REDIRECT_URI}#`),
+  },
+  {
+    name: 'redirect_uri double-encoded',
+    status: 400,
+    error: 'invalid_request',
+    delivery: 'page',
+    request: () => withRedirect(encodeURIComponent(REDIRECT_URI)),
+  },
+  {
+    name: 'redirect_uri with a trailing slash',
+    status: 400,
+    error: 'invalid_request',
+    delivery: 'page',
+    request: () => withRedirect(`${REDIRECT_URI}/`),
+  },
+  {
+    name: 'redirect_uri with an upper-case host',
+    status: 400,
+    error: 'invalid_request',
+    delivery: 'page',
+    request: () => withRedirect('https://APP.example.com/cb'),
+  },
+  {
+    name: 'redirect_uri with an added query',
+    status: 400,
+    error: 'invalid_request',
+    delivery: 'page',
+    request: () => withRedirect(`${REDIRECT_URI}?next=https://evil.example`),
+  },
   {
     name: 'redirect_uri given twice',
     status: 400,
     error: 'invalid_request',
     delivery: 'page',
-    request: () => authorize(`response_type=code&client_id=${CLIENT_ID}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}&redirect_uri=https%3A%2F%2Fevil.example%2Fcb`),
+    request: () =>
+      authorize(
+        `response_type=code&client_id=${CLIENT_ID}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}&redirect_uri=https%3A%2F%2Fevil.example%2Fcb`,
+      ),
   },
-  { name: 'redirect_uri with CR/LF and a header', status: 400, error: 'invalid_request', delivery: 'page', request: () => withRedirect(`${REDIRECT_URI}\r\nSet-Cookie: pwned=1`) },
-  { name: 'redirect_uri in fullwidth letters', status: 400, error: 'invalid_request', delivery: 'page', request: () => withRedirect('ｈｔｔｐｓ://app.example.com/cb') },
-  { name: 'redirect_uri javascript:', status: 400, error: 'invalid_request', delivery: 'page', request: () => withRedirect('javascript:alert(document.domain)//') },
-  { name: 'client_id with a NUL', status: 401, error: 'invalid_client', delivery: 'page', request: () => authorize({ client_id: `${CLIENT_ID}\u0000` }) },
-  { name: 'client_id with a Cyrillic look-alike letter', status: 401, error: 'invalid_client', delivery: 'page', request: () => authorize({ client_id: LOOKALIKE_CLIENT }) },
-  { name: 'client_id in fullwidth (NFKC-equal)', status: 401, error: 'invalid_client', delivery: 'page', request: () => authorize({ client_id: FULLWIDTH_CLIENT }) },
-  { name: 'client_id given twice', status: 400, error: 'invalid_request', delivery: 'page', request: () => authorize(`response_type=code&client_id=${CLIENT_ID}&client_id=${CLIENT_ID}`) },
-  { name: 'client_id of another account', status: 401, error: 'invalid_client', delivery: 'page', request: () => authorize({ client_id: OTHER_CLIENT_ID }) },
-  { name: 'client_id carrying <script>', status: 401, error: 'invalid_client', delivery: 'page', request: () => authorize({ client_id: '"><script>alert(1)</script>' }) },
+  {
+    name: 'redirect_uri with CR/LF and a header',
+    status: 400,
+    error: 'invalid_request',
+    delivery: 'page',
+    request: () => withRedirect(`${REDIRECT_URI}\r\nSet-Cookie: pwned=1`),
+  },
+  {
+    name: 'redirect_uri in fullwidth letters',
+    status: 400,
+    error: 'invalid_request',
+    delivery: 'page',
+    request: () => withRedirect('ｈｔｔｐｓ://app.example.com/cb'),
+  },
+  {
+    name: 'redirect_uri javascript:',
+    status: 400,
+    error: 'invalid_request',
+    delivery: 'page',
+    request: () => withRedirect('javascript:alert(document.domain)//'),
+  },
+  {
+    name: 'client_id with a NUL',
+    status: 401,
+    error: 'invalid_client',
+    delivery: 'page',
+    request: () => authorize({ client_id: `${CLIENT_ID}\u0000` }),
+  },
+  {
+    name: 'client_id with a Cyrillic look-alike letter',
+    status: 401,
+    error: 'invalid_client',
+    delivery: 'page',
+    request: () => authorize({ client_id: LOOKALIKE_CLIENT }),
+  },
+  {
+    name: 'client_id in fullwidth (NFKC-equal)',
+    status: 401,
+    error: 'invalid_client',
+    delivery: 'page',
+    request: () => authorize({ client_id: FULLWIDTH_CLIENT }),
+  },
+  {
+    name: 'client_id given twice',
+    status: 400,
+    error: 'invalid_request',
+    delivery: 'page',
+    request: () => authorize(`response_type=code&client_id=${CLIENT_ID}&client_id=${CLIENT_ID}`),
+  },
+  {
+    name: 'client_id of another account',
+    status: 401,
+    error: 'invalid_client',
+    delivery: 'page',
+    request: () => authorize({ client_id: OTHER_CLIENT_ID }),
+  },
+  {
+    name: 'client_id carrying <script>',
+    status: 401,
+    error: 'invalid_client',
+    delivery: 'page',
+    request: () => authorize({ client_id: '"><script>alert(1)</script>' }),
+  },
   {
     name: 'account id with a NUL',
     status: 401,
@@ -164,8 +293,20 @@ const CASES: HostileCase[] = [
     delivery: 'page',
     request: () => ({ path: `/sentinel/api/account/${ACCOUNT}%00/authorize`, query: `response_type=code&client_id=${CLIENT_ID}` }),
   },
-  { name: 'a 1 MB state', status: 414, error: 'invalid_request', delivery: 'page', request: () => authorize({ state: 's'.repeat(1_048_576) }) },
-  { name: 'response_type=token', status: 302, error: 'unsupported_response_type', delivery: 'redirect', request: () => authorize({ response_type: 'token' }) },
+  {
+    name: 'a 1 MB state',
+    status: 414,
+    error: 'invalid_request',
+    delivery: 'page',
+    request: () => authorize({ state: 's'.repeat(1_048_576) }),
+  },
+  {
+    name: 'response_type=token',
+    status: 302,
+    error: 'unsupported_response_type',
+    delivery: 'redirect',
+    request: () => authorize({ response_type: 'token' }),
+  },
   {
     name: 'response_type given twice',
     status: 302,
@@ -180,8 +321,20 @@ const CASES: HostileCase[] = [
     delivery: 'redirect',
     request: () => authorize({ code_challenge: 'a'.repeat(43), code_challenge_method: 'plain' }),
   },
-  { name: 'state given twice', status: 302, error: 'invalid_request', delivery: 'redirect', request: () => authorize(`response_type=code&client_id=${CLIENT_ID}&state=a&state=b`) },
-  { name: 'POST to the authorize endpoint', status: 405, error: 'invalid_request', delivery: 'page', request: () => ({ ...authorize({}), method: 'POST' }) },
+  {
+    name: 'state given twice',
+    status: 302,
+    error: 'invalid_request',
+    delivery: 'redirect',
+    request: () => authorize(`response_type=code&client_id=${CLIENT_ID}&state=a&state=b`),
+  },
+  {
+    name: 'POST to the authorize endpoint',
+    status: 405,
+    error: 'invalid_request',
+    delivery: 'page',
+    request: () => ({ ...authorize({}), method: 'POST' }),
+  },
   {
     name: 'JSON asked for an unknown client',
     status: 401,
@@ -189,8 +342,20 @@ const CASES: HostileCase[] = [
     delivery: 'json',
     request: () => authorize({ client_id: 'no-such-client' }, { headers: { accept: 'application/json' } }),
   },
-  { name: 'login with a forged interaction id', status: 400, error: 'invalid_request', delivery: 'page', request: () => ({ path: LOGIN_PATH, query: `interaction=${'A'.repeat(43)}` }) },
-  { name: 'login POST without the CSRF token', status: 403, error: 'invalid_request', delivery: 'page', request: ({ interaction }) => login(interaction, 'username=alice&password=x') },
+  {
+    name: 'login with a forged interaction id',
+    status: 400,
+    error: 'invalid_request',
+    delivery: 'page',
+    request: () => ({ path: LOGIN_PATH, query: `interaction=${'A'.repeat(43)}` }),
+  },
+  {
+    name: 'login POST without the CSRF token',
+    status: 403,
+    error: 'invalid_request',
+    delivery: 'page',
+    request: ({ interaction }) => login(interaction, 'username=alice&password=x'),
+  },
   {
     name: 'login POST with a wrong CSRF token',
     status: 403,
@@ -203,14 +368,16 @@ const CASES: HostileCase[] = [
     status: 403,
     error: 'invalid_request',
     delivery: 'page',
-    request: ({ interaction, csrf }) => login(interaction, `csrf_token=${csrf}&username=alice&password=x`, { origin: 'https://evil.example' }),
+    request: ({ interaction, csrf }) =>
+      login(interaction, `csrf_token=${csrf}&username=alice&password=x`, { origin: 'https://evil.example' }),
   },
   {
     name: 'login POST with a JSON body',
     status: 400,
     error: 'invalid_request',
     delivery: 'page',
-    request: ({ interaction, csrf }) => login(interaction, JSON.stringify({ csrf_token: csrf, username: 'alice', password: 'x' }), { 'content-type': 'application/json' }),
+    request: ({ interaction, csrf }) =>
+      login(interaction, JSON.stringify({ csrf_token: csrf, username: 'alice', password: 'x' }), { 'content-type': 'application/json' }),
   },
   {
     name: 'login POST body over the cap',
@@ -233,22 +400,38 @@ const CASES: HostileCase[] = [
     delivery: 'page',
     request: ({ interaction, csrf }) => login(interaction, { csrf_token: [csrf, csrf], username: 'alice', password: 'x' }),
   },
-  { name: 'token: grant_type given twice', status: 400, error: 'invalid_request', delivery: 'json', request: () => token(`${codeBody()}&grant_type=refresh_token`) },
+  {
+    name: 'token: grant_type given twice',
+    status: 400,
+    error: 'invalid_request',
+    delivery: 'json',
+    request: () => token(`${codeBody()}&grant_type=refresh_token`),
+  },
   {
     name: 'token: a JSON body',
     status: 400,
     error: 'invalid_request',
     delivery: 'json',
-    request: () => token(JSON.stringify({ grant_type: 'client_credentials', client_id: CLIENT_ID, client_secret: CLIENT_SECRET }), { headers: { 'content-type': 'application/json' } }),
+    request: () =>
+      token(JSON.stringify({ grant_type: 'client_credentials', client_id: CLIENT_ID, client_secret: CLIENT_SECRET }), {
+        headers: { 'content-type': 'application/json' },
+      }),
   },
   {
     name: 'token: client_secret in the query',
     status: 400,
     error: 'invalid_request',
     delivery: 'json',
-    request: () => token(`grant_type=authorization_code&code=${'x'.repeat(43)}`, { query: `client_id=${CLIENT_ID}&client_secret=${CLIENT_SECRET}` }),
+    request: () =>
+      token(`grant_type=authorization_code&code=${'x'.repeat(43)}`, { query: `client_id=${CLIENT_ID}&client_secret=${CLIENT_SECRET}` }),
   },
-  { name: 'token: body over the cap', status: 413, error: 'invalid_request', delivery: 'json', request: () => token(`${codeBody()}&pad=${'z'.repeat(20_000)}`) },
+  {
+    name: 'token: body over the cap',
+    status: 413,
+    error: 'invalid_request',
+    delivery: 'json',
+    request: () => token(`${codeBody()}&pad=${'z'.repeat(20_000)}`),
+  },
   {
     name: 'token: Content-Length over the cap (body never read)',
     status: 413,
@@ -262,23 +445,48 @@ const CASES: HostileCase[] = [
         { headers: { 'content-length': '5000000' } },
       ),
   },
-  { name: 'token: grant_type as an array (qs parser)', status: 400, error: 'invalid_request', delivery: 'json', request: () => token({ grant_type: ['authorization_code', 'refresh_token'], code: 'x' }) },
+  {
+    name: 'token: grant_type as an array (qs parser)',
+    status: 400,
+    error: 'invalid_request',
+    delivery: 'json',
+    request: () => token({ grant_type: ['authorization_code', 'refresh_token'], code: 'x' }),
+  },
   {
     name: 'token: client_id as a nested object (qs parser)',
     status: 400,
     error: 'invalid_request',
     delivery: 'json',
-    request: () => token({ grant_type: 'authorization_code', code: 'x'.repeat(43), client_id: { toString: 'x' }, client_secret: CLIENT_SECRET }),
+    request: () =>
+      token({ grant_type: 'authorization_code', code: 'x'.repeat(43), client_id: { toString: 'x' }, client_secret: CLIENT_SECRET }),
   },
-  { name: 'token: broken percent-encoding in grant_type', status: 400, error: 'unsupported_grant_type', delivery: 'json', request: () => token('grant_type=authorization%E0%A4%A_code&code=x') },
+  {
+    name: 'token: broken percent-encoding in grant_type',
+    status: 400,
+    error: 'unsupported_grant_type',
+    delivery: 'json',
+    request: () => token('grant_type=authorization%E0%A4%A_code&code=x'),
+  },
   {
     name: 'token: invalid UTF-8 bytes in client_id',
     status: 400,
     error: 'invalid_client',
     delivery: 'json',
-    request: () => token(Buffer.concat([Buffer.from(`grant_type=authorization_code&code=${'x'.repeat(43)}&client_secret=${CLIENT_SECRET}&client_id=`), Buffer.from([0xc3, 0x28, 0xff, 0xfe])])),
+    request: () =>
+      token(
+        Buffer.concat([
+          Buffer.from(`grant_type=authorization_code&code=${'x'.repeat(43)}&client_secret=${CLIENT_SECRET}&client_id=`),
+          Buffer.from([0xc3, 0x28, 0xff, 0xfe]),
+        ]),
+      ),
   },
-  { name: 'token: malformed Basic header', status: 400, error: 'invalid_request', delivery: 'json', request: () => token(codeBody({ client_secret: '' }), { headers: { authorization: 'Basic %%%not-base64' } }) },
+  {
+    name: 'token: malformed Basic header',
+    status: 400,
+    error: 'invalid_request',
+    delivery: 'json',
+    request: () => token(codeBody({ client_secret: '' }), { headers: { authorization: 'Basic %%%not-base64' } }),
+  },
   {
     name: 'token: Basic header and client_secret in the body',
     status: 400,
@@ -291,11 +499,30 @@ const CASES: HostileCase[] = [
     status: 401,
     error: 'invalid_client',
     delivery: 'json',
-    request: () => token(`grant_type=authorization_code&code=${'x'.repeat(43)}`, { headers: { authorization: basic('no-such-client', CLIENT_SECRET) } }),
+    request: () =>
+      token(`grant_type=authorization_code&code=${'x'.repeat(43)}`, { headers: { authorization: basic('no-such-client', CLIENT_SECRET) } }),
   },
-  { name: 'token: password grant', status: 400, error: 'unsupported_grant_type', delivery: 'json', request: () => token(`grant_type=password&username=alice&password=x&client_id=${CLIENT_ID}&client_secret=${CLIENT_SECRET}`) },
-  { name: 'token: a code with a NUL', status: 400, error: 'invalid_grant', delivery: 'json', request: () => token(codeBody({ code: `${'x'.repeat(42)}\u0000` })) },
-  { name: 'token: Content-Type text/plain', status: 400, error: 'invalid_request', delivery: 'json', request: () => token(codeBody(), { headers: { 'content-type': 'text/plain' } }) },
+  {
+    name: 'token: password grant',
+    status: 400,
+    error: 'unsupported_grant_type',
+    delivery: 'json',
+    request: () => token(`grant_type=password&username=alice&password=x&client_id=${CLIENT_ID}&client_secret=${CLIENT_SECRET}`),
+  },
+  {
+    name: 'token: a code with a NUL',
+    status: 400,
+    error: 'invalid_grant',
+    delivery: 'json',
+    request: () => token(codeBody({ code: `${'x'.repeat(42)}\u0000` })),
+  },
+  {
+    name: 'token: Content-Type text/plain',
+    status: 400,
+    error: 'invalid_request',
+    delivery: 'json',
+    request: () => token(codeBody(), { headers: { 'content-type': 'text/plain' } }),
+  },
   {
     name: 'token: charset=ISO-8859-1',
     status: 400,
@@ -308,43 +535,83 @@ const CASES: HostileCase[] = [
     status: 400,
     error: 'invalid_grant',
     delivery: 'json',
-    request: () => token(new URLSearchParams({ grant_type: 'refresh_token', refresh_token: 'r'.repeat(43), client_id: CLIENT_ID, client_secret: CLIENT_SECRET }).toString()),
+    request: () =>
+      token(
+        new URLSearchParams({
+          grant_type: 'refresh_token',
+          refresh_token: 'r'.repeat(43),
+          client_id: CLIENT_ID,
+          client_secret: CLIENT_SECRET,
+        }).toString(),
+      ),
   },
-  { name: 'app token v2: state missing', status: 400, error: 'invalid_request', delivery: 'json', request: () => ({ method: 'POST', path: appTokenPath(null), body: ccBody(), headers: { 'content-type': FORM } }) },
+  {
+    name: 'app token v2: state missing',
+    status: 400,
+    error: 'invalid_request',
+    delivery: 'json',
+    request: () => ({ method: 'POST', path: appTokenPath(null), body: ccBody(), headers: { 'content-type': FORM } }),
+  },
   {
     name: 'app token v2: state with CR/LF',
     status: 400,
     error: 'invalid_request',
     delivery: 'json',
-    request: () => ({ method: 'POST', path: appTokenPath(`${CONSUMER_UUID}\r\nX-Injected: 1`), body: ccBody(), headers: { 'content-type': FORM } }),
+    request: () => ({
+      method: 'POST',
+      path: appTokenPath(`${CONSUMER_UUID}\r\nX-Injected: 1`),
+      body: ccBody(),
+      headers: { 'content-type': FORM },
+    }),
   },
   {
     name: 'app token v2: state given twice',
     status: 400,
     error: 'invalid_request',
     delivery: 'json',
-    request: () => ({ method: 'POST', path: `${appTokenPath()}&state=${CONSUMER_UUID}`, body: ccBody(), headers: { 'content-type': FORM } }),
+    request: () => ({
+      method: 'POST',
+      path: `${appTokenPath()}&state=${CONSUMER_UUID}`,
+      body: ccBody(),
+      headers: { 'content-type': FORM },
+    }),
   },
   {
     name: 'app token v2: client_secret in the query',
     status: 400,
     error: 'invalid_request',
     delivery: 'json',
-    request: () => ({ method: 'POST', path: `${appTokenPath()}&client_secret=${CLIENT_SECRET}`, body: ccBody(), headers: { 'content-type': FORM } }),
+    request: () => ({
+      method: 'POST',
+      path: `${appTokenPath()}&client_secret=${CLIENT_SECRET}`,
+      body: ccBody(),
+      headers: { 'content-type': FORM },
+    }),
   },
   {
     name: 'app token v2: client id with a Cyrillic look-alike letter',
     status: 400,
     error: 'invalid_client',
     delivery: 'json',
-    request: () => ({ method: 'POST', path: appTokenPath(), body: ccBody({ client_id: LOOKALIKE_CLIENT }), headers: { 'content-type': FORM } }),
+    request: () => ({
+      method: 'POST',
+      path: appTokenPath(),
+      body: ccBody({ client_id: LOOKALIKE_CLIENT }),
+      headers: { 'content-type': FORM },
+    }),
   },
   {
     name: 'revoke: client_secret in the query',
     status: 400,
     error: 'invalid_request',
     delivery: 'json',
-    request: () => ({ method: 'POST', path: `${TOKEN_PATH}/revoke`, query: `client_secret=${CLIENT_SECRET}`, body: `token=abc&client_id=${CLIENT_ID}`, headers: { 'content-type': FORM } }),
+    request: () => ({
+      method: 'POST',
+      path: `${TOKEN_PATH}/revoke`,
+      query: `client_secret=${CLIENT_SECRET}`,
+      body: `token=abc&client_id=${CLIENT_ID}`,
+      headers: { 'content-type': FORM },
+    }),
   },
   {
     name: 'introspect: no client authentication',
@@ -389,23 +656,26 @@ describe('hostile request catalogue', () => {
     expect(new Set(CASES.map((entry) => entry.name)).size).toBe(CASES.length);
   });
 
-  it.each(CASES.map((entry, index) => [`${index + 1}. ${entry.name} → ${entry.status} ${entry.error}`, entry] as const))('%s', async (_title, entry) => {
-    const response = await call(sentinel, entry.request(login));
-    expect(response.status).toBe(entry.status);
-    expect(errorOf(response, entry.delivery)).toBe(entry.error);
-    // A refused request changes nothing.
-    expect(store.writes).toEqual([]);
-    const location = response.headers.location;
-    if (location !== undefined) {
-      expect(REGISTERED.some((uri) => String(location).startsWith(`${uri}${uri.includes('?') ? '&' : '?'}`))).toBe(true);
-    } else {
-      expect(entry.delivery).not.toBe('redirect');
-    }
-    expect(response.body ?? '').not.toMatch(/<script>alert|"><script/);
-    for (const value of Object.values(response.headers).flat()) expect(String(value)).not.toMatch(/[\r\n]/);
-    // The interaction of the login cases survives a refused post: the user can still sign in.
-    expect(await sentinel.context.store.get(`interaction:${login.interaction}`)).not.toBeNull();
-  });
+  it.each(CASES.map((entry, index) => [`${index + 1}. ${entry.name} → ${entry.status} ${entry.error}`, entry] as const))(
+    '%s',
+    async (_title, entry) => {
+      const response = await call(sentinel, entry.request(login));
+      expect(response.status).toBe(entry.status);
+      expect(errorOf(response, entry.delivery)).toBe(entry.error);
+      // A refused request changes nothing.
+      expect(store.writes).toEqual([]);
+      const location = response.headers.location;
+      if (location !== undefined) {
+        expect(REGISTERED.some((uri) => String(location).startsWith(`${uri}${uri.includes('?') ? '&' : '?'}`))).toBe(true);
+      } else {
+        expect(entry.delivery).not.toBe('redirect');
+      }
+      expect(response.body ?? '').not.toMatch(/<script>alert|"><script/);
+      for (const value of Object.values(response.headers).flat()) expect(String(value)).not.toMatch(/[\r\n]/);
+      // The interaction of the login cases survives a refused post: the user can still sign in.
+      expect(await sentinel.context.store.get(`interaction:${login.interaction}`)).not.toBeNull();
+    },
+  );
 
   it('the account id in a refused request is the fixture account (sanity: the paths are the real ones)', async () => {
     const ok = await call(sentinel, authorize({ redirect_uri: REDIRECT_URI }));

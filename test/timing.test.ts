@@ -40,7 +40,12 @@ async function cost(sentinel: Sentinel, path: string, body: string, authorizatio
   const headers: Record<string, string> = { 'content-type': FORM };
   if (authorization !== undefined) headers.authorization = authorization;
   const response = await call(sentinel, { method: 'POST', path, body, headers });
-  return { status: response.status, error: JSON.parse(response.body ?? '{}').error, sha256: counts.sha256, timingSafeEqual: counts.timingSafeEqual };
+  return {
+    status: response.status,
+    error: JSON.parse(response.body ?? '{}').error,
+    sha256: counts.sha256,
+    timingSafeEqual: counts.timingSafeEqual,
+  };
 }
 
 const UNKNOWN_CLIENT = '99999999-9999-4999-8999-999999999999';
@@ -61,7 +66,11 @@ function failures(base: Record<string, string>): Record<string, { body: string; 
 
 const ENDPOINTS: Array<{ name: string; path: string; base: Record<string, string> }> = [
   { name: 'v2 app token', path: appTokenPath(), base: { grant_type: 'client_credentials' } },
-  { name: 'token (authorization_code)', path: TOKEN_PATH, base: { grant_type: 'authorization_code', code: 'c'.repeat(43), redirect_uri: 'https://app.example.com/cb' } },
+  {
+    name: 'token (authorization_code)',
+    path: TOKEN_PATH,
+    base: { grant_type: 'authorization_code', code: 'c'.repeat(43), redirect_uri: 'https://app.example.com/cb' },
+  },
   { name: 'token (refresh_token)', path: TOKEN_PATH, base: { grant_type: 'refresh_token', refresh_token: 'r'.repeat(43) } },
   { name: 'revoke', path: `${TOKEN_PATH}/revoke`, base: { token: 't'.repeat(43) } },
   { name: 'introspect', path: `${ACCOUNT_PATH}/token/introspect`, base: { token: 't'.repeat(43) } },
@@ -89,7 +98,8 @@ describe('client authentication takes the same path whether the client exists or
       return { ok, sha256: counts.sha256, timingSafeEqual: counts.timingSafeEqual };
     });
     expect(measured.map((entry) => entry.ok)).toEqual([true, false, false, false, false]);
-    for (const entry of measured) expect({ sha256: entry.sha256, timingSafeEqual: entry.timingSafeEqual }).toEqual({ sha256: 1, timingSafeEqual: 1 });
+    for (const entry of measured)
+      expect({ sha256: entry.sha256, timingSafeEqual: entry.timingSafeEqual }).toEqual({ sha256: 1, timingSafeEqual: 1 });
   });
 
   for (const endpoint of ENDPOINTS) {
@@ -116,15 +126,26 @@ describe('client authentication takes the same path whether the client exists or
   it('a confidential client that sends no secret costs the same as an unknown client', async () => {
     const path = appTokenPath();
     const missing = await cost(sentinel, path, new URLSearchParams({ grant_type: 'client_credentials', client_id: CLIENT_ID }).toString());
-    const unknown = await cost(sentinel, path, new URLSearchParams({ grant_type: 'client_credentials', client_id: UNKNOWN_CLIENT }).toString());
+    const unknown = await cost(
+      sentinel,
+      path,
+      new URLSearchParams({ grant_type: 'client_credentials', client_id: UNKNOWN_CLIENT }).toString(),
+    );
     expect(missing.error).toBe('invalid_client');
     expect(unknown.error).toBe('invalid_client');
     expect(missing.timingSafeEqual).toBeGreaterThanOrEqual(1);
-    expect({ sha256: missing.sha256, timingSafeEqual: missing.timingSafeEqual }).toEqual({ sha256: unknown.sha256, timingSafeEqual: unknown.timingSafeEqual });
+    expect({ sha256: missing.sha256, timingSafeEqual: missing.timingSafeEqual }).toEqual({
+      sha256: unknown.sha256,
+      timingSafeEqual: unknown.timingSafeEqual,
+    });
   });
 
   it('the counters see the service (a success is counted too, so the wrapper is in the path)', async () => {
-    const success = await cost(sentinel, appTokenPath(), new URLSearchParams({ grant_type: 'client_credentials', client_id: CLIENT_ID, client_secret: CLIENT_SECRET }).toString());
+    const success = await cost(
+      sentinel,
+      appTokenPath(),
+      new URLSearchParams({ grant_type: 'client_credentials', client_id: CLIENT_ID, client_secret: CLIENT_SECRET }).toString(),
+    );
     expect(success.status).toBe(200);
     expect(success.timingSafeEqual).toBeGreaterThanOrEqual(1);
   });
