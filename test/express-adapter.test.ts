@@ -51,3 +51,45 @@ describe.each([
     }
   });
 });
+
+describe('Express body reading', () => {
+  it('stops reading a chunked body (no Content-Length) at the core bodyLimit and answers 413', async () => {
+    const { createServer: create } = await import('node:http');
+    const { connect } = await import('node:net');
+    const sentinel = makeSentinel({ bodyLimit: 1024 });
+    const app = express();
+    app.use(toExpress(sentinel));
+    const server = create(app);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    try {
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect(port, '127.0.0.1');
+        let text = '';
+        let written = 0;
+        socket.on('data', (chunk) => {
+          text += chunk.toString();
+          if (text.includes('\r\n\r\n')) socket.destroy();
+        });
+        socket.on('close', () => resolve(text));
+        socket.on('error', reject);
+        socket.write(
+          'POST /sentinel/api/v2/account/x/app/token HTTP/1.1\r\nHost: 127.0.0.1\r\n' +
+            'Content-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n',
+        );
+        // Keep sending 512-byte chunks; the server must answer long before 64 KiB have gone out.
+        const chunk = `200\r\n${'a'.repeat(512)}\r\n`;
+        const pump = (): void => {
+          if (socket.destroyed || text.includes('\r\n\r\n') || written >= 65_536) return;
+          written += 512;
+          socket.write(chunk, () => setImmediate(pump));
+        };
+        pump();
+      });
+      expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});

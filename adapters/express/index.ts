@@ -43,6 +43,7 @@ export function toExpress(sentinel: Sentinel): ExpressMiddleware {
       url: request.url,
       mountPath: request.baseUrl,
       parsedBody: () => request.body,
+      limit: sentinel.config.bodyLimit,
     });
     sentinel
       .handle(sentinelRequest)
