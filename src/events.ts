@@ -23,8 +23,9 @@ export type SentinelEvent =
   | (EventBase & { type: 'refresh.reused'; userId?: string | undefined })
   | (EventBase & { type: 'authorize.denied'; error: string; reason: string })
   | (EventBase & { type: 'login.succeeded'; userId: string; username?: string | undefined })
-  | (EventBase & { type: 'login.failed'; username?: string | undefined; reason: string })
-  | (EventBase & { type: 'login.throttled'; username?: string | undefined; scope: 'username' | 'ip' })
+  // Failed attempts carry a digest of the normalized username, never the typed text (it is sometimes a password).
+  | (EventBase & { type: 'login.failed'; usernameDigest: string; reason: string })
+  | (EventBase & { type: 'login.throttled'; usernameDigest: string; scope: 'username' | 'ip' })
   | (EventBase & { type: 'session.created'; userId: string })
   | (EventBase & { type: 'session.ended'; userId?: string | undefined; reason: string });
 

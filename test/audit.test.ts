@@ -199,8 +199,15 @@ describe('audit events and logs', () => {
     expect(ofType(events, 'code.replayed')[0]).toMatchObject({ clientId: CLIENT_ID, userId: USER_ID });
     expect(ofType(events, 'refresh.reused')[0]).toMatchObject({ clientId: CLIENT_ID, userId: USER_ID });
     expect(ofType(events, 'login.failed')).toHaveLength(3);
-    expect(ofType(events, 'login.failed')[0]).toMatchObject({ clientId: CLIENT_ID, username: USERNAME, reason: 'wrong credentials' });
-    expect(ofType(events, 'login.throttled')[0]).toMatchObject({ clientId: CLIENT_ID, username: USERNAME, scope: 'username' });
+    expect(ofType(events, 'login.failed')[0]).toMatchObject({ clientId: CLIENT_ID, reason: 'wrong credentials' });
+    // One digest per normalized username, never the typed text (it may be a password typed in the wrong field).
+    expect(ofType(events, 'login.failed')[0]!.usernameDigest).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(JSON.stringify(ofType(events, 'login.failed'))).not.toContain(USERNAME);
+    expect(ofType(events, 'login.throttled')[0]).toMatchObject({
+      clientId: CLIENT_ID,
+      usernameDigest: ofType(events, 'login.failed')[0]!.usernameDigest,
+      scope: 'username',
+    });
     expect(ofType(events, 'login.succeeded')[0]).toMatchObject({ clientId: CLIENT_ID, userId: USER_ID });
     expect(ofType(events, 'session.ended').find((event) => event.reason === 'logout')).toMatchObject({ userId: USER_ID });
     expect(ofType(events, 'authorize.denied').map((event) => event.error)).toEqual(
@@ -221,7 +228,7 @@ describe('audit events and logs', () => {
     const options = sink.options();
     sink.labelled('refresh token', 'r-0123456789abcdef0123456789abcdef');
     sink.labelled('password', PASSWORD);
-    options.onEvent?.({ type: 'login.failed', at: 1, accountId: ACCOUNT, reason: `bad r-0123456789abcdef0123456789abcdef` });
+    options.onEvent?.({ type: 'login.failed', at: 1, accountId: ACCOUNT, usernameDigest: 'x', reason: `bad r-0123456789abcdef0123456789abcdef` });
     options.logger?.warn(`user typed ${encodeURIComponent(PASSWORD)}`);
     options.onError?.(new Error(`store said ${Buffer.from(PASSWORD).toString('base64url')}`), { route: 'token' });
     const leaks = sink.leaks();

@@ -68,7 +68,7 @@ async function signIn(
   const keys = throttleKeys(accountId, username, ip);
   const limit = await throttledBy(context, keys);
   if (limit !== null) {
-    context.emit({ type: 'login.throttled', accountId, clientId, username, scope: limit, ip: ip ?? undefined });
+    context.emit({ type: 'login.throttled', accountId, clientId, usernameDigest: keys.usernameDigest, scope: limit, ip: ip ?? undefined });
     throw new OAuthError('temporarily_unavailable', 'Too many failed sign-in attempts. Wait a few minutes and try again.', {
       status: 429,
       headers: { 'retry-after': String(context.config.throttle.windowSeconds) },
@@ -82,7 +82,14 @@ async function signIn(
       : await users.authenticate({ accountId, username, password, request });
   if (user === null || user === undefined || typeof user.id !== 'string' || user.id === '') {
     await recordFailure(context, keys);
-    context.emit({ type: 'login.failed', accountId, clientId, username, reason: 'wrong credentials', ip: ip ?? undefined });
+    context.emit({
+      type: 'login.failed',
+      accountId,
+      clientId,
+      usernameDigest: keys.usernameDigest,
+      reason: 'wrong credentials',
+      ip: ip ?? undefined,
+    });
     return loginPageResponse(context, interaction.id, interaction.record, { username, error: WRONG_CREDENTIALS });
   }
   await clearFailures(context, keys);

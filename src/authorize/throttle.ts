@@ -13,6 +13,11 @@ import { digest } from '../secrets.js';
 export interface ThrottleKeys {
   username: string;
   ip: string | null;
+  /**
+   * SHA-256 of account and normalized username (base64url, 22 characters): lets audit events correlate failed
+   * attempts without carrying the typed text, which is sometimes a password entered in the wrong field.
+   */
+  usernameDigest: string;
 }
 
 /**
@@ -24,8 +29,10 @@ export interface ThrottleKeys {
  */
 export function throttleKeys(accountId: string, username: string, ip: string | null): ThrottleKeys {
   const normalized = username.normalize('NFKC').trim().toLowerCase();
+  const usernameDigest = digest(`${accountId}\u0000${normalized}`);
   return {
-    username: `throttle:user:${digest(`${accountId}\u0000${normalized}`)}`,
+    username: `throttle:user:${usernameDigest}`,
+    usernameDigest: usernameDigest.slice(0, 22),
     ip: ip === null ? null : `throttle:ip:${ip}`,
   };
 }
