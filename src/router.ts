@@ -2,6 +2,7 @@
  * Method + path → handler. `null` for paths that are not ours, so the host's own routes run untouched.
  */
 import type { SentinelContext } from './context.js';
+import type { DeniedEventBuilder } from './denied-events.js';
 import type { OAuthError } from './errors.js';
 import type { SentinelRequest, SentinelResponse } from './http.js';
 
@@ -28,6 +29,8 @@ export interface RouteDefinition {
   handler: RouteHandler;
   /** Defaults to the RFC 6749 §5.2 JSON error body. */
   renderError?: ErrorRenderer;
+  /** The audit event a refusal on this route produces, if any. */
+  deniedEvent?: DeniedEventBuilder;
 }
 
 /** A compiled route. */

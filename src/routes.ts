@@ -1,6 +1,7 @@
 /**
  * The route table: every endpoint of the service (DESIGN.md "Endpoints").
  */
+import { authorizeDenied, tokenDenied } from './denied-events.js';
 import type { RouteDefinition } from './router.js';
 import { renderAuthorizationError } from './authorize/authorization-error.js';
 import { handleAuthorize } from './authorize/authorize.js';
@@ -22,6 +23,7 @@ export const ROUTES: readonly RouteDefinition[] = [
     methods: ['POST'],
     path: '/api/v2/account/{accountId}/app/token',
     handler: (context, request, { accountId }) => handleAppToken(context, request, accountId),
+    deniedEvent: tokenDenied,
   },
   {
     name: 'jwks',
@@ -35,6 +37,7 @@ export const ROUTES: readonly RouteDefinition[] = [
     path: '/api/account/{accountId}/authorize',
     handler: (context, request, { accountId }) => handleAuthorize(context, request, accountId),
     renderError: renderAuthorizationError,
+    deniedEvent: authorizeDenied,
   },
   {
     name: 'login',
@@ -55,24 +58,28 @@ export const ROUTES: readonly RouteDefinition[] = [
     methods: ['POST'],
     path: '/api/account/{accountId}/token',
     handler: (context, request, { accountId }) => handleToken(context, request, accountId),
+    deniedEvent: tokenDenied,
   },
   {
     name: 'token-revoke',
     methods: ['POST'],
     path: '/api/account/{accountId}/token/revoke',
     handler: (context, request, { accountId }) => handleRevoke(context, request, accountId),
+    deniedEvent: tokenDenied,
   },
   {
     name: 'token-introspect',
     methods: ['POST'],
     path: '/api/account/{accountId}/token/introspect',
     handler: (context, request, { accountId }) => handleIntrospect(context, request, accountId),
+    deniedEvent: tokenDenied,
   },
   {
     name: 'app-token-v1',
     methods: ['POST'],
     path: '/api/account/{accountId}/app/token',
     handler: (context, request, { accountId }) => handleAppTokenV1(context, request, accountId),
+    deniedEvent: tokenDenied,
   },
   {
     name: 'metadata',

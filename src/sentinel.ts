@@ -23,7 +23,6 @@ import { createContext, type SentinelContext } from './context.js';
 import { isAuthorizationError } from './authorize/authorization-error.js';
 import { completeLogin as completeInteraction, type CompleteLoginInput } from './authorize/complete-login.js';
 import { renderErrorPage } from './authorize/error-page.js';
-import { clientIP } from './client-ip.js';
 import { ConfigurationError, isOAuthError, OAuthError } from './errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from './http.js';
 import { loadKeys, type JWK } from './keys.js';
@@ -148,20 +147,9 @@ export function createSentinel(options: SentinelOptions): Sentinel {
       return await route.handler(context, request, params);
     } catch (error) {
       if (isOAuthError(error) && error.code !== 'server_error') {
-        if (route.name.includes('token') || route.name === 'authorize') {
+        if (route.deniedEvent !== undefined) {
           try {
-            context.emit(
-              route.name === 'authorize'
-                ? {
-                    type: 'authorize.denied',
-                    accountId: params.accountId,
-                    clientId: isAuthorizationError(error) ? error.target.clientId : undefined,
-                    error: error.code,
-                    reason: error.description,
-                    ip: clientIP(config, request) ?? undefined,
-                  }
-                : { type: 'token.denied', accountId: params.accountId, error: error.code, reason: error.description, ip: request.ip },
-            );
+            context.emit(route.deniedEvent(context, request, params, error));
           } catch (hookError) {
             report(hookError, route, params.accountId);
             return serverError();

@@ -1,0 +1,45 @@
+/**
+ * Audit events for refused requests: each route says which event its refusals produce (`RouteDefinition.deniedEvent`),
+ * so the edge in sentinel.ts stays free of per-route knowledge.
+ */
+import { isAuthorizationError } from './authorize/authorization-error.js';
+import { clientIP } from './client-ip.js';
+import type { SentinelContext } from './context.js';
+import type { OAuthError } from './errors.js';
+import type { EventInput } from './events.js';
+import type { SentinelRequest } from './http.js';
+import type { RouteParams } from './router.js';
+
+/** Builds the audit event of a refused request on one route. */
+export type DeniedEventBuilder = (
+  context: SentinelContext,
+  request: SentinelRequest,
+  params: RouteParams,
+  error: OAuthError,
+) => EventInput;
+
+/**
+ * `token.denied` for the token endpoints (RFC 6749 §5.2 errors).
+ * @example { name: 'token', …, deniedEvent: tokenDenied }
+ */
+export const tokenDenied: DeniedEventBuilder = (context, request, params, error) => ({
+  type: 'token.denied',
+  accountId: params.accountId,
+  error: error.code,
+  reason: error.description,
+  ip: clientIP(context.config, request) ?? undefined,
+});
+
+/**
+ * `authorize.denied` for the authorization endpoint (RFC 6749 §4.1.2.1 errors); the client is named once it was
+ * validated.
+ * @example { name: 'authorize', …, deniedEvent: authorizeDenied }
+ */
+export const authorizeDenied: DeniedEventBuilder = (context, request, params, error) => ({
+  type: 'authorize.denied',
+  accountId: params.accountId,
+  clientId: isAuthorizationError(error) ? error.target.clientId : undefined,
+  error: error.code,
+  reason: error.description,
+  ip: clientIP(context.config, request) ?? undefined,
+});
