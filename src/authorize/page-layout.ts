@@ -29,6 +29,9 @@ export const DEFAULT_COLORS: Readonly<Record<string, string>> = Object.freeze({
 /** The options' default `branding.productName`. */
 const DEFAULT_PRODUCT_NAME = 'Sign in';
 
+// The card wraps with overflow-wrap:anywhere: a long unhyphenated client id (the app's name when it has none) or
+// account id breaks where it must instead of scrolling a phone sideways, while ordinary words stay whole
+// (word-break:break-all split "application" across lines on the error page).
 const STYLES = `
 *,*::before,*::after{box-sizing:border-box}
 html{font-size:100%}
@@ -37,7 +40,7 @@ body{margin:0;min-height:100vh;display:flex;align-items:center;justify-content:c
   font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,"Noto Sans",sans-serif;line-height:1.5}
 main{width:100%;max-width:26rem}
 .card{background:var(--surface);border:1px solid var(--card-border);border-radius:.75rem;padding:2rem 1.5rem;
-  box-shadow:0 10px 25px -12px rgba(0,0,0,.25)}
+  box-shadow:0 10px 25px -12px rgba(0,0,0,.25);overflow-wrap:anywhere}
 .brand{display:flex;align-items:center;gap:.75rem;margin:0 0 1.5rem}
 .brand img{max-height:2.5rem;max-width:8rem}
 .brand span{font-weight:600;font-size:1.125rem}
@@ -55,7 +58,7 @@ input:focus,button:focus,a:focus{outline:3px solid var(--focus);outline-offset:2
 button{font:inherit;font-weight:600;padding:.625rem 1.25rem;border-radius:.5rem;cursor:pointer;flex:1 1 8rem}
 .primary{background:var(--brand);color:var(--brand-text);border:1px solid var(--brand)}
 .secondary{background:var(--surface);color:var(--text);border:1px solid var(--border)}
-.meta{color:var(--muted);font-size:.875rem;margin:1.5rem 0 0;word-break:break-all}
+.meta{color:var(--muted);font-size:.875rem;margin:1.5rem 0 0}
 @media (max-width:400px){.card{padding:1.5rem 1rem}}
 `;
 
