@@ -7,6 +7,7 @@
  */
 import { accessSync, constants } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
+import { it } from 'vitest';
 
 /** Where the browser is expected. */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -23,14 +24,27 @@ export function browserSkipReason(): string | null {
     accessSync(CHROMIUM_PATH, constants.X_OK);
     return null;
   } catch {
-    return `Chromium not found at ${CHROMIUM_PATH} (apt-get install chromium, or set CHROMIUM_PATH): browser tests skipped`;
+    return `Chromium not found at ${CHROMIUM_PATH} (apt-get install chromium, or set CHROMIUM_PATH)`;
   }
 }
 
-/** Prints the reason once per suite file, so a skip is never silent. */
-export function reportSkip(suite: string, reason: string): void {
-  const verdict = BROWSER_REQUIRED ? 'failing (SENTINEL_REQUIRE_BROWSER=1)' : 'skipping';
-  console.warn(`[${suite}] ${verdict}: ${reason}`);
+/**
+ * Whether a browser suite can run. When it cannot, prints why; under `SENTINEL_REQUIRE_BROWSER=1` it also
+ * registers a failing test, so the run fails and says why instead of passing on skipped tests.
+ * @example describe.runIf(browserAvailable('browser: example flows'))('browser: example flows', () => { ... });
+ */
+export function browserAvailable(suite: string): boolean {
+  const reason = browserSkipReason();
+  if (reason === null) return true;
+  if (BROWSER_REQUIRED) {
+    console.warn(`[${suite}] failing (SENTINEL_REQUIRE_BROWSER=1): ${reason}`);
+    it(`${suite}: Chromium is installed (SENTINEL_REQUIRE_BROWSER=1)`, () => {
+      throw new Error(reason);
+    });
+  } else {
+    console.warn(`[${suite}] browser tests skipped: ${reason}`);
+  }
+  return false;
 }
 
 /**

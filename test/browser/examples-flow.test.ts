@@ -7,19 +7,16 @@
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserSkipReason, BROWSER_REQUIRED, launchChromium, reportSkip } from './chromium.js';
+import { browserAvailable, launchChromium } from './chromium.js';
 import { startExample, type RunningExample } from './example-process.js';
 import { LOGIN_PATH, onPath, signIn, SIGN_IN_LINK, startSignIn, submitCredentials } from './sign-in-flow.js';
 
 const FRAMEWORKS = ['express', 'koa', 'fastify'] as const;
 const DEMO_USER_ID = 'user-demo-1';
-const skipReason = browserSkipReason();
-if (skipReason !== null) reportSkip('browser: example flows', skipReason);
 
-describe.runIf(skipReason === null || BROWSER_REQUIRED)('browser: example flows', () => {
+describe.runIf(browserAvailable('browser: example flows'))('browser: example flows', () => {
   let browser: Browser | undefined;
   beforeAll(async () => {
-    if (skipReason !== null) throw new Error(skipReason);
     browser = await launchChromium();
   });
   afterAll(async () => {

@@ -14,14 +14,12 @@ import { seriousViolations } from './axe.js';
 import { publishDocsScreenshot, saveScreenshot } from './artifacts.js';
 import { ACCOUNT } from '../fixtures.js';
 import { BRANDED_APP_NAME, BRANDING, startBrandedHost, UNNAMED_CLIENT_ID, type BrandedHost } from './branded-host.js';
-import { browserSkipReason, BROWSER_REQUIRED, launchChromium, reportSkip } from './chromium.js';
+import { browserAvailable, launchChromium } from './chromium.js';
 import { startExample, type RunningExample } from './example-process.js';
 import { DEMO_ACCOUNT, LOGIN_PATH, startSignIn, submitCredentials } from './sign-in-flow.js';
 
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 375, height: 667 };
-const skipReason = browserSkipReason();
-if (skipReason !== null) reportSkip('browser: login page', skipReason);
 
 interface Box {
   x: number;
@@ -30,13 +28,12 @@ interface Box {
   height: number;
 }
 
-describe.runIf(skipReason === null || BROWSER_REQUIRED)('browser: login page look and accessibility', () => {
+describe.runIf(browserAvailable('browser: login page look and accessibility'))('browser: login page look and accessibility', () => {
   let browser: Browser | undefined;
   let app: RunningExample | undefined;
   let branded: BrandedHost | undefined;
 
   beforeAll(async () => {
-    if (skipReason !== null) throw new Error(skipReason);
     [browser, app, branded] = await Promise.all([launchChromium(), startExample('express'), startBrandedHost()]);
   });
   afterAll(async () => {
