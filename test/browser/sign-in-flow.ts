@@ -30,7 +30,7 @@ export async function startSignIn(page: Page, appURL: string): Promise<void> {
 
 /**
  * Types credentials into the login page and presses its Sign in button; resolves with the response to the POST
- * (a 303 on success, the page again on failure).
+ * (a 303 on success, the page again on failure), once the next document has loaded.
  * @example const response = await submitCredentials(page, 'demo', password);
  */
 export async function submitCredentials(page: Page, username: string, password: string): Promise<Response> {
@@ -39,9 +39,12 @@ export async function submitCredentials(page: Page, username: string, password: 
   const posted = page.waitForResponse(
     (response) => response.request().method() === 'POST' && new URL(response.url()).pathname === LOGIN_PATH,
   );
+  // The next document of the main frame (the page again, the app's callback or an error page), so nothing reads
+  // or types into the old one while the new one is on its way.
+  const nextDocument = page.waitForEvent('domcontentloaded');
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   const response = await posted;
-  await page.waitForLoadState('load');
+  await nextDocument;
   return response;
 }
 
