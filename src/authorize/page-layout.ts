@@ -31,7 +31,8 @@ const DEFAULT_PRODUCT_NAME = 'Sign in';
 
 // The card wraps with overflow-wrap:anywhere: a long unhyphenated client id (the app's name when it has none) or
 // account id breaks where it must instead of scrolling a phone sideways, while ordinary words stay whole
-// (word-break:break-all split "application" across lines on the error page).
+// (word-break:break-all split "application" across lines on the error page). Whatever comes last in the card
+// drops its bottom margin, so a page that ends with a paragraph (signed out) keeps equal padding top and bottom.
 const STYLES = `
 *,*::before,*::after{box-sizing:border-box}
 html{font-size:100%}
@@ -41,6 +42,7 @@ body{margin:0;min-height:100vh;display:flex;align-items:center;justify-content:c
 main{width:100%;max-width:26rem}
 .card{background:var(--surface);border:1px solid var(--card-border);border-radius:.75rem;padding:2rem 1.5rem;
   box-shadow:0 10px 25px -12px rgba(0,0,0,.25);overflow-wrap:anywhere}
+.card>:last-child{margin-bottom:0}
 .brand{display:flex;align-items:center;gap:.75rem;margin:0 0 1.5rem}
 .brand img{max-height:2.5rem;max-width:8rem}
 .brand span{font-weight:600;font-size:1.125rem}

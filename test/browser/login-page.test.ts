@@ -16,7 +16,7 @@ import { ACCOUNT } from '../fixtures.js';
 import { BRANDED_APP_NAME, BRANDING, startBrandedHost, UNNAMED_CLIENT_ID, type BrandedHost } from './branded-host.js';
 import { browserAvailable, launchChromium } from './chromium.js';
 import { startExample, type RunningExample } from './example-process.js';
-import { DEMO_ACCOUNT, LOGIN_PATH, startSignIn, submitCredentials } from './sign-in-flow.js';
+import { DEMO_ACCOUNT, LOGIN_PATH, onPath, signIn, startSignIn, submitCredentials } from './sign-in-flow.js';
 
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 375, height: 667 };
@@ -85,6 +85,18 @@ describe.runIf(browserAvailable('browser: login page look and accessibility'))('
     if (card.height < viewport.height) expect(Math.abs(card.y + card.height / 2 - viewport.height / 2)).toBeLessThanOrEqual(1);
   }
 
+  /** The card's content sits as far from its top edge as from its bottom edge. */
+  async function expectBalancedCard(page: Page): Promise<void> {
+    const gaps = await page.locator('.card').evaluate((card) => {
+      const outer = card.getBoundingClientRect();
+      const first = card.firstElementChild?.getBoundingClientRect();
+      const last = card.lastElementChild?.getBoundingClientRect();
+      return first === undefined || last === undefined ? null : { top: first.top - outer.top, bottom: outer.bottom - last.bottom };
+    });
+    expect(gaps).not.toBeNull();
+    expect(Math.abs((gaps?.top ?? 0) - (gaps?.bottom ?? 0))).toBeLessThanOrEqual(1);
+  }
+
   /** Wrong passwords for a fresh username until the throttle answers 429 (default budget: 5 failures). */
   async function throttle(page: Page): Promise<number> {
     const username = `mallory-${randomBytes(4).toString('hex')}`;
@@ -137,6 +149,7 @@ describe.runIf(browserAvailable('browser: login page look and accessibility'))('
     await startSignIn(page, running().url);
     expect(new URL(page.url()).pathname).toBe(LOGIN_PATH);
     await expectCentredCard(page, DESKTOP);
+    await expectBalancedCard(page);
     expect(await page.locator('.lead').textContent()).toBe('to continue to Demo client');
     expect(await page.locator('.lead strong').isVisible()).toBe(true);
     expect(await page.locator('.meta').textContent()).toBe(`Account ${DEMO_ACCOUNT}`);
@@ -158,6 +171,7 @@ describe.runIf(browserAvailable('browser: login page look and accessibility'))('
     await page.goto(brandedHost().authorizeURL());
     expect(new URL(page.url()).pathname).toBe(`/sentinel/api/account/${ACCOUNT}/login`);
     await expectCentredCard(page, DESKTOP);
+    await expectBalancedCard(page);
     expect(await page.locator('.brand span').textContent()).toBe(BRANDING.productName);
     expect(await page.locator('.lead').textContent()).toBe(`to continue to ${BRANDED_APP_NAME}`);
     const logoWidth = await page.locator('.brand img').evaluate((image) => (image as HTMLImageElement).naturalWidth);
@@ -181,6 +195,7 @@ describe.runIf(browserAvailable('browser: login page look and accessibility'))('
     expect(alert.y + alert.height).toBeLessThanOrEqual(username.y);
     expect(await page.getByRole('alert').textContent()).toBe('Incorrect username or password.');
     await expectCentredCard(page, DESKTOP);
+    await expectBalancedCard(page);
     await saveScreenshot(page, 'login-error');
     await closePage(page);
   });
@@ -191,6 +206,7 @@ describe.runIf(browserAvailable('browser: login page look and accessibility'))('
     expect(await page.locator('h1').textContent()).toBe('Too many attempts');
     expect(await page.locator('.lead').textContent()).toContain('Wait a few minutes');
     await expectCentredCard(page, DESKTOP);
+    await expectBalancedCard(page);
     await saveScreenshot(page, 'login-throttled');
     await closePage(page);
   });
@@ -230,6 +246,7 @@ describe.runIf(browserAvailable('browser: login page look and accessibility'))('
     expect(response?.status()).toBe(401);
     expect(await page.locator('h1').textContent()).toBe('Unknown account or application');
     await expectCentredCard(page, DESKTOP);
+    await expectBalancedCard(page);
     await saveScreenshot(page, 'error-unknown-client');
     await closePage(page);
   });
@@ -248,6 +265,23 @@ describe.runIf(browserAvailable('browser: login page look and accessibility'))('
     expect(await splitWords(phone, '.meta')).toEqual([]);
     expect(await splitWords(phone, '.lead')).toEqual([]);
     await closePage(phone);
+  });
+
+  /** Signs in on the example and presses its Sign out button: the service's "signed out" page. */
+  async function signOut(page: Page): Promise<void> {
+    await signIn(page, running());
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(onPath(`/sentinel/api/account/${DEMO_ACCOUNT}/logout`));
+  }
+
+  it('signed-out page: the same centred card', async () => {
+    const page = await newPage();
+    await signOut(page);
+    expect(await page.locator('h1').textContent()).toBe('You are signed out');
+    await expectCentredCard(page, DESKTOP);
+    await expectBalancedCard(page);
+    await saveScreenshot(page, 'signed-out');
+    await closePage(page);
   });
 
   describe('axe-core: no serious or critical violation', () => {
@@ -285,6 +319,13 @@ describe.runIf(browserAvailable('browser: login page look and accessibility'))('
       const page = await newPage({ audit: true });
       await page.goto(`${running().url}/sentinel/api/account/${DEMO_ACCOUNT}/authorize?response_type=code&client_id=no-such-app`);
       expect(await page.locator('h1').textContent()).toBe('Unknown account or application');
+      await expectNoSeriousViolations(page);
+      await closePage(page);
+    });
+
+    it('on the signed-out page', async () => {
+      const page = await newPage({ audit: true });
+      await signOut(page);
       await expectNoSeriousViolations(page);
       await closePage(page);
     });
