@@ -8,13 +8,37 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { ConfigurationError } from './errors.js';
 
-/** Grant types an application may be registered for. */
+/**
+ * Grant types an application may be registered for: RFC 6749 §4.1 (authorization code), §4.4 (client credentials,
+ * here consumer-bound as in the seed spec §4.1) and §6 (refresh).
+ *
+ * @example
+ * const grantTypes: GrantType[] = ['client_credentials'];
+ */
 export type GrantType = 'authorization_code' | 'client_credentials' | 'refresh_token';
 
-/** How a client authenticates at the token endpoint (RFC 7591 §2). Confidential clients may use either secret method. */
+/**
+ * How a client authenticates at the token endpoint (RFC 7591 §2). Confidential clients may use either secret method.
+ *
+ * @example
+ * const app: AppOptions = { accountId, clientId, redirectUris, tokenEndpointAuthMethod: 'none' }; // a public client, PKCE only
+ */
 export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
 
-/** A registered application, as an {@link AppStore} returns it. */
+/**
+ * A registered application, as an {@link AppStore} returns it: the client registration of RFC 6749 §2 (type,
+ * redirection endpoints, credentials), with the secret only as its hash.
+ *
+ * @example
+ * const app: App = {
+ *   accountId: '123456',
+ *   clientId: '6f1c0b7e-3d7a-4c1e-9a51-1f0a2b3c4d5e',
+ *   clientSecretHash: hashClientSecret(secret),
+ *   redirectUris: ['https://app.example.com/cb'],
+ *   grantTypes: ['authorization_code', 'refresh_token'],
+ *   tokenEndpointAuthMethod: 'client_secret_basic',
+ * };
+ */
 export interface App {
   accountId: string;
   /** The installation id. */
@@ -31,7 +55,8 @@ export interface App {
 }
 
 /**
- * A host-provided application registry. Methods may be synchronous or async; `null` means "not found".
+ * A host-provided application registry (the client registrations of RFC 6749 §2). Methods may be synchronous or
+ * async; `null` means "not found".
  *
  * @example
  * const appStore: AppStore = {
@@ -49,7 +74,8 @@ export interface AppStore {
 const HASH_PREFIX = 'sha256:';
 
 /**
- * The storable form of a client secret.
+ * The storable form of a client secret (RFC 6749 §2.3.1, §10.1: the server keeps client credentials confidential;
+ * a 256-bit random secret needs no slow password hash).
  * @example hashClientSecret('s3cr3t') // 'sha256:…'
  */
 export function hashClientSecret(secret: string): string {
@@ -64,8 +90,11 @@ export function isClientSecretHash(hash: string): boolean {
 const DUMMY_DIGEST = createHash('sha256').update(randomBytes(32)).digest();
 
 /**
- * Compares a presented secret with a stored hash in constant time. With no stored hash (unknown client) the same
- * digest and comparison run against a dummy, and the answer is false.
+ * Compares a presented secret with a stored hash in constant time (RFC 6749 §2.3.1, §10.10). With no stored hash
+ * (unknown client) the same digest and comparison run against a dummy, and the answer is false.
+ *
+ * @example
+ * if (!verifyClientSecret(presentedSecret, app?.clientSecretHash)) throw new OAuthError('invalid_client', 'client authentication failed');
  */
 export function verifyClientSecret(presented: string, storedHash: string | undefined): boolean {
   const presentedDigest = createHash('sha256').update(presented, 'utf8').digest();
@@ -77,7 +106,12 @@ export function verifyClientSecret(presented: string, storedHash: string | undef
   return timingSafeEqual(presentedDigest, expected) && expected !== DUMMY_DIGEST;
 }
 
-/** A new client secret: 256 random bits, base64url. */
+/**
+ * A new client secret: 256 random bits, base64url (RFC 6749 §10.10 asks for credentials an attacker cannot guess).
+ *
+ * @example
+ * const clientSecret = generateClientSecret(); // show once; store hashClientSecret(clientSecret)
+ */
 export function generateClientSecret(): string {
   return randomBytes(32).toString('base64url');
 }
@@ -112,7 +146,13 @@ export function redirectURIProblem(uri: string): string | null {
   return url.protocol.slice(0, -1).includes('.') ? null : 'must use https or a private-use scheme (e.g. com.example.app:)';
 }
 
-/** An application as written in the `apps` option. */
+/**
+ * An application as written in the `apps` option: the registration data of the seed spec §2.2 (installation id,
+ * secret, redirection endpoints) and RFC 6749 §2.
+ *
+ * @example
+ * const apps: AppOptions[] = [{ accountId: '123456', clientId, clientSecretHash, redirectUris: ['https://app.example.com/cb'] }];
+ */
 export interface AppOptions {
   accountId: string;
   clientId: string;
@@ -147,7 +187,12 @@ export function toApp(options: AppOptions): App {
 }
 
 /**
- * The default {@link AppStore}: the apps of the options, in memory, keyed by account and client id.
+ * The default {@link AppStore}: the apps of the options, in memory, keyed by account and client id (RFC 6749 §2.2:
+ * a client id is unique within its authorization server, here within its account).
+ *
+ * @example
+ * const appStore = new MemoryAppStore([app]);
+ * appStore.findApp('123456', app.clientId); // app
  */
 export class MemoryAppStore implements AppStore {
   readonly #apps = new Map<string, App>();

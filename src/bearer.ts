@@ -3,7 +3,14 @@
  */
 import type { VerifyAccessTokenOptions } from './access-token.js';
 
-/** Options of every adapter's `requireAccessToken(sentinel, options)`. */
+/**
+ * Options of every adapter's `requireAccessToken(sentinel, options)`: which route parameters must match the bearer
+ * token (RFC 6750 §2.1 tokens, checked as RFC 9068 §4 asks: issuer, audience, and here the consumer).
+ *
+ * @example
+ * const guard = requireAccessToken(sentinel, { accountParam: 'tenant', consumerParam: 'consumer' });
+ * app.get('/api/tenants/:tenant/consumers/:consumer', guard, handler);
+ */
 export interface RequireAccessTokenOptions {
   /** Route parameter that must equal the token's account; `false` to skip. Default `accountId`. */
   accountParam?: string | false;
@@ -12,7 +19,8 @@ export interface RequireAccessTokenOptions {
 }
 
 /**
- * The account and consumer a request's route parameters require, for `sentinel.checkBearer()`.
+ * The account and consumer a request's route parameters require, for `sentinel.checkBearer()` (RFC 6750 §3.1:
+ * a token for another account or consumer is `invalid_token`).
  * @example expectationsFromParams({ accountId: '123', consumerId: 'c' }) // { accountId: '123', consumerId: 'c' }
  */
 export function expectationsFromParams(

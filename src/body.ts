@@ -7,7 +7,13 @@ import { fromParsedBody, parseForm, type ParamMap } from './params.js';
 
 const BODY_TOO_LARGE = Symbol.for('sentinel-idp.BodyTooLarge');
 
-/** Thrown by body readers (e.g. the Node reader of the adapters) when a body exceeds the cap. */
+/**
+ * Thrown by body readers (e.g. the Node reader of the adapters) when a body exceeds the cap; the core answers
+ * 413 (RFC 9110 §15.5.14) with `invalid_request`.
+ *
+ * @example
+ * if (size > limit) throw new BodyTooLargeError(limit);
+ */
 export class BodyTooLargeError extends Error {
   constructor(limit: number) {
     super(`request body exceeds ${limit} bytes`);
@@ -16,7 +22,13 @@ export class BodyTooLargeError extends Error {
   }
 }
 
-/** True for a {@link BodyTooLargeError} from any copy of this package. */
+/**
+ * True for a {@link BodyTooLargeError} from any copy of this package (a brand check, not `instanceof`), so an adapter's
+ * reader and the core agree on the 413 (RFC 9110 §15.5.14).
+ *
+ * @example
+ * catch (error) { if (isBodyTooLarge(error)) return tooLargeResponse(); throw error; }
+ */
 export function isBodyTooLarge(value: unknown): boolean {
   return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BODY_TOO_LARGE] === true;
 }

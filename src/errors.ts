@@ -5,7 +5,13 @@
  * the core is loaded twice (ESM and CJS copies, or two bundles).
  */
 
-/** Error codes, grouped by the RFC section that defines them. */
+/**
+ * Error codes, grouped by the RFC section that defines them (RFC 6749 §4.1.2.1 and §5.2, RFC 7009 §2.2.1,
+ * RFC 6750 §3.1).
+ *
+ * @example
+ * const code: OAuthErrorCode = 'invalid_grant';
+ */
 export type OAuthErrorCode =
   // RFC 6749 §4.1.2.1 (authorization endpoint)
   | 'invalid_request'
@@ -28,7 +34,13 @@ export type OAuthErrorCode =
 const OAUTH_BRAND = Symbol.for('sentinel-idp.OAuthError');
 const CONFIG_BRAND = Symbol.for('sentinel-idp.ConfigurationError');
 
-/** Options of an {@link OAuthError} beyond its code and description. */
+/**
+ * Options of an {@link OAuthError} beyond its code and description, e.g. the 401 and `WWW-Authenticate` header that
+ * RFC 6749 §5.2 requires for `invalid_client` after HTTP Basic authentication.
+ *
+ * @example
+ * new OAuthError('invalid_client', 'client authentication failed', { status: 401, headers: { 'www-authenticate': 'Basic realm="sentinel"' } });
+ */
 export interface OAuthErrorOptions {
   /** HTTP status; defaults to 400 (500 for server_error, 503 for temporarily_unavailable). */
   status?: number;
@@ -39,7 +51,8 @@ export interface OAuthErrorOptions {
 }
 
 /**
- * An error the client is told about: `{ "error": code, "error_description": description }`.
+ * An error the client is told about: `{ "error": code, "error_description": description }` (RFC 6749 §5.2), or the
+ * `error` and `error_description` parameters of an authorization error redirect (RFC 6749 §4.1.2.1).
  *
  * @example
  * throw new OAuthError('invalid_request', 'state is required');
@@ -74,13 +87,20 @@ function defaultStatus(code: OAuthErrorCode): number {
   return 400;
 }
 
-/** True for an {@link OAuthError} from any copy of this package. */
+/**
+ * True for an {@link OAuthError} from any copy of this package: it tests a brand, not `instanceof`, so it holds across
+ * the ESM and CJS builds and across bundles. Its `code` is an RFC 6749 §5.2 / RFC 6750 §3.1 error code.
+ *
+ * @example
+ * try { await sentinel.verifyAccessToken(token); } catch (error) { if (isOAuthError(error)) reply(error.status, error.toJSON()); }
+ */
 export function isOAuthError(value: unknown): value is OAuthError {
   return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[OAUTH_BRAND] === true;
 }
 
 /**
- * Thrown by `createSentinel()` when an option is wrong; `field` names it (e.g. `apps[1].redirectUris[0]`).
+ * Thrown by `createSentinel()` when an option is wrong; `field` names it (e.g. `apps[1].redirectUris[0]`). Checks
+ * include the issuer's form (RFC 8414 §2) and exact, absolute redirect URIs (RFC 9700 §2.1).
  *
  * @example
  * try { createSentinel({ issuer: 'http://id.example.com' }) } catch (e) { if (isConfigurationError(e)) console.error(e.field) }
@@ -97,7 +117,13 @@ export class ConfigurationError extends Error {
   }
 }
 
-/** True for a {@link ConfigurationError} from any copy of this package. */
+/**
+ * True for a {@link ConfigurationError} from any copy of this package (a brand check, like {@link isOAuthError}); the
+ * options it guards are those of RFC 8414 §2 (issuer) and RFC 9700 §2.1 (redirect URIs).
+ *
+ * @example
+ * try { createSentinel(options); } catch (error) { if (isConfigurationError(error)) console.error(`fix ${error.field}`); }
+ */
 export function isConfigurationError(value: unknown): value is ConfigurationError {
   return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[CONFIG_BRAND] === true;
 }

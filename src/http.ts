@@ -7,10 +7,28 @@
  * cost of a Web round trip on Node is larger than an ES256 signature.
  */
 
-/** A request body as the host may hand it over: raw text/bytes, or an object a host body parser produced. */
+/**
+ * A request body as the host may hand it over: raw text/bytes, or an object a host body parser produced
+ * (RFC 6749 §4.1.3 and §4.4.2 bodies are `application/x-www-form-urlencoded`, Appendix B).
+ *
+ * @example
+ * const body: SentinelBody = 'grant_type=client_credentials&client_id=c-1&client_secret=…'; // or express.urlencoded()'s object
+ */
 export type SentinelBody = string | Uint8Array | Record<string, unknown>;
 
-/** A request in framework-neutral form. Header names are lower-case. */
+/**
+ * A request in framework-neutral form (the HTTP request of RFC 9110 §9 that an adapter received). Header names are
+ * lower-case.
+ *
+ * @example
+ * const response = await sentinel.handle({
+ *   method: 'POST',
+ *   path: '/sentinel/api/v2/account/123456/app/token',
+ *   query: new URLSearchParams({ state: consumerId }),
+ *   headers: { 'content-type': 'application/x-www-form-urlencoded' },
+ *   body: 'grant_type=client_credentials&client_id=…&client_secret=…',
+ * });
+ */
 export interface SentinelRequest {
   method: string;
   /** Path relative to the host's mount point, without the query string. */
@@ -30,7 +48,14 @@ export interface SentinelRequest {
   mountPath?: string | undefined;
 }
 
-/** A complete HTTP outcome. `Set-Cookie` may carry several values. */
+/**
+ * A complete HTTP outcome (RFC 9110 §15 status, headers, body). `Set-Cookie` may carry several values.
+ *
+ * @example
+ * const response = await sentinel.handle(request);
+ * if (response === null) return next(); // not the service's path
+ * res.writeHead(response.status, response.headers).end(response.body);
+ */
 export interface SentinelResponse {
   status: number;
   headers: Record<string, string | string[]>;

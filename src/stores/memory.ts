@@ -8,14 +8,21 @@
 import { LRUCache } from 'lru-cache';
 import type { Store } from './store.js';
 
-/** Options of {@link MemoryStore}. */
+/**
+ * Options of {@link MemoryStore}. The bound keeps memory finite under a flood of authorization requests
+ * (RFC 6819 §4.4.1.1 / RFC 9700 §4: resource exhaustion is part of the threat model).
+ *
+ * @example
+ * new MemoryStore({ max: 50_000 });
+ */
 export interface MemoryStoreOptions {
   /** Most entries kept per key prefix (`session:`, `interaction:`, …); the least recently used go first. Default 100 000. */
   max?: number;
 }
 
 /**
- * A single-process {@link Store}. `take` is atomic because Node runs it without yielding between read and delete.
+ * A single-process {@link Store}. `take` is atomic because Node runs it without yielding between read and delete,
+ * which keeps authorization codes single-use (RFC 6749 §4.1.2) and refresh tokens rotating (RFC 9700 §4.14.2).
  * Use `RedisStore` (`sentinel-idp/redis`) when several instances serve one issuer.
  *
  * @example

@@ -13,7 +13,8 @@ import type { Cluster, Redis } from 'ioredis';
 import type { Store } from './store.js';
 
 /**
- * Options of {@link RedisStore}.
+ * Options of {@link RedisStore}. `commandTimeoutMs` turns a dead Redis into a prompt `500 server_error` (RFC 6749
+ * §5.2) instead of a hung request.
  *
  * @example
  * const options: RedisStoreOptions = { prefix: 'idp:', commandTimeoutMs: 1000 };
@@ -79,7 +80,8 @@ const UNKNOWN_COMMAND = /unknown command/i;
  * A {@link Store} in Redis, shared by every instance that uses the same Redis (or Redis Cluster) and prefix.
  *
  * - Values are strings; TTLs are milliseconds (`SET key value PX ttl`).
- * - `take` is GETDEL (atomic single use), with a Lua `GET`+`DEL` fallback for servers that lack GETDEL.
+ * - `take` is GETDEL (atomic single use: one redemption of a code across instances, RFC 6749 §4.1.2), with a Lua
+ *   `GET`+`DEL` fallback for servers that lack GETDEL.
  * - `increment` is a Lua script (INCR, then PEXPIRE on the first increment only): a fixed window.
  * - Every command touches one key, so the store works unchanged on Redis Cluster.
  * - Every operation is bounded by `commandTimeoutMs`, so a dead Redis fails requests quickly instead of hanging them.

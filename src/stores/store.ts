@@ -13,6 +13,19 @@
  * | `throttle:`     | failure counter                                 | throttle window             |
  *
  * Keys are opaque strings; secrets (codes, session ids, refresh tokens) appear in keys only as SHA-256 digests.
+ * The atomic `take` is what makes codes single-use (RFC 6749 §4.1.2) and refresh-token rotation detect reuse
+ * (RFC 9700 §4.14.2), including across instances.
+ *
+ * @example
+ * // A store over a key/value service with TTLs and an atomic get-and-delete:
+ * const store: Store = {
+ *   get: (key) => kv.get(key),
+ *   set: (key, value, ttlMs) => kv.set(key, value, { px: ttlMs }),
+ *   take: (key) => kv.getdel(key),
+ *   delete: (key) => kv.del(key).then(() => undefined),
+ *   increment: (key, ttlMs) => kv.incrWithWindow(key, ttlMs),
+ * };
+ * createSentinel({ issuer, apps, store });
  */
 export interface Store {
   /** The value stored under `key`, or `null` when absent or expired. */
