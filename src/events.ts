@@ -13,7 +13,13 @@ interface EventBase {
   ip?: string | undefined;
 }
 
-/** Something the service did or refused, for audit logs and metrics. */
+/**
+ * Something the service did or refused, for audit logs and metrics, including the attacks worth alerting on: a
+ * replayed code (RFC 6749 §4.1.2), a reused refresh token (RFC 9700 §4.14.2), throttled logins. Never a secret.
+ *
+ * @example
+ * createSentinel({ ...options, onEvent: (event) => { if (event.type === 'refresh.reused') alert(event.accountId, event.clientId); } });
+ */
 export type SentinelEvent =
   | (EventBase & { type: 'token.issued'; grantType: string; consumerId?: string | undefined; userId?: string | undefined; jti: string })
   | (EventBase & { type: 'token.denied'; grantType?: string | undefined; error: string; reason: string })
@@ -29,7 +35,12 @@ export type SentinelEvent =
   | (EventBase & { type: 'session.created'; userId: string })
   | (EventBase & { type: 'session.ended'; userId?: string | undefined; reason: string });
 
-/** The `type` of every event. */
+/**
+ * The `type` of every event (see {@link SentinelEvent}; `code.replayed` is RFC 6749 §4.1.2, `refresh.reused` RFC 9700 §4.14.2).
+ *
+ * @example
+ * const counted: SentinelEventType[] = ['token.issued', 'token.denied', 'login.failed'];
+ */
 export type SentinelEventType = SentinelEvent['type'];
 
 /** Distributes `Omit` over the event union so each variant keeps its own fields. */

@@ -32,7 +32,13 @@ import { MemoryStore } from './stores/memory.js';
 import { isAppToken } from './token/app-token-v1.js';
 import { createRevocationCheck } from './token/grants.js';
 
-/** Input of `sentinel.registerApp()`. */
+/**
+ * Input of `sentinel.registerApp()`: the client metadata of RFC 7591 §2 the service keeps (redirect URIs, grant
+ * types, token endpoint auth method, name, scope); the client id and secret are generated.
+ *
+ * @example
+ * const input: RegisterAppInput = { accountId: '123456', redirectUris: ['https://app.example.com/cb'], grantTypes: ['authorization_code'] };
+ */
 export interface RegisterAppInput {
   accountId: string;
   redirectUris?: readonly string[];
@@ -42,7 +48,14 @@ export interface RegisterAppInput {
   scope?: string;
 }
 
-/** Result of `sentinel.registerApp()`: the secret is shown once and stored only as its hash. */
+/**
+ * Result of `sentinel.registerApp()` (the RFC 7591 §3.2.1 information response): the secret is shown once and
+ * stored only as its hash.
+ *
+ * @example
+ * const { clientId, clientSecret } = await sentinel.registerApp({ accountId: '123456' });
+ * deliverToApplication(clientId, clientSecret); // it cannot be shown again
+ */
 export interface RegisterAppResult {
   clientId: string;
   /** Absent for public clients. */
@@ -51,10 +64,24 @@ export interface RegisterAppResult {
   app: App;
 }
 
-/** Outcome of a bearer check: the verified claims, or the 401 to send. */
+/**
+ * Outcome of a bearer check: the verified claims, or the 401 with `WWW-Authenticate: Bearer` to send (RFC 6750 §3).
+ *
+ * @example
+ * const result = await sentinel.checkBearer(req.headers.authorization, { accountId, consumerId });
+ * if (!result.ok) return send(result.response);
+ * use(result.claims.sub);
+ */
 export type BearerResult = { ok: true; claims: AccessTokenClaims } | { ok: false; response: SentinelResponse };
 
-/** The service. */
+/**
+ * The service: the authorization server of RFC 6749 (authorization and token endpoints, §3) with the seed spec's
+ * consumer-bound token (§4.1), and the checks a resource server makes on its tokens (RFC 6750, RFC 9068 §4).
+ *
+ * @example
+ * const sentinel: Sentinel = createSentinel(options);
+ * const claims = await sentinel.verifyAccessToken(token, { accountId: '123456', consumerId });
+ */
 export interface Sentinel {
   /** The validated configuration. */
   readonly config: ResolvedConfig;
@@ -96,7 +123,8 @@ function bearerChallenge(error: OAuthError | undefined): SentinelResponse {
 }
 
 /**
- * Creates the identity and token service.
+ * Creates the identity and token service: the endpoints of RFC 6749 §3 (authorization code §4.1, refresh §6), the
+ * seed spec §4.1 consumer-bound client credentials, RFC 7009 revocation, RFC 7662 introspection and RFC 8414 metadata.
  *
  * @example
  * const sentinel = createSentinel({

@@ -21,7 +21,13 @@ export function sendSentinelResponse(response: ServerResponse, result: SentinelR
   writeNodeResponse(response, result);
 }
 
-/** The parts of an Express request the adapter reads (structural, so Express 4 and 5 both fit). */
+/**
+ * The parts of an Express request the adapter reads (structural, so Express 4 and 5 both fit). After
+ * `requireAccessToken`, `sentinel` holds the verified RFC 9068 §2.2 claims.
+ *
+ * @example
+ * app.get('/api/account/:accountId/me', requireAccessToken(sentinel), (req, res) => res.json({ sub: (req as ExpressRequestLike).sentinel?.sub }));
+ */
 export interface ExpressRequestLike extends IncomingMessage {
   url: string;
   baseUrl?: string;
@@ -30,11 +36,18 @@ export interface ExpressRequestLike extends IncomingMessage {
   sentinel?: AccessTokenClaims;
 }
 
-/** An Express middleware. */
+/**
+ * An Express middleware, as `toExpress` (the RFC 6749 §3 endpoints) and `requireAccessToken` (RFC 6750 §2.1) return.
+ *
+ * @example
+ * const idp: ExpressMiddleware = toExpress(sentinel);
+ * app.use(idp);
+ */
 export type ExpressMiddleware = (request: ExpressRequestLike, response: ServerResponse, next: (error?: unknown) => void) => void;
 
 /**
- * Mounts the service. Paths that are not the service's go to `next()` untouched.
+ * Mounts the service (the RFC 6749 §3 endpoints and the seed spec §4.1 app token). Paths that are not the
+ * service's go to `next()` untouched.
  * @example app.use(toExpress(sentinel)); // or app.use('/idp', toExpress(sentinel))
  */
 export function toExpress(sentinel: Sentinel): ExpressMiddleware {

@@ -12,7 +12,13 @@ import {
   type SentinelResponse,
 } from '../../src/index.js';
 
-/** Options of {@link toFetch}. */
+/**
+ * Options of {@link toFetch}. `ip` feeds the login throttle, the brute-force protection RFC 6749 §10.10 asks for.
+ *
+ * @example
+ * // Behind Cloudflare, which sets the client address in a header it controls:
+ * const idp = toFetch(sentinel, { mountPath: '/idp', ip: (request) => request.headers.get('cf-connecting-ip') ?? undefined });
+ */
 export interface FetchAdapterOptions {
   /** The prefix the host serves the service under (e.g. '/idp'); stripped from the path before routing. */
   mountPath?: string;
@@ -20,7 +26,13 @@ export interface FetchAdapterOptions {
   ip?: (request: Request) => string | undefined;
 }
 
-/** A fetch handler that answers the service's requests and returns `null` for all others. */
+/**
+ * A fetch handler that answers the service's requests (the RFC 6749 §3 endpoints) and returns `null` for all others.
+ *
+ * @example
+ * const idp: FetchHandler = toFetch(sentinel);
+ * const response = (await idp(request)) ?? new Response('Not Found', { status: 404 });
+ */
 export type FetchHandler = (request: Request) => Promise<Response | null>;
 
 /** Reads a body with a cap, stopping (and cancelling the stream) as soon as it is exceeded. */
@@ -93,7 +105,14 @@ export function toFetch(sentinel: Sentinel, options: FetchAdapterOptions = {}): 
   };
 }
 
-/** What a guard answers: the verified claims, or the 401 `Response` to return as is. */
+/**
+ * What a guard answers: the verified claims, or the 401 `Response` (RFC 6750 §3) to return as is.
+ *
+ * @example
+ * const guard: AccessTokenGuard = requireAccessToken(sentinel);
+ * const checked = await guard(request, { accountId, consumerId });
+ * if (checked instanceof Response) return checked;
+ */
 export type AccessTokenGuard = (
   request: Request,
   params?: Record<string, string | undefined>,

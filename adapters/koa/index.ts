@@ -12,7 +12,13 @@ import {
 } from '../../src/index.js';
 import { fromNodeRequest } from '../node/index.js';
 
-/** The parts of a Koa context the adapter touches (structural, so Koa 2 and 3 both fit). */
+/**
+ * The parts of a Koa context the adapter touches (structural, so Koa 2 and 3 both fit). After `requireAccessToken`,
+ * `state.sentinel` holds the verified RFC 9068 §2.2 claims.
+ *
+ * @example
+ * router.get('/api/account/:accountId/me', requireAccessToken(sentinel), (ctx: KoaContextLike) => { ctx.body = { sub: ctx.state.sentinel?.sub }; });
+ */
 export interface KoaContextLike {
   req: IncomingMessage;
   res: ServerResponse;
@@ -29,7 +35,13 @@ export interface KoaContextLike {
   set(field: string, value: string | string[]): void;
 }
 
-/** A Koa middleware. */
+/**
+ * A Koa middleware, as `toKoa` (the RFC 6749 §3 endpoints) and `requireAccessToken` (RFC 6750 §2.1) return.
+ *
+ * @example
+ * const idp: KoaMiddleware = toKoa(sentinel);
+ * app.use(idp);
+ */
 export type KoaMiddleware = (ctx: KoaContextLike, next: () => Promise<unknown>) => Promise<void>;
 
 /**
