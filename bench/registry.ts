@@ -29,6 +29,7 @@ export const TARGETS: readonly TargetSpec[] = [
   { name: 'oidc-provider', module: 'oidc-provider', label: 'oidc-provider 9 (client_credentials, JWT)', kind: 'peer', workload: 'oidc-cc' },
   { name: 'node-oauth-express', module: 'node-oauth-express', label: '@node-oauth/oauth2-server 5 in Express', kind: 'peer', workload: 'cc' },
   { name: 'sentinel-fastify', module: 'sentinel-fastify', label: 'sentinel-idp, Fastify adapter', kind: 'sentinel', workload: 'cc' },
+  { name: 'sentinel-fastify-sync', module: 'sentinel-fastify-sync', label: "sentinel-idp, Fastify adapter, signing: 'sync'", kind: 'sentinel', workload: 'cc' },
   { name: 'sentinel-express', module: 'sentinel-express', label: 'sentinel-idp, Express adapter', kind: 'sentinel', workload: 'cc' },
   { name: 'sentinel-koa', module: 'sentinel-koa', label: 'sentinel-idp, Koa adapter', kind: 'sentinel', workload: 'cc' },
   { name: 'sentinel-fetch', module: 'sentinel-fetch', label: 'sentinel-idp, fetch adapter (node:http → Request)', kind: 'sentinel', workload: 'cc' },
@@ -50,6 +51,7 @@ export interface RatioSpec {
 export const RATIOS: readonly RatioSpec[] = [
   { label: 'Fastify adapter ÷ hand-written Fastify + jose, req/s', numerator: 'sentinel-fastify', denominator: 'handwritten-fastify', metric: 'rps', target: 1.0 },
   { label: 'Fastify adapter ÷ hand-written Fastify + jose, CPU µs/req', numerator: 'sentinel-fastify', denominator: 'handwritten-fastify', metric: 'cpu', target: 1.0 },
+  { label: "Fastify adapter, signing 'threadpool' ÷ 'sync', req/s", numerator: 'sentinel-fastify', denominator: 'sentinel-fastify-sync', metric: 'rps' },
   { label: 'Fastify adapter ÷ oidc-provider (JWT), req/s', numerator: 'sentinel-fastify', denominator: 'oidc-provider', metric: 'rps', target: 2.0 },
   { label: 'Express adapter ÷ hand-written Express + jose, req/s', numerator: 'sentinel-express', denominator: 'handwritten-express', metric: 'rps', target: 0.9 },
   { label: 'Express adapter ÷ @node-oauth/oauth2-server (Express), req/s', numerator: 'sentinel-express', denominator: 'node-oauth-express', metric: 'rps' },

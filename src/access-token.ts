@@ -46,10 +46,10 @@ export function audienceFor(context: SentinelContext, accountId: string, clientI
 }
 
 /** Signs an access token; returns it with its claims. */
-export function issueAccessToken(
+export async function issueAccessToken(
   context: SentinelContext,
   input: AccessTokenInput,
-): { token: string; claims: AccessTokenClaims; expiresIn: number } {
+): Promise<{ token: string; claims: AccessTokenClaims; expiresIn: number }> {
   const iat = Math.floor(Date.now() / 1000);
   const expiresIn = context.config.accessTokenTtl;
   const claims: AccessTokenClaims = {
@@ -67,7 +67,7 @@ export function issueAccessToken(
     ...(input.grantId === undefined ? {} : { gid: input.grantId }),
     ...input.extra,
   };
-  return { token: signJWT(context.keys, 'at+jwt', claims), claims, expiresIn };
+  return { token: await signJWT(context.keys, 'at+jwt', claims, context.config.signing), claims, expiresIn };
 }
 
 /** The `expires_in` member in the configured representation (a string of digits by default, as the platform sends). */

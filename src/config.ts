@@ -133,6 +133,7 @@ const optionsSchema = z.object({
     })
     .default({ maxFailures: 5, maxFailuresPerIp: 50, windowSeconds: 900 }),
   pkce: z.enum(['optional', 'required']).default('optional'),
+  signing: z.enum(['threadpool', 'sync']).default('threadpool'),
   bodyLimit: z.number().int().positive().max(1_048_576).default(16_384),
   jwksMaxAge: z.number().int().nonnegative().default(300),
   trustProxy: z.boolean().default(false),

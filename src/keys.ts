@@ -118,6 +118,23 @@ export function signBytes(key: SigningKey, data: Buffer): Buffer {
     : sign(hash, data, key.privateKey);
 }
 
+function signOptions(key: SigningKey): { hash: string | null; options: import('node:crypto').SignKeyObjectInput } {
+  if (key.alg === 'PS256') return { hash: 'sha256', options: { key: key.privateKey, padding: 6, saltLength: 32 } };
+  if (key.alg.startsWith('ES')) return { hash: HASH[key.alg], options: { key: key.privateKey, dsaEncoding: 'ieee-p1363' } };
+  return { hash: HASH[key.alg], options: { key: key.privateKey } };
+}
+
+/**
+ * Signs `data` on the libuv thread pool (crypto.sign with a callback): the main thread stays free for the next
+ * request, so a loaded service uses every core. Same output as {@link signBytes}.
+ */
+export function signBytesInPool(key: SigningKey, data: Buffer): Promise<Buffer> {
+  const { hash, options } = signOptions(key);
+  return new Promise((resolve, reject) => {
+    sign(hash, data, options, (error, signature) => (error === null ? resolve(signature) : reject(error)));
+  });
+}
+
 /** Verifies a JWS signature made by {@link signBytes}. */
 export function verifyBytes(key: SigningKey, data: Buffer, signature: Buffer): boolean {
   try {

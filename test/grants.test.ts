@@ -57,13 +57,13 @@ describe('grants', () => {
   it('verifyAccessToken leaves the store alone for consumer tokens and checks it for user tokens', async () => {
     const store = recordingStore();
     const sentinel = makeSentinel({ store });
-    const consumer = issueAccessToken(sentinel.context, {
+    const consumer = await issueAccessToken(sentinel.context, {
       accountId: ACCOUNT,
       clientId: CLIENT_ID,
       subject: 'c',
       grantType: 'client_credentials',
     });
-    const user = issueAccessToken(sentinel.context, {
+    const user = await issueAccessToken(sentinel.context, {
       accountId: ACCOUNT,
       clientId: CLIENT_ID,
       subject: USER_ID,

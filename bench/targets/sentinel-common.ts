@@ -51,6 +51,7 @@ interface CoreModule {
     keys: JWK[];
     users: { authenticate(input: { accountId: string; username: string; password: string }): Promise<{ id: string } | null> };
     store?: unknown;
+    signing?: 'threadpool' | 'sync';
   }): SentinelLike;
   MemoryStore: new (options?: { max?: number }) => unknown;
 }
@@ -66,7 +67,10 @@ export async function importRepoModule<T>(path: string): Promise<T> {
   }
 }
 
-export async function createBenchSentinel(port: number): Promise<SentinelLike> {
+/** How the bench instance signs (the `signing` option); the default row uses the library default. */
+export type BenchSigning = 'threadpool' | 'sync' | undefined;
+
+export async function createBenchSentinel(port: number, signing?: BenchSigning): Promise<SentinelLike> {
   const core = await importRepoModule<CoreModule>('src/index.js');
   if (typeof core.createSentinel !== 'function') throw new Error('src/index.ts does not export createSentinel yet');
   return core.createSentinel({
@@ -86,5 +90,6 @@ export async function createBenchSentinel(port: number): Promise<SentinelLike> {
         username === USERNAME && password === PASSWORD ? { id: 'u-1' } : null,
     },
     store: new core.MemoryStore({ max: 200_000 }),
+    ...(signing === undefined ? {} : { signing }),
   });
 }

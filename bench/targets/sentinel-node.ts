@@ -3,42 +3,39 @@
  * reader), the SentinelResponse written back as is. What the adapters cost is the difference to this row.
  */
 import { HOST } from '../fixtures.js';
-import { createBenchSentinel } from './sentinel-common.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createBenchSentinel, importRepoModule, type SentinelRequestLike, type SentinelResponseLike } from './sentinel-common.js';
+
+interface NodeHelpers {
+  fromNodeRequest(request: IncomingMessage, input: { url: string; parsedBody: () => unknown }): SentinelRequestLike;
+  writeNodeResponse(response: ServerResponse, result: SentinelResponseLike): void;
+}
 import type { RunningTarget, TargetMeta } from './types.js';
-import { closeServer, listen, readBody } from './util.js';
+import { closeServer, listen } from './util.js';
 
 export const meta: TargetMeta = { label: 'sentinel-idp, sentinel.handle on bare node:http', kind: 'sentinel' };
 
 export async function start(port: number): Promise<RunningTarget> {
   const sentinel = await createBenchSentinel(port);
+  const { fromNodeRequest, writeNodeResponse } = await importRepoModule<NodeHelpers>('adapters/node/index.js');
   const server = await listen(
     (req, res) => {
-      const url = req.url ?? '/';
-      const q = url.indexOf('?');
+      // The adapters' shared Node translation; writing through setHeader + end(body) lets Node send one
+      // Content-Length response instead of a chunked one.
       sentinel
-        .handle({
-          method: req.method ?? 'GET',
-          path: q === -1 ? url : url.slice(0, q),
-          query: new URLSearchParams(q === -1 ? '' : url.slice(q + 1)),
-          headers: req.headers,
-          body: () => readBody(req),
-          ip: req.socket.remoteAddress,
+        .handle(fromNodeRequest(req, { url: req.url ?? '/', parsedBody: () => undefined }))
+        .then((response) => {
+          if (response === null) {
+            res.writeHead(404, { 'content-type': 'text/plain' });
+            res.end('not found');
+            return;
+          }
+          writeNodeResponse(res, response);
         })
-        .then(
-          (response) => {
-            if (response === null) {
-              res.writeHead(404, { 'content-type': 'text/plain' });
-              res.end('not found');
-              return;
-            }
-            res.writeHead(response.status, response.headers);
-            res.end(response.body);
-          },
-          () => {
-            res.writeHead(500);
-            res.end();
-          },
-        );
+        .catch(() => {
+          res.writeHead(500);
+          res.end();
+        });
     },
     port,
     HOST,

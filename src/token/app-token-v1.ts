@@ -42,7 +42,7 @@ export async function handleAppTokenV1(context: SentinelContext, request: Sentin
   if (!app.grantTypes.includes('client_credentials')) {
     throw new OAuthError('unauthorized_client', 'this application is not registered for the client_credentials grant');
   }
-  const { token, claims, expiresIn } = issueAccessToken(context, {
+  const { token, claims, expiresIn } = await issueAccessToken(context, {
     accountId,
     clientId: app.clientId,
     subject: app.clientId,

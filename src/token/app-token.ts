@@ -44,7 +44,7 @@ export async function handleAppToken(
     throw new OAuthError('invalid_request', 'state does not name a valid consumer of this account');
   }
   const consumerClaim = context.config.consumerClaim;
-  const { token, claims, expiresIn } = issueAccessToken(context, {
+  const { token, claims, expiresIn } = await issueAccessToken(context, {
     accountId,
     clientId: app.clientId,
     subject: consumerId,

@@ -20,11 +20,14 @@ export function hasOpenIDScope(scope: string | undefined): boolean {
 
 /**
  * Signs an ID token: `iss` is the account's issuer, `aud` and `azp` the client id, lifetime `idTokenTtl`.
- * @example const idToken = issueIDToken(context, { accountId, clientId, userId, authTime, nonce });
+ * @example const idToken = await issueIDToken(context, { accountId, clientId, userId, authTime, nonce });
  */
-export function issueIDToken(context: SentinelContext, input: IDTokenInput): string {
+export function issueIDToken(context: SentinelContext, input: IDTokenInput): Promise<string> {
   const iat = Math.floor(Date.now() / 1000);
-  return signJWT(context.keys, 'JWT', {
+  return signJWT(
+    context.keys,
+    'JWT',
+    {
     iss: context.accountIssuer(input.accountId),
     sub: input.userId,
     aud: input.clientId,
@@ -33,5 +36,7 @@ export function issueIDToken(context: SentinelContext, input: IDTokenInput): str
     exp: iat + context.config.idTokenTtl,
     auth_time: input.authTime,
     ...(input.nonce === undefined ? {} : { nonce: input.nonce }),
-  });
+    },
+    context.config.signing,
+  );
 }

@@ -45,7 +45,7 @@ export async function issueUserTokens(context: SentinelContext, input: UserToken
           authTime: input.authTime,
           absoluteExpiresAt: input.refresh.absoluteExpiresAt,
         });
-  const { token, claims, expiresIn } = issueAccessToken(context, {
+  const { token, claims, expiresIn } = await issueAccessToken(context, {
     accountId: input.accountId,
     clientId: input.clientId,
     subject: input.userId,
@@ -56,7 +56,7 @@ export async function issueUserTokens(context: SentinelContext, input: UserToken
   });
   const idToken =
     input.idToken !== null
-      ? issueIDToken(context, {
+      ? await issueIDToken(context, {
           accountId: input.accountId,
           clientId: input.clientId,
           userId: input.userId,
