@@ -55,12 +55,16 @@ function rawRequest(input: FuzzInput): Buffer {
   return Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'utf8'), body]);
 }
 
-/** Sends raw bytes and parses the (first) response; the server closes the connection after it. */
+/**
+ * Sends raw bytes and parses the (first) response; the server closes the connection after it (Connection: close).
+ * The client does not half-close: Node's HTTP server ends a half-closed connection before an asynchronous answer
+ * (a thread-pool signature, a Redis round trip) is written, and real clients keep their side open.
+ */
 function exchange(url: string, bytes: Buffer): Promise<SentinelResponse> {
   const { port } = new URL(url);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    const socket = connect(Number(port), '127.0.0.1', () => socket.end(bytes));
+    const socket = connect(Number(port), '127.0.0.1', () => socket.write(bytes));
     // A safety net, not a timing assertion: a request the server never answers fails with this message.
     socket.setTimeout(15_000, () => socket.destroy(new Error('no answer from the server')));
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
