@@ -96,9 +96,17 @@ export function loadOptions(workload: Workload, state: WorkloadState, settings: 
   };
   switch (workload) {
     case 'cc':
-      return { ...common, method: 'POST', requests: [{ method: 'POST', path: CC_PATH, headers: { 'content-type': FORM_CONTENT_TYPE }, body: CC_BODY }] };
+      return {
+        ...common,
+        method: 'POST',
+        requests: [{ method: 'POST', path: CC_PATH, headers: { 'content-type': FORM_CONTENT_TYPE }, body: CC_BODY }],
+      };
     case 'oidc-cc':
-      return { ...common, method: 'POST', requests: [{ method: 'POST', path: '/token', headers: { 'content-type': FORM_CONTENT_TYPE }, body: OIDC_BODY }] };
+      return {
+        ...common,
+        method: 'POST',
+        requests: [{ method: 'POST', path: '/token', headers: { 'content-type': FORM_CONTENT_TYPE }, body: OIDC_BODY }],
+      };
     case 'authorize':
       return { ...common, requests: [{ method: 'GET', path: authorizePath(state.port), headers: { cookie: state.cookie ?? '' } }] };
     case 'exchange':
@@ -154,7 +162,7 @@ export async function checkFirstResponse(workload: Workload, state: WorkloadStat
   const options = loadOptions(workload, state, { connections: 1, timeoutSeconds: 10 });
   const template = options.requests?.[0];
   if (template === undefined) throw new Error('no request template');
-  const request = template.setupRequest ? template.setupRequest({ ...template }, {}) ?? template : template;
+  const request = template.setupRequest ? (template.setupRequest({ ...template }, {}) ?? template) : template;
   const response = await fetch(baseUrl(state.port) + (request.path ?? '/'), {
     method: request.method ?? 'GET',
     headers: request.headers ?? {},
@@ -264,8 +272,7 @@ function parseLoginForm(html: string): LoginForm {
 export async function login(port: number): Promise<string> {
   const base = baseUrl(port);
   const jar = new CookieJar();
-  const get = (url: URL) =>
-    fetch(url, { redirect: 'manual', headers: { cookie: jar.header() }, signal: AbortSignal.timeout(10_000) });
+  const get = (url: URL) => fetch(url, { redirect: 'manual', headers: { cookie: jar.header() }, signal: AbortSignal.timeout(10_000) });
 
   let url = new URL(authorizePath(port), base);
   let response = await get(url);

@@ -40,7 +40,10 @@ const settings: RunSettings = {
   connections: positive(env.BENCH_CONNECTIONS, 50),
 };
 const load: LoadSettings = { connections: settings.connections, timeoutSeconds: 10 };
-const only = (env.BENCH_ONLY ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+const only = (env.BENCH_ONLY ?? '')
+  .split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
 const serverScript = fileURLToPath(new URL('./server.ts', import.meta.url));
 
 function positive(raw: string | undefined, fallback: number, zeroOk = false): number {
@@ -286,11 +289,10 @@ async function main(): Promise<void> {
   }, maxS * 1000).unref();
   const selected = TARGETS.filter((t) => only.length === 0 || only.includes(t.name));
   const unknown = only.filter((name) => !TARGETS.some((t) => t.name === name));
-  if (unknown.length > 0) throw new Error(`unknown BENCH_ONLY target(s): ${unknown.join(', ')}; known: ${TARGETS.map((t) => t.name).join(', ')}`);
+  if (unknown.length > 0)
+    throw new Error(`unknown BENCH_ONLY target(s): ${unknown.join(', ')}; known: ${TARGETS.map((t) => t.name).join(', ')}`);
   const { privateJwk, publicJwk } = await createKeyPair();
-  const rows = new Map<string, RowResult>(
-    selected.map((spec) => [spec.name, { spec, status: 'ok', rounds: [] } satisfies RowResult]),
-  );
+  const rows = new Map<string, RowResult>(selected.map((spec) => [spec.name, { spec, status: 'ok', rounds: [] } satisfies RowResult]));
   console.log(
     `bench: ${selected.length} targets × ${settings.rounds} rounds, ${settings.warmupSeconds}s warm-up + ${settings.durationSeconds}s, ${settings.connections} connections`,
   );

@@ -7,12 +7,7 @@ declare module 'autocannon' {
     headers?: Record<string, string>;
     body?: string | Buffer;
     setupRequest?: (request: AutocannonRequest, context: Record<string, unknown>) => AutocannonRequest | null | undefined;
-    onResponse?: (
-      status: number,
-      body: string,
-      context: Record<string, unknown>,
-      headers: Record<string, string | string[]>,
-    ) => void;
+    onResponse?: (status: number, body: string, context: Record<string, unknown>, headers: Record<string, string | string[]>) => void;
   }
   export interface Histogram {
     average: number;

@@ -7,7 +7,11 @@ import type { SentinelContext } from './context.js';
 import { OAuthError } from './errors.js';
 import { signJWT, verifyJWT, type JWTClaims } from './jwt.js';
 
-/** Claims of an access token issued by sentinel-idp. */
+/**
+ * Claims of an access token issued by sentinel-idp (RFC 9068 §2.2): on `req.sentinel` / `ctx.state.sentinel` /
+ * `request.sentinel` behind `requireAccessToken`, and returned by `sentinel.verifyAccessToken()`.
+ * @example const { sub: consumerId, client_id } = await sentinel.verifyAccessToken(token, { accountId });
+ */
 export interface AccessTokenClaims extends JWTClaims {
   iss: string;
   sub: string;
@@ -75,7 +79,11 @@ export function expiresInValue(context: SentinelContext, seconds: number): strin
   return context.config.expiresIn === 'number' ? seconds : String(seconds);
 }
 
-/** What `verifyAccessToken` should additionally require. */
+/**
+ * What `verifyAccessToken` should additionally require beyond signature, `typ`, `iss`, `aud` and `exp`
+ * (RFC 9068 §4, RFC 6750 §3.1 `invalid_token` otherwise).
+ * @example await sentinel.verifyAccessToken(token, { accountId: '123456', consumerId });
+ */
 export interface VerifyAccessTokenOptions {
   /** The token must have been issued for this account. */
   accountId?: string | undefined;

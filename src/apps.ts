@@ -98,10 +98,7 @@ const DUMMY_DIGEST = createHash('sha256').update(randomBytes(32)).digest();
  */
 export function verifyClientSecret(presented: string, storedHash: string | undefined): boolean {
   const presentedDigest = createHash('sha256').update(presented, 'utf8').digest();
-  const stored =
-    storedHash !== undefined && storedHash.startsWith(HASH_PREFIX)
-      ? Buffer.from(storedHash.slice(HASH_PREFIX.length), 'base64url')
-      : undefined;
+  const stored = storedHash?.startsWith(HASH_PREFIX) ? Buffer.from(storedHash.slice(HASH_PREFIX.length), 'base64url') : undefined;
   const expected = stored !== undefined && stored.length === 32 ? stored : DUMMY_DIGEST;
   return timingSafeEqual(presentedDigest, expected) && expected !== DUMMY_DIGEST;
 }
@@ -173,8 +170,7 @@ export function toApp(options: AppOptions): App {
   return {
     accountId: options.accountId,
     clientId: options.clientId,
-    clientSecretHash:
-      options.clientSecretHash ?? (options.clientSecret === undefined ? undefined : hashClientSecret(options.clientSecret)),
+    clientSecretHash: options.clientSecretHash ?? (options.clientSecret === undefined ? undefined : hashClientSecret(options.clientSecret)),
     redirectUris: [...(options.redirectUris ?? [])],
     grantTypes: [
       ...(options.grantTypes ??
@@ -233,6 +229,9 @@ export function assertValidApp(app: App, field: string): void {
   } else if (app.clientSecretHash === undefined) {
     throw new ConfigurationError(`${field}.clientSecret`, 'a confidential app needs clientSecret or clientSecretHash');
   } else if (!isClientSecretHash(app.clientSecretHash)) {
-    throw new ConfigurationError(`${field}.clientSecretHash`, 'must be the output of hashClientSecret() ("sha256:" + 43 base64url characters)');
+    throw new ConfigurationError(
+      `${field}.clientSecretHash`,
+      'must be the output of hashClientSecret() ("sha256:" + 43 base64url characters)',
+    );
   }
 }

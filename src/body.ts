@@ -59,10 +59,7 @@ export async function readForm(request: SentinelRequest, limit: number): Promise
   const declared = headerValue(request, 'content-length');
   if (declared !== undefined && Number(declared) > limit) throw tooLarge(limit);
   if (!isFormContentType(headerValue(request, 'content-type'))) {
-    throw new OAuthError(
-      'invalid_request',
-      'Content-Type must be application/x-www-form-urlencoded (charset UTF-8)',
-    );
+    throw new OAuthError('invalid_request', 'Content-Type must be application/x-www-form-urlencoded (charset UTF-8)');
   }
   let body: SentinelBody | undefined;
   try {

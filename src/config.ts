@@ -11,7 +11,10 @@ import type { SentinelRequest } from './http.js';
 import type { JWK } from './keys.js';
 import type { Store } from './stores/store.js';
 
-/** The signed-in user as the host's user store describes it. */
+/**
+ * The signed-in user as the host's user store describes it (the resource owner of RFC 6749 §1.1).
+ * @example const user: AuthenticatedUser = { id: 'u-42' };
+ */
 export interface AuthenticatedUser {
   /** Stable user id; becomes `sub` of the user's tokens. */
   id: string;
@@ -38,13 +41,17 @@ export interface UserAuthenticator {
   }): AuthenticatedUser | null | Promise<AuthenticatedUser | null>;
 }
 
-/** Decides whether a consumer id (`state` of the v2 app token request) is acceptable. May be async. */
-export type ConsumerIdValidator = (
-  consumerId: string,
-  context: { accountId: string; clientId: string },
-) => boolean | Promise<boolean>;
+/**
+ * Decides whether a consumer id (`state` of the v2 app token request, seed spec §4.1) is acceptable. May be async;
+ * runs after client authentication.
+ * @example const consumerId: ConsumerIdValidator = async (id, { accountId }) => consumers.exists(accountId, id);
+ */
+export type ConsumerIdValidator = (consumerId: string, context: { accountId: string; clientId: string }) => boolean | Promise<boolean>;
 
-/** Context handed to `onError` along with the failure. */
+/**
+ * Context handed to `onError` along with the failure behind a `500 server_error` (RFC 6749 §5.2).
+ * @example createSentinel({ …, onError: (error, { route, accountId }) => log.error({ route, accountId }, error) });
+ */
 export interface ErrorContext {
   route: string;
   accountId?: string | undefined;
@@ -55,7 +62,11 @@ function fn<T>(name: string) {
 }
 
 const grantTypeSchema = z.enum(['authorization_code', 'client_credentials', 'refresh_token']);
-const identifier = z.string().min(1).max(256).regex(/^[^\u0000-\u001f\u007f/?#]+$/, 'must not contain control characters, "/", "?" or "#"');
+const identifier = z
+  .string()
+  .min(1)
+  .max(256)
+  .regex(/^[^\u0000-\u001f\u007f/?#]+$/, 'must not contain control characters, "/", "?" or "#"');
 const ttlSeconds = z.number().int().positive();
 
 const appSchema = z.object({
@@ -83,10 +94,9 @@ const optionsSchema = z.object({
     })
     .optional(),
   users: z
-    .custom<UserAuthenticator>(
-      (v) => typeof v === 'object' && v !== null && typeof (v as UserAuthenticator).authenticate === 'function',
-      { message: 'must have an authenticate() function' },
-    )
+    .custom<UserAuthenticator>((v) => typeof v === 'object' && v !== null && typeof (v as UserAuthenticator).authenticate === 'function', {
+      message: 'must have an authenticate() function',
+    })
     .optional(),
   login: z
     .object({
@@ -117,7 +127,10 @@ const optionsSchema = z.object({
   idTokenTtl: ttlSeconds.max(86_400).default(600),
   session: z
     .object({
-      cookieName: z.string().regex(/^[A-Za-z0-9_-]+$/).default('sentinel_session'),
+      cookieName: z
+        .string()
+        .regex(/^[A-Za-z0-9_-]+$/)
+        .default('sentinel_session'),
       absoluteTtl: ttlSeconds.default(8 * 3600),
       idleTtl: ttlSeconds.default(3600),
     })
@@ -141,18 +154,29 @@ const optionsSchema = z.object({
   onError: fn<(error: unknown, context: ErrorContext) => void>('onError').optional(),
   onEvent: fn<(event: SentinelEvent) => void>('onEvent').optional(),
   logger: z
-    .custom<{ warn(message: string): void }>((v) => typeof v === 'object' && v !== null && typeof (v as { warn?: unknown }).warn === 'function', {
-      message: 'must have a warn(message) function',
-    })
+    .custom<{ warn(message: string): void }>(
+      (v) => typeof v === 'object' && v !== null && typeof (v as { warn?: unknown }).warn === 'function',
+      {
+        message: 'must have a warn(message) function',
+      },
+    )
     .optional(),
 });
 
-/** Options of `createSentinel()`. */
+/**
+ * Options of `createSentinel()`; the README's options table lists every field with its default. The endpoints
+ * follow the seed spec §4 and RFC 6749.
+ * @example const options: SentinelOptions = { issuer: 'https://id.example.com', apps, users, keys };
+ */
 export type SentinelOptions = z.input<typeof optionsSchema> & { apps?: AppOptions[] };
 
 type Parsed = z.output<typeof optionsSchema>;
 
-/** The validated configuration every handler reads. */
+/**
+ * The validated configuration every handler reads (`sentinel.config`), with defaults filled in; `issuer` is the
+ * RFC 8414 §2 issuer without a trailing slash.
+ * @example sentinel.config.accessTokenTtl // 3600
+ */
 export interface ResolvedConfig extends Omit<Parsed, 'apps' | 'issuer'> {
   /** The issuer without a trailing slash. */
   issuer: string;

@@ -23,12 +23,7 @@ export interface SentinelContext {
 }
 
 /** Builds the context; `emit` is a no-op without an `onEvent` hook. */
-export function createContext(input: {
-  config: ResolvedConfig;
-  keys: KeySet;
-  store: Store;
-  apps: AppStore;
-}): SentinelContext {
+export function createContext(input: { config: ResolvedConfig; keys: KeySet; store: Store; apps: AppStore }): SentinelContext {
   const { config } = input;
   const onEvent = config.onEvent;
   const base = `${config.issuer}${config.basePath}`;

@@ -11,12 +11,7 @@ import type { SentinelRequest } from './http.js';
 import type { RouteParams } from './router.js';
 
 /** Builds the audit event of a refused request on one route. */
-export type DeniedEventBuilder = (
-  context: SentinelContext,
-  request: SentinelRequest,
-  params: RouteParams,
-  error: OAuthError,
-) => EventInput;
+export type DeniedEventBuilder = (context: SentinelContext, request: SentinelRequest, params: RouteParams, error: OAuthError) => EventInput;
 
 /**
  * `token.denied` for the token endpoints (RFC 6749 §5.2 errors).

@@ -70,11 +70,7 @@ export const NO_STORE_JSON_HEADERS: Readonly<Record<string, string>> = Object.fr
 });
 
 /** A JSON response that must never be cached (token, introspection, errors). */
-export function noStoreJSON(
-  status: number,
-  payload: unknown,
-  headers?: Record<string, string | string[]>,
-): SentinelResponse {
+export function noStoreJSON(status: number, payload: unknown, headers?: Record<string, string | string[]>): SentinelResponse {
   return { status, headers: { ...NO_STORE_JSON_HEADERS, ...headers }, body: JSON.stringify(payload) };
 }
 
@@ -91,11 +87,7 @@ export function cacheableJSON(status: number, payload: unknown, maxAgeSeconds: n
 }
 
 /** A redirect; `Cache-Control: no-store` so a browser never replays a code-bearing Location. */
-export function redirect(
-  status: 302 | 303,
-  location: string,
-  headers?: Record<string, string | string[]>,
-): SentinelResponse {
+export function redirect(status: 302 | 303, location: string, headers?: Record<string, string | string[]>): SentinelResponse {
   return {
     status,
     headers: { location, 'cache-control': 'no-store', pragma: 'no-cache', ...headers },

@@ -8,10 +8,16 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
 import { ConfigurationError } from './errors.js';
 
-/** A JSON Web Key as accepted in the `keys` option (private keys) and published in the JWKS (public parts). */
+/**
+ * A JSON Web Key (RFC 7517) as accepted in the `keys` option (private keys) and published in the JWKS (public parts).
+ * @example const key: JWK = JSON.parse(process.env.SENTINEL_KEYS!)[0];
+ */
 export type JWK = Record<string, unknown> & { kty: string; kid?: string; alg?: string };
 
-/** Algorithms sentinel-idp signs with. */
+/**
+ * Algorithms sentinel-idp signs with (RFC 7518 §3, RFC 8037 for EdDSA); inferred from the key when `alg` is absent.
+ * @example const alg: SigningAlgorithm = 'ES256';
+ */
 export type SigningAlgorithm = 'ES256' | 'ES384' | 'RS256' | 'PS256' | 'EdDSA';
 
 /** One imported key. */
@@ -71,7 +77,10 @@ function importKey(jwk: JWK, field: string): SigningKey {
   return { kid, alg, privateKey, publicKey, publicJWK };
 }
 
-/** A fresh ES256 private JWK (for the CLI, demos and the no-keys fallback). */
+/**
+ * A fresh private JWK (RFC 7517) with an RFC 7638 thumbprint as `kid`: for the CLI, demos and the no-keys fallback.
+ * @example const sentinel = createSentinel({ issuer, apps, keys: [generatePrivateJWK('EdDSA')] });
+ */
 export function generatePrivateJWK(alg: SigningAlgorithm = 'ES256'): JWK {
   const { privateKey } =
     alg === 'EdDSA'
@@ -113,9 +122,7 @@ export function signBytes(key: SigningKey, data: Buffer): Buffer {
     return sign('sha256', data, { key: key.privateKey, padding: 6 /* RSA_PKCS1_PSS_PADDING */, saltLength: 32 });
   }
   const hash = HASH[key.alg];
-  return key.alg.startsWith('ES')
-    ? sign(hash, data, { key: key.privateKey, dsaEncoding: 'ieee-p1363' })
-    : sign(hash, data, key.privateKey);
+  return key.alg.startsWith('ES') ? sign(hash, data, { key: key.privateKey, dsaEncoding: 'ieee-p1363' }) : sign(hash, data, key.privateKey);
 }
 
 function signOptions(key: SigningKey): { hash: string | null; options: import('node:crypto').SignKeyObjectInput } {

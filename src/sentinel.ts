@@ -3,11 +3,7 @@
  * `handle()` is the single try/catch at the edge of the core: handlers throw {@link OAuthError}s, anything else
  * becomes `500 server_error` with no detail and goes to `onError`.
  */
-import {
-  verifyAccessToken as verifyToken,
-  type AccessTokenClaims,
-  type VerifyAccessTokenOptions,
-} from './access-token.js';
+import { verifyAccessToken as verifyToken, type AccessTokenClaims, type VerifyAccessTokenOptions } from './access-token.js';
 import {
   assertValidApp,
   generateClientId,

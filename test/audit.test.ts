@@ -228,7 +228,13 @@ describe('audit events and logs', () => {
     const options = sink.options();
     sink.labelled('refresh token', 'r-0123456789abcdef0123456789abcdef');
     sink.labelled('password', PASSWORD);
-    options.onEvent?.({ type: 'login.failed', at: 1, accountId: ACCOUNT, usernameDigest: 'x', reason: `bad r-0123456789abcdef0123456789abcdef` });
+    options.onEvent?.({
+      type: 'login.failed',
+      at: 1,
+      accountId: ACCOUNT,
+      usernameDigest: 'x',
+      reason: `bad r-0123456789abcdef0123456789abcdef`,
+    });
     options.logger?.warn(`user typed ${encodeURIComponent(PASSWORD)}`);
     options.onError?.(new Error(`store said ${Buffer.from(PASSWORD).toString('base64url')}`), { route: 'token' });
     const leaks = sink.leaks();

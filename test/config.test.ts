@@ -75,7 +75,11 @@ describe('createSentinel options', () => {
 describe('registerApp', () => {
   it('returns a UUID client id and a ≥ 256-bit secret that works once registered', async () => {
     const sentinel = createSentinel(baseOptions());
-    const result = await sentinel.registerApp({ accountId: ACCOUNT, redirectUris: ['https://n.example/cb'], grantTypes: ['client_credentials'] });
+    const result = await sentinel.registerApp({
+      accountId: ACCOUNT,
+      redirectUris: ['https://n.example/cb'],
+      grantTypes: ['client_credentials'],
+    });
     expect(result.clientId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(Buffer.from(result.clientSecret!, 'base64url').length).toBeGreaterThanOrEqual(32);
     expect(result.app.clientSecretHash).toBe(`sha256:${createHash('sha256').update(result.clientSecret!).digest('base64url')}`);
@@ -85,14 +89,20 @@ describe('registerApp', () => {
       path: `/sentinel/api/v2/account/${ACCOUNT}/app/token`,
       query: new URLSearchParams({ state: CONSUMER_UUID }),
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: result.clientId, client_secret: result.clientSecret! }).toString(),
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: result.clientId,
+        client_secret: result.clientSecret!,
+      }).toString(),
     });
     expect(response?.status).toBe(200);
   });
 
   it('refuses invalid registrations with the field named', async () => {
     const sentinel = createSentinel(baseOptions());
-    await expect(sentinel.registerApp({ accountId: ACCOUNT, redirectUris: ['http://evil.example/cb'], grantTypes: ['authorization_code'] })).rejects.toMatchObject({
+    await expect(
+      sentinel.registerApp({ accountId: ACCOUNT, redirectUris: ['http://evil.example/cb'], grantTypes: ['authorization_code'] }),
+    ).rejects.toMatchObject({
       field: 'app.redirectUris[0]',
     });
   });

@@ -17,7 +17,7 @@ export const CC_ONLY_SECRET = 'ccsecretccsecretccsecret01';
 export const OTHER_CLIENT_ID = 'aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee';
 export const OTHER_SECRET = 'othersecretothersecret0001';
 export const CONSUMER_UUID = '0b3f6a2e-8c1d-4e5f-9a7b-1c2d3e4f5a6b';
-export const CONSUMER_HEX = 'a'.repeat(32) + '0123456789abcdef0123456789abcdef';
+export const CONSUMER_HEX = `${'a'.repeat(32)}0123456789abcdef0123456789abcdef`;
 export const USERNAME = 'alice';
 export const PASSWORD = 'correct horse battery staple';
 export const USER_ID = 'u-alice';
@@ -63,9 +63,7 @@ export function baseOptions(overrides: Partial<SentinelOptions> = {}): SentinelO
     ],
     users: {
       authenticate: async ({ accountId, username, password }) =>
-        (accountId === ACCOUNT || accountId === OTHER_ACCOUNT) && username === USERNAME && password === PASSWORD
-          ? { id: USER_ID }
-          : null,
+        (accountId === ACCOUNT || accountId === OTHER_ACCOUNT) && username === USERNAME && password === PASSWORD ? { id: USER_ID } : null,
     },
     logger: { warn: () => {} },
     ...overrides,
@@ -85,7 +83,12 @@ export function appTokenPath(consumerId: string | null = CONSUMER_UUID, accountI
 
 /** A client_credentials form body. */
 export function ccBody(overrides: Record<string, string> = {}): string {
-  return new URLSearchParams({ grant_type: 'client_credentials', client_id: CLIENT_ID, client_secret: CLIENT_SECRET, ...overrides }).toString();
+  return new URLSearchParams({
+    grant_type: 'client_credentials',
+    client_id: CLIENT_ID,
+    client_secret: CLIENT_SECRET,
+    ...overrides,
+  }).toString();
 }
 
 /** An HTTP Basic header value (RFC 6749 §2.3.1 form-encodes both parts first). */

@@ -9,13 +9,7 @@
  */
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { importJWK, SignJWT } from 'jose';
-import {
-  ACCOUNT_ID,
-  CLIENT_ID,
-  CLIENT_SECRET_SHA256,
-  KID,
-  privateJwkFromEnv,
-} from '../fixtures.js';
+import { ACCOUNT_ID, CLIENT_ID, CLIENT_SECRET_SHA256, KID, privateJwkFromEnv } from '../fixtures.js';
 
 export const TOKEN_HEADERS = {
   'content-type': 'application/json;charset=UTF-8',
@@ -46,9 +40,7 @@ type FormValue = string | string[] | undefined;
 export async function createIssuer(issuer: string) {
   const jwk = privateJwkFromEnv();
   const key = await importJWK(jwk, 'ES256');
-  const apps = new Map<string, App>([
-    [`${ACCOUNT_ID}\u0000${CLIENT_ID}`, { clientId: CLIENT_ID, secretSha256: CLIENT_SECRET_SHA256 }],
-  ]);
+  const apps = new Map<string, App>([[`${ACCOUNT_ID}\u0000${CLIENT_ID}`, { clientId: CLIENT_ID, secretSha256: CLIENT_SECRET_SHA256 }]]);
 
   return async function clientCredentials(
     accountId: string,

@@ -10,15 +10,7 @@ import type { Server } from 'node:http';
 import OAuth2Server from '@node-oauth/oauth2-server';
 import express from 'express';
 import { importJWK, SignJWT } from 'jose';
-import {
-  ACCOUNT_ID,
-  CLIENT_ID,
-  CLIENT_SECRET_SHA256,
-  HOST,
-  issuerFor,
-  KID,
-  privateJwkFromEnv,
-} from '../fixtures.js';
+import { ACCOUNT_ID, CLIENT_ID, CLIENT_SECRET_SHA256, HOST, issuerFor, KID, privateJwkFromEnv } from '../fixtures.js';
 import type { RunningTarget, TargetMeta } from './types.js';
 import { closeServer, listen } from './util.js';
 
@@ -44,7 +36,9 @@ export async function start(port: number): Promise<RunningTarget> {
       const context = als.getStore();
       if (context === undefined) return false;
       const client = clients.get(`${context.accountId}\u0000${clientId}`);
-      const digest = createHash('sha256').update(clientSecret ?? '').digest();
+      const digest = createHash('sha256')
+        .update(clientSecret ?? '')
+        .digest();
       if (client === undefined || !timingSafeEqual(digest, client.secretSha256)) return false;
       return { id: client.id, grants: client.grants };
     },
@@ -80,7 +74,9 @@ export async function start(port: number): Promise<RunningTarget> {
   app.post('/sentinel/api/v2/account/:accountId/app/token', express.urlencoded({ extended: false }), (req, res, next) => {
     const state = req.query.state;
     if (typeof state !== 'string' || !CONSUMER_ID_SHAPE.test(state)) {
-      res.status(400).set({ 'cache-control': 'no-store', pragma: 'no-cache' })
+      res
+        .status(400)
+        .set({ 'cache-control': 'no-store', pragma: 'no-cache' })
         .json({ error: 'invalid_request', error_description: 'state must be the consumer id' });
       return;
     }
@@ -89,7 +85,10 @@ export async function start(port: number): Promise<RunningTarget> {
     als.run({ accountId: req.params.accountId, consumerId: state }, () => {
       oauth.token(request, response).then(
         () => {
-          res.status(response.status ?? 200).set(response.headers).json(response.body);
+          res
+            .status(response.status ?? 200)
+            .set(response.headers)
+            .json(response.body);
         },
         (err: { code?: number; name?: string; message?: string }) => {
           if (typeof err.code !== 'number') {

@@ -6,16 +6,7 @@
  * module makes the row "not available" instead of breaking the run.
  */
 import type { JWK } from 'jose';
-import {
-  ACCOUNT_ID,
-  CLIENT_ID,
-  CLIENT_SECRET,
-  issuerFor,
-  PASSWORD,
-  privateJwkFromEnv,
-  redirectUriFor,
-  USERNAME,
-} from '../fixtures.js';
+import { ACCOUNT_ID, CLIENT_ID, CLIENT_SECRET, issuerFor, PASSWORD, privateJwkFromEnv, redirectUriFor, USERNAME } from '../fixtures.js';
 
 /** The request shape `sentinel.handle` takes (src/http.ts). */
 export interface SentinelRequestLike {
@@ -86,8 +77,7 @@ export async function createBenchSentinel(port: number, signing?: BenchSigning):
     ],
     keys: [privateJwkFromEnv()],
     users: {
-      authenticate: async ({ username, password }) =>
-        username === USERNAME && password === PASSWORD ? { id: 'u-1' } : null,
+      authenticate: async ({ username, password }) => (username === USERNAME && password === PASSWORD ? { id: 'u-1' } : null),
     },
     store: new core.MemoryStore({ max: 200_000 }),
     ...(signing === undefined ? {} : { signing }),

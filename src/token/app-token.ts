@@ -20,11 +20,7 @@ export function requireGrantType(grantType: string | undefined, expected: string
 }
 
 /** Handles the v2 consumer-bound token request. */
-export async function handleAppToken(
-  context: SentinelContext,
-  request: SentinelRequest,
-  accountId: string,
-): Promise<SentinelResponse> {
+export async function handleAppToken(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
   refuseSecretsInQuery(request.query);
   const consumerId = single(fromSearchParams(request.query), 'state');
   const params = await readForm(request, context.config.bodyLimit);

@@ -188,7 +188,16 @@ export function appTokenSuite(host: Host): void {
 
     it('an app not registered for client_credentials → unauthorized_client', async () => {
       const options = baseOptions();
-      const apps = [...options.apps!, { accountId: ACCOUNT, clientId: 'code-only', clientSecret: 'code-only-secret', redirectUris: ['https://c.example/cb'], grantTypes: ['authorization_code' as const] }];
+      const apps = [
+        ...options.apps!,
+        {
+          accountId: ACCOUNT,
+          clientId: 'code-only',
+          clientSecret: 'code-only-secret',
+          redirectUris: ['https://c.example/cb'],
+          grantTypes: ['authorization_code' as const],
+        },
+      ];
       const { server } = await mount({ apps });
       const response = await post(request(server)).send(ccBody({ client_id: 'code-only', client_secret: 'code-only-secret' }));
       expectError(response, 400, 'unauthorized_client');
@@ -202,7 +211,9 @@ export function appTokenSuite(host: Host): void {
 
     it('client_secret in the URL → invalid_request that says why, without echoing it', async () => {
       const { server } = await mount();
-      const response = await post(request(server), `${appTokenPath()}&client_id=${CLIENT_ID}&client_secret=${CLIENT_SECRET}`).send('grant_type=client_credentials');
+      const response = await post(request(server), `${appTokenPath()}&client_id=${CLIENT_ID}&client_secret=${CLIENT_SECRET}`).send(
+        'grant_type=client_credentials',
+      );
       expectError(response, 400, 'invalid_request');
       expect(response.body.error_description).toMatch(/URL/);
       expect(response.text).not.toContain(CLIENT_SECRET);
@@ -304,7 +315,9 @@ export function appTokenSuite(host: Host): void {
 
     it('lets a token for this account and consumer through, with the claims', async () => {
       const { server } = await mount();
-      const response = await request(server).get(brandPath(ACCOUNT, CONSUMER_UUID)).set('authorization', `Bearer ${await token(server)}`);
+      const response = await request(server)
+        .get(brandPath(ACCOUNT, CONSUMER_UUID))
+        .set('authorization', `Bearer ${await token(server)}`);
       expect(response.status).toBe(200);
       expect(response.body.claims.sub).toBe(CONSUMER_UUID);
       expect(response.body.claims.client_id).toBe(CLIENT_ID);
@@ -320,12 +333,15 @@ export function appTokenSuite(host: Host): void {
     it.each([
       ['another consumer', async (t: string) => [brandPath(ACCOUNT, CONSUMER_HEX), t]],
       ['another account', async (t: string) => [brandPath(OTHER_ACCOUNT, CONSUMER_UUID), t]],
-      ['a tampered payload', async (t: string) => {
-        const [h, p, s] = t.split('.');
-        const claims = JSON.parse(Buffer.from(p!, 'base64url').toString());
-        claims.sub = CONSUMER_HEX;
-        return [brandPath(ACCOUNT, CONSUMER_HEX), `${h}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.${s}`];
-      }],
+      [
+        'a tampered payload',
+        async (t: string) => {
+          const [h, p, s] = t.split('.');
+          const claims = JSON.parse(Buffer.from(p!, 'base64url').toString());
+          claims.sub = CONSUMER_HEX;
+          return [brandPath(ACCOUNT, CONSUMER_HEX), `${h}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.${s}`];
+        },
+      ],
       ['garbage', async () => [brandPath(ACCOUNT, CONSUMER_UUID), 'not.a.jwt']],
     ])('refuses %s with 401 invalid_token', async (_name, build) => {
       const { server } = await mount();
@@ -338,9 +354,21 @@ export function appTokenSuite(host: Host): void {
     it('refuses expired tokens, other keys, alg none and the wrong typ', async () => {
       const { server } = await mount();
       const now = Math.floor(Date.now() / 1000);
-      const claims = { iss: ACCOUNT_ISSUER, sub: CONSUMER_UUID, aud: ACCOUNT, client_id: CLIENT_ID, azp: CLIENT_ID, gty: 'client_credentials', jti: 'j' };
+      const claims = {
+        iss: ACCOUNT_ISSUER,
+        sub: CONSUMER_UUID,
+        aud: ACCOUNT,
+        client_id: CLIENT_ID,
+        azp: CLIENT_ID,
+        gty: 'client_credentials',
+        jti: 'j',
+      };
       const sign = async (key: typeof SIGNING_KEY, header: Record<string, unknown>, exp: number) =>
-        new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: key.kid as string, typ: 'at+jwt', ...header }).setIssuedAt(now - 7200).setExpirationTime(exp).sign(await importJWK(key, 'ES256'));
+        new SignJWT(claims)
+          .setProtectedHeader({ alg: 'ES256', kid: key.kid as string, typ: 'at+jwt', ...header })
+          .setIssuedAt(now - 7200)
+          .setExpirationTime(exp)
+          .sign(await importJWK(key, 'ES256'));
       const other = generatePrivateJWK('ES256');
       const unsigned = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'at+jwt', kid: SIGNING_KEY.kid })).toString('base64url')}.${Buffer.from(JSON.stringify({ ...claims, exp: now + 600 })).toString('base64url')}.`;
       const cases = [
@@ -372,7 +400,10 @@ export function appTokenSuite(host: Host): void {
       expect(response.status).toBe(200);
       const duplicated = await post(request(server)).send(`${ccBody()}&client_id=${CLIENT_ID}`);
       expectError(duplicated, 400, 'invalid_request');
-      const json = await request(server).post(appTokenPath()).set('content-type', 'application/json').send({ grant_type: 'client_credentials', client_id: CLIENT_ID, client_secret: CLIENT_SECRET });
+      const json = await request(server)
+        .post(appTokenPath())
+        .set('content-type', 'application/json')
+        .send({ grant_type: 'client_credentials', client_id: CLIENT_ID, client_secret: CLIENT_SECRET });
       expectError(json, 400, 'invalid_request');
     });
 
@@ -384,9 +415,13 @@ export function appTokenSuite(host: Host): void {
 
     it('a cc-only app works, and its token is bound to the consumer it asked for', async () => {
       const { server } = await mount();
-      const response = await post(request(server), appTokenPath(CONSUMER_HEX)).send(ccBody({ client_id: CC_ONLY_CLIENT_ID, client_secret: CC_ONLY_SECRET }));
+      const response = await post(request(server), appTokenPath(CONSUMER_HEX)).send(
+        ccBody({ client_id: CC_ONLY_CLIENT_ID, client_secret: CC_ONLY_SECRET }),
+      );
       expect(response.status).toBe(200);
-      const guarded = await request(server).get(brandPath(ACCOUNT, CONSUMER_HEX)).set('authorization', `Bearer ${response.body.access_token}`);
+      const guarded = await request(server)
+        .get(brandPath(ACCOUNT, CONSUMER_HEX))
+        .set('authorization', `Bearer ${response.body.access_token}`);
       expect(guarded.status).toBe(200);
     });
   });
