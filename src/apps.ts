@@ -6,7 +6,7 @@
  * client is checked against a dummy digest so that both failures take the same path (RFC 6749 §2.3.1, §10.10).
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { ConfigurationError } from './errors.js';
+import { ConfigurationError, OAuthError } from './errors.js';
 
 /**
  * Grant types an application may be registered for: RFC 6749 §4.1 (authorization code), §4.4 (client credentials,
@@ -210,6 +210,16 @@ export class MemoryAppStore implements AppStore {
     const key = `${app.accountId}\u0000${app.clientId}`;
     if (!this.#apps.has(key)) this.#accounts.set(app.accountId, (this.#accounts.get(app.accountId) ?? 0) + 1);
     this.#apps.set(key, app);
+  }
+}
+
+/**
+ * Refuses a grant the app is not registered for (RFC 6749 §5.2 `unauthorized_client`).
+ * @example requireGrant(app, 'client_credentials');
+ */
+export function requireGrant(app: App, grantType: GrantType): void {
+  if (!app.grantTypes.includes(grantType)) {
+    throw new OAuthError('unauthorized_client', `this application is not registered for the ${grantType} grant`);
   }
 }
 

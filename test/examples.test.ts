@@ -3,70 +3,14 @@
  * on a free port: the start-up banner, the consumer-bound client credentials flow into the guarded token-retrieval
  * API, and the authorization code flow through the demo client page (sign-in, callback, code exchange, SSO, logout).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningExample, startExample } from './example-process.js';
 
 const FRAMEWORKS = ['express', 'koa', 'fastify'] as const;
 const ACCOUNT = '123456';
 const SEEDED_CONSUMER = '0b3f6a2e-8c1d-4e5f-9a7b-1c2d3e4f5a6b';
 const OTHER_SEEDED_CONSUMER = '5f2b9c1e7a3d4f608b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6';
 const EMPTY_CONSUMER = '99999999-8888-4777-8666-555555555555';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-}
-
-interface Running {
-  child: ChildProcess;
-  base: string;
-  banner: string;
-}
-
-async function startExample(framework: string): Promise<Running> {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', `examples/${framework}/server.ts`], {
-    cwd: process.cwd(),
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', ISSUER: base, NODE_ENV: 'test' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  let errors = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    errors += chunk.toString();
-  });
-  const banner = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${framework} example did not start:\n${output}\n${errors}`)), 30_000);
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('brand/tokens')) {
-        clearTimeout(timer);
-        resolve(output);
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${framework} example exited with ${code}:\n${output}\n${errors}`));
-    });
-  });
-  return { child, base, banner };
-}
-
-function stop(running: Running | undefined): Promise<void> {
-  if (running === undefined || running.child.exitCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    running.child.once('exit', () => resolve());
-    running.child.kill('SIGTERM');
-  });
-}
 
 function bannerValue(banner: string, label: string): string {
   const found = new RegExp(`^\\s+${label}\\s+(\\S+)`, 'm').exec(banner);
@@ -93,20 +37,20 @@ function createJar(): { header(): string; take(response: Response): void; has(na
 }
 
 describe.each(FRAMEWORKS)('examples/%s', (framework) => {
-  let app: Running | undefined;
+  let app: RunningExample | undefined;
   let clientId = '';
   let clientSecret = '';
 
   beforeAll(async () => {
     app = await startExample(framework);
-    clientId = bannerValue(app.banner, 'client id');
-    clientSecret = bannerValue(app.banner, 'client secret');
+    clientId = bannerValue(app.output(), 'client id');
+    clientSecret = bannerValue(app.output(), 'client secret');
   });
-  afterAll(() => stop(app));
+  afterAll(() => app?.stop());
 
   function base(): string {
     if (app === undefined) throw new Error('example not running');
-    return app.base;
+    return app.url;
   }
 
   async function appToken(consumerId: string): Promise<Response> {
@@ -123,7 +67,7 @@ describe.each(FRAMEWORKS)('examples/%s', (framework) => {
     });
 
   it('prints the app credentials, the demo user, a sign-in URL and a ready-to-paste curl', () => {
-    const banner = app?.banner ?? '';
+    const banner = app?.output() ?? '';
     expect(clientId).toMatch(/^[0-9a-f-]{36}$/);
     expect(clientSecret.length).toBeGreaterThanOrEqual(26);
     expect(bannerValue(banner, 'demo user')).toBe('demo');
@@ -212,7 +156,7 @@ describe.each(FRAMEWORKS)('examples/%s', (framework) => {
       body: new URLSearchParams({
         csrf_token: csrf,
         username: 'demo',
-        password: /demo user\s+demo \/ (\S+)/.exec(app?.banner ?? '')?.[1] ?? '',
+        password: app?.password ?? '',
       }),
     });
     jar.take(login);

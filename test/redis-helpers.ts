@@ -7,10 +7,12 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { freePort } from './free-port.js';
+
+export { freePort };
 
 /** The shared Redis of the suites (`.ci/run` starts one there). */
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -81,21 +83,6 @@ export async function sharedRedis(suite: string): Promise<Availability> {
 /** Whether the redis-server binary exists, as an {@link Availability} (prints the skip reason). */
 export function redisServerBinary(suite: string): Availability {
   return availability(suite, existsSync(REDIS_SERVER) ? null : `no redis-server binary at ${REDIS_SERVER}`);
-}
-
-/** A port nobody listens on right now (the OS picks it; there is a small window in which someone else could). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => {
-        if (address !== null && typeof address === 'object') resolve(address.port);
-        else reject(new Error('no port assigned'));
-      });
-    });
-  });
 }
 
 /** Glob-escapes `prefix` for SCAN MATCH, so a prefix can never match keys it does not own. */

@@ -4,8 +4,8 @@
  */
 import { expiresInValue, issueAccessToken, type AccessTokenClaims } from '../access-token.js';
 import { readForm } from '../body.js';
+import { requireGrant } from '../apps.js';
 import type { SentinelContext } from '../context.js';
-import { OAuthError } from '../errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
 import { single } from '../params.js';
 import { requireGrantType } from './app-token.js';
@@ -39,9 +39,7 @@ export async function handleAppTokenV1(context: SentinelContext, request: Sentin
   const params = await readForm(request, context.config.bodyLimit);
   requireGrantType(single(params, 'grant_type'), 'client_credentials');
   const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: false });
-  if (!app.grantTypes.includes('client_credentials')) {
-    throw new OAuthError('unauthorized_client', 'this application is not registered for the client_credentials grant');
-  }
+  requireGrant(app, 'client_credentials');
   const { token, claims, expiresIn } = await issueAccessToken(context, {
     accountId,
     clientId: app.clientId,

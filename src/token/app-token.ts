@@ -5,6 +5,7 @@
 import { expiresInValue, issueAccessToken } from '../access-token.js';
 import { readForm } from '../body.js';
 import { isParticipantId } from '../consumer.js';
+import { requireGrant } from '../apps.js';
 import type { SentinelContext } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
@@ -33,9 +34,7 @@ export async function handleAppToken(context: SentinelContext, request: Sentinel
     throw new OAuthError('invalid_request', 'state must be a consumer participant id (a UUID or 64 lower-case hex characters)');
   }
   const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: false });
-  if (!app.grantTypes.includes('client_credentials')) {
-    throw new OAuthError('unauthorized_client', 'this application is not registered for the client_credentials grant');
-  }
+  requireGrant(app, 'client_credentials');
   if (validator !== undefined && !(await validator(consumerId, { accountId, clientId: app.clientId }))) {
     throw new OAuthError('invalid_request', 'state does not name a valid consumer of this account');
   }

@@ -3,7 +3,7 @@
  * (RFC 6749 §4.1.2, RFC 9700 §4.5).
  */
 import { randomUUID } from 'node:crypto';
-import type { App } from '../apps.js';
+import { requireGrant, type App } from '../apps.js';
 import { redeemCode } from '../codes.js';
 import type { SentinelContext } from '../context.js';
 import { OAuthError } from '../errors.js';
@@ -34,9 +34,7 @@ export async function handleAuthorizationCodeGrant(
   const redirectUri = single(params, 'redirect_uri');
   const verifier = single(params, 'code_verifier');
   assertVerifierSyntax(verifier);
-  if (!app.grantTypes.includes('authorization_code')) {
-    throw new OAuthError('unauthorized_client', 'this application is not registered for the authorization_code grant');
-  }
+  requireGrant(app, 'authorization_code');
   const grantId = randomUUID();
   const redemption = await redeemCode(context, code, grantId);
   if (redemption === null) throw new OAuthError('invalid_grant', 'the code is invalid or has expired');

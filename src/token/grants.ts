@@ -70,16 +70,8 @@ export function parseRefreshRecord(stored: string | null): RefreshRecord | null 
   return stored === null ? null : (JSON.parse(stored) as RefreshRecord);
 }
 
-/** Input of {@link storeRefreshToken}: the grant a new refresh token belongs to. */
-export interface RefreshTokenInput {
-  grantId: string;
-  accountId: string;
-  clientId: string;
-  userId: string;
-  scope?: string | undefined;
-  authTime: number;
-  absoluteExpiresAt: number;
-}
+/** Input of {@link storeRefreshToken}: the grant a new refresh token belongs to (its times are set on storing). */
+export type RefreshTokenInput = Omit<RefreshRecord, 'createdAt' | 'expiresAt'>;
 
 /**
  * Creates the grant's next refresh token and makes it the grant's live one. Returns the plain token (for the

@@ -2,7 +2,7 @@
  * `grant_type=refresh_token` (RFC 6749 §6) with rotation on every use and family revocation on reuse
  * (RFC 9700 §4.14.2).
  */
-import type { App } from '../apps.js';
+import { requireGrant, type App } from '../apps.js';
 import type { SentinelContext } from '../context.js';
 import { OAuthError } from '../errors.js';
 import type { SentinelRequest, SentinelResponse } from '../http.js';
@@ -61,9 +61,7 @@ export async function handleRefreshTokenGrant(
 ): Promise<SentinelResponse> {
   const token = required(params, 'refresh_token');
   const requestedScope = single(params, 'scope');
-  if (!app.grantTypes.includes('refresh_token')) {
-    throw new OAuthError('unauthorized_client', 'this application is not registered for the refresh_token grant');
-  }
+  requireGrant(app, 'refresh_token');
   const key = refreshKey(token);
   const found = parseRefreshRecord(await context.store.get(key));
   if (found === null) {

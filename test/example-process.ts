@@ -4,7 +4,7 @@
  * user's credentials.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import { freePort } from './free-port.js';
 
 /** A running example. */
 export interface RunningExample {
@@ -19,17 +19,6 @@ export interface RunningExample {
 }
 
 const START_TIMEOUT_MS = 30_000;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-}
 
 /** `demo user      demo / s3cret` → `['demo', 's3cret']`. */
 function credentials(banner: string): [string, string] | null {
