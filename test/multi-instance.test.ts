@@ -362,7 +362,7 @@ describe.skipIf(redis.skip)('two instances (separate processes) on one Redis', (
     // ... and the callback, on yet another instance, finds the pending sign-in and exchanges the code.
     const finished = await step(`${proxyBase}${callback.pathname}${callback.search}`);
     expect(finished.status).toBe(200);
-    expect(await finished.text()).toContain('Signed in as <strong>user-demo-1</strong>');
+    expect(await finished.text()).toContain('Signed in as <strong id="subject">user-demo-1</strong>');
     expect(seen).toHaveLength(5);
     for (let index = 1; index < seen.length; index++) expect(seen[index]).not.toBe(seen[index - 1]);
   });

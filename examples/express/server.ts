@@ -34,7 +34,9 @@ app.get(
 
 // The demo client ("Sign in with the platform").
 app.get('/', (_req, res) => sendSentinelResponse(res, client.home()));
-app.get('/signin', (_req, res) => sendSentinelResponse(res, client.signIn()));
+app.get('/signin', (_req, res, next) => {
+  client.signIn().then((answer) => sendSentinelResponse(res, answer), next);
+});
 app.get('/callback', async (req, res, next) => {
   try {
     sendSentinelResponse(res, await client.callback(new URLSearchParams(req.url.split('?')[1] ?? ''), req.headers.cookie));

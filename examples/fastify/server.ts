@@ -41,7 +41,7 @@ app.get<BrandTokensRoute>(
 
 // The demo client ("Sign in with the platform").
 app.get('/', async (_request, reply) => sendSentinelResponse(reply, client.home()));
-app.get('/signin', async (_request, reply) => sendSentinelResponse(reply, client.signIn()));
+app.get('/signin', async (_request, reply) => sendSentinelResponse(reply, await client.signIn()));
 app.get('/callback', async (request, reply) => {
   const query = new URLSearchParams(request.url.split('?')[1] ?? '');
   return sendSentinelResponse(reply, await client.callback(query, request.headers.cookie));

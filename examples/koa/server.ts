@@ -51,7 +51,7 @@ app.use(async (ctx, next) => {
 app.use(async (ctx, next) => {
   if (ctx.method !== 'GET') return next();
   if (ctx.path === '/') sendSentinelResponse(ctx, client.home());
-  else if (ctx.path === '/signin') sendSentinelResponse(ctx, client.signIn());
+  else if (ctx.path === '/signin') sendSentinelResponse(ctx, await client.signIn());
   else if (ctx.path === '/callback')
     sendSentinelResponse(ctx, await client.callback(new URLSearchParams(ctx.querystring), ctx.get('cookie')));
   else await next();

@@ -19,7 +19,7 @@ import { RedisStore } from 'sentinel-idp/redis';
 import { brandTokensAnswer, consumerIdProblem, createBrandTokenStore } from '../shared/brand-tokens.js';
 import { createUserStore } from '../shared/user-store.js';
 import { ACCOUNT_ID } from './account.js';
-import { createMultiInstanceClient } from './client.js';
+import { createDemoClient } from '../shared/client.js';
 
 function required(name: string): string {
   const value = process.env[name];
@@ -91,7 +91,7 @@ const sentinel = createSentinel({
 });
 
 const brandTokens = createBrandTokenStore(ACCOUNT_ID);
-const client = createMultiInstanceClient({
+const client = createDemoClient({
   issuer,
   internalURL: `http://127.0.0.1:${port}`,
   basePath: sentinel.config.basePath,
