@@ -16,6 +16,7 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
+    setupFiles: ['test/setup/suite-audit.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',

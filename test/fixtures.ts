@@ -2,28 +2,38 @@
  * Shared test fixtures: one account with a confidential app, a public app, a second account, and a factory for
  * sentinels with those apps. Secrets here are test values.
  */
+import { CC_ONLY_SECRET, CLIENT_SECRET, OTHER_SECRET, PASSWORD } from './fixture-secrets.js';
 import { createSentinel, generatePrivateJWK, type JWK, type Sentinel, type SentinelOptions } from '../src/index.js';
+
+export { CC_ONLY_SECRET, CLIENT_SECRET, OTHER_SECRET, PASSWORD };
 
 export const ISSUER = 'http://localhost';
 export const ACCOUNT = 'le81823118';
 export const OTHER_ACCOUNT = '90210';
 export const CLIENT_ID = '6f1c0b7e-3d7a-4c1e-9a51-1f0a2b3c4d5e';
-export const CLIENT_SECRET = 'k3q9x7m2p4t8w1z6b5n0v3c7d2';
 export const REDIRECT_URI = 'https://app.example.com/cb';
 export const SECOND_REDIRECT_URI = 'https://app.example.com/other?tenant=a';
 export const PUBLIC_CLIENT_ID = '0e7d9c8b-1a2b-4c3d-8e9f-0a1b2c3d4e5f';
 export const CC_ONLY_CLIENT_ID = '11111111-2222-4333-8444-555555555555';
-export const CC_ONLY_SECRET = 'ccsecretccsecretccsecret01';
 export const OTHER_CLIENT_ID = 'aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee';
-export const OTHER_SECRET = 'othersecretothersecret0001';
 export const CONSUMER_UUID = '0b3f6a2e-8c1d-4e5f-9a7b-1c2d3e4f5a6b';
 export const CONSUMER_HEX = `${'a'.repeat(32)}0123456789abcdef0123456789abcdef`;
 export const USERNAME = 'alice';
-export const PASSWORD = 'correct horse battery staple';
 export const USER_ID = 'u-alice';
 
 /** One signing key per test process (generation costs a few ms). */
 export const SIGNING_KEY: JWK = generatePrivateJWK('ES256');
+
+/**
+ * The hooks of the suite-wide audit sink (test/setup/suite-audit.ts), when it runs: events, log lines and error
+ * reports of every sentinel built here are scanned for secrets after each test file.
+ */
+function suiteAuditHooks(): Partial<SentinelOptions> {
+  const sink = (globalThis as Record<symbol, { options(): Partial<SentinelOptions> } | undefined>)[
+    Symbol.for('sentinel-idp.test.suiteAuditSink')
+  ];
+  return sink === undefined ? {} : sink.options();
+}
 
 /** The base options: two accounts, a confidential app with two redirect URIs, a public app, a cc-only app. */
 export function baseOptions(overrides: Partial<SentinelOptions> = {}): SentinelOptions {
@@ -66,6 +76,7 @@ export function baseOptions(overrides: Partial<SentinelOptions> = {}): SentinelO
         (accountId === ACCOUNT || accountId === OTHER_ACCOUNT) && username === USERNAME && password === PASSWORD ? { id: USER_ID } : null,
     },
     logger: { warn: () => {} },
+    ...suiteAuditHooks(),
     ...overrides,
   };
 }
