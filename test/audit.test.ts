@@ -14,6 +14,7 @@ import {
   openLogin,
   postForm,
   postLogin,
+  type SignedIn,
   signIn,
   startInteraction,
   TOKEN_PATH,
@@ -38,6 +39,23 @@ import {
 const WRONG_PASSWORDS = ['wrong-password-0001', 'wrong-password-0002', 'wrong-password-0003', 'wrong-password-0004', 'wrong-password-0005'];
 
 /** Runs every flow once against a fresh sentinel wired to `sink`, registering every secret seen on the way. */
+/** Registers every secret a browser sign-in handled: the code, PKCE verifier, interaction, CSRF token and session id. */
+function rememberSignIn(sink: AuditSink, signedIn: SignedIn): void {
+  sink.labelled('code', signedIn.code);
+  sink.labelled('pkce verifier', signedIn.verifier);
+  sink.labelled('interaction id', signedIn.interaction);
+  sink.labelled('csrf token', signedIn.csrf);
+  sink.labelled('session id', signedIn.sessionCookie);
+}
+
+/** Registers the tokens of a token response. */
+function rememberTokens(sink: AuditSink, body: Record<string, unknown>): void {
+  for (const name of ['access_token', 'refresh_token', 'id_token'] as const) {
+    const value = body[name];
+    if (typeof value === 'string') sink.labelled(name.replace('_', ' '), value);
+  }
+}
+
 async function runEveryFlow(sink: AuditSink): Promise<void> {
   const sentinel = makeSentinel({ ...sink.options(), throttle: { maxFailures: 3, maxFailuresPerIp: 50, windowSeconds: 900 } });
   sink.labelled('client secret', CLIENT_SECRET, CC_ONLY_SECRET, OTHER_SECRET);
@@ -85,47 +103,29 @@ async function runEveryFlow(sink: AuditSink): Promise<void> {
   // The rest runs on a second sentinel (same sink), where alice's failure budget is untouched.
   const fresh = makeSentinel({ ...sink.options() });
   const signedIn = await signIn(fresh);
-  sink.labelled('code', signedIn.code);
-  sink.labelled('pkce verifier', signedIn.verifier);
-  sink.labelled('interaction id', signedIn.interaction);
-  sink.labelled('csrf token', signedIn.csrf);
-  sink.labelled('session id', signedIn.sessionCookie);
+  rememberSignIn(sink, signedIn);
 
   // Code exchange, then a replay of the code (revokes what it issued).
   const tokens = await exchangeCode(fresh, signedIn.code, signedIn.verifier);
   expect(tokens.status).toBe(200);
-  const issued = jsonOf(tokens);
-  sink.labelled('access token', issued.access_token as string);
-  sink.labelled('refresh token', issued.refresh_token as string);
-  sink.labelled('id token', issued.id_token as string | undefined);
+  rememberTokens(sink, jsonOf(tokens));
   expect((await exchangeCode(fresh, signedIn.code, signedIn.verifier)).status).toBe(400);
 
   // Refresh rotation, then reuse of the old refresh token.
   const second = await signIn(fresh);
-  sink.labelled('code', second.code);
-  sink.labelled('session id', second.sessionCookie);
-  sink.labelled('csrf token', second.csrf);
-  sink.labelled('interaction id', second.interaction);
+  rememberSignIn(sink, second);
   const secondTokens = jsonOf(await exchangeCode(fresh, second.code, second.verifier));
-  sink.labelled('access token', secondTokens.access_token as string);
-  sink.labelled('refresh token', secondTokens.refresh_token as string);
-  sink.labelled('id token', secondTokens.id_token as string | undefined);
+  rememberTokens(sink, secondTokens);
   const rotated = await useRefreshToken(fresh, secondTokens.refresh_token as string);
   expect(rotated.status).toBe(200);
-  sink.labelled('access token', jsonOf(rotated).access_token as string);
-  sink.labelled('refresh token', jsonOf(rotated).refresh_token as string);
+  rememberTokens(sink, jsonOf(rotated));
   expect((await useRefreshToken(fresh, secondTokens.refresh_token as string)).status).toBe(400);
 
   // Revocation and introspection of a third grant's tokens.
   const third = await signIn(fresh);
-  sink.labelled('code', third.code);
-  sink.labelled('session id', third.sessionCookie);
-  sink.labelled('csrf token', third.csrf);
-  sink.labelled('interaction id', third.interaction);
+  rememberSignIn(sink, third);
   const thirdTokens = jsonOf(await exchangeCode(fresh, third.code, third.verifier));
-  sink.labelled('access token', thirdTokens.access_token as string);
-  sink.labelled('refresh token', thirdTokens.refresh_token as string);
-  sink.labelled('id token', thirdTokens.id_token as string | undefined);
+  rememberTokens(sink, thirdTokens);
   const client = { client_id: CLIENT_ID, client_secret: CLIENT_SECRET };
   const introspected = await postForm(
     fresh,
