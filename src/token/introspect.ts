@@ -1,14 +1,11 @@
 /**
  * `POST {basePath}/api/account/{accountId}/token/introspect` — token introspection (RFC 7662).
  */
-import { readForm } from '../body.js';
 import type { SentinelContext } from '../context.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
-import { required, single } from '../params.js';
-import { authenticateClient } from './client-auth.js';
 import { isGrantRevoked } from './grants.js';
-import { checkTokenQuery } from './token-endpoint.js';
-import { findClientToken, parseTokenTypeHint, type FoundToken } from './token-lookup.js';
+import { findClientToken, type FoundToken } from './token-lookup.js';
+import { readTokenRequest } from './token-request.js';
 
 const INACTIVE = { active: false } as const;
 
@@ -51,11 +48,7 @@ function describe(context: SentinelContext, found: FoundToken): Record<string, u
  * // 200 {"active":true,"scope":"openid","client_id":"…","sub":"u-1","exp":…,"iat":…,"iss":"…","aud":"123","jti":"…","token_type":"access_token"}
  */
 export async function handleIntrospect(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
-  checkTokenQuery(request.query);
-  const params = await readForm(request, context.config.bodyLimit);
-  const token = required(params, 'token');
-  const hint = parseTokenTypeHint(single(params, 'token_type_hint'));
-  const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: false });
+  const { token, hint, app } = await readTokenRequest(context, request, accountId, { allowPublic: false });
   const found = await findClientToken(context, { token, accountId, clientId: app.clientId, hint, checkRevocation: true });
   if (found === null) return noStoreJSON(200, INACTIVE);
   if (found.kind === 'refresh_token' && (await isGrantRevoked(context, found.record.grantId))) return noStoreJSON(200, INACTIVE);

@@ -1,15 +1,12 @@
 /**
  * `POST {basePath}/api/account/{accountId}/token/revoke` — token revocation (RFC 7009).
  */
-import { readForm } from '../body.js';
 import type { SentinelContext } from '../context.js';
 import { OAuthError } from '../errors.js';
 import type { SentinelRequest, SentinelResponse } from '../http.js';
-import { required, single } from '../params.js';
-import { authenticateClient } from './client-auth.js';
 import { revokeAccessToken, revokeGrant } from './grants.js';
-import { checkTokenQuery } from './token-endpoint.js';
-import { findClientToken, parseTokenTypeHint } from './token-lookup.js';
+import { findClientToken } from './token-lookup.js';
+import { readTokenRequest } from './token-request.js';
 
 /**
  * Revokes a token of the authenticated client. A refresh token takes its whole grant with it (its access tokens
@@ -24,11 +21,7 @@ import { findClientToken, parseTokenTypeHint } from './token-lookup.js';
  * const response = await handleRevoke(context, request, '123'); // 200, empty body
  */
 export async function handleRevoke(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
-  checkTokenQuery(request.query);
-  const params = await readForm(request, context.config.bodyLimit);
-  const token = required(params, 'token');
-  const hint = parseTokenTypeHint(single(params, 'token_type_hint'));
-  const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: true });
+  const { token, hint, app } = await readTokenRequest(context, request, accountId, { allowPublic: true });
   const found = await findClientToken(context, { token, accountId, clientId: app.clientId, hint, checkRevocation: false });
   if (found?.kind === 'refresh_token') {
     await revokeGrant(context, found.record.grantId);
