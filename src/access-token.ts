@@ -29,6 +29,26 @@ export interface AccessTokenClaims extends JWTClaims {
   gid?: string;
 }
 
+/**
+ * The claim that marks a v1 app token. Its `sub` is the client id, and client ids may be UUIDs like consumer ids:
+ * the marker is what stops an app token from passing where a consumer-bound token is required.
+ */
+export const APP_TOKEN_CLAIM = 'token_use';
+const APP_TOKEN_VALUE = 'app';
+
+/**
+ * True for a v1 app token (a token for the application itself, bound to no consumer).
+ * @example issueAccessToken(context, { …, extra: appTokenMarker() })
+ */
+export function isAppToken(claims: AccessTokenClaims): boolean {
+  return claims[APP_TOKEN_CLAIM] === APP_TOKEN_VALUE;
+}
+
+/** The claim that marks a v1 app token, for {@link issueAccessToken}'s `extra`. */
+export function appTokenMarker(): Record<string, string> {
+  return { [APP_TOKEN_CLAIM]: APP_TOKEN_VALUE };
+}
+
 /** What an access token is issued for. */
 export interface AccessTokenInput {
   accountId: string;
@@ -120,7 +140,11 @@ export async function verifyAccessToken(
   const expected = audienceFor(context, accountId, claims.client_id);
   const audiences = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
   if (!audiences.includes(expected)) throw new OAuthError('invalid_token', 'the token is for another audience', { status: 401 });
-  if (options.consumerId !== undefined && (claims.gty !== 'client_credentials' || claims.sub !== options.consumerId)) {
+  // Consumer-bound: issued by the client credentials grant for this consumer, and not a v1 app token.
+  if (
+    options.consumerId !== undefined &&
+    (claims.gty !== 'client_credentials' || claims.sub !== options.consumerId || isAppToken(claims))
+  ) {
     throw new OAuthError('invalid_token', 'the token is not bound to this consumer', { status: 401 });
   }
   if (isRevoked !== undefined && (await isRevoked(claims))) {

@@ -25,7 +25,6 @@ import { loadKeys, type JWK } from './keys.js';
 import { createRouter, type Route } from './router.js';
 import { ROUTES } from './routes.js';
 import { MemoryStore } from './stores/memory.js';
-import { isAppToken } from './token/app-token-v1.js';
 import { createRevocationCheck } from './token/grants.js';
 
 /**
@@ -210,12 +209,7 @@ export function createSentinel(options: SentinelOptions): Sentinel {
   const isRevoked = createRevocationCheck(context);
 
   async function verifyAccessToken(token: string, verifyOptions: VerifyAccessTokenOptions = {}): Promise<AccessTokenClaims> {
-    const claims = await verifyToken(context, token, verifyOptions, isRevoked);
-    // A v1 app token's sub is a client id, which may look like a consumer id: it never passes as consumer-bound.
-    if (verifyOptions.consumerId !== undefined && isAppToken(claims)) {
-      throw new OAuthError('invalid_token', 'the token is not bound to this consumer', { status: 401 });
-    }
-    return claims;
+    return verifyToken(context, token, verifyOptions, isRevoked);
   }
 
   async function checkBearer(authorization: string | undefined, verifyOptions: VerifyAccessTokenOptions = {}): Promise<BearerResult> {

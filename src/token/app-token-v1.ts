@@ -2,7 +2,7 @@
  * `POST {basePath}/api/account/{accountId}/app/token` — the platform's v1 client credentials grant
  * (RFC 6749 §4.4): a token for the application itself, bound to no consumer, kept for existing integrations.
  */
-import { expiresInValue, issueAccessToken, type AccessTokenClaims } from '../access-token.js';
+import { appTokenMarker, expiresInValue, issueAccessToken } from '../access-token.js';
 import { readForm } from '../body.js';
 import { requireGrant } from '../apps.js';
 import type { SentinelContext } from '../context.js';
@@ -11,21 +11,6 @@ import { single } from '../params.js';
 import { requireGrantType } from './app-token.js';
 import { authenticateClient } from './client-auth.js';
 import { checkTokenQuery } from './token-endpoint.js';
-
-/**
- * The claim that marks an app token. Its `sub` is the client id, and client ids may be UUIDs like consumer ids:
- * the marker is what stops an app token from passing where a consumer-bound token is required.
- */
-export const APP_TOKEN_CLAIM = 'token_use';
-const APP_TOKEN_VALUE = 'app';
-
-/**
- * True for a v1 app token.
- * @example if (consumerId !== undefined && isAppToken(claims)) throw invalidToken
- */
-export function isAppToken(claims: AccessTokenClaims): boolean {
-  return claims[APP_TOKEN_CLAIM] === APP_TOKEN_VALUE;
-}
 
 /**
  * Issues a v1 app token: `sub` = client id, `gty` client_credentials, marked with `token_use: "app"`.
@@ -46,7 +31,7 @@ export async function handleAppTokenV1(context: SentinelContext, request: Sentin
     subject: app.clientId,
     grantType: 'client_credentials',
     scope: app.scope,
-    extra: { [APP_TOKEN_CLAIM]: APP_TOKEN_VALUE },
+    extra: appTokenMarker(),
   });
   context.emit({
     type: 'token.issued',
