@@ -88,7 +88,7 @@ async function postLogin(target: { loginURL: string; csrf: string }, username: s
 
 /** Opens one interaction per attempt (alternating instances), then fires every attempt at once. */
 async function burst(pair: Pair, attempts: Array<{ username: string; password: string }>): Promise<number[]> {
-  const targets = [];
+  const targets: Array<{ loginURL: string; csrf: string }> = [];
   for (let index = 0; index < attempts.length; index += 1) targets.push(await openInteraction(pair.urls[index % 2] as string));
   return Promise.all(attempts.map((attempt, index) => postLogin(targets[index]!, attempt.username, attempt.password)));
 }
@@ -183,7 +183,7 @@ for (const storeKind of STORES) {
         const users = countingUsers('slow', gate);
         const pair = await mountPair(hostIndex, { store, throttle: LIMITS, users }, shared);
         try {
-          const targets = [];
+          const targets: Array<{ loginURL: string; csrf: string }> = [];
           for (let index = 0; index < 21; index += 1) targets.push(await openInteraction(pair.urls[index % 2] as string));
           const wrong = targets.slice(0, 20).map((target, index) => postLogin(target, USERNAME, `wrong-${index}`));
           // Wait until the in-flight wrong guesses have taken the slots they can get (or all 20 reached the store).
