@@ -174,6 +174,28 @@ for (const storeKind of STORES) {
         });
       }
 
+      if (hostIndex === 0) {
+        it('a successful sign-in gives the address its slot back, so an office NAT is charged for failures only', async () => {
+          const { store, shared } = storeKind.make();
+          const users = countingUsers('instant');
+          const pair = await mountPair(hostIndex, { store, throttle: { ...LIMITS, maxFailuresPerIp: 3 }, users }, shared);
+          try {
+            const statuses: number[] = [];
+            for (let index = 0; index < 6; index += 1) {
+              statuses.push(await postLogin(await openInteraction(pair.urls[index % 2] as string), USERNAME, PASSWORD));
+            }
+            expect(statuses).toEqual([303, 303, 303, 303, 303, 303]);
+            // Failures still count: three wrong guesses from the address lock it.
+            for (let index = 0; index < 3; index += 1) {
+              expect(await postLogin(await openInteraction(pair.urls[0]), `someone-${index}`, 'guess')).toBe(200);
+            }
+            expect(await postLogin(await openInteraction(pair.urls[1]), USERNAME, PASSWORD)).toBe(429);
+          } finally {
+            await pair.close();
+          }
+        });
+      }
+
       it(`${host.name}: the right password sent while the other guesses hold every slot gets 429, not a session`, async () => {
         let release: () => void = () => {};
         const gate = new Promise<void>((resolve) => {
