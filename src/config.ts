@@ -149,6 +149,7 @@ const optionsSchema = z.object({
   pkce: z.enum(['optional', 'required']).default('optional'),
   signing: z.enum(['threadpool', 'sync']).default('threadpool'),
   bodyLimit: z.number().int().positive().max(1_048_576).default(16_384),
+  bodyTimeout: z.number().positive().max(300).default(10),
   jwksMaxAge: z.number().int().nonnegative().default(300),
   trustProxy: z.union([z.boolean(), z.number(), z.array(z.string())]).default(false),
   clockTolerance: z.number().int().nonnegative().max(300).default(5),

@@ -19,6 +19,7 @@ export { clientIP } from './client-ip.js';
 export { ConfigurationError, isConfigurationError, isOAuthError, OAuthError } from './errors.js';
 export type { OAuthErrorCode, OAuthErrorOptions } from './errors.js';
 export { BodyTooLargeError, isBodyTooLarge } from './body.js';
+export { ClientAbortedError, isClientAborted } from './body-read.js';
 export { MemoryStore } from './stores/memory.js';
 export type { MemoryStoreOptions } from './stores/memory.js';
 export { SecurityStateFullError } from './stores/security-state.js';
