@@ -6,8 +6,8 @@
 
 /**
  * Charged per entry on top of its strings: the cache's bookkeeping (map slot, list links, TTL and size arrays)
- * and the two string headers. Measured by bench/memory-bytes.ts (about 150 bytes per entry on Node 20); rounded
- * up so the budget errs toward holding less.
+ * and the two string headers. bench/memory-bounds.ts measured about 100 bytes per tiny entry on Node 20; charged
+ * at nearly twice that so the budget errs toward holding less.
  */
 export const ENTRY_OVERHEAD_BYTES = 192;
 

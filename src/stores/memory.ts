@@ -7,7 +7,7 @@
  * can do is evict other pending interactions.
  *
  * Why bytes: an entry count does not bound memory when one entry can be a hundred times another (a long `state`).
- * Each prefix holds at most `maxBytes` (default 32 MiB) and `max` entries, whichever is reached first.
+ * Each prefix holds at most `maxBytes` (default 64 MiB) and `max` entries, whichever is reached first.
  *
  * Why security state is apart: revocation markers (`revoked:`) and throttle counters (`throttle:`) must never be
  * forgotten under pressure, or revoked tokens come back and locked usernames unlock. They live in a
@@ -20,7 +20,7 @@ import { SecurityState } from './security-state.js';
 import type { Store } from './store.js';
 
 /** Default byte budget of each ordinary key prefix (interactions, sessions, codes, …). */
-export const DEFAULT_MAX_BYTES = 32 * 1024 * 1024;
+export const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
 /** Default byte budget of security state (revocations and throttle counters together). */
 export const DEFAULT_SECURITY_MAX_BYTES = 32 * 1024 * 1024;
 /** Key prefixes kept as security state by default. */
@@ -36,7 +36,7 @@ export const DEFAULT_SECURITY_PREFIXES: readonly string[] = Object.freeze(['revo
 export interface MemoryStoreOptions {
   /** Most entries kept per key prefix (`session:`, `interaction:`, …); the least recently used go first. Default 100 000. */
   max?: number;
-  /** Most bytes kept per ordinary key prefix, as {@link entryBytes} charges them; the least recently used go first. Default 32 MiB. */
+  /** Most bytes kept per ordinary key prefix, as {@link entryBytes} charges them; the least recently used go first. Default 64 MiB. */
   maxBytes?: number;
   /** Byte budget of security state, which is never evicted: a write that does not fit fails. Default 32 MiB. */
   securityMaxBytes?: number;
