@@ -10,8 +10,9 @@
  * first takes a slot with the store's atomic `increment` and goes on only when the count the store returned is
  * within the limit; with N concurrent attempts the store hands out the counts 1..N, so at most the limit of them
  * ever reach the user store, whatever the instance and however slow the password check. A failure simply keeps its
- * slot. A success clears the username counter and gives the IP slot back (when the store can), so that an address
- * with many legitimate users behind it (an office NAT) is charged for failures only.
+ * slot. A success gives its own slot back on both counters, so the counters count failures (plus attempts in
+ * flight): an address with many legitimate users behind it (an office NAT) is charged for failures only, and no
+ * success in the middle of a burst can reopen the window for the guesses around it.
  */
 import type { SentinelContext } from '../context.js';
 import { digest } from '../secrets.js';
@@ -99,13 +100,15 @@ async function refundAddress(context: SentinelContext, keys: ThrottleKeys): Prom
 }
 
 /**
- * After a successful login: clears the username counter and gives the address its slot back. Clearing is safe
- * against bursts: whoever sends the right password already knows it.
+ * After a successful login: gives the attempt's slot back on both counters. A store without `decrement` clears the
+ * username counter instead, or every successful sign-in would use up the user's budget; that reopens the window
+ * only to someone who already knows the password.
  *
  * @example
  * await settleSuccess(context, keys);
  */
 export async function settleSuccess(context: SentinelContext, keys: ThrottleKeys): Promise<void> {
-  await context.store.delete(keys.username);
+  if (canRefund(context.store)) await context.store.decrement(keys.username);
+  else await context.store.delete(keys.username);
   await refundAddress(context, keys);
 }
