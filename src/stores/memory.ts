@@ -133,7 +133,7 @@ export class MemoryStore implements Store {
 
   /**
    * Gives one slot of a counter back (never below zero, never starting a counter, window unchanged): the login
-   * throttle returns the address's slot after a successful sign-in.
+   * throttle returns a successful attempt's slot. Optional for custom stores (see the README's Store contract).
    *
    * @example
    * await store.decrement('throttle:ip:203.0.113.7');
