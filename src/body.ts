@@ -1,6 +1,7 @@
 /**
  * Reading a form body at the core: size cap, content type, and whatever shape the host handed over.
  */
+import { isBodyTimeout, isClientAborted } from './body-read.js';
 import { OAuthError } from './errors.js';
 import { headerValue, type SentinelBody, type SentinelRequest } from './http.js';
 import { fromParsedBody, parseForm, type ParamMap } from './params.js';
@@ -53,7 +54,8 @@ function isFormContentType(contentType: string | undefined): boolean {
 
 /**
  * The form parameters of a token-endpoint style request.
- * @throws OAuthError 400 invalid_request for a wrong Content-Type, 413 for a body over `limit` bytes.
+ * @throws OAuthError 400 invalid_request for a wrong Content-Type or a body cut off by the client, 408 for a body
+ * that missed `bodyTimeout`, 413 for a body over `limit` bytes.
  */
 export async function readForm(request: SentinelRequest, limit: number): Promise<ParamMap> {
   const declared = headerValue(request, 'content-length');
@@ -66,6 +68,12 @@ export async function readForm(request: SentinelRequest, limit: number): Promise
     body = typeof request.body === 'function' ? await request.body() : request.body;
   } catch (error) {
     if (isBodyTooLarge(error)) throw tooLarge(limit);
+    if (isBodyTimeout(error)) {
+      throw new OAuthError('invalid_request', 'the request body did not arrive in time', { status: 408, headers: { connection: 'close' } });
+    }
+    // The client is gone; the answer reaches no one, and it is not a server failure.
+    if (isClientAborted(error))
+      throw new OAuthError('invalid_request', 'the request body was cut off', { headers: { connection: 'close' } });
     throw error;
   }
   if (body === undefined) return new Map();

@@ -1,24 +1,64 @@
 /**
  * The client address used for login throttling and audit events.
  *
- * RFC 9700 §4.13: `X-Forwarded-For` is set by whoever sends the request, so it is believed only when the operator
- * says a trusted proxy sits in front (`trustProxy: true`). Otherwise the socket address the host saw is used.
+ * RFC 9700 §4.13: `X-Forwarded-For` is set by whoever sends the request, so it is believed only as far as the
+ * operator says proxies they run sit in front (`trustProxy`). Each proxy appends the address it received the
+ * request from, so the client address is the right-most one that is not a trusted proxy; entries further left were
+ * written by the client and are never used. Without `trustProxy` the socket address the host saw is used.
  */
 import type { ResolvedConfig } from './config.js';
-import { headerValue, type SentinelRequest } from './http.js';
+import type { SentinelRequest } from './http.js';
+import { compileTrustProxy, normalizeAddress, type TrustProxy, type TrustsHop } from './trusted-proxies.js';
+
+/** Compiled once per option value: the option object of a sentinel does not change. */
+const compiled = new WeakMap<object, TrustsHop | null>();
+
+function trustsHop(option: TrustProxy): TrustsHop | null {
+  if (typeof option !== 'object') return compileTrustProxy(option);
+  let found = compiled.get(option);
+  if (found === undefined) {
+    found = compileTrustProxy(option);
+    compiled.set(option, found);
+  }
+  return found;
+}
+
+function forwardedFor(request: SentinelRequest): string[] {
+  const value = request.headers['x-forwarded-for'];
+  const joined = Array.isArray(value) ? value.join(',') : (value ?? '');
+  return joined
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+}
 
 /**
  * The client's IP address, or `null` when neither the host nor a trusted proxy tells it (RFC 9700 §4.13).
+ *
+ * - `trustProxy: false`: the socket address.
+ * - a hop count or an address list: walking from the socket peer leftwards through `X-Forwarded-For`, the first
+ *   address that is not a trusted proxy (or the left-most one when all are trusted).
+ * - `true`: the left-most `X-Forwarded-For` entry, for a proxy that replaces the header with the one address it saw.
  *
  * @example
  * const ip = clientIP(context.config, request) ?? 'unknown';
  */
 export function clientIP(config: Pick<ResolvedConfig, 'trustProxy'>, request: SentinelRequest): string | null {
-  if (config.trustProxy) {
-    const forwarded = headerValue(request, 'x-forwarded-for');
-    const first = forwarded?.split(',')[0]?.trim();
-    if (first !== undefined && first !== '') return first;
+  const socket = request.ip === undefined ? null : normalizeAddress(request.ip);
+  const option = config.trustProxy;
+  if (option === false) return socket;
+  if (option === true) {
+    const first = forwardedFor(request)[0];
+    return first === undefined ? socket : normalizeAddress(first);
   }
-  const ip = request.ip?.trim();
-  return ip === undefined || ip === '' ? null : ip;
+  const trusts = trustsHop(option);
+  if (trusts === null || socket === null) return socket;
+  const hops = [socket, ...forwardedFor(request).reverse()];
+  for (let hop = 0; hop < hops.length; hop += 1) {
+    const address = normalizeAddress(hops[hop] as string);
+    // An entry a trusted proxy wrote that is not an address: no address is known, rather than a made-up one.
+    if (address === null) return null;
+    if (!trusts(address, hop) || hop === hops.length - 1) return address;
+  }
+  return socket;
 }

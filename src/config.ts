@@ -10,6 +10,7 @@ import type { LoginView } from './authorize/login-view.js';
 import type { SentinelRequest } from './http.js';
 import type { JWK } from './keys.js';
 import type { Store } from './stores/store.js';
+import { compileTrustProxy } from './trusted-proxies.js';
 
 /**
  * The signed-in user as the host's user store describes it (the resource owner of RFC 6749 §1.1).
@@ -148,8 +149,9 @@ const optionsSchema = z.object({
   pkce: z.enum(['optional', 'required']).default('optional'),
   signing: z.enum(['threadpool', 'sync']).default('threadpool'),
   bodyLimit: z.number().int().positive().max(1_048_576).default(16_384),
+  bodyTimeout: z.number().positive().max(300).default(10),
   jwksMaxAge: z.number().int().nonnegative().default(300),
-  trustProxy: z.boolean().default(false),
+  trustProxy: z.union([z.boolean(), z.number(), z.array(z.string())]).default(false),
   clockTolerance: z.number().int().nonnegative().max(300).default(5),
   onError: fn<(error: unknown, context: ErrorContext) => void>('onError').optional(),
   onEvent: fn<(event: SentinelEvent) => void>('onEvent').optional(),
@@ -238,6 +240,7 @@ export function resolveConfig(options: SentinelOptions): ResolvedConfig {
   if (parsed.session.idleTtl > parsed.session.absoluteTtl) {
     throw new ConfigurationError('session.idleTtl', 'must not exceed session.absoluteTtl');
   }
+  compileTrustProxy(parsed.trustProxy);
   const seen = new Set<string>();
   const apps = parsed.apps.map((entry, index) => {
     const field = `apps[${index}]`;

@@ -4,6 +4,7 @@
  */
 import type { AppStore } from './apps.js';
 import type { ResolvedConfig } from './config.js';
+import { escapeEventFields } from './event-fields.js';
 import type { EventInput } from './events.js';
 import type { KeySet } from './keys.js';
 import type { Store } from './stores/store.js';
@@ -29,7 +30,11 @@ export function createContext(input: { config: ResolvedConfig; keys: KeySet; sto
   const base = `${config.issuer}${config.basePath}`;
   return {
     ...input,
-    emit: onEvent === undefined ? () => {} : (event) => onEvent({ ...event, at: Date.now() } as Parameters<typeof onEvent>[0]),
+    // Fields carry decoded request values; escaped so that no one can forge log lines through them.
+    emit:
+      onEvent === undefined
+        ? () => {}
+        : (event) => onEvent(escapeEventFields({ ...event, at: Date.now() }) as Parameters<typeof onEvent>[0]),
     accountIssuer: (accountId) => `${base}/api/account/${encodeURIComponent(accountId)}`,
     endpointURL: (path) => `${base}${path}`,
   };

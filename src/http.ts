@@ -62,11 +62,18 @@ export interface SentinelResponse {
   body?: string | undefined;
 }
 
+/**
+ * Every response says `nosniff`, not only the HTML pages: a browser that sniffs a JSON error or a redirect body as
+ * HTML or script would run what an attacker managed to reflect into it.
+ */
+const NOSNIFF = { 'x-content-type-options': 'nosniff' } as const;
+
 /** Headers every token-endpoint response carries (RFC 6749 §5.1). */
 export const NO_STORE_JSON_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'content-type': 'application/json;charset=UTF-8',
   'cache-control': 'no-store',
   pragma: 'no-cache',
+  ...NOSNIFF,
 });
 
 /** A JSON response that must never be cached (token, introspection, errors). */
@@ -81,6 +88,7 @@ export function cacheableJSON(status: number, payload: unknown, maxAgeSeconds: n
     headers: {
       'content-type': 'application/json;charset=UTF-8',
       'cache-control': `public, max-age=${maxAgeSeconds}`,
+      ...NOSNIFF,
     },
     body: JSON.stringify(payload),
   };
@@ -90,7 +98,7 @@ export function cacheableJSON(status: number, payload: unknown, maxAgeSeconds: n
 export function redirect(status: 302 | 303, location: string, headers?: Record<string, string | string[]>): SentinelResponse {
   return {
     status,
-    headers: { location, 'cache-control': 'no-store', pragma: 'no-cache', ...headers },
+    headers: { location, 'cache-control': 'no-store', pragma: 'no-cache', ...NOSNIFF, ...headers },
   };
 }
 

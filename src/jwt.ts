@@ -99,6 +99,9 @@ export function verifyJWT(keys: KeySet, token: string, options: VerifyJWTOptions
   const tolerance = options.clockTolerance ?? 5;
   if (typeof claims.exp !== 'number' || claims.exp + tolerance <= now) throw invalid('the token has expired');
   if (typeof claims.nbf === 'number' && claims.nbf - tolerance > now) throw invalid('the token is not yet valid');
+  // A token from the future is a forged clock or a leaked signer, never ours: refuse beyond the clock skew.
+  if (claims.iat !== undefined && (typeof claims.iat !== 'number' || claims.iat - tolerance > now))
+    throw invalid('the token was issued in the future');
   if (typeof claims.iss !== 'string' || !options.issuer(claims.iss)) throw invalid('the token was issued by another issuer');
   return claims;
 }

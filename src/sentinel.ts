@@ -14,6 +14,7 @@ import {
   type GrantType,
   type TokenEndpointAuthMethod,
 } from './apps.js';
+import { withBodyDeadline } from './body-read.js';
 import { resolveConfig, type ResolvedConfig, type SentinelOptions } from './config.js';
 import { createContext, type SentinelContext } from './context.js';
 import { isAuthorizationError } from './authorize/authorization-error.js';
@@ -142,6 +143,7 @@ export function createSentinel(options: SentinelOptions): Sentinel {
   const store = config.store ?? new MemoryStore();
   const context = createContext({ config, keys, store, apps });
   const match = createRouter(ROUTES, config.basePath);
+  const bodyTimeoutMs = Math.ceil(config.bodyTimeout * 1000);
 
   function report(error: unknown, route: Route, accountId: string | undefined): void {
     try {
@@ -166,8 +168,11 @@ export function createSentinel(options: SentinelOptions): Sentinel {
       });
       return render(route, request, error);
     }
+    // A lazy body gets its own deadline, so a trickled body is answered 408 instead of held for the host's timeout.
+    const body = request.body;
+    const timed = typeof body === 'function' ? { ...request, body: withBodyDeadline(body, bodyTimeoutMs) } : request;
     try {
-      return await route.handler(context, request, params);
+      return await route.handler(context, timed, params);
     } catch (error) {
       if (isOAuthError(error) && error.code !== 'server_error') {
         if (route.deniedEvent !== undefined) {

@@ -5,6 +5,7 @@
  */
 import {
   BodyTooLargeError,
+  ClientAbortedError,
   expectationsFromParams,
   type AccessTokenClaims,
   type RequireAccessTokenOptions,
@@ -43,7 +44,10 @@ async function readCapped(request: Request, limit: number): Promise<Uint8Array |
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    // A failing read of the request's own stream is the client going away, not a server failure.
+    const { done, value } = await reader.read().catch((error: unknown) => {
+      throw new ClientAbortedError({ cause: error });
+    });
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
@@ -75,6 +79,24 @@ export function sendSentinelResponse(result: SentinelResponse): Response {
   return new Response(result.body ?? null, { status: result.status, headers });
 }
 
+/** Sentinels already warned about, so that mounting one twice does not repeat the warning. */
+const warned = new WeakSet<Sentinel>();
+
+/**
+ * A fetch `Request` carries no client address, so without `ip` every sign-in looks as if it came from nowhere and
+ * the per-address throttle (RFC 6749 §10.10) counts nothing: said once, at startup, instead of silently.
+ */
+function warnWithoutAddress(sentinel: Sentinel, options: FetchAdapterOptions): void {
+  if (options.ip !== undefined || sentinel.config.trustProxy === true || warned.has(sentinel)) return;
+  warned.add(sentinel);
+  const message =
+    'sentinel-idp: toFetch() was given no ip option, so login throttling per client address is off (only the ' +
+    'per-username limit applies). Pass ip: (request) => <client address>, e.g. Bun server.requestIP(request)?.address.';
+  const logger = sentinel.config.logger;
+  if (logger !== undefined) logger.warn(message);
+  else console.warn(message);
+}
+
 /**
  * Mounts the service in a fetch runtime.
  * @example
@@ -83,6 +105,7 @@ export function sendSentinelResponse(result: SentinelResponse): Response {
  * @see RFC 6749 §3 (the endpoints it serves)
  */
 export function toFetch(sentinel: Sentinel, options: FetchAdapterOptions = {}): FetchHandler {
+  warnWithoutAddress(sentinel, options);
   const mountPath = (options.mountPath ?? '').replace(/\/$/, '');
   return async (request) => {
     const url = new URL(request.url);

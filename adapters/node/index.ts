@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import { BodyTooLargeError, type SentinelBody, type SentinelRequest, type SentinelResponse } from '../../src/index.js';
+import { BodyTooLargeError, ClientAbortedError, type SentinelBody, type SentinelRequest, type SentinelResponse } from '../../src/index.js';
 
 /** Body readers cap at this many bytes; the core applies its own (smaller) `bodyLimit` on top. */
 const HARD_LIMIT = 1_048_576;
@@ -29,6 +29,7 @@ export function readNodeStream(request: Readable, limit: number = HARD_LIMIT): P
       request.off('data', onData);
       request.off('end', onEnd);
       request.off('error', onError);
+      request.off('close', onClose);
     };
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
@@ -45,13 +46,24 @@ export function readNodeStream(request: Readable, limit: number = HARD_LIMIT): P
       cleanup();
       resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
     };
+    // A stream error or a close before the end while reading a request body is the client going away
+    // (ECONNRESET "aborted"): the client's doing, which the core must not report as a server failure.
     const onError = (error: Error): void => {
       cleanup();
-      reject(error);
+      reject(new ClientAbortedError({ cause: error }));
     };
+    const onClose = (): void => {
+      cleanup();
+      reject(new ClientAbortedError());
+    };
+    if (request.destroyed) {
+      reject(new ClientAbortedError());
+      return;
+    }
     request.on('data', onData);
     request.on('end', onEnd);
     request.on('error', onError);
+    request.on('close', onClose);
   });
 }
 

@@ -8,6 +8,7 @@
  */
 import type { SentinelContext } from '../context.js';
 import { randomSecret } from '../secrets.js';
+import { AuthorizationError } from './authorization-error.js';
 import type { AuthorizationRequest } from './validate-request.js';
 
 /** What an interaction stands for. */
@@ -20,6 +21,13 @@ export interface InteractionRecord {
   /** Milliseconds since the epoch. */
   createdAt: number;
 }
+
+/**
+ * Most characters one parked interaction may hold, as stored (JSON). An ordinary one is about 600; the rest is what
+ * the client chose to send (`state`, `nonce`, `scope`). Unauthenticated GETs create interactions, so this cap, times
+ * the store's bound, is what a flood can hold: about 8.5 KiB charged per interaction in MemoryStore.
+ */
+export const MAX_INTERACTION_CHARS = 4096;
 
 /** Interaction ids are {@link randomSecret} values; anything else is not looked up. */
 const INTERACTION_ID = /^[A-Za-z0-9_-]{43}$/;
@@ -43,6 +51,7 @@ function parseRecord(value: string | null): InteractionRecord | null {
 /**
  * Parks a validated request and returns the new interaction id.
  *
+ * @throws AuthorizationError (invalid_request, back to the app) when the record would exceed {@link MAX_INTERACTION_CHARS}.
  * @example
  * const interactionId = await createInteraction(context, authorization, request.mountPath);
  */
@@ -53,7 +62,17 @@ export async function createInteraction(
 ): Promise<string> {
   const interactionId = randomSecret();
   const record: InteractionRecord = { request, csrfToken: randomSecret(), mountPath: mountPath ?? '', createdAt: Date.now() };
-  await context.store.set(interactionKey(interactionId), JSON.stringify(record), context.config.interactionTtl * 1000);
+  const serialized = JSON.stringify(record);
+  if (serialized.length > MAX_INTERACTION_CHARS) {
+    // The state is not echoed: it is the oversized part, and the Location header would carry it whole.
+    const { state: _dropped, ...target } = request;
+    throw new AuthorizationError(
+      'invalid_request',
+      `state, nonce and scope are too long to keep while the user signs in (over ${MAX_INTERACTION_CHARS} characters together)`,
+      target,
+    );
+  }
+  await context.store.set(interactionKey(interactionId), serialized, context.config.interactionTtl * 1000);
   return interactionId;
 }
 

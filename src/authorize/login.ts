@@ -3,7 +3,8 @@
  * the end user authenticates on the login page of the identity service).
  *
  * POST order: cross-site refusal and CSRF token first (nothing else runs for a forged post), then Cancel, then
- * the throttle (a throttled attempt never reaches the user store), then `users.authenticate`.
+ * the throttle reservation (a throttled attempt never reaches the user store, however many arrive at once), then
+ * `users.authenticate`.
  */
 import { readForm } from '../body.js';
 import { clientIP } from '../client-ip.js';
@@ -18,7 +19,7 @@ import { finishLogin } from './finish-login.js';
 import { findInteraction, takeInteraction, type InteractionRecord } from './interaction.js';
 import { loginPageResponse } from './login-page.js';
 import { isCrossSiteRequest } from './request-origin.js';
-import { clearFailures, recordFailure, throttledBy, throttleKeys } from './throttle.js';
+import { reserveAttempt, settleSuccess, throttleKeys } from './throttle.js';
 
 /** The one message for every credential failure, so the page never tells which part was wrong. */
 export const WRONG_CREDENTIALS = 'Incorrect username or password.';
@@ -66,9 +67,11 @@ async function signIn(
   const { username, password } = credentials;
   const ip = clientIP(context.config, request);
   const keys = throttleKeys(accountId, username, ip);
-  const limit = await throttledBy(context, keys);
-  if (limit !== null) {
-    context.emit({ type: 'login.throttled', accountId, clientId, usernameDigest: keys.usernameDigest, scope: limit, ip: ip ?? undefined });
+  // The slot is taken before the user store runs, so concurrent guesses cannot all slip past the limit.
+  const reservation = await reserveAttempt(context, keys);
+  if (!reservation.granted) {
+    const scope = reservation.scope;
+    context.emit({ type: 'login.throttled', accountId, clientId, usernameDigest: keys.usernameDigest, scope, ip: ip ?? undefined });
     throw new OAuthError('temporarily_unavailable', 'Too many failed sign-in attempts. Wait a few minutes and try again.', {
       status: 429,
       headers: { 'retry-after': String(context.config.throttle.windowSeconds) },
@@ -81,7 +84,6 @@ async function signIn(
       ? null
       : await users.authenticate({ accountId, username, password, request });
   if (user === null || user === undefined || typeof user.id !== 'string' || user.id === '') {
-    await recordFailure(context, keys);
     context.emit({
       type: 'login.failed',
       accountId,
@@ -92,7 +94,7 @@ async function signIn(
     });
     return loginPageResponse(context, interaction.id, interaction.record, { username, error: WRONG_CREDENTIALS });
   }
-  await clearFailures(context, keys);
+  await settleSuccess(context, keys);
   // Single use: of two concurrent successful posts only one completes the interaction.
   const taken = await takeInteraction(context, interaction.id);
   if (taken === null) throw expired();

@@ -3,11 +3,20 @@
  * `throttle.windowSeconds`, counted in the Store so that every instance sees the same counts.
  *
  * Two counters: per (account, username), against guessing one user's password (`maxFailures`, default 5), and
- * per client IP, against one address spraying many usernames (`maxFailuresPerIp`, default 50). When either is
- * reached, attempts are refused without calling the user store until the window ends.
+ * per client IP, against one address spraying many usernames (`maxFailuresPerIp`, default 50).
+ *
+ * Why a reservation and not "check, authenticate, then count": the check and the count must be one atomic step,
+ * or twenty guesses sent at the same moment all pass the check before the first failure is counted. So an attempt
+ * first takes a slot with the store's atomic `increment` and goes on only when the count the store returned is
+ * within the limit; with N concurrent attempts the store hands out the counts 1..N, so at most the limit of them
+ * ever reach the user store, whatever the instance and however slow the password check. A failure simply keeps its
+ * slot. A success gives its own slot back on both counters, so the counters count failures (plus attempts in
+ * flight): an address with many legitimate users behind it (an office NAT) is charged for failures only, and no
+ * success in the middle of a burst can reopen the window for the guesses around it.
  */
 import type { SentinelContext } from '../context.js';
 import { digest } from '../secrets.js';
+import type { Store } from '../stores/store.js';
 
 /** The counters one login attempt touches. */
 export interface ThrottleKeys {
@@ -37,44 +46,69 @@ export function throttleKeys(accountId: string, username: string, ip: string | n
   };
 }
 
+/**
+ * A store that can give a counter slot back. MemoryStore and RedisStore can; a custom Store without `decrement`
+ * simply never gets slots back, which only ever errs toward throttling sooner.
+ */
+interface RefundingStore extends Store {
+  decrement(key: string): Promise<number>;
+}
+
+function canRefund(store: Store): store is RefundingStore {
+  return typeof (store as Partial<RefundingStore>).decrement === 'function';
+}
+
 async function count(context: SentinelContext, key: string): Promise<number> {
   const value = await context.store.get(key);
   const parsed = value === null ? 0 : Number(value);
   return Number.isFinite(parsed) ? parsed : 0;
 }
 
+/** Which limit refused an attempt. */
+export type ThrottleScope = 'username' | 'ip';
+
+/** The outcome of {@link reserveAttempt}: a slot to spend on one call of the user store, or the limit that refused it. */
+export type Reservation = { granted: true } | { granted: false; scope: ThrottleScope };
+
 /**
- * Which limit an attempt hits, or `null` when it may proceed.
+ * Takes one attempt's slot on both counters before the user store is asked, deciding on the counts the store's
+ * atomic increment returned. An attempt already over a limit is refused after a plain read, without writing, so a
+ * locked username costs an attacker's flood nothing to keep locked.
  *
  * @example
- * if ((await throttledBy(context, keys)) !== null) throw tooManyAttempts(context);
+ * const reservation = await reserveAttempt(context, keys);
+ * if (!reservation.granted) throw tooManyAttempts(reservation.scope);
  */
-export async function throttledBy(context: SentinelContext, keys: ThrottleKeys): Promise<'username' | 'ip' | null> {
-  const { maxFailures, maxFailuresPerIp } = context.config.throttle;
-  if (keys.ip !== null && (await count(context, keys.ip)) >= maxFailuresPerIp) return 'ip';
-  if ((await count(context, keys.username)) >= maxFailures) return 'username';
-  return null;
+export async function reserveAttempt(context: SentinelContext, keys: ThrottleKeys): Promise<Reservation> {
+  const { maxFailures, maxFailuresPerIp, windowSeconds } = context.config.throttle;
+  if (keys.ip !== null && (await count(context, keys.ip)) >= maxFailuresPerIp) return { granted: false, scope: 'ip' };
+  if ((await count(context, keys.username)) >= maxFailures) return { granted: false, scope: 'username' };
+  const windowMs = windowSeconds * 1000;
+  if (keys.ip !== null && (await context.store.increment(keys.ip, windowMs)) > maxFailuresPerIp) {
+    return { granted: false, scope: 'ip' };
+  }
+  if ((await context.store.increment(keys.username, windowMs)) > maxFailures) {
+    // The username refused it, not the address: the address gets its slot back.
+    await refundAddress(context, keys);
+    return { granted: false, scope: 'username' };
+  }
+  return { granted: true };
+}
+
+async function refundAddress(context: SentinelContext, keys: ThrottleKeys): Promise<void> {
+  if (keys.ip !== null && canRefund(context.store)) await context.store.decrement(keys.ip);
 }
 
 /**
- * Counts one failed attempt against both counters.
+ * After a successful login: gives the attempt's slot back on both counters. A store without `decrement` clears the
+ * username counter instead, or every successful sign-in would use up the user's budget; that reopens the window
+ * only to someone who already knows the password.
  *
  * @example
- * await recordFailure(context, keys);
+ * await settleSuccess(context, keys);
  */
-export async function recordFailure(context: SentinelContext, keys: ThrottleKeys): Promise<void> {
-  const windowMs = context.config.throttle.windowSeconds * 1000;
-  await context.store.increment(keys.username, windowMs);
-  if (keys.ip !== null) await context.store.increment(keys.ip, windowMs);
-}
-
-/**
- * Clears the username counter after a successful login (the per-IP counter keeps running: a spraying address
- * that guesses one password right is still spraying).
- *
- * @example
- * await clearFailures(context, keys);
- */
-export async function clearFailures(context: SentinelContext, keys: ThrottleKeys): Promise<void> {
-  await context.store.delete(keys.username);
+export async function settleSuccess(context: SentinelContext, keys: ThrottleKeys): Promise<void> {
+  if (canRefund(context.store)) await context.store.decrement(keys.username);
+  else await context.store.delete(keys.username);
+  await refundAddress(context, keys);
 }

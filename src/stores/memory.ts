@@ -1,23 +1,52 @@
 /**
- * The embedded default store: bounded LRU caches from lru-cache, one per key prefix.
+ * The embedded default store: bounded LRU caches from lru-cache, one per key prefix, plus a non-evicting area for
+ * security state.
  *
  * Why one cache per prefix: a flood of abandoned authorize requests (each leaves an `interaction:` record) must
  * not evict the live device sessions or codes of real users. Each prefix gets its own bound, so the worst a flood
  * can do is evict other pending interactions.
+ *
+ * Why bytes: an entry count does not bound memory when one entry can be a hundred times another (a long `state`).
+ * Each prefix holds at most `maxBytes` (default 64 MiB) and `max` entries, whichever is reached first.
+ *
+ * Why security state is apart: revocation markers (`revoked:`) and throttle counters (`throttle:`) must never be
+ * forgotten under pressure, or revoked tokens come back and locked usernames unlock. They live in a
+ * {@link SecurityState}: a byte budget of its own (`securityMaxBytes`, default 32 MiB) and no eviction; when it is
+ * full the write fails, so the request fails closed.
  */
 import { LRUCache } from 'lru-cache';
+import { entryBytes } from './memory-size.js';
+import { SecurityState } from './security-state.js';
 import type { Store } from './store.js';
 
+/** Default byte budget of each ordinary key prefix (interactions, sessions, codes, …). */
+export const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
+/** Default byte budget of security state (revocations and throttle counters together). */
+export const DEFAULT_SECURITY_MAX_BYTES = 32 * 1024 * 1024;
+/** Key prefixes kept as security state by default. */
+export const DEFAULT_SECURITY_PREFIXES: readonly string[] = Object.freeze(['revoked', 'throttle']);
+
 /**
- * Options of {@link MemoryStore}. The bound keeps memory finite under a flood of authorization requests
+ * Options of {@link MemoryStore}. The bounds keep memory finite under a flood of authorization requests
  * (RFC 6819 §4.4.1.1 / RFC 9700 §4: resource exhaustion is part of the threat model).
  *
  * @example
- * new MemoryStore({ max: 50_000 });
+ * new MemoryStore({ max: 50_000, maxBytes: 16 * 1024 * 1024 });
  */
 export interface MemoryStoreOptions {
   /** Most entries kept per key prefix (`session:`, `interaction:`, …); the least recently used go first. Default 100 000. */
   max?: number;
+  /** Most bytes kept per ordinary key prefix, as {@link entryBytes} charges them; the least recently used go first. Default 64 MiB. */
+  maxBytes?: number;
+  /** Byte budget of security state, which is never evicted: a write that does not fit fails. Default 32 MiB. */
+  securityMaxBytes?: number;
+  /** Key prefixes (without the colon) kept as security state. Default `['revoked', 'throttle']`. */
+  securityPrefixes?: readonly string[];
+}
+
+function positiveInteger(name: string, value: number): number {
+  if (!Number.isInteger(value) || value < 1) throw new TypeError(`MemoryStore: ${name} must be a positive integer`);
+  return value;
 }
 
 /**
@@ -30,61 +59,106 @@ export interface MemoryStoreOptions {
  */
 export class MemoryStore implements Store {
   readonly #max: number;
+  readonly #maxBytes: number;
+  readonly #securityPrefixes: ReadonlySet<string>;
+  readonly #security: SecurityState;
   readonly #caches = new Map<string, LRUCache<string, string>>();
 
   constructor(options: MemoryStoreOptions = {}) {
-    const max = options.max ?? 100_000;
-    if (!Number.isInteger(max) || max < 1) throw new TypeError('MemoryStore: max must be a positive integer');
-    this.#max = max;
+    this.#max = positiveInteger('max', options.max ?? 100_000);
+    this.#maxBytes = positiveInteger('maxBytes', options.maxBytes ?? DEFAULT_MAX_BYTES);
+    this.#security = new SecurityState(positiveInteger('securityMaxBytes', options.securityMaxBytes ?? DEFAULT_SECURITY_MAX_BYTES));
+    const prefixes = options.securityPrefixes ?? DEFAULT_SECURITY_PREFIXES;
+    if (!Array.isArray(prefixes) || prefixes.some((prefix) => typeof prefix !== 'string')) {
+      throw new TypeError('MemoryStore: securityPrefixes must be an array of strings');
+    }
+    this.#securityPrefixes = new Set(prefixes);
   }
 
-  #cache(key: string): LRUCache<string, string> {
+  #prefix(key: string): string {
     const colon = key.indexOf(':');
-    const prefix = colon === -1 ? '' : key.slice(0, colon);
+    return colon === -1 ? '' : key.slice(0, colon);
+  }
+
+  /** The security area for security keys, else the prefix's evicting cache. */
+  #area(key: string): SecurityState | LRUCache<string, string> {
+    const prefix = this.#prefix(key);
+    if (this.#securityPrefixes.has(prefix)) return this.#security;
     let cache = this.#caches.get(prefix);
     if (cache === undefined) {
-      cache = new LRUCache<string, string>({ max: this.#max, ttlAutopurge: false });
+      cache = new LRUCache<string, string>({
+        max: this.#max,
+        maxSize: this.#maxBytes,
+        sizeCalculation: (value, entryKey) => entryBytes(entryKey, value),
+        ttlAutopurge: false,
+      });
       this.#caches.set(prefix, cache);
     }
     return cache;
   }
 
   async get(key: string): Promise<string | null> {
-    return this.#cache(key).get(key) ?? null;
+    return this.#area(key).get(key) ?? null;
   }
 
   async set(key: string, value: string, ttlMs: number): Promise<void> {
-    this.#cache(key).set(key, value, { ttl: Math.max(1, Math.ceil(ttlMs)) });
+    const ttl = Math.max(1, Math.ceil(ttlMs));
+    const area = this.#area(key);
+    if (area instanceof SecurityState) area.set(key, value, ttl);
+    else area.set(key, value, { ttl });
   }
 
   async take(key: string): Promise<string | null> {
-    const cache = this.#cache(key);
-    const value = cache.get(key);
+    const area = this.#area(key);
+    const value = area.get(key);
     if (value === undefined) return null;
-    cache.delete(key);
+    area.delete(key);
     return value;
   }
 
   async delete(key: string): Promise<void> {
-    this.#cache(key).delete(key);
+    this.#area(key).delete(key);
   }
 
   async increment(key: string, ttlMs: number): Promise<number> {
-    const cache = this.#cache(key);
-    const current = cache.get(key);
-    if (current === undefined) {
-      cache.set(key, '1', { ttl: Math.max(1, Math.ceil(ttlMs)) });
-      return 1;
-    }
-    const next = Number(current) + 1;
-    cache.set(key, String(next), { noUpdateTTL: true });
+    const area = this.#area(key);
+    const current = area.get(key);
+    const next = current === undefined ? 1 : Number(current) + 1;
+    // Only the first increment starts the window; later ones keep it fixed.
+    const ttl = current === undefined ? Math.max(1, Math.ceil(ttlMs)) : undefined;
+    if (area instanceof SecurityState) area.set(key, String(next), ttl);
+    else area.set(key, String(next), ttl === undefined ? { noUpdateTTL: true } : { ttl });
+    return next;
+  }
+
+  /**
+   * Gives one slot of a counter back (never below zero, never starting a counter, window unchanged): the login
+   * throttle returns a successful attempt's slot. Optional for custom stores (see the README's Store contract).
+   *
+   * @example
+   * await store.decrement('throttle:ip:203.0.113.7');
+   */
+  async decrement(key: string): Promise<number> {
+    const area = this.#area(key);
+    const current = area.get(key);
+    if (current === undefined) return 0;
+    const next = Math.max(0, Number(current) - 1);
+    if (area instanceof SecurityState) area.set(key, String(next), undefined);
+    else area.set(key, String(next), { noUpdateTTL: true });
     return next;
   }
 
   /** Number of live entries across all prefixes (for tests and benchmarks). */
   get size(): number {
-    let total = 0;
+    let total = this.#security.size;
     for (const cache of this.#caches.values()) total += cache.size;
+    return total;
+  }
+
+  /** Bytes charged across all prefixes, security state included (for tests and benchmarks). */
+  get bytes(): number {
+    let total = this.#security.bytes;
+    for (const cache of this.#caches.values()) total += cache.calculatedSize;
     return total;
   }
 }

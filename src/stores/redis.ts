@@ -64,6 +64,15 @@ return n
 `;
 
 /**
+ * Gives one slot of a counter back: DECR keeps the TTL, and the script neither starts a counter nor goes below zero.
+ */
+const DECREMENT_SCRIPT = `
+local v = tonumber(redis.call('GET', KEYS[1]))
+if not v or v <= 0 then return 0 end
+return redis.call('DECR', KEYS[1])
+`;
+
+/**
  * GETDEL for servers older than Redis 6.2. A script runs atomically, so of any number of concurrent callers exactly
  * one sees the value, just like GETDEL.
  */
@@ -199,6 +208,19 @@ export class RedisStore implements Store {
     const count = await this.#run('EVAL', () => this.#client.eval(INCREMENT_SCRIPT, 1, this.#prefix + key, px));
     // Lua integers arrive as numbers; anything else means the key held something that is not our counter.
     if (typeof count !== 'number') throw new Error('RedisStore: increment returned a non-integer reply');
+    return count;
+  }
+
+  /**
+   * Gives one slot of a counter back (never below zero, never starting a counter, window unchanged): the login
+   * throttle returns a successful attempt's slot. Optional for custom stores (see the README's Store contract).
+   *
+   * @example
+   * await store.decrement('throttle:ip:203.0.113.7');
+   */
+  async decrement(key: string): Promise<number> {
+    const count = await this.#run('EVAL', () => this.#client.eval(DECREMENT_SCRIPT, 1, this.#prefix + key));
+    if (typeof count !== 'number') throw new Error('RedisStore: decrement returned a non-integer reply');
     return count;
   }
 

@@ -1,0 +1,86 @@
+/**
+ * The part of MemoryStore that must never forget: revocation markers and throttle counters. If these sat in an
+ * LRU with everything else, pressure would evict them: a revoked token would become valid again after enough
+ * other revocations, and a locked username would unlock after enough failures elsewhere. So they live in a cache
+ * that has a byte budget but no eviction: only their own TTL removes them. When the budget is full the write is
+ * refused with an error, which fails the request closed (`500 server_error`, reported to `onError`) instead of
+ * silently dropping security state.
+ */
+import { LRUCache } from 'lru-cache';
+import { entryBytes } from './memory-size.js';
+
+/**
+ * Thrown when security state cannot be kept because its byte budget is full of live entries: a revocation that
+ * must hold (RFC 7009 §2.2) or a brute-force counter (RFC 6749 §10.10) is refused rather than another one forgotten.
+ *
+ * @example
+ * try { await store.increment('throttle:ip:203.0.113.7', 60_000); } catch (error) { if (error instanceof SecurityStateFullError) alert(); }
+ */
+export class SecurityStateFullError extends Error {
+  constructor(budget: number) {
+    super(
+      `MemoryStore: the security-state budget of ${budget} bytes is full of live revocations and throttle counters; ` +
+        'refusing the write rather than forgetting any (raise securityMaxBytes or use RedisStore)',
+    );
+    this.name = 'SecurityStateFullError';
+  }
+}
+
+/**
+ * A TTL map with a byte budget that refuses new entries rather than evicting old ones.
+ *
+ * @example
+ * const state = new SecurityState(32 * 1024 * 1024);
+ * state.set('revoked:jti', '1', 3_600_000);
+ */
+export class SecurityState {
+  readonly #budget: number;
+  readonly #cache: LRUCache<string, string>;
+
+  constructor(budget: number) {
+    this.#budget = budget;
+    this.#cache = new LRUCache<string, string>({
+      maxSize: budget,
+      sizeCalculation: (value, key) => entryBytes(key, value),
+      ttlAutopurge: false,
+    });
+  }
+
+  get size(): number {
+    return this.#cache.size;
+  }
+
+  /** Bytes charged to live and not yet purged entries. */
+  get bytes(): number {
+    return this.#cache.calculatedSize;
+  }
+
+  get(key: string): string | undefined {
+    return this.#cache.get(key);
+  }
+
+  delete(key: string): boolean {
+    return this.#cache.delete(key);
+  }
+
+  /**
+   * Stores `value`; `ttlMs` undefined keeps the entry's current TTL (a counter update inside its window).
+   * @throws SecurityStateFullError when the entry does not fit even after expired entries are dropped.
+   */
+  set(key: string, value: string, ttlMs: number | undefined): void {
+    this.#reserve(key, value);
+    if (ttlMs === undefined) this.#cache.set(key, value, { noUpdateTTL: true });
+    else this.#cache.set(key, value, { ttl: ttlMs });
+  }
+
+  /** Makes room for the write without evicting anything live, or throws. */
+  #reserve(key: string, value: string): void {
+    const fits = (): boolean => {
+      const current = this.#cache.has(key) ? entryBytes(key, this.#cache.get(key) ?? '') : 0;
+      return this.#cache.calculatedSize - current + entryBytes(key, value) <= this.#budget;
+    };
+    if (fits()) return;
+    this.#cache.purgeStale();
+    if (!fits()) throw new SecurityStateFullError(this.#budget);
+  }
+}

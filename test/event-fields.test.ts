@@ -1,0 +1,54 @@
+/**
+ * Audit events carry decoded request values (the account id of the path, client ids, usernames); control
+ * characters in them are escaped so that a text logger cannot be made to write forged lines.
+ */
+import { describe, expect, it } from 'vitest';
+import type { SentinelEvent } from '../src/index.js';
+import { escapeControlCharacters, escapeEventFields } from '../src/event-fields.js';
+import { openLogin, postForm, postLogin, startInteraction } from './direct-flow.js';
+import { ccBody, makeSentinel, PASSWORD, USERNAME } from './fixtures.js';
+
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+
+describe('escapeControlCharacters', () => {
+  it('writes CR, LF, NUL, DEL, C1 and the Unicode line separators as \\uXXXX text; leaves the rest alone', () => {
+    expect(escapeControlCharacters('123456\r\nX-Injected: 1')).toBe('123456\\u000d\\u000aX-Injected: 1');
+    expect(escapeControlCharacters('a\u0000b\u007fc\u0085d\u2028e\u2029')).toBe('a\\u0000b\\u007fc\\u0085d\\u2028e\\u2029');
+    expect(escapeControlCharacters('Zoë 名前 ok')).toBe('Zoë 名前 ok');
+  });
+
+  it('escapes string fields and strings in arrays, keeps numbers', () => {
+    expect(escapeEventFields({ at: 1, accountId: 'a\nb', scopes: ['x\ty'] })).toEqual({
+      at: 1,
+      accountId: 'a\\u000ab',
+      scopes: ['x\\u0009y'],
+    });
+  });
+});
+
+describe('events from hostile requests', () => {
+  it('a path account id with CR LF reaches onEvent escaped', async () => {
+    const events: SentinelEvent[] = [];
+    const sentinel = makeSentinel({ onEvent: (event) => events.push(event) });
+    const response = await postForm(sentinel, `/sentinel/api/account/${encodeURIComponent('123456\r\nX-Injected: 1')}/token`, ccBody());
+    expect(response.status).toBeGreaterThanOrEqual(400);
+    expect(response.status).toBeLessThan(500);
+    expect(events.length).toBeGreaterThan(0);
+    for (const event of events) for (const value of Object.values(event)) if (typeof value === 'string') expect(value).not.toMatch(CONTROL);
+    expect(events.some((event) => event.accountId === '123456\\u000d\\u000aX-Injected: 1')).toBe(true);
+  });
+
+  it('a username with a line break is escaped in login.succeeded', async () => {
+    const events: SentinelEvent[] = [];
+    const sentinel = makeSentinel({
+      onEvent: (event) => events.push(event),
+      users: { authenticate: ({ password }) => (password === PASSWORD ? { id: 'u-1' } : null) },
+    });
+    const { interaction } = await startInteraction(sentinel);
+    const csrf = await openLogin(sentinel, interaction);
+    const response = await postLogin(sentinel, interaction, { csrf_token: csrf, username: `${USERNAME}\nroot`, password: PASSWORD });
+    expect(response.status).toBe(303);
+    const succeeded = events.find((event) => event.type === 'login.succeeded');
+    expect(succeeded).toMatchObject({ username: `${USERNAME}\\u000aroot` });
+  });
+});

@@ -1,0 +1,161 @@
+/**
+ * MemoryStore's memory bounds: each ordinary prefix is bounded in bytes (so long records cannot push a process
+ * toward gigabytes), one pending interaction is capped, and security state (revocations, throttle counters) is
+ * never evicted: when it cannot be kept, the write fails and the request fails closed, reported to onError.
+ */
+import { describe, expect, it, vi } from 'vitest';
+import { MemoryStore, type Sentinel } from '../src/index.js';
+import { MAX_INTERACTION_CHARS } from '../src/authorize/interaction.js';
+import { DEFAULT_MAX_BYTES } from '../src/stores/memory.js';
+import { entryBytes } from '../src/stores/memory-size.js';
+import { SecurityStateFullError } from '../src/stores/security-state.js';
+import { AUTHORIZE_PATH, authorizeQuery, call, openLogin, postLogin, recordingStore, startInteraction } from './direct-flow.js';
+import { baseOptions, makeSentinel, PASSWORD, REDIRECT_URI, USERNAME } from './fixtures.js';
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('MemoryStore byte budget', () => {
+  it('keeps each ordinary prefix within maxBytes, evicting the least recently used, without touching other prefixes', async () => {
+    const store = new MemoryStore({ maxBytes: 1024 * 1024 });
+    for (let index = 0; index < 20; index += 1) await store.set(`session:${index}`, `s${index}`, 60_000);
+    const big = 'x'.repeat(8_000);
+    for (let index = 0; index < 2_000; index += 1) await store.set(`interaction:${index}`, big, 60_000);
+    expect(store.bytes).toBeLessThanOrEqual(2 * 1024 * 1024);
+    await expect(store.get('interaction:1999')).resolves.toBe(big);
+    await expect(store.get('interaction:0')).resolves.toBeNull();
+    for (let index = 0; index < 20; index += 1) await expect(store.get(`session:${index}`)).resolves.toBe(`s${index}`);
+  });
+
+  it('has a default budget per prefix that 2,000 abandoned long interactions cannot exceed', async () => {
+    const store = new MemoryStore();
+    const big = 'x'.repeat(MAX_INTERACTION_CHARS);
+    for (let index = 0; index < 5_000; index += 1) await store.set(`interaction:${index}`, big, 60_000);
+    expect(store.bytes).toBeLessThanOrEqual(DEFAULT_MAX_BYTES);
+    expect(store.bytes).toBeGreaterThan(DEFAULT_MAX_BYTES / 2);
+  });
+
+  it('refuses a maxBytes or securityMaxBytes that is not a positive integer', () => {
+    for (const value of [0, -1, 1.5, Number.NaN]) {
+      expect(() => new MemoryStore({ maxBytes: value })).toThrow(TypeError);
+      expect(() => new MemoryStore({ securityMaxBytes: value })).toThrow(TypeError);
+    }
+  });
+});
+
+describe('one pending interaction is capped', () => {
+  it(`a request whose interaction would exceed ${MAX_INTERACTION_CHARS} characters goes back to the app as invalid_request, storing nothing`, async () => {
+    const store = recordingStore(new MemoryStore());
+    const sentinel = makeSentinel({ store });
+    const response = await call(sentinel, { path: AUTHORIZE_PATH, query: authorizeQuery({ state: 'x'.repeat(7_000) }) });
+    expect(response.status).toBe(302);
+    const location = new URL(String(response.headers.location));
+    expect(`${location.origin}${location.pathname}`).toBe(REDIRECT_URI);
+    expect(location.searchParams.get('error')).toBe('invalid_request');
+    expect(location.searchParams.has('state')).toBe(false);
+    expect(store.writes).toEqual([]);
+  });
+
+  it('the same request with a nonce that tips it over is refused too; one just under is parked', async () => {
+    const store = recordingStore(new MemoryStore());
+    const sentinel = makeSentinel({ store });
+    const over = await call(sentinel, {
+      path: AUTHORIZE_PATH,
+      query: authorizeQuery({ state: 's'.repeat(2_000), nonce: 'n'.repeat(2_500) }),
+    });
+    expect(new URL(String(over.headers.location)).searchParams.get('error')).toBe('invalid_request');
+    expect(store.writes).toEqual([]);
+    const under = await call(sentinel, {
+      path: AUTHORIZE_PATH,
+      query: authorizeQuery({ state: 's'.repeat(1_500), nonce: 'n'.repeat(1_500) }),
+    });
+    expect(String(under.headers.location)).toContain('/login?interaction=');
+    expect(store.writes.map((write) => write.op)).toEqual(['set']);
+  });
+});
+
+describe('security state is never evicted', () => {
+  it('revocation markers survive any number of other revocations, even with max: 2', async () => {
+    const store = new MemoryStore({ max: 2 });
+    await store.set('revoked:first', '1', 60_000);
+    for (let index = 0; index < 1_000; index += 1) await store.set(`revoked:other-${index}`, '1', 60_000);
+    await expect(store.get('revoked:first')).resolves.toBe('1');
+  });
+
+  it('a locked username stays locked however many other counters are created, even with max: 2', async () => {
+    const store = new MemoryStore({ max: 2 });
+    for (let index = 0; index < 5; index += 1) await store.increment('throttle:user:alice', 60_000);
+    for (let index = 0; index < 1_000; index += 1) await store.increment(`throttle:user:other-${index}`, 60_000);
+    await expect(store.get('throttle:user:alice')).resolves.toBe('5');
+  });
+
+  it('when the budget is full, a new entry is refused with SecurityStateFullError and the old ones are kept', async () => {
+    const budget = entryBytes('revoked:aaaa', '1') * 3 + 8;
+    const store = new MemoryStore({ securityMaxBytes: budget });
+    for (const id of ['aaaa', 'bbbb', 'cccc']) await store.set(`revoked:${id}`, '1', 60_000);
+    await expect(store.set('revoked:dddd', '1', 60_000)).rejects.toBeInstanceOf(SecurityStateFullError);
+    await expect(store.increment('throttle:ip:1', 60_000)).rejects.toBeInstanceOf(SecurityStateFullError);
+    for (const id of ['aaaa', 'bbbb', 'cccc']) await expect(store.get(`revoked:${id}`)).resolves.toBe('1');
+    // Counting on inside the budget still works: an existing counter changes size by a digit at most.
+    await store.delete('revoked:cccc');
+    await store.increment('throttle:ip:1', 60_000);
+    await expect(store.increment('throttle:ip:1', 60_000)).resolves.toBe(2);
+  });
+
+  it('expired entries make room again', async () => {
+    const budget = entryBytes('revoked:aaaa', '1') * 2;
+    const store = new MemoryStore({ securityMaxBytes: budget });
+    await store.set('revoked:aaaa', '1', 50);
+    await store.set('revoked:bbbb', '1', 60_000);
+    await expect(store.set('revoked:cccc', '1', 60_000)).rejects.toBeInstanceOf(SecurityStateFullError);
+    await sleep(120);
+    await store.set('revoked:cccc', '1', 60_000);
+    await expect(store.get('revoked:cccc')).resolves.toBe('1');
+    await expect(store.get('revoked:bbbb')).resolves.toBe('1');
+  });
+
+  it('securityPrefixes makes another prefix security state', async () => {
+    const store = new MemoryStore({ max: 1, securityPrefixes: ['revoked', 'throttle', 'code-used'] });
+    for (let index = 0; index < 10; index += 1) await store.set(`code-used:${index}`, 'g', 60_000);
+    for (let index = 0; index < 10; index += 1) await expect(store.get(`code-used:${index}`)).resolves.toBe('g');
+  });
+
+  it('a login whose throttle counter cannot be kept fails closed: 500, the user store is not asked, onError hears why', async () => {
+    const store = new MemoryStore({ securityMaxBytes: 2_000 });
+    let filler = 0;
+    for (;;) {
+      try {
+        await store.set(`throttle:filler:${filler}`, '1', 60_000);
+        filler += 1;
+      } catch {
+        break;
+      }
+    }
+    const authenticate = vi.fn(baseOptions().users!.authenticate);
+    const errors: unknown[] = [];
+    const sentinel: Sentinel = makeSentinel({ store, users: { authenticate }, onError: (error) => errors.push(error) });
+    const { interaction } = await startInteraction(sentinel);
+    const csrf = await openLogin(sentinel, interaction);
+    const response = await postLogin(sentinel, interaction, { csrf_token: csrf, username: USERNAME, password: PASSWORD });
+    expect(response.status).toBe(500);
+    expect(response.headers.location).toBeUndefined();
+    expect(authenticate).not.toHaveBeenCalled();
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toBeInstanceOf(SecurityStateFullError);
+  });
+});
+
+describe('decrement (the throttle refund)', () => {
+  it('never starts a counter, never goes below zero, keeps the window', async () => {
+    const store = new MemoryStore();
+    await expect(store.decrement('throttle:ip:x')).resolves.toBe(0);
+    await expect(store.get('throttle:ip:x')).resolves.toBeNull();
+    await store.increment('throttle:ip:x', 200);
+    await store.increment('throttle:ip:x', 200);
+    await sleep(120);
+    await expect(store.decrement('throttle:ip:x')).resolves.toBe(1);
+    await expect(store.decrement('throttle:ip:x')).resolves.toBe(0);
+    await expect(store.decrement('throttle:ip:x')).resolves.toBe(0);
+    await sleep(120);
+    await expect(store.get('throttle:ip:x')).resolves.toBeNull();
+  });
+});
