@@ -21,7 +21,7 @@ export type { OAuthErrorCode, OAuthErrorOptions } from './errors.js';
 export { BodyTooLargeError, isBodyTooLarge } from './body.js';
 export { MemoryStore } from './stores/memory.js';
 export type { MemoryStoreOptions } from './stores/memory.js';
-export type { Store } from './stores/store.js';
+export type { Store, SwapEntry } from './stores/store.js';
 export { generateClientSecret, hashClientSecret, MemoryAppStore, verifyClientSecret } from './apps.js';
 export type { App, AppOptions, AppStore, GrantType, TokenEndpointAuthMethod } from './apps.js';
 export { generatePrivateJWK } from './keys.js';

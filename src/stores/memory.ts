@@ -6,7 +6,7 @@
  * can do is evict other pending interactions.
  */
 import { LRUCache } from 'lru-cache';
-import type { Store } from './store.js';
+import type { Store, SwapEntry } from './store.js';
 
 /**
  * Options of {@link MemoryStore}. The bound keeps memory finite under a flood of authorization requests
@@ -81,10 +81,36 @@ export class MemoryStore implements Store {
     return next;
   }
 
+  /**
+   * Atomic multi-key compare-and-set (see {@link Store.swap}). Atomic because every check and write happens without
+   * yielding to the event loop.
+   *
+   * @example
+   * const applied = await store.swap([{ key: 'grant:{g1}', expect: null, value: '{}', ttlMs: 60_000 }]);
+   */
+  async swap(entries: readonly SwapEntry[]): Promise<boolean> {
+    for (const entry of entries) {
+      if (entry.value !== null) ttlOf(entry);
+      if ((this.#cache(entry.key).get(entry.key) ?? null) !== entry.expect) return false;
+    }
+    for (const entry of entries) {
+      if (entry.value === null) this.#cache(entry.key).delete(entry.key);
+      else this.#cache(entry.key).set(entry.key, entry.value, { ttl: ttlOf(entry) });
+    }
+    return true;
+  }
+
   /** Number of live entries across all prefixes (for tests and benchmarks). */
   get size(): number {
     let total = 0;
     for (const cache of this.#caches.values()) total += cache.size;
     return total;
   }
+}
+
+/** A swap entry's TTL as lru-cache wants it; checked before anything is written, so a bad entry changes nothing. */
+function ttlOf(entry: SwapEntry): number {
+  const ttlMs = entry.ttlMs;
+  if (typeof ttlMs !== 'number' || !Number.isFinite(ttlMs)) throw new TypeError('MemoryStore: swap needs a finite ttlMs');
+  return Math.max(1, Math.ceil(ttlMs));
 }
