@@ -77,6 +77,8 @@ return v
  * Multi-key compare-and-set in one script (atomic: Redis runs a script without interleaving other commands). Four
  * arguments per key: whether a value is expected ('1') or absence ('0'), the expected value, the new value's PX
  * ('0' deletes the key) and the new value. Every check runs before any write, so a failed check changes nothing.
+ * SETs run before DELs because Redis refuses a memory-growing write with OOM only while a script has written
+ * nothing yet: a SET first means an out-of-memory Redis refuses the whole swap instead of letting it run on.
  */
 const SWAP_SCRIPT = `
 for i = 1, #KEYS do
@@ -90,11 +92,10 @@ for i = 1, #KEYS do
 end
 for i = 1, #KEYS do
   local b = (i - 1) * 4
-  if ARGV[b + 3] == '0' then
-    redis.call('DEL', KEYS[i])
-  else
-    redis.call('SET', KEYS[i], ARGV[b + 4], 'PX', ARGV[b + 3])
-  end
+  if ARGV[b + 3] ~= '0' then redis.call('SET', KEYS[i], ARGV[b + 4], 'PX', ARGV[b + 3]) end
+end
+for i = 1, #KEYS do
+  if ARGV[(i - 1) * 4 + 3] == '0' then redis.call('DEL', KEYS[i]) end
 end
 return 1
 `;
@@ -312,3 +313,5 @@ function sanitize(name: string, error: unknown): Error {
   const kind = error instanceof Error && error.name !== 'Error' ? `${error.name}: ` : '';
   return new Error(`RedisStore: ${name} failed (${kind}${message})`);
 }
+
+export { REDIS_RECONNECT_CAP_MS, type RedisClientOptions, redisClientOptions, redisRetryStrategy } from './redis-client.js';
