@@ -51,7 +51,8 @@ describe.each(HOSTS)('bearer guard with a failing store on $name', (host) => {
     expect(response.text).not.toContain('store unreachable');
     expect(reported).toHaveLength(1);
     expect(reported[0]?.route).toBe('bearer');
-    expect((reported[0]?.error as Error).message).toBe('store unreachable');
+    expect(reported[0]?.error).toBeInstanceOf(Error);
+    expect((reported[0]?.error as Error | undefined)?.message).toBe('store unreachable');
     expect(hostErrors).toEqual([]);
 
     // Store back: the grant does not exist, so the token is refused (fail closed), with the usual 401.
