@@ -13,7 +13,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Sentinel, SentinelEvent, Store } from '../src/index.js';
+import type { Sentinel, SentinelEvent, SentinelResponse, Store } from '../src/index.js';
 import { RedisStore, redisClientOptions } from '../src/stores/redis.js';
 import { jsonOf, postForm, TOKEN_PATH } from './direct-flow.js';
 import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, makeSentinel, REDIRECT_URI } from './fixtures.js';
@@ -57,33 +57,39 @@ describe.skipIf(binary.skip)('fail-closed grants on a private Redis', () => {
   const secrets: string[] = [CLIENT_SECRET];
 
   const exchange = (code: string) =>
-    postForm(
-      sentinel,
-      TOKEN_PATH,
-      new URLSearchParams({
-        grant_type: 'authorization_code',
-        code,
-        redirect_uri: REDIRECT_URI,
-        client_id: CLIENT_ID,
-        client_secret: CLIENT_SECRET,
-      }).toString(),
+    counted(
+      postForm(
+        sentinel,
+        TOKEN_PATH,
+        new URLSearchParams({
+          grant_type: 'authorization_code',
+          code,
+          redirect_uri: REDIRECT_URI,
+          client_id: CLIENT_ID,
+          client_secret: CLIENT_SECRET,
+        }).toString(),
+      ),
     );
   const refresh = (token: string) =>
-    postForm(
-      sentinel,
-      TOKEN_PATH,
-      new URLSearchParams({
-        grant_type: 'refresh_token',
-        refresh_token: token,
-        client_id: CLIENT_ID,
-        client_secret: CLIENT_SECRET,
-      }).toString(),
+    counted(
+      postForm(
+        sentinel,
+        TOKEN_PATH,
+        new URLSearchParams({
+          grant_type: 'refresh_token',
+          refresh_token: token,
+          client_id: CLIENT_ID,
+          client_secret: CLIENT_SECRET,
+        }).toString(),
+      ),
     );
   const revoke = (token: string) =>
-    postForm(
-      sentinel,
-      `${TOKEN_PATH}/revoke`,
-      new URLSearchParams({ token, client_id: CLIENT_ID, client_secret: CLIENT_SECRET }).toString(),
+    counted(
+      postForm(
+        sentinel,
+        `${TOKEN_PATH}/revoke`,
+        new URLSearchParams({ token, client_id: CLIENT_ID, client_secret: CLIENT_SECRET }).toString(),
+      ),
     );
   const accepted = (token: string) =>
     sentinel.verifyAccessToken(token, { accountId: ACCOUNT }).then(
@@ -101,6 +107,13 @@ describe.skipIf(binary.skip)('fail-closed grants on a private Redis', () => {
     const tokens = jsonOf(response) as Tokens;
     secrets.push(tokens.access_token, tokens.refresh_token);
     return tokens;
+  };
+  /** 5xx answers seen by the tests; each must have its cause in onError. */
+  let serverErrors = 0;
+  const counted = async (pending: Promise<SentinelResponse>): Promise<SentinelResponse> => {
+    const response = await pending;
+    if (response.status >= 500) serverErrors++;
+    return response;
   };
   const flagged = () => events.filter((event) => event.type === 'refresh.reused' || event.type === 'code.replayed');
 
@@ -131,7 +144,9 @@ describe.skipIf(binary.skip)('fail-closed grants on a private Redis', () => {
   afterAll(async () => {
     client?.disconnect();
     await redis.destroy();
-    // Every cause reached onError without a secret in it.
+    // Every 5xx had its cause reported, and no cause carries a secret.
+    expect(serverErrors).toBeGreaterThan(0);
+    expect(errors.length).toBeGreaterThanOrEqual(serverErrors);
     const text = errors.map((error) => (error instanceof Error ? `${error.message}\n${error.stack}` : String(error))).join('\n');
     for (const secret of secrets) expect(text.includes(secret), 'a secret reached onError').toBe(false);
   });
