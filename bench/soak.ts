@@ -311,6 +311,8 @@ async function soak(redisPort: number): Promise<void> {
   const samples: Array<{ t: number; rss: number; heap: number; redis: number; dbsize: number }> = [];
   const sampler = (async () => {
     while (Date.now() < until) {
+      // A full collection first (npm run soak passes --expose-gc), so the heap figure is live data, not garbage.
+      (globalThis as { gc?: () => void }).gc?.();
       const info = await admin.info('memory');
       samples.push({
         t: (Date.now() - started) / 60_000,
@@ -349,7 +351,7 @@ async function soak(redisPort: number): Promise<void> {
     '',
     `- Requests: ${counts.requests} (${(counts.requests / elapsed).toFixed(0)}/s) — sign-ins ${counts.signIns}, code exchanges ${counts.exchanges}, refreshes ${counts.refreshes}, introspections ${counts.introspections}, revocations ${counts.revokes}, abandoned authorizations ${counts.abandoned}, client-credentials tokens ${counts.consumerTokens}; every exchange is followed by a replay of its code and every rotation by a reuse of the old token.`,
     `- Failures: ${failures.fiveHundreds} responses 5xx, ${failures.doubleRedemptions} codes redeemed twice, ${failures.reuseAccepted} rotated refresh tokens accepted again, ${failures.unexpected.length} other unexpected statuses${failures.unexpected.length > 0 ? ` (${failures.unexpected.join(', ')})` : ''} — ${ok ? 'clean' : 'NOT CLEAN'}.`,
-    `- Memory slopes after warm-up (least squares, KiB/min): process RSS ${kbPerMin((s) => s.rss)}, V8 heap ${kbPerMin((s) => s.heap)}, Redis used_memory ${kbPerMin((s) => s.redis)} (Redis grows with live grants and sessions until their TTLs; see keys below).`,
+    `- Memory slopes after warm-up (least squares over 1 s samples${typeof (globalThis as { gc?: unknown }).gc === 'function' ? ', each after a full GC' : ''}, KiB/min): process RSS ${kbPerMin((s) => s.rss)}, V8 heap ${kbPerMin((s) => s.heap)}, Redis used_memory ${kbPerMin((s) => s.redis)} (Redis grows with live grants and sessions until their TTLs; see keys below).`,
     `- Redis keys per live grant: ${grants === 0 ? 'n/a' : (userKeys / grants).toFixed(2)} (\`grant:\` + \`code:\` keys ÷ live grants; ${grants} live grants at the end, after ${counts.refreshes} rotations).`,
     '',
     '| key type | keys at the end | mean bytes per key (Redis MEMORY USAGE) |',
