@@ -1,6 +1,7 @@
 /**
- * Authorization codes (RFC 6749 §4.1.2, §10.5): 256 random bits, stored under their SHA-256 digest with everything
- * the token endpoint must check, single use through the Store's atomic `take`.
+ * Authorization codes (RFC 6749 §4.1.2, §10.5): 256 random bits, stored under a key derived from their SHA-256
+ * digest with everything the token endpoint must check; single use through the Store's atomic `swap`, which spends
+ * the code and creates its grant in one step (`token/authorization-code-grant.ts`).
  *
  * This file is the contract between the authorize side (which issues codes) and the token endpoint (which redeems
  * them).
@@ -29,9 +30,19 @@ export interface CodeRecord {
   issuedAt: number;
 }
 
-/** The store key of a code. */
+/**
+ * The id of the grant a code turns into: derived from the code by a one-way hash, so that the code's key and its
+ * grant's key share a hash tag (one Redis Cluster slot, one atomic redemption script), and so that a second
+ * presentation of the code finds the grant it created (replay detection needs no marker of its own). The id is
+ * public (access tokens carry it as `gid`); the code cannot be recovered from it.
+ */
+export function grantIdForCode(code: string): string {
+  return digest(`grant-id:${code}`).slice(0, 22);
+}
+
+/** The store key of a code: `code:{gid}`, beside its future grant's `grant:{gid}`. */
 export function codeKey(code: string): string {
-  return `code:${digest(code)}`;
+  return `code:{${grantIdForCode(code)}}`;
 }
 
 /** Issues a code for `record`; returns the plain code (to put in the redirect, never to log). */
@@ -41,36 +52,4 @@ export async function issueCode(context: SentinelContext, record: Omit<CodeRecor
   await context.store.set(codeKey(code), JSON.stringify(stored), context.config.codeTtl * 1000);
   context.emit({ type: 'code.issued', accountId: record.accountId, clientId: record.clientId, userId: record.userId });
   return code;
-}
-
-/** The store key of the replay marker a redeemed code leaves behind. */
-function usedCodeKey(code: string): string {
-  return `code-used:${digest(code)}`;
-}
-
-/** Outcome of {@link redeemCode}: the code's record, or the grant issued from an earlier redemption of it. */
-export type CodeRedemption = { kind: 'redeemed'; record: CodeRecord } | { kind: 'replayed'; grantId: string };
-
-/**
- * Redeems a code once (RFC 6749 §4.1.2: single use). The first caller gets the record and leaves a
- * `code-used:{sha256(code)}` marker naming `grantId`; a later caller gets `replayed` with that grant id so the
- * tokens issued from the code can be revoked (§4.1.2, §10.5). `null` when the code was never issued or expired.
- *
- * The marker lives for the access-token lifetime plus the code lifetime: long enough to catch a replay while any
- * access token of the code can still be used; the refresh family is revoked through the grant, so it need not
- * outlive the (much longer) refresh lifetime.
- *
- * @example
- * const redemption = await redeemCode(context, code, randomUUID());
- * if (redemption?.kind === 'redeemed') issueTokens(redemption.record);
- */
-export async function redeemCode(context: SentinelContext, code: string, grantId: string): Promise<CodeRedemption | null> {
-  const stored = await context.store.take(codeKey(code));
-  if (stored === null) {
-    const previous = await context.store.get(usedCodeKey(code));
-    return previous === null ? null : { kind: 'replayed', grantId: previous };
-  }
-  const { accessTokenTtl, codeTtl } = context.config;
-  await context.store.set(usedCodeKey(code), grantId, (accessTokenTtl + codeTtl) * 1000);
-  return { kind: 'redeemed', record: JSON.parse(stored) as CodeRecord };
 }

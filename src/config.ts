@@ -114,9 +114,10 @@ const optionsSchema = z.object({
     .default({ productName: 'Sign in', colors: {} }),
   keys: z.array(z.custom<JWK>((v) => typeof v === 'object' && v !== null, { message: 'must be a JWK object' })).optional(),
   store: z
-    .custom<Store>((v) => typeof v === 'object' && v !== null && typeof (v as Store).take === 'function', {
-      message: 'must implement the Store interface (get, set, take, delete, increment)',
-    })
+    .custom<Store>(
+      (v) => typeof v === 'object' && v !== null && typeof (v as Store).take === 'function' && typeof (v as Store).swap === 'function',
+      { message: 'must implement the Store interface (get, set, take, delete, increment, swap)' },
+    )
     .optional(),
   accessTokenTtl: ttlSeconds.max(86_400).default(3600),
   expiresIn: z.enum(['string', 'number']).default('string'),
@@ -153,6 +154,9 @@ const optionsSchema = z.object({
   jwksMaxAge: z.number().int().nonnegative().default(300),
   trustProxy: z.union([z.boolean(), z.number(), z.array(z.string())]).default(false),
   clockTolerance: z.number().int().nonnegative().max(300).default(5),
+  // Seconds after a code redemption or refresh rotation during which presenting the spent credential again is refused
+  // without revoking the grant: the client may never have received the answer (docs/store-design.md).
+  retryGrace: z.number().int().nonnegative().max(60).default(10),
   onError: fn<(error: unknown, context: ErrorContext) => void>('onError').optional(),
   onEvent: fn<(event: SentinelEvent) => void>('onEvent').optional(),
   logger: z

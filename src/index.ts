@@ -23,7 +23,7 @@ export { ClientAbortedError, isClientAborted } from './body-read.js';
 export { MemoryStore } from './stores/memory.js';
 export type { MemoryStoreOptions } from './stores/memory.js';
 export { SecurityStateFullError } from './stores/security-state.js';
-export type { Store } from './stores/store.js';
+export type { Store, SwapEntry } from './stores/store.js';
 export { generateClientSecret, hashClientSecret, MemoryAppStore, verifyClientSecret } from './apps.js';
 export type { App, AppOptions, AppStore, GrantType, TokenEndpointAuthMethod } from './apps.js';
 export { generatePrivateJWK } from './keys.js';

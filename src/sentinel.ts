@@ -85,7 +85,11 @@ export interface Sentinel {
   handle(request: SentinelRequest): Promise<SentinelResponse | null>;
   /** Verifies an access token issued by this service; throws an `invalid_token` {@link OAuthError} otherwise. */
   verifyAccessToken(token: string, options?: VerifyAccessTokenOptions): Promise<AccessTokenClaims>;
-  /** Checks an `Authorization` header value for a valid Bearer token (RFC 6750); adapters' `requireAccessToken` use it. */
+  /**
+   * Checks an `Authorization` header value for a valid Bearer token (RFC 6750); adapters' `requireAccessToken` use it.
+   * When the store cannot be read to check a user token's grant, the result is a `503` (never a thrown error) and
+   * the cause goes to `onError` with route `bearer`.
+   */
   checkBearer(authorization: string | undefined, options?: VerifyAccessTokenOptions): Promise<BearerResult>;
   /** Registers an application at runtime; the returned secret is shown once. */
   registerApp(input: RegisterAppInput): Promise<RegisterAppResult>;
@@ -103,6 +107,11 @@ export interface Sentinel {
 
 function serverError(): SentinelResponse {
   return noStoreJSON(500, { error: 'server_error', error_description: 'the server could not complete the request' });
+}
+
+/** What a bearer guard answers when the token cannot be checked right now (the store failed). */
+function bearerUnavailable(): SentinelResponse {
+  return noStoreJSON(503, { error: 'server_error', error_description: 'the access token could not be checked' }, { 'retry-after': '1' });
 }
 
 function renderJSONError(error: OAuthError): SentinelResponse {
@@ -232,7 +241,10 @@ export function createSentinel(options: SentinelOptions): Sentinel {
       return { ok: true, claims: await verifyAccessToken(found[1] as string, verifyOptions) };
     } catch (error) {
       if (isOAuthError(error) && error.code === 'invalid_token') return { ok: false, response: bearerChallenge(error) };
-      throw error;
+      // The grant could not be read (store down): the token is neither accepted nor called invalid. The cause goes
+      // to onError like every other store failure, and every adapter sends the same stack-free 503.
+      report(error, { name: 'bearer' } as Route, verifyOptions.accountId);
+      return { ok: false, response: bearerUnavailable() };
     }
   }
 

@@ -101,7 +101,8 @@ async function runEveryFlow(sink: AuditSink): Promise<void> {
   expect((await postLogin(sentinel, failing.interaction, { csrf_token: csrf, cancel: '1' })).status).toBe(303);
 
   // The rest runs on a second sentinel (same sink), where alice's failure budget is untouched.
-  const fresh = makeSentinel({ ...sink.options() });
+  // No retry grace: the flow replays a code and reuses a refresh token at once, and both must raise their events.
+  const fresh = makeSentinel({ ...sink.options(), retryGrace: 0 });
   const signedIn = await signIn(fresh);
   rememberSignIn(sink, signedIn);
 
@@ -258,6 +259,9 @@ describe('audit events and logs', () => {
           throw new Error('store unreachable');
         },
         take: async () => {
+          throw new Error('store unreachable');
+        },
+        swap: async () => {
           throw new Error('store unreachable');
         },
         delete: async () => {

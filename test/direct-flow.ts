@@ -165,7 +165,7 @@ export function jsonOf(response: SentinelResponse): Record<string, unknown> {
 
 /** One write a {@link RecordingStore} saw. */
 export interface StoreWrite {
-  op: 'set' | 'take' | 'delete' | 'increment';
+  op: 'set' | 'take' | 'delete' | 'increment' | 'swap';
   key: string;
 }
 
@@ -194,6 +194,12 @@ export function recordingStore(inner: Store): RecordingStore {
       const value = await inner.take(key);
       if (value !== null) writes.push({ op: 'take', key });
       return value;
+    },
+    // A swap that applies writes each of its keys; one that does not changes nothing.
+    swap: async (entries) => {
+      const applied = await inner.swap(entries);
+      if (applied) for (const entry of entries) writes.push({ op: 'swap', key: entry.key });
+      return applied;
     },
     delete: (key) => {
       writes.push({ op: 'delete', key });

@@ -1,121 +1,252 @@
+/**
+ * The grant model: liveness (a user token is accepted only while its grant exists), one atomic step for code
+ * redemption and refresh rotation, generation-based reuse detection, and one store key per live grant.
+ */
 import { describe, expect, it } from 'vitest';
 import { issueAccessToken } from '../src/access-token.js';
-import { MemoryStore, type Store } from '../src/index.js';
-import { isGrantRevoked, revokeGrant, storeRefreshToken, refreshKey } from '../src/token/grants.js';
-import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, makeSentinel, USER_ID } from './fixtures.js';
+import { codeKey } from '../src/codes.js';
+import { MemoryStore, type SentinelEvent, type SentinelOptions, type Store } from '../src/index.js';
+import { jsonOf, postForm, TOKEN_PATH } from './direct-flow.js';
+import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, makeSentinel, PUBLIC_CLIENT_ID, REDIRECT_URI, USER_ID } from './fixtures.js';
+import { codeFor } from './suites/oauth-helpers.js';
 
-/** A store that records every operation and can be switched to fail. */
-function recordingStore(): Store & { log: string[]; failing: boolean } {
-  const inner = new MemoryStore();
+/** A store whose contents can be wiped (an empty restart) and whose operations can be made to fail. */
+function controllableStore(): Store & { log: string[]; failing: Set<string>; wipe(): void; size(): number } {
+  let inner = new MemoryStore();
   const store = {
     log: [] as string[],
-    failing: false,
-    async get(key: string) {
-      store.log.push(`get ${key.split(':')[0]}`);
-      if (store.failing) throw new Error('store down');
-      return inner.get(key);
+    failing: new Set<string>(),
+    wipe: () => {
+      inner = new MemoryStore();
     },
-    set: (key: string, value: string, ttl: number) => inner.set(key, value, ttl),
-    take: (key: string) => inner.take(key),
-    delete: (key: string) => inner.delete(key),
-    increment: (key: string, ttl: number) => inner.increment(key, ttl),
+    size: () => inner.size,
+    guard<T>(op: string, key: string, run: () => Promise<T>): Promise<T> {
+      store.log.push(`${op} ${key.split(':')[0]}`);
+      return store.failing.has(op) ? Promise.reject(new Error('store down')) : run();
+    },
+    get: (key: string) => store.guard('get', key, () => inner.get(key)),
+    set: (key: string, value: string, ttl: number) => store.guard('set', key, () => inner.set(key, value, ttl)),
+    take: (key: string) => store.guard('take', key, () => inner.take(key)),
+    delete: (key: string) => store.guard('delete', key, () => inner.delete(key)),
+    increment: (key: string, ttl: number) => store.guard('increment', key, () => inner.increment(key, ttl)),
+    swap: (entries: Parameters<Store['swap']>[0]) => store.guard('swap', entries[0]?.key ?? '', () => inner.swap(entries)),
   };
   return store;
 }
 
-describe('grants', () => {
-  it('revokeGrant marks the grant and deletes its live refresh token', async () => {
-    const sentinel = makeSentinel();
-    const { context } = sentinel;
-    const absoluteExpiresAt = Math.floor(Date.now() / 1000) + 600;
-    const input = { grantId: 'g-1', accountId: ACCOUNT, clientId: CLIENT_ID, userId: USER_ID, authTime: 1, absoluteExpiresAt };
-    const first = await storeRefreshToken(context, input);
-    const second = await storeRefreshToken(context, input);
-    expect(await context.store.get(refreshKey(second!))).not.toBeNull();
-    await revokeGrant(context, 'g-1');
-    expect(await isGrantRevoked(context, 'g-1')).toBe(true);
-    expect(await isGrantRevoked(context, 'g-2')).toBe(false);
-    expect(await context.store.get(refreshKey(second!))).toBeNull();
-    expect(first).not.toBe(second);
-  });
+function setup(overrides: Partial<SentinelOptions> = {}) {
+  const store = controllableStore();
+  const events: SentinelEvent[] = [];
+  const errors: unknown[] = [];
+  const sentinel = makeSentinel({ store, onEvent: (event) => events.push(event), onError: (error) => errors.push(error), ...overrides });
+  const exchange = (
+    code: string,
+    client: { id: string; secret?: string } = { id: CLIENT_ID, secret: CLIENT_SECRET },
+    redirectUri = REDIRECT_URI,
+  ) =>
+    postForm(
+      sentinel,
+      TOKEN_PATH,
+      new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: redirectUri,
+        client_id: client.id,
+        ...(client.secret === undefined ? {} : { client_secret: client.secret }),
+      }).toString(),
+    );
+  const refresh = (token: string) =>
+    postForm(
+      sentinel,
+      TOKEN_PATH,
+      new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: token,
+        client_id: CLIENT_ID,
+        client_secret: CLIENT_SECRET,
+      }).toString(),
+    );
+  const accepted = (token: string) =>
+    sentinel.verifyAccessToken(token).then(
+      () => true,
+      () => false,
+    );
+  const signIn = async () => {
+    const response = await exchange(await codeFor(sentinel));
+    expect(response.status).toBe(200);
+    return jsonOf(response) as { access_token: string; refresh_token: string };
+  };
+  return { sentinel, store, events, errors, exchange, refresh, accepted, signIn };
+}
 
-  it('gives no refresh token once the absolute lifetime is over', async () => {
-    const { context } = makeSentinel();
-    const past = Math.floor(Date.now() / 1000) - 1;
-    expect(
-      await storeRefreshToken(context, {
-        grantId: 'g',
-        accountId: ACCOUNT,
-        clientId: CLIENT_ID,
-        userId: USER_ID,
-        authTime: 1,
-        absoluteExpiresAt: past,
-      }),
-    ).toBeNull();
-  });
-
-  it('verifyAccessToken leaves the store alone for consumer tokens and checks it for user tokens', async () => {
-    const store = recordingStore();
-    const sentinel = makeSentinel({ store });
+describe('grant liveness', () => {
+  it('refuses every user token after the store lost its data, while consumer tokens stay store-free', async () => {
+    const { sentinel, store, refresh, accepted, signIn } = setup();
+    const tokens = await signIn();
+    expect(await accepted(tokens.access_token)).toBe(true);
     const consumer = await issueAccessToken(sentinel.context, {
       accountId: ACCOUNT,
       clientId: CLIENT_ID,
       subject: 'c',
       grantType: 'client_credentials',
     });
-    const user = await issueAccessToken(sentinel.context, {
+    store.wipe(); // an empty restart
+    expect(await accepted(tokens.access_token)).toBe(false);
+    const response = await refresh(tokens.refresh_token);
+    expect(response.status).toBe(400);
+    expect(jsonOf(response).error).toBe('invalid_grant');
+    store.log.length = 0;
+    store.failing.add('get');
+    await expect(sentinel.verifyAccessToken(consumer.token)).resolves.toMatchObject({ sub: 'c' });
+    expect(store.log).toEqual([]);
+  });
+
+  it('checks a user token with one store read and fails (not accepts) when the store fails', async () => {
+    const { sentinel, store, signIn } = setup();
+    const tokens = await signIn();
+    store.log.length = 0;
+    await sentinel.verifyAccessToken(tokens.access_token);
+    expect(store.log).toEqual(['get grant']);
+    store.failing.add('get');
+    await expect(sentinel.verifyAccessToken(tokens.access_token)).rejects.toThrow('store down');
+  });
+
+  it('refuses a token whose grant id names no grant, and one revoked by jti', async () => {
+    const { sentinel, signIn } = setup();
+    const forged = await issueAccessToken(sentinel.context, {
       accountId: ACCOUNT,
       clientId: CLIENT_ID,
       subject: USER_ID,
       grantType: 'authorization_code',
-      grantId: 'g-9',
+      grantId: 'never-created',
     });
-    store.failing = true;
-    await expect(sentinel.verifyAccessToken(consumer.token)).resolves.toMatchObject({ sub: 'c' });
-    expect(store.log).toEqual([]);
-    await expect(sentinel.verifyAccessToken(user.token)).rejects.toThrow('store down');
-    store.failing = false;
-    await expect(sentinel.verifyAccessToken(user.token)).resolves.toMatchObject({ sub: USER_ID });
-    await revokeGrant(sentinel.context, 'g-9');
-    await expect(sentinel.verifyAccessToken(user.token)).rejects.toMatchObject({ code: 'invalid_token' });
+    await expect(sentinel.verifyAccessToken(forged.token)).rejects.toMatchObject({ code: 'invalid_token' });
+    const tokens = await signIn();
+    const revoke = await postForm(
+      sentinel,
+      `${TOKEN_PATH}/revoke`,
+      new URLSearchParams({ token: tokens.access_token, client_id: CLIENT_ID, client_secret: CLIENT_SECRET }).toString(),
+    );
+    expect(revoke.status).toBe(200);
+    await expect(sentinel.verifyAccessToken(tokens.access_token)).rejects.toMatchObject({ code: 'invalid_token' });
+  });
+});
+
+describe('storage per grant', () => {
+  it('keeps one key per live grant however often its refresh token rotates', async () => {
+    const { store, refresh, signIn } = setup();
+    let tokens = await signIn();
+    expect(store.size()).toBe(1);
+    for (let i = 0; i < 25; i++) {
+      const response = await refresh(tokens.refresh_token);
+      expect(response.status).toBe(200);
+      tokens = { ...tokens, ...(jsonOf(response) as typeof tokens) };
+    }
+    expect(store.size()).toBe(1);
+  });
+});
+
+describe('refresh rotation', () => {
+  it('revokes the grant when an older generation comes back after the grace window', async () => {
+    const { refresh, accepted, signIn, events } = setup({ retryGrace: 0 });
+    const first = await signIn();
+    const second = jsonOf(await refresh(first.refresh_token)) as typeof first;
+    const reuse = await refresh(first.refresh_token);
+    expect(jsonOf(reuse).error).toBe('invalid_grant');
+    expect(events.some((event) => event.type === 'refresh.reused')).toBe(true);
+    expect(await accepted(second.access_token)).toBe(false);
+    expect((await refresh(second.refresh_token)).status).toBe(400);
   });
 
-  it('refuses a refresh token stored after its grant was revoked (a redemption that lost a race with a replay)', async () => {
-    const sentinel = makeSentinel();
-    const absoluteExpiresAt = Math.floor(Date.now() / 1000) + 600;
-    await revokeGrant(sentinel.context, 'g-late');
-    const late = await storeRefreshToken(sentinel.context, {
-      grantId: 'g-late',
-      accountId: ACCOUNT,
-      clientId: CLIENT_ID,
-      userId: USER_ID,
-      authTime: 1,
-      absoluteExpiresAt,
-    });
-    const live = await storeRefreshToken(sentinel.context, {
-      grantId: 'g-live',
-      accountId: ACCOUNT,
-      clientId: CLIENT_ID,
-      userId: USER_ID,
-      authTime: 1,
-      absoluteExpiresAt,
-    });
-    const post = (token: string) =>
-      sentinel.handle({
-        method: 'POST',
-        path: `/sentinel/api/account/${ACCOUNT}/token`,
-        query: new URLSearchParams(),
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({
-          grant_type: 'refresh_token',
-          refresh_token: token,
-          client_id: CLIENT_ID,
-          client_secret: CLIENT_SECRET,
-        }).toString(),
-      });
-    const refused = await post(late!);
-    expect(refused?.status).toBe(400);
-    expect(JSON.parse(refused?.body ?? '{}').error).toBe('invalid_grant');
-    expect((await post(live!))?.status).toBe(200);
+  it('refuses the just-rotated token within the grace window without revoking anything', async () => {
+    const { refresh, accepted, signIn, events } = setup({ retryGrace: 30 });
+    const first = await signIn();
+    const second = jsonOf(await refresh(first.refresh_token)) as typeof first;
+    const retry = await refresh(first.refresh_token);
+    expect(retry.status).toBe(400);
+    expect(jsonOf(retry).error).toBe('invalid_grant');
+    expect(events.some((event) => event.type === 'refresh.reused')).toBe(false);
+    expect(await accepted(second.access_token)).toBe(true);
+    const third = jsonOf(await refresh(second.refresh_token)) as typeof first;
+    expect(third.refresh_token).toBeTypeOf('string');
+    // Two generations back is reuse whatever the grace.
+    expect(jsonOf(await refresh(first.refresh_token)).error).toBe('invalid_grant');
+    expect(events.some((event) => event.type === 'refresh.reused')).toBe(true);
+    expect(await accepted(third.access_token)).toBe(false);
+  });
+
+  it('does not let a forged older generation (the grant id is public) revoke the grant', async () => {
+    const { refresh, accepted, signIn, events } = setup({ retryGrace: 0 });
+    const first = await signIn();
+    const second = jsonOf(await refresh(first.refresh_token)) as typeof first;
+    const [gid, , , secret] = second.refresh_token.split('.') as [string, string, string, string];
+    const forged = `${gid}.0.${'A'.repeat(43)}.${secret}`;
+    expect(jsonOf(await refresh(forged)).error).toBe('invalid_grant');
+    expect(events.some((event) => event.type === 'refresh.reused')).toBe(false);
+    expect(await accepted(second.access_token)).toBe(true);
+  });
+
+  it('changes nothing when the rotation cannot be written, so the retry succeeds and is not reuse', async () => {
+    const { store, refresh, accepted, signIn, events, errors } = setup({ retryGrace: 0 });
+    const first = await signIn();
+    store.failing.add('swap');
+    const failed = await refresh(first.refresh_token);
+    expect(failed.status).toBe(500);
+    expect(jsonOf(failed).error).toBe('server_error');
+    expect(errors).toHaveLength(1);
+    store.failing.clear();
+    const retry = await refresh(first.refresh_token);
+    expect(retry.status).toBe(200);
+    expect(events.some((event) => event.type === 'refresh.reused')).toBe(false);
+    expect(await accepted((jsonOf(retry) as typeof first).access_token)).toBe(true);
+  });
+
+  it('gives exactly one of 20 concurrent rotations of one token new tokens', async () => {
+    const { refresh, signIn } = setup();
+    const first = await signIn();
+    const responses = await Promise.all(Array.from({ length: 20 }, () => refresh(first.refresh_token)));
+    expect(responses.filter((response) => response.status === 200)).toHaveLength(1);
+  });
+});
+
+describe('code redemption', () => {
+  it('does not spend a code presented by another client or with another redirect_uri', async () => {
+    const { sentinel, exchange, events } = setup();
+    const code = await codeFor(sentinel);
+    const wrongClient = await exchange(code, { id: PUBLIC_CLIENT_ID });
+    expect(jsonOf(wrongClient).error).toBe('invalid_grant');
+    const wrongRedirect = await exchange(code, undefined, 'https://app.example.com/elsewhere');
+    expect(jsonOf(wrongRedirect).error).toBe('invalid_grant');
+    expect(await sentinel.context.store.get(codeKey(code))).not.toBeNull();
+    expect((await exchange(code)).status).toBe(200);
+    expect(events.some((event) => event.type === 'code.replayed')).toBe(false);
+  });
+
+  it('changes nothing when the redemption cannot be written, so the retry succeeds', async () => {
+    const { sentinel, store, exchange, events, accepted } = setup({ retryGrace: 0 });
+    const code = await codeFor(sentinel);
+    store.failing.add('swap');
+    expect((await exchange(code)).status).toBe(500);
+    store.failing.clear();
+    const retry = await exchange(code);
+    expect(retry.status).toBe(200);
+    expect(events.some((event) => event.type === 'code.replayed')).toBe(false);
+    expect(await accepted((jsonOf(retry) as { access_token: string }).access_token)).toBe(true);
+  });
+
+  it('refuses a second presentation within the grace window without revoking; later it is a replay', async () => {
+    const graceful = setup({ retryGrace: 30 });
+    const code = await codeFor(graceful.sentinel);
+    const first = jsonOf(await graceful.exchange(code)) as { access_token: string };
+    expect(jsonOf(await graceful.exchange(code)).error).toBe('invalid_grant');
+    expect(await graceful.accepted(first.access_token)).toBe(true);
+    expect(graceful.events.some((event) => event.type === 'code.replayed')).toBe(false);
+
+    const strict = setup({ retryGrace: 0 });
+    const code2 = await codeFor(strict.sentinel);
+    const tokens = jsonOf(await strict.exchange(code2)) as { access_token: string };
+    expect(jsonOf(await strict.exchange(code2)).error).toBe('invalid_grant');
+    expect(await strict.accepted(tokens.access_token)).toBe(false);
+    expect(strict.events.some((event) => event.type === 'code.replayed')).toBe(true);
   });
 });

@@ -263,5 +263,81 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreUnd
         await expect(store.increment(k, LONG)).resolves.toBe(1);
       });
     });
+
+    describe('swap', () => {
+      /** Two keys of one grant: they share the `{tag}`, as every multi-key swap must. */
+      function grantKeys(): { code: string; grant: string } {
+        const tag = randomBytes(12).toString('hex');
+        return { code: `code:{${tag}}`, grant: `grant:{${tag}}` };
+      }
+
+      it('writes every value when every key holds what was expected', async () => {
+        const { code, grant } = grantKeys();
+        await store.set(code, 'code-record', LONG);
+        const applied = await store.swap([
+          { key: code, expect: 'code-record', value: null },
+          { key: grant, expect: null, value: 'grant-record', ttlMs: LONG },
+        ]);
+        expect(applied).toBe(true);
+        await expect(store.get(code)).resolves.toBeNull();
+        await expect(store.get(grant)).resolves.toBe('grant-record');
+      });
+
+      it('changes nothing when any one expectation fails', async () => {
+        const { code, grant } = grantKeys();
+        await store.set(code, 'code-record', LONG);
+        await store.set(grant, 'existing', LONG);
+        // The first entry matches, the second does not: the first must not have been applied either.
+        const applied = await store.swap([
+          { key: code, expect: 'code-record', value: null },
+          { key: grant, expect: null, value: 'new', ttlMs: LONG },
+        ]);
+        expect(applied).toBe(false);
+        await expect(store.get(code)).resolves.toBe('code-record');
+        await expect(store.get(grant)).resolves.toBe('existing');
+        // A wrong expected value (not absence) fails the same way.
+        await expect(store.swap([{ key: grant, expect: 'other', value: 'new', ttlMs: LONG }])).resolves.toBe(false);
+        await expect(store.get(grant)).resolves.toBe('existing');
+        // Expecting a value where there is none fails too.
+        await store.delete(grant);
+        await expect(store.swap([{ key: grant, expect: '', value: 'new', ttlMs: LONG }])).resolves.toBe(false);
+        await expect(store.get(grant)).resolves.toBeNull();
+      });
+
+      it('replaces a value with its new TTL', async () => {
+        const { grant } = grantKeys();
+        await store.set(grant, 'v1', LONG);
+        await expect(store.swap([{ key: grant, expect: 'v1', value: 'v2', ttlMs: 100 }])).resolves.toBe(true);
+        await expect(store.get(grant)).resolves.toBe('v2');
+        await sleep(500);
+        await expect(store.get(grant)).resolves.toBeNull();
+      });
+
+      it('lets exactly one of 100 concurrent swaps from the same value apply', async () => {
+        const { code, grant } = grantKeys();
+        await store.set(grant, 'gen-0', LONG);
+        const results = await Promise.all(
+          Array.from({ length: 100 }, (_, i) =>
+            store.swap([
+              { key: grant, expect: 'gen-0', value: `gen-1-by-${i}`, ttlMs: LONG },
+              { key: code, expect: null, value: `winner-${i}`, ttlMs: LONG },
+            ]),
+          ),
+        );
+        expect(results.filter((r) => r)).toHaveLength(1);
+        const winner = results.indexOf(true);
+        await expect(store.get(grant)).resolves.toBe(`gen-1-by-${winner}`);
+        await expect(store.get(code)).resolves.toBe(`winner-${winner}`);
+      });
+
+      it('compares whole values, including long and multi-byte ones', async () => {
+        const { grant } = grantKeys();
+        const value = largeValue();
+        await store.set(grant, value, LONG);
+        await expect(store.swap([{ key: grant, expect: `${value}x`, value: 'no', ttlMs: LONG }])).resolves.toBe(false);
+        await expect(store.swap([{ key: grant, expect: value, value: 'yes', ttlMs: LONG }])).resolves.toBe(true);
+        await expect(store.get(grant)).resolves.toBe('yes');
+      });
+    });
   });
 }

@@ -15,7 +15,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { Redis } from 'ioredis';
 import { createSentinel, type JWK } from 'sentinel-idp';
 import { requireAccessToken, sendSentinelResponse, toExpress } from 'sentinel-idp/express';
-import { RedisStore } from 'sentinel-idp/redis';
+import { RedisStore, redisClientOptions } from 'sentinel-idp/redis';
 import { brandTokensAnswer, consumerIdProblem, createBrandTokenStore } from '../shared/brand-tokens.js';
 import { createUserStore } from '../shared/user-store.js';
 import { ACCOUNT_ID } from './account.js';
@@ -49,7 +49,8 @@ const prefix = process.env.REDIS_PREFIX ?? 'sentinel:';
 // per command, and a per-command timeout for a Redis that accepts connections but does not answer. A request then
 // fails in about a second with 500 server_error instead of hanging; ioredis keeps reconnecting in the background,
 // so the instance recovers by itself when Redis is back.
-const redis = new Redis(redisURL, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1000, connectTimeout: 2000 });
+// redisClientOptions() also reconnects every 200 ms at most, so the instance works again soon after Redis is back.
+const redis = new Redis(redisURL, redisClientOptions());
 let redisDown = false;
 redis.on('error', (error: Error) => {
   // One line per outage, not one per reconnection attempt.

@@ -17,7 +17,7 @@
 import { LRUCache } from 'lru-cache';
 import { entryBytes } from './memory-size.js';
 import { SecurityState } from './security-state.js';
-import type { Store } from './store.js';
+import type { Store, SwapEntry } from './store.js';
 
 /** Default byte budget of each ordinary key prefix (interactions, sessions, codes, …). */
 export const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
@@ -148,6 +148,27 @@ export class MemoryStore implements Store {
     return next;
   }
 
+  /**
+   * Atomic multi-key compare-and-set (see {@link Store.swap}). Atomic because every check and write happens without
+   * yielding to the event loop.
+   *
+   * @example
+   * const applied = await store.swap([{ key: 'grant:{g1}', expect: null, value: '{}', ttlMs: 60_000 }]);
+   */
+  async swap(entries: readonly SwapEntry[]): Promise<boolean> {
+    for (const entry of entries) {
+      if (entry.value !== null) ttlOf(entry);
+      if ((this.#area(entry.key).get(entry.key) ?? null) !== entry.expect) return false;
+    }
+    for (const entry of entries) {
+      const area = this.#area(entry.key);
+      if (entry.value === null) area.delete(entry.key);
+      else if (area instanceof SecurityState) area.set(entry.key, entry.value, ttlOf(entry));
+      else area.set(entry.key, entry.value, { ttl: ttlOf(entry) });
+    }
+    return true;
+  }
+
   /** Number of live entries across all prefixes (for tests and benchmarks). */
   get size(): number {
     let total = this.#security.size;
@@ -161,4 +182,11 @@ export class MemoryStore implements Store {
     for (const cache of this.#caches.values()) total += cache.calculatedSize;
     return total;
   }
+}
+
+/** A swap entry's TTL as lru-cache wants it; checked before anything is written, so a bad entry changes nothing. */
+function ttlOf(entry: SwapEntry): number {
+  const ttlMs = entry.ttlMs;
+  if (typeof ttlMs !== 'number' || !Number.isFinite(ttlMs)) throw new TypeError('MemoryStore: swap needs a finite ttlMs');
+  return Math.max(1, Math.ceil(ttlMs));
 }

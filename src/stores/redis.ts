@@ -5,12 +5,12 @@
  * already-configured client, and the core package never depends on ioredis being installed (it is an optional peer
  * dependency).
  *
- * Redis Cluster: every command this store sends touches exactly one key (GET, SET, GETDEL, DEL, and one-key Lua
- * scripts), so no command can fail with CROSSSLOT and no hash tags are needed; each key simply lives on the shard
- * its slot maps to.
+ * Redis Cluster: every command this store sends touches one key (GET, SET, GETDEL, DEL, one-key Lua scripts) except
+ * `swap`, whose keys must share a hash tag (`grant:{gid}` and `code:{gid}`), so no command can fail with CROSSSLOT:
+ * a grant's keys live together on the shard their slot maps to.
  */
 import type { Cluster, Redis } from 'ioredis';
-import type { Store } from './store.js';
+import type { Store, SwapEntry } from './store.js';
 
 /**
  * Options of {@link RedisStore}. `commandTimeoutMs` turns a dead Redis into a prompt `500 server_error` (RFC 6749
@@ -80,6 +80,33 @@ const TAKE_SCRIPT = `
 local v = redis.call('GET', KEYS[1])
 if v then redis.call('DEL', KEYS[1]) end
 return v
+`;
+
+/**
+ * Multi-key compare-and-set in one script (atomic: Redis runs a script without interleaving other commands). Four
+ * arguments per key: whether a value is expected ('1') or absence ('0'), the expected value, the new value's PX
+ * ('0' deletes the key) and the new value. Every check runs before any write, so a failed check changes nothing.
+ * SETs run before DELs because Redis refuses a memory-growing write with OOM only while a script has written
+ * nothing yet: a SET first means an out-of-memory Redis refuses the whole swap instead of letting it run on.
+ */
+const SWAP_SCRIPT = `
+for i = 1, #KEYS do
+  local b = (i - 1) * 4
+  local v = redis.call('GET', KEYS[i])
+  if ARGV[b + 1] == '0' then
+    if v then return 0 end
+  elseif v ~= ARGV[b + 2] then
+    return 0
+  end
+end
+for i = 1, #KEYS do
+  local b = (i - 1) * 4
+  if ARGV[b + 3] ~= '0' then redis.call('SET', KEYS[i], ARGV[b + 4], 'PX', ARGV[b + 3]) end
+end
+for i = 1, #KEYS do
+  if ARGV[(i - 1) * 4 + 3] == '0' then redis.call('DEL', KEYS[i]) end
+end
+return 1
 `;
 
 /** What Redis answers for a command it does not know (`ERR unknown command 'getdel', with args ...`). */
@@ -225,6 +252,35 @@ export class RedisStore implements Store {
   }
 
   /**
+   * Atomic multi-key compare-and-set (see {@link Store.swap}), as one Lua script. The keys must share a hash tag so
+   * that the script is legal on Redis Cluster; a swap whose keys do not is refused before anything is sent.
+   *
+   * @example
+   * const applied = await store.swap([
+   *   { key: 'code:{g1}', expect: codeRecord, value: null },
+   *   { key: 'grant:{g1}', expect: null, value: grantRecord, ttlMs: 3_600_000 },
+   * ]);
+   */
+  async swap(entries: readonly SwapEntry[]): Promise<boolean> {
+    if (entries.length === 0) return true;
+    const keys = entries.map((entry) => this.#prefix + entry.key);
+    if (entries.length > 1) {
+      const tag = hashTag(keys[0] as string);
+      if (tag === null || keys.some((k) => hashTag(k) !== tag)) {
+        throw new TypeError('RedisStore: the keys of one swap must share a {hash tag}');
+      }
+    }
+    const args: (string | number)[] = [];
+    for (const entry of entries) {
+      args.push(entry.expect === null ? '0' : '1', entry.expect ?? '');
+      if (entry.value === null) args.push('0', '');
+      else args.push(toPx(entry.ttlMs as number), entry.value);
+    }
+    const applied = await this.#run('EVAL', () => this.#client.eval(SWAP_SCRIPT, keys.length, ...keys, ...args));
+    return applied === 1;
+  }
+
+  /**
    * Runs one command under the time bound and turns its failure into an argument-free `Error`.
    * `passThrough` lets `take` see the original "unknown command" error so that it can fall back to the script.
    */
@@ -256,6 +312,14 @@ function toPx(ttlMs: number): number {
   return Math.max(1, Math.ceil(ttlMs));
 }
 
+/** The part of a key Redis Cluster hashes: between the first `{` and the next `}`, when not empty. */
+function hashTag(key: string): string | null {
+  const open = key.indexOf('{');
+  if (open === -1) return null;
+  const close = key.indexOf('}', open + 1);
+  return close > open + 1 ? key.slice(open + 1, close) : null;
+}
+
 function isUnknownCommand(error: unknown): boolean {
   return error instanceof Error && UNKNOWN_COMMAND.test(error.message);
 }
@@ -271,3 +335,5 @@ function sanitize(name: string, error: unknown): Error {
   const kind = error instanceof Error && error.name !== 'Error' ? `${error.name}: ` : '';
   return new Error(`RedisStore: ${name} failed (${kind}${message})`);
 }
+
+export { REDIS_RECONNECT_CAP_MS, type RedisClientOptions, redisClientOptions, redisRetryStrategy } from './redis-client.js';

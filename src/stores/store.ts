@@ -5,16 +5,14 @@
  * |-----------------|------------------------------------------------|-----------------------------|
  * | `interaction:`  | validated authorize request + CSRF secret       | 10 min                      |
  * | `session:`      | device session (user, account, auth time)       | idle / absolute timeout     |
- * | `code:`         | authorization code record (hashed key)          | code lifetime (≤ 600 s)     |
- * | `code-used:`    | grant id of a redeemed code (replay detection)  | access/refresh lifetime     |
- * | `refresh:`      | refresh token record (hashed key)               | idle / absolute lifetime    |
- * | `grant:`        | grant (refresh family) state                    | absolute lifetime           |
- * | `revoked:`      | revoked grant or token id                       | access-token lifetime       |
+ * | `code:{gid}`    | authorization code record (key derived by hash) | code lifetime (≤ 600 s)     |
+ * | `grant:{gid}`   | grant: liveness, refresh generation, revocations| idle / absolute lifetime    |
  * | `throttle:`     | failure counter                                 | throttle window             |
  *
  * Keys are opaque strings; secrets (codes, session ids, refresh tokens) appear in keys only as SHA-256 digests.
- * The atomic `take` is what makes codes single-use (RFC 6749 §4.1.2) and refresh-token rotation detect reuse
- * (RFC 9700 §4.14.2), including across instances.
+ * The atomic `take` keeps interactions and sessions single-use; the atomic multi-key {@link Store.swap} is what
+ * makes code redemption (RFC 6749 §4.1.2) and refresh-token rotation (RFC 9700 §4.14.2) one step: either the old
+ * credential is spent *and* the new state written, or nothing changed (docs/store-design.md).
  *
  * @example
  * // A store over a key/value service with TTLs and an atomic get-and-delete:
@@ -24,6 +22,7 @@
  *   take: (key) => kv.getdel(key),
  *   delete: (key) => kv.del(key).then(() => undefined),
  *   increment: (key, ttlMs) => kv.incrWithWindow(key, ttlMs),
+ *   swap: (entries) => kv.transaction(entries), // compare every `expect`, then write every `value`, atomically
  * };
  * createSentinel({ issuer, apps, store });
  */
@@ -44,4 +43,30 @@ export interface Store {
    * window of `ttlMs`; later increments do not extend it (fixed-window throttling).
    */
   increment(key: string, ttlMs: number): Promise<number>;
+  /**
+   * Atomic multi-key compare-and-set. When every entry's key currently holds exactly its `expect` (`null`: the key
+   * is absent), every entry's `value` is written (`null`: the key is deleted) and the result is `true`; otherwise
+   * nothing changes and the result is `false`. Of concurrent swaps expecting the same value, at most one applies.
+   *
+   * All keys of one swap share one hash tag (the part between the first `{` and `}`), so that on Redis Cluster they
+   * live in one slot and one script can change them together.
+   */
+  swap(entries: readonly SwapEntry[]): Promise<boolean>;
+}
+
+/**
+ * One key of a {@link Store.swap}: the compare-and-set step behind single-use codes (RFC 6749 §4.1.2) and refresh
+ * rotation with reuse detection (RFC 9700 §4.14.2).
+ *
+ * @example
+ * const entry: SwapEntry = { key: 'grant:{g1}', expect: before, value: after, ttlMs: 3_600_000 };
+ */
+export interface SwapEntry {
+  key: string;
+  /** The value the key must hold for the swap to apply; `null` requires the key to be absent. */
+  expect: string | null;
+  /** The value to leave under the key; `null` deletes it. */
+  value: string | null;
+  /** Lifetime of `value` in milliseconds (required unless `value` is `null`). */
+  ttlMs?: number | undefined;
 }

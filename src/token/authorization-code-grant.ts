@@ -2,22 +2,41 @@
  * `grant_type=authorization_code` (RFC 6749 §4.1.3) with PKCE (RFC 7636) and code-replay revocation
  * (RFC 6749 §4.1.2, RFC 9700 §4.5).
  */
-import { randomUUID } from 'node:crypto';
+import { randomSecret } from '../secrets.js';
 import { requireGrant, type App } from '../apps.js';
-import { redeemCode } from '../codes.js';
+import { type CodeRecord, codeKey, grantIdForCode } from '../codes.js';
 import type { SentinelContext } from '../context.js';
 import { OAuthError } from '../errors.js';
 import type { SentinelRequest, SentinelResponse } from '../http.js';
 import { required, single, type ParamMap } from '../params.js';
-import { revokeGrant } from './grants.js';
+import { type GrantRecord, grantKey, grantTtlMs, nextRefreshGeneration, readGrant, revokeGrant } from './grants.js';
 import { hasOpenIDScope } from './id-token.js';
 import { assertVerifierSyntax, verifyPKCE } from './pkce.js';
 import { issueUserTokens } from './user-tokens.js';
 
 /**
- * Exchanges a code for tokens. Everything checkable without the code (parameters, client, grant type, verifier
- * syntax) is checked first, so such mistakes leave the code intact; once the code is taken it is spent, and any
- * later presentation of it is a replay that revokes the tokens issued from it.
+ * A code that is no longer there to spend. If its grant exists, the code was redeemed: moments ago (within
+ * `retryGrace`, before any refresh) that may be the same client retrying after a lost answer, so it is refused and
+ * nothing else happens; later it is a replay that revokes the tokens issued from it (RFC 6749 §4.1.2, §10.5).
+ */
+async function spentCode(context: SentinelContext, request: SentinelRequest, accountId: string, app: App, grantId: string): Promise<never> {
+  const found = await readGrant(context, grantId);
+  if (found === null) throw new OAuthError('invalid_grant', 'the code is invalid or has expired');
+  const { grant } = found;
+  const untouched = grant.refresh === null || grant.refresh.gen === 0;
+  if (untouched && Math.floor(Date.now() / 1000) < grant.changedAt + context.config.retryGrace) {
+    throw new OAuthError('invalid_grant', 'the code has already been used');
+  }
+  await revokeGrant(context, grantId);
+  context.emit({ type: 'code.replayed', accountId, clientId: app.clientId, userId: grant.userId, ip: request.ip });
+  throw new OAuthError('invalid_grant', 'the code has already been used; the tokens issued from it are revoked');
+}
+
+/**
+ * Exchanges a code for tokens. Everything is checked before the code is spent — parameters, client, grant type,
+ * the code's client and redirect URI, PKCE — so a code presented by the wrong client or with the wrong redirect_uri
+ * stays intact for its rightful client. Then one atomic swap deletes the code and creates its grant: either both
+ * happen or neither does, so a failed exchange can simply be retried.
  *
  * @example
  * // POST /sentinel/api/account/123/token  grant_type=authorization_code&code=…&redirect_uri=…&code_verifier=…
@@ -35,15 +54,10 @@ export async function handleAuthorizationCodeGrant(
   const verifier = single(params, 'code_verifier');
   assertVerifierSyntax(verifier);
   requireGrant(app, 'authorization_code');
-  const grantId = randomUUID();
-  const redemption = await redeemCode(context, code, grantId);
-  if (redemption === null) throw new OAuthError('invalid_grant', 'the code is invalid or has expired');
-  if (redemption.kind === 'replayed') {
-    const grant = await revokeGrant(context, redemption.grantId);
-    context.emit({ type: 'code.replayed', accountId, clientId: app.clientId, userId: grant?.userId, ip: request.ip });
-    throw new OAuthError('invalid_grant', 'the code has already been used; the tokens issued from it are revoked');
-  }
-  const { record } = redemption;
+  const grantId = grantIdForCode(code);
+  const stored = await context.store.get(codeKey(code));
+  if (stored === null) return spentCode(context, request, accountId, app, grantId);
+  const record = JSON.parse(stored) as CodeRecord;
   if (record.accountId !== accountId || record.clientId !== app.clientId) {
     throw new OAuthError('invalid_grant', 'the code was not issued to this client');
   }
@@ -56,7 +70,7 @@ export async function handleAuthorizationCodeGrant(
   // Public clients have no secret: PKCE is what ties the code to the client that asked for it.
   const pkceRequired = context.config.pkce === 'required' || app.tokenEndpointAuthMethod === 'none';
   verifyPKCE(record.codeChallenge, verifier, { required: pkceRequired });
-  return issueUserTokens(context, {
+  const input = {
     grantType: 'authorization_code',
     accountId,
     clientId: app.clientId,
@@ -64,10 +78,32 @@ export async function handleAuthorizationCodeGrant(
     grantId,
     authTime: record.authTime,
     scope: record.scope,
-    refresh: app.grantTypes.includes('refresh_token')
-      ? { scope: record.scope, absoluteExpiresAt: Math.floor(Date.now() / 1000) + context.config.refreshToken.absoluteTtl }
-      : null,
     idToken: hasOpenIDScope(record.scope) ? { nonce: record.nonce } : null,
     ip: request.ip,
+  } as const;
+  return issueUserTokens(context, input, async (access) => {
+    const now = Math.floor(Date.now() / 1000);
+    const absoluteExpiresAt = now + context.config.refreshToken.absoluteTtl;
+    const refresh = app.grantTypes.includes('refresh_token')
+      ? nextRefreshGeneration(context, grantId, { gen: 0, family: randomSecret(), absoluteExpiresAt })
+      : null;
+    const grant: GrantRecord = {
+      accountId,
+      clientId: app.clientId,
+      userId: record.userId,
+      scope: record.scope,
+      authTime: record.authTime,
+      changedAt: now,
+      absoluteExpiresAt: refresh === null ? access.exp : absoluteExpiresAt,
+      accessUntil: access.exp,
+      refresh: refresh?.state ?? null,
+    };
+    const applied = await context.store.swap([
+      { key: codeKey(code), expect: stored, value: null },
+      { key: grantKey(grantId), expect: null, value: JSON.stringify(grant), ttlMs: grantTtlMs(context, grant) },
+    ]);
+    // Lost the race to a concurrent presentation of the same code: from here it is a spent code.
+    if (!applied) return spentCode(context, request, accountId, app, grantId);
+    return refresh?.token ?? null;
   });
 }

@@ -1,42 +1,69 @@
 /**
  * Grants: the state behind user tokens. One grant is created per redeemed authorization code; its id (`gid`) is
- * carried by every access token and refresh token issued from that code, so the whole family can be revoked at
- * once (RFC 6749 §4.1.2 and §10.5 on code replay, RFC 9700 §4.14.2 on refresh-token reuse, RFC 7009 §2.1).
+ * carried by every access token and refresh token issued from that code. The grant record is the *only* thing a
+ * user token needs from the store, and tokens are accepted only while it exists (a positive check): revoking
+ * deletes it, and a store that lost it (an empty restart) has thereby revoked every token of it. Losing data can
+ * end sessions early; it can never bring a revoked token back (RFC 6749 §4.1.2 and §10.5, RFC 9700 §4.14.2,
+ * RFC 7009 §2.1; docs/store-design.md).
  *
  * Persisted payloads (see `stores/store.ts`):
  *
- * | key                     | value                                  | TTL                                       |
- * |-------------------------|----------------------------------------|-------------------------------------------|
- * | `grant:{gid}`           | {@link GrantRecord}                    | until the grant's absolute expiry         |
- * | `refresh:{sha256}`      | {@link RefreshRecord}                  | idle lifetime, capped by absolute expiry  |
- * | `refresh-used:{sha256}` | gid of a rotated refresh token         | until the grant's absolute expiry         |
- * | `revoked:grant:{gid}`   | `1`                                    | max(access, refresh absolute) lifetime    |
- * | `revoked:jti:{jti}`     | `1`                                    | until that access token expires           |
+ * | key           | value                  | TTL                                                              |
+ * |---------------|------------------------|------------------------------------------------------------------|
+ * | `grant:{gid}` | {@link GrantRecord}    | until its refresh token and its last access token have expired   |
+ *
+ * Refresh tokens are `gid.generation.family.secret`. The grant holds the current generation and digests of the
+ * family secret (shared by every generation of the grant) and of the current secret. A token of an older
+ * generation whose family secret matches was really issued for this grant and rotated since: that is reuse
+ * (RFC 9700 §4.14.2), detected without remembering anything per rotation. The family digest is what stops a forged
+ * `gid.0.x.y` (the gid is public) from revoking someone else's grant.
  */
 import type { AccessTokenClaims, RevocationCheck } from '../access-token.js';
 import type { SentinelContext } from '../context.js';
-import { digest, randomSecret } from '../secrets.js';
+import { constantTimeEqual, digest, randomSecret } from '../secrets.js';
 
-/** Which refresh token is the live one of a grant. Persisted as JSON under `grant:{gid}`. */
+/** The refresh side of a grant: which generation is current. */
+export interface GrantRefreshState {
+  /** Generation of the current refresh token (0 for the one issued with the code). */
+  gen: number;
+  /** Digest of the family secret every refresh token of the grant carries. */
+  family: string;
+  /** Digest of the current generation's secret. */
+  current: string;
+  /** Seconds since the epoch when the current refresh token was issued. */
+  issuedAt: number;
+  /** Seconds since the epoch when the current refresh token expires (idle lifetime, capped by the absolute one). */
+  expiresAt: number;
+}
+
+/** A grant. Persisted as JSON under `grant:{gid}`. */
 export interface GrantRecord {
   accountId: string;
   clientId: string;
   userId: string;
-  /** Digest of the grant's current refresh token, `null` when the app gets none. */
-  refreshDigest: string | null;
+  /** The scope of the original grant (a refresh may narrow an access token's scope, never this). */
+  scope?: string | undefined;
+  /** Seconds since the epoch when the user authenticated. */
+  authTime: number;
+  /** Seconds since the epoch when the code was redeemed or the refresh token last rotated. */
+  changedAt: number;
   /** Seconds since the epoch after which no refresh token of the grant is accepted. */
   absoluteExpiresAt: number;
+  /** The latest `exp` of an access token issued from the grant: the record must live at least that long. */
+  accessUntil: number;
+  /** `null` when the app is not registered for refresh_token. */
+  refresh: GrantRefreshState | null;
+  /** Access tokens revoked one by one (RFC 7009): jti → exp, pruned once expired. */
+  revokedJtis?: Record<string, number> | undefined;
 }
 
-/** What a refresh token stands for. Persisted as JSON under `refresh:{sha256(token)}`. */
+/** What a refresh token stands for (the view of the grant that introspection and revocation describe). */
 export interface RefreshRecord {
   grantId: string;
   accountId: string;
   clientId: string;
   userId: string;
-  /** The scope of the original grant (a refresh may narrow the access token's scope, never this). */
   scope?: string | undefined;
-  /** Seconds since the epoch when the user authenticated. */
   authTime: number;
   /** Seconds since the epoch when this refresh token was issued. */
   createdAt: number;
@@ -46,123 +73,185 @@ export interface RefreshRecord {
   absoluteExpiresAt: number;
 }
 
+/** A stored grant with the exact text it was read as (what a later swap must expect). */
+export interface StoredGrant {
+  raw: string;
+  grant: GrantRecord;
+}
+
+/** The parts of a presented refresh token. */
+export interface PresentedRefreshToken {
+  grantId: string;
+  gen: number;
+  family: string;
+  secret: string;
+}
+
 const nowSeconds = (): number => Math.floor(Date.now() / 1000);
 
-/** The store key of a refresh token. */
-export function refreshKey(token: string): string {
-  return `refresh:${digest(token)}`;
+/** The store key of a grant; the braces are the Redis Cluster hash tag it shares with its code's key. */
+export function grantKey(grantId: string): string {
+  return `grant:{${grantId}}`;
 }
 
-function grantKey(grantId: string): string {
-  return `grant:${grantId}`;
+/** Reads a grant; `null` when the store does not have it (never created, expired, revoked, or lost). */
+export async function readGrant(context: SentinelContext, grantId: string): Promise<StoredGrant | null> {
+  const raw = await context.store.get(grantKey(grantId));
+  return raw === null ? null : { raw, grant: JSON.parse(raw) as GrantRecord };
 }
-
-function revokedGrantKey(grantId: string): string {
-  return `revoked:grant:${grantId}`;
-}
-
-function revokedJTIKey(jti: string): string {
-  return `revoked:jti:${jti}`;
-}
-
-/** Parses a stored refresh record; `null` for an absent one. */
-export function parseRefreshRecord(stored: string | null): RefreshRecord | null {
-  return stored === null ? null : (JSON.parse(stored) as RefreshRecord);
-}
-
-/** Input of {@link storeRefreshToken}: the grant a new refresh token belongs to (its times are set on storing). */
-export type RefreshTokenInput = Omit<RefreshRecord, 'createdAt' | 'expiresAt'>;
 
 /**
- * Creates the grant's next refresh token and makes it the grant's live one. Returns the plain token (for the
- * response only), or `null` when the grant has no lifetime left.
- *
- * @example
- * const refreshToken = await storeRefreshToken(context, { grantId, accountId, clientId, userId, authTime, absoluteExpiresAt });
+ * How long the grant record must stay: while its current refresh token can be used, and while any access token
+ * issued from it can (the liveness check reads it).
  */
-export async function storeRefreshToken(context: SentinelContext, input: RefreshTokenInput): Promise<string | null> {
-  const createdAt = nowSeconds();
-  const remaining = input.absoluteExpiresAt - createdAt;
+export function grantTtlMs(context: SentinelContext, grant: GrantRecord): number {
+  const refreshEnd = grant.refresh === null ? 0 : Math.min(grant.refresh.expiresAt, grant.absoluteExpiresAt);
+  const end = Math.max(refreshEnd, grant.accessUntil + context.config.clockTolerance);
+  return Math.max(1, end - nowSeconds()) * 1000;
+}
+
+const GRANT_ID = /^[A-Za-z0-9_-]{1,64}$/;
+const GENERATION = /^(0|[1-9][0-9]{0,8})$/;
+const SECRET = /^[A-Za-z0-9_-]{43}$/;
+
+/** Splits a presented refresh token into its parts; `null` for anything not shaped like one of ours. */
+export function parseRefreshToken(token: string): PresentedRefreshToken | null {
+  const parts = token.split('.');
+  if (parts.length !== 4) return null;
+  const [grantId, gen, family, secret] = parts as [string, string, string, string];
+  if (!GRANT_ID.test(grantId) || !GENERATION.test(gen) || !SECRET.test(family) || !SECRET.test(secret)) return null;
+  return { grantId, gen: Number(gen), family, secret };
+}
+
+/**
+ * The refresh state of a new generation and the token that proves it. `family` is the family secret: new for a
+ * new grant, carried over from the presented token on rotation.
+ */
+export function nextRefreshGeneration(
+  context: SentinelContext,
+  grantId: string,
+  input: { gen: number; family: string; absoluteExpiresAt: number },
+): { state: GrantRefreshState; token: string } | null {
+  const issuedAt = nowSeconds();
+  const remaining = input.absoluteExpiresAt - issuedAt;
   if (remaining <= 0) return null;
-  const lifetime = Math.min(context.config.refreshToken.idleTtl, remaining);
-  const token = randomSecret();
-  const record: RefreshRecord = { ...input, createdAt, expiresAt: createdAt + lifetime };
-  const grant: GrantRecord = {
-    accountId: input.accountId,
-    clientId: input.clientId,
-    userId: input.userId,
-    refreshDigest: digest(token),
-    absoluteExpiresAt: input.absoluteExpiresAt,
+  const secret = randomSecret();
+  return {
+    state: {
+      gen: input.gen,
+      family: digest(input.family),
+      current: digest(secret),
+      issuedAt,
+      expiresAt: issuedAt + Math.min(context.config.refreshToken.idleTtl, remaining),
+    },
+    token: `${grantId}.${input.gen}.${input.family}.${secret}`,
   };
-  await context.store.set(refreshKey(token), JSON.stringify(record), lifetime * 1000);
-  await context.store.set(grantKey(input.grantId), JSON.stringify(grant), remaining * 1000);
-  return token;
 }
 
+/** What a presented refresh token is, measured against its grant. */
+export type RefreshStanding =
+  | { kind: 'current' }
+  | { kind: 'invalid' }
+  | { kind: 'expired' }
+  /** The previous generation, moments after it was rotated: possibly a client retrying after a lost answer. */
+  | { kind: 'just-rotated' }
+  /** A genuine token of an older generation: reuse. */
+  | { kind: 'reused' };
+
 /**
- * Remembers that a refresh token was rotated, so that presenting it again is recognised as reuse (RFC 9700
- * §4.14.2) for as long as its grant could still live.
+ * Classifies a presented refresh token against its grant (constant-time digest comparisons). Only a token with the
+ * grant's family secret can be `reused` or `just-rotated`; anything else that is not the current one is `invalid`.
  */
-export async function markRefreshTokenUsed(context: SentinelContext, token: string, record: RefreshRecord): Promise<void> {
-  const remaining = record.absoluteExpiresAt - nowSeconds();
-  if (remaining > 0) await context.store.set(`refresh-used:${digest(token)}`, record.grantId, remaining * 1000);
+export function refreshStanding(context: SentinelContext, grant: GrantRecord, presented: PresentedRefreshToken): RefreshStanding {
+  const refresh = grant.refresh;
+  if (refresh === null || !constantTimeEqual(digest(presented.family), refresh.family)) return { kind: 'invalid' };
+  if (presented.gen < refresh.gen) {
+    const retrying = presented.gen === refresh.gen - 1 && nowSeconds() < grant.changedAt + context.config.retryGrace;
+    return { kind: retrying ? 'just-rotated' : 'reused' };
+  }
+  if (presented.gen !== refresh.gen || !constantTimeEqual(digest(presented.secret), refresh.current)) return { kind: 'invalid' };
+  const now = nowSeconds();
+  return refresh.expiresAt <= now || grant.absoluteExpiresAt <= now ? { kind: 'expired' } : { kind: 'current' };
 }
 
-/** The grant id of a rotated refresh token, or `null` when the token was never seen or its grant is over. */
-export async function findUsedRefreshToken(context: SentinelContext, token: string): Promise<string | null> {
-  return context.store.get(`refresh-used:${digest(token)}`);
+/** The refresh record of a current refresh token (for introspection and revocation), or `null`. */
+export async function findRefreshRecord(context: SentinelContext, token: string): Promise<RefreshRecord | null> {
+  const presented = parseRefreshToken(token);
+  if (presented === null) return null;
+  const found = await readGrant(context, presented.grantId);
+  if (found === null || refreshStanding(context, found.grant, presented).kind !== 'current') return null;
+  const { grant } = found;
+  const refresh = grant.refresh as GrantRefreshState;
+  return {
+    grantId: presented.grantId,
+    accountId: grant.accountId,
+    clientId: grant.clientId,
+    userId: grant.userId,
+    scope: grant.scope,
+    authTime: grant.authTime,
+    createdAt: refresh.issuedAt,
+    expiresAt: refresh.expiresAt,
+    absoluteExpiresAt: grant.absoluteExpiresAt,
+  };
 }
 
 /**
- * Revokes a grant: its access tokens are refused from now on and its live refresh token is deleted.
- *
- * The marker outlives every token the grant may still hold (access tokens and the refresh absolute lifetime):
- * a redemption or rotation that raced with this revocation may store its refresh token after the deletion below,
- * and the refresh grant refuses tokens of a marked grant.
+ * Revokes a grant: deleting it is the whole revocation. Every access token and refresh token of the grant is
+ * refused from then on, because they are accepted only while the grant exists; a rotation or redemption racing
+ * with this cannot bring it back, because their swaps expect the record (or its absence before the code is spent)
+ * exactly as they read it.
  *
  * @example await revokeGrant(context, claims.gid); // the ended grant's record, or null when it was already gone
  */
 export async function revokeGrant(context: SentinelContext, grantId: string): Promise<GrantRecord | null> {
-  const { accessTokenTtl, clockTolerance, refreshToken } = context.config;
-  const lifetime = Math.max(accessTokenTtl, refreshToken.absoluteTtl) + clockTolerance;
-  await context.store.set(revokedGrantKey(grantId), '1', lifetime * 1000);
-  const stored = await context.store.get(grantKey(grantId));
-  if (stored === null) return null;
-  const grant = JSON.parse(stored) as GrantRecord;
-  if (grant.refreshDigest !== null) await context.store.delete(`refresh:${grant.refreshDigest}`);
+  const found = await readGrant(context, grantId);
   await context.store.delete(grantKey(grantId));
   // Returned so that audit events of a replay can name the grant's user.
-  return grant;
+  return found?.grant ?? null;
 }
 
-/** True when the grant was revoked (code replay, refresh reuse, or revocation request). */
-export async function isGrantRevoked(context: SentinelContext, grantId: string): Promise<boolean> {
-  return (await context.store.get(revokedGrantKey(grantId))) !== null;
-}
+/** How often {@link revokeAccessToken} re-reads a grant that changed under it before it gives up (a 500). */
+const REVOKE_ATTEMPTS = 5;
 
 /**
- * Revokes one access token until it expires (RFC 7009 §2.1). Only user tokens (with a `gid`) are checked on use,
- * so only they may be revoked this way.
+ * Revokes one access token until it expires (RFC 7009 §2.1) by writing its jti into its grant. A grant that is
+ * gone has no live tokens left, so there is nothing to do. Only user tokens (with a `gid`) are checked on use, so
+ * only they may be revoked this way.
  */
 export async function revokeAccessToken(context: SentinelContext, claims: AccessTokenClaims): Promise<void> {
-  const remaining = claims.exp + context.config.clockTolerance - nowSeconds();
-  if (remaining > 0) await context.store.set(revokedJTIKey(claims.jti), '1', remaining * 1000);
+  if (typeof claims.gid !== 'string') return;
+  for (let attempt = 0; attempt < REVOKE_ATTEMPTS; attempt++) {
+    const found = await readGrant(context, claims.gid);
+    if (found === null) return;
+    const now = nowSeconds();
+    const revokedJtis: Record<string, number> = {};
+    for (const [jti, exp] of Object.entries(found.grant.revokedJtis ?? {})) {
+      if (exp + context.config.clockTolerance > now) revokedJtis[jti] = exp;
+    }
+    revokedJtis[claims.jti] = claims.exp;
+    const next: GrantRecord = { ...found.grant, revokedJtis };
+    const applied = await context.store.swap([
+      { key: grantKey(claims.gid), expect: found.raw, value: JSON.stringify(next), ttlMs: grantTtlMs(context, next) },
+    ]);
+    if (applied) return;
+  }
+  throw new Error('the grant kept changing while an access token was being revoked');
 }
 
 /**
- * The revocation check `verifyAccessToken` runs: user tokens (they carry `gid`) are refused when their grant or
- * their own `jti` was revoked. Consumer-bound and app tokens carry no `gid` and never touch the store, which keeps
- * the token-retrieval API's hot path store-free.
+ * The liveness check `verifyAccessToken` runs: a user token (it carries `gid`) is accepted only while its grant
+ * exists, belongs to the token's client and user, and has not revoked the token's `jti` — one store read. A grant
+ * the store does not have is not live, so lost state refuses tokens instead of un-revoking them. Consumer-bound and
+ * app tokens carry no `gid` and never touch the store, which keeps the token-retrieval API's hot path store-free.
  *
  * @example const claims = await verifyAccessToken(context, token, {}, createRevocationCheck(context));
  */
 export function createRevocationCheck(context: SentinelContext): RevocationCheck {
   return async (claims) => {
     if (typeof claims.gid !== 'string') return false;
-    const [grant, token] = await Promise.all([
-      context.store.get(revokedGrantKey(claims.gid)),
-      context.store.get(revokedJTIKey(claims.jti)),
-    ]);
-    return grant !== null || token !== null;
+    const found = await readGrant(context, claims.gid);
+    if (found === null) return true;
+    const { grant } = found;
+    return grant.clientId !== claims.client_id || grant.userId !== claims.sub || grant.revokedJtis?.[claims.jti] !== undefined;
   };
 }

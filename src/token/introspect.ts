@@ -3,7 +3,6 @@
  */
 import type { SentinelContext } from '../context.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
-import { isGrantRevoked } from './grants.js';
 import { findClientToken, type FoundToken } from './token-lookup.js';
 import { readTokenRequest } from './token-request.js';
 
@@ -51,6 +50,5 @@ export async function handleIntrospect(context: SentinelContext, request: Sentin
   const { token, hint, app } = await readTokenRequest(context, request, accountId, { allowPublic: false });
   const found = await findClientToken(context, { token, accountId, clientId: app.clientId, hint, checkRevocation: true });
   if (found === null) return noStoreJSON(200, INACTIVE);
-  if (found.kind === 'refresh_token' && (await isGrantRevoked(context, found.record.grantId))) return noStoreJSON(200, INACTIVE);
   return noStoreJSON(200, describe(context, found));
 }

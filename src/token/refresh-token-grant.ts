@@ -8,13 +8,16 @@ import { OAuthError } from '../errors.js';
 import type { SentinelRequest, SentinelResponse } from '../http.js';
 import { required, single, type ParamMap } from '../params.js';
 import {
-  findUsedRefreshToken,
-  isGrantRevoked,
-  markRefreshTokenUsed,
-  parseRefreshRecord,
-  refreshKey,
+  type GrantRecord,
+  grantKey,
+  grantTtlMs,
+  nextRefreshGeneration,
+  type PresentedRefreshToken,
+  parseRefreshToken,
+  readGrant,
+  refreshStanding,
   revokeGrant,
-  type RefreshRecord,
+  type StoredGrant,
 } from './grants.js';
 import { issueUserTokens } from './user-tokens.js';
 
@@ -34,19 +37,48 @@ function narrowScope(grantScope: string | undefined, requested: string | undefin
 async function reuseDetected(
   context: SentinelContext,
   request: SentinelRequest,
-  record: { grantId: string; accountId: string; clientId?: string; userId?: string },
+  accountId: string,
+  clientId: string,
+  grantId: string,
 ): Promise<never> {
-  const grant = await revokeGrant(context, record.grantId);
-  // A rotated token's record is gone; the grant record still names the user for the audit event.
-  const userId = record.userId ?? grant?.userId;
-  context.emit({ type: 'refresh.reused', accountId: record.accountId, clientId: record.clientId, userId, ip: request.ip });
+  const grant = await revokeGrant(context, grantId);
+  context.emit({ type: 'refresh.reused', accountId, clientId, userId: grant?.userId, ip: request.ip });
   throw new OAuthError('invalid_grant', 'the refresh token has already been used; the grant is revoked');
 }
 
 /**
- * Rotates a refresh token: the presented one is taken (atomically, so of concurrent uses exactly one wins) and
- * replaced. Presenting a rotated token — or losing that race, which looks the same to the server — revokes the
- * whole grant. A token of another client is refused and left alone.
+ * Reads the grant of a presented token and decides what the token is. Throws for every token that must not be
+ * rotated; returns the grant (as read, for the swap to expect) when it is the current one.
+ */
+async function currentGrant(
+  context: SentinelContext,
+  request: SentinelRequest,
+  accountId: string,
+  app: App,
+  presented: PresentedRefreshToken,
+): Promise<StoredGrant> {
+  const found = await readGrant(context, presented.grantId);
+  // A grant the store does not have is over: expired, revoked, or lost with the store's data. Never live.
+  if (found === null) throw new OAuthError('invalid_grant', 'the refresh token is invalid or has expired');
+  const standing = refreshStanding(context, found.grant, presented);
+  if (standing.kind === 'invalid') throw new OAuthError('invalid_grant', 'the refresh token is invalid or has expired');
+  if (found.grant.accountId !== accountId || found.grant.clientId !== app.clientId) {
+    throw new OAuthError('invalid_grant', 'the refresh token was not issued to this client');
+  }
+  if (standing.kind === 'just-rotated') {
+    // Possibly the same client retrying after a lost answer (or a concurrent duplicate): refused, not punished.
+    throw new OAuthError('invalid_grant', 'the refresh token has just been rotated; use the newest one');
+  }
+  if (standing.kind === 'reused') return reuseDetected(context, request, accountId, app.clientId, presented.grantId);
+  if (standing.kind === 'expired') throw new OAuthError('invalid_grant', 'the refresh token has expired');
+  return found;
+}
+
+/**
+ * Rotates a refresh token: one atomic swap moves the grant from the presented generation to the next, so either
+ * the old token is spent *and* the new one is live, or nothing changed and a retry succeeds. Presenting an older
+ * generation revokes the whole grant (RFC 9700 §4.14.2), except the one just rotated within `retryGrace`, which is
+ * only refused. A token of another client is refused and left alone.
  *
  * @example
  * // POST /sentinel/api/account/123/token  grant_type=refresh_token&refresh_token=…
@@ -62,36 +94,44 @@ export async function handleRefreshTokenGrant(
   const token = required(params, 'refresh_token');
   const requestedScope = single(params, 'scope');
   requireGrant(app, 'refresh_token');
-  const key = refreshKey(token);
-  const found = parseRefreshRecord(await context.store.get(key));
-  if (found === null) {
-    const usedGrant = await findUsedRefreshToken(context, token);
-    if (usedGrant !== null) await reuseDetected(context, request, { grantId: usedGrant, accountId, clientId: app.clientId });
-    throw new OAuthError('invalid_grant', 'the refresh token is invalid or has expired');
-  }
-  if (found.accountId !== accountId || found.clientId !== app.clientId) {
-    throw new OAuthError('invalid_grant', 'the refresh token was not issued to this client');
-  }
-  // Checked before the take: of concurrent uses, the one that wins the take must not be failed afterwards.
-  if (await isGrantRevoked(context, found.grantId)) throw new OAuthError('invalid_grant', 'the grant has been revoked');
-  const scope = narrowScope(found.scope, requestedScope);
-  const record: RefreshRecord | null = parseRefreshRecord(await context.store.take(key));
-  if (record === null) return reuseDetected(context, request, found);
-  await markRefreshTokenUsed(context, token, record);
-  const now = Math.floor(Date.now() / 1000);
-  if (record.expiresAt <= now || record.absoluteExpiresAt <= now) {
-    throw new OAuthError('invalid_grant', 'the refresh token has expired');
-  }
-  return issueUserTokens(context, {
+  const presented = parseRefreshToken(token);
+  if (presented === null) throw new OAuthError('invalid_grant', 'the refresh token is invalid or has expired');
+  let found = await currentGrant(context, request, accountId, app, presented);
+  const scope = narrowScope(found.grant.scope, requestedScope);
+  const { grant } = found;
+  const input = {
     grantType: 'refresh_token',
     accountId,
     clientId: app.clientId,
-    userId: record.userId,
-    grantId: record.grantId,
-    authTime: record.authTime,
+    userId: grant.userId,
+    grantId: presented.grantId,
+    authTime: grant.authTime,
     scope,
-    refresh: { scope: record.scope, absoluteExpiresAt: record.absoluteExpiresAt },
     idToken: null,
     ip: request.ip,
+  } as const;
+  return issueUserTokens(context, input, async (access) => {
+    // A swap fails when the grant changed since it was read: a concurrent rotation or revocation (then the next
+    // read says what the token has become), or an access-token revocation (then the token is still current).
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const next = nextRefreshGeneration(context, presented.grantId, {
+        gen: presented.gen + 1,
+        family: presented.family,
+        absoluteExpiresAt: found.grant.absoluteExpiresAt,
+      });
+      if (next === null) throw new OAuthError('invalid_grant', 'the refresh token has expired');
+      const rotated: GrantRecord = {
+        ...found.grant,
+        changedAt: next.state.issuedAt,
+        accessUntil: Math.max(found.grant.accessUntil, access.exp),
+        refresh: next.state,
+      };
+      const applied = await context.store.swap([
+        { key: grantKey(presented.grantId), expect: found.raw, value: JSON.stringify(rotated), ttlMs: grantTtlMs(context, rotated) },
+      ]);
+      if (applied) return next.token;
+      found = await currentGrant(context, request, accountId, app, presented);
+    }
+    throw new Error('the grant kept changing while its refresh token was being rotated');
   });
 }

@@ -5,7 +5,7 @@
 import { verifyAccessToken, type AccessTokenClaims } from '../access-token.js';
 import type { SentinelContext } from '../context.js';
 import { isOAuthError } from '../errors.js';
-import { createRevocationCheck, parseRefreshRecord, refreshKey, type RefreshRecord } from './grants.js';
+import { createRevocationCheck, findRefreshRecord, type RefreshRecord } from './grants.js';
 
 /** Which kind of token to try first (`token_type_hint`); the other kind is tried next (RFC 7009 §2.1). */
 export type TokenTypeHint = 'access_token' | 'refresh_token';
@@ -13,10 +13,9 @@ export type TokenTypeHint = 'access_token' | 'refresh_token';
 /** A token found for a client. */
 export type FoundToken = { kind: 'refresh_token'; record: RefreshRecord } | { kind: 'access_token'; claims: AccessTokenClaims };
 
-async function findRefreshToken(context: SentinelContext, token: string): Promise<RefreshRecord | null> {
-  const record = parseRefreshRecord(await context.store.get(refreshKey(token)));
-  const now = Math.floor(Date.now() / 1000);
-  return record !== null && record.expiresAt > now && record.absoluteExpiresAt > now ? record : null;
+/** A refresh token is found only while it is its live grant's current one and unexpired. */
+function findRefreshToken(context: SentinelContext, token: string): Promise<RefreshRecord | null> {
+  return findRefreshRecord(context, token);
 }
 
 async function findAccessToken(

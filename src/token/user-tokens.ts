@@ -2,10 +2,9 @@
  * The token response of the user grants (authorization_code and refresh_token): a JWT access token bound to its
  * grant, the grant's next refresh token, and an ID token when `openid` was asked (RFC 6749 §5.1).
  */
-import { expiresInValue, issueAccessToken } from '../access-token.js';
+import { type AccessTokenClaims, expiresInValue, issueAccessToken } from '../access-token.js';
 import type { SentinelContext } from '../context.js';
 import { noStoreJSON, type SentinelResponse } from '../http.js';
-import { storeRefreshToken } from './grants.js';
 import { issueIDToken } from './id-token.js';
 
 /** Everything a user token response is made of. */
@@ -18,33 +17,25 @@ export interface UserTokensInput {
   authTime: number;
   /** Scope of the access token (may be narrower than the grant's on refresh). */
   scope?: string | undefined;
-  /** The grant's next refresh token, or `null` when the app is not registered for refresh_token. */
-  refresh: { scope?: string | undefined; absoluteExpiresAt: number } | null;
   /** Issue an ID token (only when the grant's scope has `openid`). */
   idToken: { nonce?: string | undefined } | null;
   ip?: string | undefined;
 }
 
 /**
- * Issues the tokens and renders the response. There is deliberately no revocation check here: the caller has
- * won the atomic take of the code or refresh token, and of concurrent presentations exactly one must get tokens.
- * A revocation racing with this (a replay by a loser of that race) still wins: the access token carries the grant
- * id, and a refresh token stored after the revocation is refused by the grant's revocation marker.
- * @example return issueUserTokens(context, { grantType: 'authorization_code', ...grant, refresh: null, idToken: null });
+ * The atomic step that makes the signed tokens count: spends the code or the old refresh token and writes the grant
+ * (with the access token's `exp`, so the grant outlives it) in one store swap. Returns the refresh token to hand
+ * out, or `null` when the app gets none; throws when the credential was no longer there to spend.
  */
-export async function issueUserTokens(context: SentinelContext, input: UserTokensInput): Promise<SentinelResponse> {
-  const refreshToken =
-    input.refresh === null
-      ? null
-      : await storeRefreshToken(context, {
-          grantId: input.grantId,
-          accountId: input.accountId,
-          clientId: input.clientId,
-          userId: input.userId,
-          scope: input.refresh.scope,
-          authTime: input.authTime,
-          absoluteExpiresAt: input.refresh.absoluteExpiresAt,
-        });
+export type CommitGrant = (access: AccessTokenClaims) => Promise<string | null>;
+
+/**
+ * Signs the tokens, commits the grant, and renders the response. Signing comes first so that nothing can fail
+ * after the commit: once the credential is spent, the client gets its tokens. Tokens signed for a commit that then
+ * fails are never sent, and their grant does not accept them anyway (it does not exist, or does not know them).
+ * @example return issueUserTokens(context, { grantType: 'authorization_code', ...grant, idToken: null }, commit);
+ */
+export async function issueUserTokens(context: SentinelContext, input: UserTokensInput, commit: CommitGrant): Promise<SentinelResponse> {
   const { token, claims, expiresIn } = await issueAccessToken(context, {
     accountId: input.accountId,
     clientId: input.clientId,
@@ -64,6 +55,7 @@ export async function issueUserTokens(context: SentinelContext, input: UserToken
           nonce: input.idToken.nonce,
         })
       : undefined;
+  const refreshToken = await commit(claims);
   context.emit({
     type: 'token.issued',
     accountId: input.accountId,

@@ -168,6 +168,7 @@ function failingStore(failing: { on: boolean }): Store {
     take: (key) => guard(() => inner.take(key)),
     delete: (key) => guard(() => inner.delete(key)),
     increment: (key, ttl) => guard(() => inner.increment(key, ttl)),
+    swap: (entries) => guard(() => inner.swap(entries)),
   };
 }
 

@@ -52,12 +52,13 @@ export function authorizationCodeSuite(host: Host): void {
       expect(Object.keys(response.body).sort()).toEqual(['access_token', 'expires_in', 'refresh_token', 'token_type']);
       expect(response.body.token_type).toBe('Bearer');
       expect(response.body.expires_in).toBe('3600');
-      expect(response.body.refresh_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      // gid . generation . family secret . secret
+      expect(response.body.refresh_token).toMatch(/^[A-Za-z0-9_-]{22}\.0\.[A-Za-z0-9_-]{43}\.[A-Za-z0-9_-]{43}$/);
       const claims = await sentinel.verifyAccessToken(response.body.access_token, { accountId: ACCOUNT });
       expect(claims.sub).toBe(USER_ID);
       expect(claims.client_id).toBe(CLIENT_ID);
       expect(claims.gty).toBe('authorization_code');
-      expect(claims.gid).toMatch(/^[0-9a-f-]{36}$/);
+      expect(claims.gid).toMatch(/^[A-Za-z0-9_-]{22}$/);
       expect(typeof claims.auth_time).toBe('number');
     });
 
@@ -271,7 +272,8 @@ export function authorizationCodeSuite(host: Host): void {
   describe('authorization_code: replay', () => {
     it('refuses a second redemption and revokes everything issued from the code', async () => {
       const events: SentinelEvent[] = [];
-      const { server, sentinel } = await mount({ onEvent: (event) => events.push(event) });
+      // No retry grace: the second presentation comes at once and must count as a replay.
+      const { server, sentinel } = await mount({ retryGrace: 0, onEvent: (event) => events.push(event) });
       const code = await codeFor(sentinel);
       const first = await exchange(server, code);
       expect(first.status).toBe(200);
@@ -306,10 +308,12 @@ export function authorizationCodeSuite(host: Host): void {
       const inner = new MemoryStore();
       const store: Store = {
         get: (key) => inner.get(key),
-        set: (key, value, ttl) => (key.startsWith('refresh:') ? Promise.reject(failure) : inner.set(key, value, ttl)),
+        set: (key, value, ttl) => inner.set(key, value, ttl),
         take: (key) => inner.take(key),
         delete: (key) => inner.delete(key),
         increment: (key, ttl) => inner.increment(key, ttl),
+        // The redemption's one atomic write fails.
+        swap: () => Promise.reject(failure),
       };
       const onError = vi.fn();
       const issued = vi.fn();

@@ -1,0 +1,66 @@
+/**
+ * Client settings for the ioredis client a `RedisStore` runs on (supported: ioredis 5 and 6, the peer range
+ * `^5.0.0 || ^6.0.0`). They make a dead Redis a prompt `500 server_error` and a returning Redis usable again within
+ * about a quarter of a second.
+ *
+ * Why a retry strategy of our own: ioredis' default backs off further with every failed attempt, so after an outage
+ * of a few seconds the next attempt may come seconds after Redis is back (measured: 2.0–2.3 s after a 5 s outage).
+ * A capped delay keeps reconnecting at a steady pace, costing a refused TCP connect every 200 ms while Redis is down.
+ */
+
+/**
+ * Longest pause between two reconnection attempts, in milliseconds: how late, at most, the store notices that Redis
+ * is back and stops answering `500 server_error` (RFC 6749 §5.2).
+ *
+ * @example
+ * expect(redisRetryStrategy(1000)).toBe(REDIS_RECONNECT_CAP_MS);
+ */
+export const REDIS_RECONNECT_CAP_MS = 200;
+
+/**
+ * ioredis `retryStrategy`: 50 ms after the first failed attempt, growing by 50 ms per attempt up to 200 ms, and never
+ * giving up (ioredis stops reconnecting for good when this returns a non-number). Until it reconnects, requests
+ * that need the store answer `500 server_error` (RFC 6749 §5.2).
+ *
+ * @example
+ * const redis = new Redis(url, { retryStrategy: redisRetryStrategy });
+ */
+export function redisRetryStrategy(attempt: number): number {
+  return Math.min(Math.max(1, attempt) * 50, REDIS_RECONNECT_CAP_MS);
+}
+
+/**
+ * The ioredis options of {@link redisClientOptions} (a subset of ioredis' `RedisOptions`, spelled out so that the
+ * core never imports ioredis).
+ *
+ * @example
+ * const options: RedisClientOptions = { ...redisClientOptions(), commandTimeout: 500 }; // RFC 6749 §5.2
+ */
+export interface RedisClientOptions {
+  enableOfflineQueue: boolean;
+  maxRetriesPerRequest: number;
+  commandTimeout: number;
+  connectTimeout: number;
+  retryStrategy: (attempt: number) => number;
+}
+
+/**
+ * The ioredis options a `RedisStore` wants, to spread into `new Redis(url, …)` (override any of them after the
+ * spread): fail fast while Redis is unreachable (no offline queue, one retry per command, a command timeout for a
+ * Redis that accepts connections but does not answer) and reconnect at a steady pace ({@link redisRetryStrategy}).
+ * A dead Redis is then a prompt `500 server_error` (RFC 6749 §5.2), never a hung request.
+ *
+ * @example
+ * import { Redis } from 'ioredis';
+ * import { RedisStore, redisClientOptions } from 'sentinel-idp/redis';
+ * const store = new RedisStore(new Redis(process.env.REDIS_URL!, redisClientOptions()), { prefix: 'idp:' });
+ */
+export function redisClientOptions(): RedisClientOptions {
+  return {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: 1000,
+    connectTimeout: 2000,
+    retryStrategy: redisRetryStrategy,
+  };
+}
