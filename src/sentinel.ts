@@ -135,6 +135,12 @@ export function createSentinel(options: SentinelOptions): Sentinel {
   const config = resolveConfig(options);
   const warn = config.logger?.warn.bind(config.logger) ?? ((message: string) => console.warn(message));
   const keys = loadKeys(config.keys, warn);
+  config.apps.forEach((app, index) => {
+    const alg = app.idTokenSignedResponseAlg;
+    if (alg !== undefined && !keys.byAlg.has(alg)) {
+      throw new ConfigurationError(`apps[${index}].idTokenSignedResponseAlg`, `no ${alg} key is configured in keys`);
+    }
+  });
   const apps = config.appStore ?? new MemoryAppStore(config.apps);
   if (config.appStore !== undefined && config.apps.length > 0) {
     throw new ConfigurationError('apps', 'give apps or appStore, not both (add the apps to your AppStore)');

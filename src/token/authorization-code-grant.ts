@@ -67,7 +67,7 @@ export async function handleAuthorizationCodeGrant(
     refresh: app.grantTypes.includes('refresh_token')
       ? { scope: record.scope, absoluteExpiresAt: Math.floor(Date.now() / 1000) + context.config.refreshToken.absoluteTtl }
       : null,
-    idToken: hasOpenIDScope(record.scope) ? { nonce: record.nonce } : null,
+    idToken: hasOpenIDScope(record.scope) ? { nonce: record.nonce, alg: app.idTokenSignedResponseAlg } : null,
     ip: request.ip,
   });
 }

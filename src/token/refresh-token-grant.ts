@@ -16,6 +16,7 @@ import {
   revokeGrant,
   type RefreshRecord,
 } from './grants.js';
+import { hasOpenIDScope } from './id-token.js';
 import { issueUserTokens } from './user-tokens.js';
 
 /**
@@ -91,7 +92,8 @@ export async function handleRefreshTokenGrant(
     authTime: record.authTime,
     scope,
     refresh: { scope: record.scope, absoluteExpiresAt: record.absoluteExpiresAt },
-    idToken: null,
+    // OpenID Connect Core §12.2: a refreshed ID token keeps sub, aud and auth_time, and carries no nonce.
+    idToken: hasOpenIDScope(scope) ? { alg: app.idTokenSignedResponseAlg } : null,
     ip: request.ip,
   });
 }

@@ -6,6 +6,8 @@ import { expiresInValue, issueAccessToken } from '../access-token.js';
 import type { SentinelContext } from '../context.js';
 import { noStoreJSON, type SentinelResponse } from '../http.js';
 import { storeRefreshToken } from './grants.js';
+import type { SigningAlgorithm } from '../keys.js';
+import { loadUserClaims, scopeList } from '../userinfo/claims.js';
 import { issueIDToken } from './id-token.js';
 
 /** Everything a user token response is made of. */
@@ -21,7 +23,7 @@ export interface UserTokensInput {
   /** The grant's next refresh token, or `null` when the app is not registered for refresh_token. */
   refresh: { scope?: string | undefined; absoluteExpiresAt: number } | null;
   /** Issue an ID token (only when the grant's scope has `openid`). */
-  idToken: { nonce?: string | undefined } | null;
+  idToken: { nonce?: string | undefined; alg?: SigningAlgorithm | undefined } | null;
   ip?: string | undefined;
 }
 
@@ -33,6 +35,11 @@ export interface UserTokensInput {
  * @example return issueUserTokens(context, { grantType: 'authorization_code', ...grant, refresh: null, idToken: null });
  */
 export async function issueUserTokens(context: SentinelContext, input: UserTokensInput): Promise<SentinelResponse> {
+  // Asked first: a failing claims hook then ends the request before a refresh token is stored.
+  const idTokenClaims =
+    input.idToken !== null && context.config.idTokenClaims
+      ? await loadUserClaims(context, { accountId: input.accountId, userId: input.userId, scopes: scopeList(input.scope) })
+      : undefined;
   const refreshToken =
     input.refresh === null
       ? null
@@ -62,6 +69,9 @@ export async function issueUserTokens(context: SentinelContext, input: UserToken
           userId: input.userId,
           authTime: input.authTime,
           nonce: input.idToken.nonce,
+          accessToken: token,
+          claims: idTokenClaims ?? undefined,
+          alg: input.idToken.alg,
         })
       : undefined;
   context.emit({
