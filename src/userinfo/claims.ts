@@ -6,8 +6,8 @@
 import type { SentinelContext } from '../context.js';
 
 /**
- * What `users.claims` is asked for: the user, and the scopes granted to the app (so a hook may skip lookups the
- * scopes do not need).
+ * What `users.claims` is asked for: the user, and the scopes granted to the app (RFC 6749 §3.3 scope tokens), so a
+ * hook may skip lookups the scopes do not need.
  * @example const input: UserClaimsInput = { accountId: '123456', userId: 'u-42', scopes: ['openid', 'email'] };
  */
 export interface UserClaimsInput {
@@ -17,8 +17,8 @@ export interface UserClaimsInput {
 }
 
 /**
- * Standard claims of OpenID Connect Core §5.1 as the `users.claims` hook returns them; `sub` always comes from the
- * token and cannot be overridden.
+ * Standard claims of OpenID Connect Core §5.1 as the `users.claims` hook returns them (`email` an RFC 5322
+ * addr-spec, `phone_number` E.164 where possible); `sub` always comes from the token and cannot be overridden.
  * @example const claims: UserClaims = { name: 'Alice Liddell', email: 'alice@example.com', email_verified: true };
  */
 export interface UserClaims {

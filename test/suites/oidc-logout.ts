@@ -44,6 +44,18 @@ export function oidcLogoutSuite(host: Host): void {
       expect(await stillSignedIn(agent)).toBe(false);
     });
 
+    it('oidcc-rp-initiated-logout-old-id-token-hint: an ID token of an earlier sign-in is not tied to the session', async () => {
+      const { server } = await mount(oidcOptions());
+      const agent = request.agent(server);
+      const earlier = await signInFlow(server, agent);
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      await signInFlow(server, agent, { prompt: 'login' });
+      const response = await agent.get(endSessionPath({ id_token_hint: earlier.idToken, post_logout_redirect_uri: POST_LOGOUT_URI }));
+      expect(response.status).toBe(200);
+      expect(response.text).toContain('name="confirmation"');
+      expect(await stillSignedIn(agent)).toBe(true);
+    });
+
     it('oidcc-rp-initiated-logout-query-added-to-post-logout-redirect-uri: state is appended to the registered query', async () => {
       const { server } = await mount(oidcOptions());
       const agent = request.agent(server);
