@@ -101,8 +101,7 @@ export function generatePrivateJWK(alg: SigningAlgorithm = 'ES256'): JWK {
 /**
  * Imports the configured private JWKs. Without any, an ES256 key (access tokens) and an RS256 key (ID tokens: OpenID
  * Connect Discovery §3 makes RS256 mandatory to offer) are generated and `warn` is told that tokens will not survive
- * a restart nor verify on another instance. Configured keys without an RSA key get a warning too: OpenID Connect
- * clients that only know RS256 cannot verify the ID tokens.
+ * a restart nor verify on another instance.
  */
 export function loadKeys(jwks: readonly JWK[] | undefined, warn: (message: string) => void): KeySet {
   let keys: SigningKey[];
@@ -114,13 +113,6 @@ export function loadKeys(jwks: readonly JWK[] | undefined, warn: (message: strin
     keys = [importKey(generatePrivateJWK('ES256'), 'keys[0]'), importKey(generatePrivateJWK('RS256'), 'keys[1]')];
   } else {
     keys = jwks.map((jwk, index) => importKey(jwk, `keys[${index}]`));
-    if (!keys.some((key) => key.alg === 'RS256')) {
-      warn(
-        'sentinel-idp: no RS256 key configured; ID tokens are signed with ' +
-          `${(keys[0] as SigningKey).alg}, which OpenID Connect clients need not support (OpenID Connect Discovery §3 ` +
-          'requires RS256): add an RSA key to `keys` (`npx sentinel-idp keys generate --alg RS256`).',
-      );
-    }
   }
   const byAlg = new Map<SigningAlgorithm, SigningKey>();
   for (const key of keys) if (!byAlg.has(key.alg)) byAlg.set(key.alg, key);

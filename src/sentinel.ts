@@ -22,6 +22,7 @@ import { renderErrorPage } from './authorize/error-page.js';
 import { ConfigurationError, isOAuthError, OAuthError } from './errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from './http.js';
 import { loadKeys, type JWK } from './keys.js';
+import { checkIDTokenKeys } from './token/id-token-keys.js';
 import { createRouter, type Route } from './router.js';
 import { ROUTES } from './routes.js';
 import { MemoryStore } from './stores/memory.js';
@@ -135,12 +136,7 @@ export function createSentinel(options: SentinelOptions): Sentinel {
   const config = resolveConfig(options);
   const warn = config.logger?.warn.bind(config.logger) ?? ((message: string) => console.warn(message));
   const keys = loadKeys(config.keys, warn);
-  config.apps.forEach((app, index) => {
-    const alg = app.idTokenSignedResponseAlg;
-    if (alg !== undefined && !keys.byAlg.has(alg)) {
-      throw new ConfigurationError(`apps[${index}].idTokenSignedResponseAlg`, `no ${alg} key is configured in keys`);
-    }
-  });
+  checkIDTokenKeys(config, keys, warn);
   const apps = config.appStore ?? new MemoryAppStore(config.apps);
   if (config.appStore !== undefined && config.apps.length > 0) {
     throw new ConfigurationError('apps', 'give apps or appStore, not both (add the apps to your AppStore)');
