@@ -52,8 +52,19 @@ function badRequest(description: string): OAuthError {
   return new OAuthError('invalid_request', description);
 }
 
+/**
+ * Longest logout query accepted, as for authorization requests: `state` is kept with a pending confirmation, so
+ * without a cap one request could park a megabyte in the store.
+ */
+const MAX_QUERY_LENGTH = 8192;
+
 async function readParams(context: SentinelContext, request: SentinelRequest): Promise<ParamMap> {
-  if (request.method !== 'POST') return fromSearchParams(request.query);
+  if (request.method !== 'POST') {
+    let length = 0;
+    for (const [name, value] of request.query) length += name.length + value.length + 2;
+    if (length > MAX_QUERY_LENGTH) throw new OAuthError('invalid_request', 'The request is too long.', { status: 414 });
+    return fromSearchParams(request.query);
+  }
   if (headerValue(request, 'content-type') === undefined) return new Map();
   return readForm(request, context.config.bodyLimit);
 }

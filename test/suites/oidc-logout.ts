@@ -162,6 +162,7 @@ export function oidcLogoutSuite(host: Host): void {
       const page = await agent.get(END_SESSION);
       expect(page.status).toBe(200);
       expect(page.text).toContain('name="confirmation"');
+      expect((await agent.get(endSessionPath({ client_id: CLIENT_ID, state: 'x'.repeat(9000) }))).status).toBe(414);
       // post_logout_redirect_uri without a way to name the app is refused.
       expect((await agent.get(endSessionPath({ post_logout_redirect_uri: POST_LOGOUT_URI }))).status).toBe(400);
     });
