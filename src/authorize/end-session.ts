@@ -146,6 +146,16 @@ async function confirm(context: SentinelContext, request: SentinelRequest, accou
   return finish(context, { app: null, returnTo: record.returnTo, state: record.state }, headers);
 }
 
+/** The RP-Initiated Logout parameters of a posted request, as a query (already validated above). */
+function forwardedQuery(params: ParamMap): string {
+  const query = new URLSearchParams();
+  for (const name of ['id_token_hint', 'client_id', 'post_logout_redirect_uri', 'state', 'ui_locales']) {
+    const value = single(params, name);
+    if (value !== undefined) query.set(name, value);
+  }
+  return query.toString();
+}
+
 function endSessionAction(context: SentinelContext, request: SentinelRequest, accountId: string): string {
   return `${request.mountPath ?? ''}${context.config.basePath}/api/account/${encodeURIComponent(accountId)}/end_session`;
 }
@@ -165,6 +175,11 @@ export async function handleEndSession(context: SentinelContext, request: Sentin
   const hint = readHint(context, params, accountId);
   const target = await findTarget(context, params, accountId, hint);
   const sessionId = readSessionCookie(context, request);
+  if (sessionId === null && request.method === 'POST') {
+    // A logout form posted by the app is cross-site, and SameSite=Lax keeps the session cookie off cross-site
+    // POSTs: send the browser to the GET form of the same request, a top-level navigation that carries it.
+    return redirect(303, `${endSessionAction(context, request, accountId)}?${forwardedQuery(params)}`);
+  }
   const session = sessionId === null ? null : await useSession(context, sessionId, accountId);
   if (sessionId === null || session === null) return finish(context, target, {});
   if (hint !== null && hint.sub === session.userId && hint.authTime === session.authTime) {

@@ -56,6 +56,31 @@ export function oidcLogoutSuite(host: Host): void {
       expect(await stillSignedIn(agent)).toBe(true);
     });
 
+    it('a logout form posted by the app without the (SameSite=Lax) cookie is turned into a GET that carries it', async () => {
+      const { server } = await mount(oidcOptions());
+      const agent = request.agent(server);
+      const { idToken } = await signInFlow(server, agent);
+      const form = { id_token_hint: idToken, post_logout_redirect_uri: POST_LOGOUT_URI, state: 'posted' };
+      const posted = await request(server)
+        .post(END_SESSION)
+        .set('content-type', FORM)
+        .set('sec-fetch-site', 'cross-site')
+        .send(new URLSearchParams(form).toString());
+      expect(posted.status).toBe(303);
+      const location = new URL(posted.headers.location as string, 'http://localhost');
+      expect(location.pathname).toBe(END_SESSION);
+      expect(Object.fromEntries(location.searchParams)).toEqual(form);
+      const followed = await agent.get(`${location.pathname}${location.search}`);
+      expect(followed.headers.location).toBe(`${POST_LOGOUT_URI}?state=posted`);
+      expect(await stillSignedIn(agent)).toBe(false);
+      // Unregistered targets are refused before any redirect.
+      const bad = await request(server)
+        .post(END_SESSION)
+        .set('content-type', FORM)
+        .send(new URLSearchParams({ ...form, post_logout_redirect_uri: 'https://evil.example/' }).toString());
+      expect(bad.status).toBe(400);
+    });
+
     it('oidcc-rp-initiated-logout-query-added-to-post-logout-redirect-uri: state is appended to the registered query', async () => {
       const { server } = await mount(oidcOptions());
       const agent = request.agent(server);
