@@ -125,11 +125,10 @@ async function confirm(context: SentinelContext, request: SentinelRequest, accou
   if (isCrossSiteRequest(context, request, []))
     throw new OAuthError('invalid_request', 'Sign-out was confirmed from another site.', { status: 403 });
   const id = single(params, 'confirmation') ?? '';
-  const stored = CONFIRMATION_ID.test(id) ? await context.store.take(confirmationKey(id)) : null;
+  const stored = CONFIRMATION_ID.test(id) ? await context.store.get(confirmationKey(id)) : null;
   const record = stored === null ? null : (JSON.parse(stored) as ConfirmationRecord);
-  if (record === null || record.accountId !== accountId) {
-    throw badRequest('This sign-out link is invalid or has expired. Go back to the application and start again.');
-  }
+  const expired = () => badRequest('This sign-out link is invalid or has expired. Go back to the application and start again.');
+  if (record === null || record.accountId !== accountId) throw expired();
   const csrfToken = single(params, 'csrf_token');
   const sessionId = readSessionCookie(context, request);
   if (
@@ -142,6 +141,8 @@ async function confirm(context: SentinelContext, request: SentinelRequest, accou
       status: 403,
     });
   }
+  // Checked before it is spent, so a refused post changes nothing; the take keeps it single use under concurrency.
+  if ((await context.store.take(confirmationKey(id))) === null) throw expired();
   const headers = await signOut(context, request, { accountId, clientId: record.clientId, sessionId });
   return finish(context, { app: null, returnTo: record.returnTo, state: record.state }, headers);
 }
