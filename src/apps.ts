@@ -7,6 +7,7 @@
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { ConfigurationError, OAuthError } from './errors.js';
+import type { SigningAlgorithm } from './keys.js';
 
 /**
  * Grant types an application may be registered for: RFC 6749 §4.1 (authorization code), §4.4 (client credentials,
@@ -52,6 +53,16 @@ export interface App {
   name?: string | undefined;
   /** Space-separated scopes the app may be granted; carried in its tokens. */
   scope?: string | undefined;
+  /**
+   * Algorithm of the app's ID tokens (OpenID Connect Registration `id_token_signed_response_alg`); a key of that
+   * algorithm must be configured. Default: RS256 when an RSA key exists, else the first key's algorithm.
+   */
+  idTokenSignedResponseAlg?: SigningAlgorithm | undefined;
+  /**
+   * Where RP-initiated logout may send the browser back (exact match). Without it, the app's redirect URIs are
+   * accepted, as the logout endpoint always did.
+   */
+  postLogoutRedirectUris?: readonly string[] | undefined;
 }
 
 /**
@@ -162,6 +173,10 @@ export interface AppOptions {
   tokenEndpointAuthMethod?: TokenEndpointAuthMethod | undefined;
   name?: string | undefined;
   scope?: string | undefined;
+  /** See {@link App.idTokenSignedResponseAlg}. */
+  idTokenSignedResponseAlg?: SigningAlgorithm | undefined;
+  /** See {@link App.postLogoutRedirectUris}. */
+  postLogoutRedirectUris?: readonly string[] | undefined;
 }
 
 /** Turns an `apps` entry into an {@link App}, hashing the plain secret. */
@@ -179,6 +194,8 @@ export function toApp(options: AppOptions): App {
     tokenEndpointAuthMethod: options.tokenEndpointAuthMethod ?? 'client_secret_basic',
     name: options.name,
     scope: options.scope,
+    ...(options.idTokenSignedResponseAlg === undefined ? {} : { idTokenSignedResponseAlg: options.idTokenSignedResponseAlg }),
+    ...(options.postLogoutRedirectUris === undefined ? {} : { postLogoutRedirectUris: [...options.postLogoutRedirectUris] }),
   };
 }
 
@@ -228,6 +245,10 @@ export function assertValidApp(app: App, field: string): void {
   app.redirectUris.forEach((uri, index) => {
     const problem = redirectURIProblem(uri);
     if (problem !== null) throw new ConfigurationError(`${field}.redirectUris[${index}]`, problem);
+  });
+  app.postLogoutRedirectUris?.forEach((uri, index) => {
+    const problem = redirectURIProblem(uri);
+    if (problem !== null) throw new ConfigurationError(`${field}.postLogoutRedirectUris[${index}]`, problem);
   });
   if (app.grantTypes.includes('authorization_code') && app.redirectUris.length === 0) {
     throw new ConfigurationError(`${field}.redirectUris`, 'an app with the authorization_code grant needs at least one redirect URI');

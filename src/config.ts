@@ -11,6 +11,7 @@ import type { SentinelRequest } from './http.js';
 import type { JWK } from './keys.js';
 import type { Store } from './stores/store.js';
 import { compileTrustProxy } from './trusted-proxies.js';
+import type { UserClaims, UserClaimsInput } from './userinfo/claims.js';
 
 /**
  * The signed-in user as the host's user store describes it (the resource owner of RFC 6749 §1.1).
@@ -40,6 +41,11 @@ export interface UserAuthenticator {
     password: string;
     request: SentinelRequest;
   }): AuthenticatedUser | null | Promise<AuthenticatedUser | null>;
+  /**
+   * The user's OpenID Connect claims (`name`, `email`, `email_verified`, …) for UserInfo and, with
+   * `idTokenClaims`, the ID token; only those the granted scopes cover are released. `null` when the user is gone.
+   */
+  claims?(input: UserClaimsInput): UserClaims | null | Promise<UserClaims | null>;
 }
 
 /**
@@ -80,6 +86,8 @@ const appSchema = z.object({
   tokenEndpointAuthMethod: z.enum(['client_secret_basic', 'client_secret_post', 'none']).optional(),
   name: z.string().max(200).optional(),
   scope: z.string().optional(),
+  idTokenSignedResponseAlg: z.enum(['ES256', 'ES384', 'RS256', 'PS256', 'EdDSA']).optional(),
+  postLogoutRedirectUris: z.array(z.string()).optional(),
 });
 
 const optionsSchema = z.object({
@@ -95,9 +103,14 @@ const optionsSchema = z.object({
     })
     .optional(),
   users: z
-    .custom<UserAuthenticator>((v) => typeof v === 'object' && v !== null && typeof (v as UserAuthenticator).authenticate === 'function', {
-      message: 'must have an authenticate() function',
-    })
+    .custom<UserAuthenticator>(
+      (v) =>
+        typeof v === 'object' &&
+        v !== null &&
+        typeof (v as UserAuthenticator).authenticate === 'function' &&
+        ['undefined', 'function'].includes(typeof (v as UserAuthenticator).claims),
+      { message: 'must have an authenticate() function (and claims, if given, must be a function)' },
+    )
     .optional(),
   login: z
     .object({
@@ -127,6 +140,7 @@ const optionsSchema = z.object({
   codeTtl: ttlSeconds.max(600).default(60),
   interactionTtl: ttlSeconds.max(3600).default(600),
   idTokenTtl: ttlSeconds.max(86_400).default(600),
+  idTokenClaims: z.boolean().default(false),
   session: z
     .object({
       cookieName: z

@@ -27,6 +27,14 @@ export type OAuthErrorCode =
   | 'unsupported_grant_type'
   // RFC 7009 §2.2.1
   | 'unsupported_token_type'
+  // OpenID Connect Core §3.1.2.6 (authentication error responses)
+  | 'interaction_required'
+  | 'login_required'
+  | 'account_selection_required'
+  | 'consent_required'
+  | 'request_not_supported'
+  | 'request_uri_not_supported'
+  | 'registration_not_supported'
   // RFC 6750 §3.1 (protected resources)
   | 'invalid_token'
   | 'insufficient_scope';

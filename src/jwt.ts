@@ -44,9 +44,14 @@ function encodedHeader(key: SigningKey, typ: JWTType): string {
  */
 export type SigningMode = 'threadpool' | 'sync';
 
-/** Signs `claims` with the key set's current signer. */
-export async function signJWT(keys: KeySet, typ: JWTType, claims: JWTClaims, mode: SigningMode = 'sync'): Promise<string> {
-  const key = keys.signer;
+/** Signs `claims` with the key set's current signer, or with `key` (ID tokens pick theirs by algorithm). */
+export async function signJWT(
+  keys: KeySet,
+  typ: JWTType,
+  claims: JWTClaims,
+  mode: SigningMode = 'sync',
+  key: SigningKey = keys.signer,
+): Promise<string> {
   const signingInput = `${encodedHeader(key, typ)}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
   const data = Buffer.from(signingInput);
   const signature = mode === 'threadpool' ? await signBytesInPool(key, data) : signBytes(key, data);

@@ -32,6 +32,11 @@ export interface SigningKey {
 /** The keys of one service: the first signs, all verify and are published. */
 export interface KeySet {
   readonly signer: SigningKey;
+  /**
+   * The active key of each algorithm (the first configured key of that algorithm): ID tokens are signed with the
+   * key of the algorithm their client asks for (OpenID Connect `id_token_signed_response_alg`).
+   */
+  readonly byAlg: ReadonlyMap<SigningAlgorithm, SigningKey>;
   readonly byKid: ReadonlyMap<string, SigningKey>;
   readonly jwks: { keys: JWK[] };
 }
@@ -94,26 +99,29 @@ export function generatePrivateJWK(alg: SigningAlgorithm = 'ES256'): JWK {
 }
 
 /**
- * Imports the configured private JWKs. Without any, one ES256 key is generated and `warn` is told that tokens will
- * not survive a restart nor verify on another instance.
+ * Imports the configured private JWKs. Without any, an ES256 key (access tokens) and an RS256 key (ID tokens: OpenID
+ * Connect Discovery §3 makes RS256 mandatory to offer) are generated and `warn` is told that tokens will not survive
+ * a restart nor verify on another instance.
  */
 export function loadKeys(jwks: readonly JWK[] | undefined, warn: (message: string) => void): KeySet {
   let keys: SigningKey[];
   if (jwks === undefined || jwks.length === 0) {
     warn(
-      'sentinel-idp: no signing keys configured; generated a temporary ES256 key. Tokens will not survive a restart ' +
-        'or verify on other instances: pass `keys` (generate one with `npx sentinel-idp keys generate`).',
+      'sentinel-idp: no signing keys configured; generated temporary ES256 and RS256 keys. Tokens will not survive a ' +
+        'restart or verify on other instances: pass `keys` (generate one with `npx sentinel-idp keys generate`).',
     );
-    keys = [importKey(generatePrivateJWK('ES256'), 'keys[0]')];
+    keys = [importKey(generatePrivateJWK('ES256'), 'keys[0]'), importKey(generatePrivateJWK('RS256'), 'keys[1]')];
   } else {
     keys = jwks.map((jwk, index) => importKey(jwk, `keys[${index}]`));
   }
+  const byAlg = new Map<SigningAlgorithm, SigningKey>();
+  for (const key of keys) if (!byAlg.has(key.alg)) byAlg.set(key.alg, key);
   const byKid = new Map<string, SigningKey>();
   keys.forEach((key, index) => {
     if (byKid.has(key.kid)) throw new ConfigurationError(`keys[${index}].kid`, `duplicate kid ${key.kid}`);
     byKid.set(key.kid, key);
   });
-  return { signer: keys[0] as SigningKey, byKid, jwks: { keys: keys.map((key) => key.publicJWK) } };
+  return { signer: keys[0] as SigningKey, byAlg, byKid, jwks: { keys: keys.map((key) => key.publicJWK) } };
 }
 
 /** Signs `data` with `key` in JWS form (raw r||s for ECDSA). */

@@ -1,11 +1,13 @@
 /**
  * Authorization server metadata (RFC 8414) of one account's issuer, `{issuer}{basePath}/api/account/{accountId}`.
  * Served at the path-inserted well-known URL (RFC 8414 §3.1), at the appended one many clients try, and as
- * OpenID Connect discovery (the same document; OIDC Discovery §4).
+ * OpenID Connect discovery (the same document; OIDC Discovery §4). Every value listed works: the document is the
+ * contract clients configure themselves from.
  */
 import type { SentinelContext } from './context.js';
 import { OAuthError } from './errors.js';
 import { cacheableJSON, type SentinelResponse } from './http.js';
+import { SCOPE_CLAIMS, SUPPORTED_CLAIMS } from './userinfo/claims.js';
 
 /** The metadata document of an account's issuer; `issuer` equals the `iss` of its tokens and redirects. */
 export function authorizationServerMetadata(context: SentinelContext, accountId: string): Record<string, unknown> {
@@ -25,9 +27,19 @@ export function authorizationServerMetadata(context: SentinelContext, accountId:
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,
-    scopes_supported: ['openid'],
+    scopes_supported: ['openid', ...Object.keys(SCOPE_CLAIMS)],
     subject_types_supported: ['public'],
-    id_token_signing_alg_values_supported: [context.keys.signer.alg],
+    id_token_signing_alg_values_supported: [...context.keys.byAlg.keys()],
+    // OpenID Connect Discovery §3: what the OpenID Connect endpoints and parameters of this issuer support.
+    userinfo_endpoint: `${issuer}/userinfo`,
+    end_session_endpoint: `${issuer}/end_session`,
+    claims_supported: SUPPORTED_CLAIMS,
+    claim_types_supported: ['normal'],
+    prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
+    claims_parameter_supported: false,
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
+    require_request_uri_registration: false,
   };
 }
 

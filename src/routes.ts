@@ -15,6 +15,9 @@ import { handleAppTokenV1 } from './token/app-token-v1.js';
 import { handleIntrospect } from './token/introspect.js';
 import { handleRevoke } from './token/revoke.js';
 import { handleToken } from './token/token-endpoint.js';
+import { handleEndSession } from './authorize/end-session.js';
+import { handleAccountJWKS } from './token/account-jwks.js';
+import { handleUserInfo, renderUserInfoError } from './userinfo/userinfo.js';
 
 /** All routes, in matching order. */
 export const ROUTES: readonly RouteDefinition[] = [
@@ -99,5 +102,25 @@ export const ROUTES: readonly RouteDefinition[] = [
     methods: ['GET'],
     path: '/api/account/{accountId}/.well-known/openid-configuration',
     handler: (context, _request, { accountId }) => handleMetadata(context, accountId),
+  },
+  {
+    name: 'userinfo',
+    methods: ['GET', 'POST', 'OPTIONS'],
+    path: '/api/account/{accountId}/userinfo',
+    handler: (context, request, { accountId }) => handleUserInfo(context, request, accountId),
+    renderError: renderUserInfoError,
+  },
+  {
+    name: 'end-session',
+    methods: ['GET', 'POST'],
+    path: '/api/account/{accountId}/end_session',
+    handler: (context, request, { accountId }) => handleEndSession(context, request, accountId),
+    renderError: renderErrorPage,
+  },
+  {
+    name: 'account-jwks',
+    methods: ['GET'],
+    path: '/api/account/{accountId}/.well-known/jwks.json',
+    handler: (context, _request, { accountId }) => handleAccountJWKS(context, accountId),
   },
 ];

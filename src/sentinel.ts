@@ -23,6 +23,7 @@ import { renderErrorPage } from './authorize/error-page.js';
 import { ConfigurationError, isOAuthError, OAuthError } from './errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from './http.js';
 import { loadKeys, type JWK } from './keys.js';
+import { checkIDTokenKeys } from './token/id-token-keys.js';
 import { createRouter, type Route } from './router.js';
 import { ROUTES } from './routes.js';
 import { MemoryStore } from './stores/memory.js';
@@ -145,6 +146,7 @@ export function createSentinel(options: SentinelOptions): Sentinel {
   const config = resolveConfig(options);
   const warn = config.logger?.warn.bind(config.logger) ?? ((message: string) => console.warn(message));
   const keys = loadKeys(config.keys, warn);
+  checkIDTokenKeys(config, keys, warn);
   const apps = config.appStore ?? new MemoryAppStore(config.apps);
   if (config.appStore !== undefined && config.apps.length > 0) {
     throw new ConfigurationError('apps', 'give apps or appStore, not both (add the apps to your AppStore)');

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
-import { createSentinel, hashClientSecret, isConfigurationError, type SentinelOptions } from '../src/index.js';
+import { createSentinel, generatePrivateJWK, hashClientSecret, isConfigurationError, type SentinelOptions } from '../src/index.js';
 import { ACCOUNT, baseOptions, CLIENT_ID, CONSUMER_UUID, SIGNING_KEY } from './fixtures.js';
 
 function fieldOf(options: SentinelOptions): string {
@@ -68,7 +68,21 @@ describe('createSentinel options', () => {
     const sentinel = createSentinel({ ...baseOptions(), keys: undefined, logger: { warn } });
     expect(warn).toHaveBeenCalledTimes(1);
     expect(warn.mock.calls[0]![0]).toMatch(/restart/);
-    expect(sentinel.jwks().keys).toHaveLength(1);
+    // An ES256 key for access tokens and an RS256 key for ID tokens (OpenID Connect Discovery §3).
+    expect(sentinel.jwks().keys.map((key) => key.alg)).toEqual(['ES256', 'RS256']);
+  });
+
+  it('warns when keys are configured without an RSA key, and refuses an app whose ID token algorithm has no key', () => {
+    const warn = vi.fn();
+    createSentinel({ ...baseOptions(), logger: { warn } });
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(warn.mock.calls[0]![0]).toMatch(/no RS256 key/);
+    const silent = vi.fn();
+    createSentinel({ ...baseOptions(), keys: [generatePrivateJWK('ES256'), generatePrivateJWK('RS256')], logger: { warn: silent } });
+    expect(silent).not.toHaveBeenCalled();
+    const options = baseOptions();
+    options.apps = [{ ...options.apps![0]!, idTokenSignedResponseAlg: 'RS256' }];
+    expect(() => createSentinel(options)).toThrow(/apps\[0\]\.idTokenSignedResponseAlg/);
   });
 });
 

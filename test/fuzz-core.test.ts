@@ -76,6 +76,9 @@ describe('fuzzing the core through sentinel.handle()', () => {
           `${TOKEN_PATH}/revoke`,
           `${TOKEN_PATH}/introspect`,
           `${ACCOUNT_PATH}/logout`,
+          `${ACCOUNT_PATH}/userinfo`,
+          `${ACCOUNT_PATH}/end_session`,
+          `${ACCOUNT_PATH}/.well-known/jwks.json`,
         ),
       },
       {

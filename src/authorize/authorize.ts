@@ -1,8 +1,9 @@
 /**
  * `GET {basePath}/api/account/{accountId}/authorize` — seed spec §4.2, RFC 6749 §4.1.1–§4.1.2.
  *
- * A browser with a session in the account goes straight back to the app with a code; otherwise the validated
- * request is parked in an interaction and the browser goes to the login page carrying only the interaction id.
+ * A browser with a session in the account goes straight back to the app with a code, unless `prompt`, `max_age` or
+ * `id_token_hint` ask for a new sign-in; otherwise the validated request is parked in an interaction and the browser
+ * goes to the login page carrying only the interaction id (or, with `prompt=none`, back with `login_required`).
  */
 import type { SentinelContext } from '../context.js';
 import { redirect, type SentinelRequest, type SentinelResponse } from '../http.js';
@@ -10,6 +11,7 @@ import { redirectOnFailure } from './authorization-error.js';
 import { readSessionCookie } from './cookies.js';
 import { codeRedirectURL } from './finish-login.js';
 import { createInteraction, loginPageURL } from './interaction.js';
+import { reauthenticationReason, refuseSilentSignIn } from './prompt.js';
 import { useSession } from './session.js';
 import { validateAuthorizationRequest } from './validate-request.js';
 
@@ -23,7 +25,9 @@ export async function handleAuthorize(context: SentinelContext, request: Sentine
   const authorization = await validateAuthorizationRequest(context, request, accountId);
   const sessionId = readSessionCookie(context, request);
   const session = sessionId === null ? null : await redirectOnFailure(authorization, useSession(context, sessionId, accountId));
-  if (session !== null) {
+  const reason = reauthenticationReason(authorization, session, Math.floor(Date.now() / 1000));
+  if (reason !== null) refuseSilentSignIn(authorization, reason);
+  if (session !== null && reason === null) {
     const location = await redirectOnFailure(
       authorization,
       codeRedirectURL(context, authorization, { userId: session.userId, authTime: session.authTime }),

@@ -42,9 +42,11 @@ export async function loginPageResponse(
     action: builtInLoginURL(context, interaction.mountPath, authorization.accountId, interactionId),
     interactionId,
     csrfToken: interaction.csrfToken,
-    username: state.username,
+    // A failed attempt's username wins over the app's login_hint: it is what the user last typed.
+    username: state.username ?? authorization.loginHint,
     error: state.error,
     styleNonce,
+    uiLocales: authorization.uiLocales,
   };
   const html = login.render === undefined ? renderLoginPage(view, branding) : await login.render(view);
   const appOrigin = originSource(authorization.redirectUri);

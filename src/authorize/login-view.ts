@@ -30,12 +30,17 @@ export interface LoginView {
   interactionId: string;
   /** Value of the hidden `csrf_token` field. */
   csrfToken: string;
-  /** The username of a failed attempt, to fill the field again (never the password). */
+  /** The username of a failed attempt, or the app's `login_hint`, to fill the field (never the password). */
   username?: string | undefined;
   /** A message for the user, e.g. "Incorrect username or password". */
   error?: string | undefined;
   /** Nonce for the page's `<style>` element. */
   styleNonce: string;
+  /**
+   * The app's `ui_locales` (OpenID Connect Core §3.1.2.1), most preferred first: BCP 47 tags for a page that can
+   * speak more than one language. The built-in page does not use them yet.
+   */
+  uiLocales?: readonly string[] | undefined;
 }
 
 /**

@@ -32,7 +32,8 @@ async function findClient(context: SentinelContext, accountId: string, clientId:
   return app !== null && app.accountId === accountId ? app : null;
 }
 
-function signedOutPage(context: SentinelContext, headers: Record<string, string>): SentinelResponse {
+/** The "signed out" page, also shown by RP-initiated logout when no return address applies. */
+export function signedOutPage(context: SentinelContext, headers: Record<string, string>): SentinelResponse {
   const styleNonce = createStyleNonce();
   const content = `<h1>You are signed out</h1>
 <p class="lead">You can close this window or go back to the application.</p>`;

@@ -13,9 +13,10 @@ import type { SentinelRequest } from '../http.js';
 import { fromSearchParams, single, type ParamMap } from '../params.js';
 import { AuthorizationError } from './authorization-error.js';
 import type { RedirectTarget } from './authorization-response.js';
+import { readOIDCParams, type OIDCAuthorizationParams } from './oidc-request.js';
 
 /** A validated authorization request, as kept in the interaction record while the user signs in. */
-export interface AuthorizationRequest extends RedirectTarget {
+export interface AuthorizationRequest extends RedirectTarget, OIDCAuthorizationParams {
   /** Whether the request carried `redirect_uri` (the token request must then repeat it, RFC 6749 §4.1.3). */
   redirectUriInRequest: boolean;
   /** The app's display name for the login page. */
@@ -144,6 +145,7 @@ export async function validateAuthorizationRequest(
   if (version !== undefined && !SUPPORTED_VERSION.test(version)) {
     throw new AuthorizationError('invalid_request', 'unsupported version v; this service supports v=1.0', target);
   }
+  const oidc = readOIDCParams(context, (name) => readParam(params, name, target), target);
   const responseType = readParam(params, 'response_type', target);
   if (responseType === undefined) throw new AuthorizationError('invalid_request', 'parameter response_type is required', target);
   if (responseType !== 'code') {
@@ -158,6 +160,7 @@ export async function validateAuthorizationRequest(
   const nonce = readParam(params, 'nonce', target);
   return {
     ...target,
+    ...oidc,
     redirectUriInRequest: inRequest,
     clientName: app.name,
     scope,

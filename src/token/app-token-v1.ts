@@ -2,14 +2,13 @@
  * `POST {basePath}/api/account/{accountId}/app/token` — the platform's v1 client credentials grant
  * (RFC 6749 §4.4): a token for the application itself, bound to no consumer, kept for existing integrations.
  */
-import { appTokenMarker, expiresInValue, issueAccessToken } from '../access-token.js';
 import { readForm } from '../body.js';
-import { requireGrant } from '../apps.js';
 import type { SentinelContext } from '../context.js';
-import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
+import type { SentinelRequest, SentinelResponse } from '../http.js';
 import { single } from '../params.js';
 import { requireGrantType } from './app-token.js';
 import { authenticateClient } from './client-auth.js';
+import { handleClientCredentialsGrant } from './client-credentials-grant.js';
 import { checkTokenQuery } from './token-endpoint.js';
 
 /**
@@ -24,22 +23,6 @@ export async function handleAppTokenV1(context: SentinelContext, request: Sentin
   const params = await readForm(request, context.config.bodyLimit);
   requireGrantType(single(params, 'grant_type'), 'client_credentials');
   const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: false });
-  requireGrant(app, 'client_credentials');
-  const { token, claims, expiresIn } = await issueAccessToken(context, {
-    accountId,
-    clientId: app.clientId,
-    subject: app.clientId,
-    grantType: 'client_credentials',
-    scope: app.scope,
-    extra: appTokenMarker(),
-  });
-  context.emit({
-    type: 'token.issued',
-    accountId,
-    clientId: app.clientId,
-    grantType: 'client_credentials',
-    jti: claims.jti,
-    ip: request.ip,
-  });
-  return noStoreJSON(200, { access_token: token, token_type: 'Bearer', expires_in: expiresInValue(context, expiresIn) });
+  // The v1 contract has no scope parameter: the token carries the app's registered scope, as it always did.
+  return handleClientCredentialsGrant(context, request, accountId, new Map(), app);
 }

@@ -78,7 +78,7 @@ export async function handleAuthorizationCodeGrant(
     grantId,
     authTime: record.authTime,
     scope: record.scope,
-    idToken: hasOpenIDScope(record.scope) ? { nonce: record.nonce } : null,
+    idToken: hasOpenIDScope(record.scope) ? { nonce: record.nonce, alg: app.idTokenSignedResponseAlg } : null,
     ip: request.ip,
   } as const;
   return issueUserTokens(context, input, async (access) => {

@@ -1,8 +1,11 @@
 /**
  * ID tokens (OpenID Connect Core §2, §3.1.3.6) for code grants whose scope includes `openid`.
  */
+import { createHash } from 'node:crypto';
+import type { App } from '../apps.js';
 import type { SentinelContext } from '../context.js';
 import { signJWT } from '../jwt.js';
+import type { SigningAlgorithm, SigningKey } from '../keys.js';
 
 /** What an ID token states. */
 export interface IDTokenInput {
@@ -11,6 +14,12 @@ export interface IDTokenInput {
   userId: string;
   authTime: number;
   nonce?: string | undefined;
+  /** The access token issued with it, for `at_hash` (OpenID Connect Core §3.1.3.6). */
+  accessToken?: string | undefined;
+  /** User claims released by the granted scopes (only with the `idTokenClaims` option). */
+  claims?: Record<string, unknown> | undefined;
+  /** The app's `idTokenSignedResponseAlg`, if it chose one. */
+  alg?: SigningAlgorithm | undefined;
 }
 
 /** True when a space-separated scope contains `openid`. */
@@ -19,15 +28,52 @@ export function hasOpenIDScope(scope: string | undefined): boolean {
 }
 
 /**
+ * The key that signs an app's ID tokens: the one of the app's chosen algorithm, else RS256 when configured
+ * (OpenID Connect Core §15.1: the algorithm every client supports), else the access-token signer.
+ * @throws Error when the app asks for an algorithm no configured key has (a deployment mistake: server_error).
+ * @example const key = idTokenKey(context, app.idTokenSignedResponseAlg);
+ */
+export function idTokenKey(context: SentinelContext, alg: SigningAlgorithm | undefined): SigningKey {
+  const { byAlg, signer } = context.keys;
+  if (alg === undefined) return byAlg.get('RS256') ?? signer;
+  const key = byAlg.get(alg);
+  if (key === undefined) throw new Error(`sentinel-idp: no ${alg} key is configured for idTokenSignedResponseAlg`);
+  return key;
+}
+
+/** The hash of `alg` that `at_hash` uses: SHA-2 of the JWS algorithm's size; SHA-512 for Ed25519. */
+const HALF_HASH: Record<SigningAlgorithm, string> = { ES256: 'sha256', RS256: 'sha256', PS256: 'sha256', ES384: 'sha384', EdDSA: 'sha512' };
+
+/**
+ * `at_hash`: base64url of the left half of the hash of the access token's ASCII octets (OpenID Connect Core
+ * §3.1.3.6), with the hash of the ID token's algorithm.
+ * @example atHash('eyJ…', 'RS256') // 22 base64url characters
+ */
+export function atHash(accessToken: string, alg: SigningAlgorithm): string {
+  const hash = createHash(HALF_HASH[alg]).update(accessToken, 'ascii').digest();
+  return hash.subarray(0, hash.length / 2).toString('base64url');
+}
+
+/**
+ * The ID token algorithm of an app, for the metadata and for checking apps at startup.
+ * @example idTokenAlgorithm(context, app) // 'RS256'
+ */
+export function idTokenAlgorithm(context: SentinelContext, app: Pick<App, 'idTokenSignedResponseAlg'>): SigningAlgorithm {
+  return idTokenKey(context, app.idTokenSignedResponseAlg).alg;
+}
+
+/**
  * Signs an ID token: `iss` is the account's issuer, `aud` and `azp` the client id, lifetime `idTokenTtl`.
- * @example const idToken = await issueIDToken(context, { accountId, clientId, userId, authTime, nonce });
+ * @example const idToken = await issueIDToken(context, { accountId, clientId, userId, authTime, nonce, accessToken });
  */
 export function issueIDToken(context: SentinelContext, input: IDTokenInput): Promise<string> {
   const iat = Math.floor(Date.now() / 1000);
+  const key = idTokenKey(context, input.alg);
   return signJWT(
     context.keys,
     'JWT',
     {
+      ...input.claims,
       iss: context.accountIssuer(input.accountId),
       sub: input.userId,
       aud: input.clientId,
@@ -36,7 +82,9 @@ export function issueIDToken(context: SentinelContext, input: IDTokenInput): Pro
       exp: iat + context.config.idTokenTtl,
       auth_time: input.authTime,
       ...(input.nonce === undefined ? {} : { nonce: input.nonce }),
+      ...(input.accessToken === undefined ? {} : { at_hash: atHash(input.accessToken, key.alg) }),
     },
     context.config.signing,
+    key,
   );
 }

@@ -19,6 +19,7 @@ import {
   revokeGrant,
   type StoredGrant,
 } from './grants.js';
+import { hasOpenIDScope } from './id-token.js';
 import { issueUserTokens } from './user-tokens.js';
 
 /**
@@ -107,7 +108,8 @@ export async function handleRefreshTokenGrant(
     grantId: presented.grantId,
     authTime: grant.authTime,
     scope,
-    idToken: null,
+    // OpenID Connect Core §12.2: a refreshed ID token keeps sub, aud and auth_time, and carries no nonce.
+    idToken: hasOpenIDScope(scope) ? { alg: app.idTokenSignedResponseAlg } : null,
     ip: request.ip,
   } as const;
   return issueUserTokens(context, input, async (access) => {

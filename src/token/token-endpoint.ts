@@ -9,6 +9,7 @@ import type { SentinelRequest, SentinelResponse } from '../http.js';
 import { fromSearchParams, single } from '../params.js';
 import { handleAuthorizationCodeGrant } from './authorization-code-grant.js';
 import { authenticateClient, refuseSecretsInQuery } from './client-auth.js';
+import { handleClientCredentialsGrant } from './client-credentials-grant.js';
 import { handleRefreshTokenGrant } from './refresh-token-grant.js';
 
 /** API versions the platform's clients send as `?v=` on these endpoints; the protocol is the same for both. */
@@ -28,8 +29,8 @@ export function checkTokenQuery(query: URLSearchParams): void {
 }
 
 /**
- * Handles a token request for the authorization_code and refresh_token grants. Public clients (no secret) may
- * use both; their codes must carry PKCE.
+ * Handles a token request for the authorization_code, refresh_token and client_credentials grants. Public
+ * clients (no secret) may use the first two; their codes must carry PKCE.
  *
  * @example
  * // POST /sentinel/api/account/123/token?v=1.0
@@ -41,13 +42,13 @@ export async function handleToken(context: SentinelContext, request: SentinelReq
   const params = await readForm(request, context.config.bodyLimit);
   const grantType = single(params, 'grant_type');
   if (grantType === undefined) throw new OAuthError('invalid_request', 'parameter grant_type is required');
+  if (grantType === 'client_credentials') {
+    // The grant the metadata advertises at this endpoint: an app token, as the v1 app token path issues.
+    const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: false });
+    return handleClientCredentialsGrant(context, request, accountId, params, app);
+  }
   if (grantType !== 'authorization_code' && grantType !== 'refresh_token') {
-    throw new OAuthError(
-      'unsupported_grant_type',
-      grantType === 'client_credentials'
-        ? 'client_credentials is served at /api/v2/account/{accountId}/app/token'
-        : 'grant_type must be authorization_code or refresh_token',
-    );
+    throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code, refresh_token or client_credentials');
   }
   const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: true });
   return grantType === 'authorization_code'

@@ -5,6 +5,8 @@
 import { type AccessTokenClaims, expiresInValue, issueAccessToken } from '../access-token.js';
 import type { SentinelContext } from '../context.js';
 import { noStoreJSON, type SentinelResponse } from '../http.js';
+import type { SigningAlgorithm } from '../keys.js';
+import { loadUserClaims, scopeList } from '../userinfo/claims.js';
 import { issueIDToken } from './id-token.js';
 
 /** Everything a user token response is made of. */
@@ -18,7 +20,7 @@ export interface UserTokensInput {
   /** Scope of the access token (may be narrower than the grant's on refresh). */
   scope?: string | undefined;
   /** Issue an ID token (only when the grant's scope has `openid`). */
-  idToken: { nonce?: string | undefined } | null;
+  idToken: { nonce?: string | undefined; alg?: SigningAlgorithm | undefined } | null;
   ip?: string | undefined;
 }
 
@@ -36,6 +38,12 @@ export type CommitGrant = (access: AccessTokenClaims) => Promise<string | null>;
  * @example return issueUserTokens(context, { grantType: 'authorization_code', ...grant, idToken: null }, commit);
  */
 export async function issueUserTokens(context: SentinelContext, input: UserTokensInput, commit: CommitGrant): Promise<SentinelResponse> {
+  // Asked before anything is signed or committed: a failing claims hook then ends the request with the code or
+  // refresh token still unspent, so the client's retry works.
+  const idTokenClaims =
+    input.idToken !== null && context.config.idTokenClaims
+      ? await loadUserClaims(context, { accountId: input.accountId, userId: input.userId, scopes: scopeList(input.scope) })
+      : undefined;
   const { token, claims, expiresIn } = await issueAccessToken(context, {
     accountId: input.accountId,
     clientId: input.clientId,
@@ -53,6 +61,9 @@ export async function issueUserTokens(context: SentinelContext, input: UserToken
           userId: input.userId,
           authTime: input.authTime,
           nonce: input.idToken.nonce,
+          accessToken: token,
+          claims: idTokenClaims ?? undefined,
+          alg: input.idToken.alg,
         })
       : undefined;
   const refreshToken = await commit(claims);

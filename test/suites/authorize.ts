@@ -357,7 +357,7 @@ export function authorizeSuite(host: Host): void {
 
     it('ignores unknown parameters (RFC 6749 §3.1)', async () => {
       const { server } = await mount();
-      const response = await request(server).get(authorizePath({ foo: 'bar', prompt: ['x', 'y'] }));
+      const response = await request(server).get(authorizePath({ foo: 'bar', extension: ['x', 'y'] }));
       expect(response.headers.location).toMatch(/\/login\?interaction=/);
     });
 

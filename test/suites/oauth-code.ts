@@ -202,7 +202,11 @@ export function authorizationCodeSuite(host: Host): void {
       const code = await codeFor(sentinel);
       expectError(await postForm(server, TOKEN_PATH, { code, client_id: CLIENT_ID, client_secret: CLIENT_SECRET }), 400, 'invalid_request');
       expectError(await exchange(server, code, { grant_type: 'password' }), 400, 'unsupported_grant_type');
-      expectError(await exchange(server, code, { grant_type: 'client_credentials' }), 400, 'unsupported_grant_type');
+      expectError(
+        await exchange(server, code, { grant_type: 'urn:ietf:params:oauth:grant-type:device_code' }),
+        400,
+        'unsupported_grant_type',
+      );
       expectError(await exchange(server, '', {}), 400, 'invalid_request');
       const repeated = await postRaw(
         server,

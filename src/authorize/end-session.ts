@@ -1,0 +1,206 @@
+/**
+ * `GET|POST {basePath}/api/account/{accountId}/end_session` — RP-Initiated Logout 1.0: the app sends the browser
+ * here with `id_token_hint`, `client_id`, `post_logout_redirect_uri` and `state`.
+ *
+ * - The request is tied to the browser's session when `id_token_hint` is an ID token of this account for the
+ *   session's user and authentication (`sub` and `auth_time` match): the session ends at once.
+ * - Otherwise the user confirms on a page whose form carries a CSRF token bound to the session being ended, and
+ *   is accepted only same-origin: no link elsewhere can sign a user out unasked.
+ * - The browser goes back to `post_logout_redirect_uri` (with `state`) only when the app registered it (exact
+ *   match, §3); else it sees the "signed out" page. An unregistered value is an error page, never a redirect.
+ */
+import type { App } from '../apps.js';
+import { readForm } from '../body.js';
+import { clientIP } from '../client-ip.js';
+import type { SentinelContext } from '../context.js';
+import { OAuthError } from '../errors.js';
+import { headerValue, redirect, type SentinelRequest, type SentinelResponse } from '../http.js';
+import { fromSearchParams, single, type ParamMap } from '../params.js';
+import { constantTimeEqual, digest, randomSecret } from '../secrets.js';
+import { verifyIDTokenHint, type IDTokenHint } from '../token/id-token-hint.js';
+import { expiredSessionCookie, readSessionCookie } from './cookies.js';
+import { endSessionPage } from './end-session-page.js';
+import { signedOutPage } from './logout.js';
+import { isCrossSiteRequest } from './request-origin.js';
+import { endSession, useSession } from './session.js';
+
+/** A pending confirmation. Persisted as JSON under `end-session:{sha256(id)}` for `interactionTtl` seconds. */
+interface ConfirmationRecord {
+  accountId: string;
+  clientId?: string | undefined;
+  returnTo?: string | undefined;
+  state?: string | undefined;
+  /** Digest of the session id the page was shown for: the post must come with that same session. */
+  sessionDigest: string;
+  csrfToken: string;
+}
+
+/** Where to go after signing out, once validated. */
+interface LogoutTarget {
+  app: App | null;
+  returnTo?: string | undefined;
+  state?: string | undefined;
+}
+
+const CONFIRMATION_ID = /^[A-Za-z0-9_-]{43}$/;
+
+function confirmationKey(id: string): string {
+  return `end-session:${digest(id)}`;
+}
+
+function badRequest(description: string): OAuthError {
+  return new OAuthError('invalid_request', description);
+}
+
+/**
+ * Longest logout query accepted, as for authorization requests: `state` is kept with a pending confirmation, so
+ * without a cap one request could park a megabyte in the store.
+ */
+const MAX_QUERY_LENGTH = 8192;
+
+async function readParams(context: SentinelContext, request: SentinelRequest): Promise<ParamMap> {
+  if (request.method !== 'POST') {
+    let length = 0;
+    for (const [name, value] of request.query) length += name.length + value.length + 2;
+    if (length > MAX_QUERY_LENGTH) throw new OAuthError('invalid_request', 'The request is too long.', { status: 414 });
+    return fromSearchParams(request.query);
+  }
+  if (headerValue(request, 'content-type') === undefined) return new Map();
+  return readForm(request, context.config.bodyLimit);
+}
+
+function readHint(context: SentinelContext, params: ParamMap, accountId: string): IDTokenHint | null {
+  const token = single(params, 'id_token_hint');
+  if (token === undefined) return null;
+  const hint = verifyIDTokenHint(context, token, accountId);
+  if (hint === null) throw badRequest('id_token_hint is not an ID token issued by this account.');
+  return hint;
+}
+
+async function findTarget(context: SentinelContext, params: ParamMap, accountId: string, hint: IDTokenHint | null): Promise<LogoutTarget> {
+  const requestedClient = single(params, 'client_id');
+  if (requestedClient !== undefined && hint !== null && !hint.audiences.includes(requestedClient)) {
+    throw badRequest('id_token_hint was not issued to client_id.');
+  }
+  const clientId = requestedClient ?? (hint?.audiences.length === 1 ? hint.audiences[0] : undefined);
+  const found = clientId === undefined ? null : await context.apps.findApp(accountId, clientId);
+  const app = found !== null && found.accountId === accountId ? found : null;
+  if (requestedClient !== undefined && app === null) throw badRequest('The application in this link is not registered for this account.');
+  const returnTo = single(params, 'post_logout_redirect_uri');
+  if (returnTo === undefined) return { app };
+  if (app === null) throw badRequest('post_logout_redirect_uri needs client_id or id_token_hint to name the application.');
+  // Exact string match against what the app registered (its redirect URIs when it registered no logout URIs).
+  const allowed = app.postLogoutRedirectUris ?? app.redirectUris;
+  if (!allowed.includes(returnTo)) throw badRequest('post_logout_redirect_uri is not registered for this application.');
+  return { app, returnTo, state: single(params, 'state') };
+}
+
+function finish(context: SentinelContext, target: LogoutTarget, headers: Record<string, string>): SentinelResponse {
+  if (target.returnTo === undefined) return signedOutPage(context, headers);
+  const { returnTo, state } = target;
+  const location = state === undefined ? returnTo : `${returnTo}${returnTo.includes('?') ? '&' : '?'}state=${encodeURIComponent(state)}`;
+  return redirect(303, location, headers);
+}
+
+async function signOut(
+  context: SentinelContext,
+  request: SentinelRequest,
+  input: { accountId: string; clientId?: string | undefined; sessionId: string },
+): Promise<Record<string, string>> {
+  const ended = await endSession(context, input.sessionId);
+  if (ended !== null) {
+    context.emit({
+      type: 'session.ended',
+      accountId: input.accountId,
+      clientId: input.clientId,
+      userId: ended.userId,
+      reason: 'logout',
+      ip: clientIP(context.config, request) ?? undefined,
+    });
+  }
+  return { 'set-cookie': expiredSessionCookie(context, request.mountPath) };
+}
+
+async function confirm(context: SentinelContext, request: SentinelRequest, accountId: string, params: ParamMap): Promise<SentinelResponse> {
+  if (isCrossSiteRequest(context, request, []))
+    throw new OAuthError('invalid_request', 'Sign-out was confirmed from another site.', { status: 403 });
+  const id = single(params, 'confirmation') ?? '';
+  const stored = CONFIRMATION_ID.test(id) ? await context.store.get(confirmationKey(id)) : null;
+  const record = stored === null ? null : (JSON.parse(stored) as ConfirmationRecord);
+  const expired = () => badRequest('This sign-out link is invalid or has expired. Go back to the application and start again.');
+  if (record === null || record.accountId !== accountId) throw expired();
+  const csrfToken = single(params, 'csrf_token');
+  const sessionId = readSessionCookie(context, request);
+  if (
+    csrfToken === undefined ||
+    !constantTimeEqual(csrfToken, record.csrfToken) ||
+    sessionId === null ||
+    !constantTimeEqual(digest(sessionId), record.sessionDigest)
+  ) {
+    throw new OAuthError('invalid_request', 'The sign-out form is out of date. Go back to the application and start again.', {
+      status: 403,
+    });
+  }
+  // Checked before it is spent, so a refused post changes nothing; the take keeps it single use under concurrency.
+  if ((await context.store.take(confirmationKey(id))) === null) throw expired();
+  const headers = await signOut(context, request, { accountId, clientId: record.clientId, sessionId });
+  return finish(context, { app: null, returnTo: record.returnTo, state: record.state }, headers);
+}
+
+/** The RP-Initiated Logout parameters of a posted request, as a query (already validated above). */
+function forwardedQuery(params: ParamMap): string {
+  const query = new URLSearchParams();
+  for (const name of ['id_token_hint', 'client_id', 'post_logout_redirect_uri', 'state', 'ui_locales']) {
+    const value = single(params, name);
+    if (value !== undefined) query.set(name, value);
+  }
+  return query.toString();
+}
+
+function endSessionAction(context: SentinelContext, request: SentinelRequest, accountId: string): string {
+  return `${request.mountPath ?? ''}${context.config.basePath}/api/account/${encodeURIComponent(accountId)}/end_session`;
+}
+
+/**
+ * Handles RP-initiated logout.
+ *
+ * @example
+ * { name: 'end-session', methods: ['GET', 'POST'], path: '/api/account/{accountId}/end_session', handler: (c, r, p) => handleEndSession(c, r, p.accountId) }
+ */
+export async function handleEndSession(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
+  if (!(await context.apps.hasAccount(accountId))) {
+    throw new OAuthError('invalid_request', 'The account in this link is unknown.', { status: 404 });
+  }
+  const params = await readParams(context, request);
+  if (request.method === 'POST' && params.has('confirmation')) return confirm(context, request, accountId, params);
+  const hint = readHint(context, params, accountId);
+  const target = await findTarget(context, params, accountId, hint);
+  const sessionId = readSessionCookie(context, request);
+  if (sessionId === null && request.method === 'POST') {
+    // A logout form posted by the app is cross-site, and SameSite=Lax keeps the session cookie off cross-site
+    // POSTs: send the browser to the GET form of the same request, a top-level navigation that carries it.
+    return redirect(303, `${endSessionAction(context, request, accountId)}?${forwardedQuery(params)}`);
+  }
+  const session = sessionId === null ? null : await useSession(context, sessionId, accountId);
+  if (sessionId === null || session === null) return finish(context, target, {});
+  if (hint !== null && hint.sub === session.userId && hint.authTime === session.authTime) {
+    return finish(context, target, await signOut(context, request, { accountId, clientId: target.app?.clientId, sessionId }));
+  }
+  const confirmationId = randomSecret();
+  const record: ConfirmationRecord = {
+    accountId,
+    clientId: target.app?.clientId,
+    returnTo: target.returnTo,
+    state: target.state,
+    sessionDigest: digest(sessionId),
+    csrfToken: randomSecret(),
+  };
+  await context.store.set(confirmationKey(confirmationId), JSON.stringify(record), context.config.interactionTtl * 1000);
+  return endSessionPage(context, {
+    action: endSessionAction(context, request, accountId),
+    confirmationId,
+    csrfToken: record.csrfToken,
+    appName: target.app === null ? undefined : (target.app.name ?? target.app.clientId),
+    returnTo: target.returnTo,
+  });
+}

@@ -1,0 +1,121 @@
+/**
+ * The OpenID Connect parameters of an authorization request (OpenID Connect Core §3.1.2.1): `prompt`, `max_age`,
+ * `id_token_hint`, `login_hint`, `ui_locales`, `acr_values`, and the ones this service does not support, which get
+ * the OpenID Connect answer instead of being silently ignored (§3.1.2.6, §6).
+ */
+import type { SentinelContext } from '../context.js';
+import { verifyIDTokenHint } from '../token/id-token-hint.js';
+import { AuthorizationError } from './authorization-error.js';
+import type { RedirectTarget } from './authorization-response.js';
+
+/** `prompt` values (OpenID Connect Core §3.1.2.1). */
+export type PromptValue = 'none' | 'login' | 'consent' | 'select_account';
+
+const PROMPTS: ReadonlySet<string> = new Set<PromptValue>(['none', 'login', 'consent', 'select_account']);
+/** BCP 47 language tags as far as a login page needs them: letters, digits and hyphens. */
+const LANGUAGE_TAG = /^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$/;
+const MAX_UI_LOCALES = 10;
+/** Longest `login_hint` used to pre-fill the username (the login form's own limit). */
+const MAX_LOGIN_HINT = 256;
+/** `max_age` beyond this is treated as "no limit" rather than overflowing date arithmetic (about 31 years). */
+const MAX_AGE_LIMIT = 1_000_000_000;
+
+/** What the OpenID Connect parameters ask of the sign-in; stored with the interaction. */
+export interface OIDCAuthorizationParams {
+  /** Distinct `prompt` values, in request order. */
+  prompt?: PromptValue[] | undefined;
+  /** `max_age` in seconds. */
+  maxAge?: number | undefined;
+  /** The `sub` of a valid `id_token_hint`. */
+  idTokenHintSubject?: string | undefined;
+  /** `login_hint`, used to pre-fill the username. */
+  loginHint?: string | undefined;
+  /** `ui_locales`, most preferred first, for the login page. */
+  uiLocales?: string[] | undefined;
+}
+
+type Reader = (name: string) => string | undefined;
+
+function refuseUnsupported(read: Reader, target: RedirectTarget): void {
+  if (read('request') !== undefined) {
+    throw new AuthorizationError('request_not_supported', 'request objects (the request parameter) are not supported', target);
+  }
+  if (read('request_uri') !== undefined) {
+    throw new AuthorizationError('request_uri_not_supported', 'the request_uri parameter is not supported', target);
+  }
+  if (read('registration') !== undefined) {
+    throw new AuthorizationError('registration_not_supported', 'the registration parameter is not supported', target);
+  }
+  const responseMode = read('response_mode');
+  if (responseMode !== undefined && responseMode !== 'query') {
+    throw new AuthorizationError('invalid_request', 'response_mode must be query', target);
+  }
+}
+
+function readPrompt(read: Reader, target: RedirectTarget): PromptValue[] | undefined {
+  const value = read('prompt');
+  if (value === undefined) return undefined;
+  const values = [...new Set(value.split(' ').filter((token) => token !== ''))];
+  const unknown = values.filter((token) => !PROMPTS.has(token));
+  if (unknown.length > 0) throw new AuthorizationError('invalid_request', `unsupported prompt value: ${unknown.join(' ')}`, target);
+  // §3.1.2.1: none with any other value is an error.
+  if (values.includes('none') && values.length > 1) {
+    throw new AuthorizationError('invalid_request', 'prompt=none cannot be combined with other prompt values', target);
+  }
+  return values.length === 0 ? undefined : (values as PromptValue[]);
+}
+
+function readMaxAge(read: Reader, target: RedirectTarget): number | undefined {
+  const value = read('max_age');
+  if (value === undefined) return undefined;
+  if (!/^\d{1,15}$/.test(value)) {
+    throw new AuthorizationError('invalid_request', 'max_age must be a non-negative integer number of seconds', target);
+  }
+  const seconds = Number(value);
+  return seconds > MAX_AGE_LIMIT ? undefined : seconds;
+}
+
+function readUILocales(read: Reader): string[] | undefined {
+  const value = read('ui_locales');
+  if (value === undefined) return undefined;
+  const tags = value
+    .split(' ')
+    .filter((tag) => LANGUAGE_TAG.test(tag))
+    .slice(0, MAX_UI_LOCALES);
+  return tags.length === 0 ? undefined : tags;
+}
+
+/**
+ * Reads and checks the OpenID Connect parameters once the redirect URI is trusted; `read` returns a parameter's
+ * single value (repeated values are already an error there).
+ *
+ * `acr_values` is accepted and not acted on: the service has one authentication method (the host's password
+ * check), so it has no levels to choose from, and it issues no `acr` claim rather than claim one it cannot back.
+ * `display`, `claims_locales` and `claims` are voluntary and ignored likewise.
+ *
+ * @example
+ * const oidc = readOIDCParams(context, (name) => readParam(params, name, target), target);
+ * @throws AuthorizationError for unsupported parameters and malformed values.
+ */
+export function readOIDCParams(context: SentinelContext, read: Reader, target: RedirectTarget): OIDCAuthorizationParams {
+  refuseUnsupported(read, target);
+  const prompt = readPrompt(read, target);
+  const maxAge = readMaxAge(read, target);
+  let idTokenHintSubject: string | undefined;
+  const hint = read('id_token_hint');
+  if (hint !== undefined) {
+    const verified = verifyIDTokenHint(context, hint, target.accountId);
+    if (verified === null || !verified.audiences.includes(target.clientId)) {
+      throw new AuthorizationError('invalid_request', 'id_token_hint is not an ID token this service issued to this application', target);
+    }
+    idTokenHintSubject = verified.sub;
+  }
+  const loginHint = read('login_hint');
+  return {
+    prompt,
+    maxAge,
+    idTokenHintSubject,
+    loginHint: loginHint !== undefined && loginHint.length <= MAX_LOGIN_HINT ? loginHint : undefined,
+    uiLocales: readUILocales(read),
+  };
+}

@@ -1,0 +1,45 @@
+/**
+ * Whether a device session may answer an authorization request without showing the login page (OpenID Connect
+ * Core §3.1.2.1 `prompt`, `max_age`, `id_token_hint`), and the error when it may not but `prompt=none` forbids
+ * asking the user (§3.1.2.6).
+ */
+import { AuthorizationError } from './authorization-error.js';
+import type { SessionRecord } from './session.js';
+import type { AuthorizationRequest } from './validate-request.js';
+
+/** Why the login page must be shown, or `null` when the session answers the request. */
+export function reauthenticationReason(
+  authorization: AuthorizationRequest,
+  session: Pick<SessionRecord, 'userId' | 'authTime'> | null,
+  nowSeconds: number,
+): string | null {
+  if (session === null) return 'the user is not signed in';
+  const prompt = authorization.prompt ?? [];
+  if (prompt.includes('login')) return 'prompt=login asks for a new sign-in';
+  // The service keeps one session per account and browser; choosing another account means signing in again.
+  if (prompt.includes('select_account')) return 'prompt=select_account asks for a sign-in';
+  // max_age=0 must always re-authenticate, so an authentication in this very second is already too old.
+  if (authorization.maxAge !== undefined && nowSeconds - session.authTime >= authorization.maxAge) {
+    return 'the last sign-in is older than max_age';
+  }
+  if (authorization.idTokenHintSubject !== undefined && authorization.idTokenHintSubject !== session.userId) {
+    return 'the signed-in user is not the one named by id_token_hint';
+  }
+  return null;
+}
+
+/**
+ * `prompt=none` when the user would have to sign in: `login_required` back to the app (§3.1.2.6), so silent
+ * sign-in in a hidden frame or popup fails fast instead of rendering a login page nobody sees.
+ * `prompt=consent` needs nothing: an app is installed into an account by the account's administrator, and that
+ * installation is the consent; the service has no per-user consent screen to show.
+ *
+ * @example
+ * const reason = reauthenticationReason(authorization, session, now);
+ * if (reason !== null) refuseSilentSignIn(authorization, reason);
+ */
+export function refuseSilentSignIn(authorization: AuthorizationRequest, reason: string): void {
+  if (authorization.prompt?.includes('none') === true) {
+    throw new AuthorizationError('login_required', `prompt=none, but ${reason}`, authorization);
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * `grant_type=client_credentials` (RFC 6749 §4.4): a token for the application itself, bound to no consumer. The
+ * v1 app token path and the account's token endpoint (the one the metadata advertises) both issue it.
+ */
+import { appTokenMarker, expiresInValue, issueAccessToken } from '../access-token.js';
+import { requireGrant, type App } from '../apps.js';
+import type { SentinelContext } from '../context.js';
+import { OAuthError } from '../errors.js';
+import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
+import { single, type ParamMap } from '../params.js';
+
+/**
+ * The scope of an app token: the app's registered scope, or the requested part of it. RFC 6749 §3.3 lets the
+ * server narrow a request; it never widens one, so a scope the app may not have is `invalid_scope`.
+ */
+function grantedScope(app: App, requested: string | undefined): string | undefined {
+  if (requested === undefined || requested.trim() === '') return app.scope;
+  const allowed = new Set((app.scope ?? '').split(' ').filter((token) => token !== ''));
+  const asked = [...new Set(requested.split(' ').filter((token) => token !== ''))];
+  const refused = asked.filter((token) => !allowed.has(token));
+  if (refused.length > 0) throw new OAuthError('invalid_scope', `scope not allowed for this application: ${refused.join(' ')}`);
+  return asked.join(' ');
+}
+
+/**
+ * Issues an app token to an authenticated confidential client: `sub` = client id, `gty` client_credentials,
+ * marked with `token_use: "app"` so it never passes where a consumer-bound token is required.
+ *
+ * @example
+ * // POST /sentinel/api/account/123/token  grant_type=client_credentials  (client authenticated)
+ * return handleClientCredentialsGrant(context, request, accountId, params, app);
+ */
+export async function handleClientCredentialsGrant(
+  context: SentinelContext,
+  request: SentinelRequest,
+  accountId: string,
+  params: ParamMap,
+  app: App,
+): Promise<SentinelResponse> {
+  requireGrant(app, 'client_credentials');
+  const requested = single(params, 'scope');
+  const scope = grantedScope(app, requested);
+  const { token, claims, expiresIn } = await issueAccessToken(context, {
+    accountId,
+    clientId: app.clientId,
+    subject: app.clientId,
+    grantType: 'client_credentials',
+    scope,
+    extra: appTokenMarker(),
+  });
+  context.emit({
+    type: 'token.issued',
+    accountId,
+    clientId: app.clientId,
+    grantType: 'client_credentials',
+    jti: claims.jti,
+    ip: request.ip,
+  });
+  return noStoreJSON(200, {
+    access_token: token,
+    token_type: 'Bearer',
+    expires_in: expiresInValue(context, expiresIn),
+    // RFC 6749 §5.1: the scope is echoed when the client asked for one (the v1 path never does).
+    ...(requested === undefined || scope === undefined ? {} : { scope }),
+  });
+}

@@ -1,0 +1,39 @@
+/**
+ * `id_token_hint` (OpenID Connect Core §3.1.2.1, RP-Initiated Logout §2): an ID token this service issued, handed
+ * back by the app to name the user it believes is signed in.
+ */
+import type { SentinelContext } from '../context.js';
+import { isOAuthError } from '../errors.js';
+import { verifyJWT } from '../jwt.js';
+
+/** What a valid hint tells. */
+export interface IDTokenHint {
+  /** The user the ID token was issued for. */
+  sub: string;
+  /** The clients it was issued to (`aud`). */
+  audiences: string[];
+  /** When that user authenticated, if the token says. */
+  authTime?: number | undefined;
+}
+
+/**
+ * Verifies a hint: signed by one of the service's keys as an ID token (`typ: JWT`) of the account's issuer.
+ * Expiry is deliberately not checked: apps send the last ID token they have, typically long expired, and
+ * OpenID Connect Core §3.1.2.1 asks only that the OP issued it. `null` for anything else.
+ *
+ * @example
+ * const hint = verifyIDTokenHint(context, single(params, 'id_token_hint'), accountId);
+ */
+export function verifyIDTokenHint(context: SentinelContext, token: string, accountId: string): IDTokenHint | null {
+  const issuer = context.accountIssuer(accountId);
+  try {
+    // now: 0 disables the expiry check and nothing else (verifyJWT compares exp and nbf with it).
+    const claims = verifyJWT(context.keys, token, { typ: 'JWT', issuer: (iss) => iss === issuer, now: 0 });
+    const audiences = typeof claims.aud === 'string' ? [claims.aud] : Array.isArray(claims.aud) ? claims.aud : [];
+    if (typeof claims.sub !== 'string' || audiences.length === 0 || audiences.some((aud) => typeof aud !== 'string')) return null;
+    return { sub: claims.sub, audiences, authTime: typeof claims.auth_time === 'number' ? claims.auth_time : undefined };
+  } catch (error) {
+    if (isOAuthError(error)) return null;
+    throw error;
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * User claims (OpenID Connect Core §5.1) and which scopes release them (§5.4). The host's `users.claims` hook
+ * describes the user; only the claims the granted scopes cover leave the service, so an app that asked for
+ * `openid email` never sees the user's address even when the hook returns it.
+ */
+import type { SentinelContext } from '../context.js';
+
+/**
+ * What `users.claims` is asked for: the user, and the scopes granted to the app (RFC 6749 §3.3 scope tokens), so a
+ * hook may skip lookups the scopes do not need.
+ * @example const input: UserClaimsInput = { accountId: '123456', userId: 'u-42', scopes: ['openid', 'email'] };
+ */
+export interface UserClaimsInput {
+  accountId: string;
+  userId: string;
+  scopes: readonly string[];
+}
+
+/**
+ * Standard claims of OpenID Connect Core §5.1 as the `users.claims` hook returns them (`email` an RFC 5322
+ * addr-spec, `phone_number` E.164 where possible); `sub` always comes from the token and cannot be overridden.
+ * @example const claims: UserClaims = { name: 'Alice Liddell', email: 'alice@example.com', email_verified: true };
+ */
+export interface UserClaims {
+  name?: string;
+  given_name?: string;
+  family_name?: string;
+  middle_name?: string;
+  nickname?: string;
+  preferred_username?: string;
+  profile?: string;
+  picture?: string;
+  website?: string;
+  email?: string;
+  email_verified?: boolean;
+  gender?: string;
+  birthdate?: string;
+  zoneinfo?: string;
+  locale?: string;
+  phone_number?: string;
+  phone_number_verified?: boolean;
+  address?: {
+    formatted?: string;
+    street_address?: string;
+    locality?: string;
+    region?: string;
+    postal_code?: string;
+    country?: string;
+  };
+  /** Seconds since the epoch. */
+  updated_at?: number;
+  [claim: string]: unknown;
+}
+
+/** OpenID Connect Core §5.4: the claims each scope value requests. */
+export const SCOPE_CLAIMS: Readonly<Record<string, readonly string[]>> = Object.freeze({
+  profile: [
+    'name',
+    'family_name',
+    'given_name',
+    'middle_name',
+    'nickname',
+    'preferred_username',
+    'profile',
+    'picture',
+    'website',
+    'gender',
+    'birthdate',
+    'zoneinfo',
+    'locale',
+    'updated_at',
+  ],
+  email: ['email', 'email_verified'],
+  address: ['address'],
+  phone: ['phone_number', 'phone_number_verified'],
+});
+
+/** Every claim the service can release (`claims_supported` of the metadata). */
+export const SUPPORTED_CLAIMS: readonly string[] = [
+  'sub',
+  'iss',
+  'aud',
+  'exp',
+  'iat',
+  'auth_time',
+  'nonce',
+  'azp',
+  'at_hash',
+  ...Object.values(SCOPE_CLAIMS).flat(),
+];
+
+/** The space-separated scope as a list. */
+export function scopeList(scope: string | undefined): string[] {
+  return (scope ?? '').split(' ').filter((token) => token !== '');
+}
+
+/** True when the scope asks for any user claims at all (so the hook need not run otherwise). */
+export function requestsClaims(scopes: readonly string[]): boolean {
+  return scopes.some((scope) => SCOPE_CLAIMS[scope] !== undefined);
+}
+
+/**
+ * The claims of `claims` that `scopes` release, `sub` excluded. Values of the wrong JSON type are dropped rather
+ * than passed on: a client that parses `email_verified` as a boolean must not be handed a string.
+ *
+ * @example
+ * releasedClaims({ email: 'a@example.com', address: { country: 'NL' } }, ['openid', 'email']) // { email: 'a@example.com' }
+ */
+export function releasedClaims(claims: UserClaims, scopes: readonly string[]): Record<string, unknown> {
+  const released: Record<string, unknown> = {};
+  for (const scope of scopes) {
+    for (const name of SCOPE_CLAIMS[scope] ?? []) {
+      const value = claims[name];
+      if (value === undefined || value === null) continue;
+      if (!hasExpectedType(name, value)) continue;
+      released[name] = value;
+    }
+  }
+  return released;
+}
+
+function hasExpectedType(name: string, value: unknown): boolean {
+  if (name === 'email_verified' || name === 'phone_number_verified') return typeof value === 'boolean';
+  if (name === 'updated_at') return typeof value === 'number' && Number.isFinite(value);
+  if (name === 'address') return typeof value === 'object' && !Array.isArray(value);
+  return typeof value === 'string';
+}
+
+/**
+ * Asks the host for a user's claims and filters them by scope. `null` when the hook says the user no longer
+ * exists; `{}` when no hook is configured or the scopes request no claims. A throwing hook propagates (the caller's
+ * request ends in `server_error` and `onError` hears the cause).
+ *
+ * @example
+ * const claims = await loadUserClaims(context, { accountId, userId: claims.sub, scopes: scopeList(claims.scope) });
+ */
+export async function loadUserClaims(context: SentinelContext, input: UserClaimsInput): Promise<Record<string, unknown> | null> {
+  const hook = context.config.users?.claims;
+  if (hook === undefined || !requestsClaims(input.scopes)) return {};
+  const claims = await hook.call(context.config.users, { accountId: input.accountId, userId: input.userId, scopes: [...input.scopes] });
+  if (claims === null || claims === undefined) return null;
+  if (typeof claims !== 'object') throw new TypeError('sentinel-idp: users.claims() must return an object or null');
+  return releasedClaims(claims, input.scopes);
+}

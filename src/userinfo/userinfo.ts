@@ -1,0 +1,110 @@
+/**
+ * `GET|POST {basePath}/api/account/{accountId}/userinfo` — the UserInfo endpoint (OpenID Connect Core §5.3).
+ *
+ * The access token comes as a Bearer header or, on POST, as the `access_token` form field (RFC 6750 §2.1, §2.2);
+ * never in the query, where it would end up in logs. Answers are readable cross-origin (`*`): the endpoint is
+ * authenticated by the bearer token alone, never by cookies, so a browser app on any origin may call it, as
+ * OpenID Connect clients in browsers do.
+ */
+import { verifyAccessToken, type AccessTokenClaims } from '../access-token.js';
+import { readForm } from '../body.js';
+import type { SentinelContext } from '../context.js';
+import { isOAuthError, OAuthError } from '../errors.js';
+import { headerValue, noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
+import { single } from '../params.js';
+import { createRevocationCheck } from '../token/grants.js';
+import { hasOpenIDScope } from '../token/id-token.js';
+import { loadUserClaims, scopeList } from './claims.js';
+
+/** CORS headers of every UserInfo answer, errors included, so browser clients can read why they were refused. */
+const CORS_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'access-control-allow-origin': '*',
+  'access-control-expose-headers': 'WWW-Authenticate',
+});
+
+const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i;
+
+function challenge(code: 'invalid_request' | 'invalid_token' | 'insufficient_scope', description: string, status: number): OAuthError {
+  const extra = code === 'insufficient_scope' ? ', scope="openid"' : '';
+  return new OAuthError(code, description, {
+    status,
+    headers: { 'www-authenticate': `Bearer realm="sentinel", error="${code}", error_description="${description}"${extra}` },
+  });
+}
+
+async function readAccessToken(context: SentinelContext, request: SentinelRequest): Promise<string> {
+  if (request.query.has('access_token')) {
+    throw challenge('invalid_request', 'send the access token in the Authorization header, not in the URL', 400);
+  }
+  const authorization = headerValue(request, 'authorization');
+  const fromBody =
+    request.method === 'POST' && headerValue(request, 'content-type') !== undefined
+      ? single(await readForm(request, context.config.bodyLimit), 'access_token')
+      : undefined;
+  if (authorization !== undefined && fromBody !== undefined) {
+    throw challenge('invalid_request', 'send the access token once: in the Authorization header or the body, not both', 400);
+  }
+  if (fromBody !== undefined) return fromBody;
+  if (authorization === undefined) {
+    // RFC 6750 §3.1: a request without credentials gets a challenge without an error code.
+    throw new OAuthError('invalid_token', 'a Bearer access token is required', {
+      status: 401,
+      headers: { 'www-authenticate': 'Bearer realm="sentinel"' },
+    });
+  }
+  const found = BEARER.exec(authorization);
+  if (found === null) throw challenge('invalid_token', 'the Authorization header must be "Bearer <token>"', 401);
+  return found[1] as string;
+}
+
+async function verifyUserToken(context: SentinelContext, token: string, accountId: string): Promise<AccessTokenClaims> {
+  let claims: AccessTokenClaims;
+  try {
+    claims = await verifyAccessToken(context, token, { accountId }, createRevocationCheck(context));
+  } catch (error) {
+    if (isOAuthError(error) && error.code === 'invalid_token') throw challenge('invalid_token', error.description, 401);
+    throw error;
+  }
+  // Tokens of the client credentials grants name an application or a consumer, not a user.
+  if (typeof claims.gid !== 'string' || claims.gty !== 'authorization_code') {
+    throw challenge('invalid_token', 'the access token was not issued for a user', 401);
+  }
+  if (!hasOpenIDScope(claims.scope)) throw challenge('insufficient_scope', 'the access token lacks the openid scope', 403);
+  return claims;
+}
+
+/**
+ * Answers UserInfo: `sub` and the claims the token's scopes release from `users.claims`.
+ *
+ * @example
+ * // GET /sentinel/api/account/123/userinfo   Authorization: Bearer eyJ…
+ * // 200 {"sub":"u-42","email":"alice@example.com","email_verified":true}
+ */
+export async function handleUserInfo(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
+  if (request.method === 'OPTIONS') {
+    return {
+      status: 204,
+      headers: {
+        ...CORS_HEADERS,
+        'access-control-allow-methods': 'GET, POST',
+        'access-control-allow-headers': 'Authorization, Content-Type',
+        'access-control-max-age': '600',
+      },
+    };
+  }
+  const token = await readAccessToken(context, request);
+  const claims = await verifyUserToken(context, token, accountId);
+  const released = await loadUserClaims(context, { accountId, userId: claims.sub, scopes: scopeList(claims.scope) });
+  if (released === null) throw challenge('invalid_token', 'the user of this access token no longer exists', 401);
+  return noStoreJSON(200, { ...released, sub: claims.sub }, { ...CORS_HEADERS });
+}
+
+/**
+ * The route `renderError` of UserInfo: the RFC 6750 JSON error with the CORS headers, so browsers can read it.
+ *
+ * @example
+ * { name: 'userinfo', renderError: renderUserInfoError, ... }
+ */
+export function renderUserInfoError(_context: SentinelContext, _request: SentinelRequest, error: OAuthError): SentinelResponse {
+  return noStoreJSON(error.status, error.toJSON(), { ...error.headers, ...CORS_HEADERS });
+}

@@ -1,0 +1,195 @@
+/**
+ * RP-Initiated Logout 1.0, modelled on the OpenID Foundation's oidcc-rp-initiated-logout-* modules: the app sends
+ * the browser to end_session_endpoint; the session ends at once when the request is tied to it by id_token_hint,
+ * after a CSRF-protected confirmation otherwise, and the browser returns only to registered addresses.
+ */
+import request from 'supertest';
+import { describe, expect, it } from 'vitest';
+import { CLIENT_ID, REDIRECT_URI } from '../fixtures.js';
+import type { Host } from '../hosts.js';
+import { useMount } from './mount.js';
+import { FORM } from './oauth-helpers.js';
+import { type Agent, authorizePath, callbackOf, END_SESSION, oidcOptions, POST_LOGOUT_URI, signInFlow } from './oidc-helpers.js';
+
+function endSessionPath(params: Record<string, string>): string {
+  return `${END_SESSION}?${new URLSearchParams(params)}`;
+}
+
+/** True when the agent's session still answers prompt=none with a code. */
+async function stillSignedIn(agent: Agent): Promise<boolean> {
+  const callback = callbackOf(await agent.get(authorizePath({ prompt: 'none' })));
+  return callback.get('code') !== null;
+}
+
+function confirmationForm(html: string): { confirmation: string; csrf_token: string } {
+  return {
+    confirmation: /name="confirmation" value="([^"]+)"/.exec(html)?.[1] ?? '',
+    csrf_token: /name="csrf_token" value="([^"]+)"/.exec(html)?.[1] ?? '',
+  };
+}
+
+/** Runs the logout modules against `host`. */
+export function oidcLogoutSuite(host: Host): void {
+  const mount = useMount(host);
+
+  describe('RP-Initiated Logout', () => {
+    it('oidcc-rp-initiated-logout: id_token_hint of the session ends it and returns to the app with state', async () => {
+      const { server } = await mount(oidcOptions());
+      const agent = request.agent(server);
+      const { idToken } = await signInFlow(server, agent);
+      const response = await agent.get(endSessionPath({ id_token_hint: idToken, post_logout_redirect_uri: POST_LOGOUT_URI, state: 'bye' }));
+      expect(response.status).toBe(303);
+      expect(response.headers.location).toBe(`${POST_LOGOUT_URI}?state=bye`);
+      expect(String(response.headers['set-cookie'])).toMatch(/Max-Age=0/);
+      expect(await stillSignedIn(agent)).toBe(false);
+    });
+
+    it('oidcc-rp-initiated-logout-old-id-token-hint: an ID token of an earlier sign-in is not tied to the session', async () => {
+      const { server } = await mount(oidcOptions());
+      const agent = request.agent(server);
+      const earlier = await signInFlow(server, agent);
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      await signInFlow(server, agent, { prompt: 'login' });
+      const response = await agent.get(endSessionPath({ id_token_hint: earlier.idToken, post_logout_redirect_uri: POST_LOGOUT_URI }));
+      expect(response.status).toBe(200);
+      expect(response.text).toContain('name="confirmation"');
+      expect(await stillSignedIn(agent)).toBe(true);
+    });
+
+    it('a logout form posted by the app without the (SameSite=Lax) cookie is turned into a GET that carries it', async () => {
+      const { server } = await mount(oidcOptions());
+      const agent = request.agent(server);
+      const { idToken } = await signInFlow(server, agent);
+      const form = { id_token_hint: idToken, post_logout_redirect_uri: POST_LOGOUT_URI, state: 'posted' };
+      const posted = await request(server)
+        .post(END_SESSION)
+        .set('content-type', FORM)
+        .set('sec-fetch-site', 'cross-site')
+        .send(new URLSearchParams(form).toString());
+      expect(posted.status).toBe(303);
+      const location = new URL(posted.headers.location as string, 'http://localhost');
+      expect(location.pathname).toBe(END_SESSION);
+      expect(Object.fromEntries(location.searchParams)).toEqual(form);
+      const followed = await agent.get(`${location.pathname}${location.search}`);
+      expect(followed.headers.location).toBe(`${POST_LOGOUT_URI}?state=posted`);
+      expect(await stillSignedIn(agent)).toBe(false);
+      // Unregistered targets are refused before any redirect.
+      const bad = await request(server)
+        .post(END_SESSION)
+        .set('content-type', FORM)
+        .send(new URLSearchParams({ ...form, post_logout_redirect_uri: 'https://evil.example/' }).toString());
+      expect(bad.status).toBe(400);
+    });
+
+    it('oidcc-rp-initiated-logout-query-added-to-post-logout-redirect-uri: state is appended to the registered query', async () => {
+      const { server } = await mount(oidcOptions());
+      const agent = request.agent(server);
+      const { idToken } = await signInFlow(server, agent);
+      const target = `${POST_LOGOUT_URI}?tenant=a`;
+      const response = await agent.get(endSessionPath({ id_token_hint: idToken, post_logout_redirect_uri: target, state: 's 1' }));
+      expect(response.headers.location).toBe(`${target}&state=s%201`);
+    });
+
+    it('oidcc-rp-initiated-logout-bad-post-logout-redirect-uri: an unregistered address is an error page, nothing ends', async () => {
+      const { server } = await mount(oidcOptions());
+      const agent = request.agent(server);
+      const { idToken } = await signInFlow(server, agent);
+      for (const target of ['https://evil.example/out', `${POST_LOGOUT_URI}/`, REDIRECT_URI.toUpperCase()]) {
+        const response = await agent.get(endSessionPath({ id_token_hint: idToken, post_logout_redirect_uri: target }));
+        expect(response.status).toBe(400);
+        expect(response.headers.location).toBeUndefined();
+        expect(response.headers['content-type']).toMatch(/text\/html/);
+      }
+      expect(await stillSignedIn(agent)).toBe(true);
+    });
+
+    it('oidcc-rp-initiated-logout-bad-id-token-hint: a forged hint is refused and nothing ends', async () => {
+      const { server } = await mount(oidcOptions());
+      const agent = request.agent(server);
+      const { idToken } = await signInFlow(server, agent);
+      const [header, payload] = idToken.split('.');
+      const response = await agent.get(
+        endSessionPath({ id_token_hint: `${header}.${payload}.AAAA`, post_logout_redirect_uri: POST_LOGOUT_URI }),
+      );
+      expect(response.status).toBe(400);
+      expect(await stillSignedIn(agent)).toBe(true);
+    });
+
+    it('oidcc-rp-initiated-logout-no-id-token-hint: a confirmation page with CSRF protection, then the return', async () => {
+      const { server } = await mount(oidcOptions());
+      const agent = request.agent(server);
+      await signInFlow(server, agent);
+      const page = await agent.get(endSessionPath({ client_id: CLIENT_ID, post_logout_redirect_uri: POST_LOGOUT_URI, state: 'q' }));
+      expect(page.status).toBe(200);
+      expect(page.headers['x-frame-options']).toBe('DENY');
+      expect(page.headers['content-security-policy']).toMatch(/frame-ancestors 'none'/);
+      expect(page.headers['content-security-policy']).toMatch(/form-action 'self' https:\/\/app\.example\.com/);
+      expect(page.text).toContain('Acme Messenger');
+      // Nothing has ended yet.
+      expect(await stillSignedIn(agent)).toBe(true);
+      const form = confirmationForm(page.text);
+      const crossSite = await agent
+        .post(END_SESSION)
+        .set('content-type', FORM)
+        .set('sec-fetch-site', 'cross-site')
+        .send(new URLSearchParams(form).toString());
+      expect(crossSite.status).toBe(403);
+      const again = confirmationForm(
+        (await agent.get(endSessionPath({ client_id: CLIENT_ID, post_logout_redirect_uri: POST_LOGOUT_URI, state: 'q' }))).text,
+      );
+      const wrongToken = await agent
+        .post(END_SESSION)
+        .set('content-type', FORM)
+        .set('sec-fetch-site', 'same-origin')
+        .send(new URLSearchParams({ ...again, csrf_token: 'x'.repeat(43) }).toString());
+      expect(wrongToken.status).toBe(403);
+      expect(await stillSignedIn(agent)).toBe(true);
+      const last = confirmationForm(
+        (await agent.get(endSessionPath({ client_id: CLIENT_ID, post_logout_redirect_uri: POST_LOGOUT_URI, state: 'q' }))).text,
+      );
+      // Another browser (another session, or none) cannot use this browser's confirmation.
+      const stranger = request.agent(server);
+      await signInFlow(server, stranger);
+      const foreign = await stranger
+        .post(END_SESSION)
+        .set('content-type', FORM)
+        .set('sec-fetch-site', 'same-origin')
+        .send(new URLSearchParams(last).toString());
+      expect(foreign.status).toBe(403);
+      const mine = confirmationForm(
+        (await agent.get(endSessionPath({ client_id: CLIENT_ID, post_logout_redirect_uri: POST_LOGOUT_URI, state: 'q' }))).text,
+      );
+      const confirmed = await agent
+        .post(END_SESSION)
+        .set('content-type', FORM)
+        .set('sec-fetch-site', 'same-origin')
+        .send(new URLSearchParams(mine).toString());
+      expect(confirmed.status).toBe(303);
+      expect(confirmed.headers.location).toBe(`${POST_LOGOUT_URI}?state=q`);
+      expect(await stillSignedIn(agent)).toBe(false);
+      expect(await stillSignedIn(stranger)).toBe(true);
+      // A confirmation is single use.
+      const replay = await agent
+        .post(END_SESSION)
+        .set('content-type', FORM)
+        .set('sec-fetch-site', 'same-origin')
+        .send(new URLSearchParams(mine).toString());
+      expect(replay.status).toBe(400);
+    });
+
+    it('oidcc-rp-initiated-logout-no-params: without a session, the signed-out page; with one, the confirmation', async () => {
+      const { server } = await mount(oidcOptions());
+      const nobody = await request(server).get(END_SESSION);
+      expect(nobody.status).toBe(200);
+      expect(nobody.text).toContain('You are signed out');
+      const agent = request.agent(server);
+      await signInFlow(server, agent);
+      const page = await agent.get(END_SESSION);
+      expect(page.status).toBe(200);
+      expect(page.text).toContain('name="confirmation"');
+      expect((await agent.get(endSessionPath({ client_id: CLIENT_ID, state: 'x'.repeat(9000) }))).status).toBe(414);
+      // post_logout_redirect_uri without a way to name the app is refused.
+      expect((await agent.get(endSessionPath({ post_logout_redirect_uri: POST_LOGOUT_URI }))).status).toBe(400);
+    });
+  });
+}

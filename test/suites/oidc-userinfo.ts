@@ -1,0 +1,153 @@
+/**
+ * UserInfo (OpenID Connect Core §5.3) and the scope → claims mapping (§5.4), modelled on the OpenID Foundation's
+ * oidcc-userinfo-* and oidcc-scope-* modules.
+ */
+import request from 'supertest';
+import { describe, expect, it } from 'vitest';
+import { CC_ONLY_CLIENT_ID, CC_ONLY_SECRET, USER_ID } from '../fixtures.js';
+import type { Host } from '../hosts.js';
+import { useMount } from './mount.js';
+import { FORM, postForm, TOKEN_PATH } from './oauth-helpers.js';
+import { ALICE, oidcOptions, payloadOf, signInFlow, USERINFO } from './oidc-helpers.js';
+
+const PROFILE = {
+  name: ALICE.name,
+  given_name: ALICE.given_name,
+  family_name: ALICE.family_name,
+  preferred_username: ALICE.preferred_username,
+  locale: ALICE.locale,
+  updated_at: ALICE.updated_at,
+};
+const EMAIL = { email: ALICE.email, email_verified: ALICE.email_verified };
+const PHONE = { phone_number: ALICE.phone_number, phone_number_verified: ALICE.phone_number_verified };
+const ADDRESS = { address: ALICE.address };
+
+/** Runs the UserInfo modules against `host`. */
+export function oidcUserInfoSuite(host: Host): void {
+  const mount = useMount(host);
+
+  async function tokenFor(scope: string, overrides = {}) {
+    const mounted = await mount(oidcOptions(overrides));
+    const tokens = await signInFlow(mounted.server, request.agent(mounted.server), { scope });
+    return { ...mounted, ...tokens };
+  }
+
+  describe('UserInfo', () => {
+    it('oidcc-userinfo-get: GET with a Bearer header answers sub and the granted claims, readable cross-origin', async () => {
+      const { server, accessToken } = await tokenFor('openid profile');
+      const response = await request(server)
+        .get(USERINFO)
+        .set('authorization', `Bearer ${accessToken}`)
+        .set('origin', 'https://spa.example');
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual({ sub: USER_ID, ...PROFILE });
+      expect(response.headers['access-control-allow-origin']).toBe('*');
+      expect(response.headers['cache-control']).toBe('no-store');
+    });
+
+    it('oidcc-userinfo-post-header: POST with a Bearer header', async () => {
+      const { server, accessToken } = await tokenFor('openid email');
+      const response = await request(server).post(USERINFO).set('authorization', `Bearer ${accessToken}`);
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual({ sub: USER_ID, ...EMAIL });
+    });
+
+    it('oidcc-userinfo-post-body: POST with access_token in the form body (RFC 6750 §2.2)', async () => {
+      const { server, accessToken } = await tokenFor('openid phone');
+      const response = await request(server).post(USERINFO).set('content-type', FORM).send(`access_token=${accessToken}`);
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual({ sub: USER_ID, ...PHONE });
+    });
+
+    it('answers the CORS preflight of browser clients', async () => {
+      const { server } = await mount(oidcOptions());
+      const response = await request(server)
+        .options(USERINFO)
+        .set('origin', 'https://spa.example')
+        .set('access-control-request-method', 'GET')
+        .set('access-control-request-headers', 'authorization');
+      expect(response.status).toBe(204);
+      expect(response.headers['access-control-allow-origin']).toBe('*');
+      expect(response.headers['access-control-allow-headers']).toMatch(/Authorization/);
+    });
+
+    for (const [scope, expected] of [
+      ['profile', PROFILE],
+      ['email', EMAIL],
+      ['address', ADDRESS],
+      ['phone', PHONE],
+      ['all', { ...PROFILE, ...EMAIL, ...ADDRESS, ...PHONE }],
+    ] as const) {
+      it(`oidcc-scope-${scope}: exactly the claims of OpenID Connect Core §5.4`, async () => {
+        const scopes = scope === 'all' ? 'openid profile email address phone' : `openid ${scope}`;
+        const { server, accessToken } = await tokenFor(scopes);
+        const response = await request(server).get(USERINFO).set('authorization', `Bearer ${accessToken}`);
+        expect(response.body).toEqual({ sub: USER_ID, ...expected });
+      });
+    }
+
+    it('idTokenClaims puts the same released claims in the ID token', async () => {
+      const { idToken } = await tokenFor('openid email', { idTokenClaims: true });
+      const claims = payloadOf(idToken);
+      expect(claims.email).toBe(ALICE.email);
+      expect(claims.email_verified).toBe(true);
+      expect(claims.name).toBeUndefined();
+      expect(claims.sub).toBe(USER_ID);
+    });
+
+    it('refuses missing, malformed, doubled, query-borne, app and openid-less tokens with RFC 6750 errors', async () => {
+      const { server, accessToken } = await tokenFor('openid');
+      const none = await request(server).get(USERINFO);
+      expect(none.status).toBe(401);
+      expect(none.headers['www-authenticate']).toBe('Bearer realm="sentinel"');
+      expect(none.headers['access-control-allow-origin']).toBe('*');
+      const bad = await request(server).get(USERINFO).set('authorization', 'Bearer not.a.token');
+      expect(bad.status).toBe(401);
+      expect(bad.headers['www-authenticate']).toMatch(/error="invalid_token"/);
+      const twice = await request(server)
+        .post(USERINFO)
+        .set('authorization', `Bearer ${accessToken}`)
+        .set('content-type', FORM)
+        .send(`access_token=${accessToken}`);
+      expect(twice.status).toBe(400);
+      expect(twice.body.error).toBe('invalid_request');
+      const inQuery = await request(server).get(`${USERINFO}?access_token=${accessToken}`);
+      expect(inQuery.status).toBe(400);
+      const app = await postForm(server, TOKEN_PATH, {
+        grant_type: 'client_credentials',
+        client_id: CC_ONLY_CLIENT_ID,
+        client_secret: CC_ONLY_SECRET,
+      });
+      const appToken = await request(server).get(USERINFO).set('authorization', `Bearer ${app.body.access_token}`);
+      expect(appToken.status).toBe(401);
+      const plain = await tokenFor('profile');
+      const noOpenID = await request(plain.server).get(USERINFO).set('authorization', `Bearer ${plain.accessToken}`);
+      expect(noOpenID.status).toBe(403);
+      expect(noOpenID.body.error).toBe('insufficient_scope');
+    });
+
+    it('a failing claims hook is a 500 server_error reported to onError, with CORS headers; a gone user is invalid_token', async () => {
+      const errors: unknown[] = [];
+      let mode: 'throw' | 'gone' = 'throw';
+      const { server, accessToken } = await tokenFor('openid email', {
+        onError: (error: unknown) => errors.push(error),
+        users: {
+          authenticate: async () => ({ id: USER_ID }),
+          claims: async () => {
+            if (mode === 'throw') throw new Error('directory down');
+            return null;
+          },
+        },
+      });
+      const failed = await request(server).get(USERINFO).set('authorization', `Bearer ${accessToken}`);
+      expect(failed.status).toBe(500);
+      expect(failed.body.error).toBe('server_error');
+      expect(failed.headers['access-control-allow-origin']).toBe('*');
+      expect(String(errors[0])).toMatch(/directory down/);
+      mode = 'gone';
+      const gone = await request(server).get(USERINFO).set('authorization', `Bearer ${accessToken}`);
+      expect(gone.status).toBe(401);
+      expect(gone.body.error).toBe('invalid_token');
+    });
+  });
+}
