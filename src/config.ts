@@ -10,6 +10,7 @@ import type { LoginView } from './authorize/login-view.js';
 import type { SentinelRequest } from './http.js';
 import type { JWK } from './keys.js';
 import type { Store } from './stores/store.js';
+import type { InitialAccessTokenCheck } from './registration/options.js';
 
 /**
  * The signed-in user as the host's user store describes it (the resource owner of RFC 6749 §1.1).
@@ -151,6 +152,20 @@ const optionsSchema = z.object({
   jwksMaxAge: z.number().int().nonnegative().default(300),
   trustProxy: z.boolean().default(false),
   clockTolerance: z.number().int().nonnegative().max(300).default(5),
+  registration: z
+    .object({
+      initialAccessToken: z.union([
+        z.string().min(16, 'must be at least 16 characters'),
+        fn<InitialAccessTokenCheck>('registration.initialAccessToken'),
+      ]),
+      secretOverlapSeconds: z
+        .number()
+        .int()
+        .nonnegative()
+        .max(30 * 86_400)
+        .default(86_400),
+    })
+    .optional(),
   onError: fn<(error: unknown, context: ErrorContext) => void>('onError').optional(),
   onEvent: fn<(event: SentinelEvent) => void>('onEvent').optional(),
   logger: z

@@ -28,6 +28,7 @@ export function authorizationServerMetadata(context: SentinelContext, accountId:
     scopes_supported: ['openid'],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: [context.keys.signer.alg],
+    ...(context.config.registration === undefined ? {} : { registration_endpoint: `${issuer}/register` }),
   };
 }
 

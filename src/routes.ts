@@ -15,6 +15,9 @@ import { handleAppTokenV1 } from './token/app-token-v1.js';
 import { handleIntrospect } from './token/introspect.js';
 import { handleRevoke } from './token/revoke.js';
 import { handleToken } from './token/token-endpoint.js';
+import { handleClientConfiguration } from './registration/manage.js';
+import { handleRegister } from './registration/register.js';
+import { handleRotateSecret } from './registration/rotate-secret.js';
 
 /** All routes, in matching order. */
 export const ROUTES: readonly RouteDefinition[] = [
@@ -80,6 +83,24 @@ export const ROUTES: readonly RouteDefinition[] = [
     path: '/api/account/{accountId}/app/token',
     handler: (context, request, { accountId }) => handleAppTokenV1(context, request, accountId),
     deniedEvent: tokenDenied,
+  },
+  {
+    name: 'register',
+    methods: ['POST'],
+    path: '/api/account/{accountId}/register',
+    handler: (context, request, { accountId }) => handleRegister(context, request, accountId),
+  },
+  {
+    name: 'client-configuration',
+    methods: ['GET', 'PUT', 'DELETE'],
+    path: '/api/account/{accountId}/register/{clientId}',
+    handler: (context, request, params) => handleClientConfiguration(context, request, params),
+  },
+  {
+    name: 'client-secret',
+    methods: ['POST'],
+    path: '/api/account/{accountId}/register/{clientId}/secret',
+    handler: (context, request, params) => handleRotateSecret(context, request, params),
   },
   {
     name: 'metadata',
