@@ -286,7 +286,8 @@ export class MemoryAppStore implements AppStore {
   rotateClientSecret(accountId: string, clientId: string, secretHash: string, overlapSeconds: number): App | null {
     const current = this.findApp(accountId, clientId);
     if (current === null) return null;
-    const now = Math.floor(Date.now() / 1000);
+    // Not rounded: a rotation with a 1-second overlap must not lose up to a second of it.
+    const now = Date.now() / 1000;
     const retiring = (current.retiringSecrets ?? []).filter((secret) => secret.expiresAt > now);
     if (current.clientSecretHash !== undefined && overlapSeconds > 0) {
       retiring.push({ hash: current.clientSecretHash, expiresAt: now + overlapSeconds });
