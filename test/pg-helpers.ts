@@ -7,7 +7,7 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -92,10 +92,22 @@ export function postgresBinaries(): string | null {
   return versions[0] === undefined ? null : join(root, versions[0], 'bin');
 }
 
-/** Whether a private cluster can be started here (binaries present, not running as root). */
+/** postgres refuses to run as root: as root, the cluster runs as the `postgres` account the package created. */
+function serverAccount(): { uid: number; gid: number } | undefined {
+  if (userInfo().uid !== 0) return undefined;
+  try {
+    const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
+    const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
+    return { uid, gid };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a private cluster can be started here (binaries present; as root, a `postgres` account). */
 export function privatePostgresAvailability(suite: string): PostgresAvailability {
   if (postgresBinaries() === null) return decide(suite, 'no PostgreSQL binaries under /usr/lib/postgresql');
-  if (userInfo().uid === 0) return decide(suite, 'postgres refuses to run as root');
+  if (userInfo().uid === 0 && serverAccount() === undefined) return decide(suite, 'running as root and there is no postgres account');
   return decide(suite, null);
 }
 
@@ -103,6 +115,7 @@ export function privatePostgresAvailability(suite: string): PostgresAvailability
 export class PrivatePostgres {
   readonly #dir = mkdtempSync(join(tmpdir(), 'sentinel-pg-'));
   readonly #bin: string;
+  readonly #account = serverAccount();
   #process: ChildProcess | undefined;
   port = 0;
 
@@ -110,8 +123,10 @@ export class PrivatePostgres {
     const bin = postgresBinaries();
     if (bin === null) throw new Error('no PostgreSQL binaries');
     this.#bin = bin;
+    if (this.#account !== undefined) chownSync(this.#dir, this.#account.uid, this.#account.gid);
     execFileSync(join(bin, 'initdb'), ['-D', join(this.#dir, 'data'), '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'], {
       stdio: 'ignore',
+      ...this.#account,
     });
   }
 
@@ -125,7 +140,7 @@ export class PrivatePostgres {
     const child = spawn(
       join(this.#bin, 'postgres'),
       ['-D', join(this.#dir, 'data'), '-p', String(this.port), '-h', '127.0.0.1', '-k', this.#dir, '-c', 'fsync=off'],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
+      { stdio: ['ignore', 'pipe', 'pipe'], ...this.#account },
     );
     this.#process = child;
     let output = '';
