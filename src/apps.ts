@@ -62,7 +62,8 @@ export interface App {
 
 /**
  * A previous client secret that keeps working until `expiresAt` (epoch seconds), so that a rotation does not cut
- * off the instances of an application that have not picked up the new secret yet.
+ * off the instances of an application that have not picked up the new secret yet (RFC 7591 §3.2.1 lets a client
+ * secret expire; here the old one expires when the new one is issued plus the overlap).
  *
  * @example
  * const retiring: RetiringSecret = { hash: hashClientSecret(oldSecret), expiresAt: Math.floor(Date.now() / 1000) + 86_400 };
@@ -73,7 +74,8 @@ export interface RetiringSecret {
 }
 
 /**
- * Who made a change to the registry, for the store's change log (never a secret).
+ * Who made a change to the registry (RFC 7592 §2: reads, updates and deletions of a registration), for the store's
+ * change log; never a secret.
  *
  * @example
  * await appStore.deleteApp?.('123456', clientId, { actor: 'cli' });
@@ -300,7 +302,8 @@ export class MemoryAppStore implements AppStore {
 
 /**
  * Checks a presented secret against an app's current secret and every retiring one that has not expired, all in
- * constant time and all of them every time, so the answer's timing says nothing about which one matched.
+ * constant time and all of them every time, so the answer's timing says nothing about which one matched
+ * (RFC 6749 §2.3.1, §10.10).
  *
  * @example
  * if (!verifyAppSecret(presented, app)) throw new OAuthError('invalid_client', 'client authentication failed');

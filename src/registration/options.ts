@@ -14,7 +14,8 @@ import { ConfigurationError } from '../errors.js';
 export type InitialAccessTokenCheck = (token: string, context: { accountId: string }) => boolean | Promise<boolean>;
 
 /**
- * The `registration` option of `createSentinel()`.
+ * The `registration` option of `createSentinel()`: dynamic client registration (RFC 7591 §3) and client
+ * configuration (RFC 7592 §2), protected by an initial access token (RFC 7591 §3).
  *
  * @example
  * createSentinel({ …, appStore, registration: { initialAccessToken: process.env.SENTINEL_REGISTRATION_TOKEN!, secretOverlapSeconds: 3600 } });
