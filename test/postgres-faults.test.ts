@@ -5,7 +5,7 @@
  * service instance recovers without a restart.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Sentinel, type SentinelResponse } from '../src/index.js';
+import type { Sentinel, SentinelResponse } from '../src/index.js';
 import { PostgresAppStore } from '../src/postgres/index.js';
 import { call, jsonOf, postForm } from './direct-flow.js';
 import { ACCOUNT, appTokenPath, CONSUMER_UUID, makeSentinel } from './fixtures.js';
