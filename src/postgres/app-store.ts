@@ -18,7 +18,8 @@ const LISTEN_RETRY_MS = 1000;
 
 /**
  * Options of {@link PostgresAppStore}: a connection string (the store makes and owns its pool) or a `pg` Pool of
- * the host's (the store borrows one connection of it for LISTEN for as long as it runs).
+ * the host's (the store borrows one connection of it for LISTEN for as long as it runs). The store keeps the client
+ * registrations of RFC 6749 §2 and RFC 7591 §2.
  *
  * @example
  * const options: PostgresAppStoreOptions = { connectionString: process.env.DATABASE_URL!, cache: { ttlSeconds: 15 } };
@@ -34,7 +35,8 @@ export type PostgresAppStoreOptions = ({ connectionString: string; pool?: undefi
 };
 
 /**
- * One entry of an app's change log: who changed what, and when. Holds no secret.
+ * One entry of an app's change log: who changed what, and when (registration, RFC 7591 §3; update and deletion,
+ * RFC 7592 §2; secret rotation). Holds no secret.
  *
  * @example
  * for (const change of await store.listChanges('123456', clientId)) console.log(change.at, change.actor, change.action);
@@ -123,8 +125,8 @@ async function loadPool(options: PostgresAppStoreOptions): Promise<Pool> {
 }
 
 /**
- * The {@link AppStore} on PostgreSQL: apps, their hashed secrets (several during a rotation, each with an
- * expiry), redirect URIs and an append-only change log. Run `migrate()` once per deployment (or at every start:
+ * The {@link AppStore} on PostgreSQL: apps (the client registrations of RFC 6749 §2 and RFC 7591 §2), their
+ * hashed secrets (several during a rotation, each with an expiry), redirect URIs and an append-only change log. Run `migrate()` once per deployment (or at every start:
  * it is idempotent and safe from several instances at once).
  *
  * @example

@@ -11,7 +11,8 @@ import { LRUCache } from 'lru-cache';
 import type { App } from '../apps.js';
 
 /**
- * Options of the lookup cache of {@link PostgresAppStore}.
+ * Options of the lookup cache of {@link PostgresAppStore}: how many client registrations (RFC 7591 §2) it keeps
+ * and for how long at most.
  *
  * @example
  * new PostgresAppStore({ connectionString, cache: { max: 5000, ttlSeconds: 15 } });
