@@ -183,6 +183,50 @@ describe.skipIf(available.skip)('PostgresAppStore specifics', () => {
     }
   });
 
+  it('survives dropped connections (pg_terminate_backend) and never serves a change it may have missed', async () => {
+    const store = new PostgresAppStore({ connectionString: url() });
+    const other = new PostgresAppStore({ connectionString: url(), cache: false });
+    const admin = new pg.Client({ connectionString: url() });
+    await admin.connect();
+    try {
+      const oldSecret = generateClientSecret();
+      const saved = app(`dropped-${randomUUID()}`, { clientSecretHash: hashClientSecret(oldSecret) });
+      await store.saveApp(saved);
+      // Warm the cache (the listener comes up in the background).
+      for (let i = 0; i < 20; i++) {
+        await store.findApp(saved.accountId, saved.clientId);
+        await sleep(10);
+      }
+      const dropAll = () =>
+        admin.query(
+          'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+        );
+      await dropAll();
+      // While this store's listener is gone, a change made elsewhere must still be seen at once.
+      const newSecret = generateClientSecret();
+      expect(await other.rotateClientSecret(saved.accountId, saved.clientId, hashClientSecret(newSecret), 0)).not.toBeNull();
+      expect(
+        await eventually(async () => {
+          try {
+            return verifyAppSecret(newSecret, await store.findApp(saved.accountId, saved.clientId));
+          } catch {
+            return false; // a pooled connection that died with the others fails once
+          }
+        }),
+      ).toBe(true);
+      expect(verifyAppSecret(oldSecret, await store.findApp(saved.accountId, saved.clientId))).toBe(false);
+      // And the listener comes back: a later delete elsewhere reaches this store's cache.
+      await sleep(1500);
+      for (let i = 0; i < 5; i++) await store.findApp(saved.accountId, saved.clientId);
+      await other.deleteApp(saved.accountId, saved.clientId);
+      expect(await eventually(async () => (await store.findApp(saved.accountId, saved.clientId)) === null, 2000)).toBe(true);
+    } finally {
+      await admin.end();
+      await store.close();
+      await other.close();
+    }
+  });
+
   it('refuses to be built without a connection string or pool', () => {
     expect(() => new PostgresAppStore({} as never)).toThrow(TypeError);
     expect(() => new PostgresAppStore({ connectionString: url(), cache: { ttlSeconds: 61 } })).toThrow(RangeError);

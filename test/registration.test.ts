@@ -347,6 +347,19 @@ describe.skipIf(available.skip)('dynamic client registration on PostgreSQL (two 
     expect(access.ok).toBe(false);
   });
 
+  it('answers ids PostgreSQL cannot hold (NUL) as unknown, with a 4xx and nothing reported', async () => {
+    const before = errors.length;
+    const cc = await clientCredentials(a, 'client\u0000id', 'whatever-secret');
+    expect(jsonOf(cc).error).toBe('invalid_client');
+    const metadata = await call(a, { path: '/sentinel/api/account/acc%00unt/.well-known/oauth-authorization-server' });
+    expect(metadata.status).toBe(404);
+    const managed = await call(a, { path: `${REGISTER}/client%00id`, headers: { authorization: 'Bearer some-token' } });
+    expect(managed.status).toBe(401);
+    const registeredThere = await register(a, { grant_types: ['client_credentials'] }, {}, '/sentinel/api/account/acc%00unt/register');
+    expect(registeredThere.status).toBe(400);
+    expect(errors.length).toBe(before);
+  });
+
   it('reports nothing to onError in all of the above', () => {
     expect(errors).toEqual([]);
   });

@@ -77,6 +77,14 @@ SELECT a.account_id, a.client_id, a.name, a.scope, a.grant_types, a.token_endpoi
                   WHERE s.account_id = a.account_id AND s.client_id = a.client_id AND s.expires_at > now()), '[]'::json) AS retiring
   FROM sentinel_apps a`;
 
+/**
+ * Whether PostgreSQL text can hold these ids: it cannot hold NUL, and a query with one fails. Ids come from request
+ * paths and bodies, so such an id is an unknown app (a 4xx for the client), never a database error (a 500).
+ */
+function storable(...ids: string[]): boolean {
+  return ids.every((id) => typeof id === 'string' && !id.includes('\u0000'));
+}
+
 function toApp(row: AppRow): App {
   const app: App = {
     accountId: row.account_id,
@@ -245,6 +253,7 @@ export class PostgresAppStore implements AppStore {
   }
 
   async findApp(accountId: string, clientId: string): Promise<App | null> {
+    if (!storable(accountId, clientId)) return null;
     const cached = this.#cache?.getApp(accountId, clientId);
     if (cached !== undefined) return cached;
     this.#ensureListener();
@@ -259,6 +268,7 @@ export class PostgresAppStore implements AppStore {
   }
 
   async hasAccount(accountId: string): Promise<boolean> {
+    if (!storable(accountId)) return false;
     if (this.#cache?.hasAccount(accountId) === true) return true;
     this.#ensureListener();
     const generation = this.#cache?.generation() ?? 0;
@@ -272,6 +282,7 @@ export class PostgresAppStore implements AppStore {
   }
 
   async listApps(accountId: string): Promise<App[]> {
+    if (!storable(accountId)) return [];
     const pool = await this.#getPool();
     const result = await pool.query<AppRow>(`${SELECT_APPS} WHERE a.account_id = $1 ORDER BY a.created_at, a.client_id`, [accountId]);
     return result.rows.map(toApp);
@@ -331,6 +342,7 @@ export class PostgresAppStore implements AppStore {
   }
 
   async updateApp(app: App, change: AppChange = { actor: 'api' }): Promise<boolean> {
+    if (!storable(app.accountId, app.clientId)) return false;
     return this.#write(app.accountId, app.clientId, async (client) => {
       const updated = await client.query(
         `UPDATE sentinel_apps SET name = $3, scope = $4, grant_types = $5, token_endpoint_auth_method = $6, updated_at = now()
@@ -345,6 +357,7 @@ export class PostgresAppStore implements AppStore {
   }
 
   async deleteApp(accountId: string, clientId: string, change: AppChange = { actor: 'api' }): Promise<boolean> {
+    if (!storable(accountId, clientId)) return false;
     return this.#write(accountId, clientId, async (client) => {
       const deleted = await client.query('DELETE FROM sentinel_apps WHERE account_id = $1 AND client_id = $2', [accountId, clientId]);
       if (deleted.rowCount === 0) return false;
@@ -360,6 +373,7 @@ export class PostgresAppStore implements AppStore {
     overlapSeconds: number,
     change: AppChange = { actor: 'api' },
   ): Promise<App | null> {
+    if (!storable(accountId, clientId)) return null;
     return this.#write(accountId, clientId, async (client) => {
       // The row lock serialises concurrent rotations of one app: each sees the other's result, none is lost.
       const locked = await client.query('SELECT 1 FROM sentinel_apps WHERE account_id = $1 AND client_id = $2 FOR UPDATE', [
