@@ -58,6 +58,8 @@ export interface App {
   registrationAccessTokenHash?: string | undefined;
   /** When the client id was issued, epoch seconds (RFC 7591 `client_id_issued_at`). */
   createdAt?: number | undefined;
+  /** Set only in listings of stores that can disable apps; `findApp` never returns a disabled app. */
+  disabled?: boolean | undefined;
 }
 
 /**

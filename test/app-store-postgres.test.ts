@@ -10,6 +10,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, generateClientSecret, hashClientSecret, verifyAppSecret } from '../src/apps.js';
 import { PostgresAppStore } from '../src/postgres/index.js';
+import { MIGRATIONS, runMigrations } from '../src/postgres/migrations.js';
 import { runAppStoreContract } from './app-store-contract.js';
 import { requirePostgres, sharedPostgres, throwawayDatabase } from './pg-helpers.js';
 
@@ -70,16 +71,62 @@ describe.skipIf(available.skip)('PostgresAppStore specifics', () => {
     const stores = [0, 1, 2].map(() => new PostgresAppStore({ connectionString: fresh.url }));
     try {
       const runs = await Promise.all(stores.map((store) => store.migrate()));
-      expect(runs.flat()).toEqual([1]);
+      expect(runs.flat()).toEqual([1, 2]);
       expect(await stores[0]?.migrate()).toEqual([]);
       const client = new pg.Client({ connectionString: fresh.url });
       await client.connect();
       const rows = await client.query('SELECT version FROM sentinel_migrations');
       await client.end();
-      expect(rows.rows).toEqual([{ version: 1 }]);
+      expect(rows.rows).toEqual([{ version: 1 }, { version: 2 }]);
     } finally {
       for (const store of stores) await store.close();
       await fresh.drop();
+    }
+  });
+
+  it('upgrades a database at an older version, keeping its apps', async () => {
+    const older = await throwawayDatabase();
+    const pool = new pg.Pool({ connectionString: older.url });
+    const store = new PostgresAppStore({ pool });
+    try {
+      expect(await runMigrations(pool, MIGRATIONS.slice(0, 1))).toEqual([1]);
+      await pool.query(
+        `INSERT INTO sentinel_apps (account_id, client_id, grant_types, token_endpoint_auth_method)
+         VALUES ('old-account', 'old-client', '{client_credentials}', 'client_secret_basic')`,
+      );
+      expect(await store.migrate()).toEqual([2]);
+      expect(await store.findApp('old-account', 'old-client')).toMatchObject({ grantTypes: ['client_credentials'] });
+    } finally {
+      await store.close();
+      await pool.end();
+      await older.drop();
+    }
+  });
+
+  it('disables an app (unknown to the service, still listed) and enables it again, seen by other instances', async () => {
+    const store = new PostgresAppStore({ connectionString: url() });
+    const other = new PostgresAppStore({ connectionString: url() });
+    try {
+      const secret = generateClientSecret();
+      const saved = app(`disable-${randomUUID()}`, { clientSecretHash: hashClientSecret(secret) });
+      await store.saveApp(saved);
+      for (let i = 0; i < 5; i++) await other.findApp(saved.accountId, saved.clientId);
+      expect(await store.disableApp(saved.accountId, saved.clientId, { actor: 'test' })).toBe(true);
+      expect(await store.findApp(saved.accountId, saved.clientId)).toBeNull();
+      expect(await eventually(async () => (await other.findApp(saved.accountId, saved.clientId)) === null, 2000)).toBe(true);
+      expect(await other.hasAccount(saved.accountId)).toBe(false);
+      expect(await store.listApps(saved.accountId)).toEqual([expect.objectContaining({ clientId: saved.clientId, disabled: true })]);
+      expect(await store.enableApp(saved.accountId, saved.clientId, { actor: 'test' })).toBe(true);
+      expect(verifyAppSecret(secret, await other.findApp(saved.accountId, saved.clientId))).toBe(true);
+      expect((await store.listChanges(saved.accountId, saved.clientId)).map((change) => change.action)).toEqual([
+        'created',
+        'disabled',
+        'enabled',
+      ]);
+      expect(await store.disableApp(saved.accountId, randomUUID())).toBe(false);
+    } finally {
+      await store.close();
+      await other.close();
     }
   });
 

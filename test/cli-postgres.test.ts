@@ -57,7 +57,7 @@ describe.skipIf(available.skip)('sentinel-idp apps / db against PostgreSQL', () 
   it('migrates the schema, once', async () => {
     const first = await cli(['db', 'migrate', '--database', database.url]);
     expect(first.code, first.stderr).toBe(0);
-    expect(first.stdout).toBe('Applied migration 1.\n');
+    expect(first.stdout).toBe('Applied migrations 1, 2.\n');
     const again = await cli(['db', 'migrate', '--database', database.url, '--json']);
     expect(JSON.parse(again.stdout)).toEqual({ applied: [] });
   });
@@ -95,6 +95,20 @@ describe.skipIf(available.skip)('sentinel-idp apps / db against PostgreSQL', () 
     expect(shown.stdout).toMatch(/secret-rotated\s+by cli:/);
     expect(shown.stdout).not.toContain(clientSecret);
     expect(shown.stdout).not.toContain('sha256:');
+
+    expect((await cli(['apps', 'disable', ...db, '--client', app.clientId])).stdout).toBe(`Disabled ${app.clientId}.\n`);
+    let disabledRefused = false;
+    for (let i = 0; i < 40 && !disabledRefused; i++) {
+      disabledRefused = jsonOf(await token(app.clientId, clientSecret)).error === 'invalid_client';
+      if (!disabledRefused) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(disabledRefused).toBe(true);
+    expect((await cli(['apps', 'list', ...db])).stdout).toContain('[disabled]');
+    expect((await cli(['apps', 'show', ...db, '--client', app.clientId])).stdout).toContain('DISABLED');
+    expect((await cli(['apps', 'enable', ...db, '--client', app.clientId, '--json'])).stdout).toBe(
+      `${JSON.stringify({ clientId: app.clientId, disabled: false })}\n`,
+    );
+    expect((await token(app.clientId, clientSecret)).status).toBe(200);
 
     const deleted = await cli(['apps', 'delete', ...db, '--client', app.clientId]);
     expect(deleted.stdout).toBe(`Deleted ${app.clientId}.\n`);

@@ -23,6 +23,9 @@ export const APPS_HELP = `Usage: sentinel-idp apps register|list|show|rotate-sec
   apps delete --database <url> --account <id> --client <client id>
                                                        remove the app: its secrets, codes and refresh
                                                        tokens stop working at once
+  apps disable|enable --database <url> --account <id> --client <client id>
+                                                       like delete, but kept (listed, with its history)
+                                                       and reversible with enable
 
 Options of every command:
   --database <url>  the registry: postgres://user:password@host:5432/dbname
@@ -43,6 +46,7 @@ function appJSON(app: App): Record<string, unknown> {
     createdAt: app.createdAt === undefined ? null : new Date(app.createdAt * 1000).toISOString(),
     retiringSecretsExpireAt: (app.retiringSecrets ?? []).map((secret) => new Date(secret.expiresAt * 1000).toISOString()),
     managedOverHttp: app.registrationAccessTokenHash !== undefined,
+    disabled: app.disabled === true,
   };
 }
 
@@ -55,6 +59,7 @@ function appText(app: App): string {
     `redirect URIs:   ${app.redirectUris.length === 0 ? '-' : app.redirectUris.join('\n                 ')}`,
     `scope:           ${app.scope ?? '-'}`,
     `created:         ${app.createdAt === undefined ? '-' : new Date(app.createdAt * 1000).toISOString()}`,
+    ...(app.disabled === true ? ['status:          DISABLED'] : []),
   ];
   for (const secret of app.retiringSecrets ?? [])
     lines.push(`previous secret: valid until ${new Date(secret.expiresAt * 1000).toISOString()}`);
@@ -67,7 +72,7 @@ function changeText(change: AppChangeRecord): string {
 
 const OPTIONS = { ...DATABASE_OPTIONS, client: { type: 'string' }, overlap: { type: 'string' } } as const;
 
-type Subcommand = 'list' | 'show' | 'rotate-secret' | 'delete';
+type Subcommand = 'list' | 'show' | 'rotate-secret' | 'delete' | 'disable' | 'enable';
 
 function runner(sub: Subcommand) {
   const command = `apps ${sub}`;
@@ -97,11 +102,28 @@ function runner(sub: Subcommand) {
         const apps = await store.listApps(accountId);
         if (asJSON) io.stdout(`${JSON.stringify(apps.map(appJSON), null, 2)}\n`);
         else if (apps.length === 0) io.stdout(`No apps in account ${accountId}.\n`);
-        else for (const app of apps) io.stdout(`${app.clientId}  ${app.grantTypes.join(',').padEnd(45)} ${app.name ?? ''}\n`);
+        else {
+          for (const app of apps) {
+            io.stdout(
+              `${app.clientId}  ${app.grantTypes.join(',').padEnd(45)} ${app.disabled === true ? '[disabled] ' : ''}${app.name ?? ''}\n`,
+            );
+          }
+        }
+        return 0;
+      }
+      if (sub === 'disable' || sub === 'enable') {
+        const done =
+          sub === 'disable'
+            ? await store.disableApp(accountId, clientId, cliActor())
+            : await store.enableApp(accountId, clientId, cliActor());
+        if (!done) return notFound(io, accountId, clientId);
+        if (asJSON) io.stdout(`${JSON.stringify({ clientId, disabled: sub === 'disable' })}\n`);
+        else io.stdout(`${sub === 'disable' ? 'Disabled' : 'Enabled'} ${clientId}.\n`);
         return 0;
       }
       if (sub === 'show') {
-        const app = await store.findApp(accountId, clientId);
+        // Disabled apps too: the service does not know them, the registry still does.
+        const app = (await store.listApps(accountId)).find((candidate) => candidate.clientId === clientId) ?? null;
         if (app === null) return notFound(io, accountId, clientId);
         const changes = await store.listChanges(accountId, clientId);
         if (asJSON) {
@@ -145,6 +167,8 @@ export const APPS_DATABASE_COMMANDS = {
   show: runner('show'),
   'rotate-secret': runner('rotate-secret'),
   delete: runner('delete'),
+  disable: runner('disable'),
+  enable: runner('enable'),
 };
 
 /** Stores an app made by `apps register --database` and prints it; the secret is shown once. */

@@ -33,6 +33,9 @@ export async function runDbMigrate(argv: readonly string[], io: CLIIO): Promise<
   }
   const applied = await withDatabase(values, COMMAND, (store) => store.migrate());
   if (values.json === true) io.stdout(`${JSON.stringify({ applied })}\n`);
-  else io.stdout(applied.length === 0 ? 'The schema is up to date.\n' : `Applied migration ${applied.join(', ')}.\n`);
+  else
+    io.stdout(
+      applied.length === 0 ? 'The schema is up to date.\n' : `Applied migration${applied.length === 1 ? '' : 's'} ${applied.join(', ')}.\n`,
+    );
   return 0;
 }

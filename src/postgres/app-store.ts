@@ -46,7 +46,7 @@ export interface AppChangeRecord {
   accountId: string;
   clientId: string;
   actor: string;
-  action: 'created' | 'replaced' | 'updated' | 'deleted' | 'secret-rotated';
+  action: 'created' | 'replaced' | 'updated' | 'deleted' | 'secret-rotated' | 'disabled' | 'enabled';
   detail: Record<string, unknown>;
 }
 
@@ -59,6 +59,7 @@ interface AppRow {
   token_endpoint_auth_method: string;
   registration_access_token_hash: string | null;
   created_at: number;
+  disabled: boolean;
   redirect_uris: string[];
   current_secrets: string[];
   retiring: RetiringSecret[];
@@ -67,6 +68,7 @@ interface AppRow {
 const SELECT_APPS = `
 SELECT a.account_id, a.client_id, a.name, a.scope, a.grant_types, a.token_endpoint_auth_method,
        a.registration_access_token_hash, extract(epoch FROM a.created_at)::float8 AS created_at,
+       a.disabled_at IS NOT NULL AS disabled,
        ARRAY(SELECT r.uri FROM sentinel_app_redirect_uris r
               WHERE r.account_id = a.account_id AND r.client_id = a.client_id ORDER BY r.position) AS redirect_uris,
        ARRAY(SELECT s.secret_hash FROM sentinel_app_secrets s
@@ -98,6 +100,7 @@ function toApp(row: AppRow): App {
     retiringSecrets: Object.freeze(row.retiring.map((secret) => Object.freeze({ hash: secret.hash, expiresAt: secret.expiresAt }))),
     registrationAccessTokenHash: row.registration_access_token_hash ?? undefined,
     createdAt: Math.floor(row.created_at),
+    ...(row.disabled ? { disabled: true } : {}),
   };
   // Cached apps are shared between requests: nobody may change one in place.
   return Object.freeze(app);
@@ -259,7 +262,10 @@ export class PostgresAppStore implements AppStore {
     this.#ensureListener();
     const generation = this.#cache?.generation() ?? 0;
     const pool = await this.#getPool();
-    const result = await pool.query<AppRow>(`${SELECT_APPS} WHERE a.account_id = $1 AND a.client_id = $2`, [accountId, clientId]);
+    const result = await pool.query<AppRow>(`${SELECT_APPS} WHERE a.account_id = $1 AND a.client_id = $2 AND a.disabled_at IS NULL`, [
+      accountId,
+      clientId,
+    ]);
     const row = result.rows[0];
     if (row === undefined) return null;
     const app = toApp(row);
@@ -273,9 +279,10 @@ export class PostgresAppStore implements AppStore {
     this.#ensureListener();
     const generation = this.#cache?.generation() ?? 0;
     const pool = await this.#getPool();
-    const result = await pool.query<{ found: boolean }>('SELECT EXISTS (SELECT 1 FROM sentinel_apps WHERE account_id = $1) AS found', [
-      accountId,
-    ]);
+    const result = await pool.query<{ found: boolean }>(
+      'SELECT EXISTS (SELECT 1 FROM sentinel_apps WHERE account_id = $1 AND disabled_at IS NULL) AS found',
+      [accountId],
+    );
     const found = result.rows[0]?.found === true;
     if (found) this.#cache?.putAccount(accountId, generation);
     return found;
@@ -362,6 +369,37 @@ export class PostgresAppStore implements AppStore {
       const deleted = await client.query('DELETE FROM sentinel_apps WHERE account_id = $1 AND client_id = $2', [accountId, clientId]);
       if (deleted.rowCount === 0) return false;
       await this.#log(client, accountId, clientId, change, 'deleted', {});
+      return true;
+    });
+  }
+
+  /**
+   * Disables an app: it stays in the registry (listed, with its history) but the service no longer knows it, so its
+   * client credentials, codes and refresh tokens stop working at once, as after a deletion. `false` when unknown.
+   * @example await store.disableApp('123456', clientId, { actor: 'cli:alice' });
+   */
+  async disableApp(accountId: string, clientId: string, change: AppChange = { actor: 'api' }): Promise<boolean> {
+    return this.#setDisabled(accountId, clientId, true, change);
+  }
+
+  /**
+   * Enables a disabled app again, with the secrets it had. `false` when unknown.
+   * @example await store.enableApp('123456', clientId, { actor: 'cli:alice' });
+   */
+  async enableApp(accountId: string, clientId: string, change: AppChange = { actor: 'api' }): Promise<boolean> {
+    return this.#setDisabled(accountId, clientId, false, change);
+  }
+
+  async #setDisabled(accountId: string, clientId: string, disabled: boolean, change: AppChange): Promise<boolean> {
+    if (!storable(accountId, clientId)) return false;
+    return this.#write(accountId, clientId, async (client) => {
+      const updated = await client.query(
+        `UPDATE sentinel_apps SET disabled_at = CASE WHEN $3::boolean THEN COALESCE(disabled_at, now()) END, updated_at = now()
+          WHERE account_id = $1 AND client_id = $2`,
+        [accountId, clientId, disabled],
+      );
+      if (updated.rowCount === 0) return false;
+      await this.#log(client, accountId, clientId, change, disabled ? 'disabled' : 'enabled', {});
       return true;
     });
   }

@@ -77,13 +77,20 @@ CREATE TRIGGER sentinel_app_changes_append_only BEFORE UPDATE OR DELETE ON senti
   FOR EACH ROW EXECUTE FUNCTION sentinel_app_changes_append_only();
 `,
   },
+  {
+    version: 2,
+    description: 'apps can be disabled (kept, but unknown to the service) and enabled again',
+    sql: `
+ALTER TABLE sentinel_apps ADD COLUMN disabled_at timestamptz;
+`,
+  },
 ];
 
 /**
  * Brings the schema to the latest version; returns the versions it applied (empty when already current).
  * All-or-nothing: a failure rolls back the whole run.
  */
-export async function runMigrations(pool: Pool): Promise<number[]> {
+export async function runMigrations(pool: Pool, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
   const client = await pool.connect();
   let failed = false;
   try {
@@ -96,7 +103,7 @@ export async function runMigrations(pool: Pool): Promise<number[]> {
     const done = await client.query<{ version: number }>('SELECT version FROM sentinel_migrations');
     const applied = new Set(done.rows.map((row) => row.version));
     const ran: number[] = [];
-    for (const migration of MIGRATIONS) {
+    for (const migration of migrations) {
       if (applied.has(migration.version)) continue;
       await client.query(migration.sql);
       await client.query('INSERT INTO sentinel_migrations (version, description) VALUES ($1, $2)', [
