@@ -63,6 +63,38 @@ export interface App {
    * accepted, as the logout endpoint always did.
    */
   postLogoutRedirectUris?: readonly string[] | undefined;
+  /** Earlier secrets that still authenticate until their expiry, after a rotation with overlap. */
+  retiringSecrets?: readonly RetiringSecret[] | undefined;
+  /** Hash ({@link hashClientSecret}) of the RFC 7592 registration access token; only apps registered over HTTP. */
+  registrationAccessTokenHash?: string | undefined;
+  /** When the client id was issued, epoch seconds (RFC 7591 `client_id_issued_at`). */
+  createdAt?: number | undefined;
+  /** Set only in listings of stores that can disable apps; `findApp` never returns a disabled app. */
+  disabled?: boolean | undefined;
+}
+
+/**
+ * A previous client secret that keeps working until `expiresAt` (epoch seconds), so that a rotation does not cut
+ * off the instances of an application that have not picked up the new secret yet (RFC 7591 §3.2.1 lets a client
+ * secret expire; here the old one expires when the new one is issued plus the overlap).
+ *
+ * @example
+ * const retiring: RetiringSecret = { hash: hashClientSecret(oldSecret), expiresAt: Math.floor(Date.now() / 1000) + 86_400 };
+ */
+export interface RetiringSecret {
+  hash: string;
+  expiresAt: number;
+}
+
+/**
+ * Who made a change to the registry (RFC 7592 §2: reads, updates and deletions of a registration), for the store's
+ * change log; never a secret.
+ *
+ * @example
+ * await appStore.deleteApp?.('123456', clientId, { actor: 'cli' });
+ */
+export interface AppChange {
+  actor: string;
 }
 
 /**
@@ -78,8 +110,25 @@ export interface App {
 export interface AppStore {
   findApp(accountId: string, clientId: string): App | null | Promise<App | null>;
   hasAccount(accountId: string): boolean | Promise<boolean>;
-  /** Needed only for `sentinel.registerApp()`. */
-  saveApp?(app: App): void | Promise<void>;
+  /** Creates or replaces an app. Needed for `sentinel.registerApp()` and dynamic registration. */
+  saveApp?(app: App, change?: AppChange): void | Promise<void>;
+  /** The apps of an account (management; not on the hot path). */
+  listApps?(accountId: string): readonly App[] | Promise<readonly App[]>;
+  /** Replaces an existing app's metadata (not its secrets); `false` when the app does not exist. */
+  updateApp?(app: App, change?: AppChange): boolean | Promise<boolean>;
+  /** Removes an app with its secrets; `false` when it did not exist. */
+  deleteApp?(accountId: string, clientId: string, change?: AppChange): boolean | Promise<boolean>;
+  /**
+   * Makes `secretHash` the current secret; the previous current secret keeps working for `overlapSeconds`. Expired
+   * retiring secrets are dropped. Returns the updated app, or `null` when it does not exist.
+   */
+  rotateClientSecret?(
+    accountId: string,
+    clientId: string,
+    secretHash: string,
+    overlapSeconds: number,
+    change?: AppChange,
+  ): App | null | Promise<App | null>;
 }
 
 const HASH_PREFIX = 'sha256:';
@@ -228,6 +277,64 @@ export class MemoryAppStore implements AppStore {
     if (!this.#apps.has(key)) this.#accounts.set(app.accountId, (this.#accounts.get(app.accountId) ?? 0) + 1);
     this.#apps.set(key, app);
   }
+
+  listApps(accountId: string): App[] {
+    return [...this.#apps.values()].filter((app) => app.accountId === accountId);
+  }
+
+  updateApp(app: App): boolean {
+    const current = this.findApp(app.accountId, app.clientId);
+    if (current === null) return false;
+    // Metadata only: the secrets and the registration access token stay those of the stored app.
+    this.#apps.set(`${app.accountId}\u0000${app.clientId}`, {
+      ...app,
+      clientSecretHash: current.clientSecretHash,
+      retiringSecrets: current.retiringSecrets,
+      registrationAccessTokenHash: current.registrationAccessTokenHash,
+      createdAt: current.createdAt,
+    });
+    return true;
+  }
+
+  deleteApp(accountId: string, clientId: string): boolean {
+    if (!this.#apps.delete(`${accountId}\u0000${clientId}`)) return false;
+    const left = (this.#accounts.get(accountId) ?? 1) - 1;
+    if (left === 0) this.#accounts.delete(accountId);
+    else this.#accounts.set(accountId, left);
+    return true;
+  }
+
+  rotateClientSecret(accountId: string, clientId: string, secretHash: string, overlapSeconds: number): App | null {
+    const current = this.findApp(accountId, clientId);
+    if (current === null) return null;
+    // Not rounded: a rotation with a 1-second overlap must not lose up to a second of it.
+    const now = Date.now() / 1000;
+    const retiring = (current.retiringSecrets ?? []).filter((secret) => secret.expiresAt > now);
+    if (current.clientSecretHash !== undefined && overlapSeconds > 0) {
+      retiring.push({ hash: current.clientSecretHash, expiresAt: now + overlapSeconds });
+    }
+    const rotated: App = { ...current, clientSecretHash: secretHash, retiringSecrets: retiring };
+    this.#apps.set(`${accountId}\u0000${clientId}`, rotated);
+    return rotated;
+  }
+}
+
+/**
+ * Checks a presented secret against an app's current secret and every retiring one that has not expired, all in
+ * constant time and all of them every time, so the answer's timing says nothing about which one matched
+ * (RFC 6749 §2.3.1, §10.10).
+ *
+ * @example
+ * if (!verifyAppSecret(presented, app)) throw new OAuthError('invalid_client', 'client authentication failed');
+ */
+export function verifyAppSecret(presented: string, app: App | null): boolean {
+  let ok = verifyClientSecret(presented, app?.clientSecretHash);
+  const now = Date.now() / 1000;
+  for (const secret of app?.retiringSecrets ?? []) {
+    const matches = verifyClientSecret(presented, secret.hash);
+    ok = ok || (matches && secret.expiresAt > now);
+  }
+  return ok;
 }
 
 /**

@@ -12,6 +12,7 @@ import type { JWK } from './keys.js';
 import type { Store } from './stores/store.js';
 import { compileTrustProxy } from './trusted-proxies.js';
 import type { UserClaims, UserClaimsInput } from './userinfo/claims.js';
+import type { InitialAccessTokenCheck } from './registration/options.js';
 
 /**
  * The signed-in user as the host's user store describes it (the resource owner of RFC 6749 §1.1).
@@ -171,6 +172,20 @@ const optionsSchema = z.object({
   // Seconds after a code redemption or refresh rotation during which presenting the spent credential again is refused
   // without revoking the grant: the client may never have received the answer (docs/store-design.md).
   retryGrace: z.number().int().nonnegative().max(60).default(10),
+  registration: z
+    .object({
+      initialAccessToken: z.union([
+        z.string().min(16, 'must be at least 16 characters'),
+        fn<InitialAccessTokenCheck>('registration.initialAccessToken'),
+      ]),
+      secretOverlapSeconds: z
+        .number()
+        .int()
+        .nonnegative()
+        .max(30 * 86_400)
+        .default(86_400),
+    })
+    .optional(),
   onError: fn<(error: unknown, context: ErrorContext) => void>('onError').optional(),
   onEvent: fn<(event: SentinelEvent) => void>('onEvent').optional(),
   logger: z

@@ -37,7 +37,10 @@ export type OAuthErrorCode =
   | 'registration_not_supported'
   // RFC 6750 §3.1 (protected resources)
   | 'invalid_token'
-  | 'insufficient_scope';
+  | 'insufficient_scope'
+  // RFC 7591 §3.2.2 (dynamic client registration)
+  | 'invalid_redirect_uri'
+  | 'invalid_client_metadata';
 
 const OAUTH_BRAND = Symbol.for('sentinel-idp.OAuthError');
 const CONFIG_BRAND = Symbol.for('sentinel-idp.ConfigurationError');

@@ -40,6 +40,7 @@ export function authorizationServerMetadata(context: SentinelContext, accountId:
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
     require_request_uri_registration: false,
+    ...(context.config.registration === undefined ? {} : { registration_endpoint: `${issuer}/register` }),
   };
 }
 

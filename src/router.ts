@@ -9,6 +9,8 @@ import type { SentinelRequest, SentinelResponse } from './http.js';
 /** Path parameters of a matched route. */
 export interface RouteParams {
   accountId: string;
+  /** Present on routes whose path has a `{clientId}` segment (client management). */
+  clientId?: string;
 }
 
 /** A route's handler. */
@@ -36,6 +38,8 @@ export interface RouteDefinition {
 /** A compiled route. */
 export interface Route extends RouteDefinition {
   pattern: RegExp;
+  /** Whether the path has a `{clientId}` segment (captured after the account segment). */
+  hasClientId?: boolean;
 }
 
 /** The outcome of matching a request. */
@@ -47,10 +51,10 @@ function compile(definition: RouteDefinition, basePath: string): Route {
   // Absolute paths may still name the base path (RFC 8414 §3.1 inserts the well-known segment before it).
   const full = definition.absolute === true ? definition.path.replace('{basePath}', basePath) : `${basePath}${definition.path}`;
   const source = full
-    .split('{accountId}')
-    .map((piece) => piece.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-    .join('([^/]+)');
-  return { ...definition, pattern: new RegExp(`^${source}$`) };
+    .split(/(\{accountId\}|\{clientId\})/)
+    .map((piece) => (piece === '{accountId}' || piece === '{clientId}' ? '([^/]+)' : piece.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('');
+  return { ...definition, pattern: new RegExp(`^${source}$`), hasClientId: full.includes('{clientId}') };
 }
 
 function decodeSegment(segment: string): string {
@@ -72,7 +76,8 @@ export function createRouter(definitions: readonly RouteDefinition[], basePath: 
     for (const route of routes) {
       const found = route.pattern.exec(path);
       if (found === null) continue;
-      const params = { accountId: decodeSegment(found[1] ?? '') };
+      const params: RouteParams = { accountId: decodeSegment(found[1] ?? '') };
+      if (route.hasClientId === true) params.clientId = decodeSegment(found[2] ?? '');
       if (route.methods.includes(method)) return { route, params, allowed: true };
       const allow = route.methods.includes('GET') ? [...route.methods, 'HEAD'] : route.methods;
       return { route, params, allowed: false, allow: allow.join(', ') };

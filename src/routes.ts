@@ -18,6 +18,9 @@ import { handleToken } from './token/token-endpoint.js';
 import { handleEndSession } from './authorize/end-session.js';
 import { handleAccountJWKS } from './token/account-jwks.js';
 import { handleUserInfo, renderUserInfoError } from './userinfo/userinfo.js';
+import { handleClientConfiguration } from './registration/manage.js';
+import { handleRegister } from './registration/register.js';
+import { handleRotateSecret } from './registration/rotate-secret.js';
 
 /** All routes, in matching order. */
 export const ROUTES: readonly RouteDefinition[] = [
@@ -83,6 +86,24 @@ export const ROUTES: readonly RouteDefinition[] = [
     path: '/api/account/{accountId}/app/token',
     handler: (context, request, { accountId }) => handleAppTokenV1(context, request, accountId),
     deniedEvent: tokenDenied,
+  },
+  {
+    name: 'register',
+    methods: ['POST'],
+    path: '/api/account/{accountId}/register',
+    handler: (context, request, { accountId }) => handleRegister(context, request, accountId),
+  },
+  {
+    name: 'client-configuration',
+    methods: ['GET', 'PUT', 'DELETE'],
+    path: '/api/account/{accountId}/register/{clientId}',
+    handler: (context, request, params) => handleClientConfiguration(context, request, params),
+  },
+  {
+    name: 'client-secret',
+    methods: ['POST'],
+    path: '/api/account/{accountId}/register/{clientId}/secret',
+    handler: (context, request, params) => handleRotateSecret(context, request, params),
   },
   {
     name: 'metadata',

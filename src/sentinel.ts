@@ -28,6 +28,8 @@ import { createRouter, type Route } from './router.js';
 import { ROUTES } from './routes.js';
 import { MemoryStore } from './stores/memory.js';
 import { createRevocationCheck } from './token/grants.js';
+import { appPresence } from './app-presence.js';
+import { assertRegistrationStore } from './registration/options.js';
 
 /**
  * Input of `sentinel.registerApp()`: the client metadata of RFC 7591 §2 the service keeps (redirect URIs, grant
@@ -151,6 +153,7 @@ export function createSentinel(options: SentinelOptions): Sentinel {
   if (config.appStore !== undefined && config.apps.length > 0) {
     throw new ConfigurationError('apps', 'give apps or appStore, not both (add the apps to your AppStore)');
   }
+  if (config.registration !== undefined) assertRegistrationStore(apps);
   const store = config.store ?? new MemoryStore();
   const context = createContext({ config, keys, store, apps });
   const match = createRouter(ROUTES, config.basePath);
@@ -222,7 +225,12 @@ export function createSentinel(options: SentinelOptions): Sentinel {
   }
 
   // User tokens (with a grant id) are checked against revocations; consumer-bound tokens stay store-free.
-  const isRevoked = createRevocationCheck(context);
+  // Tokens of a deleted app fail the guard too (within the presence cache's TTL, at once on this instance).
+  const isGrantRevoked = createRevocationCheck(context);
+  const presence = appPresence(context);
+  const issuerPrefix = context.accountIssuer('');
+  const isRevoked = async (claims: AccessTokenClaims): Promise<boolean> =>
+    (await isGrantRevoked(claims)) || (await presence.isGone(decodeURIComponent(claims.iss.slice(issuerPrefix.length)), claims.client_id));
 
   async function verifyAccessToken(token: string, verifyOptions: VerifyAccessTokenOptions = {}): Promise<AccessTokenClaims> {
     return verifyToken(context, token, verifyOptions, isRevoked);

@@ -16,6 +16,7 @@ const SUBPATHS = [
   'sentinel-idp/fastify',
   'sentinel-idp/fetch',
   'sentinel-idp/redis',
+  'sentinel-idp/postgres',
 ];
 
 /** The names each subpath must export (DESIGN.md "Public API"); more is fine. */
@@ -26,6 +27,7 @@ const REQUIRED_EXPORTS: Record<string, string[]> = {
   'sentinel-idp/fastify': ['toFastify', 'requireAccessToken'],
   'sentinel-idp/fetch': ['toFetch', 'requireAccessToken'],
   'sentinel-idp/redis': ['RedisStore'],
+  'sentinel-idp/postgres': ['PostgresAppStore'],
 };
 
 const CONSUMER = '0b3f6a2e-8c1d-4e5f-9a7b-1c2d3e4f5a6b';
@@ -143,7 +145,7 @@ describe('the packed tarball', () => {
       files: string[];
     };
     expect(manifest.engines.node).toBe('^20.19.0 || >=22.12.0');
-    expect(Object.keys(manifest.peerDependencies).sort()).toEqual(['express', 'fastify', 'ioredis', 'koa']);
+    expect(Object.keys(manifest.peerDependencies).sort()).toEqual(['express', 'fastify', 'ioredis', 'koa', 'pg']);
     for (const peer of Object.keys(manifest.peerDependencies)) expect(manifest.peerDependenciesMeta[peer]?.optional).toBe(true);
     expect(manifest.bin['sentinel-idp']).toBe('./dist/cli.js');
     expect(manifest.files).toEqual(['dist', 'README.md', 'LICENSE']);

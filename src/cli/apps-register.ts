@@ -4,6 +4,7 @@
  */
 import { assertValidApp, generateClientId, generateClientSecret, hashClientSecret, type App, type GrantType } from '../apps.js';
 import { isConfigurationError } from '../errors.js';
+import { saveRegisteredApp } from './apps-manage.js';
 import type { CLIIO } from './io.js';
 import { optionalString, parseOptions, requireString, UsageError, type OptionValues } from './usage.js';
 
@@ -30,6 +31,9 @@ Options:
                         and refresh_token
   --public              a public client (no secret; must use PKCE; no client_credentials)
   --name <name>         shown on the login page
+  --database <url>      store the app in this PostgreSQL registry (sentinel-idp/postgres)
+                        instead of printing the hash; prints the app and its secret
+  --json                with --database: print JSON instead of text
   -h, --help            show this help
 
 Example:
@@ -71,6 +75,8 @@ export async function runAppsRegister(argv: readonly string[], io: CLIIO): Promi
       grant: { type: 'string', multiple: true },
       public: { type: 'boolean' },
       name: { type: 'string' },
+      database: { type: 'string' },
+      json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     COMMAND,
@@ -101,6 +107,7 @@ export async function runAppsRegister(argv: readonly string[], io: CLIIO): Promi
     if (!isConfigurationError(error)) throw error;
     throw new UsageError(describeProblem(error.field, error.message), COMMAND);
   }
+  if (values.database !== undefined) return saveRegisteredApp(values, app, clientSecret, io);
   const output = {
     accountId: app.accountId,
     clientId: app.clientId,

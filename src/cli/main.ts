@@ -2,7 +2,9 @@
  * The `sentinel-idp` command: `keys generate`, `apps register`, `token`. Exit codes: 0 success, 1 the work failed
  * (e.g. the service refused), 2 the command line is wrong.
  */
-import { APPS_REGISTER_HELP, runAppsRegister } from './apps-register.js';
+import { APPS_DATABASE_COMMANDS, APPS_HELP } from './apps-manage.js';
+import { runAppsRegister } from './apps-register.js';
+import { DB_MIGRATE_HELP, runDbMigrate } from './db-migrate.js';
 import type { CLIIO } from './io.js';
 import { KEYS_GENERATE_HELP, runKeysGenerate } from './keys-generate.js';
 import { promptHidden } from './prompt.js';
@@ -15,6 +17,9 @@ export const MAIN_HELP = `Usage: sentinel-idp <command> [options]
 Commands:
   keys generate    print a new private signing key (JWK) for the keys option
   apps register    create a client id and secret, and print the hash to store
+  apps list|show|rotate-secret|delete
+                   manage the apps of a PostgreSQL registry (--database)
+  db migrate       create or upgrade the PostgreSQL registry's tables
   token            fetch a consumer-bound access token (client credentials)
 
 Run "sentinel-idp <command> --help" for the options of a command.
@@ -25,7 +30,8 @@ type Runner = (argv: readonly string[], io: CLIIO) => Promise<number>;
 /** Command groups and their subcommands; each group has one subcommand today, so its help is that one's. */
 const GROUPS: Record<string, { help: string; commands: Record<string, Runner> }> = {
   keys: { help: KEYS_GENERATE_HELP, commands: { generate: runKeysGenerate } },
-  apps: { help: APPS_REGISTER_HELP, commands: { register: runAppsRegister } },
+  apps: { help: APPS_HELP, commands: { register: runAppsRegister, ...APPS_DATABASE_COMMANDS } },
+  db: { help: DB_MIGRATE_HELP, commands: { migrate: runDbMigrate } },
 };
 
 const isHelp = (argument: string | undefined): boolean => argument === '--help' || argument === '-h' || argument === 'help';
@@ -46,7 +52,7 @@ async function dispatch(argv: readonly string[], io: CLIIO): Promise<number> {
   if (group === undefined) {
     // Echo only what looks like a command word: a secret pasted in the wrong place stays off the screen.
     const shown = /^[a-z][a-z-]{0,30}$/.test(name) ? ` "${name}"` : '';
-    throw new UsageError(`unknown command${shown}; expected keys, apps or token`, '');
+    throw new UsageError(`unknown command${shown}; expected keys, apps, db or token`, '');
   }
   const [sub, ...options] = rest;
   if (isHelp(sub)) {

@@ -2,7 +2,7 @@
  * Client authentication at the token endpoints (RFC 6749 §2.3): client_secret_basic, client_secret_post, or none
  * for public clients. One method per request; credentials never in the URL.
  */
-import { verifyClientSecret, type App } from '../apps.js';
+import { verifyAppSecret, verifyClientSecret, type App } from '../apps.js';
 import type { SentinelContext } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { headerValue, type SentinelRequest } from '../http.js';
@@ -93,7 +93,7 @@ export async function authenticateClient(
     verifyClientSecret('', undefined);
     throw invalidClient(credentials.method);
   }
-  const ok = verifyClientSecret(credentials.clientSecret ?? '', app?.clientSecretHash);
+  const ok = verifyAppSecret(credentials.clientSecret ?? '', app);
   if (app === null || !ok || app.accountId !== accountId || app.tokenEndpointAuthMethod === 'none') {
     throw invalidClient(credentials.method);
   }

@@ -1,0 +1,40 @@
+/**
+ * The `--database` option shared by the registry commands: a PostgreSQL URL, opened as a
+ * {@link PostgresAppStore} without a lookup cache (a command reads fresh), and closed when the command ends. The
+ * URL may hold a password, so it is never printed.
+ */
+import { userInfo } from 'node:os';
+import type { AppChange } from '../apps.js';
+import { PostgresAppStore } from '../postgres/app-store.js';
+import { type OptionValues, requireString, UsageError } from './usage.js';
+
+/** Opens the registry at `--database`, runs `work`, and closes it whatever happens. */
+export async function withDatabase<T>(values: OptionValues, command: string, work: (store: PostgresAppStore) => Promise<T>): Promise<T> {
+  const url = requireString(values, 'database', command);
+  if (!/^postgres(ql)?:\/\//.test(url)) throw new UsageError('--database must be a postgres:// or postgresql:// URL', command);
+  const store = new PostgresAppStore({ connectionString: url, cache: false, maxConnections: 2 });
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/** Who the change log records for a command run: the operating-system user at the terminal. */
+export function cliActor(): AppChange {
+  let name = 'unknown';
+  try {
+    name = userInfo().username;
+  } catch {
+    // no passwd entry (some containers): still a CLI change
+  }
+  return { actor: `cli:${name}` };
+}
+
+/** The options every registry command takes. */
+export const DATABASE_OPTIONS = {
+  database: { type: 'string' },
+  account: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;

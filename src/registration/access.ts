@@ -1,0 +1,73 @@
+/**
+ * Who may use the registration endpoints: the initial access token at the registration endpoint (RFC 7591 §3)
+ * and an app's own registration access token at its configuration endpoint (RFC 7592 §1). Both arrive as Bearer
+ * tokens (RFC 6750 §2.1); a missing or wrong one is 401 `invalid_token` with `WWW-Authenticate: Bearer`.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { verifyClientSecret, type App } from '../apps.js';
+import type { SentinelContext } from '../context.js';
+import { OAuthError } from '../errors.js';
+import { headerValue, type SentinelRequest } from '../http.js';
+import type { RegistrationOptions } from './options.js';
+
+const ACCOUNT_ID = /^[^\u0000-\u001f\u007f/?#]{1,256}$/;
+
+function unauthorized(description: string, withError: boolean): OAuthError {
+  return new OAuthError('invalid_token', description, {
+    status: 401,
+    headers: { 'www-authenticate': withError ? `Bearer realm="sentinel", error="invalid_token"` : 'Bearer realm="sentinel"' },
+  });
+}
+
+function bearerToken(request: SentinelRequest): string {
+  const authorization = headerValue(request, 'authorization');
+  if (authorization === undefined) throw unauthorized('a Bearer token is required', false);
+  const found = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i.exec(authorization);
+  if (found === null) throw unauthorized('the Authorization header must be "Bearer <token>"', true);
+  return found[1] as string;
+}
+
+/** The registration options, or 404 when dynamic registration is not enabled. */
+export function registrationOptions(context: SentinelContext): RegistrationOptions & { secretOverlapSeconds: number } {
+  const options = context.config.registration;
+  if (options === undefined) throw new OAuthError('invalid_request', 'dynamic client registration is not enabled', { status: 404 });
+  return options;
+}
+
+function sameToken(presented: string, expected: string): boolean {
+  // Digests first: equal lengths for timingSafeEqual, and no early exit on the first differing character.
+  const a = createHash('sha256').update(presented, 'utf8').digest();
+  const b = createHash('sha256').update(expected, 'utf8').digest();
+  return timingSafeEqual(a, b);
+}
+
+/** Checks the initial access token of a registration request in `accountId`. */
+export async function requireInitialAccessToken(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<void> {
+  const { initialAccessToken } = registrationOptions(context);
+  if (!ACCOUNT_ID.test(accountId)) throw new OAuthError('invalid_request', 'the account id in the path is malformed');
+  const token = bearerToken(request);
+  const allowed =
+    typeof initialAccessToken === 'string'
+      ? sameToken(token, initialAccessToken)
+      : (await initialAccessToken(token, { accountId })) === true;
+  if (!allowed) throw unauthorized('the initial access token is not valid for this account', true);
+}
+
+/**
+ * The app a registration access token manages. Unknown app, an app of another account and a wrong token all fail
+ * the same way, after the same digest comparison.
+ */
+export async function requireRegistrationAccess(
+  context: SentinelContext,
+  request: SentinelRequest,
+  accountId: string,
+  clientId: string | undefined,
+): Promise<App> {
+  registrationOptions(context);
+  const token = bearerToken(request);
+  const app = clientId === undefined ? null : await context.apps.findApp(accountId, clientId);
+  const ok = verifyClientSecret(token, app?.registrationAccessTokenHash);
+  if (app === null || !ok || app.accountId !== accountId)
+    throw unauthorized('the registration access token is not valid for this client', true);
+  return app;
+}

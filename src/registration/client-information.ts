@@ -1,0 +1,30 @@
+/**
+ * The client information response (RFC 7591 §3.2.1, RFC 7592 §3): the registered metadata, the client id, and
+ * where and how to manage it. Secrets appear only in the response that created them.
+ */
+import type { App } from '../apps.js';
+import type { SentinelContext } from '../context.js';
+
+/** The app's configuration endpoint (RFC 7592 §1), under its account's issuer. */
+export function registrationClientUri(context: SentinelContext, app: App): string {
+  return `${context.accountIssuer(app.accountId)}/register/${encodeURIComponent(app.clientId)}`;
+}
+
+/** The JSON members describing `app`, plus `extra` (a fresh secret or registration access token). */
+export function clientInformation(context: SentinelContext, app: App, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  const confidential = app.tokenEndpointAuthMethod !== 'none';
+  return {
+    client_id: app.clientId,
+    ...(app.createdAt === undefined ? {} : { client_id_issued_at: app.createdAt }),
+    // 0: the secret does not expire by itself (RFC 7591 §3.2.1); it ends by rotation or deletion.
+    ...(confidential ? { client_secret_expires_at: 0 } : {}),
+    ...extra,
+    registration_client_uri: registrationClientUri(context, app),
+    redirect_uris: app.redirectUris,
+    grant_types: app.grantTypes,
+    response_types: app.grantTypes.includes('authorization_code') ? ['code'] : [],
+    token_endpoint_auth_method: app.tokenEndpointAuthMethod,
+    ...(app.name === undefined ? {} : { client_name: app.name }),
+    ...(app.scope === undefined ? {} : { scope: app.scope }),
+  };
+}

@@ -1,0 +1,127 @@
+/**
+ * Client metadata of a registration or update request (RFC 7591 §2), checked field by field. A refusal names the
+ * field: `invalid_redirect_uri` for a redirect URI, `invalid_client_metadata` for anything else (RFC 7591 §3.2.2).
+ * Unknown fields are ignored, as RFC 7591 §2 asks.
+ */
+import { redirectURIProblem, type GrantType, type TokenEndpointAuthMethod } from '../apps.js';
+import { OAuthError } from '../errors.js';
+
+/** The metadata this service keeps of a client. */
+export interface ClientMetadata {
+  redirectUris: string[];
+  grantTypes: GrantType[];
+  tokenEndpointAuthMethod: TokenEndpointAuthMethod;
+  name?: string | undefined;
+  scope?: string | undefined;
+}
+
+const GRANTS: readonly GrantType[] = ['authorization_code', 'client_credentials', 'refresh_token'];
+const METHODS: readonly TokenEndpointAuthMethod[] = ['client_secret_basic', 'client_secret_post', 'none'];
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+const MAX_REDIRECT_URIS = 20;
+const MAX_URI_LENGTH = 2000;
+// RFC 6749 §3.3 scope-token characters, space-separated.
+const SCOPE = /^[\u0021\u0023-\u005b\u005d-\u007e]+( [\u0021\u0023-\u005b\u005d-\u007e]+)*$/;
+
+function metadataError(field: string, problem: string): OAuthError {
+  return new OAuthError('invalid_client_metadata', `${field} ${problem}`);
+}
+
+function field(body: Record<string, unknown>, name: string): unknown {
+  return Object.hasOwn(body, name) ? body[name] : undefined;
+}
+
+function stringArray(value: unknown, name: string): string[] {
+  if (!Array.isArray(value) || !value.every((item): item is string => typeof item === 'string')) {
+    throw metadataError(name, 'must be an array of strings');
+  }
+  return value;
+}
+
+/**
+ * A redirect URI a client may register for itself: https, or http on a loopback host (RFC 8252 §7.3). Private-use
+ * schemes need an operator (the `apps` option or the CLI), since a self-registered one could be any app's.
+ */
+function redirectUriProblem(uri: string): string | null {
+  if (uri.length > MAX_URI_LENGTH) return `must be at most ${MAX_URI_LENGTH} characters`;
+  const problem = redirectURIProblem(uri);
+  if (problem !== null) return problem;
+  const url = new URL(uri);
+  if (url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname))) return null;
+  return 'must use https (http is allowed only for loopback hosts)';
+}
+
+function redirectUris(body: Record<string, unknown>): string[] {
+  const value = field(body, 'redirect_uris');
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || !value.every((item): item is string => typeof item === 'string')) {
+    throw new OAuthError('invalid_redirect_uri', 'redirect_uris must be an array of strings');
+  }
+  if (value.length > MAX_REDIRECT_URIS)
+    throw new OAuthError('invalid_redirect_uri', `redirect_uris may hold at most ${MAX_REDIRECT_URIS} URIs`);
+  value.forEach((uri, index) => {
+    const problem = redirectUriProblem(uri);
+    if (problem !== null) throw new OAuthError('invalid_redirect_uri', `redirect_uris[${index}] ${problem}`);
+  });
+  return [...new Set(value)];
+}
+
+function grantTypes(body: Record<string, unknown>): GrantType[] {
+  const value = field(body, 'grant_types');
+  // RFC 7591 §2: the default is authorization_code alone.
+  if (value === undefined) return ['authorization_code'];
+  const grants = stringArray(value, 'grant_types');
+  if (grants.length === 0) throw metadataError('grant_types', 'must not be empty');
+  for (const grant of grants) {
+    if (!GRANTS.includes(grant as GrantType)) throw metadataError('grant_types', `may hold only ${GRANTS.join(', ')}`);
+  }
+  return [...new Set(grants as GrantType[])];
+}
+
+function authMethod(body: Record<string, unknown>): TokenEndpointAuthMethod {
+  const value = field(body, 'token_endpoint_auth_method');
+  if (value === undefined) return 'client_secret_basic';
+  if (typeof value !== 'string' || !METHODS.includes(value as TokenEndpointAuthMethod)) {
+    throw metadataError('token_endpoint_auth_method', `must be one of ${METHODS.join(', ')}`);
+  }
+  return value as TokenEndpointAuthMethod;
+}
+
+function optionalText(body: Record<string, unknown>, name: string, check: (value: string) => string | null): string | undefined {
+  const value = field(body, name);
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw metadataError(name, 'must be a string');
+  const problem = check(value);
+  if (problem !== null) throw metadataError(name, problem);
+  return value;
+}
+
+/** The metadata of a registration (RFC 7591 §3.1) or update (RFC 7592 §2.2) request. */
+export function parseClientMetadata(body: Record<string, unknown>): ClientMetadata {
+  const uris = redirectUris(body);
+  const grants = grantTypes(body);
+  const method = authMethod(body);
+  const responseTypes = field(body, 'response_types');
+  if (responseTypes !== undefined) {
+    const types = stringArray(responseTypes, 'response_types');
+    if (types.some((type) => type !== 'code')) throw metadataError('response_types', 'may hold only code');
+    if (types.length > 0 && !grants.includes('authorization_code')) {
+      throw metadataError('response_types', 'code needs the authorization_code grant');
+    }
+  }
+  if (method === 'none' && grants.includes('client_credentials')) {
+    throw metadataError('grant_types', 'client_credentials needs a confidential client (token_endpoint_auth_method none is public)');
+  }
+  if (grants.includes('authorization_code') && uris.length === 0) {
+    throw new OAuthError('invalid_redirect_uri', 'redirect_uris must hold at least one URI for the authorization_code grant');
+  }
+  const name = optionalText(body, 'client_name', (value) =>
+    value.length === 0 || value.length > 200 || /[\u0000-\u001f\u007f]/.test(value)
+      ? 'must be 1-200 characters without control characters'
+      : null,
+  );
+  const scope = optionalText(body, 'scope', (value) =>
+    value.length > 1000 || !SCOPE.test(value) ? 'must be space-separated scope tokens (at most 1000 characters)' : null,
+  );
+  return { redirectUris: uris, grantTypes: grants, tokenEndpointAuthMethod: method, name, scope };
+}

@@ -1,0 +1,58 @@
+/**
+ * Reading the JSON body of a registration request (RFC 7591 §3.1): size cap, content type, and an object at the
+ * top. Every refusal is the registration error `invalid_client_metadata` (RFC 7591 §3.2.2), and nothing is stored.
+ */
+import { isBodyTooLarge } from '../body.js';
+import { OAuthError } from '../errors.js';
+import { headerValue, type SentinelBody, type SentinelRequest } from '../http.js';
+
+function invalid(description: string, headers?: Record<string, string>): OAuthError {
+  return new OAuthError('invalid_client_metadata', description, headers === undefined ? {} : { headers });
+}
+
+function tooLarge(limit: number): OAuthError {
+  // The rest of an oversized body is not read: the connection is closed rather than drained.
+  return invalid(`the request body exceeds ${limit} bytes`, { connection: 'close' });
+}
+
+function isJSONContentType(contentType: string | undefined): boolean {
+  if (contentType === undefined) return false;
+  const [type, ...parameters] = contentType.split(';');
+  if (type?.trim().toLowerCase() !== 'application/json') return false;
+  return parameters.every((parameter) => {
+    const [name, value] = parameter.split('=');
+    if (name?.trim().toLowerCase() !== 'charset') return true;
+    const charset = value?.trim().replace(/^"|"$/g, '').toLowerCase();
+    return charset === 'utf-8' || charset === 'utf8';
+  });
+}
+
+function objectOf(value: unknown): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid('the request body must be a JSON object');
+  return value as Record<string, unknown>;
+}
+
+/** The body as a JSON object, read at most `limit` bytes of it. */
+export async function readJSONObject(request: SentinelRequest, limit: number): Promise<Record<string, unknown>> {
+  const declared = headerValue(request, 'content-length');
+  if (declared !== undefined && Number(declared) > limit) throw tooLarge(limit);
+  if (!isJSONContentType(headerValue(request, 'content-type'))) throw invalid('Content-Type must be application/json');
+  let body: SentinelBody | undefined;
+  try {
+    body = typeof request.body === 'function' ? await request.body() : request.body;
+  } catch (error) {
+    if (isBodyTooLarge(error)) throw tooLarge(limit);
+    throw error;
+  }
+  if (body === undefined) throw invalid('the request body must be a JSON object');
+  if (typeof body !== 'string' && !(body instanceof Uint8Array)) return objectOf(body); // parsed by the host (express.json(), …)
+  const text = typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+  if (Buffer.byteLength(text) > limit) throw tooLarge(limit);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw invalid('the request body is not valid JSON');
+  }
+  return objectOf(parsed);
+}

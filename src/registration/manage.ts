@@ -1,0 +1,69 @@
+/**
+ * `{registration_client_uri}` — client configuration (RFC 7592 §2) with the app's registration access token:
+ * GET reads it, PUT replaces its metadata, DELETE removes the app (its secrets, and with them its client
+ * credentials, refresh tokens and codes, stop working at once; its access tokens fail the bearer guard).
+ */
+import type { App } from '../apps.js';
+import { appPresence } from '../app-presence.js';
+import type { SentinelContext } from '../context.js';
+import { OAuthError } from '../errors.js';
+import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
+import type { RouteParams } from '../router.js';
+import { verifyAppSecret } from '../apps.js';
+import { requireRegistrationAccess } from './access.js';
+import { clientInformation } from './client-information.js';
+import { parseClientMetadata } from './client-metadata.js';
+import { readJSONObject } from './json-body.js';
+import { REGISTRATION_ACTOR } from './register.js';
+
+// RFC 7592 §2.2: values the server assigns; a client must not send them in an update.
+const SERVER_ASSIGNED = ['registration_access_token', 'registration_client_uri', 'client_secret_expires_at', 'client_id_issued_at'];
+
+function gone(): OAuthError {
+  // Deleted between the token check and the write: for the caller the token no longer manages anything.
+  return new OAuthError('invalid_token', 'the registration access token is not valid for this client', {
+    status: 401,
+    headers: { 'www-authenticate': 'Bearer realm="sentinel", error="invalid_token"' },
+  });
+}
+
+/** Handles GET, PUT and DELETE at a client's configuration endpoint. */
+export async function handleClientConfiguration(
+  context: SentinelContext,
+  request: SentinelRequest,
+  { accountId, clientId }: RouteParams,
+): Promise<SentinelResponse> {
+  const app = await requireRegistrationAccess(context, request, accountId, clientId);
+  if (request.method === 'DELETE') {
+    if (!(await context.apps.deleteApp?.(accountId, app.clientId, { actor: REGISTRATION_ACTOR }))) throw gone();
+    appPresence(context).forget(accountId, app.clientId);
+    return { status: 204, headers: { 'cache-control': 'no-store', pragma: 'no-cache' } };
+  }
+  if (request.method === 'PUT') return noStoreJSON(200, clientInformation(context, await update(context, request, app)));
+  return noStoreJSON(200, clientInformation(context, app));
+}
+
+async function update(context: SentinelContext, request: SentinelRequest, app: App): Promise<App> {
+  const body = await readJSONObject(request, context.config.bodyLimit);
+  if (body.client_id !== app.clientId) throw new OAuthError('invalid_client_metadata', 'client_id must be the client id of this client');
+  for (const name of SERVER_ASSIGNED) {
+    if (Object.hasOwn(body, name)) throw new OAuthError('invalid_client_metadata', `${name} must not be sent in an update`);
+  }
+  if (Object.hasOwn(body, 'client_secret') && (typeof body.client_secret !== 'string' || !verifyAppSecret(body.client_secret, app))) {
+    throw new OAuthError('invalid_client_metadata', 'client_secret does not match the current secret');
+  }
+  const metadata = parseClientMetadata(body);
+  if (metadata.tokenEndpointAuthMethod !== app.tokenEndpointAuthMethod) {
+    // A public client has no secret to keep and a confidential one needs one: register a new client instead.
+    throw new OAuthError('invalid_client_metadata', 'token_endpoint_auth_method cannot change after registration');
+  }
+  const updated: App = {
+    ...app,
+    redirectUris: metadata.redirectUris,
+    grantTypes: metadata.grantTypes,
+    name: metadata.name,
+    scope: metadata.scope,
+  };
+  if (!(await context.apps.updateApp?.(updated, { actor: REGISTRATION_ACTOR }))) throw gone();
+  return updated;
+}

@@ -1,0 +1,41 @@
+/**
+ * The `registration` option: dynamic client registration (RFC 7591) and management (RFC 7592) over HTTP.
+ */
+import type { AppStore } from '../apps.js';
+import { ConfigurationError } from '../errors.js';
+
+/**
+ * Decides whether an initial access token may register apps in an account (RFC 7591 §3: the registration
+ * endpoint may require one). May be async.
+ *
+ * @example
+ * const initialAccessToken: InitialAccessTokenCheck = async (token, { accountId }) => tokens.allows(token, accountId);
+ */
+export type InitialAccessTokenCheck = (token: string, context: { accountId: string }) => boolean | Promise<boolean>;
+
+/**
+ * The `registration` option of `createSentinel()`: dynamic client registration (RFC 7591 §3) and client
+ * configuration (RFC 7592 §2), protected by an initial access token (RFC 7591 §3).
+ *
+ * @example
+ * createSentinel({ …, appStore, registration: { initialAccessToken: process.env.SENTINEL_REGISTRATION_TOKEN!, secretOverlapSeconds: 3600 } });
+ */
+export interface RegistrationOptions {
+  /** One token for every account (at least 16 characters), or a function deciding per account. */
+  initialAccessToken: string | InitialAccessTokenCheck;
+  /** How long a rotated-out client secret keeps working, in seconds. Default 86 400 (24 h); 0 ends it at once. */
+  secretOverlapSeconds?: number;
+}
+
+const MANAGEMENT_METHODS = ['saveApp', 'updateApp', 'deleteApp', 'rotateClientSecret'] as const;
+
+/** Refuses, at startup, an app store that cannot do what the registration endpoints need. */
+export function assertRegistrationStore(apps: AppStore): void {
+  const missing = MANAGEMENT_METHODS.filter((method) => typeof apps[method] !== 'function');
+  if (missing.length > 0) {
+    throw new ConfigurationError(
+      'registration',
+      `needs an appStore with ${missing.join(', ')} (MemoryAppStore and PostgresAppStore have them)`,
+    );
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * `POST {basePath}/api/account/{accountId}/register` — dynamic client registration (RFC 7591 §3): an initial access
+ * token, JSON client metadata in, a new app out with its secret and registration access token, each shown once.
+ */
+import { generateClientId, generateClientSecret, hashClientSecret, type App } from '../apps.js';
+import type { SentinelContext } from '../context.js';
+import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
+import { requireInitialAccessToken } from './access.js';
+import { clientInformation } from './client-information.js';
+import { parseClientMetadata } from './client-metadata.js';
+import { readJSONObject } from './json-body.js';
+
+/** The actor the change log records for changes made over HTTP. */
+export const REGISTRATION_ACTOR = 'registration-endpoint';
+
+/** Handles a registration request. */
+export async function handleRegister(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
+  // The token before the body: an unauthenticated caller gets nothing parsed.
+  await requireInitialAccessToken(context, request, accountId);
+  const metadata = parseClientMetadata(await readJSONObject(request, context.config.bodyLimit));
+  const clientSecret = metadata.tokenEndpointAuthMethod === 'none' ? undefined : generateClientSecret();
+  const registrationAccessToken = generateClientSecret();
+  const app: App = {
+    accountId,
+    clientId: generateClientId(),
+    clientSecretHash: clientSecret === undefined ? undefined : hashClientSecret(clientSecret),
+    redirectUris: metadata.redirectUris,
+    grantTypes: metadata.grantTypes,
+    tokenEndpointAuthMethod: metadata.tokenEndpointAuthMethod,
+    name: metadata.name,
+    scope: metadata.scope,
+    registrationAccessTokenHash: hashClientSecret(registrationAccessToken),
+    createdAt: Math.floor(Date.now() / 1000),
+  };
+  await context.apps.saveApp?.(app, { actor: REGISTRATION_ACTOR });
+  return noStoreJSON(
+    201,
+    clientInformation(context, app, {
+      ...(clientSecret === undefined ? {} : { client_secret: clientSecret }),
+      registration_access_token: registrationAccessToken,
+    }),
+  );
+}

@@ -1,0 +1,170 @@
+/**
+ * The conformance suite of a managing {@link AppStore} (one with saveApp, listApps, updateApp, deleteApp and
+ * rotateClientSecret). Each implementation's test file calls `runAppStoreContract` with a factory, called once per
+ * test; every test works in its own random account, so stores may share a database.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type App, type AppStore, generateClientSecret, hashClientSecret, verifyAppSecret } from '../src/apps.js';
+
+/** What a factory hands to the contract. */
+export interface AppStoreUnderTest {
+  store: Required<Pick<AppStore, 'saveApp' | 'listApps' | 'updateApp' | 'deleteApp' | 'rotateClientSecret'>> & AppStore;
+  cleanup(): Promise<void>;
+}
+
+function newApp(accountId: string, overrides: Partial<App> = {}): { app: App; secret: string } {
+  const secret = generateClientSecret();
+  return {
+    secret,
+    app: {
+      accountId,
+      clientId: randomUUID(),
+      clientSecretHash: hashClientSecret(secret),
+      redirectUris: ['https://app.example.com/cb', 'http://127.0.0.1:8080/cb'],
+      grantTypes: ['authorization_code', 'client_credentials', 'refresh_token'],
+      tokenEndpointAuthMethod: 'client_secret_basic',
+      name: 'Contract app',
+      scope: 'openid messages',
+      ...overrides,
+    },
+  };
+}
+
+/**
+ * Defines `describe(name)` with the AppStore contract run against stores from `makeStore`.
+ *
+ * @example
+ * runAppStoreContract('MemoryAppStore', async () => ({ store: new MemoryAppStore(), cleanup: async () => {} }));
+ */
+export function runAppStoreContract(name: string, makeStore: () => Promise<AppStoreUnderTest>, options: { skip?: boolean } = {}): void {
+  describe.skipIf(options.skip === true)(`AppStore contract: ${name}`, () => {
+    let subject: AppStoreUnderTest;
+    let store: AppStoreUnderTest['store'];
+    let account: string;
+
+    beforeEach(async () => {
+      subject = await makeStore();
+      store = subject.store;
+      account = `acct-${randomBytes(6).toString('hex')}`;
+    });
+    afterEach(async () => {
+      await subject.cleanup();
+    });
+
+    it('finds nothing in an unknown account', async () => {
+      expect(await store.findApp(account, randomUUID())).toBeNull();
+      expect(await store.hasAccount(account)).toBe(false);
+      expect(await store.listApps(account)).toEqual([]);
+    });
+
+    it('saves an app and finds it with every field, redirect URIs in order; the account then exists', async () => {
+      const { app, secret } = newApp(account);
+      await store.saveApp(app);
+      const found = await store.findApp(account, app.clientId);
+      expect(found).toMatchObject({
+        accountId: account,
+        clientId: app.clientId,
+        clientSecretHash: app.clientSecretHash,
+        redirectUris: app.redirectUris,
+        grantTypes: app.grantTypes,
+        tokenEndpointAuthMethod: 'client_secret_basic',
+        name: 'Contract app',
+        scope: 'openid messages',
+      });
+      expect(verifyAppSecret(secret, found)).toBe(true);
+      expect(verifyAppSecret(generateClientSecret(), found)).toBe(false);
+      expect(await store.hasAccount(account)).toBe(true);
+      // Same client id, other account: a different app (here: none).
+      expect(await store.findApp(`${account}-other`, app.clientId)).toBeNull();
+    });
+
+    it('keeps a public client without a secret', async () => {
+      const { app } = newApp(account, { clientSecretHash: undefined, tokenEndpointAuthMethod: 'none', grantTypes: ['authorization_code'] });
+      await store.saveApp(app);
+      const found = await store.findApp(account, app.clientId);
+      expect(found?.clientSecretHash).toBeUndefined();
+      expect(found?.tokenEndpointAuthMethod).toBe('none');
+    });
+
+    it('lists the apps of one account only', async () => {
+      const first = newApp(account).app;
+      const second = newApp(account).app;
+      const elsewhere = newApp(`${account}-b`).app;
+      for (const app of [first, second, elsewhere]) await store.saveApp(app);
+      const listed = await store.listApps(account);
+      expect(listed.map((app) => app.clientId).sort()).toEqual([first.clientId, second.clientId].sort());
+      await store.deleteApp(elsewhere.accountId, elsewhere.clientId);
+    });
+
+    it('updates metadata but never the secrets; an unknown app is not updated', async () => {
+      const { app, secret } = newApp(account);
+      await store.saveApp(app);
+      const changed = await store.updateApp({
+        ...app,
+        clientSecretHash: hashClientSecret('attempted-secret-change-attempted'),
+        redirectUris: ['https://new.example.com/cb'],
+        grantTypes: ['authorization_code'],
+        name: 'Renamed',
+        scope: undefined,
+      });
+      expect(changed).toBe(true);
+      const found = await store.findApp(account, app.clientId);
+      expect(found).toMatchObject({ redirectUris: ['https://new.example.com/cb'], grantTypes: ['authorization_code'], name: 'Renamed' });
+      expect(found?.scope).toBeUndefined();
+      expect(verifyAppSecret(secret, found)).toBe(true);
+      expect(await store.updateApp({ ...app, clientId: randomUUID() })).toBe(false);
+    });
+
+    it('deletes an app: gone, and the account with it when it was the last', async () => {
+      const { app } = newApp(account);
+      await store.saveApp(app);
+      expect(await store.deleteApp(account, app.clientId)).toBe(true);
+      expect(await store.findApp(account, app.clientId)).toBeNull();
+      expect(await store.hasAccount(account)).toBe(false);
+      expect(await store.deleteApp(account, app.clientId)).toBe(false);
+    });
+
+    it('rotates a secret: the new one works at once, the old one until the overlap ends', async () => {
+      const { app, secret: oldSecret } = newApp(account);
+      await store.saveApp(app);
+      const newSecret = generateClientSecret();
+      const rotated = await store.rotateClientSecret(account, app.clientId, hashClientSecret(newSecret), 1);
+      expect(rotated?.clientSecretHash).toBe(hashClientSecret(newSecret));
+      const found = await store.findApp(account, app.clientId);
+      expect(verifyAppSecret(newSecret, found)).toBe(true);
+      expect(verifyAppSecret(oldSecret, found)).toBe(true);
+      expect(found?.retiringSecrets?.[0]?.expiresAt).toBeGreaterThan(Date.now() / 1000);
+      await sleep(1500);
+      expect(verifyAppSecret(oldSecret, await store.findApp(account, app.clientId))).toBe(false);
+      expect(verifyAppSecret(newSecret, await store.findApp(account, app.clientId))).toBe(true);
+    });
+
+    it('rotates with no overlap: the old secret stops at once', async () => {
+      const { app, secret: oldSecret } = newApp(account);
+      await store.saveApp(app);
+      const newSecret = generateClientSecret();
+      await store.rotateClientSecret(account, app.clientId, hashClientSecret(newSecret), 0);
+      const found = await store.findApp(account, app.clientId);
+      expect(verifyAppSecret(oldSecret, found)).toBe(false);
+      expect(verifyAppSecret(newSecret, found)).toBe(true);
+    });
+
+    it('keeps every secret of overlapping rotations, including concurrent ones, and exactly one current', async () => {
+      const { app, secret: first } = newApp(account);
+      await store.saveApp(app);
+      const secrets = Array.from({ length: 5 }, () => generateClientSecret());
+      await Promise.all(secrets.map((secret) => store.rotateClientSecret(account, app.clientId, hashClientSecret(secret), 3600)));
+      const found = await store.findApp(account, app.clientId);
+      for (const secret of [first, ...secrets]) expect(verifyAppSecret(secret, found)).toBe(true);
+      expect(found?.retiringSecrets).toHaveLength(5);
+      expect(secrets.map(hashClientSecret)).toContain(found?.clientSecretHash);
+    });
+
+    it('does not rotate the secret of an unknown app', async () => {
+      expect(await store.rotateClientSecret(account, randomUUID(), hashClientSecret('x'), 60)).toBeNull();
+      expect(await store.hasAccount(account)).toBe(false);
+    });
+  });
+}

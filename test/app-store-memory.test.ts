@@ -1,0 +1,4 @@
+import { MemoryAppStore } from '../src/apps.js';
+import { runAppStoreContract } from './app-store-contract.js';
+
+runAppStoreContract('MemoryAppStore', async () => ({ store: new MemoryAppStore(), cleanup: async () => {} }));

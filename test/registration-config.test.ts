@@ -1,0 +1,48 @@
+/**
+ * The `registration` option at startup: a mistake is a ConfigurationError naming the field, before any request.
+ */
+import { describe, expect, it } from 'vitest';
+import { isConfigurationError } from '../src/index.js';
+import { call, jsonOf } from './direct-flow.js';
+import { ACCOUNT, makeSentinel } from './fixtures.js';
+
+function fieldOf(build: () => unknown): string | undefined {
+  try {
+    build();
+  } catch (error) {
+    return isConfigurationError(error) ? error.field : 'not a ConfigurationError';
+  }
+  return undefined;
+}
+
+describe('the registration option', () => {
+  it('names a short initial access token, a wrong overlap and a store that cannot manage apps', () => {
+    expect(fieldOf(() => makeSentinel({ registration: { initialAccessToken: 'short' } }))).toBe('registration.initialAccessToken');
+    expect(
+      fieldOf(() => makeSentinel({ registration: { initialAccessToken: 'long-enough-initial-token', secretOverlapSeconds: -1 } })),
+    ).toBe('registration.secretOverlapSeconds');
+    const readOnly = { findApp: () => null, hasAccount: () => false };
+    expect(
+      fieldOf(() => makeSentinel({ apps: [], appStore: readOnly, registration: { initialAccessToken: 'long-enough-initial-token' } })),
+    ).toBe('registration');
+  });
+
+  it('works on the default MemoryAppStore, and is a 404 when not enabled', async () => {
+    const enabled = makeSentinel({ registration: { initialAccessToken: 'long-enough-initial-token' } });
+    const created = await call(enabled, {
+      method: 'POST',
+      path: `/sentinel/api/account/${ACCOUNT}/register`,
+      headers: { authorization: 'Bearer long-enough-initial-token', 'content-type': 'application/json' },
+      body: JSON.stringify({ grant_types: ['client_credentials'] }),
+    });
+    expect(created.status).toBe(201);
+    expect(enabled.context.apps.findApp(ACCOUNT, jsonOf(created).client_id as string)).not.toBeNull();
+    const disabled = await call(makeSentinel(), {
+      method: 'POST',
+      path: `/sentinel/api/account/${ACCOUNT}/register`,
+      headers: { authorization: 'Bearer long-enough-initial-token', 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(disabled.status).toBe(404);
+  });
+});
