@@ -4,9 +4,12 @@
  */
 import type { AppStore } from './apps.js';
 import type { ResolvedConfig } from './config.js';
+import { createEmitter } from './emitter.js';
 import type { EventInput } from './events.js';
+import type { SentinelRequest } from './http.js';
 import type { KeySet } from './keys.js';
 import type { Store } from './stores/store.js';
+import type { RequestObservation } from './telemetry/request-span.js';
 
 /** The service's collaborators, shared by all handlers. */
 export interface SentinelContext {
@@ -14,7 +17,10 @@ export interface SentinelContext {
   readonly keys: KeySet;
   readonly store: Store;
   readonly apps: AppStore;
-  /** Sends an audit event to `onEvent`. A throwing hook fails the request with server_error. */
+  /**
+   * Completes an audit event (time, client address, request id, outcome), counts it in the metrics and sends it to
+   * `onEvent`. A throwing hook fails the request with server_error.
+   */
   emit(event: EventInput): void;
   /** The issuer identifier of one account: `{issuer}{basePath}/api/account/{accountId}` (RFC 8414, RFC 9207). */
   accountIssuer(accountId: string): string;
@@ -22,15 +28,22 @@ export interface SentinelContext {
   endpointURL(path: string): string;
 }
 
-/** Builds the context; `emit` is a no-op without an `onEvent` hook. */
+/** Builds the context; its `emit` has no request (see {@link requestContext} for a handled request's). */
 export function createContext(input: { config: ResolvedConfig; keys: KeySet; store: Store; apps: AppStore }): SentinelContext {
   const { config } = input;
-  const onEvent = config.onEvent;
   const base = `${config.issuer}${config.basePath}`;
   return {
     ...input,
-    emit: onEvent === undefined ? () => {} : (event) => onEvent({ ...event, at: Date.now() } as Parameters<typeof onEvent>[0]),
+    emit: createEmitter(config),
     accountIssuer: (accountId) => `${base}/api/account/${encodeURIComponent(accountId)}`,
     endpointURL: (path) => `${base}${path}`,
   };
+}
+
+/**
+ * The context of one handled request: the same collaborators, with an `emit` whose events carry the request's client
+ * address and id and annotate its span.
+ */
+export function requestContext(context: SentinelContext, request: SentinelRequest, observation?: RequestObservation): SentinelContext {
+  return { ...context, emit: createEmitter(context.config, request, observation) };
 }

@@ -7,6 +7,7 @@
  */
 import { OAuthError } from './errors.js';
 import { signBytes, signBytesInPool, verifyBytes, type KeySet, type SigningKey } from './keys.js';
+import { traceSigning } from './telemetry/signing-span.js';
 
 /** JWT claims as a plain object. */
 export type JWTClaims = Record<string, unknown> & {
@@ -49,7 +50,7 @@ export async function signJWT(keys: KeySet, typ: JWTType, claims: JWTClaims, mod
   const key = keys.signer;
   const signingInput = `${encodedHeader(key, typ)}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
   const data = Buffer.from(signingInput);
-  const signature = mode === 'threadpool' ? await signBytesInPool(key, data) : signBytes(key, data);
+  const signature = await traceSigning(key.alg, typ, () => (mode === 'threadpool' ? signBytesInPool(key, data) : signBytes(key, data)));
   return `${signingInput}.${signature.toString('base64url')}`;
 }
 

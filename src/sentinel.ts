@@ -15,16 +15,18 @@ import {
   type TokenEndpointAuthMethod,
 } from './apps.js';
 import { resolveConfig, type ResolvedConfig, type SentinelOptions } from './config.js';
-import { createContext, type SentinelContext } from './context.js';
+import { createContext, requestContext, type SentinelContext } from './context.js';
 import { isAuthorizationError } from './authorize/authorization-error.js';
 import { completeLogin as completeInteraction, type CompleteLoginInput } from './authorize/complete-login.js';
 import { renderErrorPage } from './authorize/error-page.js';
 import { ConfigurationError, isOAuthError, OAuthError } from './errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from './http.js';
 import { loadKeys, type JWK } from './keys.js';
-import { createRouter, type Route } from './router.js';
+import { createRouter, type Match, type Route } from './router.js';
 import { ROUTES } from './routes.js';
 import { MemoryStore } from './stores/memory.js';
+import { observeRequest, type RequestObservation } from './telemetry/request-span.js';
+import { traceStore } from './telemetry/traced-store.js';
 import { createRevocationCheck } from './token/grants.js';
 
 /**
@@ -139,7 +141,8 @@ export function createSentinel(options: SentinelOptions): Sentinel {
   if (config.appStore !== undefined && config.apps.length > 0) {
     throw new ConfigurationError('apps', 'give apps or appStore, not both (add the apps to your AppStore)');
   }
-  const store = config.store ?? new MemoryStore();
+  // Whatever store is configured is observed through a decorator (spans and store metrics), never changed.
+  const store = traceStore(config.store ?? new MemoryStore());
   const context = createContext({ config, keys, store, apps });
   const match = createRouter(ROUTES, config.basePath);
 
@@ -151,42 +154,53 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     }
   }
 
-  function render(route: Route, request: SentinelRequest, error: OAuthError): SentinelResponse {
-    return route.renderError === undefined ? renderJSONError(error) : route.renderError(context, request, error);
-  }
+  const identifiers = config.telemetry.identifiersInMetrics;
 
   async function handle(request: SentinelRequest): Promise<SentinelResponse | null> {
     const found = match(request);
     if (found === null) return null;
+    if (found.route.observed === false) return dispatch(found, request);
+    return observeRequest(found.route, found.params, request, identifiers, (observation) => dispatch(found, request, observation));
+  }
+
+  async function dispatch(found: Match, request: SentinelRequest, observation?: RequestObservation): Promise<SentinelResponse> {
     const { route, params } = found;
+    // The request's own context: its events carry this request's client address and id.
+    const scoped = requestContext(context, request, observation);
+    const render = (error: OAuthError): SentinelResponse => {
+      observation?.fail(error.code);
+      return route.renderError === undefined ? renderJSONError(error) : route.renderError(scoped, request, error);
+    };
     if (!found.allowed) {
       const error = new OAuthError('invalid_request', `method ${request.method} is not allowed here`, {
         status: 405,
         headers: { allow: found.allow },
       });
-      return render(route, request, error);
+      return render(error);
     }
     try {
-      return await route.handler(context, request, params);
+      return await route.handler(scoped, request, params);
     } catch (error) {
       if (isOAuthError(error) && error.code !== 'server_error') {
         if (route.deniedEvent !== undefined) {
           try {
-            context.emit(route.deniedEvent(context, request, params, error));
+            scoped.emit(route.deniedEvent(scoped, request, params, error));
           } catch (hookError) {
             report(hookError, route, params.accountId);
+            observation?.fail('server_error');
             return serverError();
           }
         }
-        return render(route, request, error);
+        return render(error);
       }
       report(isOAuthError(error) && error.cause !== undefined ? error.cause : error, route, params.accountId);
       try {
         // After the redirect URI is validated, internal failures too go back to the app (RFC 6749 §4.1.2.1).
         const failure = isAuthorizationError(error) ? error : new OAuthError('server_error', 'the server could not complete the request');
-        return render(route, request, failure);
+        return render(failure);
       } catch (renderError) {
         report(renderError, route, params.accountId);
+        observation?.fail('server_error');
         return serverError();
       }
     }

@@ -39,7 +39,6 @@ export async function handleAppTokenV1(context: SentinelContext, request: Sentin
     clientId: app.clientId,
     grantType: 'client_credentials',
     jti: claims.jti,
-    ip: request.ip,
   });
   return noStoreJSON(200, { access_token: token, token_type: 'Bearer', expires_in: expiresInValue(context, expiresIn) });
 }

@@ -25,7 +25,7 @@ import { issueUserTokens } from './user-tokens.js';
  */
 export async function handleAuthorizationCodeGrant(
   context: SentinelContext,
-  request: SentinelRequest,
+  _request: SentinelRequest,
   accountId: string,
   params: ParamMap,
   app: App,
@@ -40,7 +40,7 @@ export async function handleAuthorizationCodeGrant(
   if (redemption === null) throw new OAuthError('invalid_grant', 'the code is invalid or has expired');
   if (redemption.kind === 'replayed') {
     const grant = await revokeGrant(context, redemption.grantId);
-    context.emit({ type: 'code.replayed', accountId, clientId: app.clientId, userId: grant?.userId, ip: request.ip });
+    context.emit({ type: 'code.replayed', accountId, clientId: app.clientId, userId: grant?.userId });
     throw new OAuthError('invalid_grant', 'the code has already been used; the tokens issued from it are revoked');
   }
   const { record } = redemption;
@@ -68,6 +68,5 @@ export async function handleAuthorizationCodeGrant(
       ? { scope: record.scope, absoluteExpiresAt: Math.floor(Date.now() / 1000) + context.config.refreshToken.absoluteTtl }
       : null,
     idToken: hasOpenIDScope(record.scope) ? { nonce: record.nonce } : null,
-    ip: request.ip,
   });
 }

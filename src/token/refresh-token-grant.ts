@@ -33,13 +33,13 @@ function narrowScope(grantScope: string | undefined, requested: string | undefin
 
 async function reuseDetected(
   context: SentinelContext,
-  request: SentinelRequest,
+  _request: SentinelRequest,
   record: { grantId: string; accountId: string; clientId?: string; userId?: string },
 ): Promise<never> {
   const grant = await revokeGrant(context, record.grantId);
   // A rotated token's record is gone; the grant record still names the user for the audit event.
   const userId = record.userId ?? grant?.userId;
-  context.emit({ type: 'refresh.reused', accountId: record.accountId, clientId: record.clientId, userId, ip: request.ip });
+  context.emit({ type: 'refresh.reused', accountId: record.accountId, clientId: record.clientId, userId });
   throw new OAuthError('invalid_grant', 'the refresh token has already been used; the grant is revoked');
 }
 
@@ -92,6 +92,5 @@ export async function handleRefreshTokenGrant(
     scope,
     refresh: { scope: record.scope, absoluteExpiresAt: record.absoluteExpiresAt },
     idToken: null,
-    ip: request.ip,
   });
 }

@@ -1,0 +1,74 @@
+/**
+ * The OpenTelemetry instruments of the service, through `@opentelemetry/api` only: the host registers (or does not
+ * register) an SDK; without one every instrument is the API's no-op and recording costs a function call.
+ *
+ * Metric names and attribute keys are pinned (docs/observability.md lists them): dashboards are built on them.
+ */
+import { type Counter, type Histogram, type MeterProvider, metrics, type Tracer, trace, type TracerProvider } from '@opentelemetry/api';
+
+/** The instrumentation scope every span and metric is reported under. */
+export const INSTRUMENTATION_SCOPE = 'sentinel-idp';
+
+/** Attribute keys used on spans and metrics. */
+export const ATTR = {
+  route: 'sentinel.route',
+  accountId: 'sentinel.account_id',
+  clientId: 'oauth.client_id',
+  grantType: 'oauth.grant_type',
+  error: 'oauth.error',
+  status: 'http.response.status_code',
+  requestId: 'sentinel.request_id',
+  outcome: 'outcome',
+  operation: 'operation',
+} as const;
+
+/** The pinned metrics. */
+export interface Instruments {
+  /** `sentinel.requests`: handled requests by route and status. */
+  requests: Counter;
+  /** `sentinel.request.duration`: seconds per handled request, by route. */
+  requestDuration: Histogram;
+  /** `sentinel.tokens.issued`: tokens issued, by grant type. */
+  tokensIssued: Counter;
+  /** `sentinel.tokens.denied`: token requests refused, by OAuth error code. */
+  tokensDenied: Counter;
+  /** `sentinel.logins`: sign-in attempts by outcome (success, failure, throttled). */
+  logins: Counter;
+  /** `sentinel.store.duration`: seconds per store call, by operation. */
+  storeDuration: Histogram;
+  /** `sentinel.store.errors`: store calls that failed, by operation. */
+  storeErrors: Counter;
+}
+
+function create(provider: MeterProvider): Instruments {
+  const meter = provider.getMeter(INSTRUMENTATION_SCOPE);
+  return {
+    requests: meter.createCounter('sentinel.requests', { description: 'Requests handled by the service' }),
+    requestDuration: meter.createHistogram('sentinel.request.duration', { description: 'Duration of handled requests', unit: 's' }),
+    tokensIssued: meter.createCounter('sentinel.tokens.issued', { description: 'Tokens issued' }),
+    tokensDenied: meter.createCounter('sentinel.tokens.denied', { description: 'Token requests refused' }),
+    logins: meter.createCounter('sentinel.logins', { description: 'Sign-in attempts' }),
+    storeDuration: meter.createHistogram('sentinel.store.duration', { description: 'Duration of store calls', unit: 's' }),
+    storeErrors: meter.createCounter('sentinel.store.errors', { description: 'Store calls that failed' }),
+  };
+}
+
+let meterCache: { provider: MeterProvider; instruments: Instruments } | undefined;
+let tracerCache: { provider: TracerProvider; tracer: Tracer } | undefined;
+
+/**
+ * The instruments of the meter provider registered now. Looked up per use rather than once at startup because the
+ * metrics API has no proxy provider: a host that registers its SDK after creating the service must still be seen.
+ */
+export function instruments(): Instruments {
+  const provider = metrics.getMeterProvider();
+  if (meterCache?.provider !== provider) meterCache = { provider, instruments: create(provider) };
+  return meterCache.instruments;
+}
+
+/** The service's tracer (the API's proxy tracer follows a provider registered later). */
+export function tracer(): Tracer {
+  const provider = trace.getTracerProvider();
+  if (tracerCache?.provider !== provider) tracerCache = { provider, tracer: provider.getTracer(INSTRUMENTATION_SCOPE) };
+  return tracerCache.tracer;
+}
