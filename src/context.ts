@@ -4,7 +4,7 @@
  */
 import type { AppStore } from './apps.js';
 import type { ResolvedConfig } from './config.js';
-import { createEmitter } from './emitter.js';
+import { createEmitter, eventsWanted } from './emitter.js';
 import type { EventInput } from './events.js';
 import type { SentinelRequest } from './http.js';
 import type { KeySet } from './keys.js';
@@ -45,5 +45,7 @@ export function createContext(input: { config: ResolvedConfig; keys: KeySet; sto
  * address and id and annotate its span.
  */
 export function requestContext(context: SentinelContext, request: SentinelRequest, observation?: RequestObservation): SentinelContext {
+  // Nobody listening: the shared context (whose events are never built) saves an object per request.
+  if (!eventsWanted(context.config, observation)) return context;
   return { ...context, emit: createEmitter(context.config, request, observation) };
 }

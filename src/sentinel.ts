@@ -25,6 +25,7 @@ import { loadKeys, type JWK } from './keys.js';
 import { createRouter, type Match, type Route } from './router.js';
 import { ROUTES } from './routes.js';
 import { MemoryStore } from './stores/memory.js';
+import { telemetryActive } from './telemetry/instruments.js';
 import { observeRequest, type RequestObservation } from './telemetry/request-span.js';
 import { traceStore } from './telemetry/traced-store.js';
 import { createRevocationCheck } from './token/grants.js';
@@ -159,7 +160,7 @@ export function createSentinel(options: SentinelOptions): Sentinel {
   async function handle(request: SentinelRequest): Promise<SentinelResponse | null> {
     const found = match(request);
     if (found === null) return null;
-    if (found.route.observed === false) return dispatch(found, request);
+    if (found.route.observed === false || !telemetryActive()) return dispatch(found, request);
     return observeRequest(found.route, found.params, request, identifiers, (observation) => dispatch(found, request, observation));
   }
 

@@ -4,7 +4,17 @@
  *
  * Metric names and attribute keys are pinned (docs/observability.md lists them): dashboards are built on them.
  */
-import { type Counter, type Histogram, type MeterProvider, metrics, type Tracer, trace, type TracerProvider } from '@opentelemetry/api';
+import {
+  type Counter,
+  createNoopMeter,
+  type Histogram,
+  type MeterProvider,
+  metrics,
+  ProxyTracerProvider,
+  type Tracer,
+  trace,
+  type TracerProvider,
+} from '@opentelemetry/api';
 
 /** The instrumentation scope every span and metric is reported under. */
 export const INSTRUMENTATION_SCOPE = 'sentinel-idp';
@@ -53,17 +63,49 @@ function create(provider: MeterProvider): Instruments {
   };
 }
 
-let meterCache: { provider: MeterProvider; instruments: Instruments } | undefined;
+let meterCache: { provider: MeterProvider; instruments: Instruments; active: boolean } | undefined;
 let tracerCache: { provider: TracerProvider; tracer: Tracer } | undefined;
+
+// The API hands out singletons when nothing is registered: a no-op meter's counter is always the same object, and
+// an unregistered proxy tracer provider delegates to the same no-op provider. Comparing against them is how "no
+// SDK" is detected, so that the service skips its own work (timing, attribute objects, events) entirely.
+const NOOP_COUNTER = createNoopMeter().createCounter('sentinel.noop');
+const NOOP_TRACER_PROVIDER = new ProxyTracerProvider().getDelegate();
+
+function meterState(): NonNullable<typeof meterCache> {
+  const provider = metrics.getMeterProvider();
+  if (meterCache?.provider !== provider) {
+    const created = create(provider);
+    meterCache = { provider, instruments: created, active: created.requests !== NOOP_COUNTER };
+  }
+  return meterCache;
+}
 
 /**
  * The instruments of the meter provider registered now. Looked up per use rather than once at startup because the
  * metrics API has no proxy provider: a host that registers its SDK after creating the service must still be seen.
  */
 export function instruments(): Instruments {
-  const provider = metrics.getMeterProvider();
-  if (meterCache?.provider !== provider) meterCache = { provider, instruments: create(provider) };
-  return meterCache.instruments;
+  return meterState().instruments;
+}
+
+/** Whether a meter provider is registered (otherwise every instrument is a no-op). */
+export function metricsActive(): boolean {
+  return meterState().active;
+}
+
+/** Whether a tracer provider is registered (otherwise every span is a non-recording no-op). */
+export function tracingActive(): boolean {
+  const provider = trace.getTracerProvider();
+  return !(provider instanceof ProxyTracerProvider) || provider.getDelegate() !== NOOP_TRACER_PROVIDER;
+}
+
+/**
+ * Whether any OpenTelemetry SDK is registered: without one the service does no telemetry work at all.
+ * @example if (!telemetryActive()) return dispatch(request);
+ */
+export function telemetryActive(): boolean {
+  return metricsActive() || tracingActive();
 }
 
 /** The service's tracer (the API's proxy tracer follows a provider registered later). */

@@ -7,7 +7,7 @@ import { type Attributes, context, propagation, type Span, SpanKind, SpanStatusC
 import type { SentinelRequest, SentinelResponse } from '../http.js';
 import { requestId } from '../request-id.js';
 import type { Route, RouteParams } from '../router.js';
-import type { EventAnnotations } from './event-metrics.js';
+import type { EventInput } from '../events.js';
 import { ATTR, instruments, tracer } from './instruments.js';
 
 /** What the handling of one request tells its span and metrics as it goes. */
@@ -17,8 +17,8 @@ export interface RequestObservation {
   readonly requestId: string | undefined;
   /** Notes the OAuth error code the request is answered with. */
   fail(code: string): void;
-  /** Notes what an audit event of this request revealed (client, grant type). */
-  annotate(annotations: EventAnnotations): void;
+  /** Notes what an audit event of this request reveals (client, grant type). */
+  annotate(event: EventInput): void;
 }
 
 /**
@@ -58,12 +58,12 @@ export async function observeRequest(
     fail(code) {
       errorCode = code;
     },
-    annotate(annotations) {
-      if (annotations.clientId !== undefined && clientId === undefined) {
-        clientId = annotations.clientId;
+    annotate(event) {
+      if (event.clientId !== undefined && clientId === undefined) {
+        clientId = event.clientId;
         span.setAttribute(ATTR.clientId, clientId);
       }
-      if (annotations.grantType !== undefined) span.setAttribute(ATTR.grantType, annotations.grantType);
+      if ('grantType' in event && event.grantType !== undefined) span.setAttribute(ATTR.grantType, event.grantType);
     },
   };
   let status = 500;

@@ -3,13 +3,14 @@
  * thread pool it can queue, so it gets its own timing in a trace. Only the algorithm and token type are recorded.
  */
 import { SpanStatusCode } from '@opentelemetry/api';
-import { tracer } from './instruments.js';
+import { tracer, tracingActive } from './instruments.js';
 
 /**
  * Runs `sign` inside a `sentinel sign` span.
  * @example const signature = await traceSigning('ES256', 'at+jwt', () => signBytesInPool(key, data));
  */
 export async function traceSigning<T>(algorithm: string, type: string, sign: () => T | Promise<T>): Promise<T> {
+  if (!tracingActive()) return sign();
   const span = tracer().startSpan('sentinel sign', { attributes: { 'sentinel.signing.alg': algorithm, 'sentinel.token.typ': type } });
   try {
     return await sign();

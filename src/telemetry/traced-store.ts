@@ -8,7 +8,7 @@
  */
 import { context, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Store } from '../stores/store.js';
-import { ATTR, instruments, tracer } from './instruments.js';
+import { ATTR, instruments, telemetryActive, tracer } from './instruments.js';
 
 type AnyFunction = (...args: unknown[]) => unknown;
 
@@ -75,7 +75,8 @@ export function traceStore<S extends Store>(store: S): S {
       const original = value as AnyFunction;
       const cached = wrappers.get(property);
       if (cached?.original === original) return cached.wrapper;
-      const wrapper: AnyFunction = (...args) => observeCall(property, () => original.apply(target, args));
+      const wrapper: AnyFunction = (...args) =>
+        telemetryActive() ? observeCall(property, () => original.apply(target, args)) : original.apply(target, args);
       wrappers.set(property, { original, wrapper });
       return wrapper;
     },
