@@ -83,6 +83,17 @@ async function main(): Promise<void> {
     port,
     HOST,
   );
+  // CPU time of the whole process (every thread) over the measured window, as the main bench measures it.
+  let cpuStart: NodeJS.CpuUsage | undefined;
+  process.on('message', (message: { type: string }) => {
+    if (message.type === 'cpu-start') {
+      cpuStart = process.cpuUsage();
+      process.send?.({ type: 'cpu-started' });
+    } else if (message.type === 'cpu-stop') {
+      const delta = process.cpuUsage(cpuStart);
+      process.send?.({ type: 'cpu', micros: delta.user + delta.system });
+    }
+  });
   process.send?.({ type: 'ready' });
 }
 

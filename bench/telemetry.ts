@@ -83,7 +83,20 @@ async function startServer(variant: Variant, root: string, jwk: string): Promise
   return { port, child };
 }
 
-async function load(port: number, seconds: number): Promise<number> {
+/** Sends `type` to the child and resolves with its first answer of `answer`. */
+function ask<T>(child: ChildProcess, type: string, answer: string): Promise<T> {
+  return new Promise((resolve) => {
+    const listener = (message: { type: string }): void => {
+      if (message.type !== answer) return;
+      child.off('message', listener);
+      resolve(message as T);
+    };
+    child.on('message', listener);
+    child.send({ type });
+  });
+}
+
+async function load(port: number, seconds: number): Promise<{ rps: number; requests: number }> {
   const result = await autocannon({
     url: `http://${HOST}:${port}`,
     connections,
@@ -92,7 +105,7 @@ async function load(port: number, seconds: number): Promise<number> {
   });
   const bad = result.non2xx + result.errors + result.timeouts;
   if (bad > 0) throw new Error(`port ${port}: ${bad} failed responses`);
-  return result.requests.average;
+  return { rps: result.requests.average, requests: result.requests.total };
 }
 
 async function checkFirst(port: number): Promise<void> {
@@ -130,6 +143,7 @@ async function main(): Promise<void> {
   const { privateJwk } = await createKeyPair();
   const jwk = JSON.stringify(privateJwk);
   const samples: Record<Variant, number[]> = { baseline: [], 'no-sdk': [], sdk: [] };
+  const cpu: Record<Variant, number[]> = { baseline: [], 'no-sdk': [], sdk: [] };
   for (let round = 0; round < rounds; round++) {
     const order = VARIANTS.map((_, i) => VARIANTS[(i + round) % VARIANTS.length] as Variant);
     for (const variant of order) {
@@ -137,9 +151,12 @@ async function main(): Promise<void> {
       try {
         await checkFirst(port);
         if (warmup > 0) await load(port, warmup);
-        const rps = await load(port, duration);
+        await ask(child, 'cpu-start', 'cpu-started');
+        const { rps, requests } = await load(port, duration);
+        const { micros } = await ask<{ micros: number }>(child, 'cpu-stop', 'cpu');
         samples[variant].push(rps);
-        console.log(`round ${round + 1} ${variant}: ${rps.toFixed(0)} req/s`);
+        cpu[variant].push(micros / requests);
+        console.log(`round ${round + 1} ${variant}: ${rps.toFixed(0)} req/s, ${(micros / requests).toFixed(1)} µs CPU/request`);
       } finally {
         child.kill('SIGKILL');
         children.delete(child);
@@ -147,9 +164,11 @@ async function main(): Promise<void> {
     }
   }
   const med = Object.fromEntries(VARIANTS.map((variant) => [variant, median(samples[variant])])) as Record<Variant, number>;
+  const cpuMed = Object.fromEntries(VARIANTS.map((variant) => [variant, median(cpu[variant])])) as Record<Variant, number>;
   const pct = (value: number): string => `${(value * 100).toFixed(1)} %`;
   const rows = VARIANTS.map(
-    (variant) => `| ${variant} | ${med[variant].toFixed(0)} | ${samples[variant].map((value) => value.toFixed(0)).join(', ')} |`,
+    (variant) =>
+      `| ${variant} | ${med[variant].toFixed(0)} | ${samples[variant].map((value) => value.toFixed(0)).join(', ')} | ${cpuMed[variant].toFixed(1)} |`,
   );
   const markdown = [
     '## OpenTelemetry cost (client credentials)',
@@ -160,12 +179,15 @@ async function main(): Promise<void> {
     `(\`${ref}\`); \`no-sdk\` is this source with no OpenTelemetry SDK registered; \`sdk\` registers the SDK`,
     '(always-on sampling, batch span processor, Prometheus reader).',
     '',
-    '| server | median req/s | rounds |',
-    '|---|---:|---:|',
+    '| server | median req/s | req/s per round | median CPU µs/request |',
+    '|---|---:|---:|---:|',
     ...rows,
     '',
-    `- without an SDK vs baseline: ${pct(med['no-sdk'] / med.baseline)} of the throughput (goal ≥ 99 %)`,
-    `- with the SDK vs without: ${pct(med.sdk / med['no-sdk'])} of the throughput (goal ≥ 90 %)`,
+    `- without an SDK vs baseline: ${pct(med['no-sdk'] / med.baseline)} of the req/s, ${pct(cpuMed.baseline / cpuMed['no-sdk'])} by CPU per request (goal ≥ 99 %)`,
+    `- with the SDK vs without: ${pct(med.sdk / med['no-sdk'])} of the req/s, ${pct(cpuMed['no-sdk'] / cpuMed.sdk)} by CPU per request (goal ≥ 90 %)`,
+    '',
+    'CPU per request (whole server process, all threads, over the measured window) is the steadier figure on a shared',
+    'machine: req/s moves with whatever else runs, CPU time per request much less.',
   ].join('\n');
   writeSection(markdown);
   console.log(markdown);
