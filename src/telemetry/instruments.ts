@@ -50,15 +50,28 @@ export interface Instruments {
   storeErrors: Counter;
 }
 
+/** Seconds; the SDK's default buckets (0 to 10 000) suit milliseconds and would put every request in one bucket. */
+const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
+/** Seconds; store calls are expected well under a millisecond locally and a few milliseconds over the network. */
+const STORE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
 function create(provider: MeterProvider): Instruments {
   const meter = provider.getMeter(INSTRUMENTATION_SCOPE);
   return {
     requests: meter.createCounter('sentinel.requests', { description: 'Requests handled by the service' }),
-    requestDuration: meter.createHistogram('sentinel.request.duration', { description: 'Duration of handled requests', unit: 's' }),
+    requestDuration: meter.createHistogram('sentinel.request.duration', {
+      description: 'Duration of handled requests',
+      unit: 's',
+      advice: { explicitBucketBoundaries: REQUEST_BUCKETS },
+    }),
     tokensIssued: meter.createCounter('sentinel.tokens.issued', { description: 'Tokens issued' }),
     tokensDenied: meter.createCounter('sentinel.tokens.denied', { description: 'Token requests refused' }),
     logins: meter.createCounter('sentinel.logins', { description: 'Sign-in attempts' }),
-    storeDuration: meter.createHistogram('sentinel.store.duration', { description: 'Duration of store calls', unit: 's' }),
+    storeDuration: meter.createHistogram('sentinel.store.duration', {
+      description: 'Duration of store calls',
+      unit: 's',
+      advice: { explicitBucketBoundaries: STORE_BUCKETS },
+    }),
     storeErrors: meter.createCounter('sentinel.store.errors', { description: 'Store calls that failed' }),
   };
 }
