@@ -3,13 +3,14 @@
  * <source root>`. The core on bare node:http, as the sentinel-node row of the main bench, loaded from `<source root>`
  * (this repository, or the extracted source from before telemetry existed).
  *
- * Variants: `baseline` and `no-sdk` register nothing; `sdk` registers the OpenTelemetry SDK the way a host does:
+ * Variants: `baseline` and `no-sdk` register nothing; `sdk` and `baseline-sdk` register the OpenTelemetry SDK the
+ * way a host does:
  * always-on sampling with a batch span processor (its exporter drops the batches, so what is measured is the
  * service's instrumentation plus the SDK, not a collector), and a Prometheus reader aggregating every metric.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pathToFileURL } from 'node:url';
-import { metrics } from '@opentelemetry/api';
+import { context, metrics } from '@opentelemetry/api';
 import { ExportResultCode } from '@opentelemetry/core';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
@@ -44,12 +45,19 @@ setTimeout(() => process.exit(3), 600_000).unref();
 process.on('disconnect', () => process.exit(0));
 
 async function main(): Promise<void> {
-  if (!['baseline', 'no-sdk', 'sdk'].includes(variant ?? '') || !Number.isInteger(port) || root === undefined) {
-    throw new Error('usage: telemetry-server.ts baseline|no-sdk|sdk <port> <source root>');
+  if (!['baseline', 'no-sdk', 'baseline-sdk', 'sdk'].includes(variant ?? '') || !Number.isInteger(port) || root === undefined) {
+    throw new Error('usage: telemetry-server.ts baseline|no-sdk|baseline-sdk|sdk <port> <source root>');
   }
-  if (variant === 'sdk') {
-    new NodeTracerProvider({ spanProcessors: [new BatchSpanProcessor(new DroppingExporter())] }).register();
-    metrics.setGlobalMeterProvider(new MeterProvider({ readers: [new PrometheusExporter({ preventServerStart: true })] }));
+  if (variant === 'sdk' || variant === 'baseline-sdk') {
+    const parts = process.env.BENCH_SDK_PARTS ?? 'traces,metrics';
+    if (parts.includes('traces')) new NodeTracerProvider({ spanProcessors: [new BatchSpanProcessor(new DroppingExporter())] }).register();
+    if (parts.includes('metrics')) {
+      metrics.setGlobalMeterProvider(new MeterProvider({ readers: [new PrometheusExporter({ preventServerStart: true })] }));
+    }
+    // Entering a context switches on Node's async-context tracking for the whole process. The SDK does so itself at
+    // its first span export (and a host's HTTP instrumentation on its first request); done here so `baseline-sdk`,
+    // which never exports a span, pays what every real SDK deployment pays.
+    context.with(context.active(), () => {});
   }
   const core = (await import(pathToFileURL(`${root}/src/index.ts`).href)) as Core;
   const helpers = (await import(pathToFileURL(`${root}/adapters/node/index.ts`).href)) as NodeHelpers;

@@ -5,13 +5,16 @@
  * - `baseline`: the source from before the service had telemetry (`git archive` of the parent of the first commit
  *   that added src/telemetry/instruments.ts, or BENCH_TELEMETRY_BASE), no SDK;
  * - `no-sdk`: this source, no SDK registered (the instruments are the API's no-ops);
+ * - `baseline-sdk`: the baseline source with the SDK registered: what the host pays for the SDK alone (its async
+ *   context manager hooks every async operation of the process), with nothing instrumented;
  * - `sdk`: this source with the OpenTelemetry SDK registered (always-on sampling, batch span processor, Prometheus
  *   reader), see bench/telemetry-server.ts.
  *
  * Rounds rotate the order; each row is the median req/s over rounds. Ratios are of medians within this run. The
  * section between the telemetry markers of bench/RESULTS.md is replaced (or appended); the rest of the file is
  * left alone. Env: BENCH_DURATION (s, default 5), BENCH_WARMUP (s, default 1), BENCH_ROUNDS (default 3),
- * BENCH_CONNECTIONS (default 50), BENCH_OUT (default bench/RESULTS.md).
+ * BENCH_CONNECTIONS (default 50), BENCH_OUT (default bench/RESULTS.md), BENCH_SDK_PARTS (`traces,metrics` by default;
+ * `traces` or `metrics` registers only that half of the SDK, to split the cost).
  */
 import { execFileSync } from 'node:child_process';
 import { type ChildProcess, fork } from 'node:child_process';
@@ -22,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { CC_BODY, createKeyPair, FORM_CONTENT_TYPE, HOST, TOKEN_PATH, CONSUMER_ID } from './fixtures.js';
 
-const VARIANTS = ['baseline', 'no-sdk', 'sdk'] as const;
+const VARIANTS = ['baseline', 'no-sdk', 'baseline-sdk', 'sdk'] as const;
 type Variant = (typeof VARIANTS)[number];
 
 const env = process.env;
@@ -142,12 +145,12 @@ async function main(): Promise<void> {
   const { ref, root } = extractBaseline();
   const { privateJwk } = await createKeyPair();
   const jwk = JSON.stringify(privateJwk);
-  const samples: Record<Variant, number[]> = { baseline: [], 'no-sdk': [], sdk: [] };
-  const cpu: Record<Variant, number[]> = { baseline: [], 'no-sdk': [], sdk: [] };
+  const samples: Record<Variant, number[]> = { baseline: [], 'no-sdk': [], 'baseline-sdk': [], sdk: [] };
+  const cpu: Record<Variant, number[]> = { baseline: [], 'no-sdk': [], 'baseline-sdk': [], sdk: [] };
   for (let round = 0; round < rounds; round++) {
     const order = VARIANTS.map((_, i) => VARIANTS[(i + round) % VARIANTS.length] as Variant);
     for (const variant of order) {
-      const { port, child } = await startServer(variant, variant === 'baseline' ? root : repo, jwk);
+      const { port, child } = await startServer(variant, variant.startsWith('baseline') ? root : repo, jwk);
       try {
         await checkFirst(port);
         if (warmup > 0) await load(port, warmup);
@@ -177,7 +180,8 @@ async function main(): Promise<void> {
     `${cpus().length} CPUs (shared), ${rounds} rounds × ${duration} s (+${warmup} s warm-up), ${connections} connections, v2 consumer-bound`,
     'client credentials through `sentinel.handle` on bare node:http. `baseline` is the source before telemetry',
     `(\`${ref}\`); \`no-sdk\` is this source with no OpenTelemetry SDK registered; \`sdk\` registers the SDK`,
-    '(always-on sampling, batch span processor, Prometheus reader).',
+    '(always-on sampling, batch span processor, Prometheus reader); `baseline-sdk` registers the same SDK in front of the',
+    'baseline source, which has no instrumentation: the part of the cost that is the SDK itself.',
     '',
     '| server | median req/s | req/s per round | median CPU µs/request |',
     '|---|---:|---:|---:|',
@@ -185,6 +189,8 @@ async function main(): Promise<void> {
     '',
     `- without an SDK vs baseline: ${pct(med['no-sdk'] / med.baseline)} of the req/s, ${pct(cpuMed.baseline / cpuMed['no-sdk'])} by CPU per request (goal ≥ 99 %)`,
     `- with the SDK vs without: ${pct(med.sdk / med['no-sdk'])} of the req/s, ${pct(cpuMed['no-sdk'] / cpuMed.sdk)} by CPU per request (goal ≥ 90 %)`,
+    `- of which the SDK alone (baseline-sdk vs baseline): ${pct(med['baseline-sdk'] / med.baseline)} of the req/s, ${pct(cpuMed.baseline / cpuMed['baseline-sdk'])} by CPU per request`,
+    `- the service's instrumentation once the SDK is there (sdk vs baseline-sdk): ${pct(med.sdk / med['baseline-sdk'])} of the req/s, ${pct(cpuMed['baseline-sdk'] / cpuMed.sdk)} by CPU per request`,
     '',
     'CPU per request (whole server process, all threads, over the measured window) is the steadier figure on a shared',
     'machine: req/s moves with whatever else runs, CPU time per request much less.',

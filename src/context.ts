@@ -2,6 +2,7 @@
  * What every handler needs: the resolved configuration, keys, stores and the hooks, built once by
  * `createSentinel()`.
  */
+import type { Context as TraceContext } from '@opentelemetry/api';
 import type { AppStore } from './apps.js';
 import type { ResolvedConfig } from './config.js';
 import { createEmitter, eventsWanted } from './emitter.js';
@@ -10,6 +11,7 @@ import type { SentinelRequest } from './http.js';
 import type { KeySet } from './keys.js';
 import type { Store } from './stores/store.js';
 import type { RequestObservation } from './telemetry/request-span.js';
+import { traceStore, untraced } from './telemetry/traced-store.js';
 
 /** The service's collaborators, shared by all handlers. */
 export interface SentinelContext {
@@ -26,6 +28,8 @@ export interface SentinelContext {
   accountIssuer(accountId: string): string;
   /** Absolute URL of a path under the base path, e.g. `endpointURL('/well-known/jwks')`. */
   endpointURL(path: string): string;
+  /** The OpenTelemetry context of the request being handled: the parent of its store and signing spans. */
+  readonly traceContext?: TraceContext | undefined;
 }
 
 /** Builds the context; its `emit` has no request (see {@link requestContext} for a handled request's). */
@@ -47,5 +51,9 @@ export function createContext(input: { config: ResolvedConfig; keys: KeySet; sto
 export function requestContext(context: SentinelContext, request: SentinelRequest, observation?: RequestObservation): SentinelContext {
   // Nobody listening: the shared context (whose events are never built) saves an object per request.
   if (!eventsWanted(context.config, observation)) return context;
-  return { ...context, emit: createEmitter(context.config, request, observation) };
+  const emit = createEmitter(context.config, request, observation);
+  if (observation === undefined) return { ...context, emit };
+  // Store and signing spans name their parent explicitly: correct even where no async context manager is registered.
+  const traceContext = observation.traceContext;
+  return { ...context, emit, traceContext, store: traceStore(untraced(context.store), traceContext) };
 }

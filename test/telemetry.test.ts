@@ -3,7 +3,7 @@
  * and request metrics, a full set of flows produces the token, login and store metrics and the signing and store
  * child spans, and nothing secret appears in any exported name or attribute.
  */
-import { SpanStatusCode } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MemoryStore, type SentinelEvent, type Store } from '../src/index.js';
@@ -156,6 +156,7 @@ describe('telemetry: flows', () => {
     expect(issued.map((span) => span.attributes['oauth.grant_type']).sort()).toEqual(['authorization_code', 'refresh_token']);
     const exchange = issued.find((span) => span.attributes['oauth.grant_type'] === 'authorization_code') as ReadableSpan;
     expect(exchange.attributes['oauth.client_id']).toBe(CLIENT_ID);
+    expect(exchange.kind, 'without a host span the service span is the server span').toBe(SpanKind.SERVER);
     const children = childrenOf(exchange).map((span) => span.name);
     expect(children).toContain('sentinel store take');
     expect(children).toContain('sentinel sign');
@@ -201,6 +202,22 @@ describe('telemetry: flows', () => {
     events.length = 0;
     await postForm(sentinel, appTokenPath(CONSUMER_UUID), ccBody());
     expect(events[0]?.requestId).toBe(spanNamed('sentinel app-token-v2').spanContext().traceId);
+  });
+
+  it('under a host span (HTTP instrumentation) becomes its child and the active context of the store calls', async () => {
+    const sentinel = makeSentinel();
+    const signedIn = await signIn(sentinel);
+    await sdk.reset();
+    const hostTracer = trace.getTracer('host');
+    await hostTracer.startActiveSpan('POST /token', async (hostSpan) => {
+      expect((await exchangeCode(sentinel, signedIn.code, signedIn.verifier)).status).toBe(200);
+      hostSpan.end();
+    });
+    const host = spanNamed('POST /token');
+    const token = spanNamed('sentinel token');
+    expect(token.parentSpanContext?.spanId).toBe(host.spanContext().spanId);
+    expect(token.kind).toBe(SpanKind.INTERNAL);
+    expect(childrenOf(token).map((span) => span.name)).toEqual(expect.arrayContaining(['sentinel store take', 'sentinel sign']));
   });
 
   it('adds account and client ids to metric attributes only when telemetry.identifiersInMetrics allows it', async () => {

@@ -3,7 +3,7 @@
  * `sentinel.requests` / `sentinel.request.duration` when it ends. Derived from the matched route alone, so every
  * route in the table is covered without per-route code.
  */
-import { type Attributes, context, propagation, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { type Attributes, type Context, context, propagation, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { SentinelRequest, SentinelResponse } from '../http.js';
 import { requestId } from '../request-id.js';
 import type { Route, RouteParams } from '../router.js';
@@ -13,6 +13,8 @@ import { ATTR, instruments, tracer } from './instruments.js';
 /** What the handling of one request tells its span and metrics as it goes. */
 export interface RequestObservation {
   readonly span: Span;
+  /** The OpenTelemetry context holding the span: the parent of the request's child spans. */
+  readonly traceContext: Context;
   /** The request id events carry (see `requestId()`). */
   readonly requestId: string | undefined;
   /** Notes the OAuth error code the request is answered with. */
@@ -52,8 +54,10 @@ export async function observeRequest(
   if (id !== undefined && id !== spanContext.traceId) span.setAttribute(ATTR.requestId, id);
   let errorCode: string | undefined;
   let clientId: string | undefined;
+  const traceContext = trace.setSpan(parent, span);
   const observation: RequestObservation = {
     span,
+    traceContext,
     requestId: id,
     fail(code) {
       errorCode = code;
@@ -68,7 +72,8 @@ export async function observeRequest(
   };
   let status = 500;
   try {
-    const response = await context.with(trace.setSpan(parent, span), () => handle(observation));
+    // The span is the active context below, so spans the host's own hooks create (users, app store) nest under it.
+    const response = await context.with(traceContext, () => handle(observation));
     status = response.status;
     return response;
   } finally {

@@ -6,7 +6,7 @@
  * interface gains later) are forwarded and observed too, and `this` inside the store stays the store itself (private
  * fields keep working). Only the method name is recorded: keys and values can hold digests of secrets.
  */
-import { context, SpanStatusCode, trace } from '@opentelemetry/api';
+import { type Context, context, SpanStatusCode } from '@opentelemetry/api';
 import type { Store } from '../stores/store.js';
 import { ATTR, instruments, telemetryActive, tracer } from './instruments.js';
 
@@ -19,8 +19,8 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof value === 'object' && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
 }
 
-function observeCall(operation: string, call: () => unknown): unknown {
-  const span = tracer().startSpan(`sentinel store ${operation}`, { attributes: { [ATTR.operation]: operation } });
+function observeCall(operation: string, parent: Context, call: () => unknown): unknown {
+  const span = tracer().startSpan(`sentinel store ${operation}`, { attributes: { [ATTR.operation]: operation } }, parent);
   const started = performance.now();
   const attributes = { [ATTR.operation]: operation };
   const finish = (error: unknown, failed: boolean): void => {
@@ -36,7 +36,7 @@ function observeCall(operation: string, call: () => unknown): unknown {
   };
   let result: unknown;
   try {
-    result = context.with(trace.setSpan(context.active(), span), call);
+    result = call();
   } catch (error) {
     finish(error, true);
     throw error;
@@ -59,13 +59,14 @@ function observeCall(operation: string, call: () => unknown): unknown {
 
 /**
  * Wraps a store so every method call is traced and measured; everything else (properties, `in`, prototype) passes
- * through untouched.
+ * through untouched. Spans are children of `parent` when given (a handled request's context), else of the active
+ * context.
  *
  * @example
  * const store = traceStore(new RedisStore(redis));
  * await store.get('grant:abc'); // a span "sentinel store get" and one sentinel.store.duration sample
  */
-export function traceStore<S extends Store>(store: S): S {
+export function traceStore<S extends Store>(store: S, parent?: Context): S {
   const wrappers = new Map<PropertyKey, { original: AnyFunction; wrapper: AnyFunction }>();
   return new Proxy(store, {
     get(target, property) {
@@ -76,7 +77,9 @@ export function traceStore<S extends Store>(store: S): S {
       const cached = wrappers.get(property);
       if (cached?.original === original) return cached.wrapper;
       const wrapper: AnyFunction = (...args) =>
-        telemetryActive() ? observeCall(property, () => original.apply(target, args)) : original.apply(target, args);
+        telemetryActive()
+          ? observeCall(property, parent ?? context.active(), () => original.apply(target, args))
+          : original.apply(target, args);
       wrappers.set(property, { original, wrapper });
       return wrapper;
     },

@@ -38,5 +38,6 @@ export function issueIDToken(context: SentinelContext, input: IDTokenInput): Pro
       ...(input.nonce === undefined ? {} : { nonce: input.nonce }),
     },
     context.config.signing,
+    context.traceContext,
   );
 }
