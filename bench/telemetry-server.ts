@@ -1,42 +1,19 @@
 /**
  * One server of the telemetry bench (bench/telemetry.ts): `node --import tsx bench/telemetry-server.ts <variant> <port>
  * <source root>`. The core on bare node:http, as the sentinel-node row of the main bench, loaded from `<source root>`
- * (this repository, or the extracted source from before telemetry existed).
- *
- * Variants: `baseline` and `no-sdk` register nothing; `sdk` and `baseline-sdk` register the OpenTelemetry SDK the
- * way a host does:
- * always-on sampling with a batch span processor (its exporter drops the batches, so what is measured is the
- * service's instrumentation plus the SDK, not a collector), and a Prometheus reader aggregating every metric.
+ * (this repository, or the extracted source from before telemetry existed). The SDK setup of each variant is in
+ * bench/telemetry-sdk.ts.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pathToFileURL } from 'node:url';
-import { context, metrics } from '@opentelemetry/api';
-import { ExportResultCode } from '@opentelemetry/core';
-import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
-import { MeterProvider } from '@opentelemetry/sdk-metrics';
-import { BatchSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import { ACCOUNT_ID, CLIENT_ID, CLIENT_SECRET, HOST, issuerFor, privateJwkFromEnv, redirectUriFor } from './fixtures.js';
-import type { SentinelLike, SentinelRequestLike, SentinelResponseLike } from './targets/sentinel-common.js';
+import { HOST } from './fixtures.js';
+import type { SentinelRequestLike, SentinelResponseLike } from './targets/sentinel-common.js';
 import { listen } from './targets/util.js';
+import { benchSentinel, registerBenchSDK, TELEMETRY_VARIANTS, type TelemetryVariant } from './telemetry-sdk.js';
 
-interface Core {
-  createSentinel(options: Record<string, unknown>): SentinelLike;
-  MemoryStore: new (options?: { max?: number }) => unknown;
-}
 interface NodeHelpers {
   fromNodeRequest(request: IncomingMessage, input: { url: string; parsedBody: () => unknown }): SentinelRequestLike;
   writeNodeResponse(response: ServerResponse, result: SentinelResponseLike): void;
-}
-
-/** Counts what it is given and keeps nothing, so memory stays flat over a long run. */
-class DroppingExporter implements SpanExporter {
-  exported = 0;
-  export(spans: ReadableSpan[], done: (result: { code: ExportResultCode }) => void): void {
-    this.exported += spans.length;
-    done({ code: ExportResultCode.SUCCESS });
-  }
-  async shutdown(): Promise<void> {}
 }
 
 const [variant, portArg, root] = process.argv.slice(2);
@@ -45,36 +22,12 @@ setTimeout(() => process.exit(3), 600_000).unref();
 process.on('disconnect', () => process.exit(0));
 
 async function main(): Promise<void> {
-  if (!['baseline', 'no-sdk', 'baseline-sdk', 'sdk'].includes(variant ?? '') || !Number.isInteger(port) || root === undefined) {
-    throw new Error('usage: telemetry-server.ts baseline|no-sdk|baseline-sdk|sdk <port> <source root>');
+  if (!TELEMETRY_VARIANTS.includes(variant as TelemetryVariant) || !Number.isInteger(port) || root === undefined) {
+    throw new Error(`usage: telemetry-server.ts ${TELEMETRY_VARIANTS.join('|')} <port> <source root>`);
   }
-  if (variant === 'sdk' || variant === 'baseline-sdk') {
-    const parts = process.env.BENCH_SDK_PARTS ?? 'traces,metrics';
-    if (parts.includes('traces')) new NodeTracerProvider({ spanProcessors: [new BatchSpanProcessor(new DroppingExporter())] }).register();
-    if (parts.includes('metrics')) {
-      metrics.setGlobalMeterProvider(new MeterProvider({ readers: [new PrometheusExporter({ preventServerStart: true })] }));
-    }
-    // Entering a context switches on Node's async-context tracking for the whole process. The SDK does so itself at
-    // its first span export (and a host's HTTP instrumentation on its first request); done here so `baseline-sdk`,
-    // which never exports a span, pays what every real SDK deployment pays.
-    context.with(context.active(), () => {});
-  }
-  const core = (await import(pathToFileURL(`${root}/src/index.ts`).href)) as Core;
+  registerBenchSDK(variant as TelemetryVariant);
+  const sentinel = await benchSentinel(root, port);
   const helpers = (await import(pathToFileURL(`${root}/adapters/node/index.ts`).href)) as NodeHelpers;
-  const sentinel = core.createSentinel({
-    issuer: issuerFor(port),
-    apps: [
-      {
-        accountId: ACCOUNT_ID,
-        clientId: CLIENT_ID,
-        clientSecret: CLIENT_SECRET,
-        redirectUris: [redirectUriFor(port)],
-        grantTypes: ['client_credentials'],
-      },
-    ],
-    keys: [privateJwkFromEnv()],
-    store: new core.MemoryStore({ max: 200_000 }),
-  });
   await listen(
     (req, res) => {
       sentinel

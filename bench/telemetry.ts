@@ -23,10 +23,11 @@ import { createServer } from 'node:net';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { CC_BODY, createKeyPair, FORM_CONTENT_TYPE, HOST, TOKEN_PATH, CONSUMER_ID } from './fixtures.js';
+import { CC_BODY, CONSUMER_ID, createKeyPair, FORM_CONTENT_TYPE, HOST, TOKEN_PATH } from './fixtures.js';
+import { TELEMETRY_VARIANTS, type TelemetryVariant } from './telemetry-sdk.js';
 
-const VARIANTS = ['baseline', 'no-sdk', 'baseline-sdk', 'sdk'] as const;
-type Variant = (typeof VARIANTS)[number];
+const VARIANTS = TELEMETRY_VARIANTS;
+type Variant = TelemetryVariant;
 
 const env = process.env;
 const duration = Number(env.BENCH_DURATION ?? 5);
@@ -36,6 +37,7 @@ const connections = Number(env.BENCH_CONNECTIONS ?? 50);
 const repo = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
 const out = env.BENCH_OUT ?? `${repo}/bench/RESULTS.md`;
 const serverScript = fileURLToPath(new URL('./telemetry-server.ts', import.meta.url));
+const inProcessScript = fileURLToPath(new URL('./telemetry-inprocess.ts', import.meta.url));
 const PATH = `${TOKEN_PATH}?state=${CONSUMER_ID}`;
 
 const children = new Set<ChildProcess>();
@@ -121,6 +123,17 @@ async function checkFirst(port: number): Promise<void> {
   if (response.status !== 200 || typeof body.access_token !== 'string') throw new Error(`port ${port}: ${response.status}`);
 }
 
+/** CPU µs per `sentinel.handle()` call without HTTP (bench/telemetry-inprocess.ts). */
+function inProcess(variant: Variant, root: string, jwk: string): number {
+  const output = execFileSync(process.execPath, ['--import', 'tsx', inProcessScript, variant, root, String(duration)], {
+    cwd: repo,
+    env: { ...env, BENCH_PRIVATE_JWK: jwk },
+    encoding: 'utf8',
+  });
+  const { requests, cpuMicros } = JSON.parse(output.trim().split('\n').pop() ?? '{}') as { requests: number; cpuMicros: number };
+  return cpuMicros / requests;
+}
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
@@ -147,6 +160,7 @@ async function main(): Promise<void> {
   const jwk = JSON.stringify(privateJwk);
   const samples: Record<Variant, number[]> = { baseline: [], 'no-sdk': [], 'baseline-sdk': [], sdk: [] };
   const cpu: Record<Variant, number[]> = { baseline: [], 'no-sdk': [], 'baseline-sdk': [], sdk: [] };
+  const direct: Record<Variant, number[]> = { baseline: [], 'no-sdk': [], 'baseline-sdk': [], sdk: [] };
   for (let round = 0; round < rounds; round++) {
     const order = VARIANTS.map((_, i) => VARIANTS[(i + round) % VARIANTS.length] as Variant);
     for (const variant of order) {
@@ -165,13 +179,19 @@ async function main(): Promise<void> {
         children.delete(child);
       }
     }
+    for (const variant of order) {
+      const root_ = variant.startsWith('baseline') ? root : repo;
+      direct[variant].push(inProcess(variant, root_, jwk));
+      console.log(`round ${round + 1} ${variant} in-process: ${direct[variant].at(-1)?.toFixed(1)} µs CPU/call`);
+    }
   }
   const med = Object.fromEntries(VARIANTS.map((variant) => [variant, median(samples[variant])])) as Record<Variant, number>;
   const cpuMed = Object.fromEntries(VARIANTS.map((variant) => [variant, median(cpu[variant])])) as Record<Variant, number>;
+  const directMed = Object.fromEntries(VARIANTS.map((variant) => [variant, median(direct[variant])])) as Record<Variant, number>;
   const pct = (value: number): string => `${(value * 100).toFixed(1)} %`;
   const rows = VARIANTS.map(
     (variant) =>
-      `| ${variant} | ${med[variant].toFixed(0)} | ${samples[variant].map((value) => value.toFixed(0)).join(', ')} | ${cpuMed[variant].toFixed(1)} |`,
+      `| ${variant} | ${med[variant].toFixed(0)} | ${samples[variant].map((value) => value.toFixed(0)).join(', ')} | ${cpuMed[variant].toFixed(1)} | ${directMed[variant].toFixed(1)} |`,
   );
   const markdown = [
     '## OpenTelemetry cost (client credentials)',
@@ -183,14 +203,15 @@ async function main(): Promise<void> {
     '(always-on sampling, batch span processor, Prometheus reader); `baseline-sdk` registers the same SDK in front of the',
     'baseline source, which has no instrumentation: the part of the cost that is the SDK itself.',
     '',
-    '| server | median req/s | req/s per round | median CPU µs/request |',
-    '|---|---:|---:|---:|',
+    '| server | median req/s | req/s per round | median CPU µs/request | in-process CPU µs/call |',
+    '|---|---:|---:|---:|---:|',
     ...rows,
     '',
     `- without an SDK vs baseline: ${pct(med['no-sdk'] / med.baseline)} of the req/s, ${pct(cpuMed.baseline / cpuMed['no-sdk'])} by CPU per request (goal ≥ 99 %)`,
     `- with the SDK vs without: ${pct(med.sdk / med['no-sdk'])} of the req/s, ${pct(cpuMed['no-sdk'] / cpuMed.sdk)} by CPU per request (goal ≥ 90 %)`,
     `- of which the SDK alone (baseline-sdk vs baseline): ${pct(med['baseline-sdk'] / med.baseline)} of the req/s, ${pct(cpuMed.baseline / cpuMed['baseline-sdk'])} by CPU per request`,
     `- the service's instrumentation once the SDK is there (sdk vs baseline-sdk): ${pct(med.sdk / med['baseline-sdk'])} of the req/s, ${pct(cpuMed['baseline-sdk'] / cpuMed.sdk)} by CPU per request`,
+    `- in-process (\`sentinel.handle()\` without HTTP, bench/telemetry-inprocess.ts): without an SDK ${pct(directMed.baseline / directMed['no-sdk'])} of the baseline's calls per CPU second, with the SDK ${pct(directMed['no-sdk'] / directMed.sdk)} of no-sdk's`,
     '',
     'CPU per request (whole server process, all threads, over the measured window) is the steadier figure on a shared',
     'machine: req/s moves with whatever else runs, CPU time per request much less.',
