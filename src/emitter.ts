@@ -40,8 +40,10 @@ export function createEmitter(
   const identifiers = config.telemetry.identifiersInMetrics;
   const id = observation !== undefined ? observation.requestId : request === undefined ? undefined : requestId(request);
   return (input) => {
+    // The hook first: when it throws, the request fails with server_error and nothing was issued, so nothing may be
+    // counted as issued either.
+    if (onEvent !== undefined) onEvent(auditEvent(input, { config, request, requestId: id }));
     observation?.annotate(input);
     if (metricsActive()) recordEventMetrics(input, identifiers);
-    if (onEvent !== undefined) onEvent(auditEvent(input, { config, request, requestId: id }));
   };
 }

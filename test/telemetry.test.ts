@@ -230,6 +230,26 @@ describe('telemetry: flows', () => {
   });
 });
 
+describe('telemetry: failures', () => {
+  it('counts no token as issued when onEvent throws and the request fails with 500', async () => {
+    const errors: unknown[] = [];
+    const sentinel = makeSentinel({
+      onEvent: () => {
+        throw new Error('audit sink down');
+      },
+      onError: (error) => errors.push(error),
+    });
+    const response = await postForm(sentinel, appTokenPath(CONSUMER_UUID), ccBody());
+    expect(response.status).toBe(500);
+    expect(jsonOf(response).access_token).toBeUndefined();
+    const points = await sdk.collect();
+    expect(total(points, 'sentinel.tokens.issued')).toBe(0);
+    expect(total(points, 'sentinel.requests', { 'sentinel.route': 'app-token-v2', 'http.response.status_code': 500 })).toBe(1);
+    expect(spanNamed('sentinel app-token-v2').attributes['oauth.error']).toBe('server_error');
+    expect(errors).toHaveLength(1);
+  });
+});
+
 describe('telemetry: the store decorator', () => {
   it('observes methods beyond the Store interface and keeps `this` the store', async () => {
     class ExtendedStore extends MemoryStore {
