@@ -91,7 +91,11 @@ export async function issueAccessToken(
     ...(input.grantId === undefined ? {} : { gid: input.grantId }),
     ...input.extra,
   };
-  return { token: await signJWT(context.keys, 'at+jwt', claims, context.config.signing), claims, expiresIn };
+  return {
+    token: await signJWT(context.keys, 'at+jwt', claims, context.config.signing, context.keys.signer, context.traceContext),
+    claims,
+    expiresIn,
+  };
 }
 
 /** The `expires_in` member in the configured representation (a string of digits by default, as the platform sends). */

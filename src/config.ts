@@ -188,6 +188,12 @@ const optionsSchema = z.object({
     .optional(),
   onError: fn<(error: unknown, context: ErrorContext) => void>('onError').optional(),
   onEvent: fn<(event: SentinelEvent) => void>('onEvent').optional(),
+  telemetry: z
+    .object({
+      // Account and client ids as metric attributes multiply time series by tenants: opt-in (docs/observability.md).
+      identifiersInMetrics: z.boolean().default(false),
+    })
+    .default({ identifiersInMetrics: false }),
   logger: z
     .custom<{ warn(message: string): void }>(
       (v) => typeof v === 'object' && v !== null && typeof (v as { warn?: unknown }).warn === 'function',

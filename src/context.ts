@@ -2,12 +2,16 @@
  * What every handler needs: the resolved configuration, keys, stores and the hooks, built once by
  * `createSentinel()`.
  */
+import type { Context as TraceContext } from '@opentelemetry/api';
 import type { AppStore } from './apps.js';
 import type { ResolvedConfig } from './config.js';
-import { escapeEventFields } from './event-fields.js';
+import { createEmitter, eventsWanted } from './emitter.js';
 import type { EventInput } from './events.js';
+import type { SentinelRequest } from './http.js';
 import type { KeySet } from './keys.js';
 import type { Store } from './stores/store.js';
+import type { RequestObservation } from './telemetry/request-span.js';
+import { traceStore, untraced } from './telemetry/traced-store.js';
 
 /** The service's collaborators, shared by all handlers. */
 export interface SentinelContext {
@@ -15,27 +19,41 @@ export interface SentinelContext {
   readonly keys: KeySet;
   readonly store: Store;
   readonly apps: AppStore;
-  /** Sends an audit event to `onEvent`. A throwing hook fails the request with server_error. */
+  /**
+   * Completes an audit event (time, client address, request id, outcome), counts it in the metrics and sends it to
+   * `onEvent`. A throwing hook fails the request with server_error.
+   */
   emit(event: EventInput): void;
   /** The issuer identifier of one account: `{issuer}{basePath}/api/account/{accountId}` (RFC 8414, RFC 9207). */
   accountIssuer(accountId: string): string;
   /** Absolute URL of a path under the base path, e.g. `endpointURL('/well-known/jwks')`. */
   endpointURL(path: string): string;
+  /** The OpenTelemetry context of the request being handled: the parent of its store and signing spans. */
+  readonly traceContext?: TraceContext | undefined;
 }
 
-/** Builds the context; `emit` is a no-op without an `onEvent` hook. */
+/** Builds the context; its `emit` has no request (see {@link requestContext} for a handled request's). */
 export function createContext(input: { config: ResolvedConfig; keys: KeySet; store: Store; apps: AppStore }): SentinelContext {
   const { config } = input;
-  const onEvent = config.onEvent;
   const base = `${config.issuer}${config.basePath}`;
   return {
     ...input,
-    // Fields carry decoded request values; escaped so that no one can forge log lines through them.
-    emit:
-      onEvent === undefined
-        ? () => {}
-        : (event) => onEvent(escapeEventFields({ ...event, at: Date.now() }) as Parameters<typeof onEvent>[0]),
+    emit: createEmitter(config),
     accountIssuer: (accountId) => `${base}/api/account/${encodeURIComponent(accountId)}`,
     endpointURL: (path) => `${base}${path}`,
   };
+}
+
+/**
+ * The context of one handled request: the same collaborators, with an `emit` whose events carry the request's client
+ * address and id and annotate its span.
+ */
+export function requestContext(context: SentinelContext, request: SentinelRequest, observation?: RequestObservation): SentinelContext {
+  // Nobody listening: the shared context (whose events are never built) saves an object per request.
+  if (!eventsWanted(context.config, observation)) return context;
+  const emit = createEmitter(context.config, request, observation);
+  if (observation === undefined) return { ...context, emit };
+  // Store and signing spans name their parent explicitly: correct even where no async context manager is registered.
+  const traceContext = observation.traceContext;
+  return { ...context, emit, traceContext, store: traceStore(untraced(context.store), traceContext) };
 }

@@ -3,7 +3,6 @@
  * so the edge in sentinel.ts stays free of per-route knowledge.
  */
 import { isAuthorizationError } from './authorize/authorization-error.js';
-import { clientIP } from './client-ip.js';
 import type { SentinelContext } from './context.js';
 import type { OAuthError } from './errors.js';
 import type { EventInput } from './events.js';
@@ -17,12 +16,11 @@ export type DeniedEventBuilder = (context: SentinelContext, request: SentinelReq
  * `token.denied` for the token endpoints (RFC 6749 §5.2 errors).
  * @example { name: 'token', …, deniedEvent: tokenDenied }
  */
-export const tokenDenied: DeniedEventBuilder = (context, request, params, error) => ({
+export const tokenDenied: DeniedEventBuilder = (_context, _request, params, error) => ({
   type: 'token.denied',
   accountId: params.accountId,
   error: error.code,
   reason: error.description,
-  ip: clientIP(context.config, request) ?? undefined,
 });
 
 /**
@@ -30,11 +28,10 @@ export const tokenDenied: DeniedEventBuilder = (context, request, params, error)
  * validated.
  * @example { name: 'authorize', …, deniedEvent: authorizeDenied }
  */
-export const authorizeDenied: DeniedEventBuilder = (context, request, params, error) => ({
+export const authorizeDenied: DeniedEventBuilder = (_context, _request, params, error) => ({
   type: 'authorize.denied',
   accountId: params.accountId,
   clientId: isAuthorizationError(error) ? error.target.clientId : undefined,
   error: error.code,
   reason: error.description,
-  ip: clientIP(context.config, request) ?? undefined,
 });

@@ -9,8 +9,12 @@ interface EventBase {
   at: number;
   accountId: string;
   clientId?: string | undefined;
-  /** Client address as the host saw it, when known. */
+  /** Client address (a trusted proxy's `X-Forwarded-For` under `trustProxy`), when known. */
   ip?: string | undefined;
+  /** Ties the event to spans and host logs: the `traceparent` trace id, else `X-Request-Id`, else the span's trace id. */
+  requestId?: string | undefined;
+  /** Whether the service did what was asked (`success`) or refused it (`failure`). */
+  outcome: 'success' | 'failure';
 }
 
 /**
@@ -43,5 +47,12 @@ export type SentinelEvent =
  */
 export type SentinelEventType = SentinelEvent['type'];
 
-/** Distributes `Omit` over the event union so each variant keeps its own fields. */
-export type EventInput = SentinelEvent extends infer E ? (E extends SentinelEvent ? Omit<E, 'at'> : never) : never;
+/**
+ * What an emitter gives: the event without the fields the one audit-event helper fills in from the request (time,
+ * client address, request id, outcome). Distributes `Omit` over the union so each variant keeps its own fields.
+ */
+export type EventInput = SentinelEvent extends infer E
+  ? E extends SentinelEvent
+    ? Omit<E, 'at' | 'ip' | 'requestId' | 'outcome'>
+    : never
+  : never;

@@ -5,8 +5,10 @@
  * encodings and one signature. Verification pins the algorithm to the key found by `kid`; the header's `alg` must
  * equal it, so `none` and algorithm confusion are refused by construction.
  */
+import type { Context as TraceContext } from '@opentelemetry/api';
 import { OAuthError } from './errors.js';
 import { signBytes, signBytesInPool, verifyBytes, type KeySet, type SigningKey } from './keys.js';
+import { traceSigning } from './telemetry/signing-span.js';
 
 /** JWT claims as a plain object. */
 export type JWTClaims = Record<string, unknown> & {
@@ -44,17 +46,26 @@ function encodedHeader(key: SigningKey, typ: JWTType): string {
  */
 export type SigningMode = 'threadpool' | 'sync';
 
-/** Signs `claims` with the key set's current signer, or with `key` (ID tokens pick theirs by algorithm). */
+/**
+ * Signs `claims` with the key set's current signer, or with `key` (ID tokens pick theirs by algorithm); `trace` is the
+ * request's telemetry context (parent of the signing span).
+ */
 export async function signJWT(
   keys: KeySet,
   typ: JWTType,
   claims: JWTClaims,
   mode: SigningMode = 'sync',
   key: SigningKey = keys.signer,
+  trace?: TraceContext,
 ): Promise<string> {
   const signingInput = `${encodedHeader(key, typ)}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
   const data = Buffer.from(signingInput);
-  const signature = mode === 'threadpool' ? await signBytesInPool(key, data) : signBytes(key, data);
+  const signature = await traceSigning(
+    key.alg,
+    typ,
+    () => (mode === 'threadpool' ? signBytesInPool(key, data) : signBytes(key, data)),
+    trace,
+  );
   return `${signingInput}.${signature.toString('base64url')}`;
 }
 

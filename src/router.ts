@@ -33,6 +33,8 @@ export interface RouteDefinition {
   renderError?: ErrorRenderer;
   /** The audit event a refusal on this route produces, if any. */
   deniedEvent?: DeniedEventBuilder;
+  /** `false` keeps the route out of spans and request metrics (health probes would drown the real traffic). */
+  observed?: boolean;
 }
 
 /** A compiled route. */

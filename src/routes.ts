@@ -10,6 +10,7 @@ import { handleLogin } from './authorize/login.js';
 import { handleLogout } from './authorize/logout.js';
 import { handleAppToken } from './token/app-token.js';
 import { handleJWKS } from './token/jwks.js';
+import { handleLive, handleReady } from './health.js';
 import { handleMetadata } from './metadata.js';
 import { handleAppTokenV1 } from './token/app-token-v1.js';
 import { handleIntrospect } from './token/introspect.js';
@@ -36,6 +37,20 @@ export const ROUTES: readonly RouteDefinition[] = [
     methods: ['GET'],
     path: '/well-known/jwks',
     handler: async (context) => handleJWKS(context),
+  },
+  {
+    name: 'health-live',
+    methods: ['GET'],
+    path: '/health/live',
+    handler: () => handleLive(),
+    observed: false,
+  },
+  {
+    name: 'health-ready',
+    methods: ['GET'],
+    path: '/health/ready',
+    handler: (context) => handleReady(context),
+    observed: false,
   },
   {
     name: 'authorize',

@@ -16,7 +16,7 @@ import {
 } from './apps.js';
 import { withBodyDeadline } from './body-read.js';
 import { resolveConfig, type ResolvedConfig, type SentinelOptions } from './config.js';
-import { createContext, type SentinelContext } from './context.js';
+import { createContext, requestContext, type SentinelContext } from './context.js';
 import { isAuthorizationError } from './authorize/authorization-error.js';
 import { completeLogin as completeInteraction, type CompleteLoginInput } from './authorize/complete-login.js';
 import { renderErrorPage } from './authorize/error-page.js';
@@ -24,9 +24,12 @@ import { ConfigurationError, isOAuthError, OAuthError } from './errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from './http.js';
 import { loadKeys, type JWK } from './keys.js';
 import { checkIDTokenKeys } from './token/id-token-keys.js';
-import { createRouter, type Route } from './router.js';
+import { createRouter, type Match, type Route } from './router.js';
 import { ROUTES } from './routes.js';
 import { MemoryStore } from './stores/memory.js';
+import { telemetryActive } from './telemetry/instruments.js';
+import { observeRequest, type RequestObservation } from './telemetry/request-span.js';
+import { traceStore } from './telemetry/traced-store.js';
 import { createRevocationCheck } from './token/grants.js';
 import { appPresence } from './app-presence.js';
 import { assertRegistrationStore } from './registration/options.js';
@@ -154,7 +157,8 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     throw new ConfigurationError('apps', 'give apps or appStore, not both (add the apps to your AppStore)');
   }
   if (config.registration !== undefined) assertRegistrationStore(apps);
-  const store = config.store ?? new MemoryStore();
+  // Whatever store is configured is observed through a decorator (spans and store metrics), never changed.
+  const store = traceStore(config.store ?? new MemoryStore());
   const context = createContext({ config, keys, store, apps });
   const match = createRouter(ROUTES, config.basePath);
   const bodyTimeoutMs = Math.ceil(config.bodyTimeout * 1000);
@@ -167,45 +171,56 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     }
   }
 
-  function render(route: Route, request: SentinelRequest, error: OAuthError): SentinelResponse {
-    return route.renderError === undefined ? renderJSONError(error) : route.renderError(context, request, error);
-  }
+  const identifiers = config.telemetry.identifiersInMetrics;
 
   async function handle(request: SentinelRequest): Promise<SentinelResponse | null> {
     const found = match(request);
     if (found === null) return null;
+    if (found.route.observed === false || !telemetryActive()) return dispatch(found, request);
+    return observeRequest(found.route, found.params, request, identifiers, (observation) => dispatch(found, request, observation));
+  }
+
+  async function dispatch(found: Match, request: SentinelRequest, observation?: RequestObservation): Promise<SentinelResponse> {
     const { route, params } = found;
+    // The request's own context: its events carry this request's client address and id.
+    const scoped = requestContext(context, request, observation);
+    const render = (error: OAuthError): SentinelResponse => {
+      observation?.fail(error.code);
+      return route.renderError === undefined ? renderJSONError(error) : route.renderError(scoped, request, error);
+    };
     if (!found.allowed) {
       const error = new OAuthError('invalid_request', `method ${request.method} is not allowed here`, {
         status: 405,
         headers: { allow: found.allow },
       });
-      return render(route, request, error);
+      return render(error);
     }
     // A lazy body gets its own deadline, so a trickled body is answered 408 instead of held for the host's timeout.
     const body = request.body;
     const timed = typeof body === 'function' ? { ...request, body: withBodyDeadline(body, bodyTimeoutMs) } : request;
     try {
-      return await route.handler(context, timed, params);
+      return await route.handler(scoped, timed, params);
     } catch (error) {
       if (isOAuthError(error) && error.code !== 'server_error') {
         if (route.deniedEvent !== undefined) {
           try {
-            context.emit(route.deniedEvent(context, request, params, error));
+            scoped.emit(route.deniedEvent(scoped, request, params, error));
           } catch (hookError) {
             report(hookError, route, params.accountId);
+            observation?.fail('server_error');
             return serverError();
           }
         }
-        return render(route, request, error);
+        return render(error);
       }
       report(isOAuthError(error) && error.cause !== undefined ? error.cause : error, route, params.accountId);
       try {
         // After the redirect URI is validated, internal failures too go back to the app (RFC 6749 §4.1.2.1).
         const failure = isAuthorizationError(error) ? error : new OAuthError('server_error', 'the server could not complete the request');
-        return render(route, request, failure);
+        return render(failure);
       } catch (renderError) {
         report(renderError, route, params.accountId);
+        observation?.fail('server_error');
         return serverError();
       }
     }

@@ -232,6 +232,7 @@ describe('audit events and logs', () => {
     options.onEvent?.({
       type: 'login.failed',
       at: 1,
+      outcome: 'failure',
       accountId: ACCOUNT,
       usernameDigest: 'x',
       reason: `bad r-0123456789abcdef0123456789abcdef`,

@@ -31,12 +31,12 @@ function credentials(banner: string): [string, string] | null {
  * has been printed.
  * @example const app = await startExample('koa'); try { ... } finally { await app.stop(); }
  */
-export async function startExample(framework: string): Promise<RunningExample> {
+export async function startExample(framework: string, extraEnv: Record<string, string> = {}): Promise<RunningExample> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', `examples/${framework}/server.ts`], {
     cwd: process.cwd(),
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', ISSUER: url, NODE_ENV: 'test' },
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', ISSUER: url, NODE_ENV: 'test', ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

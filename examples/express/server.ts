@@ -7,12 +7,15 @@ import { requireAccessToken, sendSentinelResponse, toExpress } from 'sentinel-id
 import { brandTokensAnswer, consumerIdProblem } from '../shared/brand-tokens.js';
 import { createDemoClient } from '../shared/client.js';
 import { createDemo, printBanner } from '../shared/demo.js';
+import { startTelemetry } from '../shared/telemetry.js';
 
+const telemetry = startTelemetry('express'); // SENTINEL_TELEMETRY=otel: OpenTelemetry SDK + GET /metrics
 const demo = await createDemo({ framework: 'express', defaultPort: 3000 });
 const client = createDemoClient(demo);
 
 const app = express();
 app.disable('x-powered-by');
+if (telemetry !== null) app.get('/metrics', (req, res) => telemetry.metrics(req, res));
 
 // The identity service: authorize, login, token endpoints, JWKS, metadata. Everything else goes to next().
 app.use(toExpress(demo.sentinel));

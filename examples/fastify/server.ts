@@ -8,7 +8,9 @@ import { requireAccessToken, sendSentinelResponse, toFastify } from 'sentinel-id
 import { brandTokensAnswer, consumerIdProblem } from '../shared/brand-tokens.js';
 import { createDemoClient } from '../shared/client.js';
 import { createDemo, printBanner } from '../shared/demo.js';
+import { startTelemetry } from '../shared/telemetry.js';
 
+const telemetry = startTelemetry('fastify'); // SENTINEL_TELEMETRY=otel: OpenTelemetry SDK + GET /metrics
 const demo = await createDemo({ framework: 'fastify', defaultPort: 3002 });
 const client = createDemoClient(demo);
 
@@ -17,6 +19,14 @@ interface BrandTokensRoute {
 }
 
 const app = Fastify();
+
+// Prometheus scrapes: the exporter writes the Node response itself.
+if (telemetry !== null) {
+  app.get('/metrics', (request, reply) => {
+    reply.hijack();
+    telemetry.metrics(request.raw, reply.raw);
+  });
+}
 
 // The identity service: authorize, login, token endpoints, JWKS, metadata, with its own body parsing.
 await app.register(toFastify(demo.sentinel));

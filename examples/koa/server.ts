@@ -7,7 +7,9 @@ import { requireAccessToken, sendSentinelResponse, toKoa } from 'sentinel-idp/ko
 import { brandTokensAnswer, consumerIdProblem } from '../shared/brand-tokens.js';
 import { createDemoClient } from '../shared/client.js';
 import { createDemo, printBanner } from '../shared/demo.js';
+import { startTelemetry } from '../shared/telemetry.js';
 
+const telemetry = startTelemetry('koa'); // SENTINEL_TELEMETRY=otel: OpenTelemetry SDK + GET /metrics
 const demo = await createDemo({ framework: 'koa', defaultPort: 3001 });
 const client = createDemoClient(demo);
 const guard = requireAccessToken(demo.sentinel);
@@ -23,6 +25,13 @@ app.use(async (ctx, next) => {
     ctx.status = 500;
     ctx.body = { error: 'server_error' };
   }
+});
+
+// Prometheus scrapes: the exporter writes the Node response itself.
+app.use(async (ctx, next) => {
+  if (telemetry === null || ctx.method !== 'GET' || ctx.path !== '/metrics') return next();
+  ctx.respond = false;
+  telemetry.metrics(ctx.req, ctx.res);
 });
 
 // The identity service: authorize, login, token endpoints, JWKS, metadata. Everything else goes to next().

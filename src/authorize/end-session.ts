@@ -11,7 +11,6 @@
  */
 import type { App } from '../apps.js';
 import { readForm } from '../body.js';
-import { clientIP } from '../client-ip.js';
 import type { SentinelContext } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { headerValue, redirect, type SentinelRequest, type SentinelResponse } from '../http.js';
@@ -115,7 +114,6 @@ async function signOut(
       clientId: input.clientId,
       userId: ended.userId,
       reason: 'logout',
-      ip: clientIP(context.config, request) ?? undefined,
     });
   }
   return { 'set-cookie': expiredSessionCookie(context, request.mountPath) };

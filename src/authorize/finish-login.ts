@@ -64,11 +64,11 @@ export async function finishLogin(
   if (input.previousSessionId !== undefined && input.previousSessionId !== null) {
     const previous = await endSession(context, input.previousSessionId);
     if (previous !== null) {
-      context.emit({ type: 'session.ended', accountId: previous.accountId, userId: previous.userId, reason: 'replaced', ip: input.ip });
+      context.emit({ type: 'session.ended', accountId: previous.accountId, userId: previous.userId, reason: 'replaced' });
     }
   }
   const sessionId = await createSession(context, { accountId, userId: input.userId, authTime });
-  context.emit({ type: 'session.created', accountId, clientId, userId: input.userId, ip: input.ip });
+  context.emit({ type: 'session.created', accountId, clientId, userId: input.userId });
   const location = await codeRedirectURL(context, authorization, { userId: input.userId, authTime });
   return redirect(303, location, { 'set-cookie': sessionCookie(context, interaction.mountPath, sessionId) });
 }

@@ -42,7 +42,7 @@ async function loadInteraction(
   return { id, record };
 }
 
-async function cancel(context: SentinelContext, request: SentinelRequest, interactionId: string): Promise<SentinelResponse> {
+async function cancel(context: SentinelContext, _request: SentinelRequest, interactionId: string): Promise<SentinelResponse> {
   const interaction = await takeInteraction(context, interactionId);
   if (interaction === null) throw expired();
   const target = interaction.request;
@@ -52,7 +52,6 @@ async function cancel(context: SentinelContext, request: SentinelRequest, intera
     clientId: target.clientId,
     error: 'access_denied',
     reason: 'the user cancelled the sign-in',
-    ip: clientIP(context.config, request) ?? undefined,
   });
   return redirect(303, authorizationResponseURL(target, { error: 'access_denied', error_description: 'the user cancelled the sign-in' }));
 }
@@ -71,7 +70,7 @@ async function signIn(
   const reservation = await reserveAttempt(context, keys);
   if (!reservation.granted) {
     const scope = reservation.scope;
-    context.emit({ type: 'login.throttled', accountId, clientId, usernameDigest: keys.usernameDigest, scope, ip: ip ?? undefined });
+    context.emit({ type: 'login.throttled', accountId, clientId, usernameDigest: keys.usernameDigest, scope });
     throw new OAuthError('temporarily_unavailable', 'Too many failed sign-in attempts. Wait a few minutes and try again.', {
       status: 429,
       headers: { 'retry-after': String(context.config.throttle.windowSeconds) },
@@ -90,7 +89,6 @@ async function signIn(
       clientId,
       usernameDigest: keys.usernameDigest,
       reason: 'wrong credentials',
-      ip: ip ?? undefined,
     });
     return loginPageResponse(context, interaction.id, interaction.record, { username, error: WRONG_CREDENTIALS });
   }
@@ -98,7 +96,7 @@ async function signIn(
   // Single use: of two concurrent successful posts only one completes the interaction.
   const taken = await takeInteraction(context, interaction.id);
   if (taken === null) throw expired();
-  context.emit({ type: 'login.succeeded', accountId, clientId, userId: user.id, username, ip: ip ?? undefined });
+  context.emit({ type: 'login.succeeded', accountId, clientId, userId: user.id, username });
   return finishLogin(context, taken, { userId: user.id, previousSessionId: readSessionCookie(context, request), ip: ip ?? undefined });
 }
 

@@ -8,7 +8,6 @@
  */
 import type { App } from '../apps.js';
 import { readForm } from '../body.js';
-import { clientIP } from '../client-ip.js';
 import type { SentinelContext } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { headerValue, redirect, type SentinelRequest, type SentinelResponse } from '../http.js';
@@ -67,7 +66,6 @@ export async function handleLogout(context: SentinelContext, request: SentinelRe
         clientId: app?.clientId,
         userId: ended.userId,
         reason: 'logout',
-        ip: clientIP(context.config, request) ?? undefined,
       });
     }
   }

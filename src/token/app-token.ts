@@ -54,7 +54,6 @@ export async function handleAppToken(context: SentinelContext, request: Sentinel
     grantType: 'client_credentials',
     consumerId,
     jti: claims.jti,
-    ip: request.ip,
   });
   return noStoreJSON(200, { access_token: token, token_type: 'Bearer', expires_in: expiresInValue(context, expiresIn) });
 }

@@ -19,7 +19,13 @@ import { issueUserTokens } from './user-tokens.js';
  * `retryGrace`, before any refresh) that may be the same client retrying after a lost answer, so it is refused and
  * nothing else happens; later it is a replay that revokes the tokens issued from it (RFC 6749 §4.1.2, §10.5).
  */
-async function spentCode(context: SentinelContext, request: SentinelRequest, accountId: string, app: App, grantId: string): Promise<never> {
+async function spentCode(
+  context: SentinelContext,
+  _request: SentinelRequest,
+  accountId: string,
+  app: App,
+  grantId: string,
+): Promise<never> {
   const found = await readGrant(context, grantId);
   if (found === null) throw new OAuthError('invalid_grant', 'the code is invalid or has expired');
   const { grant } = found;
@@ -28,7 +34,7 @@ async function spentCode(context: SentinelContext, request: SentinelRequest, acc
     throw new OAuthError('invalid_grant', 'the code has already been used');
   }
   await revokeGrant(context, grantId);
-  context.emit({ type: 'code.replayed', accountId, clientId: app.clientId, userId: grant.userId, ip: request.ip });
+  context.emit({ type: 'code.replayed', accountId, clientId: app.clientId, userId: grant.userId });
   throw new OAuthError('invalid_grant', 'the code has already been used; the tokens issued from it are revoked');
 }
 

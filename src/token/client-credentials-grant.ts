@@ -32,7 +32,7 @@ function grantedScope(app: App, requested: string | undefined): string | undefin
  */
 export async function handleClientCredentialsGrant(
   context: SentinelContext,
-  request: SentinelRequest,
+  _request: SentinelRequest,
   accountId: string,
   params: ParamMap,
   app: App,
@@ -54,7 +54,6 @@ export async function handleClientCredentialsGrant(
     clientId: app.clientId,
     grantType: 'client_credentials',
     jti: claims.jti,
-    ip: request.ip,
   });
   return noStoreJSON(200, {
     access_token: token,

@@ -86,5 +86,6 @@ export function issueIDToken(context: SentinelContext, input: IDTokenInput): Pro
     },
     context.config.signing,
     key,
+    context.traceContext,
   );
 }

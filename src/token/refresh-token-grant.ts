@@ -37,13 +37,13 @@ function narrowScope(grantScope: string | undefined, requested: string | undefin
 
 async function reuseDetected(
   context: SentinelContext,
-  request: SentinelRequest,
+  _request: SentinelRequest,
   accountId: string,
   clientId: string,
   grantId: string,
 ): Promise<never> {
   const grant = await revokeGrant(context, grantId);
-  context.emit({ type: 'refresh.reused', accountId, clientId, userId: grant?.userId, ip: request.ip });
+  context.emit({ type: 'refresh.reused', accountId, clientId, userId: grant?.userId });
   throw new OAuthError('invalid_grant', 'the refresh token has already been used; the grant is revoked');
 }
 

@@ -25,13 +25,13 @@ export async function handleRevoke(context: SentinelContext, request: SentinelRe
   const found = await findClientToken(context, { token, accountId, clientId: app.clientId, hint, checkRevocation: false });
   if (found?.kind === 'refresh_token') {
     await revokeGrant(context, found.record.grantId);
-    context.emit({ type: 'token.revoked', accountId, clientId: app.clientId, tokenType: 'refresh_token', ip: request.ip });
+    context.emit({ type: 'token.revoked', accountId, clientId: app.clientId, tokenType: 'refresh_token' });
   } else if (found?.kind === 'access_token') {
     if (typeof found.claims.gid !== 'string') {
       throw new OAuthError('unsupported_token_type', 'client_credentials access tokens cannot be revoked; they expire on their own');
     }
     await revokeAccessToken(context, found.claims);
-    context.emit({ type: 'token.revoked', accountId, clientId: app.clientId, tokenType: 'access_token', ip: request.ip });
+    context.emit({ type: 'token.revoked', accountId, clientId: app.clientId, tokenType: 'access_token' });
   }
   return { status: 200, headers: { 'cache-control': 'no-store', pragma: 'no-cache' } };
 }

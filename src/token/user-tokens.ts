@@ -74,7 +74,6 @@ export async function issueUserTokens(context: SentinelContext, input: UserToken
     grantType: input.grantType,
     userId: input.userId,
     jti: claims.jti,
-    ip: input.ip,
   });
   return noStoreJSON(200, {
     access_token: token,

@@ -1,0 +1,69 @@
+/**
+ * What the telemetry bench's processes share: registering the OpenTelemetry SDK as a host does, and building the
+ * client-credentials sentinel from a source root (this repository, or the extracted pre-telemetry source).
+ */
+import { pathToFileURL } from 'node:url';
+import { context, metrics } from '@opentelemetry/api';
+import { ExportResultCode } from '@opentelemetry/core';
+import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
+import { MeterProvider } from '@opentelemetry/sdk-metrics';
+import { BatchSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { ACCOUNT_ID, CLIENT_ID, CLIENT_SECRET, issuerFor, privateJwkFromEnv, redirectUriFor } from './fixtures.js';
+import type { SentinelLike } from './targets/sentinel-common.js';
+
+/** The variants of the telemetry bench. */
+export const TELEMETRY_VARIANTS = ['baseline', 'no-sdk', 'baseline-sdk', 'sdk'] as const;
+export type TelemetryVariant = (typeof TELEMETRY_VARIANTS)[number];
+
+/** Counts what it is given and keeps nothing, so memory stays flat over a long run. */
+class DroppingExporter implements SpanExporter {
+  exported = 0;
+  export(spans: ReadableSpan[], done: (result: { code: ExportResultCode }) => void): void {
+    this.exported += spans.length;
+    done({ code: ExportResultCode.SUCCESS });
+  }
+  async shutdown(): Promise<void> {}
+}
+
+/**
+ * Registers the SDK for the `sdk` and `baseline-sdk` variants: always-on sampling with a batch span processor whose
+ * exporter drops the batches, and a Prometheus reader aggregating every metric. BENCH_SDK_PARTS (`traces,metrics`)
+ * can register only one half.
+ */
+export function registerBenchSDK(variant: TelemetryVariant): void {
+  if (variant !== 'sdk' && variant !== 'baseline-sdk') return;
+  const parts = process.env.BENCH_SDK_PARTS ?? 'traces,metrics';
+  if (parts.includes('traces')) new NodeTracerProvider({ spanProcessors: [new BatchSpanProcessor(new DroppingExporter())] }).register();
+  if (parts.includes('metrics')) {
+    metrics.setGlobalMeterProvider(new MeterProvider({ readers: [new PrometheusExporter({ preventServerStart: true })] }));
+  }
+  // Entering a context switches on Node's async-context tracking for the whole process. The SDK does so itself at
+  // its first span export (and a host's HTTP instrumentation on its first request); done here so `baseline-sdk`,
+  // which never exports a span, pays what every real SDK deployment pays.
+  context.with(context.active(), () => {});
+}
+
+interface Core {
+  createSentinel(options: Record<string, unknown>): SentinelLike;
+  MemoryStore: new (options?: { max?: number }) => unknown;
+}
+
+/** The client-credentials sentinel of the bench, from `root`'s source. */
+export async function benchSentinel(root: string, port: number): Promise<SentinelLike> {
+  const core = (await import(pathToFileURL(`${root}/src/index.ts`).href)) as Core;
+  return core.createSentinel({
+    issuer: issuerFor(port),
+    apps: [
+      {
+        accountId: ACCOUNT_ID,
+        clientId: CLIENT_ID,
+        clientSecret: CLIENT_SECRET,
+        redirectUris: [redirectUriFor(port)],
+        grantTypes: ['client_credentials'],
+      },
+    ],
+    keys: [privateJwkFromEnv()],
+    store: new core.MemoryStore({ max: 200_000 }),
+  });
+}

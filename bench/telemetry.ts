@@ -1,0 +1,228 @@
+/**
+ * `node --import tsx bench/telemetry.ts`: what OpenTelemetry costs on the client-credentials row (v2 consumer-bound
+ * token, core on bare node:http), three servers in the same run:
+ *
+ * - `baseline`: the source from before the service had telemetry (`git archive` of the parent of the first commit
+ *   that added src/telemetry/instruments.ts, or BENCH_TELEMETRY_BASE), no SDK;
+ * - `no-sdk`: this source, no SDK registered (the instruments are the API's no-ops);
+ * - `baseline-sdk`: the baseline source with the SDK registered: what the host pays for the SDK alone (its async
+ *   context manager hooks every async operation of the process), with nothing instrumented;
+ * - `sdk`: this source with the OpenTelemetry SDK registered (always-on sampling, batch span processor, Prometheus
+ *   reader), see bench/telemetry-server.ts.
+ *
+ * Rounds rotate the order; each row is the median req/s over rounds. Ratios are of medians within this run. The
+ * section between the telemetry markers of bench/RESULTS.md is replaced (or appended); the rest of the file is
+ * left alone. Env: BENCH_DURATION (s, default 5), BENCH_WARMUP (s, default 1), BENCH_ROUNDS (default 3),
+ * BENCH_CONNECTIONS (default 50), BENCH_OUT (default bench/RESULTS.md), BENCH_SDK_PARTS (`traces,metrics` by default;
+ * `traces` or `metrics` registers only that half of the SDK, to split the cost).
+ */
+import { execFileSync } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { cpus } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { CC_BODY, CONSUMER_ID, createKeyPair, FORM_CONTENT_TYPE, HOST, TOKEN_PATH } from './fixtures.js';
+import { TELEMETRY_VARIANTS, type TelemetryVariant } from './telemetry-sdk.js';
+
+const VARIANTS = TELEMETRY_VARIANTS;
+type Variant = TelemetryVariant;
+
+const env = process.env;
+const duration = Number(env.BENCH_DURATION ?? 5);
+const warmup = Number(env.BENCH_WARMUP ?? 1);
+const rounds = Number(env.BENCH_ROUNDS ?? 3);
+const connections = Number(env.BENCH_CONNECTIONS ?? 50);
+const repo = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
+const out = env.BENCH_OUT ?? `${repo}/bench/RESULTS.md`;
+const serverScript = fileURLToPath(new URL('./telemetry-server.ts', import.meta.url));
+const inProcessScript = fileURLToPath(new URL('./telemetry-inprocess.ts', import.meta.url));
+const PATH = `${TOKEN_PATH}?state=${CONSUMER_ID}`;
+
+const children = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
+});
+
+function git(...args: string[]): string {
+  return execFileSync('git', args, { cwd: repo, encoding: 'utf8' }).trim();
+}
+
+/** The commit before telemetry, extracted (src and adapters) under .tmp/ so it resolves this repo's node_modules. */
+function extractBaseline(): { ref: string; root: string } {
+  const first = git('rev-list', '--reverse', 'HEAD', '--', 'src/telemetry/instruments.ts').split('\n')[0];
+  const ref = env.BENCH_TELEMETRY_BASE ?? git('rev-parse', '--short', `${first}^`);
+  const root = `${repo}/.tmp/bench-telemetry-baseline`;
+  rmSync(root, { recursive: true, force: true });
+  mkdirSync(root, { recursive: true });
+  execFileSync('sh', ['-c', `git archive ${ref} src adapters | tar -x -C ${JSON.stringify(root)}`], { cwd: repo });
+  return { ref, root };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, HOST, () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function startServer(variant: Variant, root: string, jwk: string): Promise<{ port: number; child: ChildProcess }> {
+  const port = await freePort();
+  const child = fork(serverScript, [variant, String(port), root], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...env, BENCH_PRIVATE_JWK: jwk },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  children.add(child);
+  await new Promise<void>((resolve, reject) => {
+    child.once('message', (message: { type: string; error?: string }) =>
+      message.type === 'ready' ? resolve() : reject(new Error(`${variant}: ${message.error}`)),
+    );
+    child.once('exit', (code) => reject(new Error(`${variant} exited with ${code}`)));
+  });
+  return { port, child };
+}
+
+/** Sends `type` to the child and resolves with its first answer of `answer`. */
+function ask<T>(child: ChildProcess, type: string, answer: string): Promise<T> {
+  return new Promise((resolve) => {
+    const listener = (message: { type: string }): void => {
+      if (message.type !== answer) return;
+      child.off('message', listener);
+      resolve(message as T);
+    };
+    child.on('message', listener);
+    child.send({ type });
+  });
+}
+
+async function load(port: number, seconds: number): Promise<{ rps: number; requests: number }> {
+  const result = await autocannon({
+    url: `http://${HOST}:${port}`,
+    connections,
+    duration: seconds,
+    requests: [{ method: 'POST', path: PATH, headers: { 'content-type': FORM_CONTENT_TYPE }, body: CC_BODY }],
+  });
+  const bad = result.non2xx + result.errors + result.timeouts;
+  if (bad > 0) throw new Error(`port ${port}: ${bad} failed responses`);
+  return { rps: result.requests.average, requests: result.requests.total };
+}
+
+async function checkFirst(port: number): Promise<void> {
+  const response = await fetch(`http://${HOST}:${port}${PATH}`, {
+    method: 'POST',
+    headers: { 'content-type': FORM_CONTENT_TYPE },
+    body: CC_BODY,
+  });
+  const body = (await response.json()) as { access_token?: string };
+  if (response.status !== 200 || typeof body.access_token !== 'string') throw new Error(`port ${port}: ${response.status}`);
+}
+
+/** CPU µs per `sentinel.handle()` call without HTTP (bench/telemetry-inprocess.ts). */
+function inProcess(variant: Variant, root: string, jwk: string): number {
+  const output = execFileSync(process.execPath, ['--import', 'tsx', inProcessScript, variant, root, String(duration)], {
+    cwd: repo,
+    env: { ...env, BENCH_PRIVATE_JWK: jwk },
+    encoding: 'utf8',
+  });
+  const { requests, cpuMicros } = JSON.parse(output.trim().split('\n').pop() ?? '{}') as { requests: number; cpuMicros: number };
+  return cpuMicros / requests;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
+
+function writeSection(markdown: string): void {
+  const start = '<!-- telemetry:start -->';
+  const end = '<!-- telemetry:end -->';
+  const section = `${start}\n${markdown}\n${end}`;
+  const current = existsSync(out) ? readFileSync(out, 'utf8') : '';
+  const from = current.indexOf(start);
+  const to = current.indexOf(end);
+  const next =
+    from !== -1 && to > from
+      ? `${current.slice(0, from)}${section}${current.slice(to + end.length)}`
+      : `${current.trimEnd()}\n\n${section}\n`;
+  writeFileSync(out, next);
+}
+
+async function main(): Promise<void> {
+  const { ref, root } = extractBaseline();
+  const { privateJwk } = await createKeyPair();
+  const jwk = JSON.stringify(privateJwk);
+  const samples: Record<Variant, number[]> = { baseline: [], 'no-sdk': [], 'baseline-sdk': [], sdk: [] };
+  const cpu: Record<Variant, number[]> = { baseline: [], 'no-sdk': [], 'baseline-sdk': [], sdk: [] };
+  const direct: Record<Variant, number[]> = { baseline: [], 'no-sdk': [], 'baseline-sdk': [], sdk: [] };
+  for (let round = 0; round < rounds; round++) {
+    const order = VARIANTS.map((_, i) => VARIANTS[(i + round) % VARIANTS.length] as Variant);
+    for (const variant of order) {
+      const { port, child } = await startServer(variant, variant.startsWith('baseline') ? root : repo, jwk);
+      try {
+        await checkFirst(port);
+        if (warmup > 0) await load(port, warmup);
+        await ask(child, 'cpu-start', 'cpu-started');
+        const { rps, requests } = await load(port, duration);
+        const { micros } = await ask<{ micros: number }>(child, 'cpu-stop', 'cpu');
+        samples[variant].push(rps);
+        cpu[variant].push(micros / requests);
+        console.log(`round ${round + 1} ${variant}: ${rps.toFixed(0)} req/s, ${(micros / requests).toFixed(1)} µs CPU/request`);
+      } finally {
+        child.kill('SIGKILL');
+        children.delete(child);
+      }
+    }
+    for (const variant of order) {
+      const root_ = variant.startsWith('baseline') ? root : repo;
+      direct[variant].push(inProcess(variant, root_, jwk));
+      console.log(`round ${round + 1} ${variant} in-process: ${direct[variant].at(-1)?.toFixed(1)} µs CPU/call`);
+    }
+  }
+  const med = Object.fromEntries(VARIANTS.map((variant) => [variant, median(samples[variant])])) as Record<Variant, number>;
+  const cpuMed = Object.fromEntries(VARIANTS.map((variant) => [variant, median(cpu[variant])])) as Record<Variant, number>;
+  const directMed = Object.fromEntries(VARIANTS.map((variant) => [variant, median(direct[variant])])) as Record<Variant, number>;
+  const pct = (value: number): string => `${(value * 100).toFixed(1)} %`;
+  const rows = VARIANTS.map(
+    (variant) =>
+      `| ${variant} | ${med[variant].toFixed(0)} | ${samples[variant].map((value) => value.toFixed(0)).join(', ')} | ${cpuMed[variant].toFixed(1)} | ${directMed[variant].toFixed(1)} |`,
+  );
+  const markdown = [
+    '## OpenTelemetry cost (client credentials)',
+    '',
+    `Written by \`node --import tsx bench/telemetry.ts\` on ${new Date().toISOString().slice(0, 16)}Z, Node ${process.version},`,
+    `${cpus().length} CPUs (shared), ${rounds} rounds × ${duration} s (+${warmup} s warm-up), ${connections} connections, v2 consumer-bound`,
+    'client credentials through `sentinel.handle` on bare node:http. `baseline` is the source before telemetry',
+    `(\`${ref}\`); \`no-sdk\` is this source with no OpenTelemetry SDK registered; \`sdk\` registers the SDK`,
+    '(always-on sampling, batch span processor, Prometheus reader); `baseline-sdk` registers the same SDK in front of the',
+    'baseline source, which has no instrumentation: the part of the cost that is the SDK itself.',
+    '',
+    '| server | median req/s | req/s per round | median CPU µs/request | in-process CPU µs/call |',
+    '|---|---:|---:|---:|---:|',
+    ...rows,
+    '',
+    `- without an SDK vs baseline: ${pct(med['no-sdk'] / med.baseline)} of the req/s, ${pct(cpuMed.baseline / cpuMed['no-sdk'])} by CPU per request (goal ≥ 99 %)`,
+    `- with the SDK vs without: ${pct(med.sdk / med['no-sdk'])} of the req/s, ${pct(cpuMed['no-sdk'] / cpuMed.sdk)} by CPU per request (goal ≥ 90 %)`,
+    `- of which the SDK alone (baseline-sdk vs baseline): ${pct(med['baseline-sdk'] / med.baseline)} of the req/s, ${pct(cpuMed.baseline / cpuMed['baseline-sdk'])} by CPU per request`,
+    `- the service's instrumentation once the SDK is there (sdk vs baseline-sdk): ${pct(med.sdk / med['baseline-sdk'])} of the req/s, ${pct(cpuMed['baseline-sdk'] / cpuMed.sdk)} by CPU per request`,
+    `- in-process (\`sentinel.handle()\` without HTTP, bench/telemetry-inprocess.ts): without an SDK ${pct(directMed.baseline / directMed['no-sdk'])} of the baseline's calls per CPU second, with the SDK ${pct(directMed['no-sdk'] / directMed.sdk)} of no-sdk's`,
+    '',
+    'CPU per request (whole server process, all threads, over the measured window) is the steadier figure on a shared',
+    'machine: req/s moves with whatever else runs, CPU time per request much less.',
+  ].join('\n');
+  writeSection(markdown);
+  console.log(markdown);
+}
+
+main()
+  .then(() => process.exit(0))
+  .catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });

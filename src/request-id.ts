@@ -1,0 +1,28 @@
+/**
+ * The request id that ties audit events, spans and host logs together.
+ *
+ * A W3C `traceparent` header (Trace Context §3.2) names the trace the caller's span belongs to, which is also the
+ * trace of the service's span when the host propagates context; a host or proxy that logs by `X-Request-Id` gets
+ * that id instead. Both are attacker-chosen text, so only their well-formed shapes are taken.
+ */
+import { headerValue, type SentinelRequest } from './http.js';
+
+const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}(?:-.*)?$/;
+const INVALID_TRACE_ID = '0'.repeat(32);
+const REQUEST_ID = /^[A-Za-z0-9._:@+=-]{1,128}$/;
+
+/**
+ * The caller's request id: the trace id of a valid `traceparent`, else a well-formed `X-Request-Id`, else `fallback`
+ * (the service's own span's trace id when a tracer records it).
+ *
+ * @example
+ * requestId({ method: 'GET', path: '/', query: new URLSearchParams(), headers: { 'x-request-id': 'req-42' } }) // 'req-42'
+ */
+export function requestId(request: SentinelRequest, fallback?: string): string | undefined {
+  const parent = headerValue(request, 'traceparent')?.trim().toLowerCase();
+  const traceId = parent === undefined ? undefined : TRACEPARENT.exec(parent)?.[1];
+  if (traceId !== undefined && traceId !== INVALID_TRACE_ID && !parent?.startsWith('ff')) return traceId;
+  const given = headerValue(request, 'x-request-id')?.trim();
+  if (given !== undefined && REQUEST_ID.test(given)) return given;
+  return fallback;
+}

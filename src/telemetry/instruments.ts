@@ -1,0 +1,129 @@
+/**
+ * The OpenTelemetry instruments of the service, through `@opentelemetry/api` only: the host registers (or does not
+ * register) an SDK; without one every instrument is the API's no-op and recording costs a function call.
+ *
+ * Metric names and attribute keys are pinned (docs/observability.md lists them): dashboards are built on them.
+ */
+import {
+  type Counter,
+  createNoopMeter,
+  type Histogram,
+  type MeterProvider,
+  metrics,
+  ProxyTracerProvider,
+  type Tracer,
+  trace,
+  type TracerProvider,
+} from '@opentelemetry/api';
+
+/** The instrumentation scope every span and metric is reported under. */
+export const INSTRUMENTATION_SCOPE = 'sentinel-idp';
+
+/** Attribute keys used on spans and metrics. */
+export const ATTR = {
+  route: 'sentinel.route',
+  accountId: 'sentinel.account_id',
+  clientId: 'oauth.client_id',
+  grantType: 'oauth.grant_type',
+  error: 'oauth.error',
+  status: 'http.response.status_code',
+  requestId: 'sentinel.request_id',
+  outcome: 'outcome',
+  operation: 'operation',
+} as const;
+
+/** The pinned metrics. */
+export interface Instruments {
+  /** `sentinel.requests`: handled requests by route and status. */
+  requests: Counter;
+  /** `sentinel.request.duration`: seconds per handled request, by route. */
+  requestDuration: Histogram;
+  /** `sentinel.tokens.issued`: tokens issued, by grant type. */
+  tokensIssued: Counter;
+  /** `sentinel.tokens.denied`: token requests refused, by OAuth error code. */
+  tokensDenied: Counter;
+  /** `sentinel.logins`: sign-in attempts by outcome (success, failure, throttled). */
+  logins: Counter;
+  /** `sentinel.store.duration`: seconds per store call, by operation. */
+  storeDuration: Histogram;
+  /** `sentinel.store.errors`: store calls that failed, by operation. */
+  storeErrors: Counter;
+}
+
+/** Seconds; the SDK's default buckets (0 to 10 000) suit milliseconds and would put every request in one bucket. */
+const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
+/** Seconds; store calls are expected well under a millisecond locally and a few milliseconds over the network. */
+const STORE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+function create(provider: MeterProvider): Instruments {
+  const meter = provider.getMeter(INSTRUMENTATION_SCOPE);
+  return {
+    requests: meter.createCounter('sentinel.requests', { description: 'Requests handled by the service' }),
+    requestDuration: meter.createHistogram('sentinel.request.duration', {
+      description: 'Duration of handled requests',
+      unit: 's',
+      advice: { explicitBucketBoundaries: REQUEST_BUCKETS },
+    }),
+    tokensIssued: meter.createCounter('sentinel.tokens.issued', { description: 'Tokens issued' }),
+    tokensDenied: meter.createCounter('sentinel.tokens.denied', { description: 'Token requests refused' }),
+    logins: meter.createCounter('sentinel.logins', { description: 'Sign-in attempts' }),
+    storeDuration: meter.createHistogram('sentinel.store.duration', {
+      description: 'Duration of store calls',
+      unit: 's',
+      advice: { explicitBucketBoundaries: STORE_BUCKETS },
+    }),
+    storeErrors: meter.createCounter('sentinel.store.errors', { description: 'Store calls that failed' }),
+  };
+}
+
+let meterCache: { provider: MeterProvider; instruments: Instruments; active: boolean } | undefined;
+let tracerCache: { provider: TracerProvider; tracer: Tracer } | undefined;
+
+// The API hands out singletons when nothing is registered: a no-op meter's counter is always the same object, and
+// an unregistered proxy tracer provider delegates to the same no-op provider. Comparing against them is how "no
+// SDK" is detected, so that the service skips its own work (timing, attribute objects, events) entirely.
+const NOOP_COUNTER = createNoopMeter().createCounter('sentinel.noop');
+const NOOP_TRACER_PROVIDER = new ProxyTracerProvider().getDelegate();
+
+function meterState(): NonNullable<typeof meterCache> {
+  const provider = metrics.getMeterProvider();
+  if (meterCache?.provider !== provider) {
+    const created = create(provider);
+    meterCache = { provider, instruments: created, active: created.requests !== NOOP_COUNTER };
+  }
+  return meterCache;
+}
+
+/**
+ * The instruments of the meter provider registered now. Looked up per use rather than once at startup because the
+ * metrics API has no proxy provider: a host that registers its SDK after creating the service must still be seen.
+ */
+export function instruments(): Instruments {
+  return meterState().instruments;
+}
+
+/** Whether a meter provider is registered (otherwise every instrument is a no-op). */
+export function metricsActive(): boolean {
+  return meterState().active;
+}
+
+/** Whether a tracer provider is registered (otherwise every span is a non-recording no-op). */
+export function tracingActive(): boolean {
+  const provider = trace.getTracerProvider();
+  return !(provider instanceof ProxyTracerProvider) || provider.getDelegate() !== NOOP_TRACER_PROVIDER;
+}
+
+/**
+ * Whether any OpenTelemetry SDK is registered: without one the service does no telemetry work at all.
+ * @example if (!telemetryActive()) return dispatch(request);
+ */
+export function telemetryActive(): boolean {
+  return metricsActive() || tracingActive();
+}
+
+/** The service's tracer (the API's proxy tracer follows a provider registered later). */
+export function tracer(): Tracer {
+  const provider = trace.getTracerProvider();
+  if (tracerCache?.provider !== provider) tracerCache = { provider, tracer: provider.getTracer(INSTRUMENTATION_SCOPE) };
+  return tracerCache.tracer;
+}

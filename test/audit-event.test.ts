@@ -1,0 +1,98 @@
+/**
+ * The one audit-event pattern: every event, from every route, carries the same fields (time, account, client address,
+ * request id, outcome), and the client address follows `trustProxy` for token events exactly as for login events.
+ */
+import { describe, expect, it } from 'vitest';
+import { auditEvent, outcomeOf } from '../src/audit-event.js';
+import type { SentinelEvent, SentinelOptions } from '../src/index.js';
+import { requestId } from '../src/request-id.js';
+import { ACCOUNT_PATH, call, exchangeCode, postForm, postLogin, signIn, startInteraction, openLogin, TOKEN_PATH } from './direct-flow.js';
+import { appTokenPath, ccBody, CLIENT_ID, CLIENT_SECRET, makeSentinel, USERNAME } from './fixtures.js';
+
+const PROXY = '10.0.0.2';
+const CLIENT = '198.51.100.23';
+
+/** Runs a token flow and a login flow through a proxy that sets X-Forwarded-For; returns every event. */
+async function eventsBehindProxy(options: Partial<SentinelOptions>): Promise<SentinelEvent[]> {
+  const events: SentinelEvent[] = [];
+  const sentinel = makeSentinel({ ...options, onEvent: (event) => events.push(event) });
+  const forwarded = { 'x-forwarded-for': `${CLIENT}, ${PROXY}` };
+  await postForm(sentinel, appTokenPath(), ccBody(), { ip: PROXY, headers: forwarded });
+  await postForm(sentinel, appTokenPath(), ccBody({ client_secret: 'wrong-secret-wrong-0001' }), { ip: PROXY, headers: forwarded });
+  const { interaction } = await startInteraction(sentinel);
+  const csrf = await openLogin(sentinel, interaction);
+  await call(sentinel, {
+    method: 'POST',
+    path: `${ACCOUNT_PATH}/login`,
+    query: new URLSearchParams({ interaction }),
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...forwarded },
+    body: new URLSearchParams({ csrf_token: csrf, username: USERNAME, password: 'not-the-password-01' }).toString(),
+    ip: PROXY,
+  });
+  await postForm(
+    sentinel,
+    `${TOKEN_PATH}/revoke`,
+    new URLSearchParams({ token: 'x'.repeat(20), client_id: CLIENT_ID, client_secret: CLIENT_SECRET }).toString(),
+    {
+      ip: PROXY,
+      headers: forwarded,
+    },
+  );
+  return events;
+}
+
+describe('audit events: one pattern', () => {
+  it('names the forwarded client under trustProxy for token and login events alike', async () => {
+    const events = await eventsBehindProxy({ trustProxy: true });
+    const types = events.map((event) => event.type);
+    expect(types).toEqual(expect.arrayContaining(['token.issued', 'token.denied', 'login.failed']));
+    for (const event of events) {
+      if (event.type === 'login.failed' || event.type.startsWith('token.')) expect(event.ip, event.type).toBe(CLIENT);
+    }
+  });
+
+  it('names the socket address without trustProxy, for token and login events alike', async () => {
+    const events = await eventsBehindProxy({ trustProxy: false });
+    for (const event of events) {
+      if (event.type === 'login.failed' || event.type.startsWith('token.')) expect(event.ip, event.type).toBe(PROXY);
+    }
+  });
+
+  it('gives every event of every flow the same fields, with the outcome matching the type', async () => {
+    const events: SentinelEvent[] = [];
+    const sentinel = makeSentinel({ onEvent: (event) => events.push(event) });
+    const signedIn = await signIn(sentinel);
+    await exchangeCode(sentinel, signedIn.code, signedIn.verifier);
+    await exchangeCode(sentinel, signedIn.code, signedIn.verifier);
+    await postLogin(sentinel, 'unknown-interaction', { csrf_token: 'x', username: USERNAME, password: 'p' });
+    expect(events.length).toBeGreaterThanOrEqual(6);
+    for (const event of events) {
+      expect(Object.keys(event)).toEqual(expect.arrayContaining(['type', 'at', 'accountId', 'ip', 'requestId', 'outcome']));
+      expect(event.outcome).toBe(outcomeOf(event.type));
+      expect(event.ip).toBe('203.0.113.7');
+    }
+    expect(events.find((event) => event.type === 'code.replayed')?.outcome).toBe('failure');
+    expect(events.find((event) => event.type === 'token.issued')?.outcome).toBe('success');
+  });
+
+  it('builds events the same way without a request (completeLogin): no address, no request id', () => {
+    const event = auditEvent(
+      { type: 'login.succeeded', accountId: 'a-1', clientId: 'c-1', userId: 'u-1' },
+      { config: { trustProxy: true } },
+    );
+    expect(event).toMatchObject({ type: 'login.succeeded', accountId: 'a-1', clientId: 'c-1', outcome: 'success', ip: undefined });
+    expect(typeof event.at).toBe('number');
+  });
+});
+
+describe('request id', () => {
+  const base = { method: 'GET', path: '/', query: new URLSearchParams() };
+  it('takes the trace id of a valid traceparent first, then a well-formed X-Request-Id, then the fallback', () => {
+    const traceId = '0af7651916cd43dd8448eb211c80319c';
+    expect(requestId({ ...base, headers: { traceparent: `00-${traceId}-b7ad6b7169203331-01`, 'x-request-id': 'r-1' } })).toBe(traceId);
+    expect(requestId({ ...base, headers: { traceparent: `00-${'0'.repeat(32)}-b7ad6b7169203331-01`, 'x-request-id': 'r-1' } })).toBe('r-1');
+    expect(requestId({ ...base, headers: { traceparent: 'garbage', 'x-request-id': ['r-2', 'r-3'] } })).toBe('r-2');
+    expect(requestId({ ...base, headers: { 'x-request-id': 'has spaces <script>' } }, 'fallback')).toBe('fallback');
+    expect(requestId({ ...base, headers: { 'x-request-id': 'x'.repeat(129) } })).toBeUndefined();
+  });
+});

@@ -1,0 +1,292 @@
+/**
+ * OpenTelemetry with the SDK registered globally (in-memory exporters): every route of the table produces its span
+ * and request metrics, a full set of flows produces the token, login and store metrics and the signing and store
+ * child spans, and nothing secret appears in any exported name or attribute.
+ */
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { MemoryStore, type SentinelEvent, type Store } from '../src/index.js';
+import { ROUTES } from '../src/routes.js';
+import { traceStore } from '../src/telemetry/traced-store.js';
+import {
+  ACCOUNT_PATH,
+  authorizeQuery,
+  call,
+  exchangeCode,
+  jsonOf,
+  openLogin,
+  postForm,
+  postLogin,
+  signIn,
+  startInteraction,
+  useRefreshToken,
+} from './direct-flow.js';
+import {
+  ACCOUNT,
+  appTokenPath,
+  CC_ONLY_SECRET,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  ccBody,
+  CONSUMER_UUID,
+  makeSentinel,
+  OTHER_SECRET,
+  PASSWORD,
+  USERNAME,
+} from './fixtures.js';
+import { type Point, type RegisteredSDK, registerSDK, total } from './otel-sdk.js';
+
+let sdk: RegisteredSDK;
+beforeAll(() => {
+  sdk = registerSDK();
+});
+afterAll(async () => {
+  await sdk.shutdown();
+});
+beforeEach(async () => {
+  await sdk.reset();
+});
+
+function spanNamed(name: string): ReadableSpan {
+  const span = sdk.spans().find((candidate) => candidate.name === name);
+  expect(
+    span,
+    `a span "${name}" among ${sdk
+      .spans()
+      .map((s) => s.name)
+      .join(', ')}`,
+  ).toBeDefined();
+  return span as ReadableSpan;
+}
+
+function childrenOf(parent: ReadableSpan): ReadableSpan[] {
+  return sdk.spans().filter((span) => span.parentSpanContext?.spanId === parent.spanContext().spanId);
+}
+
+/** Every exported string: span names, attribute keys and values, event names, metric names and attributes. */
+function exportedText(points: Point[]): string[] {
+  const texts: string[] = [];
+  for (const span of sdk.spans()) {
+    texts.push(span.name, ...Object.entries(span.attributes).flatMap(([key, value]) => [key, String(value)]));
+    for (const event of span.events) texts.push(event.name, ...Object.values(event.attributes ?? {}).map(String));
+  }
+  for (const point of points) texts.push(point.metric, ...Object.entries(point.attributes).flatMap(([key, value]) => [key, String(value)]));
+  return texts;
+}
+
+describe('telemetry: every route', () => {
+  it('gives each observed route of the table a span "sentinel <name>" and its request metrics', async () => {
+    const sentinel = makeSentinel();
+    const observed = ROUTES.filter((route) => route.observed !== false);
+    expect(observed.length).toBeGreaterThanOrEqual(12);
+    const statuses = new Map<string, number>();
+    for (const route of observed) {
+      const relative = route.path.replace('{basePath}', '/sentinel').replace('{accountId}', ACCOUNT);
+      const path = route.absolute === true ? relative : `/sentinel${relative}`;
+      const response = await call(sentinel, { method: route.methods[0], path });
+      statuses.set(route.name, response.status);
+    }
+    const points = await sdk.collect();
+    for (const route of observed) {
+      const span = spanNamed(`sentinel ${route.name}`);
+      const status = statuses.get(route.name);
+      expect(span.attributes).toMatchObject({ 'sentinel.route': route.name, 'http.response.status_code': status });
+      if (route.path.includes('{accountId}')) expect(span.attributes['sentinel.account_id']).toBe(ACCOUNT);
+      if ((status as number) >= 400) expect(typeof span.attributes['oauth.error']).toBe('string');
+      expect(total(points, 'sentinel.requests', { 'sentinel.route': route.name, 'http.response.status_code': status }), route.name).toBe(1);
+      expect(total(points, 'sentinel.request.duration', { 'sentinel.route': route.name }), route.name).toBe(1);
+    }
+    // Account ids stay out of metric attributes unless the option allows them.
+    expect(points.some((point) => 'sentinel.account_id' in point.attributes)).toBe(false);
+  });
+
+  it('keeps the health routes out of spans and metrics', async () => {
+    const sentinel = makeSentinel();
+    expect((await call(sentinel, { path: '/sentinel/health/live' })).status).toBe(200);
+    expect((await call(sentinel, { path: '/sentinel/health/ready' })).status).toBe(200);
+    expect(sdk.spans()).toEqual([]);
+    expect(await sdk.collect()).toEqual([]);
+  });
+});
+
+describe('telemetry: flows', () => {
+  it('counts issued and denied tokens and logins, times the store, and nests store and signing spans', async () => {
+    const secrets = [CLIENT_SECRET, CC_ONLY_SECRET, OTHER_SECRET, PASSWORD];
+    const sentinel = makeSentinel({ throttle: { maxFailures: 2, maxFailuresPerIp: 50, windowSeconds: 900 } });
+
+    const appToken = await postForm(sentinel, appTokenPath(CONSUMER_UUID), ccBody());
+    expect(appToken.status).toBe(200);
+    secrets.push(jsonOf(appToken).access_token as string);
+    const refused = await postForm(sentinel, appTokenPath(CONSUMER_UUID), ccBody({ client_secret: 'not-the-secret-0001' }));
+    expect(jsonOf(refused).error).toBe('invalid_client');
+
+    const failing = await startInteraction(sentinel);
+    const csrf = await openLogin(sentinel, failing.interaction);
+    secrets.push(failing.interaction, csrf);
+    for (const password of ['wrong-password-01', 'wrong-password-02', 'wrong-password-03']) {
+      await postLogin(sentinel, failing.interaction, { csrf_token: csrf, username: USERNAME, password });
+    }
+
+    const fresh = makeSentinel();
+    const signedIn = await signIn(fresh);
+    secrets.push(signedIn.code, signedIn.verifier, signedIn.sessionCookie, signedIn.csrf, signedIn.interaction);
+    const tokens = jsonOf(await exchangeCode(fresh, signedIn.code, signedIn.verifier));
+    secrets.push(tokens.access_token as string, tokens.refresh_token as string, tokens.id_token as string);
+    const rotated = await useRefreshToken(fresh, tokens.refresh_token as string);
+    expect(rotated.status).toBe(200);
+    secrets.push(jsonOf(rotated).access_token as string, jsonOf(rotated).refresh_token as string);
+    expect((await exchangeCode(fresh, signedIn.code, signedIn.verifier)).status).toBe(400);
+
+    const points = await sdk.collect();
+    expect(total(points, 'sentinel.tokens.issued', { 'oauth.grant_type': 'client_credentials' })).toBe(1);
+    expect(total(points, 'sentinel.tokens.issued', { 'oauth.grant_type': 'authorization_code' })).toBe(1);
+    expect(total(points, 'sentinel.tokens.issued', { 'oauth.grant_type': 'refresh_token' })).toBe(1);
+    expect(total(points, 'sentinel.tokens.denied', { 'oauth.error': 'invalid_client' })).toBe(1);
+    expect(total(points, 'sentinel.tokens.denied', { 'oauth.error': 'invalid_grant' })).toBe(1);
+    expect(total(points, 'sentinel.logins', { outcome: 'failure' })).toBe(2);
+    expect(total(points, 'sentinel.logins', { outcome: 'throttled' })).toBe(1);
+    expect(total(points, 'sentinel.logins', { outcome: 'success' })).toBe(1);
+    for (const operation of ['get', 'set', 'take', 'increment']) {
+      expect(total(points, 'sentinel.store.duration', { operation }), operation).toBeGreaterThan(0);
+    }
+    expect(total(points, 'sentinel.store.errors')).toBe(0);
+
+    const issued = sdk.spans().filter((span) => span.name === 'sentinel token' && span.attributes['http.response.status_code'] === 200);
+    expect(issued.map((span) => span.attributes['oauth.grant_type']).sort()).toEqual(['authorization_code', 'refresh_token']);
+    const exchange = issued.find((span) => span.attributes['oauth.grant_type'] === 'authorization_code') as ReadableSpan;
+    expect(exchange.attributes['oauth.client_id']).toBe(CLIENT_ID);
+    expect(exchange.kind, 'without a host span the service span is the server span').toBe(SpanKind.SERVER);
+    const children = childrenOf(exchange).map((span) => span.name);
+    expect(children).toContain('sentinel store take');
+    expect(children).toContain('sentinel sign');
+    const replay = sdk.spans().find((span) => span.name === 'sentinel token' && span.attributes['http.response.status_code'] === 400);
+    expect(replay?.attributes['oauth.error']).toBe('invalid_grant');
+
+    // The secret scan over everything exported: no secret, code, token, username, JWT or 256-bit random value.
+    const texts = exportedText(points);
+    expect(texts.length).toBeGreaterThan(100);
+    for (const text of texts) {
+      for (const secret of secrets) expect(text.includes(secret), `exported "${text}" holds a secret`).toBe(false);
+      expect(text.toLowerCase().includes(USERNAME), `exported "${text}" holds the username`).toBe(false);
+      expect(text).not.toMatch(/eyJ[A-Za-z0-9_-]{8,}\.eyJ/);
+      expect(text).not.toMatch(/(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/);
+    }
+  });
+
+  it('the secret scan can fail: a planted attribute is found', () => {
+    const planted = [{ metric: 'x', attributes: { leak: CLIENT_SECRET }, value: 1 }];
+    expect(exportedText(planted).some((text) => text.includes(CLIENT_SECRET))).toBe(true);
+  });
+
+  it('continues the caller trace of traceparent, and ties events to it by request id', async () => {
+    const events: SentinelEvent[] = [];
+    const sentinel = makeSentinel({ onEvent: (event) => events.push(event) });
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const response = await postForm(sentinel, appTokenPath(CONSUMER_UUID), ccBody(), {
+      headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+    });
+    expect(response.status).toBe(200);
+    const span = spanNamed('sentinel app-token-v2');
+    expect(span.spanContext().traceId).toBe(traceId);
+    expect(span.parentSpanContext?.spanId).toBe('00f067aa0ba902b7');
+    expect(events.find((event) => event.type === 'token.issued')).toMatchObject({ requestId: traceId, outcome: 'success' });
+
+    // Without a caller trace the span's own trace id ties them; X-Request-Id is recorded on the span.
+    await sdk.reset();
+    events.length = 0;
+    await postForm(sentinel, appTokenPath(CONSUMER_UUID), ccBody(), { headers: { 'x-request-id': 'req-7f3a' } });
+    expect(spanNamed('sentinel app-token-v2').attributes['sentinel.request_id']).toBe('req-7f3a');
+    expect(events[0]?.requestId).toBe('req-7f3a');
+    await sdk.reset();
+    events.length = 0;
+    await postForm(sentinel, appTokenPath(CONSUMER_UUID), ccBody());
+    expect(events[0]?.requestId).toBe(spanNamed('sentinel app-token-v2').spanContext().traceId);
+  });
+
+  it('under a host span (HTTP instrumentation) becomes its child and the active context of the store calls', async () => {
+    const sentinel = makeSentinel();
+    const signedIn = await signIn(sentinel);
+    await sdk.reset();
+    const hostTracer = trace.getTracer('host');
+    await hostTracer.startActiveSpan('POST /token', async (hostSpan) => {
+      expect((await exchangeCode(sentinel, signedIn.code, signedIn.verifier)).status).toBe(200);
+      hostSpan.end();
+    });
+    const host = spanNamed('POST /token');
+    const token = spanNamed('sentinel token');
+    expect(token.parentSpanContext?.spanId).toBe(host.spanContext().spanId);
+    expect(token.kind).toBe(SpanKind.INTERNAL);
+    expect(childrenOf(token).map((span) => span.name)).toEqual(expect.arrayContaining(['sentinel store take', 'sentinel sign']));
+  });
+
+  it('adds account and client ids to metric attributes only when telemetry.identifiersInMetrics allows it', async () => {
+    const sentinel = makeSentinel({ telemetry: { identifiersInMetrics: true } });
+    expect((await postForm(sentinel, appTokenPath(CONSUMER_UUID), ccBody())).status).toBe(200);
+    const points = await sdk.collect();
+    const ids = { 'sentinel.account_id': ACCOUNT, 'oauth.client_id': CLIENT_ID };
+    expect(total(points, 'sentinel.tokens.issued', ids)).toBe(1);
+    expect(total(points, 'sentinel.requests', { ...ids, 'sentinel.route': 'app-token-v2' })).toBe(1);
+  });
+});
+
+describe('telemetry: failures', () => {
+  it('counts no token as issued when onEvent throws and the request fails with 500', async () => {
+    const errors: unknown[] = [];
+    const sentinel = makeSentinel({
+      onEvent: () => {
+        throw new Error('audit sink down');
+      },
+      onError: (error) => errors.push(error),
+    });
+    const response = await postForm(sentinel, appTokenPath(CONSUMER_UUID), ccBody());
+    expect(response.status).toBe(500);
+    expect(jsonOf(response).access_token).toBeUndefined();
+    const points = await sdk.collect();
+    expect(total(points, 'sentinel.tokens.issued')).toBe(0);
+    expect(total(points, 'sentinel.requests', { 'sentinel.route': 'app-token-v2', 'http.response.status_code': 500 })).toBe(1);
+    expect(spanNamed('sentinel app-token-v2').attributes['oauth.error']).toBe('server_error');
+    expect(errors).toHaveLength(1);
+  });
+});
+
+describe('telemetry: the store decorator', () => {
+  it('observes methods beyond the Store interface and keeps `this` the store', async () => {
+    class ExtendedStore extends MemoryStore {
+      readonly #pings: string[] = [];
+      async ping(name: string): Promise<number> {
+        this.#pings.push(name);
+        return this.#pings.length;
+      }
+    }
+    const store = traceStore(new ExtendedStore());
+    expect(await store.ping('a')).toBe(1);
+    expect(await store.ping('b')).toBe(2);
+    expect(store).toBeInstanceOf(ExtendedStore);
+    expect(sdk.spans().filter((span) => span.name === 'sentinel store ping')).toHaveLength(2);
+    expect(total(await sdk.collect(), 'sentinel.store.duration', { operation: 'ping' })).toBe(2);
+  });
+
+  it('counts a failing store call, marks its span, and answers 500 server_error with nothing about the cause', async () => {
+    const errors: unknown[] = [];
+    const failing: Store = new MemoryStore();
+    failing.set = async () => {
+      throw new Error('store down: key grant:0123456789abcdef');
+    };
+    const sentinel = makeSentinel({ store: failing, onError: (error) => errors.push(error) });
+    const response = await postForm(sentinel, appTokenPath(CONSUMER_UUID), ccBody());
+    expect(response.status, 'client credentials store nothing, so they still succeed').toBe(200);
+    // The interaction cannot be stored: the app gets server_error back at its validated redirect URI.
+    const authorized = await call(sentinel, { path: `${ACCOUNT_PATH}/authorize`, query: authorizeQuery() });
+    expect(authorized.status).toBe(302);
+    expect(new URL(String(authorized.headers.location)).searchParams.get('error')).toBe('server_error');
+    const points = await sdk.collect();
+    expect(total(points, 'sentinel.store.errors', { operation: 'set' })).toBe(1);
+    const storeSpan = spanNamed('sentinel store set');
+    expect(storeSpan.status.code).toBe(SpanStatusCode.ERROR);
+    expect(JSON.stringify(storeSpan.attributes)).not.toContain('grant:');
+    const authorize = spanNamed('sentinel authorize');
+    expect(authorize.attributes).toMatchObject({ 'http.response.status_code': 302, 'oauth.error': 'server_error' });
+    expect(errors).toHaveLength(1);
+  });
+});
