@@ -77,6 +77,8 @@ export interface VerifyJWTOptions {
   /** Seconds of clock skew tolerated on `exp`/`nbf`/`iat`. */
   clockTolerance?: number;
   now?: number;
+  /** Skip the `exp` check only (`nbf` and `iat` are still compared with `now`): for `id_token_hint`. */
+  ignoreExpiry?: boolean;
 }
 
 function invalid(description: string): OAuthError {
@@ -113,7 +115,8 @@ export function verifyJWT(keys: KeySet, token: string, options: VerifyJWTOptions
   const claims = decodeSegment(payloadPart) as JWTClaims;
   const now = options.now ?? Math.floor(Date.now() / 1000);
   const tolerance = options.clockTolerance ?? 5;
-  if (typeof claims.exp !== 'number' || claims.exp + tolerance <= now) throw invalid('the token has expired');
+  if (typeof claims.exp !== 'number' || (options.ignoreExpiry !== true && claims.exp + tolerance <= now))
+    throw invalid('the token has expired');
   if (typeof claims.nbf === 'number' && claims.nbf - tolerance > now) throw invalid('the token is not yet valid');
   // A token from the future is a forged clock or a leaked signer, never ours: refuse beyond the clock skew.
   if (claims.iat !== undefined && (typeof claims.iat !== 'number' || claims.iat - tolerance > now))

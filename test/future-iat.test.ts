@@ -5,8 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { isOAuthError } from '../src/index.js';
 import { signJWT, type JWTClaims } from '../src/jwt.js';
+import { verifyIDTokenHint } from '../src/token/id-token-hint.js';
 import { postForm } from './direct-flow.js';
-import { ACCOUNT, appTokenPath, CONSUMER_UUID, ccBody, makeSentinel } from './fixtures.js';
+import { ACCOUNT, appTokenPath, CLIENT_ID, CONSUMER_UUID, ccBody, makeSentinel, USER_ID } from './fixtures.js';
 
 async function issuedClaims(sentinel: ReturnType<typeof makeSentinel>): Promise<JWTClaims> {
   const response = await postForm(sentinel, appTokenPath(), ccBody());
@@ -44,5 +45,15 @@ describe('iat in the future', () => {
     const result = await sentinel.checkBearer(`Bearer ${token}`);
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.response.status).toBe(401);
+  });
+
+  it('an id_token_hint may be expired, but not issued in the future', async () => {
+    const sentinel = makeSentinel();
+    const { context } = sentinel;
+    const now = Math.floor(Date.now() / 1000);
+    const hint = (iat: number, exp: number) =>
+      signJWT(context.keys, 'JWT', { iss: context.accountIssuer(ACCOUNT), sub: USER_ID, aud: CLIENT_ID, iat, exp, auth_time: iat });
+    expect(verifyIDTokenHint(context, await hint(now - 7200, now - 3600), ACCOUNT)).toMatchObject({ sub: USER_ID, audiences: [CLIENT_ID] });
+    expect(verifyIDTokenHint(context, await hint(now + 86_400, now + 90_000), ACCOUNT)).toBeNull();
   });
 });

@@ -27,8 +27,8 @@ export interface IDTokenHint {
 export function verifyIDTokenHint(context: SentinelContext, token: string, accountId: string): IDTokenHint | null {
   const issuer = context.accountIssuer(accountId);
   try {
-    // now: 0 disables the expiry check and nothing else (verifyJWT compares exp and nbf with it).
-    const claims = verifyJWT(context.keys, token, { typ: 'JWT', issuer: (iss) => iss === issuer, now: 0 });
+    // Only the expiry is skipped: nbf and iat are still checked against the clock (a hint from the future is forged).
+    const claims = verifyJWT(context.keys, token, { typ: 'JWT', issuer: (iss) => iss === issuer, ignoreExpiry: true });
     const audiences = typeof claims.aud === 'string' ? [claims.aud] : Array.isArray(claims.aud) ? claims.aud : [];
     if (typeof claims.sub !== 'string' || audiences.length === 0 || audiences.some((aud) => typeof aud !== 'string')) return null;
     return { sub: claims.sub, audiences, authTime: typeof claims.auth_time === 'number' ? claims.auth_time : undefined };

@@ -55,7 +55,9 @@ export function oidcTokenSuite(host: Host): void {
     });
 
     it('oidcc-codereuse: a second redemption fails and revokes the tokens of the first', async () => {
-      const { server } = await mount(oidcOptions());
+      // Strict mode: the default retryGrace (10 s) refuses a replay without revoking, so a client whose answer was
+      // lost is not mistaken for an attacker; certification redeems again at once and expects revocation.
+      const { server } = await mount(oidcOptions({ retryGrace: 0 }));
       const agent = request.agent(server);
       const { verifier, challenge } = pkcePair();
       const login = await agent.get(authorizePath({ code_challenge: challenge, code_challenge_method: 'S256' }));
