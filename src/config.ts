@@ -8,7 +8,8 @@ import { ConfigurationError } from './errors.js';
 import type { SentinelEvent } from './events.js';
 import type { LoginView } from './authorize/login-view.js';
 import type { SentinelRequest } from './http.js';
-import type { JWK } from './keys.js';
+import type { ExternalSigner, JWK } from './keys.js';
+import { keyRotationSchema } from './keyring/options.js';
 import type { Store } from './stores/store.js';
 
 /**
@@ -111,7 +112,10 @@ const optionsSchema = z.object({
       colors: z.record(z.string().regex(/^[a-z-]+$/), z.string().regex(/^[#(),.% a-zA-Z0-9-]+$/)).default({}),
     })
     .default({ productName: 'Sign in', colors: {} }),
-  keys: z.array(z.custom<JWK>((v) => typeof v === 'object' && v !== null, { message: 'must be a JWK object' })).optional(),
+  keys: z
+    .array(z.custom<JWK | { signer: ExternalSigner }>((v) => typeof v === 'object' && v !== null, { message: 'must be a JWK object' }))
+    .optional(),
+  keyRotation: keyRotationSchema.optional(),
   store: z
     .custom<Store>((v) => typeof v === 'object' && v !== null && typeof (v as Store).take === 'function', {
       message: 'must implement the Store interface (get, set, take, delete, increment)',

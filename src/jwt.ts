@@ -49,7 +49,12 @@ export async function signJWT(keys: KeySet, typ: JWTType, claims: JWTClaims, mod
   const key = keys.signer;
   const signingInput = `${encodedHeader(key, typ)}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
   const data = Buffer.from(signingInput);
-  const signature = mode === 'threadpool' ? await signBytesInPool(key, data) : signBytes(key, data);
+  const signature =
+    key.external !== undefined
+      ? Buffer.from(await key.external.sign(data))
+      : mode === 'threadpool'
+        ? await signBytesInPool(key, data)
+        : signBytes(key, data);
   return `${signingInput}.${signature.toString('base64url')}`;
 }
 

@@ -22,6 +22,7 @@ import { renderErrorPage } from './authorize/error-page.js';
 import { ConfigurationError, isOAuthError, OAuthError } from './errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from './http.js';
 import { loadKeys, type JWK } from './keys.js';
+import { KeyRing, kidOf, ringTimings, type RingKeyInfo } from './keyring/ring.js';
 import { createRouter, type Route } from './router.js';
 import { ROUTES } from './routes.js';
 import { MemoryStore } from './stores/memory.js';
@@ -91,6 +92,24 @@ export interface Sentinel {
   /** The public JWKS. */
   jwks(): { keys: JWK[] };
   /**
+   * Resolves once the signing keys are loaded: with `keyRotation`, the shared ring is read from the store (and
+   * created when empty). Await it before listening, so that a wrong `encryptionKey` stops the start.
+   * @example await sentinel.ready(); app.listen(3000);
+   */
+  ready(): Promise<void>;
+  /**
+   * Starts a key rotation now (`keyRotation` only): a new key is published at once and signs after
+   * `prePublishSeconds`, on every instance. A rotation already under way is not doubled.
+   * @example const ring = await sentinel.rotateKeys();
+   */
+  rotateKeys(): Promise<RingKeyInfo[]>;
+  /**
+   * Emergency revocation (`keyRotation` only): the key leaves the JWKS at once and every instance refuses its
+   * tokens within `refreshSeconds`; if it was signing, its successor signs from now on. `false` for an unknown kid.
+   * @example await sentinel.revokeKey('Tq1y…');
+   */
+  revokeKey(kid: string): Promise<boolean>;
+  /**
    * Ends an external login (`login.url`): the host has signed the user in its own way; the answer is the 303 that
    * sends the browser back to the application with a code (or an error page for an unknown or expired interaction).
    * @example sendSentinelResponse(res, await sentinel.completeLogin(req.query.interaction, { userId: user.id }))
@@ -134,12 +153,27 @@ function bearerChallenge(error: OAuthError | undefined): SentinelResponse {
 export function createSentinel(options: SentinelOptions): Sentinel {
   const config = resolveConfig(options);
   const warn = config.logger?.warn.bind(config.logger) ?? ((message: string) => console.warn(message));
-  const keys = loadKeys(config.keys, warn);
+  if (config.keyRotation !== undefined && config.keys !== undefined) {
+    throw new ConfigurationError('keys', 'give keys or keyRotation, not both (the ring generates its own keys)');
+  }
+  const store = config.store ?? new MemoryStore();
+  const ring =
+    config.keyRotation === undefined
+      ? undefined
+      : new KeyRing(config.keyRotation, store, ringTimings(config.keyRotation, config), (error) => {
+          try {
+            config.onError?.(error, { route: 'key-ring' });
+          } catch {
+            // A throwing onError must not turn a background refresh into an unhandled rejection.
+          }
+        });
+  const keys = ring === undefined ? loadKeys(config.keys, warn) : ring.keys;
+  // Load the ring as the service starts; a failure here is reported by ready() and retried by the first request.
+  ring?.ready().catch(() => {});
   const apps = config.appStore ?? new MemoryAppStore(config.apps);
   if (config.appStore !== undefined && config.apps.length > 0) {
     throw new ConfigurationError('apps', 'give apps or appStore, not both (add the apps to your AppStore)');
   }
-  const store = config.store ?? new MemoryStore();
   const context = createContext({ config, keys, store, apps });
   const match = createRouter(ROUTES, config.basePath);
 
@@ -167,6 +201,8 @@ export function createSentinel(options: SentinelOptions): Sentinel {
       return render(route, request, error);
     }
     try {
+      const keysLoaded = ring?.fresh();
+      if (keysLoaded !== undefined) await keysLoaded;
       return await route.handler(context, request, params);
     } catch (error) {
       if (isOAuthError(error) && error.code !== 'server_error') {
@@ -209,7 +245,23 @@ export function createSentinel(options: SentinelOptions): Sentinel {
   const isRevoked = createRevocationCheck(context);
 
   async function verifyAccessToken(token: string, verifyOptions: VerifyAccessTokenOptions = {}): Promise<AccessTokenClaims> {
-    return verifyToken(context, token, verifyOptions, isRevoked);
+    if (ring === undefined) return verifyToken(context, token, verifyOptions, isRevoked);
+    const keysLoaded = ring.fresh();
+    if (keysLoaded !== undefined) await keysLoaded;
+    try {
+      return await verifyToken(context, token, verifyOptions, isRevoked);
+    } catch (error) {
+      // A kid this instance does not know may be a key another instance just created (after a revocation): reload
+      // once, rate-limited, and decide again.
+      const kid = isOAuthError(error) && error.code === 'invalid_token' ? kidOf(token) : undefined;
+      if (kid === undefined || keys.byKid.has(kid) || !(await ring.refreshForUnknownKid())) throw error;
+      return verifyToken(context, token, verifyOptions, isRevoked);
+    }
+  }
+
+  function requireRing(method: string): KeyRing {
+    if (ring === undefined) throw new ConfigurationError('keyRotation', `${method} needs the keyRotation option`);
+    return ring;
   }
 
   async function checkBearer(authorization: string | undefined, verifyOptions: VerifyAccessTokenOptions = {}): Promise<BearerResult> {
@@ -265,5 +317,10 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     registerApp,
     completeLogin,
     jwks: () => structuredClone(keys.jwks),
+    ready: async () => {
+      await ring?.ready();
+    },
+    rotateKeys: () => requireRing('rotateKeys()').rotate(),
+    revokeKey: (kid) => requireRing('revokeKey()').revoke(kid),
   };
 }
