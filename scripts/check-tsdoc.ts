@@ -16,6 +16,7 @@ export const PUBLIC_ENTRIES = [
   'adapters/fastify/index.ts',
   'adapters/fetch/index.ts',
   'src/stores/redis.ts',
+  'src/signers/pkcs11.ts',
 ];
 
 /** One exported name whose documentation falls short. */

@@ -143,7 +143,7 @@ describe('the packed tarball', () => {
       files: string[];
     };
     expect(manifest.engines.node).toBe('^20.19.0 || >=22.12.0');
-    expect(Object.keys(manifest.peerDependencies).sort()).toEqual(['express', 'fastify', 'ioredis', 'koa']);
+    expect(Object.keys(manifest.peerDependencies).sort()).toEqual(['express', 'fastify', 'ioredis', 'koa', 'pkcs11js']);
     for (const peer of Object.keys(manifest.peerDependencies)) expect(manifest.peerDependenciesMeta[peer]?.optional).toBe(true);
     expect(manifest.bin['sentinel-idp']).toBe('./dist/cli.js');
     expect(manifest.files).toEqual(['dist', 'README.md', 'LICENSE']);

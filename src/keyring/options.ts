@@ -27,7 +27,7 @@ export const keyRotationSchema = z.object({
 });
 
 /**
- * The resolved `keyRotation` option.
+ * The resolved `keyRotation` option: when keys are generated, published in the JWKS (RFC 7517 §5) and retired.
  * @example const rotation: KeyRotationOptions = { encryptionKey, rotateEverySeconds: 30 * 86_400, prePublishSeconds: 3600, ... };
  */
 export type KeyRotationOptions = z.output<typeof keyRotationSchema>;

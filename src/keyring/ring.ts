@@ -16,7 +16,11 @@ import type { KeyRotationOptions } from './options.js';
 import { open, parseEncryptionKey } from './seal.js';
 import { readRing, updateRing } from './storage.js';
 
-/** A ring entry as `keys list` and `sentinel.listKeys()` show it (public parts only). */
+/**
+ * A ring entry as `sentinel.rotateKeys()` and `sentinel-idp keys list` show it: kid (RFC 7517 §4.5), algorithm,
+ * state and times; never a private part.
+ * @example const pending = (await sentinel.rotateKeys()).filter((key) => key.state === 'pending');
+ */
 export interface RingKeyInfo {
   kid: string;
   alg: SigningAlgorithm;
