@@ -7,6 +7,7 @@
  */
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
 import { ConfigurationError } from './errors.js';
+import { ecdsaDerToJose } from './signers/ecdsa-der.js';
 
 /**
  * A JSON Web Key (RFC 7517) as accepted in the `keys` option (private keys) and published in the JWKS (public parts).
@@ -98,7 +99,11 @@ function importExternal(signer: ExternalSigner, field: string): SigningKey {
     alg,
     publicJwk: signer.publicJwk,
     async sign(data) {
-      const signature = await signer.sign(data);
+      let signature = await signer.sign(data);
+      // A KMS answers ECDSA in DER; JWS needs r||s. Accept both, so a KMS plugs in without a conversion step.
+      if (signature instanceof Uint8Array && bytes !== undefined && signature.length !== bytes && alg.startsWith('ES')) {
+        signature = ecdsaDerToJose(signature, bytes / 2) ?? signature;
+      }
       if (!(signature instanceof Uint8Array) || signature.length === 0 || (bytes !== undefined && signature.length !== bytes)) {
         throw new Error(`an external signer returned a signature that is not in JWS form for ${alg}`);
       }
