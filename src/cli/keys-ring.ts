@@ -114,6 +114,7 @@ export async function runKeysList(argv: readonly string[], io: CLIIO): Promise<n
 export async function runKeysRotate(argv: readonly string[], io: CLIIO): Promise<number> {
   const values = parse(argv, 'keys rotate', io);
   if (values === null) return 0;
+  requireString(values, 'redis', 'keys rotate'); // a usage error (exit 2) comes before a missing environment
   const key = encryptionKey(io, true) as Buffer;
   return withRing(values, 'keys rotate', async (store, name) => {
     const now = Date.now();
@@ -146,6 +147,7 @@ export async function runKeysRevoke(argv: readonly string[], io: CLIIO): Promise
   const values = parse(argv, 'keys revoke', io);
   if (values === null) return 0;
   const kid = requireString(values, 'kid', 'keys revoke');
+  requireString(values, 'redis', 'keys revoke');
   const key = encryptionKey(io, false);
   return withRing(values, 'keys revoke', async (store, name) => {
     let found = false;

@@ -11,6 +11,8 @@
  * | `grant:`        | grant (refresh family) state                    | absolute lifetime           |
  * | `revoked:`      | revoked grant or token id                       | access-token lifetime       |
  * | `throttle:`     | failure counter                                 | throttle window             |
+ * | `keyring:`      | `keyRotation` key ring (private keys sealed)     | none (ten years)            |
+ * | `keyring-lock:` | writer lock of the key ring (`increment`)       | 10 s                        |
  *
  * Keys are opaque strings; secrets (codes, session ids, refresh tokens) appear in keys only as SHA-256 digests.
  * The atomic `take` is what makes codes single-use (RFC 6749 §4.1.2) and refresh-token rotation detect reuse
