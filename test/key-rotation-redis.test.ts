@@ -18,9 +18,11 @@ import { deleteByPrefix, REDIS_URL, requireAvailable, sharedRedis } from './redi
 const redis = await sharedRedis('key-rotation-redis');
 const PREFIX = `sentinel-keyring-test:${randomBytes(8).toString('hex')}:`;
 const ENCRYPTION_KEY = randomBytes(32).toString('base64url');
-/** refreshSeconds of the instances, and the slack allowed for a request round trip on a loaded machine. */
+/** refreshSeconds of the instances: a request arriving that long after a change must see it (no slack needed). */
 const REFRESH_MS = 1000;
-const SLACK_MS = 700;
+/** For waits that are not the guarantee under test (a pending key showing up). */
+const SLACK_MS = 1500;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Instance {
   name: string;
@@ -84,6 +86,7 @@ const kidOf = (token: string): string => JSON.parse(Buffer.from(token.split('.')
 
 async function jwksKids(instance: Instance): Promise<string[]> {
   const response = await fetch(`${instance.base}/sentinel/well-known/jwks`);
+  if (response.status !== 200) throw new Error(`JWKS at ${instance.name}: ${response.status} ${await response.text()}`);
   return ((await response.json()) as { keys: { kid: string }[] }).keys.map((key) => key.kid).sort();
 }
 
@@ -177,11 +180,12 @@ describe.skipIf(redis.skip)('key ring shared by two processes over Redis', () =>
     expect(await revoked.json()).toEqual({ revoked: true });
     expect(await guardAccepts(a, token)).toBe(false);
     expect(await jwksKids(a)).not.toContain(kid);
-    const elapsed = await within(REFRESH_MS + SLACK_MS, async () => !(await guardAccepts(b, token)));
-    expect(elapsed).toBeLessThanOrEqual(REFRESH_MS + SLACK_MS);
+    // Any request reaching B refreshSeconds after the revocation is decided on a ring read after it.
+    await sleep(REFRESH_MS);
+    expect(await guardAccepts(b, token)).toBe(false);
     expect(await jwksKids(b)).not.toContain(kid);
     // After the refresh, what either instance signs verifies on both again.
-    await new Promise((resolve) => setTimeout(resolve, REFRESH_MS));
+    await sleep(REFRESH_MS);
     for (const [from, to] of [
       [a, b],
       [b, a],
@@ -217,6 +221,8 @@ describe.skipIf(redis.skip)('key ring shared by two processes over Redis', () =>
     expect(active).toBeDefined();
     expect(list.out).not.toMatch(/"d"|sealed/);
 
+    const wrongKey = io({ SENTINEL_KEY_ENCRYPTION_KEY: randomBytes(32).toString('base64url') });
+    await expect(runKeysRotate(['--redis', REDIS_URL, '--prefix', PREFIX], wrongKey)).rejects.toThrow(/encryptionKey/);
     const withoutKey = io();
     await expect(runKeysRotate(['--redis', REDIS_URL, '--prefix', PREFIX], withoutKey)).rejects.toThrow(/SENTINEL_KEY_ENCRYPTION_KEY/);
     const rotate = io({ SENTINEL_KEY_ENCRYPTION_KEY: ENCRYPTION_KEY });
@@ -228,11 +234,9 @@ describe.skipIf(redis.skip)('key ring shared by two processes over Redis', () =>
     const token = await issue(b);
     const revoke = io({ SENTINEL_KEY_ENCRYPTION_KEY: ENCRYPTION_KEY });
     expect(await runKeysRevoke(['--kid', kidOf(token), '--redis', REDIS_URL, '--prefix', PREFIX], revoke)).toBe(0);
-    for (const instance of [a, b]) {
-      expect(await within(REFRESH_MS + SLACK_MS, async () => !(await guardAccepts(instance, token)))).toBeLessThanOrEqual(
-        REFRESH_MS + SLACK_MS,
-      );
-    }
+    await sleep(REFRESH_MS);
+    expect(await guardAccepts(a, token)).toBe(false);
+    expect(await guardAccepts(b, token)).toBe(false);
     const again = io();
     expect(await runKeysRevoke(['--kid', kidOf(token), '--redis', REDIS_URL, '--prefix', PREFIX], again)).toBe(1);
   });

@@ -191,6 +191,21 @@ describe('keyRotation: a key ring in the store', () => {
     expect(JSON.parse((await store.get('keyring:default')) as string).keys).toHaveLength(1);
   });
 
+  it('an instance with a wrong encryptionKey writes nothing, even when a rotation is due', async () => {
+    fakeClock();
+    const store = new MemoryStore();
+    const a = instance(store);
+    await a.ready();
+    advance(590);
+    const wrong = instance(store, { keyRotation: rotation({ encryptionKey: randomBytes(32).toString('base64url') }) });
+    await expect(wrong.ready()).rejects.toThrow(/keyRotation\.encryptionKey/);
+    await expect(wrong.rotateKeys()).rejects.toThrow(/keyRotation\.encryptionKey/);
+    expect(JSON.parse((await store.get('keyring:default')) as string).keys).toHaveLength(1);
+    advance(10);
+    expect(await accepts(a, await appToken(a))).toBe(true);
+    expect(a.jwks().keys).toHaveLength(2);
+  });
+
   it('refuses timings that would let a cached JWKS miss a signing key or drop a key before its tokens expire', () => {
     const store = new MemoryStore();
     expect(() => instance(store, { keyRotation: rotation({ prePublishSeconds: 15 }) })).toThrow(/keyRotation\.prePublishSeconds/);

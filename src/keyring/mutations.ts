@@ -5,7 +5,17 @@
 import { createPublicKey } from 'node:crypto';
 import { generatePrivateJWK, type JWK, type SigningAlgorithm } from '../keys.js';
 import { activeEntry, type RingDocument, type RingEntry } from './document.js';
-import { seal } from './seal.js';
+import { open, seal } from './seal.js';
+
+/**
+ * Throws the `ConfigurationError` of a wrong encryption key unless `encryptionKey` opens every sealed entry: a writer
+ * with another key would add keys no other instance can open (and that it could not open later either).
+ */
+export function assertOpens(document: RingDocument | null, encryptionKey: Buffer): void {
+  for (const entry of document?.keys ?? []) {
+    if (entry.sealed !== undefined) open(encryptionKey, entry.kid, entry.sealed);
+  }
+}
 
 /** A new entry of `alg`: a fresh key pair, the private JWK sealed under `encryptionKey`. */
 export function newEntry(alg: SigningAlgorithm, encryptionKey: Buffer, now: number, activatesAt: number): RingEntry {
@@ -42,6 +52,7 @@ export function startRotation(
   prePublishMs: number,
   prePublishSeconds: number,
 ): RingDocument | null {
+  assertOpens(document, encryptionKey);
   const base = document ?? { v: 1 as const, revision: 0, prePublishSeconds, keys: [] };
   const added: RingEntry[] = [];
   for (const alg of algorithms) {
@@ -65,6 +76,7 @@ export function revokeEntry(
 ): RingDocument | null {
   const target = document?.keys.find((entry) => entry.kid === kid && entry.revokedAt === undefined);
   if (document === null || target === undefined) return null;
+  if (encryptionKey !== undefined) assertOpens(document, encryptionKey);
   const wasActive = activeEntry(document, target.alg, now)?.kid === kid;
   let keys: RingEntry[] = document.keys.map((entry) => {
     if (entry !== target) return entry;

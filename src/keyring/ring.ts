@@ -132,7 +132,11 @@ export class KeyRing {
   #forcedAt = Number.NEGATIVE_INFINITY;
   /** Imported private keys by kid, so a refresh that finds the same entries decrypts nothing. */
   #imported = new Map<string, { sealed: string; key: SigningKey }>();
-  #initial: Promise<void> | undefined;
+  /**
+   * Bumped by every adoption. A read that saw an older revision than the one held is stale (it raced a write)
+   * unless nothing was adopted since it started: then the store really went back (it was reset) and it wins.
+   */
+  #epoch = 0;
 
   /** The key set handlers read; each property reflects the current document. */
   readonly keys: KeySet & { readonly signers: ReadonlyMap<SigningAlgorithm, SigningKey> };
@@ -162,8 +166,7 @@ export class KeyRing {
 
   /** Resolves once the ring is loaded (creating its first keys if the store has none); rejects with the reason. */
   ready(): Promise<void> {
-    this.#initial ??= this.refresh();
-    return this.#initial;
+    return this.#derived === undefined ? this.refresh() : Promise.resolve();
   }
 
   /**
@@ -201,6 +204,7 @@ export class KeyRing {
   /** Starts a rotation now (unless one is under way); resolves with the ring afterwards. */
   async rotate(): Promise<RingKeyInfo[]> {
     const now = Date.now();
+    const read = this.#epoch;
     const written = await updateRing(this.#store, this.#rotation.name, (current) =>
       startRotation(
         current,
@@ -211,19 +215,21 @@ export class KeyRing {
         this.#rotation.prePublishSeconds,
       ),
     );
-    if (written !== null && written !== undefined) this.#adopt(written, Date.now());
+    if (written !== null && written !== undefined) this.#adopt(written, now, read);
     return this.list();
   }
 
   /** Revokes `kid` in the shared ring; `false` when it is not a live key of the ring. */
   async revoke(kid: string): Promise<boolean> {
+    const startedAt = Date.now();
+    const read = this.#epoch;
     let found = false;
     const written = await updateRing(this.#store, this.#rotation.name, (current) => {
       const next = revokeEntry(current, kid, Date.now(), this.#encryptionKey);
       found = next !== null;
       return next;
     });
-    if (written !== null && written !== undefined) this.#adopt(written, Date.now());
+    if (written !== null && written !== undefined) this.#adopt(written, startedAt, read);
     return found;
   }
 
@@ -234,6 +240,7 @@ export class KeyRing {
 
   async #load(): Promise<void> {
     const now = Date.now();
+    const read = this.#epoch;
     let document = await readRing(this.#store, this.#rotation.name);
     if (document === null && this.#document !== undefined) {
       // The store lost the ring (a bounded MemoryStore evicted it, a Redis was replaced): put back the one this
@@ -254,10 +261,12 @@ export class KeyRing {
       if (written !== undefined) document = written;
     }
     if (document === null) throw new Error('the key ring could not be created');
-    this.#adopt(document, now);
+    this.#adopt(document, now, read);
   }
 
-  #adopt(document: RingDocument, loadedAt: number): void {
+  #adopt(document: RingDocument, loadedAt: number, read: number): void {
+    const held = this.#document;
+    if (held !== undefined && document.revision < held.revision && read !== this.#epoch) return;
     // Decrypt everything first: a wrong encryptionKey fails here, before anything changes.
     const now = Date.now();
     const imported = new Map<string, { sealed: string; key: SigningKey }>();
@@ -279,6 +288,7 @@ export class KeyRing {
     this.#document = document;
     this.#derived = derived;
     this.#loadedAt = loadedAt;
+    this.#epoch += 1;
   }
 
   #derive(document: RingDocument, imported: ReadonlyMap<string, { key: SigningKey }>, now: number): Derived {
