@@ -4,7 +4,7 @@
  * key ring for the "before" row), signing as KEYBENCH_VARIANT says:
  * `static-es256` / `static-rs256` (keys option), `ring-es256` (keyRotation over a MemoryStore),
  * `pkcs11-es256` / `pkcs11-rs256` (SoftHSM2 through sentinel-idp/pkcs11; SOFTHSM2_CONF and KEYBENCH_PKCS11 given).
- * Sends {type:'ready', port} over IPC; exits when the parent goes away.
+ * Sends {type:'ready', port} over IPC, answers {type:'cpu'} with its process.cpuUsage(); exits when the parent goes away.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -62,5 +62,9 @@ server.on('request', (req, res) => {
       res.writeHead(500);
       res.end();
     });
+});
+// CPU time of the whole process (main thread and thread pool, where signatures run) for the parent's window.
+process.on('message', (message: { type?: string }) => {
+  if (message.type === 'cpu') process.send?.({ type: 'cpu', usage: process.cpuUsage() });
 });
 process.send?.({ type: 'ready', port });

@@ -65,7 +65,12 @@ const path = `${TOKEN_PATH}?state=${CONSUMER_ID}`;
 const headers = { 'content-type': FORM_CONTENT_TYPE };
 const body = CC_BODY;
 
-async function measure(row: Row, verify: boolean): Promise<number> {
+interface Sample {
+  rps: number;
+  cpuMicrosPerRequest: number;
+}
+
+async function measure(row: Row, verify: boolean): Promise<Sample> {
   const child = fork(`${here}key-signing-server.ts`, [], {
     execArgv: ['--import', 'tsx'],
     env: { ...process.env, ...pkcs11Env, KEYBENCH_ROOT: row.root, KEYBENCH_VARIANT: row.variant },
@@ -86,12 +91,19 @@ async function measure(row: Row, verify: boolean): Promise<number> {
     }
     const run = (seconds: number) =>
       autocannon({ url: `${url}${path}`, method: 'POST', headers, body, connections, duration: seconds, timeout: 10 });
+    const cpu = () =>
+      new Promise<number>((resolve) => {
+        child.once('message', (message: { usage: { user: number; system: number } }) => resolve(message.usage.user + message.usage.system));
+        child.send({ type: 'cpu' });
+      });
     await run(1);
+    const cpuBefore = await cpu();
     const result = await run(duration);
+    const cpuAfter = await cpu();
     if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
       throw new Error(`${row.name}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
     }
-    return result.requests.average;
+    return { rps: result.requests.average, cpuMicrosPerRequest: (cpuAfter - cpuBefore) / Math.max(1, result.requests.total) };
   } finally {
     child.kill();
   }
@@ -104,16 +116,20 @@ const median = (values: number[]): number => {
 };
 
 const samples = new Map<string, number[]>(rows.map((row) => [row.name, []]));
+const cpuSamples = new Map<string, number[]>(rows.map((row) => [row.name, []]));
 for (let round = 0; round < rounds; round += 1) {
   const order = rows.map((_, index) => rows[(index + round) % rows.length] as Row);
   for (const row of order) {
     const value = await measure(row, round === 0);
-    samples.get(row.name)?.push(value);
-    console.log(`round ${round + 1} ${row.name}: ${Math.round(value)} req/s`);
+    samples.get(row.name)?.push(value.rps);
+    cpuSamples.get(row.name)?.push(value.cpuMicrosPerRequest);
+    console.log(`round ${round + 1} ${row.name}: ${Math.round(value.rps)} req/s, ${Math.round(value.cpuMicrosPerRequest)} µs CPU/req`);
   }
 }
 
 const medians = new Map(rows.map((row) => [row.name, median(samples.get(row.name) ?? [])]));
+const cpuMedians = new Map(rows.map((row) => [row.name, median(cpuSamples.get(row.name) ?? [])]));
+const cpuReference = cpuMedians.get('static-es256') as number;
 const reference = medians.get('static-es256') as number;
 const ratio = (name: string, to: number) => `${((medians.get(name) as number) / to).toFixed(2)}×`;
 const lines = [
@@ -124,12 +140,13 @@ const lines = [
     `${connections} connections, ${duration} s × ${rounds} rounds (median), ${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ` +
     'on a shared 2-core machine (ratios within the run are the figures to read).',
   '',
-  '| Row | req/s (median) | range over rounds | ÷ `keys` ES256 |',
-  '|---|---:|---:|---:|',
+  '| Row | req/s (median) | range over rounds | ÷ `keys` ES256 | CPU µs/req (median) | ÷ `keys` ES256 |',
+  '|---|---:|---:|---:|---:|---:|',
   ...rows.map((row) => {
     const values = samples.get(row.name) ?? [];
     const range = `${Math.round(Math.min(...values))}–${Math.round(Math.max(...values))}`;
-    return `| ${row.label} | ${Math.round(medians.get(row.name) as number)} | ${range} | ${ratio(row.name, reference)} |`;
+    const cpuMedian = cpuMedians.get(row.name) as number;
+    return `| ${row.label} | ${Math.round(medians.get(row.name) as number)} | ${range} | ${ratio(row.name, reference)} | ${Math.round(cpuMedian)} | ${(cpuMedian / cpuReference).toFixed(2)}× |`;
   }),
   '',
 ];
@@ -140,7 +157,8 @@ if (medians.has('before'))
   lines.push(`- \`keys\` ES256 after ÷ before the key ring: ${ratio('static-es256', medians.get('before') as number)}.`);
 lines.push(
   '',
-  'A wide range means other work shared the cores during that row; compare rows whose ranges do not overlap. The ' +
+  "CPU µs/req is the server process's own CPU time (main thread and thread pool) per completed request: it barely " +
+    'moves when other work shares the cores, so it is the figure to compare when the req/s ranges are wide. The ' +
     'ring and the `keys` option sign through the same code (an imported KeyObject on the thread pool); the ring adds ' +
     'one clock comparison per request.',
   '<!-- key-management:end -->',

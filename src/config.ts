@@ -116,6 +116,7 @@ const optionsSchema = z.object({
     .array(z.custom<JWK | { signer: ExternalSigner }>((v) => typeof v === 'object' && v !== null, { message: 'must be a JWK object' }))
     .optional(),
   keyRotation: keyRotationSchema.optional(),
+  keysPerAccount: z.boolean().default(false),
   store: z
     .custom<Store>((v) => typeof v === 'object' && v !== null && typeof (v as Store).take === 'function', {
       message: 'must implement the Store interface (get, set, take, delete, increment)',

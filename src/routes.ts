@@ -10,6 +10,7 @@ import { handleLogin } from './authorize/login.js';
 import { handleLogout } from './authorize/logout.js';
 import { handleAppToken } from './token/app-token.js';
 import { handleJWKS } from './token/jwks.js';
+import { handleAccountJWKS } from './token/account-jwks.js';
 import { handleMetadata } from './metadata.js';
 import { handleAppTokenV1 } from './token/app-token-v1.js';
 import { handleIntrospect } from './token/introspect.js';
@@ -80,6 +81,12 @@ export const ROUTES: readonly RouteDefinition[] = [
     path: '/api/account/{accountId}/app/token',
     handler: (context, request, { accountId }) => handleAppTokenV1(context, request, accountId),
     deniedEvent: tokenDenied,
+  },
+  {
+    name: 'account-jwks',
+    methods: ['GET'],
+    path: '/api/account/{accountId}/jwks',
+    handler: (context, _request, { accountId }) => handleAccountJWKS(context, accountId),
   },
   {
     name: 'metadata',

@@ -22,6 +22,7 @@ import { renderErrorPage } from './authorize/error-page.js';
 import { ConfigurationError, isOAuthError, OAuthError } from './errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from './http.js';
 import { loadKeys, type JWK } from './keys.js';
+import { AccountRings, accountOfToken } from './keyring/per-account.js';
 import { KeyRing, kidOf, ringTimings, type RingKeyInfo } from './keyring/ring.js';
 import { createRouter, type Route } from './router.js';
 import { ROUTES } from './routes.js';
@@ -157,17 +158,24 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     throw new ConfigurationError('keys', 'give keys or keyRotation, not both (the ring generates its own keys)');
   }
   const store = config.store ?? new MemoryStore();
+  const reportRing = (error: unknown): void => {
+    try {
+      config.onError?.(error, { route: 'key-ring' });
+    } catch {
+      // A throwing onError must not turn a background refresh into an unhandled rejection.
+    }
+  };
+  const timings = config.keyRotation === undefined ? undefined : ringTimings(config.keyRotation, config);
   const ring =
-    config.keyRotation === undefined
-      ? undefined
-      : new KeyRing(config.keyRotation, store, ringTimings(config.keyRotation, config), (error) => {
-          try {
-            config.onError?.(error, { route: 'key-ring' });
-          } catch {
-            // A throwing onError must not turn a background refresh into an unhandled rejection.
-          }
-        });
-  const keys = ring === undefined ? loadKeys(config.keys, warn) : ring.keys;
+    config.keyRotation === undefined || timings === undefined ? undefined : new KeyRing(config.keyRotation, store, timings, reportRing);
+  if (config.keysPerAccount && ring === undefined) {
+    throw new ConfigurationError('keysPerAccount', 'needs keyRotation: each account gets its own key ring');
+  }
+  const accountRings =
+    config.keysPerAccount && ring !== undefined && config.keyRotation !== undefined && timings !== undefined
+      ? new AccountRings(config.keyRotation, store, timings, reportRing, ring)
+      : undefined;
+  const keys = ring === undefined ? loadKeys(config.keys, warn) : (accountRings?.keys ?? ring.keys);
   // Load the ring as the service starts; a failure here is reported by ready() and retried by the first request.
   ring?.ready().catch(() => {});
   const apps = config.appStore ?? new MemoryAppStore(config.apps);
@@ -203,6 +211,11 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     try {
       const keysLoaded = ring?.fresh();
       if (keysLoaded !== undefined) await keysLoaded;
+      // Per-account keys only for accounts that exist: a request naming a made-up account must not create a ring.
+      const accountId = params.accountId;
+      if (accountRings !== undefined && accountId !== undefined && (await apps.hasAccount(accountId))) {
+        return await accountRings.run(accountRings.ring(accountId), () => route.handler(context, request, params));
+      }
       return await route.handler(context, request, params);
     } catch (error) {
       if (isOAuthError(error) && error.code !== 'server_error') {
@@ -244,9 +257,8 @@ export function createSentinel(options: SentinelOptions): Sentinel {
   // User tokens (with a grant id) are checked against revocations; consumer-bound tokens stay store-free.
   const isRevoked = createRevocationCheck(context);
 
-  async function verifyAccessToken(token: string, verifyOptions: VerifyAccessTokenOptions = {}): Promise<AccessTokenClaims> {
-    if (ring === undefined) return verifyToken(context, token, verifyOptions, isRevoked);
-    const keysLoaded = ring.fresh();
+  async function verifyWithRing(target: KeyRing, token: string, verifyOptions: VerifyAccessTokenOptions): Promise<AccessTokenClaims> {
+    const keysLoaded = target.fresh();
     if (keysLoaded !== undefined) await keysLoaded;
     try {
       return await verifyToken(context, token, verifyOptions, isRevoked);
@@ -254,9 +266,21 @@ export function createSentinel(options: SentinelOptions): Sentinel {
       // A kid this instance does not know may be a key another instance just created (after a revocation): reload
       // once, rate-limited, and decide again.
       const kid = isOAuthError(error) && error.code === 'invalid_token' ? kidOf(token) : undefined;
-      if (kid === undefined || keys.byKid.has(kid) || !(await ring.refreshForUnknownKid())) throw error;
+      if (kid === undefined || keys.byKid.has(kid) || !(await target.refreshForUnknownKid())) throw error;
       return verifyToken(context, token, verifyOptions, isRevoked);
     }
+  }
+
+  async function verifyAccessToken(token: string, verifyOptions: VerifyAccessTokenOptions = {}): Promise<AccessTokenClaims> {
+    if (ring === undefined) return verifyToken(context, token, verifyOptions, isRevoked);
+    if (accountRings !== undefined) {
+      const accountId = verifyOptions.accountId ?? accountOfToken(token, context.accountIssuer(''));
+      if (accountId !== undefined && (await apps.hasAccount(accountId))) {
+        const target = accountRings.ring(accountId);
+        return accountRings.run(target, () => verifyWithRing(target, token, verifyOptions));
+      }
+    }
+    return verifyWithRing(ring, token, verifyOptions);
   }
 
   function requireRing(method: string): KeyRing {

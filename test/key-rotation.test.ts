@@ -6,7 +6,18 @@ import { randomBytes } from 'node:crypto';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigurationError, MemoryStore, type Sentinel, type SentinelOptions, type Store } from '../src/index.js';
-import { ACCOUNT, appTokenPath, basic, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, makeSentinel } from './fixtures.js';
+import {
+  ACCOUNT,
+  appTokenPath,
+  basic,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  CONSUMER_UUID,
+  makeSentinel,
+  OTHER_ACCOUNT,
+  OTHER_CLIENT_ID,
+  OTHER_SECRET,
+} from './fixtures.js';
 import { call } from './direct-flow.js';
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -242,3 +253,62 @@ function bind(store: MemoryStore): Store {
     increment: (key, ttl) => store.increment(key, ttl),
   };
 }
+
+describe('keysPerAccount: one ring per account issuer', () => {
+  async function accountToken(sentinel: Sentinel, accountId: string, clientId: string, secret: string): Promise<string> {
+    const response = await call(sentinel, {
+      method: 'POST',
+      path: appTokenPath(CONSUMER_UUID, accountId),
+      headers: { 'content-type': FORM, authorization: basic(clientId, secret) },
+      body: 'grant_type=client_credentials',
+    });
+    expect(response.status).toBe(200);
+    return (JSON.parse(response.body as string) as { access_token: string }).access_token;
+  }
+
+  async function getJSON(sentinel: Sentinel, path: string): Promise<{ status: number; body: Record<string, unknown> }> {
+    const response = await call(sentinel, { method: 'GET', path });
+    return { status: response.status, body: JSON.parse(response.body as string) };
+  }
+
+  it('each account signs with its own keys, published at its own jwks_uri; the other account cannot verify them', async () => {
+    const store = new MemoryStore();
+    const sentinel = instance(store, { keysPerAccount: true });
+    await sentinel.ready();
+    const mine = await accountToken(sentinel, ACCOUNT, CLIENT_ID, CLIENT_SECRET);
+    const theirs = await accountToken(sentinel, OTHER_ACCOUNT, OTHER_CLIENT_ID, OTHER_SECRET);
+    expect(kidOf(mine)).not.toBe(kidOf(theirs));
+
+    const metadata = await getJSON(sentinel, `/sentinel/api/account/${ACCOUNT}/.well-known/openid-configuration`);
+    const jwksUri = metadata.body.jwks_uri as string;
+    expect(jwksUri).toBe(`${metadata.body.issuer}/jwks`);
+    const myJwks = (await getJSON(sentinel, new URL(jwksUri).pathname)).body as { keys: { kid: string }[] };
+    const theirJwks = (await getJSON(sentinel, `/sentinel/api/account/${OTHER_ACCOUNT}/jwks`)).body as { keys: { kid: string }[] };
+    expect(myJwks.keys.map((key) => key.kid)).toEqual([kidOf(mine)]);
+    expect(theirJwks.keys.map((key) => key.kid)).toEqual([kidOf(theirs)]);
+    await jwtVerify(mine, createLocalJWKSet(myJwks as never));
+    await expect(jwtVerify(theirs, createLocalJWKSet(myJwks as never))).rejects.toThrow();
+
+    // The guard finds the ring by the account it is told, or by the token's issuer.
+    expect(await accepts(sentinel, mine)).toBe(true);
+    expect((await sentinel.checkBearer(`Bearer ${theirs}`)).ok).toBe(true);
+    expect((await sentinel.checkBearer(`Bearer ${theirs}`, { accountId: ACCOUNT })).ok).toBe(false);
+
+    // A second instance on the same store uses the same per-account rings.
+    const other = instance(store, { keysPerAccount: true });
+    expect((await other.checkBearer(`Bearer ${mine}`, { accountId: ACCOUNT, consumerId: CONSUMER_UUID })).ok).toBe(true);
+    expect(kidOf(await accountToken(other, ACCOUNT, CLIENT_ID, CLIENT_SECRET))).toBe(kidOf(mine));
+  });
+
+  it('an unknown account gets a 404 and no ring in the store; keysPerAccount needs keyRotation', async () => {
+    const writes: string[] = [];
+    const memory = new MemoryStore();
+    const store: Store = { ...bind(memory), set: (key, value, ttl) => (writes.push(key), memory.set(key, value, ttl)) };
+    const sentinel = instance(store, { keysPerAccount: true });
+    await sentinel.ready();
+    const before = writes.length;
+    expect((await getJSON(sentinel, '/sentinel/api/account/no-such-account/jwks')).status).toBe(404);
+    expect(writes.length).toBe(before);
+    expect(() => makeSentinel({ keysPerAccount: true })).toThrow(/keysPerAccount/);
+  });
+});

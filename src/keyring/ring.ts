@@ -121,6 +121,8 @@ const UNKNOWN_KID_REFRESH_MS = 1000;
  */
 export class KeyRing {
   readonly #rotation: KeyRotationOptions;
+  /** The ring's name in the store: `keyRotation.name`, or a per-account name. */
+  readonly #name: string;
   readonly #store: Store;
   readonly #timings: RingTimings;
   readonly #encryptionKey: Buffer;
@@ -141,8 +143,9 @@ export class KeyRing {
   /** The key set handlers read; each property reflects the current document. */
   readonly keys: KeySet & { readonly signers: ReadonlyMap<SigningAlgorithm, SigningKey> };
 
-  constructor(rotation: KeyRotationOptions, store: Store, timings: RingTimings, report: (error: unknown) => void) {
+  constructor(rotation: KeyRotationOptions, store: Store, timings: RingTimings, report: (error: unknown) => void, name = rotation.name) {
     this.#rotation = rotation;
+    this.#name = name;
     this.#store = store;
     this.#timings = timings;
     this.#encryptionKey = parseEncryptionKey(rotation.encryptionKey);
@@ -205,7 +208,7 @@ export class KeyRing {
   async rotate(): Promise<RingKeyInfo[]> {
     const now = Date.now();
     const read = this.#epoch;
-    const written = await updateRing(this.#store, this.#rotation.name, (current) =>
+    const written = await updateRing(this.#store, this.#name, (current) =>
       startRotation(
         current,
         this.#rotation.algorithms,
@@ -224,7 +227,7 @@ export class KeyRing {
     const startedAt = Date.now();
     const read = this.#epoch;
     let found = false;
-    const written = await updateRing(this.#store, this.#rotation.name, (current) => {
+    const written = await updateRing(this.#store, this.#name, (current) => {
       const next = revokeEntry(current, kid, Date.now(), this.#encryptionKey);
       found = next !== null;
       return next;
@@ -241,12 +244,12 @@ export class KeyRing {
   async #load(): Promise<void> {
     const now = Date.now();
     const read = this.#epoch;
-    let document = await readRing(this.#store, this.#rotation.name);
+    let document = await readRing(this.#store, this.#name);
     if (document === null && this.#document !== undefined) {
       // The store lost the ring (a bounded MemoryStore evicted it, a Redis was replaced): put back the one this
       // instance holds rather than start afresh, which would orphan every token signed so far.
       const held = this.#document;
-      document = (await updateRing(this.#store, this.#rotation.name, (current) => (current === null ? held : null))) ?? held;
+      document = (await updateRing(this.#store, this.#name, (current) => (current === null ? held : null))) ?? held;
     }
     const algorithms = this.#rotation.algorithms;
     const { rotateEveryMs, prePublishMs } = this.#timings;
@@ -255,7 +258,7 @@ export class KeyRing {
     if (due(document)) {
       // Whoever holds the lock may be doing this very rotation: wait for it and decide again on what it wrote, so
       // racing instances add one key and all of them leave with the new document.
-      const written = await updateRing(this.#store, this.#rotation.name, (current) =>
+      const written = await updateRing(this.#store, this.#name, (current) =>
         due(current) ? startRotation(current, algorithms, this.#encryptionKey, now, prePublishMs, this.#rotation.prePublishSeconds) : null,
       );
       if (written !== undefined) document = written;

@@ -1,0 +1,17 @@
+/**
+ * `GET {basePath}/api/account/{accountId}/jwks` — one account's public signing keys (RFC 7517). With
+ * `keysPerAccount` this is the account's own ring and the `jwks_uri` of its metadata; otherwise the service's keys.
+ */
+import type { SentinelContext } from '../context.js';
+import { OAuthError } from '../errors.js';
+import type { SentinelResponse } from '../http.js';
+import { handleJWKS } from './jwks.js';
+
+/**
+ * The JWKS of an account; an unknown account is a 404, like its metadata, so issuers cannot be enumerated.
+ * @example // GET /sentinel/api/account/123456/jwks → 200 {"keys":[{"kty":"EC","kid":"…","alg":"ES256","use":"sig",…}]}
+ */
+export async function handleAccountJWKS(context: SentinelContext, accountId: string): Promise<SentinelResponse> {
+  if (!(await context.apps.hasAccount(accountId))) throw new OAuthError('invalid_request', 'unknown account', { status: 404 });
+  return handleJWKS(context);
+}
