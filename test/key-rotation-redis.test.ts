@@ -12,7 +12,10 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runKeysList, runKeysRevoke, runKeysRotate } from '../src/cli/keys-ring.js';
 import type { CLIIO } from '../src/cli/io.js';
-import { basic, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, ACCOUNT } from './fixtures.js';
+import { createSentinel } from '../src/index.js';
+import { RedisStore } from '../src/stores/redis.js';
+import { call } from './direct-flow.js';
+import { ACCOUNT, appTokenPath, baseOptions, basic, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID } from './fixtures.js';
 import { deleteByPrefix, REDIS_URL, requireAvailable, sharedRedis } from './redis-helpers.js';
 
 const redis = await sharedRedis('key-rotation-redis');
@@ -239,5 +242,56 @@ describe.skipIf(redis.skip)('key ring shared by two processes over Redis', () =>
     expect(await guardAccepts(b, token)).toBe(false);
     const again = io();
     expect(await runKeysRevoke(['--kid', kidOf(token), '--redis', REDIS_URL, '--prefix', PREFIX], again)).toBe(1);
+  });
+});
+
+describe.skipIf(redis.skip)('keys commands on a per-account ring (keysPerAccount)', () => {
+  const prefix = `sentinel-keyring-test:${randomBytes(8).toString('hex')}:`;
+  let client: Redis;
+
+  beforeAll(() => {
+    requireAvailable(redis);
+    client = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  });
+
+  afterAll(async () => {
+    await deleteByPrefix(client, prefix);
+    client.disconnect();
+  });
+
+  it('--account lists and revokes the keys of that account only', async () => {
+    const sentinel = createSentinel(
+      baseOptions({
+        keys: undefined,
+        store: new RedisStore(client, { prefix }),
+        jwksMaxAge: 1,
+        accessTokenTtl: 10,
+        idTokenTtl: 10,
+        keysPerAccount: true,
+        keyRotation: { encryptionKey: ENCRYPTION_KEY, rotateEverySeconds: 600, prePublishSeconds: 2, refreshSeconds: 1 },
+      }),
+    );
+    await sentinel.ready();
+    const response = await call(sentinel, {
+      method: 'POST',
+      path: appTokenPath(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(CLIENT_ID, CLIENT_SECRET) },
+      body: 'grant_type=client_credentials',
+    });
+    const token = (JSON.parse(response.body as string) as { access_token: string }).access_token;
+    const kid = kidOf(token);
+    const serviceRing = io();
+    expect(await runKeysList(['--redis', REDIS_URL, '--prefix', prefix], serviceRing)).toBe(0);
+    expect(serviceRing.out).not.toContain(kid);
+    const accountRing = io();
+    expect(await runKeysList(['--redis', REDIS_URL, '--prefix', prefix, '--account', ACCOUNT], accountRing)).toBe(0);
+    expect(accountRing.out).toContain(kid);
+
+    const options = { accountId: ACCOUNT, consumerId: CONSUMER_UUID };
+    expect((await sentinel.checkBearer(`Bearer ${token}`, options)).ok).toBe(true);
+    const revoke = io({ SENTINEL_KEY_ENCRYPTION_KEY: ENCRYPTION_KEY });
+    expect(await runKeysRevoke(['--kid', kid, '--account', ACCOUNT, '--redis', REDIS_URL, '--prefix', prefix], revoke)).toBe(0);
+    await sleep(REFRESH_MS);
+    expect((await sentinel.checkBearer(`Bearer ${token}`, options)).ok).toBe(false);
   });
 });

@@ -5,6 +5,7 @@
  */
 import type { SigningAlgorithm } from '../keys.js';
 import { hasPending, revokeEntry, startRotation } from '../keyring/mutations.js';
+import { accountRingName } from '../keyring/per-account.js';
 import { describeRing } from '../keyring/ring.js';
 import { parseEncryptionKey } from '../keyring/seal.js';
 import { readRing, updateRing } from '../keyring/storage.js';
@@ -18,6 +19,7 @@ export const ENCRYPTION_KEY_ENV = 'SENTINEL_KEY_ENCRYPTION_KEY';
 const COMMON_OPTIONS = `  --redis <url>     the Redis the instances share (redis:// or rediss://)
   --prefix <p>      the RedisStore prefix of the instances (default sentinel:)
   --ring <name>     keyRotation.name of the instances (default "default")
+  --account <id>    the ring of one account (instances with keysPerAccount)
   -h, --help        show this help`;
 
 /** Help text of the `keys` command group. */
@@ -45,6 +47,7 @@ const OPTIONS = {
   redis: { type: 'string' },
   prefix: { type: 'string' },
   ring: { type: 'string' },
+  account: { type: 'string' },
   kid: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -58,9 +61,11 @@ async function withRing<T>(
   const prefix = optionalString(values, 'prefix', command) ?? 'sentinel:';
   const name = optionalString(values, 'ring', command) ?? 'default';
   if (!/^[A-Za-z0-9._-]{1,64}$/.test(name)) throw new UsageError('--ring must be letters, digits, ".", "_" or "-"', command);
+  const account = optionalString(values, 'account', command);
+  const ringName = account === undefined ? name : accountRingName(name, account);
   const { store, close } = await openRedis(url, prefix);
   try {
-    return await run(store, name);
+    return await run(store, ringName);
   } finally {
     await close();
   }

@@ -12,6 +12,15 @@ import type { Store } from '../stores/store.js';
 import type { KeyRotationOptions } from './options.js';
 import { KeyRing, type RingTimings } from './ring.js';
 
+/**
+ * The store name of an account's ring. A digest keeps any account id (any characters, any length) a valid, bounded
+ * store key; the CLI's `--account` computes the same name.
+ * @example accountRingName('default', '123456') // 'default.account.…'
+ */
+export function accountRingName(name: string, accountId: string): string {
+  return `${name}.account.${createHash('sha256').update(accountId).digest('base64url').slice(0, 22)}`;
+}
+
 /** Rings kept loaded at once; an evicted one is simply read from the store again when its account returns. */
 const MAX_RINGS = 10_000;
 
@@ -53,9 +62,7 @@ export class AccountRings {
   ring(accountId: string): KeyRing {
     let ring = this.#rings.get(accountId);
     if (ring === undefined) {
-      // A digest keeps any account id (any characters, any length) a valid, bounded store key.
-      const digest = createHash('sha256').update(accountId).digest('base64url').slice(0, 22);
-      ring = new KeyRing(this.#rotation, this.#store, this.#timings, this.#report, `${this.#rotation.name}.account.${digest}`);
+      ring = new KeyRing(this.#rotation, this.#store, this.#timings, this.#report, accountRingName(this.#rotation.name, accountId));
       if (this.#rings.size >= MAX_RINGS) this.#rings.delete(this.#rings.keys().next().value as string);
       this.#rings.set(accountId, ring);
     }
