@@ -303,7 +303,13 @@ describe('keysPerAccount: one ring per account issuer', () => {
   it('an unknown account gets a 404 and no ring in the store; keysPerAccount needs keyRotation', async () => {
     const writes: string[] = [];
     const memory = new MemoryStore();
-    const store: Store = { ...bind(memory), set: (key, value, ttl) => (writes.push(key), memory.set(key, value, ttl)) };
+    const store: Store = {
+      ...bind(memory),
+      set: (key, value, ttl) => {
+        writes.push(key);
+        return memory.set(key, value, ttl);
+      },
+    };
     const sentinel = instance(store, { keysPerAccount: true });
     await sentinel.ready();
     const before = writes.length;
