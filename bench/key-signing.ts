@@ -4,7 +4,7 @@
  * managed key ring, and a SoftHSM2 token through sentinel-idp/pkcs11 (ES256 and RS256, next to in-process RS256).
  *
  * Each row runs in its own child (bench/key-signing-server.ts); its first token is verified with jose against the
- * row's own JWKS; any non-200 or error during load fails the row. Medians over KEYBENCH_ROUNDS (default 3) of
+ * row's own JWKS; any non-200 or error during load fails the row. Medians over KEYBENCH_ROUNDS (default 3; RESULTS.md uses 5) of
  * KEYBENCH_DURATION s (default 5) at KEYBENCH_CONNECTIONS (default 16), after 1 s warm-up; rows interleave per round.
  * The "before" row needs KEYBENCH_BASE: a directory holding an export of the commit before the key ring with this
  * checkout's node_modules linked in (see bench/README.md). Writes its own section of bench/RESULTS.md, between
