@@ -16,10 +16,11 @@ const LIBRARY_ENTRIES: Record<string, string> = {
   fetch: 'adapters/fetch/index.ts',
   redis: 'src/stores/redis.ts',
   postgres: 'src/postgres/index.ts',
+  pkcs11: 'src/signers/pkcs11.ts',
 };
 
 /** Never bundled: the runtime dependencies and the (optional) peer frameworks the user installs. */
-const EXTERNAL = ['express', 'koa', 'fastify', 'ioredis', 'pg', 'jose', 'zod', 'cookie', 'lru-cache'];
+const EXTERNAL = ['express', 'koa', 'fastify', 'ioredis', 'pg', 'jose', 'zod', 'cookie', 'lru-cache', 'pkcs11js'];
 
 // Adapters are written in parallel; building what exists keeps the CLI buildable meanwhile. The package test
 // still requires every subpath of "exports", so a missing adapter fails there, loudly.

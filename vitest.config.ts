@@ -12,6 +12,7 @@ export default defineConfig({
       { find: /^sentinel-idp\/fetch$/, replacement: here('./adapters/fetch/index.ts') },
       { find: /^sentinel-idp\/redis$/, replacement: here('./src/stores/redis.ts') },
       { find: /^sentinel-idp\/postgres$/, replacement: here('./src/postgres/index.ts') },
+      { find: /^sentinel-idp\/pkcs11$/, replacement: here('./src/signers/pkcs11.ts') },
       { find: /^sentinel-idp$/, replacement: here('./src/index.ts') },
     ],
   },

@@ -17,6 +17,7 @@ export const PUBLIC_ENTRIES = [
   'adapters/fetch/index.ts',
   'src/stores/redis.ts',
   'src/postgres/index.ts',
+  'src/signers/pkcs11.ts',
 ];
 
 /** One exported name whose documentation falls short. */

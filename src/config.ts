@@ -8,7 +8,8 @@ import { ConfigurationError } from './errors.js';
 import type { SentinelEvent } from './events.js';
 import type { LoginView } from './authorize/login-view.js';
 import type { SentinelRequest } from './http.js';
-import type { JWK } from './keys.js';
+import type { ExternalSigner, JWK } from './keys.js';
+import { keyRotationSchema } from './keyring/options.js';
 import type { Store } from './stores/store.js';
 import { compileTrustProxy } from './trusted-proxies.js';
 import type { UserClaims, UserClaimsInput } from './userinfo/claims.js';
@@ -126,7 +127,11 @@ const optionsSchema = z.object({
       colors: z.record(z.string().regex(/^[a-z-]+$/), z.string().regex(/^[#(),.% a-zA-Z0-9-]+$/)).default({}),
     })
     .default({ productName: 'Sign in', colors: {} }),
-  keys: z.array(z.custom<JWK>((v) => typeof v === 'object' && v !== null, { message: 'must be a JWK object' })).optional(),
+  keys: z
+    .array(z.custom<JWK | { signer: ExternalSigner }>((v) => typeof v === 'object' && v !== null, { message: 'must be a JWK object' }))
+    .optional(),
+  keyRotation: keyRotationSchema.optional(),
+  keysPerAccount: z.boolean().default(false),
   store: z
     .custom<Store>(
       (v) => typeof v === 'object' && v !== null && typeof (v as Store).take === 'function' && typeof (v as Store).swap === 'function',

@@ -63,7 +63,12 @@ export async function signJWT(
   const signature = await traceSigning(
     key.alg,
     typ,
-    () => (mode === 'threadpool' ? signBytesInPool(key, data) : signBytes(key, data)),
+    async () =>
+      key.external !== undefined
+        ? Buffer.from(await key.external.sign(data))
+        : mode === 'threadpool'
+          ? signBytesInPool(key, data)
+          : signBytes(key, data),
     trace,
   );
   return `${signingInput}.${signature.toString('base64url')}`;

@@ -7,6 +7,7 @@
  */
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
 import { ConfigurationError } from './errors.js';
+import { ecdsaDerToJose } from './signers/ecdsa-der.js';
 
 /**
  * A JSON Web Key (RFC 7517) as accepted in the `keys` option (private keys) and published in the JWKS (public parts).
@@ -20,11 +21,25 @@ export type JWK = Record<string, unknown> & { kty: string; kid?: string; alg?: s
  */
 export type SigningAlgorithm = 'ES256' | 'ES384' | 'RS256' | 'PS256' | 'EdDSA';
 
-/** One imported key. */
+/**
+ * A signer whose private key stays outside the process (an HSM, a cloud KMS): `sign` receives the JWS signing
+ * input and returns the signature in JWS form (raw `r||s` for ECDSA, RFC 7518 §3.4).
+ * @example const key = { signer: await pkcs11Signer({ library, tokenLabel: 'idp', pin, keyLabel: 'signing' }) };
+ */
+export interface ExternalSigner {
+  kid: string;
+  alg: SigningAlgorithm;
+  /** The public key as a JWK (RFC 7517), published in the JWKS. */
+  publicJwk: JWK;
+  sign(data: Uint8Array): Promise<Uint8Array>;
+}
+
+/** One imported key; `external` is set (and `privateKey` absent) for a key that signs outside the process. */
 export interface SigningKey {
   readonly kid: string;
   readonly alg: SigningAlgorithm;
-  readonly privateKey: KeyObject;
+  readonly privateKey?: KeyObject;
+  readonly external?: ExternalSigner;
   readonly publicKey: KeyObject;
   readonly publicJWK: JWK;
 }
@@ -63,7 +78,52 @@ function thumbprint(publicJWK: JWK): string {
 
 const HASH: Record<SigningAlgorithm, string | null> = { ES256: 'sha256', ES384: 'sha384', RS256: 'sha256', PS256: 'sha256', EdDSA: null };
 
-function importKey(jwk: JWK, field: string): SigningKey {
+/** JWS signature length of the fixed-size algorithms; an external signer answering DER would not verify. */
+const SIGNATURE_BYTES: Partial<Record<SigningAlgorithm, number>> = { ES256: 64, ES384: 96, EdDSA: 64 };
+
+function importExternal(signer: ExternalSigner, field: string): SigningKey {
+  if (typeof signer !== 'object' || signer === null || typeof signer.sign !== 'function') {
+    throw new ConfigurationError(`${field}.signer`, 'must be { kid, alg, publicJwk, sign(data) }');
+  }
+  if (typeof signer.kid !== 'string' || signer.kid === '')
+    throw new ConfigurationError(`${field}.signer.kid`, 'must be a non-empty string');
+  if (typeof signer.publicJwk !== 'object' || signer.publicJwk === null || signer.publicJwk.d !== undefined) {
+    throw new ConfigurationError(`${field}.signer.publicJwk`, 'must be a public JWK (without "d")');
+  }
+  const alg = inferAlgorithm({ ...signer.publicJwk, alg: signer.alg }, `${field}.signer`);
+  let publicKey: KeyObject;
+  try {
+    publicKey = createPublicKey({ key: signer.publicJwk as import('node:crypto').JsonWebKey, format: 'jwk' });
+  } catch {
+    throw new ConfigurationError(`${field}.signer.publicJwk`, 'is not a valid public JWK');
+  }
+  const exported = publicKey.export({ format: 'jwk' }) as JWK;
+  const bytes = SIGNATURE_BYTES[alg];
+  const external: ExternalSigner = {
+    kid: signer.kid,
+    alg,
+    publicJwk: signer.publicJwk,
+    async sign(data) {
+      let signature = await signer.sign(data);
+      // A KMS answers ECDSA in DER; JWS needs r||s. Accept both, so a KMS plugs in without a conversion step.
+      if (signature instanceof Uint8Array && bytes !== undefined && signature.length !== bytes && alg.startsWith('ES')) {
+        signature = ecdsaDerToJose(signature, bytes / 2) ?? signature;
+      }
+      if (!(signature instanceof Uint8Array) || signature.length === 0 || (bytes !== undefined && signature.length !== bytes)) {
+        throw new Error(`an external signer returned a signature that is not in JWS form for ${alg}`);
+      }
+      return signature;
+    },
+  };
+  return { kid: signer.kid, alg, external, publicKey, publicJWK: { ...exported, kid: signer.kid, alg, use: 'sig' } };
+}
+
+/**
+ * Imports one private JWK, or an `{ signer }` entry whose private key lives outside the process.
+ * @example const key = importKey(generatePrivateJWK('ES256'), 'keys[0]');
+ */
+export function importKey(jwk: JWK | { signer: ExternalSigner }, field: string): SigningKey {
+  if (typeof jwk === 'object' && jwk !== null && 'signer' in jwk) return importExternal(jwk.signer as ExternalSigner, field);
   if (typeof jwk !== 'object' || jwk === null || typeof jwk.kty !== 'string') {
     throw new ConfigurationError(field, 'must be a JWK object');
   }
@@ -103,7 +163,7 @@ export function generatePrivateJWK(alg: SigningAlgorithm = 'ES256'): JWK {
  * Connect Discovery §3 makes RS256 mandatory to offer) are generated and `warn` is told that tokens will not survive
  * a restart nor verify on another instance.
  */
-export function loadKeys(jwks: readonly JWK[] | undefined, warn: (message: string) => void): KeySet {
+export function loadKeys(jwks: readonly (JWK | { signer: ExternalSigner })[] | undefined, warn: (message: string) => void): KeySet {
   let keys: SigningKey[];
   if (jwks === undefined || jwks.length === 0) {
     warn(
@@ -114,29 +174,44 @@ export function loadKeys(jwks: readonly JWK[] | undefined, warn: (message: strin
   } else {
     keys = jwks.map((jwk, index) => importKey(jwk, `keys[${index}]`));
   }
+  return keySetOf(keys, 'keys');
+}
+
+/**
+ * The key set of `keys`: the first signs, all verify and are published.
+ * @throws ConfigurationError on a duplicate kid.
+ */
+export function keySetOf(keys: readonly SigningKey[], field: string): KeySet {
   const byAlg = new Map<SigningAlgorithm, SigningKey>();
   for (const key of keys) if (!byAlg.has(key.alg)) byAlg.set(key.alg, key);
   const byKid = new Map<string, SigningKey>();
   keys.forEach((key, index) => {
-    if (byKid.has(key.kid)) throw new ConfigurationError(`keys[${index}].kid`, `duplicate kid ${key.kid}`);
+    if (byKid.has(key.kid)) throw new ConfigurationError(`${field}[${index}].kid`, `duplicate kid ${key.kid}`);
     byKid.set(key.kid, key);
   });
   return { signer: keys[0] as SigningKey, byAlg, byKid, jwks: { keys: keys.map((key) => key.publicJWK) } };
 }
 
+function privateKeyOf(key: SigningKey): KeyObject {
+  if (key.privateKey === undefined) throw new Error('this key signs outside the process (through its external signer)');
+  return key.privateKey;
+}
+
 /** Signs `data` with `key` in JWS form (raw r||s for ECDSA). */
 export function signBytes(key: SigningKey, data: Buffer): Buffer {
+  const privateKey = privateKeyOf(key);
   if (key.alg === 'PS256') {
-    return sign('sha256', data, { key: key.privateKey, padding: 6 /* RSA_PKCS1_PSS_PADDING */, saltLength: 32 });
+    return sign('sha256', data, { key: privateKey, padding: 6 /* RSA_PKCS1_PSS_PADDING */, saltLength: 32 });
   }
   const hash = HASH[key.alg];
-  return key.alg.startsWith('ES') ? sign(hash, data, { key: key.privateKey, dsaEncoding: 'ieee-p1363' }) : sign(hash, data, key.privateKey);
+  return key.alg.startsWith('ES') ? sign(hash, data, { key: privateKey, dsaEncoding: 'ieee-p1363' }) : sign(hash, data, privateKey);
 }
 
 function signOptions(key: SigningKey): { hash: string | null; options: import('node:crypto').SignKeyObjectInput } {
-  if (key.alg === 'PS256') return { hash: 'sha256', options: { key: key.privateKey, padding: 6, saltLength: 32 } };
-  if (key.alg.startsWith('ES')) return { hash: HASH[key.alg], options: { key: key.privateKey, dsaEncoding: 'ieee-p1363' } };
-  return { hash: HASH[key.alg], options: { key: key.privateKey } };
+  const privateKey = privateKeyOf(key);
+  if (key.alg === 'PS256') return { hash: 'sha256', options: { key: privateKey, padding: 6, saltLength: 32 } };
+  if (key.alg.startsWith('ES')) return { hash: HASH[key.alg], options: { key: privateKey, dsaEncoding: 'ieee-p1363' } };
+  return { hash: HASH[key.alg], options: { key: privateKey } };
 }
 
 /**

@@ -18,7 +18,7 @@ export function authorizationServerMetadata(context: SentinelContext, accountId:
     token_endpoint: `${issuer}/token`,
     revocation_endpoint: `${issuer}/token/revoke`,
     introspection_endpoint: `${issuer}/token/introspect`,
-    jwks_uri: context.endpointURL('/well-known/jwks'),
+    jwks_uri: context.config.keysPerAccount ? `${issuer}/jwks` : context.endpointURL('/well-known/jwks'),
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],

@@ -121,6 +121,12 @@ export const ROUTES: readonly RouteDefinition[] = [
     handler: (context, request, params) => handleRotateSecret(context, request, params),
   },
   {
+    name: 'account-jwks',
+    methods: ['GET'],
+    path: '/api/account/{accountId}/jwks',
+    handler: (context, _request, { accountId }) => handleAccountJWKS(context, accountId),
+  },
+  {
     name: 'metadata',
     methods: ['GET'],
     path: '/.well-known/oauth-authorization-server{basePath}/api/account/{accountId}',
@@ -154,7 +160,7 @@ export const ROUTES: readonly RouteDefinition[] = [
     renderError: renderErrorPage,
   },
   {
-    name: 'account-jwks',
+    name: 'account-jwks-well-known',
     methods: ['GET'],
     path: '/api/account/{accountId}/.well-known/jwks.json',
     handler: (context, _request, { accountId }) => handleAccountJWKS(context, accountId),

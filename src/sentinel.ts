@@ -23,6 +23,8 @@ import { renderErrorPage } from './authorize/error-page.js';
 import { ConfigurationError, isOAuthError, OAuthError } from './errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from './http.js';
 import { loadKeys, type JWK } from './keys.js';
+import { AccountRings, accountOfToken } from './keyring/per-account.js';
+import { KeyRing, kidOf, ringTimings, type RingKeyInfo } from './keyring/ring.js';
 import { checkIDTokenKeys } from './token/id-token-keys.js';
 import { createRouter, type Match, type Route } from './router.js';
 import { ROUTES } from './routes.js';
@@ -102,6 +104,24 @@ export interface Sentinel {
   /** The public JWKS. */
   jwks(): { keys: JWK[] };
   /**
+   * Resolves once the signing keys are loaded: with `keyRotation`, the shared ring is read from the store (and
+   * created when empty). Await it before listening, so that a wrong `encryptionKey` stops the start.
+   * @example await sentinel.ready(); app.listen(3000);
+   */
+  ready(): Promise<void>;
+  /**
+   * Starts a key rotation now (`keyRotation` only): a new key is published at once and signs after
+   * `prePublishSeconds`, on every instance. A rotation already under way is not doubled.
+   * @example const ring = await sentinel.rotateKeys();
+   */
+  rotateKeys(): Promise<RingKeyInfo[]>;
+  /**
+   * Emergency revocation (`keyRotation` only): the key leaves the JWKS at once and every instance refuses its
+   * tokens within `refreshSeconds`; if it was signing, its successor signs from now on. `false` for an unknown kid.
+   * @example await sentinel.revokeKey('Tq1y…');
+   */
+  revokeKey(kid: string): Promise<boolean>;
+  /**
    * Ends an external login (`login.url`): the host has signed the user in its own way; the answer is the 303 that
    * sends the browser back to the application with a code (or an error page for an unknown or expired interaction).
    * @example sendSentinelResponse(res, await sentinel.completeLogin(req.query.interaction, { userId: user.id }))
@@ -150,15 +170,37 @@ function bearerChallenge(error: OAuthError | undefined): SentinelResponse {
 export function createSentinel(options: SentinelOptions): Sentinel {
   const config = resolveConfig(options);
   const warn = config.logger?.warn.bind(config.logger) ?? ((message: string) => console.warn(message));
-  const keys = loadKeys(config.keys, warn);
+  if (config.keyRotation !== undefined && config.keys !== undefined) {
+    throw new ConfigurationError('keys', 'give keys or keyRotation, not both (the ring generates its own keys)');
+  }
+  // Whatever store is configured is observed through a decorator (spans and store metrics), never changed.
+  const store = traceStore(config.store ?? new MemoryStore());
+  const reportRing = (error: unknown): void => {
+    try {
+      config.onError?.(error, { route: 'key-ring' });
+    } catch {
+      // A throwing onError must not turn a background refresh into an unhandled rejection.
+    }
+  };
+  const timings = config.keyRotation === undefined ? undefined : ringTimings(config.keyRotation, config);
+  const ring =
+    config.keyRotation === undefined || timings === undefined ? undefined : new KeyRing(config.keyRotation, store, timings, reportRing);
+  if (config.keysPerAccount && ring === undefined) {
+    throw new ConfigurationError('keysPerAccount', 'needs keyRotation: each account gets its own key ring');
+  }
+  const accountRings =
+    config.keysPerAccount && ring !== undefined && config.keyRotation !== undefined && timings !== undefined
+      ? new AccountRings(config.keyRotation, store, timings, reportRing, ring)
+      : undefined;
+  const keys = ring === undefined ? loadKeys(config.keys, warn) : (accountRings?.keys ?? ring.keys);
+  // Load the ring as the service starts; a failure here is reported by ready() and retried by the first request.
+  ring?.ready().catch(() => {});
   checkIDTokenKeys(config, keys, warn);
   const apps = config.appStore ?? new MemoryAppStore(config.apps);
   if (config.appStore !== undefined && config.apps.length > 0) {
     throw new ConfigurationError('apps', 'give apps or appStore, not both (add the apps to your AppStore)');
   }
   if (config.registration !== undefined) assertRegistrationStore(apps);
-  // Whatever store is configured is observed through a decorator (spans and store metrics), never changed.
-  const store = traceStore(config.store ?? new MemoryStore());
   const context = createContext({ config, keys, store, apps });
   const match = createRouter(ROUTES, config.basePath);
   const bodyTimeoutMs = Math.ceil(config.bodyTimeout * 1000);
@@ -199,6 +241,13 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     const body = request.body;
     const timed = typeof body === 'function' ? { ...request, body: withBodyDeadline(body, bodyTimeoutMs) } : request;
     try {
+      const keysLoaded = ring?.fresh();
+      if (keysLoaded !== undefined) await keysLoaded;
+      // Per-account keys only for accounts that exist: a request naming a made-up account must not create a ring.
+      const accountId = params.accountId;
+      if (accountRings !== undefined && accountId !== undefined && (await apps.hasAccount(accountId))) {
+        return await accountRings.run(accountRings.ring(accountId), () => route.handler(scoped, timed, params));
+      }
       return await route.handler(scoped, timed, params);
     } catch (error) {
       if (isOAuthError(error) && error.code !== 'server_error') {
@@ -247,8 +296,35 @@ export function createSentinel(options: SentinelOptions): Sentinel {
   const isRevoked = async (claims: AccessTokenClaims): Promise<boolean> =>
     (await isGrantRevoked(claims)) || (await presence.isGone(decodeURIComponent(claims.iss.slice(issuerPrefix.length)), claims.client_id));
 
+  async function verifyWithRing(target: KeyRing, token: string, verifyOptions: VerifyAccessTokenOptions): Promise<AccessTokenClaims> {
+    const keysLoaded = target.fresh();
+    if (keysLoaded !== undefined) await keysLoaded;
+    try {
+      return await verifyToken(context, token, verifyOptions, isRevoked);
+    } catch (error) {
+      // A kid this instance does not know may be a key another instance just created (after a revocation): reload
+      // once, rate-limited, and decide again.
+      const kid = isOAuthError(error) && error.code === 'invalid_token' ? kidOf(token) : undefined;
+      if (kid === undefined || keys.byKid.has(kid) || !(await target.refreshForUnknownKid())) throw error;
+      return verifyToken(context, token, verifyOptions, isRevoked);
+    }
+  }
+
   async function verifyAccessToken(token: string, verifyOptions: VerifyAccessTokenOptions = {}): Promise<AccessTokenClaims> {
-    return verifyToken(context, token, verifyOptions, isRevoked);
+    if (ring === undefined) return verifyToken(context, token, verifyOptions, isRevoked);
+    if (accountRings !== undefined) {
+      const accountId = verifyOptions.accountId ?? accountOfToken(token, context.accountIssuer(''));
+      if (accountId !== undefined && (await apps.hasAccount(accountId))) {
+        const target = accountRings.ring(accountId);
+        return accountRings.run(target, () => verifyWithRing(target, token, verifyOptions));
+      }
+    }
+    return verifyWithRing(ring, token, verifyOptions);
+  }
+
+  function requireRing(method: string): KeyRing {
+    if (ring === undefined) throw new ConfigurationError('keyRotation', `${method} needs the keyRotation option`);
+    return ring;
   }
 
   async function checkBearer(authorization: string | undefined, verifyOptions: VerifyAccessTokenOptions = {}): Promise<BearerResult> {
@@ -307,5 +383,10 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     registerApp,
     completeLogin,
     jwks: () => structuredClone(keys.jwks),
+    ready: async () => {
+      await ring?.ready();
+    },
+    rotateKeys: () => requireRing('rotateKeys()').rotate(),
+    revokeKey: (kid) => requireRing('revokeKey()').revoke(kid),
   };
 }

@@ -145,7 +145,7 @@ describe('the packed tarball', () => {
       files: string[];
     };
     expect(manifest.engines.node).toBe('^20.19.0 || >=22.12.0');
-    expect(Object.keys(manifest.peerDependencies).sort()).toEqual(['express', 'fastify', 'ioredis', 'koa', 'pg']);
+    expect(Object.keys(manifest.peerDependencies).sort()).toEqual(['express', 'fastify', 'ioredis', 'koa', 'pg', 'pkcs11js']);
     for (const peer of Object.keys(manifest.peerDependencies)) expect(manifest.peerDependenciesMeta[peer]?.optional).toBe(true);
     expect(manifest.bin['sentinel-idp']).toBe('./dist/cli.js');
     expect(manifest.files).toEqual(['dist', 'README.md', 'LICENSE']);

@@ -6,7 +6,8 @@ import { APPS_DATABASE_COMMANDS, APPS_HELP } from './apps-manage.js';
 import { runAppsRegister } from './apps-register.js';
 import { DB_MIGRATE_HELP, runDbMigrate } from './db-migrate.js';
 import type { CLIIO } from './io.js';
-import { KEYS_GENERATE_HELP, runKeysGenerate } from './keys-generate.js';
+import { runKeysGenerate } from './keys-generate.js';
+import { KEYS_RING_HELP, runKeysList, runKeysRevoke, runKeysRotate } from './keys-ring.js';
 import { promptHidden } from './prompt.js';
 import { runToken } from './token.js';
 import { USAGE_EXIT_CODE, UsageError } from './usage.js';
@@ -16,6 +17,8 @@ export const MAIN_HELP = `Usage: sentinel-idp <command> [options]
 
 Commands:
   keys generate    print a new private signing key (JWK) for the keys option
+  keys list|rotate|revoke
+                   operate the key ring shared by keyRotation instances (--redis)
   apps register    create a client id and secret, and print the hash to store
   apps list|show|rotate-secret|delete
                    manage the apps of a PostgreSQL registry (--database)
@@ -29,7 +32,10 @@ type Runner = (argv: readonly string[], io: CLIIO) => Promise<number>;
 
 /** Command groups and their subcommands; each group has one subcommand today, so its help is that one's. */
 const GROUPS: Record<string, { help: string; commands: Record<string, Runner> }> = {
-  keys: { help: KEYS_GENERATE_HELP, commands: { generate: runKeysGenerate } },
+  keys: {
+    help: KEYS_RING_HELP,
+    commands: { generate: runKeysGenerate, list: runKeysList, rotate: runKeysRotate, revoke: runKeysRevoke },
+  },
   apps: { help: APPS_HELP, commands: { register: runAppsRegister, ...APPS_DATABASE_COMMANDS } },
   db: { help: DB_MIGRATE_HELP, commands: { migrate: runDbMigrate } },
 };

@@ -8,6 +8,8 @@
  * | `code:{gid}`    | authorization code record (key derived by hash) | code lifetime (≤ 600 s)     |
  * | `grant:{gid}`   | grant: liveness, refresh generation, revocations| idle / absolute lifetime    |
  * | `throttle:`     | failure counter                                 | throttle window             |
+ * | `keyring:`      | `keyRotation` key ring (private keys sealed)     | none (ten years)            |
+ * | `keyring-lock:` | writer lock of the key ring (`increment`)       | 10 s                        |
  *
  * Keys are opaque strings; secrets (codes, session ids, refresh tokens) appear in keys only as SHA-256 digests.
  * The atomic `take` keeps interactions and sessions single-use; the atomic multi-key {@link Store.swap} is what

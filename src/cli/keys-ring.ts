@@ -1,0 +1,171 @@
+/**
+ * `sentinel-idp keys list|rotate|revoke --redis <url>`: operate the shared key ring of the instances that use
+ * `keyRotation` with a RedisStore. Acts on the same document as `sentinel.rotateKeys()` / `revokeKey()`, under the
+ * same lock, so the running instances converge on the change within their `refreshSeconds`.
+ */
+import type { SigningAlgorithm } from '../keys.js';
+import { hasPending, revokeEntry, startRotation } from '../keyring/mutations.js';
+import { accountRingName } from '../keyring/per-account.js';
+import { describeRing } from '../keyring/ring.js';
+import { parseEncryptionKey } from '../keyring/seal.js';
+import { readRing, updateRing } from '../keyring/storage.js';
+import type { CLIIO } from './io.js';
+import { openRedis } from './redis-connection.js';
+import { optionalString, type OptionValues, parseOptions, requireString, UsageError } from './usage.js';
+
+/** Environment variable holding the ring's encryption key (never a command-line argument: it would show in `ps`). */
+export const ENCRYPTION_KEY_ENV = 'SENTINEL_KEY_ENCRYPTION_KEY';
+
+const COMMON_OPTIONS = `  --redis <url>     the Redis the instances share (redis:// or rediss://)
+  --prefix <p>      the RedisStore prefix of the instances (default sentinel:)
+  --ring <name>     keyRotation.name of the instances (default "default")
+  --account <id>    the ring of one account (instances with keysPerAccount)
+  -h, --help        show this help`;
+
+/** Help text of the `keys` command group. */
+export const KEYS_RING_HELP = `Usage: sentinel-idp keys <generate|list|rotate|revoke> [options]
+
+  keys generate [--alg ES256]        print a new private JWK for the keys option
+  keys list --redis <url>            show the shared key ring (kid, alg, state, times)
+  keys rotate --redis <url>          start a rotation: a new key is published now and
+                                     signs after the ring's prePublishSeconds
+  keys revoke --kid <kid> --redis <url>
+                                     emergency: unpublish and refuse the key at once
+                                     (instances follow within refreshSeconds)
+
+Options of list, rotate and revoke:
+${COMMON_OPTIONS}
+
+rotate and revoke read the ring's encryption key from ${ENCRYPTION_KEY_ENV}
+(revoke needs it only when the revoked key was signing and no successor waits).
+
+Example:
+  ${ENCRYPTION_KEY_ENV}=... sentinel-idp keys rotate --redis redis://10.0.0.5:6379
+`;
+
+const OPTIONS = {
+  redis: { type: 'string' },
+  prefix: { type: 'string' },
+  ring: { type: 'string' },
+  account: { type: 'string' },
+  kid: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+async function withRing<T>(
+  values: OptionValues,
+  command: string,
+  run: (store: import('../stores/store.js').Store, name: string) => Promise<T>,
+): Promise<T> {
+  const url = requireString(values, 'redis', command);
+  const prefix = optionalString(values, 'prefix', command) ?? 'sentinel:';
+  const name = optionalString(values, 'ring', command) ?? 'default';
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(name)) throw new UsageError('--ring must be letters, digits, ".", "_" or "-"', command);
+  const account = optionalString(values, 'account', command);
+  const ringName = account === undefined ? name : accountRingName(name, account);
+  const { store, close } = await openRedis(url, prefix);
+  try {
+    return await run(store, ringName);
+  } finally {
+    await close();
+  }
+}
+
+function encryptionKey(io: CLIIO, required: boolean): Buffer | undefined {
+  const value = io.env[ENCRYPTION_KEY_ENV];
+  if (value === undefined || value === '') {
+    if (required) throw new Error(`set ${ENCRYPTION_KEY_ENV} to the instances' keyRotation.encryptionKey`);
+    return undefined;
+  }
+  try {
+    return parseEncryptionKey(value);
+  } catch {
+    throw new Error(`${ENCRYPTION_KEY_ENV} must be 32 bytes in base64url`);
+  }
+}
+
+function parse(argv: readonly string[], command: string, io: CLIIO): OptionValues | null {
+  const values = parseOptions(argv, OPTIONS, command);
+  if (values.help === true) {
+    io.stdout(KEYS_RING_HELP);
+    return null;
+  }
+  if (command !== 'keys revoke' && values.kid !== undefined) throw new UsageError('--kid belongs to keys revoke', command);
+  return values;
+}
+
+/**
+ * `keys list`: prints the ring as JSON (public information only).
+ * @example await runKeysList(['--redis', 'redis://127.0.0.1:6379'], io);
+ */
+export async function runKeysList(argv: readonly string[], io: CLIIO): Promise<number> {
+  const values = parse(argv, 'keys list', io);
+  if (values === null) return 0;
+  return withRing(values, 'keys list', async (store, name) => {
+    const document = await readRing(store, name);
+    if (document === null) {
+      io.stderr('sentinel-idp: no key ring in this store (no instance with keyRotation has started on it)\n');
+      return 1;
+    }
+    io.stdout(`${JSON.stringify(describeRing(document, Date.now()), null, 2)}\n`);
+    return 0;
+  });
+}
+
+/**
+ * `keys rotate`: adds a pre-published key per algorithm of the ring (unless one is already pending).
+ * @example await runKeysRotate(['--redis', 'redis://127.0.0.1:6379'], io);
+ */
+export async function runKeysRotate(argv: readonly string[], io: CLIIO): Promise<number> {
+  const values = parse(argv, 'keys rotate', io);
+  if (values === null) return 0;
+  requireString(values, 'redis', 'keys rotate'); // a usage error (exit 2) comes before a missing environment
+  const key = encryptionKey(io, true) as Buffer;
+  return withRing(values, 'keys rotate', async (store, name) => {
+    const now = Date.now();
+    let missing = false;
+    const written = await updateRing(store, name, (current) => {
+      if (current === null) {
+        missing = true;
+        return null;
+      }
+      const algorithms = [
+        ...new Set(current.keys.filter((entry) => entry.revokedAt === undefined).map((entry) => entry.alg)),
+      ] as SigningAlgorithm[];
+      if (algorithms.every((alg) => hasPending(current, alg, now))) return null;
+      return startRotation(current, algorithms, key, now, current.prePublishSeconds * 1000, current.prePublishSeconds);
+    });
+    if (missing || written === null || written === undefined) {
+      io.stderr('sentinel-idp: no key ring in this store (no instance with keyRotation has started on it)\n');
+      return 1;
+    }
+    io.stdout(`${JSON.stringify(describeRing(written, Date.now()), null, 2)}\n`);
+    return 0;
+  });
+}
+
+/**
+ * `keys revoke --kid <kid>`: emergency revocation in the shared ring.
+ * @example await runKeysRevoke(['--kid', kid, '--redis', 'redis://127.0.0.1:6379'], io);
+ */
+export async function runKeysRevoke(argv: readonly string[], io: CLIIO): Promise<number> {
+  const values = parse(argv, 'keys revoke', io);
+  if (values === null) return 0;
+  const kid = requireString(values, 'kid', 'keys revoke');
+  requireString(values, 'redis', 'keys revoke');
+  const key = encryptionKey(io, false);
+  return withRing(values, 'keys revoke', async (store, name) => {
+    let found = false;
+    const written = await updateRing(store, name, (current) => {
+      const next = revokeEntry(current, kid, Date.now(), key);
+      found = next !== null;
+      return next;
+    });
+    if (!found || written === null || written === undefined) {
+      io.stderr('sentinel-idp: no live key with this kid in the ring\n');
+      return 1;
+    }
+    io.stdout(`${JSON.stringify(describeRing(written, Date.now()), null, 2)}\n`);
+    return 0;
+  });
+}

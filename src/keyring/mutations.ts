@@ -1,0 +1,98 @@
+/**
+ * The changes made to a ring document: new keys (generated here, sealed before they leave this function) and
+ * emergency revocation. Shared by the service and the `sentinel-idp keys` CLI, so both act on the ring alike.
+ */
+import { createPublicKey } from 'node:crypto';
+import { generatePrivateJWK, type JWK, type SigningAlgorithm } from '../keys.js';
+import { activeEntry, type RingDocument, type RingEntry } from './document.js';
+import { open, seal } from './seal.js';
+
+/**
+ * Throws the `ConfigurationError` of a wrong encryption key unless `encryptionKey` opens every sealed entry: a writer
+ * with another key would add keys no other instance can open (and that it could not open later either).
+ */
+export function assertOpens(document: RingDocument | null, encryptionKey: Buffer): void {
+  for (const entry of document?.keys ?? []) {
+    if (entry.sealed !== undefined) open(encryptionKey, entry.kid, entry.sealed);
+  }
+}
+
+/** A new entry of `alg`: a fresh key pair, the private JWK sealed under `encryptionKey`. */
+export function newEntry(alg: SigningAlgorithm, encryptionKey: Buffer, now: number, activatesAt: number): RingEntry {
+  const privateJwk = generatePrivateJWK(alg);
+  const kid = privateJwk.kid as string;
+  const publicJwk = createPublicKey({ key: privateJwk as import('node:crypto').JsonWebKey, format: 'jwk' }).export({
+    format: 'jwk',
+  }) as JWK;
+  return {
+    kid,
+    alg,
+    createdAt: now,
+    activatesAt,
+    publicJwk: { ...publicJwk, kid, alg, use: 'sig' },
+    sealed: seal(encryptionKey, kid, JSON.stringify(privateJwk)),
+  };
+}
+
+/** Whether `alg` has a live key that is published but does not sign yet. */
+export function hasPending(document: RingDocument, alg: SigningAlgorithm, now: number): boolean {
+  return document.keys.some((entry) => entry.alg === alg && entry.revokedAt === undefined && entry.activatesAt > now);
+}
+
+/**
+ * Starts a rotation of each of `algorithms` that has none under way: a new key published now that signs from
+ * `now + prePublishMs` on. A key ring without a signing key for an algorithm gets one that signs at once (nothing
+ * was published before it, so nobody can hold an outdated JWKS without it). `null` when nothing changes.
+ */
+export function startRotation(
+  document: RingDocument | null,
+  algorithms: readonly SigningAlgorithm[],
+  encryptionKey: Buffer,
+  now: number,
+  prePublishMs: number,
+  prePublishSeconds: number,
+): RingDocument | null {
+  assertOpens(document, encryptionKey);
+  const base = document ?? { v: 1 as const, revision: 0, prePublishSeconds, keys: [] };
+  const added: RingEntry[] = [];
+  for (const alg of algorithms) {
+    if (hasPending(base, alg, now)) continue;
+    const activatesAt = activeEntry(base, alg, now) === undefined ? now : now + prePublishMs;
+    added.push(newEntry(alg, encryptionKey, now, activatesAt));
+  }
+  return added.length === 0 ? null : { ...base, prePublishSeconds, keys: [...base.keys, ...added] };
+}
+
+/**
+ * Revokes `kid`: it leaves the JWKS and stops verifying, its private part is erased. When it was the signing key
+ * of its algorithm, the pending key (if any) signs from now on, otherwise a new key is generated that signs at once
+ * (`encryptionKey` is needed only then). `null` when `kid` is not a live key of the ring.
+ */
+export function revokeEntry(
+  document: RingDocument | null,
+  kid: string,
+  now: number,
+  encryptionKey: Buffer | undefined,
+): RingDocument | null {
+  const target = document?.keys.find((entry) => entry.kid === kid && entry.revokedAt === undefined);
+  if (document === null || target === undefined) return null;
+  if (encryptionKey !== undefined) assertOpens(document, encryptionKey);
+  const wasActive = activeEntry(document, target.alg, now)?.kid === kid;
+  let keys: RingEntry[] = document.keys.map((entry) => {
+    if (entry !== target) return entry;
+    const { sealed: _erased, ...rest } = entry;
+    return { ...rest, revokedAt: now };
+  });
+  if (wasActive) {
+    const pending = keys
+      .filter((entry) => entry.alg === target.alg && entry.revokedAt === undefined && entry.activatesAt > now)
+      .sort((a, b) => a.activatesAt - b.activatesAt)[0];
+    if (pending !== undefined) {
+      keys = keys.map((entry) => (entry === pending ? { ...entry, activatesAt: now } : entry));
+    } else {
+      if (encryptionKey === undefined) throw new Error('revoking the signing key needs a new one: give the encryption key');
+      keys.push(newEntry(target.alg, encryptionKey, now, now));
+    }
+  }
+  return { ...document, keys };
+}

@@ -1,0 +1,58 @@
+/**
+ * Private keys at rest: AES-256-GCM under the `keyRotation.encryptionKey`, bound to their kid (associated data), so
+ * a ciphertext copied onto another entry does not open.
+ */
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { ConfigurationError } from '../errors.js';
+
+/** A sealed private JWK as kept in the store: base64url IV, ciphertext and tag. */
+export interface Sealed {
+  iv: string;
+  data: string;
+  tag: string;
+}
+
+const FIELD = 'keyRotation.encryptionKey';
+
+/**
+ * Decodes the configured key: exactly 32 bytes of base64url.
+ * @throws ConfigurationError otherwise (without repeating the value).
+ */
+export function parseEncryptionKey(value: string): Buffer {
+  const bytes = /^[A-Za-z0-9_-]+$/.test(value) ? Buffer.from(value, 'base64url') : Buffer.alloc(0);
+  if (bytes.length !== 32) {
+    throw new ConfigurationError(FIELD, 'must be 32 random bytes in base64url (generate one with `openssl rand 32 | basenc --base64url`)');
+  }
+  return bytes;
+}
+
+function associated(kid: string): Buffer {
+  return Buffer.from(`sentinel-idp key ring v1\u0000${kid}`);
+}
+
+/** Seals `plaintext` for the entry `kid`. */
+export function seal(key: Buffer, kid: string, plaintext: string): Sealed {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  cipher.setAAD(associated(kid));
+  const data = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+  return { iv: iv.toString('base64url'), data: data.toString('base64url'), tag: cipher.getAuthTag().toString('base64url') };
+}
+
+/**
+ * Opens a sealed entry.
+ * @throws ConfigurationError when the key does not open it: a different `encryptionKey` than the ring was sealed with.
+ */
+export function open(key: Buffer, kid: string, sealed: Sealed): string {
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(sealed.iv, 'base64url'));
+    decipher.setAAD(associated(kid));
+    decipher.setAuthTag(Buffer.from(sealed.tag, 'base64url'));
+    return Buffer.concat([decipher.update(Buffer.from(sealed.data, 'base64url')), decipher.final()]).toString('utf8');
+  } catch {
+    throw new ConfigurationError(
+      FIELD,
+      'does not open the signing keys of the key ring in the store: it is not the key the ring was sealed with',
+    );
+  }
+}

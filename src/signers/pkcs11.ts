@@ -1,0 +1,273 @@
+/**
+ * `sentinel-idp/pkcs11`: an {@link ExternalSigner} over a PKCS#11 token (an HSM, a smart card, SoftHSM2), so the
+ * private key never enters the process. Tested against SoftHSM2 with ES256 and RS256.
+ *
+ * pkcs11js is an optional peer dependency; only this subpath loads it. Its `C_Sign` with a callback runs on the
+ * libuv thread pool, so a slow token does not block the event loop. A PKCS#11 session performs one operation at a
+ * time, hence a small pool of sessions, each taken by one signature.
+ */
+import { createHash, createPublicKey } from 'node:crypto';
+import pkcs11js from 'pkcs11js';
+import { ConfigurationError } from '../errors.js';
+import type { ExternalSigner, JWK, SigningAlgorithm } from '../keys.js';
+
+/**
+ * Where the key is: the module, the token (by slot index or label), the user PIN and the label of the key pair;
+ * the JWS algorithm (RFC 7518 §3.1) follows from the key.
+ * @example
+ * const options: Pkcs11SignerOptions = { library: '/usr/lib/softhsm/libsofthsm2.so', tokenLabel: 'idp', pin, keyLabel: 'signing-2026' };
+ */
+export interface Pkcs11SignerOptions {
+  /** Path of the PKCS#11 module (`.so`) of the HSM vendor. */
+  library: string;
+  /** Index in the list of slots with a token present; give this or `tokenLabel`. */
+  slot?: number;
+  /** Label of the token; give this or `slot`. */
+  tokenLabel?: string;
+  /** The user PIN; read it from a secret store, never from source. */
+  pin: string;
+  /** `CKA_LABEL` of the key pair (the private and the public object carry the same label). */
+  keyLabel: string;
+  /** `PS256` to sign an RSA key with PSS; otherwise inferred (P-256 → ES256, P-384 → ES384, RSA → RS256). */
+  alg?: SigningAlgorithm;
+  /** The published kid; default the RFC 7638 thumbprint of the public key. */
+  kid?: string;
+  /** Concurrent sessions (signatures in flight); default 4. */
+  sessions?: number;
+}
+
+/**
+ * A PKCS#11 signer: an external signer producing JWS signatures (RFC 7515 §5.1, raw `r||s` for ECDSA per RFC 7518
+ * §3.4); `close()` closes its sessions.
+ * @example process.on('SIGTERM', () => signer.close());
+ */
+export interface Pkcs11Signer extends ExternalSigner {
+  close(): void;
+}
+
+/** DER-encoded OIDs of the curves (CKA_EC_PARAMS) this signer supports. */
+const CURVES: Record<string, { crv: string; alg: SigningAlgorithm; size: number }> = {
+  '06082a8648ce3d030107': { crv: 'P-256', alg: 'ES256', size: 32 },
+  '06052b81040022': { crv: 'P-384', alg: 'ES384', size: 48 },
+};
+
+/** Modules initialised in this process, shared by every signer on the same library (C_Initialize is per process). */
+const modules = new Map<string, { module: pkcs11js.PKCS11; users: number }>();
+
+function openModule(library: string): pkcs11js.PKCS11 {
+  const known = modules.get(library);
+  if (known !== undefined) {
+    known.users += 1;
+    return known.module;
+  }
+  const module = new pkcs11js.PKCS11();
+  try {
+    module.load(library);
+  } catch {
+    throw new ConfigurationError('pkcs11.library', 'is not a loadable PKCS#11 module');
+  }
+  try {
+    module.C_Initialize({ flags: pkcs11js.CKF_OS_LOCKING_OK });
+  } catch (error) {
+    if ((error as { code?: number }).code !== pkcs11js.CKR_CRYPTOKI_ALREADY_INITIALIZED) throw error;
+  }
+  modules.set(library, { module, users: 1 });
+  return module;
+}
+
+function releaseModule(library: string): void {
+  const known = modules.get(library);
+  if (known === undefined) return;
+  known.users -= 1;
+  if (known.users > 0) return;
+  modules.delete(library);
+  try {
+    known.module.C_Finalize();
+  } finally {
+    known.module.close();
+  }
+}
+
+function findSlot(module: pkcs11js.PKCS11, options: Pkcs11SignerOptions): Buffer {
+  const slots = module.C_GetSlotList(true);
+  if (options.tokenLabel !== undefined) {
+    const slot = slots.find((candidate) => module.C_GetTokenInfo(candidate).label.trim() === options.tokenLabel);
+    if (slot === undefined) throw new ConfigurationError('pkcs11.tokenLabel', 'no token with this label is present');
+    return slot;
+  }
+  const slot = options.slot === undefined ? undefined : slots[options.slot];
+  if (slot === undefined) throw new ConfigurationError('pkcs11.slot', 'give the index of a slot with a token, or tokenLabel');
+  return slot;
+}
+
+function findObject(module: pkcs11js.PKCS11, session: Buffer, objectClass: number, label: string): Buffer | null {
+  module.C_FindObjectsInit(session, [
+    { type: pkcs11js.CKA_CLASS, value: objectClass },
+    { type: pkcs11js.CKA_LABEL, value: label },
+  ]);
+  try {
+    return module.C_FindObjects(session);
+  } finally {
+    module.C_FindObjectsFinal(session);
+  }
+}
+
+function attribute(module: pkcs11js.PKCS11, session: Buffer, object: Buffer, type: number): Buffer {
+  const [found] = module.C_GetAttributeValue(session, object, [{ type }]);
+  if (!(found?.value instanceof Buffer)) throw new ConfigurationError('pkcs11.keyLabel', 'the public key lacks an attribute');
+  return found.value;
+}
+
+/** The EC point of CKA_EC_POINT: a DER OCTET STRING around `04 || x || y` (some modules omit the wrapper). */
+function ecPoint(value: Buffer, size: number): Buffer {
+  const raw = value.length === 2 * size + 1 ? value : value.subarray(value.length - (2 * size + 1));
+  if (raw[0] !== 0x04 || raw.length !== 2 * size + 1)
+    throw new ConfigurationError('pkcs11.keyLabel', 'the EC public key is not an uncompressed point');
+  return raw;
+}
+
+function publicJwkOf(
+  module: pkcs11js.PKCS11,
+  session: Buffer,
+  object: Buffer,
+  wanted: SigningAlgorithm | undefined,
+): { jwk: JWK; alg: SigningAlgorithm } {
+  const keyType = attribute(module, session, object, pkcs11js.CKA_KEY_TYPE).readUInt32LE(0);
+  if (keyType === pkcs11js.CKK_EC) {
+    const curve = CURVES[attribute(module, session, object, pkcs11js.CKA_EC_PARAMS).toString('hex')];
+    if (curve === undefined) throw new ConfigurationError('pkcs11.keyLabel', 'the EC key is not on P-256 or P-384');
+    if (wanted !== undefined && wanted !== curve.alg) throw new ConfigurationError('pkcs11.alg', `an ${curve.crv} key signs ${curve.alg}`);
+    const point = ecPoint(attribute(module, session, object, pkcs11js.CKA_EC_POINT), curve.size);
+    const jwk = {
+      kty: 'EC',
+      crv: curve.crv,
+      x: point.subarray(1, 1 + curve.size).toString('base64url'),
+      y: point.subarray(1 + curve.size).toString('base64url'),
+    };
+    return { jwk, alg: curve.alg };
+  }
+  if (keyType === pkcs11js.CKK_RSA) {
+    const alg = wanted ?? 'RS256';
+    if (alg !== 'RS256' && alg !== 'PS256') throw new ConfigurationError('pkcs11.alg', 'an RSA key signs RS256 or PS256');
+    const n = attribute(module, session, object, pkcs11js.CKA_MODULUS);
+    const e = attribute(module, session, object, pkcs11js.CKA_PUBLIC_EXPONENT);
+    return { jwk: { kty: 'RSA', n: n.toString('base64url'), e: e.toString('base64url') }, alg };
+  }
+  throw new ConfigurationError('pkcs11.keyLabel', 'the key is neither EC nor RSA');
+}
+
+/** RFC 7638 thumbprint of a public JWK. */
+function thumbprint(jwk: JWK): string {
+  const members = jwk.kty === 'EC' ? ['crv', 'kty', 'x', 'y'] : ['e', 'kty', 'n'];
+  return createHash('sha256')
+    .update(`{${members.map((name) => `"${name}":${JSON.stringify(jwk[name])}`).join(',')}}`)
+    .digest('base64url');
+}
+
+function mechanismFor(alg: SigningAlgorithm): pkcs11js.Mechanism {
+  switch (alg) {
+    case 'RS256':
+      return { mechanism: pkcs11js.CKM_SHA256_RSA_PKCS };
+    case 'PS256':
+      return {
+        mechanism: pkcs11js.CKM_SHA256_RSA_PKCS_PSS,
+        parameter: {
+          type: pkcs11js.CK_PARAMS_RSA_PSS,
+          hashAlg: pkcs11js.CKM_SHA256,
+          mgf: pkcs11js.CKG_MGF1_SHA256,
+          saltLen: 32,
+        } as pkcs11js.RsaPSS,
+      };
+    default:
+      // Plain CKM_ECDSA over a digest made here: every token supports it, not all support CKM_ECDSA_SHA256/384.
+      return { mechanism: pkcs11js.CKM_ECDSA };
+  }
+}
+
+/**
+ * Opens the key pair `keyLabel` on a PKCS#11 token and returns a signer for the `keys` option. The public key is
+ * read from the token's public object of the same label and published as a JWK (RFC 7517; kid = RFC 7638
+ * thumbprint); the private key is used only inside the token.
+ *
+ * @example
+ * import { pkcs11Signer } from 'sentinel-idp/pkcs11';
+ * const signer = pkcs11Signer({ library: '/usr/lib/softhsm/libsofthsm2.so', tokenLabel: 'idp', pin: process.env.HSM_PIN!, keyLabel: 'signing' });
+ * const sentinel = createSentinel({ issuer, apps, keys: [{ signer }] });
+ * @throws ConfigurationError naming what is wrong (library, token, PIN, key).
+ */
+export function pkcs11Signer(options: Pkcs11SignerOptions): Pkcs11Signer {
+  const module = openModule(options.library);
+  const sessions: Buffer[] = [];
+  try {
+    const slot = findSlot(module, options);
+    const count = Math.max(1, Math.min(options.sessions ?? 4, 32));
+    for (let index = 0; index < count; index += 1) sessions.push(module.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION));
+    const first = sessions[0] as Buffer;
+    try {
+      module.C_Login(first, pkcs11js.CKU_USER, options.pin);
+    } catch (error) {
+      if ((error as { code?: number }).code !== pkcs11js.CKR_USER_ALREADY_LOGGED_IN) {
+        throw new ConfigurationError('pkcs11.pin', 'the token refused the login (wrong PIN or locked token)');
+      }
+    }
+    const privateKey = findObject(module, first, pkcs11js.CKO_PRIVATE_KEY, options.keyLabel);
+    const publicObject = findObject(module, first, pkcs11js.CKO_PUBLIC_KEY, options.keyLabel);
+    if (privateKey === null || publicObject === null) {
+      throw new ConfigurationError('pkcs11.keyLabel', 'no private and public key pair with this label on the token');
+    }
+    const { jwk, alg } = publicJwkOf(module, first, publicObject, options.alg);
+    createPublicKey({ key: jwk as import('node:crypto').JsonWebKey, format: 'jwk' });
+    const kid = options.kid ?? thumbprint(jwk);
+    const mechanism = mechanismFor(alg);
+    const digest = alg === 'ES256' ? 'sha256' : alg === 'ES384' ? 'sha384' : null;
+    const idle = [...sessions];
+    const waiting: ((session: Buffer) => void)[] = [];
+    const acquire = (): Promise<Buffer> => {
+      const session = idle.pop();
+      return session !== undefined ? Promise.resolve(session) : new Promise((resolve) => waiting.push(resolve));
+    };
+    const release = (session: Buffer): void => {
+      const next = waiting.shift();
+      if (next !== undefined) next(session);
+      else idle.push(session);
+    };
+    let closed = false;
+    return {
+      kid,
+      alg,
+      publicJwk: { ...jwk, kid, alg, use: 'sig' },
+      async sign(data: Uint8Array): Promise<Uint8Array> {
+        if (closed) throw new Error('the PKCS#11 signer is closed');
+        const input = digest === null ? Buffer.from(data) : createHash(digest).update(data).digest();
+        const session = await acquire();
+        try {
+          module.C_SignInit(session, mechanism, privateKey);
+          return await new Promise<Buffer>((resolve, reject) => {
+            module.C_Sign(session, input, Buffer.alloc(1024), (error, signature) => (error ? reject(error) : resolve(signature)));
+          });
+        } finally {
+          release(session);
+        }
+      },
+      close(): void {
+        if (closed) return;
+        closed = true;
+        closeAll(module, sessions, options.library);
+      },
+    };
+  } catch (error) {
+    closeAll(module, sessions, options.library);
+    throw error;
+  }
+}
+
+function closeAll(module: pkcs11js.PKCS11, sessions: readonly Buffer[], library: string): void {
+  for (const session of sessions) {
+    try {
+      module.C_CloseSession(session);
+    } catch {
+      // Closing is best effort; the module is finalised below when no other signer uses it.
+    }
+  }
+  releaseModule(library);
+}

@@ -1,0 +1,65 @@
+/**
+ * Restart-free rotation seen by a real resource server: jose's `createRemoteJWKSet` fetches the service's JWKS
+ * over HTTP, caches it for the advertised max-age, and verifies every token issued while keys rotate every 3 s.
+ * Its cooldown is set long, so it cannot rescue itself by refetching on an unknown kid: the tokens verify because
+ * each key was in the JWKS for longer than the max-age before it signed (pre-publication).
+ */
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import express from 'express';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toExpress } from '../adapters/express/index.js';
+import { MemoryStore, type Sentinel } from '../src/index.js';
+import { ACCOUNT, basic, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, makeSentinel } from './fixtures.js';
+import { listen, type MountedHost } from './hosts.js';
+
+describe('key rotation with jose createRemoteJWKSet as the resource server', () => {
+  let sentinel: Sentinel;
+  let host: MountedHost;
+
+  beforeAll(async () => {
+    sentinel = makeSentinel({
+      keys: undefined,
+      store: new MemoryStore(),
+      jwksMaxAge: 1,
+      accessTokenTtl: 10,
+      keyRotation: { encryptionKey: randomBytes(32).toString('base64url'), rotateEverySeconds: 3, prePublishSeconds: 2, refreshSeconds: 1 },
+    });
+    await sentinel.ready();
+    const app = express();
+    app.use(toExpress(sentinel));
+    host = await listen(createServer(app));
+  });
+
+  afterAll(async () => {
+    await host?.close();
+  });
+
+  it('every token verifies across three rotations, without restarting anything', async () => {
+    const response = await fetch(`${host.url}/sentinel/well-known/jwks`);
+    expect(response.headers.get('cache-control')).toMatch(/max-age=1\b/);
+    const jwks = createRemoteJWKSet(new URL(`${host.url}/sentinel/well-known/jwks`), { cacheMaxAge: 1000, cooldownDuration: 60_000 });
+    const issuer = `http://localhost/sentinel/api/account/${ACCOUNT}`;
+    const kids = new Set<string>();
+    let failures = 0;
+    const deadline = Date.now() + 8000;
+    while (Date.now() < deadline) {
+      const issued = await fetch(`${host.url}/sentinel/api/v2/account/${ACCOUNT}/app/token?state=${CONSUMER_UUID}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(CLIENT_ID, CLIENT_SECRET) },
+        body: 'grant_type=client_credentials',
+      });
+      const { access_token: token } = (await issued.json()) as { access_token: string };
+      try {
+        const { protectedHeader } = await jwtVerify(token, jwks, { issuer, typ: 'at+jwt' });
+        kids.add(protectedHeader.kid as string);
+      } catch {
+        failures += 1;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 40));
+    }
+    expect(failures).toBe(0);
+    expect(kids.size).toBeGreaterThanOrEqual(3);
+  }, 20_000);
+});

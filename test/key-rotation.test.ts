@@ -1,0 +1,321 @@
+/**
+ * The managed key ring in one process: instances are sentinels sharing one MemoryStore (the Redis and two-process
+ * cases are in key-rotation-redis.test.ts). Time moves with a faked `Date` only, so store lifetimes stay real.
+ */
+import { randomBytes } from 'node:crypto';
+import { createLocalJWKSet, jwtVerify } from 'jose';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ConfigurationError, MemoryStore, type Sentinel, type SentinelOptions, type Store } from '../src/index.js';
+import {
+  ACCOUNT,
+  appTokenPath,
+  basic,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  CONSUMER_UUID,
+  makeSentinel,
+  OTHER_ACCOUNT,
+  OTHER_CLIENT_ID,
+  OTHER_SECRET,
+} from './fixtures.js';
+import { call } from './direct-flow.js';
+
+const FORM = 'application/x-www-form-urlencoded';
+
+function rotation(overrides: Partial<NonNullable<SentinelOptions['keyRotation']>> = {}): NonNullable<SentinelOptions['keyRotation']> {
+  return {
+    encryptionKey: ENCRYPTION_KEY,
+    rotateEverySeconds: 600,
+    prePublishSeconds: 20,
+    refreshSeconds: 10,
+    ...overrides,
+  };
+}
+
+const ENCRYPTION_KEY = randomBytes(32).toString('base64url');
+
+function instance(store: Store, overrides: Partial<SentinelOptions> = {}): Sentinel {
+  return makeSentinel({
+    keys: undefined,
+    store,
+    jwksMaxAge: 10,
+    accessTokenTtl: 120,
+    idTokenTtl: 60,
+    keyRotation: rotation(),
+    ...overrides,
+  });
+}
+
+async function appToken(sentinel: Sentinel): Promise<string> {
+  const response = await call(sentinel, {
+    method: 'POST',
+    path: appTokenPath(),
+    headers: { 'content-type': FORM, authorization: basic(CLIENT_ID, CLIENT_SECRET) },
+    body: 'grant_type=client_credentials',
+  });
+  expect(response.status).toBe(200);
+  return (JSON.parse(response.body as string) as { access_token: string }).access_token;
+}
+
+function kidOf(token: string): string {
+  return JSON.parse(Buffer.from(token.split('.')[0] as string, 'base64url').toString()).kid;
+}
+
+async function accepts(sentinel: Sentinel, token: string): Promise<boolean> {
+  const result = await sentinel.checkBearer(`Bearer ${token}`, { accountId: ACCOUNT, consumerId: CONSUMER_UUID });
+  return result.ok;
+}
+
+let now = Date.UTC(2026, 0, 1);
+function advance(seconds: number): void {
+  now += seconds * 1000;
+  vi.setSystemTime(now);
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+function fakeClock(): void {
+  vi.useFakeTimers({ toFake: ['Date'] });
+  vi.setSystemTime(now);
+}
+
+describe('keyRotation: a key ring in the store', () => {
+  it('creates one key on first start, shared by every instance of the store, sealed at rest', async () => {
+    const store = new MemoryStore();
+    const [a, b] = [instance(store), instance(store)];
+    await Promise.all([a.ready(), b.ready()]);
+    expect(a.jwks().keys).toHaveLength(1);
+    expect(b.jwks()).toEqual(a.jwks());
+    const token = await appToken(a);
+    expect(await accepts(b, token)).toBe(true);
+    const stored = (await store.get('keyring:default')) as string;
+    expect(stored).not.toContain('"d"');
+    const privateKey = a.context.keys.signer.privateKey;
+    if (privateKey === undefined) throw new Error('the ring keys sign in process');
+    const privateD = (privateKey.export({ format: 'jwk' }) as { d: string }).d;
+    expect(stored).not.toContain(privateD);
+    const verified = await jwtVerify(token, createLocalJWKSet(a.jwks()));
+    expect(verified.protectedHeader.kid).toBe(a.jwks().keys[0]?.kid);
+  });
+
+  it('two instances racing to rotate produce one new key', async () => {
+    const store = new MemoryStore();
+    const [a, b] = [instance(store), instance(store)];
+    await Promise.all([a.ready(), b.ready()]);
+    await Promise.all([a.rotateKeys(), b.rotateKeys(), a.rotateKeys(), b.rotateKeys()]);
+    const listed = await a.rotateKeys();
+    expect(listed.filter((key) => key.state === 'pending')).toHaveLength(1);
+    expect(listed).toHaveLength(2);
+  });
+
+  it('a scheduled rotation pre-publishes, then signs; the old key stays until its tokens expire; racing schedulers add one key', async () => {
+    fakeClock();
+    const store = new MemoryStore();
+    const [a, b] = [instance(store), instance(store)];
+    await Promise.all([a.ready(), b.ready()]);
+    const first = await appToken(a);
+    const firstKid = kidOf(first);
+    // 600 s period, 20 s pre-publication: at 581 s the next key is due.
+    advance(581);
+    const [left, right] = await Promise.all([appToken(a), appToken(b)]);
+    expect(kidOf(left)).toBe(firstKid);
+    expect(kidOf(right)).toBe(firstKid);
+    expect(a.jwks().keys).toHaveLength(2);
+    expect(b.jwks().keys).toHaveLength(2);
+    expect(JSON.parse((await store.get('keyring:default')) as string).keys).toHaveLength(2);
+    const next = a.jwks().keys.find((key) => key.kid !== firstKid)?.kid;
+    // Before activation it is published but does not sign.
+    advance(10);
+    expect(kidOf(await appToken(b))).toBe(firstKid);
+    advance(11);
+    const later = await appToken(b);
+    expect(kidOf(later)).toBe(next);
+    expect(kidOf(await appToken(a))).toBe(next);
+    const lastOld = left;
+    expect(await accepts(a, lastOld)).toBe(true);
+    // Retention: accessTokenTtl 120 + clockTolerance 5 after the successor activated.
+    advance(100);
+    expect(a.jwks().keys.map((key) => key.kid)).toContain(firstKid);
+    advance(30);
+    expect(a.jwks().keys.map((key) => key.kid)).toEqual([next]);
+    expect(await accepts(b, await appToken(a))).toBe(true);
+  });
+
+  it('revokeKey: gone from the JWKS at once, refused here at once and on the other instance within refreshSeconds', async () => {
+    fakeClock();
+    const store = new MemoryStore();
+    const [a, b] = [instance(store), instance(store)];
+    await Promise.all([a.ready(), b.ready()]);
+    const token = await appToken(a);
+    const kid = kidOf(token);
+    expect(await accepts(b, token)).toBe(true);
+    expect(await a.revokeKey(kid)).toBe(true);
+    expect(a.jwks().keys.map((key) => key.kid)).not.toContain(kid);
+    expect(await accepts(a, token)).toBe(false);
+    const replacement = await appToken(a);
+    expect(kidOf(replacement)).not.toBe(kid);
+    // b learns of the new key on its first token signed by it (an unknown kid reloads the ring once).
+    expect(await accepts(b, replacement)).toBe(true);
+    expect(await accepts(b, token)).toBe(false);
+    expect(await a.revokeKey(kid)).toBe(false);
+    expect(await a.revokeKey('no-such-kid')).toBe(false);
+  });
+
+  it('an instance that has not looked refuses the revoked key once refreshSeconds have passed', async () => {
+    fakeClock();
+    const store = new MemoryStore();
+    const [a, b] = [instance(store), instance(store)];
+    await Promise.all([a.ready(), b.ready()]);
+    const token = await appToken(a);
+    expect(await accepts(b, token)).toBe(true);
+    await a.revokeKey(kidOf(token));
+    advance(10);
+    expect(await accepts(b, token)).toBe(false);
+  });
+
+  it('a restarted instance keeps the ring; a wrong encryptionKey fails ready() with a ConfigurationError and requests with 500', async () => {
+    const store = new MemoryStore();
+    const a = instance(store);
+    await a.ready();
+    const token = await appToken(a);
+    const restarted = instance(store);
+    await restarted.ready();
+    expect(restarted.jwks()).toEqual(a.jwks());
+    expect(await accepts(restarted, token)).toBe(true);
+    const errors: unknown[] = [];
+    const wrong = instance(store, {
+      keyRotation: rotation({ encryptionKey: randomBytes(32).toString('base64url') }),
+      onError: (error) => errors.push(error),
+    });
+    await expect(wrong.ready()).rejects.toThrow(ConfigurationError);
+    await expect(wrong.ready()).rejects.toThrow(/keyRotation\.encryptionKey/);
+    const response = await call(wrong, {
+      method: 'POST',
+      path: appTokenPath(),
+      headers: { 'content-type': FORM, authorization: basic(CLIENT_ID, CLIENT_SECRET) },
+      body: 'grant_type=client_credentials',
+    });
+    expect(response.status).toBe(500);
+    expect(errors.some((error) => error instanceof ConfigurationError)).toBe(true);
+    expect(JSON.parse((await store.get('keyring:default')) as string).keys).toHaveLength(1);
+  });
+
+  it('an instance with a wrong encryptionKey writes nothing, even when a rotation is due', async () => {
+    fakeClock();
+    const store = new MemoryStore();
+    const a = instance(store);
+    await a.ready();
+    advance(590);
+    const wrong = instance(store, { keyRotation: rotation({ encryptionKey: randomBytes(32).toString('base64url') }) });
+    await expect(wrong.ready()).rejects.toThrow(/keyRotation\.encryptionKey/);
+    await expect(wrong.rotateKeys()).rejects.toThrow(/keyRotation\.encryptionKey/);
+    expect(JSON.parse((await store.get('keyring:default')) as string).keys).toHaveLength(1);
+    advance(10);
+    expect(await accepts(a, await appToken(a))).toBe(true);
+    expect(a.jwks().keys).toHaveLength(2);
+  });
+
+  it('refuses timings that would let a cached JWKS miss a signing key or drop a key before its tokens expire', () => {
+    const store = new MemoryStore();
+    expect(() => instance(store, { keyRotation: rotation({ prePublishSeconds: 15 }) })).toThrow(/keyRotation\.prePublishSeconds/);
+    expect(() => instance(store, { keyRotation: rotation({ retainSeconds: 60 }) })).toThrow(/keyRotation\.retainSeconds/);
+    expect(() => instance(store, { keyRotation: rotation({ rotateEverySeconds: 20 }) })).toThrow(/keyRotation\.rotateEverySeconds/);
+    expect(() => instance(store, { keyRotation: rotation({ encryptionKey: 'short' }) })).toThrow(/keyRotation\.encryptionKey/);
+    expect(() => instance(store, { keyRotation: rotation({ refreshSeconds: 61 }) })).toThrow(/keyRotation\.refreshSeconds/);
+    expect(() => makeSentinel({ store, keyRotation: rotation() })).toThrow(/keys or keyRotation/);
+  });
+
+  it('a failing store fails closed: 500 server_error, reported, nothing issued', async () => {
+    const store = new MemoryStore();
+    const errors: unknown[] = [];
+    const broken: Store = { ...bind(store), get: async () => Promise.reject(new Error('store down')) };
+    const sentinel = instance(broken, { onError: (error) => errors.push(error) });
+    await expect(sentinel.ready()).rejects.toThrow(/store down/);
+    const response = await call(sentinel, {
+      method: 'POST',
+      path: appTokenPath(),
+      headers: { 'content-type': FORM, authorization: basic(CLIENT_ID, CLIENT_SECRET) },
+      body: 'grant_type=client_credentials',
+    });
+    expect(response.status).toBe(500);
+    expect(errors.length).toBeGreaterThan(0);
+  });
+});
+
+function bind(store: MemoryStore): Store {
+  return {
+    get: (key) => store.get(key),
+    set: (key, value, ttl) => store.set(key, value, ttl),
+    take: (key) => store.take(key),
+    delete: (key) => store.delete(key),
+    increment: (key, ttl) => store.increment(key, ttl),
+    swap: (entries) => store.swap(entries),
+  };
+}
+
+describe('keysPerAccount: one ring per account issuer', () => {
+  async function accountToken(sentinel: Sentinel, accountId: string, clientId: string, secret: string): Promise<string> {
+    const response = await call(sentinel, {
+      method: 'POST',
+      path: appTokenPath(CONSUMER_UUID, accountId),
+      headers: { 'content-type': FORM, authorization: basic(clientId, secret) },
+      body: 'grant_type=client_credentials',
+    });
+    expect(response.status).toBe(200);
+    return (JSON.parse(response.body as string) as { access_token: string }).access_token;
+  }
+
+  async function getJSON(sentinel: Sentinel, path: string): Promise<{ status: number; body: Record<string, unknown> }> {
+    const response = await call(sentinel, { method: 'GET', path });
+    return { status: response.status, body: JSON.parse(response.body as string) };
+  }
+
+  it('each account signs with its own keys, published at its own jwks_uri; the other account cannot verify them', async () => {
+    const store = new MemoryStore();
+    const sentinel = instance(store, { keysPerAccount: true });
+    await sentinel.ready();
+    const mine = await accountToken(sentinel, ACCOUNT, CLIENT_ID, CLIENT_SECRET);
+    const theirs = await accountToken(sentinel, OTHER_ACCOUNT, OTHER_CLIENT_ID, OTHER_SECRET);
+    expect(kidOf(mine)).not.toBe(kidOf(theirs));
+
+    const metadata = await getJSON(sentinel, `/sentinel/api/account/${ACCOUNT}/.well-known/openid-configuration`);
+    const jwksUri = metadata.body.jwks_uri as string;
+    expect(jwksUri).toBe(`${metadata.body.issuer}/jwks`);
+    const myJwks = (await getJSON(sentinel, new URL(jwksUri).pathname)).body as { keys: { kid: string }[] };
+    const theirJwks = (await getJSON(sentinel, `/sentinel/api/account/${OTHER_ACCOUNT}/jwks`)).body as { keys: { kid: string }[] };
+    expect(myJwks.keys.map((key) => key.kid)).toEqual([kidOf(mine)]);
+    expect(theirJwks.keys.map((key) => key.kid)).toEqual([kidOf(theirs)]);
+    await jwtVerify(mine, createLocalJWKSet(myJwks as never));
+    await expect(jwtVerify(theirs, createLocalJWKSet(myJwks as never))).rejects.toThrow();
+
+    // The guard finds the ring by the account it is told, or by the token's issuer.
+    expect(await accepts(sentinel, mine)).toBe(true);
+    expect((await sentinel.checkBearer(`Bearer ${theirs}`)).ok).toBe(true);
+    expect((await sentinel.checkBearer(`Bearer ${theirs}`, { accountId: ACCOUNT })).ok).toBe(false);
+
+    // A second instance on the same store uses the same per-account rings.
+    const other = instance(store, { keysPerAccount: true });
+    expect((await other.checkBearer(`Bearer ${mine}`, { accountId: ACCOUNT, consumerId: CONSUMER_UUID })).ok).toBe(true);
+    expect(kidOf(await accountToken(other, ACCOUNT, CLIENT_ID, CLIENT_SECRET))).toBe(kidOf(mine));
+  });
+
+  it('an unknown account gets a 404 and no ring in the store; keysPerAccount needs keyRotation', async () => {
+    const writes: string[] = [];
+    const memory = new MemoryStore();
+    const store: Store = {
+      ...bind(memory),
+      set: (key, value, ttl) => {
+        writes.push(key);
+        return memory.set(key, value, ttl);
+      },
+    };
+    const sentinel = instance(store, { keysPerAccount: true });
+    await sentinel.ready();
+    const before = writes.length;
+    expect((await getJSON(sentinel, '/sentinel/api/account/no-such-account/jwks')).status).toBe(404);
+    expect(writes.length).toBe(before);
+    expect(() => makeSentinel({ keysPerAccount: true })).toThrow(/keysPerAccount/);
+  });
+});

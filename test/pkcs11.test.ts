@@ -1,0 +1,101 @@
+/**
+ * `sentinel-idp/pkcs11` against SoftHSM2: keys generated inside a private token sign ES256 and RS256 access
+ * tokens end to end, and jose verifies them with the service's JWKS. Wrong PIN, unknown label and a dead signer
+ * are refused clearly.
+ */
+import { createLocalJWKSet, jwtVerify } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigurationError, type Sentinel } from '../src/index.js';
+import { type Pkcs11Signer, pkcs11Signer } from '../src/signers/pkcs11.js';
+import { call } from './direct-flow.js';
+import { ACCOUNT, appTokenPath, basic, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, makeSentinel } from './fixtures.js';
+import { createTestToken, SOFTHSM_REQUIRED, softhsmProblem, type TestToken } from './softhsm-helpers.js';
+
+const problem = softhsmProblem();
+if (problem !== null && !SOFTHSM_REQUIRED)
+  console.warn(`[pkcs11] skipped: ${problem}. Set SENTINEL_REQUIRE_SOFTHSM=1 to make this a failure.`);
+
+async function issue(sentinel: Sentinel): Promise<{ status: number; token: string | undefined }> {
+  const response = await call(sentinel, {
+    method: 'POST',
+    path: appTokenPath(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(CLIENT_ID, CLIENT_SECRET) },
+    body: 'grant_type=client_credentials',
+  });
+  const body = JSON.parse(response.body as string) as { access_token?: string };
+  return { status: response.status, token: body.access_token };
+}
+
+describe.skipIf(problem !== null && !SOFTHSM_REQUIRED)('PKCS#11 signer (SoftHSM2)', () => {
+  let token: TestToken;
+  const signers: Pkcs11Signer[] = [];
+
+  beforeAll(() => {
+    if (problem !== null) throw new Error(`SENTINEL_REQUIRE_SOFTHSM=1 but ${problem}`);
+    token = createTestToken([
+      { label: 'es256', kind: 'EC-P256' },
+      { label: 'rs256', kind: 'RSA-2048' },
+    ]);
+  });
+
+  afterAll(() => {
+    for (const signer of signers) signer.close();
+    token?.remove();
+  });
+
+  function open(keyLabel: string): Pkcs11Signer {
+    const signer = pkcs11Signer({ library: token.library, tokenLabel: token.tokenLabel, pin: token.pin, keyLabel });
+    signers.push(signer);
+    return signer;
+  }
+
+  it.each([
+    ['es256', 'ES256'],
+    ['rs256', 'RS256'],
+  ] as const)('%s: tokens signed inside the token verify with jose and with the guard', async (label, alg) => {
+    const signer = open(label);
+    expect(signer.alg).toBe(alg);
+    expect(signer.publicJwk).not.toHaveProperty('d');
+    const sentinel = makeSentinel({ keys: [{ signer }] });
+    const tokens = await Promise.all(Array.from({ length: 12 }, () => issue(sentinel)));
+    for (const { status, token: accessToken } of tokens) {
+      expect(status).toBe(200);
+      const { protectedHeader, payload } = await jwtVerify(accessToken as string, createLocalJWKSet(sentinel.jwks()), {
+        algorithms: [alg],
+        typ: 'at+jwt',
+      });
+      expect(protectedHeader.kid).toBe(signer.kid);
+      expect(payload.sub).toBe(CONSUMER_UUID);
+      expect((await sentinel.checkBearer(`Bearer ${accessToken}`, { accountId: ACCOUNT, consumerId: CONSUMER_UUID })).ok).toBe(true);
+    }
+    expect(sentinel.jwks().keys).toEqual([expect.objectContaining({ kid: signer.kid, alg, use: 'sig' })]);
+  });
+
+  it('selects the token by slot index too', () => {
+    const signer = pkcs11Signer({ library: token.library, slot: 0, pin: token.pin, keyLabel: 'es256' });
+    signers.push(signer);
+    expect(signer.alg).toBe('ES256');
+  });
+
+  it('refuses a wrong PIN, an unknown key label, an unknown token and a mismatched alg with a ConfigurationError', () => {
+    // Login state is per process and token: with no signer open, the module is finalised and the PIN is checked.
+    for (const signer of signers.splice(0)) signer.close();
+    const base = { library: token.library, tokenLabel: token.tokenLabel, pin: token.pin };
+    expect(() => pkcs11Signer({ ...base, pin: 'wrong-pin', keyLabel: 'es256' })).toThrow(/pkcs11\.pin/);
+    expect(() => pkcs11Signer({ ...base, keyLabel: 'missing' })).toThrow(/pkcs11\.keyLabel/);
+    expect(() => pkcs11Signer({ ...base, tokenLabel: 'no-such-token', keyLabel: 'es256' })).toThrow(ConfigurationError);
+    expect(() => pkcs11Signer({ ...base, keyLabel: 'es256', alg: 'RS256' })).toThrow(/pkcs11\.alg/);
+    expect(() => pkcs11Signer({ ...base, library: '/nonexistent/libpkcs11.so', keyLabel: 'es256' })).toThrow(/pkcs11\.library/);
+  });
+
+  it('a signer that fails yields 500 server_error, reported, and no token', async () => {
+    const signer = open('es256');
+    const errors: unknown[] = [];
+    const sentinel = makeSentinel({ keys: [{ signer }], onError: (error) => errors.push(error) });
+    signer.close();
+    const { status, token: accessToken } = await issue(sentinel);
+    expect(status).toBe(500);
+    expect(accessToken).toBeUndefined();
+    expect(errors).toHaveLength(1);
+  });
+});
