@@ -18,11 +18,13 @@ export interface AppPresence {
   forget(accountId: string, clientId: string): void;
 }
 
-const byContext = new WeakMap<SentinelContext, AppPresence>();
+// Keyed by the app store, not the context: every request gets its own (request-scoped) context, and a deletion
+// handled with one must be forgotten by the guard, which holds another.
+const byAppStore = new WeakMap<SentinelContext['apps'], AppPresence>();
 
-/** The presence check of one service instance (one per context, created on first use). */
+/** The presence check of one service instance (one per app store, created on first use). */
 export function appPresence(context: SentinelContext): AppPresence {
-  const existing = byContext.get(context);
+  const existing = byAppStore.get(context.apps);
   if (existing !== undefined) return existing;
   const present = new LRUCache<string, true>({ max: 10_000, ttl: PRESENCE_TTL_MS });
   const key = (accountId: string, clientId: string): string => `${accountId}\u0000${clientId}`;
@@ -38,6 +40,6 @@ export function appPresence(context: SentinelContext): AppPresence {
       present.delete(key(accountId, clientId));
     },
   };
-  byContext.set(context, presence);
+  byAppStore.set(context.apps, presence);
   return presence;
 }
