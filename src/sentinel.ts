@@ -195,7 +195,7 @@ export function createSentinel(options: SentinelOptions): Sentinel {
   const keys = ring === undefined ? loadKeys(config.keys, warn) : (accountRings?.keys ?? ring.keys);
   // Load the ring as the service starts; a failure here is reported by ready() and retried by the first request.
   ring?.ready().catch(() => {});
-  checkIDTokenKeys(config, keys, warn);
+  checkIDTokenKeys(config, config.keyRotation?.algorithms ?? [keys.signer.alg, ...keys.byAlg.keys()], warn);
   const apps = config.appStore ?? new MemoryAppStore(config.apps);
   if (config.appStore !== undefined && config.apps.length > 0) {
     throw new ConfigurationError('apps', 'give apps or appStore, not both (add the apps to your AppStore)');

@@ -5,27 +5,34 @@
  */
 import type { ResolvedConfig } from '../config.js';
 import { ConfigurationError } from '../errors.js';
-import type { KeySet } from '../keys.js';
+import type { SigningAlgorithm } from '../keys.js';
 
 /**
  * Throws for an app whose ID token algorithm has no key; warns when ID tokens can be issued (an app with the
  * authorization_code grant, or apps from an AppStore, which may have it) and no RS256 key is configured.
  *
+ * `algorithms` are those the service can sign with, the default signer's first: the configured keys' or, with
+ * `keyRotation`, the ring's (known from the options, before the ring is loaded from the store).
+ *
  * @example
- * checkIDTokenKeys(config, keys, (message) => console.warn(message));
+ * checkIDTokenKeys(config, [...keys.byAlg.keys()], (message) => console.warn(message));
  * @throws ConfigurationError naming `apps[i].idTokenSignedResponseAlg`.
  */
-export function checkIDTokenKeys(config: ResolvedConfig, keys: KeySet, warn: (message: string) => void): void {
+export function checkIDTokenKeys(
+  config: ResolvedConfig,
+  algorithms: readonly SigningAlgorithm[],
+  warn: (message: string) => void,
+): void {
   config.apps.forEach((app, index) => {
     const alg = app.idTokenSignedResponseAlg;
-    if (alg !== undefined && !keys.byAlg.has(alg)) {
-      throw new ConfigurationError(`apps[${index}].idTokenSignedResponseAlg`, `no ${alg} key is configured in keys`);
+    if (alg !== undefined && !algorithms.includes(alg)) {
+      throw new ConfigurationError(`apps[${index}].idTokenSignedResponseAlg`, `no ${alg} key is configured in keys or keyRotation.algorithms`);
     }
   });
   const issuesIDTokens = config.appStore !== undefined || config.apps.some((app) => app.grantTypes.includes('authorization_code'));
-  if (issuesIDTokens && !keys.byAlg.has('RS256')) {
+  if (issuesIDTokens && !algorithms.includes('RS256')) {
     warn(
-      `sentinel-idp: no RS256 key configured; ID tokens are signed with ${keys.signer.alg}, which OpenID Connect ` +
+      `sentinel-idp: no RS256 key configured; ID tokens are signed with ${algorithms[0]}, which OpenID Connect ` +
         'clients need not support (RS256 is the one they must): add an RSA key to `keys` ' +
         '(`npx sentinel-idp keys generate --alg RS256`).',
     );
