@@ -147,7 +147,7 @@ describe('telemetry: flows', () => {
     expect(total(points, 'sentinel.logins', { outcome: 'failure' })).toBe(2);
     expect(total(points, 'sentinel.logins', { outcome: 'throttled' })).toBe(1);
     expect(total(points, 'sentinel.logins', { outcome: 'success' })).toBe(1);
-    for (const operation of ['get', 'set', 'take', 'increment']) {
+    for (const operation of ['get', 'set', 'swap', 'increment']) {
       expect(total(points, 'sentinel.store.duration', { operation }), operation).toBeGreaterThan(0);
     }
     expect(total(points, 'sentinel.store.errors')).toBe(0);
@@ -158,7 +158,7 @@ describe('telemetry: flows', () => {
     expect(exchange.attributes['oauth.client_id']).toBe(CLIENT_ID);
     expect(exchange.kind, 'without a host span the service span is the server span').toBe(SpanKind.SERVER);
     const children = childrenOf(exchange).map((span) => span.name);
-    expect(children).toContain('sentinel store take');
+    expect(children).toContain('sentinel store swap');
     expect(children).toContain('sentinel sign');
     const replay = sdk.spans().find((span) => span.name === 'sentinel token' && span.attributes['http.response.status_code'] === 400);
     expect(replay?.attributes['oauth.error']).toBe('invalid_grant');
@@ -217,7 +217,7 @@ describe('telemetry: flows', () => {
     const token = spanNamed('sentinel token');
     expect(token.parentSpanContext?.spanId).toBe(host.spanContext().spanId);
     expect(token.kind).toBe(SpanKind.INTERNAL);
-    expect(childrenOf(token).map((span) => span.name)).toEqual(expect.arrayContaining(['sentinel store take', 'sentinel sign']));
+    expect(childrenOf(token).map((span) => span.name)).toEqual(expect.arrayContaining(['sentinel store swap', 'sentinel sign']));
   });
 
   it('adds account and client ids to metric attributes only when telemetry.identifiersInMetrics allows it', async () => {
