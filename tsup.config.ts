@@ -18,7 +18,7 @@ const LIBRARY_ENTRIES: Record<string, string> = {
 };
 
 /** Never bundled: the runtime dependencies and the (optional) peer frameworks the user installs. */
-const EXTERNAL = ['express', 'koa', 'fastify', 'ioredis', 'jose', 'zod', 'cookie', 'lru-cache'];
+const EXTERNAL = ['express', 'koa', 'fastify', 'ioredis', 'jose', 'zod', 'cookie', 'lru-cache', '@simplewebauthn/server', 'otplib'];
 
 // Adapters are written in parallel; building what exists keeps the CLI buildable meanwhile. The package test
 // still requires every subpath of "exports", so a missing adapter fails there, loudly.

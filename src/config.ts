@@ -10,6 +10,10 @@ import type { LoginView } from './authorize/login-view.js';
 import type { SentinelRequest } from './http.js';
 import type { JWK } from './keys.js';
 import type { Store } from './stores/store.js';
+import { i18nOptionsSchema } from './i18n/options.js';
+import type { PasskeyHooks } from './passkeys/hooks.js';
+import { passkeysOptionsSchema } from './passkeys/options.js';
+import type { SecondFactorHooks } from './second-factor/hooks.js';
 
 /**
  * The signed-in user as the host's user store describes it (the resource owner of RFC 6749 §1.1).
@@ -18,6 +22,8 @@ import type { Store } from './stores/store.js';
 export interface AuthenticatedUser {
   /** Stable user id; becomes `sub` of the user's tokens. */
   id: string;
+  /** `'totp'` asks for a TOTP code before the sign-in completes (the code is checked against `users.totpSecret`). */
+  secondFactor?: 'totp' | undefined;
   [claim: string]: unknown;
 }
 
@@ -32,7 +38,9 @@ export interface AuthenticatedUser {
  *   },
  * };
  */
-export interface UserAuthenticator {
+export interface UserAuthenticator extends SecondFactorHooks {
+  /** The user's passkeys; with it the login page offers "Sign in with a passkey". */
+  passkeys?: PasskeyHooks | undefined;
   authenticate(input: {
     accountId: string;
     username: string;
@@ -111,6 +119,8 @@ const optionsSchema = z.object({
       colors: z.record(z.string().regex(/^[a-z-]+$/), z.string().regex(/^[#(),.% a-zA-Z0-9-]+$/)).default({}),
     })
     .default({ productName: 'Sign in', colors: {} }),
+  i18n: i18nOptionsSchema,
+  passkeys: passkeysOptionsSchema,
   keys: z.array(z.custom<JWK>((v) => typeof v === 'object' && v !== null, { message: 'must be a JWK object' })).optional(),
   store: z
     .custom<Store>((v) => typeof v === 'object' && v !== null && typeof (v as Store).take === 'function', {

@@ -13,7 +13,9 @@ import type { SentinelContext } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { headerValue, redirect, type SentinelRequest, type SentinelResponse } from '../http.js';
 import { single, type ParamMap } from '../params.js';
+import { pageLocale } from '../i18n/page-locale.js';
 import { expiredSessionCookie, readSessionCookie } from './cookies.js';
+import { escapeHTML } from './html.js';
 import { logoSources } from './logo-policy.js';
 import { renderPage } from './page-layout.js';
 import { isCrossSiteRequest } from './request-origin.js';
@@ -32,11 +34,12 @@ async function findClient(context: SentinelContext, accountId: string, clientId:
   return app !== null && app.accountId === accountId ? app : null;
 }
 
-function signedOutPage(context: SentinelContext, headers: Record<string, string>): SentinelResponse {
+function signedOutPage(context: SentinelContext, headers: Record<string, string>, request?: SentinelRequest): SentinelResponse {
   const styleNonce = createStyleNonce();
-  const content = `<h1>You are signed out</h1>
-<p class="lead">You can close this window or go back to the application.</p>`;
-  const html = renderPage({ title: 'Signed out', content, styleNonce, branding: context.config.branding });
+  const { messages, tag, dir } = pageLocale(context, request);
+  const content = `<h1>${escapeHTML(messages.signedOutHeading)}</h1>
+<p class="lead">${escapeHTML(messages.signedOutLead)}</p>`;
+  const html = renderPage({ title: messages.signedOutTitle, content, styleNonce, branding: context.config.branding, lang: tag, dir });
   return htmlResponse(200, html, { styleNonce, imgSrc: logoSources(context.config.branding) }, headers);
 }
 
@@ -76,5 +79,5 @@ export async function handleLogout(context: SentinelContext, request: SentinelRe
     const location = state === undefined ? target : `${target}${target.includes('?') ? '&' : '?'}state=${encodeURIComponent(state)}`;
     return redirect(303, location, headers);
   }
-  return signedOutPage(context, headers);
+  return signedOutPage(context, headers, request);
 }

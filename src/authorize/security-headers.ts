@@ -14,6 +14,11 @@ export interface PagePolicy {
   formAction?: readonly string[] | undefined;
   /** `img-src` sources (the logo's origin); none when empty. */
   imgSrc?: readonly string[] | undefined;
+  /**
+   * The nonce of the page's one `<script>` (the passkey button); without it scripts stay forbidden. A page with a
+   * script may also `fetch` its own origin (`connect-src 'self'`), for the passkey challenge.
+   */
+  scriptNonce?: string | undefined;
 }
 
 /** A fresh nonce for a page's `<style>` element (128 random bits). */
@@ -33,6 +38,7 @@ export function contentSecurityPolicy(policy: PagePolicy): string {
     "default-src 'none'",
     `style-src 'nonce-${policy.styleNonce}'`,
     `img-src ${imgSrc}`,
+    ...(policy.scriptNonce === undefined ? [] : [`script-src 'nonce-${policy.scriptNonce}'`, "connect-src 'self'"]),
     `form-action ${["'self'", ...(policy.formAction ?? [])].join(' ')}`,
     "frame-ancestors 'none'",
     "base-uri 'none'",
