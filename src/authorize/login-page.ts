@@ -37,9 +37,7 @@ export async function loginPageResponse(
   const { branding, login } = context.config;
   const authorization = interaction.request;
   const styleNonce = createStyleNonce();
-  // `uiLocales` is on the validated request once OpenID Connect parameters are read; the type allows its absence.
-  const uiLocales = (authorization as { uiLocales?: string | readonly string[] | undefined }).uiLocales;
-  const locale = pageLocale(context, state.request, uiLocales);
+  const locale = pageLocale(context, state.request, authorization.uiLocales);
   const { accountId } = authorization;
   const scriptNonce = context.config.users?.passkeys === undefined ? undefined : createStyleNonce();
   const view: LoginView = {

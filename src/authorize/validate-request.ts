@@ -18,6 +18,8 @@ import type { RedirectTarget } from './authorization-response.js';
 export interface AuthorizationRequest extends RedirectTarget {
   /** Whether the request carried `redirect_uri` (the token request must then repeat it, RFC 6749 §4.1.3). */
   redirectUriInRequest: boolean;
+  /** `ui_locales` (OpenID Connect Core §3.1.2.1), most preferred first: the login page's language. */
+  uiLocales?: string[] | undefined;
   /** The app's display name for the login page. */
   clientName?: string | undefined;
   scope?: string | undefined;
@@ -163,5 +165,6 @@ export async function validateAuthorizationRequest(
     scope,
     nonce,
     codeChallenge,
+    uiLocales: readParam(params, 'ui_locales', target)?.split(' ').filter((tag) => tag !== '').slice(0, 10),
   };
 }

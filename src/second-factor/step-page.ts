@@ -25,8 +25,7 @@ export interface StepPageInput {
 }
 
 function locale(context: SentinelContext, request: SentinelRequest, interaction: InteractionRecord) {
-  const uiLocales = (interaction.request as { uiLocales?: string | readonly string[] | undefined }).uiLocales;
-  return pageLocale(context, request, uiLocales);
+  return pageLocale(context, request, interaction.request.uiLocales);
 }
 
 function errorBlock(messages: ReturnType<typeof pageLocale>['messages'], error: string | undefined): string {
