@@ -165,6 +165,9 @@ export async function validateAuthorizationRequest(
     scope,
     nonce,
     codeChallenge,
-    uiLocales: readParam(params, 'ui_locales', target)?.split(' ').filter((tag) => tag !== '').slice(0, 10),
+    uiLocales: readParam(params, 'ui_locales', target)
+      ?.split(' ')
+      .filter((tag) => tag !== '')
+      .slice(0, 10),
   };
 }
