@@ -126,7 +126,8 @@ describe('TOTP second factor', () => {
     const h = harness();
     const { interaction, loginCsrf } = await passPassword(h);
     const code = await generate({ secret: h.secret });
-    for (const form of [{ csrf_token: loginCsrf, code }, { code }, { csrf_token: 'x'.repeat(43), code }]) {
+    const forms: Record<string, string>[] = [{ csrf_token: loginCsrf, code }, { code }, { csrf_token: 'x'.repeat(43), code }];
+    for (const form of forms) {
       const response = await postCode(h, interaction, form);
       expectNothingIssued(response);
       expect(response.status).toBe(403);
