@@ -34,6 +34,7 @@ describe('message catalogues', () => {
         expect(value.trim(), `${tag}.${key}`).not.toBe('');
         const placeholders = (text: string) => (text.match(/\{[a-z]+\}/g) ?? []).sort();
         expect(placeholders(value), `${tag}.${key} placeholders`).toEqual(placeholders(en[key as keyof Messages]));
+      }
     }
   });
 
