@@ -5,7 +5,7 @@
 import { generate, generateSecret } from 'otplib';
 import { describe, expect, it } from 'vitest';
 import type { SentinelResponse, SentinelOptions } from '../src/index.js';
-import { MemoryStore } from '../src/index.js';
+import { MemoryPasskeys, MemoryStore } from '../src/index.js';
 import { call, csrfOf, LOGIN_PATH, openLogin, postForm, postLogin, setCookies, startInteraction } from './direct-flow.js';
 import { makeSentinel, PASSWORD, USER_ID, USERNAME } from './fixtures.js';
 
@@ -34,6 +34,8 @@ function harness(overrides: Partial<SentinelOptions> = {}): Harness {
         return userId === USER_ID ? secret : null;
       },
       recover: async ({ userId, code }) => userId === USER_ID && unusedRecovery.delete(code),
+      // Passkeys only when the test enables the offer.
+      ...(overrides.passkeys === undefined ? {} : { passkeys: new MemoryPasskeys() }),
     },
     onError: (error) => errors.push(error),
     ...overrides,
@@ -160,6 +162,25 @@ describe('TOTP second factor', () => {
     const afterwards = await postCode(h, interaction, { csrf_token: csrf, code: right });
     expect(afterwards.status).toBe(429);
     expect(afterwards.headers['retry-after']).toBe('900');
+  });
+
+  it('after the code, a user without a passkey is offered one (when enabled), and "Not now" signs in', async () => {
+    const h = harness({ passkeys: { offerRegistration: true } });
+    const { interaction, csrf } = await passPassword(h);
+    const code = await generate({ secret: h.secret });
+    const response = await postCode(h, interaction, { csrf_token: csrf, code });
+    expect(response.status).toBe(303);
+    expect(String(response.headers.location)).toBe(`${LOGIN_PATH}/passkey/register?interaction=${interaction}`);
+    const offer = await call(h.sentinel, { path: `${LOGIN_PATH}/passkey/register`, query: new URLSearchParams({ interaction }) });
+    expect(offer.status).toBe(200);
+    const offerCsrf = csrfOf(offer.body);
+    expect(offerCsrf).not.toBe(csrf);
+    const skip = (token: string) =>
+      postForm(h.sentinel, `${LOGIN_PATH}/passkey/register`, new URLSearchParams({ csrf_token: token, skip: '1' }).toString(), {
+        query: new URLSearchParams({ interaction }),
+      });
+    expect((await skip(csrf)).status).toBe(403);
+    expectSignedIn(await skip(offerCsrf));
   });
 
   it('a recovery code signs in once', async () => {

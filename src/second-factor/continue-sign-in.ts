@@ -73,7 +73,9 @@ export async function afterSecondFactor(
 ): Promise<SentinelResponse> {
   const { accountId } = interaction.record.request;
   if (await offersPasskey(context, accountId, subject.userId)) {
-    await startPending(context, interaction.id, { stage: 'passkey-offer', ...subject });
+    // Only the subject's fields: a caller may hand over a whole pending record, whose stage must not carry over.
+    const { userId, username, authTime } = subject;
+    await startPending(context, interaction.id, { stage: 'passkey-offer', userId, username, authTime });
     return redirect(303, loginStepURL(context, interaction.record.mountPath, accountId, interaction.id, 'passkey/register'));
   }
   return completeSignIn(context, request, interaction.id, subject, ip);
@@ -100,6 +102,11 @@ export async function afterPassword(
     throw new Error('sentinel-idp: users.authenticate asked for a TOTP step but users.totpSecret is missing');
   }
   const { accountId } = interaction.record.request;
-  await startPending(context, interaction.id, { stage: 'totp', ...subject });
+  await startPending(context, interaction.id, {
+    stage: 'totp',
+    userId: subject.userId,
+    username: subject.username,
+    authTime: subject.authTime,
+  });
   return redirect(303, loginStepURL(context, interaction.record.mountPath, accountId, interaction.id, 'totp'));
 }
