@@ -1,7 +1,7 @@
 /**
  * The shared frame of the service's pages (login, error, signed out): a centred card on a quiet background, the
- * system font stack, the branding as CSS custom properties, and no script at all, so every page works with
- * JavaScript disabled and the CSP can forbid scripts outright.
+ * system font stack, the branding as CSS custom properties. Pages work with JavaScript disabled; the only script
+ * is the optional passkey button, allowed by a per-response nonce, and every other page's CSP forbids scripts.
  */
 import type { ResolvedConfig } from '../config.js';
 import { escapeHTML } from './html.js';

@@ -27,7 +27,8 @@ export function createStyleNonce(): string {
 }
 
 /**
- * The Content-Security-Policy of a page: nothing by default, styles only by nonce, no scripts at all.
+ * The Content-Security-Policy of a page: nothing by default, styles only by nonce, no scripts unless the page has
+ * a `scriptNonce` (the passkey button).
  *
  * @example
  * contentSecurityPolicy({ styleNonce: nonce, formAction: ['https://app.example.com'] })

@@ -119,8 +119,9 @@ describe.runIf(browserAvailable('browser: login page languages'))('browser: logi
       for (let attempt = 0; attempt < 4; attempt += 1) {
         await page.getByLabel(messages.username, { exact: true }).fill(`locked-${tag}`);
         await page.getByLabel(messages.password, { exact: true }).fill('wrong');
+        const next = page.waitForEvent('domcontentloaded');
         await page.getByRole('button', { name: messages.signIn, exact: true }).click();
-        await page.waitForLoadState('domcontentloaded');
+        await next;
         if ((await page.getByRole('heading', { level: 1 }).textContent()) === messages.errorTooManyAttempts) break;
       }
       await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe(messages.errorTooManyAttempts);
@@ -134,6 +135,7 @@ describe.runIf(browserAvailable('browser: login page languages'))('browser: logi
       await audit(page, `${tag} error`);
 
       // Signed out: a same-origin logout form.
+      const signedOut = page.waitForURL((url) => url.pathname.endsWith('/logout'));
       await page.evaluate(
         (action) => {
           const form = document.createElement('form');
@@ -144,7 +146,7 @@ describe.runIf(browserAvailable('browser: login page languages'))('browser: logi
         },
         `${new URL(idp().authorizeURL()).pathname.replace(/authorize$/, 'logout')}`,
       );
-      await page.waitForLoadState('domcontentloaded');
+      await signedOut;
       await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe(messages.signedOutHeading);
       await expectLanguage(page, tag);
       await audit(page, `${tag} signed out`);

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUNDLED_CATALOGUES, type Messages } from '../../src/index.js';
 import { ACCOUNT, OTHER_ACCOUNT, PASSWORD } from '../fixtures.js';
 import { browserAvailable, launchChromium } from './chromium.js';
+import { saveScreenshot } from './artifacts.js';
 import { screenshotForDocs } from './docs-images.js';
 import { startIdpHost, type IdpHost } from './idp-host.js';
 
@@ -86,7 +87,7 @@ describe.runIf(browserAvailable('browser: passkeys and TOTP'))('browser: passkey
       await page.goto(idp().authorizeURL());
       const button = page.getByRole('button', { name: en.passkeySignIn });
       await expect(button.isVisible()).resolves.toBe(true);
-      await screenshotForDocs(page, 'login-passkey');
+      await saveScreenshot(page, 'login-passkey');
       await button.click();
       await onCallback(page);
       expect(idp().passkeys.list({ accountId: ACCOUNT, userId: 'u-alice' })[0]?.counter).toBeGreaterThanOrEqual(saved[0]?.counter ?? 0);
