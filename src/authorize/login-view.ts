@@ -75,7 +75,7 @@ export function renderLoginPage(view: LoginView, branding: ResolvedConfig['brand
 <form id="passkey-form" method="post" action="${escapeHTML(passkey.action)}" data-options="${escapeHTML(passkey.optionsURL)}">
 <input type="hidden" name="csrf_token" value="${escapeHTML(view.csrfToken)}">
 <input type="hidden" name="assertion" value="">
-<button type="button" id="passkey-button" class="secondary passkey">${escapeHTML(messages.passkeySignIn)}</button>
+<button type="button" id="passkey-button" class="passkey">${escapeHTML(messages.passkeySignIn)}</button>
 </form>
 </div>
 `;

@@ -64,7 +64,7 @@ button{font:inherit;font-weight:600;padding:.625rem 1.25rem;border-radius:.5rem;
 .meta{color:var(--muted);font-size:.875rem;margin:1.5rem 0 0}
 .divider{display:flex;align-items:center;gap:.75rem;color:var(--muted);margin:1.25rem 0}
 .divider::before,.divider::after{content:"";flex:1;border-top:1px solid var(--card-border)}
-.passkey{width:100%}
+.passkey{width:100%;background:var(--surface);color:var(--text);border:1px solid var(--border)}
 details{margin:1.25rem 0 0}
 summary{cursor:pointer;color:var(--brand);font-weight:600}
 summary:focus{outline:3px solid var(--focus);outline-offset:2px}
