@@ -1,8 +1,10 @@
 /**
  * An in-process Express host for the language, passkey and second-factor browser suites. Its issuer is
  * `http://localhost:<port>`: WebAuthn needs a domain as RP id (an IP address is not one), and localhost is a
- * secure context. Users: `alice` (password, offered a passkey after signing in), `bob` (password then TOTP,
- * with one recovery code), `locked` (never right, for the 429 page). Passkeys live in a MemoryPasskeys.
+ * secure context. Users: `alice` (password, offered a passkey after signing in) and `alice-{anything}` (the same,
+ * one per test: a failed attempt stays counted for the whole throttle window, even after a right password, so
+ * tests that each type one wrong password need their own name), `bob` (password then TOTP, with one recovery
+ * code), `locked` (never right, for the 429 page). Passkeys live in a MemoryPasskeys.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -52,7 +54,10 @@ export async function startIdpHost(): Promise<IdpHost> {
       { accountId: OTHER_ACCOUNT, clientId: OTHER_CLIENT_ID, clientSecret: OTHER_SECRET, name: APP_NAME, redirectUris: [redirectUri] },
     ],
     users: {
-      authenticate: async ({ username, password }) => (password === PASSWORD ? (users[username] ?? null) : null),
+      authenticate: async ({ username, password }) => {
+        if (password !== PASSWORD) return null;
+        return users[username] ?? (/^alice-[A-Za-z-]+$/.test(username) ? { id: `u-${username}` } : null);
+      },
       passkeys,
       totpSecret: async ({ userId }) => (userId === 'u-bob' ? totpSecret : null),
       recover: async ({ userId, code }) => userId === 'u-bob' && unusedRecovery.delete(code),

@@ -85,13 +85,15 @@ describe.runIf(browserAvailable('browser: login page languages'))('browser: logi
       await expectLanguage(page, tag);
       await audit(page, `${tag} login`);
 
-      await page.getByLabel(messages.username, { exact: true }).fill('alice');
+      // Its own user per language: the wrong password below stays counted for the throttle window (a right
+      // password gives back only its own slot), so one shared name would be locked by the third language.
+      await page.getByLabel(messages.username, { exact: true }).fill(`alice-${tag}`);
       await page.getByLabel(messages.password, { exact: true }).fill('wrong');
       await page.getByRole('button', { name: messages.signIn, exact: true }).click();
       await expect(page.getByRole('alert').textContent()).resolves.toBe(messages.wrongCredentials);
       await audit(page, `${tag} wrong password`);
 
-      // Passkey offer after a right password (alice has no passkey yet), then "Not now".
+      // Passkey offer after a right password (this user has no passkey yet), then "Not now".
       await page.getByLabel(messages.password, { exact: true }).fill(PASSWORD);
       await page.getByRole('button', { name: messages.signIn, exact: true }).click();
       await page.waitForURL((url) => url.pathname.endsWith('/login/passkey/register'));
