@@ -20,7 +20,7 @@ const LIBRARY_ENTRIES: Record<string, string> = {
 };
 
 /** Never bundled: the runtime dependencies and the (optional) peer frameworks the user installs. */
-const EXTERNAL = ['express', 'koa', 'fastify', 'ioredis', 'pg', 'jose', 'zod', 'cookie', 'lru-cache', 'pkcs11js'];
+const EXTERNAL = ['express', 'koa', 'fastify', 'ioredis', 'pg', 'jose', 'zod', 'cookie', 'lru-cache', 'pkcs11js', '@simplewebauthn/server', 'otplib'];
 
 // Adapters are written in parallel; building what exists keeps the CLI buildable meanwhile. The package test
 // still requires every subpath of "exports", so a missing adapter fails there, loudly.

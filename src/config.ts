@@ -14,6 +14,10 @@ import type { Store } from './stores/store.js';
 import { compileTrustProxy } from './trusted-proxies.js';
 import type { UserClaims, UserClaimsInput } from './userinfo/claims.js';
 import type { InitialAccessTokenCheck } from './registration/options.js';
+import { i18nOptionsSchema } from './i18n/options.js';
+import type { PasskeyHooks } from './passkeys/hooks.js';
+import { passkeysOptionsSchema } from './passkeys/options.js';
+import type { SecondFactorHooks } from './second-factor/hooks.js';
 
 /**
  * The signed-in user as the host's user store describes it (the resource owner of RFC 6749 §1.1).
@@ -22,6 +26,8 @@ import type { InitialAccessTokenCheck } from './registration/options.js';
 export interface AuthenticatedUser {
   /** Stable user id; becomes `sub` of the user's tokens. */
   id: string;
+  /** `'totp'` asks for a TOTP code before the sign-in completes (the code is checked against `users.totpSecret`). */
+  secondFactor?: 'totp' | undefined;
   [claim: string]: unknown;
 }
 
@@ -36,7 +42,9 @@ export interface AuthenticatedUser {
  *   },
  * };
  */
-export interface UserAuthenticator {
+export interface UserAuthenticator extends SecondFactorHooks {
+  /** The user's passkeys; with it the login page offers "Sign in with a passkey". */
+  passkeys?: PasskeyHooks | undefined;
   authenticate(input: {
     accountId: string;
     username: string;
@@ -132,6 +140,8 @@ const optionsSchema = z.object({
     .optional(),
   keyRotation: keyRotationSchema.optional(),
   keysPerAccount: z.boolean().default(false),
+  i18n: i18nOptionsSchema,
+  passkeys: passkeysOptionsSchema,
   store: z
     .custom<Store>(
       (v) => typeof v === 'object' && v !== null && typeof (v as Store).take === 'function' && typeof (v as Store).swap === 'function',

@@ -8,6 +8,9 @@ import { handleAuthorize } from './authorize/authorize.js';
 import { renderErrorPage } from './authorize/error-page.js';
 import { handleLogin } from './authorize/login.js';
 import { handleLogout } from './authorize/logout.js';
+import { handlePasskeyRegister, handlePasskeyRegisterOptions } from './passkeys/register.js';
+import { handlePasskeyOptions, handlePasskeySignIn } from './passkeys/sign-in.js';
+import { handleTotpStep } from './second-factor/totp-step.js';
 import { handleAppToken } from './token/app-token.js';
 import { handleJWKS } from './token/jwks.js';
 import { handleLive, handleReady } from './health.js';
@@ -65,6 +68,41 @@ export const ROUTES: readonly RouteDefinition[] = [
     methods: ['GET', 'POST'],
     path: '/api/account/{accountId}/login',
     handler: (context, request, { accountId }) => handleLogin(context, request, accountId),
+    renderError: renderErrorPage,
+  },
+  {
+    name: 'login-totp',
+    methods: ['GET', 'POST'],
+    path: '/api/account/{accountId}/login/totp',
+    handler: (context, request, { accountId }) => handleTotpStep(context, request, accountId),
+    renderError: renderErrorPage,
+  },
+  {
+    name: 'login-passkey-options',
+    methods: ['POST'],
+    path: '/api/account/{accountId}/login/passkey/options',
+    handler: (context, request, { accountId }) => handlePasskeyOptions(context, request, accountId),
+    renderError: renderErrorPage,
+  },
+  {
+    name: 'login-passkey',
+    methods: ['POST'],
+    path: '/api/account/{accountId}/login/passkey',
+    handler: (context, request, { accountId }) => handlePasskeySignIn(context, request, accountId),
+    renderError: renderErrorPage,
+  },
+  {
+    name: 'login-passkey-register-options',
+    methods: ['POST'],
+    path: '/api/account/{accountId}/login/passkey/register/options',
+    handler: (context, request, { accountId }) => handlePasskeyRegisterOptions(context, request, accountId),
+    renderError: renderErrorPage,
+  },
+  {
+    name: 'login-passkey-register',
+    methods: ['GET', 'POST'],
+    path: '/api/account/{accountId}/login/passkey/register',
+    handler: (context, request, { accountId }) => handlePasskeyRegister(context, request, accountId),
     renderError: renderErrorPage,
   },
   {

@@ -113,6 +113,21 @@ describe('security state is never evicted', () => {
     await expect(store.get('revoked:bbbb')).resolves.toBe('1');
   });
 
+  it('TOTP replay markers (totp-used:, totp-last:) are security state by default: an LRU cap never drops them', async () => {
+    const store = new MemoryStore({ max: 1 });
+    for (let index = 0; index < 10; index += 1) {
+      await store.increment(`totp-used:u${index}:123`, 60_000);
+      await store.set(`totp-last:u${index}`, '123', 60_000);
+    }
+    for (let index = 0; index < 10; index += 1) {
+      await expect(store.increment(`totp-used:u${index}:123`, 60_000)).resolves.toBe(2);
+      await expect(store.get(`totp-last:u${index}`)).resolves.toBe('123');
+    }
+    // An ordinary prefix under the same cap keeps one entry: the cap is in force.
+    for (let index = 0; index < 10; index += 1) await store.set(`pending-sign-in:${index}`, '{}', 60_000);
+    await expect(store.get('pending-sign-in:0')).resolves.toBeNull();
+  });
+
   it('securityPrefixes makes another prefix security state', async () => {
     const store = new MemoryStore({ max: 1, securityPrefixes: ['revoked', 'throttle', 'code-used'] });
     for (let index = 0; index < 10; index += 1) await store.set(`code-used:${index}`, 'g', 60_000);

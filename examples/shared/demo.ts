@@ -3,7 +3,7 @@
  * app and user, and the start-up banner (the client id and secret, a sign-in URL and a ready-to-paste curl).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createSentinel, generateClientSecret, type JWK, type Sentinel } from 'sentinel-idp';
+import { createSentinel, generateClientSecret, MemoryPasskeys, type JWK, type Sentinel } from 'sentinel-idp';
 import { createBrandTokenStore, DEMO_CONSUMERS, type BrandToken } from './brand-tokens.js';
 import { createUserStore } from './user-store.js';
 
@@ -63,7 +63,10 @@ export async function createDemo(input: { framework: string; defaultPort: number
         grantTypes: ['authorization_code', 'client_credentials', 'refresh_token'],
       },
     ],
-    users,
+    // Passkeys in memory (lost on restart): the login page offers "Sign in with a passkey"; DEMO_OFFER_PASSKEYS=1
+    // also offers to add one after a password sign-in.
+    users: Object.assign(users, { passkeys: new MemoryPasskeys() }),
+    passkeys: { offerRegistration: process.env.DEMO_OFFER_PASSKEYS === '1' },
     keys: readKeys(),
     pkce: 'required',
     onError: (error) => console.error('sentinel-idp error:', error),

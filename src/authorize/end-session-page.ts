@@ -4,7 +4,9 @@
  * anti-framing headers as the login page; the form carries a CSRF token bound to the session it ends.
  */
 import type { SentinelContext } from '../context.js';
-import type { SentinelResponse } from '../http.js';
+import type { SentinelRequest, SentinelResponse } from '../http.js';
+import { fill } from '../i18n/messages.js';
+import { pageLocale } from '../i18n/page-locale.js';
 import { escapeHTML } from './html.js';
 import { logoSources } from './logo-policy.js';
 import { renderPage } from './page-layout.js';
@@ -20,28 +22,35 @@ export interface EndSessionView {
   appName?: string | undefined;
   /** Where the browser goes after signing out (for the CSP's form-action). */
   returnTo?: string | undefined;
+  /** The logout request's `ui_locales`, most preferred first (else its query's, then `Accept-Language`). */
+  uiLocales?: string | undefined;
 }
 
 /**
- * Renders the "Sign out?" page.
+ * Renders the "Sign out?" page in the request's language (`ui_locales`, then `Accept-Language`, then the default).
  *
  * @example
- * return endSessionPage(context, { action, confirmationId, csrfToken, appName: app.name });
+ * return endSessionPage(context, { action, confirmationId, csrfToken, appName: app.name }, request);
  */
-export function endSessionPage(context: SentinelContext, view: EndSessionView): SentinelResponse {
+export function endSessionPage(context: SentinelContext, view: EndSessionView, request?: SentinelRequest): SentinelResponse {
   const styleNonce = createStyleNonce();
-  const from = view.appName === undefined ? '' : ` <strong>${escapeHTML(view.appName)}</strong> asks to sign you out.`;
-  const content = `<h1>Sign out?</h1>
-<p class="lead">${from.trim()} Do you want to sign out of ${escapeHTML(context.config.branding.productName)}?</p>
+  const { messages, tag, dir } = pageLocale(context, request, view.uiLocales);
+  const product = escapeHTML(context.config.branding.productName);
+  const asks =
+    view.appName === undefined
+      ? ''
+      : `${fill(escapeHTML(messages.logoutConfirmAsks), { app: `<strong>${escapeHTML(view.appName)}</strong>` })} `;
+  const content = `<h1>${escapeHTML(messages.logoutConfirmTitle)}</h1>
+<p class="lead">${asks}${fill(escapeHTML(messages.logoutConfirmLead), { product })}</p>
 <form method="post" action="${escapeHTML(view.action)}">
 <input type="hidden" name="confirmation" value="${escapeHTML(view.confirmationId)}">
 <input type="hidden" name="csrf_token" value="${escapeHTML(view.csrfToken)}">
 <div class="actions">
-<button type="submit" class="primary">Sign out</button>
+<button type="submit" class="primary">${escapeHTML(messages.logoutConfirm)}</button>
 </div>
 </form>
-<p class="meta">If you did not ask to sign out, close this page: you stay signed in.</p>`;
-  const html = renderPage({ title: 'Sign out', content, styleNonce, branding: context.config.branding });
+<p class="meta">${escapeHTML(messages.logoutConfirmMeta)}</p>`;
+  const html = renderPage({ title: messages.logoutConfirmTitle, content, styleNonce, branding: context.config.branding, lang: tag, dir });
   // Chromium applies form-action to the 303 that follows the post, so the app's origin must be allowed too.
   const returnOrigin = view.returnTo === undefined ? null : originSource(view.returnTo);
   return htmlResponse(200, html, {

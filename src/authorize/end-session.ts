@@ -32,6 +32,8 @@ interface ConfirmationRecord {
   /** Digest of the session id the page was shown for: the post must come with that same session. */
   sessionDigest: string;
   csrfToken: string;
+  /** The request's `ui_locales`, so the "signed out" page after the confirmation speaks the same language. */
+  uiLocales?: string | undefined;
 }
 
 /** Where to go after signing out, once validated. */
@@ -39,6 +41,8 @@ interface LogoutTarget {
   app: App | null;
   returnTo?: string | undefined;
   state?: string | undefined;
+  /** `ui_locales` for the "signed out" page. */
+  uiLocales?: string | undefined;
 }
 
 const CONFIRMATION_ID = /^[A-Za-z0-9_-]{43}$/;
@@ -85,17 +89,23 @@ async function findTarget(context: SentinelContext, params: ParamMap, accountId:
   const found = clientId === undefined ? null : await context.apps.findApp(accountId, clientId);
   const app = found !== null && found.accountId === accountId ? found : null;
   if (requestedClient !== undefined && app === null) throw badRequest('The application in this link is not registered for this account.');
+  const uiLocales = single(params, 'ui_locales');
   const returnTo = single(params, 'post_logout_redirect_uri');
-  if (returnTo === undefined) return { app };
+  if (returnTo === undefined) return { app, uiLocales };
   if (app === null) throw badRequest('post_logout_redirect_uri needs client_id or id_token_hint to name the application.');
   // Exact string match against what the app registered (its redirect URIs when it registered no logout URIs).
   const allowed = app.postLogoutRedirectUris ?? app.redirectUris;
   if (!allowed.includes(returnTo)) throw badRequest('post_logout_redirect_uri is not registered for this application.');
-  return { app, returnTo, state: single(params, 'state') };
+  return { app, returnTo, state: single(params, 'state'), uiLocales };
 }
 
-function finish(context: SentinelContext, target: LogoutTarget, headers: Record<string, string>): SentinelResponse {
-  if (target.returnTo === undefined) return signedOutPage(context, headers);
+function finish(
+  context: SentinelContext,
+  target: LogoutTarget,
+  headers: Record<string, string>,
+  request: SentinelRequest,
+): SentinelResponse {
+  if (target.returnTo === undefined) return signedOutPage(context, headers, request, target.uiLocales);
   const { returnTo, state } = target;
   const location = state === undefined ? returnTo : `${returnTo}${returnTo.includes('?') ? '&' : '?'}state=${encodeURIComponent(state)}`;
   return redirect(303, location, headers);
@@ -142,7 +152,7 @@ async function confirm(context: SentinelContext, request: SentinelRequest, accou
   // Checked before it is spent, so a refused post changes nothing; the take keeps it single use under concurrency.
   if ((await context.store.take(confirmationKey(id))) === null) throw expired();
   const headers = await signOut(context, request, { accountId, clientId: record.clientId, sessionId });
-  return finish(context, { app: null, returnTo: record.returnTo, state: record.state }, headers);
+  return finish(context, { app: null, returnTo: record.returnTo, state: record.state, uiLocales: record.uiLocales }, headers, request);
 }
 
 /** The RP-Initiated Logout parameters of a posted request, as a query (already validated above). */
@@ -180,9 +190,9 @@ export async function handleEndSession(context: SentinelContext, request: Sentin
     return redirect(303, `${endSessionAction(context, request, accountId)}?${forwardedQuery(params)}`);
   }
   const session = sessionId === null ? null : await useSession(context, sessionId, accountId);
-  if (sessionId === null || session === null) return finish(context, target, {});
+  if (sessionId === null || session === null) return finish(context, target, {}, request);
   if (hint !== null && hint.sub === session.userId && hint.authTime === session.authTime) {
-    return finish(context, target, await signOut(context, request, { accountId, clientId: target.app?.clientId, sessionId }));
+    return finish(context, target, await signOut(context, request, { accountId, clientId: target.app?.clientId, sessionId }), request);
   }
   const confirmationId = randomSecret();
   const record: ConfirmationRecord = {
@@ -192,13 +202,19 @@ export async function handleEndSession(context: SentinelContext, request: Sentin
     state: target.state,
     sessionDigest: digest(sessionId),
     csrfToken: randomSecret(),
+    uiLocales: target.uiLocales,
   };
   await context.store.set(confirmationKey(confirmationId), JSON.stringify(record), context.config.interactionTtl * 1000);
-  return endSessionPage(context, {
-    action: endSessionAction(context, request, accountId),
-    confirmationId,
-    csrfToken: record.csrfToken,
-    appName: target.app === null ? undefined : (target.app.name ?? target.app.clientId),
-    returnTo: target.returnTo,
-  });
+  return endSessionPage(
+    context,
+    {
+      action: endSessionAction(context, request, accountId),
+      confirmationId,
+      csrfToken: record.csrfToken,
+      appName: target.app === null ? undefined : (target.app.name ?? target.app.clientId),
+      returnTo: target.returnTo,
+      uiLocales: target.uiLocales,
+    },
+    request,
+  );
 }

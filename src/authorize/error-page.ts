@@ -8,19 +8,22 @@
 import type { SentinelContext } from '../context.js';
 import type { OAuthError } from '../errors.js';
 import { headerValue, noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
+import type { MessageKey } from '../i18n/messages.js';
+import { fill } from '../i18n/messages.js';
+import { pageLocale, translate } from '../i18n/page-locale.js';
 import { escapeHTML } from './html.js';
 import { logoSources } from './logo-policy.js';
 import { renderPage } from './page-layout.js';
 import { createStyleNonce, htmlResponse } from './security-headers.js';
 
-const TITLES: Readonly<Record<number, string>> = {
-  400: 'The request could not be processed',
-  401: 'Unknown account or application',
-  403: 'The request was refused',
-  405: 'Method not allowed',
-  413: 'The request is too large',
-  414: 'The request is too long',
-  429: 'Too many attempts',
+const TITLES: Readonly<Record<number, MessageKey>> = {
+  400: 'errorBadRequest',
+  401: 'errorUnknown',
+  403: 'errorRefused',
+  405: 'errorMethod',
+  413: 'errorTooLarge',
+  414: 'errorTooLong',
+  429: 'errorTooManyAttempts',
 };
 
 /**
@@ -45,11 +48,19 @@ export function wantsJSON(request: SentinelRequest): boolean {
  */
 export function renderErrorPage(context: SentinelContext, request: SentinelRequest, error: OAuthError): SentinelResponse {
   if (wantsJSON(request)) return noStoreJSON(error.status, error.toJSON(), { ...error.headers });
-  const title = TITLES[error.status] ?? (error.status >= 500 ? 'Something went wrong' : 'The request could not be processed');
+  const { messages, tag, dir } = pageLocale(context, request);
+  const titleKey = TITLES[error.status] ?? (error.status >= 500 ? 'errorServer' : 'errorBadRequest');
+  const title = messages[titleKey];
+  // A description the catalogues carry is shown translated; any other is developer English, marked as such.
+  const translated = translate(messages, error.description);
+  const lead =
+    translated !== null || tag === 'en'
+      ? `<p class="lead">${escapeHTML(translated ?? error.description)}</p>`
+      : `<p class="lead">${escapeHTML(messages.errorDetails)} <span lang="en">${escapeHTML(error.description)}</span></p>`;
   const styleNonce = createStyleNonce();
   const content = `<h1>${escapeHTML(title)}</h1>
-<p class="lead">${escapeHTML(error.description)}</p>
-<p class="meta">Error code: <code>${escapeHTML(error.code)}</code>. Go back to the application and try again.</p>`;
-  const html = renderPage({ title, content, styleNonce, branding: context.config.branding });
+${lead}
+<p class="meta">${fill(escapeHTML(messages.errorCode), { code: `<code>${escapeHTML(error.code)}</code>` })}</p>`;
+  const html = renderPage({ title, content, styleNonce, branding: context.config.branding, lang: tag, dir });
   return htmlResponse(error.status, html, { styleNonce, imgSrc: logoSources(context.config.branding) }, { ...error.headers });
 }

@@ -4,9 +4,11 @@
  * redirects that follow a form POST, so the 303 back to the app would otherwise be blocked).
  */
 import type { SentinelContext } from '../context.js';
-import type { SentinelResponse } from '../http.js';
+import type { SentinelRequest, SentinelResponse } from '../http.js';
+import { pageLocale, translate } from '../i18n/page-locale.js';
 import type { InteractionRecord } from './interaction.js';
 import { builtInLoginURL } from './interaction.js';
+import { loginStepURL } from './login-step-url.js';
 import { logoSources } from './logo-policy.js';
 import { renderLoginPage, type LoginView } from './login-view.js';
 import { createStyleNonce, htmlResponse, originSource } from './security-headers.js';
@@ -16,6 +18,8 @@ export interface LoginPageState {
   username?: string | undefined;
   error?: string | undefined;
   status?: number | undefined;
+  /** The request, for its `Accept-Language`. */
+  request?: SentinelRequest | undefined;
 }
 
 /**
@@ -33,6 +37,9 @@ export async function loginPageResponse(
   const { branding, login } = context.config;
   const authorization = interaction.request;
   const styleNonce = createStyleNonce();
+  const locale = pageLocale(context, state.request, authorization.uiLocales);
+  const { accountId } = authorization;
+  const scriptNonce = context.config.users?.passkeys === undefined ? undefined : createStyleNonce();
   const view: LoginView = {
     productName: branding.productName,
     logoUrl: branding.logoUrl,
@@ -44,9 +51,20 @@ export async function loginPageResponse(
     csrfToken: interaction.csrfToken,
     // A failed attempt's username wins over the app's login_hint: it is what the user last typed.
     username: state.username ?? authorization.loginHint,
-    error: state.error,
+    error: state.error === undefined ? undefined : (translate(locale.messages, state.error) ?? state.error),
     styleNonce,
     uiLocales: authorization.uiLocales,
+    lang: locale.tag,
+    dir: locale.dir,
+    messages: locale.messages,
+    passkey:
+      scriptNonce === undefined
+        ? undefined
+        : {
+            optionsURL: loginStepURL(context, interaction.mountPath, accountId, interactionId, 'passkey/options'),
+            action: loginStepURL(context, interaction.mountPath, accountId, interactionId, 'passkey'),
+            scriptNonce,
+          },
   };
   const html = login.render === undefined ? renderLoginPage(view, branding) : await login.render(view);
   const appOrigin = originSource(authorization.redirectUri);
@@ -54,5 +72,6 @@ export async function loginPageResponse(
     styleNonce,
     formAction: appOrigin === null ? [] : [appOrigin],
     imgSrc: logoSources(branding),
+    scriptNonce,
   });
 }

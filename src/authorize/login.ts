@@ -14,8 +14,7 @@ import { redirect, type SentinelRequest, type SentinelResponse } from '../http.j
 import { fromSearchParams, single } from '../params.js';
 import { constantTimeEqual } from '../secrets.js';
 import { authorizationResponseURL } from './authorization-response.js';
-import { readSessionCookie } from './cookies.js';
-import { finishLogin } from './finish-login.js';
+import { afterPassword } from '../second-factor/continue-sign-in.js';
 import { findInteraction, takeInteraction, type InteractionRecord } from './interaction.js';
 import { loginPageResponse } from './login-page.js';
 import { isCrossSiteRequest } from './request-origin.js';
@@ -90,14 +89,11 @@ async function signIn(
       usernameDigest: keys.usernameDigest,
       reason: 'wrong credentials',
     });
-    return loginPageResponse(context, interaction.id, interaction.record, { username, error: WRONG_CREDENTIALS });
+    return loginPageResponse(context, interaction.id, interaction.record, { username, error: WRONG_CREDENTIALS, request });
   }
   await settleSuccess(context, keys);
-  // Single use: of two concurrent successful posts only one completes the interaction.
-  const taken = await takeInteraction(context, interaction.id);
-  if (taken === null) throw expired();
-  context.emit({ type: 'login.succeeded', accountId, clientId, userId: user.id, username });
-  return finishLogin(context, taken, { userId: user.id, previousSessionId: readSessionCookie(context, request), ip: ip ?? undefined });
+  // The TOTP step and the passkey offer, when they apply; the interaction is taken (single use) when all are done.
+  return afterPassword(context, request, interaction, { user, username, ip });
 }
 
 /**
@@ -108,7 +104,7 @@ async function signIn(
  */
 export async function handleLogin(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
   const interaction = await loadInteraction(context, request, accountId);
-  if (request.method !== 'POST') return loginPageResponse(context, interaction.id, interaction.record);
+  if (request.method !== 'POST') return loginPageResponse(context, interaction.id, interaction.record, { request });
   if (isCrossSiteRequest(context, request, [])) {
     throw new OAuthError('invalid_request', 'The sign-in form was posted from another site.', { status: 403 });
   }
@@ -127,6 +123,7 @@ export async function handleLogin(context: SentinelContext, request: SentinelReq
       username,
       error: 'Enter your username and password.',
       status: 400,
+      request,
     });
   }
   return signIn(context, request, interaction, { username, password });

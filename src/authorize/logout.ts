@@ -12,7 +12,9 @@ import type { SentinelContext } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { headerValue, redirect, type SentinelRequest, type SentinelResponse } from '../http.js';
 import { single, type ParamMap } from '../params.js';
+import { pageLocale } from '../i18n/page-locale.js';
 import { expiredSessionCookie, readSessionCookie } from './cookies.js';
+import { escapeHTML } from './html.js';
 import { logoSources } from './logo-policy.js';
 import { renderPage } from './page-layout.js';
 import { isCrossSiteRequest } from './request-origin.js';
@@ -31,12 +33,21 @@ async function findClient(context: SentinelContext, accountId: string, clientId:
   return app !== null && app.accountId === accountId ? app : null;
 }
 
-/** The "signed out" page, also shown by RP-initiated logout when no return address applies. */
-export function signedOutPage(context: SentinelContext, headers: Record<string, string>): SentinelResponse {
+/**
+ * The "signed out" page, also shown by RP-initiated logout when no return address applies; in the language of
+ * `uiLocales` (else the request's `ui_locales` query parameter), then `Accept-Language`, then the default.
+ */
+export function signedOutPage(
+  context: SentinelContext,
+  headers: Record<string, string>,
+  request?: SentinelRequest,
+  uiLocales?: string,
+): SentinelResponse {
   const styleNonce = createStyleNonce();
-  const content = `<h1>You are signed out</h1>
-<p class="lead">You can close this window or go back to the application.</p>`;
-  const html = renderPage({ title: 'Signed out', content, styleNonce, branding: context.config.branding });
+  const { messages, tag, dir } = pageLocale(context, request, uiLocales);
+  const content = `<h1>${escapeHTML(messages.signedOutHeading)}</h1>
+<p class="lead">${escapeHTML(messages.signedOutLead)}</p>`;
+  const html = renderPage({ title: messages.signedOutTitle, content, styleNonce, branding: context.config.branding, lang: tag, dir });
   return htmlResponse(200, html, { styleNonce, imgSrc: logoSources(context.config.branding) }, headers);
 }
 
@@ -75,5 +86,5 @@ export async function handleLogout(context: SentinelContext, request: SentinelRe
     const location = state === undefined ? target : `${target}${target.includes('?') ? '&' : '?'}state=${encodeURIComponent(state)}`;
     return redirect(303, location, headers);
   }
-  return signedOutPage(context, headers);
+  return signedOutPage(context, headers, request);
 }

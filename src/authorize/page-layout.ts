@@ -1,7 +1,7 @@
 /**
  * The shared frame of the service's pages (login, error, signed out): a centred card on a quiet background, the
- * system font stack, the branding as CSS custom properties, and no script at all, so every page works with
- * JavaScript disabled and the CSP can forbid scripts outright.
+ * system font stack, the branding as CSS custom properties. Pages work with JavaScript disabled; the only script
+ * is the optional passkey button, allowed by a per-response nonce, and every other page's CSP forbids scripts.
  */
 import type { ResolvedConfig } from '../config.js';
 import { escapeHTML } from './html.js';
@@ -62,6 +62,13 @@ button{font:inherit;font-weight:600;padding:.625rem 1.25rem;border-radius:.5rem;
 .primary{background:var(--brand);color:var(--brand-text);border:1px solid var(--brand)}
 .secondary{background:var(--surface);color:var(--text);border:1px solid var(--border)}
 .meta{color:var(--muted);font-size:.875rem;margin:1.5rem 0 0}
+.divider{display:flex;align-items:center;gap:.75rem;color:var(--muted);margin:1.25rem 0}
+.divider::before,.divider::after{content:"";flex:1;border-top:1px solid var(--card-border)}
+.passkey{width:100%;background:var(--surface);color:var(--text);border:1px solid var(--border)}
+details{margin:1.25rem 0 0}
+summary{cursor:pointer;color:var(--brand);font-weight:600}
+summary:focus{outline:3px solid var(--focus);outline-offset:2px}
+[hidden]{display:none!important}
 @media (max-width:400px){.card{padding:1.5rem 1rem}}
 `;
 
@@ -82,6 +89,12 @@ export interface PageInput {
   content: string;
   styleNonce: string;
   branding: ResolvedConfig['branding'];
+  /** The page language for `<html lang>`; English when omitted. */
+  lang?: string | undefined;
+  /** Writing direction; `rtl` mirrors the layout (the styles use only direction-neutral properties). */
+  dir?: 'ltr' | 'rtl' | undefined;
+  /** A page script and the nonce the CSP allows it by (the passkey button); most pages have none. */
+  script?: { nonce: string; source: string } | undefined;
 }
 
 /**
@@ -98,7 +111,7 @@ export function renderPage(input: PageInput): string {
   const brand = unbranded ? '' : `<p class="brand">${logo}<span>${escapeHTML(branding.productName)}</span></p>\n`;
   const title = unbranded || input.title === branding.productName ? input.title : `${input.title} – ${branding.productName}`;
   return `<!doctype html>
-<html lang="en">
+<html lang="${escapeHTML(input.lang ?? 'en')}"${input.dir === 'rtl' ? ' dir="rtl"' : ''}>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -112,7 +125,7 @@ export function renderPage(input: PageInput): string {
 ${brand}${input.content}
 </div>
 </main>
-</body>
+${input.script === undefined ? '' : `<script nonce="${escapeHTML(input.script.nonce)}">${input.script.source}</script>\n`}</body>
 </html>
 `;
 }

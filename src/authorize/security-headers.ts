@@ -14,6 +14,11 @@ export interface PagePolicy {
   formAction?: readonly string[] | undefined;
   /** `img-src` sources (the logo's origin); none when empty. */
   imgSrc?: readonly string[] | undefined;
+  /**
+   * The nonce of the page's one `<script>` (the passkey button); without it scripts stay forbidden. A page with a
+   * script may also `fetch` its own origin (`connect-src 'self'`), for the passkey challenge.
+   */
+  scriptNonce?: string | undefined;
 }
 
 /** A fresh nonce for a page's `<style>` element (128 random bits). */
@@ -22,7 +27,8 @@ export function createStyleNonce(): string {
 }
 
 /**
- * The Content-Security-Policy of a page: nothing by default, styles only by nonce, no scripts at all.
+ * The Content-Security-Policy of a page: nothing by default, styles only by nonce, no scripts unless the page has
+ * a `scriptNonce` (the passkey button).
  *
  * @example
  * contentSecurityPolicy({ styleNonce: nonce, formAction: ['https://app.example.com'] })
@@ -33,6 +39,7 @@ export function contentSecurityPolicy(policy: PagePolicy): string {
     "default-src 'none'",
     `style-src 'nonce-${policy.styleNonce}'`,
     `img-src ${imgSrc}`,
+    ...(policy.scriptNonce === undefined ? [] : [`script-src 'nonce-${policy.scriptNonce}'`, "connect-src 'self'"]),
     `form-action ${["'self'", ...(policy.formAction ?? [])].join(' ')}`,
     "frame-ancestors 'none'",
     "base-uri 'none'",

@@ -9,8 +9,9 @@
  * Why bytes: an entry count does not bound memory when one entry can be a hundred times another (a long `state`).
  * Each prefix holds at most `maxBytes` (default 64 MiB) and `max` entries, whichever is reached first.
  *
- * Why security state is apart: revocation markers (`revoked:`) and throttle counters (`throttle:`) must never be
- * forgotten under pressure, or revoked tokens come back and locked usernames unlock. They live in a
+ * Why security state is apart: revocation markers (`revoked:`), throttle counters (`throttle:`) and the TOTP
+ * used-code markers (`totp-used:`, `totp-last:`) must never be forgotten under pressure, or revoked tokens come
+ * back, locked usernames unlock and a used one-time code is accepted a second time. They live in a
  * {@link SecurityState}: a byte budget of its own (`securityMaxBytes`, default 32 MiB) and no eviction; when it is
  * full the write fails, so the request fails closed.
  */
@@ -23,8 +24,11 @@ import type { Store, SwapEntry } from './store.js';
 export const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
 /** Default byte budget of security state (revocations and throttle counters together). */
 export const DEFAULT_SECURITY_MAX_BYTES = 32 * 1024 * 1024;
-/** Key prefixes kept as security state by default. */
-export const DEFAULT_SECURITY_PREFIXES: readonly string[] = Object.freeze(['revoked', 'throttle']);
+/**
+ * Key prefixes kept as security state by default: revocations, throttle counters, and the TOTP replay markers
+ * (`totp-used:` used steps, `totp-last:` newest accepted step) — evicting a marker would let a used code in again.
+ */
+export const DEFAULT_SECURITY_PREFIXES: readonly string[] = Object.freeze(['revoked', 'throttle', 'totp-used', 'totp-last']);
 
 /**
  * Options of {@link MemoryStore}. The bounds keep memory finite under a flood of authorization requests

@@ -5,6 +5,7 @@
  */
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
+import { BUNDLED_CATALOGUES, type Messages } from '../../src/index.js';
 import { CLIENT_ID, REDIRECT_URI } from '../fixtures.js';
 import type { Host } from '../hosts.js';
 import { useMount } from './mount.js';
@@ -175,6 +176,33 @@ export function oidcLogoutSuite(host: Host): void {
         .set('sec-fetch-site', 'same-origin')
         .send(new URLSearchParams(mine).toString());
       expect(replay.status).toBe(400);
+    });
+
+    it('the confirmation and signed-out pages speak ui_locales, else Accept-Language', async () => {
+      const ja = BUNDLED_CATALOGUES.ja as Messages;
+      const de = BUNDLED_CATALOGUES.de as Messages;
+      const { server } = await mount(oidcOptions());
+      const agent = request.agent(server);
+      await signInFlow(server, agent);
+      const page = await agent.get(endSessionPath({ client_id: CLIENT_ID, ui_locales: 'ja' })).set('accept-language', 'de');
+      expect(page.status).toBe(200);
+      expect(page.text).toContain('<html lang="ja">');
+      expect(page.text).toContain(`<h1>${ja.logoutConfirmTitle}</h1>`);
+      expect(page.text).toContain(`>${ja.logoutConfirm}</button>`);
+      expect(page.text).not.toContain('Sign out?');
+      const byHeader = await agent.get(endSessionPath({ client_id: CLIENT_ID })).set('accept-language', 'de');
+      expect(byHeader.text).toContain('<html lang="de">');
+      expect(byHeader.text).toContain(`<h1>${de.logoutConfirmTitle}</h1>`);
+      // The signed-out page after the confirmation keeps the request's ui_locales (the form post has no query).
+      const confirmed = await agent
+        .post(END_SESSION)
+        .set('content-type', FORM)
+        .set('sec-fetch-site', 'same-origin')
+        .set('accept-language', 'de')
+        .send(new URLSearchParams(confirmationForm(page.text)).toString());
+      expect(confirmed.status).toBe(200);
+      expect(confirmed.text).toContain('<html lang="ja">');
+      expect(confirmed.text).toContain(ja.signedOutHeading);
     });
 
     it('oidcc-rp-initiated-logout-no-params: without a session, the signed-out page; with one, the confirmation', async () => {

@@ -1,0 +1,85 @@
+/**
+ * The message catalogue of the service's pages: every word a person reads on the login, second-factor, passkey,
+ * error, throttled and signed-out pages comes from one of these, so a language is one object and a host can add
+ * or override one without touching the page code.
+ *
+ * `{name}` marks a value the page fills in (already escaped by the page); nothing else is interpreted.
+ */
+
+/**
+ * Every string of the built-in pages, in one language (named by an RFC 5646 tag).
+ *
+ * @example
+ * const messages: Messages = { ...en, signIn: 'Log in' };
+ */
+export interface Messages {
+  /** Page title and heading of the login page. */
+  signInTitle: string;
+  /** Under the heading; `{app}` is the application's name. */
+  continueTo: string;
+  username: string;
+  password: string;
+  signIn: string;
+  cancel: string;
+  /** `{account}` is the account id. */
+  account: string;
+  wrongCredentials: string;
+  missingCredentials: string;
+  tooManyAttempts: string;
+  linkExpired: string;
+  formOutOfDate: string;
+  postedFromAnotherSite: string;
+  /** Separates the password form from the passkey button. */
+  or: string;
+  passkeySignIn: string;
+  passkeyFailed: string;
+  passkeyOfferTitle: string;
+  passkeyOfferLead: string;
+  passkeyAdd: string;
+  passkeySkip: string;
+  passkeyNotAdded: string;
+  totpTitle: string;
+  totpLead: string;
+  totpLabel: string;
+  totpVerify: string;
+  totpWrong: string;
+  totpMissing: string;
+  recoveryToggle: string;
+  recoveryLabel: string;
+  recoveryUse: string;
+  errorBadRequest: string;
+  errorUnknown: string;
+  errorRefused: string;
+  errorMethod: string;
+  errorTooLarge: string;
+  errorTooLong: string;
+  errorTooManyAttempts: string;
+  errorServer: string;
+  /** `{code}` is the OAuth error code. */
+  errorCode: string;
+  /** Shown on an error page when the cause has no translation: the cause follows in English. */
+  errorDetails: string;
+  signedOutTitle: string;
+  signedOutHeading: string;
+  signedOutLead: string;
+  logoutConfirmTitle: string;
+  /** `{app}` is the requesting application's name (shown when known). */
+  logoutConfirmAsks: string;
+  /** `{product}` is the branding's product name. */
+  logoutConfirmLead: string;
+  logoutConfirm: string;
+  logoutConfirmMeta: string;
+}
+
+/** The keys of {@link Messages}, for checks that every catalogue is complete. */
+export type MessageKey = keyof Messages;
+
+/**
+ * Fills `{name}` placeholders of a message with already-escaped values.
+ *
+ * @example
+ * fill(messages.errorCode, { code: '<code>invalid_request</code>' })
+ */
+export function fill(message: string, values: Readonly<Record<string, string>>): string {
+  return message.replace(/\{([a-z]+)\}/g, (whole, name: string) => values[name] ?? whole);
+}

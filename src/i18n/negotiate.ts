@@ -1,0 +1,78 @@
+/**
+ * Choosing the page language: the app's `ui_locales` first (OpenID Connect Core §3.1.2.1, the app knows the
+ * user's choice), then the browser's `Accept-Language` (RFC 9110 §12.5.4, by quality), then the configured default.
+ * A tag matches exactly, or by its primary language (`pt-PT` and `pt` fall to `pt-BR`, `es-MX` to `es`).
+ */
+import type { CatalogueSet } from './catalogues.js';
+import type { Messages } from './messages.js';
+
+/** How many preferences are looked at: a browser sends a handful; a hostile header must not cost more. */
+const MAX_PREFERENCES = 20;
+const MAX_HEADER = 1024;
+
+/** Primary languages written right to left. */
+const RTL = new Set(['ar', 'he', 'fa', 'ur', 'ps', 'yi', 'dv', 'ckb', 'sd', 'ug']);
+
+/** The language a page is shown in. */
+export interface PageLocale {
+  /** The tag for `<html lang>`. */
+  tag: string;
+  dir: 'ltr' | 'rtl';
+  messages: Messages;
+}
+
+/**
+ * The tags of an `Accept-Language` header, best first (ties keep their order), without `*` and `q=0` entries.
+ *
+ * @example
+ * parseAcceptLanguage('fr-CH, fr;q=0.9, en;q=0.8') // ['fr-CH', 'fr', 'en']
+ */
+export function parseAcceptLanguage(header: string | undefined): string[] {
+  if (header === undefined || header.length > MAX_HEADER) return [];
+  const entries: { tag: string; q: number; index: number }[] = [];
+  for (const [index, part] of header.split(',').slice(0, MAX_PREFERENCES).entries()) {
+    const [rawTag = '', ...parameters] = part.split(';');
+    const tag = rawTag.trim();
+    if (tag === '' || tag === '*') continue;
+    let q = 1;
+    for (const parameter of parameters) {
+      const match = /^\s*q\s*=\s*([01](?:\.\d{0,3})?)\s*$/i.exec(parameter);
+      if (match?.[1] !== undefined) q = Number(match[1]);
+    }
+    if (q > 0) entries.push({ tag, q, index });
+  }
+  return entries.sort((a, b) => b.q - a.q || a.index - b.index).map((entry) => entry.tag);
+}
+
+function primary(tag: string): string {
+  return tag.toLowerCase().split('-')[0] ?? '';
+}
+
+function match(set: CatalogueSet, wanted: string): string | null {
+  const lower = wanted.toLowerCase();
+  if (set.byTag.has(lower)) return lower;
+  const language = primary(lower);
+  if (set.byTag.has(language)) return language;
+  for (const tag of set.byTag.keys()) if (primary(tag) === language) return tag;
+  return null;
+}
+
+/**
+ * The page language for the given preferences (most preferred first).
+ *
+ * @example
+ * chooseLocale(set, [...uiLocales, ...parseAcceptLanguage(acceptLanguage)])
+ */
+export function chooseLocale(set: CatalogueSet, preferences: readonly string[]): PageLocale {
+  let chosen = set.defaultTag;
+  for (const wanted of preferences.slice(0, MAX_PREFERENCES * 2)) {
+    const found = match(set, wanted);
+    if (found !== null) {
+      chosen = found;
+      break;
+    }
+  }
+  const entry = set.byTag.get(chosen) ?? set.byTag.get('en');
+  if (entry === undefined) throw new Error('sentinel-idp: the English catalogue is missing');
+  return { tag: entry.tag, dir: RTL.has(primary(entry.tag)) ? 'rtl' : 'ltr', messages: entry.messages };
+}

@@ -1,0 +1,91 @@
+/**
+ * Shape checks of what the page script posts (the browser's WebAuthn answer as JSON), before the library sees it:
+ * a hostile post gets the same refusal as a wrong signature, never an exception from deep inside the verifier.
+ */
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
+
+const B64URL = /^[A-Za-z0-9_-]+$/;
+/** Generous for a credential's fields; the form itself is already bounded by `bodyLimit`. */
+const MAX_FIELD = 8192;
+
+function b64(value: unknown, optional = false): boolean {
+  if (value === undefined) return optional;
+  return typeof value === 'string' && value.length > 0 && value.length <= MAX_FIELD && B64URL.test(value);
+}
+
+function parseObject(json: string | undefined): Record<string, unknown> | null {
+  if (json === undefined || json === '') return null;
+  try {
+    const value: unknown = JSON.parse(json);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+function response(value: Record<string, unknown>): Record<string, unknown> | null {
+  const inner = value.response;
+  return typeof inner === 'object' && inner !== null && !Array.isArray(inner) ? (inner as Record<string, unknown>) : null;
+}
+
+/**
+ * The posted `assertion`, or `null` when it is not a well-formed WebAuthn assertion.
+ *
+ * @example
+ * const assertion = parseAssertion(single(form, 'assertion'));
+ */
+export function parseAssertion(json: string | undefined): AuthenticationResponseJSON | null {
+  const value = parseObject(json);
+  if (value === null || value.type !== 'public-key' || !b64(value.id) || value.rawId !== value.id) return null;
+  const inner = response(value);
+  if (
+    inner === null ||
+    !b64(inner.clientDataJSON) ||
+    !b64(inner.authenticatorData) ||
+    !b64(inner.signature) ||
+    !b64(inner.userHandle, true)
+  ) {
+    return null;
+  }
+  return {
+    id: value.id as string,
+    rawId: value.rawId as string,
+    type: 'public-key',
+    clientExtensionResults: {},
+    response: {
+      clientDataJSON: inner.clientDataJSON as string,
+      authenticatorData: inner.authenticatorData as string,
+      signature: inner.signature as string,
+      userHandle: inner.userHandle as string | undefined,
+    },
+  };
+}
+
+/**
+ * The posted `attestation`, or `null` when it is not a well-formed WebAuthn attestation.
+ *
+ * @example
+ * const attestation = parseAttestation(single(form, 'attestation'));
+ */
+export function parseAttestation(json: string | undefined): RegistrationResponseJSON | null {
+  const value = parseObject(json);
+  if (value === null || value.type !== 'public-key' || !b64(value.id) || value.rawId !== value.id) return null;
+  const inner = response(value);
+  if (inner === null || !b64(inner.clientDataJSON) || !b64(inner.attestationObject)) return null;
+  const transports = Array.isArray(inner.transports)
+    ? inner.transports
+        .filter((transport): transport is string => typeof transport === 'string' && /^[a-z-]{1,20}$/.test(transport))
+        .slice(0, 8)
+    : [];
+  return {
+    id: value.id as string,
+    rawId: value.rawId as string,
+    type: 'public-key',
+    clientExtensionResults: {},
+    response: {
+      clientDataJSON: inner.clientDataJSON as string,
+      attestationObject: inner.attestationObject as string,
+      transports: transports as RegistrationResponseJSON['response']['transports'],
+    },
+  };
+}

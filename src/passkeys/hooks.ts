@@ -1,0 +1,38 @@
+/**
+ * Where passkeys live: the host's user store, through `users.passkeys`. The service keeps no credential of its
+ * own; it asks for a user's passkeys, hands over new ones to save, and reports each new signature counter.
+ */
+
+/**
+ * One passkey (a WebAuthn public-key credential; the key is a COSE key, RFC 9052 §7) of one user, as the host stores it. Nothing here is secret:
+ * the public key verifies signatures, it cannot make them.
+ *
+ * @example
+ * const passkey: StoredPasskey = { id: 'hPf3…', publicKey: 'pQECAy…', counter: 0, transports: ['internal'], createdAt: Date.now() };
+ */
+export interface StoredPasskey {
+  /** The credential id, base64url. */
+  id: string;
+  /** The COSE public key, base64url. */
+  publicKey: string;
+  /** The authenticator's signature counter at the last use (0 for authenticators that keep none). */
+  counter: number;
+  transports?: string[] | undefined;
+  /** Milliseconds since the epoch. */
+  createdAt: number;
+}
+
+/**
+ * The `users.passkeys` hooks (credentials with COSE public keys, RFC 9052 §7). Every call names the account: a passkey of account A is never found in account B.
+ *
+ * @example
+ * const users = { authenticate, passkeys: new MemoryPasskeys() };
+ */
+export interface PasskeyHooks {
+  /** The user's passkeys in the account (empty when none). */
+  list(input: { accountId: string; userId: string }): readonly StoredPasskey[] | Promise<readonly StoredPasskey[]>;
+  /** Stores a newly registered passkey. */
+  save(input: { accountId: string; userId: string; passkey: StoredPasskey }): void | Promise<void>;
+  /** Records the counter of a successful sign-in (a later lower counter means a cloned authenticator). */
+  updateCounter(input: { accountId: string; userId: string; credentialId: string; counter: number }): void | Promise<void>;
+}

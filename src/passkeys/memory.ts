@@ -1,0 +1,36 @@
+/**
+ * Passkeys in memory, for the examples and tests: lost on restart and not shared between instances, so a
+ * production host stores them with its users instead.
+ */
+import type { PasskeyHooks, StoredPasskey } from './hooks.js';
+
+/**
+ * An in-memory `users.passkeys` (public keys as COSE keys, RFC 9052 §7).
+ *
+ * @example
+ * const passkeys = new MemoryPasskeys();
+ * createSentinel({ ..., users: { authenticate, passkeys }, passkeys: { offerRegistration: true } });
+ */
+export class MemoryPasskeys implements PasskeyHooks {
+  readonly #byUser = new Map<string, StoredPasskey[]>();
+
+  #key(accountId: string, userId: string): string {
+    return `${accountId}\u0000${userId}`;
+  }
+
+  list(input: { accountId: string; userId: string }): readonly StoredPasskey[] {
+    return (this.#byUser.get(this.#key(input.accountId, input.userId)) ?? []).map((passkey) => ({ ...passkey }));
+  }
+
+  save(input: { accountId: string; userId: string; passkey: StoredPasskey }): void {
+    const key = this.#key(input.accountId, input.userId);
+    const others = (this.#byUser.get(key) ?? []).filter((passkey) => passkey.id !== input.passkey.id);
+    this.#byUser.set(key, [...others, { ...input.passkey }]);
+  }
+
+  updateCounter(input: { accountId: string; userId: string; credentialId: string; counter: number }): void {
+    for (const passkey of this.#byUser.get(this.#key(input.accountId, input.userId)) ?? []) {
+      if (passkey.id === input.credentialId) passkey.counter = input.counter;
+    }
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * The `passkeys` option and the relying party it describes (WebAuthn §5.1.4): by default the issuer's host name is
+ * the RP id and the issuer's origin the only accepted origin, so a passkey made here is never usable on another site.
+ */
+import { z } from 'zod';
+import type { SentinelContext } from '../context.js';
+
+/** Schema of the `passkeys` option (used by the options schema). */
+export const passkeysOptionsSchema = z
+  .object({
+    /** The RP id; the issuer's host name by default. A registrable suffix of it lets sibling hosts share passkeys. */
+    rpId: z
+      .string()
+      .regex(/^[a-z0-9.-]+$/, 'must be a lower-case host name')
+      .optional(),
+    /** Shown by the browser when a passkey is made; the branding's product name by default. */
+    rpName: z.string().min(1).max(100).optional(),
+    /** Accepted origins of the pages that use passkeys; the issuer's origin by default. */
+    origins: z
+      .array(z.string().regex(/^https?:\/\/[^/?#]+$/, 'must be an origin such as https://id.example.com'))
+      .min(1)
+      .optional(),
+    /** Offer to add a passkey after a password sign-in, to users who have none yet. */
+    offerRegistration: z.boolean().default(false),
+  })
+  .default({ offerRegistration: false });
+
+/**
+ * The `passkeys` option as hosts write it (origins as in RFC 6454 §4).
+ *
+ * @example
+ * createSentinel({ ..., passkeys: { offerRegistration: true, rpId: 'example.com', origins: ['https://id.example.com'] } })
+ */
+export type PasskeysOptions = z.input<typeof passkeysOptionsSchema>;
+
+/** Who passkeys are made for and checked against. */
+export interface RelyingParty {
+  rpId: string;
+  rpName: string;
+  origins: string[];
+}
+
+/**
+ * The relying party of a configuration.
+ *
+ * @example
+ * const { rpId, origins } = relyingParty(context);
+ */
+export function relyingParty(context: SentinelContext): RelyingParty {
+  const { issuer, passkeys, branding } = context.config;
+  const url = new URL(issuer);
+  return {
+    rpId: passkeys.rpId ?? url.hostname,
+    rpName: passkeys.rpName ?? branding.productName,
+    origins: passkeys.origins ?? [url.origin],
+  };
+}

@@ -1,0 +1,120 @@
+/**
+ * Adding a passkey after a password sign-in (when `passkeys.offerRegistration` is on and the user has none):
+ *
+ * - `GET …/login/passkey/register?interaction=…` → the offer page ("Add a passkey" / "Not now").
+ * - `POST …/login/passkey/register/options` (`csrf_token`) → creation options with a fresh challenge; the
+ *   passkey must be discoverable (resident), so it can sign in without a username later.
+ * - `POST …/login/passkey/register` (`csrf_token`, `attestation` or `skip`) → verified and saved through
+ *   `users.passkeys.save`, then the sign-in ends; "Not now" ends it without a passkey.
+ *
+ * The step is CSRF-bound to the pending sign-in, so only the browser that passed the password can add a passkey
+ * to that user, and only during that sign-in.
+ */
+import { generateRegistrationOptions, verifyRegistrationResponse } from '@simplewebauthn/server';
+import { clientIP } from '../client-ip.js';
+import type { SentinelContext } from '../context.js';
+import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
+import { single } from '../params.js';
+import { completeSignIn, expiredSignIn } from '../second-factor/continue-sign-in.js';
+import { takePending } from '../second-factor/pending-sign-in.js';
+import { passkeyOfferPage } from '../second-factor/step-page.js';
+import { readStepRequest } from '../second-factor/step-request.js';
+import { CEREMONY_TIMEOUT_MS, newChallenge, takeChallenge } from './challenge.js';
+import { parseAttestation } from './credential-json.js';
+import { relyingParty } from './options.js';
+import { webAuthnUserID } from './user-handle.js';
+
+/** The message of a passkey that could not be added. */
+export const PASSKEY_NOT_ADDED = 'The passkey was not added. Try again, or continue without it.';
+
+function hooksOf(context: SentinelContext) {
+  const hooks = context.config.users?.passkeys;
+  // The offer is only made when the hooks exist, so their absence here is a broken configuration: fail closed.
+  if (hooks === undefined) throw new Error('sentinel-idp: passkey registration needs users.passkeys');
+  return hooks;
+}
+
+/**
+ * Answers the creation options of a new passkey.
+ *
+ * @example
+ * { name: 'login-passkey-register-options', methods: ['POST'], path: '/api/account/{accountId}/login/passkey/register/options', handler: (c, r, p) => handlePasskeyRegisterOptions(c, r, p.accountId) }
+ */
+export async function handlePasskeyRegisterOptions(
+  context: SentinelContext,
+  request: SentinelRequest,
+  accountId: string,
+): Promise<SentinelResponse> {
+  const step = await readStepRequest(context, request, accountId, 'passkey-offer');
+  const { userId, username } = step.pending;
+  const userID = webAuthnUserID(userId);
+  if (userID === null) throw expiredSignIn();
+  const existing = await hooksOf(context).list({ accountId, userId });
+  const rp = relyingParty(context);
+  const challenge = await newChallenge(context, 'register', step.interactionId);
+  const options = await generateRegistrationOptions({
+    rpName: rp.rpName,
+    rpID: rp.rpId,
+    userName: username ?? userId,
+    userID,
+    challenge: Buffer.from(challenge, 'base64url'),
+    timeout: CEREMONY_TIMEOUT_MS,
+    attestationType: 'none',
+    excludeCredentials: existing.map((passkey) => ({ id: passkey.id, transports: passkey.transports })),
+    authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
+  });
+  return noStoreJSON(200, options);
+}
+
+/**
+ * The offer page (GET) and its answer (POST).
+ *
+ * @example
+ * { name: 'login-passkey-register', methods: ['GET', 'POST'], path: '/api/account/{accountId}/login/passkey/register', handler: (c, r, p) => handlePasskeyRegister(c, r, p.accountId) }
+ */
+export async function handlePasskeyRegister(
+  context: SentinelContext,
+  request: SentinelRequest,
+  accountId: string,
+): Promise<SentinelResponse> {
+  const step = await readStepRequest(context, request, accountId, 'passkey-offer');
+  if (request.method !== 'POST') return passkeyOfferPage(context, request, step);
+  const ip = clientIP(context.config, request);
+  const finish = async (): Promise<SentinelResponse> => {
+    const pending = await takePending(context, step.interactionId, 'passkey-offer');
+    if (pending === null) throw expiredSignIn();
+    return completeSignIn(context, request, step.interactionId, pending, ip);
+  };
+  if (single(step.form, 'skip') !== undefined) return finish();
+  const challenge = await takeChallenge(context, 'register', step.interactionId);
+  const attestation = parseAttestation(single(step.form, 'attestation'));
+  const notAdded = () => passkeyOfferPage(context, request, { ...step, error: PASSKEY_NOT_ADDED, status: 400 });
+  if (challenge === null || attestation === null) return notAdded();
+  const rp = relyingParty(context);
+  let result: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
+  try {
+    result = await verifyRegistrationResponse({
+      response: attestation,
+      expectedChallenge: challenge,
+      expectedOrigin: rp.origins,
+      expectedRPID: rp.rpId,
+      requireUserVerification: true,
+    });
+  } catch {
+    return notAdded();
+  }
+  if (!result.verified) return notAdded();
+  const { credential } = result.registrationInfo;
+  await hooksOf(context).save({
+    accountId,
+    userId: step.pending.userId,
+    passkey: {
+      id: credential.id,
+      publicKey: Buffer.from(credential.publicKey).toString('base64url'),
+      counter: credential.counter,
+      transports: credential.transports,
+      createdAt: Date.now(),
+    },
+  });
+  return finish();
+}

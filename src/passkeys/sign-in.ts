@@ -1,0 +1,139 @@
+/**
+ * Signing in with a passkey on the login page (WebAuthn §7.2):
+ *
+ * - `POST …/login/passkey/options?interaction=…` (`csrf_token`) → the request options, with a fresh challenge kept
+ *   for this interaction. No `allowCredentials`: the passkey is discoverable, so no username is asked for and none
+ *   is revealed.
+ * - `POST …/login/passkey?interaction=…` (`csrf_token`, `assertion`) → on success the sign-in ends as a password
+ *   sign-in does (session, code, 303). The user handle only says whose passkeys to look in (in this account); the
+ *   signature over the challenge, origin and RP id by a key in that list is what signs in. A passkey answers for
+ *   user verification and possession at once, so no TOTP step follows.
+ *
+ * Any failure (no challenge, another account's or user's credential, wrong origin or RP id, bad signature, a
+ * counter that went backwards) answers the login page again with one message and a 400, and issues nothing.
+ */
+import { generateAuthenticationOptions, verifyAuthenticationResponse } from '@simplewebauthn/server';
+import { readForm } from '../body.js';
+import { clientIP } from '../client-ip.js';
+import type { SentinelContext } from '../context.js';
+import { OAuthError } from '../errors.js';
+import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
+import { fromSearchParams, single, type ParamMap } from '../params.js';
+import { constantTimeEqual } from '../secrets.js';
+import { findInteraction, type InteractionRecord } from '../authorize/interaction.js';
+import { loginPageResponse } from '../authorize/login-page.js';
+import { isCrossSiteRequest } from '../authorize/request-origin.js';
+import { throttleKeys } from '../authorize/throttle.js';
+import { completeSignIn, expiredSignIn } from '../second-factor/continue-sign-in.js';
+import { CEREMONY_TIMEOUT_MS, newChallenge, takeChallenge } from './challenge.js';
+import { parseAssertion } from './credential-json.js';
+import type { PasskeyHooks } from './hooks.js';
+import { relyingParty } from './options.js';
+import { userIdFromHandle } from './user-handle.js';
+
+/** The one message for every passkey failure. */
+export const PASSKEY_FAILED = 'That passkey could not be used. Try again or sign in with your password.';
+
+interface PasskeyRequest {
+  interactionId: string;
+  interaction: InteractionRecord;
+  form: ParamMap;
+  hooks: PasskeyHooks;
+}
+
+async function readPasskeyRequest(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<PasskeyRequest> {
+  const hooks = context.config.users?.passkeys;
+  if (hooks === undefined) throw new OAuthError('invalid_request', 'Passkeys are not enabled.', { status: 404 });
+  const interactionId = single(fromSearchParams(request.query), 'interaction');
+  const interaction = await findInteraction(context, interactionId);
+  if (interactionId === undefined || interaction === null || interaction.request.accountId !== accountId) throw expiredSignIn();
+  if (isCrossSiteRequest(context, request, [])) {
+    throw new OAuthError('invalid_request', 'The sign-in form was posted from another site.', { status: 403 });
+  }
+  const form = await readForm(request, context.config.bodyLimit);
+  const csrfToken = single(form, 'csrf_token');
+  if (csrfToken === undefined || !constantTimeEqual(csrfToken, interaction.csrfToken)) {
+    throw new OAuthError('invalid_request', 'The sign-in form is out of date. Go back to the application and start again.', {
+      status: 403,
+    });
+  }
+  return { interactionId, interaction, form, hooks };
+}
+
+/**
+ * Answers the request options of a passkey sign-in.
+ *
+ * @example
+ * { name: 'login-passkey-options', methods: ['POST'], path: '/api/account/{accountId}/login/passkey/options', handler: (c, r, p) => handlePasskeyOptions(c, r, p.accountId) }
+ */
+export async function handlePasskeyOptions(
+  context: SentinelContext,
+  request: SentinelRequest,
+  accountId: string,
+): Promise<SentinelResponse> {
+  const { interactionId } = await readPasskeyRequest(context, request, accountId);
+  const challenge = await newChallenge(context, 'sign-in', interactionId);
+  const options = await generateAuthenticationOptions({
+    rpID: relyingParty(context).rpId,
+    challenge: Buffer.from(challenge, 'base64url'),
+    userVerification: 'required',
+    timeout: CEREMONY_TIMEOUT_MS,
+  });
+  return noStoreJSON(200, options);
+}
+
+/**
+ * Verifies a passkey assertion and signs the user in.
+ *
+ * @example
+ * { name: 'login-passkey', methods: ['POST'], path: '/api/account/{accountId}/login/passkey', handler: (c, r, p) => handlePasskeySignIn(c, r, p.accountId) }
+ */
+export async function handlePasskeySignIn(
+  context: SentinelContext,
+  request: SentinelRequest,
+  accountId: string,
+): Promise<SentinelResponse> {
+  const { interactionId, interaction, form, hooks } = await readPasskeyRequest(context, request, accountId);
+  const ip = clientIP(context.config, request);
+  // Taken whatever happens next: an assertion gets one try per challenge, so a captured one cannot be retried.
+  const challenge = await takeChallenge(context, 'sign-in', interactionId);
+  const assertion = parseAssertion(single(form, 'assertion'));
+  const userId = userIdFromHandle(assertion?.response.userHandle);
+  const refuse = (reason: string): Promise<SentinelResponse> => {
+    context.emit({
+      type: 'login.failed',
+      accountId,
+      clientId: interaction.request.clientId,
+      usernameDigest: throttleKeys(accountId, `\u0000passkey\u0000${userId ?? ''}`, ip).usernameDigest,
+      reason,
+    });
+    return loginPageResponse(context, interactionId, interaction, { error: PASSKEY_FAILED, status: 400, request });
+  };
+  if (challenge === null) return refuse('passkey challenge missing or used');
+  if (assertion === null || userId === null) return refuse('malformed passkey assertion');
+  const stored = (await hooks.list({ accountId, userId })).find((passkey) => passkey.id === assertion.id);
+  if (stored === undefined) return refuse('unknown passkey');
+  const rp = relyingParty(context);
+  let verified: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
+  try {
+    verified = await verifyAuthenticationResponse({
+      response: assertion,
+      expectedChallenge: challenge,
+      expectedOrigin: rp.origins,
+      expectedRPID: rp.rpId,
+      credential: {
+        id: stored.id,
+        publicKey: new Uint8Array(Buffer.from(stored.publicKey, 'base64url')),
+        counter: stored.counter,
+        transports: stored.transports,
+      },
+      requireUserVerification: true,
+    });
+  } catch {
+    // The verifier throws for every mismatch (origin, RP id, challenge, counter): all are the user's bad input.
+    return refuse('passkey assertion refused');
+  }
+  if (!verified.verified) return refuse('passkey signature refused');
+  await hooks.updateCounter({ accountId, userId, credentialId: stored.id, counter: verified.authenticationInfo.newCounter });
+  return completeSignIn(context, request, interactionId, { userId, authTime: Math.floor(Date.now() / 1000) }, ip);
+}

@@ -1,0 +1,112 @@
+/**
+ * What happens after a right password: a TOTP step when the user store asks for one, then (when the host enables
+ * it) the offer to add a passkey, then the end of the sign-in. Each step parks the sign-in in a
+ * {@link PendingSignIn}; the interaction itself is taken only at the very end, so it stays single-use.
+ */
+import type { AuthenticatedUser } from '../config.js';
+import type { SentinelContext } from '../context.js';
+import { OAuthError } from '../errors.js';
+import { redirect, type SentinelRequest, type SentinelResponse } from '../http.js';
+import { readSessionCookie } from '../authorize/cookies.js';
+import { finishLogin } from '../authorize/finish-login.js';
+import { takeInteraction, type InteractionRecord } from '../authorize/interaction.js';
+import { loginStepURL } from '../authorize/login-step-url.js';
+import { webAuthnUserID } from '../passkeys/user-handle.js';
+import { startPending } from './pending-sign-in.js';
+
+/** Who is signing in, as the steps carry it. */
+export interface SignInSubject {
+  userId: string;
+  username?: string | undefined;
+  authTime: number;
+}
+
+/** The one answer for a link that is gone (expired, completed, or never existed). */
+export function expiredSignIn(): OAuthError {
+  return new OAuthError('invalid_request', 'This sign-in link is invalid or has expired. Go back to the application and start again.');
+}
+
+/**
+ * Ends the sign-in: takes the interaction (of concurrent completions exactly one gets it), then the session, the
+ * code and the 303 to the application.
+ *
+ * @example
+ * return completeSignIn(context, request, interactionId, subject, ip);
+ */
+export async function completeSignIn(
+  context: SentinelContext,
+  request: SentinelRequest,
+  interactionId: string,
+  subject: SignInSubject,
+  ip: string | null,
+): Promise<SentinelResponse> {
+  const taken = await takeInteraction(context, interactionId);
+  if (taken === null) throw expiredSignIn();
+  const { accountId, clientId } = taken.request;
+  context.emit({ type: 'login.succeeded', accountId, clientId, userId: subject.userId, username: subject.username });
+  return finishLogin(context, taken, {
+    userId: subject.userId,
+    authTime: subject.authTime,
+    previousSessionId: readSessionCookie(context, request),
+    ip: ip ?? undefined,
+  });
+}
+
+async function offersPasskey(context: SentinelContext, accountId: string, userId: string): Promise<boolean> {
+  const passkeys = context.config.users?.passkeys;
+  if (!context.config.passkeys.offerRegistration || passkeys === undefined || webAuthnUserID(userId) === null) return false;
+  return (await passkeys.list({ accountId, userId })).length === 0;
+}
+
+/**
+ * After the second factor (or when there is none): the passkey offer, or the end of the sign-in.
+ *
+ * @example
+ * return afterSecondFactor(context, request, interaction, subject, ip);
+ */
+export async function afterSecondFactor(
+  context: SentinelContext,
+  request: SentinelRequest,
+  interaction: { id: string; record: InteractionRecord },
+  subject: SignInSubject,
+  ip: string | null,
+): Promise<SentinelResponse> {
+  const { accountId } = interaction.record.request;
+  if (await offersPasskey(context, accountId, subject.userId)) {
+    // Only the subject's fields: a caller may hand over a whole pending record, whose stage must not carry over.
+    const { userId, username, authTime } = subject;
+    await startPending(context, interaction.id, { stage: 'passkey-offer', userId, username, authTime });
+    return redirect(303, loginStepURL(context, interaction.record.mountPath, accountId, interaction.id, 'passkey/register'));
+  }
+  return completeSignIn(context, request, interaction.id, subject, ip);
+}
+
+/**
+ * After a right password: the TOTP step when the user store answered `secondFactor: 'totp'`, else on.
+ * An unknown `secondFactor` fails closed (500 server_error): a factor the service cannot check is never skipped.
+ *
+ * @example
+ * return afterPassword(context, request, interaction, { user, username, ip });
+ */
+export async function afterPassword(
+  context: SentinelContext,
+  request: SentinelRequest,
+  interaction: { id: string; record: InteractionRecord },
+  input: { user: AuthenticatedUser; username: string; ip: string | null },
+): Promise<SentinelResponse> {
+  const subject: SignInSubject = { userId: input.user.id, username: input.username, authTime: Math.floor(Date.now() / 1000) };
+  const factor = input.user.secondFactor;
+  if (factor === undefined || factor === null) return afterSecondFactor(context, request, interaction, subject, input.ip);
+  if (factor !== 'totp') throw new Error(`sentinel-idp: users.authenticate asked for an unknown second factor`);
+  if (typeof context.config.users?.totpSecret !== 'function') {
+    throw new Error('sentinel-idp: users.authenticate asked for a TOTP step but users.totpSecret is missing');
+  }
+  const { accountId } = interaction.record.request;
+  await startPending(context, interaction.id, {
+    stage: 'totp',
+    userId: subject.userId,
+    username: subject.username,
+    authTime: subject.authTime,
+  });
+  return redirect(303, loginStepURL(context, interaction.record.mountPath, accountId, interaction.id, 'totp'));
+}

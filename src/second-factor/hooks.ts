@@ -1,0 +1,26 @@
+/**
+ * What the host's user store adds for a second factor: the user's TOTP secret (RFC 6238), and a recovery path for
+ * a user who lost the device. Both sit on the `users` option beside `authenticate`.
+ */
+import type { SentinelRequest } from '../http.js';
+
+/**
+ * The second-factor hooks of the `users` option (TOTP: RFC 6238). `authenticate` asks for the step by answering
+ * `{ id, secondFactor: 'totp' }`.
+ *
+ * @example
+ * const users = {
+ *   authenticate: async ({ username, password }) => ({ id: 'u-1', secondFactor: 'totp' }),
+ *   totpSecret: async ({ userId }) => db.totpSecretOf(userId), // base32, as the authenticator app was given it
+ *   recover: async ({ userId, code }) => db.useRecoveryCode(userId, code), // true once per code
+ * };
+ */
+export interface SecondFactorHooks {
+  /** The user's base32 TOTP secret, or `null` when the user has none (the step then fails closed). */
+  totpSecret?(input: { accountId: string; userId: string }): string | null | Promise<string | null>;
+  /**
+   * Checks a recovery code and, when it is right, uses it up (the host keeps codes hashed and single-use).
+   * Throttled like the TOTP code; without this hook the page offers no recovery.
+   */
+  recover?(input: { accountId: string; userId: string; code: string; request: SentinelRequest }): boolean | Promise<boolean>;
+}

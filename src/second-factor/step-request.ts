@@ -1,0 +1,55 @@
+/**
+ * The checks every step after the password makes before anything else, in the login form's order: the
+ * interaction and its pending step exist (for this account), then for a POST: not cross-site, and the step's own
+ * CSRF token, compared in constant time. A forged or stale post changes nothing.
+ */
+import { readForm } from '../body.js';
+import type { SentinelContext } from '../context.js';
+import { OAuthError } from '../errors.js';
+import type { SentinelRequest } from '../http.js';
+import { fromSearchParams, single, type ParamMap } from '../params.js';
+import { constantTimeEqual } from '../secrets.js';
+import { findInteraction, type InteractionRecord } from '../authorize/interaction.js';
+import { isCrossSiteRequest } from '../authorize/request-origin.js';
+import { expiredSignIn } from './continue-sign-in.js';
+import { findPending, type PendingSignIn, type PendingStage } from './pending-sign-in.js';
+
+/** A step request that passed the checks. */
+export interface StepRequest {
+  interactionId: string;
+  interaction: InteractionRecord;
+  pending: PendingSignIn;
+  /** The posted form (empty for GET). */
+  form: ParamMap;
+}
+
+/**
+ * Loads and checks a step request.
+ *
+ * @example
+ * const step = await readStepRequest(context, request, accountId, 'totp');
+ */
+export async function readStepRequest(
+  context: SentinelContext,
+  request: SentinelRequest,
+  accountId: string,
+  stage: PendingStage,
+): Promise<StepRequest> {
+  const interactionId = single(fromSearchParams(request.query), 'interaction');
+  const interaction = await findInteraction(context, interactionId);
+  if (interactionId === undefined || interaction === null || interaction.request.accountId !== accountId) throw expiredSignIn();
+  const pending = await findPending(context, interactionId, stage);
+  if (pending === null) throw expiredSignIn();
+  if (request.method !== 'POST') return { interactionId, interaction, pending, form: new Map() };
+  if (isCrossSiteRequest(context, request, [])) {
+    throw new OAuthError('invalid_request', 'The sign-in form was posted from another site.', { status: 403 });
+  }
+  const form = await readForm(request, context.config.bodyLimit);
+  const csrfToken = single(form, 'csrf_token');
+  if (csrfToken === undefined || !constantTimeEqual(csrfToken, pending.csrfToken)) {
+    throw new OAuthError('invalid_request', 'The sign-in form is out of date. Go back to the application and start again.', {
+      status: 403,
+    });
+  }
+  return { interactionId, interaction, pending, form };
+}

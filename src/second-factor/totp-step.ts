@@ -1,0 +1,90 @@
+/**
+ * `GET|POST {basePath}/api/account/{accountId}/login/totp?interaction=…` — the TOTP step (RFC 6238) after a right
+ * password, or a recovery code through `users.recover`.
+ *
+ * POST order, as on the login form: step checks (interaction, pending step, cross-site, CSRF), then the throttle
+ * reservation (a refused attempt never checks a code), then the code. Wrong, replayed and malformed codes all get
+ * the same answer and all count; a right one takes the step atomically, so it completes once.
+ */
+import { clientIP } from '../client-ip.js';
+import type { SentinelContext } from '../context.js';
+import { OAuthError } from '../errors.js';
+import type { SentinelRequest, SentinelResponse } from '../http.js';
+import { single } from '../params.js';
+import { afterSecondFactor, expiredSignIn } from './continue-sign-in.js';
+import { takePending } from './pending-sign-in.js';
+import { totpPage } from './step-page.js';
+import { readStepRequest } from './step-request.js';
+import { checkTotp } from './totp.js';
+import { reserveAttempt, secondFactorKeys, settleSuccess } from './totp-throttle.js';
+
+/** The one answer for every code that is not accepted, so the page never tells a replay from a typo. */
+export const WRONG_CODE = 'That code is not correct. Try again.';
+const MISSING_CODE = 'Enter the code from your authenticator app.';
+const MAX_RECOVERY_CODE = 64;
+
+/**
+ * Handles the TOTP step.
+ *
+ * @example
+ * { name: 'login-totp', methods: ['GET', 'POST'], path: '/api/account/{accountId}/login/totp', handler: (c, r, p) => handleTotpStep(c, r, p.accountId) }
+ */
+export async function handleTotpStep(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
+  const step = await readStepRequest(context, request, accountId, 'totp');
+  const page = (error?: string, status?: number) => totpPage(context, request, { ...step, error, status });
+  if (request.method !== 'POST') return page();
+  const code = single(step.form, 'code')?.replace(/\s+/g, '');
+  const recoveryCode = single(step.form, 'recovery_code')?.trim();
+  const useRecovery = recoveryCode !== undefined && recoveryCode !== '';
+  if (!useRecovery && (code === undefined || code === '')) return page(MISSING_CODE, 400);
+
+  const { userId } = step.pending;
+  const { clientId } = step.interaction.request;
+  const ip = clientIP(context.config, request);
+  const keys = secondFactorKeys(accountId, userId, ip);
+  // The slot is taken before the code is checked, so concurrent guesses cannot all slip past the limit.
+  const reservation = await reserveAttempt(context, keys);
+  if (!reservation.granted) {
+    const scope = reservation.scope;
+    context.emit({ type: 'login.throttled', accountId, clientId, usernameDigest: keys.usernameDigest, scope });
+    throw new OAuthError('temporarily_unavailable', 'Too many failed sign-in attempts. Wait a few minutes and try again.', {
+      status: 429,
+      headers: { 'retry-after': String(context.config.throttle.windowSeconds) },
+    });
+  }
+  const accepted = useRecovery
+    ? await checkRecovery(context, request, { accountId, userId, code: recoveryCode })
+    : await checkCode(context, accountId, userId, code ?? '');
+  if (!accepted) {
+    // A wrong code keeps its reserved slot on both counters.
+    context.emit({
+      type: 'login.failed',
+      accountId,
+      clientId,
+      usernameDigest: keys.usernameDigest,
+      reason: useRecovery ? 'wrong recovery code' : 'wrong second factor',
+    });
+    return page(WRONG_CODE, 400);
+  }
+  await settleSuccess(context, keys);
+  const pending = await takePending(context, step.interactionId, 'totp');
+  if (pending === null) throw expiredSignIn();
+  return afterSecondFactor(context, request, { id: step.interactionId, record: step.interaction }, pending, ip);
+}
+
+async function checkCode(context: SentinelContext, accountId: string, userId: string, code: string): Promise<boolean> {
+  const secret = await context.config.users?.totpSecret?.({ accountId, userId });
+  // The authenticator asked for the step, so a user without a secret is the host's inconsistency: fail closed.
+  if (typeof secret !== 'string' || secret === '') throw new Error('sentinel-idp: users.totpSecret returned no secret for a TOTP user');
+  return (await checkTotp(context, { accountId, userId, secret, code })) === 'accepted';
+}
+
+async function checkRecovery(
+  context: SentinelContext,
+  request: SentinelRequest,
+  input: { accountId: string; userId: string; code: string },
+): Promise<boolean> {
+  const recover = context.config.users?.recover;
+  if (typeof recover !== 'function' || input.code.length > MAX_RECOVERY_CODE) return false;
+  return (await recover({ ...input, request })) === true;
+}

@@ -1,0 +1,58 @@
+/**
+ * TOTP codes (RFC 6238, otplib): six digits, 30-second steps, one step of clock drift either way (RFC 6238 §5.2).
+ *
+ * Replay: a code that was accepted once is refused for the rest of its window (RFC 6238 §5.2: "the verifier MUST
+ * NOT accept the second attempt of the same OTP"). The store's atomic `increment` on `totp-used:{user}:{step}`
+ * decides it, so of two concurrent submissions of one code exactly one counts, on any instance; and a code older
+ * than the newest accepted one is refused too (`totp-last:`), so a code seen over a shoulder cannot be used after
+ * the user's own, newer one.
+ */
+import { verify } from 'otplib';
+import type { SentinelContext } from '../context.js';
+import { digest } from '../secrets.js';
+
+/** Steps of drift accepted either side of now (30 s each). */
+const DRIFT_STEPS = 1;
+const PERIOD_SECONDS = 30;
+/** How long a used step is remembered: longer than the window in which its code is accepted. */
+const USED_TTL_MS = (2 * DRIFT_STEPS + 2) * PERIOD_SECONDS * 1000;
+
+/** The outcome of {@link checkTotp}. */
+export type TotpResult = 'accepted' | 'wrong' | 'replayed';
+
+/**
+ * Checks a six-digit code against the user's secret, refusing a code already used.
+ *
+ * @example
+ * const result = await checkTotp(context, { accountId, userId, secret, code });
+ */
+export async function checkTotp(
+  context: SentinelContext,
+  input: { accountId: string; userId: string; secret: string; code: string },
+): Promise<TotpResult> {
+  if (!/^\d{6}$/.test(input.code)) return 'wrong';
+  const user = digest(`${input.accountId}\u0000${input.userId}`);
+  const lastKey = `totp-last:${user}`;
+  const last = Number((await context.store.get(lastKey)) ?? 'NaN');
+  const result = await verify({
+    secret: input.secret,
+    token: input.code,
+    epochTolerance: DRIFT_STEPS * PERIOD_SECONDS,
+    ...(Number.isSafeInteger(last) ? { afterTimeStep: last } : {}),
+  }).catch(() => {
+    // A secret that is not base32 is the host's data error, not the user's: fail closed with server_error.
+    throw new Error('sentinel-idp: users.totpSecret returned a secret that is not valid base32');
+  });
+  if (!result.valid) {
+    return Number.isSafeInteger(last) &&
+      (await verify({ secret: input.secret, token: input.code, epochTolerance: DRIFT_STEPS * PERIOD_SECONDS })).valid
+      ? 'replayed'
+      : 'wrong';
+  }
+  // verify() answers for TOTP and HOTP alike; only the TOTP answer names its time step.
+  const step = 'timeStep' in result ? result.timeStep : null;
+  if (step === null) return 'wrong';
+  if ((await context.store.increment(`totp-used:${user}:${step}`, USED_TTL_MS)) !== 1) return 'replayed';
+  await context.store.set(lastKey, String(step), USED_TTL_MS);
+  return 'accepted';
+}

@@ -1,0 +1,182 @@
+/**
+ * Passkeys and the second factor in a real Chromium. A passkey is registered after a password sign-in and then
+ * used to sign in, through Chrome's virtual authenticator (CDP `WebAuthn.enable` / `addVirtualAuthenticator`,
+ * WebAuthn §7.1 and §7.2); the same passkey is refused on another account's login page. The TOTP step (RFC 6238)
+ * takes a right code, refuses a wrong one and a replayed one. With JavaScript disabled the passkey button stays
+ * hidden and the password form signs in. Screenshots: passkey prompt, TOTP step, phone width.
+ */
+import { generate } from 'otplib';
+import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BUNDLED_CATALOGUES, type Messages } from '../../src/index.js';
+import { ACCOUNT, OTHER_ACCOUNT, PASSWORD } from '../fixtures.js';
+import { browserAvailable, launchChromium } from './chromium.js';
+import { saveScreenshot } from './artifacts.js';
+import { screenshotForDocs } from './docs-images.js';
+import { startIdpHost, type IdpHost } from './idp-host.js';
+
+const en = BUNDLED_CATALOGUES.en as Messages;
+
+describe.runIf(browserAvailable('browser: passkeys and TOTP'))('browser: passkeys and TOTP', () => {
+  let browser: Browser | undefined;
+  let host: IdpHost | undefined;
+
+  beforeAll(async () => {
+    [browser, host] = await Promise.all([launchChromium(), startIdpHost()]);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await host?.close();
+  });
+
+  function idp(): IdpHost {
+    if (host === undefined) throw new Error('host is not running');
+    return host;
+  }
+
+  async function newPage(options: BrowserContextOptions = {}): Promise<Page> {
+    if (browser === undefined) throw new Error('Chromium is not running');
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'en-US', colorScheme: 'light', ...options });
+    return context.newPage();
+  }
+
+  /** A virtual platform authenticator with user verification that answers every prompt by itself. */
+  async function addVirtualAuthenticator(page: Page): Promise<void> {
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('WebAuthn.enable');
+    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: {
+        protocol: 'ctap2',
+        transport: 'internal',
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+        automaticPresenceSimulation: true,
+      },
+    });
+  }
+
+  async function password(page: Page, username: string): Promise<void> {
+    await page.getByLabel(en.username, { exact: true }).fill(username);
+    await page.getByLabel(en.password, { exact: true }).fill(PASSWORD);
+    await page.getByRole('button', { name: en.signIn, exact: true }).click();
+  }
+
+  async function onCallback(page: Page): Promise<void> {
+    await page.waitForURL((url) => url.pathname === '/callback' || url.pathname.endsWith('/login/passkey/register'));
+    // A user without a passkey is offered one after the password (and TOTP) step: "Not now" goes on to the app.
+    if (new URL(page.url()).pathname.endsWith('/login/passkey/register')) await page.getByRole('button', { name: en.passkeySkip }).click();
+    await page.waitForURL((url) => url.pathname === '/callback');
+    expect(new URL(page.url()).searchParams.get('code')).toBeTruthy();
+  }
+
+  it('registers a passkey after a password sign-in and signs in with it; another account refuses it', async () => {
+    const page = await newPage();
+    try {
+      await addVirtualAuthenticator(page);
+      await page.goto(idp().authorizeURL());
+      await password(page, 'alice');
+      await page.waitForURL((url) => url.pathname.endsWith('/login/passkey/register'));
+      await page.getByRole('button', { name: en.passkeyAdd }).click();
+      await onCallback(page);
+      const saved = idp().passkeys.list({ accountId: ACCOUNT, userId: 'u-alice' });
+      expect(saved).toHaveLength(1);
+
+      // A new browser session: the login page offers the passkey, and the passkey alone signs in.
+      await page.context().clearCookies();
+      await page.goto(idp().authorizeURL());
+      const button = page.getByRole('button', { name: en.passkeySignIn });
+      await expect(button.isVisible()).resolves.toBe(true);
+      await saveScreenshot(page, 'login-passkey');
+      await button.click();
+      await onCallback(page);
+      expect(idp().passkeys.list({ accountId: ACCOUNT, userId: 'u-alice' })[0]?.counter).toBeGreaterThanOrEqual(saved[0]?.counter ?? 0);
+
+      // The same passkey on the other account's login page (same issuer, so the same RP id): refused.
+      await page.context().clearCookies();
+      await page.goto(idp().authorizeURL({}, 'other'));
+      await page.getByRole('button', { name: en.passkeySignIn }).click();
+      await page.waitForLoadState('domcontentloaded');
+      await expect(page.getByRole('alert').textContent()).resolves.toBe(en.passkeyFailed);
+      expect(new URL(page.url()).pathname).toBe(`/sentinel/api/account/${OTHER_ACCOUNT}/login/passkey`);
+      // The password form is still there to use.
+      await expect(page.getByLabel(en.password, { exact: true }).isVisible()).resolves.toBe(true);
+    } finally {
+      await page.context().close();
+    }
+  });
+
+  it('TOTP step: a right code signs in, a wrong one and a replayed one are refused', async () => {
+    const page = await newPage();
+    try {
+      await page.goto(idp().authorizeURL());
+      await password(page, 'bob');
+      await page.waitForURL((url) => url.pathname.endsWith('/login/totp'));
+      await screenshotForDocs(page, 'login-totp');
+      const right = await generate({ secret: idp().totpSecret });
+      const wrong = right === '000000' ? '111111' : '000000';
+      await page.getByLabel(en.totpLabel).fill(wrong);
+      await page.getByRole('button', { name: en.totpVerify }).click();
+      await page.waitForLoadState('domcontentloaded');
+      await expect(page.getByRole('alert').textContent()).resolves.toBe(en.totpWrong);
+      await page.getByLabel(en.totpLabel).fill(right);
+      await page.getByRole('button', { name: en.totpVerify }).click();
+      await onCallback(page);
+
+      // The same code again, in a new sign-in within its window: refused.
+      await page.context().clearCookies();
+      await page.goto(idp().authorizeURL());
+      await password(page, 'bob');
+      await page.waitForURL((url) => url.pathname.endsWith('/login/totp'));
+      await page.getByLabel(en.totpLabel).fill(right);
+      await page.getByRole('button', { name: en.totpVerify }).click();
+      await page.waitForLoadState('domcontentloaded');
+      await expect(page.getByRole('alert').textContent()).resolves.toBe(en.totpWrong);
+      expect(new URL(page.url()).pathname).toMatch(/\/login\/totp$/);
+
+      // The recovery code (behind a disclosure that needs no script) signs in instead.
+      await page.getByText(en.recoveryToggle).click();
+      await page.getByLabel(en.recoveryLabel).fill(idp().recoveryCode);
+      await page.getByRole('button', { name: en.recoveryUse }).click();
+      await onCallback(page);
+    } finally {
+      await page.context().close();
+    }
+  });
+
+  it('with JavaScript disabled the passkey button stays hidden and the password form signs in', async () => {
+    const page = await newPage({ javaScriptEnabled: false });
+    try {
+      await page.goto(idp().authorizeURL({ ui_locales: 'fr' }));
+      await expect(page.getByRole('button', { name: BUNDLED_CATALOGUES.fr?.passkeySignIn }).isVisible()).resolves.toBe(false);
+      await page.getByLabel(BUNDLED_CATALOGUES.fr?.username ?? '', { exact: true }).fill('alice');
+      await page.getByLabel(BUNDLED_CATALOGUES.fr?.password ?? '', { exact: true }).fill(PASSWORD);
+      await page.getByRole('button', { name: BUNDLED_CATALOGUES.fr?.signIn, exact: true }).click();
+      // Alice may already have a passkey from the first test; either way "Plus tard"/no offer ends at the app.
+      await page.waitForURL((url) => url.pathname === '/callback' || url.pathname.endsWith('/login/passkey/register'));
+      if (new URL(page.url()).pathname.endsWith('/login/passkey/register')) {
+        await expect(page.getByRole('button', { name: BUNDLED_CATALOGUES.fr?.passkeyAdd }).isVisible()).resolves.toBe(false);
+        await page.getByRole('button', { name: BUNDLED_CATALOGUES.fr?.passkeySkip }).click();
+      }
+      await onCallback(page);
+    } finally {
+      await page.context().close();
+    }
+  });
+
+  it('phone width: no sideways scroll, passkey button in reach', async () => {
+    const page = await newPage({ viewport: { width: 375, height: 667 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+    try {
+      await page.goto(idp().authorizeURL({ ui_locales: 'pt-BR' }));
+      const widths = await page.evaluate(() => ({
+        scroll: document.documentElement.scrollWidth,
+        client: document.documentElement.clientWidth,
+      }));
+      expect(widths.scroll).toBeLessThanOrEqual(widths.client);
+      await expect(page.getByRole('button', { name: BUNDLED_CATALOGUES['pt-BR']?.passkeySignIn }).isVisible()).resolves.toBe(true);
+      await screenshotForDocs(page, 'login-phone');
+    } finally {
+      await page.context().close();
+    }
+  });
+});

@@ -1,0 +1,127 @@
+/**
+ * The pages' languages: every bundled catalogue complete, the choice by `ui_locales` (OpenID Connect Core
+ * §3.1.2.1), then `Accept-Language` (RFC 9110 §12.5.4), then the `i18n.defaultLocale` option; host catalogues;
+ * `<html lang>` and `dir="rtl"`; translated messages on the login, error, 429 and signed-out pages.
+ */
+import { describe, expect, it } from 'vitest';
+import { BUNDLED_CATALOGUES, ConfigurationError, MemoryStore, type Messages } from '../src/index.js';
+import { catalogueSet } from '../src/i18n/catalogues.js';
+import { en } from '../src/i18n/en.js';
+import { chooseLocale, parseAcceptLanguage } from '../src/i18n/negotiate.js';
+import { ACCOUNT_PATH, authorizeQuery, call, LOGIN_PATH, openLogin, postLogin, startInteraction } from './direct-flow.js';
+import { makeSentinel, USERNAME } from './fixtures.js';
+
+const EXPECTED = ['en', 'es', 'pt-BR', 'fr', 'de', 'ja', 'ar'];
+
+async function loginPage(sentinel: ReturnType<typeof makeSentinel>, query: Record<string, string>, acceptLanguage?: string) {
+  const { interaction } = await startInteraction(sentinel, authorizeQuery(query));
+  return call(sentinel, {
+    path: LOGIN_PATH,
+    query: new URLSearchParams({ interaction }),
+    headers: acceptLanguage === undefined ? {} : { 'accept-language': acceptLanguage },
+  });
+}
+
+describe('message catalogues', () => {
+  it('bundles the seven languages, each with every message, none empty, placeholders kept', () => {
+    expect(Object.keys(BUNDLED_CATALOGUES)).toEqual(EXPECTED);
+    for (const [tag, messages] of Object.entries(BUNDLED_CATALOGUES)) {
+      expect(Object.keys(messages).sort(), tag).toEqual(Object.keys(en).sort());
+      // An untranslated copy of English would pass the other checks; a few words may coincide, not most.
+      const same = Object.entries(messages).filter(([key, value]) => value === en[key as keyof Messages]).length;
+      if (tag !== 'en') expect(same, `${tag} messages identical to English`).toBeLessThan(3);
+      for (const [key, value] of Object.entries(messages)) {
+        expect(value.trim(), `${tag}.${key}`).not.toBe('');
+        const placeholders = (text: string) => (text.match(/\{[a-z]+\}/g) ?? []).sort();
+        expect(placeholders(value), `${tag}.${key} placeholders`).toEqual(placeholders(en[key as keyof Messages]));
+      }
+    }
+  });
+
+  it('parses Accept-Language by quality and matches by primary language', () => {
+    expect(parseAcceptLanguage('fr-CH, fr;q=0.9, en;q=0.8, *;q=0.5')).toEqual(['fr-CH', 'fr', 'en']);
+    expect(parseAcceptLanguage('de;q=0, ja;q=0.2, es')).toEqual(['es', 'ja']);
+    expect(parseAcceptLanguage('x'.repeat(5000))).toEqual([]);
+    const set = catalogueSet({ defaultLocale: 'en', catalogues: {} });
+    expect(chooseLocale(set, ['pt-PT']).tag).toBe('pt-BR');
+    expect(chooseLocale(set, ['es-MX']).tag).toBe('es');
+    expect(chooseLocale(set, ['ar-EG']).dir).toBe('rtl');
+    expect(chooseLocale(set, ['tlh', 'x-klingon', '']).tag).toBe('en');
+  });
+});
+
+describe('page language', () => {
+  it('ui_locales wins over Accept-Language; Accept-Language over the default', async () => {
+    const sentinel = makeSentinel({ store: new MemoryStore() });
+    const byUi = await loginPage(sentinel, { ui_locales: 'ja en' }, 'de');
+    expect(byUi.body).toContain('<html lang="ja">');
+    expect(byUi.body).toContain(BUNDLED_CATALOGUES.ja?.signInTitle);
+    const byHeader = await loginPage(sentinel, {}, 'de-AT,de;q=0.9,en;q=0.5');
+    expect(byHeader.body).toContain('<html lang="de">');
+    expect(byHeader.body).toContain('>Benutzername</label>');
+    const rtl = await loginPage(sentinel, {}, 'ar');
+    expect(rtl.body).toContain('<html lang="ar" dir="rtl">');
+    const fallback = await loginPage(sentinel, { ui_locales: 'tlh' }, 'x-unknown');
+    expect(fallback.body).toContain('<html lang="en">');
+  });
+
+  it('uses the defaultLocale option, and host catalogues add a language or override strings', async () => {
+    const sentinel = makeSentinel({
+      store: new MemoryStore(),
+      i18n: { defaultLocale: 'fr', catalogues: { it: { signInTitle: 'Accedi', username: 'Nome utente' }, es: { signIn: 'Entrar ya' } } },
+    });
+    expect((await loginPage(sentinel, {})).body).toContain('<html lang="fr">');
+    const italian = await loginPage(sentinel, { ui_locales: 'it' });
+    expect(italian.body).toContain('<html lang="it">');
+    expect(italian.body).toContain('<h1>Accedi</h1>');
+    // What the host catalogue leaves out is English, not blank.
+    expect(italian.body).toContain('>Password</label>');
+    expect((await loginPage(sentinel, { ui_locales: 'es' })).body).toContain('>Entrar ya</button>');
+  });
+
+  it('refuses a malformed i18n option at startup', () => {
+    expect(() => makeSentinel({ i18n: { defaultLocale: 'not a tag' } })).toThrow(ConfigurationError);
+    expect(() => makeSentinel({ i18n: { catalogues: { '<script>': {} } } })).toThrow(ConfigurationError);
+    expect(() => makeSentinel({ i18n: { catalogues: { it: { signIn: 42 as unknown as string } } } })).toThrow(ConfigurationError);
+  });
+
+  it('translates the wrong-password message, escapes the host strings, and the error and 429 pages', async () => {
+    const sentinel = makeSentinel({
+      store: new MemoryStore(),
+      throttle: { maxFailures: 1, maxFailuresPerIp: 100, windowSeconds: 60 },
+      i18n: { catalogues: { es: { signInTitle: '<img src=x onerror=alert(1)>' } } },
+    });
+    const { interaction } = await startInteraction(sentinel, authorizeQuery({ ui_locales: 'es' }));
+    const csrf = await openLogin(sentinel, interaction);
+    const wrong = await postLogin(sentinel, interaction, { csrf_token: csrf, username: USERNAME, password: 'nope' });
+    expect(wrong.body).toContain(BUNDLED_CATALOGUES.es?.wrongCredentials);
+    expect(wrong.body).not.toContain('<img src=x');
+    expect(wrong.body).toContain('&lt;img src=x');
+    const throttled = await call(sentinel, {
+      method: 'POST',
+      path: LOGIN_PATH,
+      query: new URLSearchParams({ interaction }),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'accept-language': 'pt-BR' },
+      body: new URLSearchParams({ csrf_token: csrf, username: USERNAME, password: 'nope' }).toString(),
+    });
+    expect(throttled.status).toBe(429);
+    expect(throttled.body).toContain('<html lang="pt-BR">');
+    expect(throttled.body).toContain(BUNDLED_CATALOGUES['pt-BR']?.tooManyAttempts);
+    const unknownClient = await call(sentinel, {
+      path: `${ACCOUNT_PATH}/authorize`,
+      query: authorizeQuery({ client_id: 'nobody', ui_locales: 'ja' }),
+    });
+    expect(unknownClient.status).toBe(401);
+    expect(unknownClient.body).toContain('<html lang="ja">');
+    expect(unknownClient.body).toContain(BUNDLED_CATALOGUES.ja?.errorUnknown);
+    expect(unknownClient.body).toContain('<span lang="en">');
+  });
+
+  it('the signed-out page follows Accept-Language', async () => {
+    const sentinel = makeSentinel({ store: new MemoryStore() });
+    const response = await call(sentinel, { method: 'POST', path: `${ACCOUNT_PATH}/logout`, headers: { 'accept-language': 'fr' } });
+    expect(response.status).toBe(200);
+    expect(response.body).toContain('<html lang="fr">');
+    expect(response.body).toContain(BUNDLED_CATALOGUES.fr?.signedOutHeading);
+  });
+});

@@ -1,0 +1,264 @@
+/**
+ * Passkey sign-in without a browser (WebAuthn §7.2, through a software authenticator): a right assertion signs
+ * in; another account's passkey, another user's handle, a replayed assertion, a wrong origin or RP id, a counter
+ * that went back, and a malformed post are refused with the login page and issue nothing.
+ */
+import { describe, expect, it } from 'vitest';
+import { MemoryPasskeys, MemoryStore, type SentinelResponse, type SentinelOptions } from '../src/index.js';
+import { authorizeQuery, call, csrfOf, jsonOf, LOGIN_PATH, openLogin, postForm, setCookies, startInteraction } from './direct-flow.js';
+import { ISSUER, makeSentinel, OTHER_ACCOUNT, OTHER_CLIENT_ID, PASSWORD, USER_ID, USERNAME, ACCOUNT } from './fixtures.js';
+import { assert, newCredential, type SoftwareCredential } from './software-authenticator.js';
+
+const ORIGIN = new URL(ISSUER).origin;
+const RP_ID = new URL(ISSUER).hostname;
+const OTHER_USER = 'u-mallory';
+
+interface Harness {
+  sentinel: ReturnType<typeof makeSentinel>;
+  passkeys: MemoryPasskeys;
+  credential: SoftwareCredential;
+  errors: unknown[];
+}
+
+function harness(overrides: Partial<SentinelOptions> = {}): Harness {
+  const passkeys = new MemoryPasskeys();
+  const credential = newCredential();
+  passkeys.save({
+    accountId: ACCOUNT,
+    userId: USER_ID,
+    passkey: { id: credential.id, publicKey: credential.publicKey, counter: 0, createdAt: Date.now() },
+  });
+  const errors: unknown[] = [];
+  const sentinel = makeSentinel({
+    store: new MemoryStore(),
+    users: {
+      authenticate: async ({ username, password }) => (username === USERNAME && password === PASSWORD ? { id: USER_ID } : null),
+      passkeys,
+    },
+    onError: (error) => errors.push(error),
+    ...overrides,
+  });
+  return { sentinel, passkeys, credential, errors };
+}
+
+function loginPath(accountId: string): string {
+  return LOGIN_PATH.replace(ACCOUNT, accountId);
+}
+
+/** A fresh interaction in the account, its login CSRF token, and a sign-in challenge for it. */
+async function begin(h: Harness, accountId = ACCOUNT, rpId = RP_ID): Promise<{ interaction: string; csrf: string; challenge: string }> {
+  const query =
+    accountId === ACCOUNT ? authorizeQuery() : authorizeQuery({ client_id: OTHER_CLIENT_ID, redirect_uri: 'https://other.example.com/cb' });
+  const started = await call(h.sentinel, { path: `/sentinel/api/account/${accountId}/authorize`, query });
+  expect(started.status).toBe(302);
+  const interaction = new URL(String(started.headers.location), ORIGIN).searchParams.get('interaction') ?? '';
+  const page = await call(h.sentinel, { path: loginPath(accountId), query: new URLSearchParams({ interaction }) });
+  expect(page.body).toContain('id="passkey-form"');
+  const csrf = csrfOf(page.body);
+  const options = await postForm(
+    h.sentinel,
+    `${loginPath(accountId)}/passkey/options`,
+    new URLSearchParams({ csrf_token: csrf }).toString(),
+    {
+      query: new URLSearchParams({ interaction }),
+      headers: { accept: 'application/json' },
+    },
+  );
+  expect(options.status).toBe(200);
+  const body = jsonOf(options);
+  expect(body.rpId).toBe(rpId);
+  expect(body.allowCredentials ?? []).toEqual([]);
+  return { interaction, csrf, challenge: String(body.challenge) };
+}
+
+function postAssertion(h: Harness, accountId: string, interaction: string, csrf: string, assertion: string): Promise<SentinelResponse> {
+  return postForm(h.sentinel, `${loginPath(accountId)}/passkey`, new URLSearchParams({ csrf_token: csrf, assertion }).toString(), {
+    query: new URLSearchParams({ interaction }),
+  });
+}
+
+function expectRefused(response: SentinelResponse): void {
+  expect(response.status).toBe(400);
+  expect(response.headers.location).toBeUndefined();
+  expect(setCookies(response)).toEqual([]);
+  expect(response.body).toContain('That passkey could not be used.');
+}
+
+describe('passkey sign-in (software authenticator)', () => {
+  it('a right assertion signs in and records the counter', async () => {
+    const h = harness();
+    const { interaction, csrf, challenge } = await begin(h);
+    const response = await postAssertion(
+      h,
+      ACCOUNT,
+      interaction,
+      csrf,
+      assert(h.credential, { challenge, origin: ORIGIN, rpId: RP_ID, userHandle: USER_ID }),
+    );
+    expect(response.status).toBe(303);
+    expect(new URL(String(response.headers.location)).searchParams.get('code')).toBeTruthy();
+    expect(setCookies(response).some((line) => line.startsWith('sentinel_session='))).toBe(true);
+    expect(h.passkeys.list({ accountId: ACCOUNT, userId: USER_ID })[0]?.counter).toBe(1);
+  });
+
+  it("refuses a passkey of the same user id in another account (it is that account's user, not this one's)", async () => {
+    const h = harness();
+    const { interaction, csrf, challenge } = await begin(h, OTHER_ACCOUNT);
+    expectRefused(
+      await postAssertion(
+        h,
+        OTHER_ACCOUNT,
+        interaction,
+        csrf,
+        assert(h.credential, { challenge, origin: ORIGIN, rpId: RP_ID, userHandle: USER_ID }),
+      ),
+    );
+  });
+
+  it("refuses an assertion that names another user's handle", async () => {
+    const h = harness();
+    const mallory = newCredential();
+    h.passkeys.save({
+      accountId: ACCOUNT,
+      userId: OTHER_USER,
+      passkey: { id: mallory.id, publicKey: mallory.publicKey, counter: 0, createdAt: Date.now() },
+    });
+    const { interaction, csrf, challenge } = await begin(h);
+    // Mallory's own key, claiming to be Alice: Alice's list has no such credential.
+    expectRefused(
+      await postAssertion(h, ACCOUNT, interaction, csrf, assert(mallory, { challenge, origin: ORIGIN, rpId: RP_ID, userHandle: USER_ID })),
+    );
+  });
+
+  it('refuses a replayed assertion, in the same interaction and in a new one', async () => {
+    const h = harness();
+    const first = await begin(h);
+    const assertion = assert(h.credential, { challenge: first.challenge, origin: ORIGIN, rpId: RP_ID, userHandle: USER_ID });
+    // A wrong CSRF token first: refused before the challenge is touched.
+    expect((await postAssertion(h, ACCOUNT, first.interaction, 'x'.repeat(43), assertion)).status).toBe(403);
+    expect((await postAssertion(h, ACCOUNT, first.interaction, first.csrf, assertion)).status).toBe(303);
+    const second = await begin(h);
+    expectRefused(await postAssertion(h, ACCOUNT, second.interaction, second.csrf, assertion));
+    const third = await begin(h);
+    await postAssertion(h, ACCOUNT, third.interaction, third.csrf, 'not json');
+    // The challenge of the third interaction was used up by the malformed post: a right assertion now finds none.
+    expectRefused(
+      await postAssertion(
+        h,
+        ACCOUNT,
+        third.interaction,
+        third.csrf,
+        assert(h.credential, { challenge: third.challenge, origin: ORIGIN, rpId: RP_ID, userHandle: USER_ID }),
+      ),
+    );
+  });
+
+  it('refuses a wrong origin, a wrong RP id, a wrong challenge and a counter that went back', async () => {
+    const h = harness();
+    const cases: Partial<Parameters<typeof assert>[1]>[] = [
+      { origin: 'https://evil.example' },
+      { origin: 'http://localhost:8080' },
+      { rpId: 'evil.example' },
+      { challenge: Buffer.alloc(32, 7).toString('base64url') },
+    ];
+    for (const wrong of cases) {
+      const { interaction, csrf, challenge } = await begin(h);
+      expectRefused(
+        await postAssertion(
+          h,
+          ACCOUNT,
+          interaction,
+          csrf,
+          assert(h.credential, { challenge, origin: ORIGIN, rpId: RP_ID, userHandle: USER_ID, ...wrong }),
+        ),
+      );
+    }
+    const ok = await begin(h);
+    expect(
+      (
+        await postAssertion(
+          h,
+          ACCOUNT,
+          ok.interaction,
+          ok.csrf,
+          assert(h.credential, { challenge: ok.challenge, origin: ORIGIN, rpId: RP_ID, userHandle: USER_ID, counter: 10 }),
+        )
+      ).status,
+    ).toBe(303);
+    const cloned = await begin(h);
+    expectRefused(
+      await postAssertion(
+        h,
+        ACCOUNT,
+        cloned.interaction,
+        cloned.csrf,
+        assert(h.credential, { challenge: cloned.challenge, origin: ORIGIN, rpId: RP_ID, userHandle: USER_ID, counter: 3 }),
+      ),
+    );
+  });
+
+  it('honours a configured RP id and origins instead of the issuer', async () => {
+    const h = harness({ passkeys: { rpId: 'example.com', origins: ['https://id.example.com'] } });
+    const before = await begin(h, ACCOUNT, 'example.com');
+    expectRefused(
+      await postAssertion(
+        h,
+        ACCOUNT,
+        before.interaction,
+        before.csrf,
+        assert(h.credential, { challenge: before.challenge, origin: ORIGIN, rpId: RP_ID, userHandle: USER_ID }),
+      ),
+    );
+    const after = await begin(h, ACCOUNT, 'example.com');
+    const assertion = assert(h.credential, {
+      challenge: after.challenge,
+      origin: 'https://id.example.com',
+      rpId: 'example.com',
+      userHandle: USER_ID,
+    });
+    expect((await postAssertion(h, ACCOUNT, after.interaction, after.csrf, assertion)).status).toBe(303);
+  });
+
+  it('refuses malformed posts with the login page, and a failing hook with 500 server_error', async () => {
+    const h = harness();
+    for (const assertion of [
+      '',
+      '{}',
+      '[]',
+      '{"type":"public-key","id":"a","rawId":"b"}',
+      JSON.stringify({ type: 'public-key', id: '!!', rawId: '!!', response: {} }),
+    ]) {
+      const { interaction, csrf } = await begin(h);
+      expectRefused(await postAssertion(h, ACCOUNT, interaction, csrf, assertion));
+    }
+    const failing = harness();
+    failing.passkeys.list = () => {
+      throw new Error('passkey table unavailable');
+    };
+    const { interaction, csrf, challenge } = await begin(failing);
+    const response = await postAssertion(
+      failing,
+      ACCOUNT,
+      interaction,
+      csrf,
+      assert(failing.credential, { challenge, origin: ORIGIN, rpId: RP_ID, userHandle: USER_ID }),
+    );
+    expect(response.status).toBe(500);
+    expect(setCookies(response)).toEqual([]);
+    expect(failing.errors).toHaveLength(1);
+  });
+
+  it('without users.passkeys the page has no passkey part and the endpoints answer 404', async () => {
+    const sentinel = makeSentinel({ store: new MemoryStore() });
+    const { interaction } = await startInteraction(sentinel);
+    const page = await call(sentinel, { path: LOGIN_PATH, query: new URLSearchParams({ interaction }) });
+    expect(page.body).not.toContain('id="passkey"');
+    expect(page.body).not.toContain('<script');
+    expect(String(page.headers['content-security-policy'])).not.toContain('script-src');
+    const csrf = await openLogin(sentinel, interaction);
+    const response = await postForm(sentinel, `${LOGIN_PATH}/passkey/options`, new URLSearchParams({ csrf_token: csrf }).toString(), {
+      query: new URLSearchParams({ interaction }),
+    });
+    expect(response.status).toBe(404);
+  });
+});

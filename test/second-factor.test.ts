@@ -1,0 +1,229 @@
+/**
+ * The TOTP step after a right password (RFC 6238): right, wrong and replayed codes, its own CSRF token, the
+ * throttle under a parallel brute force, recovery codes, and failing hooks. Driven through `sentinel.handle()`.
+ */
+import { generate, generateSecret } from 'otplib';
+import { describe, expect, it } from 'vitest';
+import type { SentinelResponse, SentinelOptions } from '../src/index.js';
+import { MemoryPasskeys, MemoryStore } from '../src/index.js';
+import { call, csrfOf, LOGIN_PATH, openLogin, postForm, postLogin, setCookies, startInteraction } from './direct-flow.js';
+import { makeSentinel, PASSWORD, USER_ID, USERNAME } from './fixtures.js';
+
+const TOTP_PATH = `${LOGIN_PATH}/totp`;
+const RECOVERY_CODE = 'rcv-7f3a-91bd';
+
+interface Harness {
+  sentinel: ReturnType<typeof makeSentinel>;
+  secret: string;
+  secretCalls: () => number;
+  errors: unknown[];
+}
+
+function harness(overrides: Partial<SentinelOptions> = {}): Harness {
+  const secret = generateSecret();
+  let calls = 0;
+  const unusedRecovery = new Set([RECOVERY_CODE]);
+  const errors: unknown[] = [];
+  const sentinel = makeSentinel({
+    store: new MemoryStore(),
+    users: {
+      authenticate: async ({ username, password }) =>
+        username === USERNAME && password === PASSWORD ? { id: USER_ID, secondFactor: 'totp' } : null,
+      totpSecret: async ({ userId }) => {
+        calls += 1;
+        return userId === USER_ID ? secret : null;
+      },
+      recover: async ({ userId, code }) => userId === USER_ID && unusedRecovery.delete(code),
+      // Passkeys only when the test enables the offer.
+      ...(overrides.passkeys === undefined ? {} : { passkeys: new MemoryPasskeys() }),
+    },
+    onError: (error) => errors.push(error),
+    ...overrides,
+  });
+  return { sentinel, secret, secretCalls: () => calls, errors };
+}
+
+/** Password step of a fresh interaction: returns the interaction and the TOTP step's CSRF token. */
+async function passPassword(h: Harness): Promise<{ interaction: string; csrf: string; loginCsrf: string }> {
+  const { interaction } = await startInteraction(h.sentinel);
+  const loginCsrf = await openLogin(h.sentinel, interaction);
+  const response = await postLogin(h.sentinel, interaction, { csrf_token: loginCsrf, username: USERNAME, password: PASSWORD });
+  expect(response.status).toBe(303);
+  expect(String(response.headers.location)).toBe(`${TOTP_PATH}?interaction=${interaction}`);
+  expect(setCookies(response), 'no session before the second factor').toEqual([]);
+  const page = await call(h.sentinel, { path: TOTP_PATH, query: new URLSearchParams({ interaction }) });
+  expect(page.status).toBe(200);
+  expect(page.body).toContain('autocomplete="one-time-code"');
+  const csrf = csrfOf(page.body);
+  expect(csrf).not.toBe(loginCsrf);
+  return { interaction, csrf, loginCsrf };
+}
+
+function postCode(h: Harness, interaction: string, form: Record<string, string>, ip?: string): Promise<SentinelResponse> {
+  return postForm(h.sentinel, TOTP_PATH, new URLSearchParams(form).toString(), { query: new URLSearchParams({ interaction }), ip });
+}
+
+function expectSignedIn(response: SentinelResponse): void {
+  expect(response.status).toBe(303);
+  expect(new URL(String(response.headers.location)).searchParams.get('code')).toBeTruthy();
+  expect(setCookies(response).some((line) => line.startsWith('sentinel_session='))).toBe(true);
+}
+
+function expectNothingIssued(response: SentinelResponse): void {
+  expect(response.status).toBeGreaterThanOrEqual(400);
+  expect(response.status).toBeLessThan(500);
+  expect(response.headers.location).toBeUndefined();
+  expect(setCookies(response)).toEqual([]);
+}
+
+describe('TOTP second factor', () => {
+  it('a right code completes the sign-in; the interaction is single-use', async () => {
+    const h = harness();
+    const { interaction, csrf } = await passPassword(h);
+    const code = await generate({ secret: h.secret });
+    expectSignedIn(await postCode(h, interaction, { csrf_token: csrf, code }));
+    expectNothingIssued(await postCode(h, interaction, { csrf_token: csrf, code }));
+  });
+
+  it('a wrong code is refused with the step again, and nothing is issued', async () => {
+    const h = harness();
+    const { interaction, csrf } = await passPassword(h);
+    const right = await generate({ secret: h.secret });
+    const wrong = right === '123456' ? '654321' : '123456';
+    const response = await postCode(h, interaction, { csrf_token: csrf, code: wrong });
+    expectNothingIssued(response);
+    expect(response.status).toBe(400);
+    expect(response.body).toContain('That code is not correct. Try again.');
+    // Four failures in all: one under the default limit of five, so the right code still gets its try.
+    for (const malformed of ['12345', 'abcdef', '１２３４５６']) {
+      expectNothingIssued(await postCode(h, interaction, { csrf_token: csrf, code: malformed }));
+    }
+    expectSignedIn(await postCode(h, interaction, { csrf_token: csrf, code: right }));
+  });
+
+  it('a code already used is refused in another sign-in within its window', async () => {
+    const h = harness();
+    const code = await generate({ secret: h.secret });
+    const first = await passPassword(h);
+    expectSignedIn(await postCode(h, first.interaction, { csrf_token: first.csrf, code }));
+    const second = await passPassword(h);
+    const replayed = await postCode(h, second.interaction, { csrf_token: second.csrf, code });
+    expectNothingIssued(replayed);
+    expect(replayed.body).toContain('That code is not correct. Try again.');
+  });
+
+  it('two concurrent posts of one right code complete once', async () => {
+    const h = harness();
+    const code = await generate({ secret: h.secret });
+    const a = await passPassword(h);
+    const b = await passPassword(h);
+    const results = await Promise.all([
+      postCode(h, a.interaction, { csrf_token: a.csrf, code }),
+      postCode(h, b.interaction, { csrf_token: b.csrf, code }),
+    ]);
+    expect(results.filter((response) => response.status === 303)).toHaveLength(1);
+  });
+
+  it('has its own CSRF token: the password form token, none, or a wrong one is refused', async () => {
+    const h = harness();
+    const { interaction, loginCsrf } = await passPassword(h);
+    const code = await generate({ secret: h.secret });
+    const forms: Record<string, string>[] = [{ csrf_token: loginCsrf, code }, { code }, { csrf_token: 'x'.repeat(43), code }];
+    for (const form of forms) {
+      const response = await postCode(h, interaction, form);
+      expectNothingIssued(response);
+      expect(response.status).toBe(403);
+    }
+    const crossSite = await postForm(h.sentinel, TOTP_PATH, new URLSearchParams({ code }).toString(), {
+      query: new URLSearchParams({ interaction }),
+      headers: { 'sec-fetch-site': 'cross-site' },
+    });
+    expect(crossSite.status).toBe(403);
+  });
+
+  it('there is no TOTP step without a right password first', async () => {
+    const h = harness();
+    const { interaction } = await startInteraction(h.sentinel);
+    const loginCsrf = await openLogin(h.sentinel, interaction);
+    expectNothingIssued(await call(h.sentinel, { path: TOTP_PATH, query: new URLSearchParams({ interaction }) }));
+    const code = await generate({ secret: h.secret });
+    expectNothingIssued(await postCode(h, interaction, { csrf_token: loginCsrf, code }));
+  });
+
+  it('holds the throttle against a parallel brute force: at most maxFailures codes are checked, then 429', async () => {
+    const h = harness({ throttle: { maxFailures: 5, maxFailuresPerIp: 1000, windowSeconds: 900 } });
+    const { interaction, csrf } = await passPassword(h);
+    const right = await generate({ secret: h.secret });
+    const guesses = Array.from({ length: 60 }, (_, index) => String(100000 + index * 7919).slice(0, 6)).filter((guess) => guess !== right);
+    const responses = await Promise.all(guesses.map((code) => postCode(h, interaction, { csrf_token: csrf, code })));
+    for (const response of responses) expectNothingIssued(response);
+    expect(h.secretCalls()).toBeLessThanOrEqual(5);
+    expect(responses.filter((response) => response.status === 429).length).toBeGreaterThanOrEqual(guesses.length - 5);
+    const afterwards = await postCode(h, interaction, { csrf_token: csrf, code: right });
+    expect(afterwards.status).toBe(429);
+    expect(afterwards.headers['retry-after']).toBe('900');
+  });
+
+  it('after the code, a user without a passkey is offered one (when enabled), and "Not now" signs in', async () => {
+    const h = harness({ passkeys: { offerRegistration: true } });
+    const { interaction, csrf } = await passPassword(h);
+    const code = await generate({ secret: h.secret });
+    const response = await postCode(h, interaction, { csrf_token: csrf, code });
+    expect(response.status).toBe(303);
+    expect(String(response.headers.location)).toBe(`${LOGIN_PATH}/passkey/register?interaction=${interaction}`);
+    const offer = await call(h.sentinel, { path: `${LOGIN_PATH}/passkey/register`, query: new URLSearchParams({ interaction }) });
+    expect(offer.status).toBe(200);
+    const offerCsrf = csrfOf(offer.body);
+    expect(offerCsrf).not.toBe(csrf);
+    const skip = (token: string) =>
+      postForm(h.sentinel, `${LOGIN_PATH}/passkey/register`, new URLSearchParams({ csrf_token: token, skip: '1' }).toString(), {
+        query: new URLSearchParams({ interaction }),
+      });
+    expect((await skip(csrf)).status).toBe(403);
+    expectSignedIn(await skip(offerCsrf));
+  });
+
+  it('a recovery code signs in once', async () => {
+    const h = harness();
+    const first = await passPassword(h);
+    const page = await call(h.sentinel, { path: TOTP_PATH, query: new URLSearchParams({ interaction: first.interaction }) });
+    expect(page.body).toContain('name="recovery_code"');
+    expectSignedIn(await postCode(h, first.interaction, { csrf_token: first.csrf, recovery_code: RECOVERY_CODE }));
+    const second = await passPassword(h);
+    expectNothingIssued(await postCode(h, second.interaction, { csrf_token: second.csrf, recovery_code: RECOVERY_CODE }));
+  });
+
+  it('an unknown second factor or a failing secret hook is a 500 server_error that issues nothing', async () => {
+    const unknown = harness({
+      users: { authenticate: async () => ({ id: USER_ID, secondFactor: 'sms' as 'totp' }), totpSecret: async () => 'JBSWY3DPEHPK3PXP' },
+    });
+    const { interaction } = await startInteraction(unknown.sentinel);
+    const loginCsrf = await openLogin(unknown.sentinel, interaction);
+    const refused = await postLogin(unknown.sentinel, interaction, { csrf_token: loginCsrf, username: USERNAME, password: PASSWORD });
+    expect(refused.status).toBe(500);
+    expect(setCookies(refused)).toEqual([]);
+    expect(unknown.errors).toHaveLength(1);
+
+    const failing = harness();
+    const broken = makeSentinel({
+      store: new MemoryStore(),
+      users: {
+        authenticate: async () => ({ id: USER_ID, secondFactor: 'totp' }),
+        totpSecret: async () => {
+          throw new Error('user database down');
+        },
+      },
+      onError: (error) => failing.errors.push(error),
+    });
+    const started = await startInteraction(broken);
+    const csrf = await openLogin(broken, started.interaction);
+    await postLogin(broken, started.interaction, { csrf_token: csrf, username: USERNAME, password: PASSWORD });
+    const page = await call(broken, { path: TOTP_PATH, query: new URLSearchParams({ interaction: started.interaction }) });
+    const response = await postForm(broken, TOTP_PATH, new URLSearchParams({ csrf_token: csrfOf(page.body), code: '123456' }).toString(), {
+      query: new URLSearchParams({ interaction: started.interaction }),
+    });
+    expect(response.status).toBe(500);
+    expect(setCookies(response)).toEqual([]);
+    expect(failing.errors).toHaveLength(1);
+  });
+});
