@@ -1,19 +1,6 @@
 /**
- * The persistence contract. Everything the service remembers between requests lives behind this interface:
- *
- * | key prefix      | value (JSON)                                   | TTL                         |
- * |-----------------|------------------------------------------------|-----------------------------|
- * | `interaction:`  | validated authorize request + CSRF secret       | 10 min                      |
- * | `session:`      | device session (user, account, auth time)       | idle / absolute timeout     |
- * | `code:{gid}`    | authorization code record (key derived by hash) | code lifetime (≤ 600 s)     |
- * | `grant:{gid}`   | grant: liveness, refresh generation, revocations| idle / absolute lifetime    |
- * | `throttle:`     | failure counter                                 | throttle window             |
- * | `keyring:`      | `keyRotation` key ring (private keys sealed)     | none (ten years)            |
- * | `keyring-lock:` | writer lock of the key ring (`increment`)       | 10 s                        |
- * | `pending-sign-in:` | sign-in between password and TOTP step / passkey offer | 10 min (interaction) |
- * | `passkey-challenge:` | WebAuthn challenge, single use (`take`)   | WebAuthn ceremony timeout   |
- * | `totp-used:`    | TOTP step already accepted (`increment`)        | 2 min (security state)      |
- * | `totp-last:`    | newest accepted TOTP step of a user             | 2 min (security state)      |
+ * The persistence contract. Everything the service remembers between requests lives behind this interface; every
+ * key, its value, TTL and owner are listed in docs/ARCHITECTURE.md#stored-records.
  *
  * Keys are opaque strings; secrets (codes, session ids, refresh tokens) appear in keys only as SHA-256 digests.
  * The atomic `take` keeps interactions and sessions single-use; the atomic multi-key {@link Store.swap} is what

@@ -6,11 +6,8 @@
  * end sessions early; it can never bring a revoked token back (RFC 6749 §4.1.2 and §10.5, RFC 9700 §4.14.2,
  * RFC 7009 §2.1; docs/store-design.md).
  *
- * Persisted payloads (see `stores/store.ts`):
- *
- * | key           | value                  | TTL                                                              |
- * |---------------|------------------------|------------------------------------------------------------------|
- * | `grant:{gid}` | {@link GrantRecord}    | until its refresh token and its last access token have expired   |
+ * Persisted as `grant:{gid}` until its refresh token and its last access token have expired: see
+ * docs/ARCHITECTURE.md#stored-records.
  *
  * Refresh tokens are `gid.generation.family.secret`. The grant holds the current generation and digests of the
  * family secret (shared by every generation of the grant) and of the current secret. A token of an older

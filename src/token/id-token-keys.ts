@@ -18,15 +18,14 @@ import type { SigningAlgorithm } from '../keys.js';
  * checkIDTokenKeys(config, [...keys.byAlg.keys()], (message) => console.warn(message));
  * @throws ConfigurationError naming `apps[i].idTokenSignedResponseAlg`.
  */
-export function checkIDTokenKeys(
-  config: ResolvedConfig,
-  algorithms: readonly SigningAlgorithm[],
-  warn: (message: string) => void,
-): void {
+export function checkIDTokenKeys(config: ResolvedConfig, algorithms: readonly SigningAlgorithm[], warn: (message: string) => void): void {
   config.apps.forEach((app, index) => {
     const alg = app.idTokenSignedResponseAlg;
     if (alg !== undefined && !algorithms.includes(alg)) {
-      throw new ConfigurationError(`apps[${index}].idTokenSignedResponseAlg`, `no ${alg} key is configured in keys or keyRotation.algorithms`);
+      throw new ConfigurationError(
+        `apps[${index}].idTokenSignedResponseAlg`,
+        `no ${alg} key is configured in keys or keyRotation.algorithms`,
+      );
     }
   });
   const issuesIDTokens = config.appStore !== undefined || config.apps.some((app) => app.grantTypes.includes('authorization_code'));
