@@ -3,6 +3,8 @@
  * Every mistake becomes a {@link ConfigurationError} naming the field, at startup rather than at the first request.
  */
 import { z } from 'zod';
+import { clientJwksOptionsSchema, keyedAppShape } from './client-assertion/options.js';
+import { dpopOptionsSchema } from './dpop/options.js';
 import { assertValidApp, toApp, type App, type AppOptions, type AppStore, type GrantType } from './apps.js';
 import { ConfigurationError } from './errors.js';
 import type { SentinelEvent } from './events.js';
@@ -76,9 +78,10 @@ const appSchema = z.object({
   clientSecretHash: z.string().optional(),
   redirectUris: z.array(z.string()).optional(),
   grantTypes: z.array(grantTypeSchema).min(1).optional(),
-  tokenEndpointAuthMethod: z.enum(['client_secret_basic', 'client_secret_post', 'none']).optional(),
+  tokenEndpointAuthMethod: z.enum(['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt']).optional(),
   name: z.string().max(200).optional(),
   scope: z.string().optional(),
+  ...keyedAppShape,
 });
 
 const optionsSchema = z.object({
@@ -151,6 +154,8 @@ const optionsSchema = z.object({
   jwksMaxAge: z.number().int().nonnegative().default(300),
   trustProxy: z.boolean().default(false),
   clockTolerance: z.number().int().nonnegative().max(300).default(5),
+  dpop: dpopOptionsSchema,
+  clientJwks: clientJwksOptionsSchema,
   onError: fn<(error: unknown, context: ErrorContext) => void>('onError').optional(),
   onEvent: fn<(event: SentinelEvent) => void>('onEvent').optional(),
   logger: z

@@ -29,7 +29,12 @@ export type OAuthErrorCode =
   | 'unsupported_token_type'
   // RFC 6750 §3.1 (protected resources)
   | 'invalid_token'
-  | 'insufficient_scope';
+  | 'insufficient_scope'
+  // RFC 9449 §5, §7.1, §8 (DPoP)
+  | 'invalid_dpop_proof'
+  | 'use_dpop_nonce'
+  // RFC 9101 §6.2, used by RFC 9126 §4 (pushed authorization requests)
+  | 'invalid_request_uri';
 
 const OAUTH_BRAND = Symbol.for('sentinel-idp.OAuthError');
 const CONFIG_BRAND = Symbol.for('sentinel-idp.ConfigurationError');

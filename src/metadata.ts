@@ -6,6 +6,7 @@
 import type { SentinelContext } from './context.js';
 import { OAuthError } from './errors.js';
 import { cacheableJSON, type SentinelResponse } from './http.js';
+import { keyBoundMetadata } from './key-bound-metadata.js';
 
 /** The metadata document of an account's issuer; `issuer` equals the `iss` of its tokens and redirects. */
 export function authorizationServerMetadata(context: SentinelContext, accountId: string): Record<string, unknown> {
@@ -28,6 +29,7 @@ export function authorizationServerMetadata(context: SentinelContext, accountId:
     scopes_supported: ['openid'],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: [context.keys.signer.alg],
+    ...keyBoundMetadata(context, issuer),
   };
 }
 

@@ -10,6 +10,7 @@ import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../htt
 import { single } from '../params.js';
 import { requireGrantType } from './app-token.js';
 import { authenticateClient } from './client-auth.js';
+import { confirmation, tokenRequestBinding, tokenType } from '../dpop/token-binding.js';
 import { checkTokenQuery } from './token-endpoint.js';
 
 /**
@@ -25,13 +26,14 @@ export async function handleAppTokenV1(context: SentinelContext, request: Sentin
   requireGrantType(single(params, 'grant_type'), 'client_credentials');
   const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: false });
   requireGrant(app, 'client_credentials');
+  const dpopJkt = await tokenRequestBinding(context, request, app, `${context.accountIssuer(accountId)}/app/token`);
   const { token, claims, expiresIn } = await issueAccessToken(context, {
     accountId,
     clientId: app.clientId,
     subject: app.clientId,
     grantType: 'client_credentials',
     scope: app.scope,
-    extra: appTokenMarker(),
+    extra: { ...appTokenMarker(), ...confirmation(dpopJkt) },
   });
   context.emit({
     type: 'token.issued',
@@ -41,5 +43,5 @@ export async function handleAppTokenV1(context: SentinelContext, request: Sentin
     jti: claims.jti,
     ip: request.ip,
   });
-  return noStoreJSON(200, { access_token: token, token_type: 'Bearer', expires_in: expiresInValue(context, expiresIn) });
+  return noStoreJSON(200, { access_token: token, token_type: tokenType(dpopJkt), expires_in: expiresInValue(context, expiresIn) });
 }

@@ -13,6 +13,8 @@ import { revokeGrant } from './grants.js';
 import { hasOpenIDScope } from './id-token.js';
 import { assertVerifierSyntax, verifyPKCE } from './pkce.js';
 import { issueUserTokens } from './user-tokens.js';
+import { invalidProof } from '../dpop/proof.js';
+import { refreshBinding } from '../dpop/refresh-binding.js';
 
 /**
  * Exchanges a code for tokens. Everything checkable without the code (parameters, client, grant type, verifier
@@ -29,6 +31,7 @@ export async function handleAuthorizationCodeGrant(
   accountId: string,
   params: ParamMap,
   app: App,
+  dpopJkt?: string,
 ): Promise<SentinelResponse> {
   const code = required(params, 'code');
   const redirectUri = single(params, 'redirect_uri');
@@ -56,6 +59,10 @@ export async function handleAuthorizationCodeGrant(
   // Public clients have no secret: PKCE is what ties the code to the client that asked for it.
   const pkceRequired = context.config.pkce === 'required' || app.tokenEndpointAuthMethod === 'none';
   verifyPKCE(record.codeChallenge, verifier, { required: pkceRequired });
+  // RFC 9449 §10: a code requested with dpop_jkt goes only to the holder of that key.
+  if (record.dpopJkt !== undefined && record.dpopJkt !== dpopJkt) {
+    throw invalidProof('the code is bound to another DPoP key (dpop_jkt of the authorization request)');
+  }
   return issueUserTokens(context, {
     grantType: 'authorization_code',
     accountId,
@@ -65,8 +72,13 @@ export async function handleAuthorizationCodeGrant(
     authTime: record.authTime,
     scope: record.scope,
     refresh: app.grantTypes.includes('refresh_token')
-      ? { scope: record.scope, absoluteExpiresAt: Math.floor(Date.now() / 1000) + context.config.refreshToken.absoluteTtl }
+      ? {
+          scope: record.scope,
+          absoluteExpiresAt: Math.floor(Date.now() / 1000) + context.config.refreshToken.absoluteTtl,
+          ...refreshBinding(app, dpopJkt),
+        }
       : null,
+    dpopJkt,
     idToken: hasOpenIDScope(record.scope) ? { nonce: record.nonce } : null,
     ip: request.ip,
   });

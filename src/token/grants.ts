@@ -44,6 +44,8 @@ export interface RefreshRecord {
   expiresAt: number;
   /** Seconds since the epoch when the grant itself ends, whatever the rotations. */
   absoluteExpiresAt: number;
+  /** DPoP key thumbprint a public client's refresh token is bound to (RFC 9449 §5). */
+  jkt?: string | undefined;
 }
 
 const nowSeconds = (): number => Math.floor(Date.now() / 1000);

@@ -17,6 +17,7 @@ import {
   type RefreshRecord,
 } from './grants.js';
 import { issueUserTokens } from './user-tokens.js';
+import { assertRefreshBinding } from '../dpop/refresh-binding.js';
 
 /**
  * The scope of the new access token: the requested one when it is a subset of the grant's (RFC 6749 §6: it may
@@ -58,6 +59,7 @@ export async function handleRefreshTokenGrant(
   accountId: string,
   params: ParamMap,
   app: App,
+  dpopJkt?: string,
 ): Promise<SentinelResponse> {
   const token = required(params, 'refresh_token');
   const requestedScope = single(params, 'scope');
@@ -75,6 +77,7 @@ export async function handleRefreshTokenGrant(
   // Checked before the take: of concurrent uses, the one that wins the take must not be failed afterwards.
   if (await isGrantRevoked(context, found.grantId)) throw new OAuthError('invalid_grant', 'the grant has been revoked');
   const scope = narrowScope(found.scope, requestedScope);
+  assertRefreshBinding(found, dpopJkt);
   const record: RefreshRecord | null = parseRefreshRecord(await context.store.take(key));
   if (record === null) return reuseDetected(context, request, found);
   await markRefreshTokenUsed(context, token, record);
@@ -90,8 +93,9 @@ export async function handleRefreshTokenGrant(
     grantId: record.grantId,
     authTime: record.authTime,
     scope,
-    refresh: { scope: record.scope, absoluteExpiresAt: record.absoluteExpiresAt },
+    refresh: { scope: record.scope, absoluteExpiresAt: record.absoluteExpiresAt, ...(record.jkt === undefined ? {} : { jkt: record.jkt }) },
     idToken: null,
+    dpopJkt,
     ip: request.ip,
   });
 }

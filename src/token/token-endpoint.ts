@@ -10,6 +10,7 @@ import { fromSearchParams, single } from '../params.js';
 import { handleAuthorizationCodeGrant } from './authorization-code-grant.js';
 import { authenticateClient, refuseSecretsInQuery } from './client-auth.js';
 import { handleRefreshTokenGrant } from './refresh-token-grant.js';
+import { tokenRequestBinding } from '../dpop/token-binding.js';
 
 /** API versions the platform's clients send as `?v=` on these endpoints; the protocol is the same for both. */
 const ACCEPTED_VERSIONS = new Set(['1.0', '2.0']);
@@ -50,7 +51,8 @@ export async function handleToken(context: SentinelContext, request: SentinelReq
     );
   }
   const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: true });
+  const dpopJkt = await tokenRequestBinding(context, request, app, `${context.accountIssuer(accountId)}/token`);
   return grantType === 'authorization_code'
-    ? handleAuthorizationCodeGrant(context, request, accountId, params, app)
-    : handleRefreshTokenGrant(context, request, accountId, params, app);
+    ? handleAuthorizationCodeGrant(context, request, accountId, params, app, dpopJkt)
+    : handleRefreshTokenGrant(context, request, accountId, params, app, dpopJkt);
 }

@@ -7,6 +7,7 @@ import type { SentinelContext } from '../context.js';
 import { noStoreJSON, type SentinelResponse } from '../http.js';
 import { storeRefreshToken } from './grants.js';
 import { issueIDToken } from './id-token.js';
+import { confirmation, tokenType } from '../dpop/token-binding.js';
 
 /** Everything a user token response is made of. */
 export interface UserTokensInput {
@@ -19,10 +20,12 @@ export interface UserTokensInput {
   /** Scope of the access token (may be narrower than the grant's on refresh). */
   scope?: string | undefined;
   /** The grant's next refresh token, or `null` when the app is not registered for refresh_token. */
-  refresh: { scope?: string | undefined; absoluteExpiresAt: number } | null;
+  refresh: { scope?: string | undefined; absoluteExpiresAt: number; jkt?: string | undefined } | null;
   /** Issue an ID token (only when the grant's scope has `openid`). */
   idToken: { nonce?: string | undefined } | null;
   ip?: string | undefined;
+  /** DPoP key the access token is bound to (`cnf.jkt`, `token_type: DPoP`). */
+  dpopJkt?: string | undefined;
 }
 
 /**
@@ -44,6 +47,7 @@ export async function issueUserTokens(context: SentinelContext, input: UserToken
           scope: input.refresh.scope,
           authTime: input.authTime,
           absoluteExpiresAt: input.refresh.absoluteExpiresAt,
+          ...(input.refresh.jkt === undefined ? {} : { jkt: input.refresh.jkt }),
         });
   const { token, claims, expiresIn } = await issueAccessToken(context, {
     accountId: input.accountId,
@@ -53,6 +57,7 @@ export async function issueUserTokens(context: SentinelContext, input: UserToken
     scope: input.scope,
     authTime: input.authTime,
     grantId: input.grantId,
+    extra: confirmation(input.dpopJkt),
   });
   const idToken =
     input.idToken !== null
@@ -75,7 +80,7 @@ export async function issueUserTokens(context: SentinelContext, input: UserToken
   });
   return noStoreJSON(200, {
     access_token: token,
-    token_type: 'Bearer',
+    token_type: tokenType(input.dpopJkt),
     expires_in: expiresInValue(context, expiresIn),
     ...(refreshToken === null ? {} : { refresh_token: refreshToken }),
     ...(input.scope === undefined ? {} : { scope: input.scope }),
