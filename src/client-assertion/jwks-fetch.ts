@@ -90,8 +90,8 @@ function readCapped(response: IncomingMessage, maxBytes: number): Promise<Buffer
   return new Promise((resolve, reject) => {
     const declared = Number(response.headers['content-length']);
     if (Number.isFinite(declared) && declared > maxBytes) {
-      response.destroy();
       reject(new JwksFetchError('the jwks_uri response is too large'));
+      response.destroy();
       return;
     }
     const chunks: Buffer[] = [];
@@ -99,8 +99,9 @@ function readCapped(response: IncomingMessage, maxBytes: number): Promise<Buffer
     response.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > maxBytes) {
-        response.destroy();
+        // Rejected before the destroy: destroying emits 'aborted', which must not win with a vaguer reason.
         reject(new JwksFetchError('the jwks_uri response is too large'));
+        response.destroy();
         return;
       }
       chunks.push(chunk);
