@@ -31,7 +31,7 @@ describe.each(HOSTS)('openid-client 6 on $name', (host) => {
     const fetchVia = via(mounted.url);
     const config = await client.discovery(new URL(ACCOUNT_ISSUER), KEYED_CLIENT_ID, undefined, client.PrivateKeyJwt(key.privateKey), {
       execute: [client.allowInsecureRequests],
-      [client.customFetch]: fetchVia,
+      [client.customFetch]: fetchVia as never,
     });
     expect(config.serverMetadata().pushed_authorization_request_endpoint).toBe(`${ACCOUNT_ISSUER}/par`);
     expect(config.serverMetadata().dpop_signing_alg_values_supported).toContain('ES256');
@@ -76,7 +76,7 @@ describe.each(HOSTS)('openid-client 6 on $name', (host) => {
       client.PrivateKeyJwt(key.privateKey),
     );
     client.allowInsecureRequests(v2);
-    v2[client.customFetch] = fetchVia;
+    v2[client.customFetch] = fetchVia as never;
     const consumer = await client.clientCredentialsGrant(v2, undefined, { DPoP });
     expect(consumer.token_type).toBe('dpop');
 
@@ -101,7 +101,8 @@ describe('oauth4webapi DPoP on the v2 consumer-bound endpoint', () => {
     const { CLIENT_ID, CLIENT_SECRET } = await import('./fixtures.js');
     const c: oauth.Client = { client_id: CLIENT_ID };
     const DPoP = oauth.DPoP(c, await oauth.generateKeyPair('ES256'));
-    const options = { [oauth.allowInsecureRequests]: true, [oauth.customFetch]: via(mounted.url), DPoP } as const;
+    // Cast: oauth4webapi types customFetch's init more narrowly than the global fetch it forwards to.
+    const options = { [oauth.allowInsecureRequests]: true, [oauth.customFetch]: via(mounted.url), DPoP } as never;
     const response = await oauth.clientCredentialsGrantRequest(
       as,
       c,

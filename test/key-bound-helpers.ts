@@ -23,7 +23,7 @@ export interface ClientKey {
 }
 
 /** A fresh ES256 key pair (extractable, so the private JWK can be planted in a proof on purpose). */
-export async function clientKey(kid = randomUUID()): Promise<ClientKey> {
+export async function clientKey(kid: string = randomUUID()): Promise<ClientKey> {
   const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
   const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: 'ES256' };
   return { privateKey, publicKey, publicJwk, privateJwk: await exportJWK(privateKey), jkt: await calculateJwkThumbprint(publicJwk) };

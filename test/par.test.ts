@@ -180,16 +180,13 @@ describe('pushed authorization requests', () => {
   it('lets a public client push with PKCE (RFC 9126 §2: public clients may use PAR)', async () => {
     const { server } = await start();
     const { challenge } = pkcePair();
-    const pushed = await request(server)
-      .post(PAR_PATH)
-      .type('form')
-      .send({
-        client_id: PUBLIC_CLIENT_ID,
-        response_type: 'code',
-        redirect_uri: REDIRECT_URI,
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-      });
+    const pushed = await request(server).post(PAR_PATH).type('form').send({
+      client_id: PUBLIC_CLIENT_ID,
+      response_type: 'code',
+      redirect_uri: REDIRECT_URI,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
     expect(pushed.status).toBe(201);
     const withoutPKCE = await request(server)
       .post(PAR_PATH)
