@@ -126,6 +126,7 @@ export async function verifyAccessToken(
   token: string,
   options: VerifyAccessTokenOptions,
   isRevoked?: RevocationCheck,
+  checkBinding = true,
 ): Promise<AccessTokenClaims> {
   const prefix = context.accountIssuer('');
   const claims = verifyJWT(context.keys, token, {
@@ -153,6 +154,7 @@ export async function verifyAccessToken(
   if (isRevoked !== undefined && (await isRevoked(claims))) {
     throw new OAuthError('invalid_token', 'the token has been revoked', { status: 401 });
   }
-  await checkTokenBinding(context, token, claims, options.dpop);
+  // Introspection and revocation see the token from its client, not as a presentation: no proof to check there.
+  if (checkBinding) await checkTokenBinding(context, token, claims, options.dpop);
   return claims;
 }

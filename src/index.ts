@@ -27,6 +27,8 @@ export type { App, AppOptions, AppStore, GrantType, TokenEndpointAuthMethod } fr
 export { generatePrivateJWK } from './keys.js';
 export type { JWK, SigningAlgorithm } from './keys.js';
 export type { AccessTokenClaims, VerifyAccessTokenOptions } from './access-token.js';
+export type { DPoPPresentation, ResourceRequest } from './dpop/resource.js';
+export type { KeyedAppFields } from './apps.js';
 export type { SentinelEvent, SentinelEventType } from './events.js';
 export { isParticipantId } from './consumer.js';
 export { expectationsFromParams } from './bearer.js';

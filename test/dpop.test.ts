@@ -218,6 +218,16 @@ describe('DPoP at the guard (requireAccessToken)', () => {
     await expect(sentinel.verifyAccessToken(token, { accountId: ACCOUNT })).rejects.toMatchObject({ code: 'invalid_token' });
   });
 
+  it('introspects a bound token as active with its cnf (its client presents it, no proof needed)', async () => {
+    const { server, key } = await start();
+    const token = await boundToken(server, key);
+    const response = await request(server)
+      .post(`/sentinel/api/account/${ACCOUNT}/token/introspect`)
+      .type('form')
+      .send({ token, client_id: CLIENT_ID, client_secret: CLIENT_SECRET });
+    expect(response.body).toMatchObject({ active: true, cnf: { jkt: key.jkt } });
+  });
+
   it('keeps unbound Bearer tokens working', async () => {
     const { server, url } = await start();
     const token = (await consumerToken(server)).body.access_token as string;
