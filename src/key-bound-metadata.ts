@@ -5,7 +5,7 @@
 import type { SentinelContext } from './context.js';
 import { ASYMMETRIC_ALGORITHMS } from './jwk-public.js';
 
-const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'];
+const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt'];
 
 /**
  * The members for the issuer of one account.
