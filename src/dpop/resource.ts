@@ -11,7 +11,7 @@ import { verifyDPoPProof } from './proof.js';
 import { dpopHeader } from './token-binding.js';
 
 /**
- * How an access token was presented, for the binding check (`VerifyAccessTokenOptions.dpop`).
+ * How an access token was presented (RFC 9449 §7.1), for the binding check (`VerifyAccessTokenOptions.dpop`).
  * @example const presentation: DPoPPresentation = { scheme: 'DPoP', proof: headers.dpop, method: 'GET', url: 'https://api.example.com/x' };
  */
 export interface DPoPPresentation {
@@ -26,7 +26,7 @@ export interface DPoPPresentation {
 }
 
 /**
- * A resource request as an adapter's guard sees it, from which the presentation is read.
+ * A resource request as an adapter's guard sees it (RFC 9449 §4.3: the method and URL a proof must match).
  * @example sentinel.checkBearer(req.headers.authorization, expectations, { method: req.method, url: req.originalUrl, headers: req.headers });
  */
 export interface ResourceRequest {
