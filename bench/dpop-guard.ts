@@ -16,7 +16,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { createHash, createPrivateKey, generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { createSentinel, generatePrivateJWK } from '../src/index.js';
@@ -148,7 +148,7 @@ async function run(): Promise<void> {
       '',
       `Written by \`node --import tsx bench/dpop-guard.ts\` on ${new Date().toISOString().slice(0, 10)}: Express 5 + \`requireAccessToken\`, ` +
         `default options (MemoryStore), ${connections} connections, ${rounds} rounds of ${seconds} s per row (alternating), ` +
-        `${cpus().length} CPUs shared with other work. DPoP requests carry a fresh ES256 proof each (pre-signed), so the ` +
+        `${cpus().length} CPUs shared with other work (1-min load average ${loadavg()[0]?.toFixed(1)} at the end). DPoP requests carry a fresh ES256 proof each (pre-signed), so the ` +
         'server verifies the token, the proof signature, htm/htu/iat/ath, and records the jti in the Store.',
       '',
       '| token | req/s (median) | rounds | vs Bearer |',
