@@ -6,7 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { SentinelEvent, SentinelOptions } from '../src/index.js';
+import { MemoryStore, type SentinelEvent, type SentinelOptions } from '../src/index.js';
 import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, PUBLIC_CLIENT_ID, REDIRECT_URI, USER_ID } from './fixtures.js';
 import { HOSTS, type MountedHost } from './hosts.js';
 import { clientKey, dpopProof, keyedSentinel, type ClientKey } from './key-bound-helpers.js';
@@ -83,6 +83,21 @@ describe('DPoP at the token endpoint', () => {
     const proof = await dpopProof(key, { htm: 'POST', htu: V2_HTU });
     expect((await consumerToken(server, proof)).status).toBe(200);
     await expectRefusedAtTokenEndpoint(server, events, proof, /already used/);
+  });
+
+  it('accepts one of 20 concurrent presentations of one proof, across two instances sharing a store', async () => {
+    const store = new MemoryStore();
+    const key = await clientKey();
+    const hosts = [];
+    for (const host of [HOSTS[0]!, HOSTS[4]!]) {
+      const mounted = await host.mount(keyedSentinel(key, {}, { store }));
+      open.push(mounted);
+      hosts.push(mounted.server);
+    }
+    const proof = await dpopProof(key, { htm: 'POST', htu: V2_HTU });
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, index) => consumerToken(hosts[index % 2], proof)));
+    expect(answers.filter((answer) => answer.status === 200)).toHaveLength(1);
+    expect(answers.filter((answer) => answer.body.error === 'invalid_dpop_proof')).toHaveLength(19);
   });
 
   it('refuses a proof for another URL (htu)', async () => {

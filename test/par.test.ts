@@ -135,6 +135,15 @@ describe('pushed authorization requests', () => {
     expectErrorRedirect(again, REDIRECT_URI, 'invalid_request_uri');
   });
 
+  it('lets exactly one of 10 concurrent uses of a request_uri through', async () => {
+    const { server } = await start();
+    const { request_uri } = (await push(server)).body as { request_uri: string };
+    const answers = await Promise.all(Array.from({ length: 10 }, () => authorize(server, { client_id: CLIENT_ID, request_uri })));
+    const through = answers.filter((answer) => String(answer.headers.location).includes('/login?interaction='));
+    expect(through).toHaveLength(1);
+    for (const answer of answers.filter((one) => !through.includes(one))) expectErrorRedirect(answer, REDIRECT_URI, 'invalid_request_uri');
+  });
+
   it('redirects with invalid_request_uri when the request_uri has expired (after 60 s)', async () => {
     const { server, store } = await start();
     const { request_uri } = (await push(server)).body as { request_uri: string };
