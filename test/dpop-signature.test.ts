@@ -1,6 +1,7 @@
 /**
- * The synchronous DPoP signature check agrees with jose for every allowed algorithm, and refuses a key that does
- * not fit the algorithm (algorithm confusion) or a tampered proof.
+ * Units of the DPoP checks: the synchronous signature check agrees with jose for every allowed algorithm and
+ * refuses a key that does not fit the algorithm (algorithm confusion) or a tampered proof; the resource URL a proof
+ * must name is rebuilt from Host, and from X-Forwarded-* only behind a trusted proxy.
  */
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
@@ -28,5 +29,18 @@ describe('verifyProofSignature', () => {
     expect(verifyProofSignature(proof, 'none', jwk)).toBe(false);
     expect(verifyProofSignature(proof, 'HS256', jwk)).toBe(false);
     expect(verifyProofSignature(proof, 'ES256', { kty: 'EC', crv: 'P-256', x: 'AA', y: 'AA' })).toBe(false);
+  });
+});
+
+describe('resourceURL (the htu a guard expects)', () => {
+  it('rebuilds the URL from Host, and from X-Forwarded-* only behind a trusted proxy', async () => {
+    const { resourceURL } = await import('../src/dpop/resource.js');
+    const { makeSentinel } = await import('./fixtures.js');
+    const headers = { host: '10.0.0.5:3000', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'api.example.com' };
+    const direct = makeSentinel().context;
+    expect(resourceURL(direct, { method: 'GET', url: '/api/x?y=1', headers })).toBe('http://10.0.0.5:3000/api/x?y=1');
+    const proxied = makeSentinel({ trustProxy: true }).context;
+    expect(resourceURL(proxied, { method: 'GET', url: '/api/x', headers })).toBe('https://api.example.com/api/x');
+    expect(resourceURL(direct, { method: 'GET', url: 'https://a.example/b', headers })).toBe('https://a.example/b');
   });
 });

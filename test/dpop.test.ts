@@ -88,7 +88,7 @@ describe('DPoP at the token endpoint', () => {
   it('accepts one of 20 concurrent presentations of one proof, across two instances sharing a store', async () => {
     const store = new MemoryStore();
     const key = await clientKey();
-    const hosts = [];
+    const hosts: MountedHost['server'][] = [];
     for (const host of [HOSTS[0]!, HOSTS[4]!]) {
       const mounted = await host.mount(keyedSentinel(key, {}, { store }));
       open.push(mounted);

@@ -6,7 +6,6 @@
  */
 import type { SentinelContext } from '../context.js';
 import { isOAuthError, OAuthError } from '../errors.js';
-import { headerValue } from '../http.js';
 import { verifyDPoPProof } from './proof.js';
 import { dpopHeader } from './token-binding.js';
 
@@ -66,14 +65,13 @@ export function dpopUnauthorized(
  */
 export function resourceURL(context: SentinelContext, request: ResourceRequest): string {
   if (/^https?:\/\//i.test(request.url)) return request.url;
-  const forwarded = (name: string): string | undefined =>
-    context.config.trustProxy
-      ? headerValue({ headers: request.headers } as never, name)
-          ?.split(',')[0]
-          ?.trim()
-      : undefined;
+  const header = (name: string): string | undefined => {
+    const value = request.headers[name];
+    return Array.isArray(value) ? value[0] : value;
+  };
+  const forwarded = (name: string): string | undefined => (context.config.trustProxy ? header(name)?.split(',')[0]?.trim() : undefined);
   const proto = forwarded('x-forwarded-proto') ?? (request.secure === true ? 'https' : 'http');
-  const host = forwarded('x-forwarded-host') ?? headerValue({ headers: request.headers } as never, 'host') ?? 'invalid.invalid';
+  const host = forwarded('x-forwarded-host') ?? header('host') ?? 'invalid.invalid';
   return `${proto}://${host}${request.url.startsWith('/') ? '' : '/'}${request.url}`;
 }
 
