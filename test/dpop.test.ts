@@ -100,6 +100,20 @@ describe('DPoP at the token endpoint', () => {
     expect(answers.filter((answer) => answer.body.error === 'invalid_dpop_proof')).toHaveLength(19);
   });
 
+  it('answers 500 server_error, issues nothing and reports the cause when the replay cache fails', async () => {
+    const store = new MemoryStore();
+    store.increment = async () => {
+      throw new Error('replay cache down');
+    };
+    const errors: unknown[] = [];
+    const { server, events, key } = await start({ store, onError: (error) => errors.push(error) });
+    const response = await consumerToken(server, await dpopProof(key, { htm: 'POST', htu: V2_HTU }));
+    expect(response.status).toBe(500);
+    expect(response.body).toEqual({ error: 'server_error', error_description: 'the server could not complete the request' });
+    expect(issued(events)).toBe(0);
+    expect(errors).toEqual([expect.objectContaining({ message: 'replay cache down' })]);
+  });
+
   it('refuses a proof for another URL (htu)', async () => {
     const { server, events, key } = await start();
     await expectRefusedAtTokenEndpoint(server, events, await dpopProof(key, { htm: 'POST', htu: TOKEN_HTU }), /htu/);
