@@ -3,12 +3,13 @@
  * with a DPoP key, browser sign-in, code exchange, refresh, consumer-bound token, guarded API), and oauth4webapi's
  * DPoP on the v2 consumer-bound endpoint.
  */
+import { createHash } from 'node:crypto';
 import * as oauth from 'oauth4webapi';
 import * as client from 'openid-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ACCOUNT, CONSUMER_UUID, USER_ID } from './fixtures.js';
 import { HOSTS, type MountedHost } from './hosts.js';
-import { ACCOUNT_ISSUER, clientKey, KEYED_CLIENT_ID, KEYED_REDIRECT_URI, keyedSentinel, signIn } from './key-bound-helpers.js';
+import { ACCOUNT_ISSUER, clientKey, dpopProof, KEYED_CLIENT_ID, KEYED_REDIRECT_URI, keyedSentinel, signIn } from './key-bound-helpers.js';
 
 const open: MountedHost[] = [];
 afterEach(async () => {
@@ -88,6 +89,38 @@ describe.each(HOSTS)('openid-client 6 on $name', (host) => {
     const asBearer = await fetch(api, { headers: { authorization: `Bearer ${consumer.access_token}` } });
     expect(asBearer.status).toBe(401);
     expect(asBearer.headers.get('www-authenticate')).toMatch(/^DPoP .*error="invalid_token"/);
+  });
+});
+
+describe('openid-client 6 with server nonces', () => {
+  it('follows use_dpop_nonce at the token endpoint and at the guarded API', async () => {
+    const key = await clientKey();
+    const sentinel = keyedSentinel(key, {}, { dpop: { nonce: true } });
+    const mounted = await HOSTS[5]!.mount(sentinel);
+    open.push(mounted);
+    const v2 = new client.Configuration(
+      { issuer: ACCOUNT_ISSUER, token_endpoint: V2_TOKEN },
+      KEYED_CLIENT_ID,
+      undefined,
+      client.PrivateKeyJwt(key.privateKey),
+    );
+    client.allowInsecureRequests(v2);
+    v2[client.customFetch] = via(mounted.url) as never;
+    const dpopKey = await clientKey();
+    const DPoP = client.getDPoPHandle(v2, { privateKey: dpopKey.privateKey, publicKey: dpopKey.publicKey });
+    const consumer = await client.clientCredentialsGrant(v2, undefined, { DPoP });
+    expect(consumer.token_type).toBe('dpop');
+    const api = new URL(`${mounted.url}/api/account/${ACCOUNT}/consumer/${CONSUMER_UUID}/brand/tokens`);
+    const answer = await client.fetchProtectedResource(v2, consumer.access_token, api, 'GET', undefined, undefined, { DPoP });
+    expect(answer.status).toBe(200);
+    // The same key's proof without the nonce is told to fetch one (the client above went through this once).
+    const ath = createHash('sha256').update(consumer.access_token).digest('base64url');
+    const bare = await fetch(api, {
+      headers: { authorization: `DPoP ${consumer.access_token}`, dpop: await dpopProof(dpopKey, { htm: 'GET', htu: api.href, ath }) },
+    });
+    expect(bare.status).toBe(401);
+    expect(bare.headers.get('www-authenticate')).toMatch(/^DPoP .*error="use_dpop_nonce"/);
+    expect(bare.headers.get('dpop-nonce')).toMatch(/^[a-z0-9]+\./);
   });
 });
 
