@@ -78,6 +78,18 @@ describe('DPoP at the token endpoint', () => {
     expect(claims.cnf.jkt).toBe(key.jkt);
   });
 
+  it('binds v1 app tokens too (htu = the v1 endpoint)', async () => {
+    const { server, key } = await start();
+    const v1 = `/sentinel/api/account/${ACCOUNT}/app/token`;
+    const response = await request(server)
+      .post(v1)
+      .type('form')
+      .set('DPoP', await dpopProof(key, { htm: 'POST', htu: `http://localhost${v1}` }))
+      .send({ grant_type: 'client_credentials', client_id: CLIENT_ID, client_secret: CLIENT_SECRET });
+    expect(response.status).toBe(200);
+    expect(response.body.token_type).toBe('DPoP');
+  });
+
   it('refuses a replayed proof', async () => {
     const { server, events, key } = await start();
     const proof = await dpopProof(key, { htm: 'POST', htu: V2_HTU });
