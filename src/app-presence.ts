@@ -18,11 +18,14 @@ export interface AppPresence {
   forget(accountId: string, clientId: string): void;
 }
 
-const byContext = new WeakMap<SentinelContext, AppPresence>();
+// Keyed by the service's resolved config, not the context: handlers get a request-scoped copy of the context
+// (context.ts requestContext) whenever events are observed, and a forget() through such a copy must reach the
+// presence the bearer guard reads. Every copy shares the config object.
+const byContext = new WeakMap<SentinelContext['config'], AppPresence>();
 
 /** The presence check of one service instance (one per context, created on first use). */
 export function appPresence(context: SentinelContext): AppPresence {
-  const existing = byContext.get(context);
+  const existing = byContext.get(context.config);
   if (existing !== undefined) return existing;
   const present = new LRUCache<string, true>({ max: 10_000, ttl: PRESENCE_TTL_MS });
   const key = (accountId: string, clientId: string): string => `${accountId}\u0000${clientId}`;
@@ -38,6 +41,6 @@ export function appPresence(context: SentinelContext): AppPresence {
       present.delete(key(accountId, clientId));
     },
   };
-  byContext.set(context, presence);
+  byContext.set(context.config, presence);
   return presence;
 }
