@@ -22,7 +22,7 @@ import { completeLogin as completeInteraction, type CompleteLoginInput } from '.
 import { renderErrorPage } from './authorize/error-page.js';
 import { ConfigurationError, isOAuthError, OAuthError } from './errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from './http.js';
-import { loadKeys, type JWK } from './keys.js';
+import { loadKeys, type JWK, type SigningAlgorithm } from './keys.js';
 import { AccountRings, accountOfToken } from './keyring/per-account.js';
 import { KeyRing, kidOf, ringTimings, type RingKeyInfo } from './keyring/ring.js';
 import { checkIDTokenKeys } from './token/id-token-keys.js';
@@ -202,7 +202,15 @@ export function createSentinel(options: SentinelOptions): Sentinel {
   const keys = ring === undefined ? loadKeys(config.keys, warn) : (accountRings?.keys ?? ring.keys);
   // Load the ring as the service starts; a failure here is reported by ready() and retried by the first request.
   ring?.ready().catch(() => {});
-  checkIDTokenKeys(config, keys, warn);
+  // A key ring is loaded asynchronously (its keys cannot be read yet), but its algorithms are configured: one active
+  // key per algorithm, the first signing by default.
+  checkIDTokenKeys(
+    config,
+    ring !== undefined && config.keyRotation !== undefined
+      ? { algorithms: new Set(config.keyRotation.algorithms), signerAlg: config.keyRotation.algorithms[0] as SigningAlgorithm }
+      : { algorithms: new Set(keys.byAlg.keys()), signerAlg: keys.signer.alg },
+    warn,
+  );
   const apps = config.appStore ?? new MemoryAppStore(config.apps);
   if (config.appStore !== undefined && config.apps.length > 0) {
     throw new ConfigurationError('apps', 'give apps or appStore, not both (add the apps to your AppStore)');
