@@ -208,6 +208,30 @@ describe('DPoP at the token endpoint', () => {
     );
     expect((await consumerToken(server, await dpopProof(key, { htm: 'POST', htu: V2_HTU, nonce }))).status).toBe(200);
   });
+
+  it('with keyRotation (no static keys), a nonce from one instance is accepted by another sharing the store', async () => {
+    const store = new MemoryStore();
+    const keyRotation = { encryptionKey: randomBytes(32).toString('base64url'), rotateEverySeconds: 3600, prePublishSeconds: 400 };
+    const first = await start({ store, keys: undefined, keyRotation, dpop: { nonce: true } });
+    const second = await start({ store, keys: undefined, keyRotation, dpop: { nonce: true } });
+    await first.sentinel.ready();
+    await second.sentinel.ready();
+    const asked = await consumerToken(first.server, await dpopProof(first.key, { htm: 'POST', htu: V2_HTU }));
+    expect(asked.body.error).toBe('use_dpop_nonce');
+    const nonce = asked.headers['dpop-nonce'] as string;
+    const elsewhere = await consumerToken(second.server, await dpopProof(first.key, { htm: 'POST', htu: V2_HTU, nonce }));
+    expect(elsewhere.status).toBe(200);
+    expect(elsewhere.body.token_type).toBe('DPoP');
+    // Another encryption key is another service: its nonces are not ours.
+    const foreign = await start({
+      keys: undefined,
+      keyRotation: { ...keyRotation, encryptionKey: randomBytes(32).toString('base64url') },
+      dpop: { nonce: true },
+    });
+    await foreign.sentinel.ready();
+    const refused = await consumerToken(foreign.server, await dpopProof(first.key, { htm: 'POST', htu: V2_HTU, nonce }));
+    expect(refused.body.error).toBe('use_dpop_nonce');
+  });
 });
 
 describe('DPoP at the guard (requireAccessToken)', () => {
