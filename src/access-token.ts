@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { SentinelContext } from './context.js';
 import { OAuthError } from './errors.js';
 import { signJWT, verifyJWT, type JWTClaims } from './jwt.js';
+import { checkTokenBinding, type DPoPPresentation } from './dpop/resource.js';
 
 /**
  * Claims of an access token issued by sentinel-idp (RFC 9068 §2.2): on `req.sentinel` / `ctx.state.sentinel` /
@@ -113,6 +114,8 @@ export interface VerifyAccessTokenOptions {
   accountId?: string | undefined;
   /** The token must be consumer-bound to this consumer. */
   consumerId?: string | undefined;
+  /** How the token was presented (RFC 9449 §7): a DPoP-bound token needs the DPoP scheme and a matching proof. */
+  dpop?: DPoPPresentation | undefined;
 }
 
 /** Hook for revocation checks of user tokens (the grant store); returns true when the token must be refused. */
@@ -127,6 +130,7 @@ export async function verifyAccessToken(
   token: string,
   options: VerifyAccessTokenOptions,
   isRevoked?: RevocationCheck,
+  checkBinding = true,
 ): Promise<AccessTokenClaims> {
   const prefix = context.accountIssuer('');
   const claims = verifyJWT(context.keys, token, {
@@ -154,5 +158,7 @@ export async function verifyAccessToken(
   if (isRevoked !== undefined && (await isRevoked(claims))) {
     throw new OAuthError('invalid_token', 'the token has been revoked', { status: 401 });
   }
+  // Introspection and revocation see the token from its client, not as a presentation: no proof to check there.
+  if (checkBinding) await checkTokenBinding(context, token, claims, options.dpop);
   return claims;
 }

@@ -6,6 +6,7 @@
  * client is checked against a dummy digest so that both failures take the same path (RFC 6749 §2.3.1, §10.10).
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { assertValidKeyRegistration } from './client-assertion/registration.js';
 import { ConfigurationError, OAuthError } from './errors.js';
 import type { SigningAlgorithm } from './keys.js';
 
@@ -24,7 +25,25 @@ export type GrantType = 'authorization_code' | 'client_credentials' | 'refresh_t
  * @example
  * const app: AppOptions = { accountId, clientId, redirectUris, tokenEndpointAuthMethod: 'none' }; // a public client, PKCE only
  */
-export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
+export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none' | 'private_key_jwt';
+
+/**
+ * The key-based part of an app's registration (RFC 7591 §2 `jwks` / `jwks_uri`, RFC 9449, RFC 9126): public keys for
+ * `private_key_jwt` client assertions, and the per-app demands for DPoP-bound tokens and pushed requests.
+ *
+ * @example
+ * const keyed: KeyedAppFields = { tokenEndpointAuthMethod: 'private_key_jwt', jwksUri: 'https://app.example.com/jwks.json', requireDPoP: true };
+ */
+export interface KeyedAppFields {
+  /** The app's public keys, inline (`private_key_jwt`). */
+  jwks?: { keys: readonly Record<string, unknown>[] } | undefined;
+  /** Where the app publishes its public keys (`private_key_jwt`); fetched with a timeout, size cap and cache. */
+  jwksUri?: string | undefined;
+  /** Every token request of the app must carry a DPoP proof; its tokens are all key-bound. */
+  requireDPoP?: boolean | undefined;
+  /** The app's authorization requests must be pushed first (`request_uri` from the PAR endpoint). */
+  requirePushedAuthorizationRequests?: boolean | undefined;
+}
 
 /**
  * A registered application, as an {@link AppStore} returns it: the client registration of RFC 6749 §2 (type,
@@ -40,7 +59,7 @@ export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_pos
  *   tokenEndpointAuthMethod: 'client_secret_basic',
  * };
  */
-export interface App {
+export interface App extends KeyedAppFields {
   accountId: string;
   /** The installation id. */
   clientId: string;
@@ -210,7 +229,7 @@ export function redirectURIProblem(uri: string): string | null {
  * @example
  * const apps: AppOptions[] = [{ accountId: '123456', clientId, clientSecretHash, redirectUris: ['https://app.example.com/cb'] }];
  */
-export interface AppOptions {
+export interface AppOptions extends KeyedAppFields {
   accountId: string;
   clientId: string;
   /** The plain secret: hashed at startup and then dropped. */
@@ -245,7 +264,20 @@ export function toApp(options: AppOptions): App {
     scope: options.scope,
     ...(options.idTokenSignedResponseAlg === undefined ? {} : { idTokenSignedResponseAlg: options.idTokenSignedResponseAlg }),
     ...(options.postLogoutRedirectUris === undefined ? {} : { postLogoutRedirectUris: [...options.postLogoutRedirectUris] }),
+    ...keyedFields(options),
   };
+}
+
+/** The key-based fields that are set, copied (absent ones stay absent, so existing apps compare unchanged). */
+function keyedFields(options: KeyedAppFields): KeyedAppFields {
+  const fields: KeyedAppFields = {};
+  if (options.jwks !== undefined) fields.jwks = { keys: options.jwks.keys.map((key) => ({ ...key })) };
+  if (options.jwksUri !== undefined) fields.jwksUri = options.jwksUri;
+  if (options.requireDPoP !== undefined) fields.requireDPoP = options.requireDPoP;
+  if (options.requirePushedAuthorizationRequests !== undefined) {
+    fields.requirePushedAuthorizationRequests = options.requirePushedAuthorizationRequests;
+  }
+  return fields;
 }
 
 /**
@@ -360,7 +392,9 @@ export function assertValidApp(app: App, field: string): void {
   if (app.grantTypes.includes('authorization_code') && app.redirectUris.length === 0) {
     throw new ConfigurationError(`${field}.redirectUris`, 'an app with the authorization_code grant needs at least one redirect URI');
   }
-  if (app.tokenEndpointAuthMethod === 'none') {
+  if (app.tokenEndpointAuthMethod === 'private_key_jwt') {
+    assertValidKeyRegistration(app, field);
+  } else if (app.tokenEndpointAuthMethod === 'none') {
     if (app.grantTypes.includes('client_credentials')) {
       throw new ConfigurationError(`${field}.grantTypes`, 'a public client (tokenEndpointAuthMethod none) cannot use client_credentials');
     }

@@ -26,6 +26,8 @@ export interface CodeRecord {
   codeChallenge?: string | undefined;
   /** OpenID Connect nonce, if the request had one. */
   nonce?: string | undefined;
+  /** DPoP key thumbprint the code is bound to (`dpop_jkt`, RFC 9449 §10). */
+  dpopJkt?: string | undefined;
   /** Seconds since the epoch when the code was issued. */
   issuedAt: number;
 }

@@ -3,6 +3,8 @@
  * Every mistake becomes a {@link ConfigurationError} naming the field, at startup rather than at the first request.
  */
 import { z } from 'zod';
+import { clientJwksOptionsSchema, keyedAppShape } from './client-assertion/options.js';
+import { dpopOptionsSchema } from './dpop/options.js';
 import { assertValidApp, toApp, type App, type AppOptions, type AppStore, type GrantType } from './apps.js';
 import { ConfigurationError } from './errors.js';
 import type { SentinelEvent } from './events.js';
@@ -93,11 +95,12 @@ const appSchema = z.object({
   clientSecretHash: z.string().optional(),
   redirectUris: z.array(z.string()).optional(),
   grantTypes: z.array(grantTypeSchema).min(1).optional(),
-  tokenEndpointAuthMethod: z.enum(['client_secret_basic', 'client_secret_post', 'none']).optional(),
+  tokenEndpointAuthMethod: z.enum(['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt']).optional(),
   name: z.string().max(200).optional(),
   scope: z.string().optional(),
   idTokenSignedResponseAlg: z.enum(['ES256', 'ES384', 'RS256', 'PS256', 'EdDSA']).optional(),
   postLogoutRedirectUris: z.array(z.string()).optional(),
+  ...keyedAppShape,
 });
 
 const optionsSchema = z.object({
@@ -201,6 +204,8 @@ const optionsSchema = z.object({
         .default(86_400),
     })
     .optional(),
+  dpop: dpopOptionsSchema,
+  clientJwks: clientJwksOptionsSchema,
   onError: fn<(error: unknown, context: ErrorContext) => void>('onError').optional(),
   onEvent: fn<(event: SentinelEvent) => void>('onEvent').optional(),
   telemetry: z

@@ -40,7 +40,12 @@ export type OAuthErrorCode =
   | 'insufficient_scope'
   // RFC 7591 §3.2.2 (dynamic client registration)
   | 'invalid_redirect_uri'
-  | 'invalid_client_metadata';
+  | 'invalid_client_metadata'
+  // RFC 9449 §5, §7.1, §8 (DPoP)
+  | 'invalid_dpop_proof'
+  | 'use_dpop_nonce'
+  // RFC 9101 §6.2, used by RFC 9126 §4 (pushed authorization requests)
+  | 'invalid_request_uri';
 
 const OAUTH_BRAND = Symbol.for('sentinel-idp.OAuthError');
 const CONFIG_BRAND = Symbol.for('sentinel-idp.ConfigurationError');

@@ -35,6 +35,8 @@ export type { ExternalSigner, JWK, SigningAlgorithm } from './keys.js';
 export type { KeyRotationOptions } from './keyring/options.js';
 export type { RingKeyInfo } from './keyring/ring.js';
 export type { AccessTokenClaims, VerifyAccessTokenOptions } from './access-token.js';
+export type { DPoPPresentation, ResourceRequest } from './dpop/resource.js';
+export type { KeyedAppFields } from './apps.js';
 export type { SentinelEvent, SentinelEventType } from './events.js';
 export { isParticipantId } from './consumer.js';
 export { expectationsFromParams } from './bearer.js';

@@ -7,6 +7,7 @@
 import type { SentinelContext } from './context.js';
 import { OAuthError } from './errors.js';
 import { cacheableJSON, type SentinelResponse } from './http.js';
+import { keyBoundMetadata } from './key-bound-metadata.js';
 import { SCOPE_CLAIMS, SUPPORTED_CLAIMS } from './userinfo/claims.js';
 
 /** The metadata document of an account's issuer; `issuer` equals the `iss` of its tokens and redirects. */
@@ -41,6 +42,8 @@ export function authorizationServerMetadata(context: SentinelContext, accountId:
     request_uri_parameter_supported: false,
     require_request_uri_registration: false,
     ...(context.config.registration === undefined ? {} : { registration_endpoint: `${issuer}/register` }),
+    // RFC 9449, RFC 7523, RFC 9126: DPoP, private_key_jwt and pushed requests; overrides the auth method lists above.
+    ...keyBoundMetadata(context, issuer),
   };
 }
 

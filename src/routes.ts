@@ -15,6 +15,7 @@ import { handleAppToken } from './token/app-token.js';
 import { handleJWKS } from './token/jwks.js';
 import { handleLive, handleReady } from './health.js';
 import { handleMetadata } from './metadata.js';
+import { handlePushedAuthorizationRequest } from './par/push-endpoint.js';
 import { handleAppTokenV1 } from './token/app-token-v1.js';
 import { handleIntrospect } from './token/introspect.js';
 import { handleRevoke } from './token/revoke.js';
@@ -117,6 +118,13 @@ export const ROUTES: readonly RouteDefinition[] = [
     methods: ['POST'],
     path: '/api/account/{accountId}/token',
     handler: (context, request, { accountId }) => handleToken(context, request, accountId),
+    deniedEvent: tokenDenied,
+  },
+  {
+    name: 'par',
+    methods: ['POST'],
+    path: '/api/account/{accountId}/par',
+    handler: (context, request, { accountId }) => handlePushedAuthorizationRequest(context, request, accountId),
     deniedEvent: tokenDenied,
   },
   {

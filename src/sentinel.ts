@@ -22,10 +22,11 @@ import { completeLogin as completeInteraction, type CompleteLoginInput } from '.
 import { renderErrorPage } from './authorize/error-page.js';
 import { ConfigurationError, isOAuthError, OAuthError } from './errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from './http.js';
-import { loadKeys, type JWK } from './keys.js';
+import { loadKeys, type JWK, type SigningAlgorithm } from './keys.js';
 import { AccountRings, accountOfToken } from './keyring/per-account.js';
 import { KeyRing, kidOf, ringTimings, type RingKeyInfo } from './keyring/ring.js';
 import { checkIDTokenKeys } from './token/id-token-keys.js';
+import { presentationOf, type ResourceRequest } from './dpop/resource.js';
 import { createRouter, type Match, type Route } from './router.js';
 import { ROUTES } from './routes.js';
 import { MemoryStore } from './stores/memory.js';
@@ -94,11 +95,12 @@ export interface Sentinel {
   /** Verifies an access token issued by this service; throws an `invalid_token` {@link OAuthError} otherwise. */
   verifyAccessToken(token: string, options?: VerifyAccessTokenOptions): Promise<AccessTokenClaims>;
   /**
-   * Checks an `Authorization` header value for a valid Bearer token (RFC 6750); adapters' `requireAccessToken` use it.
-   * When the store cannot be read to check a user token's grant, the result is a `503` (never a thrown error) and
-   * the cause goes to `onError` with route `bearer`.
+   * Checks an `Authorization` header value for a valid Bearer or DPoP-bound token (RFC 6750, RFC 9449); adapters'
+   * `requireAccessToken` use it, passing the `resource` request (method, URL, headers) so a DPoP proof can be checked.
+   * When the store cannot be read to check a user token's grant or a proof's `jti`, the result is a `503` (never a
+   * thrown error) and the cause goes to `onError` with route `bearer`.
    */
-  checkBearer(authorization: string | undefined, options?: VerifyAccessTokenOptions): Promise<BearerResult>;
+  checkBearer(authorization: string | undefined, options?: VerifyAccessTokenOptions, resource?: ResourceRequest): Promise<BearerResult>;
   /** Registers an application at runtime; the returned secret is shown once. */
   registerApp(input: RegisterAppInput): Promise<RegisterAppResult>;
   /** The public JWKS. */
@@ -131,6 +133,9 @@ export interface Sentinel {
   readonly context: SentinelContext;
 }
 
+/** Errors a protected resource answers with 401 (RFC 6750 §3.1, RFC 9449 §7.1). */
+const RESOURCE_ERRORS = new Set(['invalid_token', 'invalid_dpop_proof', 'use_dpop_nonce']);
+
 function serverError(): SentinelResponse {
   return noStoreJSON(500, { error: 'server_error', error_description: 'the server could not complete the request' });
 }
@@ -145,6 +150,8 @@ function renderJSONError(error: OAuthError): SentinelResponse {
 }
 
 function bearerChallenge(error: OAuthError | undefined): SentinelResponse {
+  // DPoP failures carry their own `WWW-Authenticate: DPoP` challenge (and maybe a DPoP-Nonce).
+  if (error?.headers['www-authenticate'] !== undefined) return noStoreJSON(401, error.toJSON(), { ...error.headers });
   const challenge =
     error === undefined
       ? 'Bearer realm="sentinel"'
@@ -327,8 +334,12 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     return ring;
   }
 
-  async function checkBearer(authorization: string | undefined, verifyOptions: VerifyAccessTokenOptions = {}): Promise<BearerResult> {
-    const found = authorization === undefined ? null : /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i.exec(authorization);
+  async function checkBearer(
+    authorization: string | undefined,
+    verifyOptions: VerifyAccessTokenOptions = {},
+    resource?: ResourceRequest,
+  ): Promise<BearerResult> {
+    const found = authorization === undefined ? null : /^(Bearer|DPoP) +([A-Za-z0-9._~+/-]+=*) *$/i.exec(authorization);
     if (found === null) {
       return {
         ok: false,
@@ -339,9 +350,12 @@ export function createSentinel(options: SentinelOptions): Sentinel {
       };
     }
     try {
-      return { ok: true, claims: await verifyAccessToken(found[1] as string, verifyOptions) };
+      const scheme: 'Bearer' | 'DPoP' = (found[1] as string).toLowerCase() === 'dpop' ? 'DPoP' : 'Bearer';
+      // Without the resource request a DPoP presentation has no proof to check, and a bound token is refused.
+      const dpop = resource === undefined ? { scheme, method: '', url: '' } : presentationOf(context, scheme, resource);
+      return { ok: true, claims: await verifyAccessToken(found[2] as string, { ...verifyOptions, dpop: verifyOptions.dpop ?? dpop }) };
     } catch (error) {
-      if (isOAuthError(error) && error.code === 'invalid_token') return { ok: false, response: bearerChallenge(error) };
+      if (isOAuthError(error) && RESOURCE_ERRORS.has(error.code)) return { ok: false, response: bearerChallenge(error) };
       // The grant could not be read (store down): the token is neither accepted nor called invalid. The cause goes
       // to onError like every other store failure, and every adapter sends the same stack-free 503.
       report(error, { name: 'bearer' } as Route, verifyOptions.accountId);

@@ -66,6 +66,43 @@ async function eventually(check: () => Promise<boolean>, ms = 3000): Promise<boo
 }
 
 describe.skipIf(available.skip)('PostgresAppStore specifics', () => {
+  it('keeps the key-based fields of a private_key_jwt / DPoP / PAR app (issue 20) through save and update', async () => {
+    const store = new PostgresAppStore({ connectionString: url(), cache: false });
+    try {
+      const publicJwk = {
+        kty: 'EC',
+        crv: 'P-256',
+        x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU',
+        y: 'x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0',
+      };
+      const keyed = app('keyed-account', {
+        clientSecretHash: undefined,
+        tokenEndpointAuthMethod: 'private_key_jwt',
+        jwks: { keys: [publicJwk] },
+        requireDPoP: true,
+        requirePushedAuthorizationRequests: true,
+      });
+      await store.saveApp(keyed);
+      const found = await store.findApp(keyed.accountId, keyed.clientId);
+      expect(found).toMatchObject({ tokenEndpointAuthMethod: 'private_key_jwt', jwks: { keys: [publicJwk] }, requireDPoP: true });
+      expect(found?.requirePushedAuthorizationRequests).toBe(true);
+      expect(found?.jwksUri).toBeUndefined();
+      const { jwks: _jwks, ...withoutJwks } = keyed;
+      expect(await store.updateApp({ ...withoutJwks, jwksUri: 'https://keyed.example.com/jwks.json', requireDPoP: false })).toBe(true);
+      const updated = await store.findApp(keyed.accountId, keyed.clientId);
+      expect(updated).toMatchObject({ jwksUri: 'https://keyed.example.com/jwks.json', requireDPoP: false });
+      expect(updated?.jwks).toBeUndefined();
+      // An app without them reads back without them (nothing added to existing apps).
+      const plain = app('keyed-account');
+      await store.saveApp(plain);
+      const plainFound = await store.findApp(plain.accountId, plain.clientId);
+      expect(plainFound).not.toHaveProperty('jwks');
+      expect(plainFound).not.toHaveProperty('requireDPoP');
+    } finally {
+      await store.close();
+    }
+  });
+
   it('migrates once: concurrent and repeated runs apply nothing twice', async () => {
     const fresh = await throwawayDatabase();
     const stores = [0, 1, 2].map(() => new PostgresAppStore({ connectionString: fresh.url }));

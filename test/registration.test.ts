@@ -347,6 +347,33 @@ describe.skipIf(available.skip)('dynamic client registration on PostgreSQL (two 
     expect(access.ok).toBe(false);
   });
 
+  it('refuses to rotate a secret for a private_key_jwt app (it authenticates with its keys), and mints none', async () => {
+    const clientId = randomUUID();
+    const publicJwk = {
+      kty: 'EC',
+      crv: 'P-256',
+      x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU',
+      y: 'x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0',
+    };
+    await storeA.saveApp({
+      accountId: ACCOUNT,
+      clientId,
+      redirectUris: [REDIRECT_URI],
+      grantTypes: ['authorization_code'],
+      tokenEndpointAuthMethod: 'private_key_jwt',
+      jwks: { keys: [publicJwk] },
+      registrationAccessTokenHash: hashClientSecret(FIXTURE_RAT),
+    });
+    const info = { registration_client_uri: `http://localhost${REGISTER}/${clientId}` } as Registered;
+    const rotated = await manage(a, 'POST', info, FIXTURE_RAT, '/secret');
+    expect(rotated.status).toBe(400);
+    expect(jsonOf(rotated).error).toBe('invalid_client_metadata');
+    expect(jsonOf(rotated).client_secret).toBeUndefined();
+    const stored = await storeA.findApp(ACCOUNT, clientId);
+    expect(stored?.clientSecretHash).toBeUndefined();
+    expect(stored?.jwks).toEqual({ keys: [publicJwk] });
+  });
+
   it('answers ids PostgreSQL cannot hold (NUL) as unknown, with a 4xx and nothing reported', async () => {
     const before = errors.length;
     const cc = await clientCredentials(a, 'client\u0000id', 'whatever-secret');

@@ -30,6 +30,7 @@ export function sendSentinelResponse(response: ServerResponse, result: SentinelR
  */
 export interface ExpressRequestLike extends IncomingMessage {
   url: string;
+  originalUrl?: string;
   baseUrl?: string;
   body?: unknown;
   params?: Record<string, string>;
@@ -74,7 +75,12 @@ export function toExpress(sentinel: Sentinel): ExpressMiddleware {
 export function requireAccessToken(sentinel: Sentinel, options?: RequireAccessTokenOptions): ExpressMiddleware {
   return (request, response, next) => {
     sentinel
-      .checkBearer(request.headers.authorization, expectationsFromParams(request.params, options))
+      .checkBearer(request.headers.authorization, expectationsFromParams(request.params, options), {
+        method: request.method ?? 'GET',
+        url: request.originalUrl ?? request.url,
+        headers: request.headers,
+        secure: (request.socket as { encrypted?: boolean }).encrypted === true,
+      })
       .then((result) => {
         if (!result.ok) return writeNodeResponse(response, result.response);
         request.sentinel = result.claims;

@@ -88,7 +88,12 @@ export function toFastify(sentinel: Sentinel): FastifyPluginAsync {
 export function requireAccessToken(sentinel: Sentinel, options?: RequireAccessTokenOptions): preHandlerAsyncHookHandler {
   return async function guard(request, reply) {
     const expected = expectationsFromParams(request.params as Record<string, unknown> | undefined, options);
-    const result = await sentinel.checkBearer(request.headers.authorization, expected);
+    const result = await sentinel.checkBearer(request.headers.authorization, expected, {
+      method: request.method,
+      url: request.url,
+      headers: request.headers,
+      secure: (request.socket as { encrypted?: boolean }).encrypted === true,
+    });
     if (!result.ok) return sendSentinelResponse(reply, result.response);
     request.sentinel = result.claims;
   };

@@ -154,7 +154,11 @@ export type AccessTokenGuard = (
 export function requireAccessToken(sentinel: Sentinel, options?: RequireAccessTokenOptions): AccessTokenGuard {
   return async (request, params) => {
     const authorization = request.headers.get('authorization') ?? undefined;
-    const result = await sentinel.checkBearer(authorization, expectationsFromParams(params, options));
+    const result = await sentinel.checkBearer(authorization, expectationsFromParams(params, options), {
+      method: request.method,
+      url: request.url,
+      headers: { dpop: request.headers.get('dpop') ?? undefined, host: request.headers.get('host') ?? undefined },
+    });
     return result.ok ? { claims: result.claims } : sendSentinelResponse(result.response);
   };
 }

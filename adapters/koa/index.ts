@@ -99,7 +99,12 @@ export function toKoa(sentinel: Sentinel): KoaMiddleware {
  */
 export function requireAccessToken(sentinel: Sentinel, options?: RequireAccessTokenOptions): KoaMiddleware {
   return async (ctx, next) => {
-    const result = await sentinel.checkBearer(ctx.req.headers.authorization, expectationsFromParams(ctx.params, options));
+    const result = await sentinel.checkBearer(ctx.req.headers.authorization, expectationsFromParams(ctx.params, options), {
+      method: ctx.req.method ?? 'GET',
+      url: ctx.originalUrl,
+      headers: ctx.req.headers,
+      secure: (ctx.req.socket as { encrypted?: boolean }).encrypted === true,
+    });
     if (!result.ok) {
       sendSentinelResponse(ctx, result.response);
       return;

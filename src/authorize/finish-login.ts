@@ -43,6 +43,7 @@ export async function codeRedirectURL(
     scope: authorization.scope,
     codeChallenge: authorization.codeChallenge,
     nonce: authorization.nonce,
+    ...(authorization.dpopJkt === undefined ? {} : { dpopJkt: authorization.dpopJkt }),
   });
   return authorizationResponseURL(authorization, { code });
 }

@@ -40,6 +40,7 @@ function refuseUnsupported(read: Reader, target: RedirectTarget): void {
   if (read('request') !== undefined) {
     throw new AuthorizationError('request_not_supported', 'request objects (the request parameter) are not supported', target);
   }
+  // A pushed request's URN was already replaced by its parameters (par/resolve.ts); any other request_uri ends here.
   if (read('request_uri') !== undefined) {
     throw new AuthorizationError('request_uri_not_supported', 'the request_uri parameter is not supported', target);
   }

@@ -14,6 +14,8 @@ import { fromSearchParams, single, type ParamMap } from '../params.js';
 import { AuthorizationError } from './authorization-error.js';
 import type { RedirectTarget } from './authorization-response.js';
 import { readOIDCParams, type OIDCAuthorizationParams } from './oidc-request.js';
+import { readDPoPJkt } from '../dpop/authorize-binding.js';
+import { resolvePushedRequest } from '../par/resolve.js';
 
 /** A validated authorization request, as kept in the interaction record while the user signs in. */
 export interface AuthorizationRequest extends RedirectTarget, OIDCAuthorizationParams {
@@ -25,6 +27,8 @@ export interface AuthorizationRequest extends RedirectTarget, OIDCAuthorizationP
   nonce?: string | undefined;
   /** PKCE S256 challenge (RFC 7636). */
   codeChallenge?: string | undefined;
+  /** DPoP key thumbprint the code is bound to (RFC 9449 §10 `dpop_jkt`). */
+  dpopJkt?: string | undefined;
 }
 
 /** RFC 7636 §4.2: BASE64URL(SHA-256(verifier)) is 43 characters without padding. */
@@ -130,13 +134,27 @@ export async function validateAuthorizationRequest(
   context: SentinelContext,
   request: SentinelRequest,
   accountId: string,
+  options: { pushed?: boolean } = {},
 ): Promise<AuthorizationRequest> {
   // Checked first: an oversized request is refused before it is looked at, stored or echoed (RFC 9110 §15.5.15).
   if (queryLength(request.query) > MAX_QUERY_LENGTH) {
     throw new OAuthError('invalid_request', 'The request is too long.', { status: 414 });
   }
-  const params = fromSearchParams(request.query);
-  const app = await findClient(context, accountId, params);
+  const query = fromSearchParams(request.query);
+  const app = await findClient(context, accountId, query);
+  // PAR (RFC 9126 §4): the pushed parameters replace the URL's; failures go to the app when its redirect URI is known.
+  const params =
+    options.pushed === true
+      ? query
+      : await resolvePushedRequest(context, app, query, (code, description) => {
+          const redirectUri = chooseRedirectURI(app, query).redirectUri;
+          return new AuthorizationError(code, description, {
+            accountId,
+            clientId: app.clientId,
+            redirectUri,
+            iss: context.accountIssuer(accountId),
+          });
+        });
   const { redirectUri, inRequest } = chooseRedirectURI(app, params);
   const target: RedirectTarget = { accountId, clientId: app.clientId, redirectUri, iss: context.accountIssuer(accountId) };
   // `state` first, so every later error carries it; a repeated state cannot be echoed, so the error goes without one.
@@ -158,6 +176,7 @@ export async function validateAuthorizationRequest(
   const scope = readParam(params, 'scope', target);
   checkScope(app, scope, target);
   const nonce = readParam(params, 'nonce', target);
+  const dpopJkt = readDPoPJkt(readParam(params, 'dpop_jkt', target), target);
   return {
     ...target,
     ...oidc,
@@ -166,5 +185,6 @@ export async function validateAuthorizationRequest(
     scope,
     nonce,
     codeChallenge,
+    ...(dpopJkt === undefined ? {} : { dpopJkt }),
   };
 }

@@ -141,6 +141,9 @@ function runner(sub: Subcommand) {
       const existing = await store.findApp(accountId, clientId);
       if (existing === null) return notFound(io, accountId, clientId);
       if (existing.tokenEndpointAuthMethod === 'none') throw new UsageError('a public client has no secret to rotate', command);
+      if (existing.tokenEndpointAuthMethod === 'private_key_jwt') {
+        throw new UsageError('a private_key_jwt client authenticates with its keys and has no secret to rotate', command);
+      }
       const clientSecret = generateClientSecret();
       const rotated = await store.rotateClientSecret(accountId, clientId, hashClientSecret(clientSecret), overlapSeconds, cliActor());
       if (rotated === null) return notFound(io, accountId, clientId);

@@ -7,7 +7,7 @@
  * every instance's lookup cache when it commits, so a failed write leaves nothing half-done.
  */
 import type { Notification, Pool, PoolClient, PoolConfig } from 'pg';
-import type { App, AppChange, AppStore, GrantType, RetiringSecret, TokenEndpointAuthMethod } from '../apps.js';
+import type { App, AppChange, AppStore, GrantType, KeyedAppFields, RetiringSecret, TokenEndpointAuthMethod } from '../apps.js';
 import { AppLookupCache, type AppCacheOptions } from './lookup-cache.js';
 import { runMigrations } from './migrations.js';
 
@@ -63,11 +63,13 @@ interface AppRow {
   redirect_uris: string[];
   current_secrets: string[];
   retiring: RetiringSecret[];
+  /** The `metadata` jsonb column: the key-based fields ({@link KeyedAppFields}) of a `private_key_jwt` or DPoP app. */
+  metadata: KeyedAppFields | null;
 }
 
 const SELECT_APPS = `
 SELECT a.account_id, a.client_id, a.name, a.scope, a.grant_types, a.token_endpoint_auth_method,
-       a.registration_access_token_hash, extract(epoch FROM a.created_at)::float8 AS created_at,
+       a.registration_access_token_hash, a.metadata, extract(epoch FROM a.created_at)::float8 AS created_at,
        a.disabled_at IS NOT NULL AS disabled,
        ARRAY(SELECT r.uri FROM sentinel_app_redirect_uris r
               WHERE r.account_id = a.account_id AND r.client_id = a.client_id ORDER BY r.position) AS redirect_uris,
@@ -101,9 +103,24 @@ function toApp(row: AppRow): App {
     registrationAccessTokenHash: row.registration_access_token_hash ?? undefined,
     createdAt: Math.floor(row.created_at),
     ...(row.disabled ? { disabled: true } : {}),
+    ...keyedFieldsOf(row.metadata),
   };
   // Cached apps are shared between requests: nobody may change one in place.
   return Object.freeze(app);
+}
+
+/** The key-based fields kept in the `metadata` column (public keys and DPoP/PAR demands, never a secret). */
+function keyedFieldsOf(metadata: KeyedAppFields | null | undefined): KeyedAppFields {
+  const fields: KeyedAppFields = {};
+  if (metadata === null || metadata === undefined) return fields;
+  if (metadata.jwks !== undefined)
+    fields.jwks = Object.freeze({ keys: Object.freeze(metadata.jwks.keys.map((key) => Object.freeze({ ...key }))) });
+  if (metadata.jwksUri !== undefined) fields.jwksUri = metadata.jwksUri;
+  if (metadata.requireDPoP !== undefined) fields.requireDPoP = metadata.requireDPoP;
+  if (metadata.requirePushedAuthorizationRequests !== undefined) {
+    fields.requirePushedAuthorizationRequests = metadata.requirePushedAuthorizationRequests;
+  }
+  return fields;
 }
 
 /** What the change log keeps of an app: its metadata, never a secret or a hash. */
@@ -114,6 +131,7 @@ function describe(app: App): Record<string, unknown> {
     tokenEndpointAuthMethod: app.tokenEndpointAuthMethod,
     ...(app.name === undefined ? {} : { name: app.name }),
     ...(app.scope === undefined ? {} : { scope: app.scope }),
+    ...keyedFieldsOf(app),
   };
 }
 
@@ -312,12 +330,13 @@ export class PostgresAppStore implements AppStore {
     await this.#write(app.accountId, app.clientId, async (client) => {
       const saved = await client.query<{ inserted: boolean }>(
         `INSERT INTO sentinel_apps AS a (account_id, client_id, name, scope, grant_types, token_endpoint_auth_method,
-                                         registration_access_token_hash, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, COALESCE(to_timestamp($8::float8), now()))
+                                         registration_access_token_hash, created_at, metadata)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, COALESCE(to_timestamp($8::float8), now()), $9::jsonb)
          ON CONFLICT (account_id, client_id) DO UPDATE
            SET name = EXCLUDED.name, scope = EXCLUDED.scope, grant_types = EXCLUDED.grant_types,
                token_endpoint_auth_method = EXCLUDED.token_endpoint_auth_method,
-               registration_access_token_hash = EXCLUDED.registration_access_token_hash, updated_at = now()
+               registration_access_token_hash = EXCLUDED.registration_access_token_hash, metadata = EXCLUDED.metadata,
+               updated_at = now()
          RETURNING (xmax = 0) AS inserted`,
         [
           app.accountId,
@@ -328,6 +347,7 @@ export class PostgresAppStore implements AppStore {
           app.tokenEndpointAuthMethod,
           app.registrationAccessTokenHash ?? null,
           app.createdAt ?? null,
+          JSON.stringify(keyedFieldsOf(app)),
         ],
       );
       await this.#replaceRedirectUris(client, app);
@@ -352,9 +372,18 @@ export class PostgresAppStore implements AppStore {
     if (!storable(app.accountId, app.clientId)) return false;
     return this.#write(app.accountId, app.clientId, async (client) => {
       const updated = await client.query(
-        `UPDATE sentinel_apps SET name = $3, scope = $4, grant_types = $5, token_endpoint_auth_method = $6, updated_at = now()
+        `UPDATE sentinel_apps SET name = $3, scope = $4, grant_types = $5, token_endpoint_auth_method = $6, metadata = $7::jsonb,
+                                  updated_at = now()
           WHERE account_id = $1 AND client_id = $2`,
-        [app.accountId, app.clientId, app.name ?? null, app.scope ?? null, [...app.grantTypes], app.tokenEndpointAuthMethod],
+        [
+          app.accountId,
+          app.clientId,
+          app.name ?? null,
+          app.scope ?? null,
+          [...app.grantTypes],
+          app.tokenEndpointAuthMethod,
+          JSON.stringify(keyedFieldsOf(app)),
+        ],
       );
       if (updated.rowCount === 0) return false;
       await this.#replaceRedirectUris(client, app);

@@ -18,6 +18,9 @@ export async function handleRotateSecret(
 ): Promise<SentinelResponse> {
   const app = await requireRegistrationAccess(context, request, accountId, clientId);
   if (app.tokenEndpointAuthMethod === 'none') throw new OAuthError('invalid_client_metadata', 'a public client has no secret to rotate');
+  if (app.tokenEndpointAuthMethod === 'private_key_jwt') {
+    throw new OAuthError('invalid_client_metadata', 'a private_key_jwt client authenticates with its keys and has no secret to rotate');
+  }
   const overlap = registrationOptions(context).secretOverlapSeconds;
   const clientSecret = generateClientSecret();
   const rotated = await context.apps.rotateClientSecret?.(accountId, app.clientId, hashClientSecret(clientSecret), overlap, {

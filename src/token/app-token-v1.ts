@@ -24,5 +24,6 @@ export async function handleAppTokenV1(context: SentinelContext, request: Sentin
   requireGrantType(single(params, 'grant_type'), 'client_credentials');
   const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: false });
   // The v1 contract has no scope parameter: the token carries the app's registered scope, as it always did.
-  return handleClientCredentialsGrant(context, request, accountId, new Map(), app);
+  // A DPoP proof binds the token as at the token endpoint; its htu is this path (RFC 9449 §4.3).
+  return handleClientCredentialsGrant(context, request, accountId, new Map(), app, `${context.accountIssuer(accountId)}/app/token`);
 }

@@ -11,6 +11,7 @@ import { OAuthError } from '../errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
 import { fromSearchParams, single } from '../params.js';
 import { authenticateClient, refuseSecretsInQuery } from './client-auth.js';
+import { confirmation, tokenRequestBinding, tokenType } from '../dpop/token-binding.js';
 
 /** Checks `grant_type` is exactly `expected` (RFC 6749 §5.2 codes). */
 export function requireGrantType(grantType: string | undefined, expected: string): void {
@@ -38,6 +39,12 @@ export async function handleAppToken(context: SentinelContext, request: Sentinel
   if (validator !== undefined && !(await validator(consumerId, { accountId, clientId: app.clientId }))) {
     throw new OAuthError('invalid_request', 'state does not name a valid consumer of this account');
   }
+  const dpopJkt = await tokenRequestBinding(
+    context,
+    request,
+    app,
+    context.endpointURL(`/api/v2/account/${encodeURIComponent(accountId)}/app/token`),
+  );
   const consumerClaim = context.config.consumerClaim;
   const { token, claims, expiresIn } = await issueAccessToken(context, {
     accountId,
@@ -45,7 +52,7 @@ export async function handleAppToken(context: SentinelContext, request: Sentinel
     subject: consumerId,
     grantType: 'client_credentials',
     scope: app.scope,
-    extra: consumerClaim === undefined ? undefined : { [consumerClaim]: consumerId },
+    extra: { ...(consumerClaim === undefined ? {} : { [consumerClaim]: consumerId }), ...confirmation(dpopJkt) },
   });
   context.emit({
     type: 'token.issued',
@@ -55,5 +62,5 @@ export async function handleAppToken(context: SentinelContext, request: Sentinel
     consumerId,
     jti: claims.jti,
   });
-  return noStoreJSON(200, { access_token: token, token_type: 'Bearer', expires_in: expiresInValue(context, expiresIn) });
+  return noStoreJSON(200, { access_token: token, token_type: tokenType(dpopJkt), expires_in: expiresInValue(context, expiresIn) });
 }

@@ -13,6 +13,8 @@ import { type GrantRecord, grantKey, grantTtlMs, nextRefreshGeneration, readGran
 import { hasOpenIDScope } from './id-token.js';
 import { assertVerifierSyntax, verifyPKCE } from './pkce.js';
 import { issueUserTokens } from './user-tokens.js';
+import { invalidProof } from '../dpop/proof.js';
+import { refreshBinding } from '../dpop/refresh-binding.js';
 
 /**
  * A code that is no longer there to spend. If its grant exists, the code was redeemed: moments ago (within
@@ -54,6 +56,7 @@ export async function handleAuthorizationCodeGrant(
   accountId: string,
   params: ParamMap,
   app: App,
+  dpopJkt?: string,
 ): Promise<SentinelResponse> {
   const code = required(params, 'code');
   const redirectUri = single(params, 'redirect_uri');
@@ -76,6 +79,10 @@ export async function handleAuthorizationCodeGrant(
   // Public clients have no secret: PKCE is what ties the code to the client that asked for it.
   const pkceRequired = context.config.pkce === 'required' || app.tokenEndpointAuthMethod === 'none';
   verifyPKCE(record.codeChallenge, verifier, { required: pkceRequired });
+  // RFC 9449 §10: a code requested with dpop_jkt goes only to the holder of that key (checked before it is spent).
+  if (record.dpopJkt !== undefined && record.dpopJkt !== dpopJkt) {
+    throw invalidProof('the code is bound to another DPoP key (dpop_jkt of the authorization request)');
+  }
   const input = {
     grantType: 'authorization_code',
     accountId,
@@ -86,12 +93,13 @@ export async function handleAuthorizationCodeGrant(
     scope: record.scope,
     idToken: hasOpenIDScope(record.scope) ? { nonce: record.nonce, alg: app.idTokenSignedResponseAlg } : null,
     ip: request.ip,
+    dpopJkt,
   } as const;
   return issueUserTokens(context, input, async (access) => {
     const now = Math.floor(Date.now() / 1000);
     const absoluteExpiresAt = now + context.config.refreshToken.absoluteTtl;
     const refresh = app.grantTypes.includes('refresh_token')
-      ? nextRefreshGeneration(context, grantId, { gen: 0, family: randomSecret(), absoluteExpiresAt })
+      ? nextRefreshGeneration(context, grantId, { gen: 0, family: randomSecret(), absoluteExpiresAt, ...refreshBinding(app, dpopJkt) })
       : null;
     const grant: GrantRecord = {
       accountId,

@@ -3,6 +3,7 @@
  * for public clients. One method per request; credentials never in the URL.
  */
 import { verifyAppSecret, verifyClientSecret, type App } from '../apps.js';
+import { authenticateWithAssertion, hasClientAssertion } from '../client-assertion/authenticate.js';
 import type { SentinelContext } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { headerValue, type SentinelRequest } from '../http.js';
@@ -12,7 +13,7 @@ import { single, type ParamMap } from '../params.js';
 export interface ClientCredentials {
   clientId: string;
   clientSecret: string | undefined;
-  method: 'client_secret_basic' | 'client_secret_post' | 'none';
+  method: 'client_secret_basic' | 'client_secret_post' | 'none' | 'private_key_jwt';
 }
 
 /** Refuses credentials sent in the query string: a URL ends up in logs, histories and Referer headers. */
@@ -82,6 +83,10 @@ export async function authenticateClient(
   params: ParamMap,
   options: { allowPublic: boolean },
 ): Promise<{ app: App; credentials: ClientCredentials }> {
+  if (hasClientAssertion(params)) {
+    const app = await authenticateWithAssertion(context, accountId, request, params);
+    return { app, credentials: { clientId: app.clientId, clientSecret: undefined, method: 'private_key_jwt' } };
+  }
   const credentials = readClientCredentials(request, params);
   if (credentials === null) {
     throw new OAuthError('invalid_client', 'client authentication is required (client_id and client_secret)');
@@ -93,8 +98,15 @@ export async function authenticateClient(
     verifyClientSecret('', undefined);
     throw invalidClient(credentials.method);
   }
+  // Retiring secrets count until they expire (secret rotation); a private_key_jwt app has no secret to present.
   const ok = verifyAppSecret(credentials.clientSecret ?? '', app);
-  if (app === null || !ok || app.accountId !== accountId || app.tokenEndpointAuthMethod === 'none') {
+  if (
+    app === null ||
+    !ok ||
+    app.accountId !== accountId ||
+    app.tokenEndpointAuthMethod === 'none' ||
+    app.tokenEndpointAuthMethod === 'private_key_jwt'
+  ) {
     throw invalidClient(credentials.method);
   }
   return { app, credentials };

@@ -8,6 +8,7 @@ import type { SentinelContext } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
 import { single, type ParamMap } from '../params.js';
+import { confirmation, tokenRequestBinding, tokenType } from '../dpop/token-binding.js';
 
 /**
  * The scope of an app token: the app's registered scope, or the requested part of it. RFC 6749 §3.3 lets the
@@ -24,29 +25,32 @@ function grantedScope(app: App, requested: string | undefined): string | undefin
 
 /**
  * Issues an app token to an authenticated confidential client: `sub` = client id, `gty` client_credentials,
- * marked with `token_use: "app"` so it never passes where a consumer-bound token is required.
+ * marked with `token_use: "app"` so it never passes where a consumer-bound token is required. A DPoP proof for
+ * `htu` (the public URL of the endpoint the request came to) binds the token to its key (RFC 9449 §5).
  *
  * @example
  * // POST /sentinel/api/account/123/token  grant_type=client_credentials  (client authenticated)
- * return handleClientCredentialsGrant(context, request, accountId, params, app);
+ * return handleClientCredentialsGrant(context, request, accountId, params, app, `${context.accountIssuer(accountId)}/token`);
  */
 export async function handleClientCredentialsGrant(
   context: SentinelContext,
-  _request: SentinelRequest,
+  request: SentinelRequest,
   accountId: string,
   params: ParamMap,
   app: App,
+  htu: string,
 ): Promise<SentinelResponse> {
   requireGrant(app, 'client_credentials');
   const requested = single(params, 'scope');
   const scope = grantedScope(app, requested);
+  const dpopJkt = await tokenRequestBinding(context, request, app, htu);
   const { token, claims, expiresIn } = await issueAccessToken(context, {
     accountId,
     clientId: app.clientId,
     subject: app.clientId,
     grantType: 'client_credentials',
     scope,
-    extra: appTokenMarker(),
+    extra: { ...appTokenMarker(), ...confirmation(dpopJkt) },
   });
   context.emit({
     type: 'token.issued',
@@ -57,7 +61,7 @@ export async function handleClientCredentialsGrant(
   });
   return noStoreJSON(200, {
     access_token: token,
-    token_type: 'Bearer',
+    token_type: tokenType(dpopJkt),
     expires_in: expiresInValue(context, expiresIn),
     // RFC 6749 §5.1: the scope is echoed when the client asked for one (the v1 path never does).
     ...(requested === undefined || scope === undefined ? {} : { scope }),

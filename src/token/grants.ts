@@ -31,6 +31,11 @@ export interface GrantRefreshState {
   issuedAt: number;
   /** Seconds since the epoch when the current refresh token expires (idle lifetime, capped by the absolute one). */
   expiresAt: number;
+  /**
+   * DPoP key thumbprint a public client's refresh tokens are bound to (RFC 9449 §5), set when the grant is created
+   * and carried over by every rotation.
+   */
+  jkt?: string | undefined;
 }
 
 /** A grant. Persisted as JSON under `grant:{gid}`. */
@@ -68,6 +73,8 @@ export interface RefreshRecord {
   expiresAt: number;
   /** Seconds since the epoch when the grant itself ends, whatever the rotations. */
   absoluteExpiresAt: number;
+  /** DPoP key thumbprint a public client's refresh token is bound to (RFC 9449 §5). */
+  jkt?: string | undefined;
 }
 
 /** A stored grant with the exact text it was read as (what a later swap must expect). */
@@ -127,7 +134,7 @@ export function parseRefreshToken(token: string): PresentedRefreshToken | null {
 export function nextRefreshGeneration(
   context: SentinelContext,
   grantId: string,
-  input: { gen: number; family: string; absoluteExpiresAt: number },
+  input: { gen: number; family: string; absoluteExpiresAt: number; jkt?: string | undefined },
 ): { state: GrantRefreshState; token: string } | null {
   const issuedAt = nowSeconds();
   const remaining = input.absoluteExpiresAt - issuedAt;
@@ -140,6 +147,7 @@ export function nextRefreshGeneration(
       current: digest(secret),
       issuedAt,
       expiresAt: issuedAt + Math.min(context.config.refreshToken.idleTtl, remaining),
+      ...(input.jkt === undefined ? {} : { jkt: input.jkt }),
     },
     token: `${grantId}.${input.gen}.${input.family}.${secret}`,
   };
@@ -189,6 +197,7 @@ export async function findRefreshRecord(context: SentinelContext, token: string)
     createdAt: refresh.issuedAt,
     expiresAt: refresh.expiresAt,
     absoluteExpiresAt: grant.absoluteExpiresAt,
+    ...(refresh.jkt === undefined ? {} : { jkt: refresh.jkt }),
   };
 }
 

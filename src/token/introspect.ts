@@ -21,6 +21,7 @@ function describe(context: SentinelContext, found: FoundToken): Record<string, u
       iss: claims.iss,
       aud: claims.aud,
       jti: claims.jti,
+      ...(claims.cnf === undefined ? {} : { cnf: claims.cnf }),
       token_type: 'access_token',
     };
   }

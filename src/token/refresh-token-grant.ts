@@ -21,6 +21,7 @@ import {
 } from './grants.js';
 import { hasOpenIDScope } from './id-token.js';
 import { issueUserTokens } from './user-tokens.js';
+import { assertRefreshBinding } from '../dpop/refresh-binding.js';
 
 /**
  * The scope of the new access token: the requested one when it is a subset of the grant's (RFC 6749 §6: it may
@@ -57,6 +58,7 @@ async function currentGrant(
   accountId: string,
   app: App,
   presented: PresentedRefreshToken,
+  dpopJkt: string | undefined,
 ): Promise<StoredGrant> {
   const found = await readGrant(context, presented.grantId);
   // A grant the store does not have is over: expired, revoked, or lost with the store's data. Never live.
@@ -66,6 +68,9 @@ async function currentGrant(
   if (found.grant.accountId !== accountId || found.grant.clientId !== app.clientId) {
     throw new OAuthError('invalid_grant', 'the refresh token was not issued to this client');
   }
+  // RFC 9449 §5: a public client's bound refresh token (every generation shares the grant's key) is checked before
+  // anything else happens to it, so a thief without the key can neither rotate it nor revoke the grant by replaying it.
+  assertRefreshBinding(found.grant.refresh ?? {}, dpopJkt);
   if (standing.kind === 'just-rotated') {
     // Possibly the same client retrying after a lost answer (or a concurrent duplicate): refused, not punished.
     throw new OAuthError('invalid_grant', 'the refresh token has just been rotated; use the newest one');
@@ -91,13 +96,14 @@ export async function handleRefreshTokenGrant(
   accountId: string,
   params: ParamMap,
   app: App,
+  dpopJkt?: string,
 ): Promise<SentinelResponse> {
   const token = required(params, 'refresh_token');
   const requestedScope = single(params, 'scope');
   requireGrant(app, 'refresh_token');
   const presented = parseRefreshToken(token);
   if (presented === null) throw new OAuthError('invalid_grant', 'the refresh token is invalid or has expired');
-  let found = await currentGrant(context, request, accountId, app, presented);
+  let found = await currentGrant(context, request, accountId, app, presented, dpopJkt);
   const scope = narrowScope(found.grant.scope, requestedScope);
   const { grant } = found;
   const input = {
@@ -111,6 +117,7 @@ export async function handleRefreshTokenGrant(
     // OpenID Connect Core §12.2: a refreshed ID token keeps sub, aud and auth_time, and carries no nonce.
     idToken: hasOpenIDScope(scope) ? { alg: app.idTokenSignedResponseAlg } : null,
     ip: request.ip,
+    dpopJkt,
   } as const;
   return issueUserTokens(context, input, async (access) => {
     // A swap fails when the grant changed since it was read: a concurrent rotation or revocation (then the next
@@ -120,6 +127,7 @@ export async function handleRefreshTokenGrant(
         gen: presented.gen + 1,
         family: presented.family,
         absoluteExpiresAt: found.grant.absoluteExpiresAt,
+        jkt: found.grant.refresh?.jkt,
       });
       if (next === null) throw new OAuthError('invalid_grant', 'the refresh token has expired');
       const rotated: GrantRecord = {
@@ -132,7 +140,7 @@ export async function handleRefreshTokenGrant(
         { key: grantKey(presented.grantId), expect: found.raw, value: JSON.stringify(rotated), ttlMs: grantTtlMs(context, rotated) },
       ]);
       if (applied) return next.token;
-      found = await currentGrant(context, request, accountId, app, presented);
+      found = await currentGrant(context, request, accountId, app, presented, dpopJkt);
     }
     throw new Error('the grant kept changing while its refresh token was being rotated');
   });

@@ -27,7 +27,7 @@ async function findAccessToken(
   // Only JWS-shaped values can be access tokens; skip the signature work for anything else.
   if (token.split('.').length !== 3) return null;
   try {
-    return await verifyAccessToken(context, token, { accountId }, checkRevocation ? createRevocationCheck(context) : undefined);
+    return await verifyAccessToken(context, token, { accountId }, checkRevocation ? createRevocationCheck(context) : undefined, false);
   } catch (error) {
     if (isOAuthError(error) && error.code === 'invalid_token') return null;
     throw error;

@@ -7,6 +7,7 @@ import type { SentinelContext } from '../context.js';
 import { noStoreJSON, type SentinelResponse } from '../http.js';
 import type { SigningAlgorithm } from '../keys.js';
 import { loadUserClaims, scopeList } from '../userinfo/claims.js';
+import { confirmation, tokenType } from '../dpop/token-binding.js';
 import { issueIDToken } from './id-token.js';
 
 /** Everything a user token response is made of. */
@@ -22,6 +23,8 @@ export interface UserTokensInput {
   /** Issue an ID token (only when the grant's scope has `openid`). */
   idToken: { nonce?: string | undefined; alg?: SigningAlgorithm | undefined } | null;
   ip?: string | undefined;
+  /** DPoP key the access token is bound to (`cnf.jkt`, `token_type: DPoP`). */
+  dpopJkt?: string | undefined;
 }
 
 /**
@@ -52,6 +55,7 @@ export async function issueUserTokens(context: SentinelContext, input: UserToken
     scope: input.scope,
     authTime: input.authTime,
     grantId: input.grantId,
+    extra: confirmation(input.dpopJkt),
   });
   const idToken =
     input.idToken !== null
@@ -77,7 +81,7 @@ export async function issueUserTokens(context: SentinelContext, input: UserToken
   });
   return noStoreJSON(200, {
     access_token: token,
-    token_type: 'Bearer',
+    token_type: tokenType(input.dpopJkt),
     expires_in: expiresInValue(context, expiresIn),
     ...(refreshToken === null ? {} : { refresh_token: refreshToken }),
     ...(input.scope === undefined ? {} : { scope: input.scope }),

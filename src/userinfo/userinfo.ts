@@ -2,7 +2,8 @@
  * `GET|POST {basePath}/api/account/{accountId}/userinfo` — the UserInfo endpoint (OpenID Connect Core §5.3).
  *
  * The access token comes as a Bearer header or, on POST, as the `access_token` form field (RFC 6750 §2.1, §2.2);
- * never in the query, where it would end up in logs. Answers are readable cross-origin (`*`): the endpoint is
+ * never in the query, where it would end up in logs. A DPoP-bound token comes as `Authorization: DPoP` with a proof
+ * for this endpoint (RFC 9449 §7), as for any protected resource. Answers are readable cross-origin (`*`): the endpoint is
  * authenticated by the bearer token alone, never by cookies, so a browser app on any origin may call it, as
  * OpenID Connect clients in browsers do.
  */
@@ -12,6 +13,8 @@ import type { SentinelContext } from '../context.js';
 import { isOAuthError, OAuthError } from '../errors.js';
 import { headerValue, noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
 import { single } from '../params.js';
+import { dpopUnauthorized, type DPoPPresentation } from '../dpop/resource.js';
+import { dpopHeader } from '../dpop/token-binding.js';
 import { createRevocationCheck } from '../token/grants.js';
 import { hasOpenIDScope } from '../token/id-token.js';
 import { loadUserClaims, scopeList } from './claims.js';
@@ -19,10 +22,16 @@ import { loadUserClaims, scopeList } from './claims.js';
 /** CORS headers of every UserInfo answer, errors included, so browser clients can read why they were refused. */
 const CORS_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'access-control-allow-origin': '*',
-  'access-control-expose-headers': 'WWW-Authenticate',
+  'access-control-expose-headers': 'WWW-Authenticate, DPoP-Nonce',
 });
 
-const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i;
+const AUTHORIZATION = /^(Bearer|DPoP) +([A-Za-z0-9._~+/-]+=*) *$/i;
+
+/** The presented token and the scheme it came with (the form field is Bearer, RFC 6750 §2.2). */
+interface PresentedToken {
+  token: string;
+  scheme: 'Bearer' | 'DPoP';
+}
 
 function challenge(code: 'invalid_request' | 'invalid_token' | 'insufficient_scope', description: string, status: number): OAuthError {
   const extra = code === 'insufficient_scope' ? ', scope="openid"' : '';
@@ -32,7 +41,7 @@ function challenge(code: 'invalid_request' | 'invalid_token' | 'insufficient_sco
   });
 }
 
-async function readAccessToken(context: SentinelContext, request: SentinelRequest): Promise<string> {
+async function readAccessToken(context: SentinelContext, request: SentinelRequest): Promise<PresentedToken> {
   if (request.query.has('access_token')) {
     throw challenge('invalid_request', 'send the access token in the Authorization header, not in the URL', 400);
   }
@@ -44,7 +53,7 @@ async function readAccessToken(context: SentinelContext, request: SentinelReques
   if (authorization !== undefined && fromBody !== undefined) {
     throw challenge('invalid_request', 'send the access token once: in the Authorization header or the body, not both', 400);
   }
-  if (fromBody !== undefined) return fromBody;
+  if (fromBody !== undefined) return { token: fromBody, scheme: 'Bearer' };
   if (authorization === undefined) {
     // RFC 6750 §3.1: a request without credentials gets a challenge without an error code.
     throw new OAuthError('invalid_token', 'a Bearer access token is required', {
@@ -52,16 +61,40 @@ async function readAccessToken(context: SentinelContext, request: SentinelReques
       headers: { 'www-authenticate': 'Bearer realm="sentinel"' },
     });
   }
-  const found = BEARER.exec(authorization);
+  const found = AUTHORIZATION.exec(authorization);
   if (found === null) throw challenge('invalid_token', 'the Authorization header must be "Bearer <token>"', 401);
-  return found[1] as string;
+  return { token: found[2] as string, scheme: (found[1] as string).toLowerCase() === 'dpop' ? 'DPoP' : 'Bearer' };
 }
 
-async function verifyUserToken(context: SentinelContext, token: string, accountId: string): Promise<AccessTokenClaims> {
+/** How the token was presented, for the DPoP binding check: the proof's `htu` is this endpoint's public URL. */
+function presentation(
+  context: SentinelContext,
+  request: SentinelRequest,
+  accountId: string,
+  scheme: PresentedToken['scheme'],
+): DPoPPresentation {
+  let proof: string | undefined;
+  try {
+    proof = dpopHeader(request);
+  } catch {
+    throw dpopUnauthorized(context, 'invalid_dpop_proof', 'send exactly one DPoP header');
+  }
+  return { scheme, proof, method: request.method.toUpperCase(), url: `${context.accountIssuer(accountId)}/userinfo` };
+}
+
+async function verifyUserToken(
+  context: SentinelContext,
+  request: SentinelRequest,
+  presented: PresentedToken,
+  accountId: string,
+): Promise<AccessTokenClaims> {
   let claims: AccessTokenClaims;
   try {
-    claims = await verifyAccessToken(context, token, { accountId }, createRevocationCheck(context));
+    const dpop = presentation(context, request, accountId, presented.scheme);
+    claims = await verifyAccessToken(context, presented.token, { accountId, dpop }, createRevocationCheck(context));
   } catch (error) {
+    // DPoP failures keep their own `WWW-Authenticate: DPoP` challenge (and a `DPoP-Nonce` when one is due).
+    if (isOAuthError(error) && error.headers['www-authenticate']?.startsWith('DPoP') === true) throw error;
     if (isOAuthError(error) && error.code === 'invalid_token') throw challenge('invalid_token', error.description, 401);
     throw error;
   }
@@ -87,13 +120,13 @@ export async function handleUserInfo(context: SentinelContext, request: Sentinel
       headers: {
         ...CORS_HEADERS,
         'access-control-allow-methods': 'GET, POST',
-        'access-control-allow-headers': 'Authorization, Content-Type',
+        'access-control-allow-headers': 'Authorization, Content-Type, DPoP',
         'access-control-max-age': '600',
       },
     };
   }
-  const token = await readAccessToken(context, request);
-  const claims = await verifyUserToken(context, token, accountId);
+  const presented = await readAccessToken(context, request);
+  const claims = await verifyUserToken(context, request, presented, accountId);
   const released = await loadUserClaims(context, { accountId, userId: claims.sub, scopes: scopeList(claims.scope) });
   if (released === null) throw challenge('invalid_token', 'the user of this access token no longer exists', 401);
   return noStoreJSON(200, { ...released, sub: claims.sub }, { ...CORS_HEADERS });

@@ -1,0 +1,49 @@
+/**
+ * The `private_key_jwt` branch of client authentication (RFC 7523 §2.2): `client_assertion_type` +
+ * `client_assertion` in the form body, instead of a secret. One method per request (RFC 6749 §2.3).
+ */
+import type { App } from '../apps.js';
+import type { SentinelContext } from '../context.js';
+import { OAuthError } from '../errors.js';
+import { headerValue, type SentinelRequest } from '../http.js';
+import { single, type ParamMap } from '../params.js';
+import { assertionSubject, JWT_BEARER_ASSERTION, verifyClientAssertion } from './verify-assertion.js';
+
+/** True when the request authenticates with a client assertion (either parameter present). */
+export function hasClientAssertion(params: ParamMap): boolean {
+  return params.has('client_assertion') || params.has('client_assertion_type');
+}
+
+/**
+ * Authenticates the client of a request carrying a client assertion, for `accountId`.
+ * @throws OAuthError invalid_request when another method is mixed in; invalid_client (401) otherwise.
+ * @example const app = await authenticateWithAssertion(context, accountId, request, params);
+ */
+export async function authenticateWithAssertion(
+  context: SentinelContext,
+  accountId: string,
+  request: SentinelRequest,
+  params: ParamMap,
+): Promise<App> {
+  const authorization = headerValue(request, 'authorization');
+  if ((authorization !== undefined && /^basic /i.test(authorization)) || params.has('client_secret')) {
+    throw new OAuthError('invalid_request', 'use one client authentication method: a client assertion, not a secret as well');
+  }
+  const type = single(params, 'client_assertion_type');
+  const assertion = single(params, 'client_assertion');
+  if (type !== JWT_BEARER_ASSERTION) {
+    throw new OAuthError('invalid_client', `client_assertion_type must be ${JWT_BEARER_ASSERTION}`, { status: 401 });
+  }
+  if (assertion === undefined) throw new OAuthError('invalid_client', 'client_assertion is required', { status: 401 });
+  const clientId = assertionSubject(assertion);
+  const bodyClientId = single(params, 'client_id');
+  if (bodyClientId !== undefined && bodyClientId !== clientId) {
+    throw new OAuthError('invalid_client', 'client_id differs from the subject of the client assertion', { status: 401 });
+  }
+  const app = await context.apps.findApp(accountId, clientId);
+  if (app === null || app.accountId !== accountId || app.tokenEndpointAuthMethod !== 'private_key_jwt') {
+    throw new OAuthError('invalid_client', 'client authentication failed', { status: 401 });
+  }
+  await verifyClientAssertion(context, app, assertion, `${context.config.issuer}${request.path}`);
+  return app;
+}

@@ -1,0 +1,29 @@
+/**
+ * Options of key-based client authentication (RFC 7523) and the per-app fields behind it, as zod shapes that
+ * `config.ts` plugs into its schemas.
+ */
+import { z } from 'zod';
+
+/**
+ * How app key sets behind `jwksUri` are fetched. Private, loopback and link-local addresses are refused unless
+ * `allowPrivateAddresses` (development and tests only; it also allows plain http).
+ */
+export const clientJwksOptionsSchema = z
+  .object({
+    timeoutMs: z.number().int().positive().max(30_000).default(2000),
+    maxBytes: z.number().int().positive().max(1_048_576).default(65_536),
+    cacheSeconds: z.number().int().nonnegative().max(86_400).default(300),
+    allowPrivateAddresses: z.boolean().default(false),
+  })
+  .default({ timeoutMs: 2000, maxBytes: 65_536, cacheSeconds: 300, allowPrivateAddresses: false });
+
+/** The options above after defaults. */
+export type ClientJwksOptions = z.output<typeof clientJwksOptionsSchema>;
+
+/** The app fields of key-based clients, DPoP and PAR (see `KeyedAppFields`). */
+export const keyedAppShape = {
+  jwks: z.object({ keys: z.array(z.record(z.string(), z.unknown())) }).optional(),
+  jwksUri: z.string().optional(),
+  requireDPoP: z.boolean().optional(),
+  requirePushedAuthorizationRequests: z.boolean().optional(),
+};

@@ -1,0 +1,40 @@
+/**
+ * Registration checks of `private_key_jwt` apps (RFC 7591 §2: `jwks` and `jwks_uri` are mutually exclusive; the
+ * keys are public).
+ */
+import type { App } from '../apps.js';
+import { ConfigurationError } from '../errors.js';
+import { publicKeyProblem } from '../jwk-public.js';
+
+/**
+ * Checks the key set of a `private_key_jwt` app; throws a {@link ConfigurationError} naming the field.
+ * @example assertValidKeyRegistration({ ...app, tokenEndpointAuthMethod: 'private_key_jwt', jwks: { keys: [publicJwk] } }, 'apps[0]');
+ */
+export function assertValidKeyRegistration(app: App, field: string): void {
+  if ((app.jwks === undefined) === (app.jwksUri === undefined)) {
+    throw new ConfigurationError(`${field}.jwks`, 'a private_key_jwt app needs exactly one of jwks or jwksUri');
+  }
+  if (app.clientSecretHash !== undefined) {
+    throw new ConfigurationError(`${field}.clientSecret`, 'a private_key_jwt app authenticates with its keys, not a secret');
+  }
+  if (app.jwks !== undefined) {
+    if (!Array.isArray(app.jwks.keys) || app.jwks.keys.length === 0) {
+      throw new ConfigurationError(`${field}.jwks.keys`, 'must be a non-empty array of public JWKs');
+    }
+    app.jwks.keys.forEach((key, index) => {
+      const problem = publicKeyProblem(key);
+      if (problem !== null) throw new ConfigurationError(`${field}.jwks.keys[${index}]`, problem);
+    });
+  }
+  if (app.jwksUri !== undefined) {
+    let url: URL;
+    try {
+      url = new URL(app.jwksUri);
+    } catch {
+      throw new ConfigurationError(`${field}.jwksUri`, 'must be an absolute https URL');
+    }
+    if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.username !== '' || url.password !== '' || url.hash !== '') {
+      throw new ConfigurationError(`${field}.jwksUri`, 'must be an absolute https URL without userinfo or fragment');
+    }
+  }
+}

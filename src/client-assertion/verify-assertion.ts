@@ -1,0 +1,118 @@
+/**
+ * `private_key_jwt` client authentication (RFC 7523 §2.2 and §3, OpenID Connect Core §9): the client proves
+ * possession of a registered private key with a short-lived signed JWT instead of sending a shared secret.
+ *
+ * Checks: `iss` = `sub` = the client id, `aud` names this issuer or the endpoint, `exp` present and not past (and
+ * not more than {@link MAX_LIFETIME_SECONDS} ahead, which bounds the replay cache), `jti` present and single-use
+ * (remembered in the Store until `exp`), signature by one of the app's registered public keys under an
+ * asymmetric algorithm. Every failure is the same `invalid_client`; the reason goes nowhere but the description.
+ */
+import { createLocalJWKSet, decodeJwt, errors as joseErrors, jwtVerify, type JSONWebKeySet } from 'jose';
+import type { App } from '../apps.js';
+import type { SentinelContext } from '../context.js';
+import { OAuthError } from '../errors.js';
+import { ASYMMETRIC_ALGORITHMS } from '../jwk-public.js';
+import { digest } from '../secrets.js';
+import { JwksFetchError, JwksFetcher } from './jwks-fetch.js';
+
+/** RFC 7523 §2.2 `client_assertion_type` of a JWT assertion. */
+export const JWT_BEARER_ASSERTION = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
+
+/** Assertions valid for longer than this are refused: they would have to be remembered that long. */
+export const MAX_LIFETIME_SECONDS = 600;
+
+// Keyed by the service's resolved config: handlers get a request-scoped copy of the context (context.ts
+// requestContext), but every copy shares the config, so the cache lives as long as the service.
+const fetchers = new WeakMap<SentinelContext['config'], JwksFetcher>();
+
+function fetcherOf(context: SentinelContext): JwksFetcher {
+  let fetcher = fetchers.get(context.config);
+  if (fetcher === undefined) {
+    fetcher = new JwksFetcher(context.config.clientJwks);
+    fetchers.set(context.config, fetcher);
+  }
+  return fetcher;
+}
+
+function refused(description: string): OAuthError {
+  return new OAuthError('invalid_client', description, { status: 401 });
+}
+
+/**
+ * The client id an assertion claims to be from (`sub`, which must equal `iss`), read before any key is chosen.
+ * @throws OAuthError invalid_client for an unreadable assertion.
+ * @example const clientId = assertionSubject(params.client_assertion);
+ */
+export function assertionSubject(assertion: string): string {
+  if (assertion.length > 16_384) throw refused('the client assertion is too large');
+  let claims: Record<string, unknown>;
+  try {
+    claims = decodeJwt(assertion);
+  } catch {
+    throw refused('the client assertion is not a JWT');
+  }
+  if (typeof claims.sub !== 'string' || claims.sub === '' || claims.iss !== claims.sub) {
+    throw refused('the client assertion must have iss and sub equal to the client id');
+  }
+  return claims.sub;
+}
+
+async function keySetOf(context: SentinelContext, app: App, refresh: boolean): Promise<JSONWebKeySet> {
+  if (app.jwks !== undefined) return app.jwks as JSONWebKeySet;
+  if (app.jwksUri === undefined) throw refused('the application has no registered keys');
+  try {
+    return (await fetcherOf(context).get(app.jwksUri, { refresh })) as JSONWebKeySet;
+  } catch (error) {
+    if (error instanceof JwksFetchError) throw refused(`the application's key set is unavailable: ${error.message}`);
+    throw error;
+  }
+}
+
+/**
+ * Verifies a client assertion of `app` presented at `endpoint` (the absolute URL of the receiving endpoint).
+ * @throws OAuthError invalid_client (401) for every failure.
+ * @example await verifyClientAssertion(context, app, assertion, `${context.accountIssuer(accountId)}/token`);
+ */
+export async function verifyClientAssertion(context: SentinelContext, app: App, assertion: string, endpoint: string): Promise<void> {
+  const issuer = context.accountIssuer(app.accountId);
+  const audience = [issuer, `${issuer}/token`, endpoint];
+  const verify = async (refresh: boolean) =>
+    jwtVerify(assertion, createLocalJWKSet(await keySetOf(context, app, refresh)), {
+      algorithms: [...ASYMMETRIC_ALGORITHMS],
+      issuer: app.clientId,
+      subject: app.clientId,
+      audience,
+      clockTolerance: context.config.clockTolerance,
+      requiredClaims: ['exp', 'jti'],
+    });
+  let payload: Awaited<ReturnType<typeof verify>>['payload'];
+  try {
+    try {
+      payload = (await verify(false)).payload;
+    } catch (error) {
+      // A key the cached set does not have may be a rotation: look once more at the published set.
+      if (!(error instanceof joseErrors.JWKSNoMatchingKey) || app.jwksUri === undefined) throw error;
+      payload = (await verify(true)).payload;
+    }
+  } catch (error) {
+    if (error instanceof OAuthError) throw error;
+    if (error instanceof joseErrors.JWTExpired) throw refused('the client assertion has expired');
+    if (error instanceof joseErrors.JWTClaimValidationFailed && error.claim === 'aud') {
+      throw refused('the client assertion is for another audience');
+    }
+    if (error instanceof joseErrors.JWKSNoMatchingKey || error instanceof joseErrors.JWSSignatureVerificationFailed) {
+      throw refused('the client assertion is not signed by a key registered for this application');
+    }
+    if (error instanceof joseErrors.JOSEAlgNotAllowed) throw refused('the client assertion must use an asymmetric algorithm');
+    if (error instanceof joseErrors.JOSEError) throw refused('the client assertion is invalid');
+    throw error;
+  }
+  const now = Math.floor(Date.now() / 1000);
+  const exp = payload.exp as number;
+  if (exp - now > MAX_LIFETIME_SECONDS) throw refused(`the client assertion must expire within ${MAX_LIFETIME_SECONDS} seconds`);
+  if (typeof payload.jti !== 'string' || payload.jti.length > 256) throw refused('the client assertion needs a jti');
+  // Single use (RFC 7523 §3 item 7): the first presentation counts 1, any replay before exp counts more.
+  const ttlMs = (exp - now + context.config.clockTolerance + 1) * 1000;
+  const uses = await context.store.increment(`assertion-jti:${digest(`${app.accountId}\u0000${app.clientId}\u0000${payload.jti}`)}`, ttlMs);
+  if (uses !== 1) throw refused('the client assertion has already been used');
+}

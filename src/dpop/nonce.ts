@@ -1,0 +1,71 @@
+/**
+ * Server-provided DPoP nonces (RFC 9449 §8), stateless: a nonce is a time window and an HMAC of it, so every
+ * instance that shares the signing keys issues and accepts the same nonces without touching the Store. A nonce
+ * is accepted in its own window and the next one, so a client that just received one never races a rotation.
+ */
+import { createHmac } from 'node:crypto';
+import type { SentinelContext } from '../context.js';
+import type { SigningKey } from '../keys.js';
+import { constantTimeEqual } from '../secrets.js';
+
+const fromKeys = new WeakMap<SigningKey, Buffer>();
+const fromRotation = new Map<string, Buffer>();
+
+function derive(material: string): Buffer {
+  return createHmac('sha256', material).update('sentinel-idp dpop nonce').digest();
+}
+
+/**
+ * The HMAC secret of the nonces: shared by all instances and never published. With `keyRotation` it comes from the
+ * ring's encryption key (stable across rotations, which every instance holds); otherwise from the signing key's
+ * private part, cached per key so it rotates with `context.keys`. A key that signs outside the process (an
+ * external signer) has no private part here: nonces then need `keyRotation`, and without it the request fails.
+ */
+function secretOf(context: SentinelContext): Buffer {
+  const encryptionKey = context.config.keyRotation?.encryptionKey;
+  if (encryptionKey !== undefined) {
+    let secret = fromRotation.get(encryptionKey);
+    if (secret === undefined) {
+      secret = derive(`keyRotation:${encryptionKey}`);
+      fromRotation.set(encryptionKey, secret);
+    }
+    return secret;
+  }
+  const signer = context.keys.signer;
+  let secret = fromKeys.get(signer);
+  if (secret === undefined) {
+    if (signer.privateKey === undefined) {
+      throw new Error('DPoP nonces need a signing key with a private part in the process, or the keyRotation option');
+    }
+    secret = derive(JSON.stringify(signer.privateKey.export({ format: 'jwk' })));
+    fromKeys.set(signer, secret);
+  }
+  return secret;
+}
+
+function nonceFor(context: SentinelContext, window: number): string {
+  const tag = createHmac('sha256', secretOf(context)).update(String(window)).digest('base64url').slice(0, 22);
+  return `${window.toString(36)}.${tag}`;
+}
+
+function windowOf(context: SentinelContext, now: number): number {
+  return Math.floor(now / context.config.dpop.proofMaxAgeSeconds);
+}
+
+/**
+ * The nonce to hand out now (`DPoP-Nonce` header).
+ * @example response.headers['dpop-nonce'] = currentNonce(context);
+ */
+export function currentNonce(context: SentinelContext, now = Math.floor(Date.now() / 1000)): string {
+  return nonceFor(context, windowOf(context, now));
+}
+
+/**
+ * True when `nonce` was issued by this service in the current or the previous window.
+ * @example if (!isValidNonce(context, claims.nonce)) throw useDPoPNonce(context);
+ */
+export function isValidNonce(context: SentinelContext, nonce: unknown, now = Math.floor(Date.now() / 1000)): boolean {
+  if (typeof nonce !== 'string' || nonce.length > 64) return false;
+  const window = windowOf(context, now);
+  return constantTimeEqual(nonce, nonceFor(context, window)) || constantTimeEqual(nonce, nonceFor(context, window - 1));
+}

@@ -1,0 +1,142 @@
+/**
+ * DPoP proof validation (RFC 9449 §4.3): a JWT the client signs per request with the private key its tokens are
+ * bound to. Checked, in order: one compact JWS of sane size; header `typ: dpop+jwt`, an allowed asymmetric `alg`,
+ * and a public `jwk` with no private members; the signature under that jwk; `htm` and `htu` equal to this request
+ * (query and fragment ignored); `iat` within the configured age (and not in the future beyond the clock
+ * tolerance); `ath` equal to the hash of the access token when one is presented; the server nonce when nonces are
+ * on; and finally the `jti`, remembered in the Store for the proof's lifetime so that a replay is refused on any
+ * instance. The result is the key's RFC 7638 thumbprint, the value tokens are bound to (`cnf.jkt`).
+ */
+import { createHash } from 'node:crypto';
+import { calculateJwkThumbprint, type JWK } from 'jose';
+import type { SentinelContext } from '../context.js';
+import { OAuthError } from '../errors.js';
+import { publicKeyProblem } from '../jwk-public.js';
+import { digest } from '../secrets.js';
+import { currentNonce, isValidNonce } from './nonce.js';
+import { verifyProofSignature } from './proof-signature.js';
+
+/** The request a proof must match. */
+export interface DPoPProofInput {
+  /** The `DPoP` header value. */
+  proof: string;
+  /** The HTTP method of the request. */
+  method: string;
+  /** The absolute URL of the request (the query is ignored). */
+  url: string;
+  /** The access token presented with the proof, at a protected resource (then `ath` is required). */
+  accessToken?: string | undefined;
+}
+
+/** A valid proof: the thumbprint of its key and its claims. */
+export interface VerifiedProof {
+  jkt: string;
+  claims: Record<string, unknown>;
+}
+
+const MAX_PROOF_LENGTH = 8192;
+
+/**
+ * The `invalid_dpop_proof` error (RFC 9449 §5 and §7.1); 400 at the token endpoint, the guard turns it into a 401.
+ * @example throw invalidProof('the DPoP proof was already used');
+ */
+export function invalidProof(description: string): OAuthError {
+  return new OAuthError('invalid_dpop_proof', description);
+}
+
+/**
+ * The `use_dpop_nonce` error with a fresh `DPoP-Nonce` (RFC 9449 §8).
+ * @example throw useDPoPNonce(context);
+ */
+export function useDPoPNonce(context: SentinelContext): OAuthError {
+  return new OAuthError('use_dpop_nonce', 'the DPoP proof must carry the nonce of the DPoP-Nonce header', {
+    headers: { 'dpop-nonce': currentNonce(context) },
+  });
+}
+
+/** `htu` comparison form: scheme, host and path, without query and fragment. */
+function requestTarget(url: string): string | null {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * RFC 9449 §4.1 `ath`: base64url SHA-256 of the access token.
+ * @example accessTokenHash(token) // compare with the proof's ath
+ */
+export function accessTokenHash(accessToken: string): string {
+  return createHash('sha256').update(accessToken, 'ascii').digest('base64url');
+}
+
+function decodeHeader(proof: string): Record<string, unknown> {
+  const [first] = proof.split('.');
+  try {
+    const header: unknown = JSON.parse(Buffer.from(first ?? '', 'base64url').toString('utf8'));
+    if (typeof header === 'object' && header !== null && !Array.isArray(header)) return header as Record<string, unknown>;
+  } catch {
+    // Falls through to the same answer as a non-object header.
+  }
+  throw invalidProof('the DPoP proof is not a JWT');
+}
+
+function decodePayload(proof: string): Record<string, unknown> {
+  try {
+    const payload: unknown = JSON.parse(Buffer.from(proof.split('.')[1] ?? '', 'base64url').toString('utf8'));
+    if (typeof payload === 'object' && payload !== null && !Array.isArray(payload)) return payload as Record<string, unknown>;
+  } catch {
+    // Falls through to the same answer as a non-object payload.
+  }
+  throw invalidProof('the DPoP proof payload is not a JSON object');
+}
+
+/**
+ * Validates one DPoP proof.
+ * @throws OAuthError invalid_dpop_proof (or use_dpop_nonce) naming the failed check, never echoing the proof.
+ * @example const { jkt } = await verifyDPoPProof(context, { proof, method: 'POST', url: `${issuer}/token` });
+ */
+export async function verifyDPoPProof(context: SentinelContext, input: DPoPProofInput): Promise<VerifiedProof> {
+  const { proof } = input;
+  if (proof.length > MAX_PROOF_LENGTH || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(proof)) {
+    throw invalidProof('the DPoP header must be one compact JWT');
+  }
+  const header = decodeHeader(proof);
+  if (header.typ !== 'dpop+jwt') throw invalidProof('the DPoP proof must have typ dpop+jwt');
+  const { algorithms, proofMaxAgeSeconds } = context.config.dpop;
+  if (typeof header.alg !== 'string' || !(algorithms as readonly string[]).includes(header.alg)) {
+    throw invalidProof(`the DPoP proof must be signed with one of ${algorithms.join(', ')}`);
+  }
+  const problem = publicKeyProblem(header.jwk);
+  if (problem !== null) throw invalidProof(`the jwk of the DPoP proof ${problem}`);
+  const jwk = header.jwk as Record<string, unknown>;
+  if (!verifyProofSignature(proof, header.alg, jwk)) throw invalidProof('the DPoP proof signature does not verify with its jwk');
+  const claims = decodePayload(proof);
+  if (claims.htm !== input.method) throw invalidProof('the DPoP proof htm does not match the request method');
+  const expected = requestTarget(input.url);
+  if (typeof claims.htu !== 'string' || expected === null || requestTarget(claims.htu) !== expected) {
+    throw invalidProof('the DPoP proof htu does not match the request URL');
+  }
+  const now = Math.floor(Date.now() / 1000);
+  const tolerance = context.config.clockTolerance;
+  if (typeof claims.iat !== 'number' || claims.iat < now - proofMaxAgeSeconds - tolerance || claims.iat > now + tolerance) {
+    throw invalidProof('the DPoP proof iat is outside the accepted window');
+  }
+  if (typeof claims.jti !== 'string' || claims.jti === '' || claims.jti.length > 256) {
+    throw invalidProof('the DPoP proof needs a jti');
+  }
+  if (input.accessToken !== undefined) {
+    if (typeof claims.ath !== 'string') throw invalidProof('the DPoP proof needs ath, the hash of the access token');
+    if (claims.ath !== accessTokenHash(input.accessToken)) throw invalidProof('the DPoP proof ath does not match the access token');
+  }
+  if (context.config.dpop.nonce && !isValidNonce(context, claims.nonce)) throw useDPoPNonce(context);
+  const jkt = await calculateJwkThumbprint(jwk as JWK, 'sha256');
+  // Last, so a proof that fails any other check does not burn its jti; the window covers iat's whole range.
+  const ttlMs = (proofMaxAgeSeconds + 2 * tolerance + 1) * 1000;
+  if ((await context.store.increment(`dpop-jti:${digest(`${jkt}\u0000${claims.jti}`)}`, ttlMs)) !== 1) {
+    throw invalidProof('the DPoP proof was already used');
+  }
+  return { jkt, claims };
+}

@@ -1,0 +1,133 @@
+/**
+ * DPoP at protected resources (RFC 9449 §7): a token with `cnf.jkt` is accepted only with the `DPoP` scheme and a
+ * fresh proof, by the key the token is bound to, whose `ath` is the hash of the token; a bound token sent as
+ * `Bearer` is refused (it would otherwise be a bearer token after all). Failures carry the `WWW-Authenticate: DPoP`
+ * challenge (RFC 9449 §7.1) and, when nonces are on, a `DPoP-Nonce`.
+ */
+import type { SentinelContext } from '../context.js';
+import { isOAuthError, OAuthError } from '../errors.js';
+import { verifyDPoPProof } from './proof.js';
+import { dpopHeader } from './token-binding.js';
+
+/**
+ * How an access token was presented (RFC 9449 §7.1), for the binding check (`VerifyAccessTokenOptions.dpop`).
+ * @example const presentation: DPoPPresentation = { scheme: 'DPoP', proof: headers.dpop, method: 'GET', url: 'https://api.example.com/x' };
+ */
+export interface DPoPPresentation {
+  /** The `Authorization` scheme the token came with. */
+  scheme: 'Bearer' | 'DPoP';
+  /** The `DPoP` header, if any. */
+  proof?: string | undefined;
+  /** The HTTP method of the request. */
+  method: string;
+  /** The absolute URL of the request as the client addressed it. */
+  url: string;
+}
+
+/**
+ * A resource request as an adapter's guard sees it (RFC 9449 §4.3: the method and URL a proof must match).
+ * @example sentinel.checkBearer(req.headers.authorization, expectations, { method: req.method, url: req.originalUrl, headers: req.headers });
+ */
+export interface ResourceRequest {
+  method: string;
+  /** Absolute URL, or the path and query as received (the origin then comes from the Host header). */
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  /** Whether the connection is TLS as the host sees it. */
+  secure?: boolean | undefined;
+}
+
+function challenge(context: SentinelContext, code: string, description: string): string {
+  const algs = context.config.dpop.algorithms.join(' ');
+  return `DPoP algs="${algs}", error="${code}", error_description="${description.replace(/["\\]/g, '')}"`;
+}
+
+/**
+ * A 401 with the DPoP challenge for `code`.
+ * @example throw dpopUnauthorized(context, 'invalid_token', 'this token is DPoP-bound');
+ */
+export function dpopUnauthorized(
+  context: SentinelContext,
+  code: 'invalid_token' | 'invalid_dpop_proof' | 'use_dpop_nonce',
+  description: string,
+  headers: Record<string, string> = {},
+): OAuthError {
+  return new OAuthError(code, description, {
+    status: 401,
+    headers: { ...headers, 'www-authenticate': challenge(context, code, description) },
+  });
+}
+
+/**
+ * The public URL of a resource request: absolute as given, or rebuilt from `Host` (and, with `trustProxy`, the
+ * `X-Forwarded-Proto` / `X-Forwarded-Host` a trusted proxy set).
+ * @example resourceURL(context, { method: 'GET', url: '/api/x?y=1', headers: { host: 'api.example.com' }, secure: true }) // 'https://api.example.com/api/x?y=1'
+ */
+export function resourceURL(context: SentinelContext, request: ResourceRequest): string {
+  if (/^https?:\/\//i.test(request.url)) return request.url;
+  const header = (name: string): string | undefined => {
+    const value = request.headers[name];
+    return Array.isArray(value) ? value[0] : value;
+  };
+  const forwarded = (name: string): string | undefined => (context.config.trustProxy ? header(name)?.split(',')[0]?.trim() : undefined);
+  const proto = forwarded('x-forwarded-proto') ?? (request.secure === true ? 'https' : 'http');
+  const host = forwarded('x-forwarded-host') ?? header('host') ?? 'invalid.invalid';
+  return `${proto}://${host}${request.url.startsWith('/') ? '' : '/'}${request.url}`;
+}
+
+/**
+ * The presentation of a resource request under `scheme`.
+ * @throws OAuthError invalid_dpop_proof (401) when the DPoP header is repeated.
+ * @example const dpop = presentationOf(context, 'DPoP', resource);
+ */
+export function presentationOf(context: SentinelContext, scheme: 'Bearer' | 'DPoP', request: ResourceRequest): DPoPPresentation {
+  let proof: string | undefined;
+  try {
+    proof = dpopHeader({ method: request.method, path: '', query: new URLSearchParams(), headers: request.headers });
+  } catch {
+    throw dpopUnauthorized(context, 'invalid_dpop_proof', 'send exactly one DPoP header');
+  }
+  return { scheme, proof, method: request.method.toUpperCase(), url: resourceURL(context, request) };
+}
+
+/**
+ * Checks how a token was presented against its binding. Unbound tokens pass with `Bearer` (or no presentation);
+ * bound tokens need `DPoP`, a proof by the bound key, and `ath`.
+ * @throws OAuthError (401, `WWW-Authenticate: DPoP`) invalid_token, invalid_dpop_proof or use_dpop_nonce.
+ * @example await checkTokenBinding(context, token, claims, options.dpop);
+ */
+export async function checkTokenBinding(
+  context: SentinelContext,
+  token: string,
+  claims: Record<string, unknown>,
+  presentation: DPoPPresentation | undefined,
+): Promise<void> {
+  const cnf = claims.cnf as { jkt?: unknown } | undefined;
+  const jkt = typeof cnf === 'object' && cnf !== null ? cnf.jkt : undefined;
+  if (jkt === undefined) {
+    if (presentation?.scheme === 'DPoP') {
+      throw dpopUnauthorized(context, 'invalid_token', 'the token is not DPoP-bound; present it with the Bearer scheme');
+    }
+    return;
+  }
+  if (presentation === undefined || presentation.scheme !== 'DPoP') {
+    throw dpopUnauthorized(context, 'invalid_token', 'the token is DPoP-bound; present it with the DPoP scheme and a DPoP proof');
+  }
+  if (presentation.proof === undefined) throw dpopUnauthorized(context, 'invalid_dpop_proof', 'a DPoP proof is required with this token');
+  let verified: string;
+  try {
+    ({ jkt: verified } = await verifyDPoPProof(context, {
+      proof: presentation.proof,
+      method: presentation.method,
+      url: presentation.url,
+      accessToken: token,
+    }));
+  } catch (error) {
+    if (isOAuthError(error) && (error.code === 'invalid_dpop_proof' || error.code === 'use_dpop_nonce')) {
+      throw dpopUnauthorized(context, error.code, error.description, { ...error.headers });
+    }
+    throw error;
+  }
+  if (verified !== jkt)
+    throw dpopUnauthorized(context, 'invalid_dpop_proof', 'the DPoP proof is signed by another key than the token is bound to');
+}

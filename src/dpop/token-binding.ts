@@ -1,0 +1,58 @@
+/**
+ * DPoP at the token endpoints (RFC 9449 §5): the proof of a token request names the key the issued tokens are
+ * bound to. Without a proof the tokens are plain Bearer tokens, unless the app is registered with `requireDPoP`.
+ */
+import type { App } from '../apps.js';
+import type { SentinelContext } from '../context.js';
+import type { SentinelRequest } from '../http.js';
+import { invalidProof, verifyDPoPProof } from './proof.js';
+
+/**
+ * The single `DPoP` header of a request, `undefined` when absent.
+ * @throws OAuthError invalid_dpop_proof when the header is repeated.
+ * @example const proof = dpopHeader(request);
+ */
+export function dpopHeader(request: SentinelRequest): string | undefined {
+  const value = request.headers.dpop;
+  if (Array.isArray(value)) {
+    if (value.length > 1) throw invalidProof('send exactly one DPoP header');
+    return value[0];
+  }
+  return value;
+}
+
+/**
+ * Validates the proof of a token request received at `url` (the endpoint's public URL) and returns the thumbprint
+ * to bind the tokens to, or `undefined` for an unbound request.
+ * @throws OAuthError invalid_dpop_proof for a bad proof, or a missing one when the app requires DPoP.
+ * @example const jkt = await tokenRequestBinding(context, request, app, `${context.accountIssuer(accountId)}/token`);
+ */
+export async function tokenRequestBinding(
+  context: SentinelContext,
+  request: SentinelRequest,
+  app: App,
+  url: string,
+): Promise<string | undefined> {
+  const proof = dpopHeader(request);
+  if (proof === undefined) {
+    if (app.requireDPoP === true) throw invalidProof('this application must send a DPoP proof with every token request');
+    return undefined;
+  }
+  return (await verifyDPoPProof(context, { proof, method: request.method, url })).jkt;
+}
+
+/**
+ * The confirmation claim of a bound access token (RFC 9449 §6.1), for `issueAccessToken`'s `extra`.
+ * @example issueAccessToken(context, { …, extra: confirmation(jkt) })
+ */
+export function confirmation(jkt: string | undefined): Record<string, unknown> | undefined {
+  return jkt === undefined ? undefined : { cnf: { jkt } };
+}
+
+/**
+ * The `token_type` of a token response (RFC 9449 §5).
+ * @example tokenType(jkt) // 'DPoP' or 'Bearer'
+ */
+export function tokenType(jkt: string | undefined): 'DPoP' | 'Bearer' {
+  return jkt === undefined ? 'Bearer' : 'DPoP';
+}

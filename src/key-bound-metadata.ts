@@ -1,0 +1,24 @@
+/**
+ * The RFC 8414 metadata of DPoP (RFC 9449 §5.1), key-based client authentication (RFC 7523, OIDC Discovery) and
+ * pushed authorization requests (RFC 9126 §5), merged into each account's metadata document.
+ */
+import type { SentinelContext } from './context.js';
+import { ASYMMETRIC_ALGORITHMS } from './jwk-public.js';
+
+const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt'];
+
+/**
+ * The members for the issuer of one account.
+ * @example { ...authorizationServerMetadata(context, accountId) } // includes these
+ */
+export function keyBoundMetadata(context: SentinelContext, issuer: string): Record<string, unknown> {
+  return {
+    token_endpoint_auth_methods_supported: AUTH_METHODS,
+    token_endpoint_auth_signing_alg_values_supported: [...ASYMMETRIC_ALGORITHMS],
+    revocation_endpoint_auth_methods_supported: AUTH_METHODS,
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+    dpop_signing_alg_values_supported: [...context.config.dpop.algorithms],
+    pushed_authorization_request_endpoint: `${issuer}/par`,
+    require_pushed_authorization_requests: false,
+  };
+}

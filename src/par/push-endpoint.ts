@@ -1,0 +1,66 @@
+/**
+ * `POST {basePath}/api/account/{accountId}/par` — the pushed authorization request endpoint (RFC 9126 §2): an
+ * authenticated client posts the parameters of its authorization request, they are validated exactly as the
+ * authorization endpoint would, and the client gets a single-use `request_uri` valid for 60 seconds to send the
+ * browser with. A DPoP proof on the push binds the code to its key (RFC 9449 §10.1), like `dpop_jkt`.
+ */
+import { validateAuthorizationRequest } from '../authorize/validate-request.js';
+import { readForm } from '../body.js';
+import type { SentinelContext } from '../context.js';
+import { dpopHeader } from '../dpop/token-binding.js';
+import { invalidProof, verifyDPoPProof } from '../dpop/proof.js';
+import { isOAuthError, OAuthError } from '../errors.js';
+import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
+import { authenticateClient } from '../token/client-auth.js';
+import { checkTokenQuery } from '../token/token-endpoint.js';
+import { REQUEST_URI_TTL_SECONDS, storePushedRequest } from './pushed-requests.js';
+
+/** Client authentication parameters: they authenticate the push and are not part of the authorization request. */
+const AUTHENTICATION_PARAMS = new Set(['client_secret', 'client_assertion', 'client_assertion_type']);
+
+/**
+ * Handles a pushed authorization request.
+ *
+ * @example
+ * // POST /sentinel/api/account/123/par  response_type=code&client_id=…&redirect_uri=…&code_challenge=…  (+ client authentication)
+ * // 201 {"request_uri":"urn:ietf:params:oauth:request_uri:…","expires_in":60}
+ */
+export async function handlePushedAuthorizationRequest(
+  context: SentinelContext,
+  request: SentinelRequest,
+  accountId: string,
+): Promise<SentinelResponse> {
+  checkTokenQuery(request.query);
+  const params = await readForm(request, context.config.bodyLimit);
+  const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: true });
+  if (params.has('request_uri')) throw new OAuthError('invalid_request', 'a pushed request must not contain request_uri');
+  const pushed: [string, string][] = [];
+  for (const [name, values] of params) {
+    if (AUTHENTICATION_PARAMS.has(name)) continue;
+    if (values === null) throw new OAuthError('invalid_request', `parameter ${name} is malformed`);
+    for (const value of values) pushed.push([name, value]);
+  }
+  if (!params.has('client_id')) pushed.push(['client_id', app.clientId]);
+  const proof = dpopHeader(request);
+  if (proof !== undefined) {
+    const { jkt } = await verifyDPoPProof(context, { proof, method: request.method, url: `${context.accountIssuer(accountId)}/par` });
+    const named = params.get('dpop_jkt');
+    if (named !== undefined && (named === null || named.length !== 1 || named[0] !== jkt)) {
+      throw invalidProof('dpop_jkt differs from the key of the DPoP proof');
+    }
+    if (named === undefined) pushed.push(['dpop_jkt', jkt]);
+  }
+  try {
+    const query = new URLSearchParams(pushed);
+    await validateAuthorizationRequest(context, { ...request, method: 'GET', query, body: undefined }, accountId, { pushed: true });
+  } catch (error) {
+    // RFC 9126 §2.3: the errors of the authorization endpoint, as a JSON 400 to the client instead of a redirect.
+    if (isOAuthError(error) && error.code !== 'server_error') {
+      const code = error.code === 'invalid_client' ? 'invalid_request' : error.code;
+      throw new OAuthError(code, error.description);
+    }
+    throw error;
+  }
+  const requestUri = await storePushedRequest(context, { accountId, clientId: app.clientId, params: pushed });
+  return noStoreJSON(201, { request_uri: requestUri, expires_in: REQUEST_URI_TTL_SECONDS });
+}

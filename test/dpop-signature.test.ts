@@ -1,0 +1,46 @@
+/**
+ * Units of the DPoP checks: the synchronous signature check agrees with jose for every allowed algorithm and
+ * refuses a key that does not fit the algorithm (algorithm confusion) or a tampered proof; the resource URL a proof
+ * must name is rebuilt from Host, and from X-Forwarded-* only behind a trusted proxy.
+ */
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { describe, expect, it } from 'vitest';
+import { verifyProofSignature } from '../src/dpop/proof-signature.js';
+
+async function signed(alg: string, options: Record<string, unknown> = {}) {
+  const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true, ...options });
+  const jwk = (await exportJWK(publicKey)) as Record<string, unknown>;
+  const proof = await new SignJWT({ htm: 'GET', jti: 'x' }).setProtectedHeader({ alg, typ: 'dpop+jwt', jwk } as never).sign(privateKey);
+  return { proof, jwk };
+}
+
+describe('verifyProofSignature', () => {
+  it.each(['ES256', 'ES384', 'EdDSA', 'RS256', 'PS256'])('verifies %s proofs signed by jose', async (alg) => {
+    const { proof, jwk } = await signed(alg, alg === 'EdDSA' ? { crv: 'Ed25519' } : {});
+    expect(verifyProofSignature(proof, alg, jwk)).toBe(true);
+    const tampered = `${proof.slice(0, proof.indexOf('.') + 1)}e30${proof.slice(proof.lastIndexOf('.'))}`;
+    expect(verifyProofSignature(tampered, alg, jwk)).toBe(false);
+  });
+
+  it('refuses a key that does not fit the algorithm, and algorithms outside the list', async () => {
+    const { proof, jwk } = await signed('ES256');
+    expect(verifyProofSignature(proof, 'ES384', jwk)).toBe(false);
+    expect(verifyProofSignature(proof, 'RS256', jwk)).toBe(false);
+    expect(verifyProofSignature(proof, 'none', jwk)).toBe(false);
+    expect(verifyProofSignature(proof, 'HS256', jwk)).toBe(false);
+    expect(verifyProofSignature(proof, 'ES256', { kty: 'EC', crv: 'P-256', x: 'AA', y: 'AA' })).toBe(false);
+  });
+});
+
+describe('resourceURL (the htu a guard expects)', () => {
+  it('rebuilds the URL from Host, and from X-Forwarded-* only behind a trusted proxy', async () => {
+    const { resourceURL } = await import('../src/dpop/resource.js');
+    const { makeSentinel } = await import('./fixtures.js');
+    const headers = { host: '10.0.0.5:3000', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'api.example.com' };
+    const direct = makeSentinel().context;
+    expect(resourceURL(direct, { method: 'GET', url: '/api/x?y=1', headers })).toBe('http://10.0.0.5:3000/api/x?y=1');
+    const proxied = makeSentinel({ trustProxy: true }).context;
+    expect(resourceURL(proxied, { method: 'GET', url: '/api/x', headers })).toBe('https://api.example.com/api/x');
+    expect(resourceURL(direct, { method: 'GET', url: 'https://a.example/b', headers })).toBe('https://a.example/b');
+  });
+});

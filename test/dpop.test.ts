@@ -1,0 +1,462 @@
+/**
+ * DPoP (RFC 9449): every bad proof the token endpoint must refuse with 400 `invalid_dpop_proof` issuing nothing,
+ * every bad presentation the guard must refuse with 401 and `WWW-Authenticate: DPoP`, and the bindings that make
+ * a stolen code, refresh token or access token useless without the key.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import request from 'supertest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MemoryStore, type SentinelEvent, type SentinelOptions } from '../src/index.js';
+import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, PUBLIC_CLIENT_ID, REDIRECT_URI, USER_ID } from './fixtures.js';
+import { HOSTS, type MountedHost } from './hosts.js';
+import { clientKey, dpopProof, keyedSentinel, type ClientKey } from './key-bound-helpers.js';
+import { codeFor, pkcePair } from './suites/oauth-helpers.js';
+
+const V2_PATH = `/sentinel/api/v2/account/${ACCOUNT}/app/token`;
+const V2_HTU = `http://localhost${V2_PATH}`;
+const TOKEN_PATH = `/sentinel/api/account/${ACCOUNT}/token`;
+const TOKEN_HTU = `http://localhost${TOKEN_PATH}`;
+const API_PATH = `/api/account/${ACCOUNT}/consumer/${CONSUMER_UUID}/brand/tokens`;
+
+const open: MountedHost[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((mounted) => mounted.close()));
+});
+
+async function start(overrides: Partial<SentinelOptions> = {}, app: Record<string, unknown> = {}) {
+  const events: SentinelEvent[] = [];
+  const key = await clientKey();
+  const sentinel = keyedSentinel(key, app, { onEvent: (event) => events.push(event), ...overrides });
+  const mounted = await HOSTS[1]!.mount(sentinel);
+  open.push(mounted);
+  return { sentinel, server: mounted.server, url: mounted.url, events, key };
+}
+
+function consumerToken(server: unknown, proof?: string): request.Test {
+  const call = request(server as never)
+    .post(`${V2_PATH}?state=${CONSUMER_UUID}`)
+    .type('form')
+    .send({ grant_type: 'client_credentials', client_id: CLIENT_ID, client_secret: CLIENT_SECRET });
+  return proof === undefined ? call : call.set('DPoP', proof);
+}
+
+function issued(events: SentinelEvent[]): number {
+  return events.filter((event) => event.type === 'token.issued').length;
+}
+
+async function expectRefusedAtTokenEndpoint(server: unknown, events: SentinelEvent[], proof: string, why: RegExp): Promise<void> {
+  const before = issued(events);
+  const response = await consumerToken(server, proof);
+  expect(response.status).toBe(400);
+  expect(response.body.error).toBe('invalid_dpop_proof');
+  expect(response.body.error_description).toMatch(why);
+  expect(response.body.access_token).toBeUndefined();
+  expect(issued(events)).toBe(before);
+}
+
+/** A bound consumer token and the key it is bound to. */
+async function boundToken(server: unknown, key: ClientKey): Promise<string> {
+  const response = await consumerToken(server, await dpopProof(key, { htm: 'POST', htu: V2_HTU }));
+  expect(response.status).toBe(200);
+  expect(response.body.token_type).toBe('DPoP');
+  return response.body.access_token as string;
+}
+
+function ath(token: string): string {
+  return createHash('sha256').update(token).digest('base64url');
+}
+
+async function callAPI(url: string, token: string, proof?: string, scheme = 'DPoP'): Promise<Response> {
+  return fetch(`${url}${API_PATH}`, { headers: { authorization: `${scheme} ${token}`, ...(proof === undefined ? {} : { dpop: proof }) } });
+}
+
+describe('DPoP at the token endpoint', () => {
+  it('binds the token: token_type DPoP and cnf.jkt = the thumbprint of the proof key', async () => {
+    const { server, key } = await start();
+    const token = await boundToken(server, key);
+    const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { cnf: { jkt: string } };
+    expect(claims.cnf.jkt).toBe(key.jkt);
+  });
+
+  it('binds v1 app tokens too (htu = the v1 endpoint)', async () => {
+    const { server, key } = await start();
+    const v1 = `/sentinel/api/account/${ACCOUNT}/app/token`;
+    const response = await request(server)
+      .post(v1)
+      .type('form')
+      .set('DPoP', await dpopProof(key, { htm: 'POST', htu: `http://localhost${v1}` }))
+      .send({ grant_type: 'client_credentials', client_id: CLIENT_ID, client_secret: CLIENT_SECRET });
+    expect(response.status).toBe(200);
+    expect(response.body.token_type).toBe('DPoP');
+  });
+
+  it('refuses a replayed proof', async () => {
+    const { server, events, key } = await start();
+    const proof = await dpopProof(key, { htm: 'POST', htu: V2_HTU });
+    expect((await consumerToken(server, proof)).status).toBe(200);
+    await expectRefusedAtTokenEndpoint(server, events, proof, /already used/);
+  });
+
+  it('accepts one of 20 concurrent presentations of one proof, across two instances sharing a store', async () => {
+    const store = new MemoryStore();
+    const key = await clientKey();
+    const hosts: MountedHost['server'][] = [];
+    for (const host of [HOSTS[0]!, HOSTS[4]!]) {
+      const mounted = await host.mount(keyedSentinel(key, {}, { store }));
+      open.push(mounted);
+      hosts.push(mounted.server);
+    }
+    const proof = await dpopProof(key, { htm: 'POST', htu: V2_HTU });
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, index) => consumerToken(hosts[index % 2], proof)));
+    expect(answers.filter((answer) => answer.status === 200)).toHaveLength(1);
+    expect(answers.filter((answer) => answer.body.error === 'invalid_dpop_proof')).toHaveLength(19);
+  });
+
+  it('answers 500 server_error, issues nothing and reports the cause when the replay cache fails', async () => {
+    const store = new MemoryStore();
+    store.increment = async () => {
+      throw new Error('replay cache down');
+    };
+    const errors: unknown[] = [];
+    const { server, events, key } = await start({ store, onError: (error) => errors.push(error) });
+    const response = await consumerToken(server, await dpopProof(key, { htm: 'POST', htu: V2_HTU }));
+    expect(response.status).toBe(500);
+    expect(response.body).toEqual({ error: 'server_error', error_description: 'the server could not complete the request' });
+    expect(issued(events)).toBe(0);
+    expect(errors).toEqual([expect.objectContaining({ message: 'replay cache down' })]);
+  });
+
+  it('refuses a proof for another URL (htu)', async () => {
+    const { server, events, key } = await start();
+    await expectRefusedAtTokenEndpoint(server, events, await dpopProof(key, { htm: 'POST', htu: TOKEN_HTU }), /htu/);
+  });
+
+  it('refuses a proof for another method (htm)', async () => {
+    const { server, events, key } = await start();
+    await expectRefusedAtTokenEndpoint(server, events, await dpopProof(key, { htm: 'GET', htu: V2_HTU }), /htm/);
+  });
+
+  it('refuses a stale proof (iat outside the window)', async () => {
+    const { server, events, key } = await start();
+    const iat = Math.floor(Date.now() / 1000) - 120;
+    await expectRefusedAtTokenEndpoint(server, events, await dpopProof(key, { htm: 'POST', htu: V2_HTU, iat }), /iat/);
+  });
+
+  it('refuses an unsigned proof (alg none)', async () => {
+    const { server, events, key } = await start();
+    const { kid: _kid, alg: _alg, ...jwk } = key.publicJwk;
+    const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const now = Math.floor(Date.now() / 1000);
+    const unsigned = `${encode({ alg: 'none', typ: 'dpop+jwt', jwk })}.${encode({ htm: 'POST', htu: V2_HTU, iat: now, jti: 'x' })}.`;
+    const response = await consumerToken(server, unsigned);
+    expect(response.status).toBe(400);
+    expect(response.body.error).toBe('invalid_dpop_proof');
+    expect(issued(events)).toBe(0);
+    await expectRefusedAtTokenEndpoint(server, events, `${unsigned}c2ln`, /ES256/);
+  });
+
+  it('refuses an HS256 proof', async () => {
+    const { server, events, key } = await start();
+    const secret = randomBytes(32);
+    const proof = await dpopProof(
+      key,
+      { htm: 'POST', htu: V2_HTU },
+      { alg: 'HS256', jwk: { kty: 'oct', k: secret.toString('base64url') } },
+      secret,
+    );
+    await expectRefusedAtTokenEndpoint(server, events, proof, /signed with one of/);
+  });
+
+  it('refuses a proof whose jwk carries the private key', async () => {
+    const { server, events, key } = await start();
+    const proof = await dpopProof(key, { htm: 'POST', htu: V2_HTU }, { jwk: key.privateJwk });
+    await expectRefusedAtTokenEndpoint(server, events, proof, /private key/);
+  });
+
+  it('refuses a proof signed by another key than its jwk', async () => {
+    const { server, events, key } = await start();
+    const other = await clientKey();
+    await expectRefusedAtTokenEndpoint(
+      server,
+      events,
+      await dpopProof(key, { htm: 'POST', htu: V2_HTU }, {}, other.privateKey),
+      /signature/,
+    );
+  });
+
+  it('requires a proof from an app registered with requireDPoP', async () => {
+    const key = await clientKey();
+    const sentinel = keyedSentinel(key);
+    sentinel.config.apps.find((app) => app.clientId === CLIENT_ID)!.requireDPoP = true;
+    const mounted = await HOSTS[1]!.mount(sentinel);
+    open.push(mounted);
+    const response = await consumerToken(mounted.server);
+    expect(response.status).toBe(400);
+    expect(response.body.error).toBe('invalid_dpop_proof');
+    expect((await consumerToken(mounted.server, await dpopProof(key, { htm: 'POST', htu: V2_HTU }))).status).toBe(200);
+  });
+
+  it('asks for a server nonce when nonces are on, and accepts the proof that carries it', async () => {
+    const { server, key } = await start({ dpop: { nonce: true } });
+    const first = await consumerToken(server, await dpopProof(key, { htm: 'POST', htu: V2_HTU }));
+    expect(first.status).toBe(400);
+    expect(first.body.error).toBe('use_dpop_nonce');
+    const nonce = first.headers['dpop-nonce'];
+    expect(nonce).toMatch(/^[a-z0-9]+\.[A-Za-z0-9_-]{22}$/);
+    expect((await consumerToken(server, await dpopProof(key, { htm: 'POST', htu: V2_HTU, nonce: 'x.forged' }))).body.error).toBe(
+      'use_dpop_nonce',
+    );
+    expect((await consumerToken(server, await dpopProof(key, { htm: 'POST', htu: V2_HTU, nonce }))).status).toBe(200);
+  });
+
+  it('with keyRotation (no static keys), a nonce from one instance is accepted by another sharing the store', async () => {
+    const store = new MemoryStore();
+    const keyRotation = { encryptionKey: randomBytes(32).toString('base64url'), rotateEverySeconds: 3600, prePublishSeconds: 400 };
+    const first = await start({ store, keys: undefined, keyRotation, dpop: { nonce: true } });
+    const second = await start({ store, keys: undefined, keyRotation, dpop: { nonce: true } });
+    await first.sentinel.ready();
+    await second.sentinel.ready();
+    const asked = await consumerToken(first.server, await dpopProof(first.key, { htm: 'POST', htu: V2_HTU }));
+    expect(asked.body.error).toBe('use_dpop_nonce');
+    const nonce = asked.headers['dpop-nonce'] as string;
+    const elsewhere = await consumerToken(second.server, await dpopProof(first.key, { htm: 'POST', htu: V2_HTU, nonce }));
+    expect(elsewhere.status).toBe(200);
+    expect(elsewhere.body.token_type).toBe('DPoP');
+    // Another encryption key is another service: its nonces are not ours.
+    const foreign = await start({
+      keys: undefined,
+      keyRotation: { ...keyRotation, encryptionKey: randomBytes(32).toString('base64url') },
+      dpop: { nonce: true },
+    });
+    await foreign.sentinel.ready();
+    const refused = await consumerToken(foreign.server, await dpopProof(first.key, { htm: 'POST', htu: V2_HTU, nonce }));
+    expect(refused.body.error).toBe('use_dpop_nonce');
+  });
+});
+
+describe('DPoP at the guard (requireAccessToken)', () => {
+  it('accepts the bound token with a fresh proof carrying ath', async () => {
+    const { server, url, key } = await start();
+    const token = await boundToken(server, key);
+    const response = await callAPI(url, token, await dpopProof(key, { htm: 'GET', htu: `${url}${API_PATH}`, ath: ath(token) }));
+    expect(response.status).toBe(200);
+  });
+
+  it('refuses a proof signed with a different key than cnf.jkt', async () => {
+    const { server, url, key } = await start();
+    const token = await boundToken(server, key);
+    const other = await clientKey();
+    const response = await callAPI(url, token, await dpopProof(other, { htm: 'GET', htu: `${url}${API_PATH}`, ath: ath(token) }));
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toMatch(
+      /^DPoP algs="[^"]+", error="invalid_dpop_proof", error_description="[^"]*another key/,
+    );
+  });
+
+  it('refuses a proof without ath', async () => {
+    const { server, url, key } = await start();
+    const token = await boundToken(server, key);
+    const response = await callAPI(url, token, await dpopProof(key, { htm: 'GET', htu: `${url}${API_PATH}` }));
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toMatch(/error="invalid_dpop_proof".*ath/);
+  });
+
+  it('refuses a replayed proof, a proof for another URL, and a stale proof', async () => {
+    const { server, url, key } = await start();
+    const token = await boundToken(server, key);
+    const proof = await dpopProof(key, { htm: 'GET', htu: `${url}${API_PATH}`, ath: ath(token) });
+    expect((await callAPI(url, token, proof)).status).toBe(200);
+    expect((await callAPI(url, token, proof)).status).toBe(401);
+    expect((await callAPI(url, token, await dpopProof(key, { htm: 'GET', htu: `${url}/elsewhere`, ath: ath(token) }))).status).toBe(401);
+    const iat = Math.floor(Date.now() / 1000) - 300;
+    expect((await callAPI(url, token, await dpopProof(key, { htm: 'GET', htu: `${url}${API_PATH}`, ath: ath(token), iat }))).status).toBe(
+      401,
+    );
+  });
+
+  it('refuses the bound token presented as a Bearer token, and verifyAccessToken refuses it without a proof', async () => {
+    const { sentinel, server, url, key } = await start();
+    const token = await boundToken(server, key);
+    const response = await callAPI(url, token, undefined, 'Bearer');
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toMatch(/^DPoP .*error="invalid_token"/);
+    await expect(sentinel.verifyAccessToken(token, { accountId: ACCOUNT })).rejects.toMatchObject({ code: 'invalid_token' });
+  });
+
+  it('introspects a bound token as active with its cnf (its client presents it, no proof needed)', async () => {
+    const { server, key } = await start();
+    const token = await boundToken(server, key);
+    const response = await request(server)
+      .post(`/sentinel/api/account/${ACCOUNT}/token/introspect`)
+      .type('form')
+      .send({ token, client_id: CLIENT_ID, client_secret: CLIENT_SECRET });
+    expect(response.body).toMatchObject({ active: true, cnf: { jkt: key.jkt } });
+  });
+
+  it('keeps unbound Bearer tokens working', async () => {
+    const { server, url } = await start();
+    const token = (await consumerToken(server)).body.access_token as string;
+    expect((await callAPI(url, token, undefined, 'Bearer')).status).toBe(200);
+  });
+});
+
+describe('DPoP bindings of codes and refresh tokens', () => {
+  it('redeems a dpop_jkt code only with a proof by that key', async () => {
+    const { sentinel, server, key } = await start();
+    const { verifier, challenge } = pkcePair();
+    const code = await codeFor(sentinel, {
+      clientId: PUBLIC_CLIENT_ID,
+      redirectUri: REDIRECT_URI,
+      codeChallenge: challenge,
+      dpopJkt: key.jkt,
+    });
+    const other = await clientKey();
+    const form = {
+      grant_type: 'authorization_code',
+      code,
+      client_id: PUBLIC_CLIENT_ID,
+      code_verifier: verifier,
+      redirect_uri: REDIRECT_URI,
+    };
+    const refused = await request(server)
+      .post(TOKEN_PATH)
+      .type('form')
+      .set('DPoP', await dpopProof(other, { htm: 'POST', htu: TOKEN_HTU }))
+      .send(form);
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toBe('invalid_dpop_proof');
+    expect(refused.body.access_token).toBeUndefined();
+  });
+
+  it("binds a public client's refresh token: refused without the key's proof, and not burnt by the attempt", async () => {
+    const { sentinel, server, key } = await start();
+    const { verifier, challenge } = pkcePair();
+    const code = await codeFor(sentinel, { clientId: PUBLIC_CLIENT_ID, redirectUri: REDIRECT_URI, codeChallenge: challenge });
+    const tokens = await request(server)
+      .post(TOKEN_PATH)
+      .type('form')
+      .set('DPoP', await dpopProof(key, { htm: 'POST', htu: TOKEN_HTU }))
+      .send({ grant_type: 'authorization_code', code, client_id: PUBLIC_CLIENT_ID, code_verifier: verifier, redirect_uri: REDIRECT_URI });
+    expect(tokens.status).toBe(200);
+    expect(tokens.body.token_type).toBe('DPoP');
+    const form = { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token as string, client_id: PUBLIC_CLIENT_ID };
+    const without = await request(server).post(TOKEN_PATH).type('form').send(form);
+    expect(without.status).toBe(400);
+    expect(without.body.error).toBe('invalid_dpop_proof');
+    const other = await clientKey();
+    const wrongKey = await request(server)
+      .post(TOKEN_PATH)
+      .type('form')
+      .set('DPoP', await dpopProof(other, { htm: 'POST', htu: TOKEN_HTU }))
+      .send(form);
+    expect(wrongKey.body.error).toBe('invalid_dpop_proof');
+    const right = await request(server)
+      .post(TOKEN_PATH)
+      .type('form')
+      .set('DPoP', await dpopProof(key, { htm: 'POST', htu: TOKEN_HTU }))
+      .send(form);
+    expect(right.status).toBe(200);
+    expect(JSON.parse(Buffer.from((right.body.access_token as string).split('.')[1]!, 'base64url').toString()).sub).toBe(USER_ID);
+  });
+});
+
+describe('DPoP with the grants of issue 14, UserInfo of issue 16 and client_credentials at the token endpoint', () => {
+  const USERINFO_PATH = `/sentinel/api/account/${ACCOUNT}/userinfo`;
+  const USERINFO_HTU = `http://localhost${USERINFO_PATH}`;
+
+  /** DPoP-bound tokens of a public client (openid scope) and the key they are bound to. */
+  async function boundUserTokens() {
+    const started = await start();
+    const { verifier, challenge } = pkcePair();
+    const code = await codeFor(started.sentinel, {
+      clientId: PUBLIC_CLIENT_ID,
+      redirectUri: REDIRECT_URI,
+      codeChallenge: challenge,
+      scope: 'openid',
+    });
+    const tokens = await request(started.server)
+      .post(TOKEN_PATH)
+      .type('form')
+      .set('DPoP', await dpopProof(started.key, { htm: 'POST', htu: TOKEN_HTU }))
+      .send({ grant_type: 'authorization_code', code, client_id: PUBLIC_CLIENT_ID, code_verifier: verifier, redirect_uri: REDIRECT_URI });
+    expect(tokens.status).toBe(200);
+    expect(tokens.body.token_type).toBe('DPoP');
+    return { ...started, tokens: tokens.body as { access_token: string; refresh_token: string } };
+  }
+
+  it('UserInfo takes a bound token with the DPoP scheme and a proof for its URL, and refuses it as Bearer', async () => {
+    const { server, key, tokens } = await boundUserTokens();
+    const token = tokens.access_token;
+    const asBearer = await request(server).get(USERINFO_PATH).set('authorization', `Bearer ${token}`);
+    expect(asBearer.status).toBe(401);
+    expect(asBearer.headers['www-authenticate']).toMatch(/^DPoP /);
+    const withoutProof = await request(server).get(USERINFO_PATH).set('authorization', `DPoP ${token}`);
+    expect(withoutProof.status).toBe(401);
+    expect(withoutProof.body.error).toBe('invalid_dpop_proof');
+    const otherURL = await request(server)
+      .get(USERINFO_PATH)
+      .set('authorization', `DPoP ${token}`)
+      .set('DPoP', await dpopProof(key, { htm: 'GET', htu: TOKEN_HTU, ath: ath(token) }));
+    expect(otherURL.status).toBe(401);
+    expect(otherURL.body.error).toBe('invalid_dpop_proof');
+    const other = await clientKey();
+    const otherKey = await request(server)
+      .get(USERINFO_PATH)
+      .set('authorization', `DPoP ${token}`)
+      .set('DPoP', await dpopProof(other, { htm: 'GET', htu: USERINFO_HTU, ath: ath(token) }));
+    expect(otherKey.status).toBe(401);
+    const ok = await request(server)
+      .get(USERINFO_PATH)
+      .set('authorization', `DPoP ${token}`)
+      .set('DPoP', await dpopProof(key, { htm: 'GET', htu: USERINFO_HTU, ath: ath(token) }));
+    expect(ok.status).toBe(200);
+    expect(ok.body.sub).toBe(USER_ID);
+    expect(ok.headers['access-control-expose-headers']).toMatch(/DPoP-Nonce/);
+  });
+
+  it('a rotated bound refresh token keeps its binding, and a replay without the key neither rotates nor revokes', async () => {
+    const { server, key, tokens } = await boundUserTokens();
+    const refresh = (refreshToken: string, proof?: string) => {
+      const call = request(server)
+        .post(TOKEN_PATH)
+        .type('form')
+        .send({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: PUBLIC_CLIENT_ID });
+      return proof === undefined ? call : call.set('DPoP', proof);
+    };
+    const first = await refresh(tokens.refresh_token, await dpopProof(key, { htm: 'POST', htu: TOKEN_HTU }));
+    expect(first.status).toBe(200);
+    expect(first.body.token_type).toBe('DPoP');
+    const rotated = first.body.refresh_token as string;
+    // The next generation is bound to the same key.
+    expect((await refresh(rotated)).body.error).toBe('invalid_dpop_proof');
+    // The spent generation, replayed by someone without the key: refused for the proof, the grant stays live.
+    const stolen = await refresh(tokens.refresh_token);
+    expect(stolen.body.error).toBe('invalid_dpop_proof');
+    const second = await refresh(rotated, await dpopProof(key, { htm: 'POST', htu: TOKEN_HTU }));
+    expect(second.status).toBe(200);
+    expect(second.body.token_type).toBe('DPoP');
+  });
+
+  it('client_credentials at the account token endpoint binds the app token to the proof key (htu = …/token)', async () => {
+    const { server, key } = await start();
+    const form = { grant_type: 'client_credentials', client_id: CLIENT_ID, client_secret: CLIENT_SECRET };
+    const wrongURL = await request(server)
+      .post(TOKEN_PATH)
+      .type('form')
+      .set('DPoP', await dpopProof(key, { htm: 'POST', htu: V2_HTU }))
+      .send(form);
+    expect(wrongURL.status).toBe(400);
+    expect(wrongURL.body.error).toBe('invalid_dpop_proof');
+    const bound = await request(server)
+      .post(TOKEN_PATH)
+      .type('form')
+      .set('DPoP', await dpopProof(key, { htm: 'POST', htu: TOKEN_HTU }))
+      .send(form);
+    expect(bound.status).toBe(200);
+    expect(bound.body.token_type).toBe('DPoP');
+    const claims = JSON.parse(Buffer.from((bound.body.access_token as string).split('.')[1]!, 'base64url').toString());
+    expect(claims.cnf).toEqual({ jkt: key.jkt });
+    const plain = await request(server).post(TOKEN_PATH).type('form').send(form);
+    expect(plain.body.token_type).toBe('Bearer');
+  });
+});

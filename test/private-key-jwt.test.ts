@@ -1,0 +1,252 @@
+/**
+ * private_key_jwt (RFC 7523): every bad assertion is a 401 `invalid_client` that issues nothing, and a hostile
+ * `jwks_uri` (hanging, redirecting, huge, or pointing into the service's own network) is refused quickly with
+ * `invalid_client` while the service keeps serving.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import request from 'supertest';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { SentinelEvent } from '../src/index.js';
+import { ACCOUNT, CONSUMER_UUID } from './fixtures.js';
+import { HOSTS, type MountedHost } from './hosts.js';
+import {
+  ACCOUNT_ISSUER,
+  assertionAuth,
+  ASSERTION_TYPE,
+  clientKey,
+  KEYED_CLIENT_ID,
+  keyedSentinel,
+  type ClientKey,
+} from './key-bound-helpers.js';
+
+const V2_PATH = `/sentinel/api/v2/account/${ACCOUNT}/app/token?state=${CONSUMER_UUID}`;
+const open: MountedHost[] = [];
+const servers: Server[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((mounted) => mounted.close()));
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    server.close();
+  }
+});
+
+async function start(key: ClientKey, app: Record<string, unknown> = {}, allowPrivateAddresses = true) {
+  const events: SentinelEvent[] = [];
+  const sentinel = keyedSentinel(key, app, {
+    onEvent: (event) => events.push(event),
+    clientJwks: { timeoutMs: 500, maxBytes: 65_536, cacheSeconds: 300, allowPrivateAddresses },
+  });
+  const mounted = await HOSTS[0]!.mount(sentinel);
+  open.push(mounted);
+  return { sentinel, server: mounted.server, events };
+}
+
+function token(server: unknown, form: Record<string, string>): request.Test {
+  return request(server as never)
+    .post(V2_PATH)
+    .type('form')
+    .send({ grant_type: 'client_credentials', ...form });
+}
+
+async function expectInvalidClient(server: unknown, events: SentinelEvent[], form: Record<string, string>, why: RegExp): Promise<void> {
+  const response = await token(server, form);
+  expect(response.status).toBe(401);
+  expect(response.body.error).toBe('invalid_client');
+  expect(response.body.error_description).toMatch(why);
+  expect(response.body.access_token).toBeUndefined();
+  expect(events.filter((event) => event.type === 'token.issued')).toHaveLength(0);
+}
+
+/** A local jwks_uri server whose behaviour the test picks; counts its requests. */
+async function jwksServer(handler: Parameters<typeof createServer>[1]): Promise<{ url: string; hits: () => number }> {
+  let hits = 0;
+  const server = createServer((incoming, outgoing) => {
+    hits += 1;
+    handler!(incoming, outgoing);
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json`, hits: () => hits };
+}
+
+async function healthy(server: unknown): Promise<void> {
+  expect((await request(server as never).get('/host/ping')).text).toBe('pong');
+}
+
+describe('private_key_jwt client assertions', () => {
+  it('authenticates with a valid assertion (aud = issuer or token endpoint)', async () => {
+    const key = await clientKey();
+    const { server } = await start(key);
+    expect((await token(server, await assertionAuth(key))).status).toBe(200);
+    expect((await token(server, await assertionAuth(key, { aud: `${ACCOUNT_ISSUER}/token` }))).status).toBe(200);
+  });
+
+  it('refuses a reused assertion jti', async () => {
+    const key = await clientKey();
+    const { server } = await start(key);
+    const form = await assertionAuth(key);
+    expect((await token(server, form)).status).toBe(200);
+    const replay = await token(server, form);
+    expect(replay.status).toBe(401);
+    expect(replay.body).toMatchObject({ error: 'invalid_client', error_description: expect.stringMatching(/already been used/) });
+  });
+
+  it('refuses an assertion for another audience', async () => {
+    const key = await clientKey();
+    const { server, events } = await start(key);
+    await expectInvalidClient(server, events, await assertionAuth(key, { aud: 'https://other.example.com/token' }), /audience/);
+  });
+
+  it('refuses an expired assertion', async () => {
+    const key = await clientKey();
+    const { server, events } = await start(key);
+    const past = Math.floor(Date.now() / 1000) - 600;
+    await expectInvalidClient(server, events, await assertionAuth(key, { iat: past - 60, exp: past }), /expired/);
+  });
+
+  it('refuses an assertion signed by a key that is not registered', async () => {
+    const key = await clientKey();
+    const stranger = await clientKey(key.publicJwk.kid as string);
+    const { server, events } = await start(key);
+    await expectInvalidClient(server, events, await assertionAuth(stranger), /not signed by a key registered/);
+  });
+
+  it('refuses an assertion whose iss is not its sub, and an HMAC-signed one (client_secret_jwt is not offered)', async () => {
+    const key = await clientKey();
+    const { server, events } = await start(key);
+    await expectInvalidClient(server, events, await assertionAuth(key, { iss: 'someone-else' }), /iss and sub/);
+    const { SignJWT } = await import('jose');
+    const now = Math.floor(Date.now() / 1000);
+    const hmac = await new SignJWT({ iss: KEYED_CLIENT_ID, sub: KEYED_CLIENT_ID, aud: ACCOUNT_ISSUER, jti: 'j', exp: now + 60 })
+      .setProtectedHeader({ alg: 'HS256' })
+      .sign(new Uint8Array(32));
+    await expectInvalidClient(server, events, { client_assertion_type: ASSERTION_TYPE, client_assertion: hmac }, /./);
+  });
+
+  it('refuses a secret for a private_key_jwt app, and an assertion mixed with a secret', async () => {
+    const key = await clientKey();
+    const { server, events } = await start(key);
+    // client_secret_post failures are 400 invalid_client, as for every app (RFC 6749 §5.2: 401 only after HTTP Basic).
+    const secret = await token(server, { client_id: KEYED_CLIENT_ID, client_secret: 'guess' });
+    expect(secret.body).toMatchObject({ error: 'invalid_client', error_description: 'client authentication failed' });
+    expect(secret.body.access_token).toBeUndefined();
+    expect(events.filter((event) => event.type === 'token.issued')).toHaveLength(0);
+    const mixed = await token(server, { ...(await assertionAuth(key)), client_secret: 'x' });
+    expect(mixed.status).toBe(400);
+    expect(mixed.body.error).toBe('invalid_request');
+  });
+
+  it('authenticates at the introspection endpoint too (every endpoint shares the client authentication)', async () => {
+    const key = await clientKey();
+    const { server } = await start(key);
+    const introspect = await request(server)
+      .post(`/sentinel/api/account/${ACCOUNT}/token/introspect`)
+      .type('form')
+      .send({ token: 'unknown', ...(await assertionAuth(key)) });
+    expect(introspect.status).toBe(200);
+    expect(introspect.body).toEqual({ active: false });
+    const forged = await request(server)
+      .post(`/sentinel/api/account/${ACCOUNT}/token/introspect`)
+      .type('form')
+      .send({ token: 'unknown', ...(await assertionAuth(await clientKey())) });
+    expect(forged.status).toBe(401);
+  });
+});
+
+describe('jwks_uri', () => {
+  it('fetches the key set once and caches it', async () => {
+    const key = await clientKey();
+    const jwks = await jwksServer((_in, out) => {
+      out.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [key.publicJwk] }));
+    });
+    const { server } = await start(key, { jwks: undefined, jwksUri: jwks.url });
+    expect((await token(server, await assertionAuth(key))).status).toBe(200);
+    expect((await token(server, await assertionAuth(key))).status).toBe(200);
+    expect(jwks.hits()).toBe(1);
+  });
+
+  it('refuses a jwks_uri that hangs, quickly, and stays healthy', async () => {
+    const key = await clientKey();
+    const jwks = await jwksServer(() => {});
+    const { server, events } = await start(key, { jwks: undefined, jwksUri: jwks.url });
+    const started = Date.now();
+    await expectInvalidClient(server, events, await assertionAuth(key), /did not answer in time/);
+    expect(Date.now() - started).toBeLessThan(2000);
+    await healthy(server);
+  });
+
+  it('refuses a jwks_uri that redirects (and does not follow it)', async () => {
+    const key = await clientKey();
+    const target = await jwksServer((_in, out) => {
+      out.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [key.publicJwk] }));
+    });
+    const jwks = await jwksServer((_in, out) => {
+      out.writeHead(302, { location: target.url }).end();
+    });
+    const { server, events } = await start(key, { jwks: undefined, jwksUri: jwks.url });
+    await expectInvalidClient(server, events, await assertionAuth(key), /redirect/);
+    expect(target.hits()).toBe(0);
+  });
+
+  it('refuses a jwks_uri that returns 10 MB, and stays healthy', async () => {
+    const key = await clientKey();
+    const jwks = await jwksServer((_in, out) => {
+      out.writeHead(200, { 'content-type': 'application/json' });
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      let sent = 0;
+      const pump = (): void => {
+        while (sent < 10 * 1024 * 1024) {
+          sent += chunk.length;
+          if (!out.write(chunk)) {
+            out.once('drain', pump);
+            return;
+          }
+        }
+        out.end();
+      };
+      out.on('error', () => {});
+      pump();
+    });
+    const { server, events } = await start(key, { jwks: undefined, jwksUri: jwks.url });
+    await expectInvalidClient(server, events, await assertionAuth(key), /too large/);
+    await healthy(server);
+  });
+
+  it('refuses a jwks_uri at 127.0.0.1 without connecting to it', async () => {
+    const key = await clientKey();
+    const jwks = await jwksServer((_in, out) => {
+      out.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [key.publicJwk] }));
+    });
+    const { server, events } = await start(key, { jwks: undefined, jwksUri: jwks.url.replace('http:', 'https:') }, false);
+    await expectInvalidClient(server, events, await assertionAuth(key), /private, loopback or link-local/);
+    expect(jwks.hits()).toBe(0);
+  });
+
+  it('refuses a jwks_uri at 169.254.169.254 (cloud metadata) quickly', async () => {
+    const key = await clientKey();
+    const { server, events } = await start(key, { jwks: undefined, jwksUri: 'https://169.254.169.254/latest/meta-data/jwks' }, false);
+    const started = Date.now();
+    await expectInvalidClient(server, events, await assertionAuth(key), /private, loopback or link-local/);
+    expect(Date.now() - started).toBeLessThan(1000);
+    await healthy(server);
+  });
+
+  it('refuses IPv6 loopback, IPv4-mapped and private ranges by address', async () => {
+    const { isForbiddenAddress } = await import('../src/client-assertion/address-guard.js');
+    for (const address of [
+      '::1',
+      '::ffff:127.0.0.1',
+      '::ffff:7f00:1',
+      '10.1.2.3',
+      '172.20.0.1',
+      '192.168.1.1',
+      'fd00::1',
+      'fe80::1',
+      '0.0.0.0',
+    ]) {
+      expect(isForbiddenAddress(address), address).toBe(true);
+    }
+    for (const address of ['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946']) expect(isForbiddenAddress(address), address).toBe(false);
+  });
+});
