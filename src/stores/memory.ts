@@ -28,7 +28,14 @@ export const DEFAULT_SECURITY_MAX_BYTES = 32 * 1024 * 1024;
  * Key prefixes kept as security state by default: revocations, throttle counters, and the TOTP replay markers
  * (`totp-used:` used steps, `totp-last:` newest accepted step) — evicting a marker would let a used code in again.
  */
-export const DEFAULT_SECURITY_PREFIXES: readonly string[] = Object.freeze(['revoked', 'throttle', 'totp-used', 'totp-last']);
+export const DEFAULT_SECURITY_PREFIXES: readonly string[] = Object.freeze([
+  'revoked',
+  'throttle',
+  'totp-used',
+  'totp-last',
+  'dpop-jti',
+  'assertion-jti',
+]);
 
 /**
  * Options of {@link MemoryStore}. The bounds keep memory finite under a flood of authorization requests
