@@ -1,5 +1,5 @@
 /**
- * The import rule of the architecture (DESIGN.md "Architecture"):
+ * The import rule of the architecture (docs/ARCHITECTURE.md):
  * - `src/` never imports a framework or a Redis client: express, koa, fastify, their `@koa/*` / `@fastify/*` /
  *   `koa-*` / `express-*` / `fastify-*` companions, ioredis. The one exception is `import type` from ioredis in
  *   `src/stores/redis.ts`, which is erased at build time and loads nothing.

@@ -1,6 +1,6 @@
 /**
- * The documentation rule (STYLE.md "Comments and docs"): every export of a public entry point carries TSDoc with an
- * `@example` and names the RFC (or seed spec) section it implements. Prints one line per gap; exit 1 when any.
+ * The documentation rule (CONTRIBUTING.md): every export of a public entry point carries TSDoc with an
+ * `@example` and names the RFC (or platform-operations.md) section it implements. Prints one line per gap; exit 1 when any.
  *
  * Run: `node --import tsx scripts/check-tsdoc.ts` (from the repository root).
  */
@@ -29,7 +29,7 @@ export interface DocumentationGap {
   missing: ('TSDoc' | '@example' | 'RFC section')[];
 }
 
-const REFERENCE = /\bRFC \d+|seed spec|spec §/;
+const REFERENCE = /\bRFC \d+|platform-operations\.md §|spec §|OpenID Connect/;
 
 /**
  * Lists the exports of `entries` (relative to `root`) that lack TSDoc, an `@example`, or an RFC reference.

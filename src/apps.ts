@@ -12,7 +12,7 @@ import type { SigningAlgorithm } from './keys.js';
 
 /**
  * Grant types an application may be registered for: RFC 6749 §4.1 (authorization code), §4.4 (client credentials,
- * here consumer-bound as in the seed spec §4.1) and §6 (refresh).
+ * here consumer-bound as in platform-operations.md §4.1) and §6 (refresh).
  *
  * @example
  * const grantTypes: GrantType[] = ['client_credentials'];
@@ -223,7 +223,7 @@ export function redirectURIProblem(uri: string): string | null {
 }
 
 /**
- * An application as written in the `apps` option: the registration data of the seed spec §2.2 (installation id,
+ * An application as written in the `apps` option: the registration data of platform-operations.md §2.2 (installation id,
  * secret, redirection endpoints) and RFC 6749 §2.
  *
  * @example

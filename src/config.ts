@@ -61,7 +61,7 @@ export interface UserAuthenticator extends SecondFactorHooks {
 }
 
 /**
- * Decides whether a consumer id (`state` of the v2 app token request, seed spec §4.1) is acceptable. May be async;
+ * Decides whether a consumer id (`state` of the v2 app token request, platform-operations.md §4.1) is acceptable. May be async;
  * runs after client authentication.
  * @example const consumerId: ConsumerIdValidator = async (id, { accountId }) => consumers.exists(accountId, id);
  */
@@ -226,7 +226,7 @@ const optionsSchema = z.object({
 
 /**
  * Options of `createSentinel()`; the README's options table lists every field with its default. The endpoints
- * follow the seed spec §4 and RFC 6749.
+ * follow docs/platform-operations.md §4 and RFC 6749.
  * @example const options: SentinelOptions = { issuer: 'https://id.example.com', apps, users, keys };
  */
 export type SentinelOptions = z.input<typeof optionsSchema> & { apps?: AppOptions[] };

@@ -5,7 +5,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const HEX64 = /^[0-9a-f]{64}$/;
 
 /**
- * The default consumer-id check for `state` of the seed spec §4.1 token request: the platform's two participant-id
+ * The default consumer-id check for `state` of platform-operations.md §4.1 token request: the platform's two participant-id
  * shapes, a lower-case UUID or 64 lower-case hex characters.
  * @example isParticipantId('0b3f6a2e-8c1d-4e5f-9a7b-1c2d3e4f5a6b') // true
  */

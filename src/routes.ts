@@ -1,5 +1,5 @@
 /**
- * The route table: every endpoint of the service (DESIGN.md "Endpoints").
+ * The route table: every endpoint of the service (docs/ARCHITECTURE.md).
  */
 import { authorizeDenied, tokenDenied } from './denied-events.js';
 import type { RouteDefinition } from './router.js';

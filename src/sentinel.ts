@@ -22,7 +22,7 @@ import { completeLogin as completeInteraction, type CompleteLoginInput } from '.
 import { renderErrorPage } from './authorize/error-page.js';
 import { ConfigurationError, isOAuthError, OAuthError } from './errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from './http.js';
-import { loadKeys, type JWK, type SigningAlgorithm } from './keys.js';
+import { loadKeys, type JWK } from './keys.js';
 import { AccountRings, accountOfToken } from './keyring/per-account.js';
 import { KeyRing, kidOf, ringTimings, type RingKeyInfo } from './keyring/ring.js';
 import { checkIDTokenKeys } from './token/id-token-keys.js';
@@ -80,7 +80,7 @@ export interface RegisterAppResult {
 export type BearerResult = { ok: true; claims: AccessTokenClaims } | { ok: false; response: SentinelResponse };
 
 /**
- * The service: the authorization server of RFC 6749 (authorization and token endpoints, §3) with the seed spec's
+ * The service: the authorization server of RFC 6749 (authorization and token endpoints, §3) with the platform's
  * consumer-bound token (§4.1), and the checks a resource server makes on its tokens (RFC 6750, RFC 9068 §4).
  *
  * @example
@@ -162,7 +162,7 @@ function bearerChallenge(error: OAuthError | undefined): SentinelResponse {
 
 /**
  * Creates the identity and token service: the endpoints of RFC 6749 §3 (authorization code §4.1, refresh §6), the
- * seed spec §4.1 consumer-bound client credentials, RFC 7009 revocation, RFC 7662 introspection and RFC 8414 metadata.
+ * platform-operations.md §4.1 consumer-bound client credentials, RFC 7009 revocation, RFC 7662 introspection and RFC 8414 metadata.
  *
  * @example
  * const sentinel = createSentinel({

@@ -66,7 +66,7 @@ async function eventually(check: () => Promise<boolean>, ms = 3000): Promise<boo
 }
 
 describe.skipIf(available.skip)('PostgresAppStore specifics', () => {
-  it('keeps the key-based fields of a private_key_jwt / DPoP / PAR app (issue 20) through save and update', async () => {
+  it('keeps the key-based fields of a private_key_jwt / DPoP / PAR app through save and update', async () => {
     const store = new PostgresAppStore({ connectionString: url(), cache: false });
     try {
       const publicJwk = {

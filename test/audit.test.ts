@@ -1,5 +1,5 @@
 /**
- * Audit events (issue 7 §5): one complete run of every flow with an `onEvent` collector and a logger collector
+ * Audit events: one complete run of every flow with an `onEvent` collector and a logger collector
  * (test/audit-sink.ts), then two checks — the typed events carry who and what (account, client, consumer or user,
  * reason), and no event, log line or error report contains any secret value the run used or received.
  */

@@ -1,5 +1,5 @@
 /**
- * Races (issue 7 §3): 200 parallel redemptions of one authorization code give exactly one token; 200 parallel
+ * Races: 200 parallel redemptions of one authorization code give exactly one token; 200 parallel
  * uses of one refresh token give exactly one success, and reuse then revokes the whole family (RFC 9700 §4.14.2).
  * Both against MemoryStore and RedisStore (REDIS_URL, default redis://127.0.0.1:6379, under a unique prefix; skipped
  * with a reason when unreachable, a failure when SENTINEL_REQUIRE_REDIS=1). The codes come from the real browser

@@ -360,7 +360,7 @@ describe('DPoP bindings of codes and refresh tokens', () => {
   });
 });
 
-describe('DPoP with the grants of issue 14, UserInfo of issue 16 and client_credentials at the token endpoint', () => {
+describe('DPoP with atomic grants, UserInfo and client_credentials at the token endpoint', () => {
   const USERINFO_PATH = `/sentinel/api/account/${ACCOUNT}/userinfo`;
   const USERINFO_HTU = `http://localhost${USERINFO_PATH}`;
 

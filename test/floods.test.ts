@@ -1,5 +1,5 @@
 /**
- * Floods and bounds (issue 7 §4): 100 000 abandoned authorize requests keep a MemoryStore bounded (the figure is
+ * Floods and bounds: 100 000 abandoned authorize requests keep a MemoryStore bounded (the figure is
  * measured and printed); oversized query, body and header inputs are refused early, without storing or reading
  * them whole; failed logins are throttled per username and per client IP.
  */

@@ -1,5 +1,5 @@
 /**
- * Property-based fuzzing of the authorize, login and token endpoints through the core (`sentinel.handle()`), issue 7
+ * Property-based fuzzing of the authorize, login and token endpoints through the core (`sentinel.handle()`)
  * §1. Random and hostile query strings, bodies (raw text, invalid UTF-8 bytes, qs-style nested objects and arrays
  * as host parsers produce them) and headers. For every request:
  * - `handle()` resolves (no exception escapes) with a status below 500;

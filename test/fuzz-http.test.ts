@@ -1,5 +1,5 @@
 /**
- * Property-based fuzzing through one adapter over real HTTP (issue 7 §1): Express 5, once with
+ * Property-based fuzzing through one adapter over real HTTP: Express 5, once with
  * `express.urlencoded({ extended: true })` before the service (so qs turns `a[]=1` and `a[x]=1` into arrays and
  * nested objects) and once with no host parser (the service reads the raw bytes). Requests are written byte for
  * byte on a socket, so invalid UTF-8, broken percent-encoding, duplicated headers and look-alike Unicode reach the

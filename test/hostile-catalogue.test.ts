@@ -1,5 +1,5 @@
 /**
- * A named catalogue of hostile requests (issue 7 §2), sent through `sentinel.handle()` against a recording store.
+ * A named catalogue of hostile requests, sent through `sentinel.handle()` against a recording store.
  * Each is its own test, and every one must also: answer below 500, write nothing to the store, send no Location
  * outside the app's registered redirect URIs, and never echo the hostile markup unescaped.
  *

@@ -19,7 +19,7 @@ const SUBPATHS = [
   'sentinel-idp/postgres',
 ];
 
-/** The names each subpath must export (DESIGN.md "Public API"); more is fine. */
+/** The names each subpath must export (the public API in README.md); more is fine. */
 const REQUIRED_EXPORTS: Record<string, string[]> = {
   'sentinel-idp': ['createSentinel', 'MemoryStore', 'OAuthError', 'isOAuthError', 'generatePrivateJWK', 'hashClientSecret'],
   'sentinel-idp/express': ['toExpress', 'requireAccessToken'],

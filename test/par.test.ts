@@ -43,7 +43,7 @@ class ClockStore implements Store {
     this.#entries.set(key, { value: String(count), until: count === 1 || until === undefined ? this.now + ttlMs : until });
     return count;
   }
-  // Store.swap (issue 14): compare every expectation, then write every value; one synchronous step, so atomic here.
+  // Store.swap: compare every expectation, then write every value; one synchronous step, so atomic here.
   async swap(entries: readonly SwapEntry[]): Promise<boolean> {
     if (entries.some((entry) => this.#live(entry.key) !== entry.expect)) return false;
     for (const entry of entries) {

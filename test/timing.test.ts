@@ -1,5 +1,5 @@
 /**
- * Timing (issue 7 §6, RFC 6749 §2.3.1 and §10.10): an unknown client, a wrong secret, a missing secret and an app
+ * Timing (RFC 6749 §2.3.1 and §10.10): an unknown client, a wrong secret, a missing secret and an app
  * of another account take the same code path at every client-authenticating endpoint. Shown without clocks: node:crypto
  * is wrapped so every SHA-256 digest and every `timingSafeEqual` is counted, and each failure must cost exactly the
  * same number of both — at least one digest comparison, even when there is no stored hash to compare with.

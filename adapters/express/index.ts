@@ -47,7 +47,7 @@ export interface ExpressRequestLike extends IncomingMessage {
 export type ExpressMiddleware = (request: ExpressRequestLike, response: ServerResponse, next: (error?: unknown) => void) => void;
 
 /**
- * Mounts the service (the RFC 6749 §3 endpoints and the seed spec §4.1 app token). Paths that are not the
+ * Mounts the service (the RFC 6749 §3 endpoints and platform-operations.md §4.1 app token). Paths that are not the
  * service's go to `next()` untouched.
  * @example app.use(toExpress(sentinel)); // or app.use('/idp', toExpress(sentinel))
  */

@@ -1,5 +1,5 @@
 /**
- * `GET {basePath}/api/account/{accountId}/authorize` — seed spec §4.2, RFC 6749 §4.1.1–§4.1.2.
+ * `GET {basePath}/api/account/{accountId}/authorize` — platform-operations.md §4.2, RFC 6749 §4.1.1–§4.1.2.
  *
  * A browser with a session in the account goes straight back to the app with a code, unless `prompt`, `max_age` or
  * `id_token_hint` ask for a new sign-in; otherwise the validated request is parked in an interaction and the browser

@@ -9,7 +9,7 @@ import { finishLogin } from './finish-login.js';
 import { takeInteraction } from './interaction.js';
 
 /**
- * The user the host signed in (seed spec §5.2: the service authenticates the user, here through the host's page).
+ * The user the host signed in (platform-operations.md §5.2: the service authenticates the user, here through the host's page).
  *
  * @example
  * const input: CompleteLoginInput = { userId: user.id, authTime: Math.floor(user.signedInAt / 1000) };

@@ -1,5 +1,5 @@
 /**
- * `GET|POST {basePath}/api/account/{accountId}/login?interaction=…` — the built-in login page (seed spec §5.2:
+ * `GET|POST {basePath}/api/account/{accountId}/login?interaction=…` — the built-in login page (platform-operations.md §5.2:
  * the end user authenticates on the login page of the identity service).
  *
  * POST order: cross-site refusal and CSRF token first (nothing else runs for a forged post), then Cancel, then

@@ -1,5 +1,5 @@
 /**
- * Device sessions (seed spec §4.2 rule 2: a user with a session is not asked again).
+ * Device sessions (platform-operations.md §4.2 rule 2: a user with a session is not asked again).
  *
  * The cookie holds only a 256-bit random id; the record lives in the Store under `session:{sha256(id)}`, so a
  * leaked store does not hand out live sessions. A session belongs to one account: a session in account A never

@@ -1,5 +1,5 @@
 /**
- * Validation of an authorization request (seed spec §4.2, RFC 6749 §4.1.1, RFC 7636 §4.3), in the order that
+ * Validation of an authorization request (platform-operations.md §4.2, RFC 6749 §4.1.1, RFC 7636 §4.3), in the order that
  * decides how errors are delivered:
  *
  * 1. account unknown → 401 page; `client_id` missing → 400 page; client unknown or of another account → 401 page;
@@ -35,7 +35,7 @@ export interface AuthorizationRequest extends RedirectTarget, OIDCAuthorizationP
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 /** RFC 6749 §3.3 scope-token characters. */
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
-/** Versions of the authorize operation we serve (seed spec §9): 1.0, written as 1, 1.0, 1.00, … */
+/** Versions of the authorize operation we serve (platform-operations.md §9): 1.0, written as 1, 1.0, 1.00, … */
 const SUPPORTED_VERSION = /^1(\.0+)?$/;
 /**
  * Longest authorize query accepted, in characters of names and values. Browsers and proxies cut URLs near 8 KiB

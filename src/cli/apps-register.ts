@@ -1,5 +1,5 @@
 /**
- * `sentinel-idp apps register`: creates the registration data of an application (seed spec §2.2: installation id,
+ * `sentinel-idp apps register`: creates the registration data of an application (platform-operations.md §2.2: installation id,
  * secret, redirection endpoints) for hosts that keep apps in their own store or in the `apps` option.
  */
 import { assertValidApp, generateClientId, generateClientSecret, hashClientSecret, type App, type GrantType } from '../apps.js';

@@ -1,5 +1,5 @@
 /**
- * `sentinel-idp token`: fetches a consumer-bound access token (seed spec §4.1; RFC 6749 §4.4 client credentials
+ * `sentinel-idp token`: fetches a consumer-bound access token (platform-operations.md §4.1; RFC 6749 §4.4 client credentials
  * with the consumer participant id in `state`). The client secret comes from the environment or a hidden prompt,
  * never from an argument (RFC 6749 §2.3.1: credentials stay out of URLs and, here, out of process listings).
  */

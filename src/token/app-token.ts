@@ -1,6 +1,6 @@
 /**
  * `POST {basePath}/api/v2/account/{accountId}/app/token?state={consumerId}` — the consumer-bound client
- * credentials grant of the seed spec §4.1 (RFC 6749 §4.4 with the consumer named in `state`).
+ * credentials grant of platform-operations.md §4.1 (RFC 6749 §4.4 with the consumer named in `state`).
  */
 import { expiresInValue, issueAccessToken } from '../access-token.js';
 import { readForm } from '../body.js';

@@ -1,5 +1,5 @@
 /**
- * The suite-wide audit scan (issue 7): every sentinel built from `baseOptions()` in any test file sends its events,
+ * The suite-wide audit scan: every sentinel built from `baseOptions()` in any test file sends its events,
  * log lines and error reports to one sink per file (unless the test wires its own hooks). After the file, the sink
  * must hold no fixture secret (client secrets, passwords) and no value shaped like one the service generates: a JWT,
  * or 43 base64url characters (every 256-bit code, session id, refresh token, CSRF token and interaction id).

@@ -1,5 +1,5 @@
 /**
- * Black-box suite of the v2 consumer-bound client credentials endpoint (seed spec §4.1), the JWKS endpoint, and
+ * Black-box suite of the v2 consumer-bound client credentials endpoint (platform-operations.md §4.1), the JWKS endpoint, and
  * the bearer guard of the token-retrieval API. Runs against every host.
  */
 import { createLocalJWKSet, createRemoteJWKSet, decodeProtectedHeader, jwtVerify, SignJWT, importJWK } from 'jose';

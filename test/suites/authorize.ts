@@ -1,5 +1,5 @@
 /**
- * Black-box suite of the browser flow (seed spec §4.2): the authorize endpoint, the built-in login page, device
+ * Black-box suite of the browser flow (platform-operations.md §4.2): the authorize endpoint, the built-in login page, device
  * sessions, authorization codes, error redirects, logout. Runs against every host over real HTTP, with
  * supertest agents as the browser's cookie jar.
  */
