@@ -18,7 +18,7 @@ import { afterPassword } from '../second-factor/continue-sign-in.js';
 import { findInteraction, takeInteraction, type InteractionRecord } from './interaction.js';
 import { loginPageResponse } from './login-page.js';
 import { isCrossSiteRequest } from './request-origin.js';
-import { reserveAttempt, settleSuccess, throttleKeys } from './throttle.js';
+import { reserveOrRefuse, settleSuccess, throttleKeys } from './throttle.js';
 
 /** The one message for every credential failure, so the page never tells which part was wrong. */
 export const WRONG_CREDENTIALS = 'Incorrect username or password.';
@@ -66,15 +66,7 @@ async function signIn(
   const ip = clientIP(context.config, request);
   const keys = throttleKeys(accountId, username, ip);
   // The slot is taken before the user store runs, so concurrent guesses cannot all slip past the limit.
-  const reservation = await reserveAttempt(context, keys);
-  if (!reservation.granted) {
-    const scope = reservation.scope;
-    context.emit({ type: 'login.throttled', accountId, clientId, usernameDigest: keys.usernameDigest, scope });
-    throw new OAuthError('temporarily_unavailable', 'Too many failed sign-in attempts. Wait a few minutes and try again.', {
-      status: 429,
-      headers: { 'retry-after': String(context.config.throttle.windowSeconds) },
-    });
-  }
+  await reserveOrRefuse(context, keys, { accountId, clientId });
   const users = context.config.users;
   if (users === undefined) throw new Error('sentinel-idp: the built-in login page needs the users option (or set login.url)');
   const user =

@@ -15,6 +15,7 @@
  * success in the middle of a burst can reopen the window for the guesses around it.
  */
 import type { SentinelContext } from '../context.js';
+import { OAuthError } from '../errors.js';
 import { digest } from '../secrets.js';
 import type { Store } from '../stores/store.js';
 
@@ -93,6 +94,27 @@ export async function reserveAttempt(context: SentinelContext, keys: ThrottleKey
     return { granted: false, scope: 'username' };
   }
   return { granted: true };
+}
+
+/**
+ * Reserves the attempt's slot, or refuses the attempt as every throttled sign-in step does (password and second
+ * factor alike): a `login.throttled` event and `429` with `Retry-After` set to the window.
+ *
+ * @example
+ * await reserveOrRefuse(context, keys, { accountId, clientId }); // then ask the user store
+ */
+export async function reserveOrRefuse(
+  context: SentinelContext,
+  keys: ThrottleKeys,
+  attempt: { accountId: string; clientId: string },
+): Promise<void> {
+  const reservation = await reserveAttempt(context, keys);
+  if (reservation.granted) return;
+  context.emit({ type: 'login.throttled', ...attempt, usernameDigest: keys.usernameDigest, scope: reservation.scope });
+  throw new OAuthError('temporarily_unavailable', 'Too many failed sign-in attempts. Wait a few minutes and try again.', {
+    status: 429,
+    headers: { 'retry-after': String(context.config.throttle.windowSeconds) },
+  });
 }
 
 async function refundAddress(context: SentinelContext, keys: ThrottleKeys): Promise<void> {

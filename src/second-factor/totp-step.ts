@@ -8,7 +8,6 @@
  */
 import { clientIP } from '../client-ip.js';
 import type { SentinelContext } from '../context.js';
-import { OAuthError } from '../errors.js';
 import type { SentinelRequest, SentinelResponse } from '../http.js';
 import { single } from '../params.js';
 import { afterSecondFactor, expiredSignIn } from './continue-sign-in.js';
@@ -16,7 +15,7 @@ import { takePending } from './pending-sign-in.js';
 import { totpPage } from './step-page.js';
 import { readStepRequest } from './step-request.js';
 import { checkTotp } from './totp.js';
-import { reserveAttempt, secondFactorKeys, settleSuccess } from './totp-throttle.js';
+import { reserveOrRefuse, secondFactorKeys, settleSuccess } from './totp-throttle.js';
 
 /** The one answer for every code that is not accepted, so the page never tells a replay from a typo. */
 export const WRONG_CODE = 'That code is not correct. Try again.';
@@ -43,15 +42,7 @@ export async function handleTotpStep(context: SentinelContext, request: Sentinel
   const ip = clientIP(context.config, request);
   const keys = secondFactorKeys(accountId, userId, ip);
   // The slot is taken before the code is checked, so concurrent guesses cannot all slip past the limit.
-  const reservation = await reserveAttempt(context, keys);
-  if (!reservation.granted) {
-    const scope = reservation.scope;
-    context.emit({ type: 'login.throttled', accountId, clientId, usernameDigest: keys.usernameDigest, scope });
-    throw new OAuthError('temporarily_unavailable', 'Too many failed sign-in attempts. Wait a few minutes and try again.', {
-      status: 429,
-      headers: { 'retry-after': String(context.config.throttle.windowSeconds) },
-    });
-  }
+  await reserveOrRefuse(context, keys, { accountId, clientId });
   const accepted = useRecovery
     ? await checkRecovery(context, request, { accountId, userId, code: recoveryCode })
     : await checkCode(context, accountId, userId, code ?? '');

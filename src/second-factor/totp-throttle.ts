@@ -2,12 +2,12 @@
  * Throttling of second-factor codes, on the password throttle's counters and limits (`throttle.maxFailures` per
  * user in `throttle.windowSeconds`, `maxFailuresPerIp` per address). A six-digit code has a million values, so the
  * budget must hold however many guesses arrive at once: each attempt reserves its slot on both counters with
- * {@link reserveAttempt} (the store's atomic `increment`) before the code is checked, a wrong code keeps its slot,
+ * {@link reserveOrRefuse} (the store's atomic `increment`) before the code is checked, a wrong code keeps its slot,
  * and a right one gives it back with {@link settleSuccess} — exactly as a password attempt does.
  */
 import { throttleKeys, type ThrottleKeys } from '../authorize/throttle.js';
 
-export { reserveAttempt, settleSuccess } from '../authorize/throttle.js';
+export { reserveOrRefuse, settleSuccess } from '../authorize/throttle.js';
 
 /**
  * The counters of a second-factor attempt: per user (not per typed name: the user is known by now), and per address.
