@@ -7,7 +7,8 @@
  * every instance's lookup cache when it commits, so a failed write leaves nothing half-done.
  */
 import type { Notification, Pool, PoolClient, PoolConfig } from 'pg';
-import type { App, AppChange, AppStore, GrantType, KeyedAppFields, RetiringSecret, TokenEndpointAuthMethod } from '../apps.js';
+import type { App, AppChange, AppStore } from '../apps.js';
+import { type AppRow, describe, keyedFieldsOf, SELECT_APPS, storable, toApp } from './app-rows.js';
 import { AppLookupCache, type AppCacheOptions } from './lookup-cache.js';
 import { runMigrations } from './migrations.js';
 
@@ -48,91 +49,6 @@ export interface AppChangeRecord {
   actor: string;
   action: 'created' | 'replaced' | 'updated' | 'deleted' | 'secret-rotated' | 'disabled' | 'enabled';
   detail: Record<string, unknown>;
-}
-
-interface AppRow {
-  account_id: string;
-  client_id: string;
-  name: string | null;
-  scope: string | null;
-  grant_types: string[];
-  token_endpoint_auth_method: string;
-  registration_access_token_hash: string | null;
-  created_at: number;
-  disabled: boolean;
-  redirect_uris: string[];
-  current_secrets: string[];
-  retiring: RetiringSecret[];
-  /** The `metadata` jsonb column: the key-based fields ({@link KeyedAppFields}) of a `private_key_jwt` or DPoP app. */
-  metadata: KeyedAppFields | null;
-}
-
-const SELECT_APPS = `
-SELECT a.account_id, a.client_id, a.name, a.scope, a.grant_types, a.token_endpoint_auth_method,
-       a.registration_access_token_hash, a.metadata, extract(epoch FROM a.created_at)::float8 AS created_at,
-       a.disabled_at IS NOT NULL AS disabled,
-       ARRAY(SELECT r.uri FROM sentinel_app_redirect_uris r
-              WHERE r.account_id = a.account_id AND r.client_id = a.client_id ORDER BY r.position) AS redirect_uris,
-       ARRAY(SELECT s.secret_hash FROM sentinel_app_secrets s
-              WHERE s.account_id = a.account_id AND s.client_id = a.client_id AND s.expires_at IS NULL) AS current_secrets,
-       COALESCE((SELECT json_agg(json_build_object('hash', s.secret_hash, 'expiresAt', extract(epoch FROM s.expires_at)::float8)
-                                 ORDER BY s.expires_at DESC)
-                   FROM sentinel_app_secrets s
-                  WHERE s.account_id = a.account_id AND s.client_id = a.client_id AND s.expires_at > now()), '[]'::json) AS retiring
-  FROM sentinel_apps a`;
-
-/**
- * Whether PostgreSQL text can hold these ids: it cannot hold NUL, and a query with one fails. Ids come from request
- * paths and bodies, so such an id is an unknown app (a 4xx for the client), never a database error (a 500).
- */
-function storable(...ids: string[]): boolean {
-  return ids.every((id) => typeof id === 'string' && !id.includes('\u0000'));
-}
-
-function toApp(row: AppRow): App {
-  const app: App = {
-    accountId: row.account_id,
-    clientId: row.client_id,
-    clientSecretHash: row.current_secrets[0],
-    redirectUris: Object.freeze([...row.redirect_uris]),
-    grantTypes: Object.freeze(row.grant_types as GrantType[]),
-    tokenEndpointAuthMethod: row.token_endpoint_auth_method as TokenEndpointAuthMethod,
-    name: row.name ?? undefined,
-    scope: row.scope ?? undefined,
-    retiringSecrets: Object.freeze(row.retiring.map((secret) => Object.freeze({ hash: secret.hash, expiresAt: secret.expiresAt }))),
-    registrationAccessTokenHash: row.registration_access_token_hash ?? undefined,
-    createdAt: Math.floor(row.created_at),
-    ...(row.disabled ? { disabled: true } : {}),
-    ...keyedFieldsOf(row.metadata),
-  };
-  // Cached apps are shared between requests: nobody may change one in place.
-  return Object.freeze(app);
-}
-
-/** The key-based fields kept in the `metadata` column (public keys and DPoP/PAR demands, never a secret). */
-function keyedFieldsOf(metadata: KeyedAppFields | null | undefined): KeyedAppFields {
-  const fields: KeyedAppFields = {};
-  if (metadata === null || metadata === undefined) return fields;
-  if (metadata.jwks !== undefined)
-    fields.jwks = Object.freeze({ keys: Object.freeze(metadata.jwks.keys.map((key) => Object.freeze({ ...key }))) });
-  if (metadata.jwksUri !== undefined) fields.jwksUri = metadata.jwksUri;
-  if (metadata.requireDPoP !== undefined) fields.requireDPoP = metadata.requireDPoP;
-  if (metadata.requirePushedAuthorizationRequests !== undefined) {
-    fields.requirePushedAuthorizationRequests = metadata.requirePushedAuthorizationRequests;
-  }
-  return fields;
-}
-
-/** What the change log keeps of an app: its metadata, never a secret or a hash. */
-function describe(app: App): Record<string, unknown> {
-  return {
-    redirectUris: app.redirectUris,
-    grantTypes: app.grantTypes,
-    tokenEndpointAuthMethod: app.tokenEndpointAuthMethod,
-    ...(app.name === undefined ? {} : { name: app.name }),
-    ...(app.scope === undefined ? {} : { scope: app.scope }),
-    ...keyedFieldsOf(app),
-  };
 }
 
 async function loadPool(options: PostgresAppStoreOptions): Promise<Pool> {
