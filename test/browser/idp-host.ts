@@ -9,9 +9,12 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
 import { generateSecret } from 'otplib';
 import { toExpress } from '../../adapters/express/index.js';
 import { createSentinel, MemoryPasskeys } from '../../src/index.js';
+import { launchChromium } from './chromium.js';
 import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, OTHER_ACCOUNT, OTHER_CLIENT_ID, OTHER_SECRET, PASSWORD, SIGNING_KEY } from '../fixtures.js';
 
 /** The app the pages name. */
@@ -93,5 +96,31 @@ export async function startIdpHost(): Promise<IdpHost> {
         server.closeAllConnections();
         server.close(() => resolve());
       }),
+  };
+}
+
+/**
+ * Chromium and an identity host for the suite it is called in: both start before its tests and stop after them.
+ * The getters throw when asked before the start (or after a failed one), so a test cannot run on nothing.
+ */
+export function useChromiumAndHost(): { chromium(): Browser; idp(): IdpHost } {
+  let browser: Browser | undefined;
+  let host: IdpHost | undefined;
+  beforeAll(async () => {
+    [browser, host] = await Promise.all([launchChromium(), startIdpHost()]);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await host?.close();
+  });
+  return {
+    chromium() {
+      if (browser === undefined) throw new Error('Chromium is not running');
+      return browser;
+    },
+    idp() {
+      if (host === undefined) throw new Error('host is not running');
+      return host;
+    },
   };
 }

@@ -4,37 +4,22 @@
  * layout for Arabic, and an axe-core audit with no serious or critical violation on every page (login, wrong
  * password, TOTP step, passkey offer, 429, error, signed out) in every bundled language. Screenshots of each.
  */
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { BUNDLED_CATALOGUES } from '../../src/index.js';
 import { PASSWORD } from '../fixtures.js';
 import { seriousViolations } from './axe.js';
-import { browserAvailable, launchChromium } from './chromium.js';
+import { browserAvailable } from './chromium.js';
 import { screenshotForDocs } from './docs-images.js';
-import { APP_NAME, startIdpHost, type IdpHost } from './idp-host.js';
+import { APP_NAME, useChromiumAndHost } from './idp-host.js';
 
 const LANGUAGES = Object.keys(BUNDLED_CATALOGUES);
 
 describe.runIf(browserAvailable('browser: login page languages'))('browser: login page languages', () => {
-  let browser: Browser | undefined;
-  let host: IdpHost | undefined;
-
-  beforeAll(async () => {
-    [browser, host] = await Promise.all([launchChromium(), startIdpHost()]);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await host?.close();
-  });
-
-  function idp(): IdpHost {
-    if (host === undefined) throw new Error('host is not running');
-    return host;
-  }
+  const { chromium, idp } = useChromiumAndHost();
 
   async function newPage(options: { locale?: string; audit?: boolean } = {}): Promise<Page> {
-    if (browser === undefined) throw new Error('Chromium is not running');
-    const context = await browser.newContext({
+    const context = await chromium().newContext({
       viewport: { width: 1280, height: 800 },
       locale: options.locale ?? 'en-US',
       bypassCSP: options.audit === true,

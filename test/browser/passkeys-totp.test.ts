@@ -6,37 +6,27 @@
  * hidden and the password form signs in. Screenshots: passkey prompt, TOTP step, phone width.
  */
 import { generate } from 'otplib';
-import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserContextOptions, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { BUNDLED_CATALOGUES, type Messages } from '../../src/index.js';
 import { ACCOUNT, OTHER_ACCOUNT, PASSWORD } from '../fixtures.js';
-import { browserAvailable, launchChromium } from './chromium.js';
+import { browserAvailable } from './chromium.js';
 import { saveScreenshot } from './artifacts.js';
 import { screenshotForDocs } from './docs-images.js';
-import { startIdpHost, type IdpHost } from './idp-host.js';
+import { useChromiumAndHost } from './idp-host.js';
 
 const en = BUNDLED_CATALOGUES.en as Messages;
 
 describe.runIf(browserAvailable('browser: passkeys and TOTP'))('browser: passkeys and TOTP', () => {
-  let browser: Browser | undefined;
-  let host: IdpHost | undefined;
-
-  beforeAll(async () => {
-    [browser, host] = await Promise.all([launchChromium(), startIdpHost()]);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await host?.close();
-  });
-
-  function idp(): IdpHost {
-    if (host === undefined) throw new Error('host is not running');
-    return host;
-  }
+  const { chromium, idp } = useChromiumAndHost();
 
   async function newPage(options: BrowserContextOptions = {}): Promise<Page> {
-    if (browser === undefined) throw new Error('Chromium is not running');
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'en-US', colorScheme: 'light', ...options });
+    const context = await chromium().newContext({
+      viewport: { width: 1280, height: 800 },
+      locale: 'en-US',
+      colorScheme: 'light',
+      ...options,
+    });
     return context.newPage();
   }
 
