@@ -52,9 +52,27 @@ function section(rows: RowResult[], hot: RatioRow[], settings: RunSettings, star
   return lines.join('\n');
 }
 
+/**
+ * The main ratios a partial run did not measure, from the last full run's results.json, labelled with its date so
+ * the chart still shows every goal.
+ */
+function fromLastFullRun(out: string, rows: RowResult[]): RatioRow[] {
+  const file = join(dirname(out), 'results.json');
+  if (!existsSync(file)) return [];
+  const measured = new Set(
+    ratios(rows)
+      .filter((r) => Number.isFinite(r.value))
+      .map((r) => r.label),
+  );
+  const last = JSON.parse(readFileSync(file, 'utf8')) as { startedAt: string; ratios?: Array<Omit<RatioRow, 'hotPath'>> };
+  return (last.ratios ?? [])
+    .filter((r) => !measured.has(r.label) && typeof r.value === 'number')
+    .map((r) => ({ ...r, hotPath: false, label: `${r.label} (run of ${last.startedAt.slice(0, 10)})` }));
+}
+
 /** Writes the section into `out` (replacing it, or appending it) and the chart next to it. */
 export async function writeHotPaths(out: string, rows: RowResult[], settings: RunSettings, startedAt: Date): Promise<string[]> {
-  const all = ratios(rows).filter((r) => Number.isFinite(r.value));
+  const all = [...ratios(rows).filter((r) => Number.isFinite(r.value)), ...fromLastFullRun(out, rows)];
   const hot = ratios(rows).filter((r) => r.hotPath);
   let text = existsSync(out) ? readFileSync(out, 'utf8') : '# sentinel-idp benchmark results\n';
   if (!text.includes(CHART_LINK)) text = text.replace(/^(# [^\n]*\n)/, `$1\n${CHART_LINK}\n`);
