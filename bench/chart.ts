@@ -21,7 +21,8 @@ export function ratiosChart(rows: RatioRow[], title: string): string {
   const x = (value: number): number => LABEL_WIDTH + (value / max) * plot;
   const height = TOP + shown.length * ROW_HEIGHT + 30;
   const parts: string[] = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="sans-serif" font-size="12">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" role="img" font-family="sans-serif" font-size="12">`,
+    `<title>${escapeXML(title)}</title>`,
     `<rect width="${WIDTH}" height="${height}" fill="#fff"/>`,
     `<text x="10" y="20" font-size="14" font-weight="bold">${escapeXML(title)}</text>`,
     `<text x="10" y="36" fill="#555">bar: measured ratio; black tick: goal (req/s ratios: reach it; CPU ratios: stay under it); dashed: 1×</text>`,
