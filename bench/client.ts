@@ -21,6 +21,7 @@ import {
   TOKEN_PATH,
   USERNAME,
 } from './fixtures.js';
+import type { GuardTokens } from './guard-tokens.js';
 import type { Workload } from './registry.js';
 
 /** A row that cannot run because the code under test is not there (yet): reported, not a crash. */
@@ -37,6 +38,8 @@ export interface WorkloadState {
   cookie?: string;
   codes: string[];
   nextCode: number;
+  /** The guard rows' tokens (one for guard-one, 20,000 for guard-20k), used round-robin. */
+  guard?: GuardTokens;
   /** hrtime of the last exchange response: amount-bound autocannon runs end on a 1-second tick, so the window is measured to here. */
   lastResponseAt?: bigint;
 }
@@ -127,6 +130,23 @@ export function loadOptions(workload: Workload, state: WorkloadState, settings: 
           },
         ],
       };
+    case 'guard-one':
+    case 'guard-20k': {
+      const guard = state.guard;
+      if (guard === undefined) throw new Error('guard rows need tokens');
+      return {
+        ...common,
+        requests: [
+          {
+            method: 'GET',
+            setupRequest: (request) => {
+              const index = guard.next++ % guard.tokens.length;
+              return { ...request, path: guard.paths[index], headers: { authorization: `Bearer ${guard.tokens[index]}` } };
+            },
+          },
+        ],
+      };
+    }
   }
 }
 
@@ -177,6 +197,7 @@ export async function checkFirstResponse(workload: Workload, state: WorkloadStat
     if (response.status === 404) throw new NotAvailable(`endpoint answers 404 (${detail})`);
     throw new Error(`first response: expected ${expected}, got ${detail}`);
   }
+  if (workload === 'guard-one' || workload === 'guard-20k') return checkGuard(state, text);
   if (workload === 'authorize') {
     const location = response.headers.get('location') ?? '';
     const code = codeFromLocation(location, state.port);
@@ -336,4 +357,30 @@ export async function mintCodes(state: WorkloadState, count: number, settings: L
   const result = await run;
   if (result.errors > 0 || result.timeouts > 0) throw new Error(`minting codes: ${result.errors} errors, ${result.timeouts} timeouts`);
   return codes;
+}
+
+/**
+ * The guard rows' check: the first answer names the token's consumer, and the same guard refuses (401) a token
+ * with an altered signature and a valid token presented for another consumer, so no row is fast by not checking.
+ */
+async function checkGuard(state: WorkloadState, text: string): Promise<string> {
+  const guard = state.guard as GuardTokens;
+  const token = guard.tokens[0] as string;
+  const path = guard.paths[0] as string;
+  const consumer = path.split('/')[5];
+  if ((JSON.parse(text) as { consumer?: string }).consumer !== consumer) throw new Error(`guard answered ${text.slice(0, 200)}`);
+  const refused = async (what: string, requestPath: string, presented: string): Promise<void> => {
+    const response = await fetch(baseUrl(state.port) + requestPath, {
+      headers: { authorization: `Bearer ${presented}` },
+      signal: AbortSignal.timeout(10_000),
+    });
+    await response.arrayBuffer();
+    if (response.status !== 401) throw new Error(`${what}: expected 401, got ${response.status}`);
+  };
+  const signature = token.slice(token.lastIndexOf('.') + 1);
+  const altered = `${token.slice(0, token.lastIndexOf('.') + 1)}${signature.startsWith('A') ? 'B' : 'A'}${signature.slice(1)}`;
+  await refused('altered signature', path, altered);
+  await refused('another consumer', path.replace(consumer as string, '00000000-0000-4000-8000-000000000000'), token);
+  guard.next = 0;
+  return `200 with the consumer; 401 for an altered signature and for another consumer (${guard.tokens.length} token(s))`;
 }

@@ -53,3 +53,15 @@ export function privateJwkFromEnv(): JWK {
   if (!raw) throw new Error('BENCH_PRIVATE_JWK is not set (start targets through bench/server.ts)');
   return JSON.parse(raw) as JWK;
 }
+
+/**
+ * The guard rows verify tokens minted once by the runner, so their issuer cannot depend on the child's port: every
+ * guard target (sentinel-idp and the peers) is configured with this issuer base.
+ */
+export const GUARD_ISSUER_BASE = 'https://idp.bench.example';
+export const GUARD_ISSUER = `${GUARD_ISSUER_BASE}/sentinel/api/account/${ACCOUNT_ID}`;
+
+/** The protected route of the guard rows; the consumer in the path must be the token's `sub`. */
+export function guardPath(consumerId: string): string {
+  return `/api/account/${ACCOUNT_ID}/consumer/${consumerId}/tokens`;
+}

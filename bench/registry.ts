@@ -10,7 +10,11 @@ export type Workload =
   /** GET authorize with an existing device session: 302 back to the app with a code. */
   | 'authorize'
   /** POST authorization_code (+ PKCE) to /sentinel/api/account/{acct}/token, one fresh code per request. */
-  | 'exchange';
+  | 'exchange'
+  /** GET the guarded route with one consumer-bound token, the same on every request. */
+  | 'guard-one'
+  /** GET the guarded route cycling through 20,000 tokens of 20,000 consumers (path and token change together). */
+  | 'guard-20k';
 
 export type Kind = 'ceiling' | 'baseline' | 'peer' | 'sentinel';
 
@@ -72,7 +76,26 @@ export const TARGETS: readonly TargetSpec[] = [
     kind: 'sentinel',
     workload: 'exchange',
   },
+  ...guardRows(),
 ];
+
+/** The bearer-guard rows: each guard with one repeated token and with 20,000 distinct tokens. */
+function guardRows(): TargetSpec[] {
+  const guards: Array<[string, string, Kind, boolean]> = [
+    ['guard-sentinel-fastify', 'sentinel-idp guard, Fastify adapter', 'sentinel', true],
+    ['guard-sentinel-express', 'sentinel-idp guard, Express adapter', 'sentinel', true],
+    ['guard-jose-fastify', 'hand-written Fastify + jose jwtVerify guard', 'baseline', true],
+    ['guard-fastify-jwt', '@fastify/jwt (verify cache on)', 'peer', true],
+    ['guard-express-oauth2', 'express-oauth2-jwt-bearer in Express', 'peer', true],
+    // Without the cache every request verifies: these two decide where the signature check should run.
+    ['guard-sentinel-fastify-nocache', "sentinel-idp guard, Fastify, no cache, verification 'threadpool'", 'sentinel', false],
+    ['guard-sentinel-fastify-nocache-sync', "sentinel-idp guard, Fastify, no cache, verification 'sync'", 'sentinel', false],
+  ];
+  return guards.flatMap(([module, label, kind, both]) => [
+    ...(both ? [{ name: `${module}-one`, module, label: `${label}, one token`, kind, workload: 'guard-one' as const }] : []),
+    { name: `${module}-20k`, module, label: `${label}, 20,000 tokens`, kind, workload: 'guard-20k' as const },
+  ]);
+}
 
 /** Ratios computed from the medians of one run; `target` is the goal of issue 9 where there is one. */
 export interface RatioSpec {
@@ -82,6 +105,8 @@ export interface RatioSpec {
   metric: 'rps' | 'cpu';
   /** For rps: the ratio must be ≥ target; for cpu: ≤ target. */
   target?: number;
+  /** Reported in the hot-paths section (and its chart) rather than the main ratio table. */
+  hotPath?: boolean;
 }
 
 export const RATIOS: readonly RatioSpec[] = [
@@ -145,4 +170,30 @@ export const RATIOS: readonly RatioSpec[] = [
     denominator: 'oidc-provider',
     metric: 'rps',
   },
+  ...guardRatios(),
 ];
+
+function guardRatios(): RatioSpec[] {
+  const versus = (numerator: string, denominator: string, label: string, target?: number): RatioSpec => ({
+    label,
+    numerator,
+    denominator,
+    metric: 'rps',
+    hotPath: true,
+    ...(target === undefined ? {} : { target }),
+  });
+  return [
+    versus('guard-sentinel-fastify-one', 'guard-jose-fastify-one', 'guard, one token: Fastify adapter ÷ Fastify + jose', 2.0),
+    versus('guard-sentinel-fastify-20k', 'guard-jose-fastify-20k', 'guard, 20,000 tokens: Fastify adapter ÷ Fastify + jose', 1.2),
+    versus('guard-sentinel-fastify-one', 'guard-fastify-jwt-one', 'guard, one token: Fastify adapter ÷ @fastify/jwt'),
+    versus('guard-sentinel-fastify-20k', 'guard-fastify-jwt-20k', 'guard, 20,000 tokens: Fastify adapter ÷ @fastify/jwt'),
+    versus('guard-sentinel-express-one', 'guard-express-oauth2-one', 'guard, one token: Express adapter ÷ express-oauth2-jwt-bearer'),
+    versus('guard-sentinel-express-20k', 'guard-express-oauth2-20k', 'guard, 20,000 tokens: Express adapter ÷ express-oauth2-jwt-bearer'),
+    versus('guard-sentinel-express-one', 'guard-sentinel-fastify-one', 'guard, one token: Express adapter ÷ Fastify adapter'),
+    versus(
+      'guard-sentinel-fastify-nocache-20k',
+      'guard-sentinel-fastify-nocache-sync-20k',
+      "guard, no cache, 20,000 tokens: verification 'threadpool' ÷ 'sync'",
+    ),
+  ];
+}

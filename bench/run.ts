@@ -8,7 +8,9 @@
  * Any response with an unexpected status, error or timeout fails the row loudly (it is not reported as a number).
  * Medians over rounds, ratios of medians within this run, then bench/RESULTS.md and bench/results.json.
  *
- * Env: BENCH_DURATION, BENCH_WARMUP, BENCH_ROUNDS, BENCH_CONNECTIONS, BENCH_ONLY=a,b (target names),
+ * Env: BENCH_SHORT=1 (3 rounds × 5 s, 1 s warm-up, no memory: the setting for a shared 2-core machine),
+ *      BENCH_DURATION, BENCH_WARMUP, BENCH_ROUNDS, BENCH_CONNECTIONS, BENCH_ONLY=a,b (target names, `guard-*` for a prefix; a partial run
+ *      rewrites only the hot-paths section and the chart),
  *      BENCH_MEMORY=0 (skip the MemoryStore measurement), BENCH_MEMORY_N (default 100000),
  *      BENCH_OUT (default bench/RESULTS.md; results.json goes next to it).
  */
@@ -28,15 +30,18 @@ import {
   type WorkloadState,
 } from './client.js';
 import { createKeyPair, HOST } from './fixtures.js';
+import { type GuardTokens, mintGuardTokens } from './guard-tokens.js';
+import { writeHotPaths } from './hot-paths.js';
 import { type MemoryResult, measureMemory } from './memory.js';
 import { TARGETS, type TargetSpec } from './registry.js';
 import { type RoundResult, type RowResult, type RunSettings, writeReport } from './report.js';
 
 const env = process.env;
+const shortRun = env.BENCH_SHORT === '1';
 const settings: RunSettings = {
   rounds: positive(env.BENCH_ROUNDS, 3),
-  durationSeconds: positive(env.BENCH_DURATION, 10),
-  warmupSeconds: positive(env.BENCH_WARMUP, 2, true),
+  durationSeconds: positive(env.BENCH_DURATION, shortRun ? 5 : 10),
+  warmupSeconds: positive(env.BENCH_WARMUP, shortRun ? 1 : 2, true),
   connections: positive(env.BENCH_CONNECTIONS, 50),
 };
 const load: LoadSettings = { connections: settings.connections, timeoutSeconds: 10 };
@@ -163,6 +168,9 @@ function freePort(): Promise<number> {
 // ---------------------------------------------------------------------------------------------------------------
 // One target, one round.
 
+// The guard rows' tokens, minted once per run (before any window) when a guard row is selected.
+const guardTokens: { one?: GuardTokens; many?: GuardTokens } = {};
+
 class RowFailure extends Error {}
 
 function unexpectedResponses(result: AutocannonResult, expected: number): string | undefined {
@@ -209,6 +217,10 @@ async function measureRound(spec: TargetSpec, privateJwk: JWK, publicJwk: JWK): 
       throw err;
     }
     const state: WorkloadState = { port, codes: [], nextCode: 0 };
+    if (spec.workload === 'guard-one' || spec.workload === 'guard-20k') {
+      state.guard = (spec.workload === 'guard-one' ? guardTokens.one : guardTokens.many) as GuardTokens;
+      state.guard.next = 0;
+    }
     const durationMs = settings.durationSeconds * 1000;
     const bound = durationMs * 3 + 30_000;
     const expected = expectedStatus(spec.workload);
@@ -287,11 +299,18 @@ async function main(): Promise<void> {
     killAll();
     process.exit(1);
   }, maxS * 1000).unref();
-  const selected = TARGETS.filter((t) => only.length === 0 || only.includes(t.name));
-  const unknown = only.filter((name) => !TARGETS.some((t) => t.name === name));
+  // A name ending in * selects every target starting with the rest (BENCH_ONLY='guard-*').
+  const matches = (pattern: string, name: string): boolean =>
+    pattern.endsWith('*') ? name.startsWith(pattern.slice(0, -1)) : pattern === name;
+  const selected = TARGETS.filter((t) => only.length === 0 || only.some((pattern) => matches(pattern, t.name)));
+  const unknown = only.filter((pattern) => !TARGETS.some((t) => matches(pattern, t.name)));
   if (unknown.length > 0)
     throw new Error(`unknown BENCH_ONLY target(s): ${unknown.join(', ')}; known: ${TARGETS.map((t) => t.name).join(', ')}`);
   const { privateJwk, publicJwk } = await createKeyPair();
+  if (selected.some((t) => t.workload.startsWith('guard'))) {
+    guardTokens.one = mintGuardTokens(privateJwk, 1);
+    guardTokens.many = mintGuardTokens(privateJwk, 20_000);
+  }
   const rows = new Map<string, RowResult>(selected.map((spec) => [spec.name, { spec, status: 'ok', rounds: [] } satisfies RowResult]));
   console.log(
     `bench: ${selected.length} targets × ${settings.rounds} rounds, ${settings.warmupSeconds}s warm-up + ${settings.durationSeconds}s, ${settings.connections} connections`,
@@ -327,7 +346,7 @@ async function main(): Promise<void> {
 
   let memory: MemoryResult[] | undefined;
   let memoryError: string | undefined;
-  if (env.BENCH_MEMORY !== '0') {
+  if (env.BENCH_MEMORY !== '0' && !shortRun) {
     const count = positive(env.BENCH_MEMORY_N, 100_000);
     try {
       memory = [];
@@ -343,15 +362,22 @@ async function main(): Promise<void> {
   }
 
   const out = env.BENCH_OUT ?? fileURLToPath(new URL('./RESULTS.md', import.meta.url));
-  const written = await writeReport({
-    out,
-    settings,
-    rows: [...rows.values()],
-    memory,
-    memoryError,
-    startedAt: new Date(started),
-    wallSeconds: (Date.now() - started) / 1000,
-  });
+  const written: string[] = [];
+  // A partial run must not replace the full table of the last complete run.
+  if (only.length === 0) {
+    written.push(
+      ...(await writeReport({
+        out,
+        settings,
+        rows: [...rows.values()],
+        memory,
+        memoryError,
+        startedAt: new Date(started),
+        wallSeconds: (Date.now() - started) / 1000,
+      })),
+    );
+  }
+  written.push(...(await writeHotPaths(out, [...rows.values()], settings, new Date(started))));
   console.log(`wrote ${written.join(' and ')}`);
   const failed = [...rows.values()].filter((r) => r.status === 'failed');
   if (failed.length > 0) {

@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import type { SentinelContext } from './context.js';
 import { OAuthError } from './errors.js';
-import { signJWT, verifyJWT, type JWTClaims } from './jwt.js';
+import { signJWT, type JWTClaims } from './jwt.js';
+import { verifySignedToken } from './verified-tokens.js';
 import { checkTokenBinding, type DPoPPresentation } from './dpop/resource.js';
 
 /**
@@ -133,11 +134,13 @@ export async function verifyAccessToken(
   checkBinding = true,
 ): Promise<AccessTokenClaims> {
   const prefix = context.accountIssuer('');
-  const claims = verifyJWT(context.keys, token, {
+  // Signature, typ and times (from the verified-token cache when this token passed before); every check below runs
+  // on each call because its answer can change while the token lives.
+  const claims = (await verifySignedToken(context, token, {
     typ: 'at+jwt',
     issuer: (iss) => iss.startsWith(prefix) && iss.length > prefix.length,
     clockTolerance: context.config.clockTolerance,
-  }) as AccessTokenClaims;
+  })) as AccessTokenClaims;
   const accountId = decodeURIComponent(claims.iss.slice(prefix.length));
   if (options.accountId !== undefined && claims.iss !== context.accountIssuer(options.accountId)) {
     throw new OAuthError('invalid_token', 'the token was issued for another account', { status: 401 });

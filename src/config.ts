@@ -182,6 +182,24 @@ const optionsSchema = z.object({
     .default({ maxFailures: 5, maxFailuresPerIp: 50, windowSeconds: 900 }),
   pkce: z.enum(['optional', 'required']).default('optional'),
   signing: z.enum(['threadpool', 'sync']).default('threadpool'),
+  // Where the guard checks access-token signatures: 'threadpool' (crypto.verify with a callback, a second core does
+  // the curve arithmetic) or 'sync' (main thread). The default is the measured faster one (bench/RESULTS.md).
+  verification: z.enum(['threadpool', 'sync']).default('threadpool'),
+  // The guard's cache of verified tokens (src/verified-tokens.ts), or false for none. About 1 KB per entry.
+  verifiedTokens: z
+    .union([
+      z.literal(false),
+      z.object({
+        maxEntries: z.number().int().positive().default(50_000),
+        maxBytes: z
+          .number()
+          .int()
+          .positive()
+          .default(48 * 1024 * 1024),
+        maxAgeSeconds: z.number().int().positive().max(300).default(60),
+      }),
+    ])
+    .default({ maxEntries: 50_000, maxBytes: 48 * 1024 * 1024, maxAgeSeconds: 60 }),
   bodyLimit: z.number().int().positive().max(1_048_576).default(16_384),
   bodyTimeout: z.number().positive().max(300).default(10),
   jwksMaxAge: z.number().int().nonnegative().default(300),

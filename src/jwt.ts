@@ -1,5 +1,5 @@
 /**
- * Compact JWS for access tokens (RFC 9068) and ID tokens: sign and verify, synchronously.
+ * Compact JWS for access tokens (RFC 9068) and ID tokens: sign and verify, on the main thread or the thread pool.
  *
  * The encoded header of each key and `typ` is computed once; a token costs one JSON.stringify, two base64url
  * encodings and one signature. Verification pins the algorithm to the key found by `kid`; the header's `alg` must
@@ -7,7 +7,7 @@
  */
 import type { Context as TraceContext } from '@opentelemetry/api';
 import { OAuthError } from './errors.js';
-import { signBytes, signBytesInPool, verifyBytes, type KeySet, type SigningKey } from './keys.js';
+import { signBytes, signBytesInPool, verifyBytes, verifyBytesInPool, type KeySet, type SigningKey } from './keys.js';
 import { traceSigning } from './telemetry/signing-span.js';
 
 /** JWT claims as a plain object. */
@@ -101,11 +101,15 @@ function decodeSegment(segment: string): Record<string, unknown> {
   }
 }
 
-/**
- * Verifies a compact JWS issued by this service and returns its claims.
- * @throws OAuthError invalid_token (401) with a description that never repeats the token.
- */
-export function verifyJWT(keys: KeySet, token: string, options: VerifyJWTOptions): JWTClaims {
+/** A token whose header names one of our keys, split for signature verification. */
+interface SignedParts {
+  key: SigningKey;
+  signed: Buffer;
+  signature: Buffer;
+  payloadPart: string;
+}
+
+function splitSigned(keys: KeySet, token: string, typ: JWTType): SignedParts {
   if (token.length > 8192) throw invalid('the token is malformed');
   const parts = token.split('.');
   if (parts.length !== 3) throw invalid('the token is malformed');
@@ -113,10 +117,17 @@ export function verifyJWT(keys: KeySet, token: string, options: VerifyJWTOptions
   const header = decodeSegment(headerPart);
   const key = typeof header.kid === 'string' ? keys.byKid.get(header.kid) : undefined;
   if (key === undefined || header.alg !== key.alg) throw invalid('the token was not signed by this service');
-  if (header.typ !== options.typ) throw invalid(`the token is not of type ${options.typ}`);
+  if (header.typ !== typ) throw invalid(`the token is not of type ${typ}`);
   if (!/^[A-Za-z0-9_-]+$/.test(signaturePart)) throw invalid('the token is malformed');
-  const signed = Buffer.from(`${headerPart}.${payloadPart}`);
-  if (!verifyBytes(key, signed, Buffer.from(signaturePart, 'base64url'))) throw invalid('the token signature is invalid');
+  return {
+    key,
+    signed: Buffer.from(`${headerPart}.${payloadPart}`),
+    signature: Buffer.from(signaturePart, 'base64url'),
+    payloadPart,
+  };
+}
+
+function checkClaims(payloadPart: string, options: VerifyJWTOptions): JWTClaims {
   const claims = decodeSegment(payloadPart) as JWTClaims;
   const now = options.now ?? Math.floor(Date.now() / 1000);
   const tolerance = options.clockTolerance ?? 5;
@@ -128,4 +139,31 @@ export function verifyJWT(keys: KeySet, token: string, options: VerifyJWTOptions
     throw invalid('the token was issued in the future');
   if (typeof claims.iss !== 'string' || !options.issuer(claims.iss)) throw invalid('the token was issued by another issuer');
   return claims;
+}
+
+/**
+ * Verifies a compact JWS issued by this service and returns its claims.
+ * @throws OAuthError invalid_token (401) with a description that never repeats the token.
+ */
+export function verifyJWT(keys: KeySet, token: string, options: VerifyJWTOptions): JWTClaims {
+  const { key, signed, signature, payloadPart } = splitSigned(keys, token, options.typ);
+  if (!verifyBytes(key, signed, signature)) throw invalid('the token signature is invalid');
+  return checkClaims(payloadPart, options);
+}
+
+/**
+ * {@link verifyJWT} with the signature checked where `mode` says (`threadpool`: crypto.verify with a callback, so
+ * the curve arithmetic runs on another core), returning the key that verified it as well: the bearer guard's cache
+ * remembers it to notice a key that has since left the key set.
+ */
+export async function verifyJWTIn(
+  mode: SigningMode,
+  keys: KeySet,
+  token: string,
+  options: VerifyJWTOptions,
+): Promise<{ claims: JWTClaims; key: SigningKey }> {
+  const { key, signed, signature, payloadPart } = splitSigned(keys, token, options.typ);
+  const valid = mode === 'threadpool' ? await verifyBytesInPool(key, signed, signature) : verifyBytes(key, signed, signature);
+  if (!valid) throw invalid('the token signature is invalid');
+  return { claims: checkClaims(payloadPart, options), key };
 }

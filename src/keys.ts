@@ -225,17 +225,33 @@ export function signBytesInPool(key: SigningKey, data: Buffer): Promise<Buffer> 
   });
 }
 
-/** Verifies a JWS signature made by {@link signBytes}. */
+function verifyOptions(key: SigningKey): { hash: string | null; options: Parameters<typeof verify>[2] } {
+  if (key.alg === 'PS256') return { hash: 'sha256', options: { key: key.publicKey, padding: 6, saltLength: 32 } };
+  const hash = HASH[key.alg];
+  return key.alg.startsWith('ES') ? { hash, options: { key: key.publicKey, dsaEncoding: 'ieee-p1363' } } : { hash, options: key.publicKey };
+}
+
+/** Verifies a JWS signature made by {@link signBytes}, on the main thread. */
 export function verifyBytes(key: SigningKey, data: Buffer, signature: Buffer): boolean {
   try {
-    if (key.alg === 'PS256') {
-      return verify('sha256', data, { key: key.publicKey, padding: 6, saltLength: 32 }, signature);
-    }
-    const hash = HASH[key.alg];
-    return key.alg.startsWith('ES')
-      ? verify(hash, data, { key: key.publicKey, dsaEncoding: 'ieee-p1363' }, signature)
-      : verify(hash, data, key.publicKey, signature);
+    const { hash, options } = verifyOptions(key);
+    return verify(hash, data, options, signature);
   } catch {
     return false;
   }
+}
+
+/**
+ * {@link verifyBytes} on the libuv thread pool (`crypto.verify` with a callback): the main thread serves other
+ * requests meanwhile, so a second core does the elliptic-curve work.
+ */
+export function verifyBytesInPool(key: SigningKey, data: Buffer, signature: Buffer): Promise<boolean> {
+  return new Promise((resolve) => {
+    try {
+      const { hash, options } = verifyOptions(key);
+      verify(hash, data, options, signature, (error, valid) => resolve(error === null && valid));
+    } catch {
+      resolve(false);
+    }
+  });
 }

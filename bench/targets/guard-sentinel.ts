@@ -1,0 +1,62 @@
+/**
+ * sentinel-idp's bearer guard (`requireAccessToken`) on the guard rows' route, in Fastify or Express, with the
+ * verification mode and verified-token cache each row names. Answers the token's consumer as JSON.
+ */
+import type { Server } from 'node:http';
+import express, { type RequestHandler } from 'express';
+import Fastify, { type preHandlerAsyncHookHandler } from 'fastify';
+import { ACCOUNT_ID, CLIENT_ID, CLIENT_SECRET, GUARD_ISSUER_BASE, HOST, privateJwkFromEnv } from '../fixtures.js';
+import { importRepoModule } from './sentinel-common.js';
+import type { RunningTarget } from './types.js';
+import { closeServer, listen } from './util.js';
+
+/** How a guard row configures the service. */
+export interface GuardSettings {
+  verification?: 'threadpool' | 'sync';
+  cache?: boolean;
+}
+
+const ROUTE = '/api/account/:accountId/consumer/:consumerId/tokens';
+
+async function createGuardSentinel(settings: GuardSettings): Promise<unknown> {
+  const core = await importRepoModule<{ createSentinel(options: Record<string, unknown>): unknown }>('src/index.js');
+  return core.createSentinel({
+    issuer: GUARD_ISSUER_BASE,
+    apps: [
+      { accountId: ACCOUNT_ID, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, redirectUris: [], grantTypes: ['client_credentials'] },
+    ],
+    keys: [privateJwkFromEnv()],
+    ...(settings.verification === undefined ? {} : { verification: settings.verification }),
+    ...(settings.cache === false ? { verifiedTokens: false } : {}),
+  });
+}
+
+interface Claims {
+  sub: string;
+}
+
+export async function startFastifyGuard(port: number, settings: GuardSettings = {}): Promise<RunningTarget> {
+  const { requireAccessToken } = await importRepoModule<{ requireAccessToken(s: unknown): preHandlerAsyncHookHandler }>(
+    'adapters/fastify/index.js',
+  );
+  const sentinel = await createGuardSentinel(settings);
+  const app = Fastify({ logger: false });
+  app.get(ROUTE, { preHandler: requireAccessToken(sentinel) }, async (request) => ({
+    consumer: (request as unknown as { sentinel: Claims }).sentinel.sub,
+  }));
+  await app.listen({ host: HOST, port });
+  return { close: () => app.close() };
+}
+
+export async function startExpressGuard(port: number, settings: GuardSettings = {}): Promise<RunningTarget> {
+  const { requireAccessToken } = await importRepoModule<{ requireAccessToken(s: unknown): RequestHandler }>('adapters/express/index.js');
+  const sentinel = await createGuardSentinel(settings);
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.get(ROUTE, requireAccessToken(sentinel), (request, response) => {
+    response.json({ consumer: (request as unknown as { sentinel: Claims }).sentinel.sub });
+  });
+  const server: Server = await listen(app, port, HOST);
+  return { close: () => closeServer(server) };
+}
