@@ -32,6 +32,21 @@ export interface SentinelContext {
   readonly traceContext?: TraceContext | undefined;
 }
 
+// Kept off the public `Sentinel` type: the context holds private keys and the stores, which are not part of the API.
+const CONTEXTS = new WeakMap<object, SentinelContext>();
+
+/** Records the context of a service built by `createSentinel()`, for {@link contextOf}. */
+export function attachContext(sentinel: object, context: SentinelContext): void {
+  CONTEXTS.set(sentinel, context);
+}
+
+/** The collaborators of a service built by `createSentinel()`: for the service's own modules and tests. */
+export function contextOf(sentinel: object): SentinelContext {
+  const context = CONTEXTS.get(sentinel);
+  if (context === undefined) throw new TypeError('not a service built by createSentinel()');
+  return context;
+}
+
 /** Builds the context; its `emit` has no request (see {@link requestContext} for a handled request's). */
 export function createContext(input: { config: ResolvedConfig; keys: KeySet; store: Store; apps: AppStore }): SentinelContext {
   const { config } = input;

@@ -16,7 +16,7 @@ import {
 } from './apps.js';
 import { withBodyDeadline } from './body-read.js';
 import { resolveConfig, type ResolvedConfig, type SentinelOptions } from './config.js';
-import { createContext, requestContext, type SentinelContext } from './context.js';
+import { attachContext, createContext, requestContext } from './context.js';
 import { isAuthorizationError } from './authorize/authorization-error.js';
 import { completeLogin as completeInteraction, type CompleteLoginInput } from './authorize/complete-login.js';
 import { renderErrorPage } from './authorize/error-page.js';
@@ -129,8 +129,6 @@ export interface Sentinel {
    * @example sendSentinelResponse(res, await sentinel.completeLogin(req.query.interaction, { userId: user.id }))
    */
   completeLogin(interactionId: string, user: CompleteLoginInput): Promise<SentinelResponse>;
-  /** The collaborators, for the service's own modules and tests. */
-  readonly context: SentinelContext;
 }
 
 /** Errors a protected resource answers with 401 (RFC 6750 §3.1, RFC 9449 §7.1). */
@@ -388,9 +386,8 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     return { clientId: app.clientId, clientSecret, clientSecretHash, app };
   }
 
-  return {
+  const sentinel: Sentinel = {
     config,
-    context,
     handle,
     verifyAccessToken,
     checkBearer,
@@ -403,4 +400,6 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     rotateKeys: () => requireRing('rotateKeys()').rotate(),
     revokeKey: (kid) => requireRing('revokeKey()').revoke(kid),
   };
+  attachContext(sentinel, context);
+  return sentinel;
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import { createSentinel, generatePrivateJWK, hashClientSecret, isConfigurationError, type SentinelOptions } from '../src/index.js';
 import { ACCOUNT, baseOptions, CLIENT_ID, CONSUMER_UUID, SIGNING_KEY } from './fixtures.js';
+import { contextOf } from '../src/context.js';
 
 function fieldOf(options: SentinelOptions): string {
   try {
@@ -57,7 +58,7 @@ describe('createSentinel options', () => {
 
   it('hashes plain secrets at startup and keeps no plain copy', async () => {
     const sentinel = createSentinel({ ...baseOptions(), apps: [app({ clientSecret: 'plain-secret-value' })] });
-    const stored = await sentinel.context.apps.findApp(ACCOUNT, CLIENT_ID);
+    const stored = await contextOf(sentinel).apps.findApp(ACCOUNT, CLIENT_ID);
     expect(stored?.clientSecretHash).toBe(hashClientSecret('plain-secret-value'));
     expect(JSON.stringify(sentinel.config)).not.toContain('plain-secret-value');
     expect(JSON.stringify(stored)).not.toContain('plain-secret-value');
