@@ -130,14 +130,14 @@ const optionsSchema = z.object({
       url: z.string().optional(),
       render: fn<(view: LoginView) => string | Promise<string>>('login.render').optional(),
     })
-    .default({}),
+    .prefault({}),
   branding: z
     .object({
       productName: z.string().max(100).default('Sign in'),
       logoUrl: z.string().optional(),
       colors: z.record(z.string().regex(/^[a-z-]+$/), z.string().regex(/^[#(),.% a-zA-Z0-9-]+$/)).default({}),
     })
-    .default({ productName: 'Sign in', colors: {} }),
+    .prefault({}),
   keys: z
     .array(z.custom<JWK | { signer: ExternalSigner }>((v) => typeof v === 'object' && v !== null, { message: 'must be a JWK object' }))
     .optional(),
@@ -169,17 +169,15 @@ const optionsSchema = z.object({
       absoluteTtl: ttlSeconds.default(8 * 3600),
       idleTtl: ttlSeconds.default(3600),
     })
-    .default({ cookieName: 'sentinel_session', absoluteTtl: 8 * 3600, idleTtl: 3600 }),
-  refreshToken: z
-    .object({ idleTtl: ttlSeconds.default(14 * 86_400), absoluteTtl: ttlSeconds.default(30 * 86_400) })
-    .default({ idleTtl: 14 * 86_400, absoluteTtl: 30 * 86_400 }),
+    .prefault({}),
+  refreshToken: z.object({ idleTtl: ttlSeconds.default(14 * 86_400), absoluteTtl: ttlSeconds.default(30 * 86_400) }).prefault({}),
   throttle: z
     .object({
       maxFailures: z.number().int().positive().default(5),
       maxFailuresPerIp: z.number().int().positive().default(50),
       windowSeconds: ttlSeconds.default(900),
     })
-    .default({ maxFailures: 5, maxFailuresPerIp: 50, windowSeconds: 900 }),
+    .prefault({}),
   pkce: z.enum(['optional', 'required']).default('optional'),
   signing: z.enum(['threadpool', 'sync']).default('threadpool'),
   bodyLimit: z.number().int().positive().max(1_048_576).default(16_384),
@@ -213,7 +211,7 @@ const optionsSchema = z.object({
       // Account and client ids as metric attributes multiply time series by tenants: opt-in (docs/observability.md).
       identifiersInMetrics: z.boolean().default(false),
     })
-    .default({ identifiersInMetrics: false }),
+    .prefault({}),
   logger: z
     .custom<{ warn(message: string): void }>(
       (v) => typeof v === 'object' && v !== null && typeof (v as { warn?: unknown }).warn === 'function',
@@ -273,6 +271,34 @@ function checkIssuer(issuer: string): { issuer: string; insecureLoopback: boolea
   return { issuer: `${url.origin}${url.pathname.replace(/\/+$/, '')}`, insecureLoopback };
 }
 
+/** The checks an app passes after its schema: one secret form, then {@link assertValidApp} on its defaults. */
+function checkedApp(entry: z.infer<typeof appSchema>, field: string): App {
+  if (entry.clientSecret !== undefined && entry.clientSecretHash !== undefined) {
+    throw new ConfigurationError(`${field}.clientSecret`, 'give clientSecret or clientSecretHash, not both');
+  }
+  const app = toApp(entry);
+  assertValidApp(app, field);
+  return app;
+}
+
+/**
+ * Validates one app and fills in its defaults exactly as an `apps` entry is: `registerApp()` uses it, so an app
+ * registered at run time and one configured at startup cannot differ.
+ * @throws ConfigurationError naming the wrong field under `field`.
+ */
+export function appFromInput(input: AppOptions, field: string): App {
+  const result = appSchema.safeParse(input);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const path = issue === undefined ? '' : fieldOf(issue.path);
+    throw new ConfigurationError(
+      path === '' ? field : path.startsWith('[') ? `${field}${path}` : `${field}.${path}`,
+      issue?.message ?? 'invalid',
+    );
+  }
+  return checkedApp(result.data, field);
+}
+
 /**
  * Validates the options and fills in defaults.
  * @throws ConfigurationError naming the first wrong field.
@@ -308,12 +334,7 @@ export function resolveConfig(options: SentinelOptions): ResolvedConfig {
       throw new ConfigurationError(`${field}.clientId`, `client id ${entry.clientId} is already registered in account ${entry.accountId}`);
     }
     seen.add(key);
-    if (entry.clientSecret !== undefined && entry.clientSecretHash !== undefined) {
-      throw new ConfigurationError(`${field}.clientSecret`, 'give clientSecret or clientSecretHash, not both');
-    }
-    const app = toApp(entry);
-    assertValidApp(app, field);
-    return app;
+    return checkedApp(entry, field);
   });
   return { ...parsed, issuer, insecureLoopback, apps };
 }

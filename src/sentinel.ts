@@ -5,7 +5,6 @@
  */
 import { verifyAccessToken as verifyToken, type AccessTokenClaims, type VerifyAccessTokenOptions } from './access-token.js';
 import {
-  assertValidApp,
   generateClientId,
   generateClientSecret,
   hashClientSecret,
@@ -15,7 +14,7 @@ import {
   type TokenEndpointAuthMethod,
 } from './apps.js';
 import { withBodyDeadline } from './body-read.js';
-import { resolveConfig, type ResolvedConfig, type SentinelOptions } from './config.js';
+import { appFromInput, resolveConfig, type ResolvedConfig, type SentinelOptions } from './config.js';
 import { attachContext, createContext, requestContext } from './context.js';
 import { isAuthorizationError } from './authorize/authorization-error.js';
 import { completeLogin as completeInteraction, type CompleteLoginInput } from './authorize/complete-login.js';
@@ -368,20 +367,20 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     const isPublic = input.tokenEndpointAuthMethod === 'none';
     const clientSecret = isPublic ? undefined : generateClientSecret();
     const clientSecretHash = clientSecret === undefined ? undefined : hashClientSecret(clientSecret);
-    const app: App = {
-      accountId: input.accountId,
-      clientId: generateClientId(),
-      clientSecretHash,
-      redirectUris: [...(input.redirectUris ?? [])],
-      grantTypes: [...(input.grantTypes ?? (isPublic ? ['authorization_code', 'refresh_token'] : ['client_credentials']))],
-      tokenEndpointAuthMethod: input.tokenEndpointAuthMethod ?? 'client_secret_basic',
-      name: input.name,
-      scope: input.scope,
-    };
-    if (typeof app.accountId !== 'string' || app.accountId === '' || /[\u0000-\u001f/?#]/.test(app.accountId)) {
-      throw new ConfigurationError('accountId', 'must be a non-empty account id');
-    }
-    assertValidApp(app, 'app');
+    // The same validation and defaults as an `apps` entry (README, options table): grant types default to all three.
+    const app = appFromInput(
+      {
+        accountId: input.accountId,
+        clientId: generateClientId(),
+        clientSecretHash,
+        redirectUris: input.redirectUris,
+        grantTypes: input.grantTypes,
+        tokenEndpointAuthMethod: input.tokenEndpointAuthMethod,
+        name: input.name,
+        scope: input.scope,
+      },
+      'app',
+    );
     await apps.saveApp(app);
     return { clientId: app.clientId, clientSecret, clientSecretHash, app };
   }

@@ -23,7 +23,7 @@ export const passkeysOptionsSchema = z
     /** Offer to add a passkey after a password sign-in, to users who have none yet. */
     offerRegistration: z.boolean().default(false),
   })
-  .default({ offerRegistration: false });
+  .prefault({});
 
 /**
  * The `passkeys` option as hosts write it (origins as in RFC 6454 §4).
