@@ -13,7 +13,8 @@ import { renderPage } from './page-layout.js';
  * What the login page shows and posts. A custom page must post `application/x-www-form-urlencoded` to
  * `action` with the fields `csrf_token`, `username`, `password`, or `csrf_token` and `cancel` to cancel; and
  * it must put `styleNonce` on its `<style>` element (the CSP allows no other styles, and no scripts).
- * Seed spec §5.2 (the user authenticates on the service's login page); RFC 6749 §10.12 (the CSRF token).
+ * platform-operations.md §5 item 2 (the user authenticates on the service's login page); RFC 6749 §10.12 (the CSRF
+ * token).
  *
  * @example
  * createSentinel({ ..., login: { render: (view) => myTemplate({ ...view, title: `Sign in to ${view.appName}` }) } })
