@@ -10,7 +10,7 @@ import type { EventInput } from './events.js';
 import type { SentinelRequest } from './http.js';
 import type { KeySet } from './keys.js';
 import type { Store } from './stores/store.js';
-import type { RequestObservation } from './telemetry/request-span.js';
+import type { RequestObservation } from './telemetry/request-observation.js';
 import { traceStore, untraced } from './telemetry/traced-store.js';
 
 /** The service's collaborators, shared by all handlers. */

@@ -8,14 +8,15 @@ export type {
   AuthenticatedUser,
   ConsumerIdValidator,
   ErrorContext,
+  LoginView,
   ResolvedConfig,
   SentinelOptions,
   UserAuthenticator,
+  UserClaims,
+  UserClaimsInput,
 } from './config.js';
 export type { SentinelBody, SentinelRequest, SentinelResponse } from './http.js';
-export type { LoginView } from './authorize/login-view.js';
 export type { CompleteLoginInput } from './authorize/complete-login.js';
-export type { UserClaims, UserClaimsInput } from './userinfo/claims.js';
 export { clientIP } from './client-ip.js';
 export { ConfigurationError, isConfigurationError, isOAuthError, OAuthError } from './errors.js';
 export type { OAuthErrorCode, OAuthErrorOptions } from './errors.js';
