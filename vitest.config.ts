@@ -28,6 +28,8 @@ export default defineConfig({
       include: ['src/**/*.ts', 'adapters/**/*.ts'],
       reporter: ['text-summary', 'text'],
       reportsDirectory: 'coverage',
+      // A skipped or failing file must not hide the figure.
+      reportOnFailure: true,
     },
   },
 });
