@@ -39,7 +39,9 @@ import { assertRegistrationStore } from './registration/options.js';
 
 /**
  * Input of `sentinel.registerApp()`: the client metadata of RFC 7591 §2 the service keeps (redirect URIs, grant
- * types, token endpoint auth method, name, scope); the client id and secret are generated.
+ * types, token endpoint auth method, name, scope); the client id and secret are generated. Validated and defaulted
+ * exactly as an `apps` entry: `grantTypes` defaults to all three (`authorization_code` and `refresh_token` for a
+ * public client).
  *
  * @example
  * const input: RegisterAppInput = { accountId: '123456', redirectUris: ['https://app.example.com/cb'], grantTypes: ['authorization_code'] };
