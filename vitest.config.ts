@@ -22,5 +22,14 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Off unless asked (`npm run coverage`): instrumenting every run would slow `npm test` in CI.
+    coverage: {
+      provider: 'v8',
+      include: ['src/**/*.ts', 'adapters/**/*.ts'],
+      reporter: ['text-summary', 'text'],
+      reportsDirectory: 'coverage',
+      // A skipped or failing file must not hide the figure.
+      reportOnFailure: true,
+    },
   },
 });

@@ -1,6 +1,9 @@
 /**
- * The documentation rule (CONTRIBUTING.md): every export of a public entry point carries TSDoc with an
- * `@example` and names the RFC (or platform-operations.md) section it implements. Prints one line per gap; exit 1 when any.
+ * The documentation rule (docs/ARCHITECTURE.md): every export of a public entry point carries TSDoc with an
+ * `@example`, because that is what users read in their editor and in the API reference. Everything else gets *why*
+ * comments where the code needs them, which no tool can check, so only the public exports are looked at. An RFC
+ * citation is written where a behaviour implements one, not demanded on every export. Prints one line per gap; exit 1
+ * when any.
  *
  * Run: `node --import tsx scripts/check-tsdoc.ts` (from the repository root).
  */
@@ -26,13 +29,11 @@ export interface DocumentationGap {
   name: string;
   /** `file:line` of the declaration. */
   declaredAt: string;
-  missing: ('TSDoc' | '@example' | 'RFC section')[];
+  missing: ('TSDoc' | '@example')[];
 }
 
-const REFERENCE = /\bRFC \d+|platform-operations\.md §|spec §|OpenID Connect/;
-
 /**
- * Lists the exports of `entries` (relative to `root`) that lack TSDoc, an `@example`, or an RFC reference.
+ * Lists the exports of `entries` (relative to `root`) that lack TSDoc or an `@example`.
  *
  * @example
  * const gaps = findDocumentationGaps(process.cwd(), PUBLIC_ENTRIES); // [] when every export is documented
@@ -55,11 +56,9 @@ export function findDocumentationGaps(root: string, entries: readonly string[]):
       const declaration = symbol.declarations?.[0];
       if (declaration === undefined) continue;
       const docs = ts.getJSDocCommentsAndTags(declaration);
-      const text = docs.map((doc) => doc.getText()).join('\n');
       const missing: DocumentationGap['missing'] = [];
       if (docs.length === 0) missing.push('TSDoc');
       if (!ts.getJSDocTags(declaration).some((tag) => tag.tagName.text === 'example')) missing.push('@example');
-      if (!REFERENCE.test(text)) missing.push('RFC section');
       if (missing.length === 0) continue;
       const file = declaration.getSourceFile();
       const line = file.getLineAndCharacterOfPosition(declaration.getStart()).line + 1;

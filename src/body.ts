@@ -26,9 +26,6 @@ export class BodyTooLargeError extends Error {
 /**
  * True for a {@link BodyTooLargeError} from any copy of this package (a brand check, not `instanceof`), so an adapter's
  * reader and the core agree on the 413 (RFC 9110 §15.5.14).
- *
- * @example
- * catch (error) { if (isBodyTooLarge(error)) return tooLargeResponse(); throw error; }
  */
 export function isBodyTooLarge(value: unknown): boolean {
   return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BODY_TOO_LARGE] === true;

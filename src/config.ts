@@ -8,18 +8,114 @@ import { dpopOptionsSchema } from './dpop/options.js';
 import { assertValidApp, toApp, type App, type AppOptions, type AppStore, type GrantType } from './apps.js';
 import { ConfigurationError } from './errors.js';
 import type { SentinelEvent } from './events.js';
-import type { LoginView } from './authorize/login-view.js';
 import type { SentinelRequest } from './http.js';
 import type { ExternalSigner, JWK } from './keys.js';
 import { keyRotationSchema } from './keyring/options.js';
 import type { Store } from './stores/store.js';
 import { compileTrustProxy } from './trusted-proxies.js';
-import type { UserClaims, UserClaimsInput } from './userinfo/claims.js';
+import type { Messages } from './i18n/messages.js';
 import type { InitialAccessTokenCheck } from './registration/options.js';
 import { i18nOptionsSchema } from './i18n/options.js';
 import type { PasskeyHooks } from './passkeys/hooks.js';
 import { passkeysOptionsSchema } from './passkeys/options.js';
 import type { SecondFactorHooks } from './second-factor/hooks.js';
+
+/**
+ * What `users.claims` is asked for: the user, and the scopes granted to the app (RFC 6749 §3.3 scope tokens), so a
+ * hook may skip lookups the scopes do not need.
+ * @example const input: UserClaimsInput = { accountId: '123456', userId: 'u-42', scopes: ['openid', 'email'] };
+ */
+export interface UserClaimsInput {
+  accountId: string;
+  userId: string;
+  scopes: readonly string[];
+}
+
+/**
+ * Standard claims of OpenID Connect Core §5.1 as the `users.claims` hook returns them (`email` an RFC 5322
+ * addr-spec, `phone_number` E.164 where possible); `sub` always comes from the token and cannot be overridden.
+ * @example const claims: UserClaims = { name: 'Alice Liddell', email: 'alice@example.com', email_verified: true };
+ */
+export interface UserClaims {
+  name?: string;
+  given_name?: string;
+  family_name?: string;
+  middle_name?: string;
+  nickname?: string;
+  preferred_username?: string;
+  profile?: string;
+  picture?: string;
+  website?: string;
+  email?: string;
+  email_verified?: boolean;
+  gender?: string;
+  birthdate?: string;
+  zoneinfo?: string;
+  locale?: string;
+  phone_number?: string;
+  phone_number_verified?: boolean;
+  address?: {
+    formatted?: string;
+    street_address?: string;
+    locality?: string;
+    region?: string;
+    postal_code?: string;
+    country?: string;
+  };
+  /** Seconds since the epoch. */
+  updated_at?: number;
+  [claim: string]: unknown;
+}
+
+/**
+ * What the login page shows and posts. A custom page must post `application/x-www-form-urlencoded` to
+ * `action` with the fields `csrf_token`, `username`, `password`, or `csrf_token` and `cancel` to cancel; and
+ * it must put `styleNonce` on its `<style>` element (the CSP allows no other styles, and no scripts).
+ * platform-operations.md §5 item 2 (the user authenticates on the service's login page); RFC 6749 §10.12 (the CSRF
+ * token).
+ *
+ * @example
+ * createSentinel({ ..., login: { render: (view) => myTemplate({ ...view, title: `Sign in to ${view.appName}` }) } })
+ */
+export interface LoginView {
+  /** Branding `productName`. */
+  productName: string;
+  /** Branding `logoUrl`, if any. */
+  logoUrl?: string | undefined;
+  /** Branding colours (CSS custom property name without `--` → value), defaults not included. */
+  colors: Readonly<Record<string, string>>;
+  /** The application's display name (its client id when it has none). */
+  appName: string;
+  accountId: string;
+  /** The URL the form posts to (path-absolute, interaction id included). */
+  action: string;
+  interactionId: string;
+  /** Value of the hidden `csrf_token` field. */
+  csrfToken: string;
+  /** The username of a failed attempt, or the app's `login_hint`, to fill the field (never the password). */
+  username?: string | undefined;
+  /** A message for the user, e.g. "Incorrect username or password". */
+  error?: string | undefined;
+  /** Nonce for the page's `<style>` element. */
+  styleNonce: string;
+  /**
+   * The app's `ui_locales` (OpenID Connect Core §3.1.2.1), most preferred first: BCP 47 tags. The built-in page
+   * already speaks the language chosen from them (`lang`); a custom `render` may use them for its own catalogue.
+   */
+  uiLocales?: readonly string[] | undefined;
+  /** The page language (`<html lang>`), chosen from `ui_locales`, `Accept-Language` and the `i18n` option. */
+  lang?: string | undefined;
+  /** `rtl` for right-to-left languages. */
+  dir?: 'ltr' | 'rtl' | undefined;
+  /** Every string of the page, in `lang`; `error` is already translated when the catalogue has it. */
+  messages?: Messages | undefined;
+  /**
+   * Present when the user store keeps passkeys: the page may offer "Sign in with a passkey". `optionsURL` answers
+   * a POST of `csrf_token` with the WebAuthn request options (JSON); the assertion is posted as the form field
+   * `assertion` (JSON) with `csrf_token` to `action`. `scriptNonce` is the CSP nonce for the page's script.
+   */
+  passkey?: { optionsURL: string; action: string; scriptNonce: string } | undefined;
+}
 
 /**
  * The signed-in user as the host's user store describes it (the resource owner of RFC 6749 §1.1).
@@ -130,14 +226,14 @@ const optionsSchema = z.object({
       url: z.string().optional(),
       render: fn<(view: LoginView) => string | Promise<string>>('login.render').optional(),
     })
-    .default({}),
+    .prefault({}),
   branding: z
     .object({
       productName: z.string().max(100).default('Sign in'),
       logoUrl: z.string().optional(),
       colors: z.record(z.string().regex(/^[a-z-]+$/), z.string().regex(/^[#(),.% a-zA-Z0-9-]+$/)).default({}),
     })
-    .default({ productName: 'Sign in', colors: {} }),
+    .prefault({}),
   keys: z
     .array(z.custom<JWK | { signer: ExternalSigner }>((v) => typeof v === 'object' && v !== null, { message: 'must be a JWK object' }))
     .optional(),
@@ -169,17 +265,15 @@ const optionsSchema = z.object({
       absoluteTtl: ttlSeconds.default(8 * 3600),
       idleTtl: ttlSeconds.default(3600),
     })
-    .default({ cookieName: 'sentinel_session', absoluteTtl: 8 * 3600, idleTtl: 3600 }),
-  refreshToken: z
-    .object({ idleTtl: ttlSeconds.default(14 * 86_400), absoluteTtl: ttlSeconds.default(30 * 86_400) })
-    .default({ idleTtl: 14 * 86_400, absoluteTtl: 30 * 86_400 }),
+    .prefault({}),
+  refreshToken: z.object({ idleTtl: ttlSeconds.default(14 * 86_400), absoluteTtl: ttlSeconds.default(30 * 86_400) }).prefault({}),
   throttle: z
     .object({
       maxFailures: z.number().int().positive().default(5),
       maxFailuresPerIp: z.number().int().positive().default(50),
       windowSeconds: ttlSeconds.default(900),
     })
-    .default({ maxFailures: 5, maxFailuresPerIp: 50, windowSeconds: 900 }),
+    .prefault({}),
   pkce: z.enum(['optional', 'required']).default('optional'),
   signing: z.enum(['threadpool', 'sync']).default('threadpool'),
   // Where the guard checks access-token signatures: 'threadpool' (crypto.verify with a callback, a second core does
@@ -231,7 +325,7 @@ const optionsSchema = z.object({
       // Account and client ids as metric attributes multiply time series by tenants: opt-in (docs/observability.md).
       identifiersInMetrics: z.boolean().default(false),
     })
-    .default({ identifiersInMetrics: false }),
+    .prefault({}),
   logger: z
     .custom<{ warn(message: string): void }>(
       (v) => typeof v === 'object' && v !== null && typeof (v as { warn?: unknown }).warn === 'function',
@@ -291,6 +385,34 @@ function checkIssuer(issuer: string): { issuer: string; insecureLoopback: boolea
   return { issuer: `${url.origin}${url.pathname.replace(/\/+$/, '')}`, insecureLoopback };
 }
 
+/** The checks an app passes after its schema: one secret form, then {@link assertValidApp} on its defaults. */
+function checkedApp(entry: z.infer<typeof appSchema>, field: string): App {
+  if (entry.clientSecret !== undefined && entry.clientSecretHash !== undefined) {
+    throw new ConfigurationError(`${field}.clientSecret`, 'give clientSecret or clientSecretHash, not both');
+  }
+  const app = toApp(entry);
+  assertValidApp(app, field);
+  return app;
+}
+
+/**
+ * Validates one app and fills in its defaults exactly as an `apps` entry is: `registerApp()` uses it, so an app
+ * registered at run time and one configured at startup cannot differ.
+ * @throws ConfigurationError naming the wrong field under `field`.
+ */
+export function appFromInput(input: AppOptions, field: string): App {
+  const result = appSchema.safeParse(input);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const path = issue === undefined ? '' : fieldOf(issue.path);
+    throw new ConfigurationError(
+      path === '' ? field : path.startsWith('[') ? `${field}${path}` : `${field}.${path}`,
+      issue?.message ?? 'invalid',
+    );
+  }
+  return checkedApp(result.data, field);
+}
+
 /**
  * Validates the options and fills in defaults.
  * @throws ConfigurationError naming the first wrong field.
@@ -326,12 +448,7 @@ export function resolveConfig(options: SentinelOptions): ResolvedConfig {
       throw new ConfigurationError(`${field}.clientId`, `client id ${entry.clientId} is already registered in account ${entry.accountId}`);
     }
     seen.add(key);
-    if (entry.clientSecret !== undefined && entry.clientSecretHash !== undefined) {
-      throw new ConfigurationError(`${field}.clientSecret`, 'give clientSecret or clientSecretHash, not both');
-    }
-    const app = toApp(entry);
-    assertValidApp(app, field);
-    return app;
+    return checkedApp(entry, field);
   });
   return { ...parsed, issuer, insecureLoopback, apps };
 }

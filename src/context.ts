@@ -10,7 +10,7 @@ import type { EventInput } from './events.js';
 import type { SentinelRequest } from './http.js';
 import type { KeySet } from './keys.js';
 import type { Store } from './stores/store.js';
-import type { RequestObservation } from './telemetry/request-span.js';
+import type { RequestObservation } from './telemetry/request-observation.js';
 import { traceStore, untraced } from './telemetry/traced-store.js';
 
 /** The service's collaborators, shared by all handlers. */
@@ -30,6 +30,21 @@ export interface SentinelContext {
   endpointURL(path: string): string;
   /** The OpenTelemetry context of the request being handled: the parent of its store and signing spans. */
   readonly traceContext?: TraceContext | undefined;
+}
+
+// Kept off the public `Sentinel` type: the context holds private keys and the stores, which are not part of the API.
+const CONTEXTS = new WeakMap<object, SentinelContext>();
+
+/** Records the context of a service built by `createSentinel()`, for {@link contextOf}. */
+export function attachContext(sentinel: object, context: SentinelContext): void {
+  CONTEXTS.set(sentinel, context);
+}
+
+/** The collaborators of a service built by `createSentinel()`: for the service's own modules and tests. */
+export function contextOf(sentinel: object): SentinelContext {
+  const context = CONTEXTS.get(sentinel);
+  if (context === undefined) throw new TypeError('not a service built by createSentinel()');
+  return context;
 }
 
 /** Builds the context; its `emit` has no request (see {@link requestContext} for a handled request's). */

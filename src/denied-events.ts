@@ -3,14 +3,7 @@
  * so the edge in sentinel.ts stays free of per-route knowledge.
  */
 import { isAuthorizationError } from './authorize/authorization-error.js';
-import type { SentinelContext } from './context.js';
-import type { OAuthError } from './errors.js';
-import type { EventInput } from './events.js';
-import type { SentinelRequest } from './http.js';
-import type { RouteParams } from './router.js';
-
-/** Builds the audit event of a refused request on one route. */
-export type DeniedEventBuilder = (context: SentinelContext, request: SentinelRequest, params: RouteParams, error: OAuthError) => EventInput;
+import type { DeniedEventBuilder } from './router.js';
 
 /**
  * `token.denied` for the token endpoints (RFC 6749 §5.2 errors).

@@ -9,7 +9,7 @@ import type { SentinelRequest } from './http.js';
 import { requestId } from './request-id.js';
 import { recordEventMetrics } from './telemetry/event-metrics.js';
 import { metricsActive } from './telemetry/instruments.js';
-import type { RequestObservation } from './telemetry/request-span.js';
+import type { RequestObservation } from './telemetry/request-observation.js';
 
 type EmitterConfig = Pick<ResolvedConfig, 'trustProxy' | 'onEvent' | 'telemetry'>;
 

@@ -8,18 +8,19 @@ export type {
   AuthenticatedUser,
   ConsumerIdValidator,
   ErrorContext,
+  LoginView,
   ResolvedConfig,
   SentinelOptions,
   UserAuthenticator,
+  UserClaims,
+  UserClaimsInput,
 } from './config.js';
 export type { SentinelBody, SentinelRequest, SentinelResponse } from './http.js';
-export type { LoginView } from './authorize/login-view.js';
 export type { CompleteLoginInput } from './authorize/complete-login.js';
-export type { UserClaims, UserClaimsInput } from './userinfo/claims.js';
 export { clientIP } from './client-ip.js';
 export { ConfigurationError, isConfigurationError, isOAuthError, OAuthError } from './errors.js';
 export type { OAuthErrorCode, OAuthErrorOptions } from './errors.js';
-export { BodyTooLargeError, isBodyTooLarge } from './body.js';
+export { BodyTooLargeError } from './body.js';
 export { ClientAbortedError, isClientAborted } from './body-read.js';
 export { MemoryStore } from './stores/memory.js';
 export type { MemoryStoreOptions } from './stores/memory.js';
@@ -39,7 +40,6 @@ export type { DPoPPresentation, ResourceRequest } from './dpop/resource.js';
 export type { KeyedAppFields } from './apps.js';
 export type { SentinelEvent, SentinelEventType } from './events.js';
 export { isParticipantId } from './consumer.js';
-export { expectationsFromParams } from './bearer.js';
 export type { RequireAccessTokenOptions } from './bearer.js';
 export { MemoryPasskeys } from './passkeys/memory.js';
 export type { PasskeyHooks, StoredPasskey } from './passkeys/hooks.js';

@@ -1,9 +1,9 @@
 /**
  * Signing keys and the JWKS.
  *
- * Signing is synchronous `crypto.sign` with a KeyObject imported once at startup. jose 6 signs through WebCrypto,
- * which runs on the libuv thread pool and costs several times more per token on this hot path; tokens stay
- * standard JWS and verify with jose (tested).
+ * Keys are imported once at startup as KeyObjects, and `src/jwt.ts` signs with `node:crypto` (on the libuv thread pool
+ * with `signing: 'threadpool'`, the default; on the main thread with `'sync'`). jose 6 signs through WebCrypto, which
+ * costs several times more per token on this hot path; tokens stay standard JWS and verify with jose (tested).
  */
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
 import { ConfigurationError } from './errors.js';

@@ -2,9 +2,12 @@
  * Method + path → handler. `null` for paths that are not ours, so the host's own routes run untouched.
  */
 import type { SentinelContext } from './context.js';
-import type { DeniedEventBuilder } from './denied-events.js';
 import type { OAuthError } from './errors.js';
+import type { EventInput } from './events.js';
 import type { SentinelRequest, SentinelResponse } from './http.js';
+
+/** Builds the audit event of a refused request on one route (the table's `deniedEvent`, `src/denied-events.ts`). */
+export type DeniedEventBuilder = (context: SentinelContext, request: SentinelRequest, params: RouteParams, error: OAuthError) => EventInput;
 
 /** Path parameters of a matched route. */
 export interface RouteParams {

@@ -5,7 +5,6 @@
  */
 import { verifyAccessToken as verifyToken, type AccessTokenClaims, type VerifyAccessTokenOptions } from './access-token.js';
 import {
-  assertValidApp,
   generateClientId,
   generateClientSecret,
   hashClientSecret,
@@ -15,8 +14,8 @@ import {
   type TokenEndpointAuthMethod,
 } from './apps.js';
 import { withBodyDeadline } from './body-read.js';
-import { resolveConfig, type ResolvedConfig, type SentinelOptions } from './config.js';
-import { createContext, requestContext, type SentinelContext } from './context.js';
+import { appFromInput, resolveConfig, type ResolvedConfig, type SentinelOptions } from './config.js';
+import { attachContext, createContext, requestContext } from './context.js';
 import { isAuthorizationError } from './authorize/authorization-error.js';
 import { completeLogin as completeInteraction, type CompleteLoginInput } from './authorize/complete-login.js';
 import { renderErrorPage } from './authorize/error-page.js';
@@ -31,7 +30,8 @@ import { createRouter, type Match, type Route } from './router.js';
 import { ROUTES } from './routes.js';
 import { MemoryStore } from './stores/memory.js';
 import { telemetryActive } from './telemetry/instruments.js';
-import { observeRequest, type RequestObservation } from './telemetry/request-span.js';
+import type { RequestObservation } from './telemetry/request-observation.js';
+import { observeRequest } from './telemetry/request-span.js';
 import { traceStore } from './telemetry/traced-store.js';
 import { createRevocationCheck } from './token/grants.js';
 import { appPresence } from './app-presence.js';
@@ -39,7 +39,9 @@ import { assertRegistrationStore } from './registration/options.js';
 
 /**
  * Input of `sentinel.registerApp()`: the client metadata of RFC 7591 §2 the service keeps (redirect URIs, grant
- * types, token endpoint auth method, name, scope); the client id and secret are generated.
+ * types, token endpoint auth method, name, scope); the client id and secret are generated. Validated and defaulted
+ * exactly as an `apps` entry: `grantTypes` defaults to all three (`authorization_code` and `refresh_token` for a
+ * public client).
  *
  * @example
  * const input: RegisterAppInput = { accountId: '123456', redirectUris: ['https://app.example.com/cb'], grantTypes: ['authorization_code'] };
@@ -129,8 +131,6 @@ export interface Sentinel {
    * @example sendSentinelResponse(res, await sentinel.completeLogin(req.query.interaction, { userId: user.id }))
    */
   completeLogin(interactionId: string, user: CompleteLoginInput): Promise<SentinelResponse>;
-  /** The collaborators, for the service's own modules and tests. */
-  readonly context: SentinelContext;
 }
 
 /** Errors a protected resource answers with 401 (RFC 6750 §3.1, RFC 9449 §7.1). */
@@ -370,27 +370,26 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     const isPublic = input.tokenEndpointAuthMethod === 'none';
     const clientSecret = isPublic ? undefined : generateClientSecret();
     const clientSecretHash = clientSecret === undefined ? undefined : hashClientSecret(clientSecret);
-    const app: App = {
-      accountId: input.accountId,
-      clientId: generateClientId(),
-      clientSecretHash,
-      redirectUris: [...(input.redirectUris ?? [])],
-      grantTypes: [...(input.grantTypes ?? (isPublic ? ['authorization_code', 'refresh_token'] : ['client_credentials']))],
-      tokenEndpointAuthMethod: input.tokenEndpointAuthMethod ?? 'client_secret_basic',
-      name: input.name,
-      scope: input.scope,
-    };
-    if (typeof app.accountId !== 'string' || app.accountId === '' || /[\u0000-\u001f/?#]/.test(app.accountId)) {
-      throw new ConfigurationError('accountId', 'must be a non-empty account id');
-    }
-    assertValidApp(app, 'app');
+    // The same validation and defaults as an `apps` entry (README, options table): grant types default to all three.
+    const app = appFromInput(
+      {
+        accountId: input.accountId,
+        clientId: generateClientId(),
+        clientSecretHash,
+        redirectUris: input.redirectUris,
+        grantTypes: input.grantTypes,
+        tokenEndpointAuthMethod: input.tokenEndpointAuthMethod,
+        name: input.name,
+        scope: input.scope,
+      },
+      'app',
+    );
     await apps.saveApp(app);
     return { clientId: app.clientId, clientSecret, clientSecretHash, app };
   }
 
-  return {
+  const sentinel: Sentinel = {
     config,
-    context,
     handle,
     verifyAccessToken,
     checkBearer,
@@ -403,4 +402,6 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     rotateKeys: () => requireRing('rotateKeys()').rotate(),
     revokeKey: (kid) => requireRing('revokeKey()').revoke(kid),
   };
+  attachContext(sentinel, context);
+  return sentinel;
 }

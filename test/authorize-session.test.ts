@@ -6,6 +6,7 @@ import { digest } from '../src/secrets.js';
 import { createSession, endSession, useSession } from '../src/authorize/session.js';
 import { MemoryStore } from '../src/index.js';
 import { ACCOUNT, OTHER_ACCOUNT, makeSentinel } from './fixtures.js';
+import { contextOf } from '../src/context.js';
 
 function recordingSentinel(session = { absoluteTtl: 8 * 3600, idleTtl: 3600 }) {
   const store = new MemoryStore();
@@ -16,7 +17,7 @@ function recordingSentinel(session = { absoluteTtl: 8 * 3600, idleTtl: 3600 }) {
     return set(key, value, ttlMs);
   };
   const sentinel = makeSentinel({ store, session: { cookieName: 'sentinel_session', ...session } });
-  return { context: sentinel.context, store, sets };
+  return { context: contextOf(sentinel), store, sets };
 }
 
 afterEach(() => {

@@ -12,6 +12,7 @@ import { throttleKeys } from '../src/authorize/throttle.js';
 import { clientIP } from '../src/client-ip.js';
 import type { SentinelRequest } from '../src/index.js';
 import { makeSentinel } from './fixtures.js';
+import { contextOf } from '../src/context.js';
 
 const target = { accountId: '1', clientId: 'c', iss: 'https://id.example.com/sentinel/api/account/1' };
 const req = (headers: Record<string, string> = {}, ip?: string): SentinelRequest => ({
@@ -65,7 +66,7 @@ describe('clientIP', () => {
 });
 
 describe('isCrossSiteRequest', () => {
-  const { context } = makeSentinel({ issuer: 'https://id.example.com' });
+  const context = contextOf(makeSentinel({ issuer: 'https://id.example.com' }));
   it.each([
     [{}, false],
     [{ 'sec-fetch-site': 'same-origin', origin: 'null' }, false],

@@ -8,6 +8,7 @@ import { issueAccessToken } from '../src/access-token.js';
 import { MemoryStore, type Store } from '../src/index.js';
 import { ACCOUNT, CLIENT_ID, CONSUMER_UUID, makeSentinel } from './fixtures.js';
 import { HOSTS, type MountedHost } from './hosts.js';
+import { contextOf } from '../src/context.js';
 
 const running: MountedHost[] = [];
 afterEach(async () => {
@@ -36,7 +37,7 @@ describe.each(HOSTS)('bearer guard with a failing store on $name', (host) => {
     const mounted = await host.mount(sentinel, { onHostError: (error) => hostErrors.push(error) });
     running.push(mounted);
     // A consumer-bound token that also names a grant: the guard must read the store to check that grant.
-    const { token } = await issueAccessToken(sentinel.context, {
+    const { token } = await issueAccessToken(contextOf(sentinel), {
       accountId: ACCOUNT,
       clientId: CLIENT_ID,
       subject: CONSUMER_UUID,

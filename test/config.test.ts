@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import { createSentinel, generatePrivateJWK, hashClientSecret, isConfigurationError, type SentinelOptions } from '../src/index.js';
 import { ACCOUNT, baseOptions, CLIENT_ID, CONSUMER_UUID, SIGNING_KEY } from './fixtures.js';
+import { contextOf } from '../src/context.js';
 
 function fieldOf(options: SentinelOptions): string {
   try {
@@ -22,6 +23,19 @@ const app = (overrides: Record<string, unknown> = {}) => ({
 });
 
 describe('createSentinel options', () => {
+  it('fills nested defaults from the schema alone', () => {
+    const { config } = createSentinel({ issuer: 'https://id.example.com', keys: [SIGNING_KEY] });
+    expect(config.session).toEqual({ cookieName: 'sentinel_session', absoluteTtl: 8 * 3600, idleTtl: 3600 });
+    expect(config.refreshToken).toEqual({ idleTtl: 14 * 86_400, absoluteTtl: 30 * 86_400 });
+    expect(config.throttle).toEqual({ maxFailures: 5, maxFailuresPerIp: 50, windowSeconds: 900 });
+    expect(config.branding).toEqual({ productName: 'Sign in', colors: {} });
+    expect(config.telemetry).toEqual({ identifiersInMetrics: false });
+    expect(config.i18n.defaultLocale).toBe('en');
+    expect(config.dpop.proofMaxAgeSeconds).toBe(60);
+    expect(config.clientJwks.timeoutMs).toBe(2000);
+    expect(config.passkeys.offerRegistration).toBe(false);
+  });
+
   it.each([
     ['http issuer on a public host', { issuer: 'http://id.example.com' }, 'issuer'],
     ['relative issuer', { issuer: '/id' }, 'issuer'],
@@ -57,7 +71,7 @@ describe('createSentinel options', () => {
 
   it('hashes plain secrets at startup and keeps no plain copy', async () => {
     const sentinel = createSentinel({ ...baseOptions(), apps: [app({ clientSecret: 'plain-secret-value' })] });
-    const stored = await sentinel.context.apps.findApp(ACCOUNT, CLIENT_ID);
+    const stored = await contextOf(sentinel).apps.findApp(ACCOUNT, CLIENT_ID);
     expect(stored?.clientSecretHash).toBe(hashClientSecret('plain-secret-value'));
     expect(JSON.stringify(sentinel.config)).not.toContain('plain-secret-value');
     expect(JSON.stringify(stored)).not.toContain('plain-secret-value');
@@ -110,6 +124,17 @@ describe('registerApp', () => {
       }).toString(),
     });
     expect(response?.status).toBe(200);
+  });
+
+  it('defaults and validates exactly like an apps entry', async () => {
+    const sentinel = createSentinel(baseOptions());
+    const { app: registered } = await sentinel.registerApp({ accountId: ACCOUNT, redirectUris: ['https://n.example/cb'] });
+    const configured = createSentinel({ ...baseOptions(), apps: [app()] }).config.apps[0];
+    expect(registered.grantTypes).toEqual(configured?.grantTypes);
+    expect(registered.grantTypes).toEqual(['authorization_code', 'client_credentials', 'refresh_token']);
+    expect(registered.tokenEndpointAuthMethod).toBe(configured?.tokenEndpointAuthMethod);
+    await expect(sentinel.registerApp({ accountId: '' })).rejects.toMatchObject({ field: 'app.accountId' });
+    await expect(sentinel.registerApp({ accountId: ACCOUNT, grantTypes: [] })).rejects.toMatchObject({ field: 'app.grantTypes' });
   });
 
   it('refuses invalid registrations with the field named', async () => {

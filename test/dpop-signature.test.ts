@@ -6,6 +6,7 @@
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { verifyProofSignature } from '../src/dpop/proof-signature.js';
+import { contextOf } from '../src/context.js';
 
 async function signed(alg: string, options: Record<string, unknown> = {}) {
   const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true, ...options });
@@ -37,9 +38,9 @@ describe('resourceURL (the htu a guard expects)', () => {
     const { resourceURL } = await import('../src/dpop/resource.js');
     const { makeSentinel } = await import('./fixtures.js');
     const headers = { host: '10.0.0.5:3000', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'api.example.com' };
-    const direct = makeSentinel().context;
+    const direct = contextOf(makeSentinel());
     expect(resourceURL(direct, { method: 'GET', url: '/api/x?y=1', headers })).toBe('http://10.0.0.5:3000/api/x?y=1');
-    const proxied = makeSentinel({ trustProxy: true }).context;
+    const proxied = contextOf(makeSentinel({ trustProxy: true }));
     expect(resourceURL(proxied, { method: 'GET', url: '/api/x', headers })).toBe('https://api.example.com/api/x');
     expect(resourceURL(direct, { method: 'GET', url: 'https://a.example/b', headers })).toBe('https://a.example/b');
   });

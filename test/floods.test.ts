@@ -24,6 +24,7 @@ import {
 } from './direct-flow.js';
 import { ACCOUNT, baseOptions, CLIENT_ID, makeSentinel, PASSWORD, USERNAME } from './fixtures.js';
 import { HOSTS, type MountedHost } from './hosts.js';
+import { contextOf } from '../src/context.js';
 
 const FLOOD = 100_000;
 const BOUND = 10_000;
@@ -44,7 +45,7 @@ describe('a flood of abandoned authorize requests', () => {
     const store = new MemoryStore({ max: BOUND });
     const sentinel = makeSentinel({ store });
     // A real user's device session from before the flood: a flood of interactions must not evict it.
-    const sessionId = await createSession(sentinel.context, { accountId: ACCOUNT, userId: 'u-before-flood', authTime: 1 });
+    const sessionId = await createSession(contextOf(sentinel), { accountId: ACCOUNT, userId: 'u-before-flood', authTime: 1 });
     const query = authorizeQuery();
     const before = heapMB();
     let redirects = 0;

@@ -8,6 +8,7 @@ import { signJWT, type JWTClaims } from '../src/jwt.js';
 import { verifyIDTokenHint } from '../src/token/id-token-hint.js';
 import { postForm } from './direct-flow.js';
 import { ACCOUNT, appTokenPath, CLIENT_ID, CONSUMER_UUID, ccBody, makeSentinel, USER_ID } from './fixtures.js';
+import { contextOf } from '../src/context.js';
 
 async function issuedClaims(sentinel: ReturnType<typeof makeSentinel>): Promise<JWTClaims> {
   const response = await postForm(sentinel, appTokenPath(), ccBody());
@@ -21,7 +22,7 @@ describe('iat in the future', () => {
     const sentinel = makeSentinel({ clockTolerance: 5 });
     const claims = await issuedClaims(sentinel);
     const now = Math.floor(Date.now() / 1000);
-    const resign = (iat: unknown) => signJWT(sentinel.context.keys, 'at+jwt', { ...claims, iat } as JWTClaims);
+    const resign = (iat: unknown) => signJWT(contextOf(sentinel).keys, 'at+jwt', { ...claims, iat } as JWTClaims);
 
     const years = await resign(now + 5 * 365 * 86_400);
     const refused = await sentinel.verifyAccessToken(years).catch((error: unknown) => error);
@@ -41,7 +42,7 @@ describe('iat in the future', () => {
   it('the guard answers 401 for it', async () => {
     const sentinel = makeSentinel();
     const claims = await issuedClaims(sentinel);
-    const token = await signJWT(sentinel.context.keys, 'at+jwt', { ...claims, iat: Math.floor(Date.now() / 1000) + 86_400 });
+    const token = await signJWT(contextOf(sentinel).keys, 'at+jwt', { ...claims, iat: Math.floor(Date.now() / 1000) + 86_400 });
     const result = await sentinel.checkBearer(`Bearer ${token}`);
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.response.status).toBe(401);
@@ -49,7 +50,7 @@ describe('iat in the future', () => {
 
   it('an id_token_hint may be expired, but not issued in the future', async () => {
     const sentinel = makeSentinel();
-    const { context } = sentinel;
+    const context = contextOf(sentinel);
     const now = Math.floor(Date.now() / 1000);
     const hint = (iat: number, exp: number) =>
       signJWT(context.keys, 'JWT', { iss: context.accountIssuer(ACCOUNT), sub: USER_ID, aud: CLIENT_ID, iat, exp, auth_time: iat });

@@ -9,6 +9,7 @@ import { MemoryStore, type SentinelEvent, type SentinelOptions, type Store } fro
 import { jsonOf, postForm, TOKEN_PATH } from './direct-flow.js';
 import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, makeSentinel, PUBLIC_CLIENT_ID, REDIRECT_URI, USER_ID } from './fixtures.js';
 import { codeFor } from './suites/oauth-helpers.js';
+import { contextOf } from '../src/context.js';
 
 /** A store whose contents can be wiped (an empty restart) and whose operations can be made to fail. */
 function controllableStore(): Store & { log: string[]; failing: Set<string>; wipe(): void; size(): number } {
@@ -84,7 +85,7 @@ describe('grant liveness', () => {
     const { sentinel, store, refresh, accepted, signIn } = setup();
     const tokens = await signIn();
     expect(await accepted(tokens.access_token)).toBe(true);
-    const consumer = await issueAccessToken(sentinel.context, {
+    const consumer = await issueAccessToken(contextOf(sentinel), {
       accountId: ACCOUNT,
       clientId: CLIENT_ID,
       subject: 'c',
@@ -113,7 +114,7 @@ describe('grant liveness', () => {
 
   it('refuses a token whose grant id names no grant, and one revoked by jti', async () => {
     const { sentinel, signIn } = setup();
-    const forged = await issueAccessToken(sentinel.context, {
+    const forged = await issueAccessToken(contextOf(sentinel), {
       accountId: ACCOUNT,
       clientId: CLIENT_ID,
       subject: USER_ID,
@@ -217,7 +218,7 @@ describe('code redemption', () => {
     expect(jsonOf(wrongClient).error).toBe('invalid_grant');
     const wrongRedirect = await exchange(code, undefined, 'https://app.example.com/elsewhere');
     expect(jsonOf(wrongRedirect).error).toBe('invalid_grant');
-    expect(await sentinel.context.store.get(codeKey(code))).not.toBeNull();
+    expect(await contextOf(sentinel).store.get(codeKey(code))).not.toBeNull();
     expect((await exchange(code)).status).toBe(200);
     expect(events.some((event) => event.type === 'code.replayed')).toBe(false);
   });

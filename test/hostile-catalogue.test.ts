@@ -93,6 +93,7 @@ import {
   REDIRECT_URI,
   basic,
 } from './fixtures.js';
+import { contextOf } from '../src/context.js';
 
 type Delivery = 'page' | 'json' | 'redirect';
 
@@ -673,7 +674,7 @@ describe('hostile request catalogue', () => {
       expect(response.body ?? '').not.toMatch(/<script>alert|"><script/);
       for (const value of Object.values(response.headers).flat()) expect(String(value)).not.toMatch(/[\r\n]/);
       // The interaction of the login cases survives a refused post: the user can still sign in.
-      expect(await sentinel.context.store.get(`interaction:${login.interaction}`)).not.toBeNull();
+      expect(await contextOf(sentinel).store.get(`interaction:${login.interaction}`)).not.toBeNull();
     },
   );
 

@@ -19,6 +19,7 @@ import {
   OTHER_SECRET,
 } from './fixtures.js';
 import { call } from './direct-flow.js';
+import { contextOf } from '../src/context.js';
 
 const FORM = 'application/x-www-form-urlencoded';
 
@@ -92,7 +93,7 @@ describe('keyRotation: a key ring in the store', () => {
     expect(await accepts(b, token)).toBe(true);
     const stored = (await store.get('keyring:default')) as string;
     expect(stored).not.toContain('"d"');
-    const privateKey = a.context.keys.signer.privateKey;
+    const privateKey = contextOf(a).keys.signer.privateKey;
     if (privateKey === undefined) throw new Error('the ring keys sign in process');
     const privateD = (privateKey.export({ format: 'jwk' }) as { d: string }).d;
     expect(stored).not.toContain(privateD);

@@ -30,6 +30,9 @@ const REQUIRED_EXPORTS: Record<string, string[]> = {
   'sentinel-idp/postgres': ['PostgresAppStore'],
 };
 
+/** Internal helpers that must not leak into any subpath (they are not part of the public API in README.md). */
+const INTERNAL_NAMES = ['expectationsFromParams', 'isBodyTooLarge', 'contextOf'];
+
 const CONSUMER = '0b3f6a2e-8c1d-4e5f-9a7b-1c2d3e4f5a6b';
 
 // Loads every subpath, issues one real token through the fetch adapter, and checks an OAuthError made by the other
@@ -175,6 +178,7 @@ describe('the packed tarball', () => {
     expect(result.code).toBe(0);
     const smoke = JSON.parse(result.stdout) as Smoke;
     for (const subpath of SUBPATHS) expect(smoke.exportsOf[subpath]).toEqual(expect.arrayContaining(REQUIRED_EXPORTS[subpath] ?? []));
+    for (const subpath of SUBPATHS) expect(smoke.exportsOf[subpath]?.filter((name) => INTERNAL_NAMES.includes(name))).toEqual([]);
     expect(smoke.status).toBe(200);
     expect(smoke.tokenType).toBe('Bearer');
     expect(smoke.subject).toBe(CONSUMER);

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { isConfigurationError } from '../src/index.js';
 import { call, jsonOf } from './direct-flow.js';
 import { ACCOUNT, makeSentinel } from './fixtures.js';
+import { contextOf } from '../src/context.js';
 
 function fieldOf(build: () => unknown): string | undefined {
   try {
@@ -36,7 +37,7 @@ describe('the registration option', () => {
       body: JSON.stringify({ grant_types: ['client_credentials'] }),
     });
     expect(created.status).toBe(201);
-    expect(enabled.context.apps.findApp(ACCOUNT, jsonOf(created).client_id as string)).not.toBeNull();
+    expect(contextOf(enabled).apps.findApp(ACCOUNT, jsonOf(created).client_id as string)).not.toBeNull();
     const disabled = await call(makeSentinel(), {
       method: 'POST',
       path: `/sentinel/api/account/${ACCOUNT}/register`,

@@ -14,6 +14,7 @@ import { call, exchangeCode, FORM, jsonOf, postForm, signIn, useRefreshToken } f
 import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, makeSentinel, OTHER_ACCOUNT, REDIRECT_URI, appTokenPath } from './fixtures.js';
 import { HOSTS } from './hosts.js';
 import { requirePostgres, sharedPostgres, throwawayDatabase } from './pg-helpers.js';
+import { contextOf } from '../src/context.js';
 
 const available = await sharedPostgres('registration');
 const INITIAL = 'initial-access-token-for-tests';
@@ -231,7 +232,7 @@ describe.skipIf(available.skip)('dynamic client registration on PostgreSQL (two 
     expect(jsonOf(put)).toMatchObject({ redirect_uris: ['https://app.example.com/new'], client_name: 'Renamed' });
     expect(
       await eventually(
-        async () => (await b.context.apps.findApp(ACCOUNT, info.client_id))?.redirectUris[0] === 'https://app.example.com/new',
+        async () => (await contextOf(b).apps.findApp(ACCOUNT, info.client_id))?.redirectUris[0] === 'https://app.example.com/new',
       ),
     ).toBe(true);
 

@@ -4,13 +4,8 @@
  * ends in `next(error)`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import {
-  expectationsFromParams,
-  type AccessTokenClaims,
-  type RequireAccessTokenOptions,
-  type Sentinel,
-  type SentinelResponse,
-} from '../../src/index.js';
+import type { AccessTokenClaims, RequireAccessTokenOptions, Sentinel, SentinelResponse } from '../../src/index.js';
+import { expectationsFromParams } from '../../src/bearer.js';
 import { fromNodeRequest, writeNodeResponse } from '../node/index.js';
 
 /**

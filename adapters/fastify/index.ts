@@ -5,13 +5,8 @@
  */
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import {
-  expectationsFromParams,
-  type AccessTokenClaims,
-  type RequireAccessTokenOptions,
-  type Sentinel,
-  type SentinelResponse,
-} from '../../src/index.js';
+import type { AccessTokenClaims, RequireAccessTokenOptions, Sentinel, SentinelResponse } from '../../src/index.js';
+import { expectationsFromParams } from '../../src/bearer.js';
 import { readNodeStream, splitURL } from '../node/index.js';
 
 declare module 'fastify' {

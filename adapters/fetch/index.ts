@@ -6,12 +6,12 @@
 import {
   BodyTooLargeError,
   ClientAbortedError,
-  expectationsFromParams,
   type AccessTokenClaims,
   type RequireAccessTokenOptions,
   type Sentinel,
   type SentinelResponse,
 } from '../../src/index.js';
+import { expectationsFromParams } from '../../src/bearer.js';
 
 /**
  * Options of {@link toFetch}. `ip` feeds the login throttle, the brute-force protection RFC 6749 §10.10 asks for.

@@ -3,13 +3,8 @@
  * routes the tokens protect. It translates and nothing else: the core decides every status, header and body.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import {
-  expectationsFromParams,
-  type AccessTokenClaims,
-  type RequireAccessTokenOptions,
-  type Sentinel,
-  type SentinelResponse,
-} from '../../src/index.js';
+import type { AccessTokenClaims, RequireAccessTokenOptions, Sentinel, SentinelResponse } from '../../src/index.js';
+import { expectationsFromParams } from '../../src/bearer.js';
 import { fromNodeRequest } from '../node/index.js';
 
 /**

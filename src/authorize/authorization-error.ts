@@ -36,9 +36,6 @@ export function isAuthorizationError(value: unknown): value is AuthorizationErro
 /**
  * Runs a step that may fail for internal reasons (store, hook) after the target is known, and turns such a
  * failure into a `server_error` redirect; the original goes to `onError` through the error's cause.
- *
- * @example
- * const session = await redirectOnFailure(target, readSession(context, request, accountId));
  */
 export async function redirectOnFailure<T>(target: RedirectTarget, step: Promise<T>): Promise<T> {
   return step.catch((cause: unknown) => {

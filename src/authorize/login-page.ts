@@ -10,7 +10,8 @@ import type { InteractionRecord } from './interaction.js';
 import { builtInLoginURL } from './interaction.js';
 import { loginStepURL } from './login-step-url.js';
 import { logoSources } from './logo-policy.js';
-import { renderLoginPage, type LoginView } from './login-view.js';
+import type { LoginView } from '../config.js';
+import { renderLoginPage } from './login-view.js';
 import { createStyleNonce, htmlResponse, originSource } from './security-headers.js';
 
 /** What the page says beyond the interaction. */

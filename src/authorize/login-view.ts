@@ -2,61 +2,12 @@
  * The built-in login page. `login.render(view)` replaces it entirely; the {@link LoginView} is everything a
  * replacement needs (and all of it is plain data, none of it escaped: escape what you interpolate).
  */
-import type { ResolvedConfig } from '../config.js';
+import type { LoginView, ResolvedConfig } from '../config.js';
 import { en } from '../i18n/en.js';
-import { fill, type Messages } from '../i18n/messages.js';
+import { fill } from '../i18n/messages.js';
 import { passkeySignInScript } from '../passkeys/page-script.js';
 import { escapeHTML } from './html.js';
 import { renderPage } from './page-layout.js';
-
-/**
- * What the login page shows and posts. A custom page must post `application/x-www-form-urlencoded` to
- * `action` with the fields `csrf_token`, `username`, `password`, or `csrf_token` and `cancel` to cancel; and
- * it must put `styleNonce` on its `<style>` element (the CSP allows no other styles, and no scripts).
- * Seed spec §5.2 (the user authenticates on the service's login page); RFC 6749 §10.12 (the CSRF token).
- *
- * @example
- * createSentinel({ ..., login: { render: (view) => myTemplate({ ...view, title: `Sign in to ${view.appName}` }) } })
- */
-export interface LoginView {
-  /** Branding `productName`. */
-  productName: string;
-  /** Branding `logoUrl`, if any. */
-  logoUrl?: string | undefined;
-  /** Branding colours (CSS custom property name without `--` → value), defaults not included. */
-  colors: Readonly<Record<string, string>>;
-  /** The application's display name (its client id when it has none). */
-  appName: string;
-  accountId: string;
-  /** The URL the form posts to (path-absolute, interaction id included). */
-  action: string;
-  interactionId: string;
-  /** Value of the hidden `csrf_token` field. */
-  csrfToken: string;
-  /** The username of a failed attempt, or the app's `login_hint`, to fill the field (never the password). */
-  username?: string | undefined;
-  /** A message for the user, e.g. "Incorrect username or password". */
-  error?: string | undefined;
-  /** Nonce for the page's `<style>` element. */
-  styleNonce: string;
-  /**
-   * The app's `ui_locales` (OpenID Connect Core §3.1.2.1), most preferred first: BCP 47 tags. The built-in page
-   * already speaks the language chosen from them (`lang`); a custom `render` may use them for its own catalogue.
-   */
-  uiLocales?: readonly string[] | undefined;
-  /** The page language (`<html lang>`), chosen from `ui_locales`, `Accept-Language` and the `i18n` option. */
-  lang?: string | undefined;
-  /** `rtl` for right-to-left languages. */
-  dir?: 'ltr' | 'rtl' | undefined;
-  /** Every string of the page, in `lang`; `error` is already translated when the catalogue has it. */
-  messages?: Messages | undefined;
-  /**
-   * Present when the user store keeps passkeys: the page may offer "Sign in with a passkey". `optionsURL` answers
-   * a POST of `csrf_token` with the WebAuthn request options (JSON); the assertion is posted as the form field
-   * `assertion` (JSON) with `csrf_token` to `action`. `scriptNonce` is the CSP nonce for the page's script.
-   */
-  passkey?: { optionsURL: string; action: string; scriptNonce: string } | undefined;
-}
 
 /**
  * The default login page: labelled fields with autocomplete hints, the error tied to the fields through

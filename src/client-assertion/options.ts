@@ -15,7 +15,7 @@ export const clientJwksOptionsSchema = z
     cacheSeconds: z.number().int().nonnegative().max(86_400).default(300),
     allowPrivateAddresses: z.boolean().default(false),
   })
-  .default({ timeoutMs: 2000, maxBytes: 65_536, cacheSeconds: 300, allowPrivateAddresses: false });
+  .prefault({});
 
 /** The options above after defaults. */
 export type ClientJwksOptions = z.output<typeof clientJwksOptionsSchema>;

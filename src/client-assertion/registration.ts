@@ -2,15 +2,21 @@
  * Registration checks of `private_key_jwt` apps (RFC 7591 §2: `jwks` and `jwks_uri` are mutually exclusive; the
  * keys are public).
  */
-import type { App } from '../apps.js';
 import { ConfigurationError } from '../errors.js';
 import { publicKeyProblem } from '../jwk-public.js';
+
+/** The fields of an app these checks read (structural, so this module does not depend on the app registry). */
+interface KeyRegistration {
+  jwks?: { keys: readonly Record<string, unknown>[] } | undefined;
+  jwksUri?: string | undefined;
+  clientSecretHash?: string | undefined;
+}
 
 /**
  * Checks the key set of a `private_key_jwt` app; throws a {@link ConfigurationError} naming the field.
  * @example assertValidKeyRegistration({ ...app, tokenEndpointAuthMethod: 'private_key_jwt', jwks: { keys: [publicJwk] } }, 'apps[0]');
  */
-export function assertValidKeyRegistration(app: App, field: string): void {
+export function assertValidKeyRegistration(app: KeyRegistration, field: string): void {
   if ((app.jwks === undefined) === (app.jwksUri === undefined)) {
     throw new ConfigurationError(`${field}.jwks`, 'a private_key_jwt app needs exactly one of jwks or jwksUri');
   }

@@ -19,7 +19,7 @@ export const dpopOptionsSchema = z
       .min(1)
       .default([...DPOP_ALGORITHMS]),
   })
-  .default({ nonce: false, proofMaxAgeSeconds: 60, algorithms: [...DPOP_ALGORITHMS] });
+  .prefault({});
 
 /** The options above after defaults. */
 export type DPoPOptions = z.output<typeof dpopOptionsSchema>;

@@ -25,7 +25,7 @@ export const i18nOptionsSchema = z
       )
       .default({}),
   })
-  .default({ defaultLocale: 'en', catalogues: {} });
+  .prefault({});
 
 /**
  * The `i18n` option as hosts write it (language tags per RFC 5646; the browser's choice from RFC 9110 §12.5.4).

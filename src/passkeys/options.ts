@@ -3,7 +3,6 @@
  * the RP id and the issuer's origin the only accepted origin, so a passkey made here is never usable on another site.
  */
 import { z } from 'zod';
-import type { SentinelContext } from '../context.js';
 
 /** Schema of the `passkeys` option (used by the options schema). */
 export const passkeysOptionsSchema = z
@@ -23,7 +22,7 @@ export const passkeysOptionsSchema = z
     /** Offer to add a passkey after a password sign-in, to users who have none yet. */
     offerRegistration: z.boolean().default(false),
   })
-  .default({ offerRegistration: false });
+  .prefault({});
 
 /**
  * The `passkeys` option as hosts write it (origins as in RFC 6454 §4).
@@ -44,10 +43,14 @@ export interface RelyingParty {
  * The relying party of a configuration.
  *
  * @example
- * const { rpId, origins } = relyingParty(context);
+ * const { rpId, origins } = relyingParty(context.config);
  */
-export function relyingParty(context: SentinelContext): RelyingParty {
-  const { issuer, passkeys, branding } = context.config;
+export function relyingParty(config: {
+  issuer: string;
+  passkeys: z.output<typeof passkeysOptionsSchema>;
+  branding: { productName: string };
+}): RelyingParty {
+  const { issuer, passkeys, branding } = config;
   const url = new URL(issuer);
   return {
     rpId: passkeys.rpId ?? url.hostname,

@@ -50,7 +50,7 @@ export async function handlePasskeyRegisterOptions(
   const userID = webAuthnUserID(userId);
   if (userID === null) throw expiredSignIn();
   const existing = await hooksOf(context).list({ accountId, userId });
-  const rp = relyingParty(context);
+  const rp = relyingParty(context.config);
   const challenge = await newChallenge(context, 'register', step.interactionId);
   const options = await generateRegistrationOptions({
     rpName: rp.rpName,
@@ -90,7 +90,7 @@ export async function handlePasskeyRegister(
   const attestation = parseAttestation(single(step.form, 'attestation'));
   const notAdded = () => passkeyOfferPage(context, request, { ...step, error: PASSKEY_NOT_ADDED, status: 400 });
   if (challenge === null || attestation === null) return notAdded();
-  const rp = relyingParty(context);
+  const rp = relyingParty(context.config);
   let result: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
   try {
     result = await verifyRegistrationResponse({

@@ -74,7 +74,7 @@ export async function handlePasskeyOptions(
   const { interactionId } = await readPasskeyRequest(context, request, accountId);
   const challenge = await newChallenge(context, 'sign-in', interactionId);
   const options = await generateAuthenticationOptions({
-    rpID: relyingParty(context).rpId,
+    rpID: relyingParty(context.config).rpId,
     challenge: Buffer.from(challenge, 'base64url'),
     userVerification: 'required',
     timeout: CEREMONY_TIMEOUT_MS,
@@ -113,7 +113,7 @@ export async function handlePasskeySignIn(
   if (assertion === null || userId === null) return refuse('malformed passkey assertion');
   const stored = (await hooks.list({ accountId, userId })).find((passkey) => passkey.id === assertion.id);
   if (stored === undefined) return refuse('unknown passkey');
-  const rp = relyingParty(context);
+  const rp = relyingParty(context.config);
   let verified: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
   try {
     verified = await verifyAuthenticationResponse({

@@ -3,25 +3,12 @@
  * `sentinel.requests` / `sentinel.request.duration` when it ends. Derived from the matched route alone, so every
  * route in the table is covered without per-route code.
  */
-import { type Attributes, type Context, context, propagation, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { type Attributes, context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { SentinelRequest, SentinelResponse } from '../http.js';
 import { requestId } from '../request-id.js';
 import type { Route, RouteParams } from '../router.js';
-import type { EventInput } from '../events.js';
 import { ATTR, instruments, tracer } from './instruments.js';
-
-/** What the handling of one request tells its span and metrics as it goes. */
-export interface RequestObservation {
-  readonly span: Span;
-  /** The OpenTelemetry context holding the span: the parent of the request's child spans. */
-  readonly traceContext: Context;
-  /** The request id events carry (see `requestId()`). */
-  readonly requestId: string | undefined;
-  /** Notes the OAuth error code the request is answered with. */
-  fail(code: string): void;
-  /** Notes what an audit event of this request reveals (client, grant type). */
-  annotate(event: EventInput): void;
-}
+import type { RequestObservation } from './request-observation.js';
 
 /**
  * Runs `handle` inside the request's span and records the request metrics once it answers. Account and client ids

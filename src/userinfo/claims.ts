@@ -3,54 +3,8 @@
  * describes the user; only the claims the granted scopes cover leave the service, so an app that asked for
  * `openid email` never sees the user's address even when the hook returns it.
  */
+import type { UserClaims, UserClaimsInput } from '../config.js';
 import type { SentinelContext } from '../context.js';
-
-/**
- * What `users.claims` is asked for: the user, and the scopes granted to the app (RFC 6749 §3.3 scope tokens), so a
- * hook may skip lookups the scopes do not need.
- * @example const input: UserClaimsInput = { accountId: '123456', userId: 'u-42', scopes: ['openid', 'email'] };
- */
-export interface UserClaimsInput {
-  accountId: string;
-  userId: string;
-  scopes: readonly string[];
-}
-
-/**
- * Standard claims of OpenID Connect Core §5.1 as the `users.claims` hook returns them (`email` an RFC 5322
- * addr-spec, `phone_number` E.164 where possible); `sub` always comes from the token and cannot be overridden.
- * @example const claims: UserClaims = { name: 'Alice Liddell', email: 'alice@example.com', email_verified: true };
- */
-export interface UserClaims {
-  name?: string;
-  given_name?: string;
-  family_name?: string;
-  middle_name?: string;
-  nickname?: string;
-  preferred_username?: string;
-  profile?: string;
-  picture?: string;
-  website?: string;
-  email?: string;
-  email_verified?: boolean;
-  gender?: string;
-  birthdate?: string;
-  zoneinfo?: string;
-  locale?: string;
-  phone_number?: string;
-  phone_number_verified?: boolean;
-  address?: {
-    formatted?: string;
-    street_address?: string;
-    locality?: string;
-    region?: string;
-    postal_code?: string;
-    country?: string;
-  };
-  /** Seconds since the epoch. */
-  updated_at?: number;
-  [claim: string]: unknown;
-}
 
 /** OpenID Connect Core §5.4: the claims each scope value requests. */
 export const SCOPE_CLAIMS: Readonly<Record<string, readonly string[]>> = Object.freeze({

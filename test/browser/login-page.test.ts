@@ -4,8 +4,8 @@
  * test-results/screenshots/, with layout checks (centred card, app name and account visible, no sideways scroll
  * on a phone), and an axe-core audit with no serious or critical violation (WCAG 2.x A/AA).
  *
- * Seed spec §5.2 (the user signs in on the service's page); RFC 6749 §4.1.2.1 (the error page when the client is
- * unknown); RFC 6749 §10.10 (throttled guessing answers 429).
+ * platform-operations.md §5 item 2 (the user signs in on the service's page); RFC 6749 §4.1.2.1 (the error page
+ * when the client is unknown); RFC 6749 §10.10 (throttled guessing answers 429).
  */
 import { randomBytes } from 'node:crypto';
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core';

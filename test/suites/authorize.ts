@@ -26,6 +26,7 @@ import {
 } from '../fixtures.js';
 import type { Host } from '../hosts.js';
 import { useMount, type Mounted } from './mount.js';
+import { contextOf } from '../../src/context.js';
 
 type Agent = ReturnType<typeof request.agent>;
 
@@ -153,7 +154,7 @@ function sessionCookieOf(response: request.Response): string {
 }
 
 async function storedCode(mounted: Mounted, code: string): Promise<CodeRecord> {
-  const value = await mounted.sentinel.context.store.get(codeKey(code));
+  const value = await contextOf(mounted.sentinel).store.get(codeKey(code));
   expect(value, 'the code is stored under its digest').not.toBeNull();
   return JSON.parse(value as string) as CodeRecord;
 }
@@ -525,7 +526,7 @@ export function authorizeSuite(host: Host): void {
       const mounted = await mount();
       const agent = request.agent(mounted.server);
       const code = parseLocation(await signIn(agent)).params.get('code') as string;
-      const store = mounted.sentinel.context.store;
+      const store = contextOf(mounted.sentinel).store;
       expect(await store.take(codeKey(code))).not.toBeNull();
       expect(await store.take(codeKey(code))).toBeNull();
     });

@@ -8,6 +8,7 @@ import { expect } from 'vitest';
 import { issueCode, type CodeRecord } from '../../src/codes.js';
 import type { Sentinel } from '../../src/index.js';
 import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, ISSUER, REDIRECT_URI, USER_ID } from '../fixtures.js';
+import { contextOf } from '../../src/context.js';
 
 export const FORM = 'application/x-www-form-urlencoded;charset=UTF-8';
 export const ACCOUNT_ISSUER = `${ISSUER}/sentinel/api/account/${ACCOUNT}`;
@@ -24,7 +25,7 @@ export function pkcePair(): { verifier: string; challenge: string } {
 
 /** Issues a code for the confidential client through the code contract, as the authorize endpoint would. */
 export function codeFor(sentinel: Sentinel, overrides: Partial<Omit<CodeRecord, 'issuedAt'>> = {}): Promise<string> {
-  return issueCode(sentinel.context, {
+  return issueCode(contextOf(sentinel), {
     accountId: ACCOUNT,
     clientId: CLIENT_ID,
     redirectUri: REDIRECT_URI,

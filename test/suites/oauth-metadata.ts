@@ -7,6 +7,7 @@ import { ACCOUNT, ISSUER } from '../fixtures.js';
 import type { Host } from '../hosts.js';
 import { useMount } from './mount.js';
 import { ACCOUNT_ISSUER } from './oauth-helpers.js';
+import { contextOf } from '../../src/context.js';
 
 /** Runs the metadata suite against `host`. */
 export function metadataSuite(host: Host): void {
@@ -32,7 +33,7 @@ export function metadataSuite(host: Host): void {
         pushed_authorization_request_endpoint: `${ACCOUNT_ISSUER}/par`,
         code_challenge_methods_supported: ['S256'],
         authorization_response_iss_parameter_supported: true,
-        id_token_signing_alg_values_supported: [sentinel.context.keys.signer.alg],
+        id_token_signing_alg_values_supported: [contextOf(sentinel).keys.signer.alg],
       });
       const appended = await request(server).get(`/sentinel/api/account/${ACCOUNT}/.well-known/oauth-authorization-server`);
       expect(appended.body).toEqual(inserted.body);

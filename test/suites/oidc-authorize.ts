@@ -19,6 +19,7 @@ import {
   submitLogin,
   verifyIDToken,
 } from './oidc-helpers.js';
+import { contextOf } from '../../src/context.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -103,7 +104,7 @@ export function oidcAuthorizeSuite(host: Host): void {
       expect(payloadOf(silent.idToken).sub).toBe(payloadOf(first.idToken).sub);
       // An ID token of this account for another user: prompt=none cannot switch users.
       const { issueIDToken } = await import('../../src/token/id-token.js');
-      const other = await issueIDToken(sentinel.context, { accountId: ACCOUNT, clientId: CLIENT_ID, userId: 'u-bob', authTime: 1 });
+      const other = await issueIDToken(contextOf(sentinel), { accountId: ACCOUNT, clientId: CLIENT_ID, userId: 'u-bob', authTime: 1 });
       expect(callbackOf(await agent.get(authorizePath({ prompt: 'none', id_token_hint: other }))).get('error')).toBe('login_required');
       expect(isLoginRedirect(await agent.get(authorizePath({ id_token_hint: other })))).toBe(true);
       const [header, payload] = first.idToken.split('.');

@@ -1,0 +1,19 @@
+/**
+ * What the request span gives the rest of a request: its own module, so that the context and the emitter can name
+ * it without depending on the span code (which depends on the router, which depends on the context).
+ */
+import type { Context, Span } from '@opentelemetry/api';
+import type { EventInput } from '../events.js';
+
+/** What the handling of one request tells its span and metrics as it goes. */
+export interface RequestObservation {
+  readonly span: Span;
+  /** The OpenTelemetry context holding the span: the parent of the request's child spans. */
+  readonly traceContext: Context;
+  /** The request id events carry (see `requestId()`). */
+  readonly requestId: string | undefined;
+  /** Notes the OAuth error code the request is answered with. */
+  fail(code: string): void;
+  /** Notes what an audit event of this request reveals (client, grant type). */
+  annotate(event: EventInput): void;
+}
