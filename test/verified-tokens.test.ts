@@ -5,6 +5,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryStore, type Sentinel, type SentinelOptions } from '../src/index.js';
+import { contextOf } from '../src/context.js';
 import { VerifiedTokenCache, verifiedTokenCache } from '../src/verified-tokens.js';
 import { call, exchangeCode, jsonOf, postForm, signIn, TOKEN_PATH } from './direct-flow.js';
 import { ACCOUNT, appTokenPath, basic, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, makeSentinel, OTHER_ACCOUNT } from './fixtures.js';
@@ -30,7 +31,7 @@ async function consumerToken(sentinel: Sentinel, headers: Record<string, string>
 }
 
 function cacheOf(sentinel: Sentinel): VerifiedTokenCache {
-  const cache = verifiedTokenCache(sentinel.context);
+  const cache = verifiedTokenCache(contextOf(sentinel));
   if (cache === undefined) throw new Error('the cache is on by default');
   return cache;
 }
@@ -174,6 +175,6 @@ describe('bounds', () => {
     const sentinel = makeSentinel({ verifiedTokens: false });
     const token = await consumerToken(sentinel);
     expect((await sentinel.checkBearer(`Bearer ${token}`, EXPECTED)).ok).toBe(true);
-    expect(verifiedTokenCache(sentinel.context)).toBeUndefined();
+    expect(verifiedTokenCache(contextOf(sentinel))).toBeUndefined();
   });
 });
