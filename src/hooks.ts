@@ -1,0 +1,161 @@
+/**
+ * The host's hooks and the shapes they exchange with the service: who the user is (`users`), what the login page
+ * shows (`login.render`), which claims a user releases (`users.claims`), which consumers exist, and what `onError`
+ * is told. Types only; the options that carry them are validated in config.ts.
+ */
+import type { Messages } from './i18n/messages.js';
+import type { SentinelRequest } from './http.js';
+import type { PasskeyHooks } from './passkeys/hooks.js';
+import type { SecondFactorHooks } from './second-factor/hooks.js';
+
+/**
+ * What `users.claims` is asked for: the user, and the scopes granted to the app (RFC 6749 §3.3 scope tokens), so a
+ * hook may skip lookups the scopes do not need.
+ * @example const input: UserClaimsInput = { accountId: '123456', userId: 'u-42', scopes: ['openid', 'email'] };
+ */
+export interface UserClaimsInput {
+  accountId: string;
+  userId: string;
+  scopes: readonly string[];
+}
+
+/**
+ * Standard claims of OpenID Connect Core §5.1 as the `users.claims` hook returns them (`email` an RFC 5322
+ * addr-spec, `phone_number` E.164 where possible); `sub` always comes from the token and cannot be overridden.
+ * @example const claims: UserClaims = { name: 'Alice Liddell', email: 'alice@example.com', email_verified: true };
+ */
+export interface UserClaims {
+  name?: string;
+  given_name?: string;
+  family_name?: string;
+  middle_name?: string;
+  nickname?: string;
+  preferred_username?: string;
+  profile?: string;
+  picture?: string;
+  website?: string;
+  email?: string;
+  email_verified?: boolean;
+  gender?: string;
+  birthdate?: string;
+  zoneinfo?: string;
+  locale?: string;
+  phone_number?: string;
+  phone_number_verified?: boolean;
+  address?: {
+    formatted?: string;
+    street_address?: string;
+    locality?: string;
+    region?: string;
+    postal_code?: string;
+    country?: string;
+  };
+  /** Seconds since the epoch. */
+  updated_at?: number;
+  [claim: string]: unknown;
+}
+
+/**
+ * What the login page shows and posts. A custom page must post `application/x-www-form-urlencoded` to
+ * `action` with the fields `csrf_token`, `username`, `password`, or `csrf_token` and `cancel` to cancel; and
+ * it must put `styleNonce` on its `<style>` element (the CSP allows no other styles, and no scripts).
+ * platform-operations.md §5 item 2 (the user authenticates on the service's login page); RFC 6749 §10.12 (the CSRF
+ * token).
+ *
+ * @example
+ * createSentinel({ ..., login: { render: (view) => myTemplate({ ...view, title: `Sign in to ${view.appName}` }) } })
+ */
+export interface LoginView {
+  /** Branding `productName`. */
+  productName: string;
+  /** Branding `logoUrl`, if any. */
+  logoUrl?: string | undefined;
+  /** Branding colours (CSS custom property name without `--` → value), defaults not included. */
+  colors: Readonly<Record<string, string>>;
+  /** The application's display name (its client id when it has none). */
+  appName: string;
+  accountId: string;
+  /** The URL the form posts to (path-absolute, interaction id included). */
+  action: string;
+  interactionId: string;
+  /** Value of the hidden `csrf_token` field. */
+  csrfToken: string;
+  /** The username of a failed attempt, or the app's `login_hint`, to fill the field (never the password). */
+  username?: string | undefined;
+  /** A message for the user, e.g. "Incorrect username or password". */
+  error?: string | undefined;
+  /** Nonce for the page's `<style>` element. */
+  styleNonce: string;
+  /**
+   * The app's `ui_locales` (OpenID Connect Core §3.1.2.1), most preferred first: BCP 47 tags. The built-in page
+   * already speaks the language chosen from them (`lang`); a custom `render` may use them for its own catalogue.
+   */
+  uiLocales?: readonly string[] | undefined;
+  /** The page language (`<html lang>`), chosen from `ui_locales`, `Accept-Language` and the `i18n` option. */
+  lang?: string | undefined;
+  /** `rtl` for right-to-left languages. */
+  dir?: 'ltr' | 'rtl' | undefined;
+  /** Every string of the page, in `lang`; `error` is already translated when the catalogue has it. */
+  messages?: Messages | undefined;
+  /**
+   * Present when the user store keeps passkeys: the page may offer "Sign in with a passkey". `optionsURL` answers
+   * a POST of `csrf_token` with the WebAuthn request options (JSON); the assertion is posted as the form field
+   * `assertion` (JSON) with `csrf_token` to `action`. `scriptNonce` is the CSP nonce for the page's script.
+   */
+  passkey?: { optionsURL: string; action: string; scriptNonce: string } | undefined;
+}
+
+/**
+ * The signed-in user as the host's user store describes it (the resource owner of RFC 6749 §1.1).
+ * @example const user: AuthenticatedUser = { id: 'u-42' };
+ */
+export interface AuthenticatedUser {
+  /** Stable user id; becomes `sub` of the user's tokens. */
+  id: string;
+  /** `'totp'` asks for a TOTP code before the sign-in completes (the code is checked against `users.totpSecret`). */
+  secondFactor?: 'totp' | undefined;
+  [claim: string]: unknown;
+}
+
+/**
+ * The host's user store (RFC 6749 §3.1: the authorization server authenticates the resource owner).
+ *
+ * @example
+ * const users: UserAuthenticator = {
+ *   async authenticate({ accountId, username, password }) {
+ *     const user = await db.users.find(accountId, username);
+ *     return user && (await verifyPassword(user.hash, password)) ? { id: user.id } : null;
+ *   },
+ * };
+ */
+export interface UserAuthenticator extends SecondFactorHooks {
+  /** The user's passkeys; with it the login page offers "Sign in with a passkey". */
+  passkeys?: PasskeyHooks | undefined;
+  authenticate(input: {
+    accountId: string;
+    username: string;
+    password: string;
+    request: SentinelRequest;
+  }): AuthenticatedUser | null | Promise<AuthenticatedUser | null>;
+  /**
+   * The user's OpenID Connect claims (`name`, `email`, `email_verified`, …) for UserInfo and, with
+   * `idTokenClaims`, the ID token; only those the granted scopes cover are released. `null` when the user is gone.
+   */
+  claims?(input: UserClaimsInput): UserClaims | null | Promise<UserClaims | null>;
+}
+
+/**
+ * Decides whether a consumer id (`state` of the v2 app token request, platform-operations.md §4.1) is acceptable. May be async;
+ * runs after client authentication.
+ * @example const consumerId: ConsumerIdValidator = async (id, { accountId }) => consumers.exists(accountId, id);
+ */
+export type ConsumerIdValidator = (consumerId: string, context: { accountId: string; clientId: string }) => boolean | Promise<boolean>;
+
+/**
+ * Context handed to `onError` along with the failure behind a `500 server_error` (RFC 6749 §5.2).
+ * @example createSentinel({ …, onError: (error, { route, accountId }) => log.error({ route, accountId }, error) });
+ */
+export interface ErrorContext {
+  route: string;
+  accountId?: string | undefined;
+}
