@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { issueAccessToken } from '../src/access-token.js';
 import { codeKey } from '../src/codes.js';
 import { MemoryStore, type SentinelEvent, type SentinelOptions, type Store } from '../src/index.js';
-import { jsonOf, postForm, TOKEN_PATH } from './direct-flow.js';
+import { jsonOf, postForm, TOKEN_PATH, useRefreshToken } from './direct-flow.js';
 import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, makeSentinel, PUBLIC_CLIENT_ID, REDIRECT_URI, USER_ID } from './fixtures.js';
 import { codeFor } from './suites/oauth-helpers.js';
 import { contextOf } from '../src/context.js';
@@ -56,17 +56,7 @@ function setup(overrides: Partial<SentinelOptions> = {}) {
         ...(client.secret === undefined ? {} : { client_secret: client.secret }),
       }).toString(),
     );
-  const refresh = (token: string) =>
-    postForm(
-      sentinel,
-      TOKEN_PATH,
-      new URLSearchParams({
-        grant_type: 'refresh_token',
-        refresh_token: token,
-        client_id: CLIENT_ID,
-        client_secret: CLIENT_SECRET,
-      }).toString(),
-    );
+  const refresh = (token: string) => useRefreshToken(sentinel, token);
   const accepted = (token: string) =>
     sentinel.verifyAccessToken(token).then(
       () => true,

@@ -15,7 +15,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Sentinel, SentinelEvent, SentinelResponse, Store } from '../src/index.js';
 import { RedisStore, redisClientOptions } from '../src/stores/redis.js';
-import { jsonOf, postForm, TOKEN_PATH } from './direct-flow.js';
+import { jsonOf, postForm, TOKEN_PATH, useRefreshToken } from './direct-flow.js';
 import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, makeSentinel, REDIRECT_URI } from './fixtures.js';
 import { PrivateRedis, redisServerBinary, requireAvailable } from './redis-helpers.js';
 import { codeFor } from './suites/oauth-helpers.js';
@@ -70,19 +70,7 @@ describe.skipIf(binary.skip)('fail-closed grants on a private Redis', () => {
         }).toString(),
       ),
     );
-  const refresh = (token: string) =>
-    counted(
-      postForm(
-        sentinel,
-        TOKEN_PATH,
-        new URLSearchParams({
-          grant_type: 'refresh_token',
-          refresh_token: token,
-          client_id: CLIENT_ID,
-          client_secret: CLIENT_SECRET,
-        }).toString(),
-      ),
-    );
+  const refresh = (token: string) => counted(useRefreshToken(sentinel, token));
   const revoke = (token: string) =>
     counted(
       postForm(
