@@ -15,6 +15,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import autocannon, { type AutocannonOptions } from 'autocannon';
+import { median } from './report.js';
 
 const ACCOUNT = 'bench-oidc';
 const CLIENT_RS = 'c0000000-0000-4000-8000-000000000001';
@@ -78,12 +79,6 @@ interface Row {
   reqPerSec: number[];
   p99: number[];
   failed?: string;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
 async function signIn(base: string): Promise<string> {

@@ -15,6 +15,7 @@ import { hashClientSecret } from '../src/apps.js';
 import { PostgresAppStore } from '../src/postgres/index.js';
 import { freePort } from '../test/free-port.js';
 import { ACCOUNT_ID, CLIENT_ID, CLIENT_SECRET, CONSUMER_ID, FORM_CONTENT_TYPE, HOST, TOKEN_PATH } from './fixtures.js';
+import { median } from './report.js';
 
 const MODES = ['memory', 'postgres', 'postgres-nocache'] as const;
 type Mode = (typeof MODES)[number];
@@ -69,12 +70,6 @@ async function load(port: number, seconds: number): Promise<{ rps: number; non2x
     duration: seconds,
   });
   return { rps: result.requests.average, non2xx: result.non2xx + result.errors };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
 async function main(): Promise<void> {

@@ -25,6 +25,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { CC_BODY, CONSUMER_ID, createKeyPair, FORM_CONTENT_TYPE, HOST, TOKEN_PATH } from './fixtures.js';
 import { TELEMETRY_VARIANTS, type TelemetryVariant } from './telemetry-sdk.js';
+import { median } from './report.js';
 
 const VARIANTS = TELEMETRY_VARIANTS;
 type Variant = TelemetryVariant;
@@ -132,12 +133,6 @@ function inProcess(variant: Variant, root: string, jwk: string): number {
   });
   const { requests, cpuMicros } = JSON.parse(output.trim().split('\n').pop() ?? '{}') as { requests: number; cpuMicros: number };
   return cpuMicros / requests;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
 function writeSection(markdown: string): void {
