@@ -14,7 +14,6 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { createHash, createPrivateKey, generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +21,7 @@ import autocannon from 'autocannon';
 import { createSentinel, generatePrivateJWK } from '../src/index.js';
 import { requireAccessToken, toExpress } from '../adapters/express/index.js';
 import { ACCOUNT_ID, CLIENT_ID, CLIENT_SECRET, CONSUMER_ID, HOST } from './fixtures.js';
+import { writeResultsSection } from './results-section.js';
 
 const API_PATH = `/api/account/${ACCOUNT_ID}/consumer/${CONSUMER_ID}/brand/tokens`;
 const TOKEN_PATH = `/sentinel/api/v2/account/${ACCOUNT_ID}/app/token?state=${CONSUMER_ID}`;
@@ -157,15 +157,7 @@ async function run(): Promise<void> {
       `| DPoP-bound | ${Math.round(dpopMedian)} | ${dpopRates.map(Math.round).join(', ')} | ${(dpopMedian / bearerMedian).toFixed(2)} |`,
       '<!-- dpop-guard:end -->',
     ].join('\n');
-    let report = '';
-    try {
-      report = readFileSync(out, 'utf8');
-    } catch {
-      // A fresh file gets just this section.
-    }
-    const pattern = /<!-- dpop-guard:start -->[\s\S]*<!-- dpop-guard:end -->/;
-    report = pattern.test(report) ? report.replace(pattern, section) : `${report.replace(/\n*$/, '\n\n')}${section}\n`;
-    writeFileSync(out, report);
+    writeResultsSection(out, 'dpop-guard', section);
     console.log(section);
   } finally {
     kill();

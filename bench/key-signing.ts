@@ -11,12 +11,13 @@
  * the key-management markers, and leaves the rest of the file alone.
  */
 import { fork } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { createTestToken, softhsmProblem } from '../test/softhsm-helpers.js';
 import { CC_BODY, CONSUMER_ID, FORM_CONTENT_TYPE, HOST, TOKEN_PATH } from './fixtures.js';
+import { writeResultsSection } from './results-section.js';
 
 const rounds = Number(process.env.KEYBENCH_ROUNDS ?? 3);
 const duration = Number(process.env.KEYBENCH_DURATION ?? 5);
@@ -164,8 +165,6 @@ lines.push(
   '<!-- key-management:end -->',
 );
 const section = lines.join('\n');
-const current = existsSync(OUT) ? readFileSync(OUT, 'utf8') : '';
-const pattern = /<!-- key-management:start -->[\s\S]*?<!-- key-management:end -->/;
-writeFileSync(OUT, pattern.test(current) ? current.replace(pattern, section) : `${current.trimEnd()}\n\n${section}\n`);
+writeResultsSection(OUT, 'key-management', section);
 console.log(section);
 process.exit(0);

@@ -8,11 +8,11 @@
  * `node --import tsx bench/login-pages.ts` (BENCH_DURATION, BENCH_ROUNDS, BENCH_CONNECTIONS, BENCH_OUT).
  */
 import { fork } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { writeResultsSection } from './results-section.js';
 
 const ACCOUNT = '123456';
 const CLIENT_ID = 'bench-client';
@@ -109,9 +109,7 @@ async function main(): Promise<void> {
     ].join('\n');
     console.log(section);
     const out = process.env.BENCH_OUT ?? fileURLToPath(new URL('./RESULTS.md', import.meta.url));
-    const current = readFileSync(out, 'utf8');
-    const pattern = new RegExp(`<!-- ${TOPIC}:start -->[\\s\\S]*?<!-- ${TOPIC}:end -->`);
-    writeFileSync(out, pattern.test(current) ? current.replace(pattern, section) : `${current.trimEnd()}\n\n${section}\n`);
+    writeResultsSection(out, TOPIC, section);
   } finally {
     child.kill();
   }

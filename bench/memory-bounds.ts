@@ -10,8 +10,8 @@
  *   node --import tsx bench/memory-bounds.ts          # runs all, prints JSON, rewrites its own section of RESULTS.md
  */
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { writeResultsSection } from './results-section.js';
 
 const MB = 1024 * 1024;
 const SECTION = 'throttle-hardening';
@@ -162,9 +162,6 @@ if (isMain) {
     for (const scenario of ['overhead', 'interactions-short', 'interactions-longest', 'flood']) results.push(await runChild(scenario));
     console.log(JSON.stringify(results, null, 2));
     const path = fileURLToPath(new URL('./RESULTS.md', import.meta.url));
-    const current = readFileSync(path, 'utf8');
-    const block = section(results);
-    const pattern = new RegExp(`<!-- ${SECTION}:start -->[\\s\\S]*<!-- ${SECTION}:end -->`);
-    writeFileSync(path, pattern.test(current) ? current.replace(pattern, block) : `${current.trimEnd()}\n\n${block}\n`);
+    writeResultsSection(path, SECTION, section(results));
   }
 }

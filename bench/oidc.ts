@@ -10,12 +10,12 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import autocannon, { type AutocannonOptions } from 'autocannon';
 import { median } from './report.js';
+import { writeResultsSection } from './results-section.js';
 
 const ACCOUNT = 'bench-oidc';
 const CLIENT_RS = 'c0000000-0000-4000-8000-000000000001';
@@ -239,16 +239,8 @@ function writeSection(rows: Row[], seconds: number): void {
     `Ratios (same run): UserInfo / bearer check = ${(value('userinfo') / value('guarded')).toFixed(2)}; code exchange RS256 / ES256 = ${(value('exchange-rs256') / value('exchange-es256')).toFixed(2)}.`,
     '<!-- openid-connect:end -->',
   ];
-  let text = '';
-  try {
-    text = readFileSync(OUT, 'utf8');
-  } catch {
-    text = '';
-  }
   const section = lines.join('\n');
-  const pattern = /<!-- openid-connect:start -->[\s\S]*?<!-- openid-connect:end -->/;
-  const updated = pattern.test(text) ? text.replace(pattern, section) : `${text.trimEnd()}\n\n${section}\n`;
-  writeFileSync(OUT, updated);
+  writeResultsSection(OUT, 'openid-connect', section);
   console.log(section);
 }
 

@@ -8,7 +8,6 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { hashClientSecret } from '../src/apps.js';
@@ -16,6 +15,7 @@ import { PostgresAppStore } from '../src/postgres/index.js';
 import { freePort } from '../test/free-port.js';
 import { ACCOUNT_ID, CLIENT_ID, CLIENT_SECRET, CONSUMER_ID, FORM_CONTENT_TYPE, HOST, TOKEN_PATH } from './fixtures.js';
 import { median } from './report.js';
+import { writeResultsSection } from './results-section.js';
 
 const MODES = ['memory', 'postgres', 'postgres-nocache'] as const;
 type Mode = (typeof MODES)[number];
@@ -138,14 +138,7 @@ async function main(): Promise<void> {
       'the hot path; without it every request pays a query.',
     END,
   ].join('\n');
-  const current = existsSync(RESULTS) ? readFileSync(RESULTS, 'utf8') : '';
-  const start = current.indexOf(START);
-  const end = current.indexOf(END);
-  const next =
-    start !== -1 && end > start
-      ? `${current.slice(0, start)}${section}${current.slice(end + END.length)}`
-      : `${current.trimEnd()}\n\n${section}\n`;
-  writeFileSync(RESULTS, next);
+  writeResultsSection(RESULTS, 'postgres-registry', section);
   console.log(section);
 }
 

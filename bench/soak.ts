@@ -15,7 +15,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes, createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -25,6 +25,7 @@ import { Redis } from 'ioredis';
 import { fromNodeRequest, writeNodeResponse } from '../adapters/node/index.js';
 import { createSentinel, generatePrivateJWK, type Sentinel } from '../src/index.js';
 import { RedisStore, redisClientOptions } from '../src/stores/redis.js';
+import { writeResultsSection } from './results-section.js';
 
 const args = process.argv.slice(2);
 function option(name: string, fallback: number): number {
@@ -365,17 +366,7 @@ async function soak(redisPort: number): Promise<void> {
 
 /** Replaces (or appends) the section between the store markers of bench/RESULTS.md, leaving the rest untouched. */
 function writeSection(report: string): void {
-  const start = '<!-- store:start -->';
-  const end = '<!-- store:end -->';
-  const section = `${start}\n## Store soak (two instances, one Redis)\n\n${report}\n${end}`;
-  const current = existsSync(RESULTS) ? readFileSync(RESULTS, 'utf8') : '';
-  const from = current.indexOf(start);
-  const to = current.indexOf(end);
-  const next =
-    from !== -1 && to > from
-      ? `${current.slice(0, from)}${section}${current.slice(to + end.length)}`
-      : `${current.trimEnd()}\n\n${section}\n`;
-  writeFileSync(RESULTS, next);
+  writeResultsSection(RESULTS, 'store', `<!-- store:start -->\n## Store soak (two instances, one Redis)\n\n${report}\n<!-- store:end -->`);
 }
 
 await main();

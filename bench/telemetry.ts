@@ -18,7 +18,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { type ChildProcess, fork } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -26,6 +26,7 @@ import autocannon from 'autocannon';
 import { CC_BODY, CONSUMER_ID, createKeyPair, FORM_CONTENT_TYPE, HOST, TOKEN_PATH } from './fixtures.js';
 import { TELEMETRY_VARIANTS, type TelemetryVariant } from './telemetry-sdk.js';
 import { median } from './report.js';
+import { writeResultsSection } from './results-section.js';
 
 const VARIANTS = TELEMETRY_VARIANTS;
 type Variant = TelemetryVariant;
@@ -136,17 +137,7 @@ function inProcess(variant: Variant, root: string, jwk: string): number {
 }
 
 function writeSection(markdown: string): void {
-  const start = '<!-- telemetry:start -->';
-  const end = '<!-- telemetry:end -->';
-  const section = `${start}\n${markdown}\n${end}`;
-  const current = existsSync(out) ? readFileSync(out, 'utf8') : '';
-  const from = current.indexOf(start);
-  const to = current.indexOf(end);
-  const next =
-    from !== -1 && to > from
-      ? `${current.slice(0, from)}${section}${current.slice(to + end.length)}`
-      : `${current.trimEnd()}\n\n${section}\n`;
-  writeFileSync(out, next);
+  writeResultsSection(out, 'telemetry', `<!-- telemetry:start -->\n${markdown}\n<!-- telemetry:end -->`);
 }
 
 async function main(): Promise<void> {
