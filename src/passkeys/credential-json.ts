@@ -23,9 +23,21 @@ function parseObject(json: string | undefined): Record<string, unknown> | null {
   }
 }
 
-function response(value: Record<string, unknown>): Record<string, unknown> | null {
+/**
+ * The part both ceremonies share: a `public-key` credential whose `rawId` equals its base64url `id`, and its
+ * `response` object (checked further by each parser).
+ */
+function credential(json: string | undefined): { id: string; inner: Record<string, unknown> } | null {
+  const value = parseObject(json);
+  if (value === null || value.type !== 'public-key' || !b64(value.id) || value.rawId !== value.id) return null;
   const inner = value.response;
-  return typeof inner === 'object' && inner !== null && !Array.isArray(inner) ? (inner as Record<string, unknown>) : null;
+  if (typeof inner !== 'object' || inner === null || Array.isArray(inner)) return null;
+  return { id: value.id as string, inner: inner as Record<string, unknown> };
+}
+
+/** The library's JSON envelope around a checked `response`. */
+function envelope<R>(id: string, response: R) {
+  return { id, rawId: id, type: 'public-key' as const, clientExtensionResults: {}, response };
 }
 
 /**
@@ -35,30 +47,18 @@ function response(value: Record<string, unknown>): Record<string, unknown> | nul
  * const assertion = parseAssertion(single(form, 'assertion'));
  */
 export function parseAssertion(json: string | undefined): AuthenticationResponseJSON | null {
-  const value = parseObject(json);
-  if (value === null || value.type !== 'public-key' || !b64(value.id) || value.rawId !== value.id) return null;
-  const inner = response(value);
-  if (
-    inner === null ||
-    !b64(inner.clientDataJSON) ||
-    !b64(inner.authenticatorData) ||
-    !b64(inner.signature) ||
-    !b64(inner.userHandle, true)
-  ) {
+  const parts = credential(json);
+  if (parts === null) return null;
+  const { id, inner } = parts;
+  if (!b64(inner.clientDataJSON) || !b64(inner.authenticatorData) || !b64(inner.signature) || !b64(inner.userHandle, true)) {
     return null;
   }
-  return {
-    id: value.id as string,
-    rawId: value.rawId as string,
-    type: 'public-key',
-    clientExtensionResults: {},
-    response: {
-      clientDataJSON: inner.clientDataJSON as string,
-      authenticatorData: inner.authenticatorData as string,
-      signature: inner.signature as string,
-      userHandle: inner.userHandle as string | undefined,
-    },
-  };
+  return envelope(id, {
+    clientDataJSON: inner.clientDataJSON as string,
+    authenticatorData: inner.authenticatorData as string,
+    signature: inner.signature as string,
+    userHandle: inner.userHandle as string | undefined,
+  });
 }
 
 /**
@@ -68,24 +68,18 @@ export function parseAssertion(json: string | undefined): AuthenticationResponse
  * const attestation = parseAttestation(single(form, 'attestation'));
  */
 export function parseAttestation(json: string | undefined): RegistrationResponseJSON | null {
-  const value = parseObject(json);
-  if (value === null || value.type !== 'public-key' || !b64(value.id) || value.rawId !== value.id) return null;
-  const inner = response(value);
-  if (inner === null || !b64(inner.clientDataJSON) || !b64(inner.attestationObject)) return null;
+  const parts = credential(json);
+  if (parts === null) return null;
+  const { id, inner } = parts;
+  if (!b64(inner.clientDataJSON) || !b64(inner.attestationObject)) return null;
   const transports = Array.isArray(inner.transports)
     ? inner.transports
         .filter((transport): transport is string => typeof transport === 'string' && /^[a-z-]{1,20}$/.test(transport))
         .slice(0, 8)
     : [];
-  return {
-    id: value.id as string,
-    rawId: value.rawId as string,
-    type: 'public-key',
-    clientExtensionResults: {},
-    response: {
-      clientDataJSON: inner.clientDataJSON as string,
-      attestationObject: inner.attestationObject as string,
-      transports: transports as RegistrationResponseJSON['response']['transports'],
-    },
-  };
+  return envelope(id, {
+    clientDataJSON: inner.clientDataJSON as string,
+    attestationObject: inner.attestationObject as string,
+    transports: transports as RegistrationResponseJSON['response']['transports'],
+  });
 }
