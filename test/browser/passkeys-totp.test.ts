@@ -68,7 +68,10 @@ describe.runIf(browserAvailable('browser: passkeys and TOTP'))('browser: passkey
       await password(page, 'alice');
       await page.waitForURL((url) => url.pathname.endsWith('/login/passkey/register'));
       await page.getByRole('button', { name: en.passkeyAdd }).click();
-      await onCallback(page);
+      // Not onCallback(): the page is still the offer while the script registers the passkey, and "Not now" must
+      // not be pressed in that moment; the script itself goes on to the app.
+      await page.waitForURL((url) => url.pathname === '/callback');
+      expect(new URL(page.url()).searchParams.get('code')).toBeTruthy();
       const saved = idp().passkeys.list({ accountId: ACCOUNT, userId: 'u-alice' });
       expect(saved).toHaveLength(1);
 
