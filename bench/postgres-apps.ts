@@ -10,7 +10,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { hashClientSecret } from '../src/apps.js';
+import { hashClientSecret } from '../src/client-secrets.js';
 import { PostgresAppStore } from '../src/postgres/index.js';
 import { freePort } from '../test/free-port.js';
 import { ACCOUNT_ID, CLIENT_ID, CLIENT_SECRET, CONSUMER_ID, FORM_CONTENT_TYPE, HOST, TOKEN_PATH } from './fixtures.js';

@@ -5,7 +5,9 @@
 import { z } from 'zod';
 import { clientJwksOptionsSchema, keyedAppShape } from './client-assertion/options.js';
 import { dpopOptionsSchema } from './dpop/options.js';
-import { assertValidApp, toApp, type App, type AppOptions, type AppStore, type GrantType } from './apps.js';
+import { assertValidApp } from './app-validation.js';
+import { toApp, type AppOptions } from './app-options.js';
+import type { App, AppStore, GrantType } from './apps.js';
 import { ConfigurationError } from './errors.js';
 import type { SentinelEvent } from './events.js';
 import type { ExternalSigner, JWK } from './keys.js';

@@ -3,7 +3,9 @@
  * @packageDocumentation
  */
 export { createSentinel } from './sentinel.js';
-export type { BearerResult, RegisterAppInput, RegisterAppResult, Sentinel } from './sentinel.js';
+export type { Sentinel } from './sentinel.js';
+export type { BearerResult } from './bearer-check.js';
+export type { RegisterAppInput, RegisterAppResult } from './register-app.js';
 export type {
   AuthenticatedUser,
   ConsumerIdValidator,
@@ -26,9 +28,11 @@ export { MemoryStore } from './stores/memory.js';
 export type { MemoryStoreOptions } from './stores/memory.js';
 export { SecurityStateFullError } from './stores/security-state.js';
 export type { Store, SwapEntry } from './stores/store.js';
-export { generateClientSecret, hashClientSecret, MemoryAppStore, verifyClientSecret } from './apps.js';
-export type { App, AppOptions, AppStore, GrantType, TokenEndpointAuthMethod } from './apps.js';
-export { verifyAppSecret } from './apps.js';
+export { generateClientSecret, hashClientSecret, verifyClientSecret } from './client-secrets.js';
+export { MemoryAppStore } from './memory-app-store.js';
+export type { App, AppStore, GrantType, TokenEndpointAuthMethod } from './apps.js';
+export type { AppOptions } from './app-options.js';
+export { verifyAppSecret } from './client-secrets.js';
 export type { AppChange, RetiringSecret } from './apps.js';
 export type { InitialAccessTokenCheck, RegistrationOptions } from './registration/options.js';
 export { generatePrivateJWK } from './keys.js';

@@ -3,83 +3,30 @@
  * `handle()` is the single try/catch at the edge of the core: handlers throw {@link OAuthError}s, anything else
  * becomes `500 server_error` with no detail and goes to `onError`.
  */
-import { verifyAccessToken as verifyToken, type AccessTokenClaims, type VerifyAccessTokenOptions } from './access-token.js';
-import {
-  generateClientId,
-  generateClientSecret,
-  hashClientSecret,
-  MemoryAppStore,
-  type App,
-  type GrantType,
-  type TokenEndpointAuthMethod,
-} from './apps.js';
-import { withBodyDeadline } from './body-read.js';
-import { appFromInput, resolveConfig, type ResolvedConfig, type SentinelOptions } from './config.js';
-import { attachContext, createContext, requestContext } from './context.js';
-import { isAuthorizationError } from './authorize/authorization-error.js';
+import type { AccessTokenClaims, VerifyAccessTokenOptions } from './access-token.js';
+import { MemoryAppStore } from './memory-app-store.js';
 import { completeLogin as completeInteraction, type CompleteLoginInput } from './authorize/complete-login.js';
 import { renderErrorPage } from './authorize/error-page.js';
+import { createBearerCheck, type BearerResult } from './bearer-check.js';
+import { resolveConfig, type ResolvedConfig, type SentinelOptions } from './config.js';
+import { attachContext, createContext } from './context.js';
+import type { ResourceRequest } from './dpop/resource.js';
+import { createDispatch, failureReport } from './edge.js';
 import { ConfigurationError, isOAuthError, OAuthError } from './errors.js';
-import { noStoreJSON, type SentinelRequest, type SentinelResponse } from './http.js';
-import { loadKeys, type JWK } from './keys.js';
-import { AccountRings, accountOfToken } from './keyring/per-account.js';
-import { KeyRing, kidOf, ringTimings, type RingKeyInfo } from './keyring/ring.js';
-import { checkIDTokenKeys } from './token/id-token-keys.js';
-import { presentationOf, type ResourceRequest } from './dpop/resource.js';
-import { createRouter, type Match, type Route } from './router.js';
+import type { SentinelRequest, SentinelResponse } from './http.js';
+import type { JWK } from './keys.js';
+import type { KeyRing, RingKeyInfo } from './keyring/ring.js';
+import { setUpKeys } from './keyring/service-keys.js';
+import { registerApp, type RegisterAppInput, type RegisterAppResult } from './register-app.js';
+import { assertRegistrationStore } from './registration/options.js';
+import { createRouter } from './router.js';
 import { ROUTES } from './routes.js';
 import { MemoryStore } from './stores/memory.js';
 import { telemetryActive } from './telemetry/instruments.js';
-import type { RequestObservation } from './telemetry/request-observation.js';
 import { observeRequest } from './telemetry/request-span.js';
 import { traceStore } from './telemetry/traced-store.js';
-import { createRevocationCheck } from './token/grants.js';
-import { appPresence } from './app-presence.js';
-import { assertRegistrationStore } from './registration/options.js';
-
-/**
- * Input of `sentinel.registerApp()`: the client metadata of RFC 7591 §2 the service keeps (redirect URIs, grant
- * types, token endpoint auth method, name, scope); the client id and secret are generated. Validated and defaulted
- * exactly as an `apps` entry: `grantTypes` defaults to all three (`authorization_code` and `refresh_token` for a
- * public client).
- *
- * @example
- * const input: RegisterAppInput = { accountId: '123456', redirectUris: ['https://app.example.com/cb'], grantTypes: ['authorization_code'] };
- */
-export interface RegisterAppInput {
-  accountId: string;
-  redirectUris?: readonly string[];
-  grantTypes?: readonly GrantType[];
-  tokenEndpointAuthMethod?: TokenEndpointAuthMethod;
-  name?: string;
-  scope?: string;
-}
-
-/**
- * Result of `sentinel.registerApp()` (the RFC 7591 §3.2.1 information response): the secret is shown once and
- * stored only as its hash.
- *
- * @example
- * const { clientId, clientSecret } = await sentinel.registerApp({ accountId: '123456' });
- * deliverToApplication(clientId, clientSecret); // it cannot be shown again
- */
-export interface RegisterAppResult {
-  clientId: string;
-  /** Absent for public clients. */
-  clientSecret?: string | undefined;
-  clientSecretHash?: string | undefined;
-  app: App;
-}
-
-/**
- * Outcome of a bearer check: the verified claims, or the 401 with `WWW-Authenticate: Bearer` to send (RFC 6750 §3).
- *
- * @example
- * const result = await sentinel.checkBearer(req.headers.authorization, { accountId, consumerId });
- * if (!result.ok) return send(result.response);
- * use(result.claims.sub);
- */
-export type BearerResult = { ok: true; claims: AccessTokenClaims } | { ok: false; response: SentinelResponse };
+import { createAccessTokenVerifier } from './token-verification.js';
+import { checkIDTokenKeys } from './token/id-token-keys.js';
 
 /**
  * The service: the authorization server of RFC 6749 (authorization and token endpoints, §3) with the platform's
@@ -133,33 +80,6 @@ export interface Sentinel {
   completeLogin(interactionId: string, user: CompleteLoginInput): Promise<SentinelResponse>;
 }
 
-/** Errors a protected resource answers with 401 (RFC 6750 §3.1, RFC 9449 §7.1). */
-const RESOURCE_ERRORS = new Set(['invalid_token', 'invalid_dpop_proof', 'use_dpop_nonce']);
-
-function serverError(): SentinelResponse {
-  return noStoreJSON(500, { error: 'server_error', error_description: 'the server could not complete the request' });
-}
-
-/** What a bearer guard answers when the token cannot be checked right now (the store failed). */
-function bearerUnavailable(): SentinelResponse {
-  return noStoreJSON(503, { error: 'server_error', error_description: 'the access token could not be checked' }, { 'retry-after': '1' });
-}
-
-function renderJSONError(error: OAuthError): SentinelResponse {
-  return noStoreJSON(error.status, error.toJSON(), { ...error.headers });
-}
-
-function bearerChallenge(error: OAuthError | undefined): SentinelResponse {
-  // DPoP failures carry their own `WWW-Authenticate: DPoP` challenge (and maybe a DPoP-Nonce).
-  if (error?.headers['www-authenticate'] !== undefined) return noStoreJSON(401, error.toJSON(), { ...error.headers });
-  const challenge =
-    error === undefined
-      ? 'Bearer realm="sentinel"'
-      : `Bearer realm="sentinel", error="${error.code}", error_description="${error.description.replace(/["\\]/g, '')}"`;
-  const body = error === undefined ? { error: 'invalid_token', error_description: 'a Bearer access token is required' } : error.toJSON();
-  return noStoreJSON(401, body, { 'www-authenticate': challenge });
-}
-
 /**
  * Creates the identity and token service: the endpoints of RFC 6749 §3 (authorization code §4.1, refresh §6), the
  * platform-operations.md §4.1 consumer-bound client credentials, RFC 7009 revocation, RFC 7662 introspection and RFC 8414 metadata.
@@ -177,31 +97,10 @@ function bearerChallenge(error: OAuthError | undefined): SentinelResponse {
 export function createSentinel(options: SentinelOptions): Sentinel {
   const config = resolveConfig(options);
   const warn = config.logger?.warn.bind(config.logger) ?? ((message: string) => console.warn(message));
-  if (config.keyRotation !== undefined && config.keys !== undefined) {
-    throw new ConfigurationError('keys', 'give keys or keyRotation, not both (the ring generates its own keys)');
-  }
   // Whatever store is configured is observed through a decorator (spans and store metrics), never changed.
   const store = traceStore(config.store ?? new MemoryStore());
-  const reportRing = (error: unknown): void => {
-    try {
-      config.onError?.(error, { route: 'key-ring' });
-    } catch {
-      // A throwing onError must not turn a background refresh into an unhandled rejection.
-    }
-  };
-  const timings = config.keyRotation === undefined ? undefined : ringTimings(config.keyRotation, config);
-  const ring =
-    config.keyRotation === undefined || timings === undefined ? undefined : new KeyRing(config.keyRotation, store, timings, reportRing);
-  if (config.keysPerAccount && ring === undefined) {
-    throw new ConfigurationError('keysPerAccount', 'needs keyRotation: each account gets its own key ring');
-  }
-  const accountRings =
-    config.keysPerAccount && ring !== undefined && config.keyRotation !== undefined && timings !== undefined
-      ? new AccountRings(config.keyRotation, store, timings, reportRing, ring)
-      : undefined;
-  const keys = ring === undefined ? loadKeys(config.keys, warn) : (accountRings?.keys ?? ring.keys);
-  // Load the ring as the service starts; a failure here is reported by ready() and retried by the first request.
-  ring?.ready().catch(() => {});
+  const serviceKeys = setUpKeys(config, store, warn);
+  const { keys, ring } = serviceKeys;
   checkIDTokenKeys(config, config.keyRotation?.algorithms ?? [keys.signer.alg, ...keys.byAlg.keys()], warn);
   const apps = config.appStore ?? new MemoryAppStore(config.apps);
   if (config.appStore !== undefined && config.apps.length > 0) {
@@ -210,16 +109,8 @@ export function createSentinel(options: SentinelOptions): Sentinel {
   if (config.registration !== undefined) assertRegistrationStore(apps);
   const context = createContext({ config, keys, store, apps });
   const match = createRouter(ROUTES, config.basePath);
-  const bodyTimeoutMs = Math.ceil(config.bodyTimeout * 1000);
-
-  function report(error: unknown, route: Route, accountId: string | undefined): void {
-    try {
-      config.onError?.(error, { route: route.name, accountId });
-    } catch {
-      // A throwing onError must not turn a clean 500 into a crash of the host.
-    }
-  }
-
+  const report = failureReport(config);
+  const dispatch = createDispatch(context, serviceKeys, report);
   const identifiers = config.telemetry.identifiersInMetrics;
 
   async function handle(request: SentinelRequest): Promise<SentinelResponse | null> {
@@ -229,104 +120,16 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     return observeRequest(found.route, found.params, request, identifiers, (observation) => dispatch(found, request, observation));
   }
 
-  async function dispatch(found: Match, request: SentinelRequest, observation?: RequestObservation): Promise<SentinelResponse> {
-    const { route, params } = found;
-    // The request's own context: its events carry this request's client address and id.
-    const scoped = requestContext(context, request, observation);
-    const render = (error: OAuthError): SentinelResponse => {
-      observation?.fail(error.code);
-      return route.renderError === undefined ? renderJSONError(error) : route.renderError(scoped, request, error);
-    };
-    if (!found.allowed) {
-      const error = new OAuthError('invalid_request', `method ${request.method} is not allowed here`, {
-        status: 405,
-        headers: { allow: found.allow },
-      });
-      return render(error);
-    }
-    // A lazy body gets its own deadline, so a trickled body is answered 408 instead of held for the host's timeout.
-    const body = request.body;
-    const timed = typeof body === 'function' ? { ...request, body: withBodyDeadline(body, bodyTimeoutMs) } : request;
-    try {
-      const keysLoaded = ring?.fresh();
-      if (keysLoaded !== undefined) await keysLoaded;
-      // Per-account keys only for accounts that exist: a request naming a made-up account must not create a ring.
-      const accountId = params.accountId;
-      if (accountRings !== undefined && accountId !== undefined && (await apps.hasAccount(accountId))) {
-        return await accountRings.run(accountRings.ring(accountId), () => route.handler(scoped, timed, params));
-      }
-      return await route.handler(scoped, timed, params);
-    } catch (error) {
-      if (isOAuthError(error) && error.code !== 'server_error') {
-        if (route.deniedEvent !== undefined) {
-          try {
-            scoped.emit(route.deniedEvent(scoped, request, params, error));
-          } catch (hookError) {
-            report(hookError, route, params.accountId);
-            observation?.fail('server_error');
-            return serverError();
-          }
-        }
-        return render(error);
-      }
-      report(isOAuthError(error) && error.cause !== undefined ? error.cause : error, route, params.accountId);
-      try {
-        // After the redirect URI is validated, internal failures too go back to the app (RFC 6749 §4.1.2.1).
-        const failure = isAuthorizationError(error) ? error : new OAuthError('server_error', 'the server could not complete the request');
-        return render(failure);
-      } catch (renderError) {
-        report(renderError, route, params.accountId);
-        observation?.fail('server_error');
-        return serverError();
-      }
-    }
-  }
-
   async function completeLogin(interactionId: string, user: CompleteLoginInput): Promise<SentinelResponse> {
-    const loginRoute = { name: 'complete-login' } as Route;
     // No browser request here: the error page renders as HTML, which is what the host forwards to the browser.
     const browser: SentinelRequest = { method: 'GET', path: '', query: new URLSearchParams(), headers: {} };
     try {
       return await completeInteraction(context, interactionId, user);
     } catch (error) {
       if (isOAuthError(error) && error.code !== 'server_error') return renderErrorPage(context, browser, error);
-      report(isOAuthError(error) && error.cause !== undefined ? error.cause : error, loginRoute, undefined);
+      report(isOAuthError(error) && error.cause !== undefined ? error.cause : error, 'complete-login', undefined);
       return renderErrorPage(context, browser, new OAuthError('server_error', 'the server could not complete the request'));
     }
-  }
-
-  // User tokens (with a grant id) are checked against revocations; consumer-bound tokens stay store-free.
-  // Tokens of a deleted app fail the guard too (within the presence cache's TTL, at once on this instance).
-  const isGrantRevoked = createRevocationCheck(context);
-  const presence = appPresence(context);
-  const issuerPrefix = context.accountIssuer('');
-  const isRevoked = async (claims: AccessTokenClaims): Promise<boolean> =>
-    (await isGrantRevoked(claims)) || (await presence.isGone(decodeURIComponent(claims.iss.slice(issuerPrefix.length)), claims.client_id));
-
-  async function verifyWithRing(target: KeyRing, token: string, verifyOptions: VerifyAccessTokenOptions): Promise<AccessTokenClaims> {
-    const keysLoaded = target.fresh();
-    if (keysLoaded !== undefined) await keysLoaded;
-    try {
-      return await verifyToken(context, token, verifyOptions, isRevoked);
-    } catch (error) {
-      // A kid this instance does not know may be a key another instance just created (after a revocation): reload
-      // once, rate-limited, and decide again.
-      const kid = isOAuthError(error) && error.code === 'invalid_token' ? kidOf(token) : undefined;
-      if (kid === undefined || keys.byKid.has(kid) || !(await target.refreshForUnknownKid())) throw error;
-      return verifyToken(context, token, verifyOptions, isRevoked);
-    }
-  }
-
-  async function verifyAccessToken(token: string, verifyOptions: VerifyAccessTokenOptions = {}): Promise<AccessTokenClaims> {
-    if (ring === undefined) return verifyToken(context, token, verifyOptions, isRevoked);
-    if (accountRings !== undefined) {
-      const accountId = verifyOptions.accountId ?? accountOfToken(token, context.accountIssuer(''));
-      if (accountId !== undefined && (await apps.hasAccount(accountId))) {
-        const target = accountRings.ring(accountId);
-        return accountRings.run(target, () => verifyWithRing(target, token, verifyOptions));
-      }
-    }
-    return verifyWithRing(ring, token, verifyOptions);
   }
 
   function requireRing(method: string): KeyRing {
@@ -334,66 +137,13 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     return ring;
   }
 
-  async function checkBearer(
-    authorization: string | undefined,
-    verifyOptions: VerifyAccessTokenOptions = {},
-    resource?: ResourceRequest,
-  ): Promise<BearerResult> {
-    const found = authorization === undefined ? null : /^(Bearer|DPoP) +([A-Za-z0-9._~+/-]+=*) *$/i.exec(authorization);
-    if (found === null) {
-      return {
-        ok: false,
-        response:
-          authorization === undefined
-            ? bearerChallenge(undefined)
-            : bearerChallenge(new OAuthError('invalid_token', 'the Authorization header must be "Bearer <token>"', { status: 401 })),
-      };
-    }
-    try {
-      const scheme: 'Bearer' | 'DPoP' = (found[1] as string).toLowerCase() === 'dpop' ? 'DPoP' : 'Bearer';
-      // Without the resource request a DPoP presentation has no proof to check, and a bound token is refused.
-      const dpop = resource === undefined ? { scheme, method: '', url: '' } : presentationOf(context, scheme, resource);
-      return { ok: true, claims: await verifyAccessToken(found[2] as string, { ...verifyOptions, dpop: verifyOptions.dpop ?? dpop }) };
-    } catch (error) {
-      if (isOAuthError(error) && RESOURCE_ERRORS.has(error.code)) return { ok: false, response: bearerChallenge(error) };
-      // The grant could not be read (store down): the token is neither accepted nor called invalid. The cause goes
-      // to onError like every other store failure, and every adapter sends the same stack-free 503.
-      report(error, { name: 'bearer' } as Route, verifyOptions.accountId);
-      return { ok: false, response: bearerUnavailable() };
-    }
-  }
-
-  async function registerApp(input: RegisterAppInput): Promise<RegisterAppResult> {
-    if (apps.saveApp === undefined) {
-      throw new ConfigurationError('appStore', 'registerApp() needs an AppStore with saveApp()');
-    }
-    const isPublic = input.tokenEndpointAuthMethod === 'none';
-    const clientSecret = isPublic ? undefined : generateClientSecret();
-    const clientSecretHash = clientSecret === undefined ? undefined : hashClientSecret(clientSecret);
-    // The same validation and defaults as an `apps` entry (README, options table): grant types default to all three.
-    const app = appFromInput(
-      {
-        accountId: input.accountId,
-        clientId: generateClientId(),
-        clientSecretHash,
-        redirectUris: input.redirectUris,
-        grantTypes: input.grantTypes,
-        tokenEndpointAuthMethod: input.tokenEndpointAuthMethod,
-        name: input.name,
-        scope: input.scope,
-      },
-      'app',
-    );
-    await apps.saveApp(app);
-    return { clientId: app.clientId, clientSecret, clientSecretHash, app };
-  }
-
+  const verifyAccessToken = createAccessTokenVerifier(context, serviceKeys);
   const sentinel: Sentinel = {
     config,
     handle,
     verifyAccessToken,
-    checkBearer,
-    registerApp,
+    checkBearer: createBearerCheck(context, verifyAccessToken, report),
+    registerApp: (input) => registerApp(apps, input),
     completeLogin,
     jwks: () => structuredClone(keys.jwks),
     ready: async () => {

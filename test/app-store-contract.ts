@@ -6,7 +6,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type App, type AppStore, generateClientSecret, hashClientSecret, verifyAppSecret } from '../src/apps.js';
+import type { App, AppStore } from '../src/apps.js';
+import { generateClientSecret, hashClientSecret, verifyAppSecret } from '../src/client-secrets.js';
 
 /** What a factory hands to the contract. */
 export interface AppStoreUnderTest {

@@ -2,8 +2,9 @@
  * `sentinel-idp apps list|show|rotate-secret|delete --database <url> --account <id>`: the application registry in
  * PostgreSQL from the command line. Human-readable by default, `--json` for scripts. A new secret is printed once.
  */
-import { generateClientSecret, hashClientSecret, type App } from '../apps.js';
-import type { AppChangeRecord } from '../postgres/app-store.js';
+import { generateClientSecret, hashClientSecret } from '../client-secrets.js';
+import type { App } from '../apps.js';
+import type { AppChangeRecord } from '../postgres/change-log.js';
 import { cliActor, DATABASE_OPTIONS, withDatabase } from './database.js';
 import type { CLIIO } from './io.js';
 import { type OptionTable, optionalString, parseOptions, requireString, UsageError } from './usage.js';

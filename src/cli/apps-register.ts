@@ -2,7 +2,9 @@
  * `sentinel-idp apps register`: creates the registration data of an application (platform-operations.md §2.2: installation id,
  * secret, redirection endpoints) for hosts that keep apps in their own store or in the `apps` option.
  */
-import { assertValidApp, generateClientId, generateClientSecret, hashClientSecret, type App, type GrantType } from '../apps.js';
+import { assertValidApp } from '../app-validation.js';
+import { generateClientId, generateClientSecret, hashClientSecret } from '../client-secrets.js';
+import type { App, GrantType } from '../apps.js';
 import { isConfigurationError } from '../errors.js';
 import { saveRegisteredApp } from './apps-manage.js';
 import type { CLIIO } from './io.js';

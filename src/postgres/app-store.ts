@@ -6,68 +6,14 @@
  * Every write is one transaction that also appends to the change log and sends the NOTIFY that evicts the app from
  * every instance's lookup cache when it commits, so a failed write leaves nothing half-done.
  */
-import type { Notification, Pool, PoolClient, PoolConfig } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import type { App, AppChange, AppStore } from '../apps.js';
 import { type AppRow, describe, keyedFieldsOf, SELECT_APPS, storable, toApp } from './app-rows.js';
-import { AppLookupCache, type AppCacheOptions } from './lookup-cache.js';
+import { type AppChangeRecord, listChanges, logChange } from './change-log.js';
+import { ChangeListener } from './change-listener.js';
+import { AppLookupCache } from './lookup-cache.js';
 import { runMigrations } from './migrations.js';
-
-/** The NOTIFY channel of registry changes. */
-const CHANNEL = 'sentinel_app_changes';
-/** How long a lost change listener waits before it tries again, in milliseconds. */
-const LISTEN_RETRY_MS = 1000;
-
-/**
- * Options of {@link PostgresAppStore}: a connection string (the store makes and owns its pool) or a `pg` Pool of
- * the host's (the store borrows one connection of it for LISTEN for as long as it runs). The store keeps the client
- * registrations of RFC 6749 §2 and RFC 7591 §2.
- *
- * @example
- * const options: PostgresAppStoreOptions = { connectionString: process.env.DATABASE_URL!, cache: { ttlSeconds: 15 } };
- */
-export type PostgresAppStoreOptions = ({ connectionString: string; pool?: undefined } | { pool: Pool; connectionString?: undefined }) & {
-  /** The lookup cache; `false` sends every lookup to the database. */
-  cache?: AppCacheOptions | false;
-  /** With `connectionString`: longest wait for a connection and for a query, in milliseconds. Default 2000 / 5000. */
-  connectTimeoutMs?: number;
-  queryTimeoutMs?: number;
-  /** With `connectionString`: most connections in the pool. Default 10. */
-  maxConnections?: number;
-};
-
-/**
- * One entry of an app's change log: who changed what, and when (registration, RFC 7591 §3; update and deletion,
- * RFC 7592 §2; secret rotation). Holds no secret.
- *
- * @example
- * for (const change of await store.listChanges('123456', clientId)) console.log(change.at, change.actor, change.action);
- */
-export interface AppChangeRecord {
-  at: Date;
-  accountId: string;
-  clientId: string;
-  actor: string;
-  action: 'created' | 'replaced' | 'updated' | 'deleted' | 'secret-rotated' | 'disabled' | 'enabled';
-  detail: Record<string, unknown>;
-}
-
-async function loadPool(options: PostgresAppStoreOptions): Promise<Pool> {
-  let driver: typeof import('pg');
-  try {
-    driver = await import('pg');
-  } catch {
-    throw new Error('PostgresAppStore with connectionString needs the "pg" package: npm install pg');
-  }
-  const PoolClass = driver.Pool ?? (driver as unknown as { default: typeof import('pg') }).default.Pool;
-  const config: PoolConfig = {
-    connectionString: options.connectionString,
-    max: options.maxConnections ?? 10,
-    connectionTimeoutMillis: options.connectTimeoutMs ?? 2000,
-    query_timeout: options.queryTimeoutMs ?? 5000,
-    idleTimeoutMillis: 10_000,
-  };
-  return new PoolClass(config);
-}
+import { loadPool, type PostgresAppStoreOptions } from './pool.js';
 
 /**
  * The {@link AppStore} on PostgreSQL: apps (the client registrations of RFC 6749 §2 and RFC 7591 §2), their
@@ -87,9 +33,7 @@ export class PostgresAppStore implements AppStore {
   #pool: Pool | undefined;
   #poolPromise: Promise<Pool> | undefined;
   readonly #cache: AppLookupCache | undefined;
-  #listener: PoolClient | undefined;
-  #listening: Promise<void> | undefined;
-  #nextListenAt = 0;
+  readonly #changes: ChangeListener | undefined;
   #closed = false;
 
   constructor(options: PostgresAppStoreOptions) {
@@ -100,6 +44,7 @@ export class PostgresAppStore implements AppStore {
     this.#ownsPool = options.pool === undefined;
     if (options.pool !== undefined) this.#adopt(options.pool);
     this.#cache = options.cache === false ? undefined : new AppLookupCache(options.cache);
+    this.#changes = this.#cache === undefined ? undefined : new ChangeListener(() => this.#getPool(), this.#cache);
   }
 
   #adopt(pool: Pool): Pool {
@@ -131,69 +76,15 @@ export class PostgresAppStore implements AppStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    if (this.#cache !== undefined) this.#cache.live = false;
-    const listener = this.#listener;
-    this.#listener = undefined;
-    listener?.release(true);
+    this.#changes?.close();
     if (this.#ownsPool && this.#pool !== undefined) await this.#pool.end();
-  }
-
-  /** Starts LISTEN in the background when it is not running; lookups use the cache only once it runs. */
-  #ensureListener(): void {
-    const cache = this.#cache;
-    if (cache === undefined || cache.live || this.#listening !== undefined || this.#closed || Date.now() < this.#nextListenAt) return;
-    this.#listening = this.#listen(cache).finally(() => {
-      this.#listening = undefined;
-    });
-  }
-
-  async #listen(cache: AppLookupCache): Promise<void> {
-    let client: PoolClient | undefined;
-    try {
-      client = await (await this.#getPool()).connect();
-      const connected = client;
-      const lost = (): void => {
-        if (this.#listener !== connected) return;
-        this.#listener = undefined;
-        cache.live = false;
-        this.#nextListenAt = Date.now() + LISTEN_RETRY_MS;
-        connected.release(true);
-      };
-      client.on('error', lost);
-      client.on('end', lost);
-      client.on('notification', (message: Notification) => this.#onNotification(message));
-      await client.query(`LISTEN ${CHANNEL}`);
-      if (this.#closed) {
-        client.release(true);
-        return;
-      }
-      this.#listener = client;
-      cache.live = true;
-    } catch {
-      client?.release(true);
-      this.#nextListenAt = Date.now() + LISTEN_RETRY_MS;
-    }
-  }
-
-  #onNotification(message: Notification): void {
-    if (message.channel !== CHANNEL || this.#cache === undefined) return;
-    try {
-      const { a, c } = JSON.parse(message.payload ?? '') as { a: unknown; c: unknown };
-      if (typeof a === 'string' && typeof c === 'string') {
-        this.#cache.evict(a, c);
-        return;
-      }
-    } catch {
-      // fall through: an unreadable notification still means something changed
-    }
-    this.#cache.clear();
   }
 
   async findApp(accountId: string, clientId: string): Promise<App | null> {
     if (!storable(accountId, clientId)) return null;
     const cached = this.#cache?.getApp(accountId, clientId);
     if (cached !== undefined) return cached;
-    this.#ensureListener();
+    this.#changes?.ensure();
     const generation = this.#cache?.generation() ?? 0;
     const pool = await this.#getPool();
     const result = await pool.query<AppRow>(`${SELECT_APPS} WHERE a.account_id = $1 AND a.client_id = $2 AND a.disabled_at IS NULL`, [
@@ -210,7 +101,7 @@ export class PostgresAppStore implements AppStore {
   async hasAccount(accountId: string): Promise<boolean> {
     if (!storable(accountId)) return false;
     if (this.#cache?.hasAccount(accountId) === true) return true;
-    this.#ensureListener();
+    this.#changes?.ensure();
     const generation = this.#cache?.generation() ?? 0;
     const pool = await this.#getPool();
     const result = await pool.query<{ found: boolean }>(
@@ -234,12 +125,7 @@ export class PostgresAppStore implements AppStore {
    * @example const history = await store.listChanges('123456', clientId);
    */
   async listChanges(accountId: string, clientId: string): Promise<AppChangeRecord[]> {
-    const pool = await this.#getPool();
-    const result = await pool.query<{ at: Date; actor: string; action: AppChangeRecord['action']; detail: Record<string, unknown> }>(
-      'SELECT at, actor, action, detail FROM sentinel_app_changes WHERE account_id = $1 AND client_id = $2 ORDER BY id',
-      [accountId, clientId],
-    );
-    return result.rows.map((row) => ({ ...row, accountId, clientId }));
+    return listChanges(await this.#getPool(), accountId, clientId);
   }
 
   async saveApp(app: App, change: AppChange = { actor: 'api' }): Promise<void> {
@@ -280,7 +166,7 @@ export class PostgresAppStore implements AppStore {
         [app.accountId, app.clientId, hashes, expiries],
       );
       const action = saved.rows[0]?.inserted === true ? 'created' : 'replaced';
-      await this.#log(client, app.accountId, app.clientId, change, action, describe(app));
+      await logChange(client, app.accountId, app.clientId, change, action, describe(app));
     });
   }
 
@@ -303,7 +189,7 @@ export class PostgresAppStore implements AppStore {
       );
       if (updated.rowCount === 0) return false;
       await this.#replaceRedirectUris(client, app);
-      await this.#log(client, app.accountId, app.clientId, change, 'updated', describe(app));
+      await logChange(client, app.accountId, app.clientId, change, 'updated', describe(app));
       return true;
     });
   }
@@ -313,7 +199,7 @@ export class PostgresAppStore implements AppStore {
     return this.#write(accountId, clientId, async (client) => {
       const deleted = await client.query('DELETE FROM sentinel_apps WHERE account_id = $1 AND client_id = $2', [accountId, clientId]);
       if (deleted.rowCount === 0) return false;
-      await this.#log(client, accountId, clientId, change, 'deleted', {});
+      await logChange(client, accountId, clientId, change, 'deleted', {});
       return true;
     });
   }
@@ -344,7 +230,7 @@ export class PostgresAppStore implements AppStore {
         [accountId, clientId, disabled],
       );
       if (updated.rowCount === 0) return false;
-      await this.#log(client, accountId, clientId, change, disabled ? 'disabled' : 'enabled', {});
+      await logChange(client, accountId, clientId, change, disabled ? 'disabled' : 'enabled', {});
       return true;
     });
   }
@@ -377,7 +263,7 @@ export class PostgresAppStore implements AppStore {
       }
       await client.query('INSERT INTO sentinel_app_secrets (account_id, client_id, secret_hash) VALUES ($1, $2, $3)', [...key, secretHash]);
       await client.query('UPDATE sentinel_apps SET updated_at = now() WHERE account_id = $1 AND client_id = $2', key);
-      await this.#log(client, accountId, clientId, change, 'secret-rotated', { overlapSeconds });
+      await logChange(client, accountId, clientId, change, 'secret-rotated', { overlapSeconds });
       const reloaded = await client.query<AppRow>(`${SELECT_APPS} WHERE a.account_id = $1 AND a.client_id = $2`, key);
       const row = reloaded.rows[0];
       return row === undefined ? null : toApp(row);
@@ -391,25 +277,6 @@ export class PostgresAppStore implements AppStore {
        SELECT $1, $2, u.position, u.uri FROM unnest($3::text[]) WITH ORDINALITY AS u(uri, position)`,
       [app.accountId, app.clientId, [...app.redirectUris]],
     );
-  }
-
-  async #log(
-    client: PoolClient,
-    accountId: string,
-    clientId: string,
-    change: AppChange,
-    action: AppChangeRecord['action'],
-    detail: Record<string, unknown>,
-  ): Promise<void> {
-    await client.query('INSERT INTO sentinel_app_changes (account_id, client_id, actor, action, detail) VALUES ($1, $2, $3, $4, $5)', [
-      accountId,
-      clientId,
-      change.actor,
-      action,
-      JSON.stringify(detail),
-    ]);
-    // Delivered on commit only, so no instance evicts for a change that rolled back.
-    await client.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify({ a: accountId, c: clientId })]);
   }
 
   /** One transaction; this instance's cache forgets the app once it commits (the NOTIFY tells the others). */

@@ -3,5 +3,6 @@
  * @packageDocumentation
  */
 export { PostgresAppStore } from './app-store.js';
-export type { AppChangeRecord, PostgresAppStoreOptions } from './app-store.js';
+export type { AppChangeRecord } from './change-log.js';
+export type { PostgresAppStoreOptions } from './pool.js';
 export type { AppCacheOptions } from './lookup-cache.js';

@@ -4,7 +4,8 @@
  * tokens (RFC 6750 §2.1); a missing or wrong one is 401 `invalid_token` with `WWW-Authenticate: Bearer`.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { verifyClientSecret, type App } from '../apps.js';
+import { verifyClientSecret } from '../client-secrets.js';
+import type { App } from '../apps.js';
 import type { SentinelContext } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { headerValue, type SentinelRequest } from '../http.js';

@@ -9,7 +9,7 @@ import type { SentinelContext } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
 import type { RouteParams } from '../router.js';
-import { verifyAppSecret } from '../apps.js';
+import { verifyAppSecret } from '../client-secrets.js';
 import { requireRegistrationAccess } from './access.js';
 import { clientInformation } from './client-information.js';
 import { parseClientMetadata } from './client-metadata.js';

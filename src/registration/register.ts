@@ -2,7 +2,8 @@
  * `POST {basePath}/api/account/{accountId}/register` — dynamic client registration (RFC 7591 §3): an initial access
  * token, JSON client metadata in, a new app out with its secret and registration access token, each shown once.
  */
-import { generateClientId, generateClientSecret, hashClientSecret, type App } from '../apps.js';
+import { generateClientId, generateClientSecret, hashClientSecret } from '../client-secrets.js';
+import type { App } from '../apps.js';
 import type { SentinelContext } from '../context.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
 import { requireInitialAccessToken } from './access.js';

@@ -1,0 +1,62 @@
+/**
+ * Whether an application may be registered: its redirect URIs (RFC 8252 §7.1, RFC 6749 §3.1.2), its grants and its
+ * way of authenticating. Shared by the `apps` option, `registerApp()`, dynamic registration and the CLI.
+ */
+import type { App } from './apps.js';
+import { assertValidKeyRegistration } from './client-assertion/registration.js';
+import { isClientSecretHash } from './client-secrets.js';
+import { ConfigurationError } from './errors.js';
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'blob:', 'about:', 'ftp:', 'ws:', 'wss:']);
+
+/**
+ * Why a redirect URI may not be registered, or `null` when it may: absolute, no fragment, https (http only on
+ * loopback), or a private-use scheme with a dot (RFC 8252 §7.1); no userinfo, no control characters.
+ */
+export function redirectURIProblem(uri: string): string | null {
+  if (/[\u0000-\u0020\u007f]/.test(uri)) return 'must not contain spaces or control characters';
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return 'must be an absolute URI';
+  }
+  if (uri.includes('#')) return 'must not contain a fragment';
+  if (url.username !== '' || url.password !== '') return 'must not contain userinfo';
+  if (url.protocol === 'https:') return url.hostname === '' ? 'must have a host' : null;
+  if (url.protocol === 'http:') {
+    return LOOPBACK_HOSTS.has(url.hostname) ? null : 'must use https (http is allowed only for loopback hosts)';
+  }
+  if (FORBIDDEN_SCHEMES.has(url.protocol)) return `must not use the ${url.protocol} scheme`;
+  return url.protocol.slice(0, -1).includes('.') ? null : 'must use https or a private-use scheme (e.g. com.example.app:)';
+}
+
+/** Checks an app for registration; throws a {@link ConfigurationError} naming the field. */
+export function assertValidApp(app: App, field: string): void {
+  app.redirectUris.forEach((uri, index) => {
+    const problem = redirectURIProblem(uri);
+    if (problem !== null) throw new ConfigurationError(`${field}.redirectUris[${index}]`, problem);
+  });
+  app.postLogoutRedirectUris?.forEach((uri, index) => {
+    const problem = redirectURIProblem(uri);
+    if (problem !== null) throw new ConfigurationError(`${field}.postLogoutRedirectUris[${index}]`, problem);
+  });
+  if (app.grantTypes.includes('authorization_code') && app.redirectUris.length === 0) {
+    throw new ConfigurationError(`${field}.redirectUris`, 'an app with the authorization_code grant needs at least one redirect URI');
+  }
+  if (app.tokenEndpointAuthMethod === 'private_key_jwt') {
+    assertValidKeyRegistration(app, field);
+  } else if (app.tokenEndpointAuthMethod === 'none') {
+    if (app.grantTypes.includes('client_credentials')) {
+      throw new ConfigurationError(`${field}.grantTypes`, 'a public client (tokenEndpointAuthMethod none) cannot use client_credentials');
+    }
+  } else if (app.clientSecretHash === undefined) {
+    throw new ConfigurationError(`${field}.clientSecret`, 'a confidential app needs clientSecret or clientSecretHash');
+  } else if (!isClientSecretHash(app.clientSecretHash)) {
+    throw new ConfigurationError(
+      `${field}.clientSecretHash`,
+      'must be the output of hashClientSecret() ("sha256:" + 43 base64url characters)',
+    );
+  }
+}

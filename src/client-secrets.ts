@@ -1,0 +1,74 @@
+/**
+ * Client secrets: generation, the storable hash, and the constant-time check.
+ *
+ * Client secrets are ≥ 256-bit random values, so a plain SHA-256 digest is a sound way to store them (no
+ * password-hashing work factor is needed). Digests are compared with `crypto.timingSafeEqual`, and an unknown
+ * client is checked against a dummy digest so that both failures take the same path (RFC 6749 §2.3.1, §10.10).
+ */
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { App } from './apps.js';
+
+const HASH_PREFIX = 'sha256:';
+
+/**
+ * The storable form of a client secret (RFC 6749 §2.3.1, §10.1: the server keeps client credentials confidential;
+ * a 256-bit random secret needs no slow password hash).
+ * @example hashClientSecret('s3cr3t') // 'sha256:…'
+ */
+export function hashClientSecret(secret: string): string {
+  return HASH_PREFIX + createHash('sha256').update(secret, 'utf8').digest('base64url');
+}
+
+/** True when `hash` has the form {@link hashClientSecret} produces. */
+export function isClientSecretHash(hash: string): boolean {
+  return hash.startsWith(HASH_PREFIX) && Buffer.from(hash.slice(HASH_PREFIX.length), 'base64url').length === 32;
+}
+
+const DUMMY_DIGEST = createHash('sha256').update(randomBytes(32)).digest();
+
+/**
+ * Compares a presented secret with a stored hash in constant time (RFC 6749 §2.3.1, §10.10). With no stored hash
+ * (unknown client) the same digest and comparison run against a dummy, and the answer is false.
+ *
+ * @example
+ * if (!verifyClientSecret(presentedSecret, app?.clientSecretHash)) throw new OAuthError('invalid_client', 'client authentication failed');
+ */
+export function verifyClientSecret(presented: string, storedHash: string | undefined): boolean {
+  const presentedDigest = createHash('sha256').update(presented, 'utf8').digest();
+  const stored = storedHash?.startsWith(HASH_PREFIX) ? Buffer.from(storedHash.slice(HASH_PREFIX.length), 'base64url') : undefined;
+  const expected = stored !== undefined && stored.length === 32 ? stored : DUMMY_DIGEST;
+  return timingSafeEqual(presentedDigest, expected) && expected !== DUMMY_DIGEST;
+}
+
+/**
+ * A new client secret: 256 random bits, base64url (RFC 6749 §10.10 asks for credentials an attacker cannot guess).
+ *
+ * @example
+ * const clientSecret = generateClientSecret(); // show once; store hashClientSecret(clientSecret)
+ */
+export function generateClientSecret(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** A new client id: a lower-case UUID, the platform's installation-id shape. */
+export function generateClientId(): string {
+  return randomUUID();
+}
+
+/**
+ * Checks a presented secret against an app's current secret and every retiring one that has not expired, all in
+ * constant time and all of them every time, so the answer's timing says nothing about which one matched
+ * (RFC 6749 §2.3.1, §10.10).
+ *
+ * @example
+ * if (!verifyAppSecret(presented, app)) throw new OAuthError('invalid_client', 'client authentication failed');
+ */
+export function verifyAppSecret(presented: string, app: App | null): boolean {
+  let ok = verifyClientSecret(presented, app?.clientSecretHash);
+  const now = Date.now() / 1000;
+  for (const secret of app?.retiringSecrets ?? []) {
+    const matches = verifyClientSecret(presented, secret.hash);
+    ok = ok || (matches && secret.expiresAt > now);
+  }
+  return ok;
+}

@@ -1,0 +1,48 @@
+/**
+ * The service's signing keys as `createSentinel()` sets them up: the configured keys, or a shared key ring
+ * (`keyRotation`), or one ring per account (`keysPerAccount`). The three are exclusive ways of holding keys, so the
+ * choice and its configuration errors live here, in one place.
+ */
+import type { ResolvedConfig } from '../config.js';
+import { ConfigurationError } from '../errors.js';
+import { loadKeys, type KeySet } from '../keys.js';
+import type { Store } from '../stores/store.js';
+import { AccountRings } from './per-account.js';
+import { KeyRing, ringTimings } from './ring.js';
+
+/** The keys handlers sign with, and the rings behind them when `keyRotation` is on. */
+export interface ServiceKeys {
+  keys: KeySet;
+  ring: KeyRing | undefined;
+  accountRings: AccountRings | undefined;
+}
+
+/**
+ * Loads the configured keys or creates the key ring(s); the ring starts loading at once, and a failure there is
+ * reported by `ready()` and retried by the first request.
+ */
+export function setUpKeys(config: ResolvedConfig, store: Store, warn: (message: string) => void): ServiceKeys {
+  if (config.keyRotation !== undefined && config.keys !== undefined) {
+    throw new ConfigurationError('keys', 'give keys or keyRotation, not both (the ring generates its own keys)');
+  }
+  const reportRing = (error: unknown): void => {
+    try {
+      config.onError?.(error, { route: 'key-ring' });
+    } catch {
+      // A throwing onError must not turn a background refresh into an unhandled rejection.
+    }
+  };
+  const rotation = config.keyRotation;
+  const timings = rotation === undefined ? undefined : ringTimings(rotation, config);
+  const ring = rotation === undefined || timings === undefined ? undefined : new KeyRing(rotation, store, timings, reportRing);
+  if (config.keysPerAccount && ring === undefined) {
+    throw new ConfigurationError('keysPerAccount', 'needs keyRotation: each account gets its own key ring');
+  }
+  const accountRings =
+    config.keysPerAccount && ring !== undefined && rotation !== undefined && timings !== undefined
+      ? new AccountRings(rotation, store, timings, reportRing, ring)
+      : undefined;
+  const keys = ring === undefined ? loadKeys(config.keys, warn) : (accountRings?.keys ?? ring.keys);
+  ring?.ready().catch(() => {});
+  return { keys, ring, accountRings };
+}

@@ -1,0 +1,68 @@
+/**
+ * `sentinel.registerApp()`: registering an application at runtime, with a generated client id and secret, through
+ * the same validation and defaults as an `apps` entry.
+ */
+import { generateClientId, generateClientSecret, hashClientSecret } from './client-secrets.js';
+import type { App, AppStore, GrantType, TokenEndpointAuthMethod } from './apps.js';
+import { appFromInput } from './config.js';
+import { ConfigurationError } from './errors.js';
+
+/**
+ * Input of `sentinel.registerApp()`: the client metadata of RFC 7591 §2 the service keeps (redirect URIs, grant
+ * types, token endpoint auth method, name, scope); the client id and secret are generated. Validated and defaulted
+ * exactly as an `apps` entry: `grantTypes` defaults to all three (`authorization_code` and `refresh_token` for a
+ * public client).
+ *
+ * @example
+ * const input: RegisterAppInput = { accountId: '123456', redirectUris: ['https://app.example.com/cb'], grantTypes: ['authorization_code'] };
+ */
+export interface RegisterAppInput {
+  accountId: string;
+  redirectUris?: readonly string[];
+  grantTypes?: readonly GrantType[];
+  tokenEndpointAuthMethod?: TokenEndpointAuthMethod;
+  name?: string;
+  scope?: string;
+}
+
+/**
+ * Result of `sentinel.registerApp()` (the RFC 7591 §3.2.1 information response): the secret is shown once and
+ * stored only as its hash.
+ *
+ * @example
+ * const { clientId, clientSecret } = await sentinel.registerApp({ accountId: '123456' });
+ * deliverToApplication(clientId, clientSecret); // it cannot be shown again
+ */
+export interface RegisterAppResult {
+  clientId: string;
+  /** Absent for public clients. */
+  clientSecret?: string | undefined;
+  clientSecretHash?: string | undefined;
+  app: App;
+}
+
+/** Registers an application in `apps`; the returned secret exists nowhere else. */
+export async function registerApp(apps: AppStore, input: RegisterAppInput): Promise<RegisterAppResult> {
+  if (apps.saveApp === undefined) {
+    throw new ConfigurationError('appStore', 'registerApp() needs an AppStore with saveApp()');
+  }
+  const isPublic = input.tokenEndpointAuthMethod === 'none';
+  const clientSecret = isPublic ? undefined : generateClientSecret();
+  const clientSecretHash = clientSecret === undefined ? undefined : hashClientSecret(clientSecret);
+  // The same validation and defaults as an `apps` entry (README, options table): grant types default to all three.
+  const app = appFromInput(
+    {
+      accountId: input.accountId,
+      clientId: generateClientId(),
+      clientSecretHash,
+      redirectUris: input.redirectUris,
+      grantTypes: input.grantTypes,
+      tokenEndpointAuthMethod: input.tokenEndpointAuthMethod,
+      name: input.name,
+      scope: input.scope,
+    },
+    'app',
+  );
+  await apps.saveApp(app);
+  return { clientId: app.clientId, clientSecret, clientSecretHash, app };
+}

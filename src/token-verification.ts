@@ -1,0 +1,54 @@
+/**
+ * `sentinel.verifyAccessToken()`: the signature and claims check of `access-token.ts`, plus what only the running
+ * service knows: whether the token's grant was revoked, whether its app still exists, and which key ring (shared or
+ * the account's own) holds its key.
+ */
+import { verifyAccessToken as verifyToken, type AccessTokenClaims, type VerifyAccessTokenOptions } from './access-token.js';
+import { appPresence } from './app-presence.js';
+import type { SentinelContext } from './context.js';
+import { isOAuthError } from './errors.js';
+import { accountOfToken } from './keyring/per-account.js';
+import { kidOf, type KeyRing } from './keyring/ring.js';
+import type { ServiceKeys } from './keyring/service-keys.js';
+import { createRevocationCheck } from './token/grants.js';
+
+/** Verifies an access token issued by this service; throws an `invalid_token` OAuthError otherwise. */
+export type AccessTokenVerifier = (token: string, options?: VerifyAccessTokenOptions) => Promise<AccessTokenClaims>;
+
+/** Builds the service's access-token verifier over its context and keys. */
+export function createAccessTokenVerifier(context: SentinelContext, serviceKeys: ServiceKeys): AccessTokenVerifier {
+  const { keys, ring, accountRings } = serviceKeys;
+  // User tokens (with a grant id) are checked against revocations; consumer-bound tokens stay store-free.
+  // Tokens of a deleted app fail the guard too (within the presence cache's TTL, at once on this instance).
+  const isGrantRevoked = createRevocationCheck(context);
+  const presence = appPresence(context);
+  const issuerPrefix = context.accountIssuer('');
+  const isRevoked = async (claims: AccessTokenClaims): Promise<boolean> =>
+    (await isGrantRevoked(claims)) || (await presence.isGone(decodeURIComponent(claims.iss.slice(issuerPrefix.length)), claims.client_id));
+
+  async function verifyWithRing(target: KeyRing, token: string, verifyOptions: VerifyAccessTokenOptions): Promise<AccessTokenClaims> {
+    const keysLoaded = target.fresh();
+    if (keysLoaded !== undefined) await keysLoaded;
+    try {
+      return await verifyToken(context, token, verifyOptions, isRevoked);
+    } catch (error) {
+      // A kid this instance does not know may be a key another instance just created (after a revocation): reload
+      // once, rate-limited, and decide again.
+      const kid = isOAuthError(error) && error.code === 'invalid_token' ? kidOf(token) : undefined;
+      if (kid === undefined || keys.byKid.has(kid) || !(await target.refreshForUnknownKid())) throw error;
+      return verifyToken(context, token, verifyOptions, isRevoked);
+    }
+  }
+
+  return async (token, verifyOptions = {}) => {
+    if (ring === undefined) return verifyToken(context, token, verifyOptions, isRevoked);
+    if (accountRings !== undefined) {
+      const accountId = verifyOptions.accountId ?? accountOfToken(token, issuerPrefix);
+      if (accountId !== undefined && (await context.apps.hasAccount(accountId))) {
+        const target = accountRings.ring(accountId);
+        return accountRings.run(target, () => verifyWithRing(target, token, verifyOptions));
+      }
+    }
+    return verifyWithRing(ring, token, verifyOptions);
+  };
+}
