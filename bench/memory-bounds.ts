@@ -35,7 +35,7 @@ function settle(): number {
 
 async function measureInChild(scenario: string): Promise<Measurement> {
   const { createSentinel, generatePrivateJWK, MemoryStore } = await import('../src/index.js');
-  const { MAX_INTERACTION_CHARS } = await import('../src/authorize/interaction.js');
+  const { MAX_INTERACTION_CHARS } = await import('../src/authorize/state/interaction.js');
   const store = new MemoryStore();
   if (scenario === 'overhead') {
     const count = 100_000;

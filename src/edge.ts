@@ -4,7 +4,7 @@
  * becomes `500 server_error` with no detail. The error path is described in docs/ARCHITECTURE.md.
  */
 import type { AppStore } from './apps.js';
-import { isAuthorizationError } from './authorize/authorization-error.js';
+import { isAuthorizationError } from './authorize/request/authorization-error.js';
 import { withBodyDeadline } from './body-read.js';
 import type { ResolvedConfig } from './config.js';
 import { requestContext, type SentinelContext } from './context.js';

@@ -18,7 +18,7 @@ export type {
   UserClaimsInput,
 } from './config.js';
 export type { SentinelBody, SentinelRequest, SentinelResponse } from './http.js';
-export type { CompleteLoginInput } from './authorize/complete-login.js';
+export type { CompleteLoginInput } from './authorize/endpoints/external-login.js';
 export { clientIP } from './client-ip.js';
 export { ConfigurationError, isConfigurationError, isOAuthError, OAuthError } from './errors.js';
 export type { OAuthErrorCode, OAuthErrorOptions } from './errors.js';

@@ -3,11 +3,11 @@
  */
 import { authorizeDenied, tokenDenied } from './denied-events.js';
 import type { RouteDefinition } from './router.js';
-import { renderAuthorizationError } from './authorize/authorization-error.js';
-import { handleAuthorize } from './authorize/authorize.js';
-import { renderErrorPage } from './authorize/error-page.js';
-import { handleLogin } from './authorize/login.js';
-import { handleLogout } from './authorize/logout.js';
+import { renderAuthorizationError } from './authorize/request/authorization-error.js';
+import { handleAuthorize } from './authorize/endpoints/authorize.js';
+import { errorPageResponse } from './authorize/pages/error-response.js';
+import { handleLogin } from './authorize/endpoints/login.js';
+import { handleLogout } from './authorize/endpoints/logout.js';
 import { handlePasskeyRegister, handlePasskeyRegisterOptions } from './passkeys/register.js';
 import { handlePasskeyOptions, handlePasskeySignIn } from './passkeys/sign-in.js';
 import { handleTotpStep } from './second-factor/totp-step.js';
@@ -20,7 +20,7 @@ import { handleAppTokenV1 } from './token/app-token-v1.js';
 import { handleIntrospect } from './token/introspect.js';
 import { handleRevoke } from './token/revoke.js';
 import { handleToken } from './token/token-endpoint.js';
-import { handleEndSession } from './authorize/end-session.js';
+import { handleEndSession } from './authorize/endpoints/end-session.js';
 import { handleAccountJWKS } from './token/account-jwks.js';
 import { handleUserInfo, renderUserInfoError } from './userinfo/userinfo.js';
 import { handleClientConfiguration } from './registration/manage.js';
@@ -69,49 +69,49 @@ export const ROUTES: readonly RouteDefinition[] = [
     methods: ['GET', 'POST'],
     path: '/api/account/{accountId}/login',
     handler: (context, request, { accountId }) => handleLogin(context, request, accountId),
-    renderError: renderErrorPage,
+    renderError: errorPageResponse,
   },
   {
     name: 'login-totp',
     methods: ['GET', 'POST'],
     path: '/api/account/{accountId}/login/totp',
     handler: (context, request, { accountId }) => handleTotpStep(context, request, accountId),
-    renderError: renderErrorPage,
+    renderError: errorPageResponse,
   },
   {
     name: 'login-passkey-options',
     methods: ['POST'],
     path: '/api/account/{accountId}/login/passkey/options',
     handler: (context, request, { accountId }) => handlePasskeyOptions(context, request, accountId),
-    renderError: renderErrorPage,
+    renderError: errorPageResponse,
   },
   {
     name: 'login-passkey',
     methods: ['POST'],
     path: '/api/account/{accountId}/login/passkey',
     handler: (context, request, { accountId }) => handlePasskeySignIn(context, request, accountId),
-    renderError: renderErrorPage,
+    renderError: errorPageResponse,
   },
   {
     name: 'login-passkey-register-options',
     methods: ['POST'],
     path: '/api/account/{accountId}/login/passkey/register/options',
     handler: (context, request, { accountId }) => handlePasskeyRegisterOptions(context, request, accountId),
-    renderError: renderErrorPage,
+    renderError: errorPageResponse,
   },
   {
     name: 'login-passkey-register',
     methods: ['GET', 'POST'],
     path: '/api/account/{accountId}/login/passkey/register',
     handler: (context, request, { accountId }) => handlePasskeyRegister(context, request, accountId),
-    renderError: renderErrorPage,
+    renderError: errorPageResponse,
   },
   {
     name: 'logout',
     methods: ['POST'],
     path: '/api/account/{accountId}/logout',
     handler: (context, request, { accountId }) => handleLogout(context, request, accountId),
-    renderError: renderErrorPage,
+    renderError: errorPageResponse,
   },
   {
     name: 'token',
@@ -203,7 +203,7 @@ export const ROUTES: readonly RouteDefinition[] = [
     methods: ['GET', 'POST'],
     path: '/api/account/{accountId}/end_session',
     handler: (context, request, { accountId }) => handleEndSession(context, request, accountId),
-    renderError: renderErrorPage,
+    renderError: errorPageResponse,
   },
   {
     name: 'account-jwks-well-known',

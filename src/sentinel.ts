@@ -5,8 +5,8 @@
  */
 import type { AccessTokenClaims, VerifyAccessTokenOptions } from './access-token.js';
 import { MemoryAppStore } from './memory-app-store.js';
-import { completeLogin as completeInteraction, type CompleteLoginInput } from './authorize/complete-login.js';
-import { renderErrorPage } from './authorize/error-page.js';
+import { completeExternalLogin, type CompleteLoginInput } from './authorize/endpoints/external-login.js';
+import { errorPageResponse } from './authorize/pages/error-response.js';
 import { createBearerCheck, type BearerResult } from './bearer-check.js';
 import { resolveConfig, type ResolvedConfig, type SentinelOptions } from './config.js';
 import { attachContext, createContext } from './context.js';
@@ -124,11 +124,11 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     // No browser request here: the error page renders as HTML, which is what the host forwards to the browser.
     const browser: SentinelRequest = { method: 'GET', path: '', query: new URLSearchParams(), headers: {} };
     try {
-      return await completeInteraction(context, interactionId, user);
+      return await completeExternalLogin(context, interactionId, user);
     } catch (error) {
-      if (isOAuthError(error) && error.code !== 'server_error') return renderErrorPage(context, browser, error);
+      if (isOAuthError(error) && error.code !== 'server_error') return errorPageResponse(context, browser, error);
       report(isOAuthError(error) && error.cause !== undefined ? error.cause : error, 'complete-login', undefined);
-      return renderErrorPage(context, browser, new OAuthError('server_error', 'the server could not complete the request'));
+      return errorPageResponse(context, browser, new OAuthError('server_error', 'the server could not complete the request'));
     }
   }
 

@@ -3,7 +3,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { digest } from '../src/secrets.js';
-import { createSession, endSession, useSession } from '../src/authorize/session.js';
+import { createSession, endSession, useSession } from '../src/authorize/state/session.js';
 import { MemoryStore } from '../src/index.js';
 import { ACCOUNT, OTHER_ACCOUNT, makeSentinel } from './fixtures.js';
 import { contextOf } from '../src/context.js';

@@ -3,12 +3,12 @@
  * Accept negotiation, CSP.
  */
 import { describe, expect, it } from 'vitest';
-import { authorizationResponseURL } from '../src/authorize/authorization-response.js';
-import { wantsJSON } from '../src/authorize/error-page.js';
-import { escapeHTML } from '../src/authorize/html.js';
-import { isCrossSiteRequest } from '../src/authorize/request-origin.js';
-import { contentSecurityPolicy, originSource } from '../src/authorize/security-headers.js';
-import { throttleKeys } from '../src/authorize/throttle.js';
+import { authorizationResponseURL } from '../src/authorize/request/authorization-response.js';
+import { wantsJSON } from '../src/authorize/pages/error-response.js';
+import { escapeHTML } from '../src/authorize/pages/escape-html.js';
+import { isCrossSiteRequest } from '../src/authorize/endpoints/cross-site.js';
+import { contentSecurityPolicy, originSource } from '../src/authorize/pages/security-headers.js';
+import { throttleKeys } from '../src/authorize/state/throttle.js';
 import { clientIP } from '../src/client-ip.js';
 import type { SentinelRequest } from '../src/index.js';
 import { makeSentinel } from './fixtures.js';

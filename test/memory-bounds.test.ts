@@ -5,7 +5,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { MemoryStore, type Sentinel } from '../src/index.js';
-import { MAX_INTERACTION_CHARS } from '../src/authorize/interaction.js';
+import { MAX_INTERACTION_CHARS } from '../src/authorize/state/interaction.js';
 import { DEFAULT_MAX_BYTES } from '../src/stores/memory.js';
 import { entryBytes } from '../src/stores/memory-size.js';
 import { SecurityStateFullError } from '../src/stores/security-state.js';

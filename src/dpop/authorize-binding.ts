@@ -2,8 +2,8 @@
  * `dpop_jkt` at the authorization endpoint (RFC 9449 §10): the client names the thumbprint of its DPoP key, and
  * the code is redeemable only with a proof by that key, which ties the whole flow to one key.
  */
-import { AuthorizationError } from '../authorize/authorization-error.js';
-import type { RedirectTarget } from '../authorize/authorization-response.js';
+import { AuthorizationError } from '../authorize/request/authorization-error.js';
+import type { RedirectTarget } from '../authorize/request/authorization-response.js';
 
 /** An RFC 7638 SHA-256 thumbprint: 43 base64url characters. */
 const THUMBPRINT = /^[A-Za-z0-9_-]{43}$/;

@@ -4,7 +4,7 @@
  * authorization endpoint would, and the client gets a single-use `request_uri` valid for 60 seconds to send the
  * browser with. A DPoP proof on the push binds the code to its key (RFC 9449 §10.1), like `dpop_jkt`.
  */
-import { validateAuthorizationRequest } from '../authorize/validate-request.js';
+import { validateAuthorizationRequest } from '../authorize/request/validate-request.js';
 import { readForm } from '../body.js';
 import type { SentinelContext } from '../context.js';
 import { dpopHeader } from '../dpop/token-binding.js';

@@ -15,7 +15,7 @@ export type PushedRequestFailure = (code: OAuthErrorCode, description: string) =
 /**
  * The parameters of the authorization request: the pushed ones when the URL names a `request_uri`, else the
  * URL's own (refused when the app must push its requests). A `request_uri` that is not a pushed request's URN is
- * left in place: the OpenID Connect checks answer it with `request_uri_not_supported` (oidc-request.ts), the one
+ * left in place: the OpenID Connect checks answer it with `request_uri_not_supported` (authorize/request/oidc-params.ts), the one
  * place that refuses request URIs this service does not fetch.
  * @throws whatever `fail` builds: `invalid_request_uri` for an unknown, expired, used or foreign `request_uri`.
  * @example const params = await resolvePushedRequest(context, app, fromSearchParams(request.query), fail);

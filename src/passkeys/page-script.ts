@@ -16,7 +16,7 @@ return fetch(form.getAttribute('data-options'),{method:'POST',body:body,credenti
  * The login page's script: "Sign in with a passkey" (WebAuthn `navigator.credentials.get`).
  *
  * @example
- * renderPage({ ..., script: { nonce, source: passkeySignInScript() } })
+ * renderPageHtml({ ..., script: { nonce, source: passkeySignInScript() } })
  */
 export function passkeySignInScript(): string {
   return `(function(){'use strict';
@@ -36,7 +36,7 @@ response:{clientDataJSON:enc(r.clientDataJSON),authenticatorData:enc(r.authentic
  * The "add a passkey" page's script (WebAuthn `navigator.credentials.create`).
  *
  * @example
- * renderPage({ ..., script: { nonce, source: passkeyRegisterScript() } })
+ * renderPageHtml({ ..., script: { nonce, source: passkeyRegisterScript() } })
  */
 export function passkeyRegisterScript(): string {
   return `(function(){'use strict';

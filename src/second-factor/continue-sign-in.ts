@@ -7,10 +7,10 @@ import type { AuthenticatedUser } from '../config.js';
 import type { SentinelContext } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { redirect, type SentinelRequest, type SentinelResponse } from '../http.js';
-import { readSessionCookie } from '../authorize/cookies.js';
-import { finishLogin } from '../authorize/finish-login.js';
-import { takeInteraction, type InteractionRecord } from '../authorize/interaction.js';
-import { loginStepURL } from '../authorize/login-step-url.js';
+import { readSessionCookie } from '../authorize/state/session-cookie.js';
+import { signedInResponse } from '../authorize/endpoints/signed-in-response.js';
+import { takeInteraction, type InteractionRecord } from '../authorize/state/interaction.js';
+import { loginStepURL } from '../authorize/endpoints/login-step-url.js';
 import { webAuthnUserID } from '../passkeys/user-handle.js';
 import { startPending } from './pending-sign-in.js';
 
@@ -44,7 +44,7 @@ export async function completeSignIn(
   if (taken === null) throw expiredSignIn();
   const { accountId, clientId } = taken.request;
   context.emit({ type: 'login.succeeded', accountId, clientId, userId: subject.userId, username: subject.username });
-  return finishLogin(context, taken, {
+  return signedInResponse(context, taken, {
     userId: subject.userId,
     authTime: subject.authTime,
     previousSessionId: readSessionCookie(context, request),

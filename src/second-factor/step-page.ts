@@ -4,12 +4,12 @@
  */
 import type { SentinelContext } from '../context.js';
 import type { SentinelRequest, SentinelResponse } from '../http.js';
-import { escapeHTML } from '../authorize/html.js';
-import type { InteractionRecord } from '../authorize/interaction.js';
-import { loginStepURL } from '../authorize/login-step-url.js';
-import { logoSources } from '../authorize/logo-policy.js';
-import { renderPage } from '../authorize/page-layout.js';
-import { createStyleNonce, htmlResponse, originSource } from '../authorize/security-headers.js';
+import { escapeHTML } from '../authorize/pages/escape-html.js';
+import type { InteractionRecord } from '../authorize/state/interaction.js';
+import { loginStepURL } from '../authorize/endpoints/login-step-url.js';
+import { logoSources } from '../authorize/pages/logo-policy.js';
+import { renderPageHtml } from '../authorize/pages/layout.js';
+import { createStyleNonce, htmlResponse, originSource } from '../authorize/pages/security-headers.js';
 import { pageLocale, translate } from '../i18n/page-locale.js';
 import { passkeyRegisterScript } from '../passkeys/page-script.js';
 import type { PendingSignIn } from './pending-sign-in.js';
@@ -68,7 +68,7 @@ ${errorBlock(messages, input.error)}<label for="code">${escapeHTML(messages.totp
 </form>
 ${recovery}`;
   const styleNonce = createStyleNonce();
-  const html = renderPage({ title: messages.totpTitle, content, styleNonce, branding: context.config.branding, lang: tag, dir });
+  const html = renderPageHtml({ title: messages.totpTitle, content, styleNonce, branding: context.config.branding, lang: tag, dir });
   const appOrigin = originSource(input.interaction.request.redirectUri);
   return htmlResponse(input.status ?? 200, html, {
     styleNonce,
@@ -101,7 +101,7 @@ ${errorBlock(messages, input.error)}<form id="passkey-form" method="post" action
 </form>`;
   const styleNonce = createStyleNonce();
   const scriptNonce = createStyleNonce();
-  const html = renderPage({
+  const html = renderPageHtml({
     title: messages.passkeyOfferTitle,
     content,
     styleNonce,

@@ -9,8 +9,8 @@ import { OAuthError } from '../errors.js';
 import type { SentinelRequest } from '../http.js';
 import { fromSearchParams, single, type ParamMap } from '../params.js';
 import { constantTimeEqual } from '../secrets.js';
-import { findInteraction, type InteractionRecord } from '../authorize/interaction.js';
-import { isCrossSiteRequest } from '../authorize/request-origin.js';
+import { findInteraction, type InteractionRecord } from '../authorize/state/interaction.js';
+import { isCrossSiteRequest } from '../authorize/endpoints/cross-site.js';
 import { expiredSignIn } from './continue-sign-in.js';
 import { findPending, type PendingSignIn, type PendingStage } from './pending-sign-in.js';
 

@@ -5,9 +5,9 @@
  * {@link reserveOrRefuse} (the store's atomic `increment`) before the code is checked, a wrong code keeps its slot,
  * and a right one gives it back with {@link settleSuccess} — exactly as a password attempt does.
  */
-import { throttleKeys, type ThrottleKeys } from '../authorize/throttle.js';
+import { throttleKeys, type ThrottleKeys } from '../authorize/state/throttle.js';
 
-export { reserveOrRefuse, settleSuccess } from '../authorize/throttle.js';
+export { reserveOrRefuse, settleSuccess } from '../authorize/state/throttle.js';
 
 /**
  * The counters of a second-factor attempt: per user (not per typed name: the user is known by now), and per address.

@@ -6,19 +6,19 @@
  * the throttle reservation (a throttled attempt never reaches the user store, however many arrive at once), then
  * `users.authenticate`.
  */
-import { readForm } from '../body.js';
-import { clientIP } from '../client-ip.js';
-import type { SentinelContext } from '../context.js';
-import { OAuthError } from '../errors.js';
-import { redirect, type SentinelRequest, type SentinelResponse } from '../http.js';
-import { fromSearchParams, single } from '../params.js';
-import { constantTimeEqual } from '../secrets.js';
-import { authorizationResponseURL } from './authorization-response.js';
-import { afterPassword } from '../second-factor/continue-sign-in.js';
-import { findInteraction, takeInteraction, type InteractionRecord } from './interaction.js';
-import { loginPageResponse } from './login-page.js';
-import { isCrossSiteRequest } from './request-origin.js';
-import { reserveOrRefuse, settleSuccess, throttleKeys } from './throttle.js';
+import { readForm } from '../../body.js';
+import { clientIP } from '../../client-ip.js';
+import type { SentinelContext } from '../../context.js';
+import { OAuthError } from '../../errors.js';
+import { redirect, type SentinelRequest, type SentinelResponse } from '../../http.js';
+import { fromSearchParams, single } from '../../params.js';
+import { constantTimeEqual } from '../../secrets.js';
+import { authorizationResponseURL } from '../request/authorization-response.js';
+import { afterPassword } from '../../second-factor/continue-sign-in.js';
+import { findInteraction, takeInteraction, type InteractionRecord } from '../state/interaction.js';
+import { loginPageResponse } from '../pages/login-response.js';
+import { isCrossSiteRequest } from './cross-site.js';
+import { reserveOrRefuse, settleSuccess, throttleKeys } from '../state/throttle.js';
 
 /** The one message for every credential failure, so the page never tells which part was wrong. */
 export const WRONG_CREDENTIALS = 'Incorrect username or password.';

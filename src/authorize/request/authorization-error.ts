@@ -3,11 +3,11 @@
  * client and redirect URI are validated, every problem is a redirect carrying `error`, `error_description`,
  * `state` and `iss` (RFC 9207). Errors without a target are shown to the user and never redirected.
  */
-import type { SentinelContext } from '../context.js';
-import { isOAuthError, OAuthError, type OAuthErrorCode } from '../errors.js';
-import { redirect, type SentinelRequest, type SentinelResponse } from '../http.js';
+import type { SentinelContext } from '../../context.js';
+import { isOAuthError, OAuthError, type OAuthErrorCode } from '../../errors.js';
+import { redirect, type SentinelRequest, type SentinelResponse } from '../../http.js';
 import { authorizationResponseURL, type RedirectTarget } from './authorization-response.js';
-import { renderErrorPage } from './error-page.js';
+import { errorPageResponse } from '../pages/error-response.js';
 
 const REDIRECTABLE = Symbol.for('sentinel-idp.AuthorizationError');
 
@@ -52,6 +52,6 @@ export async function redirectOnFailure<T>(target: RedirectTarget, step: Promise
  * { name: 'authorize', renderError: renderAuthorizationError, ... }
  */
 export function renderAuthorizationError(context: SentinelContext, request: SentinelRequest, error: OAuthError): SentinelResponse {
-  if (!isAuthorizationError(error)) return renderErrorPage(context, request, error);
+  if (!isAuthorizationError(error)) return errorPageResponse(context, request, error);
   return redirect(302, authorizationResponseURL(error.target, { error: error.code, error_description: error.description }));
 }

@@ -9,32 +9,25 @@
  * - The browser goes back to `post_logout_redirect_uri` (with `state`) only when the app registered it (exact
  *   match, §3); else it sees the "signed out" page. An unregistered value is an error page, never a redirect.
  */
-import type { App } from '../apps.js';
-import { readForm } from '../body.js';
-import type { SentinelContext } from '../context.js';
-import { OAuthError } from '../errors.js';
-import { headerValue, redirect, type SentinelRequest, type SentinelResponse } from '../http.js';
-import { fromSearchParams, single, type ParamMap } from '../params.js';
-import { constantTimeEqual, digest, randomSecret } from '../secrets.js';
-import { verifyIDTokenHint, type IDTokenHint } from '../token/id-token-hint.js';
-import { expiredSessionCookie, readSessionCookie } from './cookies.js';
-import { endSessionPage } from './end-session-page.js';
-import { signedOutPage } from './logout.js';
-import { isCrossSiteRequest } from './request-origin.js';
-import { endSession, useSession } from './session.js';
-
-/** A pending confirmation. Persisted as JSON under `end-session:{sha256(id)}` for `interactionTtl` seconds. */
-interface ConfirmationRecord {
-  accountId: string;
-  clientId?: string | undefined;
-  returnTo?: string | undefined;
-  state?: string | undefined;
-  /** Digest of the session id the page was shown for: the post must come with that same session. */
-  sessionDigest: string;
-  csrfToken: string;
-  /** The request's `ui_locales`, so the "signed out" page after the confirmation speaks the same language. */
-  uiLocales?: string | undefined;
-}
+import type { App } from '../../apps.js';
+import { readForm } from '../../body.js';
+import type { SentinelContext } from '../../context.js';
+import { OAuthError } from '../../errors.js';
+import { headerValue, redirect, type SentinelRequest, type SentinelResponse } from '../../http.js';
+import { fromSearchParams, single, type ParamMap } from '../../params.js';
+import { constantTimeEqual, digest, randomSecret } from '../../secrets.js';
+import { verifyIDTokenHint, type IDTokenHint } from '../../token/id-token-hint.js';
+import { expiredSessionCookie, readSessionCookie } from '../state/session-cookie.js';
+import { endSessionConfirmationResponse } from '../pages/end-session-confirmation.js';
+import { signedOutResponse } from '../pages/signed-out.js';
+import { isCrossSiteRequest } from './cross-site.js';
+import {
+  findLogoutConfirmation,
+  type LogoutConfirmation,
+  saveLogoutConfirmation,
+  spendLogoutConfirmation,
+} from '../state/logout-confirmation.js';
+import { endSession, useSession } from '../state/session.js';
 
 /** Where to go after signing out, once validated. */
 interface LogoutTarget {
@@ -43,12 +36,6 @@ interface LogoutTarget {
   state?: string | undefined;
   /** `ui_locales` for the "signed out" page. */
   uiLocales?: string | undefined;
-}
-
-const CONFIRMATION_ID = /^[A-Za-z0-9_-]{43}$/;
-
-function confirmationKey(id: string): string {
-  return `end-session:${digest(id)}`;
 }
 
 function badRequest(description: string): OAuthError {
@@ -105,7 +92,7 @@ function finish(
   headers: Record<string, string>,
   request: SentinelRequest,
 ): SentinelResponse {
-  if (target.returnTo === undefined) return signedOutPage(context, headers, request, target.uiLocales);
+  if (target.returnTo === undefined) return signedOutResponse(context, headers, request, target.uiLocales);
   const { returnTo, state } = target;
   const location = state === undefined ? returnTo : `${returnTo}${returnTo.includes('?') ? '&' : '?'}state=${encodeURIComponent(state)}`;
   return redirect(303, location, headers);
@@ -133,8 +120,7 @@ async function confirm(context: SentinelContext, request: SentinelRequest, accou
   if (isCrossSiteRequest(context, request, []))
     throw new OAuthError('invalid_request', 'Sign-out was confirmed from another site.', { status: 403 });
   const id = single(params, 'confirmation') ?? '';
-  const stored = CONFIRMATION_ID.test(id) ? await context.store.get(confirmationKey(id)) : null;
-  const record = stored === null ? null : (JSON.parse(stored) as ConfirmationRecord);
+  const record = await findLogoutConfirmation(context, id);
   const expired = () => badRequest('This sign-out link is invalid or has expired. Go back to the application and start again.');
   if (record === null || record.accountId !== accountId) throw expired();
   const csrfToken = single(params, 'csrf_token');
@@ -150,7 +136,7 @@ async function confirm(context: SentinelContext, request: SentinelRequest, accou
     });
   }
   // Checked before it is spent, so a refused post changes nothing; the take keeps it single use under concurrency.
-  if ((await context.store.take(confirmationKey(id))) === null) throw expired();
+  if (!(await spendLogoutConfirmation(context, id))) throw expired();
   const headers = await signOut(context, request, { accountId, clientId: record.clientId, sessionId });
   return finish(context, { app: null, returnTo: record.returnTo, state: record.state, uiLocales: record.uiLocales }, headers, request);
 }
@@ -194,8 +180,7 @@ export async function handleEndSession(context: SentinelContext, request: Sentin
   if (hint !== null && hint.sub === session.userId && hint.authTime === session.authTime) {
     return finish(context, target, await signOut(context, request, { accountId, clientId: target.app?.clientId, sessionId }), request);
   }
-  const confirmationId = randomSecret();
-  const record: ConfirmationRecord = {
+  const record: LogoutConfirmation = {
     accountId,
     clientId: target.app?.clientId,
     returnTo: target.returnTo,
@@ -204,8 +189,8 @@ export async function handleEndSession(context: SentinelContext, request: Sentin
     csrfToken: randomSecret(),
     uiLocales: target.uiLocales,
   };
-  await context.store.set(confirmationKey(confirmationId), JSON.stringify(record), context.config.interactionTtl * 1000);
-  return endSessionPage(
+  const confirmationId = await saveLogoutConfirmation(context, record);
+  return endSessionConfirmationResponse(
     context,
     {
       action: endSessionAction(context, request, accountId),

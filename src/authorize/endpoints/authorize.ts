@@ -5,15 +5,15 @@
  * `id_token_hint` ask for a new sign-in; otherwise the validated request is parked in an interaction and the browser
  * goes to the login page carrying only the interaction id (or, with `prompt=none`, back with `login_required`).
  */
-import type { SentinelContext } from '../context.js';
-import { redirect, type SentinelRequest, type SentinelResponse } from '../http.js';
-import { redirectOnFailure } from './authorization-error.js';
-import { readSessionCookie } from './cookies.js';
-import { codeRedirectURL } from './finish-login.js';
-import { createInteraction, loginPageURL } from './interaction.js';
-import { reauthenticationReason, refuseSilentSignIn } from './prompt.js';
-import { useSession } from './session.js';
-import { validateAuthorizationRequest } from './validate-request.js';
+import type { SentinelContext } from '../../context.js';
+import { redirect, type SentinelRequest, type SentinelResponse } from '../../http.js';
+import { redirectOnFailure } from '../request/authorization-error.js';
+import { readSessionCookie } from '../state/session-cookie.js';
+import { codeRedirectURL } from './signed-in-response.js';
+import { createInteraction, loginPageURL } from '../state/interaction.js';
+import { reauthenticationReason, refuseSilentSignIn } from '../request/prompt.js';
+import { useSession } from '../state/session.js';
+import { validateAuthorizationRequest } from '../request/validate-request.js';
 
 /**
  * Handles an authorization request.

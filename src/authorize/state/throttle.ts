@@ -14,10 +14,10 @@
  * flight): an address with many legitimate users behind it (an office NAT) is charged for failures only, and no
  * success in the middle of a burst can reopen the window for the guesses around it.
  */
-import type { SentinelContext } from '../context.js';
-import { OAuthError } from '../errors.js';
-import { digest } from '../secrets.js';
-import type { Store } from '../stores/store.js';
+import type { SentinelContext } from '../../context.js';
+import { OAuthError } from '../../errors.js';
+import { digest } from '../../secrets.js';
+import type { Store } from '../../stores/store.js';
 
 /** The counters one login attempt touches. */
 export interface ThrottleKeys {

@@ -4,7 +4,7 @@
  * asking the user (§3.1.2.6).
  */
 import { AuthorizationError } from './authorization-error.js';
-import type { SessionRecord } from './session.js';
+import type { SessionRecord } from '../state/session.js';
 import type { AuthorizationRequest } from './validate-request.js';
 
 /** Why the login page must be shown, or `null` when the session answers the request. */

@@ -2,11 +2,11 @@
  * External login (`login.url`): the host signs the user in on its own page, then hands the interaction back
  * with `sentinel.completeLogin(interactionId, { userId })` and sends the browser where the answer says.
  */
-import type { SentinelContext } from '../context.js';
-import { OAuthError } from '../errors.js';
-import type { SentinelResponse } from '../http.js';
-import { finishLogin } from './finish-login.js';
-import { takeInteraction } from './interaction.js';
+import type { SentinelContext } from '../../context.js';
+import { OAuthError } from '../../errors.js';
+import type { SentinelResponse } from '../../http.js';
+import { signedInResponse } from './signed-in-response.js';
+import { takeInteraction } from '../state/interaction.js';
 
 /**
  * The user the host signed in (platform-operations.md §5.2: the service authenticates the user, here through the host's page).
@@ -25,10 +25,14 @@ export interface CompleteLoginInput {
  * Completes an interaction for `input.userId`: device session, code, and the 303 to the application.
  *
  * @example
- * const response = await completeLogin(context, interactionId, { userId: 'u-1' });
+ * const response = await completeExternalLogin(context, interactionId, { userId: 'u-1' });
  * @throws OAuthError invalid_request when the interaction is unknown, expired or already completed.
  */
-export async function completeLogin(context: SentinelContext, interactionId: string, input: CompleteLoginInput): Promise<SentinelResponse> {
+export async function completeExternalLogin(
+  context: SentinelContext,
+  interactionId: string,
+  input: CompleteLoginInput,
+): Promise<SentinelResponse> {
   if (typeof input?.userId !== 'string' || input.userId === '' || input.userId.length > 256) {
     throw new TypeError('sentinel-idp: completeLogin() needs { userId } with a non-empty string id');
   }
@@ -38,5 +42,5 @@ export async function completeLogin(context: SentinelContext, interactionId: str
   }
   const { accountId, clientId } = interaction.request;
   context.emit({ type: 'login.succeeded', accountId, clientId, userId: input.userId });
-  return finishLogin(context, interaction, { userId: input.userId, authTime: input.authTime });
+  return signedInResponse(context, interaction, { userId: input.userId, authTime: input.authTime });
 }

@@ -1,7 +1,7 @@
 /**
  * Which image sources a page may load: only the configured logo's origin, nothing when no logo is set.
  */
-import type { ResolvedConfig } from '../config.js';
+import type { ResolvedConfig } from '../../config.js';
 import { originSource } from './security-headers.js';
 
 /**

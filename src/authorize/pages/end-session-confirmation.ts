@@ -3,13 +3,13 @@
  * session, so that a link on any site cannot sign the user out without the user agreeing. Same frame, CSP and
  * anti-framing headers as the login page; the form carries a CSRF token bound to the session it ends.
  */
-import type { SentinelContext } from '../context.js';
-import type { SentinelRequest, SentinelResponse } from '../http.js';
-import { fill } from '../i18n/messages.js';
-import { pageLocale } from '../i18n/page-locale.js';
-import { escapeHTML } from './html.js';
+import type { SentinelContext } from '../../context.js';
+import type { SentinelRequest, SentinelResponse } from '../../http.js';
+import { fill } from '../../i18n/messages.js';
+import { pageLocale } from '../../i18n/page-locale.js';
+import { escapeHTML } from './escape-html.js';
 import { logoSources } from './logo-policy.js';
-import { renderPage } from './page-layout.js';
+import { renderPageHtml } from './layout.js';
 import { createStyleNonce, htmlResponse, originSource } from './security-headers.js';
 
 /** What the confirmation page shows and posts. */
@@ -30,9 +30,13 @@ export interface EndSessionView {
  * Renders the "Sign out?" page in the request's language (`ui_locales`, then `Accept-Language`, then the default).
  *
  * @example
- * return endSessionPage(context, { action, confirmationId, csrfToken, appName: app.name }, request);
+ * return endSessionConfirmationResponse(context, { action, confirmationId, csrfToken, appName: app.name }, request);
  */
-export function endSessionPage(context: SentinelContext, view: EndSessionView, request?: SentinelRequest): SentinelResponse {
+export function endSessionConfirmationResponse(
+  context: SentinelContext,
+  view: EndSessionView,
+  request?: SentinelRequest,
+): SentinelResponse {
   const styleNonce = createStyleNonce();
   const { messages, tag, dir } = pageLocale(context, request, view.uiLocales);
   const product = escapeHTML(context.config.branding.productName);
@@ -50,7 +54,14 @@ export function endSessionPage(context: SentinelContext, view: EndSessionView, r
 </div>
 </form>
 <p class="meta">${escapeHTML(messages.logoutConfirmMeta)}</p>`;
-  const html = renderPage({ title: messages.logoutConfirmTitle, content, styleNonce, branding: context.config.branding, lang: tag, dir });
+  const html = renderPageHtml({
+    title: messages.logoutConfirmTitle,
+    content,
+    styleNonce,
+    branding: context.config.branding,
+    lang: tag,
+    dir,
+  });
   // Chromium applies form-action to the 303 that follows the post, so the app's origin must be allowed too.
   const returnOrigin = view.returnTo === undefined ? null : originSource(view.returnTo);
   return htmlResponse(200, html, {

@@ -3,8 +3,8 @@
  * system font stack, the branding as CSS custom properties. Pages work with JavaScript disabled; the only script
  * is the optional passkey button, allowed by a per-response nonce, and every other page's CSP forbids scripts.
  */
-import type { ResolvedConfig } from '../config.js';
-import { escapeHTML } from './html.js';
+import type { ResolvedConfig } from '../../config.js';
+import { escapeHTML } from './escape-html.js';
 
 /**
  * Default colours, overridable one by one with `branding.colors` (`{ brand: '#7c3aed' }` sets `--brand`).
@@ -82,7 +82,7 @@ function colorVariables(colors: Readonly<Record<string, string>>): string {
     .join(';')}}`;
 }
 
-/** Inputs of {@link renderPage}. */
+/** Inputs of {@link renderPageHtml}. */
 export interface PageInput {
   title: string;
   /** The card's inner HTML: callers escape what they interpolate. */
@@ -101,9 +101,9 @@ export interface PageInput {
  * A complete HTML document around `content`.
  *
  * @example
- * renderPage({ title: 'Signed out', content: '<h1>Signed out</h1>', styleNonce, branding: config.branding })
+ * renderPageHtml({ title: 'Signed out', content: '<h1>Signed out</h1>', styleNonce, branding: config.branding })
  */
-export function renderPage(input: PageInput): string {
+export function renderPageHtml(input: PageInput): string {
   const { branding } = input;
   const logo = branding.logoUrl === undefined ? '' : `<img src="${escapeHTML(branding.logoUrl)}" alt="">`;
   // The options default productName to "Sign in": shown as a brand next to a "Sign in" heading it only repeats.

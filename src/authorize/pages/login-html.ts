@@ -2,21 +2,21 @@
  * The built-in login page. `login.render(view)` replaces it entirely; the {@link LoginView} is everything a
  * replacement needs (and all of it is plain data, none of it escaped: escape what you interpolate).
  */
-import type { LoginView, ResolvedConfig } from '../config.js';
-import { en } from '../i18n/en.js';
-import { fill } from '../i18n/messages.js';
-import { passkeySignInScript } from '../passkeys/page-script.js';
-import { escapeHTML } from './html.js';
-import { renderPage } from './page-layout.js';
+import type { LoginView, ResolvedConfig } from '../../config.js';
+import { en } from '../../i18n/en.js';
+import { fill } from '../../i18n/messages.js';
+import { passkeySignInScript } from '../../passkeys/page-script.js';
+import { escapeHTML } from './escape-html.js';
+import { renderPageHtml } from './layout.js';
 
 /**
  * The default login page: labelled fields with autocomplete hints, the error tied to the fields through
  * `aria-describedby`, Sign in first (so Enter signs in) and Cancel second, no JavaScript.
  *
  * @example
- * const html = renderLoginPage(view, config.branding);
+ * const html = renderLoginHtml(view, config.branding);
  */
-export function renderLoginPage(view: LoginView, branding: ResolvedConfig['branding']): string {
+export function renderLoginHtml(view: LoginView, branding: ResolvedConfig['branding']): string {
   const messages = view.messages ?? en;
   const hasError = view.error !== undefined;
   const described = hasError ? ' aria-describedby="login-error" aria-invalid="true"' : '';
@@ -49,7 +49,7 @@ ${error}<label for="username">${escapeHTML(messages.username)}</label>
 </div>
 </form>
 ${passkeyPart}<p class="meta">${escapeHTML(fill(messages.account, { account: view.accountId }))}</p>`;
-  return renderPage({
+  return renderPageHtml({
     title: messages.signInTitle,
     content,
     styleNonce: view.styleNonce,

@@ -6,16 +6,16 @@
  * 2. `redirect_uri` missing while several are registered, not registered (exact string match), or repeated → 400 page;
  * 3. from here on the redirect URI is trusted: every problem is an {@link AuthorizationError} (302 to the app).
  */
-import type { App } from '../apps.js';
-import type { SentinelContext } from '../context.js';
-import { OAuthError } from '../errors.js';
-import type { SentinelRequest } from '../http.js';
-import { fromSearchParams, single, type ParamMap } from '../params.js';
+import type { App } from '../../apps.js';
+import type { SentinelContext } from '../../context.js';
+import { OAuthError } from '../../errors.js';
+import type { SentinelRequest } from '../../http.js';
+import { fromSearchParams, single, type ParamMap } from '../../params.js';
 import { AuthorizationError } from './authorization-error.js';
 import type { RedirectTarget } from './authorization-response.js';
-import { readOIDCParams, type OIDCAuthorizationParams } from './oidc-request.js';
-import { readDPoPJkt } from '../dpop/authorize-binding.js';
-import { resolvePushedRequest } from '../par/resolve.js';
+import { readOIDCParams, type OIDCAuthorizationParams } from './oidc-params.js';
+import { readDPoPJkt } from '../../dpop/authorize-binding.js';
+import { resolvePushedRequest } from '../../par/resolve.js';
 
 /** A validated authorization request, as kept in the interaction record while the user signs in. */
 export interface AuthorizationRequest extends RedirectTarget, OIDCAuthorizationParams {

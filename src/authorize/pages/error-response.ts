@@ -5,15 +5,15 @@
  * redirected. Browsers get an HTML page; a caller whose `Accept` asks for `application/json` gets the RFC 6749
  * §5.2 shaped `{ error, error_description }` instead.
  */
-import type { SentinelContext } from '../context.js';
-import type { OAuthError } from '../errors.js';
-import { headerValue, noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
-import type { MessageKey } from '../i18n/messages.js';
-import { fill } from '../i18n/messages.js';
-import { pageLocale, translate } from '../i18n/page-locale.js';
-import { escapeHTML } from './html.js';
+import type { SentinelContext } from '../../context.js';
+import type { OAuthError } from '../../errors.js';
+import { headerValue, noStoreJSON, type SentinelRequest, type SentinelResponse } from '../../http.js';
+import type { MessageKey } from '../../i18n/messages.js';
+import { fill } from '../../i18n/messages.js';
+import { pageLocale, translate } from '../../i18n/page-locale.js';
+import { escapeHTML } from './escape-html.js';
 import { logoSources } from './logo-policy.js';
-import { renderPage } from './page-layout.js';
+import { renderPageHtml } from './layout.js';
 import { createStyleNonce, htmlResponse } from './security-headers.js';
 
 const TITLES: Readonly<Record<number, MessageKey>> = {
@@ -44,9 +44,9 @@ export function wantsJSON(request: SentinelRequest): boolean {
  * The error page (or JSON) for `error`; the route `renderError` of the browser-facing endpoints.
  *
  * @example
- * renderErrorPage(context, request, new OAuthError('invalid_client', 'unknown client', { status: 401 }))
+ * errorPageResponse(context, request, new OAuthError('invalid_client', 'unknown client', { status: 401 }))
  */
-export function renderErrorPage(context: SentinelContext, request: SentinelRequest, error: OAuthError): SentinelResponse {
+export function errorPageResponse(context: SentinelContext, request: SentinelRequest, error: OAuthError): SentinelResponse {
   if (wantsJSON(request)) return noStoreJSON(error.status, error.toJSON(), { ...error.headers });
   const { messages, tag, dir } = pageLocale(context, request);
   const titleKey = TITLES[error.status] ?? (error.status >= 500 ? 'errorServer' : 'errorBadRequest');
@@ -61,6 +61,6 @@ export function renderErrorPage(context: SentinelContext, request: SentinelReque
   const content = `<h1>${escapeHTML(title)}</h1>
 ${lead}
 <p class="meta">${fill(escapeHTML(messages.errorCode), { code: `<code>${escapeHTML(error.code)}</code>` })}</p>`;
-  const html = renderPage({ title, content, styleNonce, branding: context.config.branding, lang: tag, dir });
+  const html = renderPageHtml({ title, content, styleNonce, branding: context.config.branding, lang: tag, dir });
   return htmlResponse(error.status, html, { styleNonce, imgSrc: logoSources(context.config.branding) }, { ...error.headers });
 }

@@ -3,17 +3,17 @@
  * device session (fresh id, the previous one ended: no fixation), an authorization code, and a 303 back to the
  * application (RFC 9700 §4.12: 303 so the browser does not re-post the credentials to the app).
  */
-import { issueCode } from '../codes.js';
-import type { SentinelContext } from '../context.js';
-import { redirect, type SentinelResponse } from '../http.js';
-import { authorizationResponseURL } from './authorization-response.js';
-import { sessionCookie } from './cookies.js';
-import type { InteractionRecord } from './interaction.js';
-import { createSession, endSession } from './session.js';
-import type { AuthorizationRequest } from './validate-request.js';
+import { issueCode } from '../../codes.js';
+import type { SentinelContext } from '../../context.js';
+import { redirect, type SentinelResponse } from '../../http.js';
+import { authorizationResponseURL } from '../request/authorization-response.js';
+import { sessionCookie } from '../state/session-cookie.js';
+import type { InteractionRecord } from '../state/interaction.js';
+import { createSession, endSession } from '../state/session.js';
+import type { AuthorizationRequest } from '../request/validate-request.js';
 
 /** Who signed in, and what the browser had before. */
-export interface FinishLoginInput {
+export interface SignedInInput {
   userId: string;
   /** Seconds since the epoch; now when omitted. */
   authTime?: number | undefined;
@@ -52,12 +52,12 @@ export async function codeRedirectURL(
  * Creates the session and the code of a completed interaction and answers 303 to the application.
  *
  * @example
- * return finishLogin(context, interaction, { userId: user.id, previousSessionId, ip });
+ * return signedInResponse(context, interaction, { userId: user.id, previousSessionId, ip });
  */
-export async function finishLogin(
+export async function signedInResponse(
   context: SentinelContext,
   interaction: InteractionRecord,
-  input: FinishLoginInput,
+  input: SignedInInput,
 ): Promise<SentinelResponse> {
   const authorization = interaction.request;
   const { accountId, clientId } = authorization;

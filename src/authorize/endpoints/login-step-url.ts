@@ -2,7 +2,7 @@
  * URLs of the login page's further steps (TOTP code, passkey sign-in, adding a passkey): path-absolute like the
  * login page itself, under it, carrying only the interaction id.
  */
-import type { SentinelContext } from '../context.js';
+import type { SentinelContext } from '../../context.js';
 
 /** The steps under the login page. */
 export type LoginStep = 'totp' | 'passkey' | 'passkey/options' | 'passkey/register' | 'passkey/register/options';

@@ -6,10 +6,10 @@
  * CSRF secret of the login form (RFC 6749 §10.12). Persisted as JSON under `interaction:{id}` for
  * `interactionTtl` seconds (default 10 minutes).
  */
-import type { SentinelContext } from '../context.js';
-import { randomSecret } from '../secrets.js';
-import { AuthorizationError } from './authorization-error.js';
-import type { AuthorizationRequest } from './validate-request.js';
+import type { SentinelContext } from '../../context.js';
+import { randomSecret } from '../../secrets.js';
+import { AuthorizationError } from '../request/authorization-error.js';
+import type { AuthorizationRequest } from '../request/validate-request.js';
 
 /** What an interaction stands for. */
 export interface InteractionRecord {

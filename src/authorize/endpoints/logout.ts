@@ -6,20 +6,17 @@
  * the named client's redirect URIs. The browser then goes to `post_logout_redirect_uri` (303) only when it is
  * one of that client's registered redirect URIs (exact match); otherwise it sees a "signed out" page.
  */
-import type { App } from '../apps.js';
-import { readForm } from '../body.js';
-import type { SentinelContext } from '../context.js';
-import { OAuthError } from '../errors.js';
-import { headerValue, redirect, type SentinelRequest, type SentinelResponse } from '../http.js';
-import { single, type ParamMap } from '../params.js';
-import { pageLocale } from '../i18n/page-locale.js';
-import { expiredSessionCookie, readSessionCookie } from './cookies.js';
-import { escapeHTML } from './html.js';
-import { logoSources } from './logo-policy.js';
-import { renderPage } from './page-layout.js';
-import { isCrossSiteRequest } from './request-origin.js';
-import { createStyleNonce, htmlResponse, originSource } from './security-headers.js';
-import { endSession, useSession } from './session.js';
+import type { App } from '../../apps.js';
+import { readForm } from '../../body.js';
+import type { SentinelContext } from '../../context.js';
+import { OAuthError } from '../../errors.js';
+import { headerValue, redirect, type SentinelRequest, type SentinelResponse } from '../../http.js';
+import { single, type ParamMap } from '../../params.js';
+import { expiredSessionCookie, readSessionCookie } from '../state/session-cookie.js';
+import { isCrossSiteRequest } from './cross-site.js';
+import { originSource } from '../pages/security-headers.js';
+import { signedOutResponse } from '../pages/signed-out.js';
+import { endSession, useSession } from '../state/session.js';
 
 async function readParams(context: SentinelContext, request: SentinelRequest): Promise<ParamMap> {
   // A bare `<form method="post">` without fields, or fetch('…/logout', { method: 'POST' }), sends no content type.
@@ -31,24 +28,6 @@ async function findClient(context: SentinelContext, accountId: string, clientId:
   if (clientId === undefined) return null;
   const app = await context.apps.findApp(accountId, clientId);
   return app !== null && app.accountId === accountId ? app : null;
-}
-
-/**
- * The "signed out" page, also shown by RP-initiated logout when no return address applies; in the language of
- * `uiLocales` (else the request's `ui_locales` query parameter), then `Accept-Language`, then the default.
- */
-export function signedOutPage(
-  context: SentinelContext,
-  headers: Record<string, string>,
-  request?: SentinelRequest,
-  uiLocales?: string,
-): SentinelResponse {
-  const styleNonce = createStyleNonce();
-  const { messages, tag, dir } = pageLocale(context, request, uiLocales);
-  const content = `<h1>${escapeHTML(messages.signedOutHeading)}</h1>
-<p class="lead">${escapeHTML(messages.signedOutLead)}</p>`;
-  const html = renderPage({ title: messages.signedOutTitle, content, styleNonce, branding: context.config.branding, lang: tag, dir });
-  return htmlResponse(200, html, { styleNonce, imgSrc: logoSources(context.config.branding) }, headers);
 }
 
 /**
@@ -86,5 +65,5 @@ export async function handleLogout(context: SentinelContext, request: SentinelRe
     const location = state === undefined ? target : `${target}${target.includes('?') ? '&' : '?'}state=${encodeURIComponent(state)}`;
     return redirect(303, location, headers);
   }
-  return signedOutPage(context, headers, request);
+  return signedOutResponse(context, headers, request);
 }

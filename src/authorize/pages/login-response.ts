@@ -3,15 +3,15 @@
  * CSP whose `form-action` also allows the app's redirect URI origin (Chromium applies `form-action` to the
  * redirects that follow a form POST, so the 303 back to the app would otherwise be blocked).
  */
-import type { SentinelContext } from '../context.js';
-import type { SentinelRequest, SentinelResponse } from '../http.js';
-import { pageLocale, translate } from '../i18n/page-locale.js';
-import type { InteractionRecord } from './interaction.js';
-import { builtInLoginURL } from './interaction.js';
-import { loginStepURL } from './login-step-url.js';
+import type { SentinelContext } from '../../context.js';
+import type { SentinelRequest, SentinelResponse } from '../../http.js';
+import { pageLocale, translate } from '../../i18n/page-locale.js';
+import type { InteractionRecord } from '../state/interaction.js';
+import { builtInLoginURL } from '../state/interaction.js';
+import { loginStepURL } from '../endpoints/login-step-url.js';
 import { logoSources } from './logo-policy.js';
-import type { LoginView } from '../config.js';
-import { renderLoginPage } from './login-view.js';
+import type { LoginView } from '../../config.js';
+import { renderLoginHtml } from './login-html.js';
 import { createStyleNonce, htmlResponse, originSource } from './security-headers.js';
 
 /** What the page says beyond the interaction. */
@@ -67,7 +67,7 @@ export async function loginPageResponse(
             scriptNonce,
           },
   };
-  const html = login.render === undefined ? renderLoginPage(view, branding) : await login.render(view);
+  const html = login.render === undefined ? renderLoginHtml(view, branding) : await login.render(view);
   const appOrigin = originSource(authorization.redirectUri);
   return htmlResponse(state.status ?? 200, html, {
     styleNonce,

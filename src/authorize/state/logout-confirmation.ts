@@ -1,0 +1,54 @@
+/**
+ * Pending logout confirmations of RP-initiated logout: the request the "Sign out?" page was shown for, bound to the
+ * browser's session and a CSRF token. The confirmation id travels in the form; the record lives in the Store under
+ * `end-session:{sha256(id)}` (docs/ARCHITECTURE.md#stored-records) and is spent once.
+ */
+import type { SentinelContext } from '../../context.js';
+import { digest, randomSecret } from '../../secrets.js';
+
+const KEY_PREFIX = 'end-session:';
+const CONFIRMATION_ID = /^[A-Za-z0-9_-]{43}$/;
+
+/** A pending confirmation, kept for `interactionTtl` seconds. */
+export interface LogoutConfirmation {
+  accountId: string;
+  clientId?: string | undefined;
+  returnTo?: string | undefined;
+  state?: string | undefined;
+  /** Digest of the session id the page was shown for: the post must come with that same session. */
+  sessionDigest: string;
+  csrfToken: string;
+  /** The request's `ui_locales`, so the "signed out" page after the confirmation speaks the same language. */
+  uiLocales?: string | undefined;
+}
+
+function confirmationKey(id: string): string {
+  return `${KEY_PREFIX}${digest(id)}`;
+}
+
+function parseConfirmation(stored: string): LogoutConfirmation | null {
+  const value = JSON.parse(stored) as unknown;
+  if (typeof value !== 'object' || value === null) return null;
+  const record = value as Partial<LogoutConfirmation>;
+  const valid = typeof record.accountId === 'string' && typeof record.sessionDigest === 'string' && typeof record.csrfToken === 'string';
+  return valid ? (record as LogoutConfirmation) : null;
+}
+
+/** Stores a confirmation and returns its new id (256 random bits). */
+export async function saveLogoutConfirmation(context: SentinelContext, record: LogoutConfirmation): Promise<string> {
+  const id = randomSecret();
+  await context.store.set(confirmationKey(id), JSON.stringify(record), context.config.interactionTtl * 1000);
+  return id;
+}
+
+/** The pending confirmation of `id`, without spending it; `null` for a malformed, unknown or expired id. */
+export async function findLogoutConfirmation(context: SentinelContext, id: string): Promise<LogoutConfirmation | null> {
+  if (!CONFIRMATION_ID.test(id)) return null;
+  const stored = await context.store.get(confirmationKey(id));
+  return stored === null ? null : parseConfirmation(stored);
+}
+
+/** Spends a confirmation: `true` for exactly one of concurrent callers. */
+export async function spendLogoutConfirmation(context: SentinelContext, id: string): Promise<boolean> {
+  return (await context.store.take(confirmationKey(id))) !== null;
+}
