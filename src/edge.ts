@@ -11,7 +11,7 @@ import { requestContext, type SentinelContext } from './context.js';
 import { isOAuthError, OAuthError } from './errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from './http.js';
 import type { ServiceKeys } from './keyring/service-keys.js';
-import type { Match } from './router.js';
+import type { EdgeEntry, Match, RouteParams } from './router.js';
 import type { RequestObservation } from './telemetry/request-observation.js';
 
 /** Reports an unexpected failure to `onError`; never throws. */
@@ -41,65 +41,98 @@ export function failureReport(config: Pick<ResolvedConfig, 'onError'>): FailureR
   };
 }
 
-/** Runs one matched request through its route's handler, inside the edge. */
-export type Dispatch = (found: Match, request: SentinelRequest, observation?: RequestObservation) => Promise<SentinelResponse>;
+/**
+ * Where one piece of work runs: the entry (route or `completeLogin`), the request when there is one, the route's
+ * parameters and the request's span.
+ */
+export interface EdgeCall {
+  entry: EdgeEntry;
+  request: SentinelRequest | undefined;
+  params: RouteParams | undefined;
+  observation?: RequestObservation | undefined;
+}
 
-/** Builds the dispatcher of a service: its context, keys and failure reporter. */
-export function createDispatch(context: SentinelContext, serviceKeys: ServiceKeys, report: FailureReport): Dispatch {
+/** The work run at the edge, given the context it must use (the request's own when there is a request). */
+export type EdgeWork = (scoped: SentinelContext) => Promise<SentinelResponse>;
+
+/** The service's edge: route dispatch, and the same try/catch for entry points that are not routes. */
+export interface Edge {
+  /** Runs one matched request through its route's handler. */
+  dispatch(found: Match, request: SentinelRequest, observation?: RequestObservation): Promise<SentinelResponse>;
+  /** Runs `work` for an entry point that is not an HTTP route (`completeLogin()`), exactly as a route's handler. */
+  run(call: EdgeCall, work: EdgeWork): Promise<SentinelResponse>;
+}
+
+/** Builds the edge of a service: its context, keys and failure reporter. */
+export function createEdge(context: SentinelContext, serviceKeys: ServiceKeys, report: FailureReport): Edge {
   const { ring, accountRings } = serviceKeys;
   const apps: AppStore = context.apps;
   const bodyTimeoutMs = Math.ceil(context.config.bodyTimeout * 1000);
 
-  return async (found, request, observation) => {
-    const { route, params } = found;
+  /** The one try/catch: every route and every other entry point answer failures through it. */
+  async function run(call: EdgeCall, work: EdgeWork): Promise<SentinelResponse> {
+    const { entry, request, params, observation } = call;
     // The request's own context: its events carry this request's client address and id.
-    const scoped = requestContext(context, request, observation);
+    const scoped = request === undefined ? context : requestContext(context, request, observation);
     const render = (error: OAuthError): SentinelResponse => {
       observation?.fail(error.code);
-      return route.renderError === undefined ? renderJSONError(error) : route.renderError(scoped, request, error);
+      return entry.renderError === undefined ? renderJSONError(error) : entry.renderError(scoped, request, error);
     };
-    if (!found.allowed) {
-      const error = new OAuthError('invalid_request', `method ${request.method} is not allowed here`, {
-        status: 405,
-        headers: { allow: found.allow },
-      });
-      return render(error);
-    }
-    // A lazy body gets its own deadline, so a trickled body is answered 408 instead of held for the host's timeout.
-    const body = request.body;
-    const timed = typeof body === 'function' ? { ...request, body: withBodyDeadline(body, bodyTimeoutMs) } : request;
+    const accountId = params?.accountId;
     try {
-      const keysLoaded = ring?.fresh();
-      if (keysLoaded !== undefined) await keysLoaded;
-      // Per-account keys only for accounts that exist: a request naming a made-up account must not create a ring.
-      const accountId = params.accountId;
-      if (accountRings !== undefined && accountId !== undefined && (await apps.hasAccount(accountId))) {
-        return await accountRings.run(accountRings.ring(accountId), () => route.handler(scoped, timed, params));
-      }
-      return await route.handler(scoped, timed, params);
+      return await work(scoped);
     } catch (error) {
       if (isOAuthError(error) && error.code !== 'server_error') {
-        if (route.deniedEvent !== undefined) {
+        if (entry.deniedEvent !== undefined && params !== undefined) {
           try {
-            scoped.emit(route.deniedEvent(scoped, request, params, error));
+            scoped.emit(entry.deniedEvent(scoped, request, params, error));
           } catch (hookError) {
-            report(hookError, route.name, params.accountId);
+            report(hookError, entry.name, accountId);
             observation?.fail('server_error');
             return serverError();
           }
         }
         return render(error);
       }
-      report(isOAuthError(error) && error.cause !== undefined ? error.cause : error, route.name, params.accountId);
+      report(isOAuthError(error) && error.cause !== undefined ? error.cause : error, entry.name, accountId);
       try {
         // After the redirect URI is validated, internal failures too go back to the app (RFC 6749 §4.1.2.1).
         const failure = isAuthorizationError(error) ? error : new OAuthError('server_error', 'the server could not complete the request');
         return render(failure);
       } catch (renderError) {
-        report(renderError, route.name, params.accountId);
+        report(renderError, entry.name, accountId);
         observation?.fail('server_error');
         return serverError();
       }
     }
-  };
+  }
+
+  async function dispatch(found: Match, request: SentinelRequest, observation?: RequestObservation): Promise<SentinelResponse> {
+    const { route, params } = found;
+    if (!found.allowed) {
+      const error = new OAuthError('invalid_request', `method ${request.method} is not allowed here`, {
+        status: 405,
+        headers: { allow: found.allow },
+      });
+      // Thrown through the edge like any refusal, so a 405 is rendered (and observed) the way every error is.
+      return run({ entry: { name: route.name, renderError: route.renderError }, request, params, observation }, () =>
+        Promise.reject(error),
+      );
+    }
+    // A lazy body gets its own deadline, so a trickled body is answered 408 instead of held for the host's timeout.
+    const body = request.body;
+    const timed = typeof body === 'function' ? { ...request, body: withBodyDeadline(body, bodyTimeoutMs) } : request;
+    return run({ entry: route, request, params, observation }, async (scoped) => {
+      const keysLoaded = ring?.fresh();
+      if (keysLoaded !== undefined) await keysLoaded;
+      // Per-account keys only for accounts that exist: a request naming a made-up account must not create a ring.
+      const accountId = params.accountId;
+      if (accountRings !== undefined && accountId !== undefined && (await apps.hasAccount(accountId))) {
+        return accountRings.run(accountRings.ring(accountId), () => route.handler(scoped, timed, params));
+      }
+      return route.handler(scoped, timed, params);
+    });
+  }
+
+  return { dispatch, run };
 }

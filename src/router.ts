@@ -6,8 +6,16 @@ import type { OAuthError } from './errors.js';
 import type { EventInput } from './events.js';
 import type { SentinelRequest, SentinelResponse } from './http.js';
 
-/** Builds the audit event of a refused request on one route (the table's `deniedEvent`, `src/denied-events.ts`). */
-export type DeniedEventBuilder = (context: SentinelContext, request: SentinelRequest, params: RouteParams, error: OAuthError) => EventInput;
+/**
+ * Builds the audit event of a refused request on one route (the table's `deniedEvent`, `src/denied-events.ts`).
+ * `request` is absent for `completeLogin()`, which the edge runs without one.
+ */
+export type DeniedEventBuilder = (
+  context: SentinelContext,
+  request: SentinelRequest | undefined,
+  params: RouteParams,
+  error: OAuthError,
+) => EventInput;
 
 /** Path parameters of a matched route. */
 export interface RouteParams {
@@ -19,23 +27,33 @@ export interface RouteParams {
 /** A route's handler. */
 export type RouteHandler = (context: SentinelContext, request: SentinelRequest, params: RouteParams) => Promise<SentinelResponse>;
 
-/** How a route renders errors that escape its handler. */
-export type ErrorRenderer = (context: SentinelContext, request: SentinelRequest, error: OAuthError) => SentinelResponse;
+/**
+ * How a route renders errors that escape its handler; `request` is absent for `completeLogin()`, which answers the
+ * browser through the host and has no request of its own.
+ */
+export type ErrorRenderer = (context: SentinelContext, request: SentinelRequest | undefined, error: OAuthError) => SentinelResponse;
+
+/**
+ * Where the edge runs work, and what it needs to know to answer a failure there: a route of the table, or an entry
+ * point that is not an HTTP route (`completeLogin()`). `name` is what `onError` and telemetry see.
+ */
+export interface EdgeEntry {
+  name: string;
+  /** Defaults to the RFC 6749 §5.2 JSON error body. */
+  renderError?: ErrorRenderer;
+  /** The audit event a refusal here produces, if any. */
+  deniedEvent?: DeniedEventBuilder;
+}
 
 /**
  * One endpoint. `path` is relative to the base path unless `absolute` (where `{basePath}` may mark the base path);
  * `{accountId}` marks the account segment.
  */
-export interface RouteDefinition {
-  name: string;
+export interface RouteDefinition extends EdgeEntry {
   methods: readonly string[];
   path: string;
   absolute?: boolean;
   handler: RouteHandler;
-  /** Defaults to the RFC 6749 §5.2 JSON error body. */
-  renderError?: ErrorRenderer;
-  /** The audit event a refusal on this route produces, if any. */
-  deniedEvent?: DeniedEventBuilder;
   /** `false` keeps the route out of spans and request metrics (health probes would drown the real traffic). */
   observed?: boolean;
 }

@@ -2,7 +2,7 @@
  * The route table: every endpoint of the service (docs/ARCHITECTURE.md).
  */
 import { authorizeDenied, tokenDenied } from './denied-events.js';
-import type { RouteDefinition } from './router.js';
+import type { EdgeEntry, RouteDefinition } from './router.js';
 import { renderAuthorizationError } from './authorize/request/authorization-error.js';
 import { handleAuthorize } from './authorize/endpoints/authorize.js';
 import { errorPageResponse } from './authorize/pages/error-response.js';
@@ -212,3 +212,9 @@ export const ROUTES: readonly RouteDefinition[] = [
     handler: (context, _request, { accountId }) => handleAccountJWKS(context, accountId),
   },
 ];
+
+/**
+ * `sentinel.completeLogin()`: not an HTTP route (the host calls it from its own login page), but it answers the
+ * browser like the login route, so it runs at the same edge with the same renderer.
+ */
+export const COMPLETE_LOGIN: EdgeEntry = { name: 'complete-login', renderError: errorPageResponse };

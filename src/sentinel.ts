@@ -6,13 +6,12 @@
 import type { AccessTokenClaims, VerifyAccessTokenOptions } from './access-token.js';
 import { MemoryAppStore } from './memory-app-store.js';
 import { completeExternalLogin, type CompleteLoginInput } from './authorize/endpoints/external-login.js';
-import { errorPageResponse } from './authorize/pages/error-response.js';
 import { createBearerCheck, type BearerResult } from './bearer-check.js';
 import { resolveConfig, type ResolvedConfig, type SentinelOptions } from './config.js';
 import { attachContext, createContext } from './context.js';
 import type { ResourceRequest } from './dpop/resource.js';
-import { createDispatch, failureReport } from './edge.js';
-import { ConfigurationError, isOAuthError, OAuthError } from './errors.js';
+import { createEdge, failureReport } from './edge.js';
+import { ConfigurationError } from './errors.js';
 import type { SentinelRequest, SentinelResponse } from './http.js';
 import type { JWK } from './keys.js';
 import type { KeyRing, RingKeyInfo } from './keyring/ring.js';
@@ -20,7 +19,7 @@ import { setUpKeys } from './keyring/service-keys.js';
 import { registerApp, type RegisterAppInput, type RegisterAppResult } from './register-app.js';
 import { assertRegistrationStore } from './registration/options.js';
 import { createRouter } from './router.js';
-import { ROUTES } from './routes.js';
+import { COMPLETE_LOGIN, ROUTES } from './routes.js';
 import { MemoryStore } from './stores/memory.js';
 import { telemetryActive } from './telemetry/instruments.js';
 import { observeRequest } from './telemetry/request-span.js';
@@ -110,7 +109,8 @@ export function createSentinel(options: SentinelOptions): Sentinel {
   const context = createContext({ config, keys, store, apps });
   const match = createRouter(ROUTES, config.basePath);
   const report = failureReport(config);
-  const dispatch = createDispatch(context, serviceKeys, report);
+  const edge = createEdge(context, serviceKeys, report);
+  const { dispatch } = edge;
   const identifiers = config.telemetry.identifiersInMetrics;
 
   async function handle(request: SentinelRequest): Promise<SentinelResponse | null> {
@@ -120,17 +120,11 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     return observeRequest(found.route, found.params, request, identifiers, (observation) => dispatch(found, request, observation));
   }
 
-  async function completeLogin(interactionId: string, user: CompleteLoginInput): Promise<SentinelResponse> {
-    // No browser request here: the error page renders as HTML, which is what the host forwards to the browser.
-    const browser: SentinelRequest = { method: 'GET', path: '', query: new URLSearchParams(), headers: {} };
-    try {
-      return await completeExternalLogin(context, interactionId, user);
-    } catch (error) {
-      if (isOAuthError(error) && error.code !== 'server_error') return errorPageResponse(context, browser, error);
-      report(isOAuthError(error) && error.cause !== undefined ? error.cause : error, 'complete-login', undefined);
-      return errorPageResponse(context, browser, new OAuthError('server_error', 'the server could not complete the request'));
-    }
-  }
+  // Not an HTTP route, but it answers the browser like one: the same edge, renderer and audit events.
+  const completeLogin = (interactionId: string, user: CompleteLoginInput): Promise<SentinelResponse> =>
+    edge.run({ entry: COMPLETE_LOGIN, request: undefined, params: undefined }, (scoped) =>
+      completeExternalLogin(scoped, interactionId, user),
+    );
 
   function requireRing(method: string): KeyRing {
     if (ring === undefined) throw new ConfigurationError('keyRotation', `${method} needs the keyRotation option`);

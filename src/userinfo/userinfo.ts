@@ -138,6 +138,6 @@ export async function handleUserInfo(context: SentinelContext, request: Sentinel
  * @example
  * { name: 'userinfo', renderError: renderUserInfoError, ... }
  */
-export function renderUserInfoError(_context: SentinelContext, _request: SentinelRequest, error: OAuthError): SentinelResponse {
+export function renderUserInfoError(_context: SentinelContext, _request: SentinelRequest | undefined, error: OAuthError): SentinelResponse {
   return noStoreJSON(error.status, error.toJSON(), { ...error.headers, ...CORS_HEADERS });
 }

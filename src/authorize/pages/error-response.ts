@@ -46,8 +46,9 @@ export function wantsJSON(request: SentinelRequest): boolean {
  * @example
  * errorPageResponse(context, request, new OAuthError('invalid_client', 'unknown client', { status: 401 }))
  */
-export function errorPageResponse(context: SentinelContext, request: SentinelRequest, error: OAuthError): SentinelResponse {
-  if (wantsJSON(request)) return noStoreJSON(error.status, error.toJSON(), { ...error.headers });
+export function errorPageResponse(context: SentinelContext, request: SentinelRequest | undefined, error: OAuthError): SentinelResponse {
+  // Without a request (`completeLogin()`) the page is HTML: that is what the host forwards to the browser.
+  if (request !== undefined && wantsJSON(request)) return noStoreJSON(error.status, error.toJSON(), { ...error.headers });
   const { messages, tag, dir } = pageLocale(context, request);
   const titleKey = TITLES[error.status] ?? (error.status >= 500 ? 'errorServer' : 'errorBadRequest');
   const title = messages[titleKey];

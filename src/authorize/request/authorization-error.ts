@@ -51,7 +51,11 @@ export async function redirectOnFailure<T>(target: RedirectTarget, step: Promise
  * @example
  * { name: 'authorize', renderError: renderAuthorizationError, ... }
  */
-export function renderAuthorizationError(context: SentinelContext, request: SentinelRequest, error: OAuthError): SentinelResponse {
+export function renderAuthorizationError(
+  context: SentinelContext,
+  request: SentinelRequest | undefined,
+  error: OAuthError,
+): SentinelResponse {
   if (!isAuthorizationError(error)) return errorPageResponse(context, request, error);
   return redirect(302, authorizationResponseURL(error.target, { error: error.code, error_description: error.description }));
 }
