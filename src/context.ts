@@ -12,6 +12,7 @@ import type { KeySet } from './keys.js';
 import type { Store } from './stores/store.js';
 import type { RequestObservation } from './telemetry/request-observation.js';
 import { traceStore, untraced } from './telemetry/traced-store.js';
+import { accountIssuerUrl } from './route-paths.js';
 
 /** The service's collaborators, shared by all handlers. */
 export interface SentinelContext {
@@ -26,8 +27,6 @@ export interface SentinelContext {
   emit(event: EventInput): void;
   /** The issuer identifier of one account: `{issuer}{basePath}/api/account/{accountId}` (RFC 8414, RFC 9207). */
   accountIssuer(accountId: string): string;
-  /** Absolute URL of a path under the base path, e.g. `endpointURL('/well-known/jwks')`. */
-  endpointURL(path: string): string;
   /** The OpenTelemetry context of the request being handled: the parent of its store and signing spans. */
   readonly traceContext?: TraceContext | undefined;
 }
@@ -50,12 +49,10 @@ export function contextOf(sentinel: object): SentinelContext {
 /** Builds the context; its `emit` has no request (see {@link requestContext} for a handled request's). */
 export function createContext(input: { config: ResolvedConfig; keys: KeySet; store: Store; apps: AppStore }): SentinelContext {
   const { config } = input;
-  const base = `${config.issuer}${config.basePath}`;
   return {
     ...input,
     emit: createEmitter(config),
-    accountIssuer: (accountId) => `${base}/api/account/${encodeURIComponent(accountId)}`,
-    endpointURL: (path) => `${base}${path}`,
+    accountIssuer: (accountId) => accountIssuerUrl(config, accountId),
   };
 }
 

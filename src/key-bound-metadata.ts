@@ -4,6 +4,7 @@
  */
 import type { SentinelContext } from './context.js';
 import { ASYMMETRIC_ALGORITHMS } from './jwk-public.js';
+import { routeUrl } from './route-paths.js';
 
 const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt'];
 
@@ -11,14 +12,14 @@ const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none', 'priv
  * The members for the issuer of one account.
  * @example { ...authorizationServerMetadata(context, accountId) } // includes these
  */
-export function keyBoundMetadata(context: SentinelContext, issuer: string): Record<string, unknown> {
+export function keyBoundMetadata(context: SentinelContext, accountId: string): Record<string, unknown> {
   return {
     token_endpoint_auth_methods_supported: AUTH_METHODS,
     token_endpoint_auth_signing_alg_values_supported: [...ASYMMETRIC_ALGORITHMS],
     revocation_endpoint_auth_methods_supported: AUTH_METHODS,
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
     dpop_signing_alg_values_supported: [...context.config.dpop.algorithms],
-    pushed_authorization_request_endpoint: `${issuer}/par`,
+    pushed_authorization_request_endpoint: routeUrl(context.config, 'par', { accountId }),
     require_pushed_authorization_requests: false,
   };
 }

@@ -9,17 +9,19 @@ import { OAuthError } from './errors.js';
 import { cacheableJSON, type SentinelResponse } from './http.js';
 import { keyBoundMetadata } from './key-bound-metadata.js';
 import { SCOPE_CLAIMS, SUPPORTED_CLAIMS } from './userinfo/claims.js';
+import { type RouteName, routeUrl } from './route-paths.js';
 
 /** The metadata document of an account's issuer; `issuer` equals the `iss` of its tokens and redirects. */
 export function authorizationServerMetadata(context: SentinelContext, accountId: string): Record<string, unknown> {
-  const issuer = context.accountIssuer(accountId);
+  const { config } = context;
+  const url = (name: RouteName): string => routeUrl(config, name, { accountId });
   return {
-    issuer,
-    authorization_endpoint: `${issuer}/authorize`,
-    token_endpoint: `${issuer}/token`,
-    revocation_endpoint: `${issuer}/token/revoke`,
-    introspection_endpoint: `${issuer}/token/introspect`,
-    jwks_uri: context.config.keysPerAccount ? `${issuer}/jwks` : context.endpointURL('/well-known/jwks'),
+    issuer: context.accountIssuer(accountId),
+    authorization_endpoint: url('authorize'),
+    token_endpoint: url('token'),
+    revocation_endpoint: url('token-revoke'),
+    introspection_endpoint: url('token-introspect'),
+    jwks_uri: config.keysPerAccount ? url('account-jwks') : routeUrl(config, 'jwks'),
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
@@ -32,8 +34,8 @@ export function authorizationServerMetadata(context: SentinelContext, accountId:
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: [...context.keys.byAlg.keys()],
     // OpenID Connect Discovery §3: what the OpenID Connect endpoints and parameters of this issuer support.
-    userinfo_endpoint: `${issuer}/userinfo`,
-    end_session_endpoint: `${issuer}/end_session`,
+    userinfo_endpoint: url('userinfo'),
+    end_session_endpoint: url('end-session'),
     claims_supported: SUPPORTED_CLAIMS,
     claim_types_supported: ['normal'],
     prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
@@ -41,9 +43,9 @@ export function authorizationServerMetadata(context: SentinelContext, accountId:
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
     require_request_uri_registration: false,
-    ...(context.config.registration === undefined ? {} : { registration_endpoint: `${issuer}/register` }),
+    ...(context.config.registration === undefined ? {} : { registration_endpoint: url('register') }),
     // RFC 9449, RFC 7523, RFC 9126: DPoP, private_key_jwt and pushed requests; overrides the auth method lists above.
-    ...keyBoundMetadata(context, issuer),
+    ...keyBoundMetadata(context, accountId),
   };
 }
 

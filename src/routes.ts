@@ -1,7 +1,9 @@
 /**
- * The route table: every endpoint of the service (docs/ARCHITECTURE.md).
+ * The route table: every endpoint of the service (docs/ARCHITECTURE.md), in matching order; paths come from
+ * `route-paths.ts`, where the URLs the service hands out are built too.
  */
 import { authorizeDenied, tokenDenied } from './denied-events.js';
+import { ROUTE_PATHS, type RouteName } from './route-paths.js';
 import type { EdgeEntry, RouteDefinition } from './router.js';
 import { renderAuthorizationError } from './authorize/request/authorization-error.js';
 import { handleAuthorize } from './authorize/endpoints/authorize.js';
@@ -28,38 +30,38 @@ import { handleRegister } from './registration/register.js';
 import { handleRotateSecret } from './registration/rotate-secret.js';
 
 /** All routes, in matching order. */
-export const ROUTES: readonly RouteDefinition[] = [
+export const ROUTES: readonly (RouteDefinition & { name: RouteName })[] = [
   {
     name: 'app-token-v2',
     methods: ['POST'],
-    path: '/api/v2/account/{accountId}/app/token',
+    path: ROUTE_PATHS['app-token-v2'],
     handler: (context, request, { accountId }) => handleAppToken(context, request, accountId),
     deniedEvent: tokenDenied,
   },
   {
     name: 'jwks',
     methods: ['GET'],
-    path: '/well-known/jwks',
+    path: ROUTE_PATHS.jwks,
     handler: async (context) => handleJWKS(context),
   },
   {
     name: 'health-live',
     methods: ['GET'],
-    path: '/health/live',
+    path: ROUTE_PATHS['health-live'],
     handler: () => handleLive(),
     observed: false,
   },
   {
     name: 'health-ready',
     methods: ['GET'],
-    path: '/health/ready',
+    path: ROUTE_PATHS['health-ready'],
     handler: (context) => handleReady(context),
     observed: false,
   },
   {
     name: 'authorize',
     methods: ['GET'],
-    path: '/api/account/{accountId}/authorize',
+    path: ROUTE_PATHS.authorize,
     handler: (context, request, { accountId }) => handleAuthorize(context, request, accountId),
     renderError: renderAuthorizationError,
     deniedEvent: authorizeDenied,
@@ -67,148 +69,148 @@ export const ROUTES: readonly RouteDefinition[] = [
   {
     name: 'login',
     methods: ['GET', 'POST'],
-    path: '/api/account/{accountId}/login',
+    path: ROUTE_PATHS.login,
     handler: (context, request, { accountId }) => handleLogin(context, request, accountId),
     renderError: errorPageResponse,
   },
   {
     name: 'login-totp',
     methods: ['GET', 'POST'],
-    path: '/api/account/{accountId}/login/totp',
+    path: ROUTE_PATHS['login-totp'],
     handler: (context, request, { accountId }) => handleTotpStep(context, request, accountId),
     renderError: errorPageResponse,
   },
   {
     name: 'login-passkey-options',
     methods: ['POST'],
-    path: '/api/account/{accountId}/login/passkey/options',
+    path: ROUTE_PATHS['login-passkey-options'],
     handler: (context, request, { accountId }) => handlePasskeyOptions(context, request, accountId),
     renderError: errorPageResponse,
   },
   {
     name: 'login-passkey',
     methods: ['POST'],
-    path: '/api/account/{accountId}/login/passkey',
+    path: ROUTE_PATHS['login-passkey'],
     handler: (context, request, { accountId }) => handlePasskeySignIn(context, request, accountId),
     renderError: errorPageResponse,
   },
   {
     name: 'login-passkey-register-options',
     methods: ['POST'],
-    path: '/api/account/{accountId}/login/passkey/register/options',
+    path: ROUTE_PATHS['login-passkey-register-options'],
     handler: (context, request, { accountId }) => handlePasskeyRegisterOptions(context, request, accountId),
     renderError: errorPageResponse,
   },
   {
     name: 'login-passkey-register',
     methods: ['GET', 'POST'],
-    path: '/api/account/{accountId}/login/passkey/register',
+    path: ROUTE_PATHS['login-passkey-register'],
     handler: (context, request, { accountId }) => handlePasskeyRegister(context, request, accountId),
     renderError: errorPageResponse,
   },
   {
     name: 'logout',
     methods: ['POST'],
-    path: '/api/account/{accountId}/logout',
+    path: ROUTE_PATHS.logout,
     handler: (context, request, { accountId }) => handleLogout(context, request, accountId),
     renderError: errorPageResponse,
   },
   {
     name: 'token',
     methods: ['POST'],
-    path: '/api/account/{accountId}/token',
+    path: ROUTE_PATHS.token,
     handler: (context, request, { accountId }) => handleToken(context, request, accountId),
     deniedEvent: tokenDenied,
   },
   {
     name: 'par',
     methods: ['POST'],
-    path: '/api/account/{accountId}/par',
+    path: ROUTE_PATHS.par,
     handler: (context, request, { accountId }) => handlePushedAuthorizationRequest(context, request, accountId),
     deniedEvent: tokenDenied,
   },
   {
     name: 'token-revoke',
     methods: ['POST'],
-    path: '/api/account/{accountId}/token/revoke',
+    path: ROUTE_PATHS['token-revoke'],
     handler: (context, request, { accountId }) => handleRevoke(context, request, accountId),
     deniedEvent: tokenDenied,
   },
   {
     name: 'token-introspect',
     methods: ['POST'],
-    path: '/api/account/{accountId}/token/introspect',
+    path: ROUTE_PATHS['token-introspect'],
     handler: (context, request, { accountId }) => handleIntrospect(context, request, accountId),
     deniedEvent: tokenDenied,
   },
   {
     name: 'app-token-v1',
     methods: ['POST'],
-    path: '/api/account/{accountId}/app/token',
+    path: ROUTE_PATHS['app-token-v1'],
     handler: (context, request, { accountId }) => handleAppTokenV1(context, request, accountId),
     deniedEvent: tokenDenied,
   },
   {
     name: 'register',
     methods: ['POST'],
-    path: '/api/account/{accountId}/register',
+    path: ROUTE_PATHS.register,
     handler: (context, request, { accountId }) => handleRegister(context, request, accountId),
   },
   {
     name: 'client-configuration',
     methods: ['GET', 'PUT', 'DELETE'],
-    path: '/api/account/{accountId}/register/{clientId}',
+    path: ROUTE_PATHS['client-configuration'],
     handler: (context, request, params) => handleClientConfiguration(context, request, params),
   },
   {
     name: 'client-secret',
     methods: ['POST'],
-    path: '/api/account/{accountId}/register/{clientId}/secret',
+    path: ROUTE_PATHS['client-secret'],
     handler: (context, request, params) => handleRotateSecret(context, request, params),
   },
   {
     name: 'account-jwks',
     methods: ['GET'],
-    path: '/api/account/{accountId}/jwks',
+    path: ROUTE_PATHS['account-jwks'],
     handler: (context, _request, { accountId }) => handleAccountJWKS(context, accountId),
   },
   {
     name: 'metadata',
     methods: ['GET'],
-    path: '/.well-known/oauth-authorization-server{basePath}/api/account/{accountId}',
+    path: ROUTE_PATHS.metadata,
     absolute: true,
     handler: (context, _request, { accountId }) => handleMetadata(context, accountId),
   },
   {
     name: 'metadata-appended',
     methods: ['GET'],
-    path: '/api/account/{accountId}/.well-known/oauth-authorization-server',
+    path: ROUTE_PATHS['metadata-appended'],
     handler: (context, _request, { accountId }) => handleMetadata(context, accountId),
   },
   {
     name: 'openid-configuration',
     methods: ['GET'],
-    path: '/api/account/{accountId}/.well-known/openid-configuration',
+    path: ROUTE_PATHS['openid-configuration'],
     handler: (context, _request, { accountId }) => handleMetadata(context, accountId),
   },
   {
     name: 'userinfo',
     methods: ['GET', 'POST', 'OPTIONS'],
-    path: '/api/account/{accountId}/userinfo',
+    path: ROUTE_PATHS.userinfo,
     handler: (context, request, { accountId }) => handleUserInfo(context, request, accountId),
     renderError: renderUserInfoError,
   },
   {
     name: 'end-session',
     methods: ['GET', 'POST'],
-    path: '/api/account/{accountId}/end_session',
+    path: ROUTE_PATHS['end-session'],
     handler: (context, request, { accountId }) => handleEndSession(context, request, accountId),
     renderError: errorPageResponse,
   },
   {
     name: 'account-jwks-well-known',
     methods: ['GET'],
-    path: '/api/account/{accountId}/.well-known/jwks.json',
+    path: ROUTE_PATHS['account-jwks-well-known'],
     handler: (context, _request, { accountId }) => handleAccountJWKS(context, accountId),
   },
 ];

@@ -5,6 +5,7 @@
  */
 import type { CLIIO } from './io.js';
 import { optionalString, parseOptions, requireString, UsageError } from './usage.js';
+import { routeUrl } from '../route-paths.js';
 
 const COMMAND = 'token';
 /** Environment variable the secret is read from. */
@@ -68,7 +69,7 @@ function issuerURL(issuer: string): URL {
 export function tokenEndpoint(issuer: string, basePath: string, accountId: string, consumerId: string): string {
   const url = issuerURL(issuer);
   const prefix = url.pathname.replace(/\/+$/, '');
-  return `${url.origin}${prefix}${basePath}/api/v2/account/${encodeURIComponent(accountId)}/app/token?state=${encodeURIComponent(consumerId)}`;
+  return `${routeUrl({ issuer: `${url.origin}${prefix}`, basePath }, 'app-token-v2', { accountId })}?state=${encodeURIComponent(consumerId)}`;
 }
 
 async function readSecret(io: CLIIO): Promise<string> {

@@ -14,6 +14,7 @@ import { OAuthError } from '../errors.js';
 import { ASYMMETRIC_ALGORITHMS } from '../jwk-public.js';
 import { digest } from '../secrets.js';
 import { JwksFetchError, JwksFetcher } from './jwks-fetch.js';
+import { routeUrl } from '../route-paths.js';
 
 /** RFC 7523 §2.2 `client_assertion_type` of a JWT assertion. */
 export const JWT_BEARER_ASSERTION = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
@@ -75,7 +76,7 @@ async function keySetOf(context: SentinelContext, app: App, refresh: boolean): P
  */
 export async function verifyClientAssertion(context: SentinelContext, app: App, assertion: string, endpoint: string): Promise<void> {
   const issuer = context.accountIssuer(app.accountId);
-  const audience = [issuer, `${issuer}/token`, endpoint];
+  const audience = [issuer, routeUrl(context.config, 'token', { accountId: app.accountId }), endpoint];
   const verify = async (refresh: boolean) =>
     jwtVerify(assertion, createLocalJWKSet(await keySetOf(context, app, refresh)), {
       algorithms: [...ASYMMETRIC_ALGORITHMS],

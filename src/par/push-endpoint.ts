@@ -14,6 +14,7 @@ import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../htt
 import { authenticateClient } from '../token/client-auth.js';
 import { checkTokenQuery } from '../token/token-endpoint.js';
 import { REQUEST_URI_TTL_SECONDS, storePushedRequest } from './pushed-requests.js';
+import { routeUrl } from '../route-paths.js';
 
 /** Client authentication parameters: they authenticate the push and are not part of the authorization request. */
 const AUTHENTICATION_PARAMS = new Set(['client_secret', 'client_assertion', 'client_assertion_type']);
@@ -43,7 +44,7 @@ export async function handlePushedAuthorizationRequest(
   if (!params.has('client_id')) pushed.push(['client_id', app.clientId]);
   const proof = dpopHeader(request);
   if (proof !== undefined) {
-    const { jkt } = await verifyDPoPProof(context, { proof, method: request.method, url: `${context.accountIssuer(accountId)}/par` });
+    const { jkt } = await verifyDPoPProof(context, { proof, method: request.method, url: routeUrl(context.config, 'par', { accountId }) });
     const named = params.get('dpop_jkt');
     if (named !== undefined && (named === null || named.length !== 1 || named[0] !== jkt)) {
       throw invalidProof('dpop_jkt differs from the key of the DPoP proof');

@@ -4,10 +4,11 @@
  */
 import type { App } from '../apps.js';
 import type { SentinelContext } from '../context.js';
+import { routeUrl } from '../route-paths.js';
 
 /** The app's configuration endpoint (RFC 7592 §1), under its account's issuer. */
 export function registrationClientUri(context: SentinelContext, app: App): string {
-  return `${context.accountIssuer(app.accountId)}/register/${encodeURIComponent(app.clientId)}`;
+  return routeUrl(context.config, 'client-configuration', { accountId: app.accountId, clientId: app.clientId });
 }
 
 /** The JSON members describing `app`, plus `extra` (a fresh secret or registration access token). */

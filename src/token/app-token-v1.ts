@@ -10,6 +10,7 @@ import { requireGrantType } from './app-token.js';
 import { authenticateClient } from './client-auth.js';
 import { handleClientCredentialsGrant } from './client-credentials-grant.js';
 import { checkTokenQuery } from './token-endpoint.js';
+import { routeUrl } from '../route-paths.js';
 
 /**
  * Issues a v1 app token: `sub` = client id, `gty` client_credentials, marked with `token_use: "app"`.
@@ -25,5 +26,5 @@ export async function handleAppTokenV1(context: SentinelContext, request: Sentin
   const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: false });
   // The v1 contract has no scope parameter: the token carries the app's registered scope, as it always did.
   // A DPoP proof binds the token as at the token endpoint; its htu is this path (RFC 9449 §4.3).
-  return handleClientCredentialsGrant(context, request, accountId, new Map(), app, `${context.accountIssuer(accountId)}/app/token`);
+  return handleClientCredentialsGrant(context, request, accountId, new Map(), app, routeUrl(context.config, 'app-token-v1', { accountId }));
 }

@@ -12,6 +12,7 @@ import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../htt
 import { fromSearchParams, single } from '../params.js';
 import { authenticateClient, refuseSecretsInQuery } from './client-auth.js';
 import { confirmation, tokenRequestBinding, tokenType } from '../dpop/token-binding.js';
+import { routeUrl } from '../route-paths.js';
 
 /** Checks `grant_type` is exactly `expected` (RFC 6749 §5.2 codes). */
 export function requireGrantType(grantType: string | undefined, expected: string): void {
@@ -39,12 +40,7 @@ export async function handleAppToken(context: SentinelContext, request: Sentinel
   if (validator !== undefined && !(await validator(consumerId, { accountId, clientId: app.clientId }))) {
     throw new OAuthError('invalid_request', 'state does not name a valid consumer of this account');
   }
-  const dpopJkt = await tokenRequestBinding(
-    context,
-    request,
-    app,
-    context.endpointURL(`/api/v2/account/${encodeURIComponent(accountId)}/app/token`),
-  );
+  const dpopJkt = await tokenRequestBinding(context, request, app, routeUrl(context.config, 'app-token-v2', { accountId }));
   const consumerClaim = context.config.consumerClaim;
   const { token, claims, expiresIn } = await issueAccessToken(context, {
     accountId,

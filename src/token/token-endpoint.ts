@@ -12,6 +12,7 @@ import { authenticateClient, refuseSecretsInQuery } from './client-auth.js';
 import { handleClientCredentialsGrant } from './client-credentials-grant.js';
 import { handleRefreshTokenGrant } from './refresh-token-grant.js';
 import { tokenRequestBinding } from '../dpop/token-binding.js';
+import { routeUrl } from '../route-paths.js';
 
 /** API versions the platform's clients send as `?v=` on these endpoints; the protocol is the same for both. */
 const ACCEPTED_VERSIONS = new Set(['1.0', '2.0']);
@@ -46,13 +47,13 @@ export async function handleToken(context: SentinelContext, request: SentinelReq
   if (grantType === 'client_credentials') {
     // The grant the metadata advertises at this endpoint: an app token, as the v1 app token path issues.
     const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: false });
-    return handleClientCredentialsGrant(context, request, accountId, params, app, `${context.accountIssuer(accountId)}/token`);
+    return handleClientCredentialsGrant(context, request, accountId, params, app, routeUrl(context.config, 'token', { accountId }));
   }
   if (grantType !== 'authorization_code' && grantType !== 'refresh_token') {
     throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code, refresh_token or client_credentials');
   }
   const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: true });
-  const dpopJkt = await tokenRequestBinding(context, request, app, `${context.accountIssuer(accountId)}/token`);
+  const dpopJkt = await tokenRequestBinding(context, request, app, routeUrl(context.config, 'token', { accountId }));
   return grantType === 'authorization_code'
     ? handleAuthorizationCodeGrant(context, request, accountId, params, app, dpopJkt)
     : handleRefreshTokenGrant(context, request, accountId, params, app, dpopJkt);

@@ -18,6 +18,7 @@ import { dpopHeader } from '../dpop/token-binding.js';
 import { createRevocationCheck } from '../token/grants.js';
 import { hasOpenIDScope } from '../token/id-token.js';
 import { loadUserClaims, scopeList } from './claims.js';
+import { routeUrl } from '../route-paths.js';
 
 /** CORS headers of every UserInfo answer, errors included, so browser clients can read why they were refused. */
 const CORS_HEADERS: Readonly<Record<string, string>> = Object.freeze({
@@ -79,7 +80,7 @@ function presentation(
   } catch {
     throw dpopUnauthorized(context, 'invalid_dpop_proof', 'send exactly one DPoP header');
   }
-  return { scheme, proof, method: request.method.toUpperCase(), url: `${context.accountIssuer(accountId)}/userinfo` };
+  return { scheme, proof, method: request.method.toUpperCase(), url: routeUrl(context.config, 'userinfo', { accountId }) };
 }
 
 async function verifyUserToken(

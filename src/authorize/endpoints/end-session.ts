@@ -28,6 +28,7 @@ import {
   spendLogoutConfirmation,
 } from '../state/logout-confirmation.js';
 import { endSession, useSession } from '../state/session.js';
+import { routePath } from '../../route-paths.js';
 
 /** Where to go after signing out, once validated. */
 interface LogoutTarget {
@@ -152,7 +153,7 @@ function forwardedQuery(params: ParamMap): string {
 }
 
 function endSessionAction(context: SentinelContext, request: SentinelRequest, accountId: string): string {
-  return `${request.mountPath ?? ''}${context.config.basePath}/api/account/${encodeURIComponent(accountId)}/end_session`;
+  return `${request.mountPath ?? ''}${routePath(context.config, 'end-session', { accountId })}`;
 }
 
 /**

@@ -3,9 +3,18 @@
  * login page itself, under it, carrying only the interaction id.
  */
 import type { SentinelContext } from '../../context.js';
+import { type RouteName, routePath } from '../../route-paths.js';
 
 /** The steps under the login page. */
 export type LoginStep = 'totp' | 'passkey' | 'passkey/options' | 'passkey/register' | 'passkey/register/options';
+
+const STEP_ROUTES: Readonly<Record<LoginStep, RouteName>> = {
+  totp: 'login-totp',
+  passkey: 'login-passkey',
+  'passkey/options': 'login-passkey-options',
+  'passkey/register': 'login-passkey-register',
+  'passkey/register/options': 'login-passkey-register-options',
+};
 
 /**
  * The URL of a step of an interaction.
@@ -20,5 +29,5 @@ export function loginStepURL(
   interactionId: string,
   step: LoginStep,
 ): string {
-  return `${mountPath ?? ''}${context.config.basePath}/api/account/${encodeURIComponent(accountId)}/login/${step}?interaction=${encodeURIComponent(interactionId)}`;
+  return `${mountPath ?? ''}${routePath(context.config, STEP_ROUTES[step], { accountId })}?interaction=${encodeURIComponent(interactionId)}`;
 }

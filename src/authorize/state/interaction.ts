@@ -10,6 +10,7 @@ import type { SentinelContext } from '../../context.js';
 import { randomSecret } from '../../secrets.js';
 import { AuthorizationError } from '../request/authorization-error.js';
 import type { AuthorizationRequest } from '../request/validate-request.js';
+import { routePath } from '../../route-paths.js';
 
 /** What an interaction stands for. */
 export interface InteractionRecord {
@@ -109,7 +110,7 @@ export async function takeInteraction(context: SentinelContext, interactionId: s
  * builtInLoginURL(context, '', '123456', interactionId) // '/sentinel/api/account/123456/login?interaction=…'
  */
 export function builtInLoginURL(context: SentinelContext, mountPath: string | undefined, accountId: string, interactionId: string): string {
-  return `${mountPath ?? ''}${context.config.basePath}/api/account/${encodeURIComponent(accountId)}/login?interaction=${encodeURIComponent(interactionId)}`;
+  return `${mountPath ?? ''}${routePath(context.config, 'login', { accountId })}?interaction=${encodeURIComponent(interactionId)}`;
 }
 
 /**

@@ -1,0 +1,95 @@
+/**
+ * Where each endpoint lives: the one table of paths, which the router matches (`routes.ts`) and from which every
+ * URL the service hands out is built (metadata, login and logout forms, DPoP and assertion audiences). Kept apart
+ * from the route table so that the handlers that build URLs need not import the table that imports them.
+ *
+ * A path is relative to the base path, except one that starts with `/.well-known/` and marks the base path with
+ * `{basePath}` (RFC 8414 §3.1 inserts the well-known segment before it). `{accountId}` and `{clientId}` are path
+ * parameters.
+ */
+import type { ResolvedConfig } from './config.js';
+
+/** The issuer path of one account: `{issuer}{basePath}` + this is the `iss` of its tokens (RFC 8414, RFC 9207). */
+export const ACCOUNT_PATH = '/api/account/{accountId}';
+
+/** Every route's path, by route name. */
+export const ROUTE_PATHS = {
+  'app-token-v2': '/api/v2/account/{accountId}/app/token',
+  jwks: '/well-known/jwks',
+  'health-live': '/health/live',
+  'health-ready': '/health/ready',
+  authorize: `${ACCOUNT_PATH}/authorize`,
+  login: `${ACCOUNT_PATH}/login`,
+  'login-totp': `${ACCOUNT_PATH}/login/totp`,
+  'login-passkey-options': `${ACCOUNT_PATH}/login/passkey/options`,
+  'login-passkey': `${ACCOUNT_PATH}/login/passkey`,
+  'login-passkey-register-options': `${ACCOUNT_PATH}/login/passkey/register/options`,
+  'login-passkey-register': `${ACCOUNT_PATH}/login/passkey/register`,
+  logout: `${ACCOUNT_PATH}/logout`,
+  token: `${ACCOUNT_PATH}/token`,
+  par: `${ACCOUNT_PATH}/par`,
+  'token-revoke': `${ACCOUNT_PATH}/token/revoke`,
+  'token-introspect': `${ACCOUNT_PATH}/token/introspect`,
+  'app-token-v1': `${ACCOUNT_PATH}/app/token`,
+  register: `${ACCOUNT_PATH}/register`,
+  'client-configuration': `${ACCOUNT_PATH}/register/{clientId}`,
+  'client-secret': `${ACCOUNT_PATH}/register/{clientId}/secret`,
+  'account-jwks': `${ACCOUNT_PATH}/jwks`,
+  metadata: `/.well-known/oauth-authorization-server{basePath}${ACCOUNT_PATH}`,
+  'metadata-appended': `${ACCOUNT_PATH}/.well-known/oauth-authorization-server`,
+  'openid-configuration': `${ACCOUNT_PATH}/.well-known/openid-configuration`,
+  userinfo: `${ACCOUNT_PATH}/userinfo`,
+  'end-session': `${ACCOUNT_PATH}/end_session`,
+  'account-jwks-well-known': `${ACCOUNT_PATH}/.well-known/jwks.json`,
+} as const;
+
+/** The name of a route. */
+export type RouteName = keyof typeof ROUTE_PATHS;
+
+/** Values of a path's parameters; each is percent-encoded into its segment. */
+export interface PathParams {
+  accountId?: string | undefined;
+  clientId?: string | undefined;
+}
+
+/** Whether a path names the base path itself (the path-inserted well-known URL) instead of living under it. */
+export function isAbsolutePath(path: string): boolean {
+  return path.includes('{basePath}');
+}
+
+function fill(path: string, basePath: string, params: PathParams): string {
+  const filled = path.replace(/\{(accountId|clientId)\}/g, (_, name: keyof PathParams) => {
+    const value = params[name];
+    // A missing parameter is a bug in the caller: a URL with a hole would send a browser or a client astray.
+    if (value === undefined) throw new TypeError(`route path ${path} needs ${name}`);
+    return encodeURIComponent(value);
+  });
+  return isAbsolutePath(filled) ? filled.replace('{basePath}', basePath) : `${basePath}${filled}`;
+}
+
+/**
+ * The path-absolute URL of a route (`{basePath}…`, without the host's mount prefix), parameters encoded.
+ *
+ * @example routePath(config, 'login', { accountId: '123' }) // '/sentinel/api/account/123/login'
+ */
+export function routePath(config: Pick<ResolvedConfig, 'basePath'>, name: RouteName, params: PathParams = {}): string {
+  return fill(ROUTE_PATHS[name], config.basePath, params);
+}
+
+/**
+ * The absolute URL of a route under the issuer, as clients and metadata name it.
+ *
+ * @example routeUrl(config, 'token', { accountId: '123' }) // 'https://id.example.com/sentinel/api/account/123/token'
+ */
+export function routeUrl(config: Pick<ResolvedConfig, 'issuer' | 'basePath'>, name: RouteName, params: PathParams = {}): string {
+  return `${config.issuer}${routePath(config, name, params)}`;
+}
+
+/**
+ * The issuer identifier of one account: `{issuer}{basePath}/api/account/{accountId}`.
+ *
+ * @example accountIssuerUrl(config, '123') // 'https://id.example.com/sentinel/api/account/123'
+ */
+export function accountIssuerUrl(config: Pick<ResolvedConfig, 'issuer' | 'basePath'>, accountId: string): string {
+  return `${config.issuer}${fill(ACCOUNT_PATH, config.basePath, { accountId })}`;
+}
