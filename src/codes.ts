@@ -8,6 +8,7 @@
  */
 import type { SentinelContext } from './context.js';
 import { digest, randomSecret } from './secrets.js';
+import { parseStoredRecord } from './stored-record.js';
 
 /** What a code stands for. Persisted as JSON under `code:{sha256(code)}`. */
 export interface CodeRecord {
@@ -54,4 +55,19 @@ export async function issueCode(context: SentinelContext, record: Omit<CodeRecor
   await context.store.set(codeKey(code), JSON.stringify(stored), context.config.codeTtl * 1000);
   context.emit({ type: 'code.issued', accountId: record.accountId, clientId: record.clientId, userId: record.userId });
   return code;
+}
+
+/**
+ * The record of a code as stored by {@link issueCode}; `null` when the value is not one (a corrupt store entry).
+ * @example const record = parseCodeRecord(await context.store.get(codeKey(code)));
+ */
+export function parseCodeRecord(stored: string | null): CodeRecord | null {
+  return parseStoredRecord<CodeRecord>(
+    stored,
+    (record) =>
+      typeof record.accountId === 'string' &&
+      typeof record.clientId === 'string' &&
+      typeof record.redirectUri === 'string' &&
+      typeof record.userId === 'string',
+  );
 }

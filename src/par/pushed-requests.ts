@@ -1,14 +1,12 @@
 /**
  * Pushed authorization requests in the Store (RFC 9126 §2.2): the parameters a client pushed, under the digest of
  * a random `request_uri`, for {@link REQUEST_URI_TTL_SECONDS}. The authorization endpoint takes the record with
- * the Store's atomic `take`, so a `request_uri` is used at most once, across instances.
- *
- * | key                 | value (JSON)            | TTL   |
- * |---------------------|-------------------------|-------|
- * | `par:{sha256(uri)}` | {@link PushedRequest}   | 60 s  |
+ * the Store's atomic `take`, so a `request_uri` is used at most once, across instances. Key, value and TTL:
+ * docs/ARCHITECTURE.md#stored-records (`par:`).
  */
 import type { SentinelContext } from '../context.js';
 import { digest, randomSecret } from '../secrets.js';
+import { parseStoredRecord } from '../stored-record.js';
 
 /** RFC 9126 §2.2: the URN namespace of request URIs. */
 export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:';
@@ -22,6 +20,13 @@ export interface PushedRequest {
   clientId: string;
   /** The pushed parameters, in order, repetitions kept (they are validated again at the authorization endpoint). */
   params: [string, string][];
+}
+
+function parsePushed(stored: string | null): PushedRequest | null {
+  return parseStoredRecord<PushedRequest>(
+    stored,
+    (record) => typeof record.accountId === 'string' && typeof record.clientId === 'string' && Array.isArray(record.params),
+  );
 }
 
 function pushedKey(requestUri: string): string {
@@ -45,7 +50,7 @@ export async function storePushedRequest(context: SentinelContext, pushed: Pushe
 export async function peekPushedRequest(context: SentinelContext, requestUri: string): Promise<PushedRequest | null> {
   if (!requestUri.startsWith(REQUEST_URI_PREFIX) || requestUri.length > 200) return null;
   const stored = await context.store.get(pushedKey(requestUri));
-  return stored === null ? null : (JSON.parse(stored) as PushedRequest);
+  return parsePushed(stored);
 }
 
 /**
@@ -54,5 +59,5 @@ export async function peekPushedRequest(context: SentinelContext, requestUri: st
  */
 export async function takePushedRequest(context: SentinelContext, requestUri: string): Promise<PushedRequest | null> {
   const stored = await context.store.take(pushedKey(requestUri));
-  return stored === null ? null : (JSON.parse(stored) as PushedRequest);
+  return parsePushed(stored);
 }

@@ -5,6 +5,7 @@
  */
 import type { SentinelContext } from '../context.js';
 import { randomSecret } from '../secrets.js';
+import { parseStoredRecord } from '../stored-record.js';
 
 /** The steps a sign-in can wait at. */
 export type PendingStage = 'totp' | 'passkey-offer';
@@ -25,17 +26,13 @@ function pendingKey(interactionId: string): string {
 }
 
 function parse(value: string | null): PendingSignIn | null {
-  if (value === null) return null;
-  try {
-    const record = JSON.parse(value) as Partial<PendingSignIn>;
-    return typeof record.userId === 'string' &&
+  return parseStoredRecord<PendingSignIn>(
+    value,
+    (record) =>
+      typeof record.userId === 'string' &&
       typeof record.csrfToken === 'string' &&
-      (record.stage === 'totp' || record.stage === 'passkey-offer')
-      ? (record as PendingSignIn)
-      : null;
-  } catch {
-    return null;
-  }
+      (record.stage === 'totp' || record.stage === 'passkey-offer'),
+  );
 }
 
 /**

@@ -4,7 +4,7 @@
  */
 import { randomSecret } from '../secrets.js';
 import { requireGrant, type App } from '../apps.js';
-import { type CodeRecord, codeKey, grantIdForCode } from '../codes.js';
+import { codeKey, grantIdForCode, parseCodeRecord } from '../codes.js';
 import type { SentinelContext } from '../context.js';
 import { OAuthError } from '../errors.js';
 import type { SentinelRequest, SentinelResponse } from '../http.js';
@@ -66,7 +66,9 @@ export async function handleAuthorizationCodeGrant(
   const grantId = grantIdForCode(code);
   const stored = await context.store.get(codeKey(code));
   if (stored === null) return spentCode(context, request, accountId, app, grantId);
-  const record = JSON.parse(stored) as CodeRecord;
+  const record = parseCodeRecord(stored);
+  // A value under a code key that is not a code record is store corruption: fail, never guess.
+  if (record === null) throw new Error('the stored code record is unreadable');
   if (record.accountId !== accountId || record.clientId !== app.clientId) {
     throw new OAuthError('invalid_grant', 'the code was not issued to this client');
   }

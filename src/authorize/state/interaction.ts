@@ -11,6 +11,7 @@ import { randomSecret } from '../../secrets.js';
 import { AuthorizationError } from '../request/authorization-error.js';
 import type { AuthorizationRequest } from '../request/validate-request.js';
 import { routePath } from '../../route-paths.js';
+import { parseStoredRecord } from '../../stored-record.js';
 
 /** What an interaction stands for. */
 export interface InteractionRecord {
@@ -38,15 +39,10 @@ function interactionKey(interactionId: string): string {
 }
 
 function parseRecord(value: string | null): InteractionRecord | null {
-  if (value === null) return null;
-  try {
-    const record = JSON.parse(value) as Partial<InteractionRecord>;
-    return typeof record.csrfToken === 'string' && typeof record.request === 'object' && record.request !== null
-      ? (record as InteractionRecord)
-      : null;
-  } catch {
-    return null;
-  }
+  return parseStoredRecord<InteractionRecord>(
+    value,
+    (record) => typeof record.csrfToken === 'string' && typeof record.request === 'object' && record.request !== null,
+  );
 }
 
 /**

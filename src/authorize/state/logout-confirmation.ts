@@ -5,6 +5,7 @@
  */
 import type { SentinelContext } from '../../context.js';
 import { digest, randomSecret } from '../../secrets.js';
+import { parseStoredRecord } from '../../stored-record.js';
 
 const KEY_PREFIX = 'end-session:';
 const CONFIRMATION_ID = /^[A-Za-z0-9_-]{43}$/;
@@ -26,12 +27,11 @@ function confirmationKey(id: string): string {
   return `${KEY_PREFIX}${digest(id)}`;
 }
 
-function parseConfirmation(stored: string): LogoutConfirmation | null {
-  const value = JSON.parse(stored) as unknown;
-  if (typeof value !== 'object' || value === null) return null;
-  const record = value as Partial<LogoutConfirmation>;
-  const valid = typeof record.accountId === 'string' && typeof record.sessionDigest === 'string' && typeof record.csrfToken === 'string';
-  return valid ? (record as LogoutConfirmation) : null;
+function parseConfirmation(stored: string | null): LogoutConfirmation | null {
+  return parseStoredRecord<LogoutConfirmation>(
+    stored,
+    (record) => typeof record.accountId === 'string' && typeof record.sessionDigest === 'string' && typeof record.csrfToken === 'string',
+  );
 }
 
 /** Stores a confirmation and returns its new id (256 random bits). */
@@ -44,8 +44,7 @@ export async function saveLogoutConfirmation(context: SentinelContext, record: L
 /** The pending confirmation of `id`, without spending it; `null` for a malformed, unknown or expired id. */
 export async function findLogoutConfirmation(context: SentinelContext, id: string): Promise<LogoutConfirmation | null> {
   if (!CONFIRMATION_ID.test(id)) return null;
-  const stored = await context.store.get(confirmationKey(id));
-  return stored === null ? null : parseConfirmation(stored);
+  return parseConfirmation(await context.store.get(confirmationKey(id)));
 }
 
 /** Spends a confirmation: `true` for exactly one of concurrent callers. */

@@ -7,6 +7,7 @@
  */
 import type { SentinelContext } from '../../context.js';
 import { digest, randomSecret } from '../../secrets.js';
+import { parseStoredRecord } from '../../stored-record.js';
 
 /** What a device session stands for. Persisted as JSON under `session:{sha256(sessionId)}`. */
 export interface SessionRecord {
@@ -26,15 +27,10 @@ function sessionKey(sessionId: string): string {
 }
 
 function parseRecord(value: string | null): SessionRecord | null {
-  if (value === null) return null;
-  try {
-    const record = JSON.parse(value) as Partial<SessionRecord>;
-    return typeof record.userId === 'string' && typeof record.accountId === 'string' && typeof record.expiresAt === 'number'
-      ? (record as SessionRecord)
-      : null;
-  } catch {
-    return null;
-  }
+  return parseStoredRecord<SessionRecord>(
+    value,
+    (record) => typeof record.userId === 'string' && typeof record.accountId === 'string' && typeof record.expiresAt === 'number',
+  );
 }
 
 /**
