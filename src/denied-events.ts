@@ -1,6 +1,6 @@
 /**
  * Audit events for refused requests: each route says which event its refusals produce (`RouteDefinition.deniedEvent`),
- * so the edge in sentinel.ts stays free of per-route knowledge.
+ * so the edge (edge.ts) stays free of per-route knowledge.
  */
 import { isAuthorizationError } from './authorize/request/authorization-error.js';
 import type { DeniedEventBuilder } from './router.js';

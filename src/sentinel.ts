@@ -1,7 +1,7 @@
 /**
  * `createSentinel()`: resolves the options, wires the collaborators, and exposes the service's entry points.
- * `handle()` is the single try/catch at the edge of the core: handlers throw {@link OAuthError}s, anything else
- * becomes `500 server_error` with no detail and goes to `onError`.
+ * `handle()` and `completeLogin()` run inside the one edge of the core (`edge.ts`): handlers throw OAuthErrors,
+ * anything else becomes `500 server_error` with no detail and goes to `onError`.
  */
 import type { AccessTokenClaims, VerifyAccessTokenOptions } from './access-token.js';
 import { MemoryAppStore } from './memory-app-store.js';
@@ -40,7 +40,7 @@ export interface Sentinel {
   readonly config: ResolvedConfig;
   /** Handles one request; `null` when the path is not the service's (call the host's next handler). */
   handle(request: SentinelRequest): Promise<SentinelResponse | null>;
-  /** Verifies an access token issued by this service; throws an `invalid_token` {@link OAuthError} otherwise. */
+  /** Verifies an access token issued by this service; throws an `invalid_token` `OAuthError` otherwise. */
   verifyAccessToken(token: string, options?: VerifyAccessTokenOptions): Promise<AccessTokenClaims>;
   /**
    * Checks an `Authorization` header value for a valid Bearer or DPoP-bound token (RFC 6750, RFC 9449); adapters'
