@@ -11,7 +11,7 @@ import { RedisStore } from '../src/stores/redis.js';
 import { baseOptions } from './fixtures.js';
 import { HOSTS, type MountedHost } from './hosts.js';
 import { REDIS_URL, requireAvailable, sharedRedis } from './redis-helpers.js';
-import { codeFor, exchange, isAccepted, refresh } from './suites/oauth-helpers.js';
+import { codeFor, exchange, isAccepted, refresh } from './helpers/oauth.js';
 
 const redis = await sharedRedis('oauth-redis');
 const skip = redis.skip;

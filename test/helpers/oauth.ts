@@ -72,6 +72,7 @@ export function expectError(response: request.Response, status: number, error: s
   expect(response.status).toBe(status);
   expectNoStore(response);
   expect(response.body.error).toBe(error);
+  expect(typeof response.body.error_description).toBe('string');
   expect(Object.keys(response.body).sort()).toEqual(['error', 'error_description']);
 }
 

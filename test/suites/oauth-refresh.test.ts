@@ -5,9 +5,10 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SentinelEvent } from '../../src/index.js';
 import { ACCOUNT, PUBLIC_CLIENT_ID } from '../fixtures.js';
+import { HANDLE_HOST } from '../helpers/handle-host.js';
 import type { Host } from '../hosts.js';
-import { useMount } from './mount.js';
-import { claimsOf, codeFor, exchange, expectError, expectNoStore, isAccepted, postForm, refresh, TOKEN_PATH } from './oauth-helpers.js';
+import { useMount } from '../helpers/mount.js';
+import { claimsOf, codeFor, exchange, expectError, expectNoStore, isAccepted, postForm, refresh, TOKEN_PATH } from '../helpers/oauth.js';
 
 /** Moves the service's clock (Date.now) `seconds` ahead; store TTLs are not touched, so only our own checks see it. */
 function advanceClock(seconds: number): void {
@@ -18,7 +19,7 @@ function advanceClock(seconds: number): void {
 }
 
 /** Runs the refresh suite against `host`. */
-export function refreshSuite(host: Host): void {
+function refreshSuite(host: Host): void {
   const mount = useMount(host);
   afterEach(() => {
     vi.restoreAllMocks();
@@ -120,3 +121,5 @@ export function refreshSuite(host: Host): void {
     });
   });
 }
+
+refreshSuite(HANDLE_HOST);

@@ -21,8 +21,9 @@ import {
   SECOND_REDIRECT_URI,
   USER_ID,
 } from '../fixtures.js';
+import { HANDLE_HOST } from '../helpers/handle-host.js';
 import type { Host } from '../hosts.js';
-import { useMount } from './mount.js';
+import { useMount } from '../helpers/mount.js';
 import {
   ACCOUNT_ISSUER,
   claimsOf,
@@ -37,10 +38,10 @@ import {
   postRaw,
   refresh,
   TOKEN_PATH,
-} from './oauth-helpers.js';
+} from '../helpers/oauth.js';
 
 /** Runs the authorization_code suite against `host`. */
-export function authorizationCodeSuite(host: Host): void {
+function authorizationCodeSuite(host: Host): void {
   const mount = useMount(host);
 
   describe('authorization_code: success', () => {
@@ -329,3 +330,5 @@ export function authorizationCodeSuite(host: Host): void {
     });
   });
 }
+
+authorizationCodeSuite(HANDLE_HOST);

@@ -7,8 +7,9 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { generatePrivateJWK, MemoryStore } from '../../src/index.js';
 import { basic as basicAuth, CC_ONLY_CLIENT_ID, CC_ONLY_SECRET, CLIENT_ID, SIGNING_KEY, USER_ID, baseOptions } from '../fixtures.js';
+import { HANDLE_HOST } from '../helpers/handle-host.js';
 import type { Host } from '../hosts.js';
-import { useMount } from './mount.js';
+import { useMount } from '../helpers/mount.js';
 import {
   authorizePath,
   callbackOf,
@@ -19,8 +20,8 @@ import {
   submitLogin,
   USERINFO,
   verifyIDToken,
-} from './oidc-helpers.js';
-import { exchange, pkcePair, postForm, refresh, TOKEN_PATH } from './oauth-helpers.js';
+} from '../helpers/oidc.js';
+import { exchange, pkcePair, postForm, refresh, TOKEN_PATH } from '../helpers/oauth.js';
 
 function expectedAtHash(accessToken: string, hash: 'sha256' | 'sha384'): string {
   const digest = createHash(hash).update(accessToken, 'ascii').digest();
@@ -28,7 +29,7 @@ function expectedAtHash(accessToken: string, hash: 'sha256' | 'sha384'): string 
 }
 
 /** Runs the token modules against `host`. */
-export function oidcTokenSuite(host: Host): void {
+function oidcTokenSuite(host: Host): void {
   const mount = useMount(host);
 
   describe('OpenID Connect tokens', () => {
@@ -121,3 +122,5 @@ export function oidcTokenSuite(host: Host): void {
     });
   });
 }
+
+oidcTokenSuite(HANDLE_HOST);

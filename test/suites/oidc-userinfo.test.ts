@@ -5,10 +5,11 @@
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { CC_ONLY_CLIENT_ID, CC_ONLY_SECRET, USER_ID } from '../fixtures.js';
+import { HANDLE_HOST } from '../helpers/handle-host.js';
 import type { Host } from '../hosts.js';
-import { useMount } from './mount.js';
-import { FORM, postForm, TOKEN_PATH } from './oauth-helpers.js';
-import { ALICE, oidcOptions, payloadOf, signInFlow, USERINFO } from './oidc-helpers.js';
+import { useMount } from '../helpers/mount.js';
+import { FORM, postForm, TOKEN_PATH } from '../helpers/oauth.js';
+import { ALICE, oidcOptions, payloadOf, signInFlow, USERINFO } from '../helpers/oidc.js';
 
 const PROFILE = {
   name: ALICE.name,
@@ -23,7 +24,7 @@ const PHONE = { phone_number: ALICE.phone_number, phone_number_verified: ALICE.p
 const ADDRESS = { address: ALICE.address };
 
 /** Runs the UserInfo modules against `host`. */
-export function oidcUserInfoSuite(host: Host): void {
+function oidcUserInfoSuite(host: Host): void {
   const mount = useMount(host);
 
   async function tokenFor(scope: string, overrides = {}) {
@@ -57,18 +58,6 @@ export function oidcUserInfoSuite(host: Host): void {
       const response = await request(server).post(USERINFO).set('content-type', FORM).send(`access_token=${accessToken}`);
       expect(response.status).toBe(200);
       expect(response.body).toEqual({ sub: USER_ID, ...PHONE });
-    });
-
-    it('answers the CORS preflight of browser clients', async () => {
-      const { server } = await mount(oidcOptions());
-      const response = await request(server)
-        .options(USERINFO)
-        .set('origin', 'https://spa.example')
-        .set('access-control-request-method', 'GET')
-        .set('access-control-request-headers', 'authorization');
-      expect(response.status).toBe(204);
-      expect(response.headers['access-control-allow-origin']).toBe('*');
-      expect(response.headers['access-control-allow-headers']).toMatch(/Authorization/);
     });
 
     for (const [scope, expected] of [
@@ -151,3 +140,5 @@ export function oidcUserInfoSuite(host: Host): void {
     });
   });
 }
+
+oidcUserInfoSuite(HANDLE_HOST);

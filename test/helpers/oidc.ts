@@ -9,7 +9,7 @@ import request from 'supertest';
 import { expect } from 'vitest';
 import { generatePrivateJWK, type JWK, type SentinelOptions, type UserClaims } from '../../src/index.js';
 import { ACCOUNT, CLIENT_ID, PASSWORD, REDIRECT_URI, SIGNING_KEY, USER_ID, USERNAME, baseOptions } from '../fixtures.js';
-import { ACCOUNT_ISSUER, exchange, FORM, pkcePair } from './oauth-helpers.js';
+import { ACCOUNT_ISSUER, exchange, FORM, pkcePair } from './oauth.js';
 
 export type Agent = ReturnType<typeof request.agent>;
 

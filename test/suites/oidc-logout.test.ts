@@ -7,10 +7,11 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { BUNDLED_CATALOGUES, type Messages } from '../../src/index.js';
 import { CLIENT_ID, REDIRECT_URI } from '../fixtures.js';
+import { HANDLE_HOST } from '../helpers/handle-host.js';
 import type { Host } from '../hosts.js';
-import { useMount } from './mount.js';
-import { FORM } from './oauth-helpers.js';
-import { type Agent, authorizePath, callbackOf, END_SESSION, oidcOptions, POST_LOGOUT_URI, signInFlow } from './oidc-helpers.js';
+import { useMount } from '../helpers/mount.js';
+import { FORM } from '../helpers/oauth.js';
+import { type Agent, authorizePath, callbackOf, END_SESSION, oidcOptions, POST_LOGOUT_URI, signInFlow } from '../helpers/oidc.js';
 
 function endSessionPath(params: Record<string, string>): string {
   return `${END_SESSION}?${new URLSearchParams(params)}`;
@@ -30,7 +31,7 @@ function confirmationForm(html: string): { confirmation: string; csrf_token: str
 }
 
 /** Runs the logout modules against `host`. */
-export function oidcLogoutSuite(host: Host): void {
+function oidcLogoutSuite(host: Host): void {
   const mount = useMount(host);
 
   describe('RP-Initiated Logout', () => {
@@ -221,3 +222,5 @@ export function oidcLogoutSuite(host: Host): void {
     });
   });
 }
+
+oidcLogoutSuite(HANDLE_HOST);

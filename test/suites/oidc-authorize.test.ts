@@ -6,9 +6,10 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import type { LoginView } from '../../src/index.js';
 import { ACCOUNT, CLIENT_ID } from '../fixtures.js';
+import { HANDLE_HOST } from '../helpers/handle-host.js';
 import type { Host } from '../hosts.js';
-import { useMount } from './mount.js';
-import { ACCOUNT_ISSUER } from './oauth-helpers.js';
+import { useMount } from '../helpers/mount.js';
+import { ACCOUNT_ISSUER } from '../helpers/oauth.js';
 import {
   authorizePath,
   callbackOf,
@@ -18,13 +19,13 @@ import {
   signInFlow,
   submitLogin,
   verifyIDToken,
-} from './oidc-helpers.js';
+} from '../helpers/oidc.js';
 import { contextOf } from '../../src/context.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Runs the authorization-request modules against `host`. */
-export function oidcAuthorizeSuite(host: Host): void {
+function oidcAuthorizeSuite(host: Host): void {
   const mount = useMount(host);
 
   describe('OpenID Connect authorization requests', () => {
@@ -168,3 +169,5 @@ export function oidcAuthorizeSuite(host: Host): void {
     });
   });
 }
+
+oidcAuthorizeSuite(HANDLE_HOST);
