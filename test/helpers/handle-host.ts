@@ -10,7 +10,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Sentinel, SentinelBody, SentinelRequest, SentinelResponse } from '../../src/index.js';
-import { type Host, listen, type MountOptions } from '../hosts.js';
+import { type Host, listen, type MountOptions } from './host.js';
 
 const BRAND_TOKENS = /^\/api\/account\/([^/]+)\/consumer\/([^/]+)\/brand\/tokens$/;
 

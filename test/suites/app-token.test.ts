@@ -25,7 +25,7 @@ import {
   SIGNING_KEY,
 } from '../fixtures.js';
 import { HANDLE_HOST } from '../helpers/handle-host.js';
-import type { Host } from '../hosts.js';
+import type { Host } from '../helpers/host.js';
 import { useMount } from '../helpers/mount.js';
 import { expectError, expectNoStore } from '../helpers/oauth.js';
 

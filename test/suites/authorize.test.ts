@@ -24,7 +24,7 @@ import {
   baseOptions,
 } from '../fixtures.js';
 import { HANDLE_HOST } from '../helpers/handle-host.js';
-import type { Host } from '../hosts.js';
+import type { Host } from '../helpers/host.js';
 import { openLogin, parseLocation, postLogin, sessionCookieOf, setCookies, signIn, startLogin } from '../helpers/login-drive.js';
 import { useMount, type Mounted } from '../helpers/mount.js';
 import { pkcePair } from '../helpers/pkce.js';

@@ -22,7 +22,7 @@ import {
   USER_ID,
 } from '../fixtures.js';
 import { HANDLE_HOST } from '../helpers/handle-host.js';
-import type { Host } from '../hosts.js';
+import type { Host } from '../helpers/host.js';
 import { useMount } from '../helpers/mount.js';
 import {
   ACCOUNT_ISSUER,

@@ -5,7 +5,7 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { ACCOUNT, ISSUER } from '../fixtures.js';
 import { HANDLE_HOST } from '../helpers/handle-host.js';
-import type { Host } from '../hosts.js';
+import type { Host } from '../helpers/host.js';
 import { useMount } from '../helpers/mount.js';
 import { ACCOUNT_ISSUER } from '../helpers/oauth.js';
 import { contextOf } from '../../src/context.js';

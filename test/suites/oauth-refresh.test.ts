@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SentinelEvent } from '../../src/index.js';
 import { ACCOUNT, PUBLIC_CLIENT_ID } from '../fixtures.js';
 import { HANDLE_HOST } from '../helpers/handle-host.js';
-import type { Host } from '../hosts.js';
+import type { Host } from '../helpers/host.js';
 import { useMount } from '../helpers/mount.js';
 import { claimsOf, codeFor, exchange, expectError, expectNoStore, isAccepted, postForm, refresh, TOKEN_PATH } from '../helpers/oauth.js';
 

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { LoginView } from '../../src/index.js';
 import { ACCOUNT, CLIENT_ID } from '../fixtures.js';
 import { HANDLE_HOST } from '../helpers/handle-host.js';
-import type { Host } from '../hosts.js';
+import type { Host } from '../helpers/host.js';
 import { useMount } from '../helpers/mount.js';
 import { ACCOUNT_ISSUER } from '../helpers/oauth.js';
 import {

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { BUNDLED_CATALOGUES, type Messages } from '../../src/index.js';
 import { CLIENT_ID, REDIRECT_URI } from '../fixtures.js';
 import { HANDLE_HOST } from '../helpers/handle-host.js';
-import type { Host } from '../hosts.js';
+import type { Host } from '../helpers/host.js';
 import { useMount } from '../helpers/mount.js';
 import { FORM } from '../helpers/oauth.js';
 import { type Agent, authorizePath, callbackOf, END_SESSION, oidcOptions, POST_LOGOUT_URI, signInFlow } from '../helpers/oidc.js';

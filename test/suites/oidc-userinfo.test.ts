@@ -6,7 +6,7 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { CC_ONLY_CLIENT_ID, CC_ONLY_SECRET, USER_ID } from '../fixtures.js';
 import { HANDLE_HOST } from '../helpers/handle-host.js';
-import type { Host } from '../hosts.js';
+import type { Host } from '../helpers/host.js';
 import { useMount } from '../helpers/mount.js';
 import { FORM, postForm, TOKEN_PATH } from '../helpers/oauth.js';
 import { ALICE, oidcOptions, payloadOf, signInFlow, USERINFO } from '../helpers/oidc.js';
