@@ -5,18 +5,11 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SentinelEvent } from '../../src/index.js';
 import { ACCOUNT, PUBLIC_CLIENT_ID } from '../fixtures.js';
+import { advanceClock } from '../helpers/clock.js';
 import { HANDLE_HOST } from '../helpers/handle-host.js';
 import type { Host } from '../helpers/host.js';
 import { useMount } from '../helpers/mount.js';
 import { claimsOf, codeFor, exchange, expectError, expectNoStore, isAccepted, postForm, refresh, TOKEN_PATH } from '../helpers/oauth.js';
-
-/** Moves the service's clock (Date.now) `seconds` ahead; store TTLs are not touched, so only our own checks see it. */
-function advanceClock(seconds: number): void {
-  const real = Date.now.bind(Date);
-  const start = real();
-  const offset = seconds * 1000;
-  vi.spyOn(Date, 'now').mockImplementation(() => start + offset + (real() - start));
-}
 
 /** Runs the refresh suite against `host`. */
 function refreshSuite(host: Host): void {

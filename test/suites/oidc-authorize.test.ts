@@ -3,9 +3,10 @@
  * prompt, max_age, id_token_hint, login_hint, ui_locales, and the unsupported parameters.
  */
 import request from 'supertest';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { LoginView } from '../../src/index.js';
 import { ACCOUNT, CLIENT_ID } from '../fixtures.js';
+import { advanceClock } from '../helpers/clock.js';
 import { HANDLE_HOST } from '../helpers/handle-host.js';
 import type { Host } from '../helpers/host.js';
 import { useMount } from '../helpers/mount.js';
@@ -22,11 +23,12 @@ import {
 } from '../helpers/oidc.js';
 import { contextOf } from '../../src/context.js';
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** Runs the authorization-request modules against `host`. */
 function oidcAuthorizeSuite(host: Host): void {
   const mount = useMount(host);
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
 
   describe('OpenID Connect authorization requests', () => {
     it('oidcc-prompt-none-not-logged-in: login_required back to the app, with state and iss', async () => {
@@ -53,7 +55,7 @@ function oidcAuthorizeSuite(host: Host): void {
       const { server } = await mount(oidcOptions());
       const agent = request.agent(server);
       const first = await signInFlow(server, agent);
-      await sleep(1100);
+      advanceClock(2); // auth_time has a one-second resolution
       const response = await agent.get(authorizePath({ prompt: 'login' }));
       expect(isLoginRedirect(response)).toBe(true);
       const second = await signInFlow(server, agent, { prompt: 'login' });
@@ -64,7 +66,7 @@ function oidcAuthorizeSuite(host: Host): void {
       const { server } = await mount(oidcOptions());
       const agent = request.agent(server);
       const first = await signInFlow(server, agent);
-      await sleep(1100);
+      advanceClock(2); // auth_time has a one-second resolution
       expect(isLoginRedirect(await agent.get(authorizePath({ max_age: '1' })))).toBe(true);
       const second = await signInFlow(server, agent, { max_age: '1' });
       expect(payloadOf(second.idToken).auth_time as number).toBeGreaterThan(payloadOf(first.idToken).auth_time as number);
