@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisStore } from '../src/stores/redis.js';
 import { makeSentinel } from './fixtures.js';
 import { HOSTS, type Host, type MountedHost } from './hosts.js';
-import { PrivateRedis, redisServerBinary, requireAvailable } from './redis-helpers.js';
+import { PrivateRedis, redisServerBinary, requireAvailable } from './helpers/redis.js';
 
 const binary = redisServerBinary('health-redis');
 

@@ -18,7 +18,7 @@ import { ACCOUNT, CLIENT_ID, makeSentinel, PASSWORD, REDIRECT_URI, USER_ID, USER
 import { HANDLE_HOST } from './helpers/handle-host.js';
 import type { Host, MountedHost } from './helpers/host.js';
 import { openLogin, postLogin as postLoginDirect, recordingStore, startInteraction } from './direct-flow.js';
-import { deleteByPrefix, REDIS_URL, requireAvailable, sharedRedis } from './redis-helpers.js';
+import { deleteByPrefix, REDIS_URL, requireAvailable, sharedRedis } from './helpers/redis.js';
 
 const redis = await sharedRedis('login-throttle-concurrency');
 /** The throttle is the core's, so one host: `sentinel.handle()` with no framework around it. */

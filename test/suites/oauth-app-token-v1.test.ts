@@ -9,7 +9,8 @@ import { ACCOUNT, appTokenPath, basic, ccBody, CLIENT_ID, CLIENT_SECRET, PUBLIC_
 import { HANDLE_HOST } from '../helpers/handle-host.js';
 import type { Host } from '../helpers/host.js';
 import { useMount } from '../helpers/mount.js';
-import { claimsOf, expectError, expectNoStore, FORM, postForm } from '../helpers/oauth.js';
+import { claimsOf } from '../helpers/jwt.js';
+import { expectError, expectNoStore, FORM, postForm } from '../helpers/oauth.js';
 
 const V1_PATH = `/sentinel/api/account/${ACCOUNT}/app/token`;
 

@@ -24,16 +24,16 @@ import {
 import { HANDLE_HOST } from '../helpers/handle-host.js';
 import type { Host } from '../helpers/host.js';
 import { useMount } from '../helpers/mount.js';
+import { claimsOf } from '../helpers/jwt.js';
+import { pkcePair } from '../helpers/pkce.js';
 import {
   ACCOUNT_ISSUER,
-  claimsOf,
   codeFor,
   exchange,
   expectError,
   expectNoStore,
   INTROSPECT_PATH,
   isAccepted,
-  pkcePair,
   postForm,
   postRaw,
   refresh,

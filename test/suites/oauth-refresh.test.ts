@@ -9,7 +9,8 @@ import { advanceClock } from '../helpers/clock.js';
 import { HANDLE_HOST } from '../helpers/handle-host.js';
 import type { Host } from '../helpers/host.js';
 import { useMount } from '../helpers/mount.js';
-import { claimsOf, codeFor, exchange, expectError, expectNoStore, isAccepted, postForm, refresh, TOKEN_PATH } from '../helpers/oauth.js';
+import { claimsOf } from '../helpers/jwt.js';
+import { codeFor, exchange, expectError, expectNoStore, isAccepted, postForm, refresh, TOKEN_PATH } from '../helpers/oauth.js';
 
 /** Runs the refresh suite against `host`. */
 function refreshSuite(host: Host): void {

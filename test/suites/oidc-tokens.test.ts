@@ -10,18 +10,10 @@ import { basic as basicAuth, CC_ONLY_CLIENT_ID, CC_ONLY_SECRET, CLIENT_ID, SIGNI
 import { HANDLE_HOST } from '../helpers/handle-host.js';
 import type { Host } from '../helpers/host.js';
 import { useMount } from '../helpers/mount.js';
-import {
-  authorizePath,
-  callbackOf,
-  oidcOptions,
-  payloadOf,
-  RSA_KEY,
-  signInFlow,
-  submitLogin,
-  USERINFO,
-  verifyIDToken,
-} from '../helpers/oidc.js';
-import { exchange, pkcePair, postForm, refresh, TOKEN_PATH } from '../helpers/oauth.js';
+import { claimsOf } from '../helpers/jwt.js';
+import { authorizePath, callbackOf, oidcOptions, RSA_KEY, signInFlow, submitLogin, USERINFO, verifyIDToken } from '../helpers/oidc.js';
+import { exchange, postForm, refresh, TOKEN_PATH } from '../helpers/oauth.js';
+import { pkcePair } from '../helpers/pkce.js';
 
 function expectedAtHash(accessToken: string, hash: 'sha256' | 'sha384'): string {
   const digest = createHash(hash).update(accessToken, 'ascii').digest();
@@ -77,7 +69,7 @@ function oidcTokenSuite(host: Host): void {
       const tokens = await signInFlow(server, request.agent(server), { nonce: 'n-refresh' });
       const refreshed = await refresh(server, tokens.refreshToken ?? '');
       expect(refreshed.status).toBe(200);
-      const original = payloadOf(tokens.idToken);
+      const original = claimsOf(tokens.idToken);
       const { payload } = await verifyIDToken(server, refreshed.body.id_token);
       expect(payload.sub).toBe(original.sub);
       expect(payload.aud).toBe(original.aud);

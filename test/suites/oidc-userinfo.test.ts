@@ -9,7 +9,8 @@ import { HANDLE_HOST } from '../helpers/handle-host.js';
 import type { Host } from '../helpers/host.js';
 import { useMount } from '../helpers/mount.js';
 import { FORM, postForm, TOKEN_PATH } from '../helpers/oauth.js';
-import { ALICE, oidcOptions, payloadOf, signInFlow, USERINFO } from '../helpers/oidc.js';
+import { claimsOf } from '../helpers/jwt.js';
+import { ALICE, oidcOptions, signInFlow, USERINFO } from '../helpers/oidc.js';
 
 const PROFILE = {
   name: ALICE.name,
@@ -77,7 +78,7 @@ function oidcUserInfoSuite(host: Host): void {
 
     it('idTokenClaims puts the same released claims in the ID token', async () => {
       const { idToken } = await tokenFor('openid email', { idTokenClaims: true });
-      const claims = payloadOf(idToken);
+      const claims = claimsOf(idToken);
       expect(claims.email).toBe(ALICE.email);
       expect(claims.email_verified).toBe(true);
       expect(claims.name).toBeUndefined();
