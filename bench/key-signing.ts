@@ -15,7 +15,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { createLocalJWKSet, jwtVerify } from 'jose';
-import { createTestToken, softhsmProblem } from '../test/softhsm-helpers.js';
+import { createTestToken, softhsmProblem } from '../test/helpers/softhsm.js';
 import { CC_BODY, CONSUMER_ID, FORM_CONTENT_TYPE, HOST, TOKEN_PATH } from './fixtures.js';
 import { writeResultsSection } from './results-section.js';
 

@@ -12,7 +12,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { hashClientSecret } from '../src/client-secrets.js';
 import { PostgresAppStore } from '../src/postgres/index.js';
-import { freePort } from '../test/free-port.js';
+import { freePort } from '../test/helpers/free-port.js';
 import { ACCOUNT_ID, CLIENT_ID, CLIENT_SECRET, CONSUMER_ID, FORM_CONTENT_TYPE, HOST, TOKEN_PATH } from './fixtures.js';
 import { median } from './report.js';
 import { writeResultsSection } from './results-section.js';

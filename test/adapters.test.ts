@@ -1,7 +1,9 @@
 /**
  * Per-framework behaviour of the adapters, against every host in HOSTS: host body parsers before, after or absent;
  * mounting under a prefix; the host's error handler receiving what the adapter cannot answer; host routes next to
- * ours left untouched; and the response the core decides reaching the wire unchanged.
+ * ours left untouched; and the response the core decides (status, headers, cookies, body type) reaching the wire
+ * unchanged, HEAD included. Together with `test/adapter-flows.test.ts` it is what runs per framework; the
+ * endpoint logic runs once, through `sentinel.handle()`, in `test/suites/`.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Sentinel, SentinelBody, SentinelRequest, SentinelResponse } from '../src/index.js';
@@ -229,6 +231,34 @@ describe.each(HOSTS)('$name adapter', (host) => {
     expect(response.headers.get('x-sentinel')).toBe('yes');
     expect(response.headers.get('cache-control')).toBe('no-store');
     expect(await response.text()).toBe(body);
+  });
+
+  it('writes an HTML body with its type and a non-2xx status the core decided, unchanged', async () => {
+    const body = '<!doctype html><html lang="en"><title>x</title><p>ü &amp; €</p></html>';
+    const { sentinel } = scripted({
+      response: {
+        status: 429,
+        headers: { 'content-type': 'text/html; charset=utf-8', 'retry-after': '60', 'content-security-policy': "default-src 'none'" },
+        body,
+      },
+    });
+    const base = await start(sentinel);
+    const response = await fetch(`${base}/sentinel/anything`);
+    expect(response.status).toBe(429);
+    expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(response.headers.get('retry-after')).toBe('60');
+    expect(response.headers.get('content-security-policy')).toBe("default-src 'none'");
+    expect(await response.text()).toBe(body);
+  });
+
+  it('answers HEAD on a GET route with the headers and no body', async () => {
+    const base = await start(makeSentinel());
+    const get = await fetch(`${base}/sentinel/well-known/jwks`);
+    const head = await fetch(`${base}/sentinel/well-known/jwks`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'));
+    expect(head.headers.get('cache-control')).toBe(get.headers.get('cache-control'));
+    expect(await head.text()).toBe('');
   });
 
   it('writes a body-less redirect with every Set-Cookie and no framework default body', async () => {

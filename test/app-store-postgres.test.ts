@@ -13,7 +13,7 @@ import { generateClientSecret, hashClientSecret, verifyAppSecret } from '../src/
 import { PostgresAppStore } from '../src/postgres/index.js';
 import { MIGRATIONS, runMigrations } from '../src/postgres/migrations.js';
 import { runAppStoreContract } from './app-store-contract.js';
-import { requirePostgres, sharedPostgres, throwawayDatabase } from './pg-helpers.js';
+import { requirePostgres, sharedPostgres, throwawayDatabase } from './helpers/postgres.js';
 
 const available = await sharedPostgres('app-store-postgres');
 let database: Awaited<ReturnType<typeof throwawayDatabase>> | undefined;

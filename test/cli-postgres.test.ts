@@ -10,7 +10,7 @@ import { PostgresAppStore } from '../src/postgres/index.js';
 import { jsonOf, postForm } from './direct-flow.js';
 import { CLI, ensureBuilt } from './dist.js';
 import { ACCOUNT, appTokenPath, CONSUMER_UUID, makeSentinel } from './fixtures.js';
-import { requirePostgres, sharedPostgres, throwawayDatabase } from './pg-helpers.js';
+import { requirePostgres, sharedPostgres, throwawayDatabase } from './helpers/postgres.js';
 
 const available = await sharedPostgres('cli-postgres');
 

@@ -12,7 +12,7 @@ import { MemoryStore, type Sentinel, type SentinelEvent, type Store } from '../s
 import { RedisStore } from '../src/stores/redis.js';
 import { exchangeCode, jsonOf, signIn, useRefreshToken } from './direct-flow.js';
 import { ACCOUNT, makeSentinel } from './fixtures.js';
-import { deleteByPrefix, REDIS_URL, requireAvailable, sharedRedis } from './redis-helpers.js';
+import { deleteByPrefix, REDIS_URL, requireAvailable, sharedRedis } from './helpers/redis.js';
 
 const PARALLEL = 200;
 

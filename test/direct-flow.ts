@@ -3,10 +3,10 @@
  * sign-in → code), the token endpoint, and a Store wrapper that records every write. Used by the hostile-input,
  * flood, concurrency, audit and fuzz suites, where speed matters and the exact request shape must be controlled.
  */
-import { createHash, randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
 import type { Sentinel, SentinelRequest, SentinelResponse, Store } from '../src/index.js';
 import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, PASSWORD, REDIRECT_URI, USERNAME } from './fixtures.js';
+import { pkcePair } from './helpers/pkce.js';
 
 export const FORM = 'application/x-www-form-urlencoded';
 export const ACCOUNT_PATH = `/sentinel/api/account/${ACCOUNT}`;
@@ -50,12 +50,6 @@ export function postForm(
   extra: Omit<DirectRequest, 'path' | 'body'> = {},
 ): Promise<SentinelResponse> {
   return call(sentinel, { method: 'POST', path, body, ...extra, headers: { 'content-type': FORM, ...extra.headers } });
-}
-
-/** A fresh PKCE pair (RFC 7636 §4.1, §4.2). */
-export function pkcePair(): { verifier: string; challenge: string } {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
 }
 
 /** The query of a valid authorize request of the confidential client. */

@@ -10,7 +10,8 @@ import { MemoryStore, type SentinelEvent, type SentinelOptions } from '../src/in
 import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, PUBLIC_CLIENT_ID, REDIRECT_URI, USER_ID } from './fixtures.js';
 import { HOSTS, type MountedHost } from './hosts.js';
 import { clientKey, dpopProof, keyedSentinel, type ClientKey } from './key-bound-helpers.js';
-import { codeFor, pkcePair } from './suites/oauth-helpers.js';
+import { codeFor } from './helpers/oauth.js';
+import { pkcePair } from './helpers/pkce.js';
 
 const V2_PATH = `/sentinel/api/v2/account/${ACCOUNT}/app/token`;
 const V2_HTU = `http://localhost${V2_PATH}`;

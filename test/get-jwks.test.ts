@@ -9,8 +9,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createSentinel } from '../src/index.js';
 import { basic, baseOptions, CC_ONLY_CLIENT_ID, CC_ONLY_SECRET, ISSUER } from './fixtures.js';
 import { HOSTS, type MountedHost } from './hosts.js';
-import { postForm, TOKEN_PATH } from './suites/oauth-helpers.js';
-import { oidcOptions } from './suites/oidc-helpers.js';
+import { postForm, TOKEN_PATH } from './helpers/oauth.js';
+import { oidcOptions } from './helpers/oidc.js';
 
 const open: MountedHost[] = [];
 afterEach(async () => {

@@ -8,7 +8,7 @@ import { codeKey } from '../src/codes.js';
 import { MemoryStore, type SentinelEvent, type SentinelOptions, type Store } from '../src/index.js';
 import { jsonOf, postForm, TOKEN_PATH, useRefreshToken } from './direct-flow.js';
 import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, makeSentinel, PUBLIC_CLIENT_ID, REDIRECT_URI, USER_ID } from './fixtures.js';
-import { codeFor } from './suites/oauth-helpers.js';
+import { codeFor } from './helpers/oauth.js';
 import { contextOf } from '../src/context.js';
 
 /** A store whose contents can be wiped (an empty restart) and whose operations can be made to fail. */

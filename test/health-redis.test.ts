@@ -5,6 +5,7 @@
  *
  * No redis-server binary: skipped with a warning, unless SENTINEL_REQUIRE_REDIS=1, where it fails.
  */
+import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import request from 'supertest';
@@ -12,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisStore } from '../src/stores/redis.js';
 import { makeSentinel } from './fixtures.js';
 import { HOSTS, type Host, type MountedHost } from './hosts.js';
-import { PrivateRedis, redisServerBinary, requireAvailable } from './redis-helpers.js';
+import { PrivateRedis, redisServerBinary, requireAvailable } from './helpers/redis.js';
 
 const binary = redisServerBinary('health-redis');
 
@@ -34,6 +35,8 @@ describe.skipIf(binary.skip)('health endpoints with Redis killed and restarted',
     await server.start();
     client = new Redis(server.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
     client.on('error', () => {}); // the outage is the point; it shows as a failed readiness check
+    // Without an offline queue, a command sent before the connection is up fails: wait for it, as a host's start would.
+    if (client.status !== 'ready') await once(client, 'ready');
     const sentinel = makeSentinel({ store: new RedisStore(client, { prefix: 'health:', commandTimeoutMs: 300 }) });
     host = await (HOSTS.find((candidate) => candidate.name === 'express5') as Host).mount(sentinel);
   });

@@ -8,8 +8,7 @@
  * after the service and parsing its own urlencoded body, which answers the parsed form as JSON: the service must
  * leave the bodies of host routes unread.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import express5 from 'express';
 // @ts-expect-error express4 is an npm alias of express@4 without its own type declarations
 import express4Untyped from 'express4';
@@ -20,52 +19,18 @@ import Koa from 'koa';
 // @ts-expect-error koa2 is an npm alias of koa@2 without its own type declarations
 import koa2Untyped from 'koa2';
 import koaMount from 'koa-mount';
-import type { Sentinel } from '../src/index.js';
+import { type Host, listen } from './helpers/host.js';
 import { requireAccessToken, toExpress } from '../adapters/express/index.js';
 import { requireAccessToken as requireFastifyAccessToken, toFastify } from '../adapters/fastify/index.js';
 import { requireAccessToken as requireFetchAccessToken, toFetch } from '../adapters/fetch/index.js';
 import { requireAccessToken as requireKoaAccessToken, toKoa } from '../adapters/koa/index.js';
 
+// The suites and many files import these from here, next to HOSTS.
+export type { Host, MountedHost, MountOptions } from './helpers/host.js';
+export { listen };
+
 const express4 = express4Untyped as typeof express5;
 const Koa2 = koa2Untyped as typeof Koa;
-
-/** How a suite wants the host built. */
-export interface MountOptions {
-  /** Mount the service under this prefix (e.g. '/idp'). */
-  prefix?: string;
-  /** Which host body parser runs, and where: none, before the service, or after it. */
-  bodyParser?: 'none' | 'before' | 'after';
-  /** Receives errors the framework's error handler sees. */
-  onHostError?: (error: unknown) => void;
-}
-
-/** A running host. */
-export interface MountedHost {
-  server: Server;
-  url: string;
-  close(): Promise<void>;
-}
-
-/** A framework under test. */
-export interface Host {
-  name: string;
-  mount(sentinel: Sentinel, options?: MountOptions): Promise<MountedHost>;
-}
-
-/** Listens on 127.0.0.1:0 and returns the running host. */
-export async function listen(server: Server): Promise<MountedHost> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    server,
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
 
 function expressHost(name: string, factory: typeof express5): Host {
   return {

@@ -16,7 +16,8 @@ import { createSentinel } from '../src/index.js';
 import { RedisStore } from '../src/stores/redis.js';
 import { call } from './direct-flow.js';
 import { ACCOUNT, appTokenPath, baseOptions, basic, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID } from './fixtures.js';
-import { deleteByPrefix, REDIS_URL, requireAvailable, sharedRedis } from './redis-helpers.js';
+import { deleteByPrefix, REDIS_URL, requireAvailable, sharedRedis } from './helpers/redis.js';
+import { kidOf } from './helpers/jwt.js';
 
 const redis = await sharedRedis('key-rotation-redis');
 const PREFIX = `sentinel-keyring-test:${randomBytes(8).toString('hex')}:`;
@@ -84,8 +85,6 @@ async function guardAccepts(instance: Instance, token: string): Promise<boolean>
   if (response.status !== 200 && response.status !== 401) throw new Error(`guard at ${instance.name}: ${response.status}`);
   return response.status === 200;
 }
-
-const kidOf = (token: string): string => JSON.parse(Buffer.from(token.split('.')[0] as string, 'base64url').toString()).kid;
 
 async function jwksKids(instance: Instance): Promise<string[]> {
   const response = await fetch(`${instance.base}/sentinel/well-known/jwks`);

@@ -19,6 +19,7 @@ import {
   OTHER_SECRET,
 } from './fixtures.js';
 import { call } from './direct-flow.js';
+import { kidOf } from './helpers/jwt.js';
 import { contextOf } from '../src/context.js';
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -56,10 +57,6 @@ async function appToken(sentinel: Sentinel): Promise<string> {
   });
   expect(response.status).toBe(200);
   return (JSON.parse(response.body as string) as { access_token: string }).access_token;
-}
-
-function kidOf(token: string): string {
-  return JSON.parse(Buffer.from(token.split('.')[0] as string, 'base64url').toString()).kid;
 }
 
 async function accepts(sentinel: Sentinel, token: string): Promise<boolean> {

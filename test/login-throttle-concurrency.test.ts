@@ -1,5 +1,6 @@
 /**
- * The login throttle under concurrency, over real HTTP through every host: bursts of simultaneous guesses (20 on
+ * The login throttle under concurrency, over real HTTP through `sentinel.handle()` (the throttle is the core's;
+ * that every framework hands it the client address is `test/trust-proxy.test.ts`'s concern): bursts of simultaneous guesses (20 on
  * one username, 80 over 80 usernames from one address) never reach the user store more often than the limits allow,
  * on MemoryStore and on a RedisStore shared by two instances, with a slow (scrypt on the thread pool) and an
  * instant authenticator. The right password sent while the slots are taken is refused with 429, not signed in.
@@ -14,11 +15,14 @@ import type { Sentinel, SentinelOptions, Store } from '../src/index.js';
 import { MemoryStore } from '../src/stores/memory.js';
 import { RedisStore } from '../src/stores/redis.js';
 import { ACCOUNT, CLIENT_ID, makeSentinel, PASSWORD, REDIRECT_URI, USER_ID, USERNAME } from './fixtures.js';
-import { HOSTS, type MountedHost } from './hosts.js';
+import { HANDLE_HOST } from './helpers/handle-host.js';
+import type { Host, MountedHost } from './helpers/host.js';
 import { openLogin, postLogin as postLoginDirect, recordingStore, startInteraction } from './direct-flow.js';
-import { deleteByPrefix, REDIS_URL, requireAvailable, sharedRedis } from './redis-helpers.js';
+import { deleteByPrefix, REDIS_URL, requireAvailable, sharedRedis } from './helpers/redis.js';
 
 const redis = await sharedRedis('login-throttle-concurrency');
+/** The throttle is the core's, so one host: `sentinel.handle()` with no framework around it. */
+const THROTTLE_HOSTS: Host[] = [HANDLE_HOST];
 const LIMITS = { maxFailures: 5, maxFailuresPerIp: 50, windowSeconds: 900 };
 const ACCOUNT_PATH = `/sentinel/api/account/${ACCOUNT}`;
 
@@ -50,8 +54,7 @@ interface Pair {
   close(): Promise<void>;
 }
 
-async function mountPair(hostIndex: number, options: Partial<SentinelOptions>, shared: boolean): Promise<Pair> {
-  const host = HOSTS[hostIndex]!;
+async function mountPair(host: Host, options: Partial<SentinelOptions>, shared: boolean): Promise<Pair> {
   const first = makeSentinel(options);
   const second: Sentinel = shared ? makeSentinel(options) : first;
   const mounted: MountedHost[] = [await host.mount(first), await host.mount(second)];
@@ -137,12 +140,12 @@ afterAll(async () => {
 
 for (const storeKind of STORES) {
   describe.skipIf(storeKind.skip)(`concurrent login attempts on ${storeKind.name}`, () => {
-    for (const [hostIndex, host] of HOSTS.entries()) {
+    for (const [hostIndex, host] of THROTTLE_HOSTS.entries()) {
       for (const kind of ['slow', 'instant'] as const) {
         it(`${host.name}, ${kind} authenticator: 20 guesses for one username reach it at most maxFailures times`, async () => {
           const { store, shared } = storeKind.make();
           const users = countingUsers(kind);
-          const pair = await mountPair(hostIndex, { store, throttle: LIMITS, users }, shared);
+          const pair = await mountPair(host, { store, throttle: LIMITS, users }, shared);
           try {
             const attempts = Array.from({ length: 19 }, (_, index) => ({ username: USERNAME, password: `wrong-${index}` }));
             attempts.push({ username: USERNAME, password: PASSWORD });
@@ -163,7 +166,7 @@ for (const storeKind of STORES) {
         it(`${host.name}, ${kind} authenticator: 80 guesses over 80 usernames from one address reach it at most maxFailuresPerIp times`, async () => {
           const { store, shared } = storeKind.make();
           const users = countingUsers(kind);
-          const pair = await mountPair(hostIndex, { store, throttle: LIMITS, users }, shared);
+          const pair = await mountPair(host, { store, throttle: LIMITS, users }, shared);
           try {
             const attempts = Array.from({ length: 80 }, (_, index) => ({ username: `user-${index}`, password: 'guess' }));
             const statuses = await burst(pair, attempts);
@@ -181,7 +184,7 @@ for (const storeKind of STORES) {
         it('a successful sign-in gives its slot back (address and username), so only failures are charged', async () => {
           const { store, shared } = storeKind.make();
           const users = countingUsers('instant');
-          const pair = await mountPair(hostIndex, { store, throttle: { ...LIMITS, maxFailuresPerIp: 3 }, users }, shared);
+          const pair = await mountPair(host, { store, throttle: { ...LIMITS, maxFailuresPerIp: 3 }, users }, shared);
           try {
             const statuses: number[] = [];
             for (let index = 0; index < 6; index += 1) {
@@ -207,7 +210,7 @@ for (const storeKind of STORES) {
         });
         const { store, shared } = storeKind.make();
         const users = countingUsers('slow', gate);
-        const pair = await mountPair(hostIndex, { store, throttle: LIMITS, users }, shared);
+        const pair = await mountPair(host, { store, throttle: LIMITS, users }, shared);
         try {
           const targets: Array<{ loginURL: string; csrf: string }> = [];
           for (let index = 0; index < 21; index += 1) targets.push(await openInteraction(pair.urls[index % 2] as string));

@@ -17,7 +17,7 @@ import { ACCOUNT_ID } from '../examples/multi-instance/account.js';
 import { createRoundRobinProxy } from '../examples/multi-instance/proxy.js';
 import { DEMO_CONSUMERS } from '../examples/shared/brand-tokens.js';
 import { generateClientSecret, generatePrivateJWK } from '../src/index.js';
-import { deleteByPrefix, freePort, REDIS_URL, requireAvailable, sharedRedis } from './redis-helpers.js';
+import { deleteByPrefix, freePort, REDIS_URL, requireAvailable, sharedRedis } from './helpers/redis.js';
 
 const redis = await sharedRedis('multi-instance');
 

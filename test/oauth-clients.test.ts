@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createSentinel, type Sentinel } from '../src/index.js';
 import { baseOptions, ACCOUNT, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, PASSWORD, REDIRECT_URI, USER_ID, USERNAME } from './fixtures.js';
 import { HOSTS, type MountedHost } from './hosts.js';
-import { codeFor } from './suites/oauth-helpers.js';
+import { codeFor } from './helpers/oauth.js';
 
 /** The part of simple-oauth2's ClientCredentials this test uses. */
 interface SimpleAccessToken {

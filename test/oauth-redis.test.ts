@@ -10,8 +10,8 @@ import { createSentinel, type Sentinel } from '../src/index.js';
 import { RedisStore } from '../src/stores/redis.js';
 import { baseOptions } from './fixtures.js';
 import { HOSTS, type MountedHost } from './hosts.js';
-import { REDIS_URL, requireAvailable, sharedRedis } from './redis-helpers.js';
-import { codeFor, exchange, isAccepted, refresh } from './suites/oauth-helpers.js';
+import { REDIS_URL, requireAvailable, sharedRedis } from './helpers/redis.js';
+import { codeFor, exchange, isAccepted, refresh } from './helpers/oauth.js';
 
 const redis = await sharedRedis('oauth-redis');
 const skip = redis.skip;

@@ -9,8 +9,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createSentinel } from '../src/index.js';
 import { CLIENT_ID, CLIENT_SECRET, baseOptions, ISSUER, REDIRECT_URI, USER_ID } from './fixtures.js';
 import { HOSTS, type MountedHost } from './hosts.js';
-import { ACCOUNT_ISSUER } from './suites/oauth-helpers.js';
-import { ALICE, authorizePath, callbackOf, isLoginRedirect, oidcOptions, POST_LOGOUT_URI, submitLogin } from './suites/oidc-helpers.js';
+import { ACCOUNT_ISSUER } from './helpers/oauth.js';
+import { ALICE, authorizePath, callbackOf, isLoginRedirect, oidcOptions, POST_LOGOUT_URI, submitLogin } from './helpers/oidc.js';
 
 const open: MountedHost[] = [];
 afterEach(async () => {

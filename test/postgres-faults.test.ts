@@ -9,7 +9,7 @@ import type { Sentinel, SentinelResponse } from '../src/index.js';
 import { PostgresAppStore } from '../src/postgres/index.js';
 import { call, jsonOf, postForm } from './direct-flow.js';
 import { ACCOUNT, appTokenPath, CONSUMER_UUID, makeSentinel } from './fixtures.js';
-import { PrivatePostgres, privatePostgresAvailability, requirePostgres } from './pg-helpers.js';
+import { PrivatePostgres, privatePostgresAvailability, requirePostgres } from './helpers/postgres.js';
 
 const available = privatePostgresAvailability('postgres-faults');
 const INITIAL = 'initial-access-token-for-faults';

@@ -13,7 +13,7 @@ import { PRESENCE_TTL_MS } from '../src/app-presence.js';
 import { call, exchangeCode, FORM, jsonOf, postForm, signIn, useRefreshToken } from './direct-flow.js';
 import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, makeSentinel, OTHER_ACCOUNT, REDIRECT_URI, appTokenPath } from './fixtures.js';
 import { HOSTS } from './hosts.js';
-import { requirePostgres, sharedPostgres, throwawayDatabase } from './pg-helpers.js';
+import { requirePostgres, sharedPostgres, throwawayDatabase } from './helpers/postgres.js';
 import { contextOf } from '../src/context.js';
 
 const available = await sharedPostgres('registration');

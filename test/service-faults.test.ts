@@ -19,8 +19,8 @@ import { createSentinel, type Sentinel } from '../src/index.js';
 import { RedisStore } from '../src/stores/redis.js';
 import { ACCOUNT, CLIENT_ID, PASSWORD, REDIRECT_URI, USERNAME, appTokenPath, baseOptions, ccBody } from './fixtures.js';
 import { HOSTS, type MountedHost } from './hosts.js';
-import { PrivateRedis, redisServerBinary, requireAvailable } from './redis-helpers.js';
-import { exchange, refresh } from './suites/oauth-helpers.js';
+import { PrivateRedis, redisServerBinary, requireAvailable } from './helpers/redis.js';
+import { exchange, refresh } from './helpers/oauth.js';
 
 const binary = redisServerBinary('service-faults');
 

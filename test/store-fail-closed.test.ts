@@ -17,8 +17,8 @@ import type { Sentinel, SentinelEvent, SentinelResponse, Store } from '../src/in
 import { RedisStore, redisClientOptions } from '../src/stores/redis.js';
 import { jsonOf, postForm, TOKEN_PATH, useRefreshToken } from './direct-flow.js';
 import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, makeSentinel, REDIRECT_URI } from './fixtures.js';
-import { PrivateRedis, redisServerBinary, requireAvailable } from './redis-helpers.js';
-import { codeFor } from './suites/oauth-helpers.js';
+import { PrivateRedis, redisServerBinary, requireAvailable } from './helpers/redis.js';
+import { codeFor } from './helpers/oauth.js';
 
 const binary = redisServerBinary('store-fail-closed');
 /** How soon after redis-server is back the service must work again. */

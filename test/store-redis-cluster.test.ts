@@ -9,8 +9,8 @@ import { randomBytes } from 'node:crypto';
 import type { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisStore } from '../src/stores/redis.js';
-import { clusterAvailability, connectCluster, type RunningCluster, startCluster } from './redis-cluster.js';
-import { requireAvailable } from './redis-helpers.js';
+import { clusterAvailability, connectCluster, type RunningCluster, startCluster } from './helpers/redis-cluster.js';
+import { requireAvailable } from './helpers/redis.js';
 import { runStoreContract } from './store-contract.js';
 
 const available = clusterAvailability('store-redis-cluster');

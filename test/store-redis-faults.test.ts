@@ -14,7 +14,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisStore } from '../src/stores/redis.js';
 import type { Store } from '../src/stores/store.js';
-import { PrivateRedis, redisServerBinary, requireAvailable } from './redis-helpers.js';
+import { PrivateRedis, redisServerBinary, requireAvailable } from './helpers/redis.js';
 import { runStoreContract } from './store-contract.js';
 
 const binary = redisServerBinary('store-redis-faults');

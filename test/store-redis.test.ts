@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisStore } from '../src/stores/redis.js';
-import { deleteByPrefix, REDIS_URL, requireAvailable, sharedRedis } from './redis-helpers.js';
+import { deleteByPrefix, REDIS_URL, requireAvailable, sharedRedis } from './helpers/redis.js';
 import { runStoreContract } from './store-contract.js';
 
 const redis = await sharedRedis('store-redis');

@@ -10,6 +10,7 @@ import { VerifiedTokenCache, verifiedTokenCache } from '../src/verified-tokens.j
 import { call, exchangeCode, jsonOf, postForm, signIn, TOKEN_PATH } from './direct-flow.js';
 import { ACCOUNT, appTokenPath, basic, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, makeSentinel, OTHER_ACCOUNT } from './fixtures.js';
 import { clientKey, dpopProof, keyedSentinel } from './key-bound-helpers.js';
+import { kidOf } from './helpers/jwt.js';
 
 const FORM = 'application/x-www-form-urlencoded';
 const EXPECTED = { accountId: ACCOUNT, consumerId: CONSUMER_UUID };
@@ -38,10 +39,6 @@ function cacheOf(sentinel: Sentinel): VerifiedTokenCache {
 
 function digest(token: string): string {
   return createHash('sha256').update(token).digest('base64url');
-}
-
-function kidOf(token: string): string {
-  return JSON.parse(Buffer.from(token.split('.')[0] as string, 'base64url').toString()).kid;
 }
 
 describe.each(['threadpool', 'sync'] as const)('verification %s', (verification) => {

@@ -9,7 +9,8 @@ import request from 'supertest';
 import { expect } from 'vitest';
 import { generatePrivateJWK, type JWK, type SentinelOptions, type UserClaims } from '../../src/index.js';
 import { ACCOUNT, CLIENT_ID, PASSWORD, REDIRECT_URI, SIGNING_KEY, USER_ID, USERNAME, baseOptions } from '../fixtures.js';
-import { ACCOUNT_ISSUER, exchange, FORM, pkcePair } from './oauth-helpers.js';
+import { ACCOUNT_ISSUER, exchange, FORM } from './oauth.js';
+import { pkcePair } from './pkce.js';
 
 export type Agent = ReturnType<typeof request.agent>;
 
@@ -145,11 +146,6 @@ export async function verifyIDToken(
   expect(typeof payload.auth_time).toBe('number');
   if (expected.nonce !== undefined) expect(payload.nonce).toBe(expected.nonce);
   return { payload, alg: protectedHeader.alg, kid: protectedHeader.kid };
-}
-
-/** The claims of a JWT, unverified. */
-export function payloadOf(token: string): Record<string, unknown> {
-  return JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
 }
 
 /** A random nonce. */

@@ -5,20 +5,15 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SentinelEvent } from '../../src/index.js';
 import { ACCOUNT, PUBLIC_CLIENT_ID } from '../fixtures.js';
-import type { Host } from '../hosts.js';
-import { useMount } from './mount.js';
-import { claimsOf, codeFor, exchange, expectError, expectNoStore, isAccepted, postForm, refresh, TOKEN_PATH } from './oauth-helpers.js';
-
-/** Moves the service's clock (Date.now) `seconds` ahead; store TTLs are not touched, so only our own checks see it. */
-function advanceClock(seconds: number): void {
-  const real = Date.now.bind(Date);
-  const start = real();
-  const offset = seconds * 1000;
-  vi.spyOn(Date, 'now').mockImplementation(() => start + offset + (real() - start));
-}
+import { advanceClock } from '../helpers/clock.js';
+import { HANDLE_HOST } from '../helpers/handle-host.js';
+import type { Host } from '../helpers/host.js';
+import { useMount } from '../helpers/mount.js';
+import { claimsOf } from '../helpers/jwt.js';
+import { codeFor, exchange, expectError, expectNoStore, isAccepted, postForm, refresh, TOKEN_PATH } from '../helpers/oauth.js';
 
 /** Runs the refresh suite against `host`. */
-export function refreshSuite(host: Host): void {
+function refreshSuite(host: Host): void {
   const mount = useMount(host);
   afterEach(() => {
     vi.restoreAllMocks();
@@ -120,3 +115,5 @@ export function refreshSuite(host: Host): void {
     });
   });
 }
+
+refreshSuite(HANDLE_HOST);

@@ -21,26 +21,27 @@ import {
   SECOND_REDIRECT_URI,
   USER_ID,
 } from '../fixtures.js';
-import type { Host } from '../hosts.js';
-import { useMount } from './mount.js';
+import { HANDLE_HOST } from '../helpers/handle-host.js';
+import type { Host } from '../helpers/host.js';
+import { useMount } from '../helpers/mount.js';
+import { claimsOf } from '../helpers/jwt.js';
+import { pkcePair } from '../helpers/pkce.js';
 import {
   ACCOUNT_ISSUER,
-  claimsOf,
   codeFor,
   exchange,
   expectError,
   expectNoStore,
   INTROSPECT_PATH,
   isAccepted,
-  pkcePair,
   postForm,
   postRaw,
   refresh,
   TOKEN_PATH,
-} from './oauth-helpers.js';
+} from '../helpers/oauth.js';
 
 /** Runs the authorization_code suite against `host`. */
-export function authorizationCodeSuite(host: Host): void {
+function authorizationCodeSuite(host: Host): void {
   const mount = useMount(host);
 
   describe('authorization_code: success', () => {
@@ -329,3 +330,5 @@ export function authorizationCodeSuite(host: Host): void {
     });
   });
 }
+
+authorizationCodeSuite(HANDLE_HOST);

@@ -4,13 +4,14 @@
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { ACCOUNT, ISSUER } from '../fixtures.js';
-import type { Host } from '../hosts.js';
-import { useMount } from './mount.js';
-import { ACCOUNT_ISSUER } from './oauth-helpers.js';
+import { HANDLE_HOST } from '../helpers/handle-host.js';
+import type { Host } from '../helpers/host.js';
+import { useMount } from '../helpers/mount.js';
+import { ACCOUNT_ISSUER } from '../helpers/oauth.js';
 import { contextOf } from '../../src/context.js';
 
 /** Runs the metadata suite against `host`. */
-export function metadataSuite(host: Host): void {
+function metadataSuite(host: Host): void {
   const mount = useMount(host);
 
   describe('metadata (RFC 8414)', () => {
@@ -58,3 +59,5 @@ export function metadataSuite(host: Host): void {
     });
   });
 }
+
+metadataSuite(HANDLE_HOST);

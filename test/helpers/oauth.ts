@@ -2,7 +2,6 @@
  * Helpers of the OAuth suites: codes issued through the code contract (`issueCode`), and form posts to the
  * account token endpoints.
  */
-import { createHash, randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { expect } from 'vitest';
 import { issueCode, type CodeRecord } from '../../src/codes.js';
@@ -16,12 +15,6 @@ export const TOKEN_PATH = `/sentinel/api/account/${ACCOUNT}/token`;
 export const REVOKE_PATH = `${TOKEN_PATH}/revoke`;
 export const INTROSPECT_PATH = `${TOKEN_PATH}/introspect`;
 export const CLIENT = { client_id: CLIENT_ID, client_secret: CLIENT_SECRET };
-
-/** A fresh PKCE pair (RFC 7636 §4.1, §4.2). */
-export function pkcePair(): { verifier: string; challenge: string } {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
-}
 
 /** Issues a code for the confidential client through the code contract, as the authorize endpoint would. */
 export function codeFor(sentinel: Sentinel, overrides: Partial<Omit<CodeRecord, 'issuedAt'>> = {}): Promise<string> {
@@ -55,11 +48,6 @@ export function refresh(server: unknown, refreshToken: string, extra: Record<str
   return postForm(server, TOKEN_PATH, { grant_type: 'refresh_token', refresh_token: refreshToken, ...CLIENT, ...extra });
 }
 
-/** The payload of a JWT, unverified (the suites verify signatures separately). */
-export function claimsOf(token: string): Record<string, unknown> {
-  return JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
-}
-
 /** The RFC 6749 §5.1 headers of every token-endpoint JSON response. */
 export function expectNoStore(response: request.Response): void {
   expect(response.headers['content-type']).toBe('application/json;charset=UTF-8');
@@ -72,6 +60,7 @@ export function expectError(response: request.Response, status: number, error: s
   expect(response.status).toBe(status);
   expectNoStore(response);
   expect(response.body.error).toBe(error);
+  expect(typeof response.body.error_description).toBe('string');
   expect(Object.keys(response.body).sort()).toEqual(['error', 'error_description']);
 }
 

@@ -1,9 +1,8 @@
 /**
  * Black-box suite of the browser flow (platform-operations.md §4.2): the authorize endpoint, the built-in login page, device
- * sessions, authorization codes, error redirects, logout. Runs against every host over real HTTP, with
+ * sessions, authorization codes, error redirects, logout. Runs through `sentinel.handle()` over real HTTP, with
  * supertest agents as the browser's cookie jar.
  */
-import { createHash, randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { describe, expect, it, vi } from 'vitest';
 import { codeKey, type CodeRecord } from '../../src/codes.js';
@@ -24,23 +23,18 @@ import {
   USERNAME,
   baseOptions,
 } from '../fixtures.js';
-import type { Host } from '../hosts.js';
-import { useMount, type Mounted } from './mount.js';
+import { HANDLE_HOST } from '../helpers/handle-host.js';
+import type { Host } from '../helpers/host.js';
+import { openLogin, parseLocation, postLogin, sessionCookieOf, setCookies, signIn, startLogin } from '../helpers/login-drive.js';
+import { useMount, type Mounted } from '../helpers/mount.js';
+import { pkcePair } from '../helpers/pkce.js';
 import { contextOf } from '../../src/context.js';
-
-type Agent = ReturnType<typeof request.agent>;
 
 const FORM = 'application/x-www-form-urlencoded';
 const ACCOUNT_ISSUER = `${ISSUER}/sentinel/api/account/${ACCOUNT}`;
 const AUTHORIZE = `/sentinel/api/account/${ACCOUNT}/authorize`;
 const LOGOUT = `/sentinel/api/account/${ACCOUNT}/logout`;
 const TRICKY_STATE = 'a&b=c#d+e f/g?h%20i;ü€😀';
-
-/** A PKCE pair (RFC 7636 §4.1–4.2). */
-function pkce(): { verifier: string; challenge: string } {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
-}
 
 /** An authorize path; `undefined` values are left out, arrays repeat the parameter. */
 function authorizePath(params: Record<string, string | string[] | undefined> = {}, path = AUTHORIZE): string {
@@ -51,17 +45,6 @@ function authorizePath(params: Record<string, string | string[] | undefined> = {
     for (const one of Array.isArray(value) ? value : [value]) query.append(name, one);
   }
   return `${path}?${query.toString()}`;
-}
-
-/** The query of a Location header, parsed (with the part before it). */
-function parseLocation(response: request.Response): { base: string; params: URLSearchParams } {
-  const location = response.headers.location as string | undefined;
-  expect(location, `expected a Location header (status ${response.status})`).toBeTypeOf('string');
-  const mark = (location as string).indexOf('?');
-  return {
-    base: mark === -1 ? (location as string) : (location as string).slice(0, mark),
-    params: new URLSearchParams(mark === -1 ? '' : (location as string).slice(mark + 1)),
-  };
 }
 
 function expectErrorRedirect(
@@ -106,53 +89,6 @@ function expectErrorPage(response: request.Response, status: number): void {
   expect(response.text).toContain('<html lang="en">');
 }
 
-/** The hidden CSRF token of a login page. */
-function csrfOf(html: string): string {
-  const token = /name="csrf_token" value="([^"]+)"/.exec(html)?.[1];
-  expect(token, 'login page has a csrf_token field').toBeTruthy();
-  return token as string;
-}
-
-/** GET /authorize without a session: the login page path (path-absolute, interaction id only). */
-async function startLogin(agent: Agent, path = authorizePath()): Promise<string> {
-  const response = await agent.get(path);
-  expect(response.status).toBe(302);
-  const location = response.headers.location as string;
-  expect(location).toMatch(/^\/[^?]*\/login\?interaction=[A-Za-z0-9_-]{43}$/);
-  return location;
-}
-
-/** Opens the login page and returns it with its CSRF token. */
-async function openLogin(agent: Agent, loginPath: string): Promise<{ page: request.Response; csrf: string }> {
-  const page = await agent.get(loginPath);
-  expect(page.status).toBe(200);
-  return { page, csrf: csrfOf(page.text) };
-}
-
-function postLogin(agent: Agent, loginPath: string, form: Record<string, string>): request.Test {
-  return agent.post(loginPath).set('content-type', FORM).send(new URLSearchParams(form).toString());
-}
-
-/** The whole no-session flow up to the 303 back to the app. */
-async function signIn(agent: Agent, path = authorizePath()): Promise<request.Response> {
-  const loginPath = await startLogin(agent, path);
-  const { csrf } = await openLogin(agent, loginPath);
-  const response = await postLogin(agent, loginPath, { csrf_token: csrf, username: USERNAME, password: PASSWORD });
-  expect(response.status).toBe(303);
-  return response;
-}
-
-function setCookies(response: request.Response): string[] {
-  const value = response.headers['set-cookie'] as string[] | string | undefined;
-  return value === undefined ? [] : Array.isArray(value) ? value : [value];
-}
-
-function sessionCookieOf(response: request.Response): string {
-  const cookie = setCookies(response).find((line) => line.startsWith('sentinel_session='));
-  expect(cookie, 'a session cookie is set').toBeTruthy();
-  return cookie as string;
-}
-
 async function storedCode(mounted: Mounted, code: string): Promise<CodeRecord> {
   const value = await contextOf(mounted.sentinel).store.get(codeKey(code));
   expect(value, 'the code is stored under its digest').not.toBeNull();
@@ -174,7 +110,7 @@ function failingStore(failing: { on: boolean }): Store {
 }
 
 /** Runs the authorize suite against `host`. */
-export function authorizeSuite(host: Host): void {
+function authorizeSuite(host: Host): void {
   const mount = useMount(host);
 
   describe('authorize: no session → login page', () => {
@@ -192,7 +128,7 @@ export function authorizeSuite(host: Host): void {
     it('keeps the validated request server-side: the login page cannot be pointed at another redirect_uri', async () => {
       const { server } = await mount();
       const agent = request.agent(server);
-      const loginPath = await startLogin(agent);
+      const loginPath = await startLogin(agent, authorizePath());
       const { csrf } = await openLogin(agent, loginPath);
       const tampered = `${loginPath}&redirect_uri=${encodeURIComponent('https://evil.example/cb')}&client_id=${OTHER_CLIENT_ID}`;
       const response = await postLogin(agent, tampered, {
@@ -210,19 +146,6 @@ export function authorizeSuite(host: Host): void {
       const agent = request.agent(server);
       const response = await signIn(agent, authorizePath({ redirect_uri: undefined }));
       expect(parseLocation(response).base).toBe(REDIRECT_URI);
-    });
-
-    it('prefixes the login URL and the cookie path with the host mount path', async () => {
-      const { server } = await mount({}, { prefix: '/idp' });
-      const agent = request.agent(server);
-      const loginPath = await startLogin(agent, `/idp${authorizePath()}`);
-      expect(loginPath.startsWith(`/idp/sentinel/api/account/${ACCOUNT}/login?`)).toBe(true);
-      const { page, csrf } = await openLogin(agent, loginPath);
-      expect(page.text).toContain(`action="/idp/sentinel/api/account/${ACCOUNT}/login?interaction=`);
-      const response = await postLogin(agent, loginPath, { csrf_token: csrf, username: USERNAME, password: PASSWORD });
-      expect(sessionCookieOf(response)).toContain('Path=/idp/sentinel');
-      const again = await agent.get(`/idp${authorizePath()}`);
-      expect(parseLocation(again).params.get('code')).toBeTruthy();
     });
   });
 
@@ -257,7 +180,7 @@ export function authorizeSuite(host: Host): void {
           authorizePath({
             client_id: PUBLIC_CLIENT_ID,
             redirect_uri: undefined,
-            code_challenge: pkce().challenge,
+            code_challenge: pkcePair().challenge,
             code_challenge_method: 'S256',
           }),
         ),
@@ -340,7 +263,7 @@ export function authorizeSuite(host: Host): void {
       ['unsupported version v=2.0', { v: '2.0' }, 'invalid_request'],
       ['malformed version v=1.x', { v: '1.x' }, 'invalid_request'],
       ['PKCE plain', { code_challenge: 'a'.repeat(43), code_challenge_method: 'plain' }, 'invalid_request'],
-      ['PKCE without a method (means plain)', { code_challenge: pkce().challenge }, 'invalid_request'],
+      ['PKCE without a method (means plain)', { code_challenge: pkcePair().challenge }, 'invalid_request'],
       ['PKCE malformed challenge', { code_challenge: 'short', code_challenge_method: 'S256' }, 'invalid_request'],
       ['PKCE method without challenge', { code_challenge_method: 'S256' }, 'invalid_request'],
       ['nonce repeated', { nonce: ['a', 'b'] }, 'invalid_request'],
@@ -433,7 +356,7 @@ export function authorizeSuite(host: Host): void {
     it('is an accessible, branded, script-free form with the security headers', async () => {
       const { server } = await mount();
       const agent = request.agent(server);
-      const loginPath = await startLogin(agent);
+      const loginPath = await startLogin(agent, authorizePath());
       const { page } = await openLogin(agent, loginPath);
       expectHTMLSecurityHeaders(page);
       const csp = page.headers['content-security-policy'] as string;
@@ -456,7 +379,7 @@ export function authorizeSuite(host: Host): void {
         branding: { productName: 'Acme ID', logoUrl: 'https://cdn.example.com/logo.svg', colors: { brand: '#7c3aed' } },
       });
       const agent = request.agent(server);
-      const { page } = await openLogin(agent, await startLogin(agent));
+      const { page } = await openLogin(agent, await startLogin(agent, authorizePath()));
       expect(page.text).toContain('Acme ID');
       expect(page.text).toContain('src="https://cdn.example.com/logo.svg"');
       expect(page.text).toContain('--brand:#7c3aed');
@@ -470,7 +393,7 @@ export function authorizeSuite(host: Host): void {
       );
       const { server } = await mount({ login: { render } });
       const agent = request.agent(server);
-      const { page } = await openLogin(agent, await startLogin(agent));
+      const { page } = await openLogin(agent, await startLogin(agent, authorizePath()));
       expect(page.text).toContain('custom page for Acme Messenger');
       expectHTMLSecurityHeaders(page);
       expect(render).toHaveBeenCalledWith(
@@ -483,14 +406,14 @@ export function authorizeSuite(host: Host): void {
       const agent = request.agent(server);
       expectErrorPage(await agent.get(`/sentinel/api/account/${ACCOUNT}/login?interaction=${'A'.repeat(43)}`), 400);
       expectErrorPage(await agent.get(`/sentinel/api/account/${ACCOUNT}/login`), 400);
-      const loginPath = await startLogin(agent);
+      const loginPath = await startLogin(agent, authorizePath());
       expectErrorPage(await agent.get(loginPath.replace(`/account/${ACCOUNT}/`, `/account/${OTHER_ACCOUNT}/`)), 400);
     });
 
     it('signs in: 303 (not 307) to redirect_uri with code, state and iss, and a session cookie', async () => {
       const mounted = await mount();
       const agent = request.agent(mounted.server);
-      const { challenge } = pkce();
+      const { challenge } = pkcePair();
       const response = await signIn(
         agent,
         authorizePath({ code_challenge: challenge, code_challenge_method: 'S256', scope: 'openid', nonce: 'n-1' }),
@@ -525,34 +448,10 @@ export function authorizeSuite(host: Host): void {
     it('codes are single use through the store take', async () => {
       const mounted = await mount();
       const agent = request.agent(mounted.server);
-      const code = parseLocation(await signIn(agent)).params.get('code') as string;
+      const code = parseLocation(await signIn(agent, authorizePath())).params.get('code') as string;
       const store = contextOf(mounted.sentinel).store;
       expect(await store.take(codeKey(code))).not.toBeNull();
       expect(await store.take(codeKey(code))).toBeNull();
-    });
-
-    it.each(['before', 'after'] as const)('signs in when the host body parser runs %s the service', async (bodyParser) => {
-      const { server } = await mount({}, { bodyParser });
-      const agent = request.agent(server);
-      const response = await signIn(agent);
-      expect(parseLocation(response).params.get('code')).toBeTruthy();
-    });
-
-    it('a malformed or repeated form field is a 400 page, never a 5xx', async () => {
-      const { server } = await mount({}, { bodyParser: 'before' });
-      const agent = request.agent(server);
-      const loginPath = await startLogin(agent);
-      const { csrf } = await openLogin(agent, loginPath);
-      const nested = await agent.post(loginPath).set('content-type', FORM).send(`csrf_token=${csrf}&username[a]=b&password=x`);
-      expect(nested.status).toBe(400);
-      const repeated = await agent
-        .post(loginPath)
-        .set('content-type', FORM)
-        .send(`csrf_token=${csrf}&csrf_token=${csrf}&username=a&password=b`);
-      expect(repeated.status).toBe(400);
-      const json = await agent.post(loginPath).set('content-type', 'application/json').send('{"username":"a"}');
-      expect(json.status).toBeGreaterThanOrEqual(400);
-      expect(json.status).toBeLessThan(500);
     });
 
     it('redirectUriInRequest is false when the request omitted redirect_uri', async () => {
@@ -565,7 +464,7 @@ export function authorizeSuite(host: Host): void {
     it('marks the cookie Secure for an https issuer', async () => {
       const { server } = await mount({ issuer: 'https://id.example.com' });
       const agent = request.agent(server);
-      const loginPath = await startLogin(agent);
+      const loginPath = await startLogin(agent, authorizePath());
       const { csrf } = await openLogin(agent, loginPath);
       const response = await postLogin(agent, loginPath, { csrf_token: csrf, username: USERNAME, password: PASSWORD });
       expect(sessionCookieOf(response)).toMatch(/; Secure/i);
@@ -580,7 +479,7 @@ export function authorizeSuite(host: Host): void {
         authorizePath({
           client_id: PUBLIC_CLIENT_ID,
           redirect_uri: SECOND_REDIRECT_URI,
-          code_challenge: pkce().challenge,
+          code_challenge: pkcePair().challenge,
           code_challenge_method: 'S256',
         }),
       );
@@ -604,7 +503,7 @@ export function authorizeSuite(host: Host): void {
     it('refuses a POST without or with a wrong CSRF token: 403, no code, no session', async () => {
       const { server } = await mount();
       const agent = request.agent(server);
-      const loginPath = await startLogin(agent);
+      const loginPath = await startLogin(agent, authorizePath());
       const { csrf } = await openLogin(agent, loginPath);
       for (const form of [{} as Record<string, string>, { csrf_token: 'x'.repeat(43) }, { csrf_token: `${csrf}x` }]) {
         const response = await postLogin(agent, loginPath, { ...form, username: USERNAME, password: PASSWORD });
@@ -618,7 +517,7 @@ export function authorizeSuite(host: Host): void {
     it('refuses a login POST a browser labels cross-site', async () => {
       const { server } = await mount();
       const agent = request.agent(server);
-      const loginPath = await startLogin(agent);
+      const loginPath = await startLogin(agent, authorizePath());
       const { csrf } = await openLogin(agent, loginPath);
       const response = await postLogin(agent, loginPath, { csrf_token: csrf, username: USERNAME, password: PASSWORD })
         .set('sec-fetch-site', 'cross-site')
@@ -634,7 +533,7 @@ export function authorizeSuite(host: Host): void {
       const events: SentinelEvent[] = [];
       const { server } = await mount({ onEvent: (event) => events.push(event) });
       const agent = request.agent(server);
-      const loginPath = await startLogin(agent);
+      const loginPath = await startLogin(agent, authorizePath());
       const { csrf } = await openLogin(agent, loginPath);
       const wrongPassword = 'hunter2-<secret>';
       const wrong = await postLogin(agent, loginPath, { csrf_token: csrf, username: USERNAME, password: wrongPassword });
@@ -670,7 +569,7 @@ export function authorizeSuite(host: Host): void {
     it('an interaction completes once: replaying the successful POST is refused', async () => {
       const { server } = await mount();
       const agent = request.agent(server);
-      const loginPath = await startLogin(agent);
+      const loginPath = await startLogin(agent, authorizePath());
       const { csrf } = await openLogin(agent, loginPath);
       expect((await postLogin(agent, loginPath, { csrf_token: csrf, username: USERNAME, password: PASSWORD })).status).toBe(303);
       expectErrorPage(await postLogin(agent, loginPath, { csrf_token: csrf, username: USERNAME, password: PASSWORD }), 400);
@@ -680,7 +579,7 @@ export function authorizeSuite(host: Host): void {
       const onError = vi.fn();
       const { server } = await mount({ users: { authenticate: () => Promise.reject(new Error('ldap down')) }, onError });
       const agent = request.agent(server);
-      const loginPath = await startLogin(agent);
+      const loginPath = await startLogin(agent, authorizePath());
       const { csrf } = await openLogin(agent, loginPath);
       const response = await postLogin(agent, loginPath, { csrf_token: csrf, username: USERNAME, password: PASSWORD });
       expectErrorPage(response, 500);
@@ -692,7 +591,7 @@ export function authorizeSuite(host: Host): void {
       const events: SentinelEvent[] = [];
       const { server } = await mount({ onEvent: (event) => events.push(event) });
       const agent = request.agent(server);
-      const response = await signIn(agent);
+      const response = await signIn(agent, authorizePath());
       const types = events.map((event) => event.type);
       expect(types).toEqual(expect.arrayContaining(['login.succeeded', 'session.created', 'code.issued']));
       const serialized = JSON.stringify(events);
@@ -714,7 +613,7 @@ export function authorizeSuite(host: Host): void {
         onEvent: (event) => events.push(event),
       });
       const agent = request.agent(server);
-      const loginPath = await startLogin(agent);
+      const loginPath = await startLogin(agent, authorizePath());
       const { csrf } = await openLogin(agent, loginPath);
       for (let attempt = 0; attempt < 3; attempt += 1) {
         expect((await postLogin(agent, loginPath, { csrf_token: csrf, username: USERNAME, password: 'wrong' })).status).toBe(200);
@@ -732,7 +631,7 @@ export function authorizeSuite(host: Host): void {
     it('after maxFailuresPerIp failures from one address → 429 for any username', async () => {
       const { server } = await mount({ throttle: { maxFailures: 10, maxFailuresPerIp: 2, windowSeconds: 60 } });
       const agent = request.agent(server);
-      const loginPath = await startLogin(agent);
+      const loginPath = await startLogin(agent, authorizePath());
       const { csrf } = await openLogin(agent, loginPath);
       await postLogin(agent, loginPath, { csrf_token: csrf, username: 'u1', password: 'x' });
       await postLogin(agent, loginPath, { csrf_token: csrf, username: 'u2', password: 'x' });
@@ -744,7 +643,7 @@ export function authorizeSuite(host: Host): void {
     it('counts per X-Forwarded-For client only when trustProxy is set', async () => {
       const { server } = await mount({ trustProxy: true, throttle: { maxFailures: 10, maxFailuresPerIp: 1, windowSeconds: 60 } });
       const agent = request.agent(server);
-      const loginPath = await startLogin(agent);
+      const loginPath = await startLogin(agent, authorizePath());
       const { csrf } = await openLogin(agent, loginPath);
       await postLogin(agent, loginPath, { csrf_token: csrf, username: 'u1', password: 'x' }).set(
         'x-forwarded-for',
@@ -762,7 +661,7 @@ export function authorizeSuite(host: Host): void {
     it('skips the login page on the second authorize: 302 straight to the app with a code', async () => {
       const { server } = await mount();
       const agent = request.agent(server);
-      await signIn(agent);
+      await signIn(agent, authorizePath());
       const response = await agent.get(authorizePath({ state: 'second' }));
       expect(response.status).toBe(302);
       const { base, params } = parseLocation(response);
@@ -775,7 +674,7 @@ export function authorizeSuite(host: Host): void {
     it('a session in one account does not sign the user into another', async () => {
       const { server } = await mount();
       const agent = request.agent(server);
-      await signIn(agent);
+      await signIn(agent, authorizePath());
       const response = await agent.get(
         authorizePath(
           { client_id: OTHER_CLIENT_ID, redirect_uri: 'https://other.example.com/cb' },
@@ -790,9 +689,9 @@ export function authorizeSuite(host: Host): void {
       const agent = request.agent(mounted.server);
       const planted = 'planted-session-id-planted-session-id-00000';
       agent.jar.setCookie(`sentinel_session=${planted}; Path=/sentinel`, '127.0.0.1', '/sentinel');
-      const first = sessionCookieOf(await signIn(agent)).split(';')[0];
+      const first = sessionCookieOf(await signIn(agent, authorizePath())).split(';')[0];
       expect(first).not.toContain(planted);
-      const loginPath = await startLogin(request.agent(mounted.server));
+      const loginPath = await startLogin(request.agent(mounted.server), authorizePath());
       // Log in again in the same browser through a fresh interaction: a new id replaces the old one.
       const { csrf } = await openLogin(agent, loginPath);
       const second = sessionCookieOf(await postLogin(agent, loginPath, { csrf_token: csrf, username: USERNAME, password: PASSWORD })).split(
@@ -814,7 +713,7 @@ export function authorizeSuite(host: Host): void {
     it('uses the configured cookie name', async () => {
       const { server } = await mount({ session: { cookieName: 'idp_sid' } });
       const agent = request.agent(server);
-      const response = await signIn(agent);
+      const response = await signIn(agent, authorizePath());
       expect(setCookies(response).some((line) => line.startsWith('idp_sid='))).toBe(true);
       expect(parseLocation(await agent.get(authorizePath())).params.get('code')).toBeTruthy();
     });
@@ -823,7 +722,7 @@ export function authorizeSuite(host: Host): void {
       const failing = { on: false };
       const { server } = await mount({ store: failingStore(failing), onError: () => {} });
       const agent = request.agent(server);
-      await signIn(agent);
+      await signIn(agent, authorizePath());
       failing.on = true;
       expectErrorRedirect(await agent.get(authorizePath()), 'server_error');
     });
@@ -834,7 +733,7 @@ export function authorizeSuite(host: Host): void {
       const events: SentinelEvent[] = [];
       const { server } = await mount({ onEvent: (event) => events.push(event) });
       const agent = request.agent(server);
-      await signIn(agent);
+      await signIn(agent, authorizePath());
       const response = await agent.post(LOGOUT);
       expect(response.status).toBe(200);
       expectHTMLSecurityHeaders(response);
@@ -847,7 +746,7 @@ export function authorizeSuite(host: Host): void {
     it('303 to post_logout_redirect_uri only when it is registered for the client', async () => {
       const { server } = await mount();
       const agent = request.agent(server);
-      await signIn(agent);
+      await signIn(agent, authorizePath());
       const ok = await agent
         .post(LOGOUT)
         .set('content-type', FORM)
@@ -867,7 +766,7 @@ export function authorizeSuite(host: Host): void {
     it('refuses a cross-site logout from an origin that is not the app: the session survives', async () => {
       const { server } = await mount();
       const agent = request.agent(server);
-      await signIn(agent);
+      await signIn(agent, authorizePath());
       const response = await agent.post(LOGOUT).set('origin', 'https://evil.example').set('sec-fetch-site', 'cross-site');
       expectErrorPage(response, 403);
       expect(response.headers['set-cookie']).toBeUndefined();
@@ -877,7 +776,7 @@ export function authorizeSuite(host: Host): void {
     it('logging out of another account leaves this session alone', async () => {
       const { server } = await mount();
       const agent = request.agent(server);
-      await signIn(agent);
+      await signIn(agent, authorizePath());
       await agent.post(`/sentinel/api/account/${OTHER_ACCOUNT}/logout`);
       expect(parseLocation(await agent.get(authorizePath())).params.get('code')).toBeTruthy();
     });
@@ -909,3 +808,5 @@ export function authorizeSuite(host: Host): void {
     });
   });
 }
+
+authorizeSuite(HANDLE_HOST);

@@ -6,14 +6,16 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import type { SentinelEvent } from '../../src/index.js';
 import { ACCOUNT, appTokenPath, basic, ccBody, CLIENT_ID, CLIENT_SECRET, PUBLIC_CLIENT_ID } from '../fixtures.js';
-import type { Host } from '../hosts.js';
-import { useMount } from './mount.js';
-import { claimsOf, expectError, expectNoStore, FORM, postForm } from './oauth-helpers.js';
+import { HANDLE_HOST } from '../helpers/handle-host.js';
+import type { Host } from '../helpers/host.js';
+import { useMount } from '../helpers/mount.js';
+import { claimsOf } from '../helpers/jwt.js';
+import { expectError, expectNoStore, FORM, postForm } from '../helpers/oauth.js';
 
 const V1_PATH = `/sentinel/api/account/${ACCOUNT}/app/token`;
 
 /** Runs the v1 app token suite against `host`. */
-export function appTokenV1Suite(host: Host): void {
+function appTokenV1Suite(host: Host): void {
   const mount = useMount(host);
 
   describe('v1 app token', () => {
@@ -95,3 +97,5 @@ export function appTokenV1Suite(host: Host): void {
     });
   });
 }
+
+appTokenV1Suite(HANDLE_HOST);

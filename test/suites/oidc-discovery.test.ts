@@ -5,13 +5,14 @@
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { ACCOUNT, ISSUER } from '../fixtures.js';
-import type { Host } from '../hosts.js';
-import { useMount } from './mount.js';
-import { ACCOUNT_ISSUER } from './oauth-helpers.js';
-import { DISCOVERY, oidcOptions } from './oidc-helpers.js';
+import { HANDLE_HOST } from '../helpers/handle-host.js';
+import type { Host } from '../helpers/host.js';
+import { useMount } from '../helpers/mount.js';
+import { ACCOUNT_ISSUER } from '../helpers/oauth.js';
+import { DISCOVERY, oidcOptions } from '../helpers/oidc.js';
 
 /** Runs the discovery modules against `host`. */
-export function oidcDiscoverySuite(host: Host): void {
+function oidcDiscoverySuite(host: Host): void {
   const mount = useMount(host);
 
   describe('OpenID Connect Discovery', () => {
@@ -88,3 +89,5 @@ export function oidcDiscoverySuite(host: Host): void {
     });
   });
 }
+
+oidcDiscoverySuite(HANDLE_HOST);

@@ -7,20 +7,13 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { generatePrivateJWK, MemoryStore } from '../../src/index.js';
 import { basic as basicAuth, CC_ONLY_CLIENT_ID, CC_ONLY_SECRET, CLIENT_ID, SIGNING_KEY, USER_ID, baseOptions } from '../fixtures.js';
-import type { Host } from '../hosts.js';
-import { useMount } from './mount.js';
-import {
-  authorizePath,
-  callbackOf,
-  oidcOptions,
-  payloadOf,
-  RSA_KEY,
-  signInFlow,
-  submitLogin,
-  USERINFO,
-  verifyIDToken,
-} from './oidc-helpers.js';
-import { exchange, pkcePair, postForm, refresh, TOKEN_PATH } from './oauth-helpers.js';
+import { HANDLE_HOST } from '../helpers/handle-host.js';
+import type { Host } from '../helpers/host.js';
+import { useMount } from '../helpers/mount.js';
+import { claimsOf } from '../helpers/jwt.js';
+import { authorizePath, callbackOf, oidcOptions, RSA_KEY, signInFlow, submitLogin, USERINFO, verifyIDToken } from '../helpers/oidc.js';
+import { exchange, postForm, refresh, TOKEN_PATH } from '../helpers/oauth.js';
+import { pkcePair } from '../helpers/pkce.js';
 
 function expectedAtHash(accessToken: string, hash: 'sha256' | 'sha384'): string {
   const digest = createHash(hash).update(accessToken, 'ascii').digest();
@@ -28,7 +21,7 @@ function expectedAtHash(accessToken: string, hash: 'sha256' | 'sha384'): string 
 }
 
 /** Runs the token modules against `host`. */
-export function oidcTokenSuite(host: Host): void {
+function oidcTokenSuite(host: Host): void {
   const mount = useMount(host);
 
   describe('OpenID Connect tokens', () => {
@@ -76,7 +69,7 @@ export function oidcTokenSuite(host: Host): void {
       const tokens = await signInFlow(server, request.agent(server), { nonce: 'n-refresh' });
       const refreshed = await refresh(server, tokens.refreshToken ?? '');
       expect(refreshed.status).toBe(200);
-      const original = payloadOf(tokens.idToken);
+      const original = claimsOf(tokens.idToken);
       const { payload } = await verifyIDToken(server, refreshed.body.id_token);
       expect(payload.sub).toBe(original.sub);
       expect(payload.aud).toBe(original.aud);
@@ -121,3 +114,5 @@ export function oidcTokenSuite(host: Host): void {
     });
   });
 }
+
+oidcTokenSuite(HANDLE_HOST);

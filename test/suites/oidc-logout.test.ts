@@ -4,13 +4,15 @@
  * after a CSRF-protected confirmation otherwise, and the browser returns only to registered addresses.
  */
 import request from 'supertest';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BUNDLED_CATALOGUES, type Messages } from '../../src/index.js';
 import { CLIENT_ID, REDIRECT_URI } from '../fixtures.js';
-import type { Host } from '../hosts.js';
-import { useMount } from './mount.js';
-import { FORM } from './oauth-helpers.js';
-import { type Agent, authorizePath, callbackOf, END_SESSION, oidcOptions, POST_LOGOUT_URI, signInFlow } from './oidc-helpers.js';
+import { advanceClock } from '../helpers/clock.js';
+import { HANDLE_HOST } from '../helpers/handle-host.js';
+import type { Host } from '../helpers/host.js';
+import { useMount } from '../helpers/mount.js';
+import { FORM } from '../helpers/oauth.js';
+import { type Agent, authorizePath, callbackOf, END_SESSION, oidcOptions, POST_LOGOUT_URI, signInFlow } from '../helpers/oidc.js';
 
 function endSessionPath(params: Record<string, string>): string {
   return `${END_SESSION}?${new URLSearchParams(params)}`;
@@ -30,8 +32,11 @@ function confirmationForm(html: string): { confirmation: string; csrf_token: str
 }
 
 /** Runs the logout modules against `host`. */
-export function oidcLogoutSuite(host: Host): void {
+function oidcLogoutSuite(host: Host): void {
   const mount = useMount(host);
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
 
   describe('RP-Initiated Logout', () => {
     it('oidcc-rp-initiated-logout: id_token_hint of the session ends it and returns to the app with state', async () => {
@@ -49,7 +54,7 @@ export function oidcLogoutSuite(host: Host): void {
       const { server } = await mount(oidcOptions());
       const agent = request.agent(server);
       const earlier = await signInFlow(server, agent);
-      await new Promise((resolve) => setTimeout(resolve, 1100));
+      advanceClock(2); // auth_time has a one-second resolution
       await signInFlow(server, agent, { prompt: 'login' });
       const response = await agent.get(endSessionPath({ id_token_hint: earlier.idToken, post_logout_redirect_uri: POST_LOGOUT_URI }));
       expect(response.status).toBe(200);
@@ -221,3 +226,5 @@ export function oidcLogoutSuite(host: Host): void {
     });
   });
 }
+
+oidcLogoutSuite(HANDLE_HOST);

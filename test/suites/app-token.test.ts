@@ -1,6 +1,6 @@
 /**
  * Black-box suite of the v2 consumer-bound client credentials endpoint (platform-operations.md §4.1), the JWKS endpoint, and
- * the bearer guard of the token-retrieval API. Runs against every host.
+ * the bearer guard of the token-retrieval API, through `sentinel.handle()`.
  */
 import { createLocalJWKSet, createRemoteJWKSet, decodeProtectedHeader, jwtVerify, SignJWT, importJWK } from 'jose';
 import request from 'supertest';
@@ -24,29 +24,17 @@ import {
   OTHER_SECRET,
   SIGNING_KEY,
 } from '../fixtures.js';
-import type { Host } from '../hosts.js';
-import { useMount } from './mount.js';
+import { HANDLE_HOST } from '../helpers/handle-host.js';
+import type { Host } from '../helpers/host.js';
+import { useMount } from '../helpers/mount.js';
+import { expectError, expectNoStore } from '../helpers/oauth.js';
 
 const FORM = 'application/x-www-form-urlencoded;charset=UTF-8';
 const ACCOUNT_ISSUER = `${ISSUER}/sentinel/api/account/${ACCOUNT}`;
 const brandPath = (accountId: string, consumerId: string): string => `/api/account/${accountId}/consumer/${consumerId}/brand/tokens`;
 
-function expectNoStore(response: request.Response): void {
-  expect(response.headers['content-type']).toBe('application/json;charset=UTF-8');
-  expect(response.headers['cache-control']).toBe('no-store');
-  expect(response.headers.pragma).toBe('no-cache');
-}
-
-function expectError(response: request.Response, status: number, error: string): void {
-  expect(response.status).toBe(status);
-  expectNoStore(response);
-  expect(response.body.error).toBe(error);
-  expect(typeof response.body.error_description).toBe('string');
-  expect(Object.keys(response.body).sort()).toEqual(['error', 'error_description']);
-}
-
 /** Runs the app-token suite against `host`. */
-export function appTokenSuite(host: Host): void {
+function appTokenSuite(host: Host): void {
   const mount = useMount(host);
   const post = (server: request.SuperTest<request.Test> | ReturnType<typeof request>, path = appTokenPath()) =>
     (server as ReturnType<typeof request>).post(path).set('content-type', FORM);
@@ -386,33 +374,7 @@ export function appTokenSuite(host: Host): void {
     });
   });
 
-  describe('mounting', () => {
-    it('leaves host routes and unknown paths under the base path to the host', async () => {
-      const { server } = await mount();
-      expect((await request(server).get('/host/ping')).text).toBe('pong');
-      expect((await request(server).get('/sentinel/api/unknown')).status).toBe(404);
-      expect((await request(server).get('/sentinel/well-known/jwks/extra')).status).toBe(404);
-    });
-
-    it.each(['before', 'after', 'none'] as const)('works with a host body parser %s the service', async (bodyParser) => {
-      const { server } = await mount({}, { bodyParser });
-      const response = await post(request(server)).send(ccBody());
-      expect(response.status).toBe(200);
-      const duplicated = await post(request(server)).send(`${ccBody()}&client_id=${CLIENT_ID}`);
-      expectError(duplicated, 400, 'invalid_request');
-      const json = await request(server)
-        .post(appTokenPath())
-        .set('content-type', 'application/json')
-        .send({ grant_type: 'client_credentials', client_id: CLIENT_ID, client_secret: CLIENT_SECRET });
-      expectError(json, 400, 'invalid_request');
-    });
-
-    it('serves under a prefix mount', async () => {
-      const { server } = await mount({}, { prefix: '/idp' });
-      expect((await post(request(server), `/idp${appTokenPath()}`).send(ccBody())).status).toBe(200);
-      expect((await request(server).get('/idp/sentinel/well-known/jwks')).status).toBe(200);
-    });
-
+  describe('cc-only apps', () => {
     it('a cc-only app works, and its token is bound to the consumer it asked for', async () => {
       const { server } = await mount();
       const response = await post(request(server), appTokenPath(CONSUMER_HEX)).send(
@@ -426,3 +388,5 @@ export function appTokenSuite(host: Host): void {
     });
   });
 }
+
+appTokenSuite(HANDLE_HOST);

@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { Cluster } from 'ioredis';
-import { availability, type Availability, PrivateRedis, REDIS_SERVER } from './redis-helpers.js';
+import { availability, type Availability, PrivateRedis, REDIS_SERVER } from './redis.js';
 
 const run = promisify(execFile);
 

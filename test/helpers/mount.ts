@@ -5,7 +5,7 @@ import { afterEach } from 'vitest';
 import type { SentinelOptions } from '../../src/index.js';
 import { createSentinel, type Sentinel } from '../../src/index.js';
 import { baseOptions } from '../fixtures.js';
-import type { Host, MountedHost, MountOptions } from '../hosts.js';
+import type { Host, MountedHost, MountOptions } from './host.js';
 
 /** A sentinel mounted on a host. */
 export interface Mounted extends MountedHost {

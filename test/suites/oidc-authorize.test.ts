@@ -3,29 +3,24 @@
  * prompt, max_age, id_token_hint, login_hint, ui_locales, and the unsupported parameters.
  */
 import request from 'supertest';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { LoginView } from '../../src/index.js';
 import { ACCOUNT, CLIENT_ID } from '../fixtures.js';
-import type { Host } from '../hosts.js';
-import { useMount } from './mount.js';
-import { ACCOUNT_ISSUER } from './oauth-helpers.js';
-import {
-  authorizePath,
-  callbackOf,
-  isLoginRedirect,
-  oidcOptions,
-  payloadOf,
-  signInFlow,
-  submitLogin,
-  verifyIDToken,
-} from './oidc-helpers.js';
+import { advanceClock } from '../helpers/clock.js';
+import { HANDLE_HOST } from '../helpers/handle-host.js';
+import type { Host } from '../helpers/host.js';
+import { useMount } from '../helpers/mount.js';
+import { claimsOf } from '../helpers/jwt.js';
+import { ACCOUNT_ISSUER } from '../helpers/oauth.js';
+import { authorizePath, callbackOf, isLoginRedirect, oidcOptions, signInFlow, submitLogin, verifyIDToken } from '../helpers/oidc.js';
 import { contextOf } from '../../src/context.js';
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** Runs the authorization-request modules against `host`. */
-export function oidcAuthorizeSuite(host: Host): void {
+function oidcAuthorizeSuite(host: Host): void {
   const mount = useMount(host);
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
 
   describe('OpenID Connect authorization requests', () => {
     it('oidcc-prompt-none-not-logged-in: login_required back to the app, with state and iss', async () => {
@@ -45,28 +40,28 @@ export function oidcAuthorizeSuite(host: Host): void {
       const first = await signInFlow(server, agent);
       const second = await signInFlow(server, agent, { prompt: 'none', nonce: 'n-2' });
       const { payload } = await verifyIDToken(server, second.idToken, { nonce: 'n-2' });
-      expect(payload.auth_time).toBe(payloadOf(first.idToken).auth_time);
+      expect(payload.auth_time).toBe(claimsOf(first.idToken).auth_time);
     });
 
     it('oidcc-prompt-login: a live session still gets the login page, and a new authentication', async () => {
       const { server } = await mount(oidcOptions());
       const agent = request.agent(server);
       const first = await signInFlow(server, agent);
-      await sleep(1100);
+      advanceClock(2); // auth_time has a one-second resolution
       const response = await agent.get(authorizePath({ prompt: 'login' }));
       expect(isLoginRedirect(response)).toBe(true);
       const second = await signInFlow(server, agent, { prompt: 'login' });
-      expect(payloadOf(second.idToken).auth_time as number).toBeGreaterThan(payloadOf(first.idToken).auth_time as number);
+      expect(claimsOf(second.idToken).auth_time as number).toBeGreaterThan(claimsOf(first.idToken).auth_time as number);
     });
 
     it('oidcc-max-age-1: a sign-in older than max_age is repeated; auth_time moves', async () => {
       const { server } = await mount(oidcOptions());
       const agent = request.agent(server);
       const first = await signInFlow(server, agent);
-      await sleep(1100);
+      advanceClock(2); // auth_time has a one-second resolution
       expect(isLoginRedirect(await agent.get(authorizePath({ max_age: '1' })))).toBe(true);
       const second = await signInFlow(server, agent, { max_age: '1' });
-      expect(payloadOf(second.idToken).auth_time as number).toBeGreaterThan(payloadOf(first.idToken).auth_time as number);
+      expect(claimsOf(second.idToken).auth_time as number).toBeGreaterThan(claimsOf(first.idToken).auth_time as number);
       // max_age=0 always asks again, even right after signing in.
       expect(isLoginRedirect(await agent.get(authorizePath({ max_age: '0' })))).toBe(true);
     });
@@ -78,7 +73,7 @@ export function oidcAuthorizeSuite(host: Host): void {
       const response = await agent.get(authorizePath({ max_age: '10000' }));
       expect(callbackOf(response).get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
       const second = await signInFlow(server, agent, { max_age: '10000' });
-      expect(payloadOf(second.idToken).auth_time).toBe(payloadOf(first.idToken).auth_time);
+      expect(claimsOf(second.idToken).auth_time).toBe(claimsOf(first.idToken).auth_time);
       for (const bad of ['-1', 'soon', '1.5']) {
         expect(callbackOf(await agent.get(authorizePath({ max_age: bad }))).get('error')).toBe('invalid_request');
       }
@@ -101,7 +96,7 @@ export function oidcAuthorizeSuite(host: Host): void {
       const agent = request.agent(server);
       const first = await signInFlow(server, agent);
       const silent = await signInFlow(server, agent, { prompt: 'none', id_token_hint: first.idToken });
-      expect(payloadOf(silent.idToken).sub).toBe(payloadOf(first.idToken).sub);
+      expect(claimsOf(silent.idToken).sub).toBe(claimsOf(first.idToken).sub);
       // An ID token of this account for another user: prompt=none cannot switch users.
       const { issueIDToken } = await import('../../src/token/id-token.js');
       const other = await issueIDToken(contextOf(sentinel), { accountId: ACCOUNT, clientId: CLIENT_ID, userId: 'u-bob', authTime: 1 });
@@ -168,3 +163,5 @@ export function oidcAuthorizeSuite(host: Host): void {
     });
   });
 }
+
+oidcAuthorizeSuite(HANDLE_HOST);

@@ -5,8 +5,9 @@ import request from 'supertest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SentinelEvent } from '../../src/index.js';
 import { ACCOUNT, appTokenPath, basic, ccBody, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, PUBLIC_CLIENT_ID, USER_ID } from '../fixtures.js';
-import type { Host } from '../hosts.js';
-import { useMount } from './mount.js';
+import { HANDLE_HOST } from '../helpers/handle-host.js';
+import type { Host } from '../helpers/host.js';
+import { useMount } from '../helpers/mount.js';
 import {
   ACCOUNT_ISSUER,
   CLIENT,
@@ -20,10 +21,10 @@ import {
   postForm,
   refresh,
   REVOKE_PATH,
-} from './oauth-helpers.js';
+} from '../helpers/oauth.js';
 
 /** Runs the revocation and introspection suite against `host`. */
-export function revocationSuite(host: Host): void {
+function revocationSuite(host: Host): void {
   const mount = useMount(host);
   afterEach(() => {
     vi.restoreAllMocks();
@@ -164,3 +165,5 @@ export function revocationSuite(host: Host): void {
     });
   });
 }
+
+revocationSuite(HANDLE_HOST);

@@ -1,0 +1,45 @@
+/**
+ * What a host is to the suites: a framework that mounts a sentinel and listens on an ephemeral 127.0.0.1 port
+ * (`test/hosts.ts` lists the frameworks, `handle-host.ts` is the bare `sentinel.handle()` one).
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Sentinel } from '../../src/index.js';
+
+/** How a suite wants the host built. */
+export interface MountOptions {
+  /** Mount the service under this prefix (e.g. '/idp'). */
+  prefix?: string;
+  /** Which host body parser runs, and where: none, before the service, or after it. */
+  bodyParser?: 'none' | 'before' | 'after';
+  /** Receives errors the framework's error handler sees. */
+  onHostError?: (error: unknown) => void;
+}
+
+/** A running host. */
+export interface MountedHost {
+  server: Server;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** A framework under test. */
+export interface Host {
+  name: string;
+  mount(sentinel: Sentinel, options?: MountOptions): Promise<MountedHost>;
+}
+
+/** Listens on 127.0.0.1:0 and returns the running host. */
+export async function listen(server: Server): Promise<MountedHost> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    server,
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
