@@ -130,6 +130,11 @@ export function loadOptions(workload: Workload, state: WorkloadState, settings: 
           },
         ],
       };
+    case 'refresh':
+    case 'oidc-authorize':
+    case 'oidc-exchange':
+    case 'oidc-refresh':
+      throw new Error(`${workload} is driven by bench/flow-client.ts`);
     case 'guard-one':
     case 'guard-20k': {
       const guard = state.guard;
