@@ -208,7 +208,7 @@ async function measureRound(spec: TargetSpec, privateJwk: JWK, publicJwk: JWK): 
       if (/not importable|does not export/.test(message)) throw new NotAvailable(message);
       throw err;
     }
-    const state: WorkloadState = { port, codes: [], nextCode: 0 };
+    const state: WorkloadState = { port };
     if (spec.workload === 'guard-one' || spec.workload === 'guard-20k') {
       state.guard = (spec.workload === 'guard-one' ? guardTokens.one : guardTokens.many) as GuardTokens;
       state.guard.next = 0;
