@@ -1,10 +1,10 @@
 /**
- * The load-generator side of each workload: the request autocannon sends, the check of a first response (a 200
- * with a JWT whose signature verifies against the run's public key, or the 302 with a code), the login flow that
- * gives the authorize/exchange workloads a device session, and the minting of authorization codes.
+ * The load-generator side of the client-credentials and guard workloads: the request autocannon sends and the check
+ * of a first response (a 200 with a JWT whose signature verifies against the run's public key), plus the sign-in
+ * through sentinel-idp's login page that gives the code-flow rows (bench/flow-client.ts) a device session.
  */
 import { createHash } from 'node:crypto';
-import autocannon, { type AutocannonOptions } from 'autocannon';
+import type { AutocannonOptions } from 'autocannon';
 import { decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose';
 import {
   ACCOUNT_ID,
@@ -32,16 +32,11 @@ export interface LoadSettings {
   timeoutSeconds: number;
 }
 
-/** What a workload needs beyond the port: the session cookie and the code pool of the authorize/exchange rows. */
+/** What a workload needs beyond the port (the code-flow rows keep their state in bench/flow-client.ts). */
 export interface WorkloadState {
   port: number;
-  cookie?: string;
-  codes: string[];
-  nextCode: number;
   /** The guard rows' tokens (one for guard-one, 20,000 for guard-20k), used round-robin. */
   guard?: GuardTokens;
-  /** hrtime of the last exchange response: amount-bound autocannon runs end on a 1-second tick, so the window is measured to here. */
-  lastResponseAt?: bigint;
 }
 
 const CODE_CHALLENGE = createHash('sha256').update(CODE_VERIFIER).digest('base64url');
@@ -59,19 +54,6 @@ export function authorizePath(port: number): string {
   return `/sentinel/api/account/${ACCOUNT_ID}/authorize?${query}`;
 }
 
-const EXCHANGE_PATH = `/sentinel/api/account/${ACCOUNT_ID}/token`;
-
-function exchangeBody(port: number, code: string): string {
-  return new URLSearchParams({
-    grant_type: 'authorization_code',
-    code,
-    redirect_uri: redirectUriFor(port),
-    client_id: CLIENT_ID,
-    client_secret: CLIENT_SECRET,
-    code_verifier: CODE_VERIFIER,
-  }).toString();
-}
-
 const CC_PATH = `${TOKEN_PATH}?state=${CONSUMER_ID}`;
 const OIDC_BODY = new URLSearchParams({
   grant_type: 'client_credentials',
@@ -86,7 +68,7 @@ export function baseUrl(port: number): string {
 
 /** The status every response of the workload must have. */
 export function expectedStatus(workload: Workload): number {
-  return workload === 'authorize' ? 302 : 200;
+  return workload === 'authorize' ? 302 : 200; // the code-flow rows: bench/flow-client.ts
 }
 
 /** autocannon options of a workload (without duration/amount). */
@@ -111,25 +93,12 @@ export function loadOptions(workload: Workload, state: WorkloadState, settings: 
         requests: [{ method: 'POST', path: '/token', headers: { 'content-type': FORM_CONTENT_TYPE }, body: OIDC_BODY }],
       };
     case 'authorize':
-      return { ...common, requests: [{ method: 'GET', path: authorizePath(state.port), headers: { cookie: state.cookie ?? '' } }] };
     case 'exchange':
-      return {
-        ...common,
-        requests: [
-          {
-            method: 'POST',
-            path: EXCHANGE_PATH,
-            headers: { 'content-type': FORM_CONTENT_TYPE },
-            setupRequest: (request) => {
-              const code = state.codes[state.nextCode++] ?? 'exhausted-code-pool';
-              return { ...request, body: exchangeBody(state.port, code) };
-            },
-            onResponse: () => {
-              state.lastResponseAt = process.hrtime.bigint();
-            },
-          },
-        ],
-      };
+    case 'refresh':
+    case 'oidc-authorize':
+    case 'oidc-exchange':
+    case 'oidc-refresh':
+      throw new Error(`${workload} is driven by bench/flow-client.ts`);
     case 'guard-one':
     case 'guard-20k': {
       const guard = state.guard;
@@ -170,8 +139,6 @@ async function verifyAccessToken(workload: Workload, token: unknown, publicJwk: 
     if (payload.exp !== undefined && payload.iat !== undefined && payload.exp - payload.iat !== 3600) problems.push('exp - iat ≠ 3600');
   } else if (workload === 'oidc-cc') {
     if (!aud.includes(OIDC_RESOURCE)) problems.push(`aud ${String(payload.aud)} (expected the resource)`);
-  } else if (workload === 'exchange') {
-    if (typeof payload.sub !== 'string') problems.push('sub missing');
   }
   if (problems.length > 0) throw new Error(`access token claims wrong: ${problems.join(', ')}`);
   return `ES256 at+jwt, claims ${Object.keys(payload).sort().join(',')}`;
@@ -198,12 +165,6 @@ export async function checkFirstResponse(workload: Workload, state: WorkloadStat
     throw new Error(`first response: expected ${expected}, got ${detail}`);
   }
   if (workload === 'guard-one' || workload === 'guard-20k') return checkGuard(state, text);
-  if (workload === 'authorize') {
-    const location = response.headers.get('location') ?? '';
-    const code = codeFromLocation(location, state.port);
-    if (code === null) throw new Error(`302 without a code back to the app: ${location.slice(0, 200)}`);
-    return '302 to the redirect URI with code and state';
-  }
   const contentType = response.headers.get('content-type') ?? '';
   if (!/^application\/json/i.test(contentType)) throw new Error(`content-type ${contentType}`);
   if (!/no-store/i.test(response.headers.get('cache-control') ?? '')) throw new Error('no Cache-Control: no-store');
@@ -329,34 +290,6 @@ export async function login(port: number): Promise<string> {
     jar.absorb(response);
   }
   throw new Error('login flow did not end at the redirect URI with a code');
-}
-
-/** Mints `count` authorization codes with the session (autocannon against authorize, codes from Location). */
-export async function mintCodes(state: WorkloadState, count: number, settings: LoadSettings): Promise<string[]> {
-  const codes: string[] = [];
-  const options = loadOptions('authorize', state, settings);
-  const template = options.requests?.[0];
-  if (template === undefined) throw new Error('no authorize template');
-  const run = autocannon({
-    ...options,
-    amount: Math.max(count, settings.connections),
-    requests: [
-      {
-        ...template,
-        onResponse: (status, _body, _context, headers) => {
-          if (status !== 302) return;
-          for (const [name, value] of Object.entries(headers)) {
-            if (name.toLowerCase() !== 'location') continue;
-            const code = codeFromLocation(Array.isArray(value) ? (value[0] ?? '') : value, state.port);
-            if (code !== null) codes.push(code);
-          }
-        },
-      },
-    ],
-  });
-  const result = await run;
-  if (result.errors > 0 || result.timeouts > 0) throw new Error(`minting codes: ${result.errors} errors, ${result.timeouts} timeouts`);
-  return codes;
 }
 
 /**

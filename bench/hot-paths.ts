@@ -8,6 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { ratiosChart } from './chart.js';
+import { flowTable } from './flows-table.js';
 import { CHART_LINK, median, type RatioRow, type RowResult, type RunSettings, ratios } from './report.js';
 
 function fmt(value: number, digits = 0): string {
@@ -40,9 +41,10 @@ function section(rows: RowResult[], hot: RatioRow[], settings: RunSettings, star
       `| ${label} | ${workload} | ${cell('rps')} | ${cell('p99ms', 1)} | ${cell('cpuUsPerRequest')} | ${cell('rssMB')} | ${status.replace(/\|/g, '\\|')} |`,
     );
   }
-  lines.push('', '| ratio (req/s) | value | goal | |', '|---|---:|---:|---|');
+  lines.push(...flowTable(rows));
+  lines.push('', '| ratio | value | goal | |', '|---|---:|---:|---|');
   for (const r of hot) {
-    const goal = r.target === undefined ? '' : `≥ ${r.target.toFixed(1)}×`;
+    const goal = r.target === undefined ? '' : `${r.metric === 'cpu' ? '≤' : '≥'} ${r.target.toFixed(1)}×`;
     const verdict = r.missing ?? (r.met === undefined ? '' : r.met ? 'met' : '**not met**');
     lines.push(`| ${r.label} | ${Number.isFinite(r.value) ? `${r.value.toFixed(2)}×` : '–'} | ${goal} | ${verdict} |`);
   }

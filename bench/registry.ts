@@ -7,10 +7,16 @@ export type Workload =
   | 'cc'
   /** The same grant against oidc-provider's /token with client_secret_post and a resource indicator. */
   | 'oidc-cc'
-  /** GET authorize with an existing device session: 302 back to the app with a code. */
+  /** GET authorize with an existing device session: 302 back to the app with a code (bench/flow-client.ts). */
   | 'authorize'
-  /** POST authorization_code (+ PKCE) to /sentinel/api/account/{acct}/token, one fresh code per request. */
+  /** POST authorization_code (+ PKCE) to /sentinel/api/account/{acct}/token, one fresh code per request: AT + RT + ID token. */
   | 'exchange'
+  /** POST refresh_token, each request presenting the token the previous response of its chain returned. */
+  | 'refresh'
+  /** The same three against oidc-provider's /auth and /token. */
+  | 'oidc-authorize'
+  | 'oidc-exchange'
+  | 'oidc-refresh'
   /** GET the guarded route with one consumer-bound token, the same on every request. */
   | 'guard-one'
   /** GET the guarded route cycling through 20,000 tokens of 20,000 consumers (path and token change together). */
@@ -62,22 +68,36 @@ export const TARGETS: readonly TargetSpec[] = [
     kind: 'sentinel',
     workload: 'cc',
   },
-  {
-    name: 'sentinel-authorize',
-    module: 'sentinel-fastify',
-    label: 'sentinel-idp authorize with a session → 302 + code (Fastify)',
-    kind: 'sentinel',
-    workload: 'authorize',
-  },
-  {
-    name: 'sentinel-exchange',
-    module: 'sentinel-fastify',
-    label: 'sentinel-idp code exchange, authorization_code + PKCE (Fastify)',
-    kind: 'sentinel',
-    workload: 'exchange',
-  },
+  ...flowRows(),
   ...guardRows(),
 ];
+
+/**
+ * The code-flow rows (`flow-*`): authorize with a session, code exchange + PKCE, refresh rotation; sentinel-idp
+ * (Fastify) and oidc-provider 9, each on memory and on Redis.
+ */
+function flowRows(): TargetSpec[] {
+  const servers: Array<[string, string, Kind, string, string]> = [
+    ['sentinel', 'sentinel-fastify', 'sentinel', '', 'sentinel-idp (Fastify, MemoryStore)'],
+    ['oidc', 'oidc-provider-flow', 'peer', 'oidc-', 'oidc-provider 9 (in-memory adapter)'],
+    ['sentinel-redis', 'sentinel-fastify-redis', 'sentinel', '', 'sentinel-idp (Fastify, RedisStore)'],
+    ['oidc-redis', 'oidc-provider-flow-redis', 'peer', 'oidc-', 'oidc-provider 9 (ioredis adapter)'],
+  ];
+  const flows: Array<['authorize' | 'exchange' | 'refresh', string]> = [
+    ['authorize', 'authorize with a session → 302 + code'],
+    ['exchange', 'code exchange + PKCE → AT + RT + ID token'],
+    ['refresh', 'refresh rotation → AT + RT + ID token'],
+  ];
+  return flows.flatMap(([flow, what]) =>
+    servers.map(([server, module, kind, prefix, label]) => ({
+      name: `flow-${flow}-${server}`,
+      module,
+      label: `${label}: ${what}`,
+      kind,
+      workload: `${prefix}${flow}` as Workload,
+    })),
+  );
+}
 
 /** The bearer-guard rows: each guard with one repeated token and with 20,000 distinct tokens. */
 function guardRows(): TargetSpec[] {
@@ -171,7 +191,27 @@ export const RATIOS: readonly RatioSpec[] = [
     metric: 'rps',
   },
   ...guardRatios(),
+  ...flowRatios(),
 ];
+
+/** sentinel-idp ÷ oidc-provider for each flow and store, by req/s (goal) and by CPU µs per request. */
+function flowRatios(): RatioSpec[] {
+  const goals: Array<['authorize' | 'exchange' | 'refresh', number]> = [
+    ['authorize', 4],
+    ['exchange', 3],
+    ['refresh', 3],
+  ];
+  return goals.flatMap(([flow, goal]) =>
+    (['', '-redis'] as const).flatMap((store) => {
+      const where = store === '' ? 'memory' : 'Redis';
+      const pair = { numerator: `flow-${flow}-sentinel${store}`, denominator: `flow-${flow}-oidc${store}`, hotPath: true };
+      return [
+        { ...pair, label: `${flow}, ${where}: sentinel-idp ÷ oidc-provider, req/s`, metric: 'rps' as const, target: goal },
+        { ...pair, label: `${flow}, ${where}: sentinel-idp ÷ oidc-provider, CPU µs/req`, metric: 'cpu' as const },
+      ];
+    }),
+  );
+}
 
 function guardRatios(): RatioSpec[] {
   const versus = (numerator: string, denominator: string, label: string, target?: number): RatioSpec => ({

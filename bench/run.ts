@@ -19,17 +19,9 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import autocannon, { type AutocannonResult } from 'autocannon';
 import type { JWK } from 'jose';
-import {
-  checkFirstResponse,
-  expectedStatus,
-  type LoadSettings,
-  loadOptions,
-  login,
-  mintCodes,
-  NotAvailable,
-  type WorkloadState,
-} from './client.js';
+import { checkFirstResponse, expectedStatus, type LoadSettings, loadOptions, NotAvailable, type WorkloadState } from './client.js';
 import { createKeyPair, HOST } from './fixtures.js';
+import { FlowLoad, flowExpectedStatus, isFlowWorkload } from './flow-client.js';
 import { type GuardTokens, mintGuardTokens } from './guard-tokens.js';
 import { writeHotPaths } from './hot-paths.js';
 import { type MemoryResult, measureMemory } from './memory.js';
@@ -216,41 +208,29 @@ async function measureRound(spec: TargetSpec, privateJwk: JWK, publicJwk: JWK): 
       if (/not importable|does not export/.test(message)) throw new NotAvailable(message);
       throw err;
     }
-    const state: WorkloadState = { port, codes: [], nextCode: 0 };
+    const state: WorkloadState = { port };
     if (spec.workload === 'guard-one' || spec.workload === 'guard-20k') {
       state.guard = (spec.workload === 'guard-one' ? guardTokens.one : guardTokens.many) as GuardTokens;
       state.guard.next = 0;
     }
     const durationMs = settings.durationSeconds * 1000;
     const bound = durationMs * 3 + 30_000;
-    const expected = expectedStatus(spec.workload);
+    const expected = isFlowWorkload(spec.workload) ? flowExpectedStatus(spec.workload) : expectedStatus(spec.workload);
 
-    if (spec.workload === 'authorize' || spec.workload === 'exchange') {
-      state.cookie = await login(port);
-      if (spec.workload === 'exchange') state.codes = await mintCodes(state, 1, load);
-    }
-    const check = await checkFirstResponse(spec.workload, state, publicJwk);
-
-    let measureOptions = { ...loadOptions(spec.workload, state, load) };
-    if (spec.workload === 'exchange') {
-      // Codes are single-use: mint a pool for the warm-up, learn the exchange rate from it, then mint what the
-      // measured window needs. Minting happens outside the CPU window.
-      const warmCount = Math.max(load.connections * 4, Math.round(settings.warmupSeconds * 1500));
-      state.codes = await mintCodes(state, warmCount, load);
-      state.nextCode = 0;
-      const warmStart = process.hrtime.bigint();
-      const warm = await fire({ ...loadOptions('exchange', state, load), amount: state.codes.length }, bound, 'exchange warm-up');
-      const problem = unexpectedResponses(warm, expected);
+    let check: string;
+    let measureOptions: Parameters<typeof autocannon>[0];
+    let flow: FlowLoad | undefined;
+    if (isFlowWorkload(spec.workload)) {
+      // Code flow rows (bench/flow-client.ts): codes and refresh chains are prepared outside the CPU window.
+      flow = new FlowLoad(spec.workload, port, load);
+      check = await flow.prepare(publicJwk);
+      const warm = await flow.warmUp(settings.warmupSeconds, (options, what) => fire(options, bound, what));
+      const problem = warm === undefined ? undefined : unexpectedResponses(warm, expected);
       if (problem) throw new RowFailure(`warm-up: ${problem}`);
-      const warmSeconds = Number((state.lastResponseAt ?? process.hrtime.bigint()) - warmStart) / 1e9;
-      // The warm-up rate is an underestimate (cold JIT): size the window's pool at twice that rate.
-      const rate = (2 * warm.requests.total) / Math.max(0.001, warmSeconds);
-      const needed = Math.min(150_000, Math.max(load.connections * 4, Math.ceil(rate * settings.durationSeconds)));
-      state.codes = await mintCodes(state, needed, load);
-      state.nextCode = 0;
-      measureOptions = { ...loadOptions('exchange', state, load), amount: state.codes.length };
+      measureOptions = await flow.measureOptions(settings.durationSeconds);
     } else {
-      measureOptions = { ...measureOptions, duration: settings.durationSeconds };
+      check = await checkFirstResponse(spec.workload, state, publicJwk);
+      measureOptions = { ...loadOptions(spec.workload, state, load), duration: settings.durationSeconds };
       if (settings.warmupSeconds > 0) {
         const warm = await fire({ ...measureOptions, duration: settings.warmupSeconds }, bound, 'warm-up');
         const problem = unexpectedResponses(warm, expected);
@@ -262,7 +242,7 @@ async function measureRound(spec: TargetSpec, privateJwk: JWK, publicJwk: JWK): 
     const started = process.hrtime.bigint();
     const result = await fire(measureOptions, bound, 'measurement');
     // Amount-bound runs (exchange) end on autocannon's 1-second tick: measure their window to the last response.
-    const ended = spec.workload === 'exchange' && state.lastResponseAt !== undefined ? state.lastResponseAt : process.hrtime.bigint();
+    const ended = flow?.lastResponseAt ?? process.hrtime.bigint();
     const elapsedS = Number(ended - started) / 1e9;
     const cpu = await server.request('cpu-stop', 'cpu');
     if (cpu.type !== 'cpu') throw new Error('bad cpu reply');

@@ -63,9 +63,29 @@ declare module 'autocannon' {
 
 declare module 'oidc-provider' {
   import type { RequestListener } from 'node:http';
+  import type { IncomingMessage, ServerResponse } from 'node:http';
+  export interface Grant {
+    addOIDCScope(scope: string): void;
+    addResourceScope(resource: string, scope: string): void;
+    save(): Promise<string>;
+  }
+  export interface InteractionDetails {
+    prompt: { name: string };
+    params: Record<string, unknown> & { client_id: string };
+    session?: { accountId?: string };
+    grantId?: string;
+  }
   export class Provider {
     constructor(issuer: string, configuration?: Record<string, unknown>);
     callback(): RequestListener;
+    interactionDetails(req: IncomingMessage, res: ServerResponse): Promise<InteractionDetails>;
+    interactionFinished(
+      req: IncomingMessage,
+      res: ServerResponse,
+      result: Record<string, unknown>,
+      options?: { mergeWithLastSubmission?: boolean },
+    ): Promise<void>;
+    Grant: { new (input: { accountId: string; clientId: string }): Grant; find(id: string): Promise<Grant | undefined> };
   }
   export default Provider;
 }

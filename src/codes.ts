@@ -45,7 +45,18 @@ export function grantIdForCode(code: string): string {
 
 /** The store key of a code: `code:{gid}`, beside its future grant's `grant:{gid}`. */
 export function codeKey(code: string): string {
-  return `code:{${grantIdForCode(code)}}`;
+  return codeKeyOf(grantIdForCode(code));
+}
+
+/**
+ * The store key of a code whose grant id is already known: the token endpoint derives the id once per redemption
+ * instead of hashing the code again for every key.
+ *
+ * @example
+ * const key = codeKeyOf(grantIdForCode(code)); // 'code:{…}', the same as codeKey(code)
+ */
+export function codeKeyOf(grantId: string): string {
+  return `code:{${grantId}}`;
 }
 
 /** Issues a code for `record`; returns the plain code (to put in the redirect, never to log). */

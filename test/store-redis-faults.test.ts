@@ -188,3 +188,43 @@ describe.skipIf(skip)('RedisStore on a server without GETDEL', () => {
     };
   });
 });
+
+describe.skipIf(skip)('RedisStore scripts by SHA-1', () => {
+  const server = new PrivateRedis([]);
+  let client: Redis;
+
+  beforeAll(async () => {
+    requireAvailable(binary);
+    await server.start();
+    client = connect(server.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+    await new Promise((resolve) => client.once('ready', resolve));
+  });
+
+  afterAll(async () => {
+    client?.disconnect();
+    await server.destroy();
+  });
+
+  const calls = async (command: string): Promise<number> => {
+    const stats = await client.info('commandstats');
+    return Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+  };
+
+  it('sends EVALSHA once Redis has the script, and EVAL again after the script cache was flushed (NOSCRIPT)', async () => {
+    const store = new RedisStore(client, { prefix: 'sha:' });
+    await expect(store.increment('throttle:a', 60_000)).resolves.toBe(1);
+    const evalsBefore = await calls('eval');
+    await expect(store.increment('throttle:a', 60_000)).resolves.toBe(2);
+    expect(await calls('eval')).toBe(evalsBefore); // the second call ran by SHA-1 only
+    expect(await calls('evalsha')).toBeGreaterThanOrEqual(2);
+
+    await client.script('FLUSH');
+    // The swap still applies exactly once, and a failed compare still changes nothing.
+    await expect(store.swap([{ key: 'grant:{g}', expect: null, value: 'one', ttlMs: 60_000 }])).resolves.toBe(true);
+    expect(await calls('eval')).toBe(evalsBefore + 1);
+    await expect(store.swap([{ key: 'grant:{g}', expect: null, value: 'two', ttlMs: 60_000 }])).resolves.toBe(false);
+    await expect(store.get('grant:{g}')).resolves.toBe('one');
+    await client.script('FLUSH');
+    await expect(store.increment('throttle:a', 60_000)).resolves.toBe(3);
+  });
+});

@@ -111,7 +111,7 @@ describe.skipIf(skip)('RedisStore (real Redis)', () => {
       );
       expect(error).toBeInstanceOf(Error);
       const { message } = error as Error;
-      expect(message).toMatch(/^RedisStore: EVAL failed/);
+      expect(message).toMatch(/^RedisStore: EVAL(SHA)? failed/);
       expect(message).toMatch(/not an integer/);
       expect(message).not.toMatch(/secret/);
       expect((error as { command?: unknown }).command).toBeUndefined();

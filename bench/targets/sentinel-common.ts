@@ -43,6 +43,7 @@ interface CoreModule {
     users: { authenticate(input: { accountId: string; username: string; password: string }): Promise<{ id: string } | null> };
     store?: unknown;
     signing?: 'threadpool' | 'sync';
+    refreshToken?: { idleTtl?: number; absoluteTtl?: number };
   }): SentinelLike;
   MemoryStore: new (options?: { max?: number }) => unknown;
 }
@@ -61,7 +62,11 @@ export async function importRepoModule<T>(path: string): Promise<T> {
 /** How the bench instance signs (the `signing` option); the default row uses the library default. */
 export type BenchSigning = 'threadpool' | 'sync' | undefined;
 
-export async function createBenchSentinel(port: number, signing?: BenchSigning): Promise<SentinelLike> {
+/**
+ * The bench instance; `store` replaces its MemoryStore (the Redis rows pass a RedisStore). The refresh lifetimes are
+ * an hour, as the oidc-provider peer's, so a shared Redis is not left with weeks-long keys.
+ */
+export async function createBenchSentinel(port: number, signing?: BenchSigning, store?: unknown): Promise<SentinelLike> {
   const core = await importRepoModule<CoreModule>('src/index.js');
   if (typeof core.createSentinel !== 'function') throw new Error('src/index.ts does not export createSentinel yet');
   return core.createSentinel({
@@ -79,7 +84,8 @@ export async function createBenchSentinel(port: number, signing?: BenchSigning):
     users: {
       authenticate: async ({ username, password }) => (username === USERNAME && password === PASSWORD ? { id: 'u-1' } : null),
     },
-    store: new core.MemoryStore({ max: 200_000 }),
+    store: store ?? new core.MemoryStore({ max: 200_000 }),
+    refreshToken: { idleTtl: 3600, absoluteTtl: 3600 },
     ...(signing === undefined ? {} : { signing }),
   });
 }

@@ -11,11 +11,21 @@ export async function start(port: number): Promise<RunningTarget> {
 }
 
 /** The Fastify row with a chosen signing mode (the `sentinel-fastify-sync` row compares the two in one run). */
-export async function startFastify(port: number, signing: BenchSigning): Promise<RunningTarget> {
+export async function startFastify(
+  port: number,
+  signing: BenchSigning,
+  store?: unknown,
+  onClose?: () => Promise<void>,
+): Promise<RunningTarget> {
   const { toFastify } = await importRepoModule<{ toFastify(s: SentinelLike): FastifyPluginAsync }>('adapters/fastify/index.js');
-  const sentinel = await createBenchSentinel(port, signing);
+  const sentinel = await createBenchSentinel(port, signing, store);
   const app = Fastify({ logger: false });
   await app.register(toFastify(sentinel));
   await app.listen({ host: HOST, port });
-  return { close: () => app.close() };
+  return {
+    close: async () => {
+      await app.close();
+      await onClose?.();
+    },
+  };
 }

@@ -9,8 +9,22 @@
  * `swap`, whose keys must share a hash tag (`grant:{gid}` and `code:{gid}`), so no command can fail with CROSSSLOT:
  * a grant's keys live together on the shard their slot maps to.
  */
+import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import type { Store, SwapEntry } from './store.js';
+
+/**
+ * A Lua script and its SHA-1, so that every call sends EVALSHA (40 bytes) instead of the whole script, and Redis
+ * runs its cached compiled copy instead of hashing the script text again (EVAL does, on every call).
+ */
+interface Script {
+  source: string;
+  sha: string;
+}
+
+function script(source: string): Script {
+  return { source, sha: createHash('sha1').update(source).digest('hex') };
+}
 
 /**
  * Options of {@link RedisStore}. `commandTimeoutMs` turns a dead Redis into a prompt `500 server_error` (RFC 6749
@@ -55,32 +69,32 @@ export interface RedisStoreOptions {
  * half by a crash or a lost connection, leaving a counter that never expires (a permanent lockout). The `PTTL == -1`
  * branch repairs such a TTL-less counter anyway, should one ever exist (e.g. written by hand).
  */
-const INCREMENT_SCRIPT = `
+const INCREMENT_SCRIPT = script(`
 local n = redis.call('INCR', KEYS[1])
 if n == 1 or redis.call('PTTL', KEYS[1]) == -1 then
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
 end
 return n
-`;
+`);
 
 /**
  * Gives one slot of a counter back: DECR keeps the TTL, and the script neither starts a counter nor goes below zero.
  */
-const DECREMENT_SCRIPT = `
+const DECREMENT_SCRIPT = script(`
 local v = tonumber(redis.call('GET', KEYS[1]))
 if not v or v <= 0 then return 0 end
 return redis.call('DECR', KEYS[1])
-`;
+`);
 
 /**
  * GETDEL for servers older than Redis 6.2. A script runs atomically, so of any number of concurrent callers exactly
  * one sees the value, just like GETDEL.
  */
-const TAKE_SCRIPT = `
+const TAKE_SCRIPT = script(`
 local v = redis.call('GET', KEYS[1])
 if v then redis.call('DEL', KEYS[1]) end
 return v
-`;
+`);
 
 /**
  * Multi-key compare-and-set in one script (atomic: Redis runs a script without interleaving other commands). Four
@@ -89,7 +103,7 @@ return v
  * SETs run before DELs because Redis refuses a memory-growing write with OOM only while a script has written
  * nothing yet: a SET first means an out-of-memory Redis refuses the whole swap instead of letting it run on.
  */
-const SWAP_SCRIPT = `
+const SWAP_SCRIPT = script(`
 for i = 1, #KEYS do
   local b = (i - 1) * 4
   local v = redis.call('GET', KEYS[i])
@@ -107,10 +121,13 @@ for i = 1, #KEYS do
   if ARGV[(i - 1) * 4 + 3] == '0' then redis.call('DEL', KEYS[i]) end
 end
 return 1
-`;
+`);
 
 /** What Redis answers for a command it does not know (`ERR unknown command 'getdel', with args ...`). */
 const UNKNOWN_COMMAND = /unknown command/i;
+
+/** What Redis answers to EVALSHA for a script it does not have cached (after a restart, on a new cluster node). */
+const NO_SCRIPT = /NOSCRIPT/;
 
 /**
  * A {@link Store} in Redis, shared by every instance that uses the same Redis (or Redis Cluster) and prefix.
@@ -208,7 +225,7 @@ export class RedisStore implements Store {
         this.#noGetDel = true;
       }
     }
-    const value = await this.#run('EVAL', () => this.#client.eval(TAKE_SCRIPT, 1, fullKey));
+    const value = await this.#eval(TAKE_SCRIPT, [fullKey], []);
     return typeof value === 'string' ? value : null;
   }
 
@@ -232,7 +249,7 @@ export class RedisStore implements Store {
    */
   async increment(key: string, ttlMs: number): Promise<number> {
     const px = toPx(ttlMs);
-    const count = await this.#run('EVAL', () => this.#client.eval(INCREMENT_SCRIPT, 1, this.#prefix + key, px));
+    const count = await this.#eval(INCREMENT_SCRIPT, [this.#prefix + key], [px]);
     // Lua integers arrive as numbers; anything else means the key held something that is not our counter.
     if (typeof count !== 'number') throw new Error('RedisStore: increment returned a non-integer reply');
     return count;
@@ -246,7 +263,7 @@ export class RedisStore implements Store {
    * await store.decrement('throttle:ip:203.0.113.7');
    */
   async decrement(key: string): Promise<number> {
-    const count = await this.#run('EVAL', () => this.#client.eval(DECREMENT_SCRIPT, 1, this.#prefix + key));
+    const count = await this.#eval(DECREMENT_SCRIPT, [this.#prefix + key], []);
     if (typeof count !== 'number') throw new Error('RedisStore: decrement returned a non-integer reply');
     return count;
   }
@@ -276,8 +293,22 @@ export class RedisStore implements Store {
       if (entry.value === null) args.push('0', '');
       else args.push(toPx(entry.ttlMs as number), entry.value);
     }
-    const applied = await this.#run('EVAL', () => this.#client.eval(SWAP_SCRIPT, keys.length, ...keys, ...args));
+    const applied = await this.#eval(SWAP_SCRIPT, keys, args);
     return applied === 1;
+  }
+
+  /**
+   * Runs a script by its SHA-1 (EVALSHA); when Redis does not have it cached (NOSCRIPT: nothing ran), once more
+   * with its text (EVAL), which also caches it for the next call. A timeout or any other failure is not retried:
+   * the script may have run.
+   */
+  async #eval(script: Script, keys: string[], args: (string | number)[]): Promise<unknown> {
+    try {
+      return await this.#run('EVALSHA', () => this.#client.evalsha(script.sha, keys.length, ...keys, ...args), isNoScript);
+    } catch (error) {
+      if (!isNoScript(error)) throw error;
+      return this.#run('EVAL', () => this.#client.eval(script.source, keys.length, ...keys, ...args));
+    }
   }
 
   /**
@@ -318,6 +349,10 @@ function hashTag(key: string): string | null {
   if (open === -1) return null;
   const close = key.indexOf('}', open + 1);
   return close > open + 1 ? key.slice(open + 1, close) : null;
+}
+
+function isNoScript(error: unknown): boolean {
+  return error instanceof Error && NO_SCRIPT.test(error.message);
 }
 
 function isUnknownCommand(error: unknown): boolean {

@@ -4,7 +4,7 @@
  */
 import { randomSecret } from '../secrets.js';
 import { requireGrant, type App } from '../apps.js';
-import { codeKey, grantIdForCode, parseCodeRecord } from '../codes.js';
+import { codeKeyOf, grantIdForCode, parseCodeRecord } from '../codes.js';
 import type { SentinelContext } from '../context.js';
 import { OAuthError } from '../errors.js';
 import type { SentinelRequest, SentinelResponse } from '../http.js';
@@ -64,7 +64,8 @@ export async function handleAuthorizationCodeGrant(
   assertVerifierSyntax(verifier);
   requireGrant(app, 'authorization_code');
   const grantId = grantIdForCode(code);
-  const stored = await context.store.get(codeKey(code));
+  const key = codeKeyOf(grantId);
+  const stored = await context.store.get(key);
   if (stored === null) return spentCode(context, request, accountId, app, grantId);
   const record = parseCodeRecord(stored);
   // A value under a code key that is not a code record is store corruption: fail, never guess.
@@ -115,7 +116,7 @@ export async function handleAuthorizationCodeGrant(
       refresh: refresh?.state ?? null,
     };
     const applied = await context.store.swap([
-      { key: codeKey(code), expect: stored, value: null },
+      { key, expect: stored, value: null },
       { key: grantKey(grantId), expect: null, value: JSON.stringify(grant), ttlMs: grantTtlMs(context, grant) },
     ]);
     // Lost the race to a concurrent presentation of the same code: from here it is a spent code.

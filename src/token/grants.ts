@@ -134,7 +134,14 @@ export function parseRefreshToken(token: string): PresentedRefreshToken | null {
 export function nextRefreshGeneration(
   context: SentinelContext,
   grantId: string,
-  input: { gen: number; family: string; absoluteExpiresAt: number; jkt?: string | undefined },
+  input: {
+    gen: number;
+    family: string;
+    /** The family's digest when already known (a rotation: the grant holds it), so it is not hashed again. */
+    familyDigest?: string | undefined;
+    absoluteExpiresAt: number;
+    jkt?: string | undefined;
+  },
 ): { state: GrantRefreshState; token: string } | null {
   const issuedAt = nowSeconds();
   const remaining = input.absoluteExpiresAt - issuedAt;
@@ -143,7 +150,7 @@ export function nextRefreshGeneration(
   return {
     state: {
       gen: input.gen,
-      family: digest(input.family),
+      family: input.familyDigest ?? digest(input.family),
       current: digest(secret),
       issuedAt,
       expiresAt: issuedAt + Math.min(context.config.refreshToken.idleTtl, remaining),

@@ -126,6 +126,8 @@ export async function handleRefreshTokenGrant(
       const next = nextRefreshGeneration(context, presented.grantId, {
         gen: presented.gen + 1,
         family: presented.family,
+        // currentGrant matched the presented family against this digest.
+        familyDigest: found.grant.refresh?.family,
         absoluteExpiresAt: found.grant.absoluteExpiresAt,
         jkt: found.grant.refresh?.jkt,
       });

@@ -1,0 +1,106 @@
+/**
+ * `node --import tsx bench/flow-profile.ts <workload> [module] [seconds]`: runs one code-flow workload (authorize,
+ * exchange, refresh, or an `oidc-` one) against one bench target (default sentinel-fastify) profiled over
+ * the window only (the inspector of bench/server.ts), for `seconds` (default 8) at 50 connections after a short warm-up, then prints where the server's
+ * main thread spent its time: self time by function and by package/directory. The profile is left in
+ * bench/profiles/ (not committed) for a closer look in Chrome DevTools.
+ */
+import { fork } from 'node:child_process';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { createKeyPair } from './fixtures.js';
+import { FlowLoad, type FlowWorkload, isFlowWorkload } from './flow-client.js';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+const [workload = 'exchange', module = 'sentinel-fastify', secondsArg = '8'] = process.argv.slice(2);
+const dir = fileURLToPath(new URL('./profiles/', import.meta.url));
+
+function where(url: string): string {
+  if (url === '') return '(native / idle / GC)';
+  if (url.startsWith('node:')) return url.split('/').slice(0, 2).join('/');
+  const modules = url.lastIndexOf('node_modules/');
+  if (modules !== -1) {
+    const rest = url.slice(modules + 'node_modules/'.length).split('/');
+    return rest[0]?.startsWith('@') ? `${rest[0]}/${rest[1]}` : (rest[0] ?? url);
+  }
+  const repo = url.indexOf('/src/') !== -1 ? url.slice(url.indexOf('/src/') + 1) : url.slice(url.indexOf('/adapters/') + 1);
+  return repo;
+}
+
+function summarize(file: string, requests: number): void {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const selfUs = new Map<number, number>();
+  profile.samples.forEach((id, i) => {
+    selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  });
+  const byFunction = new Map<string, number>();
+  const byPlace = new Map<string, number>();
+  let total = 0;
+  for (const [id, us] of selfUs) {
+    const node = byId.get(id) as ProfileNode;
+    const { functionName, url, lineNumber } = node.callFrame;
+    if (functionName === '(idle)') continue;
+    total += us;
+    const place = where(url);
+    const name = `${functionName || '(anonymous)'} ${place}:${lineNumber + 1}`;
+    byFunction.set(name, (byFunction.get(name) ?? 0) + us);
+    byPlace.set(place, (byPlace.get(place) ?? 0) + us);
+  }
+  const top = (map: Map<string, number>, n: number) =>
+    [...map]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([name, us]) => `  ${((100 * us) / total).toFixed(1).padStart(5)}%  ${name}`)
+      .join('\n');
+  console.log(`busy (non-idle) main-thread time: ${(total / 1000).toFixed(0)} ms, ${(total / requests).toFixed(0)} µs per request`);
+  console.log(`by place:\n${top(byPlace, 15)}\nby function:\n${top(byFunction, 30)}`);
+}
+
+async function main(): Promise<void> {
+  if (!isFlowWorkload(workload)) throw new Error(`unknown workload ${workload}`);
+  const { privateJwk, publicJwk } = await createKeyPair();
+  const port = 46000 + (process.pid % 1000);
+  const child = fork(fileURLToPath(new URL('./server.ts', import.meta.url)), [module, String(port)], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, BENCH_PRIVATE_JWK: JSON.stringify(privateJwk), NODE_ENV: 'production' },
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.once('message', (m: { type: string; error?: string }) => (m.type === 'ready' ? resolve() : reject(new Error(m.error))));
+  });
+  const flow = new FlowLoad(workload as FlowWorkload, port, { connections: 50, timeoutSeconds: 10 });
+  console.log(await flow.prepare(publicJwk));
+  await flow.warmUp(2, async (options) => autocannon(options));
+  const options = await flow.measureOptions(Number(secondsArg));
+  const reply = () => new Promise<void>((resolve) => child.once('message', () => resolve()));
+  let waiting = reply();
+  child.send({ type: 'profile-start' });
+  await waiting;
+  const result = await autocannon(options);
+  console.log(`${result.requests.total} requests, status ${JSON.stringify(result.statusCodeStats)}`);
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${module}-${workload}-${new Date().toISOString().replace(/[:.]/g, '-')}.cpuprofile`);
+  waiting = reply();
+  child.send({ type: 'profile-stop', file });
+  await waiting;
+  child.send({ type: 'close' });
+  console.log(`profile: ${file}`);
+  summarize(file, result.requests.total);
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});

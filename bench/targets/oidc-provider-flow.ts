@@ -1,0 +1,110 @@
+/**
+ * Peer for the code-flow rows: oidc-provider 9 doing the same work as sentinel-idp — authorization code with PKCE
+ * (S256, required), an ES256 ID token, refresh tokens rotated on every use, and ES256 JWT access tokens (`at+jwt`)
+ * for a resource server (resource indicators; oidc-provider issues JWT access tokens only for a resource). Client
+ * authentication client_secret_post. An unbounded in-memory adapter here (oidc-provider-memory-adapter.ts);
+ * oidc-provider-flow-redis.ts passes the Redis adapter.
+ *
+ * Sign-in and consent are completed by a route of this server (`/interaction/{uid}`) that signs the bench user in
+ * and grants the requested scopes, so the runner gets a session cookie the way a browser would; the measured
+ * authorize requests then find a session and an existing grant and answer 302 with a code, as sentinel-idp does.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Provider } from 'oidc-provider';
+import { CLIENT_ID, CLIENT_SECRET, HOST, issuerFor, OIDC_RESOURCE, privateJwkFromEnv, redirectUriFor } from '../fixtures.js';
+import { memoryAdapter } from './oidc-provider-memory-adapter.js';
+import type { RunningTarget, TargetMeta } from './types.js';
+import { closeServer, listen } from './util.js';
+
+export const meta: TargetMeta = { label: 'oidc-provider 9 (code flow, PKCE, refresh rotation, JWT)', kind: 'peer' };
+
+/** The resource server's scope the bench grants (requested as `scope`, like every resource scope). */
+export const OIDC_API_SCOPE = 'api:read';
+const USER_ID = 'u-1';
+
+export async function start(port: number): Promise<RunningTarget> {
+  return startFlowProvider(port, memoryAdapter());
+}
+
+/** Starts the provider with `adapter` (the class oidc-provider instantiates per model). */
+export async function startFlowProvider(port: number, adapter: unknown, onClose?: () => Promise<void>): Promise<RunningTarget> {
+  const provider = new Provider(issuerFor(port), {
+    adapter,
+    jwks: { keys: [privateJwkFromEnv()] },
+    clients: [
+      {
+        client_id: CLIENT_ID,
+        client_secret: CLIENT_SECRET,
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        redirect_uris: [redirectUriFor(port)],
+        token_endpoint_auth_method: 'client_secret_post',
+        id_token_signed_response_alg: 'ES256',
+      },
+    ],
+    cookies: { keys: ['bench-cookie-key-0123456789abcdef'] },
+    findAccount: async (_ctx: unknown, sub: string) => ({ accountId: sub, claims: async () => ({ sub }) }),
+    pkce: { required: () => true },
+    // sentinel-idp issues a refresh token to every app registered for the grant and rotates it on every use.
+    issueRefreshToken: async () => true,
+    rotateRefreshToken: true,
+    // Short lives keep a shared Redis tidy should a server die before its keys are deleted; per-request work is the same.
+    ttl: { AccessToken: 3600, AuthorizationCode: 60, IdToken: 3600, RefreshToken: 3600, Grant: 3600, Session: 3600 },
+    interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
+    features: {
+      devInteractions: { enabled: false },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: async () => OIDC_RESOURCE,
+        useGrantedResource: async () => true,
+        getResourceServerInfo: async (_ctx: unknown, resourceIndicator: string) => {
+          if (resourceIndicator !== OIDC_RESOURCE) throw new Error(`unknown resource ${resourceIndicator}`);
+          return {
+            scope: OIDC_API_SCOPE,
+            audience: OIDC_RESOURCE,
+            accessTokenTTL: 3600,
+            accessTokenFormat: 'jwt',
+            jwt: { sign: { alg: 'ES256' } },
+          };
+        },
+      },
+    },
+  });
+  const providerCallback = provider.callback();
+
+  // Sign-in, then consent: each prompt comes back here once and is completed at once.
+  async function interaction(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const details = await provider.interactionDetails(req, res);
+    if (details.prompt.name === 'login') {
+      await provider.interactionFinished(req, res, { login: { accountId: USER_ID } }, { mergeWithLastSubmission: false });
+      return;
+    }
+    const existing = details.grantId === undefined ? undefined : await provider.Grant.find(details.grantId);
+    const grant = existing ?? new provider.Grant({ accountId: details.session?.accountId ?? USER_ID, clientId: details.params.client_id });
+    grant.addOIDCScope('openid offline_access');
+    grant.addResourceScope(OIDC_RESOURCE, OIDC_API_SCOPE);
+    const grantId = await grant.save();
+    await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+  }
+
+  const server = await listen(
+    (req, res) => {
+      if (req.url?.startsWith('/interaction/')) {
+        interaction(req, res).catch((err: unknown) => {
+          res.statusCode = 500;
+          res.end(err instanceof Error ? err.message : String(err));
+        });
+        return;
+      }
+      providerCallback(req, res);
+    },
+    port,
+    HOST,
+  );
+  return {
+    close: async () => {
+      await closeServer(server);
+      await onClose?.();
+    },
+  };
+}
