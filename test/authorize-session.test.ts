@@ -82,7 +82,9 @@ describe('device sessions', () => {
     await store.set(`session:${digest('old')}`, JSON.stringify(legacy), 600_000);
     expect(await useSession(context, 'old', ACCOUNT)).toEqual({ userId: 'u-2', accountId: ACCOUNT, authTime: 9, expiresAt: end });
     // Using it rewrites it in the compact form, with the same absolute end.
-    expect(await store.get(`session:${digest('old')}`)).toBe(encodeSessionRecord({ userId: 'u-2', accountId: ACCOUNT, authTime: 9, expiresAt: end }));
+    expect(await store.get(`session:${digest('old')}`)).toBe(
+      encodeSessionRecord({ userId: 'u-2', accountId: ACCOUNT, authTime: 9, expiresAt: end }),
+    );
   });
 
   it('a record of the wrong shape reads as no session', async () => {
