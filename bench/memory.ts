@@ -10,6 +10,7 @@
  * then charges to the records although no record holds them.
  *
  *   node --import tsx bench/memory.ts            # both measurements, prints JSON
+ *   node --import tsx bench/memory.ts --write    # and rewrites the memory section of bench/RESULTS.md
  *   BENCH_MEMORY_N=100000 (default)
  */
 import { spawn } from 'node:child_process';
@@ -127,6 +128,37 @@ async function measureInChild(kind: MemoryKind, count: number): Promise<MemoryRe
   };
 }
 
+/** The goal for the session row: 100,000 live sessions in at most this many MB of RSS growth. */
+const SESSION_GOAL_MB = 50;
+
+/**
+ * The `memory` section of RESULTS.md (markers included): the full run writes it in place, and
+ * `node --import tsx bench/memory.ts --write` replaces it alone through writeResultsSection (bench/report.ts writes it in a full run).
+ */
+export function memorySection(memory: MemoryResult[] | undefined, memoryError?: string): string {
+  const lines = ['<!-- memory:start -->', '## Memory (MemoryStore)', ''];
+  if (memory && memory.length > 0) {
+    lines.push('| records | RSS growth | V8 heap growth | RSS bytes/record | key / value length |', '|---|---:|---:|---:|---|');
+    for (const m of memory) {
+      lines.push(
+        `| ${m.count.toLocaleString('en-US')} ${m.kind === 'sessions' ? 'live device sessions' : 'pending interactions'} | ${m.rssGrowthMB.toFixed(1)} MB | ${m.heapGrowthMB.toFixed(1)} MB | ${m.bytesPerRecord} | ${m.sampleKeyLength} / ${m.sampleValueLength} chars |`,
+      );
+    }
+    const sessions = memory.find((m) => m.kind === 'sessions');
+    if (sessions) {
+      const met = sessions.count >= 100_000 && sessions.rssGrowthMB <= SESSION_GOAL_MB;
+      lines.push(
+        '',
+        `Goal: 100,000 live sessions ≤ ${SESSION_GOAL_MB} MB RSS — ${met ? 'met' : '**not met**'} (${sessions.count.toLocaleString('en-US')}: ${sessions.rssGrowthMB.toFixed(1)} MB RSS).`,
+      );
+    }
+  } else {
+    lines.push(memoryError ? `FAILED: ${memoryError}` : 'Not measured in this run (BENCH_MEMORY=0).');
+  }
+  lines.push('<!-- memory:end -->');
+  return lines.join('\n');
+}
+
 /** Runs one measurement in a fresh `node --expose-gc --import tsx` child; bounded by a timeout. */
 export function measureMemory(kind: MemoryKind, count: number, timeoutMs = 120_000): Promise<MemoryResult> {
   const script = fileURLToPath(import.meta.url);
@@ -173,8 +205,15 @@ if (isMain) {
   } else {
     const count = Number(process.env.BENCH_MEMORY_N ?? 100_000);
     (async () => {
+      const results: MemoryResult[] = [];
       for (const kind of ['sessions', 'interactions'] as const) {
-        console.log(JSON.stringify(await measureMemory(kind, count)));
+        const result = await measureMemory(kind, count);
+        results.push(result);
+        console.log(JSON.stringify(result));
+      }
+      if (process.argv.includes('--write')) {
+        const { writeResultsSection } = await import('./results-section.js');
+        writeResultsSection(new URL('./RESULTS.md', import.meta.url), 'memory', memorySection(results));
       }
     })().catch((err: unknown) => {
       console.error(err);
