@@ -169,7 +169,7 @@ export async function writeReport(input: ReportInput): Promise<string[]> {
     '- sentinel-idp rows: the same app through `toFastify`, `toExpress`, `toKoa`, `toFetch` and `sentinel.handle` on bare node:http. The fetch row is served from node:http by converting each IncomingMessage to a WHATWG `Request` (URL, all headers, whole body) and writing the `Response` back — the conversion a fetch runtime pays.',
     '- Authorize: the bench logs a user in once through the login page, then `GET /sentinel/api/account/123456/authorize?response_type=code&…&code_challenge=…` with the session cookie (302 with a code). Code exchange: codes are minted with that session before the window (outside the CPU measurement), each request redeems a fresh one (`grant_type=authorization_code` + PKCE); the window is sized from the warm-up rate.',
     '- Servers run with NODE_ENV=production. TypeScript targets are loaded through tsx (transpiled once at startup; no effect on steady-state numbers).',
-    '- Memory: `bench/memory.ts`, a fresh `node --expose-gc` process per kind, records written straight into a `MemoryStore` (sessions: the core's own key and compact value; interactions: realistic JSON), random ids cut from one buffer drawn before the first reading, RSS and V8 heap growth after full GCs.',
+    '- Memory: `bench/memory.ts`, a fresh `node --expose-gc` process per kind, records written straight into a `MemoryStore` (sessions: key and compact value as the core writes them; interactions: realistic JSON), random ids cut from one buffer drawn before the first reading, RSS and V8 heap growth after full GCs.',
     '',
   );
 
