@@ -44,7 +44,12 @@ describe('inNextBatch', () => {
     const inner: Promise<void>[] = [];
     await inNextBatch<void>((resolve) => {
       order.push('first');
-      inner.push(inNextBatch<void>((done) => (order.push('second'), done())));
+      inner.push(
+        inNextBatch<void>((done) => {
+          order.push('second');
+          done();
+        }),
+      );
       expect(order).toEqual(['first']);
       resolve();
     });
