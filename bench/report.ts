@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { MemoryResult } from './memory.js';
+import { type MemoryResult, memorySection } from './memory.js';
 import { RATIOS, type TargetSpec } from './registry.js';
 
 /** The line under the title of RESULTS.md that shows the chart bench/run.ts draws (bench/chart.ts). */
@@ -169,7 +169,7 @@ export async function writeReport(input: ReportInput): Promise<string[]> {
     '- sentinel-idp rows: the same app through `toFastify`, `toExpress`, `toKoa`, `toFetch` and `sentinel.handle` on bare node:http. The fetch row is served from node:http by converting each IncomingMessage to a WHATWG `Request` (URL, all headers, whole body) and writing the `Response` back — the conversion a fetch runtime pays.',
     '- Authorize: the bench logs a user in once through the login page, then `GET /sentinel/api/account/123456/authorize?response_type=code&…&code_challenge=…` with the session cookie (302 with a code). Code exchange: codes are minted with that session before the window (outside the CPU measurement), each request redeems a fresh one (`grant_type=authorization_code` + PKCE); the window is sized from the warm-up rate.',
     '- Servers run with NODE_ENV=production. TypeScript targets are loaded through tsx (transpiled once at startup; no effect on steady-state numbers).',
-    '- Memory: `bench/memory.ts`, a fresh `node --expose-gc` process per kind, records written straight into a `MemoryStore` with realistic keys and JSON values, RSS and V8 heap growth after full GCs.',
+    '- Memory: `bench/memory.ts`, a fresh `node --expose-gc` process per kind, records written straight into a `MemoryStore` (sessions: key and compact value as the core writes them; interactions: realistic JSON), random ids cut from one buffer drawn before the first reading, RSS and V8 heap growth after full GCs.',
     '',
   );
 
@@ -197,25 +197,7 @@ export async function writeReport(input: ReportInput): Promise<string[]> {
   }
   push('');
 
-  push('## Memory (MemoryStore)', '');
-  if (memory && memory.length > 0) {
-    push('| records | RSS growth | V8 heap growth | RSS bytes/record | key / value length |');
-    push('|---|---:|---:|---:|---|');
-    for (const m of memory) {
-      push(
-        `| ${m.count.toLocaleString('en-US')} ${m.kind === 'sessions' ? 'live device sessions' : 'pending interactions'} | ${fmt(m.rssGrowthMB, 1)} MB | ${fmt(m.heapGrowthMB, 1)} MB | ${m.bytesPerRecord} | ${m.sampleKeyLength} / ${m.sampleValueLength} chars |`,
-      );
-    }
-    const sessions = memory.find((m) => m.kind === 'sessions');
-    if (sessions)
-      push(
-        '',
-        `Goal: ${sessions.count.toLocaleString('en-US')} live sessions under 100 MB — ${sessions.rssGrowthMB < 100 ? 'met' : '**not met**'} (${fmt(sessions.rssGrowthMB, 1)} MB RSS).`,
-      );
-  } else {
-    push(input.memoryError ? `FAILED: ${input.memoryError}` : 'Not measured in this run (BENCH_MEMORY=0).');
-  }
-  push('');
+  push(memorySection(memory, input.memoryError), '');
 
   push('## Findings', '');
   for (const r of ratioRows.filter((x) => x.target !== undefined)) {
@@ -236,7 +218,10 @@ export async function writeReport(input: ReportInput): Promise<string[]> {
 
   // Sections written by the other bench scripts (and the hot-paths section) survive a full run.
   const previous = existsSync(input.out) ? readFileSync(input.out, 'utf8') : '';
-  const kept = previous.match(/<!-- ([a-z0-9-]+):start -->[\s\S]*?<!-- \1:end -->/g) ?? [];
+  // The memory section is this report's own (above); `bench/memory.ts --write` rewrites it alone between runs.
+  const kept = (previous.match(/<!-- ([a-z0-9-]+):start -->[\s\S]*?<!-- \1:end -->/g) ?? []).filter(
+    (section) => !section.startsWith('<!-- memory:start -->'),
+  );
   await writeFile(input.out, `${lines.join('\n').trimEnd()}\n\n${kept.join('\n')}\n`);
   const jsonPath = join(dirname(input.out), 'results.json');
   const json = {

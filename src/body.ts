@@ -35,9 +35,19 @@ function tooLarge(limit: number): OAuthError {
   return new OAuthError('invalid_request', `request body exceeds ${limit} bytes`, { status: 413, headers: { connection: 'close' } });
 }
 
+/** The spellings clients send nearly always, accepted without parsing. */
+const COMMON_FORM_TYPES: ReadonlySet<string> = new Set([
+  'application/x-www-form-urlencoded',
+  'application/x-www-form-urlencoded;charset=UTF-8',
+  'application/x-www-form-urlencoded; charset=UTF-8',
+  'application/x-www-form-urlencoded;charset=utf-8',
+  'application/x-www-form-urlencoded; charset=utf-8',
+]);
+
 /** True when the Content-Type is `application/x-www-form-urlencoded`, with no charset or UTF-8. */
 function isFormContentType(contentType: string | undefined): boolean {
   if (contentType === undefined) return false;
+  if (COMMON_FORM_TYPES.has(contentType)) return true;
   const [type, ...parameters] = contentType.split(';');
   if (type?.trim().toLowerCase() !== 'application/x-www-form-urlencoded') return false;
   for (const parameter of parameters) {

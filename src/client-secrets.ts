@@ -5,7 +5,7 @@
  * password-hashing work factor is needed). Digests are compared with `crypto.timingSafeEqual`, and an unknown
  * client is checked against a dummy digest so that both failures take the same path (RFC 6749 §2.3.1, §10.10).
  */
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { App } from './apps.js';
 
 const HASH_PREFIX = 'sha256:';
@@ -16,7 +16,7 @@ const HASH_PREFIX = 'sha256:';
  * @example hashClientSecret('s3cr3t') // 'sha256:…'
  */
 export function hashClientSecret(secret: string): string {
-  return HASH_PREFIX + createHash('sha256').update(secret, 'utf8').digest('base64url');
+  return HASH_PREFIX + hash('sha256', secret, 'base64url');
 }
 
 /** True when `hash` has the form {@link hashClientSecret} produces. */
@@ -24,7 +24,7 @@ export function isClientSecretHash(hash: string): boolean {
   return hash.startsWith(HASH_PREFIX) && Buffer.from(hash.slice(HASH_PREFIX.length), 'base64url').length === 32;
 }
 
-const DUMMY_DIGEST = createHash('sha256').update(randomBytes(32)).digest();
+const DUMMY_DIGEST = hash('sha256', randomBytes(32), 'buffer');
 
 /**
  * Compares a presented secret with a stored hash in constant time (RFC 6749 §2.3.1, §10.10). With no stored hash
@@ -34,7 +34,7 @@ const DUMMY_DIGEST = createHash('sha256').update(randomBytes(32)).digest();
  * if (!verifyClientSecret(presentedSecret, app?.clientSecretHash)) throw new OAuthError('invalid_client', 'client authentication failed');
  */
 export function verifyClientSecret(presented: string, storedHash: string | undefined): boolean {
-  const presentedDigest = createHash('sha256').update(presented, 'utf8').digest();
+  const presentedDigest = hash('sha256', presented, 'buffer');
   const stored = storedHash?.startsWith(HASH_PREFIX) ? Buffer.from(storedHash.slice(HASH_PREFIX.length), 'base64url') : undefined;
   const expected = stored !== undefined && stored.length === 32 ? stored : DUMMY_DIGEST;
   return timingSafeEqual(presentedDigest, expected) && expected !== DUMMY_DIGEST;

@@ -8,6 +8,7 @@
 import type { Context as TraceContext } from '@opentelemetry/api';
 import { OAuthError } from './errors.js';
 import { signBytes, signBytesInPool, verifyBytes, verifyBytesInPool, type KeySet, type SigningKey } from './keys.js';
+import { tracingActive } from './telemetry/instruments.js';
 import { traceSigning } from './telemetry/signing-span.js';
 
 /** JWT claims as a plain object. */
@@ -59,19 +60,20 @@ export async function signJWT(
   trace?: TraceContext,
 ): Promise<string> {
   const signingInput = `${encodedHeader(key, typ)}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
-  const data = Buffer.from(signingInput);
-  const signature = await traceSigning(
-    key.alg,
-    typ,
-    async () =>
-      key.external !== undefined
-        ? Buffer.from(await key.external.sign(data))
-        : mode === 'threadpool'
-          ? signBytesInPool(key, data)
-          : signBytes(key, data),
-    trace,
-  );
+  // Header and payload are base64url: ASCII, so the latin1 encoding is exact and cheaper than UTF-8's.
+  const data = Buffer.from(signingInput, 'latin1');
+  // Without a tracer there is no span to open: the signature is awaited directly, one closure and promise fewer.
+  const signature = tracingActive()
+    ? await traceSigning(key.alg, typ, () => computeSignature(key, data, mode), trace)
+    : await computeSignature(key, data, mode);
   return `${signingInput}.${signature.toString('base64url')}`;
+}
+
+/** The signature of `data`: by the external signer, on the thread pool, or here (a Buffer, no promise). */
+function computeSignature(key: SigningKey, data: Buffer, mode: SigningMode): Buffer | Promise<Buffer> {
+  const external = key.external;
+  if (external !== undefined) return Promise.resolve(external.sign(data)).then((bytes) => Buffer.from(bytes));
+  return mode === 'threadpool' ? signBytesInPool(key, data) : signBytes(key, data);
 }
 
 /** What {@link verifyJWT} checks besides the signature. */

@@ -8,6 +8,7 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
 import { ConfigurationError } from './errors.js';
 import { ecdsaDerToJose } from './signers/ecdsa-der.js';
+import { inNextBatch } from './pool-batch.js';
 
 /**
  * A JSON Web Key (RFC 7517) as accepted in the `keys` option (private keys) and published in the JWKS (public parts).
@@ -220,7 +221,8 @@ function signOptions(key: SigningKey): { hash: string | null; options: import('n
  */
 export function signBytesInPool(key: SigningKey, data: Buffer): Promise<Buffer> {
   const { hash, options } = signOptions(key);
-  return new Promise((resolve, reject) => {
+  // Dispatched with the other signatures of this loop turn, so the pool's threads are not woken one by one.
+  return inNextBatch((resolve, reject) => {
     sign(hash, data, options, (error, signature) => (error === null ? resolve(signature) : reject(error)));
   });
 }

@@ -54,6 +54,18 @@ export function single(params: ParamMap, name: string): string | undefined {
 }
 
 /**
+ * {@link single} for a query string, read in place: no {@link ParamMap} of every parameter for the one asked.
+ * @throws OAuthError invalid_request when the parameter is repeated.
+ * @example singleQuery(new URLSearchParams('state=abc'), 'state') // 'abc'
+ */
+export function singleQuery(query: URLSearchParams, name: string): string | undefined {
+  const values = query.getAll(name);
+  if (values.length > 1) throw new OAuthError('invalid_request', `parameter ${name} is given more than once`);
+  const value = values[0];
+  return value === '' ? undefined : value;
+}
+
+/**
  * The single value of `name`.
  * @throws OAuthError invalid_request when it is missing, empty, repeated or malformed.
  */

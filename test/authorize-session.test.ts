@@ -3,7 +3,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { digest } from '../src/secrets.js';
-import { createSession, endSession, useSession } from '../src/authorize/state/session.js';
+import { createSession, encodeSessionRecord, endSession, useSession } from '../src/authorize/state/session.js';
 import { MemoryStore } from '../src/index.js';
 import { ACCOUNT, OTHER_ACCOUNT, makeSentinel } from './fixtures.js';
 import { contextOf } from '../src/context.js';
@@ -69,6 +69,40 @@ describe('device sessions', () => {
     expect(await endSession(context, id)).toMatchObject({ userId: 'u-1' });
     expect(await endSession(context, id)).toBeNull();
     expect(await useSession(context, id, ACCOUNT)).toBeNull();
+  });
+
+  it('stores the compact array form and still reads the named-field form of earlier versions', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(new Date('2026-01-01T00:00:00Z'));
+    const { context, store } = recordingSentinel({ absoluteTtl: 3600, idleTtl: 600 });
+    const id = await createSession(context, { accountId: ACCOUNT, userId: 'u-"1"', authTime: 7 });
+    const end = Date.parse('2026-01-01T01:00:00Z');
+    expect(await store.get(`session:${digest(id)}`)).toBe(JSON.stringify(['u-"1"', ACCOUNT, 7, end]));
+    const legacy = { userId: 'u-2', accountId: ACCOUNT, authTime: 9, createdAt: end - 3_600_000, expiresAt: end };
+    await store.set(`session:${digest('old')}`, JSON.stringify(legacy), 600_000);
+    expect(await useSession(context, 'old', ACCOUNT)).toEqual({ userId: 'u-2', accountId: ACCOUNT, authTime: 9, expiresAt: end });
+    // Using it rewrites it in the compact form, with the same absolute end.
+    expect(await store.get(`session:${digest('old')}`)).toBe(
+      encodeSessionRecord({ userId: 'u-2', accountId: ACCOUNT, authTime: 9, expiresAt: end }),
+    );
+  });
+
+  it('a record of the wrong shape reads as no session', async () => {
+    const { context, store } = recordingSentinel();
+    const future = Date.now() + 60_000;
+    for (const value of [
+      JSON.stringify(['u-1', ACCOUNT, 1]),
+      JSON.stringify(['u-1', ACCOUNT, '1', future]),
+      JSON.stringify([1, ACCOUNT, 1, future]),
+      JSON.stringify({ userId: 'u-1', accountId: ACCOUNT, expiresAt: future }),
+      'null',
+      '42',
+    ]) {
+      await store.set(`session:${digest('x')}`, value, 60_000);
+      expect(await useSession(context, 'x', ACCOUNT)).toBeNull();
+    }
+    await store.set(`session:${digest('x')}`, JSON.stringify(['u-1', ACCOUNT, 1, future]), 60_000);
+    expect(await useSession(context, 'x', ACCOUNT)).not.toBeNull();
   });
 
   it('a corrupt record reads as no session', async () => {

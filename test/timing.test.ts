@@ -1,7 +1,7 @@
 /**
  * Timing (RFC 6749 §2.3.1 and §10.10): an unknown client, a wrong secret, a missing secret and an app
  * of another account take the same code path at every client-authenticating endpoint. Shown without clocks: node:crypto
- * is wrapped so every SHA-256 digest and every `timingSafeEqual` is counted, and each failure must cost exactly the
+ * is wrapped so every SHA-256 digest (createHash or the one-shot hash) and every `timingSafeEqual` is counted, and each failure must cost exactly the
  * same number of both — at least one digest comparison, even when there is no stored hash to compare with.
  */
 import { beforeEach, describe, expect, it, vi } from 'vitest';
@@ -14,11 +14,16 @@ vi.mock('node:crypto', async (importOriginal) => {
     if (algorithm.toLowerCase() === 'sha256') counts.sha256 += 1;
     return actual.createHash(algorithm, options);
   }) as typeof actual.createHash;
+  // The one-shot digest counts the same as a Hash object's.
+  const hash = ((algorithm: string, data: Parameters<typeof actual.hash>[1], encoding?: Parameters<typeof actual.hash>[2]) => {
+    if (algorithm.toLowerCase() === 'sha256') counts.sha256 += 1;
+    return actual.hash(algorithm, data, encoding);
+  }) as typeof actual.hash;
   const timingSafeEqual = ((a: NodeJS.ArrayBufferView, b: NodeJS.ArrayBufferView) => {
     counts.timingSafeEqual += 1;
     return actual.timingSafeEqual(a, b);
   }) as typeof actual.timingSafeEqual;
-  return { ...actual, default: { ...actual, createHash, timingSafeEqual }, createHash, timingSafeEqual };
+  return { ...actual, default: { ...actual, createHash, hash, timingSafeEqual }, createHash, hash, timingSafeEqual };
 });
 
 const { verifyClientSecret, hashClientSecret } = await import('../src/client-secrets.js');

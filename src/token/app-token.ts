@@ -2,14 +2,14 @@
  * `POST {basePath}/api/v2/account/{accountId}/app/token?state={consumerId}` — the consumer-bound client
  * credentials grant of platform-operations.md §4.1 (RFC 6749 §4.4 with the consumer named in `state`).
  */
-import { expiresInValue, issueAccessToken } from '../access-token.js';
+import { accessTokenResponse, expiresInValue, issueAccessToken } from '../access-token.js';
 import { readForm } from '../body.js';
 import { isParticipantId } from '../consumer.js';
 import { requireGrant } from '../apps.js';
 import type { SentinelContext } from '../context.js';
 import { OAuthError } from '../errors.js';
-import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
-import { fromSearchParams, single } from '../params.js';
+import type { SentinelRequest, SentinelResponse } from '../http.js';
+import { single, singleQuery } from '../params.js';
 import { authenticateClient, refuseSecretsInQuery } from './client-auth.js';
 import { confirmation, tokenRequestBinding, tokenType } from '../dpop/token-binding.js';
 import { routeUrl } from '../route-paths.js';
@@ -25,7 +25,7 @@ export function requireGrantType(grantType: string | undefined, expected: string
 /** Handles the v2 consumer-bound token request. */
 export async function handleAppToken(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
   refuseSecretsInQuery(request.query);
-  const consumerId = single(fromSearchParams(request.query), 'state');
+  const consumerId = singleQuery(request.query, 'state');
   const params = await readForm(request, context.config.bodyLimit);
   requireGrantType(single(params, 'grant_type'), 'client_credentials');
   if (consumerId === undefined) {
@@ -58,5 +58,5 @@ export async function handleAppToken(context: SentinelContext, request: Sentinel
     consumerId,
     jti: claims.jti,
   });
-  return noStoreJSON(200, { access_token: token, token_type: tokenType(dpopJkt), expires_in: expiresInValue(context, expiresIn) });
+  return accessTokenResponse(token, tokenType(dpopJkt), expiresInValue(context, expiresIn));
 }

@@ -1,0 +1,72 @@
+/**
+ * The pieces of the client-credentials hot path written by hand instead of through general helpers: the token
+ * response body, the single query parameter, and the form Content-Type check. Each must answer exactly as the
+ * general form does.
+ */
+import { describe, expect, it } from 'vitest';
+import { accessTokenResponse } from '../src/access-token.js';
+import { readForm } from '../src/body.js';
+import { NO_STORE_JSON_HEADERS, type SentinelRequest } from '../src/http.js';
+import { single, fromSearchParams, singleQuery } from '../src/params.js';
+
+const TOKEN = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhYmMifQ.c2lnbmF0dXJlLV8tXw';
+
+describe('accessTokenResponse', () => {
+  it('is the JSON of the token response, with the no-store headers', () => {
+    for (const [type, expiresIn] of [
+      ['Bearer', '3600'],
+      ['DPoP', 3600],
+    ] as const) {
+      const response = accessTokenResponse(TOKEN, type, expiresIn);
+      expect(response.status).toBe(200);
+      expect(response.body).toBe(JSON.stringify({ access_token: TOKEN, token_type: type, expires_in: expiresIn }));
+      expect(response.headers).toEqual({ ...NO_STORE_JSON_HEADERS });
+    }
+  });
+
+  it('gives every response its own headers object', () => {
+    const first = accessTokenResponse(TOKEN, 'Bearer', '1');
+    first.headers['x-extra'] = 'set by a host';
+    expect(accessTokenResponse(TOKEN, 'Bearer', '1').headers['x-extra']).toBeUndefined();
+  });
+});
+
+describe('singleQuery', () => {
+  it('answers as single(fromSearchParams(query)) does', () => {
+    for (const text of ['state=abc', 'state=', '', 'other=1', 'state=a%20b&v=1']) {
+      const query = new URLSearchParams(text);
+      expect(singleQuery(query, 'state')).toBe(single(fromSearchParams(query), 'state'));
+    }
+  });
+
+  it('refuses a repeated parameter', () => {
+    expect(() => singleQuery(new URLSearchParams('state=a&state=b'), 'state')).toThrow(/more than once/);
+  });
+});
+
+describe('readForm Content-Type', () => {
+  const request = (contentType: string): SentinelRequest => ({
+    method: 'POST',
+    path: '/',
+    query: new URLSearchParams(),
+    headers: { 'content-type': contentType },
+    body: 'grant_type=client_credentials',
+  });
+
+  it('accepts the form type with no charset or UTF-8, however spelled', async () => {
+    for (const type of [
+      'application/x-www-form-urlencoded',
+      'application/x-www-form-urlencoded;charset=UTF-8',
+      'application/x-www-form-urlencoded; charset=utf-8',
+      'Application/X-WWW-Form-Urlencoded ; Charset="utf8"',
+    ]) {
+      await expect(readForm(request(type), 1024)).resolves.toEqual(new Map([['grant_type', ['client_credentials']]]));
+    }
+  });
+
+  it('refuses another type or charset', async () => {
+    for (const type of ['application/json', 'application/x-www-form-urlencoded;charset=ISO-8859-1', 'text/plain']) {
+      await expect(readForm(request(type), 1024)).rejects.toMatchObject({ code: 'invalid_request' });
+    }
+  });
+});
