@@ -5,6 +5,7 @@
  * Metric names and attribute keys are pinned (docs/observability.md lists them): dashboards are built on them.
  */
 import {
+  type Context,
   type Counter,
   createNoopMeter,
   type Histogram,
@@ -119,6 +120,16 @@ export function tracingActive(): boolean {
  */
 export function telemetryActive(): boolean {
   return metricsActive() || tracingActive();
+}
+
+/**
+ * Whether a child of `parent` can be recorded: false when `parent` holds a span the sampler dropped (samplers decide
+ * per trace, so its children would be dropped too, after paying for ids, attributes and a sampler call). A context
+ * without a span starts a trace, which the sampler decides.
+ * @example if (!parentRecording(parent)) return sign(); // no span in a dropped trace
+ */
+export function parentRecording(parent: Context): boolean {
+  return trace.getSpan(parent)?.isRecording() ?? true;
 }
 
 /** The service's tracer (the API's proxy tracer follows a provider registered later). */
