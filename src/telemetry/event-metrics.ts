@@ -5,16 +5,21 @@
 import type { Attributes } from '@opentelemetry/api';
 import type { EventInput } from '../events.js';
 import { ATTR, instruments } from './instruments.js';
+import type { Tally } from './tally.js';
 
 /** Attribute sets without identifiers, built once per key and value (grant types, error codes, outcomes). */
 const SHARED = new Map<string, Attributes>();
 const MAX_SHARED = 256;
 
-function attributesOf(key: string, value: string, event: EventInput, identifiers: boolean): Attributes {
+function count(tally: Tally, key: string, value: string, event: EventInput, identifiers: boolean): void {
   if (identifiers) {
-    const withIds: Attributes = { [key]: value, [ATTR.accountId]: event.accountId };
-    if (event.clientId !== undefined) withIds[ATTR.clientId] = event.clientId;
-    return withIds;
+    const { accountId, clientId } = event;
+    tally.addKeyed(JSON.stringify([value, accountId, clientId]), () => {
+      const withIds: Attributes = { [key]: value, [ATTR.accountId]: accountId };
+      if (clientId !== undefined) withIds[ATTR.clientId] = clientId;
+      return withIds;
+    });
+    return;
   }
   const cacheKey = `${key}=${value}`;
   let attributes = SHARED.get(cacheKey);
@@ -23,7 +28,7 @@ function attributesOf(key: string, value: string, event: EventInput, identifiers
     // Values come from the service's own vocabularies, but the cap keeps the map bounded whatever a hook emits.
     if (SHARED.size < MAX_SHARED) SHARED.set(cacheKey, attributes);
   }
-  return attributes;
+  tally.add(attributes);
 }
 
 const LOGIN_OUTCOMES: Partial<Record<EventInput['type'], string>> = {
@@ -42,11 +47,11 @@ const LOGIN_OUTCOMES: Partial<Record<EventInput['type'], string>> = {
 export function recordEventMetrics(event: EventInput, identifiers: boolean): void {
   const meters = instruments();
   if (event.type === 'token.issued') {
-    meters.tokensIssued.add(1, attributesOf(ATTR.grantType, event.grantType, event, identifiers));
+    count(meters.tokensIssued, ATTR.grantType, event.grantType, event, identifiers);
   } else if (event.type === 'token.denied') {
-    meters.tokensDenied.add(1, attributesOf(ATTR.error, event.error, event, identifiers));
+    count(meters.tokensDenied, ATTR.error, event.error, event, identifiers);
   } else {
     const outcome = LOGIN_OUTCOMES[event.type];
-    if (outcome !== undefined) meters.logins.add(1, attributesOf(ATTR.outcome, outcome, event, identifiers));
+    if (outcome !== undefined) count(meters.logins, ATTR.outcome, outcome, event, identifiers);
   }
 }

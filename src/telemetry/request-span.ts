@@ -113,12 +113,16 @@ export async function observeRequest(
     if (identifiers) {
       const attributes: Attributes = { [ATTR.route]: route.name };
       if (params.accountId !== '') attributes[ATTR.accountId] = params.accountId;
-      if (observation.clientId !== undefined) attributes[ATTR.clientId] = observation.clientId;
+      const { clientId } = observation;
+      if (clientId !== undefined) attributes[ATTR.clientId] = clientId;
       meters.requestDuration.record(seconds, attributes);
-      meters.requests.add(1, { ...attributes, [ATTR.status]: status });
+      meters.requests.addKeyed(JSON.stringify([route.name, status, params.accountId, clientId]), () => ({
+        ...attributes,
+        [ATTR.status]: status,
+      }));
     } else {
       meters.requestDuration.record(seconds, routeAttributes(route.name));
-      meters.requests.add(1, requestAttributes(route.name, status));
+      meters.requests.add(requestAttributes(route.name, status));
     }
   }
 }
