@@ -8,8 +8,23 @@ import { ATTR, instruments } from './instruments.js';
 import type { Tally } from './tally.js';
 
 /** Attribute sets without identifiers, built once per key and value (grant types, error codes, outcomes). */
-const SHARED = new Map<string, Attributes>();
+const SHARED = new Map<string, Map<string, Attributes>>();
 const MAX_SHARED = 256;
+
+function shared(key: string, value: string): Attributes {
+  let byValue = SHARED.get(key);
+  if (byValue === undefined) {
+    byValue = new Map();
+    SHARED.set(key, byValue);
+  }
+  let attributes = byValue.get(value);
+  if (attributes === undefined) {
+    attributes = Object.freeze({ [key]: value });
+    // Values come from the service's own vocabularies, but the cap keeps the map bounded whatever a hook emits.
+    if (byValue.size < MAX_SHARED) byValue.set(value, attributes);
+  }
+  return attributes;
+}
 
 function count(tally: Tally, key: string, value: string, event: EventInput, identifiers: boolean): void {
   if (identifiers) {
@@ -21,14 +36,7 @@ function count(tally: Tally, key: string, value: string, event: EventInput, iden
     });
     return;
   }
-  const cacheKey = `${key}=${value}`;
-  let attributes = SHARED.get(cacheKey);
-  if (attributes === undefined) {
-    attributes = Object.freeze({ [key]: value });
-    // Values come from the service's own vocabularies, but the cap keeps the map bounded whatever a hook emits.
-    if (SHARED.size < MAX_SHARED) SHARED.set(cacheKey, attributes);
-  }
-  tally.add(attributes);
+  tally.add(shared(key, value));
 }
 
 const LOGIN_OUTCOMES: Partial<Record<EventInput['type'], string>> = {
