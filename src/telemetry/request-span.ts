@@ -87,7 +87,7 @@ function finishSpan(span: Span, observation: Observation, accountId: string, sta
  * @example
  * return observeRequest(route, params, request, false, (observation) => dispatch(route, request, observation));
  */
-export async function observeRequest(
+export function observeRequest(
   route: Route,
   params: RouteParams,
   request: SentinelRequest,
@@ -99,30 +99,51 @@ export async function observeRequest(
   const { span, traceContext } = startRequestSpan(route, request, tracing);
   const recording = span.isRecording();
   const observation = new Observation(span, traceContext, requestId(request, recording ? span.spanContext().traceId : undefined));
-  let status = 500;
+  const finish = (status: number): void => {
+    if (recording) finishSpan(span, observation, params.accountId, status);
+    recordRequest(route.name, params.accountId, observation.clientId, status, (performance.now() - started) / 1000, identifiers);
+  };
+  let handled: Promise<SentinelResponse>;
   try {
     // The span is the active context below, so spans the host's own hooks create (users, app store) nest under it;
     // also when it is not sampled, so that theirs follow its sampling decision instead of starting traces of their own.
-    const response = await (tracing ? context.with(traceContext, handle, undefined, observation) : handle(observation));
-    status = response.status;
-    return response;
-  } finally {
-    if (recording) finishSpan(span, observation, params.accountId, status);
-    const meters = instruments();
-    const seconds = (performance.now() - started) / 1000;
-    if (identifiers) {
-      const attributes: Attributes = { [ATTR.route]: route.name };
-      if (params.accountId !== '') attributes[ATTR.accountId] = params.accountId;
-      const { clientId } = observation;
-      if (clientId !== undefined) attributes[ATTR.clientId] = clientId;
-      meters.requestDuration.record(seconds, attributes);
-      meters.requests.addKeyed(JSON.stringify([route.name, status, params.accountId, clientId]), () => ({
-        ...attributes,
-        [ATTR.status]: status,
-      }));
-    } else {
-      meters.requestDuration.record(seconds, routeAttributes(route.name));
-      meters.requests.add(requestAttributes(route.name, status));
-    }
+    handled = tracing ? context.with(traceContext, handle, undefined, observation) : handle(observation);
+  } catch (error) {
+    finish(500);
+    return Promise.reject(error);
   }
+  // `then` rather than an async function: with an SDK's async-context hooks every promise costs, and an async
+  // function awaiting the handler adds two of them per request.
+  return handled.then(
+    (response) => {
+      finish(response.status);
+      return response;
+    },
+    (error: unknown) => {
+      finish(500);
+      throw error;
+    },
+  );
+}
+
+/** `sentinel.request.duration` and `sentinel.requests` for one answered request. */
+function recordRequest(
+  route: string,
+  accountId: string,
+  clientId: string | undefined,
+  status: number,
+  seconds: number,
+  identifiers: boolean,
+): void {
+  const meters = instruments();
+  if (!identifiers) {
+    meters.requestDuration.record(seconds, routeAttributes(route));
+    meters.requests.add(requestAttributes(route, status));
+    return;
+  }
+  const attributes: Attributes = { [ATTR.route]: route };
+  if (accountId !== '') attributes[ATTR.accountId] = accountId;
+  if (clientId !== undefined) attributes[ATTR.clientId] = clientId;
+  meters.requestDuration.record(seconds, attributes);
+  meters.requests.addKeyed(JSON.stringify([route, status, accountId, clientId]), () => ({ ...attributes, [ATTR.status]: status }));
 }

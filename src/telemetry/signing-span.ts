@@ -20,20 +20,28 @@ function signingAttributes(algorithm: string, type: string): Attributes {
 
 /**
  * Runs `sign` inside a `sentinel sign` span, a child of `parent` (the request's context) or of the active context.
- * No span when the parent is not recorded (a trace the sampler dropped): it would not be recorded either.
+ * No span when the parent is not recorded (a trace the sampler dropped): it would not be recorded either. Not an
+ * async function: when no span is started the signing promise itself is returned, with no promise added around it.
  * @example const signature = await traceSigning('ES256', 'at+jwt', () => signBytesInPool(key, data), context.traceContext);
  */
-export async function traceSigning<T>(algorithm: string, type: string, sign: () => T | Promise<T>, parent?: Context): Promise<T> {
+export function traceSigning<T>(algorithm: string, type: string, sign: () => Promise<T>, parent?: Context): Promise<T> {
   if (!tracingActive()) return sign();
   const parentContext = parent ?? context.active();
   if (!parentRecording(parentContext)) return sign();
   const span = tracer().startSpan('sentinel sign', { attributes: signingAttributes(algorithm, type) }, parentContext);
-  try {
-    return await sign();
-  } catch (error) {
+  const failed = (error: unknown): never => {
     span.setStatus({ code: SpanStatusCode.ERROR });
-    throw error;
-  } finally {
     span.end();
+    throw error;
+  };
+  let signing: Promise<T>;
+  try {
+    signing = sign();
+  } catch (error) {
+    signing = Promise.reject(error);
   }
+  return signing.then((signature) => {
+    span.end();
+    return signature;
+  }, failed);
 }
