@@ -7,13 +7,19 @@ import { context, metrics } from '@opentelemetry/api';
 import { ExportResultCode } from '@opentelemetry/core';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
-import { BatchSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import {
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  type ReadableSpan,
+  type SpanExporter,
+  TraceIdRatioBasedSampler,
+} from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { ACCOUNT_ID, CLIENT_ID, CLIENT_SECRET, issuerFor, privateJwkFromEnv, redirectUriFor } from './fixtures.js';
 import type { SentinelLike } from './targets/sentinel-common.js';
 
 /** The variants of the telemetry bench. */
-export const TELEMETRY_VARIANTS = ['baseline', 'no-sdk', 'baseline-sdk', 'sdk'] as const;
+export const TELEMETRY_VARIANTS = ['baseline', 'no-sdk', 'baseline-sdk', 'sdk', 'sdk-ratio'] as const;
 export type TelemetryVariant = (typeof TELEMETRY_VARIANTS)[number];
 
 /** Counts what it is given and keeps nothing, so memory stays flat over a long run. */
@@ -27,14 +33,19 @@ class DroppingExporter implements SpanExporter {
 }
 
 /**
- * Registers the SDK for the `sdk` and `baseline-sdk` variants: always-on sampling with a batch span processor whose
- * exporter drops the batches, and a Prometheus reader aggregating every metric. BENCH_SDK_PARTS (`traces,metrics`)
- * can register only one half.
+ * Registers the SDK for the `sdk`, `sdk-ratio` and `baseline-sdk` variants: a batch span processor whose exporter
+ * drops the batches, and a Prometheus reader aggregating every metric. `sdk` and `baseline-sdk` sample every trace
+ * (always on, the worst case); `sdk-ratio` samples as production hosts usually do, `ParentBased(TraceIdRatioBased(0.1))`
+ * (a tenth of the traces; metrics are still recorded for every request). BENCH_SDK_PARTS (`traces,metrics`) can
+ * register only one half.
  */
 export function registerBenchSDK(variant: TelemetryVariant): void {
-  if (variant !== 'sdk' && variant !== 'baseline-sdk') return;
+  if (variant !== 'sdk' && variant !== 'sdk-ratio' && variant !== 'baseline-sdk') return;
   const parts = process.env.BENCH_SDK_PARTS ?? 'traces,metrics';
-  if (parts.includes('traces')) new NodeTracerProvider({ spanProcessors: [new BatchSpanProcessor(new DroppingExporter())] }).register();
+  if (parts.includes('traces')) {
+    const sampler = variant === 'sdk-ratio' ? new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(0.1) }) : undefined;
+    new NodeTracerProvider({ sampler, spanProcessors: [new BatchSpanProcessor(new DroppingExporter())] }).register();
+  }
   if (parts.includes('metrics')) {
     metrics.setGlobalMeterProvider(new MeterProvider({ readers: [new PrometheusExporter({ preventServerStart: true })] }));
   }

@@ -3,11 +3,13 @@
  * and request metrics, a full set of flows produces the token, login and store metrics and the signing and store
  * child spans, and nothing secret appears in any exported name or attribute.
  */
-import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { type Attributes, context, SpanKind, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { MemoryStore, type SentinelEvent, type Store } from '../src/index.js';
 import { ROUTES } from '../src/routes.js';
+import { tracer } from '../src/telemetry/instruments.js';
+import { Tally } from '../src/telemetry/tally.js';
 import { traceStore } from '../src/telemetry/traced-store.js';
 import {
   ACCOUNT_PATH,
@@ -288,5 +290,65 @@ describe('telemetry: the store decorator', () => {
     const authorize = spanNamed('sentinel authorize');
     expect(authorize.attributes).toMatchObject({ 'http.response.status_code': 302, 'oauth.error': 'server_error' });
     expect(errors).toHaveLength(1);
+  });
+});
+
+describe('telemetry: cost controls', () => {
+  it('starts no store or signing span under a request span the sampler dropped, and still counts the request', async () => {
+    const sentinel = makeSentinel();
+    const signedIn = await signIn(sentinel);
+    await sdk.reset();
+    const started = vi.spyOn(tracer(), 'startSpan');
+    try {
+      // A host span of a trace the caller did not sample: the default sampler (parent-based) drops ours with it.
+      const dropped = trace.wrapSpanContext({
+        traceId: '0af7651916cd43dd8448eb211c80319c',
+        spanId: 'b7ad6b7169203331',
+        traceFlags: TraceFlags.NONE,
+      });
+      const response = await context.with(trace.setSpan(context.active(), dropped), () =>
+        exchangeCode(sentinel, signedIn.code, signedIn.verifier),
+      );
+      expect(response.status).toBe(200);
+      expect(started.mock.calls.map(([name]) => name)).toEqual(['sentinel token']);
+      expect(sdk.spans()).toHaveLength(0);
+      const points = await sdk.collect();
+      expect(total(points, 'sentinel.requests', { 'sentinel.route': 'token', 'http.response.status_code': 200 })).toBe(1);
+      expect(total(points, 'sentinel.tokens.issued', { 'oauth.grant_type': 'authorization_code' })).toBe(1);
+      expect(total(points, 'sentinel.store.duration', { operation: 'swap' })).toBeGreaterThan(0);
+
+      // The same flow in a sampled trace starts them (the spy sees both cases).
+      started.mockClear();
+      const again = await signIn(sentinel);
+      await exchangeCode(sentinel, again.code, again.verifier);
+      expect(started.mock.calls.map(([name]) => name)).toEqual(expect.arrayContaining(['sentinel store swap', 'sentinel sign']));
+    } finally {
+      started.mockRestore();
+    }
+  });
+
+  it('tallies by attribute set, overflows past the cardinality limit, and counts nothing without a meter', () => {
+    const observed = (tally: Tally): [number, Attributes][] => {
+      const points: [number, Attributes][] = [];
+      tally.observe({ observe: (value, attributes = {}) => points.push([value, attributes]) });
+      return points;
+    };
+    const shared = Object.freeze({ 'sentinel.route': 'token' });
+    const tally = new Tally(true);
+    tally.add(shared);
+    tally.add(shared);
+    expect(observed(tally)).toEqual([[2, shared]]);
+
+    const ids = new Tally(true);
+    for (let i = 0; i < 2005; i++) ids.addKeyed(JSON.stringify(['token', `client-${i}`]), () => ({ 'oauth.client_id': `client-${i}` }));
+    ids.addKeyed(JSON.stringify(['token', 'client-0']), () => ({ 'oauth.client_id': 'client-0' }));
+    const points = observed(ids);
+    expect(points).toHaveLength(2001);
+    expect(points.find(([, attributes]) => attributes['oauth.client_id'] === 'client-0')?.[0]).toBe(2);
+    expect(points.find(([, attributes]) => attributes['otel.metric.overflow'] === true)?.[0]).toBe(5);
+
+    const idle = new Tally(false);
+    idle.add(shared);
+    expect(observed(idle)).toEqual([]);
   });
 });

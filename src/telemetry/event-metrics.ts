@@ -5,12 +5,38 @@
 import type { Attributes } from '@opentelemetry/api';
 import type { EventInput } from '../events.js';
 import { ATTR, instruments } from './instruments.js';
+import type { Tally } from './tally.js';
 
-function identified(attributes: Attributes, event: EventInput, identifiers: boolean): Attributes {
-  if (!identifiers) return attributes;
-  const withIds: Attributes = { ...attributes, [ATTR.accountId]: event.accountId };
-  if (event.clientId !== undefined) withIds[ATTR.clientId] = event.clientId;
-  return withIds;
+/** Attribute sets without identifiers, built once per key and value (grant types, error codes, outcomes). */
+const SHARED = new Map<string, Map<string, Attributes>>();
+const MAX_SHARED = 256;
+
+function shared(key: string, value: string): Attributes {
+  let byValue = SHARED.get(key);
+  if (byValue === undefined) {
+    byValue = new Map();
+    SHARED.set(key, byValue);
+  }
+  let attributes = byValue.get(value);
+  if (attributes === undefined) {
+    attributes = Object.freeze({ [key]: value });
+    // Values come from the service's own vocabularies, but the cap keeps the map bounded whatever a hook emits.
+    if (byValue.size < MAX_SHARED) byValue.set(value, attributes);
+  }
+  return attributes;
+}
+
+function count(tally: Tally, key: string, value: string, event: EventInput, identifiers: boolean): void {
+  if (identifiers) {
+    const { accountId, clientId } = event;
+    tally.addKeyed(JSON.stringify([value, accountId, clientId]), () => {
+      const withIds: Attributes = { [key]: value, [ATTR.accountId]: accountId };
+      if (clientId !== undefined) withIds[ATTR.clientId] = clientId;
+      return withIds;
+    });
+    return;
+  }
+  tally.add(shared(key, value));
 }
 
 const LOGIN_OUTCOMES: Partial<Record<EventInput['type'], string>> = {
@@ -29,11 +55,11 @@ const LOGIN_OUTCOMES: Partial<Record<EventInput['type'], string>> = {
 export function recordEventMetrics(event: EventInput, identifiers: boolean): void {
   const meters = instruments();
   if (event.type === 'token.issued') {
-    meters.tokensIssued.add(1, identified({ [ATTR.grantType]: event.grantType }, event, identifiers));
+    count(meters.tokensIssued, ATTR.grantType, event.grantType, event, identifiers);
   } else if (event.type === 'token.denied') {
-    meters.tokensDenied.add(1, identified({ [ATTR.error]: event.error }, event, identifiers));
+    count(meters.tokensDenied, ATTR.error, event.error, event, identifiers);
   } else {
     const outcome = LOGIN_OUTCOMES[event.type];
-    if (outcome !== undefined) meters.logins.add(1, identified({ [ATTR.outcome]: outcome }, event, identifiers));
+    if (outcome !== undefined) count(meters.logins, ATTR.outcome, outcome, event, identifiers);
   }
 }

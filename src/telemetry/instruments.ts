@@ -5,9 +5,11 @@
  * Metric names and attribute keys are pinned (docs/observability.md lists them): dashboards are built on them.
  */
 import {
+  type Context,
   type Counter,
   createNoopMeter,
   type Histogram,
+  type Meter,
   type MeterProvider,
   metrics,
   ProxyTracerProvider,
@@ -15,6 +17,7 @@ import {
   trace,
   type TracerProvider,
 } from '@opentelemetry/api';
+import { Tally } from './tally.js';
 
 /** The instrumentation scope every span and metric is reported under. */
 export const INSTRUMENTATION_SCOPE = 'sentinel-idp';
@@ -32,18 +35,21 @@ export const ATTR = {
   operation: 'operation',
 } as const;
 
-/** The pinned metrics. */
+/**
+ * The pinned metrics. The four counters counted on every request or token are {@link Tally}s behind observable
+ * counters (no attribute hashing per count); the store error counter, rare, is a plain counter.
+ */
 export interface Instruments {
   /** `sentinel.requests`: handled requests by route and status. */
-  requests: Counter;
+  requests: Tally;
   /** `sentinel.request.duration`: seconds per handled request, by route. */
   requestDuration: Histogram;
   /** `sentinel.tokens.issued`: tokens issued, by grant type. */
-  tokensIssued: Counter;
+  tokensIssued: Tally;
   /** `sentinel.tokens.denied`: token requests refused, by OAuth error code. */
-  tokensDenied: Counter;
+  tokensDenied: Tally;
   /** `sentinel.logins`: sign-in attempts by outcome (success, failure, throttled). */
-  logins: Counter;
+  logins: Tally;
   /** `sentinel.store.duration`: seconds per store call, by operation. */
   storeDuration: Histogram;
   /** `sentinel.store.errors`: store calls that failed, by operation. */
@@ -55,18 +61,24 @@ const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 
 /** Seconds; store calls are expected well under a millisecond locally and a few milliseconds over the network. */
 const STORE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
-function create(provider: MeterProvider): Instruments {
+function counter(meter: Meter, name: string, description: string, counting: boolean): Tally {
+  const tally = new Tally(counting);
+  meter.createObservableCounter(name, { description }).addCallback((result) => tally.observe(result));
+  return tally;
+}
+
+function create(provider: MeterProvider, counting: boolean): Instruments {
   const meter = provider.getMeter(INSTRUMENTATION_SCOPE);
   return {
-    requests: meter.createCounter('sentinel.requests', { description: 'Requests handled by the service' }),
+    requests: counter(meter, 'sentinel.requests', 'Requests handled by the service', counting),
     requestDuration: meter.createHistogram('sentinel.request.duration', {
       description: 'Duration of handled requests',
       unit: 's',
       advice: { explicitBucketBoundaries: REQUEST_BUCKETS },
     }),
-    tokensIssued: meter.createCounter('sentinel.tokens.issued', { description: 'Tokens issued' }),
-    tokensDenied: meter.createCounter('sentinel.tokens.denied', { description: 'Token requests refused' }),
-    logins: meter.createCounter('sentinel.logins', { description: 'Sign-in attempts' }),
+    tokensIssued: counter(meter, 'sentinel.tokens.issued', 'Tokens issued', counting),
+    tokensDenied: counter(meter, 'sentinel.tokens.denied', 'Token requests refused', counting),
+    logins: counter(meter, 'sentinel.logins', 'Sign-in attempts', counting),
     storeDuration: meter.createHistogram('sentinel.store.duration', {
       description: 'Duration of store calls',
       unit: 's',
@@ -79,17 +91,19 @@ function create(provider: MeterProvider): Instruments {
 let meterCache: { provider: MeterProvider; instruments: Instruments; active: boolean } | undefined;
 let tracerCache: { provider: TracerProvider; tracer: Tracer } | undefined;
 
-// The API hands out singletons when nothing is registered: a no-op meter's counter is always the same object, and
+// The API hands out singletons when nothing is registered: the no-op meter is always the same object, and
 // an unregistered proxy tracer provider delegates to the same no-op provider. Comparing against them is how "no
 // SDK" is detected, so that the service skips its own work (timing, attribute objects, events) entirely.
-const NOOP_COUNTER = createNoopMeter().createCounter('sentinel.noop');
+const NOOP_METER = createNoopMeter();
 const NOOP_TRACER_PROVIDER = new ProxyTracerProvider().getDelegate();
 
 function meterState(): NonNullable<typeof meterCache> {
   const provider = metrics.getMeterProvider();
   if (meterCache?.provider !== provider) {
-    const created = create(provider);
-    meterCache = { provider, instruments: created, active: created.requests !== NOOP_COUNTER };
+    // Without a meter provider the API's no-op meter, a singleton, is handed out; tallies then count nothing (a
+    // tracing-only host would otherwise accumulate counts nobody collects).
+    const active = provider.getMeter(INSTRUMENTATION_SCOPE) !== NOOP_METER;
+    meterCache = { provider, instruments: create(provider, active), active };
   }
   return meterCache;
 }
@@ -119,6 +133,16 @@ export function tracingActive(): boolean {
  */
 export function telemetryActive(): boolean {
   return metricsActive() || tracingActive();
+}
+
+/**
+ * Whether a child of `parent` can be recorded: false when `parent` holds a span the sampler dropped (samplers decide
+ * per trace, so its children would be dropped too, after paying for ids, attributes and a sampler call). A context
+ * without a span starts a trace, which the sampler decides.
+ * @example if (!parentRecording(parent)) return sign(); // no span in a dropped trace
+ */
+export function parentRecording(parent: Context): boolean {
+  return trace.getSpan(parent)?.isRecording() ?? true;
 }
 
 /** The service's tracer (the API's proxy tracer follows a provider registered later). */

@@ -2,13 +2,82 @@
  * The span and request metrics of one handled request: a span `sentinel <route name>` around the handler, and
  * `sentinel.requests` / `sentinel.request.duration` when it ends. Derived from the matched route alone, so every
  * route in the table is covered without per-route code.
+ *
+ * This runs on every request of a service with an SDK registered, so it allocates little: the metric attribute sets
+ * are built once per route and status (frozen, shared), the observation is one object with its methods on the
+ * prototype, and without a tracer provider no span, context or propagation work is done at all.
  */
-import { type Attributes, context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import {
+  type Attributes,
+  type Context,
+  context,
+  INVALID_SPAN_CONTEXT,
+  propagation,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from '@opentelemetry/api';
+import type { EventInput } from '../events.js';
 import type { SentinelRequest, SentinelResponse } from '../http.js';
 import { requestId } from '../request-id.js';
 import type { Route, RouteParams } from '../router.js';
-import { ATTR, instruments, tracer } from './instruments.js';
+import { ATTR, instruments, tracer, tracingActive } from './instruments.js';
 import type { RequestObservation } from './request-observation.js';
+import { requestAttributes, routeAttributes } from './route-attributes.js';
+
+class Observation implements RequestObservation {
+  errorCode: string | undefined = undefined;
+  clientId: string | undefined = undefined;
+  grantType: string | undefined = undefined;
+
+  constructor(
+    readonly span: Span,
+    readonly traceContext: Context,
+    readonly requestId: string | undefined,
+  ) {}
+
+  fail(code: string): void {
+    this.errorCode = code;
+  }
+
+  annotate(event: EventInput): void {
+    if (event.clientId !== undefined && this.clientId === undefined) this.clientId = event.clientId;
+    if ('grantType' in event && event.grantType !== undefined) this.grantType = event.grantType;
+  }
+}
+
+/** Stands for the span when no tracer provider is registered (metrics only): shared, it records nothing. */
+const NO_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+
+/** The span of a request and the context holding it; without a tracer provider, none and the active context. */
+function startRequestSpan(route: Route, request: SentinelRequest, tracing: boolean): { span: Span; traceContext: Context } {
+  const active = context.active();
+  if (!tracing) return { span: NO_SPAN, traceContext: active };
+  // Under a host's HTTP instrumentation the active span is the server span; otherwise continue the caller's trace.
+  const hostSpan = trace.getSpan(active);
+  const parent = hostSpan === undefined ? propagation.extract(active, request.headers) : active;
+  const span = tracer().startSpan(
+    `sentinel ${route.name}`,
+    { kind: hostSpan === undefined ? SpanKind.SERVER : SpanKind.INTERNAL, attributes: routeAttributes(route.name) },
+    parent,
+  );
+  return { span, traceContext: trace.setSpan(parent, span) };
+}
+
+/** Everything the span learnt, set in one call when the request ends (one validation pass in the SDK, not five). */
+function finishSpan(span: Span, observation: Observation, accountId: string, status: number): void {
+  const attributes: Attributes = { [ATTR.status]: status };
+  if (accountId !== '') attributes[ATTR.accountId] = accountId;
+  if (observation.clientId !== undefined) attributes[ATTR.clientId] = observation.clientId;
+  if (observation.grantType !== undefined) attributes[ATTR.grantType] = observation.grantType;
+  if (observation.errorCode !== undefined) attributes[ATTR.error] = observation.errorCode;
+  const id = observation.requestId;
+  if (id !== undefined && id !== span.spanContext().traceId) attributes[ATTR.requestId] = id;
+  span.setAttributes(attributes);
+  if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+  span.end();
+}
 
 /**
  * Runs `handle` inside the request's span and records the request metrics once it answers. Account and client ids
@@ -18,7 +87,7 @@ import type { RequestObservation } from './request-observation.js';
  * @example
  * return observeRequest(route, params, request, false, (observation) => dispatch(route, request, observation));
  */
-export async function observeRequest(
+export function observeRequest(
   route: Route,
   params: RouteParams,
   request: SentinelRequest,
@@ -26,55 +95,55 @@ export async function observeRequest(
   handle: (observation: RequestObservation) => Promise<SentinelResponse>,
 ): Promise<SentinelResponse> {
   const started = performance.now();
-  const active = context.active();
-  // Under a host's HTTP instrumentation the active span is the server span; otherwise continue the caller's trace.
-  const hostSpan = trace.getSpan(active);
-  const parent = hostSpan === undefined ? propagation.extract(active, request.headers) : active;
-  const span = tracer().startSpan(
-    `sentinel ${route.name}`,
-    { kind: hostSpan === undefined ? SpanKind.SERVER : SpanKind.INTERNAL, attributes: { [ATTR.route]: route.name } },
-    parent,
-  );
-  const spanContext = span.spanContext();
-  const id = requestId(request, span.isRecording() ? spanContext.traceId : undefined);
-  if (params.accountId !== '') span.setAttribute(ATTR.accountId, params.accountId);
-  if (id !== undefined && id !== spanContext.traceId) span.setAttribute(ATTR.requestId, id);
-  let errorCode: string | undefined;
-  let clientId: string | undefined;
-  const traceContext = trace.setSpan(parent, span);
-  const observation: RequestObservation = {
-    span,
-    traceContext,
-    requestId: id,
-    fail(code) {
-      errorCode = code;
-    },
-    annotate(event) {
-      if (event.clientId !== undefined && clientId === undefined) {
-        clientId = event.clientId;
-        span.setAttribute(ATTR.clientId, clientId);
-      }
-      if ('grantType' in event && event.grantType !== undefined) span.setAttribute(ATTR.grantType, event.grantType);
-    },
+  const tracing = tracingActive();
+  const { span, traceContext } = startRequestSpan(route, request, tracing);
+  const recording = span.isRecording();
+  const observation = new Observation(span, traceContext, requestId(request, recording ? span.spanContext().traceId : undefined));
+  const finish = (status: number): void => {
+    if (recording) finishSpan(span, observation, params.accountId, status);
+    recordRequest(route.name, params.accountId, observation.clientId, status, (performance.now() - started) / 1000, identifiers);
   };
-  let status = 500;
+  let handled: Promise<SentinelResponse>;
   try {
-    // The span is the active context below, so spans the host's own hooks create (users, app store) nest under it.
-    const response = await context.with(traceContext, () => handle(observation));
-    status = response.status;
-    return response;
-  } finally {
-    span.setAttribute(ATTR.status, status);
-    if (errorCode !== undefined) span.setAttribute(ATTR.error, errorCode);
-    if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-    span.end();
-    const meters = instruments();
-    const attributes: Attributes = { [ATTR.route]: route.name };
-    if (identifiers) {
-      if (params.accountId !== '') attributes[ATTR.accountId] = params.accountId;
-      if (clientId !== undefined) attributes[ATTR.clientId] = clientId;
-    }
-    meters.requestDuration.record((performance.now() - started) / 1000, attributes);
-    meters.requests.add(1, { ...attributes, [ATTR.status]: status });
+    // The span is the active context below, so spans the host's own hooks create (users, app store) nest under it;
+    // also when it is not sampled, so that theirs follow its sampling decision instead of starting traces of their own.
+    handled = tracing ? context.with(traceContext, handle, undefined, observation) : handle(observation);
+  } catch (error) {
+    finish(500);
+    return Promise.reject(error);
   }
+  // `then` rather than an async function: with an SDK's async-context hooks every promise costs, and an async
+  // function awaiting the handler adds two of them per request.
+  return handled.then(
+    (response) => {
+      finish(response.status);
+      return response;
+    },
+    (error: unknown) => {
+      finish(500);
+      throw error;
+    },
+  );
+}
+
+/** `sentinel.request.duration` and `sentinel.requests` for one answered request. */
+function recordRequest(
+  route: string,
+  accountId: string,
+  clientId: string | undefined,
+  status: number,
+  seconds: number,
+  identifiers: boolean,
+): void {
+  const meters = instruments();
+  if (!identifiers) {
+    meters.requestDuration.record(seconds, routeAttributes(route));
+    meters.requests.add(requestAttributes(route, status));
+    return;
+  }
+  const attributes: Attributes = { [ATTR.route]: route };
+  if (accountId !== '') attributes[ATTR.accountId] = accountId;
+  if (clientId !== undefined) attributes[ATTR.clientId] = clientId;
+  meters.requestDuration.record(seconds, attributes);
+  meters.requests.addKeyed(JSON.stringify([route, status, accountId, clientId]), () => ({ ...attributes, [ATTR.status]: status }));
 }

@@ -2,23 +2,46 @@
  * The child span of one signature (`sentinel sign`): signing is the costliest step of issuing a token, and with the
  * thread pool it can queue, so it gets its own timing in a trace. Only the algorithm and token type are recorded.
  */
-import { type Context, context, SpanStatusCode } from '@opentelemetry/api';
-import { tracer, tracingActive } from './instruments.js';
+import { type Attributes, type Context, context, SpanStatusCode } from '@opentelemetry/api';
+import { parentRecording, tracer, tracingActive } from './instruments.js';
+
+/** Attribute sets per algorithm and type, built once (a handful of algorithms, two token types). */
+const ATTRIBUTES = new Map<string, Attributes>();
+
+function signingAttributes(algorithm: string, type: string): Attributes {
+  const key = `${algorithm} ${type}`;
+  let attributes = ATTRIBUTES.get(key);
+  if (attributes === undefined) {
+    attributes = Object.freeze({ 'sentinel.signing.alg': algorithm, 'sentinel.token.typ': type });
+    ATTRIBUTES.set(key, attributes);
+  }
+  return attributes;
+}
 
 /**
  * Runs `sign` inside a `sentinel sign` span, a child of `parent` (the request's context) or of the active context.
+ * No span when the parent is not recorded (a trace the sampler dropped): it would not be recorded either. Not an
+ * async function: when no span is started the signing promise itself is returned, with no promise added around it.
  * @example const signature = await traceSigning('ES256', 'at+jwt', () => signBytesInPool(key, data), context.traceContext);
  */
-export async function traceSigning<T>(algorithm: string, type: string, sign: () => T | Promise<T>, parent?: Context): Promise<T> {
+export function traceSigning<T>(algorithm: string, type: string, sign: () => Promise<T>, parent?: Context): Promise<T> {
   if (!tracingActive()) return sign();
-  const attributes = { 'sentinel.signing.alg': algorithm, 'sentinel.token.typ': type };
-  const span = tracer().startSpan('sentinel sign', { attributes }, parent ?? context.active());
-  try {
-    return await sign();
-  } catch (error) {
+  const parentContext = parent ?? context.active();
+  if (!parentRecording(parentContext)) return sign();
+  const span = tracer().startSpan('sentinel sign', { attributes: signingAttributes(algorithm, type) }, parentContext);
+  const failed = (error: unknown): never => {
     span.setStatus({ code: SpanStatusCode.ERROR });
-    throw error;
-  } finally {
     span.end();
+    throw error;
+  };
+  let signing: Promise<T>;
+  try {
+    signing = sign();
+  } catch (error) {
+    signing = Promise.reject(error);
   }
+  return signing.then((signature) => {
+    span.end();
+    return signature;
+  }, failed);
 }

@@ -6,9 +6,9 @@
  * interface gains later) are forwarded and observed too, and `this` inside the store stays the store itself (private
  * fields keep working). Only the method name is recorded: keys and values can hold digests of secrets.
  */
-import { type Context, context, SpanStatusCode } from '@opentelemetry/api';
+import { type Attributes, type Context, context, SpanStatusCode } from '@opentelemetry/api';
 import type { Store } from '../stores/store.js';
-import { ATTR, instruments, telemetryActive, tracer } from './instruments.js';
+import { ATTR, instruments, parentRecording, telemetryActive, tracer, tracingActive } from './instruments.js';
 
 type AnyFunction = (...args: unknown[]) => unknown;
 
@@ -19,20 +19,34 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof value === 'object' && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
 }
 
+/** Attribute sets per store method, built once (a store has a fixed set of methods). */
+const ATTRIBUTES = new Map<string, Attributes>();
+
+function operationAttributes(operation: string): Attributes {
+  let attributes = ATTRIBUTES.get(operation);
+  if (attributes === undefined) {
+    attributes = Object.freeze({ [ATTR.operation]: operation });
+    ATTRIBUTES.set(operation, attributes);
+  }
+  return attributes;
+}
+
 function observeCall(operation: string, parent: Context, call: () => unknown): unknown {
-  const span = tracer().startSpan(`sentinel store ${operation}`, { attributes: { [ATTR.operation]: operation } }, parent);
+  const attributes = operationAttributes(operation);
+  // No span without a tracer provider, or under a request span the sampler dropped; the metrics count every call.
+  const span =
+    tracingActive() && parentRecording(parent) ? tracer().startSpan(`sentinel store ${operation}`, { attributes }, parent) : undefined;
   const started = performance.now();
-  const attributes = { [ATTR.operation]: operation };
   const finish = (error: unknown, failed: boolean): void => {
     const meters = instruments();
     meters.storeDuration.record((performance.now() - started) / 1000, attributes);
     if (failed) {
       meters.storeErrors.add(1, attributes);
       // The error's class only: messages of store clients can quote keys.
-      span.setAttribute('error.type', error instanceof Error ? error.name : typeof error);
-      span.setStatus({ code: SpanStatusCode.ERROR });
+      span?.setAttribute('error.type', error instanceof Error ? error.name : typeof error);
+      span?.setStatus({ code: SpanStatusCode.ERROR });
     }
-    span.end();
+    span?.end();
   };
   let result: unknown;
   try {
