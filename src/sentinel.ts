@@ -3,7 +3,14 @@
  * `handle()` is the single try/catch at the edge of the core: handlers throw {@link OAuthError}s, anything else
  * becomes `500 server_error` with no detail and goes to `onError`.
  */
-import { verifyAccessToken as verifyToken, type AccessTokenClaims, type VerifyAccessTokenOptions } from './access-token.js';
+import {
+  type AccessTokenClaims,
+  type KnownLive,
+  verifyAccessToken as verifyToken,
+  verifyCachedAccessToken,
+  type VerifyAccessTokenOptions,
+} from './access-token.js';
+import { bearerCandidate, parseAuthorization, PLAIN_BEARER, withoutProof } from './bearer.js';
 import {
   generateClientId,
   generateClientSecret,
@@ -334,12 +341,26 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     return ring;
   }
 
+  // The guard's synchronous hit path asks the presence cache only; an app it does not know takes the full path.
+  const isKnownLive: KnownLive = (accountId, clientId) => presence.isKnownPresent(accountId, clientId);
+
   async function checkBearer(
     authorization: string | undefined,
     verifyOptions: VerifyAccessTokenOptions = {},
     resource?: ResourceRequest,
   ): Promise<BearerResult> {
-    const found = authorization === undefined ? null : /^(Bearer|DPoP) +([A-Za-z0-9._~+/-]+=*) *$/i.exec(authorization);
+    try {
+      // A token verified before, presented as Bearer without a proof, with no key reload due: answered from the
+      // verified-token cache without a promise (every check that can change still runs, src/access-token.ts).
+      const candidate = bearerCandidate(authorization);
+      if (candidate !== undefined && withoutProof(resource) && verifyOptions.dpop === undefined && keysSettled()) {
+        const claims = verifyCachedAccessToken(context, candidate, { ...verifyOptions, dpop: PLAIN_BEARER }, isKnownLive);
+        if (claims !== undefined) return { ok: true, claims };
+      }
+    } catch (error) {
+      return refusal(error, verifyOptions);
+    }
+    const found = authorization === undefined ? null : parseAuthorization(authorization);
     if (found === null) {
       return {
         ok: false,
@@ -350,17 +371,32 @@ export function createSentinel(options: SentinelOptions): Sentinel {
       };
     }
     try {
-      const scheme: 'Bearer' | 'DPoP' = (found[1] as string).toLowerCase() === 'dpop' ? 'DPoP' : 'Bearer';
-      // Without the resource request a DPoP presentation has no proof to check, and a bound token is refused.
-      const dpop = resource === undefined ? { scheme, method: '', url: '' } : presentationOf(context, scheme, resource);
-      return { ok: true, claims: await verifyAccessToken(found[2] as string, { ...verifyOptions, dpop: verifyOptions.dpop ?? dpop }) };
+      const { scheme, token } = found;
+      // Without the resource request a DPoP presentation has no proof to check, and a bound token is refused; a
+      // Bearer presentation without a DPoP header needs nothing of the request.
+      const dpop =
+        resource === undefined
+          ? { scheme, method: '', url: '' }
+          : scheme === 'Bearer' && withoutProof(resource)
+            ? PLAIN_BEARER
+            : presentationOf(context, scheme, resource);
+      return { ok: true, claims: await verifyAccessToken(token, { ...verifyOptions, dpop: verifyOptions.dpop ?? dpop }) };
     } catch (error) {
-      if (isOAuthError(error) && RESOURCE_ERRORS.has(error.code)) return { ok: false, response: bearerChallenge(error) };
-      // The grant could not be read (store down): the token is neither accepted nor called invalid. The cause goes
-      // to onError like every other store failure, and every adapter sends the same stack-free 503.
-      report(error, { name: 'bearer' } as Route, verifyOptions.accountId);
-      return { ok: false, response: bearerUnavailable() };
+      return refusal(error, verifyOptions);
     }
+  }
+
+  function refusal(error: unknown, verifyOptions: VerifyAccessTokenOptions): BearerResult {
+    if (isOAuthError(error) && RESOURCE_ERRORS.has(error.code)) return { ok: false, response: bearerChallenge(error) };
+    // The grant could not be read (store down): the token is neither accepted nor called invalid. The cause goes
+    // to onError like every other store failure, and every adapter sends the same stack-free 503.
+    report(error, { name: 'bearer' } as Route, verifyOptions.accountId);
+    return { ok: false, response: bearerUnavailable() };
+  }
+
+  /** True when the keys in use need no (re)load first: no ring, or a single ring loaded recently. */
+  function keysSettled(): boolean {
+    return ring === undefined || (accountRings === undefined && ring.fresh() === undefined);
   }
 
   async function registerApp(input: RegisterAppInput): Promise<RegisterAppResult> {
