@@ -40,9 +40,9 @@ function section(rows: RowResult[], hot: RatioRow[], settings: RunSettings, star
       `| ${label} | ${workload} | ${cell('rps')} | ${cell('p99ms', 1)} | ${cell('cpuUsPerRequest')} | ${cell('rssMB')} | ${status.replace(/\|/g, '\\|')} |`,
     );
   }
-  lines.push('', '| ratio (req/s) | value | goal | |', '|---|---:|---:|---|');
+  lines.push('', '| ratio (req/s unless CPU) | value | goal | |', '|---|---:|---:|---|');
   for (const r of hot) {
-    const goal = r.target === undefined ? '' : `≥ ${r.target.toFixed(1)}×`;
+    const goal = r.target === undefined ? '' : `${r.metric === 'rps' ? '≥' : '≤'} ${Number(r.target.toFixed(2))}×`;
     const verdict = r.missing ?? (r.met === undefined ? '' : r.met ? 'met' : '**not met**');
     lines.push(`| ${r.label} | ${Number.isFinite(r.value) ? `${r.value.toFixed(2)}×` : '–'} | ${goal} | ${verdict} |`);
   }
