@@ -32,7 +32,7 @@ export function ratiosChart(rows: RatioRow[], title: string): string {
     const colour = row.met === undefined ? '#9e9e9e' : row.met ? '#2e7d32' : '#c62828';
     parts.push(`<text x="${LABEL_WIDTH - 8}" y="${y + 15}" text-anchor="end">${escapeXML(row.label)}</text>`);
     parts.push(`<rect x="${LABEL_WIDTH}" y="${y + 4}" width="${(x(row.value) - LABEL_WIDTH).toFixed(1)}" height="14" fill="${colour}"/>`);
-    const goal = row.target === undefined ? '' : ` (goal ${row.metric === 'rps' ? '≥' : '≤'} ${row.target}×)`;
+    const goal = row.target === undefined ? '' : ` (goal ${row.metric === 'rps' ? '≥' : '≤'} ${Number(row.target.toFixed(2))}×)`;
     parts.push(`<text x="${(x(row.value) + 4).toFixed(1)}" y="${y + 15}">${row.value.toFixed(2)}×${escapeXML(goal)}</text>`);
     if (row.target !== undefined) {
       const gx = x(row.target).toFixed(1);

@@ -30,6 +30,11 @@ export class NotAvailable extends Error {}
 export interface LoadSettings {
   connections: number;
   timeoutSeconds: number;
+  /**
+   * HTTP/1.1 pipelining depth of the guard rows (every guard row alike). Their servers answer in tens of µs, and
+   * autocannon's own cost per request on the shared cores bounded every guard at about the same req/s (README.md).
+   */
+  guardPipelining?: number;
 }
 
 /** What a workload needs beyond the port (the code-flow rows keep their state in bench/flow-client.ts). */
@@ -103,8 +108,16 @@ export function loadOptions(workload: Workload, state: WorkloadState, settings: 
     case 'guard-20k': {
       const guard = state.guard;
       if (guard === undefined) throw new Error('guard rows need tokens');
+      const pipelined = { ...common, pipelining: settings.guardPipelining ?? 1 };
+      // One token: the same bytes on every request, so autocannon builds the request once instead of per request.
+      if (workload === 'guard-one') {
+        return {
+          ...pipelined,
+          requests: [{ method: 'GET', path: guard.paths[0], headers: { authorization: `Bearer ${guard.tokens[0]}` } }],
+        };
+      }
       return {
-        ...common,
+        ...pipelined,
         requests: [
           {
             method: 'GET',

@@ -11,6 +11,7 @@
  * Env: BENCH_SHORT=1 (3 rounds × 5 s, 1 s warm-up, no memory: the setting for a shared 2-core machine),
  *      BENCH_DURATION, BENCH_WARMUP, BENCH_ROUNDS, BENCH_CONNECTIONS, BENCH_ONLY=a,b (target names, `guard-*` for a prefix; a partial run
  *      rewrites only the hot-paths section and the chart),
+ *      BENCH_GUARD_PIPELINING (HTTP pipelining depth of every guard row, default 10),
  *      BENCH_MEMORY=0 (skip the MemoryStore measurement), BENCH_MEMORY_N (default 100000),
  *      BENCH_OUT (default bench/RESULTS.md; results.json goes next to it).
  */
@@ -36,7 +37,11 @@ const settings: RunSettings = {
   warmupSeconds: positive(env.BENCH_WARMUP, shortRun ? 1 : 2, true),
   connections: positive(env.BENCH_CONNECTIONS, 50),
 };
-const load: LoadSettings = { connections: settings.connections, timeoutSeconds: 10 };
+const load: LoadSettings = {
+  connections: settings.connections,
+  timeoutSeconds: 10,
+  guardPipelining: positive(env.BENCH_GUARD_PIPELINING, 10),
+};
 const only = (env.BENCH_ONLY ?? '')
   .split(',')
   .map((s) => s.trim())

@@ -6,8 +6,8 @@ import { randomUUID } from 'node:crypto';
 import type { SentinelContext } from './context.js';
 import { OAuthError } from './errors.js';
 import { NO_STORE_JSON_HEADERS, type SentinelResponse } from './http.js';
-import { signJWT, type JWTClaims } from './jwt.js';
-import { verifySignedToken } from './verified-tokens.js';
+import { signJWT, type JWTClaims, type VerifyJWTOptions } from './jwt.js';
+import { cachedToken, verifySignedToken, type VerifiedToken } from './verified-tokens.js';
 import { checkTokenBinding, type DPoPPresentation } from './dpop/resource.js';
 
 /**
@@ -137,6 +137,73 @@ export interface VerifyAccessTokenOptions {
 export type RevocationCheck = (claims: AccessTokenClaims) => Promise<boolean>;
 
 /**
+ * What the checks read from a verified token's claims, derived once per verified-token cache entry: none of it can
+ * change while the token lives, so a cache hit does not decode the issuer or walk the audience again.
+ */
+interface TokenFacts {
+  /** The account of a well-formed token (its `iss` is exactly this account's issuer); undefined otherwise. */
+  accountId: string | undefined;
+  audiences: readonly unknown[];
+  /** Issued by the client credentials grant and not a v1 app token. */
+  consumerBound: boolean;
+  /** Carries `cnf.jkt` (RFC 9449 §6): every presentation needs a DPoP proof. */
+  dpopBound: boolean;
+  /** Carries a grant id: liveness is a store read. */
+  grantBound: boolean;
+}
+
+function factsOf(context: SentinelContext, entry: VerifiedToken<TokenFacts>): TokenFacts {
+  if (entry.facts !== undefined) return entry.facts;
+  const claims = entry.claims as AccessTokenClaims;
+  const prefix = context.accountIssuer('');
+  let accountId: string | undefined;
+  if (typeof claims.client_id === 'string' && typeof claims.sub === 'string' && claims.iss.length > prefix.length) {
+    try {
+      accountId = decodeURIComponent(claims.iss.slice(prefix.length));
+    } catch {
+      accountId = undefined;
+    }
+    // Only the issuer this service writes for the account counts (no second spelling of the same account).
+    if (accountId !== undefined && context.accountIssuer(accountId) !== claims.iss) accountId = undefined;
+  }
+  const cnf = claims.cnf as { jkt?: unknown } | undefined;
+  const facts: TokenFacts = {
+    accountId,
+    audiences: Array.isArray(claims.aud) ? claims.aud : [claims.aud],
+    consumerBound: claims.gty === 'client_credentials' && !isAppToken(claims),
+    dpopBound: typeof cnf === 'object' && cnf !== null && cnf.jkt !== undefined,
+    grantBound: claims.gid !== undefined,
+  };
+  entry.facts = facts;
+  return facts;
+}
+
+/** The account, audience and consumer checks, which depend on the request; throws `invalid_token` (401). */
+function checkAudience(context: SentinelContext, claims: AccessTokenClaims, facts: TokenFacts, options: VerifyAccessTokenOptions): void {
+  const { accountId } = facts;
+  if (accountId === undefined) throw new OAuthError('invalid_token', 'the token is malformed', { status: 401 });
+  if (options.accountId !== undefined && accountId !== options.accountId) {
+    throw new OAuthError('invalid_token', 'the token was issued for another account', { status: 401 });
+  }
+  if (!facts.audiences.includes(audienceFor(context, accountId, claims.client_id))) {
+    throw new OAuthError('invalid_token', 'the token is for another audience', { status: 401 });
+  }
+  // Consumer-bound: issued by the client credentials grant for this consumer, and not a v1 app token.
+  if (options.consumerId !== undefined && (!facts.consumerBound || claims.sub !== options.consumerId)) {
+    throw new OAuthError('invalid_token', 'the token is not bound to this consumer', { status: 401 });
+  }
+}
+
+function verifyOptionsOf(context: SentinelContext): VerifyJWTOptions {
+  const prefix = context.accountIssuer('');
+  return {
+    typ: 'at+jwt',
+    issuer: (iss) => iss.startsWith(prefix) && iss.length > prefix.length,
+    clockTolerance: context.config.clockTolerance,
+  };
+}
+
+/**
  * Verifies an access token issued by this service: signature, `typ`, `iss`, `aud`, `exp`, and optionally account
  * and consumer (RFC 6750 §3.1 `invalid_token` otherwise).
  */
@@ -147,35 +214,46 @@ export async function verifyAccessToken(
   isRevoked?: RevocationCheck,
   checkBinding = true,
 ): Promise<AccessTokenClaims> {
-  const prefix = context.accountIssuer('');
   // Signature, typ and times (from the verified-token cache when this token passed before); every check below runs
   // on each call because its answer can change while the token lives.
-  const claims = (await verifySignedToken(context, token, {
-    typ: 'at+jwt',
-    issuer: (iss) => iss.startsWith(prefix) && iss.length > prefix.length,
-    clockTolerance: context.config.clockTolerance,
-  })) as AccessTokenClaims;
-  const accountId = decodeURIComponent(claims.iss.slice(prefix.length));
-  if (options.accountId !== undefined && claims.iss !== context.accountIssuer(options.accountId)) {
-    throw new OAuthError('invalid_token', 'the token was issued for another account', { status: 401 });
-  }
-  if (typeof claims.client_id !== 'string' || typeof claims.sub !== 'string') {
-    throw new OAuthError('invalid_token', 'the token is malformed', { status: 401 });
-  }
-  const expected = audienceFor(context, accountId, claims.client_id);
-  const audiences = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
-  if (!audiences.includes(expected)) throw new OAuthError('invalid_token', 'the token is for another audience', { status: 401 });
-  // Consumer-bound: issued by the client credentials grant for this consumer, and not a v1 app token.
-  if (
-    options.consumerId !== undefined &&
-    (claims.gty !== 'client_credentials' || claims.sub !== options.consumerId || isAppToken(claims))
-  ) {
-    throw new OAuthError('invalid_token', 'the token is not bound to this consumer', { status: 401 });
-  }
+  const entry = (await verifySignedToken(context, token, verifyOptionsOf(context))) as VerifiedToken<TokenFacts>;
+  // A copy: the cached claims are shared by later hits, and hosts may decorate what they get.
+  const claims = { ...entry.claims } as AccessTokenClaims;
+  checkAudience(context, claims, factsOf(context, entry), options);
   if (isRevoked !== undefined && (await isRevoked(claims))) {
     throw new OAuthError('invalid_token', 'the token has been revoked', { status: 401 });
   }
   // Introspection and revocation see the token from its client, not as a presentation: no proof to check there.
   if (checkBinding) await checkTokenBinding(context, token, claims, options.dpop);
   return claims;
+}
+
+/**
+ * Whether the app of an unbound token is known to exist without asking the store (the guard's presence cache);
+ * false sends the token down the full path, which asks.
+ */
+export type KnownLive = (accountId: string, clientId: string) => boolean;
+
+/**
+ * {@link verifyAccessToken} for a token the verified-token cache holds, without a promise: the bearer guard's hot
+ * path. Returns the claims when every check passes here; `undefined` when the answer needs the full path (a cache
+ * miss, a grant to read, an app not known to exist, a DPoP-bound token or presentation). Throws the same
+ * `invalid_token` errors as the full path for a foreign account, audience or consumer.
+ * @example const claims = verifyCachedAccessToken(context, token, { accountId, consumerId }, live) ?? (await verifyAccessToken(...));
+ */
+export function verifyCachedAccessToken(
+  context: SentinelContext,
+  token: string,
+  options: VerifyAccessTokenOptions,
+  isKnownLive: KnownLive,
+): AccessTokenClaims | undefined {
+  const entry = cachedToken(context, token) as VerifiedToken<TokenFacts> | undefined;
+  if (entry === undefined) return undefined;
+  const facts = factsOf(context, entry);
+  const claims = entry.claims as AccessTokenClaims;
+  checkAudience(context, claims, facts, options);
+  // Proofs and grants are checked where they can be: on the full path, which also serves the signature from here.
+  if (facts.grantBound || facts.dpopBound || options.dpop?.scheme !== 'Bearer') return undefined;
+  if (!isKnownLive(facts.accountId as string, claims.client_id)) return undefined;
+  return { ...claims };
 }

@@ -14,6 +14,8 @@ export const PRESENCE_TTL_MS = 30_000;
 export interface AppPresence {
   /** True when the app no longer exists (or never did). */
   isGone(accountId: string, clientId: string): Promise<boolean>;
+  /** True when the app is remembered as present now, without asking the store (the guard's synchronous path). */
+  isKnownPresent(accountId: string, clientId: string): boolean;
   /** Drops what this instance remembers of an app (after deleting it). */
   forget(accountId: string, clientId: string): void;
 }
@@ -35,6 +37,9 @@ export function appPresence(context: SentinelContext): AppPresence {
       if (app === null) return true;
       present.set(key(accountId, clientId), true);
       return false;
+    },
+    isKnownPresent(accountId, clientId) {
+      return present.has(key(accountId, clientId));
     },
     forget(accountId, clientId) {
       present.delete(key(accountId, clientId));

@@ -3,11 +3,14 @@
  * claims or the answer to send (RFC 6750 §3, RFC 9449 §7.1). A token that cannot be *checked* (the store failed) is
  * neither accepted nor called invalid: it gets a 503 and the cause goes to `onError`.
  */
-import type { AccessTokenClaims, VerifyAccessTokenOptions } from './access-token.js';
+import { type AccessTokenClaims, type KnownLive, verifyCachedAccessToken, type VerifyAccessTokenOptions } from './access-token.js';
+import { appPresence } from './app-presence.js';
+import { bearerCandidate, parseAuthorization, PLAIN_BEARER, withoutProof } from './bearer.js';
 import type { SentinelContext } from './context.js';
 import { presentationOf, type ResourceRequest } from './dpop/resource.js';
 import { isOAuthError, OAuthError } from './errors.js';
 import { noStoreJSON, type SentinelResponse } from './http.js';
+import type { ServiceKeys } from './keyring/service-keys.js';
 import type { AccessTokenVerifier } from './token-verification.js';
 
 /**
@@ -51,11 +54,38 @@ function bearerChallenge(error: OAuthError | undefined): SentinelResponse {
  */
 export function createBearerCheck(
   context: SentinelContext,
+  serviceKeys: ServiceKeys,
   verifyAccessToken: AccessTokenVerifier,
   report: (error: unknown, route: string, accountId: string | undefined) => void,
 ): BearerCheck {
+  const { ring, accountRings } = serviceKeys;
+  const presence = appPresence(context);
+  // The guard's synchronous hit path asks the presence cache only; an app it does not know takes the full path.
+  const isKnownLive: KnownLive = (accountId, clientId) => presence.isKnownPresent(accountId, clientId);
+  /** True when the keys in use need no (re)load first: no ring, or a single ring loaded recently. */
+  const keysSettled = (): boolean => ring === undefined || (accountRings === undefined && ring.fresh() === undefined);
+
+  function refusal(error: unknown, verifyOptions: VerifyAccessTokenOptions): BearerResult {
+    if (isOAuthError(error) && RESOURCE_ERRORS.has(error.code)) return { ok: false, response: bearerChallenge(error) };
+    // The grant could not be read (store down): the token is neither accepted nor called invalid. The cause goes
+    // to onError like every other store failure, and every adapter sends the same stack-free 503.
+    report(error, 'bearer', verifyOptions.accountId);
+    return { ok: false, response: bearerUnavailable() };
+  }
+
   return async (authorization, verifyOptions = {}, resource) => {
-    const found = authorization === undefined ? null : /^(Bearer|DPoP) +([A-Za-z0-9._~+/-]+=*) *$/i.exec(authorization);
+    try {
+      // A token verified before, presented as Bearer without a proof, with no key reload due: answered from the
+      // verified-token cache without awaiting anything (every check that can change still runs, access-token.ts).
+      const candidate = bearerCandidate(authorization);
+      if (candidate !== undefined && withoutProof(resource) && verifyOptions.dpop === undefined && keysSettled()) {
+        const claims = verifyCachedAccessToken(context, candidate, { ...verifyOptions, dpop: PLAIN_BEARER }, isKnownLive);
+        if (claims !== undefined) return { ok: true, claims };
+      }
+    } catch (error) {
+      return refusal(error, verifyOptions);
+    }
+    const found = authorization === undefined ? null : parseAuthorization(authorization);
     if (found === null) {
       return {
         ok: false,
@@ -66,16 +96,18 @@ export function createBearerCheck(
       };
     }
     try {
-      const scheme: 'Bearer' | 'DPoP' = (found[1] as string).toLowerCase() === 'dpop' ? 'DPoP' : 'Bearer';
-      // Without the resource request a DPoP presentation has no proof to check, and a bound token is refused.
-      const dpop = resource === undefined ? { scheme, method: '', url: '' } : presentationOf(context, scheme, resource);
-      return { ok: true, claims: await verifyAccessToken(found[2] as string, { ...verifyOptions, dpop: verifyOptions.dpop ?? dpop }) };
+      const { scheme, token } = found;
+      // Without the resource request a DPoP presentation has no proof to check, and a bound token is refused; a
+      // Bearer presentation without a DPoP header needs nothing of the request.
+      const dpop =
+        resource === undefined
+          ? { scheme, method: '', url: '' }
+          : scheme === 'Bearer' && withoutProof(resource)
+            ? PLAIN_BEARER
+            : presentationOf(context, scheme, resource);
+      return { ok: true, claims: await verifyAccessToken(token, { ...verifyOptions, dpop: verifyOptions.dpop ?? dpop }) };
     } catch (error) {
-      if (isOAuthError(error) && RESOURCE_ERRORS.has(error.code)) return { ok: false, response: bearerChallenge(error) };
-      // The grant could not be read (store down): the token is neither accepted nor called invalid. The cause goes
-      // to onError like every other store failure, and every adapter sends the same stack-free 503.
-      report(error, 'bearer', verifyOptions.accountId);
-      return { ok: false, response: bearerUnavailable() };
+      return refusal(error, verifyOptions);
     }
   };
 }

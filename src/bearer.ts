@@ -1,7 +1,10 @@
 /**
- * How the adapters' `requireAccessToken` guards read their expectations from route parameters.
+ * The bearer guard's request-side parts: reading the `Authorization` header, and how the adapters'
+ * `requireAccessToken` guards read their expectations from route parameters. Both run on every guarded request, so
+ * they allocate as little as they can.
  */
 import type { VerifyAccessTokenOptions } from './access-token.js';
+import type { DPoPPresentation, ResourceRequest } from './dpop/resource.js';
 
 /**
  * Options of every adapter's `requireAccessToken(sentinel, options)`: which route parameters must match the bearer
@@ -18,6 +21,28 @@ export interface RequireAccessTokenOptions {
   consumerParam?: string | false;
 }
 
+/** Reads a guard's expectations from one request's route parameters (see {@link expectationsReader}). */
+export type ExpectationsReader = (params: Record<string, unknown> | undefined) => VerifyAccessTokenOptions;
+
+/**
+ * The reader of a guard's expectations, resolved once when the guard is created: the parameter names are fixed by
+ * then, so a request costs two property reads and one small object.
+ * @example const read = expectationsReader({ consumerParam: 'consumer' }); read(req.params) // { accountId: …, consumerId: … }
+ */
+export function expectationsReader(options: RequireAccessTokenOptions = {}): ExpectationsReader {
+  const accountKey = options.accountParam === undefined ? 'accountId' : options.accountParam;
+  const consumerKey = options.consumerParam === undefined ? 'consumerId' : options.consumerParam;
+  return (params) => {
+    if (params === undefined) return { accountId: undefined, consumerId: undefined };
+    const account = accountKey === false ? undefined : params[accountKey];
+    const consumer = consumerKey === false ? undefined : params[consumerKey];
+    return {
+      accountId: typeof account === 'string' ? account : undefined,
+      consumerId: typeof consumer === 'string' ? consumer : undefined,
+    };
+  };
+}
+
 /**
  * The account and consumer a request's route parameters require, for `sentinel.checkBearer()` (RFC 6750 §3.1:
  * a token for another account or consumer is `invalid_token`).
@@ -27,11 +52,46 @@ export function expectationsFromParams(
   params: Record<string, unknown> | undefined,
   options: RequireAccessTokenOptions = {},
 ): VerifyAccessTokenOptions {
-  const read = (name: string | false | undefined, fallback: string): string | undefined => {
-    const key = name === undefined ? fallback : name;
-    if (key === false || params === undefined) return undefined;
-    const value = params[key];
-    return typeof value === 'string' ? value : undefined;
-  };
-  return { accountId: read(options.accountParam, 'accountId'), consumerId: read(options.consumerParam, 'consumerId') };
+  return expectationsReader(options)(params);
+}
+
+/** A token as the `Authorization` header presents it (RFC 6750 §2.1, RFC 9449 §7.1). */
+export interface PresentedToken {
+  scheme: 'Bearer' | 'DPoP';
+  token: string;
+}
+
+const AUTHORIZATION = /^(Bearer|DPoP) +([A-Za-z0-9._~+/-]+=*) *$/i;
+
+/**
+ * The scheme and token of an `Authorization` header value, or `null` when it is not `Bearer <token>` or
+ * `DPoP <token>` with a token of RFC 6750 §2.1 characters.
+ * @example parseAuthorization('Bearer eyJ…') // { scheme: 'Bearer', token: 'eyJ…' }
+ */
+export function parseAuthorization(authorization: string): PresentedToken | null {
+  const found = AUTHORIZATION.exec(authorization);
+  if (found === null) return null;
+  return { scheme: (found[1] as string).toLowerCase() === 'dpop' ? 'DPoP' : 'Bearer', token: found[2] as string };
+}
+
+/**
+ * The token of a plain `Bearer <token>` header, read without a regular expression, for a cache lookup only: the
+ * slice is not validated here, so only an exact match with a token that was verified before may be trusted (a
+ * verified token is a compact JWS, within the characters {@link parseAuthorization} accepts).
+ * @example const candidate = bearerCandidate(header); if (candidate !== undefined) lookUp(candidate);
+ */
+export function bearerCandidate(authorization: string | undefined): string | undefined {
+  return authorization?.startsWith('Bearer ') ? authorization.slice(7) : undefined;
+}
+
+/** The presentation of a Bearer token on a request without a DPoP header: nothing of the request is needed. */
+export const PLAIN_BEARER: DPoPPresentation = Object.freeze({ scheme: 'Bearer', method: '', url: '' });
+
+/**
+ * Whether a request carries no DPoP proof, so a Bearer presentation of it is {@link PLAIN_BEARER}: a bound token
+ * sent as Bearer is refused without looking at the method or URL (RFC 9449 §7.1).
+ * @example if (scheme === 'Bearer' && withoutProof(resource)) dpop = PLAIN_BEARER;
+ */
+export function withoutProof(resource: ResourceRequest | undefined): boolean {
+  return resource === undefined || resource.headers.dpop === undefined;
 }

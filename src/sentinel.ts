@@ -136,7 +136,7 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     config,
     handle,
     verifyAccessToken,
-    checkBearer: createBearerCheck(context, verifyAccessToken, report),
+    checkBearer: createBearerCheck(context, serviceKeys, verifyAccessToken, report),
     registerApp: (input) => registerApp(apps, input),
     completeLogin,
     jwks: () => structuredClone(keys.jwks),

@@ -5,13 +5,16 @@
  * verified it. Everything that can change is still checked on every request by the caller (`verifyAccessToken`):
  * account, audience and consumer match, grant liveness, app presence and the DPoP proof with its `ath`.
  *
- * - Keyed by the SHA-256 of the token, never the token itself, so a heap dump does not hand out usable tokens.
+ * - Keyed by the token string itself. A SHA-256 digest of each presented token cost as much as every other step of
+ *   a cache hit together (bench/HOT-PATHS.md); a Map lookup by string compares the token instead. The price: a heap
+ *   dump of the process holds the tokens verified in the last `maxAgeSeconds` (at most `maxBytes` of them), as it
+ *   holds the headers of the requests in flight. They are access tokens of at most an hour, never refresh tokens.
  * - A hit is served only while the key that verified it is still the key of that `kid` in the current key set: a
  *   revoked or rotated-out key (src/keys.ts, src/keyring/) makes the entry a miss, and full verification refuses.
- * - An entry lives until the token's `exp` and never longer than `maxAgeSeconds`; a hit past `exp` is a miss.
- * - Bounded in entries and in bytes (an estimate of each entry's heap cost), least recently used evicted first.
+ * - An entry lives until the token's `exp` and never longer than `maxAgeSeconds`; a hit past either is a miss.
+ * - Bounded in entries and in bytes (an estimate of each entry's heap cost, the token included), least recently
+ *   used evicted first.
  */
-import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { SentinelContext } from './context.js';
 import { verifyJWTIn, type JWTClaims, type VerifyJWTOptions } from './jwt.js';
@@ -24,26 +27,37 @@ export interface VerifiedTokenLimits {
   maxAgeSeconds: number;
 }
 
-interface Entry {
-  claims: JWTClaims;
-  key: SigningKey;
+/**
+ * A verified token: its claims, the key that verified it and until when a hit may serve it. `facts` is a slot for
+ * what the access-token checks derive from the claims once per entry instead of once per request.
+ */
+export interface VerifiedToken<Facts = unknown> {
+  readonly claims: JWTClaims;
+  readonly key: SigningKey;
+  /** Epoch milliseconds: the token's `exp`, or `maxAgeSeconds` after the verification if that is sooner. */
+  readonly expiresAtMs: number;
+  facts?: Facts;
 }
 
-// Heap cost of an entry besides its payload: the digest string, the entry and claims objects, the LRU's slots.
+// Heap cost of an entry besides the token and its claims: the entry object, the LRU's slots, the derived facts.
 const ENTRY_OVERHEAD_BYTES = 320;
 
-/** A bounded map from token digest to the claims its verification produced. */
+/** A bounded map from token to what its verification produced. */
 export class VerifiedTokenCache {
-  readonly #entries: LRUCache<string, Entry>;
+  readonly #entries: LRUCache<string, VerifiedToken>;
   readonly #maxAgeMs: number;
 
   constructor(limits: VerifiedTokenLimits) {
     this.#maxAgeMs = limits.maxAgeSeconds * 1000;
-    this.#entries = new LRUCache<string, Entry>({
+    // No ttl in the LRU itself: its timers would cost a clock read per lookup, and `get` checks expiresAtMs anyway.
+    // An entry that expired unseen stays until evicted, within the same bounds.
+    this.#entries = new LRUCache<string, VerifiedToken>({
       max: limits.maxEntries,
       maxSize: limits.maxBytes,
-      // The decoded claims cost roughly twice their base64url length (UTF-16 strings plus object slots).
-      sizeCalculation: (entry, digest) => digest.length * 2 + ENTRY_OVERHEAD_BYTES + JSON.stringify(entry.claims).length * 2,
+      // Tokens are one-byte strings. The decoded claims cost about twice their JSON length (UTF-16, object slots),
+      // and their JSON is about half the token (three quarters of the base64url payload, most of the token): so
+      // the token's length once more, without serializing the claims on every miss.
+      sizeCalculation: (_entry, token) => token.length * 2 + ENTRY_OVERHEAD_BYTES,
     });
   }
 
@@ -57,29 +71,30 @@ export class VerifiedTokenCache {
     return this.#entries.calculatedSize;
   }
 
-  /** The digests held now, most recently used first. */
-  digests(): string[] {
-    return [...this.#entries.keys()];
+  /** Whether `token` is held now (expired or not). */
+  has(token: string): boolean {
+    return this.#entries.has(token);
   }
 
-  /** The claims of an earlier verification of `token`, if still valid against `keys` at `nowMs`. */
-  get(digest: string, keys: KeySet, nowMs: number): JWTClaims | undefined {
-    const entry = this.#entries.get(digest);
+  /** An earlier verification of `token`, if still valid against `keys` at `nowMs`. */
+  get(token: string, keys: KeySet, nowMs: number): VerifiedToken | undefined {
+    const entry = this.#entries.get(token);
     if (entry === undefined) return undefined;
     // The key must still be in the key set, as the same key: after a revocation the token is verified afresh
     // (and refused). An expired token is never served from here.
-    if (keys.byKid.get(entry.key.kid) !== entry.key || (entry.claims.exp as number) * 1000 <= nowMs) {
-      this.#entries.delete(digest);
+    if (entry.expiresAtMs <= nowMs || keys.byKid.get(entry.key.kid) !== entry.key) {
+      this.#entries.delete(token);
       return undefined;
     }
-    return entry.claims;
+    return entry;
   }
 
-  /** Remembers a verified token until its `exp`, at most `maxAgeSeconds`. */
-  set(digest: string, claims: JWTClaims, key: SigningKey, nowMs: number): void {
-    const ttl = Math.min(this.#maxAgeMs, (claims.exp as number) * 1000 - nowMs);
-    if (ttl <= 0) return;
-    this.#entries.set(digest, { claims, key }, { ttl });
+  /** Remembers a verified token until its `exp`, at most `maxAgeSeconds`; returns the entry (also when not kept). */
+  set(token: string, claims: JWTClaims, key: SigningKey, nowMs: number): VerifiedToken {
+    const expiresAtMs = Math.min(nowMs + this.#maxAgeMs, (claims.exp as number) * 1000);
+    const entry: VerifiedToken = { claims, key, expiresAtMs };
+    if (expiresAtMs > nowMs) this.#entries.set(token, entry);
+    return entry;
   }
 }
 
@@ -97,27 +112,27 @@ function cacheOf(context: SentinelContext): VerifiedTokenCache | undefined {
   return cache;
 }
 
-/** The digest a token is cached under. */
-export function tokenDigest(token: string): string {
-  return createHash('sha256').update(token).digest('base64url');
+/**
+ * The cached verification of `token` if there is a valid one, without verifying anything: the guard's synchronous
+ * fast path. `undefined` on a miss (or with the cache off).
+ */
+export function cachedToken(context: SentinelContext, token: string): VerifiedToken | undefined {
+  return cacheOf(context)?.get(token, context.keys, Date.now());
 }
 
 /**
  * The signature and time checks of an access token, served from the cache when this token verified before with a
  * key still current; otherwise verified (on the thread pool or the main thread, the `verification` option) and
- * remembered. Returns a copy of the claims: callers may decorate what they get.
+ * remembered. The entry's claims are shared with later hits: callers copy before decorating.
  */
-export async function verifySignedToken(context: SentinelContext, token: string, options: VerifyJWTOptions): Promise<JWTClaims> {
+export async function verifySignedToken(context: SentinelContext, token: string, options: VerifyJWTOptions): Promise<VerifiedToken> {
   const cache = cacheOf(context);
   const { keys } = context;
-  if (cache === undefined) return (await verifyJWTIn(context.config.verification, keys, token, options)).claims;
-  const digest = tokenDigest(token);
-  const nowMs = Date.now();
-  const hit = cache.get(digest, keys, nowMs);
-  if (hit !== undefined) return { ...hit };
+  const hit = cache?.get(token, keys, Date.now());
+  if (hit !== undefined) return hit;
   const { claims, key } = await verifyJWTIn(context.config.verification, keys, token, options);
-  cache.set(digest, claims, key, Date.now());
-  return { ...claims };
+  if (cache === undefined) return { claims, key, expiresAtMs: (claims.exp as number) * 1000 };
+  return cache.set(token, claims, key, Date.now());
 }
 
 /** The cache of a service instance (for tests and the bench's memory figures); undefined when turned off. */

@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AccessTokenClaims, RequireAccessTokenOptions, Sentinel, SentinelResponse } from '../../src/index.js';
-import { expectationsFromParams } from '../../src/bearer.js';
+import { expectationsReader } from '../../src/bearer.js';
 import { fromNodeRequest, writeNodeResponse } from '../node/index.js';
 
 /**
@@ -68,9 +68,10 @@ export function toExpress(sentinel: Sentinel): ExpressMiddleware {
  * @example app.get('/api/account/:accountId/consumer/:consumerId/brand/tokens', requireAccessToken(sentinel), handler)
  */
 export function requireAccessToken(sentinel: Sentinel, options?: RequireAccessTokenOptions): ExpressMiddleware {
+  const expectations = expectationsReader(options);
   return (request, response, next) => {
     sentinel
-      .checkBearer(request.headers.authorization, expectationsFromParams(request.params, options), {
+      .checkBearer(request.headers.authorization, expectations(request.params), {
         method: request.method ?? 'GET',
         url: request.originalUrl ?? request.url,
         headers: request.headers,

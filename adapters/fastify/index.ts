@@ -6,7 +6,7 @@
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { AccessTokenClaims, RequireAccessTokenOptions, Sentinel, SentinelResponse } from '../../src/index.js';
-import { expectationsFromParams } from '../../src/bearer.js';
+import { expectationsReader } from '../../src/bearer.js';
 import { readNodeStream, splitURL } from '../node/index.js';
 
 declare module 'fastify' {
@@ -81,8 +81,9 @@ export function toFastify(sentinel: Sentinel): FastifyPluginAsync {
  * @example app.get('/api/account/:accountId/consumer/:consumerId/brand/tokens', { preHandler: requireAccessToken(sentinel) }, handler)
  */
 export function requireAccessToken(sentinel: Sentinel, options?: RequireAccessTokenOptions): preHandlerAsyncHookHandler {
+  const expectations = expectationsReader(options);
   return async function guard(request, reply) {
-    const expected = expectationsFromParams(request.params as Record<string, unknown> | undefined, options);
+    const expected = expectations(request.params as Record<string, unknown> | undefined);
     const result = await sentinel.checkBearer(request.headers.authorization, expected, {
       method: request.method,
       url: request.url,

@@ -11,7 +11,7 @@ import {
   type Sentinel,
   type SentinelResponse,
 } from '../../src/index.js';
-import { expectationsFromParams } from '../../src/bearer.js';
+import { expectationsReader } from '../../src/bearer.js';
 
 /**
  * Options of {@link toFetch}. `ip` feeds the login throttle, the brute-force protection RFC 6749 §10.10 asks for.
@@ -152,9 +152,10 @@ export type AccessTokenGuard = (
  * return Response.json(await brandTokens(checked.claims));
  */
 export function requireAccessToken(sentinel: Sentinel, options?: RequireAccessTokenOptions): AccessTokenGuard {
+  const expectations = expectationsReader(options);
   return async (request, params) => {
     const authorization = request.headers.get('authorization') ?? undefined;
-    const result = await sentinel.checkBearer(authorization, expectationsFromParams(params, options), {
+    const result = await sentinel.checkBearer(authorization, expectations(params), {
       method: request.method,
       url: request.url,
       headers: { dpop: request.headers.get('dpop') ?? undefined, host: request.headers.get('host') ?? undefined },

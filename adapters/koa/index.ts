@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AccessTokenClaims, RequireAccessTokenOptions, Sentinel, SentinelResponse } from '../../src/index.js';
-import { expectationsFromParams } from '../../src/bearer.js';
+import { expectationsReader } from '../../src/bearer.js';
 import { fromNodeRequest } from '../node/index.js';
 
 /**
@@ -93,8 +93,9 @@ export function toKoa(sentinel: Sentinel): KoaMiddleware {
  * @example router.get('/api/account/:accountId/consumer/:consumerId/brand/tokens', requireAccessToken(sentinel), handler)
  */
 export function requireAccessToken(sentinel: Sentinel, options?: RequireAccessTokenOptions): KoaMiddleware {
+  const expectations = expectationsReader(options);
   return async (ctx, next) => {
-    const result = await sentinel.checkBearer(ctx.req.headers.authorization, expectationsFromParams(ctx.params, options), {
+    const result = await sentinel.checkBearer(ctx.req.headers.authorization, expectations(ctx.params), {
       method: ctx.req.method ?? 'GET',
       url: ctx.originalUrl,
       headers: ctx.req.headers,

@@ -1,11 +1,14 @@
 /**
- * sentinel-idp's bearer guard (`requireAccessToken`) on the guard rows' route, in Fastify or Express, with the
- * verification mode and verified-token cache each row names. Answers the token's consumer as JSON.
+ * sentinel-idp's bearer guard (`requireAccessToken`) on the guard rows' route, in Fastify, Express or Koa (its route
+ * matched by guard-koa-route.ts), with the verification mode and verified-token cache each row names. Answers the
+ * token's consumer as JSON.
  */
 import type { Server } from 'node:http';
 import express, { type RequestHandler } from 'express';
 import Fastify, { type preHandlerAsyncHookHandler } from 'fastify';
+import Koa, { type Middleware } from 'koa';
 import { ACCOUNT_ID, CLIENT_ID, CLIENT_SECRET, GUARD_ISSUER_BASE, HOST, privateJwkFromEnv } from '../fixtures.js';
+import { guardRoute } from './guard-koa-route.js';
 import { importRepoModule } from './sentinel-common.js';
 import type { RunningTarget } from './types.js';
 import { closeServer, listen } from './util.js';
@@ -58,5 +61,18 @@ export async function startExpressGuard(port: number, settings: GuardSettings = 
     response.json({ consumer: (request as unknown as { sentinel: Claims }).sentinel.sub });
   });
   const server: Server = await listen(app, port, HOST);
+  return { close: () => closeServer(server) };
+}
+
+export async function startKoaGuard(port: number, settings: GuardSettings = {}): Promise<RunningTarget> {
+  const { requireAccessToken } = await importRepoModule<{ requireAccessToken(s: unknown): Middleware }>('adapters/koa/index.js');
+  const sentinel = await createGuardSentinel(settings);
+  const app = new Koa();
+  app.use(
+    guardRoute(requireAccessToken(sentinel), (ctx) => {
+      ctx.body = { consumer: (ctx.state.sentinel as Claims).sub };
+    }),
+  );
+  const server: Server = await listen(app.callback(), port, HOST);
   return { close: () => closeServer(server) };
 }
