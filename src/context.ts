@@ -77,7 +77,6 @@ export function requestContext(context: SentinelContext, request: SentinelReques
     apps: context.apps,
     emit,
     accountIssuer: context.accountIssuer,
-    endpointURL: context.endpointURL,
     traceContext,
   };
   return scoped;

@@ -64,7 +64,7 @@ export async function signJWT(
   const data = Buffer.from(signingInput, 'latin1');
   // Without a tracer there is no span to open: the signature is awaited directly, one closure and promise fewer.
   const signature = tracingActive()
-    ? await traceSigning(key.alg, typ, () => computeSignature(key, data, mode), trace)
+    ? await traceSigning(key.alg, typ, async () => computeSignature(key, data, mode), trace)
     : await computeSignature(key, data, mode);
   return `${signingInput}.${signature.toString('base64url')}`;
 }
