@@ -19,7 +19,7 @@ import Koa from 'koa';
 // @ts-expect-error koa2 is an npm alias of koa@2 without its own type declarations
 import koa2Untyped from 'koa2';
 import koaMount from 'koa-mount';
-import { type Host, listen } from './helpers/host.js';
+import { type Host, listen, listenNode } from './helpers/host.js';
 import { requireAccessToken, toExpress } from '../adapters/express/index.js';
 import { requireAccessToken as requireFastifyAccessToken, toFastify } from '../adapters/fastify/index.js';
 import { requireAccessToken as requireFetchAccessToken, toFetch } from '../adapters/fetch/index.js';
@@ -216,17 +216,7 @@ function fetchHost(): Host {
         }
         return (await service(request)) ?? new Response('Not Found', { status: 404, headers: { 'content-type': 'text/plain' } });
       };
-      const server = createServer((incoming, outgoing) => {
-        serveFetch(handler, addresses, incoming, outgoing).catch((error: unknown) => {
-          options.onHostError?.(error);
-          if (!outgoing.headersSent) {
-            outgoing.statusCode = 500;
-            outgoing.setHeader('content-type', 'text/plain');
-          }
-          outgoing.end('host error handler');
-        });
-      });
-      return listen(server);
+      return listenNode(options, (incoming, outgoing) => serveFetch(handler, addresses, incoming, outgoing));
     },
   };
 }

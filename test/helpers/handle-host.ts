@@ -8,9 +8,9 @@
  * It offers the same host routes as the framework hosts in `test/hosts.ts` (`GET /host/ping`, `POST /host/echo`
  * and the token-retrieval API behind `sentinel.checkBearer`), so a suite cannot tell it from them.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Sentinel, SentinelBody, SentinelRequest, SentinelResponse } from '../../src/index.js';
-import { type Host, listen, type MountOptions } from './host.js';
+import { type Host, listenNode, type MountOptions } from './host.js';
 
 const BRAND_TOKENS = /^\/api\/account\/([^/]+)\/consumer\/([^/]+)\/brand\/tokens$/;
 
@@ -98,16 +98,6 @@ async function serve(sentinel: Sentinel, options: MountOptions, incoming: Incomi
 export const HANDLE_HOST: Host = {
   name: 'handle',
   async mount(sentinel, options = {}) {
-    const server = createServer((incoming, outgoing) => {
-      serve(sentinel, options, incoming, outgoing).catch((error: unknown) => {
-        options.onHostError?.(error);
-        if (!outgoing.headersSent) {
-          outgoing.statusCode = 500;
-          outgoing.setHeader('content-type', 'text/plain');
-        }
-        outgoing.end('host error handler');
-      });
-    });
-    return listen(server);
+    return listenNode(options, (incoming, outgoing) => serve(sentinel, options, incoming, outgoing));
   },
 };

@@ -2,7 +2,7 @@
  * What a host is to the suites: a framework that mounts a sentinel and listens on an ephemeral 127.0.0.1 port
  * (`test/hosts.ts` lists the frameworks, `handle-host.ts` is the bare `sentinel.handle()` one).
  */
-import type { Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Sentinel } from '../../src/index.js';
 
@@ -42,4 +42,25 @@ export async function listen(server: Server): Promise<MountedHost> {
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * A bare node:http host around `serve`: what `serve` throws goes to `onHostError` and is answered with the 500 text
+ * the framework hosts' own error handlers send, so the suites see one host error page everywhere.
+ */
+export function listenNode(
+  options: MountOptions,
+  serve: (incoming: IncomingMessage, outgoing: ServerResponse) => Promise<void>,
+): Promise<MountedHost> {
+  const server = createServer((incoming, outgoing) => {
+    serve(incoming, outgoing).catch((error: unknown) => {
+      options.onHostError?.(error);
+      if (!outgoing.headersSent) {
+        outgoing.statusCode = 500;
+        outgoing.setHeader('content-type', 'text/plain');
+      }
+      outgoing.end('host error handler');
+    });
+  });
+  return listen(server);
 }
