@@ -21,6 +21,7 @@ import {
   TOKEN_PATH,
   USERNAME,
 } from './fixtures.js';
+import { CookieJar } from './cookie-jar.js';
 import type { GuardTokens } from './guard-tokens.js';
 import type { Workload } from './registry.js';
 
@@ -197,24 +198,6 @@ export function codeFromLocation(location: string, port: number): string | null 
 
 // ---------------------------------------------------------------------------------------------------------------
 // Login flow: authorize without a session → login page → POST credentials → back to authorize → session cookie.
-
-class CookieJar {
-  readonly #cookies = new Map<string, string>();
-  absorb(response: Response): void {
-    for (const line of response.headers.getSetCookie()) {
-      const pair = line.split(';', 1)[0] ?? '';
-      const eq = pair.indexOf('=');
-      if (eq <= 0) continue;
-      const name = pair.slice(0, eq).trim();
-      const value = pair.slice(eq + 1).trim();
-      if (value === '' || /;\s*max-age=0\b/i.test(line)) this.#cookies.delete(name);
-      else this.#cookies.set(name, value);
-    }
-  }
-  header(): string {
-    return [...this.#cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-  }
-}
 
 function decodeEntities(value: string): string {
   return value

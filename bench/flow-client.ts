@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import autocannon, { type AutocannonOptions, type AutocannonResult } from 'autocannon';
 import { importJWK, type JWK, jwtVerify } from 'jose';
 import { codeFromLocation, type LoadSettings, login as sentinelLogin } from './client.js';
+import { CookieJar } from './cookie-jar.js';
 import {
   ACCOUNT_ID,
   CLIENT_ID,
@@ -76,27 +77,6 @@ const OIDC: Dialect = {
   tokenPath: '/token',
   login: oidcLogin,
 };
-
-/** Cookies by name, dropping those a response clears (Max-Age=0 or an Expires in the past). */
-class CookieJar {
-  readonly #cookies = new Map<string, string>();
-  absorb(response: Response): void {
-    for (const line of response.headers.getSetCookie()) {
-      const pair = line.split(';', 1)[0] ?? '';
-      const eq = pair.indexOf('=');
-      if (eq <= 0) continue;
-      const name = pair.slice(0, eq).trim();
-      const value = pair.slice(eq + 1).trim();
-      const expires = /;\s*expires=([^;]+)/i.exec(line)?.[1];
-      const cleared = /;\s*max-age=0\b/i.test(line) || (expires !== undefined && Date.parse(expires) < Date.now());
-      if (value === '' || cleared) this.#cookies.delete(name);
-      else this.#cookies.set(name, value);
-    }
-  }
-  header(): string {
-    return [...this.#cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-  }
-}
 
 /** Signs in to oidc-provider through its interaction route (which completes sign-in and consent) and returns the cookies. */
 async function oidcLogin(port: number): Promise<string> {
