@@ -149,30 +149,37 @@ describe.skipIf(skip)('RedisStore when Redis fails', () => {
   });
 });
 
-describe.skipIf(skip)('RedisStore on a server without GETDEL', () => {
-  // Renaming GETDEL to "" removes it, which is what a pre-6.2 server looks like to the store.
-  const server = new PrivateRedis(['--rename-command', 'GETDEL', '']);
-  let client: Redis;
-  let stores = 0;
-
+/**
+ * A private redis-server started with `args` for one describe block, and a fail-fast client to it (`.client` once
+ * the block's beforeAll has run); both are torn down after the block.
+ */
+function privatelyConnected(args: string[]): { client: Redis } {
+  const server = new PrivateRedis(args);
+  const connection = {} as { client: Redis };
   beforeAll(async () => {
     requireAvailable(binary);
     await server.start();
-    client = connect(server.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-    await new Promise((resolve) => client.once('ready', resolve));
+    connection.client = connect(server.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+    await new Promise((resolve) => connection.client.once('ready', resolve));
   });
-
   afterAll(async () => {
-    client?.disconnect();
+    connection.client?.disconnect();
     await server.destroy();
   });
+  return connection;
+}
+
+describe.skipIf(skip)('RedisStore on a server without GETDEL', () => {
+  // Renaming GETDEL to "" removes it, which is what a pre-6.2 server looks like to the store.
+  const redis = privatelyConnected(['--rename-command', 'GETDEL', '']);
+  let stores = 0;
 
   it('really has no GETDEL', async () => {
-    await expect(client.getdel('anything')).rejects.toThrow(/unknown command/i);
+    await expect(redis.client.getdel('anything')).rejects.toThrow(/unknown command/i);
   });
 
   it('falls back without leaking the failed GETDEL', async () => {
-    const store = new RedisStore(client, { prefix: 'fallback:' });
+    const store = new RedisStore(redis.client, { prefix: 'fallback:' });
     await store.set('code:k', 'v', 60_000);
     await expect(store.take('code:k')).resolves.toBe('v');
     await expect(store.take('code:k')).resolves.toBeNull();
@@ -181,50 +188,37 @@ describe.skipIf(skip)('RedisStore on a server without GETDEL', () => {
   runStoreContract('RedisStore (Lua take fallback)', async () => {
     const prefix = `contract-${++stores}:`;
     return {
-      store: new RedisStore(client, { prefix }),
+      store: new RedisStore(redis.client, { prefix }),
       cleanup: async () => {
-        await client.flushdb(); // a private, throwaway server
+        await redis.client.flushdb(); // a private, throwaway server
       },
     };
   });
 });
 
 describe.skipIf(skip)('RedisStore scripts by SHA-1', () => {
-  const server = new PrivateRedis([]);
-  let client: Redis;
-
-  beforeAll(async () => {
-    requireAvailable(binary);
-    await server.start();
-    client = connect(server.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-    await new Promise((resolve) => client.once('ready', resolve));
-  });
-
-  afterAll(async () => {
-    client?.disconnect();
-    await server.destroy();
-  });
+  const redis = privatelyConnected([]);
 
   const calls = async (command: string): Promise<number> => {
-    const stats = await client.info('commandstats');
+    const stats = await redis.client.info('commandstats');
     return Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
   };
 
   it('sends EVALSHA once Redis has the script, and EVAL again after the script cache was flushed (NOSCRIPT)', async () => {
-    const store = new RedisStore(client, { prefix: 'sha:' });
+    const store = new RedisStore(redis.client, { prefix: 'sha:' });
     await expect(store.increment('throttle:a', 60_000)).resolves.toBe(1);
     const evalsBefore = await calls('eval');
     await expect(store.increment('throttle:a', 60_000)).resolves.toBe(2);
     expect(await calls('eval')).toBe(evalsBefore); // the second call ran by SHA-1 only
     expect(await calls('evalsha')).toBeGreaterThanOrEqual(2);
 
-    await client.script('FLUSH');
+    await redis.client.script('FLUSH');
     // The swap still applies exactly once, and a failed compare still changes nothing.
     await expect(store.swap([{ key: 'grant:{g}', expect: null, value: 'one', ttlMs: 60_000 }])).resolves.toBe(true);
     expect(await calls('eval')).toBe(evalsBefore + 1);
     await expect(store.swap([{ key: 'grant:{g}', expect: null, value: 'two', ttlMs: 60_000 }])).resolves.toBe(false);
     await expect(store.get('grant:{g}')).resolves.toBe('one');
-    await client.script('FLUSH');
+    await redis.client.script('FLUSH');
     await expect(store.increment('throttle:a', 60_000)).resolves.toBe(3);
   });
 });
