@@ -718,6 +718,50 @@ function authorizeSuite(host: Host): void {
       expect(parseLocation(await agent.get(authorizePath())).params.get('code')).toBeTruthy();
     });
 
+    it('extends the idle timeout of a session it signs in with, in the same store round trip as the code', async () => {
+      const store = new MemoryStore();
+      const writes: Array<{ prefix: string; ttlMs: number; inFlight: number }> = [];
+      let inFlight = 0;
+      const set = store.set.bind(store);
+      // Each write takes a few milliseconds, as over a network: writes sent one after the other never overlap.
+      store.set = async (key, value, ttlMs) => {
+        inFlight++;
+        writes.push({ prefix: key.slice(0, key.indexOf(':')), ttlMs, inFlight });
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        inFlight--;
+        return set(key, value, ttlMs);
+      };
+      const { server } = await mount({ store, session: { cookieName: 'sentinel_session', idleTtl: 600, absoluteTtl: 3600 } });
+      const agent = request.agent(server);
+      await signIn(agent, authorizePath());
+      writes.length = 0;
+      expect(parseLocation(await agent.get(authorizePath())).params.get('code')).toBeTruthy();
+      expect(writes.map(({ prefix }) => prefix).sort()).toEqual(['code', 'session']);
+      expect(writes.find(({ prefix }) => prefix === 'session')?.ttlMs).toBe(600_000);
+      // The second write left while the first was still in flight: one round trip.
+      expect(Math.max(...writes.map((write) => write.inFlight))).toBe(2);
+      // A request that asks for a new sign-in does not use the session, so does not extend it.
+      writes.length = 0;
+      expect((await agent.get(authorizePath({ prompt: 'login' }))).headers.location).toMatch(/\/login\?interaction=/);
+      expect(writes.map(({ prefix }) => prefix)).toEqual(['interaction']);
+    });
+
+    it('a store that fails to extend the session → 302 server_error without a code, cause to onError', async () => {
+      const store = new MemoryStore();
+      const failing = { on: false };
+      const set = store.set.bind(store);
+      store.set = (key, value, ttlMs) =>
+        failing.on && key.startsWith('session:') ? Promise.reject(new Error('store down')) : set(key, value, ttlMs);
+      const errors: unknown[] = [];
+      const { server } = await mount({ store, onError: (error) => errors.push(error) });
+      const agent = request.agent(server);
+      await signIn(agent, authorizePath());
+      failing.on = true;
+      const params = expectErrorRedirect(await agent.get(authorizePath()), 'server_error');
+      expect(params.get('code')).toBeNull();
+      expect(errors).toHaveLength(1);
+    });
+
     it('a failing store while reading the session → 302 server_error to the app', async () => {
       const failing = { on: false };
       const { server } = await mount({ store: failingStore(failing), onError: () => {} });

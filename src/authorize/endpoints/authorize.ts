@@ -12,7 +12,7 @@ import { readSessionCookie } from '../state/session-cookie.js';
 import { codeRedirectURL } from './signed-in-response.js';
 import { createInteraction, loginPageURL } from '../state/interaction.js';
 import { reauthenticationReason, refuseSilentSignIn } from '../request/prompt.js';
-import { useSession } from '../state/session.js';
+import { readSession, touchSession } from '../state/session.js';
 import { validateAuthorizationRequest } from '../request/validate-request.js';
 
 /**
@@ -24,13 +24,18 @@ import { validateAuthorizationRequest } from '../request/validate-request.js';
 export async function handleAuthorize(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
   const authorization = await validateAuthorizationRequest(context, request, accountId);
   const sessionId = readSessionCookie(context, request);
-  const session = sessionId === null ? null : await redirectOnFailure(authorization, useSession(context, sessionId, accountId));
-  const reason = reauthenticationReason(authorization, session, Math.floor(Date.now() / 1000));
+  const session = sessionId === null ? null : await redirectOnFailure(authorization, readSession(context, sessionId, accountId));
+  const reason = reauthenticationReason(authorization, session?.record ?? null, Math.floor(Date.now() / 1000));
   if (reason !== null) refuseSilentSignIn(authorization, reason);
   if (session !== null && reason === null) {
-    const location = await redirectOnFailure(
+    // The code's write and the session's idle extension leave for the store together: one round trip, not two.
+    // Either failing is a 500 that delivers no code (a written code nobody received expires unused).
+    const [location] = await redirectOnFailure(
       authorization,
-      codeRedirectURL(context, authorization, { userId: session.userId, authTime: session.authTime }),
+      Promise.all([
+        codeRedirectURL(context, authorization, { userId: session.record.userId, authTime: session.record.authTime }),
+        touchSession(context, session),
+      ]),
     );
     return redirect(302, location);
   }

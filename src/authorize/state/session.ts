@@ -78,6 +78,43 @@ export async function createSession(
   return sessionId;
 }
 
+/** A live session as read from the store, with the key that {@link touchSession} writes it back under. */
+export interface LiveSession {
+  key: string;
+  record: SessionRecord;
+}
+
+/**
+ * The live session of `sessionId` in `accountId`, or `null`, without extending it: the authorization endpoint
+ * extends it only once it has decided to use it, and then together with the code's write (one store round trip).
+ *
+ * @example
+ * const session = await readSession(context, sessionId, accountId);
+ */
+export async function readSession(context: SentinelContext, sessionId: string, accountId: string): Promise<LiveSession | null> {
+  const key = sessionKey(sessionId);
+  const record = parseRecord(await context.store.get(key));
+  if (record === null || record.accountId !== accountId) return null;
+  if (record.expiresAt <= Date.now()) {
+    await context.store.delete(key);
+    return null;
+  }
+  return { key, record };
+}
+
+/**
+ * Extends a session's idle timeout after use, never beyond its absolute end.
+ *
+ * @example
+ * await touchSession(context, session);
+ */
+export function touchSession(context: SentinelContext, session: LiveSession): Promise<void> {
+  // At least 1 ms: a session that ran out since it was read is still written with a TTL the store accepts, and
+  // reading it again finds it past its absolute end.
+  const remaining = Math.max(1, session.record.expiresAt - Date.now());
+  return context.store.set(session.key, encodeSessionRecord(session.record), Math.min(context.config.session.idleTtl * 1000, remaining));
+}
+
 /**
  * The live session of `sessionId` in `accountId`, or `null`. Using a session extends its idle timeout, never
  * beyond its absolute end.
@@ -86,16 +123,10 @@ export async function createSession(
  * const session = sessionId === null ? null : await useSession(context, sessionId, accountId);
  */
 export async function useSession(context: SentinelContext, sessionId: string, accountId: string): Promise<SessionRecord | null> {
-  const key = sessionKey(sessionId);
-  const record = parseRecord(await context.store.get(key));
-  if (record === null || record.accountId !== accountId) return null;
-  const remaining = record.expiresAt - Date.now();
-  if (remaining <= 0) {
-    await context.store.delete(key);
-    return null;
-  }
-  await context.store.set(key, encodeSessionRecord(record), Math.min(context.config.session.idleTtl * 1000, remaining));
-  return record;
+  const session = await readSession(context, sessionId, accountId);
+  if (session === null) return null;
+  await touchSession(context, session);
+  return session.record;
 }
 
 /**
