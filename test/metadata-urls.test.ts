@@ -61,3 +61,17 @@ describe('discovery documents built from the route table', () => {
     for (const name of Object.keys(recorded)) expect(now[name], name).toEqual(recorded[name]);
   });
 });
+
+describe('route paths', () => {
+  it('refuse to build a URL with a hole: a missing parameter is a TypeError', async () => {
+    const { routePath, routeUrl } = await import('../src/route-paths.js');
+    const config = { issuer: 'https://id.example.com', basePath: '/sentinel' };
+    expect(() => routePath(config, 'client-secret', { accountId: '1' })).toThrow(
+      new TypeError('route path /api/account/{accountId}/register/{clientId}/secret needs clientId'),
+    );
+    expect(routeUrl(config, 'client-secret', { accountId: '1/2', clientId: 'c d' })).toBe(
+      'https://id.example.com/sentinel/api/account/1%2F2/register/c%20d/secret',
+    );
+    expect(routePath(config, 'jwks')).toBe('/sentinel/well-known/jwks');
+  });
+});
