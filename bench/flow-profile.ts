@@ -1,6 +1,6 @@
 /**
  * `node --import tsx bench/flow-profile.ts <workload> [module] [seconds]`: runs one code-flow workload (authorize,
- * exchange, refresh, or an `oidc-` one) against one bench target (default sentinel-fastify) profiled over
+ * exchange, refresh, or an `oidc-` one) or `cc` (consumer-bound client credentials) against one bench target (default sentinel-fastify) profiled over
  * the window only (the inspector of bench/server.ts), for `seconds` (default 8) at 50 connections after a short warm-up, then prints where the server's
  * main thread spent its time: self time by function and by package/directory. The profile is left in
  * bench/profiles/ (not committed) for a closer look in Chrome DevTools.
@@ -9,7 +9,8 @@ import { fork } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
+import autocannon, { type AutocannonOptions } from 'autocannon';
+import { loadOptions } from './client.js';
 import { createKeyPair } from './fixtures.js';
 import { FlowLoad, type FlowWorkload, isFlowWorkload } from './flow-client.js';
 
@@ -69,7 +70,7 @@ function summarize(file: string, requests: number): void {
 }
 
 async function main(): Promise<void> {
-  if (!isFlowWorkload(workload)) throw new Error(`unknown workload ${workload}`);
+  if (workload !== 'cc' && !isFlowWorkload(workload)) throw new Error(`unknown workload ${workload}`);
   const { privateJwk, publicJwk } = await createKeyPair();
   const port = 46000 + (process.pid % 1000);
   const child = fork(fileURLToPath(new URL('./server.ts', import.meta.url)), [module, String(port)], {
@@ -80,10 +81,19 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     child.once('message', (m: { type: string; error?: string }) => (m.type === 'ready' ? resolve() : reject(new Error(m.error))));
   });
-  const flow = new FlowLoad(workload as FlowWorkload, port, { connections: 50, timeoutSeconds: 10 });
-  console.log(await flow.prepare(publicJwk));
-  await flow.warmUp(2, async (options) => autocannon(options));
-  const options = await flow.measureOptions(Number(secondsArg));
+  let options: AutocannonOptions;
+  if (workload === 'cc') {
+    // Consumer-bound client credentials: one static request, as the `cc` rows of bench/run.ts send it.
+    const load = { connections: 50, timeoutSeconds: 10 };
+    const state = { port } as Parameters<typeof loadOptions>[1];
+    await autocannon({ ...loadOptions('cc', state, load), duration: 2 });
+    options = { ...loadOptions('cc', state, load), duration: Number(secondsArg) };
+  } else {
+    const flow = new FlowLoad(workload as FlowWorkload, port, { connections: 50, timeoutSeconds: 10 });
+    console.log(await flow.prepare(publicJwk));
+    await flow.warmUp(2, async (flowOptions) => autocannon(flowOptions));
+    options = await flow.measureOptions(Number(secondsArg));
+  }
   const reply = () => new Promise<void>((resolve) => child.once('message', () => resolve()));
   let waiting = reply();
   child.send({ type: 'profile-start' });
