@@ -23,22 +23,25 @@ export function dpopHeader(request: SentinelRequest): string | undefined {
 
 /**
  * Validates the proof of a token request received at `url` (the endpoint's public URL) and returns the thumbprint
- * to bind the tokens to, or `undefined` for an unbound request.
+ * to bind the tokens to, or `undefined` at once (no promise) for an unbound request: most token requests carry no
+ * proof, and an await per request of nothing is a promise and a microtask each time.
  * @throws OAuthError invalid_dpop_proof for a bad proof, or a missing one when the app requires DPoP.
- * @example const jkt = await tokenRequestBinding(context, request, app, `${context.accountIssuer(accountId)}/token`);
+ * @example
+ * const binding = tokenRequestBinding(context, request, app, routeUrl(context.config, 'token', { accountId }));
+ * const jkt = binding === undefined ? undefined : await binding;
  */
-export async function tokenRequestBinding(
+export function tokenRequestBinding(
   context: SentinelContext,
   request: SentinelRequest,
   app: App,
   url: string,
-): Promise<string | undefined> {
+): Promise<string> | undefined {
   const proof = dpopHeader(request);
   if (proof === undefined) {
     if (app.requireDPoP === true) throw invalidProof('this application must send a DPoP proof with every token request');
     return undefined;
   }
-  return (await verifyDPoPProof(context, { proof, method: request.method, url })).jkt;
+  return verifyDPoPProof(context, { proof, method: request.method, url }).then((verified) => verified.jkt);
 }
 
 /**

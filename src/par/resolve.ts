@@ -63,3 +63,12 @@ function isPushedRequestURI(params: ParamMap): boolean {
   if (values === null || values.length !== 1) return true;
   return (values[0] as string).startsWith(REQUEST_URI_PREFIX);
 }
+
+/**
+ * Whether {@link resolvePushedRequest} has anything to do for this request: it names a pushed request, or the app
+ * accepts only pushed ones. The authorization endpoint skips the call (and its promise) otherwise.
+ * @example const params = involvesPushedRequest(app, query) ? await resolvePushedRequest(context, app, query, fail) : query;
+ */
+export function involvesPushedRequest(app: App, params: ParamMap): boolean {
+  return app.requirePushedAuthorizationRequests === true || isPushedRequestURI(params);
+}

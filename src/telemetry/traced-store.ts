@@ -8,16 +8,13 @@
  */
 import { type Attributes, type Context, context, SpanStatusCode } from '@opentelemetry/api';
 import type { Store } from '../stores/store.js';
+import { isThenable } from '../thenable.js';
 import { ATTR, instruments, parentRecording, telemetryActive, tracer, tracingActive } from './instruments.js';
 
 type AnyFunction = (...args: unknown[]) => unknown;
 
 /** Reads the store behind the proxy (health probes must not count as store traffic). */
 const UNTRACED = Symbol('sentinel.untraced');
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof value === 'object' && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
-}
 
 /** Attribute sets per store method, built once (a store has a fixed set of methods). */
 const ATTRIBUTES = new Map<string, Attributes>();

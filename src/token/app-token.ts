@@ -40,7 +40,8 @@ export async function handleAppToken(context: SentinelContext, request: Sentinel
   if (validator !== undefined && !(await validator(consumerId, { accountId, clientId: app.clientId }))) {
     throw new OAuthError('invalid_request', 'state does not name a valid consumer of this account');
   }
-  const dpopJkt = await tokenRequestBinding(context, request, app, routeUrl(context.config, 'app-token-v2', { accountId }));
+  const binding = tokenRequestBinding(context, request, app, routeUrl(context.config, 'app-token-v2', { accountId }));
+  const dpopJkt = binding === undefined ? undefined : await binding;
   const consumerClaim = context.config.consumerClaim;
   const { token, claims, expiresIn } = await issueAccessToken(context, {
     accountId,

@@ -9,6 +9,7 @@ import type { SentinelContext } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { headerValue, type SentinelRequest } from '../http.js';
 import { single, type ParamMap } from '../params.js';
+import { isThenable } from '../thenable.js';
 
 /** Credentials as the client presented them. */
 export interface ClientCredentials {
@@ -92,7 +93,8 @@ export async function authenticateClient(
   if (credentials === null) {
     throw new OAuthError('invalid_client', 'client authentication is required (client_id and client_secret)');
   }
-  const app = await context.apps.findApp(accountId, credentials.clientId);
+  const found = context.apps.findApp(accountId, credentials.clientId);
+  const app = isThenable(found) ? await found : found;
   if (credentials.method === 'none') {
     if (app !== null && app.tokenEndpointAuthMethod === 'none' && options.allowPublic) return { app, credentials };
     // A confidential client that forgot its secret, or an unknown client: same answer.

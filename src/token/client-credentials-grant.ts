@@ -43,7 +43,8 @@ export async function handleClientCredentialsGrant(
   requireGrant(app, 'client_credentials');
   const requested = single(params, 'scope');
   const scope = grantedScope(app, requested);
-  const dpopJkt = await tokenRequestBinding(context, request, app, htu);
+  const binding = tokenRequestBinding(context, request, app, htu);
+  const dpopJkt = binding === undefined ? undefined : await binding;
   const { token, claims, expiresIn } = await issueAccessToken(context, {
     accountId,
     clientId: app.clientId,

@@ -53,7 +53,8 @@ export async function handleToken(context: SentinelContext, request: SentinelReq
     throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code, refresh_token or client_credentials');
   }
   const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: true });
-  const dpopJkt = await tokenRequestBinding(context, request, app, routeUrl(context.config, 'token', { accountId }));
+  const binding = tokenRequestBinding(context, request, app, routeUrl(context.config, 'token', { accountId }));
+  const dpopJkt = binding === undefined ? undefined : await binding;
   return grantType === 'authorization_code'
     ? handleAuthorizationCodeGrant(context, request, accountId, params, app, dpopJkt)
     : handleRefreshTokenGrant(context, request, accountId, params, app, dpopJkt);

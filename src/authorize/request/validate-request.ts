@@ -15,7 +15,8 @@ import { AuthorizationError } from './authorization-error.js';
 import type { RedirectTarget } from './authorization-response.js';
 import { readOIDCParams, type OIDCAuthorizationParams } from './oidc-params.js';
 import { readDPoPJkt } from '../../dpop/authorize-binding.js';
-import { resolvePushedRequest } from '../../par/resolve.js';
+import { involvesPushedRequest, resolvePushedRequest } from '../../par/resolve.js';
+import { isThenable } from '../../thenable.js';
 
 /** A validated authorization request, as kept in the interaction record while the user signs in. */
 export interface AuthorizationRequest extends RedirectTarget, OIDCAuthorizationParams {
@@ -51,12 +52,14 @@ function queryLength(query: URLSearchParams): number {
 }
 
 async function findClient(context: SentinelContext, accountId: string, params: ParamMap): Promise<App> {
-  if (!(await context.apps.hasAccount(accountId))) {
+  const known = context.apps.hasAccount(accountId);
+  if (!(isThenable(known) ? await known : known)) {
     throw new OAuthError('invalid_request', 'The account in this link is unknown.', { status: 401 });
   }
   const clientId = single(params, 'client_id');
   if (clientId === undefined) throw new OAuthError('invalid_request', 'The request has no client_id.');
-  const app = await context.apps.findApp(accountId, clientId);
+  const found = context.apps.findApp(accountId, clientId);
+  const app = isThenable(found) ? await found : found;
   if (app === null || app.accountId !== accountId) {
     throw new OAuthError('invalid_client', 'The application in this link is not registered for this account.', { status: 401 });
   }
@@ -144,7 +147,7 @@ export async function validateAuthorizationRequest(
   const app = await findClient(context, accountId, query);
   // PAR (RFC 9126 §4): the pushed parameters replace the URL's; failures go to the app when its redirect URI is known.
   const params =
-    options.pushed === true
+    options.pushed === true || !involvesPushedRequest(app, query)
       ? query
       : await resolvePushedRequest(context, app, query, (code, description) => {
           const redirectUri = chooseRedirectURI(app, query).redirectUri;
