@@ -114,6 +114,8 @@ interface WrkPlan {
   headers: Record<string, string>;
   script: 'static' | 'guard' | 'exchange' | 'refresh';
   scriptEnv: Record<string, string>;
+  /** The exchange: how many codes were minted for the run. */
+  codes?: number;
 }
 
 function wrkVersion(): string {
@@ -195,6 +197,8 @@ interface Measurement {
   p50ms: number;
   p99ms: number;
   requests: number;
+  /** The exchange: codes used of those minted for the window. */
+  note?: string;
 }
 
 const guardTokens: { one?: GuardTokens; many?: GuardTokens } = {};
@@ -215,19 +219,21 @@ function staticPlan(request: { method?: string; path?: string; headers?: Record<
 }
 
 /**
- * A prepared server: the check of its first answers, what the warm-up sends, and what the window sends, given the
- * warm-up's summary (built after the warm-up: the exchange mints the window's codes at twice the warm-up's rate, as
- * bench/flow-client.ts does; the 20,000-token guard continues after the warm-up's last token).
+ * A prepared server: the check of its first answers, what each warm-up run sends and what the window sends, each
+ * given the summary of the run before it (the exchange mints every pool from the previous run's rate; the
+ * 20,000-token guard continues after the warm-up's last token). The exchange warms up twice: its first, cold run
+ * reached a third of the warmed-up rate, too little to size the window's pool from.
  */
 interface Prepared {
   check: string;
-  warmup: WrkPlan;
-  window(warm: WrkSummary | undefined): Promise<WrkPlan>;
+  warmupRuns: number;
+  warmup(previous: WrkSummary | undefined): Promise<WrkPlan>;
+  window(previous: WrkSummary | undefined): Promise<WrkPlan>;
 }
 
 async function prepare(target: TargetSpec, port: number, publicJwk: JWK): Promise<Prepared> {
   const workload = target.workload;
-  const same = (plan: WrkPlan): Pick<Prepared, 'warmup' | 'window'> => ({ warmup: plan, window: async () => plan });
+  const same = (plan: WrkPlan): Omit<Prepared, 'check'> => ({ warmupRuns: 1, warmup: async () => plan, window: async () => plan });
   if (workload === 'cc' || workload === 'guard-one' || workload === 'guard-20k') {
     const state: WorkloadState = { port };
     if (workload !== 'cc') {
@@ -252,7 +258,7 @@ async function prepare(target: TargetSpec, port: number, publicJwk: JWK): Promis
       scriptEnv: { WRK_LINES: file, WRK_START: String(start) },
     });
     // The window continues with the token after the warm-up's last one, as autocannon's round-robin does in run.ts.
-    return { check, warmup: plan(0), window: async (warm) => plan(warm?.position ?? 0) };
+    return { check, warmupRuns: 1, warmup: async () => plan(0), window: async (warm) => plan(warm?.position ?? 0) };
   }
   if (!isFlowWorkload(workload)) throw new Error(`workload ${workload} has no wrk plan`);
   const flow = new FlowLoad(workload, port, load);
@@ -280,13 +286,17 @@ async function prepare(target: TargetSpec, port: number, publicJwk: JWK): Promis
       script: 'refresh',
       scriptEnv: { WRK_LINES: linesFile(name, chains), WRK_EXPECT: expected, WRK_BODY_PREFIX: prefix, WRK_BODY_SUFFIX: suffix },
     });
+    const warmup = plan('refresh-warmup.txt', tokens.slice(0, half));
     const window = plan('refresh-window.txt', tokens.slice(half));
-    return { check, warmup: plan('refresh-warmup.txt', tokens.slice(0, half)), window: async () => window };
+    return { check, warmupRuns: 1, warmup: async () => warmup, window: async () => window };
   }
-  // The exchange: one code per request, minted before each run. The warm-up's pool is generous; the window's is
-  // twice the warm-up's rate × the window (bench/flow-client.ts does the same), bounded at 150,000.
-  const plan = async (name: string, count: number): Promise<WrkPlan> => {
+  // The exchange: one code per request, minted before each run. The first warm-up's pool is generous; the second
+  // one's four times the first's rate over the warm-up; the window's three times the second's rate × the window,
+  // bounded at 150,000 (bench/flow-client.ts takes twice the one warm-up's rate).
+  let lastPool = 0;
+  const mint = async (name: string, count: number): Promise<WrkPlan> => {
     const codes = await flow.mintCodes(count);
+    lastPool = codes.length;
     return {
       path: flow.tokenPath,
       headers: form,
@@ -299,21 +309,24 @@ async function prepare(target: TargetSpec, port: number, publicJwk: JWK): Promis
         WRK_EXPECT: expected,
         WRK_EXHAUSTED_BODY: flow.exchangeBody('exhausted-code-pool'),
       },
+      codes: codes.length,
     };
   };
-  const warmPool = Math.max(CONNECTIONS * 4, settings.warmupSeconds * 5000);
+  // Codes per second of a warm-up run; one that ran dry was faster than its pool lasted: count it as twice its pool.
+  const rateOf = (run: WrkSummary | undefined): number => {
+    if (run === undefined) return 15_000; // no warm-up: above what either server reaches on 2 cores
+    return run.exhausted > 0 ? (2 * lastPool) / settings.warmupSeconds : (run.requests - run.exhausted) / (run.durationUs / 1e6);
+  };
+  const sized = (previous: WrkSummary | undefined, factor: number, seconds: number): number =>
+    Math.min(150_000, Math.max(CONNECTIONS * 4, Math.ceil(factor * rateOf(previous) * seconds)));
   return {
     check,
-    warmup: await plan('exchange-warmup.txt', settings.warmupSeconds > 0 ? warmPool : CONNECTIONS),
-    window: async (warm) => {
-      let rate = 5000; // without a warm-up: a guess above what either server reaches on 2 cores
-      if (warm !== undefined) {
-        // A warm-up that ran dry was faster than its pool lasted: count it as twice its pool over the warm-up.
-        const served = warm.requests - warm.exhausted;
-        rate = warm.exhausted > 0 ? (2 * warmPool) / settings.warmupSeconds : served / (warm.durationUs / 1e6);
-      }
-      return plan('exchange-window.txt', Math.min(150_000, Math.max(CONNECTIONS * 4, Math.ceil(2 * rate * settings.durationSeconds))));
-    },
+    warmupRuns: 2,
+    warmup: (previous) =>
+      previous === undefined
+        ? mint('exchange-warmup-1.txt', Math.max(CONNECTIONS * 4, settings.warmupSeconds * 12_000))
+        : mint('exchange-warmup-2.txt', sized(previous, 4, settings.warmupSeconds)),
+    window: (previous) => mint('exchange-window.txt', sized(previous, 3, settings.durationSeconds)),
   };
 }
 
@@ -324,9 +337,10 @@ async function measure(target: TargetSpec, privateJwk: JWK, publicJwk: JWK): Pro
     await server.wait('ready', 30_000);
     const prepared = await prepare(target, port, publicJwk);
     let warm: WrkSummary | undefined;
-    if (settings.warmupSeconds > 0) {
-      warm = await runWrk(port, prepared.warmup, settings.warmupSeconds);
-      const problem = problems(warm, prepared.warmup.script === 'exchange');
+    for (let run = 0; settings.warmupSeconds > 0 && run < prepared.warmupRuns; run++) {
+      const warmPlan = await prepared.warmup(warm);
+      warm = await runWrk(port, warmPlan, settings.warmupSeconds);
+      const problem = problems(warm, warmPlan.script === 'exchange');
       if (problem) throw new RowFailure(`warm-up: ${problem}`);
     }
     const plan = await prepared.window(warm);
@@ -346,6 +360,7 @@ async function measure(target: TargetSpec, privateJwk: JWK, publicJwk: JWK): Pro
         cpuUsPerRequest: (cpu.userUs + cpu.systemUs) / served,
         p50ms: summary.p50us / 1000,
         p99ms: summary.p99us / 1000,
+        ...(plan.codes === undefined ? {} : { note: `${served} of ${plan.codes} codes used` }),
       },
     };
   } finally {
@@ -456,7 +471,7 @@ async function main(): Promise<void> {
           row.rounds.push(result);
           row.check = check;
           console.log(
-            `${prefix} ${fmt(result.rps).padStart(7)} req/s  p50 ${fmt(result.p50ms, 1)} ms  p99 ${fmt(result.p99ms, 1)} ms  ${fmt(result.cpuUsPerRequest)} µs CPU/req`,
+            `${prefix} ${fmt(result.rps).padStart(7)} req/s  p50 ${fmt(result.p50ms, 1)} ms  p99 ${fmt(result.p99ms, 1)} ms  ${fmt(result.cpuUsPerRequest)} µs CPU/req${result.note ? `  (${result.note})` : ''}`,
           );
         } catch (err) {
           row.status = 'failed';
