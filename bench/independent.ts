@@ -513,8 +513,10 @@ async function main(): Promise<void> {
       'pool signs and verifies); no pipelining on any row. Requests: bench/wrk/*.lua (one fixed request; 20,000 guard tokens ' +
       "in turn; a fresh code per exchange; refresh chains fed by the previous answer). req/s = responses ÷ wrk's window; any " +
       "status other than the workload's (302 sentinel-idp / 303 oidc-provider for authorize, 200 otherwise), socket error, " +
-      "timeout or exhausted code pool fails the row. CPU µs/req = the server process's user + system CPU over the window ÷ " +
-      'responses. Medians over rounds; the two servers of a pair run back to back, the first one alternating by round.',
+      'timeout or exhausted code pool fails the row; every authorize answer must also carry a code in its Location. ' +
+      "CPU µs/req = the server process's user + system CPU over the window ÷ " +
+      'responses. Medians over rounds; the two servers of a pair run back to back, the first one alternating by round. ' +
+      "The same pairs driven by autocannon (the project's bench) are in the hot-paths section.",
     '',
     ...rowTable,
     '',
@@ -523,6 +525,7 @@ async function main(): Promise<void> {
     'First answers checked before each round:',
     '',
     ...checks,
+    '',
     '<!-- independent:end -->',
   ].join('\n');
   const out = env.INDEPENDENT_OUT ?? fileURLToPath(new URL('./RESULTS.md', import.meta.url));
