@@ -7,9 +7,10 @@
  * bench/server.ts and prepared exactly as bench/run.ts prepares it (bench/client.ts, bench/flow-client.ts,
  * bench/guard-tokens.ts: sign-in, first answers checked, codes minted and refresh chains started outside the
  * window), warmed up, then driven by `wrk -t1 -c50 -d<window>s --latency` while the server measures its own CPU
- * over the window (IPC cpu-start/cpu-stop). One wrk thread: wrk's event loop needs a fraction of a core at these
- * rates, so the second core stays with the server's libuv thread pool (signing, verification) as far as two cores
- * allow. The request scripts are under bench/wrk/ (static requests; guard tokens in turn; one pre-minted code per
+ * over the window (IPC cpu-start/cpu-stop). One wrk thread: wrk costs about 10 µs of CPU per request (reported
+ * per row from /proc), at most half a core at the fastest row's 50,000 req/s, so the second core stays with the
+ * server's libuv thread pool (signing, verification) as far as two cores allow; a second wrk thread would compete
+ * with it. The request scripts are under bench/wrk/ (static requests; guard tokens in turn; one pre-minted code per
  * exchange; refresh chains fed by the previous answer). Any status other than the workload's, any socket error or
  * timeout, or running out of prepared codes or chains fails the row.
  *
@@ -106,6 +107,8 @@ interface WrkSummary {
   position: number;
   p50us: number;
   p99us: number;
+  /** wrk's own CPU time over the run (all its threads), ms; -1 where /proc is missing. */
+  wrkCpuMs: number;
 }
 
 /** What one wrk run sends: the URL, -H headers, the script under bench/wrk/ and its environment. */
@@ -196,6 +199,8 @@ interface Measurement {
   cpuUsPerRequest: number;
   p50ms: number;
   p99ms: number;
+  /** The load generator's CPU per request: what wrk costs the shared cores beside the server. */
+  wrkCpuUsPerRequest: number;
   requests: number;
   /** The exchange: codes used of those minted for the window. */
   note?: string;
@@ -360,6 +365,7 @@ async function measure(target: TargetSpec, privateJwk: JWK, publicJwk: JWK): Pro
         cpuUsPerRequest: (cpu.userUs + cpu.systemUs) / served,
         p50ms: summary.p50us / 1000,
         p99ms: summary.p99us / 1000,
+        wrkCpuUsPerRequest: summary.wrkCpuMs < 0 ? Number.NaN : (summary.wrkCpuMs * 1000) / served,
         ...(plan.codes === undefined ? {} : { note: `${served} of ${plan.codes} codes used` }),
       },
     };
@@ -379,7 +385,7 @@ interface Row {
   rounds: Measurement[];
 }
 
-function medianOf(row: Row | undefined, metric: 'rps' | 'cpuUsPerRequest' | 'p50ms' | 'p99ms'): number {
+function medianOf(row: Row | undefined, metric: 'rps' | 'cpuUsPerRequest' | 'p50ms' | 'p99ms' | 'wrkCpuUsPerRequest'): number {
   return row !== undefined && row.status === 'ok' && row.rounds.length > 0 ? median(row.rounds.map((r) => r[metric])) : Number.NaN;
 }
 
@@ -418,7 +424,7 @@ const goalOf = (pair: Pair): string =>
 function rowLine(row: Row): string {
   const perRound = row.rounds.map((r) => fmt(r.rps)).join(', ');
   const status = row.status === 'ok' ? `ok (${perRound})` : `FAILED: ${row.reason ?? ''}`;
-  return `| ${row.target.label} | ${fmt(medianOf(row, 'rps'))} | ${fmt(medianOf(row, 'p50ms'), 1)} | ${fmt(medianOf(row, 'p99ms'), 1)} | ${fmt(medianOf(row, 'cpuUsPerRequest'))} | ${status.replace(/\|/g, '\\|')} |`;
+  return `| ${row.target.label} | ${fmt(medianOf(row, 'rps'))} | ${fmt(medianOf(row, 'p50ms'), 1)} | ${fmt(medianOf(row, 'p99ms'), 1)} | ${fmt(medianOf(row, 'cpuUsPerRequest'))} | ${fmt(medianOf(row, 'wrkCpuUsPerRequest'))} | ${status.replace(/\|/g, '\\|')} |`;
 }
 
 function ratioLine(v: Verdict, rows: Map<string, Row>): string {
@@ -471,7 +477,7 @@ async function main(): Promise<void> {
           row.rounds.push(result);
           row.check = check;
           console.log(
-            `${prefix} ${fmt(result.rps).padStart(7)} req/s  p50 ${fmt(result.p50ms, 1)} ms  p99 ${fmt(result.p99ms, 1)} ms  ${fmt(result.cpuUsPerRequest)} µs CPU/req${result.note ? `  (${result.note})` : ''}`,
+            `${prefix} ${fmt(result.rps).padStart(7)} req/s  p50 ${fmt(result.p50ms, 1)} ms  p99 ${fmt(result.p99ms, 1)} ms  ${fmt(result.cpuUsPerRequest)} µs CPU/req (wrk ${fmt(result.wrkCpuUsPerRequest)})${result.note ? `  (${result.note})` : ''}`,
           );
         } catch (err) {
           row.status = 'failed';
@@ -485,8 +491,8 @@ async function main(): Promise<void> {
   const verdicts = pairs.map((pair) => verdictOf(pair, rows));
   const seconds = (Date.now() - startedAt.getTime()) / 1000;
   const rowTable = [
-    '| server | req/s | p50 ms | p99 ms | CPU µs/req | status (req/s per round) |',
-    '|---|---:|---:|---:|---:|---|',
+    '| server | req/s | p50 ms | p99 ms | CPU µs/req | wrk CPU µs/req | status (req/s per round) |',
+    '|---|---:|---:|---:|---:|---:|---|',
     ...[...rows.values()].map(rowLine),
   ];
   const ratioTable = [
@@ -514,8 +520,8 @@ async function main(): Promise<void> {
       "in turn; a fresh code per exchange; refresh chains fed by the previous answer). req/s = responses ÷ wrk's window; any " +
       "status other than the workload's (302 sentinel-idp / 303 oidc-provider for authorize, 200 otherwise), socket error, " +
       'timeout or exhausted code pool fails the row; every authorize answer must also carry a code in its Location. ' +
-      "CPU µs/req = the server process's user + system CPU over the window ÷ " +
-      'responses. Medians over rounds; the two servers of a pair run back to back, the first one alternating by round. ' +
+      "CPU µs/req = the server process's user + system CPU over the window ÷ responses; wrk CPU µs/req = wrk's own, " +
+      'what the generator takes from the same 2 cores. Medians over rounds; the two servers of a pair run back to back, the first one alternating by round. ' +
       "The same pairs driven by autocannon (the project's bench) are in the hot-paths section.",
     '',
     ...rowTable,
