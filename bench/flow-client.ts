@@ -142,11 +142,31 @@ export class FlowLoad {
     return this.#kind === 'exchange' ? this.#lastResponseAt : undefined;
   }
 
+  /**
+   * For a load generator other than autocannon (bench/independent.ts drives wrk): the session cookie `prepare`
+   * obtained, the two paths, and the refresh chains' first tokens (taken out of this object's queue).
+   */
+  get cookie(): string {
+    return this.#cookie;
+  }
+
+  get authorizePath(): string {
+    return this.#dialect.authorizePath(this.#port);
+  }
+
+  get tokenPath(): string {
+    return this.#dialect.tokenPath;
+  }
+
+  takeRefreshTokens(): string[] {
+    return this.#refreshQueue.splice(0);
+  }
+
   async prepare(publicJwk: JWK): Promise<string> {
     this.#cookie = await this.#dialect.login(this.#port);
     if (this.#kind === 'authorize') return this.#checkAuthorize();
-    const [code] = await this.#mintCodes(1);
-    const first = await this.#checkTokens(this.#exchangeBody(code as string), publicJwk);
+    const [code] = await this.mintCodes(1);
+    const first = await this.#checkTokens(this.exchangeBody(code as string), publicJwk);
     if (this.#kind === 'exchange') return first.description;
     const refreshed = await this.#checkTokens(refreshBody(first.refreshToken), publicJwk);
     // The rotated-away token must now be refused: the row rotates for real.
@@ -158,9 +178,9 @@ export class FlowLoad {
     // Chains start from freshly exchanged refresh tokens. Each autocannon instance takes one per connection when it
     // starts and may strand up to one per connection when it stops (a rotation whose answer it no longer reads), so
     // the warm-up and the window together need more than twice as many chains as connections.
-    const seeds = await this.#mintCodes(this.#load.connections * 3);
+    const seeds = await this.mintCodes(this.#load.connections * 3);
     for (const seed of seeds) {
-      const response = await this.#post(this.#exchangeBody(seed));
+      const response = await this.#post(this.exchangeBody(seed));
       this.#refreshQueue.push(refreshTokenOf(response.body));
     }
     return `${refreshed.description}; the previous refresh token is refused (400)`;
@@ -170,7 +190,7 @@ export class FlowLoad {
     if (seconds <= 0) return undefined;
     if (this.#kind !== 'exchange') return fire({ ...this.#options(), duration: seconds }, 'warm-up');
     const warmStart = process.hrtime.bigint();
-    this.#useCodes(await this.#mintCodes(Math.max(this.#load.connections * 4, Math.round(seconds * 1000))));
+    this.#useCodes(await this.mintCodes(Math.max(this.#load.connections * 4, Math.round(seconds * 1000))));
     const warm = await fire({ ...this.#options(), amount: this.#codes.length }, 'exchange warm-up');
     const warmSeconds = Number((this.#lastResponseAt ?? process.hrtime.bigint()) - warmStart) / 1e9;
     this.#rate = warm.requests.total / Math.max(0.001, warmSeconds);
@@ -183,7 +203,7 @@ export class FlowLoad {
   async measureOptions(seconds: number): Promise<AutocannonOptions> {
     if (this.#kind !== 'exchange') return { ...this.#options(), duration: seconds };
     const needed = Math.min(150_000, Math.max(this.#load.connections * 4, Math.ceil(2 * this.#rate * seconds)));
-    this.#useCodes(await this.#mintCodes(needed));
+    this.#useCodes(await this.mintCodes(needed));
     return { ...this.#options(), amount: this.#codes.length };
   }
 
@@ -211,7 +231,7 @@ export class FlowLoad {
             method: 'POST',
             path: this.#dialect.tokenPath,
             headers,
-            setupRequest: (request) => ({ ...request, body: this.#exchangeBody(this.#codes[this.#nextCode++] ?? 'exhausted-code-pool') }),
+            setupRequest: (request) => ({ ...request, body: this.exchangeBody(this.#codes[this.#nextCode++] ?? 'exhausted-code-pool') }),
             onResponse: () => {
               this.#lastResponseAt = process.hrtime.bigint();
             },
@@ -236,7 +256,8 @@ export class FlowLoad {
     };
   }
 
-  #exchangeBody(code: string): string {
+  /** The form body that redeems `code` (with the PKCE verifier and the client's secret). */
+  exchangeBody(code: string): string {
     return new URLSearchParams({
       grant_type: 'authorization_code',
       code,
@@ -277,7 +298,7 @@ export class FlowLoad {
    * Mints `count` codes with the session: authorize requests, codes taken from Location. An overloaded server may
    * answer a few with an error redirect (a store command timed out): those are asked again, up to three times.
    */
-  async #mintCodes(count: number): Promise<string[]> {
+  async mintCodes(count: number): Promise<string[]> {
     const codes: string[] = [];
     for (let attempt = 0; attempt < 3 && codes.length < count; attempt++) {
       const wanted = count - codes.length;
@@ -335,7 +356,8 @@ export class FlowLoad {
   }
 }
 
-function refreshBody(token: string): string {
+/** The form body of a refresh rotation presenting `token`. */
+export function refreshBody(token: string): string {
   return new URLSearchParams({
     grant_type: 'refresh_token',
     refresh_token: token,

@@ -15,19 +15,18 @@
  *      BENCH_MEMORY=0 (skip the MemoryStore measurement), BENCH_MEMORY_N (default 100000),
  *      BENCH_OUT (default bench/RESULTS.md; results.json goes next to it).
  */
-import { type ChildProcess, fork } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import autocannon, { type AutocannonResult } from 'autocannon';
 import type { JWK } from 'jose';
 import { checkFirstResponse, expectedStatus, type LoadSettings, loadOptions, NotAvailable, type WorkloadState } from './client.js';
-import { createKeyPair, HOST } from './fixtures.js';
+import { createKeyPair } from './fixtures.js';
 import { FlowLoad, flowExpectedStatus, isFlowWorkload } from './flow-client.js';
 import { type GuardTokens, mintGuardTokens } from './guard-tokens.js';
 import { writeHotPaths } from './hot-paths.js';
 import { type MemoryResult, measureMemory } from './memory.js';
 import { TARGETS, type TargetSpec } from './registry.js';
 import { type RoundResult, type RowResult, type RunSettings, writeReport } from './report.js';
+import { freePort, killAll, ServerChild } from './server-child.js';
 
 const env = process.env;
 const shortRun = env.BENCH_SHORT === '1';
@@ -46,120 +45,12 @@ const only = (env.BENCH_ONLY ?? '')
   .split(',')
   .map((s) => s.trim())
   .filter(Boolean);
-const serverScript = fileURLToPath(new URL('./server.ts', import.meta.url));
 
 function positive(raw: string | undefined, fallback: number, zeroOk = false): number {
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
   if (!Number.isFinite(value) || value < 0 || (!zeroOk && value === 0)) throw new Error(`bad bench setting: ${raw}`);
   return value;
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Child processes: tracked, always killed.
-
-const children = new Set<ChildProcess>();
-function killAll(): void {
-  for (const child of children) child.kill('SIGKILL');
-  children.clear();
-}
-process.on('exit', killAll);
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-  process.on(signal, () => {
-    killAll();
-    process.exit(130);
-  });
-}
-
-type ChildMessage =
-  | { type: 'ready' }
-  | { type: 'failed'; error: string }
-  | { type: 'cpu-started' }
-  | { type: 'cpu'; userUs: number; systemUs: number; rss: number };
-
-class ServerChild {
-  readonly #child: ChildProcess;
-  readonly #waiters: Array<{ type: string; resolve: (m: ChildMessage) => void; reject: (e: Error) => void }> = [];
-  #exited: string | undefined;
-
-  constructor(module: string, port: number, privateJwk: JWK) {
-    this.#child = fork(serverScript, [module, String(port)], {
-      execArgv: ['--import', 'tsx'],
-      env: { ...env, BENCH_PRIVATE_JWK: JSON.stringify(privateJwk), NODE_ENV: 'production' },
-      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-    });
-    children.add(this.#child);
-    let stderr = '';
-    this.#child.stderr?.on('data', (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString()).slice(-4000);
-    });
-    this.#child.on('message', (message: ChildMessage) => {
-      if (message.type === 'failed') {
-        this.#fail(message.error);
-        return;
-      }
-      const index = this.#waiters.findIndex((w) => w.type === message.type);
-      if (index !== -1) this.#waiters.splice(index, 1)[0]?.resolve(message);
-    });
-    this.#child.on('exit', (code, signal) => {
-      children.delete(this.#child);
-      const tail = stderr.trim().split('\n').slice(-3).join(' | ');
-      this.#fail(`server exited (${signal ?? code})${tail ? `: ${tail}` : ''}`);
-    });
-  }
-
-  #fail(reason: string): void {
-    this.#exited ??= reason;
-    for (const waiter of this.#waiters.splice(0)) waiter.reject(new Error(reason));
-  }
-
-  wait(type: ChildMessage['type'], timeoutMs: number): Promise<ChildMessage> {
-    if (this.#exited !== undefined) return Promise.reject(new Error(this.#exited));
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`server did not answer '${type}' within ${timeoutMs} ms`)), timeoutMs);
-      this.#waiters.push({
-        type,
-        resolve: (m) => {
-          clearTimeout(timer);
-          resolve(m);
-        },
-        reject: (e) => {
-          clearTimeout(timer);
-          reject(e);
-        },
-      });
-    });
-  }
-
-  async request(type: 'cpu-start' | 'cpu-stop', reply: ChildMessage['type']): Promise<ChildMessage> {
-    const waiting = this.wait(reply, 10_000);
-    this.#child.send({ type });
-    return waiting;
-  }
-
-  async close(): Promise<void> {
-    if (this.#exited !== undefined || !this.#child.connected) {
-      this.#child.kill('SIGKILL');
-      return;
-    }
-    const exited = new Promise<void>((resolve) => this.#child.once('exit', () => resolve()));
-    this.#child.send({ type: 'close' });
-    const timer = setTimeout(() => this.#child.kill('SIGKILL'), 3000);
-    await exited;
-    clearTimeout(timer);
-  }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, HOST, () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 // ---------------------------------------------------------------------------------------------------------------
