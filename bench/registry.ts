@@ -68,6 +68,13 @@ export const TARGETS: readonly TargetSpec[] = [
     kind: 'sentinel',
     workload: 'cc',
   },
+  {
+    name: 'sentinel-node-sync',
+    module: 'sentinel-node-sync',
+    label: "sentinel-idp, sentinel.handle on bare node:http, signing: 'sync'",
+    kind: 'sentinel',
+    workload: 'cc',
+  },
   ...flowRows(),
   ...guardRows(),
 ];

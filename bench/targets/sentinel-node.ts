@@ -4,7 +4,13 @@
  */
 import { HOST } from '../fixtures.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createBenchSentinel, importRepoModule, type SentinelRequestLike, type SentinelResponseLike } from './sentinel-common.js';
+import {
+  type BenchSigning,
+  createBenchSentinel,
+  importRepoModule,
+  type SentinelRequestLike,
+  type SentinelResponseLike,
+} from './sentinel-common.js';
 
 interface NodeHelpers {
   fromNodeRequest(request: IncomingMessage, input: { url: string; parsedBody: () => unknown }): SentinelRequestLike;
@@ -16,7 +22,12 @@ import { closeServer, listen } from './util.js';
 export const meta: TargetMeta = { label: 'sentinel-idp, sentinel.handle on bare node:http', kind: 'sentinel' };
 
 export async function start(port: number): Promise<RunningTarget> {
-  const sentinel = await createBenchSentinel(port);
+  return startNode(port, undefined);
+}
+
+/** The node:http row with a chosen signing mode (`sentinel-node-sync` measures the main-thread mode beside it). */
+export async function startNode(port: number, signing: BenchSigning): Promise<RunningTarget> {
+  const sentinel = await createBenchSentinel(port, signing);
   const { fromNodeRequest, writeNodeResponse } = await importRepoModule<NodeHelpers>('adapters/node/index.js');
   const server = await listen(
     (req, res) => {
