@@ -8,6 +8,7 @@
  * - the client drops the connection mid-body: the reader reports a {@link ClientAbortedError} and the core
  *   answers 400, which nobody receives, and reports nothing.
  */
+import { isThenable } from './thenable.js';
 
 const CLIENT_ABORTED = Symbol.for('sentinel-idp.ClientAborted');
 const BODY_TIMEOUT = Symbol.for('sentinel-idp.BodyTimeout');
@@ -59,9 +60,11 @@ export function isBodyTimeout(value: unknown): boolean {
  * @example
  * const body = withBodyDeadline(() => readNodeStream(request), 10_000);
  */
-export function withBodyDeadline<T>(read: () => Promise<T>, ms: number): () => Promise<T> {
+export function withBodyDeadline<T>(read: () => T | Promise<T>, ms: number): () => T | Promise<T> {
   return () => {
     const pending = read();
+    // A body that is already here needs no deadline (and no timer set and cleared for nothing).
+    if (!isThenable(pending)) return pending;
     // One promise settled by whichever comes first (Promise.race and finally would cost three more per request).
     // The read's late outcome, after the deadline, is still subscribed to here, so it is handled, not unhandled.
     return new Promise<T>((resolve, reject) => {

@@ -5,6 +5,7 @@ import { isBodyTimeout, isClientAborted } from './body-read.js';
 import { OAuthError } from './errors.js';
 import { headerValue, type SentinelBody, type SentinelRequest } from './http.js';
 import { fromParsedBody, parseForm, type ParamMap } from './params.js';
+import { isThenable } from './thenable.js';
 
 const BODY_TOO_LARGE = Symbol.for('sentinel-idp.BodyTooLarge');
 
@@ -72,7 +73,8 @@ export async function readForm(request: SentinelRequest, limit: number): Promise
   }
   let body: SentinelBody | undefined;
   try {
-    body = typeof request.body === 'function' ? await request.body() : request.body;
+    const read = typeof request.body === 'function' ? request.body() : request.body;
+    body = isThenable(read) ? await read : read;
   } catch (error) {
     if (isBodyTooLarge(error)) throw tooLarge(limit);
     if (isBodyTimeout(error)) {

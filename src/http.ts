@@ -37,9 +37,11 @@ export interface SentinelRequest {
   headers: Record<string, string | string[] | undefined>;
   /**
    * The body: already parsed by the host, raw, or a function that reads it on demand. A lazy body lets the core
-   * leave the stream untouched for paths that are not its own and refuse oversized bodies before reading them.
+   * leave the stream untouched for paths that are not its own and refuse oversized bodies before reading them. The
+   * function may answer at once when the body has already arrived (the Node adapters do for a small form that came
+   * with its headers), or with a promise.
    */
-  body?: SentinelBody | (() => Promise<SentinelBody | undefined>) | undefined;
+  body?: SentinelBody | (() => SentinelBody | undefined | Promise<SentinelBody | undefined>) | undefined;
   /** Client address as the host sees it (used for login throttling). */
   ip?: string | undefined;
   /** Whether the connection is TLS as the host sees it. */

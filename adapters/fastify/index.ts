@@ -7,7 +7,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { AccessTokenClaims, RequireAccessTokenOptions, Sentinel, SentinelResponse } from '../../src/index.js';
 import { expectationsReader } from '../../src/bearer.js';
-import { readNodeStream, splitURL } from '../node/index.js';
+import { readNodeBody, splitURL } from '../node/index.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -57,7 +57,7 @@ export function toFastify(sentinel: Sentinel): FastifyPluginAsync {
         path,
         query,
         headers: request.headers,
-        body: payload === undefined ? undefined : () => readNodeStream(payload, sentinel.config.bodyLimit),
+        body: payload === undefined ? undefined : () => readNodeBody(payload, sentinel.config.bodyLimit),
         ip: request.socket.remoteAddress,
         secure: (request.socket as { encrypted?: boolean }).encrypted === true,
         mountPath,

@@ -68,18 +68,48 @@ export function readNodeStream(request: Readable, limit: number = HARD_LIMIT): P
 }
 
 /**
- * A lazy body: the host's parsed body when the stream was consumed upstream, otherwise the raw bytes read now.
- * `parsed` is whatever the host put on the request (`req.body`, `ctx.request.body`).
+ * The body of a request whose whole message the HTTP parser has already read, taken from the stream's buffer at
+ * once; `undefined` when it has not all arrived (or someone else reads the stream). A small form usually comes in
+ * the same packet as its headers, and by the time the core asks for it Node has parsed it: reading it through
+ * stream events would cost four listeners, a promise and a deadline timer for bytes already in memory.
  */
-export function lazyNodeBody(request: IncomingMessage, parsed: () => unknown, limit = HARD_LIMIT): () => Promise<SentinelBody | undefined> {
-  return async () => {
+function bufferedBody(request: Readable & { complete?: boolean }, limit: number): Buffer | undefined {
+  if (request.complete !== true || request.readableFlowing !== null || request.destroyed) return undefined;
+  if (request.readableLength > limit) throw new BodyTooLargeError(limit);
+  // In paused mode one read() returns the whole buffer; the loop only guards that assumption.
+  const chunks: Buffer[] = [];
+  for (let chunk = request.read() as Buffer | null; chunk !== null; chunk = request.read() as Buffer | null) chunks.push(chunk);
+  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+}
+
+/**
+ * The bytes of a request body stream: at once when the whole request has already arrived, otherwise read as they
+ * come (see {@link readNodeStream}). The Fastify adapter reads its payload stream through this.
+ * @example body: () => readNodeBody(request.raw, 16_384)
+ * @throws BodyTooLargeError past `limit`.
+ */
+export function readNodeBody(stream: Readable, limit: number = HARD_LIMIT): Buffer | Promise<Buffer> {
+  return bufferedBody(stream, limit) ?? readNodeStream(stream, limit);
+}
+
+/**
+ * A lazy body: the host's parsed body when the stream was consumed upstream, the buffered bytes when the whole
+ * request has arrived, otherwise the raw bytes read as they come. `parsed` is whatever the host put on the request
+ * (`req.body`, `ctx.request.body`).
+ */
+export function lazyNodeBody(
+  request: IncomingMessage,
+  parsed: () => unknown,
+  limit = HARD_LIMIT,
+): () => SentinelBody | undefined | Promise<SentinelBody | undefined> {
+  return () => {
     if (isConsumed(request)) {
       const body = parsed();
       if (body === undefined || body === null) return undefined;
       if (typeof body === 'string' || body instanceof Uint8Array) return body;
       return typeof body === 'object' ? (body as Record<string, unknown>) : String(body);
     }
-    return readNodeStream(request, limit);
+    return readNodeBody(request, limit);
   };
 }
 
