@@ -258,6 +258,29 @@ describe.skipIf(redis.skip)('keys commands on a per-account ring (keysPerAccount
     client.disconnect();
   });
 
+  it('keys rotate refuses a wrong encryption key even when a rotation is already under way', async () => {
+    const ringPrefix = `${prefix}pending:`;
+    const sentinel = createSentinel(
+      baseOptions({
+        keys: undefined,
+        store: new RedisStore(client, { prefix: ringPrefix }),
+        keyRotation: { encryptionKey: ENCRYPTION_KEY, rotateEverySeconds: 3600, prePublishSeconds: 600, refreshSeconds: 60 },
+      }),
+    );
+    await sentinel.ready();
+    const args = ['--redis', REDIS_URL, '--prefix', ringPrefix];
+    const first = io({ SENTINEL_KEY_ENCRYPTION_KEY: ENCRYPTION_KEY });
+    expect(await runKeysRotate(args, first)).toBe(0);
+    const pending = (JSON.parse(first.out) as { state: string }[]).filter((key) => key.state === 'pending');
+    expect(pending).toHaveLength(1);
+    // A second rotation has nothing to add (one is pending for 600 s), but the wrong key is still refused.
+    const wrongKey = io({ SENTINEL_KEY_ENCRYPTION_KEY: randomBytes(32).toString('base64url') });
+    await expect(runKeysRotate(args, wrongKey)).rejects.toThrow(/encryptionKey/);
+    const again = io({ SENTINEL_KEY_ENCRYPTION_KEY: ENCRYPTION_KEY });
+    expect(await runKeysRotate(args, again)).toBe(0);
+    expect((JSON.parse(again.out) as { state: string }[]).filter((key) => key.state === 'pending')).toEqual(pending);
+  });
+
   it('--account lists and revokes the keys of that account only', async () => {
     const sentinel = createSentinel(
       baseOptions({

@@ -4,7 +4,7 @@
  * same lock, so the running instances converge on the change within their `refreshSeconds`.
  */
 import type { SigningAlgorithm } from '../keys.js';
-import { hasPending, revokeEntry, startRotation } from '../keyring/mutations.js';
+import { assertOpens, hasPending, revokeEntry, startRotation } from '../keyring/mutations.js';
 import { accountRingName } from '../keyring/per-account.js';
 import { describeRing } from '../keyring/ring.js';
 import { parseEncryptionKey } from '../keyring/seal.js';
@@ -129,6 +129,9 @@ export async function runKeysRotate(argv: readonly string[], io: CLIIO): Promise
         missing = true;
         return null;
       }
+      // Checked before anything else: with a rotation already under way there is nothing to write, and a wrong
+      // key must still be refused rather than reported as a successful no-op.
+      assertOpens(current, key);
       const algorithms = [
         ...new Set(current.keys.filter((entry) => entry.revokedAt === undefined).map((entry) => entry.alg)),
       ] as SigningAlgorithm[];
