@@ -69,41 +69,53 @@ export function createEdge(context: SentinelContext, serviceKeys: ServiceKeys, r
   const apps: AppStore = context.apps;
   const bodyTimeoutMs = Math.ceil(context.config.bodyTimeout * 1000);
 
-  /** The one try/catch: every route and every other entry point answer failures through it. */
+  /**
+   * The one try/catch: every route and every other entry point answer failures through it. It never rejects, and it
+   * ends the request's observation with the status it answers.
+   */
   async function run(call: EdgeCall, work: EdgeWork): Promise<SentinelResponse> {
-    const { entry, request, params, observation } = call;
+    const { request, observation } = call;
     // The request's own context: its events carry this request's client address and id.
     const scoped = request === undefined ? context : requestContext(context, request, observation);
-    const render = (error: OAuthError): SentinelResponse => {
-      observation?.fail(error.code);
-      return entry.renderError === undefined ? renderJSONError(error) : entry.renderError(scoped, request, error);
+    let response: SentinelResponse;
+    try {
+      response = await work(scoped);
+    } catch (error) {
+      response = recover(call, scoped, error);
+    }
+    observation?.end(response.status);
+    return response;
+  }
+
+  /** The answer to a failed request: its OAuth error, or server_error (reported) for anything else. */
+  function recover(call: EdgeCall, scoped: SentinelContext, error: unknown): SentinelResponse {
+    const { entry, request, params, observation } = call;
+    const render = (failure: OAuthError): SentinelResponse => {
+      observation?.fail(failure.code);
+      return entry.renderError === undefined ? renderJSONError(failure) : entry.renderError(scoped, request, failure);
     };
     const accountId = params?.accountId;
-    try {
-      return await work(scoped);
-    } catch (error) {
-      if (isOAuthError(error) && error.code !== 'server_error') {
-        if (entry.deniedEvent !== undefined && params !== undefined) {
-          try {
-            scoped.emit(entry.deniedEvent(scoped, request, params, error));
-          } catch (hookError) {
-            report(hookError, entry.name, accountId);
-            observation?.fail('server_error');
-            return serverError();
-          }
+    if (isOAuthError(error) && error.code !== 'server_error') {
+      if (entry.deniedEvent !== undefined && params !== undefined) {
+        try {
+          scoped.emit(entry.deniedEvent(scoped, request, params, error));
+        } catch (hookError) {
+          report(hookError, entry.name, accountId);
+          observation?.fail('server_error');
+          return serverError();
         }
-        return render(error);
       }
-      report(isOAuthError(error) && error.cause !== undefined ? error.cause : error, entry.name, accountId);
-      try {
-        // After the redirect URI is validated, internal failures too go back to the app (RFC 6749 §4.1.2.1).
-        const failure = isAuthorizationError(error) ? error : new OAuthError('server_error', 'the server could not complete the request');
-        return render(failure);
-      } catch (renderError) {
-        report(renderError, entry.name, accountId);
-        observation?.fail('server_error');
-        return serverError();
-      }
+      return render(error);
+    }
+    report(isOAuthError(error) && error.cause !== undefined ? error.cause : error, entry.name, accountId);
+    try {
+      // After the redirect URI is validated, internal failures too go back to the app (RFC 6749 §4.1.2.1).
+      const failure = isAuthorizationError(error) ? error : new OAuthError('server_error', 'the server could not complete the request');
+      return render(failure);
+    } catch (renderError) {
+      report(renderError, entry.name, accountId);
+      observation?.fail('server_error');
+      return serverError();
     }
   }
 

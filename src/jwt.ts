@@ -10,6 +10,7 @@ import { OAuthError } from './errors.js';
 import { signBytes, signBytesInPool, verifyBytes, verifyBytesInPool, type KeySet, type SigningKey } from './keys.js';
 import { tracingActive } from './telemetry/instruments.js';
 import { traceSigning } from './telemetry/signing-span.js';
+import { isThenable } from './thenable.js';
 
 /** JWT claims as a plain object. */
 export type JWTClaims = Record<string, unknown> & {
@@ -62,10 +63,11 @@ export async function signJWT(
   const signingInput = `${encodedHeader(key, typ)}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
   // Header and payload are base64url: ASCII, so the latin1 encoding is exact and cheaper than UTF-8's.
   const data = Buffer.from(signingInput, 'latin1');
-  // Without a tracer there is no span to open: the signature is awaited directly, one closure and promise fewer.
-  const signature = tracingActive()
-    ? await traceSigning(key.alg, typ, async () => computeSignature(key, data, mode), trace)
-    : await computeSignature(key, data, mode);
+  // Without a tracer there is no span to open; a signature made here (sync mode) is not awaited.
+  const signing = tracingActive()
+    ? traceSigning(key.alg, typ, () => computeSignature(key, data, mode), trace)
+    : computeSignature(key, data, mode);
+  const signature = isThenable(signing) ? await signing : signing;
   return `${signingInput}.${signature.toString('base64url')}`;
 }
 

@@ -79,6 +79,9 @@ export interface Sentinel {
   completeLogin(interactionId: string, user: CompleteLoginInput): Promise<SentinelResponse>;
 }
 
+/** The answer for a request outside the service's paths: shared, it is settled and never changes. */
+const NOT_OURS: Promise<null> = Promise.resolve(null);
+
 /**
  * Creates the identity and token service: the endpoints of RFC 6749 §3 (authorization code §4.1, refresh §6), the
  * platform-operations.md §4.1 consumer-bound client credentials, RFC 7009 revocation, RFC 7662 introspection and RFC 8414 metadata.
@@ -113,9 +116,16 @@ export function createSentinel(options: SentinelOptions): Sentinel {
   const { dispatch } = edge;
   const identifiers = config.telemetry.identifiersInMetrics;
 
-  async function handle(request: SentinelRequest): Promise<SentinelResponse | null> {
-    const found = match(request);
-    if (found === null) return null;
+  // Not async: the answer is the edge's own promise, returned as is (an async wrapper around it would add a promise
+  // and two microtasks to every request).
+  function handle(request: SentinelRequest): Promise<SentinelResponse | null> {
+    let found: ReturnType<typeof match>;
+    try {
+      found = match(request);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (found === null) return NOT_OURS;
     if (found.route.observed === false || !telemetryActive()) return dispatch(found, request);
     return observeRequest(found.route, found.params, request, identifiers, (observation) => dispatch(found, request, observation));
   }

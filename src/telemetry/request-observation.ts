@@ -16,4 +16,9 @@ export interface RequestObservation {
   fail(code: string): void;
   /** Notes what an audit event of this request reveals (client, grant type). */
   annotate(event: EventInput): void;
+  /**
+   * Ends the span and records the request metrics, once, with the status the request is answered with: called by
+   * the edge where the answer is settled, so that no promise is chained after the handler's only to learn it.
+   */
+  end(status: number): void;
 }

@@ -30,11 +30,16 @@ class Observation implements RequestObservation {
   errorCode: string | undefined = undefined;
   clientId: string | undefined = undefined;
   grantType: string | undefined = undefined;
+  #ended = false;
 
   constructor(
     readonly span: Span,
     readonly traceContext: Context,
     readonly requestId: string | undefined,
+    private readonly route: string,
+    private readonly accountId: string,
+    private readonly identifiers: boolean,
+    private readonly started: number,
   ) {}
 
   fail(code: string): void {
@@ -44,6 +49,13 @@ class Observation implements RequestObservation {
   annotate(event: EventInput): void {
     if (event.clientId !== undefined && this.clientId === undefined) this.clientId = event.clientId;
     if ('grantType' in event && event.grantType !== undefined) this.grantType = event.grantType;
+  }
+
+  end(status: number): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    if (this.span.isRecording()) finishSpan(this.span, this, this.accountId, status);
+    recordRequest(this.route, this.accountId, this.clientId, status, (performance.now() - this.started) / 1000, this.identifiers);
   }
 }
 
@@ -80,9 +92,13 @@ function finishSpan(span: Span, observation: Observation, accountId: string, sta
 }
 
 /**
- * Runs `handle` inside the request's span and records the request metrics once it answers. Account and client ids
- * become metric attributes only with `identifiers` (they are always span attributes: spans are sampled, metrics are
- * aggregated per attribute set).
+ * Runs `handle` inside the request's span. `handle` must end the observation with the answer's status (the edge does,
+ * on every path); a handler that throws past it is ended here as a 500. Account and client ids become metric
+ * attributes only with `identifiers` (they are always span attributes: spans are sampled, metrics are aggregated per
+ * attribute set).
+ *
+ * Not async and no `then` of its own: with an SDK's async-context hooks every promise costs, so the request's
+ * promise is the handler's, returned as is.
  *
  * @example
  * return observeRequest(route, params, request, false, (observation) => dispatch(route, request, observation));
@@ -97,33 +113,16 @@ export function observeRequest(
   const started = performance.now();
   const tracing = tracingActive();
   const { span, traceContext } = startRequestSpan(route, request, tracing);
-  const recording = span.isRecording();
-  const observation = new Observation(span, traceContext, requestId(request, recording ? span.spanContext().traceId : undefined));
-  const finish = (status: number): void => {
-    if (recording) finishSpan(span, observation, params.accountId, status);
-    recordRequest(route.name, params.accountId, observation.clientId, status, (performance.now() - started) / 1000, identifiers);
-  };
-  let handled: Promise<SentinelResponse>;
+  const id = requestId(request, span.isRecording() ? span.spanContext().traceId : undefined);
+  const observation = new Observation(span, traceContext, id, route.name, params.accountId, identifiers, started);
   try {
     // The span is the active context below, so spans the host's own hooks create (users, app store) nest under it;
     // also when it is not sampled, so that theirs follow its sampling decision instead of starting traces of their own.
-    handled = tracing ? context.with(traceContext, handle, undefined, observation) : handle(observation);
+    return tracing ? context.with(traceContext, handle, undefined, observation) : handle(observation);
   } catch (error) {
-    finish(500);
+    observation.end(500);
     return Promise.reject(error);
   }
-  // `then` rather than an async function: with an SDK's async-context hooks every promise costs, and an async
-  // function awaiting the handler adds two of them per request.
-  return handled.then(
-    (response) => {
-      finish(response.status);
-      return response;
-    },
-    (error: unknown) => {
-      finish(500);
-      throw error;
-    },
-  );
 }
 
 /** `sentinel.request.duration` and `sentinel.requests` for one answered request. */

@@ -3,6 +3,7 @@
  * thread pool it can queue, so it gets its own timing in a trace. Only the algorithm and token type are recorded.
  */
 import { type Attributes, type Context, context, SpanStatusCode } from '@opentelemetry/api';
+import { isThenable } from '../thenable.js';
 import { parentRecording, tracer, tracingActive } from './instruments.js';
 
 /** Attribute sets per algorithm and type, built once (a handful of algorithms, two token types). */
@@ -21,10 +22,11 @@ function signingAttributes(algorithm: string, type: string): Attributes {
 /**
  * Runs `sign` inside a `sentinel sign` span, a child of `parent` (the request's context) or of the active context.
  * No span when the parent is not recorded (a trace the sampler dropped): it would not be recorded either. Not an
- * async function: when no span is started the signing promise itself is returned, with no promise added around it.
+ * async function: a signature made here (`sign` returns a value) is returned as is, with the span already ended, and
+ * a pending one gets one `then` to end the span, no promise more.
  * @example const signature = await traceSigning('ES256', 'at+jwt', () => signBytesInPool(key, data), context.traceContext);
  */
-export function traceSigning<T>(algorithm: string, type: string, sign: () => Promise<T>, parent?: Context): Promise<T> {
+export function traceSigning<T>(algorithm: string, type: string, sign: () => T | Promise<T>, parent?: Context): T | Promise<T> {
   if (!tracingActive()) return sign();
   const parentContext = parent ?? context.active();
   if (!parentRecording(parentContext)) return sign();
@@ -34,13 +36,17 @@ export function traceSigning<T>(algorithm: string, type: string, sign: () => Pro
     span.end();
     throw error;
   };
-  let signing: Promise<T>;
+  let signing: T | Promise<T>;
   try {
     signing = sign();
   } catch (error) {
-    signing = Promise.reject(error);
+    return failed(error);
   }
-  return signing.then((signature) => {
+  if (!isThenable(signing)) {
+    span.end();
+    return signing;
+  }
+  return (signing as Promise<T>).then((signature) => {
     span.end();
     return signature;
   }, failed);
