@@ -1,7 +1,7 @@
 /**
  * ID tokens (OpenID Connect Core §2, §3.1.3.6) for code grants whose scope includes `openid`.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { App } from '../apps.js';
 import type { SentinelContext } from '../context.js';
 import { signJWT } from '../jwt.js';
@@ -50,8 +50,9 @@ const HALF_HASH: Record<SigningAlgorithm, string> = { ES256: 'sha256', RS256: 's
  * @example atHash('eyJ…', 'RS256') // 22 base64url characters
  */
 export function atHash(accessToken: string, alg: SigningAlgorithm): string {
-  const hash = createHash(HALF_HASH[alg]).update(accessToken, 'ascii').digest();
-  return hash.subarray(0, hash.length / 2).toString('base64url');
+  // The one-shot hash: an access token is a JWS, ASCII, so its UTF-8 octets are its ASCII octets.
+  const digest = hash(HALF_HASH[alg], accessToken, 'buffer');
+  return digest.subarray(0, digest.length / 2).toString('base64url');
 }
 
 /**

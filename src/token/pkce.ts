@@ -2,7 +2,7 @@
  * PKCE (RFC 7636) at the token endpoint: S256 only (RFC 9700 §2.1.1 — `plain` protects nothing once the
  * challenge leaks), with downgrade protection (RFC 9700 §4.8.2).
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { OAuthError } from '../errors.js';
 import { constantTimeEqual } from '../secrets.js';
 
@@ -22,7 +22,9 @@ export function assertVerifierSyntax(verifier: string | undefined): void {
 
 /** The S256 challenge of a verifier: BASE64URL(SHA256(ASCII(verifier))) (RFC 7636 §4.2). */
 export function s256Challenge(verifier: string): string {
-  return createHash('sha256').update(verifier, 'ascii').digest('base64url');
+  // The one-shot hash (no Hash object); it reads the string as UTF-8, which is ASCII for every verifier the syntax
+  // check lets through.
+  return hash('sha256', verifier, 'base64url');
 }
 
 /**
