@@ -4,6 +4,9 @@
  * the window only (the inspector of bench/server.ts), for `seconds` (default 8) at 50 connections after a short warm-up, then prints where the server's
  * main thread spent its time: self time by function and by package/directory. The profile is left in
  * bench/profiles/ (not committed) for a closer look in Chrome DevTools.
+ *
+ * BENCH_PERF=<file> records the window with Linux `perf` instead (bench/perf-record.ts): CPU cycles of the main thread,
+ * native frames included, where the inspector's wall-clock samples also count the time it spends preempted.
  */
 import { fork } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -13,6 +16,7 @@ import autocannon, { type AutocannonOptions } from 'autocannon';
 import { loadOptions } from './client.js';
 import { createKeyPair } from './fixtures.js';
 import { FlowLoad, type FlowWorkload, isFlowWorkload } from './flow-client.js';
+import { PERF_NODE_FLAGS, printPerfReport, startPerf } from './perf-record.js';
 
 interface ProfileNode {
   id: number;
@@ -26,6 +30,7 @@ interface Profile {
 
 const [workload = 'exchange', module = 'sentinel-fastify', secondsArg = '8'] = process.argv.slice(2);
 const dir = fileURLToPath(new URL('./profiles/', import.meta.url));
+const perfFile = process.env.BENCH_PERF;
 
 function where(url: string): string {
   if (url === '') return '(native / idle / GC)';
@@ -74,7 +79,7 @@ async function main(): Promise<void> {
   const { privateJwk, publicJwk } = await createKeyPair();
   const port = 46000 + (process.pid % 1000);
   const child = fork(fileURLToPath(new URL('./server.ts', import.meta.url)), [module, String(port)], {
-    execArgv: ['--import', 'tsx'],
+    execArgv: perfFile === undefined ? ['--import', 'tsx'] : [...PERF_NODE_FLAGS, '--import', 'tsx'],
     env: { ...process.env, BENCH_PRIVATE_JWK: JSON.stringify(privateJwk), NODE_ENV: 'production' },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
@@ -93,6 +98,16 @@ async function main(): Promise<void> {
     console.log(await flow.prepare(publicJwk));
     await flow.warmUp(2, async (flowOptions) => autocannon(flowOptions));
     options = await flow.measureOptions(Number(secondsArg));
+  }
+  if (perfFile !== undefined) {
+    // perf's window is the load's; it needs the server's pid, which a forked child always has.
+    const recording = startPerf(child.pid as number, Number(secondsArg), perfFile);
+    const result = await autocannon(options);
+    await recording;
+    console.log(`${result.requests.total} requests, status ${JSON.stringify(result.statusCodeStats)}`);
+    child.send({ type: 'close' });
+    printPerfReport(perfFile);
+    return;
   }
   const reply = () => new Promise<void>((resolve) => child.once('message', () => resolve()));
   let waiting = reply();
