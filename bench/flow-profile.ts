@@ -16,6 +16,7 @@ import autocannon, { type AutocannonOptions } from 'autocannon';
 import { loadOptions } from './client.js';
 import { createKeyPair } from './fixtures.js';
 import { FlowLoad, type FlowWorkload, isFlowWorkload } from './flow-client.js';
+import { buildLibraryForBench } from './library-build.js';
 import { PERF_NODE_FLAGS, printPerfReport, startPerf } from './perf-record.js';
 
 interface ProfileNode {
@@ -76,6 +77,7 @@ function summarize(file: string, requests: number): void {
 
 async function main(): Promise<void> {
   if (workload !== 'cc' && !isFlowWorkload(workload)) throw new Error(`unknown workload ${workload}`);
+  await buildLibraryForBench();
   const { privateJwk, publicJwk } = await createKeyPair();
   const port = 46000 + (process.pid % 1000);
   const child = fork(fileURLToPath(new URL('./server.ts', import.meta.url)), [module, String(port)], {

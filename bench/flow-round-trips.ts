@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { codeFromLocation, login } from './client.js';
 import { CLIENT_ID, CLIENT_SECRET, CODE_VERIFIER, createKeyPair, FORM_CONTENT_TYPE, HOST, redirectUriFor } from './fixtures.js';
+import { buildLibraryForBench } from './library-build.js';
 import { deleteBenchKeys } from './targets/redis-bench.js';
 import { importRepoModule } from './targets/sentinel-common.js';
 
@@ -44,6 +45,7 @@ async function measure(what: string, run: () => Promise<void>): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  await buildLibraryForBench();
   const { privateJwk } = await createKeyPair();
   process.env.BENCH_PRIVATE_JWK = JSON.stringify(privateJwk);
   const { startFastify } = await import('./targets/sentinel-fastify.js');

@@ -29,6 +29,7 @@ import type { JWK } from 'jose';
 import { checkFirstResponse, type LoadSettings, loadOptions, type WorkloadState } from './client.js';
 import { createKeyPair, FORM_CONTENT_TYPE, HOST, redirectUriFor } from './fixtures.js';
 import { FlowLoad, flowExpectedStatus, isFlowWorkload, refreshBody } from './flow-client.js';
+import { buildLibraryForBench } from './library-build.js';
 import { type GuardTokens, mintGuardTokens } from './guard-tokens.js';
 import { TARGETS, type TargetSpec } from './registry.js';
 import { median } from './report.js';
@@ -442,6 +443,7 @@ function ratioLine(v: Verdict, rows: Map<string, Row>): string {
 }
 
 async function main(): Promise<void> {
+  await buildLibraryForBench();
   const version = wrkVersion();
   const startedAt = new Date();
   const load0 = loadavg();

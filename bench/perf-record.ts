@@ -8,8 +8,12 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 
-/** Node flags the profiled server needs so that perf can name JIT-compiled functions. */
-export const PERF_NODE_FLAGS = ['--perf-basic-prof'];
+/**
+ * Node flags the profiled server needs so that perf can name JIT-compiled functions. Code space compaction is off:
+ * code moved by a full GC would otherwise leave perf's map naming an address after whatever compiled there first.
+ * The V8 log the flag switches on goes nowhere (it would land as isolate-*.log files in the working directory).
+ */
+export const PERF_NODE_FLAGS = ['--perf-basic-prof', '--no-compact-code-space', '--logfile=/dev/null', '--no-logfile-per-isolate'];
 
 /**
  * Records `seconds` of the thread `tid` (a process's main thread has the process id) into `file`.

@@ -16,6 +16,7 @@
  *      BENCH_OUT (default bench/RESULTS.md; results.json goes next to it).
  */
 import { fileURLToPath } from 'node:url';
+import { buildLibraryForBench } from './library-build.js';
 import autocannon, { type AutocannonResult } from 'autocannon';
 import type { JWK } from 'jose';
 import { checkFirstResponse, expectedStatus, type LoadSettings, loadOptions, NotAvailable, type WorkloadState } from './client.js';
@@ -167,6 +168,8 @@ async function measureRound(spec: TargetSpec, privateJwk: JWK, publicJwk: JWK): 
 
 async function main(): Promise<void> {
   const started = Date.now();
+  // The library as it is published (bench/library-build.ts), built before any server starts.
+  await buildLibraryForBench();
   // The whole run is bounded: rounds × targets × (warm-up + window + spawn/check slack) + memory, doubled.
   const perRowS = settings.warmupSeconds + settings.durationSeconds * 2 + 20;
   const maxS = positive(env.BENCH_MAX_SECONDS, Math.ceil(settings.rounds * TARGETS.length * perRowS * 2 + 300));

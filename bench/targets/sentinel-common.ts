@@ -1,11 +1,12 @@
 /**
- * Loads sentinel-idp from this repository's source (src/, adapters/) and builds the benchmark instance.
+ * Loads sentinel-idp (the bench's build of this repository, bench/library-build.ts) and builds the benchmark instance.
  *
- * The modules are imported dynamically through a computed specifier, typed here against the pinned public API
- * (shared/DESIGN.md), so the bench typechecks and its other rows run even while the core is incomplete; a missing
- * module makes the row "not available" instead of breaking the run.
+ * The modules are imported dynamically through a computed specifier, typed here against the pinned public API, so
+ * the bench typechecks on its own; a module that fails to load makes the row "not available" instead of breaking the
+ * run.
  */
 import type { JWK } from 'jose';
+import { libraryModuleURL } from '../library-build.js';
 import { ACCOUNT_ID, CLIENT_ID, CLIENT_SECRET, issuerFor, PASSWORD, privateJwkFromEnv, redirectUriFor, USERNAME } from '../fixtures.js';
 
 /** The request shape `sentinel.handle` takes (src/http.ts). */
@@ -48,9 +49,12 @@ interface CoreModule {
   MemoryStore: new (options?: { max?: number }) => unknown;
 }
 
-/** Imports a module of this repository by a path relative to the repository root (e.g. 'src/index.js'). */
+/**
+ * Imports a module of the library by its source path relative to the repository root (e.g. 'src/index.js'): the
+ * bench's build of it (bench/library-build.ts), or the source itself under `BENCH_LIBRARY=source`.
+ */
 export async function importRepoModule<T>(path: string): Promise<T> {
-  const specifier = new URL(`../../${path}`, import.meta.url).href;
+  const specifier = libraryModuleURL(path);
   try {
     return (await import(specifier)) as T;
   } catch (err) {
