@@ -11,10 +11,14 @@
  * `BENCH_LIBRARY=source` loads the source through tsx instead (to compare, or to bench without building).
  */
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const repo = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
-const outDir = `${repo}/.tmp/bench-dist`;
+
+/** Where the build of a source tree goes: under its own .tmp/, which git ignores. */
+function outDirOf(root: string): string {
+  return `${root}/.tmp/bench-dist`;
+}
 
 /** Source module (as the bench names it) → built entry. */
 const ENTRIES: Record<string, { name: string; source: string }> = {
@@ -49,19 +53,22 @@ function fromSource(): boolean {
 
 /**
  * Builds the library for this run (a few seconds); the bench's entry scripts call it before they start servers.
+ * `root` is the source tree (this repository by default; the telemetry bench also builds an older tree); entries
+ * whose source the tree does not have are skipped.
  * @example await buildLibraryForBench(); // then fork bench/server.ts
  */
-export async function buildLibraryForBench(): Promise<void> {
+export async function buildLibraryForBench(root: string = repo): Promise<void> {
   if (fromSource()) return;
   const { build } = await import('tsup');
+  const present = Object.values(ENTRIES).filter(({ source }) => existsSync(`${root}/${source}`));
   await build({
     config: false,
-    entry: Object.fromEntries(Object.values(ENTRIES).map(({ name, source }) => [name, `${repo}/${source}`])),
+    entry: Object.fromEntries(present.map(({ name, source }) => [name, `${root}/${source}`])),
     format: ['esm'],
     splitting: true,
     target: 'node20',
     platform: 'node',
-    outDir,
+    outDir: outDirOf(root),
     external: EXTERNAL,
     sourcemap: false,
     treeshake: true,
@@ -74,14 +81,14 @@ export async function buildLibraryForBench(): Promise<void> {
 
 /**
  * The URL to import for a module of the library named by its source path ('src/index.js'): the built entry, or the
- * source under `BENCH_LIBRARY=source`.
+ * source under `BENCH_LIBRARY=source`; of this repository, or of the source tree `root`.
  * @example await import(libraryModuleURL('adapters/fastify/index.js'))
  */
-export function libraryModuleURL(path: string): string {
-  if (fromSource()) return new URL(`../${path}`, import.meta.url).href;
+export function libraryModuleURL(path: string, root: string = repo): string {
+  if (fromSource()) return pathToFileURL(`${root}/${path.replace(/\.js$/, '.ts')}`).href;
   const entry = ENTRIES[path];
   if (entry === undefined) throw new Error(`the bench build has no entry for ${path} (bench/library-build.ts)`);
-  const file = `${outDir}/${entry.name}.js`;
+  const file = `${outDirOf(root)}/${entry.name}.js`;
   if (!existsSync(file)) throw new Error(`${file} is missing: the bench's entry script builds it (buildLibraryForBench)`);
-  return new URL(`file://${file}`).href;
+  return pathToFileURL(file).href;
 }

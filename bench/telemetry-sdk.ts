@@ -2,7 +2,6 @@
  * What the telemetry bench's processes share: registering the OpenTelemetry SDK as a host does, and building the
  * client-credentials sentinel from a source root (this repository, or the extracted pre-telemetry source).
  */
-import { pathToFileURL } from 'node:url';
 import { context, metrics } from '@opentelemetry/api';
 import { ExportResultCode } from '@opentelemetry/core';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
@@ -16,6 +15,7 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { ACCOUNT_ID, CLIENT_ID, CLIENT_SECRET, issuerFor, privateJwkFromEnv, redirectUriFor } from './fixtures.js';
+import { libraryModuleURL } from './library-build.js';
 import type { SentinelLike } from './targets/sentinel-common.js';
 
 /** The variants of the telemetry bench. */
@@ -60,9 +60,9 @@ interface Core {
   MemoryStore: new (options?: { max?: number }) => unknown;
 }
 
-/** The client-credentials sentinel of the bench, from `root`'s source. */
+/** The client-credentials sentinel of the bench, from `root`'s build (bench/library-build.ts). */
 export async function benchSentinel(root: string, port: number): Promise<SentinelLike> {
-  const core = (await import(pathToFileURL(`${root}/src/index.ts`).href)) as Core;
+  const core = (await import(libraryModuleURL('src/index.js', root))) as Core;
   return core.createSentinel({
     issuer: issuerFor(port),
     apps: [

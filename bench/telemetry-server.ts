@@ -1,12 +1,12 @@
 /**
  * One server of the telemetry bench (bench/telemetry.ts): `node --import tsx bench/telemetry-server.ts <variant> <port>
- * <source root>`. The core on bare node:http, as the sentinel-node row of the main bench, loaded from `<source root>`
- * (this repository, or the extracted source from before telemetry existed). The SDK setup of each variant is in
+ * <source root>`. The core on bare node:http, as the sentinel-node row of the main bench, loaded from the build of
+ * `<source root>` (this repository, or the extracted source from before telemetry existed; bench/library-build.ts). The SDK setup of each variant is in
  * bench/telemetry-sdk.ts.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { pathToFileURL } from 'node:url';
 import { HOST } from './fixtures.js';
+import { libraryModuleURL } from './library-build.js';
 import type { SentinelRequestLike, SentinelResponseLike } from './targets/sentinel-common.js';
 import { listen } from './targets/util.js';
 import { benchSentinel, registerBenchSDK, TELEMETRY_VARIANTS, type TelemetryVariant } from './telemetry-sdk.js';
@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   }
   registerBenchSDK(variant as TelemetryVariant);
   const sentinel = await benchSentinel(root, port);
-  const helpers = (await import(pathToFileURL(`${root}/adapters/node/index.ts`).href)) as NodeHelpers;
+  const helpers = (await import(libraryModuleURL('adapters/node/index.js', root))) as NodeHelpers;
   await listen(
     (req, res) => {
       sentinel

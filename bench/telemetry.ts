@@ -12,7 +12,9 @@
  * - `sdk-ratio`: the same with `ParentBased(TraceIdRatioBased(0.1))` sampling, as production hosts usually run it
  *   (a tenth of the traces recorded; the metrics still count every request).
  *
- * Rounds rotate the order; each row is the median req/s over rounds. Ratios are of medians within this run. The
+ * Both source trees are built with tsup before the run, as the published package is (bench/library-build.ts;
+ * `BENCH_LIBRARY=source` runs them through tsx instead). Rounds rotate the order; each row is the median req/s over
+ * rounds. Ratios are of medians within this run. The
  * section between the telemetry markers of bench/RESULTS.md is replaced (or appended); the rest of the file is
  * left alone. Env: BENCH_DURATION (s, default 5), BENCH_WARMUP (s, default 1), BENCH_ROUNDS (default 3),
  * BENCH_CONNECTIONS (default 50), BENCH_OUT (default bench/RESULTS.md), BENCH_SDK_PARTS (`traces,metrics` by default;
@@ -27,6 +29,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { CC_BODY, CONSUMER_ID, createKeyPair, FORM_CONTENT_TYPE, HOST, TOKEN_PATH } from './fixtures.js';
 import { TELEMETRY_VARIANTS, type TelemetryVariant } from './telemetry-sdk.js';
+import { buildLibraryForBench } from './library-build.js';
 import { median } from './report.js';
 import { writeResultsSection } from './results-section.js';
 
@@ -144,6 +147,9 @@ function writeSection(markdown: string): void {
 
 async function main(): Promise<void> {
   const { ref, root } = extractBaseline();
+  // Both trees as they would be published (bench/library-build.ts): the same compiler for both sides.
+  await buildLibraryForBench(repo);
+  await buildLibraryForBench(root);
   const { privateJwk } = await createKeyPair();
   const jwk = JSON.stringify(privateJwk);
   const perVariant = (): Record<Variant, number[]> =>
@@ -204,7 +210,7 @@ async function main(): Promise<void> {
     '(always-on sampling, batch span processor, Prometheus reader); `sdk-ratio` the same SDK sampling',
     '`ParentBased(TraceIdRatioBased(0.1))` (metrics still recorded for every request); `baseline-sdk` registers the',
     'always-on SDK in front of the baseline source, which has no instrumentation: the part of the cost that is the SDK',
-    'itself. Each figure is the median of the rounds; ratios are of medians within this run.',
+    `itself. Both trees ${process.env.BENCH_LIBRARY === 'source' ? 'run from source through tsx' : 'are built with tsup, as the package is published'}. Each figure is the median of the rounds; ratios are of medians within this run.`,
     '',
     '| server | median req/s | req/s per round | median CPU µs/request | in-process CPU µs/call |',
     '|---|---:|---:|---:|---:|',
