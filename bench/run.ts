@@ -15,6 +15,8 @@
  *      BENCH_MEMORY=0 (skip the MemoryStore measurement), BENCH_MEMORY_N (default 100000),
  *      BENCH_OUT (default bench/RESULTS.md; results.json goes next to it).
  */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildLibraryForBench } from './library-build.js';
 import autocannon, { type AutocannonResult } from 'autocannon';
@@ -168,6 +170,9 @@ async function measureRound(spec: TargetSpec, privateJwk: JWK, publicJwk: JWK): 
 
 async function main(): Promise<void> {
   const started = Date.now();
+  // Where the results go exists before the first row runs: a run of many minutes must not end unable to write them.
+  const out = env.BENCH_OUT ?? fileURLToPath(new URL('./RESULTS.md', import.meta.url));
+  mkdirSync(dirname(out), { recursive: true });
   // The library as it is published (bench/library-build.ts), built before any server starts.
   await buildLibraryForBench();
   // The whole run is bounded: rounds × targets × (warm-up + window + spawn/check slack) + memory, doubled.
@@ -240,7 +245,6 @@ async function main(): Promise<void> {
     }
   }
 
-  const out = env.BENCH_OUT ?? fileURLToPath(new URL('./RESULTS.md', import.meta.url));
   const written: string[] = [];
   // A partial run must not replace the full table of the last complete run.
   if (only.length === 0) {
