@@ -8,9 +8,9 @@
  */
 import { createHook } from 'node:async_hooks';
 import { fileURLToPath } from 'node:url';
-import { CC_BODY, CONSUMER_ID, createKeyPair, FORM_CONTENT_TYPE, TOKEN_PATH } from './fixtures.js';
+import { createKeyPair } from './fixtures.js';
 import { buildLibraryForBench } from './library-build.js';
-import { benchSentinel, registerBenchSDK, TELEMETRY_VARIANTS, type TelemetryVariant } from './telemetry-sdk.js';
+import { benchSentinel, ccRequest, registerBenchSDK, TELEMETRY_VARIANTS, type TelemetryVariant } from './telemetry-sdk.js';
 
 const CALLS = 200;
 const [variant, rootArg] = process.argv.slice(2);
@@ -25,14 +25,7 @@ async function main(): Promise<void> {
   registerBenchSDK(variant as TelemetryVariant);
   const sentinel = await benchSentinel(root, 1);
   const call = async (): Promise<void> => {
-    const response = await sentinel.handle({
-      method: 'POST',
-      path: TOKEN_PATH,
-      query: new URLSearchParams({ state: CONSUMER_ID }),
-      headers: { 'content-type': FORM_CONTENT_TYPE },
-      body: CC_BODY,
-      ip: '203.0.113.9',
-    });
+    const response = await sentinel.handle(ccRequest());
     if (response?.status !== 200) throw new Error(`a call was answered ${response?.status}`);
   };
   for (let i = 0; i < CALLS; i++) await call();

@@ -4,8 +4,7 @@
  * line `{ "requests": n, "cpuMicros": t }`. Without sockets, HTTP parsing and a load generator competing for the
  * cores, what remains is the service's own work, so differences between variants are easier to see.
  */
-import { benchSentinel, registerBenchSDK, TELEMETRY_VARIANTS, type TelemetryVariant } from './telemetry-sdk.js';
-import { CC_BODY, CONSUMER_ID, FORM_CONTENT_TYPE, TOKEN_PATH } from './fixtures.js';
+import { benchSentinel, ccRequest, registerBenchSDK, TELEMETRY_VARIANTS, type TelemetryVariant } from './telemetry-sdk.js';
 
 const [variant, root, secondsArg] = process.argv.slice(2);
 const seconds = Number(secondsArg ?? 3);
@@ -17,16 +16,8 @@ async function main(): Promise<void> {
   }
   registerBenchSDK(variant as TelemetryVariant);
   const sentinel = await benchSentinel(root, 1);
-  const request = () => ({
-    method: 'POST',
-    path: TOKEN_PATH,
-    query: new URLSearchParams({ state: CONSUMER_ID }),
-    headers: { 'content-type': FORM_CONTENT_TYPE },
-    body: CC_BODY,
-    ip: '203.0.113.9',
-  });
   const batch = async (): Promise<void> => {
-    const responses = await Promise.all(Array.from({ length: CONCURRENCY }, () => sentinel.handle(request())));
+    const responses = await Promise.all(Array.from({ length: CONCURRENCY }, () => sentinel.handle(ccRequest())));
     if (responses.some((response) => response?.status !== 200)) throw new Error('a request was not answered 200');
   };
   const warmUntil = performance.now() + 1000;

@@ -14,9 +14,20 @@ import {
   TraceIdRatioBasedSampler,
 } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import { ACCOUNT_ID, CLIENT_ID, CLIENT_SECRET, issuerFor, privateJwkFromEnv, redirectUriFor } from './fixtures.js';
+import {
+  ACCOUNT_ID,
+  CC_BODY,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  CONSUMER_ID,
+  FORM_CONTENT_TYPE,
+  issuerFor,
+  privateJwkFromEnv,
+  redirectUriFor,
+  TOKEN_PATH,
+} from './fixtures.js';
 import { libraryModuleURL } from './library-build.js';
-import type { SentinelLike } from './targets/sentinel-common.js';
+import type { SentinelLike, SentinelRequestLike } from './targets/sentinel-common.js';
 
 /** The variants of the telemetry bench. */
 export const TELEMETRY_VARIANTS = ['baseline', 'no-sdk', 'baseline-sdk', 'sdk', 'sdk-ratio'] as const;
@@ -58,6 +69,18 @@ export function registerBenchSDK(variant: TelemetryVariant): void {
 interface Core {
   createSentinel(options: Record<string, unknown>): SentinelLike;
   MemoryStore: new (options?: { max?: number }) => unknown;
+}
+
+/** One in-process client-credentials request (v2, consumer-bound), as `sentinel.handle()` takes it; new per call. */
+export function ccRequest(): SentinelRequestLike {
+  return {
+    method: 'POST',
+    path: TOKEN_PATH,
+    query: new URLSearchParams({ state: CONSUMER_ID }),
+    headers: { 'content-type': FORM_CONTENT_TYPE },
+    body: CC_BODY,
+    ip: '203.0.113.9',
+  };
 }
 
 /** The client-credentials sentinel of the bench, from `root`'s build (bench/library-build.ts). */
