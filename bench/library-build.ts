@@ -10,7 +10,7 @@
  *
  * `BENCH_LIBRARY=source` loads the source through tsx instead (to compare, or to bench without building).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const repo = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
@@ -31,21 +31,15 @@ const ENTRIES: Record<string, { name: string; source: string }> = {
   'adapters/node/index.js': { name: 'node', source: 'adapters/node/index.ts' },
 };
 
-/** Never bundled, as in the published build: the runtime dependencies and the frameworks. */
-const EXTERNAL = [
-  'express',
-  'koa',
-  'fastify',
-  'ioredis',
-  'pg',
-  'jose',
-  'zod',
-  'cookie',
-  'lru-cache',
-  'pkcs11js',
-  '@simplewebauthn/server',
-  'otplib',
-];
+/**
+ * Never bundled: every package the manifest names (dependencies, peers, optional ones), read from package.json
+ * rather than listed again here. tsup leaves exactly these out of the published build, so both builds agree
+ * whatever the working directory.
+ */
+function externals(): string[] {
+  const manifest = JSON.parse(readFileSync(`${repo}/package.json`, 'utf8')) as Record<string, Record<string, string> | undefined>;
+  return Object.keys({ ...manifest.dependencies, ...manifest.peerDependencies, ...manifest.optionalDependencies });
+}
 
 function fromSource(): boolean {
   return process.env.BENCH_LIBRARY === 'source';
@@ -69,7 +63,7 @@ export async function buildLibraryForBench(root: string = repo): Promise<void> {
     target: 'node20',
     platform: 'node',
     outDir: outDirOf(root),
-    external: EXTERNAL,
+    external: externals(),
     sourcemap: false,
     treeshake: true,
     removeNodeProtocol: false,
