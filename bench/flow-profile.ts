@@ -101,27 +101,27 @@ async function main(): Promise<void> {
     await flow.warmUp(2, async (flowOptions) => autocannon(flowOptions));
     options = await flow.measureOptions(Number(secondsArg));
   }
+  const reply = () => new Promise<void>((resolve) => child.once('message', () => resolve()));
+  // perf's window is the load's; it needs the server's pid, which a forked child always has.
+  const recording = perfFile === undefined ? undefined : startPerf(child.pid as number, Number(secondsArg), perfFile);
+  if (recording === undefined) {
+    const started = reply();
+    child.send({ type: 'profile-start' });
+    await started;
+  }
+  const result = await autocannon(options);
+  await recording;
+  console.log(`${result.requests.total} requests, status ${JSON.stringify(result.statusCodeStats)}`);
   if (perfFile !== undefined) {
-    // perf's window is the load's; it needs the server's pid, which a forked child always has.
-    const recording = startPerf(child.pid as number, Number(secondsArg), perfFile);
-    const result = await autocannon(options);
-    await recording;
-    console.log(`${result.requests.total} requests, status ${JSON.stringify(result.statusCodeStats)}`);
     child.send({ type: 'close' });
     printPerfReport(perfFile);
     return;
   }
-  const reply = () => new Promise<void>((resolve) => child.once('message', () => resolve()));
-  let waiting = reply();
-  child.send({ type: 'profile-start' });
-  await waiting;
-  const result = await autocannon(options);
-  console.log(`${result.requests.total} requests, status ${JSON.stringify(result.statusCodeStats)}`);
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${module}-${workload}-${new Date().toISOString().replace(/[:.]/g, '-')}.cpuprofile`);
-  waiting = reply();
+  const stopped = reply();
   child.send({ type: 'profile-stop', file });
-  await waiting;
+  await stopped;
   child.send({ type: 'close' });
   console.log(`profile: ${file}`);
   summarize(file, result.requests.total);
