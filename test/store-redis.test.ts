@@ -5,9 +5,9 @@
  * Every key this file writes lives under one random per-run prefix and is deleted afterwards.
  */
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RedisStore } from '../src/stores/redis.js';
+import { RedisStore, redisClientOptions } from '../src/stores/redis.js';
 import { deleteByPrefix, REDIS_URL, requireAvailable, sharedRedis } from './helpers/redis.js';
 import { runStoreContract } from './store-contract.js';
 
@@ -17,22 +17,31 @@ const skip = redis.skip;
 describe.skipIf(skip)('RedisStore (real Redis)', () => {
   const runPrefix = `sentinel-test:${randomBytes(8).toString('hex')}:`;
   let client: Redis;
+  /** A client with the options the store recommends, auto-pipelining included: the contract must hold on it too. */
+  let pipelined: Redis;
   let stores = 0;
+
+  async function connect(options: RedisOptions): Promise<Redis> {
+    const connected = new Redis(REDIS_URL, options);
+    connected.on('error', () => {}); // connection errors surface as rejected commands
+    await new Promise<void>((resolve, reject) => {
+      connected.once('ready', resolve);
+      connected.once('end', () => reject(new Error('Redis connection ended before ready')));
+    });
+    return connected;
+  }
 
   beforeAll(async () => {
     requireAvailable(redis);
-    client = new Redis(REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-    client.on('error', () => {}); // connection errors surface as rejected commands
-    await new Promise<void>((resolve, reject) => {
-      client.once('ready', resolve);
-      client.once('end', () => reject(new Error('Redis connection ended before ready')));
-    });
+    client = await connect({ enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+    pipelined = await connect(redisClientOptions());
   });
 
   afterAll(async () => {
     if (client === undefined) return;
     await deleteByPrefix(client, runPrefix);
     await client.quit();
+    await pipelined?.quit();
   });
 
   /** A store with a prefix of its own under this run's prefix. */
@@ -44,6 +53,11 @@ describe.skipIf(skip)('RedisStore (real Redis)', () => {
   runStoreContract('RedisStore', async () => {
     const { store, prefix } = freshStore();
     return { store, cleanup: () => deleteByPrefix(client, prefix) };
+  });
+
+  runStoreContract('RedisStore on an auto-pipelining client (redisClientOptions)', async () => {
+    const prefix = `${runPrefix}${++stores}:`;
+    return { store: new RedisStore(pipelined, { prefix }), cleanup: () => deleteByPrefix(client, prefix) };
   });
 
   describe('RedisStore specifics', () => {
