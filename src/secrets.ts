@@ -38,3 +38,17 @@ export function digest(value: string): string {
 export function constantTimeEqual(a: string, b: string): boolean {
   return timingSafeEqual(hash('sha256', a, 'buffer'), hash('sha256', b, 'buffer'));
 }
+
+/**
+ * Compares two digests (or S256 challenges) in constant time with respect to their content, byte for byte. Unlike
+ * {@link constantTimeEqual} it does not hash them first: a digest's length is public (43 characters for SHA-256
+ * base64url), so answering "unequal" at once for another length reveals nothing, and the two extra hashes were the
+ * larger part of a refresh rotation's digest work.
+ *
+ * @example if (!digestsEqual(digest(presented.secret), grant.refresh.current)) return { kind: 'invalid' };
+ */
+export function digestsEqual(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+}

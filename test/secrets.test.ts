@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { constantTimeEqual, digest, randomSecret } from '../src/secrets.js';
+import { constantTimeEqual, digest, digestsEqual, randomSecret } from '../src/secrets.js';
 
 describe('randomSecret', () => {
   it('gives 256-bit base64url secrets that never repeat across many refills of the random pool', () => {
@@ -36,5 +36,23 @@ describe('digest and constantTimeEqual', () => {
     expect(digest('a')).toBe(digest('a'));
     expect(constantTimeEqual('secret', 'secret')).toBe(true);
     expect(constantTimeEqual('secret', 'secret-longer')).toBe(false);
+  });
+});
+
+describe('digestsEqual', () => {
+  it('is true for the same digest and false for any other, one differing character or length included', () => {
+    const value = digest('refresh-secret');
+    expect(digestsEqual(value, digest('refresh-secret'))).toBe(true);
+    expect(digestsEqual(value, digest('refresh-secret2'))).toBe(false);
+    const lastFlipped = `${value.slice(0, -1)}${value.endsWith('A') ? 'B' : 'A'}`;
+    expect(digestsEqual(value, lastFlipped)).toBe(false);
+    expect(digestsEqual(value, value.slice(0, -1))).toBe(false);
+    expect(digestsEqual(value, '')).toBe(false);
+  });
+
+  it('does not take characters beyond Latin-1 for others of the same low byte', () => {
+    // Compared as UTF-8: 'Ā' (U+0100) would read as 0x00 in Latin-1 and match a NUL.
+    expect(digestsEqual('a\u0100', 'a\u0000')).toBe(false);
+    expect(digestsEqual('\u0100', '\u0000\u0000')).toBe(false);
   });
 });

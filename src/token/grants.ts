@@ -17,7 +17,7 @@
  */
 import type { AccessTokenClaims, RevocationCheck } from '../access-token.js';
 import type { SentinelContext } from '../context.js';
-import { constantTimeEqual, digest, randomSecret } from '../secrets.js';
+import { digest, digestsEqual, randomSecret } from '../secrets.js';
 
 /** The refresh side of a grant: which generation is current. */
 export interface GrantRefreshState {
@@ -176,12 +176,12 @@ export type RefreshStanding =
  */
 export function refreshStanding(context: SentinelContext, grant: GrantRecord, presented: PresentedRefreshToken): RefreshStanding {
   const refresh = grant.refresh;
-  if (refresh === null || !constantTimeEqual(digest(presented.family), refresh.family)) return { kind: 'invalid' };
+  if (refresh === null || !digestsEqual(digest(presented.family), refresh.family)) return { kind: 'invalid' };
   if (presented.gen < refresh.gen) {
     const retrying = presented.gen === refresh.gen - 1 && nowSeconds() < grant.changedAt + context.config.retryGrace;
     return { kind: retrying ? 'just-rotated' : 'reused' };
   }
-  if (presented.gen !== refresh.gen || !constantTimeEqual(digest(presented.secret), refresh.current)) return { kind: 'invalid' };
+  if (presented.gen !== refresh.gen || !digestsEqual(digest(presented.secret), refresh.current)) return { kind: 'invalid' };
   const now = nowSeconds();
   return refresh.expiresAt <= now || grant.absoluteExpiresAt <= now ? { kind: 'expired' } : { kind: 'current' };
 }

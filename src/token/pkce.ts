@@ -4,7 +4,7 @@
  */
 import { hash } from 'node:crypto';
 import { OAuthError } from '../errors.js';
-import { constantTimeEqual } from '../secrets.js';
+import { digestsEqual } from '../secrets.js';
 
 /** RFC 7636 §4.1: 43–128 characters of the unreserved set. */
 const VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
@@ -42,7 +42,7 @@ export function verifyPKCE(challenge: string | undefined, verifier: string | und
     return;
   }
   if (verifier === undefined) throw new OAuthError('invalid_grant', 'code_verifier is required for this code');
-  if (!constantTimeEqual(s256Challenge(verifier), challenge)) {
+  if (!digestsEqual(s256Challenge(verifier), challenge)) {
     throw new OAuthError('invalid_grant', 'code_verifier does not match the code_challenge');
   }
 }

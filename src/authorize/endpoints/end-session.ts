@@ -15,7 +15,7 @@ import type { SentinelContext } from '../../context.js';
 import { OAuthError } from '../../errors.js';
 import { headerValue, redirect, type SentinelRequest, type SentinelResponse } from '../../http.js';
 import { fromSearchParams, single, type ParamMap } from '../../params.js';
-import { constantTimeEqual, digest, randomSecret } from '../../secrets.js';
+import { constantTimeEqual, digest, digestsEqual, randomSecret } from '../../secrets.js';
 import { verifyIDTokenHint, type IDTokenHint } from '../../token/id-token-hint.js';
 import { expiredSessionCookie, readSessionCookie } from '../state/session-cookie.js';
 import { endSessionConfirmationResponse } from '../pages/end-session-confirmation.js';
@@ -130,7 +130,7 @@ async function confirm(context: SentinelContext, request: SentinelRequest, accou
     csrfToken === undefined ||
     !constantTimeEqual(csrfToken, record.csrfToken) ||
     sessionId === null ||
-    !constantTimeEqual(digest(sessionId), record.sessionDigest)
+    !digestsEqual(digest(sessionId), record.sessionDigest)
   ) {
     throw new OAuthError('invalid_request', 'The sign-out form is out of date. Go back to the application and start again.', {
       status: 403,
