@@ -103,15 +103,35 @@ export async function issueAccessToken(
 }
 
 /**
- * The token response (RFC 6749 §5.1) of an access token with no other members: `access_token`, `token_type`,
- * `expires_in`. Written out rather than JSON.stringify'd: the token is a compact JWS this service signed, base64url
- * segments and dots that JSON never escapes, and serializing its ~600 characters was the response's largest cost.
+ * The token response (RFC 6749 §5.1): `access_token`, `token_type`, `expires_in`, and for user tokens the refresh
+ * token, scope and ID token. Written out rather than JSON.stringify'd: the tokens are compact JWS and refresh tokens
+ * this service made, base64url segments and dots that JSON never escapes, and serializing their characters one by one
+ * was the response's largest cost (an exchange's answer carries two JWS, over a kilobyte).
  *
  * @example return accessTokenResponse(token, tokenType(dpopJkt), expiresInValue(context, expiresIn));
  */
-export function accessTokenResponse(token: string, tokenType: 'Bearer' | 'DPoP', expiresIn: string | number): SentinelResponse {
-  const body = `{"access_token":"${token}","token_type":"${tokenType}","expires_in":${JSON.stringify(expiresIn)}}`;
-  return { status: 200, headers: { ...NO_STORE_JSON_HEADERS }, body };
+export function accessTokenResponse(
+  token: string,
+  tokenType: 'Bearer' | 'DPoP',
+  expiresIn: string | number,
+  more?: UserTokenMembers,
+): SentinelResponse {
+  let body = `{"access_token":"${token}","token_type":"${tokenType}","expires_in":${JSON.stringify(expiresIn)}`;
+  if (more !== undefined) {
+    // The refresh token is ours too (base64url parts and dots); the scope, short, is escaped as JSON would.
+    if (more.refreshToken !== undefined) body += `,"refresh_token":"${more.refreshToken}"`;
+    if (more.scope !== undefined) body += `,"scope":${JSON.stringify(more.scope)}`;
+    if (more.idToken !== undefined) body += `,"id_token":"${more.idToken}"`;
+  }
+  return { status: 200, headers: { ...NO_STORE_JSON_HEADERS }, body: `${body}}` };
+}
+
+/** The members a user token response (code exchange, refresh) adds after `expires_in`, in this order. */
+export interface UserTokenMembers {
+  refreshToken?: string | undefined;
+  scope?: string | undefined;
+  /** A compact JWS this service signed. */
+  idToken?: string | undefined;
 }
 
 /** The `expires_in` member in the configured representation (a string of digits by default, as the platform sends). */

@@ -24,6 +24,27 @@ describe('accessTokenResponse', () => {
     }
   });
 
+  it('adds the user token members in order, and only those given, as JSON.stringify would write them', () => {
+    const refresh = 'AbCdEfGhIjKlMnOpQrStUv.3.fam-_ily.sec_ret-';
+    const cases: Array<[Parameters<typeof accessTokenResponse>[3], Record<string, unknown>]> = [
+      [{}, {}],
+      [{ refreshToken: refresh }, { refresh_token: refresh }],
+      [{ scope: 'openid offline_access' }, { scope: 'openid offline_access' }],
+      [{ idToken: TOKEN }, { id_token: TOKEN }],
+      [
+        { refreshToken: refresh, scope: 'openid api:read', idToken: TOKEN },
+        { refresh_token: refresh, scope: 'openid api:read', id_token: TOKEN },
+      ],
+      // A scope is the one member not made by this service: quotes and backslashes stay escaped.
+      [{ scope: 'a"b\\c' }, { scope: 'a"b\\c' }],
+    ];
+    for (const [more, members] of cases) {
+      const body = accessTokenResponse(TOKEN, 'Bearer', '60', more).body;
+      expect(body).toBe(JSON.stringify({ access_token: TOKEN, token_type: 'Bearer', expires_in: '60', ...members }));
+      expect(JSON.parse(body as string)).toEqual({ access_token: TOKEN, token_type: 'Bearer', expires_in: '60', ...members });
+    }
+  });
+
   it('gives every response its own headers object', () => {
     const first = accessTokenResponse(TOKEN, 'Bearer', '1');
     first.headers['x-extra'] = 'set by a host';

@@ -2,9 +2,9 @@
  * The token response of the user grants (authorization_code and refresh_token): a JWT access token bound to its
  * grant, the grant's next refresh token, and an ID token when `openid` was asked (RFC 6749 §5.1).
  */
-import { type AccessTokenClaims, expiresInValue, issueAccessToken } from '../access-token.js';
+import { type AccessTokenClaims, accessTokenResponse, expiresInValue, issueAccessToken } from '../access-token.js';
 import type { SentinelContext } from '../context.js';
-import { noStoreJSON, type SentinelResponse } from '../http.js';
+import type { SentinelResponse } from '../http.js';
 import type { SigningAlgorithm } from '../keys.js';
 import { loadUserClaims, scopeList } from '../userinfo/claims.js';
 import { confirmation, tokenType } from '../dpop/token-binding.js';
@@ -79,12 +79,9 @@ export async function issueUserTokens(context: SentinelContext, input: UserToken
     userId: input.userId,
     jti: claims.jti,
   });
-  return noStoreJSON(200, {
-    access_token: token,
-    token_type: tokenType(input.dpopJkt),
-    expires_in: expiresInValue(context, expiresIn),
-    ...(refreshToken === null ? {} : { refresh_token: refreshToken }),
-    ...(input.scope === undefined ? {} : { scope: input.scope }),
-    ...(idToken === undefined ? {} : { id_token: idToken }),
+  return accessTokenResponse(token, tokenType(input.dpopJkt), expiresInValue(context, expiresIn), {
+    refreshToken: refreshToken ?? undefined,
+    scope: input.scope,
+    idToken,
   });
 }
