@@ -24,10 +24,17 @@ export interface RedirectTarget {
  * authorizationResponseURL(target, { code }) // 'https://app.example.com/cb?code=…&state=…&iss=…'
  */
 export function authorizationResponseURL(target: RedirectTarget, parameters: Record<string, string | undefined>): string {
-  const pairs = Object.entries({ ...parameters, state: target.state, iss: target.iss })
-    .filter((pair): pair is [string, string] => pair[1] !== undefined)
-    .map(([name, value]) => `${name}=${encodeURIComponent(value)}`);
+  // Appended in one string as they come (every signed-in authorize request builds one): no entry arrays.
+  let query = '';
+  for (const name in parameters) query = appendParameter(query, name, parameters[name]);
+  query = appendParameter(appendParameter(query, 'state', target.state), 'iss', target.iss);
   const uri = target.redirectUri;
   const separator = !uri.includes('?') ? '?' : uri.endsWith('?') || uri.endsWith('&') ? '' : '&';
-  return `${uri}${separator}${pairs.join('&')}`;
+  return `${uri}${separator}${query}`;
+}
+
+function appendParameter(query: string, name: string, value: string | undefined): string {
+  if (value === undefined) return query;
+  const pair = `${name}=${encodeURIComponent(value)}`;
+  return query === '' ? pair : `${query}&${pair}`;
 }

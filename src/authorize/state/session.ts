@@ -82,6 +82,8 @@ export async function createSession(
 export interface LiveSession {
   key: string;
   record: SessionRecord;
+  /** The stored value (compact form): extending the session writes it back unchanged, with a new idle timeout. */
+  raw: string;
 }
 
 /**
@@ -93,13 +95,15 @@ export interface LiveSession {
  */
 export async function readSession(context: SentinelContext, sessionId: string, accountId: string): Promise<LiveSession | null> {
   const key = sessionKey(sessionId);
-  const record = parseRecord(await context.store.get(key));
-  if (record === null || record.accountId !== accountId) return null;
+  const raw = await context.store.get(key);
+  const record = parseRecord(raw);
+  if (raw === null || record === null || record.accountId !== accountId) return null;
   if (record.expiresAt <= Date.now()) {
     await context.store.delete(key);
     return null;
   }
-  return { key, record };
+  // A record of the earlier named-field form is rewritten in the compact one when the session is next extended.
+  return { key, record, raw: raw.startsWith('[') ? raw : encodeSessionRecord(record) };
 }
 
 /**
@@ -112,7 +116,7 @@ export function touchSession(context: SentinelContext, session: LiveSession): Pr
   // At least 1 ms: a session that ran out since it was read is still written with a TTL the store accepts, and
   // reading it again finds it past its absolute end.
   const remaining = Math.max(1, session.record.expiresAt - Date.now());
-  return context.store.set(session.key, encodeSessionRecord(session.record), Math.min(context.config.session.idleTtl * 1000, remaining));
+  return context.store.set(session.key, session.raw, Math.min(context.config.session.idleTtl * 1000, remaining));
 }
 
 /**
