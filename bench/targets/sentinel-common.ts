@@ -51,10 +51,11 @@ interface CoreModule {
 
 /**
  * Imports a module of the library by its source path relative to the repository root (e.g. 'src/index.js'): the
- * bench's build of it (bench/library-build.ts), or the source itself under `BENCH_LIBRARY=source`.
+ * bench's build of it (bench/library-build.ts), or the source itself under `BENCH_LIBRARY=source`; of this
+ * repository, or of the source tree `root`.
  */
-export async function importRepoModule<T>(path: string): Promise<T> {
-  const specifier = libraryModuleURL(path);
+export async function importRepoModule<T>(path: string, root?: string): Promise<T> {
+  const specifier = libraryModuleURL(path, root);
   try {
     return (await import(specifier)) as T;
   } catch (err) {
@@ -68,10 +69,11 @@ export type BenchSigning = 'threadpool' | 'sync' | undefined;
 
 /**
  * The bench instance; `store` replaces its MemoryStore (the Redis rows pass a RedisStore). The refresh lifetimes are
- * an hour, as the oidc-provider peer's, so a shared Redis is not left with weeks-long keys.
+ * an hour, as the oidc-provider peer's, so a shared Redis is not left with weeks-long keys. `root`: another source
+ * tree's build (bench/flow-inprocess.ts compares two).
  */
-export async function createBenchSentinel(port: number, signing?: BenchSigning, store?: unknown): Promise<SentinelLike> {
-  const core = await importRepoModule<CoreModule>('src/index.js');
+export async function createBenchSentinel(port: number, signing?: BenchSigning, store?: unknown, root?: string): Promise<SentinelLike> {
+  const core = await importRepoModule<CoreModule>('src/index.js', root);
   if (typeof core.createSentinel !== 'function') throw new Error('src/index.ts does not export createSentinel yet');
   return core.createSentinel({
     issuer: issuerFor(port),
