@@ -10,7 +10,7 @@ import type { App } from '../../apps.js';
 import type { SentinelContext } from '../../context.js';
 import { OAuthError } from '../../errors.js';
 import type { SentinelRequest } from '../../http.js';
-import { fromSearchParams, single, type ParamMap } from '../../params.js';
+import { single, type ParamMap } from '../../params.js';
 import { AuthorizationError } from './authorization-error.js';
 import type { RedirectTarget } from './authorization-response.js';
 import { readOIDCParams, type OIDCAuthorizationParams } from './oidc-params.js';
@@ -45,10 +45,33 @@ const SUPPORTED_VERSION = /^1(\.0+)?$/;
  */
 const MAX_QUERY_LENGTH = 8192;
 
-function queryLength(query: URLSearchParams): number {
+/**
+ * The query's parameters, or `null` when names and values together exceed {@link MAX_QUERY_LENGTH}: one pass that
+ * stops at the limit, so an oversized query is neither looked at further nor copied whole.
+ */
+function paramsWithinLimit(query: URLSearchParams): ParamMap | null {
+  const params: ParamMap = new Map();
   let length = 0;
-  for (const [name, value] of query) length += name.length + value.length + 2;
-  return length;
+  for (const [name, value] of query) {
+    length += name.length + value.length + 2;
+    if (length > MAX_QUERY_LENGTH) return null;
+    const values = params.get(name);
+    if (values) values.push(value);
+    else params.set(name, [value]);
+  }
+  return params;
+}
+
+/** The scopes an app may be given at the authorization endpoint (its own and `openid`), built once per app object. */
+const allowedScopes = new WeakMap<App, ReadonlySet<string>>();
+
+function scopesOf(app: App & { scope: string }): ReadonlySet<string> {
+  let allowed = allowedScopes.get(app);
+  if (allowed === undefined) {
+    allowed = new Set([...app.scope.split(' '), 'openid']);
+    allowedScopes.set(app, allowed);
+  }
+  return allowed;
 }
 
 async function findClient(context: SentinelContext, accountId: string, params: ParamMap): Promise<App> {
@@ -99,7 +122,7 @@ function checkScope(app: App, scope: string | undefined, target: RedirectTarget)
     throw new AuthorizationError('invalid_request', 'scope must be space-separated scope tokens', target);
   }
   if (app.scope === undefined) return;
-  const allowed = new Set([...app.scope.split(' '), 'openid']);
+  const allowed = scopesOf(app as App & { scope: string });
   const refused = requested.filter((token) => !allowed.has(token));
   if (refused.length > 0) {
     throw new AuthorizationError('invalid_scope', `scope not allowed for this application: ${refused.join(' ')}`, target);
@@ -140,10 +163,8 @@ export async function validateAuthorizationRequest(
   options: { pushed?: boolean } = {},
 ): Promise<AuthorizationRequest> {
   // Checked first: an oversized request is refused before it is looked at, stored or echoed (RFC 9110 §15.5.15).
-  if (queryLength(request.query) > MAX_QUERY_LENGTH) {
-    throw new OAuthError('invalid_request', 'The request is too long.', { status: 414 });
-  }
-  const query = fromSearchParams(request.query);
+  const query = paramsWithinLimit(request.query);
+  if (query === null) throw new OAuthError('invalid_request', 'The request is too long.', { status: 414 });
   const app = await findClient(context, accountId, query);
   // PAR (RFC 9126 §4): the pushed parameters replace the URL's; failures go to the app when its redirect URI is known.
   const params =
@@ -180,14 +201,25 @@ export async function validateAuthorizationRequest(
   checkScope(app, scope, target);
   const nonce = readParam(params, 'nonce', target);
   const dpopJkt = readDPoPJkt(readParam(params, 'dpop_jkt', target), target);
-  return {
-    ...target,
-    ...oidc,
+  // Written out rather than spread from `target` and `oidc`: one object of one shape for every request (the fields
+  // and their order are those the spreads gave; an absent `dpopJkt` is left out, as before).
+  const authorization: AuthorizationRequest = {
+    accountId: target.accountId,
+    clientId: target.clientId,
+    redirectUri: target.redirectUri,
+    iss: target.iss,
+    state: target.state,
+    prompt: oidc.prompt,
+    maxAge: oidc.maxAge,
+    idTokenHintSubject: oidc.idTokenHintSubject,
+    loginHint: oidc.loginHint,
+    uiLocales: oidc.uiLocales,
     redirectUriInRequest: inRequest,
     clientName: app.name,
     scope,
     nonce,
     codeChallenge,
-    ...(dpopJkt === undefined ? {} : { dpopJkt }),
   };
+  if (dpopJkt !== undefined) authorization.dpopJkt = dpopJkt;
+  return authorization;
 }
