@@ -10,7 +10,7 @@ import type { App } from '../../apps.js';
 import type { SentinelContext } from '../../context.js';
 import { OAuthError } from '../../errors.js';
 import type { SentinelRequest } from '../../http.js';
-import { single, type ParamMap } from '../../params.js';
+import { fromSearchParamsWithin, single, type ParamMap } from '../../params.js';
 import { AuthorizationError } from './authorization-error.js';
 import type { RedirectTarget } from './authorization-response.js';
 import { readOIDCParams, type OIDCAuthorizationParams } from './oidc-params.js';
@@ -44,23 +44,6 @@ const SUPPORTED_VERSION = /^1(\.0+)?$/;
  * interaction's lifetime (and echoed in the Location header), so a flood could exhaust memory.
  */
 const MAX_QUERY_LENGTH = 8192;
-
-/**
- * The query's parameters, or `null` when names and values together exceed {@link MAX_QUERY_LENGTH}: one pass that
- * stops at the limit, so an oversized query is neither looked at further nor copied whole.
- */
-function paramsWithinLimit(query: URLSearchParams): ParamMap | null {
-  const params: ParamMap = new Map();
-  let length = 0;
-  for (const [name, value] of query) {
-    length += name.length + value.length + 2;
-    if (length > MAX_QUERY_LENGTH) return null;
-    const values = params.get(name);
-    if (values) values.push(value);
-    else params.set(name, [value]);
-  }
-  return params;
-}
 
 /** The scopes an app may be given at the authorization endpoint (its own and `openid`), built once per app object. */
 const allowedScopes = new WeakMap<App, ReadonlySet<string>>();
@@ -163,7 +146,7 @@ export async function validateAuthorizationRequest(
   options: { pushed?: boolean } = {},
 ): Promise<AuthorizationRequest> {
   // Checked first: an oversized request is refused before it is looked at, stored or echoed (RFC 9110 §15.5.15).
-  const query = paramsWithinLimit(request.query);
+  const query = fromSearchParamsWithin(request.query, MAX_QUERY_LENGTH);
   if (query === null) throw new OAuthError('invalid_request', 'The request is too long.', { status: 414 });
   const app = await findClient(context, accountId, query);
   // PAR (RFC 9126 §4): the pushed parameters replace the URL's; failures go to the app when its redirect URI is known.
