@@ -51,7 +51,8 @@ interface Dialect {
   login(port: number): Promise<string>;
 }
 
-function authorizeQuery(port: number): string {
+/** The authorization request's query, the same for both servers. */
+export function authorizeQuery(port: number): string {
   return new URLSearchParams({
     response_type: 'code',
     client_id: CLIENT_ID,
@@ -258,14 +259,7 @@ export class FlowLoad {
 
   /** The form body that redeems `code` (with the PKCE verifier and the client's secret). */
   exchangeBody(code: string): string {
-    return new URLSearchParams({
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: redirectUriFor(this.#port),
-      client_id: CLIENT_ID,
-      client_secret: CLIENT_SECRET,
-      code_verifier: CODE_VERIFIER,
-    }).toString();
+    return exchangeBody(code, this.#port);
   }
 
   async #post(body: string): Promise<{ status: number; headers: Headers; body: string }> {
@@ -354,6 +348,18 @@ export class FlowLoad {
       description: `200: ES256 at+jwt (${Object.keys(access.payload).sort().join(',')}), ES256 ID token (${Object.keys(id.payload).sort().join(',')}), refresh token`,
     };
   }
+}
+
+/** The form body that redeems `code` at the server on `port` (with the PKCE verifier and the client's secret). */
+export function exchangeBody(code: string, port: number): string {
+  return new URLSearchParams({
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: redirectUriFor(port),
+    client_id: CLIENT_ID,
+    client_secret: CLIENT_SECRET,
+    code_verifier: CODE_VERIFIER,
+  }).toString();
 }
 
 /** The form body of a refresh rotation presenting `token`. */

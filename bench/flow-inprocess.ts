@@ -14,12 +14,12 @@
  * The session comes from the real sign-in (the login page over node:http, bench/client.ts); the codes and refresh
  * tokens a batch redeems are minted before it, outside the measurement.
  */
-import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { login } from './client.js';
-import { ACCOUNT_ID, CLIENT_ID, CLIENT_SECRET, CODE_VERIFIER, createKeyPair, FORM_CONTENT_TYPE, HOST, redirectUriFor } from './fixtures.js';
+import { ACCOUNT_ID, createKeyPair, FORM_CONTENT_TYPE, HOST } from './fixtures.js';
+import { authorizeQuery, exchangeBody, refreshBody } from './flow-client.js';
 import { buildLibraryForBench } from './library-build.js';
 import { median } from './report.js';
 import {
@@ -45,7 +45,6 @@ const CALLS = Number(callsArg);
 const BATCH = 200;
 const IN_FLIGHT = 10;
 const ROOTS = (rootsArg ?? fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '')).split(',');
-const CHALLENGE = createHash('sha256').update(CODE_VERIFIER).digest('base64url');
 
 function cpuMicros(): number {
   const usage = process.cpuUsage();
@@ -90,21 +89,13 @@ class Subject {
   }
 
   #authorize(): SentinelRequestLike {
-    const query = new URLSearchParams({
-      response_type: 'code',
-      client_id: CLIENT_ID,
-      redirect_uri: redirectUriFor(this.#port),
-      scope: 'openid offline_access api:read',
-      state: 'bench-state-0123456789abcdefghijkl',
-      nonce: 'bench-nonce-0123456789abcdefghijkl',
-      code_challenge: CHALLENGE,
-      code_challenge_method: 'S256',
-    });
+    // The query the flow rows send (bench/flow-client.ts), parsed as an adapter would hand it over.
+    const query = new URLSearchParams(authorizeQuery(this.#port));
     return { method: 'GET', path: `/sentinel/api/account/${ACCOUNT_ID}/authorize`, query, headers: { cookie: this.#cookie }, ip: HOST };
   }
 
-  #token(form: Record<string, string>): SentinelRequestLike {
-    const body = Buffer.from(new URLSearchParams({ ...form, client_id: CLIENT_ID, client_secret: CLIENT_SECRET }).toString());
+  #token(form: string): SentinelRequestLike {
+    const body = Buffer.from(form);
     return {
       method: 'POST',
       path: `/sentinel/api/account/${ACCOUNT_ID}/token`,
@@ -122,7 +113,7 @@ class Subject {
   }
 
   #exchange(code: string): SentinelRequestLike {
-    return this.#token({ grant_type: 'authorization_code', code, redirect_uri: redirectUriFor(this.#port), code_verifier: CODE_VERIFIER });
+    return this.#token(exchangeBody(code, this.#port));
   }
 
   /** `count` calls of `workload`, with what they redeem minted now (outside the measurement). */
@@ -136,7 +127,7 @@ class Subject {
       const answer = await this.#call(this.#exchange(code), 200);
       tokens.push((JSON.parse(answer.body ?? '{}') as { refresh_token: string }).refresh_token);
     }
-    return tokens.map((token) => () => this.#call(this.#token({ grant_type: 'refresh_token', refresh_token: token }), 200));
+    return tokens.map((token) => () => this.#call(this.#token(refreshBody(token)), 200));
   }
 }
 
