@@ -2,6 +2,9 @@
  * What the telemetry bench's processes share: registering the OpenTelemetry SDK as a host does, and building the
  * client-credentials sentinel from a source root (this repository, or the extracted pre-telemetry source).
  */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { context, metrics } from '@opentelemetry/api';
 import { ExportResultCode } from '@opentelemetry/core';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
@@ -28,6 +31,27 @@ import {
 } from './fixtures.js';
 import { libraryModuleURL } from './library-build.js';
 import type { SentinelLike, SentinelRequestLike } from './targets/sentinel-common.js';
+
+const repo = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
+
+function git(...args: string[]): string {
+  return execFileSync('git', args, { cwd: repo, encoding: 'utf8' }).trim();
+}
+
+/**
+ * The commit before telemetry (the parent of the first commit that added src/telemetry/instruments.ts, or
+ * BENCH_TELEMETRY_BASE), its src and adapters extracted under .tmp/ so that it resolves this repo's node_modules.
+ * @example const { ref, root } = extractTelemetryBaseline(); await buildLibraryForBench(root);
+ */
+export function extractTelemetryBaseline(): { ref: string; root: string } {
+  const first = git('rev-list', '--reverse', 'HEAD', '--', 'src/telemetry/instruments.ts').split('\n')[0];
+  const ref = process.env.BENCH_TELEMETRY_BASE ?? git('rev-parse', '--short', `${first}^`);
+  const root = `${repo}/.tmp/bench-telemetry-baseline`;
+  rmSync(root, { recursive: true, force: true });
+  mkdirSync(root, { recursive: true });
+  execFileSync('sh', ['-c', `git archive ${ref} src adapters | tar -x -C ${JSON.stringify(root)}`], { cwd: repo });
+  return { ref, root };
+}
 
 /** The variants of the telemetry bench. */
 export const TELEMETRY_VARIANTS = ['baseline', 'no-sdk', 'baseline-sdk', 'sdk', 'sdk-ratio'] as const;

@@ -22,13 +22,12 @@
  */
 import { execFileSync } from 'node:child_process';
 import { type ChildProcess, fork } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { CC_BODY, CONSUMER_ID, createKeyPair, FORM_CONTENT_TYPE, HOST, TOKEN_PATH } from './fixtures.js';
-import { TELEMETRY_VARIANTS, type TelemetryVariant } from './telemetry-sdk.js';
+import { extractTelemetryBaseline, TELEMETRY_VARIANTS, type TelemetryVariant } from './telemetry-sdk.js';
 import { buildLibraryForBench } from './library-build.js';
 import { median } from './report.js';
 import { writeResultsSection } from './results-section.js';
@@ -51,21 +50,6 @@ const children = new Set<ChildProcess>();
 process.on('exit', () => {
   for (const child of children) child.kill('SIGKILL');
 });
-
-function git(...args: string[]): string {
-  return execFileSync('git', args, { cwd: repo, encoding: 'utf8' }).trim();
-}
-
-/** The commit before telemetry, extracted (src and adapters) under .tmp/ so it resolves this repo's node_modules. */
-function extractBaseline(): { ref: string; root: string } {
-  const first = git('rev-list', '--reverse', 'HEAD', '--', 'src/telemetry/instruments.ts').split('\n')[0];
-  const ref = env.BENCH_TELEMETRY_BASE ?? git('rev-parse', '--short', `${first}^`);
-  const root = `${repo}/.tmp/bench-telemetry-baseline`;
-  rmSync(root, { recursive: true, force: true });
-  mkdirSync(root, { recursive: true });
-  execFileSync('sh', ['-c', `git archive ${ref} src adapters | tar -x -C ${JSON.stringify(root)}`], { cwd: repo });
-  return { ref, root };
-}
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -146,7 +130,7 @@ function writeSection(markdown: string): void {
 }
 
 async function main(): Promise<void> {
-  const { ref, root } = extractBaseline();
+  const { ref, root } = extractTelemetryBaseline();
   // Both trees as they would be published (bench/library-build.ts): the same compiler for both sides.
   await buildLibraryForBench(repo);
   await buildLibraryForBench(root);
