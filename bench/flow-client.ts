@@ -208,6 +208,15 @@ export class FlowLoad {
     return { ...this.#options(), amount: this.#codes.length };
   }
 
+  /**
+   * Options for exactly `requests` requests (bench/instructions.ts counts a fixed number of them, not a time window);
+   * the exchange mints that many codes first.
+   */
+  async amountOptions(requests: number): Promise<AutocannonOptions> {
+    if (this.#kind === 'exchange') this.#useCodes(await this.mintCodes(requests));
+    return { ...this.#options(), amount: requests };
+  }
+
   #useCodes(codes: string[]): void {
     this.#codes = codes;
     this.#nextCode = 0;

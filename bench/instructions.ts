@@ -1,0 +1,265 @@
+/**
+ * `node --import tsx bench/instructions.ts [target,…] [requests] [warm-up]`: machine instructions a server executes
+ * per request, counted by valgrind's callgrind over a fixed number of requests after a warm-up. Prints a table and the
+ * ratios of the pairs it ran; writes nothing.
+ *
+ * Why: req/s and CPU time on a shared two-core host move by 10–30 % from one round to the next, because the host's
+ * other tenants take cycles and caches. An instruction count does not depend on them: the same build, workload and
+ * request count give the same figure within a few percent (the JIT's timing and the sampler's draws are what is left),
+ * so a change of a few percent in the service's own work shows. It is not time: a signature runs several instructions
+ * per cycle, JavaScript with cache misses fewer, so the figures complement the req/s and CPU rows of `npm run bench`,
+ * they do not replace them.
+ *
+ * Targets: the rows of bench/registry.ts with a client-credentials or code-flow workload (`ceiling`, `sentinel-node`,
+ * `flow-exchange-sentinel`, `flow-exchange-oidc`, …; `*` suffix for a prefix), and `telemetry-<variant>` for the
+ * telemetry bench's servers (`telemetry-no-sdk`, `telemetry-sdk`, `telemetry-sdk-ratio` on this tree, `telemetry-baseline` and
+ * `telemetry-baseline-sdk` on the tree before telemetry; bench/telemetry-sdk.ts).
+ * Default: the HTTP ceiling, client credentials on node:http, and the three flows of both servers on memory.
+ *
+ * Each server runs under `valgrind --tool=callgrind --instr-atstart=no` (the warm-up runs uninstrumented, about five
+ * times slower than native); `callgrind_control` switches counting on for the window only. Every thread of the server
+ * process is counted (thread-pool signatures, GC and compiler threads); a Redis server is another process and is not.
+ * INSTRUCTIONS_KEEP=1 keeps each server's callgrind output for `callgrind_annotate` (native functions only: V8's
+ * compiled JavaScript has no symbols there).
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon, { type AutocannonOptions, type AutocannonResult } from 'autocannon';
+import { loadOptions, type LoadSettings } from './client.js';
+import { createKeyPair, HOST } from './fixtures.js';
+import { FlowLoad, flowExpectedStatus, isFlowWorkload } from './flow-client.js';
+import { buildLibraryForBench } from './library-build.js';
+import { TARGETS, type Workload } from './registry.js';
+import { freePort } from './server-child.js';
+import { extractTelemetryBaseline, TELEMETRY_VARIANTS } from './telemetry-sdk.js';
+
+const DEFAULT_TARGETS = [
+  'ceiling',
+  'sentinel-node',
+  'flow-authorize-sentinel',
+  'flow-authorize-oidc',
+  'flow-exchange-sentinel',
+  'flow-exchange-oidc',
+  'flow-refresh-sentinel',
+  'flow-refresh-oidc',
+];
+/** Pairs whose ratio is printed when both ran: numerator, denominator. */
+const PAIRS: Array<[string, string]> = [
+  ['sentinel-node', 'ceiling'],
+  ['flow-authorize-oidc', 'flow-authorize-sentinel'],
+  ['flow-exchange-oidc', 'flow-exchange-sentinel'],
+  ['flow-refresh-oidc', 'flow-refresh-sentinel'],
+  ['flow-authorize-oidc-redis', 'flow-authorize-sentinel-redis'],
+  ['flow-exchange-oidc-redis', 'flow-exchange-sentinel-redis'],
+  ['flow-refresh-oidc-redis', 'flow-refresh-sentinel-redis'],
+  ['telemetry-no-sdk', 'telemetry-baseline'],
+  ['telemetry-sdk-ratio', 'telemetry-no-sdk'],
+  ['telemetry-sdk', 'telemetry-no-sdk'],
+  ['telemetry-baseline-sdk', 'telemetry-baseline'],
+];
+
+const [namesArg, requestsArg = '2000', warmArg = '8000'] = process.argv.slice(2);
+const REQUESTS = Number(requestsArg);
+const WARM_UP = Number(warmArg);
+/** Under valgrind a server answers a few hundred requests a second: generous timeouts, fewer connections. */
+const LOAD: LoadSettings = { connections: 10, timeoutSeconds: 120 };
+const repo = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
+
+interface Subject {
+  name: string;
+  /** The script bench/… the server runs and its arguments after the port's position is filled in. */
+  script: string;
+  args: (port: number) => string[];
+  /** The source tree whose build the server loads. */
+  root: string;
+  workload: Workload;
+}
+
+/** The tree before telemetry, extracted and built once if a `telemetry-baseline*` target asks for it. */
+let baselineRoot: string | undefined;
+function telemetryBaseline(): string {
+  baselineRoot ??= extractTelemetryBaseline().root;
+  return baselineRoot;
+}
+
+function subjects(names: string[]): Subject[] {
+  return names.flatMap((name): Subject[] => {
+    if (name.startsWith('telemetry-')) {
+      const variant = name.slice('telemetry-'.length);
+      if (!(TELEMETRY_VARIANTS as readonly string[]).includes(variant)) {
+        throw new Error(`${name}: the telemetry variants are ${TELEMETRY_VARIANTS.join(', ')}`);
+      }
+      const root = variant.startsWith('baseline') ? telemetryBaseline() : repo;
+      return [{ name, script: 'telemetry-server.ts', args: (port) => [variant, String(port), root], root, workload: 'cc' }];
+    }
+    const matching = name.endsWith('*')
+      ? TARGETS.filter((t) => t.name.startsWith(name.slice(0, -1)))
+      : TARGETS.filter((t) => t.name === name);
+    if (matching.length === 0) throw new Error(`unknown target ${name}`);
+    return matching.map((target) => {
+      if (target.workload !== 'cc' && target.workload !== 'oidc-cc' && !isFlowWorkload(target.workload)) {
+        throw new Error(`${target.name}: only client-credentials and code-flow rows are counted here`);
+      }
+      return {
+        name: target.name,
+        script: 'server.ts',
+        args: (port) => [target.module, String(port)],
+        root: repo,
+        workload: target.workload,
+      };
+    });
+  });
+}
+
+/** Starts the server under callgrind with counting off; resolves once it has said it is ready. */
+async function startCounted(subject: Subject, port: number, outFile: string, jwk: string): Promise<ChildProcess> {
+  const child = spawn(
+    'valgrind',
+    [
+      '--tool=callgrind',
+      '--instr-atstart=no',
+      `--callgrind-out-file=${outFile}`,
+      process.execPath,
+      '--import',
+      'tsx',
+      fileURLToPath(new URL(`./${subject.script}`, import.meta.url)),
+      ...subject.args(port),
+    ],
+    {
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      env: { ...process.env, BENCH_PRIVATE_JWK: jwk, NODE_ENV: 'production', BENCH_CHILD_MAX_S: '3600' },
+    },
+  );
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4000);
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.once('message', (message: { type: string; error?: string }) =>
+      message.type === 'ready' ? resolve() : reject(new Error(`${subject.name}: ${message.error}`)),
+    );
+    child.once('exit', (code) => reject(new Error(`${subject.name} exited with ${code}: ${stderr}`)));
+  });
+  return child;
+}
+
+/**
+ * Requests are sent in chunks of at most this many, each prepared (codes minted) just before it, with counting off:
+ * under valgrind a server is slow enough that codes minted for a whole window would expire before their turn
+ * (oidc-provider's live 60 s).
+ */
+const CHUNK = 500;
+
+/** The load of one server: `next(n)` gives the options for its next `n` requests, and the status each must get. */
+async function loads(subject: Subject, port: number, publicJwk: Parameters<FlowLoad['prepare']>[0]) {
+  if (!isFlowWorkload(subject.workload)) {
+    const options = loadOptions(subject.workload, { port }, LOAD);
+    return { next: async (n: number): Promise<AutocannonOptions> => ({ ...options, amount: n }), status: 200 };
+  }
+  const flow = new FlowLoad(subject.workload, port, LOAD);
+  await flow.prepare(publicJwk);
+  return { next: (n: number) => flow.amountOptions(n), status: flowExpectedStatus(subject.workload) };
+}
+
+function checkAnswers(name: string, result: AutocannonResult, status: number, expected: number): void {
+  const right = result.statusCodeStats[String(status)]?.count ?? 0;
+  if (right !== expected || result.errors > 0 || result.timeouts > 0) {
+    throw new Error(`${name}: ${right} of ${expected} answered ${status} (${JSON.stringify(result.statusCodeStats)})`);
+  }
+}
+
+/**
+ * Sends a callgrind_control command and waits until the server has carried it out. Callgrind reads commands only
+ * while the program runs, and an idle server sleeps in epoll: without a request to wake it, counting would start
+ * late (or stop late) by however long the server slept, so the server is poked with a request (any answer will do)
+ * until the command returns. The pokes add a handful of 404s to the count, against thousands of requests.
+ */
+async function control(pid: number, port: number, command: '--instr=on' | '--instr=off' | '--dump'): Promise<void> {
+  const done = new Promise<void>((resolve, reject) => {
+    const proc = spawn('callgrind_control', [command, String(pid)], { stdio: 'ignore' });
+    proc.once('error', reject);
+    proc.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`callgrind_control ${command} exited with ${code}`))));
+  });
+  let finished = false;
+  done.then(
+    () => {
+      finished = true;
+    },
+    () => {
+      finished = true;
+    },
+  );
+  while (!finished) {
+    await fetch(`http://${HOST}:${port}/instructions-bench-wake`).then(
+      (response) => response.arrayBuffer(),
+      () => undefined,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  await done;
+}
+
+/** Instructions per request of one server: `WARM_UP` requests uncounted, then `REQUESTS` requests counted. */
+async function count(subject: Subject, jwk: string, publicJwk: Parameters<FlowLoad['prepare']>[0]): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'sentinel-instructions-'));
+  const port = await freePort();
+  const child = await startCounted(subject, port, join(dir, 'callgrind.out'), jwk);
+  try {
+    const load = await loads(subject, port, publicJwk);
+    const pid = child.pid as number;
+    for (let sent = 0; sent < WARM_UP + REQUESTS; ) {
+      const counted = sent >= WARM_UP;
+      const n = Math.min(CHUNK, (counted ? WARM_UP + REQUESTS : WARM_UP) - sent);
+      const options = await load.next(n);
+      if (counted) await control(pid, port, '--instr=on');
+      const result = await autocannon(options);
+      if (counted) await control(pid, port, '--instr=off');
+      checkAnswers(`${subject.name}${counted ? '' : ' warm-up'}`, result, load.status, n);
+      sent += n;
+    }
+    await control(pid, port, '--dump');
+    let total = 0;
+    for (const file of readdirSync(dir)) {
+      const totals = /^totals: (\d+)/m.exec(readFileSync(join(dir, file), 'utf8'));
+      if (totals) total += Number(totals[1]);
+    }
+    if (total === 0) throw new Error(`${subject.name}: callgrind counted nothing`);
+    return total / REQUESTS;
+  } finally {
+    child.kill('SIGKILL');
+    if (process.env.INSTRUCTIONS_KEEP === '1') console.log(`  callgrind output kept in ${dir} (callgrind_annotate ${dir}/callgrind.out.1)`);
+    else rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  try {
+    execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
+  } catch {
+    throw new Error('valgrind is not installed (apt-get install -y valgrind)');
+  }
+  const chosen = subjects(namesArg ? namesArg.split(',') : DEFAULT_TARGETS);
+  for (const root of new Set(chosen.map((subject) => subject.root))) await buildLibraryForBench(root);
+  const { privateJwk, publicJwk } = await createKeyPair();
+  const jwk = JSON.stringify(privateJwk);
+  const figures = new Map<string, number>();
+  console.log(`instructions per request: ${WARM_UP} requests of warm-up, ${REQUESTS} counted, ${LOAD.connections} connections`);
+  for (const subject of chosen) {
+    const perRequest = await count(subject, jwk, publicJwk);
+    figures.set(subject.name, perRequest);
+    console.log(`${subject.name.padEnd(32)} ${(perRequest / 1000).toFixed(1).padStart(8)} k`);
+  }
+  for (const [numerator, denominator] of PAIRS) {
+    const a = figures.get(numerator);
+    const b = figures.get(denominator);
+    if (a !== undefined && b !== undefined) console.log(`${numerator} ÷ ${denominator}: ${(a / b).toFixed(2)}×`);
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
