@@ -70,7 +70,7 @@ const repo = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
 
 interface Subject {
   name: string;
-  /** The script bench/… the server runs and its arguments after the port's position is filled in. */
+  /** The script under bench/ the server runs, and its arguments for a given port. */
   script: string;
   args: (port: number) => string[];
   /** The source tree whose build the server loads. */
@@ -184,14 +184,10 @@ async function control(pid: number, port: number, command: '--instr=on' | '--ins
     proc.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`callgrind_control ${command} exited with ${code}`))));
   });
   let finished = false;
-  done.then(
-    () => {
-      finished = true;
-    },
-    () => {
-      finished = true;
-    },
-  );
+  const finish = (): void => {
+    finished = true;
+  };
+  done.then(finish, finish);
   while (!finished) {
     await fetch(`http://${HOST}:${port}/instructions-bench-wake`).then(
       (response) => response.arrayBuffer(),
