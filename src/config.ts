@@ -3,7 +3,7 @@
  * Every mistake becomes a {@link ConfigurationError} naming the field, at startup rather than at the first request.
  */
 import { z } from 'zod';
-import { clientJwksOptionsSchema, keyedAppShape } from './client-assertion/options.js';
+import { clientAssertionOptionsSchema, clientJwksOptionsSchema, keyedAppShape } from './client-assertion/options.js';
 import { dpopOptionsSchema } from './dpop/options.js';
 import { assertValidApp } from './app-validation.js';
 import { toApp, type AppOptions } from './app-options.js';
@@ -175,6 +175,7 @@ const optionsSchema = z.object({
     .optional(),
   dpop: dpopOptionsSchema,
   clientJwks: clientJwksOptionsSchema,
+  clientAssertion: clientAssertionOptionsSchema,
   onError: fn<(error: unknown, context: ErrorContext) => void>('onError').optional(),
   onEvent: fn<(event: SentinelEvent) => void>('onEvent').optional(),
   telemetry: z

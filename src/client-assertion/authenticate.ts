@@ -44,6 +44,6 @@ export async function authenticateWithAssertion(
   if (app === null || app.accountId !== accountId || app.tokenEndpointAuthMethod !== 'private_key_jwt') {
     throw new OAuthError('invalid_client', 'client authentication failed', { status: 401 });
   }
-  await verifyClientAssertion(context, app, assertion, `${context.config.issuer}${request.path}`);
+  await verifyClientAssertion(context, app, assertion, `${context.config.issuer}${request.path}`, request.query.toString());
   return app;
 }

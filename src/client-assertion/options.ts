@@ -20,6 +20,21 @@ export const clientJwksOptionsSchema = z
 /** The options above after defaults. */
 export type ClientJwksOptions = z.output<typeof clientJwksOptionsSchema>;
 
+/**
+ * How client assertions are judged. `maxLifetimeSeconds` caps how far ahead an assertion's `exp` may lie: its `jti`
+ * is remembered in the Store until then, so the cap bounds that memory. RFC 7523 §3 lets a server refuse only an
+ * `exp` unreasonably far ahead; an hour is the default because common libraries (Authlib) sign for an hour and
+ * offer no way to shorten it.
+ */
+export const clientAssertionOptionsSchema = z
+  .object({
+    maxLifetimeSeconds: z.number().int().positive().max(86_400).default(3600),
+  })
+  .prefault({});
+
+/** The options above after defaults. */
+export type ClientAssertionOptions = z.output<typeof clientAssertionOptionsSchema>;
+
 /** The app fields of key-based clients, DPoP and PAR (see `KeyedAppFields`). */
 export const keyedAppShape = {
   jwks: z.object({ keys: z.array(z.record(z.string(), z.unknown())) }).optional(),

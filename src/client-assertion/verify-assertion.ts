@@ -2,12 +2,13 @@
  * `private_key_jwt` client authentication (RFC 7523 §2.2 and §3, OpenID Connect Core §9): the client proves
  * possession of a registered private key with a short-lived signed JWT instead of sending a shared secret.
  *
- * Checks: `iss` = `sub` = the client id, `aud` names this issuer or the endpoint, `exp` present and not past (and
- * not more than {@link MAX_LIFETIME_SECONDS} ahead, which bounds the replay cache), `jti` present and single-use
+ * Checks: `iss` = `sub` = the client id, `aud` names this issuer, the token endpoint or the URL the request came to
+ * (with its query, exactly), `exp` present and not past (and not more than `clientAssertion.maxLifetimeSeconds`
+ * ahead, which bounds the replay cache), `jti` present and single-use
  * (remembered in the Store until `exp`), signature by one of the app's registered public keys under an
- * asymmetric algorithm. Every failure is the same `invalid_client`; the reason goes nowhere but the description.
+ * asymmetric algorithm, no `crit` header. Every failure is the same `invalid_client`; the reason goes nowhere but the description.
  */
-import { createLocalJWKSet, decodeJwt, errors as joseErrors, jwtVerify, type JSONWebKeySet } from 'jose';
+import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JSONWebKeySet } from 'jose';
 import type { App } from '../apps.js';
 import type { SentinelContext } from '../context.js';
 import { OAuthError } from '../errors.js';
@@ -18,9 +19,6 @@ import { routeUrl } from '../route-paths.js';
 
 /** RFC 7523 §2.2 `client_assertion_type` of a JWT assertion. */
 export const JWT_BEARER_ASSERTION = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
-
-/** Assertions valid for longer than this are refused: they would have to be remembered that long. */
-export const MAX_LIFETIME_SECONDS = 600;
 
 // Keyed by the service's resolved config: handlers get a request-scoped copy of the context (context.ts
 // requestContext), but every copy shares the config, so the cache lives as long as the service.
@@ -58,6 +56,15 @@ export function assertionSubject(assertion: string): string {
   return claims.sub;
 }
 
+/** The `crit` member of the assertion's protected header; an unreadable header is left for jwtVerify to refuse. */
+function criticalHeaderOf(assertion: string): unknown {
+  try {
+    return decodeProtectedHeader(assertion).crit;
+  } catch {
+    return undefined;
+  }
+}
+
 async function keySetOf(context: SentinelContext, app: App, refresh: boolean): Promise<JSONWebKeySet> {
   if (app.jwks !== undefined) return app.jwks as JSONWebKeySet;
   if (app.jwksUri === undefined) throw refused('the application has no registered keys');
@@ -70,13 +77,30 @@ async function keySetOf(context: SentinelContext, app: App, refresh: boolean): P
 }
 
 /**
- * Verifies a client assertion of `app` presented at `endpoint` (the absolute URL of the receiving endpoint).
+ * Verifies a client assertion of `app` presented at `endpoint` (the absolute URL of the receiving endpoint, without
+ * its query) with `query` (the request's query string, '' for none).
+ *
+ * Clients that set `aud` to the URL they post to (rack-oauth2, Authlib) include its query, and the v2 consumer
+ * endpoint names its consumer there; so that URL with the query as received is one more exact audience. Nothing is
+ * compared by prefix: an assertion made for one consumer's URL does not pass at another's.
  * @throws OAuthError invalid_client (401) for every failure.
- * @example await verifyClientAssertion(context, app, assertion, `${context.accountIssuer(accountId)}/token`);
+ * @example await verifyClientAssertion(context, app, assertion, `${context.accountIssuer(accountId)}/token`, 'v=1.0');
  */
-export async function verifyClientAssertion(context: SentinelContext, app: App, assertion: string, endpoint: string): Promise<void> {
+export async function verifyClientAssertion(
+  context: SentinelContext,
+  app: App,
+  assertion: string,
+  endpoint: string,
+  query = '',
+): Promise<void> {
   const issuer = context.accountIssuer(app.accountId);
   const audience = [issuer, routeUrl(context.config, 'token', { accountId: app.accountId }), endpoint];
+  if (query !== '') audience.push(`${endpoint}?${query}`);
+  // RFC 7515 §4.1.11. jose alone would accept `crit: ["b64"]` (it implements RFC 7797); the service implements no
+  // extension anywhere, so every verifier answers any `crit` the same way.
+  if (criticalHeaderOf(assertion) !== undefined) {
+    throw refused('the client assertion names critical header extensions this service does not implement');
+  }
   const verify = async (refresh: boolean) =>
     jwtVerify(assertion, createLocalJWKSet(await keySetOf(context, app, refresh)), {
       algorithms: [...ASYMMETRIC_ALGORITHMS],
@@ -110,7 +134,8 @@ export async function verifyClientAssertion(context: SentinelContext, app: App, 
   }
   const now = Math.floor(Date.now() / 1000);
   const exp = payload.exp as number;
-  if (exp - now > MAX_LIFETIME_SECONDS) throw refused(`the client assertion must expire within ${MAX_LIFETIME_SECONDS} seconds`);
+  const maxLifetime = context.config.clientAssertion.maxLifetimeSeconds;
+  if (exp - now > maxLifetime) throw refused(`the client assertion must expire within ${maxLifetime} seconds`);
   if (typeof payload.jti !== 'string' || payload.jti.length > 256) throw refused('the client assertion needs a jti');
   // Single use (RFC 7523 §3 item 7): the first presentation counts 1, any replay before exp counts more.
   const ttlMs = (exp - now + context.config.clockTolerance + 1) * 1000;
