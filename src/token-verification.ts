@@ -4,13 +4,12 @@
  * the account's own) holds its key.
  */
 import { verifyAccessToken as verifyToken, type AccessTokenClaims, type VerifyAccessTokenOptions } from './access-token.js';
-import { appPresence } from './app-presence.js';
 import type { SentinelContext } from './context.js';
 import { isOAuthError } from './errors.js';
 import { accountOfToken } from './keyring/per-account.js';
 import { kidOf, type KeyRing } from './keyring/ring.js';
 import type { ServiceKeys } from './keyring/service-keys.js';
-import { createRevocationCheck } from './token/grants.js';
+import { createLivenessCheck } from './token-liveness.js';
 
 /** Verifies an access token issued by this service; throws an `invalid_token` OAuthError otherwise. */
 export type AccessTokenVerifier = (token: string, options?: VerifyAccessTokenOptions) => Promise<AccessTokenClaims>;
@@ -20,11 +19,8 @@ export function createAccessTokenVerifier(context: SentinelContext, serviceKeys:
   const { keys, ring, accountRings } = serviceKeys;
   // User tokens (with a grant id) are checked against revocations; consumer-bound tokens stay store-free.
   // Tokens of a deleted app fail the guard too (within the presence cache's TTL, at once on this instance).
-  const isGrantRevoked = createRevocationCheck(context);
-  const presence = appPresence(context);
+  const isRevoked = createLivenessCheck(context);
   const issuerPrefix = context.accountIssuer('');
-  const isRevoked = async (claims: AccessTokenClaims): Promise<boolean> =>
-    (await isGrantRevoked(claims)) || (await presence.isGone(decodeURIComponent(claims.iss.slice(issuerPrefix.length)), claims.client_id));
 
   async function verifyWithRing(target: KeyRing, token: string, verifyOptions: VerifyAccessTokenOptions): Promise<AccessTokenClaims> {
     const keysLoaded = target.fresh();

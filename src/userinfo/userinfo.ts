@@ -15,7 +15,7 @@ import { headerValue, noStoreJSON, type SentinelRequest, type SentinelResponse }
 import { single } from '../params.js';
 import { dpopUnauthorized, type DPoPPresentation } from '../dpop/resource.js';
 import { dpopHeader } from '../dpop/token-binding.js';
-import { createRevocationCheck } from '../token/grants.js';
+import { createLivenessCheck } from '../token-liveness.js';
 import { hasOpenIDScope } from '../token/id-token.js';
 import { loadUserClaims, scopeList } from './claims.js';
 import { routeUrl } from '../route-paths.js';
@@ -92,7 +92,8 @@ async function verifyUserToken(
   let claims: AccessTokenClaims;
   try {
     const dpop = presentation(context, request, accountId, presented.scheme);
-    claims = await verifyAccessToken(context, presented.token, { accountId, dpop }, createRevocationCheck(context));
+    // The bearer guard's liveness check: a revoked grant, or a deleted or disabled app, ends the token here too.
+    claims = await verifyAccessToken(context, presented.token, { accountId, dpop }, createLivenessCheck(context));
   } catch (error) {
     // DPoP failures keep their own `WWW-Authenticate: DPoP` challenge (and a `DPoP-Nonce` when one is due).
     if (isOAuthError(error) && error.headers['www-authenticate']?.startsWith('DPoP') === true) throw error;

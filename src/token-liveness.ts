@@ -1,0 +1,24 @@
+/**
+ * Whether a verified access token is still live: its grant not revoked (user tokens) and its app still known to the
+ * app store. Every place that accepts an access token as a presentation — the bearer guard, `verifyAccessToken()`
+ * and UserInfo — asks this one check, so a deleted or disabled app's tokens stop everywhere at the same moment
+ * (at once on the instance that deleted it, within the presence cache's TTL elsewhere; see app-presence.ts).
+ */
+import type { AccessTokenClaims, RevocationCheck } from './access-token.js';
+import { appPresence } from './app-presence.js';
+import type { SentinelContext } from './context.js';
+import { createRevocationCheck } from './token/grants.js';
+
+/**
+ * The revocation check a presented access token must pass: true (refuse) when its grant is revoked or its app is
+ * gone (deleted, or disabled in a registry that can disable apps, whose `findApp` then answers `null`).
+ *
+ * @example const claims = await verifyAccessToken(context, token, { accountId }, createLivenessCheck(context));
+ */
+export function createLivenessCheck(context: SentinelContext): RevocationCheck {
+  const isGrantRevoked = createRevocationCheck(context);
+  const presence = appPresence(context);
+  const issuerPrefix = context.accountIssuer('');
+  return async (claims: AccessTokenClaims): Promise<boolean> =>
+    (await isGrantRevoked(claims)) || (await presence.isGone(decodeURIComponent(claims.iss.slice(issuerPrefix.length)), claims.client_id));
+}
