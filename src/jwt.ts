@@ -3,7 +3,8 @@
  *
  * The encoded header of each key and `typ` is computed once; a token costs one JSON.stringify, two base64url
  * encodings and one signature. Verification pins the algorithm to the key found by `kid`; the header's `alg` must
- * equal it, so `none` and algorithm confusion are refused by construction.
+ * equal it, so `none` and algorithm confusion are refused by construction. A header with `crit` is refused: the
+ * service understands no JWS extension.
  */
 import type { Context as TraceContext } from '@opentelemetry/api';
 import { OAuthError } from './errors.js';
@@ -119,6 +120,9 @@ function splitSigned(keys: KeySet, token: string, typ: JWTType): SignedParts {
   if (parts.length !== 3) throw invalid('the token is malformed');
   const [headerPart, payloadPart, signaturePart] = parts as [string, string, string];
   const header = decodeSegment(headerPart);
+  // RFC 7515 §4.1.11: a JWS naming a critical extension the verifier does not implement is invalid. This service
+  // issues none and implements none, so any `crit` (well-formed or not) refuses the token: one property read.
+  if (header.crit !== undefined) throw invalid('the token names critical header extensions this service does not implement');
   const key = typeof header.kid === 'string' ? keys.byKid.get(header.kid) : undefined;
   if (key === undefined || header.alg !== key.alg) throw invalid('the token was not signed by this service');
   if (header.typ !== typ) throw invalid(`the token is not of type ${typ}`);

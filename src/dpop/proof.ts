@@ -1,7 +1,7 @@
 /**
  * DPoP proof validation (RFC 9449 §4.3): a JWT the client signs per request with the private key its tokens are
- * bound to. Checked, in order: one compact JWS of sane size; header `typ: dpop+jwt`, an allowed asymmetric `alg`,
- * and a public `jwk` with no private members; the signature under that jwk; `htm` and `htu` equal to this request
+ * bound to. Checked, in order: one compact JWS of sane size; header `typ: dpop+jwt`, no `crit`, an allowed asymmetric
+ * `alg`, and a public `jwk` with no private members; the signature under that jwk; `htm` and `htu` equal to this request
  * (query and fragment ignored); `iat` within the configured age (and not in the future beyond the clock
  * tolerance); `ath` equal to the hash of the access token when one is presented; the server nonce when nonces are
  * on; and finally the `jti`, remembered in the Store for the proof's lifetime so that a replay is refused on any
@@ -105,6 +105,8 @@ export async function verifyDPoPProof(context: SentinelContext, input: DPoPProof
   }
   const header = decodeHeader(proof);
   if (header.typ !== 'dpop+jwt') throw invalidProof('the DPoP proof must have typ dpop+jwt');
+  // RFC 7515 §4.1.11: no JWS extension is implemented here, so a proof that marks any as critical is invalid.
+  if (header.crit !== undefined) throw invalidProof('the DPoP proof names critical header extensions this service does not implement');
   const { algorithms, proofMaxAgeSeconds } = context.config.dpop;
   if (typeof header.alg !== 'string' || !(algorithms as readonly string[]).includes(header.alg)) {
     throw invalidProof(`the DPoP proof must be signed with one of ${algorithms.join(', ')}`);
