@@ -81,9 +81,10 @@ export async function handlePasskeyRegister(
   if (request.method !== 'POST') return passkeyOfferPage(context, request, step);
   const ip = clientIP(context.config, request);
   const finish = async (): Promise<SentinelResponse> => {
-    const pending = await takePending(context, step.interactionId, 'passkey-offer');
-    if (pending === null) throw expiredSignIn();
-    return completeSignIn(context, request, step.interactionId, pending, ip);
+    // Only the offer that was read (and whose CSRF token this post carried) may end; one that replaced it since is
+    // another sign-in's (see takePending).
+    if (!(await takePending(context, step.interactionId, step.pending))) throw expiredSignIn();
+    return completeSignIn(context, request, step.interactionId, step.pending, ip);
   };
   if (single(step.form, 'skip') !== undefined) return finish();
   const challenge = await takeChallenge(context, 'register', step.interactionId);

@@ -2,6 +2,12 @@
  * A sign-in between its steps: the password was right, and the interaction now waits for a TOTP code or for the
  * passkey offer to be answered. The record is keyed by the interaction, so the browser carries nothing new, and
  * it has its own CSRF token: a step's form cannot be posted with the password form's token, nor the reverse.
+ *
+ * A right password on an interaction already parked at a step replaces the parked record (the user went back and
+ * signed in as someone else, e.g. the other of two accounts): the password is a whole first factor of its own, and
+ * the new user still meets their own steps. What makes that safe is {@link takePending}: a step answered for the
+ * record it read goes on only if that record is still the one stored, so an answer checked for the first user is
+ * refused rather than completing for the second.
  */
 import type { SentinelContext } from '../context.js';
 import { randomSecret } from '../secrets.js';
@@ -63,12 +69,21 @@ export async function findPending(context: SentinelContext, interactionId: strin
 }
 
 /**
- * Atomically ends the step: of two concurrent right answers exactly one goes on.
+ * Atomically ends the step, but only if the record stored now is the very one the caller checked: of two concurrent
+ * right answers exactly one goes on, and an answer checked for one user can never go on with a record that a later
+ * password success on the same interaction wrote for another. The record's CSRF token is a fresh random
+ * value per {@link startPending}, so it names one record; the compare-and-set removes exactly the value that was
+ * compared, so a replacement between the check and the take makes the take fail instead of taking the new record.
  *
+ * @returns `false` when the step is gone or is no longer the one checked: the caller answers "expired".
  * @example
- * if ((await takePending(context, interactionId, 'totp')) === null) throw expired();
+ * if (!(await takePending(context, step.interactionId, step.pending))) throw expiredSignIn();
  */
-export async function takePending(context: SentinelContext, interactionId: string, stage: PendingStage): Promise<PendingSignIn | null> {
-  const record = parse(await context.store.take(pendingKey(interactionId)));
-  return record?.stage === stage ? record : null;
+export async function takePending(context: SentinelContext, interactionId: string, checked: PendingSignIn): Promise<boolean> {
+  const key = pendingKey(interactionId);
+  const raw = await context.store.get(key);
+  const stored = parse(raw);
+  if (raw === null || stored === null) return false;
+  if (stored.csrfToken !== checked.csrfToken || stored.stage !== checked.stage || stored.userId !== checked.userId) return false;
+  return context.store.swap([{ key, expect: raw, value: null }]);
 }

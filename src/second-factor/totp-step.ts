@@ -58,9 +58,10 @@ export async function handleTotpStep(context: SentinelContext, request: Sentinel
     return page(WRONG_CODE, 400);
   }
   await settleSuccess(context, keys);
-  const pending = await takePending(context, step.interactionId, 'totp');
-  if (pending === null) throw expiredSignIn();
-  return afterSecondFactor(context, request, { id: step.interactionId, record: step.interaction }, pending, ip);
+  // The code was checked for the record read at the start; only that record may be taken. A password success on
+  // this interaction meanwhile replaced it (another user, parked at their own step): go no further.
+  if (!(await takePending(context, step.interactionId, step.pending))) throw expiredSignIn();
+  return afterSecondFactor(context, request, { id: step.interactionId, record: step.interaction }, step.pending, ip);
 }
 
 async function checkCode(context: SentinelContext, accountId: string, userId: string, code: string): Promise<boolean> {
