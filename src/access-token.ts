@@ -134,7 +134,10 @@ export interface UserTokenMembers {
   idToken?: string | undefined;
 }
 
-/** The `expires_in` member in the configured representation (a string of digits by default, as the platform sends). */
+/**
+ * The `expires_in` member of the platform's app-token paths (v1 and v2) in the configured representation: a string
+ * of digits by default, as the platform's contract shows. The account token endpoint always answers a number.
+ */
 export function expiresInValue(context: SentinelContext, seconds: number): string | number {
   return context.config.expiresIn === 'number' ? seconds : String(seconds);
 }

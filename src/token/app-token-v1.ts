@@ -26,5 +26,7 @@ export async function handleAppTokenV1(context: SentinelContext, request: Sentin
   const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: false });
   // The v1 contract has no scope parameter: the token carries the app's registered scope, as it always did.
   // A DPoP proof binds the token as at the token endpoint; its htu is this path (RFC 9449 §4.3).
-  return handleClientCredentialsGrant(context, request, accountId, new Map(), app, routeUrl(context.config, 'app-token-v1', { accountId }));
+  // `expires_in` as the platform's contract shows it (the `expiresIn` option, a string of digits by default).
+  const htu = routeUrl(context.config, 'app-token-v1', { accountId });
+  return handleClientCredentialsGrant(context, request, accountId, new Map(), app, htu, 'configured');
 }

@@ -27,10 +27,12 @@ function grantedScope(app: App, requested: string | undefined): string | undefin
  * Issues an app token to an authenticated confidential client: `sub` = client id, `gty` client_credentials,
  * marked with `token_use: "app"` so it never passes where a consumer-bound token is required. A DPoP proof for
  * `htu` (the public URL of the endpoint the request came to) binds the token to its key (RFC 9449 §5).
+ * `expiresIn`: `'number'` at the account token endpoint (RFC 6749 §5.1, what standard clients compute with);
+ * `'configured'` on the platform's v1 path, whose contract shows a string of digits (the `expiresIn` option).
  *
  * @example
  * // POST /sentinel/api/account/123/token  grant_type=client_credentials  (client authenticated)
- * return handleClientCredentialsGrant(context, request, accountId, params, app, `${context.accountIssuer(accountId)}/token`);
+ * return handleClientCredentialsGrant(context, request, accountId, params, app, `${context.accountIssuer(accountId)}/token`, 'number');
  */
 export async function handleClientCredentialsGrant(
   context: SentinelContext,
@@ -39,13 +41,14 @@ export async function handleClientCredentialsGrant(
   params: ParamMap,
   app: App,
   htu: string,
+  expiresIn: 'number' | 'configured',
 ): Promise<SentinelResponse> {
   requireGrant(app, 'client_credentials');
   const requested = single(params, 'scope');
   const scope = grantedScope(app, requested);
   const binding = tokenRequestBinding(context, request, app, htu);
   const dpopJkt = binding === undefined ? undefined : await binding;
-  const { token, claims, expiresIn } = await issueAccessToken(context, {
+  const issued = await issueAccessToken(context, {
     accountId,
     clientId: app.clientId,
     subject: app.clientId,
@@ -58,12 +61,12 @@ export async function handleClientCredentialsGrant(
     accountId,
     clientId: app.clientId,
     grantType: 'client_credentials',
-    jti: claims.jti,
+    jti: issued.claims.jti,
   });
   return noStoreJSON(200, {
-    access_token: token,
+    access_token: issued.token,
     token_type: tokenType(dpopJkt),
-    expires_in: expiresInValue(context, expiresIn),
+    expires_in: expiresIn === 'number' ? issued.expiresIn : expiresInValue(context, issued.expiresIn),
     // RFC 6749 §5.1: the scope is echoed when the client asked for one (the v1 path never does).
     ...(requested === undefined || scope === undefined ? {} : { scope }),
   });

@@ -47,7 +47,15 @@ export async function handleToken(context: SentinelContext, request: SentinelReq
   if (grantType === 'client_credentials') {
     // The grant the metadata advertises at this endpoint: an app token, as the v1 app token path issues.
     const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: false });
-    return handleClientCredentialsGrant(context, request, accountId, params, app, routeUrl(context.config, 'token', { accountId }));
+    return handleClientCredentialsGrant(
+      context,
+      request,
+      accountId,
+      params,
+      app,
+      routeUrl(context.config, 'token', { accountId }),
+      'number',
+    );
   }
   if (grantType !== 'authorization_code' && grantType !== 'refresh_token') {
     throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code, refresh_token or client_credentials');

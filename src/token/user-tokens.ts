@@ -2,7 +2,7 @@
  * The token response of the user grants (authorization_code and refresh_token): a JWT access token bound to its
  * grant, the grant's next refresh token, and an ID token when `openid` was asked (RFC 6749 §5.1).
  */
-import { type AccessTokenClaims, accessTokenResponse, expiresInValue, issueAccessToken } from '../access-token.js';
+import { type AccessTokenClaims, accessTokenResponse, issueAccessToken } from '../access-token.js';
 import type { SentinelContext } from '../context.js';
 import type { SentinelResponse } from '../http.js';
 import type { SigningAlgorithm } from '../keys.js';
@@ -79,7 +79,9 @@ export async function issueUserTokens(context: SentinelContext, input: UserToken
     userId: input.userId,
     jti: claims.jti,
   });
-  return accessTokenResponse(token, tokenType(input.dpopJkt), expiresInValue(context, expiresIn), {
+  // The account token endpoint answers the RFC 6749 §5.1 number whatever `expiresIn` says: that option shapes only
+  // the platform's app-token paths, and standard clients compute the expiry from it (rack-oauth2 adds it to a time).
+  return accessTokenResponse(token, tokenType(input.dpopJkt), expiresIn, {
     refreshToken: refreshToken ?? undefined,
     scope: input.scope,
     idToken,

@@ -45,14 +45,14 @@ function authorizationCodeSuite(host: Host): void {
   const mount = useMount(host);
 
   describe('authorization_code: success', () => {
-    it('answers access_token (JWT, sub = user, gid), Bearer, string expires_in and a refresh_token, with no-store', async () => {
+    it('answers access_token (JWT, sub = user, gid), Bearer, a numeric expires_in and a refresh_token, with no-store', async () => {
       const { server, sentinel } = await mount();
       const response = await exchange(server, await codeFor(sentinel));
       expect(response.status).toBe(200);
       expectNoStore(response);
       expect(Object.keys(response.body).sort()).toEqual(['access_token', 'expires_in', 'refresh_token', 'token_type']);
       expect(response.body.token_type).toBe('Bearer');
-      expect(response.body.expires_in).toBe('3600');
+      expect(response.body.expires_in).toBe(3600);
       // gid . generation . family secret . secret
       expect(response.body.refresh_token).toMatch(/^[A-Za-z0-9_-]{22}\.0\.[A-Za-z0-9_-]{43}\.[A-Za-z0-9_-]{43}$/);
       const claims = await sentinel.verifyAccessToken(response.body.access_token, { accountId: ACCOUNT });
