@@ -6,30 +6,37 @@ import type { App } from './apps.js';
 import { assertValidKeyRegistration } from './client-assertion/registration.js';
 import { isClientSecretHash } from './client-secrets.js';
 import { ConfigurationError } from './errors.js';
+import { parseAbsoluteURI, webURIProblem } from './uri-syntax.js';
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'blob:', 'about:', 'ftp:', 'ws:', 'wss:']);
 
 /**
- * Why a redirect URI may not be registered, or `null` when it may: absolute, no fragment, https (http only on
- * loopback), or a private-use scheme with a dot (RFC 8252 §7.1); no userinfo, no control characters.
+ * Why a redirect URI may not be registered, or `null` when it may: an absolute RFC 3986 URI as written (see
+ * `uri-syntax.ts`: no backslash, `//` and a host written out, read the same by browsers), no fragment, https (http
+ * only on loopback), or a private-use scheme with a dot (RFC 8252 §7.1); no userinfo, no control characters.
  */
 export function redirectURIProblem(uri: string): string | null {
-  if (/[\u0000-\u0020\u007f]/.test(uri)) return 'must not contain spaces or control characters';
-  let url: URL;
+  const parts = parseAbsoluteURI(uri);
+  if (typeof parts === 'string') return parts;
+  if (parts.hasFragment) return 'must not contain a fragment';
+  if (parts.authority?.userinfo !== undefined) return 'must not contain userinfo';
+  const scheme = `${parts.scheme}:`;
+  if (scheme === 'https:' || scheme === 'http:') {
+    const problem = webURIProblem(uri, parts);
+    if (problem !== null || scheme === 'https:') return problem;
+    // The host as written: the checks above guarantee browsers read the same one.
+    return LOOPBACK_HOSTS.has(parts.authority?.host.toLowerCase() ?? '')
+      ? null
+      : 'must use https (http is allowed only for loopback hosts)';
+  }
   try {
-    url = new URL(uri);
+    new URL(uri);
   } catch {
     return 'must be an absolute URI';
   }
-  if (uri.includes('#')) return 'must not contain a fragment';
-  if (url.username !== '' || url.password !== '') return 'must not contain userinfo';
-  if (url.protocol === 'https:') return url.hostname === '' ? 'must have a host' : null;
-  if (url.protocol === 'http:') {
-    return LOOPBACK_HOSTS.has(url.hostname) ? null : 'must use https (http is allowed only for loopback hosts)';
-  }
-  if (FORBIDDEN_SCHEMES.has(url.protocol)) return `must not use the ${url.protocol} scheme`;
-  return url.protocol.slice(0, -1).includes('.') ? null : 'must use https or a private-use scheme (e.g. com.example.app:)';
+  if (FORBIDDEN_SCHEMES.has(scheme)) return `must not use the ${scheme} scheme`;
+  return parts.scheme.includes('.') ? null : 'must use https or a private-use scheme (e.g. com.example.app:)';
 }
 
 /** Checks an app for registration; throws a {@link ConfigurationError} naming the field. */

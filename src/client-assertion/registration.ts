@@ -4,6 +4,7 @@
  */
 import { ConfigurationError } from '../errors.js';
 import { publicKeyProblem } from '../jwk-public.js';
+import { parseAbsoluteURI, webURIProblem } from '../uri-syntax.js';
 
 /** The fields of an app these checks read (structural, so this module does not depend on the app registry). */
 interface KeyRegistration {
@@ -33,14 +34,13 @@ export function assertValidKeyRegistration(app: KeyRegistration, field: string):
     });
   }
   if (app.jwksUri !== undefined) {
-    let url: URL;
-    try {
-      url = new URL(app.jwksUri);
-    } catch {
-      throw new ConfigurationError(`${field}.jwksUri`, 'must be an absolute https URL');
-    }
-    if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.username !== '' || url.password !== '' || url.hash !== '') {
+    // Read as written, as a redirect URI is (uri-syntax.ts): the fetch must go to the host that was checked.
+    const parts = parseAbsoluteURI(app.jwksUri);
+    if (typeof parts === 'string') throw new ConfigurationError(`${field}.jwksUri`, parts);
+    if ((parts.scheme !== 'https' && parts.scheme !== 'http') || parts.hasFragment) {
       throw new ConfigurationError(`${field}.jwksUri`, 'must be an absolute https URL without userinfo or fragment');
     }
+    const problem = webURIProblem(app.jwksUri, parts);
+    if (problem !== null) throw new ConfigurationError(`${field}.jwksUri`, problem);
   }
 }
