@@ -5,6 +5,7 @@
 import type { App } from './apps.js';
 import { assertValidKeyRegistration } from './client-assertion/registration.js';
 import { isClientSecretHash } from './client-secrets.js';
+import { displayTextProblem } from './display-text.js';
 import { ConfigurationError } from './errors.js';
 import { parseAbsoluteURI, webURIProblem } from './uri-syntax.js';
 
@@ -49,6 +50,11 @@ export function assertValidApp(app: App, field: string): void {
     const problem = redirectURIProblem(uri);
     if (problem !== null) throw new ConfigurationError(`${field}.postLogoutRedirectUris[${index}]`, problem);
   });
+  if (app.name !== undefined) {
+    // Shown on the login page: nothing in it may change how it or the text around it reads.
+    const problem = displayTextProblem(app.name);
+    if (problem !== null) throw new ConfigurationError(`${field}.name`, problem);
+  }
   if (app.grantTypes.includes('authorization_code') && app.redirectUris.length === 0) {
     throw new ConfigurationError(`${field}.redirectUris`, 'an app with the authorization_code grant needs at least one redirect URI');
   }

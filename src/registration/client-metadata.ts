@@ -4,6 +4,7 @@
  * Unknown fields are ignored, as RFC 7591 §2 asks.
  */
 import { redirectURIProblem } from '../app-validation.js';
+import { displayTextProblem } from '../display-text.js';
 import type { GrantType, TokenEndpointAuthMethod } from '../apps.js';
 import { OAuthError } from '../errors.js';
 
@@ -117,9 +118,7 @@ export function parseClientMetadata(body: Record<string, unknown>): ClientMetada
     throw new OAuthError('invalid_redirect_uri', 'redirect_uris must hold at least one URI for the authorization_code grant');
   }
   const name = optionalText(body, 'client_name', (value) =>
-    value.length === 0 || value.length > 200 || /[\u0000-\u001f\u007f]/.test(value)
-      ? 'must be 1-200 characters without control characters'
-      : null,
+    value.length === 0 || value.length > 200 ? 'must be 1-200 characters' : displayTextProblem(value),
   );
   const scope = optionalText(body, 'scope', (value) =>
     value.length > 1000 || !SCOPE.test(value) ? 'must be space-separated scope tokens (at most 1000 characters)' : null,
