@@ -15,6 +15,7 @@ const ISOLATED = [
   'test/get-jwks.test.ts',
   'test/express-adapter.test.ts',
   'test/telemetry.test.ts',
+  'test/hardening-telemetry-grant-type.test.ts',
   'test/examples-telemetry.test.ts',
   'test/pkcs11.test.ts',
   'test/browser/**/*.test.ts',

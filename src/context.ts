@@ -29,6 +29,8 @@ export interface SentinelContext {
   accountIssuer(accountId: string): string;
   /** The OpenTelemetry context of the request being handled: the parent of its store and signing spans. */
   readonly traceContext?: TraceContext | undefined;
+  /** The span and metrics of the request being handled, when telemetry observes it (what handlers learn goes here). */
+  readonly observation?: RequestObservation | undefined;
 }
 
 // Kept off the public `Sentinel` type: the context holds private keys and the stores, which are not part of the API.
@@ -78,6 +80,7 @@ export function requestContext(context: SentinelContext, request: SentinelReques
     emit,
     accountIssuer: context.accountIssuer,
     traceContext,
+    observation,
   };
   return scoped;
 }

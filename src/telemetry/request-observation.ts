@@ -17,6 +17,11 @@ export interface RequestObservation {
   /** Notes what an audit event of this request reveals (client, grant type). */
   annotate(event: EventInput): void;
   /**
+   * Notes the grant type a token request asks for, as soon as it is read: refused and failed requests carry it too,
+   * not only those that issue a token (whose `token.issued` event names it as well).
+   */
+  noteGrantType(grantType: string): void;
+  /**
    * Ends the span and records the request metrics, once, with the status the request is answered with: called by
    * the edge where the answer is settled, so that no promise is chained after the handler's only to learn it.
    */

@@ -51,6 +51,10 @@ class Observation implements RequestObservation {
     if ('grantType' in event && event.grantType !== undefined) this.grantType = event.grantType;
   }
 
+  noteGrantType(grantType: string): void {
+    this.grantType = grantType;
+  }
+
   end(status: number): void {
     if (this.#ended) return;
     this.#ended = true;

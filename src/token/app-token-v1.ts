@@ -5,10 +5,10 @@
 import { readForm } from '../body.js';
 import type { SentinelContext } from '../context.js';
 import type { SentinelRequest, SentinelResponse } from '../http.js';
-import { single } from '../params.js';
 import { requireGrantType } from './app-token.js';
 import { authenticateClient } from './client-auth.js';
 import { handleClientCredentialsGrant } from './client-credentials-grant.js';
+import { readGrantType } from './grant-type.js';
 import { checkTokenQuery } from './token-endpoint.js';
 import { routeUrl } from '../route-paths.js';
 
@@ -22,7 +22,7 @@ import { routeUrl } from '../route-paths.js';
 export async function handleAppTokenV1(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
   checkTokenQuery(request.query);
   const params = await readForm(request, context.config.bodyLimit);
-  requireGrantType(single(params, 'grant_type'), 'client_credentials');
+  requireGrantType(readGrantType(context, params), 'client_credentials');
   const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: false });
   // The v1 contract has no scope parameter: the token carries the app's registered scope, as it always did.
   // A DPoP proof binds the token as at the token endpoint; its htu is this path (RFC 9449 §4.3).

@@ -9,8 +9,9 @@ import { requireGrant } from '../apps.js';
 import type { SentinelContext } from '../context.js';
 import { OAuthError } from '../errors.js';
 import type { SentinelRequest, SentinelResponse } from '../http.js';
-import { single, singleQuery } from '../params.js';
+import { singleQuery } from '../params.js';
 import { authenticateClient, refuseSecretsInQuery } from './client-auth.js';
+import { readGrantType } from './grant-type.js';
 import { confirmation, tokenRequestBinding, tokenType } from '../dpop/token-binding.js';
 import { routeUrl } from '../route-paths.js';
 
@@ -27,7 +28,7 @@ export async function handleAppToken(context: SentinelContext, request: Sentinel
   refuseSecretsInQuery(request.query);
   const consumerId = singleQuery(request.query, 'state');
   const params = await readForm(request, context.config.bodyLimit);
-  requireGrantType(single(params, 'grant_type'), 'client_credentials');
+  requireGrantType(readGrantType(context, params), 'client_credentials');
   if (consumerId === undefined) {
     throw new OAuthError('invalid_request', 'query parameter state (the consumer participant id) is required');
   }

@@ -10,6 +10,7 @@ import { fromSearchParams, single } from '../params.js';
 import { handleAuthorizationCodeGrant } from './authorization-code-grant.js';
 import { authenticateClient, refuseSecretsInQuery } from './client-auth.js';
 import { handleClientCredentialsGrant } from './client-credentials-grant.js';
+import { readGrantType } from './grant-type.js';
 import { handleRefreshTokenGrant } from './refresh-token-grant.js';
 import { tokenRequestBinding } from '../dpop/token-binding.js';
 import { routeUrl } from '../route-paths.js';
@@ -42,7 +43,7 @@ export function checkTokenQuery(query: URLSearchParams): void {
 export async function handleToken(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
   checkTokenQuery(request.query);
   const params = await readForm(request, context.config.bodyLimit);
-  const grantType = single(params, 'grant_type');
+  const grantType = readGrantType(context, params);
   if (grantType === undefined) throw new OAuthError('invalid_request', 'parameter grant_type is required');
   if (grantType === 'client_credentials') {
     // The grant the metadata advertises at this endpoint: an app token, as the v1 app token path issues.

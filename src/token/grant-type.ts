@@ -1,0 +1,27 @@
+/**
+ * Reading `grant_type` (RFC 6749 §4.1.3, §4.4.2, §6) once for every token endpoint, so that the request's span
+ * names the grant from the moment it is known: a refused or failed request is then as easy to find by grant as a
+ * successful one.
+ */
+import type { SentinelContext } from '../context.js';
+import { single, type ParamMap } from '../params.js';
+
+/**
+ * The grant types a span may name. Anything else a client sends stays out of telemetry: the value is the client's
+ * text, of any length, and the span already carries `oauth.error: unsupported_grant_type` for it.
+ */
+const KNOWN_GRANT_TYPES: ReadonlySet<string> = new Set(['authorization_code', 'refresh_token', 'client_credentials']);
+
+/**
+ * The request's `grant_type` (undefined when absent; a repeated one is `invalid_request`), noted on the request's
+ * span when it is one of the grant types this service knows, whether or not this endpoint serves it.
+ *
+ * @example
+ * const grantType = readGrantType(context, params);
+ * if (grantType === undefined) throw new OAuthError('invalid_request', 'parameter grant_type is required');
+ */
+export function readGrantType(context: SentinelContext, params: ParamMap): string | undefined {
+  const grantType = single(params, 'grant_type');
+  if (grantType !== undefined && KNOWN_GRANT_TYPES.has(grantType)) context.observation?.noteGrantType(grantType);
+  return grantType;
+}
