@@ -9,7 +9,7 @@ import type { SentinelContext } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
 import type { RouteParams } from '../router.js';
-import { verifyAppSecret } from '../client-secrets.js';
+import { verifyClientSecret } from '../client-secrets.js';
 import { requireRegistrationAccess } from './access.js';
 import { clientInformation } from './client-information.js';
 import { parseClientMetadata } from './client-metadata.js';
@@ -49,7 +49,12 @@ async function update(context: SentinelContext, request: SentinelRequest, app: A
   for (const name of SERVER_ASSIGNED) {
     if (Object.hasOwn(body, name)) throw new OAuthError('invalid_client_metadata', `${name} must not be sent in an update`);
   }
-  if (Object.hasOwn(body, 'client_secret') && (typeof body.client_secret !== 'string' || !verifyAppSecret(body.client_secret, app))) {
+  // RFC 7592 §2.2: the current secret only. A rotated-out one still inside its overlap authenticates token requests,
+  // but must not vouch for a change of the registration.
+  if (
+    Object.hasOwn(body, 'client_secret') &&
+    (typeof body.client_secret !== 'string' || !verifyClientSecret(body.client_secret, app.clientSecretHash))
+  ) {
     throw new OAuthError('invalid_client_metadata', 'client_secret does not match the current secret');
   }
   const metadata = parseClientMetadata(body);
