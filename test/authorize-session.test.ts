@@ -16,6 +16,13 @@ function recordingSentinel(session = { absoluteTtl: 8 * 3600, idleTtl: 3600 }) {
     sets.push({ key, ttlMs });
     return set(key, value, ttlMs);
   };
+  // A session's extension is a compare-and-set (it must not bring back a session ended meanwhile): record its writes too.
+  const swap = store.swap.bind(store);
+  store.swap = async (entries) => {
+    const applied = await swap(entries);
+    if (applied) for (const entry of entries) if (entry.value !== null) sets.push({ key: entry.key, ttlMs: entry.ttlMs ?? 0 });
+    return applied;
+  };
   const sentinel = makeSentinel({ store, session: { cookieName: 'sentinel_session', ...session } });
   return { context: contextOf(sentinel), store, sets };
 }

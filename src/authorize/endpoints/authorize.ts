@@ -30,14 +30,17 @@ export async function handleAuthorize(context: SentinelContext, request: Sentine
   if (session !== null && reason === null) {
     // The code's write and the session's idle extension leave for the store together: one round trip, not two.
     // Either failing is a 500 that delivers no code (a written code nobody received expires unused).
-    const [location] = await redirectOnFailure(
+    const [location, extended] = await redirectOnFailure(
       authorization,
       Promise.all([
         codeRedirectURL(context, authorization, { userId: session.record.userId, authTime: session.record.authTime }),
         touchSession(context, session),
       ]),
     );
-    return redirect(302, location);
+    if (extended) return redirect(302, location);
+    // The session ended (a logout) while this request used it: the code just written is never delivered (it
+    // expires unused), and the request goes on as one without a session.
+    refuseSilentSignIn(authorization, 'the session ended while this request used it');
   }
   const interactionId = await redirectOnFailure(authorization, createInteraction(context, authorization, request.mountPath));
   return redirect(302, loginPageURL(context, request.mountPath, accountId, interactionId));

@@ -84,6 +84,8 @@ export interface LiveSession {
   record: SessionRecord;
   /** The stored value (compact form): extending the session writes it back unchanged, with a new idle timeout. */
   raw: string;
+  /** The value exactly as read: the extension applies only while the store still holds it (see {@link touchSession}). */
+  stored: string;
 }
 
 /**
@@ -103,20 +105,29 @@ export async function readSession(context: SentinelContext, sessionId: string, a
     return null;
   }
   // A record of the earlier named-field form is rewritten in the compact one when the session is next extended.
-  return { key, record, raw: raw.startsWith('[') ? raw : encodeSessionRecord(record) };
+  return { key, record, raw: raw.startsWith('[') ? raw : encodeSessionRecord(record), stored: raw };
 }
 
 /**
- * Extends a session's idle timeout after use, never beyond its absolute end.
+ * Extends a session's idle timeout after use, never beyond its absolute end, but only while the session is still
+ * stored as it was read. A plain write-back would bring back a session that a logout (or a sign-in replacing it)
+ * ended between the read and the write: whoever holds the id would keep a session the user ended. So the write is
+ * a compare-and-set on the value read; concurrent extensions of one session all apply (the value is unchanged).
  *
+ * @returns `false` when the session ended (or changed) since it was read: it was not brought back, and the caller
+ * treats the request as one without a session.
  * @example
- * await touchSession(context, session);
+ * if (!(await touchSession(context, session))) session = null;
  */
-export function touchSession(context: SentinelContext, session: LiveSession): Promise<void> {
+export async function touchSession(context: SentinelContext, session: LiveSession): Promise<boolean> {
   // At least 1 ms: a session that ran out since it was read is still written with a TTL the store accepts, and
   // reading it again finds it past its absolute end.
-  const remaining = Math.max(1, session.record.expiresAt - Date.now());
-  return context.store.set(session.key, session.raw, Math.min(context.config.session.idleTtl * 1000, remaining));
+  const ttlMs = () => Math.min(context.config.session.idleTtl * 1000, Math.max(1, session.record.expiresAt - Date.now()));
+  if (await context.store.swap([{ key: session.key, expect: session.stored, value: session.raw, ttlMs: ttlMs() }])) return true;
+  // The one benign change: a concurrent request rewrote an earlier named-field record in the compact form.
+  const now = await context.store.get(session.key);
+  if (now !== session.raw || session.stored === session.raw) return false;
+  return context.store.swap([{ key: session.key, expect: now, value: session.raw, ttlMs: ttlMs() }]);
 }
 
 /**
@@ -129,8 +140,7 @@ export function touchSession(context: SentinelContext, session: LiveSession): Pr
 export async function useSession(context: SentinelContext, sessionId: string, accountId: string): Promise<SessionRecord | null> {
   const session = await readSession(context, sessionId, accountId);
   if (session === null) return null;
-  await touchSession(context, session);
-  return session.record;
+  return (await touchSession(context, session)) ? session.record : null;
 }
 
 /**
