@@ -8,7 +8,8 @@ import { dpopOptionsSchema } from './dpop/options.js';
 import { assertValidApp } from './app-validation.js';
 import { toApp, type AppOptions } from './app-options.js';
 import type { App, AppStore, GrantType } from './apps.js';
-import { ConfigurationError } from './errors.js';
+import { ConfigurationError, isConfigurationError } from './errors.js';
+import { type KeysOf, type OptionProblem, parseOptions, refuseUnknownKeys, strictSchema, throwProblems } from './strict-options.js';
 import type { SentinelEvent } from './events.js';
 import type { ExternalSigner, JWK } from './keys.js';
 import { keyRotationSchema } from './keyring/options.js';
@@ -56,6 +57,15 @@ const appSchema = z.object({
   ...keyedAppShape,
 });
 
+// Every key of `users`; `satisfies` keeps the list complete when UserAuthenticator gains a hook.
+const USER_AUTHENTICATOR_KEYS = {
+  authenticate: true,
+  claims: true,
+  passkeys: true,
+  totpSecret: true,
+  recover: true,
+} satisfies KeysOf<UserAuthenticator>;
+
 const optionsSchema = z.object({
   issuer: z.string(),
   basePath: z
@@ -77,6 +87,8 @@ const optionsSchema = z.object({
         ['undefined', 'function'].includes(typeof (v as UserAuthenticator).claims),
       { message: 'must have an authenticate() function (and claims, if given, must be a function)' },
     )
+    // A misspelled hook (`totpSecert`) would silently switch its feature off; class instances are not checked.
+    .superRefine(refuseUnknownKeys(USER_AUTHENTICATOR_KEYS))
     .optional(),
   login: z
     .object({
@@ -194,6 +206,12 @@ const optionsSchema = z.object({
     .optional(),
 });
 
+// What the options are parsed with: every object in them, at any depth and whenever it was added, refuses a key it
+// does not know instead of dropping it (src/strict-options.ts), so a misspelled option cannot fall back to a default.
+const strictAppSchema = strictSchema(appSchema);
+/** The options schema as it is parsed, strict at every depth (exported for the test that walks it). */
+export const strictOptionsSchema = strictSchema(optionsSchema);
+
 /**
  * Options of `createSentinel()`; the README's options table lists every field with its default. The endpoints
  * follow docs/platform-operations.md §4 and RFC 6749.
@@ -217,13 +235,6 @@ export interface ResolvedConfig extends Omit<Parsed, 'apps' | 'issuer'> {
 }
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
-
-function fieldOf(path: readonly PropertyKey[]): string {
-  return path.reduce<string>(
-    (field, part) => (typeof part === 'number' ? `${field}[${part}]` : field === '' ? String(part) : `${field}.${String(part)}`),
-    '',
-  );
-}
 
 function checkIssuer(issuer: string): { issuer: string; insecureLoopback: boolean } {
   let url: URL;
@@ -259,15 +270,8 @@ function checkedApp(entry: z.infer<typeof appSchema>, field: string): App {
  * @throws ConfigurationError naming the wrong field under `field`.
  */
 export function appFromInput(input: AppOptions, field: string): App {
-  const result = appSchema.safeParse(input);
-  if (!result.success) {
-    const issue = result.error.issues[0];
-    const path = issue === undefined ? '' : fieldOf(issue.path);
-    throw new ConfigurationError(
-      path === '' ? field : path.startsWith('[') ? `${field}${path}` : `${field}.${path}`,
-      issue?.message ?? 'invalid',
-    );
-  }
+  const result = parseOptions(strictAppSchema, input, field);
+  if (!result.success) throwProblems(result.problems);
   return checkedApp(result.data, field);
 }
 
@@ -277,11 +281,8 @@ export function appFromInput(input: AppOptions, field: string): App {
  */
 export function resolveConfig(options: SentinelOptions): ResolvedConfig {
   if (typeof options !== 'object' || options === null) throw new ConfigurationError('options', 'must be an object');
-  const result = optionsSchema.safeParse(options);
-  if (!result.success) {
-    const issue = result.error.issues[0];
-    throw new ConfigurationError(issue === undefined ? 'options' : fieldOf(issue.path) || 'options', issue?.message ?? 'invalid');
-  }
+  const result = parseOptions(strictOptionsSchema, options, '');
+  if (!result.success) throwProblems(result.problems);
   const parsed = result.data;
   const { issuer, insecureLoopback } = checkIssuer(parsed.issuer);
   if (parsed.login.url !== undefined) {
@@ -309,6 +310,36 @@ export function resolveConfig(options: SentinelOptions): ResolvedConfig {
     return checkedApp(entry, field);
   });
   return { ...parsed, issuer, insecureLoopback, apps };
+}
+
+/**
+ * Every problem of `options` at once, for `sentinel-idp config check`: each unknown key and wrong value the schema
+ * finds, or, when it finds none, the first of the checks across fields and each app's own problem. Empty when
+ * {@link resolveConfig} would accept the options.
+ * @example for (const { field, message } of configProblems(options)) console.log(`${field}: ${message}`);
+ */
+export function configProblems(options: unknown): OptionProblem[] {
+  if (typeof options !== 'object' || options === null) return [{ field: 'options', message: 'must be an object' }];
+  const result = parseOptions(strictOptionsSchema, options, '');
+  if (!result.success) return result.problems;
+  const problems: OptionProblem[] = [];
+  const collect = (check: () => unknown): void => {
+    try {
+      check();
+    } catch (error) {
+      if (!isConfigurationError(error)) throw error;
+      const prefix = `sentinel-idp: invalid option ${error.field}: `;
+      const message = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
+      if (!problems.some((problem) => problem.field === error.field && problem.message === message)) {
+        problems.push({ field: error.field, message });
+      }
+    }
+  };
+  collect(() => resolveConfig(options as SentinelOptions));
+  result.data.apps.forEach((entry, index) => {
+    collect(() => checkedApp(entry, `apps[${index}]`));
+  });
+  return problems;
 }
 
 export type { GrantType };

@@ -3,6 +3,7 @@
  * `config.ts` plugs into its schemas.
  */
 import { z } from 'zod';
+import { openByDesign } from '../strict-options.js';
 
 /**
  * How app key sets behind `jwksUri` are fetched. Private, loopback and link-local addresses are refused unless
@@ -37,7 +38,8 @@ export type ClientAssertionOptions = z.output<typeof clientAssertionOptionsSchem
 
 /** The app fields of key-based clients, DPoP and PAR (see `KeyedAppFields`). */
 export const keyedAppShape = {
-  jwks: z.object({ keys: z.array(z.record(z.string(), z.unknown())) }).optional(),
+  // The one object of an app whose unknown keys are ignored: a JWK Set may carry members a reader does not know.
+  jwks: openByDesign(z.object({ keys: z.array(z.record(z.string(), z.unknown())) }), 'RFC 7517 §5').optional(),
   jwksUri: z.string().optional(),
   requireDPoP: z.boolean().optional(),
   requirePushedAuthorizationRequests: z.boolean().optional(),

@@ -3,10 +3,15 @@
  * strings of a bundled one replaced). Validated with the rest of the options at startup.
  */
 import { z } from 'zod';
+import { en } from './en.js';
 import type { Messages } from './messages.js';
 
 /** BCP 47-shaped tags only (letters, digits, hyphens), so a tag can go into `<html lang>` as it is. */
 const TAG = /^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/;
+
+const MESSAGE_SHAPE = Object.fromEntries(
+  Object.keys(en).map((name) => [name, z.string().max(1000, 'must be at most 1000 characters')]),
+) as Record<keyof Messages, z.ZodString>;
 
 /** Schema of the `i18n` option (used by the options schema). */
 export const i18nOptionsSchema = z
@@ -15,13 +20,8 @@ export const i18nOptionsSchema = z
     catalogues: z
       .record(
         z.string().regex(TAG, 'catalogue names must be language tags such as "it" or "pt-BR"'),
-        z.custom<Partial<Messages>>(
-          (value) =>
-            typeof value === 'object' &&
-            value !== null &&
-            Object.values(value).every((message) => typeof message === 'string' && message.length <= 1000),
-          { message: 'must map message names to strings (at most 1000 characters each)' },
-        ),
+        // An object of the message names: the options schema makes it strict, so a misspelled name is refused.
+        z.object(MESSAGE_SHAPE).partial() as unknown as z.ZodType<Partial<Messages>>,
       )
       .default({}),
   })
