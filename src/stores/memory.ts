@@ -11,9 +11,13 @@
  *
  * Why security state is apart: revocation markers (`revoked:`), throttle counters (`throttle:`) and the TOTP
  * used-code markers (`totp-used:`, `totp-last:`) must never be forgotten under pressure, or revoked tokens come
- * back, locked usernames unlock and a used one-time code is accepted a second time. They live in a
- * {@link SecurityState}: a byte budget of its own (`securityMaxBytes`, default 32 MiB) and no eviction; when it is
- * full the write fails, so the request fails closed.
+ * back, locked usernames unlock and a used one-time code is accepted a second time. They live in
+ * {@link SecurityState}s: no eviction, and when an area is full the write fails, so the request fails closed.
+ *
+ * Why one security area per prefix: a full area refuses writes, so a shared one would let whoever can write one kind
+ * of security state block every other kind. The DPoP proof markers of a public client are written for callers
+ * who need nothing but its client_id; sharing a budget with the throttle counters and TOTP markers, they once
+ * turned a flood of self-made proofs into a 500 for every sign-in. Each prefix gets `securityMaxBytes` of its own.
  */
 import { LRUCache } from 'lru-cache';
 import { entryBytes } from './memory-size.js';
@@ -22,7 +26,7 @@ import type { Store, SwapEntry } from './store.js';
 
 /** Default byte budget of each ordinary key prefix (interactions, sessions, codes, …). */
 export const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
-/** Default byte budget of security state (revocations and throttle counters together). */
+/** Default byte budget of each security-state prefix (throttle counters, each kind of replay marker, …). */
 export const DEFAULT_SECURITY_MAX_BYTES = 32 * 1024 * 1024;
 /**
  * Key prefixes kept as security state by default: revocations, throttle counters, and the TOTP replay markers
@@ -34,6 +38,7 @@ export const DEFAULT_SECURITY_PREFIXES: readonly string[] = Object.freeze([
   'totp-used',
   'totp-last',
   'dpop-jti',
+  'dpop-push-jti',
   'assertion-jti',
 ]);
 
@@ -49,9 +54,12 @@ export interface MemoryStoreOptions {
   max?: number;
   /** Most bytes kept per ordinary key prefix, as {@link entryBytes} charges them; the least recently used go first. Default 64 MiB. */
   maxBytes?: number;
-  /** Byte budget of security state, which is never evicted: a write that does not fit fails. Default 32 MiB. */
+  /**
+   * Byte budget of each security-state prefix, which is never evicted: a write that does not fit its prefix's budget
+   * fails, and no other prefix is touched. Default 32 MiB.
+   */
   securityMaxBytes?: number;
-  /** Key prefixes (without the colon) kept as security state. Default `['revoked', 'throttle']`. */
+  /** Key prefixes (without the colon) kept as security state. Default {@link DEFAULT_SECURITY_PREFIXES}. */
   securityPrefixes?: readonly string[];
 }
 
@@ -72,13 +80,15 @@ export class MemoryStore implements Store {
   readonly #max: number;
   readonly #maxBytes: number;
   readonly #securityPrefixes: ReadonlySet<string>;
-  readonly #security: SecurityState;
+  readonly #securityMaxBytes: number;
+  /** One non-evicting area per security prefix, made on first use. */
+  readonly #security = new Map<string, SecurityState>();
   readonly #caches = new Map<string, LRUCache<string, string>>();
 
   constructor(options: MemoryStoreOptions = {}) {
     this.#max = positiveInteger('max', options.max ?? 100_000);
     this.#maxBytes = positiveInteger('maxBytes', options.maxBytes ?? DEFAULT_MAX_BYTES);
-    this.#security = new SecurityState(positiveInteger('securityMaxBytes', options.securityMaxBytes ?? DEFAULT_SECURITY_MAX_BYTES));
+    this.#securityMaxBytes = positiveInteger('securityMaxBytes', options.securityMaxBytes ?? DEFAULT_SECURITY_MAX_BYTES);
     const prefixes = options.securityPrefixes ?? DEFAULT_SECURITY_PREFIXES;
     if (!Array.isArray(prefixes) || prefixes.some((prefix) => typeof prefix !== 'string')) {
       throw new TypeError('MemoryStore: securityPrefixes must be an array of strings');
@@ -91,10 +101,17 @@ export class MemoryStore implements Store {
     return colon === -1 ? '' : key.slice(0, colon);
   }
 
-  /** The security area for security keys, else the prefix's evicting cache. */
+  /** The prefix's security area for security keys, else the prefix's evicting cache. */
   #area(key: string): SecurityState | LRUCache<string, string> {
     const prefix = this.#prefix(key);
-    if (this.#securityPrefixes.has(prefix)) return this.#security;
+    if (this.#securityPrefixes.has(prefix)) {
+      let area = this.#security.get(prefix);
+      if (area === undefined) {
+        area = new SecurityState(this.#securityMaxBytes, prefix);
+        this.#security.set(prefix, area);
+      }
+      return area;
+    }
     let cache = this.#caches.get(prefix);
     if (cache === undefined) {
       cache = new LRUCache<string, string>({
@@ -182,14 +199,16 @@ export class MemoryStore implements Store {
 
   /** Number of live entries across all prefixes (for tests and benchmarks). */
   get size(): number {
-    let total = this.#security.size;
+    let total = 0;
+    for (const area of this.#security.values()) total += area.size;
     for (const cache of this.#caches.values()) total += cache.size;
     return total;
   }
 
   /** Bytes charged across all prefixes, security state included (for tests and benchmarks). */
   get bytes(): number {
-    let total = this.#security.bytes;
+    let total = 0;
+    for (const area of this.#security.values()) total += area.bytes;
     for (const cache of this.#caches.values()) total += cache.calculatedSize;
     return total;
   }

@@ -17,12 +17,16 @@ import { entryBytes } from './memory-size.js';
  * try { await store.increment('throttle:ip:203.0.113.7', 60_000); } catch (error) { if (error instanceof SecurityStateFullError) alert(); }
  */
 export class SecurityStateFullError extends Error {
-  constructor(budget: number) {
+  /** The key prefix whose area is full (`throttle`, `dpop-jti`, …): each security prefix has a budget of its own. */
+  readonly prefix: string;
+
+  constructor(budget: number, prefix = '') {
     super(
-      `MemoryStore: the security-state budget of ${budget} bytes is full of live revocations and throttle counters; ` +
+      `MemoryStore: the ${budget}-byte budget of the security state "${prefix}:" is full of live entries; ` +
         'refusing the write rather than forgetting any (raise securityMaxBytes or use RedisStore)',
     );
     this.name = 'SecurityStateFullError';
+    this.prefix = prefix;
   }
 }
 
@@ -30,15 +34,17 @@ export class SecurityStateFullError extends Error {
  * A TTL map with a byte budget that refuses new entries rather than evicting old ones.
  *
  * @example
- * const state = new SecurityState(32 * 1024 * 1024);
+ * const state = new SecurityState(32 * 1024 * 1024, 'revoked');
  * state.set('revoked:jti', '1', 3_600_000);
  */
 export class SecurityState {
   readonly #budget: number;
+  readonly #prefix: string;
   readonly #cache: LRUCache<string, string>;
 
-  constructor(budget: number) {
+  constructor(budget: number, prefix = '') {
     this.#budget = budget;
+    this.#prefix = prefix;
     this.#cache = new LRUCache<string, string>({
       maxSize: budget,
       sizeCalculation: (value, key) => entryBytes(key, value),
@@ -81,6 +87,6 @@ export class SecurityState {
     };
     if (fits()) return;
     this.#cache.purgeStale();
-    if (!fits()) throw new SecurityStateFullError(this.#budget);
+    if (!fits()) throw new SecurityStateFullError(this.#budget, this.#prefix);
   }
 }
