@@ -7,6 +7,7 @@ import type { AppStore } from './apps.js';
 import { isAuthorizationError } from './authorize/request/authorization-error.js';
 import { withBodyDeadline } from './body-read.js';
 import type { ResolvedConfig } from './config.js';
+import { corsPreflight, withCors } from './cors.js';
 import { requestContext, type SentinelContext } from './context.js';
 import { isOAuthError, OAuthError } from './errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from './http.js';
@@ -83,6 +84,8 @@ export function createEdge(context: SentinelContext, serviceKeys: ServiceKeys, r
     } catch (error) {
       response = recover(call, scoped, error);
     }
+    // Errors too: a browser app may read why it was refused (src/cors.ts).
+    if (call.entry.cors !== undefined) response = withCors(response, call.entry.cors);
     observation?.end(response.status);
     return response;
   }
@@ -123,13 +126,19 @@ export function createEdge(context: SentinelContext, serviceKeys: ServiceKeys, r
   // microtasks per request. Nothing here throws before `run`'s try/catch takes over.
   function dispatch(found: Match, request: SentinelRequest, observation?: RequestObservation): Promise<SentinelResponse> {
     const { route, params } = found;
+    const { cors } = route;
+    // The CORS preflight, before the method check: a browser sends it ahead of a POST with an Authorization or DPoP
+    // header, and of any GET with such a header.
+    if (cors !== undefined && request.method === 'OPTIONS') {
+      return run({ entry: route, request, params, observation }, () => Promise.resolve(corsPreflight(cors)));
+    }
     if (!found.allowed) {
       const error = new OAuthError('invalid_request', `method ${request.method} is not allowed here`, {
         status: 405,
         headers: { allow: found.allow },
       });
       // Thrown through the edge like any refusal, so a 405 is rendered (and observed) the way every error is.
-      return run({ entry: { name: route.name, renderError: route.renderError }, request, params, observation }, () =>
+      return run({ entry: { name: route.name, renderError: route.renderError, cors }, request, params, observation }, () =>
         Promise.reject(error),
       );
     }

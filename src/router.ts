@@ -2,6 +2,7 @@
  * Method + path → handler. `null` for paths that are not ours, so the host's own routes run untouched.
  */
 import type { SentinelContext } from './context.js';
+import type { CorsPolicy } from './cors.js';
 import type { OAuthError } from './errors.js';
 import type { EventInput } from './events.js';
 import type { SentinelRequest, SentinelResponse } from './http.js';
@@ -43,6 +44,8 @@ export interface EdgeEntry {
   renderError?: ErrorRenderer;
   /** The audit event a refusal here produces, if any. */
   deniedEvent?: DeniedEventBuilder;
+  /** Cross-origin reads from browser apps (`src/cors.ts`): every answer allows them and `OPTIONS` is the preflight. */
+  cors?: CorsPolicy;
 }
 
 /**
@@ -102,7 +105,11 @@ export function createRouter(definitions: readonly RouteDefinition[], basePath: 
       const params: RouteParams = { accountId: decodeSegment(found[1] ?? '') };
       if (route.hasClientId === true) params.clientId = decodeSegment(found[2] ?? '');
       if (route.methods.includes(method)) return { route, params, allowed: true };
-      const allow = route.methods.includes('GET') ? [...route.methods, 'HEAD'] : route.methods;
+      const allow = [
+        ...route.methods,
+        ...(route.methods.includes('GET') ? ['HEAD'] : []),
+        ...(route.cors === undefined ? [] : ['OPTIONS']),
+      ];
       return { route, params, allowed: false, allow: allow.join(', ') };
     }
     return null;

@@ -3,6 +3,7 @@
  * `route-paths.ts`, where the URLs the service hands out are built too.
  */
 import { authorizeDenied, tokenDenied } from './denied-events.js';
+import { PUBLIC_DOCUMENT_CORS, REVOCATION_CORS, TOKEN_CORS, USERINFO_CORS } from './cors.js';
 import { ROUTE_PATHS, type RouteName } from './route-paths.js';
 import type { EdgeEntry, RouteDefinition } from './router.js';
 import { renderAuthorizationError } from './authorize/request/authorization-error.js';
@@ -24,7 +25,7 @@ import { handleRevoke } from './token/revoke.js';
 import { handleToken } from './token/token-endpoint.js';
 import { handleEndSession } from './authorize/endpoints/end-session.js';
 import { handleAccountJWKS } from './token/account-jwks.js';
-import { handleUserInfo, renderUserInfoError } from './userinfo/userinfo.js';
+import { handleUserInfo } from './userinfo/userinfo.js';
 import { handleClientConfiguration } from './registration/manage.js';
 import { handleRegister } from './registration/register.js';
 import { handleRotateSecret } from './registration/rotate-secret.js';
@@ -43,6 +44,7 @@ export const ROUTES: readonly (RouteDefinition & { name: RouteName })[] = [
     methods: ['GET'],
     path: ROUTE_PATHS.jwks,
     handler: async (context) => handleJWKS(context),
+    cors: PUBLIC_DOCUMENT_CORS,
   },
   {
     name: 'health-live',
@@ -121,6 +123,7 @@ export const ROUTES: readonly (RouteDefinition & { name: RouteName })[] = [
     path: ROUTE_PATHS.token,
     handler: (context, request, { accountId }) => handleToken(context, request, accountId),
     deniedEvent: tokenDenied,
+    cors: TOKEN_CORS,
   },
   {
     name: 'par',
@@ -128,6 +131,7 @@ export const ROUTES: readonly (RouteDefinition & { name: RouteName })[] = [
     path: ROUTE_PATHS.par,
     handler: (context, request, { accountId }) => handlePushedAuthorizationRequest(context, request, accountId),
     deniedEvent: tokenDenied,
+    cors: TOKEN_CORS,
   },
   {
     name: 'token-revoke',
@@ -135,6 +139,7 @@ export const ROUTES: readonly (RouteDefinition & { name: RouteName })[] = [
     path: ROUTE_PATHS['token-revoke'],
     handler: (context, request, { accountId }) => handleRevoke(context, request, accountId),
     deniedEvent: tokenDenied,
+    cors: REVOCATION_CORS,
   },
   {
     name: 'token-introspect',
@@ -173,6 +178,7 @@ export const ROUTES: readonly (RouteDefinition & { name: RouteName })[] = [
     methods: ['GET'],
     path: ROUTE_PATHS['account-jwks'],
     handler: (context, _request, { accountId }) => handleAccountJWKS(context, accountId),
+    cors: PUBLIC_DOCUMENT_CORS,
   },
   {
     name: 'metadata',
@@ -180,25 +186,28 @@ export const ROUTES: readonly (RouteDefinition & { name: RouteName })[] = [
     path: ROUTE_PATHS.metadata,
     absolute: true,
     handler: (context, _request, { accountId }) => handleMetadata(context, accountId),
+    cors: PUBLIC_DOCUMENT_CORS,
   },
   {
     name: 'metadata-appended',
     methods: ['GET'],
     path: ROUTE_PATHS['metadata-appended'],
     handler: (context, _request, { accountId }) => handleMetadata(context, accountId),
+    cors: PUBLIC_DOCUMENT_CORS,
   },
   {
     name: 'openid-configuration',
     methods: ['GET'],
     path: ROUTE_PATHS['openid-configuration'],
     handler: (context, _request, { accountId }) => handleMetadata(context, accountId),
+    cors: PUBLIC_DOCUMENT_CORS,
   },
   {
     name: 'userinfo',
-    methods: ['GET', 'POST', 'OPTIONS'],
+    methods: ['GET', 'POST'],
     path: ROUTE_PATHS.userinfo,
     handler: (context, request, { accountId }) => handleUserInfo(context, request, accountId),
-    renderError: renderUserInfoError,
+    cors: USERINFO_CORS,
   },
   {
     name: 'end-session',
@@ -212,6 +221,7 @@ export const ROUTES: readonly (RouteDefinition & { name: RouteName })[] = [
     methods: ['GET'],
     path: ROUTE_PATHS['account-jwks-well-known'],
     handler: (context, _request, { accountId }) => handleAccountJWKS(context, accountId),
+    cors: PUBLIC_DOCUMENT_CORS,
   },
 ];
 

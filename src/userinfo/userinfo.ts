@@ -3,9 +3,9 @@
  *
  * The access token comes as a Bearer header or, on POST, as the `access_token` form field (RFC 6750 §2.1, §2.2);
  * never in the query, where it would end up in logs. A DPoP-bound token comes as `Authorization: DPoP` with a proof
- * for this endpoint (RFC 9449 §7), as for any protected resource. Answers are readable cross-origin (`*`): the endpoint is
- * authenticated by the bearer token alone, never by cookies, so a browser app on any origin may call it, as
- * OpenID Connect clients in browsers do.
+ * for this endpoint (RFC 9449 §7), as for any protected resource. Answers are readable cross-origin (the route's
+ * `USERINFO_CORS`, src/cors.ts): the endpoint is authenticated by the token alone, never by cookies, so a browser
+ * app on any origin may call it, as OpenID Connect clients in browsers do.
  */
 import { verifyAccessToken, type AccessTokenClaims } from '../access-token.js';
 import { readForm } from '../body.js';
@@ -19,12 +19,6 @@ import { createLivenessCheck } from '../token-liveness.js';
 import { hasOpenIDScope } from '../token/id-token.js';
 import { loadUserClaims, scopeList } from './claims.js';
 import { routeUrl } from '../route-paths.js';
-
-/** CORS headers of every UserInfo answer, errors included, so browser clients can read why they were refused. */
-const CORS_HEADERS: Readonly<Record<string, string>> = Object.freeze({
-  'access-control-allow-origin': '*',
-  'access-control-expose-headers': 'WWW-Authenticate, DPoP-Nonce',
-});
 
 const AUTHORIZATION = /^(Bearer|DPoP) +([A-Za-z0-9._~+/-]+=*) *$/i;
 
@@ -116,30 +110,9 @@ async function verifyUserToken(
  * // 200 {"sub":"u-42","email":"alice@example.com","email_verified":true}
  */
 export async function handleUserInfo(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
-  if (request.method === 'OPTIONS') {
-    return {
-      status: 204,
-      headers: {
-        ...CORS_HEADERS,
-        'access-control-allow-methods': 'GET, POST',
-        'access-control-allow-headers': 'Authorization, Content-Type, DPoP',
-        'access-control-max-age': '600',
-      },
-    };
-  }
   const presented = await readAccessToken(context, request);
   const claims = await verifyUserToken(context, request, presented, accountId);
   const released = await loadUserClaims(context, { accountId, userId: claims.sub, scopes: scopeList(claims.scope) });
   if (released === null) throw challenge('invalid_token', 'the user of this access token no longer exists', 401);
-  return noStoreJSON(200, { ...released, sub: claims.sub }, { ...CORS_HEADERS });
-}
-
-/**
- * The route `renderError` of UserInfo: the RFC 6750 JSON error with the CORS headers, so browsers can read it.
- *
- * @example
- * { name: 'userinfo', renderError: renderUserInfoError, ... }
- */
-export function renderUserInfoError(_context: SentinelContext, _request: SentinelRequest | undefined, error: OAuthError): SentinelResponse {
-  return noStoreJSON(error.status, error.toJSON(), { ...error.headers, ...CORS_HEADERS });
+  return noStoreJSON(200, { ...released, sub: claims.sub });
 }
