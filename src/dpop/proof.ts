@@ -5,15 +5,16 @@
  * (query and fragment ignored); `iat` within the configured age (and not in the future beyond the clock
  * tolerance); `ath` equal to the hash of the access token when one is presented; the server nonce when nonces are
  * on; and finally the `jti`, remembered in the Store for the proof's lifetime so that a replay is refused on any
- * instance. The result is the key's RFC 7638 thumbprint, the value tokens are bound to (`cnf.jkt`).
+ * instance (proof-replay.ts; callers that must check their request first split the two with {@link checkDPoPProof}).
+ * The result is the key's RFC 7638 thumbprint, the value tokens are bound to (`cnf.jkt`).
  */
 import { createHash } from 'node:crypto';
 import { calculateJwkThumbprint, type JWK } from 'jose';
 import type { SentinelContext } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { publicKeyProblem } from '../jwk-public.js';
-import { digest } from '../secrets.js';
 import { currentNonce, isValidNonce } from './nonce.js';
+import { rememberProof, type ProofUse } from './proof-replay.js';
 import { verifyProofSignature } from './proof-signature.js';
 
 /** The request a proof must match. */
@@ -94,11 +95,24 @@ function decodePayload(proof: string): Record<string, unknown> {
 }
 
 /**
- * Validates one DPoP proof.
+ * Validates one DPoP proof and spends its `jti`: {@link checkDPoPProof}, then `rememberProof` (proof-replay.ts).
  * @throws OAuthError invalid_dpop_proof (or use_dpop_nonce) naming the failed check, never echoing the proof.
  * @example const { jkt } = await verifyDPoPProof(context, { proof, method: 'POST', url: `${issuer}/token` });
  */
-export async function verifyDPoPProof(context: SentinelContext, input: DPoPProofInput): Promise<VerifiedProof> {
+export async function verifyDPoPProof(context: SentinelContext, input: DPoPProofInput, use?: ProofUse): Promise<VerifiedProof> {
+  const verified = await checkDPoPProof(context, input);
+  await rememberProof(context, verified, use);
+  return verified;
+}
+
+/**
+ * Every check of a DPoP proof except the replay check, which writes to the Store: a caller first checks the request
+ * the proof came with, and spends the `jti` with `rememberProof` (proof-replay.ts) only once that request is good,
+ * so that nothing a caller can send without a credential leaves state behind.
+ * @throws OAuthError invalid_dpop_proof (or use_dpop_nonce) naming the failed check, never echoing the proof.
+ * @example const proof = await checkDPoPProof(context, { proof: header, method: 'POST', url }); // … then rememberProof
+ */
+export async function checkDPoPProof(context: SentinelContext, input: DPoPProofInput): Promise<VerifiedProof> {
   const { proof } = input;
   if (proof.length > MAX_PROOF_LENGTH || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(proof)) {
     throw invalidProof('the DPoP header must be one compact JWT');
@@ -135,10 +149,5 @@ export async function verifyDPoPProof(context: SentinelContext, input: DPoPProof
   }
   if (context.config.dpop.nonce && !isValidNonce(context, claims.nonce)) throw useDPoPNonce(context);
   const jkt = await calculateJwkThumbprint(jwk as JWK, 'sha256');
-  // Last, so a proof that fails any other check does not burn its jti; the window covers iat's whole range.
-  const ttlMs = (proofMaxAgeSeconds + 2 * tolerance + 1) * 1000;
-  if ((await context.store.increment(`dpop-jti:${digest(`${jkt}\u0000${claims.jti}`)}`, ttlMs)) !== 1) {
-    throw invalidProof('the DPoP proof was already used');
-  }
   return { jkt, claims };
 }

@@ -6,7 +6,8 @@
  */
 import type { SentinelContext } from '../context.js';
 import { isOAuthError, OAuthError } from '../errors.js';
-import { verifyDPoPProof } from './proof.js';
+import { checkDPoPProof, invalidProof } from './proof.js';
+import { rememberProof } from './proof-replay.js';
 import { dpopHeader } from './token-binding.js';
 
 /**
@@ -114,20 +115,21 @@ export async function checkTokenBinding(
     throw dpopUnauthorized(context, 'invalid_token', 'the token is DPoP-bound; present it with the DPoP scheme and a DPoP proof');
   }
   if (presentation.proof === undefined) throw dpopUnauthorized(context, 'invalid_dpop_proof', 'a DPoP proof is required with this token');
-  let verified: string;
   try {
-    ({ jkt: verified } = await verifyDPoPProof(context, {
+    const verified = await checkDPoPProof(context, {
       proof: presentation.proof,
       method: presentation.method,
       url: presentation.url,
       accessToken: token,
-    }));
+    });
+    // The key is compared before the jti is spent: someone holding a stolen token but not its key, signing proofs
+    // with a key of their own, must not get a replay marker written per request.
+    if (verified.jkt !== jkt) throw invalidProof('the DPoP proof is signed by another key than the token is bound to');
+    await rememberProof(context, verified);
   } catch (error) {
     if (isOAuthError(error) && (error.code === 'invalid_dpop_proof' || error.code === 'use_dpop_nonce')) {
       throw dpopUnauthorized(context, error.code, error.description, { ...error.headers });
     }
     throw error;
   }
-  if (verified !== jkt)
-    throw dpopUnauthorized(context, 'invalid_dpop_proof', 'the DPoP proof is signed by another key than the token is bound to');
 }

@@ -5,7 +5,8 @@
 import type { App } from '../apps.js';
 import type { SentinelContext } from '../context.js';
 import type { SentinelRequest } from '../http.js';
-import { invalidProof, verifyDPoPProof } from './proof.js';
+import { checkDPoPProof, invalidProof, verifyDPoPProof } from './proof.js';
+import { rememberProof } from './proof-replay.js';
 
 /**
  * The single `DPoP` header of a request, `undefined` when absent.
@@ -42,6 +43,41 @@ export function tokenRequestBinding(
     return undefined;
   }
   return verifyDPoPProof(context, { proof, method: request.method, url }).then((verified) => verified.jkt);
+}
+
+/** A checked proof of a token request whose `jti` is not spent yet: the grant spends it once it is sure to issue. */
+export interface PendingProof {
+  /** The thumbprint to bind the tokens to. */
+  jkt: string;
+  /** Spends the `jti` (RFC 9449 §11.1); throws `invalid_dpop_proof` for a replay, `429` when there is no room. */
+  remember(): Promise<void>;
+}
+
+/**
+ * Like {@link tokenRequestBinding} but without spending the proof's `jti`: for the user grants, whose request is
+ * checked against the code or refresh token first, so a request with a made-up credential and a fresh self-made
+ * proof (all a public client needs is its client_id) writes no security state: each marker written here stands for
+ * a code or refresh token that was good. `undefined` at once for an unbound request.
+ * @throws OAuthError invalid_dpop_proof for a bad proof, or a missing one when the app requires DPoP.
+ * @example
+ * const pending = pendingTokenRequestProof(context, request, app, url);
+ * const dpop = pending === undefined ? undefined : await pending; // … checks … await dpop?.remember();
+ */
+export function pendingTokenRequestProof(
+  context: SentinelContext,
+  request: SentinelRequest,
+  app: App,
+  url: string,
+): Promise<PendingProof> | undefined {
+  const proof = dpopHeader(request);
+  if (proof === undefined) {
+    if (app.requireDPoP === true) throw invalidProof('this application must send a DPoP proof with every token request');
+    return undefined;
+  }
+  return checkDPoPProof(context, { proof, method: request.method, url }).then((verified) => ({
+    jkt: verified.jkt,
+    remember: () => rememberProof(context, verified),
+  }));
 }
 
 /**

@@ -8,7 +8,9 @@ import { validateAuthorizationRequest } from '../authorize/request/validate-requ
 import { readForm } from '../body.js';
 import type { SentinelContext } from '../context.js';
 import { dpopHeader } from '../dpop/token-binding.js';
-import { invalidProof, verifyDPoPProof } from '../dpop/proof.js';
+import { checkDPoPProof, invalidProof, type VerifiedProof } from '../dpop/proof.js';
+import { rememberProof } from '../dpop/proof-replay.js';
+import { clientIP } from '../client-ip.js';
 import { isOAuthError, OAuthError } from '../errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
 import { authenticateClient } from '../token/client-auth.js';
@@ -43,8 +45,10 @@ export async function handlePushedAuthorizationRequest(
   }
   if (!params.has('client_id')) pushed.push(['client_id', app.clientId]);
   const proof = dpopHeader(request);
+  let verified: VerifiedProof | undefined;
   if (proof !== undefined) {
-    const { jkt } = await verifyDPoPProof(context, { proof, method: request.method, url: routeUrl(context.config, 'par', { accountId }) });
+    verified = await checkDPoPProof(context, { proof, method: request.method, url: routeUrl(context.config, 'par', { accountId }) });
+    const { jkt } = verified;
     const named = params.get('dpop_jkt');
     if (named !== undefined && (named === null || named.length !== 1 || named[0] !== jkt)) {
       throw invalidProof('dpop_jkt differs from the key of the DPoP proof');
@@ -61,6 +65,14 @@ export async function handlePushedAuthorizationRequest(
       throw new OAuthError(code, error.description);
     }
     throw error;
+  }
+  // The jti is spent only for a push that is good: a public client's caller needs no credential to push, so a bad
+  // push must leave no security state, and a good one counts against its address (dpop.pushProofsPerAddress).
+  if (verified !== undefined) {
+    await rememberProof(context, verified, {
+      push: true,
+      publicClientAddress: app.tokenEndpointAuthMethod === 'none' ? clientIP(context.config, request) : undefined,
+    });
   }
   const requestUri = await storePushedRequest(context, { accountId, clientId: app.clientId, params: pushed });
   return noStoreJSON(201, { request_uri: requestUri, expires_in: REQUEST_URI_TTL_SECONDS });

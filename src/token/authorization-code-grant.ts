@@ -15,6 +15,7 @@ import { assertVerifierSyntax, verifyPKCE } from './pkce.js';
 import { issueUserTokens } from './user-tokens.js';
 import { invalidProof } from '../dpop/proof.js';
 import { refreshBinding } from '../dpop/refresh-binding.js';
+import type { PendingProof } from '../dpop/token-binding.js';
 
 /**
  * A code that is no longer there to spend. If its grant exists, the code was redeemed: moments ago (within
@@ -48,7 +49,7 @@ async function spentCode(
  *
  * @example
  * // POST /sentinel/api/account/123/token  grant_type=authorization_code&code=…&redirect_uri=…&code_verifier=…
- * return handleAuthorizationCodeGrant(context, request, accountId, params, app);
+ * return handleAuthorizationCodeGrant(context, request, accountId, params, app, dpop);
  */
 export async function handleAuthorizationCodeGrant(
   context: SentinelContext,
@@ -56,8 +57,9 @@ export async function handleAuthorizationCodeGrant(
   accountId: string,
   params: ParamMap,
   app: App,
-  dpopJkt?: string,
+  dpop?: PendingProof,
 ): Promise<SentinelResponse> {
+  const dpopJkt = dpop?.jkt;
   const code = required(params, 'code');
   const redirectUri = single(params, 'redirect_uri');
   const verifier = single(params, 'code_verifier');
@@ -86,6 +88,9 @@ export async function handleAuthorizationCodeGrant(
   if (record.dpopJkt !== undefined && record.dpopJkt !== dpopJkt) {
     throw invalidProof('the code is bound to another DPoP key (dpop_jkt of the authorization request)');
   }
+  // The proof's jti is spent only now that the code has proved good for this client: a made-up code with a fresh
+  // proof (a public client needs nothing else) leaves no security state behind. A replayed proof leaves the code.
+  if (dpop !== undefined) await dpop.remember();
   const input = {
     grantType: 'authorization_code',
     accountId,

@@ -22,6 +22,7 @@ import {
 import { hasOpenIDScope } from './id-token.js';
 import { issueUserTokens } from './user-tokens.js';
 import { assertRefreshBinding } from '../dpop/refresh-binding.js';
+import type { PendingProof } from '../dpop/token-binding.js';
 
 /**
  * The scope of the new access token: the requested one when it is a subset of the grant's (RFC 6749 §6: it may
@@ -88,7 +89,7 @@ async function currentGrant(
  *
  * @example
  * // POST /sentinel/api/account/123/token  grant_type=refresh_token&refresh_token=…
- * return handleRefreshTokenGrant(context, request, accountId, params, app);
+ * return handleRefreshTokenGrant(context, request, accountId, params, app, dpop);
  */
 export async function handleRefreshTokenGrant(
   context: SentinelContext,
@@ -96,8 +97,9 @@ export async function handleRefreshTokenGrant(
   accountId: string,
   params: ParamMap,
   app: App,
-  dpopJkt?: string,
+  dpop?: PendingProof,
 ): Promise<SentinelResponse> {
+  const dpopJkt = dpop?.jkt;
   const token = required(params, 'refresh_token');
   const requestedScope = single(params, 'scope');
   requireGrant(app, 'refresh_token');
@@ -105,6 +107,8 @@ export async function handleRefreshTokenGrant(
   if (presented === null) throw new OAuthError('invalid_grant', 'the refresh token is invalid or has expired');
   let found = await currentGrant(context, request, accountId, app, presented, dpopJkt);
   const scope = narrowScope(found.grant.scope, requestedScope);
+  // Spent only once the refresh token has proved current for this client and key (see the code grant).
+  if (dpop !== undefined) await dpop.remember();
   const { grant } = found;
   const input = {
     grantType: 'refresh_token',

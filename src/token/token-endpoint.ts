@@ -12,7 +12,7 @@ import { authenticateClient, refuseSecretsInQuery } from './client-auth.js';
 import { handleClientCredentialsGrant } from './client-credentials-grant.js';
 import { readGrantType } from './grant-type.js';
 import { handleRefreshTokenGrant } from './refresh-token-grant.js';
-import { tokenRequestBinding } from '../dpop/token-binding.js';
+import { pendingTokenRequestProof } from '../dpop/token-binding.js';
 import { routeUrl } from '../route-paths.js';
 
 /** API versions the platform's clients send as `?v=` on these endpoints; the protocol is the same for both. */
@@ -62,9 +62,10 @@ export async function handleToken(context: SentinelContext, request: SentinelReq
     throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code, refresh_token or client_credentials');
   }
   const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: true });
-  const binding = tokenRequestBinding(context, request, app, routeUrl(context.config, 'token', { accountId }));
-  const dpopJkt = binding === undefined ? undefined : await binding;
+  // The proof is checked here, its jti spent by the grant once the code or refresh token has proved good.
+  const pending = pendingTokenRequestProof(context, request, app, routeUrl(context.config, 'token', { accountId }));
+  const dpop = pending === undefined ? undefined : await pending;
   return grantType === 'authorization_code'
-    ? handleAuthorizationCodeGrant(context, request, accountId, params, app, dpopJkt)
-    : handleRefreshTokenGrant(context, request, accountId, params, app, dpopJkt);
+    ? handleAuthorizationCodeGrant(context, request, accountId, params, app, dpop)
+    : handleRefreshTokenGrant(context, request, accountId, params, app, dpop);
 }
