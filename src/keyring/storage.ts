@@ -2,6 +2,11 @@
  * Reading and writing the ring document in a {@link Store}. Writers serialise on a lock key taken with the
  * Store's atomic `increment` (the first caller of a window sees 1), so two instances that decide to rotate at the
  * same moment produce one new key: the second one re-reads the document under the lock and finds the rotation done.
+ *
+ * The lock is a lease (it frees itself after {@link LOCK_MS}), so it cannot by itself keep a writer that stalled
+ * past it from writing over what the next writer stored — a revocation among them. The write is therefore a
+ * compare-and-set on the document as read: a writer whose document changed meanwhile reads it again and re-applies
+ * its change, so no change is ever lost; the lock only saves duplicate work.
  */
 import type { Store } from '../stores/store.js';
 import { parseDocument, type RingDocument } from './document.js';
@@ -11,6 +16,8 @@ const FOREVER_MS = 10 * 365 * 86_400_000;
 /** A crashed writer's lock frees itself after this long; a write takes milliseconds (an RSA key generation ~0.1 s). */
 const LOCK_MS = 10_000;
 const LOCK_POLL_MS = 25;
+/** How often a write whose document changed under it is re-applied before it gives up. */
+const WRITE_ATTEMPTS = 5;
 
 /** Store key of the ring document. */
 export const ringKey = (name: string): string => `keyring:${name}`;
@@ -42,12 +49,16 @@ export async function updateRing(
     await sleep(LOCK_POLL_MS);
   }
   try {
-    const current = await readRing(store, name);
-    const next = mutate(current);
-    if (next === null) return current;
-    const written: RingDocument = { ...next, revision: (current?.revision ?? 0) + 1 };
-    await store.set(ringKey(name), JSON.stringify(written), FOREVER_MS);
-    return written;
+    for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+      const text = await store.get(ringKey(name));
+      const current = text === null ? null : parseDocument(text);
+      const next = mutate(current);
+      if (next === null) return current;
+      const written: RingDocument = { ...next, revision: (current?.revision ?? 0) + 1 };
+      const value = JSON.stringify(written);
+      if (await store.swap([{ key: ringKey(name), expect: text, value, ttlMs: FOREVER_MS }])) return written;
+    }
+    throw new Error('the key ring document kept changing while it was being written');
   } finally {
     await store.delete(lockKey(name)).catch(() => {
       // The lock expires by itself; a failed release only delays the next writer.
