@@ -101,6 +101,43 @@ describe('order: the jti is spent only once the request is good', () => {
     expect((await exchange(sentinel, key, second.code, second.verifier)).status).toBe(200);
   });
 
+  it('a refresh writes its marker once the token proved current; a replayed proof rotates nothing', async () => {
+    const store = recordingStore(new MemoryStore());
+    const sentinel = makeSentinel({ store });
+    const key = await clientKey();
+    const { code, verifier } = await publicCode(sentinel);
+    const refreshToken = jsonOf(await exchange(sentinel, key, code, verifier)).refresh_token as string;
+    const refresh = async (proof: string) =>
+      postForm(
+        sentinel,
+        TOKEN_PATH,
+        new URLSearchParams({ grant_type: 'refresh_token', client_id: PUBLIC_CLIENT_ID, refresh_token: refreshToken }).toString(),
+        {
+          headers: { dpop: proof },
+        },
+      );
+    // A proof by another key: refused by the token's binding before any marker.
+    store.reset();
+    const other = await refresh(await dpopProof(await clientKey(), { htm: 'POST', htu: TOKEN_HTU }));
+    expect(jsonOf(other).error).toBe('invalid_dpop_proof');
+    expect(store.writes).toEqual([]);
+    const proof = await dpopProof(key, { htm: 'POST', htu: TOKEN_HTU });
+    const first = await refresh(proof);
+    expect(first.status).toBe(200);
+    expect(markerWrites(store)).toHaveLength(1);
+    // The same proof with the new refresh token: a replay, refused before the grant is rotated.
+    store.reset();
+    const next = jsonOf(first).refresh_token as string;
+    const replayed = await postForm(
+      sentinel,
+      TOKEN_PATH,
+      new URLSearchParams({ grant_type: 'refresh_token', client_id: PUBLIC_CLIENT_ID, refresh_token: next }).toString(),
+      { headers: { dpop: proof } },
+    );
+    expect(jsonOf(replayed)).toMatchObject({ error: 'invalid_dpop_proof', error_description: 'the DPoP proof was already used' });
+    expect(store.writes.filter((write) => write.op === 'swap')).toEqual([]);
+  });
+
   it('an invalid push (unknown redirect_uri) with a fresh proof writes nothing', async () => {
     const store = recordingStore(new MemoryStore());
     const sentinel = makeSentinel({ store });
