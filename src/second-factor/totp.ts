@@ -5,7 +5,7 @@
  * NOT accept the second attempt of the same OTP"). The store's atomic `increment` on `totp-used:{user}:{step}`
  * decides it, so of two concurrent submissions of one code exactly one counts, on any instance; and a code older
  * than the newest accepted one is refused too (`totp-last:`), so a code seen over a shoulder cannot be used after
- * the user's own, newer one.
+ * the user's own, newer one, even when both arrive at once (the step moves forward by compare-and-set).
  */
 import { verify } from 'otplib';
 import type { SentinelContext } from '../context.js';
@@ -53,6 +53,21 @@ export async function checkTotp(
   const step = 'timeStep' in result ? result.timeStep : null;
   if (step === null) return 'wrong';
   if ((await context.store.increment(`totp-used:${user}:${step}`, USED_TTL_MS)) !== 1) return 'replayed';
-  await context.store.set(lastKey, String(step), USED_TTL_MS);
-  return 'accepted';
+  return (await advanceLast(context, lastKey, step)) ? 'accepted' : 'replayed';
+}
+
+/**
+ * Moves the newest accepted step forward to `step`, or answers `false` when a step as new or newer was accepted
+ * meanwhile. The `last` read above was only a fast refusal: two right codes checked at once both pass it, and a
+ * plain write would let the older one in (and even move `last` back). A compare-and-set orders them as if one came
+ * after the other, so a code older than the newest accepted one is refused however the requests interleave.
+ */
+async function advanceLast(context: SentinelContext, lastKey: string, step: number): Promise<boolean> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const raw = await context.store.get(lastKey);
+    const last = Number(raw ?? 'NaN');
+    if (Number.isSafeInteger(last) && last >= step) return false;
+    if (await context.store.swap([{ key: lastKey, expect: raw, value: String(step), ttlMs: USED_TTL_MS }])) return true;
+  }
+  throw new Error('sentinel-idp: the newest accepted TOTP step kept changing while a code was being accepted');
 }
