@@ -3,7 +3,7 @@
  * (the v2 endpoint's carries the consumer in its query), and Authlib signs assertions that live an hour.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { Sentinel, SentinelOptions } from '../src/index.js';
+import { MemoryStore, type Sentinel, type SentinelOptions } from '../src/index.js';
 import { ACCOUNT, CONSUMER_UUID } from './fixtures.js';
 import { advanceClock } from './helpers/clock.js';
 import { ACCOUNT_ISSUER, assertionAuth, clientKey, keyedSentinel, type ClientKey } from './key-bound-helpers.js';
@@ -97,7 +97,22 @@ describe('client assertion lifetime', () => {
     expect((await v2(sentinel, await assertionAuth(key, { iat: now, exp: now + 590 }))).status).toBe(200);
   });
 
-  it('remembers the jti until the assertion expires: a replay 50 minutes later is refused', async () => {
+  it('remembers the jti until the assertion expires, and refuses its replay', async () => {
+    // The Store keeps the marker for the TTL it is given (its own clock, not Date.now): check that TTL.
+    const store = new MemoryStore();
+    const increment = vi.spyOn(store, 'increment');
+    const { key, sentinel } = await setup({ store });
+    const now = Math.floor(Date.now() / 1000);
+    const form = await assertionAuth(key, { iat: now, exp: now + 3600 });
+    expect((await v2(sentinel, form)).status).toBe(200);
+    const marker = increment.mock.calls.find(([name]) => name.startsWith('assertion-jti:'));
+    expect(marker?.[1]).toBeGreaterThanOrEqual(3599 * 1000);
+    const replay = await v2(sentinel, form);
+    expect(replay.status).toBe(401);
+    expect(replay.body.error_description).toMatch(/already been used/);
+  });
+
+  it('refuses the replay of an hour-long assertion with the service clock 50 minutes on', async () => {
     const { key, sentinel } = await setup();
     const now = Math.floor(Date.now() / 1000);
     const form = await assertionAuth(key, { iat: now, exp: now + 3600 });
