@@ -17,6 +17,8 @@ const FAILURES: ReadonlySet<SentinelEventType> = new Set<SentinelEventType>([
   'refresh.reused',
   'login.failed',
   'login.throttled',
+  'registration.denied',
+  'registration.throttled',
 ]);
 
 /**

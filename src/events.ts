@@ -37,7 +37,11 @@ export type SentinelEvent =
   | (EventBase & { type: 'login.failed'; usernameDigest: string; reason: string })
   | (EventBase & { type: 'login.throttled'; usernameDigest: string; scope: 'username' | 'ip' })
   | (EventBase & { type: 'session.created'; userId: string })
-  | (EventBase & { type: 'session.ended'; userId?: string | undefined; reason: string });
+  | (EventBase & { type: 'session.ended'; userId?: string | undefined; reason: string })
+  // A wrong initial access token (RFC 7591 §3) or registration access token (RFC 7592 §1), and the throttle that
+  // stops a caller guessing them; the presented token is never in the event.
+  | (EventBase & { type: 'registration.denied'; reason: string })
+  | (EventBase & { type: 'registration.throttled'; scope: 'ip' });
 
 /**
  * The `type` of every event (see {@link SentinelEvent}; `code.replayed` is RFC 6749 §4.1.2, `refresh.reused` RFC 9700 §4.14.2).

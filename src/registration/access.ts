@@ -4,12 +4,14 @@
  * tokens (RFC 6750 §2.1); a missing or wrong one is 401 `invalid_token` with `WWW-Authenticate: Bearer`.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { clientIP } from '../client-ip.js';
 import { verifyClientSecret } from '../client-secrets.js';
 import type { App } from '../apps.js';
 import type { SentinelContext } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { headerValue, type SentinelRequest } from '../http.js';
 import type { RegistrationOptions } from './options.js';
+import { reserveTokenAttempt } from './token-throttle.js';
 
 const ACCOUNT_ID = /^[^\u0000-\u001f\u007f/?#]{1,256}$/;
 
@@ -42,16 +44,26 @@ function sameToken(presented: string, expected: string): boolean {
   return timingSafeEqual(a, b);
 }
 
-/** Checks the initial access token of a registration request in `accountId`. */
+/**
+ * Checks the initial access token of a registration request in `accountId`: throttled per address, a wrong one
+ * audited (`registration.denied`, without the token). A host's check function gets the address and headers too, so
+ * that it can apply its own limits.
+ */
 export async function requireInitialAccessToken(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<void> {
   const { initialAccessToken } = registrationOptions(context);
   if (!ACCOUNT_ID.test(accountId)) throw new OAuthError('invalid_request', 'the account id in the path is malformed');
   const token = bearerToken(request);
+  const ip = clientIP(context.config, request);
+  const attempt = await reserveTokenAttempt(context, ip, accountId);
   const allowed =
     typeof initialAccessToken === 'string'
       ? sameToken(token, initialAccessToken)
-      : (await initialAccessToken(token, { accountId })) === true;
-  if (!allowed) throw unauthorized('the initial access token is not valid for this account', true);
+      : (await initialAccessToken(token, { accountId, ip: ip ?? undefined, headers: request.headers })) === true;
+  if (!allowed) {
+    context.emit({ type: 'registration.denied', accountId, reason: 'wrong initial access token' });
+    throw unauthorized('the initial access token is not valid for this account', true);
+  }
+  await attempt.succeeded();
 }
 
 /**
@@ -66,9 +78,14 @@ export async function requireRegistrationAccess(
 ): Promise<App> {
   registrationOptions(context);
   const token = bearerToken(request);
+  // Throttled and audited as a wrong initial access token is: both are guesses at a secret that manages apps.
+  const attempt = await reserveTokenAttempt(context, clientIP(context.config, request), accountId, clientId);
   const app = clientId === undefined ? null : await context.apps.findApp(accountId, clientId);
   const ok = verifyClientSecret(token, app?.registrationAccessTokenHash);
-  if (app === null || !ok || app.accountId !== accountId)
+  if (app === null || !ok || app.accountId !== accountId) {
+    context.emit({ type: 'registration.denied', accountId, clientId, reason: 'wrong registration access token' });
     throw unauthorized('the registration access token is not valid for this client', true);
+  }
+  await attempt.succeeded();
   return app;
 }

@@ -6,12 +6,17 @@ import { ConfigurationError } from '../errors.js';
 
 /**
  * Decides whether an initial access token may register apps in an account (RFC 7591 §3: the registration
- * endpoint may require one). May be async.
+ * endpoint may require one). May be async. Besides the account it gets the client address (`trustProxy` applied;
+ * absent when unknown) and the request headers, for the host's own limits or logs; wrong tokens are already
+ * throttled per address by the service (`throttle.maxFailuresPerIp` per `throttle.windowSeconds`).
  *
  * @example
- * const initialAccessToken: InitialAccessTokenCheck = async (token, { accountId }) => tokens.allows(token, accountId);
+ * const initialAccessToken: InitialAccessTokenCheck = async (token, { accountId, ip }) => tokens.allows(token, accountId, ip);
  */
-export type InitialAccessTokenCheck = (token: string, context: { accountId: string }) => boolean | Promise<boolean>;
+export type InitialAccessTokenCheck = (
+  token: string,
+  context: { accountId: string; ip?: string | undefined; headers: Readonly<Record<string, string | string[] | undefined>> },
+) => boolean | Promise<boolean>;
 
 /**
  * The `registration` option of `createSentinel()`: dynamic client registration (RFC 7591 §3) and client

@@ -1,0 +1,75 @@
+/**
+ * Throttling of wrong registration tokens (RFC 7591 §3 initial access tokens, RFC 7592 §1 registration access
+ * tokens), per client address, on the Store's counters as failed logins are (`authorize/state/throttle.ts`):
+ * `throttle.maxFailuresPerIp` wrong tokens per address in `throttle.windowSeconds`, then `429` with `Retry-After`.
+ *
+ * Why per address and not per account: a guesser picks the account, so a per-account budget would only let one
+ * address lock everyone out of an account. Why the per-address login limit (default 50 per 15 minutes): a guesser
+ * working through accounts and tokens from one address is what it is sized for, while a deployment script that
+ * retries with a stale token, or manages an app it just deleted, must not lock its address out after a handful of
+ * mistakes; the tokens themselves (at least 16 characters, 256 bits for registration access tokens) are out of
+ * reach of any such rate. Requests whose address is unknown share one counter (failing closed: they cannot each get
+ * their own budget).
+ *
+ * As with logins, the slot is taken with the Store's atomic `increment` before the token is checked, so a burst of
+ * concurrent guesses cannot all pass a read-then-count check; a right token gives its slot back. A Store that cannot
+ * be read or written fails the request (`500`, reported) rather than letting the guess through.
+ */
+import type { SentinelContext } from '../context.js';
+import { OAuthError } from '../errors.js';
+import type { Store } from '../stores/store.js';
+
+/** A reserved attempt: give the slot back once the token proved right. */
+export interface TokenAttempt {
+  succeeded(): Promise<void>;
+}
+
+interface RefundingStore extends Store {
+  decrement(key: string): Promise<number>;
+}
+
+function canRefund(store: Store): store is RefundingStore {
+  return typeof (store as Partial<RefundingStore>).decrement === 'function';
+}
+
+/**
+ * The counter key of an address (`throttle:` keeps it in MemoryStore's never-evicted security state).
+ * @example registrationThrottleKey('203.0.113.7') // 'throttle:registration:ip:203.0.113.7'
+ */
+export function registrationThrottleKey(ip: string | null): string {
+  return `throttle:registration:ip:${ip ?? 'unknown'}`;
+}
+
+function throttled(context: SentinelContext, accountId: string, clientId: string | undefined): OAuthError {
+  context.emit({ type: 'registration.throttled', accountId, clientId, scope: 'ip' });
+  return new OAuthError('temporarily_unavailable', 'too many wrong registration tokens from this address; try again later', {
+    status: 429,
+    headers: { 'retry-after': String(context.config.throttle.windowSeconds) },
+  });
+}
+
+/**
+ * Takes a slot for one token check from `ip`, or refuses the request with `429` and a `registration.throttled` event.
+ *
+ * @example
+ * const attempt = await reserveTokenAttempt(context, ip, accountId);
+ * if (await check(token)) await attempt.succeeded(); else throw unauthorized();
+ */
+export async function reserveTokenAttempt(
+  context: SentinelContext,
+  ip: string | null,
+  accountId: string,
+  clientId?: string,
+): Promise<TokenAttempt> {
+  const { maxFailuresPerIp: limit, windowSeconds } = context.config.throttle;
+  const key = registrationThrottleKey(ip);
+  // Over the limit already: refused after a read, so a flood costs no writes.
+  const current = Number((await context.store.get(key)) ?? 0);
+  if (Number.isFinite(current) && current >= limit) throw throttled(context, accountId, clientId);
+  if ((await context.store.increment(key, windowSeconds * 1000)) > limit) throw throttled(context, accountId, clientId);
+  return {
+    async succeeded() {
+      if (canRefund(context.store)) await context.store.decrement(key);
+    },
+  };
+}
