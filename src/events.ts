@@ -38,6 +38,12 @@ export type SentinelEvent =
   | (EventBase & { type: 'login.throttled'; usernameDigest: string; scope: 'username' | 'ip' })
   | (EventBase & { type: 'session.created'; userId: string })
   | (EventBase & { type: 'session.ended'; userId?: string | undefined; reason: string })
+  // Registry changes (RFC 7591 registration, RFC 7592 management, registerApp()): who changed which app, never a
+  // secret, a hash or a token. `actor` is the one the registry's change log records.
+  | (EventBase & { type: 'app.registered'; clientId: string; actor: string })
+  | (EventBase & { type: 'app.updated'; clientId: string; actor: string; changed: string[] })
+  | (EventBase & { type: 'app.deleted'; clientId: string; actor: string })
+  | (EventBase & { type: 'app.secret_rotated'; clientId: string; actor: string; overlapSeconds: number })
   // A wrong initial access token (RFC 7591 §3) or registration access token (RFC 7592 §1), and the throttle that
   // stops a caller guessing them; the presented token is never in the event.
   | (EventBase & { type: 'registration.denied'; reason: string })

@@ -6,6 +6,8 @@ import { generateClientId, generateClientSecret, hashClientSecret } from './clie
 import type { App, AppStore, GrantType, TokenEndpointAuthMethod } from './apps.js';
 import { appFromInput } from './config.js';
 import { ConfigurationError } from './errors.js';
+import { assertKnownKeys, type KeysOf } from './strict-options.js';
+import type { EventInput } from './events.js';
 
 /**
  * Input of `sentinel.registerApp()`: the client metadata of RFC 7591 §2 the service keeps (redirect URIs, grant
@@ -41,8 +43,25 @@ export interface RegisterAppResult {
   app: App;
 }
 
-/** Registers an application in `apps`; the returned secret exists nowhere else. */
-export async function registerApp(apps: AppStore, input: RegisterAppInput): Promise<RegisterAppResult> {
+const REGISTER_APP_INPUT_KEYS = {
+  accountId: true,
+  redirectUris: true,
+  grantTypes: true,
+  tokenEndpointAuthMethod: true,
+  name: true,
+  scope: true,
+} satisfies KeysOf<RegisterAppInput>;
+
+/** The actor the change log and the `app.registered` event record for `registerApp()`. */
+export const API_ACTOR = 'api';
+
+/**
+ * Registers an application in `apps`; the returned secret exists nowhere else. `emit` (the service's) receives the
+ * `app.registered` event once the app is saved.
+ */
+export async function registerApp(apps: AppStore, input: RegisterAppInput, emit?: (event: EventInput) => void): Promise<RegisterAppResult> {
+  // Each field is copied by name below: an unknown one (a misspelled redirectUri) would be dropped, so it is refused.
+  assertKnownKeys(input, REGISTER_APP_INPUT_KEYS, 'app');
   if (apps.saveApp === undefined) {
     throw new ConfigurationError('appStore', 'registerApp() needs an AppStore with saveApp()');
   }
@@ -63,6 +82,7 @@ export async function registerApp(apps: AppStore, input: RegisterAppInput): Prom
     },
     'app',
   );
-  await apps.saveApp(app);
+  await apps.saveApp(app, { actor: API_ACTOR });
+  emit?.({ type: 'app.registered', accountId: app.accountId, clientId: app.clientId, actor: API_ACTOR });
   return { clientId: app.clientId, clientSecret, clientSecretHash, app };
 }

@@ -147,7 +147,7 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     handle,
     verifyAccessToken,
     checkBearer: createBearerCheck(context, serviceKeys, verifyAccessToken, report),
-    registerApp: (input) => registerApp(apps, input),
+    registerApp: (input) => registerApp(apps, input, context.emit),
     completeLogin,
     jwks: () => structuredClone(keys.jwks),
     ready: async () => {

@@ -37,10 +37,17 @@ export async function handleClientConfiguration(
   if (request.method === 'DELETE') {
     if (!(await context.apps.deleteApp?.(accountId, app.clientId, { actor: REGISTRATION_ACTOR }))) throw gone();
     appPresence(context).forget(accountId, app.clientId);
+    context.emit({ type: 'app.deleted', accountId, clientId: app.clientId, actor: REGISTRATION_ACTOR });
     return { status: 204, headers: { 'cache-control': 'no-store', pragma: 'no-cache' } };
   }
   if (request.method === 'PUT') return noStoreJSON(200, clientInformation(context, await update(context, request, app)));
   return noStoreJSON(200, clientInformation(context, app));
+}
+
+/** The names of the metadata an update changed (names only: the event says what changed, the registry says to what). */
+function changedMetadata(before: App, after: App): string[] {
+  const fields = ['redirectUris', 'grantTypes', 'name', 'scope'] as const;
+  return fields.filter((name) => JSON.stringify(before[name]) !== JSON.stringify(after[name]));
 }
 
 async function update(context: SentinelContext, request: SentinelRequest, app: App): Promise<App> {
@@ -70,5 +77,12 @@ async function update(context: SentinelContext, request: SentinelRequest, app: A
     scope: metadata.scope,
   };
   if (!(await context.apps.updateApp?.(updated, { actor: REGISTRATION_ACTOR }))) throw gone();
+  context.emit({
+    type: 'app.updated',
+    accountId: app.accountId,
+    clientId: app.clientId,
+    actor: REGISTRATION_ACTOR,
+    changed: changedMetadata(app, updated),
+  });
   return updated;
 }

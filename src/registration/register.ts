@@ -34,6 +34,7 @@ export async function handleRegister(context: SentinelContext, request: Sentinel
     createdAt: Math.floor(Date.now() / 1000),
   };
   await context.apps.saveApp?.(app, { actor: REGISTRATION_ACTOR });
+  context.emit({ type: 'app.registered', accountId, clientId: app.clientId, actor: REGISTRATION_ACTOR });
   return noStoreJSON(
     201,
     clientInformation(context, app, {

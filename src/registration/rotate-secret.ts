@@ -32,6 +32,7 @@ export async function handleRotateSecret(
       headers: { 'www-authenticate': 'Bearer realm="sentinel", error="invalid_token"' },
     });
   }
+  context.emit({ type: 'app.secret_rotated', accountId, clientId: app.clientId, actor: REGISTRATION_ACTOR, overlapSeconds: overlap });
   const now = Math.floor(Date.now() / 1000);
   return noStoreJSON(200, {
     client_id: app.clientId,
