@@ -30,18 +30,23 @@ export function appPresence(context: SentinelContext): AppPresence {
   if (existing !== undefined) return existing;
   const present = new LRUCache<string, true>({ max: 10_000, ttl: PRESENCE_TTL_MS });
   const key = (accountId: string, clientId: string): string => `${accountId}\u0000${clientId}`;
+  // Bumped by every forget(): a lookup that started before a deletion must not remember the app it found as present
+  // after the deletion forgot it (it would then pass for the whole TTL on this instance).
+  let forgotten = 0;
   const presence: AppPresence = {
     async isGone(accountId, clientId) {
       if (present.has(key(accountId, clientId))) return false;
+      const before = forgotten;
       const app = await context.apps.findApp(accountId, clientId);
       if (app === null) return true;
-      present.set(key(accountId, clientId), true);
+      if (before === forgotten) present.set(key(accountId, clientId), true);
       return false;
     },
     isKnownPresent(accountId, clientId) {
       return present.has(key(accountId, clientId));
     },
     forget(accountId, clientId) {
+      forgotten += 1;
       present.delete(key(accountId, clientId));
     },
   };
