@@ -17,8 +17,11 @@ export interface AppRow {
   redirect_uris: string[];
   current_secrets: string[];
   retiring: RetiringSecret[];
-  /** The `metadata` jsonb column: the key-based fields ({@link KeyedAppFields}) of a `private_key_jwt` or DPoP app. */
-  metadata: KeyedAppFields | null;
+  /**
+   * The `metadata` jsonb column: the key-based fields ({@link KeyedAppFields}) of a `private_key_jwt` or DPoP app,
+   * and the OpenID Connect fields that have no column of their own.
+   */
+  metadata: AppMetadata | null;
 }
 
 export const SELECT_APPS = `
@@ -63,9 +66,15 @@ export function toApp(row: AppRow): App {
   return Object.freeze(app);
 }
 
-/** The key-based fields kept in the `metadata` column (public keys and DPoP/PAR demands, never a secret). */
-export function keyedFieldsOf(metadata: KeyedAppFields | null | undefined): KeyedAppFields {
-  const fields: KeyedAppFields = {};
+/** What the `metadata` column holds. */
+export type AppMetadata = KeyedAppFields & Pick<App, 'idTokenSignedResponseAlg' | 'postLogoutRedirectUris'>;
+
+/**
+ * The fields kept in the `metadata` column (public keys, DPoP/PAR demands, the ID token algorithm and post-logout
+ * redirect URIs; never a secret).
+ */
+export function keyedFieldsOf(metadata: AppMetadata | null | undefined): AppMetadata {
+  const fields: AppMetadata = {};
   if (metadata === null || metadata === undefined) return fields;
   if (metadata.jwks !== undefined)
     fields.jwks = Object.freeze({ keys: Object.freeze(metadata.jwks.keys.map((key) => Object.freeze({ ...key }))) });
@@ -74,6 +83,8 @@ export function keyedFieldsOf(metadata: KeyedAppFields | null | undefined): Keye
   if (metadata.requirePushedAuthorizationRequests !== undefined) {
     fields.requirePushedAuthorizationRequests = metadata.requirePushedAuthorizationRequests;
   }
+  if (metadata.idTokenSignedResponseAlg !== undefined) fields.idTokenSignedResponseAlg = metadata.idTokenSignedResponseAlg;
+  if (metadata.postLogoutRedirectUris !== undefined) fields.postLogoutRedirectUris = Object.freeze([...metadata.postLogoutRedirectUris]);
   return fields;
 }
 

@@ -7,6 +7,7 @@
  * every instance's lookup cache when it commits, so a failed write leaves nothing half-done.
  */
 import type { Pool, PoolClient } from 'pg';
+import { assertAppFields } from '../app-fields.js';
 import type { App, AppChange, AppStore } from '../apps.js';
 import { type AppRow, describe, keyedFieldsOf, SELECT_APPS, storable, toApp } from './app-rows.js';
 import { type AppChangeRecord, listChanges, logChange } from './change-log.js';
@@ -129,6 +130,8 @@ export class PostgresAppStore implements AppStore {
   }
 
   async saveApp(app: App, change: AppChange = { actor: 'api' }): Promise<void> {
+    // Only known fields have a column (or a place in `metadata`): anything else would be dropped on the way in.
+    assertAppFields(app);
     await this.#write(app.accountId, app.clientId, async (client) => {
       const saved = await client.query<{ inserted: boolean }>(
         `INSERT INTO sentinel_apps AS a (account_id, client_id, name, scope, grant_types, token_endpoint_auth_method,
@@ -171,6 +174,7 @@ export class PostgresAppStore implements AppStore {
   }
 
   async updateApp(app: App, change: AppChange = { actor: 'api' }): Promise<boolean> {
+    assertAppFields(app);
     if (!storable(app.accountId, app.clientId)) return false;
     return this.#write(app.accountId, app.clientId, async (client) => {
       const updated = await client.query(

@@ -1,0 +1,92 @@
+/**
+ * Apps written outside the `apps` option refuse what they do not understand too: `registerApp()` input, and the
+ * App handed to the PostgreSQL registry (which keeps only the columns it knows, so a field it has no place for was
+ * dropped on save: an app's ID token algorithm and post-logout redirect URIs came back without them).
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../src/apps.js';
+import { generateClientSecret, hashClientSecret } from '../src/client-secrets.js';
+import { createSentinel, isConfigurationError } from '../src/index.js';
+import { PostgresAppStore } from '../src/postgres/index.js';
+import { ACCOUNT, baseOptions } from './fixtures.js';
+import { requirePostgres, sharedPostgres, throwawayDatabase } from './helpers/postgres.js';
+
+async function refusal(work: () => Promise<unknown>): Promise<string> {
+  try {
+    await work();
+  } catch (error) {
+    if (isConfigurationError(error)) return error.message;
+    throw error;
+  }
+  throw new Error('accepted');
+}
+
+describe('registerApp()', () => {
+  it('refuses a misspelled field instead of registering an app without it', async () => {
+    const sentinel = createSentinel(baseOptions());
+    const input = { accountId: ACCOUNT, redirectUri: ['https://n.example/cb'], grantTypes: ['authorization_code'] as const };
+    expect(await refusal(() => sentinel.registerApp(input as never))).toBe(
+      'sentinel-idp: invalid option app.redirectUri: unknown option "redirectUri" — did you mean "redirectUris"?',
+    );
+    expect(await refusal(() => sentinel.registerApp({ accountId: ACCOUNT, scopes: 'read' } as never))).toMatch(
+      /invalid option app\.scopes: unknown option "scopes" — did you mean "scope"\?$/,
+    );
+  });
+});
+
+const available = await sharedPostgres('config-strict-apps');
+let database: Awaited<ReturnType<typeof throwawayDatabase>> | undefined;
+
+describe.skipIf(available.skip)('PostgresAppStore input', () => {
+  let store: PostgresAppStore;
+  beforeAll(async () => {
+    requirePostgres(available);
+    database = await throwawayDatabase();
+    store = new PostgresAppStore({ connectionString: database.url, cache: false });
+    await store.migrate();
+  });
+  afterAll(async () => {
+    await store?.close();
+    await database?.drop();
+  });
+
+  function app(overrides: Record<string, unknown> = {}): App {
+    return {
+      accountId: ACCOUNT,
+      clientId: randomUUID(),
+      clientSecretHash: hashClientSecret(generateClientSecret()),
+      redirectUris: ['https://app.example.com/cb'],
+      grantTypes: ['authorization_code', 'refresh_token'],
+      tokenEndpointAuthMethod: 'client_secret_basic',
+      ...overrides,
+    } as App;
+  }
+
+  it('keeps every field of an App it is given (ID token algorithm, post-logout redirect URIs)', async () => {
+    const saved = app({ idTokenSignedResponseAlg: 'ES256', postLogoutRedirectUris: ['https://app.example.com/bye'], requireDPoP: true });
+    await store.saveApp(saved);
+    const found = await store.findApp(ACCOUNT, saved.clientId);
+    expect(found?.idTokenSignedResponseAlg).toBe('ES256');
+    expect(found?.postLogoutRedirectUris).toEqual(['https://app.example.com/bye']);
+    expect(found?.requireDPoP).toBe(true);
+    expect(await store.updateApp({ ...saved, idTokenSignedResponseAlg: 'RS256', postLogoutRedirectUris: undefined })).toBe(true);
+    const updated = await store.findApp(ACCOUNT, saved.clientId);
+    expect(updated?.idTokenSignedResponseAlg).toBe('RS256');
+    expect(updated?.postLogoutRedirectUris).toBeUndefined();
+  });
+
+  it('refuses a field it does not know, on save and on update, and stores nothing', async () => {
+    const typo = app({ requireDpop: true });
+    expect(await refusal(() => store.saveApp(typo))).toBe(
+      'sentinel-idp: invalid option app.requireDpop: unknown option "requireDpop" — did you mean "requireDPoP"?',
+    );
+    expect(await store.findApp(ACCOUNT, typo.clientId)).toBeNull();
+    const saved = app();
+    await store.saveApp(saved);
+    expect(await refusal(() => store.updateApp({ ...saved, redirectUri: ['https://evil.example/cb'] } as App))).toMatch(
+      /invalid option app\.redirectUri: .*did you mean "redirectUris"\?$/,
+    );
+    expect((await store.findApp(ACCOUNT, saved.clientId))?.redirectUris).toEqual(['https://app.example.com/cb']);
+  });
+});
