@@ -731,6 +731,15 @@ function authorizeSuite(host: Host): void {
         inFlight--;
         return set(key, value, ttlMs);
       };
+      // The session's extension is a compare-and-set on the value read (a logout in between is never undone).
+      const swap = store.swap.bind(store);
+      store.swap = async (entries) => {
+        inFlight++;
+        for (const entry of entries) writes.push({ prefix: entry.key.slice(0, entry.key.indexOf(':')), ttlMs: entry.ttlMs ?? 0, inFlight });
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        inFlight--;
+        return swap(entries);
+      };
       const { server } = await mount({ store, session: { cookieName: 'sentinel_session', idleTtl: 600, absoluteTtl: 3600 } });
       const agent = request.agent(server);
       await signIn(agent, authorizePath());
@@ -752,6 +761,9 @@ function authorizeSuite(host: Host): void {
       const set = store.set.bind(store);
       store.set = (key, value, ttlMs) =>
         failing.on && key.startsWith('session:') ? Promise.reject(new Error('store down')) : set(key, value, ttlMs);
+      const swap = store.swap.bind(store);
+      store.swap = (entries) =>
+        failing.on && entries.some((entry) => entry.key.startsWith('session:')) ? Promise.reject(new Error('store down')) : swap(entries);
       const errors: unknown[] = [];
       const { server } = await mount({ store, onError: (error) => errors.push(error) });
       const agent = request.agent(server);
