@@ -12,7 +12,8 @@ import { ConfigurationError, isConfigurationError } from './errors.js';
 import { type KeysOf, type OptionProblem, parseOptions, refuseUnknownKeys, strictSchema, throwProblems } from './strict-options.js';
 import type { SentinelEvent } from './events.js';
 import type { ExternalSigner, JWK } from './keys.js';
-import { keyRotationSchema } from './keyring/options.js';
+import { keyRotationSchema, withDefaultAlgorithms } from './keyring/options.js';
+import { issuesIDTokens } from './token/issues-id-tokens.js';
 import type { Store } from './stores/store.js';
 import { compileTrustProxy } from './trusted-proxies.js';
 import type { InitialAccessTokenCheck } from './registration/options.js';
@@ -309,7 +310,9 @@ export function resolveConfig(options: SentinelOptions): ResolvedConfig {
     seen.add(key);
     return checkedApp(entry, field);
   });
-  return { ...parsed, issuer, insecureLoopback, apps };
+  const algorithmsGiven = (options.keyRotation as { algorithms?: unknown } | undefined)?.algorithms !== undefined;
+  const keyRotation = withDefaultAlgorithms(parsed.keyRotation, algorithmsGiven, issuesIDTokens({ ...parsed, apps }));
+  return { ...parsed, issuer, insecureLoopback, apps, keyRotation };
 }
 
 /**

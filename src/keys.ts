@@ -5,7 +5,17 @@
  * with `signing: 'threadpool'`, the default; on the main thread with `'sync'`). jose 6 signs through WebCrypto, which
  * costs several times more per token on this hot path; tokens stay standard JWS and verify with jose (tested).
  */
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
+import {
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPair,
+  generateKeyPairSync,
+  sign,
+  verify,
+  type KeyObject,
+} from 'node:crypto';
+import { promisify } from 'node:util';
 import { ConfigurationError } from './errors.js';
 import { ecdsaDerToJose } from './signers/ecdsa-der.js';
 import { inNextBatch } from './pool-batch.js';
@@ -154,9 +164,30 @@ export function generatePrivateJWK(alg: SigningAlgorithm = 'ES256'): JWK {
       : alg === 'RS256' || alg === 'PS256'
         ? generateKeyPairSync('rsa', { modulusLength: 2048 })
         : generateKeyPairSync('ec', { namedCurve: alg === 'ES384' ? 'P-384' : 'P-256' });
+  return privateJWKOf(privateKey, alg);
+}
+
+function privateJWKOf(privateKey: KeyObject, alg: SigningAlgorithm): JWK {
   const jwk = privateKey.export({ format: 'jwk' }) as JWK;
   const publicJWK = createPublicKey(privateKey).export({ format: 'jwk' }) as JWK;
   return { ...jwk, kid: thumbprint(publicJWK), alg };
+}
+
+const generateKeyPairInPool = promisify(generateKeyPair);
+
+/**
+ * {@link generatePrivateJWK} on the libuv thread pool: a 2048-bit RSA key takes 100 ms or more to find, which a
+ * running service (the key ring rotating) must not spend on its main thread.
+ * @example const jwk = await generatePrivateJWKInPool('RS256');
+ */
+export async function generatePrivateJWKInPool(alg: SigningAlgorithm = 'ES256'): Promise<JWK> {
+  const { privateKey } =
+    alg === 'EdDSA'
+      ? await generateKeyPairInPool('ed25519')
+      : alg === 'RS256' || alg === 'PS256'
+        ? await generateKeyPairInPool('rsa', { modulusLength: 2048 })
+        : await generateKeyPairInPool('ec', { namedCurve: alg === 'ES384' ? 'P-384' : 'P-256' });
+  return privateJWKOf(privateKey, alg);
 }
 
 /**

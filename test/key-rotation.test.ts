@@ -24,9 +24,14 @@ import { contextOf } from '../src/context.js';
 
 const FORM = 'application/x-www-form-urlencoded';
 
+/**
+ * ES256 alone, so each case counts one key per rotation; the RS256 key an OpenID Connect deployment's ring holds by
+ * default is covered by test/hardening-keyring-rs256.test.ts.
+ */
 function rotation(overrides: Partial<NonNullable<SentinelOptions['keyRotation']>> = {}): NonNullable<SentinelOptions['keyRotation']> {
   return {
     encryptionKey: ENCRYPTION_KEY,
+    algorithms: ['ES256'],
     rotateEverySeconds: 600,
     prePublishSeconds: 20,
     refreshSeconds: 10,

@@ -17,9 +17,17 @@ export function assertOpens(document: RingDocument | null, encryptionKey: Buffer
   }
 }
 
-/** A new entry of `alg`: a fresh key pair, the private JWK sealed under `encryptionKey`. */
-export function newEntry(alg: SigningAlgorithm, encryptionKey: Buffer, now: number, activatesAt: number): RingEntry {
-  const privateJwk = generatePrivateJWK(alg);
+/**
+ * A new entry of `alg`: a fresh key pair (`privateJwk` when one was generated beforehand, off the main thread), the
+ * private JWK sealed under `encryptionKey`.
+ */
+export function newEntry(
+  alg: SigningAlgorithm,
+  encryptionKey: Buffer,
+  now: number,
+  activatesAt: number,
+  privateJwk: JWK = generatePrivateJWK(alg),
+): RingEntry {
   const kid = privateJwk.kid as string;
   const publicJwk = createPublicKey({ key: privateJwk as import('node:crypto').JsonWebKey, format: 'jwk' }).export({
     format: 'jwk',
@@ -41,8 +49,11 @@ export function hasPending(document: RingDocument, alg: SigningAlgorithm, now: n
 
 /**
  * Starts a rotation of each of `algorithms` that has none under way: a new key published now that signs from
- * `now + prePublishMs` on. A key ring without a signing key for an algorithm gets one that signs at once (nothing
- * was published before it, so nobody can hold an outdated JWKS without it). `null` when nothing changes.
+ * `now + prePublishMs` on. A new ring gets keys that sign at once (nothing was published before them, so nobody can
+ * hold an outdated JWKS without them), and so does the first algorithm (the default signer: without it nothing can
+ * be signed). Another algorithm joining a ring already published (RS256 added to an ES256 ring) waits
+ * `prePublishMs` like any new key, since relying parties may hold the JWKS without it. `generated` holds private
+ * keys made beforehand (off the main thread); a missing one is generated here. `null` when nothing changes.
  */
 export function startRotation(
   document: RingDocument | null,
@@ -51,15 +62,17 @@ export function startRotation(
   now: number,
   prePublishMs: number,
   prePublishSeconds: number,
+  generated: ReadonlyMap<SigningAlgorithm, JWK> = new Map(),
 ): RingDocument | null {
   assertOpens(document, encryptionKey);
   const base = document ?? { v: 1 as const, revision: 0, prePublishSeconds, keys: [] };
+  const published = base.keys.some((entry) => entry.revokedAt === undefined);
   const added: RingEntry[] = [];
-  for (const alg of algorithms) {
-    if (hasPending(base, alg, now)) continue;
-    const activatesAt = activeEntry(base, alg, now) === undefined ? now : now + prePublishMs;
-    added.push(newEntry(alg, encryptionKey, now, activatesAt));
-  }
+  algorithms.forEach((alg, index) => {
+    if (hasPending(base, alg, now)) return;
+    const signsAtOnce = activeEntry(base, alg, now) === undefined && (index === 0 || !published);
+    added.push(newEntry(alg, encryptionKey, now, signsAtOnce ? now : now + prePublishMs, generated.get(alg)));
+  });
   return added.length === 0 ? null : { ...base, prePublishSeconds, keys: [...base.keys, ...added] };
 }
 

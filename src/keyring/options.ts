@@ -14,7 +14,10 @@ export const keyRotationSchema = z.object({
   prePublishSeconds: seconds,
   retainSeconds: seconds.optional(),
   refreshSeconds: seconds.max(60).default(30),
-  /** One active key per algorithm; the first signs by default. */
+  /**
+   * One active key per algorithm; the first signs by default. Without it: ES256, plus RS256 when ID tokens can be
+   * issued ({@link withDefaultAlgorithms}).
+   */
   algorithms: z
     .array(z.enum(['ES256', 'ES384', 'RS256', 'PS256', 'EdDSA']))
     .min(1)
@@ -31,3 +34,19 @@ export const keyRotationSchema = z.object({
  * @example const rotation: KeyRotationOptions = { encryptionKey, rotateEverySeconds: 30 * 86_400, prePublishSeconds: 3600, ... };
  */
 export type KeyRotationOptions = z.output<typeof keyRotationSchema>;
+
+/**
+ * `algorithms` when the options leave it out: ES256 signs (access tokens are the hot path, and ES256 is the cheapest
+ * to sign and verify), and a deployment that can issue ID tokens also keeps an RS256 key, the one algorithm every
+ * OpenID Connect client must verify (OpenID Connect Core §15.1) and the default of a client that registered no
+ * `id_token_signed_response_alg` (OpenID Connect Registration §2). Algorithms given explicitly are kept as given.
+ * @example const rotation = withDefaultAlgorithms(parsed.keyRotation, options.keyRotation?.algorithms !== undefined, true);
+ */
+export function withDefaultAlgorithms(
+  rotation: KeyRotationOptions | undefined,
+  algorithmsGiven: boolean,
+  issuesIDTokens: boolean,
+): KeyRotationOptions | undefined {
+  if (rotation === undefined || algorithmsGiven || !issuesIDTokens) return rotation;
+  return { ...rotation, algorithms: ['ES256', 'RS256'] };
+}

@@ -8,7 +8,7 @@
  * same document switch keys at the same moment without talking to each other.
  */
 import { ConfigurationError } from '../errors.js';
-import { importKey, keySetOf, type JWK, type KeySet, type SigningAlgorithm, type SigningKey } from '../keys.js';
+import { generatePrivateJWKInPool, importKey, keySetOf, type JWK, type KeySet, type SigningAlgorithm, type SigningKey } from '../keys.js';
 import type { Store } from '../stores/store.js';
 import { activeEntry, isPublished, nextChange, prune, rotationDue, type RingDocument, type RingEntry } from './document.js';
 import { revokeEntry, startRotation } from './mutations.js';
@@ -110,6 +110,15 @@ export function ringTimings(
   };
 }
 
+/**
+ * The private keys of a rotation, made on the thread pool before the ring's lock is taken: a 2048-bit RSA key costs
+ * 100 ms or more of CPU, which would otherwise stall every request of the instance that rotates. Keys that end up
+ * unused (another instance rotated first) are dropped.
+ */
+async function generateKeys(algorithms: readonly SigningAlgorithm[]): Promise<Map<SigningAlgorithm, JWK>> {
+  return new Map(await Promise.all(algorithms.map(async (alg) => [alg, await generatePrivateJWKInPool(alg)] as const)));
+}
+
 /** Least time between two refreshes forced by tokens with an unknown kid, so random kids cannot hammer the store. */
 const UNKNOWN_KID_REFRESH_MS = 1000;
 
@@ -206,6 +215,7 @@ export class KeyRing {
 
   /** Starts a rotation now (unless one is under way); resolves with the ring afterwards. */
   async rotate(): Promise<RingKeyInfo[]> {
+    const generated = await generateKeys(this.#rotation.algorithms);
     const now = Date.now();
     const read = this.#epoch;
     const written = await updateRing(this.#store, this.#name, (current) =>
@@ -216,6 +226,7 @@ export class KeyRing {
         now,
         this.#timings.prePublishMs,
         this.#rotation.prePublishSeconds,
+        generated,
       ),
     );
     if (written !== null && written !== undefined) this.#adopt(written, now, read);
@@ -256,10 +267,15 @@ export class KeyRing {
     const due = (doc: RingDocument | null) =>
       doc === null || algorithms.some((alg) => rotationDue(doc, alg, now, rotateEveryMs, prePublishMs));
     if (due(document)) {
+      const generated = await generateKeys(algorithms);
+      // The keys are published from the moment they are written (Date.now() below, under the lock), so their
+      // pre-publication counts from then, not from before the generation, which takes a while for RSA.
       // Whoever holds the lock may be doing this very rotation: wait for it and decide again on what it wrote, so
       // racing instances add one key and all of them leave with the new document.
       const written = await updateRing(this.#store, this.#name, (current) =>
-        due(current) ? startRotation(current, algorithms, this.#encryptionKey, now, prePublishMs, this.#rotation.prePublishSeconds) : null,
+        due(current)
+          ? startRotation(current, algorithms, this.#encryptionKey, Date.now(), prePublishMs, this.#rotation.prePublishSeconds, generated)
+          : null,
       );
       if (written !== undefined) document = written;
     }

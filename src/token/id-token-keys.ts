@@ -6,10 +6,11 @@
 import type { ResolvedConfig } from '../config.js';
 import { ConfigurationError } from '../errors.js';
 import type { SigningAlgorithm } from '../keys.js';
+import { issuesIDTokens } from './issues-id-tokens.js';
 
 /**
- * Throws for an app whose ID token algorithm has no key; warns when ID tokens can be issued (an app with the
- * authorization_code grant, or apps from an AppStore, which may have it) and no RS256 key is configured.
+ * Throws for an app whose ID token algorithm has no key; warns when ID tokens can be issued ({@link issuesIDTokens})
+ * and no RS256 key is configured (a key ring has one by default then: keyring/options.ts).
  *
  * `algorithms` are those the service can sign with, the default signer's first: the configured keys' or, with
  * `keyRotation`, the ring's (known from the options, before the ring is loaded from the store).
@@ -28,12 +29,11 @@ export function checkIDTokenKeys(config: ResolvedConfig, algorithms: readonly Si
       );
     }
   });
-  const issuesIDTokens = config.appStore !== undefined || config.apps.some((app) => app.grantTypes.includes('authorization_code'));
-  if (issuesIDTokens && !algorithms.includes('RS256')) {
+  if (issuesIDTokens(config) && !algorithms.includes('RS256')) {
     warn(
       `sentinel-idp: no RS256 key configured; ID tokens are signed with ${algorithms[0]}, which OpenID Connect ` +
         'clients need not support (RS256 is the one they must): add an RSA key to `keys` ' +
-        '(`npx sentinel-idp keys generate --alg RS256`).',
+        '(`npx sentinel-idp keys generate --alg RS256`), or RS256 to `keyRotation.algorithms`.',
     );
   }
 }
