@@ -15,6 +15,7 @@ import { clientInformation } from './client-information.js';
 import { parseClientMetadata } from './client-metadata.js';
 import { readJSONObject } from './json-body.js';
 import { REGISTRATION_ACTOR } from './register.js';
+import { refuseUnhonouredMetadata } from './unhonoured-metadata.js';
 
 // RFC 7592 §2.2: values the server assigns; a client must not send them in an update.
 const SERVER_ASSIGNED = ['registration_access_token', 'registration_client_uri', 'client_secret_expires_at', 'client_id_issued_at'];
@@ -76,6 +77,7 @@ async function update(context: SentinelContext, request: SentinelRequest, app: A
     name: metadata.name,
     scope: metadata.scope,
   };
+  refuseUnhonouredMetadata(context, body, updated);
   if (!(await context.apps.updateApp?.(updated, { actor: REGISTRATION_ACTOR }))) throw gone();
   context.emit({
     type: 'app.updated',

@@ -10,6 +10,7 @@ import { requireInitialAccessToken } from './access.js';
 import { clientInformation } from './client-information.js';
 import { parseClientMetadata } from './client-metadata.js';
 import { readJSONObject } from './json-body.js';
+import { refuseUnhonouredMetadata } from './unhonoured-metadata.js';
 
 /** The actor the change log records for changes made over HTTP. */
 export const REGISTRATION_ACTOR = 'registration-endpoint';
@@ -18,7 +19,8 @@ export const REGISTRATION_ACTOR = 'registration-endpoint';
 export async function handleRegister(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
   // The token before the body: an unauthenticated caller gets nothing parsed.
   await requireInitialAccessToken(context, request, accountId);
-  const metadata = parseClientMetadata(await readJSONObject(request, context.config.bodyLimit));
+  const body = await readJSONObject(request, context.config.bodyLimit);
+  const metadata = parseClientMetadata(body);
   const clientSecret = metadata.tokenEndpointAuthMethod === 'none' ? undefined : generateClientSecret();
   const registrationAccessToken = generateClientSecret();
   const app: App = {
@@ -33,6 +35,7 @@ export async function handleRegister(context: SentinelContext, request: Sentinel
     registrationAccessTokenHash: hashClientSecret(registrationAccessToken),
     createdAt: Math.floor(Date.now() / 1000),
   };
+  refuseUnhonouredMetadata(context, body, app);
   await context.apps.saveApp?.(app, { actor: REGISTRATION_ACTOR });
   context.emit({ type: 'app.registered', accountId, clientId: app.clientId, actor: REGISTRATION_ACTOR });
   return noStoreJSON(
