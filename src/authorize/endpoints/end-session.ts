@@ -21,6 +21,7 @@ import { expiredSessionCookie, readSessionCookie } from '../state/session-cookie
 import { endSessionConfirmationResponse } from '../pages/end-session-confirmation.js';
 import { signedOutResponse } from '../pages/signed-out.js';
 import { isCrossSiteRequest } from './cross-site.js';
+import { isUsableRegisteredURI } from '../request/registered-uri.js';
 import {
   findLogoutConfirmation,
   type LogoutConfirmation,
@@ -84,6 +85,9 @@ async function findTarget(context: SentinelContext, params: ParamMap, accountId:
   // Exact string match against what the app registered (its redirect URIs when it registered no logout URIs).
   const allowed = app.postLogoutRedirectUris ?? app.redirectUris;
   if (!allowed.includes(returnTo)) throw badRequest('post_logout_redirect_uri is not registered for this application.');
+  if (!isUsableRegisteredURI(allowed, returnTo)) {
+    throw badRequest('The post_logout_redirect_uri registered for this application is not a valid redirect URI.');
+  }
   return { app, returnTo, state: single(params, 'state'), uiLocales };
 }
 

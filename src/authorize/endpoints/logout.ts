@@ -14,6 +14,7 @@ import { headerValue, redirect, type SentinelRequest, type SentinelResponse } fr
 import { single, type ParamMap } from '../../params.js';
 import { expiredSessionCookie, readSessionCookie } from '../state/session-cookie.js';
 import { isCrossSiteRequest } from './cross-site.js';
+import { isUsableRegisteredURI } from '../request/registered-uri.js';
 import { originSource } from '../pages/security-headers.js';
 import { signedOutResponse } from '../pages/signed-out.js';
 import { endSession, useSession } from '../state/session.js';
@@ -60,7 +61,7 @@ export async function handleLogout(context: SentinelContext, request: SentinelRe
     }
   }
   const target = single(params, 'post_logout_redirect_uri');
-  if (app !== null && target !== undefined && app.redirectUris.includes(target)) {
+  if (app !== null && target !== undefined && app.redirectUris.includes(target) && isUsableRegisteredURI(app.redirectUris, target)) {
     const state = single(params, 'state');
     const location = state === undefined ? target : `${target}${target.includes('?') ? '&' : '?'}state=${encodeURIComponent(state)}`;
     return redirect(303, location, headers);

@@ -12,6 +12,7 @@ import { OAuthError } from '../../errors.js';
 import type { SentinelRequest } from '../../http.js';
 import { fromSearchParamsWithin, single, type ParamMap } from '../../params.js';
 import { AuthorizationError } from './authorization-error.js';
+import { isUsableRegisteredURI } from './registered-uri.js';
 import type { RedirectTarget } from './authorization-response.js';
 import { readOIDCParams, type OIDCAuthorizationParams } from './oidc-params.js';
 import { readDPoPJkt } from '../../dpop/authorize-binding.js';
@@ -73,6 +74,16 @@ async function findClient(context: SentinelContext, accountId: string, params: P
 }
 
 function chooseRedirectURI(app: App, params: ParamMap): { redirectUri: string; inRequest: boolean } {
+  const chosen = registeredRedirectURI(app, params);
+  // Registered, but not as every registration path now checks (a host's own AppStore, an older registry row): no
+  // browser is sent to a URI it may read as another host.
+  if (!isUsableRegisteredURI(app.redirectUris, chosen.redirectUri)) {
+    throw new OAuthError('invalid_request', 'The redirect_uri registered for this application is not a valid redirect URI.');
+  }
+  return chosen;
+}
+
+function registeredRedirectURI(app: App, params: ParamMap): { redirectUri: string; inRequest: boolean } {
   const requested = single(params, 'redirect_uri');
   if (requested === undefined) {
     const only = app.redirectUris.length === 1 ? app.redirectUris[0] : undefined;
