@@ -4,6 +4,7 @@
  */
 import { APPS_DATABASE_COMMANDS, APPS_HELP } from './apps-manage.js';
 import { runAppsRegister } from './apps-register.js';
+import { CONFIG_CHECK_HELP, runConfigCheck } from './config-check.js';
 import { DB_MIGRATE_HELP, runDbMigrate } from './db-migrate.js';
 import type { CLIIO } from './io.js';
 import { runKeysGenerate } from './keys-generate.js';
@@ -23,6 +24,7 @@ Commands:
   apps list|show|rotate-secret|delete
                    manage the apps of a PostgreSQL registry (--database)
   db migrate       create or upgrade the PostgreSQL registry's tables
+  config check     check an options file; prints every problem with its path
   token            fetch a consumer-bound access token (client credentials)
 
 Run "sentinel-idp <command> --help" for the options of a command.
@@ -38,6 +40,7 @@ const GROUPS: Record<string, { help: string; commands: Record<string, Runner> }>
   },
   apps: { help: APPS_HELP, commands: { register: runAppsRegister, ...APPS_DATABASE_COMMANDS } },
   db: { help: DB_MIGRATE_HELP, commands: { migrate: runDbMigrate } },
+  config: { help: CONFIG_CHECK_HELP, commands: { check: runConfigCheck } },
 };
 
 const isHelp = (argument: string | undefined): boolean => argument === '--help' || argument === '-h' || argument === 'help';
@@ -58,7 +61,7 @@ async function dispatch(argv: readonly string[], io: CLIIO): Promise<number> {
   if (group === undefined) {
     // Echo only what looks like a command word: a secret pasted in the wrong place stays off the screen.
     const shown = /^[a-z][a-z-]{0,30}$/.test(name) ? ` "${name}"` : '';
-    throw new UsageError(`unknown command${shown}; expected keys, apps, db or token`, '');
+    throw new UsageError(`unknown command${shown}; expected keys, apps, db, config or token`, '');
   }
   const [sub, ...options] = rest;
   if (isHelp(sub)) {

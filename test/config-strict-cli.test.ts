@@ -1,0 +1,93 @@
+/**
+ * `sentinel-idp config check <file>`, the built CLI run as a child process: every problem of an options file at
+ * once, one line each with its path, exit code 1 when there is any and 0 when there is none.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI, ensureBuilt } from './dist.js';
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], { timeout: 30_000 }, (error, stdout, stderr) => {
+      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
+    });
+  });
+}
+
+const directory = mkdtempSync(join(tmpdir(), 'sentinel-config-check-'));
+const file = (name: string, text: string): string => {
+  const path = join(directory, name);
+  writeFileSync(path, text);
+  return path;
+};
+
+const APP = { accountId: '123456', clientId: 'nightly', clientSecret: 'a-secret-of-the-test', grantTypes: ['client_credentials'] };
+
+beforeAll(() => ensureBuilt(), 180_000);
+afterAll(() => rmSync(directory, { recursive: true, force: true }));
+
+describe('sentinel-idp config check', () => {
+  it('prints three lines for a file with three mistakes, and exits 1', async () => {
+    const path = file(
+      'three.json',
+      JSON.stringify({
+        issuer: 'https://id.example.com',
+        pkec: 'required',
+        session: { idelTtl: 60 },
+        apps: [APP, APP, { ...APP, clientId: 'web', grantTypes: ['authorization_code'], redirectUri: ['https://app.example.com/cb'] }],
+      }),
+    );
+    const run = await cli(['config', 'check', path]);
+    expect(run.code).toBe(1);
+    expect(run.stdout.trimEnd().split('\n')).toEqual([
+      'apps[2].redirectUri: unknown option "redirectUri" — did you mean "redirectUris"?',
+      'session.idelTtl: unknown option "idelTtl" — did you mean "idleTtl"?',
+      'pkec: unknown option "pkec" — did you mean "pkce"?',
+    ]);
+    expect(run.stderr).toBe(`3 problems in ${path}\n`);
+    expect(run.stdout + run.stderr).not.toContain(APP.clientSecret);
+  });
+
+  it('checks a JavaScript module with functions, and lists problems past the schema (each app)', async () => {
+    const path = file(
+      'options.mjs',
+      `export default {
+        issuer: 'https://id.example.com',
+        users: { authenticate: async () => null },
+        apps: [
+          { accountId: '1', clientId: 'a', clientSecret: 'x', redirectUris: ['http://evil.example/cb'] },
+          { accountId: '1', clientId: 'b', tokenEndpointAuthMethod: 'none', grantTypes: ['client_credentials'], redirectUris: ['https://b.example/cb'] },
+        ],
+      };`,
+    );
+    const run = await cli(['config', 'check', path]);
+    expect(run.code).toBe(1);
+    expect(run.stdout.trimEnd().split('\n')).toEqual([
+      'apps[0].redirectUris[0]: must use https (http is allowed only for loopback hosts)',
+      'apps[1].grantTypes: a public client (tokenEndpointAuthMethod none) cannot use client_credentials',
+    ]);
+  });
+
+  it('exits 0 for valid options', async () => {
+    const path = file('valid.json', JSON.stringify({ issuer: 'https://id.example.com', pkce: 'required', apps: [APP] }));
+    const run = await cli(['config', 'check', path]);
+    expect(run).toEqual({ code: 0, stdout: `${path}: the options are valid\n`, stderr: '' });
+  });
+
+  it('refuses a missing file argument with exit code 2, and says what is wrong with a broken file', async () => {
+    expect((await cli(['config', 'check'])).code).toBe(2);
+    expect((await cli(['config', '--help'])).stdout.startsWith('Usage: sentinel-idp config check <file>')).toBe(true);
+    const broken = await cli(['config', 'check', file('broken.json', '{ "issuer": ')]);
+    expect(broken.code).toBe(1);
+    expect(broken.stderr).toMatch(/broken\.json is not valid JSON/);
+  });
+});
