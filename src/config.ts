@@ -88,8 +88,9 @@ const optionsSchema = z.object({
         ['undefined', 'function'].includes(typeof (v as UserAuthenticator).claims),
       { message: 'must have an authenticate() function (and claims, if given, must be a function)' },
     )
-    // A misspelled hook (`totpSecert`) would silently switch its feature off; class instances are not checked.
-    .superRefine(refuseUnknownKeys(USER_AUTHENTICATOR_KEYS))
+    // The host's user service may carry its own members (addUser, a db handle): only a near miss of a hook
+    // (`totpSecert`, which would silently switch the second factor off) is refused. Class instances are not checked.
+    .superRefine(refuseUnknownKeys(USER_AUTHENTICATOR_KEYS, 'nearMisses'))
     .optional(),
   login: z
     .object({

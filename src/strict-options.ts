@@ -266,19 +266,26 @@ export type KeysOf<T> = { [K in keyof Required<T>]: true };
 
 /**
  * A zod refinement doing {@link assertKnownKeys}'s check inside a schema, for a `z.custom()` value the host writes
- * as a plain object of functions (e.g. `users`): each unknown key becomes its own issue, named by its path.
+ * as a plain object of functions: each unknown key becomes its own issue, named by its path. With `nearMisses`, only
+ * a key one letter (or one case) away from a known one is refused: for an object the host owns, such as its user
+ * service, other members are its own business, but `totpSecert` is a hook that would silently never be called.
  *
  * @example
- * users: z.custom<UserAuthenticator>(isAuthenticator).superRefine(refuseUnknownKeys({ authenticate: true, claims: true }))
+ * users: z.custom<UserAuthenticator>(isAuthenticator).superRefine(refuseUnknownKeys({ authenticate: true, claims: true }, 'nearMisses'))
  */
-export function refuseUnknownKeys(known: Readonly<Record<string, true>>): (value: unknown, context: z.RefinementCtx) => void {
+export function refuseUnknownKeys(
+  known: Readonly<Record<string, true>>,
+  mode: 'all' | 'nearMisses' = 'all',
+): (value: unknown, context: z.RefinementCtx) => void {
   const names = Object.keys(known);
+  const isNearMiss = (key: string): boolean => names.some((name) => distance(key.toLowerCase(), name.toLowerCase()) <= 1);
   return (value, context) => {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return;
     const prototype = Object.getPrototypeOf(value);
     if (prototype !== Object.prototype && prototype !== null) return;
     for (const key of Object.keys(value)) {
-      if (!Object.hasOwn(known, key)) context.addIssue({ code: 'custom', path: [key], message: unknownKeyMessage(key, names) });
+      if (Object.hasOwn(known, key) || (mode === 'nearMisses' && !isNearMiss(key))) continue;
+      context.addIssue({ code: 'custom', path: [key], message: unknownKeyMessage(key, names) });
     }
   };
 }

@@ -155,7 +155,7 @@ describe('the mistakes a new user makes', () => {
     }
   });
 
-  it('a catalogue message name and a users hook are refused too (plain objects; class instances are not checked)', () => {
+  it("a catalogue message name and a misspelled users hook are refused too (not the user service's own members)", () => {
     expect(refusal({ ...baseOptions(), i18n: { catalogues: { it: { signin: 'Accedi' } } } })).toBe(
       'sentinel-idp: invalid option i18n.catalogues.it.signin: unknown option "signin" — did you mean "signIn"?',
     );
@@ -163,6 +163,10 @@ describe('the mistakes a new user makes', () => {
     expect(refusal({ ...baseOptions(), users })).toBe(
       'sentinel-idp: invalid option users.totpSecert: unknown option "totpSecert" — did you mean "totpSecret"?',
     );
+    // The host's own members of its user service are its business; only a near miss of a hook is refused.
+    const own = { authenticate: async () => null, addUser: async () => undefined, db: {} };
+    expect(() => createSentinel({ ...baseOptions(), users: own })).not.toThrow();
+    expect(refusal({ ...baseOptions(), users: { ...own, claim: async () => null } })).toMatch(/users\.claim: .*did you mean "claims"\?$/);
     class Directory {
       readonly pool = {};
       authenticate = async () => null;
