@@ -55,7 +55,8 @@ export interface Sentinel {
   jwks(): { keys: JWK[] };
   /**
    * Resolves once the signing keys are loaded: with `keyRotation`, the shared ring is read from the store (and
-   * created when empty). Await it before listening, so that a wrong `encryptionKey` stops the start.
+   * created when empty). Await it before listening, so that a wrong `encryptionKey` stops the start. The store is
+   * checked too (a RedisStore whose Redis may evict keys is reported to `logger.warn`).
    * @example await sentinel.ready(); app.listen(3000);
    */
   ready(): Promise<void>;
@@ -151,7 +152,8 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     completeLogin,
     jwks: () => structuredClone(keys.jwks),
     ready: async () => {
-      await ring?.ready();
+      // The user's store itself, not its traced proxy: a startup check is no store operation to measure.
+      await Promise.all([ring?.ready(), config.store?.ready?.(warn)]);
     },
     rotateKeys: () => requireRing('rotateKeys()').rotate(),
     revokeKey: (kid) => requireRing('revokeKey()').revoke(kid),

@@ -11,6 +11,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
+import { assertKnownKeys, type KeysOf } from '../strict-options.js';
+import { evictionWarning, type NodePolicy, policyOfReply } from './redis-eviction.js';
 import type { Store, SwapEntry } from './store.js';
 
 /**
@@ -138,6 +140,7 @@ const NO_SCRIPT = /NOSCRIPT/;
  * - `increment` is a Lua script (INCR, then PEXPIRE on the first increment only): a fixed window.
  * - Every command touches one key, so the store works unchanged on Redis Cluster.
  * - Every operation is bounded by `commandTimeoutMs`, so a dead Redis fails requests quickly instead of hanging them.
+ * - `ready()` (called by `sentinel.ready()`) warns when Redis could evict keys (`maxmemory-policy` not `noeviction`).
  *
  * The client belongs to the caller: this store never connects, quits or reconfigures it. Create it so that it fails
  * fast when Redis is down: `enableOfflineQueue: false` (reject at once instead of queueing while disconnected), and
@@ -164,6 +167,8 @@ export class RedisStore implements Store {
    * paying a failed round trip on every call.
    */
   #noGetDel = false;
+  /** The eviction-policy check of {@link RedisStore.ready}, made once per store. */
+  #checked: Promise<void> | undefined;
 
   /**
    * @param client An ioredis `Redis` or `Cluster` client, configured and owned by the caller.
@@ -174,6 +179,8 @@ export class RedisStore implements Store {
    */
   constructor(client: Redis | Cluster, options: RedisStoreOptions = {}) {
     if (client === null || typeof client !== 'object') throw new TypeError('RedisStore: client must be an ioredis client');
+    // A misspelled `prefx` would put every issuer sharing this Redis under the default prefix.
+    assertKnownKeys(options, { prefix: true, commandTimeoutMs: true } satisfies KeysOf<RedisStoreOptions>, 'RedisStore');
     const prefix = options.prefix ?? 'sentinel:';
     if (typeof prefix !== 'string') throw new TypeError('RedisStore: prefix must be a string');
     const timeoutMs = options.commandTimeoutMs ?? 2000;
@@ -184,6 +191,39 @@ export class RedisStore implements Store {
     this.#client = client;
     this.#prefix = prefix;
     this.#timeoutMs = timeoutMs;
+  }
+
+  /**
+   * Checks once that Redis will not evict what the store holds (`maxmemory-policy noeviction` on every node), and
+   * tells `warn` when it might, or when the policy cannot be read (CONFIG renamed, disabled or refused). Never
+   * rejects. `sentinel.ready()` calls it with the service's logger.
+   *
+   * @example
+   * await store.ready((message) => logger.warn(message));
+   */
+  ready(warn: (message: string) => void = (message) => console.warn(message)): Promise<void> {
+    this.#checked ??= evictionWarning(() => this.#policies()).then((warning) => {
+      if (warning !== undefined) warn(warning);
+    });
+    return this.#checked;
+  }
+
+  /** `maxmemory-policy` of every node: the one Redis, or every node of a cluster (a replica may be promoted). */
+  async #policies(): Promise<NodePolicy[]> {
+    const client = this.#client;
+    let nodes: Redis[] = [client as Redis];
+    if (client.isCluster) {
+      const cluster = client as Cluster;
+      // The node list is filled once the slots are known: a first command gets them.
+      if (cluster.nodes('all').length === 0) await this.#run('PING', () => cluster.ping());
+      nodes = cluster.nodes('all');
+    }
+    return Promise.all(
+      nodes.map(async (node) => ({
+        node: client.isCluster ? `${node.options.host}:${node.options.port}` : undefined,
+        policy: policyOfReply(await this.#run('CONFIG GET', () => node.config('GET', 'maxmemory-policy'))),
+      })),
+    );
   }
 
   /**

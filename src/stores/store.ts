@@ -45,6 +45,11 @@ export interface Store {
    * live in one slot and one script can change them together.
    */
   swap(entries: readonly SwapEntry[]): Promise<boolean>;
+  /**
+   * Optional: checks the backing service once at startup and tells `warn` what could lose the service's state
+   * (RedisStore: an eviction policy other than `noeviction`). `sentinel.ready()` awaits it; it should not reject.
+   */
+  ready?(warn: (message: string) => void): Promise<void>;
 }
 
 /**

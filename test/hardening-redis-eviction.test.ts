@@ -1,0 +1,143 @@
+/**
+ * RedisStore's startup check (src/stores/redis-eviction.ts): `sentinel.ready()` warns, once, through the service's
+ * logger when Redis may evict keys (`maxmemory-policy` other than `noeviction`, on any node of a cluster), and when
+ * the policy cannot be read (CONFIG renamed away). Private redis-servers started here, and a private cluster.
+ */
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { Cluster } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Store } from '../src/index.js';
+import { RedisStore } from '../src/stores/redis.js';
+import { call } from './direct-flow.js';
+import { appTokenPath, basic, CLIENT_ID, CLIENT_SECRET, makeSentinel } from './fixtures.js';
+import { clusterAvailability, connectCluster, type RunningCluster, startCluster } from './helpers/redis-cluster.js';
+import { PrivateRedis, redisServerBinary, requireAvailable } from './helpers/redis.js';
+
+const binary = redisServerBinary('hardening-redis-eviction');
+const clusterFound = clusterAvailability('hardening-redis-eviction');
+const EVICTION = /maxmemory-policy is allkeys-lru.*not noeviction/;
+
+/** A sentinel over `store` whose warnings are collected, after `ready()`. */
+async function readySentinel(store: Store) {
+  const warnings: string[] = [];
+  const sentinel = makeSentinel({ store, logger: { warn: (message: string) => warnings.push(message) } });
+  await sentinel.ready();
+  // Only the store's warnings: the fixtures' static ES256 key has its own (no RS256 key).
+  return { sentinel, warnings: warnings.filter((message) => /Redis/.test(message)) };
+}
+
+async function issues(sentinel: ReturnType<typeof makeSentinel>): Promise<boolean> {
+  const response = await call(sentinel, {
+    method: 'POST',
+    path: appTokenPath(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(CLIENT_ID, CLIENT_SECRET) },
+    body: 'grant_type=client_credentials',
+  });
+  return response.status === 200;
+}
+
+function client(server: PrivateRedis): Redis {
+  const redis = new Redis(server.url, { maxRetriesPerRequest: 1, enableOfflineQueue: true });
+  redis.on('error', () => {});
+  return redis;
+}
+
+describe.skipIf(binary.skip)('RedisStore.ready() on a single Redis', () => {
+  const servers: PrivateRedis[] = [];
+  const clients: Redis[] = [];
+
+  beforeAll(() => requireAvailable(binary));
+
+  afterAll(async () => {
+    for (const redis of clients) redis.disconnect();
+    for (const server of servers) await server.destroy();
+  });
+
+  async function start(args: string[]): Promise<Redis> {
+    const server = new PrivateRedis(args);
+    servers.push(server);
+    await server.start();
+    const redis = client(server);
+    clients.push(redis);
+    return redis;
+  }
+
+  it('warns once through the logger when Redis may evict (allkeys-lru), and keeps serving', async () => {
+    const redis = await start(['--maxmemory-policy', 'allkeys-lru']);
+    const store = new RedisStore(redis, { prefix: 'eviction:' });
+    const { sentinel, warnings } = await readySentinel(store);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(EVICTION);
+    expect(warnings[0]).not.toMatch(/ on 127\.0\.0\.1/);
+    await sentinel.ready();
+    expect(warnings).toHaveLength(1);
+    expect(await issues(sentinel)).toBe(true);
+
+    // The same server once set right: a new store says nothing.
+    await redis.config('SET', 'maxmemory-policy', 'noeviction');
+    expect((await readySentinel(new RedisStore(redis, { prefix: 'eviction:' }))).warnings).toEqual([]);
+  });
+
+  it('says nothing with noeviction', async () => {
+    const redis = await start(['--maxmemory-policy', 'noeviction']);
+    const { sentinel, warnings } = await readySentinel(new RedisStore(redis));
+    expect(warnings).toEqual([]);
+    expect(await issues(sentinel)).toBe(true);
+  });
+
+  it('warns that the policy could not be checked when CONFIG is renamed away, and keeps serving', async () => {
+    const redis = await start(['--maxmemory-policy', 'noeviction', '--rename-command', 'CONFIG', '']);
+    const { sentinel, warnings } = await readySentinel(new RedisStore(redis));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/could not check the Redis maxmemory-policy .*make sure it is noeviction/);
+    expect(await issues(sentinel)).toBe(true);
+  });
+
+  it('RedisStore.ready(warn) reports without a sentinel too', async () => {
+    const redis = await start(['--maxmemory-policy', 'volatile-ttl']);
+    const seen: string[] = [];
+    await new RedisStore(redis).ready((message) => seen.push(message));
+    expect(seen).toEqual([expect.stringMatching(/maxmemory-policy is volatile-ttl/)]);
+  });
+});
+
+describe.skipIf(clusterFound.skip)('RedisStore.ready() on a Redis Cluster', () => {
+  const prefix = `sentinel-eviction-test:${randomBytes(8).toString('hex')}:`;
+  let cluster: RunningCluster | undefined;
+  let redis: Cluster;
+
+  beforeAll(async () => {
+    requireAvailable(clusterFound);
+    cluster = await startCluster();
+    redis = await connectCluster(cluster);
+  }, 60_000);
+
+  afterAll(async () => {
+    if (redis !== undefined) {
+      for (const node of redis.nodes('master')) {
+        for (const key of await node.keys(`${prefix}*`)) await node.del(key);
+      }
+      await redis.quit();
+    }
+    await cluster?.stop();
+  });
+
+  it('reads every node: one node with allkeys-lru is named in the warning; all noeviction says nothing', async () => {
+    const [first] = redis.nodes('master');
+    if (first === undefined) throw new Error('no master');
+    const original = (await first.config('GET', 'maxmemory-policy')) as [string, string];
+    const before = await readySentinel(new RedisStore(redis, { prefix }));
+    expect(before.warnings).toEqual(original[1] === 'noeviction' ? [] : [expect.stringMatching(/maxmemory-policy/)]);
+    try {
+      await first.config('SET', 'maxmemory-policy', 'allkeys-lru');
+      const { sentinel, warnings } = await readySentinel(new RedisStore(redis, { prefix }));
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatch(EVICTION);
+      expect(warnings[0]).toContain(`allkeys-lru on ${first.options.host}:${first.options.port}`);
+      expect(await issues(sentinel)).toBe(true);
+    } finally {
+      await first.config('SET', 'maxmemory-policy', original[1]);
+    }
+  });
+});
