@@ -213,6 +213,21 @@ describe.each(STORES)('keyRotation on %s', (storeName, newStore) => {
     expect(upgraded.warnings).toEqual([]);
   });
 
+  it.skipIf(skip)('revoking the RS256 key replaces it at once; access tokens keep their ES256 key', async () => {
+    const { sentinel } = instance(newStore());
+    await sentinel.ready();
+    const before = await idToken(sentinel);
+    const revoked = String(headerOf(before).kid);
+    const accessKid = headerOf(await accessToken(sentinel)).kid;
+    expect(await sentinel.revokeKey(revoked)).toBe(true);
+    const after = await idToken(sentinel);
+    expect(headerOf(after).alg).toBe('RS256');
+    expect(headerOf(after).kid).not.toBe(revoked);
+    await jwtVerify(after, createLocalJWKSet(sentinel.jwks()), { algorithms: ['RS256'] });
+    expect(sentinel.jwks().keys.map((key) => key.kid)).not.toContain(revoked);
+    expect(headerOf(await accessToken(sentinel)).kid).toBe(accessKid);
+  });
+
   it.skipIf(skip)('the RS256 key rotates on the ES256 schedule', async () => {
     fakeClock();
     const { sentinel } = instance(newStore());

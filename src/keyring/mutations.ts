@@ -78,7 +78,8 @@ export function startRotation(
 
 /**
  * Revokes `kid`: it leaves the JWKS and stops verifying, its private part is erased. When it was the signing key
- * of its algorithm, the pending key (if any) signs from now on, otherwise a new key is generated that signs at once
+ * of its algorithm, the pending key (if any) signs from now on, otherwise a new key signs at once: `replacement`
+ * when one was generated beforehand (off the main thread) for that algorithm, else one generated here
  * (`encryptionKey` is needed only then). `null` when `kid` is not a live key of the ring.
  */
 export function revokeEntry(
@@ -86,6 +87,7 @@ export function revokeEntry(
   kid: string,
   now: number,
   encryptionKey: Buffer | undefined,
+  replacement?: JWK,
 ): RingDocument | null {
   const target = document?.keys.find((entry) => entry.kid === kid && entry.revokedAt === undefined);
   if (document === null || target === undefined) return null;
@@ -104,7 +106,8 @@ export function revokeEntry(
       keys = keys.map((entry) => (entry === pending ? { ...entry, activatesAt: now } : entry));
     } else {
       if (encryptionKey === undefined) throw new Error('revoking the signing key needs a new one: give the encryption key');
-      keys.push(newEntry(target.alg, encryptionKey, now, now));
+      const prepared = replacement?.alg === target.alg ? replacement : undefined;
+      keys.push(newEntry(target.alg, encryptionKey, now, now, prepared));
     }
   }
   return { ...document, keys };

@@ -235,11 +235,15 @@ export class KeyRing {
 
   /** Revokes `kid` in the shared ring; `false` when it is not a live key of the ring. */
   async revoke(kid: string): Promise<boolean> {
+    // A revoked signing key without a pending successor is replaced at once; an RSA replacement is made on the
+    // thread pool first rather than under the lock on the main thread (the algorithm as this instance knows it).
+    const alg = this.#document?.keys.find((entry) => entry.kid === kid)?.alg;
+    const replacement = alg === 'RS256' || alg === 'PS256' ? await generatePrivateJWKInPool(alg) : undefined;
     const startedAt = Date.now();
     const read = this.#epoch;
     let found = false;
     const written = await updateRing(this.#store, this.#name, (current) => {
-      const next = revokeEntry(current, kid, Date.now(), this.#encryptionKey);
+      const next = revokeEntry(current, kid, Date.now(), this.#encryptionKey, replacement);
       found = next !== null;
       return next;
     });
