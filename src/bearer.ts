@@ -5,6 +5,7 @@
  */
 import type { VerifyAccessTokenOptions } from './access-token.js';
 import type { DPoPPresentation, ResourceRequest } from './dpop/resource.js';
+import { assertKnownKeys, type KeysOf } from './strict-options.js';
 
 /**
  * Options of every adapter's `requireAccessToken(sentinel, options)`: which route parameters must match the bearer
@@ -21,6 +22,8 @@ export interface RequireAccessTokenOptions {
   consumerParam?: string | false;
 }
 
+const REQUIRE_ACCESS_TOKEN_KEYS = { accountParam: true, consumerParam: true } satisfies KeysOf<RequireAccessTokenOptions>;
+
 /** Reads a guard's expectations from one request's route parameters (see {@link expectationsReader}). */
 export type ExpectationsReader = (params: Record<string, unknown> | undefined) => VerifyAccessTokenOptions;
 
@@ -30,6 +33,8 @@ export type ExpectationsReader = (params: Record<string, unknown> | undefined) =
  * @example const read = expectationsReader({ consumerParam: 'consumer' }); read(req.params) // { accountId: …, consumerId: … }
  */
 export function expectationsReader(options: RequireAccessTokenOptions = {}): ExpectationsReader {
+  // Once per guard: a misspelled `consumerparam` would leave the default parameter checked, not the one meant.
+  assertKnownKeys(options, REQUIRE_ACCESS_TOKEN_KEYS, 'requireAccessToken');
   const accountKey = options.accountParam === undefined ? 'accountId' : options.accountParam;
   const consumerKey = options.consumerParam === undefined ? 'consumerId' : options.consumerParam;
   return (params) => {

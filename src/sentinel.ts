@@ -25,6 +25,7 @@ import { telemetryActive } from './telemetry/instruments.js';
 import { observeRequest } from './telemetry/request-span.js';
 import { traceStore } from './telemetry/traced-store.js';
 import { createAccessTokenVerifier } from './token-verification.js';
+import { withKnownVerifyOptions } from './verify-options.js';
 import { checkIDTokenKeys } from './token/id-token-keys.js';
 
 /**
@@ -146,7 +147,7 @@ export function createSentinel(options: SentinelOptions): Sentinel {
   const sentinel: Sentinel = {
     config,
     handle,
-    verifyAccessToken,
+    verifyAccessToken: withKnownVerifyOptions(verifyAccessToken),
     checkBearer: createBearerCheck(context, serviceKeys, verifyAccessToken, report),
     registerApp: (input) => registerApp(apps, input, context.emit),
     completeLogin,

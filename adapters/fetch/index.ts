@@ -12,6 +12,7 @@ import {
   type SentinelResponse,
 } from '../../src/index.js';
 import { expectationsReader } from '../../src/bearer.js';
+import { assertKnownKeys, type KeysOf } from '../../src/strict-options.js';
 
 /**
  * Options of {@link toFetch}. `ip` feeds the login throttle, the brute-force protection RFC 6749 §10.10 asks for.
@@ -105,6 +106,7 @@ function warnWithoutAddress(sentinel: Sentinel, options: FetchAdapterOptions): v
  * @see RFC 6749 §3 (the endpoints it serves)
  */
 export function toFetch(sentinel: Sentinel, options: FetchAdapterOptions = {}): FetchHandler {
+  assertKnownKeys(options, { mountPath: true, ip: true } satisfies KeysOf<FetchAdapterOptions>, 'toFetch');
   warnWithoutAddress(sentinel, options);
   const mountPath = (options.mountPath ?? '').replace(/\/$/, '');
   return async (request) => {

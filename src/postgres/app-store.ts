@@ -8,13 +8,23 @@
  */
 import type { Pool, PoolClient } from 'pg';
 import { assertAppFields } from '../app-fields.js';
+import { assertKnownKeys, type KeysOf } from '../strict-options.js';
 import type { App, AppChange, AppStore } from '../apps.js';
 import { type AppRow, describe, keyedFieldsOf, SELECT_APPS, storable, toApp } from './app-rows.js';
 import { type AppChangeRecord, listChanges, logChange } from './change-log.js';
 import { ChangeListener } from './change-listener.js';
-import { AppLookupCache } from './lookup-cache.js';
+import { type AppCacheOptions, AppLookupCache } from './lookup-cache.js';
 import { runMigrations } from './migrations.js';
 import { loadPool, type PostgresAppStoreOptions } from './pool.js';
+
+const POSTGRES_OPTION_KEYS = {
+  connectionString: true,
+  pool: true,
+  cache: true,
+  connectTimeoutMs: true,
+  queryTimeoutMs: true,
+  maxConnections: true,
+} satisfies KeysOf<PostgresAppStoreOptions>;
 
 /**
  * The {@link AppStore} on PostgreSQL: apps (the client registrations of RFC 6749 §2 and RFC 7591 §2), their
@@ -41,6 +51,9 @@ export class PostgresAppStore implements AppStore {
     if (typeof options !== 'object' || options === null || (options.pool === undefined && typeof options.connectionString !== 'string')) {
       throw new TypeError('PostgresAppStore needs { connectionString } or { pool }');
     }
+    assertKnownKeys(options, POSTGRES_OPTION_KEYS, 'PostgresAppStore');
+    if (typeof options.cache === 'object')
+      assertKnownKeys(options.cache, { max: true, ttlSeconds: true } satisfies KeysOf<AppCacheOptions>, 'PostgresAppStore.cache');
     this.#options = options;
     this.#ownsPool = options.pool === undefined;
     if (options.pool !== undefined) this.#adopt(options.pool);

@@ -10,6 +10,7 @@ import { createHash, createPublicKey } from 'node:crypto';
 import pkcs11js from 'pkcs11js';
 import { ConfigurationError } from '../errors.js';
 import type { ExternalSigner, JWK, SigningAlgorithm } from '../keys.js';
+import { assertKnownKeys, type KeysOf } from '../strict-options.js';
 
 /**
  * Where the key is: the module, the token (by slot index or label), the user PIN and the label of the key pair;
@@ -35,6 +36,18 @@ export interface Pkcs11SignerOptions {
   /** Concurrent sessions (signatures in flight); default 4. */
   sessions?: number;
 }
+
+// A misspelled `keyLable` or `slots` would fail later with a less precise message, or not at all.
+const PKCS11_OPTION_KEYS = {
+  library: true,
+  slot: true,
+  tokenLabel: true,
+  pin: true,
+  keyLabel: true,
+  alg: true,
+  kid: true,
+  sessions: true,
+} satisfies KeysOf<Pkcs11SignerOptions>;
 
 /**
  * A PKCS#11 signer: an external signer producing JWS signatures (RFC 7515 §5.1, raw `r||s` for ECDSA per RFC 7518
@@ -196,6 +209,7 @@ function mechanismFor(alg: SigningAlgorithm): pkcs11js.Mechanism {
  * @throws ConfigurationError naming what is wrong (library, token, PIN, key).
  */
 export function pkcs11Signer(options: Pkcs11SignerOptions): Pkcs11Signer {
+  assertKnownKeys(options, PKCS11_OPTION_KEYS, 'pkcs11Signer');
   const module = openModule(options.library);
   const sessions: Buffer[] = [];
   try {

@@ -20,6 +20,7 @@
  * turned a flood of self-made proofs into a 500 for every sign-in. Each prefix gets `securityMaxBytes` of its own.
  */
 import { LRUCache } from 'lru-cache';
+import { assertKnownKeys, type KeysOf } from '../strict-options.js';
 import { entryBytes } from './memory-size.js';
 import { SecurityState } from './security-state.js';
 import type { Store, SwapEntry } from './store.js';
@@ -63,6 +64,14 @@ export interface MemoryStoreOptions {
   securityPrefixes?: readonly string[];
 }
 
+// A misspelled budget (`securityMaxByte`) would leave the default in place; `satisfies` keeps the list complete.
+const MEMORY_STORE_OPTION_KEYS = {
+  max: true,
+  maxBytes: true,
+  securityMaxBytes: true,
+  securityPrefixes: true,
+} satisfies KeysOf<MemoryStoreOptions>;
+
 function positiveInteger(name: string, value: number): number {
   if (!Number.isInteger(value) || value < 1) throw new TypeError(`MemoryStore: ${name} must be a positive integer`);
   return value;
@@ -86,6 +95,7 @@ export class MemoryStore implements Store {
   readonly #caches = new Map<string, LRUCache<string, string>>();
 
   constructor(options: MemoryStoreOptions = {}) {
+    assertKnownKeys(options, MEMORY_STORE_OPTION_KEYS, 'MemoryStore');
     this.#max = positiveInteger('max', options.max ?? 100_000);
     this.#maxBytes = positiveInteger('maxBytes', options.maxBytes ?? DEFAULT_MAX_BYTES);
     this.#securityMaxBytes = positiveInteger('securityMaxBytes', options.securityMaxBytes ?? DEFAULT_SECURITY_MAX_BYTES);

@@ -1,0 +1,71 @@
+/**
+ * The option objects typed in TypeScript only refuse a misspelled key too, at the moment the host passes them:
+ * the guards' expectations, the fetch adapter, the stores, the PKCS#11 signer and `verifyAccessToken()`'s
+ * expectations. Each would otherwise run with its default: a guard checking another parameter, a store writing
+ * under the shared default prefix, a token of any account accepted.
+ */
+import { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import { requireAccessToken as expressGuard } from '../adapters/express/index.js';
+import { toFetch } from '../adapters/fetch/index.js';
+import { isConfigurationError, MemoryStore } from '../src/index.js';
+import { PostgresAppStore } from '../src/postgres/index.js';
+import { pkcs11Signer } from '../src/signers/pkcs11.js';
+import { RedisStore } from '../src/stores/redis.js';
+import { makeSentinel } from './fixtures.js';
+
+function refusal(work: () => unknown): string {
+  try {
+    work();
+  } catch (error) {
+    if (isConfigurationError(error)) return error.message;
+    throw error;
+  }
+  throw new Error('accepted');
+}
+
+describe('options typed in TypeScript only', () => {
+  it('requireAccessToken and toFetch', () => {
+    const sentinel = makeSentinel();
+    expect(refusal(() => expressGuard(sentinel, { consumerparam: 'consumer' } as never))).toBe(
+      'sentinel-idp: invalid option requireAccessToken.consumerparam: unknown option "consumerparam" — did you mean "consumerParam"?',
+    );
+    expect(refusal(() => toFetch(sentinel, { mountpath: '/idp' } as never))).toMatch(/toFetch\.mountpath: .*did you mean "mountPath"\?$/);
+    expect(() => expressGuard(sentinel, { consumerParam: 'consumer', accountParam: false })).not.toThrow();
+  });
+
+  it('MemoryStore, RedisStore and PostgresAppStore', () => {
+    expect(refusal(() => new MemoryStore({ securityMaxByte: 1024 } as never))).toMatch(
+      /MemoryStore\.securityMaxByte: .*did you mean "securityMaxBytes"\?$/,
+    );
+    const redis = new Redis({ lazyConnect: true });
+    expect(refusal(() => new RedisStore(redis, { prefx: 'idp:' } as never))).toMatch(/RedisStore\.prefx: .*did you mean "prefix"\?$/);
+    expect(() => new RedisStore(redis, { prefix: 'idp:' })).not.toThrow();
+    redis.disconnect();
+    const url = 'postgres://postgres@127.0.0.1:5432/postgres';
+    expect(refusal(() => new PostgresAppStore({ connectionString: url, maxConnection: 5 } as never))).toMatch(
+      /PostgresAppStore\.maxConnection: .*did you mean "maxConnections"\?$/,
+    );
+    expect(refusal(() => new PostgresAppStore({ connectionString: url, cache: { ttl: 5 } } as never))).toMatch(
+      /PostgresAppStore\.cache\.ttl: unknown option "ttl"/,
+    );
+  });
+
+  it('pkcs11Signer, before it opens the module', () => {
+    const options = { library: '/nonexistent/libpkcs11.so', pin: '1234', keyLable: 'signing' };
+    const message = refusal(() => pkcs11Signer(options as never));
+    expect(message).toMatch(/pkcs11Signer\.keyLable: .*did you mean "keyLabel"\?$/);
+    expect(message).not.toContain('1234');
+  });
+
+  it('verifyAccessToken expectations', async () => {
+    const sentinel = makeSentinel();
+    const error = await sentinel.verifyAccessToken('not-a-token', { accountID: '123456' } as never).catch((caught: unknown) => caught);
+    expect(isConfigurationError(error) && error.message).toBe(
+      'sentinel-idp: invalid option verifyAccessToken.accountID: unknown option "accountID" — did you mean "accountId"?',
+    );
+    // Known options go on to the verification itself (a malformed token is invalid_token, not a configuration error).
+    const invalid = await sentinel.verifyAccessToken('not-a-token', { accountId: '123456' }).catch((caught: unknown) => caught);
+    expect(isConfigurationError(invalid)).toBe(false);
+  });
+});
