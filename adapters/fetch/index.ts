@@ -6,13 +6,13 @@
 import {
   BodyTooLargeError,
   ClientAbortedError,
+  ConfigurationError,
   type AccessTokenClaims,
   type RequireAccessTokenOptions,
   type Sentinel,
   type SentinelResponse,
 } from '../../src/index.js';
 import { expectationsReader } from '../../src/bearer.js';
-import { assertKnownKeys, type KeysOf } from '../../src/strict-options.js';
 
 /**
  * Options of {@link toFetch}. `ip` feeds the login throttle, the brute-force protection RFC 6749 §10.10 asks for.
@@ -83,6 +83,20 @@ export function sendSentinelResponse(result: SentinelResponse): Response {
 /** Sentinels already warned about, so that mounting one twice does not repeat the warning. */
 const warned = new WeakSet<Sentinel>();
 
+const OPTION_NAMES: readonly (keyof FetchAdapterOptions)[] = ['mountPath', 'ip'];
+
+/** A misspelled `mountpath` would leave every request unmatched: refused, like any option the service does not know. */
+function refuseUnknownOptions(options: FetchAdapterOptions): void {
+  for (const key of Object.keys(options)) {
+    if ((OPTION_NAMES as readonly string[]).includes(key)) continue;
+    const meant = OPTION_NAMES.find((name) => name.toLowerCase() === key.toLowerCase());
+    // A key is echoed only when it looks like an option name (a value pasted in its place is not).
+    const shown = /^[A-Za-z_$][A-Za-z0-9_$-]{0,63}$/.test(key);
+    const message = `unknown option ${shown ? `"${key}"` : '(its name is not shown)'}`;
+    throw new ConfigurationError(`toFetch.${shown ? key : '…'}`, `${message}${meant === undefined ? '' : ` — did you mean "${meant}"?`}`);
+  }
+}
+
 /**
  * A fetch `Request` carries no client address, so without `ip` every sign-in looks as if it came from nowhere and
  * the per-address throttle (RFC 6749 §10.10) counts nothing: said once, at startup, instead of silently.
@@ -106,7 +120,7 @@ function warnWithoutAddress(sentinel: Sentinel, options: FetchAdapterOptions): v
  * @see RFC 6749 §3 (the endpoints it serves)
  */
 export function toFetch(sentinel: Sentinel, options: FetchAdapterOptions = {}): FetchHandler {
-  assertKnownKeys(options, { mountPath: true, ip: true } satisfies KeysOf<FetchAdapterOptions>, 'toFetch');
+  refuseUnknownOptions(options);
   warnWithoutAddress(sentinel, options);
   const mountPath = (options.mountPath ?? '').replace(/\/$/, '');
   return async (request) => {
