@@ -3,9 +3,10 @@
  * key, its value, TTL and owner are listed in docs/ARCHITECTURE.md#stored-records.
  *
  * Keys are opaque strings; secrets (codes, session ids, refresh tokens) appear in keys only as SHA-256 digests.
- * The atomic `take` keeps interactions and sessions single-use; the atomic multi-key {@link Store.swap} is what
- * makes code redemption (RFC 6749 §4.1.2) and refresh-token rotation (RFC 9700 §4.14.2) one step: either the old
- * credential is spent *and* the new state written, or nothing changed (docs/store-design.md).
+ * The atomic `take` ends a one-time record that nothing else has to change with (a pending interaction, a session at
+ * logout, a pushed request, a passkey challenge); the atomic multi-key {@link Store.swap} is what makes authorization
+ * codes single-use (RFC 6749 §4.1.2) and refresh tokens rotate with reuse detection (RFC 9700 §4.14.2) in one step:
+ * either the old credential is spent *and* the new state written, or nothing changed (docs/store-design.md).
  *
  * @example
  * // A store over a key/value service with TTLs and an atomic get-and-delete:
@@ -26,7 +27,9 @@ export interface Store {
   set(key: string, value: string, ttlMs: number): Promise<void>;
   /**
    * Atomically reads and deletes `key`: of any number of concurrent calls (across instances sharing the store),
-   * exactly one receives the value. This is what makes authorization codes and refresh tokens single-use.
+   * exactly one receives the value. It ends one-time records on their own (pending interactions, sessions at
+   * logout, logout confirmations, pushed requests, passkey challenges); codes and refresh tokens are spent by
+   * {@link Store.swap} instead, because their new grant state must be written in the same step.
    */
   take(key: string): Promise<string | null>;
   /** Removes `key`; absent keys are fine. */
@@ -45,6 +48,13 @@ export interface Store {
    * live in one slot and one script can change them together.
    */
   swap(entries: readonly SwapEntry[]): Promise<boolean>;
+  /**
+   * Optional: gives one slot of a counter back (never below zero, never starting a counter, window unchanged) and
+   * returns the new count. The login and registration-token throttles return a successful attempt's slot with it
+   * (MemoryStore and RedisStore have it). Without it, a successful login clears its username counter instead and
+   * address counters keep their slots, which only errs toward throttling sooner.
+   */
+  decrement?(key: string): Promise<number>;
   /**
    * Optional: checks the backing service once at startup and tells `warn` what could lose the service's state
    * (RedisStore: an eviction policy other than `noeviction`). `sentinel.ready()` awaits it; it should not reject.
