@@ -4,7 +4,7 @@
  *   `koa-*` / `express-*` / `fastify-*` companions, ioredis. The one exception is `import type` from ioredis in
  *   `src/stores/redis.ts`, which is erased at build time and loads nothing.
  * - `adapters/<name>/` reach the core only through its public API, `../../src/index.js`, and the bearer guard's
- *   shared logic, `../../src/bearer.js`; they share Node code only through `../node/…`; nothing else outside their
+ *   shared logic, `../../src/guard/bearer-request.js`; they share Node code only through `../node/…`; nothing else outside their
  *   own folder.
  *
  * Run: `node --import tsx scripts/check-imports.ts` (exit 1 and one line per violation when the rule is broken).
@@ -41,7 +41,7 @@ const CORE_ENTRY = '../../src/index.js';
  * The one internal core module adapters may import besides the public API: how every `requireAccessToken` reads its
  * expectations from route parameters. Shared logic, not a user-facing export.
  */
-const GUARD_ENTRY = '../../src/bearer.js';
+const GUARD_ENTRY = '../../src/guard/bearer-request.js';
 
 function isTypeOnlyImport(node: ts.ImportDeclaration): boolean {
   const clause = node.importClause;

@@ -150,7 +150,7 @@ const optionsSchema = z.object({
   // Where the guard checks access-token signatures: 'threadpool' (crypto.verify with a callback, a second core does
   // the curve arithmetic) or 'sync' (main thread). The default is the measured faster one (bench/RESULTS.md).
   verification: z.enum(['threadpool', 'sync']).default('threadpool'),
-  // The guard's cache of verified tokens (src/verified-tokens.ts), or false for none. About 1 KB per entry.
+  // The guard's cache of verified tokens (src/guard/verified-token-cache.ts), or false for none. About 1 KB per entry.
   verifiedTokens: z
     .union([
       z.literal(false),

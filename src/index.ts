@@ -4,7 +4,7 @@
  */
 export { createSentinel } from './sentinel.js';
 export type { Sentinel } from './sentinel.js';
-export type { BearerResult } from './bearer-check.js';
+export type { BearerResult } from './guard/bearer-check.js';
 export type { RegisterAppInput, RegisterAppResult } from './register-app.js';
 export type {
   AuthenticatedUser,
@@ -39,12 +39,13 @@ export { generatePrivateJWK } from './keys.js';
 export type { ExternalSigner, JWK, SigningAlgorithm } from './keys.js';
 export type { KeyRotationOptions } from './keyring/options.js';
 export type { RingKeyInfo } from './keyring/ring.js';
-export type { AccessTokenClaims, VerifyAccessTokenOptions } from './access-token.js';
+export type { AccessTokenClaims } from './token/access-token.js';
+export type { VerifyAccessTokenOptions } from './guard/access-token-jwt.js';
 export type { DPoPPresentation, ResourceRequest } from './dpop/resource.js';
 export type { KeyedAppFields } from './apps.js';
 export type { SentinelEvent, SentinelEventType } from './events.js';
 export { isParticipantId } from './consumer.js';
-export type { RequireAccessTokenOptions } from './bearer.js';
+export type { RequireAccessTokenOptions } from './guard/bearer-request.js';
 export { MemoryPasskeys } from './passkeys/memory.js';
 export type { PasskeyHooks, StoredPasskey } from './passkeys/hooks.js';
 export type { PasskeysOptions } from './passkeys/options.js';

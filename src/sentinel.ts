@@ -3,10 +3,11 @@
  * `handle()` and `completeLogin()` run inside the one edge of the core (`edge.ts`): handlers throw OAuthErrors,
  * anything else becomes `500 server_error` with no detail and goes to `onError`.
  */
-import type { AccessTokenClaims, VerifyAccessTokenOptions } from './access-token.js';
+import type { VerifyAccessTokenOptions } from './guard/access-token-jwt.js';
+import type { AccessTokenClaims } from './token/access-token.js';
 import { MemoryAppStore } from './memory-app-store.js';
 import { completeExternalLogin, type CompleteLoginInput } from './authorize/endpoints/external-login.js';
-import { createBearerCheck, type BearerResult } from './bearer-check.js';
+import { createBearerCheck, type BearerResult } from './guard/bearer-check.js';
 import { resolveConfig, type ResolvedConfig, type SentinelOptions } from './config.js';
 import { attachContext, createContext } from './context.js';
 import type { ResourceRequest } from './dpop/resource.js';
@@ -24,8 +25,8 @@ import { MemoryStore } from './stores/memory.js';
 import { telemetryActive } from './telemetry/instruments.js';
 import { observeRequest } from './telemetry/request-span.js';
 import { traceStore } from './telemetry/traced-store.js';
-import { createAccessTokenVerifier } from './token-verification.js';
-import { withKnownVerifyOptions } from './verify-options.js';
+import { createAccessTokenVerifier } from './guard/access-token-verifier.js';
+import { withKnownVerifyOptions } from './guard/verify-options.js';
 import { checkIDTokenKeys } from './token/id-token-keys.js';
 
 /**

@@ -4,7 +4,7 @@
  */
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { issueAccessToken } from '../src/access-token.js';
+import { issueAccessToken } from '../src/token/access-token.js';
 import { MemoryStore, type Store } from '../src/index.js';
 import { ACCOUNT, CLIENT_ID, CONSUMER_UUID, makeSentinel } from './fixtures.js';
 import { HOSTS, type MountedHost } from './hosts.js';

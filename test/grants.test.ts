@@ -3,7 +3,7 @@
  * redemption and refresh rotation, generation-based reuse detection, and one store key per live grant.
  */
 import { describe, expect, it } from 'vitest';
-import { issueAccessToken } from '../src/access-token.js';
+import { issueAccessToken } from '../src/token/access-token.js';
 import { codeKey } from '../src/codes.js';
 import { MemoryStore, type SentinelEvent, type SentinelOptions, type Store } from '../src/index.js';
 import { jsonOf, postForm, TOKEN_PATH, useRefreshToken } from './direct-flow.js';

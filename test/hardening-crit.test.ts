@@ -12,7 +12,7 @@ import { contextOf } from '../src/context.js';
 import { verifyDPoPProof } from '../src/dpop/proof.js';
 import { isOAuthError, type Sentinel } from '../src/index.js';
 import { verifyIDTokenHint } from '../src/token/id-token-hint.js';
-import { verifiedTokenCache } from '../src/verified-tokens.js';
+import { verifiedTokenCache } from '../src/guard/verified-token-cache.js';
 import { postForm } from './direct-flow.js';
 import { ACCOUNT, appTokenPath, CLIENT_ID, CONSUMER_UUID, ccBody, makeSentinel, SIGNING_KEY, USER_ID } from './fixtures.js';
 import { claimsOf, headerOf } from './helpers/jwt.js';

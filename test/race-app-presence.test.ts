@@ -4,7 +4,7 @@
  * it as present: on this instance the deleted app's tokens passed for the whole presence TTL instead of at once.
  */
 import { describe, expect, it } from 'vitest';
-import { appPresence } from '../src/app-presence.js';
+import { appPresence } from '../src/guard/app-presence.js';
 import type { App } from '../src/apps.js';
 import type { SentinelContext } from '../src/context.js';
 import { MemoryAppStore } from '../src/memory-app-store.js';

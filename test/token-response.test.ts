@@ -4,7 +4,7 @@
  * general form does.
  */
 import { describe, expect, it } from 'vitest';
-import { accessTokenResponse } from '../src/access-token.js';
+import { accessTokenResponse } from '../src/token/access-token.js';
 import { readForm } from '../src/body.js';
 import { NO_STORE_JSON_HEADERS, type SentinelRequest } from '../src/http.js';
 import { single, fromSearchParams, singleQuery } from '../src/params.js';

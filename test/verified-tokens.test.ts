@@ -1,5 +1,5 @@
 /**
- * The bearer guard's verified-token cache (src/verified-tokens.ts): a repeated token skips only its signature check.
+ * The bearer guard's verified-token cache (src/guard/verified-token-cache.ts): a repeated token skips only its signature check.
  * Every case first makes the token a cache entry, then shows that what can change since is still checked on the hit.
  */
 import { createHash, randomBytes } from 'node:crypto';
@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryStore, type Sentinel, type SentinelOptions } from '../src/index.js';
 import { contextOf } from '../src/context.js';
 import * as jwt from '../src/jwt.js';
-import { VerifiedTokenCache, verifiedTokenCache } from '../src/verified-tokens.js';
+import { VerifiedTokenCache, verifiedTokenCache } from '../src/guard/verified-token-cache.js';
 import { call, exchangeCode, jsonOf, postForm, signIn, TOKEN_PATH } from './direct-flow.js';
 import { ACCOUNT, appTokenPath, basic, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, makeSentinel, OTHER_ACCOUNT } from './fixtures.js';
 import { clientKey, dpopProof, keyedSentinel } from './key-bound-helpers.js';

@@ -6,7 +6,7 @@
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { AccessTokenClaims, RequireAccessTokenOptions, Sentinel, SentinelResponse } from '../../src/index.js';
-import { expectationsReader } from '../../src/bearer.js';
+import { expectationsReader } from '../../src/guard/bearer-request.js';
 import { readNodeBody, splitURL } from '../node/index.js';
 
 declare module 'fastify' {

@@ -12,7 +12,7 @@ import {
   type Sentinel,
   type SentinelResponse,
 } from '../../src/index.js';
-import { expectationsReader } from '../../src/bearer.js';
+import { expectationsReader } from '../../src/guard/bearer-request.js';
 
 /**
  * Options of {@link toFetch}. `ip` feeds the login throttle, the brute-force protection RFC 6749 §10.10 asks for.

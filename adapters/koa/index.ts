@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AccessTokenClaims, RequireAccessTokenOptions, Sentinel, SentinelResponse } from '../../src/index.js';
-import { expectationsReader } from '../../src/bearer.js';
+import { expectationsReader } from '../../src/guard/bearer-request.js';
 import { fromNodeRequest } from '../node/index.js';
 
 /**

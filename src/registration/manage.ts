@@ -4,7 +4,7 @@
  * credentials, refresh tokens and codes, stop working at once; its access tokens fail the bearer guard).
  */
 import type { App } from '../apps.js';
-import { appPresence } from '../app-presence.js';
+import { appPresence } from '../guard/app-presence.js';
 import type { SentinelContext } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';

@@ -2,7 +2,7 @@
  * `POST {basePath}/api/v2/account/{accountId}/app/token?state={consumerId}` — the consumer-bound client
  * credentials grant of platform-operations.md §4.1 (RFC 6749 §4.4 with the consumer named in `state`).
  */
-import { accessTokenResponse, expiresInValue, issueAccessToken } from '../access-token.js';
+import { accessTokenResponse, expiresInValue, issueAccessToken } from './access-token.js';
 import { readForm } from '../body.js';
 import { isParticipantId } from '../consumer.js';
 import { requireGrant } from '../apps.js';

@@ -2,7 +2,7 @@
  * `grant_type=client_credentials` (RFC 6749 §4.4): a token for the application itself, bound to no consumer. The
  * v1 app token path and the account's token endpoint (the one the metadata advertises) both issue it.
  */
-import { appTokenMarker, expiresInValue, issueAccessToken } from '../access-token.js';
+import { appTokenMarker, expiresInValue, issueAccessToken } from './access-token.js';
 import { requireGrant, type App } from '../apps.js';
 import type { SentinelContext } from '../context.js';
 import { OAuthError } from '../errors.js';

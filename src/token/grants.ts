@@ -15,7 +15,8 @@
  * (RFC 9700 §4.14.2), detected without remembering anything per rotation. The family digest is what stops a forged
  * `gid.0.x.y` (the gid is public) from revoking someone else's grant.
  */
-import type { AccessTokenClaims, RevocationCheck } from '../access-token.js';
+import type { RevocationCheck } from '../guard/access-token-jwt.js';
+import type { AccessTokenClaims } from './access-token.js';
 import type { SentinelContext } from '../context.js';
 import { digest, digestsEqual, randomSecret } from '../secrets.js';
 
@@ -252,12 +253,12 @@ export async function revokeAccessToken(context: SentinelContext, claims: Access
 }
 
 /**
- * The liveness check `verifyAccessToken` runs: a user token (it carries `gid`) is accepted only while its grant
+ * The liveness check `verifyAccessTokenJWT` runs: a user token (it carries `gid`) is accepted only while its grant
  * exists, belongs to the token's client and user, and has not revoked the token's `jti` — one store read. A grant
  * the store does not have is not live, so lost state refuses tokens instead of un-revoking them. Consumer-bound and
  * app tokens carry no `gid` and never touch the store, which keeps the token-retrieval API's hot path store-free.
  *
- * @example const claims = await verifyAccessToken(context, token, {}, createRevocationCheck(context));
+ * @example const claims = await verifyAccessTokenJWT(context, token, {}, createRevocationCheck(context));
  */
 export function createRevocationCheck(context: SentinelContext): RevocationCheck {
   return async (claims) => {

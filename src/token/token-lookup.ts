@@ -2,7 +2,8 @@
  * Finding what a presented token is, for revocation (RFC 7009) and introspection (RFC 7662): a refresh token by
  * its digest, an access token by its signature. Unknown, foreign and malformed tokens are all just `null`.
  */
-import { verifyAccessToken, type AccessTokenClaims } from '../access-token.js';
+import { verifyAccessTokenJWT } from '../guard/access-token-jwt.js';
+import type { AccessTokenClaims } from './access-token.js';
 import type { SentinelContext } from '../context.js';
 import { isOAuthError } from '../errors.js';
 import { createRevocationCheck, findRefreshRecord, type RefreshRecord } from './grants.js';
@@ -27,7 +28,7 @@ async function findAccessToken(
   // Only JWS-shaped values can be access tokens; skip the signature work for anything else.
   if (token.split('.').length !== 3) return null;
   try {
-    return await verifyAccessToken(context, token, { accountId }, checkRevocation ? createRevocationCheck(context) : undefined, false);
+    return await verifyAccessTokenJWT(context, token, { accountId }, checkRevocation ? createRevocationCheck(context) : undefined, false);
   } catch (error) {
     if (isOAuthError(error) && error.code === 'invalid_token') return null;
     throw error;

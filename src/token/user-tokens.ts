@@ -2,7 +2,7 @@
  * The token response of the user grants (authorization_code and refresh_token): a JWT access token bound to its
  * grant, the grant's next refresh token, and an ID token when `openid` was asked (RFC 6749 §5.1).
  */
-import { type AccessTokenClaims, accessTokenResponse, issueAccessToken } from '../access-token.js';
+import { type AccessTokenClaims, accessTokenResponse, issueAccessToken } from './access-token.js';
 import type { SentinelContext } from '../context.js';
 import type { SentinelResponse } from '../http.js';
 import type { SigningAlgorithm } from '../keys.js';

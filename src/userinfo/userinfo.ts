@@ -7,7 +7,8 @@
  * `USERINFO_CORS`, src/cors.ts): the endpoint is authenticated by the token alone, never by cookies, so a browser
  * app on any origin may call it, as OpenID Connect clients in browsers do.
  */
-import { verifyAccessToken, type AccessTokenClaims } from '../access-token.js';
+import { verifyAccessTokenJWT } from '../guard/access-token-jwt.js';
+import type { AccessTokenClaims } from '../token/access-token.js';
 import { readForm } from '../body.js';
 import type { SentinelContext } from '../context.js';
 import { isOAuthError, OAuthError } from '../errors.js';
@@ -15,7 +16,7 @@ import { headerValue, noStoreJSON, type SentinelRequest, type SentinelResponse }
 import { single } from '../params.js';
 import { dpopUnauthorized, type DPoPPresentation } from '../dpop/resource.js';
 import { dpopHeader } from '../dpop/token-binding.js';
-import { createLivenessCheck } from '../token-liveness.js';
+import { createLivenessCheck } from '../guard/token-liveness.js';
 import { hasOpenIDScope } from '../token/id-token.js';
 import { loadUserClaims, scopeList } from './claims.js';
 import { routeUrl } from '../route-paths.js';
@@ -87,7 +88,7 @@ async function verifyUserToken(
   try {
     const dpop = presentation(context, request, accountId, presented.scheme);
     // The bearer guard's liveness check: a revoked grant, or a deleted or disabled app, ends the token here too.
-    claims = await verifyAccessToken(context, presented.token, { accountId, dpop }, createLivenessCheck(context));
+    claims = await verifyAccessTokenJWT(context, presented.token, { accountId, dpop }, createLivenessCheck(context));
   } catch (error) {
     // DPoP failures keep their own `WWW-Authenticate: DPoP` challenge (and a `DPoP-Nonce` when one is due).
     if (isOAuthError(error) && error.headers['www-authenticate']?.startsWith('DPoP') === true) throw error;

@@ -4,16 +4,17 @@
  * and UserInfo — asks this one check, so a deleted or disabled app's tokens stop everywhere at the same moment
  * (at once on the instance that deleted it, within the presence cache's TTL elsewhere; see app-presence.ts).
  */
-import type { AccessTokenClaims, RevocationCheck } from './access-token.js';
+import type { AccessTokenClaims } from '../token/access-token.js';
+import type { RevocationCheck } from './access-token-jwt.js';
 import { appPresence } from './app-presence.js';
-import type { SentinelContext } from './context.js';
-import { createRevocationCheck } from './token/grants.js';
+import type { SentinelContext } from '../context.js';
+import { createRevocationCheck } from '../token/grants.js';
 
 /**
  * The revocation check a presented access token must pass: true (refuse) when its grant is revoked or its app is
  * gone (deleted, or disabled in a registry that can disable apps, whose `findApp` then answers `null`).
  *
- * @example const claims = await verifyAccessToken(context, token, { accountId }, createLivenessCheck(context));
+ * @example const claims = await verifyAccessTokenJWT(context, token, { accountId }, createLivenessCheck(context));
  */
 export function createLivenessCheck(context: SentinelContext): RevocationCheck {
   const isGrantRevoked = createRevocationCheck(context);

@@ -3,15 +3,16 @@
  * claims or the answer to send (RFC 6750 §3, RFC 9449 §7.1). A token that cannot be *checked* (the store failed) is
  * neither accepted nor called invalid: it gets a 503 and the cause goes to `onError`.
  */
-import { type AccessTokenClaims, type KnownLive, verifyCachedAccessToken, type VerifyAccessTokenOptions } from './access-token.js';
+import type { AccessTokenClaims } from '../token/access-token.js';
+import { type KnownLive, verifyCachedAccessToken, type VerifyAccessTokenOptions } from './access-token-jwt.js';
 import { appPresence } from './app-presence.js';
-import { bearerCandidate, parseAuthorization, PLAIN_BEARER, withoutProof } from './bearer.js';
-import type { SentinelContext } from './context.js';
-import { presentationOf, type ResourceRequest } from './dpop/resource.js';
-import { isOAuthError, OAuthError } from './errors.js';
-import { noStoreJSON, type SentinelResponse } from './http.js';
-import type { ServiceKeys } from './keyring/service-keys.js';
-import type { AccessTokenVerifier } from './token-verification.js';
+import { bearerCandidate, parseAuthorization, PLAIN_BEARER, withoutProof } from './bearer-request.js';
+import type { SentinelContext } from '../context.js';
+import { presentationOf, type ResourceRequest } from '../dpop/resource.js';
+import { isOAuthError, OAuthError } from '../errors.js';
+import { noStoreJSON, type SentinelResponse } from '../http.js';
+import type { ServiceKeys } from '../keyring/service-keys.js';
+import type { AccessTokenVerifier } from './access-token-verifier.js';
 
 /**
  * Outcome of a bearer check: the verified claims, or the 401 with `WWW-Authenticate: Bearer` to send (RFC 6750 §3).
@@ -76,7 +77,7 @@ export function createBearerCheck(
   return async (authorization, verifyOptions = {}, resource) => {
     try {
       // A token verified before, presented as Bearer without a proof, with no key reload due: answered from the
-      // verified-token cache without awaiting anything (every check that can change still runs, access-token.ts).
+      // verified-token cache without awaiting anything (every check that can change still runs, access-token-jwt.ts).
       const candidate = bearerCandidate(authorization);
       if (candidate !== undefined && withoutProof(resource) && verifyOptions.dpop === undefined && keysSettled()) {
         const claims = verifyCachedAccessToken(context, candidate, { ...verifyOptions, dpop: PLAIN_BEARER }, isKnownLive);

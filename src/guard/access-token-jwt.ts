@@ -1,146 +1,13 @@
 /**
- * Access tokens: RFC 9068 JWTs (`typ: at+jwt`) issued for consumers (client credentials) and users
- * (authorization code), and their verification for protected resources such as the token-retrieval API.
+ * Verifying an access token this service issued (RFC 9068 §4, RFC 6750 §3.1): signature, `typ`, issuer, audience,
+ * expiry, the account and consumer a caller expects, revocation and the DPoP binding. Issuing is `token/access-token.ts`.
  */
-import { randomUUID } from 'node:crypto';
-import type { SentinelContext } from './context.js';
-import { OAuthError } from './errors.js';
-import { NO_STORE_JSON_HEADERS, type SentinelResponse } from './http.js';
-import { signJWT, type JWTClaims, type VerifyJWTOptions } from './jwt.js';
-import { cachedToken, verifySignedToken, type VerifiedToken } from './verified-tokens.js';
-import { checkTokenBinding, type DPoPPresentation } from './dpop/resource.js';
-
-/**
- * Claims of an access token issued by sentinel-idp (RFC 9068 §2.2): on `req.sentinel` / `ctx.state.sentinel` /
- * `request.sentinel` behind `requireAccessToken`, and returned by `sentinel.verifyAccessToken()`.
- * @example const { sub: consumerId, client_id } = await sentinel.verifyAccessToken(token, { accountId });
- */
-export interface AccessTokenClaims extends JWTClaims {
-  iss: string;
-  sub: string;
-  aud: string | string[];
-  exp: number;
-  iat: number;
-  jti: string;
-  client_id: string;
-  azp: string;
-  /** `client_credentials` for consumer-bound tokens, `authorization_code` for user tokens. */
-  gty: string;
-  scope?: string;
-  auth_time?: number;
-  /** Grant (refresh family) id of user tokens; revoking the grant revokes the token. */
-  gid?: string;
-}
-
-/**
- * The claim that marks a v1 app token. Its `sub` is the client id, and client ids may be UUIDs like consumer ids:
- * the marker is what stops an app token from passing where a consumer-bound token is required.
- */
-export const APP_TOKEN_CLAIM = 'token_use';
-const APP_TOKEN_VALUE = 'app';
-
-/**
- * True for a v1 app token (a token for the application itself, bound to no consumer).
- * @example issueAccessToken(context, { …, extra: appTokenMarker() })
- */
-export function isAppToken(claims: AccessTokenClaims): boolean {
-  return claims[APP_TOKEN_CLAIM] === APP_TOKEN_VALUE;
-}
-
-/** The claim that marks a v1 app token, for {@link issueAccessToken}'s `extra`. */
-export function appTokenMarker(): Record<string, string> {
-  return { [APP_TOKEN_CLAIM]: APP_TOKEN_VALUE };
-}
-
-/** What an access token is issued for. */
-export interface AccessTokenInput {
-  accountId: string;
-  clientId: string;
-  subject: string;
-  grantType: 'client_credentials' | 'authorization_code' | 'refresh_token';
-  scope?: string | undefined;
-  authTime?: number | undefined;
-  grantId?: string | undefined;
-  /** Extra claims (e.g. the namespaced consumer claim). */
-  extra?: Record<string, unknown> | undefined;
-}
-
-/** The `aud` of tokens for one app: the `audience` option, or the account id. */
-export function audienceFor(context: SentinelContext, accountId: string, clientId: string): string {
-  const { audience } = context.config;
-  if (audience === undefined) return accountId;
-  return typeof audience === 'string' ? audience : audience({ accountId, clientId });
-}
-
-/** Signs an access token; returns it with its claims. */
-export async function issueAccessToken(
-  context: SentinelContext,
-  input: AccessTokenInput,
-): Promise<{ token: string; claims: AccessTokenClaims; expiresIn: number }> {
-  const iat = Math.floor(Date.now() / 1000);
-  const expiresIn = context.config.accessTokenTtl;
-  const claims: AccessTokenClaims = {
-    iss: context.accountIssuer(input.accountId),
-    sub: input.subject,
-    aud: audienceFor(context, input.accountId, input.clientId),
-    exp: iat + expiresIn,
-    iat,
-    jti: randomUUID(),
-    client_id: input.clientId,
-    azp: input.clientId,
-    gty: input.grantType === 'refresh_token' ? 'authorization_code' : input.grantType,
-  };
-  // Set only when present (the claim order of the JSON stays that of the spreads this replaced).
-  if (input.scope !== undefined) claims.scope = input.scope;
-  if (input.authTime !== undefined) claims.auth_time = input.authTime;
-  if (input.grantId !== undefined) claims.gid = input.grantId;
-  if (input.extra !== undefined) Object.assign(claims, input.extra);
-  return {
-    token: await signJWT(context.keys, 'at+jwt', claims, context.config.signing, context.keys.signer, context.traceContext),
-    claims,
-    expiresIn,
-  };
-}
-
-/**
- * The token response (RFC 6749 §5.1): `access_token`, `token_type`, `expires_in`, and for user tokens the refresh
- * token, scope and ID token. Written out rather than JSON.stringify'd: the tokens are compact JWS and refresh tokens
- * this service made, base64url segments and dots that JSON never escapes, and serializing their characters one by one
- * was the response's largest cost (an exchange's answer carries two JWS, over a kilobyte).
- *
- * @example return accessTokenResponse(token, tokenType(dpopJkt), expiresInValue(context, expiresIn));
- */
-export function accessTokenResponse(
-  token: string,
-  tokenType: 'Bearer' | 'DPoP',
-  expiresIn: string | number,
-  more?: UserTokenMembers,
-): SentinelResponse {
-  let body = `{"access_token":"${token}","token_type":"${tokenType}","expires_in":${JSON.stringify(expiresIn)}`;
-  if (more !== undefined) {
-    // The refresh token is ours too (base64url parts and dots); the scope, short, is escaped as JSON would.
-    if (more.refreshToken !== undefined) body += `,"refresh_token":"${more.refreshToken}"`;
-    if (more.scope !== undefined) body += `,"scope":${JSON.stringify(more.scope)}`;
-    if (more.idToken !== undefined) body += `,"id_token":"${more.idToken}"`;
-  }
-  return { status: 200, headers: { ...NO_STORE_JSON_HEADERS }, body: `${body}}` };
-}
-
-/** The members a user token response (code exchange, refresh) adds after `expires_in`, in this order. */
-export interface UserTokenMembers {
-  refreshToken?: string | undefined;
-  scope?: string | undefined;
-  /** A compact JWS this service signed. */
-  idToken?: string | undefined;
-}
-
-/**
- * The `expires_in` member of the platform's app-token paths (v1 and v2) in the configured representation: a string
- * of digits by default, as the platform's contract shows. The account token endpoint always answers a number.
- */
-export function expiresInValue(context: SentinelContext, seconds: number): string | number {
-  return context.config.expiresIn === 'number' ? seconds : String(seconds);
-}
+import { OAuthError } from '../errors.js';
+import type { SentinelContext } from '../context.js';
+import type { VerifyJWTOptions } from '../jwt.js';
+import { checkTokenBinding, type DPoPPresentation } from '../dpop/resource.js';
+import { type AccessTokenClaims, audienceFor, isAppToken } from '../token/access-token.js';
+import { cachedToken, verifySignedToken, type VerifiedToken } from './verified-token-cache.js';
 
 /**
  * What `verifyAccessToken` should additionally require beyond signature, `typ`, `iss`, `aud` and `exp`
@@ -230,7 +97,7 @@ function verifyOptionsOf(context: SentinelContext): VerifyJWTOptions {
  * Verifies an access token issued by this service: signature, `typ`, `iss`, `aud`, `exp`, and optionally account
  * and consumer (RFC 6750 §3.1 `invalid_token` otherwise).
  */
-export async function verifyAccessToken(
+export async function verifyAccessTokenJWT(
   context: SentinelContext,
   token: string,
   options: VerifyAccessTokenOptions,
@@ -258,11 +125,11 @@ export async function verifyAccessToken(
 export type KnownLive = (accountId: string, clientId: string) => boolean;
 
 /**
- * {@link verifyAccessToken} for a token the verified-token cache holds, without a promise: the bearer guard's hot
+ * {@link verifyAccessTokenJWT} for a token the verified-token cache holds, without a promise: the bearer guard's hot
  * path. Returns the claims when every check passes here; `undefined` when the answer needs the full path (a cache
  * miss, a grant to read, an app not known to exist, a DPoP-bound token or presentation). Throws the same
  * `invalid_token` errors as the full path for a foreign account, audience or consumer.
- * @example const claims = verifyCachedAccessToken(context, token, { accountId, consumerId }, live) ?? (await verifyAccessToken(...));
+ * @example const claims = verifyCachedAccessToken(context, token, { accountId, consumerId }, live) ?? (await verifyAccessTokenJWT(...));
  */
 export function verifyCachedAccessToken(
   context: SentinelContext,

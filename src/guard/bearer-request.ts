@@ -3,9 +3,9 @@
  * `requireAccessToken` guards read their expectations from route parameters. Both run on every guarded request, so
  * they allocate as little as they can.
  */
-import type { VerifyAccessTokenOptions } from './access-token.js';
-import type { DPoPPresentation, ResourceRequest } from './dpop/resource.js';
-import { assertKnownKeys, type KeysOf } from './strict-options.js';
+import type { VerifyAccessTokenOptions } from './access-token-jwt.js';
+import type { DPoPPresentation, ResourceRequest } from '../dpop/resource.js';
+import { assertKnownKeys, type KeysOf } from '../strict-options.js';
 
 /**
  * Options of every adapter's `requireAccessToken(sentinel, options)`: which route parameters must match the bearer

@@ -1,14 +1,15 @@
 /**
- * `sentinel.verifyAccessToken()`: the signature and claims check of `access-token.ts`, plus what only the running
+ * `sentinel.verifyAccessToken()`: the signature and claims check of `access-token-jwt.ts`, plus what only the running
  * service knows: whether the token's grant was revoked, whether its app still exists, and which key ring (shared or
  * the account's own) holds its key.
  */
-import { verifyAccessToken as verifyToken, type AccessTokenClaims, type VerifyAccessTokenOptions } from './access-token.js';
-import type { SentinelContext } from './context.js';
-import { isOAuthError } from './errors.js';
-import { accountOfToken } from './keyring/per-account.js';
-import { kidOf, type KeyRing } from './keyring/ring.js';
-import type { ServiceKeys } from './keyring/service-keys.js';
+import type { AccessTokenClaims } from '../token/access-token.js';
+import { verifyAccessTokenJWT, type VerifyAccessTokenOptions } from './access-token-jwt.js';
+import type { SentinelContext } from '../context.js';
+import { isOAuthError } from '../errors.js';
+import { accountOfToken } from '../keyring/per-account.js';
+import { kidOf, type KeyRing } from '../keyring/ring.js';
+import type { ServiceKeys } from '../keyring/service-keys.js';
 import { createLivenessCheck } from './token-liveness.js';
 
 /** Verifies an access token issued by this service; throws an `invalid_token` OAuthError otherwise. */
@@ -26,18 +27,18 @@ export function createAccessTokenVerifier(context: SentinelContext, serviceKeys:
     const keysLoaded = target.fresh();
     if (keysLoaded !== undefined) await keysLoaded;
     try {
-      return await verifyToken(context, token, verifyOptions, isRevoked);
+      return await verifyAccessTokenJWT(context, token, verifyOptions, isRevoked);
     } catch (error) {
       // A kid this instance does not know may be a key another instance just created (after a revocation): reload
       // once, rate-limited, and decide again.
       const kid = isOAuthError(error) && error.code === 'invalid_token' ? kidOf(token) : undefined;
       if (kid === undefined || keys.byKid.has(kid) || !(await target.refreshForUnknownKid())) throw error;
-      return verifyToken(context, token, verifyOptions, isRevoked);
+      return verifyAccessTokenJWT(context, token, verifyOptions, isRevoked);
     }
   }
 
   return async (token, verifyOptions = {}) => {
-    if (ring === undefined) return verifyToken(context, token, verifyOptions, isRevoked);
+    if (ring === undefined) return verifyAccessTokenJWT(context, token, verifyOptions, isRevoked);
     if (accountRings !== undefined) {
       const accountId = verifyOptions.accountId ?? accountOfToken(token, issuerPrefix);
       if (accountId !== undefined && (await context.apps.hasAccount(accountId))) {

@@ -3,8 +3,9 @@
  * drop the check it meant, and a token of any account would pass. They are checked on every direct call (the
  * adapters' guards build theirs from known names, so they do not pay for it).
  */
-import type { AccessTokenClaims, VerifyAccessTokenOptions } from './access-token.js';
-import { assertKnownKeys, type KeysOf } from './strict-options.js';
+import type { AccessTokenClaims } from '../token/access-token.js';
+import type { VerifyAccessTokenOptions } from './access-token-jwt.js';
+import { assertKnownKeys, type KeysOf } from '../strict-options.js';
 
 const VERIFY_OPTION_KEYS = { accountId: true, consumerId: true, dpop: true } satisfies KeysOf<VerifyAccessTokenOptions>;
 

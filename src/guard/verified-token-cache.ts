@@ -2,7 +2,7 @@
  * The bearer guard's cache of verified access tokens. A resource server sees the same token many times within its
  * lifetime; re-checking an ES256 signature each time is most of the guard's cost. This cache remembers only what
  * cannot change for a given token: that its signature, `typ`, `iss`, `nbf` and `iat` were valid, and which key
- * verified it. Everything that can change is still checked on every request by the caller (`verifyAccessToken`):
+ * verified it. Everything that can change is still checked on every request by the caller (`verifyAccessTokenJWT`):
  * account, audience and consumer match, grant liveness, app presence and the DPoP proof with its `ath`.
  *
  * - Keyed by the token string itself. A SHA-256 digest of each presented token cost as much as every other step of
@@ -16,9 +16,9 @@
  *   used evicted first.
  */
 import { LRUCache } from 'lru-cache';
-import type { SentinelContext } from './context.js';
-import { verifyJWTIn, type JWTClaims, type VerifyJWTOptions } from './jwt.js';
-import type { KeySet, SigningKey } from './keys.js';
+import type { SentinelContext } from '../context.js';
+import { verifyJWTIn, type JWTClaims, type VerifyJWTOptions } from '../jwt.js';
+import type { KeySet, SigningKey } from '../keys.js';
 
 /** Bounds of the cache (the `verifiedTokens` option). */
 export interface VerifiedTokenLimits {
