@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { readEntryPoints } from './scripts/entry-points.mjs';
 
 const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
 
@@ -23,16 +24,8 @@ const ISOLATED = [
 
 export default defineConfig({
   resolve: {
-    alias: [
-      { find: /^sentinel-idp\/express$/, replacement: here('./adapters/express/index.ts') },
-      { find: /^sentinel-idp\/koa$/, replacement: here('./adapters/koa/index.ts') },
-      { find: /^sentinel-idp\/fastify$/, replacement: here('./adapters/fastify/index.ts') },
-      { find: /^sentinel-idp\/fetch$/, replacement: here('./adapters/fetch/index.ts') },
-      { find: /^sentinel-idp\/redis$/, replacement: here('./src/stores/redis.ts') },
-      { find: /^sentinel-idp\/postgres$/, replacement: here('./src/postgres/index.ts') },
-      { find: /^sentinel-idp\/pkcs11$/, replacement: here('./src/signers/pkcs11.ts') },
-      { find: /^sentinel-idp$/, replacement: here('./src/index.ts') },
-    ],
+    // The package's own specifiers resolve to its sources, as package.json "exports" and "sentinel.sources" map them.
+    alias: readEntryPoints().map(({ specifier, source }) => ({ find: new RegExp(`^${specifier}$`), replacement: here(`./${source}`) })),
   },
   test: {
     setupFiles: ['test/setup/suite-audit.ts'],

@@ -10,18 +10,10 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import ts from 'typescript';
+import { readEntryPoints } from './entry-points.mjs';
 
-/** The public entry points, as package.json "exports" maps them. */
-export const PUBLIC_ENTRIES = [
-  'src/index.ts',
-  'adapters/express/index.ts',
-  'adapters/koa/index.ts',
-  'adapters/fastify/index.ts',
-  'adapters/fetch/index.ts',
-  'src/stores/redis.ts',
-  'src/postgres/index.ts',
-  'src/signers/pkcs11.ts',
-];
+/** The public entry points' source files, derived from package.json "exports" (scripts/entry-points.mjs). */
+export const PUBLIC_ENTRIES: readonly string[] = readEntryPoints().map(({ source }) => source);
 
 /** One exported name whose documentation falls short. */
 export interface DocumentationGap {
