@@ -4,7 +4,7 @@
  * a word, leaving the app without the demand the host meant.
  */
 import type { App } from './apps.js';
-import { assertKnownKeys, type KeysOf } from './strict-options.js';
+import { assertKnownKeys, type KeysOf } from './lib/strict-options.js';
 
 // `satisfies` keeps the list in step with App: a field added there fails to compile until it is added here.
 const APP_FIELDS = {

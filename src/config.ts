@@ -9,13 +9,13 @@ import { assertValidApp } from './app-validation.js';
 import { toApp, type AppOptions } from './app-options.js';
 import type { App, AppStore, GrantType } from './apps.js';
 import { ConfigurationError, isConfigurationError } from './errors.js';
-import { type KeysOf, type OptionProblem, parseOptions, refuseUnknownKeys, strictSchema, throwProblems } from './strict-options.js';
+import { type KeysOf, type OptionProblem, parseOptions, refuseUnknownKeys, strictSchema, throwProblems } from './lib/strict-options.js';
 import type { SentinelEvent } from './events.js';
 import type { ExternalSigner, JWK } from './keys.js';
 import { keyRotationSchema, withDefaultAlgorithms } from './keyring/options.js';
 import { issuesIDTokens } from './token/issues-id-tokens.js';
 import type { Store } from './stores/store.js';
-import { compileTrustProxy } from './trusted-proxies.js';
+import { compileTrustProxy } from './http/trusted-proxies.js';
 import type { InitialAccessTokenCheck } from './registration/options.js';
 import { i18nOptionsSchema } from './i18n/options.js';
 import { passkeysOptionsSchema } from './passkeys/options.js';
@@ -209,7 +209,7 @@ const optionsSchema = z.object({
 });
 
 // What the options are parsed with: every object in them, at any depth and whenever it was added, refuses a key it
-// does not know instead of dropping it (src/strict-options.ts), so a misspelled option cannot fall back to a default.
+// does not know instead of dropping it (src/lib/strict-options.ts), so a misspelled option cannot fall back to a default.
 const strictAppSchema = strictSchema(appSchema);
 /** The options schema as it is parsed, strict at every depth (exported for the test that walks it). */
 export const strictOptionsSchema = strictSchema(optionsSchema);

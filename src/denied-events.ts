@@ -3,7 +3,7 @@
  * so the edge (edge.ts) stays free of per-route knowledge.
  */
 import { isAuthorizationError } from './authorize/request/authorization-error.js';
-import type { DeniedEventBuilder } from './router.js';
+import type { DeniedEventBuilder } from './http/router.js';
 
 /**
  * `token.denied` for the token endpoints (RFC 6749 §5.2 errors).

@@ -5,8 +5,8 @@
 import { auditEvent } from './audit-event.js';
 import type { ResolvedConfig } from './config.js';
 import type { EventInput } from './events.js';
-import type { SentinelRequest } from './http.js';
-import { requestId } from './request-id.js';
+import type { SentinelRequest } from './http/messages.js';
+import { requestId } from './http/request-id.js';
 import { recordEventMetrics } from './telemetry/event-metrics.js';
 import { metricsActive } from './telemetry/instruments.js';
 import type { RequestObservation } from './telemetry/request-observation.js';

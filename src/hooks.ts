@@ -4,7 +4,7 @@
  * is told. Types only; the options that carry them are validated in config.ts.
  */
 import type { Messages } from './i18n/messages.js';
-import type { SentinelRequest } from './http.js';
+import type { SentinelRequest } from './http/messages.js';
 import type { PasskeyHooks } from './passkeys/hooks.js';
 import type { SecondFactorHooks } from './second-factor/hooks.js';
 

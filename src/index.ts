@@ -17,13 +17,13 @@ export type {
   UserClaims,
   UserClaimsInput,
 } from './config.js';
-export type { SentinelBody, SentinelRequest, SentinelResponse } from './http.js';
+export type { SentinelBody, SentinelRequest, SentinelResponse } from './http/messages.js';
 export type { CompleteLoginInput } from './authorize/endpoints/external-login.js';
-export { clientIP } from './client-ip.js';
+export { clientIP } from './http/client-ip.js';
 export { ConfigurationError, isConfigurationError, isOAuthError, OAuthError } from './errors.js';
 export type { OAuthErrorCode, OAuthErrorOptions } from './errors.js';
-export { BodyTooLargeError } from './body.js';
-export { ClientAbortedError, isClientAborted } from './body-read.js';
+export { BodyTooLargeError } from './http/form-body.js';
+export { ClientAbortedError, isClientAborted } from './http/body-failures.js';
 export { MemoryStore } from './stores/memory.js';
 export type { MemoryStoreOptions } from './stores/memory.js';
 export { SecurityStateFullError } from './stores/security-state.js';

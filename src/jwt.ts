@@ -11,7 +11,7 @@ import { OAuthError } from './errors.js';
 import { signBytes, signBytesInPool, verifyBytes, verifyBytesInPool, type KeySet, type SigningKey } from './keys.js';
 import { tracingActive } from './telemetry/instruments.js';
 import { traceSigning } from './telemetry/signing-span.js';
-import { isThenable } from './thenable.js';
+import { isThenable } from './lib/thenable.js';
 
 /** JWT claims as a plain object. */
 export type JWTClaims = Record<string, unknown> & {

@@ -6,7 +6,7 @@ import { generateClientId, generateClientSecret, hashClientSecret } from './clie
 import type { App, AppStore, GrantType, TokenEndpointAuthMethod } from './apps.js';
 import { appFromInput } from './config.js';
 import { ConfigurationError } from './errors.js';
-import { assertKnownKeys, type KeysOf } from './strict-options.js';
+import { assertKnownKeys, type KeysOf } from './lib/strict-options.js';
 import type { EventInput } from './events.js';
 
 /**

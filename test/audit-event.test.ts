@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { auditEvent, outcomeOf } from '../src/audit-event.js';
 import type { SentinelEvent, SentinelOptions } from '../src/index.js';
-import { requestId } from '../src/request-id.js';
+import { requestId } from '../src/http/request-id.js';
 import { ACCOUNT_PATH, call, exchangeCode, postForm, postLogin, signIn, startInteraction, openLogin, TOKEN_PATH } from './direct-flow.js';
 import { appTokenPath, ccBody, CLIENT_ID, CLIENT_SECRET, makeSentinel, USERNAME } from './fixtures.js';
 

@@ -2,11 +2,11 @@
  * Device-session timeouts (idle and absolute) and the Store keys of the browser flow, against a recording store.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { digest } from '../src/secrets.js';
+import { digest } from '../src/lib/random-secrets.js';
 import { createSession, encodeSessionRecord, endSession, useSession } from '../src/authorize/state/session.js';
 import { MemoryStore } from '../src/index.js';
 import { ACCOUNT, OTHER_ACCOUNT, makeSentinel } from './fixtures.js';
-import { contextOf } from '../src/context.js';
+import { contextOf } from '../src/http/context.js';
 
 function recordingSentinel(session = { absoluteTtl: 8 * 3600, idleTtl: 3600 }) {
   const store = new MemoryStore();

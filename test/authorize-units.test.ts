@@ -9,10 +9,10 @@ import { escapeHTML } from '../src/authorize/pages/escape-html.js';
 import { isCrossSiteRequest } from '../src/authorize/endpoints/cross-site.js';
 import { contentSecurityPolicy, originSource } from '../src/authorize/pages/security-headers.js';
 import { throttleKeys } from '../src/authorize/state/throttle.js';
-import { clientIP } from '../src/client-ip.js';
+import { clientIP } from '../src/http/client-ip.js';
 import type { SentinelRequest } from '../src/index.js';
 import { makeSentinel } from './fixtures.js';
-import { contextOf } from '../src/context.js';
+import { contextOf } from '../src/http/context.js';
 
 const target = { accountId: '1', clientId: 'c', iss: 'https://id.example.com/sentinel/api/account/1' };
 const req = (headers: Record<string, string> = {}, ip?: string): SentinelRequest => ({

@@ -8,7 +8,7 @@ import { issueAccessToken } from '../src/token/access-token.js';
 import { MemoryStore, type Store } from '../src/index.js';
 import { ACCOUNT, CLIENT_ID, CONSUMER_UUID, makeSentinel } from './fixtures.js';
 import { HOSTS, type MountedHost } from './hosts.js';
-import { contextOf } from '../src/context.js';
+import { contextOf } from '../src/http/context.js';
 
 const running: MountedHost[] = [];
 afterEach(async () => {

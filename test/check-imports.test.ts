@@ -64,9 +64,13 @@ describe('import rule: adapters use the public API', () => {
   });
 
   it('refuses core internals and other adapters', () => {
-    expect(specifiers('adapters/express/index.ts', "import { readForm } from '../../src/body.js';")).toEqual(['../../src/body.js']);
+    expect(specifiers('adapters/express/index.ts', "import { readForm } from '../../src/http/form-body.js';")).toEqual([
+      '../../src/http/form-body.js',
+    ]);
     expect(specifiers('adapters/fetch/index.ts', "export { toKoa } from '../koa/index.js';")).toEqual(['../koa/index.js']);
-    expect(specifiers('adapters/koa/sub/thing.ts', "import { y } from '../../../src/http.js';")).toEqual(['../../../src/http.js']);
+    expect(specifiers('adapters/koa/sub/thing.ts', "import { y } from '../../../src/http/messages.js';")).toEqual([
+      '../../../src/http/messages.js',
+    ]);
   });
 });
 

@@ -10,7 +10,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { configProblems } from '../src/config.js';
-import { fieldPath } from '../src/strict-options.js';
+import { fieldPath } from '../src/lib/strict-options.js';
 import { ROOT } from './dist.js';
 
 /** A value the snippet does not write out (a variable, a call, a constructed store). */

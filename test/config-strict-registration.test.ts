@@ -5,7 +5,7 @@
  * plain bearer tokens, and `require_pushed_authorization_requests: true` one whose requests need not be pushed.
  */
 import { describe, expect, it } from 'vitest';
-import { contextOf } from '../src/context.js';
+import { contextOf } from '../src/http/context.js';
 import { idTokenAlgorithm } from '../src/token/id-token.js';
 import { jsonOf } from './direct-flow.js';
 import { ACCOUNT, makeSentinel } from './fixtures.js';

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { configProblems, strictOptionsSchema } from '../src/config.js';
 import { createSentinel, generatePrivateJWK, isConfigurationError, type SentinelOptions } from '../src/index.js';
-import { closestKey, fieldPath } from '../src/strict-options.js';
+import { closestKey, fieldPath } from '../src/lib/strict-options.js';
 import { ACCOUNT, baseOptions } from './fixtures.js';
 
 type Def = { type: string; [name: string]: unknown };

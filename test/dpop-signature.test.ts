@@ -6,7 +6,7 @@
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { verifyProofSignature } from '../src/dpop/proof-signature.js';
-import { contextOf } from '../src/context.js';
+import { contextOf } from '../src/http/context.js';
 
 async function signed(alg: string, options: Record<string, unknown> = {}) {
   const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true, ...options });

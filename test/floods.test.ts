@@ -9,7 +9,7 @@ import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MemoryStore, type Sentinel } from '../src/index.js';
 import { createSession } from '../src/authorize/state/session.js';
-import { digest } from '../src/secrets.js';
+import { digest } from '../src/lib/random-secrets.js';
 import {
   AUTHORIZE_PATH,
   authorizeQuery,
@@ -24,7 +24,7 @@ import {
 } from './direct-flow.js';
 import { ACCOUNT, baseOptions, CLIENT_ID, makeSentinel, PASSWORD, USERNAME } from './fixtures.js';
 import { HOSTS, type MountedHost } from './hosts.js';
-import { contextOf } from '../src/context.js';
+import { contextOf } from '../src/http/context.js';
 
 const FLOOD = 100_000;
 const BOUND = 10_000;

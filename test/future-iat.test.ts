@@ -8,7 +8,7 @@ import { signJWT, type JWTClaims } from '../src/jwt.js';
 import { verifyIDTokenHint } from '../src/token/id-token-hint.js';
 import { postForm } from './direct-flow.js';
 import { ACCOUNT, appTokenPath, CLIENT_ID, CONSUMER_UUID, ccBody, makeSentinel, USER_ID } from './fixtures.js';
-import { contextOf } from '../src/context.js';
+import { contextOf } from '../src/http/context.js';
 
 async function issuedClaims(sentinel: ReturnType<typeof makeSentinel>): Promise<JWTClaims> {
   const response = await postForm(sentinel, appTokenPath(), ccBody());

@@ -9,7 +9,7 @@ import { MemoryStore, type SentinelEvent, type SentinelOptions, type Store } fro
 import { jsonOf, postForm, TOKEN_PATH, useRefreshToken } from './direct-flow.js';
 import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, makeSentinel, PUBLIC_CLIENT_ID, REDIRECT_URI, USER_ID } from './fixtures.js';
 import { codeFor } from './helpers/oauth.js';
-import { contextOf } from '../src/context.js';
+import { contextOf } from '../src/http/context.js';
 
 /** A store whose contents can be wiped (an empty restart) and whose operations can be made to fail. */
 function controllableStore(): Store & { log: string[]; failing: Set<string>; wipe(): void; size(): number } {

@@ -1,5 +1,5 @@
 /**
- * CORS for browser apps (src/cors.ts): the discovery documents (OpenID and RFC 8414), the JWKS, the token,
+ * CORS for browser apps (src/http/cors.ts): the discovery documents (OpenID and RFC 8414), the JWKS, the token,
  * revocation and pushed authorization endpoints and UserInfo answer every request — errors included — with
  * `Access-Control-Allow-Origin: *`, and answer the preflight a browser sends before a POST with an `Authorization` or
  * `DPoP` header. Credentials are never allowed. Introspection and the app-token paths (confidential clients only)

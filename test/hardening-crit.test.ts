@@ -8,7 +8,7 @@
  */
 import { createPrivateKey, randomUUID, sign } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { contextOf } from '../src/context.js';
+import { contextOf } from '../src/http/context.js';
 import { verifyDPoPProof } from '../src/dpop/proof.js';
 import { isOAuthError, type Sentinel } from '../src/index.js';
 import { verifyIDTokenHint } from '../src/token/id-token-hint.js';

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { runAppsRegister } from '../src/cli/apps-register.js';
 import type { CLIIO } from '../src/cli/io.js';
-import { contextOf } from '../src/context.js';
+import { contextOf } from '../src/http/context.js';
 import { displayTextProblem } from '../src/display-text.js';
 import { isConfigurationError } from '../src/index.js';
 import { jsonOf } from './direct-flow.js';

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redirectURIProblem } from '../src/app-validation.js';
 import { runAppsRegister } from '../src/cli/apps-register.js';
-import { contextOf } from '../src/context.js';
+import { contextOf } from '../src/http/context.js';
 import type { CLIIO } from '../src/cli/io.js';
 import { isConfigurationError, type Sentinel } from '../src/index.js';
 import { PostgresAppStore } from '../src/postgres/index.js';

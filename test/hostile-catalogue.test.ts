@@ -93,7 +93,7 @@ import {
   REDIRECT_URI,
   basic,
 } from './fixtures.js';
-import { contextOf } from '../src/context.js';
+import { contextOf } from '../src/http/context.js';
 
 type Delivery = 'page' | 'json' | 'redirect';
 

@@ -20,7 +20,7 @@ import {
 } from './fixtures.js';
 import { call } from './direct-flow.js';
 import { kidOf } from './helpers/jwt.js';
-import { contextOf } from '../src/context.js';
+import { contextOf } from '../src/http/context.js';
 
 const FORM = 'application/x-www-form-urlencoded';
 

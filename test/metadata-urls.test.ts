@@ -6,7 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { SentinelOptions } from '../src/index.js';
-import { contextOf } from '../src/context.js';
+import { contextOf } from '../src/http/context.js';
 import { authorizationServerMetadata } from '../src/metadata.js';
 import { call } from './direct-flow.js';
 import { ACCOUNT, baseOptions, CLIENT_SECRET, makeSentinel } from './fixtures.js';
@@ -64,7 +64,7 @@ describe('discovery documents built from the route table', () => {
 
 describe('route paths', () => {
   it('refuse to build a URL with a hole: a missing parameter is a TypeError', async () => {
-    const { routePath, routeUrl } = await import('../src/route-paths.js');
+    const { routePath, routeUrl } = await import('../src/http/route-paths.js');
     const config = { issuer: 'https://id.example.com', basePath: '/sentinel' };
     expect(() => routePath(config, 'client-secret', { accountId: '1' })).toThrow(
       new TypeError('route path /api/account/{accountId}/register/{clientId}/secret needs clientId'),

@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { lazyNodeBody } from '../adapters/node/index.js';
-import { isBodyTooLarge } from '../src/body.js';
+import { isBodyTooLarge } from '../src/http/form-body.js';
 
 type Outcome = { sync: boolean; body?: string; error?: unknown };
 

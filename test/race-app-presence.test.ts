@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { appPresence } from '../src/guard/app-presence.js';
 import type { App } from '../src/apps.js';
-import type { SentinelContext } from '../src/context.js';
+import type { SentinelContext } from '../src/http/context.js';
 import { MemoryAppStore } from '../src/memory-app-store.js';
 
 const APP: App = {

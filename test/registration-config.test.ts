@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { isConfigurationError } from '../src/index.js';
 import { call, jsonOf } from './direct-flow.js';
 import { ACCOUNT, makeSentinel } from './fixtures.js';
-import { contextOf } from '../src/context.js';
+import { contextOf } from '../src/http/context.js';
 
 function fieldOf(build: () => unknown): string | undefined {
   try {

@@ -14,7 +14,7 @@ import { call, exchangeCode, FORM, jsonOf, postForm, signIn, useRefreshToken } f
 import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, makeSentinel, OTHER_ACCOUNT, REDIRECT_URI, appTokenPath } from './fixtures.js';
 import { HOSTS } from './hosts.js';
 import { requirePostgres, sharedPostgres, throwawayDatabase } from './helpers/postgres.js';
-import { contextOf } from '../src/context.js';
+import { contextOf } from '../src/http/context.js';
 
 const available = await sharedPostgres('registration');
 const INITIAL = 'initial-access-token-for-tests';

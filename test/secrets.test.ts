@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { constantTimeEqual, digest, digestsEqual, randomSecret } from '../src/secrets.js';
+import { constantTimeEqual, digest, digestsEqual, randomSecret } from '../src/lib/random-secrets.js';
 
 describe('randomSecret', () => {
   it('gives 256-bit base64url secrets that never repeat across many refills of the random pool', () => {

@@ -7,7 +7,7 @@ import { type Attributes, context, SpanKind, SpanStatusCode, trace, TraceFlags }
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { MemoryStore, type SentinelEvent, type Store } from '../src/index.js';
-import { ROUTES } from '../src/routes.js';
+import { ROUTES } from '../src/http/routes.js';
 import { tracer } from '../src/telemetry/instruments.js';
 import { Tally } from '../src/telemetry/tally.js';
 import { traceStore } from '../src/telemetry/traced-store.js';

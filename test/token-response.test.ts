@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { accessTokenResponse } from '../src/token/access-token.js';
-import { readForm } from '../src/body.js';
-import { NO_STORE_JSON_HEADERS, type SentinelRequest } from '../src/http.js';
-import { single, fromSearchParams, singleQuery } from '../src/params.js';
+import { readForm } from '../src/http/form-body.js';
+import { NO_STORE_JSON_HEADERS, type SentinelRequest } from '../src/http/messages.js';
+import { single, fromSearchParams, singleQuery } from '../src/http/params.js';
 
 const TOKEN = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhYmMifQ.c2lnbmF0dXJlLV8tXw';
 

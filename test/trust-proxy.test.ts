@@ -8,9 +8,9 @@
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { clientIP } from '../src/client-ip.js';
+import { clientIP } from '../src/http/client-ip.js';
 import { ConfigurationError, type SentinelEvent, type SentinelRequest } from '../src/index.js';
-import { normalizeAddress } from '../src/trusted-proxies.js';
+import { normalizeAddress } from '../src/http/trusted-proxies.js';
 import { ACCOUNT, CLIENT_ID, makeSentinel, PASSWORD, REDIRECT_URI, USERNAME } from './fixtures.js';
 import { HOSTS, type MountedHost } from './hosts.js';
 

@@ -9,7 +9,7 @@ import type { JWK } from 'jose';
 import { libraryModuleURL } from '../library-build.js';
 import { ACCOUNT_ID, CLIENT_ID, CLIENT_SECRET, issuerFor, PASSWORD, privateJwkFromEnv, redirectUriFor, USERNAME } from '../fixtures.js';
 
-/** The request shape `sentinel.handle` takes (src/http.ts). */
+/** The request shape `sentinel.handle` takes (src/http/messages.ts). */
 export interface SentinelRequestLike {
   method: string;
   path: string;

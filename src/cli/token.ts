@@ -5,7 +5,7 @@
  */
 import type { CLIIO } from './io.js';
 import { optionalString, parseOptions, requireString, UsageError } from './usage.js';
-import { routeUrl } from '../route-paths.js';
+import { routeUrl } from '../http/route-paths.js';
 
 const COMMAND = 'token';
 /** Environment variable the secret is read from. */

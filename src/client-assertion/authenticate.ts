@@ -3,10 +3,10 @@
  * `client_assertion` in the form body, instead of a secret. One method per request (RFC 6749 §2.3).
  */
 import type { App } from '../apps.js';
-import type { SentinelContext } from '../context.js';
+import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
-import { headerValue, type SentinelRequest } from '../http.js';
-import { single, type ParamMap } from '../params.js';
+import { headerValue, type SentinelRequest } from '../http/messages.js';
+import { single, type ParamMap } from '../http/params.js';
 import { assertionSubject, JWT_BEARER_ASSERTION, verifyClientAssertion } from './verify-assertion.js';
 
 /** True when the request authenticates with a client assertion (either parameter present). */

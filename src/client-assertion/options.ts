@@ -3,7 +3,7 @@
  * `config.ts` plugs into its schemas.
  */
 import { z } from 'zod';
-import { openByDesign } from '../strict-options.js';
+import { openByDesign } from '../lib/strict-options.js';
 
 /**
  * How app key sets behind `jwksUri` are fetched. Private, loopback and link-local addresses are refused unless

@@ -10,12 +10,12 @@
  */
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JSONWebKeySet } from 'jose';
 import type { App } from '../apps.js';
-import type { SentinelContext } from '../context.js';
+import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import { ASYMMETRIC_ALGORITHMS } from '../jwk-public.js';
-import { digest } from '../secrets.js';
+import { digest } from '../lib/random-secrets.js';
 import { JwksFetchError, JwksFetcher } from './jwks-fetch.js';
-import { routeUrl } from '../route-paths.js';
+import { routeUrl } from '../http/route-paths.js';
 
 /** RFC 7523 §2.2 `client_assertion_type` of a JWT assertion. */
 export const JWT_BEARER_ASSERTION = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';

@@ -4,9 +4,9 @@
  * is accepted in its own window and the next one, so a client that just received one never races a rotation.
  */
 import { createHmac } from 'node:crypto';
-import type { SentinelContext } from '../context.js';
+import type { SentinelContext } from '../http/context.js';
 import type { SigningKey } from '../keys.js';
-import { constantTimeEqual } from '../secrets.js';
+import { constantTimeEqual } from '../lib/random-secrets.js';
 
 const fromKeys = new WeakMap<SigningKey, Buffer>();
 const fromRotation = new Map<string, Buffer>();

@@ -13,7 +13,7 @@
  * touching throttle counters, TOTP markers or sessions.
  */
 import { LRUCache } from 'lru-cache';
-import type { SentinelContext } from '../context.js';
+import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 
 /** Addresses tracked at once: about 2 MiB of heap when full (measured, lru-cache and Node 20). */

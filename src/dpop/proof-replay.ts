@@ -15,9 +15,9 @@
  * A store that has no room for the marker (MemoryStore's `SecurityStateFullError`) refuses the request with `429`:
  * the proof cannot be used, and nothing else is affected.
  */
-import type { SentinelContext } from '../context.js';
+import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
-import { digest } from '../secrets.js';
+import { digest } from '../lib/random-secrets.js';
 import { proofWindowMs, takeProofSlot, tooManyProofs } from './proof-quota.js';
 
 /** What the replay check needs of a checked proof (a `VerifiedProof` of proof.ts, which imports this module). */

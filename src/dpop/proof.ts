@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import { calculateJwkThumbprint, type JWK } from 'jose';
-import type { SentinelContext } from '../context.js';
+import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import { publicKeyProblem } from '../jwk-public.js';
 import { currentNonce, isValidNonce } from './nonce.js';

@@ -4,7 +4,7 @@
  * `Bearer` is refused (it would otherwise be a bearer token after all). Failures carry the `WWW-Authenticate: DPoP`
  * challenge (RFC 9449 §7.1) and, when nonces are on, a `DPoP-Nonce`.
  */
-import type { SentinelContext } from '../context.js';
+import type { SentinelContext } from '../http/context.js';
 import { isOAuthError, OAuthError } from '../errors.js';
 import { checkDPoPProof, invalidProof } from './proof.js';
 import { rememberProof } from './proof-replay.js';

@@ -3,8 +3,8 @@
  * bound to. Without a proof the tokens are plain Bearer tokens, unless the app is registered with `requireDPoP`.
  */
 import type { App } from '../apps.js';
-import type { SentinelContext } from '../context.js';
-import type { SentinelRequest } from '../http.js';
+import type { SentinelContext } from '../http/context.js';
+import type { SentinelRequest } from '../http/messages.js';
 import { checkDPoPProof, invalidProof, verifyDPoPProof } from './proof.js';
 import { rememberProof } from './proof-replay.js';
 

@@ -3,7 +3,7 @@
  * expiry, the account and consumer a caller expects, revocation and the DPoP binding. Issuing is `token/access-token.ts`.
  */
 import { OAuthError } from '../errors.js';
-import type { SentinelContext } from '../context.js';
+import type { SentinelContext } from '../http/context.js';
 import type { VerifyJWTOptions } from '../jwt.js';
 import { checkTokenBinding, type DPoPPresentation } from '../dpop/resource.js';
 import { type AccessTokenClaims, audienceFor, isAppToken } from '../token/access-token.js';

@@ -5,7 +5,7 @@
  */
 import type { AccessTokenClaims } from '../token/access-token.js';
 import { verifyAccessTokenJWT, type VerifyAccessTokenOptions } from './access-token-jwt.js';
-import type { SentinelContext } from '../context.js';
+import type { SentinelContext } from '../http/context.js';
 import { isOAuthError } from '../errors.js';
 import { accountOfToken } from '../keyring/per-account.js';
 import { kidOf, type KeyRing } from '../keyring/ring.js';

@@ -5,7 +5,7 @@
  * instance forgets the app here at once; one through another instance or the CLI shows within the TTL.
  */
 import { LRUCache } from 'lru-cache';
-import type { SentinelContext } from '../context.js';
+import type { SentinelContext } from '../http/context.js';
 
 /** How long the guard trusts that an app exists, in milliseconds: deletions reach the guard within this. */
 export const PRESENCE_TTL_MS = 30_000;

@@ -7,10 +7,10 @@ import type { AccessTokenClaims } from '../token/access-token.js';
 import { type KnownLive, verifyCachedAccessToken, type VerifyAccessTokenOptions } from './access-token-jwt.js';
 import { appPresence } from './app-presence.js';
 import { bearerCandidate, parseAuthorization, PLAIN_BEARER, withoutProof } from './bearer-request.js';
-import type { SentinelContext } from '../context.js';
+import type { SentinelContext } from '../http/context.js';
 import { presentationOf, type ResourceRequest } from '../dpop/resource.js';
 import { isOAuthError, OAuthError } from '../errors.js';
-import { noStoreJSON, type SentinelResponse } from '../http.js';
+import { noStoreJSON, type SentinelResponse } from '../http/messages.js';
 import type { ServiceKeys } from '../keyring/service-keys.js';
 import type { AccessTokenVerifier } from './access-token-verifier.js';
 

@@ -5,7 +5,7 @@
  */
 import type { VerifyAccessTokenOptions } from './access-token-jwt.js';
 import type { DPoPPresentation, ResourceRequest } from '../dpop/resource.js';
-import { assertKnownKeys, type KeysOf } from '../strict-options.js';
+import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
 
 /**
  * Options of every adapter's `requireAccessToken(sentinel, options)`: which route parameters must match the bearer

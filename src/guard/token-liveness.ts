@@ -7,7 +7,7 @@
 import type { AccessTokenClaims } from '../token/access-token.js';
 import type { RevocationCheck } from './access-token-jwt.js';
 import { appPresence } from './app-presence.js';
-import type { SentinelContext } from '../context.js';
+import type { SentinelContext } from '../http/context.js';
 import { createRevocationCheck } from '../token/grants.js';
 
 /**

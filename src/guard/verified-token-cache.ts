@@ -16,7 +16,7 @@
  *   used evicted first.
  */
 import { LRUCache } from 'lru-cache';
-import type { SentinelContext } from '../context.js';
+import type { SentinelContext } from '../http/context.js';
 import { verifyJWTIn, type JWTClaims, type VerifyJWTOptions } from '../jwt.js';
 import type { KeySet, SigningKey } from '../keys.js';
 

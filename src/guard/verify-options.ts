@@ -5,7 +5,7 @@
  */
 import type { AccessTokenClaims } from '../token/access-token.js';
 import type { VerifyAccessTokenOptions } from './access-token-jwt.js';
-import { assertKnownKeys, type KeysOf } from '../strict-options.js';
+import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
 
 const VERIFY_OPTION_KEYS = { accountId: true, consumerId: true, dpop: true } satisfies KeysOf<VerifyAccessTokenOptions>;
 

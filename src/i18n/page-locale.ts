@@ -3,8 +3,8 @@
  * error descriptions in English (that is what `error_description` carries to developers, RFC 6749 §5.2); the
  * pages show the person the same message in their language when the catalogue has it.
  */
-import type { SentinelContext } from '../context.js';
-import { headerValue, type SentinelRequest } from '../http.js';
+import type { SentinelContext } from '../http/context.js';
+import { headerValue, type SentinelRequest } from '../http/messages.js';
 import { catalogueSet } from './catalogues.js';
 import { en } from './en.js';
 import type { MessageKey, Messages } from './messages.js';

@@ -5,18 +5,18 @@
  * browser with. A DPoP proof on the push binds the code to its key (RFC 9449 §10.1), like `dpop_jkt`.
  */
 import { validateAuthorizationRequest } from '../authorize/request/validate-request.js';
-import { readForm } from '../body.js';
-import type { SentinelContext } from '../context.js';
+import { readForm } from '../http/form-body.js';
+import type { SentinelContext } from '../http/context.js';
 import { dpopHeader } from '../dpop/token-binding.js';
 import { checkDPoPProof, invalidProof, type VerifiedProof } from '../dpop/proof.js';
 import { rememberProof } from '../dpop/proof-replay.js';
-import { clientIP } from '../client-ip.js';
+import { clientIP } from '../http/client-ip.js';
 import { isOAuthError, OAuthError } from '../errors.js';
-import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
+import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
 import { authenticateClient } from '../token/client-auth.js';
 import { checkTokenQuery } from '../token/token-endpoint.js';
 import { REQUEST_URI_TTL_SECONDS, storePushedRequest } from './pushed-requests.js';
-import { routeUrl } from '../route-paths.js';
+import { routeUrl } from '../http/route-paths.js';
 
 /** Client authentication parameters: they authenticate the push and are not part of the authorization request. */
 const AUTHENTICATION_PARAMS = new Set(['client_secret', 'client_assertion', 'client_assertion_type']);

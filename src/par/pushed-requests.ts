@@ -4,9 +4,9 @@
  * the Store's atomic `take`, so a `request_uri` is used at most once, across instances. Key, value and TTL:
  * docs/ARCHITECTURE.md#stored-records (`par:`).
  */
-import type { SentinelContext } from '../context.js';
-import { digest, randomSecret } from '../secrets.js';
-import { parseStoredRecord } from '../stored-record.js';
+import type { SentinelContext } from '../http/context.js';
+import { digest, randomSecret } from '../lib/random-secrets.js';
+import { parseStoredRecord } from '../stores/stored-record.js';
 
 /** RFC 9126 §2.2: the URN namespace of request URIs. */
 export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:';

@@ -4,9 +4,9 @@
  * ignored), the `request_uri` must belong to the `client_id` of the URL, and it is single-use.
  */
 import type { App } from '../apps.js';
-import type { SentinelContext } from '../context.js';
+import type { SentinelContext } from '../http/context.js';
 import type { OAuthErrorCode } from '../errors.js';
-import { single, type ParamMap } from '../params.js';
+import { single, type ParamMap } from '../http/params.js';
 import { peekPushedRequest, REQUEST_URI_PREFIX, takePushedRequest } from './pushed-requests.js';
 
 /** Builds the error to deliver when the pushed request cannot be used (a redirect once the redirect URI is known). */

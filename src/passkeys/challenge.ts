@@ -4,7 +4,7 @@
  * instance sharing the store.
  */
 import { randomBytes } from 'node:crypto';
-import type { SentinelContext } from '../context.js';
+import type { SentinelContext } from '../http/context.js';
 
 /** What a challenge is for: signing in, or adding a passkey. */
 export type CeremonyKind = 'sign-in' | 'register';

@@ -11,10 +11,10 @@
  * to that user, and only during that sign-in.
  */
 import { generateRegistrationOptions, verifyRegistrationResponse } from '@simplewebauthn/server';
-import { clientIP } from '../client-ip.js';
-import type { SentinelContext } from '../context.js';
-import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
-import { single } from '../params.js';
+import { clientIP } from '../http/client-ip.js';
+import type { SentinelContext } from '../http/context.js';
+import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
+import { single } from '../http/params.js';
 import { completeSignIn, expiredSignIn } from '../second-factor/continue-sign-in.js';
 import { takePending } from '../second-factor/pending-sign-in.js';
 import { passkeyOfferPage } from '../second-factor/step-page.js';

@@ -13,13 +13,13 @@
  * counter that went backwards) answers the login page again with one message and a 400, and issues nothing.
  */
 import { generateAuthenticationOptions, verifyAuthenticationResponse } from '@simplewebauthn/server';
-import { readForm } from '../body.js';
-import { clientIP } from '../client-ip.js';
-import type { SentinelContext } from '../context.js';
+import { readForm } from '../http/form-body.js';
+import { clientIP } from '../http/client-ip.js';
+import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
-import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
-import { fromSearchParams, single, type ParamMap } from '../params.js';
-import { constantTimeEqual } from '../secrets.js';
+import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
+import { fromSearchParams, single, type ParamMap } from '../http/params.js';
+import { constantTimeEqual } from '../lib/random-secrets.js';
 import { findInteraction, type InteractionRecord } from '../authorize/state/interaction.js';
 import { loginPageResponse } from '../authorize/pages/login-response.js';
 import { isCrossSiteRequest } from '../authorize/endpoints/cross-site.js';

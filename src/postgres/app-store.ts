@@ -8,7 +8,7 @@
  */
 import type { Pool, PoolClient } from 'pg';
 import { assertAppFields } from '../app-fields.js';
-import { assertKnownKeys, type KeysOf } from '../strict-options.js';
+import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
 import type { App, AppChange, AppStore } from '../apps.js';
 import { type AppRow, describe, keyedFieldsOf, SELECT_APPS, storable, toApp } from './app-rows.js';
 import { type AppChangeRecord, listChanges, logChange } from './change-log.js';

@@ -4,12 +4,12 @@
  * tokens (RFC 6750 §2.1); a missing or wrong one is 401 `invalid_token` with `WWW-Authenticate: Bearer`.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { clientIP } from '../client-ip.js';
+import { clientIP } from '../http/client-ip.js';
 import { verifyClientSecret } from '../client-secrets.js';
 import type { App } from '../apps.js';
-import type { SentinelContext } from '../context.js';
+import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
-import { headerValue, type SentinelRequest } from '../http.js';
+import { headerValue, type SentinelRequest } from '../http/messages.js';
 import type { RegistrationOptions } from './options.js';
 import { reserveTokenAttempt } from './token-throttle.js';
 

@@ -3,8 +3,8 @@
  * where and how to manage it. Secrets appear only in the response that created them.
  */
 import type { App } from '../apps.js';
-import type { SentinelContext } from '../context.js';
-import { routeUrl } from '../route-paths.js';
+import type { SentinelContext } from '../http/context.js';
+import { routeUrl } from '../http/route-paths.js';
 
 /** The app's configuration endpoint (RFC 7592 §1), under its account's issuer. */
 export function registrationClientUri(context: SentinelContext, app: App): string {

@@ -2,9 +2,9 @@
  * Reading the JSON body of a registration request (RFC 7591 §3.1): size cap, content type, and an object at the
  * top. Every refusal is the registration error `invalid_client_metadata` (RFC 7591 §3.2.2), and nothing is stored.
  */
-import { isBodyTooLarge } from '../body.js';
+import { isBodyTooLarge } from '../http/form-body.js';
 import { OAuthError } from '../errors.js';
-import { headerValue, type SentinelBody, type SentinelRequest } from '../http.js';
+import { headerValue, type SentinelBody, type SentinelRequest } from '../http/messages.js';
 
 function invalid(description: string, headers?: Record<string, string>): OAuthError {
   return new OAuthError('invalid_client_metadata', description, headers === undefined ? {} : { headers });

@@ -5,10 +5,10 @@
  */
 import type { App } from '../apps.js';
 import { appPresence } from '../guard/app-presence.js';
-import type { SentinelContext } from '../context.js';
+import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
-import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
-import type { RouteParams } from '../router.js';
+import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
+import type { RouteParams } from '../http/router.js';
 import { verifyClientSecret } from '../client-secrets.js';
 import { requireRegistrationAccess } from './access.js';
 import { clientInformation } from './client-information.js';

@@ -4,8 +4,8 @@
  */
 import { generateClientId, generateClientSecret, hashClientSecret } from '../client-secrets.js';
 import type { App } from '../apps.js';
-import type { SentinelContext } from '../context.js';
-import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
+import type { SentinelContext } from '../http/context.js';
+import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
 import { requireInitialAccessToken } from './access.js';
 import { clientInformation } from './client-information.js';
 import { parseClientMetadata } from './client-metadata.js';

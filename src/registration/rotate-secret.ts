@@ -3,10 +3,10 @@
  * `registration.secretOverlapSeconds`, so every instance of the application can switch over before it ends.
  */
 import { generateClientSecret, hashClientSecret } from '../client-secrets.js';
-import type { SentinelContext } from '../context.js';
+import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
-import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
-import type { RouteParams } from '../router.js';
+import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
+import type { RouteParams } from '../http/router.js';
 import { registrationOptions, requireRegistrationAccess } from './access.js';
 import { REGISTRATION_ACTOR } from './register.js';
 

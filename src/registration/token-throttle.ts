@@ -15,7 +15,7 @@
  * concurrent guesses cannot all pass a read-then-count check; a right token gives its slot back. A Store that cannot
  * be read or written fails the request (`500`, reported) rather than letting the guess through.
  */
-import type { SentinelContext } from '../context.js';
+import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import type { Store } from '../stores/store.js';
 

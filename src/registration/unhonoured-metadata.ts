@@ -7,7 +7,7 @@
  * anyway, so a client echoing back its own client information is not refused.
  */
 import type { App } from '../apps.js';
-import type { SentinelContext } from '../context.js';
+import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import { idTokenAlgorithm } from '../token/id-token.js';
 

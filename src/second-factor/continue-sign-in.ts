@@ -4,9 +4,9 @@
  * {@link PendingSignIn}; the interaction itself is taken only at the very end, so it stays single-use.
  */
 import type { AuthenticatedUser } from '../config.js';
-import type { SentinelContext } from '../context.js';
+import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
-import { redirect, type SentinelRequest, type SentinelResponse } from '../http.js';
+import { redirect, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
 import { readSessionCookie } from '../authorize/state/session-cookie.js';
 import { signedInResponse } from '../authorize/endpoints/signed-in-response.js';
 import { takeInteraction, type InteractionRecord } from '../authorize/state/interaction.js';

@@ -2,7 +2,7 @@
  * What the host's user store adds for a second factor: the user's TOTP secret (RFC 6238), and a recovery path for
  * a user who lost the device. Both sit on the `users` option beside `authenticate`.
  */
-import type { SentinelRequest } from '../http.js';
+import type { SentinelRequest } from '../http/messages.js';
 
 /**
  * The second-factor hooks of the `users` option (TOTP: RFC 6238). `authenticate` asks for the step by answering

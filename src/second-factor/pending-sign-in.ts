@@ -9,9 +9,9 @@
  * record it read goes on only if that record is still the one stored, so an answer checked for the first user is
  * refused rather than completing for the second.
  */
-import type { SentinelContext } from '../context.js';
-import { randomSecret } from '../secrets.js';
-import { parseStoredRecord } from '../stored-record.js';
+import type { SentinelContext } from '../http/context.js';
+import { randomSecret } from '../lib/random-secrets.js';
+import { parseStoredRecord } from '../stores/stored-record.js';
 
 /** The steps a sign-in can wait at. */
 export type PendingStage = 'totp' | 'passkey-offer';

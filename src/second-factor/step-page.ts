@@ -2,8 +2,8 @@
  * The pages of the steps after the password: the TOTP code (with recovery behind a disclosure that works without
  * JavaScript) and the offer to add a passkey. Same frame, language and headers as the login page.
  */
-import type { SentinelContext } from '../context.js';
-import type { SentinelRequest, SentinelResponse } from '../http.js';
+import type { SentinelContext } from '../http/context.js';
+import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { escapeHTML } from '../authorize/pages/escape-html.js';
 import type { InteractionRecord } from '../authorize/state/interaction.js';
 import { loginStepURL } from '../authorize/endpoints/login-step-url.js';

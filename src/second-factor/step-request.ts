@@ -3,12 +3,12 @@
  * interaction and its pending step exist (for this account), then for a POST: not cross-site, and the step's own
  * CSRF token, compared in constant time. A forged or stale post changes nothing.
  */
-import { readForm } from '../body.js';
-import type { SentinelContext } from '../context.js';
+import { readForm } from '../http/form-body.js';
+import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
-import type { SentinelRequest } from '../http.js';
-import { fromSearchParams, single, type ParamMap } from '../params.js';
-import { constantTimeEqual } from '../secrets.js';
+import type { SentinelRequest } from '../http/messages.js';
+import { fromSearchParams, single, type ParamMap } from '../http/params.js';
+import { constantTimeEqual } from '../lib/random-secrets.js';
 import { findInteraction, type InteractionRecord } from '../authorize/state/interaction.js';
 import { isCrossSiteRequest } from '../authorize/endpoints/cross-site.js';
 import { expiredSignIn } from './continue-sign-in.js';

@@ -6,10 +6,10 @@
  * reservation (a refused attempt never checks a code), then the code. Wrong, replayed and malformed codes all get
  * the same answer and all count; a right one takes the step atomically, so it completes once.
  */
-import { clientIP } from '../client-ip.js';
-import type { SentinelContext } from '../context.js';
-import type { SentinelRequest, SentinelResponse } from '../http.js';
-import { single } from '../params.js';
+import { clientIP } from '../http/client-ip.js';
+import type { SentinelContext } from '../http/context.js';
+import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
+import { single } from '../http/params.js';
 import { afterSecondFactor, expiredSignIn } from './continue-sign-in.js';
 import { takePending } from './pending-sign-in.js';
 import { totpPage } from './step-page.js';

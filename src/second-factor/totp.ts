@@ -8,8 +8,8 @@
  * the user's own, newer one, even when both arrive at once (the step moves forward by compare-and-set).
  */
 import { verify } from 'otplib';
-import type { SentinelContext } from '../context.js';
-import { digest } from '../secrets.js';
+import type { SentinelContext } from '../http/context.js';
+import { digest } from '../lib/random-secrets.js';
 
 /** Steps of drift accepted either side of now (30 s each). */
 const DRIFT_STEPS = 1;

@@ -20,7 +20,7 @@
  * turned a flood of self-made proofs into a 500 for every sign-in. Each prefix gets `securityMaxBytes` of its own.
  */
 import { LRUCache } from 'lru-cache';
-import { assertKnownKeys, type KeysOf } from '../strict-options.js';
+import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
 import { entryBytes } from './memory-size.js';
 import { SecurityState } from './security-state.js';
 import type { Store, SwapEntry } from './store.js';

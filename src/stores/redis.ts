@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
-import { assertKnownKeys, type KeysOf } from '../strict-options.js';
+import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
 import { evictionWarning, type NodePolicy, policyOfReply } from './redis-eviction.js';
 import type { Store, SwapEntry } from './store.js';
 

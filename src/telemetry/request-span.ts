@@ -19,9 +19,9 @@ import {
   trace,
 } from '@opentelemetry/api';
 import type { EventInput } from '../events.js';
-import type { SentinelRequest, SentinelResponse } from '../http.js';
-import { requestId } from '../request-id.js';
-import type { Route, RouteParams } from '../router.js';
+import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
+import { requestId } from '../http/request-id.js';
+import type { Route, RouteParams } from '../http/router.js';
 import { ATTR, instruments, tracer, tracingActive } from './instruments.js';
 import type { RequestObservation } from './request-observation.js';
 import { requestAttributes, routeAttributes } from './route-attributes.js';

@@ -3,7 +3,7 @@
  * thread pool it can queue, so it gets its own timing in a trace. Only the algorithm and token type are recorded.
  */
 import { type Attributes, type Context, context, SpanStatusCode } from '@opentelemetry/api';
-import { isThenable } from '../thenable.js';
+import { isThenable } from '../lib/thenable.js';
 import { parentRecording, tracer, tracingActive } from './instruments.js';
 
 /** Attribute sets per algorithm and type, built once (a handful of algorithms, two token types). */

@@ -8,7 +8,7 @@
  */
 import { type Attributes, type Context, context, SpanStatusCode } from '@opentelemetry/api';
 import type { Store } from '../stores/store.js';
-import { isThenable } from '../thenable.js';
+import { isThenable } from '../lib/thenable.js';
 import { ATTR, instruments, parentRecording, telemetryActive, tracer, tracingActive } from './instruments.js';
 
 type AnyFunction = (...args: unknown[]) => unknown;

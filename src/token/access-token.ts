@@ -3,8 +3,8 @@
  * (authorization code). Their verification is the guard's: `guard/access-token-jwt.ts`.
  */
 import { randomUUID } from 'node:crypto';
-import type { SentinelContext } from '../context.js';
-import { NO_STORE_JSON_HEADERS, type SentinelResponse } from '../http.js';
+import type { SentinelContext } from '../http/context.js';
+import { NO_STORE_JSON_HEADERS, type SentinelResponse } from '../http/messages.js';
 import { signJWT, type JWTClaims } from '../jwt.js';
 
 /**

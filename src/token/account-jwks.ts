@@ -4,9 +4,9 @@
  * service's keys. The `.well-known` path is the one validators derive from a token's `iss` when they are not told
  * `jwks_uri` (get-jwks, and with it @fastify/jwt's default set-up, append `/.well-known/jwks.json` to the issuer).
  */
-import type { SentinelContext } from '../context.js';
+import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
-import type { SentinelResponse } from '../http.js';
+import type { SentinelResponse } from '../http/messages.js';
 import { handleJWKS } from './jwks.js';
 
 /**

@@ -2,15 +2,15 @@
  * `POST {basePath}/api/account/{accountId}/app/token` — the platform's v1 client credentials grant
  * (RFC 6749 §4.4): a token for the application itself, bound to no consumer, kept for existing integrations.
  */
-import { readForm } from '../body.js';
-import type { SentinelContext } from '../context.js';
-import type { SentinelRequest, SentinelResponse } from '../http.js';
+import { readForm } from '../http/form-body.js';
+import type { SentinelContext } from '../http/context.js';
+import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { requireGrantType } from './app-token.js';
 import { authenticateClient } from './client-auth.js';
 import { handleClientCredentialsGrant } from './client-credentials-grant.js';
 import { readGrantType } from './grant-type.js';
 import { checkTokenQuery } from './token-endpoint.js';
-import { routeUrl } from '../route-paths.js';
+import { routeUrl } from '../http/route-paths.js';
 
 /**
  * Issues a v1 app token: `sub` = client id, `gty` client_credentials, marked with `token_use: "app"`.

@@ -3,17 +3,17 @@
  * credentials grant of platform-operations.md §4.1 (RFC 6749 §4.4 with the consumer named in `state`).
  */
 import { accessTokenResponse, expiresInValue, issueAccessToken } from './access-token.js';
-import { readForm } from '../body.js';
+import { readForm } from '../http/form-body.js';
 import { isParticipantId } from '../consumer.js';
 import { requireGrant } from '../apps.js';
-import type { SentinelContext } from '../context.js';
+import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
-import type { SentinelRequest, SentinelResponse } from '../http.js';
-import { singleQuery } from '../params.js';
+import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
+import { singleQuery } from '../http/params.js';
 import { authenticateClient, refuseSecretsInQuery } from './client-auth.js';
 import { readGrantType } from './grant-type.js';
 import { confirmation, tokenRequestBinding, tokenType } from '../dpop/token-binding.js';
-import { routeUrl } from '../route-paths.js';
+import { routeUrl } from '../http/route-paths.js';
 
 /** Checks `grant_type` is exactly `expected` (RFC 6749 §5.2 codes). */
 export function requireGrantType(grantType: string | undefined, expected: string): void {

@@ -2,13 +2,13 @@
  * `grant_type=authorization_code` (RFC 6749 §4.1.3) with PKCE (RFC 7636) and code-replay revocation
  * (RFC 6749 §4.1.2, RFC 9700 §4.5).
  */
-import { randomSecret } from '../secrets.js';
+import { randomSecret } from '../lib/random-secrets.js';
 import { requireGrant, type App } from '../apps.js';
 import { codeKeyOf, grantIdForCode, parseCodeRecord } from '../codes.js';
-import type { SentinelContext } from '../context.js';
+import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
-import type { SentinelRequest, SentinelResponse } from '../http.js';
-import { required, single, type ParamMap } from '../params.js';
+import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
+import { required, single, type ParamMap } from '../http/params.js';
 import { type GrantRecord, grantKey, grantTtlMs, nextRefreshGeneration, readGrant, revokeGrant } from './grants.js';
 import { hasOpenIDScope } from './id-token.js';
 import { assertVerifierSyntax, verifyPKCE } from './pkce.js';

@@ -5,11 +5,11 @@
 import { verifyAppSecret, verifyClientSecret } from '../client-secrets.js';
 import type { App } from '../apps.js';
 import { authenticateWithAssertion, hasClientAssertion } from '../client-assertion/authenticate.js';
-import type { SentinelContext } from '../context.js';
+import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
-import { headerValue, type SentinelRequest } from '../http.js';
-import { single, type ParamMap } from '../params.js';
-import { isThenable } from '../thenable.js';
+import { headerValue, type SentinelRequest } from '../http/messages.js';
+import { single, type ParamMap } from '../http/params.js';
+import { isThenable } from '../lib/thenable.js';
 
 /** Credentials as the client presented them. */
 export interface ClientCredentials {

@@ -4,10 +4,10 @@
  */
 import { appTokenMarker, expiresInValue, issueAccessToken } from './access-token.js';
 import { requireGrant, type App } from '../apps.js';
-import type { SentinelContext } from '../context.js';
+import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
-import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
-import { single, type ParamMap } from '../params.js';
+import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
+import { single, type ParamMap } from '../http/params.js';
 import { confirmation, tokenRequestBinding, tokenType } from '../dpop/token-binding.js';
 
 /**

@@ -3,8 +3,8 @@
  * names the grant from the moment it is known: a refused or failed request is then as easy to find by grant as a
  * successful one.
  */
-import type { SentinelContext } from '../context.js';
-import { single, type ParamMap } from '../params.js';
+import type { SentinelContext } from '../http/context.js';
+import { single, type ParamMap } from '../http/params.js';
 
 /**
  * The grant types a span may name. Anything else a client sends stays out of telemetry: the value is the client's

@@ -17,8 +17,8 @@
  */
 import type { RevocationCheck } from '../guard/access-token-jwt.js';
 import type { AccessTokenClaims } from './access-token.js';
-import type { SentinelContext } from '../context.js';
-import { digest, digestsEqual, randomSecret } from '../secrets.js';
+import type { SentinelContext } from '../http/context.js';
+import { digest, digestsEqual, randomSecret } from '../lib/random-secrets.js';
 
 /** The refresh side of a grant: which generation is current. */
 export interface GrantRefreshState {

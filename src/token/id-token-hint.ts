@@ -2,7 +2,7 @@
  * `id_token_hint` (OpenID Connect Core §3.1.2.1, RP-Initiated Logout §2): an ID token this service issued, handed
  * back by the app to name the user it believes is signed in.
  */
-import type { SentinelContext } from '../context.js';
+import type { SentinelContext } from '../http/context.js';
 import { isOAuthError } from '../errors.js';
 import { verifyJWT } from '../jwt.js';
 

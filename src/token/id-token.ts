@@ -3,7 +3,7 @@
  */
 import { hash } from 'node:crypto';
 import type { App } from '../apps.js';
-import type { SentinelContext } from '../context.js';
+import type { SentinelContext } from '../http/context.js';
 import { signJWT } from '../jwt.js';
 import type { SigningAlgorithm, SigningKey } from '../keys.js';
 

@@ -1,8 +1,8 @@
 /**
  * `POST {basePath}/api/account/{accountId}/token/introspect` — token introspection (RFC 7662).
  */
-import type { SentinelContext } from '../context.js';
-import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
+import type { SentinelContext } from '../http/context.js';
+import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
 import { findClientToken, type FoundToken } from './token-lookup.js';
 import { readTokenRequest } from './token-request.js';
 

@@ -4,7 +4,7 @@
  */
 import { hash } from 'node:crypto';
 import { OAuthError } from '../errors.js';
-import { digestsEqual } from '../secrets.js';
+import { digestsEqual } from '../lib/random-secrets.js';
 
 /** RFC 7636 §4.1: 43–128 characters of the unreserved set. */
 const VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;

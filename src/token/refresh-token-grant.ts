@@ -3,10 +3,10 @@
  * (RFC 9700 §4.14.2).
  */
 import { requireGrant, type App } from '../apps.js';
-import type { SentinelContext } from '../context.js';
+import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
-import type { SentinelRequest, SentinelResponse } from '../http.js';
-import { required, single, type ParamMap } from '../params.js';
+import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
+import { required, single, type ParamMap } from '../http/params.js';
 import {
   type GrantRecord,
   grantKey,

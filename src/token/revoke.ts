@@ -1,9 +1,9 @@
 /**
  * `POST {basePath}/api/account/{accountId}/token/revoke` — token revocation (RFC 7009).
  */
-import type { SentinelContext } from '../context.js';
+import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
-import type { SentinelRequest, SentinelResponse } from '../http.js';
+import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { revokeAccessToken, revokeGrant } from './grants.js';
 import { findClientToken } from './token-lookup.js';
 import { readTokenRequest } from './token-request.js';

@@ -2,18 +2,18 @@
  * `POST {basePath}/api/account/{accountId}/token` — the user token endpoint (RFC 6749 §3.2): client
  * authentication, then dispatch by `grant_type`.
  */
-import { readForm } from '../body.js';
-import type { SentinelContext } from '../context.js';
+import { readForm } from '../http/form-body.js';
+import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
-import type { SentinelRequest, SentinelResponse } from '../http.js';
-import { fromSearchParams, single } from '../params.js';
+import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
+import { fromSearchParams, single } from '../http/params.js';
 import { handleAuthorizationCodeGrant } from './authorization-code-grant.js';
 import { authenticateClient, refuseSecretsInQuery } from './client-auth.js';
 import { handleClientCredentialsGrant } from './client-credentials-grant.js';
 import { readGrantType } from './grant-type.js';
 import { handleRefreshTokenGrant } from './refresh-token-grant.js';
 import { pendingTokenRequestProof } from '../dpop/token-binding.js';
-import { routeUrl } from '../route-paths.js';
+import { routeUrl } from '../http/route-paths.js';
 
 /** API versions the platform's clients send as `?v=` on these endpoints; the protocol is the same for both. */
 const ACCEPTED_VERSIONS = new Set(['1.0', '2.0']);

@@ -4,7 +4,7 @@
  */
 import { verifyAccessTokenJWT } from '../guard/access-token-jwt.js';
 import type { AccessTokenClaims } from './access-token.js';
-import type { SentinelContext } from '../context.js';
+import type { SentinelContext } from '../http/context.js';
 import { isOAuthError } from '../errors.js';
 import { createRevocationCheck, findRefreshRecord, type RefreshRecord } from './grants.js';
 

@@ -3,10 +3,10 @@
  * checks of the account endpoints, a form with `token` and an optional `token_type_hint`, and client authentication.
  */
 import type { App } from '../apps.js';
-import { readForm } from '../body.js';
-import type { SentinelContext } from '../context.js';
-import type { SentinelRequest } from '../http.js';
-import { required, single } from '../params.js';
+import { readForm } from '../http/form-body.js';
+import type { SentinelContext } from '../http/context.js';
+import type { SentinelRequest } from '../http/messages.js';
+import { required, single } from '../http/params.js';
 import { authenticateClient } from './client-auth.js';
 import { checkTokenQuery } from './token-endpoint.js';
 import { parseTokenTypeHint, type TokenTypeHint } from './token-lookup.js';

@@ -3,8 +3,8 @@
  * grant, the grant's next refresh token, and an ID token when `openid` was asked (RFC 6749 §5.1).
  */
 import { type AccessTokenClaims, accessTokenResponse, issueAccessToken } from './access-token.js';
-import type { SentinelContext } from '../context.js';
-import type { SentinelResponse } from '../http.js';
+import type { SentinelContext } from '../http/context.js';
+import type { SentinelResponse } from '../http/messages.js';
 import type { SigningAlgorithm } from '../keys.js';
 import { loadUserClaims, scopeList } from '../userinfo/claims.js';
 import { confirmation, tokenType } from '../dpop/token-binding.js';

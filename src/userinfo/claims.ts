@@ -4,7 +4,7 @@
  * `openid email` never sees the user's address even when the hook returns it.
  */
 import type { UserClaims, UserClaimsInput } from '../config.js';
-import type { SentinelContext } from '../context.js';
+import type { SentinelContext } from '../http/context.js';
 
 /** OpenID Connect Core §5.4: the claims each scope value requests. */
 export const SCOPE_CLAIMS: Readonly<Record<string, readonly string[]>> = Object.freeze({

@@ -4,22 +4,22 @@
  * The access token comes as a Bearer header or, on POST, as the `access_token` form field (RFC 6750 §2.1, §2.2);
  * never in the query, where it would end up in logs. A DPoP-bound token comes as `Authorization: DPoP` with a proof
  * for this endpoint (RFC 9449 §7), as for any protected resource. Answers are readable cross-origin (the route's
- * `USERINFO_CORS`, src/cors.ts): the endpoint is authenticated by the token alone, never by cookies, so a browser
+ * `USERINFO_CORS`, src/http/cors.ts): the endpoint is authenticated by the token alone, never by cookies, so a browser
  * app on any origin may call it, as OpenID Connect clients in browsers do.
  */
 import { verifyAccessTokenJWT } from '../guard/access-token-jwt.js';
 import type { AccessTokenClaims } from '../token/access-token.js';
-import { readForm } from '../body.js';
-import type { SentinelContext } from '../context.js';
+import { readForm } from '../http/form-body.js';
+import type { SentinelContext } from '../http/context.js';
 import { isOAuthError, OAuthError } from '../errors.js';
-import { headerValue, noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http.js';
-import { single } from '../params.js';
+import { headerValue, noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
+import { single } from '../http/params.js';
 import { dpopUnauthorized, type DPoPPresentation } from '../dpop/resource.js';
 import { dpopHeader } from '../dpop/token-binding.js';
 import { createLivenessCheck } from '../guard/token-liveness.js';
 import { hasOpenIDScope } from '../token/id-token.js';
 import { loadUserClaims, scopeList } from './claims.js';
-import { routeUrl } from '../route-paths.js';
+import { routeUrl } from '../http/route-paths.js';
 
 const AUTHORIZATION = /^(Bearer|DPoP) +([A-Za-z0-9._~+/-]+=*) *$/i;
 

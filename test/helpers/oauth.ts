@@ -7,7 +7,7 @@ import { expect } from 'vitest';
 import { issueCode, type CodeRecord } from '../../src/codes.js';
 import type { Sentinel } from '../../src/index.js';
 import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, ISSUER, REDIRECT_URI, USER_ID } from '../fixtures.js';
-import { contextOf } from '../../src/context.js';
+import { contextOf } from '../../src/http/context.js';
 
 export const FORM = 'application/x-www-form-urlencoded;charset=UTF-8';
 export const ACCOUNT_ISSUER = `${ISSUER}/sentinel/api/account/${ACCOUNT}`;

@@ -28,7 +28,7 @@ import type { Host } from '../helpers/host.js';
 import { openLogin, parseLocation, postLogin, sessionCookieOf, setCookies, signIn, startLogin } from '../helpers/login-drive.js';
 import { useMount, type Mounted } from '../helpers/mount.js';
 import { pkcePair } from '../helpers/pkce.js';
-import { contextOf } from '../../src/context.js';
+import { contextOf } from '../../src/http/context.js';
 
 const FORM = 'application/x-www-form-urlencoded';
 const ACCOUNT_ISSUER = `${ISSUER}/sentinel/api/account/${ACCOUNT}`;

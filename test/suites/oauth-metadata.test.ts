@@ -8,7 +8,7 @@ import { HANDLE_HOST } from '../helpers/handle-host.js';
 import type { Host } from '../helpers/host.js';
 import { useMount } from '../helpers/mount.js';
 import { ACCOUNT_ISSUER } from '../helpers/oauth.js';
-import { contextOf } from '../../src/context.js';
+import { contextOf } from '../../src/http/context.js';
 
 /** Runs the metadata suite against `host`. */
 function metadataSuite(host: Host): void {

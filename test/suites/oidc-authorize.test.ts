@@ -13,7 +13,7 @@ import { useMount } from '../helpers/mount.js';
 import { claimsOf } from '../helpers/jwt.js';
 import { ACCOUNT_ISSUER } from '../helpers/oauth.js';
 import { authorizePath, callbackOf, isLoginRedirect, oidcOptions, signInFlow, submitLogin, verifyIDToken } from '../helpers/oidc.js';
-import { contextOf } from '../../src/context.js';
+import { contextOf } from '../../src/http/context.js';
 
 /** Runs the authorization-request modules against `host`. */
 function oidcAuthorizeSuite(host: Host): void {

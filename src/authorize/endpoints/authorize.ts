@@ -5,8 +5,8 @@
  * `id_token_hint` ask for a new sign-in; otherwise the validated request is parked in an interaction and the browser
  * goes to the login page carrying only the interaction id (or, with `prompt=none`, back with `login_required`).
  */
-import type { SentinelContext } from '../../context.js';
-import { redirect, type SentinelRequest, type SentinelResponse } from '../../http.js';
+import type { SentinelContext } from '../../http/context.js';
+import { redirect, type SentinelRequest, type SentinelResponse } from '../../http/messages.js';
 import { redirectOnFailure } from '../request/authorization-error.js';
 import { readSessionCookie } from '../state/session-cookie.js';
 import { codeRedirectURL } from './signed-in-response.js';

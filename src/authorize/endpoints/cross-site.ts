@@ -7,8 +7,8 @@
  * same-origin form posts, so `Sec-Fetch-Site` is the primary signal and `Origin` the fallback for older browsers.
  * Requests with neither header come from non-browser clients, which carry no victim's cookies.
  */
-import type { SentinelContext } from '../../context.js';
-import { headerValue, type SentinelRequest } from '../../http.js';
+import type { SentinelContext } from '../../http/context.js';
+import { headerValue, type SentinelRequest } from '../../http/messages.js';
 
 /**
  * True when a browser says the request comes from another site, unless its `Origin` is in `allowedOrigins`

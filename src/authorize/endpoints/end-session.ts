@@ -10,12 +10,12 @@
  *   match, §3); else it sees the "signed out" page. An unregistered value is an error page, never a redirect.
  */
 import type { App } from '../../apps.js';
-import { readForm } from '../../body.js';
-import type { SentinelContext } from '../../context.js';
+import { readForm } from '../../http/form-body.js';
+import type { SentinelContext } from '../../http/context.js';
 import { OAuthError } from '../../errors.js';
-import { headerValue, redirect, type SentinelRequest, type SentinelResponse } from '../../http.js';
-import { fromSearchParams, single, type ParamMap } from '../../params.js';
-import { constantTimeEqual, digest, digestsEqual, randomSecret } from '../../secrets.js';
+import { headerValue, redirect, type SentinelRequest, type SentinelResponse } from '../../http/messages.js';
+import { fromSearchParams, single, type ParamMap } from '../../http/params.js';
+import { constantTimeEqual, digest, digestsEqual, randomSecret } from '../../lib/random-secrets.js';
 import { verifyIDTokenHint, type IDTokenHint } from '../../token/id-token-hint.js';
 import { expiredSessionCookie, readSessionCookie } from '../state/session-cookie.js';
 import { endSessionConfirmationResponse } from '../pages/end-session-confirmation.js';
@@ -29,7 +29,7 @@ import {
   spendLogoutConfirmation,
 } from '../state/logout-confirmation.js';
 import { endSession, useSession } from '../state/session.js';
-import { routePath } from '../../route-paths.js';
+import { routePath } from '../../http/route-paths.js';
 
 /** Where to go after signing out, once validated. */
 interface LogoutTarget {

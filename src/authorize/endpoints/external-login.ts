@@ -2,9 +2,9 @@
  * External login (`login.url`): the host signs the user in on its own page, then hands the interaction back
  * with `sentinel.completeLogin(interactionId, { userId })` and sends the browser where the answer says.
  */
-import type { SentinelContext } from '../../context.js';
+import type { SentinelContext } from '../../http/context.js';
 import { OAuthError } from '../../errors.js';
-import type { SentinelResponse } from '../../http.js';
+import type { SentinelResponse } from '../../http/messages.js';
 import { signedInResponse } from './signed-in-response.js';
 import { takeInteraction } from '../state/interaction.js';
 

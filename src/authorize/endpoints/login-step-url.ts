@@ -2,8 +2,8 @@
  * URLs of the login page's further steps (TOTP code, passkey sign-in, adding a passkey): path-absolute like the
  * login page itself, under it, carrying only the interaction id.
  */
-import type { SentinelContext } from '../../context.js';
-import { type RouteName, routePath } from '../../route-paths.js';
+import type { SentinelContext } from '../../http/context.js';
+import { type RouteName, routePath } from '../../http/route-paths.js';
 
 /** The steps under the login page. */
 export type LoginStep = 'totp' | 'passkey' | 'passkey/options' | 'passkey/register' | 'passkey/register/options';

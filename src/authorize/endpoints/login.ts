@@ -6,13 +6,13 @@
  * the throttle reservation (a throttled attempt never reaches the user store, however many arrive at once), then
  * `users.authenticate`.
  */
-import { readForm } from '../../body.js';
-import { clientIP } from '../../client-ip.js';
-import type { SentinelContext } from '../../context.js';
+import { readForm } from '../../http/form-body.js';
+import { clientIP } from '../../http/client-ip.js';
+import type { SentinelContext } from '../../http/context.js';
 import { OAuthError } from '../../errors.js';
-import { redirect, type SentinelRequest, type SentinelResponse } from '../../http.js';
-import { fromSearchParams, single } from '../../params.js';
-import { constantTimeEqual } from '../../secrets.js';
+import { redirect, type SentinelRequest, type SentinelResponse } from '../../http/messages.js';
+import { fromSearchParams, single } from '../../http/params.js';
+import { constantTimeEqual } from '../../lib/random-secrets.js';
 import { authorizationResponseURL } from '../request/authorization-response.js';
 import { afterPassword } from '../../second-factor/continue-sign-in.js';
 import { findInteraction, takeInteraction, type InteractionRecord } from '../state/interaction.js';

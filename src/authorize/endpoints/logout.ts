@@ -7,11 +7,11 @@
  * one of that client's registered redirect URIs (exact match); otherwise it sees a "signed out" page.
  */
 import type { App } from '../../apps.js';
-import { readForm } from '../../body.js';
-import type { SentinelContext } from '../../context.js';
+import { readForm } from '../../http/form-body.js';
+import type { SentinelContext } from '../../http/context.js';
 import { OAuthError } from '../../errors.js';
-import { headerValue, redirect, type SentinelRequest, type SentinelResponse } from '../../http.js';
-import { single, type ParamMap } from '../../params.js';
+import { headerValue, redirect, type SentinelRequest, type SentinelResponse } from '../../http/messages.js';
+import { single, type ParamMap } from '../../http/params.js';
 import { expiredSessionCookie, readSessionCookie } from '../state/session-cookie.js';
 import { isCrossSiteRequest } from './cross-site.js';
 import { isUsableRegisteredURI } from '../request/registered-uri.js';

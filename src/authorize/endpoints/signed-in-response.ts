@@ -4,8 +4,8 @@
  * application (RFC 9700 §4.12: 303 so the browser does not re-post the credentials to the app).
  */
 import { issueCode } from '../../codes.js';
-import type { SentinelContext } from '../../context.js';
-import { redirect, type SentinelResponse } from '../../http.js';
+import type { SentinelContext } from '../../http/context.js';
+import { redirect, type SentinelResponse } from '../../http/messages.js';
 import { authorizationResponseURL } from '../request/authorization-response.js';
 import { sessionCookie } from '../state/session-cookie.js';
 import type { InteractionRecord } from '../state/interaction.js';

@@ -3,8 +3,8 @@
  * session, so that a link on any site cannot sign the user out without the user agreeing. Same frame, CSP and
  * anti-framing headers as the login page; the form carries a CSRF token bound to the session it ends.
  */
-import type { SentinelContext } from '../../context.js';
-import type { SentinelRequest, SentinelResponse } from '../../http.js';
+import type { SentinelContext } from '../../http/context.js';
+import type { SentinelRequest, SentinelResponse } from '../../http/messages.js';
 import { fill } from '../../i18n/messages.js';
 import { pageLocale } from '../../i18n/page-locale.js';
 import { escapeHTML } from './escape-html.js';

@@ -5,9 +5,9 @@
  * redirected. Browsers get an HTML page; a caller whose `Accept` asks for `application/json` gets the RFC 6749
  * §5.2 shaped `{ error, error_description }` instead.
  */
-import type { SentinelContext } from '../../context.js';
+import type { SentinelContext } from '../../http/context.js';
 import type { OAuthError } from '../../errors.js';
-import { headerValue, noStoreJSON, type SentinelRequest, type SentinelResponse } from '../../http.js';
+import { headerValue, noStoreJSON, type SentinelRequest, type SentinelResponse } from '../../http/messages.js';
 import type { MessageKey } from '../../i18n/messages.js';
 import { fill } from '../../i18n/messages.js';
 import { pageLocale, translate } from '../../i18n/page-locale.js';

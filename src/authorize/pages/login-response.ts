@@ -3,8 +3,8 @@
  * CSP whose `form-action` also allows the app's redirect URI origin (Chromium applies `form-action` to the
  * redirects that follow a form POST, so the 303 back to the app would otherwise be blocked).
  */
-import type { SentinelContext } from '../../context.js';
-import type { SentinelRequest, SentinelResponse } from '../../http.js';
+import type { SentinelContext } from '../../http/context.js';
+import type { SentinelRequest, SentinelResponse } from '../../http/messages.js';
 import { pageLocale, translate } from '../../i18n/page-locale.js';
 import type { InteractionRecord } from '../state/interaction.js';
 import { builtInLoginURL } from '../state/interaction.js';

@@ -4,7 +4,7 @@
  * No CORS headers are ever set here: the authorization endpoint must not be readable cross-origin (RFC 9700 §2.6).
  */
 import { randomBytes } from 'node:crypto';
-import type { SentinelResponse } from '../../http.js';
+import type { SentinelResponse } from '../../http/messages.js';
 
 /** What a page's Content-Security-Policy allows beyond the defaults. */
 export interface PagePolicy {

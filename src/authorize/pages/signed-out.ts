@@ -2,8 +2,8 @@
  * The "signed out" page: what the browser sees after logout or RP-initiated logout when there is no return
  * address to send it to.
  */
-import type { SentinelContext } from '../../context.js';
-import type { SentinelRequest, SentinelResponse } from '../../http.js';
+import type { SentinelContext } from '../../http/context.js';
+import type { SentinelRequest, SentinelResponse } from '../../http/messages.js';
 import { pageLocale } from '../../i18n/page-locale.js';
 import { escapeHTML } from './escape-html.js';
 import { renderPageHtml } from './layout.js';

@@ -3,9 +3,9 @@
  * client and redirect URI are validated, every problem is a redirect carrying `error`, `error_description`,
  * `state` and `iss` (RFC 9207). Errors without a target are shown to the user and never redirected.
  */
-import type { SentinelContext } from '../../context.js';
+import type { SentinelContext } from '../../http/context.js';
 import { isOAuthError, OAuthError, type OAuthErrorCode } from '../../errors.js';
-import { redirect, type SentinelRequest, type SentinelResponse } from '../../http.js';
+import { redirect, type SentinelRequest, type SentinelResponse } from '../../http/messages.js';
 import { authorizationResponseURL, type RedirectTarget } from './authorization-response.js';
 import { errorPageResponse } from '../pages/error-response.js';
 

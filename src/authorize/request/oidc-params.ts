@@ -3,7 +3,7 @@
  * `id_token_hint`, `login_hint`, `ui_locales`, `acr_values`, and the ones this service does not support, which get
  * the OpenID Connect answer instead of being silently ignored (§3.1.2.6, §6).
  */
-import type { SentinelContext } from '../../context.js';
+import type { SentinelContext } from '../../http/context.js';
 import { verifyIDTokenHint } from '../../token/id-token-hint.js';
 import { AuthorizationError } from './authorization-error.js';
 import type { RedirectTarget } from './authorization-response.js';

@@ -7,17 +7,17 @@
  * 3. from here on the redirect URI is trusted: every problem is an {@link AuthorizationError} (302 to the app).
  */
 import type { App } from '../../apps.js';
-import type { SentinelContext } from '../../context.js';
+import type { SentinelContext } from '../../http/context.js';
 import { OAuthError } from '../../errors.js';
-import type { SentinelRequest } from '../../http.js';
-import { fromSearchParamsWithin, single, type ParamMap } from '../../params.js';
+import type { SentinelRequest } from '../../http/messages.js';
+import { fromSearchParamsWithin, single, type ParamMap } from '../../http/params.js';
 import { AuthorizationError } from './authorization-error.js';
 import { isUsableRegisteredURI } from './registered-uri.js';
 import type { RedirectTarget } from './authorization-response.js';
 import { readOIDCParams, type OIDCAuthorizationParams } from './oidc-params.js';
 import { readDPoPJkt } from '../../dpop/authorize-binding.js';
 import { involvesPushedRequest, resolvePushedRequest } from '../../par/resolve.js';
-import { isThenable } from '../../thenable.js';
+import { isThenable } from '../../lib/thenable.js';
 
 /** A validated authorization request, as kept in the interaction record while the user signs in. */
 export interface AuthorizationRequest extends RedirectTarget, OIDCAuthorizationParams {

@@ -6,12 +6,12 @@
  * CSRF secret of the login form (RFC 6749 §10.12). Persisted as JSON under `interaction:{id}` for
  * `interactionTtl` seconds (default 10 minutes).
  */
-import type { SentinelContext } from '../../context.js';
-import { randomSecret } from '../../secrets.js';
+import type { SentinelContext } from '../../http/context.js';
+import { randomSecret } from '../../lib/random-secrets.js';
 import { AuthorizationError } from '../request/authorization-error.js';
 import type { AuthorizationRequest } from '../request/validate-request.js';
-import { routePath } from '../../route-paths.js';
-import { parseStoredRecord } from '../../stored-record.js';
+import { routePath } from '../../http/route-paths.js';
+import { parseStoredRecord } from '../../stores/stored-record.js';
 
 /** What an interaction stands for. */
 export interface InteractionRecord {

@@ -3,9 +3,9 @@
  * browser's session and a CSRF token. The confirmation id travels in the form; the record lives in the Store under
  * `end-session:{sha256(id)}` (docs/ARCHITECTURE.md#stored-records) and is spent once.
  */
-import type { SentinelContext } from '../../context.js';
-import { digest, randomSecret } from '../../secrets.js';
-import { parseStoredRecord } from '../../stored-record.js';
+import type { SentinelContext } from '../../http/context.js';
+import { digest, randomSecret } from '../../lib/random-secrets.js';
+import { parseStoredRecord } from '../../stores/stored-record.js';
 
 const KEY_PREFIX = 'end-session:';
 const CONFIRMATION_ID = /^[A-Za-z0-9_-]{43}$/;

@@ -4,8 +4,8 @@
  * and scoped to the service's path so the host application never receives it.
  */
 import { parse, serialize } from 'cookie';
-import type { SentinelContext } from '../../context.js';
-import { headerValue, type SentinelRequest } from '../../http.js';
+import type { SentinelContext } from '../../http/context.js';
+import { headerValue, type SentinelRequest } from '../../http/messages.js';
 
 /** Path of the cookie: the host's mount prefix plus the base path. */
 function cookiePath(context: SentinelContext, mountPath: string | undefined): string {

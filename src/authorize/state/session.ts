@@ -5,8 +5,8 @@
  * leaked store does not hand out live sessions. A session belongs to one account: a session in account A never
  * signs the user into account B. It ends at the first of: its absolute lifetime, `idleTtl` without use, logout.
  */
-import type { SentinelContext } from '../../context.js';
-import { digest, randomSecret } from '../../secrets.js';
+import type { SentinelContext } from '../../http/context.js';
+import { digest, randomSecret } from '../../lib/random-secrets.js';
 
 /** What a device session stands for. Persisted under `session:{sha256(sessionId)}` (see {@link encodeSessionRecord}). */
 export interface SessionRecord {

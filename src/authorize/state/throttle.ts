@@ -14,9 +14,9 @@
  * flight): an address with many legitimate users behind it (an office NAT) is charged for failures only, and no
  * success in the middle of a burst can reopen the window for the guesses around it.
  */
-import type { SentinelContext } from '../../context.js';
+import type { SentinelContext } from '../../http/context.js';
 import { OAuthError } from '../../errors.js';
-import { digest } from '../../secrets.js';
+import { digest } from '../../lib/random-secrets.js';
 import type { Store } from '../../stores/store.js';
 
 /** The counters one login attempt touches. */

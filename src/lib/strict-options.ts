@@ -8,7 +8,7 @@
  * same for the objects that are typed in TypeScript only.
  */
 import { z } from 'zod';
-import { ConfigurationError } from './errors.js';
+import { ConfigurationError } from '../errors.js';
 
 /** One thing wrong with the options: the full path of the field (`apps[2].redirectUri`) and what is wrong. */
 export interface OptionProblem {

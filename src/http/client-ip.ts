@@ -6,8 +6,8 @@
  * request from, so the client address is the right-most one that is not a trusted proxy; entries further left were
  * written by the client and are never used. Without `trustProxy` the socket address the host saw is used.
  */
-import type { ResolvedConfig } from './config.js';
-import type { SentinelRequest } from './http.js';
+import type { ResolvedConfig } from '../config.js';
+import type { SentinelRequest } from './messages.js';
 import { compileTrustProxy, normalizeAddress, type TrustProxy, type TrustsHop } from './trusted-proxies.js';
 
 /** Compiled once per option value: the option object of a sentinel does not change. */

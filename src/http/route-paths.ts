@@ -7,7 +7,7 @@
  * `{basePath}` (RFC 8414 §3.1 inserts the well-known segment before it). `{accountId}` and `{clientId}` are path
  * parameters.
  */
-import type { ResolvedConfig } from './config.js';
+import type { ResolvedConfig } from '../config.js';
 
 /** The issuer path of one account: `{issuer}{basePath}` + this is the `iss` of its tokens (RFC 8414, RFC 9207). */
 export const ACCOUNT_PATH = '/api/account/{accountId}';

@@ -3,9 +3,9 @@
  */
 import type { SentinelContext } from './context.js';
 import type { CorsPolicy } from './cors.js';
-import type { OAuthError } from './errors.js';
-import type { EventInput } from './events.js';
-import type { SentinelRequest, SentinelResponse } from './http.js';
+import type { OAuthError } from '../errors.js';
+import type { EventInput } from '../events.js';
+import type { SentinelRequest, SentinelResponse } from './messages.js';
 
 /**
  * Builds the audit event of a refused request on one route (the table's `deniedEvent`, `src/denied-events.ts`).
@@ -44,7 +44,7 @@ export interface EdgeEntry {
   renderError?: ErrorRenderer;
   /** The audit event a refusal here produces, if any. */
   deniedEvent?: DeniedEventBuilder;
-  /** Cross-origin reads from browser apps (`src/cors.ts`): every answer allows them and `OPTIONS` is the preflight. */
+  /** Cross-origin reads from browser apps (`src/http/cors.ts`): every answer allows them and `OPTIONS` is the preflight. */
   cors?: CorsPolicy;
 }
 

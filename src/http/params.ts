@@ -4,7 +4,7 @@
  * RFC 6749 §3.1: parameters sent without a value are treated as omitted, a parameter must not be given more than
  * once, and unknown parameters are ignored. Only the parameters a handler reads are checked for repetition.
  */
-import { OAuthError } from './errors.js';
+import { OAuthError } from '../errors.js';
 
 /** Parameters of one request: the values of each name, or `null` when a host parser produced a non-string. */
 export type ParamMap = Map<string, string[] | null>;

@@ -2,33 +2,33 @@
  * The route table: every endpoint of the service (docs/ARCHITECTURE.md), in matching order; paths come from
  * `route-paths.ts`, where the URLs the service hands out are built too.
  */
-import { authorizeDenied, tokenDenied } from './denied-events.js';
+import { authorizeDenied, tokenDenied } from '../denied-events.js';
 import { PUBLIC_DOCUMENT_CORS, REVOCATION_CORS, TOKEN_CORS, USERINFO_CORS } from './cors.js';
 import { ROUTE_PATHS, type RouteName } from './route-paths.js';
 import type { EdgeEntry, RouteDefinition } from './router.js';
-import { renderAuthorizationError } from './authorize/request/authorization-error.js';
-import { handleAuthorize } from './authorize/endpoints/authorize.js';
-import { errorPageResponse } from './authorize/pages/error-response.js';
-import { handleLogin } from './authorize/endpoints/login.js';
-import { handleLogout } from './authorize/endpoints/logout.js';
-import { handlePasskeyRegister, handlePasskeyRegisterOptions } from './passkeys/register.js';
-import { handlePasskeyOptions, handlePasskeySignIn } from './passkeys/sign-in.js';
-import { handleTotpStep } from './second-factor/totp-step.js';
-import { handleAppToken } from './token/app-token.js';
-import { handleJWKS } from './token/jwks.js';
+import { renderAuthorizationError } from '../authorize/request/authorization-error.js';
+import { handleAuthorize } from '../authorize/endpoints/authorize.js';
+import { errorPageResponse } from '../authorize/pages/error-response.js';
+import { handleLogin } from '../authorize/endpoints/login.js';
+import { handleLogout } from '../authorize/endpoints/logout.js';
+import { handlePasskeyRegister, handlePasskeyRegisterOptions } from '../passkeys/register.js';
+import { handlePasskeyOptions, handlePasskeySignIn } from '../passkeys/sign-in.js';
+import { handleTotpStep } from '../second-factor/totp-step.js';
+import { handleAppToken } from '../token/app-token.js';
+import { handleJWKS } from '../token/jwks.js';
 import { handleLive, handleReady } from './health.js';
-import { handleMetadata } from './metadata.js';
-import { handlePushedAuthorizationRequest } from './par/push-endpoint.js';
-import { handleAppTokenV1 } from './token/app-token-v1.js';
-import { handleIntrospect } from './token/introspect.js';
-import { handleRevoke } from './token/revoke.js';
-import { handleToken } from './token/token-endpoint.js';
-import { handleEndSession } from './authorize/endpoints/end-session.js';
-import { handleAccountJWKS } from './token/account-jwks.js';
-import { handleUserInfo } from './userinfo/userinfo.js';
-import { handleClientConfiguration } from './registration/manage.js';
-import { handleRegister } from './registration/register.js';
-import { handleRotateSecret } from './registration/rotate-secret.js';
+import { handleMetadata } from '../metadata.js';
+import { handlePushedAuthorizationRequest } from '../par/push-endpoint.js';
+import { handleAppTokenV1 } from '../token/app-token-v1.js';
+import { handleIntrospect } from '../token/introspect.js';
+import { handleRevoke } from '../token/revoke.js';
+import { handleToken } from '../token/token-endpoint.js';
+import { handleEndSession } from '../authorize/endpoints/end-session.js';
+import { handleAccountJWKS } from '../token/account-jwks.js';
+import { handleUserInfo } from '../userinfo/userinfo.js';
+import { handleClientConfiguration } from '../registration/manage.js';
+import { handleRegister } from '../registration/register.js';
+import { handleRotateSecret } from '../registration/rotate-secret.js';
 
 /** All routes, in matching order. */
 export const ROUTES: readonly (RouteDefinition & { name: RouteName })[] = [

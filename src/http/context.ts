@@ -3,15 +3,15 @@
  * `createSentinel()`.
  */
 import type { Context as TraceContext } from '@opentelemetry/api';
-import type { AppStore } from './apps.js';
-import type { ResolvedConfig } from './config.js';
-import { createEmitter, eventsWanted } from './emitter.js';
-import type { EventInput } from './events.js';
-import type { SentinelRequest } from './http.js';
-import type { KeySet } from './keys.js';
-import type { Store } from './stores/store.js';
-import type { RequestObservation } from './telemetry/request-observation.js';
-import { traceStore, untraced } from './telemetry/traced-store.js';
+import type { AppStore } from '../apps.js';
+import type { ResolvedConfig } from '../config.js';
+import { createEmitter, eventsWanted } from '../emitter.js';
+import type { EventInput } from '../events.js';
+import type { SentinelRequest } from './messages.js';
+import type { KeySet } from '../keys.js';
+import type { Store } from '../stores/store.js';
+import type { RequestObservation } from '../telemetry/request-observation.js';
+import { traceStore, untraced } from '../telemetry/traced-store.js';
 import { accountIssuerUrl } from './route-paths.js';
 
 /** The service's collaborators, shared by all handlers. */

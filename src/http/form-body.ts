@@ -1,11 +1,11 @@
 /**
  * Reading a form body at the core: size cap, content type, and whatever shape the host handed over.
  */
-import { isBodyTimeout, isClientAborted } from './body-read.js';
-import { OAuthError } from './errors.js';
-import { headerValue, type SentinelBody, type SentinelRequest } from './http.js';
+import { isBodyTimeout, isClientAborted } from './body-failures.js';
+import { OAuthError } from '../errors.js';
+import { headerValue, type SentinelBody, type SentinelRequest } from './messages.js';
 import { fromParsedBody, parseForm, type ParamMap } from './params.js';
-import { isThenable } from './thenable.js';
+import { isThenable } from '../lib/thenable.js';
 
 const BODY_TOO_LARGE = Symbol.for('sentinel-idp.BodyTooLarge');
 

@@ -9,7 +9,7 @@
  * token), never by cookies, so `*` lets a page on another origin do nothing a script outside a browser could not.
  * Introspection and the app-token paths stay same-origin: only confidential clients (servers) may call them.
  */
-import type { SentinelResponse } from './http.js';
+import type { SentinelResponse } from './messages.js';
 
 /** How one route answers cross-origin requests. */
 export interface CorsPolicy {

@@ -5,8 +5,8 @@
  * public), and stay out of spans and metrics.
  */
 import type { SentinelContext } from './context.js';
-import { noStoreJSON, type SentinelResponse } from './http.js';
-import { untraced } from './telemetry/traced-store.js';
+import { noStoreJSON, type SentinelResponse } from './messages.js';
+import { untraced } from '../telemetry/traced-store.js';
 
 /** How long a readiness check may wait on a dependency before counting it as down. */
 const CHECK_TIMEOUT_MS = 1000;

@@ -7,7 +7,7 @@
  * written by the client. The client address is therefore the right-most address that is not a trusted proxy.
  */
 import { BlockList, isIP } from 'node:net';
-import { ConfigurationError } from './errors.js';
+import { ConfigurationError } from '../errors.js';
 
 /**
  * The `trustProxy` option: `false` (the socket address), a number of proxy hops, a list of trusted proxy

@@ -5,7 +5,7 @@
  * trace of the service's span when the host propagates context; a host or proxy that logs by `X-Request-Id` gets
  * that id instead. Both are attacker-chosen text, so only their well-formed shapes are taken.
  */
-import { headerValue, type SentinelRequest } from './http.js';
+import { headerValue, type SentinelRequest } from './messages.js';
 
 const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}(?:-.*)?$/;
 const INVALID_TRACE_ID = '0'.repeat(32);

@@ -3,17 +3,17 @@
  * which the route's renderer turns into the response (after its denied event); anything else goes to `onError` and
  * becomes `500 server_error` with no detail. The error path is described in docs/ARCHITECTURE.md.
  */
-import type { AppStore } from './apps.js';
-import { isAuthorizationError } from './authorize/request/authorization-error.js';
-import { withBodyDeadline } from './body-read.js';
-import type { ResolvedConfig } from './config.js';
+import type { AppStore } from '../apps.js';
+import { isAuthorizationError } from '../authorize/request/authorization-error.js';
+import { withBodyDeadline } from './body-failures.js';
+import type { ResolvedConfig } from '../config.js';
 import { corsPreflight, withCors } from './cors.js';
 import { requestContext, type SentinelContext } from './context.js';
-import { isOAuthError, OAuthError } from './errors.js';
-import { noStoreJSON, type SentinelRequest, type SentinelResponse } from './http.js';
-import type { ServiceKeys } from './keyring/service-keys.js';
+import { isOAuthError, OAuthError } from '../errors.js';
+import { noStoreJSON, type SentinelRequest, type SentinelResponse } from './messages.js';
+import type { ServiceKeys } from '../keyring/service-keys.js';
 import type { EdgeEntry, Match, RouteParams } from './router.js';
-import type { RequestObservation } from './telemetry/request-observation.js';
+import type { RequestObservation } from '../telemetry/request-observation.js';
 
 /** Reports an unexpected failure to `onError`; never throws. */
 export type FailureReport = (error: unknown, route: string, accountId: string | undefined) => void;
@@ -84,7 +84,7 @@ export function createEdge(context: SentinelContext, serviceKeys: ServiceKeys, r
     } catch (error) {
       response = recover(call, scoped, error);
     }
-    // Errors too: a browser app may read why it was refused (src/cors.ts).
+    // Errors too: a browser app may read why it was refused (src/http/cors.ts).
     if (call.entry.cors !== undefined) response = withCors(response, call.entry.cors);
     observation?.end(response.status);
     return response;

@@ -8,7 +8,7 @@
  * - the client drops the connection mid-body: the reader reports a {@link ClientAbortedError} and the core
  *   answers 400, which nobody receives, and reports nothing.
  */
-import { isThenable } from './thenable.js';
+import { isThenable } from '../lib/thenable.js';
 
 const CLIENT_ABORTED = Symbol.for('sentinel-idp.ClientAborted');
 const BODY_TIMEOUT = Symbol.for('sentinel-idp.BodyTimeout');
