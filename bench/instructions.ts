@@ -11,9 +11,7 @@
  * they do not replace them.
  *
  * Targets: the rows of bench/registry.ts with a client-credentials or code-flow workload (`ceiling`, `sentinel-node`,
- * `flow-exchange-sentinel`, `flow-exchange-oidc`, …; `*` suffix for a prefix), and `telemetry-<variant>` for the
- * telemetry bench's servers (`telemetry-no-sdk`, `telemetry-sdk`, `telemetry-sdk-ratio` on this tree, `telemetry-baseline` and
- * `telemetry-baseline-sdk` on the tree before telemetry; bench/telemetry-sdk.ts).
+ * `sentinel-node-otel`, `flow-exchange-sentinel`, `flow-exchange-oidc`, …; `*` suffix for a prefix).
  * Default: the HTTP ceiling, client credentials on node:http, and the three flows of both servers on memory.
  *
  * Each server runs under `valgrind --tool=callgrind --instr-atstart=no` (the warm-up runs uninstrumented, about five
@@ -34,7 +32,6 @@ import { FlowLoad, flowExpectedStatus, isFlowWorkload } from './flow-client.js';
 import { buildLibraryForBench } from './library-build.js';
 import { TARGETS, type Workload } from './registry.js';
 import { freePort } from './server-child.js';
-import { extractTelemetryBaseline, TELEMETRY_VARIANTS } from './telemetry-sdk.js';
 
 const DEFAULT_TARGETS = [
   'ceiling',
@@ -55,10 +52,7 @@ const PAIRS: Array<[string, string]> = [
   ['flow-authorize-oidc-redis', 'flow-authorize-sentinel-redis'],
   ['flow-exchange-oidc-redis', 'flow-exchange-sentinel-redis'],
   ['flow-refresh-oidc-redis', 'flow-refresh-sentinel-redis'],
-  ['telemetry-no-sdk', 'telemetry-baseline'],
-  ['telemetry-sdk-ratio', 'telemetry-no-sdk'],
-  ['telemetry-sdk', 'telemetry-no-sdk'],
-  ['telemetry-baseline-sdk', 'telemetry-baseline'],
+  ['sentinel-node-otel', 'sentinel-node'],
 ];
 
 const [namesArg, requestsArg = '2000', warmArg = '8000'] = process.argv.slice(2);
@@ -66,35 +60,16 @@ const REQUESTS = Number(requestsArg);
 const WARM_UP = Number(warmArg);
 /** Under valgrind a server answers a few hundred requests a second: generous timeouts, fewer connections. */
 const LOAD: LoadSettings = { connections: 10, timeoutSeconds: 120 };
-const repo = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
 
 interface Subject {
   name: string;
-  /** The script under bench/ the server runs, and its arguments for a given port. */
-  script: string;
-  args: (port: number) => string[];
-  /** The source tree whose build the server loads. */
-  root: string;
+  /** The registry's module (with its variant) that bench/server.ts starts. */
+  module: string;
   workload: Workload;
-}
-
-/** The tree before telemetry, extracted and built once if a `telemetry-baseline*` target asks for it. */
-let baselineRoot: string | undefined;
-function telemetryBaseline(): string {
-  baselineRoot ??= extractTelemetryBaseline().root;
-  return baselineRoot;
 }
 
 function subjects(names: string[]): Subject[] {
   return names.flatMap((name): Subject[] => {
-    if (name.startsWith('telemetry-')) {
-      const variant = name.slice('telemetry-'.length);
-      if (!(TELEMETRY_VARIANTS as readonly string[]).includes(variant)) {
-        throw new Error(`${name}: the telemetry variants are ${TELEMETRY_VARIANTS.join(', ')}`);
-      }
-      const root = variant.startsWith('baseline') ? telemetryBaseline() : repo;
-      return [{ name, script: 'telemetry-server.ts', args: (port) => [variant, String(port), root], root, workload: 'cc' }];
-    }
     const matching = name.endsWith('*')
       ? TARGETS.filter((t) => t.name.startsWith(name.slice(0, -1)))
       : TARGETS.filter((t) => t.name === name);
@@ -105,9 +80,7 @@ function subjects(names: string[]): Subject[] {
       }
       return {
         name: target.name,
-        script: 'server.ts',
-        args: (port) => [target.module, String(port)],
-        root: repo,
+        module: target.module,
         workload: target.workload,
       };
     });
@@ -125,8 +98,9 @@ async function startCounted(subject: Subject, port: number, outFile: string, jwk
       process.execPath,
       '--import',
       'tsx',
-      fileURLToPath(new URL(`./${subject.script}`, import.meta.url)),
-      ...subject.args(port),
+      fileURLToPath(new URL('./server.ts', import.meta.url)),
+      subject.module,
+      String(port),
     ],
     {
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
@@ -238,7 +212,7 @@ async function main(): Promise<void> {
     throw new Error('valgrind is not installed (apt-get install -y valgrind)');
   }
   const chosen = subjects(namesArg ? namesArg.split(',') : DEFAULT_TARGETS);
-  for (const root of new Set(chosen.map((subject) => subject.root))) await buildLibraryForBench(root);
+  await buildLibraryForBench();
   const { privateJwk, publicJwk } = await createKeyPair();
   const jwk = JSON.stringify(privateJwk);
   const figures = new Map<string, number>();

@@ -1,50 +1,80 @@
 /**
- * What MemoryStore's byte bounds hold in practice, each measurement in a fresh `node --expose-gc` child:
+ * `node --import tsx bench/memory-bounds.ts [N]`: what MemoryStore records cost and what its byte bounds hold. Each
+ * scenario runs in a fresh `node --expose-gc` child (three GCs before and after); the table goes to stdout and to
+ * the `memory` section of bench/RESULTS.md (`BENCH_OUT` elsewhere).
  *
- * - `interactions-short` / `interactions-longest`: N abandoned /authorize requests through `sentinel.handle()`
- *   (real interaction records), with a short `state` and with the longest `state` the interaction cap accepts;
- *   V8 heap growth per interaction and the bytes MemoryStore charges for it.
+ * - `sessions`, `interactions`: N records (default 100,000) written straight into a store with room for all of
+ *   them: RSS and V8 heap growth per record. Sessions are the core's own key and value (`sessionKey`,
+ *   `encodeSessionRecord`); interactions the JSON of a validated authorize request. The random ids are cut from one
+ *   buffer drawn before the first reading: drawing them per record leaves freed native blocks that RSS would charge
+ *   to the records. Goal: 100,000 live sessions in at most 50 MB of RSS.
+ * - `overhead`: 100,000 tiny entries, to check the per-entry overhead MemoryStore charges against the real cost.
+ * - `interactions-short`, `interactions-longest`: 2,000 abandoned /authorize requests through `sentinel.handle()`
+ *   (real interaction records) with a short `state` and with the longest one the interaction cap accepts: heap growth
+ *   per interaction beside the bytes MemoryStore charges for it.
  * - `flood`: 40,000 of the longest through the default store: heap growth stays near the per-prefix budget.
- * - `overhead`: 100,000 tiny entries, to check ENTRY_OVERHEAD_BYTES against the real per-entry cost.
- *
- *   node --import tsx bench/memory-bounds.ts          # runs all, prints JSON, rewrites its own section of RESULTS.md
  */
 import { spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { writeResultsSection } from './results-section.js';
 
 const MB = 1024 * 1024;
-const SECTION = 'throttle-hardening';
+const SESSION_GOAL_MB = 50;
+const SCENARIOS = ['sessions', 'interactions', 'overhead', 'interactions-short', 'interactions-longest', 'flood'] as const;
+type Scenario = (typeof SCENARIOS)[number];
 
 interface Measurement {
-  scenario: string;
+  scenario: Scenario;
   count: number;
+  liveEntries: number;
+  rssGrowthMB: number;
   heapGrowthMB: number;
   heapBytesPerEntry: number;
   chargedBytesPerEntry: number;
-  liveEntries: number;
-  chargedMB: number;
+  stateLength?: number;
 }
 
-function settle(): number {
+type Store = { set(key: string, value: string, ttlMs: number): Promise<unknown>; size: number; bytes: number };
+type Sentinel = { handle(request: unknown): Promise<{ headers: Record<string, unknown> } | null> };
+
+function settle(): NodeJS.MemoryUsage {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (gc === undefined) throw new Error('run with --expose-gc');
   for (let i = 0; i < 3; i++) gc();
-  return process.memoryUsage().heapUsed;
+  return process.memoryUsage();
 }
 
-async function measureInChild(scenario: string): Promise<Measurement> {
+async function measure(scenario: Scenario, n: number): Promise<Measurement> {
   const { createSentinel, generatePrivateJWK, MemoryStore } = await import('../src/index.js');
-  const { MAX_INTERACTION_CHARS } = await import('../src/authorize/state/interaction.js');
-  const store = new MemoryStore();
-  if (scenario === 'overhead') {
-    const count = 100_000;
-    const before = settle();
-    for (let i = 0; i < count; i++) await store.set(`k:${i}`, 'v', 3_600_000);
+  const result = (count: number, before: NodeJS.MemoryUsage, store: Store, stateLength?: number): Measurement => {
     const after = settle();
-    return result(scenario, count, after - before, store);
+    const live = Math.max(1, store.size);
+    return {
+      scenario,
+      count,
+      liveEntries: store.size,
+      rssGrowthMB: (after.rss - before.rss) / MB,
+      heapGrowthMB: (after.heapUsed - before.heapUsed) / MB,
+      heapBytesPerEntry: Math.round((after.heapUsed - before.heapUsed) / live),
+      chargedBytesPerEntry: Math.round(store.bytes / live),
+      ...(stateLength === undefined ? {} : { stateLength }),
+    };
+  };
+  if (scenario === 'sessions' || scenario === 'interactions' || scenario === 'overhead') {
+    const count = scenario === 'overhead' ? 100_000 : n;
+    const make = await recordMaker(scenario, count);
+    // Warm the code paths on a throwaway store first, so that what follows is only the records.
+    const warm = new MemoryStore({ max: 1000 });
+    for (let i = 0; i < 1000; i++) await warm.set(...make(i), 3_600_000);
+    const before = settle();
+    // Room for every record: this measures what records cost, not the byte budget.
+    const store = scenario === 'overhead' ? new MemoryStore() : new MemoryStore({ max: Math.max(200_000, count), maxBytes: 2 ** 31 });
+    for (let i = 0; i < count; i++) await store.set(...make(1000 + i), 8 * 3_600_000);
+    if (store.size !== count) throw new Error(`store holds ${store.size} records, expected ${count}`);
+    return result(count, before, store);
   }
-  const make = (into: InstanceType<typeof MemoryStore>) =>
+  const make = (into: Store): Sentinel =>
     createSentinel({
       issuer: 'https://id.example.com',
       keys: [generatePrivateJWK('ES256')],
@@ -58,14 +88,13 @@ async function measureInChild(scenario: string): Promise<Measurement> {
         },
       ],
       users: { authenticate: () => null },
-      store: into,
-    });
-  // The longest state the cap accepts for this request, found once by bisection on a throwaway store.
+      store: into as InstanceType<typeof MemoryStore>,
+    }) as unknown as Sentinel;
+  // The longest state the interaction cap accepts for this request, found by bisection on a throwaway store.
   let state = 'st-1';
   if (scenario !== 'interactions-short') {
-    const probing = make(store);
-    let low = 0;
-    let high = MAX_INTERACTION_CHARS;
+    const probing = make(new MemoryStore());
+    let [low, high] = [0, 65_536];
     while (low < high) {
       const mid = Math.ceil((low + high) / 2);
       if (await authorize(probing, 'x'.repeat(mid))) low = mid;
@@ -74,18 +103,59 @@ async function measureInChild(scenario: string): Promise<Measurement> {
     state = 'x'.repeat(low);
   }
   const count = scenario === 'flood' ? 40_000 : 2_000;
-  const fresh = new MemoryStore();
-  const measured = make(fresh);
+  const store = new MemoryStore();
+  const measured = make(store);
   const before = settle();
   for (let i = 0; i < count; i++) await authorize(measured, state);
-  const after = settle();
-  return { ...result(scenario, count, after - before, fresh), stateLength: state.length } as Measurement;
+  return result(count, before, store, state.length);
 }
 
-async function authorize(
-  sentinel: { handle(request: unknown): Promise<{ status: number; headers: Record<string, unknown> } | null> },
-  state: string,
-): Promise<boolean> {
+/** Key and value of record `i`: a device session as the core writes it, an interaction, or a tiny entry. */
+async function recordMaker(scenario: Scenario, count: number): Promise<(i: number) => [string, string]> {
+  const session = (await import('../src/authorize/state/session.js')) as {
+    sessionKey(sessionId: string): string;
+    encodeSessionRecord(record: { userId: string; accountId: string; authTime: number; expiresAt: number }): string;
+  };
+  // At most 128 random bytes per record (an interaction's id, state, challenge and CSRF secret), drawn at once.
+  const pool = randomBytes((count + 1000) * 128);
+  let offset = 0;
+  const b64 = (bytes: number): string => {
+    offset += bytes;
+    if (offset > pool.length) throw new Error('random pool exhausted');
+    return pool.subarray(offset - bytes, offset).toString('base64url');
+  };
+  const now = Date.now();
+  if (scenario === 'overhead') return (i) => [`k:${i}`, 'v'];
+  if (scenario === 'sessions') {
+    return (i) => [
+      session.sessionKey(b64(32)),
+      session.encodeSessionRecord({
+        userId: `u-${10000 + (i % 90000)}`,
+        accountId: '123456',
+        authTime: Math.floor(now / 1000) - (i % 3600),
+        expiresAt: now + 8 * 3600 * 1000,
+      }),
+    ];
+  }
+  return (i) => [
+    `interaction:${b64(32)}`,
+    JSON.stringify({
+      accountId: '123456',
+      clientId: randomUUID(),
+      redirectUri: 'https://app.example.com/oauth/callback',
+      responseType: 'code',
+      state: b64(24),
+      codeChallenge: b64(32),
+      codeChallengeMethod: 'S256',
+      csrf: b64(32),
+      v: '1.0',
+      createdAt: now - (i % 600) * 1000,
+      expiresAt: now + 600 * 1000,
+    }),
+  ];
+}
+
+async function authorize(sentinel: Sentinel, state: string): Promise<boolean> {
   const query = new URLSearchParams({ response_type: 'code', client_id: 'c-1', redirect_uri: 'https://app.example.com/cb', state });
   const response = await sentinel.handle({
     method: 'GET',
@@ -97,25 +167,10 @@ async function authorize(
   return String(response?.headers.location ?? '').includes('/login?interaction=');
 }
 
-function result(scenario: string, count: number, growth: number, store: { size: number; bytes: number }): Measurement {
-  const live = store.size;
-  return {
-    scenario,
-    count,
-    heapGrowthMB: Number((growth / MB).toFixed(1)),
-    heapBytesPerEntry: Math.round(growth / Math.max(1, live)),
-    chargedBytesPerEntry: Math.round(store.bytes / Math.max(1, live)),
-    liveEntries: live,
-    chargedMB: Number((store.bytes / MB).toFixed(1)),
-  };
-}
-
-function runChild(scenario: string): Promise<Measurement> {
-  const script = fileURLToPath(import.meta.url);
+function runChild(scenario: Scenario, n: number): Promise<Measurement> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', script, '--child', scenario], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const args = ['--expose-gc', '--import', 'tsx', fileURLToPath(import.meta.url), '--child', scenario, String(n)];
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => {
       output += chunk.toString();
@@ -129,39 +184,41 @@ function runChild(scenario: string): Promise<Measurement> {
   });
 }
 
-function section(results: Measurement[]): string {
-  const rows = results.map(
-    (r) =>
-      `| ${r.scenario} | ${r.count} | ${(r as Measurement & { stateLength?: number }).stateLength ?? '-'} | ${r.liveEntries} | ${r.heapBytesPerEntry} | ${r.chargedBytesPerEntry} | ${r.heapGrowthMB} | ${r.chargedMB} |`,
-  );
+function section(results: Measurement[], n: number): string {
+  const sessions = results.find((r) => r.scenario === 'sessions');
+  const met = sessions !== undefined && sessions.count >= 100_000 && sessions.rssGrowthMB <= SESSION_GOAL_MB;
   return [
-    `<!-- ${SECTION}:start -->`,
-    '## MemoryStore byte bounds (bench/memory-bounds.ts)',
+    '<!-- memory:start -->',
+    '## Memory (MemoryStore)',
     '',
-    `Node ${process.version}, default MemoryStore (64 MiB per prefix, 32 MiB security state), V8 heap after gc.`,
+    `Written by \`node --import tsx bench/memory-bounds.ts ${n}\` on ${new Date().toISOString().slice(0, 10)}, Node.js ${process.version}, ${process.arch}; default MemoryStore (64 MiB per prefix, 32 MiB security state) unless the row says otherwise; growth measured after full GCs.`,
     '',
-    '| scenario | requests | state chars | live entries | heap B/entry | charged B/entry | heap growth MB | charged MB |',
-    '|---|---|---|---|---|---|---|---|',
-    ...rows,
-    `<!-- ${SECTION}:end -->`,
+    '| scenario | records written | state chars | live entries | RSS growth MB | heap growth MB | heap B/entry | charged B/entry |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    ...results.map(
+      (r) =>
+        `| ${r.scenario} | ${r.count} | ${r.stateLength ?? '-'} | ${r.liveEntries} | ${r.rssGrowthMB.toFixed(1)} | ${r.heapGrowthMB.toFixed(1)} | ${r.heapBytesPerEntry} | ${r.chargedBytesPerEntry} |`,
+    ),
+    '',
+    `Goal: 100,000 live sessions ≤ ${SESSION_GOAL_MB} MB RSS — ${met ? 'met' : '**not met**'}${sessions ? ` (${sessions.count}: ${sessions.rssGrowthMB.toFixed(1)} MB)` : ''}.`,
+    '<!-- memory:end -->',
   ].join('\n');
 }
 
-const isMain = process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1];
-if (isMain) {
-  if (process.argv[2] === '--child') {
-    measureInChild(process.argv[3] ?? 'overhead').then(
-      (measurement) => console.log(JSON.stringify(measurement)),
-      (error: unknown) => {
-        console.error(error);
-        process.exit(1);
-      },
-    );
-  } else {
-    const results: Measurement[] = [];
-    for (const scenario of ['overhead', 'interactions-short', 'interactions-longest', 'flood']) results.push(await runChild(scenario));
-    console.log(JSON.stringify(results, null, 2));
-    const path = fileURLToPath(new URL('./RESULTS.md', import.meta.url));
-    writeResultsSection(path, SECTION, section(results));
+if (process.argv[2] === '--child') {
+  measure(process.argv[3] as Scenario, Number(process.argv[4])).then(
+    (measurement) => console.log(JSON.stringify(measurement)),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+} else {
+  const n = Number(process.argv[2] ?? 100_000);
+  const results: Measurement[] = [];
+  for (const scenario of SCENARIOS) {
+    results.push(await runChild(scenario, n));
+    console.log(JSON.stringify(results.at(-1)));
   }
+  writeResultsSection(process.env.BENCH_OUT ?? fileURLToPath(new URL('./RESULTS.md', import.meta.url)), 'memory', section(results, n));
 }

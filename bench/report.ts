@@ -1,20 +1,22 @@
-/** Writes bench/RESULTS.md and bench/results.json from one run: machine, versions, date, method, medians, ratios. */
-import { existsSync, readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+/**
+ * Writes what `npm run bench` measured into bench/RESULTS.md: one section per group of rows (client credentials,
+ * bearer guard, code flow), each between `<!-- bench-<group>:start -->` and `<!-- bench-<group>:end -->`, with the
+ * date, machine, versions and command, the medians of every row and the ratios with their goals. A run rewrites only
+ * the groups it measured (`BENCH_ONLY='guard-*'` leaves the others as the last run wrote them); the file's other
+ * sections (memory, soak, recorded findings) stay as they are.
+ */
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
-import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type MemoryResult, memorySection } from './memory.js';
 import { RATIOS, type TargetSpec } from './registry.js';
-
-/** The line under the title of RESULTS.md that shows the chart bench/run.ts draws (bench/chart.ts). */
-export const CHART_LINK = '![Every ratio of the last run against its goal](ratios.svg) — [the hot paths](#hot-paths)';
+import { writeResultsSection } from './results-section.js';
 
 export interface RunSettings {
   rounds: number;
   durationSeconds: number;
   warmupSeconds: number;
   connections: number;
+  guardPipelining: number;
 }
 
 export interface RoundResult {
@@ -35,17 +37,43 @@ export interface RowResult {
   rounds: RoundResult[];
 }
 
-export interface ReportInput {
-  out: string;
-  settings: RunSettings;
-  rows: RowResult[];
-  memory: MemoryResult[] | undefined;
-  memoryError: string | undefined;
-  startedAt: Date;
-  wallSeconds: number;
-}
+type Metric = Exclude<keyof RoundResult, 'requests' | 'seconds'>;
+type Group = 'client-credentials' | 'guard' | 'code-flow';
 
-type Metric = 'rps' | 'p50ms' | 'p99ms' | 'cpuUsPerRequest' | 'rssMB';
+const GROUPS: Record<Group, { title: string; method: string }> = {
+  'client-credentials': {
+    title: 'Client credentials: sentinel-idp against hand-written endpoints and peers',
+    method:
+      'Workload: `POST /sentinel/api/v2/account/123456/app/token?state=<consumer uuid>` with a form body `grant_type=client_credentials&client_id=…&client_secret=…`, answered by an ES256 `at+jwt` bound to the consumer; the same key signs everywhere. The HTTP ceiling is bare node:http answering a token signed once at startup. The hand-written baselines (bench/targets/handwritten-*.ts) make the same checks and claims with jose `SignJWT`. oidc-provider issues a JWT access token for one resource server (it has no consumer binding, so it does somewhat less); @node-oauth/oauth2-server runs in Express with an in-memory model signing the same JWT. The sentinel-idp rows mount the same app through each adapter; the fetch row converts every node:http request to a WHATWG `Request` and back, the conversion a fetch runtime pays. Goals: the Fastify adapter at least matches the hand-written Fastify + jose endpoint by req/s and CPU, doubles oidc-provider, and the Express adapter keeps 90 % of hand-written Express; an OpenTelemetry SDK sampling every trace keeps 90 % of the throughput.',
+  },
+  guard: {
+    title: 'Bearer guard',
+    method:
+      '`GET /api/account/123456/consumer/{consumer}/tokens` with `Authorization: Bearer <ES256 at+jwt>`; every guard checks the signature, `typ` where it can, issuer, audience, expiry, and that the path\'s consumer is the token\'s `sub`. Before each round the runner checks 200 with the consumer, and 401 for an altered signature and for another consumer. "one token": the same token on every request; "20,000 tokens": 20,000 consumers in turn, so the first 20,000 requests of a round are first sightings and only later ones can hit a verified-token cache (sentinel-idp, @fastify/jwt). Every guard row is pipelined (depth below): a guard answers in tens of µs of CPU, about what autocannon spends per request, so without pipelining every guard ends near the generator\'s rate. CPU µs per request is the figure that does not depend on the generator. Goals: the Fastify guard twice the req/s of the hand-written Fastify + jose guard with one token and 1.2× with 20,000, at most half its CPU per request with one token.',
+  },
+  'code-flow': {
+    title: 'Code flow: sentinel-idp against oidc-provider',
+    method:
+      'Both servers get the same authorization request (PKCE S256, `scope=openid offline_access api:read`, state, nonce) from a session made through each one\'s own sign-in, and issue ES256 JWT access tokens, ES256 ID tokens and a refresh token rotated on every use. "authorize": GET with the session cookie → the redirect with a new code. "exchange": every request redeems a fresh code minted before the window. "refresh": chains, each request presenting the refresh token the previous answer returned. The runner verifies the first answers (code and state; both JWTs\' signatures and claims; the rotated-away refresh token refused). oidc-provider runs on an unbounded in-memory adapter and on the ioredis `Adapter` of its documentation; sentinel-idp on MemoryStore and RedisStore; both on the Redis at `REDIS_URL`, both ioredis clients auto-pipelining. Goals: four times oidc-provider\'s req/s on authorize, three times on exchange and refresh.',
+  },
+};
+
+const PACKAGES = [
+  'fastify',
+  'express',
+  'koa',
+  'jose',
+  'oidc-provider',
+  '@node-oauth/oauth2-server',
+  '@fastify/jwt',
+  'express-oauth2-jwt-bearer',
+  'autocannon',
+];
+
+function groupOf(spec: TargetSpec): Group {
+  if (spec.workload.startsWith('guard')) return 'guard';
+  return spec.workload === 'cc' || spec.workload === 'oidc-cc' ? 'client-credentials' : 'code-flow';
+}
 
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -54,206 +82,74 @@ export function median(values: number[]): number {
   return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
-function medianOf(row: RowResult, metric: Metric): number {
-  return median(row.rounds.map((r) => r[metric]));
-}
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const medianOf = (row: RowResult, metric: Metric): number => median(row.rounds.map((r) => r[metric]));
+const fmt = (value: number, digits = 0): string => (Number.isFinite(value) ? value.toFixed(digits) : '–');
 
 function version(pkg: string): string {
   try {
-    const file = pkg === '.' ? join(ROOT, 'package.json') : join(ROOT, 'node_modules', pkg, 'package.json');
-    return (JSON.parse(readFileSync(file, 'utf8')) as { version?: string }).version ?? '?';
+    const file = fileURLToPath(new URL(pkg === '.' ? '../package.json' : `../node_modules/${pkg}/package.json`, import.meta.url));
+    return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
   } catch {
     return 'not installed';
   }
 }
 
-const PACKAGES = [
-  'fastify',
-  '@fastify/formbody',
-  'express',
-  'koa',
-  'jose',
-  'oidc-provider',
-  '@node-oauth/oauth2-server',
-  'lru-cache',
-  '@fastify/jwt',
-  'express-oauth2-jwt-bearer',
-  'autocannon',
-  'tsx',
-];
-
-function fmt(value: number, digits = 0): string {
-  return Number.isFinite(value) ? value.toFixed(digits) : '–';
-}
-
-export interface RatioRow {
-  label: string;
-  hotPath: boolean;
-  value: number;
-  target?: number;
-  metric: 'rps' | 'cpu';
-  met?: boolean;
-  missing?: string;
-}
-
-export function ratios(rows: RowResult[]): RatioRow[] {
+function ratioLines(rows: RowResult[], group: Group): string[] {
   const byName = new Map(rows.map((r) => [r.spec.name, r]));
-  return RATIOS.map((ratio) => {
-    const a = byName.get(ratio.numerator);
-    const b = byName.get(ratio.denominator);
-    const missing = [a, b].some((r) => r === undefined || r.status !== 'ok' || r.rounds.length === 0)
-      ? `no result for ${[ratio.numerator, ratio.denominator]
-          .filter((n) => {
-            const r = byName.get(n);
-            return r === undefined || r.status !== 'ok';
-          })
-          .join(', ')}`
-      : undefined;
+  const lines: string[] = [];
+  for (const ratio of RATIOS) {
+    const [a, b] = [byName.get(ratio.numerator), byName.get(ratio.denominator)];
+    if (a === undefined || groupOf(a.spec) !== group) continue;
+    const ok = [a, b].every((r) => r?.status === 'ok' && r.rounds.length > 0);
     const metric: Metric = ratio.metric === 'rps' ? 'rps' : 'cpuUsPerRequest';
-    const value = missing ? Number.NaN : medianOf(a as RowResult, metric) / medianOf(b as RowResult, metric);
-    const met = ratio.target === undefined || missing ? undefined : ratio.metric === 'rps' ? value >= ratio.target : value <= ratio.target;
-    return {
-      label: ratio.label,
-      hotPath: ratio.hotPath === true,
-      value,
-      metric: ratio.metric,
-      ...(ratio.target !== undefined ? { target: ratio.target } : {}),
-      ...(met !== undefined ? { met } : {}),
-      ...(missing ? { missing } : {}),
-    };
-  });
+    const value = ok ? medianOf(a, metric) / medianOf(b as RowResult, metric) : Number.NaN;
+    const goal = ratio.target === undefined ? '' : `${ratio.metric === 'rps' ? '≥' : '≤'} ${Number(ratio.target.toFixed(2))}×`;
+    const met = ratio.metric === 'rps' ? value >= (ratio.target ?? 0) : value <= (ratio.target ?? 0);
+    const verdict = !ok ? `no result for ${ratio.denominator}` : ratio.target === undefined ? '' : met ? 'met' : '**not met**';
+    lines.push(`| ${ratio.label} | ${ok ? `${value.toFixed(2)}×` : '–'} | ${goal} | ${verdict} |`);
+  }
+  return lines.length === 0 ? [] : ['', '| ratio (req/s unless CPU) | value | goal | |', '|---|---:|---:|---|', ...lines];
 }
 
-export async function writeReport(input: ReportInput): Promise<string[]> {
-  const { settings, rows, memory } = input;
+function section(group: Group, rows: RowResult[], settings: RunSettings, startedAt: Date): string {
   const cpus = os.cpus();
-  const short = settings.rounds < 3 || settings.durationSeconds < 10;
-  const ratioRows = ratios(rows).filter((r) => !r.hotPath);
-  const lines: string[] = [];
-  const push = (...l: string[]) => lines.push(...l);
-
-  push('# sentinel-idp benchmark results', '', CHART_LINK, '');
-  push(`Generated by \`npm run bench\` (bench/run.ts) on ${input.startedAt.toISOString()}, ${fmt(input.wallSeconds)} s wall time.`, '');
-  if (short) {
-    push(
-      `> **Short development run** (${settings.rounds} round(s) × ${settings.durationSeconds} s): noisy, not representative. Use the defaults (3 × 10 s) on a quiet machine for published numbers.`,
-      '',
-    );
-  }
-
-  push('## Machine and versions', '');
-  push(`- CPU: ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown'}`);
-  push(
-    `- Memory: ${fmt(os.totalmem() / 1024 ** 3, 1)} GiB; load average at the end: ${os
+  const pipelined = group === 'guard' ? `, pipelined ${settings.guardPipelining} deep` : '';
+  const lines = [
+    `<!-- bench-${group}:start -->`,
+    `## ${GROUPS[group].title}`,
+    '',
+    `Written by \`npm run bench\` (bench/run.ts) on ${startedAt.toISOString().slice(0, 16)}Z: ${settings.rounds} round(s) × ${settings.durationSeconds} s after ${settings.warmupSeconds} s of warm-up, ${settings.connections} connections${pipelined}, autocannon in the parent process; ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'} shared by the servers and the load generator, ${os.type()} ${os.release()}, load average at the end ${os
       .loadavg()
       .map((l) => l.toFixed(2))
-      .join(' ')}`,
-  );
-  push(`- OS: ${os.type()} ${os.release()} (${os.arch()})`);
-  push(`- Node.js ${process.version}; sentinel-idp ${version('.')} (from this repository's source, via tsx)`);
-  push(`- ${PACKAGES.map((p) => `${p} ${version(p)}`).join(', ')}`, '');
-
-  push('## Method', '');
-  push(
-    `- Every target runs alone in its own child process (\`node --import tsx bench/server.ts <target>\`), listening on 127.0.0.1; the load generator is autocannon ${version('autocannon')} in the parent process on the same machine (so client and server share the ${cpus.length} cores — absolute numbers are a floor, the ratios are the point).`,
-    `- Per target and round: one request checked thoroughly first (200, JSON, \`Cache-Control: no-store\`, an \`at+jwt\` ES256 access token whose signature verifies against the run's public key with the expected claims; for authorize, a 302 to the registered redirect URI with a code), then ${settings.warmupSeconds} s warm-up, then ${settings.durationSeconds} s measured with ${settings.connections} connections, no pipelining. Any response with another status, any error or timeout fails the row: it is reported as FAILED, never as a number.`,
-    `- ${settings.rounds} round(s); the target order rotates each round; the table shows medians over rounds; ratios are computed from the medians of this run only.`,
-    '- req/s = responses completed in the window ÷ window length. Latency p50/p99 from autocannon. CPU µs/request = `process.cpuUsage()` delta of the server process over the window (user + system, all threads: main, libuv pool, GC) ÷ responses completed. RSS = server `process.memoryUsage().rss` right after the window.',
-    '- Workload: `POST /sentinel/api/v2/account/123456/app/token?state=<consumer uuid>`, `Content-Type: application/x-www-form-urlencoded;charset=UTF-8`, body `grant_type=client_credentials&client_id=<uuid>&client_secret=<26 chars>`. The same ES256 key (P-256 JWK generated per run) signs everywhere.',
-    '- HTTP ceiling: bare node:http reads the body and answers a fixed token JSON (signed once at startup).',
-    '- Hand-written baselines (bench/targets/handwritten-*.ts): the same checks (form content type, no repeated parameter, grant_type, consumer id shape, client lookup by account + client id, SHA-256 + `timingSafeEqual` secret check) and the same claims (iss, sub = consumer, aud = account, client_id, azp, iat, exp = iat + 3600, jti), jose `SignJWT` with the key imported once; Fastify with @fastify/formbody, Express 5 with `express.urlencoded`.',
-    '- oidc-provider: client_credentials with resource indicators (one resource server, `accessTokenFormat: "jwt"`, ES256), client_secret_post, `POST /token` with `resource`; its own Koa callback on node:http. It has no consumer binding, so it does somewhat less.',
-    '- @node-oauth/oauth2-server: in Express 5 with `express.urlencoded`, an in-memory model, `generateAccessToken` signing the same JWT with jose; the consumer id reaches the model through AsyncLocalStorage (its model API does not see the request).',
-    '- sentinel-idp rows: the same app through `toFastify`, `toExpress`, `toKoa`, `toFetch` and `sentinel.handle` on bare node:http. The fetch row is served from node:http by converting each IncomingMessage to a WHATWG `Request` (URL, all headers, whole body) and writing the `Response` back — the conversion a fetch runtime pays.',
-    '- Authorize: the bench logs a user in once through the login page, then `GET /sentinel/api/account/123456/authorize?response_type=code&…&code_challenge=…` with the session cookie (302 with a code). Code exchange: codes are minted with that session before the window (outside the CPU measurement), each request redeems a fresh one (`grant_type=authorization_code` + PKCE); the window is sized from the warm-up rate.',
-    '- Servers run with NODE_ENV=production. TypeScript targets are loaded through tsx (transpiled once at startup; no effect on steady-state numbers).',
-    '- Memory: `bench/memory.ts`, a fresh `node --expose-gc` process per kind, records written straight into a `MemoryStore` (sessions: key and compact value as the core writes them; interactions: realistic JSON), random ids cut from one buffer drawn before the first reading, RSS and V8 heap growth after full GCs.',
+      .join(
+        ' ',
+      )}; Node.js ${process.version}, sentinel-idp ${version('.')} built as published, ${PACKAGES.map((p) => `${p} ${version(p)}`).join(', ')}.`,
     '',
-  );
-
-  push('## Results (medians)', '');
-  push('| target | req/s | p50 ms | p99 ms | CPU µs/req | RSS MB | rounds | status |');
-  push('|---|---:|---:|---:|---:|---:|---:|---|');
+    GROUPS[group].method,
+    '',
+    "Every target runs alone in a child process; each round starts it fresh, checks its first answer, warms it up and measures; the order rotates by round. A response with any other status, an error or a timeout fails the row. req/s = responses ÷ window; CPU µs/req = the server process's user + system CPU over the window (every thread) ÷ responses; RSS after the window. Medians over rounds; ratios of medians within this run.",
+    '',
+    '| target | req/s | p99 ms | CPU µs/req | RSS MB | status (req/s per round) |',
+    '|---|---:|---:|---:|---:|---|',
+  ];
   for (const row of rows) {
     const ok = row.status === 'ok' && row.rounds.length > 0;
-    const cell = (m: Metric, d = 0) => (ok ? fmt(medianOf(row, m), d) : '–');
-    const status =
-      row.status === 'ok' ? 'ok' : row.status === 'failed' ? `**FAILED**: ${row.reason ?? ''}` : `not available: ${row.reason ?? ''}`;
-    push(
-      `| ${row.spec.label} \`${row.spec.name}\` | ${cell('rps')} | ${cell('p50ms', 1)} | ${cell('p99ms', 1)} | ${cell('cpuUsPerRequest')} | ${cell('rssMB')} | ${row.rounds.length} | ${status.replace(/\|/g, '\\|')} |`,
+    const cell = (metric: Metric, digits = 0): string => (ok ? fmt(medianOf(row, metric), digits) : '–');
+    const status = row.status === 'ok' ? `ok (${row.rounds.map((r) => fmt(r.rps)).join(', ')})` : `**${row.status}**: ${row.reason ?? ''}`;
+    lines.push(
+      `| ${row.spec.label} \`${row.spec.name}\` | ${cell('rps')} | ${cell('p99ms', 1)} | ${cell('cpuUsPerRequest')} | ${cell('rssMB')} | ${status.replace(/\|/g, '\\|')} |`,
     );
   }
-  push('');
+  lines.push(...ratioLines(rows, group), `<!-- bench-${group}:end -->`);
+  return lines.join('\n');
+}
 
-  push('## Ratios (within this run)', '');
-  push('| ratio | value | goal (issue 9) | |');
-  push('|---|---:|---:|---|');
-  for (const r of ratioRows) {
-    const goal = r.target === undefined ? '' : `${r.metric === 'rps' ? '≥' : '≤'} ${r.target.toFixed(1)}×`;
-    const verdict = r.missing ? r.missing : r.met === undefined ? '' : r.met ? 'met' : '**not met**';
-    push(`| ${r.label} | ${Number.isFinite(r.value) ? `${r.value.toFixed(2)}×` : '–'} | ${goal} | ${verdict} |`);
+/** Rewrites the section of every group the run measured in `out`; returns the groups written. */
+export function writeReport(out: string, rows: RowResult[], settings: RunSettings, startedAt: Date): Group[] {
+  const groups = [...new Set(rows.map((r) => groupOf(r.spec)))];
+  for (const group of groups) {
+    const members = rows.filter((r) => groupOf(r.spec) === group);
+    writeResultsSection(out, `bench-${group}`, section(group, members, settings, startedAt));
   }
-  push('');
-
-  push(memorySection(memory, input.memoryError), '');
-
-  push('## Findings', '');
-  for (const r of ratioRows.filter((x) => x.target !== undefined)) {
-    push(
-      `- ${r.label}: ${r.missing ? `not measured (${r.missing})` : `${r.value.toFixed(2)}× (goal ${r.metric === 'rps' ? '≥' : '≤'} ${r.target?.toFixed(1)}×) — ${r.met ? 'met' : 'NOT met'}`}.`,
-    );
-  }
-  for (const row of rows.filter((r) => r.status !== 'ok')) push(`- \`${row.spec.name}\` ${row.status}: ${row.reason ?? ''}`);
-  const notes = join(dirname(fileURLToPath(import.meta.url)), 'FINDINGS.md');
-  if (existsSync(notes)) push('', readFileSync(notes, 'utf8').trim());
-  push('');
-
-  push('## Headline (for the README)', '');
-  const headline = ratioRows.filter((r) => r.target !== undefined && !r.missing);
-  if (headline.length === 0) push('No headline ratio measured in this run.');
-  for (const r of headline) push(`- ${r.label}: **${r.value.toFixed(2)}×**`);
-  push('');
-
-  // Sections written by the other bench scripts (and the hot-paths section) survive a full run.
-  const previous = existsSync(input.out) ? readFileSync(input.out, 'utf8') : '';
-  // The memory section is this report's own (above); `bench/memory.ts --write` rewrites it alone between runs.
-  const kept = (previous.match(/<!-- ([a-z0-9-]+):start -->[\s\S]*?<!-- \1:end -->/g) ?? []).filter(
-    (section) => !section.startsWith('<!-- memory:start -->'),
-  );
-  await writeFile(input.out, `${lines.join('\n').trimEnd()}\n\n${kept.join('\n')}\n`);
-  const jsonPath = join(dirname(input.out), 'results.json');
-  const json = {
-    startedAt: input.startedAt.toISOString(),
-    wallSeconds: input.wallSeconds,
-    short,
-    machine: {
-      cpus: cpus.length,
-      model: cpus[0]?.model.trim(),
-      totalMemBytes: os.totalmem(),
-      os: `${os.type()} ${os.release()} ${os.arch()}`,
-      node: process.version,
-    },
-    versions: Object.fromEntries(['.', ...PACKAGES].map((p) => [p === '.' ? 'sentinel-idp' : p, version(p)])),
-    settings,
-    rows: rows.map((row) => ({
-      name: row.spec.name,
-      label: row.spec.label,
-      kind: row.spec.kind,
-      workload: row.spec.workload,
-      status: row.status,
-      reason: row.reason,
-      check: row.check,
-      rounds: row.rounds,
-      median:
-        row.status === 'ok' && row.rounds.length > 0
-          ? Object.fromEntries((['rps', 'p50ms', 'p99ms', 'cpuUsPerRequest', 'rssMB'] as const).map((m) => [m, medianOf(row, m)]))
-          : null,
-    })),
-    ratios: ratioRows,
-    memory: memory ?? null,
-  };
-  await writeFile(jsonPath, `${JSON.stringify(json, null, 2)}\n`);
-  return [input.out, jsonPath];
+  return groups;
 }

@@ -1,19 +1,11 @@
 /**
- * `npm run bench` — load benchmark of sentinel-idp against baselines and peers, all on 127.0.0.1.
+ * `npm run bench` — load benchmark of sentinel-idp against baselines and peers, all on 127.0.0.1 (`--help`).
  *
- * For each round (BENCH_ROUNDS, default 3; target order rotated per round), for each target: spawn the target in
- * a child (bench/server.ts), check one response thoroughly (200 + a JWT whose ES256 signature verifies, or the 302
- * with a code), warm up (BENCH_WARMUP s, default 2), then measure with autocannon for BENCH_DURATION s (default 10)
- * at BENCH_CONNECTIONS (default 50) while the child measures its own CPU time over the window; RSS after load.
- * Any response with an unexpected status, error or timeout fails the row loudly (it is not reported as a number).
- * Medians over rounds, ratios of medians within this run, then bench/RESULTS.md and bench/results.json.
- *
- * Env: BENCH_SHORT=1 (3 rounds × 5 s, 1 s warm-up, no memory: the setting for a shared 2-core machine),
- *      BENCH_DURATION, BENCH_WARMUP, BENCH_ROUNDS, BENCH_CONNECTIONS, BENCH_ONLY=a,b (target names, `guard-*` for a prefix; a partial run
- *      rewrites only the hot-paths section and the chart),
- *      BENCH_GUARD_PIPELINING (HTTP pipelining depth of every guard row, default 10),
- *      BENCH_MEMORY=0 (skip the MemoryStore measurement), BENCH_MEMORY_N (default 100000),
- *      BENCH_OUT (default bench/RESULTS.md; results.json goes next to it).
+ * For each round (target order rotated per round), for each row of bench/registry.ts: spawn the target in a child
+ * (bench/server.ts), check its first answer thoroughly (bench/client.ts, bench/flow-client.ts), warm up, then
+ * measure with autocannon while the child measures its own CPU time over the window; RSS after load. Any response
+ * with an unexpected status, error or timeout fails the row loudly (it is not reported as a number). Medians over
+ * rounds and ratios of medians within this run go to the sections of bench/RESULTS.md (bench/report.ts).
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -25,10 +17,23 @@ import { checkFirstResponse, expectedStatus, type LoadSettings, loadOptions, Not
 import { createKeyPair } from './fixtures.js';
 import { FlowLoad, flowExpectedStatus, isFlowWorkload } from './flow-client.js';
 import { type GuardTokens, mintGuardTokens } from './guard-tokens.js';
-import { writeHotPaths } from './hot-paths.js';
-import { type MemoryResult, measureMemory } from './memory.js';
 import { TARGETS, type TargetSpec } from './registry.js';
 import { type RoundResult, type RowResult, type RunSettings, writeReport } from './report.js';
+
+const HELP = `npm run bench [-- --help]: every row of bench/registry.ts, 3 rounds, into bench/RESULTS.md.
+Run it on a quiet machine. Settings (environment):
+  BENCH_SHORT=1            3 rounds × 5 s after 1 s of warm-up (a shared 2-core machine)
+  BENCH_ONLY=a,b           only these rows (\`guard-*\` for a prefix); only their groups' sections are rewritten
+  BENCH_ROUNDS, BENCH_DURATION, BENCH_WARMUP (s), BENCH_CONNECTIONS (default 3, 10, 2, 50)
+  BENCH_GUARD_PIPELINING   HTTP pipelining depth of the guard rows (default 10; 1 turns it off)
+  BENCH_OUT                where to write (default bench/RESULTS.md)
+  BENCH_LIBRARY=source     load the TypeScript source instead of the build (bench/library-build.ts)
+  REDIS_URL                the Redis of the Redis rows (default redis://127.0.0.1:6379)
+Rows: ${TARGETS.map((t) => t.name).join(', ')}`;
+if (process.argv.includes('--help')) {
+  console.log(HELP);
+  process.exit(0);
+}
 import { freePort, killAll, ServerChild } from './server-child.js';
 
 const env = process.env;
@@ -38,11 +43,12 @@ const settings: RunSettings = {
   durationSeconds: positive(env.BENCH_DURATION, shortRun ? 5 : 10),
   warmupSeconds: positive(env.BENCH_WARMUP, shortRun ? 1 : 2, true),
   connections: positive(env.BENCH_CONNECTIONS, 50),
+  guardPipelining: positive(env.BENCH_GUARD_PIPELINING, 10),
 };
 const load: LoadSettings = {
   connections: settings.connections,
   timeoutSeconds: 10,
-  guardPipelining: positive(env.BENCH_GUARD_PIPELINING, 10),
+  guardPipelining: settings.guardPipelining,
 };
 const only = (env.BENCH_ONLY ?? '')
   .split(',')
@@ -175,7 +181,7 @@ async function main(): Promise<void> {
   mkdirSync(dirname(out), { recursive: true });
   // The library as it is published (bench/library-build.ts), built before any server starts.
   await buildLibraryForBench();
-  // The whole run is bounded: rounds × targets × (warm-up + window + spawn/check slack) + memory, doubled.
+  // The whole run is bounded: rounds × targets × (warm-up + window + spawn/check slack), doubled.
   const perRowS = settings.warmupSeconds + settings.durationSeconds * 2 + 20;
   const maxS = positive(env.BENCH_MAX_SECONDS, Math.ceil(settings.rounds * TARGETS.length * perRowS * 2 + 300));
   setTimeout(() => {
@@ -228,40 +234,8 @@ async function main(): Promise<void> {
     }
   }
 
-  let memory: MemoryResult[] | undefined;
-  let memoryError: string | undefined;
-  if (env.BENCH_MEMORY !== '0' && !shortRun) {
-    const count = positive(env.BENCH_MEMORY_N, 100_000);
-    try {
-      memory = [];
-      for (const kind of ['sessions', 'interactions'] as const) {
-        const result = await measureMemory(kind, count);
-        memory.push(result);
-        console.log(`memory: ${count} ${kind}: RSS +${result.rssGrowthMB.toFixed(1)} MB, heap +${result.heapGrowthMB.toFixed(1)} MB`);
-      }
-    } catch (err) {
-      memoryError = err instanceof Error ? err.message : String(err);
-      console.error(`memory: FAILED: ${memoryError}`);
-    }
-  }
-
-  const written: string[] = [];
-  // A partial run must not replace the full table of the last complete run.
-  if (only.length === 0) {
-    written.push(
-      ...(await writeReport({
-        out,
-        settings,
-        rows: [...rows.values()],
-        memory,
-        memoryError,
-        startedAt: new Date(started),
-        wallSeconds: (Date.now() - started) / 1000,
-      })),
-    );
-  }
-  written.push(...(await writeHotPaths(out, [...rows.values()], settings, new Date(started))));
-  console.log(`wrote ${written.join(' and ')}`);
+  const groups = writeReport(out, [...rows.values()], settings, new Date(started));
+  console.log(`wrote ${groups.join(', ')} into ${out}`);
   const failed = [...rows.values()].filter((r) => r.status === 'failed');
   if (failed.length > 0) {
     console.error(`${failed.length} row(s) FAILED: ${failed.map((r) => r.spec.name).join(', ')}`);

@@ -7,10 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { importJWK, SignJWT } from 'jose';
 import { ACCOUNT_ID, CLIENT_ID, CONSUMER_ID, HOST, issuerFor, KID, privateJwkFromEnv } from '../fixtures.js';
 import { TOKEN_HEADERS } from './handwritten-core.js';
-import type { RunningTarget, TargetMeta } from './types.js';
+import type { RunningTarget } from './types.js';
 import { closeServer, listen, readBody } from './util.js';
-
-export const meta: TargetMeta = { label: 'bare node:http, fixed JSON (HTTP ceiling)', kind: 'ceiling' };
 
 export async function start(port: number): Promise<RunningTarget> {
   const key = await importJWK(privateJwkFromEnv(), 'ES256');

@@ -6,10 +6,8 @@ import type { Server } from 'node:http';
 import express, { type ErrorRequestHandler } from 'express';
 import { auth } from 'express-oauth2-jwt-bearer';
 import { ACCOUNT_ID, GUARD_ISSUER, HOST, privateJwkFromEnv } from '../fixtures.js';
-import type { RunningTarget, TargetMeta } from './types.js';
+import type { RunningTarget } from './types.js';
 import { closeServer, listen } from './util.js';
-
-export const meta: TargetMeta = { label: 'express-oauth2-jwt-bearer in Express', kind: 'peer' };
 
 export async function start(port: number): Promise<RunningTarget> {
   const { d: _d, ...publicJwk } = privateJwkFromEnv();

@@ -6,9 +6,7 @@ import { createPublicKey } from 'node:crypto';
 import fastifyJwt from '@fastify/jwt';
 import Fastify from 'fastify';
 import { ACCOUNT_ID, GUARD_ISSUER, HOST, privateJwkFromEnv } from '../fixtures.js';
-import type { RunningTarget, TargetMeta } from './types.js';
-
-export const meta: TargetMeta = { label: '@fastify/jwt (verify cache on)', kind: 'peer' };
+import type { RunningTarget } from './types.js';
 
 export async function start(port: number): Promise<RunningTarget> {
   const { d: _d, ...publicJwk } = privateJwkFromEnv();

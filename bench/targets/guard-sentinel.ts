@@ -1,7 +1,8 @@
 /**
  * sentinel-idp's bearer guard (`requireAccessToken`) on the guard rows' route, in Fastify, Express or Koa (its route
- * matched by guard-koa-route.ts), with the verification mode and verified-token cache each row names. Answers the
- * token's consumer as JSON.
+ * matched by guard-koa-route.ts). Answers the token's consumer as JSON. Variants: `fastify` (the default), `express`,
+ * `koa`; `fastify-nocache` and `fastify-nocache-sync` turn the verified-token cache off so that every request
+ * verifies, on the thread pool or on the main thread.
  */
 import type { Server } from 'node:http';
 import express, { type RequestHandler } from 'express';
@@ -14,7 +15,7 @@ import type { RunningTarget } from './types.js';
 import { closeServer, listen } from './util.js';
 
 /** How a guard row configures the service. */
-export interface GuardSettings {
+interface GuardSettings {
   verification?: 'threadpool' | 'sync';
   cache?: boolean;
 }
@@ -38,7 +39,16 @@ interface Claims {
   sub: string;
 }
 
-export async function startFastifyGuard(port: number, settings: GuardSettings = {}): Promise<RunningTarget> {
+export async function start(port: number, variant = 'fastify'): Promise<RunningTarget> {
+  if (variant === 'express') return startExpressGuard(port, {});
+  if (variant === 'koa') return startKoaGuard(port, {});
+  if (variant === 'fastify') return startFastifyGuard(port, {});
+  if (variant === 'fastify-nocache') return startFastifyGuard(port, { cache: false, verification: 'threadpool' });
+  if (variant === 'fastify-nocache-sync') return startFastifyGuard(port, { cache: false, verification: 'sync' });
+  throw new Error(`guard-sentinel: unknown variant ${variant}`);
+}
+
+async function startFastifyGuard(port: number, settings: GuardSettings = {}): Promise<RunningTarget> {
   const { requireAccessToken } = await importRepoModule<{ requireAccessToken(s: unknown): preHandlerAsyncHookHandler }>(
     'adapters/fastify/index.js',
   );
@@ -51,7 +61,7 @@ export async function startFastifyGuard(port: number, settings: GuardSettings = 
   return { close: () => app.close() };
 }
 
-export async function startExpressGuard(port: number, settings: GuardSettings = {}): Promise<RunningTarget> {
+async function startExpressGuard(port: number, settings: GuardSettings = {}): Promise<RunningTarget> {
   const { requireAccessToken } = await importRepoModule<{ requireAccessToken(s: unknown): RequestHandler }>('adapters/express/index.js');
   const sentinel = await createGuardSentinel(settings);
   const app = express();
@@ -64,7 +74,7 @@ export async function startExpressGuard(port: number, settings: GuardSettings = 
   return { close: () => closeServer(server) };
 }
 
-export async function startKoaGuard(port: number, settings: GuardSettings = {}): Promise<RunningTarget> {
+async function startKoaGuard(port: number, settings: GuardSettings = {}): Promise<RunningTarget> {
   const { requireAccessToken } = await importRepoModule<{ requireAccessToken(s: unknown): Middleware }>('adapters/koa/index.js');
   const sentinel = await createGuardSentinel(settings);
   const app = new Koa();

@@ -3,10 +3,8 @@ import type { Server } from 'node:http';
 import express from 'express';
 import { HOST, issuerFor } from '../fixtures.js';
 import { createIssuer, TOKEN_HEADERS } from './handwritten-core.js';
-import type { RunningTarget, TargetMeta } from './types.js';
+import type { RunningTarget } from './types.js';
 import { closeServer, listen } from './util.js';
-
-export const meta: TargetMeta = { label: 'hand-written Express + jose', kind: 'baseline' };
 
 export async function start(port: number): Promise<RunningTarget> {
   const issue = await createIssuer(issuerFor(port));

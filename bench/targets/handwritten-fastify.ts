@@ -3,9 +3,7 @@ import formbody from '@fastify/formbody';
 import Fastify from 'fastify';
 import { HOST, issuerFor } from '../fixtures.js';
 import { createIssuer, TOKEN_HEADERS } from './handwritten-core.js';
-import type { RunningTarget, TargetMeta } from './types.js';
-
-export const meta: TargetMeta = { label: 'hand-written Fastify + jose', kind: 'baseline' };
+import type { RunningTarget } from './types.js';
 
 type Form = Record<string, string | string[] | undefined>;
 

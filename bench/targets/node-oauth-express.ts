@@ -11,10 +11,8 @@ import OAuth2Server from '@node-oauth/oauth2-server';
 import express from 'express';
 import { importJWK, SignJWT } from 'jose';
 import { ACCOUNT_ID, CLIENT_ID, CLIENT_SECRET_SHA256, HOST, issuerFor, KID, privateJwkFromEnv } from '../fixtures.js';
-import type { RunningTarget, TargetMeta } from './types.js';
+import type { RunningTarget } from './types.js';
 import { closeServer, listen } from './util.js';
-
-export const meta: TargetMeta = { label: '@node-oauth/oauth2-server 5 in Express', kind: 'peer' };
 
 const CONSUMER_ID_SHAPE = /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{64})$/;
 

@@ -2,8 +2,8 @@
  * Peer for the code-flow rows: oidc-provider 9 doing the same work as sentinel-idp — authorization code with PKCE
  * (S256, required), an ES256 ID token, refresh tokens rotated on every use, and ES256 JWT access tokens (`at+jwt`)
  * for a resource server (resource indicators; oidc-provider issues JWT access tokens only for a resource). Client
- * authentication client_secret_post. An unbounded in-memory adapter here (oidc-provider-memory-adapter.ts);
- * oidc-provider-flow-redis.ts passes the Redis adapter.
+ * authentication client_secret_post. An unbounded in-memory adapter (oidc-provider-memory-adapter.ts), or with the
+ * variant `redis` the ioredis `Adapter` of oidc-provider's documentation (oidc-provider-redis-adapter.ts).
  *
  * Sign-in and consent are completed by a route of this server (`/interaction/{uid}`) that signs the bench user in
  * and grants the requested scopes, so the runner gets a session cookie the way a browser would; the measured
@@ -13,21 +13,25 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Provider } from 'oidc-provider';
 import { CLIENT_ID, CLIENT_SECRET, HOST, issuerFor, OIDC_RESOURCE, privateJwkFromEnv, redirectUriFor } from '../fixtures.js';
 import { memoryAdapter } from './oidc-provider-memory-adapter.js';
-import type { RunningTarget, TargetMeta } from './types.js';
+import { redisAdapter } from './oidc-provider-redis-adapter.js';
+import { benchRedis } from './redis-bench.js';
+import type { RunningTarget } from './types.js';
 import { closeServer, listen } from './util.js';
-
-export const meta: TargetMeta = { label: 'oidc-provider 9 (code flow, PKCE, refresh rotation, JWT)', kind: 'peer' };
 
 /** The resource server's scope the bench grants (requested as `scope`, like every resource scope). */
 export const OIDC_API_SCOPE = 'api:read';
 const USER_ID = 'u-1';
 
-export async function start(port: number): Promise<RunningTarget> {
-  return startFlowProvider(port, memoryAdapter());
+export async function start(port: number, variant?: string): Promise<RunningTarget> {
+  if (variant !== 'redis') return startFlowProvider(port, memoryAdapter());
+  // Auto-pipelining as sentinel-idp's recommended client options have it: both rows get the same client setting,
+  // so the ratio compares how the two servers use Redis, not how their clients are configured.
+  const redis = benchRedis('oidc', { maxRetriesPerRequest: 1, enableAutoPipelining: true });
+  return startFlowProvider(port, redisAdapter(redis.client, redis.prefix), redis.close);
 }
 
 /** Starts the provider with `adapter` (the class oidc-provider instantiates per model). */
-export async function startFlowProvider(port: number, adapter: unknown, onClose?: () => Promise<void>): Promise<RunningTarget> {
+async function startFlowProvider(port: number, adapter: unknown, onClose?: () => Promise<void>): Promise<RunningTarget> {
   const provider = new Provider(issuerFor(port), {
     adapter,
     jwks: { keys: [privateJwkFromEnv()] },

@@ -2,7 +2,7 @@
  * The Redis adapter oidc-provider's documentation describes (its example `Adapter` class over ioredis): plain
  * models as JSON strings, consumable ones (codes, refresh tokens) as hashes so `consume` can mark them, a list per
  * grant for `revokeByGrantId`, and a `uid` index for sessions. Each write is one MULTI; the grant list's TTL is read
- * first, as the example does. Not a target: oidc-provider-flow-redis.ts passes it to the provider.
+ * first, as the example does. Not a target: the `redis` variant of oidc-provider-flow.ts passes it to the provider.
  */
 import type { Redis } from 'ioredis';
 

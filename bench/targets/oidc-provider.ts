@@ -7,10 +7,8 @@
 import type { Server } from 'node:http';
 import { Provider } from 'oidc-provider';
 import { CLIENT_ID, CLIENT_SECRET, HOST, issuerFor, OIDC_RESOURCE, privateJwkFromEnv } from '../fixtures.js';
-import type { RunningTarget, TargetMeta } from './types.js';
+import type { RunningTarget } from './types.js';
 import { closeServer, listen } from './util.js';
-
-export const meta: TargetMeta = { label: 'oidc-provider 9 (client_credentials, JWT)', kind: 'peer' };
 
 export async function start(port: number): Promise<RunningTarget> {
   const provider = new Provider(issuerFor(port), {

@@ -3,10 +3,8 @@ import type { Server } from 'node:http';
 import express, { type RequestHandler } from 'express';
 import { HOST } from '../fixtures.js';
 import { createBenchSentinel, importRepoModule, type SentinelLike } from './sentinel-common.js';
-import type { RunningTarget, TargetMeta } from './types.js';
+import type { RunningTarget } from './types.js';
 import { closeServer, listen } from './util.js';
-
-export const meta: TargetMeta = { label: 'sentinel-idp, Express adapter', kind: 'sentinel' };
 
 export async function start(port: number): Promise<RunningTarget> {
   const { toExpress } = await importRepoModule<{ toExpress(s: SentinelLike): RequestHandler }>('adapters/express/index.js');

@@ -5,10 +5,8 @@
  */
 import { HOST } from '../fixtures.js';
 import { createBenchSentinel, importRepoModule, type SentinelLike } from './sentinel-common.js';
-import type { RunningTarget, TargetMeta } from './types.js';
+import type { RunningTarget } from './types.js';
 import { closeServer, listen, readBody } from './util.js';
-
-export const meta: TargetMeta = { label: 'sentinel-idp, fetch adapter (node:http → Request)', kind: 'sentinel' };
 
 type FetchHandler = (request: Request) => Promise<Response | null>;
 

@@ -1,14 +1,9 @@
 /** What a target module exports. The runner never imports target modules: bench/server.ts does, in a child. */
-export interface TargetMeta {
-  label: string;
-  kind: 'ceiling' | 'baseline' | 'peer' | 'sentinel';
-}
-
 export interface RunningTarget {
   close(): Promise<void>;
 }
 
 export interface TargetModule {
-  meta: TargetMeta;
-  start(port: number): Promise<RunningTarget>;
+  /** `variant` is the part after `:` in the registry's module name (e.g. `sync`, `redis`, `nocache`). */
+  start(port: number, variant?: string): Promise<RunningTarget>;
 }

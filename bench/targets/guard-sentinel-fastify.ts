@@ -1,9 +1,0 @@
-/** sentinel-idp guard, Fastify adapter. */
-import { startFastifyGuard } from './guard-sentinel.js';
-import type { RunningTarget, TargetMeta } from './types.js';
-
-export const meta: TargetMeta = { label: 'sentinel-idp guard, Fastify adapter', kind: 'sentinel' };
-
-export async function start(port: number): Promise<RunningTarget> {
-  return startFastifyGuard(port, {});
-}
