@@ -58,7 +58,9 @@ export function entryPointProblems(manifest, exists) {
  */
 export function entryPointsOf(manifest, exists) {
   const problems = entryPointProblems(manifest, exists);
-  if (problems.length > 0) throw new Error(`package.json entry points disagree:\n  ${problems.join('\n  ')}`);
+  if (problems.length > 0) {
+    throw new Error(`package.json entry points disagree (fix "exports" or "sentinel.sources"):\n  ${problems.join('\n  ')}`);
+  }
   return Object.keys(manifest.exports)
     .filter((subpath) => !NOT_CODE.has(subpath))
     .map((subpath) => ({
