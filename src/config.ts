@@ -5,14 +5,14 @@
 import { z } from 'zod';
 import { clientAssertionOptionsSchema, clientJwksOptionsSchema, keyedAppShape } from './client-assertion/options.js';
 import { dpopOptionsSchema } from './dpop/options.js';
-import { assertValidApp } from './app-validation.js';
-import { toApp, type AppOptions } from './app-options.js';
-import type { App, AppStore, GrantType } from './apps.js';
+import { assertValidApp } from './apps/app-validation.js';
+import { appFromOptions, type AppOptions } from './apps/app-options.js';
+import type { App, AppStore, GrantType } from './apps/app.js';
 import { ConfigurationError, isConfigurationError } from './errors.js';
 import { type KeysOf, type OptionProblem, parseOptions, refuseUnknownKeys, strictSchema, throwProblems } from './lib/strict-options.js';
-import type { SentinelEvent } from './events.js';
-import type { ExternalSigner, JWK } from './keys.js';
-import { keyRotationSchema, withDefaultAlgorithms } from './keyring/options.js';
+import type { SentinelEvent } from './events/sentinel-event.js';
+import type { ExternalSigner, JWK } from './keys/signing-keys.js';
+import { keyRotationSchema, withDefaultAlgorithms } from './keys/keyring/options.js';
 import { issuesIDTokens } from './token/issues-id-tokens.js';
 import type { Store } from './stores/store.js';
 import { compileTrustProxy } from './http/trusted-proxies.js';
@@ -261,7 +261,7 @@ function checkedApp(entry: z.infer<typeof appSchema>, field: string): App {
   if (entry.clientSecret !== undefined && entry.clientSecretHash !== undefined) {
     throw new ConfigurationError(`${field}.clientSecret`, 'give clientSecret or clientSecretHash, not both');
   }
-  const app = toApp(entry);
+  const app = appFromOptions(entry);
   assertValidApp(app, field);
   return app;
 }

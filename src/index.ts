@@ -5,7 +5,7 @@
 export { createSentinel } from './sentinel.js';
 export type { Sentinel } from './sentinel.js';
 export type { BearerResult } from './guard/bearer-check.js';
-export type { RegisterAppInput, RegisterAppResult } from './register-app.js';
+export type { RegisterAppInput, RegisterAppResult } from './apps/register-app.js';
 export type {
   AuthenticatedUser,
   ConsumerIdValidator,
@@ -28,23 +28,23 @@ export { MemoryStore } from './stores/memory.js';
 export type { MemoryStoreOptions } from './stores/memory.js';
 export { SecurityStateFullError } from './stores/security-state.js';
 export type { Store, SwapEntry } from './stores/store.js';
-export { generateClientSecret, hashClientSecret, verifyClientSecret } from './client-secrets.js';
-export { MemoryAppStore } from './memory-app-store.js';
-export type { App, AppStore, GrantType, TokenEndpointAuthMethod } from './apps.js';
-export type { AppOptions } from './app-options.js';
-export { verifyAppSecret } from './client-secrets.js';
-export type { AppChange, RetiringSecret } from './apps.js';
+export { generateClientSecret, hashClientSecret, verifyClientSecret } from './apps/client-secrets.js';
+export { MemoryAppStore } from './apps/memory-app-store.js';
+export type { App, AppStore, GrantType, TokenEndpointAuthMethod } from './apps/app.js';
+export type { AppOptions } from './apps/app-options.js';
+export { verifyAppSecret } from './apps/client-secrets.js';
+export type { AppChange, RetiringSecret } from './apps/app.js';
 export type { InitialAccessTokenCheck, RegistrationOptions } from './registration/options.js';
-export { generatePrivateJWK } from './keys.js';
-export type { ExternalSigner, JWK, SigningAlgorithm } from './keys.js';
-export type { KeyRotationOptions } from './keyring/options.js';
-export type { RingKeyInfo } from './keyring/ring.js';
+export { generatePrivateJWK } from './keys/signing-keys.js';
+export type { ExternalSigner, JWK, SigningAlgorithm } from './keys/signing-keys.js';
+export type { KeyRotationOptions } from './keys/keyring/options.js';
+export type { RingKeyInfo } from './keys/keyring/ring.js';
 export type { AccessTokenClaims } from './token/access-token.js';
 export type { VerifyAccessTokenOptions } from './guard/access-token-jwt.js';
 export type { DPoPPresentation, ResourceRequest } from './dpop/resource.js';
-export type { KeyedAppFields } from './apps.js';
-export type { SentinelEvent, SentinelEventType } from './events.js';
-export { isParticipantId } from './consumer.js';
+export type { KeyedAppFields } from './apps/app.js';
+export type { SentinelEvent, SentinelEventType } from './events/sentinel-event.js';
+export { isParticipantId } from './token/consumer-id.js';
 export type { RequireAccessTokenOptions } from './guard/bearer-request.js';
 export { MemoryPasskeys } from './passkeys/memory.js';
 export type { PasskeyHooks, StoredPasskey } from './passkeys/hooks.js';

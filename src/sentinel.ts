@@ -5,7 +5,7 @@
  */
 import type { VerifyAccessTokenOptions } from './guard/access-token-jwt.js';
 import type { AccessTokenClaims } from './token/access-token.js';
-import { MemoryAppStore } from './memory-app-store.js';
+import { MemoryAppStore } from './apps/memory-app-store.js';
 import { completeExternalLogin, type CompleteLoginInput } from './authorize/endpoints/external-login.js';
 import { createBearerCheck, type BearerResult } from './guard/bearer-check.js';
 import { resolveConfig, type ResolvedConfig, type SentinelOptions } from './config.js';
@@ -14,10 +14,10 @@ import type { ResourceRequest } from './dpop/resource.js';
 import { createEdge, failureReport } from './http/edge.js';
 import { ConfigurationError } from './errors.js';
 import type { SentinelRequest, SentinelResponse } from './http/messages.js';
-import type { JWK } from './keys.js';
-import type { KeyRing, RingKeyInfo } from './keyring/ring.js';
-import { setUpKeys } from './keyring/service-keys.js';
-import { registerApp, type RegisterAppInput, type RegisterAppResult } from './register-app.js';
+import type { JWK } from './keys/signing-keys.js';
+import type { KeyRing, RingKeyInfo } from './keys/keyring/ring.js';
+import { setUpKeys } from './keys/keyring/service-keys.js';
+import { registerApp, type RegisterAppInput, type RegisterAppResult } from './apps/register-app.js';
 import { assertRegistrationStore } from './registration/options.js';
 import { createRouter } from './http/router.js';
 import { COMPLETE_LOGIN, ROUTES } from './http/routes.js';

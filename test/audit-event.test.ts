@@ -3,7 +3,7 @@
  * request id, outcome), and the client address follows `trustProxy` for token events exactly as for login events.
  */
 import { describe, expect, it } from 'vitest';
-import { auditEvent, outcomeOf } from '../src/audit-event.js';
+import { auditEvent, outcomeOf } from '../src/events/audit-event.js';
 import type { SentinelEvent, SentinelOptions } from '../src/index.js';
 import { requestId } from '../src/http/request-id.js';
 import { ACCOUNT_PATH, call, exchangeCode, postForm, postLogin, signIn, startInteraction, openLogin, TOKEN_PATH } from './direct-flow.js';

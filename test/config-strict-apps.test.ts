@@ -5,8 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { App } from '../src/apps.js';
-import { generateClientSecret, hashClientSecret } from '../src/client-secrets.js';
+import type { App } from '../src/apps/app.js';
+import { generateClientSecret, hashClientSecret } from '../src/apps/client-secrets.js';
 import { createSentinel, isConfigurationError } from '../src/index.js';
 import { PostgresAppStore } from '../src/postgres/index.js';
 import { ACCOUNT, baseOptions } from './fixtures.js';

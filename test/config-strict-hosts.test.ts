@@ -10,7 +10,7 @@ import { requireAccessToken as expressGuard } from '../adapters/express/index.js
 import { toFetch } from '../adapters/fetch/index.js';
 import { isConfigurationError, MemoryStore } from '../src/index.js';
 import { PostgresAppStore } from '../src/postgres/index.js';
-import { pkcs11Signer } from '../src/signers/pkcs11.js';
+import { pkcs11Signer } from '../src/keys/signers/pkcs11.js';
 import { RedisStore } from '../src/stores/redis.js';
 import { makeSentinel } from './fixtures.js';
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { SentinelEvent } from '../src/index.js';
-import { escapeControlCharacters, escapeEventFields } from '../src/event-fields.js';
+import { escapeControlCharacters, escapeEventFields } from '../src/events/event-fields.js';
 import { openLogin, postForm, postLogin, startInteraction } from './direct-flow.js';
 import { ccBody, makeSentinel, PASSWORD, USERNAME } from './fixtures.js';
 

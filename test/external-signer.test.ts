@@ -6,7 +6,7 @@ import { generateKeyPairSync, sign as nodeSign } from 'node:crypto';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
 import type { ExternalSigner, JWK } from '../src/index.js';
-import { ecdsaDerToJose } from '../src/signers/ecdsa-der.js';
+import { ecdsaDerToJose } from '../src/keys/signers/ecdsa-der.js';
 import { call } from './direct-flow.js';
 import { ACCOUNT, appTokenPath, basic, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, makeSentinel } from './fixtures.js';
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { issueAccessToken } from '../src/token/access-token.js';
-import { codeKey } from '../src/codes.js';
+import { codeKey } from '../src/token/code-records.js';
 import { MemoryStore, type SentinelEvent, type SentinelOptions, type Store } from '../src/index.js';
 import { jsonOf, postForm, TOKEN_PATH, useRefreshToken } from './direct-flow.js';
 import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, makeSentinel, PUBLIC_CLIENT_ID, REDIRECT_URI, USER_ID } from './fixtures.js';

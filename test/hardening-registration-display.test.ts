@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { runAppsRegister } from '../src/cli/apps-register.js';
 import type { CLIIO } from '../src/cli/io.js';
 import { contextOf } from '../src/http/context.js';
-import { displayTextProblem } from '../src/display-text.js';
+import { displayTextProblem } from '../src/apps/display-text.js';
 import { isConfigurationError } from '../src/index.js';
 import { jsonOf } from './direct-flow.js';
 import { ACCOUNT, makeSentinel } from './fixtures.js';

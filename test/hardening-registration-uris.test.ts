@@ -6,7 +6,7 @@
  * in-memory registry and on PostgreSQL, and `sentinel-idp apps register` — and what worked before still works.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { redirectURIProblem } from '../src/app-validation.js';
+import { redirectURIProblem } from '../src/apps/app-validation.js';
 import { runAppsRegister } from '../src/cli/apps-register.js';
 import { contextOf } from '../src/http/context.js';
 import type { CLIIO } from '../src/cli/io.js';

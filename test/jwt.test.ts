@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { generatePrivateJWK } from '../src/index.js';
-import { signJWT, verifyJWT } from '../src/jwt.js';
-import { loadKeys } from '../src/keys.js';
+import { signJWT, verifyJWT } from '../src/keys/jws.js';
+import { loadKeys } from '../src/keys/signing-keys.js';
 
 const noWarn = (): void => {};
 

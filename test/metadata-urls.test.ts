@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { SentinelOptions } from '../src/index.js';
 import { contextOf } from '../src/http/context.js';
-import { authorizationServerMetadata } from '../src/metadata.js';
+import { authorizationServerMetadata } from '../src/metadata/server-metadata.js';
 import { call } from './direct-flow.js';
 import { ACCOUNT, baseOptions, CLIENT_SECRET, makeSentinel } from './fixtures.js';
 

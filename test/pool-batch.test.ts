@@ -1,11 +1,11 @@
 /**
- * Thread-pool work dispatched in batches (src/pool-batch.ts): nothing starts in the turn it is asked for, everything
+ * Thread-pool work dispatched in batches (src/keys/pool-batch.ts): nothing starts in the turn it is asked for, everything
  * asked for in one turn starts together, and each caller gets its own outcome.
  */
 import { generateKeyPairSync, verify } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { signBytesInPool, type SigningKey } from '../src/keys.js';
-import { inNextBatch } from '../src/pool-batch.js';
+import { signBytesInPool, type SigningKey } from '../src/keys/signing-keys.js';
+import { inNextBatch } from '../src/keys/pool-batch.js';
 
 describe('inNextBatch', () => {
   it('starts the work of one turn together, after the turn, and settles each promise with its own result', async () => {

@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { appPresence } from '../src/guard/app-presence.js';
-import type { App } from '../src/apps.js';
+import type { App } from '../src/apps/app.js';
 import type { SentinelContext } from '../src/http/context.js';
-import { MemoryAppStore } from '../src/memory-app-store.js';
+import { MemoryAppStore } from '../src/apps/memory-app-store.js';
 
 const APP: App = {
   accountId: '123456',

@@ -9,8 +9,8 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryStore, type Store } from '../src/index.js';
-import type { RingDocument, RingEntry } from '../src/keyring/document.js';
-import { readRing, ringKey, updateRing } from '../src/keyring/storage.js';
+import type { RingDocument, RingEntry } from '../src/keys/keyring/document.js';
+import { readRing, ringKey, updateRing } from '../src/keys/keyring/storage.js';
 import { RedisStore } from '../src/stores/redis.js';
 import { REDIS_URL, requireAvailable, sharedRedis } from './helpers/redis.js';
 

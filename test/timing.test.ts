@@ -26,7 +26,7 @@ vi.mock('node:crypto', async (importOriginal) => {
   return { ...actual, default: { ...actual, createHash, hash, timingSafeEqual }, createHash, hash, timingSafeEqual };
 });
 
-const { verifyClientSecret, hashClientSecret } = await import('../src/client-secrets.js');
+const { verifyClientSecret, hashClientSecret } = await import('../src/apps/client-secrets.js');
 const { call, FORM, TOKEN_PATH, ACCOUNT_PATH } = await import('./direct-flow.js');
 const { appTokenPath, basic, CLIENT_ID, CLIENT_SECRET, makeSentinel, OTHER_CLIENT_ID, OTHER_SECRET } = await import('./fixtures.js');
 

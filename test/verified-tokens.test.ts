@@ -6,7 +6,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryStore, type Sentinel, type SentinelOptions } from '../src/index.js';
 import { contextOf } from '../src/http/context.js';
-import * as jwt from '../src/jwt.js';
+import * as jwt from '../src/keys/jws.js';
 import { VerifiedTokenCache, verifiedTokenCache } from '../src/guard/verified-token-cache.js';
 import { call, exchangeCode, jsonOf, postForm, signIn, TOKEN_PATH } from './direct-flow.js';
 import { ACCOUNT, appTokenPath, basic, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, makeSentinel, OTHER_ACCOUNT } from './fixtures.js';

@@ -2,12 +2,12 @@
  * `sentinel-idp apps list|show|rotate-secret|delete --database <url> --account <id>`: the application registry in
  * PostgreSQL from the command line. Human-readable by default, `--json` for scripts. A new secret is printed once.
  */
-import { generateClientSecret, hashClientSecret } from '../client-secrets.js';
-import type { App } from '../apps.js';
+import { generateClientSecret, hashClientSecret } from '../apps/client-secrets.js';
+import type { App } from '../apps/app.js';
 import type { AppChangeRecord } from '../postgres/change-log.js';
 import { cliActor, DATABASE_OPTIONS, withDatabase } from './database.js';
 import type { CLIIO } from './io.js';
-import { type OptionTable, optionalString, parseOptions, requireString, UsageError } from './usage.js';
+import { type OptionTable, optionalString, parseArguments, requireString, UsageError } from './usage.js';
 
 const DEFAULT_OVERLAP_SECONDS = 86_400;
 
@@ -85,7 +85,7 @@ function runner(sub: Subcommand) {
         : sub === 'rotate-secret'
           ? { ...OPTIONS }
           : { database, account, json, help, client };
-    const values = parseOptions(argv, table, command);
+    const values = parseArguments(argv, table, command);
     if (values.help === true) {
       io.stdout(APPS_HELP);
       return 0;

@@ -2,13 +2,13 @@
  * `sentinel-idp apps register`: creates the registration data of an application (platform-operations.md §2.2: installation id,
  * secret, redirection endpoints) for hosts that keep apps in their own store or in the `apps` option.
  */
-import { assertValidApp } from '../app-validation.js';
-import { generateClientId, generateClientSecret, hashClientSecret } from '../client-secrets.js';
-import type { App, GrantType } from '../apps.js';
+import { assertValidApp } from '../apps/app-validation.js';
+import { generateClientId, generateClientSecret, hashClientSecret } from '../apps/client-secrets.js';
+import type { App, GrantType } from '../apps/app.js';
 import { isConfigurationError } from '../errors.js';
 import { saveRegisteredApp } from './apps-manage.js';
 import type { CLIIO } from './io.js';
-import { optionalString, parseOptions, requireString, UsageError, type OptionValues } from './usage.js';
+import { optionalString, parseArguments, requireString, UsageError, type OptionValues } from './usage.js';
 
 const COMMAND = 'apps register';
 const GRANTS: readonly GrantType[] = ['authorization_code', 'client_credentials', 'refresh_token'];
@@ -69,7 +69,7 @@ function grantsOf(values: OptionValues, hasRedirect: boolean, isPublic: boolean)
  * await runAppsRegister(['--account', '123456', '--redirect-uri', 'https://app.example.com/cb'], io);
  */
 export async function runAppsRegister(argv: readonly string[], io: CLIIO): Promise<number> {
-  const values = parseOptions(
+  const values = parseArguments(
     argv,
     {
       account: { type: 'string' },

@@ -4,7 +4,7 @@
  * URL may hold a password, so it is never printed.
  */
 import { userInfo } from 'node:os';
-import type { AppChange } from '../apps.js';
+import type { AppChange } from '../apps/app.js';
 import { PostgresAppStore } from '../postgres/app-store.js';
 import { type OptionValues, requireString, UsageError } from './usage.js';
 

@@ -4,7 +4,7 @@
  */
 import { DATABASE_OPTIONS, withDatabase } from './database.js';
 import type { CLIIO } from './io.js';
-import { parseOptions } from './usage.js';
+import { parseArguments } from './usage.js';
 
 const COMMAND = 'db migrate';
 
@@ -26,7 +26,7 @@ Options:
  */
 export async function runDbMigrate(argv: readonly string[], io: CLIIO): Promise<number> {
   const { database, json, help } = DATABASE_OPTIONS;
-  const values = parseOptions(argv, { database, json, help }, COMMAND);
+  const values = parseArguments(argv, { database, json, help }, COMMAND);
   if (values.help === true) {
     io.stdout(DB_MIGRATE_HELP);
     return 0;

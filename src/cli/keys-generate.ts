@@ -1,9 +1,9 @@
 /**
  * `sentinel-idp keys generate [--alg ES256|EdDSA|RS256]`: prints a new private JWK (RFC 7517) for the `keys` option.
  */
-import { generatePrivateJWK, type SigningAlgorithm } from '../keys.js';
+import { generatePrivateJWK, type SigningAlgorithm } from '../keys/signing-keys.js';
 import type { CLIIO } from './io.js';
-import { optionalString, parseOptions, UsageError } from './usage.js';
+import { optionalString, parseArguments, UsageError } from './usage.js';
 
 const COMMAND = 'keys generate';
 const ALGORITHMS: readonly SigningAlgorithm[] = ['ES256', 'EdDSA', 'RS256', 'ES384', 'PS256'];
@@ -32,7 +32,7 @@ Example:
  * await runKeysGenerate(['--alg', 'EdDSA'], io); // prints {"kty":"OKP","crv":"Ed25519",…}
  */
 export async function runKeysGenerate(argv: readonly string[], io: CLIIO): Promise<number> {
-  const values = parseOptions(argv, { alg: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, COMMAND);
+  const values = parseArguments(argv, { alg: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, COMMAND);
   if (values.help === true) {
     io.stdout(KEYS_GENERATE_HELP);
     return 0;

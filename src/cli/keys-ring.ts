@@ -3,15 +3,15 @@
  * `keyRotation` with a RedisStore. Acts on the same document as `sentinel.rotateKeys()` / `revokeKey()`, under the
  * same lock, so the running instances converge on the change within their `refreshSeconds`.
  */
-import type { SigningAlgorithm } from '../keys.js';
-import { assertOpens, hasPending, revokeEntry, startRotation } from '../keyring/mutations.js';
-import { accountRingName } from '../keyring/per-account.js';
-import { describeRing } from '../keyring/ring.js';
-import { parseEncryptionKey } from '../keyring/seal.js';
-import { readRing, updateRing } from '../keyring/storage.js';
+import type { SigningAlgorithm } from '../keys/signing-keys.js';
+import { assertOpens, hasPending, revokeEntry, startRotation } from '../keys/keyring/mutations.js';
+import { accountRingName } from '../keys/keyring/per-account.js';
+import { describeRing } from '../keys/keyring/ring.js';
+import { parseEncryptionKey } from '../keys/keyring/seal.js';
+import { readRing, updateRing } from '../keys/keyring/storage.js';
 import type { CLIIO } from './io.js';
 import { openRedis } from './redis-connection.js';
-import { optionalString, type OptionValues, parseOptions, requireString, UsageError } from './usage.js';
+import { optionalString, type OptionValues, parseArguments, requireString, UsageError } from './usage.js';
 
 /** Environment variable holding the ring's encryption key (never a command-line argument: it would show in `ps`). */
 export const ENCRYPTION_KEY_ENV = 'SENTINEL_KEY_ENCRYPTION_KEY';
@@ -85,7 +85,7 @@ function encryptionKey(io: CLIIO, required: boolean): Buffer | undefined {
 }
 
 function parse(argv: readonly string[], command: string, io: CLIIO): OptionValues | null {
-  const values = parseOptions(argv, OPTIONS, command);
+  const values = parseArguments(argv, OPTIONS, command);
   if (values.help === true) {
     io.stdout(KEYS_RING_HELP);
     return null;

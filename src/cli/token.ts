@@ -4,7 +4,7 @@
  * never from an argument (RFC 6749 §2.3.1: credentials stay out of URLs and, here, out of process listings).
  */
 import type { CLIIO } from './io.js';
-import { optionalString, parseOptions, requireString, UsageError } from './usage.js';
+import { optionalString, parseArguments, requireString, UsageError } from './usage.js';
 import { routeUrl } from '../http/route-paths.js';
 
 const COMMAND = 'token';
@@ -108,7 +108,7 @@ export async function runToken(argv: readonly string[], io: CLIIO): Promise<numb
       COMMAND,
     );
   }
-  const values = parseOptions(
+  const values = parseArguments(
     argv,
     {
       issuer: { type: 'string' },

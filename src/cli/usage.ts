@@ -39,9 +39,9 @@ function optionName(message: string): string {
  * Parses `argv` strictly against `options` (no positional arguments).
  *
  * @example
- * const values = parseOptions(['--alg', 'EdDSA'], { alg: { type: 'string' } }, 'keys generate');
+ * const values = parseArguments(['--alg', 'EdDSA'], { alg: { type: 'string' } }, 'keys generate');
  */
-export function parseOptions(argv: readonly string[], options: OptionTable, command: string): OptionValues {
+export function parseArguments(argv: readonly string[], options: OptionTable, command: string): OptionValues {
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false, tokens: true });

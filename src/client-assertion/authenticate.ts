@@ -2,7 +2,7 @@
  * The `private_key_jwt` branch of client authentication (RFC 7523 §2.2): `client_assertion_type` +
  * `client_assertion` in the form body, instead of a secret. One method per request (RFC 6749 §2.3).
  */
-import type { App } from '../apps.js';
+import type { App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import { headerValue, type SentinelRequest } from '../http/messages.js';

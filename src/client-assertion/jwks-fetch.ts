@@ -13,7 +13,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { LRUCache } from 'lru-cache';
-import { publicKeyProblem } from '../jwk-public.js';
+import { publicKeyProblem } from '../keys/jwk-public.js';
 import { isForbiddenAddress } from './address-guard.js';
 import type { ClientJwksOptions } from './options.js';
 

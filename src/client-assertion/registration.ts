@@ -3,8 +3,8 @@
  * keys are public).
  */
 import { ConfigurationError } from '../errors.js';
-import { publicKeyProblem } from '../jwk-public.js';
-import { parseAbsoluteURI, webURIProblem } from '../uri-syntax.js';
+import { publicKeyProblem } from '../keys/jwk-public.js';
+import { parseAbsoluteURI, webURIProblem } from '../apps/uri-syntax.js';
 
 /** The fields of an app these checks read (structural, so this module does not depend on the app registry). */
 interface KeyRegistration {

@@ -9,10 +9,10 @@
  * asymmetric algorithm, no `crit` header. Every failure is the same `invalid_client`; the reason goes nowhere but the description.
  */
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JSONWebKeySet } from 'jose';
-import type { App } from '../apps.js';
+import type { App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
-import { ASYMMETRIC_ALGORITHMS } from '../jwk-public.js';
+import { ASYMMETRIC_ALGORITHMS } from '../keys/jwk-public.js';
 import { digest } from '../lib/random-secrets.js';
 import { JwksFetchError, JwksFetcher } from './jwks-fetch.js';
 import { routeUrl } from '../http/route-paths.js';

@@ -5,7 +5,7 @@
  */
 import { createHmac } from 'node:crypto';
 import type { SentinelContext } from '../http/context.js';
-import type { SigningKey } from '../keys.js';
+import type { SigningKey } from '../keys/signing-keys.js';
 import { constantTimeEqual } from '../lib/random-secrets.js';
 
 const fromKeys = new WeakMap<SigningKey, Buffer>();

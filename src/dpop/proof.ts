@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { calculateJwkThumbprint, type JWK } from 'jose';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
-import { publicKeyProblem } from '../jwk-public.js';
+import { publicKeyProblem } from '../keys/jwk-public.js';
 import { currentNonce, isValidNonce } from './nonce.js';
 import { rememberProof, type ProofUse } from './proof-replay.js';
 import { verifyProofSignature } from './proof-signature.js';

@@ -3,8 +3,8 @@
  * bound to the DPoP key of the request that obtained it and is usable only with a proof by that key. Confidential
  * clients authenticate on every refresh; their refresh tokens stay unbound and each refresh may bind anew.
  */
-import type { App } from '../apps.js';
-import type { GrantRefreshState } from '../token/grants.js';
+import type { App } from '../apps/app.js';
+import type { GrantRefreshState } from '../token/grant-records.js';
 import { invalidProof } from './proof.js';
 
 /**

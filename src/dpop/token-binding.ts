@@ -2,7 +2,7 @@
  * DPoP at the token endpoints (RFC 9449 §5): the proof of a token request names the key the issued tokens are
  * bound to. Without a proof the tokens are plain Bearer tokens, unless the app is registered with `requireDPoP`.
  */
-import type { App } from '../apps.js';
+import type { App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import type { SentinelRequest } from '../http/messages.js';
 import { checkDPoPProof, invalidProof, verifyDPoPProof } from './proof.js';

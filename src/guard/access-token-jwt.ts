@@ -4,7 +4,7 @@
  */
 import { OAuthError } from '../errors.js';
 import type { SentinelContext } from '../http/context.js';
-import type { VerifyJWTOptions } from '../jwt.js';
+import type { VerifyJWTOptions } from '../keys/jws.js';
 import { checkTokenBinding, type DPoPPresentation } from '../dpop/resource.js';
 import { type AccessTokenClaims, audienceFor, isAppToken } from '../token/access-token.js';
 import { cachedToken, verifySignedToken, type VerifiedToken } from './verified-token-cache.js';

@@ -7,9 +7,9 @@ import type { AccessTokenClaims } from '../token/access-token.js';
 import { verifyAccessTokenJWT, type VerifyAccessTokenOptions } from './access-token-jwt.js';
 import type { SentinelContext } from '../http/context.js';
 import { isOAuthError } from '../errors.js';
-import { accountOfToken } from '../keyring/per-account.js';
-import { kidOf, type KeyRing } from '../keyring/ring.js';
-import type { ServiceKeys } from '../keyring/service-keys.js';
+import { accountOfToken } from '../keys/keyring/per-account.js';
+import { kidOf, type KeyRing } from '../keys/keyring/ring.js';
+import type { ServiceKeys } from '../keys/keyring/service-keys.js';
 import { createLivenessCheck } from './token-liveness.js';
 
 /** Verifies an access token issued by this service; throws an `invalid_token` OAuthError otherwise. */

@@ -11,7 +11,7 @@ import type { SentinelContext } from '../http/context.js';
 import { presentationOf, type ResourceRequest } from '../dpop/resource.js';
 import { isOAuthError, OAuthError } from '../errors.js';
 import { noStoreJSON, type SentinelResponse } from '../http/messages.js';
-import type { ServiceKeys } from '../keyring/service-keys.js';
+import type { ServiceKeys } from '../keys/keyring/service-keys.js';
 import type { AccessTokenVerifier } from './access-token-verifier.js';
 
 /**

@@ -8,7 +8,7 @@ import type { AccessTokenClaims } from '../token/access-token.js';
 import type { RevocationCheck } from './access-token-jwt.js';
 import { appPresence } from './app-presence.js';
 import type { SentinelContext } from '../http/context.js';
-import { createRevocationCheck } from '../token/grants.js';
+import { createRevocationCheck } from '../token/grant-records.js';
 
 /**
  * The revocation check a presented access token must pass: true (refuse) when its grant is revoked or its app is

@@ -10,15 +10,15 @@
  *   dump of the process holds the tokens verified in the last `maxAgeSeconds` (at most `maxBytes` of them), as it
  *   holds the headers of the requests in flight. They are access tokens of at most an hour, never refresh tokens.
  * - A hit is served only while the key that verified it is still the key of that `kid` in the current key set: a
- *   revoked or rotated-out key (src/keys.ts, src/keyring/) makes the entry a miss, and full verification refuses.
+ *   revoked or rotated-out key (src/keys/signing-keys.ts, src/keys/keyring/) makes the entry a miss, and full verification refuses.
  * - An entry lives until the token's `exp` and never longer than `maxAgeSeconds`; a hit past either is a miss.
  * - Bounded in entries and in bytes (an estimate of each entry's heap cost, the token included), least recently
  *   used evicted first.
  */
 import { LRUCache } from 'lru-cache';
 import type { SentinelContext } from '../http/context.js';
-import { verifyJWTIn, type JWTClaims, type VerifyJWTOptions } from '../jwt.js';
-import type { KeySet, SigningKey } from '../keys.js';
+import { verifyJWTIn, type JWTClaims, type VerifyJWTOptions } from '../keys/jws.js';
+import type { KeySet, SigningKey } from '../keys/signing-keys.js';
 
 /** Bounds of the cache (the `verifiedTokens` option). */
 export interface VerifiedTokenLimits {

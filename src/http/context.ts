@@ -3,12 +3,12 @@
  * `createSentinel()`.
  */
 import type { Context as TraceContext } from '@opentelemetry/api';
-import type { AppStore } from '../apps.js';
+import type { AppStore } from '../apps/app.js';
 import type { ResolvedConfig } from '../config.js';
-import { createEmitter, eventsWanted } from '../emitter.js';
-import type { EventInput } from '../events.js';
+import { createEmitter, eventsWanted } from '../events/emitter.js';
+import type { EventInput } from '../events/sentinel-event.js';
 import type { SentinelRequest } from './messages.js';
-import type { KeySet } from '../keys.js';
+import type { KeySet } from '../keys/signing-keys.js';
 import type { Store } from '../stores/store.js';
 import type { RequestObservation } from '../telemetry/request-observation.js';
 import { traceStore, untraced } from '../telemetry/traced-store.js';

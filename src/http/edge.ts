@@ -3,7 +3,7 @@
  * which the route's renderer turns into the response (after its denied event); anything else goes to `onError` and
  * becomes `500 server_error` with no detail. The error path is described in docs/ARCHITECTURE.md.
  */
-import type { AppStore } from '../apps.js';
+import type { AppStore } from '../apps/app.js';
 import { isAuthorizationError } from '../authorize/request/authorization-error.js';
 import { withBodyDeadline } from './body-failures.js';
 import type { ResolvedConfig } from '../config.js';
@@ -11,7 +11,7 @@ import { corsPreflight, withCors } from './cors.js';
 import { requestContext, type SentinelContext } from './context.js';
 import { isOAuthError, OAuthError } from '../errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from './messages.js';
-import type { ServiceKeys } from '../keyring/service-keys.js';
+import type { ServiceKeys } from '../keys/keyring/service-keys.js';
 import type { EdgeEntry, Match, RouteParams } from './router.js';
 import type { RequestObservation } from '../telemetry/request-observation.js';
 

@@ -4,11 +4,11 @@
 import type { SentinelContext } from './context.js';
 import type { CorsPolicy } from './cors.js';
 import type { OAuthError } from '../errors.js';
-import type { EventInput } from '../events.js';
+import type { EventInput } from '../events/sentinel-event.js';
 import type { SentinelRequest, SentinelResponse } from './messages.js';
 
 /**
- * Builds the audit event of a refused request on one route (the table's `deniedEvent`, `src/denied-events.ts`).
+ * Builds the audit event of a refused request on one route (the table's `deniedEvent`, `src/events/denied-events.ts`).
  * `request` is absent for `completeLogin()`, which the edge runs without one.
  */
 export type DeniedEventBuilder = (

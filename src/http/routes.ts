@@ -2,7 +2,7 @@
  * The route table: every endpoint of the service (docs/ARCHITECTURE.md), in matching order; paths come from
  * `route-paths.ts`, where the URLs the service hands out are built too.
  */
-import { authorizeDenied, tokenDenied } from '../denied-events.js';
+import { authorizeDenied, tokenDenied } from '../events/denied-events.js';
 import { PUBLIC_DOCUMENT_CORS, REVOCATION_CORS, TOKEN_CORS, USERINFO_CORS } from './cors.js';
 import { ROUTE_PATHS, type RouteName } from './route-paths.js';
 import type { EdgeEntry, RouteDefinition } from './router.js';
@@ -17,7 +17,7 @@ import { handleTotpStep } from '../second-factor/totp-step.js';
 import { handleAppToken } from '../token/app-token.js';
 import { handleJWKS } from '../token/jwks.js';
 import { handleLive, handleReady } from './health.js';
-import { handleMetadata } from '../metadata.js';
+import { handleMetadata } from '../metadata/server-metadata.js';
 import { handlePushedAuthorizationRequest } from '../par/push-endpoint.js';
 import { handleAppTokenV1 } from '../token/app-token-v1.js';
 import { handleIntrospect } from '../token/introspect.js';

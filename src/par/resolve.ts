@@ -3,7 +3,7 @@
  * parameters its client pushed. Only the pushed parameters count (anything else in the URL besides `client_id` is
  * ignored), the `request_uri` must belong to the `client_id` of the URL, and it is single-use.
  */
-import type { App } from '../apps.js';
+import type { App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import type { OAuthErrorCode } from '../errors.js';
 import { single, type ParamMap } from '../http/params.js';

@@ -2,7 +2,7 @@
  * How an app is laid out in the registry's tables and read back: the row of `SELECT_APPS`, its conversion to an
  * {@link App}, and what the change log may keep of an app (never a secret or a hash).
  */
-import type { App, GrantType, KeyedAppFields, RetiringSecret, TokenEndpointAuthMethod } from '../apps.js';
+import type { App, GrantType, KeyedAppFields, RetiringSecret, TokenEndpointAuthMethod } from '../apps/app.js';
 
 export interface AppRow {
   account_id: string;
@@ -46,7 +46,7 @@ export function storable(...ids: string[]): boolean {
   return ids.every((id) => typeof id === 'string' && !id.includes('\u0000'));
 }
 
-export function toApp(row: AppRow): App {
+export function appFromRow(row: AppRow): App {
   const app: App = {
     accountId: row.account_id,
     clientId: row.client_id,

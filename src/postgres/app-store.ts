@@ -7,10 +7,10 @@
  * every instance's lookup cache when it commits, so a failed write leaves nothing half-done.
  */
 import type { Pool, PoolClient } from 'pg';
-import { assertAppFields } from '../app-fields.js';
+import { assertAppFields } from '../apps/app-fields.js';
 import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
-import type { App, AppChange, AppStore } from '../apps.js';
-import { type AppRow, describe, keyedFieldsOf, SELECT_APPS, storable, toApp } from './app-rows.js';
+import type { App, AppChange, AppStore } from '../apps/app.js';
+import { type AppRow, describe, keyedFieldsOf, SELECT_APPS, storable, appFromRow } from './app-rows.js';
 import { type AppChangeRecord, listChanges, logChange } from './change-log.js';
 import { ChangeListener } from './change-listener.js';
 import { type AppCacheOptions, AppLookupCache } from './lookup-cache.js';
@@ -107,7 +107,7 @@ export class PostgresAppStore implements AppStore {
     ]);
     const row = result.rows[0];
     if (row === undefined) return null;
-    const app = toApp(row);
+    const app = appFromRow(row);
     this.#cache?.putApp(app, generation);
     return app;
   }
@@ -131,7 +131,7 @@ export class PostgresAppStore implements AppStore {
     if (!storable(accountId)) return [];
     const pool = await this.#getPool();
     const result = await pool.query<AppRow>(`${SELECT_APPS} WHERE a.account_id = $1 ORDER BY a.created_at, a.client_id`, [accountId]);
-    return result.rows.map(toApp);
+    return result.rows.map(appFromRow);
   }
 
   /**
@@ -283,7 +283,7 @@ export class PostgresAppStore implements AppStore {
       await logChange(client, accountId, clientId, change, 'secret-rotated', { overlapSeconds });
       const reloaded = await client.query<AppRow>(`${SELECT_APPS} WHERE a.account_id = $1 AND a.client_id = $2`, key);
       const row = reloaded.rows[0];
-      return row === undefined ? null : toApp(row);
+      return row === undefined ? null : appFromRow(row);
     });
   }
 

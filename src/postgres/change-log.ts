@@ -3,7 +3,7 @@
  * lookup cache forgets the changed app.
  */
 import type { Pool, PoolClient } from 'pg';
-import type { AppChange } from '../apps.js';
+import type { AppChange } from '../apps/app.js';
 
 /** The NOTIFY channel of registry changes. */
 export const CHANGE_CHANNEL = 'sentinel_app_changes';

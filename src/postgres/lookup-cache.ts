@@ -8,7 +8,7 @@
  * failure. A generation counter stops a lookup that raced a notification from caching what it read before it.
  */
 import { LRUCache } from 'lru-cache';
-import type { App } from '../apps.js';
+import type { App } from '../apps/app.js';
 
 /**
  * Options of the lookup cache of {@link PostgresAppStore}: how many client registrations (RFC 7591 §2) it keeps

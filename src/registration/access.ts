@@ -5,8 +5,8 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { clientIP } from '../http/client-ip.js';
-import { verifyClientSecret } from '../client-secrets.js';
-import type { App } from '../apps.js';
+import { verifyClientSecret } from '../apps/client-secrets.js';
+import type { App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import { headerValue, type SentinelRequest } from '../http/messages.js';

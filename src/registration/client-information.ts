@@ -2,7 +2,7 @@
  * The client information response (RFC 7591 §3.2.1, RFC 7592 §3): the registered metadata, the client id, and
  * where and how to manage it. Secrets appear only in the response that created them.
  */
-import type { App } from '../apps.js';
+import type { App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import { routeUrl } from '../http/route-paths.js';
 

@@ -3,9 +3,9 @@
  * field: `invalid_redirect_uri` for a redirect URI, `invalid_client_metadata` for anything else (RFC 7591 §3.2.2).
  * Unknown fields are ignored, as RFC 7591 §2 asks.
  */
-import { redirectURIProblem } from '../app-validation.js';
-import { displayTextProblem } from '../display-text.js';
-import type { GrantType, TokenEndpointAuthMethod } from '../apps.js';
+import { redirectURIProblem } from '../apps/app-validation.js';
+import { displayTextProblem } from '../apps/display-text.js';
+import type { GrantType, TokenEndpointAuthMethod } from '../apps/app.js';
 import { OAuthError } from '../errors.js';
 
 /** The metadata this service keeps of a client. */

@@ -3,13 +3,13 @@
  * GET reads it, PUT replaces its metadata, DELETE removes the app (its secrets, and with them its client
  * credentials, refresh tokens and codes, stop working at once; its access tokens fail the bearer guard).
  */
-import type { App } from '../apps.js';
+import type { App } from '../apps/app.js';
 import { appPresence } from '../guard/app-presence.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
 import type { RouteParams } from '../http/router.js';
-import { verifyClientSecret } from '../client-secrets.js';
+import { verifyClientSecret } from '../apps/client-secrets.js';
 import { requireRegistrationAccess } from './access.js';
 import { clientInformation } from './client-information.js';
 import { parseClientMetadata } from './client-metadata.js';

@@ -1,7 +1,7 @@
 /**
  * The `registration` option: dynamic client registration (RFC 7591) and management (RFC 7592) over HTTP.
  */
-import type { AppStore } from '../apps.js';
+import type { AppStore } from '../apps/app.js';
 import { ConfigurationError } from '../errors.js';
 
 /**

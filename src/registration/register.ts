@@ -2,8 +2,8 @@
  * `POST {basePath}/api/account/{accountId}/register` — dynamic client registration (RFC 7591 §3): an initial access
  * token, JSON client metadata in, a new app out with its secret and registration access token, each shown once.
  */
-import { generateClientId, generateClientSecret, hashClientSecret } from '../client-secrets.js';
-import type { App } from '../apps.js';
+import { generateClientId, generateClientSecret, hashClientSecret } from '../apps/client-secrets.js';
+import type { App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
 import { requireInitialAccessToken } from './access.js';

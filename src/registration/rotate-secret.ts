@@ -2,7 +2,7 @@
  * `POST {registration_client_uri}/secret` — a new client secret, shown once. The previous one keeps working for
  * `registration.secretOverlapSeconds`, so every instance of the application can switch over before it ends.
  */
-import { generateClientSecret, hashClientSecret } from '../client-secrets.js';
+import { generateClientSecret, hashClientSecret } from '../apps/client-secrets.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';

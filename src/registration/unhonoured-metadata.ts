@@ -6,7 +6,7 @@
  * is refused with `invalid_client_metadata` (RFC 7591 §3.2.2), unless what it asks for is what the client gets
  * anyway, so a client echoing back its own client information is not refused.
  */
-import type { App } from '../apps.js';
+import type { App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import { idTokenAlgorithm } from '../token/id-token.js';

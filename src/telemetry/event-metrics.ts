@@ -3,7 +3,7 @@
  * come from the same emitted event.
  */
 import type { Attributes } from '@opentelemetry/api';
-import type { EventInput } from '../events.js';
+import type { EventInput } from '../events/sentinel-event.js';
 import { ATTR, instruments } from './instruments.js';
 import type { Tally } from './tally.js';
 

@@ -3,7 +3,7 @@
  * it without depending on the span code (which depends on the router, which depends on the context).
  */
 import type { Context, Span } from '@opentelemetry/api';
-import type { EventInput } from '../events.js';
+import type { EventInput } from '../events/sentinel-event.js';
 
 /** What the handling of one request tells its span and metrics as it goes. */
 export interface RequestObservation {

@@ -18,7 +18,7 @@ import {
   SpanStatusCode,
   trace,
 } from '@opentelemetry/api';
-import type { EventInput } from '../events.js';
+import type { EventInput } from '../events/sentinel-event.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { requestId } from '../http/request-id.js';
 import type { Route, RouteParams } from '../http/router.js';

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { SentinelContext } from '../http/context.js';
 import { NO_STORE_JSON_HEADERS, type SentinelResponse } from '../http/messages.js';
-import { signJWT, type JWTClaims } from '../jwt.js';
+import { signJWT, type JWTClaims } from '../keys/jws.js';
 
 /**
  * Claims of an access token issued by sentinel-idp (RFC 9068 §2.2): on `req.sentinel` / `ctx.state.sentinel` /

@@ -4,8 +4,8 @@
  */
 import { accessTokenResponse, expiresInValue, issueAccessToken } from './access-token.js';
 import { readForm } from '../http/form-body.js';
-import { isParticipantId } from '../consumer.js';
-import { requireGrant } from '../apps.js';
+import { isParticipantId } from './consumer-id.js';
+import { requireGrant } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';

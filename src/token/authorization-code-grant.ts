@@ -3,13 +3,13 @@
  * (RFC 6749 §4.1.2, RFC 9700 §4.5).
  */
 import { randomSecret } from '../lib/random-secrets.js';
-import { requireGrant, type App } from '../apps.js';
-import { codeKeyOf, grantIdForCode, parseCodeRecord } from '../codes.js';
+import { requireGrant, type App } from '../apps/app.js';
+import { codeKeyOf, grantIdForCode, parseCodeRecord } from './code-records.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { required, single, type ParamMap } from '../http/params.js';
-import { type GrantRecord, grantKey, grantTtlMs, nextRefreshGeneration, readGrant, revokeGrant } from './grants.js';
+import { type GrantRecord, grantKey, grantTtlMs, nextRefreshGeneration, readGrant, revokeGrant } from './grant-records.js';
 import { hasOpenIDScope } from './id-token.js';
 import { assertVerifierSyntax, verifyPKCE } from './pkce.js';
 import { issueUserTokens } from './user-tokens.js';

@@ -2,8 +2,8 @@
  * Client authentication at the token endpoints (RFC 6749 §2.3): client_secret_basic, client_secret_post, or none
  * for public clients. One method per request; credentials never in the URL.
  */
-import { verifyAppSecret, verifyClientSecret } from '../client-secrets.js';
-import type { App } from '../apps.js';
+import { verifyAppSecret, verifyClientSecret } from '../apps/client-secrets.js';
+import type { App } from '../apps/app.js';
 import { authenticateWithAssertion, hasClientAssertion } from '../client-assertion/authenticate.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';

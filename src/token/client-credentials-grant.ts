@@ -3,7 +3,7 @@
  * v1 app token path and the account's token endpoint (the one the metadata advertises) both issue it.
  */
 import { appTokenMarker, expiresInValue, issueAccessToken } from './access-token.js';
-import { requireGrant, type App } from '../apps.js';
+import { requireGrant, type App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';

@@ -4,7 +4,7 @@
  */
 import type { SentinelContext } from '../http/context.js';
 import { isOAuthError } from '../errors.js';
-import { verifyJWT } from '../jwt.js';
+import { verifyJWT } from '../keys/jws.js';
 
 /** What a valid hint tells. */
 export interface IDTokenHint {

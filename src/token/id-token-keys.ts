@@ -5,7 +5,7 @@
  */
 import type { ResolvedConfig } from '../config.js';
 import { ConfigurationError } from '../errors.js';
-import type { SigningAlgorithm } from '../keys.js';
+import type { SigningAlgorithm } from '../keys/signing-keys.js';
 import { issuesIDTokens } from './issues-id-tokens.js';
 
 /**

@@ -2,10 +2,10 @@
  * ID tokens (OpenID Connect Core §2, §3.1.3.6) for code grants whose scope includes `openid`.
  */
 import { hash } from 'node:crypto';
-import type { App } from '../apps.js';
+import type { App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
-import { signJWT } from '../jwt.js';
-import type { SigningAlgorithm, SigningKey } from '../keys.js';
+import { signJWT } from '../keys/jws.js';
+import type { SigningAlgorithm, SigningKey } from '../keys/signing-keys.js';
 
 /** What an ID token states. */
 export interface IDTokenInput {

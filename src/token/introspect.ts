@@ -4,7 +4,7 @@
 import type { SentinelContext } from '../http/context.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
 import { findClientToken, type FoundToken } from './token-lookup.js';
-import { readTokenRequest } from './token-request.js';
+import { readRevokeOrIntrospectRequest } from './revoke-introspect-request.js';
 
 const INACTIVE = { active: false } as const;
 
@@ -48,7 +48,7 @@ function describe(context: SentinelContext, found: FoundToken): Record<string, u
  * // 200 {"active":true,"scope":"openid","client_id":"…","sub":"u-1","exp":…,"iat":…,"iss":"…","aud":"123","jti":"…","token_type":"access_token"}
  */
 export async function handleIntrospect(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
-  const { token, hint, app } = await readTokenRequest(context, request, accountId, { allowPublic: false });
+  const { token, hint, app } = await readRevokeOrIntrospectRequest(context, request, accountId, { allowPublic: false });
   const found = await findClientToken(context, { token, accountId, clientId: app.clientId, hint, checkRevocation: true });
   if (found === null) return noStoreJSON(200, INACTIVE);
   return noStoreJSON(200, describe(context, found));

@@ -2,7 +2,7 @@
  * `grant_type=refresh_token` (RFC 6749 §6) with rotation on every use and family revocation on reuse
  * (RFC 9700 §4.14.2).
  */
-import { requireGrant, type App } from '../apps.js';
+import { requireGrant, type App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
@@ -18,7 +18,7 @@ import {
   refreshStanding,
   revokeGrant,
   type StoredGrant,
-} from './grants.js';
+} from './grant-records.js';
 import { hasOpenIDScope } from './id-token.js';
 import { issueUserTokens } from './user-tokens.js';
 import { assertRefreshBinding } from '../dpop/refresh-binding.js';

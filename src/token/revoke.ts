@@ -4,9 +4,9 @@
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
-import { revokeAccessToken, revokeGrant } from './grants.js';
+import { revokeAccessToken, revokeGrant } from './grant-records.js';
 import { findClientToken } from './token-lookup.js';
-import { readTokenRequest } from './token-request.js';
+import { readRevokeOrIntrospectRequest } from './revoke-introspect-request.js';
 
 /**
  * Revokes a token of the authenticated client. A refresh token takes its whole grant with it (its access tokens
@@ -21,7 +21,7 @@ import { readTokenRequest } from './token-request.js';
  * const response = await handleRevoke(context, request, '123'); // 200, empty body
  */
 export async function handleRevoke(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
-  const { token, hint, app } = await readTokenRequest(context, request, accountId, { allowPublic: true });
+  const { token, hint, app } = await readRevokeOrIntrospectRequest(context, request, accountId, { allowPublic: true });
   const found = await findClientToken(context, { token, accountId, clientId: app.clientId, hint, checkRevocation: false });
   if (found?.kind === 'refresh_token') {
     await revokeGrant(context, found.record.grantId);

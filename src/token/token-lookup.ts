@@ -6,7 +6,7 @@ import { verifyAccessTokenJWT } from '../guard/access-token-jwt.js';
 import type { AccessTokenClaims } from './access-token.js';
 import type { SentinelContext } from '../http/context.js';
 import { isOAuthError } from '../errors.js';
-import { createRevocationCheck, findRefreshRecord, type RefreshRecord } from './grants.js';
+import { createRevocationCheck, findRefreshRecord, type RefreshRecord } from './grant-records.js';
 
 /** Which kind of token to try first (`token_type_hint`); the other kind is tried next (RFC 7009 §2.1). */
 export type TokenTypeHint = 'access_token' | 'refresh_token';

@@ -5,7 +5,7 @@
 import { type AccessTokenClaims, accessTokenResponse, issueAccessToken } from './access-token.js';
 import type { SentinelContext } from '../http/context.js';
 import type { SentinelResponse } from '../http/messages.js';
-import type { SigningAlgorithm } from '../keys.js';
+import type { SigningAlgorithm } from '../keys/signing-keys.js';
 import { loadUserClaims, scopeList } from '../userinfo/claims.js';
 import { confirmation, tokenType } from '../dpop/token-binding.js';
 import { issueIDToken } from './id-token.js';

@@ -5,7 +5,7 @@
  */
 import request from 'supertest';
 import { describe, expect, it, vi } from 'vitest';
-import { codeKey, type CodeRecord } from '../../src/codes.js';
+import { codeKey, type CodeRecord } from '../../src/token/code-records.js';
 import type { AppStore, SentinelEvent, Store } from '../../src/index.js';
 import { MemoryStore } from '../../src/index.js';
 import {

@@ -9,7 +9,7 @@
  * - The browser goes back to `post_logout_redirect_uri` (with `state`) only when the app registered it (exact
  *   match, §3); else it sees the "signed out" page. An unregistered value is an error page, never a redirect.
  */
-import type { App } from '../../apps.js';
+import type { App } from '../../apps/app.js';
 import { readForm } from '../../http/form-body.js';
 import type { SentinelContext } from '../../http/context.js';
 import { OAuthError } from '../../errors.js';

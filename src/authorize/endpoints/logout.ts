@@ -6,7 +6,7 @@
  * the named client's redirect URIs. The browser then goes to `post_logout_redirect_uri` (303) only when it is
  * one of that client's registered redirect URIs (exact match); otherwise it sees a "signed out" page.
  */
-import type { App } from '../../apps.js';
+import type { App } from '../../apps/app.js';
 import { readForm } from '../../http/form-body.js';
 import type { SentinelContext } from '../../http/context.js';
 import { OAuthError } from '../../errors.js';

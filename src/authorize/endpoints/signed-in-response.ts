@@ -3,7 +3,7 @@
  * device session (fresh id, the previous one ended: no fixation), an authorization code, and a 303 back to the
  * application (RFC 9700 §4.12: 303 so the browser does not re-post the credentials to the app).
  */
-import { issueCode } from '../../codes.js';
+import { issueCode } from '../../token/code-records.js';
 import type { SentinelContext } from '../../http/context.js';
 import { redirect, type SentinelResponse } from '../../http/messages.js';
 import { authorizationResponseURL } from '../request/authorization-response.js';

@@ -8,7 +8,7 @@
  * and URI: a registry that hands out the same App object (MemoryAppStore, the PostgreSQL lookup cache) pays it once
  * per app and URI, then about 15 ns per request; a store that builds a fresh App per lookup pays it every time.
  */
-import { redirectURIProblem } from '../../app-validation.js';
+import { redirectURIProblem } from '../../apps/app-validation.js';
 
 // Per registered list, the answer for each URI asked about so far (only those: a list can be long).
 const ANSWERS = new WeakMap<readonly string[], Map<string, boolean>>();

@@ -6,7 +6,7 @@
  * 2. `redirect_uri` missing while several are registered, not registered (exact string match), or repeated → 400 page;
  * 3. from here on the redirect URI is trusted: every problem is an {@link AuthorizationError} (302 to the app).
  */
-import type { App } from '../../apps.js';
+import type { App } from '../../apps/app.js';
 import type { SentinelContext } from '../../http/context.js';
 import { OAuthError } from '../../errors.js';
 import type { SentinelRequest } from '../../http/messages.js';

@@ -7,9 +7,17 @@
  * the instants written in the document (an activation, a retired key leaving the JWKS), so instances that hold the
  * same document switch keys at the same moment without talking to each other.
  */
-import { ConfigurationError } from '../errors.js';
-import { generatePrivateJWKInPool, importKey, keySetOf, type JWK, type KeySet, type SigningAlgorithm, type SigningKey } from '../keys.js';
-import type { Store } from '../stores/store.js';
+import { ConfigurationError } from '../../errors.js';
+import {
+  generatePrivateJWKInPool,
+  importKey,
+  keySetOf,
+  type JWK,
+  type KeySet,
+  type SigningAlgorithm,
+  type SigningKey,
+} from '../signing-keys.js';
+import type { Store } from '../../stores/store.js';
 import { activeEntry, isPublished, nextChange, prune, rotationDue, type RingDocument, type RingEntry } from './document.js';
 import { revokeEntry, startRotation } from './mutations.js';
 import type { KeyRotationOptions } from './options.js';

@@ -5,7 +5,7 @@
  * Times are epoch milliseconds stored in the document, so every instance derives the same answer from the same
  * document: a pre-published key starts signing at `activatesAt` everywhere, with no message between instances.
  */
-import type { JWK, SigningAlgorithm } from '../keys.js';
+import type { JWK, SigningAlgorithm } from '../signing-keys.js';
 import type { Sealed } from './seal.js';
 
 /** One key of the ring. */

@@ -3,7 +3,7 @@
  * emergency revocation. Shared by the service and the `sentinel-idp keys` CLI, so both act on the ring alike.
  */
 import { createPublicKey } from 'node:crypto';
-import { generatePrivateJWK, type JWK, type SigningAlgorithm } from '../keys.js';
+import { generatePrivateJWK, type JWK, type SigningAlgorithm } from '../signing-keys.js';
 import { activeEntry, type RingDocument, type RingEntry } from './document.js';
 import { open, seal } from './seal.js';
 

@@ -3,8 +3,8 @@
  * outside the list is a mistake (a misspelled `requireDpop`) that the registry would otherwise keep or drop without
  * a word, leaving the app without the demand the host meant.
  */
-import type { App } from './apps.js';
-import { assertKnownKeys, type KeysOf } from './lib/strict-options.js';
+import type { App } from './app.js';
+import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
 
 // `satisfies` keeps the list in step with App: a field added there fails to compile until it is added here.
 const APP_FIELDS = {

@@ -3,10 +3,10 @@
  * (`keyRotation`), or one ring per account (`keysPerAccount`). The three are exclusive ways of holding keys, so the
  * choice and its configuration errors live here, in one place.
  */
-import type { ResolvedConfig } from '../config.js';
-import { ConfigurationError } from '../errors.js';
-import { loadKeys, type KeySet } from '../keys.js';
-import type { Store } from '../stores/store.js';
+import type { ResolvedConfig } from '../../config.js';
+import { ConfigurationError } from '../../errors.js';
+import { loadKeys, type KeySet } from '../signing-keys.js';
+import type { Store } from '../../stores/store.js';
 import { AccountRings } from './per-account.js';
 import { KeyRing, ringTimings } from './ring.js';
 

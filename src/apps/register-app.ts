@@ -3,11 +3,11 @@
  * the same validation and defaults as an `apps` entry.
  */
 import { generateClientId, generateClientSecret, hashClientSecret } from './client-secrets.js';
-import type { App, AppStore, GrantType, TokenEndpointAuthMethod } from './apps.js';
-import { appFromInput } from './config.js';
-import { ConfigurationError } from './errors.js';
-import { assertKnownKeys, type KeysOf } from './lib/strict-options.js';
-import type { EventInput } from './events.js';
+import type { App, AppStore, GrantType, TokenEndpointAuthMethod } from './app.js';
+import { appFromInput } from '../config.js';
+import { ConfigurationError } from '../errors.js';
+import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
+import type { EventInput } from '../events/sentinel-event.js';
 
 /**
  * Input of `sentinel.registerApp()`: the client metadata of RFC 7591 §2 the service keeps (redirect URIs, grant

@@ -8,7 +8,7 @@
  * compare-and-set on the document as read: a writer whose document changed meanwhile reads it again and re-applies
  * its change, so no change is ever lost; the lock only saves duplicate work.
  */
-import type { Store } from '../stores/store.js';
+import type { Store } from '../../stores/store.js';
 import { parseDocument, type RingDocument } from './document.js';
 
 /** The ring never expires by itself; Store.set needs a lifetime, so give it ten years. */

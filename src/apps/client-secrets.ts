@@ -6,7 +6,7 @@
  * client is checked against a dummy digest so that both failures take the same path (RFC 6749 §2.3.1, §10.10).
  */
 import { hash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import type { App } from './apps.js';
+import type { App } from './app.js';
 
 const HASH_PREFIX = 'sha256:';
 

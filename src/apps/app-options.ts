@@ -2,9 +2,9 @@
  * The `apps` option: applications as the host writes them (plain secret allowed) and their conversion to the
  * {@link App} every registry holds.
  */
-import type { App, GrantType, KeyedAppFields, TokenEndpointAuthMethod } from './apps.js';
+import type { App, GrantType, KeyedAppFields, TokenEndpointAuthMethod } from './app.js';
 import { hashClientSecret } from './client-secrets.js';
-import type { SigningAlgorithm } from './keys.js';
+import type { SigningAlgorithm } from '../keys/signing-keys.js';
 
 /**
  * An application as written in the `apps` option: the registration data of platform-operations.md §2.2 (installation id,
@@ -32,7 +32,7 @@ export interface AppOptions extends KeyedAppFields {
 }
 
 /** Turns an `apps` entry into an {@link App}, hashing the plain secret. */
-export function toApp(options: AppOptions): App {
+export function appFromOptions(options: AppOptions): App {
   const isPublic = options.tokenEndpointAuthMethod === 'none';
   return {
     accountId: options.accountId,

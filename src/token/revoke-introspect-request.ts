@@ -2,7 +2,7 @@
  * The request shape revocation (RFC 7009 §2.1) and introspection (RFC 7662 §2.1) share: the `v` and URL-secret
  * checks of the account endpoints, a form with `token` and an optional `token_type_hint`, and client authentication.
  */
-import type { App } from '../apps.js';
+import type { App } from '../apps/app.js';
 import { readForm } from '../http/form-body.js';
 import type { SentinelContext } from '../http/context.js';
 import type { SentinelRequest } from '../http/messages.js';
@@ -12,7 +12,7 @@ import { checkTokenQuery } from './token-endpoint.js';
 import { parseTokenTypeHint, type TokenTypeHint } from './token-lookup.js';
 
 /** A parsed, client-authenticated revocation or introspection request. */
-export interface TokenRequest {
+export interface RevokeOrIntrospectRequest {
   token: string;
   hint: TokenTypeHint | undefined;
   app: App;
@@ -21,14 +21,14 @@ export interface TokenRequest {
 /**
  * Reads and authenticates a revocation or introspection request.
  * @throws OAuthError invalid_request (malformed request) or invalid_client (authentication failed).
- * @example const { token, hint, app } = await readTokenRequest(context, request, accountId, { allowPublic: true });
+ * @example const { token, hint, app } = await readRevokeOrIntrospectRequest(context, request, accountId, { allowPublic: true });
  */
-export async function readTokenRequest(
+export async function readRevokeOrIntrospectRequest(
   context: SentinelContext,
   request: SentinelRequest,
   accountId: string,
   options: { allowPublic: boolean },
-): Promise<TokenRequest> {
+): Promise<RevokeOrIntrospectRequest> {
   checkTokenQuery(request.query);
   const params = await readForm(request, context.config.bodyLimit);
   const token = required(params, 'token');

@@ -1,7 +1,7 @@
 /**
  * The in-memory application registry behind the `apps` option and `registerApp()` without an `appStore`.
  */
-import type { App, AppStore } from './apps.js';
+import type { App, AppStore } from './app.js';
 
 /**
  * The default {@link AppStore}: the apps of the options, in memory, keyed by account and client id (RFC 6749 §2.2:

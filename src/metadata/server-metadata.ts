@@ -4,12 +4,12 @@
  * OpenID Connect discovery (the same document; OIDC Discovery §4). Every value listed works: the document is the
  * contract clients configure themselves from.
  */
-import type { SentinelContext } from './http/context.js';
-import { OAuthError } from './errors.js';
-import { cacheableJSON, type SentinelResponse } from './http/messages.js';
+import type { SentinelContext } from '../http/context.js';
+import { OAuthError } from '../errors.js';
+import { cacheableJSON, type SentinelResponse } from '../http/messages.js';
 import { keyBoundMetadata } from './key-bound-metadata.js';
-import { SCOPE_CLAIMS, SUPPORTED_CLAIMS } from './userinfo/claims.js';
-import { type RouteName, routeUrl } from './http/route-paths.js';
+import { SCOPE_CLAIMS, SUPPORTED_CLAIMS } from '../userinfo/claims.js';
+import { type RouteName, routeUrl } from '../http/route-paths.js';
 
 /** The metadata document of an account's issuer; `issuer` equals the `iss` of its tokens and redirects. */
 export function authorizationServerMetadata(context: SentinelContext, accountId: string): Record<string, unknown> {

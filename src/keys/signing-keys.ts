@@ -1,7 +1,7 @@
 /**
  * Signing keys and the JWKS.
  *
- * Keys are imported once at startup as KeyObjects, and `src/jwt.ts` signs with `node:crypto` (on the libuv thread pool
+ * Keys are imported once at startup as KeyObjects, and `src/keys/jws.ts` signs with `node:crypto` (on the libuv thread pool
  * with `signing: 'threadpool'`, the default; on the main thread with `'sync'`). jose 6 signs through WebCrypto, which
  * costs several times more per token on this hot path; tokens stay standard JWS and verify with jose (tested).
  */
@@ -16,7 +16,7 @@ import {
   type KeyObject,
 } from 'node:crypto';
 import { promisify } from 'node:util';
-import { ConfigurationError } from './errors.js';
+import { ConfigurationError } from '../errors.js';
 import { ecdsaDerToJose } from './signers/ecdsa-der.js';
 import { inNextBatch } from './pool-batch.js';
 

@@ -3,7 +3,7 @@
  * a ciphertext copied onto another entry does not open.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { ConfigurationError } from '../errors.js';
+import { ConfigurationError } from '../../errors.js';
 
 /** A sealed private JWK as kept in the store: base64url IV, ciphertext and tag. */
 export interface Sealed {

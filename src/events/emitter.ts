@@ -3,13 +3,13 @@
  * `onEvent`, and feeds the token and login metrics and the request's span.
  */
 import { auditEvent } from './audit-event.js';
-import type { ResolvedConfig } from './config.js';
-import type { EventInput } from './events.js';
-import type { SentinelRequest } from './http/messages.js';
-import { requestId } from './http/request-id.js';
-import { recordEventMetrics } from './telemetry/event-metrics.js';
-import { metricsActive } from './telemetry/instruments.js';
-import type { RequestObservation } from './telemetry/request-observation.js';
+import type { ResolvedConfig } from '../config.js';
+import type { EventInput } from './sentinel-event.js';
+import type { SentinelRequest } from '../http/messages.js';
+import { requestId } from '../http/request-id.js';
+import { recordEventMetrics } from '../telemetry/event-metrics.js';
+import { metricsActive } from '../telemetry/instruments.js';
+import type { RequestObservation } from '../telemetry/request-observation.js';
 
 type EmitterConfig = Pick<ResolvedConfig, 'trustProxy' | 'onEvent' | 'telemetry'>;
 

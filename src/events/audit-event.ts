@@ -3,11 +3,11 @@
  * time, account, client, client address (through {@link clientIP}, so `trustProxy` applies to token events exactly as
  * to login events), request id and outcome.
  */
-import { clientIP } from './http/client-ip.js';
-import type { ResolvedConfig } from './config.js';
-import type { EventInput, SentinelEvent, SentinelEventType } from './events.js';
+import { clientIP } from '../http/client-ip.js';
+import type { ResolvedConfig } from '../config.js';
+import type { EventInput, SentinelEvent, SentinelEventType } from './sentinel-event.js';
 import { escapeEventFields } from './event-fields.js';
-import type { SentinelRequest } from './http/messages.js';
+import type { SentinelRequest } from '../http/messages.js';
 
 /** Events that record a refusal; the rest record something the service did. */
 const FAILURES: ReadonlySet<SentinelEventType> = new Set<SentinelEventType>([

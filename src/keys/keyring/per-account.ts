@@ -7,8 +7,8 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
-import type { KeySet } from '../keys.js';
-import type { Store } from '../stores/store.js';
+import type { KeySet } from '../signing-keys.js';
+import type { Store } from '../../stores/store.js';
 import type { KeyRotationOptions } from './options.js';
 import { KeyRing, type RingTimings } from './ring.js';
 

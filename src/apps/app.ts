@@ -3,8 +3,8 @@
  * Secrets are in `client-secrets.ts`, registration checks in `app-validation.ts`, the `apps` option in
  * `app-options.ts` and the in-memory registry in `memory-app-store.ts`.
  */
-import { OAuthError } from './errors.js';
-import type { SigningAlgorithm } from './keys.js';
+import { OAuthError } from '../errors.js';
+import type { SigningAlgorithm } from '../keys/signing-keys.js';
 
 /**
  * Grant types an application may be registered for: RFC 6749 §4.1 (authorization code), §4.4 (client credentials,

@@ -6,9 +6,9 @@
  * This file is the contract between the authorize side (which issues codes) and the token endpoint (which redeems
  * them).
  */
-import type { SentinelContext } from './http/context.js';
-import { digest, randomSecret } from './lib/random-secrets.js';
-import { parseStoredRecord } from './stores/stored-record.js';
+import type { SentinelContext } from '../http/context.js';
+import { digest, randomSecret } from '../lib/random-secrets.js';
+import { parseStoredRecord } from '../stores/stored-record.js';
 
 /** What a code stands for. Persisted as JSON under `code:{sha256(code)}`. */
 export interface CodeRecord {

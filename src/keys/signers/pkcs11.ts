@@ -8,9 +8,9 @@
  */
 import { createHash, createPublicKey } from 'node:crypto';
 import pkcs11js from 'pkcs11js';
-import { ConfigurationError } from '../errors.js';
-import type { ExternalSigner, JWK, SigningAlgorithm } from '../keys.js';
-import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
+import { ConfigurationError } from '../../errors.js';
+import type { ExternalSigner, JWK, SigningAlgorithm } from '../signing-keys.js';
+import { assertKnownKeys, type KeysOf } from '../../lib/strict-options.js';
 
 /**
  * Where the key is: the module, the token (by slot index or label), the user PIN and the label of the key pair;

@@ -2,8 +2,8 @@
  * Audit events for refused requests: each route says which event its refusals produce (`RouteDefinition.deniedEvent`),
  * so the edge (edge.ts) stays free of per-route knowledge.
  */
-import { isAuthorizationError } from './authorize/request/authorization-error.js';
-import type { DeniedEventBuilder } from './http/router.js';
+import { isAuthorizationError } from '../authorize/request/authorization-error.js';
+import type { DeniedEventBuilder } from '../http/router.js';
 
 /**
  * `token.denied` for the token endpoints (RFC 6749 §5.2 errors).

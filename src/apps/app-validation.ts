@@ -2,11 +2,11 @@
  * Whether an application may be registered: its redirect URIs (RFC 8252 §7.1, RFC 6749 §3.1.2), its grants and its
  * way of authenticating. Shared by the `apps` option, `registerApp()`, dynamic registration and the CLI.
  */
-import type { App } from './apps.js';
-import { assertValidKeyRegistration } from './client-assertion/registration.js';
+import type { App } from './app.js';
+import { assertValidKeyRegistration } from '../client-assertion/registration.js';
 import { isClientSecretHash } from './client-secrets.js';
 import { displayTextProblem } from './display-text.js';
-import { ConfigurationError } from './errors.js';
+import { ConfigurationError } from '../errors.js';
 import { parseAbsoluteURI, webURIProblem } from './uri-syntax.js';
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);

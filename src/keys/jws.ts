@@ -7,11 +7,11 @@
  * service understands no JWS extension.
  */
 import type { Context as TraceContext } from '@opentelemetry/api';
-import { OAuthError } from './errors.js';
-import { signBytes, signBytesInPool, verifyBytes, verifyBytesInPool, type KeySet, type SigningKey } from './keys.js';
-import { tracingActive } from './telemetry/instruments.js';
-import { traceSigning } from './telemetry/signing-span.js';
-import { isThenable } from './lib/thenable.js';
+import { OAuthError } from '../errors.js';
+import { signBytes, signBytesInPool, verifyBytes, verifyBytesInPool, type KeySet, type SigningKey } from './signing-keys.js';
+import { tracingActive } from '../telemetry/instruments.js';
+import { traceSigning } from '../telemetry/signing-span.js';
+import { isThenable } from '../lib/thenable.js';
 
 /** JWT claims as a plain object. */
 export type JWTClaims = Record<string, unknown> & {

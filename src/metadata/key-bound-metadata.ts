@@ -2,9 +2,9 @@
  * The RFC 8414 metadata of DPoP (RFC 9449 §5.1), key-based client authentication (RFC 7523, OIDC Discovery) and
  * pushed authorization requests (RFC 9126 §5), merged into each account's metadata document.
  */
-import type { SentinelContext } from './http/context.js';
-import { ASYMMETRIC_ALGORITHMS } from './jwk-public.js';
-import { routeUrl } from './http/route-paths.js';
+import type { SentinelContext } from '../http/context.js';
+import { ASYMMETRIC_ALGORITHMS } from '../keys/jwk-public.js';
+import { routeUrl } from '../http/route-paths.js';
 
 const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt'];
 
