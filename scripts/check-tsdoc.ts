@@ -10,6 +10,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import ts from 'typescript';
+import { findOptionFieldGaps } from './check-options-doc.js';
 import { readEntryPoints } from './entry-points.mjs';
 
 /** The public entry points' source files, derived from package.json "exports" (scripts/entry-points.mjs). */
@@ -64,5 +65,9 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   const gaps = findDocumentationGaps(process.cwd(), PUBLIC_ENTRIES);
   for (const gap of gaps) console.error(`${gap.declaredAt}: ${gap.name} (from ${gap.entry}) lacks ${gap.missing.join(', ')}`);
   console.log(gaps.length === 0 ? 'tsdoc: ok' : `tsdoc: ${gaps.length} export(s) to document`);
-  process.exitCode = gaps.length === 0 ? 0 : 1;
+  // The options reference is generated from SentinelOptions: each field needs its sentence and default.
+  const fieldGaps = findOptionFieldGaps(process.cwd(), 'src/index.ts', 'SentinelOptions');
+  for (const gap of fieldGaps) console.error(`${gap.declaredAt}: option ${gap.field} lacks ${gap.missing.join(', ')}`);
+  console.log(fieldGaps.length === 0 ? 'options: ok' : `options: ${fieldGaps.length} field(s) to document`);
+  process.exitCode = gaps.length === 0 && fieldGaps.length === 0 ? 0 : 1;
 }

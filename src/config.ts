@@ -20,6 +20,7 @@ import type { InitialAccessTokenCheck } from './registration/options.js';
 import { i18nOptionsSchema } from './i18n/options.js';
 import { passkeysOptionsSchema } from './passkeys/options.js';
 import type { ConsumerIdValidator, ErrorContext, LoginView, UserAuthenticator } from './hooks.js';
+import type { SentinelOptions } from './options.js';
 
 export type {
   AuthenticatedUser,
@@ -95,6 +96,7 @@ const optionsSchema = z.object({
   login: z
     .object({
       url: z.string().optional(),
+      /** Renders the built-in login page's HTML. */
       render: fn<(view: LoginView) => string | Promise<string>>('login.render').optional(),
     })
     .prefault({}),
@@ -120,6 +122,7 @@ const optionsSchema = z.object({
     .optional(),
   accessTokenTtl: ttlSeconds.max(86_400).default(3600),
   expiresIn: z.enum(['string', 'number']).default('string'),
+  /** `aud` of access tokens, or a function of the account and client; the account id when absent. */
   audience: z.union([z.string().min(1), fn<(context: { accountId: string; clientId: string }) => string>('audience')]).optional(),
   consumerClaim: z.string().min(1).optional(),
   consumerId: fn<ConsumerIdValidator>('consumerId').optional(),
@@ -190,7 +193,9 @@ const optionsSchema = z.object({
   dpop: dpopOptionsSchema,
   clientJwks: clientJwksOptionsSchema,
   clientAssertion: clientAssertionOptionsSchema,
+  /** Called with the cause of every 500. */
   onError: fn<(error: unknown, context: ErrorContext) => void>('onError').optional(),
+  /** Called with each audit event. */
   onEvent: fn<(event: SentinelEvent) => void>('onEvent').optional(),
   telemetry: z
     .object({
@@ -199,12 +204,12 @@ const optionsSchema = z.object({
     })
     .prefault({}),
   logger: z
-    .custom<{ warn(message: string): void }>(
-      (v) => typeof v === 'object' && v !== null && typeof (v as { warn?: unknown }).warn === 'function',
-      {
-        message: 'must have a warn(message) function',
-      },
-    )
+    .custom<{
+      /** Receives one warning line. */
+      warn(message: string): void;
+    }>((v) => typeof v === 'object' && v !== null && typeof (v as { warn?: unknown }).warn === 'function', {
+      message: 'must have a warn(message) function',
+    })
     .optional(),
 });
 
@@ -214,12 +219,28 @@ const strictAppSchema = strictSchema(appSchema);
 /** The options schema as it is parsed, strict at every depth (exported for the test that walks it). */
 export const strictOptionsSchema = strictSchema(optionsSchema);
 
-/**
- * Options of `createSentinel()`; the README's options table lists every field with its default. The endpoints
- * follow docs/platform-operations.md §4 and RFC 6749.
- * @example const options: SentinelOptions = { issuer: 'https://id.example.com', apps, users, keys };
- */
-export type SentinelOptions = z.input<typeof optionsSchema> & { apps?: AppOptions[] };
+export type { SentinelOptions };
+
+// The documented interface (src/options.ts) and the schema cannot drift: the build fails unless each accepts exactly
+// what the other does, with the same keys at the top and in every nested options object. `apps` is compared apart,
+// because AppOptions takes readonly arrays the schema's mutable ones do not.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type ObjectPart<T> = Exclude<NonNullable<T>, boolean | string | number | readonly unknown[] | ((...args: never[]) => unknown)>;
+type SameShape<A, B> =
+  Same<A, B> extends true
+    ? Same<keyof A, keyof B> extends true
+      ? { [K in keyof A]-?: Same<keyof ObjectPart<A[K]>, keyof ObjectPart<B[K & keyof B]>> }[keyof A]
+      : false
+    : false;
+type Holds<T extends true> = T;
+type SchemaInput = z.input<typeof optionsSchema>;
+type AppInput = NonNullable<SchemaInput['apps']>[number];
+// biome-ignore lint/correctness/noUnusedVariables: a compile-time assertion; it is checked, never used
+type OptionsMatchSchema = [
+  Holds<SameShape<Omit<SentinelOptions, 'apps'>, Omit<SchemaInput, 'apps'>>>,
+  Holds<Same<keyof AppOptions, keyof AppInput>>,
+  Holds<AppInput extends AppOptions ? true : false>,
+];
 
 type Parsed = z.output<typeof optionsSchema>;
 

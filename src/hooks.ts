@@ -131,6 +131,7 @@ export interface AuthenticatedUser {
 export interface UserAuthenticator extends SecondFactorHooks {
   /** The user's passkeys; with it the login page offers "Sign in with a passkey". */
   passkeys?: PasskeyHooks | undefined;
+  /** Checks a username and password: the user (`{ id, … }`), or `null` for a failure the throttle counts. */
   authenticate(input: {
     accountId: string;
     username: string;

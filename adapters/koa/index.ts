@@ -27,6 +27,7 @@ export interface KoaContextLike {
   state: Record<string, unknown> & { sentinel?: AccessTokenClaims };
   status: number;
   body: unknown;
+  /** Sets a response header. */
   set(field: string, value: string | string[]): void;
 }
 

@@ -123,7 +123,9 @@ export interface AppChange {
  * };
  */
 export interface AppStore {
+  /** The app `clientId` of account `accountId`, or `null` when there is none (or it is disabled). */
   findApp(accountId: string, clientId: string): App | null | Promise<App | null>;
+  /** Whether the account exists, so an unknown account can be told apart from an unknown client. */
   hasAccount(accountId: string): boolean | Promise<boolean>;
   /** Creates or replaces an app. Needed for `sentinel.registerApp()` and dynamic registration. */
   saveApp?(app: App, change?: AppChange): void | Promise<void>;

@@ -21,7 +21,7 @@ export const i18nOptionsSchema = z
       .record(
         z.string().regex(TAG, 'catalogue names must be language tags such as "it" or "pt-BR"'),
         // An object of the message names: the options schema makes it strict, so a misspelled name is refused.
-        z.object(MESSAGE_SHAPE).partial() as unknown as z.ZodType<Partial<Messages>>,
+        z.object(MESSAGE_SHAPE).partial() as unknown as z.ZodType<Partial<Messages>, Partial<Messages>>,
       )
       .default({}),
   })

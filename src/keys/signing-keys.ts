@@ -42,6 +42,7 @@ export interface ExternalSigner {
   alg: SigningAlgorithm;
   /** The public key as a JWK (RFC 7517), published in the JWKS. */
   publicJwk: JWK;
+  /** Signs `data` with the private key: the raw signature the algorithm defines (JWS form, RFC 7518 §3). */
   sign(data: Uint8Array): Promise<Uint8Array>;
 }
 

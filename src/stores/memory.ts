@@ -53,14 +53,14 @@ export const DEFAULT_SECURITY_PREFIXES: readonly string[] = Object.freeze([
 export interface MemoryStoreOptions {
   /** Most entries kept per key prefix (`session:`, `interaction:`, …); the least recently used go first. Default 100 000. */
   max?: number;
-  /** Most bytes kept per ordinary key prefix, as {@link entryBytes} charges them; the least recently used go first. Default 64 MiB. */
+  /** Most bytes kept per ordinary key prefix, as `entryBytes` charges them; the least recently used go first. Default 64 MiB. */
   maxBytes?: number;
   /**
    * Byte budget of each security-state prefix, which is never evicted: a write that does not fit its prefix's budget
    * fails, and no other prefix is touched. Default 32 MiB.
    */
   securityMaxBytes?: number;
-  /** Key prefixes (without the colon) kept as security state. Default {@link DEFAULT_SECURITY_PREFIXES}. */
+  /** Key prefixes (without the colon) kept as security state. Default `DEFAULT_SECURITY_PREFIXES` (every security-state prefix the service writes). */
   securityPrefixes?: readonly string[];
 }
 

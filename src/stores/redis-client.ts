@@ -41,6 +41,7 @@ export interface RedisClientOptions {
   maxRetriesPerRequest: number;
   commandTimeout: number;
   connectTimeout: number;
+  /** Milliseconds to wait before reconnect attempt `attempt`, `redisRetryStrategy` by default. */
   retryStrategy: (attempt: number) => number;
   enableAutoPipelining: boolean;
 }

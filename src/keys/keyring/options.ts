@@ -16,7 +16,7 @@ export const keyRotationSchema = z.object({
   refreshSeconds: seconds.max(60).default(30),
   /**
    * One active key per algorithm; the first signs by default. Without it: ES256, plus RS256 when ID tokens can be
-   * issued ({@link withDefaultAlgorithms}).
+   * issued (`withDefaultAlgorithms`).
    */
   algorithms: z
     .array(z.enum(['ES256', 'ES384', 'RS256', 'PS256', 'EdDSA']))

@@ -55,6 +55,7 @@ const PKCS11_OPTION_KEYS = {
  * @example process.on('SIGTERM', () => signer.close());
  */
 export interface Pkcs11Signer extends ExternalSigner {
+  /** Closes the signer's sessions; a later `sign()` throws. */
   close(): void;
 }
 

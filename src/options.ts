@@ -1,0 +1,242 @@
+/**
+ * The options of `createSentinel()` as hosts write them, one TSDoc line per field: the API reference's options page
+ * is generated from this file. `config.ts` holds the zod schema that checks them, and the compiler refuses the build
+ * when this interface and the schema's input type differ in either direction (a field, its type or its optionality).
+ * Durations are in seconds unless a name says otherwise.
+ */
+import type { AppOptions } from './apps/app-options.js';
+import type { AppStore } from './apps/app.js';
+import type { SentinelEvent } from './events/sentinel-event.js';
+import type { ConsumerIdValidator, ErrorContext, LoginView, UserAuthenticator } from './hooks.js';
+import type { Messages } from './i18n/messages.js';
+import type { ExternalSigner, JWK, SigningAlgorithm } from './keys/signing-keys.js';
+import type { InitialAccessTokenCheck } from './registration/options.js';
+import type { Store } from './stores/store.js';
+
+/** An asymmetric JWS algorithm a DPoP proof may use. */
+type ProofAlgorithm = 'ES256' | 'ES384' | 'EdDSA' | 'RS256' | 'PS256';
+
+/**
+ * Options of `createSentinel()`. Every field is checked at startup: a wrong value or an unknown key at any depth is a
+ * `ConfigurationError` naming its path. The endpoints follow RFC 6749 and docs/platform-operations.md.
+ *
+ * @example const options: SentinelOptions = { issuer: 'https://id.example.com', apps, users, keys };
+ */
+export interface SentinelOptions {
+  /** Public base URL: https (http only on `localhost`/`127.0.0.1`), no query or fragment; each account's issuer is `{issuer}{basePath}/api/account/{accountId}`. @defaultValue required */
+  issuer: string;
+  /** Prefix of every endpoint: starts with `/`, does not end with one. @defaultValue `'/sentinel'` */
+  basePath?: string | undefined;
+  /** The registered applications, kept in memory (give `apps` or `appStore`, not both). @defaultValue `[]` */
+  apps?: AppOptions[] | undefined;
+  /** Your own application registry, such as `PostgresAppStore` (must implement `findApp()` and `hasAccount()`). @defaultValue an in-memory store of `apps` */
+  appStore?: AppStore | undefined;
+  /** The host's user service behind the built-in login page: `authenticate()`, and optionally claims, passkeys and a second factor. @defaultValue none (no built-in login) */
+  users?: UserAuthenticator | undefined;
+  /** Where users sign in: your own page, or a render function for the built-in one. @defaultValue the built-in page */
+  login?:
+    | {
+        /** Your own login page (a URL or an absolute path); finish with `sentinel.completeLogin(interactionId, { userId })`. @defaultValue none */
+        url?: string | undefined;
+        /** Renders the built-in login page's HTML from its view model. @defaultValue the built-in template */
+        render?: ((view: LoginView) => string | Promise<string>) | undefined;
+      }
+    | undefined;
+  /** The login page's look. @defaultValue `{ productName: 'Sign in', colors: {} }` */
+  branding?:
+    | {
+        /** Page title and the name a passkey is made for (at most 100 characters). @defaultValue `'Sign in'` */
+        productName?: string | undefined;
+        /** URL of a logo shown above the form. @defaultValue none */
+        logoUrl?: string | undefined;
+        /** CSS custom properties (`accent: '#0b5'`), your own names allowed for a `login.render` page. @defaultValue `{}` */
+        colors?: Record<string, string> | undefined;
+      }
+    | undefined;
+  /** Private JWKs (or `{ signer }` external signers, e.g. an HSM): the first signs, all verify and are published (give `keys` or `keyRotation`, not both). @defaultValue one generated ES256 key and a warning */
+  keys?: (JWK | { signer: ExternalSigner })[] | undefined;
+  /** A key ring kept in the Store and rotated across instances (docs/guides/keys-and-hsm.md). @defaultValue none */
+  keyRotation?:
+    | {
+        /** 32 random bytes, base64url: seals the private parts in the store (AES-256-GCM). @defaultValue required */
+        encryptionKey: string;
+        /** How long a key signs before the next one takes over. @defaultValue required */
+        rotateEverySeconds: number;
+        /** How long a new key is published in the JWKS before it signs. @defaultValue required */
+        prePublishSeconds: number;
+        /** How long a retired key stays published to verify tokens it signed. @defaultValue the longest token lifetime */
+        retainSeconds?: number | undefined;
+        /** How often each instance re-reads the ring (at most 60). @defaultValue `30` */
+        refreshSeconds?: number | undefined;
+        /** One active key per algorithm; the first signs by default. @defaultValue `['ES256']`, plus `'RS256'` when ID tokens can be issued */
+        algorithms?: SigningAlgorithm[] | undefined;
+        /** Prefix of the ring's store keys, so several issuers can share one store. @defaultValue `'default'` */
+        name?: string | undefined;
+      }
+    | undefined;
+  /** With `keyRotation`: one key ring and `jwks_uri` per account issuer. @defaultValue `false` */
+  keysPerAccount?: boolean | undefined;
+  /** Languages of the browser pages: the fallback language and your own catalogues. @defaultValue `{ defaultLocale: 'en', catalogues: {} }` */
+  i18n?:
+    | {
+        /** Language tag used when the browser asks for none the service has. @defaultValue `'en'` */
+        defaultLocale?: string | undefined;
+        /** Message catalogues by language tag: new languages, or strings of a bundled one replaced. @defaultValue `{}` */
+        catalogues?: Record<string, Partial<Messages>> | undefined;
+      }
+    | undefined;
+  /** The WebAuthn relying party passkeys are made for and checked against. @defaultValue the issuer's host and origin */
+  passkeys?:
+    | {
+        /** The RP id; a registrable suffix of the issuer's host lets sibling hosts share passkeys. @defaultValue the issuer's host name */
+        rpId?: string | undefined;
+        /** Shown by the browser when a passkey is made. @defaultValue `branding.productName` */
+        rpName?: string | undefined;
+        /** Accepted origins of the pages that use passkeys. @defaultValue the issuer's origin */
+        origins?: string[] | undefined;
+        /** Offer to add a passkey after a password sign-in, to users who have none yet. @defaultValue `false` */
+        offerRegistration?: boolean | undefined;
+      }
+    | undefined;
+  /** Where codes, sessions, interactions, grants, revocations and throttle counters live; `RedisStore` for several instances. @defaultValue `new MemoryStore()` */
+  store?: Store | undefined;
+  /** Access-token lifetime (at most 86 400). @defaultValue `3600` */
+  accessTokenTtl?: number | undefined;
+  /** `expires_in` of the v1 and v2 app-token paths as a string of digits or a number; the account token endpoint always answers a number. @defaultValue `'string'` */
+  expiresIn?: 'string' | 'number' | undefined;
+  /** `aud` of access tokens: a string, or a function of the account and client. @defaultValue the account id */
+  audience?: string | ((context: { accountId: string; clientId: string }) => string) | undefined;
+  /** Also carry the consumer id under this claim name. @defaultValue none */
+  consumerClaim?: string | undefined;
+  /** Decides whether a consumer id (`state` of the v2 token request) is valid. @defaultValue a lower-case UUID or 64 lower-case hex digits */
+  consumerId?: ConsumerIdValidator | undefined;
+  /** Authorization-code lifetime (at most 600). @defaultValue `60` */
+  codeTtl?: number | undefined;
+  /** Time a user has to finish a login (at most 3600). @defaultValue `600` */
+  interactionTtl?: number | undefined;
+  /** ID-token lifetime (at most 86 400). @defaultValue `600` */
+  idTokenTtl?: number | undefined;
+  /** Also put the scope-released `users.claims` in ID tokens, not only at UserInfo. @defaultValue `false` */
+  idTokenClaims?: boolean | undefined;
+  /** The device session cookie and its timeouts. @defaultValue `{ cookieName: 'sentinel_session', absoluteTtl: 28800, idleTtl: 3600 }` */
+  session?:
+    | {
+        /** Name of the session cookie (letters, digits, `_` and `-`). @defaultValue `'sentinel_session'` */
+        cookieName?: string | undefined;
+        /** Longest a session lives, however active. @defaultValue `28800` (8 h) */
+        absoluteTtl?: number | undefined;
+        /** A session unused this long ends (at most `absoluteTtl`). @defaultValue `3600` */
+        idleTtl?: number | undefined;
+      }
+    | undefined;
+  /** Refresh-token lifetimes; a refresh token rotates on every use. @defaultValue `{ idleTtl: 1209600, absoluteTtl: 2592000 }` */
+  refreshToken?:
+    | {
+        /** A refresh token unused this long expires (at most `absoluteTtl`). @defaultValue `1209600` (14 days) */
+        idleTtl?: number | undefined;
+        /** Longest a grant's refresh tokens live, however often rotated. @defaultValue `2592000` (30 days) */
+        absoluteTtl?: number | undefined;
+      }
+    | undefined;
+  /** Failed logins and wrong registration tokens allowed per window. @defaultValue `{ maxFailures: 5, maxFailuresPerIp: 50, windowSeconds: 900 }` */
+  throttle?:
+    | {
+        /** Failed logins per account and username per window. @defaultValue `5` */
+        maxFailures?: number | undefined;
+        /** Failed logins (and wrong registration tokens) per client address per window. @defaultValue `50` */
+        maxFailuresPerIp?: number | undefined;
+        /** Length of the fixed counting window. @defaultValue `900` */
+        windowSeconds?: number | undefined;
+      }
+    | undefined;
+  /** `'required'`: every authorization request needs PKCE S256 (public clients always do). @defaultValue `'optional'` */
+  pkce?: 'optional' | 'required' | undefined;
+  /** Where signatures are made: `'threadpool'` (libuv's pool, every core) or `'sync'` (main thread, lowest idle latency). @defaultValue `'threadpool'` */
+  signing?: 'threadpool' | 'sync' | undefined;
+  /** Where the guard checks access-token signatures: `'threadpool'` or `'sync'`; the default is the faster one measured in bench/RESULTS.md. @defaultValue `'threadpool'` */
+  verification?: 'threadpool' | 'sync' | undefined;
+  /** The guard's cache of verified tokens (about 1 KB per entry), or `false` for none. @defaultValue `{ maxEntries: 50000, maxBytes: 50331648, maxAgeSeconds: 60 }` */
+  verifiedTokens?:
+    | false
+    | {
+        /** Most tokens kept. @defaultValue `50000` */
+        maxEntries?: number | undefined;
+        /** Most bytes kept. @defaultValue `50331648` (48 MiB) */
+        maxBytes?: number | undefined;
+        /** Longest a verified token is trusted without a new check (at most 300). @defaultValue `60` */
+        maxAgeSeconds?: number | undefined;
+      }
+    | undefined;
+  /** Largest request body in bytes (at most 1 MiB); a larger one gets 413. @defaultValue `16384` */
+  bodyLimit?: number | undefined;
+  /** Seconds a request body may take to arrive (at most 300); a slower one gets 408. @defaultValue `10` */
+  bodyTimeout?: number | undefined;
+  /** `Cache-Control: max-age` of the JWKS. @defaultValue `300` */
+  jwksMaxAge?: number | undefined;
+  /** Where the client address comes from: `false` the socket; a hop count or your proxies' addresses/CIDRs; `true` the left-most `X-Forwarded-For` entry. @defaultValue `false` */
+  trustProxy?: boolean | number | string[] | undefined;
+  /** Clock skew allowed when verifying tokens and proofs (at most 300). @defaultValue `5` */
+  clockTolerance?: number | undefined;
+  /** Seconds after a code redemption or refresh rotation during which the spent credential is refused without revoking the grant (at most 60; `0`: always revoke). @defaultValue `10` */
+  retryGrace?: number | undefined;
+  /** Dynamic client registration and management over HTTP (RFC 7591/7592). @defaultValue off */
+  registration?:
+    | {
+        /** One initial access token for every account (at least 16 characters), or a function deciding per account. @defaultValue required */
+        initialAccessToken: string | InitialAccessTokenCheck;
+        /** How long a rotated-out client secret keeps working (at most 30 days; `0` ends it at once). @defaultValue `86400` */
+        secretOverlapSeconds?: number | undefined;
+      }
+    | undefined;
+  /** DPoP proofs (RFC 9449). @defaultValue `{ nonce: false, proofMaxAgeSeconds: 60, pushProofsPerAddress: 1000, algorithms: all five }` */
+  dpop?:
+    | {
+        /** Demand server nonces (`use_dpop_nonce` and a `DPoP-Nonce` header). @defaultValue `false` */
+        nonce?: boolean | undefined;
+        /** How old a proof's `iat` may be, and how long its `jti` is remembered (at most 600). @defaultValue `60` */
+        proofMaxAgeSeconds?: number | undefined;
+        /** DPoP-bound pushed requests of public clients one address (IPv6: one /64) may make per proof window; more get 429. @defaultValue `1000` */
+        pushProofsPerAddress?: number | undefined;
+        /** Proof algorithms accepted. @defaultValue `['ES256', 'ES384', 'EdDSA', 'RS256', 'PS256']` */
+        algorithms?: ProofAlgorithm[] | undefined;
+      }
+    | undefined;
+  /** How the `jwksUri` key sets of `private_key_jwt` apps are fetched. @defaultValue `{ timeoutMs: 2000, maxBytes: 65536, cacheSeconds: 300, allowPrivateAddresses: false }` */
+  clientJwks?:
+    | {
+        /** Deadline of one fetch in milliseconds (at most 30 000). @defaultValue `2000` */
+        timeoutMs?: number | undefined;
+        /** Largest key set read (at most 1 MiB). @defaultValue `65536` */
+        maxBytes?: number | undefined;
+        /** How long a fetched key set is kept (at most 86 400). @defaultValue `300` */
+        cacheSeconds?: number | undefined;
+        /** Allow loopback, private and link-local addresses and plain http: development and tests only. @defaultValue `false` */
+        allowPrivateAddresses?: boolean | undefined;
+      }
+    | undefined;
+  /** How client assertions (`private_key_jwt`, RFC 7523) are judged. @defaultValue `{ maxLifetimeSeconds: 3600 }` */
+  clientAssertion?:
+    | {
+        /** How far ahead an assertion's `exp` may lie; its `jti` is remembered that long (at most 86 400). @defaultValue `3600` */
+        maxLifetimeSeconds?: number | undefined;
+      }
+    | undefined;
+  /** Called with the cause of every 500 and of failures in the background. @defaultValue none */
+  onError?: ((error: unknown, context: ErrorContext) => void) | undefined;
+  /** Called with each audit event (`token.issued`, `login.failed`, …); events never carry a secret. @defaultValue none */
+  onEvent?: ((event: SentinelEvent) => void) | undefined;
+  /** Metrics options. @defaultValue `{ identifiersInMetrics: false }` */
+  telemetry?:
+    | {
+        /** Add account and client ids to metric attributes (one time series per tenant: opt-in). @defaultValue `false` */
+        identifiersInMetrics?: boolean | undefined;
+      }
+    | undefined;
+  /** Receives startup warnings. @defaultValue `console` */
+  logger?:
+    | {
+        /** Receives one warning line. */
+        warn(message: string): void;
+      }
+    | undefined;
+}

@@ -1,0 +1,75 @@
+/**
+ * The options rule of `npm run docs:check` (scripts/check-options-doc.ts) on a small package written to a temporary
+ * folder, and on the real `SentinelOptions`.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { findOptionFieldGaps } from '../scripts/check-options-doc.js';
+import { ROOT } from './dist.js';
+
+const root = mkdtempSync(join(tmpdir(), 'sentinel-idp-options-doc-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+function write(path: string, text: string): void {
+  mkdirSync(join(root, path, '..'), { recursive: true });
+  writeFileSync(join(root, path), text);
+}
+
+write('tsconfig.json', JSON.stringify({ compilerOptions: { strict: true, module: 'ESNext', moduleResolution: 'Bundler' } }));
+write(
+  'src/options.ts',
+  `/** Options. @example const o: Options = { name: 'x' }; */
+export interface Options {
+  /** The name. @defaultValue required */
+  name: string;
+  undocumented?: number;
+  /** Says no default. */
+  noDefault?: boolean;
+  /** A nested object. @defaultValue \`{}\` */
+  nested?:
+    | false
+    | {
+        /** Documented. @defaultValue \`1\` */
+        good?: number;
+        bad?: number;
+      }
+    | undefined;
+  /** A hook holder. @defaultValue none */
+  logger?: { warn(message: string): void };
+}
+`,
+);
+write('src/index.ts', "export type { Options } from './options.js';\n");
+
+describe('check-options-doc', () => {
+  const gaps = findOptionFieldGaps(root, 'src/index.ts', 'Options');
+  const byField = Object.fromEntries(gaps.map((gap) => [gap.field, gap.missing]));
+
+  it('accepts a field with a sentence and a @defaultValue, at any depth', () => {
+    expect(byField.name).toBeUndefined();
+    expect(byField.nested).toBeUndefined();
+    expect(byField['nested.good']).toBeUndefined();
+  });
+
+  it('reports a field without TSDoc or without a default, nested ones included, where it is declared', () => {
+    expect(byField.undocumented).toEqual(['TSDoc', '@defaultValue']);
+    expect(byField.noDefault).toEqual(['@defaultValue']);
+    expect(byField['nested.bad']).toEqual(['TSDoc', '@defaultValue']);
+    expect(gaps.find((gap) => gap.field === 'undocumented')?.declaredAt).toBe('src/options.ts:5');
+  });
+
+  it('does not ask for documentation of a method in an inline hook type', () => {
+    expect(byField['logger.warn']).toBeUndefined();
+    expect(gaps).toHaveLength(3);
+  });
+
+  it('refuses an entry that does not export the interface', () => {
+    expect(() => findOptionFieldGaps(root, 'src/index.ts', 'Missing')).toThrow(/exports no interface Missing/);
+  });
+
+  it('finds every field of SentinelOptions documented', () => {
+    expect(findOptionFieldGaps(ROOT, 'src/index.ts', 'SentinelOptions')).toEqual([]);
+  }, 60_000);
+});
