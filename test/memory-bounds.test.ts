@@ -1,6 +1,6 @@
 /**
  * MemoryStore's memory bounds: each ordinary prefix is bounded in bytes (so long records cannot push a process
- * toward gigabytes), one pending interaction is capped, and security state (revocations, throttle counters) is
+ * toward gigabytes), one pending interaction is capped, and security state (replay markers, throttle counters) is
  * never evicted: when it cannot be kept, the write fails and the request fails closed, reported to onError.
  */
 import { describe, expect, it, vi } from 'vitest';
@@ -74,11 +74,11 @@ describe('one pending interaction is capped', () => {
 });
 
 describe('security state is never evicted', () => {
-  it('revocation markers survive any number of other revocations, even with max: 2', async () => {
+  it('DPoP replay markers survive any number of other markers, even with max: 2', async () => {
     const store = new MemoryStore({ max: 2 });
-    await store.set('revoked:first', '1', 60_000);
-    for (let index = 0; index < 1_000; index += 1) await store.set(`revoked:other-${index}`, '1', 60_000);
-    await expect(store.get('revoked:first')).resolves.toBe('1');
+    await store.set('dpop-jti:first', '1', 60_000);
+    for (let index = 0; index < 1_000; index += 1) await store.set(`dpop-jti:other-${index}`, '1', 60_000);
+    await expect(store.get('dpop-jti:first')).resolves.toBe('1');
   });
 
   it('a locked username stays locked however many other counters are created, even with max: 2', async () => {
@@ -89,29 +89,29 @@ describe('security state is never evicted', () => {
   });
 
   it('when the budget is full, a new entry is refused with SecurityStateFullError and the old ones are kept', async () => {
-    const budget = entryBytes('revoked:aaaa', '1') * 3 + 8;
+    const budget = entryBytes('dpop-jti:aaaa', '1') * 3 + 8;
     const store = new MemoryStore({ securityMaxBytes: budget });
-    for (const id of ['aaaa', 'bbbb', 'cccc']) await store.set(`revoked:${id}`, '1', 60_000);
-    await expect(store.set('revoked:dddd', '1', 60_000)).rejects.toBeInstanceOf(SecurityStateFullError);
-    // Each security prefix has a budget of its own: a full `revoked:` area blocks no throttle counter.
+    for (const id of ['aaaa', 'bbbb', 'cccc']) await store.set(`dpop-jti:${id}`, '1', 60_000);
+    await expect(store.set('dpop-jti:dddd', '1', 60_000)).rejects.toBeInstanceOf(SecurityStateFullError);
+    // Each security prefix has a budget of its own: a full `dpop-jti:` area blocks no throttle counter.
     await expect(store.increment('throttle:ip:1', 60_000)).resolves.toBe(1);
-    for (const id of ['aaaa', 'bbbb', 'cccc']) await expect(store.get(`revoked:${id}`)).resolves.toBe('1');
+    for (const id of ['aaaa', 'bbbb', 'cccc']) await expect(store.get(`dpop-jti:${id}`)).resolves.toBe('1');
     // Room comes back when an entry goes.
-    await store.delete('revoked:cccc');
-    await store.set('revoked:dddd', '1', 60_000);
-    await expect(store.get('revoked:dddd')).resolves.toBe('1');
+    await store.delete('dpop-jti:cccc');
+    await store.set('dpop-jti:dddd', '1', 60_000);
+    await expect(store.get('dpop-jti:dddd')).resolves.toBe('1');
   });
 
   it('expired entries make room again', async () => {
-    const budget = entryBytes('revoked:aaaa', '1') * 2;
+    const budget = entryBytes('dpop-jti:aaaa', '1') * 2;
     const store = new MemoryStore({ securityMaxBytes: budget });
-    await store.set('revoked:aaaa', '1', 50);
-    await store.set('revoked:bbbb', '1', 60_000);
-    await expect(store.set('revoked:cccc', '1', 60_000)).rejects.toBeInstanceOf(SecurityStateFullError);
+    await store.set('dpop-jti:aaaa', '1', 50);
+    await store.set('dpop-jti:bbbb', '1', 60_000);
+    await expect(store.set('dpop-jti:cccc', '1', 60_000)).rejects.toBeInstanceOf(SecurityStateFullError);
     await sleep(120);
-    await store.set('revoked:cccc', '1', 60_000);
-    await expect(store.get('revoked:cccc')).resolves.toBe('1');
-    await expect(store.get('revoked:bbbb')).resolves.toBe('1');
+    await store.set('dpop-jti:cccc', '1', 60_000);
+    await expect(store.get('dpop-jti:cccc')).resolves.toBe('1');
+    await expect(store.get('dpop-jti:bbbb')).resolves.toBe('1');
   });
 
   it('TOTP replay markers (totp-used:, totp-last:) are security state by default: an LRU cap never drops them', async () => {

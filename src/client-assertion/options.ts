@@ -33,9 +33,6 @@ export const clientAssertionOptionsSchema = z
   })
   .prefault({});
 
-/** The options above after defaults. */
-export type ClientAssertionOptions = z.output<typeof clientAssertionOptionsSchema>;
-
 /** The app fields of key-based clients, DPoP and PAR (see `KeyedAppFields`). */
 export const keyedAppShape = {
   // The one object of an app whose unknown keys are ignored: a JWK Set may carry members a reader does not know.

@@ -24,6 +24,3 @@ export const dpopOptionsSchema = z
       .default([...DPOP_ALGORITHMS]),
   })
   .prefault({});
-
-/** The options above after defaults. */
-export type DPoPOptions = z.output<typeof dpopOptionsSchema>;

@@ -9,9 +9,9 @@
  * Why bytes: an entry count does not bound memory when one entry can be a hundred times another (a long `state`).
  * Each prefix holds at most `maxBytes` (default 64 MiB) and `max` entries, whichever is reached first.
  *
- * Why security state is apart: revocation markers (`revoked:`), throttle counters (`throttle:`) and the TOTP
- * used-code markers (`totp-used:`, `totp-last:`) must never be forgotten under pressure, or revoked tokens come
- * back, locked usernames unlock and a used one-time code is accepted a second time. They live in
+ * Why security state is apart: throttle counters (`throttle:`) and the replay markers of TOTP codes (`totp-used:`,
+ * `totp-last:`), DPoP proofs and client assertions must never be forgotten under pressure, or locked usernames
+ * unlock and a used one-time code, proof or assertion is accepted a second time. They live in
  * {@link SecurityState}s: no eviction, and when an area is full the write fails, so the request fails closed.
  *
  * Why one security area per prefix: a full area refuses writes, so a shared one would let whoever can write one kind
@@ -30,11 +30,11 @@ export const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
 /** Default byte budget of each security-state prefix (throttle counters, each kind of replay marker, …). */
 export const DEFAULT_SECURITY_MAX_BYTES = 32 * 1024 * 1024;
 /**
- * Key prefixes kept as security state by default: revocations, throttle counters, and the TOTP replay markers
- * (`totp-used:` used steps, `totp-last:` newest accepted step) — evicting a marker would let a used code in again.
+ * Key prefixes kept as security state by default: throttle counters, the TOTP replay markers (`totp-used:` used
+ * steps, `totp-last:` newest accepted step) and the DPoP and client-assertion `jti` markers — evicting a marker
+ * would let a used code, proof or assertion in again. (No key holds a revocation marker: a revoked grant is deleted.)
  */
 export const DEFAULT_SECURITY_PREFIXES: readonly string[] = Object.freeze([
-  'revoked',
   'throttle',
   'totp-used',
   'totp-last',

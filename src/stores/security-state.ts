@@ -1,7 +1,7 @@
 /**
- * The part of MemoryStore that must never forget: revocation markers and throttle counters. If these sat in an
- * LRU with everything else, pressure would evict them: a revoked token would become valid again after enough
- * other revocations, and a locked username would unlock after enough failures elsewhere. So they live in a cache
+ * The part of MemoryStore that must never forget: throttle counters and replay markers. If these sat in an LRU
+ * with everything else, pressure would evict them: a locked username would unlock after enough failures elsewhere,
+ * and a used one-time code or DPoP proof would pass again after enough other markers. So they live in a cache
  * that has a byte budget but no eviction: only their own TTL removes them. When the budget is full the write is
  * refused with an error, which fails the request closed (`500 server_error`, reported to `onError`) instead of
  * silently dropping security state.
@@ -34,8 +34,8 @@ export class SecurityStateFullError extends Error {
  * A TTL map with a byte budget that refuses new entries rather than evicting old ones.
  *
  * @example
- * const state = new SecurityState(32 * 1024 * 1024, 'revoked');
- * state.set('revoked:jti', '1', 3_600_000);
+ * const state = new SecurityState(32 * 1024 * 1024, 'throttle');
+ * state.set('throttle:ip:203.0.113.7', '1', 900_000);
  */
 export class SecurityState {
   readonly #budget: number;

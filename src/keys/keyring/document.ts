@@ -33,11 +33,6 @@ export interface RingDocument {
   keys: RingEntry[];
 }
 
-/** An empty ring. */
-export function emptyDocument(prePublishSeconds: number): RingDocument {
-  return { v: 1, revision: 0, prePublishSeconds, keys: [] };
-}
-
 /**
  * Parses the stored JSON; anything else than a ring document is an error (never silently replaced: that would
  * discard keys whose tokens are still in use).
