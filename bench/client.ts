@@ -3,7 +3,6 @@
  * of a first response (a 200 with a JWT whose signature verifies against the run's public key), plus the sign-in
  * through sentinel-idp's login page that gives the code-flow rows (bench/flow-client.ts) a device session.
  */
-import { createHash } from 'node:crypto';
 import type { AutocannonOptions } from 'autocannon';
 import { decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose';
 import {
@@ -11,7 +10,6 @@ import {
   CC_BODY,
   CLIENT_ID,
   CLIENT_SECRET,
-  CODE_VERIFIER,
   CONSUMER_ID,
   FORM_CONTENT_TYPE,
   HOST,
@@ -45,21 +43,6 @@ export interface WorkloadState {
   guard?: GuardTokens;
 }
 
-const CODE_CHALLENGE = createHash('sha256').update(CODE_VERIFIER).digest('base64url');
-const AUTHORIZE_STATE = 'bench-state-0123456789abcdefghijkl';
-
-export function authorizePath(port: number): string {
-  const query = new URLSearchParams({
-    response_type: 'code',
-    client_id: CLIENT_ID,
-    redirect_uri: redirectUriFor(port),
-    state: AUTHORIZE_STATE,
-    code_challenge: CODE_CHALLENGE,
-    code_challenge_method: 'S256',
-  });
-  return `/sentinel/api/account/${ACCOUNT_ID}/authorize?${query}`;
-}
-
 const CC_PATH = `${TOKEN_PATH}?state=${CONSUMER_ID}`;
 const OIDC_BODY = new URLSearchParams({
   grant_type: 'client_credentials',
@@ -72,9 +55,9 @@ export function baseUrl(port: number): string {
   return `http://${HOST}:${port}`;
 }
 
-/** The status every response of the workload must have. */
-export function expectedStatus(workload: Workload): number {
-  return workload === 'authorize' ? 302 : 200; // the code-flow rows: bench/flow-client.ts
+/** The status every response of the client-credentials and guard workloads must have (code flows: flow-client.ts). */
+export function expectedStatus(_workload: Workload): number {
+  return 200;
 }
 
 /** autocannon options of a workload (without duration/amount). */
@@ -246,13 +229,16 @@ function parseLoginForm(html: string): LoginForm {
   return { action: action || undefined, fields };
 }
 
-/** Logs the bench user in through the login page and returns the Cookie header carrying the device session. */
-export async function login(port: number): Promise<string> {
+/**
+ * Logs the bench user in through the login page, starting from the authorization request `authorizePath`, and
+ * returns the Cookie header carrying the device session.
+ */
+export async function login(port: number, authorizePath: string): Promise<string> {
   const base = baseUrl(port);
   const jar = new CookieJar();
   const get = (url: URL) => fetch(url, { redirect: 'manual', headers: { cookie: jar.header() }, signal: AbortSignal.timeout(10_000) });
 
-  let url = new URL(authorizePath(port), base);
+  let url = new URL(authorizePath, base);
   let response = await get(url);
   jar.absorb(response);
   if (response.status === 404) throw new NotAvailable('authorize endpoint answers 404');

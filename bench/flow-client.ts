@@ -52,7 +52,7 @@ interface Dialect {
 }
 
 /** The authorization request's query, the same for both servers. */
-export function authorizeQuery(port: number): string {
+function authorizeQuery(port: number): string {
   return new URLSearchParams({
     response_type: 'code',
     client_id: CLIENT_ID,
@@ -69,7 +69,7 @@ const SENTINEL: Dialect = {
   oidc: false,
   authorizePath: (port) => `/sentinel/api/account/${ACCOUNT_ID}/authorize?${authorizeQuery(port)}`,
   tokenPath: `/sentinel/api/account/${ACCOUNT_ID}/token`,
-  login: sentinelLogin,
+  login: (port) => sentinelLogin(port, SENTINEL.authorizePath(port)),
 };
 
 const OIDC: Dialect = {
@@ -143,26 +143,6 @@ export class FlowLoad {
     return this.#kind === 'exchange' ? this.#lastResponseAt : undefined;
   }
 
-  /**
-   * For a load generator other than autocannon (bench/independent.ts drives wrk): the session cookie `prepare`
-   * obtained, the two paths, and the refresh chains' first tokens (taken out of this object's queue).
-   */
-  get cookie(): string {
-    return this.#cookie;
-  }
-
-  get authorizePath(): string {
-    return this.#dialect.authorizePath(this.#port);
-  }
-
-  get tokenPath(): string {
-    return this.#dialect.tokenPath;
-  }
-
-  takeRefreshTokens(): string[] {
-    return this.#refreshQueue.splice(0);
-  }
-
   async prepare(publicJwk: JWK): Promise<string> {
     this.#cookie = await this.#dialect.login(this.#port);
     if (this.#kind === 'authorize') return this.#checkAuthorize();
@@ -232,43 +212,34 @@ export class FlowLoad {
     if (this.#kind === 'authorize') {
       return { ...common, requests: [{ method: 'GET', path: this.#dialect.authorizePath(this.#port), headers: { cookie: this.#cookie } }] };
     }
-    const headers = { 'content-type': FORM_CONTENT_TYPE };
+    const request = { method: 'POST', path: this.#dialect.tokenPath, headers: { 'content-type': FORM_CONTENT_TYPE } };
     if (this.#kind === 'exchange') {
-      return {
-        ...common,
-        requests: [
-          {
-            method: 'POST',
-            path: this.#dialect.tokenPath,
-            headers,
-            setupRequest: (request) => ({ ...request, body: this.exchangeBody(this.#codes[this.#nextCode++] ?? 'exhausted-code-pool') }),
-            onResponse: () => {
-              this.#lastResponseAt = process.hrtime.bigint();
-            },
-          },
-        ],
+      const next = (): string => this.exchangeBody(this.#codes[this.#nextCode++] ?? 'exhausted-code-pool');
+      const onResponse = (): void => {
+        this.#lastResponseAt = process.hrtime.bigint();
       };
+      return { ...common, requests: [{ ...request, setupRequest: (r) => ({ ...r, body: next() }), onResponse }] };
     }
-    return {
-      ...common,
-      requests: [
-        {
-          method: 'POST',
-          path: this.#dialect.tokenPath,
-          headers,
-          setupRequest: (request) => ({ ...request, body: refreshBody(this.#refreshQueue.shift() ?? 'exhausted-refresh-chains') }),
-          onResponse: (status, body) => {
-            // A failed rotation ends its chain; the row fails on the status anyway.
-            if (status === 200) this.#refreshQueue.push(refreshTokenOf(body));
-          },
-        },
-      ],
+    const next = (): string => refreshBody(this.#refreshQueue.shift() ?? 'exhausted-refresh-chains');
+    // A failed rotation ends its chain; the row fails on the status anyway.
+    const onResponse = (status: number, body: string): void => {
+      if (status === 200) this.#refreshQueue.push(refreshTokenOf(body));
     };
+    return { ...common, requests: [{ ...request, setupRequest: (r) => ({ ...r, body: next() }), onResponse }] };
   }
 
   /** The form body that redeems `code` (with the PKCE verifier and the client's secret). */
   exchangeBody(code: string): string {
-    return exchangeBody(code, this.#port);
+    const { client_id, client_secret } = { client_id: CLIENT_ID, client_secret: CLIENT_SECRET };
+    const redirect_uri = redirectUriFor(this.#port);
+    return new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri,
+      client_id,
+      client_secret,
+      code_verifier: CODE_VERIFIER,
+    }).toString();
   }
 
   async #post(body: string): Promise<{ status: number; headers: Headers; body: string }> {
@@ -359,20 +330,8 @@ export class FlowLoad {
   }
 }
 
-/** The form body that redeems `code` at the server on `port` (with the PKCE verifier and the client's secret). */
-export function exchangeBody(code: string, port: number): string {
-  return new URLSearchParams({
-    grant_type: 'authorization_code',
-    code,
-    redirect_uri: redirectUriFor(port),
-    client_id: CLIENT_ID,
-    client_secret: CLIENT_SECRET,
-    code_verifier: CODE_VERIFIER,
-  }).toString();
-}
-
 /** The form body of a refresh rotation presenting `token`. */
-export function refreshBody(token: string): string {
+function refreshBody(token: string): string {
   return new URLSearchParams({
     grant_type: 'refresh_token',
     refresh_token: token,

@@ -30,7 +30,7 @@ import { loadOptions, type LoadSettings } from './client.js';
 import { createKeyPair, HOST } from './fixtures.js';
 import { FlowLoad, flowExpectedStatus, isFlowWorkload } from './flow-client.js';
 import { buildLibraryForBench } from './library-build.js';
-import { TARGETS, type Workload } from './registry.js';
+import { TARGETS, type TargetSpec } from './registry.js';
 import { freePort } from './server-child.js';
 
 const DEFAULT_TARGETS = [
@@ -61,29 +61,19 @@ const WARM_UP = Number(warmArg);
 /** Under valgrind a server answers a few hundred requests a second: generous timeouts, fewer connections. */
 const LOAD: LoadSettings = { connections: 10, timeoutSeconds: 120 };
 
-interface Subject {
-  name: string;
-  /** The registry's module (with its variant) that bench/server.ts starts. */
-  module: string;
-  workload: Workload;
-}
+/** The rows counted here: client credentials and the code flows (a guard's load needs tokens minted first). */
+type Subject = TargetSpec;
 
 function subjects(names: string[]): Subject[] {
-  return names.flatMap((name): Subject[] => {
-    const matching = name.endsWith('*')
-      ? TARGETS.filter((t) => t.name.startsWith(name.slice(0, -1)))
-      : TARGETS.filter((t) => t.name === name);
+  return names.flatMap((name) => {
+    const matching = TARGETS.filter((t) => (name.endsWith('*') ? t.name.startsWith(name.slice(0, -1)) : t.name === name));
     if (matching.length === 0) throw new Error(`unknown target ${name}`);
-    return matching.map((target) => {
+    for (const target of matching) {
       if (target.workload !== 'cc' && target.workload !== 'oidc-cc' && !isFlowWorkload(target.workload)) {
         throw new Error(`${target.name}: only client-credentials and code-flow rows are counted here`);
       }
-      return {
-        name: target.name,
-        module: target.module,
-        workload: target.workload,
-      };
-    });
+    }
+    return matching;
   });
 }
 

@@ -15,10 +15,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const repo = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
 
-/** Where the build of a source tree goes: under its own .tmp/, which git ignores. */
-function outDirOf(root: string): string {
-  return `${root}/.tmp/bench-dist`;
-}
+/** Where the build goes: under .tmp/, which git ignores. */
+const OUT_DIR = `${repo}/.tmp/bench-dist`;
 
 /** Source module (as the bench names it) → built entry. */
 const ENTRIES: Record<string, { name: string; source: string }> = {
@@ -27,7 +25,6 @@ const ENTRIES: Record<string, { name: string; source: string }> = {
   'adapters/express/index.js': { name: 'express', source: 'adapters/express/index.ts' },
   'adapters/koa/index.js': { name: 'koa', source: 'adapters/koa/index.ts' },
   'adapters/fastify/index.js': { name: 'fastify', source: 'adapters/fastify/index.ts' },
-  'adapters/fetch/index.js': { name: 'fetch', source: 'adapters/fetch/index.ts' },
   'adapters/node/index.js': { name: 'node', source: 'adapters/node/index.ts' },
 };
 
@@ -41,28 +38,23 @@ function externals(): string[] {
   return Object.keys({ ...manifest.dependencies, ...manifest.peerDependencies, ...manifest.optionalDependencies });
 }
 
-function fromSource(): boolean {
-  return process.env.BENCH_LIBRARY === 'source';
-}
+const fromSource = (): boolean => process.env.BENCH_LIBRARY === 'source';
 
 /**
  * Builds the library for this run (a few seconds); the bench's entry scripts call it before they start servers.
- * `root` is the source tree (this repository by default; the telemetry bench also builds an older tree); entries
- * whose source the tree does not have are skipped.
  * @example await buildLibraryForBench(); // then fork bench/server.ts
  */
-export async function buildLibraryForBench(root: string = repo): Promise<void> {
+export async function buildLibraryForBench(): Promise<void> {
   if (fromSource()) return;
   const { build } = await import('tsup');
-  const present = Object.values(ENTRIES).filter(({ source }) => existsSync(`${root}/${source}`));
   await build({
     config: false,
-    entry: Object.fromEntries(present.map(({ name, source }) => [name, `${root}/${source}`])),
+    entry: Object.fromEntries(Object.values(ENTRIES).map(({ name, source }) => [name, `${repo}/${source}`])),
     format: ['esm'],
     splitting: true,
     target: 'node20',
     platform: 'node',
-    outDir: outDirOf(root),
+    outDir: OUT_DIR,
     external: externals(),
     sourcemap: false,
     treeshake: true,
@@ -75,14 +67,14 @@ export async function buildLibraryForBench(root: string = repo): Promise<void> {
 
 /**
  * The URL to import for a module of the library named by its source path ('src/index.js'): the built entry, or the
- * source under `BENCH_LIBRARY=source`; of this repository, or of the source tree `root`.
+ * source under `BENCH_LIBRARY=source`.
  * @example await import(libraryModuleURL('adapters/fastify/index.js'))
  */
-export function libraryModuleURL(path: string, root: string = repo): string {
-  if (fromSource()) return pathToFileURL(`${root}/${path.replace(/\.js$/, '.ts')}`).href;
+export function libraryModuleURL(path: string): string {
+  if (fromSource()) return pathToFileURL(`${repo}/${path.replace(/\.js$/, '.ts')}`).href;
   const entry = ENTRIES[path];
   if (entry === undefined) throw new Error(`the bench build has no entry for ${path} (bench/library-build.ts)`);
-  const file = `${outDirOf(root)}/${entry.name}.js`;
+  const file = `${OUT_DIR}/${entry.name}.js`;
   if (!existsSync(file)) throw new Error(`${file} is missing: the bench's entry script builds it (buildLibraryForBench)`);
   return pathToFileURL(file).href;
 }

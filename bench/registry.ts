@@ -32,56 +32,28 @@ export interface TargetSpec {
   workload: Workload;
 }
 
+/** A client-credentials row: name (the module unless a variant is named), label, kind. */
+const cc = (name: string, label: string, kind: Kind, module = name, workload: Workload = 'cc'): TargetSpec => ({
+  name,
+  module,
+  label,
+  kind,
+  workload,
+});
+
 export const TARGETS: readonly TargetSpec[] = [
-  { name: 'ceiling', module: 'ceiling', label: 'bare node:http, fixed JSON (HTTP ceiling)', kind: 'ceiling', workload: 'cc' },
-  { name: 'handwritten-fastify', module: 'handwritten-fastify', label: 'hand-written Fastify + jose', kind: 'baseline', workload: 'cc' },
-  { name: 'handwritten-express', module: 'handwritten-express', label: 'hand-written Express + jose', kind: 'baseline', workload: 'cc' },
-  { name: 'oidc-provider', module: 'oidc-provider', label: 'oidc-provider 9 (client_credentials, JWT)', kind: 'peer', workload: 'oidc-cc' },
-  {
-    name: 'node-oauth-express',
-    module: 'node-oauth-express',
-    label: '@node-oauth/oauth2-server 5 in Express',
-    kind: 'peer',
-    workload: 'cc',
-  },
-  { name: 'sentinel-fastify', module: 'sentinel-fastify', label: 'sentinel-idp, Fastify adapter', kind: 'sentinel', workload: 'cc' },
-  {
-    name: 'sentinel-fastify-sync',
-    module: 'sentinel-fastify:sync',
-    label: "sentinel-idp, Fastify adapter, signing: 'sync'",
-    kind: 'sentinel',
-    workload: 'cc',
-  },
-  { name: 'sentinel-express', module: 'sentinel-express', label: 'sentinel-idp, Express adapter', kind: 'sentinel', workload: 'cc' },
-  { name: 'sentinel-koa', module: 'sentinel-koa', label: 'sentinel-idp, Koa adapter', kind: 'sentinel', workload: 'cc' },
-  {
-    name: 'sentinel-fetch',
-    module: 'sentinel-fetch',
-    label: 'sentinel-idp, fetch adapter (node:http → Request)',
-    kind: 'sentinel',
-    workload: 'cc',
-  },
-  {
-    name: 'sentinel-node',
-    module: 'sentinel-node',
-    label: 'sentinel-idp, sentinel.handle on bare node:http',
-    kind: 'sentinel',
-    workload: 'cc',
-  },
-  {
-    name: 'sentinel-node-sync',
-    module: 'sentinel-node:sync',
-    label: "sentinel-idp, sentinel.handle on bare node:http, signing: 'sync'",
-    kind: 'sentinel',
-    workload: 'cc',
-  },
-  {
-    name: 'sentinel-node-otel',
-    module: 'sentinel-node:otel',
-    label: 'sentinel-idp, sentinel.handle on bare node:http, OpenTelemetry SDK registered (every trace sampled)',
-    kind: 'sentinel',
-    workload: 'cc',
-  },
+  cc('ceiling', 'bare node:http, fixed JSON (HTTP ceiling)', 'ceiling'),
+  cc('handwritten-fastify', 'hand-written Fastify + jose', 'baseline', 'handwritten:fastify'),
+  cc('handwritten-express', 'hand-written Express + jose', 'baseline', 'handwritten:express'),
+  cc('oidc-provider', 'oidc-provider 9 (client_credentials, JWT)', 'peer', 'oidc-provider', 'oidc-cc'),
+  cc('node-oauth-express', '@node-oauth/oauth2-server 5 in Express', 'peer'),
+  cc('sentinel-fastify', 'sentinel-idp, Fastify adapter', 'sentinel'),
+  cc('sentinel-fastify-sync', "sentinel-idp, Fastify adapter, signing: 'sync'", 'sentinel', 'sentinel-fastify:sync'),
+  cc('sentinel-express', 'sentinel-idp, Express adapter', 'sentinel'),
+  cc('sentinel-koa', 'sentinel-idp, Koa adapter', 'sentinel'),
+  cc('sentinel-node', 'sentinel-idp, sentinel.handle on bare node:http', 'sentinel'),
+  cc('sentinel-node-sync', "sentinel-idp, sentinel.handle on bare node:http, signing: 'sync'", 'sentinel', 'sentinel-node:sync'),
+  cc('sentinel-node-otel', 'sentinel-idp, sentinel.handle, OpenTelemetry SDK sampling every trace', 'sentinel', 'sentinel-node:otel'),
   ...flowRows(),
   ...guardRows(),
 ];
@@ -153,74 +125,27 @@ export interface RatioSpec {
   target?: number;
 }
 
+const ratio = (label: string, numerator: string, denominator: string, metric: 'rps' | 'cpu', target?: number): RatioSpec => ({
+  label,
+  numerator,
+  denominator,
+  metric,
+  ...(target === undefined ? {} : { target }),
+});
+
 export const RATIOS: readonly RatioSpec[] = [
-  {
-    label: 'Fastify adapter ÷ hand-written Fastify + jose, req/s',
-    numerator: 'sentinel-fastify',
-    denominator: 'handwritten-fastify',
-    metric: 'rps',
-    target: 1.0,
-  },
-  {
-    label: 'Fastify adapter ÷ hand-written Fastify + jose, CPU µs/req',
-    numerator: 'sentinel-fastify',
-    denominator: 'handwritten-fastify',
-    metric: 'cpu',
-    target: 1.0,
-  },
-  {
-    label: "Fastify adapter, signing 'threadpool' ÷ 'sync', req/s",
-    numerator: 'sentinel-fastify',
-    denominator: 'sentinel-fastify-sync',
-    metric: 'rps',
-  },
-  {
-    label: 'Fastify adapter ÷ oidc-provider (JWT), req/s',
-    numerator: 'sentinel-fastify',
-    denominator: 'oidc-provider',
-    metric: 'rps',
-    target: 2.0,
-  },
-  {
-    label: 'Express adapter ÷ hand-written Express + jose, req/s',
-    numerator: 'sentinel-express',
-    denominator: 'handwritten-express',
-    metric: 'rps',
-    target: 0.9,
-  },
-  {
-    label: 'Express adapter ÷ @node-oauth/oauth2-server (Express), req/s',
-    numerator: 'sentinel-express',
-    denominator: 'node-oauth-express',
-    metric: 'rps',
-  },
-  {
-    label: 'Koa adapter ÷ hand-written Express + jose, req/s',
-    numerator: 'sentinel-koa',
-    denominator: 'handwritten-express',
-    metric: 'rps',
-  },
-  {
-    label: 'fetch adapter ÷ sentinel.handle on node:http, req/s',
-    numerator: 'sentinel-fetch',
-    denominator: 'sentinel-node',
-    metric: 'rps',
-  },
-  { label: 'sentinel.handle on node:http ÷ HTTP ceiling, req/s', numerator: 'sentinel-node', denominator: 'ceiling', metric: 'rps' },
-  { label: 'hand-written Fastify + jose ÷ HTTP ceiling, req/s', numerator: 'handwritten-fastify', denominator: 'ceiling', metric: 'rps' },
-  {
-    label: 'hand-written Fastify + jose ÷ oidc-provider (JWT), req/s',
-    numerator: 'handwritten-fastify',
-    denominator: 'oidc-provider',
-    metric: 'rps',
-  },
-  {
-    label: 'sentinel.handle with an OpenTelemetry SDK ÷ without, req/s',
-    numerator: 'sentinel-node-otel',
-    denominator: 'sentinel-node',
-    metric: 'rps',
-    target: 0.9,
-  },
+  ratio('Fastify adapter ÷ hand-written Fastify + jose, req/s', 'sentinel-fastify', 'handwritten-fastify', 'rps', 1.0),
+  ratio('Fastify adapter ÷ hand-written Fastify + jose, CPU µs/req', 'sentinel-fastify', 'handwritten-fastify', 'cpu', 1.0),
+  ratio("Fastify adapter, signing 'threadpool' ÷ 'sync', req/s", 'sentinel-fastify', 'sentinel-fastify-sync', 'rps'),
+  ratio('Fastify adapter ÷ oidc-provider (JWT), req/s', 'sentinel-fastify', 'oidc-provider', 'rps', 2.0),
+  ratio('Express adapter ÷ hand-written Express + jose, req/s', 'sentinel-express', 'handwritten-express', 'rps', 0.9),
+  ratio('Express adapter ÷ @node-oauth/oauth2-server (Express), req/s', 'sentinel-express', 'node-oauth-express', 'rps'),
+  ratio('Koa adapter ÷ hand-written Express + jose, req/s', 'sentinel-koa', 'handwritten-express', 'rps'),
+  ratio('sentinel.handle on node:http ÷ HTTP ceiling, req/s', 'sentinel-node', 'ceiling', 'rps'),
+  ratio('sentinel.handle on node:http ÷ HTTP ceiling, CPU µs/req', 'sentinel-node', 'ceiling', 'cpu'),
+  ratio('hand-written Fastify + jose ÷ oidc-provider (JWT), req/s', 'handwritten-fastify', 'oidc-provider', 'rps'),
+  ratio('sentinel.handle with an OpenTelemetry SDK ÷ without, req/s', 'sentinel-node-otel', 'sentinel-node', 'rps', 0.9),
+  ratio('sentinel.handle with an OpenTelemetry SDK ÷ without, CPU µs/req', 'sentinel-node-otel', 'sentinel-node', 'cpu'),
   ...guardRatios(),
   ...flowRatios(),
 ];
@@ -244,43 +169,40 @@ function flowRatios(): RatioSpec[] {
   );
 }
 
+/**
+ * The guard's ratios. The goals are ratios of req/s; the same ratios of server CPU per request (lower is better,
+ * 0.50 = twice as cheap) stand beside them because on a shared 2-core machine req/s is also bounded by the load
+ * generator.
+ */
 function guardRatios(): RatioSpec[] {
-  const versus = (numerator: string, denominator: string, label: string, target?: number): RatioSpec => ({
-    label,
-    numerator,
-    denominator,
-    metric: 'rps',
-    ...(target === undefined ? {} : { target }),
-  });
-  // The goals are ratios of req/s; the same ratios of server CPU per request (lower is better, 0.50 = twice as
-  // cheap) stand beside them because on the shared 2-core machine req/s is also bounded by the load generator.
-  const cheaper = (numerator: string, denominator: string, label: string, target?: number): RatioSpec => ({
-    ...versus(numerator, denominator, label, target),
-    metric: 'cpu',
-  });
+  const one = (server: string): string => `guard-${server}-one`;
+  const many = (server: string): string => `guard-${server}-20k`;
+  const pairs: Array<[string, string, string, number?, number?]> = [
+    ['sentinel-fastify', 'jose-fastify', 'Fastify adapter ÷ Fastify + jose', 2.0, 1.2],
+    ['sentinel-express', 'jose-express', 'Express adapter ÷ Express + jose'],
+    ['sentinel-koa', 'jose-koa', 'Koa adapter ÷ Koa + jose'],
+    ['sentinel-fastify', 'fastify-jwt', 'Fastify adapter ÷ @fastify/jwt'],
+    ['sentinel-express', 'express-oauth2', 'Express adapter ÷ express-oauth2-jwt-bearer'],
+  ];
   return [
-    versus('guard-sentinel-fastify-one', 'guard-jose-fastify-one', 'guard, one token: Fastify adapter ÷ Fastify + jose', 2.0),
-    versus('guard-sentinel-fastify-20k', 'guard-jose-fastify-20k', 'guard, 20,000 tokens: Fastify adapter ÷ Fastify + jose', 1.2),
-    cheaper('guard-sentinel-fastify-one', 'guard-jose-fastify-one', 'guard, one token: Fastify adapter ÷ Fastify + jose, CPU µs/req', 0.5),
-    cheaper(
-      'guard-sentinel-fastify-20k',
-      'guard-jose-fastify-20k',
+    ...pairs.flatMap(([ours, theirs, label, oneGoal, manyGoal]) => [
+      ratio(`guard, one token: ${label}`, one(ours), one(theirs), 'rps', oneGoal),
+      ratio(`guard, 20,000 tokens: ${label}`, many(ours), many(theirs), 'rps', manyGoal),
+    ]),
+    ratio('guard, one token: Fastify adapter ÷ Fastify + jose, CPU µs/req', one('sentinel-fastify'), one('jose-fastify'), 'cpu', 0.5),
+    ratio(
       'guard, 20,000 tokens: Fastify adapter ÷ Fastify + jose, CPU µs/req',
+      many('sentinel-fastify'),
+      many('jose-fastify'),
+      'cpu',
       1 / 1.2,
     ),
-    versus('guard-sentinel-express-one', 'guard-jose-express-one', 'guard, one token: Express adapter ÷ Express + jose'),
-    versus('guard-sentinel-express-20k', 'guard-jose-express-20k', 'guard, 20,000 tokens: Express adapter ÷ Express + jose'),
-    versus('guard-sentinel-koa-one', 'guard-jose-koa-one', 'guard, one token: Koa adapter ÷ Koa + jose'),
-    versus('guard-sentinel-koa-20k', 'guard-jose-koa-20k', 'guard, 20,000 tokens: Koa adapter ÷ Koa + jose'),
-    versus('guard-sentinel-fastify-one', 'guard-fastify-jwt-one', 'guard, one token: Fastify adapter ÷ @fastify/jwt'),
-    versus('guard-sentinel-fastify-20k', 'guard-fastify-jwt-20k', 'guard, 20,000 tokens: Fastify adapter ÷ @fastify/jwt'),
-    versus('guard-sentinel-express-one', 'guard-express-oauth2-one', 'guard, one token: Express adapter ÷ express-oauth2-jwt-bearer'),
-    versus('guard-sentinel-express-20k', 'guard-express-oauth2-20k', 'guard, 20,000 tokens: Express adapter ÷ express-oauth2-jwt-bearer'),
-    versus('guard-sentinel-express-one', 'guard-sentinel-fastify-one', 'guard, one token: Express adapter ÷ Fastify adapter'),
-    versus(
-      'guard-sentinel-fastify-nocache-20k',
-      'guard-sentinel-fastify-nocache-sync-20k',
+    ratio('guard, one token: Express adapter ÷ Fastify adapter', one('sentinel-express'), one('sentinel-fastify'), 'rps'),
+    ratio(
       "guard, no cache, 20,000 tokens: verification 'threadpool' ÷ 'sync'",
+      many('sentinel-fastify-nocache'),
+      many('sentinel-fastify-nocache-sync'),
+      'rps',
     ),
   ];
 }

@@ -80,26 +80,21 @@ function unexpectedResponses(result: AutocannonResult, expected: number): string
   return problems.length > 0 ? problems.join(', ') : undefined;
 }
 
-async function withTimeout<T>(promise: PromiseLike<T>, ms: number, what: string, onTimeout?: () => void): Promise<T> {
+/** Runs autocannon; stops it and fails if it takes longer than `boundMs`. */
+async function fire(options: Parameters<typeof autocannon>[0], boundMs: number, what: string): Promise<AutocannonResult> {
+  const instance = autocannon(options);
   let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      instance.stop();
+      reject(new Error(`${what} took longer than ${boundMs} ms`));
+    }, boundMs);
+  });
   try {
-    return await Promise.race([
-      Promise.resolve(promise),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          onTimeout?.();
-          reject(new Error(`${what} took longer than ${ms} ms`));
-        }, ms);
-      }),
-    ]);
+    return await Promise.race([Promise.resolve(instance), late]);
   } finally {
     clearTimeout(timer);
   }
-}
-
-async function fire(options: Parameters<typeof autocannon>[0], boundMs: number, what: string): Promise<AutocannonResult> {
-  const instance = autocannon(options);
-  return withTimeout(instance, boundMs, what, () => instance.stop());
 }
 
 async function measureRound(spec: TargetSpec, privateJwk: JWK, publicJwk: JWK): Promise<{ round: RoundResult; check: string }> {

@@ -17,7 +17,6 @@ import { spawn } from 'node:child_process';
 import { randomBytes, createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -26,6 +25,7 @@ import { fromNodeRequest, writeNodeResponse } from '../adapters/node/index.js';
 import { createSentinel, generatePrivateJWK, type Sentinel } from '../src/index.js';
 import { RedisStore, redisClientOptions } from '../src/stores/redis.js';
 import { writeResultsSection } from './results-section.js';
+import { freePort } from './server-child.js';
 
 const args = process.argv.slice(2);
 function option(name: string, fallback: number): number {
@@ -45,15 +45,7 @@ const PASSWORD = randomBytes(12).toString('base64url');
 const REDIRECT_URI = 'https://app.example.com/cb';
 const ISSUER = 'http://localhost';
 const PREFIX = 'soak:';
-const RESULTS = new URL('./RESULTS.md', import.meta.url);
-
-async function freePort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+const RESULTS = process.env.BENCH_OUT ?? new URL('./RESULTS.md', import.meta.url);
 
 async function startRedis(): Promise<{ port: number; stop(): Promise<void> }> {
   if (!existsSync(REDIS_SERVER)) throw new Error(`no redis-server at ${REDIS_SERVER} (set REDIS_SERVER)`);
@@ -182,30 +174,19 @@ async function virtualUser(index: number, instances: [Instance, Instance], until
   for (let round = index; Date.now() < until; round += USERS) {
     const user = `u${index}-${turn % 50}`;
     const { code, verifier } = await signIn(next(), user);
-    const exchanged = await send(
-      tokenPath(next()),
-      form({
-        grant_type: 'authorization_code',
-        code,
-        code_verifier: verifier,
-        redirect_uri: REDIRECT_URI,
-        client_id: CLIENT_ID,
-        client_secret: CLIENT_SECRET,
-      }),
-    );
+    const redemption = form({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: REDIRECT_URI,
+      client_id: CLIENT_ID,
+      client_secret: CLIENT_SECRET,
+    });
+    const exchanged = await send(tokenPath(next()), redemption);
     expectStatus('exchange', exchanged, 200);
     counts.exchanges++;
-    const replay = await send(
-      tokenPath(next()),
-      form({
-        grant_type: 'authorization_code',
-        code,
-        code_verifier: verifier,
-        redirect_uri: REDIRECT_URI,
-        client_id: CLIENT_ID,
-        client_secret: CLIENT_SECRET,
-      }),
-    );
+    // The same code again, at the other instance: it must be refused.
+    const replay = await send(tokenPath(next()), redemption);
     if (replay.status === 200) failures.doubleRedemptions++;
     let tokens = (await exchanged.json()) as { access_token: string; refresh_token: string };
     for (let i = 0; i < 3 && tokens.refresh_token !== undefined; i++) {

@@ -10,17 +10,9 @@ declare module 'autocannon' {
     onResponse?: (status: number, body: string, context: Record<string, unknown>, headers: Record<string, string | string[]>) => void;
   }
   export interface Histogram {
-    average: number;
-    mean: number;
-    stddev: number;
-    min: number;
-    max: number;
     total: number;
-    sent?: number;
     p50: number;
-    p90: number;
     p99: number;
-    p99_9: number;
   }
   export interface AutocannonOptions {
     url: string;
@@ -33,27 +25,13 @@ declare module 'autocannon' {
     headers?: Record<string, string>;
     body?: string | Buffer;
     requests?: AutocannonRequest[];
-    bailout?: number;
-    setupClient?: (client: unknown) => void;
   }
   export interface AutocannonResult {
-    duration: number;
-    start: Date;
-    finish: Date;
     errors: number;
     timeouts: number;
-    mismatches: number;
-    non2xx: number;
-    resets: number;
-    '1xx': number;
-    '2xx': number;
-    '3xx': number;
-    '4xx': number;
-    '5xx': number;
     statusCodeStats: Record<string, { count: number }>;
     latency: Histogram;
     requests: Histogram;
-    throughput: Histogram;
   }
   export interface Instance extends PromiseLike<AutocannonResult> {
     stop(): void;

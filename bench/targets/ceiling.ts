@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { importJWK, SignJWT } from 'jose';
 import { ACCOUNT_ID, CLIENT_ID, CONSUMER_ID, HOST, issuerFor, KID, privateJwkFromEnv } from '../fixtures.js';
-import { TOKEN_HEADERS } from './handwritten-core.js';
+import { TOKEN_HEADERS } from './handwritten.js';
 import type { RunningTarget } from './types.js';
 import { closeServer, listen, readBody } from './util.js';
 

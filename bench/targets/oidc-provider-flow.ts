@@ -30,6 +30,22 @@ export async function start(port: number, variant?: string): Promise<RunningTarg
   return startFlowProvider(port, redisAdapter(redis.client, redis.prefix), redis.close);
 }
 
+/**
+ * oidc-provider's resource-indicators feature with one resource server that takes ES256 JWT access tokens (it
+ * issues JWT access tokens only for a resource); shared with the client-credentials peer (oidc-provider.ts).
+ */
+export function resourceServer(scope: string) {
+  return {
+    enabled: true,
+    defaultResource: async () => OIDC_RESOURCE,
+    useGrantedResource: async () => true,
+    getResourceServerInfo: async (_ctx: unknown, resourceIndicator: string) => {
+      if (resourceIndicator !== OIDC_RESOURCE) throw new Error(`unknown resource ${resourceIndicator}`);
+      return { scope, audience: OIDC_RESOURCE, accessTokenTTL: 3600, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } };
+    },
+  };
+}
+
 /** Starts the provider with `adapter` (the class oidc-provider instantiates per model). */
 async function startFlowProvider(port: number, adapter: unknown, onClose?: () => Promise<void>): Promise<RunningTarget> {
   const provider = new Provider(issuerFor(port), {
@@ -57,21 +73,7 @@ async function startFlowProvider(port: number, adapter: unknown, onClose?: () =>
     interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
     features: {
       devInteractions: { enabled: false },
-      resourceIndicators: {
-        enabled: true,
-        defaultResource: async () => OIDC_RESOURCE,
-        useGrantedResource: async () => true,
-        getResourceServerInfo: async (_ctx: unknown, resourceIndicator: string) => {
-          if (resourceIndicator !== OIDC_RESOURCE) throw new Error(`unknown resource ${resourceIndicator}`);
-          return {
-            scope: OIDC_API_SCOPE,
-            audience: OIDC_RESOURCE,
-            accessTokenTTL: 3600,
-            accessTokenFormat: 'jwt',
-            jwt: { sign: { alg: 'ES256' } },
-          };
-        },
-      },
+      resourceIndicators: resourceServer(OIDC_API_SCOPE),
     },
   });
   const providerCallback = provider.callback();

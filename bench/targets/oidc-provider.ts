@@ -6,7 +6,8 @@
  */
 import type { Server } from 'node:http';
 import { Provider } from 'oidc-provider';
-import { CLIENT_ID, CLIENT_SECRET, HOST, issuerFor, OIDC_RESOURCE, privateJwkFromEnv } from '../fixtures.js';
+import { CLIENT_ID, CLIENT_SECRET, HOST, issuerFor, privateJwkFromEnv } from '../fixtures.js';
+import { resourceServer } from './oidc-provider-flow.js';
 import type { RunningTarget } from './types.js';
 import { closeServer, listen } from './util.js';
 
@@ -30,21 +31,7 @@ export async function start(port: number): Promise<RunningTarget> {
     features: {
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
-      resourceIndicators: {
-        enabled: true,
-        defaultResource: async () => OIDC_RESOURCE,
-        useGrantedResource: async () => true,
-        getResourceServerInfo: async (_ctx: unknown, resourceIndicator: string) => {
-          if (resourceIndicator !== OIDC_RESOURCE) throw new Error(`unknown resource ${resourceIndicator}`);
-          return {
-            scope: 'delegated.token.read.external',
-            audience: OIDC_RESOURCE,
-            accessTokenTTL: 3600,
-            accessTokenFormat: 'jwt',
-            jwt: { sign: { alg: 'ES256' } },
-          };
-        },
-      },
+      resourceIndicators: resourceServer('delegated.token.read.external'),
     },
   });
   const server: Server = await listen(provider.callback(), port, HOST);

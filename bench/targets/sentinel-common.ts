@@ -5,7 +5,6 @@
  * the bench typechecks on its own; a module that fails to load makes the row "not available" instead of breaking the
  * run.
  */
-import type { JWK } from 'jose';
 import { libraryModuleURL } from '../library-build.js';
 import { ACCOUNT_ID, CLIENT_ID, CLIENT_SECRET, issuerFor, PASSWORD, privateJwkFromEnv, redirectUriFor, USERNAME } from '../fixtures.js';
 
@@ -31,31 +30,16 @@ export interface SentinelLike {
 }
 
 interface CoreModule {
-  createSentinel(options: {
-    issuer: string;
-    apps: Array<{
-      accountId: string;
-      clientId: string;
-      clientSecret: string;
-      redirectUris: string[];
-      grantTypes: string[];
-    }>;
-    keys: JWK[];
-    users: { authenticate(input: { accountId: string; username: string; password: string }): Promise<{ id: string } | null> };
-    store?: unknown;
-    signing?: 'threadpool' | 'sync';
-    refreshToken?: { idleTtl?: number; absoluteTtl?: number };
-  }): SentinelLike;
+  createSentinel(options: Record<string, unknown>): SentinelLike;
   MemoryStore: new (options?: { max?: number }) => unknown;
 }
 
 /**
  * Imports a module of the library by its source path relative to the repository root (e.g. 'src/index.js'): the
- * bench's build of it (bench/library-build.ts), or the source itself under `BENCH_LIBRARY=source`; of this
- * repository, or of the source tree `root`.
+ * bench's build of it (bench/library-build.ts), or the source itself under `BENCH_LIBRARY=source`.
  */
-export async function importRepoModule<T>(path: string, root?: string): Promise<T> {
-  const specifier = libraryModuleURL(path, root);
+export async function importRepoModule<T>(path: string): Promise<T> {
+  const specifier = libraryModuleURL(path);
   try {
     return (await import(specifier)) as T;
   } catch (err) {
@@ -69,11 +53,10 @@ export type BenchSigning = 'threadpool' | 'sync' | undefined;
 
 /**
  * The bench instance; `store` replaces its MemoryStore (the Redis rows pass a RedisStore). The refresh lifetimes are
- * an hour, as the oidc-provider peer's, so a shared Redis is not left with weeks-long keys. `root`: another source
- * tree's build (bench/flow-inprocess.ts compares two).
+ * an hour, as the oidc-provider peer's, so a shared Redis is not left with weeks-long keys.
  */
-export async function createBenchSentinel(port: number, signing?: BenchSigning, store?: unknown, root?: string): Promise<SentinelLike> {
-  const core = await importRepoModule<CoreModule>('src/index.js', root);
+export async function createBenchSentinel(port: number, signing?: BenchSigning, store?: unknown): Promise<SentinelLike> {
+  const core = await importRepoModule<CoreModule>('src/index.js');
   if (typeof core.createSentinel !== 'function') throw new Error('src/index.ts does not export createSentinel yet');
   return core.createSentinel({
     issuer: issuerFor(port),
@@ -88,7 +71,8 @@ export async function createBenchSentinel(port: number, signing?: BenchSigning, 
     ],
     keys: [privateJwkFromEnv()],
     users: {
-      authenticate: async ({ username, password }) => (username === USERNAME && password === PASSWORD ? { id: 'u-1' } : null),
+      authenticate: async ({ username, password }: { username: string; password: string }) =>
+        username === USERNAME && password === PASSWORD ? { id: 'u-1' } : null,
     },
     store: store ?? new core.MemoryStore({ max: 200_000 }),
     refreshToken: { idleTtl: 3600, absoluteTtl: 3600 },
