@@ -34,7 +34,7 @@ export function assertValidKeyRegistration(app: KeyRegistration, field: string):
     });
   }
   if (app.jwksUri !== undefined) {
-    // Read as written, as a redirect URI is (uri-syntax.ts): the fetch must go to the host that was checked.
+    // Read as written, as a redirect URI is (apps/uri-syntax.ts): the fetch must go to the host that was checked.
     const parts = parseAbsoluteURI(app.jwksUri);
     if (typeof parts === 'string') throw new ConfigurationError(`${field}.jwksUri`, parts);
     if ((parts.scheme !== 'https' && parts.scheme !== 'http') || parts.hasFragment) {

@@ -20,7 +20,7 @@ import { routeUrl } from '../http/route-paths.js';
 /** RFC 7523 §2.2 `client_assertion_type` of a JWT assertion. */
 export const JWT_BEARER_ASSERTION = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 
-// Keyed by the service's resolved config: handlers get a request-scoped copy of the context (context.ts
+// Keyed by the service's resolved config: handlers get a request-scoped copy of the context (http/context.ts
 // requestContext), but every copy shares the config, so the cache lives as long as the service.
 const fetchers = new WeakMap<SentinelContext['config'], JwksFetcher>();
 
