@@ -6,7 +6,7 @@
  * account, audience and consumer match, grant liveness, app presence and the DPoP proof with its `ath`.
  *
  * - Keyed by the token string itself. A SHA-256 digest of each presented token cost as much as every other step of
- *   a cache hit together (bench/HOT-PATHS.md); a Map lookup by string compares the token instead. The price: a heap
+ *   a cache hit together (bench/RESULTS.md, findings); a Map lookup by string compares the token instead. The price: a heap
  *   dump of the process holds the tokens verified in the last `maxAgeSeconds` (at most `maxBytes` of them), as it
  *   holds the headers of the requests in flight. They are access tokens of at most an hour, never refresh tokens.
  * - A hit is served only while the key that verified it is still the key of that `kid` in the current key set: a

@@ -70,7 +70,7 @@ export function requestContext(context: SentinelContext, request: SentinelReques
   const traceContext = observation?.traceContext;
   const store = traceContext === undefined ? context.store : traceStore(untraced(context.store), traceContext);
   // Listed rather than spread: `{ ...context, traceContext }` adds a property the original lacks, which takes V8 off
-  // its fast object-clone path (about a microsecond per request, bench/telemetry-micro.ts); the mapped type makes a
+  // its fast object-clone path (about a microsecond per request; bench/RESULTS.md, findings); the mapped type makes a
   // field added to the interface fail to compile here until it is listed.
   const scoped: { [K in keyof Required<SentinelContext>]: SentinelContext[K] } = {
     config: context.config,
