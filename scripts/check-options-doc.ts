@@ -6,6 +6,9 @@
 import { resolve } from 'node:path';
 import ts from 'typescript';
 
+/** The options interfaces of `createSentinel()` that the reference documents field by field. */
+export const OPTION_INTERFACES = ['SentinelOptions', 'AppOptions'] as const;
+
 /** One options field whose documentation falls short. */
 export interface OptionFieldGap {
   /** Dotted path of the field, e.g. `session.idleTtl`. */
@@ -24,7 +27,13 @@ function typeLiterals(type: ts.TypeNode | undefined): ts.TypeLiteralNode[] {
   return [];
 }
 
-function checkMembers(members: ts.NodeArray<ts.TypeElement>, prefix: string, root: string, gaps: OptionFieldGap[]): void {
+function checkMembers(
+  members: ts.NodeArray<ts.TypeElement>,
+  prefix: string,
+  root: string,
+  gaps: OptionFieldGap[],
+  needsDefault = true,
+): void {
   for (const member of members) {
     // A method in an inline type (`logger: { warn(message) }`) is the shape of a hook, not an option of its own.
     if (!ts.isPropertySignature(member)) continue;
@@ -37,19 +46,21 @@ function checkMembers(members: ts.NodeArray<ts.TypeElement>, prefix: string, roo
       .trim();
     const missing: OptionFieldGap['missing'] = [];
     if (comment === '') missing.push('TSDoc');
-    if (!ts.getJSDocTags(member).some((tag) => tag.tagName.text === 'defaultValue')) missing.push('@defaultValue');
+    if (needsDefault && !ts.getJSDocTags(member).some((tag) => tag.tagName.text === 'defaultValue')) missing.push('@defaultValue');
     if (missing.length > 0) {
       const file = member.getSourceFile();
       const line = file.getLineAndCharacterOfPosition(member.getStart()).line + 1;
       gaps.push({ field, declaredAt: `${file.fileName.slice(resolve(root).length + 1)}:${line}`, missing });
     }
-    for (const literal of typeLiterals(member.type)) checkMembers(literal.members, `${field}.`, root, gaps);
+    for (const literal of typeLiterals(member.type)) checkMembers(literal.members, `${field}.`, root, gaps, needsDefault);
   }
 }
 
 /**
  * Lists the fields of the interface exported as `name` from `entry` (relative to `root`) that lack a TSDoc sentence
- * or a `@defaultValue`, at every depth of its inline option objects. Throws when the entry does not export it.
+ * or a `@defaultValue`, at every depth of its inline option objects. Fields inherited from an interface it extends
+ * (shared with other types, such as an app's key-bound fields) need their sentence only. Throws when the entry does
+ * not export it.
  *
  * @example
  * const gaps = findOptionFieldGaps(process.cwd(), 'src/index.ts', 'SentinelOptions'); // [] when every field is documented
@@ -67,5 +78,11 @@ export function findOptionFieldGaps(root: string, entry: string, name: string): 
   if (declaration === undefined) throw new Error(`${entry} exports no interface ${name}`);
   const gaps: OptionFieldGap[] = [];
   checkMembers(declaration.members, '', root, gaps);
+  for (const clause of declaration.heritageClauses ?? []) {
+    for (const base of clause.types) {
+      const inherited = checker.getTypeAtLocation(base.expression).getSymbol()?.declarations?.find(ts.isInterfaceDeclaration);
+      if (inherited !== undefined) checkMembers(inherited.members, '', root, gaps, false);
+    }
+  }
   return gaps;
 }

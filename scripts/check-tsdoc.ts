@@ -10,7 +10,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import ts from 'typescript';
-import { findOptionFieldGaps } from './check-options-doc.js';
+import { findOptionFieldGaps, OPTION_INTERFACES } from './check-options-doc.js';
 import { readEntryPoints } from './entry-points.mjs';
 
 /** The public entry points' source files, derived from package.json "exports" (scripts/entry-points.mjs). */
@@ -66,7 +66,9 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   for (const gap of gaps) console.error(`${gap.declaredAt}: ${gap.name} (from ${gap.entry}) lacks ${gap.missing.join(', ')}`);
   console.log(gaps.length === 0 ? 'tsdoc: ok' : `tsdoc: ${gaps.length} export(s) to document`);
   // The options reference is generated from SentinelOptions: each field needs its sentence and default.
-  const fieldGaps = findOptionFieldGaps(process.cwd(), 'src/index.ts', 'SentinelOptions');
+  const fieldGaps = OPTION_INTERFACES.flatMap((name) =>
+    findOptionFieldGaps(process.cwd(), 'src/index.ts', name).map((gap) => ({ ...gap, field: `${name}.${gap.field}` })),
+  );
   for (const gap of fieldGaps) console.error(`${gap.declaredAt}: option ${gap.field} lacks ${gap.missing.join(', ')}`);
   console.log(fieldGaps.length === 0 ? 'options: ok' : `options: ${fieldGaps.length} field(s) to document`);
   process.exitCode = gaps.length === 0 && fieldGaps.length === 0 ? 0 : 1;

@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { findOptionFieldGaps } from '../scripts/check-options-doc.js';
+import { findOptionFieldGaps, OPTION_INTERFACES } from '../scripts/check-options-doc.js';
 import { ROOT } from './dist.js';
 
 const root = mkdtempSync(join(tmpdir(), 'sentinel-idp-options-doc-'));
@@ -41,7 +41,23 @@ export interface Options {
 }
 `,
 );
-write('src/index.ts', "export type { Options } from './options.js';\n");
+write(
+  'src/entry.ts',
+  `/** Shared fields. */
+export interface Shared {
+  /** Documented, without a default: enough for an inherited field. */
+  sharedGood?: string;
+  sharedBare?: string;
+}
+
+/** Entry options. @example const e: Entry = { id: 'x' }; */
+export interface Entry extends Shared {
+  /** The id. @defaultValue required */
+  id: string;
+}
+`,
+);
+write('src/index.ts', "export type { Options } from './options.js';\nexport type { Entry } from './entry.js';\n");
 
 describe('check-options-doc', () => {
   const gaps = findOptionFieldGaps(root, 'src/index.ts', 'Options');
@@ -65,11 +81,20 @@ describe('check-options-doc', () => {
     expect(gaps).toHaveLength(3);
   });
 
+  it('asks inherited fields for their sentence only', () => {
+    const inherited = Object.fromEntries(findOptionFieldGaps(root, 'src/index.ts', 'Entry').map((gap) => [gap.field, gap.missing]));
+    expect(inherited).toEqual({ sharedBare: ['TSDoc'] });
+  });
+
   it('refuses an entry that does not export the interface', () => {
     expect(() => findOptionFieldGaps(root, 'src/index.ts', 'Missing')).toThrow(/exports no interface Missing/);
   });
 
-  it('finds every field of SentinelOptions documented', () => {
-    expect(findOptionFieldGaps(ROOT, 'src/index.ts', 'SentinelOptions')).toEqual([]);
-  }, 60_000);
+  it.each(OPTION_INTERFACES)(
+    'finds every field of %s documented',
+    (name) => {
+      expect(findOptionFieldGaps(ROOT, 'src/index.ts', name)).toEqual([]);
+    },
+    60_000,
+  );
 });

@@ -14,20 +14,27 @@ import type { SigningAlgorithm } from '../keys/signing-keys.js';
  * const apps: AppOptions[] = [{ accountId: '123456', clientId, clientSecretHash, redirectUris: ['https://app.example.com/cb'] }];
  */
 export interface AppOptions extends KeyedAppFields {
+  /** The platform account the app is installed in (1–256 characters, no control characters, `/`, `?` or `#`). @defaultValue required */
   accountId: string;
+  /** The installation id, unique within the account; the `client_id` of OAuth requests. @defaultValue required */
   clientId: string;
-  /** The plain secret: hashed at startup and then dropped. */
+  /** The plain secret: hashed at startup and then dropped (give this or `clientSecretHash`, not both). @defaultValue none */
   clientSecret?: string | undefined;
-  /** Or its hash from {@link hashClientSecret}. */
+  /** Or its hash from {@link hashClientSecret}. @defaultValue none (a public or `private_key_jwt` client) */
   clientSecretHash?: string | undefined;
+  /** Where the authorization code may be sent, compared as exact strings. @defaultValue `[]` */
   redirectUris?: readonly string[] | undefined;
+  /** The grants the app may use. @defaultValue all three; `authorization_code` and `refresh_token` for a public client */
   grantTypes?: readonly GrantType[] | undefined;
+  /** How the app authenticates at the token endpoints (`'none'`: a public client, with PKCE). @defaultValue `'client_secret_basic'` (`client_secret_post` accepted too) */
   tokenEndpointAuthMethod?: TokenEndpointAuthMethod | undefined;
+  /** Shown on the login page (at most 200 characters; no bidirectional overrides or control characters). @defaultValue none */
   name?: string | undefined;
+  /** Space-separated scopes the app may be granted; carried in its tokens. @defaultValue none */
   scope?: string | undefined;
-  /** See {@link App.idTokenSignedResponseAlg}. */
+  /** Algorithm of the app's ID tokens (`id_token_signed_response_alg`); a key of it must be configured. @defaultValue RS256 when an RSA key exists, else the first key's */
   idTokenSignedResponseAlg?: SigningAlgorithm | undefined;
-  /** See {@link App.postLogoutRedirectUris}. */
+  /** Where RP-initiated logout may send the browser back (exact match). @defaultValue the app's redirect URIs */
   postLogoutRedirectUris?: readonly string[] | undefined;
 }
 

@@ -32,7 +32,12 @@ export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_pos
  */
 export interface KeyedAppFields {
   /** The app's public keys, inline (`private_key_jwt`). */
-  jwks?: { keys: readonly Record<string, unknown>[] } | undefined;
+  jwks?:
+    | {
+        /** The public JWKs (RFC 7517); members a reader does not know are kept. */
+        keys: readonly Record<string, unknown>[];
+      }
+    | undefined;
   /** Where the app publishes its public keys (`private_key_jwt`); fetched with a timeout, size cap and cache. */
   jwksUri?: string | undefined;
   /** Every token request of the app must carry a DPoP proof; its tokens are all key-bound. */
