@@ -114,6 +114,7 @@ function ratioLines(rows: RowResult[], group: Group): string[] {
 function section(group: Group, rows: RowResult[], settings: RunSettings, startedAt: Date): string {
   const cpus = os.cpus();
   const pipelined = group === 'guard' ? `, pipelined ${settings.guardPipelining} deep` : '';
+  const short = settings.rounds < 3 || settings.durationSeconds < 5 ? ' **A short run: noisy, not for quoting.**' : '';
   const lines = [
     `<!-- bench-${group}:start -->`,
     `## ${GROUPS[group].title}`,
@@ -123,7 +124,7 @@ function section(group: Group, rows: RowResult[], settings: RunSettings, started
       .map((l) => l.toFixed(2))
       .join(
         ' ',
-      )}; Node.js ${process.version}, sentinel-idp ${version('.')} built as published, ${PACKAGES.map((p) => `${p} ${version(p)}`).join(', ')}.`,
+      )}; Node.js ${process.version}, sentinel-idp ${version('.')} built as published, ${PACKAGES.map((p) => `${p} ${version(p)}`).join(', ')}.${short}`,
     '',
     GROUPS[group].method,
     '',
