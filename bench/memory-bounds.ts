@@ -16,6 +16,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { writeResultsSection } from './results-section.js';
 
@@ -191,7 +192,7 @@ function section(results: Measurement[], n: number): string {
     '<!-- memory:start -->',
     '## Memory (MemoryStore)',
     '',
-    `Written by \`node --import tsx bench/memory-bounds.ts ${n}\` on ${new Date().toISOString().slice(0, 10)}, Node.js ${process.version}, ${process.arch}; default MemoryStore (64 MiB per prefix, 32 MiB security state) unless the row says otherwise; growth measured after full GCs.`,
+    `Written by \`node --import tsx bench/memory-bounds.ts ${n}\` on ${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpus()[0]?.model.trim()}, Node.js ${process.version}; default MemoryStore (64 MiB per prefix, 32 MiB security state) unless the row says otherwise; growth measured after full GCs.`,
     '',
     '| scenario | records written | state chars | live entries | RSS growth MB | heap growth MB | heap B/entry | charged B/entry |',
     '|---|---:|---:|---:|---:|---:|---:|---:|',
