@@ -6,7 +6,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from './dist.js';
+import { ROOT } from './helpers/dist.js';
 
 const DOCUMENTS = [
   'README.md',
@@ -27,7 +27,7 @@ function prose(text: string): string {
 }
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens. */
-export function anchorOf(heading: string): string {
+function anchorOf(heading: string): string {
   return heading
     .replace(/<[^>]+>/g, '')
     .trim()
