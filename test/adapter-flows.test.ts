@@ -7,13 +7,13 @@
  */
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { ACCOUNT, appTokenPath, ccBody, CLIENT_ID, CLIENT_SECRET, PASSWORD, REDIRECT_URI, USER_ID, USERNAME } from './fixtures.js';
+import { ACCOUNT, appTokenPath, ccBody, CLIENT_ID, CLIENT_SECRET, PASSWORD, REDIRECT_URI, USER_ID, USERNAME } from './helpers/fixtures.js';
 import { openLogin, parseLocation, postLogin, sessionCookieOf, signIn, startLogin } from './helpers/login-drive.js';
 import { useMount } from './helpers/mount.js';
 import { ACCOUNT_ISSUER, exchange, expectError, FORM } from './helpers/oauth.js';
 import { oidcOptions, USERINFO } from './helpers/oidc.js';
 import { pkcePair } from './helpers/pkce.js';
-import { HOSTS } from './hosts.js';
+import { HOSTS } from './helpers/hosts.js';
 
 const AUTHORIZE = `/sentinel/api/account/${ACCOUNT}/authorize`;
 

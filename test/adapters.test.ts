@@ -18,8 +18,8 @@ import {
   PASSWORD,
   REDIRECT_URI,
   USERNAME,
-} from './fixtures.js';
-import { HOSTS, type MountedHost, type MountOptions } from './hosts.js';
+} from './helpers/fixtures.js';
+import { HOSTS, type MountedHost, type MountOptions } from './helpers/hosts.js';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 

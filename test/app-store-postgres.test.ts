@@ -12,7 +12,7 @@ import type { App } from '../src/apps/app.js';
 import { generateClientSecret, hashClientSecret, verifyAppSecret } from '../src/apps/client-secrets.js';
 import { PostgresAppStore } from '../src/postgres/index.js';
 import { MIGRATIONS, runMigrations } from '../src/postgres/migrations.js';
-import { runAppStoreContract } from './app-store-contract.js';
+import { runAppStoreContract } from './helpers/app-store-contract.js';
 import { requirePostgres, sharedPostgres, throwawayDatabase } from './helpers/postgres.js';
 
 const available = await sharedPostgres('app-store-postgres');

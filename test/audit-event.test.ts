@@ -6,8 +6,18 @@ import { describe, expect, it } from 'vitest';
 import { auditEvent, outcomeOf } from '../src/events/audit-event.js';
 import type { SentinelEvent, SentinelOptions } from '../src/index.js';
 import { requestId } from '../src/http/request-id.js';
-import { ACCOUNT_PATH, call, exchangeCode, postForm, postLogin, signIn, startInteraction, openLogin, TOKEN_PATH } from './direct-flow.js';
-import { appTokenPath, ccBody, CLIENT_ID, CLIENT_SECRET, makeSentinel, USERNAME } from './fixtures.js';
+import {
+  ACCOUNT_PATH,
+  call,
+  exchangeCode,
+  postForm,
+  postLogin,
+  signIn,
+  startInteraction,
+  openLogin,
+  TOKEN_PATH,
+} from './helpers/direct-flow.js';
+import { appTokenPath, ccBody, CLIENT_ID, CLIENT_SECRET, makeSentinel, USERNAME } from './helpers/fixtures.js';
 
 const PROXY = '10.0.0.2';
 const CLIENT = '198.51.100.23';

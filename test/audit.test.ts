@@ -1,11 +1,11 @@
 /**
  * Audit events: one complete run of every flow with an `onEvent` collector and a logger collector
- * (test/audit-sink.ts), then two checks — the typed events carry who and what (account, client, consumer or user,
+ * (test/helpers/audit-sink.ts), then two checks — the typed events carry who and what (account, client, consumer or user,
  * reason), and no event, log line or error report contains any secret value the run used or received.
  */
 import { describe, expect, it } from 'vitest';
 import type { SentinelEvent, SentinelEventType } from '../src/index.js';
-import { createAuditSink, type AuditSink } from './audit-sink.js';
+import { createAuditSink, type AuditSink } from './helpers/audit-sink.js';
 import {
   ACCOUNT_PATH,
   call,
@@ -19,7 +19,7 @@ import {
   startInteraction,
   TOKEN_PATH,
   useRefreshToken,
-} from './direct-flow.js';
+} from './helpers/direct-flow.js';
 import {
   ACCOUNT,
   appTokenPath,
@@ -34,7 +34,7 @@ import {
   USERNAME,
   USER_ID,
   ccBody,
-} from './fixtures.js';
+} from './helpers/fixtures.js';
 
 const WRONG_PASSWORDS = ['wrong-password-0001', 'wrong-password-0002', 'wrong-password-0003', 'wrong-password-0004', 'wrong-password-0005'];
 

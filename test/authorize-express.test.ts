@@ -7,8 +7,8 @@ import express from 'express';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sendSentinelResponse, toExpress } from '../adapters/express/index.js';
-import { ACCOUNT, CLIENT_ID, REDIRECT_URI, makeSentinel } from './fixtures.js';
-import { listen, type MountedHost } from './hosts.js';
+import { ACCOUNT, CLIENT_ID, REDIRECT_URI, makeSentinel } from './helpers/fixtures.js';
+import { listen, type MountedHost } from './helpers/hosts.js';
 
 const open: MountedHost[] = [];
 afterEach(async () => {

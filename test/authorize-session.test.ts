@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { digest } from '../src/lib/random-secrets.js';
 import { createSession, encodeSessionRecord, endSession, useSession } from '../src/authorize/state/session.js';
 import { MemoryStore } from '../src/index.js';
-import { ACCOUNT, OTHER_ACCOUNT, makeSentinel } from './fixtures.js';
+import { ACCOUNT, OTHER_ACCOUNT, makeSentinel } from './helpers/fixtures.js';
 import { contextOf } from '../src/http/context.js';
 
 function recordingSentinel(session = { absoluteTtl: 8 * 3600, idleTtl: 3600 }) {

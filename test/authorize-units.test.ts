@@ -11,7 +11,7 @@ import { contentSecurityPolicy, originSource } from '../src/authorize/pages/secu
 import { throttleKeys } from '../src/authorize/state/throttle.js';
 import { clientIP } from '../src/http/client-ip.js';
 import type { SentinelRequest } from '../src/index.js';
-import { makeSentinel } from './fixtures.js';
+import { makeSentinel } from './helpers/fixtures.js';
 import { contextOf } from '../src/http/context.js';
 
 const target = { accountId: '1', clientId: 'c', iss: 'https://id.example.com/sentinel/api/account/1' };

@@ -6,8 +6,8 @@ import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { issueAccessToken } from '../src/token/access-token.js';
 import { MemoryStore, type Store } from '../src/index.js';
-import { ACCOUNT, CLIENT_ID, CONSUMER_UUID, makeSentinel } from './fixtures.js';
-import { HOSTS, type MountedHost } from './hosts.js';
+import { ACCOUNT, CLIENT_ID, CONSUMER_UUID, makeSentinel } from './helpers/fixtures.js';
+import { HOSTS, type MountedHost } from './helpers/hosts.js';
 import { contextOf } from '../src/http/context.js';
 
 const running: MountedHost[] = [];

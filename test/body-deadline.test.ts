@@ -8,8 +8,8 @@ import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigurationError, type Sentinel } from '../src/index.js';
 import { toFetch } from '../adapters/fetch/index.js';
-import { appTokenPath, makeSentinel } from './fixtures.js';
-import { HOSTS, type MountedHost } from './hosts.js';
+import { appTokenPath, makeSentinel } from './helpers/fixtures.js';
+import { HOSTS, type MountedHost } from './helpers/hosts.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findOptionFieldGaps, OPTION_INTERFACES } from '../scripts/check-options-doc.js';
-import { ROOT } from './dist.js';
+import { ROOT } from './helpers/dist.js';
 
 const root = mkdtempSync(join(tmpdir(), 'sentinel-idp-options-doc-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -7,9 +7,9 @@ import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sentinel } from '../src/index.js';
 import { PostgresAppStore } from '../src/postgres/index.js';
-import { jsonOf, postForm } from './direct-flow.js';
-import { CLI, ensureBuilt } from './dist.js';
-import { ACCOUNT, appTokenPath, CONSUMER_UUID, makeSentinel } from './fixtures.js';
+import { jsonOf, postForm } from './helpers/direct-flow.js';
+import { CLI, ensureBuilt } from './helpers/dist.js';
+import { ACCOUNT, appTokenPath, CONSUMER_UUID, makeSentinel } from './helpers/fixtures.js';
 import { requirePostgres, sharedPostgres, throwawayDatabase } from './helpers/postgres.js';
 
 const available = await sharedPostgres('cli-postgres');

@@ -8,9 +8,9 @@ import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toExpress } from '../adapters/express/index.js';
 import { createSentinel, type GrantType, hashClientSecret, type JWK, type Sentinel, verifyClientSecret } from '../src/index.js';
-import { CLI, ensureBuilt } from './dist.js';
-import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, CONSUMER_HEX, CONSUMER_UUID, makeSentinel } from './fixtures.js';
-import { listen, type MountedHost } from './hosts.js';
+import { CLI, ensureBuilt } from './helpers/dist.js';
+import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, CONSUMER_HEX, CONSUMER_UUID, makeSentinel } from './helpers/fixtures.js';
+import { listen, type MountedHost } from './helpers/hosts.js';
 import express from 'express';
 
 interface Run {

@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { SentinelEvent, SentinelResponse } from '../src/index.js';
-import { openLogin, postLogin, startInteraction } from './direct-flow.js';
-import { ACCOUNT, CLIENT_ID, makeSentinel, PASSWORD, USER_ID, USERNAME } from './fixtures.js';
+import { openLogin, postLogin, startInteraction } from './helpers/direct-flow.js';
+import { ACCOUNT, CLIENT_ID, makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 
 /** A response with its per-response nonces blanked, so two renderings of one page compare equal. */
 function comparable(response: SentinelResponse): { status: number; headers: Record<string, unknown>; body: unknown } {

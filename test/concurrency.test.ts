@@ -10,8 +10,8 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryStore, type Sentinel, type SentinelEvent, type Store } from '../src/index.js';
 import { RedisStore, redisClientOptions } from '../src/stores/redis.js';
-import { exchangeCode, jsonOf, signIn, useRefreshToken } from './direct-flow.js';
-import { ACCOUNT, makeSentinel } from './fixtures.js';
+import { exchangeCode, jsonOf, signIn, useRefreshToken } from './helpers/direct-flow.js';
+import { ACCOUNT, makeSentinel } from './helpers/fixtures.js';
 import { deleteByPrefix, REDIS_URL, requireAvailable, sharedRedis } from './helpers/redis.js';
 
 const PARALLEL = 200;

@@ -9,7 +9,7 @@ import type { App } from '../src/apps/app.js';
 import { generateClientSecret, hashClientSecret } from '../src/apps/client-secrets.js';
 import { createSentinel, isConfigurationError } from '../src/index.js';
 import { PostgresAppStore } from '../src/postgres/index.js';
-import { ACCOUNT, baseOptions } from './fixtures.js';
+import { ACCOUNT, baseOptions } from './helpers/fixtures.js';
 import { requirePostgres, sharedPostgres, throwawayDatabase } from './helpers/postgres.js';
 
 async function refusal(work: () => Promise<unknown>): Promise<string> {

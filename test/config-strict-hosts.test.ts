@@ -12,7 +12,7 @@ import { isConfigurationError, MemoryStore } from '../src/index.js';
 import { PostgresAppStore } from '../src/postgres/index.js';
 import { pkcs11Signer } from '../src/keys/signers/pkcs11.js';
 import { RedisStore } from '../src/stores/redis.js';
-import { makeSentinel } from './fixtures.js';
+import { makeSentinel } from './helpers/fixtures.js';
 
 function refusal(work: () => unknown): string {
   try {

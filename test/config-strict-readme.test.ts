@@ -11,7 +11,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { configProblems } from '../src/config.js';
 import { fieldPath } from '../src/lib/strict-options.js';
-import { ROOT } from './dist.js';
+import { ROOT } from './helpers/dist.js';
 
 /** A value the snippet does not write out (a variable, a call, a constructed store). */
 class StandIn {}

@@ -7,8 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { contextOf } from '../src/http/context.js';
 import { idTokenAlgorithm } from '../src/token/id-token.js';
-import { jsonOf } from './direct-flow.js';
-import { ACCOUNT, makeSentinel } from './fixtures.js';
+import { jsonOf } from './helpers/direct-flow.js';
+import { ACCOUNT, makeSentinel } from './helpers/fixtures.js';
 import { INITIAL_ACCESS_TOKEN, manageClient, postRegistration, registerClient } from './helpers/registration-client.js';
 
 const CODE_CLIENT = { redirect_uris: ['https://rp.example.com/cb'], grant_types: ['authorization_code'] };

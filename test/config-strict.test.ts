@@ -9,7 +9,7 @@ import type { z } from 'zod';
 import { configProblems, strictOptionsSchema } from '../src/config.js';
 import { createSentinel, generatePrivateJWK, isConfigurationError, type SentinelOptions } from '../src/index.js';
 import { closestKey, fieldPath } from '../src/lib/strict-options.js';
-import { ACCOUNT, baseOptions } from './fixtures.js';
+import { ACCOUNT, baseOptions } from './helpers/fixtures.js';
 
 type Def = { type: string; [name: string]: unknown };
 const defOf = (schema: unknown): Def => (schema as { _zod: { def: Def } })._zod.def;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import { createSentinel, generatePrivateJWK, hashClientSecret, isConfigurationError, type SentinelOptions } from '../src/index.js';
-import { ACCOUNT, baseOptions, CLIENT_ID, CONSUMER_UUID, SIGNING_KEY } from './fixtures.js';
+import { ACCOUNT, baseOptions, CLIENT_ID, CONSUMER_UUID, SIGNING_KEY } from './helpers/fixtures.js';
 import { contextOf } from '../src/http/context.js';
 
 function fieldOf(options: SentinelOptions): string {

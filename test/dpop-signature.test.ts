@@ -36,7 +36,7 @@ describe('verifyProofSignature', () => {
 describe('resourceURL (the htu a guard expects)', () => {
   it('rebuilds the URL from Host, and from X-Forwarded-* only behind a trusted proxy', async () => {
     const { resourceURL } = await import('../src/dpop/resource.js');
-    const { makeSentinel } = await import('./fixtures.js');
+    const { makeSentinel } = await import('./helpers/fixtures.js');
     const headers = { host: '10.0.0.5:3000', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'api.example.com' };
     const direct = contextOf(makeSentinel());
     expect(resourceURL(direct, { method: 'GET', url: '/api/x?y=1', headers })).toBe('http://10.0.0.5:3000/api/x?y=1');

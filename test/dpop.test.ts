@@ -7,9 +7,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryStore, type SentinelEvent, type SentinelOptions } from '../src/index.js';
-import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, PUBLIC_CLIENT_ID, REDIRECT_URI, USER_ID } from './fixtures.js';
-import { HOSTS, type MountedHost } from './hosts.js';
-import { clientKey, dpopProof, keyedSentinel, type ClientKey } from './key-bound-helpers.js';
+import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, PUBLIC_CLIENT_ID, REDIRECT_URI, USER_ID } from './helpers/fixtures.js';
+import { HOSTS, type MountedHost } from './helpers/hosts.js';
+import { clientKey, dpopProof, keyedSentinel, type ClientKey } from './helpers/key-bound.js';
 import { codeFor } from './helpers/oauth.js';
 import { pkcePair } from './helpers/pkce.js';
 

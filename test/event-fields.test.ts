@@ -5,8 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import type { SentinelEvent } from '../src/index.js';
 import { escapeControlCharacters, escapeEventFields } from '../src/events/event-fields.js';
-import { openLogin, postForm, postLogin, startInteraction } from './direct-flow.js';
-import { ccBody, makeSentinel, PASSWORD, USERNAME } from './fixtures.js';
+import { openLogin, postForm, postLogin, startInteraction } from './helpers/direct-flow.js';
+import { ccBody, makeSentinel, PASSWORD, USERNAME } from './helpers/fixtures.js';
 
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 

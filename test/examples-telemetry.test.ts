@@ -4,7 +4,7 @@
  * switch there is no /metrics route.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningExample, startExample } from './example-process.js';
+import { type RunningExample, startExample } from './helpers/example-process.js';
 
 const FRAMEWORKS = ['express', 'koa', 'fastify'] as const;
 const ACCOUNT = '123456';

@@ -4,7 +4,7 @@
  * API, and the authorization code flow through the demo client page (sign-in, callback, code exchange, SSO, logout).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningExample, startExample } from './example-process.js';
+import { type RunningExample, startExample } from './helpers/example-process.js';
 
 const FRAMEWORKS = ['express', 'koa', 'fastify'] as const;
 const ACCOUNT = '123456';

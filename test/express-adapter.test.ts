@@ -9,7 +9,7 @@ import express4Untyped from 'express4';
 import request from 'supertest';
 import { describe, expect, it, vi } from 'vitest';
 import { requireAccessToken, toExpress } from '../adapters/express/index.js';
-import { makeSentinel } from './fixtures.js';
+import { makeSentinel } from './helpers/fixtures.js';
 
 const express4 = express4Untyped as typeof express;
 

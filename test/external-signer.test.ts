@@ -7,8 +7,8 @@ import { createLocalJWKSet, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
 import type { ExternalSigner, JWK } from '../src/index.js';
 import { ecdsaDerToJose } from '../src/keys/signers/ecdsa-der.js';
-import { call } from './direct-flow.js';
-import { ACCOUNT, appTokenPath, basic, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, makeSentinel } from './fixtures.js';
+import { call } from './helpers/direct-flow.js';
+import { ACCOUNT, appTokenPath, basic, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, makeSentinel } from './helpers/fixtures.js';
 
 function kmsLike(encoding: 'der' | 'ieee-p1363'): ExternalSigner & { calls: number } {
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });

@@ -21,9 +21,9 @@ import {
   recordingStore,
   startInteraction,
   TOKEN_PATH,
-} from './direct-flow.js';
-import { ACCOUNT, baseOptions, CLIENT_ID, makeSentinel, PASSWORD, USERNAME } from './fixtures.js';
-import { HOSTS, type MountedHost } from './hosts.js';
+} from './helpers/direct-flow.js';
+import { ACCOUNT, baseOptions, CLIENT_ID, makeSentinel, PASSWORD, USERNAME } from './helpers/fixtures.js';
+import { HOSTS, type MountedHost } from './helpers/hosts.js';
 import { contextOf } from '../src/http/context.js';
 
 const FLOOD = 100_000;

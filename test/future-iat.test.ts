@@ -6,8 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { isOAuthError } from '../src/index.js';
 import { signJWT, type JWTClaims } from '../src/keys/jws.js';
 import { verifyIDTokenHint } from '../src/token/id-token-hint.js';
-import { postForm } from './direct-flow.js';
-import { ACCOUNT, appTokenPath, CLIENT_ID, CONSUMER_UUID, ccBody, makeSentinel, USER_ID } from './fixtures.js';
+import { postForm } from './helpers/direct-flow.js';
+import { ACCOUNT, appTokenPath, CLIENT_ID, CONSUMER_UUID, ccBody, makeSentinel, USER_ID } from './helpers/fixtures.js';
 import { contextOf } from '../src/http/context.js';
 
 async function issuedClaims(sentinel: ReturnType<typeof makeSentinel>): Promise<JWTClaims> {

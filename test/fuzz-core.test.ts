@@ -23,7 +23,7 @@ import {
   startInteraction,
   TOKEN_PATH,
   type RecordingStore,
-} from './direct-flow.js';
+} from './helpers/direct-flow.js';
 import {
   checkOutcome,
   endpointRequest,
@@ -33,8 +33,8 @@ import {
   hostileHeaders,
   hostileParams,
   type FuzzInput,
-} from './fuzz-arbitraries.js';
-import { ACCOUNT, makeSentinel } from './fixtures.js';
+} from './helpers/fuzz-arbitraries.js';
+import { ACCOUNT, makeSentinel } from './helpers/fixtures.js';
 
 const { seed, numRuns } = fuzzSettings('fuzz-core');
 

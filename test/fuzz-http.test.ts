@@ -13,10 +13,17 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toExpress } from '../adapters/express/index.js';
 import { MemoryStore, type Sentinel, type SentinelResponse } from '../src/index.js';
-import { openLogin, recordingStore, startInteraction, type RecordingStore } from './direct-flow.js';
-import { checkOutcome, endpointRequest, fuzzSettings, HOSTILE_MARKUP, isAllowedLocation, type FuzzInput } from './fuzz-arbitraries.js';
-import { makeSentinel } from './fixtures.js';
-import { listen, type MountedHost } from './hosts.js';
+import { openLogin, recordingStore, startInteraction, type RecordingStore } from './helpers/direct-flow.js';
+import {
+  checkOutcome,
+  endpointRequest,
+  fuzzSettings,
+  HOSTILE_MARKUP,
+  isAllowedLocation,
+  type FuzzInput,
+} from './helpers/fuzz-arbitraries.js';
+import { makeSentinel } from './helpers/fixtures.js';
+import { listen, type MountedHost } from './helpers/hosts.js';
 
 const { seed, numRuns } = fuzzSettings('fuzz-http');
 

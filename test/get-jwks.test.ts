@@ -7,8 +7,8 @@ import buildGetJwks from 'get-jwks';
 import { decodeProtectedHeader, importSPKI, jwtVerify } from 'jose';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createSentinel } from '../src/index.js';
-import { basic, baseOptions, CC_ONLY_CLIENT_ID, CC_ONLY_SECRET, ISSUER } from './fixtures.js';
-import { HOSTS, type MountedHost } from './hosts.js';
+import { basic, baseOptions, CC_ONLY_CLIENT_ID, CC_ONLY_SECRET, ISSUER } from './helpers/fixtures.js';
+import { HOSTS, type MountedHost } from './helpers/hosts.js';
 import { postForm, TOKEN_PATH } from './helpers/oauth.js';
 import { oidcOptions } from './helpers/oidc.js';
 

@@ -6,8 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { issueAccessToken } from '../src/token/access-token.js';
 import { codeKey } from '../src/token/code-records.js';
 import { MemoryStore, type SentinelEvent, type SentinelOptions, type Store } from '../src/index.js';
-import { jsonOf, postForm, TOKEN_PATH, useRefreshToken } from './direct-flow.js';
-import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, makeSentinel, PUBLIC_CLIENT_ID, REDIRECT_URI, USER_ID } from './fixtures.js';
+import { jsonOf, postForm, TOKEN_PATH, useRefreshToken } from './helpers/direct-flow.js';
+import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, makeSentinel, PUBLIC_CLIENT_ID, REDIRECT_URI, USER_ID } from './helpers/fixtures.js';
 import { codeFor } from './helpers/oauth.js';
 import { contextOf } from '../src/http/context.js';
 

@@ -6,9 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isForbiddenAddress } from '../src/client-assertion/address-guard.js';
-import { postForm } from './direct-flow.js';
-import { appTokenPath } from './fixtures.js';
-import { assertionAuth, clientKey, keyedSentinel } from './key-bound-helpers.js';
+import { postForm } from './helpers/direct-flow.js';
+import { appTokenPath } from './helpers/fixtures.js';
+import { assertionAuth, clientKey, keyedSentinel } from './helpers/key-bound.js';
 
 /** Refused IPv4 hosts, each written in the IPv6 forms that reach it. */
 const REFUSED: string[] = [

@@ -4,16 +4,16 @@
  * `Access-Control-Allow-Origin: *`, and answer the preflight a browser sends before a POST with an `Authorization` or
  * `DPoP` header. Credentials are never allowed. Introspection and the app-token paths (confidential clients only)
  * stay same-origin. The core is tested through `sentinel.handle()`; the preflight and a cross-origin POST then go
- * through every host of test/hosts.ts, to show each adapter passes OPTIONS through and writes the headers.
+ * through every host of test/helpers/hosts.ts, to show each adapter passes OPTIONS through and writes the headers.
  */
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import type { SentinelResponse } from '../src/index.js';
-import { ACCOUNT_PATH, call, jsonOf, postForm, TOKEN_PATH } from './direct-flow.js';
-import { appTokenPath, basic, ccBody, CLIENT_ID, CLIENT_SECRET, makeSentinel, PUBLIC_CLIENT_ID, REDIRECT_URI } from './fixtures.js';
+import { ACCOUNT_PATH, call, jsonOf, postForm, TOKEN_PATH } from './helpers/direct-flow.js';
+import { appTokenPath, basic, ccBody, CLIENT_ID, CLIENT_SECRET, makeSentinel, PUBLIC_CLIENT_ID, REDIRECT_URI } from './helpers/fixtures.js';
 import { useMount } from './helpers/mount.js';
 import { pkcePair } from './helpers/pkce.js';
-import { HOSTS } from './hosts.js';
+import { HOSTS } from './helpers/hosts.js';
 
 const ORIGIN = 'https://spa.example';
 const DOCUMENTS = [

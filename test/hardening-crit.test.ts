@@ -13,10 +13,10 @@ import { verifyDPoPProof } from '../src/dpop/proof.js';
 import { isOAuthError, type Sentinel } from '../src/index.js';
 import { verifyIDTokenHint } from '../src/token/id-token-hint.js';
 import { verifiedTokenCache } from '../src/guard/verified-token-cache.js';
-import { postForm } from './direct-flow.js';
-import { ACCOUNT, appTokenPath, CLIENT_ID, CONSUMER_UUID, ccBody, makeSentinel, SIGNING_KEY, USER_ID } from './fixtures.js';
+import { postForm } from './helpers/direct-flow.js';
+import { ACCOUNT, appTokenPath, CLIENT_ID, CONSUMER_UUID, ccBody, makeSentinel, SIGNING_KEY, USER_ID } from './helpers/fixtures.js';
 import { claimsOf, headerOf } from './helpers/jwt.js';
-import { ACCOUNT_ISSUER, ASSERTION_TYPE, clientKey, KEYED_CLIENT_ID, keyedSentinel } from './key-bound-helpers.js';
+import { ACCOUNT_ISSUER, ASSERTION_TYPE, clientKey, KEYED_CLIENT_ID, keyedSentinel } from './helpers/key-bound.js';
 
 const now = (): number => Math.floor(Date.now() / 1000);
 

@@ -11,7 +11,7 @@ import { createLocalJWKSet, jwtVerify } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MemoryStore, type Sentinel, type SentinelOptions, type Store } from '../src/index.js';
 import { RedisStore } from '../src/stores/redis.js';
-import { ACCOUNT_PATH, authorizeQuery, call, openLogin, postForm, postLogin, startInteraction, TOKEN_PATH } from './direct-flow.js';
+import { ACCOUNT_PATH, authorizeQuery, call, openLogin, postForm, postLogin, startInteraction, TOKEN_PATH } from './helpers/direct-flow.js';
 import {
   ACCOUNT,
   appTokenPath,
@@ -24,7 +24,7 @@ import {
   PASSWORD,
   REDIRECT_URI,
   USERNAME,
-} from './fixtures.js';
+} from './helpers/fixtures.js';
 import { headerOf } from './helpers/jwt.js';
 import { pkcePair } from './helpers/pkce.js';
 import { deleteByPrefix, REDIS_URL, requireAvailable, sharedRedis } from './helpers/redis.js';

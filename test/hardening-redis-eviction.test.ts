@@ -9,8 +9,8 @@ import type { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../src/index.js';
 import { RedisStore } from '../src/stores/redis.js';
-import { call } from './direct-flow.js';
-import { appTokenPath, basic, CLIENT_ID, CLIENT_SECRET, makeSentinel } from './fixtures.js';
+import { call } from './helpers/direct-flow.js';
+import { appTokenPath, basic, CLIENT_ID, CLIENT_SECRET, makeSentinel } from './helpers/fixtures.js';
 import { clusterAvailability, connectCluster, type RunningCluster, startCluster } from './helpers/redis-cluster.js';
 import { PrivateRedis, redisServerBinary, requireAvailable } from './helpers/redis.js';
 

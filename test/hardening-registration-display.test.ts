@@ -10,8 +10,8 @@ import type { CLIIO } from '../src/cli/io.js';
 import { contextOf } from '../src/http/context.js';
 import { displayTextProblem } from '../src/apps/display-text.js';
 import { isConfigurationError } from '../src/index.js';
-import { jsonOf } from './direct-flow.js';
-import { ACCOUNT, makeSentinel } from './fixtures.js';
+import { jsonOf } from './helpers/direct-flow.js';
+import { ACCOUNT, makeSentinel } from './helpers/fixtures.js';
 import { INITIAL_ACCESS_TOKEN, manageClient, postRegistration, registerClient } from './helpers/registration-client.js';
 
 const SPOOFING: readonly (readonly [string, string])[] = [

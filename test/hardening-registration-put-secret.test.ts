@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sentinel } from '../src/index.js';
 import { PostgresAppStore } from '../src/postgres/index.js';
-import { jsonOf, postForm } from './direct-flow.js';
-import { appTokenPath, CONSUMER_UUID, makeSentinel } from './fixtures.js';
+import { jsonOf, postForm } from './helpers/direct-flow.js';
+import { appTokenPath, CONSUMER_UUID, makeSentinel } from './helpers/fixtures.js';
 import { requirePostgres, sharedPostgres, throwawayDatabase } from './helpers/postgres.js';
 import { INITIAL_ACCESS_TOKEN, manageClient, type Registered, registerClient } from './helpers/registration-client.js';
 

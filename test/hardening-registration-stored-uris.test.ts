@@ -7,8 +7,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App, AppStore, Sentinel, SentinelResponse } from '../src/index.js';
 import { PostgresAppStore } from '../src/postgres/index.js';
-import { AUTHORIZE_PATH, authorizeQuery, call } from './direct-flow.js';
-import { ACCOUNT, makeSentinel } from './fixtures.js';
+import { AUTHORIZE_PATH, authorizeQuery, call } from './helpers/direct-flow.js';
+import { ACCOUNT, makeSentinel } from './helpers/fixtures.js';
 import { requirePostgres, sharedPostgres, throwawayDatabase } from './helpers/postgres.js';
 import { pkcePair } from './helpers/pkce.js';
 

@@ -12,8 +12,8 @@ import type { SentinelEvent, SentinelOptions } from '../src/index.js';
 import { MemoryStore } from '../src/stores/memory.js';
 import { RedisStore } from '../src/stores/redis.js';
 import type { Store } from '../src/stores/store.js';
-import { jsonOf } from './direct-flow.js';
-import { ACCOUNT, makeSentinel, OTHER_ACCOUNT } from './fixtures.js';
+import { jsonOf } from './helpers/direct-flow.js';
+import { ACCOUNT, makeSentinel, OTHER_ACCOUNT } from './helpers/fixtures.js';
 import { deleteByPrefix, REDIS_URL, requireAvailable, sharedRedis } from './helpers/redis.js';
 import { INITIAL_ACCESS_TOKEN, manageClient, postRegistration, registerClient } from './helpers/registration-client.js';
 

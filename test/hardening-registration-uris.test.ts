@@ -12,8 +12,8 @@ import { contextOf } from '../src/http/context.js';
 import type { CLIIO } from '../src/cli/io.js';
 import { isConfigurationError, type Sentinel } from '../src/index.js';
 import { PostgresAppStore } from '../src/postgres/index.js';
-import { jsonOf } from './direct-flow.js';
-import { ACCOUNT, makeSentinel } from './fixtures.js';
+import { jsonOf } from './helpers/direct-flow.js';
+import { ACCOUNT, makeSentinel } from './helpers/fixtures.js';
 import { requirePostgres, sharedPostgres, throwawayDatabase } from './helpers/postgres.js';
 import { INITIAL_ACCESS_TOKEN, manageClient, postRegistration, registerClient } from './helpers/registration-client.js';
 

@@ -10,12 +10,12 @@ import { describe, expect, it } from 'vitest';
 import { ConfigurationError, MemoryStore, type Sentinel, type SentinelOptions, SecurityStateFullError } from '../src/index.js';
 import { addressBucket } from '../src/dpop/proof-quota.js';
 import { entryBytes } from '../src/stores/memory-size.js';
-import { jsonOf, postForm, recordingStore, TOKEN_PATH, call } from './direct-flow.js';
-import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, makeSentinel, PUBLIC_CLIENT_ID, REDIRECT_URI } from './fixtures.js';
-import { floodRequest, PAR_HTU, PAR_PATH, TOKEN_HTU } from './hardening-security-state-flow.js';
+import { jsonOf, postForm, recordingStore, TOKEN_PATH, call } from './helpers/direct-flow.js';
+import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, makeSentinel, PUBLIC_CLIENT_ID, REDIRECT_URI } from './helpers/fixtures.js';
+import { floodRequest, PAR_HTU, PAR_PATH, TOKEN_HTU } from './helpers/security-state-flow.js';
 import { codeFor } from './helpers/oauth.js';
 import { pkcePair } from './helpers/pkce.js';
-import { clientKey, dpopProof, type ClientKey } from './key-bound-helpers.js';
+import { clientKey, dpopProof, type ClientKey } from './helpers/key-bound.js';
 
 const USERINFO_PATH = `/sentinel/api/account/${ACCOUNT}/userinfo`;
 const USERINFO_HTU = `http://localhost${USERINFO_PATH}`;

@@ -11,8 +11,8 @@ import { generateSecret } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisStore } from '../src/stores/redis.js';
 import type { SentinelOptions } from '../src/index.js';
-import { makeSentinel } from './fixtures.js';
-import { flood, legitimateSignIn, totpUsers } from './hardening-security-state-flow.js';
+import { makeSentinel } from './helpers/fixtures.js';
+import { flood, legitimateSignIn, totpUsers } from './helpers/security-state-flow.js';
 import { REDIS_URL, deleteByPrefix, requireAvailable, sharedRedis } from './helpers/redis.js';
 
 const redis = await sharedRedis('hardening-security-state-redis');

@@ -7,8 +7,8 @@
 import { generateSecret } from 'otplib';
 import { describe, expect, it } from 'vitest';
 import { MemoryStore, type SentinelOptions } from '../src/index.js';
-import { makeSentinel } from './fixtures.js';
-import { flood, legitimateSignIn, totpUsers } from './hardening-security-state-flow.js';
+import { makeSentinel } from './helpers/fixtures.js';
+import { flood, legitimateSignIn, totpUsers } from './helpers/security-state-flow.js';
 
 /** Room for about 55 markers of 298 bytes: the "small budget" of the issue. */
 const SMALL_BUDGET = 16 * 1024;

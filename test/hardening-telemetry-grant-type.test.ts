@@ -7,9 +7,9 @@
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Sentinel, SentinelResponse } from '../src/index.js';
-import { ACCOUNT_PATH, jsonOf, postForm, TOKEN_PATH } from './direct-flow.js';
-import { appTokenPath, ccBody, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, makeSentinel } from './fixtures.js';
-import { type RegisteredSDK, registerSDK } from './otel-sdk.js';
+import { ACCOUNT_PATH, jsonOf, postForm, TOKEN_PATH } from './helpers/direct-flow.js';
+import { appTokenPath, ccBody, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, makeSentinel } from './helpers/fixtures.js';
+import { type RegisteredSDK, registerSDK } from './helpers/otel-sdk.js';
 
 let sdk: RegisteredSDK;
 beforeAll(() => {

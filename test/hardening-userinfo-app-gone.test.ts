@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sentinel, SentinelResponse } from '../src/index.js';
 import { PostgresAppStore } from '../src/postgres/index.js';
-import { ACCOUNT_PATH, call, jsonOf, openLogin, postForm, postLogin, startInteraction, TOKEN_PATH } from './direct-flow.js';
-import { ACCOUNT, makeSentinel, PASSWORD, USER_ID, USERNAME } from './fixtures.js';
+import { ACCOUNT_PATH, call, jsonOf, openLogin, postForm, postLogin, startInteraction, TOKEN_PATH } from './helpers/direct-flow.js';
+import { ACCOUNT, makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 import { requirePostgres, sharedPostgres, throwawayDatabase } from './helpers/postgres.js';
 import { oidcOptions } from './helpers/oidc.js';
 import { pkcePair } from './helpers/pkce.js';

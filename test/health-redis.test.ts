@@ -11,8 +11,8 @@ import { Redis } from 'ioredis';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisStore } from '../src/stores/redis.js';
-import { makeSentinel } from './fixtures.js';
-import { HOSTS, type Host, type MountedHost } from './hosts.js';
+import { makeSentinel } from './helpers/fixtures.js';
+import { HOSTS, type Host, type MountedHost } from './helpers/hosts.js';
 import { PrivateRedis, redisServerBinary, requireAvailable } from './helpers/redis.js';
 
 const binary = redisServerBinary('health-redis');

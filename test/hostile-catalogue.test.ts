@@ -80,7 +80,7 @@ import {
   TOKEN_PATH,
   type DirectRequest,
   type RecordingStore,
-} from './direct-flow.js';
+} from './helpers/direct-flow.js';
 import {
   ACCOUNT,
   appTokenPath,
@@ -92,7 +92,7 @@ import {
   OTHER_CLIENT_ID,
   REDIRECT_URI,
   basic,
-} from './fixtures.js';
+} from './helpers/fixtures.js';
 import { contextOf } from '../src/http/context.js';
 
 type Delivery = 'page' | 'json' | 'redirect';

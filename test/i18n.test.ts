@@ -8,8 +8,8 @@ import { BUNDLED_CATALOGUES, ConfigurationError, MemoryStore, type Messages } fr
 import { catalogueSet } from '../src/i18n/catalogues.js';
 import { en } from '../src/i18n/en.js';
 import { chooseLocale, parseAcceptLanguage } from '../src/i18n/negotiate.js';
-import { ACCOUNT_PATH, authorizeQuery, call, LOGIN_PATH, openLogin, postLogin, startInteraction } from './direct-flow.js';
-import { makeSentinel, USERNAME } from './fixtures.js';
+import { ACCOUNT_PATH, authorizeQuery, call, LOGIN_PATH, openLogin, postLogin, startInteraction } from './helpers/direct-flow.js';
+import { makeSentinel, USERNAME } from './helpers/fixtures.js';
 
 const EXPECTED = ['en', 'es', 'pt-BR', 'fr', 'de', 'ja', 'ar'];
 

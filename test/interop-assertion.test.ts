@@ -4,9 +4,9 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryStore, type Sentinel, type SentinelOptions } from '../src/index.js';
-import { ACCOUNT, CONSUMER_UUID } from './fixtures.js';
+import { ACCOUNT, CONSUMER_UUID } from './helpers/fixtures.js';
 import { advanceClock } from './helpers/clock.js';
-import { ACCOUNT_ISSUER, assertionAuth, clientKey, keyedSentinel, type ClientKey } from './key-bound-helpers.js';
+import { ACCOUNT_ISSUER, assertionAuth, clientKey, keyedSentinel, type ClientKey } from './helpers/key-bound.js';
 
 const V2_PATH = `/sentinel/api/v2/account/${ACCOUNT}/app/token`;
 const V2_URL = `http://localhost${V2_PATH}?state=${CONSUMER_UUID}`;

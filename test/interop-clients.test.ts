@@ -21,7 +21,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toExpress } from '../adapters/express/index.js';
 import { createSentinel, generatePrivateJWK, type Sentinel } from '../src/index.js';
-import { ACCOUNT, baseOptions, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, REDIRECT_URI, USER_ID } from './fixtures.js';
+import { ACCOUNT, baseOptions, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, REDIRECT_URI, USER_ID } from './helpers/fixtures.js';
 import { signIn } from './helpers/login-drive.js';
 
 const REQUIRED = process.env.SENTINEL_REQUIRE_INTEROP === '1';

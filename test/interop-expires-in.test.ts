@@ -4,7 +4,7 @@
  * app-token paths (v1 and v2) keep the string of digits their contract shows, unless `expiresIn: 'number'`.
  */
 import { describe, expect, it } from 'vitest';
-import { appTokenPath, ACCOUNT, ccBody } from './fixtures.js';
+import { appTokenPath, ACCOUNT, ccBody } from './helpers/fixtures.js';
 import { HANDLE_HOST } from './helpers/handle-host.js';
 import { useMount } from './helpers/mount.js';
 import { codeFor, exchange, postForm, postRaw, refresh, TOKEN_PATH, CLIENT } from './helpers/oauth.js';

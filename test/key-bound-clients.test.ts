@@ -7,9 +7,9 @@ import { createHash } from 'node:crypto';
 import * as oauth from 'oauth4webapi';
 import * as client from 'openid-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ACCOUNT, CONSUMER_UUID, USER_ID } from './fixtures.js';
-import { HOSTS, type MountedHost } from './hosts.js';
-import { ACCOUNT_ISSUER, clientKey, dpopProof, KEYED_CLIENT_ID, KEYED_REDIRECT_URI, keyedSentinel, signIn } from './key-bound-helpers.js';
+import { ACCOUNT, CONSUMER_UUID, USER_ID } from './helpers/fixtures.js';
+import { HOSTS, type MountedHost } from './helpers/hosts.js';
+import { ACCOUNT_ISSUER, clientKey, dpopProof, KEYED_CLIENT_ID, KEYED_REDIRECT_URI, keyedSentinel, signIn } from './helpers/key-bound.js';
 
 const open: MountedHost[] = [];
 afterEach(async () => {
@@ -131,7 +131,7 @@ describe('oauth4webapi DPoP on the v2 consumer-bound endpoint', () => {
     const mounted = await HOSTS[0]!.mount(sentinel);
     open.push(mounted);
     const as: oauth.AuthorizationServer = { issuer: ACCOUNT_ISSUER, token_endpoint: V2_TOKEN };
-    const { CLIENT_ID, CLIENT_SECRET } = await import('./fixtures.js');
+    const { CLIENT_ID, CLIENT_SECRET } = await import('./helpers/fixtures.js');
     const c: oauth.Client = { client_id: CLIENT_ID };
     const DPoP = oauth.DPoP(c, await oauth.generateKeyPair('ES256'));
     // Cast: oauth4webapi types customFetch's init more narrowly than the global fetch it forwards to.

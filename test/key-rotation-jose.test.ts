@@ -11,8 +11,8 @@ import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toExpress } from '../adapters/express/index.js';
 import { MemoryStore, type Sentinel } from '../src/index.js';
-import { ACCOUNT, basic, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, makeSentinel } from './fixtures.js';
-import { listen, type MountedHost } from './hosts.js';
+import { ACCOUNT, basic, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, makeSentinel } from './helpers/fixtures.js';
+import { listen, type MountedHost } from './helpers/hosts.js';
 
 describe('key rotation with jose createRemoteJWKSet as the resource server', () => {
   let sentinel: Sentinel;

@@ -1,5 +1,5 @@
 /**
- * The key ring across two *processes* sharing a real Redis (test/key-rotation-server.ts): rotation under load
+ * The key ring across two *processes* sharing a real Redis (test/helpers/key-rotation-server.ts): rotation under load
  * (client credentials and the guard on both) with zero failed verifications; an emergency revocation refused on
  * both within refreshSeconds; a restart that keeps the ring; a wrong encryption key that stops the start; and the
  * `sentinel-idp keys list|rotate|revoke` commands acting on the same ring.
@@ -14,8 +14,8 @@ import { runKeysList, runKeysRevoke, runKeysRotate } from '../src/cli/keys-ring.
 import type { CLIIO } from '../src/cli/io.js';
 import { createSentinel } from '../src/index.js';
 import { RedisStore } from '../src/stores/redis.js';
-import { call } from './direct-flow.js';
-import { ACCOUNT, appTokenPath, baseOptions, basic, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID } from './fixtures.js';
+import { call } from './helpers/direct-flow.js';
+import { ACCOUNT, appTokenPath, baseOptions, basic, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID } from './helpers/fixtures.js';
 import { deleteByPrefix, REDIS_URL, requireAvailable, sharedRedis } from './helpers/redis.js';
 import { kidOf } from './helpers/jwt.js';
 
@@ -35,7 +35,7 @@ interface Instance {
 }
 
 function start(name: string, encryptionKey = ENCRYPTION_KEY): Promise<Instance> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/key-rotation-server.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/key-rotation-server.ts'], {
     cwd: process.cwd(),
     env: { ...process.env, INSTANCE: name, REDIS_URL, REDIS_PREFIX: PREFIX, ENCRYPTION_KEY: encryptionKey, ROTATE_EVERY: '4' },
     stdio: ['ignore', 'pipe', 'pipe'],

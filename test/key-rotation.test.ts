@@ -17,8 +17,8 @@ import {
   OTHER_ACCOUNT,
   OTHER_CLIENT_ID,
   OTHER_SECRET,
-} from './fixtures.js';
-import { call } from './direct-flow.js';
+} from './helpers/fixtures.js';
+import { call } from './helpers/direct-flow.js';
 import { kidOf } from './helpers/jwt.js';
 import { contextOf } from '../src/http/context.js';
 

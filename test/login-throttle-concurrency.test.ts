@@ -14,10 +14,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sentinel, SentinelOptions, Store } from '../src/index.js';
 import { MemoryStore } from '../src/stores/memory.js';
 import { RedisStore } from '../src/stores/redis.js';
-import { ACCOUNT, CLIENT_ID, makeSentinel, PASSWORD, REDIRECT_URI, USER_ID, USERNAME } from './fixtures.js';
+import { ACCOUNT, CLIENT_ID, makeSentinel, PASSWORD, REDIRECT_URI, USER_ID, USERNAME } from './helpers/fixtures.js';
 import { HANDLE_HOST } from './helpers/handle-host.js';
 import type { Host, MountedHost } from './helpers/host.js';
-import { openLogin, postLogin as postLoginDirect, recordingStore, startInteraction } from './direct-flow.js';
+import { openLogin, postLogin as postLoginDirect, recordingStore, startInteraction } from './helpers/direct-flow.js';
 import { deleteByPrefix, REDIS_URL, requireAvailable, sharedRedis } from './helpers/redis.js';
 
 const redis = await sharedRedis('login-throttle-concurrency');

@@ -9,8 +9,8 @@ import { MAX_INTERACTION_CHARS } from '../src/authorize/state/interaction.js';
 import { DEFAULT_MAX_BYTES } from '../src/stores/memory.js';
 import { entryBytes } from '../src/stores/memory-size.js';
 import { SecurityStateFullError } from '../src/stores/security-state.js';
-import { AUTHORIZE_PATH, authorizeQuery, call, openLogin, postLogin, recordingStore, startInteraction } from './direct-flow.js';
-import { baseOptions, makeSentinel, PASSWORD, REDIRECT_URI, USERNAME } from './fixtures.js';
+import { AUTHORIZE_PATH, authorizeQuery, call, openLogin, postLogin, recordingStore, startInteraction } from './helpers/direct-flow.js';
+import { baseOptions, makeSentinel, PASSWORD, REDIRECT_URI, USERNAME } from './helpers/fixtures.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 

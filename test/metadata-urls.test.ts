@@ -8,8 +8,8 @@ import { describe, expect, it } from 'vitest';
 import type { SentinelOptions } from '../src/index.js';
 import { contextOf } from '../src/http/context.js';
 import { authorizationServerMetadata } from '../src/metadata/server-metadata.js';
-import { call } from './direct-flow.js';
-import { ACCOUNT, baseOptions, CLIENT_SECRET, makeSentinel } from './fixtures.js';
+import { call } from './helpers/direct-flow.js';
+import { ACCOUNT, baseOptions, CLIENT_SECRET, makeSentinel } from './helpers/fixtures.js';
 
 const SNAPSHOT = new URL('./metadata-snapshot.json', import.meta.url);
 const ODD_ACCOUNT = 'a b+ü%é';

@@ -3,8 +3,8 @@
  * error, cacheable JWKS and metadata) and redirects (302 to the login page, 303 back to the app), not only pages.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ACCOUNT, appTokenPath, CLIENT_ID, ccBody, makeSentinel, PASSWORD, REDIRECT_URI, USERNAME } from './fixtures.js';
-import { HOSTS, type MountedHost } from './hosts.js';
+import { ACCOUNT, appTokenPath, CLIENT_ID, ccBody, makeSentinel, PASSWORD, REDIRECT_URI, USERNAME } from './helpers/fixtures.js';
+import { HOSTS, type MountedHost } from './helpers/hosts.js';
 
 const ACCOUNT_PATH = `/sentinel/api/account/${ACCOUNT}`;
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };

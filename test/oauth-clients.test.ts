@@ -8,8 +8,18 @@ import * as oauth from 'oauth4webapi';
 import { ClientCredentials as UntypedClientCredentials } from 'simple-oauth2';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSentinel, type Sentinel } from '../src/index.js';
-import { baseOptions, ACCOUNT, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, PASSWORD, REDIRECT_URI, USER_ID, USERNAME } from './fixtures.js';
-import { HOSTS, type MountedHost } from './hosts.js';
+import {
+  baseOptions,
+  ACCOUNT,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  CONSUMER_UUID,
+  PASSWORD,
+  REDIRECT_URI,
+  USER_ID,
+  USERNAME,
+} from './helpers/fixtures.js';
+import { HOSTS, type MountedHost } from './helpers/hosts.js';
 import { codeFor } from './helpers/oauth.js';
 
 /** The part of simple-oauth2's ClientCredentials this test uses. */

@@ -8,8 +8,8 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSentinel, type Sentinel } from '../src/index.js';
 import { RedisStore } from '../src/stores/redis.js';
-import { baseOptions } from './fixtures.js';
-import { HOSTS, type MountedHost } from './hosts.js';
+import { baseOptions } from './helpers/fixtures.js';
+import { HOSTS, type MountedHost } from './helpers/hosts.js';
 import { REDIS_URL, requireAvailable, sharedRedis } from './helpers/redis.js';
 import { codeFor, exchange, isAccepted, refresh } from './helpers/oauth.js';
 

@@ -7,8 +7,8 @@ import * as client from 'openid-client';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSentinel } from '../src/index.js';
-import { CLIENT_ID, CLIENT_SECRET, baseOptions, ISSUER, REDIRECT_URI, USER_ID } from './fixtures.js';
-import { HOSTS, type MountedHost } from './hosts.js';
+import { CLIENT_ID, CLIENT_SECRET, baseOptions, ISSUER, REDIRECT_URI, USER_ID } from './helpers/fixtures.js';
+import { HOSTS, type MountedHost } from './helpers/hosts.js';
 import { ACCOUNT_ISSUER } from './helpers/oauth.js';
 import { ALICE, authorizePath, callbackOf, isLoginRedirect, oidcOptions, POST_LOGOUT_URI, submitLogin } from './helpers/oidc.js';
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readEntryPoints } from '../scripts/entry-points.mjs';
-import { ensureBuilt, ROOT } from './dist.js';
+import { ensureBuilt, ROOT } from './helpers/dist.js';
 
 /**
  * Every subpath of package.json "exports" but `/pkcs11`, which imports the native `pkcs11js` on load: an optional peer

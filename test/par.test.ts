@@ -5,8 +5,8 @@
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSentinel, type Store, type SwapEntry } from '../src/index.js';
-import { ACCOUNT, baseOptions, CLIENT_ID, CLIENT_SECRET, OTHER_CLIENT_ID, PUBLIC_CLIENT_ID, REDIRECT_URI } from './fixtures.js';
-import { HOSTS, type MountedHost } from './hosts.js';
+import { ACCOUNT, baseOptions, CLIENT_ID, CLIENT_SECRET, OTHER_CLIENT_ID, PUBLIC_CLIENT_ID, REDIRECT_URI } from './helpers/fixtures.js';
+import { HOSTS, type MountedHost } from './helpers/hosts.js';
 import { pkcePair } from './helpers/pkce.js';
 
 const PAR_PATH = `/sentinel/api/account/${ACCOUNT}/par`;

@@ -5,9 +5,19 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryPasskeys, MemoryStore, type SentinelResponse, type SentinelOptions } from '../src/index.js';
-import { authorizeQuery, call, csrfOf, jsonOf, LOGIN_PATH, openLogin, postForm, setCookies, startInteraction } from './direct-flow.js';
-import { ISSUER, makeSentinel, OTHER_ACCOUNT, OTHER_CLIENT_ID, PASSWORD, USER_ID, USERNAME, ACCOUNT } from './fixtures.js';
-import { assert, newCredential, type SoftwareCredential } from './software-authenticator.js';
+import {
+  authorizeQuery,
+  call,
+  csrfOf,
+  jsonOf,
+  LOGIN_PATH,
+  openLogin,
+  postForm,
+  setCookies,
+  startInteraction,
+} from './helpers/direct-flow.js';
+import { ISSUER, makeSentinel, OTHER_ACCOUNT, OTHER_CLIENT_ID, PASSWORD, USER_ID, USERNAME, ACCOUNT } from './helpers/fixtures.js';
+import { assert, newCredential, type SoftwareCredential } from './helpers/software-authenticator.js';
 
 const ORIGIN = new URL(ISSUER).origin;
 const RP_ID = new URL(ISSUER).hostname;

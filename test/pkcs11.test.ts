@@ -7,8 +7,8 @@ import { createLocalJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigurationError, type Sentinel } from '../src/index.js';
 import { type Pkcs11Signer, pkcs11Signer } from '../src/keys/signers/pkcs11.js';
-import { call } from './direct-flow.js';
-import { ACCOUNT, appTokenPath, basic, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, makeSentinel } from './fixtures.js';
+import { call } from './helpers/direct-flow.js';
+import { ACCOUNT, appTokenPath, basic, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, makeSentinel } from './helpers/fixtures.js';
 import { createTestToken, SOFTHSM_REQUIRED, softhsmProblem, type TestToken } from './helpers/softhsm.js';
 
 const problem = softhsmProblem();

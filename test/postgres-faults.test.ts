@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sentinel, SentinelResponse } from '../src/index.js';
 import { PostgresAppStore } from '../src/postgres/index.js';
-import { call, jsonOf, postForm } from './direct-flow.js';
-import { ACCOUNT, appTokenPath, CONSUMER_UUID, makeSentinel } from './fixtures.js';
+import { call, jsonOf, postForm } from './helpers/direct-flow.js';
+import { ACCOUNT, appTokenPath, CONSUMER_UUID, makeSentinel } from './helpers/fixtures.js';
 import { PrivatePostgres, privatePostgresAvailability, requirePostgres } from './helpers/postgres.js';
 
 const available = privatePostgresAvailability('postgres-faults');

@@ -8,8 +8,8 @@ import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SentinelEvent } from '../src/index.js';
-import { ACCOUNT, CONSUMER_UUID } from './fixtures.js';
-import { HOSTS, type MountedHost } from './hosts.js';
+import { ACCOUNT, CONSUMER_UUID } from './helpers/fixtures.js';
+import { HOSTS, type MountedHost } from './helpers/hosts.js';
 import {
   ACCOUNT_ISSUER,
   assertionAuth,
@@ -18,7 +18,7 @@ import {
   KEYED_CLIENT_ID,
   keyedSentinel,
   type ClientKey,
-} from './key-bound-helpers.js';
+} from './helpers/key-bound.js';
 
 const V2_PATH = `/sentinel/api/v2/account/${ACCOUNT}/app/token?state=${CONSUMER_UUID}`;
 const open: MountedHost[] = [];

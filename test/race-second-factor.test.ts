@@ -29,8 +29,8 @@ import {
   postLogin,
   setCookies,
   startInteraction,
-} from './direct-flow.js';
-import { makeSentinel, PASSWORD, USER_ID, USERNAME } from './fixtures.js';
+} from './helpers/direct-flow.js';
+import { makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 import { pkcePair } from './helpers/pkce.js';
 import { REDIS_URL, requireAvailable, sharedRedis } from './helpers/redis.js';
 

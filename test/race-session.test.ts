@@ -11,8 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryStore, type Sentinel, type SentinelResponse, type Store } from '../src/index.js';
 import { sessionKey } from '../src/authorize/state/session.js';
 import { RedisStore } from '../src/stores/redis.js';
-import { ACCOUNT_PATH, AUTHORIZE_PATH, authorizeQuery, call, signIn } from './direct-flow.js';
-import { ACCOUNT, makeSentinel, USER_ID } from './fixtures.js';
+import { ACCOUNT_PATH, AUTHORIZE_PATH, authorizeQuery, call, signIn } from './helpers/direct-flow.js';
+import { ACCOUNT, makeSentinel, USER_ID } from './helpers/fixtures.js';
 import { REDIS_URL, requireAvailable, sharedRedis } from './helpers/redis.js';
 
 const ROUNDS = 20;

@@ -12,8 +12,8 @@ import { generate, generateSecret } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryStore, type Sentinel, type SentinelResponse, type Store } from '../src/index.js';
 import { RedisStore } from '../src/stores/redis.js';
-import { call, csrfOf, LOGIN_PATH, openLogin, postForm, postLogin, setCookies, startInteraction } from './direct-flow.js';
-import { makeSentinel, PASSWORD, USERNAME } from './fixtures.js';
+import { call, csrfOf, LOGIN_PATH, openLogin, postForm, postLogin, setCookies, startInteraction } from './helpers/direct-flow.js';
+import { makeSentinel, PASSWORD, USERNAME } from './helpers/fixtures.js';
 import { REDIS_URL, requireAvailable, sharedRedis } from './helpers/redis.js';
 
 const TOTP_PATH = `${LOGIN_PATH}/totp`;

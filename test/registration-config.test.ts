@@ -3,8 +3,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isConfigurationError } from '../src/index.js';
-import { call, jsonOf } from './direct-flow.js';
-import { ACCOUNT, makeSentinel } from './fixtures.js';
+import { call, jsonOf } from './helpers/direct-flow.js';
+import { ACCOUNT, makeSentinel } from './helpers/fixtures.js';
 import { contextOf } from '../src/http/context.js';
 
 function fieldOf(build: () => unknown): string | undefined {

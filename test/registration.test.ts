@@ -10,9 +10,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashClientSecret, type Sentinel, type SentinelResponse } from '../src/index.js';
 import { PostgresAppStore } from '../src/postgres/index.js';
 import { PRESENCE_TTL_MS } from '../src/guard/app-presence.js';
-import { call, exchangeCode, FORM, jsonOf, postForm, signIn, useRefreshToken } from './direct-flow.js';
-import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, makeSentinel, OTHER_ACCOUNT, REDIRECT_URI, appTokenPath } from './fixtures.js';
-import { HOSTS } from './hosts.js';
+import { call, exchangeCode, FORM, jsonOf, postForm, signIn, useRefreshToken } from './helpers/direct-flow.js';
+import {
+  ACCOUNT,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  CONSUMER_UUID,
+  makeSentinel,
+  OTHER_ACCOUNT,
+  REDIRECT_URI,
+  appTokenPath,
+} from './helpers/fixtures.js';
+import { HOSTS } from './helpers/hosts.js';
 import { requirePostgres, sharedPostgres, throwawayDatabase } from './helpers/postgres.js';
 import { contextOf } from '../src/http/context.js';
 

@@ -6,8 +6,8 @@ import { generate, generateSecret } from 'otplib';
 import { describe, expect, it } from 'vitest';
 import type { SentinelResponse, SentinelOptions } from '../src/index.js';
 import { MemoryPasskeys, MemoryStore } from '../src/index.js';
-import { call, csrfOf, LOGIN_PATH, openLogin, postForm, postLogin, setCookies, startInteraction } from './direct-flow.js';
-import { makeSentinel, PASSWORD, USER_ID, USERNAME } from './fixtures.js';
+import { call, csrfOf, LOGIN_PATH, openLogin, postForm, postLogin, setCookies, startInteraction } from './helpers/direct-flow.js';
+import { makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 
 const TOTP_PATH = `${LOGIN_PATH}/totp`;
 const RECOVERY_CODE = 'rcv-7f3a-91bd';

@@ -17,8 +17,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SentinelEvent } from '../src/index.js';
 import { createSentinel, type Sentinel } from '../src/index.js';
 import { RedisStore } from '../src/stores/redis.js';
-import { ACCOUNT, CLIENT_ID, PASSWORD, REDIRECT_URI, USERNAME, appTokenPath, baseOptions, ccBody } from './fixtures.js';
-import { HOSTS, type MountedHost } from './hosts.js';
+import { ACCOUNT, CLIENT_ID, PASSWORD, REDIRECT_URI, USERNAME, appTokenPath, baseOptions, ccBody } from './helpers/fixtures.js';
+import { HOSTS, type MountedHost } from './helpers/hosts.js';
 import { PrivateRedis, redisServerBinary, requireAvailable } from './helpers/redis.js';
 import { exchange, refresh } from './helpers/oauth.js';
 

@@ -15,8 +15,8 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Sentinel, SentinelEvent, SentinelResponse, Store } from '../src/index.js';
 import { RedisStore, redisClientOptions } from '../src/stores/redis.js';
-import { jsonOf, postForm, TOKEN_PATH, useRefreshToken } from './direct-flow.js';
-import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, makeSentinel, REDIRECT_URI } from './fixtures.js';
+import { jsonOf, postForm, TOKEN_PATH, useRefreshToken } from './helpers/direct-flow.js';
+import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, makeSentinel, REDIRECT_URI } from './helpers/fixtures.js';
 import { PrivateRedis, redisServerBinary, requireAvailable } from './helpers/redis.js';
 import { codeFor } from './helpers/oauth.js';
 

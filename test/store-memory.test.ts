@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../src/stores/memory.js';
-import { runStoreContract } from './store-contract.js';
+import { runStoreContract } from './helpers/store-contract.js';
 
 runStoreContract('MemoryStore', async () => ({ store: new MemoryStore(), cleanup: async () => {} }));
 

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisStore } from '../src/stores/redis.js';
 import { clusterAvailability, connectCluster, type RunningCluster, startCluster } from './helpers/redis-cluster.js';
 import { requireAvailable } from './helpers/redis.js';
-import { runStoreContract } from './store-contract.js';
+import { runStoreContract } from './helpers/store-contract.js';
 
 const available = clusterAvailability('store-redis-cluster');
 

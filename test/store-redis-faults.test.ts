@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisStore } from '../src/stores/redis.js';
 import type { Store } from '../src/stores/store.js';
 import { PrivateRedis, redisServerBinary, requireAvailable } from './helpers/redis.js';
-import { runStoreContract } from './store-contract.js';
+import { runStoreContract } from './helpers/store-contract.js';
 
 const binary = redisServerBinary('store-redis-faults');
 const skip = binary.skip;

@@ -9,7 +9,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisStore, redisClientOptions } from '../src/stores/redis.js';
 import { deleteByPrefix, REDIS_URL, requireAvailable, sharedRedis } from './helpers/redis.js';
-import { runStoreContract } from './store-contract.js';
+import { runStoreContract } from './helpers/store-contract.js';
 
 const redis = await sharedRedis('store-redis');
 const skip = redis.skip;

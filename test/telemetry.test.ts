@@ -23,7 +23,7 @@ import {
   signIn,
   startInteraction,
   useRefreshToken,
-} from './direct-flow.js';
+} from './helpers/direct-flow.js';
 import {
   ACCOUNT,
   appTokenPath,
@@ -36,8 +36,8 @@ import {
   OTHER_SECRET,
   PASSWORD,
   USERNAME,
-} from './fixtures.js';
-import { type Point, type RegisteredSDK, registerSDK, total } from './otel-sdk.js';
+} from './helpers/fixtures.js';
+import { type Point, type RegisteredSDK, registerSDK, total } from './helpers/otel-sdk.js';
 
 let sdk: RegisteredSDK;
 beforeAll(() => {

@@ -27,8 +27,10 @@ vi.mock('node:crypto', async (importOriginal) => {
 });
 
 const { verifyClientSecret, hashClientSecret } = await import('../src/apps/client-secrets.js');
-const { call, FORM, TOKEN_PATH, ACCOUNT_PATH } = await import('./direct-flow.js');
-const { appTokenPath, basic, CLIENT_ID, CLIENT_SECRET, makeSentinel, OTHER_CLIENT_ID, OTHER_SECRET } = await import('./fixtures.js');
+const { call, FORM, TOKEN_PATH, ACCOUNT_PATH } = await import('./helpers/direct-flow.js');
+const { appTokenPath, basic, CLIENT_ID, CLIENT_SECRET, makeSentinel, OTHER_CLIENT_ID, OTHER_SECRET } = await import(
+  './helpers/fixtures.js'
+);
 
 interface Cost {
   status: number;

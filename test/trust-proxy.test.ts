@@ -11,8 +11,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { clientIP } from '../src/http/client-ip.js';
 import { ConfigurationError, type SentinelEvent, type SentinelRequest } from '../src/index.js';
 import { normalizeAddress } from '../src/http/trusted-proxies.js';
-import { ACCOUNT, CLIENT_ID, makeSentinel, PASSWORD, REDIRECT_URI, USERNAME } from './fixtures.js';
-import { HOSTS, type MountedHost } from './hosts.js';
+import { ACCOUNT, CLIENT_ID, makeSentinel, PASSWORD, REDIRECT_URI, USERNAME } from './helpers/fixtures.js';
+import { HOSTS, type MountedHost } from './helpers/hosts.js';
 
 function req(forwarded: string | string[] | undefined, ip: string | undefined): SentinelRequest {
   return { method: 'GET', path: '/', query: new URLSearchParams(), headers: { 'x-forwarded-for': forwarded }, ip };

@@ -8,9 +8,9 @@ import { MemoryStore, type Sentinel, type SentinelOptions } from '../src/index.j
 import { contextOf } from '../src/http/context.js';
 import * as jwt from '../src/keys/jws.js';
 import { VerifiedTokenCache, verifiedTokenCache } from '../src/guard/verified-token-cache.js';
-import { call, exchangeCode, jsonOf, postForm, signIn, TOKEN_PATH } from './direct-flow.js';
-import { ACCOUNT, appTokenPath, basic, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, makeSentinel, OTHER_ACCOUNT } from './fixtures.js';
-import { clientKey, dpopProof, keyedSentinel } from './key-bound-helpers.js';
+import { call, exchangeCode, jsonOf, postForm, signIn, TOKEN_PATH } from './helpers/direct-flow.js';
+import { ACCOUNT, appTokenPath, basic, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, makeSentinel, OTHER_ACCOUNT } from './helpers/fixtures.js';
+import { clientKey, dpopProof, keyedSentinel } from './helpers/key-bound.js';
 import { kidOf } from './helpers/jwt.js';
 
 const FORM = 'application/x-www-form-urlencoded';

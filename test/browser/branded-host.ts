@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { toExpress } from '../../adapters/express/index.js';
 import { createSentinel } from '../../src/index.js';
-import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, PASSWORD, SIGNING_KEY, USER_ID, USERNAME } from '../fixtures.js';
+import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, PASSWORD, SIGNING_KEY, USER_ID, USERNAME } from '../helpers/fixtures.js';
 
 /** The branding the host's sentinel is configured with. */
 export const BRANDING = {

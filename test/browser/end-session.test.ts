@@ -5,7 +5,7 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startExample, type RunningExample } from '../example-process.js';
+import { startExample, type RunningExample } from '../helpers/example-process.js';
 import { seriousViolations } from './axe.js';
 import { browserAvailable, launchChromium } from './chromium.js';
 import { DEMO_ACCOUNT, LOGIN_PATH, signIn, startSignIn } from './sign-in-flow.js';

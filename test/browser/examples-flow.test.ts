@@ -8,7 +8,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browserAvailable, launchChromium } from './chromium.js';
-import { startExample, type RunningExample } from '../example-process.js';
+import { startExample, type RunningExample } from '../helpers/example-process.js';
 import { LOGIN_PATH, onPath, signIn, SIGN_IN_LINK, startSignIn, submitCredentials } from './sign-in-flow.js';
 
 const FRAMEWORKS = ['express', 'koa', 'fastify'] as const;

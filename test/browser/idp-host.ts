@@ -15,7 +15,16 @@ import { generateSecret } from 'otplib';
 import { toExpress } from '../../adapters/express/index.js';
 import { createSentinel, MemoryPasskeys } from '../../src/index.js';
 import { launchChromium } from './chromium.js';
-import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, OTHER_ACCOUNT, OTHER_CLIENT_ID, OTHER_SECRET, PASSWORD, SIGNING_KEY } from '../fixtures.js';
+import {
+  ACCOUNT,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  OTHER_ACCOUNT,
+  OTHER_CLIENT_ID,
+  OTHER_SECRET,
+  PASSWORD,
+  SIGNING_KEY,
+} from '../helpers/fixtures.js';
 
 /** The app the pages name. */
 export const APP_NAME = 'Acme Messenger';

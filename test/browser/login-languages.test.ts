@@ -7,7 +7,7 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { BUNDLED_CATALOGUES } from '../../src/index.js';
-import { PASSWORD } from '../fixtures.js';
+import { PASSWORD } from '../helpers/fixtures.js';
 import { seriousViolations } from './axe.js';
 import { browserAvailable } from './chromium.js';
 import { screenshotForDocs } from './docs-images.js';

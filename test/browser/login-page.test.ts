@@ -12,10 +12,10 @@ import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seriousViolations } from './axe.js';
 import { publishDocsScreenshot, saveScreenshot } from './artifacts.js';
-import { ACCOUNT } from '../fixtures.js';
+import { ACCOUNT } from '../helpers/fixtures.js';
 import { BRANDED_APP_NAME, BRANDING, startBrandedHost, UNNAMED_CLIENT_ID, type BrandedHost } from './branded-host.js';
 import { browserAvailable, launchChromium } from './chromium.js';
-import { startExample, type RunningExample } from '../example-process.js';
+import { startExample, type RunningExample } from '../helpers/example-process.js';
 import { DEMO_ACCOUNT, LOGIN_PATH, onPath, signIn, startSignIn, submitCredentials } from './sign-in-flow.js';
 
 const DESKTOP = { width: 1280, height: 800 };

@@ -9,7 +9,7 @@ import { generate } from 'otplib';
 import type { BrowserContextOptions, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { BUNDLED_CATALOGUES, type Messages } from '../../src/index.js';
-import { ACCOUNT, OTHER_ACCOUNT, PASSWORD } from '../fixtures.js';
+import { ACCOUNT, OTHER_ACCOUNT, PASSWORD } from '../helpers/fixtures.js';
 import { browserAvailable } from './chromium.js';
 import { saveScreenshot } from './artifacts.js';
 import { screenshotForDocs } from './docs-images.js';

@@ -5,7 +5,7 @@
  * parsers, mounting, cookies, redirects, headers, errors, guards) is checked on every host by
  * `test/adapters.test.ts` and `test/adapter-flows.test.ts`.
  *
- * It offers the same host routes as the framework hosts in `test/hosts.ts` (`GET /host/ping`, `POST /host/echo`
+ * It offers the same host routes as the framework hosts in `hosts.ts` (`GET /host/ping`, `POST /host/echo`
  * and the token-retrieval API behind `sentinel.checkBearer`), so a suite cannot tell it from them.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';

@@ -1,6 +1,6 @@
 /**
  * What a host is to the suites: a framework that mounts a sentinel and listens on an ephemeral 127.0.0.1 port
- * (`test/hosts.ts` lists the frameworks, `handle-host.ts` is the bare `sentinel.handle()` one).
+ * (`hosts.ts` lists the frameworks, `handle-host.ts` is the bare `sentinel.handle()` one).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';

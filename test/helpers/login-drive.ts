@@ -4,7 +4,7 @@
  */
 import type request from 'supertest';
 import { expect } from 'vitest';
-import { PASSWORD, USERNAME } from '../fixtures.js';
+import { PASSWORD, USERNAME } from './fixtures.js';
 
 /** A supertest agent: a browser with a cookie jar. */
 export type Agent = ReturnType<typeof request.agent>;

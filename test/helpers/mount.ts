@@ -4,7 +4,7 @@
 import { afterEach } from 'vitest';
 import type { SentinelOptions } from '../../src/index.js';
 import { createSentinel, type Sentinel } from '../../src/index.js';
-import { baseOptions } from '../fixtures.js';
+import { baseOptions } from './fixtures.js';
 import type { Host, MountedHost, MountOptions } from './host.js';
 
 /** A sentinel mounted on a host. */

@@ -6,7 +6,7 @@ import request from 'supertest';
 import { expect } from 'vitest';
 import { issueCode, type CodeRecord } from '../../src/token/code-records.js';
 import type { Sentinel } from '../../src/index.js';
-import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, ISSUER, REDIRECT_URI, USER_ID } from '../fixtures.js';
+import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, ISSUER, REDIRECT_URI, USER_ID } from './fixtures.js';
 import { contextOf } from '../../src/http/context.js';
 
 export const FORM = 'application/x-www-form-urlencoded;charset=UTF-8';

@@ -8,7 +8,7 @@ import { createLocalJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import request from 'supertest';
 import { expect } from 'vitest';
 import { generatePrivateJWK, type JWK, type SentinelOptions, type UserClaims } from '../../src/index.js';
-import { ACCOUNT, CLIENT_ID, PASSWORD, REDIRECT_URI, SIGNING_KEY, USER_ID, USERNAME, baseOptions } from '../fixtures.js';
+import { ACCOUNT, CLIENT_ID, PASSWORD, REDIRECT_URI, SIGNING_KEY, USER_ID, USERNAME, baseOptions } from './fixtures.js';
 import { ACCOUNT_ISSUER, exchange, FORM } from './oauth.js';
 import { pkcePair } from './pkce.js';
 

@@ -4,8 +4,8 @@
  */
 import { expect } from 'vitest';
 import type { Sentinel, SentinelResponse } from '../../src/index.js';
-import { call, jsonOf } from '../direct-flow.js';
-import { ACCOUNT } from '../fixtures.js';
+import { call, jsonOf } from './direct-flow.js';
+import { ACCOUNT } from './fixtures.js';
 
 /** The initial access token the registration tests configure. */
 export const INITIAL_ACCESS_TOKEN = 'initial-access-token-for-hardening';

@@ -7,8 +7,8 @@
  * `test/audit.test.ts` proves the sink finds planted leaks; this file makes the whole suite its input.
  */
 import { afterAll } from 'vitest';
-import { type AuditSink, createAuditSink } from '../audit-sink.js';
-import { CC_ONLY_SECRET, CLIENT_SECRET, OTHER_SECRET, PASSWORD } from '../fixture-secrets.js';
+import { type AuditSink, createAuditSink } from '../helpers/audit-sink.js';
+import { CC_ONLY_SECRET, CLIENT_SECRET, OTHER_SECRET, PASSWORD } from '../helpers/fixture-secrets.js';
 
 const SINK = Symbol.for('sentinel-idp.test.suiteAuditSink');
 const JWT = /eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}/;

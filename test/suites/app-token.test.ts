@@ -23,7 +23,7 @@ import {
   OTHER_CLIENT_ID,
   OTHER_SECRET,
   SIGNING_KEY,
-} from '../fixtures.js';
+} from '../helpers/fixtures.js';
 import { HANDLE_HOST } from '../helpers/handle-host.js';
 import type { Host } from '../helpers/host.js';
 import { useMount } from '../helpers/mount.js';

@@ -22,7 +22,7 @@ import {
   USER_ID,
   USERNAME,
   baseOptions,
-} from '../fixtures.js';
+} from '../helpers/fixtures.js';
 import { HANDLE_HOST } from '../helpers/handle-host.js';
 import type { Host } from '../helpers/host.js';
 import { openLogin, parseLocation, postLogin, sessionCookieOf, setCookies, signIn, startLogin } from '../helpers/login-drive.js';

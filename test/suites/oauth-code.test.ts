@@ -20,7 +20,7 @@ import {
   REDIRECT_URI,
   SECOND_REDIRECT_URI,
   USER_ID,
-} from '../fixtures.js';
+} from '../helpers/fixtures.js';
 import { HANDLE_HOST } from '../helpers/handle-host.js';
 import type { Host } from '../helpers/host.js';
 import { useMount } from '../helpers/mount.js';

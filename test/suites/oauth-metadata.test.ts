@@ -3,7 +3,7 @@
  */
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { ACCOUNT, ISSUER } from '../fixtures.js';
+import { ACCOUNT, ISSUER } from '../helpers/fixtures.js';
 import { HANDLE_HOST } from '../helpers/handle-host.js';
 import type { Host } from '../helpers/host.js';
 import { useMount } from '../helpers/mount.js';

@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SentinelEvent } from '../../src/index.js';
-import { ACCOUNT, PUBLIC_CLIENT_ID } from '../fixtures.js';
+import { ACCOUNT, PUBLIC_CLIENT_ID } from '../helpers/fixtures.js';
 import { advanceClock } from '../helpers/clock.js';
 import { HANDLE_HOST } from '../helpers/handle-host.js';
 import type { Host } from '../helpers/host.js';

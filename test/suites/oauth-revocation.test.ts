@@ -4,7 +4,17 @@
 import request from 'supertest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SentinelEvent } from '../../src/index.js';
-import { ACCOUNT, appTokenPath, basic, ccBody, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, PUBLIC_CLIENT_ID, USER_ID } from '../fixtures.js';
+import {
+  ACCOUNT,
+  appTokenPath,
+  basic,
+  ccBody,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  CONSUMER_UUID,
+  PUBLIC_CLIENT_ID,
+  USER_ID,
+} from '../helpers/fixtures.js';
 import { HANDLE_HOST } from '../helpers/handle-host.js';
 import type { Host } from '../helpers/host.js';
 import { useMount } from '../helpers/mount.js';

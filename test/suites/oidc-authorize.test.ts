@@ -5,7 +5,7 @@
 import request from 'supertest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { LoginView } from '../../src/index.js';
-import { ACCOUNT, CLIENT_ID } from '../fixtures.js';
+import { ACCOUNT, CLIENT_ID } from '../helpers/fixtures.js';
 import { advanceClock } from '../helpers/clock.js';
 import { HANDLE_HOST } from '../helpers/handle-host.js';
 import type { Host } from '../helpers/host.js';

@@ -6,7 +6,7 @@
 import request from 'supertest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BUNDLED_CATALOGUES, type Messages } from '../../src/index.js';
-import { CLIENT_ID, REDIRECT_URI } from '../fixtures.js';
+import { CLIENT_ID, REDIRECT_URI } from '../helpers/fixtures.js';
 import { advanceClock } from '../helpers/clock.js';
 import { HANDLE_HOST } from '../helpers/handle-host.js';
 import type { Host } from '../helpers/host.js';

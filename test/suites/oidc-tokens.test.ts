@@ -6,7 +6,15 @@ import { createHash } from 'node:crypto';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { generatePrivateJWK, MemoryStore } from '../../src/index.js';
-import { basic as basicAuth, CC_ONLY_CLIENT_ID, CC_ONLY_SECRET, CLIENT_ID, SIGNING_KEY, USER_ID, baseOptions } from '../fixtures.js';
+import {
+  basic as basicAuth,
+  CC_ONLY_CLIENT_ID,
+  CC_ONLY_SECRET,
+  CLIENT_ID,
+  SIGNING_KEY,
+  USER_ID,
+  baseOptions,
+} from '../helpers/fixtures.js';
 import { HANDLE_HOST } from '../helpers/handle-host.js';
 import type { Host } from '../helpers/host.js';
 import { useMount } from '../helpers/mount.js';

@@ -4,7 +4,7 @@
  */
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { CC_ONLY_CLIENT_ID, CC_ONLY_SECRET, USER_ID } from '../fixtures.js';
+import { CC_ONLY_CLIENT_ID, CC_ONLY_SECRET, USER_ID } from '../helpers/fixtures.js';
 import { HANDLE_HOST } from '../helpers/handle-host.js';
 import type { Host } from '../helpers/host.js';
 import { useMount } from '../helpers/mount.js';

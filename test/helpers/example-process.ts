@@ -4,7 +4,7 @@
  * user's credentials.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { freePort } from './helpers/free-port.js';
+import { freePort } from './free-port.js';
 
 /** A running example. */
 export interface RunningExample {

@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Store } from '../src/stores/store.js';
+import type { Store } from '../../src/stores/store.js';
 
 /** What a store factory hands to the contract. */
 export interface StoreUnderTest {

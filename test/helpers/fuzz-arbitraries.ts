@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import type { SentinelRequest, SentinelResponse } from '../src/index.js';
+import type { SentinelRequest, SentinelResponse } from '../../src/index.js';
 import type { StoreWrite } from './direct-flow.js';
 import {
   ACCOUNT,

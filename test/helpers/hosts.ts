@@ -19,14 +19,14 @@ import Koa from 'koa';
 // @ts-expect-error koa2 is an npm alias of koa@2 without its own type declarations
 import koa2Untyped from 'koa2';
 import koaMount from 'koa-mount';
-import { type Host, listen, listenNode } from './helpers/host.js';
-import { requireAccessToken, toExpress } from '../adapters/express/index.js';
-import { requireAccessToken as requireFastifyAccessToken, toFastify } from '../adapters/fastify/index.js';
-import { requireAccessToken as requireFetchAccessToken, toFetch } from '../adapters/fetch/index.js';
-import { requireAccessToken as requireKoaAccessToken, toKoa } from '../adapters/koa/index.js';
+import { type Host, listen, listenNode } from './host.js';
+import { requireAccessToken, toExpress } from '../../adapters/express/index.js';
+import { requireAccessToken as requireFastifyAccessToken, toFastify } from '../../adapters/fastify/index.js';
+import { requireAccessToken as requireFetchAccessToken, toFetch } from '../../adapters/fetch/index.js';
+import { requireAccessToken as requireKoaAccessToken, toKoa } from '../../adapters/koa/index.js';
 
 // The suites and many files import these from here, next to HOSTS.
-export type { Host, MountedHost, MountOptions } from './helpers/host.js';
+export type { Host, MountedHost, MountOptions } from './host.js';
 export { listen };
 
 const express4 = express4Untyped as typeof express5;

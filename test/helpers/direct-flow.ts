@@ -4,9 +4,9 @@
  * flood, concurrency, audit and fuzz suites, where speed matters and the exact request shape must be controlled.
  */
 import { expect } from 'vitest';
-import type { Sentinel, SentinelRequest, SentinelResponse, Store } from '../src/index.js';
+import type { Sentinel, SentinelRequest, SentinelResponse, Store } from '../../src/index.js';
 import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, PASSWORD, REDIRECT_URI, USERNAME } from './fixtures.js';
-import { pkcePair } from './helpers/pkce.js';
+import { pkcePair } from './pkce.js';
 
 export const FORM = 'application/x-www-form-urlencoded';
 export const ACCOUNT_PATH = `/sentinel/api/account/${ACCOUNT}`;

@@ -13,7 +13,7 @@
  * // … run flows, registering every code and token received with sink.secret(…)
  * expect(sink.leaks()).toEqual([]);
  */
-import type { SentinelEvent, SentinelOptions } from '../src/index.js';
+import type { SentinelEvent, SentinelOptions } from '../../src/index.js';
 
 /** A secret found where it must never appear. */
 export interface AuditLeak {

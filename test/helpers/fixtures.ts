@@ -3,7 +3,7 @@
  * sentinels with those apps. Secrets here are test values.
  */
 import { CC_ONLY_SECRET, CLIENT_SECRET, OTHER_SECRET, PASSWORD } from './fixture-secrets.js';
-import { createSentinel, generatePrivateJWK, type JWK, type Sentinel, type SentinelOptions } from '../src/index.js';
+import { createSentinel, generatePrivateJWK, type JWK, type Sentinel, type SentinelOptions } from '../../src/index.js';
 
 export { CC_ONLY_SECRET, CLIENT_SECRET, OTHER_SECRET, PASSWORD };
 

@@ -6,9 +6,9 @@
  */
 import express from 'express';
 import { Redis } from 'ioredis';
-import { requireAccessToken, toExpress } from '../adapters/express/index.js';
-import { createSentinel, isConfigurationError } from '../src/index.js';
-import { RedisStore } from '../src/stores/redis.js';
+import { requireAccessToken, toExpress } from '../../adapters/express/index.js';
+import { createSentinel, isConfigurationError } from '../../src/index.js';
+import { RedisStore } from '../../src/stores/redis.js';
 import { baseOptions } from './fixtures.js';
 
 const env = (name: string): string => {

@@ -6,8 +6,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { App, AppStore } from '../src/apps/app.js';
-import { generateClientSecret, hashClientSecret, verifyAppSecret } from '../src/apps/client-secrets.js';
+import type { App, AppStore } from '../../src/apps/app.js';
+import { generateClientSecret, hashClientSecret, verifyAppSecret } from '../../src/apps/client-secrets.js';
 
 /** What a factory hands to the contract. */
 export interface AppStoreUnderTest {

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { generate } from 'otplib';
 import { expect } from 'vitest';
-import type { Sentinel, SentinelResponse } from '../src/index.js';
+import type { Sentinel, SentinelResponse } from '../../src/index.js';
 import {
   ACCOUNT_PATH,
   authorizeQuery,
@@ -21,8 +21,8 @@ import {
   TOKEN_PATH,
 } from './direct-flow.js';
 import { PASSWORD, PUBLIC_CLIENT_ID, REDIRECT_URI, USER_ID, USERNAME } from './fixtures.js';
-import { pkcePair } from './helpers/pkce.js';
-import { clientKey, dpopProof, type ClientKey } from './key-bound-helpers.js';
+import { pkcePair } from './pkce.js';
+import { clientKey, dpopProof, type ClientKey } from './key-bound.js';
 
 export const PAR_PATH = `${ACCOUNT_PATH}/par`;
 export const PAR_HTU = `http://localhost${PAR_PATH}`;

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { expect } from 'vitest';
-import { createSentinel, type Sentinel, type SentinelOptions } from '../src/index.js';
+import { createSentinel, type Sentinel, type SentinelOptions } from '../../src/index.js';
 import { ACCOUNT, baseOptions, PASSWORD, USERNAME } from './fixtures.js';
 
 export const KEYED_CLIENT_ID = 'c0ffee00-1111-4222-8333-444455556666';
