@@ -1,8 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../src/stores/memory.js';
+import { movableClock } from './helpers/clock.js';
 import { runStoreContract } from './helpers/store-contract.js';
 
-runStoreContract('MemoryStore', async () => ({ store: new MemoryStore(), cleanup: async () => {} }));
+// The MemoryStore times its TTLs by this process's clock: the expiry checks move it rather than sleep.
+runStoreContract('MemoryStore', async () => {
+  const clock = movableClock();
+  return { store: new MemoryStore(), cleanup: async () => clock.restore(), wait: (ms) => clock.advance(ms) };
+});
 
 describe('MemoryStore specifics', () => {
   it('bounds each key prefix separately, so a flood of interactions cannot evict sessions', async () => {

@@ -17,3 +17,41 @@ export function advanceClock(seconds: number): void {
   const offset = seconds * 1000;
   vi.spyOn(Date, 'now').mockImplementation(() => start + offset + (real() - start));
 }
+
+/** A clock a test moves by hand; see {@link movableClock}. */
+export interface MovableClock {
+  /** Moves `Date.now()` and `performance.now()` `ms` further ahead, then lets pending timers of 1 ms run. */
+  advance(ms: number): Promise<void>;
+  /** Puts both real clocks back. */
+  restore(): void;
+}
+
+/**
+ * Moves `Date.now()` and `performance.now()` together, by hand, for code that times expiry with either — the
+ * MemoryStore's TTLs are lru-cache's, which reads `performance.now()` and caches a reading for 1 ms. The real
+ * clocks keep running underneath.
+ *
+ * @example
+ * const clock = movableClock();
+ * await store.set('k', 'v', 100);
+ * await clock.advance(500); // the value has expired
+ * clock.restore();
+ */
+export function movableClock(): MovableClock {
+  let offset = 0;
+  const realDate = Date.now.bind(Date);
+  const realPerformance = performance.now.bind(performance);
+  const date = vi.spyOn(Date, 'now').mockImplementation(() => realDate() + offset);
+  const monotonic = vi.spyOn(performance, 'now').mockImplementation(() => realPerformance() + offset);
+  return {
+    async advance(ms: number) {
+      offset += ms;
+      // lru-cache keeps a reading for its ttlResolution (1 ms) before it asks the clock again.
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    },
+    restore() {
+      date.mockRestore();
+      monotonic.mockRestore();
+    },
+  };
+}
