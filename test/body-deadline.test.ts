@@ -5,11 +5,11 @@
  * when it has no way to learn the client address.
  */
 import { connect, type Socket } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigurationError, type Sentinel } from '../src/index.js';
+import { describe, expect, it } from 'vitest';
+import { ConfigurationError } from '../src/index.js';
 import { toFetch } from '../adapters/fetch/index.js';
 import { appTokenPath, makeSentinel } from './helpers/fixtures.js';
-import { HOSTS, type MountedHost } from './helpers/hosts.js';
+import { HOSTS, type Host, type MountedHost } from './helpers/hosts.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -28,56 +28,63 @@ function head(length: number): string {
   );
 }
 
-describe.each(HOSTS.map((host) => [host.name, host] as const))('bodies through %s', (_name, host) => {
-  let mounted: MountedHost | undefined;
-  afterEach(async () => {
-    await mounted?.close();
-    mounted = undefined;
-  });
-
-  async function mount(): Promise<{ sentinel: Sentinel; errors: unknown[]; url: string }> {
+// The hosts run side by side: each test waits on its own socket and timer, so together they take as long as one.
+describe.concurrent('bodies through each host', () => {
+  async function mount(host: Host): Promise<{ mounted: MountedHost; errors: unknown[] }> {
     const errors: unknown[] = [];
     const sentinel = makeSentinel({ bodyTimeout: 0.5, onError: (error) => errors.push(error) });
-    mounted = await host.mount(sentinel, { onHostError: (error) => errors.push(error) });
-    return { sentinel, errors, url: mounted.url };
+    const mounted = await host.mount(sentinel, { onHostError: (error) => errors.push(error) });
+    return { mounted, errors };
   }
 
-  it('a body trickled one byte at a time gets 408 after bodyTimeout, and the connection is closed', async () => {
-    const { errors, url } = await mount();
-    const socket = await open(url);
-    let answer = '';
-    let closed = false;
-    socket.on('data', (chunk: Buffer) => {
-      answer += chunk.toString('latin1');
+  for (const host of HOSTS) {
+    it(`${host.name}: a body trickled one byte at a time gets 408 after bodyTimeout, and the connection is closed`, async ({ expect }) => {
+      const { mounted, errors } = await mount(host);
+      try {
+        const socket = await open(mounted.url);
+        let answer = '';
+        let closed = false;
+        socket.on('data', (chunk: Buffer) => {
+          answer += chunk.toString('latin1');
+        });
+        socket.on('close', () => {
+          closed = true;
+        });
+        const started = Date.now();
+        socket.write(head(200));
+        for (let index = 0; index < 40 && answer === '' && !closed; index += 1) {
+          socket.write('g');
+          await sleep(100);
+        }
+        while (!closed && Date.now() - started < 5_000) await sleep(20);
+        socket.destroy();
+        expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+        expect(answer.toLowerCase()).toContain('x-content-type-options: nosniff');
+        expect(Date.now() - started).toBeLessThan(3_000);
+        expect(closed).toBe(true);
+        expect(errors).toEqual([]);
+      } finally {
+        await mounted.close();
+      }
     });
-    socket.on('close', () => {
-      closed = true;
-    });
-    const started = Date.now();
-    socket.write(head(200));
-    for (let index = 0; index < 40 && answer === '' && !closed; index += 1) {
-      socket.write('g');
-      await sleep(100);
-    }
-    while (!closed && Date.now() - started < 5_000) await sleep(20);
-    socket.destroy();
-    expect(answer).toMatch(/^HTTP\/1\.1 408 /);
-    expect(answer.toLowerCase()).toContain('x-content-type-options: nosniff');
-    expect(Date.now() - started).toBeLessThan(3_000);
-    expect(closed).toBe(true);
-    expect(errors).toEqual([]);
-  });
+  }
 
-  it('a client that drops the connection mid-body is not reported as a server failure', async () => {
-    const { errors, url } = await mount();
-    const socket = await open(url);
-    socket.write(`${head(200)}grant_type=client_cre`);
-    await sleep(100);
-    socket.destroy();
-    await sleep(400);
-    expect(errors).toEqual([]);
-    expect((await fetch(`${url}/host/ping`)).status).toBe(200);
-  });
+  for (const host of HOSTS) {
+    it(`${host.name}: a client that drops the connection mid-body is not reported as a server failure`, async ({ expect }) => {
+      const { mounted, errors } = await mount(host);
+      try {
+        const socket = await open(mounted.url);
+        socket.write(`${head(200)}grant_type=client_cre`);
+        await sleep(100);
+        socket.destroy();
+        await sleep(400);
+        expect(errors).toEqual([]);
+        expect((await fetch(`${mounted.url}/host/ping`)).status).toBe(200);
+      } finally {
+        await mounted.close();
+      }
+    });
+  }
 });
 
 describe('bodyTimeout option', () => {
