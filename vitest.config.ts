@@ -22,13 +22,85 @@ const ISOLATED = [
   'test/browser/**/*.test.ts',
 ];
 
+/**
+ * Files that need something besides Node and the sources: Redis (and Redis Cluster), PostgreSQL, SoftHSM2, Chromium,
+ * a built `dist/`, a child process (a server, the CLI, an example, git, a Go, Ruby or Python client). `npm run
+ * test:unit` leaves them out; `npm test` runs them all. A file that starts needing a service belongs here: the unit
+ * run points every service at a closed port and `test/setup/no-services.ts` refuses processes and service ports, so
+ * it fails until the file is listed.
+ */
+const SERVICE_FILES = [
+  // Chromium
+  'test/browser/**/*.test.ts',
+  // Redis or Redis Cluster (some beside a memory-store half that needs nothing)
+  'test/store-redis.test.ts',
+  'test/store-redis-faults.test.ts',
+  'test/store-redis-cluster.test.ts',
+  'test/store-fail-closed.test.ts',
+  'test/service-faults.test.ts',
+  'test/oauth-redis.test.ts',
+  'test/health-redis.test.ts',
+  'test/hardening-redis-eviction.test.ts',
+  'test/hardening-security-state-redis.test.ts',
+  'test/hardening-keyring-rs256.test.ts',
+  'test/hardening-registration-tokens.test.ts',
+  'test/login-throttle-concurrency.test.ts',
+  'test/concurrency.test.ts',
+  'test/race-keyring.test.ts',
+  'test/race-second-factor.test.ts',
+  'test/race-session.test.ts',
+  'test/race-totp-order.test.ts',
+  // Redis and child processes: servers sharing one store
+  'test/key-rotation-redis.test.ts',
+  'test/multi-instance.test.ts',
+  // PostgreSQL
+  'test/app-store-postgres.test.ts',
+  'test/postgres-faults.test.ts',
+  'test/registration.test.ts',
+  'test/config-strict-apps.test.ts',
+  'test/hardening-registration-events.test.ts',
+  'test/hardening-registration-put-secret.test.ts',
+  'test/hardening-registration-stored-uris.test.ts',
+  'test/hardening-registration-uris.test.ts',
+  'test/hardening-userinfo-app-gone.test.ts',
+  // SoftHSM2
+  'test/pkcs11.test.ts',
+  // the built dist/ (the CLI, the packed tarball), the examples, git, the Go, Ruby and Python clients
+  'test/cli.test.ts',
+  'test/cli-postgres.test.ts',
+  'test/config-strict-cli.test.ts',
+  'test/package.test.ts',
+  'test/examples.test.ts',
+  'test/examples-telemetry.test.ts',
+  'test/commit-subjects.test.ts',
+  'test/interop-clients.test.ts',
+];
+
+/** `npm run test:unit`: every file but SERVICE_FILES, with each service required and pointed at a closed port. */
+const UNIT = process.env.SENTINEL_TEST_SET === 'unit';
+const UNIT_ENV = {
+  REDIS_URL: 'redis://127.0.0.1:1',
+  REDIS_SERVER: '/nonexistent/redis-server',
+  SENTINEL_REDIS_CLUSTER: '127.0.0.1:1',
+  POSTGRES_URL: 'postgres://postgres@127.0.0.1:1/unit',
+  SOFTHSM_LIBRARY: '/nonexistent/libsofthsm2.so',
+  CHROMIUM_PATH: '/nonexistent/chromium',
+  SENTINEL_REQUIRE_REDIS: '1',
+  SENTINEL_REQUIRE_POSTGRES: '1',
+  SENTINEL_REQUIRE_SOFTHSM: '1',
+  SENTINEL_REQUIRE_BROWSER: '1',
+  SENTINEL_REQUIRE_INTEROP: '1',
+};
+const unitExclude = UNIT ? SERVICE_FILES : [];
+
 export default defineConfig({
   resolve: {
     // The package's own specifiers resolve to its sources, as package.json "exports" and "sentinel.sources" map them.
     alias: readEntryPoints().map(({ specifier, source }) => ({ find: new RegExp(`^${specifier}$`), replacement: here(`./${source}`) })),
   },
   test: {
-    setupFiles: ['test/setup/suite-audit.ts'],
+    setupFiles: ['test/setup/suite-audit.ts', ...(UNIT ? ['test/setup/no-services.ts'] : [])],
+    env: UNIT ? UNIT_ENV : {},
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
@@ -36,8 +108,8 @@ export default defineConfig({
     // file waits on Redis, PostgreSQL, a child process or Chromium. Two keep both cores busy.
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: ISOLATED, isolate: false } },
-      { extends: true, test: { name: 'isolated', include: ISOLATED } },
+      { extends: true, test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: [...ISOLATED, ...unitExclude], isolate: false } },
+      { extends: true, test: { name: 'isolated', include: ISOLATED, exclude: unitExclude } },
     ],
     // Off unless asked (`npm run coverage`): instrumenting every run would slow `npm test` in CI.
     coverage: {
