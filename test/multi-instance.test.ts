@@ -17,7 +17,7 @@ import { ACCOUNT_ID } from '../examples/multi-instance/account.js';
 import { createRoundRobinProxy } from '../examples/multi-instance/proxy.js';
 import { DEMO_CONSUMERS } from '../examples/shared/brand-tokens.js';
 import { generateClientSecret, generatePrivateJWK } from '../src/index.js';
-import { deleteByPrefix, freePort, REDIS_URL, requireAvailable, sharedRedis } from './helpers/redis.js';
+import { deleteByPrefix, REDIS_URL, requireAvailable, sharedRedis } from './helpers/redis.js';
 
 const redis = await sharedRedis('multi-instance');
 
@@ -31,12 +31,14 @@ interface Instance {
   child: ChildProcess;
 }
 
-/** Starts one instance of the example as its own process and waits for its "listening" line. */
+/**
+ * Starts one instance of the example as its own process on a port the system picks (PORT=0), and waits for its
+ * "listening on <url>" line, which names the port.
+ */
 async function startInstance(name: string, env: Record<string, string>): Promise<Instance> {
-  const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'examples/multi-instance/server.ts'], {
     cwd: process.cwd(),
-    env: { ...process.env, ...env, INSTANCE: name, PORT: String(port), HOST: '127.0.0.1' },
+    env: { ...process.env, ...env, INSTANCE: name, PORT: '0', HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -45,12 +47,13 @@ async function startInstance(name: string, env: Record<string, string>): Promise
   };
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);
-  await new Promise<void>((resolve, reject) => {
+  const base = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`instance ${name} did not start:\n${output}`)), 30_000);
     child.stdout?.on('data', () => {
-      if (output.includes('listening on')) {
+      const listening = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
+      if (listening?.[1] !== undefined) {
         clearTimeout(timer);
-        resolve();
+        resolve(listening[1]);
       }
     });
     child.once('exit', (code) => {
@@ -58,7 +61,7 @@ async function startInstance(name: string, env: Record<string, string>): Promise
       reject(new Error(`instance ${name} exited with ${code}:\n${output}`));
     });
   });
-  return { name, base: `http://127.0.0.1:${port}`, child };
+  return { name, base, child };
 }
 
 function stopInstance(instance: Instance | undefined): Promise<void> {
@@ -131,7 +134,11 @@ describe.skipIf(redis.skip)('two instances (separate processes) on one Redis', (
 
   beforeAll(async () => {
     requireAvailable(redis);
-    const proxyPort = await freePort();
+    // The proxy's port is the issuer's, which the instances need before they start: bind it first (port 0), and
+    // hand its requests to the round-robin proxy once the instances are up.
+    proxy = createServer();
+    await new Promise<void>((resolve) => proxy?.listen(0, '127.0.0.1', resolve));
+    const proxyPort = (proxy.address() as AddressInfo).port;
     proxyBase = `http://127.0.0.1:${proxyPort}`;
     issuer = `http://localhost:${proxyPort}`;
     redirectUri = `${issuer}/callback`;
@@ -146,8 +153,8 @@ describe.skipIf(redis.skip)('two instances (separate processes) on one Redis', (
       DEMO_PASSWORD: password,
     };
     [a, b] = await Promise.all([startInstance('A', env), startInstance('B', env)]);
-    proxy = createRoundRobinProxy({ upstreams: [a.base, b.base] });
-    await new Promise<void>((resolve) => proxy?.listen(proxyPort, '127.0.0.1', resolve));
+    const roundRobin = createRoundRobinProxy({ upstreams: [a.base, b.base] });
+    proxy.on('request', (request, response) => roundRobin.emit('request', request, response));
   }, 60_000);
 
   afterAll(async () => {

@@ -9,7 +9,7 @@
  * - `REDIS_URL` and `REDIS_PREFIX`: codes, sessions, interactions, refresh families, revocations and throttles.
  * - `ISSUER`: the public URL (the proxy's), so every instance builds the same `iss`, metadata and redirects.
  * - `SENTINEL_CLIENT_ID`, `SENTINEL_CLIENT_SECRET`, `DEMO_PASSWORD`: the demo app and user.
- * And per instance: `PORT`, `HOST` (127.0.0.1), `INSTANCE` (a name shown in the `x-instance` header).
+ * And per instance: `PORT` (0: any free port, named on the "listening on" line), `HOST` (127.0.0.1), `INSTANCE` (a name shown in the `x-instance` header).
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { Redis } from 'ioredis';
@@ -38,6 +38,7 @@ function readKeys(): JWK[] {
 
 const instance = process.env.INSTANCE ?? String(process.pid);
 const port = Number(process.env.PORT ?? 4001);
+let boundPort = port;
 const host = process.env.HOST ?? '127.0.0.1';
 const issuer = required('ISSUER').replace(/\/+$/, '');
 const clientId = required('SENTINEL_CLIENT_ID');
@@ -94,7 +95,10 @@ const sentinel = createSentinel({
 const brandTokens = createBrandTokenStore(ACCOUNT_ID);
 const client = createDemoClient({
   issuer,
-  internalURL: `http://127.0.0.1:${port}`,
+  // Read at each call: with PORT=0 the port is known only once the server listens (below).
+  get internalURL() {
+    return `http://127.0.0.1:${boundPort}`;
+  },
   basePath: sentinel.config.basePath,
   accountId: ACCOUNT_ID,
   clientId,
@@ -145,7 +149,12 @@ app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
   res.status(500).json({ error: 'server_error', error_description: 'the server could not complete the request' });
 });
 
-const server = app.listen(port, host, () => console.log(`instance ${instance} listening on http://${host}:${port}`));
+// The port actually bound: with PORT=0 the system picks one, and this line is how a supervisor learns it.
+const server = app.listen(port, host, () => {
+  const bound = server.address();
+  if (typeof bound === 'object' && bound !== null) boundPort = bound.port;
+  console.log(`instance ${instance} listening on http://${host}:${boundPort}`);
+});
 
 function shutdown(): void {
   server.close(() => {

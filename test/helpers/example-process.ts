@@ -4,7 +4,7 @@
  * user's credentials.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { freePort } from './free-port.js';
+import { startOnFreePort } from './free-port.js';
 
 /** A running example. */
 export interface RunningExample {
@@ -31,8 +31,12 @@ function credentials(banner: string): [string, string] | null {
  * has been printed.
  * @example const app = await startExample('koa'); try { ... } finally { await app.stop(); }
  */
-export async function startExample(framework: string, extraEnv: Record<string, string> = {}): Promise<RunningExample> {
-  const port = await freePort();
+export function startExample(framework: string, extraEnv: Record<string, string> = {}): Promise<RunningExample> {
+  // The example's issuer names its port, so the port is chosen before it starts (and again, should it be taken).
+  return startOnFreePort((port) => startExampleOn(port, framework, extraEnv));
+}
+
+async function startExampleOn(port: number, framework: string, extraEnv: Record<string, string>): Promise<RunningExample> {
   const url = `http://127.0.0.1:${port}`;
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', `examples/${framework}/server.ts`], {
     cwd: process.cwd(),

@@ -11,7 +11,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { freePort } from './free-port.js';
+import { startOnFreePort } from './free-port.js';
 
 /** The shared server's maintenance database (`.ci/run` starts one there). */
 export const POSTGRES_URL = process.env.POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -134,9 +134,16 @@ export class PrivatePostgres {
     return `postgres://postgres@127.0.0.1:${this.port}/postgres`;
   }
 
-  /** Starts the server, resolving once it accepts connections. */
+  /** Starts the server (on the same port as before, after a kill), resolving once it accepts connections. */
   async start(): Promise<void> {
-    if (this.port === 0) this.port = await freePort();
+    if (this.port !== 0) return this.#launch();
+    await startOnFreePort(async (port) => {
+      this.port = port;
+      await this.#launch();
+    });
+  }
+
+  async #launch(): Promise<void> {
     const child = spawn(
       join(this.#bin, 'postgres'),
       ['-D', join(this.#dir, 'data'), '-p', String(this.port), '-h', '127.0.0.1', '-k', this.#dir, '-c', 'fsync=off'],

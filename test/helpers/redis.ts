@@ -10,9 +10,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { freePort } from './free-port.js';
-
-export { freePort };
+import { startOnFreePort } from './free-port.js';
 
 /** The shared Redis of the suites (`.ci/run` starts one there). */
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -117,7 +115,14 @@ export class PrivateRedis {
 
   /** Starts the server (on the same port as before, after a kill), resolving once it accepts connections. */
   async start(): Promise<void> {
-    if (this.port === 0) this.port = await freePort();
+    if (this.port !== 0) return this.#launch();
+    await startOnFreePort(async (port) => {
+      this.port = port;
+      await this.#launch();
+    });
+  }
+
+  async #launch(): Promise<void> {
     const child = spawn(
       REDIS_SERVER,
       ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.#dir, ...this.#args],
