@@ -4,10 +4,14 @@ import { movableClock } from './helpers/clock.js';
 import { runStoreContract } from './helpers/store-contract.js';
 
 // The MemoryStore times its TTLs by this process's clock: the expiry checks move it rather than sleep.
-runStoreContract('MemoryStore', async () => {
-  const clock = movableClock();
-  return { store: new MemoryStore(), cleanup: async () => clock.restore(), wait: (ms) => clock.advance(ms) };
-});
+runStoreContract(
+  'MemoryStore',
+  async () => {
+    const clock = movableClock();
+    return { store: new MemoryStore(), cleanup: async () => clock.restore(), wait: (ms) => clock.advance(ms) };
+  },
+  { movesClock: true },
+);
 
 describe('MemoryStore specifics', () => {
   it('bounds each key prefix separately, so a flood of interactions cannot evict sessions', async () => {

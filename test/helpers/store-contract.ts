@@ -30,6 +30,12 @@ function key(prefix: string): string {
   return `${prefix}:${randomBytes(12).toString('hex')}`;
 }
 
+/** Two keys of one grant: they share the `{tag}`, as every multi-key swap must. */
+function grantKeys(): { code: string; grant: string } {
+  const tag = randomBytes(12).toString('hex');
+  return { code: `code:{${tag}}`, grant: `grant:{${tag}}` };
+}
+
 /** ~1 MiB of text with multi-byte characters spread through it, so encoding mistakes show up. */
 function largeValue(): string {
   const chunk = `${randomBytes(3000).toString('base64')}ü€🔑\u0000"\\\n`;
@@ -44,11 +50,14 @@ function largeValue(): string {
  * @example
  * runStoreContract('MemoryStore', async () => ({ store: new MemoryStore(), cleanup: async () => {} }));
  */
-export function runStoreContract(name: string, makeStore: () => Promise<StoreUnderTest>): void {
+export function runStoreContract(
+  name: string,
+  makeStore: () => Promise<StoreUnderTest>,
+  options: { /** The stores' `wait()` moves a clock of this process, so the timed checks run one at a time. */ movesClock?: boolean } = {},
+): void {
   describe(`${name}: Store contract`, () => {
     let subject: StoreUnderTest | undefined;
     let store: Store;
-    const wait = (ms: number): Promise<void> => (subject?.wait ?? sleep)(ms);
 
     beforeEach(async () => {
       subject = await makeStore();
@@ -131,38 +140,6 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreUnd
     });
 
     describe('expiry', () => {
-      it('forgets a value after its TTL and keeps a longer-lived one', async () => {
-        const short = key('interaction');
-        const long = key('interaction');
-        await store.set(short, 'short', 100);
-        await store.set(long, 'long', LONG);
-        await wait(500);
-        await expect(store.get(short)).resolves.toBeNull();
-        await expect(store.take(short)).resolves.toBeNull();
-        await expect(store.get(long)).resolves.toBe('long');
-      });
-
-      it('serves a value until its TTL runs out', async () => {
-        const k = key('code');
-        await store.set(k, 'v', 1000);
-        await expect(store.get(k)).resolves.toBe('v');
-        await wait(1400);
-        await expect(store.get(k)).resolves.toBeNull();
-      });
-
-      it('set replaces the TTL along with the value', async () => {
-        const k = key('session');
-        await store.set(k, 'old', 100);
-        await store.set(k, 'new', LONG);
-        await wait(500);
-        await expect(store.get(k)).resolves.toBe('new');
-
-        // And the other way round: shortening works too.
-        await store.set(k, 'shorter', 100);
-        await wait(500);
-        await expect(store.get(k)).resolves.toBeNull();
-      });
-
       it('accepts fractional TTLs in milliseconds', async () => {
         const k = key('refresh');
         await store.set(k, 'v', 1500.5);
@@ -242,18 +219,6 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreUnd
         await expect(store.increment(a, LONG)).resolves.toBe(3);
       });
 
-      it('uses a fixed window: later increments do not extend it, and the count restarts after it', async () => {
-        const k = key('throttle');
-        // Window of 1000 ms opened at t=0. A second increment at t≈400 must not push the end to t≈1400, so at
-        // t≈1200 the counter must have restarted. (A sliding implementation would answer 3 here.)
-        await expect(store.increment(k, 1000)).resolves.toBe(1);
-        await wait(400);
-        await expect(store.increment(k, 1000)).resolves.toBe(2);
-        await wait(800);
-        await expect(store.increment(k, 1000)).resolves.toBe(1);
-        await expect(store.increment(k, 1000)).resolves.toBe(2);
-      });
-
       it('counts 100 concurrent increments exactly, each caller seeing a different count', async () => {
         const k = key('throttle');
         const results = await Promise.all(Array.from({ length: 100 }, () => store.increment(k, LONG)));
@@ -271,12 +236,6 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreUnd
     });
 
     describe('swap', () => {
-      /** Two keys of one grant: they share the `{tag}`, as every multi-key swap must. */
-      function grantKeys(): { code: string; grant: string } {
-        const tag = randomBytes(12).toString('hex');
-        return { code: `code:{${tag}}`, grant: `grant:{${tag}}` };
-      }
-
       it('writes every value when every key holds what was expected', async () => {
         const { code, grant } = grantKeys();
         await store.set(code, 'code-record', LONG);
@@ -310,15 +269,6 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreUnd
         await expect(store.get(grant)).resolves.toBeNull();
       });
 
-      it('replaces a value with its new TTL', async () => {
-        const { grant } = grantKeys();
-        await store.set(grant, 'v1', LONG);
-        await expect(store.swap([{ key: grant, expect: 'v1', value: 'v2', ttlMs: 100 }])).resolves.toBe(true);
-        await expect(store.get(grant)).resolves.toBe('v2');
-        await wait(500);
-        await expect(store.get(grant)).resolves.toBeNull();
-      });
-
       it('lets exactly one of 100 concurrent swaps from the same value apply', async () => {
         const { code, grant } = grantKeys();
         await store.set(grant, 'gen-0', LONG);
@@ -344,6 +294,76 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreUnd
         await expect(store.swap([{ key: grant, expect: value, value: 'yes', ttlMs: LONG }])).resolves.toBe(true);
         await expect(store.get(grant)).resolves.toBe('yes');
       });
+    });
+  });
+
+  // The checks that wait for a TTL to run out, each on a store of its own: side by side when the store keeps its own
+  // time (Redis), one after the other when it moves a clock of this process (see StoreUnderTest.wait).
+  describe(`${name}: Store contract over time`, () => {
+    const timed = (title: string, body: (store: Store, wait: (ms: number) => Promise<void>) => Promise<void>): void => {
+      const test = async (): Promise<void> => {
+        const subject = await makeStore();
+        try {
+          await body(subject.store, subject.wait ?? ((ms) => sleep(ms)));
+        } finally {
+          await subject.cleanup();
+        }
+      };
+      if (options.movesClock) it(title, test);
+      else it.concurrent(title, test);
+    };
+
+    timed('expiry: forgets a value after its TTL and keeps a longer-lived one', async (store, wait) => {
+      const short = key('interaction');
+      const long = key('interaction');
+      await store.set(short, 'short', 100);
+      await store.set(long, 'long', LONG);
+      await wait(500);
+      await expect(store.get(short)).resolves.toBeNull();
+      await expect(store.take(short)).resolves.toBeNull();
+      await expect(store.get(long)).resolves.toBe('long');
+    });
+
+    timed('expiry: serves a value until its TTL runs out', async (store, wait) => {
+      const k = key('code');
+      await store.set(k, 'v', 1000);
+      await expect(store.get(k)).resolves.toBe('v');
+      await wait(1400);
+      await expect(store.get(k)).resolves.toBeNull();
+    });
+
+    timed('expiry: set replaces the TTL along with the value', async (store, wait) => {
+      const k = key('session');
+      await store.set(k, 'old', 100);
+      await store.set(k, 'new', LONG);
+      await wait(500);
+      await expect(store.get(k)).resolves.toBe('new');
+
+      // And the other way round: shortening works too.
+      await store.set(k, 'shorter', 100);
+      await wait(500);
+      await expect(store.get(k)).resolves.toBeNull();
+    });
+
+    timed('increment: uses a fixed window: later increments do not extend it, and the count restarts after it', async (store, wait) => {
+      const k = key('throttle');
+      // Window of 1000 ms opened at t=0. A second increment at t≈400 must not push the end to t≈1400, so at
+      // t≈1200 the counter must have restarted. (A sliding implementation would answer 3 here.)
+      await expect(store.increment(k, 1000)).resolves.toBe(1);
+      await wait(400);
+      await expect(store.increment(k, 1000)).resolves.toBe(2);
+      await wait(800);
+      await expect(store.increment(k, 1000)).resolves.toBe(1);
+      await expect(store.increment(k, 1000)).resolves.toBe(2);
+    });
+
+    timed('swap: replaces a value with its new TTL', async (store, wait) => {
+      const { grant } = grantKeys();
+      await store.set(grant, 'v1', LONG);
+      await expect(store.swap([{ key: grant, expect: 'v1', value: 'v2', ttlMs: 100 }])).resolves.toBe(true);
+      await expect(store.get(grant)).resolves.toBe('v2');
+      await wait(500);
+      await expect(store.get(grant)).resolves.toBeNull();
     });
   });
 }
