@@ -16,26 +16,31 @@ const DEMO_USER_ID = 'user-demo-1';
 
 describe.runIf(browserAvailable('browser: example flows'))('browser: example flows', () => {
   let browser: Browser | undefined;
+  const apps = new Map<string, RunningExample>();
+  // Chromium and the three examples start side by side: each start is a process of its own, mostly waiting.
   beforeAll(async () => {
-    browser = await launchChromium();
+    const started = await Promise.allSettled([launchChromium(), ...FRAMEWORKS.map((framework) => startExample(framework))]);
+    const [launched, ...examples] = started;
+    if (launched?.status === 'fulfilled') browser = launched.value as Browser;
+    for (const example of examples)
+      if (example.status === 'fulfilled') apps.set((example.value as RunningExample).framework, example.value as RunningExample);
+    const failure = started.find((result) => result.status === 'rejected');
+    if (failure !== undefined) throw failure.reason;
   });
   afterAll(async () => {
+    await Promise.all([...apps.values()].map((app) => app.stop()));
     await browser?.close();
   });
 
   describe.each(FRAMEWORKS)('examples/%s', (framework) => {
-    let app: RunningExample | undefined;
     const contexts: BrowserContext[] = [];
 
-    beforeAll(async () => {
-      app = await startExample(framework);
-    });
     afterAll(async () => {
       await Promise.all(contexts.map((context) => context.close()));
-      await app?.stop();
     });
 
     function running(): RunningExample {
+      const app = apps.get(framework);
       if (app === undefined) throw new Error(`${framework} example is not running`);
       return app;
     }
