@@ -4,7 +4,7 @@
  * switch there is no /metrics route.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningExample, startExample } from './helpers/example-process.js';
+import { type ExampleStarts, type RunningExample, startExamples } from './helpers/example-process.js';
 
 const FRAMEWORKS = ['express', 'koa', 'fastify'] as const;
 const ACCOUNT = '123456';
@@ -16,10 +16,20 @@ function bannerValue(banner: string, label: string): string {
   return found[1];
 }
 
+// The four examples start side by side; each describe waits for its own.
+let starts: ExampleStarts;
+beforeAll(() => {
+  starts = startExamples({
+    ...Object.fromEntries(FRAMEWORKS.map((framework) => [framework, { framework, env: { SENTINEL_TELEMETRY: 'otel' } }])),
+    plain: { framework: 'express' },
+  });
+});
+afterAll(() => starts.stopAll());
+
 describe.each(FRAMEWORKS)('examples/%s with SENTINEL_TELEMETRY=otel', (framework) => {
   let app: RunningExample | undefined;
   beforeAll(async () => {
-    app = await startExample(framework, { SENTINEL_TELEMETRY: 'otel' });
+    app = await starts.get(framework);
   });
   afterAll(() => app?.stop());
 
@@ -51,7 +61,7 @@ describe.each(FRAMEWORKS)('examples/%s with SENTINEL_TELEMETRY=otel', (framework
 describe('examples without the switch', () => {
   let app: RunningExample | undefined;
   beforeAll(async () => {
-    app = await startExample('express');
+    app = await starts.get('plain');
   });
   afterAll(() => app?.stop());
 

@@ -4,7 +4,7 @@
  * API, and the authorization code flow through the demo client page (sign-in, callback, code exchange, SSO, logout).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningExample, startExample } from './helpers/example-process.js';
+import { type ExampleStarts, type RunningExample, startExamples } from './helpers/example-process.js';
 
 const FRAMEWORKS = ['express', 'koa', 'fastify'] as const;
 const ACCOUNT = '123456';
@@ -36,13 +36,20 @@ function createJar(): { header(): string; take(response: Response): void; has(na
   };
 }
 
+// The three examples start side by side; each describe waits for its own.
+let starts: ExampleStarts;
+beforeAll(() => {
+  starts = startExamples(Object.fromEntries(FRAMEWORKS.map((framework) => [framework, { framework }])));
+});
+afterAll(() => starts.stopAll());
+
 describe.each(FRAMEWORKS)('examples/%s', (framework) => {
   let app: RunningExample | undefined;
   let clientId = '';
   let clientSecret = '';
 
   beforeAll(async () => {
-    app = await startExample(framework);
+    app = await starts.get(framework);
     clientId = bannerValue(app.output(), 'client id');
     clientSecret = bannerValue(app.output(), 'client secret');
   });

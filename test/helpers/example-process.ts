@@ -81,3 +81,48 @@ async function startExampleOn(port: number, framework: string, extraEnv: Record<
   });
   return { framework, url, username, password, output: () => output, stop };
 }
+
+/** Examples started side by side; see {@link startExamples}. */
+export interface ExampleStarts {
+  /** The start of the example under `key` (rejects as its start did). */
+  get(key: string): Promise<RunningExample>;
+  /** Stops every example that started. */
+  stopAll(): Promise<void>;
+}
+
+/**
+ * Starts several examples at once: each start is a process of its own and mostly waiting, so a file that needs
+ * three of them waits for the slowest rather than for all three in turn.
+ *
+ * @example
+ * let starts: ExampleStarts;
+ * beforeAll(() => { starts = startExamples({ express: { framework: 'express' } }); });
+ * afterAll(() => starts.stopAll());
+ * // in a nested describe: app = await starts.get('express');
+ */
+export function startExamples(specs: Record<string, { framework: string; env?: Record<string, string> }>): ExampleStarts {
+  const starts = new Map<string, Promise<RunningExample>>();
+  for (const [key, { framework, env }] of Object.entries(specs)) {
+    const start = startExample(framework, env);
+    // Whoever asks for it sees the failure; until then it must not count as an unhandled rejection.
+    start.catch(() => {});
+    starts.set(key, start);
+  }
+  return {
+    get(key) {
+      const start = starts.get(key);
+      if (start === undefined) throw new Error(`no example started as ${key}`);
+      return start;
+    },
+    async stopAll() {
+      await Promise.all(
+        [...starts.values()].map((start) =>
+          start.then(
+            (app) => app.stop(),
+            () => undefined,
+          ),
+        ),
+      );
+    },
+  };
+}
