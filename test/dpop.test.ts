@@ -212,7 +212,13 @@ describe('DPoP at the token endpoint', () => {
 
   it('with keyRotation (no static keys), a nonce from one instance is accepted by another sharing the store', async () => {
     const store = new MemoryStore();
-    const keyRotation = { encryptionKey: randomBytes(32).toString('base64url'), rotateEverySeconds: 3600, prePublishSeconds: 400 };
+    // ES256 alone: the nonce's key is the question here, not the RS256 key an OpenID Connect ring would generate.
+    const keyRotation = {
+      encryptionKey: randomBytes(32).toString('base64url'),
+      rotateEverySeconds: 3600,
+      prePublishSeconds: 400,
+      algorithms: ['ES256' as const],
+    };
     const first = await start({ store, keys: undefined, keyRotation, dpop: { nonce: true } });
     const second = await start({ store, keys: undefined, keyRotation, dpop: { nonce: true } });
     await first.sentinel.ready();
