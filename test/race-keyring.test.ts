@@ -6,13 +6,11 @@
  * revocation) right after the first writer read the document. MemoryStore and a real Redis.
  */
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MemoryStore, type Store } from '../src/index.js';
 import type { RingDocument, RingEntry } from '../src/keys/keyring/document.js';
 import { readRing, ringKey, updateRing } from '../src/keys/keyring/storage.js';
-import { RedisStore } from '../src/stores/redis.js';
-import { REDIS_URL, requireAvailable, sharedRedis } from './helpers/redis.js';
+import { describeOnSharedRedis } from './helpers/redis-suite.js';
 
 /** A store that runs `action` (once armed) after the ring document was read and before the reader gets it. */
 function stallingStore(inner: Store, name: string): Store & { arm(action: () => Promise<void>): void } {
@@ -92,22 +90,4 @@ function cases(name: string, storeOf: () => Store): void {
 
 cases('MemoryStore', () => new MemoryStore());
 
-const redis = await sharedRedis('race-keyring');
-
-describe.skipIf(redis.skip)('RedisStore', () => {
-  const prefix = `sentinel-race-keyring-test:${randomBytes(8).toString('hex')}:`;
-  let client: Redis;
-
-  beforeAll(() => {
-    requireAvailable(redis);
-    client = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-  });
-
-  afterAll(async () => {
-    const keys = await client.keys(`${prefix}*`);
-    for (const key of keys) await client.del(key);
-    client.disconnect();
-  });
-
-  cases('RedisStore', () => new RedisStore(client, { prefix }));
-});
+await describeOnSharedRedis('race-keyring', 'RedisStore', (newStore) => cases('RedisStore', newStore));

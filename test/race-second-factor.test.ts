@@ -11,11 +11,9 @@
  * shared by two instances (the step on one, the password on the other).
  */
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { generate, generateSecret } from 'otplib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MemoryPasskeys, MemoryStore, type Sentinel, type SentinelEvent, type SentinelResponse, type Store } from '../src/index.js';
-import { RedisStore } from '../src/stores/redis.js';
 import {
   authorizeQuery,
   call,
@@ -32,7 +30,7 @@ import {
 } from './helpers/direct-flow.js';
 import { makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 import { pkcePair } from './helpers/pkce.js';
-import { REDIS_URL, requireAvailable, sharedRedis } from './helpers/redis.js';
+import { describeOnSharedRedis } from './helpers/redis-suite.js';
 
 const TOTP_PATH = `${LOGIN_PATH}/totp`;
 const OFFER_PATH = `${LOGIN_PATH}/passkey/register`;
@@ -286,22 +284,6 @@ cases('MemoryStore', () => {
   return [store, store];
 });
 
-const redis = await sharedRedis('race-second-factor');
-
-describe.skipIf(redis.skip)('RedisStore (two instances on one Redis)', () => {
-  const prefix = `sentinel-race-2fa-test:${randomBytes(8).toString('hex')}:`;
-  let client: Redis;
-
-  beforeAll(() => {
-    requireAvailable(redis);
-    client = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-  });
-
-  afterAll(async () => {
-    const keys = await client.keys(`${prefix}*`);
-    for (const key of keys) await client.del(key);
-    client.disconnect();
-  });
-
-  cases('RedisStore', () => [new RedisStore(client, { prefix }), new RedisStore(client, { prefix })]);
-});
+await describeOnSharedRedis('race-second-factor', 'RedisStore (two instances on one Redis)', (newStore) =>
+  cases('RedisStore', () => [newStore(), newStore()]),
+);

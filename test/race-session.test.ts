@@ -6,14 +6,12 @@
  * read of the session returns. MemoryStore, and two instances over a real Redis.
  */
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MemoryStore, type Sentinel, type SentinelResponse, type Store } from '../src/index.js';
 import { sessionKey } from '../src/authorize/state/session.js';
-import { RedisStore } from '../src/stores/redis.js';
 import { ACCOUNT_PATH, AUTHORIZE_PATH, authorizeQuery, call, signIn } from './helpers/direct-flow.js';
 import { ACCOUNT, makeSentinel, USER_ID } from './helpers/fixtures.js';
-import { REDIS_URL, requireAvailable, sharedRedis } from './helpers/redis.js';
+import { describeOnSharedRedis } from './helpers/redis-suite.js';
 
 const ROUNDS = 20;
 
@@ -124,22 +122,6 @@ cases('MemoryStore', () => {
   return [store, store];
 });
 
-const redis = await sharedRedis('race-session');
-
-describe.skipIf(redis.skip)('RedisStore (two instances on one Redis)', () => {
-  const prefix = `sentinel-race-session-test:${randomBytes(8).toString('hex')}:`;
-  let client: Redis;
-
-  beforeAll(() => {
-    requireAvailable(redis);
-    client = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-  });
-
-  afterAll(async () => {
-    const keys = await client.keys(`${prefix}*`);
-    for (const key of keys) await client.del(key);
-    client.disconnect();
-  });
-
-  cases('RedisStore', () => [new RedisStore(client, { prefix }), new RedisStore(client, { prefix })]);
-});
+await describeOnSharedRedis('race-session', 'RedisStore (two instances on one Redis)', (newStore) =>
+  cases('RedisStore', () => [newStore(), newStore()]),
+);

@@ -7,14 +7,12 @@
  * whole newer sign-in right after the older one read the newest accepted step. MemoryStore and a real Redis.
  */
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { generate, generateSecret } from 'otplib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MemoryStore, type Sentinel, type SentinelResponse, type Store } from '../src/index.js';
-import { RedisStore } from '../src/stores/redis.js';
 import { call, csrfOf, LOGIN_PATH, openLogin, postForm, postLogin, setCookies, startInteraction } from './helpers/direct-flow.js';
 import { makeSentinel, PASSWORD, USERNAME } from './helpers/fixtures.js';
-import { REDIS_URL, requireAvailable, sharedRedis } from './helpers/redis.js';
+import { describeOnSharedRedis } from './helpers/redis-suite.js';
 
 const TOTP_PATH = `${LOGIN_PATH}/totp`;
 const ROUNDS = 5;
@@ -110,22 +108,4 @@ function cases(name: string, storeOf: () => Store): void {
 
 cases('MemoryStore', () => new MemoryStore());
 
-const redis = await sharedRedis('race-totp-order');
-
-describe.skipIf(redis.skip)('RedisStore', () => {
-  const prefix = `sentinel-race-totp-test:${randomBytes(8).toString('hex')}:`;
-  let client: Redis;
-
-  beforeAll(() => {
-    requireAvailable(redis);
-    client = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-  });
-
-  afterAll(async () => {
-    const keys = await client.keys(`${prefix}*`);
-    for (const key of keys) await client.del(key);
-    client.disconnect();
-  });
-
-  cases('RedisStore', () => new RedisStore(client, { prefix }));
-});
+await describeOnSharedRedis('race-totp-order', 'RedisStore', (newStore) => cases('RedisStore', newStore));
