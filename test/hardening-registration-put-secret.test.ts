@@ -3,12 +3,11 @@
  * inside its overlap window keeps authenticating token requests (that is what the overlap is for), yet it no longer
  * vouches for an update of the registration — on the in-memory registry and on PostgreSQL alike.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Sentinel } from '../src/index.js';
-import { PostgresAppStore } from '../src/postgres/index.js';
 import { jsonOf, postForm } from './helpers/direct-flow.js';
 import { appTokenPath, CONSUMER_UUID, makeSentinel } from './helpers/fixtures.js';
-import { requirePostgres, sharedPostgres, throwawayDatabase } from './helpers/postgres.js';
+import { describeOnPostgres } from './helpers/postgres-suite.js';
 import { INITIAL_ACCESS_TOKEN, manageClient, type Registered, registerClient } from './helpers/registration-client.js';
 
 function clientCredentials(sentinel: Sentinel, info: Registered, secret: string) {
@@ -53,27 +52,15 @@ describe('RFC 7592 update with client_secret', () => {
   checks('in memory', () => makeSentinel({ registration: { initialAccessToken: INITIAL_ACCESS_TOKEN, secretOverlapSeconds: 3600 } }));
 });
 
-const postgres = await sharedPostgres('hardening-registration-put-secret');
-describe.skipIf(postgres.skip)('RFC 7592 update with client_secret on PostgreSQL', () => {
-  let database: Awaited<ReturnType<typeof throwawayDatabase>>;
-  let store: PostgresAppStore;
+await describeOnPostgres('hardening-registration-put-secret', 'RFC 7592 update with client_secret on PostgreSQL', (registry) => {
   let sentinel: Sentinel;
 
-  beforeAll(async () => {
-    requirePostgres(postgres);
-    database = await throwawayDatabase();
-    store = new PostgresAppStore({ connectionString: database.url });
-    await store.migrate();
+  beforeAll(() => {
     sentinel = makeSentinel({
       apps: [],
-      appStore: store,
+      appStore: registry().store,
       registration: { initialAccessToken: INITIAL_ACCESS_TOKEN, secretOverlapSeconds: 3600 },
     });
-  });
-
-  afterAll(async () => {
-    await store?.close();
-    await database?.drop();
   });
 
   checks('PostgreSQL', () => sentinel);

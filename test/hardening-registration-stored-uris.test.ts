@@ -4,12 +4,11 @@
  * logout form falls back to the signed-out page. The app's other, valid URIs keep working.
  */
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { App, AppStore, Sentinel, SentinelResponse } from '../src/index.js';
-import { PostgresAppStore } from '../src/postgres/index.js';
 import { AUTHORIZE_PATH, authorizeQuery, call } from './helpers/direct-flow.js';
 import { ACCOUNT, makeSentinel } from './helpers/fixtures.js';
-import { requirePostgres, sharedPostgres, throwawayDatabase } from './helpers/postgres.js';
+import { describeOnPostgres } from './helpers/postgres-suite.js';
 import { pkcePair } from './helpers/pkce.js';
 
 const GOOD = 'https://good.example/cb';
@@ -93,43 +92,37 @@ describe("a host's own AppStore", () => {
   checks(() => makeSentinel({ apps: [], appStore }));
 });
 
-const postgres = await sharedPostgres('hardening-registration-stored-uris');
-describe.skipIf(postgres.skip)('rows written to PostgreSQL before the check', () => {
-  let database: Awaited<ReturnType<typeof throwawayDatabase>>;
-  let store: PostgresAppStore;
-  let sentinel: Sentinel;
+await describeOnPostgres(
+  'hardening-registration-stored-uris',
+  'rows written to PostgreSQL before the check',
+  (registry) => {
+    let sentinel: Sentinel;
 
-  beforeAll(async () => {
-    requirePostgres(postgres);
-    database = await throwawayDatabase();
-    store = new PostgresAppStore({ connectionString: database.url, cache: false });
-    await store.migrate();
-    await store.saveApp({
-      accountId: ACCOUNT,
-      clientId: CLIENT,
-      redirectUris: [GOOD],
-      grantTypes: ['authorization_code'],
-      tokenEndpointAuthMethod: 'none',
+    beforeAll(async () => {
+      const { store, url } = registry();
+      await store.saveApp({
+        accountId: ACCOUNT,
+        clientId: CLIENT,
+        redirectUris: [GOOD],
+        grantTypes: ['authorization_code'],
+        tokenEndpointAuthMethod: 'none',
+      });
+      // What an older version let in, written as it would have written it.
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      for (const [index, uri] of STORED_BAD.entries()) {
+        await client.query('INSERT INTO sentinel_app_redirect_uris (account_id, client_id, position, uri) VALUES ($1, $2, $3, $4)', [
+          ACCOUNT,
+          CLIENT,
+          index + 100,
+          uri,
+        ]);
+      }
+      await client.end();
+      sentinel = makeSentinel({ apps: [], appStore: store });
     });
-    // What an older version let in, written as it would have written it.
-    const client = new pg.Client({ connectionString: database.url });
-    await client.connect();
-    for (const [index, uri] of STORED_BAD.entries()) {
-      await client.query('INSERT INTO sentinel_app_redirect_uris (account_id, client_id, position, uri) VALUES ($1, $2, $3, $4)', [
-        ACCOUNT,
-        CLIENT,
-        index + 100,
-        uri,
-      ]);
-    }
-    await client.end();
-    sentinel = makeSentinel({ apps: [], appStore: store });
-  });
 
-  afterAll(async () => {
-    await store?.close();
-    await database?.drop();
-  });
-
-  checks(() => sentinel);
-});
+    checks(() => sentinel);
+  },
+  { cache: false },
+);

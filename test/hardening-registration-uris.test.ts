@@ -5,16 +5,16 @@
  * (redirect and post-logout URIs, `jwksUri`), `registerApp()`, RFC 7591 registration and RFC 7592 update, on the
  * in-memory registry and on PostgreSQL, and `sentinel-idp apps register` — and what worked before still works.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { redirectURIProblem } from '../src/apps/app-validation.js';
 import { runAppsRegister } from '../src/cli/apps-register.js';
 import { contextOf } from '../src/http/context.js';
 import type { CLIIO } from '../src/cli/io.js';
 import { isConfigurationError, type Sentinel } from '../src/index.js';
-import { PostgresAppStore } from '../src/postgres/index.js';
+import type { PostgresAppStore } from '../src/postgres/index.js';
 import { jsonOf } from './helpers/direct-flow.js';
 import { ACCOUNT, makeSentinel } from './helpers/fixtures.js';
-import { requirePostgres, sharedPostgres, throwawayDatabase } from './helpers/postgres.js';
+import { describeOnPostgres } from './helpers/postgres-suite.js';
 import { INITIAL_ACCESS_TOKEN, manageClient, postRegistration, registerClient } from './helpers/registration-client.js';
 
 /** Redirect URIs a browser reads differently from the string, or that carry what a redirect URI must not. */
@@ -167,23 +167,13 @@ registrationChecks('the in-memory registry', () => {
   return { sentinel, count: async () => (await contextOf(sentinel).apps.listApps?.(ACCOUNT))?.length ?? 0 };
 });
 
-const postgres = await sharedPostgres('hardening-registration-uris');
-describe.skipIf(postgres.skip)('on PostgreSQL', () => {
-  let database: Awaited<ReturnType<typeof throwawayDatabase>>;
+await describeOnPostgres('hardening-registration-uris', 'on PostgreSQL', (registry) => {
   let store: PostgresAppStore;
   let sentinel: Sentinel;
 
-  beforeAll(async () => {
-    requirePostgres(postgres);
-    database = await throwawayDatabase();
-    store = new PostgresAppStore({ connectionString: database.url });
-    await store.migrate();
+  beforeAll(() => {
+    store = registry().store;
     sentinel = makeSentinel({ apps: [], appStore: store, registration: { initialAccessToken: INITIAL_ACCESS_TOKEN } });
-  });
-
-  afterAll(async () => {
-    await store?.close();
-    await database?.drop();
   });
 
   registrationChecks('PostgreSQL', () => ({ sentinel, count: async () => (await store.listApps(ACCOUNT)).length }));

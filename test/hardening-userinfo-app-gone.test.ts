@@ -4,12 +4,12 @@
  * MemoryAppStore (DELETE over RFC 7592) and on the PostgreSQL registry (DELETE, and `disableApp` as the CLI's
  * `apps disable` does it).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Sentinel, SentinelResponse } from '../src/index.js';
-import { PostgresAppStore } from '../src/postgres/index.js';
+import type { PostgresAppStore } from '../src/postgres/index.js';
 import { ACCOUNT_PATH, call, jsonOf, openLogin, postForm, postLogin, startInteraction, TOKEN_PATH } from './helpers/direct-flow.js';
 import { ACCOUNT, makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
-import { requirePostgres, sharedPostgres, throwawayDatabase } from './helpers/postgres.js';
+import { describeOnPostgres } from './helpers/postgres-suite.js';
 import { oidcOptions } from './helpers/oidc.js';
 import { pkcePair } from './helpers/pkce.js';
 
@@ -154,24 +154,13 @@ describe('a deleted app on the MemoryAppStore', () => {
   });
 });
 
-const available = await sharedPostgres('hardening-userinfo-app-gone');
-
-describe.skipIf(available.skip)('a deleted or disabled app in the PostgreSQL registry', () => {
-  let database: Awaited<ReturnType<typeof throwawayDatabase>>;
+await describeOnPostgres('hardening-userinfo-app-gone', 'a deleted or disabled app in the PostgreSQL registry', (registry) => {
   let store: PostgresAppStore;
   let sentinel: Sentinel;
 
-  beforeAll(async () => {
-    requirePostgres(available);
-    database = await throwawayDatabase();
-    store = new PostgresAppStore({ connectionString: database.url });
-    await store.migrate();
+  beforeAll(() => {
+    store = registry().store;
     sentinel = makeSentinel(oidcOptions({ apps: [], appStore: store, registration: { initialAccessToken: INITIAL } }));
-  });
-
-  afterAll(async () => {
-    await store?.close();
-    await database?.drop();
   });
 
   it('UserInfo answers 401 invalid_token after RFC 7592 DELETE', async () => {
