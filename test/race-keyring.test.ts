@@ -10,31 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { MemoryStore, type Store } from '../src/index.js';
 import type { RingDocument, RingEntry } from '../src/keys/keyring/document.js';
 import { readRing, ringKey, updateRing } from '../src/keys/keyring/storage.js';
+import { racingStore } from './helpers/racing-store.js';
 import { describeOnSharedRedis } from './helpers/redis-suite.js';
-
-/** A store that runs `action` (once armed) after the ring document was read and before the reader gets it. */
-function stallingStore(inner: Store, name: string): Store & { arm(action: () => Promise<void>): void } {
-  let armed: (() => Promise<void>) | undefined;
-  return {
-    arm: (action) => {
-      armed = action;
-    },
-    get: async (key) => {
-      const value = await inner.get(key);
-      const action = armed;
-      if (action !== undefined && key === ringKey(name)) {
-        armed = undefined;
-        await action();
-      }
-      return value;
-    },
-    set: (key, value, ttlMs) => inner.set(key, value, ttlMs),
-    take: (key) => inner.take(key),
-    delete: (key) => inner.delete(key),
-    increment: (key, ttlMs) => inner.increment(key, ttlMs),
-    swap: (entries) => inner.swap(entries),
-  };
-}
 
 function entry(kid: string, now: number): RingEntry {
   return { kid, alg: 'ES256', createdAt: now, activatesAt: now, publicJwk: { kty: 'EC', kid } };
@@ -61,7 +38,7 @@ function cases(name: string, storeOf: () => Store): void {
         const inner = storeOf();
         const ringName = `race-${randomBytes(6).toString('hex')}`;
         await inner.set(ringKey(ringName), JSON.stringify(seed(Date.now())), 3_600_000);
-        const store = stallingStore(inner, ringName);
+        const store = racingStore(inner, (key) => key === ringKey(ringName));
         let revoked: RingDocument | null | undefined;
         store.arm(async () => {
           // The stalled writer's lease runs out, and the CLI's revocation takes the lock and writes.

@@ -11,36 +11,10 @@ import { MemoryStore, type Sentinel, type SentinelResponse, type Store } from '.
 import { sessionKey } from '../src/authorize/state/session.js';
 import { ACCOUNT_PATH, AUTHORIZE_PATH, authorizeQuery, call, signIn } from './helpers/direct-flow.js';
 import { ACCOUNT, makeSentinel, USER_ID } from './helpers/fixtures.js';
+import { racingStore } from './helpers/racing-store.js';
 import { describeOnSharedRedis } from './helpers/redis-suite.js';
 
 const ROUNDS = 20;
-
-/** A store that runs `onSessionRead` (once armed) after a session record was read and before the reader gets it. */
-function racingStore(inner: Store): Store & { arm(action: () => Promise<void>): void } {
-  let armed: (() => Promise<void>) | undefined;
-  return {
-    arm: (action) => {
-      armed = action;
-    },
-    get: async (key) => {
-      const value = await inner.get(key);
-      const action = armed;
-      if (action !== undefined && key.startsWith('session:') && value !== null) {
-        armed = undefined;
-        await action();
-      }
-      return value;
-    },
-    set: (key, value, ttlMs) => inner.set(key, value, ttlMs),
-    take: (key) => inner.take(key),
-    delete: (key) => inner.delete(key),
-    increment: (key, ttlMs) => inner.increment(key, ttlMs),
-    swap: (entries) => inner.swap(entries),
-    ...('decrement' in inner
-      ? { decrement: (key: string) => (inner as Store & { decrement(key: string): Promise<number> }).decrement(key) }
-      : {}),
-  };
-}
 
 function authorizeWith(sentinel: Sentinel, sessionId: string, query = authorizeQuery()): Promise<SentinelResponse> {
   return call(sentinel, { path: AUTHORIZE_PATH, query, headers: { cookie: `sentinel_session=${sessionId}` } });
@@ -59,7 +33,7 @@ function cases(name: string, stores: () => [Store, Store]): void {
   describe(`${name}: a logout during a request on the same session ends it for good`, () => {
     it(`authorize reads the session, the logout lands, authorize extends: the session stays ended (${ROUNDS} rounds)`, async () => {
       const [first, second] = stores();
-      const racing = racingStore(first);
+      const racing = racingStore(first, (key, value) => key.startsWith('session:') && value !== null);
       const usedSide = makeSentinel({ store: racing });
       const logoutSide = first === second ? usedSide : makeSentinel({ store: second });
       for (let round = 0; round < ROUNDS; round += 1) {
@@ -83,7 +57,7 @@ function cases(name: string, stores: () => [Store, Store]): void {
 
     it('prompt=none racing a logout answers login_required, never a code', async () => {
       const [first] = stores();
-      const racing = racingStore(first);
+      const racing = racingStore(first, (key, value) => key.startsWith('session:') && value !== null);
       const sentinel = makeSentinel({ store: racing });
       const { sessionCookie } = await signIn(sentinel);
       racing.arm(async () => {

@@ -12,37 +12,11 @@ import { describe, expect, it } from 'vitest';
 import { MemoryStore, type Sentinel, type SentinelResponse, type Store } from '../src/index.js';
 import { call, csrfOf, LOGIN_PATH, openLogin, postForm, postLogin, setCookies, startInteraction } from './helpers/direct-flow.js';
 import { makeSentinel, PASSWORD, USERNAME } from './helpers/fixtures.js';
+import { racingStore } from './helpers/racing-store.js';
 import { describeOnSharedRedis } from './helpers/redis-suite.js';
 
 const TOTP_PATH = `${LOGIN_PATH}/totp`;
 const ROUNDS = 5;
-
-/** A store that runs `action` (once armed) after the newest accepted step was first read, before the reader gets it. */
-function racingStore(inner: Store): Store & { arm(action: () => Promise<void>): void } {
-  let armed: (() => Promise<void>) | undefined;
-  return {
-    arm: (action) => {
-      armed = action;
-    },
-    get: async (key) => {
-      const value = await inner.get(key);
-      const action = armed;
-      if (action !== undefined && key.startsWith('totp-last:')) {
-        armed = undefined;
-        await action();
-      }
-      return value;
-    },
-    set: (key, value, ttlMs) => inner.set(key, value, ttlMs),
-    take: (key) => inner.take(key),
-    delete: (key) => inner.delete(key),
-    increment: (key, ttlMs) => inner.increment(key, ttlMs),
-    swap: (entries) => inner.swap(entries),
-    ...('decrement' in inner
-      ? { decrement: (key: string) => (inner as Store & { decrement(key: string): Promise<number> }).decrement(key) }
-      : {}),
-  };
-}
 
 /** A sign-in of the user parked at the TOTP step: its interaction and the step's CSRF token. */
 async function atTotpStep(sentinel: Sentinel): Promise<{ interaction: string; csrf: string }> {
@@ -75,7 +49,7 @@ function cases(name: string, storeOf: () => Store): void {
     it(`is refused once the newer one is accepted, however the checks interleave (${ROUNDS} users)`, async () => {
       for (let round = 0; round < ROUNDS; round += 1) {
         const secret = generateSecret();
-        const store = racingStore(storeOf());
+        const store = racingStore(storeOf(), (key) => key.startsWith('totp-last:'));
         const userId = `u-${randomBytes(6).toString('hex')}`;
         const sentinel = makeSentinel({
           store,
