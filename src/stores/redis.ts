@@ -9,24 +9,11 @@
  * `swap`, whose keys must share a hash tag (`grant:{gid}` and `code:{gid}`), so no command can fail with CROSSSLOT:
  * a grant's keys live together on the shard their slot maps to.
  */
-import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
 import { evictionWarning, type NodePolicy, policyOfReply } from './redis-eviction.js';
+import { DECREMENT_SCRIPT, INCREMENT_SCRIPT, type Script, SWAP_SCRIPT, TAKE_SCRIPT } from './redis-scripts.js';
 import type { Store, SwapEntry } from './store.js';
-
-/**
- * A Lua script and its SHA-1, so that every call sends EVALSHA (40 bytes) instead of the whole script, and Redis
- * runs its cached compiled copy instead of hashing the script text again (EVAL does, on every call).
- */
-interface Script {
-  source: string;
-  sha: string;
-}
-
-function script(source: string): Script {
-  return { source, sha: createHash('sha1').update(source).digest('hex') };
-}
 
 /**
  * Options of {@link RedisStore}. `commandTimeoutMs` turns a dead Redis into a prompt `500 server_error` (RFC 6749
@@ -63,67 +50,6 @@ export interface RedisStoreOptions {
    */
   commandTimeoutMs?: number;
 }
-
-/**
- * Increments a fixed-window counter in one atomic step. INCR creates the key at 1 without a TTL, so the first
- * increment (and only the first) sets the window with PEXPIRE; later increments leave the TTL alone, which keeps the
- * window fixed instead of sliding. Done as a script because INCR followed by a separate PEXPIRE could be cut in
- * half by a crash or a lost connection, leaving a counter that never expires (a permanent lockout). The `PTTL == -1`
- * branch repairs such a TTL-less counter anyway, should one ever exist (e.g. written by hand).
- */
-const INCREMENT_SCRIPT = script(`
-local n = redis.call('INCR', KEYS[1])
-if n == 1 or redis.call('PTTL', KEYS[1]) == -1 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-end
-return n
-`);
-
-/**
- * Gives one slot of a counter back: DECR keeps the TTL, and the script neither starts a counter nor goes below zero.
- */
-const DECREMENT_SCRIPT = script(`
-local v = tonumber(redis.call('GET', KEYS[1]))
-if not v or v <= 0 then return 0 end
-return redis.call('DECR', KEYS[1])
-`);
-
-/**
- * GETDEL for servers older than Redis 6.2. A script runs atomically, so of any number of concurrent callers exactly
- * one sees the value, just like GETDEL.
- */
-const TAKE_SCRIPT = script(`
-local v = redis.call('GET', KEYS[1])
-if v then redis.call('DEL', KEYS[1]) end
-return v
-`);
-
-/**
- * Multi-key compare-and-set in one script (atomic: Redis runs a script without interleaving other commands). Four
- * arguments per key: whether a value is expected ('1') or absence ('0'), the expected value, the new value's PX
- * ('0' deletes the key) and the new value. Every check runs before any write, so a failed check changes nothing.
- * SETs run before DELs because Redis refuses a memory-growing write with OOM only while a script has written
- * nothing yet: a SET first means an out-of-memory Redis refuses the whole swap instead of letting it run on.
- */
-const SWAP_SCRIPT = script(`
-for i = 1, #KEYS do
-  local b = (i - 1) * 4
-  local v = redis.call('GET', KEYS[i])
-  if ARGV[b + 1] == '0' then
-    if v then return 0 end
-  elseif v ~= ARGV[b + 2] then
-    return 0
-  end
-end
-for i = 1, #KEYS do
-  local b = (i - 1) * 4
-  if ARGV[b + 3] ~= '0' then redis.call('SET', KEYS[i], ARGV[b + 4], 'PX', ARGV[b + 3]) end
-end
-for i = 1, #KEYS do
-  if ARGV[(i - 1) * 4 + 3] == '0' then redis.call('DEL', KEYS[i]) end
-end
-return 1
-`);
 
 /** What Redis answers for a command it does not know (`ERR unknown command 'getdel', with args ...`). */
 const UNKNOWN_COMMAND = /unknown command/i;
