@@ -63,6 +63,7 @@ const SERVICE_FILES = [
   'test/hardening-registration-stored-uris.test.ts',
   'test/hardening-registration-uris.test.ts',
   'test/hardening-userinfo-app-gone.test.ts',
+  'test/race-registration-put.test.ts',
   // SoftHSM2
   'test/pkcs11.test.ts',
   // the built dist/ (the CLI, the packed tarball), the examples, git, the Go, Ruby and Python clients

@@ -94,6 +94,30 @@ export interface App extends KeyedAppFields {
 }
 
 /**
+ * The metadata of an app a patch may set. Ids, secrets, the registration access token, the creation time and the
+ * disabled flag have their own operations (or none) and are not patched.
+ *
+ * @example
+ * const patch: AppPatch = { redirectUris: ['https://app.example.com/cb'], name: undefined }; // sets the URIs, clears the name
+ */
+export type AppPatch = Partial<
+  Pick<
+    App,
+    | 'redirectUris'
+    | 'grantTypes'
+    | 'tokenEndpointAuthMethod'
+    | 'name'
+    | 'scope'
+    | 'idTokenSignedResponseAlg'
+    | 'postLogoutRedirectUris'
+    | 'jwks'
+    | 'jwksUri'
+    | 'requireDPoP'
+    | 'requirePushedAuthorizationRequests'
+  >
+>;
+
+/**
  * A previous client secret that keeps working until `expiresAt` (epoch seconds), so that a rotation does not cut
  * off the instances of an application that have not picked up the new secret yet (RFC 7591 §3.2.1 lets a client
  * secret expire; here the old one expires when the new one is issued plus the overlap).
@@ -138,6 +162,16 @@ export interface AppStore {
   listApps?(accountId: string): readonly App[] | Promise<readonly App[]>;
   /** Replaces an existing app's metadata (not its secrets); `false` when the app does not exist. */
   updateApp?(app: App, change?: AppChange): boolean | Promise<boolean>;
+  /**
+   * Changes some of an existing app's metadata, atomically: calls `update` with the app as it is now (a disabled one
+   * too, with `disabled: true`), applies the {@link AppPatch} it returns to that same app (`applyAppPatch`), and
+   * writes the result, so a concurrent change to a field the patch does not name is kept. No other write to the app
+   * may come between the read and the write (a row lock, or a retried conditional write; `update` must then be
+   * pure, as it may run more than once). When `update` throws, nothing is written and the error propagates. Returns
+   * the app as written, or `null` when it does not exist. Optional: without it, the registration endpoint reads the
+   * app and calls `updateApp` at once, which leaves a short window for a concurrent change to be lost.
+   */
+  patchApp?(accountId: string, clientId: string, update: (current: App) => AppPatch, change?: AppChange): App | null | Promise<App | null>;
   /** Removes an app with its secrets; `false` when it did not exist. */
   deleteApp?(accountId: string, clientId: string, change?: AppChange): boolean | Promise<boolean>;
   /**

@@ -1,7 +1,8 @@
 /**
  * The in-memory application registry behind the `apps` option and `registerApp()` without an `appStore`.
  */
-import type { App, AppStore } from './app.js';
+import type { App, AppPatch, AppStore } from './app.js';
+import { applyAppPatch } from './app-patch.js';
 
 /**
  * The default {@link AppStore}: the apps of the options, in memory, keyed by account and client id (RFC 6749 §2.2:
@@ -49,6 +50,15 @@ export class MemoryAppStore implements AppStore {
       createdAt: current.createdAt,
     });
     return true;
+  }
+
+  patchApp(accountId: string, clientId: string, update: (current: App) => AppPatch): App | null {
+    // Synchronous from read to write: nothing can change the app in between.
+    const current = this.findApp(accountId, clientId);
+    if (current === null) return null;
+    const next = applyAppPatch(current, update(current));
+    this.#apps.set(`${accountId}\u0000${clientId}`, next);
+    return next;
   }
 
   deleteApp(accountId: string, clientId: string): boolean {

@@ -9,7 +9,8 @@
 import type { Pool, PoolClient } from 'pg';
 import { assertAppFields } from '../apps/app-fields.js';
 import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
-import type { App, AppChange, AppStore } from '../apps/app.js';
+import type { App, AppChange, AppPatch, AppStore } from '../apps/app.js';
+import { applyAppPatch } from '../apps/app-patch.js';
 import { type AppRow, describe, keyedFieldsOf, SELECT_APPS, storable, appFromRow } from './app-rows.js';
 import { type AppChangeRecord, listChanges, logChange } from './change-log.js';
 import { ChangeListener } from './change-listener.js';
@@ -208,6 +209,44 @@ export class PostgresAppStore implements AppStore {
       await this.#replaceRedirectUris(client, app);
       await logChange(client, app.accountId, app.clientId, change, 'updated', describe(app));
       return true;
+    });
+  }
+
+  async patchApp(
+    accountId: string,
+    clientId: string,
+    update: (current: App) => AppPatch,
+    change: AppChange = { actor: 'api' },
+  ): Promise<App | null> {
+    if (!storable(accountId, clientId)) return null;
+    return this.#write(accountId, clientId, async (client) => {
+      // The row lock holds off every other write to the app until this transaction ends: the metadata written is the
+      // locked row's with the patch applied, never a copy read before someone else's change.
+      const locked = await client.query<AppRow>(`${SELECT_APPS} WHERE a.account_id = $1 AND a.client_id = $2 FOR UPDATE OF a`, [
+        accountId,
+        clientId,
+      ]);
+      const row = locked.rows[0];
+      if (row === undefined) return null;
+      const current = appFromRow(row);
+      const next = applyAppPatch(current, update(current));
+      await client.query(
+        `UPDATE sentinel_apps SET name = $3, scope = $4, grant_types = $5, token_endpoint_auth_method = $6, metadata = $7::jsonb,
+                                  updated_at = now()
+          WHERE account_id = $1 AND client_id = $2`,
+        [
+          accountId,
+          clientId,
+          next.name ?? null,
+          next.scope ?? null,
+          [...next.grantTypes],
+          next.tokenEndpointAuthMethod,
+          JSON.stringify(keyedFieldsOf(next)),
+        ],
+      );
+      await this.#replaceRedirectUris(client, next);
+      await logChange(client, accountId, clientId, change, 'updated', describe(next));
+      return Object.freeze(next);
     });
   }
 

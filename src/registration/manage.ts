@@ -1,9 +1,11 @@
 /**
  * `{registration_client_uri}` — client configuration (RFC 7592 §2) with the app's registration access token:
- * GET reads it, PUT replaces its metadata, DELETE removes the app (its secrets, and with them its client
- * credentials, refresh tokens and codes, stop working at once; its access tokens fail the bearer guard).
+ * GET reads it, PUT replaces the metadata the client owns (applied to the app as stored at write time), DELETE
+ * removes the app (its secrets, and with them its client credentials, refresh tokens and codes, stop working at
+ * once; its access tokens fail the bearer guard).
  */
 import type { App } from '../apps/app.js';
+import { patchStoredApp } from '../apps/app-patch.js';
 import { appPresence } from '../guard/app-presence.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
@@ -12,7 +14,7 @@ import type { RouteParams } from '../http/router.js';
 import { verifyClientSecret } from '../apps/client-secrets.js';
 import { requireRegistrationAccess } from './access.js';
 import { clientInformation } from './client-information.js';
-import { parseClientMetadata } from './client-metadata.js';
+import { type ClientMetadata, parseClientMetadata } from './client-metadata.js';
 import { readJSONObject } from './json-body.js';
 import { REGISTRATION_ACTOR } from './register.js';
 import { refuseUnhonouredMetadata } from './unhonoured-metadata.js';
@@ -57,34 +59,49 @@ async function update(context: SentinelContext, request: SentinelRequest, app: A
   for (const name of SERVER_ASSIGNED) {
     if (Object.hasOwn(body, name)) throw new OAuthError('invalid_client_metadata', `${name} must not be sent in an update`);
   }
-  // RFC 7592 §2.2: the current secret only. A rotated-out one still inside its overlap authenticates token requests,
-  // but must not vouch for a change of the registration.
-  if (
-    Object.hasOwn(body, 'client_secret') &&
-    (typeof body.client_secret !== 'string' || !verifyClientSecret(body.client_secret, app.clientSecretHash))
-  ) {
-    throw new OAuthError('invalid_client_metadata', 'client_secret does not match the current secret');
-  }
   const metadata = parseClientMetadata(body);
-  if (metadata.tokenEndpointAuthMethod !== app.tokenEndpointAuthMethod) {
-    // A public client has no secret to keep and a confidential one needs one: register a new client instead.
-    throw new OAuthError('invalid_client_metadata', 'token_endpoint_auth_method cannot change after registration');
-  }
-  const updated: App = {
-    ...app,
-    redirectUris: metadata.redirectUris,
-    grantTypes: metadata.grantTypes,
-    name: metadata.name,
-    scope: metadata.scope,
-  };
-  refuseUnhonouredMetadata(context, body, updated);
-  if (!(await context.apps.updateApp?.(updated, { actor: REGISTRATION_ACTOR }))) throw gone();
+  let before: App | undefined;
+  // The body's pace is the client's: `app` may be stale by now. The store applies the patch to the app as it is at
+  // write time, and runs the checks that depend on the app against that same app, so an operator's change made
+  // meanwhile (a key removed from jwks, a demand, a rotated secret) is neither undone nor bypassed.
+  const written = await patchStoredApp(
+    context.apps,
+    app.accountId,
+    app.clientId,
+    (current) => {
+      // Disabled meanwhile: the service no longer knows it, as after a deletion.
+      if (current.disabled === true) throw gone();
+      checkAgainst(current, body, metadata);
+      const patch = { redirectUris: metadata.redirectUris, grantTypes: metadata.grantTypes, name: metadata.name, scope: metadata.scope };
+      refuseUnhonouredMetadata(context, body, { ...current, ...patch });
+      before = current;
+      return patch;
+    },
+    { actor: REGISTRATION_ACTOR },
+  );
+  if (written === null || before === undefined) throw gone();
   context.emit({
     type: 'app.updated',
     accountId: app.accountId,
     clientId: app.clientId,
     actor: REGISTRATION_ACTOR,
-    changed: changedMetadata(app, updated),
+    changed: changedMetadata(before, written),
   });
-  return updated;
+  return written;
+}
+
+/** The checks of an update that depend on the stored app, run against the app the update is applied to. */
+function checkAgainst(current: App, body: Record<string, unknown>, metadata: ClientMetadata): void {
+  // RFC 7592 §2.2: the current secret only. A rotated-out one still inside its overlap authenticates token requests,
+  // but must not vouch for a change of the registration.
+  if (
+    Object.hasOwn(body, 'client_secret') &&
+    (typeof body.client_secret !== 'string' || !verifyClientSecret(body.client_secret, current.clientSecretHash))
+  ) {
+    throw new OAuthError('invalid_client_metadata', 'client_secret does not match the current secret');
+  }
+  if (metadata.tokenEndpointAuthMethod !== current.tokenEndpointAuthMethod) {
+    // A public client has no secret to keep and a confidential one needs one: register a new client instead.
+    throw new OAuthError('invalid_client_metadata', 'token_endpoint_auth_method cannot change after registration');
+  }
 }

@@ -1,5 +1,5 @@
 /**
- * The conformance suite of a managing {@link AppStore} (one with saveApp, listApps, updateApp, deleteApp and
+ * The conformance suite of a managing {@link AppStore} (one with saveApp, listApps, updateApp, patchApp, deleteApp and
  * rotateClientSecret). Each implementation's test file calls `runAppStoreContract` with a factory, called once per
  * test; every test works in its own random account, so stores may share a database.
  */
@@ -11,7 +11,7 @@ import { generateClientSecret, hashClientSecret, verifyAppSecret } from '../../s
 
 /** What a factory hands to the contract. */
 export interface AppStoreUnderTest {
-  store: Required<Pick<AppStore, 'saveApp' | 'listApps' | 'updateApp' | 'deleteApp' | 'rotateClientSecret'>> & AppStore;
+  store: Required<Pick<AppStore, 'saveApp' | 'listApps' | 'updateApp' | 'patchApp' | 'deleteApp' | 'rotateClientSecret'>> & AppStore;
   cleanup(): Promise<void>;
   /**
    * Lets `ms` of the store's time pass for the secret-overlap check. A real sleep unless given: a store that times
@@ -121,6 +121,58 @@ export function runAppStoreContract(name: string, makeStore: () => Promise<AppSt
       expect(found?.scope).toBeUndefined();
       expect(verifyAppSecret(secret, found)).toBe(true);
       expect(await store.updateApp({ ...app, clientId: randomUUID() })).toBe(false);
+    });
+
+    it('patches only the fields the patch names, onto the app as stored; secrets and the rest stay', async () => {
+      const { app, secret } = newApp(account, {
+        registrationAccessTokenHash: hashClientSecret('registration-access-token-of-the-app'),
+        postLogoutRedirectUris: ['https://app.example.com/bye'],
+        requireDPoP: true,
+      });
+      await store.saveApp(app);
+      // Someone else's change after this writer's read: the patch must be applied on top of it.
+      const found = await store.findApp(account, app.clientId);
+      await store.updateApp({ ...(found as App), jwks: { keys: [{ kty: 'oct', kid: 'k1' }] }, requireDPoP: false });
+      let seen: App | undefined;
+      const written = await store.patchApp(account, app.clientId, (current) => {
+        seen = current;
+        return { name: 'Patched', scope: undefined, redirectUris: ['https://patched.example.com/cb'] };
+      });
+      expect(seen).toMatchObject({ requireDPoP: false, jwks: { keys: [{ kid: 'k1' }] }, name: 'Contract app' });
+      const stored = await store.findApp(account, app.clientId);
+      for (const result of [written, stored]) {
+        expect(result).toMatchObject({
+          name: 'Patched',
+          redirectUris: ['https://patched.example.com/cb'],
+          grantTypes: app.grantTypes,
+          postLogoutRedirectUris: ['https://app.example.com/bye'],
+          requireDPoP: false,
+          jwks: { keys: [{ kty: 'oct', kid: 'k1' }] },
+          registrationAccessTokenHash: app.registrationAccessTokenHash,
+        });
+        expect(result?.scope).toBeUndefined();
+        expect(verifyAppSecret(secret, result)).toBe(true);
+      }
+    });
+
+    it('patches nothing when the update throws, refuses fields a patch may not hold, and finds no unknown app', async () => {
+      const { app, secret } = newApp(account);
+      await store.saveApp(app);
+      const refusal = new Error('refused by the caller');
+      await expect(
+        (async () =>
+          store.patchApp(account, app.clientId, () => {
+            throw refusal;
+          }))(),
+      ).rejects.toBe(refusal);
+      await expect(
+        (async () => store.patchApp(account, app.clientId, () => ({ name: 'x', clientSecretHash: 'sha256:x' }) as never))(),
+      ).rejects.toThrow(/clientSecretHash/);
+      const found = await store.findApp(account, app.clientId);
+      expect(found?.name).toBe('Contract app');
+      expect(verifyAppSecret(secret, found)).toBe(true);
+      expect(await store.patchApp(account, randomUUID(), () => ({ name: 'Nobody' }))).toBeNull();
+      expect(await store.hasAccount(`${account}-none`)).toBe(false);
     });
 
     it('deletes an app: gone, and the account with it when it was the last', async () => {
