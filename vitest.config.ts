@@ -47,6 +47,7 @@ const SERVICE_FILES = [
   'test/login-throttle-concurrency.test.ts',
   'test/concurrency.test.ts',
   'test/race-keyring.test.ts',
+  'test/guard-userinfo-key-reload.test.ts',
   'test/race-second-factor.test.ts',
   'test/race-session.test.ts',
   'test/race-totp-order.test.ts',

@@ -112,7 +112,9 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     throw new ConfigurationError('apps', 'give apps or appStore, not both (add the apps to your AppStore)');
   }
   if (config.registration !== undefined) assertRegistrationStore(apps);
-  const context = createContext({ config, keys, store, apps });
+  // The one access-token verifier of the service: the bearer guard, verifyAccessToken() and (through the context)
+  // UserInfo all use it.
+  const context = createContext({ config, keys, store, apps, verifier: (built) => createAccessTokenVerifier(built, serviceKeys) });
   const match = createRouter(ROUTES, config.basePath);
   const report = failureReport(config);
   const edge = createEdge(context, serviceKeys, report);
@@ -144,7 +146,7 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     return ring;
   }
 
-  const verifyAccessToken = createAccessTokenVerifier(context, serviceKeys);
+  const { verifyAccessToken } = context;
   const sentinel: Sentinel = {
     config,
     handle,

@@ -9,21 +9,9 @@ import { isOAuthError, OAuthError } from '../errors.js';
 import { checkDPoPProof, invalidProof } from './proof.js';
 import { rememberProof } from './proof-replay.js';
 import { dpopHeader } from './token-binding.js';
+import type { DPoPPresentation } from './presentation.js';
 
-/**
- * How an access token was presented (RFC 9449 §7.1), for the binding check (`VerifyAccessTokenOptions.dpop`).
- * @example const presentation: DPoPPresentation = { scheme: 'DPoP', proof: headers.dpop, method: 'GET', url: 'https://api.example.com/x' };
- */
-export interface DPoPPresentation {
-  /** The `Authorization` scheme the token came with. */
-  scheme: 'Bearer' | 'DPoP';
-  /** The `DPoP` header, if any. */
-  proof?: string | undefined;
-  /** The HTTP method of the request. */
-  method: string;
-  /** The absolute URL of the request as the client addressed it. */
-  url: string;
-}
+export type { DPoPPresentation } from './presentation.js';
 
 /**
  * A resource request as an adapter's guard sees it (RFC 9449 §4.3: the method and URL a proof must match).

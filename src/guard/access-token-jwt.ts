@@ -5,23 +5,12 @@
 import { OAuthError } from '../errors.js';
 import type { SentinelContext } from '../http/context.js';
 import type { VerifyJWTOptions } from '../keys/jws.js';
-import { checkTokenBinding, type DPoPPresentation } from '../dpop/resource.js';
+import { checkTokenBinding } from '../dpop/resource.js';
 import { type AccessTokenClaims, audienceFor, isAppToken } from '../token/access-token.js';
 import { cachedToken, verifySignedToken, type VerifiedToken } from './verified-token-cache.js';
+import type { VerifyAccessTokenOptions } from './verifier-contract.js';
 
-/**
- * What `verifyAccessToken` should additionally require beyond signature, `typ`, `iss`, `aud` and `exp`
- * (RFC 9068 §4, RFC 6750 §3.1 `invalid_token` otherwise).
- * @example await sentinel.verifyAccessToken(token, { accountId: '123456', consumerId });
- */
-export interface VerifyAccessTokenOptions {
-  /** The token must have been issued for this account. */
-  accountId?: string | undefined;
-  /** The token must be consumer-bound to this consumer. */
-  consumerId?: string | undefined;
-  /** How the token was presented (RFC 9449 §7): a DPoP-bound token needs the DPoP scheme and a matching proof. */
-  dpop?: DPoPPresentation | undefined;
-}
+export type { VerifyAccessTokenOptions } from './verifier-contract.js';
 
 /** Hook for revocation checks of user tokens (the grant store); returns true when the token must be refused. */
 export type RevocationCheck = (claims: AccessTokenClaims) => Promise<boolean>;

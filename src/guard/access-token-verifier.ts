@@ -4,16 +4,16 @@
  * the account's own) holds its key.
  */
 import type { AccessTokenClaims } from '../token/access-token.js';
-import { verifyAccessTokenJWT, type VerifyAccessTokenOptions } from './access-token-jwt.js';
+import { verifyAccessTokenJWT } from './access-token-jwt.js';
 import type { SentinelContext } from '../http/context.js';
 import { isOAuthError } from '../errors.js';
 import { accountOfToken } from '../keys/keyring/per-account.js';
 import { kidOf, type KeyRing } from '../keys/keyring/ring.js';
 import type { ServiceKeys } from '../keys/keyring/service-keys.js';
 import { createLivenessCheck } from './token-liveness.js';
+import type { AccessTokenVerifier, VerifyAccessTokenOptions } from './verifier-contract.js';
 
-/** Verifies an access token issued by this service; throws an `invalid_token` OAuthError otherwise. */
-export type AccessTokenVerifier = (token: string, options?: VerifyAccessTokenOptions) => Promise<AccessTokenClaims>;
+export type { AccessTokenVerifier } from './verifier-contract.js';
 
 /** Builds the service's access-token verifier over its context and keys. */
 export function createAccessTokenVerifier(context: SentinelContext, serviceKeys: ServiceKeys): AccessTokenVerifier {

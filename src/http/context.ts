@@ -6,6 +6,7 @@ import type { Context as TraceContext } from '@opentelemetry/api';
 import type { AppStore } from '../apps/app.js';
 import type { ResolvedConfig } from '../config.js';
 import { createEmitter, eventsWanted } from '../events/emitter.js';
+import type { AccessTokenVerifier } from '../guard/verifier-contract.js';
 import type { EventInput } from '../events/sentinel-event.js';
 import type { SentinelRequest } from './messages.js';
 import type { KeySet } from '../keys/signing-keys.js';
@@ -27,6 +28,12 @@ export interface SentinelContext {
   emit(event: EventInput): void;
   /** The issuer identifier of one account: `{issuer}{basePath}/api/account/{accountId}` (RFC 8414, RFC 9207). */
   accountIssuer(accountId: string): string;
+  /**
+   * The service's access-token verifier (`sentinel.verifyAccessToken()`, the bearer guard's): every handler that
+   * accepts an access token as a presentation (UserInfo) verifies with it, so the key ring it picks (shared or the
+   * account's own), its one reload for an unknown `kid` and the liveness check are the same everywhere.
+   */
+  readonly verifyAccessToken: AccessTokenVerifier;
   /** The OpenTelemetry context of the request being handled: the parent of its store and signing spans. */
   readonly traceContext?: TraceContext | undefined;
   /** The span and metrics of the request being handled, when telemetry observes it (what handlers learn goes here). */
@@ -48,14 +55,39 @@ export function contextOf(sentinel: object): SentinelContext {
   return context;
 }
 
-/** Builds the context; its `emit` has no request (see {@link requestContext} for a handled request's). */
-export function createContext(input: { config: ResolvedConfig; keys: KeySet; store: Store; apps: AppStore }): SentinelContext {
-  const { config } = input;
-  return {
-    ...input,
+/** What {@link createContext} is built from: the collaborators, and how to make the verifier over the context. */
+export interface ContextInput {
+  config: ResolvedConfig;
+  keys: KeySet;
+  store: Store;
+  apps: AppStore;
+  /** Builds the service's access-token verifier over the finished context (it reads the context's stores and keys). */
+  verifier: (context: SentinelContext) => AccessTokenVerifier;
+}
+
+/** Stands in for the verifier while the context is being built; never reachable once createContext returns. */
+const notYetBuilt: AccessTokenVerifier = () => Promise.reject(new Error('the context is still being built'));
+
+/**
+ * Builds the context; its `emit` has no request (see {@link requestContext} for a handled request's).
+ *
+ * @example const context = createContext({ config, keys, store, apps, verifier: (built) => createAccessTokenVerifier(built, serviceKeys) });
+ */
+export function createContext(input: ContextInput): SentinelContext {
+  const { config, keys, store, apps, verifier } = input;
+  // Every field present from the start (one object shape); the verifier is set once the rest exists, since it is
+  // built over the context itself.
+  const context: { -readonly [K in keyof SentinelContext]: SentinelContext[K] } = {
+    config,
+    keys,
+    store,
+    apps,
     emit: createEmitter(config),
     accountIssuer: (accountId) => accountIssuerUrl(config, accountId),
+    verifyAccessToken: notYetBuilt,
   };
+  context.verifyAccessToken = verifier(context);
+  return context;
 }
 
 /**
@@ -79,6 +111,7 @@ export function requestContext(context: SentinelContext, request: SentinelReques
     apps: context.apps,
     emit,
     accountIssuer: context.accountIssuer,
+    verifyAccessToken: context.verifyAccessToken,
     traceContext,
     observation,
   };

@@ -5,29 +5,10 @@
 import { randomUUID } from 'node:crypto';
 import type { SentinelContext } from '../http/context.js';
 import { NO_STORE_JSON_HEADERS, type SentinelResponse } from '../http/messages.js';
-import { signJWT, type JWTClaims } from '../keys/jws.js';
+import { signJWT } from '../keys/jws.js';
+import type { AccessTokenClaims } from './access-token-claims.js';
 
-/**
- * Claims of an access token issued by sentinel-idp (RFC 9068 §2.2): on `req.sentinel` / `ctx.state.sentinel` /
- * `request.sentinel` behind `requireAccessToken`, and returned by `sentinel.verifyAccessToken()`.
- * @example const { sub: consumerId, client_id } = await sentinel.verifyAccessToken(token, { accountId });
- */
-export interface AccessTokenClaims extends JWTClaims {
-  iss: string;
-  sub: string;
-  aud: string | string[];
-  exp: number;
-  iat: number;
-  jti: string;
-  client_id: string;
-  azp: string;
-  /** `client_credentials` for consumer-bound tokens, `authorization_code` for user tokens. */
-  gty: string;
-  scope?: string;
-  auth_time?: number;
-  /** Grant (refresh family) id of user tokens; revoking the grant revokes the token. */
-  gid?: string;
-}
+export type { AccessTokenClaims } from './access-token-claims.js';
 
 /**
  * The claim that marks a v1 app token. Its `sub` is the client id, and client ids may be UUIDs like consumer ids:

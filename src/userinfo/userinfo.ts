@@ -7,7 +7,6 @@
  * `USERINFO_CORS`, src/http/cors.ts): the endpoint is authenticated by the token alone, never by cookies, so a browser
  * app on any origin may call it, as OpenID Connect clients in browsers do.
  */
-import { verifyAccessTokenJWT } from '../guard/access-token-jwt.js';
 import type { AccessTokenClaims } from '../token/access-token.js';
 import { readForm } from '../http/form-body.js';
 import type { SentinelContext } from '../http/context.js';
@@ -16,7 +15,6 @@ import { headerValue, noStoreJSON, type SentinelRequest, type SentinelResponse }
 import { single } from '../http/params.js';
 import { dpopUnauthorized, type DPoPPresentation } from '../dpop/resource.js';
 import { dpopHeader } from '../dpop/token-binding.js';
-import { createLivenessCheck } from '../guard/token-liveness.js';
 import { hasOpenIDScope } from '../token/id-token.js';
 import { loadUserClaims, scopeList } from './claims.js';
 import { routeUrl } from '../http/route-paths.js';
@@ -87,8 +85,9 @@ async function verifyUserToken(
   let claims: AccessTokenClaims;
   try {
     const dpop = presentation(context, request, accountId, presented.scheme);
-    // The bearer guard's liveness check: a revoked grant, or a deleted or disabled app, ends the token here too.
-    claims = await verifyAccessTokenJWT(context, presented.token, { accountId, dpop }, createLivenessCheck(context));
+    // The service's verifier, the bearer guard's: the same key ring (shared or the account's), the same one reload for
+    // a kid another instance just created, and the same liveness check (a revoked grant or a deleted app ends it).
+    claims = await context.verifyAccessToken(presented.token, { accountId, dpop });
   } catch (error) {
     // DPoP failures keep their own `WWW-Authenticate: DPoP` challenge (and a `DPoP-Nonce` when one is due).
     if (isOAuthError(error) && error.headers['www-authenticate']?.startsWith('DPoP') === true) throw error;

@@ -1,0 +1,27 @@
+/**
+ * The claims of an access token, on their own: the verifier's contract (`guard/verifier-contract.ts`), which the request
+ * context names, needs this type and may not import the issuing module (`access-token.ts`, which imports the context).
+ */
+import type { JWTClaims } from '../keys/jws.js';
+
+/**
+ * Claims of an access token issued by sentinel-idp (RFC 9068 §2.2): on `req.sentinel` / `ctx.state.sentinel` /
+ * `request.sentinel` behind `requireAccessToken`, and returned by `sentinel.verifyAccessToken()`.
+ * @example const { sub: consumerId, client_id } = await sentinel.verifyAccessToken(token, { accountId });
+ */
+export interface AccessTokenClaims extends JWTClaims {
+  iss: string;
+  sub: string;
+  aud: string | string[];
+  exp: number;
+  iat: number;
+  jti: string;
+  client_id: string;
+  azp: string;
+  /** `client_credentials` for consumer-bound tokens, `authorization_code` for user tokens. */
+  gty: string;
+  scope?: string;
+  auth_time?: number;
+  /** Grant (refresh family) id of user tokens; revoking the grant revokes the token. */
+  gid?: string;
+}
