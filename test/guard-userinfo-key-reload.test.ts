@@ -104,6 +104,29 @@ await describeOnSharedRedis('guard-userinfo-key-reload', 'UserInfo on another in
       expect((await b.verifyAccessToken(token)).sub).toBe(USER_ID);
     });
 
+    it('introspection and revocation on B find the token too, and the revocation takes', async () => {
+      const ringName = `lookup-${randomBytes(6).toString('hex')}`;
+      const a = instance(newStore(), ringName);
+      const b = instance(newStore(), ringName);
+      await a.ready();
+      await b.ready();
+      const before = await appToken(a);
+      expect(await a.revokeKey(kidOf(before))).toBe(true);
+      const token = await userToken(a);
+      expect(b.jwks().keys.map((key) => key.kid)).not.toContain(kidOf(token));
+      const client = { headers: { authorization: basic(CLIENT_ID, CLIENT_SECRET) } };
+      const body = `token=${token}&token_type_hint=access_token`;
+
+      const introspected = await postForm(b, `${ACCOUNT_PATH}/token/introspect`, body, client);
+      expect(introspected.status, introspected.body).toBe(200);
+      expect(jsonOf(introspected)).toMatchObject({ active: true, sub: USER_ID, client_id: CLIENT_ID });
+
+      // RFC 7009 answers 200 whether or not it found the token: what shows it took is that the token now fails.
+      expect((await postForm(b, `${ACCOUNT_PATH}/token/revoke`, body, client)).status).toBe(200);
+      await expect(a.verifyAccessToken(token)).rejects.toMatchObject({ code: 'invalid_token' });
+      expect(jsonOf(await postForm(b, `${ACCOUNT_PATH}/token/introspect`, body, client))).toEqual({ active: false });
+    });
+
     it("with keysPerAccount, UserInfo on B reloads the account's own ring for a key it has not loaded", async () => {
       const ringName = `userinfo-${randomBytes(6).toString('hex')}`;
       const store = newStore();

@@ -11,7 +11,8 @@ import { accountOfToken } from '../keys/keyring/per-account.js';
 import { kidOf, type KeyRing } from '../keys/keyring/ring.js';
 import type { ServiceKeys } from '../keys/keyring/service-keys.js';
 import { createLivenessCheck } from './token-liveness.js';
-import type { AccessTokenVerifier, VerifyAccessTokenOptions } from './verifier-contract.js';
+import { createRevocationCheck } from '../token/grant-records.js';
+import type { AccessTokenVerifier, ServiceVerifyOptions } from './verifier-contract.js';
 
 export type { AccessTokenVerifier } from './verifier-contract.js';
 
@@ -21,24 +22,34 @@ export function createAccessTokenVerifier(context: SentinelContext, serviceKeys:
   // User tokens (with a grant id) are checked against revocations; consumer-bound tokens stay store-free.
   // Tokens of a deleted app fail the guard too (within the presence cache's TTL, at once on this instance).
   const isRevoked = createLivenessCheck(context);
+  const isGrantRevoked = createRevocationCheck(context);
   const issuerPrefix = context.accountIssuer('');
 
-  async function verifyWithRing(target: KeyRing, token: string, verifyOptions: VerifyAccessTokenOptions): Promise<AccessTokenClaims> {
+  // A presentation (guard, UserInfo, the host) must be live and carry its proof; a lookup by the token's own client
+  // (introspection, revocation) skips the binding and checks the grant only when asked. Both go through the same
+  // key-ring choice and unknown-kid reload below, so every instance finds a token another one just signed.
+  function verify(token: string, options: ServiceVerifyOptions): Promise<AccessTokenClaims> {
+    const { lookup } = options;
+    if (lookup === undefined) return verifyAccessTokenJWT(context, token, options, isRevoked);
+    return verifyAccessTokenJWT(context, token, options, lookup.checkRevocation ? isGrantRevoked : undefined, false);
+  }
+
+  async function verifyWithRing(target: KeyRing, token: string, verifyOptions: ServiceVerifyOptions): Promise<AccessTokenClaims> {
     const keysLoaded = target.fresh();
     if (keysLoaded !== undefined) await keysLoaded;
     try {
-      return await verifyAccessTokenJWT(context, token, verifyOptions, isRevoked);
+      return await verify(token, verifyOptions);
     } catch (error) {
       // A kid this instance does not know may be a key another instance just created (after a revocation): reload
       // once, rate-limited, and decide again.
       const kid = isOAuthError(error) && error.code === 'invalid_token' ? kidOf(token) : undefined;
       if (kid === undefined || keys.byKid.has(kid) || !(await target.refreshForUnknownKid())) throw error;
-      return verifyAccessTokenJWT(context, token, verifyOptions, isRevoked);
+      return verify(token, verifyOptions);
     }
   }
 
   return async (token, verifyOptions = {}) => {
-    if (ring === undefined) return verifyAccessTokenJWT(context, token, verifyOptions, isRevoked);
+    if (ring === undefined) return verify(token, verifyOptions);
     if (accountRings !== undefined) {
       const accountId = verifyOptions.accountId ?? accountOfToken(token, issuerPrefix);
       if (accountId !== undefined && (await context.apps.hasAccount(accountId))) {

@@ -19,5 +19,15 @@ export interface VerifyAccessTokenOptions {
   dpop?: DPoPPresentation | undefined;
 }
 
+/**
+ * The service's own options on top of the host's: `lookup` is for the token's client at introspection and revocation
+ * (RFC 7662, RFC 7009), which presents no DPoP proof and decides itself what a revoked grant means. A host cannot pass
+ * it: `sentinel.verifyAccessToken()` accepts only the keys of {@link VerifyAccessTokenOptions}.
+ */
+export interface ServiceVerifyOptions extends VerifyAccessTokenOptions {
+  /** Look the token up for its client: no key-binding check; the grant's revocation only when `checkRevocation`. */
+  lookup?: { readonly checkRevocation: boolean } | undefined;
+}
+
 /** Verifies an access token issued by this service; throws an `invalid_token` OAuthError otherwise. */
-export type AccessTokenVerifier = (token: string, options?: VerifyAccessTokenOptions) => Promise<AccessTokenClaims>;
+export type AccessTokenVerifier = (token: string, options?: ServiceVerifyOptions) => Promise<AccessTokenClaims>;

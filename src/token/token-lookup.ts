@@ -2,11 +2,10 @@
  * Finding what a presented token is, for revocation (RFC 7009) and introspection (RFC 7662): a refresh token by
  * its digest, an access token by its signature. Unknown, foreign and malformed tokens are all just `null`.
  */
-import { verifyAccessTokenJWT } from '../guard/access-token-jwt.js';
 import type { AccessTokenClaims } from './access-token.js';
 import type { SentinelContext } from '../http/context.js';
 import { isOAuthError } from '../errors.js';
-import { createRevocationCheck, findRefreshRecord, type RefreshRecord } from './grant-records.js';
+import { findRefreshRecord, type RefreshRecord } from './grant-records.js';
 
 /** Which kind of token to try first (`token_type_hint`); the other kind is tried next (RFC 7009 §2.1). */
 export type TokenTypeHint = 'access_token' | 'refresh_token';
@@ -19,6 +18,9 @@ function findRefreshToken(context: SentinelContext, token: string): Promise<Refr
   return findRefreshRecord(context, token);
 }
 
+const REVOCATION_CHECKED = Object.freeze({ checkRevocation: true });
+const REVOCATION_IGNORED = Object.freeze({ checkRevocation: false });
+
 async function findAccessToken(
   context: SentinelContext,
   token: string,
@@ -28,7 +30,9 @@ async function findAccessToken(
   // Only JWS-shaped values can be access tokens; skip the signature work for anything else.
   if (token.split('.').length !== 3) return null;
   try {
-    return await verifyAccessTokenJWT(context, token, { accountId }, checkRevocation ? createRevocationCheck(context) : undefined, false);
+    // The service's verifier, as a lookup: the same ring choice and unknown-kid reload as the guard, so a token that
+    // another instance signed with a key made since this one last read the ring is found (and revoked) here too.
+    return await context.verifyAccessToken(token, { accountId, lookup: checkRevocation ? REVOCATION_CHECKED : REVOCATION_IGNORED });
   } catch (error) {
     if (isOAuthError(error) && error.code === 'invalid_token') return null;
     throw error;
