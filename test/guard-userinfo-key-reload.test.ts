@@ -17,6 +17,7 @@ import {
   ACCOUNT_PATH,
   authorizeQuery,
   call,
+  consumerToken,
   exchangeCode,
   jsonOf,
   openLogin,
@@ -24,7 +25,7 @@ import {
   postLogin,
   startInteraction,
 } from './helpers/direct-flow.js';
-import { ACCOUNT, appTokenPath, baseOptions, basic, CLIENT_ID, CLIENT_SECRET, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
+import { ACCOUNT, baseOptions, basic, CLIENT_ID, CLIENT_SECRET, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 import { kidOf } from './helpers/jwt.js';
 import { ALICE } from './helpers/oidc.js';
 import { pkcePair } from './helpers/pkce.js';
@@ -67,14 +68,6 @@ async function userToken(sentinel: Sentinel): Promise<string> {
   return jsonOf(exchanged).access_token as string;
 }
 
-async function appToken(sentinel: Sentinel): Promise<string> {
-  const response = await postForm(sentinel, appTokenPath(), 'grant_type=client_credentials', {
-    headers: { authorization: basic(CLIENT_ID, CLIENT_SECRET) },
-  });
-  expect(response.status, response.body).toBe(200);
-  return jsonOf(response).access_token as string;
-}
-
 await describeOnSharedRedis('guard-userinfo-key-reload', 'UserInfo on another instance after an emergency key revocation', (newStore) => {
   describe('a token signed by a key this instance has not loaded yet', () => {
     it('UserInfo on B reloads the ring once and answers the claims, as the bearer guard does', async () => {
@@ -85,7 +78,7 @@ await describeOnSharedRedis('guard-userinfo-key-reload', 'UserInfo on another in
       await b.ready();
 
       // Both instances sign and verify with the first key.
-      const before = await appToken(a);
+      const before = await consumerToken(a);
       expect((await b.verifyAccessToken(before)).client_id).toBe(CLIENT_ID);
 
       // The emergency revocation on A: its successor signs at once, and B has not read the ring since.
@@ -110,7 +103,7 @@ await describeOnSharedRedis('guard-userinfo-key-reload', 'UserInfo on another in
       const b = instance(newStore(), ringName);
       await a.ready();
       await b.ready();
-      const before = await appToken(a);
+      const before = await consumerToken(a);
       expect(await a.revokeKey(kidOf(before))).toBe(true);
       const token = await userToken(a);
       expect(b.jwks().keys.map((key) => key.kid)).not.toContain(kidOf(token));
@@ -133,7 +126,7 @@ await describeOnSharedRedis('guard-userinfo-key-reload', 'UserInfo on another in
       const b = instance(newStore(), ringName, true);
       await b.ready();
       // B creates and loads the account's ring by signing for the account.
-      const before = await appToken(b);
+      const before = await consumerToken(b);
       // An emergency revocation of the account's signing key by an operator (what `keys revoke --account` writes):
       // a successor signs at once, and B re-reads the account's ring only every refreshSeconds.
       const revoked = await updateRing(store, accountRingName(ringName, ACCOUNT), (current) =>

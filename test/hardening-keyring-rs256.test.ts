@@ -11,11 +11,19 @@ import { createLocalJWKSet, jwtVerify } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MemoryStore, type Sentinel, type SentinelOptions, type Store } from '../src/index.js';
 import { RedisStore } from '../src/stores/redis.js';
-import { ACCOUNT_PATH, authorizeQuery, call, openLogin, postForm, postLogin, startInteraction, TOKEN_PATH } from './helpers/direct-flow.js';
+import {
+  ACCOUNT_PATH,
+  authorizeQuery,
+  call,
+  consumerToken,
+  openLogin,
+  postForm,
+  postLogin,
+  startInteraction,
+  TOKEN_PATH,
+} from './helpers/direct-flow.js';
 import {
   ACCOUNT,
-  appTokenPath,
-  basic,
   CC_ONLY_CLIENT_ID,
   CC_ONLY_SECRET,
   CLIENT_ID,
@@ -32,7 +40,7 @@ import { deleteByPrefix, REDIS_URL, requireAvailable, sharedRedis } from './help
 const redis = await sharedRedis('hardening-keyring-rs256');
 const PREFIX = `sentinel-rs256-test:${randomBytes(8).toString('hex')}:`;
 const ENCRYPTION_KEY = randomBytes(32).toString('base64url');
-const FORM = 'application/x-www-form-urlencoded';
+const _FORM = 'application/x-www-form-urlencoded';
 
 let client: Redis | undefined;
 let stores = 0;
@@ -100,17 +108,6 @@ const algorithmsOf = (sentinel: Sentinel): string[] =>
     .keys.map((key) => String(key.alg))
     .sort();
 
-async function accessToken(sentinel: Sentinel): Promise<string> {
-  const response = await call(sentinel, {
-    method: 'POST',
-    path: appTokenPath(),
-    headers: { 'content-type': FORM, authorization: basic(CLIENT_ID, CLIENT_SECRET) },
-    body: 'grant_type=client_credentials',
-  });
-  expect(response.status).toBe(200);
-  return (JSON.parse(response.body as string) as { access_token: string }).access_token;
-}
-
 /** The ID token of a code flow with `openid`, for the confidential app (which registered no ID token algorithm). */
 async function idToken(sentinel: Sentinel): Promise<string> {
   const { verifier, challenge } = pkcePair();
@@ -143,7 +140,7 @@ describe.each(STORES)('keyRotation on %s', (storeName, newStore) => {
     const { sentinel, warnings } = instance(newStore());
     await sentinel.ready();
     expect(algorithmsOf(sentinel)).toEqual(['ES256', 'RS256']);
-    expect(headerOf(await accessToken(sentinel)).alg).toBe('ES256');
+    expect(headerOf(await consumerToken(sentinel)).alg).toBe('ES256');
     const token = await idToken(sentinel);
     expect(headerOf(token).alg).toBe('RS256');
     const verified = await jwtVerify(token, createLocalJWKSet(sentinel.jwks()), { algorithms: ['RS256'] });
@@ -194,13 +191,13 @@ describe.each(STORES)('keyRotation on %s', (storeName, newStore) => {
     // Published now (a new ES256 key with it, so that both rotate in step from here on), signing only after the
     // pre-publication delay: a relying party may hold a JWKS without it until then.
     expect(algorithmsOf(upgraded.sentinel)).toEqual(['ES256', 'ES256', 'RS256']);
-    expect(headerOf(await accessToken(upgraded.sentinel)).kid).toBe(oldKey?.kid);
+    expect(headerOf(await consumerToken(upgraded.sentinel)).kid).toBe(oldKey?.kid);
     expect(headerOf(await idToken(upgraded.sentinel))).toMatchObject({ alg: 'ES256', kid: oldKey?.kid });
     expect(await advertised(upgraded.sentinel)).toEqual(['ES256']);
 
     // The old instance publishes it too once it has refreshed (refreshSeconds 10).
     advance(11);
-    await accessToken(old.sentinel);
+    await consumerToken(old.sentinel);
     expect(algorithmsOf(old.sentinel)).toEqual(['ES256', 'ES256', 'RS256']);
 
     advance(10);
@@ -208,7 +205,7 @@ describe.each(STORES)('keyRotation on %s', (storeName, newStore) => {
     const token = await idToken(upgraded.sentinel);
     expect(headerOf(token)).toMatchObject({ alg: 'RS256', kid: rsa?.kid });
     await jwtVerify(token, createLocalJWKSet(old.sentinel.jwks()), { algorithms: ['RS256'] });
-    expect(headerOf(await accessToken(upgraded.sentinel)).kid).not.toBe(oldKey?.kid);
+    expect(headerOf(await consumerToken(upgraded.sentinel)).kid).not.toBe(oldKey?.kid);
     expect((await advertised(upgraded.sentinel)).sort()).toEqual(['ES256', 'RS256']);
     expect(upgraded.warnings).toEqual([]);
   });
@@ -218,14 +215,14 @@ describe.each(STORES)('keyRotation on %s', (storeName, newStore) => {
     await sentinel.ready();
     const before = await idToken(sentinel);
     const revoked = String(headerOf(before).kid);
-    const accessKid = headerOf(await accessToken(sentinel)).kid;
+    const accessKid = headerOf(await consumerToken(sentinel)).kid;
     expect(await sentinel.revokeKey(revoked)).toBe(true);
     const after = await idToken(sentinel);
     expect(headerOf(after).alg).toBe('RS256');
     expect(headerOf(after).kid).not.toBe(revoked);
     await jwtVerify(after, createLocalJWKSet(sentinel.jwks()), { algorithms: ['RS256'] });
     expect(sentinel.jwks().keys.map((key) => key.kid)).not.toContain(revoked);
-    expect(headerOf(await accessToken(sentinel)).kid).toBe(accessKid);
+    expect(headerOf(await consumerToken(sentinel)).kid).toBe(accessKid);
   });
 
   it.skipIf(skip)('the RS256 key rotates on the ES256 schedule', async () => {
@@ -235,13 +232,13 @@ describe.each(STORES)('keyRotation on %s', (storeName, newStore) => {
     const first = new Map(sentinel.jwks().keys.map((key) => [String(key.alg), String(key.kid)]));
     // 600 s period, 20 s pre-publication: at 581 s the next keys are due, and published.
     advance(581);
-    await accessToken(sentinel);
+    await consumerToken(sentinel);
     expect(algorithmsOf(sentinel)).toEqual(['ES256', 'ES256', 'RS256', 'RS256']);
     expect(headerOf(await idToken(sentinel)).kid).toBe(first.get('RS256'));
     advance(21);
     const token = await idToken(sentinel);
     expect(headerOf(token).alg).toBe('RS256');
     expect(headerOf(token).kid).not.toBe(first.get('RS256'));
-    expect(headerOf(await accessToken(sentinel)).kid).not.toBe(first.get('ES256'));
+    expect(headerOf(await consumerToken(sentinel)).kid).not.toBe(first.get('ES256'));
   });
 });

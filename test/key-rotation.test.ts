@@ -18,7 +18,7 @@ import {
   OTHER_CLIENT_ID,
   OTHER_SECRET,
 } from './helpers/fixtures.js';
-import { call } from './helpers/direct-flow.js';
+import { call, consumerToken } from './helpers/direct-flow.js';
 import { kidOf } from './helpers/jwt.js';
 import { contextOf } from '../src/http/context.js';
 
@@ -53,17 +53,6 @@ function instance(store: Store, overrides: Partial<SentinelOptions> = {}): Senti
   });
 }
 
-async function appToken(sentinel: Sentinel): Promise<string> {
-  const response = await call(sentinel, {
-    method: 'POST',
-    path: appTokenPath(),
-    headers: { 'content-type': FORM, authorization: basic(CLIENT_ID, CLIENT_SECRET) },
-    body: 'grant_type=client_credentials',
-  });
-  expect(response.status).toBe(200);
-  return (JSON.parse(response.body as string) as { access_token: string }).access_token;
-}
-
 async function accepts(sentinel: Sentinel, token: string): Promise<boolean> {
   const result = await sentinel.checkBearer(`Bearer ${token}`, { accountId: ACCOUNT, consumerId: CONSUMER_UUID });
   return result.ok;
@@ -91,7 +80,7 @@ describe('keyRotation: a key ring in the store', () => {
     await Promise.all([a.ready(), b.ready()]);
     expect(a.jwks().keys).toHaveLength(1);
     expect(b.jwks()).toEqual(a.jwks());
-    const token = await appToken(a);
+    const token = await consumerToken(a);
     expect(await accepts(b, token)).toBe(true);
     const stored = (await store.get('keyring:default')) as string;
     expect(stored).not.toContain('"d"');
@@ -118,11 +107,11 @@ describe('keyRotation: a key ring in the store', () => {
     const store = new MemoryStore();
     const [a, b] = [instance(store), instance(store)];
     await Promise.all([a.ready(), b.ready()]);
-    const first = await appToken(a);
+    const first = await consumerToken(a);
     const firstKid = kidOf(first);
     // 600 s period, 20 s pre-publication: at 581 s the next key is due.
     advance(581);
-    const [left, right] = await Promise.all([appToken(a), appToken(b)]);
+    const [left, right] = await Promise.all([consumerToken(a), consumerToken(b)]);
     expect(kidOf(left)).toBe(firstKid);
     expect(kidOf(right)).toBe(firstKid);
     expect(a.jwks().keys).toHaveLength(2);
@@ -131,11 +120,11 @@ describe('keyRotation: a key ring in the store', () => {
     const next = a.jwks().keys.find((key) => key.kid !== firstKid)?.kid;
     // Before activation it is published but does not sign.
     advance(10);
-    expect(kidOf(await appToken(b))).toBe(firstKid);
+    expect(kidOf(await consumerToken(b))).toBe(firstKid);
     advance(11);
-    const later = await appToken(b);
+    const later = await consumerToken(b);
     expect(kidOf(later)).toBe(next);
-    expect(kidOf(await appToken(a))).toBe(next);
+    expect(kidOf(await consumerToken(a))).toBe(next);
     const lastOld = left;
     expect(await accepts(a, lastOld)).toBe(true);
     // Retention: accessTokenTtl 120 + clockTolerance 5 after the successor activated.
@@ -143,7 +132,7 @@ describe('keyRotation: a key ring in the store', () => {
     expect(a.jwks().keys.map((key) => key.kid)).toContain(firstKid);
     advance(30);
     expect(a.jwks().keys.map((key) => key.kid)).toEqual([next]);
-    expect(await accepts(b, await appToken(a))).toBe(true);
+    expect(await accepts(b, await consumerToken(a))).toBe(true);
   });
 
   it('revokeKey: gone from the JWKS at once, refused here at once and on the other instance within refreshSeconds', async () => {
@@ -151,13 +140,13 @@ describe('keyRotation: a key ring in the store', () => {
     const store = new MemoryStore();
     const [a, b] = [instance(store), instance(store)];
     await Promise.all([a.ready(), b.ready()]);
-    const token = await appToken(a);
+    const token = await consumerToken(a);
     const kid = kidOf(token);
     expect(await accepts(b, token)).toBe(true);
     expect(await a.revokeKey(kid)).toBe(true);
     expect(a.jwks().keys.map((key) => key.kid)).not.toContain(kid);
     expect(await accepts(a, token)).toBe(false);
-    const replacement = await appToken(a);
+    const replacement = await consumerToken(a);
     expect(kidOf(replacement)).not.toBe(kid);
     // b learns of the new key on its first token signed by it (an unknown kid reloads the ring once).
     expect(await accepts(b, replacement)).toBe(true);
@@ -171,7 +160,7 @@ describe('keyRotation: a key ring in the store', () => {
     const store = new MemoryStore();
     const [a, b] = [instance(store), instance(store)];
     await Promise.all([a.ready(), b.ready()]);
-    const token = await appToken(a);
+    const token = await consumerToken(a);
     expect(await accepts(b, token)).toBe(true);
     await a.revokeKey(kidOf(token));
     advance(10);
@@ -182,7 +171,7 @@ describe('keyRotation: a key ring in the store', () => {
     const store = new MemoryStore();
     const a = instance(store);
     await a.ready();
-    const token = await appToken(a);
+    const token = await consumerToken(a);
     const restarted = instance(store);
     await restarted.ready();
     expect(restarted.jwks()).toEqual(a.jwks());
@@ -216,7 +205,7 @@ describe('keyRotation: a key ring in the store', () => {
     await expect(wrong.rotateKeys()).rejects.toThrow(/keyRotation\.encryptionKey/);
     expect(JSON.parse((await store.get('keyring:default')) as string).keys).toHaveLength(1);
     advance(10);
-    expect(await accepts(a, await appToken(a))).toBe(true);
+    expect(await accepts(a, await consumerToken(a))).toBe(true);
     expect(a.jwks().keys).toHaveLength(2);
   });
 

@@ -5,7 +5,7 @@
  */
 import { expect } from 'vitest';
 import type { Sentinel, SentinelRequest, SentinelResponse, Store } from '../../src/index.js';
-import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, PASSWORD, REDIRECT_URI, USERNAME } from './fixtures.js';
+import { ACCOUNT, appTokenPath, basic, CLIENT_ID, CLIENT_SECRET, PASSWORD, REDIRECT_URI, USERNAME } from './fixtures.js';
 import { pkcePair } from './pkce.js';
 
 export const FORM = 'application/x-www-form-urlencoded';
@@ -150,6 +150,20 @@ export function useRefreshToken(sentinel: Sentinel, refreshToken: string): Promi
       client_secret: CLIENT_SECRET,
     }).toString(),
   );
+}
+
+/**
+ * A consumer-bound access token of the fixture app (client credentials at the v2 app-token path, HTTP Basic), for
+ * suites that only need a token signed by the current key.
+ *
+ * @example const token = await consumerToken(sentinel);
+ */
+export async function consumerToken(sentinel: Sentinel): Promise<string> {
+  const response = await postForm(sentinel, appTokenPath(), 'grant_type=client_credentials', {
+    headers: { authorization: basic(CLIENT_ID, CLIENT_SECRET) },
+  });
+  expect(response.status, response.body).toBe(200);
+  return jsonOf(response).access_token as string;
 }
 
 /** The JSON body of a response. */
