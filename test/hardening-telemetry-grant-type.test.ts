@@ -5,22 +5,13 @@
  * is registered globally with in-memory exporters (ISOLATED in vitest.config.ts).
  */
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Sentinel, SentinelResponse } from '../src/index.js';
 import { ACCOUNT_PATH, jsonOf, postForm, TOKEN_PATH } from './helpers/direct-flow.js';
 import { appTokenPath, ccBody, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, makeSentinel } from './helpers/fixtures.js';
-import { type RegisteredSDK, registerSDK } from './helpers/otel-sdk.js';
+import { registerSuiteSDK } from './helpers/otel-sdk.js';
 
-let sdk: RegisteredSDK;
-beforeAll(() => {
-  sdk = registerSDK();
-});
-afterAll(async () => {
-  await sdk.shutdown();
-});
-beforeEach(async () => {
-  await sdk.reset();
-});
+const sdk = registerSuiteSDK();
 
 const V1_APP_TOKEN = `${ACCOUNT_PATH}/app/token`;
 

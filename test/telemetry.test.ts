@@ -5,7 +5,7 @@
  */
 import { type Attributes, context, SpanKind, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { MemoryStore, type SentinelEvent, type Store } from '../src/index.js';
 import { ROUTES } from '../src/http/routes.js';
 import { tracer } from '../src/telemetry/instruments.js';
@@ -37,18 +37,9 @@ import {
   PASSWORD,
   USERNAME,
 } from './helpers/fixtures.js';
-import { type Point, type RegisteredSDK, registerSDK, total } from './helpers/otel-sdk.js';
+import { type Point, registerSuiteSDK, total } from './helpers/otel-sdk.js';
 
-let sdk: RegisteredSDK;
-beforeAll(() => {
-  sdk = registerSDK();
-});
-afterAll(async () => {
-  await sdk.shutdown();
-});
-beforeEach(async () => {
-  await sdk.reset();
-});
+const sdk = registerSuiteSDK();
 
 function spanNamed(name: string): ReadableSpan {
   const span = sdk.spans().find((candidate) => candidate.name === name);

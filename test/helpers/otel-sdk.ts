@@ -13,6 +13,7 @@ import {
 } from '@opentelemetry/sdk-metrics';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { afterAll, beforeEach } from 'vitest';
 
 /** One exported data point of a metric: a counter's sum or a histogram's count and sum. */
 export interface Point {
@@ -93,4 +94,17 @@ export function total(points: Point[], metric: string, attributes: Record<string
   return points
     .filter((point) => point.metric === metric && Object.entries(attributes).every(([key, value]) => point.attributes[key] === value))
     .reduce((sum, point) => sum + point.value, 0);
+}
+
+/**
+ * The SDK for one test file: registered now, emptied before each test, shut down after the file (the files that use
+ * it run in a process of their own: the providers are global).
+ *
+ * @example const sdk = registerSuiteSDK(); it('…', async () => { expect(sdk.spans()).toHaveLength(1); });
+ */
+export function registerSuiteSDK(): RegisteredSDK {
+  const sdk = registerSDK();
+  beforeEach(() => sdk.reset());
+  afterAll(() => sdk.shutdown());
+  return sdk;
 }
