@@ -9,13 +9,23 @@ import { afterAll, beforeAll, describe } from 'vitest';
 import { RedisStore } from '../../src/stores/redis.js';
 import { deleteByPrefix, REDIS_URL, requireAvailable, sharedRedis } from './redis.js';
 
+/** The block's own Redis client and key prefix, for a case that reads what the stores wrote. */
+export interface SharedRedisBlock {
+  client: Redis;
+  prefix: string;
+}
+
 /**
- * Declares `title` on the shared Redis; `body` declares its cases and calls `newStore()` inside them (after the
- * block's client exists). Every store it makes shares the block's prefix, as instances of one deployment do.
+ * Declares `title` on the shared Redis; `body` declares its cases and calls `newStore()` (and `block()`) inside them,
+ * after the block's client exists. Every store it makes shares the block's prefix, as instances of one deployment do.
  *
  * @example await describeOnSharedRedis('race-session', 'RedisStore (two instances)', (newStore) => cases('RedisStore', () => [newStore(), newStore()]));
  */
-export async function describeOnSharedRedis(suite: string, title: string, body: (newStore: () => RedisStore) => void): Promise<void> {
+export async function describeOnSharedRedis(
+  suite: string,
+  title: string,
+  body: (newStore: () => RedisStore, block: () => SharedRedisBlock) => void,
+): Promise<void> {
   const redis = await sharedRedis(suite);
   describe.skipIf(redis.skip)(title, () => {
     const prefix = `sentinel-${suite}-test:${randomBytes(8).toString('hex')}:`;
@@ -32,9 +42,13 @@ export async function describeOnSharedRedis(suite: string, title: string, body: 
       client.disconnect();
     });
 
-    body(() => {
-      if (client === undefined) throw new Error('the Redis client is made in beforeAll: call newStore() inside a case');
-      return new RedisStore(client, { prefix });
-    });
+    const made = (): Redis => {
+      if (client === undefined) throw new Error('the Redis client is made in beforeAll: use it inside a hook or case');
+      return client;
+    };
+    body(
+      () => new RedisStore(made(), { prefix }),
+      () => ({ client: made(), prefix }),
+    );
   });
 }
