@@ -1,23 +1,9 @@
-/**
- * The options rule of `npm run docs:check` (scripts/check-options-doc.ts) on a small package written to a temporary
- * folder, and on the real `SentinelOptions`.
- */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { scratchPackage } from './helpers/scratch-package.js';
 import { findOptionFieldGaps, OPTION_INTERFACES } from '../scripts/check-options-doc.js';
 import { ROOT } from './helpers/dist.js';
 
-const root = mkdtempSync(join(tmpdir(), 'sentinel-idp-options-doc-'));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
-
-function write(path: string, text: string): void {
-  mkdirSync(join(root, path, '..'), { recursive: true });
-  writeFileSync(join(root, path), text);
-}
-
-write('tsconfig.json', JSON.stringify({ compilerOptions: { strict: true, module: 'ESNext', moduleResolution: 'Bundler' } }));
+const { root, write } = scratchPackage('options-doc');
 write(
   'src/options.ts',
   `/** Options. @example const o: Options = { name: 'x' }; */

@@ -1,21 +1,8 @@
-/**
- * The documentation rule (scripts/check-tsdoc.ts) on a small package written to a temporary folder.
- */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { scratchPackage } from './helpers/scratch-package.js';
 import { findDocumentationGaps } from '../scripts/check-tsdoc.js';
 
-const root = mkdtempSync(join(tmpdir(), 'sentinel-idp-tsdoc-'));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
-
-function write(path: string, text: string): void {
-  mkdirSync(join(root, path, '..'), { recursive: true });
-  writeFileSync(join(root, path), text);
-}
-
-write('tsconfig.json', JSON.stringify({ compilerOptions: { strict: true, module: 'ESNext', moduleResolution: 'Bundler' } }));
+const { root, write } = scratchPackage('tsdoc');
 write(
   'src/parts.ts',
   `/**
