@@ -17,19 +17,10 @@
  */
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
-import type { Store } from '../stores/store.js';
 
 /** A reserved attempt: give the slot back once the token proved right. */
 export interface TokenAttempt {
   succeeded(): Promise<void>;
-}
-
-interface RefundingStore extends Store {
-  decrement(key: string): Promise<number>;
-}
-
-function canRefund(store: Store): store is RefundingStore {
-  return typeof (store as Partial<RefundingStore>).decrement === 'function';
 }
 
 /**
@@ -69,7 +60,8 @@ export async function reserveTokenAttempt(
   if ((await context.store.increment(key, windowSeconds * 1000)) > limit) throw throttled(context, accountId, clientId);
   return {
     async succeeded() {
-      if (canRefund(context.store)) await context.store.decrement(key);
+      // A Store without the optional `decrement` keeps the slot: it only ever throttles sooner.
+      await context.store.decrement?.(key);
     },
   };
 }

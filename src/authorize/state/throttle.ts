@@ -17,7 +17,6 @@
 import type { SentinelContext } from '../../http/context.js';
 import { OAuthError } from '../../errors.js';
 import { digest } from '../../lib/random-secrets.js';
-import type { Store } from '../../stores/store.js';
 
 /** The counters one login attempt touches. */
 export interface ThrottleKeys {
@@ -45,18 +44,6 @@ export function throttleKeys(accountId: string, username: string, ip: string | n
     usernameDigest: usernameDigest.slice(0, 22),
     ip: ip === null ? null : `throttle:ip:${ip}`,
   };
-}
-
-/**
- * A store that can give a counter slot back. MemoryStore and RedisStore can; a custom Store without `decrement`
- * simply never gets slots back, which only ever errs toward throttling sooner.
- */
-interface RefundingStore extends Store {
-  decrement(key: string): Promise<number>;
-}
-
-function canRefund(store: Store): store is RefundingStore {
-  return typeof (store as Partial<RefundingStore>).decrement === 'function';
 }
 
 async function count(context: SentinelContext, key: string): Promise<number> {
@@ -117,8 +104,10 @@ export async function reserveOrRefuse(
   });
 }
 
+// `decrement` is optional in the Store contract (MemoryStore and RedisStore have it): a custom Store without it simply
+// never gets address slots back, which only ever errs toward throttling sooner.
 async function refundAddress(context: SentinelContext, keys: ThrottleKeys): Promise<void> {
-  if (keys.ip !== null && canRefund(context.store)) await context.store.decrement(keys.ip);
+  if (keys.ip !== null) await context.store.decrement?.(keys.ip);
 }
 
 /**
@@ -130,7 +119,7 @@ async function refundAddress(context: SentinelContext, keys: ThrottleKeys): Prom
  * await settleSuccess(context, keys);
  */
 export async function settleSuccess(context: SentinelContext, keys: ThrottleKeys): Promise<void> {
-  if (canRefund(context.store)) await context.store.decrement(keys.username);
+  if (context.store.decrement !== undefined) await context.store.decrement(keys.username);
   else await context.store.delete(keys.username);
   await refundAddress(context, keys);
 }
