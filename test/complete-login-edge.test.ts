@@ -38,7 +38,8 @@ describe('completeLogin() at the edge', () => {
     const csrf = await openLogin(sentinel, viaRoute.interaction);
     const routeAnswer = await postLogin(sentinel, viaRoute.interaction, { csrf_token: csrf, username: USERNAME, password: PASSWORD });
     const viaHost = await startInteraction(sentinel);
-    const hostAnswer = await sentinel.completeLogin(viaHost.interaction, { userId: USER_ID });
+    // The same method as the form's, so both sign-ins reach the same level and their events the same fields.
+    const hostAnswer = await sentinel.completeLogin(viaHost.interaction, { userId: USER_ID, amr: ['pwd'] });
 
     expect(routeAnswer.status).toBe(500);
     expect(String(routeAnswer.headers['content-type'])).toContain('text/html');

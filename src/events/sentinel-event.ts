@@ -18,6 +18,15 @@ interface EventBase {
 }
 
 /**
+ * How the user of a sign-in, session or user token authenticated (step-up): the `acr` level and the RFC 8176 `amr`
+ * methods, names of methods only, never a credential.
+ */
+interface AssuranceFields {
+  acr?: string | undefined;
+  amr?: string[] | undefined;
+}
+
+/**
  * Something the service did or refused, for audit logs and metrics, including the attacks worth alerting on: a
  * replayed code (RFC 6749 §4.1.2), a reused refresh token (RFC 9700 §4.14.2), throttled logins. Never a secret.
  *
@@ -25,18 +34,25 @@ interface EventBase {
  * createSentinel({ ...options, onEvent: (event) => { if (event.type === 'refresh.reused') alert(event.accountId, event.clientId); } });
  */
 export type SentinelEvent =
-  | (EventBase & { type: 'token.issued'; grantType: string; consumerId?: string | undefined; userId?: string | undefined; jti: string })
+  | (EventBase &
+      AssuranceFields & {
+        type: 'token.issued';
+        grantType: string;
+        consumerId?: string | undefined;
+        userId?: string | undefined;
+        jti: string;
+      })
   | (EventBase & { type: 'token.denied'; grantType?: string | undefined; error: string; reason: string })
   | (EventBase & { type: 'token.revoked'; tokenType: 'access_token' | 'refresh_token' })
   | (EventBase & { type: 'code.issued'; userId: string })
   | (EventBase & { type: 'code.replayed'; userId?: string | undefined })
   | (EventBase & { type: 'refresh.reused'; userId?: string | undefined })
   | (EventBase & { type: 'authorize.denied'; error: string; reason: string })
-  | (EventBase & { type: 'login.succeeded'; userId: string; username?: string | undefined })
+  | (EventBase & AssuranceFields & { type: 'login.succeeded'; userId: string; username?: string | undefined })
   // Failed attempts carry a digest of the normalized username, never the typed text (it is sometimes a password).
   | (EventBase & { type: 'login.failed'; usernameDigest: string; reason: string })
   | (EventBase & { type: 'login.throttled'; usernameDigest: string; scope: 'username' | 'ip' })
-  | (EventBase & { type: 'session.created'; userId: string })
+  | (EventBase & AssuranceFields & { type: 'session.created'; userId: string })
   | (EventBase & { type: 'session.ended'; userId?: string | undefined; reason: string })
   // Registry changes (RFC 7591 registration, RFC 7592 management, registerApp()): who changed which app, never a
   // secret, a hash or a token. `actor` is the one the registry's change log records.

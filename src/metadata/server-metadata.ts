@@ -10,6 +10,10 @@ import { cacheableJSON, type SentinelResponse } from '../http/messages.js';
 import { keyBoundMetadata } from './key-bound-metadata.js';
 import { SCOPE_CLAIMS, SUPPORTED_CLAIMS } from '../userinfo/claims.js';
 import { type RouteName, routeUrl } from '../http/route-paths.js';
+import { ACR_VALUES } from '../assurance/levels.js';
+
+/** The UserInfo claims, and the sign-in's `acr` and `amr` that ID tokens carry. */
+const CLAIMS_SUPPORTED: readonly string[] = [...SUPPORTED_CLAIMS, 'acr', 'amr'];
 
 /** The metadata document of an account's issuer; `issuer` equals the `iss` of its tokens and redirects. */
 export function authorizationServerMetadata(context: SentinelContext, accountId: string): Record<string, unknown> {
@@ -36,7 +40,7 @@ export function authorizationServerMetadata(context: SentinelContext, accountId:
     // OpenID Connect Discovery §3: what the OpenID Connect endpoints and parameters of this issuer support.
     userinfo_endpoint: url('userinfo'),
     end_session_endpoint: url('end-session'),
-    claims_supported: SUPPORTED_CLAIMS,
+    claims_supported: CLAIMS_SUPPORTED,
     claim_types_supported: ['normal'],
     prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
     claims_parameter_supported: false,
@@ -44,6 +48,8 @@ export function authorizationServerMetadata(context: SentinelContext, accountId:
     request_uri_parameter_supported: false,
     require_request_uri_registration: false,
     ...(context.config.registration === undefined ? {} : { registration_endpoint: url('register') }),
+    // Levels of assurance (OpenID Connect Discovery §3): the acr values user tokens carry and requests may ask for.
+    acr_values_supported: ACR_VALUES,
     // RFC 9449, RFC 7523, RFC 9126: DPoP, private_key_jwt and pushed requests; overrides the auth method lists above.
     ...keyBoundMetadata(context, accountId),
   };

@@ -30,6 +30,7 @@ import { parseAssertion } from './credential-json.js';
 import type { PasskeyHooks } from './hooks.js';
 import { relyingParty } from './options.js';
 import { userIdFromHandle } from './user-handle.js';
+import { passkeyAmr } from '../assurance/levels.js';
 
 /** The one message for every passkey failure. */
 export const PASSKEY_FAILED = 'That passkey could not be used. Try again or sign in with your password.';
@@ -135,5 +136,7 @@ export async function handlePasskeySignIn(
   }
   if (!verified.verified) return refuse('passkey signature refused');
   await hooks.updateCounter({ accountId, userId, credentialId: stored.id, counter: verified.authenticationInfo.newCounter });
-  return completeSignIn(context, request, interactionId, { userId, authTime: Math.floor(Date.now() / 1000) }, ip);
+  // A verified passkey with user verification is the phishing-resistant level (assurance/levels.ts).
+  const amr = passkeyAmr(verified.authenticationInfo.credentialDeviceType);
+  return completeSignIn(context, request, interactionId, { userId, authTime: Math.floor(Date.now() / 1000), amr }, ip);
 }

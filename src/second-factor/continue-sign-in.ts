@@ -13,12 +13,15 @@ import { takeInteraction, type InteractionRecord } from '../authorize/state/inte
 import { loginStepURL } from '../authorize/endpoints/login-step-url.js';
 import { webAuthnUserID } from '../passkeys/user-handle.js';
 import { startPending } from './pending-sign-in.js';
+import { type AmrValue, assuranceClaims, PASSWORD_AMR } from '../assurance/levels.js';
 
 /** Who is signing in, as the steps carry it. */
 export interface SignInSubject {
   userId: string;
   username?: string | undefined;
   authTime: number;
+  /** The methods the user passed (RFC 8176 `amr`). */
+  amr?: AmrValue[] | undefined;
 }
 
 /** The one answer for a link that is gone (expired, completed, or never existed). */
@@ -43,10 +46,18 @@ export async function completeSignIn(
   const taken = await takeInteraction(context, interactionId);
   if (taken === null) throw expiredSignIn();
   const { accountId, clientId } = taken.request;
-  context.emit({ type: 'login.succeeded', accountId, clientId, userId: subject.userId, username: subject.username });
+  context.emit({
+    type: 'login.succeeded',
+    accountId,
+    clientId,
+    userId: subject.userId,
+    username: subject.username,
+    ...assuranceClaims(subject.amr),
+  });
   return signedInResponse(context, taken, {
     userId: subject.userId,
     authTime: subject.authTime,
+    amr: subject.amr,
     previousSessionId: readSessionCookie(context, request),
     ip: ip ?? undefined,
   });
@@ -74,8 +85,8 @@ export async function afterSecondFactor(
   const { accountId } = interaction.record.request;
   if (await offersPasskey(context, accountId, subject.userId)) {
     // Only the subject's fields: a caller may hand over a whole pending record, whose stage must not carry over.
-    const { userId, username, authTime } = subject;
-    await startPending(context, interaction.id, { stage: 'passkey-offer', userId, username, authTime });
+    const { userId, username, authTime, amr } = subject;
+    await startPending(context, interaction.id, { stage: 'passkey-offer', userId, username, authTime, amr });
     return redirect(303, loginStepURL(context, interaction.record.mountPath, accountId, interaction.id, 'passkey/register'));
   }
   return completeSignIn(context, request, interaction.id, subject, ip);
@@ -94,7 +105,12 @@ export async function afterPassword(
   interaction: { id: string; record: InteractionRecord },
   input: { user: AuthenticatedUser; username: string; ip: string | null },
 ): Promise<SentinelResponse> {
-  const subject: SignInSubject = { userId: input.user.id, username: input.username, authTime: Math.floor(Date.now() / 1000) };
+  const subject: SignInSubject = {
+    userId: input.user.id,
+    username: input.username,
+    authTime: Math.floor(Date.now() / 1000),
+    amr: [...PASSWORD_AMR],
+  };
   const factor = input.user.secondFactor;
   if (factor === undefined || factor === null) return afterSecondFactor(context, request, interaction, subject, input.ip);
   if (factor !== 'totp') throw new Error(`sentinel-idp: users.authenticate asked for an unknown second factor`);
@@ -107,6 +123,7 @@ export async function afterPassword(
     userId: subject.userId,
     username: subject.username,
     authTime: subject.authTime,
+    amr: subject.amr,
   });
   return redirect(303, loginStepURL(context, interaction.record.mountPath, accountId, interaction.id, 'totp'));
 }

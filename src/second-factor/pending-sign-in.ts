@@ -12,6 +12,7 @@
 import type { SentinelContext } from '../http/context.js';
 import { randomSecret } from '../lib/random-secrets.js';
 import { parseStoredRecord } from '../stores/stored-record.js';
+import { type AmrValue, readAmr } from '../assurance/levels.js';
 
 /** The steps a sign-in can wait at. */
 export type PendingStage = 'totp' | 'passkey-offer';
@@ -24,6 +25,8 @@ export interface PendingSignIn {
   username?: string | undefined;
   /** Seconds since the epoch when the password was checked. */
   authTime: number;
+  /** The methods passed so far (RFC 8176): `pwd`, and `otp` once the TOTP step is behind. */
+  amr?: AmrValue[] | undefined;
   csrfToken: string;
 }
 
@@ -37,6 +40,7 @@ function parse(value: string | null): PendingSignIn | null {
     (record) =>
       typeof record.userId === 'string' &&
       typeof record.csrfToken === 'string' &&
+      (record.amr === undefined || readAmr(record.amr) !== undefined) &&
       (record.stage === 'totp' || record.stage === 'passkey-offer'),
   );
 }

@@ -15,6 +15,7 @@ import { takePending } from './pending-sign-in.js';
 import { totpPage } from './step-page.js';
 import { readStepRequest } from './step-request.js';
 import { checkTotp } from './totp.js';
+import { SECOND_FACTOR_AMR } from '../assurance/levels.js';
 import { reserveOrRefuse, secondFactorKeys, settleSuccess } from './totp-throttle.js';
 
 /** The one answer for every code that is not accepted, so the page never tells a replay from a typo. */
@@ -61,7 +62,9 @@ export async function handleTotpStep(context: SentinelContext, request: Sentinel
   // The code was checked for the record read at the start; only that record may be taken. A password success on
   // this interaction meanwhile replaced it (another user, parked at their own step): go no further.
   if (!(await takePending(context, step.interactionId, step.pending))) throw expiredSignIn();
-  return afterSecondFactor(context, request, { id: step.interactionId, record: step.interaction }, step.pending, ip);
+  // A recovery code stands in for the authenticator device, so it counts as the second factor too.
+  const subject = { ...step.pending, amr: [...SECOND_FACTOR_AMR] };
+  return afterSecondFactor(context, request, { id: step.interactionId, record: step.interaction }, subject, ip);
 }
 
 async function checkCode(context: SentinelContext, accountId: string, userId: string, code: string): Promise<boolean> {

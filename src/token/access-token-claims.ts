@@ -24,4 +24,8 @@ export interface AccessTokenClaims extends JWTClaims {
   auth_time?: number;
   /** Grant (refresh family) id of user tokens; revoking the grant revokes the token. */
   gid?: string;
+  /** User tokens: the level the sign-in reached (`urn:sentinel:acr:…`), when the sign-in recorded its methods. */
+  acr?: string;
+  /** User tokens: how the user authenticated (RFC 8176: `pwd`, `otp`, `hwk`, `swk`, `user`, `mfa`). */
+  amr?: string[];
 }

@@ -7,6 +7,7 @@ import type { SentinelContext } from '../http/context.js';
 import { NO_STORE_JSON_HEADERS, type SentinelResponse } from '../http/messages.js';
 import { signJWT } from '../keys/jws.js';
 import type { AccessTokenClaims } from './access-token-claims.js';
+import { assuranceClaims } from '../assurance/levels.js';
 
 export type { AccessTokenClaims } from './access-token-claims.js';
 
@@ -39,6 +40,8 @@ export interface AccessTokenInput {
   scope?: string | undefined;
   authTime?: number | undefined;
   grantId?: string | undefined;
+  /** How the user authenticated (RFC 8176): user tokens carry it with the `acr` it adds up to. */
+  amr?: readonly string[] | undefined;
   /** Extra claims (e.g. the namespaced consumer claim). */
   extra?: Record<string, unknown> | undefined;
 }
@@ -72,6 +75,11 @@ export async function issueAccessToken(
   if (input.scope !== undefined) claims.scope = input.scope;
   if (input.authTime !== undefined) claims.auth_time = input.authTime;
   if (input.grantId !== undefined) claims.gid = input.grantId;
+  const assurance = assuranceClaims(input.amr);
+  if (assurance !== undefined) {
+    claims.acr = assurance.acr;
+    claims.amr = assurance.amr;
+  }
   if (input.extra !== undefined) Object.assign(claims, input.extra);
   return {
     token: await signJWT(context.keys, 'at+jwt', claims, context.config.signing, context.keys.signer, context.traceContext),

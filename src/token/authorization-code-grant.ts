@@ -11,6 +11,7 @@ import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { required, single, type ParamMap } from '../http/params.js';
 import { type GrantRecord, grantKey, grantTtlMs, nextRefreshGeneration, readGrant, revokeGrant } from './grant-records.js';
 import { hasOpenIDScope } from './id-token.js';
+import { readAmr } from '../assurance/levels.js';
 import { assertVerifierSyntax, verifyPKCE } from './pkce.js';
 import { issueUserTokens } from './user-tokens.js';
 import { invalidProof } from '../dpop/proof.js';
@@ -91,6 +92,8 @@ export async function handleAuthorizationCodeGrant(
   // The proof's jti is spent only now that the code has proved good for this client: a made-up code with a fresh
   // proof (a public client needs nothing else) leaves no security state behind. A replayed proof leaves the code.
   if (dpop !== undefined) await dpop.remember();
+  // A stored record is not trusted to name a method the service does not know: such an amr is dropped.
+  const amr = readAmr(record.amr);
   const input = {
     grantType: 'authorization_code',
     accountId,
@@ -98,6 +101,7 @@ export async function handleAuthorizationCodeGrant(
     userId: record.userId,
     grantId,
     authTime: record.authTime,
+    amr,
     scope: record.scope,
     idToken: hasOpenIDScope(record.scope) ? { nonce: record.nonce, alg: app.idTokenSignedResponseAlg } : null,
     ip: request.ip,
@@ -115,6 +119,7 @@ export async function handleAuthorizationCodeGrant(
       userId: record.userId,
       scope: record.scope,
       authTime: record.authTime,
+      ...(amr === undefined ? {} : { amr }),
       changedAt: now,
       absoluteExpiresAt: refresh === null ? access.exp : absoluteExpiresAt,
       accessUntil: access.exp,

@@ -9,6 +9,7 @@
 import type { SentinelContext } from '../http/context.js';
 import { digest, randomSecret } from '../lib/random-secrets.js';
 import { parseStoredRecord } from '../stores/stored-record.js';
+import type { AmrValue } from '../assurance/levels.js';
 
 /** What a code stands for. Persisted as JSON under `code:{sha256(code)}`. */
 export interface CodeRecord {
@@ -29,6 +30,8 @@ export interface CodeRecord {
   nonce?: string | undefined;
   /** DPoP key thumbprint the code is bound to (`dpop_jkt`, RFC 9449 §10). */
   dpopJkt?: string | undefined;
+  /** How the user authenticated (RFC 8176 `amr`); the tokens' `acr` follows from it (`assurance/levels.ts`). */
+  amr?: AmrValue[] | undefined;
   /** Seconds since the epoch when the code was issued. */
   issuedAt: number;
 }

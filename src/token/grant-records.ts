@@ -19,6 +19,7 @@ import type { RevocationCheck } from '../guard/access-token-jwt.js';
 import type { AccessTokenClaims } from './access-token.js';
 import type { SentinelContext } from '../http/context.js';
 import { digest, digestsEqual, randomSecret } from '../lib/random-secrets.js';
+import type { AmrValue } from '../assurance/levels.js';
 
 /** The refresh side of a grant: which generation is current. */
 export interface GrantRefreshState {
@@ -48,6 +49,8 @@ export interface GrantRecord {
   scope?: string | undefined;
   /** Seconds since the epoch when the user authenticated. */
   authTime: number;
+  /** How the user authenticated (RFC 8176), from the code: refreshed tokens keep the sign-in's `acr` and `amr`. */
+  amr?: AmrValue[] | undefined;
   /** Seconds since the epoch when the code was redeemed or the refresh token last rotated. */
   changedAt: number;
   /** Seconds since the epoch after which no refresh token of the grant is accepted. */

@@ -6,6 +6,7 @@ import type { App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import { signJWT } from '../keys/jws.js';
 import type { SigningAlgorithm, SigningKey } from '../keys/signing-keys.js';
+import { assuranceClaims } from '../assurance/levels.js';
 
 /** What an ID token states. */
 export interface IDTokenInput {
@@ -13,6 +14,8 @@ export interface IDTokenInput {
   clientId: string;
   userId: string;
   authTime: number;
+  /** How the user authenticated (RFC 8176): the token carries it and the `acr` it adds up to (§2). */
+  amr?: readonly string[] | undefined;
   nonce?: string | undefined;
   /** The access token issued with it, for `at_hash` (OpenID Connect Core §3.1.3.6). */
   accessToken?: string | undefined;
@@ -82,6 +85,7 @@ export function issueIDToken(context: SentinelContext, input: IDTokenInput): Pro
       iat,
       exp: iat + context.config.idTokenTtl,
       auth_time: input.authTime,
+      ...assuranceClaims(input.amr),
       ...(input.nonce === undefined ? {} : { nonce: input.nonce }),
       ...(input.accessToken === undefined ? {} : { at_hash: atHash(input.accessToken, key.alg) }),
     },

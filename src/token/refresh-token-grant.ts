@@ -20,6 +20,7 @@ import {
   type StoredGrant,
 } from './grant-records.js';
 import { hasOpenIDScope } from './id-token.js';
+import { readAmr } from '../assurance/levels.js';
 import { issueUserTokens } from './user-tokens.js';
 import { assertRefreshBinding } from '../dpop/refresh-binding.js';
 import type { PendingProof } from '../dpop/token-binding.js';
@@ -117,6 +118,7 @@ export async function handleRefreshTokenGrant(
     userId: grant.userId,
     grantId: presented.grantId,
     authTime: grant.authTime,
+    amr: readAmr(grant.amr),
     scope,
     // OpenID Connect Core §12.2: a refreshed ID token keeps sub, aud and auth_time, and carries no nonce.
     idToken: hasOpenIDScope(scope) ? { alg: app.idTokenSignedResponseAlg } : null,

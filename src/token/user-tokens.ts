@@ -18,6 +18,8 @@ export interface UserTokensInput {
   userId: string;
   grantId: string;
   authTime: number;
+  /** How the user authenticated (RFC 8176), as the code or the grant recorded it. */
+  amr?: readonly string[] | undefined;
   /** Scope of the access token (may be narrower than the grant's on refresh). */
   scope?: string | undefined;
   /** Issue an ID token (only when the grant's scope has `openid`). */
@@ -54,6 +56,7 @@ export async function issueUserTokens(context: SentinelContext, input: UserToken
     grantType: input.grantType,
     scope: input.scope,
     authTime: input.authTime,
+    amr: input.amr,
     grantId: input.grantId,
     extra: confirmation(input.dpopJkt),
   });
@@ -64,6 +67,7 @@ export async function issueUserTokens(context: SentinelContext, input: UserToken
           clientId: input.clientId,
           userId: input.userId,
           authTime: input.authTime,
+          amr: input.amr,
           nonce: input.idToken.nonce,
           accessToken: token,
           claims: idTokenClaims ?? undefined,
@@ -78,6 +82,7 @@ export async function issueUserTokens(context: SentinelContext, input: UserToken
     grantType: input.grantType,
     userId: input.userId,
     jti: claims.jti,
+    ...(claims.acr === undefined ? {} : { acr: claims.acr, amr: claims.amr }),
   });
   // The account token endpoint answers the RFC 6749 §5.1 number whatever `expiresIn` says: that option shapes only
   // the platform's app-token paths, and standard clients compute the expiry from it (rack-oauth2 adds it to a time).

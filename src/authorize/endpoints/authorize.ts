@@ -33,7 +33,11 @@ export async function handleAuthorize(context: SentinelContext, request: Sentine
     const [location, extended] = await redirectOnFailure(
       authorization,
       Promise.all([
-        codeRedirectURL(context, authorization, { userId: session.record.userId, authTime: session.record.authTime }),
+        codeRedirectURL(context, authorization, {
+          userId: session.record.userId,
+          authTime: session.record.authTime,
+          amr: session.record.amr,
+        }),
         touchSession(context, session),
       ]),
     );

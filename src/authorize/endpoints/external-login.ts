@@ -7,6 +7,7 @@ import { OAuthError } from '../../errors.js';
 import type { SentinelResponse } from '../../http/messages.js';
 import { signedInResponse } from './signed-in-response.js';
 import { takeInteraction } from '../state/interaction.js';
+import { assuranceClaims, readAmr } from '../../assurance/levels.js';
 
 /**
  * The user the host signed in (platform-operations.md §5.2: the service authenticates the user, here through the host's page).
@@ -19,6 +20,12 @@ export interface CompleteLoginInput {
   userId: string;
   /** Seconds since the epoch when the user authenticated; now when omitted. */
   authTime?: number | undefined;
+  /**
+   * How the host authenticated the user (RFC 8176 values the service knows: `pwd`, `otp`, `hwk`, `swk`, `user`,
+   * `mfa`); the session and the tokens carry it and the `acr` it adds up to. Without it the tokens carry neither, and
+   * the sign-in meets no `acr_values` requirement.
+   */
+  amr?: string[] | undefined;
 }
 
 /**
@@ -36,11 +43,15 @@ export async function completeExternalLogin(
   if (typeof input?.userId !== 'string' || input.userId === '' || input.userId.length > 256) {
     throw new TypeError('sentinel-idp: completeLogin() needs { userId } with a non-empty string id');
   }
+  const amr = input.amr === undefined ? undefined : readAmr(input.amr);
+  if (input.amr !== undefined && amr === undefined) {
+    throw new TypeError('sentinel-idp: completeLogin() amr must be RFC 8176 values the service knows (pwd, otp, hwk, swk, user, mfa)');
+  }
   const interaction = typeof interactionId === 'string' ? await takeInteraction(context, interactionId) : null;
   if (interaction === null) {
     throw new OAuthError('invalid_request', 'This sign-in link is invalid or has expired. Go back to the application and start again.');
   }
   const { accountId, clientId } = interaction.request;
-  context.emit({ type: 'login.succeeded', accountId, clientId, userId: input.userId });
-  return signedInResponse(context, interaction, { userId: input.userId, authTime: input.authTime });
+  context.emit({ type: 'login.succeeded', accountId, clientId, userId: input.userId, ...assuranceClaims(amr) });
+  return signedInResponse(context, interaction, { userId: input.userId, authTime: input.authTime, amr });
 }

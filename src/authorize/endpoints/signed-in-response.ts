@@ -11,12 +11,15 @@ import { sessionCookie } from '../state/session-cookie.js';
 import type { InteractionRecord } from '../state/interaction.js';
 import { createSession, endSession } from '../state/session.js';
 import type { AuthorizationRequest } from '../request/validate-request.js';
+import { type AmrValue, assuranceClaims } from '../../assurance/levels.js';
 
 /** Who signed in, and what the browser had before. */
 export interface SignedInInput {
   userId: string;
   /** Seconds since the epoch; now when omitted. */
   authTime?: number | undefined;
+  /** How the user authenticated (RFC 8176); the session, the code and the tokens carry it. */
+  amr?: AmrValue[] | undefined;
   /** The session id the browser presented, ended so that no earlier id survives the login. */
   previousSessionId?: string | null | undefined;
   ip?: string | undefined;
@@ -26,12 +29,12 @@ export interface SignedInInput {
  * Issues a code for a validated request and returns the redirect that delivers it (`code`, `state`, `iss`).
  *
  * @example
- * return redirect(302, await codeRedirectURL(context, authorization, { userId, authTime }));
+ * return redirect(302, await codeRedirectURL(context, authorization, { userId, authTime, amr }));
  */
 export async function codeRedirectURL(
   context: SentinelContext,
   authorization: AuthorizationRequest,
-  user: { userId: string; authTime: number },
+  user: { userId: string; authTime: number; amr?: AmrValue[] | undefined },
 ): Promise<string> {
   const code = await issueCode(context, {
     accountId: authorization.accountId,
@@ -44,6 +47,7 @@ export async function codeRedirectURL(
     codeChallenge: authorization.codeChallenge,
     nonce: authorization.nonce,
     ...(authorization.dpopJkt === undefined ? {} : { dpopJkt: authorization.dpopJkt }),
+    ...(user.amr === undefined ? {} : { amr: user.amr }),
   });
   return authorizationResponseURL(authorization, { code });
 }
@@ -68,8 +72,8 @@ export async function signedInResponse(
       context.emit({ type: 'session.ended', accountId: previous.accountId, userId: previous.userId, reason: 'replaced' });
     }
   }
-  const sessionId = await createSession(context, { accountId, userId: input.userId, authTime });
-  context.emit({ type: 'session.created', accountId, clientId, userId: input.userId });
-  const location = await codeRedirectURL(context, authorization, { userId: input.userId, authTime });
+  const sessionId = await createSession(context, { accountId, userId: input.userId, authTime, amr: input.amr });
+  context.emit({ type: 'session.created', accountId, clientId, userId: input.userId, ...assuranceClaims(input.amr) });
+  const location = await codeRedirectURL(context, authorization, { userId: input.userId, authTime, amr: input.amr });
   return redirect(303, location, { 'set-cookie': sessionCookie(context, interaction.mountPath, sessionId) });
 }

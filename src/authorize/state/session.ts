@@ -7,6 +7,7 @@
  */
 import type { SentinelContext } from '../../http/context.js';
 import { digest, randomSecret } from '../../lib/random-secrets.js';
+import { type AmrValue, readAmr } from '../../assurance/levels.js';
 
 /** What a device session stands for. Persisted under `session:{sha256(sessionId)}` (see {@link encodeSessionRecord}). */
 export interface SessionRecord {
@@ -16,6 +17,11 @@ export interface SessionRecord {
   authTime: number;
   /** Milliseconds since the epoch when the session ends whatever its use (absolute timeout). */
   expiresAt: number;
+  /**
+   * How the user authenticated (RFC 8176 `amr`), from which the session's `acr` follows (`assurance/levels.ts`).
+   * Absent in sessions of earlier versions: they meet no `acr` requirement, so a step-up signs in again.
+   */
+  amr?: AmrValue[] | undefined;
 }
 
 /**
@@ -28,32 +34,40 @@ export function sessionKey(sessionId: string): string {
 }
 
 /**
- * The stored form of a session: a JSON array `[userId, accountId, authTime, expiresAt]`, less than half the
+ * The stored form of a session: a JSON array `[userId, accountId, authTime, expiresAt, amr]`, less than half the
  * length of the object with named fields. A device session is the record a store holds most of (one per browser
- * signed in), so its length is most of the store's memory.
+ * signed in), so its length is most of the store's memory. `amr` is last and left out when the session has none;
+ * sessions of earlier versions are the four-element array.
  *
- * @example encodeSessionRecord({ userId: 'u-1', accountId: '123456', authTime: 1767225600, expiresAt: 1767254400000 })
- * // '["u-1","123456",1767225600,1767254400000]'
+ * @example encodeSessionRecord({ userId: 'u-1', accountId: '123456', authTime: 1767225600, expiresAt: 1767254400000, amr: ['pwd'] })
+ * // '["u-1","123456",1767225600,1767254400000,["pwd"]]'
  */
 export function encodeSessionRecord(record: SessionRecord): string {
-  return JSON.stringify([record.userId, record.accountId, record.authTime, record.expiresAt]);
+  const parts: unknown[] = [record.userId, record.accountId, record.authTime, record.expiresAt];
+  if (record.amr !== undefined) parts.push(record.amr);
+  return JSON.stringify(parts);
 }
 
-function fromParts(userId: unknown, accountId: unknown, authTime: unknown, expiresAt: unknown): SessionRecord | null {
-  return typeof userId === 'string' && typeof accountId === 'string' && typeof authTime === 'number' && typeof expiresAt === 'number'
-    ? { userId, accountId, authTime, expiresAt }
-    : null;
+function fromParts(userId: unknown, accountId: unknown, authTime: unknown, expiresAt: unknown, amr: unknown): SessionRecord | null {
+  if (typeof userId !== 'string' || typeof accountId !== 'string' || typeof authTime !== 'number' || typeof expiresAt !== 'number') {
+    return null;
+  }
+  // An amr the service does not recognise is dropped, not trusted: the session then meets no acr requirement.
+  const methods = readAmr(amr);
+  return methods === undefined ? { userId, accountId, authTime, expiresAt } : { userId, accountId, authTime, expiresAt, amr: methods };
 }
 
-/** Reads a stored session: the array form, or the object with named fields that earlier versions stored. */
+/** Reads a stored session: the array form (with or without `amr`), or the named-field object of earlier versions. */
 function parseRecord(value: string | null): SessionRecord | null {
   if (value === null) return null;
   try {
     const parsed: unknown = JSON.parse(value);
-    if (Array.isArray(parsed)) return parsed.length === 4 ? fromParts(parsed[0], parsed[1], parsed[2], parsed[3]) : null;
+    if (Array.isArray(parsed)) {
+      return parsed.length === 4 || parsed.length === 5 ? fromParts(parsed[0], parsed[1], parsed[2], parsed[3], parsed[4]) : null;
+    }
     if (typeof parsed !== 'object' || parsed === null) return null;
     const record = parsed as Partial<Record<keyof SessionRecord, unknown>>;
-    return fromParts(record.userId, record.accountId, record.authTime, record.expiresAt);
+    return fromParts(record.userId, record.accountId, record.authTime, record.expiresAt, record.amr);
   } catch {
     return null;
   }
@@ -64,16 +78,22 @@ function parseRecord(value: string | null): SessionRecord | null {
  * returns the id for the cookie.
  *
  * @example
- * const sessionId = await createSession(context, { accountId, userId, authTime });
+ * const sessionId = await createSession(context, { accountId, userId, authTime, amr: ['pwd'] });
  */
 export async function createSession(
   context: SentinelContext,
-  input: { accountId: string; userId: string; authTime: number },
+  input: { accountId: string; userId: string; authTime: number; amr?: AmrValue[] | undefined },
 ): Promise<string> {
   const { absoluteTtl, idleTtl } = context.config.session;
   const now = Date.now();
   const sessionId = randomSecret();
-  const record: SessionRecord = { ...input, expiresAt: now + absoluteTtl * 1000 };
+  const record: SessionRecord = {
+    userId: input.userId,
+    accountId: input.accountId,
+    authTime: input.authTime,
+    expiresAt: now + absoluteTtl * 1000,
+  };
+  if (input.amr !== undefined) record.amr = input.amr;
   await context.store.set(sessionKey(sessionId), encodeSessionRecord(record), idleTtl * 1000);
   return sessionId;
 }
