@@ -33,6 +33,9 @@ export const ATTR = {
   requestId: 'sentinel.request_id',
   outcome: 'outcome',
   operation: 'operation',
+  // Step-up: the level and methods of the sign-in a request completed or a user token was issued for.
+  acr: 'sentinel.acr',
+  amr: 'sentinel.amr',
 } as const;
 
 /**

@@ -30,6 +30,8 @@ class Observation implements RequestObservation {
   errorCode: string | undefined = undefined;
   clientId: string | undefined = undefined;
   grantType: string | undefined = undefined;
+  acr: string | undefined = undefined;
+  amr: string[] | undefined = undefined;
   #ended = false;
 
   constructor(
@@ -49,6 +51,10 @@ class Observation implements RequestObservation {
   annotate(event: EventInput): void {
     if (event.clientId !== undefined && this.clientId === undefined) this.clientId = event.clientId;
     if ('grantType' in event && event.grantType !== undefined) this.grantType = event.grantType;
+    if ('acr' in event && event.acr !== undefined) {
+      this.acr = event.acr;
+      this.amr = event.amr;
+    }
   }
 
   noteGrantType(grantType: string): void {
@@ -88,6 +94,8 @@ function finishSpan(span: Span, observation: Observation, accountId: string, sta
   if (observation.clientId !== undefined) attributes[ATTR.clientId] = observation.clientId;
   if (observation.grantType !== undefined) attributes[ATTR.grantType] = observation.grantType;
   if (observation.errorCode !== undefined) attributes[ATTR.error] = observation.errorCode;
+  if (observation.acr !== undefined) attributes[ATTR.acr] = observation.acr;
+  if (observation.amr !== undefined) attributes[ATTR.amr] = observation.amr;
   const id = observation.requestId;
   if (id !== undefined && id !== span.spanContext().traceId) attributes[ATTR.requestId] = id;
   span.setAttributes(attributes);
