@@ -54,3 +54,4 @@ export type { SecondFactorHooks } from './second-factor/hooks.js';
 export { BUNDLED_CATALOGUES } from './i18n/catalogues.js';
 export type { Messages } from './i18n/messages.js';
 export type { I18nOptions } from './i18n/options.js';
+export type { SessionInfo, UserAppGrants } from './sessions/session-views.js';

@@ -28,6 +28,8 @@ import { traceStore } from './telemetry/traced-store.js';
 import { createAccessTokenVerifier } from './guard/access-token-verifier.js';
 import { withKnownVerifyOptions } from './guard/verify-options.js';
 import { checkIDTokenKeys } from './token/id-token-keys.js';
+import { sessionMethods } from './sessions/session-methods.js';
+import type { SessionInfo, UserAppGrants } from './sessions/session-views.js';
 
 /**
  * The service: the authorization server of RFC 6749 (authorization and token endpoints, §3) with the platform's
@@ -80,6 +82,38 @@ export interface Sentinel {
    * @example sendSentinelResponse(res, await sentinel.completeLogin(req.query.interaction, { userId: user.id }))
    */
   completeLogin(interactionId: string, user: CompleteLoginInput): Promise<SentinelResponse>;
+  // Sessions and back-channel logout (docs/guides/sessions-and-logout.md).
+  /**
+   * The device sessions of a user, oldest first: each with the `sid` its ID tokens carry, when the user
+   * authenticated, and the apps that got tokens through it. A session is listed while it or any grant issued
+   * through it may still live.
+   * @example const sessions = await sentinel.listSessions({ accountId: '123456', userId: 'u-1' });
+   */
+  listSessions(input: { accountId: string; userId: string }): Promise<SessionInfo[]>;
+  /**
+   * Ends one device session on every instance: the session, every grant issued through it (its access tokens are
+   * refused by every guard and by introspection, its refresh tokens are `invalid_grant`), and a logout token to each
+   * app that got tokens through it and registered a `backchannelLogoutUri`. Resolves `false` for an unknown `sid`.
+   * @example await sentinel.endSession({ accountId: '123456', sid });
+   */
+  endSession(input: { accountId: string; sid: string }): Promise<boolean>;
+  /**
+   * "Sign out everywhere": ends every device session of a user as {@link Sentinel.endSession} does, and resolves to
+   * the number ended.
+   * @example const ended = await sentinel.endUserSessions({ accountId: '123456', userId: 'u-1' });
+   */
+  endUserSessions(input: { accountId: string; userId: string }): Promise<number>;
+  /**
+   * The apps holding live grants of a user (a "connected apps" page), with the sessions they got them through.
+   * @example const apps = await sentinel.listUserGrants({ accountId: '123456', userId: 'u-1' });
+   */
+  listUserGrants(input: { accountId: string; userId: string }): Promise<UserAppGrants[]>;
+  /**
+   * Ends every grant of a user with one app, in every session ("disconnect this app"); the app gets a logout token
+   * per session it leaves, the sessions stay. Resolves to the number of grants ended.
+   * @example await sentinel.revokeUserGrants({ accountId: '123456', userId: 'u-1', clientId: 'client-a' });
+   */
+  revokeUserGrants(input: { accountId: string; userId: string; clientId: string }): Promise<number>;
 }
 
 /** The answer for a request outside the service's paths: shared, it is settled and never changes. */
@@ -161,6 +195,7 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     },
     rotateKeys: () => requireRing('rotateKeys()').rotate(),
     revokeKey: (kid) => requireRing('revokeKey()').revoke(kid),
+    ...sessionMethods(context),
   };
   attachContext(sentinel, context);
   return sentinel;

@@ -36,8 +36,12 @@ describe('device sessions', () => {
     const { context, sets } = recordingSentinel();
     const id = await createSession(context, { accountId: ACCOUNT, userId: 'u-1', authTime: 1 });
     expect(id).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(sets).toEqual([{ key: `session:${digest(id)}`, ttlMs: 3600 * 1000 }]);
-    expect(sets[0]?.key).not.toContain(id);
+    // The user's session index is written first (session-index.ts), then the session record.
+    expect(sets).toEqual([
+      { key: expect.stringMatching(/^user-sessions:[A-Za-z0-9_-]{22}$/), ttlMs: expect.any(Number) },
+      { key: `session:${digest(id)}`, ttlMs: 3600 * 1000 },
+    ]);
+    for (const write of sets) expect(write.key).not.toContain(id);
   });
 
   it('refreshes the idle timeout on use, but never beyond the absolute end', async () => {

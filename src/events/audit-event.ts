@@ -19,6 +19,8 @@ const FAILURES: ReadonlySet<SentinelEventType> = new Set<SentinelEventType>([
   'login.throttled',
   'registration.denied',
   'registration.throttled',
+  // A logout token the app never took (refused, or every attempt failed).
+  'logout.failed',
 ]);
 
 /**

@@ -63,7 +63,12 @@ export type SentinelEvent =
   // A wrong initial access token (RFC 7591 §3) or registration access token (RFC 7592 §1), and the throttle that
   // stops a caller guessing them; the presented token is never in the event.
   | (EventBase & { type: 'registration.denied'; reason: string })
-  | (EventBase & { type: 'registration.throttled'; scope: 'ip' });
+  | (EventBase & { type: 'registration.throttled'; scope: 'ip' })
+  // Sessions and back-channel logout (OpenID Connect Back-Channel Logout 1.0): a user's grants with one app ended
+  // ("disconnect this app"), and the fate of each logout token — the app and the attempt count, never the token.
+  | (EventBase & { type: 'grants.revoked'; clientId: string; userId: string; count: number })
+  | (EventBase & { type: 'logout.delivered'; clientId: string; userId: string; attempts: number })
+  | (EventBase & { type: 'logout.failed'; clientId: string; userId: string; attempts: number; reason: string });
 
 /**
  * The `type` of every event (see {@link SentinelEvent}; `code.replayed` is RFC 6749 §4.1.2, `refresh.reused` RFC 9700 §4.14.2).

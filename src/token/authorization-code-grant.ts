@@ -16,6 +16,7 @@ import { assertVerifierSyntax, verifyPKCE } from './pkce.js';
 import { issueUserTokens } from './user-tokens.js';
 import { invalidProof } from '../dpop/proof.js';
 import { refreshBinding } from '../dpop/refresh-binding.js';
+import { attachGrant } from '../sessions/session-index.js';
 import type { PendingProof } from '../dpop/token-binding.js';
 
 /**
@@ -40,6 +41,21 @@ async function spentCode(
   await revokeGrant(context, grantId);
   context.emit({ type: 'code.replayed', accountId, clientId: app.clientId, userId: grant.userId });
   throw new OAuthError('invalid_grant', 'the code has already been used; the tokens issued from it are revoked');
+}
+
+/**
+ * Puts a new grant in its session's index entry, so that ending the session ends the grant. A session that ended
+ * since the code was issued takes the grant with it at once: its tokens were signed but are never sent.
+ */
+async function joinSession(context: SentinelContext, grant: GrantRecord, grantId: string, sid: string): Promise<void> {
+  const { accessTokenTtl, clockTolerance } = context.config;
+  // The latest moment any token of the grant can be used: a refresh right before the absolute end issues an access
+  // token that lives one access-token lifetime past it.
+  const until = Math.max(grant.absoluteExpiresAt, grant.accessUntil) + accessTokenTtl + clockTolerance;
+  const input = { accountId: grant.accountId, userId: grant.userId, sid, clientId: grant.clientId, grantId, until };
+  if (await attachGrant(context, input)) return;
+  await revokeGrant(context, grantId);
+  throw new OAuthError('invalid_grant', 'the code is invalid: the session it was issued in has ended');
 }
 
 /**
@@ -102,6 +118,7 @@ export async function handleAuthorizationCodeGrant(
     grantId,
     authTime: record.authTime,
     amr,
+    sid: record.sid,
     scope: record.scope,
     idToken: hasOpenIDScope(record.scope) ? { nonce: record.nonce, alg: app.idTokenSignedResponseAlg } : null,
     ip: request.ip,
@@ -120,6 +137,7 @@ export async function handleAuthorizationCodeGrant(
       scope: record.scope,
       authTime: record.authTime,
       ...(amr === undefined ? {} : { amr }),
+      ...(record.sid === undefined ? {} : { sid: record.sid }),
       changedAt: now,
       absoluteExpiresAt: refresh === null ? access.exp : absoluteExpiresAt,
       accessUntil: access.exp,
@@ -131,6 +149,7 @@ export async function handleAuthorizationCodeGrant(
     ]);
     // Lost the race to a concurrent presentation of the same code: from here it is a spent code.
     if (!applied) return spentCode(context, request, accountId, app, grantId);
+    if (record.sid !== undefined) await joinSession(context, grant, grantId, record.sid);
     return refresh?.token ?? null;
   });
 }

@@ -22,6 +22,11 @@ export interface CodeRecord {
   userId: string;
   /** Seconds since the epoch when the user authenticated. */
   authTime: number;
+  /**
+   * The `sid` of the device session the code was issued in: the grant joins that session in the session index, and
+   * its ID tokens carry it (absent on codes issued before sessions were indexed).
+   */
+  sid?: string | undefined;
   /** Requested scope, if any (space-separated). */
   scope?: string | undefined;
   /** PKCE S256 challenge (RFC 7636), if the request had one. */

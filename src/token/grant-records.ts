@@ -51,6 +51,8 @@ export interface GrantRecord {
   authTime: number;
   /** How the user authenticated (RFC 8176), from the code: refreshed tokens keep the sign-in's `acr` and `amr`. */
   amr?: AmrValue[] | undefined;
+  /** The `sid` of the device session the grant was issued through (its ID tokens carry it; session-index.ts). */
+  sid?: string | undefined;
   /** Seconds since the epoch when the code was redeemed or the refresh token last rotated. */
   changedAt: number;
   /** Seconds since the epoch after which no refresh token of the grant is accepted. */

@@ -17,6 +17,8 @@ export interface IDTokenInput {
   /** How the user authenticated (RFC 8176): the token carries it and the `acr` it adds up to (§2). */
   amr?: readonly string[] | undefined;
   nonce?: string | undefined;
+  /** The device session's `sid` (OpenID Connect Back-Channel Logout §2.1), when the grant has one. */
+  sid?: string | undefined;
   /** The access token issued with it, for `at_hash` (OpenID Connect Core §3.1.3.6). */
   accessToken?: string | undefined;
   /** User claims released by the granted scopes (only with the `idTokenClaims` option). */
@@ -87,6 +89,7 @@ export function issueIDToken(context: SentinelContext, input: IDTokenInput): Pro
       auth_time: input.authTime,
       ...assuranceClaims(input.amr),
       ...(input.nonce === undefined ? {} : { nonce: input.nonce }),
+      ...(input.sid === undefined ? {} : { sid: input.sid }),
       ...(input.accessToken === undefined ? {} : { at_hash: atHash(input.accessToken, key.alg) }),
     },
     context.config.signing,

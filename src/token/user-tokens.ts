@@ -20,6 +20,8 @@ export interface UserTokensInput {
   authTime: number;
   /** How the user authenticated (RFC 8176), as the code or the grant recorded it. */
   amr?: readonly string[] | undefined;
+  /** The device session's `sid`, for the ID token. */
+  sid?: string | undefined;
   /** Scope of the access token (may be narrower than the grant's on refresh). */
   scope?: string | undefined;
   /** Issue an ID token (only when the grant's scope has `openid`). */
@@ -69,6 +71,7 @@ export async function issueUserTokens(context: SentinelContext, input: UserToken
           authTime: input.authTime,
           amr: input.amr,
           nonce: input.idToken.nonce,
+          sid: input.sid,
           accessToken: token,
           claims: idTokenClaims ?? undefined,
           alg: input.idToken.alg,

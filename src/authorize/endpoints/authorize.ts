@@ -12,7 +12,8 @@ import { readSessionCookie } from '../state/session-cookie.js';
 import { codeRedirectURL } from './signed-in-response.js';
 import { createInteraction, loginPageURL } from '../state/interaction.js';
 import { reauthenticationReason, refuseSilentSignIn } from '../request/prompt.js';
-import { readSession, touchSession } from '../state/session.js';
+import { readSession, sessionDigestOfKey, touchSession } from '../state/session.js';
+import { sessionSid } from '../../sessions/session-index.js';
 import { validateAuthorizationRequest } from '../request/validate-request.js';
 
 /**
@@ -37,6 +38,7 @@ export async function handleAuthorize(context: SentinelContext, request: Sentine
           userId: session.record.userId,
           authTime: session.record.authTime,
           amr: session.record.amr,
+          sid: sessionSid(accountId, session.record.userId, sessionDigestOfKey(session.key)),
         }),
         touchSession(context, session),
       ]),

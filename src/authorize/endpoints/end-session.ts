@@ -28,7 +28,8 @@ import {
   saveLogoutConfirmation,
   spendLogoutConfirmation,
 } from '../state/logout-confirmation.js';
-import { endSession, useSession } from '../state/session.js';
+import { useSession } from '../state/session.js';
+import { endDeviceSession } from '../../sessions/end-sessions.js';
 import { routePath } from '../../http/route-paths.js';
 
 /** Where to go after signing out, once validated. */
@@ -108,7 +109,7 @@ async function signOut(
   request: SentinelRequest,
   input: { accountId: string; clientId?: string | undefined; sessionId: string },
 ): Promise<Record<string, string>> {
-  const ended = await endSession(context, input.sessionId);
+  const ended = await endDeviceSession(context, input.sessionId);
   if (ended !== null) {
     context.emit({
       type: 'session.ended',

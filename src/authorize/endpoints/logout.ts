@@ -17,7 +17,8 @@ import { isCrossSiteRequest } from './cross-site.js';
 import { isUsableRegisteredURI } from '../request/registered-uri.js';
 import { originSource } from '../pages/security-headers.js';
 import { signedOutResponse } from '../pages/signed-out.js';
-import { endSession, useSession } from '../state/session.js';
+import { useSession } from '../state/session.js';
+import { endDeviceSession } from '../../sessions/end-sessions.js';
 
 async function readParams(context: SentinelContext, request: SentinelRequest): Promise<ParamMap> {
   // A bare `<form method="post">` without fields, or fetch('…/logout', { method: 'POST' }), sends no content type.
@@ -48,7 +49,7 @@ export async function handleLogout(context: SentinelContext, request: SentinelRe
   const sessionId = readSessionCookie(context, request);
   // Only a session of this account is ended here: logging out of account A leaves account B alone.
   if (sessionId !== null && (await useSession(context, sessionId, accountId)) !== null) {
-    const ended = await endSession(context, sessionId);
+    const ended = await endDeviceSession(context, sessionId);
     headers['set-cookie'] = expiredSessionCookie(context, request.mountPath);
     if (ended !== null) {
       context.emit({

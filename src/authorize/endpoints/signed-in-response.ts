@@ -9,7 +9,9 @@ import { redirect, type SentinelResponse } from '../../http/messages.js';
 import { authorizationResponseURL } from '../request/authorization-response.js';
 import { sessionCookie } from '../state/session-cookie.js';
 import type { InteractionRecord } from '../state/interaction.js';
-import { createSession, endSession } from '../state/session.js';
+import { createSession, endSession, sessionDigestOfKey, sessionKey } from '../state/session.js';
+import { retireIndexedSession } from '../../sessions/end-sessions.js';
+import { sessionSid } from '../../sessions/session-index.js';
 import type { AuthorizationRequest } from '../request/validate-request.js';
 import { type AmrValue, assuranceClaims } from '../../assurance/levels.js';
 
@@ -29,12 +31,12 @@ export interface SignedInInput {
  * Issues a code for a validated request and returns the redirect that delivers it (`code`, `state`, `iss`).
  *
  * @example
- * return redirect(302, await codeRedirectURL(context, authorization, { userId, authTime, amr }));
+ * return redirect(302, await codeRedirectURL(context, authorization, { userId, authTime, amr, sid }));
  */
 export async function codeRedirectURL(
   context: SentinelContext,
   authorization: AuthorizationRequest,
-  user: { userId: string; authTime: number; amr?: AmrValue[] | undefined },
+  user: { userId: string; authTime: number; amr?: AmrValue[] | undefined; sid: string },
 ): Promise<string> {
   const code = await issueCode(context, {
     accountId: authorization.accountId,
@@ -43,6 +45,7 @@ export async function codeRedirectURL(
     redirectUriInRequest: authorization.redirectUriInRequest,
     userId: user.userId,
     authTime: user.authTime,
+    sid: user.sid,
     scope: authorization.scope,
     codeChallenge: authorization.codeChallenge,
     nonce: authorization.nonce,
@@ -69,11 +72,14 @@ export async function signedInResponse(
   if (input.previousSessionId !== undefined && input.previousSessionId !== null) {
     const previous = await endSession(context, input.previousSessionId);
     if (previous !== null) {
+      const previousDigest = sessionDigestOfKey(sessionKey(input.previousSessionId));
+      await retireIndexedSession(context, previous.accountId, previous.userId, previousDigest);
       context.emit({ type: 'session.ended', accountId: previous.accountId, userId: previous.userId, reason: 'replaced' });
     }
   }
   const sessionId = await createSession(context, { accountId, userId: input.userId, authTime, amr: input.amr });
   context.emit({ type: 'session.created', accountId, clientId, userId: input.userId, ...assuranceClaims(input.amr) });
-  const location = await codeRedirectURL(context, authorization, { userId: input.userId, authTime, amr: input.amr });
+  const sid = sessionSid(accountId, input.userId, sessionDigestOfKey(sessionKey(sessionId)));
+  const location = await codeRedirectURL(context, authorization, { userId: input.userId, authTime, amr: input.amr, sid });
   return redirect(303, location, { 'set-cookie': sessionCookie(context, interaction.mountPath, sessionId) });
 }

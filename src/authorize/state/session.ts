@@ -8,6 +8,7 @@
 import type { SentinelContext } from '../../http/context.js';
 import { digest, randomSecret } from '../../lib/random-secrets.js';
 import { type AmrValue, readAmr } from '../../assurance/levels.js';
+import { indexSession } from '../../sessions/session-index.js';
 
 /** What a device session stands for. Persisted under `session:{sha256(sessionId)}` (see {@link encodeSessionRecord}). */
 export interface SessionRecord {
@@ -29,8 +30,27 @@ export interface SessionRecord {
  * a MemoryStore for the session's whole life, a third more bytes per session for nothing.
  */
 export function sessionKey(sessionId: string): string {
+  return sessionKeyOfDigest(digest(sessionId));
+}
+
+/**
+ * The store key of a session whose id's digest is known (the session index and a `sid` carry the digest, never the
+ * id).
+ *
+ * @example sessionKeyOfDigest(digest(sessionId)) === sessionKey(sessionId)
+ */
+export function sessionKeyOfDigest(sessionDigest: string): string {
   // ASCII only (prefix and base64url), so the latin1 round trip is exact.
-  return Buffer.from(`session:${digest(sessionId)}`, 'latin1').toString('latin1');
+  return Buffer.from(`session:${sessionDigest}`, 'latin1').toString('latin1');
+}
+
+/**
+ * The digest of a session id as its store key carries it (the `sid` is built from it).
+ *
+ * @example sessionDigestOfKey(session.key) === digest(sessionId)
+ */
+export function sessionDigestOfKey(key: string): string {
+  return key.slice('session:'.length);
 }
 
 /**
@@ -57,8 +77,12 @@ function fromParts(userId: unknown, accountId: unknown, authTime: unknown, expir
   return methods === undefined ? { userId, accountId, authTime, expiresAt } : { userId, accountId, authTime, expiresAt, amr: methods };
 }
 
-/** Reads a stored session: the array form (with or without `amr`), or the named-field object of earlier versions. */
-function parseRecord(value: string | null): SessionRecord | null {
+/**
+ * Reads a stored session: the array form (with or without `amr`), or the named-field object of earlier versions.
+ *
+ * @example const record = parseSessionRecord(await context.store.get(sessionKey(sessionId)));
+ */
+export function parseSessionRecord(value: string | null): SessionRecord | null {
   if (value === null) return null;
   try {
     const parsed: unknown = JSON.parse(value);
@@ -94,7 +118,16 @@ export async function createSession(
     expiresAt: now + absoluteTtl * 1000,
   };
   if (input.amr !== undefined) record.amr = input.amr;
-  await context.store.set(sessionKey(sessionId), encodeSessionRecord(record), idleTtl * 1000);
+  const key = sessionKey(sessionId);
+  // Indexed first: a session is never usable (its cookie sent) before ending it can find it and its grants.
+  await indexSession(context, {
+    accountId: input.accountId,
+    userId: input.userId,
+    sessionDigest: sessionDigestOfKey(key),
+    authTime: input.authTime,
+    sessionEnd: Math.ceil(record.expiresAt / 1000),
+  });
+  await context.store.set(key, encodeSessionRecord(record), idleTtl * 1000);
   return sessionId;
 }
 
@@ -118,7 +151,7 @@ export interface LiveSession {
 export async function readSession(context: SentinelContext, sessionId: string, accountId: string): Promise<LiveSession | null> {
   const key = sessionKey(sessionId);
   const raw = await context.store.get(key);
-  const record = parseRecord(raw);
+  const record = parseSessionRecord(raw);
   if (raw === null || record === null || record.accountId !== accountId) return null;
   if (record.expiresAt <= Date.now()) {
     await context.store.delete(key);
@@ -170,5 +203,5 @@ export async function useSession(context: SentinelContext, sessionId: string, ac
  * const ended = await endSession(context, sessionId);
  */
 export async function endSession(context: SentinelContext, sessionId: string): Promise<SessionRecord | null> {
-  return parseRecord(await context.store.take(sessionKey(sessionId)));
+  return parseSessionRecord(await context.store.take(sessionKey(sessionId)));
 }

@@ -1,0 +1,162 @@
+/**
+ * Ending device sessions: the session record, every grant issued through the session, and (once those are gone) a
+ * logout token for each app that got tokens through it and asked for one.
+ *
+ * The order is what keeps a failure safe. The grants go first, then the session record, then the deliveries are
+ * queued, and only then does the session leave the index. A store failing part-way leaves the entry in the index,
+ * so nothing is forgotten: the next attempt (the user's retry, `endUserSessions`) finds it and finishes, and no
+ * token of the session ever outlives a "done". A grant attached while this runs makes the final compare-and-set
+ * fail, and the loop ends that grant too (see session-index.ts).
+ */
+import type { SentinelContext } from '../http/context.js';
+import { grantKey } from '../token/grant-records.js';
+import { parseSessionRecord, type SessionRecord, sessionDigestOfKey, sessionKey, sessionKeyOfDigest } from '../authorize/state/session.js';
+import {
+  changeUserIndex,
+  clientIdsOf,
+  type IndexedSession,
+  parseSid,
+  readIndexOfSid,
+  readUserIndex,
+  sessionSid,
+  writeUserIndex,
+} from './session-index.js';
+
+/** How often an ending re-reads an index that a concurrent sign-in or redemption changed. */
+const END_ATTEMPTS = 16;
+
+/** What ending one session did. */
+export interface EndedSession {
+  sid: string;
+  authTime: number;
+  /** The apps that had tokens through the session (each with a back-channel logout URI gets a logout token). */
+  clientIds: string[];
+}
+
+/**
+ * Ends the session `sessionDigest` of a user: its grants, its record, its logout tokens, then its index entry.
+ * Resolves `null` when the index has no such session (already ended, or never indexed).
+ *
+ * @example const ended = await endIndexedSession(context, accountId, userId, sessionDigest);
+ */
+export async function endIndexedSession(
+  context: SentinelContext,
+  accountId: string,
+  userId: string,
+  sessionDigest: string,
+): Promise<EndedSession | null> {
+  const revoked = new Set<string>();
+  let seen: IndexedSession | null = null;
+  for (let attempt = 0; attempt < END_ATTEMPTS; attempt++) {
+    const index = await readUserIndex(context, accountId, userId);
+    const session = index.sessions.find((entry) => entry.sessionDigest === sessionDigest);
+    if (session === undefined) break;
+    seen = session;
+    const sid = sessionSid(accountId, userId, sessionDigest);
+    const fresh = session.grants.filter((grant) => !revoked.has(grant.grantId));
+    await Promise.all(fresh.map((grant) => context.store.delete(grantKey(grant.grantId))));
+    for (const grant of fresh) revoked.add(grant.grantId);
+    await context.store.delete(sessionKeyOfDigest(sessionDigest));
+    const rest = index.sessions.filter((entry) => entry.sessionDigest !== sessionDigest);
+    if (await writeUserIndex(context, index, rest)) {
+      return { sid, authTime: session.authTime, clientIds: clientIdsOf(session) };
+    }
+  }
+  if (seen === null) return null;
+  // Only reached while the entry is still there after every attempt: what was ended stays ended, the rest is a 500.
+  throw new Error("the user's session index kept changing while a session was ended");
+}
+
+/**
+ * `sentinel.endSession({ accountId, sid })`: ends one device session wherever it is used.
+ *
+ * @example const ended = await endSessionBySid(context, '123456', sid); // false: no such session
+ */
+export async function endSessionBySid(context: SentinelContext, accountId: string, sid: string): Promise<EndedSession | null> {
+  const parts = parseSid(sid);
+  const index = parts === null ? null : await readIndexOfSid(context, accountId, sid);
+  if (parts === null || index === null) return null;
+  const ended = await endIndexedSession(context, accountId, index.userId, parts.sessionDigest);
+  if (ended !== null) context.emit({ type: 'session.ended', accountId, userId: index.userId, reason: 'ended' });
+  return ended;
+}
+
+/**
+ * `sentinel.endUserSessions({ accountId, userId })`: "sign out everywhere". Resolves to the number of sessions
+ * ended.
+ *
+ * @example const count = await endAllUserSessions(context, '123456', 'u-1');
+ */
+export async function endAllUserSessions(context: SentinelContext, accountId: string, userId: string): Promise<number> {
+  const index = await readUserIndex(context, accountId, userId);
+  let count = 0;
+  // One at a time: each ending rewrites the same index record, so in parallel they would only retry each other.
+  for (const session of index.sessions) {
+    if ((await endIndexedSession(context, accountId, userId, session.sessionDigest)) !== null) count++;
+  }
+  if (count > 0) context.emit({ type: 'session.ended', accountId, userId, reason: 'ended-everywhere' });
+  return count;
+}
+
+/**
+ * Ends every grant of one user with one app ("disconnect this app"), in every session. The app gets one logout
+ * token per session it loses (it no longer holds tokens through it); the sessions themselves stay, with their other
+ * apps. Resolves to the number of grants ended.
+ *
+ * @example const revoked = await revokeUserAppGrants(context, '123456', 'u-1', 'client-a');
+ */
+export async function revokeUserAppGrants(context: SentinelContext, accountId: string, userId: string, clientId: string): Promise<number> {
+  const revoked = new Set<string>();
+  for (let attempt = 0; attempt < END_ATTEMPTS; attempt++) {
+    const index = await readUserIndex(context, accountId, userId);
+    const affected = index.sessions.filter((session) => session.grants.some((grant) => grant.clientId === clientId));
+    const grants = affected.flatMap((session) => session.grants.filter((grant) => grant.clientId === clientId));
+    const fresh = grants.filter((grant) => !revoked.has(grant.grantId));
+    await Promise.all(fresh.map((grant) => context.store.delete(grantKey(grant.grantId))));
+    for (const grant of fresh) revoked.add(grant.grantId);
+    if (affected.length === 0) return revoked.size;
+    const rest = index.sessions.map((session) => ({ ...session, grants: session.grants.filter((grant) => grant.clientId !== clientId) }));
+    if (await writeUserIndex(context, index, rest)) {
+      context.emit({ type: 'grants.revoked', accountId, clientId, userId, count: revoked.size });
+      return revoked.size;
+    }
+  }
+  throw new Error("the user's session index kept changing while an app's grants were ended");
+}
+
+/**
+ * Ends the device session behind a cookie (logout and RP-initiated logout): what {@link endIndexedSession} does,
+ * and the record itself even when the index does not know the session (stored before the index existed). Resolves
+ * the session as it was, for the audit event, or `null` when there was none.
+ *
+ * @example const ended = await endDeviceSession(context, sessionId);
+ */
+export async function endDeviceSession(context: SentinelContext, sessionId: string): Promise<SessionRecord | null> {
+  const key = sessionKey(sessionId);
+  const record = parseSessionRecord(await context.store.get(key));
+  if (record !== null) await endIndexedSession(context, record.accountId, record.userId, sessionDigestOfKey(key));
+  return parseSessionRecord(await context.store.take(key)) ?? record;
+}
+
+/**
+ * A session replaced by a new sign-in in the same browser: its record is gone, so its entry stays listed only while
+ * grants issued through it live (a new sign-in is not a logout: the apps keep their tokens).
+ *
+ * @example await retireIndexedSession(context, previous.accountId, previous.userId, sessionDigest);
+ */
+export async function retireIndexedSession(
+  context: SentinelContext,
+  accountId: string,
+  userId: string,
+  sessionDigest: string,
+): Promise<void> {
+  const now = Math.floor(Date.now() / 1000);
+  await changeUserIndex(context, accountId, userId, (sessions) => {
+    const at = sessions.findIndex((session) => session.sessionDigest === sessionDigest);
+    const session = sessions[at];
+    if (session === undefined) return null;
+    const next = [...sessions];
+    next[at] = { ...session, sessionEnd: Math.min(session.sessionEnd, now) };
+    return next;
+  });
+}

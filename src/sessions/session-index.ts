@@ -1,0 +1,258 @@
+/**
+ * The session index: per user, the device sessions and the grants issued through each (OpenID Connect Back-Channel
+ * Logout needs both: which apps to tell when a session ends, and which grants to end with it).
+ *
+ * One record per user, `user-sessions:{u}` (`u` a digest of account and user), changed only by a one-key `swap`
+ * expecting the value read. That record is the one place where "is this session still on?" is decided: a grant is
+ * attached only while its session's entry is there, and ending a session removes the entry only after every grant
+ * it lists is gone. So a code redeemed while its session ends either attaches first (and is ended with it) or finds
+ * the entry gone (and is revoked at once): no interleaving lets a token of an ended session live. Any Store works:
+ * the index needs no method beyond `get` and `swap`.
+ *
+ * Stored form (a device session is the record a store holds most of, so it is compact): a JSON array
+ * `[accountId, userId, entry, entry, …]`, each entry `[sessionDigest, authTime, sessionEnd, clientId, grantId,
+ * grantEnd, clientId, grantId, grantEnd, …]` (times in seconds since the epoch). An entry is kept while its session or
+ * any grant it lists may still live, and pruned on the next write after that.
+ */
+import type { SentinelContext } from '../http/context.js';
+import { digest } from '../lib/random-secrets.js';
+
+/** One grant issued through a session. */
+export interface IndexedGrant {
+  clientId: string;
+  grantId: string;
+  /** Seconds since the epoch after which no token of the grant can be used. */
+  until: number;
+}
+
+/** One device session of a user, as the index keeps it. */
+export interface IndexedSession {
+  /** The SHA-256 digest of the session id: the session record's key is `session:{sessionDigest}`. */
+  sessionDigest: string;
+  /** Seconds since the epoch when the user authenticated. */
+  authTime: number;
+  /** Seconds since the epoch when the session reaches its absolute end. */
+  sessionEnd: number;
+  grants: IndexedGrant[];
+}
+
+/** A user's index as read, with the exact text a later swap must expect. */
+export interface UserIndex {
+  key: string;
+  raw: string | null;
+  accountId: string;
+  userId: string;
+  sessions: IndexedSession[];
+}
+
+/** How often a change re-reads a record that moved under it before it gives up (a 500). */
+const CHANGE_ATTEMPTS = 16;
+/** `u` of a sid and of the index key: 132 bits of a digest of account and user. */
+const USER_PART = /^[A-Za-z0-9_-]{22}$/;
+const DIGEST_PART = /^[A-Za-z0-9_-]{43}$/;
+
+const nowSeconds = (): number => Math.floor(Date.now() / 1000);
+
+/** The user part of a sid and of the index key. */
+export function userPart(accountId: string, userId: string): string {
+  return digest(`user-sessions\n${accountId}\n${userId}`).slice(0, 22);
+}
+
+/** The store key of a user's index. */
+export function userIndexKey(accountId: string, userId: string): string {
+  return indexKeyOfPart(userPart(accountId, userId));
+}
+
+function indexKeyOfPart(part: string): string {
+  return `user-sessions:${part}`;
+}
+
+/**
+ * The `sid` of a device session (OpenID Connect Front-/Back-Channel Logout: the same for every app signed in
+ * through it): the user part, a dot, and the digest of the session id. From a sid the service finds both the user's
+ * index and the session record, even after the record idled out while grants issued through it still live. The sid
+ * reveals neither the session id (a one-way digest of it) nor anything an app does not already know.
+ *
+ * @example sessionSid('123456', 'u-1', digest(sessionId)) // 'Vd…22 chars….Qx…43 chars…'
+ */
+export function sessionSid(accountId: string, userId: string, sessionDigest: string): string {
+  return `${userPart(accountId, userId)}.${sessionDigest}`;
+}
+
+/** The parts of a sid; `null` for anything not shaped like one of ours. */
+export function parseSid(sid: string): { userPart: string; sessionDigest: string } | null {
+  const dot = sid.indexOf('.');
+  const user = sid.slice(0, dot);
+  const session = sid.slice(dot + 1);
+  return dot === -1 || !USER_PART.test(user) || !DIGEST_PART.test(session) ? null : { userPart: user, sessionDigest: session };
+}
+
+/** The end of an entry: when neither its session nor any of its grants can live any more. */
+function entryEnd(session: IndexedSession): number {
+  let end = session.sessionEnd;
+  for (const grant of session.grants) end = Math.max(end, grant.until);
+  return end;
+}
+
+function parseEntry(value: unknown): IndexedSession | null {
+  if (!Array.isArray(value) || value.length < 3 || (value.length - 3) % 3 !== 0) return null;
+  const [sessionDigest, authTime, sessionEnd] = value as unknown[];
+  if (typeof sessionDigest !== 'string' || typeof authTime !== 'number' || typeof sessionEnd !== 'number') return null;
+  const grants: IndexedGrant[] = [];
+  for (let i = 3; i < value.length; i += 3) {
+    const [clientId, grantId, until] = [value[i], value[i + 1], value[i + 2]] as unknown[];
+    if (typeof clientId !== 'string' || typeof grantId !== 'string' || typeof until !== 'number') return null;
+    grants.push({ clientId, grantId, until });
+  }
+  return { sessionDigest, authTime, sessionEnd, grants };
+}
+
+/**
+ * Parses a stored index. A value that is not one (store corruption) is an error, never an empty index: reading it
+ * as empty would let grants of ended sessions be forgotten rather than ended.
+ */
+function parseIndex(raw: string): { accountId: string; userId: string; sessions: IndexedSession[] } {
+  const parsed: unknown = JSON.parse(raw);
+  if (!Array.isArray(parsed) || typeof parsed[0] !== 'string' || typeof parsed[1] !== 'string') {
+    throw new Error('the stored session index is unreadable');
+  }
+  const sessions: IndexedSession[] = [];
+  for (const value of parsed.slice(2)) {
+    const entry = parseEntry(value);
+    if (entry === null) throw new Error('the stored session index is unreadable');
+    sessions.push(entry);
+  }
+  return { accountId: parsed[0], userId: parsed[1], sessions };
+}
+
+function encodeIndex(index: UserIndex): string {
+  const entries = index.sessions.map((session) => {
+    const flat: (string | number)[] = [session.sessionDigest, session.authTime, session.sessionEnd];
+    for (const grant of session.grants) flat.push(grant.clientId, grant.grantId, grant.until);
+    return flat;
+  });
+  return JSON.stringify([index.accountId, index.userId, ...entries]);
+}
+
+/** Drops what can no longer live: whole entries past their end, and expired grants of the entries kept. */
+function pruned(sessions: IndexedSession[], now: number): IndexedSession[] {
+  return sessions
+    .filter((session) => entryEnd(session) > now)
+    .map((session) => ({ ...session, grants: session.grants.filter((grant) => grant.until > now) }));
+}
+
+async function readByKey(context: SentinelContext, key: string): Promise<UserIndex | null> {
+  const raw = await context.store.get(key);
+  if (raw === null) return null;
+  const { accountId, userId, sessions } = parseIndex(raw);
+  return { key, raw, accountId, userId, sessions: pruned(sessions, nowSeconds()) };
+}
+
+/**
+ * A user's index (expired entries left out), or an empty one to build on.
+ *
+ * @example const index = await readUserIndex(context, '123456', 'u-1');
+ */
+export async function readUserIndex(context: SentinelContext, accountId: string, userId: string): Promise<UserIndex> {
+  const key = userIndexKey(accountId, userId);
+  const found = await readByKey(context, key);
+  if (found !== null && (found.accountId !== accountId || found.userId !== userId)) {
+    throw new Error('the stored session index belongs to another user');
+  }
+  return found ?? { key, raw: null, accountId, userId, sessions: [] };
+}
+
+/**
+ * The index a sid points into, or `null` when the sid is not one of ours or its user has nothing indexed in the
+ * account.
+ *
+ * @example const index = await readIndexOfSid(context, accountId, sid);
+ */
+export async function readIndexOfSid(context: SentinelContext, accountId: string, sid: string): Promise<UserIndex | null> {
+  const parts = parseSid(sid);
+  if (parts === null) return null;
+  const found = await readByKey(context, indexKeyOfPart(parts.userPart));
+  return found === null || found.accountId !== accountId ? null : found;
+}
+
+/**
+ * Writes `next` in place of what `index` was read as; `false` when the record changed since (then re-read). An
+ * index left empty is deleted.
+ */
+export async function writeUserIndex(context: SentinelContext, index: UserIndex, sessions: IndexedSession[]): Promise<boolean> {
+  const now = nowSeconds();
+  const kept = pruned(sessions, now);
+  if (kept.length === 0) {
+    return index.raw === null ? true : context.store.swap([{ key: index.key, expect: index.raw, value: null }]);
+  }
+  const end = Math.max(...kept.map(entryEnd));
+  const value = encodeIndex({ ...index, sessions: kept });
+  return context.store.swap([{ key: index.key, expect: index.raw, value, ttlMs: Math.max(1, end - now) * 1000 }]);
+}
+
+/**
+ * Applies `change` to a user's index as one compare-and-set, re-reading when another write came first. `change`
+ * returns the new entries, or `null` to leave the record as it is (its answer is then `false`).
+ */
+export async function changeUserIndex(
+  context: SentinelContext,
+  accountId: string,
+  userId: string,
+  change: (sessions: IndexedSession[]) => IndexedSession[] | null,
+): Promise<boolean> {
+  for (let attempt = 0; attempt < CHANGE_ATTEMPTS; attempt++) {
+    const index = await readUserIndex(context, accountId, userId);
+    const next = change(index.sessions);
+    if (next === null) return false;
+    if (await writeUserIndex(context, index, next)) return true;
+  }
+  throw new Error("the user's session index kept changing");
+}
+
+/**
+ * Adds a new device session to its user's index (called as the session is created, before its cookie is sent).
+ *
+ * @example await indexSession(context, { accountId, userId, sessionDigest: digest(sessionId), authTime, sessionEnd });
+ */
+export async function indexSession(
+  context: SentinelContext,
+  input: { accountId: string; userId: string; sessionDigest: string; authTime: number; sessionEnd: number },
+): Promise<void> {
+  const entry: IndexedSession = { sessionDigest: input.sessionDigest, authTime: input.authTime, sessionEnd: input.sessionEnd, grants: [] };
+  await changeUserIndex(context, input.accountId, input.userId, (sessions) => [
+    ...sessions.filter((session) => session.sessionDigest !== input.sessionDigest),
+    entry,
+  ]);
+}
+
+/**
+ * Records that a grant was issued through the session `sid`. Resolves `false` when that session is no longer
+ * indexed (it ended, or the sid is not this user's): the caller must then end the grant, because nothing would end
+ * it with its session. This is what keeps a code redeemed while its session ends from outliving it.
+ *
+ * Exported for every grant that starts in a signed-in browser (the code grant; a device or exchange flow that
+ * approves in a session can call it too).
+ *
+ * @example if (!(await attachGrant(context, { accountId, userId, sid, clientId, grantId, until }))) await revokeGrant(context, grantId);
+ */
+export async function attachGrant(
+  context: SentinelContext,
+  input: { accountId: string; userId: string; sid: string; clientId: string; grantId: string; until: number },
+): Promise<boolean> {
+  const parts = parseSid(input.sid);
+  if (parts === null || parts.userPart !== userPart(input.accountId, input.userId)) return false;
+  return changeUserIndex(context, input.accountId, input.userId, (sessions) => {
+    const at = sessions.findIndex((session) => session.sessionDigest === parts.sessionDigest);
+    const session = sessions[at];
+    if (session === undefined) return null;
+    const grant: IndexedGrant = { clientId: input.clientId, grantId: input.grantId, until: input.until };
+    const next = [...sessions];
+    next[at] = { ...session, grants: [...session.grants.filter((g) => g.grantId !== input.grantId), grant] };
+    return next;
+  });
+}
+
+/** The distinct client ids of a session's grants, in the order they first got tokens through it. */
+export function clientIdsOf(session: IndexedSession): string[] {
+  return [...new Set(session.grants.map((grant) => grant.clientId))];
+}

@@ -1,0 +1,80 @@
+/**
+ * What a user's sessions page and connected-apps page show, read from the session index: the device sessions (with
+ * the apps signed in through each) and the apps holding live grants (with the sessions they got them through).
+ */
+import type { SentinelContext } from '../http/context.js';
+import { clientIdsOf, readUserIndex, sessionSid } from './session-index.js';
+
+/**
+ * One device session of a user (`sentinel.listSessions()`): listed while the session or any grant issued through it
+ * may still live.
+ *
+ * @example
+ * const [first]: SessionInfo[] = await sentinel.listSessions({ accountId: '123456', userId: 'u-1' });
+ * await sentinel.endSession({ accountId: '123456', sid: first.sid });
+ */
+export interface SessionInfo {
+  /** The `sid` of the session's ID tokens and logout tokens. */
+  sid: string;
+  /** Seconds since the epoch when the user authenticated. */
+  authTime: number;
+  /** The apps that received tokens through the session. */
+  clientIds: string[];
+}
+
+/**
+ * One app holding live grants of a user (`sentinel.listUserGrants()`), for a "connected apps" page.
+ *
+ * @example
+ * for (const app of await sentinel.listUserGrants({ accountId, userId })) console.log(app.clientId, app.grants);
+ */
+export interface UserAppGrants {
+  clientId: string;
+  /** How many grants the app holds (one per completed sign-in whose tokens may still be used). */
+  grants: number;
+  /** The sessions the grants were issued through. */
+  sids: string[];
+  /** Seconds since the epoch of the newest authentication behind the grants. */
+  authTime: number;
+  /** Seconds since the epoch after which none of the grants' tokens can be used any more. */
+  until: number;
+}
+
+/**
+ * The device sessions of a user, oldest first.
+ *
+ * @example const sessions = await listUserSessions(context, '123456', 'u-1');
+ */
+export async function listUserSessions(context: SentinelContext, accountId: string, userId: string): Promise<SessionInfo[]> {
+  const index = await readUserIndex(context, accountId, userId);
+  return index.sessions.map((session) => ({
+    sid: sessionSid(accountId, userId, session.sessionDigest),
+    authTime: session.authTime,
+    clientIds: clientIdsOf(session),
+  }));
+}
+
+/**
+ * The apps holding live grants of a user, in the order they first got one.
+ *
+ * @example const apps = await listAppGrants(context, '123456', 'u-1');
+ */
+export async function listAppGrants(context: SentinelContext, accountId: string, userId: string): Promise<UserAppGrants[]> {
+  const index = await readUserIndex(context, accountId, userId);
+  const byClient = new Map<string, UserAppGrants>();
+  for (const session of index.sessions) {
+    const sid = sessionSid(accountId, userId, session.sessionDigest);
+    for (const grant of session.grants) {
+      let app = byClient.get(grant.clientId);
+      if (app === undefined) {
+        app = { clientId: grant.clientId, grants: 0, sids: [], authTime: session.authTime, until: grant.until };
+        byClient.set(grant.clientId, app);
+      }
+      app.grants++;
+      if (!app.sids.includes(sid)) app.sids.push(sid);
+      app.authTime = Math.max(app.authTime, session.authTime);
+      app.until = Math.max(app.until, grant.until);
+    }
+  }
+  return [...byClient.values()];
+}

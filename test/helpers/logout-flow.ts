@@ -1,0 +1,158 @@
+/**
+ * The browser flow of the session and logout suites, driven through `sentinel.handle()`: sign in with `openid`
+ * (a new device session), sign a second app in through the same session cookie, and what each suite checks after a
+ * session ended — the access token at the bearer guard and at introspection, the refresh token at the token endpoint.
+ */
+import { expect } from 'vitest';
+import type { Sentinel } from '../../src/index.js';
+import {
+  ACCOUNT_PATH,
+  AUTHORIZE_PATH,
+  authorizeQuery,
+  call,
+  jsonOf,
+  openLogin,
+  postForm,
+  postLogin,
+  setCookies,
+  startInteraction,
+  TOKEN_PATH,
+} from './direct-flow.js';
+import { ACCOUNT, basic, CLIENT_ID, CLIENT_SECRET, PASSWORD, REDIRECT_URI, USERNAME } from './fixtures.js';
+import { pkcePair } from './pkce.js';
+
+/** The tokens one app got through one session. */
+export interface AppTokens {
+  clientId: string;
+  accessToken: string;
+  refreshToken?: string | undefined;
+  idToken: string;
+  /** The `sid` claim of the ID token. */
+  sid: string;
+}
+
+/** One app's registration as these suites need it: id, secret (none: public) and redirect URI. */
+export interface FlowApp {
+  clientId: string;
+  clientSecret?: string | undefined;
+  redirectUri: string;
+}
+
+export const MAIN_APP: FlowApp = { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, redirectUri: REDIRECT_URI };
+
+function claimsOf(jwt: string): Record<string, unknown> {
+  return JSON.parse(Buffer.from(jwt.split('.')[1] as string, 'base64url').toString()) as Record<string, unknown>;
+}
+
+async function redeem(sentinel: Sentinel, app: FlowApp, code: string, verifier: string) {
+  const form = new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: app.redirectUri });
+  const headers: Record<string, string> = {};
+  if (app.clientSecret === undefined) form.set('client_id', app.clientId);
+  else headers.authorization = basic(app.clientId, app.clientSecret);
+  return postForm(sentinel, TOKEN_PATH, form.toString(), { headers });
+}
+
+function tokensOf(app: FlowApp, body: Record<string, unknown>): AppTokens {
+  const idToken = body.id_token as string;
+  expect(idToken, 'an ID token').toBeTruthy();
+  return {
+    clientId: app.clientId,
+    accessToken: body.access_token as string,
+    refreshToken: body.refresh_token as string | undefined,
+    idToken,
+    sid: claimsOf(idToken).sid as string,
+  };
+}
+
+/** A code of `app` for the browser of `cookie` (the session signs it in without a login page). */
+export async function codeThroughSession(sentinel: Sentinel, app: FlowApp, cookie: string): Promise<{ code: string; verifier: string }> {
+  const { verifier, challenge } = pkcePair();
+  const query = authorizeQuery({
+    client_id: app.clientId,
+    redirect_uri: app.redirectUri,
+    scope: 'openid',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  });
+  const response = await call(sentinel, { path: AUTHORIZE_PATH, query, headers: { cookie: `sentinel_session=${cookie}` } });
+  expect(response.status, 'the session signs the app in').toBe(302);
+  const code = new URL(String(response.headers.location)).searchParams.get('code');
+  expect(code, String(response.headers.location)).toBeTruthy();
+  return { code: code as string, verifier };
+}
+
+/** Signs in (a new device session) with `openid` for `app`; the session cookie and the app's tokens. */
+export async function signInWithSession(sentinel: Sentinel, app: FlowApp = MAIN_APP): Promise<{ cookie: string; tokens: AppTokens }> {
+  const { verifier, challenge } = pkcePair();
+  const query = authorizeQuery({
+    client_id: app.clientId,
+    redirect_uri: app.redirectUri,
+    scope: 'openid',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  });
+  const { interaction } = await startInteraction(sentinel, query);
+  const csrf = await openLogin(sentinel, interaction);
+  const login = await postLogin(sentinel, interaction, { csrf_token: csrf, username: USERNAME, password: PASSWORD });
+  expect(login.status).toBe(303);
+  const code = new URL(String(login.headers.location)).searchParams.get('code') as string;
+  const line = setCookies(login).find((value) => value.startsWith('sentinel_session=')) as string;
+  const cookie = line.slice('sentinel_session='.length).split(';')[0] as string;
+  const response = await redeem(sentinel, app, code, verifier);
+  expect(response.status, response.body).toBe(200);
+  return { cookie, tokens: tokensOf(app, jsonOf(response)) };
+}
+
+/** Signs `app` in through the existing session of `cookie`; its tokens. */
+export async function signInThroughSession(sentinel: Sentinel, app: FlowApp, cookie: string): Promise<AppTokens> {
+  const { code, verifier } = await codeThroughSession(sentinel, app, cookie);
+  const response = await redeem(sentinel, app, code, verifier);
+  expect(response.status, response.body).toBe(200);
+  return tokensOf(app, jsonOf(response));
+}
+
+/** Redeems a code of `app` and answers the token endpoint's response. */
+export function redeemCode(sentinel: Sentinel, app: FlowApp, code: string, verifier: string) {
+  return redeem(sentinel, app, code, verifier);
+}
+
+/** What each of the three checks says about an app's tokens. */
+export interface TokenStanding {
+  guard: boolean;
+  introspection: boolean;
+  refresh: boolean | null;
+}
+
+/** Whether the guard accepts the access token, introspection calls it active, and the refresh token still works (a confidential app). */
+export async function tokenStanding(sentinel: Sentinel, tokens: AppTokens, app: FlowApp): Promise<TokenStanding> {
+  const guard = (await sentinel.checkBearer(`Bearer ${tokens.accessToken}`, { accountId: ACCOUNT })).ok;
+  // RFC 7662 here: an app introspects its own tokens.
+  const introspected = await postForm(
+    sentinel,
+    `${ACCOUNT_PATH}/token/introspect`,
+    new URLSearchParams({ token: tokens.accessToken }).toString(),
+    {
+      headers: { authorization: basic(app.clientId, app.clientSecret as string) },
+    },
+  );
+  expect(introspected.status, introspected.body).toBe(200);
+  let refresh: boolean | null = null;
+  if (tokens.refreshToken !== undefined) {
+    const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: tokens.refreshToken });
+    const headers: Record<string, string> = {};
+    if (app.clientSecret === undefined) form.set('client_id', app.clientId);
+    else headers.authorization = basic(app.clientId, app.clientSecret);
+    const response = await postForm(sentinel, TOKEN_PATH, form.toString(), { headers });
+    refresh = response.status === 200;
+    if (response.status === 200) tokens.refreshToken = jsonOf(response).refresh_token as string;
+    else expect(jsonOf(response).error).toBe('invalid_grant');
+  }
+  return { guard, introspection: jsonOf(introspected).active === true, refresh };
+}
+
+/** Whether the session cookie still signs an app in without a login page. */
+export async function sessionWorks(sentinel: Sentinel, cookie: string): Promise<boolean> {
+  const query = authorizeQuery({ prompt: 'none' });
+  const response = await call(sentinel, { path: AUTHORIZE_PATH, query, headers: { cookie: `sentinel_session=${cookie}` } });
+  return new URL(String(response.headers.location)).searchParams.get('code') !== null;
+}

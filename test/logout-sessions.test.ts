@@ -1,0 +1,198 @@
+/**
+ * The session index: `sid` in ID tokens, `listSessions`, `endSession`, `endUserSessions`, `listUserGrants`,
+ * `revokeUserGrants`, and what ending a session does to every token issued through it (MemoryStore; the shared-Redis
+ * and cluster runs are in logout-delivery-redis.test.ts).
+ */
+import { describe, expect, it } from 'vitest';
+import { type Sentinel, type SentinelOptions, type Store, MemoryStore } from '../src/index.js';
+import { ACCOUNT_PATH, call, jsonOf, postForm } from './helpers/direct-flow.js';
+import { ACCOUNT, baseOptions, makeSentinel, OTHER_ACCOUNT, USER_ID } from './helpers/fixtures.js';
+import {
+  type FlowApp,
+  MAIN_APP,
+  codeThroughSession,
+  redeemCode,
+  sessionWorks,
+  signInThroughSession,
+  signInWithSession,
+  tokenStanding,
+} from './helpers/logout-flow.js';
+
+const APP_B: FlowApp = {
+  clientId: 'b0b0b0b0-1111-4222-8333-444444444444',
+  clientSecret: 'secret-of-app-b-0123456789abcdef',
+  redirectUri: 'https://b.example.com/cb',
+};
+const APP_C: FlowApp = {
+  clientId: 'c0c0c0c0-1111-4222-8333-444444444444',
+  clientSecret: 'secret-of-app-c-0123456789abcdef',
+  redirectUri: 'https://c.example.com/cb',
+};
+
+function options(overrides: Partial<SentinelOptions> = {}): SentinelOptions {
+  const base = baseOptions(overrides);
+  const extra = [APP_B, APP_C].map((app) => ({
+    accountId: ACCOUNT,
+    clientId: app.clientId,
+    clientSecret: app.clientSecret,
+    redirectUris: [app.redirectUri],
+    grantTypes: ['authorization_code' as const, 'refresh_token' as const],
+  }));
+  return { ...base, apps: [...(base.apps ?? []), ...extra] };
+}
+
+const LIVE = { guard: true, introspection: true, refresh: true };
+const ENDED = { guard: false, introspection: false, refresh: false };
+
+describe('sid and the session index', () => {
+  it('every app signed in through one session gets the same sid; another session gets another', async () => {
+    const sentinel = makeSentinel(options());
+    const first = await signInWithSession(sentinel);
+    const second = await signInThroughSession(sentinel, APP_B, first.cookie);
+    expect(first.tokens.sid).toMatch(/^[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}$/);
+    expect(second.sid).toBe(first.tokens.sid);
+    const other = await signInWithSession(sentinel);
+    expect(other.tokens.sid).not.toBe(first.tokens.sid);
+    const sessions = await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID });
+    expect(sessions).toEqual([
+      { sid: first.tokens.sid, authTime: expect.any(Number), clientIds: [MAIN_APP.clientId, APP_B.clientId] },
+      { sid: other.tokens.sid, authTime: expect.any(Number), clientIds: [MAIN_APP.clientId] },
+    ]);
+    // The sid is no secret of the browser: neither the cookie nor anything that leads to it.
+    expect(first.tokens.sid).not.toContain(first.cookie);
+    expect(await sentinel.listSessions({ accountId: OTHER_ACCOUNT, userId: USER_ID })).toEqual([]);
+  });
+
+  it('a refreshed ID token keeps the sid', async () => {
+    const sentinel = makeSentinel(options());
+    const { tokens } = await signInWithSession(sentinel);
+    const response = await postForm(
+      sentinel,
+      `${ACCOUNT_PATH}/token`,
+      new URLSearchParams({ grant_type: 'refresh_token', refresh_token: tokens.refreshToken as string, scope: 'openid' }).toString(),
+      { headers: { authorization: `Basic ${Buffer.from(`${MAIN_APP.clientId}:${MAIN_APP.clientSecret}`).toString('base64')}` } },
+    );
+    expect(response.status, response.body).toBe(200);
+    const idToken = jsonOf(response).id_token as string;
+    expect(JSON.parse(Buffer.from(idToken.split('.')[1] as string, 'base64url').toString()).sid).toBe(tokens.sid);
+  });
+
+  it('lists the apps holding grants, and revoking one app leaves the others and the session', async () => {
+    const sentinel = makeSentinel(options());
+    const first = await signInWithSession(sentinel);
+    const b = await signInThroughSession(sentinel, APP_B, first.cookie);
+    const second = await signInWithSession(sentinel);
+    const apps = await sentinel.listUserGrants({ accountId: ACCOUNT, userId: USER_ID });
+    expect(apps.map((app) => [app.clientId, app.grants, app.sids])).toEqual([
+      [MAIN_APP.clientId, 2, [first.tokens.sid, second.tokens.sid]],
+      [APP_B.clientId, 1, [first.tokens.sid]],
+    ]);
+    expect(await sentinel.revokeUserGrants({ accountId: ACCOUNT, userId: USER_ID, clientId: MAIN_APP.clientId })).toBe(2);
+    expect(await tokenStanding(sentinel, first.tokens, MAIN_APP)).toEqual(ENDED);
+    expect(await tokenStanding(sentinel, second.tokens, MAIN_APP)).toEqual(ENDED);
+    expect(await tokenStanding(sentinel, b, APP_B)).toEqual(LIVE);
+    expect(await sessionWorks(sentinel, first.cookie)).toBe(true);
+    expect((await sentinel.listUserGrants({ accountId: ACCOUNT, userId: USER_ID })).map((app) => app.clientId)).toEqual([APP_B.clientId]);
+  });
+});
+
+describe('ending sessions', () => {
+  it('endSession ends the session and every grant issued through it; the other session stays', async () => {
+    const sentinel = makeSentinel(options());
+    const first = await signInWithSession(sentinel);
+    const b = await signInThroughSession(sentinel, APP_B, first.cookie);
+    const other = await signInWithSession(sentinel, APP_C);
+    expect(await tokenStanding(sentinel, first.tokens, MAIN_APP)).toEqual(LIVE);
+    // Cached by the guard now: ending must refuse it all the same.
+    expect(await sentinel.endSession({ accountId: ACCOUNT, sid: first.tokens.sid })).toBe(true);
+    expect(await tokenStanding(sentinel, first.tokens, MAIN_APP)).toEqual(ENDED);
+    expect(await tokenStanding(sentinel, b, APP_B)).toEqual(ENDED);
+    expect(await sessionWorks(sentinel, first.cookie)).toBe(false);
+    expect(await tokenStanding(sentinel, other.tokens, APP_C)).toEqual(LIVE);
+    expect(await sessionWorks(sentinel, other.cookie)).toBe(true);
+    expect((await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).map((session) => session.sid)).toEqual([
+      other.tokens.sid,
+    ]);
+    expect(await sentinel.endSession({ accountId: ACCOUNT, sid: first.tokens.sid })).toBe(false);
+  });
+
+  it('endUserSessions ends every session of the user and answers how many', async () => {
+    const sentinel = makeSentinel(options());
+    const first = await signInWithSession(sentinel);
+    const second = await signInWithSession(sentinel, APP_B);
+    expect(await sentinel.endUserSessions({ accountId: ACCOUNT, userId: USER_ID })).toBe(2);
+    expect(await tokenStanding(sentinel, first.tokens, MAIN_APP)).toEqual(ENDED);
+    expect(await tokenStanding(sentinel, second.tokens, APP_B)).toEqual(ENDED);
+    expect(await sessionWorks(sentinel, second.cookie)).toBe(false);
+    expect(await sentinel.endUserSessions({ accountId: ACCOUNT, userId: USER_ID })).toBe(0);
+    expect(await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).toEqual([]);
+  });
+
+  it('the logout endpoint ends the grants of the session too', async () => {
+    const sentinel = makeSentinel(options());
+    const { cookie, tokens } = await signInWithSession(sentinel);
+    const response = await call(sentinel, {
+      method: 'POST',
+      path: `${ACCOUNT_PATH}/logout`,
+      headers: { cookie: `sentinel_session=${cookie}`, 'sec-fetch-site': 'same-origin' },
+    });
+    expect(response.status).toBe(200);
+    expect(await tokenStanding(sentinel, tokens, MAIN_APP)).toEqual(ENDED);
+  });
+
+  it('end_session with id_token_hint ends the grants of the session too', async () => {
+    const sentinel = makeSentinel(options());
+    const { cookie, tokens } = await signInWithSession(sentinel);
+    const b = await signInThroughSession(sentinel, APP_B, cookie);
+    const response = await call(sentinel, {
+      path: `${ACCOUNT_PATH}/end_session`,
+      query: new URLSearchParams({ id_token_hint: tokens.idToken }),
+      headers: { cookie: `sentinel_session=${cookie}` },
+    });
+    expect(response.status).toBe(200);
+    expect(await tokenStanding(sentinel, tokens, MAIN_APP)).toEqual(ENDED);
+    expect(await tokenStanding(sentinel, b, APP_B)).toEqual(ENDED);
+  });
+
+  it('a code issued in a session that ended before its redemption is refused, and leaves no grant', async () => {
+    const sentinel = makeSentinel(options());
+    const { cookie, tokens } = await signInWithSession(sentinel);
+    const pending = await codeThroughSession(sentinel, APP_B, cookie);
+    await sentinel.endSession({ accountId: ACCOUNT, sid: tokens.sid });
+    const response = await redeemCode(sentinel, APP_B, pending.code, pending.verifier);
+    expect(response.status).toBe(400);
+    expect(jsonOf(response).error).toBe('invalid_grant');
+    expect(await sentinel.listUserGrants({ accountId: ACCOUNT, userId: USER_ID })).toEqual([]);
+  });
+
+  it('a store failing while a session ends rejects, and a retry finishes what was left', async () => {
+    const inner = new MemoryStore();
+    let failDeletes = false;
+    const store: Store = {
+      get: (key) => inner.get(key),
+      set: (key, value, ttl) => inner.set(key, value, ttl),
+      take: (key) => inner.take(key),
+      delete: (key) => (failDeletes && key.startsWith('grant:') ? Promise.reject(new Error('store down')) : inner.delete(key)),
+      increment: (key, ttl) => inner.increment(key, ttl),
+      swap: (entries) => inner.swap(entries),
+    };
+    const sentinel: Sentinel = makeSentinel(options({ store }));
+    const { tokens } = await signInWithSession(sentinel);
+    failDeletes = true;
+    await expect(sentinel.endSession({ accountId: ACCOUNT, sid: tokens.sid })).rejects.toThrow('store down');
+    // Nothing claims it ended: the session is still listed, so "sign out everywhere" finds it.
+    expect((await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).map((session) => session.sid)).toEqual([tokens.sid]);
+    failDeletes = false;
+    expect(await sentinel.endUserSessions({ accountId: ACCOUNT, userId: USER_ID })).toBe(1);
+    expect(await tokenStanding(sentinel, tokens, MAIN_APP)).toEqual(ENDED);
+  });
+
+  it('refuses wrong arguments with a TypeError and unknown sids with false', async () => {
+    const sentinel = makeSentinel(options());
+    await expect(sentinel.endSession({ accountId: ACCOUNT, sid: '' })).rejects.toThrow(TypeError);
+    await expect(sentinel.listSessions({ accountId: ACCOUNT } as never)).rejects.toThrow(/userId/);
+    await expect(sentinel.endUserSessions(null as never)).rejects.toThrow(TypeError);
+    expect(await sentinel.endSession({ accountId: ACCOUNT, sid: 'not-a-sid' })).toBe(false);
+    expect(await sentinel.endSession({ accountId: ACCOUNT, sid: `${'a'.repeat(22)}.${'b'.repeat(43)}` })).toBe(false);
+  });
+});
