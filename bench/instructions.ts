@@ -35,6 +35,8 @@ import { freePort } from './server-child.js';
 
 const DEFAULT_TARGETS = [
   'ceiling',
+  'floor-cc',
+  'floor-two-signatures',
   'sentinel-node',
   'flow-authorize-sentinel',
   'flow-authorize-oidc',
@@ -55,9 +57,36 @@ const PAIRS: Array<[string, string]> = [
   ['sentinel-node-otel', 'sentinel-node'],
 ];
 
+/**
+ * Each path's floor (bench/targets/floor.ts: what no implementation can avoid) and the goal for its ratio to it:
+ * a token answer with one signature against `floor-cc`, with two (access token + ID token) against
+ * `floor-two-signatures`, an answer with none against the bare HTTP ceiling. The first matching prefix wins.
+ */
+const FLOORS: Array<[prefix: string, floor: string, goal?: number]> = [
+  ['flow-authorize-sentinel', 'ceiling', 1.5],
+  ['flow-exchange-sentinel', 'floor-two-signatures', 1.25],
+  ['flow-refresh-sentinel', 'floor-two-signatures', 1.25],
+  ['flow-authorize-', 'ceiling'],
+  ['flow-exchange-', 'floor-two-signatures'],
+  ['flow-refresh-', 'floor-two-signatures'],
+  ['sentinel-node', 'floor-cc', 1.25],
+  ['sentinel-', 'floor-cc'],
+  ['handwritten-', 'floor-cc'],
+  ['oidc-provider', 'floor-cc'],
+  ['node-oauth-', 'floor-cc'],
+];
+
+function floorOf(name: string): { floor: string; goal?: number } | undefined {
+  if (name === 'ceiling' || name.startsWith('floor-')) return undefined;
+  const match = FLOORS.find(([prefix]) => name.startsWith(prefix));
+  return match && { floor: match[1], ...(match[2] === undefined ? {} : { goal: match[2] }) };
+}
+
 const [namesArg, requestsArg = '2000', warmArg = '8000'] = process.argv.slice(2);
 const REQUESTS = Number(requestsArg);
 const WARM_UP = Number(warmArg);
+/** INSTRUCTIONS_RUNS=3 counts every row three times (a fresh server each time) and reports the median. */
+const RUNS = Math.max(1, Number(process.env.INSTRUCTIONS_RUNS ?? 1));
 /** Under valgrind a server answers a few hundred requests a second: generous timeouts, fewer connections. */
 const LOAD: LoadSettings = { connections: 10, timeoutSeconds: 120 };
 
@@ -206,17 +235,38 @@ async function main(): Promise<void> {
   const { privateJwk, publicJwk } = await createKeyPair();
   const jwk = JSON.stringify(privateJwk);
   const figures = new Map<string, number>();
-  console.log(`instructions per request: ${WARM_UP} requests of warm-up, ${REQUESTS} counted, ${LOAD.connections} connections`);
+  console.log(
+    `instructions per request: ${WARM_UP} requests of warm-up, ${REQUESTS} counted, ${LOAD.connections} connections, ` +
+      `${RUNS} run(s) per row (median)`,
+  );
   for (const subject of chosen) {
-    const perRequest = await count(subject, jwk, publicJwk);
+    const runs: number[] = [];
+    for (let run = 0; run < RUNS; run++) runs.push(await count(subject, jwk, publicJwk));
+    const perRequest = median(runs);
     figures.set(subject.name, perRequest);
-    console.log(`${subject.name.padEnd(32)} ${(perRequest / 1000).toFixed(1).padStart(8)} k`);
+    const each = RUNS > 1 ? `  (${runs.map((r) => (r / 1000).toFixed(1)).join(', ')})` : '';
+    console.log(`${subject.name.padEnd(32)} ${(perRequest / 1000).toFixed(1).padStart(8)} k${each}`);
+  }
+  console.log('');
+  for (const [name, perRequest] of figures) {
+    const spec = floorOf(name);
+    const floor = spec && figures.get(spec.floor);
+    if (spec === undefined || floor === undefined) continue;
+    const value = perRequest / floor;
+    const goal = spec.goal === undefined ? '' : `  goal ≤ ${spec.goal}×: ${value <= spec.goal ? 'met' : 'not met'}`;
+    console.log(`${name} ÷ its floor ${spec.floor}: ${value.toFixed(2)}×${goal}`);
   }
   for (const [numerator, denominator] of PAIRS) {
     const a = figures.get(numerator);
     const b = figures.get(denominator);
     if (a !== undefined && b !== undefined) console.log(`${numerator} ÷ ${denominator}: ${(a / b).toFixed(2)}×`);
   }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 main().catch((error: unknown) => {

@@ -43,6 +43,9 @@ const cc = (name: string, label: string, kind: Kind, module = name, workload: Wo
 
 export const TARGETS: readonly TargetSpec[] = [
   cc('ceiling', 'bare node:http, fixed JSON (HTTP ceiling)', 'ceiling'),
+  // The floors (targets/floor.ts): the ceiling plus the signatures an answer needs, signed per request.
+  cc('floor-cc', 'floor: bare node:http + one ES256 signature per request', 'ceiling', 'floor:cc'),
+  cc('floor-two-signatures', 'floor: bare node:http + two ES256 signatures per request (AT + ID token)', 'ceiling', 'floor:two'),
   cc('handwritten-fastify', 'hand-written Fastify + jose', 'baseline', 'handwritten:fastify'),
   cc('handwritten-express', 'hand-written Express + jose', 'baseline', 'handwritten:express'),
   cc('oidc-provider', 'oidc-provider 9 (client_credentials, JWT)', 'peer', 'oidc-provider', 'oidc-cc'),
