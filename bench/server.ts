@@ -3,17 +3,25 @@
  * spawned by bench/run.ts with an IPC channel. The variant (e.g. `sentinel-fastify:sync`) is passed to the module's
  * `start`.
  *
- * IPC, parent → child: {type:'cpu-start'} | {type:'cpu-stop'} | {type:'close'}
+ * IPC, parent → child: {type:'cpu-start'} | {type:'cpu-stop'} | {type:'close'} | {type:'profile-start'}
+ *                      | {type:'profile-stop', file}
  *      child → parent: {type:'ready'} | {type:'failed', error} | {type:'cpu-started'}
- *                      | {type:'cpu', userUs, systemUs, rss}
+ *                      | {type:'cpu', userUs, systemUs, rss} | {type:'profile-started'} | {type:'profiled'}
  * process.cpuUsage() counts user + system time of every thread of the process (main thread, libuv threadpool,
  * V8 GC and compiler threads), so CPU per request = the delta over the load window ÷ requests completed in it.
  * The child exits when its parent goes away (IPC disconnect) and after a hard time limit, so no server outlives
  * the run.
  */
+import { writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector';
 import type { TargetModule } from './targets/types.js';
 
-type Message = { type: 'cpu-start' } | { type: 'cpu-stop' } | { type: 'close' };
+type Message =
+  | { type: 'cpu-start' }
+  | { type: 'cpu-stop' }
+  | { type: 'close' }
+  | { type: 'profile-start' }
+  | { type: 'profile-stop'; file: string };
 
 function send(message: Record<string, unknown>): void {
   if (process.send) process.send(message);
@@ -44,12 +52,37 @@ async function main(): Promise<void> {
     } else if (message.type === 'cpu-stop') {
       const delta = process.cpuUsage(cpuStart);
       send({ type: 'cpu', userUs: delta.user, systemUs: delta.system, rss: process.memoryUsage().rss });
+    } else if (message.type === 'profile-start' || message.type === 'profile-stop') {
+      // bench/profile.ts: V8's sampling profiler (what `node --cpu-prof` runs) over the load window only.
+      profile(message).then(
+        () => send({ type: message.type === 'profile-start' ? 'profile-started' : 'profiled' }),
+        (err: unknown) => send({ type: 'failed', error: String(err) }),
+      );
     } else if (message.type === 'close') {
       running.close().finally(() => process.exit(0));
       setTimeout(() => process.exit(0), 2000).unref();
     }
   });
   send({ type: 'ready' });
+}
+
+let session: Session | undefined;
+async function profile(message: { type: 'profile-start' } | { type: 'profile-stop'; file: string }): Promise<void> {
+  const post = (method: string, params?: object): Promise<unknown> =>
+    new Promise((resolve, reject) =>
+      (session as Session).post(method, params ?? {}, (err, result) => (err ? reject(err) : resolve(result))),
+    );
+  if (message.type === 'profile-start') {
+    session = new Session();
+    session.connect();
+    await post('Profiler.enable');
+    await post('Profiler.setSamplingInterval', { interval: 100 });
+    await post('Profiler.start');
+    return;
+  }
+  const { profile: taken } = (await post('Profiler.stop')) as { profile: unknown };
+  await writeFile(message.file, JSON.stringify(taken));
+  session?.disconnect();
 }
 
 main().catch((err: unknown) => {
