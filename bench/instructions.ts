@@ -157,11 +157,23 @@ async function loads(subject: Subject, port: number, publicJwk: Parameters<FlowL
   return { next: (n: number) => flow.amountOptions(n), status: flowExpectedStatus(subject.workload) };
 }
 
-function checkAnswers(name: string, result: AutocannonResult, status: number, expected: number): void {
+/**
+ * The requests of a chunk that got the workload's answer. Any other status fails the row; a client-side timeout or
+ * socket error of at most 1 % is tolerated (under valgrind on a loaded host a connection now and then outlives the
+ * generator's patience), and the count is divided by the answers only.
+ */
+function checkAnswers(name: string, result: AutocannonResult, status: number, expected: number): number {
   const right = result.statusCodeStats[String(status)]?.count ?? 0;
-  if (right !== expected || result.errors > 0 || result.timeouts > 0) {
-    throw new Error(`${name}: ${right} of ${expected} answered ${status} (${JSON.stringify(result.statusCodeStats)})`);
+  const others = Object.entries(result.statusCodeStats).filter(([code]) => code !== String(status));
+  if (others.length > 0 || right < expected * 0.99) {
+    throw new Error(
+      `${name}: ${right} of ${expected} answered ${status} (${JSON.stringify(result.statusCodeStats)}, ` +
+        `${result.errors} errors, ${result.timeouts} timeouts)`,
+    );
   }
+  if (right < expected)
+    console.log(`  ${name}: ${expected - right} of ${expected} requests unanswered (${result.errors} errors, ${result.timeouts} timeouts)`);
+  return right;
 }
 
 /**
@@ -199,6 +211,7 @@ async function count(subject: Subject, jwk: string, publicJwk: Parameters<FlowLo
   try {
     const load = await loads(subject, port, publicJwk);
     const pid = child.pid as number;
+    let answered = 0;
     for (let sent = 0; sent < WARM_UP + REQUESTS; ) {
       const counted = sent >= WARM_UP;
       const n = Math.min(CHUNK, (counted ? WARM_UP + REQUESTS : WARM_UP) - sent);
@@ -206,7 +219,8 @@ async function count(subject: Subject, jwk: string, publicJwk: Parameters<FlowLo
       if (counted) await control(pid, port, '--instr=on');
       const result = await autocannon(options);
       if (counted) await control(pid, port, '--instr=off');
-      checkAnswers(`${subject.name}${counted ? '' : ' warm-up'}`, result, load.status, n);
+      const right = checkAnswers(`${subject.name}${counted ? '' : ' warm-up'}`, result, load.status, n);
+      if (counted) answered += right;
       sent += n;
     }
     await control(pid, port, '--dump');
@@ -216,7 +230,7 @@ async function count(subject: Subject, jwk: string, publicJwk: Parameters<FlowLo
       if (totals) total += Number(totals[1]);
     }
     if (total === 0) throw new Error(`${subject.name}: callgrind counted nothing`);
-    return total / REQUESTS;
+    return total / answered;
   } finally {
     child.kill('SIGKILL');
     if (process.env.INSTRUCTIONS_KEEP === '1') console.log(`  callgrind output kept in ${dir} (callgrind_annotate ${dir}/callgrind.out.1)`);
