@@ -185,6 +185,14 @@ export interface AppStore {
     overlapSeconds: number,
     change?: AppChange,
   ): App | null | Promise<App | null>;
+  /**
+   * Disables an app: it stays listed (with `disabled: true`) and keeps its secrets, but `findApp` no longer returns
+   * it, so its clients and tokens stop working. `false` when it does not exist. Optional (the operator console
+   * offers it when present).
+   */
+  disableApp?(accountId: string, clientId: string, change?: AppChange): boolean | Promise<boolean>;
+  /** Enables a disabled app again, with the secrets it had; `false` when it does not exist. */
+  enableApp?(accountId: string, clientId: string, change?: AppChange): boolean | Promise<boolean>;
 }
 
 /**

@@ -15,13 +15,16 @@ import { applyAppPatch } from './app-patch.js';
 export class MemoryAppStore implements AppStore {
   readonly #apps = new Map<string, App>();
   readonly #accounts = new Map<string, number>();
+  /** Keys of the disabled apps: kept, listed, unknown to `findApp`. */
+  readonly #disabled = new Set<string>();
 
   constructor(apps: readonly App[] = []) {
     for (const app of apps) this.saveApp(app);
   }
 
   findApp(accountId: string, clientId: string): App | null {
-    return this.#apps.get(`${accountId}\u0000${clientId}`) ?? null;
+    const key = `${accountId}\u0000${clientId}`;
+    return this.#disabled.has(key) ? null : (this.#apps.get(key) ?? null);
   }
 
   hasAccount(accountId: string): boolean {
@@ -35,7 +38,11 @@ export class MemoryAppStore implements AppStore {
   }
 
   listApps(accountId: string): App[] {
-    return [...this.#apps.values()].filter((app) => app.accountId === accountId);
+    const listed: App[] = [];
+    for (const [key, app] of this.#apps) {
+      if (app.accountId === accountId) listed.push(this.#disabled.has(key) ? { ...app, disabled: true } : app);
+    }
+    return listed;
   }
 
   updateApp(app: App): boolean {
@@ -53,15 +60,35 @@ export class MemoryAppStore implements AppStore {
   }
 
   patchApp(accountId: string, clientId: string, update: (current: App) => AppPatch): App | null {
-    // Synchronous from read to write: nothing can change the app in between.
-    const current = this.findApp(accountId, clientId);
-    if (current === null) return null;
-    const next = applyAppPatch(current, update(current));
-    this.#apps.set(`${accountId}\u0000${clientId}`, next);
-    return next;
+    // Synchronous from read to write: nothing can change the app in between. A disabled app is patched too, and
+    // shown to `update` as disabled (the AppStore contract); the flag itself is kept apart, not stored in the app.
+    const key = `${accountId}\u0000${clientId}`;
+    const current = this.#apps.get(key);
+    if (current === undefined) return null;
+    const disabled = this.#disabled.has(key);
+    const next = applyAppPatch(current, update(disabled ? { ...current, disabled: true } : current));
+    this.#apps.set(key, next);
+    return disabled ? { ...next, disabled: true } : next;
+  }
+
+  /** Disables an app (see `AppStore.disableApp`); `false` when unknown. */
+  disableApp(accountId: string, clientId: string): boolean {
+    const key = `${accountId}\u0000${clientId}`;
+    if (!this.#apps.has(key)) return false;
+    this.#disabled.add(key);
+    return true;
+  }
+
+  /** Enables a disabled app again; `false` when unknown. */
+  enableApp(accountId: string, clientId: string): boolean {
+    const key = `${accountId}\u0000${clientId}`;
+    if (!this.#apps.has(key)) return false;
+    this.#disabled.delete(key);
+    return true;
   }
 
   deleteApp(accountId: string, clientId: string): boolean {
+    this.#disabled.delete(`${accountId}\u0000${clientId}`);
     if (!this.#apps.delete(`${accountId}\u0000${clientId}`)) return false;
     const left = (this.#accounts.get(accountId) ?? 1) - 1;
     if (left === 0) this.#accounts.delete(accountId);
@@ -70,8 +97,8 @@ export class MemoryAppStore implements AppStore {
   }
 
   rotateClientSecret(accountId: string, clientId: string, secretHash: string, overlapSeconds: number): App | null {
-    const current = this.findApp(accountId, clientId);
-    if (current === null) return null;
+    const current = this.#apps.get(`${accountId}\u0000${clientId}`);
+    if (current === undefined) return null;
     // Not rounded: a rotation with a 1-second overlap must not lose up to a second of it.
     const now = Date.now() / 1000;
     const retiring = (current.retiringSecrets ?? []).filter((secret) => secret.expiresAt > now);
