@@ -21,6 +21,8 @@ const FAILURES: ReadonlySet<SentinelEventType> = new Set<SentinelEventType>([
   'registration.throttled',
   // A logout token the app never took (refused, or every attempt failed).
   'logout.failed',
+  // The operator console's refusals.
+  'console.denied',
 ]);
 
 /**

@@ -10,6 +10,7 @@ import { requestId } from '../http/request-id.js';
 import { recordEventMetrics } from '../telemetry/event-metrics.js';
 import { metricsActive } from '../telemetry/instruments.js';
 import type { RequestObservation } from '../telemetry/request-observation.js';
+import { eventTaps } from './event-taps.js';
 
 type EmitterConfig = Pick<ResolvedConfig, 'trustProxy' | 'onEvent' | 'telemetry'>;
 
@@ -20,7 +21,7 @@ type EmitterConfig = Pick<ResolvedConfig, 'trustProxy' | 'onEvent' | 'telemetry'
  * @example if (!eventsWanted(config, observation)) return context; // the shared, request-free context will do
  */
 export function eventsWanted(config: EmitterConfig, observation?: RequestObservation): boolean {
-  return config.onEvent !== undefined || observation !== undefined || metricsActive();
+  return config.onEvent !== undefined || observation !== undefined || metricsActive() || eventTaps(config) !== undefined;
 }
 
 /**
@@ -42,7 +43,19 @@ export function createEmitter(
   return (input) => {
     // The hook first: when it throws, the request fails with server_error and nothing was issued, so nothing may be
     // counted as issued either.
-    if (onEvent !== undefined) onEvent(auditEvent(input, { config, request, requestId: id }));
+    const taps = eventTaps(config);
+    const event = onEvent === undefined && taps === undefined ? undefined : auditEvent(input, { config, request, requestId: id });
+    if (onEvent !== undefined && event !== undefined) onEvent(event);
+    // In-process listeners (the console's buffer) after the hook, and never able to fail the request.
+    if (taps !== undefined && event !== undefined) {
+      for (const tap of taps) {
+        try {
+          tap(event);
+        } catch {
+          // A tap is the service's own code (a buffer push); there is nothing to tell the host.
+        }
+      }
+    }
     observation?.annotate(input);
     if (metricsActive()) recordEventMetrics(input, identifiers);
   };

@@ -68,7 +68,12 @@ export type SentinelEvent =
   // ("disconnect this app"), and the fate of each logout token — the app and the attempt count, never the token.
   | (EventBase & { type: 'grants.revoked'; clientId: string; userId: string; count: number })
   | (EventBase & { type: 'logout.delivered'; clientId: string; userId: string; attempts: number })
-  | (EventBase & { type: 'logout.failed'; clientId: string; userId: string; attempts: number; reason: string });
+  | (EventBase & { type: 'logout.failed'; clientId: string; userId: string; attempts: number; reason: string })
+  // The operator console (`sentinel-idp/console`): who signed in, what they changed and what was refused, naming
+  // the operator (the user id the service signed in) and the target (a client id or kid, never a secret).
+  | (EventBase & { type: 'console.signed_in'; operator: string; role: 'admin' | 'viewer' })
+  | (EventBase & { type: 'console.changed'; operator: string; action: string; target?: string | undefined })
+  | (EventBase & { type: 'console.denied'; operator?: string | undefined; action: string; reason: string });
 
 /**
  * The `type` of every event (see {@link SentinelEvent}; `code.replayed` is RFC 6749 §4.1.2, `refresh.reused` RFC 9700 §4.14.2).
