@@ -43,10 +43,10 @@ export type ExpressMiddleware = (request: ExpressRequestLike, response: ServerRe
 
 /**
  * Mounts the service (the RFC 6749 §3 endpoints and platform-operations.md §4.1 app token). Paths that are not the
- * service's go to `next()` untouched.
+ * service's go to `next()` untouched. The operator console (`sentinel-idp/console`) mounts the same way.
  * @example app.use(toExpress(sentinel)); // or app.use('/idp', toExpress(sentinel))
  */
-export function toExpress(sentinel: Sentinel): ExpressMiddleware {
+export function toExpress(sentinel: Pick<Sentinel, 'config' | 'handle'>): ExpressMiddleware {
   return (request, response, next) => {
     const sentinelRequest = fromNodeRequest(request, {
       url: request.url,

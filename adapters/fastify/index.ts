@@ -42,7 +42,7 @@ function passStream(_request: FastifyRequest, payload: Readable, done: (error: E
  * @example await app.register(toFastify(sentinel), { prefix: '/idp' });
  * @see RFC 6749 §3 (the endpoints it serves)
  */
-export function toFastify(sentinel: Sentinel): FastifyPluginAsync {
+export function toFastify(sentinel: Pick<Sentinel, 'config' | 'handle'>): FastifyPluginAsync {
   return async (app: FastifyInstance) => {
     const mountPath = app.prefix;
     app.removeAllContentTypeParsers();

@@ -81,7 +81,7 @@ export function sendSentinelResponse(result: SentinelResponse): Response {
 }
 
 /** Sentinels already warned about, so that mounting one twice does not repeat the warning. */
-const warned = new WeakSet<Sentinel>();
+const warned = new WeakSet<object>();
 
 const OPTION_NAMES: readonly (keyof FetchAdapterOptions)[] = ['mountPath', 'ip'];
 
@@ -101,7 +101,7 @@ function refuseUnknownOptions(options: FetchAdapterOptions): void {
  * A fetch `Request` carries no client address, so without `ip` every sign-in looks as if it came from nowhere and
  * the per-address throttle (RFC 6749 §10.10) counts nothing: said once, at startup, instead of silently.
  */
-function warnWithoutAddress(sentinel: Sentinel, options: FetchAdapterOptions): void {
+function warnWithoutAddress(sentinel: Pick<Sentinel, 'config'>, options: FetchAdapterOptions): void {
   if (options.ip !== undefined || sentinel.config.trustProxy === true || warned.has(sentinel)) return;
   warned.add(sentinel);
   const message =
@@ -119,7 +119,7 @@ function warnWithoutAddress(sentinel: Sentinel, options: FetchAdapterOptions): v
  * export default { fetch: async (request: Request) => (await idp(request)) ?? new Response('Not Found', { status: 404 }) };
  * @see RFC 6749 §3 (the endpoints it serves)
  */
-export function toFetch(sentinel: Sentinel, options: FetchAdapterOptions = {}): FetchHandler {
+export function toFetch(sentinel: Pick<Sentinel, 'config' | 'handle'>, options: FetchAdapterOptions = {}): FetchHandler {
   refuseUnknownOptions(options);
   warnWithoutAddress(sentinel, options);
   const mountPath = (options.mountPath ?? '').replace(/\/$/, '');

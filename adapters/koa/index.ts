@@ -69,7 +69,7 @@ export function sendSentinelResponse(ctx: KoaContextLike, result: SentinelRespon
  * @example app.use(toKoa(sentinel)); // or app.use(mount('/idp', toKoa(sentinel)))
  * @see RFC 6749 §3 (the endpoints it serves)
  */
-export function toKoa(sentinel: Sentinel): KoaMiddleware {
+export function toKoa(sentinel: Pick<Sentinel, 'config' | 'handle'>): KoaMiddleware {
   return async (ctx, next) => {
     const request = fromNodeRequest(ctx.req, {
       url: ctx.url,

@@ -95,6 +95,8 @@ export interface PageInput {
   dir?: 'ltr' | 'rtl' | undefined;
   /** A page script and the nonce the CSP allows it by (the passkey button); most pages have none. */
   script?: { nonce: string; source: string } | undefined;
+  /** Styles added after the shared ones, under the same nonce (the operator console's wider card and tables). */
+  styles?: string | undefined;
 }
 
 /**
@@ -117,7 +119,7 @@ export function renderPageHtml(input: PageInput): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
 <title>${escapeHTML(title)}</title>
-<style nonce="${escapeHTML(input.styleNonce)}">${colorVariables(branding.colors)}${STYLES}</style>
+<style nonce="${escapeHTML(input.styleNonce)}">${colorVariables(branding.colors)}${STYLES}${input.styles ?? ''}</style>
 </head>
 <body>
 <main>

@@ -1,0 +1,299 @@
+/**
+ * `createConsole()`: the operator console as a request handler with the service's own shape (`handle()` and
+ * `config`), so the same adapters mount it (`app.use(toExpress(console))`). This file routes and guards: the
+ * session, the account, the CSRF token and the role come before any page or action, and every refusal becomes
+ * the page's message and a `console.denied` event.
+ */
+import type { ResolvedConfig } from '../config.js';
+import { ConfigurationError, isOAuthError } from '../errors.js';
+import { contextOf } from '../http/context.js';
+import { type ConsoleDeps, scopedContext } from './deps.js';
+import { readForm } from '../http/form-body.js';
+import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
+import { headerValue, redirect } from '../http/messages.js';
+import type { ParamMap } from '../http/params.js';
+import { digestsEqual } from '../lib/random-secrets.js';
+import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
+import { tapEvents } from '../events/event-taps.js';
+import { escapeHTML } from '../authorize/pages/escape-html.js';
+import { appsAction, appsPage, appPage } from './apps-page.js';
+import { auditPage } from './audit-page.js';
+import { MemoryEventLog } from './event-log.js';
+import { keysAction, keysPage, revokeConfirmPage } from './keys-page.js';
+import { chooseConsoleLocale, consoleCatalogues } from './messages/console-locale.js';
+import { consoleCookie, CONSOLE_COOKIE, endOperatorSession, type OperatorSession, readOperatorSession } from './operator-session.js';
+import { type ConsoleCall, consolePage, paragraph, text } from './page.js';
+import { ConsoleRefusal } from './refusal.js';
+import type { ConsoleOptions, ConsoleService } from './service.js';
+import { sessionsAction, sessionsPage } from './sessions-page.js';
+import { type ConsoleLocation, finishSignIn, signedInCookies, startSignIn } from './sign-in.js';
+
+/**
+ * The operator console: mount it with the service's adapters, like the service itself.
+ *
+ * @example
+ * const operatorConsole: SentinelConsole = createConsole(sentinel, { authorize });
+ * app.use(toExpress(operatorConsole));
+ */
+export interface SentinelConsole {
+  /** The service's configuration with the console's path as `basePath` (what the adapters read). */
+  readonly config: ResolvedConfig;
+  /** Handles one request; `null` when the path is not the console's. */
+  handle(request: SentinelRequest): Promise<SentinelResponse | null>;
+}
+
+const OPTION_KEYS = {
+  authorize: true,
+  path: true,
+  keysAccountId: true,
+  events: true,
+  eventBufferSize: true,
+  sessionTtl: true,
+  i18n: true,
+} satisfies KeysOf<ConsoleOptions>;
+
+function checkPath(path: string): string {
+  if (!/^\/[A-Za-z0-9._~\-/]*$/.test(path) || path.endsWith('/') || path.includes('//')) {
+    throw new ConfigurationError('console.path', 'must start with / and not end with one, e.g. "/console"');
+  }
+  return path;
+}
+
+/**
+ * Creates the operator console of a service: apps, keys, sessions and audit pages for the operators that
+ * `authorize` admits, who sign in through the service's own login.
+ *
+ * @example
+ * const operatorConsole = createConsole(sentinel, {
+ *   authorize: ({ accountId, userId }) => (accountId === '123456' && userId === 'alice' ? 'admin' : null),
+ *   keysAccountId: '123456',
+ * });
+ * app.use(toExpress(operatorConsole)); // https://id.example.com/console/
+ * @throws ConfigurationError naming a wrong option.
+ */
+export function createConsole(service: ConsoleService, options: ConsoleOptions): SentinelConsole {
+  assertKnownKeys(options, OPTION_KEYS, 'console');
+  if (typeof options.authorize !== 'function') throw new ConfigurationError('console.authorize', 'must be a function');
+  const path = checkPath(options.path ?? '/console');
+  const sessionTtl = options.sessionTtl ?? 28_800;
+  if (!Number.isInteger(sessionTtl) || sessionTtl < 60 || sessionTtl > 7 * 86_400) {
+    throw new ConfigurationError('console.sessionTtl', 'must be a whole number of seconds from 60 to 604800');
+  }
+  const context = contextOf(service);
+  const bufferSize = options.eventBufferSize ?? 1000;
+  let events = options.events;
+  if (events === undefined) {
+    const memory = new MemoryEventLog(bufferSize);
+    tapEvents(service.config, (event) => memory.record(event));
+    events = memory;
+  }
+  const deps: ConsoleDeps = { service, context, options, events, bufferSize };
+  const catalogues = consoleCatalogues(options.i18n?.catalogues);
+  const defaultLocale = options.i18n?.defaultLocale ?? 'en';
+  const config: ResolvedConfig = { ...service.config, basePath: path };
+  const secure = !service.config.insecureLoopback;
+
+  async function handle(request: SentinelRequest): Promise<SentinelResponse | null> {
+    if (request.path !== path && !request.path.startsWith(`${path}/`)) return null;
+    const rest = request.path.slice(path.length).replace(/^\/+/, '');
+    const base = `${request.mountPath ?? ''}${path}`;
+    const location: ConsoleLocation = {
+      base,
+      callbackUrl: `${new URL(service.config.issuer).origin}${base}/callback`,
+      secure,
+    };
+    const call: ConsoleCall = {
+      request,
+      locale: chooseConsoleLocale(catalogues, headerValue(request, 'accept-language'), defaultLocale),
+      base,
+    };
+    let action = `${request.method} ${rest.split('/').slice(1).join('/') || rest}`;
+    try {
+      return await route(deps, call, location, rest, sessionTtl, (named) => {
+        action = named;
+      });
+    } catch (error) {
+      if (error instanceof ConsoleRefusal) return refused(deps, call, action, error);
+      if (isOAuthError(error) && error.code !== 'server_error') {
+        // A malformed form (wrong type, too large, cut off): the same page and event as any refusal.
+        return refused(deps, call, action, new ConsoleRefusal('invalid_input', { detail: error.description }));
+      }
+      try {
+        service.config.onError?.(error, { route: 'console', accountId: call.operator?.accountId });
+      } catch {
+        // A throwing onError must not take the host down.
+      }
+      return consolePage(service.config, call, {
+        title: text(call, 'errorTitle'),
+        content: paragraph(text(call, 'serverError'), 'error'),
+        status: 500,
+      });
+    }
+  }
+  return { config, handle };
+}
+
+/** The page of a refusal, and its `console.denied` event naming the operator. */
+function refused(deps: ConsoleDeps, call: ConsoleCall, action: string, refusal: ConsoleRefusal): SentinelResponse {
+  const accountId = call.operator?.accountId ?? '';
+  scopedContext(deps, call.request).emit({
+    type: 'console.denied',
+    accountId,
+    operator: call.operator?.userId,
+    action,
+    reason: refusal.reason,
+  });
+  const message = text(call, refusal.messageKey, {
+    account: accountId,
+    target: refusal.target ?? '',
+    detail: refusal.detail ?? '',
+  });
+  const back = call.operator === undefined ? `${call.base}/` : `${call.base}/${encodeURIComponent(accountId)}/apps`;
+  return consolePage(deps.service.config, call, {
+    title: text(call, 'errorTitle'),
+    content: `<p class="error" role="alert">${escapeHTML(message)}</p><p><a href="${escapeHTML(back)}">${escapeHTML(text(call, 'back'))}</a></p>`,
+    status: refusal.status,
+  });
+}
+
+/** Reads a POSTed form and checks its CSRF token against the session's (constant time). */
+async function checkedForm(deps: ConsoleDeps, call: ConsoleCall, session: { csrf: string }): Promise<ParamMap> {
+  const form = await readForm(call.request, deps.service.config.bodyLimit);
+  const presented = form.get('csrf')?.[0];
+  if (presented === undefined || !digestsEqual(presented, session.csrf)) throw new ConsoleRefusal('csrf');
+  return form;
+}
+
+async function route(
+  deps: ConsoleDeps,
+  call: ConsoleCall,
+  location: ConsoleLocation,
+  rest: string,
+  sessionTtl: number,
+  name: (action: string) => void,
+): Promise<SentinelResponse> {
+  const { request } = call;
+  const { service } = deps;
+  const method = request.method === 'HEAD' ? 'GET' : request.method;
+  const config = service.config;
+  if (rest === '' && method === 'GET') return chooserPage(deps, call);
+  if (rest === 'sign-in' && method === 'GET') {
+    name('sign-in');
+    const accountId = request.query.get('account')?.trim() ?? '';
+    if (accountId === '' || accountId.length > 200) throw new ConsoleRefusal('unknown_account', { target: accountId.slice(0, 200) });
+    return startSignIn(service, deps.context, location, accountId);
+  }
+  if (rest === 'callback' && method === 'GET') return callback(deps, call, location, sessionTtl);
+  if (rest === 'sign-out' && method === 'POST') {
+    name('sign-out');
+    const stored = await readOperatorSession(deps.context.store, request);
+    if (stored !== null) {
+      await checkedForm(deps, call, stored);
+      await endOperatorSession(deps.context.store, request);
+    }
+    return consolePage(config, call, {
+      title: text(call, 'signedOutTitle'),
+      content: `${paragraph(text(call, 'signedOutLead'), 'lead')}<p><a href="${escapeHTML(`${call.base}/`)}">${escapeHTML(text(call, 'signInAgain'))}</a></p>`,
+      headers: { 'set-cookie': consoleCookie(CONSOLE_COOKIE, '', location.base, location.secure, 0) },
+    });
+  }
+  const [rawAccount = '', ...parts] = rest.split('/');
+  let accountId: string;
+  try {
+    accountId = decodeURIComponent(rawAccount);
+  } catch {
+    throw new ConsoleRefusal('unknown_account', { target: '' });
+  }
+  const stored = await readOperatorSession(deps.context.store, request);
+  if (stored === null) {
+    // Not signed in: a page sends the browser to sign in; a change without a session is a forged or stale form.
+    if (method === 'GET') return redirect(303, `${call.base}/sign-in?account=${encodeURIComponent(accountId)}`);
+    name(`${method} ${parts.join('/')}`);
+    throw new ConsoleRefusal('csrf');
+  }
+  const role = await deps.options.authorize({ accountId: stored.accountId, userId: stored.userId });
+  if (role !== 'admin' && role !== 'viewer') return notOperatorPage(deps, call, stored.accountId);
+  const operator: OperatorSession = { ...stored, role };
+  call.operator = operator;
+  const sub = parts.join('/');
+  name(`${method} ${sub}`);
+  // The operator's account is the one they signed in to; an address naming another one is refused, not followed.
+  if (accountId !== operator.accountId) throw new ConsoleRefusal('account');
+  if (method === 'GET') {
+    if (sub === '' || sub === 'apps') return appsPage(deps, call);
+    if (parts[0] === 'apps' && parts.length === 2) return appPage(deps, call, decodePart(parts[1]));
+    if (sub === 'keys') return keysPage(deps, call);
+    if (parts[0] === 'keys' && parts.length === 3 && parts[2] === 'revoke') return revokeConfirmPage(deps, call, decodePart(parts[1]));
+    if (sub === 'sessions') return sessionsPage(deps, call);
+    if (sub === 'audit') return auditPage(deps, call);
+    return notFoundPage(deps, call);
+  }
+  if (method !== 'POST') return notFoundPage(deps, call);
+  const form = await checkedForm(deps, call, operator);
+  if (operator.role !== 'admin') throw new ConsoleRefusal('viewer');
+  if (parts[0] === 'apps') return appsAction(deps, call, parts.slice(1).map(decodePart), form);
+  if (parts[0] === 'keys') return keysAction(deps, call, parts.slice(1).map(decodePart), form);
+  if (parts[0] === 'sessions') return sessionsAction(deps, call, parts.slice(1).map(decodePart), form);
+  return notFoundPage(deps, call);
+}
+
+function decodePart(part: string | undefined): string {
+  try {
+    return decodeURIComponent(part ?? '');
+  } catch {
+    return '';
+  }
+}
+
+async function callback(deps: ConsoleDeps, call: ConsoleCall, location: ConsoleLocation, sessionTtl: number): Promise<SentinelResponse> {
+  const signedIn = await finishSignIn(deps.service, deps.context, location, call.request, sessionTtl);
+  if (signedIn === null) {
+    return consolePage(deps.service.config, call, {
+      title: text(call, 'errorTitle'),
+      content: `<p class="error" role="alert">${escapeHTML(text(call, 'signInFailed'))}</p><p><a href="${escapeHTML(`${call.base}/`)}">${escapeHTML(text(call, 'signInAgain'))}</a></p>`,
+      status: 400,
+    });
+  }
+  const role = await deps.options.authorize({ accountId: signedIn.accountId, userId: signedIn.userId });
+  const cookies = signedInCookies(location, signedIn.sessionId, sessionTtl);
+  if (role !== 'admin' && role !== 'viewer') {
+    scopedContext(deps, call.request).emit({
+      type: 'console.denied',
+      accountId: signedIn.accountId,
+      operator: signedIn.userId,
+      action: 'sign-in',
+      reason: 'not_operator',
+    });
+    // No session cookie for someone who is not an operator; the unused record expires with its TTL.
+    const page = notOperatorPage(deps, call, signedIn.accountId);
+    return { ...page, headers: { ...page.headers, 'set-cookie': cookies.slice(1) } };
+  }
+  scopedContext(deps, call.request).emit({ type: 'console.signed_in', accountId: signedIn.accountId, operator: signedIn.userId, role });
+  return redirect(303, `${call.base}/${encodeURIComponent(signedIn.accountId)}/apps`, { 'set-cookie': cookies });
+}
+
+function chooserPage(deps: ConsoleDeps, call: ConsoleCall): SentinelResponse {
+  const content = `${paragraph(text(call, 'chooseAccountLead'), 'lead')}
+<form method="get" action="${escapeHTML(`${call.base}/sign-in`)}">
+<label for="account">${escapeHTML(text(call, 'accountLabel'))}</label>
+<input id="account" name="account" required maxlength="200" autocomplete="off">
+<div class="actions"><button type="submit" class="primary">${escapeHTML(text(call, 'continue'))}</button></div>
+</form>`;
+  return consolePage(deps.service.config, call, { title: text(call, 'chooseAccountTitle'), content });
+}
+
+function notOperatorPage(deps: ConsoleDeps, call: ConsoleCall, accountId: string): SentinelResponse {
+  return consolePage(deps.service.config, call, {
+    title: text(call, 'notOperatorTitle'),
+    content: `<p class="error" role="alert">${escapeHTML(text(call, 'notOperatorLead', { account: accountId }))}</p>`,
+    status: 403,
+  });
+}
+
+function notFoundPage(deps: ConsoleDeps, call: ConsoleCall): SentinelResponse {
+  return consolePage(deps.service.config, call, {
+    title: text(call, 'errorTitle'),
+    content: `<p><a href="${escapeHTML(`${call.base}/`)}">${escapeHTML(text(call, 'back'))}</a></p>`,
+    status: 404,
+  });
+}

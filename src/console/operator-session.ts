@@ -1,0 +1,80 @@
+/**
+ * The console's own session: a random id in its own cookie (HttpOnly, SameSite=Lax, Secure unless the issuer is
+ * http on loopback, scoped to the console's path), the record in the service's Store under the id's digest, so a
+ * read of the store gives no usable cookie. The role is not kept: `authorize()` decides again on every request, so
+ * an operator whose role is withdrawn loses the console at their next click.
+ */
+import { parse, serialize } from 'cookie';
+import { headerValue, type SentinelRequest } from '../http/messages.js';
+import { digest, randomSecret } from '../lib/random-secrets.js';
+import type { Store } from '../stores/store.js';
+
+/** The cookie of the console session. */
+export const CONSOLE_COOKIE = 'sentinel_console';
+/** The cookie that binds a sign-in under way to the browser that started it (against login CSRF). */
+export const SIGN_IN_COOKIE = 'sentinel_console_signin';
+
+/** What the store keeps of a console session. */
+export interface StoredOperatorSession {
+  accountId: string;
+  userId: string;
+  csrf: string;
+  /** Epoch milliseconds. */
+  createdAt: number;
+}
+
+/** A signed-in operator, as pages see them: the stored session and the role `authorize()` gave this request. */
+export interface OperatorSession extends StoredOperatorSession {
+  role: 'admin' | 'viewer';
+}
+
+const sessionKey = (id: string): string => `console:session:${digest(id)}`;
+
+/** The value of a cookie of the request, or `null`. */
+export function readCookie(request: SentinelRequest, name: string): string | null {
+  const header = headerValue(request, 'cookie');
+  if (header === undefined) return null;
+  const value = parse(header)[name];
+  return value === undefined || value === '' ? null : value;
+}
+
+/** `Set-Cookie` for a console cookie (`maxAgeSeconds` 0 removes it). */
+export function consoleCookie(name: string, value: string, path: string, secure: boolean, maxAgeSeconds: number): string {
+  return serialize(name, value, {
+    httpOnly: true,
+    secure,
+    sameSite: 'lax',
+    path,
+    maxAge: maxAgeSeconds,
+    ...(maxAgeSeconds === 0 ? { expires: new Date(0) } : {}),
+  });
+}
+
+/** Starts a session; returns the cookie value (the only place the id exists in clear). */
+export async function createOperatorSession(store: Store, accountId: string, userId: string, ttlSeconds: number): Promise<string> {
+  const id = randomSecret();
+  const record: StoredOperatorSession = { accountId, userId, csrf: randomSecret(), createdAt: Date.now() };
+  await store.set(sessionKey(id), JSON.stringify(record), ttlSeconds * 1000);
+  return id;
+}
+
+/** The session of the request's cookie, or `null` (none, expired, or a record that does not parse). */
+export async function readOperatorSession(store: Store, request: SentinelRequest): Promise<StoredOperatorSession | null> {
+  const id = readCookie(request, CONSOLE_COOKIE);
+  if (id === null || id.length > 200) return null;
+  const stored = await store.get(sessionKey(id));
+  if (stored === null) return null;
+  try {
+    const record = JSON.parse(stored) as Partial<StoredOperatorSession>;
+    if (typeof record.accountId !== 'string' || typeof record.userId !== 'string' || typeof record.csrf !== 'string') return null;
+    return { accountId: record.accountId, userId: record.userId, csrf: record.csrf, createdAt: Number(record.createdAt) };
+  } catch {
+    return null;
+  }
+}
+
+/** Ends the session of the request's cookie, if any. */
+export async function endOperatorSession(store: Store, request: SentinelRequest): Promise<void> {
+  const id = readCookie(request, CONSOLE_COOKIE);
+  if (id !== null && id.length <= 200) await store.delete(sessionKey(id));
+}

@@ -1,0 +1,75 @@
+/**
+ * A refused console action: a clear message on the page, nothing changed, and a `console.denied` audit event naming
+ * the operator, the action and the reason (the router emits it, once, for every refusal).
+ */
+import type { ConsoleMessages } from './messages/console-messages.js';
+
+/** Why an action was refused; the reason goes into the audit event as is. */
+export type RefusalReason =
+  | 'csrf'
+  | 'viewer'
+  | 'account'
+  | 'unknown_app'
+  | 'unknown_kid'
+  | 'key_based_app'
+  | 'public_app'
+  | 'console_client'
+  | 'invalid_input'
+  | 'keys_account'
+  | 'no_key_ring'
+  | 'unsupported'
+  | 'unknown_account';
+
+const MESSAGES: Readonly<Record<RefusalReason, keyof ConsoleMessages>> = {
+  csrf: 'refusedCsrf',
+  viewer: 'refusedViewer',
+  account: 'refusedAccount',
+  unknown_app: 'refusedUnknownApp',
+  unknown_kid: 'refusedUnknownKid',
+  key_based_app: 'refusedKeyBasedSecret',
+  public_app: 'refusedPublicSecret',
+  console_client: 'refusedConsoleClient',
+  invalid_input: 'refusedInvalid',
+  keys_account: 'refusedKeysAccount',
+  no_key_ring: 'refusedNoRing',
+  unsupported: 'refusedUnsupported',
+  unknown_account: 'refusedUnknownAccount',
+};
+
+const STATUS: Partial<Record<RefusalReason, number>> = {
+  csrf: 403,
+  viewer: 403,
+  account: 403,
+  keys_account: 403,
+  console_client: 403,
+  unknown_app: 404,
+  unknown_kid: 404,
+  unknown_account: 404,
+};
+
+/** Thrown by the console's actions; the router turns it into the page and the event. */
+export class ConsoleRefusal extends Error {
+  readonly reason: RefusalReason;
+  /** The client id or kid concerned (shown on the page, named in the event as the target). */
+  readonly target: string | undefined;
+  /** For `invalid_input`: what was wrong, in words safe to show (a validation message, never a secret). */
+  readonly detail: string | undefined;
+
+  constructor(reason: RefusalReason, options: { target?: string | undefined; detail?: string | undefined } = {}) {
+    super(`console action refused: ${reason}`);
+    this.name = 'ConsoleRefusal';
+    this.reason = reason;
+    this.target = options.target;
+    this.detail = options.detail;
+  }
+
+  /** The HTTP status of the page. */
+  get status(): number {
+    return STATUS[this.reason] ?? 400;
+  }
+
+  /** The message key of the page's text. */
+  get messageKey(): keyof ConsoleMessages {
+    return MESSAGES[this.reason];
+  }
+}

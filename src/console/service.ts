@@ -1,0 +1,99 @@
+/**
+ * What the console uses of the service, and its options. Structural, so any service built by `createSentinel()`
+ * fits; the sessions page uses the session methods when the service has them.
+ */
+import type { ResolvedConfig } from '../config.js';
+import type { VerifyAccessTokenOptions } from '../guard/access-token-jwt.js';
+import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
+import type { RingKeyInfo } from '../keys/keyring/ring.js';
+import type { AccessTokenClaims } from '../token/access-token.js';
+import type { EventSource } from './event-log.js';
+import type { ConsoleMessages } from './messages/console-messages.js';
+
+/**
+ * The parts of the service (`createSentinel()`'s result) the console drives.
+ *
+ * @example
+ * const service: ConsoleService = createSentinel(options);
+ */
+export interface ConsoleService {
+  readonly config: ResolvedConfig;
+  handle(request: SentinelRequest): Promise<SentinelResponse | null>;
+  verifyAccessToken(token: string, options?: VerifyAccessTokenOptions): Promise<AccessTokenClaims>;
+  rotateKeys(): Promise<RingKeyInfo[]>;
+  revokeKey(kid: string): Promise<boolean>;
+  /** A user's device sessions (the sessions page). */
+  listSessions?(input: { accountId: string; userId: string }): Promise<readonly ConsoleSessionInfo[]>;
+  /** Ends one device session, with back-channel logout to its apps. */
+  endSession?(input: { accountId: string; sid: string }): Promise<boolean>;
+  /** Ends every device session of a user. */
+  endUserSessions?(input: { accountId: string; userId: string }): Promise<number>;
+}
+
+/**
+ * A device session as the sessions page shows it (`sentinel.listSessions()`).
+ *
+ * @example
+ * const session: ConsoleSessionInfo = { sid: 'Jq…', authTime: 1_790_000_000, clientIds: ['6f1c…'] };
+ */
+export interface ConsoleSessionInfo {
+  sid: string;
+  /** Seconds since the epoch when the user authenticated. */
+  authTime: number;
+  /** The apps that got tokens through the session. */
+  clientIds: readonly string[];
+}
+
+/**
+ * An operator's role in one account: `admin` may change things, `viewer` only looks; `null` keeps them out.
+ *
+ * @example
+ * const role: OperatorRole = 'viewer';
+ */
+export type OperatorRole = 'admin' | 'viewer';
+
+/**
+ * Who is asking to use the console: the account they signed in to and the user id the service signed in.
+ *
+ * @example
+ * const operator: ConsoleOperator = { accountId: '123456', userId: 'alice' };
+ */
+export interface ConsoleOperator {
+  accountId: string;
+  userId: string;
+}
+
+/**
+ * Options of `createConsole()`.
+ *
+ * @example
+ * const options: ConsoleOptions = { authorize: ({ userId }) => (admins.has(userId) ? 'admin' : null), keysAccountId: '123456' };
+ */
+export interface ConsoleOptions {
+  /**
+   * Decides, on every request, what the signed-in user may do in the account: `'admin'`, `'viewer'` or `null`
+   * (not an operator). A throwing or rejecting hook fails the request closed (500, nothing changed, `onError` told).
+   */
+  authorize(operator: ConsoleOperator): OperatorRole | null | Promise<OperatorRole | null>;
+  /** Where the console is served, relative to where it is mounted. Default `'/console'`. */
+  path?: string | undefined;
+  /**
+   * The account whose admins may rotate and revoke the service's shared key ring (it signs for every account).
+   * Without it, the keys page is read-only for everyone. Default: none.
+   */
+  keysAccountId?: string | undefined;
+  /**
+   * Where the audit page reads events: a durable log (`PostgresEventLog` of `sentinel-idp/postgres`, which the host
+   * also passes as `onEvent`). Default: this instance's recent events, kept in memory by the console.
+   */
+  events?: EventSource | undefined;
+  /** How many recent events the in-memory buffer keeps when `events` is not given. Default 1000. */
+  eventBufferSize?: number | undefined;
+  /** Lifetime of a console session, in seconds (absolute). Default 28800 (8 hours). */
+  sessionTtl?: number | undefined;
+  /**
+   * The console's languages: catalogues by language tag, merged over the bundled English and French (and over
+   * English for a new language), and the language when the browser asks for none of them. Default `'en'`.
+   */
+  i18n?: { defaultLocale?: string | undefined; catalogues?: Readonly<Record<string, Partial<ConsoleMessages>>> | undefined } | undefined;
+}

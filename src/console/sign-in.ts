@@ -1,0 +1,165 @@
+/**
+ * Operators sign in through the service itself: the console is a public client (PKCE, RFC 7636 S256) of the
+ * account's authorization endpoint, so the login page, passkeys, TOTP, throttles and audit events are the service's
+ * own. The code is exchanged in-process at the service's token endpoint (`service.handle()`, no network hop), the
+ * access token verified with the service's verifier; its `sub` is the operator's user id.
+ */
+import { createHash } from 'node:crypto';
+import type { App } from '../apps/app.js';
+import { appFromInput } from '../config.js';
+import { isOAuthError } from '../errors.js';
+import type { SentinelContext } from '../http/context.js';
+import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
+import { redirect } from '../http/messages.js';
+import { routePath, routeUrl } from '../http/route-paths.js';
+import { digest, randomSecret } from '../lib/random-secrets.js';
+import type { ConsoleService } from './service.js';
+import { CONSOLE_COOKIE, consoleCookie, createOperatorSession, readCookie, SIGN_IN_COOKIE } from './operator-session.js';
+import { ConsoleRefusal } from './refusal.js';
+
+/**
+ * The client id of the console's own client in each account it signs operators in to (registered on the first
+ * sign-in; the console does not let it be changed).
+ *
+ * @example
+ * const consoleClient = await appStore.findApp('123456', CONSOLE_CLIENT_ID);
+ */
+export const CONSOLE_CLIENT_ID = 'sentinel-console';
+
+/** How long a sign-in may take from the console's redirect to its callback. */
+const SIGN_IN_TTL_SECONDS = 600;
+
+const signInKey = (state: string): string => `console:sign-in:${digest(state)}`;
+
+interface PendingSignIn {
+  accountId: string;
+  verifier: string;
+}
+
+/** Where the console is, as `sign-in.ts` needs it: the base path and the absolute callback URL. */
+export interface ConsoleLocation {
+  /** The console's path as the browser sees it (mount prefix included). */
+  base: string;
+  /** The absolute URL of `{base}/callback`: the redirect URI of the console's client. */
+  callbackUrl: string;
+  /** Whether cookies get `Secure`. */
+  secure: boolean;
+}
+
+/**
+ * Makes sure the account has the console's client with the current callback URL, registering it (or correcting
+ * its redirect URI) through the AppStore. Refuses an account the registry does not know: no client is created in
+ * an account that does not exist.
+ */
+async function ensureConsoleClient(context: SentinelContext, accountId: string, callbackUrl: string): Promise<void> {
+  const { apps } = context;
+  if (!(await apps.hasAccount(accountId))) throw new ConsoleRefusal('unknown_account', { target: accountId });
+  const existing = await apps.findApp(accountId, CONSOLE_CLIENT_ID);
+  if (existing !== null && existing.redirectUris.length === 1 && existing.redirectUris[0] === callbackUrl) return;
+  if (apps.saveApp === undefined) throw new ConsoleRefusal('unsupported');
+  const app: App = appFromInput(
+    {
+      accountId,
+      clientId: CONSOLE_CLIENT_ID,
+      name: 'Operator console',
+      redirectUris: [callbackUrl],
+      grantTypes: ['authorization_code'],
+      tokenEndpointAuthMethod: 'none',
+    },
+    'console client',
+  );
+  await apps.saveApp({ ...app, createdAt: existing?.createdAt ?? Math.floor(Date.now() / 1000) }, { actor: 'console' });
+}
+
+/** `GET {base}/sign-in?account=…`: the 303 to the account's authorization endpoint. */
+export async function startSignIn(
+  service: ConsoleService,
+  context: SentinelContext,
+  location: ConsoleLocation,
+  accountId: string,
+): Promise<SentinelResponse> {
+  await ensureConsoleClient(context, accountId, location.callbackUrl);
+  const state = randomSecret();
+  const verifier = randomSecret();
+  const pending: PendingSignIn = { accountId, verifier };
+  await context.store.set(signInKey(state), JSON.stringify(pending), SIGN_IN_TTL_SECONDS * 1000);
+  const authorize = new URL(routeUrl(service.config, 'authorize', { accountId }));
+  authorize.search = new URLSearchParams({
+    response_type: 'code',
+    client_id: CONSOLE_CLIENT_ID,
+    redirect_uri: location.callbackUrl,
+    state,
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
+  }).toString();
+  return redirect(303, authorize.toString(), {
+    'set-cookie': consoleCookie(SIGN_IN_COOKIE, state, location.base, location.secure, SIGN_IN_TTL_SECONDS),
+  });
+}
+
+/** What a completed sign-in gives the router. */
+export interface SignedIn {
+  accountId: string;
+  userId: string;
+  /** The new session's cookie value. */
+  sessionId: string;
+}
+
+/**
+ * `GET {base}/callback?code&state`: spends the pending sign-in (single use, bound to this browser's cookie),
+ * exchanges the code with its verifier and verifies the token. `null` when any step fails: the caller shows a
+ * "sign-in did not complete" page (the service's own events say why).
+ */
+export async function finishSignIn(
+  service: ConsoleService,
+  context: SentinelContext,
+  location: ConsoleLocation,
+  request: SentinelRequest,
+  sessionTtlSeconds: number,
+): Promise<SignedIn | null> {
+  const state = request.query.get('state');
+  const code = request.query.get('code');
+  const bound = readCookie(request, SIGN_IN_COOKIE);
+  if (state === null || code === null || bound === null || bound !== state || state.length > 200 || code.length > 1000) return null;
+  const stored = await context.store.take(signInKey(state));
+  if (stored === null) return null;
+  const pending = JSON.parse(stored) as PendingSignIn;
+  const body = new URLSearchParams({
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: location.callbackUrl,
+    client_id: CONSOLE_CLIENT_ID,
+    code_verifier: pending.verifier,
+  }).toString();
+  const answer = await service.handle({
+    method: 'POST',
+    path: routePath(service.config, 'token', { accountId: pending.accountId }),
+    query: new URLSearchParams(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded', host: new URL(location.callbackUrl).host },
+    body,
+    ip: request.ip,
+    secure: request.secure,
+  });
+  if (answer === null || answer.status !== 200 || answer.body === undefined) return null;
+  const token = (JSON.parse(answer.body) as { access_token?: unknown }).access_token;
+  if (typeof token !== 'string') return null;
+  let subject: unknown;
+  try {
+    subject = (await service.verifyAccessToken(token, { accountId: pending.accountId })).sub;
+  } catch (error) {
+    if (isOAuthError(error)) return null;
+    throw error;
+  }
+  if (typeof subject !== 'string' || subject === '') return null;
+  const claims = { sub: subject };
+  const sessionId = await createOperatorSession(context.store, pending.accountId, claims.sub, sessionTtlSeconds);
+  return { accountId: pending.accountId, userId: claims.sub, sessionId };
+}
+
+/** The cookies a completed sign-in sets: the session, and the spent sign-in binding removed. */
+export function signedInCookies(location: ConsoleLocation, sessionId: string, sessionTtlSeconds: number): string[] {
+  return [
+    consoleCookie(CONSOLE_COOKIE, sessionId, location.base, location.secure, sessionTtlSeconds),
+    consoleCookie(SIGN_IN_COOKIE, '', location.base, location.secure, 0),
+  ];
+}

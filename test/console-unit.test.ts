@@ -1,0 +1,200 @@
+/**
+ * The operator console without a browser: its options, what is not its path, the in-memory event buffer, the
+ * registry's disable/enable, the event taps, and the guards in front of every change (session, CSRF, account,
+ * role, a failing `authorize`), driven through `handle()`. The pages and flows are in test/browser/console.test.ts.
+ */
+import { describe, expect, it } from 'vitest';
+import { MemoryAppStore } from '../src/apps/memory-app-store.js';
+import { createConsole, MemoryEventLog } from '../src/console/index.js';
+import { createOperatorSession } from '../src/console/operator-session.js';
+import { tapEvents } from '../src/events/event-taps.js';
+import { contextOf } from '../src/http/context.js';
+import type { SentinelEvent, SentinelRequest } from '../src/index.js';
+import { ACCOUNT, CLIENT_ID, makeSentinel, OTHER_ACCOUNT } from './helpers/fixtures.js';
+
+function request(method: string, path: string, init: { cookie?: string; form?: Record<string, string> } = {}): SentinelRequest {
+  return {
+    method,
+    path,
+    query: new URLSearchParams(),
+    headers: {
+      ...(init.cookie === undefined ? {} : { cookie: init.cookie }),
+      ...(init.form === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
+    },
+    body: init.form === undefined ? undefined : new URLSearchParams(init.form).toString(),
+  };
+}
+
+function event(at: number, overrides: Partial<SentinelEvent> = {}): SentinelEvent {
+  return { type: 'session.created', at, accountId: ACCOUNT, userId: 'u-1', outcome: 'success', ...overrides } as SentinelEvent;
+}
+
+describe('console: options and paths', () => {
+  it('refuses an unknown option, a missing authorize and a bad path', () => {
+    const sentinel = makeSentinel();
+    const authorize = () => 'admin' as const;
+    expect(() => createConsole(sentinel, { authorize, pathh: '/x' } as never)).toThrow(/pathh/);
+    expect(() => createConsole(sentinel, {} as never)).toThrow(/authorize/);
+    expect(() => createConsole(sentinel, { authorize, path: 'console/' })).toThrow(/console.path/);
+    expect(() => createConsole(sentinel, { authorize, sessionTtl: 5 })).toThrow(/sessionTtl/);
+  });
+
+  it('answers only its own path, and mounts under the service adapters with its path as basePath', async () => {
+    const operatorConsole = createConsole(makeSentinel(), { authorize: () => 'admin', path: '/ops' });
+    expect(operatorConsole.config.basePath).toBe('/ops');
+    expect(await operatorConsole.handle(request('GET', '/sentinel/api/account/x/authorize'))).toBeNull();
+    expect(await operatorConsole.handle(request('GET', '/opsx'))).toBeNull();
+    expect((await operatorConsole.handle(request('GET', '/ops/')))?.status).toBe(200);
+  });
+
+  it('sends a visitor without a session to sign in, and refuses a change without one', async () => {
+    const sentinel = makeSentinel();
+    const events: SentinelEvent[] = [];
+    tapEvents(sentinel.config, (seen) => events.push(seen));
+    const operatorConsole = createConsole(sentinel, { authorize: () => 'admin' });
+    const page = await operatorConsole.handle(request('GET', `/console/${ACCOUNT}/apps`));
+    expect(page?.status).toBe(303);
+    expect(page?.headers.location).toBe(`/console/sign-in?account=${ACCOUNT}`);
+    const change = await operatorConsole.handle(request('POST', `/console/${ACCOUNT}/apps/${CLIENT_ID}/delete`, { form: {} }));
+    expect(change?.status).toBe(403);
+    expect(events.at(-1)).toMatchObject({ type: 'console.denied', reason: 'csrf', outcome: 'failure' });
+    expect(await contextOf(sentinel).apps.findApp(ACCOUNT, CLIENT_ID)).not.toBeNull();
+  });
+
+  it('starts a sign-in only for an account the registry knows, with PKCE S256 and its own client', async () => {
+    const sentinel = makeSentinel();
+    const operatorConsole = createConsole(sentinel, { authorize: () => 'admin' });
+    const unknown = await operatorConsole.handle({
+      ...request('GET', '/console/sign-in'),
+      query: new URLSearchParams({ account: 'nope' }),
+    });
+    expect(unknown?.status).toBe(404);
+    expect(await contextOf(sentinel).apps.findApp('nope', 'sentinel-console')).toBeNull();
+    const started = await operatorConsole.handle({
+      ...request('GET', '/console/sign-in'),
+      query: new URLSearchParams({ account: ACCOUNT }),
+    });
+    expect(started?.status).toBe(303);
+    const location = new URL(String(started?.headers.location));
+    expect(location.pathname).toBe(`/sentinel/api/account/${ACCOUNT}/authorize`);
+    expect(location.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(location.searchParams.get('client_id')).toBe('sentinel-console');
+    expect(String(started?.headers['set-cookie'])).toMatch(/HttpOnly/i);
+    const client = await contextOf(sentinel).apps.findApp(ACCOUNT, 'sentinel-console');
+    expect(client?.tokenEndpointAuthMethod).toBe('none');
+    expect(client?.redirectUris).toEqual(['http://localhost/console/callback']);
+  });
+});
+
+describe('console: guards in front of every change', () => {
+  async function signedIn(role: 'admin' | 'viewer' | 'throws', onError?: (error: unknown) => void) {
+    const sentinel = makeSentinel(onError === undefined ? {} : { onError });
+    const events: SentinelEvent[] = [];
+    tapEvents(sentinel.config, (seen) => events.push(seen));
+    const operatorConsole = createConsole(sentinel, {
+      authorize: () => {
+        if (role === 'throws') throw new Error('directory down');
+        return role;
+      },
+    });
+    const store = contextOf(sentinel).store;
+    const id = await createOperatorSession(store, ACCOUNT, 'u-op', 600);
+    const cookie = `sentinel_console=${id}`;
+    const page = await operatorConsole.handle(request('GET', `/console/${ACCOUNT}/apps`, { cookie }));
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page?.body ?? '')?.[1] ?? '';
+    return { sentinel, events, operatorConsole, cookie, csrf, page };
+  }
+
+  it('refuses a forged CSRF token, a viewer, and another account; nothing changes and each is audited', async () => {
+    const admin = await signedIn('admin');
+    expect(admin.csrf).not.toBe('');
+    const forged = await admin.operatorConsole.handle(
+      request('POST', `/console/${ACCOUNT}/apps/${CLIENT_ID}/disable`, { cookie: admin.cookie, form: { csrf: `${admin.csrf}x` } }),
+    );
+    expect(forged?.status).toBe(403);
+    expect(forged?.body).toContain('did not come from this console');
+    expect(admin.events.at(-1)).toMatchObject({ type: 'console.denied', reason: 'csrf', operator: 'u-op' });
+    const other = await admin.operatorConsole.handle(
+      request('POST', `/console/${OTHER_ACCOUNT}/apps/x/disable`, { cookie: admin.cookie, form: { csrf: admin.csrf } }),
+    );
+    expect(other?.status).toBe(403);
+    expect(admin.events.at(-1)).toMatchObject({ type: 'console.denied', reason: 'account' });
+    expect(await contextOf(admin.sentinel).apps.findApp(ACCOUNT, CLIENT_ID)).not.toBeNull();
+
+    const viewer = await signedIn('viewer');
+    const refused = await viewer.operatorConsole.handle(
+      request('POST', `/console/${ACCOUNT}/apps/${CLIENT_ID}/disable`, { cookie: viewer.cookie, form: { csrf: viewer.csrf } }),
+    );
+    expect(refused?.status).toBe(403);
+    expect(viewer.events.at(-1)).toMatchObject({ type: 'console.denied', reason: 'viewer', operator: 'u-op' });
+    expect(await contextOf(viewer.sentinel).apps.findApp(ACCOUNT, CLIENT_ID)).not.toBeNull();
+
+    const done = await admin.operatorConsole.handle(
+      request('POST', `/console/${ACCOUNT}/apps/${CLIENT_ID}/disable`, { cookie: admin.cookie, form: { csrf: admin.csrf } }),
+    );
+    expect(done?.status).toBe(303);
+    expect(await contextOf(admin.sentinel).apps.findApp(ACCOUNT, CLIENT_ID)).toBeNull();
+    expect(admin.events.at(-1)).toMatchObject({ type: 'console.changed', action: 'app.disable', operator: 'u-op', target: CLIENT_ID });
+  });
+
+  it('fails closed when authorize throws: 500, onError told, nothing changed', async () => {
+    const errors: unknown[] = [];
+    const broken = await signedIn('throws', (error) => errors.push(error));
+    expect(broken.page?.status).toBe(500);
+    expect(broken.page?.body).not.toContain('directory down');
+    expect(errors).toHaveLength(1);
+  });
+});
+
+describe('console: the in-memory event buffer', () => {
+  it('keeps the newest events up to its size, newest first, paged by cursor and filtered', () => {
+    const log = new MemoryEventLog(5);
+    for (let at = 1; at <= 8; at += 1) log.record(event(at, at % 2 === 0 ? { clientId: 'even' } : {}));
+    const first = log.query({ accountId: ACCOUNT, limit: 2 });
+    expect(first.events.map((seen) => seen.at)).toEqual([8, 7]);
+    const second = log.query({ accountId: ACCOUNT, limit: 2, cursor: first.next });
+    expect(second.events.map((seen) => seen.at)).toEqual([6, 5]);
+    const last = log.query({ accountId: ACCOUNT, limit: 2, cursor: second.next });
+    expect(last.events.map((seen) => seen.at)).toEqual([4]);
+    expect(last.next).toBeUndefined();
+    expect(log.query({ accountId: ACCOUNT, limit: 10, clientId: 'even' }).events.map((seen) => seen.at)).toEqual([8, 6, 4]);
+    expect(log.query({ accountId: ACCOUNT, limit: 10, since: 6, until: 8 }).events.map((seen) => seen.at)).toEqual([7, 6]);
+    expect(log.query({ accountId: OTHER_ACCOUNT, limit: 10 }).events).toEqual([]);
+    expect(() => new MemoryEventLog(0)).toThrow(RangeError);
+  });
+
+  it('a throwing tap never fails the service', async () => {
+    const sentinel = makeSentinel();
+    const untap = tapEvents(sentinel.config, () => {
+      throw new Error('tap failure');
+    });
+    const operatorConsole = createConsole(sentinel, { authorize: () => 'admin' });
+    const refused = await operatorConsole.handle(request('POST', `/console/${ACCOUNT}/apps/x/delete`, { form: {} }));
+    expect(refused?.status).toBe(403);
+    untap();
+  });
+});
+
+describe('MemoryAppStore: disable and enable', () => {
+  it('a disabled app is unknown to findApp, listed as disabled, patchable, and enabled again with its secret', () => {
+    const store = new MemoryAppStore();
+    store.saveApp({
+      accountId: ACCOUNT,
+      clientId: 'c',
+      redirectUris: [],
+      grantTypes: ['client_credentials'],
+      tokenEndpointAuthMethod: 'client_secret_basic',
+      clientSecretHash: 'sha256:x',
+    });
+    expect(store.disableApp(ACCOUNT, 'c')).toBe(true);
+    expect(store.findApp(ACCOUNT, 'c')).toBeNull();
+    expect(store.listApps(ACCOUNT)[0]?.disabled).toBe(true);
+    expect(store.patchApp(ACCOUNT, 'c', (current) => ({ name: current.disabled === true ? 'was disabled' : 'no' }))?.name).toBe(
+      'was disabled',
+    );
+    expect(store.enableApp(ACCOUNT, 'c')).toBe(true);
+    expect(store.findApp(ACCOUNT, 'c')?.clientSecretHash).toBe('sha256:x');
+    expect(store.findApp(ACCOUNT, 'c')?.disabled).toBeUndefined();
+    expect(store.disableApp(ACCOUNT, 'nope')).toBe(false);
+  });
+});
