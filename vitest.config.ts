@@ -65,6 +65,8 @@ const SERVICE_FILES = [
   'test/hardening-registration-uris.test.ts',
   'test/hardening-userinfo-app-gone.test.ts',
   'test/race-registration-put.test.ts',
+  // Sessions and back-channel logout (PostgreSQL registry; Redis and Redis Cluster deliveries)
+  'test/logout-app-postgres.test.ts',
   // SoftHSM2
   'test/pkcs11.test.ts',
   // the built dist/ (the CLI, the packed tarball), the examples, git, the Go, Ruby and Python clients

@@ -56,6 +56,8 @@ const appSchema = z.object({
   scope: z.string().optional(),
   idTokenSignedResponseAlg: z.enum(['ES256', 'ES384', 'RS256', 'PS256', 'EdDSA']).optional(),
   postLogoutRedirectUris: z.array(z.string()).optional(),
+  backchannelLogoutUri: z.string().optional(),
+  backchannelLogoutSessionRequired: z.boolean().optional(),
   ...keyedAppShape,
 });
 

@@ -29,6 +29,7 @@ import { createAccessTokenVerifier } from './guard/access-token-verifier.js';
 import { withKnownVerifyOptions } from './guard/verify-options.js';
 import { checkIDTokenKeys } from './token/id-token-keys.js';
 import { sessionMethods } from './sessions/session-methods.js';
+import { assertLogoutTarget, literalTargetProblem } from './sessions/logout-target.js';
 import type { SessionInfo, UserAppGrants } from './sessions/session-views.js';
 
 /**
@@ -146,6 +147,13 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     throw new ConfigurationError('apps', 'give apps or appStore, not both (add the apps to your AppStore)');
   }
   if (config.registration !== undefined) assertRegistrationStore(apps);
+  for (const [index, app] of config.apps.entries()) {
+    const problem =
+      app.backchannelLogoutUri === undefined
+        ? null
+        : literalTargetProblem(app.backchannelLogoutUri, config.clientJwks.allowPrivateAddresses);
+    if (problem !== null) throw new ConfigurationError(`apps[${index}].backchannelLogoutUri`, problem);
+  }
   // The one access-token verifier of the service: the bearer guard, verifyAccessToken() and (through the context)
   // UserInfo all use it.
   const context = createContext({ config, keys, store, apps, verifier: (built) => createAccessTokenVerifier(built, serviceKeys) });
@@ -186,7 +194,10 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     handle,
     verifyAccessToken: withKnownVerifyOptions(verifyAccessToken),
     checkBearer: createBearerCheck(context, serviceKeys, verifyAccessToken, report),
-    registerApp: (input) => registerApp(apps, input, context.emit),
+    registerApp: async (input) => {
+      await assertLogoutTarget(config, input?.backchannelLogoutUri, 'app.backchannelLogoutUri');
+      return registerApp(apps, input, context.emit);
+    },
     completeLogin,
     jwks: () => structuredClone(keys.jwks),
     ready: async () => {

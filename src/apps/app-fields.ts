@@ -18,6 +18,8 @@ const APP_FIELDS = {
   scope: true,
   idTokenSignedResponseAlg: true,
   postLogoutRedirectUris: true,
+  backchannelLogoutUri: true,
+  backchannelLogoutSessionRequired: true,
   retiringSecrets: true,
   registrationAccessTokenHash: true,
   createdAt: true,

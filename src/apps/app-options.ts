@@ -36,6 +36,10 @@ export interface AppOptions extends KeyedAppFields {
   idTokenSignedResponseAlg?: SigningAlgorithm | undefined;
   /** Where RP-initiated logout may send the browser back (exact match). @defaultValue the app's redirect URIs */
   postLogoutRedirectUris?: readonly string[] | undefined;
+  /** Where the app takes back-channel logout tokens (https, or http on a loopback host; no fragment). @defaultValue none (the app is not told of ended sessions) */
+  backchannelLogoutUri?: string | undefined;
+  /** Whether the app needs `sid` in its logout tokens (they always carry it). @defaultValue `true` */
+  backchannelLogoutSessionRequired?: boolean | undefined;
 }
 
 /** Turns an `apps` entry into an {@link App}, hashing the plain secret. */
@@ -55,6 +59,7 @@ export function appFromOptions(options: AppOptions): App {
     scope: options.scope,
     ...(options.idTokenSignedResponseAlg === undefined ? {} : { idTokenSignedResponseAlg: options.idTokenSignedResponseAlg }),
     ...(options.postLogoutRedirectUris === undefined ? {} : { postLogoutRedirectUris: [...options.postLogoutRedirectUris] }),
+    ...backchannelFields(options),
     ...keyedFields(options),
   };
 }
@@ -68,5 +73,18 @@ function keyedFields(options: KeyedAppFields): KeyedAppFields {
   if (options.requirePushedAuthorizationRequests !== undefined) {
     fields.requirePushedAuthorizationRequests = options.requirePushedAuthorizationRequests;
   }
+  return fields;
+}
+
+/**
+ * The back-channel logout fields that are set (absent ones stay absent, so existing apps compare unchanged).
+ *
+ * @example backchannelFields({ backchannelLogoutUri: 'https://app.example.com/logout' })
+ */
+export function backchannelFields(options: Pick<App, 'backchannelLogoutUri' | 'backchannelLogoutSessionRequired'>): Partial<App> {
+  const fields: Partial<App> = {};
+  if (options.backchannelLogoutUri !== undefined) fields.backchannelLogoutUri = options.backchannelLogoutUri;
+  if (options.backchannelLogoutSessionRequired !== undefined)
+    fields.backchannelLogoutSessionRequired = options.backchannelLogoutSessionRequired;
   return fields;
 }

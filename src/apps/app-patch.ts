@@ -16,6 +16,8 @@ const PATCHABLE = {
   scope: true,
   idTokenSignedResponseAlg: true,
   postLogoutRedirectUris: true,
+  backchannelLogoutUri: true,
+  backchannelLogoutSessionRequired: true,
   jwks: true,
   jwksUri: true,
   requireDPoP: true,

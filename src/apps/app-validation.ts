@@ -40,6 +40,21 @@ export function redirectURIProblem(uri: string): string | null {
   return parts.scheme.includes('.') ? null : 'must use https or a private-use scheme (e.g. com.example.app:)';
 }
 
+/**
+ * Why a back-channel logout URI may not be registered, or `null` when it may (OpenID Connect Back-Channel Logout
+ * §2.2: an absolute URI, no fragment): https, or http on a loopback host, as redirect URIs; no userinfo. Where the
+ * host resolves to is checked when the app is registered and again at every delivery (`src/sessions/logout-target.ts`).
+ *
+ * @example backchannelLogoutURIProblem('http://app.example.com/logout') // 'must use https (http is allowed only for loopback hosts)'
+ */
+export function backchannelLogoutURIProblem(uri: string): string | null {
+  if (uri.length > 2000) return 'must be at most 2000 characters';
+  const problem = redirectURIProblem(uri);
+  if (problem !== null) return problem;
+  const scheme = uri.slice(0, uri.indexOf(':')).toLowerCase();
+  return scheme === 'https' || scheme === 'http' ? null : 'must use https (http is allowed only for loopback hosts)';
+}
+
 /** Checks an app for registration; throws a {@link ConfigurationError} naming the field. */
 export function assertValidApp(app: App, field: string): void {
   app.redirectUris.forEach((uri, index) => {
@@ -50,6 +65,10 @@ export function assertValidApp(app: App, field: string): void {
     const problem = redirectURIProblem(uri);
     if (problem !== null) throw new ConfigurationError(`${field}.postLogoutRedirectUris[${index}]`, problem);
   });
+  if (app.backchannelLogoutUri !== undefined) {
+    const problem = backchannelLogoutURIProblem(app.backchannelLogoutUri);
+    if (problem !== null) throw new ConfigurationError(`${field}.backchannelLogoutUri`, problem);
+  }
   if (app.name !== undefined) {
     // Shown on the login page: nothing in it may change how it or the text around it reads.
     const problem = displayTextProblem(app.name);

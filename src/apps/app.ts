@@ -83,6 +83,16 @@ export interface App extends KeyedAppFields {
    * accepted, as the logout endpoint always did.
    */
   postLogoutRedirectUris?: readonly string[] | undefined;
+  /**
+   * Where the app takes OpenID Connect Back-Channel Logout tokens (`backchannel_logout_uri`): https, or http on a
+   * loopback host, no fragment. Without it the app is not told when a session it got tokens through ends.
+   */
+  backchannelLogoutUri?: string | undefined;
+  /**
+   * Whether the app needs `sid` in its logout tokens and ID tokens (`backchannel_logout_session_required`).
+   * The service always sends `sid` with the session's tokens, so this only records what the app asked. Default `true`.
+   */
+  backchannelLogoutSessionRequired?: boolean | undefined;
   /** Earlier secrets that still authenticate until their expiry, after a rotation with overlap. */
   retiringSecrets?: readonly RetiringSecret[] | undefined;
   /** Hash (`hashClientSecret`) of the RFC 7592 registration access token; only apps registered over HTTP. */
@@ -110,6 +120,8 @@ export type AppPatch = Partial<
     | 'scope'
     | 'idTokenSignedResponseAlg'
     | 'postLogoutRedirectUris'
+    | 'backchannelLogoutUri'
+    | 'backchannelLogoutSessionRequired'
     | 'jwks'
     | 'jwksUri'
     | 'requireDPoP'

@@ -25,6 +25,10 @@ export interface RegisterAppInput {
   tokenEndpointAuthMethod?: TokenEndpointAuthMethod;
   name?: string;
   scope?: string;
+  /** Where the app takes back-channel logout tokens (see `AppOptions.backchannelLogoutUri`). */
+  backchannelLogoutUri?: string;
+  /** Whether the app needs `sid` in its logout tokens; default `true`. */
+  backchannelLogoutSessionRequired?: boolean;
 }
 
 /**
@@ -50,6 +54,8 @@ const REGISTER_APP_INPUT_KEYS = {
   tokenEndpointAuthMethod: true,
   name: true,
   scope: true,
+  backchannelLogoutUri: true,
+  backchannelLogoutSessionRequired: true,
 } satisfies KeysOf<RegisterAppInput>;
 
 /** The actor the change log and the `app.registered` event record for `registerApp()`. */
@@ -79,6 +85,8 @@ export async function registerApp(apps: AppStore, input: RegisterAppInput, emit?
       tokenEndpointAuthMethod: input.tokenEndpointAuthMethod,
       name: input.name,
       scope: input.scope,
+      backchannelLogoutUri: input.backchannelLogoutUri,
+      backchannelLogoutSessionRequired: input.backchannelLogoutSessionRequired,
     },
     'app',
   );

@@ -50,6 +50,9 @@ export function authorizationServerMetadata(context: SentinelContext, accountId:
     ...(context.config.registration === undefined ? {} : { registration_endpoint: url('register') }),
     // Levels of assurance (OpenID Connect Discovery §3): the acr values user tokens carry and requests may ask for.
     acr_values_supported: ACR_VALUES,
+    // OpenID Connect Back-Channel Logout §2.1: logout tokens to apps that register a URI, always with sid.
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
     // RFC 9449, RFC 7523, RFC 9126: DPoP, private_key_jwt and pushed requests; overrides the auth method lists above.
     ...keyBoundMetadata(context, accountId),
   };

@@ -67,7 +67,8 @@ export function appFromRow(row: AppRow): App {
 }
 
 /** What the `metadata` column holds. */
-export type AppMetadata = KeyedAppFields & Pick<App, 'idTokenSignedResponseAlg' | 'postLogoutRedirectUris'>;
+export type AppMetadata = KeyedAppFields &
+  Pick<App, 'idTokenSignedResponseAlg' | 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'backchannelLogoutSessionRequired'>;
 
 /**
  * The fields kept in the `metadata` column (public keys, DPoP/PAR demands, the ID token algorithm and post-logout
@@ -85,6 +86,11 @@ export function keyedFieldsOf(metadata: AppMetadata | null | undefined): AppMeta
   }
   if (metadata.idTokenSignedResponseAlg !== undefined) fields.idTokenSignedResponseAlg = metadata.idTokenSignedResponseAlg;
   if (metadata.postLogoutRedirectUris !== undefined) fields.postLogoutRedirectUris = Object.freeze([...metadata.postLogoutRedirectUris]);
+  // Back-channel logout (OpenID Connect Back-Channel Logout §2.2).
+  if (metadata.backchannelLogoutUri !== undefined) fields.backchannelLogoutUri = metadata.backchannelLogoutUri;
+  if (metadata.backchannelLogoutSessionRequired !== undefined) {
+    fields.backchannelLogoutSessionRequired = metadata.backchannelLogoutSessionRequired;
+  }
   return fields;
 }
 

@@ -27,5 +27,11 @@ export function clientInformation(context: SentinelContext, app: App, extra: Rec
     token_endpoint_auth_method: app.tokenEndpointAuthMethod,
     ...(app.name === undefined ? {} : { client_name: app.name }),
     ...(app.scope === undefined ? {} : { scope: app.scope }),
+    ...(app.backchannelLogoutUri === undefined
+      ? {}
+      : {
+          backchannel_logout_uri: app.backchannelLogoutUri,
+          backchannel_logout_session_required: app.backchannelLogoutSessionRequired ?? true,
+        }),
   };
 }

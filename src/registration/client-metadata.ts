@@ -3,10 +3,12 @@
  * field: `invalid_redirect_uri` for a redirect URI, `invalid_client_metadata` for anything else (RFC 7591 §3.2.2).
  * Unknown fields are ignored, as RFC 7591 §2 asks.
  */
-import { redirectURIProblem } from '../apps/app-validation.js';
+import { backchannelLogoutURIProblem, redirectURIProblem } from '../apps/app-validation.js';
 import { displayTextProblem } from '../apps/display-text.js';
 import type { GrantType, TokenEndpointAuthMethod } from '../apps/app.js';
 import { OAuthError } from '../errors.js';
+import type { SentinelContext } from '../http/context.js';
+import { logoutTargetProblem } from '../sessions/logout-target.js';
 
 /** The metadata this service keeps of a client. */
 export interface ClientMetadata {
@@ -15,6 +17,10 @@ export interface ClientMetadata {
   tokenEndpointAuthMethod: TokenEndpointAuthMethod;
   name?: string | undefined;
   scope?: string | undefined;
+  /** `backchannel_logout_uri` (OpenID Connect Back-Channel Logout §2.2). */
+  backchannelLogoutUri?: string | undefined;
+  /** `backchannel_logout_session_required`. */
+  backchannelLogoutSessionRequired?: boolean | undefined;
 }
 
 const GRANTS: readonly GrantType[] = ['authorization_code', 'client_credentials', 'refresh_token'];
@@ -123,5 +129,29 @@ export function parseClientMetadata(body: Record<string, unknown>): ClientMetada
   const scope = optionalText(body, 'scope', (value) =>
     value.length > 1000 || !SCOPE.test(value) ? 'must be space-separated scope tokens (at most 1000 characters)' : null,
   );
-  return { redirectUris: uris, grantTypes: grants, tokenEndpointAuthMethod: method, name, scope };
+  const backchannelLogoutUri = optionalText(body, 'backchannel_logout_uri', backchannelLogoutURIProblem);
+  const required = field(body, 'backchannel_logout_session_required');
+  if (required !== undefined && typeof required !== 'boolean')
+    throw metadataError('backchannel_logout_session_required', 'must be a boolean');
+  return {
+    redirectUris: uris,
+    grantTypes: grants,
+    tokenEndpointAuthMethod: method,
+    name,
+    scope,
+    ...(backchannelLogoutUri === undefined ? {} : { backchannelLogoutUri }),
+    ...(required === undefined ? {} : { backchannelLogoutSessionRequired: required }),
+  };
+}
+
+/**
+ * Refuses a `backchannel_logout_uri` whose host is (or resolves to) an address the service may not send to, as
+ * `invalid_client_metadata` (the same guard as a `jwks_uri`; `clientJwks.allowPrivateAddresses` lifts it).
+ *
+ * @example await checkLogoutTarget(context, parseClientMetadata(body));
+ */
+export async function checkLogoutTarget(context: SentinelContext, metadata: ClientMetadata): Promise<void> {
+  if (metadata.backchannelLogoutUri === undefined) return;
+  const problem = await logoutTargetProblem(metadata.backchannelLogoutUri, context.config.clientJwks.allowPrivateAddresses);
+  if (problem !== null) throw metadataError('backchannel_logout_uri', problem);
 }

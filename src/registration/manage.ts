@@ -14,7 +14,7 @@ import type { RouteParams } from '../http/router.js';
 import { verifyClientSecret } from '../apps/client-secrets.js';
 import { requireRegistrationAccess } from './access.js';
 import { clientInformation } from './client-information.js';
-import { type ClientMetadata, parseClientMetadata } from './client-metadata.js';
+import { checkLogoutTarget, type ClientMetadata, parseClientMetadata } from './client-metadata.js';
 import { readJSONObject } from './json-body.js';
 import { REGISTRATION_ACTOR } from './register.js';
 import { refuseUnhonouredMetadata } from './unhonoured-metadata.js';
@@ -49,7 +49,7 @@ export async function handleClientConfiguration(
 
 /** The names of the metadata an update changed (names only: the event says what changed, the registry says to what). */
 function changedMetadata(before: App, after: App): string[] {
-  const fields = ['redirectUris', 'grantTypes', 'name', 'scope'] as const;
+  const fields = ['redirectUris', 'grantTypes', 'name', 'scope', 'backchannelLogoutUri', 'backchannelLogoutSessionRequired'] as const;
   return fields.filter((name) => JSON.stringify(before[name]) !== JSON.stringify(after[name]));
 }
 
@@ -60,6 +60,7 @@ async function update(context: SentinelContext, request: SentinelRequest, app: A
     if (Object.hasOwn(body, name)) throw new OAuthError('invalid_client_metadata', `${name} must not be sent in an update`);
   }
   const metadata = parseClientMetadata(body);
+  await checkLogoutTarget(context, metadata);
   let before: App | undefined;
   // The body's pace is the client's: `app` may be stale by now. The store applies the patch to the app as it is at
   // write time, and runs the checks that depend on the app against that same app, so an operator's change made
@@ -72,7 +73,15 @@ async function update(context: SentinelContext, request: SentinelRequest, app: A
       // Disabled meanwhile: the service no longer knows it, as after a deletion.
       if (current.disabled === true) throw gone();
       checkAgainst(current, body, metadata);
-      const patch = { redirectUris: metadata.redirectUris, grantTypes: metadata.grantTypes, name: metadata.name, scope: metadata.scope };
+      const patch = {
+        redirectUris: metadata.redirectUris,
+        grantTypes: metadata.grantTypes,
+        name: metadata.name,
+        scope: metadata.scope,
+        // RFC 7592 §2.2: the update replaces the metadata, so a field left out is cleared.
+        backchannelLogoutUri: metadata.backchannelLogoutUri,
+        backchannelLogoutSessionRequired: metadata.backchannelLogoutSessionRequired,
+      };
       refuseUnhonouredMetadata(context, body, { ...current, ...patch });
       before = current;
       return patch;

@@ -8,7 +8,8 @@ import type { SentinelContext } from '../http/context.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
 import { requireInitialAccessToken } from './access.js';
 import { clientInformation } from './client-information.js';
-import { parseClientMetadata } from './client-metadata.js';
+import { checkLogoutTarget, parseClientMetadata } from './client-metadata.js';
+import { backchannelFields } from '../apps/app-options.js';
 import { readJSONObject } from './json-body.js';
 import { refuseUnhonouredMetadata } from './unhonoured-metadata.js';
 
@@ -21,6 +22,7 @@ export async function handleRegister(context: SentinelContext, request: Sentinel
   await requireInitialAccessToken(context, request, accountId);
   const body = await readJSONObject(request, context.config.bodyLimit);
   const metadata = parseClientMetadata(body);
+  await checkLogoutTarget(context, metadata);
   const clientSecret = metadata.tokenEndpointAuthMethod === 'none' ? undefined : generateClientSecret();
   const registrationAccessToken = generateClientSecret();
   const app: App = {
@@ -32,6 +34,7 @@ export async function handleRegister(context: SentinelContext, request: Sentinel
     tokenEndpointAuthMethod: metadata.tokenEndpointAuthMethod,
     name: metadata.name,
     scope: metadata.scope,
+    ...backchannelFields(metadata),
     registrationAccessTokenHash: hashClientSecret(registrationAccessToken),
     createdAt: Math.floor(Date.now() / 1000),
   };

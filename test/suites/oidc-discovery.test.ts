@@ -34,6 +34,8 @@ function oidcDiscoverySuite(host: Host): void {
         request_parameter_supported: false,
         request_uri_parameter_supported: false,
         claims_parameter_supported: false,
+        backchannel_logout_supported: true,
+        backchannel_logout_session_supported: true,
       });
       expect(`${DISCOVERY}`.startsWith(new URL(response.body.issuer).pathname)).toBe(true);
     });

@@ -1,0 +1,98 @@
+/**
+ * Where a logout token may be sent: the app's `backchannelLogoutUri`, under the same address guard as a `jwks_uri`
+ * (`src/client-assertion/address-guard.ts`). The URI is the app's, so it could point the service at its own network
+ * (a metadata service, an admin port); private, loopback and link-local targets are refused unless
+ * `clientJwks.allowPrivateAddresses` (development only) allows them. Checked when an app is configured or registered,
+ * and again at every delivery, whose connection is pinned to the address checked (no DNS rebinding in between).
+ */
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import { backchannelLogoutURIProblem } from '../apps/app-validation.js';
+import { isForbiddenAddress } from '../client-assertion/address-guard.js';
+import { ConfigurationError } from '../errors.js';
+
+/** Why a target is refused: says which rule, never echoes a response. */
+const PRIVATE = 'points at a private, loopback or link-local address';
+
+function bareHost(uri: string): string | null {
+  try {
+    const host = new URL(uri).hostname;
+    return host.startsWith('[') ? host.slice(1, -1) : host;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The problem of a target that can be told without DNS (an address written out, `localhost`), or `null`.
+ *
+ * @example literalTargetProblem('https://169.254.169.254/logout', false) // 'points at a private, …'
+ */
+export function literalTargetProblem(uri: string, allowPrivate: boolean): string | null {
+  const host = bareHost(uri);
+  if (host === null) return 'must be an absolute URL';
+  if (allowPrivate) return null;
+  if (host.toLowerCase() === 'localhost' || host.toLowerCase().endsWith('.localhost')) return PRIVATE;
+  return isIP(host) !== 0 && isForbiddenAddress(host) ? PRIVATE : null;
+}
+
+/**
+ * The address to connect to for `uri`, every address its host resolves to checked; throws an `Error` naming the
+ * rule when the target is refused or does not resolve.
+ *
+ * @example const { address, family } = await resolveLogoutTarget('https://app.example.com/logout', false);
+ */
+export async function resolveLogoutTarget(uri: string, allowPrivate: boolean): Promise<{ address: string; family: number }> {
+  const literal = literalTargetProblem(uri, allowPrivate);
+  if (literal !== null) throw new Error(`the back-channel logout URI ${literal}`);
+  const host = bareHost(uri) as string;
+  const family = isIP(host);
+  if (family !== 0) return { address: host, family };
+  let addresses: { address: string; family: number }[];
+  try {
+    addresses = await lookup(host, { all: true, verbatim: true });
+  } catch {
+    throw new Error('the back-channel logout URI does not resolve');
+  }
+  if (addresses.length === 0) throw new Error('the back-channel logout URI does not resolve');
+  if (!allowPrivate && addresses.some((entry) => isForbiddenAddress(entry.address))) {
+    throw new Error(`the back-channel logout URI ${PRIVATE}`);
+  }
+  return addresses[0] as { address: string; family: number };
+}
+
+/**
+ * Why `uri` may not be registered as a back-channel logout URI given where it resolves now, or `null` (also for a
+ * name that does not resolve at all).
+ *
+ * @example if ((await logoutTargetProblem(uri, false)) !== null) throw new OAuthError('invalid_client_metadata', …);
+ */
+export async function logoutTargetProblem(uri: string, allowPrivate: boolean): Promise<string | null> {
+  try {
+    await resolveLogoutTarget(uri, allowPrivate);
+    return null;
+  } catch (error) {
+    const problem = (error as Error).message.replace('the back-channel logout URI ', '');
+    // A name that does not resolve yet (DNS down, a host about to be set up) is no address to refuse: every delivery
+    // resolves and checks again, and fails (then retries) while it does not resolve.
+    return problem === 'does not resolve' ? null : problem;
+  }
+}
+
+/**
+ * Refuses, as a `ConfigurationError` naming `field`, a back-channel logout URI whose host is (or resolves to) a
+ * refused address: `registerApp()` runs it before the app is saved.
+ *
+ * @example await assertLogoutTarget(config, input.backchannelLogoutUri, 'app.backchannelLogoutUri');
+ */
+export async function assertLogoutTarget(
+  config: { clientJwks: { allowPrivateAddresses: boolean } },
+  uri: string | undefined,
+  field: string,
+): Promise<void> {
+  if (typeof uri !== 'string') return;
+  // The syntax first (registerApp checks it too, but a malformed URI must not reach DNS).
+  const syntax = backchannelLogoutURIProblem(uri);
+  const problem = syntax ?? (await logoutTargetProblem(uri, config.clientJwks.allowPrivateAddresses));
+  if (problem !== null) throw new ConfigurationError(field, problem);
+}
