@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { clientAssertionOptionsSchema, clientJwksOptionsSchema, keyedAppShape } from './client-assertion/options.js';
 import { dpopOptionsSchema } from './dpop/options.js';
 import { assertValidApp } from './apps/app-validation.js';
+import { resourceURIProblem } from './apps/resource-uri.js';
 import { appFromOptions, type AppOptions } from './apps/app-options.js';
 import type { App, AppStore, GrantType } from './apps/app.js';
 import { ConfigurationError, isConfigurationError } from './errors.js';
@@ -44,6 +45,12 @@ const identifier = z
   .regex(/^[^\u0000-\u001f\u007f/?#]+$/, 'must not contain control characters, "/", "?" or "#"');
 const ttlSeconds = z.number().int().positive();
 
+/** A resource indicator an option names must be one a client could ask for (RFC 8707 §2). */
+function refuseResourceURI(uri: string, context: z.RefinementCtx): void {
+  const problem = resourceURIProblem(uri);
+  if (problem !== null) context.addIssue({ code: 'custom', message: problem });
+}
+
 const appSchema = z.object({
   accountId: identifier,
   clientId: identifier,
@@ -59,6 +66,8 @@ const appSchema = z.object({
   backchannelLogoutUri: z.string().optional(),
   backchannelLogoutSessionRequired: z.boolean().optional(),
   ...keyedAppShape,
+  // RFC 8707 resource indicators (the MCP authorization of issue #33).
+  resources: z.array(z.string()).optional(),
 });
 
 // Every key of `users`; `satisfies` keeps the list complete when UserAuthenticator gains a hook.
@@ -213,6 +222,8 @@ const optionsSchema = z.object({
       message: 'must have a warn(message) function',
     })
     .optional(),
+  // MCP authorization (issue #33): RFC 8707 resource indicators.
+  defaultResources: z.array(z.string().superRefine(refuseResourceURI)).default([]),
 });
 
 // What the options are parsed with: every object in them, at any depth and whenever it was added, refuses a key it

@@ -45,7 +45,9 @@ export type OAuthErrorCode =
   | 'invalid_dpop_proof'
   | 'use_dpop_nonce'
   // RFC 9101 §6.2, used by RFC 9126 §4 (pushed authorization requests)
-  | 'invalid_request_uri';
+  | 'invalid_request_uri'
+  // RFC 8707 §2 (resource indicators)
+  | 'invalid_target';
 
 const OAUTH_BRAND = Symbol.for('sentinel-idp.OAuthError');
 const CONFIG_BRAND = Symbol.for('sentinel-idp.ConfigurationError');

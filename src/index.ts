@@ -47,6 +47,9 @@ export type { KeyedAppFields } from './apps/app.js';
 export type { SentinelEvent, SentinelEventType } from './events/sentinel-event.js';
 export { isParticipantId } from './token/consumer-id.js';
 export type { RequireAccessTokenOptions } from './guard/bearer-request.js';
+// RFC 9728 (MCP authorization).
+export type { ProtectedResourceMetadata, ProtectedResourceMetadataOptions } from './guard/protected-resource-metadata.js';
+export { protectedResourceMetadataURL } from './guard/protected-resource-metadata.js';
 export { MemoryPasskeys } from './passkeys/memory.js';
 export type { PasskeyHooks, StoredPasskey } from './passkeys/hooks.js';
 export type { PasskeysOptions } from './passkeys/options.js';

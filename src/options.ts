@@ -239,4 +239,11 @@ export interface SentinelOptions {
         warn(message: string): void;
       }
     | undefined;
+  // MCP authorization (issue #33): RFC 8707 resource indicators.
+  /**
+   * The protected resources (RFC 8707: absolute https URIs, no fragment) an app without its own `resources` may ask
+   * tokens for with `resource`: the MCP servers a dynamically registered or client-ID-metadata-document client may
+   * reach. A token asked for one carries it as its `aud`. @defaultValue `[]` (such apps may name no resource)
+   */
+  defaultResources?: string[] | undefined;
 }

@@ -31,6 +31,11 @@ import { checkIDTokenKeys } from './token/id-token-keys.js';
 import { sessionMethods } from './sessions/session-methods.js';
 import { assertLogoutTarget, literalTargetProblem } from './sessions/logout-target.js';
 import type { SessionInfo, UserAppGrants } from './sessions/session-views.js';
+import {
+  createProtectedResourceMetadata,
+  type ProtectedResourceMetadata,
+  type ProtectedResourceMetadataOptions,
+} from './guard/protected-resource-metadata.js';
 
 /**
  * The service: the authorization server of RFC 6749 (authorization and token endpoints, §3) with the platform's
@@ -54,6 +59,12 @@ export interface Sentinel {
    * thrown error) and the cause goes to `onError` with route `bearer`.
    */
   checkBearer(authorization: string | undefined, options?: VerifyAccessTokenOptions, resource?: ResourceRequest): Promise<BearerResult>;
+  /**
+   * The protected resource metadata (RFC 9728) of a resource this service issues tokens for, e.g. an MCP server:
+   * the document, its well-known URL and path, and the response to serve there. The adapters'
+   * `protectedResourceMetadata(sentinel, options)` serve it.
+   */
+  protectedResourceMetadata(options: ProtectedResourceMetadataOptions): ProtectedResourceMetadata;
   /** Registers an application at runtime; the returned secret is shown once. */
   registerApp(input: RegisterAppInput): Promise<RegisterAppResult>;
   /** The public JWKS. */
@@ -194,6 +205,7 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     handle,
     verifyAccessToken: withKnownVerifyOptions(verifyAccessToken),
     checkBearer: createBearerCheck(context, serviceKeys, verifyAccessToken, report),
+    protectedResourceMetadata: (metadataOptions) => createProtectedResourceMetadata(context, metadataOptions),
     registerApp: async (input) => {
       await assertLogoutTarget(config, input?.backchannelLogoutUri, 'app.backchannelLogoutUri');
       return registerApp(apps, input, context.emit);

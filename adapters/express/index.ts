@@ -4,7 +4,13 @@
  * ends in `next(error)`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AccessTokenClaims, RequireAccessTokenOptions, Sentinel, SentinelResponse } from '../../src/index.js';
+import type {
+  AccessTokenClaims,
+  ProtectedResourceMetadataOptions,
+  RequireAccessTokenOptions,
+  Sentinel,
+  SentinelResponse,
+} from '../../src/index.js';
 import { expectationsReader } from '../../src/guard/bearer-request.js';
 import { fromNodeRequest, writeNodeResponse } from '../node/index.js';
 
@@ -84,4 +90,16 @@ export function requireAccessToken(sentinel: Sentinel, options?: RequireAccessTo
       })
       .catch(next);
   };
+}
+
+/**
+ * Serves the protected resource metadata (RFC 9728) of a resource the service's tokens are for (an MCP server):
+ * mount it at the document's well-known path, which `sentinel.protectedResourceMetadata(options).path` gives.
+ * @example
+ * const resource = 'https://mcp.example.com/mcp';
+ * app.get(sentinel.protectedResourceMetadata({ resource, accountId }).path, protectedResourceMetadata(sentinel, { resource, accountId }));
+ */
+export function protectedResourceMetadata(sentinel: Sentinel, options: ProtectedResourceMetadataOptions): ExpressMiddleware {
+  const metadata = sentinel.protectedResourceMetadata(options);
+  return (_request, response) => writeNodeResponse(response, metadata.respond());
 }

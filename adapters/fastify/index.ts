@@ -4,8 +4,21 @@
  * else: the core decides every status, header and body.
  */
 import type { Readable } from 'node:stream';
-import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import type { AccessTokenClaims, RequireAccessTokenOptions, Sentinel, SentinelResponse } from '../../src/index.js';
+import type {
+  FastifyInstance,
+  FastifyPluginAsync,
+  FastifyReply,
+  FastifyRequest,
+  preHandlerAsyncHookHandler,
+  RouteHandlerMethod,
+} from 'fastify';
+import type {
+  AccessTokenClaims,
+  ProtectedResourceMetadataOptions,
+  RequireAccessTokenOptions,
+  Sentinel,
+  SentinelResponse,
+} from '../../src/index.js';
 import { expectationsReader } from '../../src/guard/bearer-request.js';
 import { readNodeBody, splitURL } from '../node/index.js';
 
@@ -93,4 +106,14 @@ export function requireAccessToken(sentinel: Sentinel, options?: RequireAccessTo
     if (!result.ok) return sendSentinelResponse(reply, result.response);
     request.sentinel = result.claims;
   };
+}
+
+/**
+ * A route handler serving the protected resource metadata (RFC 9728) of a resource the service's tokens are for (an
+ * MCP server), for the document's well-known path, which `sentinel.protectedResourceMetadata(options).path` gives.
+ * @example app.get(sentinel.protectedResourceMetadata({ resource, accountId }).path, protectedResourceMetadata(sentinel, { resource, accountId }))
+ */
+export function protectedResourceMetadata(sentinel: Sentinel, options: ProtectedResourceMetadataOptions): RouteHandlerMethod {
+  const metadata = sentinel.protectedResourceMetadata(options);
+  return async (_request, reply) => sendSentinelResponse(reply, metadata.respond());
 }

@@ -8,6 +8,7 @@ import {
   ClientAbortedError,
   ConfigurationError,
   type AccessTokenClaims,
+  type ProtectedResourceMetadataOptions,
   type RequireAccessTokenOptions,
   type Sentinel,
   type SentinelResponse,
@@ -178,4 +179,16 @@ export function requireAccessToken(sentinel: Sentinel, options?: RequireAccessTo
     });
     return result.ok ? { claims: result.claims } : sendSentinelResponse(result.response);
   };
+}
+
+/**
+ * Serves the protected resource metadata (RFC 9728) of a resource the service's tokens are for (an MCP server):
+ * answer it for the document's well-known path, which `sentinel.protectedResourceMetadata(options).path` gives.
+ * @example
+ * const metadata = protectedResourceMetadata(sentinel, { resource, accountId });
+ * if (new URL(request.url).pathname === sentinel.protectedResourceMetadata({ resource, accountId }).path) return metadata(request);
+ */
+export function protectedResourceMetadata(sentinel: Sentinel, options: ProtectedResourceMetadataOptions): (request: Request) => Response {
+  const metadata = sentinel.protectedResourceMetadata(options);
+  return () => sendSentinelResponse(metadata.respond());
 }

@@ -3,7 +3,13 @@
  * routes the tokens protect. It translates and nothing else: the core decides every status, header and body.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AccessTokenClaims, RequireAccessTokenOptions, Sentinel, SentinelResponse } from '../../src/index.js';
+import type {
+  AccessTokenClaims,
+  ProtectedResourceMetadataOptions,
+  RequireAccessTokenOptions,
+  Sentinel,
+  SentinelResponse,
+} from '../../src/index.js';
 import { expectationsReader } from '../../src/guard/bearer-request.js';
 import { fromNodeRequest } from '../node/index.js';
 
@@ -108,5 +114,17 @@ export function requireAccessToken(sentinel: Sentinel, options?: RequireAccessTo
     }
     ctx.state.sentinel = result.claims;
     await next();
+  };
+}
+
+/**
+ * Serves the protected resource metadata (RFC 9728) of a resource the service's tokens are for (an MCP server):
+ * route it at the document's well-known path, which `sentinel.protectedResourceMetadata(options).path` gives.
+ * @example router.get(sentinel.protectedResourceMetadata({ resource, accountId }).path, protectedResourceMetadata(sentinel, { resource, accountId }))
+ */
+export function protectedResourceMetadata(sentinel: Sentinel, options: ProtectedResourceMetadataOptions): KoaMiddleware {
+  const metadata = sentinel.protectedResourceMetadata(options);
+  return async (ctx) => {
+    sendSentinelResponse(ctx, metadata.respond());
   };
 }

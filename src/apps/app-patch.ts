@@ -22,6 +22,7 @@ const PATCHABLE = {
   jwksUri: true,
   requireDPoP: true,
   requirePushedAuthorizationRequests: true,
+  resources: true,
 } satisfies KeysOf<AppPatch>;
 
 const REQUIRED = new Set(['redirectUris', 'grantTypes', 'tokenEndpointAuthMethod']);

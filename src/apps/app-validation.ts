@@ -8,6 +8,7 @@ import { isClientSecretHash } from './client-secrets.js';
 import { displayTextProblem } from './display-text.js';
 import { ConfigurationError } from '../errors.js';
 import { parseAbsoluteURI, webURIProblem } from './uri-syntax.js';
+import { resourceURIProblem } from './resource-uri.js';
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'blob:', 'about:', 'ftp:', 'ws:', 'wss:']);
@@ -69,6 +70,10 @@ export function assertValidApp(app: App, field: string): void {
     const problem = backchannelLogoutURIProblem(app.backchannelLogoutUri);
     if (problem !== null) throw new ConfigurationError(`${field}.backchannelLogoutUri`, problem);
   }
+  app.resources?.forEach((uri, index) => {
+    const problem = resourceURIProblem(uri);
+    if (problem !== null) throw new ConfigurationError(`${field}.resources[${index}]`, problem);
+  });
   if (app.name !== undefined) {
     // Shown on the login page: nothing in it may change how it or the text around it reads.
     const problem = displayTextProblem(app.name);

@@ -101,6 +101,11 @@ export interface App extends KeyedAppFields {
   createdAt?: number | undefined;
   /** Set only in listings of stores that can disable apps; `findApp` never returns a disabled app. */
   disabled?: boolean | undefined;
+  /**
+   * The protected resources (RFC 8707 absolute URIs) the app may ask tokens for with `resource`; a token asked for
+   * one of them carries it as its `aud`. Without it, the service's `defaultResources`.
+   */
+  resources?: readonly string[] | undefined;
 }
 
 /**
@@ -126,6 +131,7 @@ export type AppPatch = Partial<
     | 'jwksUri'
     | 'requireDPoP'
     | 'requirePushedAuthorizationRequests'
+    | 'resources'
   >
 >;
 

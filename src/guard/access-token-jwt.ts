@@ -8,7 +8,7 @@ import type { VerifyJWTOptions } from '../keys/jws.js';
 import { checkTokenBinding } from '../dpop/resource.js';
 import { type AccessTokenClaims, audienceFor, isAppToken } from '../token/access-token.js';
 import { cachedToken, verifySignedToken, type VerifiedToken } from './verified-token-cache.js';
-import type { VerifyAccessTokenOptions } from './verifier-contract.js';
+import type { ServiceVerifyOptions, VerifyAccessTokenOptions } from './verifier-contract.js';
 
 export type { VerifyAccessTokenOptions } from './verifier-contract.js';
 
@@ -64,7 +64,14 @@ function checkAudience(context: SentinelContext, claims: AccessTokenClaims, fact
   if (options.accountId !== undefined && accountId !== options.accountId) {
     throw new OAuthError('invalid_token', 'the token was issued for another account', { status: 401 });
   }
-  if (!facts.audiences.includes(audienceFor(context, accountId, claims.client_id))) {
+  if (options.resource !== undefined) {
+    // RFC 8707: a resource accepts only tokens asked for it.
+    if (!facts.audiences.includes(options.resource)) {
+      throw new OAuthError('invalid_token', 'the token is not for this resource', { status: 401 });
+    }
+  } else if (!(options as ServiceVerifyOptions).lookup && !facts.audiences.includes(audienceFor(context, accountId, claims.client_id))) {
+    // A lookup by the token's own client (introspection, revocation) is not a presentation to a resource: a
+    // resource-bound token is still the client's to introspect or revoke.
     throw new OAuthError('invalid_token', 'the token is for another audience', { status: 401 });
   }
   // Consumer-bound: issued by the client credentials grant for this consumer, and not a v1 app token.

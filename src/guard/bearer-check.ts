@@ -13,6 +13,19 @@ import { isOAuthError, OAuthError } from '../errors.js';
 import { noStoreJSON, type SentinelResponse } from '../http/messages.js';
 import type { ServiceKeys } from '../keys/keyring/service-keys.js';
 import type { AccessTokenVerifier } from './access-token-verifier.js';
+import { protectedResourceMetadataURL } from './protected-resource-metadata.js';
+
+/** The metadata URL of a guard's resource, computed once per resource (a guard names one; hosts have a few). */
+const metadataURLs = new Map<string, string>();
+
+function resourceMetadataURL(resource: string): string {
+  let url = metadataURLs.get(resource);
+  if (url === undefined) {
+    url = protectedResourceMetadataURL(resource);
+    if (metadataURLs.size < 1000) metadataURLs.set(resource, url);
+  }
+  return url;
+}
 
 /**
  * Outcome of a bearer check: the verified claims, or the 401 with `WWW-Authenticate: Bearer` to send (RFC 6750 §3).
@@ -39,13 +52,15 @@ function bearerUnavailable(): SentinelResponse {
   return noStoreJSON(503, { error: 'server_error', error_description: 'the access token could not be checked' }, { 'retry-after': '1' });
 }
 
-function bearerChallenge(error: OAuthError | undefined): SentinelResponse {
+function bearerChallenge(error: OAuthError | undefined, resource: string | undefined): SentinelResponse {
   // DPoP failures carry their own `WWW-Authenticate: DPoP` challenge (and maybe a DPoP-Nonce).
   if (error?.headers['www-authenticate'] !== undefined) return noStoreJSON(401, error.toJSON(), { ...error.headers });
+  // RFC 9728 §5.1: a guard for a named resource tells the client where its metadata is, so an MCP client can find
+  // the authorization server from the 401 alone.
+  const realm =
+    resource === undefined ? 'Bearer realm="sentinel"' : `Bearer realm="sentinel", resource_metadata="${resourceMetadataURL(resource)}"`;
   const challenge =
-    error === undefined
-      ? 'Bearer realm="sentinel"'
-      : `Bearer realm="sentinel", error="${error.code}", error_description="${error.description.replace(/["\\]/g, '')}"`;
+    error === undefined ? realm : `${realm}, error="${error.code}", error_description="${error.description.replace(/["\\]/g, '')}"`;
   const body = error === undefined ? { error: 'invalid_token', error_description: 'a Bearer access token is required' } : error.toJSON();
   return noStoreJSON(401, body, { 'www-authenticate': challenge });
 }
@@ -67,7 +82,9 @@ export function createBearerCheck(
   const keysSettled = (): boolean => ring === undefined || (accountRings === undefined && ring.fresh() === undefined);
 
   function refusal(error: unknown, verifyOptions: VerifyAccessTokenOptions): BearerResult {
-    if (isOAuthError(error) && RESOURCE_ERRORS.has(error.code)) return { ok: false, response: bearerChallenge(error) };
+    if (isOAuthError(error) && RESOURCE_ERRORS.has(error.code)) {
+      return { ok: false, response: bearerChallenge(error, verifyOptions.resource) };
+    }
     // The grant could not be read (store down): the token is neither accepted nor called invalid. The cause goes
     // to onError like every other store failure, and every adapter sends the same stack-free 503.
     report(error, 'bearer', verifyOptions.accountId);
@@ -92,8 +109,11 @@ export function createBearerCheck(
         ok: false,
         response:
           authorization === undefined
-            ? bearerChallenge(undefined)
-            : bearerChallenge(new OAuthError('invalid_token', 'the Authorization header must be "Bearer <token>"', { status: 401 })),
+            ? bearerChallenge(undefined, verifyOptions.resource)
+            : bearerChallenge(
+                new OAuthError('invalid_token', 'the Authorization header must be "Bearer <token>"', { status: 401 }),
+                verifyOptions.resource,
+              ),
       };
     }
     try {

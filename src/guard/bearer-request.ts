@@ -6,6 +6,8 @@
 import type { VerifyAccessTokenOptions } from './access-token-jwt.js';
 import type { DPoPPresentation, ResourceRequest } from '../dpop/resource.js';
 import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
+import { resourceURIProblem } from '../token/resource-indicators.js';
+import { ConfigurationError } from '../errors.js';
 
 /**
  * Options of every adapter's `requireAccessToken(sentinel, options)`: which route parameters must match the bearer
@@ -20,9 +22,20 @@ export interface RequireAccessTokenOptions {
   accountParam?: string | false;
   /** Route parameter that must equal the token's consumer; `false` to skip. Default `consumerId`. */
   consumerParam?: string | false;
+  // RFC 8707 and RFC 9728 (MCP authorization, issue #33).
+  /**
+   * The protected resource this route belongs to (an RFC 8707 URI, e.g. the MCP server's URL): the token's `aud` must
+   * contain it, and a 401 names its protected resource metadata (`resource_metadata`, RFC 9728 §5.1).
+   */
+  resource?: string | undefined;
 }
 
-const REQUIRE_ACCESS_TOKEN_KEYS = { accountParam: true, consumerParam: true } satisfies KeysOf<RequireAccessTokenOptions>;
+const REQUIRE_ACCESS_TOKEN_KEYS = {
+  accountParam: true,
+  consumerParam: true,
+  // RFC 8707 (MCP authorization).
+  resource: true,
+} satisfies KeysOf<RequireAccessTokenOptions>;
 
 /** Reads a guard's expectations from one request's route parameters (see {@link expectationsReader}). */
 export type ExpectationsReader = (params: Record<string, unknown> | undefined) => VerifyAccessTokenOptions;
@@ -37,14 +50,21 @@ export function expectationsReader(options: RequireAccessTokenOptions = {}): Exp
   assertKnownKeys(options, REQUIRE_ACCESS_TOKEN_KEYS, 'requireAccessToken');
   const accountKey = options.accountParam === undefined ? 'accountId' : options.accountParam;
   const consumerKey = options.consumerParam === undefined ? 'consumerId' : options.consumerParam;
+  const { resource } = options;
+  if (resource !== undefined) {
+    const problem = resourceURIProblem(resource);
+    if (problem !== null) throw new ConfigurationError('requireAccessToken.resource', problem);
+  }
   return (params) => {
-    if (params === undefined) return { accountId: undefined, consumerId: undefined };
+    if (params === undefined) return resource === undefined ? { accountId: undefined, consumerId: undefined } : { resource };
     const account = accountKey === false ? undefined : params[accountKey];
     const consumer = consumerKey === false ? undefined : params[consumerKey];
-    return {
+    const expected: VerifyAccessTokenOptions = {
       accountId: typeof account === 'string' ? account : undefined,
       consumerId: typeof consumer === 'string' ? consumer : undefined,
     };
+    if (resource !== undefined) expected.resource = resource;
+    return expected;
   };
 }
 

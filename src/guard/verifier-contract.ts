@@ -17,6 +17,12 @@ export interface VerifyAccessTokenOptions {
   consumerId?: string | undefined;
   /** How the token was presented (RFC 9449 §7): a DPoP-bound token needs the DPoP scheme and a matching proof. */
   dpop?: DPoPPresentation | undefined;
+  // RFC 8707 (MCP authorization, issue #33).
+  /**
+   * The protected resource (RFC 8707 URI) verifying the token: its `aud` must contain it. Without it, the `aud` must
+   * be the account's audience, so a token asked for a resource passes nowhere else.
+   */
+  resource?: string | undefined;
 }
 
 /**

@@ -7,7 +7,13 @@ import type { AccessTokenClaims } from '../token/access-token.js';
 import type { VerifyAccessTokenOptions } from './access-token-jwt.js';
 import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
 
-const VERIFY_OPTION_KEYS = { accountId: true, consumerId: true, dpop: true } satisfies KeysOf<VerifyAccessTokenOptions>;
+const VERIFY_OPTION_KEYS = {
+  accountId: true,
+  consumerId: true,
+  dpop: true,
+  // RFC 8707 (MCP authorization).
+  resource: true,
+} satisfies KeysOf<VerifyAccessTokenOptions>;
 
 type Verify = (token: string, options?: VerifyAccessTokenOptions) => Promise<AccessTokenClaims>;
 

@@ -68,11 +68,14 @@ export function appFromRow(row: AppRow): App {
 
 /** What the `metadata` column holds. */
 export type AppMetadata = KeyedAppFields &
-  Pick<App, 'idTokenSignedResponseAlg' | 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'backchannelLogoutSessionRequired'>;
+  Pick<
+    App,
+    'idTokenSignedResponseAlg' | 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'backchannelLogoutSessionRequired' | 'resources'
+  >;
 
 /**
- * The fields kept in the `metadata` column (public keys, DPoP/PAR demands, the ID token algorithm and post-logout
- * redirect URIs; never a secret).
+ * The fields kept in the `metadata` column (public keys, DPoP/PAR demands, the ID token algorithm, post-logout
+ * redirect URIs and RFC 8707 resources; never a secret).
  */
 export function keyedFieldsOf(metadata: AppMetadata | null | undefined): AppMetadata {
   const fields: AppMetadata = {};
@@ -91,6 +94,7 @@ export function keyedFieldsOf(metadata: AppMetadata | null | undefined): AppMeta
   if (metadata.backchannelLogoutSessionRequired !== undefined) {
     fields.backchannelLogoutSessionRequired = metadata.backchannelLogoutSessionRequired;
   }
+  if (metadata.resources !== undefined) fields.resources = Object.freeze([...metadata.resources]);
   return fields;
 }
 

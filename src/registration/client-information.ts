@@ -33,5 +33,6 @@ export function clientInformation(context: SentinelContext, app: App, extra: Rec
           backchannel_logout_uri: app.backchannelLogoutUri,
           backchannel_logout_session_required: app.backchannelLogoutSessionRequired ?? true,
         }),
+    ...(app.resources === undefined ? {} : { resources: app.resources }),
   };
 }

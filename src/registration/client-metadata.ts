@@ -9,6 +9,7 @@ import type { GrantType, TokenEndpointAuthMethod } from '../apps/app.js';
 import { OAuthError } from '../errors.js';
 import type { SentinelContext } from '../http/context.js';
 import { logoutTargetProblem } from '../sessions/logout-target.js';
+import { resourceURIProblem } from '../token/resource-indicators.js';
 
 /** The metadata this service keeps of a client. */
 export interface ClientMetadata {
@@ -21,6 +22,8 @@ export interface ClientMetadata {
   backchannelLogoutUri?: string | undefined;
   /** `backchannel_logout_session_required`. */
   backchannelLogoutSessionRequired?: boolean | undefined;
+  /** RFC 8707 resources the client asks to be limited to (a sentinel-idp extension of RFC 7591 §2). */
+  resources?: string[] | undefined;
 }
 
 const GRANTS: readonly GrantType[] = ['authorization_code', 'client_credentials', 'refresh_token'];
@@ -104,6 +107,19 @@ function optionalText(body: Record<string, unknown>, name: string, check: (value
   return value;
 }
 
+/** `resources` (RFC 8707 URIs): at most 20, each a resource indicator. Whether they may be had is `unhonoured-metadata.ts`'s. */
+function resources(body: Record<string, unknown>): string[] | undefined {
+  const value = field(body, 'resources');
+  if (value === undefined) return undefined;
+  const uris = stringArray(value, 'resources');
+  if (uris.length > MAX_REDIRECT_URIS) throw metadataError('resources', `may hold at most ${MAX_REDIRECT_URIS} URIs`);
+  uris.forEach((uri, index) => {
+    const problem = resourceURIProblem(uri);
+    if (problem !== null) throw metadataError(`resources[${index}]`, problem);
+  });
+  return [...new Set(uris)];
+}
+
 /** The metadata of a registration (RFC 7591 §3.1) or update (RFC 7592 §2.2) request. */
 export function parseClientMetadata(body: Record<string, unknown>): ClientMetadata {
   const uris = redirectUris(body);
@@ -141,6 +157,7 @@ export function parseClientMetadata(body: Record<string, unknown>): ClientMetada
     scope,
     ...(backchannelLogoutUri === undefined ? {} : { backchannelLogoutUri }),
     ...(required === undefined ? {} : { backchannelLogoutSessionRequired: required }),
+    resources: resources(body),
   };
 }
 

@@ -49,7 +49,15 @@ export async function handleClientConfiguration(
 
 /** The names of the metadata an update changed (names only: the event says what changed, the registry says to what). */
 function changedMetadata(before: App, after: App): string[] {
-  const fields = ['redirectUris', 'grantTypes', 'name', 'scope', 'backchannelLogoutUri', 'backchannelLogoutSessionRequired'] as const;
+  const fields = [
+    'redirectUris',
+    'grantTypes',
+    'name',
+    'scope',
+    'backchannelLogoutUri',
+    'backchannelLogoutSessionRequired',
+    'resources',
+  ] as const;
   return fields.filter((name) => JSON.stringify(before[name]) !== JSON.stringify(after[name]));
 }
 
@@ -81,6 +89,7 @@ async function update(context: SentinelContext, request: SentinelRequest, app: A
         // RFC 7592 §2.2: the update replaces the metadata, so a field left out is cleared.
         backchannelLogoutUri: metadata.backchannelLogoutUri,
         backchannelLogoutSessionRequired: metadata.backchannelLogoutSessionRequired,
+        resources: metadata.resources,
       };
       refuseUnhonouredMetadata(context, body, { ...current, ...patch });
       before = current;

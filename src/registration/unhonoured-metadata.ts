@@ -62,6 +62,10 @@ export function refuseUnhonouredMetadata(context: SentinelContext, body: Record<
       );
     }
   }
+  // RFC 8707: a self-registered client may narrow the service's default resources, never name one of its own (which
+  // would let whoever holds an initial access token mint tokens for any audience).
+  const outside = app.resources?.filter((resource) => !context.config.defaultResources.includes(resource)) ?? [];
+  if (outside.length > 0) throw refused('resources', `may name only the service's default resources; for another, ${BY_OPERATOR}`);
   if (Object.hasOwn(body, 'post_logout_redirect_uris')) {
     const value = body.post_logout_redirect_uris;
     // Without its own list, an app's logout may return to any of its redirect URIs (the logout endpoint's rule).

@@ -44,6 +44,8 @@ export interface AccessTokenInput {
   amr?: readonly string[] | undefined;
   /** Extra claims (e.g. the namespaced consumer claim). */
   extra?: Record<string, unknown> | undefined;
+  /** RFC 8707 resources the token is for: its `aud` instead of the account's audience. */
+  resources?: readonly string[] | undefined;
 }
 
 /** The `aud` of tokens for one app: the `audience` option, or the account id. */
@@ -51,6 +53,11 @@ export function audienceFor(context: SentinelContext, accountId: string, clientI
   const { audience } = context.config;
   if (audience === undefined) return accountId;
   return typeof audience === 'string' ? audience : audience({ accountId, clientId });
+}
+
+/** The `aud` of a resource-bound token (RFC 8707 §2): the one resource as a string, several as an array. */
+function resourceAudience(resources: readonly string[]): string | string[] {
+  return resources.length === 1 ? (resources[0] as string) : [...resources];
 }
 
 /** Signs an access token; returns it with its claims. */
@@ -63,7 +70,7 @@ export async function issueAccessToken(
   const claims: AccessTokenClaims = {
     iss: context.accountIssuer(input.accountId),
     sub: input.subject,
-    aud: audienceFor(context, input.accountId, input.clientId),
+    aud: input.resources === undefined ? audienceFor(context, input.accountId, input.clientId) : resourceAudience(input.resources),
     exp: iat + expiresIn,
     iat,
     jti: randomUUID(),

@@ -38,6 +38,11 @@ export async function handleAppToken(context: SentinelContext, request: Sentinel
   }
   const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: false });
   requireGrant(app, 'client_credentials');
+  // RFC 8707: this path's tokens are for the account's own API, whose guards name the consumer; a client that asks
+  // for another audience is told so rather than handed a broader token than it asked for.
+  if (params.has('resource')) {
+    throw new OAuthError('invalid_target', 'resource is not accepted here; ask the account token endpoint (grant_type=client_credentials)');
+  }
   if (validator !== undefined && !(await validator(consumerId, { accountId, clientId: app.clientId }))) {
     throw new OAuthError('invalid_request', 'state does not name a valid consumer of this account');
   }

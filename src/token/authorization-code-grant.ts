@@ -18,6 +18,7 @@ import { invalidProof } from '../dpop/proof.js';
 import { refreshBinding } from '../dpop/refresh-binding.js';
 import { attachGrant } from '../sessions/session-index.js';
 import type { PendingProof } from '../dpop/token-binding.js';
+import { tokenResources } from './resource-indicators.js';
 
 /**
  * A code that is no longer there to spend. If its grant exists, the code was redeemed: moments ago (within
@@ -101,6 +102,8 @@ export async function handleAuthorizationCodeGrant(
   // Public clients have no secret: PKCE is what ties the code to the client that asked for it.
   const pkceRequired = context.config.pkce === 'required' || app.tokenEndpointAuthMethod === 'none';
   verifyPKCE(record.codeChallenge, verifier, { required: pkceRequired });
+  // RFC 8707 §2.2: only resources the authorization named, checked before the code is spent.
+  const resources = tokenResources(context, app, params, record.resources ?? []);
   // RFC 9449 §10: a code requested with dpop_jkt goes only to the holder of that key (checked before it is spent).
   if (record.dpopJkt !== undefined && record.dpopJkt !== dpopJkt) {
     throw invalidProof('the code is bound to another DPoP key (dpop_jkt of the authorization request)');
@@ -123,6 +126,7 @@ export async function handleAuthorizationCodeGrant(
     idToken: hasOpenIDScope(record.scope) ? { nonce: record.nonce, alg: app.idTokenSignedResponseAlg } : null,
     ip: request.ip,
     dpopJkt,
+    resources,
   } as const;
   return issueUserTokens(context, input, async (access) => {
     const now = Math.floor(Date.now() / 1000);
@@ -142,6 +146,7 @@ export async function handleAuthorizationCodeGrant(
       absoluteExpiresAt: refresh === null ? access.exp : absoluteExpiresAt,
       accessUntil: access.exp,
       refresh: refresh?.state ?? null,
+      ...(record.resources === undefined ? {} : { resources: record.resources }),
     };
     const applied = await context.store.swap([
       { key, expect: stored, value: null },

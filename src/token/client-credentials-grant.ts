@@ -9,6 +9,7 @@ import { OAuthError } from '../errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
 import { single, type ParamMap } from '../http/params.js';
 import { confirmation, tokenRequestBinding, tokenType } from '../dpop/token-binding.js';
+import { tokenResources } from './resource-indicators.js';
 
 /**
  * The scope of an app token: the app's registered scope, or the requested part of it. RFC 6749 §3.3 lets the
@@ -46,6 +47,7 @@ export async function handleClientCredentialsGrant(
   requireGrant(app, 'client_credentials');
   const requested = single(params, 'scope');
   const scope = grantedScope(app, requested);
+  const resources = tokenResources(context, app, params);
   const binding = tokenRequestBinding(context, request, app, htu);
   const dpopJkt = binding === undefined ? undefined : await binding;
   const issued = await issueAccessToken(context, {
@@ -55,6 +57,7 @@ export async function handleClientCredentialsGrant(
     grantType: 'client_credentials',
     scope,
     extra: { ...appTokenMarker(), ...confirmation(dpopJkt) },
+    resources,
   });
   context.emit({
     type: 'token.issued',

@@ -37,6 +37,8 @@ export interface CodeRecord {
   dpopJkt?: string | undefined;
   /** How the user authenticated (RFC 8176 `amr`); the tokens' `acr` follows from it (`assurance/levels.ts`). */
   amr?: AmrValue[] | undefined;
+  /** RFC 8707 resources the authorization request named (`resource`); the token request may name only these. */
+  resources?: string[] | undefined;
   /** Seconds since the epoch when the code was issued. */
   issuedAt: number;
 }

@@ -63,6 +63,8 @@ export interface GrantRecord {
   refresh: GrantRefreshState | null;
   /** Access tokens revoked one by one (RFC 7009): jti → exp, pruned once expired. */
   revokedJtis?: Record<string, number> | undefined;
+  /** RFC 8707 resources of the code the grant came from: a refresh may name only these. */
+  resources?: string[] | undefined;
 }
 
 /** What a refresh token stands for (the view of the grant that introspection and revocation describe). */

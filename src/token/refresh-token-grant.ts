@@ -24,6 +24,7 @@ import { readAmr } from '../assurance/levels.js';
 import { issueUserTokens } from './user-tokens.js';
 import { assertRefreshBinding } from '../dpop/refresh-binding.js';
 import type { PendingProof } from '../dpop/token-binding.js';
+import { tokenResources } from './resource-indicators.js';
 
 /**
  * The scope of the new access token: the requested one when it is a subset of the grant's (RFC 6749 §6: it may
@@ -108,6 +109,8 @@ export async function handleRefreshTokenGrant(
   if (presented === null) throw new OAuthError('invalid_grant', 'the refresh token is invalid or has expired');
   let found = await currentGrant(context, request, accountId, app, presented, dpopJkt);
   const scope = narrowScope(found.grant.scope, requestedScope);
+  // RFC 8707 §2.2: a refreshed token may be for the grant's resources only (any of them, or all by default).
+  const resources = tokenResources(context, app, params, found.grant.resources ?? []);
   // Spent only once the refresh token has proved current for this client and key (see the code grant).
   if (dpop !== undefined) await dpop.remember();
   const { grant } = found;
@@ -125,6 +128,7 @@ export async function handleRefreshTokenGrant(
     idToken: hasOpenIDScope(scope) ? { alg: app.idTokenSignedResponseAlg } : null,
     ip: request.ip,
     dpopJkt,
+    resources,
   } as const;
   return issueUserTokens(context, input, async (access) => {
     // A swap fails when the grant changed since it was read: a concurrent rotation or revocation (then the next

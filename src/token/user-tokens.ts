@@ -29,6 +29,8 @@ export interface UserTokensInput {
   ip?: string | undefined;
   /** DPoP key the access token is bound to (`cnf.jkt`, `token_type: DPoP`). */
   dpopJkt?: string | undefined;
+  /** RFC 8707 resources the access token is for (its `aud`). */
+  resources?: readonly string[] | undefined;
 }
 
 /**
@@ -61,6 +63,7 @@ export async function issueUserTokens(context: SentinelContext, input: UserToken
     amr: input.amr,
     grantId: input.grantId,
     extra: confirmation(input.dpopJkt),
+    resources: input.resources,
   });
   const idToken =
     input.idToken !== null

@@ -128,6 +128,8 @@ export function runAppStoreContract(name: string, makeStore: () => Promise<AppSt
         registrationAccessTokenHash: hashClientSecret('registration-access-token-of-the-app'),
         postLogoutRedirectUris: ['https://app.example.com/bye'],
         requireDPoP: true,
+        // RFC 8707 resources (MCP authorization) are kept by every registry, and left alone by a patch without them.
+        resources: ['https://mcp.example.com/mcp'],
       });
       await store.saveApp(app);
       // Someone else's change after this writer's read: the patch must be applied on top of it.
@@ -146,6 +148,7 @@ export function runAppStoreContract(name: string, makeStore: () => Promise<AppSt
           redirectUris: ['https://patched.example.com/cb'],
           grantTypes: app.grantTypes,
           postLogoutRedirectUris: ['https://app.example.com/bye'],
+          resources: ['https://mcp.example.com/mcp'],
           requireDPoP: false,
           jwks: { keys: [{ kty: 'oct', kid: 'k1' }] },
           registrationAccessTokenHash: app.registrationAccessTokenHash,

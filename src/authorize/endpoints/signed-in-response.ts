@@ -51,6 +51,7 @@ export async function codeRedirectURL(
     nonce: authorization.nonce,
     ...(authorization.dpopJkt === undefined ? {} : { dpopJkt: authorization.dpopJkt }),
     ...(user.amr === undefined ? {} : { amr: user.amr }),
+    ...(authorization.resources === undefined ? {} : { resources: authorization.resources }),
   });
   return authorizationResponseURL(authorization, { code });
 }

@@ -18,6 +18,7 @@ import { readOIDCParams, type OIDCAuthorizationParams } from './oidc-params.js';
 import { readDPoPJkt } from '../../dpop/authorize-binding.js';
 import { involvesPushedRequest, resolvePushedRequest } from '../../par/resolve.js';
 import { isThenable } from '../../lib/thenable.js';
+import { readResources, resourceProblem } from '../../token/resource-indicators.js';
 
 /** A validated authorization request, as kept in the interaction record while the user signs in. */
 export interface AuthorizationRequest extends RedirectTarget, OIDCAuthorizationParams {
@@ -31,6 +32,10 @@ export interface AuthorizationRequest extends RedirectTarget, OIDCAuthorizationP
   codeChallenge?: string | undefined;
   /** DPoP key thumbprint the code is bound to (RFC 9449 §10 `dpop_jkt`). */
   dpopJkt?: string | undefined;
+  /** RFC 8707 resources the code is bound to (`resource`); the token request may name only these. */
+  resources?: string[] | undefined;
+  /** The host of a client-ID-metadata-document client's URL, shown beside its self-chosen name. */
+  clientHost?: string | undefined;
 }
 
 /** RFC 7636 §4.2: BASE64URL(SHA-256(verifier)) is 43 characters without padding. */
@@ -143,6 +148,15 @@ function checkPKCE(context: SentinelContext, app: App, params: ParamMap, target:
   return challenge;
 }
 
+/** RFC 8707 §2: the `resource` values, each one the app may ask for; `invalid_target` goes back to the app. */
+function checkResources(context: SentinelContext, app: App, params: ParamMap, target: RedirectTarget): string[] {
+  const resources = readResources(params);
+  if (typeof resources === 'string') throw new AuthorizationError('invalid_target', resources, target);
+  const problem = resourceProblem(context, app, resources);
+  if (problem !== null) throw new AuthorizationError('invalid_target', problem, target);
+  return resources;
+}
+
 /**
  * Validates the query of `GET …/authorize`.
  *
@@ -195,6 +209,7 @@ export async function validateAuthorizationRequest(
   checkScope(app, scope, target);
   const nonce = readParam(params, 'nonce', target);
   const dpopJkt = readDPoPJkt(readParam(params, 'dpop_jkt', target), target);
+  const resources = checkResources(context, app, params, target);
   // Written out rather than spread from `target` and `oidc`: one object of one shape for every request (the fields
   // and their order are those the spreads gave; an absent `dpopJkt` is left out, as before).
   const authorization: AuthorizationRequest = {
@@ -215,5 +230,6 @@ export async function validateAuthorizationRequest(
     codeChallenge,
   };
   if (dpopJkt !== undefined) authorization.dpopJkt = dpopJkt;
+  if (resources.length > 0) authorization.resources = resources;
   return authorization;
 }

@@ -1,0 +1,108 @@
+/**
+ * Protected resource metadata (RFC 9728): the document a resource server (an MCP server) publishes so that a client
+ * that got a 401 from it can find the authorization server to ask. The service builds the document and the URL it
+ * lives at; the adapters' `protectedResourceMetadata(sentinel, options)` only serve it, and a guard made with the
+ * same `resource` names that URL in its `WWW-Authenticate` challenge (RFC 9728 §5.1).
+ */
+import { ConfigurationError } from '../errors.js';
+import type { SentinelContext } from '../http/context.js';
+import type { SentinelResponse } from '../http/messages.js';
+import { resourceURIProblem } from '../token/resource-indicators.js';
+
+/**
+ * What a protected resource publishes about itself (RFC 9728 §2).
+ *
+ * @example
+ * app.get('/.well-known/oauth-protected-resource/mcp', protectedResourceMetadata(sentinel, { resource: 'https://mcp.example.com/mcp', accountId: '123456' }));
+ */
+export interface ProtectedResourceMetadataOptions {
+  /** The resource's identifier (RFC 8707 URI, https, no fragment): what clients send as `resource` and find in `aud`. */
+  resource: string;
+  /** The scopes the resource understands (`scopes_supported`), e.g. those an MCP client should ask for. */
+  scopesSupported?: readonly string[] | undefined;
+  /**
+   * The account whose issuer is the resource's authorization server. May be left out when the `apps` option holds
+   * apps of one account only (that one is taken).
+   */
+  accountId?: string | undefined;
+}
+
+/**
+ * The served document and where it belongs.
+ * @example const { path, respond } = sentinel.protectedResourceMetadata({ resource, accountId }); // mount respond() at path
+ */
+export interface ProtectedResourceMetadata {
+  /** The well-known URL of the document (RFC 9728 §3.1: the well-known segment inserted before the resource's path). */
+  url: string;
+  /** Its path, where the host mounts the handler. */
+  path: string;
+  /** The document itself. */
+  document: Readonly<Record<string, unknown>>;
+  /** The response to a GET (or HEAD) of the document. */
+  respond(): SentinelResponse;
+}
+
+const WELL_KNOWN = '/.well-known/oauth-protected-resource';
+
+/**
+ * The URL of a resource's metadata (RFC 9728 §3.1): `https://mcp.example.com/mcp` →
+ * `https://mcp.example.com/.well-known/oauth-protected-resource/mcp`. The query of the resource is kept (§3.1).
+ *
+ * @example protectedResourceMetadataURL('https://mcp.example.com/mcp') // 'https://mcp.example.com/.well-known/oauth-protected-resource/mcp'
+ */
+export function protectedResourceMetadataURL(resource: string): string {
+  const url = new URL(resource);
+  const path = url.pathname === '/' ? '' : url.pathname;
+  return `${url.origin}${WELL_KNOWN}${path}${url.search}`;
+}
+
+function accountOf(context: SentinelContext, options: ProtectedResourceMetadataOptions): string {
+  if (options.accountId !== undefined) return options.accountId;
+  const accounts = new Set(context.config.apps.map((app) => app.accountId));
+  if (accounts.size !== 1) {
+    throw new ConfigurationError(
+      'protectedResourceMetadata.accountId',
+      'is required: the authorization server is the issuer of one account, and the apps option does not name exactly one',
+    );
+  }
+  return [...accounts][0] as string;
+}
+
+/**
+ * Builds a resource's metadata once; the adapters serve {@link ProtectedResourceMetadata.respond}.
+ * @throws ConfigurationError for a resource that is not a resource indicator, or no account to name.
+ * @example const metadata = createProtectedResourceMetadata(context, { resource: 'https://mcp.example.com/mcp', accountId });
+ */
+export function createProtectedResourceMetadata(
+  context: SentinelContext,
+  options: ProtectedResourceMetadataOptions,
+): ProtectedResourceMetadata {
+  const problem = resourceURIProblem(options.resource);
+  if (problem !== null) throw new ConfigurationError('protectedResourceMetadata.resource', problem);
+  const url = protectedResourceMetadataURL(options.resource);
+  const document = Object.freeze({
+    resource: options.resource,
+    authorization_servers: [context.accountIssuer(accountOf(context, options))],
+    // RFC 6750 §2.1 only: a token in a query or a form body ends up in logs and histories.
+    bearer_methods_supported: ['header'],
+    ...(options.scopesSupported === undefined ? {} : { scopes_supported: [...options.scopesSupported] }),
+  });
+  const body = JSON.stringify(document);
+  const maxAge = context.config.jwksMaxAge;
+  return {
+    url,
+    path: new URL(url).pathname,
+    document,
+    respond: () => ({
+      status: 200,
+      headers: {
+        'content-type': 'application/json;charset=UTF-8',
+        'cache-control': `public, max-age=${maxAge}`,
+        'x-content-type-options': 'nosniff',
+        // Browser-based MCP clients read it across origins (RFC 9728 §3.2); it holds nothing secret.
+        'access-control-allow-origin': '*',
+      },
+      body,
+    }),
+  };
+}

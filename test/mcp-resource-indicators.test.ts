@@ -1,0 +1,338 @@
+/**
+ * RFC 8707 resource indicators: `resource` at the authorization endpoint (bound to the code, also through PAR), at
+ * the token endpoint for every grant, the app's `resources` and the service's `defaultResources`, `invalid_target`,
+ * `aud` = the resource, and the guard's `resource` expectation (RFC 9728 challenge included).
+ */
+import { describe, expect, it } from 'vitest';
+import { decodeJwt } from 'jose';
+import { createSentinel, type Sentinel, type Store } from '../src/index.js';
+import {
+  ACCOUNT,
+  appTokenPath,
+  baseOptions,
+  basic,
+  CC_ONLY_CLIENT_ID,
+  CC_ONLY_SECRET,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  PASSWORD,
+  PUBLIC_CLIENT_ID,
+  REDIRECT_URI,
+  USERNAME,
+} from './helpers/fixtures.js';
+import {
+  AUTHORIZE_PATH,
+  ACCOUNT_PATH,
+  authorizeQuery,
+  call,
+  jsonOf,
+  openLogin,
+  postForm,
+  postLogin,
+  recordingStore,
+  startInteraction,
+  TOKEN_PATH,
+} from './helpers/direct-flow.js';
+import { pkcePair } from './helpers/pkce.js';
+import { MemoryStore } from '../src/stores/memory.js';
+
+const MCP = 'https://mcp.example.com/mcp';
+const OTHER = 'https://tools.example.com/api';
+const DEFAULT_ONLY = 'https://shared.example.com/mcp';
+
+function sentinelWithResources(store: Store = new MemoryStore()): Sentinel {
+  const options = baseOptions({ store, defaultResources: [DEFAULT_ONLY] });
+  // The confidential app may ask for two resources; the public app has none of its own (so the default list).
+  options.apps = (options.apps ?? []).map((app) =>
+    app.clientId === CLIENT_ID || app.clientId === CC_ONLY_CLIENT_ID ? { ...app, resources: [MCP, OTHER] } : app,
+  );
+  return createSentinel(options);
+}
+
+async function codeWith(sentinel: Sentinel, extra: Record<string, string>): Promise<{ code: string; verifier: string }> {
+  const { verifier, challenge } = pkcePair();
+  const query = authorizeQuery({ code_challenge: challenge, code_challenge_method: 'S256' });
+  for (const [name, value] of Object.entries(extra)) query.append(name.replace(/#.*/, ''), value);
+  const { interaction } = await startInteraction(sentinel, query);
+  const csrf = await openLogin(sentinel, interaction);
+  const response = await postLogin(sentinel, interaction, { csrf_token: csrf, username: USERNAME, password: PASSWORD });
+  expect(response.status).toBe(303);
+  return { code: new URL(String(response.headers.location)).searchParams.get('code') as string, verifier };
+}
+
+function exchange(sentinel: Sentinel, code: string, verifier: string, resources: string[] = []) {
+  const form = new URLSearchParams({
+    grant_type: 'authorization_code',
+    code,
+    code_verifier: verifier,
+    redirect_uri: REDIRECT_URI,
+    client_id: CLIENT_ID,
+    client_secret: CLIENT_SECRET,
+  });
+  for (const resource of resources) form.append('resource', resource);
+  return postForm(sentinel, TOKEN_PATH, form.toString());
+}
+
+function clientCredentials(sentinel: Sentinel, resources: string[]) {
+  const form = new URLSearchParams({ grant_type: 'client_credentials' });
+  for (const resource of resources) form.append('resource', resource);
+  return postForm(sentinel, TOKEN_PATH, form.toString(), { headers: { authorization: basic(CC_ONLY_CLIENT_ID, CC_ONLY_SECRET) } });
+}
+
+describe('resource at the authorization endpoint', () => {
+  it('binds the code to the resource: the token is for it, and for nothing else', async () => {
+    const sentinel = sentinelWithResources();
+    const { code, verifier } = await codeWith(sentinel, { resource: MCP });
+    const response = await exchange(sentinel, code, verifier);
+    expect(response.status, response.body).toBe(200);
+    const token = jsonOf(response).access_token as string;
+    expect(decodeJwt(token).aud).toBe(MCP);
+    await expect(sentinel.verifyAccessToken(token, { resource: MCP })).resolves.toMatchObject({ aud: MCP });
+    // Without the resource the guard wants the account's audience: the MCP server's token passes nowhere else.
+    await expect(sentinel.verifyAccessToken(token, { accountId: ACCOUNT })).rejects.toMatchObject({ code: 'invalid_token' });
+    await expect(sentinel.verifyAccessToken(token, { resource: OTHER })).rejects.toMatchObject({ code: 'invalid_token' });
+  });
+
+  it('refuses a resource the app may not ask for, with invalid_target back to the app, and stores nothing', async () => {
+    const store = recordingStore(new MemoryStore());
+    const sentinel = sentinelWithResources(store);
+    for (const resource of [
+      'https://evil.example.com/mcp',
+      DEFAULT_ONLY,
+      'https://mcp.example.com/mcp#frag',
+      'relative/path',
+      'ftp://mcp.example.com/',
+    ]) {
+      store.reset();
+      const query = authorizeQuery({ resource });
+      const response = await call(sentinel, { path: AUTHORIZE_PATH, query });
+      expect(response.status, resource).toBe(302);
+      const location = new URL(String(response.headers.location));
+      expect(location.origin + location.pathname).toBe(REDIRECT_URI);
+      expect(location.searchParams.get('error'), resource).toBe('invalid_target');
+      expect(store.writes, resource).toEqual([]);
+    }
+  });
+
+  it('lets an app without resources of its own ask for the default ones only', async () => {
+    const sentinel = sentinelWithResources();
+    const { challenge } = pkcePair();
+    const base = { client_id: PUBLIC_CLIENT_ID, code_challenge: challenge, code_challenge_method: 'S256' };
+    const allowed = await call(sentinel, { path: AUTHORIZE_PATH, query: authorizeQuery({ ...base, resource: DEFAULT_ONLY }) });
+    expect(String(allowed.headers.location)).toContain('/login?interaction=');
+    const refused = await call(sentinel, { path: AUTHORIZE_PATH, query: authorizeQuery({ ...base, resource: MCP }) });
+    expect(new URL(String(refused.headers.location)).searchParams.get('error')).toBe('invalid_target');
+  });
+
+  it('goes through PAR too: the pushed resource binds the code', async () => {
+    const sentinel = sentinelWithResources();
+    const bad = await postForm(
+      sentinel,
+      `${ACCOUNT_PATH}/par`,
+      new URLSearchParams({ response_type: 'code', redirect_uri: REDIRECT_URI, resource: 'https://evil.example.com/' }).toString(),
+      { headers: { authorization: basic(CLIENT_ID, CLIENT_SECRET) } },
+    );
+    expect(bad.status).toBe(400);
+    expect(jsonOf(bad).error).toBe('invalid_target');
+    const { verifier, challenge } = pkcePair();
+    const pushed = await postForm(
+      sentinel,
+      `${ACCOUNT_PATH}/par`,
+      new URLSearchParams({
+        response_type: 'code',
+        redirect_uri: REDIRECT_URI,
+        resource: OTHER,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+      }).toString(),
+      { headers: { authorization: basic(CLIENT_ID, CLIENT_SECRET) } },
+    );
+    expect(pushed.status, pushed.body).toBe(201);
+    const requestUri = jsonOf(pushed).request_uri as string;
+    const { interaction } = await startInteraction(sentinel, new URLSearchParams({ client_id: CLIENT_ID, request_uri: requestUri }));
+    const csrf = await openLogin(sentinel, interaction);
+    const signedIn = await postLogin(sentinel, interaction, { csrf_token: csrf, username: USERNAME, password: PASSWORD });
+    const code = new URL(String(signedIn.headers.location)).searchParams.get('code') as string;
+    const response = await exchange(sentinel, code, verifier);
+    expect(decodeJwt(jsonOf(response).access_token as string).aud).toBe(OTHER);
+  });
+});
+
+describe('resource at the token endpoint', () => {
+  it('authorization_code: a subset of the code resources narrows aud; another resource is invalid_target and leaves the code', async () => {
+    const sentinel = sentinelWithResources();
+    const { code, verifier } = await codeWith(sentinel, { resource: MCP, 'resource#2': OTHER });
+    const refused = await exchange(sentinel, code, verifier, [DEFAULT_ONLY]);
+    expect(refused.status).toBe(400);
+    expect(jsonOf(refused).error).toBe('invalid_target');
+    // The code survived the refusal: the rightful request still redeems it.
+    const narrowed = await exchange(sentinel, code, verifier, [OTHER]);
+    expect(narrowed.status, narrowed.body).toBe(200);
+    expect(decodeJwt(jsonOf(narrowed).access_token as string).aud).toBe(OTHER);
+  });
+
+  it('authorization_code: a code asked without resource cannot be turned into a resource token', async () => {
+    const sentinel = sentinelWithResources();
+    const { code, verifier } = await codeWith(sentinel, {});
+    const refused = await exchange(sentinel, code, verifier, [MCP]);
+    expect(jsonOf(refused).error).toBe('invalid_target');
+    const plain = await exchange(sentinel, code, verifier);
+    expect(decodeJwt(jsonOf(plain).access_token as string).aud).toBe(ACCOUNT);
+  });
+
+  it('authorization_code: both resources of the code make an aud array', async () => {
+    const sentinel = sentinelWithResources();
+    const { code, verifier } = await codeWith(sentinel, { resource: MCP, 'resource#2': OTHER });
+    const response = await exchange(sentinel, code, verifier);
+    const token = jsonOf(response).access_token as string;
+    expect(decodeJwt(token).aud).toEqual([MCP, OTHER]);
+    await expect(sentinel.verifyAccessToken(token, { resource: OTHER })).resolves.toBeTruthy();
+  });
+
+  it('refresh_token: the grant keeps the resources; a refresh may name one of them, never another', async () => {
+    const sentinel = sentinelWithResources();
+    const { code, verifier } = await codeWith(sentinel, { resource: MCP });
+    const tokens = jsonOf(await exchange(sentinel, code, verifier));
+    const form = (extra: Record<string, string>) =>
+      new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: tokens.refresh_token as string,
+        client_id: CLIENT_ID,
+        client_secret: CLIENT_SECRET,
+        ...extra,
+      }).toString();
+    const refused = await postForm(sentinel, TOKEN_PATH, form({ resource: OTHER }));
+    expect(refused.status).toBe(400);
+    expect(jsonOf(refused).error).toBe('invalid_target');
+    // Still current after the refusal: the same refresh token rotates.
+    const refreshed = await postForm(sentinel, TOKEN_PATH, form({}));
+    expect(refreshed.status, refreshed.body).toBe(200);
+    expect(decodeJwt(jsonOf(refreshed).access_token as string).aud).toBe(MCP);
+  });
+
+  it('client_credentials: aud is the resource; an unknown or malformed one is invalid_target', async () => {
+    const sentinel = sentinelWithResources();
+    const ok = await clientCredentials(sentinel, [MCP]);
+    expect(ok.status, ok.body).toBe(200);
+    const token = jsonOf(ok).access_token as string;
+    expect(decodeJwt(token).aud).toBe(MCP);
+    await expect(sentinel.verifyAccessToken(token, { resource: MCP })).resolves.toBeTruthy();
+    for (const resource of ['https://evil.example.com/', 'https://mcp.example.com/mcp#x', 'not a uri', 'urn:example:mcp']) {
+      const refused = await clientCredentials(sentinel, [resource]);
+      expect(refused.status, resource).toBe(400);
+      expect(jsonOf(refused).error, resource).toBe('invalid_target');
+    }
+    const many = await clientCredentials(
+      sentinel,
+      Array.from({ length: 11 }, (_, index) => `${MCP}/${index}`),
+    );
+    expect(jsonOf(many).error).toBe('invalid_target');
+  });
+
+  it('the v2 consumer-bound path refuses resource instead of issuing a broader token', async () => {
+    const sentinel = sentinelWithResources();
+    const response = await postForm(
+      sentinel,
+      appTokenPath(),
+      new URLSearchParams({ grant_type: 'client_credentials', resource: MCP }).toString(),
+      {
+        headers: { authorization: basic(CLIENT_ID, CLIENT_SECRET) },
+      },
+    );
+    expect(response.status).toBe(400);
+    expect(jsonOf(response).error).toBe('invalid_target');
+  });
+
+  it('introspection still describes a resource-bound token to its client', async () => {
+    const sentinel = sentinelWithResources();
+    const token = jsonOf(await clientCredentials(sentinel, [MCP])).access_token as string;
+    const response = await postForm(sentinel, `${TOKEN_PATH}/introspect`, new URLSearchParams({ token }).toString(), {
+      headers: { authorization: basic(CC_ONLY_CLIENT_ID, CC_ONLY_SECRET) },
+    });
+    expect(jsonOf(response)).toMatchObject({ active: true, aud: MCP });
+  });
+});
+
+describe('the guard with a resource', () => {
+  it('answers 401 with resource_metadata, and refuses a token for another resource', async () => {
+    const sentinel = sentinelWithResources();
+    const missing = await sentinel.checkBearer(undefined, { resource: MCP });
+    expect(missing.ok).toBe(false);
+    if (missing.ok) return;
+    expect(missing.response.status).toBe(401);
+    expect(missing.response.headers['www-authenticate']).toBe(
+      'Bearer realm="sentinel", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"',
+    );
+    const other = jsonOf(await clientCredentials(sentinel, [OTHER])).access_token as string;
+    // Twice: the second answer comes from the verified-token cache, which must refuse it as well.
+    for (let round = 0; round < 2; round++) {
+      const refused = await sentinel.checkBearer(`Bearer ${other}`, { resource: MCP });
+      expect(refused.ok).toBe(false);
+      if (refused.ok) return;
+      expect(refused.response.status).toBe(401);
+      expect(refused.response.headers['www-authenticate']).toMatch(
+        /^Bearer realm="sentinel", resource_metadata="https:\/\/mcp\.example\.com\/\.well-known\/oauth-protected-resource\/mcp", error="invalid_token"/,
+      );
+    }
+    const mine = jsonOf(await clientCredentials(sentinel, [MCP])).access_token as string;
+    expect((await sentinel.checkBearer(`Bearer ${mine}`, { resource: MCP })).ok).toBe(true);
+    // A token for the account's audience is not for the MCP server either.
+    const plain = jsonOf(await clientCredentials(sentinel, [])).access_token as string;
+    expect((await sentinel.checkBearer(`Bearer ${plain}`, { resource: MCP })).ok).toBe(false);
+  });
+
+  it('refuses a misspelled or malformed resource expectation', async () => {
+    const sentinel = sentinelWithResources();
+    await expect(sentinel.verifyAccessToken('x', { resourse: MCP } as never)).rejects.toThrow(/resourse/);
+    const { expectationsReader } = await import('../src/guard/bearer-request.js');
+    expect(() => expectationsReader({ resource: 'https://mcp.example.com/#f' })).toThrow(/fragment/);
+  });
+});
+
+describe('configuration', () => {
+  it('refuses resources that are not resource indicators', () => {
+    const options = baseOptions();
+    const apps = options.apps ?? [];
+    expect(() => createSentinel({ ...options, apps: [{ ...apps[0], resources: ['https://mcp.example.com/#f'] } as never] })).toThrow(
+      /apps\[0\]\.resources\[0\].*fragment/,
+    );
+    expect(() => createSentinel(baseOptions({ defaultResources: ['mcp.example.com'] }))).toThrow(/defaultResources/);
+  });
+});
+
+describe('RFC 7591 registration', () => {
+  it('keeps resources that narrow the defaults, refuses any other, and echoes them', async () => {
+    const { MemoryAppStore } = await import('../src/index.js');
+    const { postRegistration, INITIAL_ACCESS_TOKEN } = await import('./helpers/registration-client.js');
+    const options = baseOptions({ defaultResources: [MCP, OTHER] });
+    const sentinel = createSentinel({
+      ...options,
+      apps: [],
+      appStore: new MemoryAppStore(createSentinel(options).config.apps),
+      registration: { initialAccessToken: INITIAL_ACCESS_TOKEN },
+    });
+    const client = { redirect_uris: ['https://agent.example.com/cb'], token_endpoint_auth_method: 'none' };
+    const ok = await postRegistration(sentinel, { ...client, resources: [MCP] });
+    expect(ok.status, ok.body).toBe(201);
+    expect(jsonOf(ok).resources).toEqual([MCP]);
+    const outside = await postRegistration(sentinel, { ...client, resources: ['https://elsewhere.example.com/'] });
+    expect(outside.status).toBe(400);
+    expect(jsonOf(outside)).toMatchObject({ error: 'invalid_client_metadata' });
+    expect(String(jsonOf(outside).error_description)).toMatch(/^resources /);
+    const malformed = await postRegistration(sentinel, { ...client, resources: ['https://mcp.example.com/#x'] });
+    expect(jsonOf(malformed).error_description).toBe('resources[0] must not contain a fragment');
+    // The registered client may then ask for its resource, and not for the other default one.
+    const registered = jsonOf(ok);
+    const { challenge } = pkcePair();
+    const base = {
+      client_id: registered.client_id as string,
+      redirect_uri: 'https://agent.example.com/cb',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    };
+    const refused = await call(sentinel, { path: AUTHORIZE_PATH, query: authorizeQuery({ ...base, resource: OTHER }) });
+    expect(new URL(String(refused.headers.location)).searchParams.get('error')).toBe('invalid_target');
+    const allowed = await call(sentinel, { path: AUTHORIZE_PATH, query: authorizeQuery({ ...base, resource: MCP }) });
+    expect(String(allowed.headers.location)).toContain('/login?interaction=');
+  });
+});
