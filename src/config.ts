@@ -20,6 +20,7 @@ import { compileTrustProxy } from './http/trusted-proxies.js';
 import type { InitialAccessTokenCheck } from './registration/options.js';
 import { i18nOptionsSchema } from './i18n/options.js';
 import { passkeysOptionsSchema } from './passkeys/options.js';
+import { deviceFlowOptionsSchema } from './device/options.js';
 import type { ConsumerIdValidator, ErrorContext, LoginView, UserAuthenticator } from './hooks.js';
 import type { SentinelOptions } from './options.js';
 
@@ -37,7 +38,12 @@ function fn<T>(name: string) {
   return z.custom<T>((value) => typeof value === 'function', { message: `${name} must be a function` });
 }
 
-const grantTypeSchema = z.enum(['authorization_code', 'client_credentials', 'refresh_token']);
+const grantTypeSchema = z.enum([
+  'authorization_code',
+  'client_credentials',
+  'refresh_token',
+  'urn:ietf:params:oauth:grant-type:device_code',
+]);
 const identifier = z
   .string()
   .min(1)
@@ -224,6 +230,8 @@ const optionsSchema = z.object({
     .optional(),
   // MCP authorization (issue #33): RFC 8707 resource indicators.
   defaultResources: z.array(z.string().superRefine(refuseResourceURI)).default([]),
+  // The device authorization grant (RFC 8628): src/device/.
+  deviceFlow: deviceFlowOptionsSchema,
 });
 
 // What the options are parsed with: every object in them, at any depth and whenever it was added, refuses a key it

@@ -47,7 +47,11 @@ export type OAuthErrorCode =
   // RFC 9101 §6.2, used by RFC 9126 §4 (pushed authorization requests)
   | 'invalid_request_uri'
   // RFC 8707 §2 (resource indicators)
-  | 'invalid_target';
+  | 'invalid_target'
+  // RFC 8628 §3.5 (device authorization grant)
+  | 'authorization_pending'
+  | 'slow_down'
+  | 'expired_token';
 
 const OAUTH_BRAND = Symbol.for('sentinel-idp.OAuthError');
 const CONFIG_BRAND = Symbol.for('sentinel-idp.ConfigurationError');

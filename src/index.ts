@@ -31,6 +31,7 @@ export type { Store, SwapEntry } from './stores/store.js';
 export { generateClientSecret, hashClientSecret, verifyClientSecret } from './apps/client-secrets.js';
 export { MemoryAppStore } from './apps/memory-app-store.js';
 export type { App, AppStore, GrantType, TokenEndpointAuthMethod } from './apps/app.js';
+export { DEVICE_CODE_GRANT } from './apps/app.js';
 export { applyAppPatch } from './apps/app-patch.js';
 export type { AppOptions } from './apps/app-options.js';
 export { verifyAppSecret } from './apps/client-secrets.js';

@@ -246,4 +246,13 @@ export interface SentinelOptions {
    * reach. A token asked for one carries it as its `aud`. @defaultValue `[]` (such apps may name no resource)
    */
   defaultResources?: string[] | undefined;
+  /** The device authorization grant (RFC 8628), for apps registered for `urn:ietf:params:oauth:grant-type:device_code`. @defaultValue `{ expiresIn: 600, interval: 5 }` */
+  deviceFlow?:
+    | {
+        /** Seconds a device code and its user code stay usable (60 to 3600). @defaultValue `600` */
+        expiresIn?: number | undefined;
+        /** Seconds a device must wait between polls (1 to 60); each `slow_down` answer adds 5 for that device. @defaultValue `5` */
+        interval?: number | undefined;
+      }
+    | undefined;
 }

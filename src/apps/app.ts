@@ -13,7 +13,16 @@ import type { SigningAlgorithm } from '../keys/signing-keys.js';
  * @example
  * const grantTypes: GrantType[] = ['client_credentials'];
  */
-export type GrantType = 'authorization_code' | 'client_credentials' | 'refresh_token';
+export type GrantType = 'authorization_code' | 'client_credentials' | 'refresh_token' | typeof DEVICE_CODE_GRANT;
+
+/**
+ * The device authorization grant (RFC 8628 §3.4). An app uses it only when registered for it: a device code is
+ * phishable by design (anyone can show a person a user code), so no app gets it by default.
+ *
+ * @example
+ * const grantTypes: GrantType[] = [DEVICE_CODE_GRANT, 'refresh_token'];
+ */
+export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
 /**
  * How a client authenticates at the token endpoint (RFC 7591 §2). Confidential clients may use either secret method.

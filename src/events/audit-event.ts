@@ -23,6 +23,8 @@ const FAILURES: ReadonlySet<SentinelEventType> = new Set<SentinelEventType>([
   'logout.failed',
   // The operator console's refusals.
   'console.denied',
+  // The person refused a device on the verification page (RFC 8628), as authorize.denied records a cancelled sign-in.
+  'device.denied',
 ]);
 
 /**

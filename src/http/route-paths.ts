@@ -41,6 +41,10 @@ export const ROUTE_PATHS = {
   userinfo: `${ACCOUNT_PATH}/userinfo`,
   'end-session': `${ACCOUNT_PATH}/end_session`,
   'account-jwks-well-known': `${ACCOUNT_PATH}/.well-known/jwks.json`,
+  // The device authorization grant (RFC 8628): src/device/.
+  'device-authorization': `${ACCOUNT_PATH}/device_authorization`,
+  device: `${ACCOUNT_PATH}/device`,
+  'device-confirm': `${ACCOUNT_PATH}/device/confirm`,
 } as const;
 
 /** The name of a route. */

@@ -29,6 +29,8 @@ import { handleUserInfo } from '../userinfo/userinfo.js';
 import { handleClientConfiguration } from '../registration/manage.js';
 import { handleRegister } from '../registration/register.js';
 import { handleRotateSecret } from '../registration/rotate-secret.js';
+import { handleDeviceAuthorization } from '../device/authorization-endpoint.js';
+import { handleDeviceConfirmation, handleDeviceVerification } from '../device/verification.js';
 
 /** All routes, in matching order. */
 export const ROUTES: readonly (RouteDefinition & { name: RouteName })[] = [
@@ -222,6 +224,28 @@ export const ROUTES: readonly (RouteDefinition & { name: RouteName })[] = [
     path: ROUTE_PATHS['account-jwks-well-known'],
     handler: (context, _request, { accountId }) => handleAccountJWKS(context, accountId),
     cors: PUBLIC_DOCUMENT_CORS,
+  },
+  // The device authorization grant (RFC 8628): the endpoint a device asks for its codes, and the verification pages.
+  {
+    name: 'device-authorization',
+    methods: ['POST'],
+    path: ROUTE_PATHS['device-authorization'],
+    handler: (context, request, { accountId }) => handleDeviceAuthorization(context, request, accountId),
+    deniedEvent: tokenDenied,
+  },
+  {
+    name: 'device',
+    methods: ['GET', 'POST'],
+    path: ROUTE_PATHS.device,
+    handler: (context, request, { accountId }) => handleDeviceVerification(context, request, accountId),
+    renderError: errorPageResponse,
+  },
+  {
+    name: 'device-confirm',
+    methods: ['GET', 'POST'],
+    path: ROUTE_PATHS['device-confirm'],
+    handler: (context, request, { accountId }) => handleDeviceConfirmation(context, request, accountId),
+    renderError: errorPageResponse,
   },
 ];
 

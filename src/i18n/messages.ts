@@ -69,6 +69,27 @@ export interface Messages {
   logoutConfirmLead: string;
   logoutConfirm: string;
   logoutConfirmMeta: string;
+  // The device flow's verification pages (RFC 8628).
+  deviceTitle: string;
+  deviceLead: string;
+  deviceCodeLabel: string;
+  deviceContinue: string;
+  deviceCodeWrong: string;
+  deviceCodeUsed: string;
+  deviceConfirmExpired: string;
+  deviceTooManyCodes: string;
+  deviceConfirmTitle: string;
+  /** `{app}` is the device's application name. */
+  deviceConfirmAsks: string;
+  /** `{code}` is the user code, as the device shows it. */
+  deviceConfirmCode: string;
+  deviceAllow: string;
+  deviceDeny: string;
+  deviceConfirmMeta: string;
+  deviceApprovedTitle: string;
+  deviceApprovedLead: string;
+  deviceDeniedTitle: string;
+  deviceDeniedLead: string;
 }
 
 /** The keys of {@link Messages}, for checks that every catalogue is complete. */

@@ -46,6 +46,10 @@ const TRANSLATABLE: readonly MessageKey[] = [
   'passkeyNotAdded',
   'totpWrong',
   'totpMissing',
+  'deviceCodeWrong',
+  'deviceCodeUsed',
+  'deviceConfirmExpired',
+  'deviceTooManyCodes',
 ];
 const BY_ENGLISH = new Map<string, MessageKey>(TRANSLATABLE.map((key) => [en[key], key]));
 

@@ -28,7 +28,7 @@ export function authorizationServerMetadata(context: SentinelContext, accountId:
     jwks_uri: config.keysPerAccount ? url('account-jwks') : routeUrl(config, 'jwks'),
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
+    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:device_code'],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
@@ -53,6 +53,8 @@ export function authorizationServerMetadata(context: SentinelContext, accountId:
     // OpenID Connect Back-Channel Logout §2.1: logout tokens to apps that register a URI, always with sid.
     backchannel_logout_supported: true,
     backchannel_logout_session_supported: true,
+    // RFC 8628 §4: the device authorization grant.
+    device_authorization_endpoint: url('device-authorization'),
     // RFC 9449, RFC 7523, RFC 9126: DPoP, private_key_jwt and pushed requests; overrides the auth method lists above.
     ...keyBoundMetadata(context, accountId),
   };

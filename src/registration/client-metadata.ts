@@ -26,7 +26,12 @@ export interface ClientMetadata {
   resources?: string[] | undefined;
 }
 
-const GRANTS: readonly GrantType[] = ['authorization_code', 'client_credentials', 'refresh_token'];
+const GRANTS: readonly GrantType[] = [
+  'authorization_code',
+  'client_credentials',
+  'refresh_token',
+  'urn:ietf:params:oauth:grant-type:device_code',
+];
 const METHODS: readonly TokenEndpointAuthMethod[] = ['client_secret_basic', 'client_secret_post', 'none'];
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 const MAX_REDIRECT_URIS = 20;

@@ -18,7 +18,7 @@ export interface AccessTokenClaims extends JWTClaims {
   jti: string;
   client_id: string;
   azp: string;
-  /** `client_credentials` for consumer-bound tokens, `authorization_code` for user tokens. */
+  /** `client_credentials` for consumer-bound tokens, `authorization_code` for user tokens (refreshed ones too), the device grant's URN for tokens of a device (RFC 8628). */
   gty: string;
   scope?: string;
   auth_time?: number;
@@ -28,4 +28,16 @@ export interface AccessTokenClaims extends JWTClaims {
   acr?: string;
   /** User tokens: how the user authenticated (RFC 8176: `pwd`, `otp`, `hwk`, `swk`, `user`, `mfa`). */
   amr?: string[];
+}
+
+/**
+ * Whether an access token was issued for a user (a code or a device grant, or a refresh of one) rather than for an
+ * application or a consumer.
+ *
+ * @example if (!issuedForUser(claims)) throw challenge('invalid_token', 'the access token was not issued for a user', 401);
+ */
+export function issuedForUser(claims: Pick<AccessTokenClaims, 'gid' | 'gty'>): boolean {
+  return (
+    typeof claims.gid === 'string' && (claims.gty === 'authorization_code' || claims.gty === 'urn:ietf:params:oauth:grant-type:device_code')
+  );
 }

@@ -2,6 +2,7 @@
  * Access tokens: RFC 9068 JWTs (`typ: at+jwt`) issued for consumers (client credentials) and users
  * (authorization code). Their verification is the guard's: `guard/access-token-jwt.ts`.
  */
+import type { DEVICE_CODE_GRANT } from '../apps/app.js';
 import { randomUUID } from 'node:crypto';
 import type { SentinelContext } from '../http/context.js';
 import { NO_STORE_JSON_HEADERS, type SentinelResponse } from '../http/messages.js';
@@ -36,7 +37,7 @@ export interface AccessTokenInput {
   accountId: string;
   clientId: string;
   subject: string;
-  grantType: 'client_credentials' | 'authorization_code' | 'refresh_token';
+  grantType: 'client_credentials' | 'authorization_code' | 'refresh_token' | typeof DEVICE_CODE_GRANT;
   scope?: string | undefined;
   authTime?: number | undefined;
   grantId?: string | undefined;

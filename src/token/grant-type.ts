@@ -10,7 +10,12 @@ import { single, type ParamMap } from '../http/params.js';
  * The grant types a span may name. Anything else a client sends stays out of telemetry: the value is the client's
  * text, of any length, and the span already carries `oauth.error: unsupported_grant_type` for it.
  */
-const KNOWN_GRANT_TYPES: ReadonlySet<string> = new Set(['authorization_code', 'refresh_token', 'client_credentials']);
+const KNOWN_GRANT_TYPES: ReadonlySet<string> = new Set([
+  'authorization_code',
+  'refresh_token',
+  'client_credentials',
+  'urn:ietf:params:oauth:grant-type:device_code',
+]);
 
 /**
  * The request's `grant_type` (undefined when absent; a repeated one is `invalid_request`), noted on the request's

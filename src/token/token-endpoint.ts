@@ -14,6 +14,8 @@ import { readGrantType } from './grant-type.js';
 import { handleRefreshTokenGrant } from './refresh-token-grant.js';
 import { pendingTokenRequestProof } from '../dpop/token-binding.js';
 import { routeUrl } from '../http/route-paths.js';
+import { DEVICE_CODE_GRANT } from '../apps/app.js';
+import { handleDeviceCodeGrant } from '../device/device-code-grant.js';
 
 /** API versions the platform's clients send as `?v=` on these endpoints; the protocol is the same for both. */
 const ACCEPTED_VERSIONS = new Set(['1.0', '2.0']);
@@ -32,8 +34,8 @@ export function checkTokenQuery(query: URLSearchParams): void {
 }
 
 /**
- * Handles a token request for the authorization_code, refresh_token and client_credentials grants. Public
- * clients (no secret) may use the first two; their codes must carry PKCE.
+ * Handles a token request for the authorization_code, refresh_token, client_credentials and device_code (RFC 8628)
+ * grants. Public clients (no secret) may use all but client_credentials; their codes must carry PKCE.
  *
  * @example
  * // POST /sentinel/api/account/123/token?v=1.0
@@ -58,13 +60,17 @@ export async function handleToken(context: SentinelContext, request: SentinelReq
       'number',
     );
   }
-  if (grantType !== 'authorization_code' && grantType !== 'refresh_token') {
-    throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code, refresh_token or client_credentials');
+  if (grantType !== 'authorization_code' && grantType !== 'refresh_token' && grantType !== DEVICE_CODE_GRANT) {
+    throw new OAuthError(
+      'unsupported_grant_type',
+      `grant_type must be authorization_code, refresh_token, client_credentials or ${DEVICE_CODE_GRANT}`,
+    );
   }
   const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: true });
   // The proof is checked here, its jti spent by the grant once the code or refresh token has proved good.
   const pending = pendingTokenRequestProof(context, request, app, routeUrl(context.config, 'token', { accountId }));
   const dpop = pending === undefined ? undefined : await pending;
+  if (grantType === DEVICE_CODE_GRANT) return handleDeviceCodeGrant(context, request, accountId, params, app, dpop);
   return grantType === 'authorization_code'
     ? handleAuthorizationCodeGrant(context, request, accountId, params, app, dpop)
     : handleRefreshTokenGrant(context, request, accountId, params, app, dpop);

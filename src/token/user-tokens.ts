@@ -1,5 +1,5 @@
 /**
- * The token response of the user grants (authorization_code and refresh_token): a JWT access token bound to its
+ * The token response of the user grants (authorization_code, refresh_token and RFC 8628's device_code): a JWT access token bound to its
  * grant, the grant's next refresh token, and an ID token when `openid` was asked (RFC 6749 §5.1).
  */
 import { type AccessTokenClaims, accessTokenResponse, issueAccessToken } from './access-token.js';
@@ -9,10 +9,11 @@ import type { SigningAlgorithm } from '../keys/signing-keys.js';
 import { loadUserClaims, scopeList } from '../userinfo/claims.js';
 import { confirmation, tokenType } from '../dpop/token-binding.js';
 import { issueIDToken } from './id-token.js';
+import type { DEVICE_CODE_GRANT } from '../apps/app.js';
 
 /** Everything a user token response is made of. */
 export interface UserTokensInput {
-  grantType: 'authorization_code' | 'refresh_token';
+  grantType: 'authorization_code' | 'refresh_token' | typeof DEVICE_CODE_GRANT;
   accountId: string;
   clientId: string;
   userId: string;

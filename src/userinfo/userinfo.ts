@@ -7,6 +7,7 @@
  * `USERINFO_CORS`, src/http/cors.ts): the endpoint is authenticated by the token alone, never by cookies, so a browser
  * app on any origin may call it, as OpenID Connect clients in browsers do.
  */
+import { issuedForUser } from '../token/access-token-claims.js';
 import type { AccessTokenClaims } from '../token/access-token.js';
 import { readForm } from '../http/form-body.js';
 import type { SentinelContext } from '../http/context.js';
@@ -95,7 +96,7 @@ async function verifyUserToken(
     throw error;
   }
   // Tokens of the client credentials grants name an application or a consumer, not a user.
-  if (typeof claims.gid !== 'string' || claims.gty !== 'authorization_code') {
+  if (!issuedForUser(claims)) {
     throw challenge('invalid_token', 'the access token was not issued for a user', 401);
   }
   if (!hasOpenIDScope(claims.scope)) throw challenge('insufficient_scope', 'the access token lacks the openid scope', 403);

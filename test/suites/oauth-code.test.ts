@@ -204,7 +204,7 @@ function authorizationCodeSuite(host: Host): void {
       expectError(await postForm(server, TOKEN_PATH, { code, client_id: CLIENT_ID, client_secret: CLIENT_SECRET }), 400, 'invalid_request');
       expectError(await exchange(server, code, { grant_type: 'password' }), 400, 'unsupported_grant_type');
       expectError(
-        await exchange(server, code, { grant_type: 'urn:ietf:params:oauth:grant-type:device_code' }),
+        await exchange(server, code, { grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer' }),
         400,
         'unsupported_grant_type',
       );

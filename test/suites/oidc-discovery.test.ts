@@ -30,7 +30,12 @@ function oidcDiscoverySuite(host: Host): void {
         response_types_supported: ['code'],
         response_modes_supported: ['query'],
         subject_types_supported: ['public'],
-        grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
+        grant_types_supported: [
+          'authorization_code',
+          'refresh_token',
+          'client_credentials',
+          'urn:ietf:params:oauth:grant-type:device_code',
+        ],
         request_parameter_supported: false,
         request_uri_parameter_supported: false,
         claims_parameter_supported: false,

@@ -19,6 +19,7 @@ import { findInteraction, takeInteraction, type InteractionRecord } from '../sta
 import { loginPageResponse } from '../pages/login-response.js';
 import { isCrossSiteRequest } from './cross-site.js';
 import { reserveOrRefuse, settleSuccess, throttleKeys } from '../state/throttle.js';
+import { cancelDeviceSignIn } from '../../device/sign-in.js';
 
 /** The one message for every credential failure, so the page never tells which part was wrong. */
 export const WRONG_CREDENTIALS = 'Incorrect username or password.';
@@ -107,7 +108,10 @@ export async function handleLogin(context: SentinelContext, request: SentinelReq
       status: 403,
     });
   }
-  if (single(form, 'cancel') !== undefined) return cancel(context, request, interaction.id);
+  if (single(form, 'cancel') !== undefined) {
+    const { device } = interaction.record;
+    return device === undefined ? cancel(context, request, interaction.id) : cancelDeviceSignIn(context, request, interaction.id, device);
+  }
   const username = single(form, 'username')?.trim();
   const password = single(form, 'password');
   if (username === undefined || username === '' || password === undefined) {

@@ -14,6 +14,7 @@ import { retireIndexedSession } from '../../sessions/end-sessions.js';
 import { sessionSid } from '../../sessions/session-index.js';
 import type { AuthorizationRequest } from '../request/validate-request.js';
 import { type AmrValue, assuranceClaims } from '../../assurance/levels.js';
+import { deviceConfirmationLocation } from '../../device/confirmation.js';
 
 /** Who signed in, and what the browser had before. */
 export interface SignedInInput {
@@ -81,6 +82,11 @@ export async function signedInResponse(
   const sessionId = await createSession(context, { accountId, userId: input.userId, authTime, amr: input.amr });
   context.emit({ type: 'session.created', accountId, clientId, userId: input.userId, ...assuranceClaims(input.amr) });
   const sid = sessionSid(accountId, input.userId, sessionDigestOfKey(sessionKey(sessionId)));
-  const location = await codeRedirectURL(context, authorization, { userId: input.userId, authTime, amr: input.amr, sid });
+  const user = { userId: input.userId, authTime, amr: input.amr, sid };
+  // A device sign-in (RFC 8628) goes on to the confirmation page, which names the app before anything is allowed.
+  const location =
+    interaction.device === undefined
+      ? await codeRedirectURL(context, authorization, user)
+      : await deviceConfirmationLocation(context, interaction, interaction.device, user);
   return redirect(303, location, { 'set-cookie': sessionCookie(context, interaction.mountPath, sessionId) });
 }

@@ -13,6 +13,14 @@ import type { AuthorizationRequest } from '../request/validate-request.js';
 import { routePath } from '../../http/route-paths.js';
 import { parseStoredRecord } from '../../stores/stored-record.js';
 
+/** The device authorization (RFC 8628, `src/device/`) a sign-in is for, instead of an application's redirect. */
+export interface DeviceInteraction {
+  /** The grant id of the device code. */
+  grantId: string;
+  /** The user code, canonical, for the confirmation page to repeat. */
+  userCode: string;
+}
+
 /** What an interaction stands for. */
 export interface InteractionRecord {
   request: AuthorizationRequest;
@@ -22,6 +30,11 @@ export interface InteractionRecord {
   mountPath: string;
   /** Milliseconds since the epoch. */
   createdAt: number;
+  /**
+   * Set when the sign-in is for a device (RFC 8628, `src/device/`): the request then has no redirect URI, and the end
+   * of the sign-in leads to the device confirmation page instead of back to an application.
+   */
+  device?: DeviceInteraction | undefined;
 }
 
 /**
@@ -56,9 +69,11 @@ export async function createInteraction(
   context: SentinelContext,
   request: AuthorizationRequest,
   mountPath: string | undefined,
+  device?: DeviceInteraction,
 ): Promise<string> {
   const interactionId = randomSecret();
   const record: InteractionRecord = { request, csrfToken: randomSecret(), mountPath: mountPath ?? '', createdAt: Date.now() };
+  if (device !== undefined) record.device = device;
   const serialized = JSON.stringify(record);
   if (serialized.length > MAX_INTERACTION_CHARS) {
     // The state is not echoed: it is the oversized part, and the Location header would carry it whole.

@@ -1,0 +1,113 @@
+/**
+ * The step between sign-in and decision: who signed in for which device authorization, parked under
+ * `device-confirm:{id}` while the person reads the app's name and chooses (docs/ARCHITECTURE.md#stored-records).
+ * The browser carries only the opaque id; the record carries the confirmation form's CSRF token and is taken once.
+ */
+import type { SentinelContext } from '../http/context.js';
+import { routePath } from '../http/route-paths.js';
+import { randomSecret } from '../lib/random-secrets.js';
+import { parseStoredRecord } from '../stores/stored-record.js';
+import type { DeviceInteraction, InteractionRecord } from '../authorize/state/interaction.js';
+import type { AmrValue } from '../assurance/levels.js';
+
+/** What a confirmation stands for. */
+export interface DeviceConfirmation {
+  accountId: string;
+  grantId: string;
+  /** The app's display name (its id when it has none). */
+  appName: string;
+  /** The user code, canonical, repeated on the page so the person can compare it with the device's screen. */
+  userCode: string;
+  userId: string;
+  /** Seconds since the epoch when the user authenticated. */
+  authTime: number;
+  /** How the user authenticated (RFC 8176), carried to the device's tokens as a code carries it. */
+  amr?: AmrValue[] | undefined;
+  /** The confirmation form's CSRF token; compared in constant time. */
+  csrfToken: string;
+  /** The host's mount prefix, for the form's action. */
+  mountPath: string;
+}
+
+/** Confirmation ids are {@link randomSecret} values; anything else is not looked up. */
+const CONFIRMATION_ID = /^[A-Za-z0-9_-]{43}$/;
+
+function confirmationKey(id: string): string {
+  return `device-confirm:${id}`;
+}
+
+function parse(stored: string | null): DeviceConfirmation | null {
+  return parseStoredRecord<DeviceConfirmation>(
+    stored,
+    (record) =>
+      typeof record.accountId === 'string' &&
+      typeof record.grantId === 'string' &&
+      typeof record.userId === 'string' &&
+      typeof record.csrfToken === 'string' &&
+      typeof record.authTime === 'number',
+  );
+}
+
+/**
+ * Parks a confirmation and returns its id.
+ * @example const id = await createConfirmation(context, { accountId, grantId, appName, userCode, userId, authTime, mountPath });
+ */
+export async function createConfirmation(context: SentinelContext, input: Omit<DeviceConfirmation, 'csrfToken'>): Promise<string> {
+  const id = randomSecret();
+  const record: DeviceConfirmation = { ...input, csrfToken: randomSecret() };
+  await context.store.set(confirmationKey(id), JSON.stringify(record), context.config.interactionTtl * 1000);
+  return id;
+}
+
+/**
+ * The confirmation, or `null` when unknown, expired or already used.
+ * @example const confirmation = await findConfirmation(context, id);
+ */
+export async function findConfirmation(context: SentinelContext, id: string | undefined): Promise<DeviceConfirmation | null> {
+  if (id === undefined || !CONFIRMATION_ID.test(id)) return null;
+  return parse(await context.store.get(confirmationKey(id)));
+}
+
+/**
+ * Atomically ends the confirmation; of concurrent decisions exactly one gets it.
+ * @example const taken = await takeConfirmation(context, id);
+ */
+export async function takeConfirmation(context: SentinelContext, id: string): Promise<DeviceConfirmation | null> {
+  if (!CONFIRMATION_ID.test(id)) return null;
+  return parse(await context.store.take(confirmationKey(id)));
+}
+
+/**
+ * The confirmation page of an id: path-absolute, with the host's mount prefix.
+ * @example redirect(303, confirmationURL(context, mountPath, accountId, id))
+ */
+export function confirmationURL(context: SentinelContext, mountPath: string | undefined, accountId: string, id: string): string {
+  return `${mountPath ?? ''}${routePath(context.config, 'device-confirm', { accountId })}?confirmation=${encodeURIComponent(id)}`;
+}
+
+/**
+ * The end of a device sign-in (the session is already made): the confirmation page, where the person sees the app's
+ * name and the code and decides. The device's grant does not join the browser's session: signing out on the phone
+ * that approved a TV does not disconnect the TV (its tokens are revoked as any grant's are).
+ *
+ * @example return deviceConfirmationLocation(context, interaction, interaction.device, { userId, authTime });
+ */
+export async function deviceConfirmationLocation(
+  context: SentinelContext,
+  interaction: InteractionRecord,
+  device: DeviceInteraction,
+  user: { userId: string; authTime: number; amr?: AmrValue[] | undefined },
+): Promise<string> {
+  const { accountId, clientId, clientName } = interaction.request;
+  const id = await createConfirmation(context, {
+    accountId,
+    grantId: device.grantId,
+    appName: clientName ?? clientId,
+    userCode: device.userCode,
+    userId: user.userId,
+    authTime: user.authTime,
+    ...(user.amr === undefined ? {} : { amr: user.amr }),
+    mountPath: interaction.mountPath,
+  });
+  return confirmationURL(context, interaction.mountPath, accountId, id);
+}

@@ -1,0 +1,122 @@
+/**
+ * `grant_type=urn:ietf:params:oauth:grant-type:device_code` (RFC 8628 §3.4, §3.5): the device polls with its device
+ * code until the person approves or denies, or the code expires. Tokens are issued exactly as for an authorization
+ * code (`token/user-tokens.ts`): one swap spends the device authorization and creates the grant.
+ */
+import { DEVICE_CODE_GRANT, requireGrant, type App } from '../apps/app.js';
+import type { SentinelContext } from '../http/context.js';
+import { OAuthError } from '../errors.js';
+import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
+import { required, type ParamMap } from '../http/params.js';
+import { randomSecret } from '../lib/random-secrets.js';
+import { type GrantRecord, grantKey, grantTtlMs, nextRefreshGeneration } from '../token/grant-records.js';
+import { hasOpenIDScope } from '../token/id-token.js';
+import { issueUserTokens } from '../token/user-tokens.js';
+import { refreshBinding } from '../dpop/refresh-binding.js';
+import { readAmr } from '../assurance/levels.js';
+import type { PendingProof } from '../dpop/token-binding.js';
+import { type StoredDevice, deviceGrantId, deviceKey, readDevice, replaceDevice, retainMs } from './device-records.js';
+
+/** RFC 8628 §3.5: each `slow_down` adds five seconds to the interval, for the rest of the authorization. */
+const SLOW_DOWN_STEP = 5;
+
+function slowDown(): OAuthError {
+  return new OAuthError('slow_down', 'polling too fast: wait the interval, now 5 seconds longer, between requests');
+}
+
+function usedOrUnknown(): OAuthError {
+  return new OAuthError('invalid_grant', 'the device code is invalid or has already been used');
+}
+
+/**
+ * A poll of an authorization the person has not decided yet: too soon after the previous one, the interval grows and
+ * the answer is `slow_down`; otherwise the poll's time is noted and the answer is `authorization_pending`. The note is
+ * a swap: of two polls at once, the one that loses was too fast by definition.
+ */
+async function pendingPoll(context: SentinelContext, found: StoredDevice, nowMs: number): Promise<never> {
+  const { record } = found;
+  const tooSoon = record.lastPollAt !== undefined && nowMs < record.lastPollAt + record.interval * 1000;
+  const interval = tooSoon ? record.interval + SLOW_DOWN_STEP : record.interval;
+  const noted = await replaceDevice(context, found, { ...record, interval, lastPollAt: nowMs });
+  if (tooSoon || !noted) throw slowDown();
+  throw new OAuthError('authorization_pending', 'the user has not yet approved the device');
+}
+
+/**
+ * Answers a device poll: `authorization_pending`, `slow_down`, `access_denied`, `expired_token`, or the tokens. A
+ * device code presented by another client than the one it was issued to is `invalid_grant` and changes nothing.
+ *
+ * @example
+ * // POST /sentinel/api/account/123/token  grant_type=urn:ietf:params:oauth:grant-type:device_code&device_code=…&client_id=…
+ * return handleDeviceCodeGrant(context, request, accountId, params, app, dpop);
+ */
+export async function handleDeviceCodeGrant(
+  context: SentinelContext,
+  request: SentinelRequest,
+  accountId: string,
+  params: ParamMap,
+  app: App,
+  dpop?: PendingProof,
+): Promise<SentinelResponse> {
+  const deviceCode = required(params, 'device_code');
+  requireGrant(app, DEVICE_CODE_GRANT);
+  const grantId = deviceGrantId(deviceCode);
+  const found = await readDevice(context, grantId);
+  if (found === null) throw usedOrUnknown();
+  const { record } = found;
+  if (record.accountId !== accountId || record.clientId !== app.clientId) {
+    throw new OAuthError('invalid_grant', 'the device code was not issued to this client');
+  }
+  const nowMs = Date.now();
+  if (record.status === 'issued') throw usedOrUnknown();
+  if (record.status === 'denied') throw new OAuthError('access_denied', 'the user denied the device authorization');
+  if (record.expiresAt * 1000 <= nowMs) throw new OAuthError('expired_token', 'the device code has expired; start again');
+  if (record.status === 'pending') return pendingPoll(context, found, nowMs);
+  const { userId, authTime } = record;
+  if (userId === undefined || authTime === undefined) throw new Error('the approved device authorization names no user');
+  // The proof's jti is spent only once the device code has proved good for this client, as for a code.
+  if (dpop !== undefined) await dpop.remember();
+  const dpopJkt = dpop?.jkt;
+  // A stored record is not trusted to name a method the service does not know: such an amr is dropped.
+  const amr = readAmr(record.amr);
+  const input = {
+    grantType: DEVICE_CODE_GRANT,
+    accountId,
+    clientId: app.clientId,
+    userId,
+    grantId,
+    authTime,
+    amr,
+    scope: record.scope,
+    idToken: hasOpenIDScope(record.scope) ? { alg: app.idTokenSignedResponseAlg } : null,
+    ip: request.ip,
+    dpopJkt,
+  } as const;
+  return issueUserTokens(context, input, async (access) => {
+    const now = Math.floor(Date.now() / 1000);
+    const absoluteExpiresAt = now + context.config.refreshToken.absoluteTtl;
+    const refresh = app.grantTypes.includes('refresh_token')
+      ? nextRefreshGeneration(context, grantId, { gen: 0, family: randomSecret(), absoluteExpiresAt, ...refreshBinding(app, dpopJkt) })
+      : null;
+    const grant: GrantRecord = {
+      accountId,
+      clientId: app.clientId,
+      userId,
+      scope: record.scope,
+      authTime,
+      ...(amr === undefined ? {} : { amr }),
+      changedAt: now,
+      absoluteExpiresAt: refresh === null ? access.exp : absoluteExpiresAt,
+      accessUntil: access.exp,
+      refresh: refresh?.state ?? null,
+    };
+    const spent = { ...record, status: 'issued' as const };
+    const applied = await context.store.swap([
+      { key: deviceKey(grantId), expect: found.stored, value: JSON.stringify(spent), ttlMs: retainMs(spent) },
+      { key: grantKey(grantId), expect: null, value: JSON.stringify(grant), ttlMs: grantTtlMs(context, grant) },
+    ]);
+    // Another poll with the same device code took the tokens first: this one gets none.
+    if (!applied) throw usedOrUnknown();
+    return refresh?.token ?? null;
+  });
+}

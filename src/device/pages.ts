@@ -1,0 +1,103 @@
+/**
+ * The verification pages of the device flow (RFC 8628 §3.3): enter the code, confirm the app, and the outcome. They
+ * are built like the login page — the shared layout, the page language, the CSP with a per-response style nonce,
+ * `frame-ancestors 'none'` and no caching (`authorize/pages/security-headers.ts`) — and post only to their own origin.
+ */
+import type { SentinelContext } from '../http/context.js';
+import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
+import { routePath } from '../http/route-paths.js';
+import { fill } from '../i18n/messages.js';
+import { pageLocale, translate } from '../i18n/page-locale.js';
+import { escapeHTML } from '../authorize/pages/escape-html.js';
+import { renderPageHtml } from '../authorize/pages/layout.js';
+import { logoSources } from '../authorize/pages/logo-policy.js';
+import { createStyleNonce, htmlResponse } from '../authorize/pages/security-headers.js';
+import type { DeviceConfirmation } from './confirmation.js';
+import { formatUserCode } from './user-code.js';
+
+function page(context: SentinelContext, request: SentinelRequest, status: number, title: string, content: string): SentinelResponse {
+  const styleNonce = createStyleNonce();
+  const { tag, dir } = pageLocale(context, request);
+  const html = renderPageHtml({ title, content, styleNonce, branding: context.config.branding, lang: tag, dir });
+  return htmlResponse(status, html, { styleNonce, imgSrc: logoSources(context.config.branding) });
+}
+
+/** What the code entry page shows beyond its form. */
+export interface EntryPageState {
+  /** The code to prefill (from `verification_uri_complete`, or what was typed). */
+  userCode?: string | undefined;
+  /** An English message of the handlers, shown translated. */
+  error?: string | undefined;
+  status?: number | undefined;
+}
+
+/**
+ * The page where the person types the code their device shows.
+ * @example return entryPageResponse(context, request, accountId, { userCode: 'BCDF-GHJK' });
+ */
+export function entryPageResponse(
+  context: SentinelContext,
+  request: SentinelRequest,
+  accountId: string,
+  state: EntryPageState,
+): SentinelResponse {
+  const { messages } = pageLocale(context, request);
+  const action = `${request.mountPath ?? ''}${routePath(context.config, 'device', { accountId })}`;
+  const hasError = state.error !== undefined;
+  const described = hasError ? ' aria-describedby="device-error" aria-invalid="true"' : '';
+  const error = hasError
+    ? `<p id="device-error" class="error" role="alert">${escapeHTML(translate(messages, state.error ?? '') ?? state.error ?? '')}</p>\n`
+    : '';
+  const content = `<h1>${escapeHTML(messages.deviceTitle)}</h1>
+<p class="lead">${escapeHTML(messages.deviceLead)}</p>
+<form method="post" action="${escapeHTML(action)}" novalidate>
+${error}<label for="user_code">${escapeHTML(messages.deviceCodeLabel)}</label>
+<input id="user_code" name="user_code" type="text" autocomplete="one-time-code" autocapitalize="characters" spellcheck="false" required maxlength="20" placeholder="XXXX-XXXX" value="${escapeHTML(state.userCode ?? '')}"${described} autofocus>
+<div class="actions">
+<button type="submit" class="primary">${escapeHTML(messages.deviceContinue)}</button>
+</div>
+</form>
+<p class="meta">${escapeHTML(fill(messages.account, { account: accountId }))}</p>`;
+  return page(context, request, state.status ?? 200, messages.deviceTitle, content);
+}
+
+/**
+ * The page that names the app and asks the signed-in person to allow or deny it.
+ * @example return confirmPageResponse(context, request, id, confirmation);
+ */
+export function confirmPageResponse(
+  context: SentinelContext,
+  request: SentinelRequest,
+  id: string,
+  confirmation: DeviceConfirmation,
+): SentinelResponse {
+  const { messages } = pageLocale(context, request);
+  const action = `${confirmation.mountPath}${routePath(context.config, 'device-confirm', { accountId: confirmation.accountId })}`;
+  const code = `<strong class="code">${escapeHTML(formatUserCode(confirmation.userCode))}</strong>`;
+  const content = `<h1>${escapeHTML(messages.deviceConfirmTitle)}</h1>
+<p class="lead">${fill(escapeHTML(messages.deviceConfirmAsks), { app: `<strong>${escapeHTML(confirmation.appName)}</strong>` })}</p>
+<p>${fill(escapeHTML(messages.deviceConfirmCode), { code })}</p>
+<form method="post" action="${escapeHTML(action)}">
+<input type="hidden" name="confirmation" value="${escapeHTML(id)}">
+<input type="hidden" name="csrf_token" value="${escapeHTML(confirmation.csrfToken)}">
+<div class="actions">
+<button type="submit" class="primary" name="approve" value="1">${escapeHTML(messages.deviceAllow)}</button>
+<button type="submit" class="secondary" name="deny" value="1">${escapeHTML(messages.deviceDeny)}</button>
+</div>
+</form>
+<p class="meta">${escapeHTML(messages.deviceConfirmMeta)}</p>`;
+  return page(context, request, 200, messages.deviceConfirmTitle, content);
+}
+
+/**
+ * The last page: the device is connected, or it was refused.
+ * @example return outcomePageResponse(context, request, 'approved');
+ */
+export function outcomePageResponse(context: SentinelContext, request: SentinelRequest, outcome: 'approved' | 'denied'): SentinelResponse {
+  const { messages } = pageLocale(context, request);
+  const [title, lead] =
+    outcome === 'approved'
+      ? [messages.deviceApprovedTitle, messages.deviceApprovedLead]
+      : [messages.deviceDeniedTitle, messages.deviceDeniedLead];
+  return page(context, request, 200, title, `<h1>${escapeHTML(title)}</h1>\n<p class="lead">${escapeHTML(lead)}</p>`);
+}

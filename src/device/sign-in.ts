@@ -1,0 +1,59 @@
+/**
+ * Where the login flow meets the device flow. A person who entered a right user code signs in through the very
+ * login page of the code flow (password, passkeys, the TOTP step, or the host's own page): the interaction carries
+ * the device authorization instead of a redirect URI, and the end of the sign-in leads to the confirmation page
+ * instead of back to an application (`deviceConfirmationLocation` in `confirmation.ts`).
+ */
+import type { SentinelContext } from '../http/context.js';
+import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
+import type { AuthorizationRequest } from '../authorize/request/validate-request.js';
+import { createInteraction, type DeviceInteraction, loginPageURL, takeInteraction } from '../authorize/state/interaction.js';
+import { OAuthError } from '../errors.js';
+import { en } from '../i18n/en.js';
+import { decideDevice, type StoredDevice } from './device-records.js';
+import { outcomePageResponse } from './pages.js';
+
+/**
+ * Parks a device sign-in as an interaction and returns the login page to send the browser to. The request has no
+ * redirect URI: nothing of the sign-in ever redirects to an application.
+ *
+ * @example return redirect(303, await startDeviceSignIn(context, request, found, appName));
+ */
+export async function startDeviceSignIn(
+  context: SentinelContext,
+  request: SentinelRequest,
+  found: StoredDevice,
+  appName: string,
+): Promise<string> {
+  const { accountId, clientId, scope, userCode } = found.record;
+  const authorization: AuthorizationRequest = {
+    accountId,
+    clientId,
+    redirectUri: '',
+    redirectUriInRequest: false,
+    iss: context.accountIssuer(accountId),
+    clientName: appName,
+    scope,
+  };
+  const id = await createInteraction(context, authorization, request.mountPath, { grantId: found.grantId, userCode });
+  return loginPageURL(context, request.mountPath, accountId, id);
+}
+
+/**
+ * Cancel on the login page of a device sign-in: the person refused, so the device hears `access_denied`, as an app
+ * hears it from a cancelled code flow.
+ *
+ * @example if (interaction.record.device !== undefined) return cancelDeviceSignIn(context, request, interaction.id, interaction.record.device);
+ */
+export async function cancelDeviceSignIn(
+  context: SentinelContext,
+  request: SentinelRequest,
+  interactionId: string,
+  device: DeviceInteraction,
+): Promise<SentinelResponse> {
+  const taken = await takeInteraction(context, interactionId);
+  if (taken === null) throw new OAuthError('invalid_request', en.linkExpired);
+  const { applied } = await decideDevice(context, device.grantId, { status: 'denied' });
+  if (applied) context.emit({ type: 'device.denied', accountId: taken.request.accountId, clientId: taken.request.clientId });
+  return outcomePageResponse(context, request, 'denied');
+}

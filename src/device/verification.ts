@@ -1,0 +1,189 @@
+/**
+ * `GET|POST {basePath}/api/account/{accountId}/device` and `…/device/confirm` — the verification pages of RFC 8628
+ * §3.3: the person enters the user code, signs in (or is already signed in), sees the app's name and the code, and
+ * allows or denies.
+ *
+ * Code entry is throttled on the password throttle's counters and limits (`throttle.maxFailures` per address and
+ * account for wrong codes, `maxFailuresPerIp` per address across codes and passwords): each attempt reserves its slot
+ * with the store's atomic increment before the code is looked up, a wrong code keeps it, a right one gives it back.
+ * The decision is a single-use confirmation bound to the signed-in session, its form protected by a CSRF token and the
+ * cross-site check of every POST of the browser flow.
+ */
+import { OAuthError } from '../errors.js';
+import type { SentinelContext } from '../http/context.js';
+import { clientIP } from '../http/client-ip.js';
+import { readForm } from '../http/form-body.js';
+import { redirect, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
+import { fromSearchParams, single } from '../http/params.js';
+import { isThenable } from '../lib/thenable.js';
+import { constantTimeEqual } from '../lib/random-secrets.js';
+import { isCrossSiteRequest } from '../authorize/endpoints/cross-site.js';
+import { readSessionCookie } from '../authorize/state/session-cookie.js';
+import { readSession } from '../authorize/state/session.js';
+import { reserveAttempt, settleSuccess, throttleKeys, type ThrottleKeys } from '../authorize/state/throttle.js';
+import { confirmationURL, createConfirmation, type DeviceConfirmation, findConfirmation, takeConfirmation } from './confirmation.js';
+import { decideDevice, findByUserCode } from './device-records.js';
+import { confirmPageResponse, entryPageResponse, outcomePageResponse } from './pages.js';
+import { startDeviceSignIn } from './sign-in.js';
+import { formatUserCode, normalizeUserCode } from './user-code.js';
+import { en } from '../i18n/en.js';
+import { type AmrValue, readAmr } from '../assurance/levels.js';
+
+// The handlers speak English (what error_description carries); the pages show the same message translated.
+const DEVICE_CODE_WRONG = en.deviceCodeWrong;
+const DEVICE_CODE_USED = en.deviceCodeUsed;
+const DEVICE_CONFIRMATION_EXPIRED = en.deviceConfirmExpired;
+const DEVICE_TOO_MANY_CODES = en.deviceTooManyCodes;
+
+/** The counters of a code entry: per address within the account (on `maxFailures`), and per address. */
+function codeEntryKeys(accountId: string, ip: string | null): ThrottleKeys {
+  return throttleKeys(accountId, `\u0000device-code\u0000${ip ?? 'unknown'}`, ip);
+}
+
+async function requireAccount(context: SentinelContext, accountId: string): Promise<void> {
+  if (!(await context.apps.hasAccount(accountId))) throw new OAuthError('invalid_request', 'unknown account', { status: 404 });
+}
+
+function refuseCrossSite(context: SentinelContext, request: SentinelRequest): void {
+  if (isCrossSiteRequest(context, request, [])) throw new OAuthError('invalid_request', en.postedFromAnotherSite, { status: 403 });
+}
+
+/** The signed-in user of the account, from the session cookie, or `null`. */
+async function signedInUser(
+  context: SentinelContext,
+  request: SentinelRequest,
+  accountId: string,
+): Promise<{ userId: string; authTime: number; amr?: AmrValue[] | undefined } | null> {
+  const sessionId = readSessionCookie(context, request);
+  const session = sessionId === null ? null : await readSession(context, sessionId, accountId);
+  if (session === null) return null;
+  const { userId, authTime, amr } = session.record;
+  return amr === undefined ? { userId, authTime } : { userId, authTime, amr };
+}
+
+async function enterCode(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
+  refuseCrossSite(context, request);
+  const form = await readForm(request, context.config.bodyLimit);
+  const typed = single(form, 'user_code');
+  const userCode = normalizeUserCode(typed);
+  const again = (error: string): SentinelResponse =>
+    entryPageResponse(context, request, accountId, { userCode: typed, error, status: 400 });
+  // Something that cannot be a user code is not a guess at one: it costs no slot.
+  if (userCode === null) return again(DEVICE_CODE_WRONG);
+  const keys = codeEntryKeys(accountId, clientIP(context.config, request));
+  const reservation = await reserveAttempt(context, keys);
+  if (!reservation.granted) {
+    context.emit({ type: 'login.throttled', accountId, usernameDigest: keys.usernameDigest, scope: reservation.scope });
+    throw new OAuthError('temporarily_unavailable', DEVICE_TOO_MANY_CODES, {
+      status: 429,
+      headers: { 'retry-after': String(context.config.throttle.windowSeconds) },
+    });
+  }
+  const found = await findByUserCode(context, accountId, userCode);
+  const now = Math.floor(Date.now() / 1000);
+  if (found === null || found.record.expiresAt <= now) {
+    context.emit({ type: 'login.failed', accountId, usernameDigest: keys.usernameDigest, reason: 'unknown or expired user code' });
+    return again(DEVICE_CODE_WRONG);
+  }
+  await settleSuccess(context, keys);
+  if (found.record.status !== 'pending') return again(DEVICE_CODE_USED);
+  const app = context.apps.findApp(accountId, found.record.clientId);
+  const resolved = isThenable(app) ? await app : app;
+  if (resolved === null) return again(DEVICE_CODE_WRONG);
+  const appName = resolved.name ?? resolved.clientId;
+  const user = await signedInUser(context, request, accountId);
+  if (user === null) return redirect(303, await startDeviceSignIn(context, request, found, appName));
+  // Already signed in here: straight to the confirmation, which names the app and the code before anything is allowed.
+  const id = await createConfirmation(context, {
+    accountId,
+    grantId: found.grantId,
+    appName,
+    userCode,
+    userId: user.userId,
+    authTime: user.authTime,
+    ...(user.amr === undefined ? {} : { amr: user.amr }),
+    mountPath: request.mountPath ?? '',
+  });
+  return redirect(303, confirmationURL(context, request.mountPath, accountId, id));
+}
+
+/**
+ * The code entry page: GET shows it (prefilled from `verification_uri_complete`), POST checks the code and goes on to
+ * sign-in or confirmation.
+ *
+ * @example
+ * { name: 'device', methods: ['GET', 'POST'], path: '/api/account/{accountId}/device', handler: (c, r, p) => handleDeviceVerification(c, r, p.accountId) }
+ */
+export async function handleDeviceVerification(
+  context: SentinelContext,
+  request: SentinelRequest,
+  accountId: string,
+): Promise<SentinelResponse> {
+  await requireAccount(context, accountId);
+  if (request.method === 'POST') return enterCode(context, request, accountId);
+  const given = normalizeUserCode(single(fromSearchParams(request.query), 'user_code'));
+  return entryPageResponse(context, request, accountId, { userCode: given === null ? undefined : formatUserCode(given) });
+}
+
+/** The confirmation, if it exists, belongs to this account and to the user signed in on this browser. */
+async function ownConfirmation(
+  context: SentinelContext,
+  request: SentinelRequest,
+  accountId: string,
+  id: string | undefined,
+): Promise<DeviceConfirmation> {
+  const confirmation = await findConfirmation(context, id);
+  if (confirmation === null || confirmation.accountId !== accountId) throw confirmationExpired();
+  // A leaked confirmation link is useless elsewhere: only the browser that signed in as that user may decide.
+  const user = await signedInUser(context, request, accountId);
+  if (user === null || user.userId !== confirmation.userId) throw confirmationExpired();
+  return confirmation;
+}
+
+function confirmationExpired(): OAuthError {
+  return new OAuthError('invalid_request', DEVICE_CONFIRMATION_EXPIRED);
+}
+
+async function decide(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
+  refuseCrossSite(context, request);
+  const form = await readForm(request, context.config.bodyLimit);
+  const id = single(form, 'confirmation');
+  const confirmation = await ownConfirmation(context, request, accountId, id);
+  const csrfToken = single(form, 'csrf_token');
+  if (csrfToken === undefined || !constantTimeEqual(csrfToken, confirmation.csrfToken)) {
+    throw new OAuthError('invalid_request', en.formOutOfDate, { status: 403 });
+  }
+  const approve = single(form, 'approve') !== undefined && single(form, 'deny') === undefined;
+  // Single use: of two decisions posted at once, one takes the confirmation; the other finds it gone.
+  if (id === undefined || (await takeConfirmation(context, id)) === null) throw confirmationExpired();
+  const { userId, authTime, grantId } = confirmation;
+  // A stored record is not trusted to name a method the service does not know: such an amr is dropped.
+  const amr = readAmr(confirmation.amr);
+  const decision = approve
+    ? ({ status: 'approved', userId, authTime, ...(amr === undefined ? {} : { amr }) } as const)
+    : ({ status: 'denied', userId } as const);
+  const { applied, record } = await decideDevice(context, grantId, decision);
+  if (!applied) {
+    const expired = record === null || record.expiresAt <= Math.floor(Date.now() / 1000);
+    return entryPageResponse(context, request, accountId, { error: expired ? DEVICE_CODE_WRONG : DEVICE_CODE_USED, status: 400 });
+  }
+  context.emit({ type: approve ? 'device.approved' : 'device.denied', accountId, clientId: record?.clientId, userId });
+  return outcomePageResponse(context, request, approve ? 'approved' : 'denied');
+}
+
+/**
+ * The confirmation page: GET names the app and the code, POST allows or denies.
+ *
+ * @example
+ * { name: 'device-confirm', methods: ['GET', 'POST'], path: '/api/account/{accountId}/device/confirm', handler: (c, r, p) => handleDeviceConfirmation(c, r, p.accountId) }
+ */
+export async function handleDeviceConfirmation(
+  context: SentinelContext,
+  request: SentinelRequest,
+  accountId: string,
+): Promise<SentinelResponse> {
+  if (request.method === 'POST') return decide(context, request, accountId);
+  const id = single(fromSearchParams(request.query), 'confirmation');
+  const confirmation = await ownConfirmation(context, request, accountId, id);
+  return confirmPageResponse(context, request, id ?? '', confirmation);
+}

@@ -1,0 +1,296 @@
+/**
+ * The device authorization grant (RFC 8628) through `sentinel.handle()`: the device authorization endpoint, the poll's
+ * answers, the verification pages and what each refusal leaves unchanged.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { DEVICE_CODE_GRANT, type SentinelEvent } from '../src/index.js';
+import { advanceClock } from './helpers/clock.js';
+import { call, postForm, TOKEN_PATH } from './helpers/direct-flow.js';
+import {
+  DEVICE_AUTHORIZATION_PATH,
+  DEVICE_CLIENT_ID,
+  DEVICE_CLIENT_SECRET,
+  DEVICE_PATH,
+  DEVICE_SECRET_CLIENT_ID,
+  type Browser,
+  decide,
+  deviceApps,
+  enterCode,
+  jsonBody,
+  openConfirmation,
+  personDecides,
+  poll,
+  pollError,
+  requestCodes,
+  signInForDevice,
+} from './helpers/device-drive.js';
+import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, makeSentinel, PUBLIC_CLIENT_ID, USER_ID } from './helpers/fixtures.js';
+import { decodeJwt } from 'jose';
+
+const USER_CODE = /^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/;
+
+function deviceSentinel(overrides: Parameters<typeof makeSentinel>[0] = {}) {
+  const events: SentinelEvent[] = [];
+  const sentinel = makeSentinel({ apps: deviceApps(), onEvent: (event) => events.push(event), ...overrides });
+  return { sentinel, events };
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('device authorization endpoint', () => {
+  it('hands out a device code, a user code and where to enter it', async () => {
+    const { sentinel, events } = deviceSentinel();
+    const codes = await requestCodes(sentinel, { scope: 'openid profile' });
+    expect(codes.user_code).toMatch(USER_CODE);
+    expect(codes.device_code).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(codes.verification_uri).toBe(`http://localhost${DEVICE_PATH}`);
+    expect(codes.verification_uri_complete).toBe(`${codes.verification_uri}?user_code=${codes.user_code}`);
+    expect(codes.expires_in).toBe(600);
+    expect(codes.interval).toBe(5);
+    expect(events).toContainEqual(expect.objectContaining({ type: 'device.authorized', clientId: DEVICE_CLIENT_ID, outcome: 'success' }));
+  });
+
+  it('takes its lifetimes from the deviceFlow option', async () => {
+    const { sentinel } = deviceSentinel({ deviceFlow: { expiresIn: 120, interval: 2 } });
+    const codes = await requestCodes(sentinel);
+    expect([codes.expires_in, codes.interval]).toEqual([120, 2]);
+  });
+
+  it('is listed in the metadata with its grant type', async () => {
+    const { sentinel } = deviceSentinel();
+    const response = await call(sentinel, { path: `/sentinel/api/account/${ACCOUNT}/.well-known/openid-configuration` });
+    const metadata = jsonBody(response);
+    expect(metadata.device_authorization_endpoint).toBe(`http://localhost${DEVICE_AUTHORIZATION_PATH}`);
+    expect(metadata.grant_types_supported).toContain(DEVICE_CODE_GRANT);
+  });
+
+  it('refuses an app not registered for the grant, a wrong secret and a scope the app may not have', async () => {
+    const apps = deviceApps().map((app) => (app.clientId === DEVICE_CLIENT_ID ? { ...app, scope: 'profile' } : app));
+    const { sentinel } = deviceSentinel({ apps });
+    const ask = (form: Record<string, string>) => postForm(sentinel, DEVICE_AUTHORIZATION_PATH, new URLSearchParams(form).toString());
+    const unregistered = await ask({ client_id: PUBLIC_CLIENT_ID });
+    expect([unregistered.status, jsonBody(unregistered).error]).toEqual([400, 'unauthorized_client']);
+    const confidential = await ask({ client_id: CLIENT_ID, client_secret: CLIENT_SECRET });
+    expect(jsonBody(confidential).error).toBe('unauthorized_client');
+    const wrongSecret = await ask({ client_id: DEVICE_SECRET_CLIENT_ID, client_secret: 'not-the-secret' });
+    expect([wrongSecret.status, jsonBody(wrongSecret).error]).toEqual([400, 'invalid_client']);
+    const kiosk = await ask({ client_id: DEVICE_SECRET_CLIENT_ID, client_secret: DEVICE_CLIENT_SECRET });
+    expect(kiosk.status).toBe(200);
+    const scope = await ask({ client_id: DEVICE_CLIENT_ID, scope: 'profile email' });
+    expect(jsonBody(scope).error).toBe('invalid_scope');
+  });
+});
+
+describe('polling', () => {
+  it('answers authorization_pending, then the tokens once approved, and only once', async () => {
+    const { sentinel, events } = deviceSentinel();
+    const codes = await requestCodes(sentinel, { scope: 'openid profile' });
+    expect(await pollError(sentinel, codes.device_code)).toBe('authorization_pending');
+    const done = await personDecides(sentinel, codes.user_code, 'approve');
+    expect(done.status).toBe(200);
+    expect(String(done.body)).toContain('Device connected');
+    advanceClock(6);
+    const tokens = await poll(sentinel, codes.device_code);
+    expect(tokens.status, String(tokens.body)).toBe(200);
+    const body = jsonBody(tokens);
+    expect(body).toMatchObject({ token_type: 'Bearer', scope: 'openid profile' });
+    expect(typeof body.refresh_token).toBe('string');
+    const access = decodeJwt(body.access_token as string);
+    expect(access).toMatchObject({ sub: USER_ID, client_id: DEVICE_CLIENT_ID, gty: DEVICE_CODE_GRANT });
+    expect(decodeJwt(body.id_token as string)).toMatchObject({ sub: USER_ID, aud: DEVICE_CLIENT_ID });
+    // UserInfo takes the device's token as a user's.
+    const userinfo = await call(sentinel, {
+      path: `/sentinel/api/account/${ACCOUNT}/userinfo`,
+      headers: { authorization: `Bearer ${body.access_token}` },
+    });
+    expect(userinfo.status).toBe(200);
+    // The refresh token works as one of the code flow.
+    const refreshed = await postForm(
+      sentinel,
+      TOKEN_PATH,
+      new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: body.refresh_token as string,
+        client_id: DEVICE_CLIENT_ID,
+      }).toString(),
+    );
+    expect(refreshed.status, String(refreshed.body)).toBe(200);
+    advanceClock(12);
+    expect(await pollError(sentinel, codes.device_code)).toBe('invalid_grant');
+    expect(events).toContainEqual(expect.objectContaining({ type: 'device.approved', userId: USER_ID, clientId: DEVICE_CLIENT_ID }));
+    expect(events).toContainEqual(expect.objectContaining({ type: 'token.issued', grantType: DEVICE_CODE_GRANT, userId: USER_ID }));
+  });
+
+  it('answers slow_down to a poll within the interval, and keeps the longer interval', async () => {
+    const { sentinel } = deviceSentinel();
+    const codes = await requestCodes(sentinel);
+    expect(await pollError(sentinel, codes.device_code)).toBe('authorization_pending');
+    expect(await pollError(sentinel, codes.device_code)).toBe('slow_down');
+    // The interval is now 10 s: 6 s later is still too soon, and raises it to 15 s.
+    advanceClock(6);
+    expect(await pollError(sentinel, codes.device_code)).toBe('slow_down');
+    advanceClock(6 + 16);
+    expect(await pollError(sentinel, codes.device_code)).toBe('authorization_pending');
+  });
+
+  it('answers access_denied once the person denies', async () => {
+    const { sentinel, events } = deviceSentinel();
+    const codes = await requestCodes(sentinel);
+    const page = await personDecides(sentinel, codes.user_code, 'deny');
+    expect(String(page.body)).toContain('Access denied');
+    expect(await pollError(sentinel, codes.device_code)).toBe('access_denied');
+    expect(events).toContainEqual(expect.objectContaining({ type: 'device.denied', outcome: 'failure' }));
+  });
+
+  it('answers expired_token after expires_in, and the page refuses the code', async () => {
+    const { sentinel } = deviceSentinel();
+    const codes = await requestCodes(sentinel);
+    advanceClock(601);
+    expect(await pollError(sentinel, codes.device_code)).toBe('expired_token');
+    const entered = await enterCode(sentinel, {}, codes.user_code);
+    expect(entered.status).toBe(400);
+    expect(String(entered.body)).toContain('not valid or has expired');
+  });
+
+  it('refuses a device code of another client, and leaves it to its own client', async () => {
+    const { sentinel } = deviceSentinel();
+    const codes = await requestCodes(sentinel);
+    await personDecides(sentinel, codes.user_code, 'approve');
+    const other = await poll(sentinel, codes.device_code, { client_id: DEVICE_SECRET_CLIENT_ID, client_secret: DEVICE_CLIENT_SECRET });
+    expect([other.status, jsonBody(other).error]).toEqual([400, 'invalid_grant']);
+    const own = await poll(sentinel, codes.device_code);
+    expect(own.status).toBe(200);
+  });
+
+  it('refuses an unknown device code and a missing one', async () => {
+    const { sentinel } = deviceSentinel();
+    expect(await pollError(sentinel, 'x'.repeat(43))).toBe('invalid_grant');
+    const missing = await postForm(
+      sentinel,
+      TOKEN_PATH,
+      new URLSearchParams({ grant_type: DEVICE_CODE_GRANT, client_id: DEVICE_CLIENT_ID }).toString(),
+    );
+    expect(jsonBody(missing).error).toBe('invalid_request');
+  });
+});
+
+describe('verification page', () => {
+  it('takes the code with or without the dash, in any case', async () => {
+    const { sentinel } = deviceSentinel();
+    for (const shape of [
+      (code: string) => code.toLowerCase(),
+      (code: string) => code.replace('-', ''),
+      (code: string) => ` ${code.replace('-', ' ')} `,
+    ]) {
+      const codes = await requestCodes(sentinel);
+      const entered = await enterCode(sentinel, {}, shape(codes.user_code));
+      expect(entered.status, shape(codes.user_code)).toBe(303);
+    }
+  });
+
+  it('prefills the code of verification_uri_complete and has the page headers of the login page', async () => {
+    const { sentinel } = deviceSentinel();
+    const codes = await requestCodes(sentinel);
+    const page = await call(sentinel, { path: DEVICE_PATH, query: `user_code=${codes.user_code.toLowerCase().replace('-', '')}` });
+    expect(page.status).toBe(200);
+    expect(String(page.body)).toContain(`value="${codes.user_code}"`);
+    expect(page.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(page.headers['x-frame-options']).toBe('DENY');
+    expect(page.headers['cache-control']).toBe('no-store');
+  });
+
+  it('says in the person’s language that a code is wrong or already used', async () => {
+    const { sentinel } = deviceSentinel();
+    const wrong = await enterCode(sentinel, { language: 'de' }, 'BCDF-GHJK');
+    expect(wrong.status).toBe(400);
+    expect(String(wrong.body)).toContain('Dieser Code ist ungültig oder abgelaufen');
+    const codes = await requestCodes(sentinel);
+    await personDecides(sentinel, codes.user_code, 'approve');
+    const used = await enterCode(sentinel, { language: 'fr' }, codes.user_code);
+    expect(used.status).toBe(400);
+    expect(String(used.body)).toContain('Ce code a déjà été utilisé');
+  });
+
+  it('throttles wrong codes on the password limits with a 429 page', async () => {
+    const { sentinel, events } = deviceSentinel({ throttle: { maxFailures: 3 } });
+    for (let i = 0; i < 3; i += 1) expect((await enterCode(sentinel, {}, 'BCDF-GHJK')).status).toBe(400);
+    const codes = await requestCodes(sentinel);
+    const throttled = await enterCode(sentinel, {}, codes.user_code);
+    expect(throttled.status).toBe(429);
+    expect(throttled.headers['retry-after']).toBe('900');
+    expect(String(throttled.body)).toContain('Too many wrong codes');
+    expect(events).toContainEqual(expect.objectContaining({ type: 'login.throttled', outcome: 'failure' }));
+    // Another address is not held back by this one's guesses.
+    expect((await enterCode(sentinel, {}, codes.user_code, '198.51.100.9')).status).toBe(303);
+  });
+
+  it('throttles concurrent guesses to the limit', async () => {
+    const { sentinel } = deviceSentinel({ throttle: { maxFailures: 5 } });
+    const answers = await Promise.all(Array.from({ length: 30 }, () => enterCode(sentinel, {}, 'BCDF-GHJK')));
+    expect(answers.filter((answer) => answer.status === 400).length).toBe(5);
+    expect(answers.filter((answer) => answer.status === 429).length).toBe(25);
+  });
+
+  it('refuses a code entry posted from another site', async () => {
+    const { sentinel } = deviceSentinel();
+    const codes = await requestCodes(sentinel);
+    const response = await postForm(sentinel, DEVICE_PATH, new URLSearchParams({ user_code: codes.user_code }).toString(), {
+      headers: { 'sec-fetch-site': 'cross-site' },
+    });
+    expect(response.status).toBe(403);
+  });
+
+  it('approves nothing on a forged or replayed confirmation, or from another browser', async () => {
+    const { sentinel } = deviceSentinel();
+    const codes = await requestCodes(sentinel);
+    const browser: Browser = {};
+    const opened = await openConfirmation(
+      sentinel,
+      browser,
+      await signInForDevice(sentinel, browser, await enterCode(sentinel, browser, codes.user_code)),
+    );
+    expect(String(opened.page.body)).toContain('Acme TV');
+    expect(String(opened.page.body)).toContain(codes.user_code);
+    const forged = await decide(sentinel, browser, { ...opened, csrf: 'x'.repeat(43) }, 'approve');
+    expect(forged.status).toBe(403);
+    const crossSite = await postForm(
+      sentinel,
+      `${DEVICE_PATH}/confirm`,
+      new URLSearchParams({ confirmation: opened.confirmation, csrf_token: opened.csrf, approve: '1' }).toString(),
+      { headers: { 'sec-fetch-site': 'cross-site', cookie: browser.cookie ?? '' } },
+    );
+    expect(crossSite.status).toBe(403);
+    const elsewhere = await decide(sentinel, {}, opened, 'approve');
+    expect(elsewhere.status).toBe(400);
+    expect(await pollError(sentinel, codes.device_code)).toBe('authorization_pending');
+    expect((await decide(sentinel, browser, opened, 'approve')).status).toBe(200);
+    expect((await decide(sentinel, browser, opened, 'approve')).status).toBe(400);
+  });
+
+  it('goes straight to the confirmation when the browser is signed in already', async () => {
+    const { sentinel } = deviceSentinel();
+    const browser: Browser = {};
+    const first = await requestCodes(sentinel);
+    await personDecides(sentinel, first.user_code, 'approve', browser);
+    const second = await requestCodes(sentinel);
+    const entered = await enterCode(sentinel, browser, second.user_code);
+    const opened = await openConfirmation(sentinel, browser, entered);
+    expect((await decide(sentinel, browser, opened, 'approve')).status).toBe(200);
+    advanceClock(6);
+    expect((await poll(sentinel, second.device_code)).status).toBe(200);
+  });
+
+  it('denies the device when the person cancels on the login page', async () => {
+    const { sentinel } = deviceSentinel();
+    const codes = await requestCodes(sentinel);
+    const entered = await enterCode(sentinel, {}, codes.user_code);
+    const [path, query] = String(entered.headers.location).split('?') as [string, string];
+    const page = await call(sentinel, { path, query });
+    const csrf = /name="csrf_token" value="([^"]+)"/.exec(String(page.body))?.[1] ?? '';
+    const cancelled = await postForm(sentinel, path, new URLSearchParams({ csrf_token: csrf, cancel: '1' }).toString(), { query });
+    expect(cancelled.status).toBe(200);
+    expect(await pollError(sentinel, codes.device_code)).toBe('access_denied');
+  });
+});
