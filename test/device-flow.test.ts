@@ -26,6 +26,10 @@ import {
 } from './helpers/device-drive.js';
 import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, makeSentinel, PUBLIC_CLIENT_ID, USER_ID } from './helpers/fixtures.js';
 import { decodeJwt } from 'jose';
+import { generate } from 'otplib';
+import { createSentinel } from '../src/index.js';
+import { stepUpFixture } from './helpers/stepup-fixtures.js';
+import { csrfOf, setCookies } from './helpers/direct-flow.js';
 
 const USER_CODE = /^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/;
 
@@ -98,7 +102,14 @@ describe('polling', () => {
     expect(body).toMatchObject({ token_type: 'Bearer', scope: 'openid profile' });
     expect(typeof body.refresh_token).toBe('string');
     const access = decodeJwt(body.access_token as string);
-    expect(access).toMatchObject({ sub: USER_ID, client_id: DEVICE_CLIENT_ID, gty: DEVICE_CODE_GRANT });
+    // As a code carries them: how the person signed in on the verification page (password here).
+    expect(access).toMatchObject({
+      sub: USER_ID,
+      client_id: DEVICE_CLIENT_ID,
+      gty: DEVICE_CODE_GRANT,
+      acr: 'urn:sentinel:acr:password',
+      amr: ['pwd'],
+    });
     expect(decodeJwt(body.id_token as string)).toMatchObject({ sub: USER_ID, aud: DEVICE_CLIENT_ID });
     // UserInfo takes the device's token as a user's.
     const userinfo = await call(sentinel, {
@@ -292,5 +303,31 @@ describe('verification page', () => {
     const cancelled = await postForm(sentinel, path, new URLSearchParams({ csrf_token: csrf, cancel: '1' }).toString(), { query });
     expect(cancelled.status).toBe(200);
     expect(await pollError(sentinel, codes.device_code)).toBe('access_denied');
+  });
+
+  it('asks the TOTP step of a user who has one, as the login page does, and the tokens say so', async () => {
+    const { options, secret } = stepUpFixture({ totp: 'always' }, { apps: deviceApps() });
+    const sentinel = createSentinel(options);
+    const codes = await requestCodes(sentinel);
+    const browser: Browser = {};
+    const afterPassword = await signInForDevice(sentinel, browser, await enterCode(sentinel, browser, codes.user_code));
+    const step = String(afterPassword.headers.location);
+    expect(step).toMatch(/\/login\/totp\?interaction=/);
+    expect(browser.cookie, 'no session before the second factor').toBeUndefined();
+    const [path, query] = step.split('?') as [string, string];
+    const page = await call(sentinel, { path, query });
+    const answered = await postForm(
+      sentinel,
+      path,
+      new URLSearchParams({ csrf_token: csrfOf(page.body as string), code: await generate({ secret }) }).toString(),
+      { query },
+    );
+    browser.cookie = setCookies(answered)
+      .find((line) => line.startsWith('sentinel_session='))
+      ?.split(';')[0];
+    const opened = await openConfirmation(sentinel, browser, answered);
+    expect((await decide(sentinel, browser, opened, 'approve')).status).toBe(200);
+    const tokens = jsonBody(await poll(sentinel, codes.device_code));
+    expect(decodeJwt(tokens.access_token as string)).toMatchObject({ acr: 'urn:sentinel:acr:mfa', amr: ['pwd', 'otp', 'mfa'] });
   });
 });
