@@ -21,6 +21,7 @@ import type { InitialAccessTokenCheck } from './registration/options.js';
 import { i18nOptionsSchema } from './i18n/options.js';
 import { passkeysOptionsSchema } from './passkeys/options.js';
 import { deviceFlowOptionsSchema } from './device/options.js';
+import { accountOptionsSchema } from './account/options.js';
 import type { ConsumerIdValidator, ErrorContext, LoginView, UserAuthenticator } from './hooks.js';
 import type { SentinelOptions } from './options.js';
 
@@ -232,6 +233,8 @@ const optionsSchema = z.object({
   defaultResources: z.array(z.string().superRefine(refuseResourceURI)).default([]),
   // The device authorization grant (RFC 8628): src/device/.
   deviceFlow: deviceFlowOptionsSchema,
+  // The end user's account page (issue #35).
+  account: accountOptionsSchema,
 });
 
 // What the options are parsed with: every object in them, at any depth and whenever it was added, refuses a key it

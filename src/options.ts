@@ -255,4 +255,12 @@ export interface SentinelOptions {
         interval?: number | undefined;
       }
     | undefined;
+  // The end user's account page (issue #35).
+  /** The end user's account page at `{issuer}{basePath}/api/account/{accountId}/account`: sessions, passkeys, connected apps (docs/guides/account-page.md). @defaultValue `{ enabled: false }` */
+  account?:
+    | {
+        /** Serve the account page; off, its path answers 404. @defaultValue `false` */
+        enabled?: boolean | undefined;
+      }
+    | undefined;
 }

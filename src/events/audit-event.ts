@@ -25,6 +25,7 @@ const FAILURES: ReadonlySet<SentinelEventType> = new Set<SentinelEventType>([
   'console.denied',
   // The person refused a device on the verification page (RFC 8628), as authorize.denied records a cancelled sign-in.
   'device.denied',
+  'account.denied',
 ]);
 
 /**

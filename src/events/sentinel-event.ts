@@ -77,7 +77,11 @@ export type SentinelEvent =
   // The device authorization grant (RFC 8628): codes handed to a device, and the person's decision on the page.
   | (EventBase & { type: 'device.authorized'; clientId: string })
   | (EventBase & { type: 'device.approved'; userId: string })
-  | (EventBase & { type: 'device.denied'; userId?: string | undefined });
+  | (EventBase & { type: 'device.denied'; userId?: string | undefined })
+  // The account page (issue #35): a user's own changes, and its refused posts (a stale or forged form).
+  | (EventBase & { type: 'passkey.added'; userId: string })
+  | (EventBase & { type: 'passkey.removed'; userId: string })
+  | (EventBase & { type: 'account.denied'; userId?: string | undefined; reason: string });
 
 /**
  * The `type` of every event (see {@link SentinelEvent}; `code.replayed` is RFC 6749 §4.1.2, `refresh.reused` RFC 9700 §4.14.2).

@@ -45,6 +45,9 @@ export const ROUTE_PATHS = {
   'device-authorization': `${ACCOUNT_PATH}/device_authorization`,
   device: `${ACCOUNT_PATH}/device`,
   'device-confirm': `${ACCOUNT_PATH}/device/confirm`,
+  // The end user's account page (issue #35).
+  account: `${ACCOUNT_PATH}/account`,
+  'account-passkey-options': `${ACCOUNT_PATH}/account/passkeys/options`,
 } as const;
 
 /** The name of a route. */

@@ -31,6 +31,8 @@ import { handleRegister } from '../registration/register.js';
 import { handleRotateSecret } from '../registration/rotate-secret.js';
 import { handleDeviceAuthorization } from '../device/authorization-endpoint.js';
 import { handleDeviceConfirmation, handleDeviceVerification } from '../device/verification.js';
+import { handleAccountPage } from '../account/account-page.js';
+import { handleAccountPasskeyOptions } from '../account/account-passkeys.js';
 
 /** All routes, in matching order. */
 export const ROUTES: readonly (RouteDefinition & { name: RouteName })[] = [
@@ -245,6 +247,21 @@ export const ROUTES: readonly (RouteDefinition & { name: RouteName })[] = [
     methods: ['GET', 'POST'],
     path: ROUTE_PATHS['device-confirm'],
     handler: (context, request, { accountId }) => handleDeviceConfirmation(context, request, accountId),
+    renderError: errorPageResponse,
+  },
+  // The end user's account page (issue #35).
+  {
+    name: 'account',
+    methods: ['GET', 'POST'],
+    path: ROUTE_PATHS.account,
+    handler: (context, request, { accountId }) => handleAccountPage(context, request, accountId),
+    renderError: errorPageResponse,
+  },
+  {
+    name: 'account-passkey-options',
+    methods: ['POST'],
+    path: ROUTE_PATHS['account-passkey-options'],
+    handler: (context, request, { accountId }) => handleAccountPasskeyOptions(context, request, accountId),
     renderError: errorPageResponse,
   },
 ];

@@ -90,6 +90,43 @@ export interface Messages {
   deviceApprovedLead: string;
   deviceDeniedTitle: string;
   deviceDeniedLead: string;
+  // The account page (issue #35).
+  /** Title and heading of the account page; also the name on the login page when signing in to it. */
+  accountTitle: string;
+  /** Under the heading; `{user}` is the signed-in user's id. */
+  accountLead: string;
+  accountSessionsHeading: string;
+  /** Marks the session of the browser showing the page. */
+  accountSessionThisDevice: string;
+  /** `{time}` is when the user signed in. */
+  accountSessionSince: string;
+  /** `{apps}` lists the apps signed in through the session. */
+  accountSessionApps: string;
+  accountSessionEnd: string;
+  accountSessionsEndOthers: string;
+  accountPasskeysHeading: string;
+  accountPasskeysNone: string;
+  /** `{time}` is when the passkey was added. */
+  accountPasskeyAdded: string;
+  accountPasskeyRemove: string;
+  /** `{id}` is the start of the credential id. */
+  accountPasskeyLabel: string;
+  accountAppsHeading: string;
+  accountAppsNone: string;
+  /** `{scopes}` lists what the app may use. */
+  accountAppScopes: string;
+  /** `{time}` is when the user first connected the app. */
+  accountAppSince: string;
+  accountAppDisconnect: string;
+  accountSignOut: string;
+  accountNotSignedIn: string;
+  accountSessionEnded: string;
+  accountOthersEnded: string;
+  accountPasskeyRemoved: string;
+  accountPasskeyAddedDone: string;
+  accountAppDisconnected: string;
+  accountFormOutOfDate: string;
+  accountPasskeyNotAdded: string;
 }
 
 /** The keys of {@link Messages}, for checks that every catalogue is complete. */

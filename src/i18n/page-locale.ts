@@ -50,6 +50,9 @@ const TRANSLATABLE: readonly MessageKey[] = [
   'deviceCodeUsed',
   'deviceConfirmExpired',
   'deviceTooManyCodes',
+  // The account page (issue #35).
+  'accountFormOutOfDate',
+  'accountPasskeyNotAdded',
 ];
 const BY_ENGLISH = new Map<string, MessageKey>(TRANSLATABLE.map((key) => [en[key], key]));
 

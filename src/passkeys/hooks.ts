@@ -35,4 +35,12 @@ export interface PasskeyHooks {
   save(input: { accountId: string; userId: string; passkey: StoredPasskey }): void | Promise<void>;
   /** Records the counter of a successful sign-in (a later lower counter means a cloned authenticator). */
   updateCounter(input: { accountId: string; userId: string; credentialId: string; counter: number }): void | Promise<void>;
+  /**
+   * Deletes one of the user's passkeys (the account page's "Remove"). Optional: without it the account page lists
+   * passkeys but offers no removal. Removing a credential the user does not have must change nothing.
+   *
+   * @example
+   * remove: ({ accountId, userId, credentialId }) => db.passkeys.delete({ accountId, userId, id: credentialId })
+   */
+  remove?(input: { accountId: string; userId: string; credentialId: string }): void | Promise<void>;
 }

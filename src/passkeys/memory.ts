@@ -33,4 +33,11 @@ export class MemoryPasskeys implements PasskeyHooks {
       if (passkey.id === input.credentialId) passkey.counter = input.counter;
     }
   }
+
+  remove(input: { accountId: string; userId: string; credentialId: string }): void {
+    const key = this.#key(input.accountId, input.userId);
+    const kept = (this.#byUser.get(key) ?? []).filter((passkey) => passkey.id !== input.credentialId);
+    if (kept.length === 0) this.#byUser.delete(key);
+    else this.#byUser.set(key, kept);
+  }
 }

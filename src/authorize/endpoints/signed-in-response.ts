@@ -80,6 +80,12 @@ export async function signedInResponse(
     }
   }
   const sessionId = await createSession(context, { accountId, userId: input.userId, authTime, amr: input.amr });
+  const cookie = { 'set-cookie': sessionCookie(context, interaction.mountPath, sessionId) };
+  if (interaction.returnTo !== undefined) {
+    // A sign-in to the service's own page (the account page): the session is all it wanted, no app gets a code.
+    context.emit({ type: 'session.created', accountId, userId: input.userId, ...assuranceClaims(input.amr) });
+    return redirect(303, interaction.returnTo, cookie);
+  }
   context.emit({ type: 'session.created', accountId, clientId, userId: input.userId, ...assuranceClaims(input.amr) });
   const sid = sessionSid(accountId, input.userId, sessionDigestOfKey(sessionKey(sessionId)));
   const user = { userId: input.userId, authTime, amr: input.amr, sid };
@@ -88,5 +94,5 @@ export async function signedInResponse(
     interaction.device === undefined
       ? await codeRedirectURL(context, authorization, user)
       : await deviceConfirmationLocation(context, interaction, interaction.device, user);
-  return redirect(303, location, { 'set-cookie': sessionCookie(context, interaction.mountPath, sessionId) });
+  return redirect(303, location, cookie);
 }

@@ -45,7 +45,8 @@ export async function loginPageResponse(
     productName: branding.productName,
     logoUrl: branding.logoUrl,
     colors: branding.colors,
-    appName: authorization.clientName ?? authorization.clientId,
+    // A sign-in to the account page continues to "Your account", not to an app.
+    appName: interaction.returnTo !== undefined ? locale.messages.accountTitle : (authorization.clientName ?? authorization.clientId),
     accountId: authorization.accountId,
     action: builtInLoginURL(context, interaction.mountPath, authorization.accountId, interactionId),
     interactionId,

@@ -35,6 +35,12 @@ export interface InteractionRecord {
    * of the sign-in leads to the device confirmation page instead of back to an application.
    */
   device?: DeviceInteraction | undefined;
+  /**
+   * A page of the service itself that this sign-in returns to (the account page), path-absolute with the mount
+   * prefix. Such an interaction belongs to no app: its end creates the device session and goes back to this page,
+   * and no code is ever issued for it. Only the service's own pages create one; `/authorize` never does.
+   */
+  returnTo?: string | undefined;
 }
 
 /**
@@ -70,10 +76,12 @@ export async function createInteraction(
   request: AuthorizationRequest,
   mountPath: string | undefined,
   device?: DeviceInteraction,
+  returnTo?: string,
 ): Promise<string> {
   const interactionId = randomSecret();
   const record: InteractionRecord = { request, csrfToken: randomSecret(), mountPath: mountPath ?? '', createdAt: Date.now() };
   if (device !== undefined) record.device = device;
+  if (returnTo !== undefined) record.returnTo = returnTo;
   const serialized = JSON.stringify(record);
   if (serialized.length > MAX_INTERACTION_CHARS) {
     // The state is not echoed: it is the oversized part, and the Location header would carry it whole.

@@ -1,0 +1,121 @@
+/**
+ * `GET|POST {basePath}/api/account/{accountId}/account` — the end user's account page (`account: { enabled: true }`):
+ * where they are signed in, their passkeys, and the apps holding access to their account, each with its one action.
+ *
+ * GET shows the page (or sends a browser without a session to the login page, which brings it back). POST runs one
+ * action named by the form's `action` field after {@link readAccountPost}'s checks, then answers 303 back to the page
+ * with a notice (post/redirect/get: reloading the page never repeats the action).
+ */
+import { OAuthError } from '../errors.js';
+import type { SentinelContext } from '../http/context.js';
+import { redirect, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
+import { single } from '../http/params.js';
+import { routePath } from '../http/route-paths.js';
+import type { MessageKey } from '../i18n/messages.js';
+import { pageLocale } from '../i18n/page-locale.js';
+import { logoSources } from '../authorize/pages/logo-policy.js';
+import { createStyleNonce, htmlResponse } from '../authorize/pages/security-headers.js';
+import { renderAccountHtml, renderNotSignedInHtml } from './account-html.js';
+import { addPasskey, listPasskeys, passkeyHooks, removePasskey } from './account-passkeys.js';
+import { accountPageOff, readAccountPost } from './account-post.js';
+import { type AccountVisit, accountPagePath, currentVisit, signInRedirect } from './account-visit.js';
+
+/** What `?done=` may name, and the message it shows: anything else shows nothing. */
+const NOTICES: Readonly<Record<string, MessageKey>> = {
+  'passkey-added': 'accountPasskeyAddedDone',
+  'passkey-not-added': 'accountPasskeyNotAdded',
+  'passkey-removed': 'accountPasskeyRemoved',
+};
+
+/** The name to greet: the `name` claim when the host's claims hook gives one, else the user id. */
+async function displayName(context: SentinelContext, visit: AccountVisit): Promise<string> {
+  const claims = context.config.users?.claims;
+  if (claims === undefined) return visit.session.userId;
+  const found = await claims({ accountId: visit.accountId, userId: visit.session.userId, scopes: ['openid', 'profile'] });
+  const name = found?.name;
+  return typeof name === 'string' && name.trim() !== '' ? name.slice(0, 200) : visit.session.userId;
+}
+
+async function showPage(context: SentinelContext, request: SentinelRequest, visit: AccountVisit): Promise<SentinelResponse> {
+  const { accountId } = visit;
+  const locale = pageLocale(context, request);
+  const styleNonce = createStyleNonce();
+  const hooks = passkeyHooks(context);
+  const scriptNonce = hooks === undefined ? undefined : createStyleNonce();
+  const action = accountPagePath(context, request.mountPath, accountId);
+  const done = request.query.get('done') ?? undefined;
+  const html = renderAccountHtml(
+    {
+      user: await displayName(context, visit),
+      action,
+      logoutAction: `${request.mountPath ?? ''}${routePath(context.config, 'logout', { accountId })}`,
+      csrfToken: visit.csrfToken,
+      notice: done === undefined ? undefined : NOTICES[done],
+      sessions: undefined,
+      passkeys:
+        hooks === undefined
+          ? undefined
+          : {
+              items: await listPasskeys(context, visit),
+              canRemove: typeof hooks.remove === 'function',
+              optionsURL: `${request.mountPath ?? ''}${routePath(context.config, 'account-passkey-options', { accountId })}`,
+            },
+      apps: undefined,
+      lang: locale.tag,
+      dir: locale.dir,
+      messages: locale.messages,
+      styleNonce,
+      scriptNonce,
+    },
+    context.config.branding,
+  );
+  return htmlResponse(200, html, { styleNonce, scriptNonce, imgSrc: logoSources(context.config.branding) });
+}
+
+function notSignedIn(context: SentinelContext, request: SentinelRequest, accountId: string): SentinelResponse {
+  const locale = pageLocale(context, request);
+  const styleNonce = createStyleNonce();
+  const html = renderNotSignedInHtml(
+    {
+      signInURL: accountPagePath(context, request.mountPath, accountId),
+      messages: locale.messages,
+      lang: locale.tag,
+      dir: locale.dir,
+      styleNonce,
+    },
+    context.config.branding,
+  );
+  return htmlResponse(200, html, { styleNonce, imgSrc: logoSources(context.config.branding) });
+}
+
+async function runAction(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
+  const { visit, form } = await readAccountPost(context, request, accountId);
+  const back = (done: string): SentinelResponse =>
+    redirect(303, `${accountPagePath(context, request.mountPath, accountId)}?done=${encodeURIComponent(done)}`);
+  switch (single(form, 'action')) {
+    case 'add-passkey':
+      return back((await addPasskey(context, visit, single(form, 'attestation'))) ? 'passkey-added' : 'passkey-not-added');
+    case 'remove-passkey':
+      if (!(await removePasskey(context, visit, single(form, 'credential_id')))) {
+        throw new OAuthError('invalid_request', 'That passkey is not one of yours, or it was already removed.');
+      }
+      return back('passkey-removed');
+    default:
+      throw new OAuthError('invalid_request', 'The account page was posted without a known action.');
+  }
+}
+
+/**
+ * Handles the account page.
+ *
+ * @example
+ * { name: 'account', methods: ['GET', 'POST'], path: '/api/account/{accountId}/account', handler: (c, r, p) => handleAccountPage(c, r, p.accountId) }
+ */
+export async function handleAccountPage(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
+  if (!context.config.account.enabled) throw accountPageOff();
+  if (request.method === 'POST') return runAction(context, request, accountId);
+  const visit = await currentVisit(context, request, accountId);
+  if (visit !== null) return showPage(context, request, visit);
+  if (request.query.get('signin') === 'cancelled') return notSignedIn(context, request, accountId);
+  return signInRedirect(context, request, accountId);
+}

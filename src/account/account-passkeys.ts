@@ -1,0 +1,148 @@
+/**
+ * The account page's passkeys: the list (through `users.passkeys.list`), adding one (a WebAuthn registration
+ * ceremony like the login page's offer, but bound to the signed-in session instead of a pending sign-in), and removing
+ * one (through the optional `users.passkeys.remove`).
+ *
+ * The challenge is kept under the session's digest (`passkey-challenge:register:account-…`, docs/ARCHITECTURE.md#stored-records)
+ * and taken once, so an attestation answers only the ceremony this session started.
+ */
+import { generateRegistrationOptions, verifyRegistrationResponse } from '@simplewebauthn/server';
+import { OAuthError } from '../errors.js';
+import type { SentinelContext } from '../http/context.js';
+import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
+import { digest } from '../lib/random-secrets.js';
+import { CEREMONY_TIMEOUT_MS, newChallenge, takeChallenge } from '../passkeys/challenge.js';
+import { parseAttestation } from '../passkeys/credential-json.js';
+import type { PasskeyHooks, StoredPasskey } from '../passkeys/hooks.js';
+import { relyingParty } from '../passkeys/options.js';
+import { webAuthnUserID } from '../passkeys/user-handle.js';
+import type { AccountVisit } from './account-visit.js';
+import { readAccountPost } from './account-post.js';
+
+/** Most passkeys the page lists: a user store answering thousands must not make a page of megabytes. */
+export const MAX_LISTED_PASSKEYS = 50;
+
+/** The ceremony id of a session: distinct from every interaction id (those have no `account-` prefix). */
+function ceremonyOf(visit: AccountVisit): string {
+  return `account-${digest(visit.sessionId)}`;
+}
+
+/**
+ * The host's passkey hooks, or `undefined` when passkeys are not enabled.
+ *
+ * @example
+ * const hooks = passkeyHooks(context);
+ */
+export function passkeyHooks(context: SentinelContext): PasskeyHooks | undefined {
+  return context.config.users?.passkeys;
+}
+
+/**
+ * The user's passkeys, newest first, at most {@link MAX_LISTED_PASSKEYS}; empty without passkey hooks.
+ *
+ * @example
+ * const passkeys = await listPasskeys(context, visit);
+ */
+export async function listPasskeys(context: SentinelContext, visit: AccountVisit): Promise<StoredPasskey[]> {
+  const hooks = passkeyHooks(context);
+  if (hooks === undefined) return [];
+  const list = await hooks.list({ accountId: visit.accountId, userId: visit.session.userId });
+  return [...list].sort((a, b) => b.createdAt - a.createdAt).slice(0, MAX_LISTED_PASSKEYS);
+}
+
+/**
+ * `POST …/account/passkeys/options`: the creation options of a new passkey for the signed-in user (CSRF-bound).
+ *
+ * @example
+ * { name: 'account-passkey-options', methods: ['POST'], path: '/api/account/{accountId}/account/passkeys/options', handler: (c, r, p) => handleAccountPasskeyOptions(c, r, p.accountId) }
+ */
+export async function handleAccountPasskeyOptions(
+  context: SentinelContext,
+  request: SentinelRequest,
+  accountId: string,
+): Promise<SentinelResponse> {
+  const hooks = passkeyHooks(context);
+  if (!context.config.account.enabled || hooks === undefined) {
+    throw new OAuthError('invalid_request', 'Passkeys are not enabled.', { status: 404 });
+  }
+  const { visit } = await readAccountPost(context, request, accountId);
+  const userID = webAuthnUserID(visit.session.userId);
+  if (userID === null) throw new OAuthError('invalid_request', 'Passkeys are not available for this user.', { status: 400 });
+  const existing = await hooks.list({ accountId, userId: visit.session.userId });
+  const rp = relyingParty(context.config);
+  const challenge = await newChallenge(context, 'register', ceremonyOf(visit));
+  const options = await generateRegistrationOptions({
+    rpName: rp.rpName,
+    rpID: rp.rpId,
+    userName: visit.session.userId,
+    userID,
+    challenge: Buffer.from(challenge, 'base64url'),
+    timeout: CEREMONY_TIMEOUT_MS,
+    attestationType: 'none',
+    excludeCredentials: existing.map((passkey) => ({ id: passkey.id, transports: passkey.transports })),
+    authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
+  });
+  return noStoreJSON(200, options);
+}
+
+/**
+ * Verifies the posted attestation against this session's challenge and saves the passkey. `false` when it does not
+ * verify (no challenge, a malformed or wrong answer): nothing is saved.
+ *
+ * @example
+ * const added = await addPasskey(context, visit, single(form, 'attestation'));
+ */
+export async function addPasskey(context: SentinelContext, visit: AccountVisit, attestationJSON: string | undefined): Promise<boolean> {
+  const hooks = passkeyHooks(context);
+  if (hooks === undefined) return false;
+  const challenge = await takeChallenge(context, 'register', ceremonyOf(visit));
+  const attestation = parseAttestation(attestationJSON);
+  if (challenge === null || attestation === null) return false;
+  const rp = relyingParty(context.config);
+  let result: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
+  try {
+    result = await verifyRegistrationResponse({
+      response: attestation,
+      expectedChallenge: challenge,
+      expectedOrigin: rp.origins,
+      expectedRPID: rp.rpId,
+      requireUserVerification: true,
+    });
+  } catch {
+    return false;
+  }
+  if (!result.verified) return false;
+  const { credential } = result.registrationInfo;
+  await hooks.save({
+    accountId: visit.accountId,
+    userId: visit.session.userId,
+    passkey: {
+      id: credential.id,
+      publicKey: Buffer.from(credential.publicKey).toString('base64url'),
+      counter: credential.counter,
+      transports: credential.transports,
+      createdAt: Date.now(),
+    },
+  });
+  context.emit({ type: 'passkey.added', accountId: visit.accountId, userId: visit.session.userId });
+  return true;
+}
+
+/**
+ * Removes one of the signed-in user's passkeys. Only a credential the hooks list for this user is passed to
+ * `remove`, so a posted id of another user's passkey changes nothing. `false` when there was no such passkey.
+ *
+ * @example
+ * await removePasskey(context, visit, single(form, 'credential_id'));
+ */
+export async function removePasskey(context: SentinelContext, visit: AccountVisit, credentialId: string | undefined): Promise<boolean> {
+  const hooks = passkeyHooks(context);
+  if (hooks?.remove === undefined || credentialId === undefined) return false;
+  const { accountId } = visit;
+  const userId = visit.session.userId;
+  const owned = (await hooks.list({ accountId, userId })).some((passkey) => passkey.id === credentialId);
+  if (!owned) return false;
+  await hooks.remove({ accountId, userId, credentialId });
+  context.emit({ type: 'passkey.removed', accountId, userId });
+  return true;
+}

@@ -1,0 +1,52 @@
+/**
+ * The checks every state-changing request of the account page passes before anything else runs: the page is on,
+ * the browser does not say the post came from another site, the session is live, and the form carries this
+ * session's CSRF token (RFC 6749 §10.12 for the sign-in form; the same defence here). A refusal changes nothing,
+ * is answered 403 with one message, and emits `account.denied`.
+ */
+import { OAuthError } from '../errors.js';
+import type { SentinelContext } from '../http/context.js';
+import { readForm } from '../http/form-body.js';
+import type { SentinelRequest } from '../http/messages.js';
+import { single, type ParamMap } from '../http/params.js';
+import { isCrossSiteRequest } from '../authorize/endpoints/cross-site.js';
+import { type AccountVisit, csrfTokenMatches, currentVisit } from './account-visit.js';
+
+/** The one message of a refused post (translated on the page). */
+export const FORM_OUT_OF_DATE = 'The page is out of date. Nothing was changed; try again.';
+
+/**
+ * The 404 of a service whose account page is off: the path is then not a page at all.
+ *
+ * @example
+ * if (!context.config.account.enabled) throw accountPageOff();
+ */
+export function accountPageOff(): OAuthError {
+  return new OAuthError('invalid_request', 'There is no account page here.', { status: 404 });
+}
+
+/**
+ * The checked post: the signed-in visit and its form.
+ *
+ * @throws OAuthError 403 (and emits `account.denied`) for a cross-site post, no live session, or a wrong CSRF token.
+ * @example
+ * const { visit, form } = await readAccountPost(context, request, accountId);
+ */
+export async function readAccountPost(
+  context: SentinelContext,
+  request: SentinelRequest,
+  accountId: string,
+): Promise<{ visit: AccountVisit; form: ParamMap }> {
+  if (!context.config.account.enabled) throw accountPageOff();
+  const refuse = (reason: string, userId?: string): OAuthError => {
+    context.emit({ type: 'account.denied', accountId, userId, reason });
+    return new OAuthError('invalid_request', FORM_OUT_OF_DATE, { status: 403 });
+  };
+  // Before the body is read: a forged post costs nothing more than this.
+  if (isCrossSiteRequest(context, request, [])) throw refuse('posted from another site');
+  const form = await readForm(request, context.config.bodyLimit);
+  const visit = await currentVisit(context, request, accountId);
+  if (visit === null) throw refuse('no live session');
+  if (!csrfTokenMatches(visit, single(form, 'csrf_token'))) throw refuse('wrong CSRF token', visit.session.userId);
+  return { visit, form };
+}

@@ -1,0 +1,108 @@
+/**
+ * Who is looking at the account page: the device session of the login page (the same cookie, the same record), so
+ * signing in here is signing in there and ending that session signs the page out too. A browser without a session
+ * goes through the login page (password, TOTP, passkeys: whatever the account's users have) in an interaction that
+ * returns to the account page instead of to an app, and issues no code.
+ *
+ * The page's CSRF token is derived from the session id (a SHA-256 of it under a label of its own), so it needs no
+ * stored record, changes with every new session, and only a page that could read the HttpOnly cookie's value (none
+ * can) or the page itself (same origin) knows it.
+ */
+import { OAuthError } from '../errors.js';
+import type { SentinelContext } from '../http/context.js';
+import { redirect, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
+import { routePath, routeUrl } from '../http/route-paths.js';
+import { constantTimeEqual, digest } from '../lib/random-secrets.js';
+import type { AuthorizationRequest } from '../authorize/request/validate-request.js';
+import { createInteraction, loginPageURL } from '../authorize/state/interaction.js';
+import { readSessionCookie } from '../authorize/state/session-cookie.js';
+import { type SessionRecord, useSession } from '../authorize/state/session.js';
+
+/**
+ * The client id the account page's sign-in carries in its interaction and events. It contains `/`, which no
+ * registered app's id may, so it can never be mistaken for an app; no code is ever issued for it.
+ */
+export const ACCOUNT_PAGE_CLIENT_ID = 'sentinel/account';
+
+/** A signed-in visit of the account page. */
+export interface AccountVisit {
+  accountId: string;
+  sessionId: string;
+  session: SessionRecord;
+  /** The page's CSRF token for this session. */
+  csrfToken: string;
+}
+
+/**
+ * The CSRF token of the account page's forms for one session.
+ *
+ * @example
+ * accountCsrfToken(sessionId) // 43 base64url characters
+ */
+export function accountCsrfToken(sessionId: string): string {
+  return digest(`sentinel account page\n${sessionId}`);
+}
+
+/**
+ * Whether a posted token is the session's one (constant time).
+ *
+ * @example
+ * if (!csrfTokenMatches(visit, single(form, 'csrf_token'))) throw formOutOfDate();
+ */
+export function csrfTokenMatches(visit: AccountVisit, presented: string | undefined): boolean {
+  return presented !== undefined && constantTimeEqual(presented, visit.csrfToken);
+}
+
+/**
+ * The account page's path as the browser sees it (the host's mount prefix included).
+ *
+ * @example
+ * accountPagePath(context, request.mountPath, '123456') // '/sentinel/api/account/123456/account'
+ */
+export function accountPagePath(context: SentinelContext, mountPath: string | undefined, accountId: string): string {
+  return `${mountPath ?? ''}${routePath(context.config, 'account', { accountId })}`;
+}
+
+/**
+ * The signed-in visit of this request, or `null` without a live session of the account. Like `/authorize`, reading
+ * the session extends its idle timeout.
+ *
+ * @example
+ * const visit = await currentVisit(context, request, accountId);
+ */
+export async function currentVisit(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<AccountVisit | null> {
+  const sessionId = readSessionCookie(context, request);
+  if (sessionId === null) return null;
+  const session = await useSession(context, sessionId, accountId);
+  if (session === null) return null;
+  return { accountId, sessionId, session, csrfToken: accountCsrfToken(sessionId) };
+}
+
+/**
+ * Sends the browser to the login page, in an interaction that comes back to the account page.
+ *
+ * @example
+ * if (visit === null) return signInRedirect(context, request, accountId);
+ */
+export async function signInRedirect(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
+  if (!(await context.apps.hasAccount(accountId))) {
+    throw new OAuthError('invalid_request', 'The account in this link is unknown.', { status: 401 });
+  }
+  const uiLocales = request.query
+    .get('ui_locales')
+    ?.split(' ')
+    .filter((tag) => tag !== '' && tag.length <= 35)
+    .slice(0, 20);
+  const authorization: AuthorizationRequest = {
+    accountId,
+    clientId: ACCOUNT_PAGE_CLIENT_ID,
+    // The page itself: the login form's CSP allows posting to the origin of this URI, which is the service's own.
+    redirectUri: routeUrl(context.config, 'account', { accountId }),
+    redirectUriInRequest: false,
+    iss: context.accountIssuer(accountId),
+    ...(uiLocales === undefined || uiLocales.length === 0 ? {} : { uiLocales }),
+  };
+  const returnTo = accountPagePath(context, request.mountPath, accountId);
+  const interactionId = await createInteraction(context, authorization, request.mountPath, undefined, returnTo);
+  return redirect(303, loginPageURL(context, request.mountPath, accountId, interactionId));
+}

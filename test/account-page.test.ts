@@ -1,0 +1,221 @@
+/**
+ * The end user's account page through `sentinel.handle()`: signing in through the login page and coming back (no
+ * code issued), the page's headers, and each passkey action with its refusals (another site, a forged or stale CSRF
+ * token, no session, another user's passkey, a bad attestation): refused, nothing changed, an `account.denied` event.
+ */
+import { describe, expect, it } from 'vitest';
+import { MemoryPasskeys, MemoryStore, type SentinelEvent, type SentinelOptions } from '../src/index.js';
+import { ACCOUNT_PATH, call, csrfOf, openLogin, postForm, postLogin, setCookies } from './helpers/direct-flow.js';
+import { ACCOUNT, makeSentinel, OTHER_ACCOUNT, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
+
+const PAGE = `${ACCOUNT_PATH}/account`;
+const OPTIONS = `${ACCOUNT_PATH}/account/passkeys/options`;
+const SAME_ORIGIN = { 'sec-fetch-site': 'same-origin' };
+
+function harness(overrides: Partial<SentinelOptions> = {}) {
+  const passkeys = new MemoryPasskeys();
+  const events: SentinelEvent[] = [];
+  for (const [userId, id] of [
+    [USER_ID, 'cred-alice-1'],
+    [USER_ID, 'cred-alice-2'],
+    ['u-mallory', 'cred-mallory'],
+  ] as const) {
+    passkeys.save({ accountId: ACCOUNT, userId, passkey: { id, publicKey: 'pQECAyYgASFYIA', counter: 0, createdAt: Date.now() } });
+  }
+  const sentinel = makeSentinel({
+    store: new MemoryStore(),
+    users: {
+      authenticate: async ({ username, password }) => (username === USERNAME && password === PASSWORD ? { id: USER_ID } : null),
+      passkeys,
+    },
+    account: { enabled: true },
+    onEvent: (event) => events.push(event),
+    ...overrides,
+  });
+  return { sentinel, passkeys, events };
+}
+
+type Harness = ReturnType<typeof harness>;
+
+/** Opens the page without a session, signs in on the login page and follows the 303 back: the session cookie. */
+async function signInToPage(h: Harness): Promise<string> {
+  const start = await call(h.sentinel, { path: PAGE });
+  expect(start.status).toBe(303);
+  const interaction = /[?&]interaction=([A-Za-z0-9_-]{43})$/.exec(String(start.headers.location))?.[1] as string;
+  expect(interaction).toBeTruthy();
+  const csrf = await openLogin(h.sentinel, interaction);
+  const done = await postLogin(h.sentinel, interaction, { csrf_token: csrf, username: USERNAME, password: PASSWORD });
+  expect(done.status).toBe(303);
+  expect(done.headers.location).toBe(PAGE);
+  const cookie = setCookies(done).find((line) => line.startsWith('sentinel_session='));
+  return (cookie as string).split(';')[0] as string;
+}
+
+async function openPage(h: Harness, cookie: string) {
+  const page = await call(h.sentinel, { path: PAGE, headers: { cookie } });
+  expect(page.status).toBe(200);
+  return { page, csrf: csrfOf(page.body) };
+}
+
+function post(h: Harness, cookie: string, form: Record<string, string>, headers: Record<string, string> = SAME_ORIGIN) {
+  return postForm(h.sentinel, PAGE, new URLSearchParams(form).toString(), { headers: { cookie, ...headers } });
+}
+
+const ids = (h: Harness, userId = USER_ID) => h.passkeys.list({ accountId: ACCOUNT, userId }).map((passkey) => passkey.id);
+
+describe('account page', () => {
+  it('answers 404 while the option is off', async () => {
+    const sentinel = makeSentinel();
+    const response = await call(sentinel, { path: PAGE });
+    expect(response.status).toBe(404);
+  });
+
+  it('signs a browser in through the login page and back, with the session and no code', async () => {
+    const h = harness();
+    const start = await call(h.sentinel, { path: PAGE });
+    const interaction = /interaction=([A-Za-z0-9_-]{43})$/.exec(String(start.headers.location))?.[1] as string;
+    const login = await call(h.sentinel, { path: `${ACCOUNT_PATH}/login`, query: new URLSearchParams({ interaction }) });
+    expect(login.body).toContain('Your account');
+    const cookie = await signInToPage(h);
+    expect(h.events.some((event) => event.type === 'code.issued')).toBe(false);
+    const { page } = await openPage(h, cookie);
+    expect(page.body).toContain(`<strong>${USER_ID}</strong>`);
+    expect(page.headers['cache-control']).toBe('no-store');
+    expect(page.headers['x-frame-options']).toBe('DENY');
+    const csp = String(page.headers['content-security-policy']);
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).toMatch(/style-src 'nonce-[^']+'/);
+    expect(csp).toMatch(/script-src 'nonce-[^']+'/);
+  });
+
+  it('a session of another account is not a session here', async () => {
+    const h = harness();
+    const cookie = await signInToPage(h);
+    const other = await call(h.sentinel, { path: `/sentinel/api/account/${OTHER_ACCOUNT}/account`, headers: { cookie } });
+    expect(other.status).toBe(303);
+    expect(String(other.headers.location)).toContain(`/account/${OTHER_ACCOUNT}/login?interaction=`);
+  });
+
+  it('cancelling the sign-in comes back to a "not signed in" page, not to an app', async () => {
+    const h = harness();
+    const start = await call(h.sentinel, { path: PAGE });
+    const interaction = /interaction=([A-Za-z0-9_-]{43})$/.exec(String(start.headers.location))?.[1] as string;
+    const csrf = await openLogin(h.sentinel, interaction);
+    const cancelled = await postLogin(h.sentinel, interaction, { csrf_token: csrf, cancel: '1' });
+    expect(cancelled.status).toBe(303);
+    expect(cancelled.headers.location).toBe(`${PAGE}?signin=cancelled`);
+    const page = await call(h.sentinel, { path: PAGE, query: 'signin=cancelled' });
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('You are not signed in.');
+  });
+
+  it("lists the user's own passkeys only, and removes one", async () => {
+    const h = harness();
+    const cookie = await signInToPage(h);
+    const { page, csrf } = await openPage(h, cookie);
+    expect(page.body).toContain('data-passkey="cred-alice-1"');
+    expect(page.body).not.toContain('cred-mallory');
+    const removed = await post(h, cookie, { csrf_token: csrf, action: 'remove-passkey', credential_id: 'cred-alice-1' });
+    expect(removed.status).toBe(303);
+    expect(removed.headers.location).toBe(`${PAGE}?done=passkey-removed`);
+    expect(ids(h)).toEqual(['cred-alice-2']);
+    expect(h.events.filter((event) => event.type === 'passkey.removed')).toHaveLength(1);
+    const after = await call(h.sentinel, { path: PAGE, query: 'done=passkey-removed', headers: { cookie } });
+    expect(after.body).toContain('The passkey was removed.');
+  });
+
+  it("refuses a forged, missing or other session's CSRF token: 403, nothing removed, account.denied", async () => {
+    const h = harness();
+    const cookie = await signInToPage(h);
+    const otherCookie = await signInToPage(h);
+    const { csrf: otherCsrf } = await openPage(h, otherCookie);
+    const forms: Record<string, string>[] = [
+      { action: 'remove-passkey', credential_id: 'cred-alice-1' },
+      { csrf_token: 'x'.repeat(43), action: 'remove-passkey', credential_id: 'cred-alice-1' },
+      { csrf_token: otherCsrf, action: 'remove-passkey', credential_id: 'cred-alice-1' },
+    ];
+    for (const form of forms) {
+      const refused = await post(h, cookie, form);
+      expect(refused.status).toBe(403);
+      expect(refused.body).toContain('The page is out of date.');
+    }
+    expect(ids(h)).toEqual(['cred-alice-1', 'cred-alice-2']);
+    const denied = h.events.filter((event) => event.type === 'account.denied');
+    expect(denied.map((event) => event.type === 'account.denied' && event.reason)).toEqual(Array(3).fill('wrong CSRF token'));
+    expect(denied.every((event) => event.outcome === 'failure')).toBe(true);
+  });
+
+  it('refuses a post from another site before reading it, and one without a session', async () => {
+    const h = harness();
+    const cookie = await signInToPage(h);
+    const { csrf } = await openPage(h, cookie);
+    const form = { csrf_token: csrf, action: 'remove-passkey', credential_id: 'cred-alice-1' };
+    const crossSite = await post(h, cookie, form, { 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' });
+    expect(crossSite.status).toBe(403);
+    const noSession = await post(h, 'sentinel_session=unknown', form);
+    expect(noSession.status).toBe(403);
+    expect(ids(h)).toEqual(['cred-alice-1', 'cred-alice-2']);
+    const reasons = h.events.flatMap((event) => (event.type === 'account.denied' ? [event.reason] : []));
+    expect(reasons).toEqual(['posted from another site', 'no live session']);
+  });
+
+  it("refuses to remove another user's passkey (400, nothing changed)", async () => {
+    const h = harness();
+    const cookie = await signInToPage(h);
+    const { csrf } = await openPage(h, cookie);
+    const refused = await post(h, cookie, { csrf_token: csrf, action: 'remove-passkey', credential_id: 'cred-mallory' });
+    expect(refused.status).toBe(400);
+    expect(ids(h, 'u-mallory')).toEqual(['cred-mallory']);
+    expect(h.events.some((event) => event.type === 'passkey.removed')).toBe(false);
+  });
+
+  it('offers no removal when the hooks have no remove()', async () => {
+    const passkeys = new MemoryPasskeys();
+    const hooks = {
+      list: passkeys.list.bind(passkeys),
+      save: passkeys.save.bind(passkeys),
+      updateCounter: passkeys.updateCounter.bind(passkeys),
+    };
+    passkeys.save({ accountId: ACCOUNT, userId: USER_ID, passkey: { id: 'cred-1', publicKey: 'pQE', counter: 0, createdAt: Date.now() } });
+    const h = harness({
+      users: {
+        authenticate: async ({ username, password }) => (username === USERNAME && password === PASSWORD ? { id: USER_ID } : null),
+        passkeys: hooks,
+      },
+    });
+    const cookie = await signInToPage(h);
+    const { page, csrf } = await openPage(h, cookie);
+    expect(page.body).toContain('data-passkey="cred-1"');
+    expect(page.body).not.toContain('name="credential_id"');
+    const refused = await post(h, cookie, { csrf_token: csrf, action: 'remove-passkey', credential_id: 'cred-1' });
+    expect(refused.status).toBe(400);
+    expect(passkeys.list({ accountId: ACCOUNT, userId: USER_ID })).toHaveLength(1);
+  });
+
+  it('answers creation options only to the signed-in page, and saves nothing for a bad attestation', async () => {
+    const h = harness();
+    const cookie = await signInToPage(h);
+    const { csrf } = await openPage(h, cookie);
+    const forged = await postForm(h.sentinel, OPTIONS, 'csrf_token=nope', { headers: { cookie, ...SAME_ORIGIN } });
+    expect(forged.status).toBe(403);
+    const options = await postForm(h.sentinel, OPTIONS, `csrf_token=${csrf}`, { headers: { cookie, ...SAME_ORIGIN } });
+    expect(options.status).toBe(200);
+    const json = JSON.parse(String(options.body)) as { challenge: string; excludeCredentials: { id: string }[] };
+    expect(json.excludeCredentials.map((credential) => credential.id).sort()).toEqual(['cred-alice-1', 'cred-alice-2']);
+    const bad = await post(h, cookie, { csrf_token: csrf, action: 'add-passkey', attestation: '{"type":"public-key"}' });
+    expect(bad.headers.location).toBe(`${PAGE}?done=passkey-not-added`);
+    expect(ids(h)).toHaveLength(2);
+    // The challenge was spent by the failed attempt: a second answer meets none.
+    const again = await post(h, cookie, { csrf_token: csrf, action: 'add-passkey', attestation: '' });
+    expect(again.headers.location).toBe(`${PAGE}?done=passkey-not-added`);
+    expect(h.events.some((event) => event.type === 'passkey.added')).toBe(false);
+  });
+
+  it('refuses an unknown action', async () => {
+    const h = harness();
+    const cookie = await signInToPage(h);
+    const { csrf } = await openPage(h, cookie);
+    const refused = await post(h, cookie, { csrf_token: csrf, action: 'drop-tables' });
+    expect(refused.status).toBe(400);
+  });
+});
