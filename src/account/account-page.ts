@@ -18,10 +18,14 @@ import { createStyleNonce, htmlResponse } from '../authorize/pages/security-head
 import { renderAccountHtml, renderNotSignedInHtml } from './account-html.js';
 import { addPasskey, listPasskeys, passkeyHooks, removePasskey } from './account-passkeys.js';
 import { accountPageOff, readAccountPost } from './account-post.js';
+import { connectedApps, disconnectApp, endOtherSessions, endOwnSession, sessionItems } from './account-sessions.js';
 import { type AccountVisit, accountPagePath, currentVisit, signInRedirect } from './account-visit.js';
 
 /** What `?done=` may name, and the message it shows: anything else shows nothing. */
 const NOTICES: Readonly<Record<string, MessageKey>> = {
+  'session-ended': 'accountSessionEnded',
+  'others-ended': 'accountOthersEnded',
+  'app-disconnected': 'accountAppDisconnected',
   'passkey-added': 'accountPasskeyAddedDone',
   'passkey-not-added': 'accountPasskeyNotAdded',
   'passkey-removed': 'accountPasskeyRemoved',
@@ -51,7 +55,7 @@ async function showPage(context: SentinelContext, request: SentinelRequest, visi
       logoutAction: `${request.mountPath ?? ''}${routePath(context.config, 'logout', { accountId })}`,
       csrfToken: visit.csrfToken,
       notice: done === undefined ? undefined : NOTICES[done],
-      sessions: undefined,
+      sessions: await sessionItems(context, visit),
       passkeys:
         hooks === undefined
           ? undefined
@@ -60,7 +64,7 @@ async function showPage(context: SentinelContext, request: SentinelRequest, visi
               canRemove: typeof hooks.remove === 'function',
               optionsURL: `${request.mountPath ?? ''}${routePath(context.config, 'account-passkey-options', { accountId })}`,
             },
-      apps: undefined,
+      apps: await connectedApps(context, visit),
       lang: locale.tag,
       dir: locale.dir,
       messages: locale.messages,
@@ -100,6 +104,19 @@ async function runAction(context: SentinelContext, request: SentinelRequest, acc
         throw new OAuthError('invalid_request', 'That passkey is not one of yours, or it was already removed.');
       }
       return back('passkey-removed');
+    case 'end-session':
+      if (!(await endOwnSession(context, visit, single(form, 'sid')))) {
+        throw new OAuthError('invalid_request', 'That session is not one of yours, or it already ended.');
+      }
+      return back('session-ended');
+    case 'end-other-sessions':
+      await endOtherSessions(context, visit);
+      return back('others-ended');
+    case 'disconnect':
+      if (!(await disconnectApp(context, visit, single(form, 'client_id')))) {
+        throw new OAuthError('invalid_request', 'That app holds no access to your account.');
+      }
+      return back('app-disconnected');
     default:
       throw new OAuthError('invalid_request', 'The account page was posted without a known action.');
   }

@@ -1,0 +1,133 @@
+/**
+ * The account page's sessions and connected apps, read from the session index (`src/sessions/`): the device
+ * sessions of the signed-in user (with the apps signed in through each) and the apps holding live grants (with
+ * their scopes and since when). Every action first checks that what the form names belongs to this user: a posted
+ * `sid` or `client_id` of someone else changes nothing.
+ */
+import type { SentinelContext } from '../http/context.js';
+import { digest } from '../lib/random-secrets.js';
+import { endSessionBySid, revokeUserAppGrants } from '../sessions/end-sessions.js';
+import { readUserIndex, sessionSid } from '../sessions/session-index.js';
+import { listAppGrants, listUserSessions } from '../sessions/session-views.js';
+import { readGrant } from '../token/grant-records.js';
+import type { ConnectedAppItem, SessionItem } from './account-html.js';
+import type { AccountVisit } from './account-visit.js';
+
+/** Most sessions and apps the page lists (newest first): a page stays small whatever the index holds. */
+export const MAX_LISTED = 50;
+/** Most grant records read per app for its scopes: one per sign-in, so a few show what it holds. */
+const GRANTS_READ_PER_APP = 5;
+
+/**
+ * The `sid` of the session showing the page.
+ *
+ * @example
+ * const current = currentSid(visit);
+ */
+export function currentSid(visit: AccountVisit): string {
+  return sessionSid(visit.accountId, visit.session.userId, digest(visit.sessionId));
+}
+
+/** Display names of apps, looked up once per page. */
+function appNames(context: SentinelContext, accountId: string): (clientId: string) => Promise<string> {
+  const cache = new Map<string, Promise<string>>();
+  return (clientId) => {
+    let name = cache.get(clientId);
+    if (name === undefined) {
+      name = Promise.resolve(context.apps.findApp(accountId, clientId)).then((app) =>
+        app !== null && app.accountId === accountId && app.name !== undefined && app.name !== '' ? app.name : clientId,
+      );
+      cache.set(clientId, name);
+    }
+    return name;
+  };
+}
+
+/**
+ * The user's device sessions, this one first, then newest first.
+ *
+ * @example
+ * const sessions = await sessionItems(context, visit);
+ */
+export async function sessionItems(context: SentinelContext, visit: AccountVisit): Promise<SessionItem[]> {
+  const current = currentSid(visit);
+  const nameOf = appNames(context, visit.accountId);
+  const sessions = (await listUserSessions(context, visit.accountId, visit.session.userId))
+    .sort((a, b) => Number(b.sid === current) - Number(a.sid === current) || b.authTime - a.authTime)
+    .slice(0, MAX_LISTED);
+  return Promise.all(
+    sessions.map(async (session) => ({
+      sid: session.sid,
+      authTime: session.authTime,
+      current: session.sid === current,
+      apps: await Promise.all(session.clientIds.map(nameOf)),
+    })),
+  );
+}
+
+/**
+ * The apps holding live grants of the user: name, the scopes of their grants, and the first sign-in behind them.
+ *
+ * @example
+ * const apps = await connectedApps(context, visit);
+ */
+export async function connectedApps(context: SentinelContext, visit: AccountVisit): Promise<ConnectedAppItem[]> {
+  const { accountId } = visit;
+  const userId = visit.session.userId;
+  const nameOf = appNames(context, accountId);
+  const [apps, index] = await Promise.all([listAppGrants(context, accountId, userId), readUserIndex(context, accountId, userId)]);
+  const grantIds = new Map<string, string[]>();
+  for (const session of index.sessions) {
+    for (const grant of session.grants) grantIds.set(grant.clientId, [...(grantIds.get(grant.clientId) ?? []), grant.grantId]);
+  }
+  return Promise.all(
+    apps.slice(0, MAX_LISTED).map(async (app) => {
+      const records = await Promise.all(
+        (grantIds.get(app.clientId) ?? []).slice(0, GRANTS_READ_PER_APP).map((id) => readGrant(context, id)),
+      );
+      const live = records.flatMap((stored) => (stored === null ? [] : [stored.grant]));
+      const scopes = [...new Set(live.flatMap((grant) => (grant.scope ?? '').split(' ').filter((scope) => scope !== '')))];
+      const since = live.length === 0 ? app.authTime : Math.min(...live.map((grant) => grant.authTime));
+      return { clientId: app.clientId, name: await nameOf(app.clientId), scopes, since };
+    }),
+  );
+}
+
+/**
+ * Ends one of the user's sessions (its grants with it). `false` when the sid is not one of this user's sessions.
+ *
+ * @example
+ * if (!(await endOwnSession(context, visit, sid))) throw notYours();
+ */
+export async function endOwnSession(context: SentinelContext, visit: AccountVisit, sid: string | undefined): Promise<boolean> {
+  if (sid === undefined) return false;
+  const own = await listUserSessions(context, visit.accountId, visit.session.userId);
+  if (!own.some((session) => session.sid === sid)) return false;
+  return (await endSessionBySid(context, visit.accountId, sid)) !== null;
+}
+
+/**
+ * Ends every session of the user but the one showing the page; resolves how many ended.
+ *
+ * @example
+ * const ended = await endOtherSessions(context, visit);
+ */
+export async function endOtherSessions(context: SentinelContext, visit: AccountVisit): Promise<number> {
+  const current = currentSid(visit);
+  const others = (await listUserSessions(context, visit.accountId, visit.session.userId)).filter((session) => session.sid !== current);
+  let ended = 0;
+  for (const session of others) if ((await endSessionBySid(context, visit.accountId, session.sid)) !== null) ended++;
+  return ended;
+}
+
+/**
+ * Disconnects an app: every grant it holds of the user is revoked (its refresh tokens and access tokens stop).
+ * `false` when the app holds none.
+ *
+ * @example
+ * await disconnectApp(context, visit, single(form, 'client_id'));
+ */
+export async function disconnectApp(context: SentinelContext, visit: AccountVisit, clientId: string | undefined): Promise<boolean> {
+  if (clientId === undefined || clientId === '') return false;
+  return (await revokeUserAppGrants(context, visit.accountId, visit.session.userId, clientId)) > 0;
+}
