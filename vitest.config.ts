@@ -78,6 +78,8 @@ const SERVICE_FILES = [
   'test/examples-telemetry.test.ts',
   'test/commit-subjects.test.ts',
   'test/interop-clients.test.ts',
+  // MCP authorization: the openssl command (a loopback certificate) and https on loopback
+  'test/mcp-client-id-metadata.test.ts',
 ];
 
 /** `npm run test:unit`: every file but SERVICE_FILES, with each service required and pointed at a closed port. */

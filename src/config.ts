@@ -229,12 +229,24 @@ const optionsSchema = z.object({
       message: 'must have a warn(message) function',
     })
     .optional(),
-  // MCP authorization (issue #33): RFC 8707 resource indicators.
+  // MCP authorization (issue #33): RFC 8707 resource indicators and client ID metadata documents.
   defaultResources: z.array(z.string().superRefine(refuseResourceURI)).default([]),
   // The device authorization grant (RFC 8628): src/device/.
   deviceFlow: deviceFlowOptionsSchema,
   // The end user's account page (issue #35).
   account: accountOptionsSchema,
+  clientIdMetadataDocuments: z
+    .object({
+      enabled: z.boolean(),
+      allow: z
+        .union([
+          z.array(z.string().regex(/^(\*\.)?[a-z0-9.-]+$/, 'must be a lower-case host name, or *. and one')),
+          fn<(clientId: string, context: { accountId: string }) => boolean | Promise<boolean>>('clientIdMetadataDocuments.allow'),
+        ])
+        .optional(),
+      allowPrivateAddresses: z.boolean().default(false),
+    })
+    .prefault({ enabled: false }),
 });
 
 // What the options are parsed with: every object in them, at any depth and whenever it was added, refuses a key it

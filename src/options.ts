@@ -239,13 +239,29 @@ export interface SentinelOptions {
         warn(message: string): void;
       }
     | undefined;
-  // MCP authorization (issue #33): RFC 8707 resource indicators.
+  // MCP authorization (issue #33): RFC 8707 resource indicators and client ID metadata documents.
   /**
    * The protected resources (RFC 8707: absolute https URIs, no fragment) an app without its own `resources` may ask
    * tokens for with `resource`: the MCP servers a dynamically registered or client-ID-metadata-document client may
    * reach. A token asked for one carries it as its `aud`. @defaultValue `[]` (such apps may name no resource)
    */
   defaultResources?: string[] | undefined;
+  /**
+   * Client ID metadata documents: a `client_id` that is an https URL names a public client whose metadata (its
+   * `client_name` and `redirect_uris`) the service fetches from that URL, with the guards of `jwksUri` fetches (at most
+   * 5 KiB, no redirects, kept as its caching headers say and 24 hours at most).
+   * @defaultValue `{ enabled: false }`
+   */
+  clientIdMetadataDocuments?:
+    | {
+        /** Accept such client ids at the authorization, PAR and token endpoints. @defaultValue `false` */
+        enabled: boolean;
+        /** Which documents may be used: host names (`'agents.example.com'`, `'*.example.com'` for its subdomains) or a function deciding per client id and account. @defaultValue any public host */
+        allow?: string[] | ((clientId: string, context: { accountId: string }) => boolean | Promise<boolean>) | undefined;
+        /** Allow loopback, private and link-local addresses: development and tests only, as `clientJwks.allowPrivateAddresses`. @defaultValue `false` */
+        allowPrivateAddresses?: boolean | undefined;
+      }
+    | undefined;
   /** The device authorization grant (RFC 8628), for apps registered for `urn:ietf:params:oauth:grant-type:device_code`. @defaultValue `{ expiresIn: 600, interval: 5 }` */
   deviceFlow?:
     | {

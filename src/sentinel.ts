@@ -6,6 +6,8 @@
 import type { VerifyAccessTokenOptions } from './guard/access-token-jwt.js';
 import type { AccessTokenClaims } from './token/access-token.js';
 import { MemoryAppStore } from './apps/memory-app-store.js';
+import { ClientIdMetadataResolver } from './apps/client-id-metadata.js';
+import { withClientIdMetadataDocuments } from './apps/resolving-app-store.js';
 import { completeExternalLogin, type CompleteLoginInput } from './authorize/endpoints/external-login.js';
 import { createBearerCheck, type BearerResult } from './guard/bearer-check.js';
 import { resolveConfig, type ResolvedConfig, type SentinelOptions } from './config.js';
@@ -153,7 +155,11 @@ export function createSentinel(options: SentinelOptions): Sentinel {
   const serviceKeys = setUpKeys(config, store, warn);
   const { keys, ring } = serviceKeys;
   checkIDTokenKeys(config, config.keyRotation?.algorithms ?? [keys.signer.alg, ...keys.byAlg.keys()], warn);
-  const apps = config.appStore ?? new MemoryAppStore(config.apps);
+  const registry = config.appStore ?? new MemoryAppStore(config.apps);
+  // Client ID metadata documents (MCP): https client ids are resolved behind the one lookup every path uses.
+  const apps = config.clientIdMetadataDocuments.enabled
+    ? withClientIdMetadataDocuments(registry, new ClientIdMetadataResolver(config))
+    : registry;
   if (config.appStore !== undefined && config.apps.length > 0) {
     throw new ConfigurationError('apps', 'give apps or appStore, not both (add the apps to your AppStore)');
   }

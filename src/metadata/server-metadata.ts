@@ -57,6 +57,8 @@ export function authorizationServerMetadata(context: SentinelContext, accountId:
     device_authorization_endpoint: url('device-authorization'),
     // RFC 9449, RFC 7523, RFC 9126: DPoP, private_key_jwt and pushed requests; overrides the auth method lists above.
     ...keyBoundMetadata(context, accountId),
+    // Client ID metadata documents (MCP authorization): https client ids are read from the URL they name.
+    ...(context.config.clientIdMetadataDocuments.enabled ? { client_id_metadata_document_supported: true } : {}),
   };
 }
 

@@ -1,0 +1,209 @@
+/**
+ * Client ID metadata documents: an https `client_id` read from the URL it names, through the guarded fetcher, over
+ * real TLS on loopback (a throwaway certificate the resolver is given as its trust anchor). Every refusal is
+ * `invalid_client` with a description, and nothing of a failure is cached.
+ */
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ClientIdMetadataResolver, cacheSecondsOf } from '../src/apps/client-id-metadata.js';
+import { withClientIdMetadataDocuments } from '../src/apps/resolving-app-store.js';
+import { MemoryAppStore } from '../src/apps/memory-app-store.js';
+import { resolveConfig } from '../src/config.js';
+import { createSentinel } from '../src/index.js';
+import { ACCOUNT, baseOptions } from './helpers/fixtures.js';
+import { call, jsonOf } from './helpers/direct-flow.js';
+import { type LoopbackTLS, loopbackTLS } from './helpers/loopback-tls.js';
+
+let tls: LoopbackTLS;
+let server: Server;
+let origin: string;
+/** What the document server answers, per path: status, headers and body. */
+const documents = new Map<string, { status?: number; headers?: Record<string, string>; body: string }>();
+let hits = 0;
+
+beforeAll(async () => {
+  tls = loopbackTLS();
+  server = createServer({ key: tls.key, cert: tls.cert }, (request, response) => {
+    hits += 1;
+    const doc = documents.get(request.url ?? '');
+    if (doc === undefined) {
+      response.writeHead(404).end();
+      return;
+    }
+    response.writeHead(doc.status ?? 200, { 'content-type': 'application/json', ...doc.headers }).end(doc.body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  await new Promise((resolve) => server.close(resolve));
+});
+
+function resolverFor(options: { allowPrivateAddresses?: boolean; allow?: string[] } = {}): ClientIdMetadataResolver {
+  const config = resolveConfig(baseOptions({ clientIdMetadataDocuments: { enabled: true, allowPrivateAddresses: true, ...options } }));
+  return new ClientIdMetadataResolver(config, { ca: tls.cert });
+}
+
+function serve(path: string, doc: Record<string, unknown> | string, headers?: Record<string, string>, status?: number): string {
+  documents.set(path, { body: typeof doc === 'string' ? doc : JSON.stringify(doc), headers, status });
+  return `${origin}${path}`;
+}
+
+describe('resolving a client id metadata document', () => {
+  it('makes a public app of it, named by client_name and host', async () => {
+    const url = `${origin}/agent.json`;
+    serve('/agent.json', { client_id: url, client_name: 'Research Agent', redirect_uris: ['http://127.0.0.1:9999/cb'] });
+    const app = await resolverFor().resolve(ACCOUNT, url);
+    expect(app).toMatchObject({
+      accountId: ACCOUNT,
+      clientId: url,
+      tokenEndpointAuthMethod: 'none',
+      redirectUris: ['http://127.0.0.1:9999/cb'],
+      grantTypes: ['authorization_code', 'refresh_token'],
+      name: `Research Agent (${new URL(url).host})`,
+    });
+    expect(app.clientSecretHash).toBeUndefined();
+  });
+
+  it('refuses bad documents with invalid_client and a description, caching nothing', async () => {
+    const cases: [string, (url: string) => Record<string, unknown> | string, RegExp, number?][] = [
+      ['/big.json', (url) => ({ client_id: url, redirect_uris: ['https://a.example/cb'], pad: 'x'.repeat(6000) }), /too large/],
+      ['/text.json', () => 'not json', /not JSON/],
+      ['/noid.json', () => ({ redirect_uris: ['https://a.example/cb'] }), /no client_id/],
+      [
+        '/other.json',
+        () => ({ client_id: 'https://elsewhere.example/agent.json', redirect_uris: ['https://a.example/cb'] }),
+        /another client_id/,
+      ],
+      ['/nouris.json', (url) => ({ client_id: url }), /no redirect_uris/],
+      ['/secret.json', (url) => ({ client_id: url, redirect_uris: ['https://a.example/cb'], client_secret: 's' }), /client secret/],
+      [
+        '/basic.json',
+        (url) => ({ client_id: url, redirect_uris: ['https://a.example/cb'], token_endpoint_auth_method: 'client_secret_basic' }),
+        /public client/,
+      ],
+      ['/scheme.json', (url) => ({ client_id: url, redirect_uris: ['javascript:alert(1)'] }), /redirect_uri/],
+      ['/bidi.json', (url) => ({ client_id: url, redirect_uris: ['https://a.example/cb'], client_name: 'Bank\u202e' }), /client_name/],
+      ['/redirect.json', () => '', /redirects/, 302],
+      ['/gone.json', () => '', /answered 404/, 404],
+    ];
+    const resolver = resolverFor();
+    for (const [path, make, reason, status] of cases) {
+      const url = serve(path, make(`${origin}${path}`), status === 302 ? { location: '/agent.json' } : undefined, status);
+      for (let round = 0; round < 2; round++) {
+        const before = hits;
+        await expect(resolver.resolve(ACCOUNT, url), path).rejects.toMatchObject({
+          code: 'invalid_client',
+          description: expect.stringMatching(reason),
+        });
+        // Fetched again the second time: a failure is never cached.
+        expect(hits, path).toBe(before + 1);
+      }
+    }
+  });
+
+  it('refuses loopback and private addresses unless allowPrivateAddresses, and URLs the draft forbids', async () => {
+    const url = serve('/agent2.json', { client_id: `${origin}/agent2.json`, redirect_uris: ['https://a.example/cb'] });
+    const before = hits;
+    await expect(resolverFor({ allowPrivateAddresses: false }).resolve(ACCOUNT, url)).rejects.toMatchObject({
+      code: 'invalid_client',
+      description: expect.stringMatching(/private, loopback or link-local/),
+    });
+    expect(hits).toBe(before);
+    const resolver = resolverFor();
+    for (const bad of [
+      `${origin}/`,
+      `${origin}/a.json#x`,
+      `https://user@127.0.0.1:1/a.json`,
+      `${origin}/x/../a.json`,
+      'https://EXAMPLE.com/a.json',
+    ]) {
+      await expect(resolver.resolve(ACCOUNT, bad), bad).rejects.toMatchObject({ code: 'invalid_client' });
+    }
+    await expect(resolverFor({ allow: ['agents.example.com'] }).resolve(ACCOUNT, url)).rejects.toMatchObject({
+      description: expect.stringMatching(/not on the list/),
+    });
+  });
+
+  it('keeps a document as its caching headers say, at most 24 hours', async () => {
+    expect(cacheSecondsOf({ 'cache-control': 'public, max-age=600' })).toBe(600);
+    expect(cacheSecondsOf({ 'cache-control': 'max-age=999999' })).toBe(86_400);
+    expect(cacheSecondsOf({ 'cache-control': 'no-store' })).toBe(0);
+    expect(cacheSecondsOf({ 'cache-control': 'no-cache, max-age=60' })).toBe(0);
+    expect(cacheSecondsOf({})).toBe(300);
+    const cached = serve(
+      '/cached.json',
+      { client_id: `${origin}/cached.json`, redirect_uris: ['https://a.example/cb'] },
+      { 'cache-control': 'max-age=60' },
+    );
+    const uncached = serve(
+      '/uncached.json',
+      { client_id: `${origin}/uncached.json`, redirect_uris: ['https://a.example/cb'] },
+      { 'cache-control': 'no-store' },
+    );
+    const resolver = resolverFor();
+    let before = hits;
+    await resolver.resolve(ACCOUNT, cached);
+    await resolver.resolve(ACCOUNT, cached);
+    expect(hits).toBe(before + 1);
+    before = hits;
+    await resolver.resolve(ACCOUNT, uncached);
+    await resolver.resolve(ACCOUNT, uncached);
+    expect(hits).toBe(before + 2);
+  });
+});
+
+describe('the service with client ID metadata documents', () => {
+  it('advertises them, resolves through the app lookup, and shows the host on the login page', async () => {
+    const url = serve('/login-agent.json', {
+      client_id: `${origin}/login-agent.json`,
+      client_name: 'Research Agent',
+      redirect_uris: ['http://127.0.0.1:9999/cb'],
+    });
+    const options = baseOptions({ clientIdMetadataDocuments: { enabled: true, allowPrivateAddresses: true } });
+    const sentinel = createSentinel(options);
+    const metadata = await call(sentinel, { path: `/.well-known/oauth-authorization-server/sentinel/api/account/${ACCOUNT}` });
+    expect(jsonOf(metadata).client_id_metadata_document_supported).toBe(true);
+    const off = createSentinel(baseOptions());
+    expect(jsonOf(await call(off, { path: `/.well-known/oauth-authorization-server/sentinel/api/account/${ACCOUNT}` }))).not.toHaveProperty(
+      'client_id_metadata_document_supported',
+    );
+    // The service's own resolver has no test trust anchor: the same wrapper, built on a resolver given the test's
+    // certificate, stands in for it (the service wraps its store exactly so when the option is on).
+    const apps = withClientIdMetadataDocuments(
+      new MemoryAppStore(sentinel.config.apps),
+      new ClientIdMetadataResolver(sentinel.config, { ca: tls.cert }),
+    );
+    const tested = createSentinel({ ...baseOptions(), apps: [], appStore: apps });
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: url,
+      redirect_uri: 'http://127.0.0.1:9999/cb',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+    });
+    const started = await call(tested, { path: `/sentinel/api/account/${ACCOUNT}/authorize`, query });
+    expect(started.status).toBe(302);
+    const login = await call(tested, {
+      path: String(started.headers.location)
+        .replace(/^https?:\/\/[^/]+/, '')
+        .split('?')[0] as string,
+      query: new URL(String(started.headers.location), 'http://x').searchParams,
+    });
+    expect(login.body).toContain(`Research Agent (${new URL(url).host})`);
+    // PKCE is required of such a client: it is public.
+    query.delete('code_challenge');
+    query.delete('code_challenge_method');
+    const noPkce = await call(tested, { path: `/sentinel/api/account/${ACCOUNT}/authorize`, query });
+    expect(new URL(String(noPkce.headers.location)).searchParams.get('error')).toBe('invalid_request');
+    // A redirect URI the document does not list is refused on the page, never redirected to.
+    query.set('redirect_uri', 'http://127.0.0.1:9999/other');
+    const wrong = await call(tested, { path: `/sentinel/api/account/${ACCOUNT}/authorize`, query });
+    expect(wrong.status).toBe(400);
+    // And with the feature off, an https client id is just an unknown client.
+    const unknown = await call(off, { path: `/sentinel/api/account/${ACCOUNT}/authorize`, query: new URLSearchParams({ client_id: url }) });
+    expect(unknown.status).toBe(401);
+  });
+});
