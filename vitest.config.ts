@@ -51,6 +51,8 @@ const SERVICE_FILES = [
   'test/race-second-factor.test.ts',
   'test/race-session.test.ts',
   'test/race-totp-order.test.ts',
+  // The device flow's races (RFC 8628), on MemoryStore and Redis
+  'test/device-race.test.ts',
   // Redis and child processes: servers sharing one store
   'test/key-rotation-redis.test.ts',
   'test/multi-instance.test.ts',
