@@ -1,6 +1,6 @@
 /**
  * What the console uses of the service, and its options. Structural, so any service built by `createSentinel()`
- * fits; the sessions page uses the session methods when the service has them.
+ * fits.
  */
 import type { ResolvedConfig } from '../config.js';
 import type { VerifyAccessTokenOptions } from '../guard/access-token-jwt.js';
@@ -23,11 +23,11 @@ export interface ConsoleService {
   rotateKeys(): Promise<RingKeyInfo[]>;
   revokeKey(kid: string): Promise<boolean>;
   /** A user's device sessions (the sessions page). */
-  listSessions?(input: { accountId: string; userId: string }): Promise<readonly ConsoleSessionInfo[]>;
+  listSessions(input: { accountId: string; userId: string }): Promise<readonly ConsoleSessionInfo[]>;
   /** Ends one device session, with back-channel logout to its apps. */
-  endSession?(input: { accountId: string; sid: string }): Promise<boolean>;
+  endSession(input: { accountId: string; sid: string }): Promise<boolean>;
   /** Ends every device session of a user. */
-  endUserSessions?(input: { accountId: string; userId: string }): Promise<number>;
+  endUserSessions(input: { accountId: string; userId: string }): Promise<number>;
 }
 
 /**

@@ -27,7 +27,6 @@ export async function sessionsPage(deps: ConsoleDeps, call: ConsoleCall): Promis
   const { service } = deps;
   const page = (content: string): SentinelResponse =>
     consolePage(service.config, call, { title: text(call, 'sessionsTitle'), section: 'sessions', content });
-  if (service.listSessions === undefined) return page(paragraph(text(call, 'sessionsUnavailable')));
   const user = userOf(call.request.query.get('user'));
   const lookup = `${paragraph(text(call, 'sessionsLead'), 'lead')}
 <form method="get" action="${escapeHTML(accountPath(call, 'sessions'))}" class="row" role="search">
@@ -72,7 +71,6 @@ export async function sessionsAction(
   const context = scopedContext(deps, call.request);
   const back = redirect(303, `${accountPath(call, 'sessions')}?${new URLSearchParams({ user, done: '1' }).toString()}`);
   if (parts.length === 1 && parts[0] === 'end') {
-    if (service.endSession === undefined || service.listSessions === undefined) throw new ConsoleRefusal('unsupported');
     const sid = form.get('sid')?.[0] ?? '';
     // Only a session of the user shown, in the operator's own account: a sid from elsewhere is refused.
     const owned = user !== '' && (await service.listSessions({ accountId: operator.accountId, userId: user })).some((s) => s.sid === sid);
@@ -89,7 +87,6 @@ export async function sessionsAction(
     return back;
   }
   if (parts.length === 1 && parts[0] === 'end-all') {
-    if (service.endUserSessions === undefined) throw new ConsoleRefusal('unsupported');
     if (user === '') throw new ConsoleRefusal('invalid_input', { detail: 'a user id is needed' });
     const ended = await service.endUserSessions({ accountId: operator.accountId, userId: user });
     context.emit({

@@ -8,7 +8,7 @@
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { CONSUMER_UUID, ACCOUNT, CLIENT_ID, OTHER_ACCOUNT, PASSWORD, basic } from '../helpers/fixtures.js';
+import { ACCOUNT, basic, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, OTHER_ACCOUNT, PASSWORD } from '../helpers/fixtures.js';
 import { seriousViolations } from './axe.js';
 import { browserAvailable, launchChromium } from './chromium.js';
 import { type ConsoleHost, KEY_BASED_CLIENT_ID, startConsoleHost } from './console-host.js';
@@ -63,7 +63,8 @@ async function postFromPage(page: Page, path: string, fields: Record<string, str
     { path, fields },
   );
   const response = await answer;
-  await page.waitForLoadState('domcontentloaded');
+  // The answer page replaces the old one at the POST's address; nothing may read the page before it has.
+  await page.waitForURL((url) => url.pathname === path, { waitUntil: 'domcontentloaded' });
   return response.status();
 }
 
@@ -77,6 +78,28 @@ async function expectAccessible(page: Page): Promise<void> {
 
 function deniedEvents(host: ConsoleHost): { reason: string; operator?: string | undefined; action: string }[] {
   return host.events.flatMap((event) => (event.type === 'console.denied' ? [event] : []));
+}
+
+/** An end user's sign-in at the main app in a browser of their own: a device session, and the code exchanged. */
+async function userSignIn(host: ConsoleHost, browser: Browser): Promise<{ accessToken: string; context: BrowserContext }> {
+  const context = await browser.newContext({ locale: 'en-US' });
+  const page = await context.newPage();
+  const redirectUri = `${host.url}/callback`;
+  await page.goto(
+    `${host.url}/sentinel/api/account/${ACCOUNT}/authorize?${new URLSearchParams({ response_type: 'code', client_id: CLIENT_ID, redirect_uri: redirectUri, state: 's', scope: 'openid' })}`,
+  );
+  await page.getByLabel('Username').fill('ursula');
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.waitForURL((url) => url.pathname === '/callback');
+  const code = new URL(page.url()).searchParams.get('code') ?? '';
+  const response = await fetch(`${host.url}/sentinel/api/account/${ACCOUNT}/token`, {
+    method: 'POST',
+    headers: { authorization: basic(CLIENT_ID, CLIENT_SECRET), 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirectUri }).toString(),
+  });
+  expect(response.status).toBe(200);
+  return { accessToken: ((await response.json()) as { access_token: string }).access_token, context };
 }
 
 describe.runIf(browserAvailable('browser: operator console'))('browser: operator console', () => {
@@ -283,6 +306,39 @@ describe.runIf(browserAvailable('browser: operator console'))('browser: operator
     expect(await appToken(host, registered.clientId, registered.secret)).toBe(401);
   });
 
+  it("ends one of a user's sessions, then all of them: their tokens stop", async () => {
+    const first = await userSignIn(host, browser);
+    const second = await userSignIn(host, browser);
+    try {
+      expect(await accepted(host, first.accessToken)).toBe(true);
+      await page.goto(`${host.url}/console/${ACCOUNT}/sessions`);
+      await page.getByLabel('User id').fill('u-ursula');
+      await page.getByRole('button', { name: 'Find sessions' }).click();
+      await page.waitForURL((url) => url.searchParams.get('user') === 'u-ursula');
+      expect(await page.locator('tbody tr').count()).toBe(2);
+      expect(await page.locator('tbody').textContent()).toContain(CLIENT_ID);
+      await expectAccessible(page);
+      await screenshotForDocs(page, 'console-sessions');
+      await page.locator('tbody tr').first().getByRole('button', { name: /End/ }).click();
+      await page.getByText('Done.', { exact: true }).waitFor();
+      expect(await page.locator('tbody tr').count()).toBe(1);
+      const stillAccepted = [await accepted(host, first.accessToken), await accepted(host, second.accessToken)];
+      expect(stillAccepted.filter(Boolean)).toHaveLength(1);
+      await page.getByRole('button', { name: 'End all sessions of this user' }).click();
+      await page.getByText('Done.', { exact: true }).waitFor();
+      expect(await page.getByText('This user has no session.').count()).toBe(1);
+      expect(await accepted(host, first.accessToken)).toBe(false);
+      expect(await accepted(host, second.accessToken)).toBe(false);
+      expect(
+        host.events.filter(
+          (event) => event.type === 'console.changed' && event.action.startsWith('session.') && event.target === 'u-ursula',
+        ),
+      ).toHaveLength(2);
+    } finally {
+      await Promise.all([first.context.close(), second.context.close()]);
+    }
+  });
+
   it('a viewer sees every page and is refused every change, with nothing changed', async () => {
     const context = await browser.newContext({ locale: 'en-US', bypassCSP: true });
     try {
@@ -309,7 +365,7 @@ describe.runIf(browserAvailable('browser: operator console'))('browser: operator
         expect(deniedEvents(host).at(-1)).toMatchObject({ reason: 'viewer', operator: 'u-victor' });
       }
       expect(JSON.stringify(host.sentinel.jwks())).toBe(keysBefore);
-      expect(typeof (await appToken(host, CLIENT_ID, (await import('../helpers/fixtures.js')).CLIENT_SECRET))).toBe('string');
+      expect(typeof (await appToken(host, CLIENT_ID, CLIENT_SECRET))).toBe('string');
       for (const section of ['apps', 'keys', 'sessions', 'audit']) {
         await viewer.goto(`${host.url}/console/${ACCOUNT}/${section}`);
         await expectAccessible(viewer);

@@ -99,7 +99,6 @@ export interface ConsoleMessages {
   findSessions: string;
   sessionsCaption: string;
   sessionsEmpty: string;
-  sessionsUnavailable: string;
   columnStarted: string;
   columnLastSeen: string;
   columnApps: string;

@@ -91,7 +91,6 @@ export const consoleEn: ConsoleMessages = {
   findSessions: 'Find sessions',
   sessionsCaption: 'Sessions of {user}',
   sessionsEmpty: 'This user has no session.',
-  sessionsUnavailable: 'This version of the service cannot list sessions.',
   columnStarted: 'Started',
   columnLastSeen: 'Last seen',
   columnApps: 'Apps',

@@ -92,7 +92,6 @@ export const consoleFr: ConsoleMessages = {
   findSessions: 'Chercher les sessions',
   sessionsCaption: 'Sessions de {user}',
   sessionsEmpty: 'Cet utilisateur n’a aucune session.',
-  sessionsUnavailable: 'Cette version du service ne sait pas lister les sessions.',
   columnStarted: 'Ouverte le',
   columnLastSeen: 'Dernière activité',
   columnApps: 'Applications',
