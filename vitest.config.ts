@@ -57,6 +57,7 @@ const SERVICE_FILES = [
   'test/key-rotation-redis.test.ts',
   'test/multi-instance.test.ts',
   // PostgreSQL
+  'test/console-event-log-postgres.test.ts',
   'test/app-store-postgres.test.ts',
   'test/postgres-faults.test.ts',
   'test/registration.test.ts',

@@ -7,7 +7,7 @@ import type { SentinelEvent, SentinelEventType } from '../events/sentinel-event.
 import type { SentinelResponse } from '../http/messages.js';
 import { escapeHTML } from '../authorize/pages/escape-html.js';
 import type { ConsoleDeps } from './deps.js';
-import type { EventQuery } from './event-log.js';
+import type { EventQuery } from '../events/event-log.js';
 import { accountPath, type ConsoleCall, consolePage, paragraph, shownTime, text } from './page.js';
 import { ConsoleRefusal } from './refusal.js';
 

@@ -18,7 +18,7 @@ import { tapEvents } from '../events/event-taps.js';
 import { escapeHTML } from '../authorize/pages/escape-html.js';
 import { appsAction, appsPage, appPage } from './apps-page.js';
 import { auditPage } from './audit-page.js';
-import { MemoryEventLog } from './event-log.js';
+import { MemoryEventLog } from '../events/event-log.js';
 import { keysAction, keysPage, revokeConfirmPage } from './keys-page.js';
 import { chooseConsoleLocale, consoleCatalogues } from './messages/console-locale.js';
 import { consoleCookie, CONSOLE_COOKIE, endOperatorSession, type OperatorSession, readOperatorSession } from './operator-session.js';

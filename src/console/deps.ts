@@ -1,7 +1,7 @@
 /** What the console's pages and actions share: the service, its collaborators, the options, the event source. */
 import { requestContext, type SentinelContext } from '../http/context.js';
 import type { SentinelRequest } from '../http/messages.js';
-import type { EventSource } from './event-log.js';
+import type { EventSource } from '../events/event-log.js';
 import type { ConsoleOptions, ConsoleService } from './service.js';
 
 /** Everything a page or action of the console is built from, once per console. */

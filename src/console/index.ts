@@ -6,8 +6,8 @@
 export { createConsole } from './console.js';
 export type { SentinelConsole } from './console.js';
 export type { ConsoleOperator, ConsoleOptions, ConsoleService, ConsoleSessionInfo, OperatorRole } from './service.js';
-export { MemoryEventLog } from './event-log.js';
-export type { EventPage, EventQuery, EventSource } from './event-log.js';
+export { MemoryEventLog } from '../events/event-log.js';
+export type { EventPage, EventQuery, EventSource } from '../events/event-log.js';
 export type { ConsoleMessages } from './messages/console-messages.js';
 export { CONSOLE_CATALOGUES } from './messages/console-locale.js';
 export { CONSOLE_CLIENT_ID } from './sign-in.js';

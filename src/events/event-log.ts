@@ -3,7 +3,7 @@
  * of `sentinel-idp/postgres`), or else {@link MemoryEventLog}, this instance's most recent events in a bounded ring
  * buffer.
  */
-import type { SentinelEvent, SentinelEventType } from '../events/sentinel-event.js';
+import type { SentinelEvent, SentinelEventType } from './sentinel-event.js';
 
 /**
  * A filter over recorded events. `accountId` is always set: an operator reads only their own account's events.

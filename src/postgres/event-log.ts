@@ -1,0 +1,221 @@
+/**
+ * `PostgresEventLog`: the service's audit events in an append-only PostgreSQL table. The host passes its `record`
+ * as `onEvent` (with or without the operator console); the console's audit page reads it through `query`. A trigger
+ * refuses every UPDATE, every TRUNCATE, and every DELETE of an event younger than the retention, so a row can leave
+ * only through {@link PostgresEventLog.prune} once it is past the retention.
+ */
+import type { Pool } from 'pg';
+import { type EventPage, type EventQuery, type EventSource, MAX_EVENT_PAGE } from '../events/event-log.js';
+import type { SentinelEvent } from '../events/sentinel-event.js';
+import { loadPool } from './pool.js';
+
+/**
+ * Options of {@link PostgresEventLog}: a connection string (the log makes and owns its pool) or a `pg` Pool of the
+ * host's, and how long events are kept.
+ *
+ * @example
+ * const options: PostgresEventLogOptions = { connectionString: process.env.DATABASE_URL!, retentionDays: 400 };
+ */
+export type PostgresEventLogOptions = ({ connectionString: string; pool?: undefined } | { pool: Pool; connectionString?: undefined }) & {
+  /** Days an event is kept before `prune()` may delete it (and before the trigger lets it go). Default 365. */
+  retentionDays?: number;
+  /**
+   * Told when a write fails (the events of that write are lost; the request that emitted them is not failed, as
+   * `onEvent` cannot wait). Default: `console.error` of the failure's message.
+   */
+  onError?: (error: unknown, lost: number) => void;
+  /** Most events waiting to be written; beyond it the oldest waiting are dropped and reported. Default 10000. */
+  maxPending?: number;
+};
+
+/** Rows per INSERT: a burst is written in a few statements rather than one per event. */
+const BATCH = 500;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS sentinel_events (
+  id bigserial PRIMARY KEY,
+  at timestamptz NOT NULL,
+  account_id text NOT NULL,
+  type text NOT NULL,
+  client_id text,
+  outcome text NOT NULL,
+  event jsonb NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sentinel_events_account_id ON sentinel_events (account_id, id DESC);
+CREATE TABLE IF NOT EXISTS sentinel_event_retention (
+  singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+  days integer NOT NULL CHECK (days >= 1)
+);
+CREATE OR REPLACE FUNCTION sentinel_events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'DELETE' AND OLD.at < now() - make_interval(days => (SELECT days FROM sentinel_event_retention)) THEN
+    RETURN OLD;
+  END IF;
+  RAISE EXCEPTION 'sentinel_events is append-only: % refused', TG_OP USING ERRCODE = 'insufficient_privilege';
+END $$;
+CREATE OR REPLACE FUNCTION sentinel_events_no_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION 'sentinel_events is append-only: TRUNCATE refused' USING ERRCODE = 'insufficient_privilege';
+END $$;
+DROP TRIGGER IF EXISTS sentinel_events_append_only ON sentinel_events;
+CREATE TRIGGER sentinel_events_append_only BEFORE UPDATE OR DELETE ON sentinel_events
+  FOR EACH ROW EXECUTE FUNCTION sentinel_events_append_only();
+DROP TRIGGER IF EXISTS sentinel_events_no_truncate ON sentinel_events;
+CREATE TRIGGER sentinel_events_no_truncate BEFORE TRUNCATE ON sentinel_events
+  FOR EACH STATEMENT EXECUTE FUNCTION sentinel_events_no_truncate();
+`;
+
+interface EventRow {
+  id: string;
+  event: SentinelEvent;
+}
+
+/**
+ * The audit events in PostgreSQL, append-only. Writes are batched in the background: `record` never blocks nor
+ * throws; `flush()` waits for what was recorded so far.
+ *
+ * @example
+ * const events = new PostgresEventLog({ connectionString: process.env.DATABASE_URL!, retentionDays: 400 });
+ * await events.migrate();
+ * const sentinel = createSentinel({ ...options, onEvent: events.record });
+ * app.use(toExpress(createConsole(sentinel, { authorize, events })));
+ */
+export class PostgresEventLog implements EventSource {
+  readonly durable = true;
+  readonly #options: PostgresEventLogOptions;
+  readonly #retentionDays: number;
+  readonly #maxPending: number;
+  #pool: Pool | undefined;
+  #poolLoading: Promise<Pool> | undefined;
+  #pending: SentinelEvent[] = [];
+  #writing: Promise<void> | undefined;
+
+  constructor(options: PostgresEventLogOptions) {
+    this.#options = options;
+    this.#retentionDays = options.retentionDays ?? 365;
+    if (!Number.isInteger(this.#retentionDays) || this.#retentionDays < 1 || this.#retentionDays > 36_500) {
+      throw new RangeError('PostgresEventLog retentionDays must be a whole number of days from 1 to 36500');
+    }
+    this.#maxPending = options.maxPending ?? 10_000;
+    this.#pool = options.pool;
+  }
+
+  /** The pool: the host's, or the log's own, made on first use. */
+  #connection(): Promise<Pool> {
+    if (this.#pool !== undefined) return Promise.resolve(this.#pool);
+    this.#poolLoading ??= loadPool({ connectionString: this.#options.connectionString ?? '' }).then((pool) => {
+      this.#pool = pool;
+      return pool;
+    });
+    return this.#poolLoading;
+  }
+
+  /**
+   * Creates the table, its append-only triggers and the retention row (idempotent), and sets the retention to this
+   * log's `retentionDays`.
+   */
+  async migrate(): Promise<void> {
+    const pool = await this.#connection();
+    await pool.query(SCHEMA);
+    await pool.query(
+      'INSERT INTO sentinel_event_retention (singleton, days) VALUES (true, $1) ON CONFLICT (singleton) DO UPDATE SET days = EXCLUDED.days',
+      [this.#retentionDays],
+    );
+  }
+
+  /** Queues one event for writing; the `onEvent` of the service (bound: pass `events.record` as is). */
+  readonly record = (event: SentinelEvent): void => {
+    this.#pending.push(event);
+    if (this.#pending.length > this.#maxPending) {
+      const dropped = this.#pending.length - this.#maxPending;
+      this.#pending.splice(0, dropped);
+      this.#report(new Error('PostgresEventLog: too many events waiting to be written'), dropped);
+    }
+    this.#writing ??= this.#drain();
+  };
+
+  /** Resolves once every event recorded so far is written (or reported lost). */
+  async flush(): Promise<void> {
+    while (this.#writing !== undefined) await this.#writing;
+  }
+
+  async #drain(): Promise<void> {
+    // Let the request that emitted the event finish first: writing is never on its path.
+    await new Promise((resolve) => setImmediate(resolve));
+    try {
+      while (this.#pending.length > 0) {
+        const batch = this.#pending.splice(0, BATCH);
+        try {
+          await this.#insert(batch);
+        } catch (error) {
+          this.#report(error, batch.length);
+        }
+      }
+    } finally {
+      this.#writing = undefined;
+    }
+  }
+
+  async #insert(batch: readonly SentinelEvent[]): Promise<void> {
+    const pool = await this.#connection();
+    const values: unknown[] = [];
+    const rows = batch.map((event, index) => {
+      values.push(new Date(event.at), event.accountId, event.type, event.clientId ?? null, event.outcome, JSON.stringify(event));
+      const base = index * 6;
+      return `($${base + 1}, $${base + 2}, $${base + 3}, $${base + 4}, $${base + 5}, $${base + 6}::jsonb)`;
+    });
+    await pool.query(`INSERT INTO sentinel_events (at, account_id, type, client_id, outcome, event) VALUES ${rows.join(', ')}`, values);
+  }
+
+  #report(error: unknown, lost: number): void {
+    try {
+      if (this.#options.onError !== undefined) this.#options.onError(error, lost);
+      else console.error(`PostgresEventLog: ${lost} event(s) not written: ${error instanceof Error ? error.message : 'failure'}`);
+    } catch {
+      // A throwing onError must not become an unhandled rejection.
+    }
+  }
+
+  /** One page of an account's events, newest first (the console's audit page). */
+  async query(query: EventQuery): Promise<EventPage> {
+    const limit = Math.min(Math.max(1, query.limit), MAX_EVENT_PAGE);
+    const conditions = ['account_id = $1'];
+    const values: unknown[] = [query.accountId];
+    const add = (sql: string, value: unknown): void => {
+      values.push(value);
+      conditions.push(`${sql} $${values.length}`);
+    };
+    if (query.type !== undefined) add('type =', query.type);
+    if (query.clientId !== undefined) add('client_id =', query.clientId);
+    if (query.since !== undefined) add('at >=', new Date(query.since));
+    if (query.until !== undefined) add('at <', new Date(query.until));
+    if (query.cursor !== undefined) {
+      if (!/^\d{1,19}$/.test(query.cursor)) return { events: [] };
+      add('id <', query.cursor);
+    }
+    values.push(limit + 1);
+    const pool = await this.#connection();
+    const result = await pool.query<EventRow>(
+      `SELECT id, event FROM sentinel_events WHERE ${conditions.join(' AND ')} ORDER BY id DESC LIMIT $${values.length}`,
+      values,
+    );
+    const rows = result.rows.slice(0, limit);
+    const last = rows.at(-1);
+    return { events: rows.map((row) => row.event), ...(result.rows.length > limit && last !== undefined ? { next: String(last.id) } : {}) };
+  }
+
+  /** Deletes the events past the retention; resolves to how many. Run it from a scheduled job. */
+  async prune(): Promise<number> {
+    const pool = await this.#connection();
+    const result = await pool.query(
+      'DELETE FROM sentinel_events WHERE at < now() - make_interval(days => (SELECT days FROM sentinel_event_retention))',
+    );
+    return result.rowCount ?? 0;
+  }
+
+  /** Writes what is pending, then ends the log's own pool (a host's pool is left open). */
+  async close(): Promise<void> {
+    await this.flush();
+    if (this.#options.pool === undefined && this.#pool !== undefined) await this.#pool.end();
+  }
+}

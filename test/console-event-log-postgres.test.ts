@@ -1,0 +1,115 @@
+/**
+ * The PostgreSQL event log: events written in batches through `onEvent`, read back by account, type, app and time
+ * with a cursor; the table refuses UPDATE, TRUNCATE and the DELETE of an event inside the retention; `prune()`
+ * removes only what is past it; a failed write is reported, never thrown; the console's audit page reads it.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createConsole } from '../src/console/index.js';
+import { createOperatorSession } from '../src/console/operator-session.js';
+import { contextOf } from '../src/http/context.js';
+import type { SentinelEvent } from '../src/index.js';
+import { PostgresEventLog } from '../src/postgres/index.js';
+import { ACCOUNT, makeSentinel, OTHER_ACCOUNT } from './helpers/fixtures.js';
+import { requirePostgres, sharedPostgres, throwawayDatabase } from './helpers/postgres.js';
+
+const postgres = await sharedPostgres('console-event-log-postgres');
+
+function event(at: number, overrides: Partial<SentinelEvent> = {}): SentinelEvent {
+  return { type: 'session.created', at, accountId: ACCOUNT, userId: 'u-1', outcome: 'success', ...overrides } as SentinelEvent;
+}
+
+describe.skipIf(postgres.skip)('PostgresEventLog', () => {
+  let database: Awaited<ReturnType<typeof throwawayDatabase>> | undefined;
+  let log: PostgresEventLog;
+  let client: pg.Client;
+
+  beforeAll(async () => {
+    requirePostgres(postgres);
+    database = await throwawayDatabase();
+    log = new PostgresEventLog({ connectionString: database.url, retentionDays: 30 });
+    await log.migrate();
+    await log.migrate();
+    client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+  });
+
+  afterAll(async () => {
+    await client?.end();
+    await log?.close();
+    await database?.drop();
+  });
+
+  it('writes recorded events and reads them back newest first, filtered and paged, one account only', async () => {
+    const now = Date.now();
+    for (let index = 0; index < 7; index += 1) log.record(event(now - 7000 + index * 1000, index % 2 === 0 ? { clientId: 'even' } : {}));
+    log.record(event(now, { accountId: OTHER_ACCOUNT }));
+    log.record(event(now, { type: 'console.changed', operator: 'u-op', action: 'app.disable', target: 'even', clientId: 'even' } as never));
+    await log.flush();
+    const first = await log.query({ accountId: ACCOUNT, limit: 3 });
+    expect(first.events.map((seen) => seen.type)).toEqual(['console.changed', 'session.created', 'session.created']);
+    expect(first.next).toBeDefined();
+    const rest = await log.query({ accountId: ACCOUNT, limit: 50, cursor: first.next });
+    expect(rest.events).toHaveLength(5);
+    expect(rest.next).toBeUndefined();
+    expect((await log.query({ accountId: ACCOUNT, limit: 50, clientId: 'even', type: 'session.created' })).events).toHaveLength(4);
+    expect((await log.query({ accountId: ACCOUNT, limit: 50, since: now - 2500, until: now })).events).toHaveLength(2);
+    expect((await log.query({ accountId: OTHER_ACCOUNT, limit: 50 })).events).toHaveLength(1);
+    expect((await log.query({ accountId: ACCOUNT, limit: 50, cursor: "1'; DROP TABLE x" })).events).toEqual([]);
+  });
+
+  it('refuses UPDATE, TRUNCATE and the DELETE of an event inside the retention', async () => {
+    await expect(client.query("UPDATE sentinel_events SET type = 'forged'")).rejects.toThrow(/append-only: UPDATE refused/);
+    await expect(client.query('DELETE FROM sentinel_events')).rejects.toThrow(/append-only: DELETE refused/);
+    await expect(client.query('TRUNCATE sentinel_events')).rejects.toThrow(/append-only: TRUNCATE refused/);
+    const { rows } = await client.query<{ count: string }>("SELECT count(*) FROM sentinel_events WHERE type = 'forged'");
+    expect(rows[0]?.count).toBe('0');
+  });
+
+  it('prunes only the events past the retention', async () => {
+    const old = Date.now() - 31 * 86_400_000;
+    log.record(event(old, { userId: 'u-old' } as never));
+    await log.flush();
+    const before = (await log.query({ accountId: ACCOUNT, limit: 200 })).events.length;
+    expect(await log.prune()).toBe(1);
+    const after = (await log.query({ accountId: ACCOUNT, limit: 200 })).events;
+    expect(after).toHaveLength(before - 1);
+    expect(after.some((seen) => seen.at === old)).toBe(false);
+  });
+
+  it('reports a failed write with the number lost, and never throws from record', async () => {
+    const failures: number[] = [];
+    const broken = new PostgresEventLog({
+      connectionString: 'postgres://postgres@127.0.0.1:1/none',
+      onError: (_error, lost) => failures.push(lost),
+    });
+    expect(() => broken.record(event(Date.now()))).not.toThrow();
+    await broken.flush();
+    expect(failures).toEqual([1]);
+    await broken.close();
+  });
+
+  it("is the service's onEvent and the console's audit page", async () => {
+    const sentinel = makeSentinel({ onEvent: log.record });
+    const operatorConsole = createConsole(sentinel, { authorize: () => 'admin', events: log });
+    const id = await createOperatorSession(contextOf(sentinel).store, ACCOUNT, 'u-op', 600);
+    const cookie = `sentinel_console=${id}`;
+    const refused = await operatorConsole.handle({
+      method: 'POST',
+      path: `/console/${ACCOUNT}/apps/x/delete`,
+      query: new URLSearchParams(),
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'csrf=forged',
+    });
+    expect(refused?.status).toBe(403);
+    await log.flush();
+    const page = await operatorConsole.handle({
+      method: 'GET',
+      path: `/console/${ACCOUNT}/audit`,
+      query: new URLSearchParams({ type: 'console.denied' }),
+      headers: { cookie },
+    });
+    expect(page?.body).toContain('Events from the durable event log.');
+    expect(page?.body).toContain('reason=csrf');
+  });
+});
