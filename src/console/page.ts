@@ -48,6 +48,7 @@ textarea:focus,select:focus{outline:3px solid var(--focus);outline-offset:2px}
 .inline{display:inline-flex;margin:0}
 .row{display:flex;flex-wrap:wrap;gap:.75rem;align-items:end}
 .row>div{flex:1 1 12rem}
+.row .actions{margin:0 0 1rem}
 .danger{background:var(--error);color:#fff;border:1px solid var(--error)}
 section{margin:0 0 2rem}
 h2{font-size:1.125rem;margin:0 0 .75rem}
