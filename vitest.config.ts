@@ -81,8 +81,9 @@ const SERVICE_FILES = [
   'test/examples-telemetry.test.ts',
   'test/commit-subjects.test.ts',
   'test/interop-clients.test.ts',
-  // MCP authorization: the openssl command (a loopback certificate) and https on loopback
+  // MCP authorization: the openssl command (a loopback certificate), https on loopback, the MCP example's processes
   'test/mcp-client-id-metadata.test.ts',
+  'test/mcp-example.test.ts',
 ];
 
 /** `npm run test:unit`: every file but SERVICE_FILES, with each service required and pointed at a closed port. */
