@@ -22,12 +22,15 @@ import { i18nOptionsSchema } from './i18n/options.js';
 import { passkeysOptionsSchema } from './passkeys/options.js';
 import { deviceFlowOptionsSchema } from './device/options.js';
 import { accountOptionsSchema } from './account/options.js';
-import type { ConsumerIdValidator, ErrorContext, LoginView, UserAuthenticator } from './hooks.js';
+import type { ConsumerIdValidator, DelegationPolicy, ErrorContext, LoginView, UserAuthenticator } from './hooks.js';
+import { checkTrustedIssuers, type TrustedIssuer, trustedIssuerSchema } from './trusted-issuers/trusted-issuer.js';
 import type { SentinelOptions } from './options.js';
 
 export type {
   AuthenticatedUser,
   ConsumerIdValidator,
+  DelegationPolicy,
+  DelegationRequest,
   ErrorContext,
   LoginView,
   UserAuthenticator,
@@ -44,6 +47,9 @@ const grantTypeSchema = z.enum([
   'client_credentials',
   'refresh_token',
   'urn:ietf:params:oauth:grant-type:device_code',
+  // RFC 8693 token exchange and RFC 7523 JWT bearer (docs/guides/authenticated-consumers-and-delegation.md)
+  'urn:ietf:params:oauth:grant-type:token-exchange',
+  'urn:ietf:params:oauth:grant-type:jwt-bearer',
 ]);
 const identifier = z
   .string()
@@ -221,6 +227,10 @@ const optionsSchema = z.object({
       identifiersInMetrics: z.boolean().default(false),
     })
     .prefault({}),
+  // RFC 7523 / RFC 8693: brand identity providers whose JWTs name an account's consumers, and the host's say over
+  // which app may act for whom (src/trusted-issuers/, src/token/token-exchange-grant.ts).
+  trustedIssuers: z.array(trustedIssuerSchema).default([]),
+  authorizeDelegation: fn<DelegationPolicy>('authorizeDelegation').optional(),
   logger: z
     .custom<{
       /** Receives one warning line. */
@@ -285,12 +295,14 @@ type Parsed = z.output<typeof optionsSchema>;
  * RFC 8414 §2 issuer without a trailing slash.
  * @example sentinel.config.accessTokenTtl // 3600
  */
-export interface ResolvedConfig extends Omit<Parsed, 'apps' | 'issuer'> {
+export interface ResolvedConfig extends Omit<Parsed, 'apps' | 'issuer' | 'trustedIssuers'> {
   /** The issuer without a trailing slash. */
   issuer: string;
   /** Whether cookies may omit `Secure` (issuer is http on a loopback host). */
   insecureLoopback: boolean;
   apps: App[];
+  /** The `trustedIssuers` option, checked. */
+  trustedIssuers: TrustedIssuer[];
 }
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -370,7 +382,8 @@ export function resolveConfig(options: SentinelOptions): ResolvedConfig {
   });
   const algorithmsGiven = (options.keyRotation as { algorithms?: unknown } | undefined)?.algorithms !== undefined;
   const keyRotation = withDefaultAlgorithms(parsed.keyRotation, algorithmsGiven, issuesIDTokens({ ...parsed, apps }));
-  return { ...parsed, issuer, insecureLoopback, apps, keyRotation };
+  const trustedIssuers = checkTrustedIssuers(parsed.trustedIssuers);
+  return { ...parsed, issuer, insecureLoopback, apps, keyRotation, trustedIssuers };
 }
 
 /**

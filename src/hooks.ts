@@ -160,3 +160,32 @@ export interface ErrorContext {
   route: string;
   accountId?: string | undefined;
 }
+
+// --- Token exchange (RFC 8693): the host's say over delegation ---
+
+/**
+ * A delegation the service is about to make (RFC 8693 §4.1): `clientId` asks for a token that lets it act for
+ * `subject`, whose token was issued to `subjectClientId`; `actors` are the parties already acting in the subject
+ * token's `act` chain, nearest first.
+ * @example const request: DelegationRequest = { accountId: '123456', clientId: 'bot', subject: 'u-42', subjectClientId: 'web', actors: [], scope: 'read' };
+ */
+export interface DelegationRequest {
+  accountId: string;
+  /** The requesting client: the new actor. */
+  clientId: string;
+  /** `sub` of the subject token: a user id or a consumer id. */
+  subject: string;
+  /** The client the subject token was issued to. */
+  subjectClientId: string;
+  /** `sub` of each actor already in the subject token's `act` chain, nearest first; empty for a first delegation. */
+  actors: readonly string[];
+  /** The scope the delegated token would carry. */
+  scope?: string | undefined;
+}
+
+/**
+ * Decides whether a client may act for a subject (`authorizeDelegation` option). `false` refuses the exchange with
+ * `invalid_request` (RFC 8693 §2.2.2: unacceptable by policy); a throw is a `server_error`. May be async.
+ * @example const authorizeDelegation: DelegationPolicy = ({ clientId, subjectClientId }) => bots.has(clientId) && subjectClientId === 'web';
+ */
+export type DelegationPolicy = (request: DelegationRequest) => boolean | Promise<boolean>;

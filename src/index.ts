@@ -59,3 +59,7 @@ export { BUNDLED_CATALOGUES } from './i18n/catalogues.js';
 export type { Messages } from './i18n/messages.js';
 export type { I18nOptions } from './i18n/options.js';
 export type { SessionInfo, UserAppGrants } from './sessions/session-views.js';
+// RFC 8693 token exchange and RFC 7523 JWT bearer: trusted brand issuers and delegation.
+export type { TrustedIssuer } from './trusted-issuers/trusted-issuer.js';
+export type { DelegationPolicy, DelegationRequest } from './config.js';
+export type { ActorClaim } from './token/access-token.js';

@@ -7,11 +7,12 @@
 import type { AppOptions } from './apps/app-options.js';
 import type { AppStore } from './apps/app.js';
 import type { SentinelEvent } from './events/sentinel-event.js';
-import type { ConsumerIdValidator, ErrorContext, LoginView, UserAuthenticator } from './hooks.js';
+import type { ConsumerIdValidator, DelegationPolicy, ErrorContext, LoginView, UserAuthenticator } from './hooks.js';
 import type { Messages } from './i18n/messages.js';
 import type { ExternalSigner, JWK, SigningAlgorithm } from './keys/signing-keys.js';
 import type { InitialAccessTokenCheck } from './registration/options.js';
 import type { Store } from './stores/store.js';
+import type { TrustedIssuer } from './trusted-issuers/trusted-issuer.js';
 
 /** An asymmetric JWS algorithm a DPoP proof may use. */
 type ProofAlgorithm = 'ES256' | 'ES384' | 'EdDSA' | 'RS256' | 'PS256';
@@ -232,6 +233,10 @@ export interface SentinelOptions {
         identifiersInMetrics?: boolean | undefined;
       }
     | undefined;
+  /** Brand identity providers whose signed JWTs name an account's consumers (RFC 7523 JWT bearer, RFC 8693 token exchange); a PostgreSQL registry adds its `trusted_issuers`. @defaultValue `[]` */
+  trustedIssuers?: TrustedIssuer[] | undefined;
+  /** Decides whether an app may act for a subject in a token exchange (RFC 8693 §4.1); `false` refuses it. @defaultValue every app registered for the token-exchange grant may */
+  authorizeDelegation?: DelegationPolicy | undefined;
   /** Receives startup warnings. @defaultValue `console` */
   logger?:
     | {

@@ -5,6 +5,7 @@
  */
 import { OAuthError } from '../errors.js';
 import type { SigningAlgorithm } from '../keys/signing-keys.js';
+import type { TrustedIssuer } from '../trusted-issuers/trusted-issuer.js';
 
 /**
  * Grant types an application may be registered for: RFC 6749 §4.1 (authorization code), §4.4 (client credentials,
@@ -13,7 +14,14 @@ import type { SigningAlgorithm } from '../keys/signing-keys.js';
  * @example
  * const grantTypes: GrantType[] = ['client_credentials'];
  */
-export type GrantType = 'authorization_code' | 'client_credentials' | 'refresh_token' | typeof DEVICE_CODE_GRANT;
+export type GrantType =
+  | 'authorization_code'
+  | 'client_credentials'
+  | 'refresh_token'
+  | typeof DEVICE_CODE_GRANT
+  // RFC 8693 token exchange and RFC 7523 JWT bearer: consumers proven by a trusted issuer, and delegation.
+  | 'urn:ietf:params:oauth:grant-type:token-exchange'
+  | 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 
 /**
  * The device authorization grant (RFC 8628 §3.4). An app uses it only when registered for it: a device code is
@@ -220,6 +228,11 @@ export interface AppStore {
   disableApp?(accountId: string, clientId: string, change?: AppChange): boolean | Promise<boolean>;
   /** Enables a disabled app again, with the secrets it had; `false` when it does not exist. */
   enableApp?(accountId: string, clientId: string, change?: AppChange): boolean | Promise<boolean>;
+  /**
+   * The brand issuers the account trusts beyond the `trustedIssuers` option (the PostgreSQL registry's
+   * `trusted_issuers` table). Optional: without it, the option alone decides.
+   */
+  findTrustedIssuers?(accountId: string): readonly TrustedIssuer[] | Promise<readonly TrustedIssuer[]>;
 }
 
 /**

@@ -34,17 +34,28 @@ export class JwksFetcher {
   readonly #options: ClientJwksOptions;
   readonly #cache = new LRUCache<string, Entry>({ max: 1000 });
   readonly #inFlight = new Map<string, Promise<FetchedKeySet>>();
+  // When each URL was last fetched on request of a refresh, for the callers that rate-limit refreshes.
+  readonly #refreshedAt = new LRUCache<string, number>({ max: 1000 });
 
   constructor(options: ClientJwksOptions) {
     this.#options = options;
   }
 
   /**
-   * The key set at `url`, from the cache when fresh.
+   * The key set at `url`, from the cache when fresh. `refresh` fetches anew (a `kid` the cached set lacks may be a
+   * rotation); with `minRefreshIntervalMs`, at most once per that interval per URL, so a stream of JWTs naming
+   * made-up `kid`s cannot turn into a stream of fetches against the key set's host.
    * @throws JwksFetchError when it cannot be fetched safely.
    */
-  async get(url: string, options: { refresh?: boolean } = {}): Promise<FetchedKeySet> {
-    const cached = options.refresh === true ? undefined : this.#cache.get(url);
+  async get(url: string, options: { refresh?: boolean; minRefreshIntervalMs?: number } = {}): Promise<FetchedKeySet> {
+    let refresh = options.refresh === true;
+    if (refresh && options.minRefreshIntervalMs !== undefined) {
+      const last = this.#refreshedAt.get(url);
+      const now = Date.now();
+      if (last !== undefined && now - last < options.minRefreshIntervalMs) refresh = false;
+      else this.#refreshedAt.set(url, now);
+    }
+    const cached = refresh ? undefined : this.#cache.get(url);
     if (cached !== undefined) {
       if ('error' in cached) throw cached.error;
       return cached.keys;

@@ -24,7 +24,12 @@ export const JWT_BEARER_ASSERTION = 'urn:ietf:params:oauth:client-assertion-type
 // requestContext), but every copy shares the config, so the cache lives as long as the service.
 const fetchers = new WeakMap<SentinelContext['config'], JwksFetcher>();
 
-function fetcherOf(context: SentinelContext): JwksFetcher {
+/**
+ * The service's one cache of fetched key sets (client `jwks_uri`s and trusted issuers' key sets alike): one SSRF
+ * guard, one set of limits (`clientJwks`), one cache.
+ * @example const keys = await jwksFetcherOf(context).get(url);
+ */
+export function jwksFetcherOf(context: SentinelContext): JwksFetcher {
   let fetcher = fetchers.get(context.config);
   if (fetcher === undefined) {
     fetcher = new JwksFetcher(context.config.clientJwks);
@@ -69,7 +74,7 @@ async function keySetOf(context: SentinelContext, app: App, refresh: boolean): P
   if (app.jwks !== undefined) return app.jwks as JSONWebKeySet;
   if (app.jwksUri === undefined) throw refused('the application has no registered keys');
   try {
-    return (await fetcherOf(context).get(app.jwksUri, { refresh })) as JSONWebKeySet;
+    return (await jwksFetcherOf(context).get(app.jwksUri, { refresh })) as JSONWebKeySet;
   } catch (error) {
     if (error instanceof JwksFetchError) throw refused(`the application's key set is unavailable: ${error.message}`);
     throw error;

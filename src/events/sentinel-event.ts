@@ -81,7 +81,18 @@ export type SentinelEvent =
   // The account page (issue #35): a user's own changes, and its refused posts (a stale or forged form).
   | (EventBase & { type: 'passkey.added'; userId: string })
   | (EventBase & { type: 'passkey.removed'; userId: string })
-  | (EventBase & { type: 'account.denied'; userId?: string | undefined; reason: string });
+  | (EventBase & { type: 'account.denied'; userId?: string | undefined; reason: string })
+  // Token exchange (RFC 8693) and the JWT bearer grant (RFC 7523): the trusted issuer that proved the consumer, or
+  // the actor a delegation adds; `subject` is the issued token's `sub`. Never the presented or issued tokens.
+  | (EventBase & {
+      type: 'token.exchanged';
+      grantType: string;
+      subject: string;
+      issuer?: string | undefined;
+      consumerId?: string | undefined;
+      actor?: string | undefined;
+      jti: string;
+    });
 
 /**
  * The `type` of every event (see {@link SentinelEvent}; `code.replayed` is RFC 6749 §4.1.2, `refresh.reused` RFC 9700 §4.14.2).

@@ -8,6 +8,7 @@ import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import { cacheableJSON, type SentinelResponse } from '../http/messages.js';
 import { keyBoundMetadata } from './key-bound-metadata.js';
+import { exchangeGrantsOf } from './exchange-grants.js';
 import { SCOPE_CLAIMS, SUPPORTED_CLAIMS } from '../userinfo/claims.js';
 import { type RouteName, routeUrl } from '../http/route-paths.js';
 import { ACR_VALUES } from '../assurance/levels.js';
@@ -15,8 +16,15 @@ import { ACR_VALUES } from '../assurance/levels.js';
 /** The UserInfo claims, and the sign-in's `acr` and `amr` that ID tokens carry. */
 const CLAIMS_SUPPORTED: readonly string[] = [...SUPPORTED_CLAIMS, 'acr', 'amr'];
 
-/** The metadata document of an account's issuer; `issuer` equals the `iss` of its tokens and redirects. */
-export function authorizationServerMetadata(context: SentinelContext, accountId: string): Record<string, unknown> {
+/**
+ * The metadata document of an account's issuer; `issuer` equals the `iss` of its tokens and redirects.
+ * `exchangeGrants`: the RFC 8693 / RFC 7523 grants an app of the account has (`exchangeGrantsOf`).
+ */
+export function authorizationServerMetadata(
+  context: SentinelContext,
+  accountId: string,
+  exchangeGrants: readonly string[] = [],
+): Record<string, unknown> {
   const { config } = context;
   const url = (name: RouteName): string => routeUrl(config, name, { accountId });
   return {
@@ -28,7 +36,13 @@ export function authorizationServerMetadata(context: SentinelContext, accountId:
     jwks_uri: config.keysPerAccount ? url('account-jwks') : routeUrl(config, 'jwks'),
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:device_code'],
+    grant_types_supported: [
+      'authorization_code',
+      'refresh_token',
+      'client_credentials',
+      'urn:ietf:params:oauth:grant-type:device_code',
+      ...exchangeGrants,
+    ],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
@@ -73,5 +87,9 @@ export async function handleMetadata(context: SentinelContext, accountId: string
   if (!(await context.apps.hasAccount(accountId))) {
     throw new OAuthError('invalid_request', 'unknown account', { status: 404 });
   }
-  return cacheableJSON(200, authorizationServerMetadata(context, accountId), context.config.jwksMaxAge);
+  return cacheableJSON(
+    200,
+    authorizationServerMetadata(context, accountId, await exchangeGrantsOf(context, accountId)),
+    context.config.jwksMaxAge,
+  );
 }

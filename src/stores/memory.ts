@@ -41,6 +41,8 @@ export const DEFAULT_SECURITY_PREFIXES: readonly string[] = Object.freeze([
   'dpop-jti',
   'dpop-push-jti',
   'assertion-jti',
+  // A trusted issuer's JWT spent once (RFC 7523 §3 item 7): src/trusted-issuers/brand-jwt.ts.
+  'brand-jti',
 ]);
 
 /**

@@ -54,7 +54,8 @@ const LOGIN_OUTCOMES: Partial<Record<EventInput['type'], string>> = {
  */
 export function recordEventMetrics(event: EventInput, identifiers: boolean): void {
   const meters = instruments();
-  if (event.type === 'token.issued') {
+  // An exchanged token is an issued token too: it counts under its grant type (RFC 8693 or RFC 7523).
+  if (event.type === 'token.issued' || event.type === 'token.exchanged') {
     count(meters.tokensIssued, ATTR.grantType, event.grantType, event, identifiers);
   } else if (event.type === 'token.denied') {
     count(meters.tokensDenied, ATTR.error, event.error, event, identifiers);

@@ -28,6 +28,19 @@ export interface AccessTokenClaims extends JWTClaims {
   acr?: string;
   /** User tokens: how the user authenticated (RFC 8176: `pwd`, `otp`, `hwk`, `swk`, `user`, `mfa`). */
   amr?: string[];
+  /** Who acts for `sub` in a delegated token (RFC 8693 §4.1): the client that exchanged it, nested for each earlier actor. */
+  act?: ActorClaim;
+  /** A delegated user token: the client of the grant it lives on (`client_id` is the actor). */
+  grant_client_id?: string;
+}
+
+/**
+ * The `act` claim of RFC 8693 §4.1: the current actor, with the one before it nested (at most three deep here).
+ * @example const actors: string[] = []; for (let a = claims.act; a !== undefined; a = a.act) actors.push(a.sub);
+ */
+export interface ActorClaim {
+  sub: string;
+  act?: ActorClaim;
 }
 
 /**

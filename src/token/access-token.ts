@@ -10,7 +10,7 @@ import { signJWT } from '../keys/jws.js';
 import type { AccessTokenClaims } from './access-token-claims.js';
 import { assuranceClaims } from '../assurance/levels.js';
 
-export type { AccessTokenClaims } from './access-token-claims.js';
+export type { AccessTokenClaims, ActorClaim } from './access-token-claims.js';
 
 /**
  * The claim that marks a v1 app token. Its `sub` is the client id, and client ids may be UUIDs like consumer ids:
@@ -39,6 +39,8 @@ export interface AccessTokenInput {
   subject: string;
   grantType: 'client_credentials' | 'authorization_code' | 'refresh_token' | typeof DEVICE_CODE_GRANT;
   scope?: string | undefined;
+  /** A latest `exp` (epoch seconds): a delegated token never outlives the token it was exchanged for (RFC 8693). */
+  notAfter?: number | undefined;
   authTime?: number | undefined;
   grantId?: string | undefined;
   /** How the user authenticated (RFC 8176): user tokens carry it with the `acr` it adds up to. */
@@ -67,7 +69,8 @@ export async function issueAccessToken(
   input: AccessTokenInput,
 ): Promise<{ token: string; claims: AccessTokenClaims; expiresIn: number }> {
   const iat = Math.floor(Date.now() / 1000);
-  const expiresIn = context.config.accessTokenTtl;
+  const ttl = context.config.accessTokenTtl;
+  const expiresIn = input.notAfter === undefined || input.notAfter - iat >= ttl ? ttl : Math.max(input.notAfter - iat, 0);
   const claims: AccessTokenClaims = {
     iss: context.accountIssuer(input.accountId),
     sub: input.subject,

@@ -2,10 +2,10 @@
  * `POST {basePath}/api/v2/account/{accountId}/app/token?state={consumerId}` — the consumer-bound client
  * credentials grant of platform-operations.md §4.1 (RFC 6749 §4.4 with the consumer named in `state`).
  */
-import { accessTokenResponse, expiresInValue, issueAccessToken } from './access-token.js';
+import { type AccessTokenInput, accessTokenResponse, expiresInValue, issueAccessToken } from './access-token.js';
 import { readForm } from '../http/form-body.js';
 import { isParticipantId } from './consumer-id.js';
-import { requireGrant } from '../apps/app.js';
+import { type App, requireGrant } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
@@ -21,6 +21,32 @@ export function requireGrantType(grantType: string | undefined, expected: string
   if (grantType !== expected) {
     throw new OAuthError('unsupported_grant_type', `grant_type must be ${expected} at this endpoint`);
   }
+}
+
+/**
+ * What a consumer-bound access token is issued from: `sub` = the consumer, `gty` client_credentials, the app's
+ * scope (or a narrower one), the `consumerClaim` copy of the consumer id, and the DPoP confirmation. The v2 endpoint
+ * and the grants that prove the consumer with a trusted issuer's JWT (RFC 7523, RFC 8693) all issue through it, so
+ * their tokens cannot differ in shape and the same guard accepts them.
+ * @example const issued = await issueAccessToken(context, consumerTokenInput(context, accountId, app, consumerId, dpopJkt));
+ */
+export function consumerTokenInput(
+  context: SentinelContext,
+  accountId: string,
+  app: App,
+  consumerId: string,
+  dpopJkt: string | undefined,
+  scope: string | undefined = app.scope,
+): AccessTokenInput {
+  const consumerClaim = context.config.consumerClaim;
+  return {
+    accountId,
+    clientId: app.clientId,
+    subject: consumerId,
+    grantType: 'client_credentials',
+    scope,
+    extra: { ...(consumerClaim === undefined ? {} : { [consumerClaim]: consumerId }), ...confirmation(dpopJkt) },
+  };
 }
 
 /** Handles the v2 consumer-bound token request. */
@@ -48,15 +74,7 @@ export async function handleAppToken(context: SentinelContext, request: Sentinel
   }
   const binding = tokenRequestBinding(context, request, app, routeUrl(context.config, 'app-token-v2', { accountId }));
   const dpopJkt = binding === undefined ? undefined : await binding;
-  const consumerClaim = context.config.consumerClaim;
-  const { token, claims, expiresIn } = await issueAccessToken(context, {
-    accountId,
-    clientId: app.clientId,
-    subject: consumerId,
-    grantType: 'client_credentials',
-    scope: app.scope,
-    extra: { ...(consumerClaim === undefined ? {} : { [consumerClaim]: consumerId }), ...confirmation(dpopJkt) },
-  });
+  const { token, claims, expiresIn } = await issueAccessToken(context, consumerTokenInput(context, accountId, app, consumerId, dpopJkt));
   context.emit({
     type: 'token.issued',
     accountId,

@@ -273,6 +273,8 @@ export function createRevocationCheck(context: SentinelContext): RevocationCheck
     const found = await readGrant(context, claims.gid);
     if (found === null) return true;
     const { grant } = found;
-    return grant.clientId !== claims.client_id || grant.userId !== claims.sub || grant.revokedJtis?.[claims.jti] !== undefined;
+    // A delegated token (RFC 8693) is issued to the actor but lives on the subject's grant, whose client it names.
+    const grantClient = typeof claims.grant_client_id === 'string' ? claims.grant_client_id : claims.client_id;
+    return grant.clientId !== grantClient || grant.userId !== claims.sub || grant.revokedJtis?.[claims.jti] !== undefined;
   };
 }

@@ -15,6 +15,9 @@ const KNOWN_GRANT_TYPES: ReadonlySet<string> = new Set([
   'refresh_token',
   'client_credentials',
   'urn:ietf:params:oauth:grant-type:device_code',
+  // RFC 8693 token exchange, RFC 7523 JWT bearer
+  'urn:ietf:params:oauth:grant-type:token-exchange',
+  'urn:ietf:params:oauth:grant-type:jwt-bearer',
 ]);
 
 /**

@@ -16,6 +16,9 @@ import { pendingTokenRequestProof } from '../dpop/token-binding.js';
 import { routeUrl } from '../http/route-paths.js';
 import { DEVICE_CODE_GRANT } from '../apps/app.js';
 import { handleDeviceCodeGrant } from '../device/device-code-grant.js';
+import { JWT_BEARER_GRANT, TOKEN_EXCHANGE_GRANT } from './exchange-types.js';
+import { handleJwtBearerGrant } from './jwt-bearer-grant.js';
+import { handleTokenExchangeGrant } from './token-exchange-grant.js';
 
 /** API versions the platform's clients send as `?v=` on these endpoints; the protocol is the same for both. */
 const ACCEPTED_VERSIONS = new Set(['1.0', '2.0']);
@@ -60,10 +63,17 @@ export async function handleToken(context: SentinelContext, request: SentinelReq
       'number',
     );
   }
+  if (grantType === TOKEN_EXCHANGE_GRANT || grantType === JWT_BEARER_GRANT) {
+    // RFC 8693 and RFC 7523: a consumer proven by a trusted issuer's JWT, or a delegation (their own files).
+    const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: false });
+    return grantType === TOKEN_EXCHANGE_GRANT
+      ? handleTokenExchangeGrant(context, request, accountId, params, app)
+      : handleJwtBearerGrant(context, request, accountId, params, app);
+  }
   if (grantType !== 'authorization_code' && grantType !== 'refresh_token' && grantType !== DEVICE_CODE_GRANT) {
     throw new OAuthError(
       'unsupported_grant_type',
-      `grant_type must be authorization_code, refresh_token, client_credentials or ${DEVICE_CODE_GRANT}`,
+      `grant_type must be authorization_code, refresh_token, client_credentials, ${DEVICE_CODE_GRANT}, ${TOKEN_EXCHANGE_GRANT} or ${JWT_BEARER_GRANT}`,
     );
   }
   const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: true });

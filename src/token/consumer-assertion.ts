@@ -1,0 +1,80 @@
+/**
+ * The consumer-bound token both brand-JWT grants issue: a JWT of a trusted issuer of the account (RFC 7523
+ * `assertion`, or an RFC 8693 `subject_token` of type `id_token` / `jwt`) proves who the consumer is, where the v2
+ * endpoint takes the app's word for it (`state`). The token is the v2 token exactly ({@link consumerTokenInput}).
+ */
+import type { App } from '../apps/app.js';
+import type { SentinelContext } from '../http/context.js';
+import type { SentinelRequest } from '../http/messages.js';
+import { single, type ParamMap } from '../http/params.js';
+import { routeUrl } from '../http/route-paths.js';
+import { pendingTokenRequestProof, tokenType } from '../dpop/token-binding.js';
+import { type Refusal, verifyBrandJWT } from '../trusted-issuers/brand-jwt.js';
+import { audienceFor, issueAccessToken } from './access-token.js';
+import { consumerTokenInput } from './app-token.js';
+import { isParticipantId } from './consumer-id.js';
+import { narrowAudience, narrowScope } from './exchange-target.js';
+import { tokenResources } from './resource-indicators.js';
+
+/** An issued consumer-bound token and what the response needs. */
+export interface ConsumerTokenIssued {
+  token: string;
+  expiresIn: number;
+  tokenType: 'DPoP' | 'Bearer';
+  /** The scope when the request asked for one (RFC 6749 §5.1 echoes it then). */
+  scope?: string | undefined;
+}
+
+/**
+ * Verifies `jwt` (named `name` in refusals) for `app` and issues the consumer-bound token it proves. Every check
+ * runs before anything is written; then the JWT's `jti` and the DPoP proof's are spent, and the token is signed.
+ * @throws OAuthError from `refuse` for the JWT and its consumer; invalid_scope, invalid_target, invalid_dpop_proof.
+ * @example const issued = await issueForBrandJWT(context, request, accountId, params, app, assertion, grantType, refuse, 'assertion');
+ */
+export async function issueForBrandJWT(
+  context: SentinelContext,
+  request: SentinelRequest,
+  accountId: string,
+  params: ParamMap,
+  app: App,
+  jwt: string,
+  grantType: string,
+  refuse: Refusal,
+  name: string,
+): Promise<ConsumerTokenIssued> {
+  const brand = await verifyBrandJWT(context, accountId, jwt, app.clientId, refuse, name);
+  const { consumerId } = brand;
+  // The same rule as the v2 endpoint's `state`: the host's validator, or the platform's participant-id shapes.
+  const validator = context.config.consumerId;
+  const valid = validator === undefined ? isParticipantId(consumerId) : await validator(consumerId, { accountId, clientId: app.clientId });
+  if (!valid) throw refuse(`the consumer id of ${name} is not a valid participant id of this account`);
+  const requested = single(params, 'scope');
+  const scope = narrowScope(app.scope, requested);
+  // RFC 8707 as at every grant (the resources the app may ask for); `audience` may only name what the token is for.
+  const resources = tokenResources(context, app, params);
+  narrowAudience(params, resources ?? [audienceFor(context, accountId, app.clientId)]);
+  const pending = pendingTokenRequestProof(context, request, app, routeUrl(context.config, 'token', { accountId }));
+  const dpop = pending === undefined ? undefined : await pending;
+  await brand.spend();
+  await dpop?.remember();
+  const issued = await issueAccessToken(context, {
+    ...consumerTokenInput(context, accountId, app, consumerId, dpop?.jkt, scope),
+    resources,
+  });
+  context.emit({
+    type: 'token.exchanged',
+    accountId,
+    clientId: app.clientId,
+    grantType,
+    subject: consumerId,
+    issuer: brand.issuer.issuer,
+    consumerId,
+    jti: issued.claims.jti,
+  });
+  return {
+    token: issued.token,
+    expiresIn: issued.expiresIn,
+    tokenType: tokenType(dpop?.jkt),
+    ...(requested === undefined || scope === undefined ? {} : { scope }),
+  };
+}

@@ -1,0 +1,143 @@
+/**
+ * Delegation (RFC 8693 §4.1): the requesting client exchanges an access token this service issued (a user's, or a
+ * consumer-bound one, of the same account) for a token that keeps the subject's `sub` and names the client as the
+ * actor in `act`, nested over any earlier actor. The new token never widens the old one: its scope and audience are
+ * the subject's or narrower, it expires no later, and a user token stays on its grant (revoking the grant revokes
+ * it). The host may refuse any delegation (`authorizeDelegation`).
+ */
+import type { App } from '../apps/app.js';
+import type { SentinelContext } from '../http/context.js';
+import { isOAuthError, OAuthError } from '../errors.js';
+import type { SentinelRequest } from '../http/messages.js';
+import { single, type ParamMap } from '../http/params.js';
+import { routeUrl } from '../http/route-paths.js';
+import { confirmation, pendingTokenRequestProof, tokenType } from '../dpop/token-binding.js';
+import { type AccessTokenClaims, type ActorClaim, audienceFor, issueAccessToken, isAppToken } from './access-token.js';
+import { narrowAudience, narrowScope } from './exchange-target.js';
+import { tokenResources } from './resource-indicators.js';
+import { TOKEN_EXCHANGE_GRANT, TOKEN_TYPES } from './exchange-types.js';
+
+/** The longest `act` chain a token may carry: a delegation of a delegation of a delegation, and no further. */
+export const MAX_DELEGATION_DEPTH = 3;
+
+const refuse = (description: string): OAuthError => new OAuthError('invalid_request', description);
+
+/** The actors of a chain, nearest first. */
+function actorsOf(act: ActorClaim | undefined): string[] {
+  const actors: string[] = [];
+  for (let current = act; current !== undefined; current = current.act) actors.push(current.sub);
+  return actors;
+}
+
+/**
+ * A live access token of this service and account, looked up as its holder presents it to be exchanged: signature,
+ * account, expiry and its grant's revocation are checked; the refusal names which without echoing the token.
+ */
+async function verifyOwnToken(context: SentinelContext, accountId: string, token: string, name: string): Promise<AccessTokenClaims> {
+  try {
+    return await context.verifyAccessToken(token, { accountId, lookup: { checkRevocation: true } });
+  } catch (error) {
+    if (isOAuthError(error) && error.code === 'invalid_token')
+      throw refuse(`${name} is not a live access token of this account: ${error.description}`);
+    throw error;
+  }
+}
+
+/** What a delegation issued. */
+export interface DelegatedToken {
+  token: string;
+  expiresIn: number;
+  tokenType: 'DPoP' | 'Bearer';
+  scope?: string | undefined;
+}
+
+/**
+ * Issues a token that lets `app` act for the subject of `subjectToken`.
+ * @throws OAuthError invalid_request (subject or actor token invalid or refused by policy, chain too deep),
+ *   invalid_scope, invalid_target.
+ * @example const issued = await delegate(context, request, accountId, params, app, subjectToken, undefined, undefined);
+ */
+export async function delegate(
+  context: SentinelContext,
+  request: SentinelRequest,
+  accountId: string,
+  params: ParamMap,
+  app: App,
+  subjectToken: string,
+  actorToken: string | undefined,
+  actorType: string | undefined,
+): Promise<DelegatedToken> {
+  const subject = await verifyOwnToken(context, accountId, subjectToken, 'subject_token');
+  if (isAppToken(subject)) throw refuse("subject_token must be a user's or a consumer-bound token, not an app token");
+  // A key-bound token is its holder's only with the key: exchanging it without a proof would unbind it.
+  if (subject.cnf !== undefined) throw refuse('a DPoP-bound subject_token cannot be exchanged');
+  const actors = actorsOf(subject.act);
+  if (actors.length + 1 > MAX_DELEGATION_DEPTH) throw refuse(`the delegation chain would be deeper than ${MAX_DELEGATION_DEPTH}`);
+  if (actorToken !== undefined) {
+    if (actorType !== TOKEN_TYPES.accessToken) throw refuse(`actor_token_type must be ${TOKEN_TYPES.accessToken}`);
+    // The actor is the requesting client (the act claim names it): an actor token must be that client's own app token.
+    const actor = await verifyOwnToken(context, accountId, actorToken, 'actor_token');
+    if (!isAppToken(actor) || actor.client_id !== app.clientId) throw refuse('actor_token must be an app token of the requesting client');
+  }
+  const requestedScope = single(params, 'scope');
+  const scope = narrowScope(subject.scope, requestedScope);
+  const subjectAudiences = Array.isArray(subject.aud) ? subject.aud : [subject.aud];
+  // RFC 8707 through the service's one resource check: the resources must be ones the acting app may ask for and,
+  // as a grant's are, among the subject's (those of its audiences that are not the account's own).
+  const accountAudience = audienceFor(context, accountId, subject.client_id);
+  const resources = params.has('resource')
+    ? tokenResources(
+        context,
+        app,
+        params,
+        subjectAudiences.filter((audience) => audience !== accountAudience),
+      )
+    : undefined;
+  const audiences = narrowAudience(params, resources ?? subjectAudiences) ?? resources;
+  const policy = context.config.authorizeDelegation;
+  if (
+    policy !== undefined &&
+    !(await policy({ accountId, clientId: app.clientId, subject: subject.sub, subjectClientId: subject.client_id, actors, scope }))
+  ) {
+    throw refuse('the host does not allow this client to act for this subject');
+  }
+  const pending = pendingTokenRequestProof(context, request, app, routeUrl(context.config, 'token', { accountId }));
+  const dpop = pending === undefined ? undefined : await pending;
+  await dpop?.remember();
+  const extra: Record<string, unknown> = { act: { sub: app.clientId, ...(subject.act === undefined ? {} : { act: subject.act }) } };
+  if (audiences !== undefined) extra.aud = audiences.length === 1 ? audiences[0] : audiences;
+  else extra.aud = subject.aud;
+  if (subject.gid !== undefined) extra.grant_client_id = subject.grant_client_id ?? subject.client_id;
+  const consumerClaim = context.config.consumerClaim;
+  if (consumerClaim !== undefined && subject[consumerClaim] !== undefined) extra[consumerClaim] = subject[consumerClaim];
+  Object.assign(extra, confirmation(dpop?.jkt));
+  const issued = await issueAccessToken(context, {
+    accountId,
+    clientId: app.clientId,
+    subject: subject.sub,
+    // The subject's kind is kept: a consumer-bound token delegates into a consumer-bound one, a user's into a user's.
+    grantType: subject.gty === 'client_credentials' ? 'client_credentials' : 'authorization_code',
+    scope,
+    authTime: subject.auth_time,
+    grantId: subject.gid,
+    notAfter: subject.exp,
+    extra,
+  });
+  const consumerBound = subject.gty === 'client_credentials';
+  context.emit({
+    type: 'token.exchanged',
+    accountId,
+    clientId: app.clientId,
+    grantType: TOKEN_EXCHANGE_GRANT,
+    subject: subject.sub,
+    ...(consumerBound ? { consumerId: subject.sub } : {}),
+    actor: app.clientId,
+    jti: issued.claims.jti,
+  });
+  return {
+    token: issued.token,
+    expiresIn: issued.expiresIn,
+    tokenType: tokenType(dpop?.jkt),
+    ...(requestedScope === undefined || scope === undefined ? {} : { scope }),
+  };
+}

@@ -1,0 +1,206 @@
+/**
+ * Verifying a JWT a trusted brand issuer signed about one of the account's consumers (RFC 7523 §3, RFC 8693 §2.1
+ * with an `id_token` or `jwt` subject token). The issuer is looked up by the JWT's own `iss` among those the
+ * account trusts, never across accounts; its keys come from the entry (`jwks`) or its `jwksUri` through the
+ * service's one SSRF-guarded fetcher, and a `kid` the cached set lacks refreshes it at most once per
+ * {@link KEY_REFRESH_INTERVAL_MS}. The `jku`, `x5u` and `jwk` headers are never followed: the keys are the ones the
+ * account registered. What the checks refuse becomes the error the calling grant names (`invalid_grant` for the JWT
+ * bearer grant, `invalid_request` for token exchange); the JWT itself is never echoed.
+ */
+import {
+  createLocalJWKSet,
+  decodeJwt,
+  decodeProtectedHeader,
+  errors as joseErrors,
+  type JSONWebKeySet,
+  jwtVerify,
+  type JWTPayload,
+} from 'jose';
+import type { SentinelContext } from '../http/context.js';
+import { OAuthError } from '../errors.js';
+import { JwksFetchError } from '../client-assertion/jwks-fetch.js';
+import { jwksFetcherOf } from '../client-assertion/verify-assertion.js';
+import { ASYMMETRIC_ALGORITHMS } from '../keys/jwk-public.js';
+import { digest } from '../lib/random-secrets.js';
+import { routeUrl } from '../http/route-paths.js';
+import { DEFAULT_CONSUMER_ID_CLAIM, type TrustedIssuer } from './trusted-issuer.js';
+
+/** The longest a brand JWT may live (`exp` − `iat`, or `exp` − now without `iat`): it bounds the `jti` memory too. */
+export const MAX_BRAND_JWT_LIFETIME_SECONDS = 3600;
+/** A refresh of an issuer's key set for an unknown `kid` happens at most this often per key-set URL. */
+export const KEY_REFRESH_INTERVAL_MS = 10_000;
+/** Larger than any JWT an identity provider signs about one person; a larger one is refused unread. */
+const MAX_JWT_LENGTH = 16_384;
+
+/** What a verified brand JWT says: which trusted issuer signed it, and the consumer it names (not yet validated). */
+export interface BrandAssertion {
+  issuer: TrustedIssuer;
+  /** The value of the issuer's `consumerIdClaim`; the grant decides whether it is a valid participant id. */
+  consumerId: string;
+  /** Spends the JWT's `jti` (when it has one): call once every other check of the request has passed. */
+  spend(): Promise<void>;
+}
+
+/** Builds the refusal of the calling grant; the description names the failed check. */
+export type Refusal = (description: string) => OAuthError;
+
+// Configured issuers, indexed once per resolved configuration (every request-scoped context shares the config).
+const indexes = new WeakMap<SentinelContext['config'], Map<string, TrustedIssuer>>();
+// Key sets made usable once per set object: importing the same public keys on every request is the largest cost.
+const keySets = new WeakMap<object, ReturnType<typeof createLocalJWKSet>>();
+
+function configuredIndex(config: SentinelContext['config']): Map<string, TrustedIssuer> {
+  let index = indexes.get(config);
+  if (index === undefined) {
+    index = new Map(config.trustedIssuers.map((entry) => [`${entry.accountId}\u0000${entry.issuer}`, entry]));
+    indexes.set(config, index);
+  }
+  return index;
+}
+
+/**
+ * The trusted issuer `iss` of `accountId`: the `trustedIssuers` option first, then the registry's
+ * `findTrustedIssuers` when it has one. A failing registry propagates (a `server_error`, nothing issued).
+ * @example const brand = await findTrustedIssuer(context, '123456', 'https://id.brand.example');
+ */
+export async function findTrustedIssuer(context: SentinelContext, accountId: string, iss: string): Promise<TrustedIssuer | undefined> {
+  const configured = configuredIndex(context.config).get(`${accountId}\u0000${iss}`);
+  if (configured !== undefined) return configured;
+  const find = context.apps.findTrustedIssuers;
+  if (find === undefined) return undefined;
+  const registered = await find.call(context.apps, accountId);
+  return registered.find((entry) => entry.accountId === accountId && entry.issuer === iss);
+}
+
+function keySetFor(keys: JSONWebKeySet): ReturnType<typeof createLocalJWKSet> {
+  let set = keySets.get(keys);
+  if (set === undefined) {
+    set = createLocalJWKSet(keys);
+    keySets.set(keys, set);
+  }
+  return set;
+}
+
+/** Tells the host why an issuer's keys could not be had; a throwing `onError` must not turn a 400 into a crash. */
+function reportUnavailable(context: SentinelContext, accountId: string, error: JwksFetchError): void {
+  try {
+    context.config.onError?.(error, { route: 'token', accountId });
+  } catch {
+    // the host's reporter failed; the request is refused either way
+  }
+}
+
+async function issuerKeys(
+  context: SentinelContext,
+  issuer: TrustedIssuer,
+  refresh: boolean,
+): Promise<ReturnType<typeof createLocalJWKSet>> {
+  if (issuer.jwks !== undefined) return keySetFor(issuer.jwks as JSONWebKeySet);
+  try {
+    const fetched = await jwksFetcherOf(context).get(issuer.jwksUri as string, { refresh, minRefreshIntervalMs: KEY_REFRESH_INTERVAL_MS });
+    return keySetFor(fetched as JSONWebKeySet);
+  } catch (error) {
+    if (!(error instanceof JwksFetchError)) throw error;
+    reportUnavailable(context, issuer.accountId, error);
+    // Not a judgement of the JWT: the grant cannot be evaluated now (RFC 6749 §5.2 invalid_grant for every grant).
+    throw new OAuthError('invalid_grant', `the trusted issuer's key set is unavailable: ${error.message}`, { cause: error });
+  }
+}
+
+function unverifiedClaims(jwt: string, refuse: Refusal, name: string): JWTPayload {
+  if (jwt.length > MAX_JWT_LENGTH) throw refuse(`${name} is too large`);
+  try {
+    return decodeJwt(jwt);
+  } catch {
+    throw refuse(`${name} is not a JWT`);
+  }
+}
+
+function hasCriticalHeader(jwt: string): boolean {
+  try {
+    return decodeProtectedHeader(jwt).crit !== undefined;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Verifies `jwt` as a consumer assertion of a trusted issuer of `accountId`, presented by `clientId`. Checks, in
+ * order: a trusted `iss` of this account; no `crit`; the signature under an asymmetric algorithm with the issuer's
+ * keys; `aud` (the configured `audience`, else this account's issuer, its token endpoint or `clientId`); `exp`
+ * present and not past; `iat` not in the future; a lifetime of at most an hour; the consumer claim present; a
+ * `jti`, when present, not seen before (spent by {@link BrandAssertion.spend}).
+ * @throws OAuthError built by `refuse` for each failed check; `invalid_grant` when the issuer's keys are unavailable.
+ * @example const brand = await verifyBrandJWT(context, accountId, assertion, app.clientId, (d) => new OAuthError('invalid_grant', d), 'assertion');
+ */
+export async function verifyBrandJWT(
+  context: SentinelContext,
+  accountId: string,
+  jwt: string,
+  clientId: string,
+  refuse: Refusal,
+  name: string,
+): Promise<BrandAssertion> {
+  const unverified = unverifiedClaims(jwt, refuse, name);
+  if (typeof unverified.iss !== 'string') throw refuse(`${name} has no iss`);
+  const issuer = await findTrustedIssuer(context, accountId, unverified.iss);
+  if (issuer === undefined) throw refuse(`the issuer of ${name} is not trusted by this account`);
+  if (hasCriticalHeader(jwt)) throw refuse(`${name} names critical header extensions this service does not implement`);
+  const audience =
+    issuer.audience !== undefined
+      ? issuer.audience
+      : [context.accountIssuer(accountId), routeUrl(context.config, 'token', { accountId }), clientId];
+  const { clockTolerance } = context.config;
+  const verify = async (refresh: boolean) =>
+    jwtVerify(jwt, await issuerKeys(context, issuer, refresh), {
+      algorithms: [...ASYMMETRIC_ALGORITHMS],
+      issuer: issuer.issuer,
+      audience,
+      clockTolerance,
+      requiredClaims: ['exp'],
+    });
+  let payload: JWTPayload;
+  try {
+    try {
+      payload = (await verify(false)).payload;
+    } catch (error) {
+      // A kid the cached set lacks may be a rotation at the issuer: look once more (rate-limited per key-set URL).
+      if (!(error instanceof joseErrors.JWKSNoMatchingKey) || issuer.jwksUri === undefined) throw error;
+      payload = (await verify(true)).payload;
+    }
+  } catch (error) {
+    if (error instanceof OAuthError) throw error;
+    if (error instanceof joseErrors.JWTExpired) throw refuse(`${name} has expired`);
+    if (error instanceof joseErrors.JWTClaimValidationFailed && error.claim === 'aud') throw refuse(`${name} is for another audience`);
+    if (error instanceof joseErrors.JWTClaimValidationFailed && error.claim === 'exp') throw refuse(`${name} has no exp`);
+    if (error instanceof joseErrors.JWKSNoMatchingKey || error instanceof joseErrors.JWSSignatureVerificationFailed) {
+      throw refuse(`${name} is not signed by a key of its trusted issuer`);
+    }
+    if (error instanceof joseErrors.JOSEAlgNotAllowed) throw refuse(`${name} must use an asymmetric algorithm`);
+    if (error instanceof joseErrors.JOSEError) throw refuse(`${name} is invalid`);
+    throw error;
+  }
+  const now = Math.floor(Date.now() / 1000);
+  const exp = payload.exp as number;
+  if (payload.iat !== undefined && payload.iat > now + clockTolerance) throw refuse(`${name} is issued in the future`);
+  if (exp - (payload.iat ?? now) > MAX_BRAND_JWT_LIFETIME_SECONDS) {
+    throw refuse(`${name} must not live longer than ${MAX_BRAND_JWT_LIFETIME_SECONDS} seconds`);
+  }
+  const consumerId = payload[issuer.consumerIdClaim ?? DEFAULT_CONSUMER_ID_CLAIM];
+  if (typeof consumerId !== 'string' || consumerId === '') {
+    throw refuse(`${name} has no consumer id in its ${issuer.consumerIdClaim ?? DEFAULT_CONSUMER_ID_CLAIM} claim`);
+  }
+  const { jti } = payload;
+  if (jti !== undefined && (typeof jti !== 'string' || jti === '' || jti.length > 256)) throw refuse(`${name} has a malformed jti`);
+  return {
+    issuer,
+    consumerId,
+    async spend() {
+      if (jti === undefined) return;
+      // Single use (RFC 7523 §3 item 7), remembered as security state until the JWT could no longer pass anyway.
+      const ttlMs = (Math.max(exp - Math.floor(Date.now() / 1000), 0) + clockTolerance + 1) * 1000;
+      const uses = await context.store.increment(`brand-jti:${digest(`${accountId}\u0000${issuer.issuer}\u0000${jti}`)}`, ttlMs);
+      if (uses !== 1) throw refuse(`${name} has already been used`);
+    },
+  };
+}

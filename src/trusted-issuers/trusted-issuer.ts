@@ -1,0 +1,82 @@
+/**
+ * Trusted brand issuers: the identity providers whose signed JWTs an account accepts as proof of who its consumer is
+ * (RFC 7523 §3, RFC 8693 §2.1). One entry names the account, the issuer's `iss`, where its public keys are, and how
+ * to read the consumer id. Entries come from the `trustedIssuers` option and, when the registry can hold them (the
+ * PostgreSQL registry's `trusted_issuers` table), from the AppStore's `findTrustedIssuers`.
+ */
+import { z } from 'zod';
+import { ConfigurationError } from '../errors.js';
+import { assertValidKeyRegistration } from '../client-assertion/registration.js';
+import { openByDesign } from '../lib/strict-options.js';
+
+/**
+ * A brand identity provider an account trusts to name its consumers.
+ *
+ * @example
+ * const brand: TrustedIssuer = { accountId: '123456', issuer: 'https://id.brand.example', jwksUri: 'https://id.brand.example/jwks.json' };
+ */
+export interface TrustedIssuer {
+  /** The account whose token endpoint accepts this issuer's JWTs; no other account does. */
+  accountId: string;
+  /** The exact `iss` of the issuer's JWTs. */
+  issuer: string;
+  /** Where the issuer publishes its public keys (https; fetched with the `clientJwks` limits). Give this or `jwks`. */
+  jwksUri?: string | undefined;
+  /** The issuer's public keys, inline. Give this or `jwksUri`. */
+  jwks?: { keys: Record<string, unknown>[] } | undefined;
+  /** A value the JWT's `aud` must contain; without it, `aud` must name this account's issuer or the exchanging client. */
+  audience?: string | undefined;
+  /** The claim that holds the consumer's participant id. Default `sub`. */
+  consumerIdClaim?: string | undefined;
+}
+
+/** The claim a consumer id is read from when the entry names none. */
+export const DEFAULT_CONSUMER_ID_CLAIM = 'sub';
+
+const identifier = z
+  .string()
+  .min(1)
+  .max(256)
+  .regex(/^[^\u0000-\u001f\u007f/?#]+$/, 'must not contain control characters, "/", "?" or "#"');
+
+/** The zod shape of one `trustedIssuers` entry (config.ts plugs it into the options schema). */
+export const trustedIssuerSchema = z.object({
+  accountId: identifier,
+  issuer: z.string().min(1).max(2048),
+  jwksUri: z.string().optional(),
+  // A JWK Set may carry members a reader does not know (as an app's `jwks`).
+  jwks: openByDesign(z.object({ keys: z.array(z.record(z.string(), z.unknown())) }), 'RFC 7517 §5').optional(),
+  audience: z.string().min(1).max(2048).optional(),
+  consumerIdClaim: z.string().min(1).max(256).optional(),
+});
+
+/**
+ * Checks one trusted issuer beyond its shape: exactly one of `jwks` / `jwksUri`, public keys only, an https key URL.
+ * @throws ConfigurationError naming the field under `field`.
+ * @example assertValidTrustedIssuer({ accountId: '123456', issuer: 'https://id.brand.example', jwks }, 'trustedIssuers[0]');
+ */
+export function assertValidTrustedIssuer(entry: TrustedIssuer, field: string): void {
+  if (/[\u0000-\u001f\u007f]/.test(entry.issuer)) throw new ConfigurationError(`${field}.issuer`, 'must not contain control characters');
+  if ((entry.jwks === undefined) === (entry.jwksUri === undefined)) {
+    throw new ConfigurationError(`${field}.jwks`, 'a trusted issuer needs exactly one of jwks or jwksUri');
+  }
+  assertValidKeyRegistration({ jwks: entry.jwks, jwksUri: entry.jwksUri }, field);
+}
+
+/**
+ * Validates the `trustedIssuers` option: each entry, and no issuer twice in one account.
+ * @throws ConfigurationError naming the first wrong entry.
+ * @example const issuers = checkTrustedIssuers(parsed.trustedIssuers);
+ */
+export function checkTrustedIssuers(entries: readonly TrustedIssuer[]): TrustedIssuer[] {
+  const seen = new Set<string>();
+  return entries.map((entry, index) => {
+    const field = `trustedIssuers[${index}]`;
+    assertValidTrustedIssuer(entry, field);
+    const key = `${entry.accountId}\u0000${entry.issuer}`;
+    if (seen.has(key))
+      throw new ConfigurationError(`${field}.issuer`, `issuer ${entry.issuer} is already trusted by account ${entry.accountId}`);
+    seen.add(key);
+    return entry;
+  });
+}

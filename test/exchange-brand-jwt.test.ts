@@ -1,0 +1,413 @@
+/**
+ * The two grants that prove a consumer with a trusted brand issuer's JWT (RFC 7523 JWT bearer, RFC 8693 token
+ * exchange of an `id_token` / `jwt`): the consumer-bound token they issue, and one named test per refusal. Each
+ * refusal test was run with its check removed and failed (see the note of issue 32).
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { decodeJwt, exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { describe, expect, it, vi } from 'vitest';
+import { MemoryStore, type SentinelOptions } from '../src/index.js';
+import {
+  basic,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  CONSUMER_HEX,
+  CONSUMER_UUID,
+  makeSentinel,
+  OTHER_ACCOUNT,
+  appTokenPath,
+} from './helpers/fixtures.js';
+import { jsonOf, postForm, recordingStore } from './helpers/direct-flow.js';
+import {
+  ACCOUNT_ISSUER,
+  BOT,
+  BOT_CLIENT_ID,
+  BRAND_ISSUER,
+  type BrandKey,
+  brandJWT,
+  brandKey,
+  exchangeOptions,
+  JWT_BEARER,
+  TOKEN_EXCHANGE,
+  TOKEN_PATH,
+  TYPE,
+} from './helpers/exchange.js';
+import { ACCOUNT } from './helpers/fixtures.js';
+
+const key = await brandKey();
+
+function sentinelWith(overrides: Partial<SentinelOptions> = {}, brand: BrandKey = key) {
+  return makeSentinel(exchangeOptions(brand, overrides));
+}
+
+function bearer(sentinel: ReturnType<typeof makeSentinel>, assertion: string, extra: Record<string, string> = {}) {
+  return postForm(sentinel, TOKEN_PATH, new URLSearchParams({ grant_type: JWT_BEARER, assertion, ...BOT, ...extra }).toString());
+}
+
+function exchange(sentinel: ReturnType<typeof makeSentinel>, subjectToken: string, extra: Record<string, string> = {}) {
+  return postForm(
+    sentinel,
+    TOKEN_PATH,
+    new URLSearchParams({
+      grant_type: TOKEN_EXCHANGE,
+      subject_token: subjectToken,
+      subject_token_type: TYPE.idToken,
+      ...BOT,
+      ...extra,
+    }).toString(),
+  );
+}
+
+async function expectRefused(
+  response: Awaited<ReturnType<typeof bearer>>,
+  error: string,
+  description: RegExp,
+  token?: string,
+): Promise<void> {
+  expect(response.status, response.body).toBe(400);
+  expect(response.headers['cache-control']).toBe('no-store');
+  const body = jsonOf(response);
+  expect(body.error).toBe(error);
+  expect(String(body.error_description)).toMatch(description);
+  if (token !== undefined) expect(response.body).not.toContain(token.split('.')[1]);
+}
+
+describe('JWT bearer grant (RFC 7523) with a trusted brand issuer', () => {
+  it('issues the consumer-bound token the v2 endpoint issues, accepted by the guard for that consumer', async () => {
+    const sentinel = sentinelWith();
+    const assertion = await brandJWT(key);
+    const response = await bearer(sentinel, assertion);
+    expect(response.status, response.body).toBe(200);
+    expect(response.headers['cache-control']).toBe('no-store');
+    const body = jsonOf(response);
+    expect(body).toMatchObject({ token_type: 'Bearer', expires_in: 3600 });
+    expect(Object.keys(body).sort()).toEqual(['access_token', 'expires_in', 'token_type']);
+    const claims = decodeJwt(body.access_token as string);
+    // The v2 token of the same app and consumer has exactly these claims (values of time and jti aside).
+    const v2 = await postForm(sentinel, appTokenPath(), 'grant_type=client_credentials', {
+      headers: { authorization: basic(BOT_CLIENT_ID, CLIENT_SECRET) },
+    });
+    const v2Claims = decodeJwt(jsonOf(v2).access_token as string);
+    expect(Object.keys(claims).sort()).toEqual(Object.keys(v2Claims).sort());
+    expect({ ...claims, iat: 0, exp: 0, jti: '' }).toEqual({ ...v2Claims, iat: 0, exp: 0, jti: '' });
+    expect(claims).toMatchObject({
+      sub: CONSUMER_UUID,
+      aud: ACCOUNT,
+      client_id: BOT_CLIENT_ID,
+      gty: 'client_credentials',
+      scope: 'read write',
+    });
+    const checked = await sentinel.checkBearer(`Bearer ${body.access_token as string}`, { accountId: ACCOUNT, consumerId: CONSUMER_UUID });
+    expect(checked.ok).toBe(true);
+  });
+
+  it('emits token.exchanged with the issuer, client and consumer, never a token', async () => {
+    const events: Record<string, unknown>[] = [];
+    const sentinel = sentinelWith({ onEvent: (event) => events.push(event as never) });
+    const response = await bearer(sentinel, await brandJWT(key));
+    expect(response.status).toBe(200);
+    const event = events.find((candidate) => candidate.type === 'token.exchanged');
+    expect(event).toMatchObject({
+      grantType: JWT_BEARER,
+      issuer: BRAND_ISSUER,
+      clientId: BOT_CLIENT_ID,
+      consumerId: CONSUMER_UUID,
+      subject: CONSUMER_UUID,
+    });
+    expect(JSON.stringify(events)).not.toMatch(/eyJ/);
+  });
+
+  it('accepts aud = the exchanging client_id, the token endpoint, and a configured audience only when configured', async () => {
+    const sentinel = sentinelWith();
+    expect((await bearer(sentinel, await brandJWT(key, { aud: BOT_CLIENT_ID }))).status).toBe(200);
+    expect((await bearer(sentinel, await brandJWT(key, { aud: `${ACCOUNT_ISSUER}/token` }))).status).toBe(200);
+    const configured = makeSentinel(
+      exchangeOptions(key, {
+        trustedIssuers: [
+          { accountId: ACCOUNT, issuer: BRAND_ISSUER, jwks: { keys: [key.publicJwk as never] }, audience: 'messaging-platform' },
+        ],
+      }),
+    );
+    expect((await bearer(configured, await brandJWT(key, { aud: ['web', 'messaging-platform'] }))).status).toBe(200);
+    await expectRefused(await bearer(configured, await brandJWT(key)), 'invalid_grant', /another audience/);
+  });
+
+  it('reads the consumer from consumerIdClaim', async () => {
+    const sentinel = sentinelWith({
+      trustedIssuers: [
+        { accountId: ACCOUNT, issuer: BRAND_ISSUER, jwks: { keys: [key.publicJwk as never] }, consumerIdClaim: 'participant' },
+      ],
+    });
+    const response = await bearer(sentinel, await brandJWT(key, { sub: 'user@brand', participant: CONSUMER_HEX }));
+    expect(response.status, response.body).toBe(200);
+    expect(decodeJwt(jsonOf(response).access_token as string).sub).toBe(CONSUMER_HEX);
+  });
+
+  it('narrows the scope on request and echoes it', async () => {
+    const response = await bearer(sentinelWith(), await brandJWT(key), { scope: 'read' });
+    expect(jsonOf(response)).toMatchObject({ scope: 'read' });
+    expect(decodeJwt(jsonOf(response).access_token as string).scope).toBe('read');
+  });
+
+  describe('refusals (400, nothing issued, the token never echoed)', () => {
+    it('refuses an issuer the account does not trust', async () => {
+      const jwt = await brandJWT(key, { iss: 'https://id.other-brand.example' });
+      await expectRefused(await bearer(sentinelWith(), jwt), 'invalid_grant', /issuer .* not trusted/, jwt);
+    });
+
+    it('refuses an issuer trusted by another account only', async () => {
+      const sentinel = sentinelWith({
+        trustedIssuers: [{ accountId: OTHER_ACCOUNT, issuer: BRAND_ISSUER, jwks: { keys: [key.publicJwk as never] } }],
+      });
+      await expectRefused(await bearer(sentinel, await brandJWT(key)), 'invalid_grant', /not trusted/);
+    });
+
+    it('refuses a JWT signed by a key the issuer did not register', async () => {
+      const stranger = await brandKey(key.publicJwk.kid as string);
+      await expectRefused(
+        await bearer(sentinelWith(), await brandJWT(stranger)),
+        'invalid_grant',
+        /not signed by a key of its trusted issuer/,
+      );
+    });
+
+    it('refuses a symmetric (HS256) signature', async () => {
+      const secret = new TextEncoder().encode('a-shared-secret-that-is-long-enough-for-hs256');
+      const now = Math.floor(Date.now() / 1000);
+      const jwt = await new SignJWT({ iss: BRAND_ISSUER, sub: CONSUMER_UUID, aud: ACCOUNT_ISSUER, iat: now, exp: now + 60 })
+        .setProtectedHeader({ alg: 'HS256', kid: key.publicJwk.kid as string })
+        .sign(secret);
+      await expectRefused(await bearer(sentinelWith(), jwt), 'invalid_grant', /asymmetric algorithm/);
+    });
+
+    it('ignores jku, x5u and jwk headers: a key the JWT brings along verifies nothing', async () => {
+      const attacker = await generateKeyPair('ES256', { extractable: true });
+      const embedded = { ...(await exportJWK(attacker.publicKey)), kid: key.publicJwk.kid as string };
+      const now = Math.floor(Date.now() / 1000);
+      const jwt = await new SignJWT({ iss: BRAND_ISSUER, sub: CONSUMER_UUID, aud: ACCOUNT_ISSUER, iat: now, exp: now + 60 })
+        .setProtectedHeader({
+          alg: 'ES256',
+          kid: embedded.kid,
+          jwk: embedded,
+          jku: 'https://attacker.example/jwks',
+          x5u: 'https://attacker.example/x5u',
+        })
+        .sign(attacker.privateKey);
+      await expectRefused(await bearer(sentinelWith(), jwt), 'invalid_grant', /not signed by a key of its trusted issuer/);
+    });
+
+    it('refuses critical header extensions', async () => {
+      const jwt = await brandJWT(key, {}, { crit: ['exp'] }).catch(async () => {
+        const now = Math.floor(Date.now() / 1000);
+        return new SignJWT({ iss: BRAND_ISSUER, sub: CONSUMER_UUID, aud: ACCOUNT_ISSUER, iat: now, exp: now + 60 })
+          .setProtectedHeader({ alg: 'ES256', kid: key.publicJwk.kid as string, crit: ['urn:x'], 'urn:x': 1 })
+          .sign(key.privateKey, { crit: { 'urn:x': true } });
+      });
+      await expectRefused(await bearer(sentinelWith(), jwt), 'invalid_grant', /critical header/);
+    });
+
+    it('refuses an aud that names neither this service nor the client', async () => {
+      await expectRefused(
+        await bearer(sentinelWith(), await brandJWT(key, { aud: 'https://someone-else.example' })),
+        'invalid_grant',
+        /another audience/,
+      );
+    });
+
+    it('refuses a JWT without exp', async () => {
+      await expectRefused(await bearer(sentinelWith(), await brandJWT(key, { exp: null })), 'invalid_grant', /no exp/);
+    });
+
+    it('refuses an expired JWT', async () => {
+      const now = Math.floor(Date.now() / 1000);
+      await expectRefused(await bearer(sentinelWith(), await brandJWT(key, { iat: now - 120, exp: now - 60 })), 'invalid_grant', /expired/);
+    });
+
+    it('refuses an iat in the future', async () => {
+      const now = Math.floor(Date.now() / 1000);
+      await expectRefused(
+        await bearer(sentinelWith(), await brandJWT(key, { iat: now + 120, exp: now + 180 })),
+        'invalid_grant',
+        /in the future/,
+      );
+    });
+
+    it('refuses a lifetime over an hour (with and without iat)', async () => {
+      const now = Math.floor(Date.now() / 1000);
+      await expectRefused(
+        await bearer(sentinelWith(), await brandJWT(key, { iat: now - 10, exp: now + 3600 })),
+        'invalid_grant',
+        /longer than 3600/,
+      );
+      await expectRefused(
+        await bearer(sentinelWith(), await brandJWT(key, { iat: null, exp: now + 3700 })),
+        'invalid_grant',
+        /longer than 3600/,
+      );
+    });
+
+    it('refuses a replayed jti, and stores nothing but its marker', async () => {
+      const store = recordingStore(new MemoryStore());
+      const sentinel = sentinelWith({ store });
+      const jwt = await brandJWT(key);
+      expect((await bearer(sentinel, jwt)).status).toBe(200);
+      expect(store.writes.map((write) => `${write.op} ${write.key.split(':')[0]}`)).toEqual(['increment brand-jti']);
+      await expectRefused(await bearer(sentinel, jwt), 'invalid_grant', /already been used/, jwt);
+    });
+
+    it('writes nothing for a refused request: the same JWT still works after a refusal', async () => {
+      const store = recordingStore(new MemoryStore());
+      const sentinel = sentinelWith({ store });
+      const jwt = await brandJWT(key);
+      await expectRefused(await bearer(sentinel, jwt, { scope: 'admin' }), 'invalid_scope', /admin/);
+      expect(store.writes).toEqual([]);
+      expect((await bearer(sentinel, jwt)).status).toBe(200);
+    });
+
+    it('refuses a JWT without the consumer claim, and a consumer id that is not a participant id', async () => {
+      await expectRefused(await bearer(sentinelWith(), await brandJWT(key, { sub: null })), 'invalid_grant', /no consumer id/);
+      await expectRefused(
+        await bearer(sentinelWith(), await brandJWT(key, { sub: 'alice@brand.example' })),
+        'invalid_grant',
+        /not a valid participant id/,
+      );
+    });
+
+    it('asks the consumerId validator when there is one', async () => {
+      const consumerId = vi.fn(() => false);
+      await expectRefused(await bearer(sentinelWith({ consumerId }), await brandJWT(key)), 'invalid_grant', /not a valid participant id/);
+      expect(consumerId).toHaveBeenCalledWith(CONSUMER_UUID, { accountId: ACCOUNT, clientId: BOT_CLIENT_ID });
+    });
+
+    it('refuses an app not registered for the grant (unauthorized_client)', async () => {
+      const response = await postForm(
+        sentinelWith(),
+        TOKEN_PATH,
+        new URLSearchParams({
+          grant_type: JWT_BEARER,
+          assertion: await brandJWT(key),
+          client_id: CLIENT_ID,
+          client_secret: CLIENT_SECRET,
+        }).toString(),
+      );
+      await expectRefused(response, 'unauthorized_client', /not registered/);
+    });
+
+    it('refuses a wider scope (invalid_scope) and another audience (invalid_target)', async () => {
+      await expectRefused(await bearer(sentinelWith(), await brandJWT(key), { scope: 'read admin' }), 'invalid_scope', /admin/);
+      await expectRefused(
+        await bearer(sentinelWith(), await brandJWT(key), { audience: 'https://api.other.example' }),
+        'invalid_target',
+        /audience/,
+      );
+      await expectRefused(
+        await bearer(sentinelWith(), await brandJWT(key), { resource: 'https://api.other.example' }),
+        'invalid_target',
+        /resource/,
+      );
+    });
+
+    it('refuses a request without assertion', async () => {
+      const response = await postForm(sentinelWith(), TOKEN_PATH, new URLSearchParams({ grant_type: JWT_BEARER, ...BOT }).toString());
+      await expectRefused(response, 'invalid_request', /assertion is required/);
+    });
+
+    it('refuses without client authentication', async () => {
+      const body = { grant_type: JWT_BEARER, assertion: await brandJWT(key), client_id: BOT_CLIENT_ID, client_secret: 'wrong-secret' };
+      const response = await postForm(sentinelWith(), TOKEN_PATH, new URLSearchParams(body).toString());
+      // RFC 6749 §5.2: 400 for credentials in the body (401 only after HTTP Basic).
+      expect(response.status).toBe(400);
+      expect(jsonOf(response).error).toBe('invalid_client');
+    });
+  });
+});
+
+describe('token exchange (RFC 8693) of a brand id_token or jwt', () => {
+  it('answers per §2.2.1 with issued_token_type, for both subject token types', async () => {
+    const sentinel = sentinelWith();
+    for (const type of [TYPE.idToken, TYPE.jwt]) {
+      const response = await exchange(sentinel, await brandJWT(key), { subject_token_type: type });
+      expect(response.status, response.body).toBe(200);
+      expect(response.headers['cache-control']).toBe('no-store');
+      const body = jsonOf(response);
+      expect(body).toMatchObject({ issued_token_type: TYPE.accessToken, token_type: 'Bearer', expires_in: 3600 });
+      expect(decodeJwt(body.access_token as string)).toMatchObject({ sub: CONSUMER_UUID, client_id: BOT_CLIENT_ID });
+    }
+  });
+
+  it('refuses an invalid subject_token with invalid_request (§2.2.2), never echoing it', async () => {
+    const jwt = await brandJWT(key, { aud: 'https://someone-else.example' });
+    await expectRefused(await exchange(sentinelWith(), jwt), 'invalid_request', /subject_token is for another audience/, jwt);
+  });
+
+  it('refuses an unknown subject_token_type, a requested_token_type it cannot issue, and an actor_token with a brand JWT', async () => {
+    const sentinel = sentinelWith();
+    await expectRefused(
+      await exchange(sentinel, await brandJWT(key), { subject_token_type: 'urn:ietf:params:oauth:token-type:saml2' }),
+      'invalid_request',
+      /subject_token_type/,
+    );
+    await expectRefused(
+      await exchange(sentinel, await brandJWT(key), { requested_token_type: TYPE.idToken }),
+      'invalid_request',
+      /requested_token_type/,
+    );
+    await expectRefused(
+      await exchange(sentinel, await brandJWT(key), { actor_token: 'x', actor_token_type: TYPE.accessToken }),
+      'invalid_request',
+      /actor_token is accepted only/,
+    );
+    await expectRefused(await exchange(sentinel, await brandJWT(key), { actor_token: 'x' }), 'invalid_request', /together/);
+  });
+
+  it('refuses a missing subject_token or subject_token_type', async () => {
+    const sentinel = sentinelWith();
+    const body = new URLSearchParams({ grant_type: TOKEN_EXCHANGE, subject_token_type: TYPE.jwt, ...BOT }).toString();
+    await expectRefused(await postForm(sentinel, TOKEN_PATH, body), 'invalid_request', /subject_token is required/);
+    const noType = new URLSearchParams({ grant_type: TOKEN_EXCHANGE, subject_token: await brandJWT(key), ...BOT }).toString();
+    await expectRefused(await postForm(sentinel, TOKEN_PATH, noType), 'invalid_request', /subject_token_type is required/);
+  });
+});
+
+describe('an issuer whose key set cannot be fetched', () => {
+  it('is invalid_grant for that request, onError hears the cause, and every other grant keeps working', async () => {
+    // A server that answers 500: the fetch fails, not the JWT.
+    const server = createServer((_request, response) => {
+      response.statusCode = 500;
+      response.end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const onError = vi.fn();
+      const sentinel = sentinelWith({
+        clientJwks: { allowPrivateAddresses: true },
+        trustedIssuers: [{ accountId: ACCOUNT, issuer: BRAND_ISSUER, jwksUri: `http://127.0.0.1:${port}/jwks.json` }],
+        onError,
+      });
+      const response = await bearer(sentinel, await brandJWT(key));
+      await expectRefused(response, 'invalid_grant', /key set is unavailable/);
+      expect(onError).toHaveBeenCalledTimes(1);
+      expect(onError.mock.calls[0]?.[0]).toMatchObject({ name: 'JwksFetchError' });
+      expect(onError.mock.calls[0]?.[1]).toEqual({ route: 'token', accountId: ACCOUNT });
+      const v2 = await postForm(sentinel, appTokenPath(), 'grant_type=client_credentials', {
+        headers: { authorization: basic(CLIENT_ID, CLIENT_SECRET) },
+      });
+      expect(v2.status).toBe(200);
+      const cc = await postForm(sentinel, TOKEN_PATH, new URLSearchParams({ grant_type: 'client_credentials', ...BOT }).toString());
+      expect(cc.status).toBe(200);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('refuses a private address unless clientJwks.allowPrivateAddresses', async () => {
+    const onError = vi.fn();
+    const sentinel = sentinelWith({
+      trustedIssuers: [{ accountId: ACCOUNT, issuer: BRAND_ISSUER, jwksUri: 'https://127.0.0.1/jwks.json' }],
+      onError,
+    });
+    await expectRefused(await bearer(sentinel, await brandJWT(key)), 'invalid_grant', /private, loopback or link-local/);
+  });
+});

@@ -1,0 +1,325 @@
+/**
+ * Delegation by token exchange (RFC 8693 §4.1): a client exchanges an access token of this service for one that
+ * names it as the actor. The delegated token keeps the subject, narrows (never widens) scope, audience and
+ * lifetime, stays on the user's grant, and the guard hands `act` to the route. One named test per refusal; each was
+ * run with its check removed and failed (see the note of issue 32).
+ */
+import { decodeJwt } from 'jose';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { Sentinel, SentinelOptions } from '../src/index.js';
+import {
+  ACCOUNT,
+  basic,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  CONSUMER_UUID,
+  makeSentinel,
+  OTHER_ACCOUNT,
+  OTHER_CLIENT_ID,
+  OTHER_SECRET,
+  REDIRECT_URI,
+  USER_ID,
+  appTokenPath,
+} from './helpers/fixtures.js';
+import { jsonOf, postForm } from './helpers/direct-flow.js';
+import { codeFor } from './helpers/oauth.js';
+import { BOT, BOT_CLIENT_ID, botApp, brandKey, exchangeOptions, TOKEN_EXCHANGE, TOKEN_PATH, TYPE } from './helpers/exchange.js';
+
+const key = await brandKey();
+const SECOND_BOT = 'b0b0b0b0-2222-4333-8444-555555555555';
+const THIRD_BOT = 'b0b0b0b0-3333-4444-8555-666666666666';
+const FOURTH_BOT = 'b0b0b0b0-4444-4555-8666-777777777777';
+
+function sentinelWith(overrides: Partial<SentinelOptions> = {}): Sentinel {
+  const options = exchangeOptions(key, overrides);
+  const extra = [SECOND_BOT, THIRD_BOT, FOURTH_BOT].map((clientId) => botApp({ clientId }));
+  return makeSentinel({ ...options, apps: [...(options.apps ?? []), ...extra], ...overrides });
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** A user's access token of the confidential app (code flow through the code contract). */
+async function userToken(sentinel: Sentinel, scope = 'read write'): Promise<{ accessToken: string; refreshToken: string }> {
+  const code = await codeFor(sentinel, { scope });
+  const response = await postForm(
+    sentinel,
+    TOKEN_PATH,
+    new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: REDIRECT_URI,
+      client_id: CLIENT_ID,
+      client_secret: CLIENT_SECRET,
+    }).toString(),
+  );
+  expect(response.status, response.body).toBe(200);
+  const body = jsonOf(response);
+  return { accessToken: body.access_token as string, refreshToken: body.refresh_token as string };
+}
+
+async function consumerToken(sentinel: Sentinel): Promise<string> {
+  const response = await postForm(sentinel, appTokenPath(), 'grant_type=client_credentials', {
+    headers: { authorization: basic(CLIENT_ID, CLIENT_SECRET) },
+  });
+  return jsonOf(response).access_token as string;
+}
+
+function delegate(sentinel: Sentinel, subjectToken: string, extra: Record<string, string> = {}, client: Record<string, string> = BOT) {
+  return postForm(
+    sentinel,
+    TOKEN_PATH,
+    new URLSearchParams({
+      grant_type: TOKEN_EXCHANGE,
+      subject_token: subjectToken,
+      subject_token_type: TYPE.accessToken,
+      ...client,
+      ...extra,
+    }).toString(),
+  );
+}
+
+const asBot = (clientId: string) => ({ client_id: clientId, client_secret: CLIENT_SECRET });
+
+async function expectRefused(
+  response: Awaited<ReturnType<typeof delegate>>,
+  error: string,
+  description: RegExp,
+  token?: string,
+): Promise<void> {
+  expect(response.status, response.body).toBe(400);
+  expect(response.headers['cache-control']).toBe('no-store');
+  expect(jsonOf(response).error).toBe(error);
+  expect(String(jsonOf(response).error_description)).toMatch(description);
+  if (token !== undefined) expect(response.body).not.toContain(token.split('.')[1]);
+}
+
+describe('delegation of a user token', () => {
+  it('keeps the subject, names the client in act, stays within the subject, and answers per §2.2.1', async () => {
+    const sentinel = sentinelWith();
+    const { accessToken } = await userToken(sentinel);
+    const subject = decodeJwt(accessToken);
+    const response = await delegate(sentinel, accessToken, { scope: 'read' });
+    expect(response.status, response.body).toBe(200);
+    expect(response.headers['cache-control']).toBe('no-store');
+    const body = jsonOf(response);
+    expect(body).toMatchObject({ issued_token_type: TYPE.accessToken, token_type: 'Bearer', scope: 'read' });
+    const claims = decodeJwt(body.access_token as string);
+    expect(claims).toMatchObject({
+      sub: USER_ID,
+      client_id: BOT_CLIENT_ID,
+      act: { sub: BOT_CLIENT_ID },
+      scope: 'read',
+      aud: subject.aud,
+      gid: subject.gid,
+    });
+    expect(claims.exp as number).toBeLessThanOrEqual(subject.exp as number);
+    const checked = await sentinel.checkBearer(`Bearer ${body.access_token as string}`, { accountId: ACCOUNT });
+    expect(checked.ok && checked.claims.act).toEqual({ sub: BOT_CLIENT_ID });
+  });
+
+  it('never outlives the subject token', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const sentinel = sentinelWith();
+    const { accessToken } = await userToken(sentinel);
+    const subjectExp = decodeJwt(accessToken).exp as number;
+    vi.setSystemTime(Date.now() + 600_000);
+    const response = await delegate(sentinel, accessToken);
+    expect(response.status, response.body).toBe(200);
+    const claims = decodeJwt(jsonOf(response).access_token as string);
+    expect(claims.exp).toBe(subjectExp);
+    expect(jsonOf(response).expires_in).toBe(subjectExp - Math.floor(Date.now() / 1000));
+  });
+
+  it('dies with the subject grant: revoking the refresh token stops the delegated token at the guard', async () => {
+    const sentinel = sentinelWith();
+    const { accessToken, refreshToken } = await userToken(sentinel);
+    const delegated = jsonOf(await delegate(sentinel, accessToken)).access_token as string;
+    expect((await sentinel.checkBearer(`Bearer ${delegated}`, { accountId: ACCOUNT })).ok).toBe(true);
+    const revoke = await postForm(
+      sentinel,
+      `${TOKEN_PATH}/revoke`,
+      new URLSearchParams({ token: refreshToken, client_id: CLIENT_ID, client_secret: CLIENT_SECRET }).toString(),
+    );
+    expect(revoke.status).toBe(200);
+    expect((await sentinel.checkBearer(`Bearer ${delegated}`, { accountId: ACCOUNT })).ok).toBe(false);
+  });
+
+  it('nests act for a delegation of a delegation, up to three actors', async () => {
+    const sentinel = sentinelWith();
+    const { accessToken } = await userToken(sentinel);
+    const first = jsonOf(await delegate(sentinel, accessToken)).access_token as string;
+    const second = jsonOf(await delegate(sentinel, first, {}, asBot(SECOND_BOT))).access_token as string;
+    const third = jsonOf(await delegate(sentinel, second, {}, asBot(THIRD_BOT))).access_token as string;
+    expect(decodeJwt(third).act).toEqual({ sub: THIRD_BOT, act: { sub: SECOND_BOT, act: { sub: BOT_CLIENT_ID } } });
+    const checked = await sentinel.checkBearer(`Bearer ${third}`, { accountId: ACCOUNT });
+    expect(checked.ok).toBe(true);
+    await expectRefused(await delegate(sentinel, third, {}, asBot(FOURTH_BOT)), 'invalid_request', /deeper than 3/, third);
+  });
+
+  it('emits token.exchanged with subject and actor, never a token', async () => {
+    const events: Record<string, unknown>[] = [];
+    const sentinel = sentinelWith({ onEvent: (event) => events.push(event as never) });
+    const { accessToken } = await userToken(sentinel);
+    expect((await delegate(sentinel, accessToken)).status).toBe(200);
+    expect(events.find((event) => event.type === 'token.exchanged')).toMatchObject({
+      grantType: TOKEN_EXCHANGE,
+      subject: USER_ID,
+      actor: BOT_CLIENT_ID,
+      clientId: BOT_CLIENT_ID,
+    });
+    expect(JSON.stringify(events)).not.toMatch(/eyJ/);
+  });
+
+  it("accepts an actor_token that is the requesting client's own app token", async () => {
+    const sentinel = sentinelWith();
+    const { accessToken } = await userToken(sentinel);
+    const own = await postForm(sentinel, TOKEN_PATH, new URLSearchParams({ grant_type: 'client_credentials', ...BOT }).toString());
+    const actorToken = jsonOf(own).access_token as string;
+    const response = await delegate(sentinel, accessToken, { actor_token: actorToken, actor_token_type: TYPE.accessToken });
+    expect(response.status, response.body).toBe(200);
+  });
+});
+
+describe('delegation of a consumer-bound token', () => {
+  it('gives a consumer-bound token with act, which the guard accepts for that consumer and hands act to the route', async () => {
+    const sentinel = sentinelWith();
+    const response = await delegate(sentinel, await consumerToken(sentinel));
+    expect(response.status, response.body).toBe(200);
+    const token = jsonOf(response).access_token as string;
+    expect(decodeJwt(token)).toMatchObject({ sub: CONSUMER_UUID, gty: 'client_credentials', act: { sub: BOT_CLIENT_ID } });
+    const checked = await sentinel.checkBearer(`Bearer ${token}`, { accountId: ACCOUNT, consumerId: CONSUMER_UUID });
+    expect(checked.ok && checked.claims.act).toEqual({ sub: BOT_CLIENT_ID });
+  });
+});
+
+describe('delegation refusals (400, nothing issued, the token never echoed)', () => {
+  it("refuses another account's token", async () => {
+    const sentinel = sentinelWith();
+    const other = await postForm(
+      sentinel,
+      `/sentinel/api/account/${OTHER_ACCOUNT}/token`,
+      new URLSearchParams({ grant_type: 'client_credentials', client_id: OTHER_CLIENT_ID, client_secret: OTHER_SECRET }).toString(),
+    );
+    expect(other.status).toBe(200);
+    // Another account's consumer-bound token, from the v2 endpoint of that account.
+    const foreign = await postForm(sentinel, appTokenPath(CONSUMER_UUID, OTHER_ACCOUNT), 'grant_type=client_credentials', {
+      headers: { authorization: basic(OTHER_CLIENT_ID, OTHER_SECRET) },
+    });
+    const token = jsonOf(foreign).access_token as string;
+    await expectRefused(await delegate(sentinel, token), 'invalid_request', /another account/, token);
+  });
+
+  it('refuses an expired subject token', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const sentinel = sentinelWith();
+    const { accessToken } = await userToken(sentinel);
+    vi.setSystemTime(Date.now() + 3_700_000);
+    await expectRefused(await delegate(sentinel, accessToken), 'invalid_request', /expired/, accessToken);
+  });
+
+  it('refuses a subject token whose grant was revoked', async () => {
+    const sentinel = sentinelWith();
+    const { accessToken, refreshToken } = await userToken(sentinel);
+    await postForm(
+      sentinel,
+      `${TOKEN_PATH}/revoke`,
+      new URLSearchParams({ token: refreshToken, client_id: CLIENT_ID, client_secret: CLIENT_SECRET }).toString(),
+    );
+    await expectRefused(await delegate(sentinel, accessToken), 'invalid_request', /revoked/, accessToken);
+  });
+
+  it('refuses a broader scope (invalid_scope)', async () => {
+    const sentinel = sentinelWith();
+    const { accessToken } = await userToken(sentinel, 'read');
+    await expectRefused(await delegate(sentinel, accessToken, { scope: 'read write' }), 'invalid_scope', /write/);
+  });
+
+  it('refuses an audience or resource the subject token is not for (invalid_target)', async () => {
+    const sentinel = sentinelWith();
+    const { accessToken } = await userToken(sentinel);
+    await expectRefused(await delegate(sentinel, accessToken, { audience: 'https://api.other.example' }), 'invalid_target', /audience/);
+    await expectRefused(await delegate(sentinel, accessToken, { resource: 'https://api.other.example' }), 'invalid_target', /resource/);
+    expect((await delegate(sentinel, accessToken, { audience: ACCOUNT })).status).toBe(200);
+  });
+
+  it('refuses what the host hook refuses, and tells it who asks to act for whom', async () => {
+    const authorizeDelegation = vi.fn(() => false);
+    const sentinel = sentinelWith({ authorizeDelegation });
+    const { accessToken } = await userToken(sentinel);
+    await expectRefused(await delegate(sentinel, accessToken, { scope: 'read' }), 'invalid_request', /does not allow/);
+    expect(authorizeDelegation).toHaveBeenCalledWith({
+      accountId: ACCOUNT,
+      clientId: BOT_CLIENT_ID,
+      subject: USER_ID,
+      subjectClientId: CLIENT_ID,
+      actors: [],
+      scope: 'read',
+    });
+  });
+
+  it('is a server_error, nothing issued, when the host hook throws', async () => {
+    const onError = vi.fn();
+    const sentinel = sentinelWith({
+      authorizeDelegation: () => {
+        throw new Error('policy store down');
+      },
+      onError,
+    });
+    const { accessToken } = await userToken(sentinel);
+    const response = await delegate(sentinel, accessToken);
+    expect(response.status).toBe(500);
+    expect(jsonOf(response).error).toBe('server_error');
+    expect(onError).toHaveBeenCalledTimes(1);
+  });
+
+  it('refuses an app token as subject', async () => {
+    const sentinel = sentinelWith();
+    const app = jsonOf(
+      await postForm(
+        sentinel,
+        TOKEN_PATH,
+        new URLSearchParams({ grant_type: 'client_credentials', client_id: CLIENT_ID, client_secret: CLIENT_SECRET }).toString(),
+      ),
+    );
+    await expectRefused(await delegate(sentinel, app.access_token as string), 'invalid_request', /not an app token/);
+  });
+
+  it('refuses a subject token that is not one of ours', async () => {
+    const sentinel = sentinelWith();
+    await expectRefused(await delegate(sentinel, 'not-a-token'), 'invalid_request', /not a live access token/);
+  });
+
+  it("refuses an actor_token that is not the requesting client's app token", async () => {
+    const sentinel = sentinelWith();
+    const { accessToken } = await userToken(sentinel);
+    const others = jsonOf(
+      await postForm(
+        sentinel,
+        TOKEN_PATH,
+        new URLSearchParams({ grant_type: 'client_credentials', client_id: CLIENT_ID, client_secret: CLIENT_SECRET }).toString(),
+      ),
+    );
+    await expectRefused(
+      await delegate(sentinel, accessToken, { actor_token: others.access_token as string, actor_token_type: TYPE.accessToken }),
+      'invalid_request',
+      /actor_token must be an app token of the requesting client/,
+    );
+    await expectRefused(
+      await delegate(sentinel, accessToken, { actor_token: accessToken, actor_token_type: TYPE.jwt }),
+      'invalid_request',
+      /actor_token_type/,
+    );
+  });
+
+  it('refuses an app not registered for token exchange (unauthorized_client)', async () => {
+    const sentinel = sentinelWith();
+    const { accessToken } = await userToken(sentinel);
+    await expectRefused(
+      await delegate(sentinel, accessToken, {}, { client_id: CLIENT_ID, client_secret: CLIENT_SECRET }),
+      'unauthorized_client',
+      /not registered/,
+    );
+  });
+});
