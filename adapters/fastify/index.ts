@@ -62,10 +62,10 @@ export function toFastify(sentinel: Pick<Sentinel, 'config' | 'handle'>): Fastif
     app.addContentTypeParser('application/x-www-form-urlencoded', passStream);
     app.addContentTypeParser('*', passStream);
     if (!app.hasRequestDecorator('sentinel')) app.decorateRequest('sentinel', null);
-    const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+    const answer: Answer = (request) => {
       const { path, query } = splitURL(request.url.slice(mountPath.length));
       const payload = request.body as Readable | undefined;
-      const result = await sentinel.handle({
+      return sentinel.handle({
         method: request.method,
         path,
         query,
@@ -75,15 +75,38 @@ export function toFastify(sentinel: Pick<Sentinel, 'config' | 'handle'>): Fastif
         secure: (request.socket as { encrypted?: boolean }).encrypted === true,
         mountPath,
       });
-      if (result === null) {
-        reply.callNotFound();
-        return reply;
-      }
-      return sendSentinelResponse(reply, result);
     };
-    const options = { exposeHeadRoute: false, handler };
-    app.route({ method: METHODS, url: `${sentinel.config.basePath}/*`, ...options });
-    app.route({ method: METHODS, url: '/.well-known/*', ...options });
+    app.route({ method: METHODS, url: `${sentinel.config.basePath}/*`, exposeHeadRoute: false, handler: answering([answer]) });
+    // Fastify refuses a route declared twice, and a second handler mounted beside the service (the operator
+    // console) shares the well-known prefix: one route asks each handler in the order they were mounted.
+    const url = `${mountPath}/.well-known/*`;
+    const byURL = wellKnownAnswers.get(app.server) ?? new Map<string, Answer[]>();
+    wellKnownAnswers.set(app.server, byURL);
+    const shared = byURL.get(url);
+    if (shared !== undefined) shared.push(answer);
+    else {
+      const answers = [answer];
+      byURL.set(url, answers);
+      app.route({ method: METHODS, url: '/.well-known/*', exposeHeadRoute: false, handler: answering(answers) });
+    }
+  };
+}
+
+/** One mounted handler's answer to a request; `null` when the path is not its own. */
+type Answer = (request: FastifyRequest) => Promise<SentinelResponse | null>;
+
+/** The handlers sharing a well-known route, by server and the route's full URL. */
+const wellKnownAnswers = new WeakMap<object, Map<string, Answer[]>>();
+
+/** A route handler that writes the first answer of `answers`, or falls through to the host's not-found handler. */
+function answering(answers: readonly Answer[]): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
+  return async (request, reply) => {
+    for (const answer of answers) {
+      const result = await answer(request);
+      if (result !== null) return sendSentinelResponse(reply, result);
+    }
+    reply.callNotFound();
+    return reply;
   };
 }
 
