@@ -204,9 +204,15 @@ function authorizationCodeSuite(host: Host): void {
       expectError(await postForm(server, TOKEN_PATH, { code, client_id: CLIENT_ID, client_secret: CLIENT_SECRET }), 400, 'invalid_request');
       expectError(await exchange(server, code, { grant_type: 'password' }), 400, 'unsupported_grant_type');
       expectError(
-        await exchange(server, code, { grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer' }),
+        await exchange(server, code, { grant_type: 'urn:ietf:params:oauth:grant-type:saml2-bearer' }),
         400,
         'unsupported_grant_type',
+      );
+      // A grant the service supports but this app was not given is the client's limit, not the server's (RFC 6749 §5.2).
+      expectError(
+        await exchange(server, code, { grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer' }),
+        400,
+        'unauthorized_client',
       );
       expectError(await exchange(server, '', {}), 400, 'invalid_request');
       const repeated = await postRaw(
