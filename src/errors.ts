@@ -35,9 +35,13 @@ export type OAuthErrorCode =
   | 'request_not_supported'
   | 'request_uri_not_supported'
   | 'registration_not_supported'
+  // OpenID Connect Core §3.1.2.6 (errata set 2): a requested acr the user cannot reach
+  | 'unmet_authentication_requirements'
   // RFC 6750 §3.1 (protected resources)
   | 'invalid_token'
   | 'insufficient_scope'
+  // RFC 9470 §3 (step-up authentication challenge)
+  | 'insufficient_user_authentication'
   // RFC 7591 §3.2.2 (dynamic client registration)
   | 'invalid_redirect_uri'
   | 'invalid_client_metadata'
@@ -104,7 +108,7 @@ export class OAuthError extends Error {
 function defaultStatus(code: OAuthErrorCode): number {
   if (code === 'server_error') return 500;
   if (code === 'temporarily_unavailable') return 503;
-  if (code === 'invalid_token') return 401;
+  if (code === 'invalid_token' || code === 'insufficient_user_authentication') return 401;
   if (code === 'insufficient_scope') return 403;
   return 400;
 }

@@ -19,6 +19,7 @@ export const de: Messages = {
   or: 'oder',
   passkeySignIn: 'Mit einem Passkey anmelden',
   passkeyFailed: 'Dieser Passkey konnte nicht verwendet werden. Versuche es erneut oder melde dich mit deinem Passwort an.',
+  stepUpPasskey: 'Diese Anwendung verlangt eine stärkere Anmeldung. Melde dich mit deinem Passkey an.',
   passkeyOfferTitle: 'Passkey hinzufügen',
   passkeyOfferLead: 'Melde dich nächstes Mal mit Fingerabdruck, Gesicht oder Bildschirmsperre statt mit deinem Passwort an.',
   passkeyAdd: 'Passkey hinzufügen',

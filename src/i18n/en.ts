@@ -19,6 +19,7 @@ export const en: Messages = {
   or: 'or',
   passkeySignIn: 'Sign in with a passkey',
   passkeyFailed: 'That passkey could not be used. Try again or sign in with your password.',
+  stepUpPasskey: 'This application asks for a stronger sign-in. Sign in with your passkey.',
   passkeyOfferTitle: 'Add a passkey',
   passkeyOfferLead: 'Next time, sign in with your fingerprint, face or screen lock instead of your password.',
   passkeyAdd: 'Add a passkey',

@@ -19,6 +19,7 @@ export const es: Messages = {
   or: 'o',
   passkeySignIn: 'Iniciar sesión con una llave de acceso',
   passkeyFailed: 'No se pudo usar esa llave de acceso. Vuelve a intentarlo o inicia sesión con tu contraseña.',
+  stepUpPasskey: 'Esta aplicación pide un inicio de sesión más seguro. Inicia sesión con tu llave de acceso.',
   passkeyOfferTitle: 'Añade una llave de acceso',
   passkeyOfferLead: 'La próxima vez, inicia sesión con tu huella, tu cara o el bloqueo de pantalla en lugar de tu contraseña.',
   passkeyAdd: 'Añadir una llave de acceso',

@@ -19,6 +19,7 @@ export const fr: Messages = {
   or: 'ou',
   passkeySignIn: "Se connecter avec une clé d'accès",
   passkeyFailed: "Cette clé d'accès n'a pas pu être utilisée. Réessayez ou connectez-vous avec votre mot de passe.",
+  stepUpPasskey: "Cette application demande une connexion plus forte. Connectez-vous avec votre clé d'accès.",
   passkeyOfferTitle: "Ajouter une clé d'accès",
   passkeyOfferLead:
     "La prochaine fois, connectez-vous avec votre empreinte, votre visage ou le verrouillage de l'écran plutôt qu'avec votre mot de passe.",

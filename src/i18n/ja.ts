@@ -19,6 +19,7 @@ export const ja: Messages = {
   or: 'または',
   passkeySignIn: 'パスキーでログイン',
   passkeyFailed: 'このパスキーは使用できませんでした。もう一度試すか、パスワードでログインしてください。',
+  stepUpPasskey: 'このアプリケーションはより強力なログインを求めています。パスキーでログインしてください。',
   passkeyOfferTitle: 'パスキーを追加',
   passkeyOfferLead: '次回からは、パスワードの代わりに指紋、顔認証、画面ロックでログインできます。',
   passkeyAdd: 'パスキーを追加',

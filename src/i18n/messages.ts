@@ -33,6 +33,8 @@ export interface Messages {
   or: string;
   passkeySignIn: string;
   passkeyFailed: string;
+  /** The login page when only a passkey reaches the level the application asked for (step-up, `acr_values`). */
+  stepUpPasskey: string;
   passkeyOfferTitle: string;
   passkeyOfferLead: string;
   passkeyAdd: string;

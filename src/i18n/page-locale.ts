@@ -43,6 +43,7 @@ const TRANSLATABLE: readonly MessageKey[] = [
   'formOutOfDate',
   'postedFromAnotherSite',
   'passkeyFailed',
+  'stepUpPasskey',
   'passkeyNotAdded',
   'totpWrong',
   'totpMissing',

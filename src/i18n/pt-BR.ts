@@ -19,6 +19,7 @@ export const ptBR: Messages = {
   or: 'ou',
   passkeySignIn: 'Entrar com uma chave de acesso',
   passkeyFailed: 'Não foi possível usar essa chave de acesso. Tente novamente ou entre com sua senha.',
+  stepUpPasskey: 'Este aplicativo pede uma entrada mais forte. Entre com sua chave de acesso.',
   passkeyOfferTitle: 'Adicione uma chave de acesso',
   passkeyOfferLead: 'Da próxima vez, entre com sua digital, seu rosto ou o bloqueio de tela em vez da senha.',
   passkeyAdd: 'Adicionar chave de acesso',

@@ -57,7 +57,7 @@ export function authorizationServerMetadata(
     claims_supported: CLAIMS_SUPPORTED,
     claim_types_supported: ['normal'],
     prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
-    claims_parameter_supported: false,
+    claims_parameter_supported: true,
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
     require_request_uri_registration: false,

@@ -8,7 +8,9 @@ import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import { redirect, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
 import { readSessionCookie } from '../authorize/state/session-cookie.js';
-import { signedInResponse } from '../authorize/endpoints/signed-in-response.js';
+import { signedInResponse, unmetRequirementsResponse } from '../authorize/endpoints/signed-in-response.js';
+import { loginPageResponse } from '../authorize/pages/login-response.js';
+import { stepUpMethod } from './step-up-method.js';
 import { takeInteraction, type InteractionRecord } from '../authorize/state/interaction.js';
 import { loginStepURL } from '../authorize/endpoints/login-step-url.js';
 import { webAuthnUserID } from '../passkeys/user-handle.js';
@@ -23,6 +25,9 @@ export interface SignInSubject {
   /** The methods the user passed (RFC 8176 `amr`). */
   amr?: AmrValue[] | undefined;
 }
+
+/** The login page's message when only a passkey reaches the level the application asked for. */
+export const PASSKEY_NEEDED = 'This application asks for a stronger sign-in. Sign in with your passkey.';
 
 /** The one answer for a link that is gone (expired, completed, or never existed). */
 export function expiredSignIn(): OAuthError {
@@ -93,7 +98,9 @@ export async function afterSecondFactor(
 }
 
 /**
- * After a right password: the TOTP step when the user store answered `secondFactor: 'totp'`, else on.
+ * After a right password: the TOTP step when the user store answered `secondFactor: 'totp'` or the request's `acr`
+ * needs it (step-up, {@link stepUpMethod}), the login page again when only a passkey reaches that level, an
+ * `unmet_authentication_requirements` redirect when nothing does, else on.
  * An unknown `secondFactor` fails closed (500 server_error): a factor the service cannot check is never skipped.
  *
  * @example
@@ -112,12 +119,29 @@ export async function afterPassword(
     amr: [...PASSWORD_AMR],
   };
   const factor = input.user.secondFactor;
-  if (factor === undefined || factor === null) return afterSecondFactor(context, request, interaction, subject, input.ip);
-  if (factor !== 'totp') throw new Error(`sentinel-idp: users.authenticate asked for an unknown second factor`);
-  if (typeof context.config.users?.totpSecret !== 'function') {
+  if (factor !== undefined && factor !== null && factor !== 'totp') {
+    throw new Error(`sentinel-idp: users.authenticate asked for an unknown second factor`);
+  }
+  if (factor === 'totp' && typeof context.config.users?.totpSecret !== 'function') {
     throw new Error('sentinel-idp: users.authenticate asked for a TOTP step but users.totpSecret is missing');
   }
-  const { accountId } = interaction.record.request;
+  const authorization = interaction.record.request;
+  const { accountId } = authorization;
+  const method = await stepUpMethod(context, {
+    accountId,
+    userId: subject.userId,
+    askedTotp: factor === 'totp',
+    required: authorization.acr,
+  });
+  if (method === 'none') return afterSecondFactor(context, request, interaction, subject, input.ip);
+  if (method === 'passkey') {
+    // Only a passkey reaches the level: the same page again, saying so (the interaction stays open for it).
+    return loginPageResponse(context, interaction.id, interaction.record, { username: input.username, error: PASSKEY_NEEDED, request });
+  }
+  if (method === 'unreachable') {
+    if ((await takeInteraction(context, interaction.id)) === null) throw expiredSignIn();
+    return unmetRequirementsResponse(context, authorization, 'this user has no method that reaches it');
+  }
   await startPending(context, interaction.id, {
     stage: 'totp',
     userId: subject.userId,

@@ -3,7 +3,7 @@
  * when a request needs more than a password) and passkeys, and the events the service emitted.
  */
 import { generateSecret } from 'otplib';
-import type { SentinelEvent, SentinelOptions } from '../../src/index.js';
+import type { PasskeyHooks, SentinelEvent, SentinelOptions } from '../../src/index.js';
 import { ACCOUNT, baseOptions, CLIENT_ID, CLIENT_SECRET, PASSWORD, REDIRECT_URI, USER_ID, USERNAME } from './fixtures.js';
 import { pkcePair } from './pkce.js';
 
@@ -11,6 +11,8 @@ import { pkcePair } from './pkce.js';
 export interface StepUpUser {
   /** `always`: `authenticate` asks for the TOTP step; `available`: the user has a secret but is not asked; `none`. */
   totp: 'always' | 'available' | 'none';
+  /** The user's passkeys, when the suite signs in with one. */
+  passkeys?: PasskeyHooks | undefined;
 }
 
 /** The options and what the test reads back. */
@@ -34,6 +36,7 @@ export function stepUpFixture(user: StepUpUser, overrides: Partial<SentinelOptio
             : { id: USER_ID }
           : null,
       totpSecret: async ({ userId }) => (userId === USER_ID && user.totp !== 'none' ? secret : null),
+      ...(user.passkeys === undefined ? {} : { passkeys: user.passkeys }),
     },
     onEvent: (event) => {
       events.push(event);

@@ -38,7 +38,7 @@ function oidcDiscoverySuite(host: Host): void {
         ],
         request_parameter_supported: false,
         request_uri_parameter_supported: false,
-        claims_parameter_supported: false,
+        claims_parameter_supported: true,
         backchannel_logout_supported: true,
         backchannel_logout_session_supported: true,
       });

@@ -13,7 +13,7 @@ import { createSession, endSession, sessionDigestOfKey, sessionKey } from '../st
 import { retireIndexedSession } from '../../sessions/end-sessions.js';
 import { sessionSid } from '../../sessions/session-index.js';
 import type { AuthorizationRequest } from '../request/validate-request.js';
-import { type AmrValue, assuranceClaims } from '../../assurance/levels.js';
+import { type AmrValue, acrLevel, acrOf, assuranceClaims } from '../../assurance/levels.js';
 import { deviceConfirmationLocation } from '../../device/confirmation.js';
 
 /** Who signed in, and what the browser had before. */
@@ -58,6 +58,28 @@ export async function codeRedirectURL(
 }
 
 /**
+ * The answer to a sign-in that cannot reach the level its request asked for (`acr_values`, an essential `acr`):
+ * `unmet_authentication_requirements` back to the application, with `state` and `iss`; nothing is issued.
+ *
+ * @example
+ * return unmetRequirementsResponse(context, interaction.request, 'no passkey or TOTP secret for this user');
+ */
+export function unmetRequirementsResponse(context: SentinelContext, authorization: AuthorizationRequest, reason: string): SentinelResponse {
+  const description = `the sign-in cannot reach the requested acr (${authorization.acr ?? ''}): ${reason}`;
+  context.emit({
+    type: 'authorize.denied',
+    accountId: authorization.accountId,
+    clientId: authorization.clientId,
+    error: 'unmet_authentication_requirements',
+    reason: description,
+  });
+  return redirect(
+    303,
+    authorizationResponseURL(authorization, { error: 'unmet_authentication_requirements', error_description: description }),
+  );
+}
+
+/**
  * Creates the session and the code of a completed interaction and answers 303 to the application.
  *
  * @example
@@ -71,6 +93,11 @@ export async function signedInResponse(
   const authorization = interaction.request;
   const { accountId, clientId } = authorization;
   const authTime = input.authTime ?? Math.floor(Date.now() / 1000);
+  // Every way in (the login form and its steps, a passkey, `completeLogin()`) ends here: a sign-in below the level
+  // the request asked for gets no session and no code, whatever led to it.
+  if (authorization.acr !== undefined && acrLevel(acrOf(input.amr)) < acrLevel(authorization.acr)) {
+    return unmetRequirementsResponse(context, authorization, 'the methods used do not reach it');
+  }
   if (input.previousSessionId !== undefined && input.previousSessionId !== null) {
     const previous = await endSession(context, input.previousSessionId);
     if (previous !== null) {

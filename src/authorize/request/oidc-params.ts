@@ -6,6 +6,8 @@
 import type { SentinelContext } from '../../http/context.js';
 import { verifyIDTokenHint } from '../../token/id-token-hint.js';
 import { AuthorizationError } from './authorization-error.js';
+import type { AcrValue } from '../../assurance/levels.js';
+import { readAcrRequest } from '../../assurance/requested-acr.js';
 import type { RedirectTarget } from './authorization-response.js';
 
 /** `prompt` values (OpenID Connect Core §3.1.2.1). */
@@ -32,6 +34,8 @@ export interface OIDCAuthorizationParams {
   loginHint?: string | undefined;
   /** `ui_locales`, most preferred first, for the login page. */
   uiLocales?: string[] | undefined;
+  /** The level the sign-in must reach (`acr_values`, the `claims` parameter's `acr`; assurance/requested-acr.ts). */
+  acr?: AcrValue | undefined;
 }
 
 type Reader = (name: string) => string | undefined;
@@ -90,9 +94,9 @@ function readUILocales(read: Reader): string[] | undefined {
  * Reads and checks the OpenID Connect parameters once the redirect URI is trusted; `read` returns a parameter's
  * single value (repeated values are already an error there).
  *
- * `acr_values` is accepted and not acted on: the service has one authentication method (the host's password
- * check), so it has no levels to choose from, and it issues no `acr` claim rather than claim one it cannot back.
- * `display`, `claims_locales` and `claims` are voluntary and ignored likewise.
+ * `acr_values` and the `claims` parameter's `acr` set the level the sign-in must reach (a session below it signs in
+ * again); the other members of `claims` ask for nothing the scopes do not already release. `display` and
+ * `claims_locales` are voluntary and ignored.
  *
  * @example
  * const oidc = readOIDCParams(context, (name) => readParam(params, name, target), target);
@@ -111,8 +115,11 @@ export function readOIDCParams(context: SentinelContext, read: Reader, target: R
     }
     idTokenHintSubject = verified.sub;
   }
+  const acrRequest = readAcrRequest(read('acr_values'), read('claims'));
+  if (!acrRequest.ok) throw new AuthorizationError(acrRequest.code, acrRequest.description, target);
   const loginHint = read('login_hint');
   return {
+    acr: acrRequest.acr,
     prompt,
     maxAge,
     idTokenHintSubject,

@@ -1,16 +1,17 @@
 /**
  * Whether a device session may answer an authorization request without showing the login page (OpenID Connect
- * Core §3.1.2.1 `prompt`, `max_age`, `id_token_hint`), and the error when it may not but `prompt=none` forbids
+ * Core §3.1.2.1 `prompt`, `max_age`, `id_token_hint`, `acr_values`), and the error when it may not but `prompt=none` forbids
  * asking the user (§3.1.2.6).
  */
 import { AuthorizationError } from './authorization-error.js';
 import type { SessionRecord } from '../state/session.js';
 import type { AuthorizationRequest } from './validate-request.js';
+import { acrLevel, acrOf } from '../../assurance/levels.js';
 
 /** Why the login page must be shown, or `null` when the session answers the request. */
 export function reauthenticationReason(
   authorization: AuthorizationRequest,
-  session: Pick<SessionRecord, 'userId' | 'authTime'> | null,
+  session: Pick<SessionRecord, 'userId' | 'authTime' | 'amr'> | null,
   nowSeconds: number,
 ): string | null {
   if (session === null) return 'the user is not signed in';
@@ -21,6 +22,11 @@ export function reauthenticationReason(
   // max_age=0 must always re-authenticate, so an authentication in this very second is already too old.
   if (authorization.maxAge !== undefined && nowSeconds - session.authTime >= authorization.maxAge) {
     return 'the last sign-in is older than max_age';
+  }
+  // A step-up (acr_values, the claims parameter's acr): a session below the level signs in again, with a method
+  // that reaches it.
+  if (authorization.acr !== undefined && acrLevel(acrOf(session.amr)) < acrLevel(authorization.acr)) {
+    return 'the last sign-in does not reach the requested acr';
   }
   if (authorization.idTokenHintSubject !== undefined && authorization.idTokenHintSubject !== session.userId) {
     return 'the signed-in user is not the one named by id_token_hint';

@@ -114,6 +114,12 @@ function readParam(params: ParamMap, name: string, target: RedirectTarget): stri
   return values[0] === '' ? undefined : values[0];
 }
 
+/** The one non-empty `state` of the URL, for an error before the pushed parameters are known; else `undefined`. */
+function singleState(params: ParamMap): string | undefined {
+  const values = params.get('state');
+  return values?.length === 1 && values[0] !== '' ? values[0] : undefined;
+}
+
 function checkScope(app: App, scope: string | undefined, target: RedirectTarget): void {
   if (scope === undefined) return;
   const requested = scope.split(' ');
@@ -185,6 +191,8 @@ export async function validateAuthorizationRequest(
             clientId: app.clientId,
             redirectUri,
             iss: context.accountIssuer(accountId),
+            // The URL's own state (RFC 6749 §4.1.2.1: an error carries the request's state), unless repeated or empty.
+            state: singleState(query),
           });
         });
   const { redirectUri, inRequest } = chooseRedirectURI(app, params);
@@ -223,6 +231,7 @@ export async function validateAuthorizationRequest(
     idTokenHintSubject: oidc.idTokenHintSubject,
     loginHint: oidc.loginHint,
     uiLocales: oidc.uiLocales,
+    acr: oidc.acr,
     redirectUriInRequest: inRequest,
     clientName: app.name,
     scope,

@@ -1,0 +1,45 @@
+/**
+ * Step-up at the login page (OpenID Connect Core §3.1.2.1 `acr_values`): after a right password, which method takes
+ * this user to the level the request asks for. A user can reach `mfa` when `users.totpSecret` returns a secret for
+ * them (whether or not `authenticate` asked for the step) or has a passkey; `phishing-resistant` only with a passkey.
+ */
+import type { SentinelContext } from '../http/context.js';
+import { type AcrValue, acrLevel, ACR_MFA, ACR_PHISHING_RESISTANT } from '../assurance/levels.js';
+import { webAuthnUserID } from '../passkeys/user-handle.js';
+
+/**
+ * `totp`: the TOTP step; `passkey`: only a passkey sign-in reaches the level (the login page says so);
+ * `none`: the password is enough; `unreachable`: nothing this user has reaches it.
+ */
+export type StepUpMethod = 'none' | 'totp' | 'passkey' | 'unreachable';
+
+async function hasTotpSecret(context: SentinelContext, accountId: string, userId: string): Promise<boolean> {
+  const totpSecret = context.config.users?.totpSecret;
+  if (typeof totpSecret !== 'function') return false;
+  const secret = await totpSecret({ accountId, userId });
+  return typeof secret === 'string' && secret !== '';
+}
+
+async function hasPasskey(context: SentinelContext, accountId: string, userId: string): Promise<boolean> {
+  const passkeys = context.config.users?.passkeys;
+  if (passkeys === undefined || webAuthnUserID(userId) === null) return false;
+  return (await passkeys.list({ accountId, userId })).length > 0;
+}
+
+/**
+ * The method after the password for a user whose store asked for `askedTotp`, under a request for `required`.
+ *
+ * @example
+ * const method = await stepUpMethod(context, { accountId, userId, askedTotp: false, required: ACR_MFA }); // 'totp'
+ */
+export async function stepUpMethod(
+  context: SentinelContext,
+  input: { accountId: string; userId: string; askedTotp: boolean; required: AcrValue | undefined },
+): Promise<StepUpMethod> {
+  const need = acrLevel(input.required);
+  if (need < acrLevel(ACR_MFA)) return input.askedTotp ? 'totp' : 'none';
+  if (need < acrLevel(ACR_PHISHING_RESISTANT)) {
+    if (input.askedTotp || (await hasTotpSecret(context, input.accountId, input.userId))) return 'totp';
+  }
+  return (await hasPasskey(context, input.accountId, input.userId)) ? 'passkey' : 'unreachable';
+}
