@@ -35,6 +35,7 @@ import {
 } from './helpers/direct-flow.js';
 import { pkcePair } from './helpers/pkce.js';
 import { MemoryStore } from '../src/stores/memory.js';
+import { BOT, botApp, TOKEN_EXCHANGE, TYPE } from './helpers/exchange.js';
 
 const MCP = 'https://mcp.example.com/mcp';
 const OTHER = 'https://tools.example.com/api';
@@ -241,6 +242,44 @@ describe('resource at the token endpoint', () => {
     );
     expect(response.status).toBe(400);
     expect(jsonOf(response).error).toBe('invalid_target');
+  });
+
+  it('token exchange: the new token may name some of the subject token resources, never another', async () => {
+    const THIRD = 'https://third.example.com/mcp';
+    const options = baseOptions({ defaultResources: [DEFAULT_ONLY] });
+    options.apps = [
+      ...(options.apps ?? []).map((app) => (app.clientId === CLIENT_ID ? { ...app, resources: [MCP, OTHER] } : app)),
+      // The acting client may ask for THIRD itself; the subject token is not for it, so the exchange may not add it.
+      botApp({ resources: [MCP, OTHER, THIRD] }),
+    ];
+    const sentinel = createSentinel(options);
+    const { code, verifier } = await codeWith(sentinel, { resource: MCP, 'resource#2': OTHER });
+    const subject = jsonOf(await exchange(sentinel, code, verifier)).access_token as string;
+    const delegate = (extra: Record<string, string>) =>
+      postForm(
+        sentinel,
+        TOKEN_PATH,
+        new URLSearchParams({
+          grant_type: TOKEN_EXCHANGE,
+          subject_token: subject,
+          subject_token_type: TYPE.accessToken,
+          ...BOT,
+          ...extra,
+        }).toString(),
+      );
+    const narrowed = await delegate({ resource: MCP });
+    expect(narrowed.status, narrowed.body).toBe(200);
+    const token = jsonOf(narrowed).access_token as string;
+    expect(decodeJwt(token)).toMatchObject({ aud: MCP, act: { sub: BOT.client_id } });
+    await expect(sentinel.verifyAccessToken(token, { resource: MCP })).resolves.toBeTruthy();
+    await expect(sentinel.verifyAccessToken(token, { resource: OTHER })).rejects.toMatchObject({ code: 'invalid_token' });
+    for (const resource of [THIRD, DEFAULT_ONLY, 'https://mcp.example.com/mcp#x']) {
+      const refused = await delegate({ resource });
+      expect(refused.status, resource).toBe(400);
+      expect(jsonOf(refused).error, resource).toBe('invalid_target');
+    }
+    // Without resource the exchanged token keeps every resource of its subject.
+    expect(decodeJwt(jsonOf(await delegate({})).access_token as string).aud).toEqual([MCP, OTHER]);
   });
 
   it('introspection still describes a resource-bound token to its client', async () => {
