@@ -9,6 +9,7 @@ import { checkTokenBinding } from '../dpop/resource.js';
 import { type AccessTokenClaims, audienceFor, isAppToken } from '../token/access-token.js';
 import { cachedToken, verifySignedToken, type VerifiedToken } from './verified-token-cache.js';
 import type { ServiceVerifyOptions, VerifyAccessTokenOptions } from './verifier-contract.js';
+import { checkStepUp, stepUpRequirement } from '../assurance/step-up-challenge.js';
 
 export type { VerifyAccessTokenOptions } from './verifier-contract.js';
 
@@ -111,7 +112,19 @@ export async function verifyAccessTokenJWT(
   }
   // Introspection and revocation see the token from its client, not as a presentation: no proof to check there.
   if (checkBinding) await checkTokenBinding(context, token, claims, options.dpop);
+  checkAssurance(claims, options);
   return claims;
+}
+
+/**
+ * RFC 9470: the sign-in behind the token must reach `acrValues` and be within `maxAge`; checked last, so a client is
+ * told to step up only with a token that is otherwise good.
+ */
+function checkAssurance(claims: AccessTokenClaims, options: VerifyAccessTokenOptions): void {
+  if (options.acrValues === undefined && options.maxAge === undefined) return;
+  const requirement = stepUpRequirement(options, 'verifyAccessToken');
+  if (requirement === undefined) return;
+  checkStepUp(claims, requirement, Math.floor(Date.now() / 1000), options.dpop?.scheme === 'DPoP' ? 'DPoP' : 'Bearer');
 }
 
 /**
@@ -141,5 +154,6 @@ export function verifyCachedAccessToken(
   // Proofs and grants are checked where they can be: on the full path, which also serves the signature from here.
   if (facts.grantBound || facts.dpopBound || options.dpop?.scheme !== 'Bearer') return undefined;
   if (!isKnownLive(facts.accountId as string, claims.client_id)) return undefined;
+  checkAssurance(claims, options);
   return { ...claims };
 }

@@ -45,7 +45,7 @@ export type BearerCheck = (
 ) => Promise<BearerResult>;
 
 /** Errors a protected resource answers with 401 (RFC 6750 §3.1, RFC 9449 §7.1). */
-const RESOURCE_ERRORS = new Set(['invalid_token', 'invalid_dpop_proof', 'use_dpop_nonce']);
+const RESOURCE_ERRORS = new Set(['invalid_token', 'invalid_dpop_proof', 'use_dpop_nonce', 'insufficient_user_authentication']);
 
 /** What a bearer guard answers when the token cannot be checked right now (the store failed). */
 function bearerUnavailable(): SentinelResponse {
@@ -53,7 +53,8 @@ function bearerUnavailable(): SentinelResponse {
 }
 
 function bearerChallenge(error: OAuthError | undefined, resource: string | undefined): SentinelResponse {
-  // DPoP failures carry their own `WWW-Authenticate: DPoP` challenge (and maybe a DPoP-Nonce).
+  // DPoP failures carry their own `WWW-Authenticate: DPoP` challenge (and maybe a DPoP-Nonce), step-up refusals
+  // their RFC 9470 one.
   if (error?.headers['www-authenticate'] !== undefined) return noStoreJSON(401, error.toJSON(), { ...error.headers });
   // RFC 9728 §5.1: a guard for a named resource tells the client where its metadata is, so an MCP client can find
   // the authorization server from the 401 alone.

@@ -8,6 +8,7 @@ import type { DPoPPresentation, ResourceRequest } from '../dpop/resource.js';
 import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
 import { resourceURIProblem } from '../token/resource-indicators.js';
 import { ConfigurationError } from '../errors.js';
+import { stepUpRequirement } from '../assurance/step-up-challenge.js';
 
 /**
  * Options of every adapter's `requireAccessToken(sentinel, options)`: which route parameters must match the bearer
@@ -28,6 +29,14 @@ export interface RequireAccessTokenOptions {
    * contain it, and a 401 names its protected resource metadata (`resource_metadata`, RFC 9728 §5.1).
    */
   resource?: string | undefined;
+  // RFC 9470 (step-up authentication, issue #34).
+  /**
+   * The `acr` values this route accepts (space-separated or a list of `urn:sentinel:acr:…`): a token below the weakest
+   * gets 401 `WWW-Authenticate: Bearer error="insufficient_user_authentication", …, acr_values="…"`.
+   */
+  acrValues?: string | readonly string[] | undefined;
+  /** Seconds since the user's sign-in beyond which a token gets the same 401 with `max_age="…"`. */
+  maxAge?: number | undefined;
 }
 
 const REQUIRE_ACCESS_TOKEN_KEYS = {
@@ -35,6 +44,9 @@ const REQUIRE_ACCESS_TOKEN_KEYS = {
   consumerParam: true,
   // RFC 8707 (MCP authorization).
   resource: true,
+  // RFC 9470 (step-up authentication).
+  acrValues: true,
+  maxAge: true,
 } satisfies KeysOf<RequireAccessTokenOptions>;
 
 /** Reads a guard's expectations from one request's route parameters (see {@link expectationsReader}). */
@@ -55,6 +67,22 @@ export function expectationsReader(options: RequireAccessTokenOptions = {}): Exp
     const problem = resourceURIProblem(resource);
     if (problem !== null) throw new ConfigurationError('requireAccessToken.resource', problem);
   }
+  // Checked once here: a value no token can meet is a setup error, not a 401 on every request.
+  const stepUp = stepUpRequirement(options, 'requireAccessToken');
+  if (stepUp !== undefined) {
+    const { acrValues, maxAge } = stepUp;
+    const read = readerOf(accountKey, consumerKey, resource);
+    return (params) => {
+      const expected = read(params);
+      if (acrValues !== undefined) expected.acrValues = acrValues;
+      if (maxAge !== undefined) expected.maxAge = maxAge;
+      return expected;
+    };
+  }
+  return readerOf(accountKey, consumerKey, resource);
+}
+
+function readerOf(accountKey: string | false, consumerKey: string | false, resource: string | undefined): ExpectationsReader {
   return (params) => {
     if (params === undefined) return resource === undefined ? { accountId: undefined, consumerId: undefined } : { resource };
     const account = accountKey === false ? undefined : params[accountKey];

@@ -23,6 +23,15 @@ export interface VerifyAccessTokenOptions {
    * be the account's audience, so a token asked for a resource passes nowhere else.
    */
   resource?: string | undefined;
+  // RFC 9470 (step-up authentication, issue #34).
+  /**
+   * The `acr` values acceptable for this resource (a space-separated string or a list, of `urn:sentinel:acr:…`): a
+   * token whose `acr` is below the weakest of them is refused with `insufficient_user_authentication` and an RFC
+   * 9470 §3 challenge naming them.
+   */
+  acrValues?: string | readonly string[] | undefined;
+  /** Seconds since the user's sign-in (`auth_time`) beyond which the token is refused the same way (`max_age`). */
+  maxAge?: number | undefined;
 }
 
 /**

@@ -13,6 +13,9 @@ const VERIFY_OPTION_KEYS = {
   dpop: true,
   // RFC 8707 (MCP authorization).
   resource: true,
+  // RFC 9470 (step-up authentication).
+  acrValues: true,
+  maxAge: true,
 } satisfies KeysOf<VerifyAccessTokenOptions>;
 
 type Verify = (token: string, options?: VerifyAccessTokenOptions) => Promise<AccessTokenClaims>;

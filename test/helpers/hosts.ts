@@ -4,7 +4,8 @@
  *
  * Each host also mounts, next to the service, a host route (`GET /host/ping` → 200 "pong") and the token-retrieval
  * API (`GET /api/account/:accountId/consumer/:consumerId/brand/tokens` guarded by `requireAccessToken`, answering
- * the verified claims as JSON), so suites can check that both keep working. Each also has `POST /host/echo`, placed
+ * the verified claims as JSON), so suites can check that both keep working. A second guarded route,
+ * `GET /api/account/:accountId/export`, asks for more of the sign-in ({@link STEP_UP_GUARD}: RFC 9470 step-up). Each also has `POST /host/echo`, placed
  * after the service and parsing its own urlencoded body, which answers the parsed form as JSON: the service must
  * leave the bodies of host routes unread.
  */
@@ -29,6 +30,14 @@ import { requireAccessToken as requireKoaAccessToken, toKoa } from '../../adapte
 export type { Host, MountedHost, MountOptions } from './host.js';
 export { listen };
 
+/** What the step-up route asks of a token: an mfa sign-in within the last ten minutes (RFC 9470). */
+export const STEP_UP_GUARD = { acrValues: 'urn:sentinel:acr:mfa', maxAge: 600 } as const;
+/** The step-up route's path on an account. */
+export function stepUpPath(accountId: string): string {
+  return `/api/account/${encodeURIComponent(accountId)}/export`;
+}
+const STEP_UP = /^\/api\/account\/([^/]+)\/export$/;
+
 const express4 = express4Untyped as typeof express5;
 const Koa2 = koa2Untyped as typeof Koa;
 
@@ -49,6 +58,9 @@ function expressHost(name: string, factory: typeof express5): Host {
         response.json(request.body);
       });
       app.get('/api/account/:accountId/consumer/:consumerId/brand/tokens', requireAccessToken(sentinel), (request, response) => {
+        response.json({ claims: (request as unknown as { sentinel: unknown }).sentinel });
+      });
+      app.get('/api/account/:accountId/export', requireAccessToken(sentinel, STEP_UP_GUARD), (request, response) => {
         response.json({ claims: (request as unknown as { sentinel: unknown }).sentinel });
       });
       app.use((error: unknown, _request: unknown, response: express5.Response, _next: unknown) => {
@@ -97,6 +109,7 @@ function koaHost(name: string, Factory: typeof Koa): Host {
       const app = new Factory();
       const parser = options.bodyParser ?? 'none';
       const guard = requireKoaAccessToken(sentinel);
+      const stepUpGuard = requireKoaAccessToken(sentinel, STEP_UP_GUARD);
       app.on('error', () => {});
       app.use(async (ctx, next) => {
         try {
@@ -131,6 +144,14 @@ function koaHost(name: string, Factory: typeof Koa): Host {
           ctx.body = { claims: ctx.state.sentinel };
         });
       });
+      app.use(async (ctx, next) => {
+        const found = STEP_UP.exec(ctx.path);
+        if (ctx.method !== 'GET' || found === null) return next();
+        ctx.params = { accountId: decodeURIComponent(found[1] ?? '') };
+        await stepUpGuard(ctx, async () => {
+          ctx.body = { claims: ctx.state.sentinel };
+        });
+      });
       return listen(createServer(app.callback()));
     },
   };
@@ -159,6 +180,9 @@ function fastifyHost(): Host {
         { preHandler: requireFastifyAccessToken(sentinel) },
         async (request) => ({ claims: request.sentinel }),
       );
+      app.get('/api/account/:accountId/export', { preHandler: requireFastifyAccessToken(sentinel, STEP_UP_GUARD) }, async (request) => ({
+        claims: request.sentinel,
+      }));
       await app.ready();
       return listen(app.server);
     },
@@ -202,6 +226,7 @@ function fetchHost(): Host {
       const addresses = new WeakMap<Request, string>();
       const service = toFetch(sentinel, { mountPath: options.prefix, ip: (request) => addresses.get(request) });
       const guard = requireFetchAccessToken(sentinel);
+      const stepUpGuard = requireFetchAccessToken(sentinel, STEP_UP_GUARD);
       const handler = async (request: Request): Promise<Response> => {
         const { pathname } = new URL(request.url);
         if (request.method === 'GET' && pathname === '/host/ping') {
@@ -212,6 +237,11 @@ function fetchHost(): Host {
         if (request.method === 'GET' && found !== null) {
           const params = { accountId: decodeURIComponent(found[1] ?? ''), consumerId: decodeURIComponent(found[2] ?? '') };
           const checked = await guard(request, params);
+          return checked instanceof Response ? checked : Response.json({ claims: checked.claims });
+        }
+        const stepUp = STEP_UP.exec(pathname);
+        if (request.method === 'GET' && stepUp !== null) {
+          const checked = await stepUpGuard(request, { accountId: decodeURIComponent(stepUp[1] ?? '') });
           return checked instanceof Response ? checked : Response.json({ claims: checked.claims });
         }
         return (await service(request)) ?? new Response('Not Found', { status: 404, headers: { 'content-type': 'text/plain' } });

@@ -209,11 +209,7 @@ function authorizationCodeSuite(host: Host): void {
         'unsupported_grant_type',
       );
       // A grant the service supports but this app was not given is the client's limit, not the server's (RFC 6749 §5.2).
-      expectError(
-        await exchange(server, code, { grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer' }),
-        400,
-        'unauthorized_client',
-      );
+      expectError(await exchange(server, code, { grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer' }), 400, 'unauthorized_client');
       expectError(await exchange(server, '', {}), 400, 'invalid_request');
       const repeated = await postRaw(
         server,

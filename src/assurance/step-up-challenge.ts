@@ -1,0 +1,85 @@
+/**
+ * What a protected resource asks of the sign-in behind an access token (RFC 9470 step-up authentication): a level
+ * (`acrValues`) and a freshness (`maxAge`). A token below either is refused with `insufficient_user_authentication`
+ * and a challenge that tells the client what to ask for at the authorization endpoint (RFC 9470 §3):
+ *
+ * `WWW-Authenticate: Bearer error="insufficient_user_authentication", error_description="…", acr_values="…", max_age="…"`
+ *
+ * The levels are ordered (levels.ts): a token whose `acr` is at least the weakest value asked for passes. A token
+ * with no user sign-in behind it (an app's own token: no `acr`, no `auth_time`) meets no requirement.
+ */
+import { ConfigurationError, OAuthError } from '../errors.js';
+import { ACR_VALUES, type AcrValue, acrLevel } from './levels.js';
+
+/** A resource's requirement, checked once when it is set up. */
+export interface StepUpRequirement {
+  /** The acceptable `acr` values, in the caller's order (for the challenge), and the weakest one's level. */
+  acrValues?: readonly AcrValue[] | undefined;
+  minLevel: number;
+  /** Seconds since the sign-in beyond which the token is too old. */
+  maxAge?: number | undefined;
+}
+
+/** The options as a host writes them: `acrValues` a space-separated string or a list. */
+export interface StepUpOptions {
+  acrValues?: string | readonly string[] | undefined;
+  maxAge?: number | undefined;
+}
+
+/**
+ * The requirement of `options`, or `undefined` when they ask for nothing; a value the service never issues (or a
+ * `maxAge` that is not a non-negative integer) is a `ConfigurationError` naming `field`, since no token could meet it.
+ *
+ * @example
+ * stepUpRequirement({ acrValues: 'urn:sentinel:acr:mfa', maxAge: 300 }, 'requireAccessToken') // { acrValues: [...], minLevel: 2, maxAge: 300 }
+ */
+export function stepUpRequirement(options: StepUpOptions, field: string): StepUpRequirement | undefined {
+  const { acrValues, maxAge } = options;
+  if (acrValues === undefined && maxAge === undefined) return undefined;
+  if (maxAge !== undefined && !(Number.isSafeInteger(maxAge) && maxAge >= 0)) {
+    throw new ConfigurationError(`${field}.maxAge`, 'must be a non-negative integer number of seconds');
+  }
+  if (acrValues === undefined) return { minLevel: 0, maxAge };
+  const listed = typeof acrValues === 'string' ? acrValues.split(' ').filter((value) => value !== '') : [...acrValues];
+  if (listed.length === 0 || listed.some((value) => acrLevel(value) === 0)) {
+    throw new ConfigurationError(`${field}.acrValues`, `must name values this service issues: ${ACR_VALUES.join(' ')}`);
+  }
+  const minLevel = Math.min(...listed.map((value) => acrLevel(value)));
+  return { acrValues: listed as AcrValue[], minLevel, maxAge };
+}
+
+function quoted(value: string): string {
+  return value.replace(/["\\]/g, '');
+}
+
+/** The RFC 9470 §3 refusal for `requirement`, with its challenge in the presentation's scheme. */
+function insufficient(requirement: StepUpRequirement, description: string, scheme: 'Bearer' | 'DPoP'): OAuthError {
+  let challenge = `${scheme} error="insufficient_user_authentication", error_description="${quoted(description)}"`;
+  if (requirement.acrValues !== undefined) challenge += `, acr_values="${requirement.acrValues.join(' ')}"`;
+  if (requirement.maxAge !== undefined) challenge += `, max_age="${requirement.maxAge}"`;
+  return new OAuthError('insufficient_user_authentication', description, { status: 401, headers: { 'www-authenticate': challenge } });
+}
+
+/**
+ * Throws the `insufficient_user_authentication` refusal when a verified token's `acr` or `auth_time` does not meet
+ * `requirement`.
+ *
+ * @example
+ * checkStepUp(claims, requirement, Math.floor(Date.now() / 1000), 'Bearer');
+ */
+export function checkStepUp(
+  claims: { acr?: unknown; auth_time?: unknown },
+  requirement: StepUpRequirement,
+  nowSeconds: number,
+  scheme: 'Bearer' | 'DPoP',
+): void {
+  if (requirement.acrValues !== undefined && acrLevel(claims.acr) < requirement.minLevel) {
+    throw insufficient(requirement, 'a stronger authentication level is required', scheme);
+  }
+  if (requirement.maxAge !== undefined) {
+    const authTime = claims.auth_time;
+    if (typeof authTime !== 'number' || nowSeconds - authTime > requirement.maxAge) {
+      throw insufficient(requirement, 'a more recent authentication is required', scheme);
+    }
+  }
+}
