@@ -33,6 +33,7 @@ import { checkIDTokenKeys } from './token/id-token-keys.js';
 import { sessionMethods } from './sessions/session-methods.js';
 import { assertLogoutTarget, literalTargetProblem } from './sessions/logout-target.js';
 import type { SessionInfo, UserAppGrants } from './sessions/session-views.js';
+import { LogoutDeliveryWorker } from './logout/delivery-worker.js';
 import {
   createProtectedResourceMetadata,
   type ProtectedResourceMetadata,
@@ -128,6 +129,13 @@ export interface Sentinel {
    * @example await sentinel.revokeUserGrants({ accountId: '123456', userId: 'u-1', clientId: 'client-a' });
    */
   revokeUserGrants(input: { accountId: string; userId: string; clientId: string }): Promise<number>;
+  /**
+   * Stops this instance's background work: the back-channel logout delivery loop. Deliveries in flight are cut off
+   * and put back in the store's queue, due at once, for another instance (or this one, restarted) to deliver. The
+   * loop's timer never keeps a process alive, so calling it is for a clean shutdown, not a required step.
+   * @example process.on('SIGTERM', async () => { await sentinel.close(); server.close(); });
+   */
+  close(): Promise<void>;
 }
 
 /** The answer for a request outside the service's paths: shared, it is settled and never changes. */
@@ -205,6 +213,10 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     return ring;
   }
 
+  // Back-channel logout: this instance's share of the deliveries waiting in the store (src/logout/).
+  const deliveries = new LogoutDeliveryWorker(context, serviceKeys, report);
+  deliveries.start();
+
   const { verifyAccessToken } = context;
   const sentinel: Sentinel = {
     config,
@@ -225,6 +237,7 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     rotateKeys: () => requireRing('rotateKeys()').rotate(),
     revokeKey: (kid) => requireRing('revokeKey()').revoke(kid),
     ...sessionMethods(context),
+    close: () => deliveries.close(),
   };
   attachContext(sentinel, context);
   return sentinel;

@@ -10,6 +10,7 @@ import type { AccessTokenVerifier } from '../guard/verifier-contract.js';
 import type { EventInput } from '../events/sentinel-event.js';
 import type { SentinelRequest } from './messages.js';
 import type { KeySet } from '../keys/signing-keys.js';
+import { LogoutQueue } from '../logout/logout-queue.js';
 import type { Store } from '../stores/store.js';
 import type { RequestObservation } from '../telemetry/request-observation.js';
 import { traceStore, untraced } from '../telemetry/traced-store.js';
@@ -34,6 +35,8 @@ export interface SentinelContext {
    * account's own), its one reload for an unknown `kid` and the liveness check are the same everywhere.
    */
   readonly verifyAccessToken: AccessTokenVerifier;
+  /** Where back-channel logout deliveries wait (the store's queue, else one in process): src/logout/. */
+  readonly logoutQueue: LogoutQueue;
   /** The OpenTelemetry context of the request being handled: the parent of its store and signing spans. */
   readonly traceContext?: TraceContext | undefined;
   /** The span and metrics of the request being handled, when telemetry observes it (what handlers learn goes here). */
@@ -85,6 +88,8 @@ export function createContext(input: ContextInput): SentinelContext {
     emit: createEmitter(config),
     accountIssuer: (accountId) => accountIssuerUrl(config, accountId),
     verifyAccessToken: notYetBuilt,
+    // Its polls and settles are no request's work: untraced, or an idle instance would start a root span a second.
+    logoutQueue: new LogoutQueue(untraced(store)),
   };
   context.verifyAccessToken = verifier(context);
   return context;
@@ -112,6 +117,7 @@ export function requestContext(context: SentinelContext, request: SentinelReques
     emit,
     accountIssuer: context.accountIssuer,
     verifyAccessToken: context.verifyAccessToken,
+    logoutQueue: context.logoutQueue,
     traceContext,
     observation,
   };

@@ -24,8 +24,8 @@ export type JWTClaims = Record<string, unknown> & {
   client_id?: string;
 };
 
-/** The `typ` header values this service issues. */
-export type JWTType = 'at+jwt' | 'JWT';
+/** The `typ` header values this service issues (`logout+jwt`: OpenID Connect Back-Channel Logout 1.0 §2.4). */
+export type JWTType = 'at+jwt' | 'JWT' | 'logout+jwt';
 
 const headerCache = new WeakMap<SigningKey, Map<JWTType, string>>();
 

@@ -10,6 +10,7 @@
  */
 import type { SentinelContext } from '../http/context.js';
 import { grantKey } from '../token/grant-records.js';
+import { queueLogoutTokens } from '../logout/queue-logout-tokens.js';
 import { parseSessionRecord, type SessionRecord, sessionDigestOfKey, sessionKey, sessionKeyOfDigest } from '../authorize/state/session.js';
 import {
   changeUserIndex,
@@ -57,6 +58,9 @@ export async function endIndexedSession(
     await Promise.all(fresh.map((grant) => context.store.delete(grantKey(grant.grantId))));
     for (const grant of fresh) revoked.add(grant.grantId);
     await context.store.delete(sessionKeyOfDigest(sessionDigest));
+    // After the grants (a failure here leaves no token of the session alive), before the index entry goes (a failure
+    // here leaves the entry, so a retry finds the session and queues again; the queue keeps one job per app).
+    await queueLogoutTokens(context, { accountId, userId, sid, clientIds: clientIdsOf(session) });
     const rest = index.sessions.filter((entry) => entry.sessionDigest !== sessionDigest);
     if (await writeUserIndex(context, index, rest)) {
       return { sid, authTime: session.authTime, clientIds: clientIdsOf(session) };
@@ -115,6 +119,11 @@ export async function revokeUserAppGrants(context: SentinelContext, accountId: s
     await Promise.all(fresh.map((grant) => context.store.delete(grantKey(grant.grantId))));
     for (const grant of fresh) revoked.add(grant.grantId);
     if (affected.length === 0) return revoked.size;
+    // The app no longer holds tokens through these sessions: one logout token per session, as for an ended session.
+    for (const session of affected) {
+      const sid = sessionSid(accountId, userId, session.sessionDigest);
+      await queueLogoutTokens(context, { accountId, userId, sid, clientIds: [clientId] });
+    }
     const rest = index.sessions.map((session) => ({ ...session, grants: session.grants.filter((grant) => grant.clientId !== clientId) }));
     if (await writeUserIndex(context, index, rest)) {
       context.emit({ type: 'grants.revoked', accountId, clientId, userId, count: revoked.size });

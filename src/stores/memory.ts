@@ -23,7 +23,8 @@ import { LRUCache } from 'lru-cache';
 import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
 import { entryBytes } from './memory-size.js';
 import { SecurityState } from './security-state.js';
-import type { Store, SwapEntry } from './store.js';
+import { MemoryJobQueues } from './memory-queue.js';
+import type { ClaimedJob, QueuedJob, Store, SwapEntry } from './store.js';
 
 /** Default byte budget of each ordinary key prefix (interactions, sessions, codes, …). */
 export const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
@@ -95,6 +96,8 @@ export class MemoryStore implements Store {
   /** One non-evicting area per security prefix, made on first use. */
   readonly #security = new Map<string, SecurityState>();
   readonly #caches = new Map<string, LRUCache<string, string>>();
+  /** Back-channel logout deliveries waiting (never evicted: a queue that is full refuses, see memory-queue.ts). */
+  readonly #jobs = new MemoryJobQueues();
 
   constructor(options: MemoryStoreOptions = {}) {
     assertKnownKeys(options, MEMORY_STORE_OPTION_KEYS, 'MemoryStore');
@@ -207,6 +210,36 @@ export class MemoryStore implements Store {
       else area.set(entry.key, entry.value, { ttl: ttlOf(entry) });
     }
     return true;
+  }
+
+  /**
+   * Adds jobs to a queue in process (see {@link Store.enqueueJobs}): one instance only, and gone with the process.
+   *
+   * @example
+   * await store.enqueueJobs('logout', [{ id: 'j1', payload: '{}', dueAt: Date.now() }]);
+   */
+  enqueueJobs(queue: string, jobs: readonly QueuedJob[]): Promise<void> {
+    return this.#jobs.enqueueJobs(queue, jobs);
+  }
+
+  /**
+   * Takes due jobs under a lease (see {@link Store.claimJobs}).
+   *
+   * @example
+   * const jobs = await store.claimJobs('logout', Date.now(), 30_000, 16);
+   */
+  claimJobs(queue: string, now: number, leaseMs: number, max: number): Promise<ClaimedJob[]> {
+    return this.#jobs.claimJobs(queue, now, leaseMs, max);
+  }
+
+  /**
+   * Ends or reschedules a claimed job (see {@link Store.settleJob}).
+   *
+   * @example
+   * await store.settleJob('logout', job.id, job.lease, null);
+   */
+  settleJob(queue: string, id: string, lease: number, next: Omit<QueuedJob, 'id'> | null): Promise<boolean> {
+    return this.#jobs.settleJob(queue, id, lease, next);
   }
 
   /** Number of live entries across all prefixes (for tests and benchmarks). */

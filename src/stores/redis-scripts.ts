@@ -77,3 +77,56 @@ for i = 1, #KEYS do
 end
 return 1
 `);
+
+/**
+ * Adds jobs to a queue: KEYS[1] a sorted set of job ids scored by due time (milliseconds), KEYS[2] a hash of their
+ * payloads; ARGV triples of id, due time and payload. A job already queued is left as it is (ZADD NX, HSETNX), so
+ * queueing the same job twice queues it once. Both keys share a hash tag: one slot on Redis Cluster.
+ */
+export const ENQUEUE_JOBS_SCRIPT = script(`
+for i = 1, #ARGV, 3 do
+  if redis.call('ZADD', KEYS[1], 'NX', ARGV[i + 1], ARGV[i]) == 1 then
+    redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 2])
+  end
+end
+return 1
+`);
+
+/**
+ * Claims due jobs: the earliest up to ARGV[3] whose due time is at most ARGV[1] get the due time ARGV[2] (their
+ * lease), and come back as id, payload pairs. One script, so of concurrent claimers each job goes to one; a claimer
+ * that dies leaves its jobs to come due again when the lease ends. An id without a payload (a half-removed job)
+ * is dropped.
+ */
+export const CLAIM_JOBS_SCRIPT = script(`
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[3])
+local out = {}
+for _, id in ipairs(ids) do
+  local payload = redis.call('HGET', KEYS[2], id)
+  if payload then
+    redis.call('ZADD', KEYS[1], ARGV[2], id)
+    out[#out + 1] = id
+    out[#out + 1] = payload
+  else
+    redis.call('ZREM', KEYS[1], id)
+  end
+end
+return out
+`);
+
+/**
+ * Settles a claimed job while it still holds the claim's lease (ARGV[2]): removes it (ARGV[3] = '') or puts it back
+ * due at ARGV[3] with payload ARGV[4]. Returns 1 when applied, 0 when another claim took the job since.
+ */
+export const SETTLE_JOB_SCRIPT = script(`
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not score or tonumber(score) ~= tonumber(ARGV[2]) then return 0 end
+if ARGV[3] == '' then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  redis.call('HDEL', KEYS[2], ARGV[1])
+else
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+  redis.call('HSET', KEYS[2], ARGV[1], ARGV[4])
+end
+return 1
+`);

@@ -12,8 +12,17 @@
 import type { Cluster, Redis } from 'ioredis';
 import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
 import { evictionWarning, type NodePolicy, policyOfReply } from './redis-eviction.js';
-import { DECREMENT_SCRIPT, INCREMENT_SCRIPT, type Script, SWAP_SCRIPT, TAKE_SCRIPT } from './redis-scripts.js';
-import type { Store, SwapEntry } from './store.js';
+import {
+  CLAIM_JOBS_SCRIPT,
+  DECREMENT_SCRIPT,
+  ENQUEUE_JOBS_SCRIPT,
+  INCREMENT_SCRIPT,
+  type Script,
+  SETTLE_JOB_SCRIPT,
+  SWAP_SCRIPT,
+  TAKE_SCRIPT,
+} from './redis-scripts.js';
+import type { ClaimedJob, QueuedJob, Store, SwapEntry } from './store.js';
 
 /**
  * Options of {@link RedisStore}. `commandTimeoutMs` turns a dead Redis into a prompt `500 server_error` (RFC 6749
@@ -261,6 +270,51 @@ export class RedisStore implements Store {
     }
     const applied = await this.#eval(SWAP_SCRIPT, keys, args);
     return applied === 1;
+  }
+
+  /**
+   * Adds jobs to a durable queue (see {@link Store.enqueueJobs}): a sorted set by due time and a hash of payloads,
+   * `queue:{name}:due` and `queue:{name}:jobs`, one hash tag, so one script changes both on Redis Cluster too.
+   *
+   * @example
+   * await store.enqueueJobs('logout', [{ id: 'j1', payload: '{}', dueAt: Date.now() }]);
+   */
+  async enqueueJobs(queue: string, jobs: readonly QueuedJob[]): Promise<void> {
+    if (jobs.length === 0) return;
+    const args: (string | number)[] = [];
+    for (const job of jobs) args.push(job.id, Math.floor(job.dueAt), job.payload);
+    await this.#eval(ENQUEUE_JOBS_SCRIPT, this.#queueKeys(queue), args);
+  }
+
+  /**
+   * Takes up to `max` due jobs under a lease, atomically across instances (see {@link Store.claimJobs}).
+   *
+   * @example
+   * const jobs = await store.claimJobs('logout', Date.now(), 30_000, 16);
+   */
+  async claimJobs(queue: string, now: number, leaseMs: number, max: number): Promise<ClaimedJob[]> {
+    const lease = Math.floor(now + leaseMs);
+    const reply = await this.#eval(CLAIM_JOBS_SCRIPT, this.#queueKeys(queue), [Math.floor(now), lease, Math.max(0, Math.floor(max))]);
+    if (!Array.isArray(reply)) throw new Error('RedisStore: claimJobs returned a non-array reply');
+    const jobs: ClaimedJob[] = [];
+    for (let i = 0; i + 1 < reply.length; i += 2) jobs.push({ id: String(reply[i]), payload: String(reply[i + 1]), lease });
+    return jobs;
+  }
+
+  /**
+   * Ends or reschedules a claimed job while it still holds `lease` (see {@link Store.settleJob}).
+   *
+   * @example
+   * await store.settleJob('logout', job.id, job.lease, { payload, dueAt: Date.now() + 2000 });
+   */
+  async settleJob(queue: string, id: string, lease: number, next: Omit<QueuedJob, 'id'> | null): Promise<boolean> {
+    const args = next === null ? [id, lease, '', ''] : [id, lease, Math.floor(next.dueAt), next.payload];
+    return (await this.#eval(SETTLE_JOB_SCRIPT, this.#queueKeys(queue), args)) === 1;
+  }
+
+  /** The two keys of a queue, sharing the hash tag `{name}` (prefix first, as every key of this store). */
+  #queueKeys(queue: string): string[] {
+    return [`${this.#prefix}queue:{${queue}}:due`, `${this.#prefix}queue:{${queue}}:jobs`];
   }
 
   /**

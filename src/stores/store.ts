@@ -60,6 +60,53 @@ export interface Store {
    * (RedisStore: an eviction policy other than `noeviction`). `sentinel.ready()` awaits it; it should not reject.
    */
   ready?(warn: (message: string) => void): Promise<void>;
+  /**
+   * Optional (with {@link Store.claimJobs} and {@link Store.settleJob}): adds jobs to a durable queue, each due at
+   * `dueAt` (milliseconds since the epoch). A job whose `id` is already queued is left as it is, so adding the same
+   * job twice (a retried request) queues it once. Back-channel logout deliveries wait here, so an instance that
+   * restarts or dies loses none (docs/guides/sessions-and-logout.md). MemoryStore and RedisStore have the three;
+   * without them the service keeps its deliveries in process.
+   */
+  enqueueJobs?(queue: string, jobs: readonly QueuedJob[]): Promise<void>;
+  /**
+   * Optional: atomically takes up to `max` jobs due at `now` and pushes each one's due time to `now + leaseMs`, so
+   * of concurrent claimers (on any instance) one gets each job, and a job whose claimer dies comes due again when
+   * its lease ends (at-least-once). Each job comes with its `lease`, the due time the claim set.
+   */
+  claimJobs?(queue: string, now: number, leaseMs: number, max: number): Promise<ClaimedJob[]>;
+  /**
+   * Optional: ends a claimed job (`next` `null`) or puts it back with a new payload and due time (a retry). Applies
+   * only while the job still holds the `lease` of the claim (else another instance has claimed it since), and
+   * resolves whether it did.
+   */
+  settleJob?(queue: string, id: string, lease: number, next: Omit<QueuedJob, 'id'> | null): Promise<boolean>;
+}
+
+/**
+ * One job of a {@link Store.enqueueJobs} queue.
+ *
+ * @example
+ * const job: QueuedJob = { id: 'a1b2', payload: '{"clientId":"client-a"}', dueAt: Date.now() };
+ */
+export interface QueuedJob {
+  /** Unique within its queue: the same id queued twice is one job. */
+  id: string;
+  payload: string;
+  /** Milliseconds since the epoch. */
+  dueAt: number;
+}
+
+/**
+ * A job as {@link Store.claimJobs} hands it out: with the lease its claimer settles it under.
+ *
+ * @example
+ * for (const job of await store.claimJobs!('logout', Date.now(), 30_000, 16)) await store.settleJob!('logout', job.id, job.lease, null);
+ */
+export interface ClaimedJob {
+  id: string;
+  payload: string;
+  /** The due time the claim set (milliseconds since the epoch): the claim's fencing token. */
+  lease: number;
 }
 
 /**

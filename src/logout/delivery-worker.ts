@@ -1,0 +1,211 @@
+/**
+ * The delivery loop of one instance: claims due logout deliveries from the queue, signs a logout token for each,
+ * posts it, and settles the job: gone when the app took it (or refused it), back in the queue with a backoff when a
+ * retry may help.
+ *
+ * - At-least-once: a job leaves the queue only after its outcome is known. An instance that dies mid-delivery leaves
+ *   its claimed jobs leased; they come due again when the lease ends and another instance (or this one, restarted)
+ *   takes them. The app may then get the same logout (a new token) twice, which §2.6 allows it to treat as done.
+ * - One instance takes each delivery: the claim is one atomic step in the store (a Lua script on Redis).
+ * - Nothing waits on an app: the ending request only queues; deliveries run here, each bounded to 5 s, at most
+ *   {@link MAX_IN_FLIGHT} at a time, so one hanging app holds one slot, not the loop.
+ * - The loop polls every second (deliveries queued elsewhere, retries coming due) and is woken at once by a delivery
+ *   queued on this instance. Its timer is unref'd: it never keeps a process alive; `sentinel.close()` stops it.
+ */
+import type { FailureReport } from '../http/edge.js';
+import type { SentinelContext } from '../http/context.js';
+import type { ServiceKeys } from '../keys/keyring/service-keys.js';
+import type { ClaimedJob } from '../stores/store.js';
+import { observeDelivery } from '../telemetry/delivery-span.js';
+import { decodeLogoutJob, type LogoutJob } from './logout-queue.js';
+import { signLogoutToken } from './logout-token.js';
+import { type PostOutcome, postLogoutToken } from './post-logout-token.js';
+
+/** How often the loop looks for due deliveries, in milliseconds. */
+export const POLL_MS = 1000;
+/** How long a claim holds a job: well above one attempt (signing, a 5 s POST, settling). */
+export const LEASE_MS = 20_000;
+/** Most deliveries in flight on one instance. */
+export const MAX_IN_FLIGHT = 32;
+/**
+ * The wait before each retry, in milliseconds: attempts at about 0, 2, 6, 14, 30 and 60 s, six within a minute.
+ * Each wait is stretched by up to a tenth at random, so apps that come back are not hit by every retry at once.
+ */
+export const RETRY_DELAYS_MS: readonly number[] = [2000, 4000, 8000, 16_000, 30_000];
+/** Attempts before a delivery is given up. */
+export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
+
+/** The route name of deliveries in spans, metrics and `onError`. */
+const ROUTE = 'logout-delivery';
+
+/**
+ * One instance's delivery loop.
+ *
+ * @example
+ * const worker = new LogoutDeliveryWorker(context, serviceKeys, report);
+ * worker.start();
+ * await worker.close(); // on shutdown
+ */
+export class LogoutDeliveryWorker {
+  readonly #context: SentinelContext;
+  readonly #serviceKeys: ServiceKeys;
+  readonly #report: FailureReport;
+  readonly #inFlight = new Set<Promise<void>>();
+  readonly #stopping = new AbortController();
+  #timer: ReturnType<typeof setInterval> | undefined;
+  /** The poll under way, if any: one at a time per instance. */
+  #current: Promise<void> | undefined;
+  #again = false;
+  /** Whether the last poll failed: a store that stays down is reported once, not every second. */
+  #failing = false;
+
+  constructor(context: SentinelContext, serviceKeys: ServiceKeys, report: FailureReport) {
+    this.#context = context;
+    this.#serviceKeys = serviceKeys;
+    this.#report = report;
+  }
+
+  /** Starts polling, and listens for deliveries queued on this instance. */
+  start(): void {
+    if (this.#timer !== undefined || this.#stopping.signal.aborted) return;
+    this.#timer = setInterval(() => void this.poll(), POLL_MS);
+    this.#timer.unref();
+    this.#context.logoutQueue.onQueued(() => {
+      // After the ending request's own work: its answer never waits on a claim.
+      if (!this.#stopping.signal.aborted) setImmediate(() => void this.poll());
+    });
+  }
+
+  /**
+   * Stops the loop: no new claims; deliveries in flight are cut off and their jobs given back to the queue due now,
+   * so another instance (or this one, restarted) delivers them without waiting for the lease.
+   */
+  async close(): Promise<void> {
+    this.#stopping.abort();
+    clearInterval(this.#timer);
+    // A claim answered after the abort hands its jobs back (see poll); wait for it and every delivery it started.
+    while (this.#current !== undefined || this.#inFlight.size > 0) {
+      await Promise.allSettled([this.#current, ...this.#inFlight]);
+    }
+  }
+
+  /** Claims and starts what is due, as long as there is room; never rejects. */
+  poll(): Promise<void> {
+    if (this.#current !== undefined) {
+      this.#again = true;
+      return this.#current;
+    }
+    this.#current = this.#claimDue().finally(() => {
+      this.#current = undefined;
+    });
+    return this.#current;
+  }
+
+  async #claimDue(): Promise<void> {
+    try {
+      do {
+        this.#again = false;
+        const room = MAX_IN_FLIGHT - this.#inFlight.size;
+        if (room <= 0 || this.#stopping.signal.aborted) break;
+        const jobs = await this.#context.logoutQueue.claim(Date.now(), LEASE_MS, room);
+        this.#failing = false;
+        if (this.#stopping.signal.aborted) {
+          // Closed while the claim was under way: the jobs go back, due now, for another instance.
+          await Promise.all(jobs.map((job) => this.#context.logoutQueue.settle(job, decodeLogoutJob(job.payload), Date.now())));
+          break;
+        }
+        for (const job of jobs) this.#track(this.#deliver(job));
+        if (jobs.length === room) this.#again = true;
+      } while (this.#again);
+    } catch (error) {
+      if (!this.#failing) this.#report(error, ROUTE, undefined);
+      this.#failing = true;
+    }
+  }
+
+  #track(delivery: Promise<void>): void {
+    this.#inFlight.add(delivery);
+    void delivery.finally(() => {
+      this.#inFlight.delete(delivery);
+      // A slot came free: more may be due.
+      if (!this.#stopping.signal.aborted) void this.poll();
+    });
+  }
+
+  /** One attempt of one job, and its settling; never rejects. */
+  async #deliver(job: ClaimedJob): Promise<void> {
+    const context = this.#context;
+    const queue = context.logoutQueue;
+    const logout = decodeLogoutJob(job.payload);
+    try {
+      if (logout === null) {
+        await queue.settle(job, null, 0);
+        return;
+      }
+      const attempts = logout.attempts + 1;
+      const outcome = await observeDelivery(logout.accountId, logout.clientId, context.config.telemetry.identifiersInMetrics, () =>
+        this.#attempt(logout),
+      );
+      if (this.#stopping.signal.aborted && outcome.kind !== 'delivered') {
+        // Cut off by close(): not an attempt the app saw through, so it is not counted.
+        await queue.settle(job, logout, Date.now());
+        return;
+      }
+      if (outcome.kind === 'retry' && attempts < MAX_ATTEMPTS) {
+        const delay = (RETRY_DELAYS_MS[attempts - 1] as number) * (1 + Math.random() / 10);
+        await queue.settle(job, { ...logout, attempts }, Date.now() + delay);
+        return;
+      }
+      const settled = await queue.settle(job, null, 0);
+      // A job another instance claimed since (its lease ran out here) is that instance's to report, unless delivered.
+      if (!settled && outcome.kind !== 'delivered') return;
+      this.#emit(logout, attempts, outcome);
+    } catch (error) {
+      // The store failed while settling: the job stays leased and comes due again (at-least-once).
+      this.#report(error, ROUTE, logout?.accountId);
+    }
+  }
+
+  /** Signs and posts one logout token; a failure to sign (a key ring down) is reported and retried. */
+  async #attempt(logout: LogoutJob): Promise<PostOutcome> {
+    const context = this.#context;
+    const app = await context.apps.findApp(logout.accountId, logout.clientId);
+    const uri = app !== null && app.accountId === logout.accountId ? app.backchannelLogoutUri : undefined;
+    if (app === null || uri === undefined) return { kind: 'refused', reason: 'the app no longer takes logout tokens' };
+    let token: string;
+    try {
+      token = await this.#withAccountKeys(logout.accountId, () =>
+        signLogoutToken(context, { ...logout, alg: app.idTokenSignedResponseAlg }),
+      );
+    } catch (error) {
+      this.#report(error, ROUTE, logout.accountId);
+      return { kind: 'retry', reason: 'the logout token could not be signed' };
+    }
+    return postLogoutToken(uri, token, {
+      allowPrivateAddresses: context.config.clientJwks.allowPrivateAddresses,
+      signal: this.#stopping.signal,
+    });
+  }
+
+  /** Runs `work` under the account's own key ring when accounts have them, as the edge does for a request. */
+  async #withAccountKeys<T>(accountId: string, work: () => Promise<T>): Promise<T> {
+    const { ring, accountRings } = this.#serviceKeys;
+    const loading = ring?.fresh();
+    if (loading !== undefined) await loading;
+    if (accountRings !== undefined && (await this.#context.apps.hasAccount(accountId))) {
+      return accountRings.run(accountRings.ring(accountId), work);
+    }
+    return work();
+  }
+
+  #emit(logout: LogoutJob, attempts: number, outcome: PostOutcome): void {
+    const base = { accountId: logout.accountId, clientId: logout.clientId, userId: logout.userId, attempts };
+    try {
+      if (outcome.kind === 'delivered') this.#context.emit({ type: 'logout.delivered', ...base });
+      else this.#context.emit({ type: 'logout.failed', ...base, reason: outcome.reason });
+    } catch (error) {
+      // A throwing onEvent: reported, and the delivery stays settled (the app got, or refused, its token).
+      this.#report(error, ROUTE, logout.accountId);
+    }
+  }
+}

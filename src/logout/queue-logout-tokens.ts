@@ -1,0 +1,27 @@
+/**
+ * The step of ending a session that queues its logout tokens: one job per app that got tokens through the session
+ * and takes them (a `backchannelLogoutUri`). Nothing is signed or sent here; the delivery loop does that
+ * (delivery-worker.ts), so the ending request never waits on an app.
+ */
+import type { SentinelContext } from '../http/context.js';
+import type { LogoutJob } from './logout-queue.js';
+
+/**
+ * Queues a logout token for each app of `clientIds` that takes them (has a `backchannelLogoutUri`): called once the
+ * session's grants are gone, before the session leaves the index (src/sessions/end-sessions.ts).
+ *
+ * @example await queueLogoutTokens(context, { accountId, userId, sid, clientIds: ['client-a', 'client-b'] });
+ */
+export async function queueLogoutTokens(
+  context: SentinelContext,
+  input: { accountId: string; userId: string; sid: string; clientIds: readonly string[] },
+): Promise<void> {
+  if (input.clientIds.length === 0) return;
+  const apps = await Promise.all(input.clientIds.map((clientId) => context.apps.findApp(input.accountId, clientId)));
+  const jobs: LogoutJob[] = [];
+  for (const app of apps) {
+    if (app === null || app.accountId !== input.accountId || app.backchannelLogoutUri === undefined) continue;
+    jobs.push({ accountId: input.accountId, clientId: app.clientId, userId: input.userId, sid: input.sid, attempts: 0 });
+  }
+  await context.logoutQueue.enqueue(context.store, jobs);
+}

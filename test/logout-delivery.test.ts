@@ -1,0 +1,251 @@
+/**
+ * Back-channel logout delivery (OpenID Connect Back-Channel Logout 1.0) on MemoryStore, with real receivers: node:http
+ * servers on loopback that validate every logout token per §2.6 with jose. Two apps in one session get one token
+ * each, a third app outside it gets none; retries on 503; a hanging app; a 400 that is not retried; a store failing
+ * while a session ends. The shared-Redis and cluster runs (restarts, two instances) are in
+ * logout-delivery-redis.test.ts.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { MemoryAppStore, MemoryStore, type Sentinel, type SentinelEvent, type SentinelOptions, type Store } from '../src/index.js';
+import { ACCOUNT_PATH, call } from './helpers/direct-flow.js';
+import { ACCOUNT, baseOptions, CLIENT_ID, makeSentinel, USER_ID } from './helpers/fixtures.js';
+import { type FlowApp, MAIN_APP, signInThroughSession, signInWithSession, tokenStanding } from './helpers/logout-flow.js';
+import { type LogoutReceiver, type Script, startReceiver } from './helpers/logout-receiver.js';
+
+const APP_B: FlowApp = {
+  clientId: 'b0b0b0b0-1111-4222-8333-444444444444',
+  clientSecret: 'secret-of-app-b-0123456789abcdef',
+  redirectUri: 'https://b.example.com/cb',
+};
+const APP_C: FlowApp = {
+  clientId: 'c0c0c0c0-1111-4222-8333-444444444444',
+  clientSecret: 'secret-of-app-c-0123456789abcdef',
+  redirectUri: 'https://c.example.com/cb',
+};
+const ENDED = { guard: false, introspection: false, refresh: false };
+const ISSUER_OF_ACCOUNT = `http://localhost/sentinel/api/account/${ACCOUNT}`;
+
+const running: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  for (const item of running.splice(0).reverse()) await item.close();
+});
+
+interface Setup {
+  sentinel: Sentinel;
+  events: SentinelEvent[];
+  errors: unknown[];
+  receivers: Record<'a' | 'b' | 'c', LogoutReceiver>;
+}
+
+/** Three apps, each with its own receiver (scripted), on one service. */
+async function setUp(scripts: Partial<Record<'a' | 'b' | 'c', Script>> = {}, overrides: Partial<SentinelOptions> = {}): Promise<Setup> {
+  let sentinel: Sentinel | undefined;
+  const jwks = () => (sentinel as Sentinel).jwks();
+  const receivers = {
+    a: await startReceiver({ issuer: ISSUER_OF_ACCOUNT, clientId: CLIENT_ID, jwks, script: scripts.a }),
+    b: await startReceiver({ issuer: ISSUER_OF_ACCOUNT, clientId: APP_B.clientId, jwks, script: scripts.b }),
+    c: await startReceiver({ issuer: ISSUER_OF_ACCOUNT, clientId: APP_C.clientId, jwks, script: scripts.c }),
+  };
+  running.push(...Object.values(receivers));
+  const events: SentinelEvent[] = [];
+  const errors: unknown[] = [];
+  const base = baseOptions();
+  const apps = (base.apps ?? []).map((app) => (app.clientId === CLIENT_ID ? { ...app, backchannelLogoutUri: receivers.a.uri } : app));
+  const extra = [
+    [APP_B, receivers.b],
+    [APP_C, receivers.c],
+  ].map(([app, receiver]) => ({
+    accountId: ACCOUNT,
+    clientId: (app as FlowApp).clientId,
+    clientSecret: (app as FlowApp).clientSecret,
+    redirectUris: [(app as FlowApp).redirectUri],
+    grantTypes: ['authorization_code' as const, 'refresh_token' as const],
+    backchannelLogoutUri: (receiver as LogoutReceiver).uri,
+  }));
+  sentinel = makeSentinel({
+    apps: [...apps, ...extra],
+    clientJwks: { allowPrivateAddresses: true },
+    onEvent: (event) => events.push(event),
+    onError: (error) => errors.push(error),
+    ...overrides,
+  });
+  running.push(sentinel);
+  return { sentinel, events, errors, receivers };
+}
+
+function logoutEvents(events: SentinelEvent[]) {
+  return events
+    .filter((event) => event.type === 'logout.delivered' || event.type === 'logout.failed')
+    .map((event) => ({ type: event.type, clientId: event.clientId, attempts: (event as { attempts: number }).attempts }));
+}
+
+async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const started = Date.now();
+  while (!check()) {
+    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+describe('back-channel logout delivery', () => {
+  it('two apps in one session get one valid logout token each; an app outside the session gets none', async () => {
+    const { sentinel, events, receivers } = await setUp();
+    const first = await signInWithSession(sentinel);
+    const b = await signInThroughSession(sentinel, APP_B, first.cookie);
+    const other = await signInWithSession(sentinel, APP_C);
+    expect(await sentinel.endSession({ accountId: ACCOUNT, sid: first.tokens.sid })).toBe(true);
+    await receivers.a.waitFor(1);
+    await receivers.b.waitFor(1);
+    await until(() => logoutEvents(events).length === 2, 'two logout events');
+    for (const receiver of [receivers.a, receivers.b]) {
+      expect(receiver.problems).toEqual([]);
+      expect(receiver.received).toEqual([{ sid: first.tokens.sid, sub: USER_ID, jti: expect.any(String), answered: 200 }]);
+    }
+    expect(logoutEvents(events).sort((x, y) => x.clientId!.localeCompare(y.clientId!))).toEqual(
+      [
+        { type: 'logout.delivered', clientId: CLIENT_ID, attempts: 1 },
+        { type: 'logout.delivered', clientId: APP_B.clientId, attempts: 1 },
+      ].sort((x, y) => x.clientId.localeCompare(y.clientId)),
+    );
+    // The events name the app and the attempts, never the token.
+    expect(JSON.stringify(events)).not.toContain(receivers.a.received[0]?.jti);
+    expect(await tokenStanding(sentinel, first.tokens, MAIN_APP)).toEqual(ENDED);
+    expect(await tokenStanding(sentinel, b, APP_B)).toEqual(ENDED);
+    // App C signed in through another session: it is told nothing, and that session ends with its own token.
+    expect(receivers.c.received).toEqual([]);
+    expect(await sentinel.endUserSessions({ accountId: ACCOUNT, userId: USER_ID })).toBe(1);
+    await receivers.c.waitFor(1);
+    expect(receivers.c.received).toEqual([{ sid: other.tokens.sid, sub: USER_ID, jti: expect.any(String), answered: 200 }]);
+    expect(receivers.c.problems).toEqual([]);
+    expect(receivers.a.received).toHaveLength(1);
+    expect(receivers.b.received).toHaveLength(1);
+  });
+
+  it('retries on 503 and delivers on the third attempt, each with a fresh token', async () => {
+    const { sentinel, events, receivers } = await setUp({ a: (n) => (n <= 2 ? 503 : 200) });
+    const { tokens } = await signInWithSession(sentinel);
+    await sentinel.endSession({ accountId: ACCOUNT, sid: tokens.sid });
+    await receivers.a.waitFor(3, 30_000);
+    await until(() => logoutEvents(events).length === 1, 'the delivered event', 5000);
+    expect(receivers.a.problems).toEqual([]);
+    expect(receivers.a.received.map((entry) => entry.answered)).toEqual([503, 503, 200]);
+    expect(new Set(receivers.a.received.map((entry) => entry.jti)).size).toBe(3);
+    expect(logoutEvents(events)).toEqual([{ type: 'logout.delivered', clientId: CLIENT_ID, attempts: 3 }]);
+  }, 40_000);
+
+  it('an app that answers 400 gets no retry, and a logout.failed event', async () => {
+    const { sentinel, events, receivers } = await setUp({ a: () => 400 });
+    const { tokens } = await signInWithSession(sentinel);
+    await sentinel.endSession({ accountId: ACCOUNT, sid: tokens.sid });
+    await until(() => logoutEvents(events).length === 1, 'the failed event');
+    const failed = events.find((event) => event.type === 'logout.failed');
+    expect(failed).toMatchObject({ type: 'logout.failed', clientId: CLIENT_ID, userId: USER_ID, attempts: 1, outcome: 'failure' });
+    expect((failed as { reason: string }).reason).toContain('400');
+    // Past the first retry's due time (2 to 2.2 s): a 503 would have been tried again by now.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    expect(receivers.a.received.map((entry) => entry.answered)).toEqual([400]);
+  });
+
+  it('RP-initiated logout answers while an app hangs, and the other app is told meanwhile', async () => {
+    const { sentinel, events, receivers } = await setUp({ b: (n) => (n === 1 ? 'hang' : 200) });
+    const { cookie, tokens } = await signInWithSession(sentinel);
+    await signInThroughSession(sentinel, APP_B, cookie);
+    const response = await call(sentinel, {
+      path: `${ACCOUNT_PATH}/end_session`,
+      query: new URLSearchParams({ id_token_hint: tokens.idToken }),
+      headers: { cookie: `sentinel_session=${cookie}` },
+    });
+    expect(response.status).toBe(200);
+    // The answer came before any delivery finished: app B's attempt is still open (or not yet sent).
+    expect(logoutEvents(events).filter((event) => event.clientId === APP_B.clientId)).toEqual([]);
+    await receivers.a.waitFor(1);
+    await receivers.b.waitFor(1);
+    await until(() => logoutEvents(events).some((event) => event.clientId === CLIENT_ID), 'app A delivered');
+    expect(logoutEvents(events).filter((event) => event.clientId === APP_B.clientId)).toEqual([]);
+    // The hanging attempt is cut off at 5 s and retried; the second attempt is taken.
+    await receivers.b.waitFor(2, 20_000);
+    await until(() => logoutEvents(events).some((event) => event.clientId === APP_B.clientId), 'app B delivered');
+    expect(logoutEvents(events).find((event) => event.clientId === APP_B.clientId)).toEqual({
+      type: 'logout.delivered',
+      clientId: APP_B.clientId,
+      attempts: 2,
+    });
+    expect([...receivers.a.problems, ...receivers.b.problems]).toEqual([]);
+  }, 30_000);
+
+  it('a store failing to queue the deliveries: 500 server_error and onError, the grants already gone; a retry delivers', async () => {
+    let failQueue = true;
+    class FailingQueueStore extends MemoryStore {
+      override enqueueJobs(queue: string, jobs: Parameters<MemoryStore['enqueueJobs']>[1]): Promise<void> {
+        return failQueue ? Promise.reject(new Error('store down')) : super.enqueueJobs(queue, jobs);
+      }
+    }
+    const { sentinel, errors, receivers } = await setUp({}, { store: new FailingQueueStore() });
+    const { cookie, tokens } = await signInWithSession(sentinel);
+    const response = await call(sentinel, {
+      path: `${ACCOUNT_PATH}/end_session`,
+      query: new URLSearchParams({ id_token_hint: tokens.idToken }),
+      headers: { cookie: `sentinel_session=${cookie}` },
+    });
+    expect(response.status).toBe(500);
+    expect(response.body).toContain('server_error');
+    expect(errors.map((error) => (error as Error).message)).toContain('store down');
+    // Grants first: nothing of the session works although its deliveries could not be queued.
+    expect(await tokenStanding(sentinel, tokens, MAIN_APP)).toEqual(ENDED);
+    expect((await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).map((session) => session.sid)).toEqual([tokens.sid]);
+    failQueue = false;
+    expect(await sentinel.endUserSessions({ accountId: ACCOUNT, userId: USER_ID })).toBe(1);
+    await receivers.a.waitFor(1);
+    expect(receivers.a.received).toEqual([{ sid: tokens.sid, sub: USER_ID, jti: expect.any(String), answered: 200 }]);
+  });
+
+  it('a custom store without queue methods still delivers, from this process', async () => {
+    const inner = new MemoryStore();
+    const store: Store = {
+      get: (key) => inner.get(key),
+      set: (key, value, ttl) => inner.set(key, value, ttl),
+      take: (key) => inner.take(key),
+      delete: (key) => inner.delete(key),
+      increment: (key, ttl) => inner.increment(key, ttl),
+      swap: (entries) => inner.swap(entries),
+    };
+    const { sentinel, receivers } = await setUp({}, { store });
+    const { tokens } = await signInWithSession(sentinel);
+    await sentinel.endSession({ accountId: ACCOUNT, sid: tokens.sid });
+    await receivers.a.waitFor(1);
+    expect(receivers.a.problems).toEqual([]);
+  });
+
+  it('disconnecting one app tells that app, once per session it leaves, and no other', async () => {
+    const { sentinel, receivers } = await setUp();
+    const first = await signInWithSession(sentinel);
+    await signInThroughSession(sentinel, APP_B, first.cookie);
+    const second = await signInWithSession(sentinel);
+    expect(await sentinel.revokeUserGrants({ accountId: ACCOUNT, userId: USER_ID, clientId: CLIENT_ID })).toBe(2);
+    await receivers.a.waitFor(2);
+    expect(receivers.a.received.map((entry) => entry.sid).sort()).toEqual([first.tokens.sid, second.tokens.sid].sort());
+    expect(receivers.b.received).toEqual([]);
+  });
+
+  it('the address guard is checked again at delivery: a loopback URI from the registry is never posted to', async () => {
+    const receiver = await startReceiver({ issuer: ISSUER_OF_ACCOUNT, clientId: CLIENT_ID, jwks: () => ({ keys: [] }) });
+    running.push(receiver);
+    const events: SentinelEvent[] = [];
+    // A registry row changed behind the service's back (written by hand): registration would have refused it.
+    const registry = new MemoryAppStore(makeSentinel().config.apps);
+    const plain = registry.findApp.bind(registry);
+    registry.findApp = (accountId, clientId) => {
+      const app = plain(accountId, clientId);
+      return app === null || clientId !== CLIENT_ID ? app : { ...app, backchannelLogoutUri: receiver.uri };
+    };
+    const sentinel = makeSentinel({ apps: [], appStore: registry, onEvent: (event) => events.push(event) });
+    running.push(sentinel);
+    const { tokens } = await signInWithSession(sentinel);
+    await sentinel.endSession({ accountId: ACCOUNT, sid: tokens.sid });
+    await until(() => logoutEvents(events).length === 1, 'the failed event');
+    const failed = events.find((event) => event.type === 'logout.failed') as { reason: string; attempts: number };
+    expect(failed.reason).toMatch(/private, loopback or link-local/);
+    expect(failed.attempts).toBe(1);
+    expect(receiver.received).toEqual([]);
+  });
+});
