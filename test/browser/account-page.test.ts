@@ -1,0 +1,264 @@
+/**
+ * The end user's account page in Chromium: a user signs in through the login page and back, sees where they are
+ * signed in, their passkeys and their connected apps; ends another session (that browser is signed out), ends every
+ * other one, removes a passkey, adds one with the browser's authenticator, and disconnects an app (its refresh token
+ * stops). A forged CSRF token shows the page's message and changes nothing. Without JavaScript every form still
+ * works. axe on every page in English and in Arabic (right to left); screenshots of both for docs/.
+ */
+import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ACCOUNT, CLIENT_ID, PASSWORD } from '../helpers/fixtures.js';
+import { ACCOUNT_PAGE, type AccountHost, PHOTOS_CLIENT_ID, SEEDED_PASSKEYS, startAccountHost } from './account-host.js';
+import { seriousViolations } from './axe.js';
+import { browserAvailable, launchChromium } from './chromium.js';
+import { screenshotForDocs } from './docs-images.js';
+
+const LOGIN = `/sentinel/api/account/${ACCOUNT}/login`;
+
+async function expectAccessible(page: Page): Promise<void> {
+  expect(await seriousViolations(page), page.url()).toEqual([]);
+}
+
+/** Types alice's password into the login page, whatever its language (by field name, not label). */
+async function passwordStep(page: Page): Promise<void> {
+  await page.waitForURL((url) => url.pathname === LOGIN);
+  await page.locator('input[name="username"]').fill('alice');
+  await page.locator('input[name="password"]').fill(PASSWORD);
+  await page.locator('form:has(input[name="password"]) button.primary').click();
+}
+
+/** Opens the account page without a session: the login page, then back on the account page. */
+async function signInToAccountPage(page: Page, host: AccountHost): Promise<void> {
+  await page.goto(`${host.url}${ACCOUNT_PAGE}`);
+  await passwordStep(page);
+  await page.waitForURL((url) => url.pathname === ACCOUNT_PAGE);
+}
+
+/** Signs in at an app in this browser (a code without a login page when the browser already has a session). */
+async function connect(page: Page, host: AccountHost, clientId: string): Promise<string> {
+  await page.goto(host.authorizeURL(clientId));
+  await page.waitForURL((url) => url.pathname === '/callback' || url.pathname === LOGIN);
+  if (new URL(page.url()).pathname === LOGIN) {
+    await passwordStep(page);
+    await page.waitForURL((url) => url.pathname === '/callback');
+  }
+  return host.exchange(clientId, new URL(page.url()).searchParams.get('code') ?? '');
+}
+
+/** Whether this browser's session is still live: the account page shows itself rather than the login page. */
+async function signedIn(page: Page, host: AccountHost): Promise<boolean> {
+  await page.goto(`${host.url}${ACCOUNT_PAGE}`);
+  return new URL(page.url()).pathname === ACCOUNT_PAGE;
+}
+
+/** Submits a hand-made form from the page (what a forged post looks like); resolves with the answer's status. */
+async function postFromPage(page: Page, path: string, fields: Record<string, string>): Promise<number> {
+  const answer = page.waitForResponse((response) => new URL(response.url()).pathname === path && response.request().method() === 'POST');
+  await page.evaluate(
+    ({ path, fields }) => {
+      const form = document.createElement('form');
+      form.method = 'post';
+      form.action = path;
+      for (const [name, value] of Object.entries(fields)) {
+        const input = document.createElement('input');
+        input.type = 'hidden';
+        input.name = name;
+        input.value = value;
+        form.append(input);
+      }
+      document.body.append(form);
+      form.submit();
+    },
+    { path, fields },
+  );
+  const response = await answer;
+  await page.waitForURL((url) => url.pathname === path, { waitUntil: 'domcontentloaded' });
+  return response.status();
+}
+
+const passkeyIds = (host: AccountHost): string[] =>
+  host.passkeys
+    .list({ accountId: ACCOUNT, userId: 'u-alice' })
+    .map((passkey) => passkey.id)
+    .sort();
+
+describe.runIf(browserAvailable('browser: account page'))('browser: account page', () => {
+  let browser: Browser;
+  let host: AccountHost;
+  let laptop: BrowserContext;
+  let page: Page;
+  const others: BrowserContext[] = [];
+
+  async function newContext(options: BrowserContextOptions = {}): Promise<BrowserContext> {
+    const context = await browser.newContext({ locale: 'en-US', viewport: { width: 1100, height: 900 }, colorScheme: 'light', ...options });
+    others.push(context);
+    return context;
+  }
+
+  beforeAll(async () => {
+    [browser, host] = await Promise.all([launchChromium(), startAccountHost()]);
+    // bypassCSP only so that axe can be injected; the page's own headers are checked on its responses.
+    laptop = await browser.newContext({ locale: 'en-US', viewport: { width: 1100, height: 900 }, colorScheme: 'light', bypassCSP: true });
+    page = await laptop.newPage();
+  });
+  afterAll(async () => {
+    await Promise.all(others.map((context) => context.close()));
+    await browser?.close();
+    await host?.close();
+  });
+
+  let messengerToken: string;
+
+  it('signs in through the login page and shows the sessions, passkeys and connected apps under the login page headers', async () => {
+    const phone = await (await newContext()).newPage();
+    await signInToAccountPage(phone, host);
+    await signInToAccountPage(page, host);
+    messengerToken = await connect(page, host, CLIENT_ID);
+    const response = await page.goto(`${host.url}${ACCOUNT_PAGE}`);
+    const headers = response?.headers() ?? {};
+    expect(headers['cache-control']).toBe('no-store');
+    expect(headers['content-security-policy']).toMatch(/frame-ancestors 'none'/);
+    expect(headers['content-security-policy']).toMatch(/script-src 'nonce-/);
+    expect(await page.getByRole('heading', { name: 'Your account', level: 1 }).count()).toBe(1);
+    expect(await page.getByText('Signed in as Alice Martin.').count()).toBe(1);
+    const sessions = page.locator('#sessions li');
+    expect(await sessions.count()).toBe(2);
+    expect(await sessions.first().textContent()).toContain('This device');
+    expect(await sessions.first().textContent()).toContain('Apps: Acme Messenger');
+    expect(await page.locator('#passkeys li').count()).toBe(SEEDED_PASSKEYS.length);
+    const apps = page.locator('#apps li');
+    expect(await apps.count()).toBe(1);
+    expect(await apps.first().textContent()).toContain('Acme Messenger');
+    expect(await apps.first().textContent()).toContain('Can use: openid');
+    await expectAccessible(page);
+    await screenshotForDocs(page, 'account-en');
+  });
+
+  it('ends the other session: that browser is signed out, this one is not', async () => {
+    const phone = others[0]?.pages()[0] as Page;
+    const other = page.locator('#sessions li').filter({ hasNotText: 'This device' });
+    expect(await other.count()).toBe(1);
+    await other.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('status').filter({ hasText: 'That session was signed out.' }).waitFor();
+    expect(await page.locator('#sessions li').count()).toBe(1);
+    expect(await signedIn(phone, host)).toBe(false);
+    expect(await signedIn(page, host)).toBe(true);
+    expect(host.events.some((event) => event.type === 'session.ended')).toBe(true);
+  });
+
+  it('ends every other session and keeps this one', async () => {
+    const tablet = await (await newContext()).newPage();
+    const desktop = await (await newContext()).newPage();
+    await signInToAccountPage(tablet, host);
+    await signInToAccountPage(desktop, host);
+    await page.goto(`${host.url}${ACCOUNT_PAGE}`);
+    expect(await page.locator('#sessions li').count()).toBe(3);
+    await page.getByRole('button', { name: 'Sign out everywhere else' }).click();
+    await page.getByRole('status').filter({ hasText: 'Every other session was signed out.' }).waitFor();
+    expect(await page.locator('#sessions li').count()).toBe(1);
+    expect([await signedIn(tablet, host), await signedIn(desktop, host), await signedIn(page, host)]).toEqual([false, false, true]);
+  });
+
+  it('removes a passkey', async () => {
+    await page.goto(`${host.url}${ACCOUNT_PAGE}`);
+    const [first, second] = SEEDED_PASSKEYS;
+    await page.locator(`#passkeys li[data-passkey="${first}"]`).getByRole('button', { name: 'Remove' }).click();
+    await page.getByRole('status').filter({ hasText: 'The passkey was removed.' }).waitFor();
+    expect(passkeyIds(host)).toEqual([second]);
+    expect(await page.locator('#passkeys li').count()).toBe(1);
+    expect(host.events.some((event) => event.type === 'passkey.removed')).toBe(true);
+  });
+
+  it("adds a passkey with the browser's authenticator", async () => {
+    const cdp = await laptop.newCDPSession(page);
+    await cdp.send('WebAuthn.enable');
+    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: {
+        protocol: 'ctap2',
+        transport: 'internal',
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+        automaticPresenceSimulation: true,
+      },
+    });
+    await page.goto(`${host.url}${ACCOUNT_PAGE}`);
+    const before = passkeyIds(host);
+    await page.getByRole('button', { name: 'Add a passkey' }).click();
+    await page.getByRole('status').filter({ hasText: 'The passkey was added.' }).waitFor();
+    const after = passkeyIds(host);
+    expect(after).toHaveLength(before.length + 1);
+    expect(await page.locator('#passkeys li').count()).toBe(after.length);
+    expect(host.events.some((event) => event.type === 'passkey.added')).toBe(true);
+  });
+
+  it('disconnects an app: its tokens stop, the other app keeps its own', async () => {
+    const photosToken = await connect(page, host, PHOTOS_CLIENT_ID);
+    const live = await host.refresh(CLIENT_ID, messengerToken);
+    expect(live.status).toBe(200);
+    messengerToken = live.refreshToken as string;
+    const accessToken = live.accessToken as string;
+    expect((await host.sentinel.checkBearer(`Bearer ${accessToken}`)).ok).toBe(true);
+    await page.goto(`${host.url}${ACCOUNT_PAGE}`);
+    expect(await page.locator('#apps li').count()).toBe(2);
+    await page.locator(`#apps li[data-client="${CLIENT_ID}"]`).getByRole('button', { name: 'Disconnect' }).click();
+    await page.getByRole('status').filter({ hasText: 'The app was disconnected' }).waitFor();
+    expect(await page.locator(`#apps li[data-client="${CLIENT_ID}"]`).count()).toBe(0);
+    expect(await host.refresh(CLIENT_ID, messengerToken)).toMatchObject({ status: 400, error: 'invalid_grant' });
+    expect((await host.sentinel.checkBearer(`Bearer ${accessToken}`)).ok).toBe(false);
+    expect((await host.refresh(PHOTOS_CLIENT_ID, photosToken)).status).toBe(200);
+  });
+
+  it('a forged or missing CSRF token shows the message, changes nothing, and is audited', async () => {
+    await page.goto(`${host.url}${ACCOUNT_PAGE}`);
+    const before = passkeyIds(host);
+    const [kept] = before;
+    for (const csrf of [{ csrf_token: 'forged' }, {}] as Record<string, string>[]) {
+      const status = await postFromPage(page, ACCOUNT_PAGE, { ...csrf, action: 'remove-passkey', credential_id: kept as string });
+      expect(status).toBe(403);
+      expect(await page.locator('main').textContent()).toContain('The page is out of date. Nothing was changed; try again.');
+    }
+    expect(passkeyIds(host)).toEqual(before);
+    const denied = host.events.flatMap((event) => (event.type === 'account.denied' ? [event.reason] : []));
+    expect(denied.slice(-2)).toEqual(['wrong CSRF token', 'wrong CSRF token']);
+    await expectAccessible(page);
+  });
+
+  it('works without JavaScript: the forms post, and the passkey button stays hidden', async () => {
+    const plain = await (await newContext({ javaScriptEnabled: false })).newPage();
+    await signInToAccountPage(plain, host);
+    expect(await plain.getByRole('button', { name: 'Add a passkey' }).count()).toBe(0);
+    const sessions = plain.locator('#sessions li');
+    expect(await sessions.count()).toBe(2);
+    await sessions.filter({ hasNotText: 'This device' }).getByRole('button', { name: 'Sign out' }).click();
+    await plain.getByRole('status').filter({ hasText: 'That session was signed out.' }).waitFor();
+    expect(await signedIn(page, host)).toBe(false);
+    expect(await plain.locator('#sessions li').count()).toBe(1);
+  });
+
+  it('in Arabic: right to left, translated, axe-clean, on the page and on the "not signed in" page', async () => {
+    const context = await newContext({ locale: 'ar-EG', bypassCSP: true });
+    const arabic = await context.newPage();
+    await arabic.goto(`${host.url}${ACCOUNT_PAGE}?signin=cancelled`);
+    expect(await arabic.locator('html').getAttribute('dir')).toBe('rtl');
+    expect(await arabic.getByText('لم تسجّل الدخول.').count()).toBe(1);
+    await expectAccessible(arabic);
+    await signInToAccountPage(arabic, host);
+    await connect(arabic, host, PHOTOS_CLIENT_ID);
+    await arabic.goto(`${host.url}${ACCOUNT_PAGE}`);
+    expect(await arabic.locator('html').getAttribute('lang')).toBe('ar');
+    expect(await arabic.locator('html').getAttribute('dir')).toBe('rtl');
+    expect(await arabic.getByRole('heading', { name: 'حسابك', level: 1 }).count()).toBe(1);
+    expect(await arabic.getByRole('heading', { name: 'التطبيقات المتصلة' }).count()).toBe(1);
+    await expectAccessible(arabic);
+    await screenshotForDocs(arabic, 'account-ar');
+  });
+
+  it('the "not signed in" page in English is axe-clean too', async () => {
+    const context = await newContext({ bypassCSP: true });
+    const visitor = await context.newPage();
+    await visitor.goto(`${host.url}${ACCOUNT_PAGE}?signin=cancelled`);
+    expect(await visitor.getByText('You are not signed in.').count()).toBe(1);
+    await expectAccessible(visitor);
+  });
+});
