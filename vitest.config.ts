@@ -59,6 +59,7 @@ const SERVICE_FILES = [
   // PostgreSQL
   'test/console-event-log-postgres.test.ts',
   'test/app-store-postgres.test.ts',
+  'test/trusted-issuers-postgres.test.ts',
   'test/postgres-faults.test.ts',
   'test/registration.test.ts',
   'test/config-strict-apps.test.ts',

@@ -109,13 +109,13 @@ describe.skipIf(available.skip)('PostgresAppStore specifics', () => {
     const stores = [0, 1, 2].map(() => new PostgresAppStore({ connectionString: fresh.url }));
     try {
       const runs = await Promise.all(stores.map((store) => store.migrate()));
-      expect(runs.flat()).toEqual([1, 2]);
+      expect(runs.flat()).toEqual([1, 2, 3]);
       expect(await stores[0]?.migrate()).toEqual([]);
       const client = new pg.Client({ connectionString: fresh.url });
       await client.connect();
       const rows = await client.query('SELECT version FROM sentinel_migrations');
       await client.end();
-      expect(rows.rows).toEqual([{ version: 1 }, { version: 2 }]);
+      expect(rows.rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
     } finally {
       for (const store of stores) await store.close();
       await fresh.drop();
@@ -132,7 +132,7 @@ describe.skipIf(available.skip)('PostgresAppStore specifics', () => {
         `INSERT INTO sentinel_apps (account_id, client_id, grant_types, token_endpoint_auth_method)
          VALUES ('old-account', 'old-client', '{client_credentials}', 'client_secret_basic')`,
       );
-      expect(await store.migrate()).toEqual([2]);
+      expect(await store.migrate()).toEqual([2, 3]);
       expect(await store.findApp('old-account', 'old-client')).toMatchObject({ grantTypes: ['client_credentials'] });
     } finally {
       await store.close();

@@ -57,7 +57,7 @@ describe.skipIf(available.skip)('sentinel-idp apps / db against PostgreSQL', () 
   it('migrates the schema, once', async () => {
     const first = await cli(['db', 'migrate', '--database', database.url]);
     expect(first.code, first.stderr).toBe(0);
-    expect(first.stdout).toBe('Applied migrations 1, 2.\n');
+    expect(first.stdout).toBe('Applied migrations 1, 2, 3.\n');
     const again = await cli(['db', 'migrate', '--database', database.url, '--json']);
     expect(JSON.parse(again.stdout)).toEqual({ applied: [] });
   });

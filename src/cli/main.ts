@@ -3,6 +3,7 @@
  * (e.g. the service refused), 2 the command line is wrong.
  */
 import { APPS_DATABASE_COMMANDS, APPS_HELP } from './apps-manage.js';
+import { ISSUERS_COMMANDS, ISSUERS_HELP } from './issuers-manage.js';
 import { runAppsRegister } from './apps-register.js';
 import { CONFIG_CHECK_HELP, runConfigCheck } from './config-check.js';
 import { DB_MIGRATE_HELP, runDbMigrate } from './db-migrate.js';
@@ -23,6 +24,8 @@ Commands:
   apps register    create a client id and secret, and print the hash to store
   apps list|show|rotate-secret|delete
                    manage the apps of a PostgreSQL registry (--database)
+  issuers add|list|remove|history
+                   the brand identity providers an account trusts (--database)
   db migrate       create or upgrade the PostgreSQL registry's tables
   config check     check an options file; prints every problem with its path
   token            fetch a consumer-bound access token (client credentials)
@@ -39,6 +42,7 @@ const GROUPS: Record<string, { help: string; commands: Record<string, Runner> }>
     commands: { generate: runKeysGenerate, list: runKeysList, rotate: runKeysRotate, revoke: runKeysRevoke },
   },
   apps: { help: APPS_HELP, commands: { register: runAppsRegister, ...APPS_DATABASE_COMMANDS } },
+  issuers: { help: ISSUERS_HELP, commands: ISSUERS_COMMANDS },
   db: { help: DB_MIGRATE_HELP, commands: { migrate: runDbMigrate } },
   config: { help: CONFIG_CHECK_HELP, commands: { check: runConfigCheck } },
 };
@@ -61,7 +65,7 @@ async function dispatch(argv: readonly string[], io: CLIIO): Promise<number> {
   if (group === undefined) {
     // Echo only what looks like a command word: a secret pasted in the wrong place stays off the screen.
     const shown = /^[a-z][a-z-]{0,30}$/.test(name) ? ` "${name}"` : '';
-    throw new UsageError(`unknown command${shown}; expected keys, apps, db, config or token`, '');
+    throw new UsageError(`unknown command${shown}; expected keys, apps, issuers, db, config or token`, '');
   }
   const [sub, ...options] = rest;
   if (isHelp(sub)) {

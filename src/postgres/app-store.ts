@@ -16,6 +16,15 @@ import { type AppChangeRecord, listChanges, logChange } from './change-log.js';
 import { ChangeListener } from './change-listener.js';
 import { type AppCacheOptions, AppLookupCache } from './lookup-cache.js';
 import { runMigrations } from './migrations.js';
+import type { TrustedIssuer } from '../trusted-issuers/trusted-issuer.js';
+import {
+  checkedTrustedIssuer,
+  removeTrustedIssuer,
+  selectTrustedIssuerChanges,
+  selectTrustedIssuers,
+  type TrustedIssuerChangeRecord,
+  upsertTrustedIssuer,
+} from './trusted-issuer-rows.js';
 import { loadPool, type PostgresAppStoreOptions } from './pool.js';
 
 const POSTGRES_OPTION_KEYS = {
@@ -324,6 +333,79 @@ export class PostgresAppStore implements AppStore {
       const row = reloaded.rows[0];
       return row === undefined ? null : appFromRow(row);
     });
+  }
+
+  /**
+   * The brand issuers `accountId` trusts in the registry (the service asks on a brand JWT whose `iss` the
+   * `trustedIssuers` option does not name). Cached like apps, and forgotten on every instance when they change.
+   * @example const issuers = await store.findTrustedIssuers('123456');
+   */
+  async findTrustedIssuers(accountId: string): Promise<readonly TrustedIssuer[]> {
+    if (!storable(accountId)) return [];
+    const cached = this.#cache?.getIssuers(accountId);
+    if (cached !== undefined) return cached;
+    this.#changes?.ensure();
+    const generation = this.#cache?.generation() ?? 0;
+    const issuers = Object.freeze(await selectTrustedIssuers(await this.#getPool(), accountId));
+    this.#cache?.putIssuers(accountId, issuers, generation);
+    return issuers;
+  }
+
+  /**
+   * Every trusted issuer of `accountId`, read fresh (the CLI's and an operator's view; no cache).
+   * @example for (const entry of await store.listTrustedIssuers('123456')) console.log(entry.issuer);
+   */
+  async listTrustedIssuers(accountId: string): Promise<TrustedIssuer[]> {
+    if (!storable(accountId)) return [];
+    return selectTrustedIssuers(await this.#getPool(), accountId);
+  }
+
+  /**
+   * Trusts a brand issuer for an account, or replaces the entry of the same `issuer`: checked as the
+   * `trustedIssuers` option is, written with its change-log row, and forgotten by every instance's cache.
+   * @throws ConfigurationError when the entry would not be a valid `trustedIssuers` entry (nothing written).
+   * @example await store.saveTrustedIssuer({ accountId: '123456', issuer: 'https://id.brand.example', jwksUri: 'https://id.brand.example/jwks.json' }, { actor: 'cli:alice' });
+   */
+  async saveTrustedIssuer(entry: TrustedIssuer, change: AppChange = { actor: 'api' }): Promise<'added' | 'replaced'> {
+    const checked = checkedTrustedIssuer(entry);
+    return this.#writeIssuers(checked.accountId, (client) => upsertTrustedIssuer(client, checked, change));
+  }
+
+  /**
+   * Stops trusting an issuer: its JWTs are refused from the next request on (every instance). `false` when unknown.
+   * @example await store.deleteTrustedIssuer('123456', 'https://id.brand.example', { actor: 'cli:alice' });
+   */
+  async deleteTrustedIssuer(accountId: string, issuer: string, change: AppChange = { actor: 'api' }): Promise<boolean> {
+    if (!storable(accountId)) return false;
+    return this.#writeIssuers(accountId, (client) => removeTrustedIssuer(client, accountId, issuer, change));
+  }
+
+  /**
+   * The change log of one trusted issuer of an account, oldest first (it survives the entry's removal).
+   * @example const history = await store.listTrustedIssuerChanges('123456', 'https://id.brand.example');
+   */
+  async listTrustedIssuerChanges(accountId: string, issuer: string): Promise<TrustedIssuerChangeRecord[]> {
+    return selectTrustedIssuerChanges(await this.#getPool(), accountId, issuer);
+  }
+
+  /** One transaction on an account's trusted issuers; this instance forgets them whatever the outcome. */
+  async #writeIssuers<T>(accountId: string, work: (client: PoolClient) => Promise<T>): Promise<T> {
+    const client = await (await this.#getPool()).connect();
+    let failed = false;
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      failed = true;
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    } finally {
+      // A COMMIT whose answer was lost may still have happened: forget the issuers either way.
+      this.#cache?.evictIssuers(accountId);
+      client.release(failed);
+    }
   }
 
   async #replaceRedirectUris(client: PoolClient, app: App): Promise<void> {

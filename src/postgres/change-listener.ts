@@ -73,7 +73,11 @@ export class ChangeListener {
   #onNotification(message: Notification): void {
     if (message.channel !== CHANGE_CHANNEL) return;
     try {
-      const { a, c } = JSON.parse(message.payload ?? '') as { a: unknown; c: unknown };
+      const { a, c, i } = JSON.parse(message.payload ?? '') as { a: unknown; c: unknown; i: unknown };
+      if (typeof a === 'string' && i === 1) {
+        this.#cache.evictIssuers(a);
+        return;
+      }
       if (typeof a === 'string' && typeof c === 'string') {
         this.#cache.evict(a, c);
         return;

@@ -9,6 +9,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { App } from '../apps/app.js';
+import type { TrustedIssuer } from '../trusted-issuers/trusted-issuer.js';
 
 /**
  * Options of the lookup cache of {@link PostgresAppStore}: how many client registrations (RFC 7591 §2) it keeps
@@ -24,7 +25,7 @@ export interface AppCacheOptions {
   ttlSeconds?: number;
 }
 
-type Entry = { app: App } | { account: true };
+type Entry = { app: App } | { account: true } | { issuers: readonly TrustedIssuer[] };
 
 /** The cache itself; the store feeds it and tells it when the listener is up. */
 export class AppLookupCache {
@@ -72,6 +73,23 @@ export class AppLookupCache {
     if (this.#live && generation === this.#generation) this.#entries.set(accountKey(accountId), { account: true });
   }
 
+  /** The account's trusted issuers as last read (an empty list too: most accounts have none). */
+  getIssuers(accountId: string): readonly TrustedIssuer[] | undefined {
+    if (!this.#live) return undefined;
+    const entry = this.#entries.get(issuersKey(accountId));
+    return entry !== undefined && 'issuers' in entry ? entry.issuers : undefined;
+  }
+
+  putIssuers(accountId: string, issuers: readonly TrustedIssuer[], generation: number): void {
+    if (this.#live && generation === this.#generation) this.#entries.set(issuersKey(accountId), { issuers });
+  }
+
+  /** The account's trusted issuers changed (here or in another instance): forget them. */
+  evictIssuers(accountId: string): void {
+    this.#generation += 1;
+    this.#entries.delete(issuersKey(accountId));
+  }
+
   /** An app changed (here or in another instance): forget it and whether its account exists. */
   evict(accountId: string, clientId: string): void {
     this.#generation += 1;
@@ -91,4 +109,8 @@ function appKey(accountId: string, clientId: string): string {
 
 function accountKey(accountId: string): string {
   return `account\u0000${accountId}`;
+}
+
+function issuersKey(accountId: string): string {
+  return `issuers\u0000${accountId}`;
 }

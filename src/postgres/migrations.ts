@@ -84,6 +84,43 @@ CREATE TRIGGER sentinel_app_changes_append_only BEFORE UPDATE OR DELETE ON senti
 ALTER TABLE sentinel_apps ADD COLUMN disabled_at timestamptz;
 `,
   },
+  {
+    version: 3,
+    description: 'trusted brand issuers of each account (RFC 7523, RFC 8693) and their append-only change log',
+    sql: `
+CREATE TABLE sentinel_trusted_issuers (
+  account_id text NOT NULL,
+  issuer text NOT NULL,
+  jwks_uri text,
+  jwks jsonb,
+  audience text,
+  consumer_id_claim text,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (account_id, issuer),
+  -- Where the keys are: exactly one of a URL and an inline set, as the trustedIssuers option requires.
+  CHECK ((jwks_uri IS NULL) <> (jwks IS NULL))
+);
+-- No foreign key: who trusted an issuer, and when it stopped, outlives the entry.
+CREATE TABLE sentinel_trusted_issuer_changes (
+  id bigserial PRIMARY KEY,
+  at timestamptz NOT NULL DEFAULT now(),
+  account_id text NOT NULL,
+  issuer text NOT NULL,
+  actor text NOT NULL,
+  action text NOT NULL,
+  detail jsonb NOT NULL DEFAULT '{}'::jsonb
+);
+CREATE INDEX sentinel_trusted_issuer_changes_by_issuer ON sentinel_trusted_issuer_changes (account_id, issuer, id);
+CREATE FUNCTION sentinel_trusted_issuer_changes_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION 'sentinel_trusted_issuer_changes is append-only';
+END
+$$;
+CREATE TRIGGER sentinel_trusted_issuer_changes_append_only BEFORE UPDATE OR DELETE ON sentinel_trusted_issuer_changes
+  FOR EACH ROW EXECUTE FUNCTION sentinel_trusted_issuer_changes_append_only();
+`,
+  },
 ];
 
 /**
