@@ -2,6 +2,7 @@
  * The options of `createSentinel()`: one zod schema, its defaults, and the resolved configuration object.
  * Every mistake becomes a {@link ConfigurationError} naming the field, at startup rather than at the first request.
  */
+import { assertFapi2App } from './assurance/fapi2.js';
 import { z } from 'zod';
 import { clientAssertionOptionsSchema, clientJwksOptionsSchema, keyedAppShape } from './client-assertion/options.js';
 import { dpopOptionsSchema } from './dpop/options.js';
@@ -378,7 +379,9 @@ export function resolveConfig(options: SentinelOptions): ResolvedConfig {
       throw new ConfigurationError(`${field}.clientId`, `client id ${entry.clientId} is already registered in account ${entry.accountId}`);
     }
     seen.add(key);
-    return checkedApp(entry, field);
+    const app = checkedApp(entry, field);
+    assertFapi2App(app, field);
+    return app;
   });
   const algorithmsGiven = (options.keyRotation as { algorithms?: unknown } | undefined)?.algorithms !== undefined;
   const keyRotation = withDefaultAlgorithms(parsed.keyRotation, algorithmsGiven, issuesIDTokens({ ...parsed, apps }));
@@ -411,7 +414,7 @@ export function configProblems(options: unknown): OptionProblem[] {
   };
   collect(() => resolveConfig(options as SentinelOptions));
   result.data.apps.forEach((entry, index) => {
-    collect(() => checkedApp(entry, `apps[${index}]`));
+    collect(() => assertFapi2App(checkedApp(entry, `apps[${index}]`), `apps[${index}]`));
   });
   return problems;
 }

@@ -3,6 +3,7 @@
  * `handle()` and `completeLogin()` run inside the one edge of the core (`edge.ts`): handlers throw OAuthErrors,
  * anything else becomes `500 server_error` with no detail and goes to `onError`.
  */
+import { assertFapi2Signing } from './assurance/fapi2.js';
 import type { VerifyAccessTokenOptions } from './guard/access-token-jwt.js';
 import type { AccessTokenClaims } from './token/access-token.js';
 import { MemoryAppStore } from './apps/memory-app-store.js';
@@ -163,6 +164,12 @@ export function createSentinel(options: SentinelOptions): Sentinel {
   const serviceKeys = setUpKeys(config, store, warn);
   const { keys, ring } = serviceKeys;
   checkIDTokenKeys(config, config.keyRotation?.algorithms ?? [keys.signer.alg, ...keys.byAlg.keys()], warn);
+  // FAPI 2.0: the access tokens of a fapi2 app are signed with the service's signer.
+  assertFapi2Signing(
+    config.apps,
+    config.keyRotation?.algorithms[0] ?? keys.signer.alg,
+    config.keyRotation === undefined ? 'keys' : 'keyRotation.algorithms',
+  );
   const registry = config.appStore ?? new MemoryAppStore(config.apps);
   // Client ID metadata documents (MCP): https client ids are resolved behind the one lookup every path uses.
   const apps = config.clientIdMetadataDocuments.enabled

@@ -28,6 +28,7 @@ const APP_FIELDS = {
   jwksUri: true,
   requireDPoP: true,
   requirePushedAuthorizationRequests: true,
+  profile: true,
   resources: true,
 } satisfies KeysOf<App>;
 

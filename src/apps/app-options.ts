@@ -76,6 +76,7 @@ function keyedFields(options: KeyedAppFields): KeyedAppFields {
   if (options.requirePushedAuthorizationRequests !== undefined) {
     fields.requirePushedAuthorizationRequests = options.requirePushedAuthorizationRequests;
   }
+  if (options.profile !== undefined) fields.profile = options.profile;
   return fields;
 }
 

@@ -22,6 +22,7 @@ const PATCHABLE = {
   jwksUri: true,
   requireDPoP: true,
   requirePushedAuthorizationRequests: true,
+  profile: true,
   resources: true,
 } satisfies KeysOf<AppPatch>;
 

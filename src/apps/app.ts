@@ -61,6 +61,12 @@ export interface KeyedAppFields {
   requireDPoP?: boolean | undefined;
   /** The app's authorization requests must be pushed first (`request_uri` from the PAR endpoint). */
   requirePushedAuthorizationRequests?: boolean | undefined;
+  // FAPI 2.0 (issue #34).
+  /**
+   * `'fapi2'`: the app follows the FAPI 2.0 Security Profile (PAR, PKCE S256, DPoP, `private_key_jwt` with the
+   * issuer as audience, codes of at most 60 s, refresh tokens not rotated, ES256/PS256/EdDSA only).
+   */
+  profile?: 'fapi2' | undefined;
 }
 
 /**
@@ -148,6 +154,7 @@ export type AppPatch = Partial<
     | 'jwksUri'
     | 'requireDPoP'
     | 'requirePushedAuthorizationRequests'
+    | 'profile'
     | 'resources'
   >
 >;

@@ -40,4 +40,6 @@ export const keyedAppShape = {
   jwksUri: z.string().optional(),
   requireDPoP: z.boolean().optional(),
   requirePushedAuthorizationRequests: z.boolean().optional(),
+  // FAPI 2.0 (issue #34).
+  profile: z.literal('fapi2').optional(),
 };

@@ -8,6 +8,7 @@
  * (remembered in the Store until `exp`), signature by one of the app's registered public keys under an
  * asymmetric algorithm, no `crit` header. Every failure is the same `invalid_client`; the reason goes nowhere but the description.
  */
+import { FAPI2_ALGORITHMS, isFapi2 } from '../assurance/fapi2.js';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JSONWebKeySet } from 'jose';
 import type { App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
@@ -99,8 +100,10 @@ export async function verifyClientAssertion(
   query = '',
 ): Promise<void> {
   const issuer = context.accountIssuer(app.accountId);
-  const audience = [issuer, routeUrl(context.config, 'token', { accountId: app.accountId }), endpoint];
-  if (query !== '') audience.push(`${endpoint}?${query}`);
+  const fapi2 = isFapi2(app);
+  // FAPI 2.0 Security Profile §5.3.2.1: the issuer is the one audience; an endpoint URL is refused.
+  const audience = fapi2 ? [issuer] : [issuer, routeUrl(context.config, 'token', { accountId: app.accountId }), endpoint];
+  if (query !== '' && !fapi2) audience.push(`${endpoint}?${query}`);
   // RFC 7515 §4.1.11. jose alone would accept `crit: ["b64"]` (it implements RFC 7797); the service implements no
   // extension anywhere, so every verifier answers any `crit` the same way.
   if (criticalHeaderOf(assertion) !== undefined) {
@@ -108,7 +111,7 @@ export async function verifyClientAssertion(
   }
   const verify = async (refresh: boolean) =>
     jwtVerify(assertion, createLocalJWKSet(await keySetOf(context, app, refresh)), {
-      algorithms: [...ASYMMETRIC_ALGORITHMS],
+      algorithms: fapi2 ? [...FAPI2_ALGORITHMS] : [...ASYMMETRIC_ALGORITHMS],
       issuer: app.clientId,
       subject: app.clientId,
       audience,
@@ -133,10 +136,16 @@ export async function verifyClientAssertion(
     if (error instanceof joseErrors.JWKSNoMatchingKey || error instanceof joseErrors.JWSSignatureVerificationFailed) {
       throw refused('the client assertion is not signed by a key registered for this application');
     }
-    if (error instanceof joseErrors.JOSEAlgNotAllowed) throw refused('the client assertion must use an asymmetric algorithm');
+    if (error instanceof joseErrors.JOSEAlgNotAllowed) {
+      throw refused(
+        fapi2 ? 'the client assertion must use ES256, PS256 or EdDSA' : 'the client assertion must use an asymmetric algorithm',
+      );
+    }
     if (error instanceof joseErrors.JOSEError) throw refused('the client assertion is invalid');
     throw error;
   }
+  // …and as a single string: an array naming the issuer among others is refused too.
+  if (fapi2 && payload.aud !== issuer) throw refused('the client assertion must name the issuer as its only audience, as a string');
   const now = Math.floor(Date.now() / 1000);
   const exp = payload.exp as number;
   const maxLifetime = context.config.clientAssertion.maxLifetimeSeconds;

@@ -2,6 +2,7 @@
  * DPoP at the token endpoints (RFC 9449 §5): the proof of a token request names the key the issued tokens are
  * bound to. Without a proof the tokens are plain Bearer tokens, unless the app is registered with `requireDPoP`.
  */
+import { isFapi2 } from '../assurance/fapi2.js';
 import type { App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import type { SentinelRequest } from '../http/messages.js';
@@ -39,7 +40,9 @@ export function tokenRequestBinding(
 ): Promise<string> | undefined {
   const proof = dpopHeader(request);
   if (proof === undefined) {
-    if (app.requireDPoP === true) throw invalidProof('this application must send a DPoP proof with every token request');
+    if (app.requireDPoP === true || isFapi2(app)) {
+      throw invalidProof('this application must send a DPoP proof with every token request');
+    }
     return undefined;
   }
   return verifyDPoPProof(context, { proof, method: request.method, url }).then((verified) => verified.jkt);
@@ -71,7 +74,9 @@ export function pendingTokenRequestProof(
 ): Promise<PendingProof> | undefined {
   const proof = dpopHeader(request);
   if (proof === undefined) {
-    if (app.requireDPoP === true) throw invalidProof('this application must send a DPoP proof with every token request');
+    if (app.requireDPoP === true || isFapi2(app)) {
+      throw invalidProof('this application must send a DPoP proof with every token request');
+    }
     return undefined;
   }
   return checkDPoPProof(context, { proof, method: request.method, url }).then((verified) => ({

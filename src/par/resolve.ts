@@ -3,6 +3,7 @@
  * parameters its client pushed. Only the pushed parameters count (anything else in the URL besides `client_id` is
  * ignored), the `request_uri` must belong to the `client_id` of the URL, and it is single-use.
  */
+import { isFapi2 } from '../assurance/fapi2.js';
 import type { App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import type { OAuthErrorCode } from '../errors.js';
@@ -27,7 +28,7 @@ export async function resolvePushedRequest(
   fail: PushedRequestFailure,
 ): Promise<ParamMap> {
   if (!isPushedRequestURI(params)) {
-    if (app.requirePushedAuthorizationRequests === true) {
+    if (app.requirePushedAuthorizationRequests === true || isFapi2(app)) {
       throw fail('invalid_request', 'this application must push its authorization requests first (request_uri from the PAR endpoint)');
     }
     return params;
@@ -70,5 +71,5 @@ function isPushedRequestURI(params: ParamMap): boolean {
  * @example const params = involvesPushedRequest(app, query) ? await resolvePushedRequest(context, app, query, fail) : query;
  */
 export function involvesPushedRequest(app: App, params: ParamMap): boolean {
-  return app.requirePushedAuthorizationRequests === true || isPushedRequestURI(params);
+  return app.requirePushedAuthorizationRequests === true || isFapi2(app) || isPushedRequestURI(params);
 }

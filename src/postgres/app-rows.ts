@@ -87,6 +87,7 @@ export function keyedFieldsOf(metadata: AppMetadata | null | undefined): AppMeta
   if (metadata.requirePushedAuthorizationRequests !== undefined) {
     fields.requirePushedAuthorizationRequests = metadata.requirePushedAuthorizationRequests;
   }
+  if (metadata.profile !== undefined) fields.profile = metadata.profile;
   if (metadata.idTokenSignedResponseAlg !== undefined) fields.idTokenSignedResponseAlg = metadata.idTokenSignedResponseAlg;
   if (metadata.postLogoutRedirectUris !== undefined) fields.postLogoutRedirectUris = Object.freeze([...metadata.postLogoutRedirectUris]);
   // Back-channel logout (OpenID Connect Back-Channel Logout §2.2).

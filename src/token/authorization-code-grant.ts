@@ -2,6 +2,7 @@
  * `grant_type=authorization_code` (RFC 6749 §4.1.3) with PKCE (RFC 7636) and code-replay revocation
  * (RFC 6749 §4.1.2, RFC 9700 §4.5).
  */
+import { FAPI2_CODE_TTL_SECONDS, isFapi2 } from '../assurance/fapi2.js';
 import { randomSecret } from '../lib/random-secrets.js';
 import { requireGrant, type App } from '../apps/app.js';
 import { codeKeyOf, grantIdForCode, parseCodeRecord } from './code-records.js';
@@ -92,6 +93,10 @@ export async function handleAuthorizationCodeGrant(
   if (record === null) throw new Error('the stored code record is unreadable');
   if (record.accountId !== accountId || record.clientId !== app.clientId) {
     throw new OAuthError('invalid_grant', 'the code was not issued to this client');
+  }
+  // FAPI 2.0 Security Profile §5.3.2.1: a code older than 60 s is refused by its age, not only by the store's TTL.
+  if (isFapi2(app) && !(Math.floor(Date.now() / 1000) - record.issuedAt <= FAPI2_CODE_TTL_SECONDS)) {
+    throw new OAuthError('invalid_grant', 'the code has expired');
   }
   if (record.redirectUriInRequest && redirectUri === undefined) {
     throw new OAuthError('invalid_grant', 'redirect_uri is required: the authorization request carried it');

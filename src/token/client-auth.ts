@@ -2,6 +2,7 @@
  * Client authentication at the token endpoints (RFC 6749 §2.3): client_secret_basic, client_secret_post, or none
  * for public clients. One method per request; credentials never in the URL.
  */
+import { isFapi2 } from '../assurance/fapi2.js';
 import { verifyAppSecret, verifyClientSecret } from '../apps/client-secrets.js';
 import type { App } from '../apps/app.js';
 import { authenticateWithAssertion, hasClientAssertion } from '../client-assertion/authenticate.js';
@@ -96,7 +97,7 @@ export async function authenticateClient(
   const found = context.apps.findApp(accountId, credentials.clientId);
   const app = isThenable(found) ? await found : found;
   if (credentials.method === 'none') {
-    if (app !== null && app.tokenEndpointAuthMethod === 'none' && options.allowPublic) return { app, credentials };
+    if (app !== null && app.tokenEndpointAuthMethod === 'none' && !isFapi2(app) && options.allowPublic) return { app, credentials };
     // A confidential client that forgot its secret, or an unknown client: same answer.
     verifyClientSecret('', undefined);
     throw invalidClient(credentials.method);
@@ -108,7 +109,9 @@ export async function authenticateClient(
     !ok ||
     app.accountId !== accountId ||
     app.tokenEndpointAuthMethod === 'none' ||
-    app.tokenEndpointAuthMethod === 'private_key_jwt'
+    app.tokenEndpointAuthMethod === 'private_key_jwt' ||
+    // FAPI 2.0: private_key_jwt only, whatever the registry says of the method.
+    isFapi2(app)
   ) {
     throw invalidClient(credentials.method);
   }

@@ -69,11 +69,18 @@ export function codeKeyOf(grantId: string): string {
   return `code:{${grantId}}`;
 }
 
-/** Issues a code for `record`; returns the plain code (to put in the redirect, never to log). */
-export async function issueCode(context: SentinelContext, record: Omit<CodeRecord, 'issuedAt'>): Promise<string> {
+/**
+ * Issues a code for `record`; returns the plain code (to put in the redirect, never to log). `ttlSeconds` shortens
+ * its life below `codeTtl` (a FAPI 2.0 app's codes live at most 60 s).
+ */
+export async function issueCode(
+  context: SentinelContext,
+  record: Omit<CodeRecord, 'issuedAt'>,
+  ttlSeconds: number = context.config.codeTtl,
+): Promise<string> {
   const code = randomSecret();
   const stored: CodeRecord = { ...record, issuedAt: Math.floor(Date.now() / 1000) };
-  await context.store.set(codeKey(code), JSON.stringify(stored), context.config.codeTtl * 1000);
+  await context.store.set(codeKey(code), JSON.stringify(stored), Math.min(ttlSeconds, context.config.codeTtl) * 1000);
   context.emit({ type: 'code.issued', accountId: record.accountId, clientId: record.clientId, userId: record.userId });
   return code;
 }

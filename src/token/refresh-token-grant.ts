@@ -2,6 +2,7 @@
  * `grant_type=refresh_token` (RFC 6749 §6) with rotation on every use and family revocation on reuse
  * (RFC 9700 §4.14.2).
  */
+import { isFapi2 } from '../assurance/fapi2.js';
 import { requireGrant, type App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
@@ -9,6 +10,7 @@ import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { required, single, type ParamMap } from '../http/params.js';
 import {
   type GrantRecord,
+  type GrantRefreshState,
   grantKey,
   grantTtlMs,
   nextRefreshGeneration,
@@ -83,6 +85,14 @@ async function currentGrant(
   return found;
 }
 
+/** The refresh state of a grant used without rotation: the same token, its idle expiry moved on; `null` when past. */
+function keptRefreshState(context: SentinelContext, grant: GrantRecord): GrantRefreshState | null {
+  const now = Math.floor(Date.now() / 1000);
+  const { refresh } = grant;
+  if (refresh === null || grant.absoluteExpiresAt <= now) return null;
+  return { ...refresh, expiresAt: Math.min(now + context.config.refreshToken.idleTtl, grant.absoluteExpiresAt) };
+}
+
 /**
  * Rotates a refresh token: one atomic swap moves the grant from the presented generation to the next, so either
  * the old token is spent *and* the new one is live, or nothing changed and a retry succeeds. Presenting an older
@@ -134,6 +144,19 @@ export async function handleRefreshTokenGrant(
     // A swap fails when the grant changed since it was read: a concurrent rotation or revocation (then the next
     // read says what the token has become), or an access-token revocation (then the token is still current).
     for (let attempt = 0; attempt < 5; attempt++) {
+      if (isFapi2(app)) {
+        // FAPI 2.0 Security Profile §5.3.2.1: the refresh token is not rotated (the client keeps the one it has);
+        // the use extends its idle life within the absolute one.
+        const kept = keptRefreshState(context, found.grant);
+        if (kept === null) throw new OAuthError('invalid_grant', 'the refresh token has expired');
+        const used: GrantRecord = { ...found.grant, accessUntil: Math.max(found.grant.accessUntil, access.exp), refresh: kept };
+        const applied = await context.store.swap([
+          { key: grantKey(presented.grantId), expect: found.raw, value: JSON.stringify(used), ttlMs: grantTtlMs(context, used) },
+        ]);
+        if (applied) return token;
+        found = await currentGrant(context, request, accountId, app, presented, dpopJkt);
+        continue;
+      }
       const next = nextRefreshGeneration(context, presented.grantId, {
         gen: presented.gen + 1,
         family: presented.family,

@@ -3,6 +3,7 @@
  * device session (fresh id, the previous one ended: no fixation), an authorization code, and a 303 back to the
  * application (RFC 9700 §4.12: 303 so the browser does not re-post the credentials to the app).
  */
+import { FAPI2_CODE_TTL_SECONDS } from '../../assurance/fapi2.js';
 import { issueCode } from '../../token/code-records.js';
 import type { SentinelContext } from '../../http/context.js';
 import { redirect, type SentinelResponse } from '../../http/messages.js';
@@ -39,21 +40,25 @@ export async function codeRedirectURL(
   authorization: AuthorizationRequest,
   user: { userId: string; authTime: number; amr?: AmrValue[] | undefined; sid: string },
 ): Promise<string> {
-  const code = await issueCode(context, {
-    accountId: authorization.accountId,
-    clientId: authorization.clientId,
-    redirectUri: authorization.redirectUri,
-    redirectUriInRequest: authorization.redirectUriInRequest,
-    userId: user.userId,
-    authTime: user.authTime,
-    sid: user.sid,
-    scope: authorization.scope,
-    codeChallenge: authorization.codeChallenge,
-    nonce: authorization.nonce,
-    ...(authorization.dpopJkt === undefined ? {} : { dpopJkt: authorization.dpopJkt }),
-    ...(user.amr === undefined ? {} : { amr: user.amr }),
-    ...(authorization.resources === undefined ? {} : { resources: authorization.resources }),
-  });
+  const code = await issueCode(
+    context,
+    {
+      accountId: authorization.accountId,
+      clientId: authorization.clientId,
+      redirectUri: authorization.redirectUri,
+      redirectUriInRequest: authorization.redirectUriInRequest,
+      userId: user.userId,
+      authTime: user.authTime,
+      sid: user.sid,
+      scope: authorization.scope,
+      codeChallenge: authorization.codeChallenge,
+      nonce: authorization.nonce,
+      ...(authorization.dpopJkt === undefined ? {} : { dpopJkt: authorization.dpopJkt }),
+      ...(user.amr === undefined ? {} : { amr: user.amr }),
+      ...(authorization.resources === undefined ? {} : { resources: authorization.resources }),
+    },
+    authorization.profile === 'fapi2' ? FAPI2_CODE_TTL_SECONDS : undefined,
+  );
   return authorizationResponseURL(authorization, { code });
 }
 

@@ -6,6 +6,7 @@
  * 2. `redirect_uri` missing while several are registered, not registered (exact string match), or repeated → 400 page;
  * 3. from here on the redirect URI is trusted: every problem is an {@link AuthorizationError} (302 to the app).
  */
+import { isFapi2 } from '../../assurance/fapi2.js';
 import type { App } from '../../apps/app.js';
 import type { SentinelContext } from '../../http/context.js';
 import { OAuthError } from '../../errors.js';
@@ -36,6 +37,8 @@ export interface AuthorizationRequest extends RedirectTarget, OIDCAuthorizationP
   resources?: string[] | undefined;
   /** The host of a client-ID-metadata-document client's URL, shown beside its self-chosen name. */
   clientHost?: string | undefined;
+  /** The app's profile (FAPI 2.0), for what the code of this request may be: at most 60 s of life. */
+  profile?: 'fapi2' | undefined;
 }
 
 /** RFC 7636 §4.2: BASE64URL(SHA-256(verifier)) is 43 characters without padding. */
@@ -140,7 +143,7 @@ function checkPKCE(context: SentinelContext, app: App, params: ParamMap, target:
   if (challenge === undefined) {
     if (method !== undefined) throw new AuthorizationError('invalid_request', 'code_challenge_method needs a code_challenge', target);
     // RFC 9700 §2.1.1: public clients must use PKCE; confidential ones when the operator requires it.
-    if (context.config.pkce === 'required' || app.tokenEndpointAuthMethod === 'none') {
+    if (context.config.pkce === 'required' || app.tokenEndpointAuthMethod === 'none' || isFapi2(app)) {
       throw new AuthorizationError('invalid_request', 'code_challenge (PKCE, S256) is required', target);
     }
     return undefined;
@@ -239,6 +242,7 @@ export async function validateAuthorizationRequest(
     codeChallenge,
   };
   if (dpopJkt !== undefined) authorization.dpopJkt = dpopJkt;
+  if (isFapi2(app)) authorization.profile = 'fapi2';
   if (resources.length > 0) authorization.resources = resources;
   return authorization;
 }

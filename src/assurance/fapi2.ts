@@ -1,0 +1,78 @@
+/**
+ * The FAPI 2.0 Security Profile for one app (`profile: 'fapi2'`): what the profile demands of its requests, and the
+ * configuration checks that refuse an app that could not meet it. The rules are enforced where each one applies:
+ *
+ * - pushed authorization requests only (par/resolve.ts), with PKCE S256 (authorize/request/validate-request.ts);
+ * - `private_key_jwt` only, its assertion's `aud` the issuer as one string (client-assertion/verify-assertion.ts);
+ * - DPoP-bound tokens only (dpop/token-binding.ts);
+ * - codes live at most {@link FAPI2_CODE_TTL_SECONDS} (token/code-records.ts, token/authorization-code-grant.ts);
+ * - refresh tokens are not rotated (token/refresh-token-grant.ts): the profile advises against rotation;
+ * - ES256, PS256 or EdDSA for every signature it sees or receives ({@link FAPI2_ALGORITHMS});
+ * - `iss` on every authorization response (already so for every app, RFC 9207).
+ *
+ * The account's metadata does not change: it describes what the issuer offers every app, and the other apps of the
+ * account keep what they registered.
+ */
+import type { App } from '../apps/app.js';
+import { ConfigurationError } from '../errors.js';
+
+/** The one profile an app can name. */
+export type AppProfile = 'fapi2';
+
+/** The signature algorithms the profile allows (FAPI 2.0 Security Profile §5.4.1). */
+export const FAPI2_ALGORITHMS: readonly string[] = Object.freeze(['ES256', 'PS256', 'EdDSA']);
+
+/** The longest life of an authorization code of a fapi2 app (FAPI 2.0 Security Profile §5.3.2.1). */
+export const FAPI2_CODE_TTL_SECONDS = 60;
+
+/**
+ * Whether `app` follows the FAPI 2.0 Security Profile.
+ *
+ * @example
+ * if (isFapi2(app)) requirePushedRequest();
+ */
+export function isFapi2(app: Pick<App, 'profile'>): boolean {
+  return app.profile === 'fapi2';
+}
+
+/**
+ * Refuses a fapi2 app whose registration could not meet the profile, as a `ConfigurationError` naming the field.
+ *
+ * @example
+ * assertFapi2App(app, 'apps[0]');
+ */
+export function assertFapi2App(app: App, field: string): void {
+  if (!isFapi2(app)) return;
+  if (app.tokenEndpointAuthMethod !== 'private_key_jwt') {
+    throw new ConfigurationError(`${field}.tokenEndpointAuthMethod`, "profile 'fapi2' needs private_key_jwt");
+  }
+  if (app.requireDPoP === false) throw new ConfigurationError(`${field}.requireDPoP`, "profile 'fapi2' needs DPoP-bound tokens");
+  if (app.requirePushedAuthorizationRequests === false) {
+    throw new ConfigurationError(`${field}.requirePushedAuthorizationRequests`, "profile 'fapi2' needs pushed authorization requests");
+  }
+  const alg = app.idTokenSignedResponseAlg;
+  if (alg !== undefined && !FAPI2_ALGORITHMS.includes(alg)) {
+    throw new ConfigurationError(`${field}.idTokenSignedResponseAlg`, `profile 'fapi2' allows ${FAPI2_ALGORITHMS.join(', ')} only`);
+  }
+  app.jwks?.keys.forEach((key, index) => {
+    if (typeof key.alg === 'string' && !FAPI2_ALGORITHMS.includes(key.alg)) {
+      throw new ConfigurationError(`${field}.jwks.keys[${index}].alg`, `profile 'fapi2' allows ${FAPI2_ALGORITHMS.join(', ')} only`);
+    }
+  });
+}
+
+/**
+ * Refuses a service whose access tokens would be signed with an algorithm the profile does not allow, when any of
+ * `apps` is a fapi2 app.
+ *
+ * @example
+ * assertFapi2Signing(config.apps, 'ES256', 'keys');
+ */
+export function assertFapi2Signing(apps: readonly App[], signingAlg: string, field: string): void {
+  if (apps.some(isFapi2) && !FAPI2_ALGORITHMS.includes(signingAlg)) {
+    throw new ConfigurationError(
+      field,
+      `an app with profile 'fapi2' needs tokens signed with ${FAPI2_ALGORITHMS.join(', ')}, not ${signingAlg}`,
+    );
+  }
+}

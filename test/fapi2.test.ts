@@ -1,0 +1,342 @@
+/**
+ * The FAPI 2.0 Security Profile as an app option (`profile: 'fapi2'`): openid-client 6 through PAR, PrivateKeyJwt
+ * and DPoP end to end, then one named test per refusal, modelled on the FAPI 2.0 conformance suite's negative
+ * modules (client-assertion audience as an array or an endpoint URL, PAR without PKCE, plain PKCE, a DPoP-bound
+ * token presented as Bearer, code reuse, a code older than 60 s), the configurations that cannot meet the profile,
+ * and the account's metadata, which stays that of every app.
+ */
+import { createHash, generateKeyPairSync } from 'node:crypto';
+import { exportJWK, importJWK, SignJWT } from 'jose';
+import * as client from 'openid-client';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createSentinel, type Sentinel, type SentinelOptions } from '../src/index.js';
+import { advanceClock } from './helpers/clock.js';
+import { ACCOUNT, baseOptions, REDIRECT_URI, USER_ID } from './helpers/fixtures.js';
+import { HOSTS, type MountedHost } from './helpers/hosts.js';
+import {
+  ACCOUNT_ISSUER,
+  ASSERTION_TYPE,
+  type ClientKey,
+  clientAssertion,
+  clientKey,
+  dpopProof,
+  KEYED_CLIENT_ID,
+  KEYED_REDIRECT_URI,
+  keyedOptions,
+  signIn,
+} from './helpers/key-bound.js';
+import { pkcePair } from './helpers/pkce.js';
+
+const PAR_URL = `${ACCOUNT_ISSUER}/par`;
+const TOKEN_URL = `${ACCOUNT_ISSUER}/token`;
+const USERINFO_URL = `${ACCOUNT_ISSUER}/userinfo`;
+const FAPI2 = { profile: 'fapi2' } as const;
+
+const open: MountedHost[] = [];
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await Promise.all(open.splice(0).map((mounted) => mounted.close()));
+});
+
+/** The issuer is http://localhost; the server listens on an ephemeral port: route the library's requests there. */
+function via(url: string): typeof fetch {
+  return ((target: string, init: RequestInit) => fetch(String(target).replace('http://localhost', url), init)) as typeof fetch;
+}
+
+interface Harness {
+  sentinel: Sentinel;
+  mounted: MountedHost;
+  key: ClientKey;
+  /** The DPoP key of the client. */
+  dpop: ClientKey;
+  local(url: string): string;
+}
+
+async function harness(app: Record<string, unknown> = FAPI2, overrides: Partial<SentinelOptions> = {}): Promise<Harness> {
+  const key = await clientKey();
+  const sentinel = createSentinel(keyedOptions(key, app, overrides));
+  const mounted = await HOSTS[1]!.mount(sentinel);
+  open.push(mounted);
+  return { sentinel, mounted, key, dpop: await clientKey(), local: (url) => url.replace('http://localhost', mounted.url) };
+}
+
+async function post(h: Harness, url: string, form: Record<string, string>, headers: Record<string, string> = {}) {
+  const response = await fetch(h.local(url), {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams(form).toString(),
+  });
+  return { status: response.status, headers: response.headers, body: (await response.json()) as Record<string, string> };
+}
+
+/** A pushed request of the fapi2 app, authenticated by an assertion with `assertionClaims`. */
+async function push(h: Harness, params: Record<string, string> = {}, assertionClaims: Record<string, unknown> = {}) {
+  const { verifier, challenge } = pkcePair();
+  const response = await post(h, PAR_URL, {
+    response_type: 'code',
+    client_id: KEYED_CLIENT_ID,
+    redirect_uri: KEYED_REDIRECT_URI,
+    scope: 'openid',
+    state: 'st-fapi',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    client_assertion_type: ASSERTION_TYPE,
+    client_assertion: await clientAssertion(h.key, assertionClaims),
+    ...params,
+  });
+  return { ...response, verifier };
+}
+
+/** Pushed, signed in, back with a code. */
+async function codeOf(h: Harness): Promise<{ code: string; verifier: string; callback: URL }> {
+  const pushed = await push(h);
+  expect(pushed.status, JSON.stringify(pushed.body)).toBe(201);
+  const url = `${ACCOUNT_ISSUER}/authorize?${new URLSearchParams({ client_id: KEYED_CLIENT_ID, request_uri: pushed.body.request_uri as string })}`;
+  const callback = await signIn(h.mounted.url, url);
+  const code = callback.searchParams.get('code');
+  expect(code, callback.toString()).toBeTruthy();
+  return { code: code as string, verifier: pushed.verifier, callback };
+}
+
+/** A code exchange with an assertion and (unless `withProof` is false) a DPoP proof. */
+async function exchange(h: Harness, code: string, verifier: string, withProof = true) {
+  const headers: Record<string, string> = withProof ? { dpop: await dpopProof(h.dpop, { htm: 'POST', htu: TOKEN_URL }) } : {};
+  return post(
+    h,
+    TOKEN_URL,
+    {
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: KEYED_REDIRECT_URI,
+      client_assertion_type: ASSERTION_TYPE,
+      client_assertion: await clientAssertion(h.key),
+    },
+    headers,
+  );
+}
+
+describe('a fapi2 app through openid-client 6', () => {
+  it('PAR with PrivateKeyJwt and DPoP → sign-in → DPoP-bound tokens → UserInfo → refresh without rotation', async () => {
+    const h = await harness();
+    const config = await client.discovery(new URL(ACCOUNT_ISSUER), KEYED_CLIENT_ID, undefined, client.PrivateKeyJwt(h.key.privateKey), {
+      execute: [client.allowInsecureRequests],
+      [client.customFetch]: via(h.mounted.url) as never,
+    });
+    const DPoP = client.getDPoPHandle(config, await client.randomDPoPKeyPair('ES256'));
+    const verifier = client.randomPKCECodeVerifier();
+    const state = client.randomState();
+    const url = await client.buildAuthorizationUrlWithPAR(
+      config,
+      {
+        redirect_uri: KEYED_REDIRECT_URI,
+        scope: 'openid',
+        state,
+        code_challenge: await client.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+      },
+      { DPoP },
+    );
+    const callback = await signIn(h.mounted.url, url.toString());
+    // iss on the authorization response (RFC 9207), checked by the library too.
+    expect(callback.searchParams.get('iss')).toBe(ACCOUNT_ISSUER);
+    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state }, undefined, {
+      DPoP,
+    });
+    expect(tokens.token_type).toBe('dpop');
+    expect(tokens.claims()?.sub).toBe(USER_ID);
+    const info = await client.fetchUserInfo(config, tokens.access_token, USER_ID, { DPoP });
+    expect(info.sub).toBe(USER_ID);
+    // Not rotated: the same refresh token comes back, and keeps working.
+    const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token as string, undefined, { DPoP });
+    expect(refreshed.token_type).toBe('dpop');
+    expect(refreshed.refresh_token).toBe(tokens.refresh_token);
+    const again = await client.refreshTokenGrant(config, tokens.refresh_token as string, undefined, { DPoP });
+    expect(again.access_token).not.toBe(refreshed.access_token);
+  });
+});
+
+describe('fapi2 refusals (modelled on the FAPI 2.0 conformance modules)', () => {
+  it('array-as-audience: a client assertion whose aud is an array, even of the issuer alone → invalid_client', async () => {
+    const h = await harness();
+    for (const aud of [[ACCOUNT_ISSUER], [ACCOUNT_ISSUER, TOKEN_URL]]) {
+      const pushed = await push(h, {}, { aud });
+      expect(pushed.status).toBe(401);
+      expect(pushed.body.error).toBe('invalid_client');
+    }
+    // The control: the issuer as a single string passes.
+    expect((await push(h)).status).toBe(201);
+  });
+
+  it('endpoint-url-as-audience: the token or PAR endpoint URL as aud → invalid_client', async () => {
+    const h = await harness();
+    for (const aud of [TOKEN_URL, PAR_URL]) {
+      const pushed = await push(h, {}, { aud });
+      expect(pushed.status).toBe(401);
+      expect(pushed.body.error).toBe('invalid_client');
+    }
+  });
+
+  it('an assertion signed with RS256 → invalid_client', async () => {
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const rsaJwk = { ...(await exportJWK(publicKey)), kid: 'rsa-1' };
+    const rsaApp = await harness({ ...FAPI2, jwks: { keys: [rsaJwk] } });
+    const now = Math.floor(Date.now() / 1000);
+    const assertion = await new SignJWT({
+      iss: KEYED_CLIENT_ID,
+      sub: KEYED_CLIENT_ID,
+      aud: ACCOUNT_ISSUER,
+      jti: 'j-rsa',
+      iat: now,
+      exp: now + 60,
+    })
+      .setProtectedHeader({ alg: 'RS256', kid: 'rsa-1' })
+      .sign(await importJWK(await exportJWK(privateKey), 'RS256'));
+    const refused = await post(rsaApp, PAR_URL, {
+      response_type: 'code',
+      client_id: KEYED_CLIENT_ID,
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: 'S256',
+      client_assertion_type: ASSERTION_TYPE,
+      client_assertion: assertion,
+    });
+    expect(refused.status).toBe(401);
+    expect(refused.body).toMatchObject({ error: 'invalid_client' });
+  });
+
+  it('PAR without PKCE → invalid_request, nothing pushed', async () => {
+    const h = await harness();
+    const pushed = await push(h, { code_challenge: '', code_challenge_method: '' });
+    expect(pushed.status).toBe(400);
+    expect(pushed.body.error).toBe('invalid_request');
+    expect(pushed.body.request_uri).toBeUndefined();
+  });
+
+  it('plain PKCE → invalid_request', async () => {
+    const h = await harness();
+    const pushed = await push(h, { code_challenge: 'a'.repeat(43), code_challenge_method: 'plain' });
+    expect(pushed.status).toBe(400);
+    expect(pushed.body.error).toBe('invalid_request');
+  });
+
+  it('an authorization request that was not pushed → invalid_request back to the app, with state and iss', async () => {
+    const h = await harness();
+    const { challenge } = pkcePair();
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: KEYED_CLIENT_ID,
+      redirect_uri: KEYED_REDIRECT_URI,
+      state: 'st-direct',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
+    const response = await fetch(h.local(`${ACCOUNT_ISSUER}/authorize?${query}`), { redirect: 'manual' });
+    expect(response.status).toBe(302);
+    const location = new URL(response.headers.get('location') as string);
+    expect(location.searchParams.get('error')).toBe('invalid_request');
+    expect(location.searchParams.get('state')).toBe('st-direct');
+    expect(location.searchParams.get('iss')).toBe(ACCOUNT_ISSUER);
+  });
+
+  it('a token request without a DPoP proof → invalid_dpop_proof, the code still unspent', async () => {
+    const h = await harness();
+    const { code, verifier } = await codeOf(h);
+    const bare = await exchange(h, code, verifier, false);
+    expect(bare.status).toBe(400);
+    expect(bare.body.error).toBe('invalid_dpop_proof');
+    expect((await exchange(h, code, verifier)).status).toBe(200);
+  });
+
+  it('Bearer presentation of a DPoP-bound token → 401 invalid_token', async () => {
+    const h = await harness();
+    const { code, verifier } = await codeOf(h);
+    const tokens = await exchange(h, code, verifier);
+    expect(tokens.status).toBe(200);
+    expect(tokens.body.token_type).toBe('DPoP');
+    const asBearer = await fetch(h.local(USERINFO_URL), { headers: { authorization: `Bearer ${tokens.body.access_token}` } });
+    expect(asBearer.status).toBe(401);
+    expect(asBearer.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);
+    await expect(h.sentinel.verifyAccessToken(tokens.body.access_token as string)).rejects.toMatchObject({ code: 'invalid_token' });
+    // With its proof it is accepted.
+    const ath = createHash('sha256')
+      .update(tokens.body.access_token as string)
+      .digest('base64url');
+    const withProof = await fetch(h.local(USERINFO_URL), {
+      headers: { authorization: `DPoP ${tokens.body.access_token}`, dpop: await dpopProof(h.dpop, { htm: 'GET', htu: USERINFO_URL, ath }) },
+    });
+    expect(withProof.status).toBe(200);
+  });
+
+  it('code reuse → invalid_grant', async () => {
+    const h = await harness();
+    const { code, verifier } = await codeOf(h);
+    expect((await exchange(h, code, verifier)).status).toBe(200);
+    const reused = await exchange(h, code, verifier);
+    expect(reused.status).toBe(400);
+    expect(reused.body.error).toBe('invalid_grant');
+  });
+
+  it('a code older than 60 s, with a moved clock → invalid_grant', async () => {
+    const h = await harness();
+    const { code, verifier } = await codeOf(h);
+    advanceClock(61);
+    const late = await exchange(h, code, verifier);
+    expect(late.status).toBe(400);
+    expect(late.body).toMatchObject({ error: 'invalid_grant', error_description: 'the code has expired' });
+  });
+
+  it('a code of 59 s still works (the limit is 60 s, not less)', async () => {
+    const h = await harness();
+    const { code, verifier } = await codeOf(h);
+    advanceClock(59);
+    expect((await exchange(h, code, verifier)).status).toBe(200);
+  });
+});
+
+describe('fapi2 configuration', () => {
+  it.each([
+    [{ tokenEndpointAuthMethod: 'client_secret_basic', clientSecret: 's'.repeat(32) }, 'apps[4].tokenEndpointAuthMethod'],
+    [{ requireDPoP: false }, 'apps[4].requireDPoP'],
+    [{ requirePushedAuthorizationRequests: false }, 'apps[4].requirePushedAuthorizationRequests'],
+    [{ idTokenSignedResponseAlg: 'RS256' }, 'apps[4].idTokenSignedResponseAlg'],
+  ])('an app that cannot meet the profile is a ConfigurationError naming the field (%j)', async (app, field) => {
+    const key = await clientKey();
+    const options = keyedOptions(key, { ...FAPI2, ...app });
+    expect(options.apps?.length).toBe(5);
+    expect(() => createSentinel(options)).toThrow(expect.objectContaining({ name: 'ConfigurationError', field }));
+  });
+
+  it('a service signing with RS256 only cannot serve a fapi2 app: ConfigurationError naming keys', async () => {
+    const key = await clientKey();
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const rsa = { ...(await exportJWK(privateKey)), alg: 'RS256', kid: 'rs-1', use: 'sig' };
+    expect(() => createSentinel(keyedOptions(key, FAPI2, { keys: [rsa] as never }))).toThrow(
+      expect.objectContaining({ name: 'ConfigurationError', field: 'keys' }),
+    );
+    // The same keys serve an account without a fapi2 app.
+    expect(() => createSentinel(keyedOptions(key, {}, { keys: [rsa] as never }))).not.toThrow();
+  });
+
+  it('the metadata stays that of every app: PAR is not required of the account, another app authorizes directly', async () => {
+    const h = await harness();
+    const metadata = (await (await fetch(h.local(`${ACCOUNT_ISSUER}/.well-known/openid-configuration`))).json()) as Record<string, unknown>;
+    expect(metadata.require_pushed_authorization_requests).toBe(false);
+    expect(metadata.authorization_response_iss_parameter_supported).toBe(true);
+    expect(metadata.token_endpoint_auth_methods_supported).toContain('private_key_jwt');
+    expect(metadata.code_challenge_methods_supported).toEqual(['S256']);
+    const { challenge } = pkcePair();
+    const base = baseOptions();
+    const other = base.apps?.[0];
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: other?.clientId as string,
+      redirect_uri: REDIRECT_URI,
+      state: 's',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
+    const direct = await fetch(h.local(`${ACCOUNT_ISSUER}/authorize?${query}`), { redirect: 'manual' });
+    expect(direct.status).toBe(302);
+    expect(direct.headers.get('location')).toContain(`/sentinel/api/account/${ACCOUNT}/login?interaction=`);
+  });
+});
