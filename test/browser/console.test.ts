@@ -200,7 +200,6 @@ describe.runIf(browserAvailable('browser: operator console'))('browser: operator
     await page.getByRole('button', { name: 'Save redirect URIs' }).click();
     await page.getByRole('alert').waitFor();
     expect(await page.getByRole('alert').textContent()).toMatch(/^Not accepted: /);
-    expect((await host.sentinel.config.apps.length) >= 0).toBe(true);
     expect(deniedEvents(host).at(-1)).toMatchObject({ reason: 'invalid_input', operator: 'u-olga' });
     await page.goto(`${host.url}${APPS}/${registered.clientId}`);
     expect(await page.getByRole('textbox', { name: 'Redirect URIs' }).inputValue()).toBe('https://made.example.com/cb');
@@ -348,14 +347,21 @@ describe.runIf(browserAvailable('browser: operator console'))('browser: operator
       expect(await viewer.getByRole('button', { name: 'Register' }).count()).toBe(0);
       const csrf = await csrfOf(viewer);
       const keysBefore = JSON.stringify(host.sentinel.jwks());
+      // A live session of an end user, so that refusing to end it is seen to change nothing.
+      const user = await userSignIn(host, browser);
+      await user.context.close();
+      const ursulaSid = (await host.sentinel.listSessions({ accountId: ACCOUNT, userId: 'u-ursula' }))[0]?.sid ?? '';
+      expect(ursulaSid).not.toBe('');
       const attempts: [string, Record<string, string>][] = [
         [`${APPS}`, { name: 'x', redirect_uris: 'https://x.example.com/cb', auth: 'client_secret_basic' }],
         [`${APPS}/${CLIENT_ID}/redirect-uris`, { redirect_uris: 'https://evil.example.com/cb' }],
         [`${APPS}/${CLIENT_ID}/rotate-secret`, { overlap: '0' }],
         [`${APPS}/${CLIENT_ID}/disable`, {}],
+        [`${APPS}/${CLIENT_ID}/enable`, {}],
         [`${APPS}/${CLIENT_ID}/delete`, {}],
         [`/console/${ACCOUNT}/keys/rotate`, {}],
         [`/console/${ACCOUNT}/keys/${host.sentinel.jwks().keys[0]?.kid ?? ''}/revoke`, {}],
+        [`/console/${ACCOUNT}/sessions/end`, { user: 'u-ursula', sid: ursulaSid }],
         [`/console/${ACCOUNT}/sessions/end-all`, { user: 'u-ursula' }],
       ];
       for (const [path, fields] of attempts) {
@@ -365,6 +371,10 @@ describe.runIf(browserAvailable('browser: operator console'))('browser: operator
         expect(deniedEvents(host).at(-1)).toMatchObject({ reason: 'viewer', operator: 'u-victor' });
       }
       expect(JSON.stringify(host.sentinel.jwks())).toBe(keysBefore);
+      expect(await accepted(host, user.accessToken)).toBe(true);
+      expect((await host.sentinel.listSessions({ accountId: ACCOUNT, userId: 'u-ursula' })).map((session) => session.sid)).toContain(
+        ursulaSid,
+      );
       expect(typeof (await appToken(host, CLIENT_ID, CLIENT_SECRET))).toBe('string');
       for (const section of ['apps', 'keys', 'sessions', 'audit']) {
         await viewer.goto(`${host.url}/console/${ACCOUNT}/${section}`);
