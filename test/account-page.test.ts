@@ -169,6 +169,20 @@ describe('account page', () => {
     expect(h.events.some((event) => event.type === 'passkey.removed')).toBe(false);
   });
 
+  it("says so in the page's language when the passkey is not the user's", async () => {
+    const h = harness();
+    const cookie = await signInToPage(h);
+    const { csrf } = await openPage(h, cookie);
+    const form = { csrf_token: csrf, action: 'remove-passkey', credential_id: 'cred-mallory' };
+    const german = await post(h, cookie, form, { ...SAME_ORIGIN, 'accept-language': 'de' });
+    expect(german.status).toBe(400);
+    expect(german.body).toContain('Dieser Passkey gehört nicht dir, oder er wurde schon entfernt.');
+    expect(german.body).not.toContain('lang="en"');
+    const english = await post(h, cookie, form);
+    expect(english.body).toContain('That passkey is not one of yours, or it was already removed.');
+    expect(ids(h, 'u-mallory')).toEqual(['cred-mallory']);
+  });
+
   it('offers no removal when the hooks have no remove()', async () => {
     const passkeys = new MemoryPasskeys();
     const hooks = {

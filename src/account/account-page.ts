@@ -11,6 +11,8 @@ import type { SentinelContext } from '../http/context.js';
 import { redirect, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
 import { single } from '../http/params.js';
 import { routePath } from '../http/route-paths.js';
+// The English text is the description, so that the error page shows it in the page's language (translate()).
+import { en } from '../i18n/en.js';
 import type { MessageKey } from '../i18n/messages.js';
 import { pageLocale } from '../i18n/page-locale.js';
 import { logoSources } from '../authorize/pages/logo-policy.js';
@@ -101,12 +103,12 @@ async function runAction(context: SentinelContext, request: SentinelRequest, acc
       return back((await addPasskey(context, visit, single(form, 'attestation'))) ? 'passkey-added' : 'passkey-not-added');
     case 'remove-passkey':
       if (!(await removePasskey(context, visit, single(form, 'credential_id')))) {
-        throw new OAuthError('invalid_request', 'That passkey is not one of yours, or it was already removed.');
+        throw new OAuthError('invalid_request', en.accountNotYourPasskey);
       }
       return back('passkey-removed');
     case 'end-session':
       if (!(await endOwnSession(context, visit, single(form, 'sid')))) {
-        throw new OAuthError('invalid_request', 'That session is not one of yours, or it already ended.');
+        throw new OAuthError('invalid_request', en.accountNotYourSession);
       }
       return back('session-ended');
     case 'end-other-sessions':
@@ -114,7 +116,7 @@ async function runAction(context: SentinelContext, request: SentinelRequest, acc
       return back('others-ended');
     case 'disconnect':
       if (!(await disconnectApp(context, visit, single(form, 'client_id')))) {
-        throw new OAuthError('invalid_request', 'That app holds no access to your account.');
+        throw new OAuthError('invalid_request', en.accountAppNotConnected);
       }
       return back('app-disconnected');
     default:

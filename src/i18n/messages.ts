@@ -129,6 +129,10 @@ export interface Messages {
   accountAppDisconnected: string;
   accountFormOutOfDate: string;
   accountPasskeyNotAdded: string;
+  /** The account page's refusal of a passkey, session or app that is not the signed-in user's. */
+  accountNotYourPasskey: string;
+  accountNotYourSession: string;
+  accountAppNotConnected: string;
 }
 
 /** The keys of {@link Messages}, for checks that every catalogue is complete. */

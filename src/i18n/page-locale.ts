@@ -54,6 +54,9 @@ const TRANSLATABLE: readonly MessageKey[] = [
   // The account page (issue #35).
   'accountFormOutOfDate',
   'accountPasskeyNotAdded',
+  'accountNotYourPasskey',
+  'accountNotYourSession',
+  'accountAppNotConnected',
 ];
 const BY_ENGLISH = new Map<string, MessageKey>(TRANSLATABLE.map((key) => [en[key], key]));
 
