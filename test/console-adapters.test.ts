@@ -1,13 +1,39 @@
 /**
  * The operator console mounts like the service on every framework of test/helpers/hosts.ts: its pages with the
- * security headers, a form body read through the adapter, the host's own routes untouched, and a mount prefix
- * kept in the addresses it hands out.
+ * security headers, a form body read through the adapter, the host's own routes untouched, a mount prefix kept in
+ * the addresses it hands out, and — mounted beside the service, as a host does — a whole operator sign-in over
+ * HTTP through the service's login page, then an app registered whose secret gets a token.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConsole } from '../src/console/index.js';
 import type { Sentinel } from '../src/index.js';
-import { ACCOUNT, makeSentinel } from './helpers/fixtures.js';
+import { ACCOUNT, appTokenPath, basic, makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 import { HOSTS, type MountedHost } from './helpers/hosts.js';
+
+/** A browser's cookies, by name, from the `Set-Cookie` headers it was sent. */
+class CookieJar {
+  readonly #cookies = new Map<string, string>();
+  take(response: Response): Response {
+    for (const line of response.headers.getSetCookie()) {
+      const [pair = ''] = line.split(';');
+      const at = pair.indexOf('=');
+      const name = pair.slice(0, at).trim();
+      const value = pair.slice(at + 1);
+      if (/max-age=0/i.test(line) || value === '') this.#cookies.delete(name);
+      else this.#cookies.set(name, value);
+    }
+    return response;
+  }
+  header(): string {
+    return [...this.#cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+  }
+}
+
+/** Follows one redirect's Location on the host, whatever origin the issuer gave it. */
+function onHost(base: string, location: string | null): string {
+  const url = new URL(location ?? '', base);
+  return `${base}${url.pathname}${url.search}`;
+}
 
 describe.each(HOSTS)('console on $name', (host) => {
   let mounted: MountedHost;
@@ -47,5 +73,76 @@ describe.each(HOSTS)('console on $name', (host) => {
     const page = await fetch(`${prefixed.url}/ops/console/${ACCOUNT}/apps`, { redirect: 'manual' });
     expect(page.status).toBe(303);
     expect(page.headers.get('location')).toBe(`/ops/console/sign-in?account=${ACCOUNT}`);
+  });
+});
+
+describe.each(HOSTS)('console beside the service on $name', (host) => {
+  let mounted: MountedHost;
+  let sentinel: Sentinel;
+
+  beforeAll(async () => {
+    sentinel = makeSentinel();
+    const operatorConsole = createConsole(sentinel, { authorize: ({ userId }) => (userId === USER_ID ? 'admin' : null) });
+    mounted = await host.mount(sentinel, { beside: operatorConsole });
+  });
+  afterAll(async () => {
+    await mounted?.close();
+  });
+
+  it('signs an operator in through the login page, and registers an app whose secret gets a token', async () => {
+    const jar = new CookieJar();
+    const get = async (url: string) => jar.take(await fetch(url, { redirect: 'manual', headers: { cookie: jar.header() } }));
+    const post = async (url: string, form: Record<string, string>) =>
+      jar.take(
+        await fetch(url, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin' },
+          body: new URLSearchParams(form).toString(),
+        }),
+      );
+    const started = await get(`${mounted.url}/console/sign-in?account=${ACCOUNT}`);
+    expect(started.status).toBe(303);
+    const authorized = await get(onHost(mounted.url, started.headers.get('location')));
+    expect(authorized.status).toBe(302);
+    const loginURL = onHost(mounted.url, authorized.headers.get('location'));
+    const login = await get(loginURL);
+    expect(login.status).toBe(200);
+    const csrfToken = /name="csrf_token" value="([^"]+)"/.exec(await login.text())?.[1] ?? '';
+    const signedIn = await post(loginURL, { csrf_token: csrfToken, username: USERNAME, password: PASSWORD });
+    expect(signedIn.status).toBe(303);
+    // The login page's 303, the authorization endpoint's redirect to the console's callback, the callback's 303.
+    const visited: string[] = [];
+    let next = signedIn;
+    while (next.status >= 300 && next.status < 400 && visited.length < 5) {
+      const url = onHost(mounted.url, next.headers.get('location'));
+      visited.push(new URL(url).pathname);
+      next = await get(url);
+    }
+    expect(visited).toContain('/console/callback');
+    expect(visited.at(-1)).toBe(`/console/${ACCOUNT}/apps`);
+    expect(next.status).toBe(200);
+    const csrf = /name="csrf" value="([^"]+)"/.exec(await next.text())?.[1] ?? '';
+    expect(csrf).not.toBe('');
+    const registered = await post(`${mounted.url}/console/${ACCOUNT}/apps`, {
+      csrf,
+      name: `Made on ${host.name}`,
+      redirect_uris: 'https://made.example.com/cb',
+      auth: 'client_secret_basic',
+    });
+    expect(registered.status).toBe(200);
+    const page = await registered.text();
+    const secret = /<p class="secret">([^<]+)<\/p>/.exec(page)?.[1] ?? '';
+    const clientId = /<dd><code>([^<]+)<\/code><\/dd>/.exec(page)?.[1] ?? '';
+    expect(secret).not.toBe('');
+    const token = await fetch(`${mounted.url}${appTokenPath()}`, {
+      method: 'POST',
+      headers: { authorization: basic(clientId, secret), 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials',
+    });
+    expect(token.status).toBe(200);
+    // The service's own discovery still answers beside the console.
+    const metadata = await fetch(`${mounted.url}/.well-known/oauth-authorization-server/sentinel/api/account/${ACCOUNT}`);
+    expect(metadata.status).toBe(200);
   });
 });

@@ -14,6 +14,11 @@ export interface MountOptions {
   bodyParser?: 'none' | 'before' | 'after';
   /** Receives errors the framework's error handler sees. */
   onHostError?: (error: unknown) => void;
+  /**
+   * A second handler of the service's shape (the operator console) mounted with the same adapter right after the
+   * service, under the same prefix: the way a host mounts both.
+   */
+  beside?: Pick<Sentinel, 'config' | 'handle'>;
 }
 
 /** A running host. */

@@ -51,8 +51,10 @@ function expressHost(name: string, factory: typeof express5): Host {
       app.get('/host/ping', (_request, response) => {
         response.type('text/plain').send('pong');
       });
-      if (options.prefix === undefined) app.use(toExpress(sentinel));
-      else app.use(options.prefix, toExpress(sentinel));
+      for (const handler of [sentinel, ...(options.beside === undefined ? [] : [options.beside])]) {
+        if (options.prefix === undefined) app.use(toExpress(handler));
+        else app.use(options.prefix, toExpress(handler));
+      }
       if (parser === 'after') app.use(factory.urlencoded({ extended: false }));
       app.post('/host/echo', factory.urlencoded({ extended: false }), (request, response) => {
         response.json(request.body);
@@ -127,8 +129,10 @@ function koaHost(name: string, Factory: typeof Koa): Host {
         ctx.type = 'text/plain';
         ctx.body = 'pong';
       });
-      const service = toKoa(sentinel);
-      app.use(options.prefix === undefined ? service : koaMount(options.prefix, service));
+      for (const handler of [sentinel, ...(options.beside === undefined ? [] : [options.beside])]) {
+        const service = toKoa(handler);
+        app.use(options.prefix === undefined ? service : koaMount(options.prefix, service));
+      }
       if (parser === 'after') app.use(koaBodyParser);
       app.use(async (ctx, next) => {
         if (ctx.method !== 'POST' || ctx.path !== '/host/echo') return next();
@@ -169,7 +173,9 @@ function fastifyHost(): Host {
       });
       if (parser === 'before') await app.register(formbody);
       app.get('/host/ping', async (_request, reply) => reply.type('text/plain').send('pong'));
-      await app.register(toFastify(sentinel), options.prefix === undefined ? {} : { prefix: options.prefix });
+      for (const handler of [sentinel, ...(options.beside === undefined ? [] : [options.beside])]) {
+        await app.register(toFastify(handler), options.prefix === undefined ? {} : { prefix: options.prefix });
+      }
       if (parser === 'after') await app.register(formbody);
       await app.register(async (child) => {
         if (!child.hasContentTypeParser('application/x-www-form-urlencoded')) await child.register(formbody);
@@ -224,7 +230,9 @@ function fetchHost(): Host {
     name: 'fetch',
     async mount(sentinel, options = {}) {
       const addresses = new WeakMap<Request, string>();
-      const service = toFetch(sentinel, { mountPath: options.prefix, ip: (request) => addresses.get(request) });
+      const fetchOptions = { mountPath: options.prefix, ip: (request: Request) => addresses.get(request) };
+      const service = toFetch(sentinel, fetchOptions);
+      const beside = options.beside === undefined ? undefined : toFetch(options.beside, fetchOptions);
       const guard = requireFetchAccessToken(sentinel);
       const stepUpGuard = requireFetchAccessToken(sentinel, STEP_UP_GUARD);
       const handler = async (request: Request): Promise<Response> => {
@@ -244,7 +252,11 @@ function fetchHost(): Host {
           const checked = await stepUpGuard(request, { accountId: decodeURIComponent(stepUp[1] ?? '') });
           return checked instanceof Response ? checked : Response.json({ claims: checked.claims });
         }
-        return (await service(request)) ?? new Response('Not Found', { status: 404, headers: { 'content-type': 'text/plain' } });
+        return (
+          (await service(request)) ??
+          (await beside?.(request)) ??
+          new Response('Not Found', { status: 404, headers: { 'content-type': 'text/plain' } })
+        );
       };
       return listenNode(options, (incoming, outgoing) => serveFetch(handler, addresses, incoming, outgoing));
     },
