@@ -1,24 +1,25 @@
 /**
- * sentinel-idp in Express: the identity service, the platform's token-retrieval API behind `requireAccessToken`,
- * and a demo client page, in one process. Run `npm start` (or `node --import tsx examples/express/server.ts`).
+ * sentinel-idp in Express: the identity service with its account page, the operator console, the platform's
+ * token-retrieval API behind `requireAccessToken`, and the demo application's pages, in one process. Run
+ * `npm start` (or `node --import tsx examples/express/server.ts`); it prints where each page is.
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { requireAccessToken, sendSentinelResponse, toExpress } from 'sentinel-idp/express';
+import { requireAccessToken, toExpress } from 'sentinel-idp/express';
 import { brandTokensAnswer, consumerIdProblem } from '../shared/brand-tokens.js';
-import { createDemoClient } from '../shared/client.js';
 import { createDemo, printBanner } from '../shared/demo.js';
 import { startTelemetry } from '../shared/telemetry.js';
 
 const telemetry = startTelemetry('express'); // SENTINEL_TELEMETRY=otel: OpenTelemetry SDK + GET /metrics
 const demo = await createDemo({ framework: 'express', defaultPort: 3000 });
-const client = createDemoClient(demo);
 
 const app = express();
 app.disable('x-powered-by');
 if (telemetry !== null) app.get('/metrics', (req, res) => telemetry.metrics(req, res));
 
-// The identity service: authorize, login, token endpoints, JWKS, metadata. Everything else goes to next().
+// The identity service: authorize, login, token endpoints, JWKS, metadata, the account page. Everything else
+// goes to next(). The operator console mounts the same way, at /console/.
 app.use(toExpress(demo.sentinel));
+app.use(toExpress(demo.operatorConsole));
 
 // The platform's token-retrieval API: the token's account and consumer must be the ones in the path.
 app.get(
@@ -35,18 +36,8 @@ app.get(
   },
 );
 
-// The demo client ("Sign in with the platform").
-app.get('/', (_req, res) => sendSentinelResponse(res, client.home()));
-app.get('/signin', (_req, res, next) => {
-  client.signIn().then((answer) => sendSentinelResponse(res, answer), next);
-});
-app.get('/callback', async (req, res, next) => {
-  try {
-    sendSentinelResponse(res, await client.callback(new URLSearchParams(req.url.split('?')[1] ?? ''), req.headers.cookie));
-  } catch (error) {
-    next(error);
-  }
-});
+// The demo application's pages (the same handler in every framework): home, sign-in, callback, the buttons.
+app.use(toExpress(demo.client));
 
 app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
   console.error(error);

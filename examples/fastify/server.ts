@@ -1,18 +1,16 @@
 /**
- * sentinel-idp in Fastify: the identity service as an encapsulated plugin, the platform's token-retrieval API
- * behind `requireAccessToken`, and a demo client page, in one process. Run
- * `node --import tsx examples/fastify/server.ts` (port 3002).
+ * sentinel-idp in Fastify: the identity service with its account page as an encapsulated plugin, the operator
+ * console, the platform's token-retrieval API behind `requireAccessToken`, and the demo application's pages, in
+ * one process. Run `npm run start:fastify` (port 3002); it prints where each page is.
  */
 import Fastify from 'fastify';
-import { requireAccessToken, sendSentinelResponse, toFastify } from 'sentinel-idp/fastify';
+import { requireAccessToken, toFastify } from 'sentinel-idp/fastify';
 import { brandTokensAnswer, consumerIdProblem } from '../shared/brand-tokens.js';
-import { createDemoClient } from '../shared/client.js';
 import { createDemo, printBanner } from '../shared/demo.js';
 import { startTelemetry } from '../shared/telemetry.js';
 
 const telemetry = startTelemetry('fastify'); // SENTINEL_TELEMETRY=otel: OpenTelemetry SDK + GET /metrics
 const demo = await createDemo({ framework: 'fastify', defaultPort: 3002 });
-const client = createDemoClient(demo);
 
 interface BrandTokensRoute {
   Params: { accountId: string; consumerId: string };
@@ -28,8 +26,10 @@ if (telemetry !== null) {
   });
 }
 
-// The identity service: authorize, login, token endpoints, JWKS, metadata, with its own body parsing.
+// The identity service: authorize, login, token endpoints, JWKS, metadata, the account page, with its own body
+// parsing. The operator console registers the same way, at /console/.
 await app.register(toFastify(demo.sentinel));
+await app.register(toFastify(demo.operatorConsole));
 
 // The platform's token-retrieval API: the token's account and consumer must be the ones in the path.
 app.get<BrandTokensRoute>(
@@ -49,13 +49,8 @@ app.get<BrandTokensRoute>(
   },
 );
 
-// The demo client ("Sign in with the platform").
-app.get('/', async (_request, reply) => sendSentinelResponse(reply, client.home()));
-app.get('/signin', async (_request, reply) => sendSentinelResponse(reply, await client.signIn()));
-app.get('/callback', async (request, reply) => {
-  const query = new URLSearchParams(request.url.split('?')[1] ?? '');
-  return sendSentinelResponse(reply, await client.callback(query, request.headers.cookie));
-});
+// The demo application's pages (the same handler in every framework): home, sign-in, callback, the buttons.
+await app.register(toFastify(demo.client));
 
 await app.listen({ port: demo.port, host: demo.host });
 printBanner(demo);

@@ -1,17 +1,16 @@
 /**
- * sentinel-idp in Koa: the identity service, the platform's token-retrieval API behind `requireAccessToken`, and a
- * demo client page, in one process. Run `node --import tsx examples/koa/server.ts` (port 3001).
+ * sentinel-idp in Koa: the identity service with its account page, the operator console, the platform's
+ * token-retrieval API behind `requireAccessToken`, and the demo application's pages, in one process. Run
+ * `npm run start:koa` (port 3001); it prints where each page is.
  */
 import Koa from 'koa';
-import { requireAccessToken, sendSentinelResponse, toKoa } from 'sentinel-idp/koa';
+import { requireAccessToken, toKoa } from 'sentinel-idp/koa';
 import { brandTokensAnswer, consumerIdProblem } from '../shared/brand-tokens.js';
-import { createDemoClient } from '../shared/client.js';
 import { createDemo, printBanner } from '../shared/demo.js';
 import { startTelemetry } from '../shared/telemetry.js';
 
 const telemetry = startTelemetry('koa'); // SENTINEL_TELEMETRY=otel: OpenTelemetry SDK + GET /metrics
 const demo = await createDemo({ framework: 'koa', defaultPort: 3001 });
-const client = createDemoClient(demo);
 const guard = requireAccessToken(demo.sentinel);
 const BRAND_TOKENS = /^\/api\/account\/([^/]+)\/consumer\/([^/]+)\/brand\/tokens$/;
 
@@ -34,8 +33,10 @@ app.use(async (ctx, next) => {
   telemetry.metrics(ctx.req, ctx.res);
 });
 
-// The identity service: authorize, login, token endpoints, JWKS, metadata. Everything else goes to next().
+// The identity service: authorize, login, token endpoints, JWKS, metadata, the account page. Everything else
+// goes to next(). The operator console mounts the same way, at /console/.
 app.use(toKoa(demo.sentinel));
+app.use(toKoa(demo.operatorConsole));
 
 // The platform's token-retrieval API (with @koa/router: router.get(path, requireAccessToken(sentinel), handler)).
 app.use(async (ctx, next) => {
@@ -56,14 +57,7 @@ app.use(async (ctx, next) => {
   });
 });
 
-// The demo client ("Sign in with the platform").
-app.use(async (ctx, next) => {
-  if (ctx.method !== 'GET') return next();
-  if (ctx.path === '/') sendSentinelResponse(ctx, client.home());
-  else if (ctx.path === '/signin') sendSentinelResponse(ctx, await client.signIn());
-  else if (ctx.path === '/callback')
-    sendSentinelResponse(ctx, await client.callback(new URLSearchParams(ctx.querystring), ctx.get('cookie')));
-  else await next();
-});
+// The demo application's pages (the same handler in every framework): home, sign-in, callback, the buttons.
+app.use(toKoa(demo.client));
 
 app.listen(demo.port, demo.host, () => printBanner(demo));

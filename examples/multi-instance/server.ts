@@ -14,9 +14,9 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { Redis } from 'ioredis';
 import { createSentinel, type JWK } from 'sentinel-idp';
-import { requireAccessToken, sendSentinelResponse, toExpress } from 'sentinel-idp/express';
+import { requireAccessToken, toExpress } from 'sentinel-idp/express';
 import { RedisStore, redisClientOptions } from 'sentinel-idp/redis';
-import { brandTokensAnswer, consumerIdProblem, createBrandTokenStore } from '../shared/brand-tokens.js';
+import { brandTokensAnswer, consumerIdProblem, createBrandTokenStore, DEMO_CONSUMERS } from '../shared/brand-tokens.js';
 import { createUserStore } from '../shared/user-store.js';
 import { ACCOUNT_ID } from './account.js';
 import { createDemoClient } from '../shared/client.js';
@@ -67,6 +67,7 @@ const store = new RedisStore(redis, { prefix, commandTimeoutMs: 1500 });
 const users = createUserStore();
 await users.addUser({ id: 'user-demo-1', accountId: ACCOUNT_ID, username: 'demo', password: required('DEMO_PASSWORD'), name: 'Demo User' });
 const redirectUri = `${issuer}/callback`;
+const postLogoutRedirectUri = `${issuer}/signed-out`;
 
 const sentinel = createSentinel({
   issuer,
@@ -77,6 +78,7 @@ const sentinel = createSentinel({
       clientSecret,
       name: 'Demo application',
       redirectUris: [redirectUri],
+      postLogoutRedirectUris: [postLogoutRedirectUri],
       grantTypes: ['authorization_code', 'client_credentials', 'refresh_token'],
     },
   ],
@@ -99,11 +101,13 @@ const client = createDemoClient({
   get internalURL() {
     return `http://127.0.0.1:${boundPort}`;
   },
-  basePath: sentinel.config.basePath,
+  sentinel,
   accountId: ACCOUNT_ID,
   clientId,
   clientSecret,
   redirectUri,
+  postLogoutRedirectUri,
+  consumerId: DEMO_CONSUMERS[0],
   store: new RedisStore(redis, { prefix: `${prefix}demo-client:`, commandTimeoutMs: 1500 }),
   instance,
 });
@@ -131,15 +135,8 @@ app.get(
   },
 );
 
-app.get('/', (_req, res) => sendSentinelResponse(res, client.home()));
-app.get('/signin', (_req, res, next) => {
-  client.signIn().then((answer) => sendSentinelResponse(res, answer), next);
-});
-app.get('/callback', (req, res, next) => {
-  client
-    .callback(new URLSearchParams(req.url.split('?')[1] ?? ''), req.headers.cookie)
-    .then((answer) => sendSentinelResponse(res, answer), next);
-});
+// The demo application's pages; sign-ins and sessions in Redis, so any instance can answer any step.
+app.use(toExpress(client));
 app.get('/healthz', (_req, res) => {
   res.status(redis.status === 'ready' ? 200 : 503).json({ instance, redis: redis.status });
 });

@@ -1,10 +1,13 @@
 /**
  * What the three example servers share: configuration from the environment, the sentinel with one demo account,
- * app and user, and the start-up banner (the client id and secret, a sign-in URL and a ready-to-paste curl).
+ * app and user, the end user's account page, the operator console (the demo user is its admin), the demo
+ * application's pages, and the start-up banner (where each page is, the client id and secret, a ready-to-paste curl).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createSentinel, generateClientSecret, MemoryPasskeys, type JWK, type Sentinel } from 'sentinel-idp';
+import { createConsole, type SentinelConsole } from 'sentinel-idp/console';
 import { createBrandTokenStore, DEMO_CONSUMERS, type BrandToken } from './brand-tokens.js';
+import { createDemoClient, type DemoClient } from './client.js';
 import { createUserStore } from './user-store.js';
 
 /** Everything a demo server needs. The client secret and password are printed once, by design of a demo. */
@@ -22,12 +25,20 @@ export interface Demo {
   redirectUri: string;
   username: string;
   password: string;
+  /** The demo user's id: the console's admin. */
+  userId: string;
   sentinel: Sentinel;
+  /** The operator console, mounted like the service. */
+  operatorConsole: SentinelConsole;
+  /** The demo application's pages, mounted like the service. */
+  client: DemoClient;
+  /** Where each page is, for the banner and the pages' links. */
+  pages: { app: string; authorize: string; account: string; console: string; discovery: string };
   brandTokens: Map<string, BrandToken[]>;
 }
 
-function readKeys(): JWK[] | undefined {
-  const raw = process.env.SENTINEL_KEYS;
+function readKeys(env: NodeJS.ProcessEnv): JWK[] | undefined {
+  const raw = env.SENTINEL_KEYS;
   if (raw === undefined || raw === '') return undefined;
   const keys: unknown = JSON.parse(raw);
   if (!Array.isArray(keys)) throw new Error('SENTINEL_KEYS must be a JSON array of private JWKs');
@@ -36,21 +47,25 @@ function readKeys(): JWK[] | undefined {
 
 /**
  * Builds the demo from the environment: PORT, HOST (127.0.0.1), ISSUER, SENTINEL_KEYS, SENTINEL_CLIENT_ID,
- * SENTINEL_CLIENT_SECRET, DEMO_PASSWORD. Without SENTINEL_KEYS the core generates a key and warns.
+ * SENTINEL_CLIENT_SECRET, DEMO_PASSWORD (`input.env`, default `process.env`). Without SENTINEL_KEYS the core generates
+ * a key and warns.
  * @example const demo = await createDemo({ framework: 'express', defaultPort: 3000 });
  */
-export async function createDemo(input: { framework: string; defaultPort: number }): Promise<Demo> {
-  const port = Number(process.env.PORT ?? input.defaultPort);
-  const host = process.env.HOST ?? '127.0.0.1';
-  const issuer = (process.env.ISSUER ?? `http://localhost:${port}`).replace(/\/+$/, '');
+export async function createDemo(input: { framework: string; defaultPort: number; env?: NodeJS.ProcessEnv }): Promise<Demo> {
+  const env = input.env ?? process.env;
+  const port = Number(env.PORT ?? input.defaultPort);
+  const host = env.HOST ?? '127.0.0.1';
+  const issuer = (env.ISSUER ?? `http://localhost:${port}`).replace(/\/+$/, '');
   const accountId = '123456';
-  const clientId = process.env.SENTINEL_CLIENT_ID ?? randomUUID();
-  const clientSecret = process.env.SENTINEL_CLIENT_SECRET ?? generateClientSecret();
+  const clientId = env.SENTINEL_CLIENT_ID ?? randomUUID();
+  const clientSecret = env.SENTINEL_CLIENT_SECRET ?? generateClientSecret();
   const redirectUri = `${issuer}/callback`;
   const username = 'demo';
-  const password = process.env.DEMO_PASSWORD ?? randomBytes(9).toString('base64url');
+  const password = env.DEMO_PASSWORD ?? randomBytes(9).toString('base64url');
+  const userId = 'user-demo-1';
+  const postLogoutRedirectUri = `${issuer}/signed-out`;
   const users = createUserStore();
-  await users.addUser({ id: 'user-demo-1', accountId, username, password, name: 'Demo User' });
+  await users.addUser({ id: userId, accountId, username, password, name: 'Demo User' });
   const sentinel = createSentinel({
     issuer,
     apps: [
@@ -60,19 +75,48 @@ export async function createDemo(input: { framework: string; defaultPort: number
         clientSecret,
         name: 'Demo client',
         redirectUris: [redirectUri],
+        postLogoutRedirectUris: [postLogoutRedirectUri],
         grantTypes: ['authorization_code', 'client_credentials', 'refresh_token'],
       },
     ],
+    // The end user's account page at {account issuer}/account: sessions, passkeys, connected apps.
+    account: { enabled: true },
     // Passkeys in memory (lost on restart): the login page offers "Sign in with a passkey"; DEMO_OFFER_PASSKEYS=1
     // also offers to add one after a password sign-in.
     users: Object.assign(users, { passkeys: new MemoryPasskeys() }),
-    passkeys: { offerRegistration: process.env.DEMO_OFFER_PASSKEYS === '1' },
-    keys: readKeys(),
+    passkeys: { offerRegistration: env.DEMO_OFFER_PASSKEYS === '1' },
+    keys: readKeys(env),
     pkce: 'required',
     onError: (error) => console.error('sentinel-idp error:', error),
   });
   const internalHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   const internalURL = `http://${internalHost.includes(':') ? `[${internalHost}]` : internalHost}:${port}`;
+  // The operator console signs operators in through the service's own login; here the demo user is the admin of
+  // the demo account and may rotate and revoke the key ring. A real host asks its own directory for the role.
+  const operatorConsole = createConsole(sentinel, {
+    authorize: (operator) => (operator.accountId === accountId && operator.userId === userId ? 'admin' : null),
+    keysAccountId: accountId,
+  });
+  const accountIssuer = `${issuer}${sentinel.config.basePath}/api/account/${accountId}`;
+  const pages = {
+    app: `${issuer}/`,
+    authorize: `${accountIssuer}/authorize`,
+    account: `${accountIssuer}/account`,
+    console: `${issuer}/console/`,
+    discovery: `${accountIssuer}/.well-known/openid-configuration`,
+  };
+  const client = createDemoClient({
+    sentinel,
+    issuer,
+    internalURL,
+    accountId,
+    clientId,
+    clientSecret,
+    redirectUri,
+    postLogoutRedirectUri,
+    consumerId: DEMO_CONSUMERS[0],
+    links: { account: pages.account, console: pages.console, discovery: pages.discovery },
+  });
   return {
     framework: input.framework,
     host,
@@ -85,7 +129,11 @@ export async function createDemo(input: { framework: string; defaultPort: number
     redirectUri,
     username,
     password,
+    userId,
     sentinel,
+    operatorConsole,
+    client,
+    pages,
     brandTokens: createBrandTokenStore(accountId),
   };
 }
@@ -107,9 +155,12 @@ export function printBanner(demo: Demo): void {
     `  client secret  ${demo.clientSecret}`,
     `  demo user      ${demo.username} / ${demo.password}`,
     '',
-    'Sign in with the platform (authorization code + PKCE), open:',
-    `  ${demo.issuer}/`,
-    `  (or ${demo.issuer}/signin, which redirects to ${base}/api/account/${demo.accountId}/authorize)`,
+    'Open in a browser:',
+    `  app            ${demo.pages.app}   <- start here: "Sign in with the platform", then try the tokens`,
+    `  login page     ${demo.pages.authorize}   (the app's ${demo.issuer}/signin sends you there)`,
+    `  account page   ${demo.pages.account}`,
+    `  console        ${demo.pages.console}   (sign in as the demo user: its admin)`,
+    `  discovery      ${demo.pages.discovery}`,
     '',
     `Consumer-bound token for consumer ${consumer}, then its brand tokens:`,
     `  TOKEN=$(curl -s -X POST '${tokenURL}' \\`,

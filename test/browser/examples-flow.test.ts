@@ -2,8 +2,8 @@
  * The authorization code flow in a real Chromium, once per example app (Express, Koa, Fastify), each started as
  * its own process: client page → authorize → login page → credentials → back on the app with a code, which the
  * app exchanges (PKCE S256, RFC 7636) and shows who signed in. Plus the device session (second sign-in without a
- * login page), a wrong password, Cancel (RFC 6749 §4.1.2.1 access_denied), sign-out, keyboard only, and a
- * browser with JavaScript disabled.
+ * login page), a wrong password, Cancel (RFC 6749 §4.1.2.1 access_denied), sign-out (RP-initiated logout back to
+ * the app), keyboard only, and a browser with JavaScript disabled.
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -81,8 +81,9 @@ describe.runIf(browserAvailable('browser: example flows'))('browser: example flo
       const visited: string[] = [];
       page.on('request', (request) => visited.push(new URL(request.url()).pathname));
 
-      await startSignIn(page, running().url);
-      expect(new URL(page.url()).pathname).toBe('/callback');
+      // The signed-in app page has no sign-in link: start the flow as the link does.
+      await page.goto(`${running().url}/signin`);
+      await page.waitForURL(onPath('/callback'));
       expect(visited).toContain('/sentinel/api/account/123456/authorize');
       expect(visited).not.toContain(LOGIN_PATH);
       expect(await heading(page)).toBe('Signed in');
@@ -123,11 +124,11 @@ describe.runIf(browserAvailable('browser: example flows'))('browser: example flo
       expect(new URL(page.url()).pathname).toBe(LOGIN_PATH);
     });
 
-    it('sign-out ends the device session: the login page comes back', async () => {
+    it('sign-out ends the device session through end_session and returns to the app: the login page comes back', async () => {
       const page = await freshPage();
       await signIn(page, running());
       await page.getByRole('button', { name: 'Sign out' }).click();
-      await page.waitForURL(onPath('/sentinel/api/account/123456/logout'));
+      await page.waitForURL(onPath('/signed-out'));
       expect(await heading(page)).toBe('You are signed out');
 
       await startSignIn(page, running().url);
@@ -157,7 +158,7 @@ describe.runIf(browserAvailable('browser: example flows'))('browser: example flo
       await page.keyboard.press('Tab');
       expect(await focused()).toBe('Sign out');
       await page.keyboard.press('Enter');
-      await page.waitForURL(onPath('/sentinel/api/account/123456/logout'));
+      await page.waitForURL(onPath('/signed-out'));
       expect(await heading(page)).toBe('You are signed out');
     });
 
@@ -171,7 +172,7 @@ describe.runIf(browserAvailable('browser: example flows'))('browser: example flo
       await page.waitForURL(onPath('/callback'));
       expect(await page.locator('#subject').textContent()).toBe(DEMO_USER_ID);
       await page.getByRole('button', { name: 'Sign out' }).click();
-      await page.waitForURL(onPath('/sentinel/api/account/123456/logout'));
+      await page.waitForURL(onPath('/signed-out'));
       expect(await heading(page)).toBe('You are signed out');
     });
   });
