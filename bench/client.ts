@@ -207,7 +207,7 @@ interface LoginForm {
   fields: URLSearchParams;
 }
 
-function parseLoginForm(html: string): LoginForm {
+function parseLoginForm(html: string, user: string): LoginForm {
   const formTag = /<form\b[^>]*>/i.exec(html)?.[0];
   if (formTag === undefined) throw new Error('login page has no <form>');
   const action = attributes(formTag.slice(5)).get('action');
@@ -224,7 +224,7 @@ function parseLoginForm(html: string): LoginForm {
     else if (type === 'hidden') fields.set(name, attrs.get('value') ?? '');
   }
   if (username === undefined || password === undefined) throw new Error('login form without username/password inputs');
-  fields.set(username, USERNAME);
+  fields.set(username, user);
   fields.set(password, PASSWORD);
   return { action: action || undefined, fields };
 }
@@ -234,6 +234,14 @@ function parseLoginForm(html: string): LoginForm {
  * returns the Cookie header carrying the device session.
  */
 export async function login(port: number, authorizePath: string): Promise<string> {
+  return (await signIn(port, authorizePath)).cookie;
+}
+
+/**
+ * {@link login} as `username`, also returning the code the sign-in ended with (bench/redis-sizing.ts redeems it, so
+ * that every signed-in user holds a grant as well as a session).
+ */
+export async function signIn(port: number, authorizePath: string, username = USERNAME): Promise<{ cookie: string; code: string }> {
   const base = baseUrl(port);
   const jar = new CookieJar();
   const get = (url: URL) => fetch(url, { redirect: 'manual', headers: { cookie: jar.header() }, signal: AbortSignal.timeout(10_000) });
@@ -250,7 +258,7 @@ export async function login(port: number, authorizePath: string): Promise<string
   jar.absorb(response);
   const html = await response.text();
   if (response.status !== 200) throw new NotAvailable(`login page answered ${response.status}`);
-  const form = parseLoginForm(html);
+  const form = parseLoginForm(html, username);
   const action = new URL(form.action ?? url.href, url);
   response = await fetch(action, {
     method: 'POST',
@@ -266,7 +274,8 @@ export async function login(port: number, authorizePath: string): Promise<string
     }
     const location = response.headers.get('location') ?? '';
     const next = new URL(location, url);
-    if (codeFromLocation(next.href, port) !== null) return jar.header();
+    const code = codeFromLocation(next.href, port);
+    if (code !== null) return { cookie: jar.header(), code };
     url = next;
     response = await get(url);
     jar.absorb(response);

@@ -72,6 +72,11 @@ const SENTINEL: Dialect = {
   login: (port) => sentinelLogin(port, SENTINEL.authorizePath(port)),
 };
 
+/** sentinel-idp's authorization request of the flow rows (bench/redis-sizing.ts signs its users in with it). */
+export function sentinelAuthorizePath(port: number): string {
+  return SENTINEL.authorizePath(port);
+}
+
 const OIDC: Dialect = {
   oidc: true,
   authorizePath: (port) => `/auth?${authorizeQuery(port)}`,
