@@ -26,6 +26,7 @@ const ENTRIES: Record<string, { name: string; source: string }> = {
   'adapters/koa/index.js': { name: 'koa', source: 'adapters/koa/index.ts' },
   'adapters/fastify/index.js': { name: 'fastify', source: 'adapters/fastify/index.ts' },
   'adapters/node/index.js': { name: 'node', source: 'adapters/node/index.ts' },
+  'adapters/fetch/index.js': { name: 'fetch', source: 'adapters/fetch/index.ts' },
 };
 
 /**

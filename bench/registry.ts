@@ -94,9 +94,11 @@ function guardRows(): TargetSpec[] {
     ['guard-sentinel:fastify', 'sentinel-idp guard, Fastify adapter', 'sentinel', true],
     ['guard-sentinel:express', 'sentinel-idp guard, Express adapter', 'sentinel', true],
     ['guard-sentinel:koa', 'sentinel-idp guard, Koa adapter', 'sentinel', true],
+    ['guard-sentinel:fetch', 'sentinel-idp guard, fetch adapter (fetch handler on node:http)', 'sentinel', true],
     ['guard-jose:fastify', 'hand-written Fastify + jose jwtVerify guard', 'baseline', true],
     ['guard-jose:express', 'hand-written Express + jose jwtVerify guard', 'baseline', true],
     ['guard-jose:koa', 'hand-written Koa + jose jwtVerify guard', 'baseline', true],
+    ['guard-jose:fetch', 'hand-written fetch handler + jose jwtVerify guard (on node:http)', 'baseline', true],
     ['guard-fastify-jwt', '@fastify/jwt (verify cache on)', 'peer', true],
     ['guard-express-oauth2', 'express-oauth2-jwt-bearer in Express', 'peer', true],
     // Without the cache every request verifies: these two decide where the signature check should run.
@@ -182,8 +184,9 @@ function guardRatios(): RatioSpec[] {
   const many = (server: string): string => `guard-${server}-20k`;
   const pairs: Array<[string, string, string, number?, number?]> = [
     ['sentinel-fastify', 'jose-fastify', 'Fastify adapter ÷ Fastify + jose', 2.0, 1.2],
-    ['sentinel-express', 'jose-express', 'Express adapter ÷ Express + jose'],
-    ['sentinel-koa', 'jose-koa', 'Koa adapter ÷ Koa + jose'],
+    ['sentinel-express', 'jose-express', 'Express adapter ÷ Express + jose', undefined, 1.2],
+    ['sentinel-koa', 'jose-koa', 'Koa adapter ÷ Koa + jose', undefined, 1.2],
+    ['sentinel-fetch', 'jose-fetch', 'fetch adapter ÷ fetch handler + jose', undefined, 1.2],
     ['sentinel-fastify', 'fastify-jwt', 'Fastify adapter ÷ @fastify/jwt'],
     ['sentinel-express', 'express-oauth2', 'Express adapter ÷ express-oauth2-jwt-bearer'],
   ];
@@ -199,6 +202,16 @@ function guardRatios(): RatioSpec[] {
       many('jose-fastify'),
       'cpu',
       1 / 1.2,
+    ),
+    // Issue 36: every adapter's guard ≥ 1.2× its own framework's jose guard with 20,000 tokens; CPU beside it.
+    ...(['express', 'koa', 'fetch'] as const).map((framework) =>
+      ratio(
+        `guard, 20,000 tokens: ${framework} adapter ÷ ${framework} + jose, CPU µs/req`,
+        many(`sentinel-${framework}`),
+        many(`jose-${framework}`),
+        'cpu',
+        1 / 1.2,
+      ),
     ),
     ratio('guard, one token: Express adapter ÷ Fastify adapter', one('sentinel-express'), one('sentinel-fastify'), 'rps'),
     ratio(

@@ -1,7 +1,8 @@
 /**
  * Baseline guards: a hand-written guard around jose `jwtVerify` (ES256 public key imported once, issuer, audience,
  * `typ: at+jwt`), then the same consumer and grant-type checks as the service's guard, in Fastify (the default
- * variant), `express` or `koa` (its route matched by guard-koa-route.ts).
+ * variant), `express`, `koa` (its route matched by guard-koa-route.ts) or `fetch` (a fetch handler on node:http,
+ * fetch-host.ts).
  */
 import type { Server } from 'node:http';
 import express from 'express';
@@ -9,6 +10,7 @@ import Fastify from 'fastify';
 import { importJWK, jwtVerify } from 'jose';
 import Koa from 'koa';
 import { ACCOUNT_ID, GUARD_ISSUER, HOST, privateJwkFromEnv } from '../fixtures.js';
+import { guardParams, serveFetch } from './fetch-host.js';
 import { guardRoute } from './guard-koa-route.js';
 import type { RunningTarget } from './types.js';
 import { closeServer, listen } from './util.js';
@@ -41,6 +43,14 @@ export async function start(port: number, variant = 'fastify'): Promise<RunningT
     });
     await app.listen({ host: HOST, port });
     return { close: () => app.close() };
+  }
+  if (variant === 'fetch') {
+    return serveFetch(port, async (request) => {
+      const params = guardParams(new URL(request.url).pathname);
+      if (params === undefined) return new Response('not found', { status: 404 });
+      const consumer = await consumerOf(request.headers.get('authorization') ?? undefined, params);
+      return consumer ? Response.json({ consumer }) : Response.json(REFUSED, { status: 401, headers: { 'www-authenticate': CHALLENGE } });
+    });
   }
   let server: Server;
   if (variant === 'express') {

@@ -1,7 +1,7 @@
 /**
  * sentinel-idp's bearer guard (`requireAccessToken`) on the guard rows' route, in Fastify, Express or Koa (its route
  * matched by guard-koa-route.ts). Answers the token's consumer as JSON. Variants: `fastify` (the default), `express`,
- * `koa`; `fastify-nocache` and `fastify-nocache-sync` turn the verified-token cache off so that every request
+ * `koa`, `fetch` (the fetch adapter's guard in a fetch handler on node:http, fetch-host.ts); `fastify-nocache` and `fastify-nocache-sync` turn the verified-token cache off so that every request
  * verifies, on the thread pool or on the main thread.
  */
 import type { Server } from 'node:http';
@@ -9,6 +9,7 @@ import express, { type RequestHandler } from 'express';
 import Fastify, { type preHandlerAsyncHookHandler } from 'fastify';
 import Koa, { type Middleware } from 'koa';
 import { ACCOUNT_ID, CLIENT_ID, CLIENT_SECRET, GUARD_ISSUER_BASE, HOST, privateJwkFromEnv } from '../fixtures.js';
+import { guardParams, serveFetch } from './fetch-host.js';
 import { guardRoute } from './guard-koa-route.js';
 import { importRepoModule } from './sentinel-common.js';
 import type { RunningTarget } from './types.js';
@@ -42,6 +43,7 @@ interface Claims {
 export async function start(port: number, variant = 'fastify'): Promise<RunningTarget> {
   if (variant === 'express') return startExpressGuard(port, {});
   if (variant === 'koa') return startKoaGuard(port, {});
+  if (variant === 'fetch') return startFetchGuard(port);
   if (variant === 'fastify') return startFastifyGuard(port, {});
   if (variant === 'fastify-nocache') return startFastifyGuard(port, { cache: false, verification: 'threadpool' });
   if (variant === 'fastify-nocache-sync') return startFastifyGuard(port, { cache: false, verification: 'sync' });
@@ -85,4 +87,17 @@ async function startKoaGuard(port: number, settings: GuardSettings = {}): Promis
   );
   const server: Server = await listen(app.callback(), port, HOST);
   return { close: () => closeServer(server) };
+}
+
+type FetchGuard = (request: Request, params?: Record<string, string | undefined>) => Promise<{ claims: Claims } | Response>;
+
+async function startFetchGuard(port: number): Promise<RunningTarget> {
+  const { requireAccessToken } = await importRepoModule<{ requireAccessToken(s: unknown): FetchGuard }>('adapters/fetch/index.js');
+  const guard = requireAccessToken(await createGuardSentinel({}));
+  return serveFetch(port, async (request) => {
+    const params = guardParams(new URL(request.url).pathname);
+    if (params === undefined) return new Response('not found', { status: 404 });
+    const checked = await guard(request, params);
+    return checked instanceof Response ? checked : Response.json({ consumer: checked.claims.sub });
+  });
 }
