@@ -8,6 +8,7 @@ import { decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose';
 import {
   ACCOUNT_ID,
   CC_BODY,
+  checkTimeout,
   CLIENT_ID,
   CLIENT_SECRET,
   CONSUMER_ID,
@@ -152,7 +153,7 @@ export async function checkFirstResponse(workload: Workload, state: WorkloadStat
     headers: request.headers ?? {},
     body: request.body === undefined ? undefined : String(request.body),
     redirect: 'manual',
-    signal: AbortSignal.timeout(10_000),
+    signal: checkTimeout(),
   });
   const text = await response.text();
   const expected = expectedStatus(workload);
@@ -244,7 +245,7 @@ export async function login(port: number, authorizePath: string): Promise<string
 export async function signIn(port: number, authorizePath: string, username = USERNAME): Promise<{ cookie: string; code: string }> {
   const base = baseUrl(port);
   const jar = new CookieJar();
-  const get = (url: URL) => fetch(url, { redirect: 'manual', headers: { cookie: jar.header() }, signal: AbortSignal.timeout(10_000) });
+  const get = (url: URL) => fetch(url, { redirect: 'manual', headers: { cookie: jar.header() }, signal: checkTimeout() });
 
   let url = new URL(authorizePath, base);
   let response = await get(url);
@@ -265,7 +266,7 @@ export async function signIn(port: number, authorizePath: string, username = USE
     redirect: 'manual',
     headers: { cookie: jar.header(), 'content-type': FORM_CONTENT_TYPE },
     body: form.fields.toString(),
-    signal: AbortSignal.timeout(10_000),
+    signal: checkTimeout(),
   });
   jar.absorb(response);
   for (let hop = 0; hop < 5; hop++) {
@@ -296,7 +297,7 @@ async function checkGuard(state: WorkloadState, text: string): Promise<string> {
   const refused = async (what: string, requestPath: string, presented: string): Promise<void> => {
     const response = await fetch(baseUrl(state.port) + requestPath, {
       headers: { authorization: `Bearer ${presented}` },
-      signal: AbortSignal.timeout(10_000),
+      signal: checkTimeout(),
     });
     await response.arrayBuffer();
     if (response.status !== 401) throw new Error(`${what}: expected 401, got ${response.status}`);

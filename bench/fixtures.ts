@@ -31,6 +31,15 @@ export const CC_BODY = new URLSearchParams({
   client_secret: CLIENT_SECRET,
 }).toString();
 
+/**
+ * How long the bench clients wait for one answer outside the load windows (sign-in, first-answer checks, minting
+ * codes): 10 s, or `BENCH_CHECK_TIMEOUT_S`. bench/instructions.ts raises it, because under valgrind on a loaded host
+ * the first requests of a path, translated afresh, take longer.
+ */
+export function checkTimeout(): AbortSignal {
+  return AbortSignal.timeout(Number(process.env.BENCH_CHECK_TIMEOUT_S ?? 10) * 1000);
+}
+
 export function issuerFor(port: number): string {
   return `http://${HOST}:${port}`;
 }

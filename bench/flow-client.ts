@@ -17,6 +17,7 @@ import {
   CODE_VERIFIER,
   FORM_CONTENT_TYPE,
   HOST,
+  checkTimeout,
   issuerFor,
   OIDC_RESOURCE,
   redirectUriFor,
@@ -89,7 +90,7 @@ async function oidcLogin(port: number): Promise<string> {
   const jar = new CookieJar();
   let url = new URL(OIDC.authorizePath(port), `http://${HOST}:${port}`);
   for (let hop = 0; hop < 10; hop++) {
-    const response = await fetch(url, { redirect: 'manual', headers: { cookie: jar.header() }, signal: AbortSignal.timeout(10_000) });
+    const response = await fetch(url, { redirect: 'manual', headers: { cookie: jar.header() }, signal: checkTimeout() });
     jar.absorb(response);
     await response.arrayBuffer();
     if (response.status < 300 || response.status > 303) throw new Error(`oidc-provider sign-in: ${response.status} at ${url.pathname}`);
@@ -252,7 +253,7 @@ export class FlowLoad {
       method: 'POST',
       headers: { 'content-type': FORM_CONTENT_TYPE },
       body,
-      signal: AbortSignal.timeout(10_000),
+      signal: checkTimeout(),
     });
     return { status: response.status, headers: response.headers, body: await response.text() };
   }
@@ -261,7 +262,7 @@ export class FlowLoad {
     const response = await fetch(`http://${HOST}:${this.#port}${this.#dialect.authorizePath(this.#port)}`, {
       redirect: 'manual',
       headers: { cookie: this.#cookie },
-      signal: AbortSignal.timeout(10_000),
+      signal: checkTimeout(),
     });
     await response.arrayBuffer();
     const location = response.headers.get('location') ?? '';
