@@ -72,6 +72,7 @@ const SERVICE_FILES = [
   // Sessions and back-channel logout (PostgreSQL registry; Redis and Redis Cluster deliveries)
   'test/logout-app-postgres.test.ts',
   'test/logout-delivery-redis.test.ts',
+  'test/cli-sessions-redis.test.ts',
   // SoftHSM2
   'test/pkcs11.test.ts',
   // the built dist/ (the CLI, the packed tarball), the examples, git, the Go, Ruby and Python clients

@@ -52,7 +52,7 @@ describe('sentinel-idp CLI: help and usage errors', () => {
 
   it.each([
     [[], /Usage: sentinel-idp <command>/],
-    [['frobnicate'], /unknown command "frobnicate"; expected keys, apps, issuers, db, config or token/],
+    [['frobnicate'], /unknown command "frobnicate"; expected keys, apps, issuers, sessions, db, config or token/],
     [['constructor'], /unknown command "constructor"/],
     [['keys', 'toString'], /unknown subcommand of "keys"/],
     [['Sup3r$ecret!'], /^sentinel-idp: unknown command; expected/],

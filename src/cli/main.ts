@@ -11,6 +11,7 @@ import type { CLIIO } from './io.js';
 import { runKeysGenerate } from './keys-generate.js';
 import { KEYS_RING_HELP, runKeysList, runKeysRevoke, runKeysRotate } from './keys-ring.js';
 import { promptHidden } from './prompt.js';
+import { runSessionsEnd, runSessionsList, SESSIONS_HELP } from './sessions.js';
 import { runToken } from './token.js';
 import { USAGE_EXIT_CODE, UsageError } from './usage.js';
 
@@ -26,6 +27,8 @@ Commands:
                    manage the apps of a PostgreSQL registry (--database)
   issuers add|list|remove|history
                    the brand identity providers an account trusts (--database)
+  sessions list|end
+                   see and end a user's device sessions in the shared store (--redis)
   db migrate       create or upgrade the PostgreSQL registry's tables
   config check     check an options file; prints every problem with its path
   token            fetch a consumer-bound access token (client credentials)
@@ -43,6 +46,7 @@ const GROUPS: Record<string, { help: string; commands: Record<string, Runner> }>
   },
   apps: { help: APPS_HELP, commands: { register: runAppsRegister, ...APPS_DATABASE_COMMANDS } },
   issuers: { help: ISSUERS_HELP, commands: ISSUERS_COMMANDS },
+  sessions: { help: SESSIONS_HELP, commands: { list: runSessionsList, end: runSessionsEnd } },
   db: { help: DB_MIGRATE_HELP, commands: { migrate: runDbMigrate } },
   config: { help: CONFIG_CHECK_HELP, commands: { check: runConfigCheck } },
 };
@@ -65,7 +69,7 @@ async function dispatch(argv: readonly string[], io: CLIIO): Promise<number> {
   if (group === undefined) {
     // Echo only what looks like a command word: a secret pasted in the wrong place stays off the screen.
     const shown = /^[a-z][a-z-]{0,30}$/.test(name) ? ` "${name}"` : '';
-    throw new UsageError(`unknown command${shown}; expected keys, apps, issuers, db, config or token`, '');
+    throw new UsageError(`unknown command${shown}; expected keys, apps, issuers, sessions, db, config or token`, '');
   }
   const [sub, ...options] = rest;
   if (isHelp(sub)) {

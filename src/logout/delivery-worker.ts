@@ -12,6 +12,7 @@
  * - The loop polls every second (deliveries queued elsewhere, retries coming due) and is woken at once by a delivery
  *   queued on this instance. Its timer is unref'd: it never keeps a process alive; `sentinel.close()` stops it.
  */
+import type { App } from '../apps/app.js';
 import type { FailureReport } from '../http/edge.js';
 import type { SentinelContext } from '../http/context.js';
 import type { ServiceKeys } from '../keys/keyring/service-keys.js';
@@ -142,9 +143,16 @@ export class LogoutDeliveryWorker {
         await queue.settle(job, null, 0);
         return;
       }
+      const app = await context.apps.findApp(logout.accountId, logout.clientId);
+      if (app === null || app.accountId !== logout.accountId || app.backchannelLogoutUri === undefined) {
+        // An app that takes no logout tokens (queued by the CLI, which has no registry, or one that dropped its URI
+        // since): nothing to deliver and nothing to report.
+        await queue.settle(job, null, 0);
+        return;
+      }
       const attempts = logout.attempts + 1;
       const outcome = await observeDelivery(logout.accountId, logout.clientId, context.config.telemetry.identifiersInMetrics, () =>
-        this.#attempt(logout),
+        this.#attempt(logout, app),
       );
       if (this.#stopping.signal.aborted && outcome.kind !== 'delivered') {
         // Cut off by close(): not an attempt the app saw through, so it is not counted.
@@ -167,11 +175,9 @@ export class LogoutDeliveryWorker {
   }
 
   /** Signs and posts one logout token; a failure to sign (a key ring down) is reported and retried. */
-  async #attempt(logout: LogoutJob): Promise<PostOutcome> {
+  async #attempt(logout: LogoutJob, app: App): Promise<PostOutcome> {
     const context = this.#context;
-    const app = await context.apps.findApp(logout.accountId, logout.clientId);
-    const uri = app !== null && app.accountId === logout.accountId ? app.backchannelLogoutUri : undefined;
-    if (app === null || uri === undefined) return { kind: 'refused', reason: 'the app no longer takes logout tokens' };
+    const uri = app.backchannelLogoutUri as string;
     let token: string;
     try {
       token = await this.#withAccountKeys(logout.accountId, () =>

@@ -3,7 +3,7 @@
  * and takes them (a `backchannelLogoutUri`). Nothing is signed or sent here; the delivery loop does that
  * (delivery-worker.ts), so the ending request never waits on an app.
  */
-import type { SentinelContext } from '../http/context.js';
+import type { SessionContext } from '../sessions/session-index.js';
 import type { LogoutJob } from './logout-queue.js';
 
 /**
@@ -13,15 +13,19 @@ import type { LogoutJob } from './logout-queue.js';
  * @example await queueLogoutTokens(context, { accountId, userId, sid, clientIds: ['client-a', 'client-b'] });
  */
 export async function queueLogoutTokens(
-  context: SentinelContext,
+  context: SessionContext,
   input: { accountId: string; userId: string; sid: string; clientIds: readonly string[] },
 ): Promise<void> {
   if (input.clientIds.length === 0) return;
-  const apps = await Promise.all(input.clientIds.map((clientId) => context.apps.findApp(input.accountId, clientId)));
+  const registry = context.apps;
+  const apps =
+    registry === undefined ? null : await Promise.all(input.clientIds.map((clientId) => registry.findApp(input.accountId, clientId)));
   const jobs: LogoutJob[] = [];
-  for (const app of apps) {
-    if (app === null || app.accountId !== input.accountId || app.backchannelLogoutUri === undefined) continue;
-    jobs.push({ accountId: input.accountId, clientId: app.clientId, userId: input.userId, sid: input.sid, attempts: 0 });
+  for (const [at, clientId] of input.clientIds.entries()) {
+    const app = apps?.[at];
+    // Without a registry (the CLI) every app is queued; the delivery loop skips those without a URI.
+    if (app !== undefined && (app === null || app.accountId !== input.accountId || app.backchannelLogoutUri === undefined)) continue;
+    jobs.push({ accountId: input.accountId, clientId, userId: input.userId, sid: input.sid, attempts: 0 });
   }
   await context.logoutQueue.enqueue(context.store, jobs);
 }

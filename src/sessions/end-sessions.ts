@@ -8,11 +8,11 @@
  * token of the session ever outlives a "done". A grant attached while this runs makes the final compare-and-set
  * fail, and the loop ends that grant too (see session-index.ts).
  */
-import type { SentinelContext } from '../http/context.js';
 import { grantKey } from '../token/grant-records.js';
 import { queueLogoutTokens } from '../logout/queue-logout-tokens.js';
 import { parseSessionRecord, type SessionRecord, sessionDigestOfKey, sessionKey, sessionKeyOfDigest } from '../authorize/state/session.js';
 import {
+  type SessionContext,
   changeUserIndex,
   clientIdsOf,
   type IndexedSession,
@@ -41,7 +41,7 @@ export interface EndedSession {
  * @example const ended = await endIndexedSession(context, accountId, userId, sessionDigest);
  */
 export async function endIndexedSession(
-  context: SentinelContext,
+  context: SessionContext,
   accountId: string,
   userId: string,
   sessionDigest: string,
@@ -76,7 +76,7 @@ export async function endIndexedSession(
  *
  * @example const ended = await endSessionBySid(context, '123456', sid); // false: no such session
  */
-export async function endSessionBySid(context: SentinelContext, accountId: string, sid: string): Promise<EndedSession | null> {
+export async function endSessionBySid(context: SessionContext, accountId: string, sid: string): Promise<EndedSession | null> {
   const parts = parseSid(sid);
   const index = parts === null ? null : await readIndexOfSid(context, accountId, sid);
   if (parts === null || index === null) return null;
@@ -91,7 +91,7 @@ export async function endSessionBySid(context: SentinelContext, accountId: strin
  *
  * @example const count = await endAllUserSessions(context, '123456', 'u-1');
  */
-export async function endAllUserSessions(context: SentinelContext, accountId: string, userId: string): Promise<number> {
+export async function endAllUserSessions(context: SessionContext, accountId: string, userId: string): Promise<number> {
   const index = await readUserIndex(context, accountId, userId);
   let count = 0;
   // One at a time: each ending rewrites the same index record, so in parallel they would only retry each other.
@@ -109,7 +109,7 @@ export async function endAllUserSessions(context: SentinelContext, accountId: st
  *
  * @example const revoked = await revokeUserAppGrants(context, '123456', 'u-1', 'client-a');
  */
-export async function revokeUserAppGrants(context: SentinelContext, accountId: string, userId: string, clientId: string): Promise<number> {
+export async function revokeUserAppGrants(context: SessionContext, accountId: string, userId: string, clientId: string): Promise<number> {
   const revoked = new Set<string>();
   for (let attempt = 0; attempt < END_ATTEMPTS; attempt++) {
     const index = await readUserIndex(context, accountId, userId);
@@ -140,7 +140,7 @@ export async function revokeUserAppGrants(context: SentinelContext, accountId: s
  *
  * @example const ended = await endDeviceSession(context, sessionId);
  */
-export async function endDeviceSession(context: SentinelContext, sessionId: string): Promise<SessionRecord | null> {
+export async function endDeviceSession(context: SessionContext, sessionId: string): Promise<SessionRecord | null> {
   const key = sessionKey(sessionId);
   const record = parseSessionRecord(await context.store.get(key));
   if (record !== null) await endIndexedSession(context, record.accountId, record.userId, sessionDigestOfKey(key));
@@ -154,7 +154,7 @@ export async function endDeviceSession(context: SentinelContext, sessionId: stri
  * @example await retireIndexedSession(context, previous.accountId, previous.userId, sessionDigest);
  */
 export async function retireIndexedSession(
-  context: SentinelContext,
+  context: SessionContext,
   accountId: string,
   userId: string,
   sessionDigest: string,

@@ -14,8 +14,16 @@
  * grantEnd, clientId, grantId, grantEnd, …]` (times in seconds since the epoch). An entry is kept while its session or
  * any grant it lists may still live, and pruned on the next write after that.
  */
+import type { AppStore } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import { digest } from '../lib/random-secrets.js';
+
+/**
+ * What the session functions need of the service: the store, where logout deliveries wait, and the audit emitter.
+ * `apps`, when given, limits the deliveries to apps with a `backchannelLogoutUri`; the CLI has no registry and
+ * queues one per app, which the delivery loops drop for apps that take none.
+ */
+export type SessionContext = Pick<SentinelContext, 'store' | 'logoutQueue' | 'emit'> & { apps?: AppStore | undefined };
 
 /** One grant issued through a session. */
 export interface IndexedGrant {
@@ -141,7 +149,7 @@ function pruned(sessions: IndexedSession[], now: number): IndexedSession[] {
     .map((session) => ({ ...session, grants: session.grants.filter((grant) => grant.until > now) }));
 }
 
-async function readByKey(context: SentinelContext, key: string): Promise<UserIndex | null> {
+async function readByKey(context: SessionContext, key: string): Promise<UserIndex | null> {
   const raw = await context.store.get(key);
   if (raw === null) return null;
   const { accountId, userId, sessions } = parseIndex(raw);
@@ -153,7 +161,7 @@ async function readByKey(context: SentinelContext, key: string): Promise<UserInd
  *
  * @example const index = await readUserIndex(context, '123456', 'u-1');
  */
-export async function readUserIndex(context: SentinelContext, accountId: string, userId: string): Promise<UserIndex> {
+export async function readUserIndex(context: SessionContext, accountId: string, userId: string): Promise<UserIndex> {
   const key = userIndexKey(accountId, userId);
   const found = await readByKey(context, key);
   if (found !== null && (found.accountId !== accountId || found.userId !== userId)) {
@@ -168,7 +176,7 @@ export async function readUserIndex(context: SentinelContext, accountId: string,
  *
  * @example const index = await readIndexOfSid(context, accountId, sid);
  */
-export async function readIndexOfSid(context: SentinelContext, accountId: string, sid: string): Promise<UserIndex | null> {
+export async function readIndexOfSid(context: SessionContext, accountId: string, sid: string): Promise<UserIndex | null> {
   const parts = parseSid(sid);
   if (parts === null) return null;
   const found = await readByKey(context, indexKeyOfPart(parts.userPart));
@@ -179,7 +187,7 @@ export async function readIndexOfSid(context: SentinelContext, accountId: string
  * Writes `next` in place of what `index` was read as; `false` when the record changed since (then re-read). An
  * index left empty is deleted.
  */
-export async function writeUserIndex(context: SentinelContext, index: UserIndex, sessions: IndexedSession[]): Promise<boolean> {
+export async function writeUserIndex(context: SessionContext, index: UserIndex, sessions: IndexedSession[]): Promise<boolean> {
   const now = nowSeconds();
   const kept = pruned(sessions, now);
   if (kept.length === 0) {
@@ -195,7 +203,7 @@ export async function writeUserIndex(context: SentinelContext, index: UserIndex,
  * returns the new entries, or `null` to leave the record as it is (its answer is then `false`).
  */
 export async function changeUserIndex(
-  context: SentinelContext,
+  context: SessionContext,
   accountId: string,
   userId: string,
   change: (sessions: IndexedSession[]) => IndexedSession[] | null,
@@ -215,7 +223,7 @@ export async function changeUserIndex(
  * @example await indexSession(context, { accountId, userId, sessionDigest: digest(sessionId), authTime, sessionEnd });
  */
 export async function indexSession(
-  context: SentinelContext,
+  context: SessionContext,
   input: { accountId: string; userId: string; sessionDigest: string; authTime: number; sessionEnd: number },
 ): Promise<void> {
   const entry: IndexedSession = { sessionDigest: input.sessionDigest, authTime: input.authTime, sessionEnd: input.sessionEnd, grants: [] };
@@ -236,7 +244,7 @@ export async function indexSession(
  * @example if (!(await attachGrant(context, { accountId, userId, sid, clientId, grantId, until }))) await revokeGrant(context, grantId);
  */
 export async function attachGrant(
-  context: SentinelContext,
+  context: SessionContext,
   input: { accountId: string; userId: string; sid: string; clientId: string; grantId: string; until: number },
 ): Promise<boolean> {
   const parts = parseSid(input.sid);

@@ -2,8 +2,7 @@
  * What a user's sessions page and connected-apps page show, read from the session index: the device sessions (with
  * the apps signed in through each) and the apps holding live grants (with the sessions they got them through).
  */
-import type { SentinelContext } from '../http/context.js';
-import { clientIdsOf, readUserIndex, sessionSid } from './session-index.js';
+import { clientIdsOf, readUserIndex, type SessionContext, sessionSid } from './session-index.js';
 
 /**
  * One device session of a user (`sentinel.listSessions()`): listed while the session or any grant issued through it
@@ -45,7 +44,7 @@ export interface UserAppGrants {
  *
  * @example const sessions = await listUserSessions(context, '123456', 'u-1');
  */
-export async function listUserSessions(context: SentinelContext, accountId: string, userId: string): Promise<SessionInfo[]> {
+export async function listUserSessions(context: SessionContext, accountId: string, userId: string): Promise<SessionInfo[]> {
   const index = await readUserIndex(context, accountId, userId);
   return index.sessions.map((session) => ({
     sid: sessionSid(accountId, userId, session.sessionDigest),
@@ -59,7 +58,7 @@ export async function listUserSessions(context: SentinelContext, accountId: stri
  *
  * @example const apps = await listAppGrants(context, '123456', 'u-1');
  */
-export async function listAppGrants(context: SentinelContext, accountId: string, userId: string): Promise<UserAppGrants[]> {
+export async function listAppGrants(context: SessionContext, accountId: string, userId: string): Promise<UserAppGrants[]> {
   const index = await readUserIndex(context, accountId, userId);
   const byClient = new Map<string, UserAppGrants>();
   for (const session of index.sessions) {
