@@ -1,0 +1,69 @@
+/**
+ * The app-side receiver of examples/backchannel-logout: it takes the service's logout tokens (the app's session of
+ * that sid ends) and refuses what §2.6 refuses: an ID token passed off as a logout token, and a replayed token.
+ */
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { createLocalJWKSet, type JWK } from 'jose';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createLogoutReceiver } from '../examples/backchannel-logout/receiver.js';
+import type { Sentinel } from '../src/index.js';
+import { ACCOUNT, baseOptions, CLIENT_ID, makeSentinel, USER_ID } from './helpers/fixtures.js';
+import { signInWithSession } from './helpers/logout-flow.js';
+
+const ISSUER_OF_ACCOUNT = `http://localhost/sentinel/api/account/${ACCOUNT}`;
+const closing: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closing.splice(0)) await close();
+});
+
+async function post(uri: string, token: string): Promise<number> {
+  const response = await fetch(uri, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ logout_token: token }),
+  });
+  return response.status;
+}
+
+describe('examples/backchannel-logout receiver', () => {
+  it('ends the sid the service names, and refuses an ID token and a replay', async () => {
+    let sentinel: Sentinel | undefined;
+    const logouts: { sid?: string; sub?: string }[] = [];
+    const tokens: string[] = [];
+    const server = createLogoutReceiver({
+      issuer: ISSUER_OF_ACCOUNT,
+      clientId: CLIENT_ID,
+      keys: (header, token) => createLocalJWKSet((sentinel as Sentinel).jwks() as { keys: JWK[] })(header, token),
+      onLogout: (logout) => void logouts.push(logout),
+    });
+    // Tap the raw bodies, to replay one below.
+    server.prependListener('request', (request) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => {
+        body += chunk.toString();
+      });
+      request.on('end', () => tokens.push(new URLSearchParams(body).get('logout_token') ?? ''));
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    closing.push(async () => {
+      server.closeAllConnections();
+      server.close();
+    });
+    const uri = `http://127.0.0.1:${(server.address() as AddressInfo).port}/backchannel-logout`;
+    const apps = (baseOptions().apps ?? []).map((app) => (app.clientId === CLIENT_ID ? { ...app, backchannelLogoutUri: uri } : app));
+    sentinel = makeSentinel({ apps, clientJwks: { allowPrivateAddresses: true } });
+    closing.push(() => (sentinel as Sentinel).close());
+
+    const { tokens: signedIn } = await signInWithSession(sentinel);
+    await sentinel.endSession({ accountId: ACCOUNT, sid: signedIn.sid });
+    const started = Date.now();
+    while (logouts.length === 0 && Date.now() - started < 10_000) await new Promise((resolve) => setTimeout(resolve, 25));
+    expect(logouts).toEqual([{ sid: signedIn.sid, sub: USER_ID }]);
+
+    expect(await post(uri, signedIn.idToken)).toBe(400);
+    expect(await post(uri, tokens[0] as string)).toBe(400);
+    expect(logouts).toHaveLength(1);
+  });
+});
