@@ -17,6 +17,7 @@ const ISOLATED = [
   'test/express-adapter.test.ts',
   'test/telemetry.test.ts',
   'test/hardening-telemetry-grant-type.test.ts',
+  'test/exchange-telemetry.test.ts',
   'test/examples-telemetry.test.ts',
   'test/pkcs11.test.ts',
   'test/browser/**/*.test.ts',
@@ -53,6 +54,8 @@ const SERVICE_FILES = [
   'test/race-totp-order.test.ts',
   // The device flow's races (RFC 8628), on MemoryStore and Redis
   'test/device-race.test.ts',
+  // A brand JWT's jti, single use on MemoryStore and Redis
+  'test/exchange-jti.test.ts',
   // Redis and child processes: servers sharing one store
   'test/key-rotation-redis.test.ts',
   'test/multi-instance.test.ts',
