@@ -117,6 +117,28 @@ describe('client authentication of the exchange grants', () => {
   });
 });
 
+describe('delegation of a key-bound token', () => {
+  it('refuses a DPoP-bound subject_token: exchanging it would unbind it from its key', async () => {
+    const key = await clientKey();
+    const sentinel = keyedBotSentinel(key);
+    const bound = await keyedPost(sentinel, key, { grant_type: JWT_BEARER, assertion: await brandJWT(brand) }, true);
+    const token = jsonOf(bound).access_token as string;
+    expect(decodeJwt(token).cnf).toEqual({ jkt: key.jkt });
+    const refused = await keyedPost(
+      sentinel,
+      key,
+      { grant_type: TOKEN_EXCHANGE, subject_token: token, subject_token_type: TYPE.accessToken },
+      true,
+    );
+    expect(refused.status).toBe(400);
+    expect(jsonOf(refused)).toMatchObject({
+      error: 'invalid_request',
+      error_description: expect.stringMatching(/DPoP-bound subject_token/),
+    });
+    expect(refused.body).not.toContain(token.split('.')[1]);
+  });
+});
+
 describe('grant_types_supported of the account metadata', () => {
   async function grantTypes(sentinel: Sentinel, accountId: string): Promise<string[]> {
     const response = await call(sentinel, {
