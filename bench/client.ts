@@ -7,6 +7,7 @@ import type { AutocannonOptions } from 'autocannon';
 import { decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose';
 import {
   ACCOUNT_ID,
+  ACCOUNT_TOKEN_PATH,
   CC_BODY,
   checkTimeout,
   CLIENT_ID,
@@ -21,6 +22,7 @@ import {
   USERNAME,
 } from './fixtures.js';
 import { CookieJar } from './cookie-jar.js';
+import type { BrandAssertions } from './brand-assertions.js';
 import type { GuardTokens } from './guard-tokens.js';
 import type { Workload } from './registry.js';
 
@@ -42,6 +44,8 @@ export interface WorkloadState {
   port: number;
   /** The guard rows' tokens (one for guard-one, 20,000 for guard-20k), used round-robin. */
   guard?: GuardTokens;
+  /** The brand JWT exchange rows' request bodies, one brand JWT each, used in order. */
+  brand?: BrandAssertions;
 }
 
 const CC_PATH = `${TOKEN_PATH}?state=${CONSUMER_ID}`;
@@ -76,6 +80,23 @@ export function loadOptions(workload: Workload, state: WorkloadState, settings: 
         method: 'POST',
         requests: [{ method: 'POST', path: CC_PATH, headers: { 'content-type': FORM_CONTENT_TYPE }, body: CC_BODY }],
       };
+    case 'jwt-bearer': {
+      const brand = state.brand;
+      if (brand === undefined) throw new Error('jwt-bearer rows need brand assertions');
+      return {
+        ...common,
+        method: 'POST',
+        requests: [
+          {
+            method: 'POST',
+            path: ACCOUNT_TOKEN_PATH,
+            headers: { 'content-type': FORM_CONTENT_TYPE },
+            // A jti is single use: each request carries the next brand JWT (minted before the round).
+            setupRequest: (request) => ({ ...request, body: brand.bodies[brand.next++ % brand.bodies.length] }),
+          },
+        ],
+      };
+    }
     case 'oidc-cc':
       return {
         ...common,
@@ -130,7 +151,8 @@ async function verifyAccessToken(workload: Workload, token: unknown, publicJwk: 
   if (payload.client_id !== CLIENT_ID) problems.push(`client_id ${String(payload.client_id)}`);
   if (typeof payload.iat !== 'number' || typeof payload.exp !== 'number') problems.push('iat/exp missing');
   if (typeof payload.jti !== 'string') problems.push('jti missing');
-  if (workload === 'cc') {
+  if (workload === 'cc' || workload === 'jwt-bearer') {
+    // The brand JWT's token is the v2 token exactly (issue 32): the same claims are checked.
     if (payload.sub !== CONSUMER_ID) problems.push(`sub ${String(payload.sub)} (expected the consumer id)`);
     if (!aud.includes(ACCOUNT_ID)) problems.push(`aud ${String(payload.aud)} (expected the account id)`);
     if (payload.azp !== CLIENT_ID) problems.push(`azp ${String(payload.azp)}`);

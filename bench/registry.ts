@@ -17,6 +17,8 @@ export type Workload =
   | 'oidc-authorize'
   | 'oidc-exchange'
   | 'oidc-refresh'
+  /** POST the RFC 7523 JWT bearer grant to /sentinel/api/account/{acct}/token, a fresh brand JWT per request. */
+  | 'jwt-bearer'
   /** GET the guarded route with one consumer-bound token, the same on every request. */
   | 'guard-one'
   /** GET the guarded route cycling through 20,000 tokens of 20,000 consumers (path and token change together). */
@@ -57,6 +59,21 @@ export const TARGETS: readonly TargetSpec[] = [
   cc('sentinel-node', 'sentinel-idp, sentinel.handle on bare node:http', 'sentinel'),
   cc('sentinel-node-sync', "sentinel-idp, sentinel.handle on bare node:http, signing: 'sync'", 'sentinel', 'sentinel-node:sync'),
   cc('sentinel-node-otel', 'sentinel-idp, sentinel.handle, OpenTelemetry SDK sampling every trace', 'sentinel', 'sentinel-node:otel'),
+  // A consumer proven by a trusted brand's JWT (RFC 7523): the v2 row's token after one more ES256 verification.
+  cc(
+    'exchange-sentinel-fastify',
+    'sentinel-idp, Fastify adapter: brand JWT → consumer-bound token (JWT bearer)',
+    'sentinel',
+    'sentinel-fastify',
+    'jwt-bearer',
+  ),
+  cc(
+    'exchange-handwritten-fastify',
+    'hand-written Fastify + jose: brand JWT verify + sign',
+    'baseline',
+    'handwritten-exchange',
+    'jwt-bearer',
+  ),
   ...flowRows(),
   ...guardRows(),
 ];
@@ -151,6 +168,29 @@ export const RATIOS: readonly RatioSpec[] = [
   ratio('hand-written Fastify + jose ÷ oidc-provider (JWT), req/s', 'handwritten-fastify', 'oidc-provider', 'rps'),
   ratio('sentinel.handle with an OpenTelemetry SDK ÷ without, req/s', 'sentinel-node-otel', 'sentinel-node', 'rps', 0.9),
   ratio('sentinel.handle with an OpenTelemetry SDK ÷ without, CPU µs/req', 'sentinel-node-otel', 'sentinel-node', 'cpu'),
+  // Issue 32: proving the consumer costs one verification more than taking the app's word (≤ 1.5× the CPU), and no
+  // more than the same verify + sign written by hand with jose.
+  ratio(
+    'brand JWT exchange ÷ v2 client credentials (Fastify adapter), CPU µs/req',
+    'exchange-sentinel-fastify',
+    'sentinel-fastify',
+    'cpu',
+    1.5,
+  ),
+  ratio('brand JWT exchange ÷ v2 client credentials (Fastify adapter), req/s', 'exchange-sentinel-fastify', 'sentinel-fastify', 'rps'),
+  ratio(
+    'brand JWT exchange: Fastify adapter ÷ hand-written Fastify + jose, req/s',
+    'exchange-sentinel-fastify',
+    'exchange-handwritten-fastify',
+    'rps',
+    1.0,
+  ),
+  ratio(
+    'brand JWT exchange: Fastify adapter ÷ hand-written Fastify + jose, CPU µs/req',
+    'exchange-sentinel-fastify',
+    'exchange-handwritten-fastify',
+    'cpu',
+  ),
   ...guardRatios(),
   ...flowRatios(),
 ];

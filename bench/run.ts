@@ -14,9 +14,10 @@ import { buildLibraryForBench } from './library-build.js';
 import autocannon, { type AutocannonResult } from 'autocannon';
 import type { JWK } from 'jose';
 import { checkFirstResponse, expectedStatus, type LoadSettings, loadOptions, NotAvailable, type WorkloadState } from './client.js';
-import { createKeyPair } from './fixtures.js';
+import { BRAND_KID, createKeyPair } from './fixtures.js';
 import { FlowLoad, flowExpectedStatus, isFlowWorkload } from './flow-client.js';
 import { type GuardTokens, mintGuardTokens } from './guard-tokens.js';
+import { mintBrandAssertions } from './brand-assertions.js';
 import { TARGETS, type TargetSpec } from './registry.js';
 import { type RoundResult, type RowResult, type RunSettings, writeReport } from './report.js';
 
@@ -67,6 +68,10 @@ function positive(raw: string | undefined, fallback: number, zeroOk = false): nu
 
 // The guard rows' tokens, minted once per run (before any window) when a guard row is selected.
 const guardTokens: { one?: GuardTokens; many?: GuardTokens } = {};
+// The brand's key of the exchange rows (its public half reaches the targets as BENCH_BRAND_JWK), made when one runs.
+let brandPrivateJwk: JWK | undefined;
+/** Brand JWTs per round: more than a round's warm-up and window can use at the fastest rate seen (about 6,000/s). */
+const BRAND_ASSERTIONS_PER_ROUND = 150_000;
 
 class RowFailure extends Error {}
 
@@ -113,6 +118,7 @@ async function measureRound(spec: TargetSpec, privateJwk: JWK, publicJwk: JWK): 
       state.guard = (spec.workload === 'guard-one' ? guardTokens.one : guardTokens.many) as GuardTokens;
       state.guard.next = 0;
     }
+    if (spec.workload === 'jwt-bearer') state.brand = mintBrandAssertions(brandPrivateJwk as JWK, BRAND_ASSERTIONS_PER_ROUND);
     const durationMs = settings.durationSeconds * 1000;
     const bound = durationMs * 3 + 30_000;
     const expected = isFlowWorkload(spec.workload) ? flowExpectedStatus(spec.workload) : expectedStatus(spec.workload);
@@ -192,6 +198,12 @@ async function main(): Promise<void> {
   if (unknown.length > 0)
     throw new Error(`unknown BENCH_ONLY target(s): ${unknown.join(', ')}; known: ${TARGETS.map((t) => t.name).join(', ')}`);
   const { privateJwk, publicJwk } = await createKeyPair();
+  if (selected.some((t) => t.workload === 'jwt-bearer')) {
+    const brand = await createKeyPair();
+    brandPrivateJwk = brand.privateJwk;
+    // Inherited by every server child (bench/server-child.ts passes process.env on).
+    process.env.BENCH_BRAND_JWK = JSON.stringify({ ...brand.publicJwk, kid: BRAND_KID });
+  }
   if (selected.some((t) => t.workload.startsWith('guard'))) {
     guardTokens.one = mintGuardTokens(privateJwk, 1);
     guardTokens.many = mintGuardTokens(privateJwk, 20_000);

@@ -6,7 +6,19 @@
  * run.
  */
 import { libraryModuleURL } from '../library-build.js';
-import { ACCOUNT_ID, CLIENT_ID, CLIENT_SECRET, issuerFor, PASSWORD, privateJwkFromEnv, redirectUriFor, USERNAME } from '../fixtures.js';
+import {
+  ACCOUNT_ID,
+  BRAND_ISSUER,
+  brandPublicJwkFromEnv,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  issuerFor,
+  JWT_BEARER_GRANT,
+  PASSWORD,
+  privateJwkFromEnv,
+  redirectUriFor,
+  USERNAME,
+} from '../fixtures.js';
 
 /** The request shape `sentinel.handle` takes (src/http/messages.ts). */
 export interface SentinelRequestLike {
@@ -58,6 +70,10 @@ export type BenchSigning = 'threadpool' | 'sync' | undefined;
 export async function createBenchSentinel(port: number, signing?: BenchSigning, store?: unknown): Promise<SentinelLike> {
   const core = await importRepoModule<CoreModule>('src/index.js');
   if (typeof core.createSentinel !== 'function') throw new Error('src/index.ts does not export createSentinel yet');
+  // In a run with the brand JWT exchange rows every instance trusts the brand (the same configuration for the v2 row).
+  const brandJwk = brandPublicJwkFromEnv();
+  const exchange =
+    brandJwk === undefined ? {} : { trustedIssuers: [{ accountId: ACCOUNT_ID, issuer: BRAND_ISSUER, jwks: { keys: [brandJwk] } }] };
   return core.createSentinel({
     issuer: issuerFor(port),
     apps: [
@@ -66,9 +82,10 @@ export async function createBenchSentinel(port: number, signing?: BenchSigning, 
         clientId: CLIENT_ID,
         clientSecret: CLIENT_SECRET,
         redirectUris: [redirectUriFor(port)],
-        grantTypes: ['client_credentials', 'authorization_code', 'refresh_token'],
+        grantTypes: ['client_credentials', 'authorization_code', 'refresh_token', ...(brandJwk === undefined ? [] : [JWT_BEARER_GRANT])],
       },
     ],
+    ...exchange,
     keys: [privateJwkFromEnv()],
     users: {
       authenticate: async ({ username, password }: { username: string; password: string }) =>
