@@ -183,6 +183,28 @@ describe('account page', () => {
     expect(ids(h, 'u-mallory')).toEqual(['cred-mallory']);
   });
 
+  it('pages a long list of passkeys, 20 to a page, keeping the other lists where they were', async () => {
+    const h = harness();
+    for (let index = 0; index < 43; index++) {
+      const id = `cred-extra-${String(index).padStart(2, '0')}`;
+      h.passkeys.save({ accountId: ACCOUNT, userId: USER_ID, passkey: { id, publicKey: 'pQE', counter: 0, createdAt: index } });
+    }
+    const cookie = await signInToPage(h);
+    const shown = (body: unknown) => [...String(body).matchAll(/data-passkey="([^"]+)"/g)].length;
+    const first = await call(h.sentinel, { path: PAGE, headers: { cookie } });
+    expect(shown(first.body)).toBe(20);
+    expect(first.body).toContain('Page 1 of 3');
+    expect(first.body).toContain(`href="${PAGE}?passkeys=2#passkeys-heading"`);
+    const last = await call(h.sentinel, { path: PAGE, query: 'passkeys=3&sessions=1', headers: { cookie } });
+    expect(shown(last.body)).toBe(5);
+    expect(last.body).toContain('Page 3 of 3');
+    expect(last.body).toContain(`href="${PAGE}?passkeys=2#passkeys-heading"`);
+    expect(last.body).not.toContain('rel="next"');
+    // Beyond the last page, or not a number: the nearest page there is.
+    expect(shown((await call(h.sentinel, { path: PAGE, query: 'passkeys=99', headers: { cookie } })).body)).toBe(5);
+    expect(shown((await call(h.sentinel, { path: PAGE, query: 'passkeys=-1', headers: { cookie } })).body)).toBe(20);
+  });
+
   it('offers no removal when the hooks have no remove()', async () => {
     const passkeys = new MemoryPasskeys();
     const hooks = {

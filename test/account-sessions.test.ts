@@ -115,6 +115,21 @@ describe('account page: sessions and connected apps', () => {
     expect((await call(h.sentinel, { path: PAGE, headers: { cookie: mallory } })).status).toBe(200);
   });
 
+  it('pages the sessions, 20 to a page, this one first on the first page', async () => {
+    const h = harness();
+    for (let index = 0; index < 22; index++) await signInToPage(h);
+    const cookie = await signInToPage(h);
+    const first = await page(h, cookie);
+    expect(sids(first.body)).toHaveLength(20);
+    expect(first.body).toMatch(/This device/);
+    expect(first.body).toContain('Page 1 of 2');
+    expect(first.body).toContain(`href="${PAGE}?sessions=2#sessions-heading"`);
+    const second = await call(h.sentinel, { path: PAGE, query: 'sessions=2', headers: { cookie } });
+    expect(sids(String(second.body))).toHaveLength(3);
+    expect(second.body).not.toMatch(/This device/);
+    expect(new Set([...sids(first.body), ...sids(String(second.body))]).size).toBe(23);
+  });
+
   it('ends every other session and keeps this one', async () => {
     const h = harness();
     const laptop = await signInToPage(h);

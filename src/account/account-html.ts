@@ -8,6 +8,7 @@ import { escapeHTML } from '../authorize/pages/escape-html.js';
 import { renderPageHtml } from '../authorize/pages/layout.js';
 import { fill, type Messages } from '../i18n/messages.js';
 import { passkeyRegisterScript } from '../passkeys/page-script.js';
+import type { ListPage, PagedList } from './account-paging.js';
 
 /** One device session as the page lists it. */
 export interface SessionItem {
@@ -50,6 +51,8 @@ export interface AccountView {
   sessions: SessionItem[] | undefined;
   passkeys: { items: PasskeyItem[]; canRemove: boolean; optionsURL: string } | undefined;
   apps: ConnectedAppItem[] | undefined;
+  /** Where each list is; a list of more than one page gets its own Previous / Next links. */
+  pages?: Partial<Record<PagedList, ListPage>> | undefined;
   lang: string;
   dir: 'ltr' | 'rtl';
   messages: Messages;
@@ -76,6 +79,7 @@ h2{font-size:1.125rem;margin:1.75rem 0 .5rem}
 .section-actions form{margin:0}
 .section-actions button{flex:none}
 .signout{margin-top:2rem}
+.pager{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center;margin:.75rem 0 0;color:var(--muted);font-size:.875rem}
 `;
 
 /** A date and time in the page's language, in UTC (the server does not know the browser's time zone). */
@@ -92,6 +96,34 @@ function postButton(view: AccountView, action: string, label: string, fields: Re
     .map(([name, value]) => `<input type="hidden" name="${escapeHTML(name)}" value="${escapeHTML(value)}">`)
     .join('');
   return `<form method="post" action="${escapeHTML(view.action)}"><input type="hidden" name="csrf_token" value="${escapeHTML(view.csrfToken)}"><input type="hidden" name="action" value="${escapeHTML(action)}">${hidden}<button type="submit" class="${style}">${escapeHTML(label)}</button></form>`;
+}
+
+/** The page links of one list: the other lists' pages are kept, so paging one leaves them where they were. */
+function pager(view: AccountView, list: PagedList): string {
+  const at = view.pages?.[list];
+  if (at === undefined || at.pages <= 1) return '';
+  const m = view.messages;
+  const label = fill(m.accountPageOf, { page: String(at.page), pages: String(at.pages) });
+  const link = (page: number, text: string, rel: string): string => {
+    const query = new URLSearchParams();
+    for (const [name, other] of Object.entries(view.pages ?? {})) {
+      if (name !== list && other !== undefined && other.page > 1) query.set(name, String(other.page));
+    }
+    if (page > 1) query.set(list, String(page));
+    const search = query.toString();
+    return `<a rel="${rel}" href="${escapeHTML(`${view.action}${search === '' ? '' : `?${search}`}#${list}-heading`)}">${escapeHTML(text)}</a>`;
+  };
+  const parts = [
+    ...(at.page > 1 ? [link(at.page - 1, m.accountPrevious, 'prev')] : []),
+    `<span>${escapeHTML(label)}</span>`,
+    ...(at.page < at.pages ? [link(at.page + 1, m.accountNext, 'next')] : []),
+  ];
+  return `<nav class="pager" aria-label="${escapeHTML(`${headingOf(view, list)}: ${label}`)}">${parts.join('')}</nav>`;
+}
+
+function headingOf(view: AccountView, list: PagedList): string {
+  const m = view.messages;
+  return list === 'sessions' ? m.accountSessionsHeading : list === 'passkeys' ? m.accountPasskeysHeading : m.accountAppsHeading;
 }
 
 function sessionsSection(view: AccountView, sessions: SessionItem[]): string {
@@ -112,7 +144,7 @@ function sessionsSection(view: AccountView, sessions: SessionItem[]): string {
     : '';
   return `<section aria-labelledby="sessions-heading"><h2 id="sessions-heading">${escapeHTML(m.accountSessionsHeading)}</h2>
 <ul class="items" id="sessions">${items}</ul>
-${others}</section>`;
+${pager(view, 'sessions')}${others}</section>`;
 }
 
 function passkeysSection(view: AccountView, passkeys: NonNullable<AccountView['passkeys']>): string {
@@ -136,7 +168,7 @@ function passkeysSection(view: AccountView, passkeys: NonNullable<AccountView['p
 </form>`;
   return `<section aria-labelledby="passkeys-heading"><h2 id="passkeys-heading">${escapeHTML(m.accountPasskeysHeading)}</h2>
 ${list}
-${add}</section>`;
+${pager(view, 'passkeys')}${add}</section>`;
 }
 
 function appsSection(view: AccountView, apps: ConnectedAppItem[]): string {
@@ -156,7 +188,7 @@ function appsSection(view: AccountView, apps: ConnectedAppItem[]): string {
     })
     .join('\n');
   return `<section aria-labelledby="apps-heading"><h2 id="apps-heading">${escapeHTML(m.accountAppsHeading)}</h2>
-<ul class="items" id="apps">${items}</ul></section>`;
+<ul class="items" id="apps">${items}</ul>${pager(view, 'apps')}</section>`;
 }
 
 /**

@@ -19,6 +19,7 @@ import { logoSources } from '../authorize/pages/logo-policy.js';
 import { createStyleNonce, htmlResponse } from '../authorize/pages/security-headers.js';
 import { renderAccountHtml, renderNotSignedInHtml } from './account-html.js';
 import { addPasskey, listPasskeys, passkeyHooks, removePasskey } from './account-passkeys.js';
+import { listPage, pageSlice } from './account-paging.js';
 import { accountPageOff, readAccountPost } from './account-post.js';
 import { connectedApps, disconnectApp, endOtherSessions, endOwnSession, sessionItems } from './account-sessions.js';
 import { type AccountVisit, accountPagePath, currentVisit, signInRedirect } from './account-visit.js';
@@ -50,6 +51,10 @@ async function showPage(context: SentinelContext, request: SentinelRequest, visi
   const scriptNonce = hooks === undefined ? undefined : createStyleNonce();
   const action = accountPagePath(context, request.mountPath, accountId);
   const done = request.query.get('done') ?? undefined;
+  const sessions = await sessionItems(context, visit, request.query.get('sessions'));
+  const apps = await connectedApps(context, visit, request.query.get('apps'));
+  const passkeys = hooks === undefined ? undefined : await listPasskeys(context, visit);
+  const passkeysAt = listPage(request.query.get('passkeys'), passkeys?.length ?? 0);
   const html = renderAccountHtml(
     {
       user: await displayName(context, visit),
@@ -57,16 +62,17 @@ async function showPage(context: SentinelContext, request: SentinelRequest, visi
       logoutAction: `${request.mountPath ?? ''}${routePath(context.config, 'logout', { accountId })}`,
       csrfToken: visit.csrfToken,
       notice: done === undefined ? undefined : NOTICES[done],
-      sessions: await sessionItems(context, visit),
+      sessions: sessions.items,
       passkeys:
-        hooks === undefined
+        hooks === undefined || passkeys === undefined
           ? undefined
           : {
-              items: await listPasskeys(context, visit),
+              items: pageSlice(passkeys, passkeysAt),
               canRemove: typeof hooks.remove === 'function',
               optionsURL: `${request.mountPath ?? ''}${routePath(context.config, 'account-passkey-options', { accountId })}`,
             },
-      apps: await connectedApps(context, visit),
+      apps: apps.items,
+      pages: { sessions: sessions.at, passkeys: passkeysAt, apps: apps.at },
       lang: locale.tag,
       dir: locale.dir,
       messages: locale.messages,

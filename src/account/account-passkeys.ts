@@ -18,9 +18,7 @@ import { relyingParty } from '../passkeys/options.js';
 import { webAuthnUserID } from '../passkeys/user-handle.js';
 import type { AccountVisit } from './account-visit.js';
 import { readAccountPost } from './account-post.js';
-
-/** Most passkeys the page lists: a user store answering thousands must not make a page of megabytes. */
-export const MAX_LISTED_PASSKEYS = 50;
+import { ACCOUNT_LIST_BOUND } from './account-paging.js';
 
 /** The ceremony id of a session: distinct from every interaction id (those have no `account-` prefix). */
 function ceremonyOf(visit: AccountVisit): string {
@@ -38,7 +36,8 @@ export function passkeyHooks(context: SentinelContext): PasskeyHooks | undefined
 }
 
 /**
- * The user's passkeys, newest first, at most {@link MAX_LISTED_PASSKEYS}; empty without passkey hooks.
+ * The user's passkeys, newest first, at most {@link ACCOUNT_LIST_BOUND} (a user store answering thousands must not
+ * make a page of megabytes); empty without passkey hooks.
  *
  * @example
  * const passkeys = await listPasskeys(context, visit);
@@ -47,7 +46,7 @@ export async function listPasskeys(context: SentinelContext, visit: AccountVisit
   const hooks = passkeyHooks(context);
   if (hooks === undefined) return [];
   const list = await hooks.list({ accountId: visit.accountId, userId: visit.session.userId });
-  return [...list].sort((a, b) => b.createdAt - a.createdAt).slice(0, MAX_LISTED_PASSKEYS);
+  return [...list].sort((a, b) => b.createdAt - a.createdAt).slice(0, ACCOUNT_LIST_BOUND);
 }
 
 /**

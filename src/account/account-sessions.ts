@@ -12,9 +12,8 @@ import { listAppGrants, listUserSessions } from '../sessions/session-views.js';
 import { readGrant } from '../token/grant-records.js';
 import type { ConnectedAppItem, SessionItem } from './account-html.js';
 import type { AccountVisit } from './account-visit.js';
+import { ACCOUNT_LIST_BOUND, type ListPage, listPage, pageSlice } from './account-paging.js';
 
-/** Most sessions and apps the page lists (newest first): a page stays small whatever the index holds. */
-export const MAX_LISTED = 50;
 /** Most grant records read per app for its scopes: one per sign-in, so a few show what it holds. */
 const GRANTS_READ_PER_APP = 5;
 
@@ -44,34 +43,44 @@ function appNames(context: SentinelContext, accountId: string): (clientId: strin
 }
 
 /**
- * The user's device sessions, this one first, then newest first.
+ * One page of the user's device sessions, this one first, then newest first.
  *
  * @example
- * const sessions = await sessionItems(context, visit);
+ * const { items, at } = await sessionItems(context, visit, request.query.get('sessions'));
  */
-export async function sessionItems(context: SentinelContext, visit: AccountVisit): Promise<SessionItem[]> {
+export async function sessionItems(
+  context: SentinelContext,
+  visit: AccountVisit,
+  requestedPage: string | null = null,
+): Promise<{ items: SessionItem[]; at: ListPage }> {
   const current = currentSid(visit);
   const nameOf = appNames(context, visit.accountId);
   const sessions = (await listUserSessions(context, visit.accountId, visit.session.userId))
     .sort((a, b) => Number(b.sid === current) - Number(a.sid === current) || b.authTime - a.authTime)
-    .slice(0, MAX_LISTED);
-  return Promise.all(
-    sessions.map(async (session) => ({
+    .slice(0, ACCOUNT_LIST_BOUND);
+  const at = listPage(requestedPage, sessions.length);
+  const items = await Promise.all(
+    pageSlice(sessions, at).map(async (session) => ({
       sid: session.sid,
       authTime: session.authTime,
       current: session.sid === current,
       apps: await Promise.all(session.clientIds.map(nameOf)),
     })),
   );
+  return { items, at };
 }
 
 /**
- * The apps holding live grants of the user: name, the scopes of their grants, and the first sign-in behind them.
+ * One page of the apps holding live grants of the user: name, the scopes of their grants, and the first sign-in behind them.
  *
  * @example
- * const apps = await connectedApps(context, visit);
+ * const { items, at } = await connectedApps(context, visit, request.query.get('apps'));
  */
-export async function connectedApps(context: SentinelContext, visit: AccountVisit): Promise<ConnectedAppItem[]> {
+export async function connectedApps(
+  context: SentinelContext,
+  visit: AccountVisit,
+  requestedPage: string | null = null,
+): Promise<{ items: ConnectedAppItem[]; at: ListPage }> {
   const { accountId } = visit;
   const userId = visit.session.userId;
   const nameOf = appNames(context, accountId);
@@ -80,8 +89,10 @@ export async function connectedApps(context: SentinelContext, visit: AccountVisi
   for (const session of index.sessions) {
     for (const grant of session.grants) grantIds.set(grant.clientId, [...(grantIds.get(grant.clientId) ?? []), grant.grantId]);
   }
-  return Promise.all(
-    apps.slice(0, MAX_LISTED).map(async (app) => {
+  const at = listPage(requestedPage, apps.length);
+  // Only the shown page's grants are read.
+  const items = await Promise.all(
+    pageSlice(apps.slice(0, ACCOUNT_LIST_BOUND), at).map(async (app) => {
       const records = await Promise.all(
         (grantIds.get(app.clientId) ?? []).slice(0, GRANTS_READ_PER_APP).map((id) => readGrant(context, id)),
       );
@@ -91,6 +102,7 @@ export async function connectedApps(context: SentinelContext, visit: AccountVisi
       return { clientId: app.clientId, name: await nameOf(app.clientId), scopes, since };
     }),
   );
+  return { items, at };
 }
 
 /**

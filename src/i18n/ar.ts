@@ -102,4 +102,7 @@ export const ar: Messages = {
   accountNotYourPasskey: 'مفتاح المرور هذا ليس لك، أو تمت إزالته من قبل.',
   accountNotYourSession: 'هذه الجلسة ليست لك، أو انتهت من قبل.',
   accountAppNotConnected: 'لا يملك هذا التطبيق أي وصول إلى حسابك.',
+  accountPrevious: 'السابق',
+  accountNext: 'التالي',
+  accountPageOf: 'الصفحة {page} من {pages}',
 };

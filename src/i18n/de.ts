@@ -102,4 +102,7 @@ export const de: Messages = {
   accountNotYourPasskey: 'Dieser Passkey gehört nicht dir, oder er wurde schon entfernt.',
   accountNotYourSession: 'Diese Sitzung gehört nicht dir, oder sie ist schon beendet.',
   accountAppNotConnected: 'Diese App hat keinen Zugriff auf dein Konto.',
+  accountPrevious: 'Zurück',
+  accountNext: 'Weiter',
+  accountPageOf: 'Seite {page} von {pages}',
 };

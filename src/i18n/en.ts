@@ -102,4 +102,7 @@ export const en: Messages = {
   accountNotYourPasskey: 'That passkey is not one of yours, or it was already removed.',
   accountNotYourSession: 'That session is not one of yours, or it already ended.',
   accountAppNotConnected: 'That app holds no access to your account.',
+  accountPrevious: 'Previous',
+  accountNext: 'Next',
+  accountPageOf: 'Page {page} of {pages}',
 };

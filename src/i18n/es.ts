@@ -102,4 +102,7 @@ export const es: Messages = {
   accountNotYourPasskey: 'Esa llave de acceso no es tuya, o ya se eliminó.',
   accountNotYourSession: 'Esa sesión no es tuya, o ya terminó.',
   accountAppNotConnected: 'Esa aplicación no tiene acceso a tu cuenta.',
+  accountPrevious: 'Anterior',
+  accountNext: 'Siguiente',
+  accountPageOf: 'Página {page} de {pages}',
 };

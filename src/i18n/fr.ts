@@ -103,4 +103,7 @@ export const fr: Messages = {
   accountNotYourPasskey: "Cette clé d'accès n'est pas la vôtre, ou elle a déjà été supprimée.",
   accountNotYourSession: "Cette session n'est pas la vôtre, ou elle est déjà terminée.",
   accountAppNotConnected: "Cette application n'a aucun accès à votre compte.",
+  accountPrevious: 'Précédent',
+  accountNext: 'Suivant',
+  accountPageOf: 'Page {page} sur {pages}',
 };

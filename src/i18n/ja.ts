@@ -102,4 +102,7 @@ export const ja: Messages = {
   accountNotYourPasskey: 'そのパスキーはあなたのものではないか、すでに削除されています。',
   accountNotYourSession: 'そのセッションはあなたのものではないか、すでに終了しています。',
   accountAppNotConnected: 'そのアプリはあなたのアカウントにアクセスできません。',
+  accountPrevious: '前へ',
+  accountNext: '次へ',
+  accountPageOf: '{pages} ページ中 {page} ページ目',
 };

@@ -133,6 +133,10 @@ export interface Messages {
   accountNotYourPasskey: string;
   accountNotYourSession: string;
   accountAppNotConnected: string;
+  /** The account page's links between the pages of a list, and where the list is (`{page}`, `{pages}`). */
+  accountPrevious: string;
+  accountNext: string;
+  accountPageOf: string;
 }
 
 /** The keys of {@link Messages}, for checks that every catalogue is complete. */

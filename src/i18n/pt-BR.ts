@@ -102,4 +102,7 @@ export const ptBR: Messages = {
   accountNotYourPasskey: 'Essa chave de acesso não é sua, ou já foi removida.',
   accountNotYourSession: 'Essa sessão não é sua, ou já foi encerrada.',
   accountAppNotConnected: 'Esse aplicativo não tem acesso à sua conta.',
+  accountPrevious: 'Anterior',
+  accountNext: 'Próxima',
+  accountPageOf: 'Página {page} de {pages}',
 };
