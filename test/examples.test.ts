@@ -1,7 +1,8 @@
 /**
  * Each example app, started as its own process the way a user starts it (`node --import tsx examples/<fw>/server.ts`)
  * on a free port: the start-up banner, the consumer-bound client credentials flow into the guarded token-retrieval
- * API, and the authorization code flow through the demo client page (sign-in, callback, code exchange, SSO, logout).
+ * API, and the authorization code flow through the demo client page (sign-in, callback, code exchange, a demo button
+ * through the adapter, SSO, logout).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ExampleStarts, type RunningExample, startExamples } from './helpers/example-process.js';
@@ -81,6 +82,12 @@ describe.each(FRAMEWORKS)('examples/%s', (framework) => {
     expect(banner).toContain(`${base()}/signin`);
     expect(banner).toContain(`curl -s -X POST '${base()}/sentinel/api/v2/account/${ACCOUNT}/app/token?state=${SEEDED_CONSUMER}'`);
     expect(banner).toContain(`client_secret=${clientSecret}`);
+    // Where each page is: the app, the login (through authorize), the account page, the console, discovery.
+    expect(banner).toMatch(new RegExp(`^\\s+app\\s+${base()}/\\s`, 'm'));
+    expect(banner).toContain(`${base()}/sentinel/api/account/${ACCOUNT}/authorize`);
+    expect(banner).toContain(`${base()}/sentinel/api/account/${ACCOUNT}/account`);
+    expect(banner).toContain(`${base()}/console/`);
+    expect(banner).toContain(`${base()}/sentinel/api/account/${ACCOUNT}/.well-known/openid-configuration`);
   });
 
   it('client credentials: a consumer-bound token reads that consumer’s brand tokens and nobody else’s', async () => {
@@ -177,6 +184,24 @@ describe.each(FRAMEWORKS)('examples/%s', (framework) => {
     const page = await signedIn.text();
     expect(page).toContain('Signed in as <strong id="subject">user-demo-1</strong>');
     expect(page).not.toContain(callbackURL.searchParams.get('code') ?? 'no code');
+
+    // A demo button through this framework's adapter: the form body reaches the handler, bound to the session's
+    // CSRF token; without the token nothing happens.
+    const demoCsrf = /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? '';
+    const press = (body: string): Promise<Response> =>
+      fetch(`${base()}/demo/app-token`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' },
+        body,
+      });
+    expect((await press('csrf=forged')).status).toBe(403);
+    expect(await (await get('/')).text()).not.toContain('id="result"');
+    const pressed = await press(`csrf=${demoCsrf}`);
+    expect(pressed.status).toBe(303);
+    const shown = await (await get('/')).text();
+    expect(shown).toContain('The app-token endpoint answered 200');
+    expect(shown).toContain(`<code>${SEEDED_CONSUMER}</code>`);
 
     // A second sign-in in the same browser goes straight back with a code: the device session is reused.
     const again = await get('/signin');
