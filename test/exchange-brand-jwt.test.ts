@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { decodeJwt, exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { describe, expect, it, vi } from 'vitest';
-import { MemoryStore, type SentinelOptions } from '../src/index.js';
+import { hashClientSecret, MemoryAppStore, MemoryStore, type SentinelOptions } from '../src/index.js';
 import {
   basic,
   CLIENT_ID,
@@ -160,6 +160,22 @@ describe('JWT bearer grant (RFC 7523) with a trusted brand issuer', () => {
       const sentinel = sentinelWith({
         trustedIssuers: [{ accountId: OTHER_ACCOUNT, issuer: BRAND_ISSUER, jwks: { keys: [key.publicJwk as never] } }],
       });
+      await expectRefused(await bearer(sentinel, await brandJWT(key)), 'invalid_grant', /not trusted/);
+    });
+
+    it("refuses an issuer that a registry lists for another account (the registry's answer is filtered)", async () => {
+      const bot = { ...(exchangeOptions(key).apps ?? []).find((app) => app.clientId === BOT_CLIENT_ID) } as Record<string, unknown>;
+      const { clientSecret, ...rest } = bot;
+      const registry = Object.assign(
+        new MemoryAppStore([
+          { ...rest, clientSecretHash: hashClientSecret(String(clientSecret)), tokenEndpointAuthMethod: 'client_secret_post' } as never,
+        ]),
+        {
+          // A registry that answers too much: every account's issuers.
+          findTrustedIssuers: () => [{ accountId: OTHER_ACCOUNT, issuer: BRAND_ISSUER, jwks: { keys: [key.publicJwk as never] } }],
+        },
+      );
+      const sentinel = makeSentinel({ apps: [], appStore: registry, trustedIssuers: [] });
       await expectRefused(await bearer(sentinel, await brandJWT(key)), 'invalid_grant', /not trusted/);
     });
 

@@ -63,6 +63,25 @@ describe('brand jti on MemoryStore', () => {
   });
 });
 
+describe('brand jti when its area of MemoryStore is full', () => {
+  it('refuses new JWTs rather than forgetting a spent one: a replay stays refused', async () => {
+    // A tiny budget for each security prefix (a few markers) and for ordinary prefixes (three entries).
+    const store = new MemoryStore({ max: 3, securityMaxBytes: 2048 });
+    const sentinel = makeSentinel(exchangeOptions(key, { store, onError: () => {} }));
+    const first = await brandJWT(key);
+    expect((await bearer(sentinel, first)).status).toBe(200);
+    const later: number[] = [];
+    for (let index = 0; index < 40; index += 1) later.push((await bearer(sentinel, await brandJWT(key))).status);
+    // Security state is never evicted: once the area is full, new JWTs are turned away (a 5xx, never a token).
+    const accepted = later.findIndex((status) => status !== 200);
+    expect(accepted, later.join(',')).toBeGreaterThanOrEqual(0);
+    expect(later.slice(accepted).every((status) => status >= 500)).toBe(true);
+    const replay = await bearer(sentinel, first);
+    expect(replay.status).toBe(400);
+    expect(jsonOf(replay).error_description).toMatch(/already been used/);
+  });
+});
+
 await describeOnSharedRedis('exchange-jti', 'brand jti on RedisStore (two instances)', (newStore, block) => {
   cases(
     'RedisStore',
