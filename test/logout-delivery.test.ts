@@ -173,6 +173,20 @@ describe('back-channel logout delivery', () => {
     expect([...receivers.a.problems, ...receivers.b.problems]).toEqual([]);
   }, 30_000);
 
+  it('an app that hangs holds at most its share of the delivery slots: the other app is told meanwhile', async () => {
+    const { sentinel, receivers } = await setUp({ b: () => 'hang' });
+    const sessions = 40;
+    for (let i = 0; i < sessions; i++) {
+      const { cookie } = await signInWithSession(sentinel);
+      await signInThroughSession(sentinel, APP_B, cookie);
+    }
+    expect(await sentinel.endUserSessions({ accountId: ACCOUNT, userId: USER_ID })).toBe(sessions);
+    await receivers.a.waitFor(sessions);
+    // Eight of B's deliveries hang (its share of the 32 slots); the rest wait for them instead of taking A's slots.
+    expect(receivers.b.received.length).toBeLessThanOrEqual(8);
+    expect(receivers.a.problems).toEqual([]);
+  }, 60_000);
+
   it('a store failing to queue the deliveries: 500 server_error and onError, the grants already gone; a retry delivers', async () => {
     let failQueue = true;
     class FailingQueueStore extends MemoryStore {

@@ -8,7 +8,8 @@
  *   takes them. The app may then get the same logout (a new token) twice, which §2.6 allows it to treat as done.
  * - One instance takes each delivery: the claim is one atomic step in the store (a Lua script on Redis).
  * - Nothing waits on an app: the ending request only queues; deliveries run here, each bounded to 5 s, at most
- *   {@link MAX_IN_FLIGHT} at a time, so one hanging app holds one slot, not the loop.
+ *   {@link MAX_IN_FLIGHT} at a time and {@link MAX_IN_FLIGHT_PER_APP} per app, so a hanging app holds a few slots,
+ *   never the loop, and the other apps' deliveries go on.
  * - The loop polls every second (deliveries queued elsewhere, retries coming due) and is woken at once by a delivery
  *   queued on this instance. Its timer is unref'd: it never keeps a process alive; `sentinel.close()` stops it.
  */
@@ -33,6 +34,10 @@ export const MAX_IN_FLIGHT = 32;
  * Each wait is stretched by up to a tenth at random, so apps that come back are not hit by every retry at once.
  */
 export const RETRY_DELAYS_MS: readonly number[] = [2000, 4000, 8000, 16_000, 30_000];
+/** Most deliveries in flight to one app on one instance: a hanging app holds at most these slots. */
+export const MAX_IN_FLIGHT_PER_APP = 8;
+/** How long a delivery waits when its app holds all of its slots, in milliseconds (not counted as an attempt). */
+export const APP_BUSY_DELAY_MS = 1000;
 /** Attempts before a delivery is given up. */
 export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 
@@ -52,6 +57,8 @@ export class LogoutDeliveryWorker {
   readonly #serviceKeys: ServiceKeys;
   readonly #report: FailureReport;
   readonly #inFlight = new Set<Promise<void>>();
+  /** Deliveries in flight per app (`accountId clientId`), for {@link MAX_IN_FLIGHT_PER_APP}. */
+  readonly #perApp = new Map<string, number>();
   readonly #stopping = new AbortController();
   #timer: ReturnType<typeof setInterval> | undefined;
   /** The poll under way, if any: one at a time per instance. */
@@ -150,10 +157,26 @@ export class LogoutDeliveryWorker {
         await queue.settle(job, null, 0);
         return;
       }
+      const appKey = `${logout.accountId} ${logout.clientId}`;
+      const busy = this.#perApp.get(appKey) ?? 0;
+      if (busy >= MAX_IN_FLIGHT_PER_APP) {
+        // This app already holds its share of the slots (it is slow or hanging): the job waits a little, uncounted,
+        // so the other apps' deliveries are not stuck behind it.
+        await queue.settle(job, logout, Date.now() + APP_BUSY_DELAY_MS);
+        return;
+      }
+      this.#perApp.set(appKey, busy + 1);
       const attempts = logout.attempts + 1;
-      const outcome = await observeDelivery(logout.accountId, logout.clientId, context.config.telemetry.identifiersInMetrics, () =>
-        this.#attempt(logout, app),
-      );
+      let outcome: PostOutcome;
+      try {
+        outcome = await observeDelivery(logout.accountId, logout.clientId, context.config.telemetry.identifiersInMetrics, () =>
+          this.#attempt(logout, app),
+        );
+      } finally {
+        const left = (this.#perApp.get(appKey) ?? 1) - 1;
+        if (left === 0) this.#perApp.delete(appKey);
+        else this.#perApp.set(appKey, left);
+      }
       if (this.#stopping.signal.aborted && outcome.kind !== 'delivered') {
         // Cut off by close(): not an attempt the app saw through, so it is not counted.
         await queue.settle(job, logout, Date.now());
