@@ -7,7 +7,7 @@
  * test slower but not make it fail. (A sluggish machine can at worst make the "window does not slide" test pass
  * without proving much, never fail spuriously.)
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/stores/store.js';
@@ -294,6 +294,71 @@ export function runStoreContract(
         await expect(store.swap([{ key: grant, expect: value, value: 'yes', ttlMs: LONG }])).resolves.toBe(true);
         await expect(store.get(grant)).resolves.toBe('yes');
       });
+    });
+  });
+
+  // The optional job queue (back-channel logout deliveries wait in it): explicit times, so nothing waits.
+  describe(`${name}: Store job queue`, () => {
+    let subject: StoreUnderTest | undefined;
+    let store: Required<Pick<Store, 'enqueueJobs' | 'claimJobs' | 'settleJob'>>;
+    const T = 1_800_000_000_000;
+
+    beforeEach(async () => {
+      subject = await makeStore();
+      const made = subject.store;
+      if (made.enqueueJobs === undefined || made.claimJobs === undefined || made.settleJob === undefined) {
+        throw new Error(`${name} has no job queue`);
+      }
+      store = made as typeof store;
+    });
+
+    afterEach(async () => {
+      await subject?.cleanup();
+      subject = undefined;
+    });
+
+    it('queues an id once, hands out only due jobs, earliest first, at most max', async () => {
+      const queue = `q-${randomUUID()}`;
+      await store.enqueueJobs(queue, [
+        { id: 'late', payload: 'p-late', dueAt: T + 5000 },
+        { id: 'b', payload: 'p-b', dueAt: T + 20 },
+        { id: 'a', payload: 'p-a', dueAt: T + 10 },
+      ]);
+      await store.enqueueJobs(queue, [{ id: 'a', payload: 'replaced?', dueAt: T }]);
+      const first = await store.claimJobs(queue, T + 100, 30_000, 1);
+      expect(first).toEqual([{ id: 'a', payload: 'p-a', lease: T + 30_100 }]);
+      expect((await store.claimJobs(queue, T + 100, 30_000, 10)).map((job) => job.id)).toEqual(['b']);
+      expect(await store.claimJobs(queue, T + 100, 30_000, 10)).toEqual([]);
+    });
+
+    it('gives each due job to one of many concurrent claimers', async () => {
+      const queue = `q-${randomUUID()}`;
+      await store.enqueueJobs(
+        queue,
+        Array.from({ length: 20 }, (_, i) => ({ id: `j${i}`, payload: `p${i}`, dueAt: T })),
+      );
+      const claims = await Promise.all(Array.from({ length: 8 }, () => store.claimJobs(queue, T, 30_000, 5)));
+      const ids = claims.flat().map((job) => job.id);
+      expect(ids).toHaveLength(20);
+      expect(new Set(ids).size).toBe(20);
+    });
+
+    it('settles only under the current lease; an expired lease lets another claimer take the job', async () => {
+      const queue = `q-${randomUUID()}`;
+      await store.enqueueJobs(queue, [{ id: 'j', payload: 'p', dueAt: T }]);
+      const [mine] = await store.claimJobs(queue, T, 1000, 1);
+      expect(mine).toBeDefined();
+      // The lease ran out: another claimer takes it, and the first one's settle no longer applies.
+      const [theirs] = await store.claimJobs(queue, T + 1001, 1000, 1);
+      expect(theirs?.id).toBe('j');
+      await expect(store.settleJob(queue, 'j', mine?.lease as number, null)).resolves.toBe(false);
+      // A retry puts it back with a new payload and due time; then it is settled for good.
+      await expect(store.settleJob(queue, 'j', theirs?.lease as number, { payload: 'p2', dueAt: T + 5000 })).resolves.toBe(true);
+      expect(await store.claimJobs(queue, T + 4999, 1000, 1)).toEqual([]);
+      const [again] = await store.claimJobs(queue, T + 5000, 1000, 1);
+      expect(again?.payload).toBe('p2');
+      await expect(store.settleJob(queue, 'j', again?.lease as number, null)).resolves.toBe(true);
+      expect(await store.claimJobs(queue, T + 1_000_000, 1000, 1)).toEqual([]);
     });
   });
 
