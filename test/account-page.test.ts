@@ -115,6 +115,11 @@ describe('account page', () => {
     const { page, csrf } = await openPage(h, cookie);
     expect(page.body).toContain('data-passkey="cred-alice-1"');
     expect(page.body).not.toContain('cred-mallory');
+    // Each Remove button is described by its own row, so a screen reader tells them apart.
+    for (const index of [0, 1]) {
+      expect(page.body).toContain(`<div id="passkey-${index}">`);
+      expect(page.body).toContain(`aria-describedby="passkey-${index}"`);
+    }
     const removed = await post(h, cookie, { csrf_token: csrf, action: 'remove-passkey', credential_id: 'cred-alice-1' });
     expect(removed.status).toBe(303);
     expect(removed.headers.location).toBe(`${PAGE}?done=passkey-removed`);

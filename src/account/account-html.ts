@@ -91,11 +91,16 @@ function when(lang: string, millis: number): string {
   }
 }
 
-function postButton(view: AccountView, action: string, label: string, fields: Record<string, string>, style = 'secondary'): string {
+/**
+ * One action's form. `describedBy` names the row the button acts on, so that a screen reader tells one "Remove"
+ * from the next.
+ */
+function postButton(view: AccountView, action: string, label: string, fields: Record<string, string>, describedBy?: string): string {
   const hidden = Object.entries(fields)
     .map(([name, value]) => `<input type="hidden" name="${escapeHTML(name)}" value="${escapeHTML(value)}">`)
     .join('');
-  return `<form method="post" action="${escapeHTML(view.action)}"><input type="hidden" name="csrf_token" value="${escapeHTML(view.csrfToken)}"><input type="hidden" name="action" value="${escapeHTML(action)}">${hidden}<button type="submit" class="${style}">${escapeHTML(label)}</button></form>`;
+  const described = describedBy === undefined ? '' : ` aria-describedby="${escapeHTML(describedBy)}"`;
+  return `<form method="post" action="${escapeHTML(view.action)}"><input type="hidden" name="csrf_token" value="${escapeHTML(view.csrfToken)}"><input type="hidden" name="action" value="${escapeHTML(action)}">${hidden}<button type="submit" class="secondary"${described}>${escapeHTML(label)}</button></form>`;
 }
 
 /** The page links of one list: the other lists' pages are kept, so paging one leaves them where they were. */
@@ -129,14 +134,14 @@ function headingOf(view: AccountView, list: PagedList): string {
 function sessionsSection(view: AccountView, sessions: SessionItem[]): string {
   const m = view.messages;
   const items = sessions
-    .map((session) => {
+    .map((session, index) => {
       const tag = session.current ? `<span class="tag">${escapeHTML(m.accountSessionThisDevice)}</span>` : '';
       const apps =
         session.apps.length === 0
           ? ''
           : `<span class="detail">${escapeHTML(fill(m.accountSessionApps, { apps: session.apps.join(', ') }))}</span>`;
       const label = escapeHTML(fill(m.accountSessionSince, { time: when(view.lang, session.authTime * 1000) }));
-      return `<li data-sid="${escapeHTML(session.sid)}"><div>${label}${tag}${apps}</div>${postButton(view, 'end-session', m.accountSessionEnd, { sid: session.sid })}</li>`;
+      return `<li data-sid="${escapeHTML(session.sid)}"><div id="session-${index}">${label}${tag}${apps}</div>${postButton(view, 'end-session', m.accountSessionEnd, { sid: session.sid }, `session-${index}`)}</li>`;
     })
     .join('\n');
   const others = sessions.some((session) => !session.current)
@@ -150,11 +155,13 @@ ${pager(view, 'sessions')}${others}</section>`;
 function passkeysSection(view: AccountView, passkeys: NonNullable<AccountView['passkeys']>): string {
   const m = view.messages;
   const items = passkeys.items
-    .map((passkey) => {
+    .map((passkey, index) => {
       const label = escapeHTML(fill(m.accountPasskeyLabel, { id: `${passkey.id.slice(0, 10)}…` }));
       const added = escapeHTML(fill(m.accountPasskeyAdded, { time: when(view.lang, passkey.createdAt) }));
-      const remove = passkeys.canRemove ? postButton(view, 'remove-passkey', m.accountPasskeyRemove, { credential_id: passkey.id }) : '';
-      return `<li data-passkey="${escapeHTML(passkey.id)}"><div>${label}<span class="detail">${added}</span></div>${remove}</li>`;
+      const remove = passkeys.canRemove
+        ? postButton(view, 'remove-passkey', m.accountPasskeyRemove, { credential_id: passkey.id }, `passkey-${index}`)
+        : '';
+      return `<li data-passkey="${escapeHTML(passkey.id)}"><div id="passkey-${index}">${label}<span class="detail">${added}</span></div>${remove}</li>`;
     })
     .join('\n');
   const list =
@@ -178,13 +185,13 @@ function appsSection(view: AccountView, apps: ConnectedAppItem[]): string {
 <p class="none">${escapeHTML(m.accountAppsNone)}</p></section>`;
   }
   const items = apps
-    .map((app) => {
+    .map((app, index) => {
       const scopes =
         app.scopes.length === 0
           ? ''
           : `<span class="detail">${escapeHTML(fill(m.accountAppScopes, { scopes: app.scopes.join(', ') }))}</span>`;
       const since = `<span class="detail">${escapeHTML(fill(m.accountAppSince, { time: when(view.lang, app.since * 1000) }))}</span>`;
-      return `<li data-client="${escapeHTML(app.clientId)}"><div><strong>${escapeHTML(app.name)}</strong>${scopes}${since}</div>${postButton(view, 'disconnect', m.accountAppDisconnect, { client_id: app.clientId })}</li>`;
+      return `<li data-client="${escapeHTML(app.clientId)}"><div id="app-${index}"><strong>${escapeHTML(app.name)}</strong>${scopes}${since}</div>${postButton(view, 'disconnect', m.accountAppDisconnect, { client_id: app.clientId }, `app-${index}`)}</li>`;
     })
     .join('\n');
   return `<section aria-labelledby="apps-heading"><h2 id="apps-heading">${escapeHTML(m.accountAppsHeading)}</h2>
