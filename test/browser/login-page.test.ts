@@ -269,9 +269,12 @@ describe.runIf(browserAvailable('browser: login page look and accessibility'))('
 
   /** Signs in on the example and presses its Sign out button: the service's "signed out" page. */
   async function signOut(page: Page): Promise<void> {
+    // The service's own signed-out page: RP-initiated logout confirmed on its page (the demo's button signs out
+    // with an id_token_hint and comes straight back to the app instead).
     await signIn(page, running());
+    await page.goto(`${running().url}/sentinel/api/account/${DEMO_ACCOUNT}/end_session`);
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.waitForURL(onPath(`/sentinel/api/account/${DEMO_ACCOUNT}/logout`));
+    await page.waitForURL((url) => onPath(`/sentinel/api/account/${DEMO_ACCOUNT}/end_session`)(url) && url.search === '');
   }
 
   it('signed-out page: the same centred card', async () => {
