@@ -56,6 +56,8 @@ const SERVICE_FILES = [
   'test/device-race.test.ts',
   // A brand JWT's jti, single use on MemoryStore and Redis
   'test/exchange-jti.test.ts',
+  // A child process: the exchange example as a user runs it
+  'test/exchange-example.test.ts',
   // Redis and child processes: servers sharing one store
   'test/key-rotation-redis.test.ts',
   'test/multi-instance.test.ts',
