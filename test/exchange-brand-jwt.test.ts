@@ -133,6 +133,28 @@ describe('JWT bearer grant (RFC 7523) with a trusted brand issuer', () => {
     await expectRefused(await bearer(configured, await brandJWT(key)), 'invalid_grant', /another audience/);
   });
 
+  // The signature is checked with node:crypto per algorithm of the allow-list: each one a brand may sign with works,
+  // and a key of another type never verifies a JWT that names an algorithm it does not fit.
+  it.each(['ES384', 'ES512', 'EdDSA', 'RS256', 'PS256', 'PS512'])('accepts a brand JWT signed with %s', async (alg) => {
+    const pair = await generateKeyPair(alg, { extractable: true });
+    const brand: BrandKey = {
+      privateKey: pair.privateKey as CryptoKey,
+      publicJwk: { ...(await exportJWK(pair.publicKey)), kid: `k-${alg}`, alg, use: 'sig' },
+    };
+    const now = Math.floor(Date.now() / 1000);
+    const jwt = await new SignJWT({ iss: BRAND_ISSUER, sub: CONSUMER_UUID, aud: ACCOUNT_ISSUER, iat: now, exp: now + 60 })
+      .setProtectedHeader({ alg, kid: `k-${alg}` })
+      .sign(brand.privateKey);
+    const response = await bearer(sentinelWith({}, brand), jwt);
+    expect(response.status, response.body).toBe(200);
+    const claimed = { ...brand.publicJwk, alg: alg === 'PS256' ? 'ES256' : alg };
+    if (alg === 'PS256') {
+      // the same key registered for another algorithm: refused, the registration's alg decides
+      const refused = await bearer(sentinelWith({}, { ...brand, publicJwk: claimed }), jwt);
+      expect(refused.status).toBe(400);
+    }
+  });
+
   it('reads the consumer from consumerIdClaim', async () => {
     const sentinel = sentinelWith({
       trustedIssuers: [
@@ -238,6 +260,11 @@ describe('JWT bearer grant (RFC 7523) with a trusted brand issuer', () => {
     it('refuses an expired JWT', async () => {
       const now = Math.floor(Date.now() / 1000);
       await expectRefused(await bearer(sentinelWith(), await brandJWT(key, { iat: now - 120, exp: now - 60 })), 'invalid_grant', /expired/);
+    });
+
+    it('refuses a JWT not valid before a time still to come (nbf)', async () => {
+      const now = Math.floor(Date.now() / 1000);
+      await expectRefused(await bearer(sentinelWith(), await brandJWT(key, { nbf: now + 600 })), 'invalid_grant', /invalid/);
     });
 
     it('refuses an iat in the future', async () => {

@@ -7,22 +7,14 @@
  * account registered. What the checks refuse becomes the error the calling grant names (`invalid_grant` for the JWT
  * bearer grant, `invalid_request` for token exchange); the JWT itself is never echoed.
  */
-import {
-  createLocalJWKSet,
-  decodeJwt,
-  decodeProtectedHeader,
-  errors as joseErrors,
-  type JSONWebKeySet,
-  jwtVerify,
-  type JWTPayload,
-} from 'jose';
+import { decodeJwt, decodeProtectedHeader, type JWTPayload, type ProtectedHeaderParameters } from 'jose';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import { JwksFetchError } from '../client-assertion/jwks-fetch.js';
 import { jwksFetcherOf } from '../client-assertion/verify-assertion.js';
-import { ASYMMETRIC_ALGORITHMS } from '../keys/jwk-public.js';
 import { digest } from '../lib/random-secrets.js';
 import { routeUrl } from '../http/route-paths.js';
+import { checkBrandSignature } from './brand-signature.js';
 import { DEFAULT_CONSUMER_ID_CLAIM, type TrustedIssuer } from './trusted-issuer.js';
 
 /** The longest a brand JWT may live (`exp` − `iat`, or `exp` − now without `iat`): it bounds the `jti` memory too. */
@@ -44,10 +36,11 @@ export interface BrandAssertion {
 /** Builds the refusal of the calling grant; the description names the failed check. */
 export type Refusal = (description: string) => OAuthError;
 
+/** A key set as registered or fetched: `{ keys: [...] }` (RFC 7517 §5). */
+type KeySet = { keys?: unknown };
+
 // Configured issuers, indexed once per resolved configuration (every request-scoped context shares the config).
 const indexes = new WeakMap<SentinelContext['config'], Map<string, TrustedIssuer>>();
-// Key sets made usable once per set object: importing the same public keys on every request is the largest cost.
-const keySets = new WeakMap<object, ReturnType<typeof createLocalJWKSet>>();
 
 function configuredIndex(config: SentinelContext['config']): Map<string, TrustedIssuer> {
   let index = indexes.get(config);
@@ -72,15 +65,6 @@ export async function findTrustedIssuer(context: SentinelContext, accountId: str
   return registered.find((entry) => entry.accountId === accountId && entry.issuer === iss);
 }
 
-function keySetFor(keys: JSONWebKeySet): ReturnType<typeof createLocalJWKSet> {
-  let set = keySets.get(keys);
-  if (set === undefined) {
-    set = createLocalJWKSet(keys);
-    keySets.set(keys, set);
-  }
-  return set;
-}
-
 /** Tells the host why an issuer's keys could not be had; a throwing `onError` must not turn a 400 into a crash. */
 function reportUnavailable(context: SentinelContext, accountId: string, error: JwksFetchError): void {
   try {
@@ -90,15 +74,13 @@ function reportUnavailable(context: SentinelContext, accountId: string, error: J
   }
 }
 
-async function issuerKeys(
-  context: SentinelContext,
-  issuer: TrustedIssuer,
-  refresh: boolean,
-): Promise<ReturnType<typeof createLocalJWKSet>> {
-  if (issuer.jwks !== undefined) return keySetFor(issuer.jwks as JSONWebKeySet);
+async function issuerKeys(context: SentinelContext, issuer: TrustedIssuer, refresh: boolean): Promise<KeySet> {
+  if (issuer.jwks !== undefined) return issuer.jwks as KeySet;
   try {
-    const fetched = await jwksFetcherOf(context).get(issuer.jwksUri as string, { refresh, minRefreshIntervalMs: KEY_REFRESH_INTERVAL_MS });
-    return keySetFor(fetched as JSONWebKeySet);
+    return (await jwksFetcherOf(context).get(issuer.jwksUri as string, {
+      refresh,
+      minRefreshIntervalMs: KEY_REFRESH_INTERVAL_MS,
+    })) as KeySet;
   } catch (error) {
     if (!(error instanceof JwksFetchError)) throw error;
     reportUnavailable(context, issuer.accountId, error);
@@ -116,12 +98,19 @@ function unverifiedClaims(jwt: string, refuse: Refusal, name: string): JWTPayloa
   }
 }
 
-function hasCriticalHeader(jwt: string): boolean {
+function protectedHeader(jwt: string, refuse: Refusal, name: string): ProtectedHeaderParameters {
   try {
-    return decodeProtectedHeader(jwt).crit !== undefined;
+    return decodeProtectedHeader(jwt);
   } catch {
-    return false;
+    throw refuse(`${name} is invalid`);
   }
+}
+
+/** `aud` as a string or an array of strings naming one of `accepted` (RFC 7519 §4.1.3). */
+function audienceMatches(aud: unknown, accepted: string | readonly string[]): boolean {
+  const wanted = typeof accepted === 'string' ? [accepted] : accepted;
+  if (typeof aud === 'string') return wanted.includes(aud);
+  return Array.isArray(aud) && aud.some((entry) => typeof entry === 'string' && wanted.includes(entry));
 }
 
 /**
@@ -145,42 +134,31 @@ export async function verifyBrandJWT(
   if (typeof unverified.iss !== 'string') throw refuse(`${name} has no iss`);
   const issuer = await findTrustedIssuer(context, accountId, unverified.iss);
   if (issuer === undefined) throw refuse(`the issuer of ${name} is not trusted by this account`);
-  if (hasCriticalHeader(jwt)) throw refuse(`${name} names critical header extensions this service does not implement`);
+  const header = protectedHeader(jwt, refuse, name);
+  if (header.crit !== undefined) throw refuse(`${name} names critical header extensions this service does not implement`);
+  // The signature first: no claim of an unverified JWT decides anything beyond which issuer's keys to try.
+  let signature = checkBrandSignature(jwt, header, await issuerKeys(context, issuer, false));
+  // A kid the cached set lacks may be a rotation at the issuer: look once more (rate-limited per key-set URL).
+  if (signature === 'no-matching-key' && issuer.jwksUri !== undefined) {
+    signature = checkBrandSignature(jwt, header, await issuerKeys(context, issuer, true));
+  }
+  if (signature === 'algorithm-not-allowed') throw refuse(`${name} must use an asymmetric algorithm`);
+  if (signature !== 'verified') throw refuse(`${name} is not signed by a key of its trusted issuer`);
+  const payload = unverified;
+  const { clockTolerance } = context.config;
+  const now = Math.floor(Date.now() / 1000);
+  if (payload.iss !== issuer.issuer) throw refuse(`${name} is invalid`);
+  if (payload.exp === undefined) throw refuse(`${name} has no exp`);
+  for (const claim of ['exp', 'iat', 'nbf'] as const) {
+    if (payload[claim] !== undefined && typeof payload[claim] !== 'number') throw refuse(`${name} is invalid`);
+  }
+  if (typeof payload.nbf === 'number' && payload.nbf > now + clockTolerance) throw refuse(`${name} is invalid`);
+  if ((payload.exp as number) <= now - clockTolerance) throw refuse(`${name} has expired`);
   const audience =
     issuer.audience !== undefined
       ? issuer.audience
       : [context.accountIssuer(accountId), routeUrl(context.config, 'token', { accountId }), clientId];
-  const { clockTolerance } = context.config;
-  const verify = async (refresh: boolean) =>
-    jwtVerify(jwt, await issuerKeys(context, issuer, refresh), {
-      algorithms: [...ASYMMETRIC_ALGORITHMS],
-      issuer: issuer.issuer,
-      audience,
-      clockTolerance,
-      requiredClaims: ['exp'],
-    });
-  let payload: JWTPayload;
-  try {
-    try {
-      payload = (await verify(false)).payload;
-    } catch (error) {
-      // A kid the cached set lacks may be a rotation at the issuer: look once more (rate-limited per key-set URL).
-      if (!(error instanceof joseErrors.JWKSNoMatchingKey) || issuer.jwksUri === undefined) throw error;
-      payload = (await verify(true)).payload;
-    }
-  } catch (error) {
-    if (error instanceof OAuthError) throw error;
-    if (error instanceof joseErrors.JWTExpired) throw refuse(`${name} has expired`);
-    if (error instanceof joseErrors.JWTClaimValidationFailed && error.claim === 'aud') throw refuse(`${name} is for another audience`);
-    if (error instanceof joseErrors.JWTClaimValidationFailed && error.claim === 'exp') throw refuse(`${name} has no exp`);
-    if (error instanceof joseErrors.JWKSNoMatchingKey || error instanceof joseErrors.JWSSignatureVerificationFailed) {
-      throw refuse(`${name} is not signed by a key of its trusted issuer`);
-    }
-    if (error instanceof joseErrors.JOSEAlgNotAllowed) throw refuse(`${name} must use an asymmetric algorithm`);
-    if (error instanceof joseErrors.JOSEError) throw refuse(`${name} is invalid`);
-    throw error;
-  }
-  const now = Math.floor(Date.now() / 1000);
+  if (!audienceMatches(payload.aud, audience)) throw refuse(`${name} is for another audience`);
   const exp = payload.exp as number;
   if (payload.iat !== undefined && payload.iat > now + clockTolerance) throw refuse(`${name} is issued in the future`);
   if (exp - (payload.iat ?? now) > MAX_BRAND_JWT_LIFETIME_SECONDS) {

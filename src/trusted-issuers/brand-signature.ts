@@ -1,0 +1,97 @@
+/**
+ * The signature check of a brand JWT with node:crypto, synchronously, against the issuer's registered key set.
+ * Every exchange and JWT bearer request verifies one, so this is the grants' hot path: jose's WebCrypto route
+ * (an async verify handed to the thread pool per JWT) cost about as much as the rest of the request together.
+ * Keys are chosen as jose chooses them from a local set (the header's `kid` when it names one, the key's own `alg`,
+ * `use: "sig"`, `key_ops` with `verify`), and the key type must fit the algorithm exactly: no algorithm confusion.
+ */
+import { constants, createPublicKey, type JsonWebKey, type KeyObject, verify } from 'node:crypto';
+import { publicKeyProblem } from '../keys/jwk-public.js';
+
+interface Scheme {
+  hash: string | null;
+  /** RSASSA-PSS salt length (the hash's size, RFC 7518 §3.5); absent for PKCS#1 v1.5, ECDSA and EdDSA. */
+  pssSalt?: number;
+  fits(key: KeyObject): boolean;
+}
+
+const curve = (name: string) => (key: KeyObject) => key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === name;
+const rsa = (key: KeyObject) => key.asymmetricKeyType === 'rsa' && (key.asymmetricKeyDetails?.modulusLength ?? 0) >= 2048;
+const rsaPss = (key: KeyObject) =>
+  (key.asymmetricKeyType === 'rsa' || key.asymmetricKeyType === 'rsa-pss') && (key.asymmetricKeyDetails?.modulusLength ?? 0) >= 2048;
+
+/** Every algorithm of the asymmetric allow-list, and how it verifies. */
+const SCHEMES: Record<string, Scheme> = {
+  ES256: { hash: 'sha256', fits: curve('prime256v1') },
+  ES384: { hash: 'sha384', fits: curve('secp384r1') },
+  ES512: { hash: 'sha512', fits: curve('secp521r1') },
+  EdDSA: { hash: null, fits: (key) => key.asymmetricKeyType === 'ed25519' || key.asymmetricKeyType === 'ed448' },
+  Ed25519: { hash: null, fits: (key) => key.asymmetricKeyType === 'ed25519' },
+  RS256: { hash: 'sha256', fits: rsa },
+  RS384: { hash: 'sha384', fits: rsa },
+  RS512: { hash: 'sha512', fits: rsa },
+  PS256: { hash: 'sha256', pssSalt: 32, fits: rsaPss },
+  PS384: { hash: 'sha384', pssSalt: 48, fits: rsaPss },
+  PS512: { hash: 'sha512', pssSalt: 64, fits: rsaPss },
+};
+
+interface UsableKey {
+  jwk: Record<string, unknown>;
+  key: KeyObject;
+}
+
+// Keys imported once per key-set object (the configured set, or the fetcher's cached copy until it refreshes).
+const imported = new WeakMap<object, UsableKey[]>();
+
+function usableKeys(set: { keys?: unknown }): UsableKey[] {
+  let keys = imported.get(set);
+  if (keys !== undefined) return keys;
+  keys = [];
+  for (const entry of Array.isArray(set.keys) ? set.keys : []) {
+    if (publicKeyProblem(entry) !== null) continue;
+    const jwk = entry as Record<string, unknown>;
+    if (jwk.use !== undefined && jwk.use !== 'sig') continue;
+    if (jwk.key_ops !== undefined && !(Array.isArray(jwk.key_ops) && jwk.key_ops.includes('verify'))) continue;
+    try {
+      keys.push({ jwk, key: createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' }) });
+    } catch {
+      // a key this runtime cannot import signs nothing here
+    }
+  }
+  imported.set(set, keys);
+  return keys;
+}
+
+/** What the check found: a key verified it, no key of the set could have signed it, or the candidates refuse it. */
+export type BrandSignature = 'verified' | 'no-matching-key' | 'bad-signature' | 'algorithm-not-allowed';
+
+/**
+ * Checks the signature of the compact JWS `jwt` (header already decoded as `header`) with the keys of `set`.
+ * Never throws.
+ * @example if (checkBrandSignature(jwt, header, issuerKeys) !== 'verified') throw refuse('not signed by its issuer');
+ */
+export function checkBrandSignature(jwt: string, header: { alg?: unknown; kid?: unknown }, set: { keys?: unknown }): BrandSignature {
+  const alg = header.alg;
+  const scheme = typeof alg === 'string' && Object.hasOwn(SCHEMES, alg) ? SCHEMES[alg] : undefined;
+  if (scheme === undefined) return 'algorithm-not-allowed';
+  const candidates = usableKeys(set).filter(
+    ({ jwk, key }) =>
+      (header.kid === undefined || jwk.kid === header.kid) && (jwk.alg === undefined || jwk.alg === alg) && scheme.fits(key),
+  );
+  if (candidates.length === 0) return 'no-matching-key';
+  const dot = jwt.lastIndexOf('.');
+  const signed = Buffer.from(jwt.slice(0, dot), 'ascii');
+  const signature = Buffer.from(jwt.slice(dot + 1), 'base64url');
+  for (const { key } of candidates) {
+    try {
+      const options =
+        scheme.pssSalt !== undefined
+          ? { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: scheme.pssSalt }
+          : { key, dsaEncoding: 'ieee-p1363' as const };
+      if (verify(scheme.hash, signed, options, signature)) return 'verified';
+    } catch {
+      // a malformed signature for this key: try the next candidate
+    }
+  }
+  return 'bad-signature';
+}
