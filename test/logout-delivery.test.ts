@@ -182,8 +182,10 @@ describe('back-channel logout delivery', () => {
     }
     expect(await sentinel.endUserSessions({ accountId: ACCOUNT, userId: USER_ID })).toBe(sessions);
     await receivers.a.waitFor(sessions);
-    // Eight of B's deliveries hang (its share of the 32 slots); the rest wait for them instead of taking A's slots.
-    expect(receivers.b.received.length).toBeLessThanOrEqual(8);
+    // At most eight of B's deliveries hang at once (its share of the 32 slots); the rest wait for them instead of
+    // taking A's slots. (How many B received in all depends on how long A took: its retries start after 5 s.)
+    expect(receivers.b.mostHanging).toBeGreaterThan(0);
+    expect(receivers.b.mostHanging).toBeLessThanOrEqual(8);
     expect(receivers.a.problems).toEqual([]);
   }, 60_000);
 

@@ -30,6 +30,8 @@ export interface LogoutReceiver {
   received: ReceivedLogout[];
   /** Every way a token failed §2.6 (must stay empty). */
   problems: string[];
+  /** The most requests this receiver held unanswered at once (`'hang'` answers whose sender had not given up). */
+  readonly mostHanging: number;
   /** Resolves once `count` tokens have arrived. */
   waitFor(count: number, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -53,6 +55,8 @@ export async function startReceiver(input: {
   const waiters: { count: number; resolve: () => void }[] = [];
   const script = input.script ?? (() => 200);
   let requests = 0;
+  let open = 0;
+  let mostHanging = 0;
 
   async function validate(request: IncomingMessage, body: string): Promise<Omit<ReceivedLogout, 'answered'> | null> {
     if (request.method !== 'POST') problems.push(`method ${request.method}`);
@@ -103,6 +107,11 @@ export async function startReceiver(input: {
         }
         if (answer === 'hang') {
           hanging.push(response);
+          open += 1;
+          mostHanging = Math.max(mostHanging, open);
+          response.once('close', () => {
+            open -= 1;
+          });
           return;
         }
         response.writeHead(answer, { 'cache-control': 'no-store' }).end();
@@ -116,6 +125,9 @@ export async function startReceiver(input: {
     uri: `http://127.0.0.1:${port}/logout`,
     received,
     problems,
+    get mostHanging() {
+      return mostHanging;
+    },
     waitFor(count, timeoutMs = 20_000) {
       if (received.length >= count) return Promise.resolve();
       return new Promise((resolve, reject) => {
