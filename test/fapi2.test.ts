@@ -247,6 +247,36 @@ describe('fapi2 refusals (modelled on the FAPI 2.0 conformance modules)', () => 
     expect((await exchange(h, code, verifier)).status).toBe(200);
   });
 
+  it('a DPoP proof signed with ES384 (allowed to other apps) → invalid_dpop_proof, the code still unspent', async () => {
+    const h = await harness();
+    const { code, verifier } = await codeOf(h);
+    const p384 = generateKeyPairSync('ec', { namedCurve: 'P-384' });
+    const jwk = await exportJWK(p384.publicKey);
+    const proof = await dpopProof(
+      h.dpop,
+      { htm: 'POST', htu: TOKEN_URL },
+      { alg: 'ES384', jwk },
+      (await importJWK(await exportJWK(p384.privateKey), 'ES384')) as CryptoKey,
+    );
+    const refused = await post(
+      h,
+      TOKEN_URL,
+      {
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: verifier,
+        redirect_uri: KEYED_REDIRECT_URI,
+        client_assertion_type: ASSERTION_TYPE,
+        client_assertion: await clientAssertion(h.key),
+      },
+      { dpop: proof },
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toBe('invalid_dpop_proof');
+    expect(refused.body.error_description).toMatch(/one of ES256, EdDSA, PS256$/);
+    expect((await exchange(h, code, verifier)).status).toBe(200);
+  });
+
   it('Bearer presentation of a DPoP-bound token → 401 invalid_token', async () => {
     const h = await harness();
     const { code, verifier } = await codeOf(h);

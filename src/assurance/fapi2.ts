@@ -36,6 +36,16 @@ export function isFapi2(app: Pick<App, 'profile'>): boolean {
 }
 
 /**
+ * The DPoP proof algorithms `app` may use beyond the service's own list: the profile's for a fapi2 app, no narrowing
+ * (`undefined`) for any other.
+ *
+ * @example checkDPoPProof(context, { proof, method, url, algorithms: proofAlgorithms(app) });
+ */
+export function proofAlgorithms(app: Pick<App, 'profile'>): readonly string[] | undefined {
+  return isFapi2(app) ? FAPI2_ALGORITHMS : undefined;
+}
+
+/**
  * Refuses a fapi2 app whose registration could not meet the profile, as a `ConfigurationError` naming the field.
  *
  * @example

@@ -27,6 +27,8 @@ export interface DPoPProofInput {
   url: string;
   /** The access token presented with the proof, at a protected resource (then `ath` is required). */
   accessToken?: string | undefined;
+  /** Narrower than `dpop.algorithms` for this request (a fapi2 app's proofs: ES256, PS256 or EdDSA only). */
+  algorithms?: readonly string[] | undefined;
 }
 
 /** A valid proof: the thumbprint of its key and its claims. */
@@ -121,8 +123,10 @@ export async function checkDPoPProof(context: SentinelContext, input: DPoPProofI
   if (header.typ !== 'dpop+jwt') throw invalidProof('the DPoP proof must have typ dpop+jwt');
   // RFC 7515 §4.1.11: no JWS extension is implemented here, so a proof that marks any as critical is invalid.
   if (header.crit !== undefined) throw invalidProof('the DPoP proof names critical header extensions this service does not implement');
-  const { algorithms, proofMaxAgeSeconds } = context.config.dpop;
-  if (typeof header.alg !== 'string' || !(algorithms as readonly string[]).includes(header.alg)) {
+  const { proofMaxAgeSeconds } = context.config.dpop;
+  const configured = context.config.dpop.algorithms as readonly string[];
+  const algorithms = input.algorithms === undefined ? configured : configured.filter((alg) => input.algorithms?.includes(alg));
+  if (typeof header.alg !== 'string' || !algorithms.includes(header.alg)) {
     throw invalidProof(`the DPoP proof must be signed with one of ${algorithms.join(', ')}`);
   }
   const problem = publicKeyProblem(header.jwk);

@@ -2,7 +2,7 @@
  * DPoP at the token endpoints (RFC 9449 §5): the proof of a token request names the key the issued tokens are
  * bound to. Without a proof the tokens are plain Bearer tokens, unless the app is registered with `requireDPoP`.
  */
-import { isFapi2 } from '../assurance/fapi2.js';
+import { isFapi2, proofAlgorithms } from '../assurance/fapi2.js';
 import type { App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import type { SentinelRequest } from '../http/messages.js';
@@ -45,7 +45,9 @@ export function tokenRequestBinding(
     }
     return undefined;
   }
-  return verifyDPoPProof(context, { proof, method: request.method, url }).then((verified) => verified.jkt);
+  return verifyDPoPProof(context, { proof, method: request.method, url, algorithms: proofAlgorithms(app) }).then(
+    (verified) => verified.jkt,
+  );
 }
 
 /** A checked proof of a token request whose `jti` is not spent yet: the grant spends it once it is sure to issue. */
@@ -79,7 +81,7 @@ export function pendingTokenRequestProof(
     }
     return undefined;
   }
-  return checkDPoPProof(context, { proof, method: request.method, url }).then((verified) => ({
+  return checkDPoPProof(context, { proof, method: request.method, url, algorithms: proofAlgorithms(app) }).then((verified) => ({
     jkt: verified.jkt,
     remember: () => rememberProof(context, verified),
   }));

@@ -7,6 +7,7 @@
 import { validateAuthorizationRequest } from '../authorize/request/validate-request.js';
 import { readForm } from '../http/form-body.js';
 import type { SentinelContext } from '../http/context.js';
+import { proofAlgorithms } from '../assurance/fapi2.js';
 import { dpopHeader } from '../dpop/token-binding.js';
 import { checkDPoPProof, invalidProof, type VerifiedProof } from '../dpop/proof.js';
 import { rememberProof } from '../dpop/proof-replay.js';
@@ -47,7 +48,8 @@ export async function handlePushedAuthorizationRequest(
   const proof = dpopHeader(request);
   let verified: VerifiedProof | undefined;
   if (proof !== undefined) {
-    verified = await checkDPoPProof(context, { proof, method: request.method, url: routeUrl(context.config, 'par', { accountId }) });
+    const url = routeUrl(context.config, 'par', { accountId });
+    verified = await checkDPoPProof(context, { proof, method: request.method, url, algorithms: proofAlgorithms(app) });
     const { jkt } = verified;
     const named = params.get('dpop_jkt');
     if (named !== undefined && (named === null || named.length !== 1 || named[0] !== jkt)) {
