@@ -97,6 +97,24 @@ describe('sid and the session index', () => {
   });
 });
 
+describe('connected apps', () => {
+  it('an app whose grant was revoked through /revoke is no longer listed as connected', async () => {
+    const sentinel = makeSentinel(options());
+    const first = await signInWithSession(sentinel);
+    const b = await signInThroughSession(sentinel, APP_B, first.cookie);
+    const revoked = await postForm(
+      sentinel,
+      `${ACCOUNT_PATH}/token/revoke`,
+      new URLSearchParams({ token: b.refreshToken as string, token_type_hint: 'refresh_token' }).toString(),
+      { headers: { authorization: `Basic ${Buffer.from(`${APP_B.clientId}:${APP_B.clientSecret}`).toString('base64')}` } },
+    );
+    expect(revoked.status, revoked.body).toBe(200);
+    expect(await tokenStanding(sentinel, b, APP_B)).toEqual(ENDED);
+    const apps = await sentinel.listUserGrants({ accountId: ACCOUNT, userId: USER_ID });
+    expect(apps.map((app) => [app.clientId, app.grants])).toEqual([[MAIN_APP.clientId, 1]]);
+  });
+});
+
 describe('the bounds of the session index', () => {
   it('keeps the newest grants of an app in one session, and ends the ones it stops indexing', async () => {
     const sentinel = makeSentinel(options());

@@ -2,6 +2,7 @@
  * What a user's sessions page and connected-apps page show, read from the session index: the device sessions (with
  * the apps signed in through each) and the apps holding live grants (with the sessions they got them through).
  */
+import { grantKey } from '../token/grant-records.js';
 import { clientIdsOf, readUserIndex, type SessionContext, sessionSid } from './session-index.js';
 
 /**
@@ -60,10 +61,17 @@ export async function listUserSessions(context: SessionContext, accountId: strin
  */
 export async function listAppGrants(context: SessionContext, accountId: string, userId: string): Promise<UserAppGrants[]> {
   const index = await readUserIndex(context, accountId, userId);
+  // The index remembers every grant issued through a session until its session or the grant could end; one revoked
+  // since (an app's own /revoke, a replayed code) is gone from the store and no longer connects its app. Both bounds
+  // of the index keep these reads few (at most 64 per session).
+  const indexed = index.sessions.flatMap((session) => session.grants);
+  const present = await Promise.all(indexed.map((grant) => context.store.get(grantKey(grant.grantId))));
+  const live = new Set(indexed.filter((_, at) => present[at] !== null).map((grant) => grant.grantId));
   const byClient = new Map<string, UserAppGrants>();
   for (const session of index.sessions) {
     const sid = sessionSid(accountId, userId, session.sessionDigest);
     for (const grant of session.grants) {
+      if (!live.has(grant.grantId)) continue;
       let app = byClient.get(grant.clientId);
       if (app === undefined) {
         app = { clientId: grant.clientId, grants: 0, sids: [], authTime: session.authTime, until: grant.until };
