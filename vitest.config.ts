@@ -92,6 +92,8 @@ const SERVICE_FILES = [
   // MCP authorization: the openssl command (a loopback certificate), https on loopback, the MCP example's processes
   'test/mcp-client-id-metadata.test.ts',
   'test/mcp-example.test.ts',
+  // The device-flow CLI example (npm run example:device) in its own process
+  'test/device-cli-example.test.ts',
 ];
 
 /** `npm run test:unit`: every file but SERVICE_FILES, with each service required and pointed at a closed port. */

@@ -10,6 +10,9 @@ import { createBrandTokenStore, DEMO_CONSUMERS, type BrandToken } from './brand-
 import { createDemoClient, type DemoClient } from './client.js';
 import { createUserStore } from './user-store.js';
 
+/** The client id of the demo's device-flow app, the one `npm run example:device` uses by default. */
+export const DEMO_CLI_CLIENT_ID = 'demo-cli';
+
 /** Everything a demo server needs. The client secret and password are printed once, by design of a demo. */
 export interface Demo {
   framework: string;
@@ -77,6 +80,14 @@ export async function createDemo(input: { framework: string; defaultPort: number
         redirectUris: [redirectUri],
         postLogoutRedirectUris: [postLogoutRedirectUri],
         grantTypes: ['authorization_code', 'client_credentials', 'refresh_token'],
+      },
+      // The device-flow CLI (`npm run example:device`): a public app, no secret to hide in a terminal tool.
+      {
+        accountId,
+        clientId: DEMO_CLI_CLIENT_ID,
+        tokenEndpointAuthMethod: 'none',
+        name: 'Demo CLI',
+        grantTypes: ['urn:ietf:params:oauth:grant-type:device_code', 'refresh_token'],
       },
     ],
     // The end user's account page at {account issuer}/account: sessions, passkeys, connected apps.
@@ -169,6 +180,9 @@ export function printBanner(demo: Demo): void {
     `    --data-urlencode 'client_id=${demo.clientId}' \\`,
     `    --data-urlencode 'client_secret=${demo.clientSecret}' | node -pe 'JSON.parse(require("fs").readFileSync(0)).access_token')`,
     `  curl -s '${brandURL}' -H "Authorization: Bearer $TOKEN"`,
+    '',
+    'Sign a command-line tool in with the device flow (openid-client), in another terminal:',
+    `  SENTINEL_ISSUER=${base}/api/account/${demo.accountId} SENTINEL_DEVICE_CLIENT_ID=${DEMO_CLI_CLIENT_ID} npm run example:device`,
     '',
   ];
   console.log(lines.join('\n'));
