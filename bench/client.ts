@@ -8,8 +8,10 @@ import { decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose';
 import {
   ACCOUNT_ID,
   ACCOUNT_TOKEN_PATH,
+  AGENT_RESOURCE,
   CC_BODY,
   checkTimeout,
+  DEVICE_CODE_GRANT,
   CLIENT_ID,
   CLIENT_SECRET,
   CONSUMER_ID,
@@ -23,6 +25,7 @@ import {
 } from './fixtures.js';
 import { CookieJar } from './cookie-jar.js';
 import type { BrandAssertions } from './brand-assertions.js';
+import type { DeviceCodes } from './device-codes.js';
 import type { GuardTokens } from './guard-tokens.js';
 import type { Workload } from './registry.js';
 
@@ -46,6 +49,8 @@ export interface WorkloadState {
   guard?: GuardTokens;
   /** The brand JWT exchange rows' request bodies, one brand JWT each, used in order. */
   brand?: BrandAssertions;
+  /** The device-poll rows' pending device codes, polled in turn. */
+  device?: DeviceCodes;
 }
 
 const CC_PATH = `${TOKEN_PATH}?state=${CONSUMER_ID}`;
@@ -56,13 +61,35 @@ const OIDC_BODY = new URLSearchParams({
   resource: OIDC_RESOURCE,
 }).toString();
 
+/** Client credentials with a resource, client_secret_post: the same body for both servers. */
+const RESOURCE_CC_BODY = new URLSearchParams({
+  grant_type: 'client_credentials',
+  client_id: CLIENT_ID,
+  client_secret: CLIENT_SECRET,
+  resource: AGENT_RESOURCE,
+}).toString();
+
+/** Whether a workload polls device codes (its answers are 400 authorization_pending). */
+export function isDevicePoll(workload: Workload): workload is 'device-poll' | 'oidc-device-poll' {
+  return workload === 'device-poll' || workload === 'oidc-device-poll';
+}
+
+function devicePollBody(code: string): string {
+  return new URLSearchParams({
+    grant_type: DEVICE_CODE_GRANT,
+    device_code: code,
+    client_id: CLIENT_ID,
+    client_secret: CLIENT_SECRET,
+  }).toString();
+}
+
 export function baseUrl(port: number): string {
   return `http://${HOST}:${port}`;
 }
 
 /** The status every response of the client-credentials and guard workloads must have (code flows: flow-client.ts). */
-export function expectedStatus(_workload: Workload): number {
-  return 200;
+export function expectedStatus(workload: Workload): number {
+  return isDevicePoll(workload) ? 400 : 200;
 }
 
 /** autocannon options of a workload (without duration/amount). */
@@ -103,6 +130,39 @@ export function loadOptions(workload: Workload, state: WorkloadState, settings: 
         method: 'POST',
         requests: [{ method: 'POST', path: '/token', headers: { 'content-type': FORM_CONTENT_TYPE }, body: OIDC_BODY }],
       };
+    case 'rcc':
+    case 'oidc-rcc':
+      return {
+        ...common,
+        method: 'POST',
+        requests: [
+          {
+            method: 'POST',
+            path: workload === 'rcc' ? ACCOUNT_TOKEN_PATH : '/token',
+            headers: { 'content-type': FORM_CONTENT_TYPE },
+            body: RESOURCE_CC_BODY,
+          },
+        ],
+      };
+    case 'device-poll':
+    case 'oidc-device-poll': {
+      const device = state.device;
+      if (device === undefined) throw new Error('device-poll rows need device codes');
+      const path = workload === 'device-poll' ? ACCOUNT_TOKEN_PATH : '/token';
+      return {
+        ...common,
+        method: 'POST',
+        requests: [
+          {
+            method: 'POST',
+            setupRequest: (request) => {
+              const code = device.codes[device.next++ % device.codes.length] as string;
+              return { ...request, path, headers: { 'content-type': FORM_CONTENT_TYPE }, body: devicePollBody(code) };
+            },
+          },
+        ],
+      };
+    }
     case 'authorize':
     case 'exchange':
     case 'refresh':
@@ -159,6 +219,9 @@ async function verifyAccessToken(workload: Workload, token: unknown, publicJwk: 
     if (payload.exp !== undefined && payload.iat !== undefined && payload.exp - payload.iat !== 3600) problems.push('exp - iat ≠ 3600');
   } else if (workload === 'oidc-cc') {
     if (!aud.includes(OIDC_RESOURCE)) problems.push(`aud ${String(payload.aud)} (expected the resource)`);
+  } else if (workload === 'rcc' || workload === 'oidc-rcc') {
+    // Bound to the MCP server and to nothing else: the account's own API must not take it.
+    if (aud.length !== 1 || aud[0] !== AGENT_RESOURCE) problems.push(`aud ${String(payload.aud)} (expected the resource only)`);
   }
   if (problems.length > 0) throw new Error(`access token claims wrong: ${problems.join(', ')}`);
   return `ES256 at+jwt, claims ${Object.keys(payload).sort().join(',')}`;
@@ -189,6 +252,10 @@ export async function checkFirstResponse(workload: Workload, state: WorkloadStat
   if (!/^application\/json/i.test(contentType)) throw new Error(`content-type ${contentType}`);
   if (!/no-store/i.test(response.headers.get('cache-control') ?? '')) throw new Error('no Cache-Control: no-store');
   const body = JSON.parse(text) as Record<string, unknown>;
+  if (isDevicePoll(workload)) {
+    if (body.error !== 'authorization_pending') throw new Error(`first poll answered ${text.slice(0, 200)}`);
+    return `400 authorization_pending (${state.device?.codes.length ?? 0} pending device codes in turn)`;
+  }
   if (String(body.token_type).toLowerCase() !== 'bearer') throw new Error(`token_type ${String(body.token_type)}`);
   return `200, ${await verifyAccessToken(workload, body.access_token, publicJwk)}, expires_in ${JSON.stringify(body.expires_in)}`;
 }

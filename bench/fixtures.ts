@@ -18,6 +18,16 @@ export const CONSUMER_ID = '0b9e7a52-8d7c-4f4e-b1a3-2c6d9e8f7a10';
 export const KID = 'bench-es256-1';
 /** The resource indicator used for oidc-provider (it issues JWT access tokens only for a resource server). */
 export const OIDC_RESOURCE = 'urn:bench:platform-api';
+/** The resource (an MCP server) of the resource-bound rows, an RFC 8707 https URI both servers accept. */
+export const AGENT_RESOURCE = 'https://mcp.bench.example/mcp';
+/**
+ * Device codes per round of a device-poll row, polled in turn. The pool is large enough that a code comes round again
+ * only after the 1-second interval of the bench's sentinel-idp (up to 20,000 polls/s), so every poll is a fresh
+ * `authorization_pending` and none a `slow_down`.
+ */
+export const DEVICE_CODES_PER_ROUND = 20_000;
+export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+
 /** PKCE verifier used by the authorize/exchange workloads (one for all codes: the server only compares). */
 export const CODE_VERIFIER = 'bench-code-verifier-0123456789-abcdefghijklmnopqrstuvwxyz';
 export const USERNAME = 'bench-user';

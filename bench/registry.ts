@@ -19,6 +19,14 @@ export type Workload =
   | 'oidc-refresh'
   /** POST the RFC 7523 JWT bearer grant to /sentinel/api/account/{acct}/token, a fresh brand JWT per request. */
   | 'jwt-bearer'
+  /** POST client_credentials with `resource` (RFC 8707) to the account token endpoint: a JWT whose aud is the resource. */
+  | 'rcc'
+  /** The same against oidc-provider's /token (client_secret_post, the same resource). */
+  | 'oidc-rcc'
+  /** POST the device_code grant with a pending device code (20,000 in turn): 400 authorization_pending. */
+  | 'device-poll'
+  /** The same against oidc-provider's /token. */
+  | 'oidc-device-poll'
   /** GET the guarded route with one consumer-bound token, the same on every request. */
   | 'guard-one'
   /** GET the guarded route cycling through 20,000 tokens of 20,000 consumers (path and token change together). */
@@ -76,7 +84,40 @@ export const TARGETS: readonly TargetSpec[] = [
   ),
   ...flowRows(),
   ...guardRows(),
+  ...agentRows(),
 ];
+
+/**
+ * What MCP agents and devices ask of the service (issue 33): a client-credentials token bound to a resource (an MCP
+ * server), and the device flow's poll while the person has not decided; sentinel-idp (Fastify) and oidc-provider 9,
+ * which has both.
+ */
+function agentRows(): TargetSpec[] {
+  return [
+    cc(
+      'agent-cc-sentinel',
+      'sentinel-idp (Fastify): client credentials with resource → JWT for the resource',
+      'sentinel',
+      'sentinel-fastify',
+      'rcc',
+    ),
+    cc('agent-cc-oidc', 'oidc-provider 9: client credentials with resource → JWT for the resource', 'peer', 'oidc-provider', 'oidc-rcc'),
+    cc(
+      'device-poll-sentinel',
+      'sentinel-idp (Fastify): device-code poll, pending → 400 authorization_pending',
+      'sentinel',
+      'sentinel-fastify',
+      'device-poll',
+    ),
+    cc(
+      'device-poll-oidc',
+      'oidc-provider 9: device-code poll, pending → 400 authorization_pending',
+      'peer',
+      'oidc-provider:device',
+      'oidc-device-poll',
+    ),
+  ];
+}
 
 /**
  * The code-flow rows (`flow-*`): authorize with a session, code exchange + PKCE, refresh rotation; sentinel-idp
@@ -193,6 +234,10 @@ export const RATIOS: readonly RatioSpec[] = [
   ),
   ...guardRatios(),
   ...flowRatios(),
+  ratio('resource-bound client credentials: sentinel-idp ÷ oidc-provider, req/s', 'agent-cc-sentinel', 'agent-cc-oidc', 'rps'),
+  ratio('resource-bound client credentials: sentinel-idp ÷ oidc-provider, CPU µs/req', 'agent-cc-sentinel', 'agent-cc-oidc', 'cpu'),
+  ratio('device-code poll: sentinel-idp ÷ oidc-provider, req/s', 'device-poll-sentinel', 'device-poll-oidc', 'rps'),
+  ratio('device-code poll: sentinel-idp ÷ oidc-provider, CPU µs/req', 'device-poll-sentinel', 'device-poll-oidc', 'cpu'),
 ];
 
 /** sentinel-idp ÷ oidc-provider for each flow and store, by req/s (goal) and by CPU µs per request. */

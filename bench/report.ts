@@ -38,7 +38,7 @@ export interface RowResult {
 }
 
 type Metric = Exclude<keyof RoundResult, 'requests' | 'seconds'>;
-type Group = 'client-credentials' | 'guard' | 'code-flow';
+type Group = 'client-credentials' | 'guard' | 'code-flow' | 'agents';
 
 const GROUPS: Record<Group, { title: string; method: string }> = {
   'client-credentials': {
@@ -56,6 +56,11 @@ const GROUPS: Record<Group, { title: string; method: string }> = {
     method:
       'Both servers get the same authorization request (PKCE S256, `scope=openid offline_access api:read`, state, nonce) from a session made through each one\'s own sign-in, and issue ES256 JWT access tokens, ES256 ID tokens and a refresh token rotated on every use. "authorize": GET with the session cookie → the redirect with a new code. "exchange": every request redeems a fresh code minted before the window. "refresh": chains, each request presenting the refresh token the previous answer returned. The runner verifies the first answers (code and state; both JWTs\' signatures and claims; the rotated-away refresh token refused). oidc-provider runs on an unbounded in-memory adapter and on the ioredis `Adapter` of its documentation; sentinel-idp on MemoryStore and RedisStore; both on the Redis at `REDIS_URL`, both ioredis clients auto-pipelining. Goals: four times oidc-provider\'s req/s on authorize, three times on exchange and refresh.',
   },
+  agents: {
+    title: 'MCP agents and devices: sentinel-idp against oidc-provider',
+    method:
+      "Resource-bound client credentials: `POST /sentinel/api/account/123456/token` (oidc-provider: `/token`) with `grant_type=client_credentials&resource=https://mcp.bench.example/mcp` and client_secret_post; both answer an ES256 `at+jwt` whose `aud` is the resource, checked on the first answer. Device-code poll: before each round the runner asks each server for 20,000 device codes (`/device_authorization`, oidc-provider `/device/auth`, outside the window), then polls them in turn with `grant_type=urn:ietf:params:oauth:grant-type:device_code`, each code coming round again only after the interval, so every answer is `400 authorization_pending` (checked on the first). sentinel-idp notes each poll's time in its store (a compare-and-set: the `slow_down` of RFC 8628 §3.5 needs it) with the interval at 1 s; oidc-provider 9 does not answer `slow_down` and only reads its record. No goals: the rows say where each stands.",
+  },
 };
 
 const PACKAGES = [
@@ -72,6 +77,7 @@ const PACKAGES = [
 
 function groupOf(spec: TargetSpec): Group {
   if (spec.workload.startsWith('guard')) return 'guard';
+  if (['rcc', 'oidc-rcc', 'device-poll', 'oidc-device-poll'].includes(spec.workload)) return 'agents';
   return spec.workload === 'cc' || spec.workload === 'oidc-cc' ? 'client-credentials' : 'code-flow';
 }
 

@@ -13,8 +13,17 @@ import { fileURLToPath } from 'node:url';
 import { buildLibraryForBench } from './library-build.js';
 import autocannon, { type AutocannonResult } from 'autocannon';
 import type { JWK } from 'jose';
-import { checkFirstResponse, expectedStatus, type LoadSettings, loadOptions, NotAvailable, type WorkloadState } from './client.js';
+import {
+  checkFirstResponse,
+  expectedStatus,
+  isDevicePoll,
+  type LoadSettings,
+  loadOptions,
+  NotAvailable,
+  type WorkloadState,
+} from './client.js';
 import { BRAND_KID, createKeyPair } from './fixtures.js';
+import { prepareDeviceCodes } from './device-codes.js';
 import { FlowLoad, flowExpectedStatus, isFlowWorkload } from './flow-client.js';
 import { type GuardTokens, mintGuardTokens } from './guard-tokens.js';
 import { mintBrandAssertions } from './brand-assertions.js';
@@ -119,6 +128,8 @@ async function measureRound(spec: TargetSpec, privateJwk: JWK, publicJwk: JWK): 
       state.guard.next = 0;
     }
     if (spec.workload === 'jwt-bearer') state.brand = mintBrandAssertions(brandPrivateJwk as JWK, BRAND_ASSERTIONS_PER_ROUND);
+    // The device codes are asked for outside the window: it measures the polls alone.
+    if (isDevicePoll(spec.workload)) state.device = await prepareDeviceCodes(spec.workload, port);
     const durationMs = settings.durationSeconds * 1000;
     const bound = durationMs * 3 + 30_000;
     const expected = isFlowWorkload(spec.workload) ? flowExpectedStatus(spec.workload) : expectedStatus(spec.workload);

@@ -11,7 +11,16 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Provider } from 'oidc-provider';
-import { CLIENT_ID, CLIENT_SECRET, HOST, issuerFor, OIDC_RESOURCE, privateJwkFromEnv, redirectUriFor } from '../fixtures.js';
+import {
+  AGENT_RESOURCE,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  HOST,
+  issuerFor,
+  OIDC_RESOURCE,
+  privateJwkFromEnv,
+  redirectUriFor,
+} from '../fixtures.js';
 import { memoryAdapter } from './oidc-provider-memory-adapter.js';
 import { redisAdapter } from './oidc-provider-redis-adapter.js';
 import { benchRedis } from './redis-bench.js';
@@ -40,8 +49,10 @@ export function resourceServer(scope: string) {
     defaultResource: async () => OIDC_RESOURCE,
     useGrantedResource: async () => true,
     getResourceServerInfo: async (_ctx: unknown, resourceIndicator: string) => {
-      if (resourceIndicator !== OIDC_RESOURCE) throw new Error(`unknown resource ${resourceIndicator}`);
-      return { scope, audience: OIDC_RESOURCE, accessTokenTTL: 3600, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } };
+      // The platform API of the older rows, and the MCP server of the resource-bound rows (bench/registry.ts).
+      if (resourceIndicator !== OIDC_RESOURCE && resourceIndicator !== AGENT_RESOURCE)
+        throw new Error(`unknown resource ${resourceIndicator}`);
+      return { scope, audience: resourceIndicator, accessTokenTTL: 3600, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } };
     },
   };
 }

@@ -8,10 +8,12 @@
 import { libraryModuleURL } from '../library-build.js';
 import {
   ACCOUNT_ID,
+  AGENT_RESOURCE,
   BRAND_ISSUER,
   brandPublicJwkFromEnv,
   CLIENT_ID,
   CLIENT_SECRET,
+  DEVICE_CODE_GRANT,
   issuerFor,
   JWT_BEARER_GRANT,
   PASSWORD,
@@ -82,10 +84,20 @@ export async function createBenchSentinel(port: number, signing?: BenchSigning, 
         clientId: CLIENT_ID,
         clientSecret: CLIENT_SECRET,
         redirectUris: [redirectUriFor(port)],
-        grantTypes: ['client_credentials', 'authorization_code', 'refresh_token', ...(brandJwk === undefined ? [] : [JWT_BEARER_GRANT])],
+        grantTypes: [
+          'client_credentials',
+          'authorization_code',
+          'refresh_token',
+          DEVICE_CODE_GRANT,
+          ...(brandJwk === undefined ? [] : [JWT_BEARER_GRANT]),
+        ],
+        // The MCP server the resource-bound rows ask a token for (RFC 8707).
+        resources: [AGENT_RESOURCE],
       },
     ],
     ...exchange,
+    // The shortest interval (the default is 5 s): the device-poll rows then need a pool of 20,000 codes, not 100,000.
+    deviceFlow: { interval: 1 },
     keys: [privateJwkFromEnv()],
     users: {
       authenticate: async ({ username, password }: { username: string; password: string }) =>
