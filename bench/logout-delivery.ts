@@ -102,19 +102,14 @@ async function main(): Promise<void> {
       await indexSession(context, { accountId: ACCOUNT, userId, sessionDigest, authTime: now, sessionEnd: now + 3600 });
       const sid = sessionSid(ACCOUNT, userId, sessionDigest);
       for (const clientId of APPS) {
-        await attachGrant(
-          context,
-          {
-            accountId: ACCOUNT,
-            userId,
-            sid,
-            clientId,
-            grantId: randomBytes(16).toString('hex'),
-            until: now + 3600,
-          },
-          // two grants per session: never beyond the index's bounds
-          async () => {},
-        );
+        await attachGrant(context, {
+          accountId: ACCOUNT,
+          userId,
+          sid,
+          clientId,
+          grantId: randomBytes(16).toString('hex'),
+          until: now + 3600,
+        });
       }
       sids.push(sid);
     }

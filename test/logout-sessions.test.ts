@@ -7,7 +7,6 @@ import { describe, expect, it } from 'vitest';
 import { type Sentinel, type SentinelOptions, type Store, MemoryStore } from '../src/index.js';
 import { ACCOUNT_PATH, call, jsonOf, postForm } from './helpers/direct-flow.js';
 import { ACCOUNT, baseOptions, makeSentinel, OTHER_ACCOUNT, USER_ID } from './helpers/fixtures.js';
-import { MAX_GRANTS_PER_APP_IN_SESSION } from '../src/sessions/session-index.js';
 import {
   type FlowApp,
   MAIN_APP,
@@ -112,29 +111,6 @@ describe('connected apps', () => {
     expect(await tokenStanding(sentinel, b, APP_B)).toEqual(ENDED);
     const apps = await sentinel.listUserGrants({ accountId: ACCOUNT, userId: USER_ID });
     expect(apps.map((app) => [app.clientId, app.grants])).toEqual([[MAIN_APP.clientId, 1]]);
-  });
-});
-
-describe('the bounds of the session index', () => {
-  it('keeps the newest grants of an app in one session, and ends the ones it stops indexing', async () => {
-    const sentinel = makeSentinel(options());
-    const first = await signInWithSession(sentinel);
-    const grants = [first.tokens];
-    for (let i = 1; i < MAX_GRANTS_PER_APP_IN_SESSION + 2; i++) grants.push(await signInThroughSession(sentinel, MAIN_APP, first.cookie));
-    const b = await signInThroughSession(sentinel, APP_B, first.cookie);
-    // The two oldest of the app were pushed out of the index: ended, not left to outlive the session unindexed.
-    expect(await tokenStanding(sentinel, grants[0] as (typeof grants)[number], MAIN_APP)).toEqual(ENDED);
-    expect(await tokenStanding(sentinel, grants[1] as (typeof grants)[number], MAIN_APP)).toEqual(ENDED);
-    expect(await tokenStanding(sentinel, grants[2] as (typeof grants)[number], MAIN_APP)).toEqual(LIVE);
-    expect(await tokenStanding(sentinel, b, APP_B)).toEqual(LIVE);
-    const apps = await sentinel.listUserGrants({ accountId: ACCOUNT, userId: USER_ID });
-    expect(apps.map((app) => [app.clientId, app.grants])).toEqual([
-      [MAIN_APP.clientId, MAX_GRANTS_PER_APP_IN_SESSION],
-      [APP_B.clientId, 1],
-    ]);
-    // Ending the session still ends every grant it indexes.
-    expect(await sentinel.endSession({ accountId: ACCOUNT, sid: first.tokens.sid })).toBe(true);
-    expect(await tokenStanding(sentinel, grants.at(-1) as (typeof grants)[number], MAIN_APP)).toEqual(ENDED);
   });
 });
 

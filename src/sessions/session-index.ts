@@ -234,60 +234,30 @@ export async function indexSession(
 }
 
 /**
- * The most grants one app keeps indexed in one session, and the most one session keeps in all. An app that signs in
- * again and again through the same session (silent renewal, a tab per sign-in) would otherwise grow the user's index
- * record, which every code exchange reads and rewrites, without bound. The oldest grant beyond either bound is ended
- * before the index forgets it, so no grant outlives its session unindexed.
- */
-export const MAX_GRANTS_PER_APP_IN_SESSION = 8;
-export const MAX_GRANTS_PER_SESSION = 64;
-
-/** The grants of `grants` (oldest first) beyond the bounds, once `added` has joined them. */
-function beyondBounds(grants: IndexedGrant[], added: IndexedGrant): { kept: IndexedGrant[]; displaced: IndexedGrant[] } {
-  const all = [...grants.filter((grant) => grant.grantId !== added.grantId), added];
-  const displaced: IndexedGrant[] = [];
-  const sameApp = all.filter((grant) => grant.clientId === added.clientId);
-  displaced.push(...sameApp.slice(0, Math.max(0, sameApp.length - MAX_GRANTS_PER_APP_IN_SESSION)));
-  let kept = all.filter((grant) => !displaced.includes(grant));
-  if (kept.length > MAX_GRANTS_PER_SESSION) {
-    displaced.push(...kept.slice(0, kept.length - MAX_GRANTS_PER_SESSION));
-    kept = kept.slice(kept.length - MAX_GRANTS_PER_SESSION);
-  }
-  return { kept, displaced };
-}
-
-/**
  * Records that a grant was issued through the session `sid`. Resolves `false` when that session is no longer
  * indexed (it ended, or the sid is not this user's): the caller must then end the grant, because nothing would end
- * it with its session. This is what keeps a code redeemed while its session ends from outliving it. A grant the
- * bounds push out of the index ({@link MAX_GRANTS_PER_APP_IN_SESSION}, {@link MAX_GRANTS_PER_SESSION}) is ended
- * through `endGrant` first, before the index that would end it with its session forgets it.
+ * it with its session. This is what keeps a code redeemed while its session ends from outliving it.
  *
  * Exported for every grant that starts in a signed-in browser (the code grant; a device or exchange flow that
  * approves in a session can call it too).
  *
- * @example if (!(await attachGrant(context, { accountId, userId, sid, clientId, grantId, until }, (id) => revokeGrant(context, id)))) await revokeGrant(context, grantId);
+ * @example if (!(await attachGrant(context, { accountId, userId, sid, clientId, grantId, until }))) await revokeGrant(context, grantId);
  */
 export async function attachGrant(
   context: SessionContext,
   input: { accountId: string; userId: string; sid: string; clientId: string; grantId: string; until: number },
-  endGrant: (grantId: string) => Promise<void>,
 ): Promise<boolean> {
   const parts = parseSid(input.sid);
   if (parts === null || parts.userPart !== userPart(input.accountId, input.userId)) return false;
-  const grant: IndexedGrant = { clientId: input.clientId, grantId: input.grantId, until: input.until };
-  for (let attempt = 0; attempt < CHANGE_ATTEMPTS; attempt++) {
-    const index = await readUserIndex(context, input.accountId, input.userId);
-    const at = index.sessions.findIndex((session) => session.sessionDigest === parts.sessionDigest);
-    const session = index.sessions[at];
-    if (session === undefined) return false;
-    const { kept, displaced } = beyondBounds(session.grants, grant);
-    for (const old of displaced) await endGrant(old.grantId);
-    const next = [...index.sessions];
-    next[at] = { ...session, grants: kept };
-    if (await writeUserIndex(context, index, next)) return true;
-  }
-  throw new Error("the user's session index kept changing");
+  return changeUserIndex(context, input.accountId, input.userId, (sessions) => {
+    const at = sessions.findIndex((session) => session.sessionDigest === parts.sessionDigest);
+    const session = sessions[at];
+    if (session === undefined) return null;
+    const grant: IndexedGrant = { clientId: input.clientId, grantId: input.grantId, until: input.until };
+    const next = [...sessions];
+    next[at] = { ...session, grants: [...session.grants.filter((g) => g.grantId !== input.grantId), grant] };
+    return next;
+  });
 }
 
 /** The distinct client ids of a session's grants, in the order they first got tokens through it. */

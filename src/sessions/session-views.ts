@@ -62,8 +62,7 @@ export async function listUserSessions(context: SessionContext, accountId: strin
 export async function listAppGrants(context: SessionContext, accountId: string, userId: string): Promise<UserAppGrants[]> {
   const index = await readUserIndex(context, accountId, userId);
   // The index remembers every grant issued through a session until its session or the grant could end; one revoked
-  // since (an app's own /revoke, a replayed code) is gone from the store and no longer connects its app. Both bounds
-  // of the index keep these reads few (at most 64 per session).
+  // since (an app's own /revoke, a replayed code) is gone from the store and no longer connects its app.
   const indexed = index.sessions.flatMap((session) => session.grants);
   const present = await Promise.all(indexed.map((grant) => context.store.get(grantKey(grant.grantId))));
   const live = new Set(indexed.filter((_, at) => present[at] !== null).map((grant) => grant.grantId));

@@ -55,10 +55,7 @@ async function joinSession(context: SentinelContext, grant: GrantRecord, grantId
   // token that lives one access-token lifetime past it.
   const until = Math.max(grant.absoluteExpiresAt, grant.accessUntil) + accessTokenTtl + clockTolerance;
   const input = { accountId: grant.accountId, userId: grant.userId, sid, clientId: grant.clientId, grantId, until };
-  const endDisplaced = async (displaced: string): Promise<void> => {
-    await revokeGrant(context, displaced);
-  };
-  if (await attachGrant(context, input, endDisplaced)) return;
+  if (await attachGrant(context, input)) return;
   await revokeGrant(context, grantId);
   throw new OAuthError('invalid_grant', 'the code is invalid: the session it was issued in has ended');
 }
