@@ -52,6 +52,9 @@ const ROUTE = 'logout-delivery';
  * worker.start();
  * await worker.close(); // on shutdown
  */
+/** Clears the poll timer of a worker nobody holds any more (see {@link LogoutDeliveryWorker.start}). */
+const clearWhenCollected = new FinalizationRegistry<ReturnType<typeof setInterval>>((timer) => clearInterval(timer));
+
 export class LogoutDeliveryWorker {
   readonly #context: SentinelContext;
   readonly #serviceKeys: ServiceKeys;
@@ -73,14 +76,21 @@ export class LogoutDeliveryWorker {
     this.#report = report;
   }
 
-  /** Starts polling, and listens for deliveries queued on this instance. */
+  /**
+   * Starts polling, and listens for deliveries queued on this instance. The timer reaches the worker through a weak
+   * reference: a service the host let go of (a test's, a tenant's that was replaced) is collected with its store and
+   * configuration instead of being kept alive by its own poll, and its timer is cleared when it is.
+   */
   start(): void {
     if (this.#timer !== undefined || this.#stopping.signal.aborted) return;
-    this.#timer = setInterval(() => void this.poll(), POLL_MS);
+    const worker = new WeakRef(this);
+    this.#timer = setInterval(() => void worker.deref()?.poll(), POLL_MS);
     this.#timer.unref();
+    clearWhenCollected.register(this, this.#timer, this);
     this.#context.logoutQueue.onQueued(() => {
       // After the ending request's own work: its answer never waits on a claim.
-      if (!this.#stopping.signal.aborted) setImmediate(() => void this.poll());
+      const live = worker.deref();
+      if (live !== undefined && !live.#stopping.signal.aborted) setImmediate(() => void live.poll());
     });
   }
 
@@ -91,6 +101,7 @@ export class LogoutDeliveryWorker {
   async close(): Promise<void> {
     this.#stopping.abort();
     clearInterval(this.#timer);
+    clearWhenCollected.unregister(this);
     // A claim answered after the abort hands its jobs back (see poll); wait for it and every delivery it started.
     while (this.#current !== undefined || this.#inFlight.size > 0) {
       await Promise.allSettled([this.#current, ...this.#inFlight]);
