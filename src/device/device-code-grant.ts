@@ -8,11 +8,10 @@ import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { required, type ParamMap } from '../http/params.js';
-import { randomSecret } from '../lib/random-secrets.js';
-import { type GrantRecord, grantKey, grantTtlMs, nextRefreshGeneration } from '../token/grant-records.js';
+import { grantKey, grantTtlMs } from '../token/grant-records.js';
+import { firstGrant } from '../token/first-grant.js';
 import { hasOpenIDScope } from '../token/id-token.js';
 import { issueUserTokens } from '../token/user-tokens.js';
-import { refreshBinding } from '../dpop/refresh-binding.js';
 import { readAmr } from '../assurance/levels.js';
 import type { PendingProof } from '../dpop/token-binding.js';
 import { type StoredDevice, deviceGrantId, deviceKey, readDevice, replaceDevice, retainMs } from './device-records.js';
@@ -93,23 +92,8 @@ export async function handleDeviceCodeGrant(
     dpopJkt,
   } as const;
   return issueUserTokens(context, input, async (access) => {
-    const now = Math.floor(Date.now() / 1000);
-    const absoluteExpiresAt = now + context.config.refreshToken.absoluteTtl;
-    const refresh = app.grantTypes.includes('refresh_token')
-      ? nextRefreshGeneration(context, grantId, { gen: 0, family: randomSecret(), absoluteExpiresAt, ...refreshBinding(app, dpopJkt) })
-      : null;
-    const grant: GrantRecord = {
-      accountId,
-      clientId: app.clientId,
-      userId,
-      scope: record.scope,
-      authTime,
-      ...(amr === undefined ? {} : { amr }),
-      changedAt: now,
-      absoluteExpiresAt: refresh === null ? access.exp : absoluteExpiresAt,
-      accessUntil: access.exp,
-      refresh: refresh?.state ?? null,
-    };
+    const start = { accountId, userId, scope: record.scope, authTime, ...(amr === undefined ? {} : { amr }) };
+    const { grant, refreshToken } = firstGrant(context, app, grantId, dpopJkt, access.exp, start);
     const spent = { ...record, status: 'issued' as const };
     const applied = await context.store.swap([
       { key: deviceKey(grantId), expect: found.stored, value: JSON.stringify(spent), ttlMs: retainMs(spent) },
@@ -117,6 +101,6 @@ export async function handleDeviceCodeGrant(
     ]);
     // Another poll with the same device code took the tokens first: this one gets none.
     if (!applied) throw usedOrUnknown();
-    return refresh?.token ?? null;
+    return refreshToken;
   });
 }

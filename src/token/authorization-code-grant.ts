@@ -3,20 +3,19 @@
  * (RFC 6749 §4.1.2, RFC 9700 §4.5).
  */
 import { FAPI2_CODE_TTL_SECONDS, isFapi2 } from '../assurance/fapi2.js';
-import { randomSecret } from '../lib/random-secrets.js';
 import { requireGrant, type App } from '../apps/app.js';
 import { codeKeyOf, grantIdForCode, parseCodeRecord } from './code-records.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { required, single, type ParamMap } from '../http/params.js';
-import { type GrantRecord, grantKey, grantTtlMs, nextRefreshGeneration, readGrant, revokeGrant } from './grant-records.js';
+import { type GrantRecord, grantKey, grantTtlMs, readGrant, revokeGrant } from './grant-records.js';
 import { hasOpenIDScope } from './id-token.js';
 import { readAmr } from '../assurance/levels.js';
 import { assertVerifierSyntax, verifyPKCE } from './pkce.js';
 import { issueUserTokens } from './user-tokens.js';
+import { firstGrant } from './first-grant.js';
 import { invalidProof } from '../dpop/proof.js';
-import { refreshBinding } from '../dpop/refresh-binding.js';
 import { attachGrant } from '../sessions/session-index.js';
 import type { PendingProof } from '../dpop/token-binding.js';
 import { tokenResources } from './resource-indicators.js';
@@ -134,25 +133,15 @@ export async function handleAuthorizationCodeGrant(
     resources,
   } as const;
   return issueUserTokens(context, input, async (access) => {
-    const now = Math.floor(Date.now() / 1000);
-    const absoluteExpiresAt = now + context.config.refreshToken.absoluteTtl;
-    const refresh = app.grantTypes.includes('refresh_token')
-      ? nextRefreshGeneration(context, grantId, { gen: 0, family: randomSecret(), absoluteExpiresAt, ...refreshBinding(app, dpopJkt) })
-      : null;
-    const grant: GrantRecord = {
+    const { grant, refreshToken } = firstGrant(context, app, grantId, dpopJkt, access.exp, {
       accountId,
-      clientId: app.clientId,
       userId: record.userId,
       scope: record.scope,
       authTime: record.authTime,
       ...(amr === undefined ? {} : { amr }),
       ...(record.sid === undefined ? {} : { sid: record.sid }),
-      changedAt: now,
-      absoluteExpiresAt: refresh === null ? access.exp : absoluteExpiresAt,
-      accessUntil: access.exp,
-      refresh: refresh?.state ?? null,
       ...(record.resources === undefined ? {} : { resources: record.resources }),
-    };
+    });
     const applied = await context.store.swap([
       { key, expect: stored, value: null },
       { key: grantKey(grantId), expect: null, value: JSON.stringify(grant), ttlMs: grantTtlMs(context, grant) },
@@ -160,6 +149,6 @@ export async function handleAuthorizationCodeGrant(
     // Lost the race to a concurrent presentation of the same code: from here it is a spent code.
     if (!applied) return spentCode(context, request, accountId, app, grantId);
     if (record.sid !== undefined) await joinSession(context, grant, grantId, record.sid);
-    return refresh?.token ?? null;
+    return refreshToken;
   });
 }
