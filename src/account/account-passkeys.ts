@@ -6,7 +6,7 @@
  * The challenge is kept under the session's digest (`passkey-challenge:register:account-…`, docs/ARCHITECTURE.md#stored-records)
  * and taken once, so an attestation answers only the ceremony this session started.
  */
-import { generateRegistrationOptions, verifyRegistrationResponse } from '@simplewebauthn/server';
+import { generateRegistrationOptions } from '@simplewebauthn/server';
 import { OAuthError } from '../errors.js';
 import type { SentinelContext } from '../http/context.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
@@ -15,6 +15,7 @@ import { CEREMONY_TIMEOUT_MS, newChallenge, takeChallenge } from '../passkeys/ch
 import { parseAttestation } from '../passkeys/credential-json.js';
 import type { PasskeyHooks, StoredPasskey } from '../passkeys/hooks.js';
 import { relyingParty } from '../passkeys/options.js';
+import { verifiedNewPasskey } from '../passkeys/verify-registration.js';
 import { webAuthnUserID } from '../passkeys/user-handle.js';
 import type { AccountVisit } from './account-visit.js';
 import { readAccountPost } from './account-post.js';
@@ -97,32 +98,9 @@ export async function addPasskey(context: SentinelContext, visit: AccountVisit, 
   const challenge = await takeChallenge(context, 'register', ceremonyOf(visit));
   const attestation = parseAttestation(attestationJSON);
   if (challenge === null || attestation === null) return false;
-  const rp = relyingParty(context.config);
-  let result: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
-  try {
-    result = await verifyRegistrationResponse({
-      response: attestation,
-      expectedChallenge: challenge,
-      expectedOrigin: rp.origins,
-      expectedRPID: rp.rpId,
-      requireUserVerification: true,
-    });
-  } catch {
-    return false;
-  }
-  if (!result.verified) return false;
-  const { credential } = result.registrationInfo;
-  await hooks.save({
-    accountId: visit.accountId,
-    userId: visit.session.userId,
-    passkey: {
-      id: credential.id,
-      publicKey: Buffer.from(credential.publicKey).toString('base64url'),
-      counter: credential.counter,
-      transports: credential.transports,
-      createdAt: Date.now(),
-    },
-  });
+  const passkey = await verifiedNewPasskey(context, challenge, attestation);
+  if (passkey === null) return false;
+  await hooks.save({ accountId: visit.accountId, userId: visit.session.userId, passkey });
   context.emit({ type: 'passkey.added', accountId: visit.accountId, userId: visit.session.userId });
   return true;
 }

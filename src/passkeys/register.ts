@@ -10,7 +10,7 @@
  * The step is CSRF-bound to the pending sign-in, so only the browser that passed the password can add a passkey
  * to that user, and only during that sign-in.
  */
-import { generateRegistrationOptions, verifyRegistrationResponse } from '@simplewebauthn/server';
+import { generateRegistrationOptions } from '@simplewebauthn/server';
 import { clientIP } from '../http/client-ip.js';
 import type { SentinelContext } from '../http/context.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
@@ -22,6 +22,7 @@ import { readStepRequest } from '../second-factor/step-request.js';
 import { CEREMONY_TIMEOUT_MS, newChallenge, takeChallenge } from './challenge.js';
 import { parseAttestation } from './credential-json.js';
 import { relyingParty } from './options.js';
+import { verifiedNewPasskey } from './verify-registration.js';
 import { webAuthnUserID } from './user-handle.js';
 
 /** The message of a passkey that could not be added. */
@@ -91,31 +92,8 @@ export async function handlePasskeyRegister(
   const attestation = parseAttestation(single(step.form, 'attestation'));
   const notAdded = () => passkeyOfferPage(context, request, { ...step, error: PASSKEY_NOT_ADDED, status: 400 });
   if (challenge === null || attestation === null) return notAdded();
-  const rp = relyingParty(context.config);
-  let result: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
-  try {
-    result = await verifyRegistrationResponse({
-      response: attestation,
-      expectedChallenge: challenge,
-      expectedOrigin: rp.origins,
-      expectedRPID: rp.rpId,
-      requireUserVerification: true,
-    });
-  } catch {
-    return notAdded();
-  }
-  if (!result.verified) return notAdded();
-  const { credential } = result.registrationInfo;
-  await hooksOf(context).save({
-    accountId,
-    userId: step.pending.userId,
-    passkey: {
-      id: credential.id,
-      publicKey: Buffer.from(credential.publicKey).toString('base64url'),
-      counter: credential.counter,
-      transports: credential.transports,
-      createdAt: Date.now(),
-    },
-  });
+  const passkey = await verifiedNewPasskey(context, challenge, attestation);
+  if (passkey === null) return notAdded();
+  await hooksOf(context).save({ accountId, userId: step.pending.userId, passkey });
   return finish();
 }

@@ -1,0 +1,42 @@
+/**
+ * The check of a new passkey's attestation, the same wherever a passkey is added (the offer after a sign-in, the
+ * account page): this session's challenge, the service's origins and RP ID, and user verification required.
+ */
+import { type RegistrationResponseJSON, verifyRegistrationResponse } from '@simplewebauthn/server';
+import type { SentinelContext } from '../http/context.js';
+import type { StoredPasskey } from './hooks.js';
+import { relyingParty } from './options.js';
+
+/**
+ * The passkey to save when `attestation` answers `challenge`, `null` when it does not verify (a malformed or wrong
+ * answer never throws).
+ * @example const passkey = await verifiedNewPasskey(context, challenge, attestation); if (passkey) await hooks.save({ accountId, userId, passkey });
+ */
+export async function verifiedNewPasskey(
+  context: SentinelContext,
+  challenge: string,
+  attestation: RegistrationResponseJSON,
+): Promise<StoredPasskey | null> {
+  const rp = relyingParty(context.config);
+  let result: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
+  try {
+    result = await verifyRegistrationResponse({
+      response: attestation,
+      expectedChallenge: challenge,
+      expectedOrigin: rp.origins,
+      expectedRPID: rp.rpId,
+      requireUserVerification: true,
+    });
+  } catch {
+    return null;
+  }
+  if (!result.verified) return null;
+  const { credential } = result.registrationInfo;
+  return {
+    id: credential.id,
+    publicKey: Buffer.from(credential.publicKey).toString('base64url'),
+    counter: credential.counter,
+    transports: credential.transports,
+    createdAt: Date.now(),
+  };
+}
