@@ -12,6 +12,7 @@ import { ACCOUNT_PAGE, type AccountHost, PHOTOS_CLIENT_ID, SEEDED_PASSKEYS, star
 import { seriousViolations } from './axe.js';
 import { browserAvailable, launchChromium } from './chromium.js';
 import { screenshotForDocs } from './docs-images.js';
+import { addVirtualAuthenticator } from './virtual-authenticator.js';
 
 const LOGIN = `/sentinel/api/account/${ACCOUNT}/login`;
 
@@ -170,18 +171,7 @@ describe.runIf(browserAvailable('browser: account page'))('browser: account page
   });
 
   it("adds a passkey with the browser's authenticator", async () => {
-    const cdp = await laptop.newCDPSession(page);
-    await cdp.send('WebAuthn.enable');
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: {
-        protocol: 'ctap2',
-        transport: 'internal',
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-        automaticPresenceSimulation: true,
-      },
-    });
+    await addVirtualAuthenticator(page);
     await page.goto(`${host.url}${ACCOUNT_PAGE}`);
     const before = passkeyIds(host);
     await page.getByRole('button', { name: 'Add a passkey' }).click();

@@ -14,6 +14,7 @@ import { browserAvailable } from './chromium.js';
 import { saveScreenshot } from './artifacts.js';
 import { screenshotForDocs } from './docs-images.js';
 import { useChromiumAndHost } from './idp-host.js';
+import { addVirtualAuthenticator } from './virtual-authenticator.js';
 
 const en = BUNDLED_CATALOGUES.en as Messages;
 
@@ -28,22 +29,6 @@ describe.runIf(browserAvailable('browser: passkeys and TOTP'))('browser: passkey
       ...options,
     });
     return context.newPage();
-  }
-
-  /** A virtual platform authenticator with user verification that answers every prompt by itself. */
-  async function addVirtualAuthenticator(page: Page): Promise<void> {
-    const cdp = await page.context().newCDPSession(page);
-    await cdp.send('WebAuthn.enable');
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: {
-        protocol: 'ctap2',
-        transport: 'internal',
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-        automaticPresenceSimulation: true,
-      },
-    });
   }
 
   async function password(page: Page, username: string): Promise<void> {

@@ -10,27 +10,13 @@ import { ACCOUNT, basic, CLIENT_ID, CLIENT_SECRET, PASSWORD } from '../helpers/f
 import { claimsOf } from '../helpers/jwt.js';
 import { browserAvailable } from './chromium.js';
 import { useChromiumAndHost } from './idp-host.js';
+import { addVirtualAuthenticator } from './virtual-authenticator.js';
 
 const en = BUNDLED_CATALOGUES.en as Messages;
 const PHISHING_RESISTANT = 'urn:sentinel:acr:phishing-resistant';
 
 describe.runIf(browserAvailable('browser: step-up to a passkey'))('browser: step-up to a passkey', () => {
   const { chromium, idp } = useChromiumAndHost();
-
-  async function addVirtualAuthenticator(page: Page): Promise<void> {
-    const cdp = await page.context().newCDPSession(page);
-    await cdp.send('WebAuthn.enable');
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: {
-        protocol: 'ctap2',
-        transport: 'internal',
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-        automaticPresenceSimulation: true,
-      },
-    });
-  }
 
   async function password(page: Page, username: string): Promise<void> {
     await page.getByLabel(en.username, { exact: true }).fill(username);
