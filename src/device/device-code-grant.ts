@@ -9,6 +9,7 @@ import { OAuthError } from '../errors.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { required, type ParamMap } from '../http/params.js';
 import { grantKey, grantTtlMs } from '../token/grant-records.js';
+import { encodeGrant } from '../token/grant-encoding.js';
 import { firstGrant } from '../token/first-grant.js';
 import { hasOpenIDScope } from '../token/id-token.js';
 import { issueUserTokens } from '../token/user-tokens.js';
@@ -97,7 +98,7 @@ export async function handleDeviceCodeGrant(
     const spent = { ...record, status: 'issued' as const };
     const applied = await context.store.swap([
       { key: deviceKey(grantId), expect: found.stored, value: JSON.stringify(spent), ttlMs: retainMs(spent) },
-      { key: grantKey(grantId), expect: null, value: JSON.stringify(grant), ttlMs: grantTtlMs(context, grant) },
+      { key: grantKey(grantId), expect: null, value: encodeGrant(grant), ttlMs: grantTtlMs(context, grant) },
     ]);
     // Another poll with the same device code took the tokens first: this one gets none.
     if (!applied) throw usedOrUnknown();

@@ -10,6 +10,7 @@ import { OAuthError } from '../errors.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { required, single, type ParamMap } from '../http/params.js';
 import { type GrantRecord, grantKey, grantTtlMs, readGrant, revokeGrant } from './grant-records.js';
+import { encodeGrant } from './grant-encoding.js';
 import { hasOpenIDScope } from './id-token.js';
 import { readAmr } from '../assurance/levels.js';
 import { assertVerifierSyntax, verifyPKCE } from './pkce.js';
@@ -144,7 +145,7 @@ export async function handleAuthorizationCodeGrant(
     });
     const applied = await context.store.swap([
       { key, expect: stored, value: null },
-      { key: grantKey(grantId), expect: null, value: JSON.stringify(grant), ttlMs: grantTtlMs(context, grant) },
+      { key: grantKey(grantId), expect: null, value: encodeGrant(grant), ttlMs: grantTtlMs(context, grant) },
     ]);
     // Lost the race to a concurrent presentation of the same code: from here it is a spent code.
     if (!applied) return spentCode(context, request, accountId, app, grantId);

@@ -19,53 +19,9 @@ import type { RevocationCheck } from '../guard/access-token-jwt.js';
 import type { AccessTokenClaims } from './access-token.js';
 import type { SentinelContext } from '../http/context.js';
 import { digest, digestsEqual, randomSecret } from '../lib/random-secrets.js';
-import type { AmrValue } from '../assurance/levels.js';
+import { decodeGrant, encodeGrant, type GrantRecord, type GrantRefreshState } from './grant-encoding.js';
 
-/** The refresh side of a grant: which generation is current. */
-export interface GrantRefreshState {
-  /** Generation of the current refresh token (0 for the one issued with the code). */
-  gen: number;
-  /** Digest of the family secret every refresh token of the grant carries. */
-  family: string;
-  /** Digest of the current generation's secret. */
-  current: string;
-  /** Seconds since the epoch when the current refresh token was issued. */
-  issuedAt: number;
-  /** Seconds since the epoch when the current refresh token expires (idle lifetime, capped by the absolute one). */
-  expiresAt: number;
-  /**
-   * DPoP key thumbprint a public client's refresh tokens are bound to (RFC 9449 §5), set when the grant is created
-   * and carried over by every rotation.
-   */
-  jkt?: string | undefined;
-}
-
-/** A grant. Persisted as JSON under `grant:{gid}`. */
-export interface GrantRecord {
-  accountId: string;
-  clientId: string;
-  userId: string;
-  /** The scope of the original grant (a refresh may narrow an access token's scope, never this). */
-  scope?: string | undefined;
-  /** Seconds since the epoch when the user authenticated. */
-  authTime: number;
-  /** How the user authenticated (RFC 8176), from the code: refreshed tokens keep the sign-in's `acr` and `amr`. */
-  amr?: AmrValue[] | undefined;
-  /** The `sid` of the device session the grant was issued through (its ID tokens carry it; session-index.ts). */
-  sid?: string | undefined;
-  /** Seconds since the epoch when the code was redeemed or the refresh token last rotated. */
-  changedAt: number;
-  /** Seconds since the epoch after which no refresh token of the grant is accepted. */
-  absoluteExpiresAt: number;
-  /** The latest `exp` of an access token issued from the grant: the record must live at least that long. */
-  accessUntil: number;
-  /** `null` when the app is not registered for refresh_token. */
-  refresh: GrantRefreshState | null;
-  /** Access tokens revoked one by one (RFC 7009): jti → exp, pruned once expired. */
-  revokedJtis?: Record<string, number> | undefined;
-  /** RFC 8707 resources of the code the grant came from: a refresh may name only these. */
-  resources?: string[] | undefined;
-}
+export type { GrantRecord, GrantRefreshState } from './grant-encoding.js';
 
 /** What a refresh token stands for (the view of the grant that introspection and revocation describe). */
 export interface RefreshRecord {
@@ -106,10 +62,14 @@ export function grantKey(grantId: string): string {
   return `grant:{${grantId}}`;
 }
 
-/** Reads a grant; `null` when the store does not have it (never created, expired, revoked, or lost). */
+/**
+ * Reads a grant; `null` when the store does not have it (never created, expired, revoked, or lost) or holds a value
+ * that is not a grant (grant-encoding.ts): a grant that cannot be read is no grant, so its tokens are refused.
+ */
 export async function readGrant(context: SentinelContext, grantId: string): Promise<StoredGrant | null> {
   const raw = await context.store.get(grantKey(grantId));
-  return raw === null ? null : { raw, grant: JSON.parse(raw) as GrantRecord };
+  const grant = decodeGrant(raw);
+  return raw === null || grant === null ? null : { raw, grant };
 }
 
 /**
@@ -252,7 +212,7 @@ export async function revokeAccessToken(context: SentinelContext, claims: Access
     revokedJtis[claims.jti] = claims.exp;
     const next: GrantRecord = { ...found.grant, revokedJtis };
     const applied = await context.store.swap([
-      { key: grantKey(claims.gid), expect: found.raw, value: JSON.stringify(next), ttlMs: grantTtlMs(context, next) },
+      { key: grantKey(claims.gid), expect: found.raw, value: encodeGrant(next), ttlMs: grantTtlMs(context, next) },
     ]);
     if (applied) return;
   }

@@ -21,6 +21,7 @@ import {
   revokeGrant,
   type StoredGrant,
 } from './grant-records.js';
+import { encodeGrant } from './grant-encoding.js';
 import { hasOpenIDScope } from './id-token.js';
 import { readAmr } from '../assurance/levels.js';
 import { issueUserTokens } from './user-tokens.js';
@@ -151,7 +152,7 @@ export async function handleRefreshTokenGrant(
         if (kept === null) throw new OAuthError('invalid_grant', 'the refresh token has expired');
         const used: GrantRecord = { ...found.grant, accessUntil: Math.max(found.grant.accessUntil, access.exp), refresh: kept };
         const applied = await context.store.swap([
-          { key: grantKey(presented.grantId), expect: found.raw, value: JSON.stringify(used), ttlMs: grantTtlMs(context, used) },
+          { key: grantKey(presented.grantId), expect: found.raw, value: encodeGrant(used), ttlMs: grantTtlMs(context, used) },
         ]);
         if (applied) return token;
         found = await currentGrant(context, request, accountId, app, presented, dpopJkt);
@@ -173,7 +174,7 @@ export async function handleRefreshTokenGrant(
         refresh: next.state,
       };
       const applied = await context.store.swap([
-        { key: grantKey(presented.grantId), expect: found.raw, value: JSON.stringify(rotated), ttlMs: grantTtlMs(context, rotated) },
+        { key: grantKey(presented.grantId), expect: found.raw, value: encodeGrant(rotated), ttlMs: grantTtlMs(context, rotated) },
       ]);
       if (applied) return next.token;
       found = await currentGrant(context, request, accountId, app, presented, dpopJkt);

@@ -1,0 +1,113 @@
+/**
+ * The stored form of a grant (src/token/grant-encoding.ts): the positional array round-trips every field, a grant
+ * written by an earlier version (the named-field object) still reads and still works end to end, and a value that
+ * is neither is no grant (its tokens refused).
+ */
+import { describe, expect, it } from 'vitest';
+import { MemoryStore } from '../src/index.js';
+import { decodeGrant, encodeGrant } from '../src/token/grant-encoding.js';
+import type { GrantRecord } from '../src/token/grant-records.js';
+import { jsonOf, postForm, TOKEN_PATH, useRefreshToken } from './helpers/direct-flow.js';
+import { CLIENT_ID, CLIENT_SECRET, makeSentinel, REDIRECT_URI } from './helpers/fixtures.js';
+import { codeFor } from './helpers/oauth.js';
+
+const FULL: GrantRecord = {
+  accountId: '123456',
+  clientId: '6f1c2a9e-3b7d-4c1e-9a2f-5d8e7b6c4a31',
+  userId: 'user-"1"',
+  scope: 'openid offline_access',
+  authTime: 1_795_926_000,
+  amr: ['pwd', 'otp'],
+  sid: 'QkXwJRiLdr6fthPlWx4Z_2.glS16xZPP3PdWpJNexKcuYvLLedRo_9rQmjvsPwy_Ok',
+  changedAt: 1_795_926_049,
+  absoluteExpiresAt: 1_798_518_049,
+  accessUntil: 1_795_929_649,
+  refresh: {
+    gen: 3,
+    family: 'eZzgHLUp87uaA91EUyBmOpC6hy_GkP5AToLA8sVEUGc',
+    current: 'vAEqxDLeA6lqXobcXSafkzGxiZ5MycIPm-caRZPJiDQ',
+    issuedAt: 1_795_926_049,
+    expiresAt: 1_797_135_649,
+    jkt: '0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I',
+  },
+  revokedJtis: { 'jti-1': 1_795_929_000 },
+  resources: ['https://api.example.com/'],
+};
+
+describe('grant encoding', () => {
+  it('round-trips every field, optional ones included, in about half the length of named fields', () => {
+    const encoded = encodeGrant(FULL);
+    expect(encoded.startsWith('[')).toBe(true);
+    expect(decodeGrant(encoded)).toEqual(FULL);
+    const minimal: GrantRecord = { ...FULL, refresh: null };
+    for (const field of ['scope', 'amr', 'sid', 'revokedJtis', 'resources'] as const) delete minimal[field];
+    expect(decodeGrant(encodeGrant(minimal))).toEqual(minimal);
+    expect(encodeGrant(minimal).endsWith(',3600]')).toBe(true); // absent trailing fields take no room
+    const { jkt: _jkt, ...unbound } = FULL.refresh!;
+    expect(decodeGrant(encodeGrant({ ...FULL, refresh: unbound }))).toEqual({ ...FULL, refresh: unbound });
+    expect(encoded.length).toBeLessThan(JSON.stringify(FULL).length * 0.7);
+  });
+
+  it('reads a grant of the earlier named-field form as it was written', () => {
+    expect(decodeGrant(JSON.stringify(FULL))).toEqual(FULL);
+  });
+
+  it('reads a value that is neither form as no grant', () => {
+    for (const junk of [
+      '{not json',
+      '"a string"',
+      '42',
+      'null',
+      '[]',
+      '{}',
+      '["123456"]',
+      JSON.stringify({ ...FULL, refresh: { gen: 'x' } }),
+    ]) {
+      expect(decodeGrant(junk)).toBeNull();
+    }
+    const changed = (at: number, value: unknown) => {
+      const array = JSON.parse(encodeGrant(FULL)) as unknown[];
+      array[at] = value;
+      return JSON.stringify(array);
+    };
+    expect(decodeGrant(changed(4, '1795926049'))).toBeNull();
+    expect(decodeGrant(changed(10, [1, 'f']))).toBeNull();
+  });
+});
+
+describe('a grant stored by an earlier version', () => {
+  async function signedIn() {
+    const store = new MemoryStore();
+    const sentinel = makeSentinel({ store });
+    const body = new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: await codeFor(sentinel),
+      redirect_uri: REDIRECT_URI,
+      client_id: CLIENT_ID,
+      client_secret: CLIENT_SECRET,
+    });
+    const tokens = jsonOf(await postForm(sentinel, TOKEN_PATH, body.toString())) as { access_token: string; refresh_token: string };
+    const key = `grant:{${tokens.refresh_token.split('.')[0]}}`;
+    return { store, sentinel, tokens, key };
+  }
+
+  it('keeps its access token live and its refresh token rotating, and is rewritten in the array form', async () => {
+    const { store, sentinel, tokens, key } = await signedIn();
+    const grant = decodeGrant(await store.get(key))!;
+    await store.set(key, JSON.stringify(grant), 60_000); // the named-field form earlier versions wrote
+    await expect(sentinel.verifyAccessToken(tokens.access_token)).resolves.toMatchObject({ client_id: CLIENT_ID });
+    const refreshed = await useRefreshToken(sentinel, tokens.refresh_token);
+    expect(refreshed.status).toBe(200);
+    expect(await store.get(key)).toMatch(/^\[/);
+    expect(decodeGrant(await store.get(key))).toMatchObject({ userId: grant.userId, refresh: { gen: 1, family: grant.refresh!.family } });
+  });
+
+  it('refuses the tokens of a grant whose stored value cannot be read (no grant), without a server error', async () => {
+    const { store, sentinel, tokens, key } = await signedIn();
+    await store.set(key, '{"accountId":"123456"}', 60_000);
+    await expect(sentinel.verifyAccessToken(tokens.access_token)).rejects.toMatchObject({ code: 'invalid_token' });
+    const refreshed = await useRefreshToken(sentinel, tokens.refresh_token);
+    expect(refreshed.status).toBe(400);
+    expect(jsonOf(refreshed).error).toBe('invalid_grant');
+  });
+});
