@@ -9,10 +9,13 @@
  * the entry gone (and is revoked at once): no interleaving lets a token of an ended session live. Any Store works:
  * the index needs no method beyond `get` and `swap`.
  *
- * Stored form (a device session is the record a store holds most of, so it is compact): a JSON array
- * `[accountId, userId, entry, entry, …]`, each entry `[sessionDigest, authTime, sessionEnd, clientId, grantId,
- * grantEnd, clientId, grantId, grantEnd, …]` (times in seconds since the epoch). An entry is kept while its session or
- * any grant it lists may still live, and pruned on the next write after that.
+ * Stored form (one per signed-in user, so it is compact): a JSON array `[userId, entry, entry, …]`, each entry
+ * `[sessionDigest, authTime, sessionEnd, clientId, grantId, grantEnd, clientId, grantId, grantEnd, …]` with
+ * `authTime` in seconds since the epoch and the ends in seconds after it. The account is not stored: the key is a
+ * digest of account and user, and whoever reads an index knows the account it asks for. Indexes written by earlier
+ * versions, `[accountId, userId, entry, …]` with every time since the epoch, still read (a string where the first
+ * entry would be tells them apart); the next change writes them in the new form. An entry is kept while its session
+ * or any grant it lists may still live, and pruned on the next write after that.
  */
 import type { AppStore } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
@@ -102,44 +105,47 @@ function entryEnd(session: IndexedSession): number {
   return end;
 }
 
-function parseEntry(value: unknown): IndexedSession | null {
+/** One stored entry: its ends are offsets from its `authTime` when `relative`, else seconds since the epoch (the earlier form). */
+function parseEntry(value: unknown, relative: boolean): IndexedSession | null {
   if (!Array.isArray(value) || value.length < 3 || (value.length - 3) % 3 !== 0) return null;
   const [sessionDigest, authTime, sessionEnd] = value as unknown[];
   if (typeof sessionDigest !== 'string' || typeof authTime !== 'number' || typeof sessionEnd !== 'number') return null;
+  const base = relative ? authTime : 0;
   const grants: IndexedGrant[] = [];
   for (let i = 3; i < value.length; i += 3) {
     const [clientId, grantId, until] = [value[i], value[i + 1], value[i + 2]] as unknown[];
     if (typeof clientId !== 'string' || typeof grantId !== 'string' || typeof until !== 'number') return null;
-    grants.push({ clientId, grantId, until });
+    grants.push({ clientId, grantId, until: base + until });
   }
-  return { sessionDigest, authTime, sessionEnd, grants };
+  return { sessionDigest, authTime, sessionEnd: base + sessionEnd, grants };
 }
 
 /**
- * Parses a stored index. A value that is not one (store corruption) is an error, never an empty index: reading it
- * as empty would let grants of ended sessions be forgotten rather than ended.
+ * Parses a stored index, in either form: `accountId` is there only in the earlier one. A value that is not one
+ * (store corruption) is an error, never an empty index: reading it as empty would let grants of ended sessions be
+ * forgotten rather than ended.
  */
-function parseIndex(raw: string): { accountId: string; userId: string; sessions: IndexedSession[] } {
+function parseIndex(raw: string): { accountId: string | undefined; userId: string; sessions: IndexedSession[] } {
   const parsed: unknown = JSON.parse(raw);
-  if (!Array.isArray(parsed) || typeof parsed[0] !== 'string' || typeof parsed[1] !== 'string') {
-    throw new Error('the stored session index is unreadable');
-  }
+  if (!Array.isArray(parsed) || typeof parsed[0] !== 'string') throw new Error('the stored session index is unreadable');
+  const earlier = typeof parsed[1] === 'string';
   const sessions: IndexedSession[] = [];
-  for (const value of parsed.slice(2)) {
-    const entry = parseEntry(value);
+  for (const value of parsed.slice(earlier ? 2 : 1)) {
+    const entry = parseEntry(value, !earlier);
     if (entry === null) throw new Error('the stored session index is unreadable');
     sessions.push(entry);
   }
-  return { accountId: parsed[0], userId: parsed[1], sessions };
+  return earlier ? { accountId: parsed[0], userId: parsed[1] as string, sessions } : { accountId: undefined, userId: parsed[0], sessions };
 }
 
 function encodeIndex(index: UserIndex): string {
   const entries = index.sessions.map((session) => {
-    const flat: (string | number)[] = [session.sessionDigest, session.authTime, session.sessionEnd];
-    for (const grant of session.grants) flat.push(grant.clientId, grant.grantId, grant.until);
+    const base = session.authTime;
+    const flat: (string | number)[] = [session.sessionDigest, base, session.sessionEnd - base];
+    for (const grant of session.grants) flat.push(grant.clientId, grant.grantId, grant.until - base);
     return flat;
   });
-  return JSON.stringify([index.accountId, index.userId, ...entries]);
+  return JSON.stringify([index.userId, ...entries]);
 }
 
 /** Drops what can no longer live: whole entries past their end, and expired grants of the entries kept. */
@@ -149,11 +155,18 @@ function pruned(sessions: IndexedSession[], now: number): IndexedSession[] {
     .map((session) => ({ ...session, grants: session.grants.filter((grant) => grant.until > now) }));
 }
 
-async function readByKey(context: SessionContext, key: string): Promise<UserIndex | null> {
+/**
+ * The index under `key` as `accountId` sees it, or `null` when there is none or it is another account's: a record of
+ * the earlier form names its account; one of the current form belongs to `accountId` when its key is the digest of
+ * `accountId` and its user.
+ */
+async function readByKey(context: SessionContext, key: string, accountId: string): Promise<UserIndex | null> {
   const raw = await context.store.get(key);
   if (raw === null) return null;
-  const { accountId, userId, sessions } = parseIndex(raw);
-  return { key, raw, accountId, userId, sessions: pruned(sessions, nowSeconds()) };
+  const stored = parseIndex(raw);
+  const ours = stored.accountId === undefined ? key === userIndexKey(accountId, stored.userId) : stored.accountId === accountId;
+  if (!ours) return null;
+  return { key, raw, accountId, userId: stored.userId, sessions: pruned(stored.sessions, nowSeconds()) };
 }
 
 /**
@@ -163,11 +176,13 @@ async function readByKey(context: SessionContext, key: string): Promise<UserInde
  */
 export async function readUserIndex(context: SessionContext, accountId: string, userId: string): Promise<UserIndex> {
   const key = userIndexKey(accountId, userId);
-  const found = await readByKey(context, key);
-  if (found !== null && (found.accountId !== accountId || found.userId !== userId)) {
+  const raw = await context.store.get(key);
+  if (raw === null) return { key, raw: null, accountId, userId, sessions: [] };
+  const stored = parseIndex(raw);
+  if ((stored.accountId !== undefined && stored.accountId !== accountId) || stored.userId !== userId) {
     throw new Error('the stored session index belongs to another user');
   }
-  return found ?? { key, raw: null, accountId, userId, sessions: [] };
+  return { key, raw, accountId, userId, sessions: pruned(stored.sessions, nowSeconds()) };
 }
 
 /**
@@ -179,8 +194,7 @@ export async function readUserIndex(context: SessionContext, accountId: string, 
 export async function readIndexOfSid(context: SessionContext, accountId: string, sid: string): Promise<UserIndex | null> {
   const parts = parseSid(sid);
   if (parts === null) return null;
-  const found = await readByKey(context, indexKeyOfPart(parts.userPart));
-  return found === null || found.accountId !== accountId ? null : found;
+  return readByKey(context, indexKeyOfPart(parts.userPart), accountId);
 }
 
 /**

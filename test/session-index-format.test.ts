@@ -1,0 +1,71 @@
+/**
+ * The stored form of the session index (src/sessions/session-index.ts): `[userId, entry, …]` with each entry's ends
+ * as offsets from its authTime. An index written by an earlier version (`[accountId, userId, entry, …]`, every time
+ * since the epoch) still reads, still ends what it lists, is rewritten in the new form by the next change, and is
+ * never read for another account.
+ */
+import { describe, expect, it } from 'vitest';
+import { MemoryStore } from '../src/index.js';
+import { userIndexKey } from '../src/sessions/session-index.js';
+import { ACCOUNT, makeSentinel, OTHER_ACCOUNT, USER_ID } from './helpers/fixtures.js';
+import { MAIN_APP, signInThroughSession, signInWithSession, tokenStanding } from './helpers/logout-flow.js';
+
+const ENDED = { guard: false, introspection: false, refresh: false };
+
+/** The index as an earlier version wrote it: the account first, and every time since the epoch. */
+function earlierForm(raw: string): string {
+  const [userId, ...entries] = JSON.parse(raw) as [string, ...(string | number)[][]];
+  const absolute = entries.map((entry) => {
+    const authTime = entry[1] as number;
+    return entry.map((value, i) => (i === 2 || (i > 3 && i % 3 === 2) ? authTime + (value as number) : value));
+  });
+  return JSON.stringify([ACCOUNT, userId, ...absolute]);
+}
+
+describe('the session index as stored', () => {
+  it('holds the user and entries whose ends are offsets from the sign-in, without the account', async () => {
+    const store = new MemoryStore();
+    const sentinel = makeSentinel({ store });
+    await signInWithSession(sentinel);
+    const [userId, entry, ...more] = JSON.parse((await store.get(userIndexKey(ACCOUNT, USER_ID))) as string) as [string, unknown[]];
+    expect(userId).toBe(USER_ID);
+    expect(more).toEqual([]);
+    const [, authTime, sessionEnd, clientId, , grantEnd] = entry as [string, number, number, string, string, number];
+    expect(authTime).toBeGreaterThan(1_700_000_000);
+    expect(sessionEnd).toBeGreaterThan(0);
+    expect(sessionEnd).toBeLessThan(1_000_000);
+    expect(clientId).toBe(MAIN_APP.clientId);
+    expect(grantEnd).toBeGreaterThan(sessionEnd);
+  });
+
+  it('reads an index of the earlier form, ends what it lists, and rewrites it on the next change', async () => {
+    const store = new MemoryStore();
+    const sentinel = makeSentinel({ store });
+    const first = await signInWithSession(sentinel);
+    const key = userIndexKey(ACCOUNT, USER_ID);
+    const current = (await store.get(key)) as string;
+    const sessions = await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID });
+    await store.set(key, earlierForm(current), 3_600_000);
+    expect(await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).toEqual(sessions);
+    expect(await sentinel.listSessions({ accountId: OTHER_ACCOUNT, userId: USER_ID })).toEqual([]);
+    expect(await sentinel.endSession({ accountId: OTHER_ACCOUNT, sid: first.tokens.sid })).toBe(false);
+
+    const second = await signInThroughSession(sentinel, MAIN_APP, first.cookie);
+    expect(second.sid).toBe(first.tokens.sid);
+    expect(await store.get(key)).toMatch(new RegExp(`^\\["${USER_ID}",\\[`));
+    expect(await sentinel.endSession({ accountId: ACCOUNT, sid: first.tokens.sid })).toBe(true);
+    expect(await tokenStanding(sentinel, first.tokens, MAIN_APP)).toEqual(ENDED);
+    expect(await tokenStanding(sentinel, second, MAIN_APP)).toEqual(ENDED);
+  });
+
+  it('ends the grants an index of the earlier form lists when the session ends', async () => {
+    const store = new MemoryStore();
+    const sentinel = makeSentinel({ store });
+    const { tokens } = await signInWithSession(sentinel);
+    const key = userIndexKey(ACCOUNT, USER_ID);
+    await store.set(key, earlierForm((await store.get(key)) as string), 3_600_000);
+    expect(await sentinel.endUserSessions({ accountId: ACCOUNT, userId: USER_ID })).toBe(1);
+    expect(await tokenStanding(sentinel, tokens, MAIN_APP)).toEqual(ENDED);
+    expect(await store.get(key)).toBeNull();
+  });
+});
