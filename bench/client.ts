@@ -24,7 +24,7 @@ import {
   USERNAME,
 } from './fixtures.js';
 import { CookieJar } from './cookie-jar.js';
-import type { BrandAssertions } from './brand-assertions.js';
+import { type BrandAssertions, isJwtBearer } from './brand-assertions.js';
 import type { DeviceCodes } from './device-codes.js';
 import type { GuardTokens } from './guard-tokens.js';
 import type { Workload } from './registry.js';
@@ -107,7 +107,8 @@ export function loadOptions(workload: Workload, state: WorkloadState, settings: 
         method: 'POST',
         requests: [{ method: 'POST', path: CC_PATH, headers: { 'content-type': FORM_CONTENT_TYPE }, body: CC_BODY }],
       };
-    case 'jwt-bearer': {
+    case 'jwt-bearer-rs256':
+    case 'jwt-bearer-es256': {
       const brand = state.brand;
       if (brand === undefined) throw new Error('jwt-bearer rows need brand assertions');
       return {
@@ -211,7 +212,7 @@ async function verifyAccessToken(workload: Workload, token: unknown, publicJwk: 
   if (payload.client_id !== CLIENT_ID) problems.push(`client_id ${String(payload.client_id)}`);
   if (typeof payload.iat !== 'number' || typeof payload.exp !== 'number') problems.push('iat/exp missing');
   if (typeof payload.jti !== 'string') problems.push('jti missing');
-  if (workload === 'cc' || workload === 'jwt-bearer') {
+  if (workload === 'cc' || isJwtBearer(workload)) {
     // The brand JWT's token is the v2 token exactly (issue 32): the same claims are checked.
     if (payload.sub !== CONSUMER_ID) problems.push(`sub ${String(payload.sub)} (expected the consumer id)`);
     if (!aud.includes(ACCOUNT_ID)) problems.push(`aud ${String(payload.aud)} (expected the account id)`);

@@ -86,17 +86,16 @@ export function guardPath(consumerId: string): string {
 }
 
 // The brand JWT exchange rows (RFC 7523 JWT bearer): a brand identity provider the account trusts signs one JWT per
-// request about the bench consumer; the runner mints them (bench/brand-assertions.ts) with a key of its own.
+// request about the bench consumer; the runner mints them (bench/brand-assertions.ts) with keys of its own.
 
-/** The brand's `iss`; its public key reaches the targets as BENCH_BRAND_JWK. */
+/** The brand's `iss`; its public keys reach the targets as BENCH_BRAND_JWKS. */
 export const BRAND_ISSUER = 'https://id.brand.bench.example';
-export const BRAND_KID = 'bench-brand-es256-1';
 /** The account token endpoint, where both exchange grants are. */
 export const ACCOUNT_TOKEN_PATH = `/sentinel/api/account/${ACCOUNT_ID}/token`;
 export const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 
-/** The brand's public JWK of this run, as handed over by the runner; `undefined` when no exchange row runs. */
-export function brandPublicJwkFromEnv(): JWK | undefined {
-  const raw = process.env.BENCH_BRAND_JWK;
-  return raw ? (JSON.parse(raw) as JWK) : undefined;
+/** The brand's public JWKs of this run (one per algorithm), as handed over by the runner; `undefined` when no exchange row runs. */
+export function brandPublicJwksFromEnv(): JWK[] | undefined {
+  const raw = process.env.BENCH_BRAND_JWKS;
+  return raw ? (JSON.parse(raw) as JWK[]) : undefined;
 }

@@ -1,10 +1,10 @@
 /**
  * `node --import tsx bench/profile.ts <row> [seconds] [connections]`: where a row's server spends its main thread.
- * Starts the row of bench/registry.ts (client credentials or a code flow) as `npm run bench` does, warms it up, then
- * records V8's sampling CPU profiler (the one `node --cpu-prof` runs, through the inspector so that only the load
- * window is recorded; 100 µs interval) while autocannon drives the row's workload, and prints the main thread's
- * busy time per request by place (sentinel-idp, node's internals by module, packages, GC, native) and the top
- * functions. The profile is left in `.tmp/profiles/` for Chrome DevTools.
+ * Starts the row of bench/registry.ts (client credentials, a brand JWT exchange or a code flow) as `npm run bench`
+ * does, warms it up, then records V8's sampling CPU profiler (the one `node --cpu-prof` runs, through the inspector
+ * so that only the load window is recorded; 100 µs interval) while autocannon drives the row's workload, and prints
+ * the main thread's busy time per request by place (sentinel-idp, node's internals by module, packages, GC, native)
+ * and the top functions. The profile is left in `.tmp/profiles/` for Chrome DevTools.
  *
  * Why both this and bench/instructions.ts: the instruction count says how much work a request costs, not where it
  * goes; callgrind has no names for V8's compiled JavaScript. A sampling profile names the JavaScript, at the price
@@ -20,7 +20,8 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon, { type AutocannonOptions, type AutocannonResult } from 'autocannon';
-import { loadOptions } from './client.js';
+import { Brand, brandAlgorithmOf, isJwtBearer } from './brand-assertions.js';
+import { loadOptions, type WorkloadState } from './client.js';
 import { createKeyPair } from './fixtures.js';
 import { FlowLoad, isFlowWorkload } from './flow-client.js';
 import { buildLibraryForBench } from './library-build.js';
@@ -162,6 +163,9 @@ async function main(): Promise<void> {
   if (row.workload.startsWith('guard')) throw new Error('guard rows are not profiled here');
   await buildLibraryForBench();
   const { privateJwk, publicJwk } = await createKeyPair();
+  // The exchange rows: the brand's keys reach the child through the environment, so they are made before it starts.
+  const seconds = Number(secondsArg);
+  const brand = isJwtBearer(row.workload) ? await Brand.create(Math.ceil(8_000 * (seconds + 4))) : undefined;
   const port = await freePort();
   const child = fork(fileURLToPath(new URL('./server.ts', import.meta.url)), [row.module, String(port)], {
     execArgv: usePerf ? ['--perf-basic-prof', '--logfile=/dev/null', '--import', 'tsx'] : ['--import', 'tsx'],
@@ -172,7 +176,6 @@ async function main(): Promise<void> {
   const ready = await reply();
   if (ready.type !== 'ready') throw new Error(`${rowName}: ${ready.error}`);
   const load = { connections: Number(connectionsArg), timeoutSeconds: 10 };
-  const seconds = Number(secondsArg);
   let options: AutocannonOptions;
   if (isFlowWorkload(row.workload)) {
     const flow = new FlowLoad(row.workload, port, load);
@@ -180,7 +183,9 @@ async function main(): Promise<void> {
     await flow.warmUp(3, (o) => autocannon(o) as unknown as Promise<AutocannonResult>);
     options = await flow.measureOptions(seconds);
   } else {
-    const base = loadOptions(row.workload, { port }, load);
+    const state: WorkloadState = { port };
+    if (brand !== undefined && isJwtBearer(row.workload)) state.brand = brand.assertions(brandAlgorithmOf(row.workload));
+    const base = loadOptions(row.workload, state, load);
     await autocannon({ ...base, duration: 3 });
     options = { ...base, duration: seconds };
   }

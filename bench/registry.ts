@@ -17,8 +17,12 @@ export type Workload =
   | 'oidc-authorize'
   | 'oidc-exchange'
   | 'oidc-refresh'
-  /** POST the RFC 7523 JWT bearer grant to /sentinel/api/account/{acct}/token, a fresh brand JWT per request. */
-  | 'jwt-bearer'
+  /**
+   * POST the RFC 7523 JWT bearer grant to /sentinel/api/account/{acct}/token, a fresh brand JWT per request, signed
+   * RS256 (the identity providers' default) or ES256 (bench/brand-assertions.ts).
+   */
+  | 'jwt-bearer-rs256'
+  | 'jwt-bearer-es256'
   /** POST client_credentials with `resource` (RFC 8707) to the account token endpoint: a JWT whose aud is the resource. */
   | 'rcc'
   /** The same against oidc-provider's /token (client_secret_post, the same resource). */
@@ -67,25 +71,42 @@ export const TARGETS: readonly TargetSpec[] = [
   cc('sentinel-node', 'sentinel-idp, sentinel.handle on bare node:http', 'sentinel'),
   cc('sentinel-node-sync', "sentinel-idp, sentinel.handle on bare node:http, signing: 'sync'", 'sentinel', 'sentinel-node:sync'),
   cc('sentinel-node-otel', 'sentinel-idp, sentinel.handle, OpenTelemetry SDK sampling every trace', 'sentinel', 'sentinel-node:otel'),
-  // A consumer proven by a trusted brand's JWT (RFC 7523): the v2 row's token after one more ES256 verification.
-  cc(
-    'exchange-sentinel-fastify',
-    'sentinel-idp, Fastify adapter: brand JWT → consumer-bound token (JWT bearer)',
-    'sentinel',
-    'sentinel-fastify',
-    'jwt-bearer',
-  ),
-  cc(
-    'exchange-handwritten-fastify',
-    'hand-written Fastify + jose: brand JWT verify + sign',
-    'baseline',
-    'handwritten-exchange',
-    'jwt-bearer',
-  ),
+  ...exchangeRows(),
   ...flowRows(),
   ...guardRows(),
   ...agentRows(),
 ];
+
+/**
+ * A consumer proven by a trusted brand's JWT (RFC 7523, issue 32): the v2 row's token after one more verification,
+ * against the same verify + sign written by hand. Each pair verifies the same algorithm: RS256, what the brands'
+ * identity providers sign with by default (the headline rows), and ES256 beside it.
+ */
+function exchangeRows(): TargetSpec[] {
+  const pairs: Array<['' | '-es256', 'RS256' | 'ES256']> = [
+    ['', 'RS256'],
+    ['-es256', 'ES256'],
+  ];
+  return pairs.flatMap(([infix, alg]) => {
+    const workload = `jwt-bearer-${alg.toLowerCase()}` as Workload;
+    return [
+      cc(
+        `exchange${infix}-sentinel-fastify`,
+        `sentinel-idp, Fastify adapter: ${alg} brand JWT → consumer-bound token (JWT bearer)`,
+        'sentinel',
+        'sentinel-fastify',
+        workload,
+      ),
+      cc(
+        `exchange${infix}-handwritten-fastify`,
+        `hand-written Fastify + jose: ${alg} brand JWT verify + sign`,
+        'baseline',
+        `handwritten-exchange:${alg.toLowerCase()}`,
+        workload,
+      ),
+    ];
+  });
+}
 
 /**
  * What MCP agents and devices ask of the service (issue 33): a client-credentials token bound to a resource (an MCP
@@ -209,29 +230,7 @@ export const RATIOS: readonly RatioSpec[] = [
   ratio('hand-written Fastify + jose ÷ oidc-provider (JWT), req/s', 'handwritten-fastify', 'oidc-provider', 'rps'),
   ratio('sentinel.handle with an OpenTelemetry SDK ÷ without, req/s', 'sentinel-node-otel', 'sentinel-node', 'rps', 0.9),
   ratio('sentinel.handle with an OpenTelemetry SDK ÷ without, CPU µs/req', 'sentinel-node-otel', 'sentinel-node', 'cpu'),
-  // Issue 32: proving the consumer costs one verification more than taking the app's word (≤ 1.5× the CPU), and no
-  // more than the same verify + sign written by hand with jose.
-  ratio(
-    'brand JWT exchange ÷ v2 client credentials (Fastify adapter), CPU µs/req',
-    'exchange-sentinel-fastify',
-    'sentinel-fastify',
-    'cpu',
-    1.5,
-  ),
-  ratio('brand JWT exchange ÷ v2 client credentials (Fastify adapter), req/s', 'exchange-sentinel-fastify', 'sentinel-fastify', 'rps'),
-  ratio(
-    'brand JWT exchange: Fastify adapter ÷ hand-written Fastify + jose, req/s',
-    'exchange-sentinel-fastify',
-    'exchange-handwritten-fastify',
-    'rps',
-    1.0,
-  ),
-  ratio(
-    'brand JWT exchange: Fastify adapter ÷ hand-written Fastify + jose, CPU µs/req',
-    'exchange-sentinel-fastify',
-    'exchange-handwritten-fastify',
-    'cpu',
-  ),
+  ...exchangeRatios(),
   ...guardRatios(),
   ...flowRatios(),
   ratio('resource-bound client credentials: sentinel-idp ÷ oidc-provider, req/s', 'agent-cc-sentinel', 'agent-cc-oidc', 'rps'),
@@ -239,6 +238,24 @@ export const RATIOS: readonly RatioSpec[] = [
   ratio('device-code poll: sentinel-idp ÷ oidc-provider, req/s', 'device-poll-sentinel', 'device-poll-oidc', 'rps'),
   ratio('device-code poll: sentinel-idp ÷ oidc-provider, CPU µs/req', 'device-poll-sentinel', 'device-poll-oidc', 'cpu'),
 ];
+
+/**
+ * Issue 32, for each brand algorithm: proving the consumer costs one verification more than taking the app's word
+ * (≤ 1.5× the v2 row's CPU per request), and no more than the same verify + sign written by hand with jose.
+ */
+function exchangeRatios(): RatioSpec[] {
+  return (['', '-es256'] as const).flatMap((infix) => {
+    const alg = infix === '' ? 'RS256' : 'ES256';
+    const ours = `exchange${infix}-sentinel-fastify`;
+    const theirs = `exchange${infix}-handwritten-fastify`;
+    return [
+      ratio(`${alg} brand JWT exchange ÷ v2 client credentials (Fastify adapter), CPU µs/req`, ours, 'sentinel-fastify', 'cpu', 1.5),
+      ratio(`${alg} brand JWT exchange ÷ v2 client credentials (Fastify adapter), req/s`, ours, 'sentinel-fastify', 'rps'),
+      ratio(`${alg} brand JWT exchange: Fastify adapter ÷ hand-written Fastify + jose, req/s`, ours, theirs, 'rps', 1.0),
+      ratio(`${alg} brand JWT exchange: Fastify adapter ÷ hand-written Fastify + jose, CPU µs/req`, ours, theirs, 'cpu'),
+    ];
+  });
+}
 
 /** sentinel-idp ÷ oidc-provider for each flow and store, by req/s (goal) and by CPU µs per request. */
 function flowRatios(): RatioSpec[] {

@@ -1,13 +1,18 @@
 /**
  * Writes what `npm run bench` measured into bench/RESULTS.md: one section per group of rows (client credentials,
- * bearer guard, code flow), each between `<!-- bench-<group>:start -->` and `<!-- bench-<group>:end -->`, with the
- * date, machine, versions and command, the medians of every row and the ratios with their goals. A run rewrites only
- * the groups it measured (`BENCH_ONLY='guard-*'` leaves the others as the last run wrote them); the file's other
- * sections (memory, soak, recorded findings) stay as they are.
+ * bearer guard, code flow, brand JWT exchange, agents), each between `<!-- bench-<group>:start -->` and
+ * `<!-- bench-<group>:end -->`, with the date, machine, versions and command, the medians of every row and the ratios
+ * with their goals. A run rewrites only the groups it measured (`BENCH_ONLY='guard-*'` leaves the others as the last
+ * run wrote them); the file's other sections (memory, soak, recorded findings) stay as they are.
+ *
+ * A ratio may compare rows of two groups (the exchange rows against the v2 client-credentials row). The other
+ * group's row is then shown in the ratio's section as a reference row of the same run, and a run that measured it
+ * only as that reference (all of its group it measured) does not rewrite that group's section with one row.
  */
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { isJwtBearer } from './brand-assertions.js';
 import { RATIOS, type TargetSpec } from './registry.js';
 import { writeResultsSection } from './results-section.js';
 
@@ -38,7 +43,7 @@ export interface RowResult {
 }
 
 type Metric = Exclude<keyof RoundResult, 'requests' | 'seconds'>;
-type Group = 'client-credentials' | 'guard' | 'code-flow' | 'agents';
+type Group = 'client-credentials' | 'guard' | 'code-flow' | 'exchange' | 'agents';
 
 const GROUPS: Record<Group, { title: string; method: string }> = {
   'client-credentials': {
@@ -55,6 +60,11 @@ const GROUPS: Record<Group, { title: string; method: string }> = {
     title: 'Code flow: sentinel-idp against oidc-provider',
     method:
       'Both servers get the same authorization request (PKCE S256, `scope=openid offline_access api:read`, state, nonce) from a session made through each one\'s own sign-in, and issue ES256 JWT access tokens, ES256 ID tokens and a refresh token rotated on every use. "authorize": GET with the session cookie → the redirect with a new code. "exchange": every request redeems a fresh code minted before the window. "refresh": chains, each request presenting the refresh token the previous answer returned. The runner verifies the first answers (code and state; both JWTs\' signatures and claims; the rotated-away refresh token refused). oidc-provider runs on an unbounded in-memory adapter and on the ioredis `Adapter` of its documentation; sentinel-idp on MemoryStore and RedisStore; both on the Redis at `REDIS_URL`, both ioredis clients auto-pipelining. Goals: four times oidc-provider\'s req/s on authorize, three times on exchange and refresh.',
+  },
+  exchange: {
+    title: 'Brand JWT exchange (RFC 7523 JWT bearer): sentinel-idp against the v2 token and a hand-written endpoint',
+    method:
+      "Workload: `POST /sentinel/api/account/123456/token` with `grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer`, client_secret_post and an `assertion`: a JWT the brand's identity provider signed about the bench consumer (`iss` the brand, `sub` the consumer, `aud` the client, an hour's life, its own `jti`, one per request, minted before the rounds by bench/brand-assertions.ts), answered by the same ES256 `at+jwt` as the v2 row (checked on the first answer). The brand signs with RS256 in the headline rows (`exchange-*`) because that is what brands' identity providers sign with by default (Auth0, Okta, Microsoft Entra ID, Google), and with ES256 in the `exchange-es256-*` rows. The algorithm matters: verifying an RS256 signature (2048-bit key) costs about a third of an ES256 one (24 against 74 µs of CPU with node:crypto on this machine). Both keys are in the brand's one key set and each JWT's `kid` picks its key; each hand-written row (bench/targets/handwritten-exchange.ts: jose `jwtVerify` and `SignJWT`, the same checks, a `jti` map) accepts only its pair's algorithm, so both rows of a pair verify the same signature. The v2 client-credentials row (`sentinel-fastify`, the app's word for the consumer, no verification) runs in the same run as the reference of the first goal. Goals (issue 32): the exchange costs at most 1.5× the v2 row's CPU per request, and answers at least as many requests per second as the hand-written endpoint.",
   },
   agents: {
     title: 'MCP agents and devices: sentinel-idp against oidc-provider',
@@ -77,6 +87,7 @@ const PACKAGES = [
 
 function groupOf(spec: TargetSpec): Group {
   if (spec.workload.startsWith('guard')) return 'guard';
+  if (isJwtBearer(spec.workload)) return 'exchange';
   if (['rcc', 'oidc-rcc', 'device-poll', 'oidc-device-poll'].includes(spec.workload)) return 'agents';
   return spec.workload === 'cc' || spec.workload === 'oidc-cc' ? 'client-credentials' : 'code-flow';
 }
@@ -144,19 +155,39 @@ function section(group: Group, rows: RowResult[], settings: RunSettings, started
     const cell = (metric: Metric, digits = 0): string => (ok ? fmt(medianOf(row, metric), digits) : '–');
     const status = row.status === 'ok' ? `ok (${row.rounds.map((r) => fmt(r.rps)).join(', ')})` : `**${row.status}**: ${row.reason ?? ''}`;
     lines.push(
-      `| ${row.spec.label} \`${row.spec.name}\` | ${cell('rps')} | ${cell('p99ms', 1)} | ${cell('cpuUsPerRequest')} | ${cell('rssMB')} | ${status.replace(/\|/g, '\\|')} |`,
+      `| ${row.spec.label} \`${row.spec.name}\`${groupOf(row.spec) === group ? '' : ' (reference, same run)'} | ${cell('rps')} | ${cell('p99ms', 1)} | ${cell('cpuUsPerRequest')} | ${cell('rssMB')} | ${status.replace(/\|/g, '\\|')} |`,
     );
   }
   lines.push(...ratioLines(rows, group), `<!-- bench-${group}:end -->`);
   return lines.join('\n');
 }
 
+/** The rows of other groups that `group`'s ratios compare with, among those measured: shown in its section too. */
+function referenceRows(group: Group, rows: RowResult[]): RowResult[] {
+  const byName = new Map(rows.map((r) => [r.spec.name, r]));
+  const names = RATIOS.filter((ratio) => {
+    const numerator = byName.get(ratio.numerator);
+    return numerator !== undefined && groupOf(numerator.spec) === group;
+  }).map((ratio) => ratio.denominator);
+  return [...new Set(names)].flatMap((name) => {
+    const row = byName.get(name);
+    return row !== undefined && groupOf(row.spec) !== group ? [row] : [];
+  });
+}
+
 /** Rewrites the section of every group the run measured in `out`; returns the groups written. */
 export function writeReport(out: string, rows: RowResult[], settings: RunSettings, startedAt: Date): Group[] {
   const groups = [...new Set(rows.map((r) => groupOf(r.spec)))];
+  const references = new Map(groups.map((group) => [group, referenceRows(group, rows)]));
+  const referenced = new Set([...references.values()].flat());
+  const written: Group[] = [];
   for (const group of groups) {
     const members = rows.filter((r) => groupOf(r.spec) === group);
-    writeResultsSection(out, `bench-${group}`, section(group, members, settings, startedAt));
+    // Measured only as another section's reference: this group's section keeps its last full figures.
+    if (members.every((row) => referenced.has(row))) continue;
+    const shown = [...members, ...(references.get(group) ?? [])];
+    writeResultsSection(out, `bench-${group}`, section(group, shown, settings, startedAt));
+    written.push(group);
   }
-  return groups;
+  return written;
 }

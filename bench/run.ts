@@ -22,11 +22,11 @@ import {
   NotAvailable,
   type WorkloadState,
 } from './client.js';
-import { BRAND_KID, createKeyPair } from './fixtures.js';
+import { createKeyPair } from './fixtures.js';
 import { prepareDeviceCodes } from './device-codes.js';
 import { FlowLoad, flowExpectedStatus, isFlowWorkload } from './flow-client.js';
 import { type GuardTokens, mintGuardTokens } from './guard-tokens.js';
-import { mintBrandAssertions } from './brand-assertions.js';
+import { Brand, brandAlgorithmOf, isJwtBearer } from './brand-assertions.js';
 import { TARGETS, type TargetSpec } from './registry.js';
 import { type RoundResult, type RowResult, type RunSettings, writeReport } from './report.js';
 
@@ -77,10 +77,13 @@ function positive(raw: string | undefined, fallback: number, zeroOk = false): nu
 
 // The guard rows' tokens, minted once per run (before any window) when a guard row is selected.
 const guardTokens: { one?: GuardTokens; many?: GuardTokens } = {};
-// The brand's key of the exchange rows (its public half reaches the targets as BENCH_BRAND_JWK), made when one runs.
-let brandPrivateJwk: JWK | undefined;
-/** Brand JWTs per round: more than a round's warm-up and window can use at the fastest rate seen (about 6,000/s). */
-const BRAND_ASSERTIONS_PER_ROUND = 150_000;
+// The brand of the exchange rows (bench/brand-assertions.ts), made when one runs.
+let brand: Brand | undefined;
+/**
+ * Brand JWTs a round may use: its warm-up and window at 8,000 req/s, above the fastest exchange rate seen (about
+ * 6,000/s). Running short replays a `jti`, which fails the row loudly.
+ */
+const BRAND_ASSERTIONS_PER_ROUND = Math.ceil(8_000 * (settings.warmupSeconds + settings.durationSeconds + 1));
 
 class RowFailure extends Error {}
 
@@ -127,7 +130,7 @@ async function measureRound(spec: TargetSpec, privateJwk: JWK, publicJwk: JWK): 
       state.guard = (spec.workload === 'guard-one' ? guardTokens.one : guardTokens.many) as GuardTokens;
       state.guard.next = 0;
     }
-    if (spec.workload === 'jwt-bearer') state.brand = mintBrandAssertions(brandPrivateJwk as JWK, BRAND_ASSERTIONS_PER_ROUND);
+    if (isJwtBearer(spec.workload)) state.brand = (brand as Brand).assertions(brandAlgorithmOf(spec.workload));
     // The device codes are asked for outside the window: it measures the polls alone.
     if (isDevicePoll(spec.workload)) state.device = await prepareDeviceCodes(spec.workload, port);
     const durationMs = settings.durationSeconds * 1000;
@@ -209,11 +212,12 @@ async function main(): Promise<void> {
   if (unknown.length > 0)
     throw new Error(`unknown BENCH_ONLY target(s): ${unknown.join(', ')}; known: ${TARGETS.map((t) => t.name).join(', ')}`);
   const { privateJwk, publicJwk } = await createKeyPair();
-  if (selected.some((t) => t.workload === 'jwt-bearer')) {
-    const brand = await createKeyPair();
-    brandPrivateJwk = brand.privateJwk;
-    // Inherited by every server child (bench/server-child.ts passes process.env on).
-    process.env.BENCH_BRAND_JWK = JSON.stringify({ ...brand.publicJwk, kid: BRAND_KID });
+  // Before any child starts: every sentinel-idp instance of the run then trusts the brand (the v2 row's as well).
+  if (selected.some((t) => isJwtBearer(t.workload))) {
+    const made = await Brand.create(BRAND_ASSERTIONS_PER_ROUND);
+    // Minted now rather than inside the first round (RS256 signing takes a while: bench/brand-assertions.ts).
+    for (const spec of selected) if (isJwtBearer(spec.workload)) made.assertions(brandAlgorithmOf(spec.workload));
+    brand = made;
   }
   if (selected.some((t) => t.workload.startsWith('guard'))) {
     guardTokens.one = mintGuardTokens(privateJwk, 1);

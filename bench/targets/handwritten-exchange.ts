@@ -3,7 +3,8 @@
  * RFC 7523 JWT bearer grant of one trusted brand, in Fastify with @fastify/formbody. It makes the checks sentinel-idp
  * makes for the same request:
  *   form content type; no duplicated parameter; grant_type; client lookup by (accountId, clientId) and secret by
- *   SHA-256 digest + timingSafeEqual; the assertion verified with the brand's key imported once (ES256 only, iss,
+ *   SHA-256 digest + timingSafeEqual; the assertion verified with the brand's key imported once (the variant's
+ *   algorithm only, RS256 or ES256 — the same one the paired sentinel-idp row verifies; iss,
  *   aud = the client, exp required and not past, iat not in the future, lifetime ≤ 1 h); the consumer id (`sub`) a
  *   UUID or 64 lower-case hex; the `jti` single use (an in-memory map, entries dropped after their JWT's exp);
  *   then the same ES256 access token as the client-credentials baseline, `expires_in` a number.
@@ -15,7 +16,7 @@ import { importJWK, jwtVerify, SignJWT } from 'jose';
 import {
   ACCOUNT_ID,
   BRAND_ISSUER,
-  brandPublicJwkFromEnv,
+  brandPublicJwksFromEnv,
   CLIENT_ID,
   CLIENT_SECRET_SHA256,
   HOST,
@@ -35,10 +36,14 @@ function error(status: number, code: string, description: string) {
   return { status, body: JSON.stringify({ error: code, error_description: description }) };
 }
 
-export async function start(port: number): Promise<RunningTarget> {
-  const brandJwk = brandPublicJwkFromEnv();
-  if (brandJwk === undefined) throw new Error('BENCH_BRAND_JWK is not set (the runner sets it for the exchange rows)');
-  const brandKey = await importJWK(brandJwk, 'ES256');
+/** Variant `rs256` or `es256`: the brand algorithm this endpoint accepts (its key of the brand's set). */
+export async function start(port: number, variant?: string): Promise<RunningTarget> {
+  const named = variant?.toUpperCase();
+  if (named !== 'RS256' && named !== 'ES256') throw new Error(`handwritten-exchange needs the variant rs256 or es256, not ${variant}`);
+  const alg: 'RS256' | 'ES256' = named;
+  const brandJwk = brandPublicJwksFromEnv()?.find((jwk) => jwk.alg === alg);
+  if (brandJwk === undefined) throw new Error('BENCH_BRAND_JWKS is not set (the runner sets it for the exchange rows)');
+  const brandKey = await importJWK(brandJwk, alg);
   const signingKey = await importJWK(privateJwkFromEnv(), 'ES256');
   const issuer = `${issuerFor(port)}/sentinel/api/account/${ACCOUNT_ID}`;
   const spent = new Map<string, number>();
@@ -62,7 +67,7 @@ export async function start(port: number): Promise<RunningTarget> {
     let claims: Record<string, unknown>;
     try {
       ({ payload: claims } = await jwtVerify(assertion, brandKey, {
-        algorithms: ['ES256'],
+        algorithms: [alg],
         issuer: BRAND_ISSUER,
         audience: clientId,
         requiredClaims: ['exp'],

@@ -10,7 +10,7 @@ import {
   ACCOUNT_ID,
   AGENT_RESOURCE,
   BRAND_ISSUER,
-  brandPublicJwkFromEnv,
+  brandPublicJwksFromEnv,
   CLIENT_ID,
   CLIENT_SECRET,
   DEVICE_CODE_GRANT,
@@ -73,9 +73,10 @@ export async function createBenchSentinel(port: number, signing?: BenchSigning, 
   const core = await importRepoModule<CoreModule>('src/index.js');
   if (typeof core.createSentinel !== 'function') throw new Error('src/index.ts does not export createSentinel yet');
   // In a run with the brand JWT exchange rows every instance trusts the brand (the same configuration for the v2 row).
-  const brandJwk = brandPublicJwkFromEnv();
+  // The brand publishes an RS256 and an ES256 key in one set; each brand JWT's kid picks its key.
+  const brandJwks = brandPublicJwksFromEnv();
   const exchange =
-    brandJwk === undefined ? {} : { trustedIssuers: [{ accountId: ACCOUNT_ID, issuer: BRAND_ISSUER, jwks: { keys: [brandJwk] } }] };
+    brandJwks === undefined ? {} : { trustedIssuers: [{ accountId: ACCOUNT_ID, issuer: BRAND_ISSUER, jwks: { keys: brandJwks } }] };
   return core.createSentinel({
     issuer: issuerFor(port),
     apps: [
@@ -89,7 +90,7 @@ export async function createBenchSentinel(port: number, signing?: BenchSigning, 
           'authorization_code',
           'refresh_token',
           DEVICE_CODE_GRANT,
-          ...(brandJwk === undefined ? [] : [JWT_BEARER_GRANT]),
+          ...(brandJwks === undefined ? [] : [JWT_BEARER_GRANT]),
         ],
         // The MCP server the resource-bound rows ask a token for (RFC 8707).
         resources: [AGENT_RESOURCE],
