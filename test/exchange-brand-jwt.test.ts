@@ -235,6 +235,45 @@ describe('JWT bearer grant (RFC 7523) with a trusted brand issuer', () => {
       await expectRefused(await bearer(sentinelWith(), jwt), 'invalid_grant', /not signed by a key of its trusted issuer/);
     });
 
+    // The JWT is split once and its parts decoded with Buffer (src/trusted-issuers/compact-jwt.ts): as strict as jose's
+    // decoders were, and the refusal names which part failed.
+    it('refuses an assertion that is not a compact JWS with a JSON object payload', async () => {
+      const good = await brandJWT(key);
+      const [header, payload, signature] = good.split('.') as [string, string, string];
+      const encode = (value: string | Buffer) => Buffer.from(value).toString('base64url');
+      for (const jwt of [
+        'not-a-jwt',
+        `${header}.${payload}`,
+        `${header}.${payload}.${signature}.x.y`,
+        `${header}..${signature}`,
+        `${header}.${payload}=.${signature}`,
+        // '{ }' and one character more: 4n + 1 characters are not base64, though a lenient decoder drops the last.
+        `${header}.eyB9A.${signature}`,
+        `${header}.${payload.slice(0, -1)}*.${signature}`,
+        `${header}.${encode('[1,2]')}.${signature}`,
+        `${header}.${encode('{"iss":')}.${signature}`,
+        // Not UTF-8 inside a JSON string: a lenient decoder would read it as U+FFFD and go on.
+        `${header}.${encode(Buffer.concat([Buffer.from('{"iss":"'), Buffer.from([0xff]), Buffer.from('"}')]))}.${signature}`,
+      ]) {
+        await expectRefused(await bearer(sentinelWith(), jwt), 'invalid_grant', /is not a JWT/);
+      }
+    });
+
+    it('refuses a JWT whose header is not a JSON object', async () => {
+      const [, payload, signature] = (await brandJWT(key)).split('.') as [string, string, string];
+      for (const header of ['', Buffer.from('"ES256"').toString('base64url'), 'e30*']) {
+        await expectRefused(await bearer(sentinelWith(), `${header}.${payload}.${signature}`), 'invalid_grant', /assertion is invalid/);
+      }
+    });
+
+    it('refuses a JWT whose signature was altered', async () => {
+      const sentinel = sentinelWith();
+      const jwt = await brandJWT(key);
+      const flipped = `${jwt.slice(0, -2)}${jwt.at(-2) === 'A' ? 'B' : 'A'}${jwt.at(-1)}`;
+      await expectRefused(await bearer(sentinel, flipped), 'invalid_grant', /not signed by a key of its trusted issuer/, flipped);
+      expect((await bearer(sentinel, jwt)).status).toBe(200);
+    });
+
     it('refuses critical header extensions', async () => {
       const jwt = await brandJWT(key, {}, { crit: ['exp'] }).catch(async () => {
         const now = Math.floor(Date.now() / 1000);

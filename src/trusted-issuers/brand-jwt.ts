@@ -7,14 +7,15 @@
  * account registered. What the checks refuse becomes the error the calling grant names (`invalid_grant` for the JWT
  * bearer grant, `invalid_request` for token exchange); the JWT itself is never echoed.
  */
-import { decodeJwt, decodeProtectedHeader, type JWTPayload, type ProtectedHeaderParameters } from 'jose';
+import type { JWTPayload } from 'jose';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import { JwksFetchError } from '../client-assertion/jwks-fetch.js';
 import { jwksFetcherOf } from '../client-assertion/verify-assertion.js';
 import { digest } from '../lib/random-secrets.js';
 import { routeUrl } from '../http/route-paths.js';
-import { checkBrandSignature } from './brand-signature.js';
+import { checkBrandSignature, type SignedBytes } from './brand-signature.js';
+import { type CompactJwtParts, decodeJsonPart, splitCompactJwt } from './compact-jwt.js';
 import { DEFAULT_CONSUMER_ID_CLAIM, type TrustedIssuer } from './trusted-issuer.js';
 
 /** The longest a brand JWT may live (`exp` − `iat`, or `exp` − now without `iat`): it bounds the `jti` memory too. */
@@ -89,21 +90,19 @@ async function issuerKeys(context: SentinelContext, issuer: TrustedIssuer, refre
   }
 }
 
-function unverifiedClaims(jwt: string, refuse: Refusal, name: string): JWTPayload {
+/** The JWT's parts and its claims, not yet verified: enough to find the issuer whose keys must have signed it. */
+function unverifiedClaims(jwt: string, refuse: Refusal, name: string): { parts: CompactJwtParts; claims: JWTPayload } {
   if (jwt.length > MAX_JWT_LENGTH) throw refuse(`${name} is too large`);
-  try {
-    return decodeJwt(jwt);
-  } catch {
-    throw refuse(`${name} is not a JWT`);
-  }
+  const parts = splitCompactJwt(jwt);
+  const claims = parts === null ? null : decodeJsonPart(parts.payload);
+  if (parts === null || claims === null) throw refuse(`${name} is not a JWT`);
+  return { parts, claims };
 }
 
-function protectedHeader(jwt: string, refuse: Refusal, name: string): ProtectedHeaderParameters {
-  try {
-    return decodeProtectedHeader(jwt);
-  } catch {
-    throw refuse(`${name} is invalid`);
-  }
+function protectedHeader(parts: CompactJwtParts, refuse: Refusal, name: string): Record<string, unknown> {
+  const header = decodeJsonPart(parts.header);
+  if (header === null) throw refuse(`${name} is invalid`);
+  return header;
 }
 
 /** `aud` as a string or an array of strings naming one of `accepted` (RFC 7519 §4.1.3). */
@@ -130,21 +129,24 @@ export async function verifyBrandJWT(
   refuse: Refusal,
   name: string,
 ): Promise<BrandAssertion> {
-  const unverified = unverifiedClaims(jwt, refuse, name);
-  if (typeof unverified.iss !== 'string') throw refuse(`${name} has no iss`);
-  const issuer = await findTrustedIssuer(context, accountId, unverified.iss);
+  const { parts, claims: payload } = unverifiedClaims(jwt, refuse, name);
+  if (typeof payload.iss !== 'string') throw refuse(`${name} has no iss`);
+  const issuer = await findTrustedIssuer(context, accountId, payload.iss);
   if (issuer === undefined) throw refuse(`the issuer of ${name} is not trusted by this account`);
-  const header = protectedHeader(jwt, refuse, name);
+  const header = protectedHeader(parts, refuse, name);
   if (header.crit !== undefined) throw refuse(`${name} names critical header extensions this service does not implement`);
   // The signature first: no claim of an unverified JWT decides anything beyond which issuer's keys to try.
-  let signature = checkBrandSignature(jwt, header, await issuerKeys(context, issuer, false));
+  const signed: SignedBytes = {
+    input: Buffer.from(jwt.slice(0, parts.header.length + 1 + parts.payload.length), 'latin1'),
+    signature: Buffer.from(parts.signature, 'base64url'),
+  };
+  let signature = checkBrandSignature(signed, header, await issuerKeys(context, issuer, false));
   // A kid the cached set lacks may be a rotation at the issuer: look once more (rate-limited per key-set URL).
   if (signature === 'no-matching-key' && issuer.jwksUri !== undefined) {
-    signature = checkBrandSignature(jwt, header, await issuerKeys(context, issuer, true));
+    signature = checkBrandSignature(signed, header, await issuerKeys(context, issuer, true));
   }
   if (signature === 'algorithm-not-allowed') throw refuse(`${name} must use an asymmetric algorithm`);
   if (signature !== 'verified') throw refuse(`${name} is not signed by a key of its trusted issuer`);
-  const payload = unverified;
   const { clockTolerance } = context.config;
   const now = Math.floor(Date.now() / 1000);
   if (payload.iss !== issuer.issuer) throw refuse(`${name} is invalid`);
@@ -154,11 +156,13 @@ export async function verifyBrandJWT(
   }
   if (typeof payload.nbf === 'number' && payload.nbf > now + clockTolerance) throw refuse(`${name} is invalid`);
   if ((payload.exp as number) <= now - clockTolerance) throw refuse(`${name} has expired`);
-  const audience =
+  // Without a configured audience the client's own id is tried first: it needs no URL built for the comparison.
+  const audienceOk =
     issuer.audience !== undefined
-      ? issuer.audience
-      : [context.accountIssuer(accountId), routeUrl(context.config, 'token', { accountId }), clientId];
-  if (!audienceMatches(payload.aud, audience)) throw refuse(`${name} is for another audience`);
+      ? audienceMatches(payload.aud, issuer.audience)
+      : audienceMatches(payload.aud, clientId) ||
+        audienceMatches(payload.aud, [context.accountIssuer(accountId), routeUrl(context.config, 'token', { accountId })]);
+  if (!audienceOk) throw refuse(`${name} is for another audience`);
   const exp = payload.exp as number;
   if (payload.iat !== undefined && payload.iat > now + clockTolerance) throw refuse(`${name} is issued in the future`);
   if (exp - (payload.iat ?? now) > MAX_BRAND_JWT_LIFETIME_SECONDS) {

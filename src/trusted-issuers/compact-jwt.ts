@@ -1,0 +1,45 @@
+/**
+ * A brand JWT split once. Every JWT bearer and token-exchange request carries one, and its payload (to find the
+ * issuer), its header (to pick the key) and its signing input (to verify) were each cut out of the whole string
+ * separately, through jose's decoders, which copy the token and decode base64 a byte at a time in JavaScript.
+ * Splitting once and decoding with Buffer keeps the same strictness: base64url characters only, UTF-8 that is
+ * well formed, and a JSON object in each part.
+ */
+import { isUtf8 } from 'node:buffer';
+
+/** The three parts of a compact JWS, still encoded (RFC 7515 §7.1). */
+export interface CompactJwtParts {
+  header: string;
+  payload: string;
+  signature: string;
+}
+
+/**
+ * The three parts of `jwt`, or `null` when it is not three dot-separated parts with a non-empty payload (a JWE's
+ * five parts, too: a brand JWT is signed, not encrypted).
+ * @example const parts = splitCompactJwt(assertion); if (parts === null) throw refuse('the assertion is not a JWT');
+ */
+export function splitCompactJwt(jwt: string): CompactJwtParts | null {
+  const first = jwt.indexOf('.');
+  const second = first === -1 ? -1 : jwt.indexOf('.', first + 1);
+  if (second === -1 || jwt.indexOf('.', second + 1) !== -1 || second === first + 1) return null;
+  return { header: jwt.slice(0, first), payload: jwt.slice(first + 1, second), signature: jwt.slice(second + 1) };
+}
+
+/**
+ * The JSON object a base64url part encodes, or `null` when the part is empty, not base64url (RFC 7515 §2: no
+ * padding, no other characters), not UTF-8, not JSON, or not an object.
+ * @example const claims = decodeJsonPart(parts.payload); if (claims === null) throw refuse('the assertion is not a JWT');
+ */
+export function decodeJsonPart(part: string): Record<string, unknown> | null {
+  // A length of 4n + 1 characters cannot be base64 (jose's decoder refuses it too; Buffer would drop the last one).
+  if (part.length % 4 === 1 || !/^[A-Za-z0-9_-]+$/.test(part)) return null;
+  const bytes = Buffer.from(part, 'base64url');
+  if (!isUtf8(bytes)) return null;
+  try {
+    const value: unknown = JSON.parse(bytes.toString('utf8'));
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
