@@ -135,9 +135,11 @@ export type KnownLive = (accountId: string, clientId: string) => boolean;
 
 /**
  * {@link verifyAccessTokenJWT} for a token the verified-token cache holds, without a promise: the bearer guard's hot
- * path. Returns the claims when every check passes here; `undefined` when the answer needs the full path (a cache
- * miss, a grant to read, an app not known to exist, a DPoP-bound token or presentation). Throws the same
- * `invalid_token` errors as the full path for a foreign account, audience or consumer.
+ * path, for a token presented as Bearer without a DPoP proof (`options.dpop` unset means exactly that, so the guard
+ * passes its expectations as they are instead of copying them per request). Returns the claims when every check
+ * passes here; `undefined` when the answer needs the full path (a cache miss, a grant to read, an app not known to
+ * exist, a DPoP-bound token or presentation). Throws the same `invalid_token` errors as the full path for a foreign
+ * account, audience or consumer.
  * @example const claims = verifyCachedAccessToken(context, token, { accountId, consumerId }, live) ?? (await verifyAccessTokenJWT(...));
  */
 export function verifyCachedAccessToken(
@@ -152,7 +154,7 @@ export function verifyCachedAccessToken(
   const claims = entry.claims as AccessTokenClaims;
   checkAudience(context, claims, facts, options);
   // Proofs and grants are checked where they can be: on the full path, which also serves the signature from here.
-  if (facts.grantBound || facts.dpopBound || options.dpop?.scheme !== 'Bearer') return undefined;
+  if (facts.grantBound || facts.dpopBound || (options.dpop !== undefined && options.dpop.scheme !== 'Bearer')) return undefined;
   if (!isKnownLive(facts.accountId as string, claims.client_id)) return undefined;
   checkAssurance(claims, options);
   return { ...claims };

@@ -93,18 +93,21 @@ export function createBearerCheck(
   }
 
   return async (authorization, verifyOptions = {}, resource) => {
+    // A token verified before, presented as Bearer without a proof, with no key reload due: answered from the
+    // verified-token cache without awaiting anything (every check that can change still runs, access-token-jwt.ts).
+    const candidate = bearerCandidate(authorization);
     try {
-      // A token verified before, presented as Bearer without a proof, with no key reload due: answered from the
-      // verified-token cache without awaiting anything (every check that can change still runs, access-token-jwt.ts).
-      const candidate = bearerCandidate(authorization);
       if (candidate !== undefined && withoutProof(resource) && verifyOptions.dpop === undefined && keysSettled()) {
-        const claims = verifyCachedAccessToken(context, candidate, { ...verifyOptions, dpop: PLAIN_BEARER }, isKnownLive);
+        const claims = verifyCachedAccessToken(context, candidate, verifyOptions, isKnownLive);
         if (claims !== undefined) return { ok: true, claims };
       }
     } catch (error) {
       return refusal(error, verifyOptions);
     }
     const found = authorization === undefined ? null : parseAuthorization(authorization);
+    // The same characters as the lookup above: carry on with that string, whose hash V8 has computed and kept, so
+    // the verified-token cache does not hash the token (hundreds of characters) once more to look it up and store it.
+    if (found !== null && found.token === candidate) found.token = candidate;
     if (found === null) {
       return {
         ok: false,
