@@ -277,10 +277,11 @@ export function verifyBytes(key: SigningKey, data: Buffer, signature: Buffer): b
 
 /**
  * {@link verifyBytes} on the libuv thread pool (`crypto.verify` with a callback): the main thread serves other
- * requests meanwhile, so a second core does the elliptic-curve work.
+ * requests meanwhile, so a second core does the elliptic-curve work. Dispatched in the loop turn's batch, as
+ * signatures are (pool-batch.ts): a guard seeing many new tokens at once wakes the pool once, not per token.
  */
 export function verifyBytesInPool(key: SigningKey, data: Buffer, signature: Buffer): Promise<boolean> {
-  return new Promise((resolve) => {
+  return inNextBatch((resolve) => {
     try {
       const { hash, options } = verifyOptions(key);
       verify(hash, data, options, signature, (error, valid) => resolve(error === null && valid));
