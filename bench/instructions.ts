@@ -10,8 +10,9 @@
  * per cycle, JavaScript with cache misses fewer, so the figures complement the req/s and CPU rows of `npm run bench`,
  * they do not replace them.
  *
- * Targets: the rows of bench/registry.ts with a client-credentials or code-flow workload (`ceiling`, `sentinel-node`,
- * `sentinel-node-otel`, `flow-exchange-sentinel`, `flow-exchange-oidc`, …; `*` suffix for a prefix).
+ * Targets: the rows of bench/registry.ts with a client-credentials, brand JWT exchange or code-flow workload
+ * (`ceiling`, `sentinel-node`, `sentinel-node-otel`, `exchange-sentinel-fastify`, `flow-exchange-sentinel`, …; `*`
+ * suffix for a prefix).
  * Default: the HTTP ceiling, client credentials on node:http, and the three flows of both servers on memory.
  *
  * Each server runs under `valgrind --tool=callgrind --instr-atstart=no` (the warm-up runs uninstrumented, about five
@@ -26,7 +27,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon, { type AutocannonOptions, type AutocannonResult } from 'autocannon';
-import { loadOptions, type LoadSettings } from './client.js';
+import { Brand, brandAlgorithmOf, isJwtBearer } from './brand-assertions.js';
+import { loadOptions, type LoadSettings, type WorkloadState } from './client.js';
 import { createKeyPair, HOST } from './fixtures.js';
 import { FlowLoad, flowExpectedStatus, isFlowWorkload } from './flow-client.js';
 import { buildLibraryForBench } from './library-build.js';
@@ -55,6 +57,10 @@ const PAIRS: Array<[string, string]> = [
   ['flow-exchange-oidc-redis', 'flow-exchange-sentinel-redis'],
   ['flow-refresh-oidc-redis', 'flow-refresh-sentinel-redis'],
   ['sentinel-node-otel', 'sentinel-node'],
+  ['exchange-sentinel-fastify', 'sentinel-fastify'],
+  ['exchange-es256-sentinel-fastify', 'sentinel-fastify'],
+  ['exchange-sentinel-fastify', 'exchange-handwritten-fastify'],
+  ['exchange-es256-sentinel-fastify', 'exchange-es256-handwritten-fastify'],
 ];
 
 /**
@@ -90,7 +96,7 @@ const RUNS = Math.max(1, Number(process.env.INSTRUCTIONS_RUNS ?? 1));
 /** Under valgrind a server answers a few hundred requests a second: generous timeouts, fewer connections. */
 const LOAD: LoadSettings = { connections: 10, timeoutSeconds: 120 };
 
-/** The rows counted here: client credentials and the code flows (a guard's load needs tokens minted first). */
+/** The rows counted here: client credentials, the brand JWT exchange and the code flows (not the guards). */
 type Subject = TargetSpec;
 
 function subjects(names: string[]): Subject[] {
@@ -98,8 +104,9 @@ function subjects(names: string[]): Subject[] {
     const matching = TARGETS.filter((t) => (name.endsWith('*') ? t.name.startsWith(name.slice(0, -1)) : t.name === name));
     if (matching.length === 0) throw new Error(`unknown target ${name}`);
     for (const target of matching) {
-      if (target.workload !== 'cc' && target.workload !== 'oidc-cc' && !isFlowWorkload(target.workload)) {
-        throw new Error(`${target.name}: only client-credentials and code-flow rows are counted here`);
+      const counted = target.workload === 'cc' || target.workload === 'oidc-cc' || isJwtBearer(target.workload);
+      if (!counted && !isFlowWorkload(target.workload)) {
+        throw new Error(`${target.name}: only client-credentials, exchange and code-flow rows are counted here`);
       }
     }
     return matching;
@@ -150,9 +157,12 @@ const CHUNK = 500;
 const FLOW_CHUNK = 100;
 
 /** The load of one server: `next(n)` gives the options for its next `n` requests, and the status each must get. */
-async function loads(subject: Subject, port: number, publicJwk: Parameters<FlowLoad['prepare']>[0]) {
+async function loads(subject: Subject, port: number, publicJwk: Parameters<FlowLoad['prepare']>[0], brand?: Brand) {
   if (!isFlowWorkload(subject.workload)) {
-    const options = loadOptions(subject.workload, { port }, LOAD);
+    const state: WorkloadState = { port };
+    // The exchange rows: one brand JWT per request, in order (each server sees each jti once).
+    if (brand !== undefined && isJwtBearer(subject.workload)) state.brand = brand.assertions(brandAlgorithmOf(subject.workload));
+    const options = loadOptions(subject.workload, state, LOAD);
     return { next: async (n: number): Promise<AutocannonOptions> => ({ ...options, amount: n }), status: 200 };
   }
   const flow = new FlowLoad(subject.workload, port, LOAD);
@@ -207,12 +217,12 @@ async function control(pid: number, port: number, command: '--instr=on' | '--ins
 }
 
 /** Instructions per request of one server: `WARM_UP` requests uncounted, then `REQUESTS` requests counted. */
-async function count(subject: Subject, jwk: string, publicJwk: Parameters<FlowLoad['prepare']>[0]): Promise<number> {
+async function count(subject: Subject, jwk: string, publicJwk: Parameters<FlowLoad['prepare']>[0], brand?: Brand): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'sentinel-instructions-'));
   const port = await freePort();
   const child = await startCounted(subject, port, join(dir, 'callgrind.out'), jwk);
   try {
-    const load = await loads(subject, port, publicJwk);
+    const load = await loads(subject, port, publicJwk, brand);
     const pid = child.pid as number;
     let answered = 0;
     for (let sent = 0; sent < WARM_UP + REQUESTS; ) {
@@ -253,6 +263,8 @@ async function main(): Promise<void> {
   await buildLibraryForBench();
   const { privateJwk, publicJwk } = await createKeyPair();
   const jwk = JSON.stringify(privateJwk);
+  // Before any server starts: the brand's keys reach the children through the environment.
+  const brand = chosen.some((subject) => isJwtBearer(subject.workload)) ? await Brand.create(WARM_UP + REQUESTS + 10) : undefined;
   const figures = new Map<string, number>();
   console.log(
     `instructions per request: ${WARM_UP} requests of warm-up, ${REQUESTS} counted, ${LOAD.connections} connections, ` +
@@ -260,7 +272,7 @@ async function main(): Promise<void> {
   );
   for (const subject of chosen) {
     const runs: number[] = [];
-    for (let run = 0; run < RUNS; run++) runs.push(await count(subject, jwk, publicJwk));
+    for (let run = 0; run < RUNS; run++) runs.push(await count(subject, jwk, publicJwk, brand));
     const perRequest = median(runs);
     figures.set(subject.name, perRequest);
     const each = RUNS > 1 ? `  (${runs.map((r) => (r / 1000).toFixed(1)).join(', ')})` : '';
