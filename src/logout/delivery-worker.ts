@@ -52,9 +52,6 @@ const ROUTE = 'logout-delivery';
  * worker.start();
  * await worker.close(); // on shutdown
  */
-/** Clears the poll timer of a worker nobody holds any more (see {@link LogoutDeliveryWorker.start}). */
-const clearWhenCollected = new FinalizationRegistry<ReturnType<typeof setInterval>>((timer) => clearInterval(timer));
-
 export class LogoutDeliveryWorker {
   readonly #context: SentinelContext;
   readonly #serviceKeys: ServiceKeys;
@@ -79,14 +76,20 @@ export class LogoutDeliveryWorker {
   /**
    * Starts polling, and listens for deliveries queued on this instance. The timer reaches the worker through a weak
    * reference: a service the host let go of (a test's, a tenant's that was replaced) is collected with its store and
-   * configuration instead of being kept alive by its own poll, and its timer is cleared when it is.
+   * configuration instead of being kept alive by its own poll, and the timer's next tick then clears it. No
+   * FinalizationRegistry does that clearing: with one registered beside the weak reference, an authorize request
+   * counted about 60 % more instructions under callgrind, in V8's GC and compiler threads (bench/RESULTS.md, Findings).
    */
   start(): void {
     if (this.#timer !== undefined || this.#stopping.signal.aborted) return;
     const worker = new WeakRef(this);
-    this.#timer = setInterval(() => void worker.deref()?.poll(), POLL_MS);
-    this.#timer.unref();
-    clearWhenCollected.register(this, this.#timer, this);
+    const timer = setInterval(() => {
+      const live = worker.deref();
+      if (live === undefined) clearInterval(timer);
+      else void live.poll();
+    }, POLL_MS);
+    timer.unref();
+    this.#timer = timer;
     this.#context.logoutQueue.onQueued(() => {
       // After the ending request's own work: its answer never waits on a claim.
       const live = worker.deref();
@@ -101,7 +104,6 @@ export class LogoutDeliveryWorker {
   async close(): Promise<void> {
     this.#stopping.abort();
     clearInterval(this.#timer);
-    clearWhenCollected.unregister(this);
     // A claim answered after the abort hands its jobs back (see poll); wait for it and every delivery it started.
     while (this.#current !== undefined || this.#inFlight.size > 0) {
       await Promise.allSettled([this.#current, ...this.#inFlight]);
