@@ -71,16 +71,20 @@ export function codeKeyOf(grantId: string): string {
 
 /**
  * Issues a code for `record`; returns the plain code (to put in the redirect, never to log). `ttlSeconds` shortens
- * its life below `codeTtl` (a FAPI 2.0 app's codes live at most 60 s).
+ * its life below `codeTtl` (a FAPI 2.0 app's codes live at most 60 s). The caller builds the record as one object
+ * literal, `issuedAt` included (members left `undefined` are not stored): every signed-in authorize request issues a
+ * code, and copying the record with spreads cost twice the serialisation itself.
+ *
+ * @example
+ * const code = await issueCode(context, { accountId, clientId, redirectUri, redirectUriInRequest, userId, authTime, issuedAt });
  */
 export async function issueCode(
   context: SentinelContext,
-  record: Omit<CodeRecord, 'issuedAt'>,
+  record: CodeRecord,
   ttlSeconds: number = context.config.codeTtl,
 ): Promise<string> {
   const code = randomSecret();
-  const stored: CodeRecord = { ...record, issuedAt: Math.floor(Date.now() / 1000) };
-  await context.store.set(codeKey(code), JSON.stringify(stored), Math.min(ttlSeconds, context.config.codeTtl) * 1000);
+  await context.store.set(codeKey(code), JSON.stringify(record), Math.min(ttlSeconds, context.config.codeTtl) * 1000);
   context.emit({ type: 'code.issued', accountId: record.accountId, clientId: record.clientId, userId: record.userId });
   return code;
 }

@@ -25,6 +25,7 @@ export function codeFor(sentinel: Sentinel, overrides: Partial<Omit<CodeRecord, 
     redirectUriInRequest: true,
     userId: USER_ID,
     authTime: Math.floor(Date.now() / 1000) - 5,
+    issuedAt: Math.floor(Date.now() / 1000),
     ...overrides,
   });
 }

@@ -53,9 +53,10 @@ export async function codeRedirectURL(
       scope: authorization.scope,
       codeChallenge: authorization.codeChallenge,
       nonce: authorization.nonce,
-      ...(authorization.dpopJkt === undefined ? {} : { dpopJkt: authorization.dpopJkt }),
-      ...(user.amr === undefined ? {} : { amr: user.amr }),
-      ...(authorization.resources === undefined ? {} : { resources: authorization.resources }),
+      dpopJkt: authorization.dpopJkt,
+      amr: user.amr,
+      resources: authorization.resources,
+      issuedAt: Math.floor(Date.now() / 1000),
     },
     authorization.profile === 'fapi2' ? FAPI2_CODE_TTL_SECONDS : undefined,
   );
