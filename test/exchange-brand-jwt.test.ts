@@ -235,7 +235,7 @@ describe('JWT bearer grant (RFC 7523) with a trusted brand issuer', () => {
       await expectRefused(await bearer(sentinelWith(), jwt), 'invalid_grant', /not signed by a key of its trusted issuer/);
     });
 
-    // The JWT is split once and its parts decoded with Buffer (src/trusted-issuers/compact-jwt.ts): as strict as jose's
+    // The JWT is split once and its parts decoded with Buffer (src/lib/compact-jwt.ts): as strict as jose's
     // decoders were, and the refusal names which part failed.
     it('refuses an assertion that is not a compact JWS with a JSON object payload', async () => {
       const good = await brandJWT(key);

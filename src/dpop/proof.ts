@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import { calculateJwkThumbprint, type JWK } from 'jose';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
+import { decodeJsonPart } from '../lib/compact-jwt.js';
 import { publicKeyProblem } from '../keys/jwk-public.js';
 import { currentNonce, isValidNonce } from './nonce.js';
 import { rememberProof, type ProofUse } from './proof-replay.js';
@@ -76,24 +77,15 @@ export function accessTokenHash(accessToken: string): string {
 }
 
 function decodeHeader(proof: string): Record<string, unknown> {
-  const [first] = proof.split('.');
-  try {
-    const header: unknown = JSON.parse(Buffer.from(first ?? '', 'base64url').toString('utf8'));
-    if (typeof header === 'object' && header !== null && !Array.isArray(header)) return header as Record<string, unknown>;
-  } catch {
-    // Falls through to the same answer as a non-object header.
-  }
-  throw invalidProof('the DPoP proof is not a JWT');
+  const header = decodeJsonPart(proof.split('.')[0] ?? '');
+  if (header === null) throw invalidProof('the DPoP proof is not a JWT');
+  return header;
 }
 
 function decodePayload(proof: string): Record<string, unknown> {
-  try {
-    const payload: unknown = JSON.parse(Buffer.from(proof.split('.')[1] ?? '', 'base64url').toString('utf8'));
-    if (typeof payload === 'object' && payload !== null && !Array.isArray(payload)) return payload as Record<string, unknown>;
-  } catch {
-    // Falls through to the same answer as a non-object payload.
-  }
-  throw invalidProof('the DPoP proof payload is not a JSON object');
+  const payload = decodeJsonPart(proof.split('.')[1] ?? '');
+  if (payload === null) throw invalidProof('the DPoP proof payload is not a JSON object');
+  return payload;
 }
 
 /**

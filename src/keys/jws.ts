@@ -12,6 +12,7 @@ import { signBytes, signBytesInPool, verifyBytes, verifyBytesInPool, type KeySet
 import { tracingActive } from '../telemetry/instruments.js';
 import { traceSigning } from '../telemetry/signing-span.js';
 import { isThenable } from '../lib/thenable.js';
+import { decodeJsonPart } from '../lib/compact-jwt.js';
 
 /** JWT claims as a plain object. */
 export type JWTClaims = Record<string, unknown> & {
@@ -96,14 +97,9 @@ function invalid(description: string): OAuthError {
 }
 
 function decodeSegment(segment: string): Record<string, unknown> {
-  if (!/^[A-Za-z0-9_-]*$/.test(segment)) throw invalid('the token is malformed');
-  try {
-    const value: unknown = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('not an object');
-    return value as Record<string, unknown>;
-  } catch {
-    throw invalid('the token is malformed');
-  }
+  const value = decodeJsonPart(segment);
+  if (value === null) throw invalid('the token is malformed');
+  return value;
 }
 
 /** A token whose header names one of our keys, split for signature verification. */

@@ -15,7 +15,7 @@ import { jwksFetcherOf } from '../client-assertion/verify-assertion.js';
 import { digest } from '../lib/random-secrets.js';
 import { routeUrl } from '../http/route-paths.js';
 import { checkBrandSignature, type SignedBytes } from './brand-signature.js';
-import { type CompactJwtParts, decodeJsonPart, splitCompactJwt } from './compact-jwt.js';
+import { type CompactJwtParts, decodeJsonPart, splitCompactJwt } from '../lib/compact-jwt.js';
 import { DEFAULT_CONSUMER_ID_CLAIM, type TrustedIssuer } from './trusted-issuer.js';
 
 /** The longest a brand JWT may live (`exp` − `iat`, or `exp` − now without `iat`): it bounds the `jti` memory too. */

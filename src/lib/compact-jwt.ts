@@ -1,9 +1,8 @@
 /**
- * A brand JWT split once. Every JWT bearer and token-exchange request carries one, and its payload (to find the
- * issuer), its header (to pick the key) and its signing input (to verify) were each cut out of the whole string
- * separately, through jose's decoders, which copy the token and decode base64 a byte at a time in JavaScript.
- * Splitting once and decoding with Buffer keeps the same strictness: base64url characters only, UTF-8 that is
- * well formed, and a JSON object in each part.
+ * The parts of a compact JWS (RFC 7515 §7.1), split once and decoded with Buffer: the one decoder of the service's own
+ * tokens (keys/jws.ts), DPoP proofs and brand JWTs. jose's decoders copy the token and decode base64 a byte at a
+ * time in JavaScript; this keeps their strictness: base64url characters only, UTF-8 that is well formed, and a JSON
+ * object in each part.
  */
 import { isUtf8 } from 'node:buffer';
 
