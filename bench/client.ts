@@ -28,6 +28,7 @@ import { type BrandAssertions, isJwtBearer } from './brand-assertions.js';
 import type { DeviceCodes } from './device-codes.js';
 import type { GuardTokens } from './guard-tokens.js';
 import type { Workload } from './registry.js';
+import { checkTokenUse, isTokenUse, type TokenPool, tokenUseOptions } from './token-use-client.js';
 
 /** A row that cannot run because the code under test is not there (yet): reported, not a crash. */
 export class NotAvailable extends Error {}
@@ -51,6 +52,8 @@ export interface WorkloadState {
   brand?: BrandAssertions;
   /** The device-poll rows' pending device codes, polled in turn. */
   device?: DeviceCodes;
+  /** The UserInfo, introspection and delegation rows' tokens, presented in turn (bench/token-pools.ts). */
+  tokens?: TokenPool;
 }
 
 const CC_PATH = `${TOKEN_PATH}?state=${CONSUMER_ID}`;
@@ -164,6 +167,12 @@ export function loadOptions(workload: Workload, state: WorkloadState, settings: 
         ],
       };
     }
+    case 'userinfo':
+    case 'oidc-userinfo':
+    case 'introspect':
+    case 'oidc-introspect':
+    case 'delegation':
+      return tokenUseOptions(workload, state.tokens, common);
     case 'authorize':
     case 'exchange':
     case 'refresh':
@@ -230,6 +239,7 @@ async function verifyAccessToken(workload: Workload, token: unknown, publicJwk: 
 
 /** Sends one request of the workload and checks the answer thoroughly. Returns a one-line description. */
 export async function checkFirstResponse(workload: Workload, state: WorkloadState, publicJwk: JWK): Promise<string> {
+  if (isTokenUse(workload)) return checkTokenUse(workload, state.port, state.tokens, publicJwk);
   const options = loadOptions(workload, state, { connections: 1, timeoutSeconds: 10 });
   const template = options.requests?.[0];
   if (template === undefined) throw new Error('no request template');

@@ -31,6 +31,8 @@ export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 /** PKCE verifier used by the authorize/exchange workloads (one for all codes: the server only compares). */
 export const CODE_VERIFIER = 'bench-code-verifier-0123456789-abcdefghijklmnopqrstuvwxyz';
 export const USERNAME = 'bench-user';
+/** The bench user's id, which every server's sign-in gives the user (`sub` of its tokens and of UserInfo). */
+export const USER_ID = 'u-1';
 export const PASSWORD = 'bench-password';
 
 export const TOKEN_PATH = `/sentinel/api/v2/account/${ACCOUNT_ID}/app/token`;
@@ -99,3 +101,16 @@ export function brandPublicJwksFromEnv(): JWK[] | undefined {
   const raw = process.env.BENCH_BRAND_JWKS;
   return raw ? (JSON.parse(raw) as JWK[]) : undefined;
 }
+
+// The delegation rows (RFC 8693 token exchange): a bot app of the account exchanges a consumer-bound access token
+// the server issued for a token that names the bot in `act`.
+
+/** The bot: a second confidential app of the account, registered for token exchange; it shares the bench secret. */
+export const BOT_CLIENT_ID = 'b0b0b0b0-1111-4222-8333-444444444444';
+export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
+export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
+/**
+ * Distinct tokens each round of a UserInfo, introspection or delegation row presents in turn, all obtained from the
+ * server before the window (bench/token-pools.ts): the code flow's access tokens, the v2 endpoint's consumer tokens.
+ */
+export const TOKENS_PER_ROUND = 1_000;

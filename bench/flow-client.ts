@@ -203,6 +203,40 @@ export class FlowLoad {
     return { ...this.#options(), amount: requests };
   }
 
+  /**
+   * Signs in and redeems `count` fresh codes, returning their access tokens (the UserInfo and introspection rows
+   * present them, bench/token-pools.ts). Any answer without an access token fails.
+   */
+  async accessTokens(count: number): Promise<string[]> {
+    this.#cookie = await this.#dialect.login(this.#port);
+    const codes = await this.mintCodes(count);
+    const tokens: string[] = [];
+    let next = 0;
+    const result = await autocannon({
+      url: `http://${HOST}:${this.#port}`,
+      connections: Math.min(this.#load.connections, count),
+      pipelining: 1,
+      timeout: this.#load.timeoutSeconds,
+      amount: codes.length,
+      requests: [
+        {
+          method: 'POST',
+          path: this.#dialect.tokenPath,
+          headers: { 'content-type': FORM_CONTENT_TYPE },
+          setupRequest: (request) => ({ ...request, body: this.exchangeBody(codes[next++] as string) }),
+          onResponse: (status, body) => {
+            const token = status === 200 ? (JSON.parse(String(body)) as { access_token?: unknown }).access_token : undefined;
+            if (typeof token === 'string') tokens.push(token);
+          },
+        },
+      ],
+    });
+    if (result.errors > 0 || result.timeouts > 0 || tokens.length < count) {
+      throw new Error(`redeeming codes: ${tokens.length} access tokens of ${count} (${result.errors} errors, ${result.timeouts} timeouts)`);
+    }
+    return tokens;
+  }
+
   #useCodes(codes: string[]): void {
     this.#codes = codes;
     this.#nextCode = 0;

@@ -31,6 +31,23 @@ export type Workload =
   | 'device-poll'
   /** The same against oidc-provider's /token. */
   | 'oidc-device-poll'
+  /**
+   * GET sentinel-idp's UserInfo (/sentinel/api/account/{acct}/userinfo) with `Authorization: Bearer`, the access
+   * tokens of the server's own code flow (scope openid …) in turn (bench/token-pools.ts).
+   */
+  | 'userinfo'
+  /** The same against oidc-provider's /me (its opaque access tokens for the UserInfo endpoint). */
+  | 'oidc-userinfo'
+  /** POST the same tokens to the account's introspection endpoint (RFC 7662) with client_secret_post: active. */
+  | 'introspect'
+  /** The same against oidc-provider's /token/introspection. */
+  | 'oidc-introspect'
+  /**
+   * POST RFC 8693 token exchange to /sentinel/api/account/{acct}/token as the bot app: `subject_token` = a
+   * consumer-bound access token the server issued (its v2 endpoint, before the window), type access_token → a token
+   * with `act`. The hand-written endpoint answers the same request.
+   */
+  | 'delegation'
   /** GET the guarded route with one consumer-bound token, the same on every request. */
   | 'guard-one'
   /** GET the guarded route cycling through 20,000 tokens of 20,000 consumers (path and token change together). */
@@ -75,6 +92,7 @@ export const TARGETS: readonly TargetSpec[] = [
   ...flowRows(),
   ...guardRows(),
   ...agentRows(),
+  ...tokenUseRows(),
 ];
 
 /**
@@ -136,6 +154,46 @@ function agentRows(): TargetSpec[] {
       'peer',
       'oidc-provider:device',
       'oidc-device-poll',
+    ),
+  ];
+}
+
+/**
+ * What clients and bots do with the tokens they hold: UserInfo and introspection against oidc-provider 9, which has
+ * both (tokens from each server's own code flow), and delegation (RFC 8693) against a hand-written Fastify + jose
+ * endpoint making the same checks (oidc-provider has no token exchange).
+ */
+function tokenUseRows(): TargetSpec[] {
+  return [
+    cc('userinfo-sentinel', 'sentinel-idp (Fastify): UserInfo, Bearer access token → sub', 'sentinel', 'sentinel-fastify', 'userinfo'),
+    cc('userinfo-oidc', 'oidc-provider 9: UserInfo, Bearer access token → sub', 'peer', 'oidc-provider-flow:opaque', 'oidc-userinfo'),
+    cc(
+      'introspect-sentinel',
+      'sentinel-idp (Fastify): introspection (RFC 7662) of an access token → active',
+      'sentinel',
+      'sentinel-fastify',
+      'introspect',
+    ),
+    cc(
+      'introspect-oidc',
+      'oidc-provider 9: introspection (RFC 7662) of an access token → active',
+      'peer',
+      'oidc-provider-flow:opaque',
+      'oidc-introspect',
+    ),
+    cc(
+      'delegation-sentinel',
+      'sentinel-idp (Fastify): delegation (RFC 8693), consumer token → token with act',
+      'sentinel',
+      'sentinel-fastify',
+      'delegation',
+    ),
+    cc(
+      'delegation-handwritten-fastify',
+      'hand-written Fastify + jose: delegation, verify the subject token + sign with act',
+      'baseline',
+      'handwritten-delegation',
+      'delegation',
     ),
   ];
 }
@@ -237,6 +295,18 @@ export const RATIOS: readonly RatioSpec[] = [
   ratio('resource-bound client credentials: sentinel-idp ÷ oidc-provider, CPU µs/req', 'agent-cc-sentinel', 'agent-cc-oidc', 'cpu'),
   ratio('device-code poll: sentinel-idp ÷ oidc-provider, req/s', 'device-poll-sentinel', 'device-poll-oidc', 'rps'),
   ratio('device-code poll: sentinel-idp ÷ oidc-provider, CPU µs/req', 'device-poll-sentinel', 'device-poll-oidc', 'cpu'),
+  // No goals: the rows say where each stands.
+  ratio('UserInfo: sentinel-idp ÷ oidc-provider, req/s', 'userinfo-sentinel', 'userinfo-oidc', 'rps'),
+  ratio('UserInfo: sentinel-idp ÷ oidc-provider, CPU µs/req', 'userinfo-sentinel', 'userinfo-oidc', 'cpu'),
+  ratio('introspection: sentinel-idp ÷ oidc-provider, req/s', 'introspect-sentinel', 'introspect-oidc', 'rps'),
+  ratio('introspection: sentinel-idp ÷ oidc-provider, CPU µs/req', 'introspect-sentinel', 'introspect-oidc', 'cpu'),
+  ratio('delegation: sentinel-idp ÷ hand-written Fastify + jose, req/s', 'delegation-sentinel', 'delegation-handwritten-fastify', 'rps'),
+  ratio(
+    'delegation: sentinel-idp ÷ hand-written Fastify + jose, CPU µs/req',
+    'delegation-sentinel',
+    'delegation-handwritten-fastify',
+    'cpu',
+  ),
 ];
 
 /**

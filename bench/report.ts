@@ -1,6 +1,6 @@
 /**
  * Writes what `npm run bench` measured into bench/RESULTS.md: one section per group of rows (client credentials,
- * bearer guard, code flow, brand JWT exchange, agents), each between `<!-- bench-<group>:start -->` and
+ * bearer guard, code flow, brand JWT exchange, agents, token use), each between `<!-- bench-<group>:start -->` and
  * `<!-- bench-<group>:end -->`, with the date, machine, versions and command, the medians of every row and the ratios
  * with their goals. A run rewrites only the groups it measured (`BENCH_ONLY='guard-*'` leaves the others as the last
  * run wrote them); the file's other sections (memory, soak, recorded findings) stay as they are.
@@ -14,6 +14,7 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { isJwtBearer } from './brand-assertions.js';
 import { RATIOS, type TargetSpec } from './registry.js';
+import { isTokenUse } from './token-use-client.js';
 import { writeResultsSection } from './results-section.js';
 
 export interface RunSettings {
@@ -43,7 +44,7 @@ export interface RowResult {
 }
 
 type Metric = Exclude<keyof RoundResult, 'requests' | 'seconds'>;
-type Group = 'client-credentials' | 'guard' | 'code-flow' | 'exchange' | 'agents';
+type Group = 'client-credentials' | 'guard' | 'code-flow' | 'exchange' | 'agents' | 'token-use';
 
 const GROUPS: Record<Group, { title: string; method: string }> = {
   'client-credentials': {
@@ -71,6 +72,11 @@ const GROUPS: Record<Group, { title: string; method: string }> = {
     method:
       "Resource-bound client credentials: `POST /sentinel/api/account/123456/token` (oidc-provider: `/token`) with `grant_type=client_credentials&resource=https://mcp.bench.example/mcp` and client_secret_post; both answer an ES256 `at+jwt` whose `aud` is the resource, checked on the first answer. Device-code poll: before each round the runner asks each server for 20,000 device codes (`/device_authorization`, oidc-provider `/device/auth`, outside the window), then polls them in turn with `grant_type=urn:ietf:params:oauth:grant-type:device_code`, each code coming round again only after the interval, so every answer is `400 authorization_pending` (checked on the first). sentinel-idp notes each poll's time in its store (a compare-and-set: the `slow_down` of RFC 8628 §3.5 needs it) with the interval at 1 s; oidc-provider 9 does not answer `slow_down` and only reads its record. No goals: the rows say where each stands.",
   },
+  'token-use': {
+    title: 'UserInfo, introspection and delegation: sentinel-idp against oidc-provider and a hand-written endpoint',
+    method:
+      "Before each round the runner obtains 1,000 tokens from the freshly started server through its own endpoints (bench/token-pools.ts, outside the window) and every request presents the next one in turn. UserInfo: `GET /sentinel/api/account/123456/userinfo` (oidc-provider: `/me`) with `Authorization: Bearer` and an access token of the server's own code flow (sign-in, authorize with PKCE, code exchange; `scope=openid offline_access …`); the first answer must be 200 with `sub` the user, an altered token 401 `invalid_token`. Introspection (RFC 7662): `POST …/token/introspect` (oidc-provider: `/token/introspection`) with the same kind of token, `token_type_hint=access_token` and client_secret_post; the first answer must be `active: true` with the client, the user, `exp` and `openid` in `scope`, an altered token `{\"active\":false}`. sentinel-idp's access tokens are ES256 JWTs: it checks the signature (its verified-token cache answers for a token seen before, so from the second pass over the pool), the account and whether the grant still stands; oidc-provider serves UserInfo and introspects only its opaque access tokens (a JWT access token is for a resource server), so its row runs the variant `oidc-provider-flow:opaque` and looks each token up in its in-memory adapter, and a client introspects only its own tokens in both. Delegation (RFC 8693): `POST /sentinel/api/account/123456/token` with `grant_type=urn:ietf:params:oauth:grant-type:token-exchange`, `subject_token` = a consumer-bound token of the server's v2 endpoint, `subject_token_type=…:access_token`, as a bot app (client_secret_post) → an ES256 `at+jwt` with `act: {sub: <bot>}`, `sub` the consumer, the subject's `aud` and `iss`, `exp` no later than the subject's (checked on the first answer; an altered subject token 400 `invalid_request`). oidc-provider has no token exchange: the peer is bench/targets/handwritten-delegation.ts, Fastify + jose making the same checks (client, subject token's signature, `typ`, issuer, account, expiry, not an app token, no `cnf`, chain depth, scope) and signing the token with `act`, verifying every subject token afresh (no cache). No goals: the rows say where each stands.",
+  },
 };
 
 const PACKAGES = [
@@ -89,6 +95,7 @@ function groupOf(spec: TargetSpec): Group {
   if (spec.workload.startsWith('guard')) return 'guard';
   if (isJwtBearer(spec.workload)) return 'exchange';
   if (['rcc', 'oidc-rcc', 'device-poll', 'oidc-device-poll'].includes(spec.workload)) return 'agents';
+  if (isTokenUse(spec.workload)) return 'token-use';
   return spec.workload === 'cc' || spec.workload === 'oidc-cc' ? 'client-credentials' : 'code-flow';
 }
 

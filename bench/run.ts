@@ -28,6 +28,8 @@ import { FlowLoad, flowExpectedStatus, isFlowWorkload } from './flow-client.js';
 import { type GuardTokens, mintGuardTokens } from './guard-tokens.js';
 import { Brand, brandAlgorithmOf, isJwtBearer } from './brand-assertions.js';
 import { TARGETS, type TargetSpec } from './registry.js';
+import { prepareTokenPool } from './token-pools.js';
+import { isTokenUse } from './token-use-client.js';
 import { type RoundResult, type RowResult, type RunSettings, writeReport } from './report.js';
 
 const HELP = `npm run bench [-- --help]: every row of bench/registry.ts, 3 rounds, into bench/RESULTS.md.
@@ -133,6 +135,8 @@ async function measureRound(spec: TargetSpec, privateJwk: JWK, publicJwk: JWK): 
     if (isJwtBearer(spec.workload)) state.brand = (brand as Brand).assertions(brandAlgorithmOf(spec.workload));
     // The device codes are asked for outside the window: it measures the polls alone.
     if (isDevicePoll(spec.workload)) state.device = await prepareDeviceCodes(spec.workload, port);
+    // So are the tokens the UserInfo, introspection and delegation rows present, from the server's own endpoints.
+    if (isTokenUse(spec.workload)) state.tokens = await prepareTokenPool(spec.workload, port, load);
     const durationMs = settings.durationSeconds * 1000;
     const bound = durationMs * 3 + 30_000;
     const expected = isFlowWorkload(spec.workload) ? flowExpectedStatus(spec.workload) : expectedStatus(spec.workload);

@@ -8,6 +8,11 @@
  * Sign-in and consent are completed by a route of this server (`/interaction/{uid}`) that signs the bench user in
  * and grants the requested scopes, so the runner gets a session cookie the way a browser would; the measured
  * authorize requests then find a session and an existing grant and answer 302 with a code, as sentinel-idp does.
+ *
+ * The variant `opaque` serves the UserInfo and introspection rows: no resource is granted or defaulted, so the code
+ * flow's access token is oidc-provider's opaque token for its UserInfo endpoint (it serves UserInfo and introspects
+ * only opaque tokens: a JWT access token is for a resource server), and introspection is on, a client seeing only
+ * its own tokens as sentinel-idp's does.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Provider } from 'oidc-provider';
@@ -20,6 +25,7 @@ import {
   OIDC_RESOURCE,
   privateJwkFromEnv,
   redirectUriFor,
+  USER_ID,
 } from '../fixtures.js';
 import { memoryAdapter } from './oidc-provider-memory-adapter.js';
 import { redisAdapter } from './oidc-provider-redis-adapter.js';
@@ -29,9 +35,9 @@ import { closeServer, listen } from './util.js';
 
 /** The resource server's scope the bench grants (requested as `scope`, like every resource scope). */
 export const OIDC_API_SCOPE = 'api:read';
-const USER_ID = 'u-1';
 
 export async function start(port: number, variant?: string): Promise<RunningTarget> {
+  if (variant === 'opaque') return startFlowProvider(port, memoryAdapter(), undefined, true);
   if (variant !== 'redis') return startFlowProvider(port, memoryAdapter());
   // Auto-pipelining as sentinel-idp's recommended client options have it: both rows get the same client setting,
   // so the ratio compares how the two servers use Redis, not how their clients are configured.
@@ -57,8 +63,20 @@ export function resourceServer(scope: string) {
   };
 }
 
-/** Starts the provider with `adapter` (the class oidc-provider instantiates per model). */
-async function startFlowProvider(port: number, adapter: unknown, onClose?: () => Promise<void>): Promise<RunningTarget> {
+/** A client introspects only the tokens issued to it (what sentinel-idp does; oidc-provider's default is wider). */
+async function ownTokensOnly(
+  ctx: { oidc: { client?: { clientId: string } } },
+  _client: unknown,
+  token: { clientId?: string },
+): Promise<boolean> {
+  return token.clientId === ctx.oidc.client?.clientId;
+}
+
+/**
+ * Starts the provider with `adapter` (the class oidc-provider instantiates per model); `opaque`: access tokens for
+ * UserInfo, introspection on (the variant `opaque`).
+ */
+async function startFlowProvider(port: number, adapter: unknown, onClose?: () => Promise<void>, opaque = false): Promise<RunningTarget> {
   const provider = new Provider(issuerFor(port), {
     adapter,
     jwks: { keys: [privateJwkFromEnv()] },
@@ -84,7 +102,10 @@ async function startFlowProvider(port: number, adapter: unknown, onClose?: () =>
     interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
     features: {
       devInteractions: { enabled: false },
-      resourceIndicators: resourceServer(OIDC_API_SCOPE),
+      resourceIndicators: opaque
+        ? { enabled: true, defaultResource: async () => undefined, useGrantedResource: async () => false }
+        : resourceServer(OIDC_API_SCOPE),
+      ...(opaque ? { introspection: { enabled: true, allowedPolicy: ownTokensOnly } } : {}),
     },
   });
   const providerCallback = provider.callback();
@@ -99,7 +120,7 @@ async function startFlowProvider(port: number, adapter: unknown, onClose?: () =>
     const existing = details.grantId === undefined ? undefined : await provider.Grant.find(details.grantId);
     const grant = existing ?? new provider.Grant({ accountId: details.session?.accountId ?? USER_ID, clientId: details.params.client_id });
     grant.addOIDCScope('openid offline_access');
-    grant.addResourceScope(OIDC_RESOURCE, OIDC_API_SCOPE);
+    if (!opaque) grant.addResourceScope(OIDC_RESOURCE, OIDC_API_SCOPE);
     const grantId = await grant.save();
     await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
   }

@@ -9,6 +9,7 @@ import { libraryModuleURL } from '../library-build.js';
 import {
   ACCOUNT_ID,
   AGENT_RESOURCE,
+  BOT_CLIENT_ID,
   BRAND_ISSUER,
   brandPublicJwksFromEnv,
   CLIENT_ID,
@@ -19,6 +20,8 @@ import {
   PASSWORD,
   privateJwkFromEnv,
   redirectUriFor,
+  TOKEN_EXCHANGE_GRANT,
+  USER_ID,
   USERNAME,
 } from '../fixtures.js';
 
@@ -95,6 +98,8 @@ export async function createBenchSentinel(port: number, signing?: BenchSigning, 
         // The MCP server the resource-bound rows ask a token for (RFC 8707).
         resources: [AGENT_RESOURCE],
       },
+      // The delegation rows' bot: it exchanges the consumer's token for one naming it in `act` (RFC 8693).
+      { accountId: ACCOUNT_ID, clientId: BOT_CLIENT_ID, clientSecret: CLIENT_SECRET, redirectUris: [], grantTypes: [TOKEN_EXCHANGE_GRANT] },
     ],
     ...exchange,
     // The shortest interval (the default is 5 s): the device-poll rows then need a pool of 20,000 codes, not 100,000.
@@ -102,7 +107,7 @@ export async function createBenchSentinel(port: number, signing?: BenchSigning, 
     keys: [privateJwkFromEnv()],
     users: {
       authenticate: async ({ username, password }: { username: string; password: string }) =>
-        username === USERNAME && password === PASSWORD ? { id: 'u-1' } : null,
+        username === USERNAME && password === PASSWORD ? { id: USER_ID } : null,
     },
     store: store ?? new core.MemoryStore({ max: 200_000 }),
     refreshToken: { idleTtl: 3600, absoluteTtl: 3600 },
