@@ -6,6 +6,11 @@
  *   first ending until every logout token (2 per session) has been answered 200 by the receivers, and the service
  *   process's CPU time (user + system) over that span divided by the deliveries. The receivers run in a child
  *   process, so their CPU is not counted; they only count and answer (validation is the app's cost, not ours).
+ * - **Against a hand-written baseline**, in the same run and the same process, to the same receivers: jose signing
+ *   a logout token with the same claims for each of the same sessions × apps and POSTing it over keep-alive
+ *   connections, as many in flight as the service has delivery slots (bench/logout-baseline.ts); deliveries per
+ *   second and CPU per delivery of both, and their ratios. The baseline has no queue, no store and no retry: the
+ *   ratio is what that machinery and the per-attempt connection cost over the least a host could write.
  * - **Latency with an app hanging**: 200 sessions ended one at a time, first with both apps answering, then with
  *   app B never answering: the ending's latency (p50, p99) must not grow, since it only queues.
  *
@@ -17,18 +22,33 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type Delivery, deliverByHand } from './logout-baseline.js';
 
 const ACCOUNT = 'bench-account';
 const APPS = ['bench-app-a', 'bench-app-b'];
+/** The baseline's deliveries in flight: the service's delivery slots per instance (docs/guides/sessions-and-logout.md). */
+const BASELINE_IN_FLIGHT = 32;
 
-/** Child mode: two receivers; the first line of stdout is their ports; `GET /count` answers how many took a token. */
+/**
+ * Child mode: two receivers; the first line of stdout is their ports; `GET /count` answers how many took a token,
+ * `GET /wait?count=N` the same once N have (or after 30 s), so the runner waits without polling: a poll every few
+ * milliseconds would land in the CPU time measured per delivery.
+ */
 async function receivers(): Promise<void> {
   let count = 0;
   let hangB = false;
+  const waiters = new Set<{ until: number; answer: () => void }>();
   const make = (hangs: () => boolean) =>
     createServer((request, response) => {
       if (request.method === 'GET' && request.url === '/count') {
         response.end(String(count));
+        return;
+      }
+      if (request.method === 'GET' && request.url?.startsWith('/wait?count=')) {
+        const waiter = { until: Number(request.url.slice('/wait?count='.length)), answer: () => response.end(String(count)) };
+        if (count >= waiter.until) return waiter.answer();
+        waiters.add(waiter);
+        setTimeout(() => waiters.delete(waiter) && waiter.answer(), 30_000);
         return;
       }
       if (request.method === 'POST' && request.url === '/hang') {
@@ -41,6 +61,9 @@ async function receivers(): Promise<void> {
         if (hangs()) return;
         count++;
         response.writeHead(200).end();
+        for (const waiter of waiters) {
+          if (count >= waiter.until && waiters.delete(waiter)) waiter.answer();
+        }
       });
     }).listen(0, '127.0.0.1');
   const a = make(() => false);
@@ -92,10 +115,10 @@ async function main(): Promise<void> {
   });
   const context = contextOf(sentinel);
 
-  /** `count` sessions of distinct users, each with a grant of both apps; their sids. */
-  async function makeSessions(count: number): Promise<string[]> {
+  /** `count` sessions of distinct users, each with a grant of both apps; their sids and users. */
+  async function makeSessions(count: number): Promise<Array<{ sid: string; userId: string }>> {
     const now = Math.floor(Date.now() / 1000);
-    const sids: string[] = [];
+    const sessions: Array<{ sid: string; userId: string }> = [];
     for (let i = 0; i < count; i++) {
       const userId = `u-${randomBytes(6).toString('hex')}`;
       const sessionDigest = randomBytes(32).toString('base64url').slice(0, 43);
@@ -111,29 +134,38 @@ async function main(): Promise<void> {
           until: now + 3600,
         });
       }
-      sids.push(sid);
+      sessions.push({ sid, userId });
     }
-    return sids;
+    return sessions;
   }
 
   // Throughput.
-  const sids = await makeSessions(n);
+  const sessions = await makeSessions(n);
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
-  for (const sid of sids) {
+  for (const { sid } of sessions) {
     if (!(await sentinel.endSession({ accountId: ACCOUNT, sid }))) throw new Error('a session was not found');
   }
   const endedMs = performance.now() - started;
-  while ((await count()) < 2 * n) await new Promise((resolve) => setTimeout(resolve, 10));
+  while (Number(await (await fetch(`${base}/wait?count=${2 * n}`)).text()) < 2 * n);
   const deliveredMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
   const cpuPerDeliveryUs = (cpu.user + cpu.system) / (2 * n);
+
+  // The hand-written baseline: the same sessions × apps, the same receivers, once the service's deliveries are done.
+  const deliveries: Delivery[] = sessions.flatMap(({ sid, userId }) =>
+    APPS.map((clientId, at) => ({ url: `http://127.0.0.1:${ports[at]}/logout`, clientId, userId, sid })),
+  );
+  const countBefore = await count();
+  const baseline = await deliverByHand(context.accountIssuer(ACCOUNT), deliveries, BASELINE_IN_FLIGHT);
+  if ((await count()) - countBefore !== 2 * n) throw new Error('the receivers did not count every baseline delivery');
+  const baselineCpuPerDeliveryUs = baseline.cpuUs / (2 * n);
 
   // Latency of an ending, both apps answering, then app B hanging.
   const latencies = async (): Promise<number[]> => {
     const batch = await makeSessions(200);
     const taken: number[] = [];
-    for (const sid of batch) {
+    for (const { sid } of batch) {
       const at = performance.now();
       if (!(await sentinel.endSession({ accountId: ACCOUNT, sid }))) throw new Error('a session was not found');
       taken.push(performance.now() - at);
@@ -150,6 +182,13 @@ async function main(): Promise<void> {
     `all ${n} endSession calls returned after ${ms(endedMs)} ms; all ${2 * n} logout tokens answered 200 after ${ms(deliveredMs)} ms`,
   );
   console.log(`service CPU per delivery: ${cpuPerDeliveryUs.toFixed(0)} µs (user+system over the span, receivers excluded)`);
+  const rate = (spanMs: number) => (2 * n) / (spanMs / 1000);
+  console.log(
+    `hand-written baseline (jose + node:http keep-alive, ${BASELINE_IN_FLIGHT} in flight): all ${2 * n} answered after ${ms(baseline.ms)} ms; CPU per delivery ${baselineCpuPerDeliveryUs.toFixed(0)} µs`,
+  );
+  console.log(
+    `deliveries/s: sentinel-idp ${rate(deliveredMs).toFixed(0)}, baseline ${rate(baseline.ms).toFixed(0)}, ratio ${(rate(deliveredMs) / rate(baseline.ms)).toPrecision(2)}×; CPU per delivery ratio ${(cpuPerDeliveryUs / baselineCpuPerDeliveryUs).toFixed(2)}×`,
+  );
   console.log(`endSession latency, both apps answering: p50 ${ms(percentile(answering, 50))} ms, p99 ${ms(percentile(answering, 99))} ms`);
   console.log(`endSession latency, app B hanging:       p50 ${ms(percentile(hanging, 50))} ms, p99 ${ms(percentile(hanging, 99))} ms`);
 
