@@ -132,6 +132,7 @@ async function main(): Promise<void> {
           clientId,
           grantId: randomBytes(16).toString('hex'),
           until: now + 3600,
+          maxGrantsPerApp: context.config.session.maxGrantsPerApp,
         });
       }
       sessions.push({ sid, userId });

@@ -163,6 +163,8 @@ const optionsSchema = z.object({
         .default('sentinel_session'),
       absoluteTtl: ttlSeconds.default(8 * 3600),
       idleTtl: ttlSeconds.default(3600),
+      // The grants one app keeps through one device session; the oldest beyond it are ended (session-index.ts).
+      maxGrantsPerApp: z.number().int().min(1).default(16),
     })
     .prefault({}),
   refreshToken: z.object({ idleTtl: ttlSeconds.default(14 * 86_400), absoluteTtl: ttlSeconds.default(30 * 86_400) }).prefault({}),

@@ -119,7 +119,7 @@ export interface SentinelOptions {
   idTokenTtl?: number | undefined;
   /** Also put the scope-released `users.claims` in ID tokens, not only at UserInfo. @defaultValue `false` */
   idTokenClaims?: boolean | undefined;
-  /** The device session cookie and its timeouts. @defaultValue `{ cookieName: 'sentinel_session', absoluteTtl: 28800, idleTtl: 3600 }` */
+  /** The device session cookie, its timeouts, and how many grants one app keeps through it. @defaultValue `{ cookieName: 'sentinel_session', absoluteTtl: 28800, idleTtl: 3600, maxGrantsPerApp: 16 }` */
   session?:
     | {
         /** Name of the session cookie (letters, digits, `_` and `-`). @defaultValue `'sentinel_session'` */
@@ -128,6 +128,13 @@ export interface SentinelOptions {
         absoluteTtl?: number | undefined;
         /** A session unused this long ends (at most `absoluteTtl`). @defaultValue `3600` */
         idleTtl?: number | undefined;
+        /**
+         * The most grants (each with its own refresh token) one app keeps through one device session. When a code
+         * exchange would add one more, the oldest grants of that app in that session are revoked first, with a
+         * `grant.ended` event each (docs/guides/sessions-and-logout.md#how-many-grants-a-session-keeps). An integer ≥ 1.
+         * @defaultValue `16`
+         */
+        maxGrantsPerApp?: number | undefined;
       }
     | undefined;
   /** Refresh-token lifetimes; a refresh token rotates on every use. @defaultValue `{ idleTtl: 1209600, absoluteTtl: 2592000 }` */

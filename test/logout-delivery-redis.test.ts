@@ -11,11 +11,22 @@
 import { randomBytes } from 'node:crypto';
 import { type Cluster, Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Sentinel, SentinelEvent } from '../src/index.js';
+import type { Sentinel, SentinelEvent, SentinelOptions } from '../src/index.js';
+import { contextOf } from '../src/http/context.js';
+import { readUserIndex } from '../src/sessions/session-index.js';
 import { RedisStore } from '../src/stores/redis.js';
-import { ACCOUNT_PATH, call } from './helpers/direct-flow.js';
+import { ACCOUNT_PATH, call, jsonOf } from './helpers/direct-flow.js';
 import { ACCOUNT, baseOptions, CLIENT_ID, makeSentinel, USER_ID } from './helpers/fixtures.js';
-import { type FlowApp, MAIN_APP, signInThroughSession, signInWithSession, tokenStanding } from './helpers/logout-flow.js';
+import {
+  codeThroughSession,
+  type FlowApp,
+  MAIN_APP,
+  redeemCode,
+  signInThroughSession,
+  signInWithSession,
+  tokenStanding,
+  tokensOf,
+} from './helpers/logout-flow.js';
 import { type LogoutReceiver, startReceiver } from './helpers/logout-receiver.js';
 import { clusterAvailability, connectCluster, type RunningCluster, startCluster } from './helpers/redis-cluster.js';
 import { type Availability, REDIS_URL, requireAvailable, sharedRedis } from './helpers/redis.js';
@@ -103,7 +114,7 @@ for (const backend of backends) {
     });
 
     /** One instance of the deployment: its own RedisStore over the shared client and prefix, the same apps. */
-    function instance(events: SentinelEvent[] = []): Sentinel {
+    function instance(events: SentinelEvent[] = [], session?: SentinelOptions['session']): Sentinel {
       const base = baseOptions();
       const apps = (base.apps ?? []).map((app) => (app.clientId === CLIENT_ID ? { ...app, backchannelLogoutUri: receivers.a.uri } : app));
       const sentinel = makeSentinel({
@@ -121,6 +132,7 @@ for (const backend of backends) {
         store: new RedisStore((connection as { client: Redis }).client, { prefix }),
         clientJwks: { allowPrivateAddresses: true },
         onEvent: (event) => events.push(event),
+        ...(session === undefined ? {} : { session }),
       });
       running.push(sentinel);
       return sentinel;
@@ -222,6 +234,39 @@ for (const backend of backends) {
         expect(receiver.received.map((entry) => entry.sid).sort()).toEqual([...sids].sort());
       }
       expect(delivered()).toHaveLength(24);
+    }, 60_000);
+
+    it('parallel exchanges through one session on two instances keep the bound; every grant not listed is ended', async () => {
+      await startReceivers();
+      const max = 3;
+      const events: SentinelEvent[] = [];
+      const one = instance(events, { maxGrantsPerApp: max });
+      const two = instance(events, { maxGrantsPerApp: max });
+      const { cookie, tokens } = await signInWithSession(one);
+      const pending = [];
+      for (let i = 0; i < 3 * max; i++) pending.push(await codeThroughSession(one, MAIN_APP, cookie));
+      const responses = await Promise.all(
+        pending.map(({ code, verifier }, i) => redeemCode(i % 2 === 0 ? one : two, MAIN_APP, code, verifier)),
+      );
+      const issued = [tokens];
+      for (const response of responses) {
+        expect(response.status, response.body).toBe(200);
+        issued.push(tokensOf(MAIN_APP, jsonOf(response)));
+      }
+      const index = await readUserIndex(contextOf(two), ACCOUNT, USER_ID);
+      const listed = index.sessions.flatMap((session) => session.grants.map((grant) => grant.grantId));
+      expect(listed.length).toBeLessThanOrEqual(max);
+      const gid = (appTokens: (typeof issued)[number]) => (appTokens.refreshToken as string).split('.')[0] as string;
+      for (const appTokens of issued) {
+        const standing = listed.includes(gid(appTokens)) ? LIVE : ENDED;
+        for (const sentinel of [two, one]) expect(await tokenStanding(sentinel, appTokens, MAIN_APP), gid(appTokens)).toEqual(standing);
+      }
+      expect(events.filter((event) => event.type === 'grant.ended')).toHaveLength(issued.length - listed.length);
+      // Ending the session ends what it kept (and leaves no session of the user to the next case).
+      expect(await two.endSession({ accountId: ACCOUNT, sid: tokens.sid })).toBe(true);
+      for (const appTokens of issued) expect(await tokenStanding(one, appTokens, MAIN_APP)).toEqual(ENDED);
+      await receivers.a.waitFor(1);
+      await until(() => events.some((event) => event.type === 'logout.delivered'), 'the delivered event');
     }, 60_000);
 
     it('after each trigger the guard, introspection and refresh refuse on both instances', async () => {

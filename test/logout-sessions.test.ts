@@ -4,10 +4,13 @@
  * and cluster runs are in logout-delivery-redis.test.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { type Sentinel, type SentinelOptions, type Store, MemoryStore } from '../src/index.js';
+import { type Sentinel, type SentinelEvent, type SentinelOptions, type Store, MemoryStore } from '../src/index.js';
+import { contextOf } from '../src/http/context.js';
+import { readUserIndex } from '../src/sessions/session-index.js';
 import { ACCOUNT_PATH, call, jsonOf, postForm } from './helpers/direct-flow.js';
 import { ACCOUNT, baseOptions, makeSentinel, OTHER_ACCOUNT, USER_ID } from './helpers/fixtures.js';
 import {
+  type AppTokens,
   type FlowApp,
   MAIN_APP,
   codeThroughSession,
@@ -16,6 +19,7 @@ import {
   signInThroughSession,
   signInWithSession,
   tokenStanding,
+  tokensOf,
 } from './helpers/logout-flow.js';
 
 const APP_B: FlowApp = {
@@ -111,6 +115,115 @@ describe('connected apps', () => {
     expect(await tokenStanding(sentinel, b, APP_B)).toEqual(ENDED);
     const apps = await sentinel.listUserGrants({ accountId: ACCOUNT, userId: USER_ID });
     expect(apps.map((app) => [app.clientId, app.grants])).toEqual([[MAIN_APP.clientId, 1]]);
+  });
+});
+
+/** The grant id of an app's tokens: the first part of its refresh token. */
+const gidOf = (tokens: AppTokens): string => (tokens.refreshToken as string).split('.')[0] as string;
+
+/** The grant ids the session index lists for the user, by app. */
+async function listedGrants(sentinel: Sentinel): Promise<Map<string, string[]>> {
+  const index = await readUserIndex(contextOf(sentinel), ACCOUNT, USER_ID);
+  const listed = new Map<string, string[]>();
+  for (const grant of index.sessions.flatMap((session) => session.grants)) {
+    listed.set(grant.clientId, [...(listed.get(grant.clientId) ?? []), grant.grantId]);
+  }
+  return listed;
+}
+
+describe('session.maxGrantsPerApp: the grants one app keeps through one session', () => {
+  const MAX = 3;
+
+  it('keeps the newest of an app in one session and ends the older ones; other apps and ending the session as before', async () => {
+    const events: SentinelEvent[] = [];
+    const sentinel = makeSentinel(options({ session: { maxGrantsPerApp: MAX }, onEvent: (event) => events.push(event) }));
+    const first = await signInWithSession(sentinel);
+    const grants = [first.tokens, await signInThroughSession(sentinel, MAIN_APP, first.cookie)];
+    const b = await signInThroughSession(sentinel, APP_B, first.cookie);
+    // MAX + 2 of the app through one session: the bound holds, and the two oldest are ended.
+    for (let i = grants.length; i < MAX + 2; i++) grants.push(await signInThroughSession(sentinel, MAIN_APP, first.cookie));
+    const listed = await listedGrants(sentinel);
+    expect(listed.get(MAIN_APP.clientId)).toEqual(grants.slice(2).map(gidOf));
+    expect(listed.get(APP_B.clientId)).toEqual([gidOf(b)]);
+    for (const ended of grants.slice(0, 2)) expect(await tokenStanding(sentinel, ended, MAIN_APP)).toEqual(ENDED);
+    for (const kept of grants.slice(2)) expect(await tokenStanding(sentinel, kept, MAIN_APP)).toEqual(LIVE);
+    expect(await tokenStanding(sentinel, b, APP_B)).toEqual(LIVE);
+    const apps = await sentinel.listUserGrants({ accountId: ACCOUNT, userId: USER_ID });
+    expect(new Map(apps.map((app) => [app.clientId, app.grants]))).toEqual(
+      new Map([
+        [MAIN_APP.clientId, MAX],
+        [APP_B.clientId, 1],
+      ]),
+    );
+    expect(events.filter((event) => event.type === 'grant.ended')).toEqual([
+      expect.objectContaining({ clientId: MAIN_APP.clientId, userId: USER_ID, reason: 'session-app-limit', outcome: 'success' }),
+      expect.objectContaining({ clientId: MAIN_APP.clientId, userId: USER_ID, reason: 'session-app-limit', outcome: 'success' }),
+    ]);
+    // Ending the session still ends every grant it kept.
+    expect(await sentinel.endSession({ accountId: ACCOUNT, sid: first.tokens.sid })).toBe(true);
+    for (const kept of [...grants.slice(2), b]) expect(await tokenStanding(sentinel, kept, kept === b ? APP_B : MAIN_APP)).toEqual(ENDED);
+  });
+
+  it('parallel exchanges through one session leave at most the bound listed, and every grant not listed ended', async () => {
+    const sentinel = makeSentinel(options({ session: { maxGrantsPerApp: MAX } }));
+    const first = await signInWithSession(sentinel);
+    const pending = [];
+    for (let i = 0; i < 3 * MAX; i++) pending.push(await codeThroughSession(sentinel, MAIN_APP, first.cookie));
+    const responses = await Promise.all(pending.map(({ code, verifier }) => redeemCode(sentinel, MAIN_APP, code, verifier)));
+    const issued = [first.tokens];
+    for (const response of responses) {
+      expect(response.status, response.body).toBe(200);
+      issued.push(tokensOf(MAIN_APP, jsonOf(response)));
+    }
+    const listed = (await listedGrants(sentinel)).get(MAIN_APP.clientId) ?? [];
+    expect(listed.length).toBeLessThanOrEqual(MAX);
+    for (const tokens of issued) {
+      expect(await tokenStanding(sentinel, tokens, MAIN_APP), gidOf(tokens)).toEqual(listed.includes(gidOf(tokens)) ? LIVE : ENDED);
+    }
+  });
+
+  it('a store failing to end an old grant fails the exchange with server_error and leaves no grant outside the index', async () => {
+    const inner = new MemoryStore();
+    const written = new Set<string>();
+    let failing: string | null = null;
+    const store: Store = {
+      get: (key) => inner.get(key),
+      set: (key, value, ttl) => inner.set(key, value, ttl),
+      take: (key) => inner.take(key),
+      delete: (key) => (key === failing ? Promise.reject(new Error('store down')) : inner.delete(key)),
+      increment: (key, ttl) => inner.increment(key, ttl),
+      swap: (entries) => {
+        for (const entry of entries) if (entry.key.startsWith('grant:') && entry.value !== null) written.add(entry.key);
+        return inner.swap(entries);
+      },
+    };
+    const events: SentinelEvent[] = [];
+    const sentinel = makeSentinel(options({ store, session: { maxGrantsPerApp: 2 }, onEvent: (event) => events.push(event) }));
+    const first = await signInWithSession(sentinel);
+    const second = await signInThroughSession(sentinel, MAIN_APP, first.cookie);
+    failing = `grant:{${gidOf(first.tokens)}}`;
+    const { code, verifier } = await codeThroughSession(sentinel, MAIN_APP, first.cookie);
+    const response = await redeemCode(sentinel, MAIN_APP, code, verifier);
+    expect(response.status, response.body).toBe(500);
+    expect(jsonOf(response).error).toBe('server_error');
+    // Every grant the store still holds is one the index lists: the new one was revoked, the old ones stay listed.
+    const listed = (await listedGrants(sentinel)).get(MAIN_APP.clientId) ?? [];
+    expect(listed).toEqual([gidOf(first.tokens), gidOf(second)]);
+    const alive = [];
+    for (const key of written) if ((await inner.get(key)) !== null) alive.push(key);
+    expect(alive.sort()).toEqual(listed.map((gid) => `grant:{${gid}}`).sort());
+    expect(events.some((event) => event.type === 'grant.ended')).toBe(false);
+    // Once the store answers again, the next exchange ends the oldest as it should.
+    failing = null;
+    const third = await signInThroughSession(sentinel, MAIN_APP, first.cookie);
+    expect(await tokenStanding(sentinel, first.tokens, MAIN_APP)).toEqual(ENDED);
+    expect((await listedGrants(sentinel)).get(MAIN_APP.clientId)).toEqual([gidOf(second), gidOf(third)]);
+  });
+
+  it('is an integer of at least 1, 16 by default', async () => {
+    expect(() => makeSentinel(options({ session: { maxGrantsPerApp: 0 } }))).toThrow(/session\.maxGrantsPerApp/);
+    expect(() => makeSentinel(options({ session: { maxGrantsPerApp: 2.5 } }))).toThrow(/session\.maxGrantsPerApp/);
+    expect(contextOf(makeSentinel(options())).config.session.maxGrantsPerApp).toBe(16);
   });
 });
 

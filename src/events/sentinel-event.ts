@@ -67,6 +67,9 @@ export type SentinelEvent =
   // Sessions and back-channel logout (OpenID Connect Back-Channel Logout 1.0): a user's grants with one app ended
   // ("disconnect this app"), and the fate of each logout token — the app and the attempt count, never the token.
   | (EventBase & { type: 'grants.revoked'; clientId: string; userId: string; count: number })
+  // One grant ended by the service itself: `session-app-limit`, the oldest of an app's grants in one device session
+  // once a new one passed `session.maxGrantsPerApp`.
+  | (EventBase & { type: 'grant.ended'; clientId: string; userId: string; reason: 'session-app-limit' })
   | (EventBase & { type: 'logout.delivered'; clientId: string; userId: string; attempts: number })
   | (EventBase & { type: 'logout.failed'; clientId: string; userId: string; attempts: number; reason: string })
   // The operator console (`sentinel-idp/console`): who signed in, what they changed and what was refused, naming

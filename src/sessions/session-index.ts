@@ -20,6 +20,8 @@
 import type { AppStore } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import { digest } from '../lib/random-secrets.js';
+import { grantKey } from '../token/grant-records.js';
+import { boundGrantsPerApp } from './grant-bound.js';
 
 /**
  * What the session functions need of the service: the store, where logout deliveries wait, and the audit emitter.
@@ -247,31 +249,69 @@ export async function indexSession(
   ]);
 }
 
+/** What {@link attachGrant} is told: the grant, the session it was issued through, and the bound it must keep. */
+export interface AttachedGrant {
+  accountId: string;
+  userId: string;
+  sid: string;
+  clientId: string;
+  grantId: string;
+  /** Seconds since the epoch after which no token of the grant can be used. */
+  until: number;
+  /** `session.maxGrantsPerApp`: the most grants of `clientId` the session keeps; the oldest beyond it are ended. */
+  maxGrantsPerApp: number;
+}
+
 /**
  * Records that a grant was issued through the session `sid`. Resolves `false` when that session is no longer
  * indexed (it ended, or the sid is not this user's): the caller must then end the grant, because nothing would end
  * it with its session. This is what keeps a code redeemed while its session ends from outliving it.
  *
+ * The session keeps at most `maxGrantsPerApp` grants of the app (grant-bound.ts). The oldest beyond that are ended —
+ * deleted as any revoked grant is, so their refresh tokens answer `invalid_grant` and the guard refuses their access
+ * tokens — before the write that drops them from the index: no grant the index stops listing is still alive. A
+ * compare-and-set lost to another write re-reads and may pick grants already ended (by this call: skipped; by a
+ * concurrent one: deleted again, harmless). The write that drops a grant reports it, one `grant.ended` event per
+ * grant however many exchanges raced to end it. It rejects when ending one fails, and then the new grant is not
+ * listed either: the caller must end it (fail closed).
+ *
  * Exported for every grant that starts in a signed-in browser (the code grant; a device or exchange flow that
  * approves in a session can call it too).
  *
- * @example if (!(await attachGrant(context, { accountId, userId, sid, clientId, grantId, until }))) await revokeGrant(context, grantId);
+ * @example if (!(await attachGrant(context, { accountId, userId, sid, clientId, grantId, until, maxGrantsPerApp: 16 }))) await revokeGrant(context, grantId);
  */
-export async function attachGrant(
-  context: SessionContext,
-  input: { accountId: string; userId: string; sid: string; clientId: string; grantId: string; until: number },
-): Promise<boolean> {
+export async function attachGrant(context: SessionContext, input: AttachedGrant): Promise<boolean> {
   const parts = parseSid(input.sid);
   if (parts === null || parts.userPart !== userPart(input.accountId, input.userId)) return false;
-  return changeUserIndex(context, input.accountId, input.userId, (sessions) => {
-    const at = sessions.findIndex((session) => session.sessionDigest === parts.sessionDigest);
-    const session = sessions[at];
-    if (session === undefined) return null;
-    const grant: IndexedGrant = { clientId: input.clientId, grantId: input.grantId, until: input.until };
-    const next = [...sessions];
-    next[at] = { ...session, grants: [...session.grants.filter((g) => g.grantId !== input.grantId), grant] };
-    return next;
-  });
+  const grant: IndexedGrant = { clientId: input.clientId, grantId: input.grantId, until: input.until };
+  const ended = new Set<string>();
+  for (let attempt = 0; attempt < CHANGE_ATTEMPTS; attempt++) {
+    const index = await readUserIndex(context, input.accountId, input.userId);
+    const at = index.sessions.findIndex((session) => session.sessionDigest === parts.sessionDigest);
+    const session = index.sessions[at];
+    if (session === undefined) return false;
+    const bounded = boundGrantsPerApp(session.grants, grant, input.maxGrantsPerApp);
+    const fresh = bounded.ended.filter((old) => !ended.has(old.grantId));
+    // Deleting the grant record is the whole revocation (grant-records.ts `revokeGrant`): every token of the grant
+    // is accepted only while the record exists. All of them before the write below drops them.
+    await Promise.all(fresh.map((old) => context.store.delete(grantKey(old.grantId))));
+    for (const old of fresh) ended.add(old.grantId);
+    const next = [...index.sessions];
+    next[at] = { ...session, grants: bounded.kept };
+    if (await writeUserIndex(context, index, next)) {
+      for (const old of bounded.ended) {
+        context.emit({
+          type: 'grant.ended',
+          accountId: input.accountId,
+          clientId: old.clientId,
+          userId: input.userId,
+          reason: 'session-app-limit',
+        });
+      }
+      return true;
+    }
+  }
+  throw new Error("the user's session index kept changing");
 }
 
 /** The distinct client ids of a session's grants, in the order they first got tokens through it. */

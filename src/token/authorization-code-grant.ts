@@ -47,15 +47,27 @@ async function spentCode(
 
 /**
  * Puts a new grant in its session's index entry, so that ending the session ends the grant. A session that ended
- * since the code was issued takes the grant with it at once: its tokens were signed but are never sent.
+ * since the code was issued takes the grant with it at once: its tokens were signed but are never sent. So does a
+ * failure to attach it (the store, or ending the app's oldest grants beyond `session.maxGrantsPerApp`): the
+ * exchange fails with server_error and the grant is revoked, never left alive where ending the session would miss it.
  */
 async function joinSession(context: SentinelContext, grant: GrantRecord, grantId: string, sid: string): Promise<void> {
   const { accessTokenTtl, clockTolerance } = context.config;
   // The latest moment any token of the grant can be used: a refresh right before the absolute end issues an access
   // token that lives one access-token lifetime past it.
   const until = Math.max(grant.absoluteExpiresAt, grant.accessUntil) + accessTokenTtl + clockTolerance;
-  const input = { accountId: grant.accountId, userId: grant.userId, sid, clientId: grant.clientId, grantId, until };
-  if (await attachGrant(context, input)) return;
+  const { maxGrantsPerApp } = context.config.session;
+  const input = { accountId: grant.accountId, userId: grant.userId, sid, clientId: grant.clientId, grantId, until, maxGrantsPerApp };
+  let attached: boolean;
+  try {
+    attached = await attachGrant(context, input);
+  } catch (error) {
+    // The original failure is what the caller learns (a 500). Should this revocation fail as well (the store is
+    // down), the grant's tokens were still never sent and its code is spent: no one holds a token of it.
+    await revokeGrant(context, grantId).catch(() => undefined);
+    throw error;
+  }
+  if (attached) return;
   await revokeGrant(context, grantId);
   throw new OAuthError('invalid_grant', 'the code is invalid: the session it was issued in has ended');
 }

@@ -52,7 +52,8 @@ async function redeem(sentinel: Sentinel, app: FlowApp, code: string, verifier: 
   return postForm(sentinel, TOKEN_PATH, form.toString(), { headers });
 }
 
-function tokensOf(app: FlowApp, body: Record<string, unknown>): AppTokens {
+/** The tokens of a token endpoint's answer to `app`, with the `sid` of its ID token. */
+export function tokensOf(app: FlowApp, body: Record<string, unknown>): AppTokens {
   const idToken = body.id_token as string;
   expect(idToken, 'an ID token').toBeTruthy();
   return {
