@@ -117,6 +117,9 @@ export function flowExpectedStatus(workload: FlowWorkload): number {
   return dialectOf(workload).oidc ? 303 : 302;
 }
 
+/** Refresh chains started through one session: sentinel-idp's default `session.maxGrantsPerApp`. */
+const CHAINS_PER_SESSION = 16;
+
 type Fire = (options: AutocannonOptions, what: string) => Promise<AutocannonResult>;
 
 /**
@@ -159,13 +162,17 @@ export class FlowLoad {
     // The rotated-away token must now be refused: the row rotates for real.
     const replay = await this.#post(refreshBody(first.refreshToken));
     if (replay.status !== 400) throw new Error(`a rotated refresh token answered ${replay.status}, expected 400`);
-    // oidc-provider revokes the whole grant on that replay, and its codes of one session share one grant: the
-    // chains start from a new session.
-    this.#cookie = await this.#dialect.login(this.#port);
     // Chains start from freshly exchanged refresh tokens. Each autocannon instance takes one per connection when it
     // starts and may strand up to one per connection when it stops (a rotation whose answer it no longer reads), so
     // the warm-up and the window together need more than twice as many chains as connections.
-    const seeds = await this.mintCodes(this.#load.connections * 3);
+    const seeds: string[] = [];
+    while (seeds.length < this.#load.connections * 3) {
+      // From new sessions: oidc-provider revokes the whole grant on the replay above, and its codes of one session
+      // share one grant; sentinel-idp keeps the newest `session.maxGrantsPerApp` (16) grants of an app per session
+      // and ends the older ones, so each session starts at most that many chains (as many users would).
+      this.#cookie = await this.#dialect.login(this.#port);
+      seeds.push(...(await this.mintCodes(Math.min(CHAINS_PER_SESSION, this.#load.connections * 3 - seeds.length))));
+    }
     for (const seed of seeds) {
       const response = await this.#post(this.exchangeBody(seed));
       this.#refreshQueue.push(refreshTokenOf(response.body));
