@@ -22,7 +22,7 @@ import {
   NotAvailable,
   type WorkloadState,
 } from './client.js';
-import { createKeyPair } from './fixtures.js';
+import { createKeyPair, TOKENS_PER_ROUND } from './fixtures.js';
 import { prepareDeviceCodes } from './device-codes.js';
 import { FlowLoad, flowExpectedStatus, isFlowWorkload } from './flow-client.js';
 import { type GuardTokens, mintGuardTokens } from './guard-tokens.js';
@@ -38,6 +38,7 @@ Run it on a quiet machine. Settings (environment):
   BENCH_ONLY=a,b           only these rows (\`guard-*\` for a prefix); only their groups' sections are rewritten
   BENCH_ROUNDS, BENCH_DURATION, BENCH_WARMUP (s), BENCH_CONNECTIONS (default 3, 10, 2, 50)
   BENCH_GUARD_PIPELINING   HTTP pipelining depth of the guard rows (default 10; 1 turns it off)
+  BENCH_TOKENS             tokens per round of the UserInfo, introspection and delegation rows (default ${TOKENS_PER_ROUND})
   BENCH_OUT                where to write (default bench/RESULTS.md)
   BENCH_LIBRARY=source     load the TypeScript source instead of the build (bench/library-build.ts)
   REDIS_URL                the Redis of the Redis rows (default redis://127.0.0.1:6379)
@@ -56,6 +57,8 @@ const settings: RunSettings = {
   warmupSeconds: positive(env.BENCH_WARMUP, shortRun ? 1 : 2, true),
   connections: positive(env.BENCH_CONNECTIONS, 50),
   guardPipelining: positive(env.BENCH_GUARD_PIPELINING, 10),
+  // Above a round's requests, every token of a token-use row is a first sighting (no verified-token cache hit).
+  tokensPerRound: positive(env.BENCH_TOKENS, TOKENS_PER_ROUND),
 };
 const load: LoadSettings = {
   connections: settings.connections,
@@ -136,7 +139,7 @@ async function measureRound(spec: TargetSpec, privateJwk: JWK, publicJwk: JWK): 
     // The device codes are asked for outside the window: it measures the polls alone.
     if (isDevicePoll(spec.workload)) state.device = await prepareDeviceCodes(spec.workload, port);
     // So are the tokens the UserInfo, introspection and delegation rows present, from the server's own endpoints.
-    if (isTokenUse(spec.workload)) state.tokens = await prepareTokenPool(spec.workload, port, load);
+    if (isTokenUse(spec.workload)) state.tokens = await prepareTokenPool(spec.workload, port, load, settings.tokensPerRound);
     const durationMs = settings.durationSeconds * 1000;
     const bound = durationMs * 3 + 30_000;
     const expected = isFlowWorkload(spec.workload) ? flowExpectedStatus(spec.workload) : expectedStatus(spec.workload);
