@@ -20,6 +20,11 @@
  * process is counted (thread-pool signatures, GC and compiler threads); a Redis server is another process and is not.
  * INSTRUCTIONS_KEEP=1 keeps each server's callgrind output for `callgrind_annotate` (native functions only: V8's
  * compiled JavaScript has no symbols there).
+ *
+ * INSTRUCTIONS_THREADS=1 counts each thread apart (valgrind `--separate-threads=yes`) and prints the main thread's
+ * share too: the JavaScript, the HTTP parsing and whatever is signed there. The compiler and GC threads are what
+ * moves the totals by 20–30 % between runs; the main thread's count moves far less, so it is the one to compare
+ * when a change is small.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -93,6 +98,8 @@ const REQUESTS = Number(requestsArg);
 const WARM_UP = Number(warmArg);
 /** INSTRUCTIONS_RUNS=3 counts every row three times (a fresh server each time) and reports the median. */
 const RUNS = Math.max(1, Number(process.env.INSTRUCTIONS_RUNS ?? 1));
+/** INSTRUCTIONS_THREADS=1: one callgrind file per thread, the main thread reported on its own as well. */
+const SEPARATE_THREADS = process.env.INSTRUCTIONS_THREADS === '1';
 /** Under valgrind a server answers a few hundred requests a second: generous timeouts, fewer connections. */
 const LOAD: LoadSettings = { connections: 10, timeoutSeconds: 120 };
 
@@ -120,6 +127,7 @@ async function startCounted(subject: Subject, port: number, outFile: string, jwk
     [
       '--tool=callgrind',
       '--instr-atstart=no',
+      ...(SEPARATE_THREADS ? ['--separate-threads=yes'] : []),
       `--callgrind-out-file=${outFile}`,
       process.execPath,
       '--import',
@@ -216,8 +224,14 @@ async function control(pid: number, port: number, command: '--instr=on' | '--ins
   await done;
 }
 
+/** Instructions per request of one server, all threads and (INSTRUCTIONS_THREADS=1) the main thread alone. */
+interface Count {
+  total: number;
+  main?: number;
+}
+
 /** Instructions per request of one server: `WARM_UP` requests uncounted, then `REQUESTS` requests counted. */
-async function count(subject: Subject, jwk: string, publicJwk: Parameters<FlowLoad['prepare']>[0], brand?: Brand): Promise<number> {
+async function count(subject: Subject, jwk: string, publicJwk: Parameters<FlowLoad['prepare']>[0], brand?: Brand): Promise<Count> {
   const dir = mkdtempSync(join(tmpdir(), 'sentinel-instructions-'));
   const port = await freePort();
   const child = await startCounted(subject, port, join(dir, 'callgrind.out'), jwk);
@@ -238,12 +252,16 @@ async function count(subject: Subject, jwk: string, publicJwk: Parameters<FlowLo
     }
     await control(pid, port, '--dump');
     let total = 0;
+    let main: number | undefined;
     for (const file of readdirSync(dir)) {
       const totals = /^totals: (\d+)/m.exec(readFileSync(join(dir, file), 'utf8'));
-      if (totals) total += Number(totals[1]);
+      if (!totals) continue;
+      total += Number(totals[1]);
+      // With --separate-threads=yes each thread dumps to its own file; the process's first thread ends in -01.
+      if (file.endsWith('-01')) main = Number(totals[1]) / answered;
     }
     if (total === 0) throw new Error(`${subject.name}: callgrind counted nothing`);
-    return total / answered;
+    return main === undefined ? { total: total / answered } : { total: total / answered, main };
   } finally {
     child.kill('SIGKILL');
     if (process.env.INSTRUCTIONS_KEEP === '1') console.log(`  callgrind output kept in ${dir} (callgrind_annotate ${dir}/callgrind.out.1)`);
@@ -271,12 +289,18 @@ async function main(): Promise<void> {
       `${RUNS} run(s) per row (median)`,
   );
   for (const subject of chosen) {
-    const runs: number[] = [];
-    for (let run = 0; run < RUNS; run++) runs.push(await count(subject, jwk, publicJwk, brand));
+    const counts: Count[] = [];
+    for (let run = 0; run < RUNS; run++) counts.push(await count(subject, jwk, publicJwk, brand));
+    const runs = counts.map((c) => c.total);
     const perRequest = median(runs);
     figures.set(subject.name, perRequest);
     const each = RUNS > 1 ? `  (${runs.map((r) => (r / 1000).toFixed(1)).join(', ')})` : '';
-    console.log(`${subject.name.padEnd(32)} ${(perRequest / 1000).toFixed(1).padStart(8)} k${each}`);
+    const mains = counts.flatMap((c) => (c.main === undefined ? [] : [c.main]));
+    const mainThread =
+      mains.length === 0
+        ? ''
+        : `; main thread ${(median(mains) / 1000).toFixed(1)} k${RUNS > 1 ? ` (${mains.map((m) => (m / 1000).toFixed(1)).join(', ')})` : ''}`;
+    console.log(`${subject.name.padEnd(32)} ${(perRequest / 1000).toFixed(1).padStart(8)} k${each}${mainThread}`);
   }
   console.log('');
   for (const [name, perRequest] of figures) {
