@@ -4,7 +4,7 @@
 import { hash } from 'node:crypto';
 import type { App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
-import { signJWT } from '../keys/jws.js';
+import { type JWTClaims, signJWT } from '../keys/jws.js';
 import type { SigningAlgorithm, SigningKey } from '../keys/signing-keys.js';
 import { assuranceClaims } from '../assurance/levels.js';
 
@@ -27,10 +27,21 @@ export interface IDTokenInput {
   alg?: SigningAlgorithm | undefined;
 }
 
-/** True when a space-separated scope contains `openid`. */
+/**
+ * True when a space-separated scope contains `openid` (as a whole value, not inside another). A scan, not a split:
+ * every code exchange and refresh asks, and splitting allocated an array and a string per scope value to answer it.
+ * @example hasOpenIDScope('openid offline_access') // true; hasOpenIDScope('openid:extra') // false
+ */
 export function hasOpenIDScope(scope: string | undefined): boolean {
-  return scope?.split(' ').includes('openid') === true;
+  if (scope === undefined) return false;
+  for (let at = scope.indexOf('openid'); at !== -1; at = scope.indexOf('openid', at + 1)) {
+    const end = at + 6;
+    if ((at === 0 || scope.charCodeAt(at - 1) === SPACE) && (end === scope.length || scope.charCodeAt(end) === SPACE)) return true;
+  }
+  return false;
 }
+
+const SPACE = 0x20;
 
 /**
  * The key that signs an app's ID tokens: the one of the app's chosen algorithm, else RS256 when configured
@@ -75,25 +86,21 @@ export function idTokenAlgorithm(context: SentinelContext, app: Pick<App, 'idTok
 export function issueIDToken(context: SentinelContext, input: IDTokenInput): Promise<string> {
   const iat = Math.floor(Date.now() / 1000);
   const key = idTokenKey(context, input.alg);
-  return signJWT(
-    context.keys,
-    'JWT',
-    {
-      ...input.claims,
-      iss: context.accountIssuer(input.accountId),
-      sub: input.userId,
-      aud: input.clientId,
-      azp: input.clientId,
-      iat,
-      exp: iat + context.config.idTokenTtl,
-      auth_time: input.authTime,
-      ...assuranceClaims(input.amr),
-      ...(input.nonce === undefined ? {} : { nonce: input.nonce }),
-      ...(input.sid === undefined ? {} : { sid: input.sid }),
-      ...(input.accessToken === undefined ? {} : { at_hash: atHash(input.accessToken, key.alg) }),
-    },
-    context.config.signing,
-    key,
-    context.traceContext,
-  );
+  const iss = context.accountIssuer(input.accountId);
+  const exp = iat + context.config.idTokenTtl;
+  // One literal and assignments in the claims' order, not a literal of spreads: each spread of a conditional object
+  // was an object copy per ID token. Released user claims come first and never override these.
+  const claims: JWTClaims =
+    input.claims === undefined
+      ? { iss, sub: input.userId, aud: input.clientId, azp: input.clientId, iat, exp, auth_time: input.authTime }
+      : { ...input.claims, iss, sub: input.userId, aud: input.clientId, azp: input.clientId, iat, exp, auth_time: input.authTime };
+  const assurance = assuranceClaims(input.amr);
+  if (assurance !== undefined) {
+    claims.acr = assurance.acr;
+    claims.amr = assurance.amr;
+  }
+  if (input.nonce !== undefined) claims.nonce = input.nonce;
+  if (input.sid !== undefined) claims.sid = input.sid;
+  if (input.accessToken !== undefined) claims.at_hash = atHash(input.accessToken, key.alg);
+  return signJWT(context.keys, 'JWT', claims, context.config.signing, key, context.traceContext);
 }
