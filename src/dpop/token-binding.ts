@@ -62,17 +62,18 @@ export interface PendingProof {
  * Like {@link tokenRequestBinding} but without spending the proof's `jti`: for the user grants, whose request is
  * checked against the code or refresh token first, so a request with a made-up credential and a fresh self-made
  * proof (all a public client needs is its client_id) writes no security state: each marker written here stands for
- * a code or refresh token that was good. `undefined` at once for an unbound request.
+ * a code or refresh token that was good. `undefined` at once for an unbound request. `url` may be given as a
+ * function: it is then built only for a request that carries a proof (most do not).
  * @throws OAuthError invalid_dpop_proof for a bad proof, or a missing one when the app requires DPoP.
  * @example
- * const pending = pendingTokenRequestProof(context, request, app, url);
+ * const pending = pendingTokenRequestProof(context, request, app, () => routeUrl(context.config, 'token', { accountId }));
  * const dpop = pending === undefined ? undefined : await pending; // … checks … await dpop?.remember();
  */
 export function pendingTokenRequestProof(
   context: SentinelContext,
   request: SentinelRequest,
   app: App,
-  url: string,
+  url: string | (() => string),
 ): Promise<PendingProof> | undefined {
   const proof = dpopHeader(request);
   if (proof === undefined) {
@@ -81,7 +82,8 @@ export function pendingTokenRequestProof(
     }
     return undefined;
   }
-  return checkDPoPProof(context, { proof, method: request.method, url, algorithms: proofAlgorithms(app) }).then((verified) => ({
+  const htu = typeof url === 'string' ? url : url();
+  return checkDPoPProof(context, { proof, method: request.method, url: htu, algorithms: proofAlgorithms(app) }).then((verified) => ({
     jkt: verified.jkt,
     remember: () => rememberProof(context, verified),
   }));

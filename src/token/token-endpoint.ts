@@ -77,8 +77,9 @@ export async function handleToken(context: SentinelContext, request: SentinelReq
     );
   }
   const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: true });
-  // The proof is checked here, its jti spent by the grant once the code or refresh token has proved good.
-  const pending = pendingTokenRequestProof(context, request, app, routeUrl(context.config, 'token', { accountId }));
+  // The proof is checked here, its jti spent by the grant once the code or refresh token has proved good. The URL
+  // it must name is built only when there is a proof.
+  const pending = pendingTokenRequestProof(context, request, app, () => routeUrl(context.config, 'token', { accountId }));
   const dpop = pending === undefined ? undefined : await pending;
   if (grantType === DEVICE_CODE_GRANT) return handleDeviceCodeGrant(context, request, accountId, params, app, dpop);
   return grantType === 'authorization_code'
