@@ -86,6 +86,8 @@ export function tokenResources(
 ): string[] | undefined {
   const requested = readResources(params);
   if (typeof requested === 'string') throw new OAuthError('invalid_target', requested);
+  // Nothing asked and nothing granted (most requests): the account's own audience, with nothing to check.
+  if (requested.length === 0 && (granted === undefined || granted.length === 0)) return undefined;
   const chosen = requested.length > 0 ? requested : [...(granted ?? [])];
   // The grant's own resources are checked again too: an operator may have taken one from the app since.
   const problem = resourceProblem(context, app, chosen, granted);
