@@ -310,8 +310,22 @@ export async function attachGrant(context: SessionContext, input: AttachedGrant)
       }
       return true;
     }
+    await pauseAfterLostWrite(attempt);
   }
   throw new Error("the user's session index kept changing");
+}
+
+/** The longest pause, in milliseconds, before an attach that lost its compare-and-set reads the index again. */
+const LOST_WRITE_PAUSE_MAX_MS = 128;
+
+/**
+ * A random pause of up to 1, 2, 4, … (at most {@link LOST_WRITE_PAUSE_MAX_MS}) ms after the `attempt`-th lost write.
+ * Exchanges of one user that raced for its index would otherwise all re-read at once and collide again, and a
+ * few dozen at once (a store round trip each to read, end old grants and write) ran out of attempts: a 500.
+ */
+function pauseAfterLostWrite(attempt: number): Promise<void> {
+  const ms = Math.random() * Math.min(LOST_WRITE_PAUSE_MAX_MS, 2 ** attempt);
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** The distinct client ids of a session's grants, in the order they first got tokens through it. */
