@@ -117,7 +117,10 @@ export function flowExpectedStatus(workload: FlowWorkload): number {
   return dialectOf(workload).oidc ? 303 : 302;
 }
 
-/** Refresh chains started through one session: sentinel-idp's default `session.maxGrantsPerApp`. */
+/**
+ * Refresh chains started through one session, and access tokens taken from one (`accessTokens`): sentinel-idp's
+ * default `session.maxGrantsPerApp`.
+ */
 const CHAINS_PER_SESSION = 16;
 
 type Fire = (options: AutocannonOptions, what: string) => Promise<AutocannonResult>;
@@ -215,13 +218,24 @@ export class FlowLoad {
    * present them, bench/token-pools.ts). Any answer without an access token fails.
    */
   async accessTokens(count: number): Promise<string[]> {
-    this.#cookie = await this.#dialect.login(this.#port);
-    const codes = await this.mintCodes(count);
+    const tokens: string[] = [];
+    while (tokens.length < count) {
+      // sentinel-idp keeps the newest `session.maxGrantsPerApp` grants of an app per session and ends the older ones
+      // (their access tokens with them): at most that many tokens come from one session, as from as many users. Each
+      // session's codes are redeemed at once: minting all first would outlast the first codes' lifetime.
+      this.#cookie = await this.#dialect.login(this.#port);
+      tokens.push(...(await this.#redeem(await this.mintCodes(Math.min(CHAINS_PER_SESSION, count - tokens.length)))));
+    }
+    return tokens;
+  }
+
+  /** Redeems `codes` and returns their access tokens; fails unless every code gives one. */
+  async #redeem(codes: string[]): Promise<string[]> {
     const tokens: string[] = [];
     let next = 0;
     const result = await autocannon({
       url: `http://${HOST}:${this.#port}`,
-      connections: Math.min(this.#load.connections, count),
+      connections: Math.min(this.#load.connections, codes.length),
       pipelining: 1,
       timeout: this.#load.timeoutSeconds,
       amount: codes.length,
@@ -238,8 +252,10 @@ export class FlowLoad {
         },
       ],
     });
-    if (result.errors > 0 || result.timeouts > 0 || tokens.length < count) {
-      throw new Error(`redeeming codes: ${tokens.length} access tokens of ${count} (${result.errors} errors, ${result.timeouts} timeouts)`);
+    if (result.errors > 0 || result.timeouts > 0 || tokens.length < codes.length) {
+      throw new Error(
+        `redeeming codes: ${tokens.length} access tokens of ${codes.length} (${result.errors} errors, ${result.timeouts} timeouts)`,
+      );
     }
     return tokens;
   }
