@@ -36,10 +36,25 @@ export const MAX_IN_FLIGHT = 32;
 export const RETRY_DELAYS_MS: readonly number[] = [2000, 4000, 8000, 16_000, 30_000];
 /** Most deliveries in flight to one app on one instance: a hanging app holds at most these slots. */
 export const MAX_IN_FLIGHT_PER_APP = 8;
-/** How long a delivery waits when its app holds all of its slots, in milliseconds (not counted as an attempt). */
+/**
+ * Claimed deliveries of an app that holds all of its slots wait on this instance, at most this many per app, and
+ * start as its slots come free. Without them a backlog drained slowly: each claim took jobs of the busy app only to
+ * put them back, so most claims started nothing (docs/guides/sessions-and-logout.md, "Measured").
+ */
+export const HELD_PER_APP = MAX_IN_FLIGHT_PER_APP;
+/** How long a delivery waits when its app holds all of its slots and its held ones, in milliseconds (not counted as an attempt). */
 export const APP_BUSY_DELAY_MS = 1000;
 /** Attempts before a delivery is given up. */
 export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
+
+/** A claimed delivery whose app is known: what starting it needs. */
+interface HeldDelivery {
+  job: ClaimedJob;
+  logout: LogoutJob;
+  app: App;
+  /** `accountId clientId`: the key of the per-app limits. */
+  appKey: string;
+}
 
 /** The route name of deliveries in spans, metrics and `onError`. */
 const ROUTE = 'logout-delivery';
@@ -59,6 +74,9 @@ export class LogoutDeliveryWorker {
   readonly #inFlight = new Set<Promise<void>>();
   /** Deliveries in flight per app (`accountId clientId`), for {@link MAX_IN_FLIGHT_PER_APP}. */
   readonly #perApp = new Map<string, number>();
+  /** Claimed deliveries waiting for a slot of their app ({@link HELD_PER_APP}), oldest first, per app. */
+  readonly #held = new Map<string, HeldDelivery[]>();
+  #heldCount = 0;
   readonly #stopping = new AbortController();
   #timer: ReturnType<typeof setInterval> | undefined;
   /** The poll under way, if any: one at a time per instance. */
@@ -104,6 +122,7 @@ export class LogoutDeliveryWorker {
   async close(): Promise<void> {
     this.#stopping.abort();
     clearInterval(this.#timer);
+    await this.#giveBackHeld();
     // A claim answered after the abort hands its jobs back (see poll); wait for it and every delivery it started.
     while (this.#current !== undefined || this.#inFlight.size > 0) {
       await Promise.allSettled([this.#current, ...this.#inFlight]);
@@ -126,7 +145,7 @@ export class LogoutDeliveryWorker {
     try {
       do {
         this.#again = false;
-        const room = MAX_IN_FLIGHT - this.#inFlight.size;
+        const room = MAX_IN_FLIGHT - this.#inFlight.size - this.#heldCount;
         if (room <= 0 || this.#stopping.signal.aborted) break;
         const jobs = await this.#context.logoutQueue.claim(Date.now(), LEASE_MS, room);
         this.#failing = false;
@@ -170,15 +189,35 @@ export class LogoutDeliveryWorker {
         await queue.settle(job, null, 0);
         return;
       }
-      const appKey = `${logout.accountId} ${logout.clientId}`;
-      const busy = this.#perApp.get(appKey) ?? 0;
-      if (busy >= MAX_IN_FLIGHT_PER_APP) {
-        // This app already holds its share of the slots (it is slow or hanging): the job waits a little, uncounted,
-        // so the other apps' deliveries are not stuck behind it.
-        await queue.settle(job, logout, Date.now() + APP_BUSY_DELAY_MS);
+      const delivery: HeldDelivery = { job, logout, app, appKey: `${logout.accountId} ${logout.clientId}` };
+      if ((this.#perApp.get(delivery.appKey) ?? 0) < MAX_IN_FLIGHT_PER_APP) {
+        await this.#run(delivery);
         return;
       }
-      this.#perApp.set(appKey, busy + 1);
+      const held = this.#held.get(delivery.appKey) ?? [];
+      if (held.length < HELD_PER_APP && !this.#stopping.signal.aborted) {
+        // The app holds all of its slots: the job waits here for the next one (see #run), still under its lease.
+        held.push(delivery);
+        this.#held.set(delivery.appKey, held);
+        this.#heldCount++;
+        return;
+      }
+      // This app holds its share of the slots and of the waiting room (it is slow or hanging): the job goes back for
+      // a little while, uncounted, so the other apps' deliveries are not stuck behind it.
+      await queue.settle(job, logout, Date.now() + APP_BUSY_DELAY_MS);
+    } catch (error) {
+      // The store failed while settling: the job stays leased and comes due again (at-least-once).
+      this.#report(error, ROUTE, logout?.accountId);
+    }
+  }
+
+  /** One attempt of a job whose app has a free slot, and its settling; then the app's next held job. Never rejects. */
+  async #run(delivery: HeldDelivery): Promise<void> {
+    const { job, logout, app, appKey } = delivery;
+    const context = this.#context;
+    const queue = context.logoutQueue;
+    this.#perApp.set(appKey, (this.#perApp.get(appKey) ?? 0) + 1);
+    try {
       const attempts = logout.attempts + 1;
       let outcome: PostOutcome;
       try {
@@ -189,6 +228,7 @@ export class LogoutDeliveryWorker {
         const left = (this.#perApp.get(appKey) ?? 1) - 1;
         if (left === 0) this.#perApp.delete(appKey);
         else this.#perApp.set(appKey, left);
+        this.#startHeld(appKey);
       }
       if (this.#stopping.signal.aborted && outcome.kind !== 'delivered') {
         // Cut off by close(): not an attempt the app saw through, so it is not counted.
@@ -206,8 +246,43 @@ export class LogoutDeliveryWorker {
       this.#emit(logout, attempts, outcome);
     } catch (error) {
       // The store failed while settling: the job stays leased and comes due again (at-least-once).
-      this.#report(error, ROUTE, logout?.accountId);
+      this.#report(error, ROUTE, logout.accountId);
     }
+  }
+
+  /**
+   * Starts the oldest held job of `appKey` in the slot that just came free. One whose lease is more than half gone
+   * goes back to the queue instead, due now: another instance must not take it while this one is still posting.
+   */
+  #startHeld(appKey: string): void {
+    const held = this.#held.get(appKey);
+    const next = held?.shift();
+    if (held === undefined || next === undefined) return;
+    if (held.length === 0) this.#held.delete(appKey);
+    this.#heldCount--;
+    if (this.#stopping.signal.aborted || next.job.lease - Date.now() < LEASE_MS / 2) {
+      this.#track(this.#giveBack(next));
+      return;
+    }
+    this.#track(this.#run(next));
+  }
+
+  /** Puts a held job back in the queue, due now and uncounted; never rejects. */
+  async #giveBack(delivery: HeldDelivery): Promise<void> {
+    try {
+      await this.#context.logoutQueue.settle(delivery.job, delivery.logout, Date.now());
+    } catch (error) {
+      // The job stays leased and comes due again when the lease ends (at-least-once).
+      this.#report(error, ROUTE, delivery.logout.accountId);
+    }
+  }
+
+  /** On close: every held job back to the queue, due now, for another instance. */
+  async #giveBackHeld(): Promise<void> {
+    const all = [...this.#held.values()].flat();
+    this.#held.clear();
+    this.#heldCount = 0;
+    await Promise.all(all.map((delivery) => this.#giveBack(delivery)));
   }
 
   /** Signs and posts one logout token; a failure to sign (a key ring down) is reported and retried. */

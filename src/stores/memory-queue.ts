@@ -53,11 +53,19 @@ export class MemoryJobQueues {
   async claimJobs(name: string, now: number, leaseMs: number, max: number): Promise<ClaimedJob[]> {
     const queue = this.#queues.get(name);
     if (queue === undefined || max < 1) return [];
+    // The `max` earliest due jobs, kept in order as the queue is scanned: a claim takes a few jobs out of a backlog
+    // of thousands, and sorting the whole backlog for every claim cost more the longer the backlog grew.
     const due: [string, Entry][] = [];
-    for (const item of queue) if (item[1].dueAt <= now) due.push(item);
-    due.sort((a, b) => a[1].dueAt - b[1].dueAt);
+    for (const item of queue) {
+      const at = item[1].dueAt;
+      if (at > now || (due.length === max && at >= (due[max - 1] as [string, Entry])[1].dueAt)) continue;
+      let position = due.length;
+      while (position > 0 && (due[position - 1] as [string, Entry])[1].dueAt > at) position--;
+      due.splice(position, 0, item);
+      if (due.length > max) due.pop();
+    }
     const lease = now + leaseMs;
-    return due.slice(0, max).map(([id, entry]) => {
+    return due.map(([id, entry]) => {
       entry.dueAt = lease;
       return { id, payload: entry.payload, lease };
     });

@@ -331,6 +331,17 @@ export function runStoreContract(
       expect(await store.claimJobs(queue, T + 100, 30_000, 10)).toEqual([]);
     });
 
+    it('out of a backlog in any order, a claim takes the earliest due jobs, in order', async () => {
+      const queue = `q-${randomUUID()}`;
+      // 200 distinct due times, shuffled by a fixed stride.
+      const jobs = Array.from({ length: 200 }, (_, i) => ({ id: `j${i}`, payload: `p${i}`, dueAt: T + ((i * 37) % 200) }));
+      await store.enqueueJobs(queue, jobs);
+      const claimed = await store.claimJobs(queue, T + 1000, 30_000, 5);
+      const expected = [...jobs].sort((a, b) => a.dueAt - b.dueAt).slice(0, 5);
+      expect(claimed.map((job) => job.id)).toEqual(expected.map((job) => job.id));
+      expect(await store.claimJobs(queue, T + 1000, 30_000, 300)).toHaveLength(jobs.length - 5);
+    });
+
     it('gives each due job to one of many concurrent claimers', async () => {
       const queue = `q-${randomUUID()}`;
       await store.enqueueJobs(
