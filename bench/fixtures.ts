@@ -112,5 +112,7 @@ export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token'
 /**
  * Distinct tokens each round of a UserInfo, introspection or delegation row presents in turn, all obtained from the
  * server before the window (bench/token-pools.ts): the code flow's access tokens, the v2 endpoint's consumer tokens.
+ * The code flow's come 16 to a sign-in (a session keeps 16 grants of an app), and a thousand of them took minutes
+ * per round on a loaded host: 256, sixteen sign-ins. `BENCH_TOKENS` sets another number.
  */
-export const TOKENS_PER_ROUND = 1_000;
+export const TOKENS_PER_ROUND = 256;
