@@ -30,20 +30,14 @@ import {
   privateJwkFromEnv,
   TOKEN_EXCHANGE_GRANT,
 } from '../fixtures.js';
-import { createIssuer, type Outcome, TOKEN_HEADERS } from './handwritten.js';
+import { createIssuer, error, FORM_TYPE, type Form, type Outcome, TOKEN_HEADERS } from './handwritten.js';
 import type { RunningTarget } from './types.js';
 
-type Form = Record<string, string | string[] | undefined>;
-const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(?:;|$)/i;
 const MAX_ACTORS = 3;
 
 interface Actor {
   sub: string;
   act?: Actor;
-}
-
-function error(status: number, code: string, description: string): Outcome {
-  return { status, body: JSON.stringify({ error: code, error_description: description }) };
 }
 
 function depth(act: Actor | undefined): number {

@@ -25,16 +25,8 @@ import {
   KID,
   privateJwkFromEnv,
 } from '../fixtures.js';
-import { TOKEN_HEADERS } from './handwritten.js';
+import { CONSUMER_ID_SHAPE, error, FORM_TYPE, type Form, TOKEN_HEADERS } from './handwritten.js';
 import type { RunningTarget } from './types.js';
-
-type Form = Record<string, string | string[] | undefined>;
-const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(?:;|$)/i;
-const CONSUMER_ID_SHAPE = /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{64})$/;
-
-function error(status: number, code: string, description: string) {
-  return { status, body: JSON.stringify({ error: code, error_description: description }) };
-}
 
 /** Variant `rs256` or `es256`: the brand algorithm this endpoint accepts (its key of the brand's set). */
 export async function start(port: number, variant?: string): Promise<RunningTarget> {

@@ -16,7 +16,8 @@ import { ACCOUNT_ID, CLIENT_ID, CLIENT_SECRET_SHA256, HOST, issuerFor, KID, priv
 import type { RunningTarget } from './types.js';
 import { closeServer, listen } from './util.js';
 
-type Form = Record<string, string | string[] | undefined>;
+/** A parsed form body, as each hand-written endpoint receives it. */
+export type Form = Record<string, string | string[] | undefined>;
 const ROUTE = '/sentinel/api/v2/account/:accountId/app/token';
 
 export async function start(port: number, variant = 'fastify'): Promise<RunningTarget> {
@@ -52,8 +53,10 @@ export const TOKEN_HEADERS = {
   pragma: 'no-cache',
 } as const;
 
-const CONSUMER_ID_SHAPE = /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{64})$/;
-const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(?:;|$)/i;
+/** The consumer ids the platform accepts: a UUID or 64 hex digits. */
+export const CONSUMER_ID_SHAPE = /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{64})$/;
+/** A form Content-Type, with or without parameters. */
+export const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(?:;|$)/i;
 
 interface App {
   clientId: string;
@@ -65,7 +68,8 @@ export interface Outcome {
   body: string;
 }
 
-function error(status: number, code: string, description: string): Outcome {
+/** An OAuth error answer (RFC 6749 §5.2). */
+export function error(status: number, code: string, description: string): Outcome {
   return { status, body: JSON.stringify({ error: code, error_description: description }) };
 }
 
