@@ -13,6 +13,7 @@ import { routeUrl } from '../http/route-paths.js';
 import { randomSecret } from '../lib/random-secrets.js';
 import { authenticateClient } from '../token/client-auth.js';
 import { checkTokenQuery } from '../token/token-endpoint.js';
+import { readResources, resourceProblem } from '../token/resource-indicators.js';
 import { type DeviceRecord, deviceGrantId, deviceKey, retainMs, userCodeKey } from './device-records.js';
 import { formatUserCode, newUserCode } from './user-code.js';
 
@@ -30,6 +31,18 @@ function checkScope(app: App, scope: string | undefined): void {
   const allowed = new Set([...app.scope.split(' '), 'openid']);
   const refused = requested.filter((token) => !allowed.has(token));
   if (refused.length > 0) throw new OAuthError('invalid_scope', `scope not allowed for this application: ${refused.join(' ')}`);
+}
+
+/**
+ * The RFC 8707 resources the device asks tokens for, checked as at the authorization endpoint: the device
+ * authorization request is the flow's authorization request, so the person approves tokens for these only.
+ */
+function deviceResources(context: SentinelContext, app: App, params: Parameters<typeof readResources>[0]): string[] {
+  const resources = readResources(params);
+  if (typeof resources === 'string') throw new OAuthError('invalid_target', resources);
+  const problem = resourceProblem(context, app, resources);
+  if (problem !== null) throw new OAuthError('invalid_target', problem);
+  return resources;
 }
 
 /**
@@ -65,13 +78,23 @@ export async function handleDeviceAuthorization(
   const rawScope = single(params, 'scope');
   const scope = rawScope === '' ? undefined : rawScope;
   checkScope(app, scope);
+  const resources = deviceResources(context, app, params);
   const { expiresIn, interval } = context.config.deviceFlow;
   const now = Math.floor(Date.now() / 1000);
   const deviceCode = randomSecret();
   const grantId = deviceGrantId(deviceCode);
   // Kept as long again after expiry, so that a device polling late hears expired_token rather than invalid_grant.
   const retainUntil = now + 2 * expiresIn;
-  const base = { accountId, clientId: app.clientId, scope, status: 'pending', expiresAt: now + expiresIn, retainUntil, interval } as const;
+  const base = {
+    accountId,
+    clientId: app.clientId,
+    scope,
+    ...(resources.length === 0 ? {} : { resources }),
+    status: 'pending',
+    expiresAt: now + expiresIn,
+    retainUntil,
+    interval,
+  } as const;
   const userCode = await claimUserCode(context, accountId, grantId, retainUntil * 1000 - Date.now());
   const record: DeviceRecord = { ...base, userCode };
   await context.store.set(deviceKey(grantId), JSON.stringify(record), retainMs(record));

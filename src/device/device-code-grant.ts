@@ -13,6 +13,7 @@ import { encodeGrant } from '../token/grant-encoding.js';
 import { firstGrant } from '../token/first-grant.js';
 import { hasOpenIDScope } from '../token/id-token.js';
 import { issueUserTokens } from '../token/user-tokens.js';
+import { tokenResources } from '../token/resource-indicators.js';
 import { readAmr } from '../assurance/levels.js';
 import type { PendingProof } from '../dpop/token-binding.js';
 import { type StoredDevice, deviceGrantId, deviceKey, readDevice, replaceDevice, retainMs } from './device-records.js';
@@ -74,6 +75,8 @@ export async function handleDeviceCodeGrant(
   if (record.status === 'pending') return pendingPoll(context, found, nowMs);
   const { userId, authTime } = record;
   if (userId === undefined || authTime === undefined) throw new Error('the approved device authorization names no user');
+  // RFC 8707 §2.2 as for a code: only resources the device authorization named, checked before anything is spent.
+  const resources = tokenResources(context, app, params, record.resources ?? []);
   // The proof's jti is spent only once the device code has proved good for this client, as for a code.
   if (dpop !== undefined) await dpop.remember();
   const dpopJkt = dpop?.jkt;
@@ -91,9 +94,17 @@ export async function handleDeviceCodeGrant(
     idToken: hasOpenIDScope(record.scope) ? { alg: app.idTokenSignedResponseAlg } : null,
     ip: request.ip,
     dpopJkt,
+    resources,
   } as const;
   return issueUserTokens(context, input, async (access) => {
-    const start = { accountId, userId, scope: record.scope, authTime, ...(amr === undefined ? {} : { amr }) };
+    const start = {
+      accountId,
+      userId,
+      scope: record.scope,
+      authTime,
+      ...(amr === undefined ? {} : { amr }),
+      ...(record.resources === undefined ? {} : { resources: record.resources }),
+    };
     const { grant, refreshToken } = firstGrant(context, app, grantId, dpopJkt, access.exp, start);
     const spent = { ...record, status: 'issued' as const };
     const applied = await context.store.swap([

@@ -21,6 +21,8 @@ export interface DeviceRecord {
   accountId: string;
   clientId: string;
   scope?: string | undefined;
+  /** RFC 8707 resources the device asked tokens for (absent: the account's own audience). */
+  resources?: string[] | undefined;
   /** The user code, canonical (no dash), for the confirmation page to repeat. */
   userCode: string;
   status: DeviceStatus;
@@ -80,7 +82,8 @@ function parseDeviceRecord(stored: string | null): DeviceRecord | null {
       typeof record.status === 'string' &&
       typeof record.expiresAt === 'number' &&
       typeof record.retainUntil === 'number' &&
-      typeof record.interval === 'number',
+      typeof record.interval === 'number' &&
+      (record.resources === undefined || (Array.isArray(record.resources) && record.resources.every((r) => typeof r === 'string'))),
   );
 }
 
