@@ -7,6 +7,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
+import { decodeJsonPart, splitCompactJwt } from '../../lib/compact-jwt.js';
 import type { KeySet } from '../signing-keys.js';
 import type { Store } from '../../stores/store.js';
 import type { KeyRotationOptions } from './options.js';
@@ -82,14 +83,15 @@ export class AccountRings {
  * picks the ring to verify with, and the signature then has to hold under that account's keys.
  */
 export function accountOfToken(token: string, issuerPrefix: string): string | undefined {
-  const payload = token.split('.')[1];
-  if (payload === undefined || payload.length > 8192) return undefined;
+  const parts = splitCompactJwt(token);
+  if (parts === null || parts.payload.length > 8192) return undefined;
+  const iss = decodeJsonPart(parts.payload)?.iss;
+  if (typeof iss !== 'string' || !iss.startsWith(issuerPrefix)) return undefined;
   try {
-    const { iss } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { iss?: unknown };
-    if (typeof iss !== 'string' || !iss.startsWith(issuerPrefix)) return undefined;
     const accountId = decodeURIComponent(iss.slice(issuerPrefix.length));
     return accountId === '' ? undefined : accountId;
   } catch {
+    // a malformed percent-escape names no account
     return undefined;
   }
 }

@@ -17,6 +17,7 @@ import {
   type SigningAlgorithm,
   type SigningKey,
 } from '../signing-keys.js';
+import { decodeJsonPart } from '../../lib/compact-jwt.js';
 import type { Store } from '../../stores/store.js';
 import { activeEntry, isPublished, nextChange, prune, rotationDue, type RingDocument, type RingEntry } from './document.js';
 import { revokeEntry, startRotation } from './mutations.js';
@@ -356,10 +357,6 @@ export class KeyRing {
 export function kidOf(token: string): string | undefined {
   const dot = token.indexOf('.');
   if (dot <= 0 || dot > 1024) return undefined;
-  try {
-    const header = JSON.parse(Buffer.from(token.slice(0, dot), 'base64url').toString('utf8')) as { kid?: unknown };
-    return typeof header.kid === 'string' ? header.kid : undefined;
-  } catch {
-    return undefined;
-  }
+  const kid = decodeJsonPart(token.slice(0, dot))?.kid;
+  return typeof kid === 'string' ? kid : undefined;
 }
