@@ -21,6 +21,7 @@ import {
   personDecides,
   poll,
   pollError,
+  refreshDevice,
   requestCodes,
   signInForDevice,
 } from './helpers/device-drive.js';
@@ -118,15 +119,7 @@ describe('polling', () => {
     });
     expect(userinfo.status).toBe(200);
     // The refresh token works as one of the code flow.
-    const refreshed = await postForm(
-      sentinel,
-      TOKEN_PATH,
-      new URLSearchParams({
-        grant_type: 'refresh_token',
-        refresh_token: body.refresh_token as string,
-        client_id: DEVICE_CLIENT_ID,
-      }).toString(),
-    );
+    const refreshed = await refreshDevice(sentinel, body.refresh_token as string);
     expect(refreshed.status, String(refreshed.body)).toBe(200);
     advanceClock(12);
     expect(await pollError(sentinel, codes.device_code)).toBe('invalid_grant');

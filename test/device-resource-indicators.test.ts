@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { decodeJwt } from 'jose';
 import type { SentinelEvent } from '../src/index.js';
 import { advanceClock } from './helpers/clock.js';
-import { postForm, TOKEN_PATH } from './helpers/direct-flow.js';
+import { postForm } from './helpers/direct-flow.js';
 import {
   DEVICE_AUTHORIZATION_PATH,
   DEVICE_CLIENT_ID,
@@ -16,6 +16,7 @@ import {
   personDecides,
   poll,
   pollError,
+  refreshDevice,
   requestCodes,
 } from './helpers/device-drive.js';
 import { ACCOUNT, makeSentinel } from './helpers/fixtures.js';
@@ -54,28 +55,11 @@ describe('device flow with resource indicators', () => {
     expect(tokens.status, String(tokens.body)).toBe(200);
     const body = jsonBody(tokens);
     expect(decodeJwt(body.access_token as string).aud).toBe(MCP);
-    const refreshed = await postForm(
-      sentinel,
-      TOKEN_PATH,
-      new URLSearchParams({
-        grant_type: 'refresh_token',
-        refresh_token: body.refresh_token as string,
-        client_id: DEVICE_CLIENT_ID,
-      }).toString(),
-    );
+    const refreshed = await refreshDevice(sentinel, body.refresh_token as string);
     expect(refreshed.status, String(refreshed.body)).toBe(200);
     expect(decodeJwt(jsonBody(refreshed).access_token as string).aud).toBe(MCP);
     // The grant carries the device's resources: a refresh cannot widen to another allowed one.
-    const widened = await postForm(
-      sentinel,
-      TOKEN_PATH,
-      new URLSearchParams({
-        grant_type: 'refresh_token',
-        refresh_token: jsonBody(refreshed).refresh_token as string,
-        client_id: DEVICE_CLIENT_ID,
-        resource: OTHER,
-      }).toString(),
-    );
+    const widened = await refreshDevice(sentinel, jsonBody(refreshed).refresh_token as string, { resource: OTHER });
     expect([widened.status, jsonBody(widened).error]).toEqual([400, 'invalid_target']);
   });
 

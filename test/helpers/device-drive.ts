@@ -71,6 +71,15 @@ export function poll(sentinel: Sentinel, deviceCode: string, form: Record<string
   );
 }
 
+/** A refresh of the public device app's tokens (`form` adds parameters, e.g. `resource`). */
+export function refreshDevice(sentinel: Sentinel, refreshToken: string, form: Record<string, string> = {}): Promise<SentinelResponse> {
+  return postForm(
+    sentinel,
+    TOKEN_PATH,
+    new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: DEVICE_CLIENT_ID, ...form }).toString(),
+  );
+}
+
 /** The `error` of a poll's answer. */
 export async function pollError(sentinel: Sentinel, deviceCode: string, form: Record<string, string> = {}): Promise<string | undefined> {
   const response = await poll(sentinel, deviceCode, form);
