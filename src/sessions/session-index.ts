@@ -3,11 +3,13 @@
  * Logout needs both: which apps to tell when a session ends, and which grants to end with it).
  *
  * One record per user, `user-sessions:{u}` (`u` a digest of account and user), changed only by a one-key `swap`
- * expecting the value read. That record is the one place where "is this session still on?" is decided: a grant is
- * attached only while its session's entry is there, and ending a session removes the entry only after every grant
- * it lists is gone. So a code redeemed while its session ends either attaches first (and is ended with it) or finds
- * the entry gone (and is revoked at once): no interleaving lets a token of an ended session live. Any Store works:
- * the index needs no method beyond `get` and `swap`.
+ * expecting the value read; within one process, by one write at a time that carries every change queued behind the
+ * one before (index-group-commit.ts), so a user's concurrent exchanges no longer compete for the record. That record
+ * is the one place where "is this session still on?" is decided: a grant is attached only while its session's entry
+ * is there, and ending a session removes the entry only after every grant it lists is gone. So a code redeemed
+ * while its session ends either attaches first (and is ended with it) or finds the entry gone (and is revoked at
+ * once): no interleaving lets a token of an ended session live. Any Store works: the index needs no method beyond
+ * `get` and `swap`.
  *
  * Stored form (one per signed-in user, so it is compact): a JSON array `[userId, entry, entry, …]`, each entry
  * `[sessionDigest, authTime, sessionEnd, clientId, grantId, grantEnd, clientId, grantId, grantEnd, …]` with
@@ -20,8 +22,10 @@
 import type { AppStore } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import { digest } from '../lib/random-secrets.js';
+import { untraced } from '../telemetry/traced-store.js';
 import { grantKey } from '../token/grant-records.js';
 import { boundGrantsPerApp } from './grant-bound.js';
+import { changeIndexTogether, type IndexChange } from './index-group-commit.js';
 
 /**
  * What the session functions need of the service: the store, where logout deliveries wait, and the audit emitter.
@@ -58,8 +62,6 @@ export interface UserIndex {
   sessions: IndexedSession[];
 }
 
-/** How often a change re-reads a record that moved under it before it gives up (a 500). */
-const CHANGE_ATTEMPTS = 16;
 /** `u` of a sid and of the index key: 132 bits of a digest of account and user. */
 const USER_PART = /^[A-Za-z0-9_-]{22}$/;
 const DIGEST_PART = /^[A-Za-z0-9_-]{43}$/;
@@ -215,22 +217,41 @@ export async function writeUserIndex(context: SessionContext, index: UserIndex, 
 }
 
 /**
- * Applies `change` to a user's index as one compare-and-set, re-reading when another write came first. `change`
- * returns the new entries, or `null` to leave the record as it is (its answer is then `false`).
+ * Applies `change` to a user's index, in this process's next write of the record (index-group-commit.ts), and
+ * resolves its answer. Every write of an index goes through here: the changes of one user queued in a process are
+ * planned one after another and written together by one compare-and-set, which is retried (every change planned
+ * again) when another instance wrote the record first.
+ *
+ * @example const ended = await commitIndexChange(context, accountId, userId, (sessions) => ({ sessions: sessions.slice(1), settle: () => true }));
  */
-export async function changeUserIndex(
+export function commitIndexChange<T>(
+  context: SessionContext,
+  accountId: string,
+  userId: string,
+  change: IndexChange<IndexedSession[], T>,
+): Promise<T> {
+  const read = async () => {
+    const index = await readUserIndex(context, accountId, userId);
+    return { sessions: index.sessions, write: (sessions: IndexedSession[]) => writeUserIndex(context, index, sessions) };
+  };
+  // The store behind any tracing proxy: one request's traced view and another's are the same instance's store.
+  return changeIndexTogether(untraced(context.store), userIndexKey(accountId, userId), read, change);
+}
+
+/**
+ * Applies `change` to a user's index as one compare-and-set (see {@link commitIndexChange}). `change` returns the new
+ * entries, or `null` to leave the record as it is (its answer is then `false`).
+ */
+export function changeUserIndex(
   context: SessionContext,
   accountId: string,
   userId: string,
   change: (sessions: IndexedSession[]) => IndexedSession[] | null,
 ): Promise<boolean> {
-  for (let attempt = 0; attempt < CHANGE_ATTEMPTS; attempt++) {
-    const index = await readUserIndex(context, accountId, userId);
-    const next = change(index.sessions);
-    if (next === null) return false;
-    if (await writeUserIndex(context, index, next)) return true;
-  }
-  throw new Error("the user's session index kept changing");
+  return commitIndexChange(context, accountId, userId, (sessions) => {
+    const next = change(sessions);
+    return next === null ? { sessions, settle: () => false } : { sessions: next, settle: () => true };
+  });
 }
 
 /**
@@ -275,6 +296,12 @@ export interface AttachedGrant {
  * grant however many exchanges raced to end it. It rejects when ending one fails, and then the new grant is not
  * listed either: the caller must end it (fail closed).
  *
+ * Attaches of one user in one process do not compete for the record: those that arrive while a write of it is in
+ * flight are written together by the next one ({@link commitIndexChange}), each planned as if it came right after
+ * the one before it, and each answered for itself. So a later one of a batch may end a grant an earlier one added,
+ * exactly as it would a moment later; an attach whose ending failed is rejected alone, and the rest of its batch
+ * is written without it.
+ *
  * Exported for every grant that starts in a signed-in browser (the code grant; a device or exchange flow that
  * approves in a session can call it too).
  *
@@ -284,21 +311,23 @@ export async function attachGrant(context: SessionContext, input: AttachedGrant)
   const parts = parseSid(input.sid);
   if (parts === null || parts.userPart !== userPart(input.accountId, input.userId)) return false;
   const grant: IndexedGrant = { clientId: input.clientId, grantId: input.grantId, until: input.until };
+  // Kept across the attempts of this attach's batch, so a grant it already deleted is not deleted again.
   const ended = new Set<string>();
-  for (let attempt = 0; attempt < CHANGE_ATTEMPTS; attempt++) {
-    const index = await readUserIndex(context, input.accountId, input.userId);
-    const at = index.sessions.findIndex((session) => session.sessionDigest === parts.sessionDigest);
-    const session = index.sessions[at];
-    if (session === undefined) return false;
+  return commitIndexChange(context, input.accountId, input.userId, (sessions) => {
+    const at = sessions.findIndex((session) => session.sessionDigest === parts.sessionDigest);
+    const session = sessions[at];
+    if (session === undefined) return { sessions, settle: () => false };
     const bounded = boundGrantsPerApp(session.grants, grant, input.maxGrantsPerApp);
-    const fresh = bounded.ended.filter((old) => !ended.has(old.grantId));
-    // Deleting the grant record is the whole revocation (grant-records.ts `revokeGrant`): every token of the grant
-    // is accepted only while the record exists. All of them before the write below drops them.
-    await Promise.all(fresh.map((old) => context.store.delete(grantKey(old.grantId))));
-    for (const old of fresh) ended.add(old.grantId);
-    const next = [...index.sessions];
+    const next = [...sessions];
     next[at] = { ...session, grants: bounded.kept };
-    if (await writeUserIndex(context, index, next)) {
+    // Deleting the grant record is the whole revocation (grant-records.ts `revokeGrant`): every token of the grant
+    // is accepted only while the record exists. All of them before the write that drops them.
+    const endOldest = async (): Promise<void> => {
+      const fresh = bounded.ended.filter((old) => !ended.has(old.grantId));
+      await Promise.all(fresh.map((old) => context.store.delete(grantKey(old.grantId))));
+      for (const old of fresh) ended.add(old.grantId);
+    };
+    const settle = (): boolean => {
       for (const old of bounded.ended) {
         context.emit({
           type: 'grant.ended',
@@ -309,23 +338,9 @@ export async function attachGrant(context: SessionContext, input: AttachedGrant)
         });
       }
       return true;
-    }
-    await pauseAfterLostWrite(attempt);
-  }
-  throw new Error("the user's session index kept changing");
-}
-
-/** The longest pause, in milliseconds, before an attach that lost its compare-and-set reads the index again. */
-const LOST_WRITE_PAUSE_MAX_MS = 128;
-
-/**
- * A random pause of up to 1, 2, 4, … (at most {@link LOST_WRITE_PAUSE_MAX_MS}) ms after the `attempt`-th lost write.
- * Exchanges of one user that raced for its index would otherwise all re-read at once and collide again, and a
- * few dozen at once (a store round trip each to read, end old grants and write) ran out of attempts: a 500.
- */
-function pauseAfterLostWrite(attempt: number): Promise<void> {
-  const ms = Math.random() * Math.min(LOST_WRITE_PAUSE_MAX_MS, 2 ** attempt);
-  return new Promise((resolve) => setTimeout(resolve, ms));
+    };
+    return { sessions: next, prepare: bounded.ended.length === 0 ? undefined : endOldest, settle };
+  });
 }
 
 /** The distinct client ids of a session's grants, in the order they first got tokens through it. */
