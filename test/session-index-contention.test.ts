@@ -1,7 +1,7 @@
 /**
  * Many changes of one user's session index at once (issue 36): concurrent attaches and code exchanges of one user,
- * through one session, on one instance and on two, and with a store that fails to end an old grant. On MemoryStore
- * and on a real Redis.
+ * through one session, on one instance and on two, with the ending of the session in the middle, and with a store
+ * that fails to end an old grant. On MemoryStore and on a real Redis.
  *
  * Each case also counts the index's compare-and-set writes: on one instance none may lose (its writes are queued and
  * carried together, src/sessions/index-group-commit.ts), and far fewer land than there were changes. Without the
@@ -13,6 +13,7 @@ import { MemoryStore, type Store } from '../src/index.js';
 import type { EventInput } from '../src/events/sentinel-event.js';
 import { contextOf } from '../src/http/context.js';
 import { LogoutQueue } from '../src/logout/logout-queue.js';
+import { endIndexedSession } from '../src/sessions/end-sessions.js';
 import { attachGrant, indexSession, readUserIndex, type SessionContext, sessionSid } from '../src/sessions/session-index.js';
 import { grantKey } from '../src/token/grant-records.js';
 import { countingIndexWrites, type IndexWrites } from './helpers/counting-store.js';
@@ -155,6 +156,25 @@ function cases(label: string, stores: () => [Store, Store]): void {
       expect(endedEvents(events)).toHaveLength(grants.length - MAX);
       // Each instance wrote its attaches together: a lost write is retried by the batch, not by each attach.
       expect(one.writes.landed + two.writes.landed).toBeLessThan(grants.length / 4);
+    });
+
+    it('an ending queued among attaches: those before it are ended with the session, those after it refused', async () => {
+      const events: EventInput[] = [];
+      const one = instance(stores()[0], events);
+      const userId = newUser();
+      const { sid, sessionDigest } = await signedIn(one.context, userId);
+      const grants: string[] = [];
+      for (let i = 0; i < 40; i++) grants.push(await newGrant(one.store));
+      const before = grants.slice(0, 20).map((grantId) => attach(one, userId, sid, grantId));
+      const ending = endIndexedSession(one.context, ACCOUNT, userId, sessionDigest);
+      const after = grants.slice(20).map((grantId) => attach(one, userId, sid, grantId));
+      expect(await Promise.all(before)).toEqual(grants.slice(0, 20).map(() => true));
+      expect(await ending).toEqual({ sid, authTime: expect.any(Number), clientIds: [APP_A] });
+      expect(await Promise.all(after)).toEqual(grants.slice(20).map(() => false));
+      // The session is gone with every grant attached to it; the refused ones are their callers' to end.
+      expect((await readUserIndex(one.context, ACCOUNT, userId)).sessions).toEqual([]);
+      expect(await alive(one.store, grants)).toEqual(grants.slice(20));
+      expect(one.writes.lost).toBe(0);
     });
 
     it('a store failing to end an old grant rejects only the attach that needed it; the rest of its batch is written', async () => {

@@ -5,8 +5,10 @@
  * The order is what keeps a failure safe. The grants go first, then the session record, then the deliveries are
  * queued, and only then does the session leave the index. A store failing part-way leaves the entry in the index,
  * so nothing is forgotten: the next attempt (the user's retry, `endUserSessions`) finds it and finishes, and no
- * token of the session ever outlives a "done". A grant attached while this runs makes the final compare-and-set
- * fail, and the loop ends that grant too (see session-index.ts).
+ * token of the session ever outlives a "done". Every index change goes through the user's queue of index writes
+ * (session-index.ts `commitIndexChange`): a grant attached in the same process just before is in the sessions the
+ * ending plans against, and its grant is ended too; one attached by another instance makes the compare-and-set fail,
+ * and the ending is planned again and ends that grant too.
  */
 import { grantKey } from '../token/grant-records.js';
 import { queueLogoutTokens } from '../logout/queue-logout-tokens.js';
@@ -15,16 +17,12 @@ import {
   type SessionContext,
   changeUserIndex,
   clientIdsOf,
-  type IndexedSession,
+  commitIndexChange,
   parseSid,
   readIndexOfSid,
   readUserIndex,
   sessionSid,
-  writeUserIndex,
 } from './session-index.js';
-
-/** How often an ending re-reads an index that a concurrent sign-in or redemption changed. */
-const END_ATTEMPTS = 16;
 
 /** What ending one session did. */
 export interface EndedSession {
@@ -46,29 +44,35 @@ export async function endIndexedSession(
   userId: string,
   sessionDigest: string,
 ): Promise<EndedSession | null> {
+  // Kept across the attempts of the ending's batch: what was deleted is not deleted again.
   const revoked = new Set<string>();
-  let seen: IndexedSession | null = null;
-  for (let attempt = 0; attempt < END_ATTEMPTS; attempt++) {
-    const index = await readUserIndex(context, accountId, userId);
-    const session = index.sessions.find((entry) => entry.sessionDigest === sessionDigest);
-    if (session === undefined) break;
-    seen = session;
-    const sid = sessionSid(accountId, userId, sessionDigest);
-    const fresh = session.grants.filter((grant) => !revoked.has(grant.grantId));
-    await Promise.all(fresh.map((grant) => context.store.delete(grantKey(grant.grantId))));
-    for (const grant of fresh) revoked.add(grant.grantId);
-    await context.store.delete(sessionKeyOfDigest(sessionDigest));
-    // After the grants (a failure here leaves no token of the session alive), before the index entry goes (a failure
-    // here leaves the entry, so a retry finds the session and queues again; the queue keeps one job per app).
-    await queueLogoutTokens(context, { accountId, userId, sid, clientIds: clientIdsOf(session) });
-    const rest = index.sessions.filter((entry) => entry.sessionDigest !== sessionDigest);
-    if (await writeUserIndex(context, index, rest)) {
-      return { sid, authTime: session.authTime, clientIds: clientIdsOf(session) };
+  let seen = false;
+  const sid = sessionSid(accountId, userId, sessionDigest);
+  return commitIndexChange(context, accountId, userId, (sessions) => {
+    const session = sessions.find((entry) => entry.sessionDigest === sessionDigest);
+    if (session === undefined) {
+      // Gone after an earlier attempt saw it (another instance ended it meanwhile): what this one ended stays
+      // ended, the rest is a 500, as before the index writes were queued.
+      const goneSinceSeen = seen;
+      const settle = (): null => {
+        if (goneSinceSeen) throw new Error("the user's session index kept changing while a session was ended");
+        return null;
+      };
+      return { sessions, settle };
     }
-  }
-  if (seen === null) return null;
-  // Only reached while the entry is still there after every attempt: what was ended stays ended, the rest is a 500.
-  throw new Error("the user's session index kept changing while a session was ended");
+    seen = true;
+    const prepare = async (): Promise<void> => {
+      const fresh = session.grants.filter((grant) => !revoked.has(grant.grantId));
+      await Promise.all(fresh.map((grant) => context.store.delete(grantKey(grant.grantId))));
+      for (const grant of fresh) revoked.add(grant.grantId);
+      await context.store.delete(sessionKeyOfDigest(sessionDigest));
+      // After the grants (a failure here leaves no token of the session alive), before the index entry goes (a
+      // failure here leaves the entry, so a retry finds the session and queues again; the queue keeps one job per app).
+      await queueLogoutTokens(context, { accountId, userId, sid, clientIds: clientIdsOf(session) });
+    };
+    const rest = sessions.filter((entry) => entry.sessionDigest !== sessionDigest);
+    return { sessions: rest, prepare, settle: () => ({ sid, authTime: session.authTime, clientIds: clientIdsOf(session) }) };
+  });
 }
 
 /**
@@ -110,27 +114,29 @@ export async function endAllUserSessions(context: SessionContext, accountId: str
  * @example const revoked = await revokeUserAppGrants(context, '123456', 'u-1', 'client-a');
  */
 export async function revokeUserAppGrants(context: SessionContext, accountId: string, userId: string, clientId: string): Promise<number> {
+  // Kept across the attempts of the revocation's batch: what was deleted is counted, and not deleted again.
   const revoked = new Set<string>();
-  for (let attempt = 0; attempt < END_ATTEMPTS; attempt++) {
-    const index = await readUserIndex(context, accountId, userId);
-    const affected = index.sessions.filter((session) => session.grants.some((grant) => grant.clientId === clientId));
-    const grants = affected.flatMap((session) => session.grants.filter((grant) => grant.clientId === clientId));
-    const fresh = grants.filter((grant) => !revoked.has(grant.grantId));
-    await Promise.all(fresh.map((grant) => context.store.delete(grantKey(grant.grantId))));
-    for (const grant of fresh) revoked.add(grant.grantId);
-    if (affected.length === 0) return revoked.size;
-    // The app no longer holds tokens through these sessions: one logout token per session, as for an ended session.
-    for (const session of affected) {
-      const sid = sessionSid(accountId, userId, session.sessionDigest);
-      await queueLogoutTokens(context, { accountId, userId, sid, clientIds: [clientId] });
-    }
-    const rest = index.sessions.map((session) => ({ ...session, grants: session.grants.filter((grant) => grant.clientId !== clientId) }));
-    if (await writeUserIndex(context, index, rest)) {
+  return commitIndexChange(context, accountId, userId, (sessions) => {
+    const affected = sessions.filter((session) => session.grants.some((grant) => grant.clientId === clientId));
+    if (affected.length === 0) return { sessions, settle: () => revoked.size };
+    const prepare = async (): Promise<void> => {
+      const grants = affected.flatMap((session) => session.grants.filter((grant) => grant.clientId === clientId));
+      const fresh = grants.filter((grant) => !revoked.has(grant.grantId));
+      await Promise.all(fresh.map((grant) => context.store.delete(grantKey(grant.grantId))));
+      for (const grant of fresh) revoked.add(grant.grantId);
+      // The app no longer holds tokens through these sessions: one logout token per session, as for an ended session.
+      for (const session of affected) {
+        const sid = sessionSid(accountId, userId, session.sessionDigest);
+        await queueLogoutTokens(context, { accountId, userId, sid, clientIds: [clientId] });
+      }
+    };
+    const rest = sessions.map((session) => ({ ...session, grants: session.grants.filter((grant) => grant.clientId !== clientId) }));
+    const settle = (): number => {
       context.emit({ type: 'grants.revoked', accountId, clientId, userId, count: revoked.size });
       return revoked.size;
-    }
-  }
-  throw new Error("the user's session index kept changing while an app's grants were ended");
+    };
+    return { sessions: rest, prepare, settle };
+  });
 }
 
 /**
