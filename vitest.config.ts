@@ -13,6 +13,8 @@ const here = (path: string): string => fileURLToPath(new URL(path, import.meta.u
  */
 const ISOLATED = [
   'test/timing.test.ts',
+  'test/logout-keepalive.test.ts',
+  'test/logout-keepalive-tls.test.ts',
   'test/get-jwks.test.ts',
   'test/express-adapter.test.ts',
   'test/telemetry.test.ts',
@@ -91,6 +93,8 @@ const SERVICE_FILES = [
   'test/interop-clients.test.ts',
   // MCP authorization: the openssl command (a loopback certificate), https on loopback, the MCP example's processes
   'test/mcp-client-id-metadata.test.ts',
+  // The openssl command (a loopback certificate): kept-alive logout connections over https
+  'test/logout-keepalive-tls.test.ts',
   'test/mcp-example.test.ts',
   // The device-flow CLI example (npm run example:device) in its own process
   'test/device-cli-example.test.ts',

@@ -189,6 +189,17 @@ describe('back-channel logout delivery', () => {
     expect(receivers.a.problems).toEqual([]);
   }, 60_000);
 
+  it("an app's deliveries share a few kept-alive connections instead of one each", async () => {
+    const { sentinel, receivers } = await setUp();
+    const sessions = 40;
+    for (let i = 0; i < sessions; i++) await signInWithSession(sentinel);
+    expect(await sentinel.endUserSessions({ accountId: ACCOUNT, userId: USER_ID })).toBe(sessions);
+    await receivers.a.waitFor(sessions);
+    expect(receivers.a.problems).toEqual([]);
+    // At most the app's share of the slots open at once, each carrying several tokens (one each before keep-alive).
+    expect(receivers.a.connections).toBeLessThanOrEqual(sessions / 2);
+  });
+
   it('a backlog drains without claims going back: jobs of an app at its limit wait for its next slot', async () => {
     // Counts the jobs the loop puts back in the queue undelivered. Before the held jobs, every claim beyond an app's
     // eight slots went back for a second, so a backlog was claimed again and again and drained at a few per second.

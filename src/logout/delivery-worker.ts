@@ -12,6 +12,8 @@
  *   never the loop, and the other apps' deliveries go on.
  * - The loop polls every second (deliveries queued elsewhere, retries coming due) and is woken at once by a delivery
  *   queued on this instance. Its timer is unref'd: it never keeps a process alive; `sentinel.close()` stops it.
+ * - Deliveries to one app reuse kept-alive connections, each pinned to an address the guard checked at that
+ *   attempt ({@link LogoutAgents}); `close()` closes them.
  */
 import type { App } from '../apps/app.js';
 import type { FailureReport } from '../http/edge.js';
@@ -19,6 +21,7 @@ import type { SentinelContext } from '../http/context.js';
 import type { ServiceKeys } from '../keys/keyring/service-keys.js';
 import type { ClaimedJob } from '../stores/store.js';
 import { observeDelivery } from '../telemetry/delivery-span.js';
+import { LogoutAgents } from './logout-agents.js';
 import { decodeLogoutJob, type LogoutJob } from './logout-queue.js';
 import { signLogoutToken } from './logout-token.js';
 import { type PostOutcome, postLogoutToken } from './post-logout-token.js';
@@ -78,6 +81,8 @@ export class LogoutDeliveryWorker {
   readonly #held = new Map<string, HeldDelivery[]>();
   #heldCount = 0;
   readonly #stopping = new AbortController();
+  /** Kept-alive connections to the apps: a handshake per app and connection, not per delivery. */
+  readonly #agents = new LogoutAgents({ maxSockets: MAX_IN_FLIGHT_PER_APP });
   #timer: ReturnType<typeof setInterval> | undefined;
   /** The poll under way, if any: one at a time per instance. */
   #current: Promise<void> | undefined;
@@ -117,7 +122,8 @@ export class LogoutDeliveryWorker {
 
   /**
    * Stops the loop: no new claims; deliveries in flight are cut off and their jobs given back to the queue due now,
-   * so another instance (or this one, restarted) delivers them without waiting for the lease.
+   * so another instance (or this one, restarted) delivers them without waiting for the lease. Then the kept-alive
+   * connections are closed.
    */
   async close(): Promise<void> {
     this.#stopping.abort();
@@ -127,6 +133,7 @@ export class LogoutDeliveryWorker {
     while (this.#current !== undefined || this.#inFlight.size > 0) {
       await Promise.allSettled([this.#current, ...this.#inFlight]);
     }
+    this.#agents.close();
   }
 
   /** Claims and starts what is due, as long as there is room; never rejects. */
@@ -301,6 +308,7 @@ export class LogoutDeliveryWorker {
     return postLogoutToken(uri, token, {
       allowPrivateAddresses: context.config.clientJwks.allowPrivateAddresses,
       signal: this.#stopping.signal,
+      agents: this.#agents,
     });
   }
 

@@ -3,20 +3,25 @@
  * `logout_token=…` to the app's `backchannelLogoutUri`, defensively, since the address is the app's.
  *
  * - The target passes the `jwks_uri` address guard at every attempt, and the connection is pinned to the address
- *   checked (no DNS rebinding between check and connect): src/sessions/logout-target.ts.
- * - One deadline (5 s) covers DNS, connect and the answer's status line; the body of the answer is never read.
+ *   checked (no DNS rebinding between check and connect): src/sessions/logout-target.ts. Given the loop's
+ *   {@link LogoutAgents}, the connection is a kept-alive one to that same (origin, address), or a new one kept
+ *   for the next attempt that checks the same address.
+ * - One deadline (5 s) covers DNS, connect and the answer's status line; the body of the answer is never read, only
+ *   drained (at most {@link MOST_DRAINED} bytes, within the same deadline) so its connection can carry the next token.
  * - Redirects are not followed (§2.8 wants a 200; a 3xx is the app's mistake, and following it would leave the guard).
  *
  * The outcome says whether a retry may help: timeouts, connection errors and 5xx may pass; a 4xx is the app refusing
  * the token, and a refused address or a redirect stays what it is.
  */
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { type ClientRequest, request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { LookupFunction } from 'node:net';
 import { resolveLogoutTarget } from '../sessions/logout-target.js';
+import { type CheckedAddress, type LogoutAgents, pinnedLookup } from './logout-agents.js';
 
 /** Longest one attempt may take, in milliseconds (the brief: each POST bounded to at most 5 s). */
 export const LOGOUT_POST_TIMEOUT_MS = 5000;
+/** Most bytes of an answer's body drained to keep its connection; an app answering more loses the connection. */
+export const MOST_DRAINED = 64 * 1024;
 
 /** What one attempt came to; `reason` names what happened, never the token or the app's answer body. */
 export type PostOutcome =
@@ -30,6 +35,8 @@ export interface PostOptions {
   timeoutMs?: number | undefined;
   /** Cuts the attempt off (the service is closing). */
   signal?: AbortSignal | undefined;
+  /** Kept-alive connections to reuse; without them every attempt opens (and closes) its own. */
+  agents?: LogoutAgents | undefined;
 }
 
 /**
@@ -51,52 +58,90 @@ export async function postLogoutToken(uri: string, logoutToken: string, options:
   }
   const timeout = AbortSignal.timeout(options.timeoutMs ?? LOGOUT_POST_TIMEOUT_MS);
   const deadline = options.signal === undefined ? timeout : AbortSignal.any([timeout, options.signal]);
-  let pinned: { address: string; family: number };
+  let checked: CheckedAddress;
   try {
-    pinned = await abortable(resolveLogoutTarget(uri, options.allowPrivateAddresses), deadline);
+    checked = await abortable(resolveLogoutTarget(uri, options.allowPrivateAddresses), deadline);
   } catch (error) {
     const message = deadline.aborted ? 'the app did not answer in time' : (error as Error).message;
     // A name that does not resolve (yet) may resolve on the next attempt; a refused address will not change.
     return /does not resolve|in time/.test(message) ? { kind: 'retry', reason: message } : { kind: 'refused', reason: message };
   }
-  const pinnedLookup: LookupFunction = (_host, lookupOptions, callback) => {
-    if ((lookupOptions as { all?: boolean }).all === true) {
-      (callback as unknown as (error: null, addresses: { address: string; family: number }[]) => void)(null, [pinned]);
-    } else {
-      callback(null, pinned.address, pinned.family);
-    }
-  };
   const body = `logout_token=${encodeURIComponent(logoutToken)}`;
-  const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
   let response: IncomingMessage;
   try {
-    response = await new Promise<IncomingMessage>((resolve, reject) => {
-      const outgoing = send(target, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          'content-length': String(Buffer.byteLength(body)),
-          // §2.5 leaves caching to HTTP; a logout token must not sit in an intermediary.
-          'cache-control': 'no-store',
-        },
-        lookup: pinnedLookup,
-        signal: deadline,
-        agent: false,
-      });
-      outgoing.on('response', resolve);
-      outgoing.on('error', reject);
-      outgoing.end(body);
-    });
-  } catch {
-    return { kind: 'retry', reason: deadline.aborted ? 'the app did not answer in time' : 'the app could not be reached' };
+    response = await send(target, checked, body, deadline, options.agents);
+  } catch (error) {
+    // A kept-alive connection the app closed as it was reused (its idle timeout ran out before ours): once more,
+    // within the same deadline and to the address this attempt checked. The token most likely never got there, and
+    // if it did, a second copy is one §2.6 lets the app treat as done.
+    if (!deadline.aborted && (error as { reusedSocket?: boolean }).reusedSocket === true) {
+      try {
+        response = await send(target, checked, body, deadline, options.agents);
+      } catch {
+        return unreachable(deadline);
+      }
+    } else {
+      return unreachable(deadline);
+    }
   }
   const status = response.statusCode ?? 0;
-  // The answer's body is of no use: drop it without reading (and the socket with it, agent: false).
-  response.destroy();
+  // Drained before the outcome: the app's next delivery then finds this connection free instead of opening one.
+  await drain(response);
   if (status >= 200 && status < 300) return { kind: 'delivered', status };
   if (status >= 300 && status < 400) return { kind: 'refused', status, reason: `the app answered ${status}; redirects are not followed` };
   if (status >= 400 && status < 500) return { kind: 'refused', status, reason: `the app answered ${status}` };
   return { kind: 'retry', status, reason: `the app answered ${status}` };
+}
+
+/**
+ * One POST of `body` to `target`, connected to `checked` only: through its agent when the pool has a free one,
+ * otherwise on a connection of its own. Rejects with the error, marked `reusedSocket` when a kept-alive connection
+ * failed before any answer.
+ */
+function send(target: URL, checked: CheckedAddress, body: string, deadline: AbortSignal, agents: LogoutAgents | undefined) {
+  const agent = agents?.agentFor(target, checked);
+  const request = target.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise<IncomingMessage>((resolve, reject) => {
+    const outgoing: ClientRequest = request(target, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        'content-length': String(Buffer.byteLength(body)),
+        // §2.5 leaves caching to HTTP; a logout token must not sit in an intermediary.
+        'cache-control': 'no-store',
+      },
+      // The agent's own lookup answers its checked address; a connection of its own is pinned the same way.
+      ...(agent === undefined ? { agent: false, lookup: pinnedLookup(checked) } : { agent }),
+      signal: deadline,
+    });
+    outgoing.on('response', resolve);
+    outgoing.on('error', (error) => reject(Object.assign(error, { reusedSocket: outgoing.reusedSocket })));
+    outgoing.end(body);
+  });
+}
+
+/** The outcome of an attempt whose POST got no answer. */
+function unreachable(deadline: AbortSignal): PostOutcome {
+  return { kind: 'retry', reason: deadline.aborted ? 'the app did not answer in time' : 'the app could not be reached' };
+}
+
+/**
+ * Lets the answer's body run out unread so its connection returns to the pool; resolves when it has (or is gone).
+ * An app that keeps sending loses the connection, and the deadline, still armed on the request, ends a body that
+ * never ends.
+ */
+function drain(response: IncomingMessage): Promise<void> {
+  return new Promise((resolve) => {
+    let drained = 0;
+    response.on('data', (chunk: Buffer) => {
+      drained += chunk.length;
+      if (drained > MOST_DRAINED) response.destroy();
+    });
+    response.once('end', resolve);
+    // Cut mid-body (by the deadline, by the app): no concern of the outcome, already known.
+    response.once('close', resolve);
+    response.on('error', () => {});
+  });
 }
 
 /** `pending`, or a rejection once `signal` aborts (DNS has no signal of its own). */

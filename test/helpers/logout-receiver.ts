@@ -32,6 +32,8 @@ export interface LogoutReceiver {
   problems: string[];
   /** The most requests this receiver held unanswered at once (`'hang'` answers whose sender had not given up). */
   readonly mostHanging: number;
+  /** Connections the receiver accepted (a kept-alive one carries many tokens). */
+  readonly connections: number;
   /** Resolves once `count` tokens have arrived. */
   waitFor(count: number, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -57,6 +59,7 @@ export async function startReceiver(input: {
   let requests = 0;
   let open = 0;
   let mostHanging = 0;
+  let connections = 0;
 
   async function validate(request: IncomingMessage, body: string): Promise<Omit<ReceivedLogout, 'answered'> | null> {
     if (request.method !== 'POST') problems.push(`method ${request.method}`);
@@ -118,6 +121,9 @@ export async function startReceiver(input: {
       });
     });
   });
+  server.on('connection', () => {
+    connections += 1;
+  });
   server.listen(input.port ?? 0, '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
@@ -127,6 +133,9 @@ export async function startReceiver(input: {
     problems,
     get mostHanging() {
       return mostHanging;
+    },
+    get connections() {
+      return connections;
     },
     waitFor(count, timeoutMs = 20_000) {
       if (received.length >= count) return Promise.resolve();
