@@ -37,14 +37,20 @@ export const MAX_IN_FLIGHT = 32;
  * Each wait is stretched by up to a tenth at random, so apps that come back are not hit by every retry at once.
  */
 export const RETRY_DELAYS_MS: readonly number[] = [2000, 4000, 8000, 16_000, 30_000];
-/** Most deliveries in flight to one app on one instance: a hanging app holds at most these slots. */
-export const MAX_IN_FLIGHT_PER_APP = 8;
+/**
+ * Most deliveries in flight to one app on one instance: half the slots. A hanging app holds at most these (and its
+ * {@link HELD_PER_APP} waiting), so the other apps keep a quarter of the room at worst. With 8, a busy app's
+ * backlog drained at 0.2x a hand-written sender's rate, its claims putting back hundreds of its jobs for a second
+ * each; with 16, at about 0.5x with none put back (bench/RESULTS.md, Findings, "Logout delivery").
+ */
+export const MAX_IN_FLIGHT_PER_APP = 16;
 /**
  * Claimed deliveries of an app that holds all of its slots wait on this instance, at most this many per app, and
  * start as its slots come free. Without them a backlog drained slowly: each claim took jobs of the busy app only to
- * put them back, so most claims started nothing (docs/guides/sessions-and-logout.md, "Measured").
+ * put them back, so most claims started nothing (docs/guides/sessions-and-logout.md, "Measured"). Fewer than the
+ * app's slots: held jobs count against the claim's room, and a hanging app must leave some of it to the others.
  */
-export const HELD_PER_APP = MAX_IN_FLIGHT_PER_APP;
+export const HELD_PER_APP = 8;
 /** How long a delivery waits when its app holds all of its slots and its held ones, in milliseconds (not counted as an attempt). */
 export const APP_BUSY_DELAY_MS = 1000;
 /** Attempts before a delivery is given up. */
