@@ -13,7 +13,7 @@ import { routeUrl } from '../http/route-paths.js';
 import { randomSecret } from '../lib/random-secrets.js';
 import { authenticateClient } from '../token/client-auth.js';
 import { checkTokenQuery } from '../token/token-endpoint.js';
-import { readResources, resourceProblem } from '../token/resource-indicators.js';
+import { tokenResources } from '../token/resource-indicators.js';
 import { type DeviceRecord, deviceGrantId, deviceKey, retainMs, userCodeKey } from './device-records.js';
 import { formatUserCode, newUserCode } from './user-code.js';
 
@@ -31,18 +31,6 @@ function checkScope(app: App, scope: string | undefined): void {
   const allowed = new Set([...app.scope.split(' '), 'openid']);
   const refused = requested.filter((token) => !allowed.has(token));
   if (refused.length > 0) throw new OAuthError('invalid_scope', `scope not allowed for this application: ${refused.join(' ')}`);
-}
-
-/**
- * The RFC 8707 resources the device asks tokens for, checked as at the authorization endpoint: the device
- * authorization request is the flow's authorization request, so the person approves tokens for these only.
- */
-function deviceResources(context: SentinelContext, app: App, params: Parameters<typeof readResources>[0]): string[] {
-  const resources = readResources(params);
-  if (typeof resources === 'string') throw new OAuthError('invalid_target', resources);
-  const problem = resourceProblem(context, app, resources);
-  if (problem !== null) throw new OAuthError('invalid_target', problem);
-  return resources;
 }
 
 /**
@@ -78,7 +66,9 @@ export async function handleDeviceAuthorization(
   const rawScope = single(params, 'scope');
   const scope = rawScope === '' ? undefined : rawScope;
   checkScope(app, scope);
-  const resources = deviceResources(context, app, params);
+  // RFC 8707: the device authorization request is the flow's authorization request, so its resources are checked
+  // here (the ones the app may ask for; invalid_target otherwise) and bound to the device code.
+  const resources = tokenResources(context, app, params);
   const { expiresIn, interval } = context.config.deviceFlow;
   const now = Math.floor(Date.now() / 1000);
   const deviceCode = randomSecret();
@@ -89,7 +79,7 @@ export async function handleDeviceAuthorization(
     accountId,
     clientId: app.clientId,
     scope,
-    ...(resources.length === 0 ? {} : { resources }),
+    ...(resources === undefined ? {} : { resources }),
     status: 'pending',
     expiresAt: now + expiresIn,
     retainUntil,
