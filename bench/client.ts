@@ -41,6 +41,8 @@ export interface LoadSettings {
    * autocannon's own cost per request on the shared cores bounded every guard at about the same req/s (README.md).
    */
   guardPipelining?: number;
+  /** Overall requests per second across all connections (autocannon `overallRate`); absent: unpaced. */
+  rate?: number;
 }
 
 /** What a workload needs beyond the port (the code-flow rows keep their state in bench/flow-client.ts). */
@@ -102,6 +104,7 @@ export function loadOptions(workload: Workload, state: WorkloadState, settings: 
     connections: settings.connections,
     pipelining: 1,
     timeout: settings.timeoutSeconds,
+    ...(settings.rate ? { overallRate: settings.rate } : {}),
   };
   switch (workload) {
     case 'cc':

@@ -25,6 +25,12 @@ export interface RunSettings {
   guardPipelining: number;
   /** Tokens per round of the token-use rows (`BENCH_TOKENS`). */
   tokensPerRound: number;
+  /**
+   * `BENCH_RATE`: the load generator's overall request rate, the same for every row (0: as fast as each row answers).
+   * CPU per request compares rows' costs best at one rate: at saturation a slower row batches less (fewer requests
+   * per event-loop turn, per pool wake-up, per writev) and pays more per request for it.
+   */
+  rate: number;
 }
 
 export interface RoundResult {
@@ -140,12 +146,13 @@ function ratioLines(rows: RowResult[], group: Group): string[] {
 function section(group: Group, rows: RowResult[], settings: RunSettings, startedAt: Date): string {
   const cpus = os.cpus();
   const pipelined = group === 'guard' ? `, pipelined ${settings.guardPipelining} deep` : '';
+  const paced = settings.rate > 0 ? `, paced at ${settings.rate} req/s overall (\`BENCH_RATE\`)` : '';
   const short = settings.rounds < 3 || settings.durationSeconds < 5 ? ' **A short run: noisy, not for quoting.**' : '';
   const lines = [
     `<!-- bench-${group}:start -->`,
     `## ${GROUPS[group].title}`,
     '',
-    `Written by \`npm run bench\` (bench/run.ts) on ${startedAt.toISOString().slice(0, 16)}Z: ${settings.rounds} round(s) × ${settings.durationSeconds} s after ${settings.warmupSeconds} s of warm-up, ${settings.connections} connections${pipelined}, autocannon in the parent process; ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'} shared by the servers and the load generator, ${os.type()} ${os.release()}, load average at the end ${os
+    `Written by \`npm run bench\` (bench/run.ts) on ${startedAt.toISOString().slice(0, 16)}Z: ${settings.rounds} round(s) × ${settings.durationSeconds} s after ${settings.warmupSeconds} s of warm-up, ${settings.connections} connections${pipelined}${paced}, autocannon in the parent process; ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'} shared by the servers and the load generator, ${os.type()} ${os.release()}, load average at the end ${os
       .loadavg()
       .map((l) => l.toFixed(2))
       .join(

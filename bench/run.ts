@@ -39,6 +39,8 @@ Run it on a quiet machine. Settings (environment):
   BENCH_ROUNDS, BENCH_DURATION, BENCH_WARMUP (s), BENCH_CONNECTIONS (default 3, 10, 2, 50)
   BENCH_GUARD_PIPELINING   HTTP pipelining depth of the guard rows (default 10; 1 turns it off)
   BENCH_TOKENS             tokens per round of the UserInfo, introspection and delegation rows (default ${TOKENS_PER_ROUND})
+  BENCH_RATE               pace every row at this many req/s overall (default 0: unpaced); compares CPU per
+                           request at one rate (bench/report.ts); the code-flow rows do not take it
   BENCH_OUT                where to write (default bench/RESULTS.md)
   BENCH_LIBRARY=source     load the TypeScript source instead of the build (bench/library-build.ts)
   REDIS_URL                the Redis of the Redis rows (default redis://127.0.0.1:6379)
@@ -59,11 +61,13 @@ const settings: RunSettings = {
   guardPipelining: positive(env.BENCH_GUARD_PIPELINING, 10),
   // Above a round's requests, every token of a token-use row is a first sighting (no verified-token cache hit).
   tokensPerRound: positive(env.BENCH_TOKENS, TOKENS_PER_ROUND),
+  rate: positive(env.BENCH_RATE, 0, true),
 };
 const load: LoadSettings = {
   connections: settings.connections,
   timeoutSeconds: 10,
   guardPipelining: settings.guardPipelining,
+  rate: settings.rate,
 };
 const only = (env.BENCH_ONLY ?? '')
   .split(',')
@@ -229,6 +233,9 @@ async function main(): Promise<void> {
   const unknown = only.filter((pattern) => !TARGETS.some((t) => matches(pattern, t.name)));
   if (unknown.length > 0)
     throw new Error(`unknown BENCH_ONLY target(s): ${unknown.join(', ')}; known: ${TARGETS.map((t) => t.name).join(', ')}`);
+  // The code-flow rows spend codes and refresh chains prepared by amount (bench/flow-client.ts), not by rate.
+  if (settings.rate > 0 && selected.some((t) => isFlowWorkload(t.workload)))
+    throw new Error('BENCH_RATE does not pace the code-flow rows (flow-*): select other rows');
   const { privateJwk, publicJwk } = await createKeyPair();
   // Before any child starts: every sentinel-idp instance of the run then trusts the brand (the v2 row's as well).
   if (selected.some((t) => isJwtBearer(t.workload))) {
