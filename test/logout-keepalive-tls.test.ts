@@ -12,16 +12,8 @@ import { createSecureContext } from 'node:tls';
 import { expect, it, vi } from 'vitest';
 import { loopbackTLS } from './helpers/loopback-tls.js';
 
-const resolved = vi.hoisted(() => new Map<string, { address: string; family: number }[]>());
-
-vi.mock('node:dns/promises', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('node:dns/promises')>();
-  const lookup = ((host: string, options: object) => {
-    const scripted = resolved.get(host);
-    return scripted === undefined ? actual.lookup(host, options) : Promise.resolve(scripted);
-  }) as typeof actual.lookup;
-  return { ...actual, default: { ...actual, lookup }, lookup };
-});
+vi.mock('node:dns/promises', async (original) => (await import('./helpers/scripted-dns.js')).scriptedDns(original));
+const { resolved } = await import('./helpers/scripted-dns.js');
 
 const { LogoutAgents } = await import('../src/logout/logout-agents.js');
 const { postLogoutToken } = await import('../src/logout/post-logout-token.js');

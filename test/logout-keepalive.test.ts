@@ -10,16 +10,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
-const resolved = vi.hoisted(() => new Map<string, { address: string; family: number }[]>());
-
-vi.mock('node:dns/promises', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('node:dns/promises')>();
-  const lookup = ((host: string, options: object) => {
-    const scripted = resolved.get(host);
-    return scripted === undefined ? actual.lookup(host, options) : Promise.resolve(scripted);
-  }) as typeof actual.lookup;
-  return { ...actual, default: { ...actual, lookup }, lookup };
-});
+vi.mock('node:dns/promises', async (original) => (await import('./helpers/scripted-dns.js')).scriptedDns(original));
+const { resolved } = await import('./helpers/scripted-dns.js');
 
 const { LogoutAgents } = await import('../src/logout/logout-agents.js');
 const { postLogoutToken } = await import('../src/logout/post-logout-token.js');
