@@ -200,11 +200,13 @@ function tokenUseRows(): TargetSpec[] {
 
 /**
  * The code-flow rows (`flow-*`): authorize with a session, code exchange + PKCE, refresh rotation; sentinel-idp
- * (Fastify) and oidc-provider 9, each on memory and on Redis.
+ * (Fastify) and oidc-provider 9, each on memory and on Redis; and sentinel-idp's core on bare node:http
+ * (`flow-*-sentinel-node`), the like of the bare node:http floors bench/instructions.ts measures each path against.
  */
 function flowRows(): TargetSpec[] {
   const servers: Array<[string, string, Kind, string, string]> = [
     ['sentinel', 'sentinel-fastify', 'sentinel', '', 'sentinel-idp (Fastify, MemoryStore)'],
+    ['sentinel-node', 'sentinel-node', 'sentinel', '', 'sentinel-idp (sentinel.handle on node:http, MemoryStore)'],
     ['oidc', 'oidc-provider-flow', 'peer', 'oidc-', 'oidc-provider 9 (in-memory adapter)'],
     ['sentinel-redis', 'sentinel-fastify:redis', 'sentinel', '', 'sentinel-idp (Fastify, RedisStore)'],
     ['oidc-redis', 'oidc-provider-flow:redis', 'peer', 'oidc-', 'oidc-provider 9 (ioredis adapter)'],
@@ -338,9 +340,17 @@ function flowRatios(): RatioSpec[] {
     (['', '-redis'] as const).flatMap((store) => {
       const where = store === '' ? 'memory' : 'Redis';
       const pair = { numerator: `flow-${flow}-sentinel${store}`, denominator: `flow-${flow}-oidc${store}` };
+      // The goals stand on the Fastify rows; the core on bare node:http is shown beside them, without a goal.
+      const bare = { numerator: `flow-${flow}-sentinel-node`, denominator: pair.denominator };
       return [
         { ...pair, label: `${flow}, ${where}: sentinel-idp ÷ oidc-provider, req/s`, metric: 'rps' as const, target: goal },
         { ...pair, label: `${flow}, ${where}: sentinel-idp ÷ oidc-provider, CPU µs/req`, metric: 'cpu' as const },
+        ...(store === ''
+          ? [
+              { ...bare, label: `${flow}, memory: sentinel-idp on bare node:http ÷ oidc-provider, req/s`, metric: 'rps' as const },
+              { ...bare, label: `${flow}, memory: sentinel-idp on bare node:http ÷ oidc-provider, CPU µs/req`, metric: 'cpu' as const },
+            ]
+          : []),
       ];
     }),
   );
