@@ -160,17 +160,13 @@ async function startCounted(subject: Subject, port: number, outFile: string, jwk
 /**
  * Requests are sent in chunks of at most this many, each prepared (codes minted) just before it, with counting off:
  * under valgrind a server is slow enough that codes minted for a whole window would expire before their turn
- * (oidc-provider's live 60 s). A code exchange's chunk is smaller: an exchange that slows down as the run goes on
- * (the session index of the bench's one session grows with every grant) lost two thirds of a 500-request chunk to
- * expired codes on a loaded host. The other rows mint nothing and keep 500: each chunk opens its connections anew,
- * and a chunk of 100 on 10 connections counted a connection's setup and teardown for every 10 requests.
+ * (oidc-provider's live 60 s). Every row, the code exchanges included, keeps the same chunk: each chunk opens its
+ * connections anew, and the code exchanges' chunks of 100 (until 2026-11-29, from when an exchange slowed down as
+ * the bench's one session gathered grants, which `session.maxGrantsPerApp` now bounds) counted a connection's setup
+ * and teardown for every 10 requests and the minting's garbage inside the window: 1,779 k instructions per exchange
+ * against 1,208 k in chunks of 500.
  */
 const CHUNK = 500;
-const EXCHANGE_CHUNK = 100;
-
-function chunkOf(subject: Subject): number {
-  return subject.workload === 'exchange' || subject.workload === 'oidc-exchange' ? EXCHANGE_CHUNK : CHUNK;
-}
 
 /** The load of one server: `next(n)` gives the options for its next `n` requests, and the status each must get. */
 async function loads(subject: Subject, port: number, publicJwk: Parameters<FlowLoad['prepare']>[0], brand?: Brand) {
@@ -259,7 +255,7 @@ async function count(subject: Subject, jwk: string, publicJwk: Parameters<FlowLo
     let answered = 0;
     for (let sent = 0; sent < WARM_UP + REQUESTS; ) {
       const counted = sent >= WARM_UP;
-      const n = Math.min(chunkOf(subject), (counted ? WARM_UP + REQUESTS : WARM_UP) - sent);
+      const n = Math.min(CHUNK, (counted ? WARM_UP + REQUESTS : WARM_UP) - sent);
       const options = await load.next(n);
       if (counted) await control(pid, port, '--instr=on');
       else await wake(port);
