@@ -68,4 +68,34 @@ describe('the session index as stored', () => {
     expect(await tokenStanding(sentinel, tokens, MAIN_APP)).toEqual(ENDED);
     expect(await store.get(key)).toBeNull();
   });
+
+  it('drops what can no longer live on the next write and rewrites the rest as it was', async () => {
+    const store = new MemoryStore();
+    const sentinel = makeSentinel({ store });
+    const first = await signInWithSession(sentinel);
+    const key = userIndexKey(ACCOUNT, USER_ID);
+    const [userId, entry] = JSON.parse((await store.get(key)) as string) as [string, (string | number)[]];
+    const authTime = entry[1] as number;
+    // The live entry gains a grant that ended a minute before its sign-in; an entry of a day-old sign-in whose
+    // session and grant ended an hour after it is listed behind it.
+    const withExpiredGrant = [...entry, MAIN_APP.clientId, 'expired-grant-of-a-live-session', -60];
+    const dayOld = ['x'.repeat(43), authTime - 86_400, 3600, MAIN_APP.clientId, 'grant-of-a-day-old-session', 3600];
+    await store.set(key, JSON.stringify([userId, withExpiredGrant, dayOld]), 3_600_000);
+
+    const second = await signInThroughSession(sentinel, MAIN_APP, first.cookie);
+    expect(second.sid).toBe(first.tokens.sid);
+    const [, ...entries] = JSON.parse((await store.get(key)) as string) as [string, ...(string | number)[][]];
+    expect(entries).toHaveLength(1);
+    const written = entries[0] as (string | number)[];
+    expect(written.slice(0, entry.length)).toEqual(entry);
+    expect(written).not.toContain('expired-grant-of-a-live-session');
+    expect(written).toHaveLength(entry.length + 3);
+
+    // A write where nothing expired keeps every entry and grant it read.
+    const third = await signInThroughSession(sentinel, MAIN_APP, first.cookie);
+    expect(third.sid).toBe(first.tokens.sid);
+    const [, ...after] = JSON.parse((await store.get(key)) as string) as [string, ...(string | number)[][]];
+    expect(after[0]?.slice(0, written.length)).toEqual(written);
+    expect(after[0]).toHaveLength(written.length + 3);
+  });
 });

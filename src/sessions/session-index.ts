@@ -152,11 +152,24 @@ function encodeIndex(index: UserIndex): string {
   return JSON.stringify([index.userId, ...entries]);
 }
 
-/** Drops what can no longer live: whole entries past their end, and expired grants of the entries kept. */
+/**
+ * Drops what can no longer live: whole entries past their end, and expired grants of the entries kept. Nothing is
+ * copied when nothing expired (the common case: every exchange and sign-in reads and writes the index once each), so
+ * the result may be `sessions` itself; no caller changes the arrays it is given.
+ */
 function pruned(sessions: IndexedSession[], now: number): IndexedSession[] {
-  return sessions
-    .filter((session) => entryEnd(session) > now)
-    .map((session) => ({ ...session, grants: session.grants.filter((grant) => grant.until > now) }));
+  let kept: IndexedSession[] | undefined;
+  for (let i = 0; i < sessions.length; i++) {
+    const session = sessions[i] as IndexedSession;
+    let live: IndexedSession | undefined = session;
+    if (entryEnd(session) <= now) live = undefined;
+    else if (session.grants.some((grant) => grant.until <= now)) {
+      live = { ...session, grants: session.grants.filter((grant) => grant.until > now) };
+    }
+    if (live !== session && kept === undefined) kept = sessions.slice(0, i);
+    if (live !== undefined) kept?.push(live);
+  }
+  return kept ?? sessions;
 }
 
 /**
@@ -178,8 +191,12 @@ async function readByKey(context: SessionContext, key: string, accountId: string
  *
  * @example const index = await readUserIndex(context, '123456', 'u-1');
  */
-export async function readUserIndex(context: SessionContext, accountId: string, userId: string): Promise<UserIndex> {
-  const key = userIndexKey(accountId, userId);
+export async function readUserIndex(
+  context: SessionContext,
+  accountId: string,
+  userId: string,
+  key: string = userIndexKey(accountId, userId),
+): Promise<UserIndex> {
   const raw = await context.store.get(key);
   if (raw === null) return { key, raw: null, accountId, userId, sessions: [] };
   const stored = parseIndex(raw);
@@ -229,13 +246,15 @@ export function commitIndexChange<T>(
   accountId: string,
   userId: string,
   change: IndexChange<IndexedSession[], T>,
+  key: string = userIndexKey(accountId, userId),
 ): Promise<T> {
+  // The key is a digest of account and user: computed once per change, not again for every read of a retry.
   const read = async () => {
-    const index = await readUserIndex(context, accountId, userId);
+    const index = await readUserIndex(context, accountId, userId, key);
     return { sessions: index.sessions, write: (sessions: IndexedSession[]) => writeUserIndex(context, index, sessions) };
   };
   // The store behind any tracing proxy: one request's traced view and another's are the same instance's store.
-  return changeIndexTogether(untraced(context.store), userIndexKey(accountId, userId), read, change);
+  return changeIndexTogether(untraced(context.store), key, read, change);
 }
 
 /**
@@ -309,38 +328,45 @@ export interface AttachedGrant {
  */
 export async function attachGrant(context: SessionContext, input: AttachedGrant): Promise<boolean> {
   const parts = parseSid(input.sid);
+  // The sid's user part is checked against the user's own, and then names the index (one digest per exchange).
   if (parts === null || parts.userPart !== userPart(input.accountId, input.userId)) return false;
   const grant: IndexedGrant = { clientId: input.clientId, grantId: input.grantId, until: input.until };
   // Kept across the attempts of this attach's batch, so a grant it already deleted is not deleted again.
   const ended = new Set<string>();
-  return commitIndexChange(context, input.accountId, input.userId, (sessions) => {
-    const at = sessions.findIndex((session) => session.sessionDigest === parts.sessionDigest);
-    const session = sessions[at];
-    if (session === undefined) return { sessions, settle: () => false };
-    const bounded = boundGrantsPerApp(session.grants, grant, input.maxGrantsPerApp);
-    const next = [...sessions];
-    next[at] = { ...session, grants: bounded.kept };
-    // Deleting the grant record is the whole revocation (grant-records.ts `revokeGrant`): every token of the grant
-    // is accepted only while the record exists. All of them before the write that drops them.
-    const endOldest = async (): Promise<void> => {
-      const fresh = bounded.ended.filter((old) => !ended.has(old.grantId));
-      await Promise.all(fresh.map((old) => context.store.delete(grantKey(old.grantId))));
-      for (const old of fresh) ended.add(old.grantId);
-    };
-    const settle = (): boolean => {
-      for (const old of bounded.ended) {
-        context.emit({
-          type: 'grant.ended',
-          accountId: input.accountId,
-          clientId: old.clientId,
-          userId: input.userId,
-          reason: 'session-app-limit',
-        });
-      }
-      return true;
-    };
-    return { sessions: next, prepare: bounded.ended.length === 0 ? undefined : endOldest, settle };
-  });
+  return commitIndexChange(
+    context,
+    input.accountId,
+    input.userId,
+    (sessions) => {
+      const at = sessions.findIndex((session) => session.sessionDigest === parts.sessionDigest);
+      const session = sessions[at];
+      if (session === undefined) return { sessions, settle: () => false };
+      const bounded = boundGrantsPerApp(session.grants, grant, input.maxGrantsPerApp);
+      const next = [...sessions];
+      next[at] = { ...session, grants: bounded.kept };
+      // Deleting the grant record is the whole revocation (grant-records.ts `revokeGrant`): every token of the grant
+      // is accepted only while the record exists. All of them before the write that drops them.
+      const endOldest = async (): Promise<void> => {
+        const fresh = bounded.ended.filter((old) => !ended.has(old.grantId));
+        await Promise.all(fresh.map((old) => context.store.delete(grantKey(old.grantId))));
+        for (const old of fresh) ended.add(old.grantId);
+      };
+      const settle = (): boolean => {
+        for (const old of bounded.ended) {
+          context.emit({
+            type: 'grant.ended',
+            accountId: input.accountId,
+            clientId: old.clientId,
+            userId: input.userId,
+            reason: 'session-app-limit',
+          });
+        }
+        return true;
+      };
+      return { sessions: next, prepare: bounded.ended.length === 0 ? undefined : endOldest, settle };
+    },
+    indexKeyOfPart(parts.userPart),
+  );
 }
 
 /** The distinct client ids of a session's grants, in the order they first got tokens through it. */
