@@ -274,6 +274,26 @@ describe('JWT bearer grant (RFC 7523) with a trusted brand issuer', () => {
       expect((await bearer(sentinel, jwt)).status).toBe(200);
     });
 
+    // ECDSA and EdDSA checks run on the thread pool by default, RSA ones on the main thread; 'sync' keeps them all
+    // there. Either way the same signature is accepted and the altered one refused.
+    it.each(['threadpool', 'sync'] as const)('decides the same with verification: %s', async (verification) => {
+      const rsa = await generateKeyPair('RS256', { extractable: true });
+      const rsaBrand: BrandKey = {
+        privateKey: rsa.privateKey as CryptoKey,
+        publicJwk: { ...(await exportJWK(rsa.publicKey)), kid: 'k-rs256', alg: 'RS256', use: 'sig' },
+      };
+      for (const [brand, alg] of [
+        [key, 'ES256'],
+        [rsaBrand, 'RS256'],
+      ] as const) {
+        const sentinel = sentinelWith({ verification }, brand);
+        const jwt = await brandJWT(brand, {}, { alg });
+        const flipped = `${jwt.slice(0, -2)}${jwt.at(-2) === 'A' ? 'B' : 'A'}${jwt.at(-1)}`;
+        await expectRefused(await bearer(sentinel, flipped), 'invalid_grant', /not signed by a key of its trusted issuer/, flipped);
+        expect((await bearer(sentinel, jwt)).status, alg).toBe(200);
+      }
+    });
+
     it('refuses critical header extensions', async () => {
       const jwt = await brandJWT(key, {}, { crit: ['exp'] }).catch(async () => {
         const now = Math.floor(Date.now() / 1000);

@@ -140,10 +140,11 @@ export async function verifyBrandJWT(
     input: Buffer.from(jwt.slice(0, parts.header.length + 1 + parts.payload.length), 'latin1'),
     signature: Buffer.from(parts.signature, 'base64url'),
   };
-  let signature = checkBrandSignature(signed, header, await issuerKeys(context, issuer, false));
+  const mode = context.config.verification;
+  let signature = await checkBrandSignature(signed, header, await issuerKeys(context, issuer, false), mode);
   // A kid the cached set lacks may be a rotation at the issuer: look once more (rate-limited per key-set URL).
   if (signature === 'no-matching-key' && issuer.jwksUri !== undefined) {
-    signature = checkBrandSignature(signed, header, await issuerKeys(context, issuer, true));
+    signature = await checkBrandSignature(signed, header, await issuerKeys(context, issuer, true), mode);
   }
   if (signature === 'algorithm-not-allowed') throw refuse(`${name} must use an asymmetric algorithm`);
   if (signature !== 'verified') throw refuse(`${name} is not signed by a key of its trusted issuer`);

@@ -1,20 +1,28 @@
 /**
- * The signature check of a brand JWT with node:crypto, synchronously, against the issuer's registered key set.
- * Every exchange and JWT bearer request verifies one, so this is the grants' hot path: jose's WebCrypto route
- * (an async verify handed to the thread pool per JWT) cost about as much as the rest of the request together, and
- * node:crypto's own thread-pool route (`crypto.verify` with a callback, as the guard's `verification: 'threadpool'`)
- * still cost 35–50 µs of CPU more per request than verifying here: the hand-over wakes a pool thread for a check of
- * 25 µs (RS256) to 75 µs (ES256), and the access token's signature already takes one hand-over per request.
+ * The signature check of a brand JWT with node:crypto against the issuer's registered key set. Every exchange and
+ * JWT bearer request verifies one, so this is the grants' hot path.
+ *
+ * Where it runs depends on what the check costs. An RSA verification (RS*, PS*: a public exponent of 65537) costs
+ * about 22 µs, less than handing it to libuv's thread pool and back, so it runs here, on the main thread. An ECDSA or
+ * EdDSA verification costs three times that and more (ES256 about 75 µs), so with `verification: 'threadpool'` (the
+ * default) it runs on the pool, batched like the service's signatures, and the event loop keeps answering meanwhile:
+ * at saturation on two cores an ES256 brand JWT exchange verified on the main thread answered 0.95× the requests of
+ * a hand-written jose endpoint, whose WebCrypto verification runs on the pool (bench/RESULTS.md). jose's own
+ * WebCrypto route cost about as much as the rest of the request together, so neither path uses it.
+ *
  * Keys are chosen as jose chooses them from a local set (the header's `kid` when it names one, the key's own `alg`,
  * `use: "sig"`, `key_ops` with `verify`), and the key type must fit the algorithm exactly: no algorithm confusion.
  */
-import { constants, createPublicKey, type JsonWebKey, type KeyObject, verify } from 'node:crypto';
+import { constants, createPublicKey, type JsonWebKey, type KeyObject, type VerifyKeyObjectInput, verify } from 'node:crypto';
 import { publicKeyProblem } from '../keys/jwk-public.js';
+import { inNextBatch } from '../keys/pool-batch.js';
 
 interface Scheme {
   hash: string | null;
   /** RSASSA-PSS salt length (the hash's size, RFC 7518 §3.5); absent for PKCS#1 v1.5, ECDSA and EdDSA. */
   pssSalt?: number;
+  /** Whether the check costs more than a hand-off to the thread pool (ECDSA, EdDSA), so it goes there. */
+  costly?: boolean;
   fits(key: KeyObject): boolean;
 }
 
@@ -25,11 +33,11 @@ const rsaPss = (key: KeyObject) =>
 
 /** Every algorithm of the asymmetric allow-list, and how it verifies. */
 const SCHEMES: Record<string, Scheme> = {
-  ES256: { hash: 'sha256', fits: curve('prime256v1') },
-  ES384: { hash: 'sha384', fits: curve('secp384r1') },
-  ES512: { hash: 'sha512', fits: curve('secp521r1') },
-  EdDSA: { hash: null, fits: (key) => key.asymmetricKeyType === 'ed25519' || key.asymmetricKeyType === 'ed448' },
-  Ed25519: { hash: null, fits: (key) => key.asymmetricKeyType === 'ed25519' },
+  ES256: { hash: 'sha256', costly: true, fits: curve('prime256v1') },
+  ES384: { hash: 'sha384', costly: true, fits: curve('secp384r1') },
+  ES512: { hash: 'sha512', costly: true, fits: curve('secp521r1') },
+  EdDSA: { hash: null, costly: true, fits: (key) => key.asymmetricKeyType === 'ed25519' || key.asymmetricKeyType === 'ed448' },
+  Ed25519: { hash: null, costly: true, fits: (key) => key.asymmetricKeyType === 'ed25519' },
   RS256: { hash: 'sha256', fits: rsa },
   RS384: { hash: 'sha384', fits: rsa },
   RS512: { hash: 'sha512', fits: rsa },
@@ -75,14 +83,17 @@ export interface SignedBytes {
 }
 
 /**
- * Checks `signed` (its header already decoded as `header`) with the keys of `set`. Never throws.
- * @example if (checkBrandSignature(signed, header, issuerKeys) !== 'verified') throw refuse('not signed by its issuer');
+ * Checks `signed` (its header already decoded as `header`) with the keys of `set`. Never throws nor rejects. With
+ * `mode` `'threadpool'` an ECDSA or EdDSA check runs on libuv's thread pool and the answer is a promise; every other
+ * check answers at once.
+ * @example if ((await checkBrandSignature(signed, header, issuerKeys, 'threadpool')) !== 'verified') throw refuse('not signed by its issuer');
  */
 export function checkBrandSignature(
   signed: SignedBytes,
   header: { alg?: unknown; kid?: unknown },
   set: { keys?: unknown },
-): BrandSignature {
+  mode: 'threadpool' | 'sync' = 'sync',
+): BrandSignature | Promise<BrandSignature> {
   const alg = header.alg;
   const scheme = typeof alg === 'string' && Object.hasOwn(SCHEMES, alg) ? SCHEMES[alg] : undefined;
   if (scheme === undefined) return 'algorithm-not-allowed';
@@ -91,16 +102,34 @@ export function checkBrandSignature(
       (header.kid === undefined || jwk.kid === header.kid) && (jwk.alg === undefined || jwk.alg === alg) && scheme.fits(key),
   );
   if (candidates.length === 0) return 'no-matching-key';
-  for (const { key } of candidates) {
+  const checks = candidates.map(
+    ({ key }): VerifyKeyObjectInput =>
+      scheme.pssSalt !== undefined
+        ? { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: scheme.pssSalt }
+        : { key, dsaEncoding: 'ieee-p1363' },
+  );
+  if (mode === 'threadpool' && scheme.costly === true) return verifiedInPool(scheme.hash, signed, checks);
+  for (const options of checks) {
     try {
-      const options =
-        scheme.pssSalt !== undefined
-          ? { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: scheme.pssSalt }
-          : { key, dsaEncoding: 'ieee-p1363' as const };
       if (verify(scheme.hash, signed.input, options, signed.signature)) return 'verified';
     } catch {
       // a malformed signature for this key: try the next candidate
     }
+  }
+  return 'bad-signature';
+}
+
+/** The candidates tried one after another on the thread pool, in the service's next batch of pool work. */
+async function verifiedInPool(hash: string | null, signed: SignedBytes, checks: VerifyKeyObjectInput[]): Promise<BrandSignature> {
+  for (const options of checks) {
+    const valid = await inNextBatch<boolean>((resolve) => {
+      try {
+        verify(hash, signed.input, options, signed.signature, (error, result) => resolve(error === null && result));
+      } catch {
+        resolve(false);
+      }
+    });
+    if (valid) return 'verified';
   }
   return 'bad-signature';
 }
