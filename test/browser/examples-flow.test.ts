@@ -146,7 +146,9 @@ describe.runIf(browserAvailable('browser: example flows'))('browser: example flo
       expect(await focused()).toBe(SIGN_IN_LINK);
       await page.keyboard.press('Enter');
       await page.waitForURL(onPath(LOGIN_PATH));
-      expect(await focused()).toBe('username'); // autofocus: typing can start at once
+      // autofocus: typing can start at once. Chrome focuses the field at its next rendering step after load, which a
+      // loaded host can put a moment after waitForURL returns: wait for it (a page without autofocus still fails).
+      await expect.poll(focused, { timeout: 5_000 }).toBe('username');
       await page.keyboard.type(running().username);
       await page.keyboard.press('Tab');
       expect(await focused()).toBe('password');
