@@ -4,11 +4,11 @@
  */
 import { assertFapi2App } from './assurance/fapi2.js';
 import { z } from 'zod';
-import { clientAssertionOptionsSchema, clientJwksOptionsSchema, keyedAppShape } from './client-assertion/options.js';
+import { clientAssertionOptionsSchema, clientJwksOptionsSchema } from './client-assertion/options.js';
 import { dpopOptionsSchema } from './dpop/options.js';
-import { assertValidApp } from './apps/app-validation.js';
 import { resourceURIProblem } from './apps/resource-uri.js';
-import { appFromOptions, type AppOptions } from './apps/app-options.js';
+import type { AppOptions } from './apps/app-options.js';
+import { appSchema, checkedApp } from './apps/app-schema.js';
 import type { App, AppStore, GrantType } from './apps/app.js';
 import { ConfigurationError, isConfigurationError } from './errors.js';
 import { type KeysOf, type OptionProblem, parseOptions, refuseUnknownKeys, strictSchema, throwProblems } from './lib/strict-options.js';
@@ -43,20 +43,6 @@ function fn<T>(name: string) {
   return z.custom<T>((value) => typeof value === 'function', { message: `${name} must be a function` });
 }
 
-const grantTypeSchema = z.enum([
-  'authorization_code',
-  'client_credentials',
-  'refresh_token',
-  'urn:ietf:params:oauth:grant-type:device_code',
-  // RFC 8693 token exchange and RFC 7523 JWT bearer (docs/guides/authenticated-consumers-and-delegation.md)
-  'urn:ietf:params:oauth:grant-type:token-exchange',
-  'urn:ietf:params:oauth:grant-type:jwt-bearer',
-]);
-const identifier = z
-  .string()
-  .min(1)
-  .max(256)
-  .regex(/^[^\u0000-\u001f\u007f/?#]+$/, 'must not contain control characters, "/", "?" or "#"');
 const ttlSeconds = z.number().int().positive();
 
 /** A resource indicator an option names must be one a client could ask for (RFC 8707 §2). */
@@ -64,25 +50,6 @@ function refuseResourceURI(uri: string, context: z.RefinementCtx): void {
   const problem = resourceURIProblem(uri);
   if (problem !== null) context.addIssue({ code: 'custom', message: problem });
 }
-
-const appSchema = z.object({
-  accountId: identifier,
-  clientId: identifier,
-  clientSecret: z.string().min(1).optional(),
-  clientSecretHash: z.string().optional(),
-  redirectUris: z.array(z.string()).optional(),
-  grantTypes: z.array(grantTypeSchema).min(1).optional(),
-  tokenEndpointAuthMethod: z.enum(['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt']).optional(),
-  name: z.string().max(200).optional(),
-  scope: z.string().optional(),
-  idTokenSignedResponseAlg: z.enum(['ES256', 'ES384', 'RS256', 'PS256', 'EdDSA']).optional(),
-  postLogoutRedirectUris: z.array(z.string()).optional(),
-  backchannelLogoutUri: z.string().optional(),
-  backchannelLogoutSessionRequired: z.boolean().optional(),
-  ...keyedAppShape,
-  // RFC 8707 resource indicators (the MCP authorization of issue #33).
-  resources: z.array(z.string()).optional(),
-});
 
 // Every key of `users`; `satisfies` keeps the list complete when UserAuthenticator gains a hook.
 const USER_AUTHENTICATOR_KEYS = {
@@ -264,7 +231,6 @@ const optionsSchema = z.object({
 
 // What the options are parsed with: every object in them, at any depth and whenever it was added, refuses a key it
 // does not know instead of dropping it (src/lib/strict-options.ts), so a misspelled option cannot fall back to a default.
-const strictAppSchema = strictSchema(appSchema);
 /** The options schema as it is parsed, strict at every depth (exported for the test that walks it). */
 export const strictOptionsSchema = strictSchema(optionsSchema);
 
@@ -326,27 +292,6 @@ function checkIssuer(issuer: string): { issuer: string; insecureLoopback: boolea
     throw new ConfigurationError('issuer', 'must use https (http is allowed only for localhost and 127.0.0.1)');
   }
   return { issuer: `${url.origin}${url.pathname.replace(/\/+$/, '')}`, insecureLoopback };
-}
-
-/** The checks an app passes after its schema: one secret form, then {@link assertValidApp} on its defaults. */
-function checkedApp(entry: z.infer<typeof appSchema>, field: string): App {
-  if (entry.clientSecret !== undefined && entry.clientSecretHash !== undefined) {
-    throw new ConfigurationError(`${field}.clientSecret`, 'give clientSecret or clientSecretHash, not both');
-  }
-  const app = appFromOptions(entry);
-  assertValidApp(app, field);
-  return app;
-}
-
-/**
- * Validates one app and fills in its defaults exactly as an `apps` entry is: `registerApp()` uses it, so an app
- * registered at run time and one configured at startup cannot differ.
- * @throws ConfigurationError naming the wrong field under `field`.
- */
-export function appFromInput(input: AppOptions, field: string): App {
-  const result = parseOptions(strictAppSchema, input, field);
-  if (!result.success) throwProblems(result.problems);
-  return checkedApp(result.data, field);
 }
 
 /**

@@ -4,7 +4,7 @@
  */
 import { generateClientId, generateClientSecret, hashClientSecret } from './client-secrets.js';
 import type { App, AppStore, GrantType, TokenEndpointAuthMethod } from './app.js';
-import { appFromInput } from '../config.js';
+import { appFromInput } from './app-schema.js';
 import { ConfigurationError } from '../errors.js';
 import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
 import type { EventInput } from '../events/sentinel-event.js';

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { App } from '../apps/app.js';
-import { appFromInput } from '../config.js';
+import { appFromInput } from '../apps/app-schema.js';
 import { isOAuthError } from '../errors.js';
 import type { SentinelContext } from '../http/context.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
