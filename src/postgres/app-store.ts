@@ -26,6 +26,7 @@ import {
   upsertTrustedIssuer,
 } from './trusted-issuer-rows.js';
 import { loadPool, type PostgresAppStoreOptions } from './pool.js';
+import { inTransaction } from './transaction.js';
 
 const POSTGRES_OPTION_KEYS = {
   connectionString: true,
@@ -390,22 +391,7 @@ export class PostgresAppStore implements AppStore {
 
   /** One transaction on an account's trusted issuers; this instance forgets them whatever the outcome. */
   async #writeIssuers<T>(accountId: string, work: (client: PoolClient) => Promise<T>): Promise<T> {
-    const client = await (await this.#getPool()).connect();
-    let failed = false;
-    try {
-      await client.query('BEGIN');
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      failed = true;
-      await client.query('ROLLBACK').catch(() => {});
-      throw error;
-    } finally {
-      // A COMMIT whose answer was lost may still have happened: forget the issuers either way.
-      this.#cache?.evictIssuers(accountId);
-      client.release(failed);
-    }
+    return inTransaction(await this.#getPool(), work, () => this.#cache?.evictIssuers(accountId));
   }
 
   async #replaceRedirectUris(client: PoolClient, app: App): Promise<void> {
@@ -417,24 +403,11 @@ export class PostgresAppStore implements AppStore {
     );
   }
 
-  /** One transaction; this instance's cache forgets the app once it commits (the NOTIFY tells the others). */
+  /**
+   * One transaction; this instance's cache forgets the app once it ends, committed or not (the NOTIFY tells the
+   * others).
+   */
   async #write<T>(accountId: string, clientId: string, work: (client: PoolClient) => Promise<T>): Promise<T> {
-    const client = await (await this.#getPool()).connect();
-    let failed = false;
-    try {
-      await client.query('BEGIN');
-      const result = await work(client);
-      await client.query('COMMIT');
-      this.#cache?.evict(accountId, clientId);
-      return result;
-    } catch (error) {
-      failed = true;
-      await client.query('ROLLBACK').catch(() => {});
-      // A COMMIT whose answer was lost may still have happened: forget the app either way.
-      this.#cache?.evict(accountId, clientId);
-      throw error;
-    } finally {
-      client.release(failed);
-    }
+    return inTransaction(await this.#getPool(), work, () => this.#cache?.evict(accountId, clientId));
   }
 }

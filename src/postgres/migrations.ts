@@ -4,6 +4,7 @@
  * starting at once serialise on the lock, and the second finds nothing left to do.
  */
 import type { Pool } from 'pg';
+import { inTransaction } from './transaction.js';
 
 /** One schema step; versions only ever grow, and a released step is never edited (add a new one instead). */
 export interface Migration {
@@ -128,10 +129,7 @@ CREATE TRIGGER sentinel_trusted_issuer_changes_append_only BEFORE UPDATE OR DELE
  * All-or-nothing: a failure rolls back the whole run.
  */
 export async function runMigrations(pool: Pool, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
-  const client = await pool.connect();
-  let failed = false;
-  try {
-    await client.query('BEGIN');
+  return inTransaction(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
     await client.query(
       `CREATE TABLE IF NOT EXISTS sentinel_migrations (
@@ -149,13 +147,6 @@ export async function runMigrations(pool: Pool, migrations: readonly Migration[]
       ]);
       ran.push(migration.version);
     }
-    await client.query('COMMIT');
     return ran;
-  } catch (error) {
-    failed = true;
-    await client.query('ROLLBACK').catch(() => {});
-    throw error;
-  } finally {
-    client.release(failed);
-  }
+  });
 }
