@@ -4,6 +4,7 @@
  * two cannot differ.
  */
 import { z } from 'zod';
+import { identifierSchema as identifier } from '../lib/identifier-schema.js';
 import { keyedAppShape } from '../client-assertion/options.js';
 import { ConfigurationError } from '../errors.js';
 import { parseOptions, strictSchema, throwProblems } from '../lib/strict-options.js';
@@ -20,11 +21,6 @@ const grantTypeSchema = z.enum([
   'urn:ietf:params:oauth:grant-type:token-exchange',
   'urn:ietf:params:oauth:grant-type:jwt-bearer',
 ]);
-const identifier = z
-  .string()
-  .min(1)
-  .max(256)
-  .regex(/^[^\u0000-\u001f\u007f/?#]+$/, 'must not contain control characters, "/", "?" or "#"');
 
 /** An `apps` entry as the options schema reads it (src/config.ts). */
 export const appSchema = z.object({

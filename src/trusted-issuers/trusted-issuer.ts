@@ -5,6 +5,7 @@
  * PostgreSQL registry's `trusted_issuers` table), from the AppStore's `findTrustedIssuers`.
  */
 import { z } from 'zod';
+import { identifierSchema as identifier } from '../lib/identifier-schema.js';
 import { ConfigurationError } from '../errors.js';
 import { assertValidKeyRegistration } from '../client-assertion/registration.js';
 import { openByDesign } from '../lib/strict-options.js';
@@ -32,12 +33,6 @@ export interface TrustedIssuer {
 
 /** The claim a consumer id is read from when the entry names none. */
 export const DEFAULT_CONSUMER_ID_CLAIM = 'sub';
-
-const identifier = z
-  .string()
-  .min(1)
-  .max(256)
-  .regex(/^[^\u0000-\u001f\u007f/?#]+$/, 'must not contain control characters, "/", "?" or "#"');
 
 /** The zod shape of one `trustedIssuers` entry (config.ts plugs it into the options schema). */
 export const trustedIssuerSchema = z.object({
