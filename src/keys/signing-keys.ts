@@ -281,9 +281,23 @@ export function verifyBytes(key: SigningKey, data: Buffer, signature: Buffer): b
  * signatures are (pool-batch.ts): a guard seeing many new tokens at once wakes the pool once, not per token.
  */
 export function verifyBytesInPool(key: SigningKey, data: Buffer, signature: Buffer): Promise<boolean> {
+  const { hash, options } = verifyOptions(key);
+  return verifyInPool(hash, data, options, signature);
+}
+
+/**
+ * One `crypto.verify` on the thread pool, in the loop turn's batch; `false` for a signature that does not verify
+ * or that the key cannot read (never rejects). The guard's and the brand JWT grants' pool checks both go here.
+ * @example const valid = await verifyInPool('sha256', input, { key, dsaEncoding: 'ieee-p1363' }, signature);
+ */
+export function verifyInPool(
+  hash: string | null,
+  data: Buffer,
+  options: Parameters<typeof verify>[2],
+  signature: Buffer,
+): Promise<boolean> {
   return inNextBatch((resolve) => {
     try {
-      const { hash, options } = verifyOptions(key);
       verify(hash, data, options, signature, (error, valid) => resolve(error === null && valid));
     } catch {
       resolve(false);

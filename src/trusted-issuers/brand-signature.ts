@@ -15,7 +15,7 @@
  */
 import { constants, createPublicKey, type JsonWebKey, type KeyObject, type VerifyKeyObjectInput, verify } from 'node:crypto';
 import { publicKeyProblem } from '../keys/jwk-public.js';
-import { inNextBatch } from '../keys/pool-batch.js';
+import { verifyInPool } from '../keys/signing-keys.js';
 
 interface Scheme {
   hash: string | null;
@@ -122,14 +122,7 @@ export function checkBrandSignature(
 /** The candidates tried one after another on the thread pool, in the service's next batch of pool work. */
 async function verifiedInPool(hash: string | null, signed: SignedBytes, checks: VerifyKeyObjectInput[]): Promise<BrandSignature> {
   for (const options of checks) {
-    const valid = await inNextBatch<boolean>((resolve) => {
-      try {
-        verify(hash, signed.input, options, signed.signature, (error, result) => resolve(error === null && result));
-      } catch {
-        resolve(false);
-      }
-    });
-    if (valid) return 'verified';
+    if (await verifyInPool(hash, signed.input, options, signed.signature)) return 'verified';
   }
   return 'bad-signature';
 }
