@@ -4,7 +4,8 @@
 import { isBodyTimeout, isClientAborted } from './body-failures.js';
 import { OAuthError } from '../errors.js';
 import { headerValue, type SentinelBody, type SentinelRequest } from './messages.js';
-import { fromParsedBody, parseForm, type ParamMap } from './params.js';
+import { fromParsedBody, type ParamMap } from './params.js';
+import { parseForm } from './form-urlencoded.js';
 import { isThenable } from '../lib/thenable.js';
 
 const BODY_TOO_LARGE = Symbol.for('sentinel-idp.BodyTooLarge');

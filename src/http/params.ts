@@ -9,11 +9,6 @@ import { OAuthError } from '../errors.js';
 /** Parameters of one request: the values of each name, or `null` when a host parser produced a non-string. */
 export type ParamMap = Map<string, string[] | null>;
 
-/** Parses `application/x-www-form-urlencoded` text (never throws: broken escapes decode leniently). */
-export function parseForm(text: string): ParamMap {
-  return fromSearchParams(new URLSearchParams(text));
-}
-
 /** Collects a URLSearchParams into a {@link ParamMap}. */
 export function fromSearchParams(search: URLSearchParams): ParamMap {
   return fromSearchParamsWithin(search, Number.POSITIVE_INFINITY) as ParamMap;
