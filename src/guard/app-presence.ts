@@ -28,7 +28,7 @@ const byAppStore = new WeakMap<SentinelContext['apps'], AppPresence>();
 export function appPresence(context: SentinelContext): AppPresence {
   const existing = byAppStore.get(context.apps);
   if (existing !== undefined) return existing;
-  const present = new LRUCache<string, true>({ max: 10_000, ttl: PRESENCE_TTL_MS });
+  const present = new LRUCache<string, true>({ max: 10_000, ttl: PRESENCE_TTL_MS, ttlResolution: 0 });
   const key = (accountId: string, clientId: string): string => `${accountId}\u0000${clientId}`;
   // Bumped by every forget(): a lookup that started before a deletion must not remember the app it found as present
   // after the deletion forgot it (it would then pass for the whole TTL on this instance).

@@ -36,7 +36,7 @@ export class AppLookupCache {
   constructor(options: AppCacheOptions = {}) {
     const ttlSeconds = options.ttlSeconds ?? 30;
     if (!(ttlSeconds > 0 && ttlSeconds <= 60)) throw new RangeError('cache.ttlSeconds must be in (0, 60]');
-    this.#entries = new LRUCache<string, Entry>({ max: options.max ?? 10_000, ttl: ttlSeconds * 1000 });
+    this.#entries = new LRUCache<string, Entry>({ max: options.max ?? 10_000, ttl: ttlSeconds * 1000, ttlResolution: 0 });
   }
 
   /** Whether lookups may be answered from the cache (the change listener is connected). */

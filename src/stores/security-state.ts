@@ -49,6 +49,7 @@ export class SecurityState {
       maxSize: budget,
       sizeCalculation: (value, key) => entryBytes(key, value),
       ttlAutopurge: false,
+      ttlResolution: 0, // a clock read per check, no timer per millisecond (see MemoryStore)
     });
   }
 
@@ -81,12 +82,15 @@ export class SecurityState {
 
   /** Makes room for the write without evicting anything live, or throws. */
   #reserve(key: string, value: string): void {
-    const fits = (): boolean => {
-      const current = this.#cache.has(key) ? entryBytes(key, this.#cache.get(key) ?? '') : 0;
-      return this.#cache.calculatedSize - current + entryBytes(key, value) <= this.#budget;
-    };
-    if (fits()) return;
+    if (this.#fits(key, value)) return;
     this.#cache.purgeStale();
-    if (!fits()) throw new SecurityStateFullError(this.#budget, this.#prefix);
+    if (!this.#fits(key, value)) throw new SecurityStateFullError(this.#budget, this.#prefix);
+  }
+
+  /** Whether writing `value` under `key` stays within the budget (a live entry it replaces gives its bytes back). */
+  #fits(key: string, value: string): boolean {
+    const existing = this.#cache.peek(key);
+    const current = existing === undefined ? 0 : entryBytes(key, existing);
+    return this.#cache.calculatedSize - current + entryBytes(key, value) <= this.#budget;
   }
 }
