@@ -37,16 +37,30 @@ export function consumerTokenInput(
   consumerId: string,
   dpopJkt: string | undefined,
   scope: string | undefined = app.scope,
+  resources?: readonly string[],
 ): AccessTokenInput {
-  const consumerClaim = context.config.consumerClaim;
   return {
     accountId,
     clientId: app.clientId,
     subject: consumerId,
     grantType: 'client_credentials',
     scope,
-    extra: { ...(consumerClaim === undefined ? {} : { [consumerClaim]: consumerId }), ...confirmation(dpopJkt) },
+    extra: consumerExtra(context.config.consumerClaim, consumerId, dpopJkt),
+    resources,
   };
+}
+
+/** The `consumerClaim` copy and the DPoP `cnf`, or nothing: built in place, no spread objects per token. */
+function consumerExtra(
+  consumerClaim: string | undefined,
+  consumerId: string,
+  dpopJkt: string | undefined,
+): Record<string, unknown> | undefined {
+  if (consumerClaim === undefined && dpopJkt === undefined) return undefined;
+  const extra: Record<string, unknown> = {};
+  if (consumerClaim !== undefined) extra[consumerClaim] = consumerId;
+  if (dpopJkt !== undefined) Object.assign(extra, confirmation(dpopJkt));
+  return extra;
 }
 
 /** Handles the v2 consumer-bound token request. */

@@ -52,15 +52,13 @@ export async function issueForBrandJWT(
   const scope = narrowScope(app.scope, requested);
   // RFC 8707 as at every grant (the resources the app may ask for); `audience` may only name what the token is for.
   const resources = tokenResources(context, app, params);
-  narrowAudience(params, resources ?? [audienceFor(context, accountId, app.clientId)]);
+  // Only when asked: the account's audience may be a host callback, not to be called for nothing.
+  if (params.has('audience')) narrowAudience(params, resources ?? [audienceFor(context, accountId, app.clientId)]);
   const pending = pendingTokenRequestProof(context, request, app, routeUrl(context.config, 'token', { accountId }));
   const dpop = pending === undefined ? undefined : await pending;
   await brand.spend();
   await dpop?.remember();
-  const issued = await issueAccessToken(context, {
-    ...consumerTokenInput(context, accountId, app, consumerId, dpop?.jkt, scope),
-    resources,
-  });
+  const issued = await issueAccessToken(context, consumerTokenInput(context, accountId, app, consumerId, dpop?.jkt, scope, resources));
   context.emit({
     type: 'token.exchanged',
     accountId,
