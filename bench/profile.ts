@@ -13,7 +13,9 @@
  * PROFILE_PERF=1 records the window with Linux `perf record -e task-clock` instead (the server started with
  * `--perf-basic-prof`, so compiled JavaScript has names): every thread's CPU time, native frames included (OpenSSL,
  * V8's builtins and GC, libuv, the kernel), counted only while a thread runs. V8's own sampler counts wall-clock
- * time on the main thread, which on a shared 2-core host includes the time it spent preempted.
+ * time on the main thread, which on a shared 2-core host includes the time it spent preempted. PROFILE_CALLGRAPH=1
+ * records the call chains too (`perf record -g`; V8 keeps frame pointers), for `perf script` or `perf report -G`:
+ * which JavaScript function a runtime call or an inline-cache miss came from.
  */
 import { execFileSync, fork, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -41,6 +43,7 @@ interface Profile {
 const [rowName = 'sentinel-node', secondsArg = '8', connectionsArg = '20'] = process.argv.slice(2);
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const usePerf = process.env.PROFILE_PERF === '1';
+const withCallGraph = process.env.PROFILE_CALLGRAPH === '1';
 
 const OPENSSL =
   /^(__)?(ecp_|ec_|EC_|ECDSA|EVP_|evp_|OPENSSL_|OSSL_|ossl_|BN_|bn_|sha\d|SHA\d|CRYPTO_|ERR_|OBJ_|ASN1|asn1|RAND_|rand_|do_name|x509|X509|DER_|der_|PROV|prov_|digest_|drbg|aes|ECDSA_)/;
@@ -195,7 +198,21 @@ async function main(): Promise<void> {
     const file = join(dir, `${rowName}-${new Date().toISOString().replace(/[:.]/g, '-')}.perf.data`);
     const perf = spawn(
       'perf',
-      ['record', '-e', 'task-clock', '-F', '4000', '-p', String(child.pid), '-o', file, '--', 'sleep', String(seconds)],
+      [
+        'record',
+        ...(withCallGraph ? ['-g'] : []),
+        '-e',
+        'task-clock',
+        '-F',
+        '4000',
+        '-p',
+        String(child.pid),
+        '-o',
+        file,
+        '--',
+        'sleep',
+        String(seconds),
+      ],
       {
         stdio: 'ignore',
       },
