@@ -15,7 +15,7 @@ import { hasOpenIDScope } from './id-token.js';
 import { readAmr } from '../assurance/levels.js';
 import { assertVerifierSyntax, verifyPKCE } from './pkce.js';
 import { issueUserTokens } from './user-tokens.js';
-import { firstGrant } from './first-grant.js';
+import { firstGrant, type GrantStart } from './first-grant.js';
 import { invalidProof } from '../dpop/proof.js';
 import { attachGrant } from '../sessions/session-index.js';
 import type { PendingProof } from '../dpop/token-binding.js';
@@ -146,15 +146,12 @@ export async function handleAuthorizationCodeGrant(
     resources,
   } as const;
   return issueUserTokens(context, input, async (access) => {
-    const { grant, refreshToken } = firstGrant(context, app, grantId, dpopJkt, access.exp, {
-      accountId,
-      userId: record.userId,
-      scope: record.scope,
-      authTime: record.authTime,
-      ...(amr === undefined ? {} : { amr }),
-      ...(record.sid === undefined ? {} : { sid: record.sid }),
-      ...(record.resources === undefined ? {} : { resources: record.resources }),
-    });
+    // Optional members set in place: spreads of conditional literals here missed V8's inline caches on every request.
+    const start: GrantStart = { accountId, userId: record.userId, scope: record.scope, authTime: record.authTime };
+    if (amr !== undefined) start.amr = amr;
+    if (record.sid !== undefined) start.sid = record.sid;
+    if (record.resources !== undefined) start.resources = record.resources;
+    const { grant, refreshToken } = firstGrant(context, app, grantId, dpopJkt, access.exp, start);
     const applied = await context.store.swap([
       { key, expect: stored, value: null },
       { key: grantKey(grantId), expect: null, value: encodeGrant(grant), ttlMs: grantTtlMs(context, grant) },
