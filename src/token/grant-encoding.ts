@@ -81,21 +81,19 @@ export function encodeGrant(grant: GrantRecord): string {
     grant.accessUntil - base,
     grant.amr ?? null,
     grant.sid ?? null,
-    refresh === null
-      ? null
-      : [
-          refresh.gen,
-          refresh.family,
-          refresh.current,
-          refresh.issuedAt - base,
-          refresh.expiresAt - base,
-          ...(refresh.jkt === undefined ? [] : [refresh.jkt]),
-        ],
+    refresh === null ? null : refreshParts(refresh, base),
     grant.revokedJtis ?? null,
     grant.resources ?? null,
   ];
   while (parts.length > 0 && parts[parts.length - 1] === null) parts.pop();
   return JSON.stringify(parts);
+}
+
+/** The refresh state as `[gen, family, current, issuedAt, expiresAt, jkt?]`, times as offsets from `base`. */
+function refreshParts(refresh: GrantRefreshState, base: number): unknown[] {
+  const parts: unknown[] = [refresh.gen, refresh.family, refresh.current, refresh.issuedAt - base, refresh.expiresAt - base];
+  if (refresh.jkt !== undefined) parts.push(refresh.jkt);
+  return parts;
 }
 
 /**

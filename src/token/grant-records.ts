@@ -115,17 +115,16 @@ export function nextRefreshGeneration(
   const remaining = input.absoluteExpiresAt - issuedAt;
   if (remaining <= 0) return null;
   const secret = randomSecret();
-  return {
-    state: {
-      gen: input.gen,
-      family: input.familyDigest ?? digest(input.family),
-      current: digest(secret),
-      issuedAt,
-      expiresAt: issuedAt + Math.min(context.config.refreshToken.idleTtl, remaining),
-      ...(input.jkt === undefined ? {} : { jkt: input.jkt }),
-    },
-    token: `${grantId}.${input.gen}.${input.family}.${secret}`,
+  const state: GrantRefreshState = {
+    gen: input.gen,
+    family: input.familyDigest ?? digest(input.family),
+    current: digest(secret),
+    issuedAt,
+    expiresAt: issuedAt + Math.min(context.config.refreshToken.idleTtl, remaining),
   };
+  // Set in place, not spread from a conditional literal: this runs at every code exchange and refresh.
+  if (input.jkt !== undefined) state.jkt = input.jkt;
+  return { state, token: `${grantId}.${input.gen}.${input.family}.${secret}` };
 }
 
 /** What a presented refresh token is, measured against its grant. */
