@@ -201,7 +201,8 @@ function tokenUseRows(): TargetSpec[] {
 /**
  * The code-flow rows (`flow-*`): authorize with a session, code exchange + PKCE, refresh rotation; sentinel-idp
  * (Fastify) and oidc-provider 9, each on memory and on Redis; and sentinel-idp's core on bare node:http
- * (`flow-*-sentinel-node`), the like of the bare node:http floors bench/instructions.ts measures each path against.
+ * (`flow-*-sentinel-node`), the like of the bare node:http floors bench/instructions.ts measures each path against,
+ * also with `signing: 'sync'` for the two paths that sign (`flow-exchange-sentinel-node-sync`, `flow-refresh-…`).
  */
 function flowRows(): TargetSpec[] {
   const servers: Array<[string, string, Kind, string, string]> = [
@@ -216,15 +217,29 @@ function flowRows(): TargetSpec[] {
     ['exchange', 'code exchange + PKCE → AT + RT + ID token'],
     ['refresh', 'refresh rotation → AT + RT + ID token'],
   ];
-  return flows.flatMap(([flow, what]) =>
-    servers.map(([server, module, kind, prefix, label]) => ({
-      name: `flow-${flow}-${server}`,
-      module,
-      label: `${label}: ${what}`,
-      kind,
-      workload: `${prefix}${flow}` as Workload,
-    })),
-  );
+  // The core signing on the main thread, as the floors sign: the service's own work without the thread-pool hand-off
+  // (two per request, each a futex wake-up of a pool thread), for the paths that sign twice.
+  const mainThread = flows
+    .filter(([flow]) => flow !== 'authorize')
+    .map(([flow, what]) => ({
+      name: `flow-${flow}-sentinel-node-sync`,
+      module: 'sentinel-node:sync',
+      label: `sentinel-idp (sentinel.handle on node:http, MemoryStore, signing: 'sync'): ${what}`,
+      kind: 'sentinel' as const,
+      workload: flow as Workload,
+    }));
+  return [
+    ...flows.flatMap(([flow, what]) =>
+      servers.map(([server, module, kind, prefix, label]) => ({
+        name: `flow-${flow}-${server}`,
+        module,
+        label: `${label}: ${what}`,
+        kind,
+        workload: `${prefix}${flow}` as Workload,
+      })),
+    ),
+    ...mainThread,
+  ];
 }
 
 /** The bearer-guard rows: each guard with one repeated token and with 20,000 distinct tokens. */
