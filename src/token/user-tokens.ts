@@ -5,6 +5,7 @@
 import { type AccessTokenClaims, accessTokenResponse, issueAccessToken } from './access-token.js';
 import type { SentinelContext } from '../http/context.js';
 import type { SentinelResponse } from '../http/messages.js';
+import type { EventInput } from '../events/sentinel-event.js';
 import type { SigningAlgorithm } from '../keys/signing-keys.js';
 import { loadUserClaims, scopeList } from '../userinfo/claims.js';
 import { confirmation, tokenType } from '../dpop/token-binding.js';
@@ -82,15 +83,20 @@ export async function issueUserTokens(context: SentinelContext, input: UserToken
         })
       : undefined;
   const refreshToken = await commit(claims);
-  context.emit({
+  const issued: Extract<EventInput, { type: 'token.issued' }> = {
     type: 'token.issued',
     accountId: input.accountId,
     clientId: input.clientId,
     grantType: input.grantType,
     userId: input.userId,
     jti: claims.jti,
-    ...(claims.acr === undefined ? {} : { acr: claims.acr, amr: claims.amr }),
-  });
+  };
+  // Set in place: a spread of a conditional literal here took V8's slow clone path on every request.
+  if (claims.acr !== undefined) {
+    issued.acr = claims.acr;
+    issued.amr = claims.amr;
+  }
+  context.emit(issued);
   // The account token endpoint answers the RFC 6749 §5.1 number whatever `expiresIn` says: that option shapes only
   // the platform's app-token paths, and standard clients compute the expiry from it (rack-oauth2 adds it to a time).
   return accessTokenResponse(token, tokenType(input.dpopJkt), expiresIn, {
