@@ -9,6 +9,7 @@
  *   answers 400, which nobody receives, and reports nothing.
  */
 import { isThenable } from '../lib/thenable.js';
+import { deadlineQueue } from '../lib/deadline-queue.js';
 
 const CLIENT_ABORTED = Symbol.for('sentinel-idp.ClientAborted');
 const BODY_TIMEOUT = Symbol.for('sentinel-idp.BodyTimeout');
@@ -67,15 +68,17 @@ export function withBodyDeadline<T>(read: () => T | Promise<T>, ms: number): () 
     if (!isThenable(pending)) return pending;
     // One promise settled by whichever comes first (Promise.race and finally would cost three more per request).
     // The read's late outcome, after the deadline, is still subscribed to here, so it is handled, not unhandled.
+    // The deadline joins the queue of its duration: one timer for every body in flight, not one per request.
+    const queue = deadlineQueue(ms);
     return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new BodyTimeoutError(ms)), ms);
+      const deadline = queue.add(() => reject(new BodyTimeoutError(ms)));
       pending.then(
         (value) => {
-          clearTimeout(timer);
+          queue.settle(deadline);
           resolve(value);
         },
         (error: unknown) => {
-          clearTimeout(timer);
+          queue.settle(deadline);
           reject(error);
         },
       );
