@@ -5,7 +5,6 @@
 import { type AccessTokenClaims, accessTokenResponse, issueAccessToken } from './access-token.js';
 import type { SentinelContext } from '../http/context.js';
 import type { SentinelResponse } from '../http/messages.js';
-import type { EventInput } from '../events/sentinel-event.js';
 import type { SigningAlgorithm } from '../keys/signing-keys.js';
 import { loadUserClaims, scopeList } from '../userinfo/claims.js';
 import { confirmation, tokenType } from '../dpop/token-binding.js';
@@ -83,7 +82,7 @@ export async function issueUserTokens(context: SentinelContext, input: UserToken
         })
       : undefined;
   const refreshToken = await commit(claims);
-  const issued: Extract<EventInput, { type: 'token.issued' }> = {
+  const issued: Extract<Parameters<SentinelContext['emit']>[0], { type: 'token.issued' }> = {
     type: 'token.issued',
     accountId: input.accountId,
     clientId: input.clientId,
