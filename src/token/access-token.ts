@@ -5,7 +5,7 @@
 import type { DEVICE_CODE_GRANT } from '../apps/app.js';
 import { randomUUID } from 'node:crypto';
 import type { SentinelContext } from '../http/context.js';
-import { NO_STORE_JSON_HEADERS, type SentinelResponse } from '../http/messages.js';
+import { noStoreJSONHeaders, type SentinelResponse } from '../http/messages.js';
 import { signJWT } from '../keys/jws.js';
 import type { AccessTokenClaims } from './access-token-claims.js';
 import { assuranceClaims } from '../assurance/levels.js';
@@ -120,7 +120,7 @@ export function accessTokenResponse(
     if (more.scope !== undefined) body += `,"scope":${JSON.stringify(more.scope)}`;
     if (more.idToken !== undefined) body += `,"id_token":"${more.idToken}"`;
   }
-  return { status: 200, headers: { ...NO_STORE_JSON_HEADERS }, body: `${body}}` };
+  return { status: 200, headers: noStoreJSONHeaders(), body: `${body}}` };
 }
 
 /** The members a user token response (code exchange, refresh) adds after `expires_in`, in this order. */
