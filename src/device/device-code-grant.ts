@@ -97,14 +97,7 @@ export async function handleDeviceCodeGrant(
     resources,
   } as const;
   return issueUserTokens(context, input, async (access) => {
-    const start = {
-      accountId,
-      userId,
-      scope: record.scope,
-      authTime,
-      ...(amr === undefined ? {} : { amr }),
-      ...(record.resources === undefined ? {} : { resources: record.resources }),
-    };
+    const start = { accountId, userId, scope: record.scope, authTime, amr, resources: record.resources };
     const { grant, refreshToken } = firstGrant(context, app, grantId, dpopJkt, access.exp, start);
     const spent = { ...record, status: 'issued' as const };
     const applied = await context.store.swap([

@@ -8,11 +8,11 @@ import type { GrantRefreshState } from '../token/grant-records.js';
 import { invalidProof } from './proof.js';
 
 /**
- * The binding a new grant's refresh token gets.
- * @example nextRefreshGeneration(context, grantId, { gen: 0, family, absoluteExpiresAt, ...refreshBinding(app, jkt) })
+ * The key a new grant's refresh token is bound to, or `undefined` for an unbound one.
+ * @example nextRefreshGeneration(context, grantId, { gen: 0, family, absoluteExpiresAt, jkt: refreshBindingKey(app, jkt) })
  */
-export function refreshBinding(app: App, jkt: string | undefined): { jkt?: string } {
-  return app.tokenEndpointAuthMethod === 'none' && jkt !== undefined ? { jkt } : {};
+export function refreshBindingKey(app: App, jkt: string | undefined): string | undefined {
+  return app.tokenEndpointAuthMethod === 'none' ? jkt : undefined;
 }
 
 /**

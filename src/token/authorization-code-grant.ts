@@ -146,11 +146,15 @@ export async function handleAuthorizationCodeGrant(
     resources,
   } as const;
   return issueUserTokens(context, input, async (access) => {
-    // Optional members set in place: spreads of conditional literals here missed V8's inline caches on every request.
-    const start: GrantStart = { accountId, userId: record.userId, scope: record.scope, authTime: record.authTime };
-    if (amr !== undefined) start.amr = amr;
-    if (record.sid !== undefined) start.sid = record.sid;
-    if (record.resources !== undefined) start.resources = record.resources;
+    const start: GrantStart = {
+      accountId,
+      userId: record.userId,
+      scope: record.scope,
+      authTime: record.authTime,
+      amr,
+      sid: record.sid,
+      resources: record.resources,
+    };
     const { grant, refreshToken } = firstGrant(context, app, grantId, dpopJkt, access.exp, start);
     const applied = await context.store.swap([
       { key, expect: stored, value: null },
