@@ -57,8 +57,8 @@ function consumerExtra(
   dpopJkt: string | undefined,
 ): Record<string, unknown> | undefined {
   if (consumerClaim === undefined && dpopJkt === undefined) return undefined;
-  const extra: Record<string, unknown> = {};
-  if (consumerClaim !== undefined) extra[consumerClaim] = consumerId;
+  // A computed key defines an own property whatever the configured name is (an assignment to `__proto__` would not).
+  const extra: Record<string, unknown> = consumerClaim === undefined ? {} : { [consumerClaim]: consumerId };
   if (dpopJkt !== undefined) Object.assign(extra, confirmation(dpopJkt));
   return extra;
 }
