@@ -91,9 +91,17 @@ export const NO_STORE_JSON_HEADERS: Readonly<Record<string, string>> = Object.fr
 
 /** A JSON response that must never be cached (token, introspection, errors). */
 export function noStoreJSON(status: number, payload: unknown, headers?: Record<string, string | string[]>): SentinelResponse {
-  const all: Record<string, string | string[]> = noStoreJSONHeaders();
-  if (headers !== undefined) Object.assign(all, headers);
-  return { status, headers: all, body: JSON.stringify(payload) };
+  return {
+    status,
+    headers: {
+      'content-type': 'application/json;charset=UTF-8',
+      'cache-control': 'no-store',
+      pragma: 'no-cache',
+      'x-content-type-options': 'nosniff',
+      ...headers,
+    },
+    body: JSON.stringify(payload),
+  };
 }
 
 /** A cacheable JSON response (JWKS, metadata). */
@@ -111,14 +119,12 @@ export function cacheableJSON(status: number, payload: unknown, maxAgeSeconds: n
 
 /** A redirect; `Cache-Control: no-store` so a browser never replays a code-bearing Location. */
 export function redirect(status: 302 | 303, location: string, headers?: Record<string, string | string[]>): SentinelResponse {
-  const all: Record<string, string | string[]> = {
-    location,
-    'cache-control': 'no-store',
-    pragma: 'no-cache',
-    'x-content-type-options': 'nosniff',
+  // One literal, the caller's headers spread last: measured cheaper through Fastify than assigning them afterwards
+  // (bench/RESULTS.md, "Authorize through Fastify and the redirect's headers").
+  return {
+    status,
+    headers: { location, 'cache-control': 'no-store', pragma: 'no-cache', 'x-content-type-options': 'nosniff', ...headers },
   };
-  if (headers !== undefined) Object.assign(all, headers);
-  return { status, headers: all };
 }
 
 /** First value of a header, whatever shape the host gave it. */
