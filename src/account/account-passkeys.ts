@@ -6,15 +6,14 @@
  * The challenge is kept under the session's digest (`passkey-challenge:register:account-…`, docs/ARCHITECTURE.md#stored-records)
  * and taken once, so an attestation answers only the ceremony this session started.
  */
-import { generateRegistrationOptions } from '@simplewebauthn/server';
 import { OAuthError } from '../errors.js';
 import type { SentinelContext } from '../http/context.js';
-import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
+import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { digest } from '../lib/random-secrets.js';
-import { CEREMONY_TIMEOUT_MS, newChallenge, takeChallenge } from '../passkeys/challenge.js';
+import { takeChallenge } from '../passkeys/challenge.js';
+import { passkeyCreationOptions } from '../passkeys/creation-options.js';
 import { parseAttestation } from '../passkeys/credential-json.js';
 import type { PasskeyHooks, StoredPasskey } from '../passkeys/hooks.js';
-import { relyingParty } from '../passkeys/options.js';
 import { verifiedNewPasskey } from '../passkeys/verify-registration.js';
 import { webAuthnUserID } from '../passkeys/user-handle.js';
 import type { AccountVisit } from './account-visit.js';
@@ -68,21 +67,8 @@ export async function handleAccountPasskeyOptions(
   const { visit } = await readAccountPost(context, request, accountId);
   const userID = webAuthnUserID(visit.session.userId);
   if (userID === null) throw new OAuthError('invalid_request', 'Passkeys are not available for this user.', { status: 400 });
-  const existing = await hooks.list({ accountId, userId: visit.session.userId });
-  const rp = relyingParty(context.config);
-  const challenge = await newChallenge(context, 'register', ceremonyOf(visit));
-  const options = await generateRegistrationOptions({
-    rpName: rp.rpName,
-    rpID: rp.rpId,
-    userName: visit.session.userId,
-    userID,
-    challenge: Buffer.from(challenge, 'base64url'),
-    timeout: CEREMONY_TIMEOUT_MS,
-    attestationType: 'none',
-    excludeCredentials: existing.map((passkey) => ({ id: passkey.id, transports: passkey.transports })),
-    authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
-  });
-  return noStoreJSON(200, options);
+  const { userId } = visit.session;
+  return passkeyCreationOptions(context, hooks, { accountId, userId, userID, userName: userId, ceremony: ceremonyOf(visit) });
 }
 
 /**

@@ -10,18 +10,17 @@
  * The step is CSRF-bound to the pending sign-in, so only the browser that passed the password can add a passkey
  * to that user, and only during that sign-in.
  */
-import { generateRegistrationOptions } from '@simplewebauthn/server';
 import { clientIP } from '../http/client-ip.js';
 import type { SentinelContext } from '../http/context.js';
-import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
+import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { single } from '../http/params.js';
 import { completeSignIn, expiredSignIn } from '../second-factor/continue-sign-in.js';
 import { takePending } from '../second-factor/pending-sign-in.js';
 import { passkeyOfferPage } from '../second-factor/step-page.js';
 import { readStepRequest } from '../second-factor/step-request.js';
-import { CEREMONY_TIMEOUT_MS, newChallenge, takeChallenge } from './challenge.js';
+import { takeChallenge } from './challenge.js';
+import { passkeyCreationOptions } from './creation-options.js';
 import { parseAttestation } from './credential-json.js';
-import { relyingParty } from './options.js';
 import { verifiedNewPasskey } from './verify-registration.js';
 import { webAuthnUserID } from './user-handle.js';
 
@@ -50,21 +49,13 @@ export async function handlePasskeyRegisterOptions(
   const { userId, username } = step.pending;
   const userID = webAuthnUserID(userId);
   if (userID === null) throw expiredSignIn();
-  const existing = await hooksOf(context).list({ accountId, userId });
-  const rp = relyingParty(context.config);
-  const challenge = await newChallenge(context, 'register', step.interactionId);
-  const options = await generateRegistrationOptions({
-    rpName: rp.rpName,
-    rpID: rp.rpId,
-    userName: username ?? userId,
+  return passkeyCreationOptions(context, hooksOf(context), {
+    accountId,
+    userId,
     userID,
-    challenge: Buffer.from(challenge, 'base64url'),
-    timeout: CEREMONY_TIMEOUT_MS,
-    attestationType: 'none',
-    excludeCredentials: existing.map((passkey) => ({ id: passkey.id, transports: passkey.transports })),
-    authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
+    userName: username ?? userId,
+    ceremony: step.interactionId,
   });
-  return noStoreJSON(200, options);
 }
 
 /**
