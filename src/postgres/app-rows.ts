@@ -99,6 +99,22 @@ export function keyedFieldsOf(metadata: AppMetadata | null | undefined): AppMeta
   return fields;
 }
 
+/**
+ * `$1` to `$7` of every statement that writes an app's row: its ids, name, scope, grant types, authentication method
+ * and the JSON of its `metadata` column, in that order. One list, so the insert and the updates write the same.
+ */
+export function appRowValues(app: App): unknown[] {
+  return [
+    app.accountId,
+    app.clientId,
+    app.name ?? null,
+    app.scope ?? null,
+    [...app.grantTypes],
+    app.tokenEndpointAuthMethod,
+    JSON.stringify(keyedFieldsOf(app)),
+  ];
+}
+
 /** What the change log keeps of an app: its metadata, never a secret or a hash. */
 export function describe(app: App): Record<string, unknown> {
   return {

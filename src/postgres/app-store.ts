@@ -11,7 +11,7 @@ import { assertAppFields } from '../apps/app-fields.js';
 import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
 import type { App, AppChange, AppPatch, AppStore } from '../apps/app.js';
 import { applyAppPatch } from '../apps/app-patch.js';
-import { type AppRow, describe, keyedFieldsOf, SELECT_APPS, storable, appFromRow } from './app-rows.js';
+import { type AppRow, appRowValues, describe, SELECT_APPS, storable, appFromRow } from './app-rows.js';
 import { type AppChangeRecord, listChanges, logChange } from './change-log.js';
 import { ChangeListener } from './change-listener.js';
 import { type AppCacheOptions, AppLookupCache } from './lookup-cache.js';
@@ -160,24 +160,14 @@ export class PostgresAppStore implements AppStore {
       const saved = await client.query<{ inserted: boolean }>(
         `INSERT INTO sentinel_apps AS a (account_id, client_id, name, scope, grant_types, token_endpoint_auth_method,
                                          registration_access_token_hash, created_at, metadata)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, COALESCE(to_timestamp($8::float8), now()), $9::jsonb)
+         VALUES ($1, $2, $3, $4, $5, $6, $8, COALESCE(to_timestamp($9::float8), now()), $7::jsonb)
          ON CONFLICT (account_id, client_id) DO UPDATE
            SET name = EXCLUDED.name, scope = EXCLUDED.scope, grant_types = EXCLUDED.grant_types,
                token_endpoint_auth_method = EXCLUDED.token_endpoint_auth_method,
                registration_access_token_hash = EXCLUDED.registration_access_token_hash, metadata = EXCLUDED.metadata,
                updated_at = now()
          RETURNING (xmax = 0) AS inserted`,
-        [
-          app.accountId,
-          app.clientId,
-          app.name ?? null,
-          app.scope ?? null,
-          [...app.grantTypes],
-          app.tokenEndpointAuthMethod,
-          app.registrationAccessTokenHash ?? null,
-          app.createdAt ?? null,
-          JSON.stringify(keyedFieldsOf(app)),
-        ],
+        [...appRowValues(app), app.registrationAccessTokenHash ?? null, app.createdAt ?? null],
       );
       await this.#replaceRedirectUris(client, app);
       await client.query('DELETE FROM sentinel_app_secrets WHERE account_id = $1 AND client_id = $2', [app.accountId, app.clientId]);
@@ -200,26 +190,7 @@ export class PostgresAppStore implements AppStore {
   async updateApp(app: App, change: AppChange = { actor: 'api' }): Promise<boolean> {
     assertAppFields(app);
     if (!storable(app.accountId, app.clientId)) return false;
-    return this.#write(app.accountId, app.clientId, async (client) => {
-      const updated = await client.query(
-        `UPDATE sentinel_apps SET name = $3, scope = $4, grant_types = $5, token_endpoint_auth_method = $6, metadata = $7::jsonb,
-                                  updated_at = now()
-          WHERE account_id = $1 AND client_id = $2`,
-        [
-          app.accountId,
-          app.clientId,
-          app.name ?? null,
-          app.scope ?? null,
-          [...app.grantTypes],
-          app.tokenEndpointAuthMethod,
-          JSON.stringify(keyedFieldsOf(app)),
-        ],
-      );
-      if (updated.rowCount === 0) return false;
-      await this.#replaceRedirectUris(client, app);
-      await logChange(client, app.accountId, app.clientId, change, 'updated', describe(app));
-      return true;
-    });
+    return this.#write(app.accountId, app.clientId, (client) => this.#overwrite(client, app, change));
   }
 
   async patchApp(
@@ -240,22 +211,7 @@ export class PostgresAppStore implements AppStore {
       if (row === undefined) return null;
       const current = appFromRow(row);
       const next = applyAppPatch(current, update(current));
-      await client.query(
-        `UPDATE sentinel_apps SET name = $3, scope = $4, grant_types = $5, token_endpoint_auth_method = $6, metadata = $7::jsonb,
-                                  updated_at = now()
-          WHERE account_id = $1 AND client_id = $2`,
-        [
-          accountId,
-          clientId,
-          next.name ?? null,
-          next.scope ?? null,
-          [...next.grantTypes],
-          next.tokenEndpointAuthMethod,
-          JSON.stringify(keyedFieldsOf(next)),
-        ],
-      );
-      await this.#replaceRedirectUris(client, next);
-      await logChange(client, accountId, clientId, change, 'updated', describe(next));
+      await this.#overwrite(client, next, change);
       return Object.freeze(next);
     });
   }
@@ -387,6 +343,23 @@ export class PostgresAppStore implements AppStore {
    */
   async listTrustedIssuerChanges(accountId: string, issuer: string): Promise<TrustedIssuerChangeRecord[]> {
     return selectTrustedIssuerChanges(await this.#getPool(), accountId, issuer);
+  }
+
+  /**
+   * Writes every field of `app` but its secrets and creation time over its row, and logs the change as `updated`.
+   * `false` when the app has no row.
+   */
+  async #overwrite(client: PoolClient, app: App, change: AppChange): Promise<boolean> {
+    const updated = await client.query(
+      `UPDATE sentinel_apps SET name = $3, scope = $4, grant_types = $5, token_endpoint_auth_method = $6, metadata = $7::jsonb,
+                                updated_at = now()
+        WHERE account_id = $1 AND client_id = $2`,
+      appRowValues(app),
+    );
+    if (updated.rowCount === 0) return false;
+    await this.#replaceRedirectUris(client, app);
+    await logChange(client, app.accountId, app.clientId, change, 'updated', describe(app));
+    return true;
   }
 
   /** One transaction on an account's trusted issuers; this instance forgets them whatever the outcome. */
