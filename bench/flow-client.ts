@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import autocannon, { type AutocannonOptions, type AutocannonResult } from 'autocannon';
 import { importJWK, type JWK, jwtVerify } from 'jose';
-import { codeFromLocation, type LoadSettings, login as sentinelLogin } from './client.js';
+import { codeFromLocation, type LoadSettings, login as sentinelLogin, signIn } from './client.js';
 import { CookieJar } from './cookie-jar.js';
 import {
   ACCOUNT_ID,
@@ -17,6 +17,7 @@ import {
   CODE_VERIFIER,
   FORM_CONTENT_TYPE,
   HOST,
+  USERNAME,
   checkTimeout,
   issuerFor,
   OIDC_RESOURCE,
@@ -50,6 +51,8 @@ interface Dialect {
   authorizePath(port: number): string;
   tokenPath: string;
   login(port: number): Promise<string>;
+  /** Signs `username` in; oidc-provider's interaction signs in its one account whatever the name. */
+  loginAs(port: number, username: string): Promise<string>;
 }
 
 /** The authorization request's query, the same for both servers. */
@@ -71,6 +74,7 @@ const SENTINEL: Dialect = {
   authorizePath: (port) => `/sentinel/api/account/${ACCOUNT_ID}/authorize?${authorizeQuery(port)}`,
   tokenPath: `/sentinel/api/account/${ACCOUNT_ID}/token`,
   login: (port) => sentinelLogin(port, SENTINEL.authorizePath(port)),
+  loginAs: async (port, username) => (await signIn(port, SENTINEL.authorizePath(port), username)).cookie,
 };
 
 /** sentinel-idp's authorization request of the flow rows (bench/redis-sizing.ts signs its users in with it). */
@@ -83,6 +87,7 @@ const OIDC: Dialect = {
   authorizePath: (port) => `/auth?${authorizeQuery(port)}`,
   tokenPath: '/token',
   login: oidcLogin,
+  loginAs: (port) => oidcLogin(port),
 };
 
 /** Signs in to oidc-provider through its interaction route (which completes sign-in and consent) and returns the cookies. */
@@ -123,6 +128,17 @@ export function flowExpectedStatus(workload: FlowWorkload): number {
  */
 const CHAINS_PER_SESSION = 16;
 
+/**
+ * Codes the exchange rows mint through one device session, each session a different user's. A user's code exchange
+ * adds its grant to the user's session index and ends none; the bench's one session of earlier rows gathered
+ * `session.maxGrantsPerApp` (16) grants, after which every exchange also ended the oldest (a store delete, an event
+ * and a 1.2 kB index rewritten), and all its exchanges contended on one user's index. At most 16 per session, minted
+ * in turn across the sessions, keeps each exchange a different user's and within the bound.
+ */
+const CODES_PER_SESSION = 16;
+/** Sign-ins in flight while the exchange rows sign their users in (before the window). */
+const SIGN_IN_CONCURRENCY = 16;
+
 type Fire = (options: AutocannonOptions, what: string) => Promise<AutocannonResult>;
 
 /**
@@ -138,6 +154,8 @@ export class FlowLoad {
   #cookie = '';
   #codes: string[] = [];
   #nextCode = 0;
+  /** The last numbered user signed in (`bench-user-1`, …): each session of the exchange rows is a new user's. */
+  #users = 0;
   /** Refresh tokens waiting for their chain's next request; every response puts its new one back. */
   readonly #refreshQueue: string[] = [];
   #lastResponseAt: bigint | undefined;
@@ -187,7 +205,7 @@ export class FlowLoad {
     if (seconds <= 0) return undefined;
     if (this.#kind !== 'exchange') return fire({ ...this.#options(), duration: seconds }, 'warm-up');
     const warmStart = process.hrtime.bigint();
-    this.#useCodes(await this.mintCodes(Math.max(this.#load.connections * 4, Math.round(seconds * 1000))));
+    this.#useCodes(await this.#exchangeCodes(Math.max(this.#load.connections * 4, Math.round(seconds * 1000))));
     const warm = await fire({ ...this.#options(), amount: this.#codes.length }, 'exchange warm-up');
     const warmSeconds = Number((this.#lastResponseAt ?? process.hrtime.bigint()) - warmStart) / 1e9;
     this.#rate = warm.requests.total / Math.max(0.001, warmSeconds);
@@ -200,7 +218,7 @@ export class FlowLoad {
   async measureOptions(seconds: number): Promise<AutocannonOptions> {
     if (this.#kind !== 'exchange') return { ...this.#options(), duration: seconds };
     const needed = Math.min(150_000, Math.max(this.#load.connections * 4, Math.ceil(2 * this.#rate * seconds)));
-    this.#useCodes(await this.mintCodes(needed));
+    this.#useCodes(await this.#exchangeCodes(needed));
     return { ...this.#options(), amount: this.#codes.length };
   }
 
@@ -209,7 +227,7 @@ export class FlowLoad {
    * the exchange mints that many codes first.
    */
   async amountOptions(requests: number): Promise<AutocannonOptions> {
-    if (this.#kind === 'exchange') this.#useCodes(await this.mintCodes(requests));
+    if (this.#kind === 'exchange') this.#useCodes(await this.#exchangeCodes(requests));
     return { ...this.#options(), amount: requests };
   }
 
@@ -258,6 +276,23 @@ export class FlowLoad {
       );
     }
     return tokens;
+  }
+
+  /**
+   * `count` codes for exchange requests, minted through new sessions of as many new users as {@link CODES_PER_SESSION}
+   * asks, in turn across them: consecutive codes are different users'.
+   */
+  async #exchangeCodes(count: number): Promise<string[]> {
+    const cookies: string[] = new Array(Math.ceil(count / CODES_PER_SESSION));
+    let next = 0;
+    const signInNext = async (): Promise<void> => {
+      while (next < cookies.length) {
+        const at = next++;
+        cookies[at] = await this.#dialect.loginAs(this.#port, `${USERNAME}-${++this.#users}`);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(SIGN_IN_CONCURRENCY, cookies.length) }, signInNext));
+    return this.mintCodes(count, cookies);
   }
 
   #useCodes(codes: string[]): void {
@@ -332,11 +367,13 @@ export class FlowLoad {
   }
 
   /**
-   * Mints `count` codes with the session: authorize requests, codes taken from Location. An overloaded server may
-   * answer a few with an error redirect (a store command timed out): those are asked again, up to three times.
+   * Mints `count` codes with the session (or the `cookies` of several, in turn): authorize requests, codes taken from
+   * Location. An overloaded server may answer a few with an error redirect (a store command timed out): those are
+   * asked again, up to three times.
    */
-  async mintCodes(count: number): Promise<string[]> {
+  async mintCodes(count: number, cookies: readonly string[] = [this.#cookie]): Promise<string[]> {
     const codes: string[] = [];
+    let turn = 0;
     for (let attempt = 0; attempt < 3 && codes.length < count; attempt++) {
       const wanted = count - codes.length;
       const result = await autocannon({
@@ -350,6 +387,11 @@ export class FlowLoad {
             method: 'GET',
             path: this.#dialect.authorizePath(this.#port),
             headers: { cookie: this.#cookie },
+            // The sessions take turns.
+            setupRequest: (request) => ({
+              ...request,
+              headers: { ...request.headers, cookie: cookies[turn++ % cookies.length] as string },
+            }),
             onResponse: (status, _body, _context, headers) => {
               const location = headers.location ?? headers.Location;
               const code = status === 302 || status === 303 ? codeFromLocation(String(location ?? ''), this.#port) : null;

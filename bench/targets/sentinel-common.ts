@@ -106,8 +106,13 @@ export async function createBenchSentinel(port: number, signing?: BenchSigning, 
     deviceFlow: { interval: 1 },
     keys: [privateJwkFromEnv()],
     users: {
-      authenticate: async ({ username, password }: { username: string; password: string }) =>
-        username === USERNAME && password === PASSWORD ? { id: USER_ID } : null,
+      // The bench user, and the users the code-exchange rows sign in one session each (`bench-user-7`, …:
+      // bench/flow-client.ts), whose ids are their usernames.
+      authenticate: async ({ username, password }: { username: string; password: string }) => {
+        if (password !== PASSWORD) return null;
+        if (username === USERNAME) return { id: USER_ID };
+        return username.startsWith(`${USERNAME}-`) && /^\d{1,7}$/.test(username.slice(USERNAME.length + 1)) ? { id: username } : null;
+      },
     },
     store: store ?? new core.MemoryStore({ max: 200_000 }),
     refreshToken: { idleTtl: 3600, absoluteTtl: 3600 },
