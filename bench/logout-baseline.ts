@@ -2,14 +2,16 @@
  * The hand-written baseline of bench/logout-delivery.ts: what an engineer would write to tell apps that sessions
  * ended, without a queue or a store — jose signs one logout token per app and session (the claims sentinel-idp's
  * logout tokens carry: iss, sub, aud, iat, exp, jti, sid and the back-channel logout `events` member, header
- * `typ: logout+jwt`, ES256) and node:http POSTs it form-encoded over keep-alive connections, a fixed number in
- * flight. Each delivery is done when its answer's status line is in (200, or the run fails).
+ * `typ: logout+jwt`, ES256) and node:http (node:https for https receivers) POSTs it form-encoded over keep-alive
+ * connections, a fixed number in flight. Each delivery is done when its answer's status line is in (200, or the
+ * run fails).
  *
  * oidc-provider is not driven here: it sends back-channel logout only from its browser end-session form, not from a
  * call a host could make per session.
  */
 import { randomBytes } from 'node:crypto';
 import { Agent, request } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { generateKeyPair, SignJWT } from 'jose';
 
 /** One logout token to deliver: the app's receiver and whom the token is about. */
@@ -33,7 +35,7 @@ const EVENTS = { 'http://schemas.openid.net/event/backchannel-logout': {} };
 /** POSTs one form body and resolves with the status (the answer's body is drained, never read). */
 function post(agent: Agent, url: URL, body: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const outgoing = request(
+    const outgoing = (url.protocol === 'https:' ? httpsRequest : request)(
       url,
       {
         method: 'POST',
@@ -59,7 +61,9 @@ function post(agent: Agent, url: URL, body: string): Promise<number> {
 export async function deliverByHand(issuer: string, deliveries: readonly Delivery[], inFlight: number): Promise<BaselineResult> {
   const { privateKey } = await generateKeyPair('ES256');
   const kid = randomBytes(8).toString('hex');
-  const agent = new Agent({ keepAlive: true, maxSockets: inFlight });
+  // Every receiver of one run has the same scheme: the agent is the one its requests need.
+  const https = deliveries.some((delivery) => delivery.url.startsWith('https:'));
+  const agent = https ? new HttpsAgent({ keepAlive: true, maxSockets: inFlight }) : new Agent({ keepAlive: true, maxSockets: inFlight });
   const urls = new Map(deliveries.map((delivery) => [delivery.url, new URL(delivery.url)]));
   let next = 0;
   const worker = async (): Promise<void> => {

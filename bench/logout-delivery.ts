@@ -1,5 +1,5 @@
 /**
- * `node --import tsx bench/logout-delivery.ts [sessions] [--redis]`: back-channel logout delivery (issue 37).
+ * `node --import tsx bench/logout-delivery.ts [sessions] [--redis] [--https]`: back-channel logout delivery (issue 37).
  *
  * - **Throughput**: `sessions` device sessions (default 1,000), each with two apps that registered a
  *   `backchannelLogoutUri`, are ended one after another with `sentinel.endSession()`; measured: the time from the
@@ -17,10 +17,19 @@
  * The sessions are put in the session index directly (the functions sign-in uses), so the run measures ending and
  * delivery, not the login pages. `--redis` runs on a RedisStore at REDIS_URL (default 127.0.0.1:6379) under a prefix
  * of its own, removed afterwards; the default is MemoryStore.
+ *
+ * `--https` serves the receivers over TLS, as apps' receivers are outside a loopback test: each connection the
+ * service or the baseline opens then costs a TLS handshake too. The certificate is made for the run (`openssl`, an
+ * ECDSA P-256 key for 127.0.0.1) and trusted through NODE_EXTRA_CA_CERTS, which node reads only at startup: the run
+ * starts itself again with it set.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type RequestListener } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { type Delivery, deliverByHand } from './logout-baseline.js';
 
@@ -28,6 +37,55 @@ const ACCOUNT = 'bench-account';
 const APPS = ['bench-app-a', 'bench-app-b'];
 /** The baseline's deliveries in flight: the service's delivery slots per instance (docs/guides/sessions-and-logout.md). */
 const BASELINE_IN_FLIGHT = 32;
+/** With `--https`: the folder holding the run's `key.pem` and `cert.pem` (set for the restarted run and its receivers). */
+const TLS_DIR = process.env.BENCH_LOGOUT_TLS_DIR;
+const SCHEME = TLS_DIR === undefined ? 'http' : 'https';
+
+/** A listening server: over TLS with the run's certificate when there is one. */
+function listenAny(handler: RequestListener) {
+  const server =
+    TLS_DIR === undefined
+      ? createServer(handler)
+      : createHttpsServer({ key: readFileSync(join(TLS_DIR, 'key.pem')), cert: readFileSync(join(TLS_DIR, 'cert.pem')) }, handler);
+  return server.listen(0, '127.0.0.1');
+}
+
+/** `--https`: makes the run's certificate, runs this bench again trusting it, and resolves with its exit code. */
+async function restartWithTLS(): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-logout-tls-'));
+  try {
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
+    const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
+      stdio: 'inherit',
+      env: { ...process.env, BENCH_LOGOUT_TLS_DIR: dir, NODE_EXTRA_CA_CERTS: join(dir, 'cert.pem') },
+    });
+    return await new Promise((resolve) => child.once('exit', (code) => resolve(code ?? 1)));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 /**
  * Child mode: two receivers; the first line of stdout is their ports; `GET /count` answers how many took a token,
@@ -39,7 +97,7 @@ async function receivers(): Promise<void> {
   let hangB = false;
   const waiters = new Set<{ until: number; answer: () => void }>();
   const make = (hangs: () => boolean) =>
-    createServer((request, response) => {
+    listenAny((request, response) => {
       if (request.method === 'GET' && request.url === '/count') {
         response.end(String(count));
         return;
@@ -65,7 +123,7 @@ async function receivers(): Promise<void> {
           if (count >= waiter.until && waiters.delete(waiter)) waiter.answer();
         }
       });
-    }).listen(0, '127.0.0.1');
+    });
   const a = make(() => false);
   const b = make(() => hangB);
   await Promise.all([a, b].map((server) => new Promise((resolve) => server.once('listening', resolve))));
@@ -85,7 +143,7 @@ async function main(): Promise<void> {
   const ports = await new Promise<number[]>((resolve) => {
     child.stdout.once('data', (chunk: Buffer) => resolve(JSON.parse(chunk.toString().split('\n')[0] as string)));
   });
-  const base = `http://127.0.0.1:${ports[0]}`;
+  const base = `${SCHEME}://127.0.0.1:${ports[0]}`;
   const count = async (): Promise<number> => Number(await (await fetch(`${base}/count`)).text());
 
   const { createSentinel, generatePrivateJWK, MemoryStore } = await import('../src/index.js');
@@ -109,7 +167,7 @@ async function main(): Promise<void> {
       clientId,
       clientSecret: randomBytes(24).toString('base64url'),
       redirectUris: ['https://app.example.com/cb'],
-      backchannelLogoutUri: `http://127.0.0.1:${ports[at]}/logout`,
+      backchannelLogoutUri: `${SCHEME}://127.0.0.1:${ports[at]}/logout`,
     })),
     logger: { warn: () => {} },
   });
@@ -155,7 +213,7 @@ async function main(): Promise<void> {
 
   // The hand-written baseline: the same sessions × apps, the same receivers, once the service's deliveries are done.
   const deliveries: Delivery[] = sessions.flatMap(({ sid, userId }) =>
-    APPS.map((clientId, at) => ({ url: `http://127.0.0.1:${ports[at]}/logout`, clientId, userId, sid })),
+    APPS.map((clientId, at) => ({ url: `${SCHEME}://127.0.0.1:${ports[at]}/logout`, clientId, userId, sid })),
   );
   const countBefore = await count();
   const baseline = await deliverByHand(context.accountIssuer(ACCOUNT), deliveries, BASELINE_IN_FLIGHT);
@@ -174,18 +232,18 @@ async function main(): Promise<void> {
     return taken.sort((x, y) => x - y);
   };
   const answering = await latencies();
-  await fetch(`http://127.0.0.1:${ports[1]}/hang`, { method: 'POST' });
+  await fetch(`${SCHEME}://127.0.0.1:${ports[1]}/hang`, { method: 'POST' });
   const hanging = await latencies();
 
   const ms = (value: number) => value.toFixed(2);
-  console.log(`store: ${onRedis ? 'RedisStore (one Redis)' : 'MemoryStore'}; ${n} sessions × 2 apps`);
+  console.log(`store: ${onRedis ? 'RedisStore (one Redis)' : 'MemoryStore'}; ${n} sessions × 2 apps; receivers over ${SCHEME}`);
   console.log(
     `all ${n} endSession calls returned after ${ms(endedMs)} ms; all ${2 * n} logout tokens answered 200 after ${ms(deliveredMs)} ms`,
   );
   console.log(`service CPU per delivery: ${cpuPerDeliveryUs.toFixed(0)} µs (user+system over the span, receivers excluded)`);
   const rate = (spanMs: number) => (2 * n) / (spanMs / 1000);
   console.log(
-    `hand-written baseline (jose + node:http keep-alive, ${BASELINE_IN_FLIGHT} in flight): all ${2 * n} answered after ${ms(baseline.ms)} ms; CPU per delivery ${baselineCpuPerDeliveryUs.toFixed(0)} µs`,
+    `hand-written baseline (jose + node:${SCHEME} keep-alive, ${BASELINE_IN_FLIGHT} in flight): all ${2 * n} answered after ${ms(baseline.ms)} ms; CPU per delivery ${baselineCpuPerDeliveryUs.toFixed(0)} µs`,
   );
   console.log(
     `deliveries/s: sentinel-idp ${rate(deliveredMs).toFixed(0)}, baseline ${rate(baseline.ms).toFixed(0)}, ratio ${(rate(deliveredMs) / rate(baseline.ms)).toPrecision(2)}×; CPU per delivery ratio ${(cpuPerDeliveryUs / baselineCpuPerDeliveryUs).toFixed(2)}×`,
@@ -207,4 +265,5 @@ async function main(): Promise<void> {
 }
 
 if (process.argv[2] === 'receivers') void receivers();
+else if (process.argv.includes('--https') && TLS_DIR === undefined) process.exitCode = await restartWithTLS();
 else await main();
