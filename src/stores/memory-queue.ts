@@ -1,17 +1,29 @@
 /**
  * Job queues in process: what MemoryStore offers as {@link Store.enqueueJobs}, and what the service falls back to
- * for a custom store without queue methods. Each queue is a map from id to job; every method runs without yielding
- * to the event loop, so a claim and a settle are atomic within the process, as the contract asks.
+ * for a custom store without queue methods. Each queue is a map from id to job, and a heap of due times that hands a
+ * claim its earliest due jobs without reading the rest of the backlog (a mass logout queues thousands, and each freed
+ * delivery slot claims a few). Every method runs without yielding to the event loop, so a claim and a settle are
+ * atomic within the process, as the contract asks.
  *
  * Bounded: a queue holds at most `maxJobs`; adding beyond that rejects (the caller's request fails closed, nothing
  * is silently dropped). Jobs leave when settled, so the bound is reached only when deliveries pile up.
  */
+import { DueHeap } from '../lib/due-heap.js';
 import type { ClaimedJob, QueuedJob } from './store.js';
 
 interface Entry {
   payload: string;
   dueAt: number;
 }
+
+/** One queue: its jobs, and their due times in a heap whose entries count only while they match the job's. */
+interface Queue {
+  jobs: Map<string, Entry>;
+  due: DueHeap;
+}
+
+/** A heap that holds this many entries more than twice its live jobs is compacted. */
+const HEAP_SLACK = 1024;
 
 /** Default most jobs one queue holds. */
 export const DEFAULT_MAX_JOBS = 100_000;
@@ -25,64 +37,80 @@ export const DEFAULT_MAX_JOBS = 100_000;
  * const [job] = await queues.claimJobs('logout', Date.now(), 30_000, 10);
  */
 export class MemoryJobQueues {
-  readonly #queues = new Map<string, Map<string, Entry>>();
+  readonly #queues = new Map<string, Queue>();
   readonly #maxJobs: number;
 
   constructor(maxJobs = DEFAULT_MAX_JOBS) {
     this.#maxJobs = maxJobs;
   }
 
-  #queue(name: string): Map<string, Entry> {
+  #queue(name: string): Queue {
     let queue = this.#queues.get(name);
     if (queue === undefined) {
-      queue = new Map();
+      queue = { jobs: new Map(), due: new DueHeap() };
       this.#queues.set(name, queue);
     }
     return queue;
   }
 
-  /** Adds the jobs not queued yet (all or none: a full queue rejects before any is added). */
+  /** Sets a job's due time, in its entry and in the heap. */
+  #schedule(queue: Queue, id: string, entry: Entry): void {
+    queue.jobs.set(id, entry);
+    queue.due.push(id, entry.dueAt);
+    // Settled and re-leased jobs leave entries behind; past twice the live jobs, drop them.
+    if (queue.due.size > 2 * queue.jobs.size + HEAP_SLACK) {
+      queue.due.retain((due) => queue.jobs.get(due.id)?.dueAt === due.dueAt);
+    }
+  }
+
+  /**
+   * Adds the jobs not queued yet (all or none: a full queue rejects before any is added). Of one id named twice in
+   * `jobs`, the first counts, as with RedisStore's `ZADD NX`.
+   */
   async enqueueJobs(name: string, jobs: readonly QueuedJob[]): Promise<void> {
     const queue = this.#queue(name);
-    const fresh = jobs.filter((job) => !queue.has(job.id));
-    if (queue.size + fresh.length > this.#maxJobs) throw new Error(`job queue ${name} is full (${this.#maxJobs} jobs)`);
-    for (const job of fresh) queue.set(job.id, { payload: job.payload, dueAt: job.dueAt });
+    const fresh = new Map<string, QueuedJob>();
+    for (const job of jobs) if (!queue.jobs.has(job.id) && !fresh.has(job.id)) fresh.set(job.id, job);
+    if (queue.jobs.size + fresh.size > this.#maxJobs) throw new Error(`job queue ${name} is full (${this.#maxJobs} jobs)`);
+    for (const job of fresh.values()) this.#schedule(queue, job.id, { payload: job.payload, dueAt: job.dueAt });
   }
 
   /** Takes up to `max` due jobs, earliest first, and leases each until `now + leaseMs`. */
   async claimJobs(name: string, now: number, leaseMs: number, max: number): Promise<ClaimedJob[]> {
     const queue = this.#queues.get(name);
     if (queue === undefined || max < 1) return [];
-    // The `max` earliest due jobs, kept in order as the queue is scanned: a claim takes a few jobs out of a backlog
-    // of thousands, and sorting the whole backlog for every claim cost more the longer the backlog grew.
-    const due: [string, Entry][] = [];
-    for (const item of queue) {
-      const at = item[1].dueAt;
-      if (at > now || (due.length === max && at >= (due[max - 1] as [string, Entry])[1].dueAt)) continue;
-      let position = due.length;
-      while (position > 0 && (due[position - 1] as [string, Entry])[1].dueAt > at) position--;
-      due.splice(position, 0, item);
-      if (due.length > max) due.pop();
-    }
     const lease = now + leaseMs;
-    return due.map(([id, entry]) => {
+    const claimed: ClaimedJob[] = [];
+    for (let top = queue.due.peek(); top !== undefined && top.dueAt <= now && claimed.length < max; top = queue.due.peek()) {
+      queue.due.pop();
+      const entry = queue.jobs.get(top.id);
+      // An entry left behind by a settle or an earlier lease: the job is gone or due at another time.
+      if (entry === undefined || entry.dueAt !== top.dueAt) continue;
       entry.dueAt = lease;
-      return { id, payload: entry.payload, lease };
-    });
+      claimed.push({ id: top.id, payload: entry.payload, lease });
+    }
+    // After the loop: a lease that is already due (`leaseMs` 0) must not hand the same job out twice in one claim.
+    for (const job of claimed) queue.due.push(job.id, lease);
+    return claimed;
   }
 
   /** Ends or reschedules a job still under `lease`. */
   async settleJob(name: string, id: string, lease: number, next: Omit<QueuedJob, 'id'> | null): Promise<boolean> {
     const queue = this.#queues.get(name);
-    const entry = queue?.get(id);
+    const entry = queue?.jobs.get(id);
     if (queue === undefined || entry === undefined || entry.dueAt !== lease) return false;
-    if (next === null) queue.delete(id);
-    else queue.set(id, { payload: next.payload, dueAt: next.dueAt });
+    if (next === null) queue.jobs.delete(id);
+    else this.#schedule(queue, id, { payload: next.payload, dueAt: next.dueAt });
     return true;
+  }
+
+  /** Entries of the due-time heap of `name`, live or left behind (for tests: the heap stays bounded). */
+  heapSize(name: string): number {
+    return this.#queues.get(name)?.due.size ?? 0;
   }
 
   /** Jobs queued in `name` (for tests and benchmarks). */
   size(name: string): number {
-    return this.#queues.get(name)?.size ?? 0;
+    return this.#queues.get(name)?.jobs.size ?? 0;
   }
 }
