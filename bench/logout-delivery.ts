@@ -19,18 +19,18 @@
  * of its own, removed afterwards; the default is MemoryStore.
  *
  * `--https` serves the receivers over TLS, as apps' receivers are outside a loopback test: each connection the
- * service or the baseline opens then costs a TLS handshake too. The certificate is made for the run (`openssl`, an
- * ECDSA P-256 key for 127.0.0.1) and trusted through NODE_EXTRA_CA_CERTS, which node reads only at startup: the run
- * starts itself again with it set.
+ * service or the baseline opens then costs a TLS handshake too. The certificate is made for the run (the tests'
+ * loopback certificate, test/helpers/loopback-tls.ts) and trusted through NODE_EXTRA_CA_CERTS, which node reads only
+ * at startup: the run starts itself again with it set.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { createServer, type RequestListener } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { AddressInfo } from 'node:net';
+import { loopbackTLS } from '../test/helpers/loopback-tls.js';
 import { type Delivery, deliverByHand } from './logout-baseline.js';
 
 const ACCOUNT = 'bench-account';
@@ -52,31 +52,9 @@ function listenAny(handler: RequestListener) {
 
 /** `--https`: makes the run's certificate, runs this bench again trusting it, and resolves with its exit code. */
 async function restartWithTLS(): Promise<number> {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-logout-tls-'));
+  // The tests' loopback certificate: key.pem and cert.pem in a fresh temporary folder of their own.
+  const dir = dirname(loopbackTLS().certFile);
   try {
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-        '-keyout',
-        join(dir, 'key.pem'),
-        '-out',
-        join(dir, 'cert.pem'),
-      ],
-      { stdio: 'ignore' },
-    );
     const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
       stdio: 'inherit',
       env: { ...process.env, BENCH_LOGOUT_TLS_DIR: dir, NODE_EXTRA_CA_CERTS: join(dir, 'cert.pem') },

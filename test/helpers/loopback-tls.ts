@@ -1,7 +1,7 @@
 /**
- * A throwaway certificate for 127.0.0.1 (made with the openssl command, valid one day), for tests and the MCP
- * example that serve https on loopback: client ID metadata documents must be https URLs, and the MCP SDK refuses
- * any other. The certificate is its own trust anchor; nothing is written outside a fresh temporary directory.
+ * A throwaway certificate for 127.0.0.1 (made with the openssl command, valid one day), for the tests that serve
+ * https on loopback (client ID metadata documents must be https URLs, and the MCP SDK refuses any other) and for
+ * bench/logout-delivery.ts `--https`. The certificate is its own trust anchor; nothing is written outside a fresh temporary directory.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
