@@ -164,6 +164,26 @@ describe('TOTP second factor', () => {
     expect(afterwards.headers['retry-after']).toBe('900');
   });
 
+  it('a username typed at the password form cannot charge a user’s second-factor counter', async () => {
+    const h = harness({ throttle: { maxFailures: 5, maxFailuresPerIp: 1000, windowSeconds: 900 } });
+    // The user id is no secret (every relying party gets it as `sub`); the password form's counter key once took
+    // any text, so this name landed on the key of the user's TOTP counter and five failures locked the step.
+    const spelledLikeTheCounter = `\u0000second-factor\u0000${USER_ID}`;
+    for (let attempt = 0; attempt < 6; attempt++) {
+      const { interaction } = await startInteraction(h.sentinel);
+      const csrf = await openLogin(h.sentinel, interaction);
+      const response = await postLogin(
+        h.sentinel,
+        interaction,
+        { csrf_token: csrf, username: spelledLikeTheCounter, password: 'x' },
+        '198.51.100.9',
+      );
+      expect(response.status).toBe(attempt < 5 ? 200 : 429);
+    }
+    const { interaction, csrf } = await passPassword(h);
+    expectSignedIn(await postCode(h, interaction, { csrf_token: csrf, code: await generate({ secret: h.secret }) }));
+  });
+
   it('after the code, a user without a passkey is offered one (when enabled), and "Not now" signs in', async () => {
     const h = harness({ passkeys: { offerRegistration: true } });
     const { interaction, csrf } = await passPassword(h);

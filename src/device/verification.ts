@@ -20,7 +20,7 @@ import { constantTimeEqual } from '../lib/random-secrets.js';
 import { isCrossSiteRequest } from '../authorize/endpoints/cross-site.js';
 import { readSessionCookie } from '../authorize/state/session-cookie.js';
 import { readSession } from '../authorize/state/session.js';
-import { reserveAttempt, settleSuccess, throttleKeys, type ThrottleKeys } from '../authorize/state/throttle.js';
+import { reserveAttempt, settleSuccess, subjectThrottleKeys, type ThrottleKeys } from '../authorize/state/throttle.js';
 import { confirmationURL, createConfirmation, type DeviceConfirmation, findConfirmation, takeConfirmation } from './confirmation.js';
 import { decideDevice, findByUserCode } from './device-records.js';
 import { confirmPageResponse, entryPageResponse, outcomePageResponse } from './pages.js';
@@ -37,7 +37,7 @@ const DEVICE_TOO_MANY_CODES = en.deviceTooManyCodes;
 
 /** The counters of a code entry: per address within the account (on `maxFailures`), and per address. */
 function codeEntryKeys(accountId: string, ip: string | null): ThrottleKeys {
-  return throttleKeys(accountId, `\u0000device-code\u0000${ip ?? 'unknown'}`, ip);
+  return subjectThrottleKeys('device-code', accountId, ip ?? 'unknown', ip);
 }
 
 async function requireAccount(context: SentinelContext, accountId: string): Promise<void> {

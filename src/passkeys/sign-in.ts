@@ -23,7 +23,7 @@ import { constantTimeEqual } from '../lib/random-secrets.js';
 import { findInteraction, type InteractionRecord } from '../authorize/state/interaction.js';
 import { loginPageResponse } from '../authorize/pages/login-response.js';
 import { isCrossSiteRequest } from '../authorize/endpoints/cross-site.js';
-import { throttleKeys } from '../authorize/state/throttle.js';
+import { subjectThrottleKeys } from '../authorize/state/throttle.js';
 import { completeSignIn, expiredSignIn } from '../second-factor/continue-sign-in.js';
 import { CEREMONY_TIMEOUT_MS, newChallenge, takeChallenge } from './challenge.js';
 import { parseAssertion } from './credential-json.js';
@@ -105,7 +105,7 @@ export async function handlePasskeySignIn(
       type: 'login.failed',
       accountId,
       clientId: interaction.request.clientId,
-      usernameDigest: throttleKeys(accountId, `\u0000passkey\u0000${userId ?? ''}`, ip).usernameDigest,
+      usernameDigest: subjectThrottleKeys('passkey', accountId, userId ?? '', ip).usernameDigest,
       reason,
     });
     return loginPageResponse(context, interactionId, interaction, { error: PASSKEY_FAILED, status: 400, request });

@@ -5,7 +5,7 @@
  * {@link reserveOrRefuse} (the store's atomic `increment`) before the code is checked, a wrong code keeps its slot,
  * and a right one gives it back with {@link settleSuccess} — exactly as a password attempt does.
  */
-import { throttleKeys, type ThrottleKeys } from '../authorize/state/throttle.js';
+import { subjectThrottleKeys, type ThrottleKeys } from '../authorize/state/throttle.js';
 
 export { reserveOrRefuse, settleSuccess } from '../authorize/state/throttle.js';
 
@@ -16,5 +16,5 @@ export { reserveOrRefuse, settleSuccess } from '../authorize/state/throttle.js';
  * const keys = secondFactorKeys(accountId, userId, ip);
  */
 export function secondFactorKeys(accountId: string, userId: string, ip: string | null): ThrottleKeys {
-  return throttleKeys(accountId, `\u0000second-factor\u0000${userId}`, ip);
+  return subjectThrottleKeys('second-factor', accountId, userId, ip);
 }

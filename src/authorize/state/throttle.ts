@@ -30,18 +30,37 @@ export interface ThrottleKeys {
 }
 
 /**
- * The counter keys of an attempt. Usernames are compared case-insensitively (so `Alice` and `alice` share a
+ * The counter keys of a password attempt. Usernames are compared case-insensitively (so `Alice` and `alice` share a
  * budget) and appear in keys only as digests.
  *
  * @example
  * const keys = throttleKeys(accountId, username, clientIP(context.config, request));
  */
 export function throttleKeys(accountId: string, username: string, ip: string | null): ThrottleKeys {
-  const normalized = username.normalize('NFKC').trim().toLowerCase();
-  const usernameDigest = digest(`${accountId}\u0000${normalized}`);
+  return counterKeys('user', accountId, username.normalize('NFKC').trim().toLowerCase(), ip);
+}
+
+/** What a counter other than a typed username's counts: a known user's second factor, a device code entry. */
+export type ThrottleSubject = 'second-factor' | 'device-code' | 'passkey';
+
+/**
+ * The counter keys of an attempt about `subject` (a user id, an address), under a prefix of `kind` alone. Never
+ * through {@link throttleKeys}: a username is typed by whoever posts the login form, so a name spelled like
+ * another kind's subject would charge that kind's counter, and a stranger could lock a user's second factor by
+ * typing the user's id. The subject is kept as given (user ids are case-sensitive).
+ *
+ * @example
+ * const keys = subjectThrottleKeys('second-factor', accountId, userId, ip); // throttle:second-factor:…
+ */
+export function subjectThrottleKeys(kind: ThrottleSubject, accountId: string, subject: string, ip: string | null): ThrottleKeys {
+  return counterKeys(kind, accountId, subject, ip);
+}
+
+function counterKeys(kind: string, accountId: string, subject: string, ip: string | null): ThrottleKeys {
+  const subjectDigest = digest(`${accountId}\u0000${subject}`);
   return {
-    username: `throttle:user:${usernameDigest}`,
-    usernameDigest: usernameDigest.slice(0, 22),
+    username: `throttle:${kind}:${subjectDigest}`,
+    usernameDigest: subjectDigest.slice(0, 22),
     ip: ip === null ? null : `throttle:ip:${ip}`,
   };
 }
