@@ -7,7 +7,18 @@ import { issueAccessToken } from '../src/token/access-token.js';
 import { codeKey } from '../src/token/code-records.js';
 import { MemoryStore, type SentinelEvent, type SentinelOptions, type Store } from '../src/index.js';
 import { jsonOf, postForm, TOKEN_PATH, useRefreshToken } from './helpers/direct-flow.js';
-import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, makeSentinel, PUBLIC_CLIENT_ID, REDIRECT_URI, USER_ID } from './helpers/fixtures.js';
+import {
+  ACCOUNT,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  makeSentinel,
+  OTHER_ACCOUNT,
+  OTHER_CLIENT_ID,
+  OTHER_SECRET,
+  PUBLIC_CLIENT_ID,
+  REDIRECT_URI,
+  USER_ID,
+} from './helpers/fixtures.js';
 import { codeFor } from './helpers/oauth.js';
 import { contextOf } from '../src/http/context.js';
 
@@ -211,6 +222,26 @@ describe('code redemption', () => {
     expect(await contextOf(sentinel).store.get(codeKey(code))).not.toBeNull();
     expect((await exchange(code)).status).toBe(200);
     expect(events.some((event) => event.type === 'code.replayed')).toBe(false);
+  });
+
+  it('a spent code presented by another client, of this account or another, revokes nothing', async () => {
+    const { sentinel, exchange, events, accepted } = setup({ retryGrace: 0 });
+    const code = await codeFor(sentinel);
+    const tokens = jsonOf(await exchange(code)) as { access_token: string; refresh_token: string };
+    const otherAccount = await postForm(
+      sentinel,
+      `/sentinel/api/account/${OTHER_ACCOUNT}/token`,
+      new URLSearchParams({ grant_type: 'authorization_code', code, client_id: OTHER_CLIENT_ID, client_secret: OTHER_SECRET }).toString(),
+    );
+    const publicClient = await exchange(code, { id: PUBLIC_CLIENT_ID });
+    for (const refused of [otherAccount, publicClient]) {
+      expect(jsonOf(refused)).toMatchObject({ error: 'invalid_grant', error_description: 'the code is invalid or has expired' });
+    }
+    expect(await accepted(tokens.access_token)).toBe(true);
+    expect(events.some((event) => event.type === 'code.replayed')).toBe(false);
+    // Its own client's replay still revokes what the code gave.
+    expect(jsonOf(await exchange(code)).error).toBe('invalid_grant');
+    expect(await accepted(tokens.access_token)).toBe(false);
   });
 
   it('changes nothing when the redemption cannot be written, so the retry succeeds', async () => {

@@ -24,7 +24,8 @@ import { tokenResources } from './resource-indicators.js';
 /**
  * A code that is no longer there to spend. If its grant exists, the code was redeemed: moments ago (within
  * `retryGrace`, before any refresh) that may be the same client retrying after a lost answer, so it is refused and
- * nothing else happens; later it is a replay that revokes the tokens issued from it (RFC 6749 §4.1.2, §10.5).
+ * nothing else happens; later it is a replay that revokes the tokens issued from it (RFC 6749 §4.1.2, §10.5). A
+ * spent code presented by another client changes nothing, as an unspent one does.
  */
 async function spentCode(
   context: SentinelContext,
@@ -36,6 +37,12 @@ async function spentCode(
   const found = await readGrant(context, grantId);
   if (found === null) throw new OAuthError('invalid_grant', 'the code is invalid or has expired');
   const { grant } = found;
+  // Only the client the code was issued to can replay it into a revocation. Anyone else holding a spent code (from a
+  // browser's history, a log, a Referer) could otherwise end the user's grant from any account with a public
+  // client, and learn that the code was real: to them it is just not a code.
+  if (grant.accountId !== accountId || grant.clientId !== app.clientId) {
+    throw new OAuthError('invalid_grant', 'the code is invalid or has expired');
+  }
   const untouched = grant.refresh === null || grant.refresh.gen === 0;
   if (untouched && Math.floor(Date.now() / 1000) < grant.changedAt + context.config.retryGrace) {
     throw new OAuthError('invalid_grant', 'the code has already been used');
