@@ -115,6 +115,30 @@ describe('client authentication of the exchange grants', () => {
     // Neither refusal spent the brand JWT's jti: it still works with a proof.
     expect((await keyedPost(sentinel, key, { grant_type: JWT_BEARER, assertion: jwt }, true)).status).toBe(200);
   });
+
+  it('a request refused for its replayed DPoP proof leaves the brand JWT unspent', async () => {
+    const key = await clientKey();
+    const sentinel = keyedBotSentinel(key);
+    const proof = await dpopProof(key, { htm: 'POST', htu: TOKEN_URL });
+    const post = async (assertion: string, dpop: string) =>
+      postForm(
+        sentinel,
+        TOKEN_PATH,
+        new URLSearchParams({
+          grant_type: JWT_BEARER,
+          assertion,
+          client_assertion_type: ASSERTION_TYPE,
+          client_assertion: await clientAssertion(key),
+        }).toString(),
+        { headers: { dpop } },
+      );
+    expect((await post(await brandJWT(brand), proof)).status).toBe(200);
+    const jwt = await brandJWT(brand);
+    const replayedProof = await post(jwt, proof);
+    expect(jsonOf(replayedProof)).toMatchObject({ error: 'invalid_dpop_proof', error_description: expect.stringMatching(/already used/) });
+    const retried = await post(jwt, await dpopProof(key, { htm: 'POST', htu: TOKEN_URL }));
+    expect(retried.status, retried.body).toBe(200);
+  });
 });
 
 describe('delegation of a key-bound token', () => {

@@ -27,7 +27,7 @@ export interface ConsumerTokenIssued {
 
 /**
  * Verifies `jwt` (named `name` in refusals) for `app` and issues the consumer-bound token it proves. Every check
- * runs before anything is written; then the JWT's `jti` and the DPoP proof's are spent, and the token is signed.
+ * runs before anything is written; then the DPoP proof's `jti` and the JWT's are spent, and the token is signed.
  * @throws OAuthError from `refuse` for the JWT and its consumer; invalid_scope, invalid_target, invalid_dpop_proof.
  * @example const issued = await issueForBrandJWT(context, request, accountId, params, app, assertion, grantType, refuse, 'assertion');
  */
@@ -56,8 +56,10 @@ export async function issueForBrandJWT(
   if (params.has('audience')) narrowAudience(params, resources ?? [audienceFor(context, accountId, app.clientId)]);
   const pending = pendingTokenRequestProof(context, request, app, routeUrl(context.config, 'token', { accountId }));
   const dpop = pending === undefined ? undefined : await pending;
-  await brand.spend();
+  // The proof first: a proof is made for one request, the brand's JWT is not. Refused for its proof (replayed, or
+  // the replay store full), a request must leave the JWT unspent for the retry with a new proof.
   await dpop?.remember();
+  await brand.spend();
   const issued = await issueAccessToken(context, consumerTokenInput(context, accountId, app, consumerId, dpop?.jkt, scope, resources));
   context.emit({
     type: 'token.exchanged',
