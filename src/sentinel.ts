@@ -29,7 +29,7 @@ import { telemetryActive } from './telemetry/instruments.js';
 import { observeRequest } from './telemetry/request-span.js';
 import { traceStore } from './telemetry/traced-store.js';
 import { createAccessTokenVerifier } from './guard/access-token-verifier.js';
-import { withKnownVerifyOptions } from './guard/verify-options.js';
+import { withKnownBearerOptions, withKnownVerifyOptions } from './guard/verify-options.js';
 import { checkIDTokenKeys } from './token/id-token-keys.js';
 import { sessionMethods } from './sessions/session-methods.js';
 import { assertLogoutTarget, literalTargetProblem } from './sessions/logout-target.js';
@@ -229,7 +229,7 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     config,
     handle,
     verifyAccessToken: withKnownVerifyOptions(verifyAccessToken),
-    checkBearer: createBearerCheck(context, serviceKeys, verifyAccessToken, report),
+    checkBearer: withKnownBearerOptions(createBearerCheck(context, serviceKeys, verifyAccessToken, report)),
     protectedResourceMetadata: (metadataOptions) => createProtectedResourceMetadata(context, metadataOptions),
     registerApp: async (input) => {
       await assertLogoutTarget(config, input?.backchannelLogoutUri, 'app.backchannelLogoutUri');

@@ -1,6 +1,6 @@
 /**
  * The option objects typed in TypeScript only refuse a misspelled key too, at the moment the host passes them:
- * the guards' expectations, the fetch adapter, the stores, the PKCS#11 signer and `verifyAccessToken()`'s
+ * the guards' expectations, the fetch adapter, the stores, the PKCS#11 signer, and `verifyAccessToken()`'s and `checkBearer()`'s
  * expectations. Each would otherwise run with its default: a guard checking another parameter, a store writing
  * under the shared default prefix, a token of any account accepted.
  */
@@ -12,7 +12,8 @@ import { isConfigurationError, MemoryStore } from '../src/index.js';
 import { PostgresAppStore } from '../src/postgres/index.js';
 import { pkcs11Signer } from '../src/keys/signers/pkcs11.js';
 import { RedisStore } from '../src/stores/redis.js';
-import { makeSentinel } from './helpers/fixtures.js';
+import { consumerToken } from './helpers/direct-flow.js';
+import { ACCOUNT, makeSentinel, OTHER_ACCOUNT } from './helpers/fixtures.js';
 
 function refusal(work: () => unknown): string {
   try {
@@ -67,5 +68,16 @@ describe('options typed in TypeScript only', () => {
     // Known options go on to the verification itself (a malformed token is invalid_token, not a configuration error).
     const invalid = await sentinel.verifyAccessToken('not-a-token', { accountId: '123456' }).catch((caught: unknown) => caught);
     expect(isConfigurationError(invalid)).toBe(false);
+  });
+
+  it('checkBearer expectations, which a host may call directly', async () => {
+    const sentinel = makeSentinel();
+    const token = await consumerToken(sentinel);
+    const error = await sentinel.checkBearer(`Bearer ${token}`, { accountID: OTHER_ACCOUNT } as never).catch((caught: unknown) => caught);
+    expect(isConfigurationError(error) && error.message).toBe(
+      'sentinel-idp: invalid option checkBearer.accountID: unknown option "accountID" — did you mean "accountId"?',
+    );
+    expect((await sentinel.checkBearer(`Bearer ${token}`, { accountId: OTHER_ACCOUNT })).ok).toBe(false);
+    expect((await sentinel.checkBearer(`Bearer ${token}`, { accountId: ACCOUNT })).ok).toBe(true);
   });
 });

@@ -1,10 +1,12 @@
 /**
- * The options a host passes to `sentinel.verifyAccessToken()` are expectations: a misspelled one (`accountID`) would
- * drop the check it meant, and a token of any account would pass. They are checked on every direct call (the
- * adapters' guards build theirs from known names, so they do not pay for it).
+ * The options a host passes to `sentinel.verifyAccessToken()` and `sentinel.checkBearer()` are expectations: a
+ * misspelled one (`accountID`) would drop the check it meant, and a token of any account would pass. They are checked
+ * on every call. The adapters' guards call `checkBearer` on every request with options built from known names, so
+ * its check is a walk over the object's own keys, and the full one (with its "did you mean") runs only on a miss.
  */
 import type { AccessTokenClaims } from '../token/access-token.js';
 import type { VerifyAccessTokenOptions } from './access-token-jwt.js';
+import type { BearerCheck } from './bearer-check.js';
 import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
 
 const VERIFY_OPTION_KEYS = {
@@ -36,5 +38,29 @@ export function withKnownVerifyOptions(verify: Verify): Verify {
       }
     }
     return verify(token, options);
+  };
+}
+
+function onlyKnownKeys(options: object): boolean {
+  for (const key in options) if (!Object.hasOwn(VERIFY_OPTION_KEYS, key)) return false;
+  return true;
+}
+
+/**
+ * `check`, refusing (as a rejected `ConfigurationError`) options it does not know, as {@link withKnownVerifyOptions}.
+ *
+ * @example
+ * const checkBearer = withKnownBearerOptions(createBearerCheck(context, serviceKeys, verify, report));
+ */
+export function withKnownBearerOptions(check: BearerCheck): BearerCheck {
+  return (authorization, options, resource) => {
+    if (options !== undefined && !onlyKnownKeys(options)) {
+      try {
+        assertKnownKeys(options, VERIFY_OPTION_KEYS, 'checkBearer');
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    return check(authorization, options, resource);
   };
 }
