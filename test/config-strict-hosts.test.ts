@@ -1,8 +1,8 @@
 /**
  * The option objects typed in TypeScript only refuse a misspelled key too, at the moment the host passes them:
- * the guards' expectations, the fetch adapter, the stores, the PKCS#11 signer, and `verifyAccessToken()`'s and `checkBearer()`'s
- * expectations. Each would otherwise run with its default: a guard checking another parameter, a store writing
- * under the shared default prefix, a token of any account accepted.
+ * the guards' expectations, the fetch adapter, the stores, the PKCS#11 signer, and the expectations of
+ * `verifyAccessToken()` and `checkBearer()`. Each would otherwise run with its default: a guard checking another
+ * parameter, a store writing under the shared default prefix, a token of any account accepted.
  */
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
