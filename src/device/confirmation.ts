@@ -88,7 +88,7 @@ export function confirmationURL(context: SentinelContext, mountPath: string | un
 /**
  * The end of a device sign-in (the session is already made): the confirmation page, where the person sees the app's
  * name and the code and decides. The device's grant does not join the browser's session: signing out on the phone
- * that approved a TV does not disconnect the TV (its tokens are revoked as any grant's are).
+ * that approved a TV does not disconnect the TV. It gets an index entry of its own (`device-session.ts`).
  *
  * @example return deviceConfirmationLocation(context, interaction, interaction.device, { userId, authTime });
  */

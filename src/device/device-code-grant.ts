@@ -1,7 +1,8 @@
 /**
  * `grant_type=urn:ietf:params:oauth:grant-type:device_code` (RFC 8628 §3.4, §3.5): the device polls with its device
  * code until the person approves or denies, or the code expires. Tokens are issued exactly as for an authorization
- * code (`token/user-tokens.ts`): one swap spends the device authorization and creates the grant.
+ * code (`token/user-tokens.ts`): one swap spends the device authorization and creates the grant, which then joins
+ * its user's session index as an entry of its own (`device-session.ts`).
  */
 import { DEVICE_CODE_GRANT, requireGrant, type App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
@@ -17,6 +18,7 @@ import { tokenResources } from '../token/resource-indicators.js';
 import { readAmr } from '../assurance/levels.js';
 import type { PendingProof } from '../dpop/token-binding.js';
 import { type StoredDevice, deviceGrantId, deviceKey, readDevice, replaceDevice, retainMs } from './device-records.js';
+import { deviceSid, indexDeviceGrant } from './device-session.js';
 
 /** RFC 8628 §3.5: each `slow_down` adds five seconds to the interval, for the rest of the authorization. */
 const SLOW_DOWN_STEP = 5;
@@ -82,6 +84,7 @@ export async function handleDeviceCodeGrant(
   const dpopJkt = dpop?.jkt;
   // A stored record is not trusted to name a method the service does not know: such an amr is dropped.
   const amr = readAmr(record.amr);
+  const sid = deviceSid(accountId, userId, grantId);
   const input = {
     grantType: DEVICE_CODE_GRANT,
     accountId,
@@ -90,6 +93,7 @@ export async function handleDeviceCodeGrant(
     grantId,
     authTime,
     amr,
+    sid,
     scope: record.scope,
     idToken: hasOpenIDScope(record.scope) ? { alg: app.idTokenSignedResponseAlg } : null,
     ip: request.ip,
@@ -97,7 +101,7 @@ export async function handleDeviceCodeGrant(
     resources,
   } as const;
   return issueUserTokens(context, input, async (access) => {
-    const start = { accountId, userId, scope: record.scope, authTime, amr, resources: record.resources };
+    const start = { accountId, userId, scope: record.scope, authTime, amr, sid, resources: record.resources };
     const { grant, refreshToken } = firstGrant(context, app, grantId, dpopJkt, access.exp, start);
     const spent = { ...record, status: 'issued' as const };
     const applied = await context.store.swap([
@@ -106,6 +110,7 @@ export async function handleDeviceCodeGrant(
     ]);
     // Another poll with the same device code took the tokens first: this one gets none.
     if (!applied) throw usedOrUnknown();
+    await indexDeviceGrant(context, grantId, grant);
     return refreshToken;
   });
 }

@@ -9,7 +9,7 @@ import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { required, single, type ParamMap } from '../http/params.js';
-import { type GrantRecord, grantKey, grantTtlMs, readGrant, revokeGrant } from './grant-records.js';
+import { type GrantRecord, grantIndexUntil, grantKey, grantTtlMs, readGrant, revokeGrant } from './grant-records.js';
 import { encodeGrant } from './grant-encoding.js';
 import { hasOpenIDScope } from './id-token.js';
 import { readAmr } from '../assurance/levels.js';
@@ -59,10 +59,7 @@ async function spentCode(
  * exchange fails with server_error and the grant is revoked, never left alive where ending the session would miss it.
  */
 async function joinSession(context: SentinelContext, grant: GrantRecord, grantId: string, sid: string): Promise<void> {
-  const { accessTokenTtl, clockTolerance } = context.config;
-  // The latest moment any token of the grant can be used: a refresh right before the absolute end issues an access
-  // token that lives one access-token lifetime past it.
-  const until = Math.max(grant.absoluteExpiresAt, grant.accessUntil) + accessTokenTtl + clockTolerance;
+  const until = grantIndexUntil(context, grant);
   const { maxGrantsPerApp } = context.config.session;
   const input = { accountId: grant.accountId, userId: grant.userId, sid, clientId: grant.clientId, grantId, until, maxGrantsPerApp };
   let attached: boolean;

@@ -82,6 +82,18 @@ export function grantTtlMs(context: SentinelContext, grant: GrantRecord): number
   return Math.max(1, end - nowSeconds()) * 1000;
 }
 
+/**
+ * Until when the session index must list a new grant (seconds since the epoch): the latest moment any token of it
+ * can be used. A refresh right before the absolute end issues an access token that lives one access-token lifetime
+ * past it.
+ *
+ * @example const until = grantIndexUntil(context, grant);
+ */
+export function grantIndexUntil(context: SentinelContext, grant: GrantRecord): number {
+  const { accessTokenTtl, clockTolerance } = context.config;
+  return Math.max(grant.absoluteExpiresAt, grant.accessUntil) + accessTokenTtl + clockTolerance;
+}
+
 const GRANT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const GENERATION = /^(0|[1-9][0-9]{0,8})$/;
 const SECRET = /^[A-Za-z0-9_-]{43}$/;
