@@ -243,6 +243,15 @@ export interface AppStore {
 }
 
 /**
+ * Where a logout may send the browser back, by exact match: the app's post-logout redirect URIs, or its redirect URIs
+ * when it registered none. Both logout endpoints ask this, so a dedicated list cannot be bypassed through either.
+ * @example if (postLogoutTargets(app).includes(target)) return redirect(303, target);
+ */
+export function postLogoutTargets(app: App): readonly string[] {
+  return app.postLogoutRedirectUris ?? app.redirectUris;
+}
+
+/**
  * Refuses a grant the app is not registered for (RFC 6749 §5.2 `unauthorized_client`).
  * @example requireGrant(app, 'client_credentials');
  */

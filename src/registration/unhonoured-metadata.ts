@@ -6,7 +6,7 @@
  * is refused with `invalid_client_metadata` (RFC 7591 §3.2.2), unless what it asks for is what the client gets
  * anyway, so a client echoing back its own client information is not refused.
  */
-import type { App } from '../apps/app.js';
+import { type App, postLogoutTargets } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import { idTokenAlgorithm } from '../token/id-token.js';
@@ -69,7 +69,7 @@ export function refuseUnhonouredMetadata(context: SentinelContext, body: Record<
   if (Object.hasOwn(body, 'post_logout_redirect_uris')) {
     const value = body.post_logout_redirect_uris;
     // Without its own list, an app's logout may return to any of its redirect URIs (the logout endpoint's rule).
-    const actual = app.postLogoutRedirectUris ?? app.redirectUris;
+    const actual = postLogoutTargets(app);
     if (!Array.isArray(value) || !sameSet(value, actual)) {
       const which = app.postLogoutRedirectUris === undefined ? "the client's redirect_uris" : 'the list registered for the client';
       throw refused('post_logout_redirect_uris', `must equal ${which}; for another list, ${BY_OPERATOR}`);

@@ -9,7 +9,7 @@
  * - The browser goes back to `post_logout_redirect_uri` (with `state`) only when the app registered it (exact
  *   match, §3); else it sees the "signed out" page. An unregistered value is an error page, never a redirect.
  */
-import type { App } from '../../apps/app.js';
+import { type App, postLogoutTargets } from '../../apps/app.js';
 import { readForm } from '../../http/form-body.js';
 import type { SentinelContext } from '../../http/context.js';
 import { OAuthError } from '../../errors.js';
@@ -84,7 +84,7 @@ async function findTarget(context: SentinelContext, params: ParamMap, accountId:
   if (returnTo === undefined) return { app, uiLocales };
   if (app === null) throw badRequest('post_logout_redirect_uri needs client_id or id_token_hint to name the application.');
   // Exact string match against what the app registered (its redirect URIs when it registered no logout URIs).
-  const allowed = app.postLogoutRedirectUris ?? app.redirectUris;
+  const allowed = postLogoutTargets(app);
   if (!allowed.includes(returnTo)) throw badRequest('post_logout_redirect_uri is not registered for this application.');
   if (!isUsableRegisteredURI(allowed, returnTo)) {
     throw badRequest('The post_logout_redirect_uri registered for this application is not a valid redirect URI.');

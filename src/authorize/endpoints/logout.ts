@@ -4,9 +4,10 @@
  * CSRF: a logout form can be posted by the application (cross-site by nature), so instead of a token the
  * request's browser-set `Sec-Fetch-Site`/`Origin` must say same-origin, or `Origin` must be the origin of one of
  * the named client's redirect URIs. The browser then goes to `post_logout_redirect_uri` (303) only when it is
- * one of that client's registered redirect URIs (exact match); otherwise it sees a "signed out" page.
+ * one of that client's registered post-logout redirect URIs, or of its redirect URIs when it registered none (exact
+ * match, as at the end-session endpoint); otherwise it sees a "signed out" page.
  */
-import type { App } from '../../apps/app.js';
+import { type App, postLogoutTargets } from '../../apps/app.js';
 import { readForm } from '../../http/form-body.js';
 import type { SentinelContext } from '../../http/context.js';
 import { OAuthError } from '../../errors.js';
@@ -62,7 +63,8 @@ export async function handleLogout(context: SentinelContext, request: SentinelRe
     }
   }
   const target = single(params, 'post_logout_redirect_uri');
-  if (app !== null && target !== undefined && app.redirectUris.includes(target) && isUsableRegisteredURI(app.redirectUris, target)) {
+  const allowed = app === null ? [] : postLogoutTargets(app);
+  if (target !== undefined && allowed.includes(target) && isUsableRegisteredURI(allowed, target)) {
     const state = single(params, 'state');
     const location = state === undefined ? target : `${target}${target.includes('?') ? '&' : '?'}state=${encodeURIComponent(state)}`;
     return redirect(303, location, headers);
