@@ -114,6 +114,20 @@ function defaultStatus(code: OAuthErrorCode): number {
 }
 
 /**
+ * A failed client authentication answered 401 (RFC 6749 §5.2 `invalid_client`). A 401 must name a scheme the resource
+ * takes (RFC 9110 §11.6.1), and the token endpoint takes HTTP Basic, so every such answer carries that challenge: after
+ * HTTP Basic, and after a client assertion, which has no HTTP scheme of its own.
+ *
+ * @example throw unauthorizedClient('client authentication failed');
+ */
+export function unauthorizedClient(description: string): OAuthError {
+  return new OAuthError('invalid_client', description, {
+    status: 401,
+    headers: { 'www-authenticate': 'Basic realm="sentinel", charset="UTF-8"' },
+  });
+}
+
+/**
  * True for an {@link OAuthError} from any copy of this package: it tests a brand, not `instanceof`, so it holds across
  * the ESM and CJS builds and across bundles. Its `code` is an RFC 6749 §5.2 / RFC 6750 §3.1 error code.
  *

@@ -52,6 +52,8 @@ function token(server: unknown, form: Record<string, string>): request.Test {
 async function expectInvalidClient(server: unknown, events: SentinelEvent[], form: Record<string, string>, why: RegExp): Promise<void> {
   const response = await token(server, form);
   expect(response.status).toBe(401);
+  // RFC 9110 §11.6.1: a 401 names a scheme the resource takes.
+  expect(response.headers['www-authenticate']).toBe('Basic realm="sentinel", charset="UTF-8"');
   expect(response.body.error).toBe('invalid_client');
   expect(response.body.error_description).toMatch(why);
   expect(response.body.access_token).toBeUndefined();

@@ -13,7 +13,7 @@ import { redirectURIProblem } from './app-validation.js';
 import { displayTextProblem } from './display-text.js';
 import { GuardedFetchError, guardedFetch } from '../client-assertion/guarded-fetch.js';
 import type { ResolvedConfig } from '../config.js';
-import { OAuthError } from '../errors.js';
+import { type OAuthError, unauthorizedClient } from '../errors.js';
 
 /** The largest document read (the draft's suggestion: a metadata document is a few hundred bytes). */
 const MAX_DOCUMENT_BYTES = 5 * 1024;
@@ -34,7 +34,7 @@ export function isClientIdMetadataURL(clientId: string): boolean {
 }
 
 function refused(description: string): OAuthError {
-  return new OAuthError('invalid_client', description, { status: 401 });
+  return unauthorizedClient(description);
 }
 
 /** Why a client id URL may not name a document (the draft's rules), or `null`. */

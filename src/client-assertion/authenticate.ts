@@ -4,7 +4,7 @@
  */
 import type { App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
-import { OAuthError } from '../errors.js';
+import { OAuthError, unauthorizedClient } from '../errors.js';
 import { headerValue, type SentinelRequest } from '../http/messages.js';
 import { single, type ParamMap } from '../http/params.js';
 import { assertionSubject, JWT_BEARER_ASSERTION, verifyClientAssertion } from './verify-assertion.js';
@@ -32,17 +32,17 @@ export async function authenticateWithAssertion(
   const type = single(params, 'client_assertion_type');
   const assertion = single(params, 'client_assertion');
   if (type !== JWT_BEARER_ASSERTION) {
-    throw new OAuthError('invalid_client', `client_assertion_type must be ${JWT_BEARER_ASSERTION}`, { status: 401 });
+    throw unauthorizedClient(`client_assertion_type must be ${JWT_BEARER_ASSERTION}`);
   }
-  if (assertion === undefined) throw new OAuthError('invalid_client', 'client_assertion is required', { status: 401 });
+  if (assertion === undefined) throw unauthorizedClient('client_assertion is required');
   const clientId = assertionSubject(assertion);
   const bodyClientId = single(params, 'client_id');
   if (bodyClientId !== undefined && bodyClientId !== clientId) {
-    throw new OAuthError('invalid_client', 'client_id differs from the subject of the client assertion', { status: 401 });
+    throw unauthorizedClient('client_id differs from the subject of the client assertion');
   }
   const app = await context.apps.findApp(accountId, clientId);
   if (app === null || app.accountId !== accountId || app.tokenEndpointAuthMethod !== 'private_key_jwt') {
-    throw new OAuthError('invalid_client', 'client authentication failed', { status: 401 });
+    throw unauthorizedClient('client authentication failed');
   }
   await verifyClientAssertion(context, app, assertion, `${context.config.issuer}${request.path}`, request.query.toString());
   return app;

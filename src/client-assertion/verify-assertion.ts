@@ -12,7 +12,7 @@ import { FAPI2_ALGORITHMS, isFapi2 } from '../assurance/fapi2.js';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JSONWebKeySet } from 'jose';
 import type { App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
-import { OAuthError } from '../errors.js';
+import { OAuthError, unauthorizedClient } from '../errors.js';
 import { ASYMMETRIC_ALGORITHMS } from '../keys/jwk-public.js';
 import { digest } from '../lib/random-secrets.js';
 import { JwksFetchError, JwksFetcher } from './jwks-fetch.js';
@@ -40,7 +40,7 @@ export function jwksFetcherOf(context: SentinelContext): JwksFetcher {
 }
 
 function refused(description: string): OAuthError {
-  return new OAuthError('invalid_client', description, { status: 401 });
+  return unauthorizedClient(description);
 }
 
 /**

@@ -7,7 +7,7 @@ import { verifyAppSecret, verifyClientSecret } from '../apps/client-secrets.js';
 import type { App } from '../apps/app.js';
 import { authenticateWithAssertion, hasClientAssertion } from '../client-assertion/authenticate.js';
 import type { SentinelContext } from '../http/context.js';
-import { OAuthError } from '../errors.js';
+import { OAuthError, unauthorizedClient } from '../errors.js';
 import { headerValue, type SentinelRequest } from '../http/messages.js';
 import { single, type ParamMap } from '../http/params.js';
 import { isThenable } from '../lib/thenable.js';
@@ -68,10 +68,7 @@ export function readClientCredentials(request: SentinelRequest, params: ParamMap
 /** The `invalid_client` error for a failed authentication, shaped by the method the client tried (RFC 6749 §5.2). */
 export function invalidClient(method: ClientCredentials['method'] | undefined): OAuthError {
   return method === 'client_secret_basic'
-    ? new OAuthError('invalid_client', 'client authentication failed', {
-        status: 401,
-        headers: { 'www-authenticate': 'Basic realm="sentinel", charset="UTF-8"' },
-      })
+    ? unauthorizedClient('client authentication failed')
     : new OAuthError('invalid_client', 'client authentication failed');
 }
 
