@@ -297,7 +297,7 @@ describe('DPoP at the guard (requireAccessToken)', () => {
       .post(`/sentinel/api/account/${ACCOUNT}/token/introspect`)
       .type('form')
       .send({ token, client_id: CLIENT_ID, client_secret: CLIENT_SECRET });
-    expect(response.body).toMatchObject({ active: true, cnf: { jkt: key.jkt } });
+    expect(response.body).toMatchObject({ active: true, cnf: { jkt: key.jkt }, token_type: 'DPoP' });
   });
 
   it('keeps unbound Bearer tokens working', async () => {

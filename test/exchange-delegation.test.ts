@@ -117,6 +117,12 @@ describe('delegation of a user token', () => {
     expect(claims.exp as number).toBeLessThanOrEqual(subject.exp as number);
     const checked = await sentinel.checkBearer(`Bearer ${body.access_token as string}`, { accountId: ACCOUNT });
     expect(checked.ok && checked.claims.act).toEqual({ sub: BOT_CLIENT_ID });
+    const introspected = await postForm(
+      sentinel,
+      `${TOKEN_PATH}/introspect`,
+      new URLSearchParams({ token: body.access_token as string, ...BOT }).toString(),
+    );
+    expect(jsonOf(introspected)).toMatchObject({ active: true, sub: USER_ID, client_id: BOT_CLIENT_ID, act: { sub: BOT_CLIENT_ID } });
   });
 
   it('never outlives the subject token', async () => {

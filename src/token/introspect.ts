@@ -22,7 +22,11 @@ function describe(context: SentinelContext, found: FoundToken): Record<string, u
       aud: claims.aud,
       jti: claims.jti,
       ...(claims.cnf === undefined ? {} : { cnf: claims.cnf }),
-      token_type: 'access_token',
+      // RFC 8693 §4.1: who acts for `sub` in a delegated token.
+      ...(claims.act === undefined ? {} : { act: claims.act }),
+      // RFC 7662 §2.2: the token's type as the token response named it (RFC 9449 §6.2: `DPoP` when bound, and the
+      // service binds a token only by `cnf.jkt`).
+      token_type: claims.cnf === undefined ? 'Bearer' : 'DPoP',
     };
   }
   const { record } = found;
@@ -33,8 +37,8 @@ function describe(context: SentinelContext, found: FoundToken): Record<string, u
     sub: record.userId,
     exp: Math.min(record.expiresAt, record.absoluteExpiresAt),
     iat: record.createdAt,
+    // No token_type: RFC 7662 §2.2 names the types of RFC 6749 §7.1, which are access tokens' alone.
     iss: context.accountIssuer(record.accountId),
-    token_type: 'refresh_token',
   };
 }
 

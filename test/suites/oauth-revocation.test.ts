@@ -120,7 +120,7 @@ function revocationSuite(host: Host): void {
         sub: USER_ID,
         iss: ACCOUNT_ISSUER,
         aud: ACCOUNT,
-        token_type: 'access_token',
+        token_type: 'Bearer',
       });
       expect(typeof access.body.exp).toBe('number');
       expect(typeof access.body.iat).toBe('number');
@@ -130,9 +130,10 @@ function revocationSuite(host: Host): void {
         active: true,
         client_id: CLIENT_ID,
         sub: USER_ID,
-        token_type: 'refresh_token',
         scope: 'profile',
       });
+      // RFC 7662 §2.2's token types are those of RFC 6749 §7.1, which a refresh token has none of.
+      expect(refreshToken.body.token_type).toBeUndefined();
       const consumer = await request(server).post(appTokenPath()).set('content-type', FORM).send(ccBody());
       expect((await introspect(server, consumer.body.access_token)).body).toMatchObject({ active: true, sub: CONSUMER_UUID });
     });
