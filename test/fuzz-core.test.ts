@@ -213,3 +213,19 @@ describe('the fuzz checks themselves (they can fail)', () => {
     ).not.toThrow();
   });
 });
+
+describe('a body handed over as null', () => {
+  it('reads as no body: a form endpoint answers its 400, not a 500', async () => {
+    const sentinel = makeSentinel();
+    const response = await sentinel.handle({
+      method: 'POST',
+      path: `/sentinel/api/account/${ACCOUNT}/token`,
+      query: new URLSearchParams(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: null as never,
+      ip: '203.0.113.7',
+    });
+    expect(response?.status).toBe(400);
+    expect(JSON.parse(String(response?.body)).error).toBe('invalid_request');
+  });
+});

@@ -86,7 +86,8 @@ export async function readForm(request: SentinelRequest, limit: number): Promise
       throw new OAuthError('invalid_request', 'the request body was cut off', { headers: { connection: 'close' } });
     throw error;
   }
-  if (body === undefined) return new Map();
+  // `null` is outside SentinelBody's type, but a JavaScript host's way of saying "no body" as often as `undefined`.
+  if (body === undefined || (body as unknown) === null) return new Map();
   if (typeof body === 'string') {
     if (Buffer.byteLength(body) > limit) throw tooLarge(limit);
     return parseForm(body);
