@@ -94,7 +94,11 @@ export async function authenticateClient(
   const found = context.apps.findApp(accountId, credentials.clientId);
   const app = isThenable(found) ? await found : found;
   if (credentials.method === 'none') {
-    if (app !== null && app.tokenEndpointAuthMethod === 'none' && !isFapi2(app) && options.allowPublic) return { app, credentials };
+    // The account is checked here as on the secret path: a host's findApp that answered by client id alone would
+    // otherwise let a public client of one account redeem at another's token endpoint.
+    if (app !== null && app.accountId === accountId && app.tokenEndpointAuthMethod === 'none' && !isFapi2(app) && options.allowPublic) {
+      return { app, credentials };
+    }
     // A confidential client that forgot its secret, or an unknown client: same answer.
     verifyClientSecret('', undefined);
     throw invalidClient(credentials.method);
