@@ -44,6 +44,33 @@ function fn<T>(name: string) {
 }
 
 const ttlSeconds = z.number().int().positive();
+/**
+ * The claims of an access token the service writes: `consumerClaim` copies the consumer id under its own name, so a
+ * name among these would overwrite one (a `cnf` unbinding a DPoP token, an `aud` another audience).
+ */
+const SERVICE_CLAIMS: ReadonlySet<string> = new Set([
+  'iss',
+  'sub',
+  'aud',
+  'exp',
+  'nbf',
+  'iat',
+  'jti',
+  'client_id',
+  'azp',
+  'gty',
+  'scope',
+  'auth_time',
+  'gid',
+  'acr',
+  'amr',
+  'act',
+  'grant_client_id',
+  'cnf',
+  'token_use',
+  'sid',
+  'typ',
+]);
 
 /** A resource indicator an option names must be one a client could ask for (RFC 8707 §2). */
 function refuseResourceURI(uri: string, context: z.RefinementCtx): void {
@@ -116,7 +143,11 @@ const optionsSchema = z.object({
   expiresIn: z.enum(['string', 'number']).default('string'),
   /** `aud` of access tokens, or a function of the account and client; the account id when absent. */
   audience: z.union([z.string().min(1), fn<(context: { accountId: string; clientId: string }) => string>('audience')]).optional(),
-  consumerClaim: z.string().min(1).optional(),
+  consumerClaim: z
+    .string()
+    .min(1)
+    .refine((name) => !SERVICE_CLAIMS.has(name), { message: 'must not be a claim the service writes itself (sub, aud, cnf, act, …)' })
+    .optional(),
   consumerId: fn<ConsumerIdValidator>('consumerId').optional(),
   codeTtl: ttlSeconds.max(600).default(60),
   interactionTtl: ttlSeconds.max(3600).default(600),

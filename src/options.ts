@@ -107,7 +107,7 @@ export interface SentinelOptions {
   expiresIn?: 'string' | 'number' | undefined;
   /** `aud` of access tokens: a string, or a function of the account and client. @defaultValue the account id */
   audience?: string | ((context: { accountId: string; clientId: string }) => string) | undefined;
-  /** Also carry the consumer id under this claim name. @defaultValue none */
+  /** Also carry the consumer id under this claim name, which may not be one the service writes (`sub`, `aud`, `cnf`, …). @defaultValue none */
   consumerClaim?: string | undefined;
   /** Decides whether a consumer id (`state` of the v2 token request) is valid. @defaultValue a lower-case UUID or 64 lower-case hex digits */
   consumerId?: ConsumerIdValidator | undefined;

@@ -98,6 +98,15 @@ describe('createSentinel options', () => {
     options.apps = [{ ...options.apps![0]!, idTokenSignedResponseAlg: 'RS256' }];
     expect(() => createSentinel(options)).toThrow(/apps\[0\]\.idTokenSignedResponseAlg/);
   });
+
+  it('refuses a consumerClaim that would overwrite a claim the service writes', () => {
+    for (const claim of ['cnf', 'aud', 'sub', 'act', 'token_use']) {
+      expect(() => createSentinel({ ...baseOptions(), consumerClaim: claim })).toThrow(
+        /consumerClaim: must not be a claim the service writes/,
+      );
+    }
+    expect(() => createSentinel({ ...baseOptions(), consumerClaim: 'https://platform.example/consumer_id' })).not.toThrow();
+  });
 });
 
 describe('registerApp', () => {
