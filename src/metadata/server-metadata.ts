@@ -13,8 +13,8 @@ import { SCOPE_CLAIMS, SUPPORTED_CLAIMS } from '../userinfo/claims.js';
 import { type RouteName, routeUrl } from '../http/route-paths.js';
 import { ACR_VALUES } from '../assurance/levels.js';
 
-/** The UserInfo claims, and the sign-in's `acr` and `amr` that ID tokens carry. */
-const CLAIMS_SUPPORTED: readonly string[] = [...SUPPORTED_CLAIMS, 'acr', 'amr'];
+/** The UserInfo claims, and what ID tokens carry of the sign-in: `acr`, `amr` and the session's `sid`. */
+const CLAIMS_SUPPORTED: readonly string[] = [...SUPPORTED_CLAIMS, 'acr', 'amr', 'sid'];
 
 /**
  * The metadata document of an account's issuer; `issuer` equals the `iss` of its tokens and redirects.

@@ -56,7 +56,20 @@ function oidcDiscoverySuite(host: Host): void {
       const { server } = await mount(oidcOptions());
       const body = (await request(server).get(DISCOVERY)).body;
       expect(body.scopes_supported).toEqual(['openid', 'profile', 'email', 'address', 'phone']);
-      for (const claim of ['sub', 'name', 'email', 'email_verified', 'address', 'phone_number', 'auth_time', 'nonce', 'at_hash']) {
+      for (const claim of [
+        'sub',
+        'name',
+        'email',
+        'email_verified',
+        'address',
+        'phone_number',
+        'auth_time',
+        'nonce',
+        'at_hash',
+        'acr',
+        'amr',
+        'sid',
+      ]) {
         expect(body.claims_supported).toContain(claim);
       }
       expect(body.prompt_values_supported).toEqual(['none', 'login', 'consent', 'select_account']);
