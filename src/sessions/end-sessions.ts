@@ -22,6 +22,7 @@ import {
   readIndexOfSid,
   readUserIndex,
   sessionSid,
+  userPart,
 } from './session-index.js';
 
 /** What ending one session did. */
@@ -137,6 +138,30 @@ export async function revokeUserAppGrants(context: SessionContext, accountId: st
     };
     return { sessions: rest, prepare, settle };
   });
+}
+
+/**
+ * RP-initiated logout whose `id_token_hint` names (by `sid`) a session whose record is gone (it idled out, or was
+ * replaced by a new sign-in) while grants issued through it still live: ends those grants and tells the apps, as
+ * ending the session in its browser would have. The hint must be the session's: its user's, with the session's
+ * `auth_time`. A session whose record still lives is left alone: a hint alone never ends a session in use, which
+ * the browser holding it ends at once, or after the user confirms.
+ *
+ * @example const ended = await endLapsedSession(context, accountId, { sub, sid, authTime });
+ */
+export async function endLapsedSession(
+  context: SessionContext,
+  accountId: string,
+  hint: { sub: string; sid: string; authTime?: number | undefined },
+): Promise<EndedSession | null> {
+  const parts = parseSid(hint.sid);
+  if (parts === null || parts.userPart !== userPart(accountId, hint.sub)) return null;
+  if ((await context.store.get(sessionKeyOfDigest(parts.sessionDigest))) !== null) return null;
+  const entry = (await readUserIndex(context, accountId, hint.sub)).sessions.find(
+    (session) => session.sessionDigest === parts.sessionDigest,
+  );
+  if (entry === undefined || entry.authTime !== hint.authTime) return null;
+  return endIndexedSession(context, accountId, hint.sub, parts.sessionDigest);
 }
 
 /**

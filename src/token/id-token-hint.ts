@@ -14,6 +14,8 @@ export interface IDTokenHint {
   audiences: string[];
   /** When that user authenticated, if the token says. */
   authTime?: number | undefined;
+  /** The session the ID token was issued through (`sid`), if the token says. */
+  sid?: string | undefined;
 }
 
 /**
@@ -31,7 +33,12 @@ export function verifyIDTokenHint(context: SentinelContext, token: string, accou
     const claims = verifyJWT(context.keys, token, { typ: 'JWT', issuer: (iss) => iss === issuer, ignoreExpiry: true });
     const audiences = typeof claims.aud === 'string' ? [claims.aud] : Array.isArray(claims.aud) ? claims.aud : [];
     if (typeof claims.sub !== 'string' || audiences.length === 0 || audiences.some((aud) => typeof aud !== 'string')) return null;
-    return { sub: claims.sub, audiences, authTime: typeof claims.auth_time === 'number' ? claims.auth_time : undefined };
+    return {
+      sub: claims.sub,
+      audiences,
+      authTime: typeof claims.auth_time === 'number' ? claims.auth_time : undefined,
+      sid: typeof claims.sid === 'string' ? claims.sid : undefined,
+    };
   } catch (error) {
     if (isOAuthError(error)) return null;
     throw error;

@@ -6,6 +6,8 @@
  *   session's user and authentication (`sub` and `auth_time` match): the session ends at once.
  * - Otherwise the user confirms on a page whose form carries a CSRF token bound to the session being ended, and
  *   is accepted only same-origin: no link elsewhere can sign a user out unasked.
+ * - Without a live session in the browser, a hint naming (by `sid`) a session that lapsed while grants issued
+ *   through it live ends those grants and tells their apps (`endLapsedSession`).
  * - The browser goes back to `post_logout_redirect_uri` (with `state`) only when the app registered it (exact
  *   match, §3); else it sees the "signed out" page. An unregistered value is an error page, never a redirect.
  */
@@ -29,7 +31,7 @@ import {
   spendLogoutConfirmation,
 } from '../state/logout-confirmation.js';
 import { useSession } from '../state/session.js';
-import { endDeviceSession } from '../../sessions/end-sessions.js';
+import { endDeviceSession, endLapsedSession } from '../../sessions/end-sessions.js';
 import { routePath } from '../../http/route-paths.js';
 
 /** Where to go after signing out, once validated. */
@@ -122,6 +124,17 @@ async function signOut(
   return { 'set-cookie': expiredSessionCookie(context, request.mountPath) };
 }
 
+async function endLapsedSessionOf(
+  context: SentinelContext,
+  accountId: string,
+  target: LogoutTarget,
+  hint: IDTokenHint & { sid: string },
+): Promise<void> {
+  const ended = await endLapsedSession(context, accountId, hint);
+  if (ended === null) return;
+  context.emit({ type: 'session.ended', accountId, clientId: target.app?.clientId, userId: hint.sub, reason: 'logout' });
+}
+
 async function confirm(context: SentinelContext, request: SentinelRequest, accountId: string, params: ParamMap): Promise<SentinelResponse> {
   if (isCrossSiteRequest(context, request, []))
     throw new OAuthError('invalid_request', 'Sign-out was confirmed from another site.', { status: 403 });
@@ -182,7 +195,11 @@ export async function handleEndSession(context: SentinelContext, request: Sentin
     return redirect(303, `${endSessionAction(context, request, accountId)}?${forwardedQuery(params)}`);
   }
   const session = sessionId === null ? null : await useSession(context, sessionId, accountId);
-  if (sessionId === null || session === null) return finish(context, target, {}, request);
+  if (sessionId === null || session === null) {
+    // No live session in this browser; the one the hint names may have lapsed with grants still alive.
+    if (hint?.sid !== undefined) await endLapsedSessionOf(context, accountId, target, { ...hint, sid: hint.sid });
+    return finish(context, target, {}, request);
+  }
   if (hint !== null && hint.sub === session.userId && hint.authTime === session.authTime) {
     return finish(context, target, await signOut(context, request, { accountId, clientId: target.app?.clientId, sessionId }), request);
   }

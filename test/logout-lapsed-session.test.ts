@@ -1,0 +1,63 @@
+/**
+ * RP-initiated logout from a browser with no live session: the session the `id_token_hint` names (its `sid`) idled
+ * out while the grants issued through it still live. Logging out ends those grants, every app's, as ending the
+ * session would have; a hint alone never ends a session whose record is still in use elsewhere.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Sentinel, SentinelEvent, SentinelOptions } from '../src/index.js';
+import { contextOf } from '../src/http/context.js';
+import { sessionKey } from '../src/authorize/state/session.js';
+import { ACCOUNT_PATH, call } from './helpers/direct-flow.js';
+import { ACCOUNT, baseOptions, CLIENT_ID, makeSentinel, USER_ID } from './helpers/fixtures.js';
+import { type FlowApp, MAIN_APP, signInThroughSession, signInWithSession, tokenStanding } from './helpers/logout-flow.js';
+
+const APP_B: FlowApp = {
+  clientId: 'b0b0b0b0-1111-4222-8333-444444444444',
+  clientSecret: 'secret-of-app-b-0123456789abcdef',
+  redirectUri: 'https://b.example.com/cb',
+};
+
+function withAppB(): SentinelOptions {
+  const base = baseOptions();
+  const appB = {
+    accountId: ACCOUNT,
+    clientId: APP_B.clientId,
+    clientSecret: APP_B.clientSecret,
+    redirectUris: [APP_B.redirectUri],
+    grantTypes: ['authorization_code' as const, 'refresh_token' as const],
+  };
+  return { ...base, apps: [...(base.apps ?? []), appB] };
+}
+const LIVE = { guard: true, introspection: true, refresh: true };
+const ENDED = { guard: false, introspection: false, refresh: false };
+
+function endSession(sentinel: Sentinel, idTokenHint: string) {
+  return call(sentinel, { path: `${ACCOUNT_PATH}/end_session`, query: new URLSearchParams({ id_token_hint: idTokenHint }) });
+}
+
+describe('logout of a lapsed session', () => {
+  it('ends the grants of every app signed in through it, and tells the host', async () => {
+    const events: SentinelEvent[] = [];
+    const sentinel = makeSentinel({ ...withAppB(), onEvent: (event) => events.push(event) });
+    const { cookie, tokens } = await signInWithSession(sentinel);
+    const other = await signInThroughSession(sentinel, APP_B, cookie);
+    // The session idles out: its record goes, the grants issued through it stay.
+    await contextOf(sentinel).store.delete(sessionKey(cookie));
+    expect(await tokenStanding(sentinel, tokens, MAIN_APP)).toEqual(LIVE);
+    expect((await endSession(sentinel, tokens.idToken)).status).toBe(200);
+    expect(await tokenStanding(sentinel, tokens, MAIN_APP)).toEqual(ENDED);
+    expect(await tokenStanding(sentinel, other, APP_B)).toEqual(ENDED);
+    expect(await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).toEqual([]);
+    expect(events).toContainEqual(
+      expect.objectContaining({ type: 'session.ended', reason: 'logout', userId: USER_ID, clientId: CLIENT_ID }),
+    );
+  });
+
+  it('leaves a session whose record lives: only the browser holding it ends it', async () => {
+    const sentinel = makeSentinel(baseOptions());
+    const { tokens } = await signInWithSession(sentinel);
+    expect((await endSession(sentinel, tokens.idToken)).status).toBe(200);
+    expect(await tokenStanding(sentinel, tokens, MAIN_APP)).toEqual(LIVE);
+    expect((await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).map((session) => session.sid)).toEqual([tokens.sid]);
+  });
+});
