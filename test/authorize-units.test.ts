@@ -8,7 +8,7 @@ import { wantsJSON } from '../src/authorize/pages/error-response.js';
 import { escapeHTML } from '../src/authorize/pages/escape-html.js';
 import { isCrossSiteRequest } from '../src/authorize/endpoints/cross-site.js';
 import { contentSecurityPolicy, originSource } from '../src/authorize/pages/security-headers.js';
-import { throttleKeys } from '../src/authorize/state/throttle.js';
+import { reserveAttempt, throttleKeys } from '../src/authorize/state/throttle.js';
 import { clientIP } from '../src/http/client-ip.js';
 import type { SentinelRequest } from '../src/index.js';
 import { makeSentinel } from './helpers/fixtures.js';
@@ -88,6 +88,15 @@ describe('throttleKeys', () => {
     expect(a.username).not.toContain('alice');
     expect(a.username).not.toBe(throttleKeys('2', 'alice', null).username);
     expect(a.ip).toBe('throttle:ip:203.0.113.1');
+  });
+
+  it('a counter that does not read as one refuses the attempt, and the memory store will not count on it', async () => {
+    const context = contextOf(makeSentinel());
+    const keys = throttleKeys('1', 'alice', null);
+    await context.store.set(keys.username, 'not-a-count', 60_000);
+    expect(await reserveAttempt(context, keys)).toEqual({ granted: false, scope: 'username' });
+    await expect(context.store.increment(keys.username, 60_000)).rejects.toThrow(/not a counter/);
+    await expect(context.store.decrement?.(keys.username)).rejects.toThrow(/not a counter/);
   });
 });
 

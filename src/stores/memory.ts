@@ -169,6 +169,9 @@ export class MemoryStore implements Store {
   async increment(key: string, ttlMs: number): Promise<number> {
     const area = this.#area(key);
     const current = area.get(key);
+    // A value that is not a count (store corruption) is an error, as Redis's INCR answers it: counted on as NaN, it
+    // would pass every limit check.
+    if (current !== undefined && !/^-?\d+$/.test(current)) throw new Error(`the value under ${key} is not a counter`);
     const next = current === undefined ? 1 : Number(current) + 1;
     // Only the first increment starts the window; later ones keep it fixed.
     const ttl = current === undefined ? Math.max(1, Math.ceil(ttlMs)) : undefined;
@@ -188,6 +191,7 @@ export class MemoryStore implements Store {
     const area = this.#area(key);
     const current = area.get(key);
     if (current === undefined) return 0;
+    if (!/^-?\d+$/.test(current)) throw new Error(`the value under ${key} is not a counter`);
     const next = Math.max(0, Number(current) - 1);
     if (area instanceof SecurityState) area.set(key, String(next), undefined);
     else area.set(key, String(next), { noUpdateTTL: true });

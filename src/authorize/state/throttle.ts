@@ -68,7 +68,8 @@ function counterKeys(kind: string, accountId: string, subject: string, ip: strin
 async function count(context: SentinelContext, key: string): Promise<number> {
   const value = await context.store.get(key);
   const parsed = value === null ? 0 : Number(value);
-  return Number.isFinite(parsed) ? parsed : 0;
+  // A counter that does not read as one (store corruption) is over every limit: a throttle fails closed.
+  return Number.isFinite(parsed) ? parsed : Number.POSITIVE_INFINITY;
 }
 
 /** Which limit refused an attempt. */
