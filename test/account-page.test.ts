@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryPasskeys, MemoryStore, type SentinelEvent, type SentinelOptions } from '../src/index.js';
 import { ACCOUNT_PATH, call, csrfOf, openLogin, postForm, postLogin, setCookies } from './helpers/direct-flow.js';
 import { ACCOUNT, makeSentinel, OTHER_ACCOUNT, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
+import { contextOf } from '../src/http/context.js';
 
 const PAGE = `${ACCOUNT_PATH}/account`;
 const OPTIONS = `${ACCOUNT_PATH}/account/passkeys/options`;
@@ -235,6 +236,8 @@ describe('account page', () => {
 
   it('answers creation options only to the signed-in page, and saves nothing for a bad attestation', async () => {
     const h = harness();
+    // Alice's passkeys are someone else's here: she has none, so her password is the strongest sign-in she has.
+    for (const id of ids(h)) h.passkeys.remove({ accountId: ACCOUNT, userId: USER_ID, credentialId: id });
     const cookie = await signInToPage(h);
     const { csrf } = await openPage(h, cookie);
     const forged = await postForm(h.sentinel, OPTIONS, 'csrf_token=nope', { headers: { cookie, ...SAME_ORIGIN } });
@@ -242,14 +245,52 @@ describe('account page', () => {
     const options = await postForm(h.sentinel, OPTIONS, `csrf_token=${csrf}`, { headers: { cookie, ...SAME_ORIGIN } });
     expect(options.status).toBe(200);
     const json = JSON.parse(String(options.body)) as { challenge: string; excludeCredentials: { id: string }[] };
-    expect(json.excludeCredentials.map((credential) => credential.id).sort()).toEqual(['cred-alice-1', 'cred-alice-2']);
+    expect(json.excludeCredentials).toEqual([]);
     const bad = await post(h, cookie, { csrf_token: csrf, action: 'add-passkey', attestation: '{"type":"public-key"}' });
     expect(bad.headers.location).toBe(`${PAGE}?done=passkey-not-added`);
-    expect(ids(h)).toHaveLength(2);
+    expect(ids(h)).toHaveLength(0);
     // The challenge was spent by the failed attempt: a second answer meets none.
     const again = await post(h, cookie, { csrf_token: csrf, action: 'add-passkey', attestation: '' });
     expect(again.headers.location).toBe(`${PAGE}?done=passkey-not-added`);
     expect(h.events.some((event) => event.type === 'passkey.added')).toBe(false);
+  });
+
+  it('adds no passkey on a sign-in weaker than the user has: it links to a sign-in at that level instead', async () => {
+    for (const [label, user, level] of [
+      ['a passkey', {}, 'urn:sentinel:acr:phishing-resistant'],
+      ['a TOTP secret', { totpSecret: async () => 'JBSWY3DPEHPK3PXP' }, 'urn:sentinel:acr:mfa'],
+    ] as const) {
+      const h = harness();
+      if (label === 'a TOTP secret') {
+        for (const id of ids(h)) h.passkeys.remove({ accountId: ACCOUNT, userId: USER_ID, credentialId: id });
+      }
+      const sentinel = makeSentinel({
+        store: new MemoryStore(),
+        users: {
+          authenticate: async ({ username, password }) => (username === USERNAME && password === PASSWORD ? { id: USER_ID } : null),
+          passkeys: h.passkeys,
+          ...user,
+        },
+        account: { enabled: true },
+      });
+      const weak = { ...h, sentinel };
+      const cookie = await signInToPage(weak);
+      const { page, csrf } = await openPage(weak, cookie);
+      expect(page.body, label).toContain(`href="${PAGE}?step_up=passkey"`);
+      expect(page.body, label).not.toContain('id="passkey-button"');
+      const options = await postForm(sentinel, OPTIONS, `csrf_token=${csrf}`, { headers: { cookie, ...SAME_ORIGIN } });
+      expect(options.status, label).toBe(403);
+      const added = await post(weak, cookie, { csrf_token: csrf, action: 'add-passkey', attestation: '{"type":"public-key"}' });
+      expect(added.headers.location, label).toBe(`${PAGE}?done=passkey-not-added`);
+      // The link starts a sign-in whose interaction asks for the level.
+      const stepUp = await call(sentinel, { path: PAGE, query: 'step_up=passkey', headers: { cookie } });
+      expect(stepUp.status, label).toBe(303);
+      const interaction = /[?&]interaction=([A-Za-z0-9_-]{43})$/.exec(String(stepUp.headers.location))?.[1] as string;
+      const stored = JSON.parse((await contextOf(sentinel).store.get(`interaction:${interaction}`)) as string) as {
+        request: { acr?: string };
+      };
+      expect(stored.request.acr, label).toBe(level);
+    }
   });
 
   it('refuses an unknown action', async () => {

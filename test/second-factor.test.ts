@@ -203,6 +203,22 @@ describe('TOTP second factor', () => {
     expectSignedIn(await skip(offerCsrf));
   });
 
+  it('a password alone is not offered a passkey when the user has a TOTP secret: the passkey would skip the step', async () => {
+    // The step-up-only set-up: the user store asks for no second factor at sign-in, but the user has a TOTP secret.
+    const sentinel = makeSentinel({
+      store: new MemoryStore(),
+      users: {
+        authenticate: async ({ username, password }) => (username === USERNAME && password === PASSWORD ? { id: USER_ID } : null),
+        totpSecret: async () => generateSecret(),
+        passkeys: new MemoryPasskeys(),
+      },
+      passkeys: { offerRegistration: true },
+    });
+    const { interaction } = await startInteraction(sentinel);
+    const csrf = await openLogin(sentinel, interaction);
+    expectSignedIn(await postLogin(sentinel, interaction, { csrf_token: csrf, username: USERNAME, password: PASSWORD }));
+  });
+
   it('a recovery code signs in once', async () => {
     const h = harness();
     const first = await passPassword(h);

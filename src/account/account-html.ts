@@ -49,7 +49,8 @@ export interface AccountView {
   /** A message key of what the last change did, shown once as a status line. */
   notice?: keyof Messages | undefined;
   sessions: SessionItem[] | undefined;
-  passkeys: { items: PasskeyItem[]; canRemove: boolean; optionsURL: string } | undefined;
+  /** `stepUpURL`: where to sign in again first, when this sign-in is too weak to add a passkey (instead of the form). */
+  passkeys: { items: PasskeyItem[]; canRemove: boolean; optionsURL: string; stepUpURL?: string | undefined } | undefined;
   apps: ConnectedAppItem[] | undefined;
   /** Where each list is; a list of more than one page gets its own Previous / Next links. */
   pages?: Partial<Record<PagedList, ListPage>> | undefined;
@@ -169,7 +170,10 @@ function passkeysSection(view: AccountView, passkeys: NonNullable<AccountView['p
       ? `<p class="none">${escapeHTML(m.accountPasskeysNone)}</p>`
       : `<ul class="items" id="passkeys">${items}</ul>`;
   // The button stays hidden until the script finds WebAuthn: without it there is nothing it could do.
-  const add = `<form id="passkey-form" method="post" action="${escapeHTML(view.action)}" data-options="${escapeHTML(passkeys.optionsURL)}">
+  const add =
+    passkeys.stepUpURL !== undefined
+      ? `<div class="section-actions"><a class="button" id="passkey-step-up" href="${escapeHTML(passkeys.stepUpURL)}">${escapeHTML(m.accountPasskeyStepUp)}</a></div>`
+      : `<form id="passkey-form" method="post" action="${escapeHTML(view.action)}" data-options="${escapeHTML(passkeys.optionsURL)}">
 <input type="hidden" name="csrf_token" value="${escapeHTML(view.csrfToken)}"><input type="hidden" name="action" value="add-passkey"><input type="hidden" name="attestation" value="">
 <div class="section-actions"><button type="button" id="passkey-button" class="primary" hidden>${escapeHTML(m.passkeyAdd)}</button></div>
 </form>`;

@@ -18,7 +18,8 @@ import { pageLocale } from '../i18n/page-locale.js';
 import { logoSources } from '../authorize/pages/logo-policy.js';
 import { createStyleNonce, htmlResponse } from '../authorize/pages/security-headers.js';
 import { renderAccountHtml, renderNotSignedInHtml } from './account-html.js';
-import { addPasskey, listPasskeys, passkeyHooks, removePasskey } from './account-passkeys.js';
+import { addPasskey, listPasskeys, mayAddPasskey, passkeyHooks, removePasskey } from './account-passkeys.js';
+import { passkeyEnrolmentLevel } from '../second-factor/step-up-method.js';
 import { listPage, pageSlice } from './account-paging.js';
 import { accountPageOff, readAccountPost } from './account-post.js';
 import { connectedApps, disconnectApp, endOtherSessions, endOwnSession, sessionItems } from './account-sessions.js';
@@ -70,6 +71,7 @@ async function showPage(context: SentinelContext, request: SentinelRequest, visi
               items: pageSlice(passkeys, passkeysAt),
               canRemove: typeof hooks.remove === 'function',
               optionsURL: `${request.mountPath ?? ''}${routePath(context.config, 'account-passkey-options', { accountId })}`,
+              stepUpURL: (await mayAddPasskey(context, visit)) ? undefined : `${action}?step_up=passkey`,
             },
       apps: apps.items,
       pages: { sessions: sessions.at, passkeys: passkeysAt, apps: apps.at },
@@ -140,6 +142,10 @@ export async function handleAccountPage(context: SentinelContext, request: Senti
   if (!context.config.account.enabled) throw accountPageOff();
   if (request.method === 'POST') return runAction(context, request, accountId);
   const visit = await currentVisit(context, request, accountId);
+  if (visit !== null && request.query.get('step_up') === 'passkey' && passkeyHooks(context) !== undefined) {
+    // Before a passkey can be added: a sign-in as strong as any the user has (account-passkeys.ts mayAddPasskey).
+    return signInRedirect(context, request, accountId, await passkeyEnrolmentLevel(context, { accountId, userId: visit.session.userId }));
+  }
   if (visit !== null) return showPage(context, request, visit);
   if (request.query.get('signin') === 'cancelled') return notSignedIn(context, request, accountId);
   return signInRedirect(context, request, accountId);

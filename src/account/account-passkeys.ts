@@ -19,6 +19,7 @@ import { webAuthnUserID } from '../passkeys/user-handle.js';
 import type { AccountVisit } from './account-visit.js';
 import { readAccountPost } from './account-post.js';
 import { ACCOUNT_LIST_BOUND } from './account-paging.js';
+import { mayEnrolPasskey } from '../second-factor/step-up-method.js';
 
 /** The ceremony id of a session: distinct from every interaction id (those have no `account-` prefix). */
 function ceremonyOf(visit: AccountVisit): string {
@@ -33,6 +34,18 @@ function ceremonyOf(visit: AccountVisit): string {
  */
 export function passkeyHooks(context: SentinelContext): PasskeyHooks | undefined {
   return context.config.users?.passkeys;
+}
+
+/**
+ * Whether this visit's sign-in may add a passkey: it must be as strong as any the user has (a passkey sign-in when the
+ * user has a passkey, the TOTP step when the user has a TOTP secret), or a password alone would add the passkey that
+ * skips them. The page offers a sign-in at that level instead.
+ *
+ * @example
+ * if (!(await mayAddPasskey(context, visit))) return stepUpLink();
+ */
+export function mayAddPasskey(context: SentinelContext, visit: AccountVisit): Promise<boolean> {
+  return mayEnrolPasskey(context, { accountId: visit.accountId, userId: visit.session.userId, amr: visit.session.amr });
 }
 
 /**
@@ -67,6 +80,9 @@ export async function handleAccountPasskeyOptions(
   const { visit } = await readAccountPost(context, request, accountId);
   const userID = webAuthnUserID(visit.session.userId);
   if (userID === null) throw new OAuthError('invalid_request', 'Passkeys are not available for this user.', { status: 400 });
+  if (!(await mayAddPasskey(context, visit))) {
+    throw new OAuthError('invalid_request', 'Sign in again with your strongest method to add a passkey.', { status: 403 });
+  }
   const { userId } = visit.session;
   return passkeyCreationOptions(context, hooks, { accountId, userId, userID, userName: userId, ceremony: ceremonyOf(visit) });
 }
@@ -80,7 +96,7 @@ export async function handleAccountPasskeyOptions(
  */
 export async function addPasskey(context: SentinelContext, visit: AccountVisit, attestationJSON: string | undefined): Promise<boolean> {
   const hooks = passkeyHooks(context);
-  if (hooks === undefined) return false;
+  if (hooks === undefined || !(await mayAddPasskey(context, visit))) return false;
   const challenge = await takeChallenge(context, 'register', ceremonyOf(visit));
   const attestation = parseAttestation(attestationJSON);
   if (challenge === null || attestation === null) return false;

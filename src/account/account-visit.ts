@@ -14,6 +14,7 @@ import { redirect, type SentinelRequest, type SentinelResponse } from '../http/m
 import { routePath, routeUrl } from '../http/route-paths.js';
 import { constantTimeEqual, digest } from '../lib/random-secrets.js';
 import type { AuthorizationRequest } from '../authorize/request/validate-request.js';
+import type { AcrValue } from '../assurance/levels.js';
 import { createInteraction, loginPageURL } from '../authorize/state/interaction.js';
 import { readSessionCookie } from '../authorize/state/session-cookie.js';
 import { type SessionRecord, useSession } from '../authorize/state/session.js';
@@ -79,12 +80,18 @@ export async function currentVisit(context: SentinelContext, request: SentinelRe
 }
 
 /**
- * Sends the browser to the login page, in an interaction that comes back to the account page.
+ * Sends the browser to the login page, in an interaction that comes back to the account page; with `acr`, a sign-in
+ * that must reach that level.
  *
  * @example
  * if (visit === null) return signInRedirect(context, request, accountId);
  */
-export async function signInRedirect(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
+export async function signInRedirect(
+  context: SentinelContext,
+  request: SentinelRequest,
+  accountId: string,
+  acr?: AcrValue,
+): Promise<SentinelResponse> {
   if (!(await context.apps.hasAccount(accountId))) {
     throw new OAuthError('invalid_request', 'The account in this link is unknown.', { status: 401 });
   }
@@ -101,6 +108,8 @@ export async function signInRedirect(context: SentinelContext, request: Sentinel
     redirectUriInRequest: false,
     iss: context.accountIssuer(accountId),
     ...(uiLocales === undefined || uiLocales.length === 0 ? {} : { uiLocales }),
+    // A step-up from the page (adding a passkey): the login page asks what reaches this level.
+    ...(acr === undefined ? {} : { acr }),
   };
   const returnTo = accountPagePath(context, request.mountPath, accountId);
   const interactionId = await createInteraction(context, authorization, request.mountPath, undefined, returnTo);

@@ -129,6 +129,8 @@ export interface Messages {
   accountAppDisconnected: string;
   accountFormOutOfDate: string;
   accountPasskeyNotAdded: string;
+  /** The account page's link to a stronger sign-in, shown instead of "Add a passkey" when this one is too weak. */
+  accountPasskeyStepUp: string;
   /** The account page's refusal of a passkey, session or app that is not the signed-in user's. */
   accountNotYourPasskey: string;
   accountNotYourSession: string;

@@ -10,7 +10,7 @@ import { redirect, type SentinelRequest, type SentinelResponse } from '../http/m
 import { readSessionCookie } from '../authorize/state/session-cookie.js';
 import { signedInResponse, unmetRequirementsResponse } from '../authorize/endpoints/signed-in-response.js';
 import { loginPageResponse } from '../authorize/pages/login-response.js';
-import { stepUpMethod } from './step-up-method.js';
+import { mayEnrolPasskey, stepUpMethod } from './step-up-method.js';
 import { takeInteraction, type InteractionRecord } from '../authorize/state/interaction.js';
 import { loginStepURL } from '../authorize/endpoints/login-step-url.js';
 import { webAuthnUserID } from '../passkeys/user-handle.js';
@@ -68,10 +68,13 @@ export async function completeSignIn(
   });
 }
 
-async function offersPasskey(context: SentinelContext, accountId: string, userId: string): Promise<boolean> {
+async function offersPasskey(context: SentinelContext, accountId: string, subject: SignInSubject): Promise<boolean> {
   const passkeys = context.config.users?.passkeys;
+  const { userId, amr } = subject;
   if (!context.config.passkeys.offerRegistration || passkeys === undefined || webAuthnUserID(userId) === null) return false;
-  return (await passkeys.list({ accountId, userId })).length === 0;
+  // Offered to a user without a passkey, on a sign-in as strong as any the user has: a password alone never adds the
+  // passkey that would skip the user's TOTP step.
+  return (await passkeys.list({ accountId, userId })).length === 0 && (await mayEnrolPasskey(context, { accountId, userId, amr }));
 }
 
 /**
@@ -88,7 +91,7 @@ export async function afterSecondFactor(
   ip: string | null,
 ): Promise<SentinelResponse> {
   const { accountId } = interaction.record.request;
-  if (await offersPasskey(context, accountId, subject.userId)) {
+  if (await offersPasskey(context, accountId, subject)) {
     // Only the subject's fields: a caller may hand over a whole pending record, whose stage must not carry over.
     const { userId, username, authTime, amr } = subject;
     await startPending(context, interaction.id, { stage: 'passkey-offer', userId, username, authTime, amr });

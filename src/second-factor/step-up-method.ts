@@ -4,7 +4,7 @@
  * them (whether or not `authenticate` asked for the step) or has a passkey; `phishing-resistant` only with a passkey.
  */
 import type { SentinelContext } from '../http/context.js';
-import { type AcrValue, acrLevel, ACR_MFA, ACR_PHISHING_RESISTANT } from '../assurance/levels.js';
+import { type AcrValue, acrLevel, acrOf, ACR_MFA, ACR_PASSWORD, ACR_PHISHING_RESISTANT } from '../assurance/levels.js';
 import { webAuthnUserID } from '../passkeys/user-handle.js';
 
 /**
@@ -42,4 +42,32 @@ export async function stepUpMethod(
     if (input.askedTotp || (await hasTotpSecret(context, input.accountId, input.userId))) return 'totp';
   }
   return (await hasPasskey(context, input.accountId, input.userId)) ? 'passkey' : 'unreachable';
+}
+
+/**
+ * The level a sign-in must have reached to add a passkey for this user: the strongest the user can reach otherwise. A
+ * passkey signs in at the strongest level there is, so adding one on a weaker sign-in would hand whoever has that
+ * sign-in (a password alone) the level of the factor they lack: `phishing-resistant` when the user has a passkey,
+ * `mfa` when `users.totpSecret` returns a secret for them, else `password`.
+ *
+ * @example
+ * if (acrLevel(acrOf(session.amr)) < acrLevel(await passkeyEnrolmentLevel(context, { accountId, userId }))) refuse();
+ */
+export async function passkeyEnrolmentLevel(context: SentinelContext, input: { accountId: string; userId: string }): Promise<AcrValue> {
+  if (await hasPasskey(context, input.accountId, input.userId)) return ACR_PHISHING_RESISTANT;
+  if (await hasTotpSecret(context, input.accountId, input.userId)) return ACR_MFA;
+  return ACR_PASSWORD;
+}
+
+/**
+ * Whether a sign-in of `amr` may add a passkey for this user ({@link passkeyEnrolmentLevel}).
+ *
+ * @example
+ * if (!(await mayEnrolPasskey(context, { accountId, userId, amr }))) return refuse();
+ */
+export async function mayEnrolPasskey(
+  context: SentinelContext,
+  input: { accountId: string; userId: string; amr: readonly string[] | undefined },
+): Promise<boolean> {
+  return acrLevel(acrOf(input.amr)) >= acrLevel(await passkeyEnrolmentLevel(context, input));
 }
