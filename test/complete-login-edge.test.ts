@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { SentinelEvent, SentinelResponse } from '../src/index.js';
-import { openLogin, postLogin, startInteraction } from './helpers/direct-flow.js';
-import { ACCOUNT, CLIENT_ID, makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
+import { ACCOUNT_PATH, call, openLogin, postLogin, startInteraction } from './helpers/direct-flow.js';
+import { ACCOUNT, CLIENT_ID, makeSentinel, OTHER_ACCOUNT, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 
 /** A response with its per-response nonces blanked, so two renderings of one page compare equal. */
 function comparable(response: SentinelResponse): { status: number; headers: Record<string, unknown>; body: unknown } {
@@ -77,5 +77,46 @@ describe('completeLogin() at the edge', () => {
     const answer = await sentinel.completeLogin(interaction, { userId: '' });
     expect(answer.status).toBe(500);
     expect(reports).toEqual(['complete-login']);
+  });
+
+  it('refuses an authTime that is not whole seconds up to now, before anything is stored', async () => {
+    const reports: string[] = [];
+    const sentinel = makeSentinel({ onError: (_error, context) => reports.push(context.route) });
+    const now = Math.floor(Date.now() / 1000);
+    for (const authTime of ['1732900000', Number.NaN, Number.POSITIVE_INFINITY, now + 0.5, Date.now(), now + 3600]) {
+      const { interaction } = await startInteraction(sentinel);
+      const answer = await sentinel.completeLogin(interaction, { userId: USER_ID, authTime: authTime as number });
+      expect(answer.status, String(authTime)).toBe(500);
+    }
+    expect(reports).toHaveLength(6);
+    // Nothing was stored: the user's index reads, and a good completion signs in.
+    expect(await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).toEqual([]);
+    const { interaction } = await startInteraction(sentinel);
+    expect((await sentinel.completeLogin(interaction, { userId: USER_ID, authTime: now - 5 })).status).toBe(303);
+  });
+
+  it('with accountId, completes only a sign-in of that account', async () => {
+    const sentinel = makeSentinel();
+    const { interaction } = await startInteraction(sentinel);
+    const other = await sentinel.completeLogin(interaction, { userId: USER_ID, accountId: OTHER_ACCOUNT });
+    expect(other.status).toBe(400);
+    expect(other.headers['set-cookie']).toBeUndefined();
+    expect(await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).toEqual([]);
+    const next = await startInteraction(sentinel);
+    expect((await sentinel.completeLogin(next.interaction, { userId: USER_ID, accountId: ACCOUNT })).status).toBe(303);
+  });
+
+  it('closes the built-in login page and its steps while the host signs users in (login.url)', async () => {
+    const sentinel = makeSentinel({ login: { url: '/host/login' } });
+    const { interaction } = await startInteraction(sentinel);
+    const query = new URLSearchParams({ interaction });
+    for (const path of ['login', 'login/totp', 'login/passkey/register']) {
+      const page = await call(sentinel, { path: `${ACCOUNT_PATH}/${path}`, query });
+      expect(page.status, path).toBe(404);
+    }
+    const posted = await postLogin(sentinel, interaction, { csrf_token: 'x', username: USERNAME, password: PASSWORD });
+    expect(posted.status).toBe(404);
+    // The interaction is the host's to finish.
+    expect((await sentinel.completeLogin(interaction, { userId: USER_ID })).status).toBe(303);
   });
 });

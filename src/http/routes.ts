@@ -5,7 +5,8 @@
 import { authorizeDenied, tokenDenied } from '../events/denied-events.js';
 import { PUBLIC_DOCUMENT_CORS, REVOCATION_CORS, TOKEN_CORS, USERINFO_CORS } from './cors.js';
 import { ROUTE_PATHS, type RouteName } from './route-paths.js';
-import type { EdgeEntry, RouteDefinition } from './router.js';
+import type { EdgeEntry, RouteDefinition, RouteHandler } from './router.js';
+import { OAuthError } from '../errors.js';
 import { renderAuthorizationError } from '../authorize/request/authorization-error.js';
 import { handleAuthorize } from '../authorize/endpoints/authorize.js';
 import { errorPageResponse } from '../authorize/pages/error-response.js';
@@ -35,6 +36,23 @@ import { handleAccountPage } from '../account/account-page.js';
 import { handleAccountPasskeyOptions } from '../account/account-passkeys.js';
 
 /** All routes, in matching order. */
+
+/**
+ * A route of the built-in login page or one of its steps: 404 when the host signs users in on its own page
+ * (`login.url`). The interactions then go to that page, and the built-in form must not finish one of them around
+ * whatever the host's page enforces (its own second factor, single sign-on, lockout).
+ */
+function builtInLogin(handler: RouteHandler): RouteHandler {
+  return (context, request, params) => {
+    if (context.config.login.url !== undefined) {
+      return Promise.reject(
+        new OAuthError('invalid_request', 'Sign-in happens on the page of the service you came from.', { status: 404 }),
+      );
+    }
+    return handler(context, request, params);
+  };
+}
+
 export const ROUTES: readonly (RouteDefinition & { name: RouteName })[] = [
   {
     name: 'app-token-v2',
@@ -76,42 +94,42 @@ export const ROUTES: readonly (RouteDefinition & { name: RouteName })[] = [
     name: 'login',
     methods: ['GET', 'POST'],
     path: ROUTE_PATHS.login,
-    handler: (context, request, { accountId }) => handleLogin(context, request, accountId),
+    handler: builtInLogin((context, request, { accountId }) => handleLogin(context, request, accountId)),
     renderError: errorPageResponse,
   },
   {
     name: 'login-totp',
     methods: ['GET', 'POST'],
     path: ROUTE_PATHS['login-totp'],
-    handler: (context, request, { accountId }) => handleTotpStep(context, request, accountId),
+    handler: builtInLogin((context, request, { accountId }) => handleTotpStep(context, request, accountId)),
     renderError: errorPageResponse,
   },
   {
     name: 'login-passkey-options',
     methods: ['POST'],
     path: ROUTE_PATHS['login-passkey-options'],
-    handler: (context, request, { accountId }) => handlePasskeyOptions(context, request, accountId),
+    handler: builtInLogin((context, request, { accountId }) => handlePasskeyOptions(context, request, accountId)),
     renderError: errorPageResponse,
   },
   {
     name: 'login-passkey',
     methods: ['POST'],
     path: ROUTE_PATHS['login-passkey'],
-    handler: (context, request, { accountId }) => handlePasskeySignIn(context, request, accountId),
+    handler: builtInLogin((context, request, { accountId }) => handlePasskeySignIn(context, request, accountId)),
     renderError: errorPageResponse,
   },
   {
     name: 'login-passkey-register-options',
     methods: ['POST'],
     path: ROUTE_PATHS['login-passkey-register-options'],
-    handler: (context, request, { accountId }) => handlePasskeyRegisterOptions(context, request, accountId),
+    handler: builtInLogin((context, request, { accountId }) => handlePasskeyRegisterOptions(context, request, accountId)),
     renderError: errorPageResponse,
   },
   {
     name: 'login-passkey-register',
     methods: ['GET', 'POST'],
     path: ROUTE_PATHS['login-passkey-register'],
-    handler: (context, request, { accountId }) => handlePasskeyRegister(context, request, accountId),
+    handler: builtInLogin((context, request, { accountId }) => handlePasskeyRegister(context, request, accountId)),
     renderError: errorPageResponse,
   },
   {
