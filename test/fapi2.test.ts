@@ -6,12 +6,12 @@
  * and the account's metadata, which stays that of every app.
  */
 import { createHash, generateKeyPairSync } from 'node:crypto';
-import { exportJWK, importJWK, SignJWT } from 'jose';
+import { decodeProtectedHeader, exportJWK, importJWK, SignJWT } from 'jose';
 import * as client from 'openid-client';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createSentinel, type Sentinel, type SentinelOptions } from '../src/index.js';
+import { type App, createSentinel, MemoryAppStore, type Sentinel, type SentinelOptions } from '../src/index.js';
 import { advanceClock } from './helpers/clock.js';
-import { ACCOUNT, baseOptions, REDIRECT_URI, USER_ID } from './helpers/fixtures.js';
+import { ACCOUNT, baseOptions, REDIRECT_URI, SIGNING_KEY, USER_ID } from './helpers/fixtures.js';
 import { HOSTS, type MountedHost } from './helpers/hosts.js';
 import {
   ACCOUNT_ISSUER,
@@ -212,6 +212,14 @@ describe('fapi2 refusals (modelled on the FAPI 2.0 conformance modules)', () => 
     expect(pushed.body.request_uri).toBeUndefined();
   });
 
+  it('PAR without redirect_uri, though the app registered one only → invalid_request, nothing pushed', async () => {
+    const h = await harness();
+    const pushed = await push(h, { redirect_uri: '' });
+    expect(pushed.status).toBe(400);
+    expect(pushed.body).toMatchObject({ error: 'invalid_request', error_description: expect.stringMatching(/redirect_uri is required/) });
+    expect(pushed.body.request_uri).toBeUndefined();
+  });
+
   it('plain PKCE → invalid_request', async () => {
     const h = await harness();
     const pushed = await push(h, { code_challenge: 'a'.repeat(43), code_challenge_method: 'plain' });
@@ -345,6 +353,37 @@ describe('fapi2 configuration', () => {
     );
     // The same keys serve an account without a fapi2 app.
     expect(() => createSentinel(keyedOptions(key, {}, { keys: [rsa] as never }))).not.toThrow();
+  });
+
+  it('a fapi2 app without idTokenSignedResponseAlg gets ES256 ID tokens where the service would sign RS256', async () => {
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const rsa = { ...(await exportJWK(privateKey)), alg: 'RS256', kid: 'rs-1', use: 'sig' };
+    const h = await harness(FAPI2, { keys: [SIGNING_KEY, rsa] as never });
+    const { code, verifier } = await codeOf(h);
+    const tokens = await exchange(h, code, verifier);
+    expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
+    expect(decodeProtectedHeader(tokens.body.id_token as string).alg).toBe('ES256');
+  });
+
+  it('a fapi2 app from an AppStore, on a service signing RS256: 500 and onError, nothing issued', async () => {
+    const key = await clientKey();
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const rsa = { ...(await exportJWK(privateKey)), alg: 'RS256', kid: 'rs-1', use: 'sig' };
+    const options = keyedOptions(key, FAPI2, { keys: [rsa] as never });
+    const errors: unknown[] = [];
+    // The startup check sees no fapi2 app in `apps`: this one comes from the registry at request time.
+    const sentinel = createSentinel({
+      ...options,
+      apps: [],
+      appStore: new MemoryAppStore(options.apps as App[]),
+      onError: (error) => errors.push(error),
+    });
+    const mounted = await HOSTS[1]!.mount(sentinel);
+    open.push(mounted);
+    const h: Harness = { sentinel, mounted, key, dpop: await clientKey(), local: (url) => url.replace('http://localhost', mounted.url) };
+    const pushed = await push(h);
+    expect([pushed.status, pushed.body.error]).toEqual([500, 'server_error']);
+    expect(String(errors[0])).toMatch(/fapi2 app .* would sign with RS256/);
   });
 
   it('the metadata stays that of every app: PAR is not required of the account, another app authorizes directly', async () => {

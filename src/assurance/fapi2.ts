@@ -2,12 +2,15 @@
  * The FAPI 2.0 Security Profile for one app (`profile: 'fapi2'`): what the profile demands of its requests, and the
  * configuration checks that refuse an app that could not meet it. The rules are enforced where each one applies:
  *
- * - pushed authorization requests only (par/resolve.ts), with PKCE S256 (authorize/request/validate-request.ts);
+ * - pushed authorization requests only (par/resolve.ts), each naming its `redirect_uri` (par/push-endpoint.ts), with
+ *   PKCE S256 (authorize/request/validate-request.ts);
  * - `private_key_jwt` only, its assertion's `aud` the issuer as one string (client-assertion/verify-assertion.ts);
  * - DPoP-bound tokens only (dpop/token-binding.ts);
  * - codes live at most {@link FAPI2_CODE_TTL_SECONDS} (token/code-records.ts, token/authorization-code-grant.ts);
  * - refresh tokens are not rotated (token/refresh-token-grant.ts): the profile advises against rotation;
- * - ES256, PS256 or EdDSA for every signature it sees or receives ({@link FAPI2_ALGORITHMS});
+ * - ES256, PS256 or EdDSA for every signature it sees or receives ({@link FAPI2_ALGORITHMS}): checked at startup for
+ *   the `apps` option, at request time for a registry's app ({@link assertFapi2Servable}), and the ID tokens' default
+ *   algorithm is an allowed one (token/id-token.ts `appIdTokenAlg`);
  * - `iss` on every authorization response (already so for every app, RFC 9207).
  *
  * The account's metadata does not change: it describes what the issuer offers every app, and the other apps of the
@@ -83,6 +86,25 @@ export function assertFapi2Signing(apps: readonly App[], signingAlg: string, fie
     throw new ConfigurationError(
       field,
       `an app with profile 'fapi2' needs tokens signed with ${FAPI2_ALGORITHMS.join(', ')}, not ${signingAlg}`,
+    );
+  }
+}
+
+/**
+ * Refuses, at request time, to serve a fapi2 app tokens signed with an algorithm the profile does not allow: the
+ * access tokens' (the service's signer) or the app's ID tokens'. {@link assertFapi2Signing} checks the `apps` option
+ * at startup; an app from a host's AppStore, or a key ring rotated to another algorithm, is caught here, at every
+ * token and pushed request. The deployment's mistake, not the client's: an Error (500 `server_error`, `onError`).
+ *
+ * @example
+ * if (isFapi2(app)) assertFapi2Servable(app, context.keys.signer.alg, idTokenAlgorithm(context, app));
+ */
+export function assertFapi2Servable(app: Pick<App, 'profile' | 'clientId'>, signerAlg: string, idTokenAlg: string): void {
+  if (!isFapi2(app)) return;
+  const refused = [signerAlg, idTokenAlg].find((alg) => !FAPI2_ALGORITHMS.includes(alg));
+  if (refused !== undefined) {
+    throw new Error(
+      `sentinel-idp: the fapi2 app ${app.clientId} needs tokens signed with ${FAPI2_ALGORITHMS.join(', ')}, and the service would sign with ${refused}`,
     );
   }
 }

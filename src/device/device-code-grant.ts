@@ -12,7 +12,7 @@ import { required, type ParamMap } from '../http/params.js';
 import { grantKey, grantTtlMs } from '../token/grant-records.js';
 import { encodeGrant } from '../token/grant-encoding.js';
 import { firstGrant } from '../token/first-grant.js';
-import { hasOpenIDScope } from '../token/id-token.js';
+import { appIdTokenAlg, hasOpenIDScope } from '../token/id-token.js';
 import { issueUserTokens } from '../token/user-tokens.js';
 import { tokenResources } from '../token/resource-indicators.js';
 import { readAmr } from '../assurance/levels.js';
@@ -95,7 +95,7 @@ export async function handleDeviceCodeGrant(
     amr,
     sid,
     scope: record.scope,
-    idToken: hasOpenIDScope(record.scope) ? { alg: app.idTokenSignedResponseAlg } : null,
+    idToken: hasOpenIDScope(record.scope) ? { alg: appIdTokenAlg(context, app) } : null,
     ip: request.ip,
     dpopJkt,
     resources,

@@ -24,6 +24,7 @@ import { observeDelivery } from '../telemetry/delivery-span.js';
 import { LogoutAgents } from './logout-agents.js';
 import { decodeLogoutJob, type LogoutJob } from './logout-queue.js';
 import { signLogoutToken } from './logout-token.js';
+import { appIdTokenAlg } from '../token/id-token.js';
 import { type PostOutcome, postLogoutToken } from './post-logout-token.js';
 
 /** How often the loop looks for due deliveries, in milliseconds. */
@@ -305,7 +306,7 @@ export class LogoutDeliveryWorker {
     let token: string;
     try {
       token = await this.#withAccountKeys(logout.accountId, () =>
-        signLogoutToken(context, { ...logout, alg: app.idTokenSignedResponseAlg }),
+        signLogoutToken(context, { ...logout, alg: appIdTokenAlg(context, app) }),
       );
     } catch (error) {
       this.#report(error, ROUTE, logout.accountId);

@@ -7,7 +7,7 @@
 import { validateAuthorizationRequest } from '../authorize/request/validate-request.js';
 import { readForm } from '../http/form-body.js';
 import type { SentinelContext } from '../http/context.js';
-import { proofAlgorithms } from '../assurance/fapi2.js';
+import { isFapi2, proofAlgorithms } from '../assurance/fapi2.js';
 import { dpopHeader } from '../dpop/token-binding.js';
 import { checkDPoPProof, invalidProof, type VerifiedProof } from '../dpop/proof.js';
 import { rememberProof } from '../dpop/proof-replay.js';
@@ -18,6 +18,7 @@ import { authenticateClient } from '../token/client-auth.js';
 import { checkTokenQuery } from '../token/token-endpoint.js';
 import { REQUEST_URI_TTL_SECONDS, storePushedRequest } from './pushed-requests.js';
 import { routeUrl } from '../http/route-paths.js';
+import { single } from '../http/params.js';
 
 /** Client authentication parameters: they authenticate the push and are not part of the authorization request. */
 const AUTHENTICATION_PARAMS = new Set(['client_secret', 'client_assertion', 'client_assertion_type']);
@@ -38,6 +39,11 @@ export async function handlePushedAuthorizationRequest(
   const params = await readForm(request, context.config.bodyLimit);
   const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: true });
   if (params.has('request_uri')) throw new OAuthError('invalid_request', 'a pushed request must not contain request_uri');
+  // FAPI 2.0 Security Profile §5.3.2.2: the pushed request of a fapi2 app names its redirect URI, even when the app
+  // registered only one.
+  if (isFapi2(app) && single(params, 'redirect_uri') === undefined) {
+    throw new OAuthError('invalid_request', 'redirect_uri is required in the pushed request of a FAPI 2.0 app');
+  }
   const pushed: [string, string][] = [];
   for (const [name, values] of params) {
     if (AUTHENTICATION_PARAMS.has(name)) continue;

@@ -11,7 +11,7 @@ import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { required, single, type ParamMap } from '../http/params.js';
 import { type GrantRecord, grantIndexUntil, grantKey, grantTtlMs, readGrant, revokeGrant } from './grant-records.js';
 import { encodeGrant } from './grant-encoding.js';
-import { hasOpenIDScope } from './id-token.js';
+import { appIdTokenAlg, hasOpenIDScope } from './id-token.js';
 import { readAmr } from '../assurance/levels.js';
 import { assertVerifierSyntax, verifyPKCE } from './pkce.js';
 import { issueUserTokens } from './user-tokens.js';
@@ -144,7 +144,7 @@ export async function handleAuthorizationCodeGrant(
     amr,
     sid: record.sid,
     scope: record.scope,
-    idToken: hasOpenIDScope(record.scope) ? { nonce: record.nonce, alg: app.idTokenSignedResponseAlg } : null,
+    idToken: hasOpenIDScope(record.scope) ? { nonce: record.nonce, alg: appIdTokenAlg(context, app) } : null,
     ip: request.ip,
     dpopJkt,
     resources,

@@ -2,7 +2,8 @@
  * Client authentication at the token endpoints (RFC 6749 §2.3): client_secret_basic, client_secret_post, or none
  * for public clients. One method per request; credentials never in the URL.
  */
-import { isFapi2 } from '../assurance/fapi2.js';
+import { assertFapi2Servable, isFapi2 } from '../assurance/fapi2.js';
+import { idTokenAlgorithm } from './id-token.js';
 import { verifyAppSecret, verifyClientSecret } from '../apps/client-secrets.js';
 import type { App } from '../apps/app.js';
 import { authenticateWithAssertion, hasClientAssertion } from '../client-assertion/authenticate.js';
@@ -85,6 +86,8 @@ export async function authenticateClient(
 ): Promise<{ app: App; credentials: ClientCredentials }> {
   if (hasClientAssertion(params)) {
     const app = await authenticateWithAssertion(context, accountId, request, params);
+    // The only way a fapi2 app authenticates: the profile's signatures are checked once it is known.
+    if (isFapi2(app)) assertFapi2Servable(app, context.keys.signer.alg, idTokenAlgorithm(context, app));
     return { app, credentials: { clientId: app.clientId, clientSecret: undefined, method: 'private_key_jwt' } };
   }
   const credentials = readClientCredentials(request, params);

@@ -7,6 +7,7 @@ import type { SentinelContext } from '../http/context.js';
 import { type JWTClaims, signJWT } from '../keys/jws.js';
 import type { SigningAlgorithm, SigningKey } from '../keys/signing-keys.js';
 import { assuranceClaims } from '../assurance/levels.js';
+import { FAPI2_ALGORITHMS, isFapi2 } from '../assurance/fapi2.js';
 
 /** What an ID token states. */
 export interface IDTokenInput {
@@ -72,11 +73,27 @@ export function atHash(accessToken: string, alg: SigningAlgorithm): string {
 }
 
 /**
+ * The algorithm an app's ID tokens ask for: its own `idTokenSignedResponseAlg`, else `undefined` (the service's
+ * default, RS256 when configured). A fapi2 app without one takes an algorithm its profile allows, which RS256 is not:
+ * the access tokens' signer's when allowed, else the first allowed one with a key.
+ * @example issueIDToken(context, { …, alg: appIdTokenAlg(context, app) })
+ */
+export function appIdTokenAlg(
+  context: SentinelContext,
+  app: Pick<App, 'idTokenSignedResponseAlg' | 'profile'>,
+): SigningAlgorithm | undefined {
+  if (app.idTokenSignedResponseAlg !== undefined || !isFapi2(app)) return app.idTokenSignedResponseAlg;
+  const { signer, byAlg } = context.keys;
+  if (FAPI2_ALGORITHMS.includes(signer.alg)) return signer.alg;
+  return (FAPI2_ALGORITHMS as readonly SigningAlgorithm[]).find((alg) => byAlg.has(alg));
+}
+
+/**
  * The ID token algorithm of an app, for the metadata and for checking apps at startup.
  * @example idTokenAlgorithm(context, app) // 'RS256'
  */
-export function idTokenAlgorithm(context: SentinelContext, app: Pick<App, 'idTokenSignedResponseAlg'>): SigningAlgorithm {
-  return idTokenKey(context, app.idTokenSignedResponseAlg).alg;
+export function idTokenAlgorithm(context: SentinelContext, app: Pick<App, 'idTokenSignedResponseAlg' | 'profile'>): SigningAlgorithm {
+  return idTokenKey(context, appIdTokenAlg(context, app)).alg;
 }
 
 /**

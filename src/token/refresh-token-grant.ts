@@ -22,7 +22,7 @@ import {
   type StoredGrant,
 } from './grant-records.js';
 import { encodeGrant } from './grant-encoding.js';
-import { hasOpenIDScope } from './id-token.js';
+import { appIdTokenAlg, hasOpenIDScope } from './id-token.js';
 import { readAmr } from '../assurance/levels.js';
 import { issueUserTokens } from './user-tokens.js';
 import { assertRefreshBinding } from '../dpop/refresh-binding.js';
@@ -136,7 +136,7 @@ export async function handleRefreshTokenGrant(
     sid: grant.sid,
     scope,
     // OpenID Connect Core §12.2: a refreshed ID token keeps sub, aud and auth_time, and carries no nonce.
-    idToken: hasOpenIDScope(scope) ? { alg: app.idTokenSignedResponseAlg } : null,
+    idToken: hasOpenIDScope(scope) ? { alg: appIdTokenAlg(context, app) } : null,
     ip: request.ip,
     dpopJkt,
     resources,
