@@ -34,6 +34,7 @@ import {
   TOKEN_PATH,
 } from './helpers/direct-flow.js';
 import { pkcePair } from './helpers/pkce.js';
+import type { Registered } from './helpers/registration-client.js';
 import { MemoryStore } from '../src/stores/memory.js';
 import { BOT, botApp, TOKEN_EXCHANGE, TYPE } from './helpers/exchange.js';
 
@@ -373,5 +374,27 @@ describe('RFC 7591 registration', () => {
     expect(new URL(String(refused.headers.location)).searchParams.get('error')).toBe('invalid_target');
     const allowed = await call(sentinel, { path: AUTHORIZE_PATH, query: authorizeQuery({ ...base, resource: MCP }) });
     expect(String(allowed.headers.location)).toContain('/login?interaction=');
+  });
+
+  it('an update (RFC 7592 PUT) narrows the resources a client has, never widens them, even by leaving them out', async () => {
+    const { MemoryAppStore } = await import('../src/index.js');
+    const { postRegistration, manageClient, INITIAL_ACCESS_TOKEN } = await import('./helpers/registration-client.js');
+    const options = baseOptions({ defaultResources: [MCP, OTHER] });
+    const apps = new MemoryAppStore(createSentinel(options).config.apps);
+    const sentinel = createSentinel({ ...options, apps: [], appStore: apps, registration: { initialAccessToken: INITIAL_ACCESS_TOKEN } });
+    const registered = jsonOf(await postRegistration(sentinel, { grant_types: ['client_credentials'] })) as unknown as Registered;
+    const clientId = registered.client_id;
+    // The operator narrows it to one resource.
+    const stored = await apps.findApp(ACCOUNT, clientId);
+    await apps.updateApp({ ...(stored as NonNullable<typeof stored>), resources: [MCP] });
+    const body = { client_id: clientId, grant_types: ['client_credentials'] };
+    for (const widening of [body, { ...body, resources: [MCP, OTHER] }]) {
+      const put = await manageClient(sentinel, 'PUT', registered, { body: widening });
+      expect(put.status).toBe(400);
+      expect(jsonOf(put)).toMatchObject({ error: 'invalid_client_metadata' });
+      expect((await apps.findApp(ACCOUNT, clientId))?.resources).toEqual([MCP]);
+    }
+    const kept = await manageClient(sentinel, 'PUT', registered, { body: { ...body, resources: [MCP] } });
+    expect(kept.status, kept.body).toBe(200);
   });
 });

@@ -61,6 +61,20 @@ function changedMetadata(before: App, after: App): string[] {
   return fields.filter((name) => JSON.stringify(before[name]) !== JSON.stringify(after[name]));
 }
 
+/**
+ * The RFC 8707 resources an update leaves the client. A client with a list (its own, or one an operator narrowed
+ * since) may send a narrower one, never a wider one: leaving the field out would clear the list, and a cleared list
+ * means every default resource of the service. So it must be sent, within the list it has.
+ */
+function resourcesOfUpdate(current: App, requested: string[] | undefined): string[] | undefined {
+  const allowed = current.resources;
+  if (allowed === undefined) return requested;
+  if (requested === undefined || requested.some((resource) => !allowed.includes(resource))) {
+    throw new OAuthError('invalid_client_metadata', `resources must be sent, and may name only ${allowed.join(' ')}`);
+  }
+  return requested;
+}
+
 async function update(context: SentinelContext, request: SentinelRequest, app: App): Promise<App> {
   const body = await readJSONObject(request, context.config.bodyLimit);
   if (body.client_id !== app.clientId) throw new OAuthError('invalid_client_metadata', 'client_id must be the client id of this client');
@@ -89,7 +103,7 @@ async function update(context: SentinelContext, request: SentinelRequest, app: A
         // RFC 7592 §2.2: the update replaces the metadata, so a field left out is cleared.
         backchannelLogoutUri: metadata.backchannelLogoutUri,
         backchannelLogoutSessionRequired: metadata.backchannelLogoutSessionRequired,
-        resources: metadata.resources,
+        resources: resourcesOfUpdate(current, metadata.resources),
       };
       refuseUnhonouredMetadata(context, body, { ...current, ...patch });
       before = current;
