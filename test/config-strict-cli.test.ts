@@ -90,4 +90,15 @@ describe('sentinel-idp config check', () => {
     expect(broken.code).toBe(1);
     expect(broken.stderr).toMatch(/broken\.json is not valid JSON/);
   });
+
+  it('never prints the text of a broken file: a secret pasted without quotes stays out of the log', async () => {
+    const secret = 'k3q9x7m2p4t8w1z6b5n0v3c7d2';
+    const json = await cli(['config', 'check', file('unquoted.json', `{ "apps": [{ "clientSecret": ${secret} }] }`)]);
+    const module = await cli(['config', 'check', file('unquoted.mjs', `export default {\n  apps: [{ clientSecret: ${secret} }],\n};\n`)]);
+    for (const result of [json, module]) {
+      expect(result.code).toBe(1);
+      expect(result.stderr).not.toContain(secret.slice(0, 6));
+    }
+    expect(module.stderr).toMatch(/unquoted\.mjs could not be loaded: ReferenceError at line 2/);
+  });
 });

@@ -3,7 +3,7 @@
  * module and prints every problem at once, one `path: message` line each, so a misspelled option is found before
  * the service starts (and not one start-up failure at a time).
  */
-import { readFile } from 'node:fs/promises';
+import { access, readFile } from 'node:fs/promises';
 import { extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { configProblems } from '../config.js';
@@ -29,6 +29,10 @@ Example:
   sentinel-idp config check ./sentinel.options.mjs
 `;
 
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
 async function loadOptions(path: string): Promise<unknown> {
   const absolute = resolve(path);
   if (extname(absolute).toLowerCase() === '.json') {
@@ -40,11 +44,28 @@ async function loadOptions(path: string): Promise<unknown> {
     }
     try {
       return JSON.parse(text);
-    } catch (error) {
-      throw new Error(`${path} is not valid JSON: ${error instanceof SyntaxError ? error.message : 'parse error'}`);
+    } catch {
+      // Not the parser's message: it quotes the text around the error, which in an options file is often a secret
+      // pasted without its quotes, and this goes to a terminal or a CI log.
+      throw new Error(`${path} is not valid JSON (the parser's message is not shown: it may quote a secret)`);
     }
   }
-  const module = (await import(pathToFileURL(absolute).href)) as Record<string, unknown>;
+  try {
+    await access(absolute);
+  } catch {
+    throw new Error(`cannot read ${path}`);
+  }
+  const url = pathToFileURL(absolute).href;
+  let module: Record<string, unknown>;
+  try {
+    module = (await import(url)) as Record<string, unknown>;
+  } catch (error) {
+    // Where, and which kind of error, but not the message: an unquoted secret is "<the secret> is not defined".
+    const at = error instanceof Error ? new RegExp(`${escapeRegExp(url)}:(\\d+)(?::(\\d+))?`).exec(error.stack ?? '') : null;
+    const where = at === null ? '' : ` at line ${at[1]}${at[2] === undefined ? '' : `, column ${at[2]}`}`;
+    const kind = error instanceof Error ? error.name : 'an error';
+    throw new Error(`${path} could not be loaded: ${kind}${where} (its message is not shown: it may quote a secret)`);
+  }
   // A CommonJS module's exports arrive as `default`; an ES module may name its export `options`.
   const options = module.options ?? module.default;
   if (options === undefined) throw new Error(`${path} has no default export and no export named "options"`);
