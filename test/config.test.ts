@@ -99,6 +99,13 @@ describe('createSentinel options', () => {
     expect(() => createSentinel(options)).toThrow(/apps\[0\]\.idTokenSignedResponseAlg/);
   });
 
+  it('refuses a private JWK whose public part does not belong to its private part', () => {
+    const one = generatePrivateJWK('ES256');
+    const other = generatePrivateJWK('ES256');
+    // It would sign tokens that the key it publishes never verifies.
+    expect(() => createSentinel({ ...baseOptions(), keys: [{ ...one, x: other.x, y: other.y }] })).toThrow(/keys\[0\]: is not a key pair/);
+  });
+
   it('refuses a consumerClaim that would overwrite a claim the service writes', () => {
     for (const claim of ['cnf', 'aud', 'sub', 'act', 'token_use']) {
       expect(() => createSentinel({ ...baseOptions(), consumerClaim: claim })).toThrow(

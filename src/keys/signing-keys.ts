@@ -151,7 +151,14 @@ export function importKey(jwk: JWK | { signer: ExternalSigner }, field: string):
   const exported = publicKey.export({ format: 'jwk' }) as JWK;
   const kid = typeof jwk.kid === 'string' && jwk.kid !== '' ? jwk.kid : thumbprint(exported);
   const publicJWK: JWK = { ...exported, kid, alg, use: 'sig' };
-  return { kid, alg, privateKey, publicKey, publicJWK };
+  const key: SigningKey = { kid, alg, privateKey, publicKey, publicJWK };
+  // The public part is read from the JWK as written (x, y, n, e), not computed from d: a JWK whose parts do not belong
+  // together would sign tokens that its own published key never verifies. One probe signature at startup says so.
+  const probe = Buffer.from(`sentinel-idp key check ${kid}`);
+  if (!verifyBytes(key, probe, signBytes(key, probe))) {
+    throw new ConfigurationError(field, 'is not a key pair: its public part does not verify what its private part signs');
+  }
+  return key;
 }
 
 /**
