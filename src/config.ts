@@ -4,6 +4,7 @@
  */
 import { assertFapi2App } from './assurance/fapi2.js';
 import { z } from 'zod';
+import { SERVICE_WRITTEN_CLAIMS } from './token/access-token-claims.js';
 import { clientAssertionOptionsSchema, clientJwksOptionsSchema } from './client-assertion/options.js';
 import { dpopOptionsSchema } from './dpop/options.js';
 import { resourceURIProblem } from './apps/resource-uri.js';
@@ -44,33 +45,6 @@ function fn<T>(name: string) {
 }
 
 const ttlSeconds = z.number().int().positive();
-/**
- * The claims of an access token the service writes: `consumerClaim` copies the consumer id under its own name, so a
- * name among these would overwrite one (a `cnf` unbinding a DPoP token, an `aud` another audience).
- */
-const SERVICE_CLAIMS: ReadonlySet<string> = new Set([
-  'iss',
-  'sub',
-  'aud',
-  'exp',
-  'nbf',
-  'iat',
-  'jti',
-  'client_id',
-  'azp',
-  'gty',
-  'scope',
-  'auth_time',
-  'gid',
-  'acr',
-  'amr',
-  'act',
-  'grant_client_id',
-  'cnf',
-  'token_use',
-  'sid',
-  'typ',
-]);
 
 /** A resource indicator an option names must be one a client could ask for (RFC 8707 §2). */
 function refuseResourceURI(uri: string, context: z.RefinementCtx): void {
@@ -146,7 +120,9 @@ const optionsSchema = z.object({
   consumerClaim: z
     .string()
     .min(1)
-    .refine((name) => !SERVICE_CLAIMS.has(name), { message: 'must not be a claim the service writes itself (sub, aud, cnf, act, …)' })
+    .refine((name) => !SERVICE_WRITTEN_CLAIMS.has(name), {
+      message: 'must not be a claim the service writes itself (sub, aud, cnf, act, …)',
+    })
     .optional(),
   consumerId: fn<ConsumerIdValidator>('consumerId').optional(),
   codeTtl: ttlSeconds.max(600).default(60),

@@ -54,3 +54,33 @@ export function issuedForUser(claims: Pick<AccessTokenClaims, 'gid' | 'gty'>): b
     typeof claims.gid === 'string' && (claims.gty === 'authorization_code' || claims.gty === 'urn:ietf:params:oauth:grant-type:device_code')
   );
 }
+
+/**
+ * The claims of an access token the service writes: `consumerClaim` copies the consumer id under its own name, so a
+ * name among these would overwrite one (a `cnf` unbinding a DPoP token, an `aud` another audience).
+ *
+ * @example SERVICE_WRITTEN_CLAIMS.has('cnf') // true
+ */
+export const SERVICE_WRITTEN_CLAIMS: ReadonlySet<string> = new Set([
+  'iss',
+  'sub',
+  'aud',
+  'exp',
+  'nbf',
+  'iat',
+  'jti',
+  'client_id',
+  'azp',
+  'gty',
+  'scope',
+  'auth_time',
+  'gid',
+  'acr',
+  'amr',
+  'act',
+  'grant_client_id',
+  'cnf',
+  'token_use',
+  'sid',
+  'typ',
+]);
