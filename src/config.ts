@@ -147,6 +147,7 @@ const optionsSchema = z.object({
       maxFailures: z.number().int().positive().default(5),
       maxFailuresPerIp: z.number().int().positive().default(50),
       windowSeconds: ttlSeconds.default(900),
+      digestKey: z.string().min(32).optional(),
     })
     .prefault({}),
   pkce: z.enum(['optional', 'required']).default('optional'),

@@ -155,6 +155,11 @@ export interface SentinelOptions {
         maxFailuresPerIp?: number | undefined;
         /** Length of the fixed counting window. @defaultValue `900` */
         windowSeconds?: number | undefined;
+        /**
+         * Keys the digests of typed usernames (in counters' store keys and in `login.*` events), at least 32 characters,
+         * the same on every instance. @defaultValue derived from `keyRotation.encryptionKey` or the private parts of `keys`
+         */
+        digestKey?: string | undefined;
       }
     | undefined;
   /** `'required'`: every authorization request needs PKCE S256 (public clients always do). @defaultValue `'optional'` */

@@ -12,6 +12,8 @@ import { reserveAttempt, throttleKeys } from '../src/authorize/state/throttle.js
 import { clientIP } from '../src/http/client-ip.js';
 import type { SentinelRequest } from '../src/index.js';
 import { makeSentinel } from './helpers/fixtures.js';
+import { digest } from '../src/lib/random-secrets.js';
+import { generatePrivateJWK } from '../src/index.js';
 import { contextOf } from '../src/http/context.js';
 
 const target = { accountId: '1', clientId: 'c', iss: 'https://id.example.com/sentinel/api/account/1' };
@@ -82,17 +84,32 @@ describe('isCrossSiteRequest', () => {
 });
 
 describe('throttleKeys', () => {
+  const config = contextOf(makeSentinel()).config;
+
   it('folds username case and hides it behind a digest; accounts are separate', () => {
-    const a = throttleKeys('1', 'Alice', '203.0.113.1');
-    expect(a.username).toBe(throttleKeys('1', ' alice ', null).username);
+    const a = throttleKeys(config, '1', 'Alice', '203.0.113.1');
+    expect(a.username).toBe(throttleKeys(config, '1', ' alice ', null).username);
     expect(a.username).not.toContain('alice');
-    expect(a.username).not.toBe(throttleKeys('2', 'alice', null).username);
+    expect(a.username).not.toBe(throttleKeys(config, '2', 'alice', null).username);
     expect(a.ip).toBe('throttle:ip:203.0.113.1');
+  });
+
+  it('digests under a key of the deployment: a wordlist does not undo it, and every instance agrees', () => {
+    const typed = 'correct horse battery staple';
+    const keys = throttleKeys(config, '1', typed, null);
+    // Not the plain digest a wordlist would find.
+    expect(keys.usernameDigest).not.toBe(digest(`1\u0000${typed}`).slice(0, 22));
+    // Another instance with the same options derives the same key; another deployment another one.
+    expect(throttleKeys(contextOf(makeSentinel()).config, '1', typed, null)).toEqual(keys);
+    const other = contextOf(makeSentinel({ keys: [generatePrivateJWK('ES256')] })).config;
+    expect(throttleKeys(other, '1', typed, null).username).not.toBe(keys.username);
+    const explicit = contextOf(makeSentinel({ throttle: { digestKey: 'd'.repeat(32) } })).config;
+    expect(throttleKeys(explicit, '1', typed, null).username).not.toBe(keys.username);
   });
 
   it('a counter that does not read as one refuses the attempt, and the memory store will not count on it', async () => {
     const context = contextOf(makeSentinel());
-    const keys = throttleKeys('1', 'alice', null);
+    const keys = throttleKeys(context.config, '1', 'alice', null);
     await context.store.set(keys.username, 'not-a-count', 60_000);
     expect(await reserveAttempt(context, keys)).toEqual({ granted: false, scope: 'username' });
     await expect(context.store.increment(keys.username, 60_000)).rejects.toThrow(/not a counter/);

@@ -70,6 +70,16 @@ describe('external signers', () => {
     ).toThrow(/keys\[0\]\.signer/);
   });
 
+  it('with only external signers, warns that typed usernames are digested without a key until throttle.digestKey is set', () => {
+    const warnings: string[] = [];
+    const logger = { warn: (message: string) => warnings.push(message) };
+    makeSentinel({ keys: [{ signer: kmsLike('der') }], logger });
+    expect(warnings.filter((message) => message.includes('throttle.digestKey'))).toHaveLength(1);
+    warnings.length = 0;
+    makeSentinel({ keys: [{ signer: kmsLike('der') }], logger, throttle: { digestKey: 'k'.repeat(32) } });
+    expect(warnings.filter((message) => message.includes('throttle.digestKey'))).toEqual([]);
+  });
+
   it('ecdsaDerToJose handles short r/s and refuses non-DER', () => {
     const der = Uint8Array.from([0x30, 0x06, 0x02, 0x01, 0x05, 0x02, 0x01, 0x07]);
     const jose = ecdsaDerToJose(der, 32) as Uint8Array;

@@ -36,8 +36,8 @@ const DEVICE_CONFIRMATION_EXPIRED = en.deviceConfirmExpired;
 const DEVICE_TOO_MANY_CODES = en.deviceTooManyCodes;
 
 /** The counters of a code entry: per address within the account (on `maxFailures`), and per address. */
-function codeEntryKeys(accountId: string, ip: string | null): ThrottleKeys {
-  return subjectThrottleKeys('device-code', accountId, ip ?? 'unknown', ip);
+function codeEntryKeys(context: SentinelContext, accountId: string, ip: string | null): ThrottleKeys {
+  return subjectThrottleKeys(context.config, 'device-code', accountId, ip ?? 'unknown', ip);
 }
 
 async function requireAccount(context: SentinelContext, accountId: string): Promise<void> {
@@ -70,7 +70,7 @@ async function enterCode(context: SentinelContext, request: SentinelRequest, acc
     entryPageResponse(context, request, accountId, { userCode: typed, error, status: 400 });
   // Something that cannot be a user code is not a guess at one: it costs no slot.
   if (userCode === null) return again(DEVICE_CODE_WRONG);
-  const keys = codeEntryKeys(accountId, clientIP(context.config, request));
+  const keys = codeEntryKeys(context, accountId, clientIP(context.config, request));
   const reservation = await reserveAttempt(context, keys);
   if (!reservation.granted) {
     context.emit({ type: 'login.throttled', accountId, usernameDigest: keys.usernameDigest, scope: reservation.scope });

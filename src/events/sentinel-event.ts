@@ -49,7 +49,8 @@ export type SentinelEvent =
   | (EventBase & { type: 'refresh.reused'; userId?: string | undefined })
   | (EventBase & { type: 'authorize.denied'; error: string; reason: string })
   | (EventBase & AssuranceFields & { type: 'login.succeeded'; userId: string; username?: string | undefined })
-  // Failed attempts carry a digest of the normalized username, never the typed text (it is sometimes a password).
+  // Failed attempts carry a keyed digest of the normalized username, never the typed text (it is sometimes a password;
+  // authorize/state/identifier-digest.ts).
   | (EventBase & { type: 'login.failed'; usernameDigest: string; reason: string })
   | (EventBase & { type: 'login.throttled'; usernameDigest: string; scope: 'username' | 'ip' })
   | (EventBase & AssuranceFields & { type: 'session.created'; userId: string })

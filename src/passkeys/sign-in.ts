@@ -105,7 +105,7 @@ export async function handlePasskeySignIn(
       type: 'login.failed',
       accountId,
       clientId: interaction.request.clientId,
-      usernameDigest: subjectThrottleKeys('passkey', accountId, userId ?? '', ip).usernameDigest,
+      usernameDigest: subjectThrottleKeys(context.config, 'passkey', accountId, userId ?? '', ip).usernameDigest,
       reason,
     });
     return loginPageResponse(context, interactionId, interaction, { error: PASSKEY_FAILED, status: 400, request });

@@ -16,15 +16,19 @@
  */
 import type { SentinelContext } from '../../http/context.js';
 import { OAuthError } from '../../errors.js';
-import { digest } from '../../lib/random-secrets.js';
+import { identifierDigest } from './identifier-digest.js';
+import type { ResolvedConfig } from '../../config.js';
+
+type DigestConfig = Pick<ResolvedConfig, 'throttle' | 'keyRotation' | 'keys'>;
 
 /** The counters one login attempt touches. */
 export interface ThrottleKeys {
   username: string;
   ip: string | null;
   /**
-   * SHA-256 of account and normalized username (base64url, 22 characters): lets audit events correlate failed
-   * attempts without carrying the typed text, which is sometimes a password entered in the wrong field.
+   * A keyed digest of account and normalized username (base64url, 22 characters, identifier-digest.ts): lets audit
+   * events correlate failed attempts without carrying the typed text, which is sometimes a password entered in the
+   * wrong field.
    */
   usernameDigest: string;
 }
@@ -34,10 +38,10 @@ export interface ThrottleKeys {
  * budget) and appear in keys only as digests.
  *
  * @example
- * const keys = throttleKeys(accountId, username, clientIP(context.config, request));
+ * const keys = throttleKeys(context.config, accountId, username, clientIP(context.config, request));
  */
-export function throttleKeys(accountId: string, username: string, ip: string | null): ThrottleKeys {
-  return counterKeys('user', accountId, username.normalize('NFKC').trim().toLowerCase(), ip);
+export function throttleKeys(config: DigestConfig, accountId: string, username: string, ip: string | null): ThrottleKeys {
+  return counterKeys(config, 'user', accountId, username.normalize('NFKC').trim().toLowerCase(), ip);
 }
 
 /** What a counter other than a typed username's counts: a known user's second factor, a device code entry. */
@@ -50,14 +54,21 @@ export type ThrottleSubject = 'second-factor' | 'device-code' | 'passkey';
  * typing the user's id. The subject is kept as given (user ids are case-sensitive).
  *
  * @example
- * const keys = subjectThrottleKeys('second-factor', accountId, userId, ip); // throttle:second-factor:…
+ * const keys = subjectThrottleKeys(context.config, 'second-factor', accountId, userId, ip); // throttle:second-factor:…
  */
-export function subjectThrottleKeys(kind: ThrottleSubject, accountId: string, subject: string, ip: string | null): ThrottleKeys {
-  return counterKeys(kind, accountId, subject, ip);
+export function subjectThrottleKeys(
+  config: DigestConfig,
+  kind: ThrottleSubject,
+  accountId: string,
+  subject: string,
+  ip: string | null,
+): ThrottleKeys {
+  return counterKeys(config, kind, accountId, subject, ip);
 }
 
-function counterKeys(kind: string, accountId: string, subject: string, ip: string | null): ThrottleKeys {
-  const subjectDigest = digest(`${accountId}\u0000${subject}`);
+function counterKeys(config: DigestConfig, kind: string, accountId: string, subject: string, ip: string | null): ThrottleKeys {
+  // Keyed (identifier-digest.ts): a typed name is sometimes a password, and a plain digest is undone with a wordlist.
+  const subjectDigest = identifierDigest(config, `${accountId}\u0000${subject}`);
   return {
     username: `throttle:${kind}:${subjectDigest}`,
     usernameDigest: subjectDigest.slice(0, 22),
