@@ -84,15 +84,17 @@ export interface Sentinel {
   /**
    * Starts a key rotation now (`keyRotation` only): a new key is published at once and signs after
    * `prePublishSeconds`, on every instance. A rotation already under way is not doubled.
+   * With `keysPerAccount`, `{ accountId }` rotates that account's own ring instead of the shared one.
    * @example const ring = await sentinel.rotateKeys();
    */
-  rotateKeys(): Promise<RingKeyInfo[]>;
+  rotateKeys(options?: { accountId?: string | undefined }): Promise<RingKeyInfo[]>;
   /**
    * Emergency revocation (`keyRotation` only): the key leaves the JWKS at once and every instance refuses its
    * tokens within `refreshSeconds`; if it was signing, its successor signs from now on. `false` for an unknown kid.
+   * With `keysPerAccount`, `{ accountId }` revokes in that account's own ring instead of the shared one.
    * @example await sentinel.revokeKey('Tq1y…');
    */
-  revokeKey(kid: string): Promise<boolean>;
+  revokeKey(kid: string, options?: { accountId?: string | undefined }): Promise<boolean>;
   /**
    * Ends an external login (`login.url`): the host has signed the user in its own way; the answer is the 303 that
    * sends the browser back to the application with a code (or an error page for an unknown or expired interaction).
@@ -223,9 +225,13 @@ export function createSentinel(options: SentinelOptions): Sentinel {
       completeExternalLogin(scoped, interactionId, user),
     );
 
-  function requireRing(method: string): KeyRing {
+  function requireRing(method: string, accountId?: string): KeyRing {
     if (ring === undefined) throw new ConfigurationError('keyRotation', `${method} needs the keyRotation option`);
-    return ring;
+    if (accountId === undefined) return ring;
+    // With keysPerAccount an account signs with its own ring: an account's key is rotated or revoked there.
+    const rings = serviceKeys.accountRings;
+    if (rings === undefined) throw new ConfigurationError('keysPerAccount', `${method} with an accountId needs keysPerAccount`);
+    return rings.ring(accountId);
   }
 
   // Back-channel logout: this instance's share of the deliveries waiting in the store (src/logout/).
@@ -249,8 +255,8 @@ export function createSentinel(options: SentinelOptions): Sentinel {
       // The user's store itself, not its traced proxy: a startup check is no store operation to measure.
       await Promise.all([ring?.ready(), config.store?.ready?.(warn)]);
     },
-    rotateKeys: () => requireRing('rotateKeys()').rotate(),
-    revokeKey: (kid) => requireRing('revokeKey()').revoke(kid),
+    rotateKeys: (options) => requireRing('rotateKeys()', options?.accountId).rotate(),
+    revokeKey: (kid, options) => requireRing('revokeKey()', options?.accountId).revoke(kid),
     ...sessionMethods(context),
     close: () => deliveries.close(),
   };

@@ -1,13 +1,15 @@
 /**
  * The keys page: the signing keys with their state, algorithm and times (published, signing from, signing until),
  * rotation, and revocation behind a confirmation page. The shared key ring signs for every account, so only the
- * admins of `keysAccountId` may change it; everyone else sees it read-only.
+ * admins of `keysAccountId` may change it; everyone else sees it read-only. With `keysPerAccount` each account signs
+ * with a ring of its own: the page shows the operator's account's ring, and its admins change it.
  */
 import type { SentinelResponse } from '../http/messages.js';
 import { redirect } from '../http/messages.js';
 import type { ParamMap } from '../http/params.js';
 import { describeRing, type RingKeyInfo } from '../keys/keyring/ring.js';
 import { readRing } from '../keys/keyring/storage.js';
+import { accountRingName } from '../keys/keyring/per-account.js';
 import { escapeHTML } from '../authorize/pages/escape-html.js';
 import { type ConsoleDeps, scopedContext } from './deps.js';
 import type { ConsoleMessages } from './messages/console-messages.js';
@@ -26,10 +28,16 @@ interface ShownKey extends RingKeyInfo {
   signsUntil?: string | undefined;
 }
 
-async function ringKeys(deps: ConsoleDeps): Promise<ShownKey[] | null> {
+/** The account whose own ring the page shows and changes (`keysPerAccount`), else `undefined`: the shared ring. */
+function ringAccount(deps: ConsoleDeps, call: ConsoleCall): string | undefined {
+  return deps.service.config.keysPerAccount ? call.operator?.accountId : undefined;
+}
+
+async function ringKeys(deps: ConsoleDeps, call: ConsoleCall): Promise<ShownKey[] | null> {
   const rotation = deps.service.config.keyRotation;
   if (rotation === undefined) return null;
-  const document = await readRing(deps.context.store, rotation.name);
+  const account = ringAccount(deps, call);
+  const document = await readRing(deps.context.store, account === undefined ? rotation.name : accountRingName(rotation.name, account));
   if (document === null) return [];
   const keys = describeRing(document, Date.now());
   // A key signs until the next key of its algorithm takes over (or until it was revoked).
@@ -43,14 +51,15 @@ async function ringKeys(deps: ConsoleDeps): Promise<ShownKey[] | null> {
 }
 
 function mayChangeKeys(deps: ConsoleDeps, call: ConsoleCall): boolean {
-  return (
-    call.operator?.role === 'admin' && deps.options.keysAccountId !== undefined && deps.options.keysAccountId === call.operator.accountId
-  );
+  if (call.operator?.role !== 'admin') return false;
+  // An account's own ring signs for that account alone: its admins change it.
+  if (ringAccount(deps, call) !== undefined) return true;
+  return deps.options.keysAccountId !== undefined && deps.options.keysAccountId === call.operator.accountId;
 }
 
 /** `GET {account}/keys`: the ring (or the configured keys). */
 export async function keysPage(deps: ConsoleDeps, call: ConsoleCall): Promise<SentinelResponse> {
-  const keys = await ringKeys(deps);
+  const keys = await ringKeys(deps, call);
   const page = (content: string): SentinelResponse =>
     consolePage(deps.service.config, call, { title: text(call, 'keysTitle'), section: 'keys', content });
   const notice = call.request.query.get('done') === '1' ? `<p class="notice" role="status">${escapeHTML(text(call, 'done'))}</p>` : '';
@@ -73,7 +82,9 @@ export async function keysPage(deps: ConsoleDeps, call: ConsoleCall): Promise<Se
     })
     .join('\n');
   const readOnly =
-    deps.options.keysAccountId !== undefined && deps.options.keysAccountId !== call.operator?.accountId
+    ringAccount(deps, call) === undefined &&
+    deps.options.keysAccountId !== undefined &&
+    deps.options.keysAccountId !== call.operator?.accountId
       ? paragraph(text(call, 'keysReadOnly', { account: deps.options.keysAccountId }))
       : '';
   const rotate = canChange
@@ -85,8 +96,8 @@ export async function keysPage(deps: ConsoleDeps, call: ConsoleCall): Promise<Se
 <tbody>${rows}</tbody></table></div>${rotate}`);
 }
 
-async function liveKey(deps: ConsoleDeps, kid: string): Promise<ShownKey> {
-  const keys = await ringKeys(deps);
+async function liveKey(deps: ConsoleDeps, call: ConsoleCall, kid: string): Promise<ShownKey> {
+  const keys = await ringKeys(deps, call);
   if (keys === null) throw new ConsoleRefusal('no_key_ring');
   const key = keys.find((entry) => entry.kid === kid && entry.state !== 'revoked');
   if (key === undefined) throw new ConsoleRefusal('unknown_kid', { target: kid.slice(0, 200) });
@@ -101,7 +112,7 @@ function requireKeysAdmin(deps: ConsoleDeps, call: ConsoleCall): void {
 /** `GET {account}/keys/{kid}/revoke`: the confirmation, before anything happens. */
 export async function revokeConfirmPage(deps: ConsoleDeps, call: ConsoleCall, kid: string): Promise<SentinelResponse> {
   requireKeysAdmin(deps, call);
-  const key = await liveKey(deps, kid);
+  const key = await liveKey(deps, call, kid);
   return consolePage(deps.service.config, call, {
     title: text(call, 'revokeTitle', { kid: key.kid }),
     section: 'keys',
@@ -124,15 +135,16 @@ export async function keysAction(
   const context = scopedContext(deps, call.request);
   if (parts.length === 1 && parts[0] === 'rotate') {
     requireKeysAdmin(deps, call);
-    await deps.service.rotateKeys();
+    await deps.service.rotateKeys({ accountId: ringAccount(deps, call) });
     context.emit({ type: 'console.changed', accountId: operator.accountId, operator: operator.userId, action: 'keys.rotate' });
     return redirect(303, `${accountPath(call, 'keys')}?done=1`);
   }
   if (parts.length === 2 && parts[1] === 'revoke') {
     const kid = parts[0] ?? '';
     requireKeysAdmin(deps, call);
-    await liveKey(deps, kid);
-    if (!(await deps.service.revokeKey(kid))) throw new ConsoleRefusal('unknown_kid', { target: kid });
+    await liveKey(deps, call, kid);
+    if (!(await deps.service.revokeKey(kid, { accountId: ringAccount(deps, call) })))
+      throw new ConsoleRefusal('unknown_kid', { target: kid });
     context.emit({ type: 'console.changed', accountId: operator.accountId, operator: operator.userId, action: 'keys.revoke', target: kid });
     return redirect(303, `${accountPath(call, 'keys')}?done=1`);
   }

@@ -20,8 +20,8 @@ export interface ConsoleService {
   readonly config: ResolvedConfig;
   handle(request: SentinelRequest): Promise<SentinelResponse | null>;
   verifyAccessToken(token: string, options?: VerifyAccessTokenOptions): Promise<AccessTokenClaims>;
-  rotateKeys(): Promise<RingKeyInfo[]>;
-  revokeKey(kid: string): Promise<boolean>;
+  rotateKeys(options?: { accountId?: string | undefined }): Promise<RingKeyInfo[]>;
+  revokeKey(kid: string, options?: { accountId?: string | undefined }): Promise<boolean>;
   /** A user's device sessions (the sessions page). */
   listSessions(input: { accountId: string; userId: string }): Promise<readonly ConsoleSessionInfo[]>;
   /** Ends one device session, with back-channel logout to its apps. */
