@@ -108,6 +108,8 @@ function world(stores: [Store, Store], options: WorldOptions): World {
           return { id: attacker.userId, ...(options.attackerTotp ? { secondFactor: 'totp' } : {}) };
         },
         totpSecret: async ({ userId }) => {
+          // Users without a second factor have no TOTP secret: a password alone may then add a passkey.
+          if (!options.victimTotp && !options.attackerTotp) return null;
           await self.window?.(userId);
           return userId === USER_ID ? aliceSecret : (byId(userId)?.secret ?? null);
         },
