@@ -127,6 +127,15 @@ describe('resolving a client id metadata document', () => {
     });
   });
 
+  it('refuses a client_id URL whose host does not resolve as invalid_client, not a server error', async () => {
+    // A host name the resolver refuses at once (EINVAL: longer than a DNS name may be), so the test needs no network.
+    const host = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(60)}.example`;
+    await expect(resolverFor({ allowPrivateAddresses: false }).resolve(ACCOUNT, `https://${host}/client.json`)).rejects.toMatchObject({
+      code: 'invalid_client',
+      description: expect.stringMatching(/does not resolve/),
+    });
+  });
+
   it('keeps a document as its caching headers say, at most 24 hours', async () => {
     expect(cacheSecondsOf({ 'cache-control': 'public, max-age=600' })).toBe(600);
     expect(cacheSecondsOf({ 'cache-control': 'max-age=999999' })).toBe(86_400);

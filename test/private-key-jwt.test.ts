@@ -6,8 +6,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SentinelEvent } from '../src/index.js';
+import { advanceClock } from './helpers/clock.js';
 import { ACCOUNT, CONSUMER_UUID } from './helpers/fixtures.js';
 import { HOSTS, type MountedHost } from './helpers/hosts.js';
 import {
@@ -24,6 +25,7 @@ const V2_PATH = `/sentinel/api/v2/account/${ACCOUNT}/app/token?state=${CONSUMER_
 const open: MountedHost[] = [];
 const servers: Server[] = [];
 afterEach(async () => {
+  vi.restoreAllMocks();
   await Promise.all(open.splice(0).map((mounted) => mounted.close()));
   for (const server of servers.splice(0)) {
     server.closeAllConnections();
@@ -166,6 +168,37 @@ describe('jwks_uri', () => {
     expect((await token(server, await assertionAuth(key))).status).toBe(200);
     expect((await token(server, await assertionAuth(key))).status).toBe(200);
     expect(jwks.hits()).toBe(1);
+  });
+
+  it('refetches for unknown kids at most once per 10 s, and a refresh that fails keeps the good set', async () => {
+    const key = await clientKey();
+    let failing = false;
+    const jwks = await jwksServer((_in, out) => {
+      if (failing) out.writeHead(503).end();
+      else out.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [key.publicJwk] }));
+    });
+    const { server, events } = await start(key, { jwks: undefined, jwksUri: jwks.url });
+    expect((await token(server, await assertionAuth(key))).status).toBe(200);
+    events.length = 0;
+    // Anyone naming the client can present assertions with made-up kids: they do not each fetch the key set.
+    const stranger = await clientKey('made-up');
+    for (let i = 0; i < 10; i++) await expectInvalidClient(server, events, await assertionAuth(stranger), /not signed by a key registered/);
+    expect(jwks.hits()).toBe(2);
+    // Past the interval the key host fails once: the refresh is refused, the client keeps its cached keys.
+    failing = true;
+    advanceClock(11);
+    await expectInvalidClient(server, events, await assertionAuth(stranger), /answered 503/);
+    expect(jwks.hits()).toBe(3);
+    expect((await token(server, await assertionAuth(key))).status).toBe(200);
+  });
+
+  it('refuses a key set holding a key WebCrypto cannot import as invalid_client, not a server error', async () => {
+    const key = await clientKey();
+    const jwks = await jwksServer((_in, out) => {
+      out.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [{ ...key.publicJwk, x: '!!!' }] }));
+    });
+    const { server, events } = await start(key, { jwks: undefined, jwksUri: jwks.url });
+    await expectInvalidClient(server, events, await assertionAuth(key), /holds a key that cannot be used/);
   });
 
   it('refuses a jwks_uri that hangs, quickly, and stays healthy', async () => {

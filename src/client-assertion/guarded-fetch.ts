@@ -44,7 +44,14 @@ export interface FetchedDocument {
 
 async function resolveAllowed(hostname: string, options: GuardedFetchOptions): Promise<{ address: string; family: number }> {
   const bare = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
-  const addresses = isIP(bare) !== 0 ? [{ address: bare, family: isIP(bare) }] : await lookup(bare, { all: true, verbatim: true });
+  let addresses: { address: string; family: number }[];
+  try {
+    addresses = isIP(bare) !== 0 ? [{ address: bare, family: isIP(bare) }] : await lookup(bare, { all: true, verbatim: true });
+  } catch {
+    // ENOTFOUND, EINVAL (a name too long), a resolver's failure: the URL's fault as far as the caller can tell, never
+    // a server error (a client_id URL is anyone's to make up).
+    addresses = [];
+  }
   if (addresses.length === 0) throw new GuardedFetchError(`${options.label} host does not resolve`);
   if (!options.allowPrivateAddresses && addresses.some((entry) => isForbiddenAddress(entry.address))) {
     throw new GuardedFetchError(`${options.label} points at a private, loopback or link-local address`);

@@ -55,11 +55,15 @@ export class JwksFetcher {
       if (last !== undefined && now - last < options.minRefreshIntervalMs) refresh = false;
       else this.#refreshedAt.set(url, now);
     }
-    const cached = refresh ? undefined : this.#cache.get(url);
+    const held = this.#cache.get(url);
+    const cached = refresh ? undefined : held;
     if (cached !== undefined) {
       if ('error' in cached) throw cached.error;
       return cached.keys;
     }
+    // A forced refresh that fails keeps the good set it was meant to renew: one JWT naming a made-up kid while the
+    // key host hiccups must not cost the client its keys (stale-if-error).
+    const good = held !== undefined && 'keys' in held ? held : undefined;
     let pending = this.#inFlight.get(url);
     if (pending === undefined) {
       pending = fetchKeySet(url, this.#options).then(
@@ -69,7 +73,7 @@ export class JwksFetcher {
         },
         (error: unknown) => {
           const failure = error instanceof JwksFetchError ? error : new JwksFetchError('the key set could not be fetched');
-          this.#cache.set(url, { error: failure }, { ttl: FAILURE_TTL_MS });
+          if (good === undefined) this.#cache.set(url, { error: failure }, { ttl: FAILURE_TTL_MS });
           throw failure;
         },
       );

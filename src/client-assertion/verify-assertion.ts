@@ -71,11 +71,16 @@ function criticalHeaderOf(assertion: string): unknown {
   }
 }
 
+/** A client's `jwks_uri` is fetched anew for an unknown `kid` at most this often. */
+const KEY_SET_REFRESH_INTERVAL_MS = 10_000;
+
 async function keySetOf(context: SentinelContext, app: App, refresh: boolean): Promise<JSONWebKeySet> {
   if (app.jwks !== undefined) return app.jwks as JSONWebKeySet;
   if (app.jwksUri === undefined) throw refused('the application has no registered keys');
   try {
-    return (await jwksFetcherOf(context).get(app.jwksUri, { refresh })) as JSONWebKeySet;
+    // A refresh for an unknown kid at most once per interval: the assertion is not yet verified, so anyone naming
+    // the client_id could otherwise make every request fetch the client's jwks_uri anew.
+    return (await jwksFetcherOf(context).get(app.jwksUri, { refresh, minRefreshIntervalMs: KEY_SET_REFRESH_INTERVAL_MS })) as JSONWebKeySet;
   } catch (error) {
     if (error instanceof JwksFetchError) throw refused(`the application's key set is unavailable: ${error.message}`);
     throw error;
@@ -142,6 +147,9 @@ export async function verifyClientAssertion(
       );
     }
     if (error instanceof joseErrors.JOSEError) throw refused('the client assertion is invalid');
+    // WebCrypto refusing a key of the client's set (an EC point that is not one, a malformed member): the client's
+    // keys are unusable, which is the client's matter, not a server error.
+    if (error instanceof Error && error.name === 'DataError') throw refused("the application's key set holds a key that cannot be used");
     throw error;
   }
   // …and as a single string: an array naming the issuer among others is refused too.
