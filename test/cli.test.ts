@@ -177,6 +177,13 @@ describe('sentinel-idp apps register', () => {
     expect(app).toMatchObject({ tokenEndpointAuthMethod: 'none', grantTypes: ['authorization_code', 'refresh_token'] });
   });
 
+  it('refuses a name the service would refuse (too long), with exit code 2', async () => {
+    const run = await cli(['apps', 'register', '--account', '1', '--name', 'A'.repeat(201)]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('--name must be at most 200 characters');
+    expect((await cli(['apps', 'register', '--account', '1', '--name', 'A'.repeat(200)])).code).toBe(0);
+  });
+
   it('gives a different client id and secret on every run', async () => {
     const [a, b] = await Promise.all([cli(['apps', 'register', '--account', '1']), cli(['apps', 'register', '--account', '1'])]);
     const first = JSON.parse(a.stdout) as { clientId: string; clientSecret: string };

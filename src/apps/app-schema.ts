@@ -10,7 +10,7 @@ import { ConfigurationError } from '../errors.js';
 import { parseOptions, strictSchema, throwProblems } from '../lib/strict-options.js';
 import type { App } from './app.js';
 import { appFromOptions, type AppOptions } from './app-options.js';
-import { assertValidApp } from './app-validation.js';
+import { assertValidApp, MAX_APP_NAME_LENGTH } from './app-validation.js';
 
 const grantTypeSchema = z.enum([
   'authorization_code',
@@ -31,7 +31,7 @@ export const appSchema = z.object({
   redirectUris: z.array(z.string()).optional(),
   grantTypes: z.array(grantTypeSchema).min(1).optional(),
   tokenEndpointAuthMethod: z.enum(['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt']).optional(),
-  name: z.string().max(200).optional(),
+  name: z.string().max(MAX_APP_NAME_LENGTH).optional(),
   scope: z.string().optional(),
   idTokenSignedResponseAlg: z.enum(['ES256', 'ES384', 'RS256', 'PS256', 'EdDSA']).optional(),
   postLogoutRedirectUris: z.array(z.string()).optional(),

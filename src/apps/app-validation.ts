@@ -56,6 +56,9 @@ export function backchannelLogoutURIProblem(uri: string): string | null {
   return scheme === 'https' || scheme === 'http' ? null : 'must use https (http is allowed only for loopback hosts)';
 }
 
+/** The longest app name: the options' schema, registration and every registry write hold to it (checked here). */
+export const MAX_APP_NAME_LENGTH = 200;
+
 /** Checks an app for registration; throws a {@link ConfigurationError} naming the field. */
 export function assertValidApp(app: App, field: string): void {
   app.redirectUris.forEach((uri, index) => {
@@ -76,7 +79,8 @@ export function assertValidApp(app: App, field: string): void {
   });
   if (app.name !== undefined) {
     // Shown on the login page: nothing in it may change how it or the text around it reads.
-    const problem = displayTextProblem(app.name);
+    const problem =
+      app.name.length > MAX_APP_NAME_LENGTH ? `must be at most ${MAX_APP_NAME_LENGTH} characters` : displayTextProblem(app.name);
     if (problem !== null) throw new ConfigurationError(`${field}.name`, problem);
   }
   if (app.grantTypes.includes('authorization_code') && app.redirectUris.length === 0) {

@@ -135,5 +135,6 @@ function describeProblem(field: string, message: string): string {
   if (uri !== null) return `--redirect-uri #${Number(uri[1]) + 1} ${detail}`;
   if (field === 'app.redirectUris') return `--redirect-uri is required: ${detail}`;
   if (field === 'app.grantTypes') return `--grant: ${detail}`;
+  if (field === 'app.name') return `--name ${detail}`;
   return detail;
 }
