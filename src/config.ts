@@ -226,6 +226,7 @@ const optionsSchema = z.object({
   clientIdMetadataDocuments: z
     .object({
       enabled: z.boolean(),
+      /** Which client_id URLs may be resolved: host names (`*.` for a domain), or a function of the URL and account. */
       allow: z
         .union([
           z.array(z.string().regex(/^(\*\.)?[a-z0-9.-]+$/, 'must be a lower-case host name, or *. and one')),

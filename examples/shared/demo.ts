@@ -168,7 +168,7 @@ export function printBanner(demo: Demo): void {
     '',
     'Open in a browser:',
     `  app            ${demo.pages.app}   <- start here: "Sign in with the platform", then try the tokens`,
-    `  login page     ${demo.pages.authorize}   (the app's ${demo.issuer}/signin sends you there)`,
+    `  login page     ${demo.issuer}/signin   (the app's sign-in: it sends you to ${demo.pages.authorize} with its client_id)`,
     `  account page   ${demo.pages.account}`,
     `  console        ${demo.pages.console}   (sign in as the demo user: its admin)`,
     `  discovery      ${demo.pages.discovery}`,

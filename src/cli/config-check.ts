@@ -23,7 +23,7 @@ is none, 1 when there is any.
 <file> is a JSON file (.json) or a JavaScript module (.js, .mjs, .cjs) whose
 default export, or export named "options", is the options object. Functions and
 stores in a module are checked for their shape only; nothing is called. For a
-TypeScript module, run the CLI under tsx: npx tsx $(npm bin)/sentinel-idp config check options.ts
+TypeScript module, run the CLI under tsx: npx tsx node_modules/sentinel-idp/dist/cli.js config check options.ts
 
 Example:
   sentinel-idp config check ./sentinel.options.mjs

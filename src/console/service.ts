@@ -18,9 +18,13 @@ import type { ConsoleMessages } from './messages/console-messages.js';
  */
 export interface ConsoleService {
   readonly config: ResolvedConfig;
+  /** The service's own routes (the console signs operators in through its authorization endpoint). */
   handle(request: SentinelRequest): Promise<SentinelResponse | null>;
+  /** Checks an operator's access token. */
   verifyAccessToken(token: string, options?: VerifyAccessTokenOptions): Promise<AccessTokenClaims>;
+  /** Rotates the shared key ring, or with `keysPerAccount` an account's own (the keys page). */
   rotateKeys(options?: { accountId?: string | undefined }): Promise<RingKeyInfo[]>;
+  /** Revokes a key of the shared key ring, or with `keysPerAccount` of an account's own (the keys page). */
   revokeKey(kid: string, options?: { accountId?: string | undefined }): Promise<boolean>;
   /** A user's device sessions (the sessions page). */
   listSessions(input: { accountId: string; userId: string }): Promise<readonly ConsoleSessionInfo[]>;

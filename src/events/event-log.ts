@@ -45,6 +45,7 @@ export interface EventPage {
 export interface EventSource {
   /** Whether the events outlive this process (the page says when they are only this instance's recent ones). */
   readonly durable: boolean;
+  /** One page of the events the query matches, newest first, and where the next page starts. */
   query(query: EventQuery): EventPage | Promise<EventPage>;
 }
 
@@ -86,6 +87,7 @@ export class MemoryEventLog implements EventSource {
     this.#entries[this.#seq % this.#size] = { seq: this.#seq, event: { ...event } };
   }
 
+  /** One page of the events this instance recorded that the query matches, newest first. */
   query(query: EventQuery): EventPage {
     const limit = Math.min(Math.max(1, query.limit), MAX_EVENT_PAGE);
     const before = query.cursor === undefined ? Number.POSITIVE_INFINITY : Number(query.cursor);
