@@ -335,6 +335,36 @@ describe('DPoP bindings of codes and refresh tokens', () => {
     expect(refused.body.access_token).toBeUndefined();
   });
 
+  it("binds a public client's refresh token at its first proof, even when the code was redeemed without one", async () => {
+    const { sentinel, server, key } = await start();
+    const { verifier, challenge } = pkcePair();
+    const code = await codeFor(sentinel, { clientId: PUBLIC_CLIENT_ID, redirectUri: REDIRECT_URI, codeChallenge: challenge });
+    const bearer = await request(server)
+      .post(TOKEN_PATH)
+      .type('form')
+      .send({ grant_type: 'authorization_code', code, client_id: PUBLIC_CLIENT_ID, code_verifier: verifier, redirect_uri: REDIRECT_URI });
+    expect(bearer.body.token_type).toBe('Bearer');
+    const refresh = (token: string) => ({ grant_type: 'refresh_token', refresh_token: token, client_id: PUBLIC_CLIENT_ID });
+    const bound = await request(server)
+      .post(TOKEN_PATH)
+      .type('form')
+      .set('DPoP', await dpopProof(key, { htm: 'POST', htu: TOKEN_HTU }))
+      .send(refresh(bearer.body.refresh_token as string));
+    expect(bound.body.token_type).toBe('DPoP');
+    // RFC 9449 §5: the refresh token that answer carries is bound to the key: not usable without its proof.
+    const without = await request(server)
+      .post(TOKEN_PATH)
+      .type('form')
+      .send(refresh(bound.body.refresh_token as string));
+    expect(without.body.error).toBe('invalid_dpop_proof');
+    const stranger = await request(server)
+      .post(TOKEN_PATH)
+      .type('form')
+      .set('DPoP', await dpopProof(await clientKey(), { htm: 'POST', htu: TOKEN_HTU }))
+      .send(refresh(bound.body.refresh_token as string));
+    expect(stranger.body.error).toBe('invalid_dpop_proof');
+  });
+
   it("binds a public client's refresh token: refused without the key's proof, and not burnt by the attempt", async () => {
     const { sentinel, server, key } = await start();
     const { verifier, challenge } = pkcePair();

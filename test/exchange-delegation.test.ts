@@ -22,6 +22,8 @@ import {
   appTokenPath,
 } from './helpers/fixtures.js';
 import { jsonOf, postForm } from './helpers/direct-flow.js';
+import { contextOf } from '../src/http/context.js';
+import { appPresence } from '../src/guard/app-presence.js';
 import { codeFor } from './helpers/oauth.js';
 import { BOT, BOT_CLIENT_ID, botApp, brandKey, exchangeOptions, TOKEN_EXCHANGE, TOKEN_PATH, TYPE } from './helpers/exchange.js';
 
@@ -327,5 +329,39 @@ describe('delegation refusals (400, nothing issued, the token never echoed)', ()
       'unauthorized_client',
       /not registered/,
     );
+  });
+});
+
+describe('what a delegation may not carry on or widen', () => {
+  it('stops with the app the subject came from: its deletion refuses the delegated token and a new exchange', async () => {
+    const sentinel = sentinelWith();
+    const { accessToken } = await userToken(sentinel);
+    const delegated = jsonOf(await delegate(sentinel, accessToken)).access_token as string;
+    expect(decodeJwt(delegated).grant_client_id).toBe(CLIENT_ID);
+    const context = contextOf(sentinel);
+    await context.apps.deleteApp?.(ACCOUNT, CLIENT_ID);
+    appPresence(context).forget(ACCOUNT, CLIENT_ID);
+    await expect(sentinel.verifyAccessToken(delegated, { accountId: ACCOUNT })).rejects.toMatchObject({ code: 'invalid_token' });
+    const introspected = await postForm(sentinel, `${TOKEN_PATH}/introspect`, new URLSearchParams({ token: delegated, ...BOT }).toString());
+    expect(jsonOf(introspected)).toEqual({ active: false });
+    await expectRefused(await delegate(sentinel, accessToken), 'invalid_request', /not a live access token/);
+  });
+
+  it("stays within the acting app's registered scope, whatever the subject's", async () => {
+    const options = exchangeOptions(key);
+    const apps = (options.apps ?? []).map((app) => (app.clientId === BOT_CLIENT_ID ? { ...app, scope: 'read' } : app));
+    const sentinel = makeSentinel({ ...options, apps });
+    const { accessToken } = await userToken(sentinel, 'read write');
+    const refused = await delegate(sentinel, accessToken, { scope: 'write' });
+    expect(jsonOf(refused).error).toBe('invalid_scope');
+    const unnamed = jsonOf(await delegate(sentinel, accessToken));
+    expect(unnamed.scope ?? decodeJwt(unnamed.access_token as string).scope).toBe('read');
+  });
+
+  it('refuses a subject expired within the clock tolerance: a chain never outlives its subject', async () => {
+    const sentinel = sentinelWith({ clockTolerance: 300 });
+    const { accessToken } = await userToken(sentinel);
+    vi.useFakeTimers({ now: ((decodeJwt(accessToken).exp as number) + 10) * 1000, toFake: ['Date'] });
+    await expectRefused(await delegate(sentinel, accessToken), 'invalid_request', /has expired/);
   });
 });

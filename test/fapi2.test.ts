@@ -285,6 +285,44 @@ describe('fapi2 refusals (modelled on the FAPI 2.0 conformance modules)', () => 
     expect((await exchange(h, code, verifier)).status).toBe(200);
   });
 
+  it('at a resource, a proof the profile does not allow (RS256 by the bound RSA key) → 401 invalid_dpop_proof', async () => {
+    const h = await harness();
+    const { code, verifier } = await codeOf(h);
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const jwk = await exportJWK(rsa.publicKey);
+    const proof = (alg: string, claims: Record<string, unknown>) =>
+      new SignJWT({ jti: crypto.randomUUID(), iat: Math.floor(Date.now() / 1000), ...claims })
+        .setProtectedHeader({ alg, typ: 'dpop+jwt', jwk } as never)
+        .sign(rsa.privateKey);
+    const tokens = await post(
+      h,
+      TOKEN_URL,
+      {
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: verifier,
+        redirect_uri: KEYED_REDIRECT_URI,
+        client_assertion_type: ASSERTION_TYPE,
+        client_assertion: await clientAssertion(h.key),
+      },
+      { dpop: await proof('PS256', { htm: 'POST', htu: TOKEN_URL }) },
+    );
+    expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
+    const token = tokens.body.access_token as string;
+    const url = 'https://api.example.com/orders';
+    const ath = createHash('sha256').update(token).digest('base64url');
+    const present = async (alg: string) =>
+      h.sentinel.checkBearer(
+        `DPoP ${token}`,
+        { accountId: ACCOUNT },
+        { method: 'GET', url, headers: { dpop: await proof(alg, { htm: 'GET', htu: url, ath }) } },
+      );
+    const refused = await present('RS256');
+    expect(refused.ok).toBe(false);
+    expect(refused.ok ? '' : String(refused.response.body)).toMatch(/invalid_dpop_proof/);
+    expect((await present('PS256')).ok).toBe(true);
+  });
+
   it('Bearer presentation of a DPoP-bound token → 401 invalid_token', async () => {
     const h = await harness();
     const { code, verifier } = await codeOf(h);

@@ -283,6 +283,31 @@ describe('resource at the token endpoint', () => {
     expect(decodeJwt(jsonOf(await delegate({})).access_token as string).aud).toEqual([MCP, OTHER]);
   });
 
+  it('token exchange: an acting app not allowed the subject token resources gets none of them, however it asks', async () => {
+    const options = baseOptions({ defaultResources: [DEFAULT_ONLY] });
+    options.apps = [
+      ...(options.apps ?? []).map((app) => (app.clientId === CLIENT_ID ? { ...app, resources: [MCP] } : app)),
+      botApp({ resources: [OTHER] }),
+    ];
+    const sentinel = createSentinel(options);
+    const { code, verifier } = await codeWith(sentinel, { resource: MCP });
+    const subject = jsonOf(await exchange(sentinel, code, verifier)).access_token as string;
+    for (const extra of [{ resource: MCP }, { audience: MCP }, {}] as Record<string, string>[]) {
+      const refused = await postForm(
+        sentinel,
+        TOKEN_PATH,
+        new URLSearchParams({
+          grant_type: TOKEN_EXCHANGE,
+          subject_token: subject,
+          subject_token_type: TYPE.accessToken,
+          ...BOT,
+          ...extra,
+        }).toString(),
+      );
+      expect(jsonOf(refused).error, JSON.stringify(extra)).toBe('invalid_target');
+    }
+  });
+
   it('introspection still describes a resource-bound token to its client', async () => {
     const sentinel = sentinelWithResources();
     const token = jsonOf(await clientCredentials(sentinel, [MCP])).access_token as string;

@@ -7,6 +7,8 @@
 import type { SentinelContext } from '../http/context.js';
 import { isOAuthError, OAuthError } from '../errors.js';
 import { checkDPoPProof, invalidProof } from './proof.js';
+import { FAPI2_ALGORITHMS, proofAlgorithms } from '../assurance/fapi2.js';
+import { decodeJsonPart, splitCompactJwt } from '../lib/compact-jwt.js';
 import { rememberProof } from './proof-replay.js';
 import { dpopHeader } from './token-binding.js';
 import type { DPoPPresentation } from './presentation.js';
@@ -80,6 +82,24 @@ export function presentationOf(context: SentinelContext, scheme: 'Bearer' | 'DPo
 }
 
 /**
+ * The algorithms the proofs of a token's app may use: a fapi2 app's are narrowed to its profile's at the resource as
+ * at the token endpoint. Only a proof outside the profile's algorithms costs the app's lookup.
+ */
+async function proofAlgorithmsOf(
+  context: SentinelContext,
+  claims: Record<string, unknown>,
+  proof: string,
+): Promise<readonly string[] | undefined> {
+  const parts = splitCompactJwt(proof);
+  const alg = parts === null ? undefined : decodeJsonPart(parts.header)?.alg;
+  if (typeof alg !== 'string' || FAPI2_ALGORITHMS.includes(alg)) return undefined;
+  const prefix = context.accountIssuer('');
+  if (typeof claims.iss !== 'string' || !claims.iss.startsWith(prefix) || typeof claims.client_id !== 'string') return undefined;
+  const app = await context.apps.findApp(decodeURIComponent(claims.iss.slice(prefix.length)), claims.client_id);
+  return app === null ? undefined : proofAlgorithms(app);
+}
+
+/**
  * Checks how a token was presented against its binding. Unbound tokens pass with `Bearer` (or no presentation);
  * bound tokens need `DPoP`, a proof by the bound key, and `ath`.
  * @throws OAuthError (401, `WWW-Authenticate: DPoP`) invalid_token, invalid_dpop_proof or use_dpop_nonce.
@@ -109,6 +129,7 @@ export async function checkTokenBinding(
       method: presentation.method,
       url: presentation.url,
       accessToken: token,
+      algorithms: await proofAlgorithmsOf(context, claims, presentation.proof),
     });
     // The key is compared before the jti is spent: someone holding a stolen token but not its key, signing proofs
     // with a key of their own, must not get a replay marker written per request.

@@ -156,6 +156,8 @@ export function verifyCachedAccessToken(
   // Proofs and grants are checked where they can be: on the full path, which also serves the signature from here.
   if (facts.grantBound || facts.dpopBound || (options.dpop !== undefined && options.dpop.scheme !== 'Bearer')) return undefined;
   if (!isKnownLive(facts.accountId as string, claims.client_id)) return undefined;
+  // A delegated token: the app it was delegated from must be known live too (token-liveness.ts), else the full path.
+  if (claims.grant_client_id !== undefined && !isKnownLive(facts.accountId as string, claims.grant_client_id)) return undefined;
   checkAssurance(claims, options);
   return { ...claims };
 }

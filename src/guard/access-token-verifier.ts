@@ -11,7 +11,6 @@ import { accountOfToken } from '../keys/keyring/per-account.js';
 import { kidOf, type KeyRing } from '../keys/keyring/ring.js';
 import type { ServiceKeys } from '../keys/keyring/service-keys.js';
 import { createLivenessCheck } from './token-liveness.js';
-import { createRevocationCheck } from '../token/grant-records.js';
 import type { AccessTokenVerifier, ServiceVerifyOptions } from './verifier-contract.js';
 
 export type { AccessTokenVerifier } from './verifier-contract.js';
@@ -22,16 +21,16 @@ export function createAccessTokenVerifier(context: SentinelContext, serviceKeys:
   // User tokens (with a grant id) are checked against revocations; consumer-bound tokens stay store-free.
   // Tokens of a deleted app fail the guard too (within the presence cache's TTL, at once on this instance).
   const isRevoked = createLivenessCheck(context);
-  const isGrantRevoked = createRevocationCheck(context);
   const issuerPrefix = context.accountIssuer('');
 
   // A presentation (guard, UserInfo, the host) must be live and carry its proof; a lookup by the token's own client
-  // (introspection, revocation) skips the binding and checks the grant only when asked. Both go through the same
+  // (introspection, revocation, a delegation's subject) skips the binding and checks liveness only when asked: the
+  // grant, and the apps (a delegated token's actor is alive while the app it was delegated from may be gone). Both go through the same
   // key-ring choice and unknown-kid reload below, so every instance finds a token another one just signed.
   function verify(token: string, options: ServiceVerifyOptions): Promise<AccessTokenClaims> {
     const { lookup } = options;
     if (lookup === undefined) return verifyAccessTokenJWT(context, token, options, isRevoked);
-    return verifyAccessTokenJWT(context, token, options, lookup.checkRevocation ? isGrantRevoked : undefined, false);
+    return verifyAccessTokenJWT(context, token, options, lookup.checkRevocation ? isRevoked : undefined, false);
   }
 
   async function verifyWithRing(target: KeyRing, token: string, verifyOptions: ServiceVerifyOptions): Promise<AccessTokenClaims> {

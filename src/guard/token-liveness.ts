@@ -20,6 +20,12 @@ export function createLivenessCheck(context: SentinelContext): RevocationCheck {
   const isGrantRevoked = createRevocationCheck(context);
   const presence = appPresence(context);
   const issuerPrefix = context.accountIssuer('');
-  return async (claims: AccessTokenClaims): Promise<boolean> =>
-    (await isGrantRevoked(claims)) || (await presence.isGone(decodeURIComponent(claims.iss.slice(issuerPrefix.length)), claims.client_id));
+  return async (claims: AccessTokenClaims): Promise<boolean> => {
+    if (await isGrantRevoked(claims)) return true;
+    const accountId = decodeURIComponent(claims.iss.slice(issuerPrefix.length));
+    if (await presence.isGone(accountId, claims.client_id)) return true;
+    // A delegated token (RFC 8693) also stops with the app whose token it was delegated from.
+    const origin = claims.grant_client_id;
+    return origin !== undefined && origin !== claims.client_id && (await presence.isGone(accountId, origin));
+  };
 }

@@ -22,6 +22,18 @@ export const MAX_DELEGATION_DEPTH = 3;
 
 const refuse = (description: string): OAuthError => new OAuthError('invalid_request', description);
 
+/**
+ * The scope a delegation may carry: the subject's, narrowed to the acting app's registered scope when it has one.
+ * @throws OAuthError invalid_scope when the two share nothing.
+ */
+function actorScope(subjectScope: string | undefined, app: App): string | undefined {
+  if (subjectScope === undefined || app.scope === undefined) return subjectScope;
+  const own = new Set(app.scope.split(' '));
+  const shared = subjectScope.split(' ').filter((token) => token !== '' && own.has(token));
+  if (shared.length === 0) throw new OAuthError('invalid_scope', "the acting application may have none of the subject's scope");
+  return shared.join(' ');
+}
+
 /** The actors of a chain, nearest first. */
 function actorsOf(act: ActorClaim | undefined): string[] {
   const actors: string[] = [];
@@ -69,6 +81,11 @@ export async function delegate(
 ): Promise<DelegatedToken> {
   const subject = await verifyOwnToken(context, accountId, subjectToken, 'subject_token');
   if (isAppToken(subject)) throw refuse("subject_token must be a user's or a consumer-bound token, not an app token");
+  // Expired is expired here: the verification's clock tolerance would let each hop of a chain outlive its subject.
+  if (subject.exp <= Math.floor(Date.now() / 1000))
+    throw refuse('subject_token is not a live access token of this account: it has expired');
+  // The app the subject's token came from (the lookup above refused it if that app is gone: token-liveness.ts).
+  const subjectClientId = subject.grant_client_id ?? subject.client_id;
   // A key-bound token is its holder's only with the key: exchanging it without a proof would unbind it.
   if (subject.cnf !== undefined) throw refuse('a DPoP-bound subject_token cannot be exchanged');
   const actors = actorsOf(subject.act);
@@ -80,19 +97,21 @@ export async function delegate(
     if (!isAppToken(actor) || actor.client_id !== app.clientId) throw refuse('actor_token must be an app token of the requesting client');
   }
   const requestedScope = single(params, 'scope');
-  const scope = narrowScope(subject.scope, requestedScope);
+  // Within the subject's scope and, when the acting app registered one, within its own: an app may not get through a
+  // delegation a scope it could not get for itself.
+  const scope = narrowScope(actorScope(subject.scope, app), requestedScope);
   const subjectAudiences = Array.isArray(subject.aud) ? subject.aud : [subject.aud];
   // RFC 8707 through the service's one resource check: the resources must be ones the acting app may ask for and,
   // as a grant's are, among the subject's (those of its audiences that are not the account's own).
   const accountAudience = audienceFor(context, accountId, subject.client_id);
-  const resources = params.has('resource')
-    ? tokenResources(
-        context,
-        app,
-        params,
-        subjectAudiences.filter((audience) => audience !== accountAudience),
-      )
-    : undefined;
+  // Asked for or not: without `resource` the subject's resources are the token's, and the acting app must be allowed
+  // them as much as if it had named them (`audience` may only narrow what this allows).
+  const resources = tokenResources(
+    context,
+    app,
+    params,
+    subjectAudiences.filter((audience) => audience !== accountAudience),
+  );
   const audiences = narrowAudience(params, resources ?? subjectAudiences) ?? resources;
   const policy = context.config.authorizeDelegation;
   if (
@@ -107,7 +126,9 @@ export async function delegate(
   const extra: Record<string, unknown> = { act: { sub: app.clientId, ...(subject.act === undefined ? {} : { act: subject.act }) } };
   if (audiences !== undefined) extra.aud = audiences.length === 1 ? audiences[0] : audiences;
   else extra.aud = subject.aud;
-  if (subject.gid !== undefined) extra.grant_client_id = subject.grant_client_id ?? subject.client_id;
+  // The app the subject's token came from (its grant's for a user token): the liveness check stops the delegated
+  // token when that app is deleted, as it stops the subject's own tokens.
+  extra.grant_client_id = subjectClientId;
   const consumerClaim = context.config.consumerClaim;
   if (consumerClaim !== undefined && subject[consumerClaim] !== undefined) extra[consumerClaim] = subject[consumerClaim];
   Object.assign(extra, confirmation(dpop?.jkt));

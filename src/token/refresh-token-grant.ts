@@ -25,7 +25,7 @@ import { encodeGrant } from './grant-encoding.js';
 import { appIdTokenAlg, hasOpenIDScope } from './id-token.js';
 import { readAmr } from '../assurance/levels.js';
 import { issueUserTokens } from './user-tokens.js';
-import { assertRefreshBinding } from '../dpop/refresh-binding.js';
+import { assertRefreshBinding, refreshBindingKey } from '../dpop/refresh-binding.js';
 import type { PendingProof } from '../dpop/token-binding.js';
 import { tokenResources } from './resource-indicators.js';
 
@@ -164,7 +164,9 @@ export async function handleRefreshTokenGrant(
         // currentGrant matched the presented family against this digest.
         familyDigest: found.grant.refresh?.family,
         absoluteExpiresAt: found.grant.absoluteExpiresAt,
-        jkt: found.grant.refresh?.jkt,
+        // RFC 9449 §5: a public client's refresh token is bound to the key of its first proof, even when the code
+        // was redeemed without one; once bound it stays bound to that key.
+        jkt: found.grant.refresh?.jkt ?? refreshBindingKey(app, dpopJkt),
       });
       if (next === null) throw new OAuthError('invalid_grant', 'the refresh token has expired');
       const rotated: GrantRecord = {
