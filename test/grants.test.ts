@@ -203,6 +203,16 @@ describe('refresh rotation', () => {
     expect(await accepted((jsonOf(retry) as typeof first).access_token)).toBe(true);
   });
 
+  it('issues on refresh only the scope the app may still have, once an operator narrowed it', async () => {
+    const { sentinel, exchange, refresh } = setup();
+    const tokens = jsonOf(await exchange(await codeFor(sentinel, { scope: 'openid read write' }))) as { refresh_token: string };
+    const apps = contextOf(sentinel).apps;
+    const app = await apps.findApp(ACCOUNT, CLIENT_ID);
+    await apps.updateApp?.({ ...(app as NonNullable<typeof app>), scope: 'read' });
+    const refreshed = jsonOf(await refresh(tokens.refresh_token));
+    expect(refreshed.scope).toBe('openid read');
+  });
+
   it('gives exactly one of 20 concurrent rotations of one token new tokens', async () => {
     const { refresh, signIn } = setup();
     const first = await signIn();

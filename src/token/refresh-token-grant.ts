@@ -95,6 +95,18 @@ function keptRefreshState(context: SentinelContext, grant: GrantRecord): GrantRe
 }
 
 /**
+ * The grant's scope as the app may still have it: an operator may have narrowed the app's `scope` since the grant
+ * was made, and a refresh issues what the authorization endpoint would allow now (the app's scope and `openid`), as
+ * it re-checks the grant's resources.
+ */
+function withinAppScope(scope: string | undefined, app: App): string | undefined {
+  if (scope === undefined || app.scope === undefined) return scope;
+  const allowed = new Set([...app.scope.split(' '), 'openid']);
+  const kept = scope.split(' ').filter((token) => allowed.has(token));
+  return kept.length === 0 ? undefined : kept.join(' ');
+}
+
+/**
  * Rotates a refresh token: one atomic swap moves the grant from the presented generation to the next, so either
  * the old token is spent *and* the new one is live, or nothing changed and a retry succeeds. Presenting an older
  * generation revokes the whole grant (RFC 9700 §4.14.2), except the one just rotated within `retryGrace`, which is
@@ -119,7 +131,7 @@ export async function handleRefreshTokenGrant(
   const presented = parseRefreshToken(token);
   if (presented === null) throw new OAuthError('invalid_grant', 'the refresh token is invalid or has expired');
   let found = await currentGrant(context, request, accountId, app, presented, dpopJkt);
-  const scope = narrowScope(found.grant.scope, requestedScope);
+  const scope = narrowScope(withinAppScope(found.grant.scope, app), requestedScope);
   // RFC 8707 §2.2: a refreshed token may be for the grant's resources only (any of them, or all by default).
   const resources = tokenResources(context, app, params, found.grant.resources ?? []);
   // Spent only once the refresh token has proved current for this client and key (see the code grant).
