@@ -44,6 +44,10 @@ const REFUSED: string[] = [
   // local-use NAT64 (RFC 8215) and Teredo: where they lead cannot be judged
   '64:ff9b:1::5db8:d822',
   '2001:0:4136:e378:8000:63bf:3fff:fdd2',
+  // deprecated site-local (RFC 3879) and the 6to4 relay anycast prefix (RFC 7526)
+  'fec0::1',
+  '192.88.99.1',
+  '::ffff:192.88.99.1',
 ];
 
 /** Public hosts, directly and through the same forms. */

@@ -16,6 +16,8 @@ for (const [network, prefix] of [
   ['172.16.0.0', 12],
   ['192.0.0.0', 24],
   ['192.0.2.0', 24],
+  // The deprecated 6to4 relay anycast prefix (RFC 7526): a relay may forward into any network.
+  ['192.88.99.0', 24],
   ['192.168.0.0', 16],
   ['198.18.0.0', 15],
   ['198.51.100.0', 24],
@@ -30,6 +32,8 @@ for (const [network, prefix] of [
   ['::1', 128],
   ['fc00::', 7],
   ['fe80::', 10],
+  // Site-local, deprecated (RFC 3879) but still routed inside some networks: as private as fc00::/7.
+  ['fec0::', 10],
   ['ff00::', 8],
   // NAT64's well-known prefix is judged by the IPv4 address it embeds (DNS64 maps public hosts into it on
   // IPv6-only networks); the local-use prefix (RFC 8215) may translate into any network: refused whole.
