@@ -246,6 +246,17 @@ describe('sentinel-idp token (against a real sentinel over HTTP)', () => {
     }
   });
 
+  it('refuses an account that is not one path segment (a dot segment would post the secret elsewhere)', async () => {
+    for (const account of ['..', '.', 'a/b']) {
+      const at = args().indexOf('--account') + 1;
+      const argv = args();
+      argv[at] = account;
+      const run = await cli(argv, { SENTINEL_CLIENT_SECRET: CLIENT_SECRET });
+      expect(run.code, account).toBe(2);
+      expect(run.stderr).toMatch(/--account must be/);
+    }
+  });
+
   it('exits 2 when there is no secret and no terminal to ask on', async () => {
     const run = await cli(args());
     expect(run.code).toBe(2);

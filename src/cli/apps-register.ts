@@ -8,12 +8,11 @@ import type { App, GrantType } from '../apps/app.js';
 import { isConfigurationError } from '../errors.js';
 import { saveRegisteredApp } from './apps-manage.js';
 import type { CLIIO } from './io.js';
-import { optionalString, parseArguments, requireString, UsageError, type OptionValues } from './usage.js';
+import { optionalString, parseArguments, requireAccountId, UsageError, type OptionValues } from './usage.js';
 
 const COMMAND = 'apps register';
 const GRANTS: readonly GrantType[] = ['authorization_code', 'client_credentials', 'refresh_token'];
 // The same shape `createSentinel()` accepts for accountId: it becomes a path segment.
-const ACCOUNT_ID = /^[^\u0000-\u001f\u007f/?#]{1,256}$/;
 
 /** Help text of `apps register`. */
 export const APPS_REGISTER_HELP = `Usage: sentinel-idp apps register --account <id> [--redirect-uri <uri>]... [--grant <type>]... [--public] [--name <name>]
@@ -87,10 +86,7 @@ export async function runAppsRegister(argv: readonly string[], io: CLIIO): Promi
     io.stdout(APPS_REGISTER_HELP);
     return 0;
   }
-  const accountId = requireString(values, 'account', COMMAND);
-  if (!ACCOUNT_ID.test(accountId)) {
-    throw new UsageError('--account must be 1-256 characters without control characters, "/", "?" or "#"', COMMAND);
-  }
+  const accountId = requireAccountId(values, COMMAND);
   const isPublic = values.public === true;
   const redirectUris = stringList(values, 'redirect-uri');
   const clientSecret = isPublic ? undefined : generateClientSecret();

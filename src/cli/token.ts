@@ -4,7 +4,7 @@
  * never from an argument (RFC 6749 §2.3.1: credentials stay out of URLs and, here, out of process listings).
  */
 import type { CLIIO } from './io.js';
-import { optionalString, parseArguments, requireString, UsageError } from './usage.js';
+import { optionalString, parseArguments, requireAccountId, requireString, UsageError } from './usage.js';
 import { routeUrl } from '../http/route-paths.js';
 
 const COMMAND = 'token';
@@ -125,7 +125,7 @@ export async function runToken(argv: readonly string[], io: CLIIO): Promise<numb
     return 0;
   }
   const issuer = requireString(values, 'issuer', COMMAND);
-  const accountId = requireString(values, 'account', COMMAND);
+  const accountId = requireAccountId(values, COMMAND);
   const clientId = requireString(values, 'client-id', COMMAND);
   const consumerId = requireString(values, 'consumer', COMMAND);
   const basePath = optionalString(values, 'base-path', COMMAND) ?? '/sentinel';

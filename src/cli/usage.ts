@@ -96,3 +96,21 @@ export function optionalString(values: OptionValues, name: string, command: stri
   if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} needs a non-empty value`, command);
   return value;
 }
+
+// An account id as a path segment can carry: no control characters, no "/", "?" or "#", and not a dot segment,
+// which a URL would resolve away ('..' would post to another endpoint of the same host).
+const ACCOUNT_ID = /^[^\u0000-\u001f\u007f/?#]{1,256}$/;
+
+/**
+ * The `--account` of a command, refused as a usage error when it could not be one path segment of the service's URLs.
+ *
+ * @example
+ * const accountId = requireAccountId(values, 'token');
+ */
+export function requireAccountId(values: OptionValues, command: string): string {
+  const accountId = requireString(values, 'account', command);
+  if (!ACCOUNT_ID.test(accountId) || accountId === '.' || accountId === '..') {
+    throw new UsageError('--account must be 1-256 characters without control characters, "/", "?" or "#", and not "." or ".."', command);
+  }
+  return accountId;
+}
