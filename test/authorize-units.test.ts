@@ -92,6 +92,9 @@ describe('throttleKeys', () => {
     expect(a.username).not.toContain('alice');
     expect(a.username).not.toBe(throttleKeys(config, '2', 'alice', null).username);
     expect(a.ip).toBe('throttle:ip:203.0.113.1');
+    // IPv6 by its /64: a subscriber's many addresses count as one.
+    expect(throttleKeys(config, '1', 'alice', '2001:db8:1:2::7').ip).toBe(throttleKeys(config, '1', 'bob', '2001:db8:1:2:ffff::1').ip);
+    expect(throttleKeys(config, '1', 'alice', '2001:db8:1:2::7').ip).not.toBe(throttleKeys(config, '1', 'alice', '2001:db8:1:3::7').ip);
   });
 
   it('digests under a key of the deployment: a wordlist does not undo it, and every instance agrees', () => {

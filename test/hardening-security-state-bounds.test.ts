@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError, MemoryStore, type Sentinel, type SentinelOptions, SecurityStateFullError } from '../src/index.js';
-import { addressBucket } from '../src/dpop/proof-quota.js';
+import { addressBucket } from '../src/http/client-ip.js';
 import { entryBytes } from '../src/stores/memory-size.js';
 import { jsonOf, postForm, recordingStore, TOKEN_PATH, call } from './helpers/direct-flow.js';
 import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, makeSentinel, PUBLIC_CLIENT_ID, REDIRECT_URI } from './helpers/fixtures.js';

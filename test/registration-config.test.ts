@@ -6,6 +6,7 @@ import { isConfigurationError } from '../src/index.js';
 import { call, jsonOf } from './helpers/direct-flow.js';
 import { ACCOUNT, makeSentinel } from './helpers/fixtures.js';
 import { contextOf } from '../src/http/context.js';
+import { ClientAbortedError } from '../src/http/body-failures.js';
 
 function fieldOf(build: () => unknown): string | undefined {
   try {
@@ -45,5 +46,25 @@ describe('the registration option', () => {
       body: '{}',
     });
     expect(disabled.status).toBe(404);
+  });
+
+  it("answers a registration body the client cut off or trickled as the client's failure, never a server error", async () => {
+    const errors: unknown[] = [];
+    const sentinel = makeSentinel({
+      registration: { initialAccessToken: 'long-enough-initial-token' },
+      onError: (error) => errors.push(error),
+    });
+    const register = (body: () => Promise<string>) =>
+      call(sentinel, {
+        method: 'POST',
+        path: `/sentinel/api/account/${ACCOUNT}/register`,
+        headers: { authorization: 'Bearer long-enough-initial-token', 'content-type': 'application/json' },
+        body,
+      });
+    const aborted = await register(() => Promise.reject(new ClientAbortedError()));
+    expect([aborted.status, aborted.headers.connection]).toEqual([400, 'close']);
+    const late = await register(() => new Promise<string>(() => {}));
+    expect([late.status, late.headers.connection]).toEqual([408, 'close']);
+    expect(errors).toEqual([]);
   });
 });

@@ -62,3 +62,20 @@ export function clientIP(config: Pick<ResolvedConfig, 'trustProxy'>, request: Se
   }
   return socket;
 }
+
+/**
+ * The counting unit of an address: IPv4 as is, IPv6 by its /64 (one subscriber usually holds a whole /64, so
+ * counting single IPv6 addresses would bound nothing): the per-address login throttle and the DPoP proof quota.
+ * @example addressBucket('2001:db8:1:2::7') // '2001:db8:1:2'
+ */
+export function addressBucket(address: string): string {
+  if (!address.includes(':')) return address;
+  const [head = '', tail] = address.toLowerCase().split('::', 2) as [string, string | undefined];
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === undefined || tail === '' ? [] : tail.split(':');
+  const groups = tail === undefined ? left : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  return groups
+    .slice(0, 4)
+    .map((group) => group.replace(/^0+(?=.)/, ''))
+    .join(':');
+}

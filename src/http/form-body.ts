@@ -62,6 +62,23 @@ function isFormContentType(contentType: string | undefined): boolean {
 }
 
 /**
+ * The answer to a body that failed on the client's side, or `undefined` for any other failure: one that did not
+ * arrive within `bodyTimeout` (408) or that the client cut off (400; the answer reaches no one). Neither is a server
+ * failure, so neither reaches `onError`; both close the connection. Every body reader answers them alike.
+ *
+ * @example
+ * try { body = await read(); } catch (error) { throw clientBodyFailure(error) ?? error; }
+ */
+export function clientBodyFailure(error: unknown): OAuthError | undefined {
+  if (isBodyTimeout(error)) {
+    return new OAuthError('invalid_request', 'the request body did not arrive in time', { status: 408, headers: { connection: 'close' } });
+  }
+  if (isClientAborted(error))
+    return new OAuthError('invalid_request', 'the request body was cut off', { headers: { connection: 'close' } });
+  return undefined;
+}
+
+/**
  * The form parameters of a token-endpoint style request.
  * @throws OAuthError 400 invalid_request for a wrong Content-Type or a body cut off by the client, 408 for a body
  * that missed `bodyTimeout`, 413 for a body over `limit` bytes.
@@ -78,13 +95,7 @@ export async function readForm(request: SentinelRequest, limit: number): Promise
     body = isThenable(read) ? await read : read;
   } catch (error) {
     if (isBodyTooLarge(error)) throw tooLarge(limit);
-    if (isBodyTimeout(error)) {
-      throw new OAuthError('invalid_request', 'the request body did not arrive in time', { status: 408, headers: { connection: 'close' } });
-    }
-    // The client is gone; the answer reaches no one, and it is not a server failure.
-    if (isClientAborted(error))
-      throw new OAuthError('invalid_request', 'the request body was cut off', { headers: { connection: 'close' } });
-    throw error;
+    throw clientBodyFailure(error) ?? error;
   }
   // `null` is outside SentinelBody's type, but a JavaScript host's way of saying "no body" as often as `undefined`.
   if (body === undefined || (body as unknown) === null) return new Map();

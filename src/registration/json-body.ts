@@ -2,7 +2,7 @@
  * Reading the JSON body of a registration request (RFC 7591 §3.1): size cap, content type, and an object at the
  * top. Every refusal is the registration error `invalid_client_metadata` (RFC 7591 §3.2.2), and nothing is stored.
  */
-import { isBodyTooLarge } from '../http/form-body.js';
+import { clientBodyFailure, isBodyTooLarge } from '../http/form-body.js';
 import { OAuthError } from '../errors.js';
 import { headerValue, type SentinelBody, type SentinelRequest } from '../http/messages.js';
 
@@ -42,7 +42,7 @@ export async function readJSONObject(request: SentinelRequest, limit: number): P
     body = typeof request.body === 'function' ? await request.body() : request.body;
   } catch (error) {
     if (isBodyTooLarge(error)) throw tooLarge(limit);
-    throw error;
+    throw clientBodyFailure(error) ?? error;
   }
   if (body === undefined) throw invalid('the request body must be a JSON object');
   if (typeof body !== 'string' && !(body instanceof Uint8Array)) return objectOf(body); // parsed by the host (express.json(), …)

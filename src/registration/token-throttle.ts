@@ -15,6 +15,7 @@
  * concurrent guesses cannot all pass a read-then-count check; a right token gives its slot back. A Store that cannot
  * be read or written fails the request (`500`, reported) rather than letting the guess through.
  */
+import { addressBucket } from '../http/client-ip.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 
@@ -28,7 +29,8 @@ export interface TokenAttempt {
  * @example registrationThrottleKey('203.0.113.7') // 'throttle:registration:ip:203.0.113.7'
  */
 export function registrationThrottleKey(ip: string | null): string {
-  return `throttle:registration:ip:${ip ?? 'unknown'}`;
+  // IPv6 by its /64, as the login throttle counts (client-ip.ts addressBucket).
+  return `throttle:registration:ip:${ip === null ? 'unknown' : addressBucket(ip)}`;
 }
 
 function throttled(context: SentinelContext, accountId: string, clientId: string | undefined): OAuthError {

@@ -17,6 +17,7 @@
 import type { SentinelContext } from '../../http/context.js';
 import { OAuthError } from '../../errors.js';
 import { identifierDigest } from './identifier-digest.js';
+import { addressBucket } from '../../http/client-ip.js';
 import type { ResolvedConfig } from '../../config.js';
 
 type DigestConfig = Pick<ResolvedConfig, 'throttle' | 'keyRotation' | 'keys'>;
@@ -72,7 +73,8 @@ function counterKeys(config: DigestConfig, kind: string, accountId: string, subj
   return {
     username: `throttle:${kind}:${subjectDigest}`,
     usernameDigest: subjectDigest.slice(0, 22),
-    ip: ip === null ? null : `throttle:ip:${ip}`,
+    // IPv6 by its /64: one subscriber holds a whole /64, and counting single addresses would bound nothing.
+    ip: ip === null ? null : `throttle:ip:${addressBucket(ip)}`,
   };
 }
 
