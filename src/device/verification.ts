@@ -11,7 +11,7 @@
  */
 import { OAuthError } from '../errors.js';
 import type { SentinelContext } from '../http/context.js';
-import { clientIP } from '../http/client-ip.js';
+import { addressBucket, clientIP } from '../http/client-ip.js';
 import { readForm } from '../http/form-body.js';
 import { redirect, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
 import { fromSearchParams, single } from '../http/params.js';
@@ -37,7 +37,8 @@ const DEVICE_TOO_MANY_CODES = en.deviceTooManyCodes;
 
 /** The counters of a code entry: per address within the account (on `maxFailures`), and per address. */
 function codeEntryKeys(context: SentinelContext, accountId: string, ip: string | null): ThrottleKeys {
-  return subjectThrottleKeys(context.config, 'device-code', accountId, ip ?? 'unknown', ip);
+  // IPv6 by its /64, as every per-address counter (client-ip.ts addressBucket).
+  return subjectThrottleKeys(context.config, 'device-code', accountId, ip === null ? 'unknown' : addressBucket(ip), ip);
 }
 
 async function requireAccount(context: SentinelContext, accountId: string): Promise<void> {
