@@ -98,9 +98,13 @@ async function codeOf(h: Harness): Promise<{ code: string; verifier: string; cal
   return { code: code as string, verifier: pushed.verifier, callback };
 }
 
-/** A code exchange with an assertion and (unless `withProof` is false) a DPoP proof. */
-async function exchange(h: Harness, code: string, verifier: string, withProof = true) {
-  const headers: Record<string, string> = withProof ? { dpop: await dpopProof(h.dpop, { htm: 'POST', htu: TOKEN_URL }) } : {};
+/**
+ * A code exchange with an assertion and a DPoP proof: by the client's DPoP key, the one given, or none when
+ * `withProof` is false.
+ */
+async function exchange(h: Harness, code: string, verifier: string, withProof: boolean | string = true) {
+  const proof = withProof === true ? await dpopProof(h.dpop, { htm: 'POST', htu: TOKEN_URL }) : withProof;
+  const headers: Record<string, string> = proof === false ? {} : { dpop: proof };
   return post(
     h,
     TOKEN_URL,
@@ -294,19 +298,7 @@ describe('fapi2 refusals (modelled on the FAPI 2.0 conformance modules)', () => 
       new SignJWT({ jti: crypto.randomUUID(), iat: Math.floor(Date.now() / 1000), ...claims })
         .setProtectedHeader({ alg, typ: 'dpop+jwt', jwk } as never)
         .sign(rsa.privateKey);
-    const tokens = await post(
-      h,
-      TOKEN_URL,
-      {
-        grant_type: 'authorization_code',
-        code,
-        code_verifier: verifier,
-        redirect_uri: KEYED_REDIRECT_URI,
-        client_assertion_type: ASSERTION_TYPE,
-        client_assertion: await clientAssertion(h.key),
-      },
-      { dpop: await proof('PS256', { htm: 'POST', htu: TOKEN_URL }) },
-    );
+    const tokens = await exchange(h, code, verifier, await proof('PS256', { htm: 'POST', htu: TOKEN_URL }));
     expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
     const token = tokens.body.access_token as string;
     const url = 'https://api.example.com/orders';

@@ -160,6 +160,21 @@ describe('resource at the authorization endpoint', () => {
   });
 });
 
+/** The bot exchanging `subject` for a delegated token (RFC 8693), with `extra` parameters. */
+function delegateAsBot(sentinel: Sentinel, subject: string, extra: Record<string, string>) {
+  return postForm(
+    sentinel,
+    TOKEN_PATH,
+    new URLSearchParams({
+      grant_type: TOKEN_EXCHANGE,
+      subject_token: subject,
+      subject_token_type: TYPE.accessToken,
+      ...BOT,
+      ...extra,
+    }).toString(),
+  );
+}
+
 describe('resource at the token endpoint', () => {
   it('authorization_code: a subset of the code resources narrows aud; another resource is invalid_target and leaves the code', async () => {
     const sentinel = sentinelWithResources();
@@ -256,18 +271,7 @@ describe('resource at the token endpoint', () => {
     const sentinel = createSentinel(options);
     const { code, verifier } = await codeWith(sentinel, { resource: MCP, 'resource#2': OTHER });
     const subject = jsonOf(await exchange(sentinel, code, verifier)).access_token as string;
-    const delegate = (extra: Record<string, string>) =>
-      postForm(
-        sentinel,
-        TOKEN_PATH,
-        new URLSearchParams({
-          grant_type: TOKEN_EXCHANGE,
-          subject_token: subject,
-          subject_token_type: TYPE.accessToken,
-          ...BOT,
-          ...extra,
-        }).toString(),
-      );
+    const delegate = (extra: Record<string, string>) => delegateAsBot(sentinel, subject, extra);
     const narrowed = await delegate({ resource: MCP });
     expect(narrowed.status, narrowed.body).toBe(200);
     const token = jsonOf(narrowed).access_token as string;
@@ -293,17 +297,7 @@ describe('resource at the token endpoint', () => {
     const { code, verifier } = await codeWith(sentinel, { resource: MCP });
     const subject = jsonOf(await exchange(sentinel, code, verifier)).access_token as string;
     for (const extra of [{ resource: MCP }, { audience: MCP }, {}] as Record<string, string>[]) {
-      const refused = await postForm(
-        sentinel,
-        TOKEN_PATH,
-        new URLSearchParams({
-          grant_type: TOKEN_EXCHANGE,
-          subject_token: subject,
-          subject_token_type: TYPE.accessToken,
-          ...BOT,
-          ...extra,
-        }).toString(),
-      );
+      const refused = await delegateAsBot(sentinel, subject, extra);
       expect(jsonOf(refused).error, JSON.stringify(extra)).toBe('invalid_target');
     }
   });
