@@ -230,6 +230,15 @@ describe('verification page', () => {
     expect((await enterCode(sentinel, {}, codes.user_code, '198.51.100.9')).status).toBe(303);
   });
 
+  it('counts wrong codes from one IPv6 /64 together, whichever of its addresses they come from', async () => {
+    // maxFailuresPerIp high: the code entry's own per-address counter (on maxFailures) is the one under test.
+    const { sentinel } = deviceSentinel({ throttle: { maxFailures: 3, maxFailuresPerIp: 1000 } });
+    for (let i = 0; i < 3; i += 1) expect((await enterCode(sentinel, {}, 'BCDF-GHJK', `2001:db8:7:1::${i + 1}`)).status).toBe(400);
+    const codes = await requestCodes(sentinel);
+    expect((await enterCode(sentinel, {}, codes.user_code, '2001:db8:7:1:abcd::9')).status).toBe(429);
+    expect((await enterCode(sentinel, {}, codes.user_code, '2001:db8:7:2::1')).status).toBe(303);
+  });
+
   it('throttles concurrent guesses to the limit', async () => {
     const { sentinel } = deviceSentinel({ throttle: { maxFailures: 5 } });
     const answers = await Promise.all(Array.from({ length: 30 }, () => enterCode(sentinel, {}, 'BCDF-GHJK')));
