@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { issueAccessToken } from '../src/token/access-token.js';
 import { codeKey } from '../src/token/code-records.js';
+import { MAX_REVOKED_ACCESS_TOKENS } from '../src/token/grant-records.js';
 import { MemoryStore, type SentinelEvent, type SentinelOptions, type Store } from '../src/index.js';
 import { jsonOf, postForm, TOKEN_PATH, useRefreshToken } from './helpers/direct-flow.js';
 import {
@@ -211,6 +212,28 @@ describe('refresh rotation', () => {
     await apps.updateApp?.({ ...(app as NonNullable<typeof app>), scope: 'read' });
     const refreshed = jsonOf(await refresh(tokens.refresh_token));
     expect(refreshed.scope).toBe('openid read');
+  });
+
+  it('remembers at most 64 revoked access tokens of a grant; one more ends the grant', async () => {
+    const { sentinel, refresh, accepted, signIn, events } = setup();
+    let tokens = await signIn();
+    const accessTokens = [tokens.access_token];
+    for (let i = 0; i < MAX_REVOKED_ACCESS_TOKENS; i++) {
+      tokens = jsonOf(await refresh(tokens.refresh_token)) as typeof tokens;
+      accessTokens.push(tokens.access_token);
+    }
+    const revoke = (token: string) =>
+      postForm(
+        sentinel,
+        `${TOKEN_PATH}/revoke`,
+        new URLSearchParams({ token, client_id: CLIENT_ID, client_secret: CLIENT_SECRET }).toString(),
+      );
+    for (const token of accessTokens.slice(0, MAX_REVOKED_ACCESS_TOKENS)) expect((await revoke(token)).status).toBe(200);
+    expect(await accepted(tokens.access_token)).toBe(true);
+    expect(events.some((event) => event.type === 'grant.ended')).toBe(false);
+    expect((await revoke(tokens.access_token)).status).toBe(200);
+    expect(events).toContainEqual(expect.objectContaining({ type: 'grant.ended', reason: 'revocations-limit' }));
+    expect(jsonOf(await refresh(tokens.refresh_token)).error).toBe('invalid_grant');
   });
 
   it('gives exactly one of 20 concurrent rotations of one token new tokens', async () => {

@@ -69,8 +69,9 @@ export type SentinelEvent =
   // ("disconnect this app"), and the fate of each logout token — the app and the attempt count, never the token.
   | (EventBase & { type: 'grants.revoked'; clientId: string; userId: string; count: number })
   // One grant ended by the service itself: `session-app-limit`, the oldest of an app's grants in one device session
-  // once a new one passed `session.maxGrantsPerApp`.
-  | (EventBase & { type: 'grant.ended'; clientId: string; userId: string; reason: 'session-app-limit' })
+  // once a new one passed `session.maxGrantsPerApp`; `revocations-limit`, a grant with more revoked, unexpired
+  // access tokens than it keeps (token/grant-records.ts MAX_REVOKED_ACCESS_TOKENS).
+  | (EventBase & { type: 'grant.ended'; clientId: string; userId: string; reason: 'session-app-limit' | 'revocations-limit' })
   | (EventBase & { type: 'logout.delivered'; clientId: string; userId: string; attempts: number })
   | (EventBase & { type: 'logout.failed'; clientId: string; userId: string; attempts: number; reason: string })
   // The operator console (`sentinel-idp/console`): who signed in, what they changed and what was refused, naming

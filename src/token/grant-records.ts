@@ -206,9 +206,16 @@ export async function revokeGrant(context: SentinelContext, grantId: string): Pr
 const REVOKE_ATTEMPTS = 5;
 
 /**
+ * Most revoked, still unexpired access tokens one grant remembers. The record is read on every check of the grant's
+ * tokens, and an app that exchanges and revokes in a loop (RFC 8693 delegations live on the subject's grant) would
+ * otherwise grow it without bound; past the bound the grant itself ends, which revokes every token of it.
+ */
+export const MAX_REVOKED_ACCESS_TOKENS = 64;
+
+/**
  * Revokes one access token until it expires (RFC 7009 §2.1) by writing its jti into its grant. A grant that is
  * gone has no live tokens left, so there is nothing to do. Only user tokens (with a `gid`) are checked on use, so
- * only they may be revoked this way.
+ * only they may be revoked this way. Past {@link MAX_REVOKED_ACCESS_TOKENS} the grant ends instead.
  */
 export async function revokeAccessToken(context: SentinelContext, claims: AccessTokenClaims): Promise<void> {
   if (typeof claims.gid !== 'string') return;
@@ -221,6 +228,12 @@ export async function revokeAccessToken(context: SentinelContext, claims: Access
       if (exp + context.config.clockTolerance > now) revokedJtis[jti] = exp;
     }
     revokedJtis[claims.jti] = claims.exp;
+    if (Object.keys(revokedJtis).length > MAX_REVOKED_ACCESS_TOKENS) {
+      const { accountId, clientId, userId } = found.grant;
+      await revokeGrant(context, claims.gid);
+      context.emit({ type: 'grant.ended', accountId, clientId, userId, reason: 'revocations-limit' });
+      return;
+    }
     const next: GrantRecord = { ...found.grant, revokedJtis };
     const applied = await context.store.swap([
       { key: grantKey(claims.gid), expect: found.raw, value: encodeGrant(next), ttlMs: grantTtlMs(context, next) },
