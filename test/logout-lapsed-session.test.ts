@@ -3,13 +3,14 @@
  * out while the grants issued through it still live. Logging out ends those grants, every app's, as ending the
  * session would have; a hint alone never ends a session whose record is still in use elsewhere.
  */
-import { describe, expect, it } from 'vitest';
+import { decodeJwt } from 'jose';
+import { describe, expect, it, vi } from 'vitest';
 import type { Sentinel, SentinelEvent, SentinelOptions } from '../src/index.js';
 import { contextOf } from '../src/http/context.js';
 import { sessionKey } from '../src/authorize/state/session.js';
 import { ACCOUNT_PATH, call } from './helpers/direct-flow.js';
 import { ACCOUNT, baseOptions, CLIENT_ID, makeSentinel, USER_ID } from './helpers/fixtures.js';
-import { type FlowApp, MAIN_APP, signInThroughSession, signInWithSession, tokenStanding } from './helpers/logout-flow.js';
+import { type FlowApp, MAIN_APP, sessionWorks, signInThroughSession, signInWithSession, tokenStanding } from './helpers/logout-flow.js';
 
 const APP_B: FlowApp = {
   clientId: 'b0b0b0b0-1111-4222-8333-444444444444',
@@ -59,5 +60,24 @@ describe('logout of a lapsed session', () => {
     expect((await endSession(sentinel, tokens.idToken)).status).toBe(200);
     expect(await tokenStanding(sentinel, tokens, MAIN_APP)).toEqual(LIVE);
     expect((await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).map((session) => session.sid)).toEqual([tokens.sid]);
+  });
+});
+
+describe('a hint in another browser of the same user', () => {
+  it('asks before signing out a session the hint was not issued from, even begun in the same second', async () => {
+    const sentinel = makeSentinel(baseOptions());
+    vi.useFakeTimers({ now: Date.now(), toFake: ['Date'] });
+    const first = await signInWithSession(sentinel);
+    const second = await signInWithSession(sentinel);
+    vi.useRealTimers();
+    expect(decodeJwt(first.tokens.idToken).auth_time).toBe(decodeJwt(second.tokens.idToken).auth_time);
+    const response = await call(sentinel, {
+      path: `${ACCOUNT_PATH}/end_session`,
+      query: new URLSearchParams({ id_token_hint: first.tokens.idToken }),
+      headers: { cookie: `sentinel_session=${second.cookie}` },
+    });
+    expect(response.status).toBe(200);
+    expect(String(response.body)).toContain('name="confirmation"');
+    expect(await sessionWorks(sentinel, second.cookie)).toBe(true);
   });
 });

@@ -30,7 +30,8 @@ import {
   saveLogoutConfirmation,
   spendLogoutConfirmation,
 } from '../state/logout-confirmation.js';
-import { useSession } from '../state/session.js';
+import { type SessionRecord, useSession } from '../state/session.js';
+import { sessionSid } from '../../sessions/session-index.js';
 import { endDeviceSession, endLapsedSession } from '../../sessions/end-sessions.js';
 import { routePath } from '../../http/route-paths.js';
 
@@ -124,6 +125,16 @@ async function signOut(
   return { 'set-cookie': expiredSessionCookie(context, request.mountPath) };
 }
 
+/**
+ * Whether the hint was issued from this very sign-in: its user and `auth_time`, and its `sid` when it carries one.
+ * Without the `sid`, another session of the same user begun in the same second would pass for this one and be ended
+ * without the confirmation RP-Initiated Logout §2 asks for.
+ */
+function hintNamesSession(hint: IDTokenHint, accountId: string, session: SessionRecord, sessionId: string): boolean {
+  if (hint.sub !== session.userId || hint.authTime !== session.authTime) return false;
+  return hint.sid === undefined || hint.sid === sessionSid(accountId, session.userId, digest(sessionId));
+}
+
 async function endLapsedSessionOf(
   context: SentinelContext,
   accountId: string,
@@ -200,7 +211,7 @@ export async function handleEndSession(context: SentinelContext, request: Sentin
     if (hint?.sid !== undefined) await endLapsedSessionOf(context, accountId, target, { ...hint, sid: hint.sid });
     return finish(context, target, {}, request);
   }
-  if (hint !== null && hint.sub === session.userId && hint.authTime === session.authTime) {
+  if (hint !== null && hintNamesSession(hint, accountId, session, sessionId)) {
     return finish(context, target, await signOut(context, request, { accountId, clientId: target.app?.clientId, sessionId }), request);
   }
   const record: LogoutConfirmation = {
