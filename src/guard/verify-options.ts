@@ -23,27 +23,31 @@ const VERIFY_OPTION_KEYS = {
 type Verify = (token: string, options?: VerifyAccessTokenOptions) => Promise<AccessTokenClaims>;
 
 /**
+ * The refusal of `options` naming a key the verification does not know, as a rejected `ConfigurationError`, or
+ * `undefined` when every key is known. A walk over the object's own keys first; the full check (with its "did you
+ * mean") only on a miss, since the adapters' guards pass their options on every request.
+ */
+function unknownOptions(options: VerifyAccessTokenOptions | undefined, field: string): Promise<never> | undefined {
+  if (options === undefined) return undefined;
+  let known = true;
+  for (const key in options) known &&= Object.hasOwn(VERIFY_OPTION_KEYS, key);
+  if (known) return undefined;
+  try {
+    assertKnownKeys(options, VERIFY_OPTION_KEYS, field);
+    return undefined;
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/**
  * `verify`, refusing (as a rejected `ConfigurationError`) options it does not know.
  *
  * @example
  * const verifyAccessToken = withKnownVerifyOptions(createAccessTokenVerifier(context, serviceKeys));
  */
 export function withKnownVerifyOptions(verify: Verify): Verify {
-  return (token, options) => {
-    if (options !== undefined) {
-      try {
-        assertKnownKeys(options, VERIFY_OPTION_KEYS, 'verifyAccessToken');
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    }
-    return verify(token, options);
-  };
-}
-
-function onlyKnownKeys(options: object): boolean {
-  for (const key in options) if (!Object.hasOwn(VERIFY_OPTION_KEYS, key)) return false;
-  return true;
+  return (token, options) => unknownOptions(options, 'verifyAccessToken') ?? verify(token, options);
 }
 
 /**
@@ -53,14 +57,5 @@ function onlyKnownKeys(options: object): boolean {
  * const checkBearer = withKnownBearerOptions(createBearerCheck(context, serviceKeys, verify, report));
  */
 export function withKnownBearerOptions(check: BearerCheck): BearerCheck {
-  return (authorization, options, resource) => {
-    if (options !== undefined && !onlyKnownKeys(options)) {
-      try {
-        assertKnownKeys(options, VERIFY_OPTION_KEYS, 'checkBearer');
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    }
-    return check(authorization, options, resource);
-  };
+  return (authorization, options, resource) => unknownOptions(options, 'checkBearer') ?? check(authorization, options, resource);
 }

@@ -16,7 +16,8 @@ import { createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import type { ResolvedConfig } from '../../config.js';
 import { digest } from '../../lib/random-secrets.js';
 
-type DigestConfig = Pick<ResolvedConfig, 'throttle' | 'keyRotation' | 'keys'>;
+/** What the key of the digests is derived from. */
+export type DigestConfig = Pick<ResolvedConfig, 'throttle' | 'keyRotation' | 'keys'>;
 
 const INFO = 'sentinel-idp identifier digest';
 // One key per resolved configuration (every request-scoped context shares it); `null`: no secret to key with.

@@ -16,11 +16,8 @@
  */
 import type { SentinelContext } from '../../http/context.js';
 import { OAuthError } from '../../errors.js';
-import { identifierDigest } from './identifier-digest.js';
+import { type DigestConfig, identifierDigest } from './identifier-digest.js';
 import { addressBucket } from '../../http/client-ip.js';
-import type { ResolvedConfig } from '../../config.js';
-
-type DigestConfig = Pick<ResolvedConfig, 'throttle' | 'keyRotation' | 'keys'>;
 
 /** The counters one login attempt touches. */
 export interface ThrottleKeys {
