@@ -63,6 +63,7 @@ describe('sentinel-idp CLI: help and usage errors', () => {
     [['keys', 'list', '--redis', 'redis://127.0.0.1:1', '--kid', 'x'], /--kid belongs to keys revoke/],
     [['keys', 'generate', '--alg', 'HS256'], /--alg must be one of ES256, EdDSA, RS256/],
     [['keys', 'generate', '--alg'], /option --alg needs a value/],
+    [['keys', 'revoke', '--kid', '--redis', 'redis://127.0.0.1:1'], /option --kid needs a value/],
     [['keys', 'generate', '--colour'], /unknown option --colour/],
     [['apps', 'register'], /--account is required/],
     [['apps', 'register', '--account', '1', '--account', '2'], /--account may be given only once/],

@@ -30,6 +30,31 @@ export type OptionTable = NonNullable<ParseArgsConfig['options']>;
 /** Parsed values: strings, repeated strings, booleans. */
 export type OptionValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
 
+// Node's parseArgs refuses `--kid -x` as ambiguous, yet a value may begin with a dash: an RFC 7638 thumbprint
+// (the default kid) is base64url, so one in 64 starts with "-". A dashed token after a string option is its value
+// unless it names an option of the table, so `--kid --redis` still reads as a missing value.
+function joinDashedValues(argv: readonly string[], options: OptionTable): string[] {
+  const names = new Set<string>();
+  for (const [name, option] of Object.entries(options)) {
+    names.add(`--${name}`);
+    if (option.short !== undefined) names.add(`-${option.short}`);
+  }
+  const joined: string[] = [];
+  for (let index = 0; index < argv.length; index += 1) {
+    const token = argv[index] as string;
+    const next = argv[index + 1];
+    const name = token.startsWith('--') ? token.slice(2) : '';
+    const option = Object.hasOwn(options, name) ? options[name] : undefined;
+    if (option?.type === 'string' && next !== undefined && next.startsWith('-') && next !== '--' && !names.has(next)) {
+      joined.push(`${token}=${next}`);
+      index += 1;
+    } else {
+      joined.push(token);
+    }
+  }
+  return joined;
+}
+
 function optionName(message: string): string {
   const found = /'(-{1,2}[A-Za-z0-9-]+)/.exec(message);
   return found?.[1] ?? 'an option';
@@ -44,7 +69,7 @@ function optionName(message: string): string {
 export function parseArguments(argv: readonly string[], options: OptionTable, command: string): OptionValues {
   let parsed: ReturnType<typeof parseArgs>;
   try {
-    parsed = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false, tokens: true });
+    parsed = parseArgs({ args: joinDashedValues(argv, options), options, strict: true, allowPositionals: false, tokens: true });
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     const message = error instanceof Error ? error.message : '';
