@@ -167,6 +167,27 @@ describe('keyRotation: a key ring in the store', () => {
     expect(await accepts(b, token)).toBe(false);
   });
 
+  it('a revocation survives the store losing the ring and an instance that missed it putting back its older copy', async () => {
+    fakeClock();
+    const store = new MemoryStore();
+    const [a, b] = [instance(store), instance(store)];
+    await Promise.all([a.ready(), b.ready()]);
+    const token = await consumerToken(a);
+    const kid = kidOf(token);
+    expect(await b.revokeKey(kid)).toBe(true);
+    await store.delete('keyring:default');
+    advance(10);
+    // a has not looked since the revocation: finding no ring, it puts back the copy it holds, where the key lives.
+    expect(await accepts(a, token)).toBe(true);
+    // b saw the revocation and revokes the key again in what it reads.
+    expect(await accepts(b, token)).toBe(false);
+    const stored = JSON.parse((await store.get('keyring:default')) as string) as { keys: { kid: string; revokedAt?: number }[] };
+    expect(stored.keys.find((entry) => entry.kid === kid)?.revokedAt).toBeTypeOf('number');
+    advance(10);
+    expect(await accepts(a, token)).toBe(false);
+    expect(a.jwks().keys.map((key) => key.kid)).not.toContain(kid);
+  });
+
   it('a restarted instance keeps the ring; a wrong encryptionKey fails ready() with a ConfigurationError and requests with 500', async () => {
     const store = new MemoryStore();
     const a = instance(store);

@@ -275,6 +275,7 @@ export class KeyRing {
       const held = this.#document;
       document = (await updateRing(this.#store, this.#name, (current) => (current === null ? held : null))) ?? held;
     }
+    if (document !== null && this.#document !== undefined) document = await this.#keepRevocations(document, this.#document);
     const algorithms = this.#rotation.algorithms;
     const { rotateEveryMs, prePublishMs } = this.#timings;
     const due = (doc: RingDocument | null) =>
@@ -294,6 +295,27 @@ export class KeyRing {
     }
     if (document === null) throw new Error('the key ring could not be created');
     this.#adopt(document, now, read);
+  }
+
+  /**
+   * Revokes again what `held` has revoked and the stored `document` still has live. The store goes back when it loses
+   * the ring and an instance that had not seen a revocation yet puts back its older copy (or a failover serves an old
+   * replica): a revocation this instance saw must not come undone that way, so the key stays refused.
+   */
+  async #keepRevocations(document: RingDocument, held: RingDocument): Promise<RingDocument> {
+    const revived = (current: RingDocument) =>
+      held.keys
+        .filter((entry) => entry.revokedAt !== undefined)
+        .filter((entry) => current.keys.some((stored) => stored.kid === entry.kid && stored.revokedAt === undefined))
+        .map((entry) => entry.kid);
+    if (revived(document).length === 0) return document;
+    const written = await updateRing(this.#store, this.#name, (current) => {
+      if (current === null) return null;
+      let next = current;
+      for (const kid of revived(current)) next = revokeEntry(next, kid, Date.now(), this.#encryptionKey) ?? next;
+      return next === current ? null : next;
+    });
+    return written ?? document;
   }
 
   #adopt(document: RingDocument, loadedAt: number, read: number): void {
