@@ -31,6 +31,28 @@ describe('MemoryStore specifics', () => {
     expect(store.size).toBeLessThanOrEqual(150);
   });
 
+  it('refuses a swap whose security area is full before it writes any of its keys', async () => {
+    const store = new MemoryStore({ securityMaxBytes: 4_000, securityPrefixes: ['grant', 'marker'] });
+    await store.set('marker:old', 'x'.repeat(1_500), 60_000);
+    const swap = store.swap([
+      { key: 'grant:{g}', expect: null, value: 'g', ttlMs: 60_000 },
+      { key: 'session:s', expect: null, value: 's', ttlMs: 60_000 },
+      { key: 'marker:{g}', expect: null, value: 'y'.repeat(1_000), ttlMs: 60_000 },
+    ]);
+    await expect(swap).rejects.toThrow(/"marker:" is full/);
+    expect(await store.get('grant:{g}')).toBeNull();
+    expect(await store.get('session:s')).toBeNull();
+    // Two writes to one area count together: each fits alone, both do not.
+    await expect(
+      store.swap([
+        { key: 'grant:{a}', expect: null, value: 'a'.repeat(1_200), ttlMs: 60_000 },
+        { key: 'grant:{b}', expect: null, value: 'b'.repeat(1_200), ttlMs: 60_000 },
+      ]),
+    ).rejects.toThrow(/"grant:" is full/);
+    expect(await store.get('grant:{a}')).toBeNull();
+    expect(await store.swap([{ key: 'grant:{g}', expect: null, value: 'g', ttlMs: 60_000 }])).toBe(true);
+  });
+
   it('bounds keys without a prefix too', async () => {
     const store = new MemoryStore({ max: 10 });
     for (let i = 0; i < 100; i++) await store.set(`plain${i}`, 'v', 60_000);

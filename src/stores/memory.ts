@@ -206,10 +206,17 @@ export class MemoryStore implements Store {
    * const applied = await store.swap([{ key: 'grant:{g1}', expect: null, value: '{}', ttlMs: 60_000 }]);
    */
   async swap(entries: readonly SwapEntry[]): Promise<boolean> {
+    const securityWrites = new Map<SecurityState, { key: string; value: string }[]>();
     for (const entry of entries) {
       if (entry.value !== null) ttlOf(entry);
-      if ((this.#area(entry.key).get(entry.key) ?? null) !== entry.expect) return false;
+      const area = this.#area(entry.key);
+      if ((area.get(entry.key) ?? null) !== entry.expect) return false;
+      if (area instanceof SecurityState && entry.value !== null) {
+        securityWrites.set(area, [...(securityWrites.get(area) ?? []), { key: entry.key, value: entry.value }]);
+      }
     }
+    // A full security area throws on its write; check them all first so that a refused swap leaves nothing behind.
+    for (const [area, writes] of securityWrites) area.assertRoom(writes);
     for (const entry of entries) {
       const area = this.#area(entry.key);
       if (entry.value === null) area.delete(entry.key);

@@ -80,6 +80,27 @@ export class SecurityState {
     else this.#cache.set(key, value, { ttl: ttlMs });
   }
 
+  /**
+   * Throws unless every one of `writes` fits together, so a multi-key swap that would overflow the area refuses
+   * before it writes anything (a swap is all or nothing).
+   * @throws SecurityStateFullError naming this area.
+   */
+  assertRoom(writes: readonly { key: string; value: string }[]): void {
+    if (this.#fitsAll(writes)) return;
+    this.#cache.purgeStale();
+    if (!this.#fitsAll(writes)) throw new SecurityStateFullError(this.#budget, this.#prefix);
+  }
+
+  #fitsAll(writes: readonly { key: string; value: string }[]): boolean {
+    const latest = new Map(writes.map((write) => [write.key, write.value]));
+    let size = this.#cache.calculatedSize;
+    for (const [key, value] of latest) {
+      const existing = this.#cache.peek(key);
+      size += entryBytes(key, value) - (existing === undefined ? 0 : entryBytes(key, existing));
+    }
+    return size <= this.#budget;
+  }
+
   /** Makes room for the write without evicting anything live, or throws. */
   #reserve(key: string, value: string): void {
     if (this.#fits(key, value)) return;
