@@ -30,7 +30,7 @@ import { decodeJwt } from 'jose';
 import { generate } from 'otplib';
 import { createSentinel } from '../src/index.js';
 import { stepUpFixture } from './helpers/stepup-fixtures.js';
-import { csrfOf, setCookies } from './helpers/direct-flow.js';
+import { csrfOf, setCookies, stepCookie } from './helpers/direct-flow.js';
 
 const USER_CODE = /^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/;
 
@@ -316,13 +316,14 @@ describe('verification page', () => {
     const step = String(afterPassword.headers.location);
     expect(step).toMatch(/\/login\/totp\?interaction=/);
     expect(browser.cookie, 'no session before the second factor').toBeUndefined();
+    const cookie = stepCookie(afterPassword);
     const [path, query] = step.split('?') as [string, string];
-    const page = await call(sentinel, { path, query });
+    const page = await call(sentinel, { path, query, headers: { cookie } });
     const answered = await postForm(
       sentinel,
       path,
       new URLSearchParams({ csrf_token: csrfOf(page.body as string), code: await generate({ secret }) }).toString(),
-      { query },
+      { query, headers: { cookie } },
     );
     browser.cookie = setCookies(answered)
       .find((line) => line.startsWith('sentinel_session='))

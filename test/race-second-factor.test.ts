@@ -27,6 +27,7 @@ import {
   postLogin,
   setCookies,
   startInteraction,
+  stepCookie,
 } from './helpers/direct-flow.js';
 import { makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 import { pkcePair } from './helpers/pkce.js';
@@ -138,7 +139,7 @@ async function attackerAtStep(
   w: World,
   attacker: Attacker,
   stepPath: string,
-): Promise<{ interaction: string; loginCsrf: string; stepCsrf: string; verifier: string }> {
+): Promise<{ interaction: string; loginCsrf: string; stepCsrf: string; verifier: string; cookie: string }> {
   const { verifier, challenge } = pkcePair();
   const { interaction } = await startInteraction(w.stepSide, authorizeQuery({ code_challenge: challenge, code_challenge_method: 'S256' }));
   const loginCsrf = await openLogin(w.stepSide, interaction);
@@ -149,14 +150,18 @@ async function attackerAtStep(
   });
   expect(response.status).toBe(303);
   expect(String(response.headers.location)).toBe(`${stepPath}?interaction=${interaction}`);
-  const page = await call(w.stepSide, { path: stepPath, query: new URLSearchParams({ interaction }) });
+  const cookie = stepCookie(response);
+  const page = await call(w.stepSide, { path: stepPath, query: new URLSearchParams({ interaction }), headers: { cookie } });
   expect(page.status).toBe(200);
-  return { interaction, loginCsrf, stepCsrf: csrfOf(page.body), verifier };
+  return { interaction, loginCsrf, stepCsrf: csrfOf(page.body), verifier, cookie };
 }
 
-/** The other user's password, posted on the same interaction (the login form's token is the interaction's). */
-function victimPassword(w: World, interaction: string, loginCsrf: string): Promise<SentinelResponse> {
-  return postLogin(w.passwordSide, interaction, { csrf_token: loginCsrf, username: USERNAME, password: PASSWORD });
+/**
+ * The other user's password, posted on the same interaction from the same browser (the login form's token is the
+ * interaction's; the step cookie is the browser's, so the victim's step is tied to that browser too).
+ */
+function victimPassword(w: World, interaction: string, loginCsrf: string, cookie: string): Promise<SentinelResponse> {
+  return postLogin(w.passwordSide, interaction, { csrf_token: loginCsrf, username: USERNAME, password: PASSWORD }, undefined, cookie);
 }
 
 /** The `sub` of the tokens a code carries, by redeeming it. */
@@ -177,7 +182,14 @@ async function subjectOf(w: World, response: SentinelResponse, verifier: string)
  */
 async function expectNoCrossing(
   w: World,
-  round: { step: SentinelResponse; password: SentinelResponse | undefined; verifier: string; victimStep: string; interaction: string },
+  round: {
+    step: SentinelResponse;
+    password: SentinelResponse | undefined;
+    verifier: string;
+    victimStep: string;
+    interaction: string;
+    cookie: string;
+  },
 ): Promise<void> {
   expect(round.password, 'the other password ran inside the step window').toBeDefined();
   const password = round.password as SentinelResponse;
@@ -190,9 +202,17 @@ async function expectNoCrossing(
   expect(setCookies(round.step)).toEqual([]);
   expect(password.status).toBe(303);
   expect(String(password.headers.location)).toBe(`${round.victimStep}?interaction=${round.interaction}`);
-  expect(setCookies(password), 'no session before the victim passes her own step').toEqual([]);
+  expect(
+    setCookies(password).filter((line) => line.startsWith('sentinel_session=')),
+    'no session before the victim passes her own step',
+  ).toEqual([]);
+  expect(stepCookie(password), 'the browser keeps its tie').toBe(round.cookie);
   // The victim's parked step is still there, unspent: its page opens.
-  const page = await call(w.stepSide, { path: round.victimStep, query: new URLSearchParams({ interaction: round.interaction }) });
+  const page = await call(w.stepSide, {
+    path: round.victimStep,
+    query: new URLSearchParams({ interaction: round.interaction }),
+    headers: { cookie: round.cookie },
+  });
   expect(page.status).toBe(200);
   expect(w.events.filter((event) => event.type === 'login.succeeded' && event.userId === USER_ID)).toEqual([]);
   expect(w.events.filter((event) => event.type === 'session.created' && event.userId === USER_ID)).toEqual([]);
@@ -202,18 +222,21 @@ async function expectNoCrossing(
 /** One TOTP (or recovery) round: the attacker's right answer, with the victim's password run inside its hook. */
 async function totpRound(w: World, recovery: boolean): Promise<void> {
   const attacker = w.newAttacker();
-  const { interaction, loginCsrf, stepCsrf, verifier } = await attackerAtStep(w, attacker, TOTP_PATH);
+  const { interaction, loginCsrf, stepCsrf, verifier, cookie } = await attackerAtStep(w, attacker, TOTP_PATH);
   let password: SentinelResponse | undefined;
   w.window = async (userId) => {
     if (userId !== attacker.userId || password !== undefined) return;
-    password = await victimPassword(w, interaction, loginCsrf);
+    password = await victimPassword(w, interaction, loginCsrf, cookie);
   };
   const form: Record<string, string> = recovery
     ? { csrf_token: stepCsrf, recovery_code: attacker.recoveryCode }
     : { csrf_token: stepCsrf, code: await generate({ secret: attacker.secret }) };
-  const step = await postForm(w.stepSide, TOTP_PATH, new URLSearchParams(form).toString(), { query: new URLSearchParams({ interaction }) });
+  const step = await postForm(w.stepSide, TOTP_PATH, new URLSearchParams(form).toString(), {
+    query: new URLSearchParams({ interaction }),
+    headers: { cookie },
+  });
   w.window = undefined;
-  await expectNoCrossing(w, { step, password, verifier, victimStep: TOTP_PATH, interaction });
+  await expectNoCrossing(w, { step, password, verifier, victimStep: TOTP_PATH, interaction, cookie });
 }
 
 /**
@@ -222,33 +245,34 @@ async function totpRound(w: World, recovery: boolean): Promise<void> {
  */
 async function offerRound(w: World): Promise<void> {
   const attacker = w.newAttacker();
-  const { interaction, loginCsrf, stepCsrf, verifier } = await attackerAtStep(w, attacker, OFFER_PATH);
+  const { interaction, loginCsrf, stepCsrf, verifier, cookie } = await attackerAtStep(w, attacker, OFFER_PATH);
   let password: SentinelResponse | undefined;
   const body = async () => {
-    password = await victimPassword(w, interaction, loginCsrf);
+    password = await victimPassword(w, interaction, loginCsrf, cookie);
     return new URLSearchParams({ csrf_token: stepCsrf, skip: '1' }).toString();
   };
   const step = await call(w.stepSide, {
     method: 'POST',
     path: OFFER_PATH,
     query: new URLSearchParams({ interaction }),
-    headers: { 'content-type': FORM },
+    headers: { 'content-type': FORM, cookie },
     body,
   });
-  await expectNoCrossing(w, { step, password, verifier, victimStep: OFFER_PATH, interaction });
+  await expectNoCrossing(w, { step, password, verifier, victimStep: OFFER_PATH, interaction, cookie });
 }
 
 /** The same pair sent at the same moment, no hook-driven ordering: the hook only takes ~20 ms, as a slow user store does. */
 async function sameMomentRound(w: World): Promise<void> {
   const attacker = w.newAttacker();
-  const { interaction, loginCsrf, stepCsrf, verifier } = await attackerAtStep(w, attacker, TOTP_PATH);
+  const { interaction, loginCsrf, stepCsrf, verifier, cookie } = await attackerAtStep(w, attacker, TOTP_PATH);
   w.window = (userId) => (userId === attacker.userId ? new Promise((resolve) => setTimeout(resolve, 20)) : Promise.resolve());
   const code = await generate({ secret: attacker.secret });
   const [step] = await Promise.all([
     postForm(w.stepSide, TOTP_PATH, new URLSearchParams({ csrf_token: stepCsrf, code }).toString(), {
       query: new URLSearchParams({ interaction }),
+      headers: { cookie },
     }),
-    victimPassword(w, interaction, loginCsrf),
+    victimPassword(w, interaction, loginCsrf, cookie),
   ]);
   w.window = undefined;
   if (step.status === 303 && new URL(String(step.headers.location)).searchParams.has('code')) {

@@ -10,7 +10,17 @@ import { randomBytes } from 'node:crypto';
 import { generate, generateSecret } from 'otplib';
 import { describe, expect, it } from 'vitest';
 import { MemoryStore, type Sentinel, type SentinelResponse, type Store } from '../src/index.js';
-import { call, csrfOf, LOGIN_PATH, openLogin, postForm, postLogin, setCookies, startInteraction } from './helpers/direct-flow.js';
+import {
+  call,
+  csrfOf,
+  LOGIN_PATH,
+  openLogin,
+  postForm,
+  postLogin,
+  setCookies,
+  startInteraction,
+  stepCookie,
+} from './helpers/direct-flow.js';
 import { makeSentinel, PASSWORD, USERNAME } from './helpers/fixtures.js';
 import { racingStore } from './helpers/racing-store.js';
 import { describeOnSharedRedis } from './helpers/redis-suite.js';
@@ -19,18 +29,24 @@ const TOTP_PATH = `${LOGIN_PATH}/totp`;
 const ROUNDS = 5;
 
 /** A sign-in of the user parked at the TOTP step: its interaction and the step's CSRF token. */
-async function atTotpStep(sentinel: Sentinel): Promise<{ interaction: string; csrf: string }> {
+async function atTotpStep(sentinel: Sentinel): Promise<{ interaction: string; csrf: string; cookie: string }> {
   const { interaction } = await startInteraction(sentinel);
   const loginCsrf = await openLogin(sentinel, interaction);
   const response = await postLogin(sentinel, interaction, { csrf_token: loginCsrf, username: USERNAME, password: PASSWORD });
   expect(response.status).toBe(303);
-  const page = await call(sentinel, { path: TOTP_PATH, query: new URLSearchParams({ interaction }) });
-  return { interaction, csrf: csrfOf(page.body) };
+  const cookie = stepCookie(response);
+  const page = await call(sentinel, { path: TOTP_PATH, query: new URLSearchParams({ interaction }), headers: { cookie } });
+  return { interaction, csrf: csrfOf(page.body), cookie };
 }
 
-function postCode(sentinel: Sentinel, step: { interaction: string; csrf: string }, code: string): Promise<SentinelResponse> {
+function postCode(
+  sentinel: Sentinel,
+  step: { interaction: string; csrf: string; cookie: string },
+  code: string,
+): Promise<SentinelResponse> {
   return postForm(sentinel, TOTP_PATH, new URLSearchParams({ csrf_token: step.csrf, code }).toString(), {
     query: new URLSearchParams({ interaction: step.interaction }),
+    headers: { cookie: step.cookie },
   });
 }
 

@@ -6,7 +6,17 @@ import { generate, generateSecret } from 'otplib';
 import { describe, expect, it } from 'vitest';
 import type { SentinelResponse, SentinelOptions } from '../src/index.js';
 import { MemoryPasskeys, MemoryStore } from '../src/index.js';
-import { call, csrfOf, LOGIN_PATH, openLogin, postForm, postLogin, setCookies, startInteraction } from './helpers/direct-flow.js';
+import {
+  call,
+  csrfOf,
+  LOGIN_PATH,
+  openLogin,
+  postForm,
+  postLogin,
+  setCookies,
+  startInteraction,
+  stepCookie,
+} from './helpers/direct-flow.js';
 import { makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 
 const TOTP_PATH = `${LOGIN_PATH}/totp`;
@@ -44,23 +54,37 @@ function harness(overrides: Partial<SentinelOptions> = {}): Harness {
 }
 
 /** Password step of a fresh interaction: returns the interaction and the TOTP step's CSRF token. */
-async function passPassword(h: Harness): Promise<{ interaction: string; csrf: string; loginCsrf: string }> {
+async function passPassword(h: Harness): Promise<Step & { csrf: string; loginCsrf: string }> {
   const { interaction } = await startInteraction(h.sentinel);
   const loginCsrf = await openLogin(h.sentinel, interaction);
   const response = await postLogin(h.sentinel, interaction, { csrf_token: loginCsrf, username: USERNAME, password: PASSWORD });
   expect(response.status).toBe(303);
   expect(String(response.headers.location)).toBe(`${TOTP_PATH}?interaction=${interaction}`);
-  expect(setCookies(response), 'no session before the second factor').toEqual([]);
-  const page = await call(h.sentinel, { path: TOTP_PATH, query: new URLSearchParams({ interaction }) });
+  expect(
+    setCookies(response).filter((line) => line.startsWith('sentinel_session=')),
+    'no session before the second factor',
+  ).toEqual([]);
+  const cookie = stepCookie(response);
+  const page = await call(h.sentinel, { path: TOTP_PATH, query: new URLSearchParams({ interaction }), headers: { cookie } });
   expect(page.status).toBe(200);
   expect(page.body).toContain('autocomplete="one-time-code"');
   const csrf = csrfOf(page.body);
   expect(csrf).not.toBe(loginCsrf);
-  return { interaction, csrf, loginCsrf };
+  return { interaction, cookie, csrf, loginCsrf };
 }
 
-function postCode(h: Harness, interaction: string, form: Record<string, string>, ip?: string): Promise<SentinelResponse> {
-  return postForm(h.sentinel, TOTP_PATH, new URLSearchParams(form).toString(), { query: new URLSearchParams({ interaction }), ip });
+/** A sign-in parked at a step, as the browser that passed the password holds it. */
+interface Step {
+  interaction: string;
+  cookie: string;
+}
+
+function postCode(h: Harness, step: Step, form: Record<string, string>, ip?: string): Promise<SentinelResponse> {
+  return postForm(h.sentinel, TOTP_PATH, new URLSearchParams(form).toString(), {
+    query: new URLSearchParams({ interaction: step.interaction }),
+    headers: { cookie: step.cookie },
+    ip,
+  });
 }
 
 function expectSignedIn(response: SentinelResponse): void {
@@ -79,35 +103,36 @@ function expectNothingIssued(response: SentinelResponse): void {
 describe('TOTP second factor', () => {
   it('a right code completes the sign-in; the interaction is single-use', async () => {
     const h = harness();
-    const { interaction, csrf } = await passPassword(h);
+    const step = await passPassword(h);
     const code = await generate({ secret: h.secret });
-    expectSignedIn(await postCode(h, interaction, { csrf_token: csrf, code }));
-    expectNothingIssued(await postCode(h, interaction, { csrf_token: csrf, code }));
+    expectSignedIn(await postCode(h, step, { csrf_token: step.csrf, code }));
+    expectNothingIssued(await postCode(h, step, { csrf_token: step.csrf, code }));
   });
 
   it('a wrong code is refused with the step again, and nothing is issued', async () => {
     const h = harness();
-    const { interaction, csrf } = await passPassword(h);
+    const step = await passPassword(h);
+    const { csrf } = step;
     const right = await generate({ secret: h.secret });
     const wrong = right === '123456' ? '654321' : '123456';
-    const response = await postCode(h, interaction, { csrf_token: csrf, code: wrong });
+    const response = await postCode(h, step, { csrf_token: csrf, code: wrong });
     expectNothingIssued(response);
     expect(response.status).toBe(400);
     expect(response.body).toContain('That code is not correct. Try again.');
     // Four failures in all: one under the default limit of five, so the right code still gets its try.
     for (const malformed of ['12345', 'abcdef', '１２３４５６']) {
-      expectNothingIssued(await postCode(h, interaction, { csrf_token: csrf, code: malformed }));
+      expectNothingIssued(await postCode(h, step, { csrf_token: csrf, code: malformed }));
     }
-    expectSignedIn(await postCode(h, interaction, { csrf_token: csrf, code: right }));
+    expectSignedIn(await postCode(h, step, { csrf_token: csrf, code: right }));
   });
 
   it('a code already used is refused in another sign-in within its window', async () => {
     const h = harness();
     const code = await generate({ secret: h.secret });
     const first = await passPassword(h);
-    expectSignedIn(await postCode(h, first.interaction, { csrf_token: first.csrf, code }));
+    expectSignedIn(await postCode(h, first, { csrf_token: first.csrf, code }));
     const second = await passPassword(h);
-    const replayed = await postCode(h, second.interaction, { csrf_token: second.csrf, code });
+    const replayed = await postCode(h, second, { csrf_token: second.csrf, code });
     expectNothingIssued(replayed);
     expect(replayed.body).toContain('That code is not correct. Try again.');
   });
@@ -117,26 +142,24 @@ describe('TOTP second factor', () => {
     const code = await generate({ secret: h.secret });
     const a = await passPassword(h);
     const b = await passPassword(h);
-    const results = await Promise.all([
-      postCode(h, a.interaction, { csrf_token: a.csrf, code }),
-      postCode(h, b.interaction, { csrf_token: b.csrf, code }),
-    ]);
+    const results = await Promise.all([postCode(h, a, { csrf_token: a.csrf, code }), postCode(h, b, { csrf_token: b.csrf, code })]);
     expect(results.filter((response) => response.status === 303)).toHaveLength(1);
   });
 
   it('has its own CSRF token: the password form token, none, or a wrong one is refused', async () => {
     const h = harness();
-    const { interaction, loginCsrf } = await passPassword(h);
+    const step = await passPassword(h);
+    const { interaction, loginCsrf } = step;
     const code = await generate({ secret: h.secret });
     const forms: Record<string, string>[] = [{ csrf_token: loginCsrf, code }, { code }, { csrf_token: 'x'.repeat(43), code }];
     for (const form of forms) {
-      const response = await postCode(h, interaction, form);
+      const response = await postCode(h, step, form);
       expectNothingIssued(response);
       expect(response.status).toBe(403);
     }
     const crossSite = await postForm(h.sentinel, TOTP_PATH, new URLSearchParams({ code }).toString(), {
       query: new URLSearchParams({ interaction }),
-      headers: { 'sec-fetch-site': 'cross-site' },
+      headers: { 'sec-fetch-site': 'cross-site', cookie: step.cookie },
     });
     expect(crossSite.status).toBe(403);
   });
@@ -147,19 +170,20 @@ describe('TOTP second factor', () => {
     const loginCsrf = await openLogin(h.sentinel, interaction);
     expectNothingIssued(await call(h.sentinel, { path: TOTP_PATH, query: new URLSearchParams({ interaction }) }));
     const code = await generate({ secret: h.secret });
-    expectNothingIssued(await postCode(h, interaction, { csrf_token: loginCsrf, code }));
+    expectNothingIssued(await postCode(h, { interaction, cookie: '' }, { csrf_token: loginCsrf, code }));
   });
 
   it('holds the throttle against a parallel brute force: at most maxFailures codes are checked, then 429', async () => {
     const h = harness({ throttle: { maxFailures: 5, maxFailuresPerIp: 1000, windowSeconds: 900 } });
-    const { interaction, csrf } = await passPassword(h);
+    const step = await passPassword(h);
+    const { csrf } = step;
     const right = await generate({ secret: h.secret });
     const guesses = Array.from({ length: 60 }, (_, index) => String(100000 + index * 7919).slice(0, 6)).filter((guess) => guess !== right);
-    const responses = await Promise.all(guesses.map((code) => postCode(h, interaction, { csrf_token: csrf, code })));
+    const responses = await Promise.all(guesses.map((code) => postCode(h, step, { csrf_token: csrf, code })));
     for (const response of responses) expectNothingIssued(response);
     expect(h.secretCalls()).toBeLessThanOrEqual(5);
     expect(responses.filter((response) => response.status === 429).length).toBeGreaterThanOrEqual(guesses.length - 5);
-    const afterwards = await postCode(h, interaction, { csrf_token: csrf, code: right });
+    const afterwards = await postCode(h, step, { csrf_token: csrf, code: right });
     expect(afterwards.status).toBe(429);
     expect(afterwards.headers['retry-after']).toBe('900');
   });
@@ -180,27 +204,65 @@ describe('TOTP second factor', () => {
       );
       expect(response.status).toBe(attempt < 5 ? 200 : 429);
     }
-    const { interaction, csrf } = await passPassword(h);
-    expectSignedIn(await postCode(h, interaction, { csrf_token: csrf, code: await generate({ secret: h.secret }) }));
+    const step = await passPassword(h);
+    expectSignedIn(await postCode(h, step, { csrf_token: step.csrf, code: await generate({ secret: h.secret }) }));
   });
 
   it('after the code, a user without a passkey is offered one (when enabled), and "Not now" signs in', async () => {
     const h = harness({ passkeys: { offerRegistration: true } });
-    const { interaction, csrf } = await passPassword(h);
+    const step = await passPassword(h);
+    const { interaction, csrf, cookie } = step;
     const code = await generate({ secret: h.secret });
-    const response = await postCode(h, interaction, { csrf_token: csrf, code });
+    const response = await postCode(h, step, { csrf_token: csrf, code });
     expect(response.status).toBe(303);
     expect(String(response.headers.location)).toBe(`${LOGIN_PATH}/passkey/register?interaction=${interaction}`);
-    const offer = await call(h.sentinel, { path: `${LOGIN_PATH}/passkey/register`, query: new URLSearchParams({ interaction }) });
+    expect(stepCookie(response), 'the same browser keeps its tie').toBe(cookie);
+    const offer = await call(h.sentinel, {
+      path: `${LOGIN_PATH}/passkey/register`,
+      query: new URLSearchParams({ interaction }),
+      headers: { cookie },
+    });
     expect(offer.status).toBe(200);
     const offerCsrf = csrfOf(offer.body);
     expect(offerCsrf).not.toBe(csrf);
     const skip = (token: string) =>
       postForm(h.sentinel, `${LOGIN_PATH}/passkey/register`, new URLSearchParams({ csrf_token: token, skip: '1' }).toString(), {
         query: new URLSearchParams({ interaction }),
+        headers: { cookie },
       });
     expect((await skip(csrf)).status).toBe(403);
     expectSignedIn(await skip(offerCsrf));
+  });
+
+  it('only the browser that passed the password sees or answers a step: another gets the gone-link answer', async () => {
+    const h = harness({ passkeys: { offerRegistration: true } });
+    const step = await passPassword(h);
+    const { interaction, cookie } = step;
+    const query = new URLSearchParams({ interaction });
+    // Whoever started the request holds the interaction id; without the tie they read the step's CSRF token here.
+    const strangers = [{}, { cookie: 'sentinel_session_step=' + 'A'.repeat(43) }, { cookie: 'sentinel_session_step=short' }];
+    for (const headers of strangers) {
+      const page = await call(h.sentinel, { path: TOTP_PATH, query, headers });
+      expect(page.status).toBe(400);
+      expect(page.body).not.toContain(step.csrf);
+      const code = await generate({ secret: h.secret });
+      expectNothingIssued(await postCode(h, { interaction, cookie: headers.cookie ?? '' }, { csrf_token: step.csrf, code }));
+    }
+    const answered = await postCode(h, step, { csrf_token: step.csrf, code: await generate({ secret: h.secret }) });
+    expect(String(answered.headers.location)).toBe(`${LOGIN_PATH}/passkey/register?interaction=${interaction}`);
+    // The passkey offer: its page, its creation options and "Not now" (which signs in) are the tied browser's alone.
+    const offerPath = `${LOGIN_PATH}/passkey/register`;
+    expect((await call(h.sentinel, { path: offerPath, query })).status).toBe(400);
+    const offer = await call(h.sentinel, { path: offerPath, query, headers: { cookie } });
+    const offerCsrf = csrfOf(offer.body);
+    const options = (headers: Record<string, string>) =>
+      postForm(h.sentinel, `${offerPath}/options`, new URLSearchParams({ csrf_token: offerCsrf }).toString(), { query, headers });
+    const skip = (headers: Record<string, string>) =>
+      postForm(h.sentinel, offerPath, new URLSearchParams({ csrf_token: offerCsrf, skip: '1' }).toString(), { query, headers });
+    expectNothingIssued(await options({}));
+    expectNothingIssued(await skip({}));
+    expect((await options({ cookie })).status).toBe(200);
+    expectSignedIn(await skip({ cookie }));
   });
 
   it('a password alone is not offered a passkey when the user has a TOTP secret: the passkey would skip the step', async () => {
@@ -222,11 +284,15 @@ describe('TOTP second factor', () => {
   it('a recovery code signs in once', async () => {
     const h = harness();
     const first = await passPassword(h);
-    const page = await call(h.sentinel, { path: TOTP_PATH, query: new URLSearchParams({ interaction: first.interaction }) });
+    const page = await call(h.sentinel, {
+      path: TOTP_PATH,
+      query: new URLSearchParams({ interaction: first.interaction }),
+      headers: { cookie: first.cookie },
+    });
     expect(page.body).toContain('name="recovery_code"');
-    expectSignedIn(await postCode(h, first.interaction, { csrf_token: first.csrf, recovery_code: RECOVERY_CODE }));
+    expectSignedIn(await postCode(h, first, { csrf_token: first.csrf, recovery_code: RECOVERY_CODE }));
     const second = await passPassword(h);
-    expectNothingIssued(await postCode(h, second.interaction, { csrf_token: second.csrf, recovery_code: RECOVERY_CODE }));
+    expectNothingIssued(await postCode(h, second, { csrf_token: second.csrf, recovery_code: RECOVERY_CODE }));
   });
 
   it('an unknown second factor or a failing secret hook is a 500 server_error that issues nothing', async () => {
@@ -253,10 +319,15 @@ describe('TOTP second factor', () => {
     });
     const started = await startInteraction(broken);
     const csrf = await openLogin(broken, started.interaction);
-    await postLogin(broken, started.interaction, { csrf_token: csrf, username: USERNAME, password: PASSWORD });
-    const page = await call(broken, { path: TOTP_PATH, query: new URLSearchParams({ interaction: started.interaction }) });
+    const cookie = stepCookie(await postLogin(broken, started.interaction, { csrf_token: csrf, username: USERNAME, password: PASSWORD }));
+    const page = await call(broken, {
+      path: TOTP_PATH,
+      query: new URLSearchParams({ interaction: started.interaction }),
+      headers: { cookie },
+    });
     const response = await postForm(broken, TOTP_PATH, new URLSearchParams({ csrf_token: csrfOf(page.body), code: '123456' }).toString(), {
       query: new URLSearchParams({ interaction: started.interaction }),
+      headers: { cookie },
     });
     expect(response.status).toBe(500);
     expect(setCookies(response)).toEqual([]);

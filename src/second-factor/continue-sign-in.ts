@@ -15,6 +15,7 @@ import { takeInteraction, type InteractionRecord } from '../authorize/state/inte
 import { loginStepURL } from '../authorize/endpoints/login-step-url.js';
 import { webAuthnUserID } from '../passkeys/user-handle.js';
 import { startPending } from './pending-sign-in.js';
+import { browserTie } from './step-cookie.js';
 import { type AmrValue, assuranceClaims, PASSWORD_AMR } from '../assurance/levels.js';
 
 /** Who is signing in, as the steps carry it. */
@@ -94,8 +95,10 @@ export async function afterSecondFactor(
   if (await offersPasskey(context, accountId, subject)) {
     // Only the subject's fields: a caller may hand over a whole pending record, whose stage must not carry over.
     const { userId, username, authTime, amr } = subject;
-    await startPending(context, interaction.id, { stage: 'passkey-offer', userId, username, authTime, amr });
-    return redirect(303, loginStepURL(context, interaction.record.mountPath, accountId, interaction.id, 'passkey/register'));
+    const tie = browserTie(context, request, interaction.record.mountPath);
+    await startPending(context, interaction.id, { stage: 'passkey-offer', userId, username, authTime, amr, browser: tie.digest });
+    const location = loginStepURL(context, interaction.record.mountPath, accountId, interaction.id, 'passkey/register');
+    return redirect(303, location, { 'set-cookie': tie.cookie });
   }
   return completeSignIn(context, request, interaction.id, subject, ip);
 }
@@ -145,12 +148,16 @@ export async function afterPassword(
     if ((await takeInteraction(context, interaction.id)) === null) throw expiredSignIn();
     return unmetRequirementsResponse(context, authorization, 'this user has no method that reaches it');
   }
+  const tie = browserTie(context, request, interaction.record.mountPath);
   await startPending(context, interaction.id, {
     stage: 'totp',
     userId: subject.userId,
     username: subject.username,
     authTime: subject.authTime,
     amr: subject.amr,
+    browser: tie.digest,
   });
-  return redirect(303, loginStepURL(context, interaction.record.mountPath, accountId, interaction.id, 'totp'));
+  return redirect(303, loginStepURL(context, interaction.record.mountPath, accountId, interaction.id, 'totp'), {
+    'set-cookie': tie.cookie,
+  });
 }

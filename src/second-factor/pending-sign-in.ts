@@ -1,7 +1,8 @@
 /**
  * A sign-in between its steps: the password was right, and the interaction now waits for a TOTP code or for the
- * passkey offer to be answered. The record is keyed by the interaction, so the browser carries nothing new, and
- * it has its own CSRF token: a step's form cannot be posted with the password form's token, nor the reverse.
+ * passkey offer to be answered. The record is keyed by the interaction; it names the browser that passed the
+ * password by the digest of its step cookie (step-cookie.ts), so no other browser sees or answers the step; and it
+ * has its own CSRF token: a step's form cannot be posted with the password form's token, nor the reverse.
  *
  * A right password on an interaction already parked at a step replaces the parked record (the user went back and
  * signed in as someone else, e.g. the other of two accounts): the password is a whole first factor of its own, and
@@ -28,6 +29,8 @@ export interface PendingSignIn {
   /** The methods passed so far (RFC 8176): `pwd`, and `otp` once the TOTP step is behind. */
   amr?: AmrValue[] | undefined;
   csrfToken: string;
+  /** Digest of the browser's tie (see step-cookie.ts): only the browser that passed the password answers the step. */
+  browser: string;
 }
 
 function pendingKey(interactionId: string): string {
@@ -40,6 +43,7 @@ function parse(value: string | null): PendingSignIn | null {
     (record) =>
       typeof record.userId === 'string' &&
       typeof record.csrfToken === 'string' &&
+      typeof record.browser === 'string' &&
       (record.amr === undefined || readAmr(record.amr) !== undefined) &&
       (record.stage === 'totp' || record.stage === 'passkey-offer'),
   );

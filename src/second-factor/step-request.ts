@@ -1,6 +1,7 @@
 /**
  * The checks every step after the password makes before anything else, in the login form's order: the
- * interaction and its pending step exist (for this account), then for a POST: not cross-site, and the step's own
+ * interaction and its pending step exist (for this account) and the request comes from the browser that passed the
+ * password, then for a POST: not cross-site, and the step's own
  * CSRF token, compared in constant time. A forged or stale post changes nothing.
  */
 import { readForm } from '../http/form-body.js';
@@ -13,6 +14,7 @@ import { findInteraction, type InteractionRecord } from '../authorize/state/inte
 import { isCrossSiteRequest } from '../authorize/endpoints/cross-site.js';
 import { expiredSignIn } from './continue-sign-in.js';
 import { findPending, type PendingSignIn, type PendingStage } from './pending-sign-in.js';
+import { fromTiedBrowser } from './step-cookie.js';
 
 /** A step request that passed the checks. */
 export interface StepRequest {
@@ -39,7 +41,8 @@ export async function readStepRequest(
   const interaction = await findInteraction(context, interactionId);
   if (interactionId === undefined || interaction === null || interaction.request.accountId !== accountId) throw expiredSignIn();
   const pending = await findPending(context, interactionId, stage);
-  if (pending === null) throw expiredSignIn();
+  // Another browser gets the answer a gone link gets, before the page (and its CSRF token) is rendered.
+  if (pending === null || !fromTiedBrowser(context, request, pending.browser)) throw expiredSignIn();
   if (request.method !== 'POST') return { interactionId, interaction, pending, form: new Map() };
   if (isCrossSiteRequest(context, request, [])) {
     throw new OAuthError('invalid_request', 'The sign-in form was posted from another site.', { status: 403 });

@@ -64,6 +64,16 @@ export function setCookies(response: SentinelResponse): string[] {
 }
 
 /** The hidden CSRF token of a login page. */
+/**
+ * The `Cookie` header the browser sends back after a password that parks the sign-in at a step: the step cookie
+ * that ties the sign-in to it.
+ */
+export function stepCookie(response: SentinelResponse): string {
+  const line = setCookies(response).find((entry) => entry.startsWith('sentinel_session_step='));
+  expect(line, 'the password step ties the sign-in to this browser').toBeDefined();
+  return (line as string).split(';')[0] as string;
+}
+
 export function csrfOf(html: string | undefined): string {
   const token = /name="csrf_token" value="([^"]+)"/.exec(html ?? '')?.[1];
   expect(token, 'the login page has a csrf_token field').toBeTruthy();
@@ -101,9 +111,19 @@ export async function openLogin(sentinel: Sentinel, interaction: string): Promis
   return csrfOf(page.body);
 }
 
-/** Posts the login form of an interaction. */
-export function postLogin(sentinel: Sentinel, interaction: string, form: Record<string, string>, ip?: string): Promise<SentinelResponse> {
-  return postForm(sentinel, LOGIN_PATH, new URLSearchParams(form).toString(), { query: new URLSearchParams({ interaction }), ip });
+/** Posts the login form of an interaction; `cookie` is what the browser sends (its step cookie, say). */
+export function postLogin(
+  sentinel: Sentinel,
+  interaction: string,
+  form: Record<string, string>,
+  ip?: string,
+  cookie?: string,
+): Promise<SentinelResponse> {
+  return postForm(sentinel, LOGIN_PATH, new URLSearchParams(form).toString(), {
+    query: new URLSearchParams({ interaction }),
+    ip,
+    ...(cookie === undefined ? {} : { headers: { cookie } }),
+  });
 }
 
 /** The whole no-session browser flow with PKCE, up to the code in the 303 back to the app. */

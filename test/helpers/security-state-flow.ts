@@ -17,6 +17,7 @@ import {
   openLogin,
   postForm,
   postLogin,
+  stepCookie,
   startInteraction,
   TOKEN_PATH,
 } from './direct-flow.js';
@@ -108,13 +109,14 @@ export async function legitimateSignIn(
   const password = await postLogin(sentinel, interaction, { csrf_token: loginCsrf, username: USERNAME, password: PASSWORD }, options.ip);
   expect(password.status, `password step: ${password.body}`).toBe(303);
   expect(String(password.headers.location)).toBe(`${TOTP_PATH}?interaction=${interaction}`);
-  const page = await call(sentinel, { path: TOTP_PATH, query: new URLSearchParams({ interaction }), ip: options.ip });
+  const cookie = stepCookie(password);
+  const page = await call(sentinel, { path: TOTP_PATH, query: new URLSearchParams({ interaction }), ip: options.ip, headers: { cookie } });
   expect(page.status).toBe(200);
   const totp = await postForm(
     sentinel,
     TOTP_PATH,
     new URLSearchParams({ csrf_token: csrfOf(page.body), code: await generate({ secret }) }).toString(),
-    { query: new URLSearchParams({ interaction }), ip: options.ip },
+    { query: new URLSearchParams({ interaction }), ip: options.ip, headers: { cookie } },
   );
   expect(totp.status, `TOTP step: ${totp.body}`).toBe(303);
   const code = new URL(String(totp.headers.location)).searchParams.get('code');

@@ -7,8 +7,13 @@ import { parse, serialize } from 'cookie';
 import type { SentinelContext } from '../../http/context.js';
 import { headerValue, type SentinelRequest } from '../../http/messages.js';
 
-/** Path of the cookie: the host's mount prefix plus the base path. */
-function cookiePath(context: SentinelContext, mountPath: string | undefined): string {
+/**
+ * Path of the service's cookies: the host's mount prefix plus the base path.
+ *
+ * @example
+ * serialize(name, value, { path: cookiePath(context, request.mountPath) });
+ */
+export function cookiePath(context: SentinelContext, mountPath: string | undefined): string {
   return `${mountPath ?? ''}${context.config.basePath}`;
 }
 
