@@ -37,6 +37,34 @@ describe('console: options and paths', () => {
     expect(() => createConsole(sentinel, {} as never)).toThrow(/authorize/);
     expect(() => createConsole(sentinel, { authorize, path: 'console/' })).toThrow(/console.path/);
     expect(() => createConsole(sentinel, { authorize, sessionTtl: 5 })).toThrow(/sessionTtl/);
+    expect(() => createConsole(sentinel, { authorize, mountPath: 'ops/' })).toThrow(/console.mountPath/);
+    expect(() => createConsole(sentinel, { authorize, mountPath: '/' })).toThrow(/console.mountPath/);
+  });
+
+  it('builds its callback from the issuer and mountPath, whatever prefix a request arrived under', async () => {
+    const registered = async (issuer: string, mountPath: string | undefined, requestMount: string) => {
+      const sentinel = makeSentinel({ issuer });
+      const operatorConsole = createConsole(sentinel, { authorize: () => 'admin', ...(mountPath === undefined ? {} : { mountPath }) });
+      const started = await operatorConsole.handle({
+        ...request('GET', '/console/sign-in'),
+        query: new URLSearchParams({ account: ACCOUNT }),
+        mountPath: requestMount,
+      });
+      const client = await contextOf(sentinel).apps.findApp(ACCOUNT, 'sentinel-console');
+      return {
+        redirectUris: client?.redirectUris,
+        redirectUri: new URL(String(started?.headers.location)).searchParams.get('redirect_uri'),
+        cookie: String(started?.headers['set-cookie']),
+      };
+    };
+    // Beside the service: the issuer's path. Express hands over `/OPS` for its `/ops` mount; it changes nothing.
+    const beside = await registered('http://localhost/ops', undefined, '/OPS');
+    expect(beside.redirectUris).toEqual(['http://localhost/ops/console/callback']);
+    expect(beside.redirectUri).toBe('http://localhost/ops/console/callback');
+    expect(beside.cookie).toMatch(/Path=\/ops\/console;/);
+    const elsewhere = await registered('http://localhost', '/admin', '/anything');
+    expect(elsewhere.redirectUris).toEqual(['http://localhost/admin/console/callback']);
+    expect(elsewhere.cookie).toMatch(/Path=\/admin\/console;/);
   });
 
   it('answers only its own path, and mounts under the service adapters with its path as basePath', async () => {

@@ -45,6 +45,7 @@ export interface SentinelConsole {
 const OPTION_KEYS = {
   authorize: true,
   path: true,
+  mountPath: true,
   keysAccountId: true,
   events: true,
   eventBufferSize: true,
@@ -57,6 +58,13 @@ function checkPath(path: string): string {
     throw new ConfigurationError('console.path', 'must start with / and not end with one, e.g. "/console"');
   }
   return path;
+}
+
+function checkMountPath(mountPath: string): string {
+  if (mountPath !== '' && !/^(\/[A-Za-z0-9._~-]+)+$/.test(mountPath)) {
+    throw new ConfigurationError('console.mountPath', 'must be "" or start with / and not end with one, e.g. "/ops"');
+  }
+  return mountPath;
 }
 
 /**
@@ -91,21 +99,25 @@ export function createConsole(service: ConsoleService, options: ConsoleOptions):
   const catalogues = consoleCatalogues(options.i18n?.catalogues);
   const defaultLocale = options.i18n?.defaultLocale ?? 'en';
   const config: ResolvedConfig = { ...service.config, basePath: path };
-  const secure = !service.config.insecureLoopback;
+  const issuer = new URL(service.config.issuer);
+  const mountPath = options.mountPath === undefined ? issuer.pathname.replace(/\/$/, '') : checkMountPath(options.mountPath);
+  // The callback is the registered redirect URI of the console's client, which every sign-in to the account shares:
+  // it comes from configuration, not from the request. Express matches a mount prefix in any case, so a visitor's
+  // `/OPS/console/sign-in` would otherwise re-register the client and break the sign-ins under way at `/ops`.
+  const location: ConsoleLocation = {
+    base: `${mountPath}${path}`,
+    callbackUrl: `${issuer.origin}${mountPath}${path}/callback`,
+    secure: !service.config.insecureLoopback,
+  };
 
   async function handle(request: SentinelRequest): Promise<SentinelResponse | null> {
     if (request.path !== path && !request.path.startsWith(`${path}/`)) return null;
     const rest = request.path.slice(path.length).replace(/^\/+/, '');
-    const base = `${request.mountPath ?? ''}${path}`;
-    const location: ConsoleLocation = {
-      base,
-      callbackUrl: `${new URL(service.config.issuer).origin}${base}/callback`,
-      secure,
-    };
     const call: ConsoleCall = {
       request,
       locale: chooseConsoleLocale(catalogues, headerValue(request, 'accept-language'), defaultLocale),
-      base,
+      // Links stay where the page was reached: relative to the request, they route as it did.
+      base: `${request.mountPath ?? ''}${path}`,
     };
     let action = `${request.method} ${rest.split('/').slice(1).join('/') || rest}`;
     try {

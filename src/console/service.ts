@@ -82,6 +82,12 @@ export interface ConsoleOptions {
   /** Where the console is served, relative to where it is mounted. Default `'/console'`. */
   path?: string | undefined;
   /**
+   * The prefix the host mounts the console under, as browsers see it (`''` for none): with `path` it makes the
+   * console's address, its sign-in callback (`{issuer origin}{mountPath}{path}/callback`) and its cookies' path.
+   * Default: the issuer's path, the console mounted beside the service.
+   */
+  mountPath?: string | undefined;
+  /**
    * The account whose admins may rotate and revoke the service's shared key ring (it signs for every account).
    * Without it, the keys page is read-only for everyone. Default: none.
    */

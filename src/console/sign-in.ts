@@ -36,9 +36,9 @@ interface PendingSignIn {
   verifier: string;
 }
 
-/** Where the console is, as `sign-in.ts` needs it: the base path and the absolute callback URL. */
+/** Where the console is, as `sign-in.ts` needs it: the base path and the absolute callback URL, both configured. */
 export interface ConsoleLocation {
-  /** The console's path as the browser sees it (mount prefix included). */
+  /** The console's path as the browser sees it (mount prefix included): its cookies' path. */
   base: string;
   /** The absolute URL of `{base}/callback`: the redirect URI of the console's client. */
   callbackUrl: string;
@@ -47,9 +47,9 @@ export interface ConsoleLocation {
 }
 
 /**
- * Makes sure the account has the console's client with the current callback URL, registering it (or correcting
- * its redirect URI) through the AppStore. Refuses an account the registry does not know: no client is created in
- * an account that does not exist.
+ * Makes sure the account has the console's client with the configured callback URL, registering it (or correcting
+ * its redirect URI after the configuration changed) through the AppStore. Refuses an account the registry does not
+ * know: no client is created in an account that does not exist.
  */
 async function ensureConsoleClient(context: SentinelContext, accountId: string, callbackUrl: string): Promise<void> {
   const { apps } = context;
