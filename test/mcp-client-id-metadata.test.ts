@@ -10,10 +10,25 @@ import { ClientIdMetadataResolver, cacheSecondsOf } from '../src/apps/client-id-
 import { withClientIdMetadataDocuments } from '../src/apps/resolving-app-store.js';
 import { MemoryAppStore } from '../src/apps/memory-app-store.js';
 import { resolveConfig } from '../src/config.js';
-import { createSentinel } from '../src/index.js';
-import { ACCOUNT, baseOptions } from './helpers/fixtures.js';
-import { call, jsonOf } from './helpers/direct-flow.js';
+import type { AppStore } from '../src/apps/app.js';
+import { createSentinel, type Sentinel, type SentinelOptions } from '../src/index.js';
+import { ACCOUNT, baseOptions, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
+import {
+  authorizeQuery,
+  call,
+  exchangeCode,
+  jsonOf,
+  openLogin,
+  postForm,
+  postLogin,
+  setCookies,
+  signIn,
+  startInteraction,
+  TOKEN_PATH,
+  useRefreshToken,
+} from './helpers/direct-flow.js';
 import { type LoopbackTLS, loopbackTLS } from './helpers/loopback-tls.js';
+import { pkcePair } from './helpers/pkce.js';
 
 let tls: LoopbackTLS;
 let server: Server;
@@ -214,5 +229,85 @@ describe('the service with client ID metadata documents', () => {
     // And with the feature off, an https client id is just an unknown client.
     const unknown = await call(off, { path: `/sentinel/api/account/${ACCOUNT}/authorize`, query: new URLSearchParams({ client_id: url }) });
     expect(unknown.status).toBe(401);
+  });
+});
+
+/** The agent's redirect URI in the documents below. */
+const AGENT_CALLBACK = 'http://127.0.0.1:9999/cb';
+
+/**
+ * The service with documents enabled, over a registry the test can make fail (`registry.failing`): the wrapper the
+ * service builds, on a resolver given the test's certificate (as in the test above).
+ */
+function serviceWithDocuments(overrides: Partial<SentinelOptions> = {}): { sentinel: Sentinel; registry: { failing: boolean } } {
+  const options = baseOptions({ clientIdMetadataDocuments: { enabled: true, allowPrivateAddresses: true }, ...overrides });
+  const config = createSentinel(options).config;
+  const memory = new MemoryAppStore(config.apps);
+  const registry = { failing: false };
+  const own: AppStore = {
+    findApp: (accountId, clientId) => memory.findApp(accountId, clientId),
+    hasAccount: async (accountId) => {
+      if (registry.failing) throw new Error('the registry is down');
+      return memory.hasAccount(accountId);
+    },
+  };
+  const apps = withClientIdMetadataDocuments(own, new ClientIdMetadataResolver(config, { ca: tls.cert }));
+  const { clientIdMetadataDocuments: _documents, ...rest } = options;
+  return { sentinel: createSentinel({ ...rest, apps: [], appStore: apps }), registry };
+}
+
+/** The agent (client id `url`) signs the user in through a fresh browser and exchanges its code. */
+async function agentSignIn(sentinel: Sentinel, url: string): Promise<{ sessionCookie: string; accessToken: string; refreshToken: string }> {
+  const { verifier, challenge } = pkcePair();
+  const query = authorizeQuery({ client_id: url, redirect_uri: AGENT_CALLBACK, code_challenge: challenge, code_challenge_method: 'S256' });
+  const { interaction } = await startInteraction(sentinel, query);
+  const csrf = await openLogin(sentinel, interaction);
+  const login = await postLogin(sentinel, interaction, { csrf_token: csrf, username: USERNAME, password: PASSWORD });
+  expect(login.status).toBe(303);
+  const code = new URL(String(login.headers.location)).searchParams.get('code') as string;
+  const session = setCookies(login).find((line) => line.startsWith('sentinel_session=')) as string;
+  const exchanged = await postForm(
+    sentinel,
+    TOKEN_PATH,
+    new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: AGENT_CALLBACK,
+      client_id: url,
+    }).toString(),
+  );
+  expect(exchanged.status, exchanged.body).toBe(200);
+  return {
+    sessionCookie: session.slice('sentinel_session='.length).split(';')[0] as string,
+    accessToken: jsonOf(exchanged).access_token as string,
+    refreshToken: jsonOf(exchanged).refresh_token as string,
+  };
+}
+
+/** Serves an agent's document (kept by nobody, so every lookup fetches it) and returns its URL. */
+function serveAgent(path: string): string {
+  return serve(
+    path,
+    { client_id: `${origin}${path}`, client_name: 'Research Agent', redirect_uris: [AGENT_CALLBACK] },
+    { 'cache-control': 'no-store' },
+  );
+}
+
+describe('a client whose metadata document becomes unavailable', () => {
+  it('does not stop "sign out everywhere": every session ends, and the registered app gets no token more', async () => {
+    const { sentinel } = serviceWithDocuments();
+    const url = serveAgent('/everywhere-agent.json');
+    await agentSignIn(sentinel, url);
+    const browser = await signIn(sentinel);
+    const refreshToken = jsonOf(await exchangeCode(sentinel, browser.code, browser.verifier)).refresh_token as string;
+    expect(await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).toHaveLength(2);
+    documents.set('/everywhere-agent.json', { status: 503, body: '' });
+    const before = hits;
+    expect(await sentinel.endUserSessions({ accountId: ACCOUNT, userId: USER_ID })).toBe(2);
+    expect(await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).toEqual([]);
+    // Ending a session never asks the agent's host: its document cannot name a back-channel logout URI.
+    expect(hits).toBe(before);
+    expect((await useRefreshToken(sentinel, refreshToken)).status).toBe(400);
   });
 });

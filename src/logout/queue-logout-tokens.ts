@@ -3,6 +3,7 @@
  * and takes them (a `backchannelLogoutUri`). Nothing is signed or sent here; the delivery loop does that
  * (delivery-worker.ts), so the ending request never waits on an app.
  */
+import { isClientIdMetadataURL } from '../apps/client-id-metadata.js';
 import type { SessionContext } from '../sessions/session-index.js';
 import type { LogoutJob } from './logout-queue.js';
 
@@ -16,12 +17,14 @@ export async function queueLogoutTokens(
   context: SessionContext,
   input: { accountId: string; userId: string; sid: string; clientIds: readonly string[] },
 ): Promise<void> {
-  if (input.clientIds.length === 0) return;
+  // A client ID metadata document cannot name a backchannelLogoutUri, so its client is never looked up: the lookup
+  // would fetch a third party's URL, and a document gone or unreachable would stop the session from ending.
+  const clientIds = input.clientIds.filter((clientId) => !isClientIdMetadataURL(clientId));
+  if (clientIds.length === 0) return;
   const registry = context.apps;
-  const apps =
-    registry === undefined ? null : await Promise.all(input.clientIds.map((clientId) => registry.findApp(input.accountId, clientId)));
+  const apps = registry === undefined ? null : await Promise.all(clientIds.map((clientId) => registry.findApp(input.accountId, clientId)));
   const jobs: LogoutJob[] = [];
-  for (const [at, clientId] of input.clientIds.entries()) {
+  for (const [at, clientId] of clientIds.entries()) {
     const app = apps?.[at];
     // Without a registry (the CLI) every app is queued; the delivery loop skips those without a URI.
     if (app !== undefined && (app === null || app.accountId !== input.accountId || app.backchannelLogoutUri === undefined)) continue;
