@@ -14,6 +14,7 @@ import type { AppStore } from '../src/apps/app.js';
 import { createSentinel, type Sentinel, type SentinelOptions } from '../src/index.js';
 import { ACCOUNT, baseOptions, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 import {
+  ACCOUNT_PATH,
   authorizeQuery,
   call,
   exchangeCode,
@@ -309,5 +310,38 @@ describe('a client whose metadata document becomes unavailable', () => {
     // Ending a session never asks the agent's host: its document cannot name a back-channel logout URI.
     expect(hits).toBe(before);
     expect((await useRefreshToken(sentinel, refreshToken)).status).toBe(400);
+  });
+
+  it('does not stop a logout, and its document admits no cross-site logout and no return to the agent', async () => {
+    const { sentinel } = serviceWithDocuments();
+    const url = serveAgent('/logout-agent.json');
+    const logout = (sessionCookie: string, headers: Record<string, string>) =>
+      postForm(
+        sentinel,
+        `${ACCOUNT_PATH}/logout`,
+        new URLSearchParams({ client_id: url, post_logout_redirect_uri: AGENT_CALLBACK }).toString(),
+        {
+          headers: { cookie: `sentinel_session=${sessionCookie}`, ...headers },
+        },
+      );
+    // The document lists the agent's origin, but anyone can publish a document naming their own: not a proof.
+    const first = await agentSignIn(sentinel, url);
+    let before = hits;
+    const crossSite = await logout(first.sessionCookie, { 'sec-fetch-site': 'cross-site', origin: new URL(AGENT_CALLBACK).origin });
+    expect(crossSite.status).toBe(403);
+    expect(await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).toHaveLength(1);
+    const sameOrigin = await logout(first.sessionCookie, { 'sec-fetch-site': 'same-origin' });
+    expect(sameOrigin.status).toBe(200);
+    expect(setCookies(sameOrigin).some((line) => line.startsWith('sentinel_session=;'))).toBe(true);
+    expect(hits).toBe(before);
+    // While the document is unavailable, the sign-out goes through all the same.
+    const second = await agentSignIn(sentinel, url);
+    documents.set('/logout-agent.json', { status: 503, body: '' });
+    before = hits;
+    const unavailable = await logout(second.sessionCookie, { 'sec-fetch-site': 'same-origin' });
+    expect(unavailable.status).toBe(200);
+    expect(setCookies(unavailable).some((line) => line.startsWith('sentinel_session=;'))).toBe(true);
+    expect(await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).toEqual([]);
+    expect(hits).toBe(before);
   });
 });

@@ -5,9 +5,11 @@
  * request's browser-set `Sec-Fetch-Site`/`Origin` must say same-origin, or `Origin` must be the origin of one of
  * the named client's redirect URIs. The browser then goes to `post_logout_redirect_uri` (303) only when it is
  * one of that client's registered post-logout redirect URIs, or of its redirect URIs when it registered none (exact
- * match, as at the end-session endpoint); otherwise it sees a "signed out" page.
+ * match, as at the end-session endpoint); otherwise it sees a "signed out" page. A client named by a client ID
+ * metadata document is treated as naming no client: same-origin only, and the "signed out" page.
  */
 import { type App, postLogoutTargets } from '../../apps/app.js';
+import { isClientIdMetadataURL } from '../../apps/client-id-metadata.js';
 import { readForm } from '../../http/form-body.js';
 import type { SentinelContext } from '../../http/context.js';
 import { OAuthError } from '../../errors.js';
@@ -28,7 +30,9 @@ async function readParams(context: SentinelContext, request: SentinelRequest): P
 }
 
 async function findClient(context: SentinelContext, accountId: string, clientId: string | undefined): Promise<App | null> {
-  if (clientId === undefined) return null;
+  // A client ID metadata document is not looked up: it is its client's own claim, so an origin or logout URI it lists
+  // proves nothing (any site could publish one naming itself), and signing out must not wait on a third party's URL.
+  if (clientId === undefined || isClientIdMetadataURL(clientId)) return null;
   const app = await context.apps.findApp(accountId, clientId);
   return app !== null && app.accountId === accountId ? app : null;
 }
