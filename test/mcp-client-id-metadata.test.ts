@@ -344,4 +344,22 @@ describe('a client whose metadata document becomes unavailable', () => {
     expect(await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).toEqual([]);
     expect(hits).toBe(before);
   });
+
+  it('does not stop the account page, which shows the agent by its URL without fetching the document', async () => {
+    const { sentinel } = serviceWithDocuments({ account: { enabled: true } });
+    const url = serveAgent('/account-agent.json');
+    const { sessionCookie } = await agentSignIn(sentinel, url);
+    const page = () => call(sentinel, { path: `${ACCOUNT_PATH}/account`, headers: { cookie: `sentinel_session=${sessionCookie}` } });
+    let before = hits;
+    const available = await page();
+    expect(available.status).toBe(200);
+    expect(available.body).toContain(url);
+    expect(hits).toBe(before);
+    documents.delete('/account-agent.json');
+    before = hits;
+    const gone = await page();
+    expect(gone.status).toBe(200);
+    expect(gone.body).toContain(url);
+    expect(hits).toBe(before);
+  });
 });

@@ -6,6 +6,7 @@
  */
 import type { SentinelContext } from '../http/context.js';
 import { digest } from '../lib/random-secrets.js';
+import { appDisplayName } from '../sessions/app-display-name.js';
 import { endSessionBySid, revokeUserAppGrants } from '../sessions/end-sessions.js';
 import { readUserIndex, sessionSid } from '../sessions/session-index.js';
 import { listAppGrants, listUserSessions } from '../sessions/session-views.js';
@@ -33,9 +34,7 @@ function appNames(context: SentinelContext, accountId: string): (clientId: strin
   return (clientId) => {
     let name = cache.get(clientId);
     if (name === undefined) {
-      name = Promise.resolve(context.apps.findApp(accountId, clientId)).then((app) =>
-        app !== null && app.accountId === accountId && app.name !== undefined && app.name !== '' ? app.name : clientId,
-      );
+      name = appDisplayName(context.apps, accountId, clientId);
       cache.set(clientId, name);
     }
     return name;
