@@ -362,4 +362,29 @@ describe('a client whose metadata document becomes unavailable', () => {
     expect(gone.body).toContain(url);
     expect(hits).toBe(before);
   });
+
+  it("makes the agent's tokens stop at the guard like a deleted app's, while a failure of the registry stays a 503", async () => {
+    const errors: unknown[] = [];
+    const { sentinel, registry } = serviceWithDocuments({ onError: (error) => errors.push(error) });
+    const url = serveAgent('/guard-agent.json');
+    const { accessToken } = await agentSignIn(sentinel, url);
+    for (const status of [503, 404]) {
+      documents.set('/guard-agent.json', { status, body: '' });
+      const refused = await sentinel.checkBearer(`Bearer ${accessToken}`);
+      expect(refused.ok).toBe(false);
+      if (!refused.ok) {
+        expect(refused.response.status, String(status)).toBe(401);
+        expect(JSON.parse(String(refused.response.body)).error).toBe('invalid_token');
+      }
+    }
+    expect(errors).toEqual([]);
+    // Our own registry failing is not the agent's doing: the token is neither accepted nor called invalid.
+    serveAgent('/guard-agent.json');
+    registry.failing = true;
+    const unavailable = await sentinel.checkBearer(`Bearer ${accessToken}`);
+    expect(unavailable.ok ? 200 : unavailable.response.status).toBe(503);
+    expect(errors).toHaveLength(1);
+    registry.failing = false;
+    expect((await sentinel.checkBearer(`Bearer ${accessToken}`)).ok).toBe(true);
+  });
 });

@@ -5,6 +5,7 @@
  * instance forgets the app here at once; one through another instance or the CLI shows within the TTL.
  */
 import { LRUCache } from 'lru-cache';
+import { isOAuthError } from '../errors.js';
 import type { SentinelContext } from '../http/context.js';
 
 /** How long the guard trusts that an app exists, in milliseconds: deletions reach the guard within this. */
@@ -12,7 +13,7 @@ export const PRESENCE_TTL_MS = 30_000;
 
 /** The guard's view of which apps exist. */
 export interface AppPresence {
-  /** True when the app no longer exists (or never did). */
+  /** True when the app no longer exists (or never did), or the app store refuses it (`invalid_client`). */
   isGone(accountId: string, clientId: string): Promise<boolean>;
   /** True when the app is remembered as present now, without asking the store (the guard's synchronous path). */
   isKnownPresent(accountId: string, clientId: string): boolean;
@@ -37,7 +38,15 @@ export function appPresence(context: SentinelContext): AppPresence {
     async isGone(accountId, clientId) {
       if (present.has(key(accountId, clientId))) return false;
       const before = forgotten;
-      const app = await context.apps.findApp(accountId, clientId);
+      let app: Awaited<ReturnType<SentinelContext['apps']['findApp']>>;
+      try {
+        app = await context.apps.findApp(accountId, clientId);
+      } catch (error) {
+        // The store refusing the client (a client ID metadata document gone, unreachable or no longer valid: its
+        // owner's doing) is the app being gone. Any other failure is our own store's, and the guard fails closed.
+        if (isOAuthError(error) && error.code === 'invalid_client') return true;
+        throw error;
+      }
       if (app === null) return true;
       if (before === forgotten) present.set(key(accountId, clientId), true);
       return false;
