@@ -61,13 +61,16 @@ export interface Sentinel {
    * Checks an `Authorization` header value for a valid Bearer or DPoP-bound token (RFC 6750, RFC 9449); adapters'
    * `requireAccessToken` use it, passing the `resource` request (method, URL, headers) so a DPoP proof can be checked.
    * When the store cannot be read to check a user token's grant or a proof's `jti`, the result is a `503` (never a
-   * thrown error) and the cause goes to `onError` with route `bearer`.
+   * thrown error) and the cause goes to `onError` with route `bearer`. It rejects only for a setup error (a
+   * `ConfigurationError`: an unknown option, or a `resource` whose metadata was never built and whose account nothing
+   * else names).
    */
   checkBearer(authorization: string | undefined, options?: VerifyAccessTokenOptions, resource?: ResourceRequest): Promise<BearerResult>;
   /**
    * The protected resource metadata (RFC 9728) of a resource this service issues tokens for, e.g. an MCP server:
    * the document, its well-known URL and path, and the response to serve there. The adapters'
-   * `protectedResourceMetadata(sentinel, options)` serve it.
+   * `protectedResourceMetadata(sentinel, options)` serve it. From then on a check with the same `resource` accepts
+   * only the tokens of the account the document names (RFC 9068 §4).
    */
   protectedResourceMetadata(options: ProtectedResourceMetadataOptions): ProtectedResourceMetadata;
   /** Registers an application at runtime; the returned secret is shown once. */

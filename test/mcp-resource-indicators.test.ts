@@ -1,9 +1,10 @@
 /**
  * RFC 8707 resource indicators: `resource` at the authorization endpoint (bound to the code, also through PAR), at
  * the token endpoint for every grant, the app's `resources` and the service's `defaultResources`, `invalid_target`,
- * `aud` = the resource, and the guard's `resource` expectation (RFC 9728 challenge included).
+ * `aud` = the resource, and the guard's `resource` expectation (RFC 9728 challenge included; only the account its
+ * metadata names, RFC 9068 §4), in the core and behind each adapter's `requireAccessToken`.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { decodeJwt } from 'jose';
 import { createSentinel, type Sentinel, type Store } from '../src/index.js';
 import {
@@ -15,6 +16,10 @@ import {
   CC_ONLY_SECRET,
   CLIENT_ID,
   CLIENT_SECRET,
+  ISSUER,
+  OTHER_ACCOUNT,
+  OTHER_CLIENT_ID,
+  OTHER_SECRET,
   PASSWORD,
   PUBLIC_CLIENT_ID,
   REDIRECT_URI,
@@ -37,6 +42,7 @@ import { pkcePair } from './helpers/pkce.js';
 import type { Registered } from './helpers/registration-client.js';
 import { MemoryStore } from '../src/stores/memory.js';
 import { BOT, botApp, TOKEN_EXCHANGE, TYPE } from './helpers/exchange.js';
+import { HOSTS, MCP_METADATA_PATH, MCP_PATH, MCP_RESOURCE, type MountedHost } from './helpers/hosts.js';
 
 const MCP = 'https://mcp.example.com/mcp';
 const OTHER = 'https://tools.example.com/api';
@@ -48,7 +54,10 @@ function sentinelWithResources(store: Store = new MemoryStore()): Sentinel {
   options.apps = (options.apps ?? []).map((app) =>
     app.clientId === CLIENT_ID || app.clientId === CC_ONLY_CLIENT_ID ? { ...app, resources: [MCP, OTHER] } : app,
   );
-  return createSentinel(options);
+  const sentinel = createSentinel(options);
+  // As a host does: the metadata names the resources' authorization server, which their guards then hold tokens to.
+  for (const resource of [MCP, OTHER]) sentinel.protectedResourceMetadata({ resource, accountId: ACCOUNT });
+  return sentinel;
 }
 
 async function codeWith(sentinel: Sentinel, extra: Record<string, string>): Promise<{ code: string; verifier: string }> {
@@ -73,6 +82,17 @@ function exchange(sentinel: Sentinel, code: string, verifier: string, resources:
   });
   for (const resource of resources) form.append('resource', resource);
   return postForm(sentinel, TOKEN_PATH, form.toString());
+}
+
+/** A client credentials token of OTHER_ACCOUNT's app, for a resource of the service's `defaultResources`. */
+async function foreignToken(sentinel: Sentinel, resource: string): Promise<string> {
+  const form = new URLSearchParams({ grant_type: 'client_credentials', resource });
+  const response = await postForm(sentinel, `/sentinel/api/account/${OTHER_ACCOUNT}/token`, form.toString(), {
+    headers: { authorization: basic(OTHER_CLIENT_ID, OTHER_SECRET) },
+  });
+  const token = jsonOf(response).access_token as string;
+  expect(decodeJwt(token)).toMatchObject({ iss: `${ISSUER}/sentinel/api/account/${OTHER_ACCOUNT}`, aud: resource });
+  return token;
 }
 
 function clientCredentials(sentinel: Sentinel, resources: string[]) {
@@ -269,6 +289,7 @@ describe('resource at the token endpoint', () => {
       botApp({ resources: [MCP, OTHER, THIRD] }),
     ];
     const sentinel = createSentinel(options);
+    sentinel.protectedResourceMetadata({ resource: MCP, accountId: ACCOUNT });
     const { code, verifier } = await codeWith(sentinel, { resource: MCP, 'resource#2': OTHER });
     const subject = jsonOf(await exchange(sentinel, code, verifier)).access_token as string;
     const delegate = (extra: Record<string, string>) => delegateAsBot(sentinel, subject, extra);
@@ -340,11 +361,69 @@ describe('the guard with a resource', () => {
     expect((await sentinel.checkBearer(`Bearer ${plain}`, { resource: MCP })).ok).toBe(false);
   });
 
+  it("refuses another account's token for the resource, though its aud names it: only the metadata's account issues for it", async () => {
+    // defaultResources are the whole service's: every account's apps may ask for the MCP server.
+    const sentinel = createSentinel(baseOptions({ defaultResources: [MCP] }));
+    sentinel.protectedResourceMetadata({ resource: MCP, accountId: ACCOUNT });
+    const foreign = await foreignToken(sentinel, MCP);
+    // Twice: the second answer comes from the verified-token cache, which must refuse it as well.
+    for (let round = 0; round < 2; round++) {
+      const refused = await sentinel.checkBearer(`Bearer ${foreign}`, { resource: MCP });
+      expect(refused.ok).toBe(false);
+      if (refused.ok) return;
+      expect(refused.response.status).toBe(401);
+      expect(refused.response.headers['www-authenticate']).toMatch(
+        /^Bearer realm="sentinel", resource_metadata="https:\/\/mcp\.example\.com\/\.well-known\/oauth-protected-resource\/mcp", error="invalid_token"/,
+      );
+    }
+    await expect(sentinel.verifyAccessToken(foreign, { resource: MCP })).rejects.toMatchObject({ code: 'invalid_token' });
+    const mine = jsonOf(await clientCredentials(sentinel, [MCP])).access_token as string;
+    expect((await sentinel.checkBearer(`Bearer ${mine}`, { resource: MCP })).ok).toBe(true);
+  });
+
+  it('without metadata, holds the token to the accountId it is given; with neither, the resource is a ConfigurationError', async () => {
+    const sentinel = createSentinel(baseOptions({ defaultResources: [MCP] }));
+    const foreign = await foreignToken(sentinel, MCP);
+    // The apps option holds two accounts: nothing says which one is the resource's authorization server.
+    await expect(sentinel.checkBearer(`Bearer ${foreign}`, { resource: MCP })).rejects.toMatchObject({
+      code: 'ERR_SENTINEL_CONFIGURATION',
+      field: 'resource',
+    });
+    await expect(sentinel.verifyAccessToken(foreign, { resource: MCP })).rejects.toMatchObject({ field: 'resource' });
+    expect((await sentinel.checkBearer(`Bearer ${foreign}`, { resource: MCP, accountId: OTHER_ACCOUNT })).ok).toBe(true);
+    expect((await sentinel.checkBearer(`Bearer ${foreign}`, { resource: MCP, accountId: ACCOUNT })).ok).toBe(false);
+  });
+
   it('refuses a misspelled or malformed resource expectation', async () => {
     const sentinel = sentinelWithResources();
     await expect(sentinel.verifyAccessToken('x', { resourse: MCP } as never)).rejects.toThrow(/resourse/);
     const { expectationsReader } = await import('../src/guard/bearer-request.js');
     expect(() => expectationsReader({ resource: 'https://mcp.example.com/#f' })).toThrow(/fragment/);
+  });
+});
+
+describe.each(HOSTS)('the MCP route of the $name host (requireAccessToken with resource, beside its metadata)', (host) => {
+  let mounted: MountedHost | undefined;
+  afterEach(async () => {
+    await mounted?.close();
+    mounted = undefined;
+  });
+
+  it("accepts the token of the account the metadata names, and refuses another account's for the same resource", async () => {
+    const sentinel = createSentinel(baseOptions({ defaultResources: [MCP_RESOURCE] }));
+    mounted = await host.mount(sentinel);
+    const metadata = await fetch(`${mounted.url}${MCP_METADATA_PATH}`);
+    expect(await metadata.json()).toMatchObject({ authorization_servers: [`${ISSUER}${ACCOUNT_PATH}`] });
+    const foreign = await foreignToken(sentinel, MCP_RESOURCE);
+    const refused = await fetch(`${mounted.url}${MCP_PATH}`, { headers: { authorization: `Bearer ${foreign}` } });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toMatch(
+      /^Bearer realm="sentinel", resource_metadata="https:\/\/mcp\.example\.com\/\.well-known\/oauth-protected-resource\/mcp", error="invalid_token"/,
+    );
+    const mine = jsonOf(await clientCredentials(sentinel, [MCP_RESOURCE])).access_token as string;
+    const accepted = await fetch(`${mounted.url}${MCP_PATH}`, { headers: { authorization: `Bearer ${mine}` } });
+    expect(accepted.status).toBe(200);
+    expect(await accepted.json()).toMatchObject({ claims: { aud: MCP_RESOURCE, iss: `${ISSUER}${ACCOUNT_PATH}` } });
   });
 });
 

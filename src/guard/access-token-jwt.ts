@@ -10,6 +10,7 @@ import { type AccessTokenClaims, audienceFor, isAppToken } from '../token/access
 import { cachedToken, verifySignedToken, type VerifiedToken } from './verified-token-cache.js';
 import type { ServiceVerifyOptions, VerifyAccessTokenOptions } from './verifier-contract.js';
 import { checkStepUp, stepUpRequirement } from '../assurance/step-up-challenge.js';
+import { isAuthorizationServerOf } from './resource-servers.js';
 
 export type { VerifyAccessTokenOptions } from './verifier-contract.js';
 
@@ -70,6 +71,13 @@ function checkAudience(context: SentinelContext, claims: AccessTokenClaims, fact
     if (!facts.audiences.includes(options.resource)) {
       throw new OAuthError('invalid_token', 'the token is not for this resource', { status: 401 });
     }
+    // RFC 9068 §4: the issuer too. Any account's app may ask for a default resource, so the audience names it in
+    // every account's tokens; only the accounts its metadata names are its authorization servers.
+    if (!isAuthorizationServerOf(context, options.resource, accountId, options.accountId)) {
+      throw new OAuthError('invalid_token', 'the token was issued by an authorization server this resource does not name', {
+        status: 401,
+      });
+    }
   } else if (!(options as ServiceVerifyOptions).lookup && !facts.audiences.includes(audienceFor(context, accountId, claims.client_id))) {
     // A lookup by the token's own client (introspection, revocation) is not a presentation to a resource: a
     // resource-bound token is still the client's to introspect or revoke.
@@ -92,7 +100,9 @@ function verifyOptionsOf(context: SentinelContext): VerifyJWTOptions {
 
 /**
  * Verifies an access token issued by this service: signature, `typ`, `iss`, `aud`, `exp`, and optionally account
- * and consumer (RFC 6750 §3.1 `invalid_token` otherwise).
+ * and consumer (RFC 6750 §3.1 `invalid_token` otherwise). With a `resource`, the issuer must be one its protected
+ * resource metadata names (resource-servers.ts).
+ * @throws ConfigurationError for a `resource` nothing names an authorization server of.
  */
 export async function verifyAccessTokenJWT(
   context: SentinelContext,

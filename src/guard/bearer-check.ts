@@ -9,7 +9,7 @@ import { appPresence } from './app-presence.js';
 import { bearerCandidate, parseAuthorization, PLAIN_BEARER, withoutProof } from './bearer-request.js';
 import type { SentinelContext } from '../http/context.js';
 import { presentationOf, type ResourceRequest } from '../dpop/resource.js';
-import { isOAuthError, OAuthError } from '../errors.js';
+import { isConfigurationError, isOAuthError, OAuthError } from '../errors.js';
 import { noStoreJSON, type SentinelResponse } from '../http/messages.js';
 import type { ServiceKeys } from '../keys/keyring/service-keys.js';
 import type { AccessTokenVerifier } from './access-token-verifier.js';
@@ -86,6 +86,9 @@ export function createBearerCheck(
     if (isOAuthError(error) && RESOURCE_ERRORS.has(error.code)) {
       return { ok: false, response: bearerChallenge(error, verifyOptions.resource) };
     }
+    // A guard set up wrong (a resource without an authorization server) is the host's to fix, as an unknown option
+    // is: the promise rejects, where a 503 would have the client retry a request that can never pass.
+    if (isConfigurationError(error)) throw error;
     // The grant could not be read (store down): the token is neither accepted nor called invalid. The cause goes
     // to onError like every other store failure, and every adapter sends the same stack-free 503.
     report(error, 'bearer', verifyOptions.accountId);

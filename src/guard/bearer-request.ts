@@ -26,7 +26,9 @@ export interface RequireAccessTokenOptions {
   // RFC 8707 and RFC 9728 (MCP authorization, issue #33).
   /**
    * The protected resource this route belongs to (an RFC 8707 URI, e.g. the MCP server's URL): the token's `aud` must
-   * contain it, and a 401 names its protected resource metadata (`resource_metadata`, RFC 9728 §5.1).
+   * contain it, its issuer must be the account the resource's protected resource metadata names (RFC 9068 §4; build
+   * the metadata with `sentinel.protectedResourceMetadata({ resource, accountId })`), and a 401 names that metadata
+   * (`resource_metadata`, RFC 9728 §5.1).
    */
   resource?: string | undefined;
   // RFC 9470 (step-up authentication, issue #34).

@@ -2,12 +2,14 @@
  * Protected resource metadata (RFC 9728): the document a resource server (an MCP server) publishes so that a client
  * that got a 401 from it can find the authorization server to ask. The service builds the document and the URL it
  * lives at; the adapters' `protectedResourceMetadata(sentinel, options)` only serve it, and a guard made with the
- * same `resource` names that URL in its `WWW-Authenticate` challenge (RFC 9728 §5.1).
+ * same `resource` names that URL in its `WWW-Authenticate` challenges (RFC 9728 §5.1) and accepts only the tokens of
+ * the account the document names (resource-servers.ts).
  */
 import { ConfigurationError } from '../errors.js';
 import type { SentinelContext } from '../http/context.js';
 import type { SentinelResponse } from '../http/messages.js';
 import { resourceURIProblem } from '../token/resource-indicators.js';
+import { nameAuthorizationServer, soleAppsAccount } from './resource-servers.js';
 
 /**
  * What a protected resource publishes about itself (RFC 9728 §2).
@@ -22,7 +24,8 @@ export interface ProtectedResourceMetadataOptions {
   scopesSupported?: readonly string[] | undefined;
   /**
    * The account whose issuer is the resource's authorization server. May be left out when the `apps` option holds
-   * apps of one account only (that one is taken).
+   * apps of one account only (that one is taken). A guard made with the same `resource` then refuses the tokens of
+   * every other account, even those whose `aud` names the resource.
    */
   accountId?: string | undefined;
 }
@@ -57,19 +60,19 @@ export function protectedResourceMetadataURL(resource: string): string {
 }
 
 function accountOf(context: SentinelContext, options: ProtectedResourceMetadataOptions): string {
-  if (options.accountId !== undefined) return options.accountId;
-  const accounts = new Set(context.config.apps.map((app) => app.accountId));
-  if (accounts.size !== 1) {
+  const accountId = options.accountId ?? soleAppsAccount(context.config);
+  if (accountId === undefined) {
     throw new ConfigurationError(
       'protectedResourceMetadata.accountId',
       'is required: the authorization server is the issuer of one account, and the apps option does not name exactly one',
     );
   }
-  return [...accounts][0] as string;
+  return accountId;
 }
 
 /**
- * Builds a resource's metadata once; the adapters serve {@link ProtectedResourceMetadata.respond}.
+ * Builds a resource's metadata once; the adapters serve {@link ProtectedResourceMetadata.respond}. The account it
+ * names becomes the one whose tokens the resource's guard accepts: the guard and the document cannot disagree.
  * @throws ConfigurationError for a resource that is not a resource indicator, or no account to name.
  * @example const metadata = createProtectedResourceMetadata(context, { resource: 'https://mcp.example.com/mcp', accountId });
  */
@@ -80,9 +83,11 @@ export function createProtectedResourceMetadata(
   const problem = resourceURIProblem(options.resource);
   if (problem !== null) throw new ConfigurationError('protectedResourceMetadata.resource', problem);
   const url = protectedResourceMetadataURL(options.resource);
+  const accountId = accountOf(context, options);
+  nameAuthorizationServer(context, options.resource, accountId);
   const document = Object.freeze({
     resource: options.resource,
-    authorization_servers: [context.accountIssuer(accountOf(context, options))],
+    authorization_servers: [context.accountIssuer(accountId)],
     // RFC 6750 §2.1 only: a token in a query or a form body ends up in logs and histories.
     bearer_methods_supported: ['header'],
     ...(options.scopesSupported === undefined ? {} : { scopes_supported: [...options.scopesSupported] }),

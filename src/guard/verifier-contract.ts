@@ -19,8 +19,10 @@ export interface VerifyAccessTokenOptions {
   dpop?: DPoPPresentation | undefined;
   // RFC 8707 (MCP authorization, issue #33).
   /**
-   * The protected resource (RFC 8707 URI) verifying the token: its `aud` must contain it. Without it, the `aud` must
-   * be the account's audience, so a token asked for a resource passes nowhere else.
+   * The protected resource (RFC 8707 URI) verifying the token: its `aud` must contain it, and its issuer must be an
+   * account the resource's protected resource metadata names (`sentinel.protectedResourceMetadata()`; when none was
+   * built, `accountId` or the one account of the `apps` option, else a `ConfigurationError`). When left out, the
+   * `aud` must be the account's audience, so a token asked for a resource passes nowhere else.
    */
   resource?: string | undefined;
   // RFC 9470 (step-up authentication, issue #34).

@@ -5,7 +5,10 @@
  * Each host also mounts, next to the service, a host route (`GET /host/ping` → 200 "pong") and the token-retrieval
  * API (`GET /api/account/:accountId/consumer/:consumerId/brand/tokens` guarded by `requireAccessToken`, answering
  * the verified claims as JSON), so suites can check that both keep working. A second guarded route,
- * `GET /api/account/:accountId/export`, asks for more of the sign-in ({@link STEP_UP_GUARD}: RFC 9470 step-up). Each also has `POST /host/echo`, placed
+ * `GET /api/account/:accountId/export`, asks for more of the sign-in ({@link STEP_UP_GUARD}: RFC 9470 step-up). A
+ * third, `GET /mcp`, is an MCP server as the MCP guide mounts it: `requireAccessToken` with its `resource`
+ * ({@link MCP_RESOURCE}), and its protected resource metadata (RFC 9728) naming {@link ACCOUNT}'s issuer at
+ * {@link MCP_METADATA_PATH}, served by the adapter's `protectedResourceMetadata`. Each also has `POST /host/echo`, placed
  * after the service and parsing its own urlencoded body, which answers the parsed form as JSON: the service must
  * leave the bodies of host routes unread.
  */
@@ -21,10 +24,23 @@ import Koa from 'koa';
 import koa2Untyped from 'koa2';
 import koaMount from 'koa-mount';
 import { type Host, listen, listenNode } from './host.js';
-import { requireAccessToken, toExpress } from '../../adapters/express/index.js';
-import { requireAccessToken as requireFastifyAccessToken, toFastify } from '../../adapters/fastify/index.js';
-import { requireAccessToken as requireFetchAccessToken, toFetch } from '../../adapters/fetch/index.js';
-import { requireAccessToken as requireKoaAccessToken, toKoa } from '../../adapters/koa/index.js';
+import { protectedResourceMetadata, requireAccessToken, toExpress } from '../../adapters/express/index.js';
+import {
+  protectedResourceMetadata as fastifyResourceMetadata,
+  requireAccessToken as requireFastifyAccessToken,
+  toFastify,
+} from '../../adapters/fastify/index.js';
+import {
+  protectedResourceMetadata as fetchResourceMetadata,
+  requireAccessToken as requireFetchAccessToken,
+  toFetch,
+} from '../../adapters/fetch/index.js';
+import {
+  protectedResourceMetadata as koaResourceMetadata,
+  requireAccessToken as requireKoaAccessToken,
+  toKoa,
+} from '../../adapters/koa/index.js';
+import { ACCOUNT } from './fixtures.js';
 
 // The suites and many files import these from here, next to HOSTS.
 export type { Host, MountedHost, MountOptions } from './host.js';
@@ -37,6 +53,14 @@ export function stepUpPath(accountId: string): string {
   return `/api/account/${encodeURIComponent(accountId)}/export`;
 }
 const STEP_UP = /^\/api\/account\/([^/]+)\/export$/;
+
+/** The MCP server every host guards at {@link MCP_PATH} (RFC 8707 resource). */
+export const MCP_RESOURCE = 'https://mcp.example.com/mcp';
+export const MCP_PATH = '/mcp';
+/** Where each host serves the MCP server's metadata (RFC 9728 §3.1). */
+export const MCP_METADATA_PATH = '/.well-known/oauth-protected-resource/mcp';
+/** The metadata's options, as the MCP guide writes them: it names {@link ACCOUNT} only. */
+const MCP_METADATA = { resource: MCP_RESOURCE, accountId: ACCOUNT };
 
 const express4 = express4Untyped as typeof express5;
 const Koa2 = koa2Untyped as typeof Koa;
@@ -63,6 +87,10 @@ function expressHost(name: string, factory: typeof express5): Host {
         response.json({ claims: (request as unknown as { sentinel: unknown }).sentinel });
       });
       app.get('/api/account/:accountId/export', requireAccessToken(sentinel, STEP_UP_GUARD), (request, response) => {
+        response.json({ claims: (request as unknown as { sentinel: unknown }).sentinel });
+      });
+      app.get(MCP_METADATA_PATH, protectedResourceMetadata(sentinel, MCP_METADATA));
+      app.get(MCP_PATH, requireAccessToken(sentinel, { resource: MCP_RESOURCE }), (request, response) => {
         response.json({ claims: (request as unknown as { sentinel: unknown }).sentinel });
       });
       app.use((error: unknown, _request: unknown, response: express5.Response, _next: unknown) => {
@@ -112,6 +140,8 @@ function koaHost(name: string, Factory: typeof Koa): Host {
       const parser = options.bodyParser ?? 'none';
       const guard = requireKoaAccessToken(sentinel);
       const stepUpGuard = requireKoaAccessToken(sentinel, STEP_UP_GUARD);
+      const mcpMetadata = koaResourceMetadata(sentinel, MCP_METADATA);
+      const mcpGuard = requireKoaAccessToken(sentinel, { resource: MCP_RESOURCE });
       app.on('error', () => {});
       app.use(async (ctx, next) => {
         try {
@@ -156,6 +186,14 @@ function koaHost(name: string, Factory: typeof Koa): Host {
           ctx.body = { claims: ctx.state.sentinel };
         });
       });
+      app.use(async (ctx, next) => {
+        if (ctx.method !== 'GET') return next();
+        if (ctx.path === MCP_METADATA_PATH) return mcpMetadata(ctx, next);
+        if (ctx.path !== MCP_PATH) return next();
+        await mcpGuard(ctx, async () => {
+          ctx.body = { claims: ctx.state.sentinel };
+        });
+      });
       return listen(createServer(app.callback()));
     },
   };
@@ -187,6 +225,10 @@ function fastifyHost(): Host {
         async (request) => ({ claims: request.sentinel }),
       );
       app.get('/api/account/:accountId/export', { preHandler: requireFastifyAccessToken(sentinel, STEP_UP_GUARD) }, async (request) => ({
+        claims: request.sentinel,
+      }));
+      app.get(MCP_METADATA_PATH, fastifyResourceMetadata(sentinel, MCP_METADATA));
+      app.get(MCP_PATH, { preHandler: requireFastifyAccessToken(sentinel, { resource: MCP_RESOURCE }) }, async (request) => ({
         claims: request.sentinel,
       }));
       await app.ready();
@@ -235,6 +277,8 @@ function fetchHost(): Host {
       const beside = options.beside === undefined ? undefined : toFetch(options.beside, fetchOptions);
       const guard = requireFetchAccessToken(sentinel);
       const stepUpGuard = requireFetchAccessToken(sentinel, STEP_UP_GUARD);
+      const mcpMetadata = fetchResourceMetadata(sentinel, MCP_METADATA);
+      const mcpGuard = requireFetchAccessToken(sentinel, { resource: MCP_RESOURCE });
       const handler = async (request: Request): Promise<Response> => {
         const { pathname } = new URL(request.url);
         if (request.method === 'GET' && pathname === '/host/ping') {
@@ -250,6 +294,11 @@ function fetchHost(): Host {
         const stepUp = STEP_UP.exec(pathname);
         if (request.method === 'GET' && stepUp !== null) {
           const checked = await stepUpGuard(request, { accountId: decodeURIComponent(stepUp[1] ?? '') });
+          return checked instanceof Response ? checked : Response.json({ claims: checked.claims });
+        }
+        if (request.method === 'GET' && pathname === MCP_METADATA_PATH) return mcpMetadata(request);
+        if (request.method === 'GET' && pathname === MCP_PATH) {
+          const checked = await mcpGuard(request);
           return checked instanceof Response ? checked : Response.json({ claims: checked.claims });
         }
         return (
