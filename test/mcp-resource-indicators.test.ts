@@ -47,6 +47,7 @@ import { HOSTS, MCP_METADATA_PATH, MCP_PATH, MCP_RESOURCE, type MountedHost } fr
 const MCP = 'https://mcp.example.com/mcp';
 const OTHER = 'https://tools.example.com/api';
 const DEFAULT_ONLY = 'https://shared.example.com/mcp';
+const METADATA_PARAM = 'resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"';
 
 function sentinelWithResources(store: Store = new MemoryStore()): Sentinel {
   const options = baseOptions({ store, defaultResources: [DEFAULT_ONLY] });
@@ -394,6 +395,30 @@ describe('the guard with a resource', () => {
     expect((await sentinel.checkBearer(`Bearer ${foreign}`, { resource: MCP, accountId: ACCOUNT })).ok).toBe(false);
   });
 
+  it('names the metadata in its step-up and DPoP challenges too (RFC 9728 §5.1)', async () => {
+    const sentinel = sentinelWithResources();
+    // An app's own token has no sign-in behind it, so it meets no acr requirement.
+    const mine = jsonOf(await clientCredentials(sentinel, [MCP])).access_token as string;
+    const stepUp = await sentinel.checkBearer(`Bearer ${mine}`, { resource: MCP, acrValues: 'urn:sentinel:acr:mfa' });
+    expect(stepUp.ok).toBe(false);
+    if (stepUp.ok) return;
+    expect(stepUp.response.status).toBe(401);
+    expect(stepUp.response.headers['www-authenticate']).toBe(
+      `Bearer error="insufficient_user_authentication", error_description="a stronger authentication level is required", acr_values="urn:sentinel:acr:mfa", ${METADATA_PARAM}`,
+    );
+    // An unbound token presented with the DPoP scheme: refused with the DPoP challenge (RFC 9449 §7.1).
+    const dpop = await sentinel.checkBearer(`DPoP ${mine}`, { resource: MCP });
+    expect(dpop.ok).toBe(false);
+    if (dpop.ok) return;
+    expect(dpop.response.status).toBe(401);
+    expect(dpop.response.headers['www-authenticate']).toMatch(
+      new RegExp(`^DPoP algs="[^"]+", error="invalid_token", .*, ${METADATA_PARAM}$`),
+    );
+    // A guard without a resource has no metadata to name.
+    const plain = await sentinel.checkBearer(`DPoP ${mine}`, { accountId: ACCOUNT });
+    expect(!plain.ok && plain.response.headers['www-authenticate']).not.toContain('resource_metadata');
+  });
+
   it('refuses a misspelled or malformed resource expectation', async () => {
     const sentinel = sentinelWithResources();
     await expect(sentinel.verifyAccessToken('x', { resourse: MCP } as never)).rejects.toThrow(/resourse/);
@@ -424,6 +449,17 @@ describe.each(HOSTS)('the MCP route of the $name host (requireAccessToken with r
     const accepted = await fetch(`${mounted.url}${MCP_PATH}`, { headers: { authorization: `Bearer ${mine}` } });
     expect(accepted.status).toBe(200);
     expect(await accepted.json()).toMatchObject({ claims: { aud: MCP_RESOURCE, iss: `${ISSUER}${ACCOUNT_PATH}` } });
+  });
+
+  it('names the metadata in its DPoP challenge too (RFC 9728 §5.1)', async () => {
+    const sentinel = createSentinel(baseOptions({ defaultResources: [MCP_RESOURCE] }));
+    mounted = await host.mount(sentinel);
+    const mine = jsonOf(await clientCredentials(sentinel, [MCP_RESOURCE])).access_token as string;
+    const refused = await fetch(`${mounted.url}${MCP_PATH}`, { headers: { authorization: `DPoP ${mine}` } });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toMatch(
+      new RegExp(`^DPoP algs="[^"]+", error="invalid_token", .*, ${METADATA_PARAM}$`),
+    );
   });
 });
 

@@ -55,7 +55,14 @@ function bearerUnavailable(): SentinelResponse {
 function bearerChallenge(error: OAuthError | undefined, resource: string | undefined): SentinelResponse {
   // DPoP failures carry their own `WWW-Authenticate: DPoP` challenge (and maybe a DPoP-Nonce), step-up refusals
   // their RFC 9470 one.
-  if (error?.headers['www-authenticate'] !== undefined) return noStoreJSON(401, error.toJSON(), { ...error.headers });
+  const own = error?.headers['www-authenticate'];
+  if (error !== undefined && own !== undefined) {
+    if (resource === undefined) return noStoreJSON(401, error.toJSON(), { ...error.headers });
+    // RFC 9728 §5.1 holds for each of the resource's challenges: a client that must step up, or whose proof
+    // failed, may be one that has not read the metadata yet.
+    const challenge = `${own}, resource_metadata="${resourceMetadataURL(resource)}"`;
+    return noStoreJSON(401, error.toJSON(), { ...error.headers, 'www-authenticate': challenge });
+  }
   // RFC 9728 §5.1: a guard for a named resource tells the client where its metadata is, so an MCP client can find
   // the authorization server from the 401 alone.
   const realm =

@@ -27,8 +27,8 @@ export interface RequireAccessTokenOptions {
   /**
    * The protected resource this route belongs to (an RFC 8707 URI, e.g. the MCP server's URL): the token's `aud` must
    * contain it, its issuer must be the account the resource's protected resource metadata names (RFC 9068 §4; build
-   * the metadata with `sentinel.protectedResourceMetadata({ resource, accountId })`), and a 401 names that metadata
-   * (`resource_metadata`, RFC 9728 §5.1).
+   * the metadata with `sentinel.protectedResourceMetadata({ resource, accountId })`), and every 401 names that
+   * metadata (`resource_metadata`, RFC 9728 §5.1), its step-up and DPoP challenges included.
    */
   resource?: string | undefined;
   // RFC 9470 (step-up authentication, issue #34).
