@@ -130,6 +130,17 @@ describe('account page', () => {
     expect(after.body).toContain('The passkey was removed.');
   });
 
+  it('shows no notice for a ?done= that names none, an inherited property name included', async () => {
+    const h = harness();
+    const cookie = await signInToPage(h);
+    for (const done of ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'nope']) {
+      const page = await call(h.sentinel, { path: PAGE, query: new URLSearchParams({ done }), headers: { cookie } });
+      expect(page.status, done).toBe(200);
+      expect(page.body, done).not.toContain('role="status"');
+      expect(page.body, done).not.toContain('role="alert"');
+    }
+  });
+
   it("refuses a forged, missing or other session's CSRF token: 403, nothing removed, account.denied", async () => {
     const h = harness();
     const cookie = await signInToPage(h);

@@ -62,7 +62,8 @@ async function showPage(context: SentinelContext, request: SentinelRequest, visi
       action,
       logoutAction: `${request.mountPath ?? ''}${routePath(context.config, 'logout', { accountId })}`,
       csrfToken: visit.csrfToken,
-      notice: done === undefined ? undefined : NOTICES[done],
+      // Own names only: `?done=constructor` must not find what every object inherits.
+      notice: done !== undefined && Object.hasOwn(NOTICES, done) ? NOTICES[done] : undefined,
       sessions: sessions.items,
       passkeys:
         hooks === undefined || passkeys === undefined
