@@ -48,9 +48,17 @@ export function scopeList(scope: string | undefined): string[] {
   return (scope ?? '').split(' ').filter((token) => token !== '');
 }
 
+/**
+ * The claims one scope value releases. Own names only: a scope is whatever the app asked for (an app without a
+ * registered `scope` may ask for any), and `constructor` or `__proto__` must not find what every object inherits.
+ */
+function claimsOfScope(scope: string): readonly string[] {
+  return Object.hasOwn(SCOPE_CLAIMS, scope) ? (SCOPE_CLAIMS[scope] ?? []) : [];
+}
+
 /** True when the scope asks for any user claims at all (so the hook need not run otherwise). */
 export function requestsClaims(scopes: readonly string[]): boolean {
-  return scopes.some((scope) => SCOPE_CLAIMS[scope] !== undefined);
+  return scopes.some((scope) => claimsOfScope(scope).length > 0);
 }
 
 /**
@@ -63,7 +71,7 @@ export function requestsClaims(scopes: readonly string[]): boolean {
 export function releasedClaims(claims: UserClaims, scopes: readonly string[]): Record<string, unknown> {
   const released: Record<string, unknown> = {};
   for (const scope of scopes) {
-    for (const name of SCOPE_CLAIMS[scope] ?? []) {
+    for (const name of claimsOfScope(scope)) {
       const value = claims[name];
       if (value === undefined || value === null) continue;
       if (!hasExpectedType(name, value)) continue;

@@ -85,6 +85,34 @@ function oidcUserInfoSuite(host: Host): void {
       expect(claims.sub).toBe(USER_ID);
     });
 
+    it('a scope named like an inherited property releases nothing, at the token endpoint and at UserInfo', async () => {
+      const errors: unknown[] = [];
+      let asked = 0;
+      const { server, accessToken, idToken } = await tokenFor('openid email constructor toString __proto__ hasOwnProperty', {
+        idTokenClaims: true,
+        onError: (error: unknown) => errors.push(error),
+      });
+      expect(claimsOf(idToken).email).toBe(ALICE.email);
+      const response = await request(server).get(USERINFO).set('authorization', `Bearer ${accessToken}`);
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual({ sub: USER_ID, ...EMAIL });
+      // Such a scope alone asks for no claims: the hook is not even called.
+      const only = await tokenFor('openid constructor', {
+        users: {
+          authenticate: async () => ({ id: USER_ID }),
+          claims: async () => {
+            asked++;
+            return ALICE;
+          },
+        },
+      });
+      const bare = await request(only.server).get(USERINFO).set('authorization', `Bearer ${only.accessToken}`);
+      expect(bare.status).toBe(200);
+      expect(bare.body).toEqual({ sub: USER_ID });
+      expect(asked).toBe(0);
+      expect(errors).toEqual([]);
+    });
+
     it('refuses missing, malformed, doubled, query-borne, app and openid-less tokens with RFC 6750 errors', async () => {
       const { server, accessToken } = await tokenFor('openid');
       const none = await request(server).get(USERINFO);
