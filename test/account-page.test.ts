@@ -110,6 +110,54 @@ describe('account page', () => {
     expect(page.body).toContain('You are not signed in.');
   });
 
+  it('keeps ?ui_locales= through the sign-in, every form, the pager and the redirect after an action', async () => {
+    const h = harness();
+    for (let index = 0; index < 20; index++) {
+      const id = `cred-more-${String(index).padStart(2, '0')}`;
+      h.passkeys.save({ accountId: ACCOUNT, userId: USER_ID, passkey: { id, publicKey: 'pQE', counter: 0, createdAt: index } });
+    }
+    const german = `${PAGE}?ui_locales=de`;
+    const lang = (body: unknown) => /<html lang="([^"]*)"/.exec(String(body))?.[1];
+    const begin = async () => {
+      const start = await call(h.sentinel, { path: PAGE, query: 'ui_locales=de' });
+      const interaction = /[?&]interaction=([A-Za-z0-9_-]{43})$/.exec(String(start.headers.location))?.[1] as string;
+      return { interaction, csrf: await openLogin(h.sentinel, interaction) };
+    };
+    // Cancelled: the "not signed in" page in German, its link asking for German again.
+    const first = await begin();
+    const cancelled = await postLogin(h.sentinel, first.interaction, { csrf_token: first.csrf, cancel: '1' });
+    expect(cancelled.headers.location).toBe(`${german}&signin=cancelled`);
+    const notSignedIn = await call(h.sentinel, { path: PAGE, query: 'ui_locales=de&signin=cancelled' });
+    expect(lang(notSignedIn.body)).toBe('de');
+    expect(notSignedIn.body).toContain(`href="${german}"`);
+    // Signed in: back to the page in German, whatever the browser prefers.
+    const second = await begin();
+    const done = await postLogin(h.sentinel, second.interaction, { csrf_token: second.csrf, username: USERNAME, password: PASSWORD });
+    expect(done.headers.location).toBe(german);
+    const cookie = (setCookies(done).find((line) => line.startsWith('sentinel_session=')) as string).split(';')[0] as string;
+    const headers = { cookie, 'accept-language': 'fr' };
+    const page = await call(h.sentinel, { path: PAGE, query: 'ui_locales=de', headers });
+    expect(lang(page.body)).toBe('de');
+    expect(page.body).toContain(`<form method="post" action="${german}">`);
+    expect(page.body).not.toMatch(new RegExp(`action="${PAGE}"`));
+    expect(page.body).toContain(`action="/sentinel/api/account/${ACCOUNT}/logout?ui_locales=de"`);
+    expect(page.body).toContain(`href="${german}&amp;passkeys=2#passkeys-heading"`);
+    // An action: the redirect keeps the language, and the page after it says what was done in German.
+    const removed = await postForm(
+      h.sentinel,
+      PAGE,
+      new URLSearchParams({ csrf_token: csrfOf(page.body), action: 'remove-passkey', credential_id: 'cred-alice-1' }).toString(),
+      {
+        query: 'ui_locales=de',
+        headers: { ...headers, ...SAME_ORIGIN },
+      },
+    );
+    expect(removed.headers.location).toBe(`${german}&done=passkey-removed`);
+    const after = await call(h.sentinel, { path: PAGE, query: 'ui_locales=de&done=passkey-removed', headers });
+    expect(lang(after.body)).toBe('de');
+    expect(after.body).toContain('Der Passkey wurde entfernt.');
+  });
+
   it("lists the user's own passkeys only, and removes one", async () => {
     const h = harness();
     const cookie = await signInToPage(h);

@@ -41,7 +41,7 @@ export interface ConnectedAppItem {
 export interface AccountView {
   /** Who is signed in, as shown (their name when the claims hook gives one, else the user id). */
   user: string;
-  /** Where the forms post (the page's own path). */
+  /** Where the forms post (the page's own path, with the `ui_locales` it was shown in). */
   action: string;
   /** Where "Sign out" posts (the logout endpoint). */
   logoutAction: string;
@@ -110,14 +110,16 @@ function pager(view: AccountView, list: PagedList): string {
   if (at === undefined || at.pages <= 1) return '';
   const m = view.messages;
   const label = fill(m.accountPageOf, { page: String(at.page), pages: String(at.pages) });
+  // The action may carry the page's ui_locales already: the page numbers go after it.
+  const [path = '', kept = ''] = view.action.split('?', 2);
   const link = (page: number, text: string, rel: string): string => {
-    const query = new URLSearchParams();
+    const query = new URLSearchParams(kept);
     for (const [name, other] of Object.entries(view.pages ?? {})) {
       if (name !== list && other !== undefined && other.page > 1) query.set(name, String(other.page));
     }
     if (page > 1) query.set(list, String(page));
     const search = query.toString();
-    return `<a rel="${rel}" href="${escapeHTML(`${view.action}${search === '' ? '' : `?${search}`}#${list}-heading`)}">${escapeHTML(text)}</a>`;
+    return `<a rel="${rel}" href="${escapeHTML(`${path}${search === '' ? '' : `?${search}`}#${list}-heading`)}">${escapeHTML(text)}</a>`;
   };
   const parts = [
     ...(at.page > 1 ? [link(at.page - 1, m.accountPrevious, 'prev')] : []),

@@ -21,6 +21,7 @@ import { renderAccountHtml, renderNotSignedInHtml } from './account-html.js';
 import { addPasskey, listPasskeys, mayAddPasskey, passkeyHooks, removePasskey } from './account-passkeys.js';
 import { passkeyEnrolmentLevel } from '../second-factor/step-up-method.js';
 import { listPage, pageSlice } from './account-paging.js';
+import { keepUiLocales } from './account-links.js';
 import { accountPageOff, readAccountPost } from './account-post.js';
 import { connectedApps, disconnectApp, endOtherSessions, endOwnSession, sessionItems } from './account-sessions.js';
 import { type AccountVisit, accountPagePath, currentVisit, signInRedirect } from './account-visit.js';
@@ -50,7 +51,8 @@ async function showPage(context: SentinelContext, request: SentinelRequest, visi
   const styleNonce = createStyleNonce();
   const hooks = passkeyHooks(context);
   const scriptNonce = hooks === undefined ? undefined : createStyleNonce();
-  const action = accountPagePath(context, request.mountPath, accountId);
+  const path = accountPagePath(context, request.mountPath, accountId);
+  const action = keepUiLocales(path, request);
   const done = request.query.get('done') ?? undefined;
   const sessions = await sessionItems(context, visit, request.query.get('sessions'));
   const apps = await connectedApps(context, visit, request.query.get('apps'));
@@ -60,7 +62,7 @@ async function showPage(context: SentinelContext, request: SentinelRequest, visi
     {
       user: await displayName(context, visit),
       action,
-      logoutAction: `${request.mountPath ?? ''}${routePath(context.config, 'logout', { accountId })}`,
+      logoutAction: keepUiLocales(`${request.mountPath ?? ''}${routePath(context.config, 'logout', { accountId })}`, request),
       csrfToken: visit.csrfToken,
       // Own names only: `?done=constructor` must not find what every object inherits.
       notice: done !== undefined && Object.hasOwn(NOTICES, done) ? NOTICES[done] : undefined,
@@ -72,7 +74,7 @@ async function showPage(context: SentinelContext, request: SentinelRequest, visi
               items: pageSlice(passkeys, passkeysAt),
               canRemove: typeof hooks.remove === 'function',
               optionsURL: `${request.mountPath ?? ''}${routePath(context.config, 'account-passkey-options', { accountId })}`,
-              stepUpURL: (await mayAddPasskey(context, visit)) ? undefined : `${action}?step_up=passkey`,
+              stepUpURL: (await mayAddPasskey(context, visit)) ? undefined : keepUiLocales(path, request, { step_up: 'passkey' }),
             },
       apps: apps.items,
       pages: { sessions: sessions.at, passkeys: passkeysAt, apps: apps.at },
@@ -92,7 +94,7 @@ function notSignedIn(context: SentinelContext, request: SentinelRequest, account
   const styleNonce = createStyleNonce();
   const html = renderNotSignedInHtml(
     {
-      signInURL: accountPagePath(context, request.mountPath, accountId),
+      signInURL: keepUiLocales(accountPagePath(context, request.mountPath, accountId), request),
       messages: locale.messages,
       lang: locale.tag,
       dir: locale.dir,
@@ -105,8 +107,9 @@ function notSignedIn(context: SentinelContext, request: SentinelRequest, account
 
 async function runAction(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
   const { visit, form } = await readAccountPost(context, request, accountId);
+  // The form posts to the page's URL with its ui_locales, so the page after the action keeps the language too.
   const back = (done: string): SentinelResponse =>
-    redirect(303, `${accountPagePath(context, request.mountPath, accountId)}?done=${encodeURIComponent(done)}`);
+    redirect(303, keepUiLocales(accountPagePath(context, request.mountPath, accountId), request, { done }));
   switch (single(form, 'action')) {
     case 'add-passkey':
       return back((await addPasskey(context, visit, single(form, 'attestation'))) ? 'passkey-added' : 'passkey-not-added');

@@ -18,6 +18,8 @@ import type { AcrValue } from '../assurance/levels.js';
 import { createInteraction, loginPageURL } from '../authorize/state/interaction.js';
 import { readSessionCookie } from '../authorize/state/session-cookie.js';
 import { type SessionRecord, useSession } from '../authorize/state/session.js';
+import { requestUiLocales } from '../i18n/page-locale.js';
+import { keepUiLocales } from './account-links.js';
 
 /**
  * The client id the account page's sign-in carries in its interaction and events. It contains `/`, which no
@@ -95,11 +97,7 @@ export async function signInRedirect(
   if (!(await context.apps.hasAccount(accountId))) {
     throw new OAuthError('invalid_request', 'The account in this link is unknown.', { status: 401 });
   }
-  const uiLocales = request.query
-    .get('ui_locales')
-    ?.split(' ')
-    .filter((tag) => tag !== '' && tag.length <= 35)
-    .slice(0, 20);
+  const uiLocales = requestUiLocales(request);
   const authorization: AuthorizationRequest = {
     accountId,
     clientId: ACCOUNT_PAGE_CLIENT_ID,
@@ -107,11 +105,12 @@ export async function signInRedirect(
     redirectUri: routeUrl(context.config, 'account', { accountId }),
     redirectUriInRequest: false,
     iss: context.accountIssuer(accountId),
-    ...(uiLocales === undefined || uiLocales.length === 0 ? {} : { uiLocales }),
+    ...(uiLocales.length === 0 ? {} : { uiLocales }),
     // A step-up from the page (adding a passkey): the login page asks what reaches this level.
     ...(acr === undefined ? {} : { acr }),
   };
-  const returnTo = accountPagePath(context, request.mountPath, accountId);
+  // Back in the language the page was asked in, not the browser's.
+  const returnTo = keepUiLocales(accountPagePath(context, request.mountPath, accountId), request);
   const interactionId = await createInteraction(context, authorization, request.mountPath, undefined, returnTo);
   return redirect(303, loginPageURL(context, request.mountPath, accountId, interactionId));
 }

@@ -18,6 +18,17 @@ function splitUiLocales(value: string | readonly string[] | undefined): string[]
 }
 
 /**
+ * The `ui_locales` of a request's query, checked as the pages check it (at most 20 tags of at most 35 characters);
+ * empty without one.
+ *
+ * @example
+ * requestUiLocales(request) // ['de', 'fr'] for ?ui_locales=de%20fr
+ */
+export function requestUiLocales(request: SentinelRequest): string[] {
+  return splitUiLocales(request.query.get('ui_locales') ?? undefined);
+}
+
+/**
  * The page language for a request: `uiLocales` (from the interaction, or the request's own `ui_locales`
  * parameter), then `Accept-Language`, then the configured default.
  *

@@ -45,8 +45,12 @@ async function loadInteraction(
 async function cancel(context: SentinelContext, _request: SentinelRequest, interactionId: string): Promise<SentinelResponse> {
   const interaction = await takeInteraction(context, interactionId);
   if (interaction === null) throw expired();
-  // The account page's own sign-in goes back to it, saying it was cancelled (it then offers to sign in again).
-  if (interaction.returnTo !== undefined) return redirect(303, `${interaction.returnTo}?signin=cancelled`);
+  // The account page's own sign-in goes back to it, saying it was cancelled (it then offers to sign in again). Its
+  // address may carry the page's ui_locales already.
+  if (interaction.returnTo !== undefined) {
+    const { returnTo } = interaction;
+    return redirect(303, `${returnTo}${returnTo.includes('?') ? '&' : '?'}signin=cancelled`);
+  }
   const target = interaction.request;
   context.emit({
     type: 'authorize.denied',
