@@ -3,11 +3,12 @@
  * exchange of an `id_token` / `jwt`): the consumer-bound token they issue, and one named test per refusal. Each
  * refusal test was run with its check removed and failed (see the note of issue 32).
  */
+import { generateKeyPairSync, sign as nodeSign } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { decodeJwt, exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { describe, expect, it, vi } from 'vitest';
-import { hashClientSecret, MemoryAppStore, MemoryStore, type SentinelOptions } from '../src/index.js';
+import { hashClientSecret, type JWK, MemoryAppStore, MemoryStore, type SentinelOptions } from '../src/index.js';
 import {
   basic,
   CLIENT_ID,
@@ -365,6 +366,39 @@ describe('JWT bearer grant (RFC 7523) with a trusted brand issuer', () => {
       await expectRefused(await bearer(sentinel, jwt, { scope: 'admin' }), 'invalid_scope', /admin/);
       expect(store.writes).toEqual([]);
       expect((await bearer(sentinel, jwt)).status).toBe(200);
+    });
+
+    it('a signer that fails (500) leaves the JWT unspent: the retry with it gets a token, for both grants', async () => {
+      const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+      let failures = 0;
+      const signer = {
+        kid: 'hsm-1',
+        alg: 'ES256' as const,
+        publicJwk: publicKey.export({ format: 'jwk' }) as JWK,
+        async sign(data: Uint8Array): Promise<Uint8Array> {
+          if (failures > 0) {
+            failures -= 1;
+            throw new Error('HSM session lost');
+          }
+          return nodeSign('sha256', data, { key: privateKey, dsaEncoding: 'ieee-p1363' });
+        },
+      };
+      const sentinel = sentinelWith({ keys: [{ signer }], onError: () => {} });
+      for (const present of [bearer, exchange]) {
+        const jwt = await brandJWT(key);
+        failures = 1;
+        const failed = await present(sentinel, jwt);
+        expect(failed.status).toBe(500);
+        expect(jsonOf(failed)).toEqual({ error: 'server_error', error_description: expect.any(String) });
+        expect((await present(sentinel, jwt)).status).toBe(200);
+        // Still single use once a token was issued for it.
+        await expectRefused(
+          await present(sentinel, jwt),
+          present === bearer ? 'invalid_grant' : 'invalid_request',
+          /already been used/,
+          jwt,
+        );
+      }
     });
 
     it('refuses a JWT without the consumer claim, and a consumer id that is not a participant id', async () => {

@@ -27,7 +27,8 @@ export interface ConsumerTokenIssued {
 
 /**
  * Verifies `jwt` (named `name` in refusals) for `app` and issues the consumer-bound token it proves. Every check
- * runs before anything is written; then the DPoP proof's `jti` and the JWT's are spent, and the token is signed.
+ * runs before anything is written; then the DPoP proof's `jti` is spent, the token signed, and the JWT's `jti` spent
+ * (a replay found only then discards the signed token).
  * @throws OAuthError from `refuse` for the JWT and its consumer; invalid_scope, invalid_target, invalid_dpop_proof.
  * @example const issued = await issueForBrandJWT(context, request, accountId, params, app, assertion, grantType, refuse, 'assertion');
  */
@@ -59,8 +60,10 @@ export async function issueForBrandJWT(
   // The proof first: a proof is made for one request, the brand's JWT is not. Refused for its proof (replayed, or
   // the replay store full), a request must leave the JWT unspent for the retry with a new proof.
   await dpop?.remember();
-  await brand.spend();
+  // Signed before the JWT is spent, as the code grant does: a signer that fails (a KMS or HSM outage) leaves the JWT
+  // for the retry. A spend refused afterwards (a replay) discards the signed token unsent.
   const issued = await issueAccessToken(context, consumerTokenInput(context, accountId, app, consumerId, dpop?.jkt, scope, resources));
+  await brand.spend();
   context.emit({
     type: 'token.exchanged',
     accountId,
