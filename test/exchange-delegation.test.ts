@@ -154,6 +154,38 @@ describe('delegation of a user token', () => {
     expect((await sentinel.checkBearer(`Bearer ${delegated}`, { accountId: ACCOUNT })).ok).toBe(false);
   });
 
+  it('dies with any token it was delegated from: revoking one (RFC 7009) stops the chain below it, not above', async () => {
+    const sentinel = sentinelWith();
+    const { accessToken } = await userToken(sentinel);
+    const first = jsonOf(await delegate(sentinel, accessToken)).access_token as string;
+    const second = jsonOf(await delegate(sentinel, first, {}, asBot(SECOND_BOT))).access_token as string;
+    const third = jsonOf(await delegate(sentinel, second, {}, asBot(THIRD_BOT))).access_token as string;
+    expect(decodeJwt(third).delegated_from).toEqual([decodeJwt(second).jti, decodeJwt(first).jti, decodeJwt(accessToken).jti]);
+    const revoke = (token: string, client: Record<string, string>) =>
+      postForm(sentinel, `${TOKEN_PATH}/revoke`, new URLSearchParams({ token, token_type_hint: 'access_token', ...client }).toString());
+    const introspect = (token: string, client: Record<string, string>) =>
+      postForm(sentinel, `${TOKEN_PATH}/introspect`, new URLSearchParams({ token, ...client }).toString());
+    const verified = (token: string) =>
+      sentinel.verifyAccessToken(token, { accountId: ACCOUNT }).then(
+        () => 'accepted',
+        (error: { description?: string }) => error.description,
+      );
+    // The bot revokes its own delegated token: the two made from it stop, the user's token it came from does not.
+    expect((await revoke(first, BOT)).status).toBe(200);
+    expect(await verified(second)).toBe('the token has been revoked');
+    expect((await sentinel.checkBearer(`Bearer ${third}`, { accountId: ACCOUNT })).ok).toBe(false);
+    expect(jsonOf(await introspect(third, asBot(THIRD_BOT)))).toEqual({ active: false });
+    await expectRefused(await delegate(sentinel, second, {}, asBot(THIRD_BOT)), 'invalid_request', /revoked/, second);
+    expect(await verified(accessToken)).toBe('accepted');
+    // The user's app revokes the subject token: a token delegated from it directly stops as well.
+    const direct = jsonOf(await delegate(sentinel, accessToken, {}, asBot(FOURTH_BOT))).access_token as string;
+    expect(await verified(direct)).toBe('accepted');
+    expect((await revoke(accessToken, { client_id: CLIENT_ID, client_secret: CLIENT_SECRET })).status).toBe(200);
+    expect(await verified(direct)).toBe('the token has been revoked');
+    expect((await sentinel.checkBearer(`Bearer ${direct}`, { accountId: ACCOUNT })).ok).toBe(false);
+    expect(jsonOf(await introspect(direct, asBot(FOURTH_BOT)))).toEqual({ active: false });
+  });
+
   it('nests act for a delegation of a delegation, up to three actors', async () => {
     const sentinel = sentinelWith();
     const { accessToken } = await userToken(sentinel);

@@ -32,6 +32,11 @@ export interface AccessTokenClaims extends JWTClaims {
   act?: ActorClaim;
   /** A delegated user token: the client of the grant it lives on (`client_id` is the actor). */
   grant_client_id?: string;
+  /**
+   * A delegated user token: the `jti` of the token it was exchanged for, then that token's own `delegated_from`
+   * (nearest first, at most three). Revoking any of them revokes this token too.
+   */
+  delegated_from?: string[];
 }
 
 /**
@@ -79,6 +84,7 @@ export const SERVICE_WRITTEN_CLAIMS: ReadonlySet<string> = new Set([
   'amr',
   'act',
   'grant_client_id',
+  'delegated_from',
   'cnf',
   'token_use',
   'sid',

@@ -2,8 +2,8 @@
  * Delegation (RFC 8693 §4.1): the requesting client exchanges an access token this service issued (a user's, or a
  * consumer-bound one, of the same account) for a token that keeps the subject's `sub` and names the client as the
  * actor in `act`, nested over any earlier actor. The new token never widens the old one: its scope and audience are
- * the subject's or narrower, it expires no later, and a user token stays on its grant (revoking the grant revokes
- * it). The host may refuse any delegation (`authorizeDelegation`).
+ * the subject's or narrower, it expires no later, and a user token stays on its grant (revoking the grant, or any
+ * token it was delegated from, revokes it). The host may refuse any delegation (`authorizeDelegation`).
  */
 import type { App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
@@ -129,6 +129,9 @@ export async function delegate(
   // The app the subject's token came from (its grant's for a user token): the liveness check stops the delegated
   // token when that app is deleted, as it stops the subject's own tokens.
   extra.grant_client_id = subjectClientId;
+  // The tokens it comes from, for the grant's liveness check to refuse it once any of them is revoked (RFC 7009): the
+  // grant record it reads anyway holds their jtis. Only a grant's tokens can be revoked one by one, so only they carry it.
+  if (subject.gid !== undefined) extra.delegated_from = [subject.jti, ...(subject.delegated_from ?? [])];
   const consumerClaim = context.config.consumerClaim;
   if (consumerClaim !== undefined && subject[consumerClaim] !== undefined) extra[consumerClaim] = subject[consumerClaim];
   Object.assign(extra, confirmation(dpop?.jkt));

@@ -245,9 +245,10 @@ export async function revokeAccessToken(context: SentinelContext, claims: Access
 
 /**
  * The liveness check `verifyAccessTokenJWT` runs: a user token (it carries `gid`) is accepted only while its grant
- * exists, belongs to the token's client and user, and has not revoked the token's `jti` — one store read. A grant
- * the store does not have is not live, so lost state refuses tokens instead of un-revoking them. Consumer-bound and
- * app tokens carry no `gid` and never touch the store, which keeps the token-retrieval API's hot path store-free.
+ * exists, belongs to the token's client and user, and has revoked neither the token's `jti` nor, for a delegated
+ * token, that of any token it was delegated from (`delegated_from`) — one store read. A grant the store does not
+ * have is not live, so lost state refuses tokens instead of un-revoking them. Consumer-bound and app tokens carry no
+ * `gid` and never touch the store, which keeps the token-retrieval API's hot path store-free.
  *
  * @example const claims = await verifyAccessTokenJWT(context, token, {}, createRevocationCheck(context));
  */
@@ -259,6 +260,12 @@ export function createRevocationCheck(context: SentinelContext): RevocationCheck
     const { grant } = found;
     // A delegated token (RFC 8693) is issued to the actor but lives on the subject's grant, whose client it names.
     const grantClient = typeof claims.grant_client_id === 'string' ? claims.grant_client_id : claims.client_id;
-    return grant.clientId !== grantClient || grant.userId !== claims.sub || grant.revokedJtis?.[claims.jti] !== undefined;
+    if (grant.clientId !== grantClient || grant.userId !== claims.sub) return true;
+    const revoked = grant.revokedJtis;
+    if (revoked === undefined) return false;
+    if (revoked[claims.jti] !== undefined) return true;
+    // Nor may it outlive a token it was delegated from: those jtis are revoked into this same grant.
+    const chain = claims.delegated_from;
+    return Array.isArray(chain) && chain.some((jti) => typeof jti === 'string' && revoked[jti] !== undefined);
   };
 }
