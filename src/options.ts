@@ -105,7 +105,10 @@ export interface SentinelOptions {
   accessTokenTtl?: number | undefined;
   /** `expires_in` of the v1 and v2 app-token paths as a string of digits or a number; the account token endpoint always answers a number. @defaultValue `'string'` */
   expiresIn?: 'string' | 'number' | undefined;
-  /** `aud` of access tokens: a string, or a function of the account and client. @defaultValue the account id */
+  /**
+   * `aud` of access tokens: a string, or a function of the account and client (for a delegated token, the client it
+   * was delegated from, whose `aud` it keeps). @defaultValue the account id
+   */
   audience?: string | ((context: { accountId: string; clientId: string }) => string) | undefined;
   /** Also carry the consumer id under this claim name, which may not be one the service writes (`sub`, `aud`, `cnf`, …). @defaultValue none */
   consumerClaim?: string | undefined;

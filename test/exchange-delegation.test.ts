@@ -198,6 +198,30 @@ describe('delegation of a user token', () => {
     await expectRefused(await delegate(sentinel, third, {}, asBot(FOURTH_BOT)), 'invalid_request', /deeper than 3/, third);
   });
 
+  it('with an audience function of the client, the delegated tokens keep the subject app audience and pass the guard', async () => {
+    const sentinel = sentinelWith({ audience: ({ clientId }) => `api:${clientId}` });
+    for (const subjectToken of [(await userToken(sentinel)).accessToken, await consumerToken(sentinel)]) {
+      const consumer = decodeJwt(subjectToken).gty === 'client_credentials' ? { consumerId: CONSUMER_UUID } : {};
+      const first = await delegate(sentinel, subjectToken);
+      expect(first.status, first.body).toBe(200);
+      const delegated = jsonOf(first).access_token as string;
+      expect(decodeJwt(delegated)).toMatchObject({ aud: `api:${CLIENT_ID}`, client_id: BOT_CLIENT_ID, grant_client_id: CLIENT_ID });
+      await expect(sentinel.verifyAccessToken(delegated, { accountId: ACCOUNT, ...consumer })).resolves.toMatchObject({
+        act: { sub: BOT_CLIENT_ID },
+      });
+      expect((await sentinel.checkBearer(`Bearer ${delegated}`, { accountId: ACCOUNT, ...consumer })).ok).toBe(true);
+      // The account's audience of the subject's app is no RFC 8707 resource of the next hop either.
+      const second = await delegate(sentinel, delegated, {}, asBot(SECOND_BOT));
+      expect(second.status, second.body).toBe(200);
+      const redelegated = jsonOf(second).access_token as string;
+      expect(decodeJwt(redelegated).aud).toBe(`api:${CLIENT_ID}`);
+      expect((await sentinel.checkBearer(`Bearer ${redelegated}`, { accountId: ACCOUNT, ...consumer })).ok).toBe(true);
+    }
+    // The actor's own audience is not the delegated token's: no widening through the function.
+    const { accessToken } = await userToken(sentinel);
+    await expectRefused(await delegate(sentinel, accessToken, { audience: `api:${BOT_CLIENT_ID}` }), 'invalid_target', /audience/);
+  });
+
   it('emits token.exchanged with subject and actor, never a token', async () => {
     const events: Record<string, unknown>[] = [];
     const sentinel = sentinelWith({ onEvent: (event) => events.push(event as never) });

@@ -6,7 +6,7 @@ import { OAuthError } from '../errors.js';
 import type { SentinelContext } from '../http/context.js';
 import type { VerifyJWTOptions } from '../keys/jws.js';
 import { checkTokenBinding } from '../dpop/resource.js';
-import { type AccessTokenClaims, audienceFor, isAppToken } from '../token/access-token.js';
+import { type AccessTokenClaims, isAppToken, tokenAccountAudience } from '../token/access-token.js';
 import { cachedToken, verifySignedToken, type VerifiedToken } from './verified-token-cache.js';
 import type { ServiceVerifyOptions, VerifyAccessTokenOptions } from './verifier-contract.js';
 import { checkStepUp, stepUpRequirement } from '../assurance/step-up-challenge.js';
@@ -78,7 +78,7 @@ function checkAudience(context: SentinelContext, claims: AccessTokenClaims, fact
         status: 401,
       });
     }
-  } else if (!(options as ServiceVerifyOptions).lookup && !facts.audiences.includes(audienceFor(context, accountId, claims.client_id))) {
+  } else if (!(options as ServiceVerifyOptions).lookup && !facts.audiences.includes(tokenAccountAudience(context, accountId, claims))) {
     // A lookup by the token's own client (introspection, revocation) is not a presentation to a resource: a
     // resource-bound token is still the client's to introspect or revoke.
     throw new OAuthError('invalid_token', 'the token is for another audience', { status: 401 });

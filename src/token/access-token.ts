@@ -58,6 +58,21 @@ export function audienceFor(context: SentinelContext, accountId: string, clientI
   return typeof audience === 'string' ? audience : audience({ accountId, clientId });
 }
 
+/**
+ * The account's audience an issued token carries unless it is resource-bound: that of the app it comes from. A
+ * delegated token (RFC 8693) keeps its subject's `aud`, so it is the app named in `grant_client_id`, not the actor
+ * in `client_id`; the two differ when `audience` is a function of the client.
+ *
+ * @example if (!audiences.includes(tokenAccountAudience(context, accountId, claims))) throw wrongAudience();
+ */
+export function tokenAccountAudience(
+  context: SentinelContext,
+  accountId: string,
+  claims: Pick<AccessTokenClaims, 'client_id' | 'grant_client_id'>,
+): string {
+  return audienceFor(context, accountId, claims.grant_client_id ?? claims.client_id);
+}
+
 /** The `aud` of a resource-bound token (RFC 8707 §2): the one resource as a string, several as an array. */
 function resourceAudience(resources: readonly string[]): string | string[] {
   return resources.length === 1 ? (resources[0] as string) : [...resources];

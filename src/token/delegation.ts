@@ -12,7 +12,7 @@ import type { SentinelRequest } from '../http/messages.js';
 import { single, type ParamMap } from '../http/params.js';
 import { routeUrl } from '../http/route-paths.js';
 import { confirmation, pendingTokenRequestProof, tokenType } from '../dpop/token-binding.js';
-import { type AccessTokenClaims, type ActorClaim, audienceFor, issueAccessToken, isAppToken } from './access-token.js';
+import { type AccessTokenClaims, type ActorClaim, issueAccessToken, isAppToken, tokenAccountAudience } from './access-token.js';
 import { narrowAudience, narrowScope } from './exchange-target.js';
 import { tokenResources } from './resource-indicators.js';
 import { TOKEN_EXCHANGE_GRANT, TOKEN_TYPES } from './exchange-types.js';
@@ -102,8 +102,9 @@ export async function delegate(
   const scope = narrowScope(actorScope(subject.scope, app), requestedScope);
   const subjectAudiences = Array.isArray(subject.aud) ? subject.aud : [subject.aud];
   // RFC 8707 through the service's one resource check: the resources must be ones the acting app may ask for and,
-  // as a grant's are, among the subject's (those of its audiences that are not the account's own).
-  const accountAudience = audienceFor(context, accountId, subject.client_id);
+  // as a grant's are, among the subject's (those of its audiences that are not the account's own: the one of the app
+  // the subject comes from, which a delegated subject kept from its own subject).
+  const accountAudience = tokenAccountAudience(context, accountId, subject);
   // Asked for or not: without `resource` the subject's resources are the token's, and the acting app must be allowed
   // them as much as if it had named them (`audience` may only narrow what this allows).
   const resources = tokenResources(
