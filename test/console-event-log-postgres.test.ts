@@ -1,7 +1,8 @@
 /**
  * The PostgreSQL event log: events written in batches through `onEvent`, read back by account, type, app and time
  * with a cursor; the table refuses UPDATE, TRUNCATE and the DELETE of an event inside the retention; `prune()`
- * removes only what is past it; a failed write is reported, never thrown; the console's audit page reads it.
+ * removes only what is past it; a failed write, or a connection the database ended, is reported, never thrown; the
+ * console's audit page reads it.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -87,6 +88,33 @@ describe.skipIf(postgres.skip)('PostgresEventLog', () => {
     await broken.flush();
     expect(failures).toEqual([1]);
     await broken.close();
+  });
+
+  it('survives the database ending its idle connections (a restart), reports it, and writes again', async () => {
+    const reported: { error: unknown; lost: number }[] = [];
+    const name = 'sentinel-event-log-restart';
+    const restarted = new PostgresEventLog({
+      connectionString: `${database?.url}?application_name=${name}`,
+      onError: (error, lost) => reported.push({ error, lost }),
+    });
+    try {
+      restarted.record(event(Date.now(), { userId: 'u-before-restart' } as never));
+      await restarted.flush();
+      const ended = await client.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [name]);
+      expect(ended.rowCount).toBeGreaterThan(0);
+      // Unheard, the pool's 'error' is thrown from the socket's handler: the process (here, the test run) fails.
+      for (let waited = 0; reported.length === 0 && waited < 5000; waited += 25) await new Promise((resolve) => setTimeout(resolve, 25));
+      expect(reported).toEqual([{ error: expect.objectContaining({ code: '57P01' }), lost: 0 }]);
+      restarted.record(event(Date.now(), { userId: 'u-after-restart' } as never));
+      await restarted.flush();
+      expect(reported).toHaveLength(1);
+      const { rows } = await client.query<{ count: string }>(
+        "SELECT count(*) FROM sentinel_events WHERE event->>'userId' = 'u-after-restart'",
+      );
+      expect(rows[0]?.count).toBe('1');
+    } finally {
+      await restarted.close();
+    }
   });
 
   it("is the service's onEvent and the console's audit page", async () => {

@@ -21,7 +21,8 @@ export type PostgresEventLogOptions = ({ connectionString: string; pool?: undefi
   retentionDays?: number;
   /**
    * Told when a write fails (the events of that write are lost; the request that emitted them is not failed, as
-   * `onEvent` cannot wait). Default: `console.error` of the failure's message.
+   * `onEvent` cannot wait), and with `lost` 0 when an idle connection of the log's own pool dies (a database
+   * restart: the pool opens another one). Default: `console.error` of the failure's message.
    */
   onError?: (error: unknown, lost: number) => void;
   /** Most events waiting to be written; beyond it the oldest waiting are dropped and reported. Default 10000. */
@@ -104,6 +105,9 @@ export class PostgresEventLog implements EventSource {
   #connection(): Promise<Pool> {
     if (this.#pool !== undefined) return Promise.resolve(this.#pool);
     this.#poolLoading ??= loadPool({ connectionString: this.#options.connectionString ?? '' }).then((pool) => {
+      // An idle connection that dies (database restart, failover) emits 'error' on the pool; unheard, it would end
+      // the host's process. A host's own pool is the host's to listen to.
+      pool.on('error', (error) => this.#report(error, 0));
       this.#pool = pool;
       return pool;
     });
@@ -170,7 +174,14 @@ export class PostgresEventLog implements EventSource {
   #report(error: unknown, lost: number): void {
     try {
       if (this.#options.onError !== undefined) this.#options.onError(error, lost);
-      else console.error(`PostgresEventLog: ${lost} event(s) not written: ${error instanceof Error ? error.message : 'failure'}`);
+      else {
+        const cause = error instanceof Error ? error.message : 'failure';
+        console.error(
+          lost === 0
+            ? `PostgresEventLog: a pooled connection failed: ${cause}`
+            : `PostgresEventLog: ${lost} event(s) not written: ${cause}`,
+        );
+      }
     } catch {
       // A throwing onError must not become an unhandled rejection.
     }
