@@ -1,8 +1,8 @@
 /**
- * The PostgreSQL event log: events written in batches through `onEvent`, read back by account, type, app and time
- * with a cursor; the table refuses UPDATE, TRUNCATE and the DELETE of an event inside the retention; `prune()`
- * removes only what is past it; a failed write, or a connection the database ended, is reported, never thrown; the
- * console's audit page reads it.
+ * The PostgreSQL event log: migrated by several instances at once; events written in batches through `onEvent`, read
+ * back by account, type, app and time with a cursor; the table refuses UPDATE, TRUNCATE and the DELETE of an event
+ * inside the retention; `prune()` removes only what is past it; a failed write, or a connection the database ended,
+ * is reported, never thrown; the console's audit page reads it.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -114,6 +114,35 @@ describe.skipIf(postgres.skip)('PostgresEventLog', () => {
       expect(rows[0]?.count).toBe('1');
     } finally {
       await restarted.close();
+    }
+  });
+
+  it('migrates from several instances at once, on a fresh database and on an existing schema', async () => {
+    const fresh = await throwawayDatabase();
+    try {
+      // Without a lock: "duplicate key … pg_type_typname_nsp_index" on a fresh database, "deadlock detected" after.
+      const failures: string[] = [];
+      for (const schema of ['fresh', 'existing', 'existing']) {
+        const logs = Array.from(
+          { length: 6 },
+          (_, index) => new PostgresEventLog({ connectionString: fresh.url, retentionDays: 30 + index }),
+        );
+        const results = await Promise.allSettled(logs.map((each) => each.migrate()));
+        await Promise.all(logs.map((each) => each.close()));
+        for (const result of results) if (result.status === 'rejected') failures.push(`${schema}: ${String(result.reason)}`);
+      }
+      expect(failures).toEqual([]);
+      const admin = new pg.Client({ connectionString: fresh.url });
+      await admin.connect();
+      try {
+        const { rows } = await admin.query<{ days: number }>('SELECT days FROM sentinel_event_retention');
+        expect(rows).toHaveLength(1);
+        await expect(admin.query('TRUNCATE sentinel_events')).rejects.toThrow(/append-only: TRUNCATE refused/);
+      } finally {
+        await admin.end();
+      }
+    } finally {
+      await fresh.drop();
     }
   });
 

@@ -8,6 +8,7 @@ import type { Pool } from 'pg';
 import { type EventPage, type EventQuery, type EventSource, MAX_EVENT_PAGE } from '../events/event-log.js';
 import type { SentinelEvent } from '../events/sentinel-event.js';
 import { loadPool } from './pool.js';
+import { inTransaction } from './transaction.js';
 
 /**
  * Options of {@link PostgresEventLog}: a connection string (the log makes and owns its pool) or a `pg` Pool of the
@@ -31,6 +32,12 @@ export type PostgresEventLogOptions = ({ connectionString: string; pool?: undefi
 
 /** Rows per INSERT: a burst is written in a few statements rather than one per event. */
 const BATCH = 500;
+
+/**
+ * A fixed key for `pg_advisory_xact_lock`, not the app store's: instances starting at once migrate the log one after
+ * the other, without waiting on the registry's migrations.
+ */
+const MIGRATION_LOCK_KEY = 7_364_001_718;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS sentinel_events (
@@ -116,15 +123,20 @@ export class PostgresEventLog implements EventSource {
 
   /**
    * Creates the table, its append-only triggers and the retention row (idempotent), and sets the retention to this
-   * log's `retentionDays`.
+   * log's `retentionDays`. Safe from several instances at once.
    */
   async migrate(): Promise<void> {
     const pool = await this.#connection();
-    await pool.query(SCHEMA);
-    await pool.query(
-      'INSERT INTO sentinel_event_retention (singleton, days) VALUES (true, $1) ON CONFLICT (singleton) DO UPDATE SET days = EXCLUDED.days',
-      [this.#retentionDays],
-    );
+    // IF NOT EXISTS and OR REPLACE do not make concurrent DDL safe: two instances creating the table at once collide
+    // on the catalog, and two replacing the triggers deadlock. One transaction under a lock runs them one by one.
+    await inTransaction(pool, async (client) => {
+      await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+      await client.query(SCHEMA);
+      await client.query(
+        'INSERT INTO sentinel_event_retention (singleton, days) VALUES (true, $1) ON CONFLICT (singleton) DO UPDATE SET days = EXCLUDED.days',
+        [this.#retentionDays],
+      );
+    });
   }
 
   /** Queues one event for writing; the `onEvent` of the service (bound: pass `events.record` as is). */
