@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/apps/app.js';
 import { generateClientSecret, hashClientSecret, verifyAppSecret } from '../src/apps/client-secrets.js';
 import { PostgresAppStore } from '../src/postgres/index.js';
+import { AppLookupCache } from '../src/postgres/lookup-cache.js';
 import { MIGRATIONS, runMigrations } from '../src/postgres/migrations.js';
 import { runAppStoreContract } from './helpers/app-store-contract.js';
 import { requirePostgres, sharedPostgres, throwawayDatabase } from './helpers/postgres.js';
@@ -309,6 +310,73 @@ describe.skipIf(available.skip)('PostgresAppStore specifics', () => {
       await admin.end();
       await store.close();
       await other.close();
+    }
+  });
+
+  it('does not cache what a lookup begun before the listener came up read', () => {
+    const cache = new AppLookupCache();
+    const read = app(`before-listen-${randomUUID()}`);
+    const generation = cache.generation();
+    cache.live = true;
+    cache.putApp(read, generation);
+    cache.putAccount(read.accountId, generation);
+    cache.putIssuers(read.accountId, [], generation);
+    expect(cache.getApp(read.accountId, read.clientId)).toBeUndefined();
+    expect(cache.hasAccount(read.accountId)).toBe(false);
+    expect(cache.getIssuers(read.accountId)).toBeUndefined();
+    // Once up, a lookup begun after it is cached; telling it again that it is up forgets nothing.
+    cache.putApp(read, cache.generation());
+    cache.live = true;
+    expect(cache.getApp(read.accountId, read.clientId)).toEqual(read);
+  });
+
+  it('a delete made elsewhere while a lookup was reading, and notified before LISTEN, is seen at once', async () => {
+    const writer = new PostgresAppStore({ connectionString: url(), cache: false });
+    const pool = new pg.Pool({ connectionString: url() });
+    // Gates, not delays: the lookup reads the row, the app is deleted elsewhere (its NOTIFY goes to no one), then
+    // the listener connects and LISTENs, and only then is the lookup's answer handled.
+    let rowRead!: () => void;
+    const read = new Promise<void>((resolve) => (rowRead = resolve));
+    let appDeleted!: () => void;
+    const deleted = new Promise<void>((resolve) => (appDeleted = resolve));
+    let nowListening!: () => void;
+    const listening = new Promise<void>((resolve) => (nowListening = resolve));
+    const connect = pool.connect.bind(pool) as (...args: unknown[]) => unknown;
+    (pool as unknown as { connect: (...args: unknown[]) => unknown }).connect = (...args: unknown[]) => {
+      if (args.length > 0) return connect(...args); // pool.query's own checkout
+      return deleted.then(async () => {
+        const client = (await connect()) as pg.PoolClient;
+        const clientQuery = client.query.bind(client) as (...queryArgs: unknown[]) => Promise<unknown>;
+        (client as unknown as { query: (...queryArgs: unknown[]) => unknown }).query = async (...queryArgs: unknown[]) => {
+          const result = await clientQuery(...queryArgs);
+          if (String(queryArgs[0]).startsWith('LISTEN')) setImmediate(nowListening);
+          return result;
+        };
+        return client;
+      });
+    };
+    const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
+    (pool as unknown as { query: (...args: unknown[]) => unknown }).query = async (...args: unknown[]) => {
+      const result = await query(...args);
+      rowRead();
+      await listening;
+      return result;
+    };
+    const store = new PostgresAppStore({ pool });
+    try {
+      const saved = app(`listen-race-${randomUUID()}`);
+      await writer.saveApp(saved);
+      const lookup = store.findApp(saved.accountId, saved.clientId);
+      await read;
+      expect(await writer.deleteApp(saved.accountId, saved.clientId)).toBe(true);
+      appDeleted();
+      expect((await lookup)?.clientId).toBe(saved.clientId); // read before the delete: right when it was read
+      expect(await store.findApp(saved.accountId, saved.clientId)).toBeNull();
+      expect(await store.hasAccount(saved.accountId)).toBe(false);
+    } finally {
+      await store.close();
+      await writer.close();
+      await pool.end();
     }
   });
 

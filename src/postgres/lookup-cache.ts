@@ -5,7 +5,8 @@
  * Freshness: every change to the registry sends a PostgreSQL NOTIFY that every instance LISTENs to, and evicts the
  * app at once. The cache is used only while that listening connection is up; while it is down (or before it is up)
  * every lookup goes to the database. The TTL bounds staleness if a notification is ever lost in a silent network
- * failure. A generation counter stops a lookup that raced a notification from caching what it read before it.
+ * failure. A generation counter stops a lookup that raced a notification, or the listener coming up, from caching
+ * what it read before it.
  */
 import { LRUCache } from 'lru-cache';
 import type { App } from '../apps/app.js';
@@ -45,8 +46,9 @@ export class AppLookupCache {
   }
 
   set live(value: boolean) {
-    // Whatever was cached before or during an outage of the listener may have missed a notification.
-    if (!value) this.clear();
+    // Going down: whatever was cached may miss a notification. Coming up: a lookup begun before LISTEN may have read
+    // a row whose change was notified before LISTEN; the new generation stops `put*` caching what it read.
+    if (!value || !this.#live) this.clear();
     this.#live = value;
   }
 
