@@ -41,6 +41,7 @@ import {
   toKoa,
 } from '../../adapters/koa/index.js';
 import { ACCOUNT } from './fixtures.js';
+import type { Sentinel } from '../../src/index.js';
 
 // The suites and many files import these from here, next to HOSTS.
 export type { Host, MountedHost, MountOptions } from './host.js';
@@ -61,6 +62,11 @@ export const MCP_PATH = '/mcp';
 export const MCP_METADATA_PATH = '/.well-known/oauth-protected-resource/mcp';
 /** The metadata's options, as the MCP guide writes them: it names {@link ACCOUNT} only. */
 const MCP_METADATA = { resource: MCP_RESOURCE, accountId: ACCOUNT };
+
+/** Whether what is mounted is the service (the console tests mount a console in its place, which has no metadata). */
+function servesMcp(sentinel: Sentinel): boolean {
+  return typeof (sentinel as Partial<Sentinel>).protectedResourceMetadata === 'function';
+}
 
 const express4 = express4Untyped as typeof express5;
 const Koa2 = koa2Untyped as typeof Koa;
@@ -89,10 +95,12 @@ function expressHost(name: string, factory: typeof express5): Host {
       app.get('/api/account/:accountId/export', requireAccessToken(sentinel, STEP_UP_GUARD), (request, response) => {
         response.json({ claims: (request as unknown as { sentinel: unknown }).sentinel });
       });
-      app.get(MCP_METADATA_PATH, protectedResourceMetadata(sentinel, MCP_METADATA));
-      app.get(MCP_PATH, requireAccessToken(sentinel, { resource: MCP_RESOURCE }), (request, response) => {
-        response.json({ claims: (request as unknown as { sentinel: unknown }).sentinel });
-      });
+      if (servesMcp(sentinel)) {
+        app.get(MCP_METADATA_PATH, protectedResourceMetadata(sentinel, MCP_METADATA));
+        app.get(MCP_PATH, requireAccessToken(sentinel, { resource: MCP_RESOURCE }), (request, response) => {
+          response.json({ claims: (request as unknown as { sentinel: unknown }).sentinel });
+        });
+      }
       app.use((error: unknown, _request: unknown, response: express5.Response, _next: unknown) => {
         options.onHostError?.(error);
         response.status(500).type('text/plain').send('host error handler');
@@ -140,8 +148,9 @@ function koaHost(name: string, Factory: typeof Koa): Host {
       const parser = options.bodyParser ?? 'none';
       const guard = requireKoaAccessToken(sentinel);
       const stepUpGuard = requireKoaAccessToken(sentinel, STEP_UP_GUARD);
-      const mcpMetadata = koaResourceMetadata(sentinel, MCP_METADATA);
-      const mcpGuard = requireKoaAccessToken(sentinel, { resource: MCP_RESOURCE });
+      const mcp = servesMcp(sentinel)
+        ? { metadata: koaResourceMetadata(sentinel, MCP_METADATA), guard: requireKoaAccessToken(sentinel, { resource: MCP_RESOURCE }) }
+        : undefined;
       app.on('error', () => {});
       app.use(async (ctx, next) => {
         try {
@@ -187,10 +196,10 @@ function koaHost(name: string, Factory: typeof Koa): Host {
         });
       });
       app.use(async (ctx, next) => {
-        if (ctx.method !== 'GET') return next();
-        if (ctx.path === MCP_METADATA_PATH) return mcpMetadata(ctx, next);
+        if (mcp === undefined || ctx.method !== 'GET') return next();
+        if (ctx.path === MCP_METADATA_PATH) return mcp.metadata(ctx, next);
         if (ctx.path !== MCP_PATH) return next();
-        await mcpGuard(ctx, async () => {
+        await mcp.guard(ctx, async () => {
           ctx.body = { claims: ctx.state.sentinel };
         });
       });
@@ -227,10 +236,12 @@ function fastifyHost(): Host {
       app.get('/api/account/:accountId/export', { preHandler: requireFastifyAccessToken(sentinel, STEP_UP_GUARD) }, async (request) => ({
         claims: request.sentinel,
       }));
-      app.get(MCP_METADATA_PATH, fastifyResourceMetadata(sentinel, MCP_METADATA));
-      app.get(MCP_PATH, { preHandler: requireFastifyAccessToken(sentinel, { resource: MCP_RESOURCE }) }, async (request) => ({
-        claims: request.sentinel,
-      }));
+      if (servesMcp(sentinel)) {
+        app.get(MCP_METADATA_PATH, fastifyResourceMetadata(sentinel, MCP_METADATA));
+        app.get(MCP_PATH, { preHandler: requireFastifyAccessToken(sentinel, { resource: MCP_RESOURCE }) }, async (request) => ({
+          claims: request.sentinel,
+        }));
+      }
       await app.ready();
       return listen(app.server);
     },
@@ -277,8 +288,9 @@ function fetchHost(): Host {
       const beside = options.beside === undefined ? undefined : toFetch(options.beside, fetchOptions);
       const guard = requireFetchAccessToken(sentinel);
       const stepUpGuard = requireFetchAccessToken(sentinel, STEP_UP_GUARD);
-      const mcpMetadata = fetchResourceMetadata(sentinel, MCP_METADATA);
-      const mcpGuard = requireFetchAccessToken(sentinel, { resource: MCP_RESOURCE });
+      const mcp = servesMcp(sentinel)
+        ? { metadata: fetchResourceMetadata(sentinel, MCP_METADATA), guard: requireFetchAccessToken(sentinel, { resource: MCP_RESOURCE }) }
+        : undefined;
       const handler = async (request: Request): Promise<Response> => {
         const { pathname } = new URL(request.url);
         if (request.method === 'GET' && pathname === '/host/ping') {
@@ -296,9 +308,9 @@ function fetchHost(): Host {
           const checked = await stepUpGuard(request, { accountId: decodeURIComponent(stepUp[1] ?? '') });
           return checked instanceof Response ? checked : Response.json({ claims: checked.claims });
         }
-        if (request.method === 'GET' && pathname === MCP_METADATA_PATH) return mcpMetadata(request);
-        if (request.method === 'GET' && pathname === MCP_PATH) {
-          const checked = await mcpGuard(request);
+        if (mcp !== undefined && request.method === 'GET' && pathname === MCP_METADATA_PATH) return mcp.metadata(request);
+        if (mcp !== undefined && request.method === 'GET' && pathname === MCP_PATH) {
+          const checked = await mcp.guard(request);
           return checked instanceof Response ? checked : Response.json({ claims: checked.claims });
         }
         return (
