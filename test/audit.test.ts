@@ -3,7 +3,7 @@
  * (test/helpers/audit-sink.ts), then two checks — the typed events carry who and what (account, client, consumer or user,
  * reason), and no event, log line or error report contains any secret value the run used or received.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SentinelEvent, SentinelEventType } from '../src/index.js';
 import { createAuditSink, type AuditSink } from './helpers/audit-sink.js';
 import {
@@ -291,5 +291,78 @@ describe('audit events and logs', () => {
     expect(jsonOf(response).error).toBe('server_error');
     expect(sink.errors.length).toBeGreaterThan(0);
     expect(sink.leaks()).toEqual([]);
+  });
+});
+
+describe('hooks that answer with a promise (typed void, but an async function type-checks)', () => {
+  // Collected here as well as by vitest (which fails the run on one): this test's own assertion then names it.
+  let unhandled: unknown[];
+  const collect = (reason: unknown): void => {
+    unhandled.push(reason);
+  };
+  beforeEach(() => {
+    unhandled = [];
+    process.on('unhandledRejection', collect);
+  });
+  afterEach(() => {
+    process.off('unhandledRejection', collect);
+  });
+  /** Long enough for Node to call a rejection unhandled (it looks once the microtasks of a turn are done). */
+  const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 20));
+
+  it('a rejecting onEvent: the token is answered, the rejection goes to onError under route onEvent, nothing unhandled', async () => {
+    const failure = new Error('audit sink down');
+    const reported: Array<[unknown, unknown]> = [];
+    const sentinel = makeSentinel({
+      onEvent: async () => {
+        throw failure;
+      },
+      onError: (error, context) => {
+        reported.push([error, context]);
+      },
+    });
+    const response = await postForm(sentinel, TOKEN_PATH, ccBody());
+    // Too late to veto: the answer was decided when the promise settled.
+    expect(response.status).toBe(200);
+    expect(typeof jsonOf(response).access_token).toBe('string');
+    await settle();
+    expect(unhandled).toEqual([]);
+    expect(reported).toEqual([[failure, { route: 'onEvent', accountId: ACCOUNT }]]);
+  });
+
+  it('a rejecting onError is swallowed as a throwing one is: a clean 500, nothing unhandled', async () => {
+    let told = 0;
+    const sentinel = makeSentinel({
+      onEvent: () => {
+        throw new Error('audit sink down');
+      },
+      onError: async () => {
+        told += 1;
+        throw new Error('error reporter down');
+      },
+    });
+    const response = await postForm(sentinel, TOKEN_PATH, ccBody());
+    expect(response.status).toBe(500);
+    expect(jsonOf(response).error).toBe('server_error');
+    await settle();
+    expect(told).toBe(1);
+    expect(unhandled).toEqual([]);
+  });
+
+  it('a rejecting onError of a rejecting onEvent is swallowed too', async () => {
+    let told = 0;
+    const sentinel = makeSentinel({
+      onEvent: async () => {
+        throw new Error('audit sink down');
+      },
+      onError: async () => {
+        told += 1;
+        throw new Error('error reporter down');
+      },
+    });
+    expect((await postForm(sentinel, TOKEN_PATH, ccBody())).status).toBe(200);
+    await settle();
+    expect(told).toBe(1);
+    expect(unhandled).toEqual([]);
   });
 });

@@ -13,6 +13,7 @@ import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { headerValue, redirect } from '../http/messages.js';
 import type { ParamMap } from '../http/params.js';
 import { digestsEqual } from '../lib/random-secrets.js';
+import { catchRejection } from '../lib/thenable.js';
 import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
 import { tapEvents } from '../events/event-taps.js';
 import { escapeHTML } from '../authorize/pages/escape-html.js';
@@ -131,7 +132,7 @@ export function createConsole(service: ConsoleService, options: ConsoleOptions):
         return refused(deps, call, action, new ConsoleRefusal('invalid_input', { detail: error.description }));
       }
       try {
-        service.config.onError?.(error, { route: 'console', accountId: call.operator?.accountId });
+        catchRejection(service.config.onError?.(error, { route: 'console', accountId: call.operator?.accountId }));
       } catch {
         // A throwing onError must not take the host down.
       }

@@ -11,8 +11,12 @@ import { recordEventMetrics } from '../telemetry/event-metrics.js';
 import { metricsActive } from '../telemetry/instruments.js';
 import type { RequestObservation } from '../telemetry/request-observation.js';
 import { eventTaps } from './event-taps.js';
+import { catchRejection } from '../lib/thenable.js';
 
-type EmitterConfig = Pick<ResolvedConfig, 'trustProxy' | 'onEvent' | 'telemetry'>;
+type EmitterConfig = Pick<ResolvedConfig, 'trustProxy' | 'onEvent' | 'onError' | 'telemetry'>;
+
+/** The `route` an asynchronous `onEvent` failure is reported under: it belongs to the hook, not to a request. */
+const ON_EVENT_ROUTE = 'onEvent';
 
 /**
  * Whether events of a request need anyone: an `onEvent` hook, a span to annotate or metrics to count. When none
@@ -26,7 +30,8 @@ export function eventsWanted(config: EmitterConfig, observation?: RequestObserva
 
 /**
  * The emitter of one request (or of none, for `completeLogin()`). A throwing `onEvent` throws here, which fails the
- * request with server_error.
+ * request with server_error. A returned promise that rejects comes too late for that (the answer may be sent): it goes
+ * to `onError`.
  *
  * @example
  * const emit = createEmitter(config, request, observation);
@@ -45,7 +50,9 @@ export function createEmitter(
     // counted as issued either.
     const taps = eventTaps(config);
     const event = onEvent === undefined && taps === undefined ? undefined : auditEvent(input, { config, request, requestId: id });
-    if (onEvent !== undefined && event !== undefined) onEvent(event);
+    if (onEvent !== undefined && event !== undefined) {
+      catchRejection(onEvent(event), (error) => reportRejection(config, error, event.accountId));
+    }
     // In-process listeners (the console's buffer) after the hook, and never able to fail the request.
     if (taps !== undefined && event !== undefined) {
       for (const tap of taps) {
@@ -59,4 +66,13 @@ export function createEmitter(
     observation?.annotate(input);
     if (metricsActive()) recordEventMetrics(input, identifiers);
   };
+}
+
+/** Tells `onError` of a rejected `onEvent`; whatever `onError` does, it must not crash the host either. */
+function reportRejection(config: EmitterConfig, error: unknown, accountId: string | undefined): void {
+  try {
+    catchRejection(config.onError?.(error, { route: ON_EVENT_ROUTE, accountId }));
+  } catch {
+    // The host's reporter failed as well; there is no one left to tell.
+  }
 }

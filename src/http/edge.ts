@@ -12,6 +12,7 @@ import { requestContext, type SentinelContext } from './context.js';
 import { isOAuthError, OAuthError } from '../errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from './messages.js';
 import type { ServiceKeys } from '../keys/keyring/service-keys.js';
+import { catchRejection } from '../lib/thenable.js';
 import type { EdgeEntry, Match, RouteParams } from './router.js';
 import type { RequestObservation } from '../telemetry/request-observation.js';
 
@@ -29,13 +30,13 @@ export function renderJSONError(error: OAuthError): SentinelResponse {
 }
 
 /**
- * The reporter of unexpected failures: `onError(error, { route, accountId })`, swallowing a throwing hook so that
- * a clean 500 never turns into a crash of the host.
+ * The reporter of unexpected failures: `onError(error, { route, accountId })`, swallowing a throwing or rejecting
+ * hook so that a clean 500 never turns into a crash of the host.
  */
 export function failureReport(config: Pick<ResolvedConfig, 'onError'>): FailureReport {
   return (error, route, accountId) => {
     try {
-      config.onError?.(error, { route, accountId });
+      catchRejection(config.onError?.(error, { route, accountId }));
     } catch {
       // A throwing onError must not turn a clean 500 into a crash of the host.
     }

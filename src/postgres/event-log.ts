@@ -9,6 +9,7 @@ import { type EventPage, type EventQuery, type EventSource, MAX_EVENT_PAGE } fro
 import type { SentinelEvent } from '../events/sentinel-event.js';
 import { loadPool } from './pool.js';
 import { inTransaction } from './transaction.js';
+import { catchRejection } from '../lib/thenable.js';
 
 /**
  * Options of {@link PostgresEventLog}: a connection string (the log makes and owns its pool) or a `pg` Pool of the
@@ -185,7 +186,7 @@ export class PostgresEventLog implements EventSource {
 
   #report(error: unknown, lost: number): void {
     try {
-      if (this.#options.onError !== undefined) this.#options.onError(error, lost);
+      if (this.#options.onError !== undefined) catchRejection(this.#options.onError(error, lost));
       else {
         const cause = error instanceof Error ? error.message : 'failure';
         console.error(

@@ -13,6 +13,7 @@ import { OAuthError } from '../errors.js';
 import { JwksFetchError } from '../client-assertion/jwks-fetch.js';
 import { jwksFetcherOf } from '../client-assertion/verify-assertion.js';
 import { digest } from '../lib/random-secrets.js';
+import { catchRejection } from '../lib/thenable.js';
 import { routeUrl } from '../http/route-paths.js';
 import { checkBrandSignature, type SignedBytes } from './brand-signature.js';
 import { type CompactJwtParts, decodeJsonPart, splitCompactJwt } from '../lib/compact-jwt.js';
@@ -66,10 +67,10 @@ export async function findTrustedIssuer(context: SentinelContext, accountId: str
   return registered.find((entry) => entry.accountId === accountId && entry.issuer === iss);
 }
 
-/** Tells the host why an issuer's keys could not be had; a throwing `onError` must not turn a 400 into a crash. */
+/** Tells the host why an issuer's keys could not be had; a failing `onError` must not turn a 400 into a crash. */
 function reportUnavailable(context: SentinelContext, accountId: string, error: JwksFetchError): void {
   try {
-    context.config.onError?.(error, { route: 'token', accountId });
+    catchRejection(context.config.onError?.(error, { route: 'token', accountId }));
   } catch {
     // the host's reporter failed; the request is refused either way
   }

@@ -7,6 +7,7 @@ import type { ResolvedConfig } from '../../config.js';
 import { ConfigurationError } from '../../errors.js';
 import { loadKeys, type KeySet } from '../signing-keys.js';
 import type { Store } from '../../stores/store.js';
+import { catchRejection } from '../../lib/thenable.js';
 import { AccountRings } from './per-account.js';
 import { KeyRing, ringTimings } from './ring.js';
 
@@ -27,7 +28,7 @@ export function setUpKeys(config: ResolvedConfig, store: Store, warn: (message: 
   }
   const reportRing = (error: unknown): void => {
     try {
-      config.onError?.(error, { route: 'key-ring' });
+      catchRejection(config.onError?.(error, { route: 'key-ring' }));
     } catch {
       // A throwing onError must not turn a background refresh into an unhandled rejection.
     }
