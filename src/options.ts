@@ -239,7 +239,7 @@ export interface SentinelOptions {
     | undefined;
   /** Called with the cause of every 500, of failures in the background, and of a rejected `onEvent` promise (route `onEvent`); a throw or rejection here is swallowed. @defaultValue none */
   onError?: ((error: unknown, context: ErrorContext) => void) | undefined;
-  /** Called with each audit event (`token.issued`, `login.failed`, …); events never carry a secret. A throw fails the request with server_error; a returned promise is not awaited (its rejection goes to `onError`). @defaultValue none */
+  /** Called with each audit event (`token.issued`, `login.failed`, …); events never carry a secret. A throw fails the request with server_error, except after a change the request cannot undo (a spent code or refresh token, a saved app: then it goes to `onError`); a returned promise is not awaited (its rejection goes to `onError`). @defaultValue none */
   onEvent?: ((event: SentinelEvent) => void) | undefined;
   /** Metrics options. @defaultValue `{ identifiersInMetrics: false }` */
   telemetry?:

@@ -82,6 +82,25 @@ function setup(overrides: Partial<SentinelOptions> = {}) {
   return { sentinel, store, events, errors, exchange, refresh, accepted, signIn };
 }
 
+/** An `onEvent` that records every event and throws on the next `token.issued` once `failNext()` is called. */
+function hiccupingSink() {
+  const events: SentinelEvent[] = [];
+  let fail = false;
+  return {
+    events,
+    failNext: () => {
+      fail = true;
+    },
+    onEvent: (event: SentinelEvent) => {
+      if (fail && event.type === 'token.issued') {
+        fail = false;
+        throw new Error('audit sink hiccup');
+      }
+      events.push(event);
+    },
+  };
+}
+
 describe('grant liveness', () => {
   it('refuses every user token after the store lost its data, while consumer tokens stay store-free', async () => {
     const { sentinel, store, refresh, accepted, signIn } = setup();
@@ -204,6 +223,22 @@ describe('refresh rotation', () => {
     expect(await accepted((jsonOf(retry) as typeof first).access_token)).toBe(true);
   });
 
+  it('an onEvent that throws on token.issued of a refresh: the rotated token is still delivered, onError told, no reuse', async () => {
+    const sink = hiccupingSink();
+    const { refresh, accepted, signIn, errors } = setup({ retryGrace: 0, onEvent: sink.onEvent });
+    const first = await signIn();
+    sink.failNext();
+    // The old token is spent by now: a 500 here would leave the client with nothing but a token whose next
+    // presentation (no grace at all) is taken for reuse and revokes the grant.
+    const rotated = await refresh(first.refresh_token);
+    expect(rotated.status).toBe(200);
+    const tokens = jsonOf(rotated) as typeof first;
+    expect(errors).toEqual([new Error('audit sink hiccup')]);
+    expect(await accepted(tokens.access_token)).toBe(true);
+    expect((await refresh(tokens.refresh_token)).status).toBe(200);
+    expect(sink.events.some((event) => event.type === 'refresh.reused')).toBe(false);
+  });
+
   it('issues on refresh only the scope the app may still have, once an operator narrowed it', async () => {
     const { sentinel, exchange, refresh } = setup();
     const tokens = jsonOf(await exchange(await codeFor(sentinel, { scope: 'openid read write' }))) as { refresh_token: string };
@@ -287,6 +322,21 @@ describe('code redemption', () => {
     expect(retry.status).toBe(200);
     expect(events.some((event) => event.type === 'code.replayed')).toBe(false);
     expect(await accepted((jsonOf(retry) as { access_token: string }).access_token)).toBe(true);
+  });
+
+  it('an onEvent that throws on token.issued of a code exchange: the tokens are still delivered, onError told, no replay', async () => {
+    const sink = hiccupingSink();
+    const { sentinel, exchange, accepted, refresh, errors } = setup({ retryGrace: 0, onEvent: sink.onEvent });
+    const code = await codeFor(sentinel);
+    sink.failNext();
+    // The code is spent by now: a 500 would orphan its grant, and the client's retry would be a replay.
+    const exchanged = await exchange(code);
+    expect(exchanged.status).toBe(200);
+    const tokens = jsonOf(exchanged) as { access_token: string; refresh_token: string };
+    expect(errors).toEqual([new Error('audit sink hiccup')]);
+    expect(await accepted(tokens.access_token)).toBe(true);
+    expect((await refresh(tokens.refresh_token)).status).toBe(200);
+    expect(sink.events.some((event) => event.type === 'code.replayed')).toBe(false);
   });
 
   it('refuses a second presentation within the grace window without revoking; later it is a replay', async () => {

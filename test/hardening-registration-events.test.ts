@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sentinel, SentinelEvent } from '../src/index.js';
 import { PostgresAppStore } from '../src/postgres/index.js';
 import { jsonOf } from './helpers/direct-flow.js';
+import { contextOf } from '../src/http/context.js';
 import { ACCOUNT, makeSentinel } from './helpers/fixtures.js';
 import { requirePostgres, sharedPostgres, throwawayDatabase } from './helpers/postgres.js';
 import { INITIAL_ACCESS_TOKEN, manageClient, postRegistration, registerClient } from './helpers/registration-client.js';
@@ -21,11 +22,14 @@ function registryEvents(events: SentinelEvent[]): SentinelEvent[] {
   return events.filter((event) => REGISTRY_TYPES.has(event.type));
 }
 
-function lifecycle(name: string, build: (events: SentinelEvent[]) => Sentinel) {
+/** The `onEvent` of a service under test: records each event (and may throw, to play an audit sink that fails). */
+type OnEvent = (event: SentinelEvent) => void;
+
+function lifecycle(name: string, build: (onEvent: OnEvent, onError?: (error: unknown) => void) => Sentinel) {
   describe(name, () => {
     it('registration, update, rotation and deletion over HTTP each emit one event, without secrets', async () => {
       const events: SentinelEvent[] = [];
-      const sentinel = build(events);
+      const sentinel = build((event) => events.push(event));
       const info = await registerClient(sentinel, { grant_types: ['client_credentials'], client_name: 'Before' });
       expect(registryEvents(events)).toEqual([
         expect.objectContaining({
@@ -76,7 +80,7 @@ function lifecycle(name: string, build: (events: SentinelEvent[]) => Sentinel) {
 
     it('registerApp() emits app.registered with the api actor', async () => {
       const events: SentinelEvent[] = [];
-      const sentinel = build(events);
+      const sentinel = build((event) => events.push(event));
       const { clientId, clientSecret } = await sentinel.registerApp({ accountId: ACCOUNT, grantTypes: ['client_credentials'] });
       expect(registryEvents(events)).toEqual([
         expect.objectContaining({ type: 'app.registered', accountId: ACCOUNT, clientId, actor: 'api', outcome: 'success' }),
@@ -85,9 +89,40 @@ function lifecycle(name: string, build: (events: SentinelEvent[]) => Sentinel) {
       expect(JSON.stringify(events)).not.toMatch(SECRET_SHAPE);
     });
 
+    it('an onEvent that throws on app.registered: the saved app and its credentials are still answered, onError told', async () => {
+      const errors: unknown[] = [];
+      const sentinel = build(
+        () => {
+          throw new Error('audit sink down');
+        },
+        (error) => errors.push(error),
+      );
+      // A 500 would leave an app saved whose credentials, shown only in this answer, nobody got.
+      const registered = await postRegistration(sentinel, { grant_types: ['client_credentials'] });
+      expect(registered.status).toBe(201);
+      const info = jsonOf(registered);
+      expect(info.client_secret).toBeTypeOf('string');
+      expect((await contextOf(sentinel).apps.findApp(ACCOUNT, info.client_id as string))?.clientId).toBe(info.client_id);
+      expect(errors).toEqual([new Error('audit sink down')]);
+    });
+
+    it('registerApp() with an onEvent that throws: the secret is returned, onError told', async () => {
+      const errors: unknown[] = [];
+      const sentinel = build(
+        () => {
+          throw new Error('audit sink down');
+        },
+        (error) => errors.push(error),
+      );
+      const { clientId, clientSecret } = await sentinel.registerApp({ accountId: ACCOUNT, grantTypes: ['client_credentials'] });
+      expect(clientSecret).toBeTypeOf('string');
+      expect((await contextOf(sentinel).apps.findApp(ACCOUNT, clientId))?.clientId).toBe(clientId);
+      expect(errors).toEqual([new Error('audit sink down')]);
+    });
+
     it('a registration refused for its metadata emits no registry event', async () => {
       const events: SentinelEvent[] = [];
-      const sentinel = build(events);
+      const sentinel = build((event) => events.push(event));
       expect((await postRegistration(sentinel, { redirect_uris: ['https:///cb'] })).status).toBe(400);
       expect(registryEvents(events)).toEqual([]);
     });
@@ -96,7 +131,7 @@ function lifecycle(name: string, build: (events: SentinelEvent[]) => Sentinel) {
 
 const OPTIONS = { registration: { initialAccessToken: INITIAL_ACCESS_TOKEN, secretOverlapSeconds: 600 } };
 
-lifecycle('on the in-memory registry', (events) => makeSentinel({ ...OPTIONS, onEvent: (event) => events.push(event) }));
+lifecycle('on the in-memory registry', (onEvent, onError) => makeSentinel({ ...OPTIONS, onEvent, onError }));
 
 const postgres = await sharedPostgres('hardening-registration-events');
 describe.skipIf(postgres.skip)('on PostgreSQL', () => {
@@ -115,9 +150,7 @@ describe.skipIf(postgres.skip)('on PostgreSQL', () => {
     await database?.drop();
   });
 
-  lifecycle('PostgresAppStore', (events) =>
-    makeSentinel({ ...OPTIONS, apps: [], appStore: store, onEvent: (event) => events.push(event) }),
-  );
+  lifecycle('PostgresAppStore', (onEvent, onError) => makeSentinel({ ...OPTIONS, apps: [], appStore: store, onEvent, onError }));
 
   it('the events name the actor the change log records', async () => {
     const events: SentinelEvent[] = [];

@@ -8,6 +8,7 @@ import { appFromInput } from './app-schema.js';
 import { ConfigurationError } from '../errors.js';
 import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
 import type { EventInput } from '../events/sentinel-event.js';
+import type { EventStanding } from '../events/emitter.js';
 
 /**
  * Input of `sentinel.registerApp()`: the client metadata of RFC 7591 §2 the service keeps (redirect URIs, grant
@@ -63,9 +64,13 @@ export const API_ACTOR = 'api';
 
 /**
  * Registers an application in `apps`; the returned secret exists nowhere else. `emit` (the service's) receives the
- * `app.registered` event once the app is saved.
+ * `app.registered` event once the app is saved, as a committed event (a failing `onEvent` does not fail it).
  */
-export async function registerApp(apps: AppStore, input: RegisterAppInput, emit?: (event: EventInput) => void): Promise<RegisterAppResult> {
+export async function registerApp(
+  apps: AppStore,
+  input: RegisterAppInput,
+  emit?: (event: EventInput, standing?: EventStanding) => void,
+): Promise<RegisterAppResult> {
   // Each field is copied by name below: an unknown one (a misspelled redirectUri) would be dropped, so it is refused.
   assertKnownKeys(input, REGISTER_APP_INPUT_KEYS, 'app');
   if (apps.saveApp === undefined) {
@@ -91,6 +96,7 @@ export async function registerApp(apps: AppStore, input: RegisterAppInput, emit?
     'app',
   );
   await apps.saveApp(app, { actor: API_ACTOR });
-  emit?.({ type: 'app.registered', accountId: app.accountId, clientId: app.clientId, actor: API_ACTOR });
+  // Saved: the caller must get the secret, which exists nowhere else, whatever onEvent says.
+  emit?.({ type: 'app.registered', accountId: app.accountId, clientId: app.clientId, actor: API_ACTOR }, 'committed');
   return { clientId: app.clientId, clientSecret, clientSecretHash, app };
 }

@@ -19,6 +19,16 @@ type EmitterConfig = Pick<ResolvedConfig, 'trustProxy' | 'onEvent' | 'onError' |
 const ON_EVENT_ROUTE = 'onEvent';
 
 /**
+ * How an event stands to its request. `'committed'`: it reports a change the request has already made and cannot
+ * undo (a spent code, a rotated refresh token, a saved app). A throwing `onEvent` then cannot veto it: failing the
+ * request would only keep from the client what it now holds nowhere else (its retry would be refused, then taken
+ * for a replay that revokes its grant).
+ *
+ * @example context.emit({ type: 'app.registered', accountId, clientId, actor }, 'committed');
+ */
+export type EventStanding = 'committed';
+
+/**
  * Whether events of a request need anyone: an `onEvent` hook, a span to annotate or metrics to count. When none
  * does, the service builds no event at all.
  *
@@ -30,8 +40,8 @@ export function eventsWanted(config: EmitterConfig, observation?: RequestObserva
 
 /**
  * The emitter of one request (or of none, for `completeLogin()`). A throwing `onEvent` throws here, which fails the
- * request with server_error. A returned promise that rejects comes too late for that (the answer may be sent): it goes
- * to `onError`.
+ * request with server_error, unless the event is `'committed'`. A returned promise that rejects comes too late for
+ * that (the answer may be sent). Both of those go to `onError`.
  *
  * @example
  * const emit = createEmitter(config, request, observation);
@@ -41,17 +51,22 @@ export function createEmitter(
   config: EmitterConfig,
   request?: SentinelRequest,
   observation?: RequestObservation,
-): (input: EventInput) => void {
+): (input: EventInput, standing?: EventStanding) => void {
   const { onEvent } = config;
   const identifiers = config.telemetry.identifiersInMetrics;
   const id = observation !== undefined ? observation.requestId : request === undefined ? undefined : requestId(request);
-  return (input) => {
+  return (input, standing) => {
     // The hook first: when it throws, the request fails with server_error and nothing was issued, so nothing may be
-    // counted as issued either.
+    // counted as issued either. A committed change happened whatever the hook says: reported, and counted.
     const taps = eventTaps(config);
     const event = onEvent === undefined && taps === undefined ? undefined : auditEvent(input, { config, request, requestId: id });
     if (onEvent !== undefined && event !== undefined) {
-      catchRejection(onEvent(event), (error) => reportRejection(config, error, event.accountId));
+      try {
+        catchRejection(onEvent(event), (error) => reportHookFailure(config, error, event.accountId));
+      } catch (error) {
+        if (standing !== 'committed') throw error;
+        reportHookFailure(config, error, event.accountId);
+      }
     }
     // In-process listeners (the console's buffer) after the hook, and never able to fail the request.
     if (taps !== undefined && event !== undefined) {
@@ -68,8 +83,8 @@ export function createEmitter(
   };
 }
 
-/** Tells `onError` of a rejected `onEvent`; whatever `onError` does, it must not crash the host either. */
-function reportRejection(config: EmitterConfig, error: unknown, accountId: string | undefined): void {
+/** Tells `onError` of an `onEvent` failure that fails no request; whatever `onError` does, it must not crash the host. */
+function reportHookFailure(config: EmitterConfig, error: unknown, accountId: string | undefined): void {
   try {
     catchRejection(config.onError?.(error, { route: ON_EVENT_ROUTE, accountId }));
   } catch {

@@ -5,7 +5,7 @@
 import type { Context as TraceContext } from '@opentelemetry/api';
 import type { AppStore } from '../apps/app.js';
 import type { ResolvedConfig } from '../config.js';
-import { createEmitter, eventsWanted } from '../events/emitter.js';
+import { createEmitter, type EventStanding, eventsWanted } from '../events/emitter.js';
 import type { AccessTokenVerifier } from '../guard/verifier-contract.js';
 import type { EventInput } from '../events/sentinel-event.js';
 import type { SentinelRequest } from './messages.js';
@@ -24,9 +24,10 @@ export interface SentinelContext {
   readonly apps: AppStore;
   /**
    * Completes an audit event (time, client address, request id, outcome), counts it in the metrics and sends it to
-   * `onEvent`. A throwing hook fails the request with server_error.
+   * `onEvent`. A throwing hook fails the request with server_error, unless the event is `'committed'` (see
+   * {@link EventStanding}): then it goes to `onError` and the request carries on.
    */
-  emit(event: EventInput): void;
+  emit(event: EventInput, standing?: EventStanding): void;
   /** The issuer identifier of one account: `{issuer}{basePath}/api/account/{accountId}` (RFC 8414, RFC 9207). */
   accountIssuer(accountId: string): string;
   /**

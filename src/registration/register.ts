@@ -41,7 +41,8 @@ export async function handleRegister(context: SentinelContext, request: Sentinel
   };
   refuseUnhonouredMetadata(context, body, app);
   await context.apps.saveApp?.(app, { actor: REGISTRATION_ACTOR });
-  context.emit({ type: 'app.registered', accountId, clientId: app.clientId, actor: REGISTRATION_ACTOR });
+  // Saved: the client must get the credentials shown only in this answer, whatever onEvent says.
+  context.emit({ type: 'app.registered', accountId, clientId: app.clientId, actor: REGISTRATION_ACTOR }, 'committed');
   return noStoreJSON(
     201,
     clientInformation(context, app, {

@@ -43,7 +43,7 @@ export type CommitGrant = (access: AccessTokenClaims) => Promise<string | null>;
 
 /**
  * Signs the tokens, commits the grant, and renders the response. Signing comes first so that nothing can fail
- * after the commit: once the credential is spent, the client gets its tokens. Tokens signed for a commit that then
+ * after the commit (not even `onEvent`): once the credential is spent, the client gets its tokens. Tokens signed for a commit that then
  * fails are never sent, and their grant does not accept them anyway (it does not exist, or does not know them).
  * @example return issueUserTokens(context, { grantType: 'authorization_code', ...grant, idToken: null }, commit);
  */
@@ -95,7 +95,9 @@ export async function issueUserTokens(context: SentinelContext, input: UserToken
     issued.acr = claims.acr;
     issued.amr = claims.amr;
   }
-  context.emit(issued);
+  // After the commit, which decides which of concurrent requests issues (one event per token issued), and so past
+  // the point where a failing onEvent could veto: failing the request now would lose the grant, not refuse it.
+  context.emit(issued, 'committed');
   // The account token endpoint answers the RFC 6749 §5.1 number whatever `expiresIn` says: that option shapes only
   // the platform's app-token paths, and standard clients compute the expiry from it (rack-oauth2 adds it to a time).
   return accessTokenResponse(token, tokenType(input.dpopJkt), expiresIn, {
