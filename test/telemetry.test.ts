@@ -221,6 +221,43 @@ describe('telemetry: flows', () => {
     expect(total(points, 'sentinel.tokens.issued', ids)).toBe(1);
     expect(total(points, 'sentinel.requests', { ...ids, 'sentinel.route': 'app-token-v2' })).toBe(1);
   });
+
+  it('with identifiersInMetrics, names an account in metrics only once the request found it: made-up ids count as "unknown"', async () => {
+    const sentinel = makeSentinel({ telemetry: { identifiersInMetrics: true } });
+    // Refused without any secret: the caller picks the account id of the path.
+    for (const made of ['made-up-1', 'made-up-2', 'made-up-3']) {
+      const refused = await postForm(sentinel, `/sentinel/api/account/${made}/token`, ccBody());
+      expect(jsonOf(refused).error).toBe('invalid_client');
+    }
+    // A real account refused (its app was found, the secret is wrong), then served.
+    const wrongSecret = await postForm(sentinel, `${ACCOUNT_PATH}/token`, ccBody({ client_secret: 'not-the-secret-0001' }));
+    expect(jsonOf(wrongSecret).error).toBe('invalid_client');
+    expect((await postForm(sentinel, `${ACCOUNT_PATH}/token`, ccBody())).status).toBe(200);
+    // A sign-in: the interaction was made for the account the authorization request found.
+    const failing = await startInteraction(sentinel);
+    const csrf = await openLogin(sentinel, failing.interaction);
+    await postLogin(sentinel, failing.interaction, { csrf_token: csrf, username: USERNAME, password: 'wrong-password-01' });
+
+    const points = await sdk.collect();
+    const labels = new Set(points.map((point) => point.attributes['sentinel.account_id']).filter((id) => id !== undefined));
+    expect([...labels].sort()).toEqual([ACCOUNT, 'unknown']);
+    const unknown = { 'sentinel.account_id': 'unknown' };
+    expect(total(points, 'sentinel.requests', { ...unknown, 'sentinel.route': 'token' })).toBe(3);
+    expect(total(points, 'sentinel.request.duration', { ...unknown, 'sentinel.route': 'token' })).toBe(3);
+    expect(total(points, 'sentinel.tokens.denied', unknown)).toBe(3);
+    const real = { 'sentinel.account_id': ACCOUNT };
+    expect(total(points, 'sentinel.requests', { ...real, 'sentinel.route': 'token' })).toBe(2);
+    expect(total(points, 'sentinel.request.duration', { ...real, 'sentinel.route': 'token' })).toBe(2);
+    expect(total(points, 'sentinel.tokens.denied', real)).toBe(1);
+    expect(total(points, 'sentinel.tokens.issued', real)).toBe(1);
+    expect(total(points, 'sentinel.logins', { ...real, outcome: 'failure' })).toBe(1);
+    expect(total(points, 'sentinel.requests', { ...real, 'sentinel.route': 'login' })).toBe(2);
+    expect(total(points, 'sentinel.requests', { ...real, 'sentinel.route': 'authorize' })).toBe(1);
+    // An unknown account's series carries no client id either: it would be the caller's choice too.
+    expect(points.some((point) => point.attributes['sentinel.account_id'] === 'unknown' && 'oauth.client_id' in point.attributes)).toBe(
+      false,
+    );
+  });
 });
 
 describe('telemetry: failures', () => {

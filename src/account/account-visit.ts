@@ -97,6 +97,7 @@ export async function signInRedirect(
   if (!(await context.apps.hasAccount(accountId))) {
     throw new OAuthError('invalid_request', 'The account in this link is unknown.', { status: 401 });
   }
+  context.observation?.noteAccount(accountId);
   const uiLocales = requestUiLocales(request);
   const authorization: AuthorizationRequest = {
     accountId,

@@ -41,6 +41,7 @@ export async function authenticateWithAssertion(
     throw unauthorizedClient('client_id differs from the subject of the client assertion');
   }
   const app = await context.apps.findApp(accountId, clientId);
+  if (app !== null) context.observation?.noteAccount(app.accountId);
   if (app === null || app.accountId !== accountId || app.tokenEndpointAuthMethod !== 'private_key_jwt') {
     throw unauthorizedClient('client authentication failed');
   }

@@ -43,6 +43,7 @@ function codeEntryKeys(context: SentinelContext, accountId: string, ip: string |
 
 async function requireAccount(context: SentinelContext, accountId: string): Promise<void> {
   if (!(await context.apps.hasAccount(accountId))) throw new OAuthError('invalid_request', 'unknown account', { status: 404 });
+  context.observation?.noteAccount(accountId);
 }
 
 function refuseCrossSite(context: SentinelContext, request: SentinelRequest): void {

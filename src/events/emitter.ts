@@ -79,7 +79,7 @@ export function createEmitter(
       }
     }
     observation?.annotate(input);
-    if (metricsActive()) recordEventMetrics(input, identifiers);
+    if (metricsActive()) recordEventMetrics(input, identifiers, observation);
   };
 }
 

@@ -87,6 +87,7 @@ export async function handleMetadata(context: SentinelContext, accountId: string
   if (!(await context.apps.hasAccount(accountId))) {
     throw new OAuthError('invalid_request', 'unknown account', { status: 404 });
   }
+  context.observation?.noteAccount(accountId);
   return cacheableJSON(
     200,
     authorizationServerMetadata(context, accountId, await exchangeGrantsOf(context, accountId)),

@@ -81,6 +81,7 @@ export async function requireRegistrationAccess(
   // Throttled and audited as a wrong initial access token is: both are guesses at a secret that manages apps.
   const attempt = await reserveTokenAttempt(context, clientIP(context.config, request), accountId, clientId);
   const app = clientId === undefined ? null : await context.apps.findApp(accountId, clientId);
+  if (app !== null) context.observation?.noteAccount(app.accountId);
   const ok = verifyClientSecret(token, app?.registrationAccessTokenHash);
   if (app === null || !ok || app.accountId !== accountId) {
     context.emit({ type: 'registration.denied', accountId, clientId, reason: 'wrong registration access token' });

@@ -4,7 +4,8 @@
  */
 import type { Attributes } from '@opentelemetry/api';
 import type { EventInput } from '../events/sentinel-event.js';
-import { ATTR, instruments } from './instruments.js';
+import { ATTR, instruments, UNKNOWN_ACCOUNT } from './instruments.js';
+import type { RequestObservation } from './request-observation.js';
 import type { Tally } from './tally.js';
 
 /** Attribute sets without identifiers, built once per key and value (grant types, error codes, outcomes). */
@@ -26,9 +27,14 @@ function shared(key: string, value: string): Attributes {
   return attributes;
 }
 
-function count(tally: Tally, key: string, value: string, event: EventInput, identifiers: boolean): void {
+function count(tally: Tally, key: string, value: string, event: EventInput, identifiers: boolean, observation?: RequestObservation): void {
   if (identifiers) {
-    const { accountId, clientId } = event;
+    // An event of a request names the path's account, which the caller chose (a refusal of a made-up account says
+    // so): its id only once the request learnt that the account exists. Events of no request (completeLogin, the
+    // workers) name accounts read from the service's own records.
+    const known = observation === undefined || observation.knowsAccount(event.accountId);
+    const accountId = known ? event.accountId : UNKNOWN_ACCOUNT;
+    const clientId = known ? event.clientId : undefined;
     tally.addKeyed(JSON.stringify([value, accountId, clientId]), () => {
       const withIds: Attributes = { [key]: value, [ATTR.accountId]: accountId };
       if (clientId !== undefined) withIds[ATTR.clientId] = clientId;
@@ -47,20 +53,21 @@ const LOGIN_OUTCOMES: Partial<Record<EventInput['type'], string>> = {
 
 /**
  * Counts `sentinel.tokens.issued`, `sentinel.tokens.denied` and `sentinel.logins` for one event. Account and client
- * ids become metric attributes only with `identifiers` (cardinality).
+ * ids become metric attributes only with `identifiers` (cardinality), and within a request only once its
+ * `observation` knows the account exists.
  *
  * @example
  * recordEventMetrics({ type: 'token.issued', grantType: 'client_credentials', … }, false) // tokens.issued +1
  */
-export function recordEventMetrics(event: EventInput, identifiers: boolean): void {
+export function recordEventMetrics(event: EventInput, identifiers: boolean, observation?: RequestObservation): void {
   const meters = instruments();
   // An exchanged token is an issued token too: it counts under its grant type (RFC 8693 or RFC 7523).
   if (event.type === 'token.issued' || event.type === 'token.exchanged') {
-    count(meters.tokensIssued, ATTR.grantType, event.grantType, event, identifiers);
+    count(meters.tokensIssued, ATTR.grantType, event.grantType, event, identifiers, observation);
   } else if (event.type === 'token.denied') {
-    count(meters.tokensDenied, ATTR.error, event.error, event, identifiers);
+    count(meters.tokensDenied, ATTR.error, event.error, event, identifiers, observation);
   } else {
     const outcome = LOGIN_OUTCOMES[event.type];
-    if (outcome !== undefined) count(meters.logins, ATTR.outcome, outcome, event, identifiers);
+    if (outcome !== undefined) count(meters.logins, ATTR.outcome, outcome, event, identifiers, observation);
   }
 }

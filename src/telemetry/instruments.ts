@@ -39,6 +39,12 @@ export const ATTR = {
 } as const;
 
 /**
+ * The `sentinel.account_id` metric attribute of a request or event whose account is not known to exist: one series
+ * for every made-up account id, whatever a caller puts in the URL.
+ */
+export const UNKNOWN_ACCOUNT = 'unknown';
+
+/**
  * The pinned metrics. The four counters counted on every request or token are {@link Tally}s behind observable
  * counters (no attribute hashing per count); the store error counter, rare, is a plain counter.
  */

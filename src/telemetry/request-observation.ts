@@ -22,6 +22,14 @@ export interface RequestObservation {
    */
   noteGrantType(grantType: string): void;
   /**
+   * Notes that account `accountId` exists, as the request learnt it anyway (the app store answered for it, or a
+   * record made for it was found): the path's account id becomes a metric attribute only then, so that made-up ids
+   * in URLs cannot add time series.
+   */
+  noteAccount(accountId: string): void;
+  /** Whether `accountId` is the request's own account and was noted to exist: only then is it a metric attribute. */
+  knowsAccount(accountId: string): boolean;
+  /**
    * Ends the span and records the request metrics, once, with the status the request is answered with: called by
    * the edge where the answer is settled, so that no promise is chained after the handler's only to learn it.
    */

@@ -22,7 +22,7 @@ import type { EventInput } from '../events/sentinel-event.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { requestId } from '../http/request-id.js';
 import type { Route, RouteParams } from '../http/router.js';
-import { ATTR, instruments, tracer, tracingActive } from './instruments.js';
+import { ATTR, instruments, tracer, tracingActive, UNKNOWN_ACCOUNT } from './instruments.js';
 import type { RequestObservation } from './request-observation.js';
 import { requestAttributes, routeAttributes } from './route-attributes.js';
 
@@ -33,6 +33,7 @@ class Observation implements RequestObservation {
   acr: string | undefined = undefined;
   amr: string[] | undefined = undefined;
   #ended = false;
+  #accountKnown = false;
 
   constructor(
     readonly span: Span,
@@ -61,11 +62,20 @@ class Observation implements RequestObservation {
     this.grantType = grantType;
   }
 
+  noteAccount(accountId: string): void {
+    if (accountId === this.accountId) this.#accountKnown = true;
+  }
+
+  knowsAccount(accountId: string): boolean {
+    return this.#accountKnown && accountId === this.accountId;
+  }
+
   end(status: number): void {
     if (this.#ended) return;
     this.#ended = true;
     if (this.span.isRecording()) finishSpan(this.span, this, this.accountId, status);
-    recordRequest(this.route, this.accountId, this.clientId, status, (performance.now() - this.started) / 1000, this.identifiers);
+    const seconds = (performance.now() - this.started) / 1000;
+    recordRequest(this.route, this.accountId, this.#accountKnown, this.clientId, status, seconds, this.identifiers);
   }
 }
 
@@ -107,7 +117,7 @@ function finishSpan(span: Span, observation: Observation, accountId: string, sta
  * Runs `handle` inside the request's span. `handle` must end the observation with the answer's status (the edge does,
  * on every path); a handler that throws past it is ended here as a 500. Account and client ids become metric
  * attributes only with `identifiers` (they are always span attributes: spans are sampled, metrics are aggregated per
- * attribute set).
+ * attribute set), and the path's account only once the handler noted that it exists (`noteAccount`).
  *
  * Not async and no `then` of its own: with an SDK's async-context hooks every promise costs, so the request's
  * promise is the handler's, returned as is.
@@ -141,6 +151,7 @@ export function observeRequest(
 function recordRequest(
   route: string,
   accountId: string,
+  accountKnown: boolean,
   clientId: string | undefined,
   status: number,
   seconds: number,
@@ -152,9 +163,14 @@ function recordRequest(
     meters.requests.add(requestAttributes(route, status));
     return;
   }
+  // The path's account id is the caller's choice: until the request learnt that the account exists, it counts as
+  // UNKNOWN_ACCOUNT, without a client id either (one the caller named, in an account nobody checked).
+  const unknown = accountId !== '' && !accountKnown;
+  const account = unknown ? UNKNOWN_ACCOUNT : accountId;
+  const client = unknown ? undefined : clientId;
   const attributes: Attributes = { [ATTR.route]: route };
-  if (accountId !== '') attributes[ATTR.accountId] = accountId;
-  if (clientId !== undefined) attributes[ATTR.clientId] = clientId;
+  if (account !== '') attributes[ATTR.accountId] = account;
+  if (client !== undefined) attributes[ATTR.clientId] = client;
   meters.requestDuration.record(seconds, attributes);
-  meters.requests.addKeyed(JSON.stringify([route, status, accountId, clientId]), () => ({ ...attributes, [ATTR.status]: status }));
+  meters.requests.addKeyed(JSON.stringify([route, status, account, client]), () => ({ ...attributes, [ATTR.status]: status }));
 }

@@ -15,5 +15,6 @@ import { handleJWKS } from './jwks.js';
  */
 export async function handleAccountJWKS(context: SentinelContext, accountId: string): Promise<SentinelResponse> {
   if (!(await context.apps.hasAccount(accountId))) throw new OAuthError('invalid_request', 'unknown account', { status: 404 });
+  context.observation?.noteAccount(accountId);
   return handleJWKS(context);
 }

@@ -96,6 +96,7 @@ export async function authenticateClient(
   }
   const found = context.apps.findApp(accountId, credentials.clientId);
   const app = isThenable(found) ? await found : found;
+  if (app !== null) context.observation?.noteAccount(app.accountId);
   if (credentials.method === 'none') {
     // The account is checked here as on the secret path: a host's findApp that answered by client id alone would
     // otherwise let a public client of one account redeem at another's token endpoint.

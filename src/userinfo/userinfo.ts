@@ -113,6 +113,8 @@ async function verifyUserToken(
 export async function handleUserInfo(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
   const presented = await readAccessToken(context, request);
   const claims = await verifyUserToken(context, request, presented, accountId);
+  // A token this service signed for the account, still live: the account exists.
+  context.observation?.noteAccount(accountId);
   const released = await loadUserClaims(context, { accountId, userId: claims.sub, scopes: scopeList(claims.scope) });
   if (released === null) throw challenge('invalid_token', 'the user of this access token no longer exists', 401);
   return noStoreJSON(200, { ...released, sub: claims.sub });

@@ -195,6 +195,7 @@ export async function handleEndSession(context: SentinelContext, request: Sentin
   if (!(await context.apps.hasAccount(accountId))) {
     throw new OAuthError('invalid_request', 'The account in this link is unknown.', { status: 404 });
   }
+  context.observation?.noteAccount(accountId);
   const params = await readParams(context, request);
   if (request.method === 'POST' && params.has('confirmation')) return confirm(context, request, accountId, params);
   const hint = readHint(context, params, accountId);

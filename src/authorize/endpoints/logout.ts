@@ -34,6 +34,7 @@ async function findClient(context: SentinelContext, accountId: string, clientId:
   // proves nothing (any site could publish one naming itself), and signing out must not wait on a third party's URL.
   if (clientId === undefined || isClientIdMetadataURL(clientId)) return null;
   const app = await context.apps.findApp(accountId, clientId);
+  if (app !== null) context.observation?.noteAccount(app.accountId);
   return app !== null && app.accountId === accountId ? app : null;
 }
 

@@ -71,6 +71,7 @@ async function findClient(context: SentinelContext, accountId: string, params: P
   if (!(isThenable(known) ? await known : known)) {
     throw new OAuthError('invalid_request', 'The account in this link is unknown.', { status: 401 });
   }
+  context.observation?.noteAccount(accountId);
   const clientId = single(params, 'client_id');
   if (clientId === undefined) throw new OAuthError('invalid_request', 'The request has no client_id.');
   const found = context.apps.findApp(accountId, clientId);

@@ -107,7 +107,10 @@ export async function findInteraction(
   interactionId: string | null | undefined,
 ): Promise<InteractionRecord | null> {
   if (interactionId === null || interactionId === undefined || !INTERACTION_ID.test(interactionId)) return null;
-  return parseRecord(await context.store.get(interactionKey(interactionId)));
+  const record = parseRecord(await context.store.get(interactionKey(interactionId)));
+  // Interactions are made only for an account found in the app store (authorization, account page, device sign-in).
+  if (record !== null) context.observation?.noteAccount(record.request.accountId);
+  return record;
 }
 
 /**
