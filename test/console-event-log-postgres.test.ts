@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConsole } from '../src/console/index.js';
 import { createOperatorSession } from '../src/console/operator-session.js';
 import { contextOf } from '../src/http/context.js';
+import type { EventQuery } from '../src/events/event-log.js';
 import type { SentinelEvent } from '../src/index.js';
 import { PostgresEventLog } from '../src/postgres/index.js';
 import { ACCOUNT, makeSentinel, OTHER_ACCOUNT } from './helpers/fixtures.js';
@@ -57,6 +58,59 @@ describe.skipIf(postgres.skip)('PostgresEventLog', () => {
     expect((await log.query({ accountId: ACCOUNT, limit: 50, since: now - 2500, until: now })).events).toHaveLength(2);
     expect((await log.query({ accountId: OTHER_ACCOUNT, limit: 50 })).events).toHaveLength(1);
     expect((await log.query({ accountId: ACCOUNT, limit: 50, cursor: "1'; DROP TABLE x" })).events).toEqual([]);
+  });
+
+  it('answers a bound or cursor PostgreSQL cannot hold without sending it: no bound, or an empty page', async () => {
+    const all = (await log.query({ accountId: ACCOUNT, limit: 200 })).events.length;
+    expect(all).toBeGreaterThan(0);
+    const count = async (query: Partial<EventQuery>): Promise<number> =>
+      (await log.query({ accountId: ACCOUNT, limit: 200, ...query })).events.length;
+    // Above bigint: never handed out, like a cursor that is not a number.
+    expect(await count({ cursor: '9999999999999999999' })).toBe(0);
+    expect(await count({ cursor: '9223372036854775807' })).toBe(all);
+    // Before timestamptz's first instant (4714 BC) and up to Date's own limits.
+    const earliestDate = -8.64e15;
+    expect(await count({ since: earliestDate })).toBe(all);
+    expect(await count({ since: Date.UTC(-4713, 10, 24) - 1 })).toBe(all);
+    expect(await count({ since: Number.NEGATIVE_INFINITY })).toBe(all);
+    expect(await count({ until: earliestDate })).toBe(0);
+    expect(await count({ until: Date.UTC(-9999, 0, 1) })).toBe(0);
+    expect(await count({ until: 8.64e15 })).toBe(all);
+    expect(await count({ until: 1e16 })).toBe(all);
+    expect(await count({ since: 1e16 })).toBe(0);
+    await expect(log.query({ accountId: ACCOUNT, limit: 50, since: Number.NaN })).rejects.toThrow(RangeError);
+  });
+
+  it('refuses dates outside the years 1 to 9999 on the audit page (400), and a cursor past bigint is an empty page', async () => {
+    const errors: unknown[] = [];
+    const sentinel = makeSentinel({ onError: (error) => errors.push(error) });
+    const operatorConsole = createConsole(sentinel, { authorize: () => 'viewer', events: log });
+    const id = await createOperatorSession(contextOf(sentinel).store, ACCOUNT, 'u-op', 600);
+    const audit = (query: Record<string, string>) =>
+      operatorConsole.handle({
+        method: 'GET',
+        path: `/console/${ACCOUNT}/audit`,
+        query: new URLSearchParams(query),
+        headers: { cookie: `sentinel_console=${id}` },
+      });
+    const outOfRange: Record<string, string>[] = [
+      { from: '-271821-04-20T00:00' },
+      { from: '-010000-01-01T00:00' },
+      { to: '+275760-09-13T00:00' },
+      { to: '0000-12-31T23:59' },
+    ];
+    for (const query of outOfRange) {
+      const page = await audit(query);
+      expect(page?.status, JSON.stringify(query)).toBe(400);
+      expect(page?.body).toContain('is not between the years 1 and 9999');
+    }
+    const beyond = await audit({ cursor: '9999999999999999999' });
+    expect(beyond?.status).toBe(200);
+    expect(beyond?.body).toContain('No event matches.');
+    const widest = await audit({ from: '0001-01-01T00:00', to: '9999-12-31T23:59' });
+    expect(widest?.status).toBe(200);
+    expect(widest?.body).not.toContain('No event matches.');
+    expect(errors).toEqual([]);
   });
 
   it('refuses UPDATE, TRUNCATE and the DELETE of an event inside the retention', async () => {

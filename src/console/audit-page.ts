@@ -15,11 +15,19 @@ const PAGE_SIZE = 50;
 /** Fields every event has, shown in their own columns rather than in the detail. */
 const COLUMNS = new Set(['at', 'type', 'outcome', 'accountId']);
 
+/**
+ * The times a filter may name: years 1 to 9999. `Date` reaches 271821 BC, which no event store need hold
+ * (PostgreSQL's timestamptz starts in 4714 BC), and no event is older than year 1 or newer than 9999.
+ */
+const EARLIEST = Date.parse('0001-01-01T00:00:00Z');
+const LATEST = Date.parse('9999-12-31T23:59:59.999Z');
+
 function parseTime(value: string | null, label: string): number | undefined {
   if (value === null || value.trim() === '') return undefined;
   // `datetime-local` sends no zone; the page labels its fields UTC.
   const at = Date.parse(/[zZ]|[+-]\d\d:\d\d$/.test(value) ? value : `${value}Z`);
   if (Number.isNaN(at) || value.length > 40) throw new ConsoleRefusal('invalid_input', { detail: `${label} is not a date and time` });
+  if (at < EARLIEST || at > LATEST) throw new ConsoleRefusal('invalid_input', { detail: `${label} is not between the years 1 and 9999` });
   return at;
 }
 

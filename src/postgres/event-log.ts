@@ -39,6 +39,11 @@ const BATCH = 500;
  * the other, without waiting on the registry's migrations.
  */
 const MIGRATION_LOCK_KEY = 7_364_001_718;
+/** The first instant a timestamptz holds (4714-11-24 BC); `Date` ends (at 8.64e15 ms) before timestamptz does. */
+const EARLIEST_TIMESTAMPTZ = Date.UTC(-4713, 10, 24);
+const LATEST_DATE = 8.64e15;
+/** The largest `bigserial` id: a cursor above it was never handed out. */
+const MAX_ID = 9_223_372_036_854_775_807n;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS sentinel_events (
@@ -200,9 +205,18 @@ export class PostgresEventLog implements EventSource {
     }
   }
 
-  /** One page of an account's events, newest first (the console's audit page). */
+  /**
+   * One page of an account's events, newest first (the console's audit page). A time bound beyond what a timestamptz
+   * holds is no bound at one end and matches nothing at the other, and a cursor this log never handed out gives an
+   * empty page: neither is sent to PostgreSQL, which would refuse it.
+   *
+   * @throws RangeError when `since` or `until` is NaN.
+   */
   async query(query: EventQuery): Promise<EventPage> {
     const limit = Math.min(Math.max(1, query.limit), MAX_EVENT_PAGE);
+    const { since, until } = query;
+    if (Number.isNaN(since) || Number.isNaN(until)) throw new RangeError('PostgresEventLog: since and until must be epoch ms');
+    if ((since !== undefined && since > LATEST_DATE) || (until !== undefined && until <= EARLIEST_TIMESTAMPTZ)) return { events: [] };
     const conditions = ['account_id = $1'];
     const values: unknown[] = [query.accountId];
     const add = (sql: string, value: unknown): void => {
@@ -211,10 +225,10 @@ export class PostgresEventLog implements EventSource {
     };
     if (query.type !== undefined) add('type =', query.type);
     if (query.clientId !== undefined) add('client_id =', query.clientId);
-    if (query.since !== undefined) add('at >=', new Date(query.since));
-    if (query.until !== undefined) add('at <', new Date(query.until));
+    if (since !== undefined && since > EARLIEST_TIMESTAMPTZ) add('at >=', new Date(since));
+    if (until !== undefined && until <= LATEST_DATE) add('at <', new Date(until));
     if (query.cursor !== undefined) {
-      if (!/^\d{1,19}$/.test(query.cursor)) return { events: [] };
+      if (!/^\d{1,19}$/.test(query.cursor) || BigInt(query.cursor) > MAX_ID) return { events: [] };
       add('id <', query.cursor);
     }
     values.push(limit + 1);
