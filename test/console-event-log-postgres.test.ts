@@ -81,6 +81,23 @@ describe.skipIf(postgres.skip)('PostgresEventLog', () => {
     await expect(log.query({ accountId: ACCOUNT, limit: 50, since: Number.NaN })).rejects.toThrow(RangeError);
   });
 
+  it('caps a page at 200 events, a whole number of them, whatever the limit', async () => {
+    const now = Date.now();
+    // An account of its own: the other tests count this account's events.
+    const accountId = 'paged-account';
+    for (let index = 0; index < 250; index += 1) log.record(event(now - index, { accountId }));
+    await log.flush();
+    for (const [limit, size] of [
+      [Number.NaN, 200],
+      [Number.POSITIVE_INFINITY, 200],
+      [2.5, 2],
+    ]) {
+      const page = await log.query({ accountId, limit: limit as number });
+      expect(page.events, `limit ${limit}`).toHaveLength(size as number);
+      expect(page.next, `limit ${limit}`).toBeDefined();
+    }
+  });
+
   it('refuses dates outside the years 1 to 9999 on the audit page (400), and a cursor past bigint is an empty page', async () => {
     const errors: unknown[] = [];
     const sentinel = makeSentinel({ onError: (error) => errors.push(error) });

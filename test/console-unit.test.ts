@@ -191,6 +191,26 @@ describe('console: the in-memory event buffer', () => {
     expect(() => new MemoryEventLog(0)).toThrow(RangeError);
   });
 
+  it('caps a page at 200 events whatever the limit, a whole number of them, and pages on', () => {
+    const log = new MemoryEventLog(1000);
+    for (let at = 1; at <= 500; at += 1) log.record(event(at));
+    for (const [limit, size] of [
+      [Number.NaN, 200],
+      [Number.POSITIVE_INFINITY, 200],
+      [500, 200],
+      [2.5, 2],
+      [0.5, 1],
+      [Number.NEGATIVE_INFINITY, 1],
+    ]) {
+      const page = log.query({ accountId: ACCOUNT, limit: limit as number });
+      expect(page.events, `limit ${limit}`).toHaveLength(size as number);
+      expect(page.next, `limit ${limit}`).toBeDefined();
+    }
+    const first = log.query({ accountId: ACCOUNT, limit: Number.NaN });
+    const second = log.query({ accountId: ACCOUNT, limit: Number.NaN, cursor: first.next });
+    expect(second.events[0]?.at).toBe(300);
+  });
+
   it('a throwing tap never fails the service', async () => {
     const sentinel = makeSentinel();
     const untap = tapEvents(sentinel.config, () => {

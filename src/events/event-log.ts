@@ -19,7 +19,7 @@ export interface EventQuery {
   since?: number | undefined;
   /** Events before this instant (epoch milliseconds). */
   until?: number | undefined;
-  /** The page size; sources cap it (at most 200). */
+  /** The page size; sources cap it (a whole number, at most 200: see {@link eventPageSize}). */
   limit: number;
   /** The cursor of the next page, as the previous page returned it. */
   cursor?: string | undefined;
@@ -51,6 +51,18 @@ export interface EventSource {
 
 /** The largest page any source returns. */
 export const MAX_EVENT_PAGE = 200;
+
+/**
+ * The number of events a page holds for a requested `limit`: a whole number from 1 to {@link MAX_EVENT_PAGE}. A
+ * limit that is not a number gets the cap: compared as is, NaN or 2.5 never equals a count, and a page would run to
+ * the end of the log.
+ *
+ * @example eventPageSize(50) // 50; eventPageSize(2.5) // 2; eventPageSize(Number.NaN) // 200; eventPageSize(1e9) // 200
+ */
+export function eventPageSize(limit: number): number {
+  if (Number.isNaN(limit)) return MAX_EVENT_PAGE;
+  return Math.min(Math.max(1, Math.floor(limit)), MAX_EVENT_PAGE);
+}
 
 /** Whether `event` passes the filter (the account, type, app and time). */
 export function eventMatches(event: SentinelEvent, query: EventQuery): boolean {
@@ -89,7 +101,7 @@ export class MemoryEventLog implements EventSource {
 
   /** One page of the events this instance recorded that the query matches, newest first. */
   query(query: EventQuery): EventPage {
-    const limit = Math.min(Math.max(1, query.limit), MAX_EVENT_PAGE);
+    const limit = eventPageSize(query.limit);
     const before = query.cursor === undefined ? Number.POSITIVE_INFINITY : Number(query.cursor);
     const events: SentinelEvent[] = [];
     let last = 0;

@@ -5,7 +5,7 @@
  * only through {@link PostgresEventLog.prune} once it is past the retention.
  */
 import type { Pool } from 'pg';
-import { type EventPage, type EventQuery, type EventSource, MAX_EVENT_PAGE } from '../events/event-log.js';
+import { type EventPage, type EventQuery, type EventSource, eventPageSize } from '../events/event-log.js';
 import type { SentinelEvent } from '../events/sentinel-event.js';
 import { loadPool } from './pool.js';
 import { inTransaction } from './transaction.js';
@@ -213,7 +213,7 @@ export class PostgresEventLog implements EventSource {
    * @throws RangeError when `since` or `until` is NaN.
    */
   async query(query: EventQuery): Promise<EventPage> {
-    const limit = Math.min(Math.max(1, query.limit), MAX_EVENT_PAGE);
+    const limit = eventPageSize(query.limit);
     const { since, until } = query;
     if (Number.isNaN(since) || Number.isNaN(until)) throw new RangeError('PostgresEventLog: since and until must be epoch ms');
     if ((since !== undefined && since > LATEST_DATE) || (until !== undefined && until <= EARLIEST_TIMESTAMPTZ)) return { events: [] };
