@@ -17,7 +17,8 @@ import {
   startInteraction,
   stepCookie,
 } from './helpers/direct-flow.js';
-import { makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
+import { ACCOUNT, makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
+import { digest } from '../src/lib/random-secrets.js';
 
 const TOTP_PATH = `${LOGIN_PATH}/totp`;
 const RECOVERY_CODE = 'rcv-7f3a-91bd';
@@ -279,6 +280,20 @@ describe('TOTP second factor', () => {
     const { interaction } = await startInteraction(sentinel);
     const csrf = await openLogin(sentinel, interaction);
     expectSignedIn(await postLogin(sentinel, interaction, { csrf_token: csrf, username: USERNAME, password: PASSWORD }));
+  });
+
+  it('a step stored by an instance whose clock runs ahead refuses the code as used, not with a 500', async () => {
+    const store = new MemoryStore();
+    const h = harness({ store });
+    // The newest accepted step, as an instance two minutes ahead writes it after accepting a code of its own window.
+    const ahead = Math.floor(Date.now() / 30_000) + 5;
+    await store.set(`totp-last:${digest(`${ACCOUNT}\u0000${USER_ID}`)}`, String(ahead), 60_000);
+    const step = await passPassword(h);
+    const response = await postCode(h, step, { csrf_token: step.csrf, code: await generate({ secret: h.secret }) });
+    expectNothingIssued(response);
+    expect(response.status).toBe(400);
+    expect(response.body).toContain('That code is not correct. Try again.');
+    expect(h.errors).toEqual([]);
   });
 
   it('a recovery code signs in once', async () => {
