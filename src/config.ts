@@ -13,6 +13,7 @@ import { appSchema, checkedApp } from './apps/app-schema.js';
 import type { App, AppStore, GrantType } from './apps/app.js';
 import { ConfigurationError, isConfigurationError } from './errors.js';
 import { type KeysOf, type OptionProblem, parseOptions, refuseUnknownKeys, strictSchema, throwProblems } from './lib/strict-options.js';
+import { catchRejection } from './lib/thenable.js';
 import type { SentinelEvent } from './events/sentinel-event.js';
 import type { ExternalSigner, JWK } from './keys/signing-keys.js';
 import { keyRotationSchema, withDefaultAlgorithms } from './keys/keyring/options.js';
@@ -216,6 +217,9 @@ const optionsSchema = z.object({
     }>((v) => typeof v === 'object' && v !== null && typeof (v as { warn?: unknown }).warn === 'function', {
       message: 'must have a warn(message) function',
     })
+    // An async warn type-checks against `=> void`; the promise it returns, left alone, would end the host's process
+    // with an unhandled rejection the first time it rejects.
+    .transform((logger) => ({ warn: (message: string) => catchRejection(logger.warn(message)) }))
     .optional(),
   // MCP authorization (issue #33): RFC 8707 resource indicators and client ID metadata documents.
   defaultResources: z.array(z.string().superRefine(refuseResourceURI)).default([]),

@@ -6,6 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SentinelEvent, SentinelEventType } from '../src/index.js';
 import { createAuditSink, type AuditSink } from './helpers/audit-sink.js';
+import { toFetch } from '../adapters/fetch/index.js';
 import {
   ACCOUNT_PATH,
   call,
@@ -363,6 +364,23 @@ describe('hooks that answer with a promise (typed void, but an async function ty
     expect((await postForm(sentinel, TOKEN_PATH, ccBody())).status).toBe(200);
     await settle();
     expect(told).toBe(1);
+    expect(unhandled).toEqual([]);
+  });
+
+  it('a rejecting logger.warn is swallowed: warnings at start-up and from an adapter leave nothing unhandled', async () => {
+    const warned: string[] = [];
+    const sentinel = makeSentinel({
+      logger: {
+        warn: async (message: string) => {
+          warned.push(message);
+          throw new Error('log shipper down');
+        },
+      },
+    });
+    // The fetch adapter warns once when it is given no way to read the client address.
+    toFetch(sentinel);
+    await settle();
+    expect(warned.some((message) => message.includes('ip'))).toBe(true);
     expect(unhandled).toEqual([]);
   });
 });
