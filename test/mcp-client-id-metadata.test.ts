@@ -363,6 +363,27 @@ describe('a client whose metadata document becomes unavailable', () => {
     expect(hits).toBe(before);
   });
 
+  it('at end_session, returns to the agent only beside an ID token it got, and signs out while its document is down', async () => {
+    const { sentinel } = serviceWithDocuments();
+    const url = serveAgent('/end-session-agent.json');
+    const endSession = (query: Record<string, string>, sessionCookie?: string) =>
+      call(sentinel, {
+        path: `${ACCOUNT_PATH}/end_session`,
+        query: new URLSearchParams(query),
+        headers: sessionCookie === undefined ? {} : { cookie: `sentinel_session=${sessionCookie}` },
+      });
+    // The document lists the address, but anyone can publish one: without an ID token it is no redirector.
+    const unconfirmed = await endSession({ client_id: url, post_logout_redirect_uri: AGENT_CALLBACK, state: 's' });
+    expect(unconfirmed.status).toBe(200);
+    expect(unconfirmed.headers.location).toBeUndefined();
+    // With the document down, the user still gets the page that signs them out, not an error.
+    const { sessionCookie } = await agentSignIn(sentinel, url);
+    documents.set('/end-session-agent.json', { status: 503, body: '' });
+    const confirmation = await endSession({ client_id: url, post_logout_redirect_uri: AGENT_CALLBACK }, sessionCookie);
+    expect(confirmation.status).toBe(200);
+    expect(String(confirmation.body)).toContain('name="confirmation"');
+  });
+
   it("makes the agent's tokens stop at the guard like a deleted app's, while a failure of the registry stays a 503", async () => {
     const errors: unknown[] = [];
     const { sentinel, registry } = serviceWithDocuments({ onError: (error) => errors.push(error) });

@@ -9,9 +9,11 @@
  * - Without a live session in the browser, a hint naming (by `sid`) a session that lapsed while grants issued
  *   through it live ends those grants and tells their apps (`endLapsedSession`).
  * - The browser goes back to `post_logout_redirect_uri` (with `state`) only when the app registered it (exact
- *   match, §3); else it sees the "signed out" page. An unregistered value is an error page, never a redirect.
+ *   match, §3); else it sees the "signed out" page. An unregistered value is an error page, never a redirect. A
+ *   client named by its metadata document is taken back only with an `id_token_hint` (see documentClientTarget).
  */
 import { type App, postLogoutTargets } from '../../apps/app.js';
+import { isClientIdMetadataURL } from '../../apps/client-id-metadata.js';
 import { readForm } from '../../http/form-body.js';
 import type { SentinelContext } from '../../http/context.js';
 import { OAuthError } from '../../errors.js';
@@ -79,6 +81,7 @@ async function findTarget(context: SentinelContext, params: ParamMap, accountId:
     throw badRequest('id_token_hint was not issued to client_id.');
   }
   const clientId = requestedClient ?? (hint?.audiences.length === 1 ? hint.audiences[0] : undefined);
+  if (clientId !== undefined && isClientIdMetadataURL(clientId)) return documentClientTarget(context, params, accountId, clientId, hint);
   const found = clientId === undefined ? null : await context.apps.findApp(accountId, clientId);
   const app = found !== null && found.accountId === accountId ? found : null;
   if (requestedClient !== undefined && app === null) throw badRequest('The application in this link is not registered for this account.');
@@ -91,6 +94,39 @@ async function findTarget(context: SentinelContext, params: ParamMap, accountId:
   if (!allowed.includes(returnTo)) throw badRequest('post_logout_redirect_uri is not registered for this application.');
   if (!isUsableRegisteredURI(allowed, returnTo)) {
     throw badRequest('The post_logout_redirect_uri registered for this application is not a valid redirect URI.');
+  }
+  return { app, returnTo, state: single(params, 'state'), uiLocales };
+}
+
+/**
+ * The target of a logout naming a client by its metadata document. The document is the client's own claim: anyone
+ * can publish one listing any address, so it confirms a return address only beside an ID token this service issued
+ * to that client (RP-Initiated Logout §3: without `id_token_hint`, no redirection unless the OP can otherwise confirm
+ * the target). And a document that cannot be fetched must not keep anyone signed in: the logout goes on, with no
+ * return to the client.
+ */
+async function documentClientTarget(
+  context: SentinelContext,
+  params: ParamMap,
+  accountId: string,
+  clientId: string,
+  hint: IDTokenHint | null,
+): Promise<LogoutTarget> {
+  const uiLocales = single(params, 'ui_locales');
+  const returnTo = single(params, 'post_logout_redirect_uri');
+  if (hint === null || returnTo === undefined) return { app: null, uiLocales };
+  let app: App | null;
+  try {
+    app = await context.apps.findApp(accountId, clientId);
+  } catch (error) {
+    // The document refused or unreachable (invalid_client): the logout goes on without a return; a failure of the
+    // service's own registry stays a server error.
+    if (!(error instanceof OAuthError)) throw error;
+    app = null;
+  }
+  if (app === null || app.accountId !== accountId) return { app: null, uiLocales };
+  if (!postLogoutTargets(app).includes(returnTo) || !isUsableRegisteredURI(postLogoutTargets(app), returnTo)) {
+    throw badRequest('post_logout_redirect_uri is not registered for this application.');
   }
   return { app, returnTo, state: single(params, 'state'), uiLocales };
 }
