@@ -307,6 +307,40 @@ describe('DPoP at the guard (requireAccessToken)', () => {
   });
 });
 
+// Every adapter hands the guard the path and all headers, so the core alone decides the URL a proof must name.
+describe.each(HOSTS)('DPoP at the guard behind a TLS-terminating proxy on $name', (host) => {
+  const PUBLIC_HTU = `https://api.example.com${API_PATH}`;
+  const FORWARDED = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'api.example.com' };
+
+  async function mount(trustProxy: boolean) {
+    const key = await clientKey();
+    const mounted = await host.mount(keyedSentinel(key, {}, { trustProxy }));
+    open.push(mounted);
+    return { ...mounted, key, token: await boundToken(mounted.server, key) };
+  }
+
+  function callForwarded(url: string, token: string, proof: string): Promise<Response> {
+    return fetch(`${url}${API_PATH}`, { headers: { authorization: `DPoP ${token}`, dpop: proof, ...FORWARDED } });
+  }
+
+  it('with trustProxy, expects the htu the proxy forwarded (X-Forwarded-Proto / -Host)', async () => {
+    const { url, key, token } = await mount(true);
+    const proof = await dpopProof(key, { htm: 'GET', htu: PUBLIC_HTU, ath: ath(token) });
+    expect((await callForwarded(url, token, proof)).status).toBe(200);
+    const direct = await callForwarded(url, token, await dpopProof(key, { htm: 'GET', htu: `${url}${API_PATH}`, ath: ath(token) }));
+    expect(direct.status).toBe(401);
+    expect(direct.headers.get('www-authenticate')).toMatch(/error="invalid_dpop_proof".*htu/);
+  });
+
+  it('without trustProxy, ignores the forwarded headers and expects the Host URL', async () => {
+    const { url, key, token } = await mount(false);
+    expect((await callForwarded(url, token, await dpopProof(key, { htm: 'GET', htu: PUBLIC_HTU, ath: ath(token) }))).status).toBe(401);
+    expect((await callForwarded(url, token, await dpopProof(key, { htm: 'GET', htu: `${url}${API_PATH}`, ath: ath(token) }))).status).toBe(
+      200,
+    );
+  });
+});
+
 describe('DPoP bindings of codes and refresh tokens', () => {
   it('redeems a dpop_jkt code only with a proof by that key', async () => {
     const { sentinel, server, key } = await start();

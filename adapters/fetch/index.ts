@@ -68,6 +68,18 @@ async function readCapped(request: Request, limit: number): Promise<Uint8Array |
 }
 
 /**
+ * The request's headers as the core takes them. A `Request` built by hand (a test, a worker calling itself) may have
+ * no `Host`; its URL's authority is then what the host was asked for.
+ */
+function headersOf(request: Request, url: URL): Record<string, string> {
+  const headers: Record<string, string> = { host: url.host };
+  request.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  return headers;
+}
+
+/**
  * Turns a response the core produced into a fetch `Response`, e.g. the redirect of `sentinel.completeLogin()`
  * (external login). Named like the other adapters' helper; here "send" means "return this".
  * @example return sendSentinelResponse(await sentinel.completeLogin(interactionId, { userId: user.id }));
@@ -127,15 +139,11 @@ export function toFetch(sentinel: Pick<Sentinel, 'config' | 'handle'>, options: 
   return async (request) => {
     const url = new URL(request.url);
     if (mountPath !== '' && !url.pathname.startsWith(`${mountPath}/`)) return null;
-    const headers: Record<string, string> = {};
-    request.headers.forEach((value, name) => {
-      headers[name] = value;
-    });
     const result = await sentinel.handle({
       method: request.method,
       path: url.pathname.slice(mountPath.length),
       query: url.searchParams,
-      headers,
+      headers: headersOf(request, url),
       body: () => readCapped(request, sentinel.config.bodyLimit),
       ip: options.ip?.(request),
       secure: url.protocol === 'https:',
@@ -172,10 +180,14 @@ export function requireAccessToken(sentinel: Sentinel, options?: RequireAccessTo
   const expectations = expectationsReader(options);
   return async (request, params) => {
     const authorization = request.headers.get('authorization') ?? undefined;
+    const url = new URL(request.url);
+    // The path and all headers, as the other adapters pass them: the core rebuilds the public URL a DPoP proof
+    // names (RFC 9449 §4.3) from Host, or from a trusted proxy's X-Forwarded-* (the runtime's URL knows no proxy).
     const result = await sentinel.checkBearer(authorization, expectations(params), {
       method: request.method,
-      url: request.url,
-      headers: { dpop: request.headers.get('dpop') ?? undefined, host: request.headers.get('host') ?? undefined },
+      url: `${url.pathname}${url.search}`,
+      headers: headersOf(request, url),
+      secure: url.protocol === 'https:',
     });
     return result.ok ? { claims: result.claims } : sendSentinelResponse(result.response);
   };
