@@ -20,6 +20,7 @@ import {
   USERNAME,
 } from './helpers/fixtures.js';
 import { HOSTS, type MountedHost, type MountOptions } from './helpers/hosts.js';
+import { toFetch } from '../adapters/fetch/index.js';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
@@ -316,5 +317,26 @@ describe.each(HOSTS)('$name adapter', (host) => {
     });
     expect(foreign.status).toBe(401);
     expect(foreign.headers.get('www-authenticate')).toContain('invalid_token');
+  });
+});
+
+// A fetch Request keeps no parsed copy of a body the host read (Hono's parseBody(), a validator): nothing to hand over.
+describe('the fetch adapter with a body the host already read', () => {
+  it('answers 400 invalid_request saying so, and reports nothing to onError', async () => {
+    const errors: unknown[] = [];
+    const idp = toFetch(makeSentinel({ onError: (error) => errors.push(error) }), { ip: () => '127.0.0.1' });
+    const tokenRequest = (): Request => new Request(`http://localhost${appTokenPath()}`, { method: 'POST', headers: FORM, body: ccBody() });
+    const read = tokenRequest();
+    await read.text();
+    const locked = tokenRequest();
+    locked.body?.getReader();
+    for (const request of [read, locked]) {
+      const response = await idp(request);
+      expect(response?.status).toBe(400);
+      const body = (await response?.json()) as { error: string; error_description: string };
+      expect(body.error).toBe('invalid_request');
+      expect(body.error_description).toMatch(/already read by the host/);
+    }
+    expect(errors).toEqual([]);
   });
 });

@@ -7,6 +7,7 @@ import {
   BodyTooLargeError,
   ClientAbortedError,
   ConfigurationError,
+  OAuthError,
   type AccessTokenClaims,
   type ProtectedResourceMetadataOptions,
   type RequireAccessTokenOptions,
@@ -42,6 +43,11 @@ export type FetchHandler = (request: Request) => Promise<Response | null>;
 async function readCapped(request: Request, limit: number): Promise<Uint8Array | undefined> {
   if (Number(request.headers.get('content-length') ?? 0) > limit) throw new BodyTooLargeError(limit);
   if (request.body === null) return undefined;
+  // A fetch Request keeps no parsed copy of what the host read (Hono's parseBody(), a validator), unlike the Node
+  // hosts' req.body: the service cannot see the form at all. The host's doing, so a 400 that says so, not a 500.
+  if (request.bodyUsed || request.body.locked) {
+    throw new OAuthError('invalid_request', 'the request body was already read by the host before the service');
+  }
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
