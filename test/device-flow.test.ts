@@ -25,7 +25,7 @@ import {
   requestCodes,
   signInForDevice,
 } from './helpers/device-drive.js';
-import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, makeSentinel, PUBLIC_CLIENT_ID, USER_ID } from './helpers/fixtures.js';
+import { ACCOUNT, baseOptions, CLIENT_ID, CLIENT_SECRET, makeSentinel, PUBLIC_CLIENT_ID, USER_ID } from './helpers/fixtures.js';
 import { decodeJwt } from 'jose';
 import { generate } from 'otplib';
 import { createSentinel } from '../src/index.js';
@@ -125,6 +125,27 @@ describe('polling', () => {
     expect(await pollError(sentinel, codes.device_code)).toBe('invalid_grant');
     expect(events).toContainEqual(expect.objectContaining({ type: 'device.approved', userId: USER_ID, clientId: DEVICE_CLIENT_ID }));
     expect(events).toContainEqual(expect.objectContaining({ type: 'token.issued', grantType: DEVICE_CODE_GRANT, userId: USER_ID }));
+  });
+
+  it('refuses the tokens of a user the claims hook says is gone (idTokenClaims), and spends the device code', async () => {
+    let gone = false;
+    const { sentinel, events } = deviceSentinel({
+      idTokenClaims: true,
+      users: { authenticate: baseOptions().users!.authenticate, claims: async () => (gone ? null : { email: 'alice@example.com' }) },
+    });
+    const codes = await requestCodes(sentinel, { scope: 'openid email' });
+    await personDecides(sentinel, codes.user_code, 'approve');
+    gone = true;
+    advanceClock(6);
+    const refused = await poll(sentinel, codes.device_code);
+    expect(refused.status).toBe(400);
+    expect(jsonBody(refused)).toMatchObject({ error: 'invalid_grant', error_description: 'the user no longer exists' });
+    expect(events).toContainEqual(expect.objectContaining({ type: 'grant.ended', clientId: DEVICE_CLIENT_ID, reason: 'user-gone' }));
+    // Spent: not even a user the hook knows again gets tokens for it.
+    gone = false;
+    advanceClock(6);
+    expect(await pollError(sentinel, codes.device_code)).toBe('invalid_grant');
+    expect(events.some((event) => event.type === 'token.issued')).toBe(false);
   });
 
   it('answers slow_down to a poll within the interval, and keeps the longer interval', async () => {

@@ -13,7 +13,7 @@ import { grantKey, grantTtlMs } from '../token/grant-records.js';
 import { encodeGrant } from '../token/grant-encoding.js';
 import { firstGrant } from '../token/first-grant.js';
 import { appIdTokenAlg, hasOpenIDScope } from '../token/id-token.js';
-import { issueUserTokens } from '../token/user-tokens.js';
+import { type CommitGrant, issueUserTokens } from '../token/user-tokens.js';
 import { tokenResources } from '../token/resource-indicators.js';
 import { readAmr } from '../assurance/levels.js';
 import type { PendingProof } from '../dpop/token-binding.js';
@@ -100,7 +100,7 @@ export async function handleDeviceCodeGrant(
     dpopJkt,
     resources,
   } as const;
-  return issueUserTokens(context, input, async (access) => {
+  const commit: CommitGrant = async (access) => {
     const start = { accountId, userId, scope: record.scope, authTime, amr, sid, resources: record.resources };
     const { grant, refreshToken } = firstGrant(context, app, grantId, dpopJkt, access.exp, start);
     const spent = { ...record, status: 'issued' as const };
@@ -112,5 +112,10 @@ export async function handleDeviceCodeGrant(
     if (!applied) throw usedOrUnknown();
     await indexDeviceGrant(context, grantId, grant);
     return refreshToken;
-  });
+  };
+  // As for a code: spent only if unchanged. A poll that took the tokens first made a grant, which is revoked.
+  const spend = async (): Promise<void> => {
+    await context.store.swap([{ key: deviceKey(grantId), expect: found.stored, value: null }]);
+  };
+  return issueUserTokens(context, input, commit, spend);
 }

@@ -70,8 +70,14 @@ export type SentinelEvent =
   | (EventBase & { type: 'grants.revoked'; clientId: string; userId: string; count: number })
   // One grant ended by the service itself: `session-app-limit`, the oldest of an app's grants in one device session
   // once a new one passed `session.maxGrantsPerApp`; `revocations-limit`, a grant with more revoked, unexpired
-  // access tokens than it keeps (token/grant-records.ts MAX_REVOKED_ACCESS_TOKENS).
-  | (EventBase & { type: 'grant.ended'; clientId: string; userId: string; reason: 'session-app-limit' | 'revocations-limit' })
+  // access tokens than it keeps (token/grant-records.ts MAX_REVOKED_ACCESS_TOKENS); `user-gone`, a refresh, code or
+  // device code of a user the `users.claims` hook says no longer exists (with `idTokenClaims`; token/user-tokens.ts).
+  | (EventBase & {
+      type: 'grant.ended';
+      clientId: string;
+      userId: string;
+      reason: 'session-app-limit' | 'revocations-limit' | 'user-gone';
+    })
   | (EventBase & { type: 'logout.delivered'; clientId: string; userId: string; attempts: number })
   | (EventBase & { type: 'logout.failed'; clientId: string; userId: string; attempts: number; reason: string })
   // The operator console (`sentinel-idp/console`): who signed in, what they changed and what was refused, naming

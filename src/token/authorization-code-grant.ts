@@ -14,7 +14,7 @@ import { encodeGrant } from './grant-encoding.js';
 import { appIdTokenAlg, hasOpenIDScope } from './id-token.js';
 import { readAmr } from '../assurance/levels.js';
 import { assertVerifierSyntax, verifyPKCE } from './pkce.js';
-import { issueUserTokens } from './user-tokens.js';
+import { type CommitGrant, issueUserTokens } from './user-tokens.js';
 import { firstGrant, type GrantStart } from './first-grant.js';
 import { invalidProof } from '../dpop/proof.js';
 import { attachGrant } from '../sessions/session-index.js';
@@ -149,7 +149,7 @@ export async function handleAuthorizationCodeGrant(
     dpopJkt,
     resources,
   } as const;
-  return issueUserTokens(context, input, async (access) => {
+  const commit: CommitGrant = async (access) => {
     const start: GrantStart = {
       accountId,
       userId: record.userId,
@@ -168,5 +168,11 @@ export async function handleAuthorizationCodeGrant(
     if (!applied) return spentCode(context, request, accountId, app, grantId);
     if (record.sid !== undefined) await joinSession(context, grant, grantId, record.sid);
     return refreshToken;
-  });
+  };
+  // For a user who is gone: spent only if still unspent. An exchange that took it first made a grant, which
+  // issueUserTokens then revokes.
+  const spend = async (): Promise<void> => {
+    await context.store.swap([{ key, expect: stored, value: null }]);
+  };
+  return issueUserTokens(context, input, commit, spend);
 }

@@ -10,6 +10,8 @@ import { loadUserClaims, scopeList } from '../userinfo/claims.js';
 import { confirmation, tokenType } from '../dpop/token-binding.js';
 import { issueIDToken } from './id-token.js';
 import type { DEVICE_CODE_GRANT } from '../apps/app.js';
+import { OAuthError } from '../errors.js';
+import { revokeGrant } from './grant-records.js';
 
 /** Everything a user token response is made of. */
 export interface UserTokensInput {
@@ -42,18 +44,50 @@ export interface UserTokensInput {
 export type CommitGrant = (access: AccessTokenClaims) => Promise<string | null>;
 
 /**
+ * Spends the credential a request presented without issuing anything (a code or a device code; a refresh token is
+ * spent with its grant): the user it stands for no longer exists, so no retry may redeem it either.
+ *
+ * @example
+ * const spend: SpendCredential = async () => {
+ *   await context.store.swap([{ key, expect: stored, value: null }]);
+ * };
+ */
+export type SpendCredential = () => Promise<void>;
+
+/**
+ * Refuses the tokens of a user the `users.claims` hook says is gone (`null`, as UserInfo's `invalid_token`) and ends
+ * what stood for them: the credential, and the grant (one being refreshed, or one a concurrent exchange of the same
+ * code just created), so that neither a retry nor the grant's other tokens keep the user signed in.
+ */
+async function userGone(context: SentinelContext, input: UserTokensInput, spend: SpendCredential | undefined): Promise<never> {
+  await spend?.();
+  await revokeGrant(context, input.grantId);
+  const { accountId, clientId, userId } = input;
+  context.emit({ type: 'grant.ended', accountId, clientId, userId, reason: 'user-gone' });
+  throw new OAuthError('invalid_grant', 'the user no longer exists');
+}
+
+/**
  * Signs the tokens, commits the grant, and renders the response. Signing comes first so that nothing can fail
  * after the commit (not even `onEvent`): once the credential is spent, the client gets its tokens. Tokens signed for a commit that then
  * fails are never sent, and their grant does not accept them anyway (it does not exist, or does not know them).
- * @example return issueUserTokens(context, { grantType: 'authorization_code', ...grant, idToken: null }, commit);
+ * A user the claims hook says is gone (asked with `idTokenClaims`) gets `invalid_grant` instead, and `spend` (when
+ * given) and the grant end, before anything is signed.
+ * @example return issueUserTokens(context, { grantType: 'authorization_code', ...grant, idToken: null }, commit, spend);
  */
-export async function issueUserTokens(context: SentinelContext, input: UserTokensInput, commit: CommitGrant): Promise<SentinelResponse> {
+export async function issueUserTokens(
+  context: SentinelContext,
+  input: UserTokensInput,
+  commit: CommitGrant,
+  spend?: SpendCredential,
+): Promise<SentinelResponse> {
   // Asked before anything is signed or committed: a failing claims hook then ends the request with the code or
   // refresh token still unspent, so the client's retry works.
   const idTokenClaims =
     input.idToken !== null && context.config.idTokenClaims
       ? await loadUserClaims(context, { accountId: input.accountId, userId: input.userId, scopes: scopeList(input.scope) })
       : undefined;
+  if (idTokenClaims === null) return userGone(context, input, spend);
   const { token, claims, expiresIn } = await issueAccessToken(context, {
     accountId: input.accountId,
     clientId: input.clientId,
@@ -77,7 +111,7 @@ export async function issueUserTokens(context: SentinelContext, input: UserToken
           nonce: input.idToken.nonce,
           sid: input.sid,
           accessToken: token,
-          claims: idTokenClaims ?? undefined,
+          claims: idTokenClaims,
           alg: input.idToken.alg,
         })
       : undefined;

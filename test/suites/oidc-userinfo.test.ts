@@ -4,13 +4,14 @@
  */
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { CC_ONLY_CLIENT_ID, CC_ONLY_SECRET, USER_ID } from '../helpers/fixtures.js';
+import { CC_ONLY_CLIENT_ID, CC_ONLY_SECRET, CLIENT_ID, USER_ID } from '../helpers/fixtures.js';
 import { HANDLE_HOST } from '../helpers/handle-host.js';
 import type { Host } from '../helpers/host.js';
 import { useMount } from '../helpers/mount.js';
-import { FORM, postForm, TOKEN_PATH } from '../helpers/oauth.js';
+import { codeFor, exchange, expectError, FORM, isAccepted, postForm, refresh, TOKEN_PATH } from '../helpers/oauth.js';
 import { claimsOf } from '../helpers/jwt.js';
 import { ALICE, oidcOptions, signInFlow, USERINFO } from '../helpers/oidc.js';
+import type { EventInput } from '../../src/events/sentinel-event.js';
 
 const PROFILE = {
   name: ALICE.name,
@@ -83,6 +84,38 @@ function oidcUserInfoSuite(host: Host): void {
       expect(claims.email_verified).toBe(true);
       expect(claims.name).toBeUndefined();
       expect(claims.sub).toBe(USER_ID);
+    });
+
+    it('idTokenClaims: a user the claims hook says is gone gets invalid_grant at refresh and code exchange, and the grant ends', async () => {
+      const events: EventInput[] = [];
+      let gone = false;
+      const { server, sentinel, accessToken, refreshToken } = await tokenFor('openid email', {
+        idTokenClaims: true,
+        onEvent: (event: EventInput) => void events.push(event),
+        users: { authenticate: async () => ({ id: USER_ID }), claims: async () => (gone ? null : ALICE) },
+      });
+      // Issued before the user was deleted, exchanged after.
+      const code = await codeFor(sentinel, { scope: 'openid email' });
+      gone = true;
+      events.length = 0;
+      const refreshed = await refresh(server, refreshToken ?? '');
+      expectError(refreshed, 400, 'invalid_grant');
+      expect(refreshed.body.error_description).toBe('the user no longer exists');
+      const exchanged = await exchange(server, code);
+      expectError(exchanged, 400, 'invalid_grant');
+      expect(exchanged.body.error_description).toBe('the user no longer exists');
+      expect(events.filter((event) => event.type === 'grant.ended')).toEqual([
+        expect.objectContaining({ clientId: CLIENT_ID, userId: USER_ID, reason: 'user-gone' }),
+        expect.objectContaining({ clientId: CLIENT_ID, userId: USER_ID, reason: 'user-gone' }),
+      ]);
+      expect(events.some((event) => event.type === 'token.issued')).toBe(false);
+      // Ended, not merely refused while the hook says so: the grant's access token is dead, and neither the refresh
+      // token nor the code works again even once the hook answers for the user.
+      expect(await isAccepted(sentinel, accessToken)).toBe(false);
+      gone = false;
+      expectError(await refresh(server, refreshToken ?? ''), 400, 'invalid_grant');
+      expectError(await exchange(server, code), 400, 'invalid_grant');
+      expect(events.some((event) => event.type === 'token.issued')).toBe(false);
     });
 
     it('a scope named like an inherited property releases nothing, at the token endpoint and at UserInfo', async () => {
