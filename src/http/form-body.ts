@@ -62,6 +62,17 @@ function isFormContentType(contentType: string | undefined): boolean {
 }
 
 /**
+ * True when the Content-Type names the form media type, whatever its parameters: the body is meant as a form, so
+ * {@link readForm} reads it (and refuses a charset other than UTF-8). For an endpoint where a body is optional.
+ *
+ * @example
+ * if (declaresForm(headerValue(request, 'content-type'))) params = await readForm(request, limit);
+ */
+export function declaresForm(contentType: string | undefined): boolean {
+  return contentType?.split(';')[0]?.trim().toLowerCase() === 'application/x-www-form-urlencoded';
+}
+
+/**
  * The answer to a body that failed on the client's side, or `undefined` for any other failure: one that did not
  * arrive within `bodyTimeout` (408) or that the client cut off (400; the answer reaches no one). Neither is a server
  * failure, so neither reaches `onError`; both close the connection. Every body reader answers them alike.

@@ -2,14 +2,15 @@
  * `GET|POST {basePath}/api/account/{accountId}/userinfo` — the UserInfo endpoint (OpenID Connect Core §5.3).
  *
  * The access token comes as a Bearer header or, on POST, as the `access_token` form field (RFC 6750 §2.1, §2.2);
- * never in the query, where it would end up in logs. A DPoP-bound token comes as `Authorization: DPoP` with a proof
- * for this endpoint (RFC 9449 §7), as for any protected resource. Answers are readable cross-origin (the route's
- * `USERINFO_CORS`, src/http/cors.ts): the endpoint is authenticated by the token alone, never by cookies, so a browser
- * app on any origin may call it, as OpenID Connect clients in browsers do.
+ * never in the query, where it would end up in logs. A POST with the header may have a body of any type. A
+ * DPoP-bound token comes as `Authorization: DPoP` with a proof for this endpoint (RFC 9449 §7), as for any protected
+ * resource. Answers are readable cross-origin (the route's `USERINFO_CORS`, src/http/cors.ts): the endpoint is
+ * authenticated by the token alone, never by cookies, so a browser app on any origin may call it, as OpenID Connect
+ * clients in browsers do.
  */
 import { issuedForUser } from '../token/access-token-claims.js';
 import type { AccessTokenClaims } from '../token/access-token.js';
-import { readForm } from '../http/form-body.js';
+import { declaresForm, readForm } from '../http/form-body.js';
 import type { SentinelContext } from '../http/context.js';
 import { isOAuthError, OAuthError } from '../errors.js';
 import { headerValue, noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
@@ -41,10 +42,13 @@ async function readAccessToken(context: SentinelContext, request: SentinelReques
     throw challenge('invalid_request', 'send the access token in the Authorization header, not in the URL', 400);
   }
   const authorization = headerValue(request, 'authorization');
+  const contentType = headerValue(request, 'content-type');
+  // RFC 6750 §2.2 constrains the body only when it carries the token. With the token in the header (OpenID Connect
+  // Core §5.3.1 allows that on POST), only a form body can hold a second one; any other body is not ours to judge.
+  // Without the header, a body of another type is refused by readForm, which says what the body must be.
+  const bodyMayHoldToken = contentType !== undefined && (authorization === undefined || declaresForm(contentType));
   const fromBody =
-    request.method === 'POST' && headerValue(request, 'content-type') !== undefined
-      ? single(await readForm(request, context.config.bodyLimit), 'access_token')
-      : undefined;
+    request.method === 'POST' && bodyMayHoldToken ? single(await readForm(request, context.config.bodyLimit), 'access_token') : undefined;
   if (authorization !== undefined && fromBody !== undefined) {
     throw challenge('invalid_request', 'send the access token once: in the Authorization header or the body, not both', 400);
   }

@@ -55,6 +55,38 @@ function oidcUserInfoSuite(host: Host): void {
       expect(response.body).toEqual({ sub: USER_ID, ...EMAIL });
     });
 
+    it('POST with a Bearer header and a body that is not a form: the body is ignored (RFC 6750 §2.2 is about a token in it)', async () => {
+      const { server, accessToken } = await tokenFor('openid email');
+      for (const [contentType, body] of [
+        ['application/json', ''],
+        ['application/json', '{}'],
+        ['text/plain', 'hi'],
+      ] as const) {
+        const response = await request(server)
+          .post(USERINFO)
+          .set('authorization', `Bearer ${accessToken}`)
+          .set('content-type', contentType)
+          .send(body);
+        expect(response.status, `${contentType} ${body}`).toBe(200);
+        expect(response.body).toEqual({ sub: USER_ID, ...EMAIL });
+      }
+      // Without the header the body is where the token must be: only a form may carry it.
+      const json = await request(server)
+        .post(USERINFO)
+        .set('content-type', 'application/json')
+        .send(JSON.stringify({ access_token: accessToken }));
+      expect(json.status).toBe(400);
+      expect(json.body.error).toBe('invalid_request');
+      // A form in a charset the service does not read may hold a second token: refused, not ignored.
+      const latin1 = await request(server)
+        .post(USERINFO)
+        .set('authorization', `Bearer ${accessToken}`)
+        .set('content-type', 'application/x-www-form-urlencoded; charset=ISO-8859-1')
+        .send(`access_token=${accessToken}`);
+      expect(latin1.status).toBe(400);
+      expect(latin1.body.error).toBe('invalid_request');
+    });
+
     it('oidcc-userinfo-post-body: POST with access_token in the form body (RFC 6750 §2.2)', async () => {
       const { server, accessToken } = await tokenFor('openid phone');
       const response = await request(server).post(USERINFO).set('content-type', FORM).send(`access_token=${accessToken}`);
