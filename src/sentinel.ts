@@ -20,7 +20,7 @@ import { ConfigurationError } from './errors.js';
 import type { SentinelRequest, SentinelResponse } from './http/messages.js';
 import type { JWK } from './keys/signing-keys.js';
 import type { KeyRing, RingKeyInfo } from './keys/keyring/ring.js';
-import { setUpKeys } from './keys/keyring/service-keys.js';
+import { keyReloadingVerify, setUpKeys } from './keys/keyring/service-keys.js';
 import { registerApp, type RegisterAppInput, type RegisterAppResult } from './apps/register-app.js';
 import { assertRegistrationStore } from './registration/options.js';
 import { createRouter } from './http/router.js';
@@ -201,7 +201,14 @@ export function createSentinel(options: SentinelOptions): Sentinel {
   }
   // The one access-token verifier of the service: the bearer guard, verifyAccessToken() and (through the context)
   // UserInfo all use it.
-  const context = createContext({ config, keys, store, apps, verifier: (built) => createAccessTokenVerifier(built, serviceKeys) });
+  const context = createContext({
+    config,
+    keys,
+    verifyWithKeyReload: keyReloadingVerify(serviceKeys),
+    store,
+    apps,
+    verifier: (built) => createAccessTokenVerifier(built, serviceKeys),
+  });
   const match = createRouter(ROUTES, config.basePath);
   const report = failureReport(config);
   const edge = createEdge(context, serviceKeys, report);

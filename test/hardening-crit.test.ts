@@ -95,14 +95,14 @@ describe('id_token_hint', () => {
     return signCompact({ alg: 'ES256', typ: 'JWT', kid: context.keys.signer.kid, ...extra }, claims, SIGNING_KEY);
   };
 
-  it('a hint without crit is accepted', () => {
+  it('a hint without crit is accepted', async () => {
     const sentinel = makeSentinel();
-    expect(verifyIDTokenHint(contextOf(sentinel), hint(sentinel, {}), ACCOUNT)).toMatchObject({ sub: USER_ID });
+    await expect(verifyIDTokenHint(contextOf(sentinel), hint(sentinel, {}), ACCOUNT)).resolves.toMatchObject({ sub: USER_ID });
   });
 
-  it.each(CRITICAL)('refuses %s', (_name, extra) => {
+  it.each(CRITICAL)('refuses %s', async (_name, extra) => {
     const sentinel = makeSentinel();
-    expect(verifyIDTokenHint(contextOf(sentinel), hint(sentinel, extra()), ACCOUNT)).toBeNull();
+    await expect(verifyIDTokenHint(contextOf(sentinel), hint(sentinel, extra()), ACCOUNT)).resolves.toBeNull();
   });
 });
 

@@ -6,10 +6,10 @@
 import type { AccessTokenClaims } from '../token/access-token.js';
 import { verifyAccessTokenJWT } from './access-token-jwt.js';
 import type { SentinelContext } from '../http/context.js';
-import { isOAuthError } from '../errors.js';
 import { accountOfToken } from '../keys/keyring/per-account.js';
-import { kidOf, type KeyRing } from '../keys/keyring/ring.js';
+import type { KeyRing } from '../keys/keyring/ring.js';
 import type { ServiceKeys } from '../keys/keyring/service-keys.js';
+import { verifyWithReload } from '../keys/keyring/unknown-kid.js';
 import { createLivenessCheck } from './token-liveness.js';
 import type { AccessTokenVerifier, ServiceVerifyOptions } from './verifier-contract.js';
 
@@ -17,7 +17,7 @@ export type { AccessTokenVerifier } from './verifier-contract.js';
 
 /** Builds the service's access-token verifier over its context and keys. */
 export function createAccessTokenVerifier(context: SentinelContext, serviceKeys: ServiceKeys): AccessTokenVerifier {
-  const { keys, ring, accountRings } = serviceKeys;
+  const { ring, accountRings } = serviceKeys;
   // User tokens (with a grant id) are checked against revocations; consumer-bound tokens stay store-free.
   // Tokens of a deleted app fail the guard too (within the presence cache's TTL, at once on this instance).
   const isRevoked = createLivenessCheck(context);
@@ -36,15 +36,7 @@ export function createAccessTokenVerifier(context: SentinelContext, serviceKeys:
   async function verifyWithRing(target: KeyRing, token: string, verifyOptions: ServiceVerifyOptions): Promise<AccessTokenClaims> {
     const keysLoaded = target.fresh();
     if (keysLoaded !== undefined) await keysLoaded;
-    try {
-      return await verify(token, verifyOptions);
-    } catch (error) {
-      // A kid this instance does not know may be a key another instance just created (after a revocation): reload
-      // once, rate-limited, and decide again.
-      const kid = isOAuthError(error) && error.code === 'invalid_token' ? kidOf(token) : undefined;
-      if (kid === undefined || keys.byKid.has(kid) || !(await target.refreshForUnknownKid())) throw error;
-      return verify(token, verifyOptions);
-    }
+    return verifyWithReload(target, token, () => verify(token, verifyOptions));
   }
 
   return async (token, verifyOptions = {}) => {

@@ -10,6 +10,7 @@ import type { AccessTokenVerifier } from '../guard/verifier-contract.js';
 import type { EventInput } from '../events/sentinel-event.js';
 import type { SentinelRequest } from './messages.js';
 import type { KeySet } from '../keys/signing-keys.js';
+import type { KeyReloadingVerify } from '../keys/keyring/unknown-kid.js';
 import { LogoutQueue } from '../logout/logout-queue.js';
 import type { Store } from '../stores/store.js';
 import type { RequestObservation } from '../telemetry/request-observation.js';
@@ -36,6 +37,12 @@ export interface SentinelContext {
    * account's own), its one reload for an unknown `kid` and the liveness check are the same everywhere.
    */
   readonly verifyAccessToken: AccessTokenVerifier;
+  /**
+   * Runs a check of a token signed with `keys` (an `id_token_hint`) and, when it fails for a `kid` the request's key
+   * ring has not loaded, reloads that ring once (rate-limited) and runs it again: the reload the access-token verifier
+   * does, so a token signed with a key another instance created in an emergency is accepted here too.
+   */
+  readonly verifyWithKeyReload: KeyReloadingVerify;
   /** Where back-channel logout deliveries wait (the store's queue, else one in process): src/logout/. */
   readonly logoutQueue: LogoutQueue;
   /** The OpenTelemetry context of the request being handled: the parent of its store and signing spans. */
@@ -63,6 +70,8 @@ export function contextOf(sentinel: object): SentinelContext {
 export interface ContextInput {
   config: ResolvedConfig;
   keys: KeySet;
+  /** Runs a token check with one reload of the key ring behind `keys` for an unknown `kid` (`keyReloadingVerify`). */
+  verifyWithKeyReload: KeyReloadingVerify;
   store: Store;
   apps: AppStore;
   /** Builds the service's access-token verifier over the finished context (it reads the context's stores and keys). */
@@ -75,10 +84,14 @@ const notYetBuilt: AccessTokenVerifier = () => Promise.reject(new Error('the con
 /**
  * Builds the context; its `emit` has no request (see {@link requestContext} for a handled request's).
  *
- * @example const context = createContext({ config, keys, store, apps, verifier: (built) => createAccessTokenVerifier(built, serviceKeys) });
+ * @example
+ * const context = createContext({
+ *   config, keys, verifyWithKeyReload: keyReloadingVerify(serviceKeys), store, apps,
+ *   verifier: (built) => createAccessTokenVerifier(built, serviceKeys),
+ * });
  */
 export function createContext(input: ContextInput): SentinelContext {
-  const { config, keys, store, apps, verifier } = input;
+  const { config, keys, verifyWithKeyReload, store, apps, verifier } = input;
   // Every field present from the start (one object shape); the verifier is set once the rest exists, since it is
   // built over the context itself.
   const context: { -readonly [K in keyof SentinelContext]: SentinelContext[K] } = {
@@ -89,6 +102,7 @@ export function createContext(input: ContextInput): SentinelContext {
     emit: createEmitter(config),
     accountIssuer: (accountId) => accountIssuerUrl(config, accountId),
     verifyAccessToken: notYetBuilt,
+    verifyWithKeyReload,
     // Its polls and settles are no request's work: untraced, or an idle instance would start a root span a second.
     logoutQueue: new LogoutQueue(untraced(store)),
   };
@@ -118,6 +132,7 @@ export function requestContext(context: SentinelContext, request: SentinelReques
     emit,
     accountIssuer: context.accountIssuer,
     verifyAccessToken: context.verifyAccessToken,
+    verifyWithKeyReload: context.verifyWithKeyReload,
     logoutQueue: context.logoutQueue,
     traceContext,
     observation,

@@ -23,14 +23,19 @@ export interface IDTokenHint {
  * Expiry is deliberately not checked: apps send the last ID token they have, typically long expired, and
  * OpenID Connect Core §3.1.2.1 asks only that the OP issued it. `null` for anything else.
  *
+ * A hint signed by a key this instance has not loaded yet reloads the key ring once: right after an emergency
+ * revocation another instance signs ID tokens with a new key, and the user must still be able to sign out here.
+ *
  * @example
- * const hint = verifyIDTokenHint(context, single(params, 'id_token_hint'), accountId);
+ * const hint = await verifyIDTokenHint(context, single(params, 'id_token_hint'), accountId);
  */
-export function verifyIDTokenHint(context: SentinelContext, token: string, accountId: string): IDTokenHint | null {
+export async function verifyIDTokenHint(context: SentinelContext, token: string, accountId: string): Promise<IDTokenHint | null> {
   const issuer = context.accountIssuer(accountId);
   try {
     // Only the expiry is skipped: nbf and iat are still checked against the clock (a hint from the future is forged).
-    const claims = verifyJWT(context.keys, token, { typ: 'JWT', issuer: (iss) => iss === issuer, ignoreExpiry: true });
+    const claims = await context.verifyWithKeyReload(token, () =>
+      verifyJWT(context.keys, token, { typ: 'JWT', issuer: (iss) => iss === issuer, ignoreExpiry: true }),
+    );
     const audiences = typeof claims.aud === 'string' ? [claims.aud] : Array.isArray(claims.aud) ? claims.aud : [];
     if (typeof claims.sub !== 'string' || audiences.length === 0 || audiences.some((aud) => typeof aud !== 'string')) return null;
     return {

@@ -67,10 +67,10 @@ async function readParams(context: SentinelContext, request: SentinelRequest): P
   return readForm(request, context.config.bodyLimit);
 }
 
-function readHint(context: SentinelContext, params: ParamMap, accountId: string): IDTokenHint | null {
+async function readHint(context: SentinelContext, params: ParamMap, accountId: string): Promise<IDTokenHint | null> {
   const token = single(params, 'id_token_hint');
   if (token === undefined) return null;
-  const hint = verifyIDTokenHint(context, token, accountId);
+  const hint = await verifyIDTokenHint(context, token, accountId);
   if (hint === null) throw badRequest('id_token_hint is not an ID token issued by this account.');
   return hint;
 }
@@ -234,7 +234,7 @@ export async function handleEndSession(context: SentinelContext, request: Sentin
   context.observation?.noteAccount(accountId);
   const params = await readParams(context, request);
   if (request.method === 'POST' && params.has('confirmation')) return confirm(context, request, accountId, params);
-  const hint = readHint(context, params, accountId);
+  const hint = await readHint(context, params, accountId);
   const target = await findTarget(context, params, accountId, hint);
   const sessionId = readSessionCookie(context, request);
   if (sessionId === null && request.method === 'POST') {

@@ -99,17 +99,17 @@ function readUILocales(read: Reader): string[] | undefined {
  * `claims_locales` are voluntary and ignored.
  *
  * @example
- * const oidc = readOIDCParams(context, (name) => readParam(params, name, target), target);
+ * const oidc = await readOIDCParams(context, (name) => readParam(params, name, target), target);
  * @throws AuthorizationError for unsupported parameters and malformed values.
  */
-export function readOIDCParams(context: SentinelContext, read: Reader, target: RedirectTarget): OIDCAuthorizationParams {
+export async function readOIDCParams(context: SentinelContext, read: Reader, target: RedirectTarget): Promise<OIDCAuthorizationParams> {
   refuseUnsupported(read, target);
   const prompt = readPrompt(read, target);
   const maxAge = readMaxAge(read, target);
   let idTokenHintSubject: string | undefined;
   const hint = read('id_token_hint');
   if (hint !== undefined) {
-    const verified = verifyIDTokenHint(context, hint, target.accountId);
+    const verified = await verifyIDTokenHint(context, hint, target.accountId);
     if (verified === null || !verified.audiences.includes(target.clientId)) {
       throw new AuthorizationError('invalid_request', 'id_token_hint is not an ID token this service issued to this application', target);
     }

@@ -207,7 +207,7 @@ export async function validateAuthorizationRequest(
   if (version !== undefined && !SUPPORTED_VERSION.test(version)) {
     throw new AuthorizationError('invalid_request', 'unsupported version v; this service supports v=1.0', target);
   }
-  const oidc = readOIDCParams(context, (name) => readParam(params, name, target), target);
+  const oidc = await readOIDCParams(context, (name) => readParam(params, name, target), target);
   const responseType = readParam(params, 'response_type', target);
   if (responseType === undefined) throw new AuthorizationError('invalid_request', 'parameter response_type is required', target);
   if (responseType !== 'code') {

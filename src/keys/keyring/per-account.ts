@@ -33,6 +33,7 @@ export class AccountRings {
   readonly #report: (error: unknown) => void;
   readonly #rings = new Map<string, KeyRing>();
   readonly #current = new AsyncLocalStorage<KeyRing>();
+  readonly #fallback: KeyRing;
 
   /** `context.keys`: the current account's ring, or `fallback` outside an account's request. */
   readonly keys: KeySet;
@@ -42,7 +43,8 @@ export class AccountRings {
     this.#store = store;
     this.#timings = timings;
     this.#report = report;
-    const keysOf = () => (this.#current.getStore() ?? fallback).keys;
+    this.#fallback = fallback;
+    const keysOf = () => this.current().keys;
     this.keys = {
       get signer() {
         return keysOf().signer;
@@ -57,6 +59,11 @@ export class AccountRings {
         return keysOf().jwks;
       },
     };
+  }
+
+  /** The ring `keys` resolves to now: the account's during its request, else the shared one. */
+  current(): KeyRing {
+    return this.#current.getStore() ?? this.#fallback;
   }
 
   /** The ring of `accountId` (created in the store on first use: call only for accounts that exist). */

@@ -10,6 +10,7 @@ import type { Store } from '../../stores/store.js';
 import { catchRejection } from '../../lib/thenable.js';
 import { AccountRings } from './per-account.js';
 import { KeyRing, ringTimings } from './ring.js';
+import { verifyWithReload, type KeyReloadingVerify } from './unknown-kid.js';
 
 /** The keys handlers sign with, and the rings behind them when `keyRotation` is on. */
 export interface ServiceKeys {
@@ -46,4 +47,17 @@ export function setUpKeys(config: ResolvedConfig, store: Store, warn: (message: 
   const keys = ring === undefined ? loadKeys(config.keys, warn) : (accountRings?.keys ?? ring.keys);
   ring?.ready().catch(() => {});
   return { keys, ring, accountRings };
+}
+
+/**
+ * `context.verifyWithKeyReload`: reloads the ring `keys` resolves to during the request (the account's own under
+ * `keysPerAccount`), the same ring a handler just verified with; with configured keys there is nothing to reload.
+ *
+ * @example
+ * const verifyWithKeyReload = keyReloadingVerify(serviceKeys);
+ * const claims = await verifyWithKeyReload(token, () => verifyJWT(keys, token, options));
+ */
+export function keyReloadingVerify(serviceKeys: ServiceKeys): KeyReloadingVerify {
+  const { ring, accountRings } = serviceKeys;
+  return (token, verify) => verifyWithReload(accountRings?.current() ?? ring, token, verify);
 }
