@@ -241,7 +241,7 @@ describe('TOTP second factor', () => {
     const { interaction, cookie } = step;
     const query = new URLSearchParams({ interaction });
     // Whoever started the request holds the interaction id; without the tie they read the step's CSRF token here.
-    const strangers = [{}, { cookie: 'sentinel_session_step=' + 'A'.repeat(43) }, { cookie: 'sentinel_session_step=short' }];
+    const strangers = [{}, { cookie: `sentinel_session_step=${'A'.repeat(43)}` }, { cookie: 'sentinel_session_step=short' }];
     for (const headers of strangers) {
       const page = await call(h.sentinel, { path: TOTP_PATH, query, headers });
       expect(page.status).toBe(400);
