@@ -29,6 +29,12 @@ import type { ConsumerIdValidator, DelegationPolicy, ErrorContext, LoginView, Us
 import { checkTrustedIssuers, type TrustedIssuer, trustedIssuerSchema } from './trusted-issuers/trusted-issuer.js';
 import type { SentinelOptions } from './options.js';
 
+/** Where the service writes its warnings (the `logger` option). */
+interface ServiceLogger {
+  /** Receives one warning line. */
+  warn(message: string): void;
+}
+
 export type {
   AuthenticatedUser,
   ConsumerIdValidator,
@@ -211,15 +217,12 @@ const optionsSchema = z.object({
   trustedIssuers: z.array(trustedIssuerSchema).default([]),
   authorizeDelegation: fn<DelegationPolicy>('authorizeDelegation').optional(),
   logger: z
-    .custom<{
-      /** Receives one warning line. */
-      warn(message: string): void;
-    }>((v) => typeof v === 'object' && v !== null && typeof (v as { warn?: unknown }).warn === 'function', {
+    .custom<ServiceLogger>((v) => typeof v === 'object' && v !== null && typeof (v as { warn?: unknown }).warn === 'function', {
       message: 'must have a warn(message) function',
     })
     // An async warn type-checks against `=> void`; the promise it returns, left alone, would end the host's process
     // with an unhandled rejection the first time it rejects.
-    .transform((logger) => ({ warn: (message: string) => catchRejection(logger.warn(message)) }))
+    .transform((logger): ServiceLogger => ({ warn: (message) => catchRejection(logger.warn(message)) }))
     .optional(),
   // MCP authorization (issue #33): RFC 8707 resource indicators and client ID metadata documents.
   defaultResources: z.array(z.string().superRefine(refuseResourceURI)).default([]),

@@ -19,7 +19,7 @@ export interface EventQuery {
   since?: number | undefined;
   /** Events before this instant (epoch milliseconds). */
   until?: number | undefined;
-  /** The page size; sources cap it (a whole number, at most 200: see {@link eventPageSize}). */
+  /** The page size; sources cap it: a whole number, at most 200 (NaN gets 200, 2.5 gets 2). */
   limit: number;
   /** The cursor of the next page, as the previous page returned it. */
   cursor?: string | undefined;
