@@ -4,8 +4,9 @@
  * read of the store gives no usable cookie. The role is not kept: `authorize()` decides again on every request, so
  * an operator whose role is withdrawn loses the console at their next click.
  */
-import { parse, serialize } from 'cookie';
-import { headerValue, type SentinelRequest } from '../http/messages.js';
+import { serialize } from 'cookie';
+import type { SentinelRequest } from '../http/messages.js';
+import { readCookie } from '../http/cookies.js';
 import { digest, randomSecret } from '../lib/random-secrets.js';
 import type { Store } from '../stores/store.js';
 
@@ -29,14 +30,6 @@ export interface OperatorSession extends StoredOperatorSession {
 }
 
 const sessionKey = (id: string): string => `console:session:${digest(id)}`;
-
-/** The value of a cookie of the request, or `null`. */
-export function readCookie(request: SentinelRequest, name: string): string | null {
-  const header = headerValue(request, 'cookie');
-  if (header === undefined) return null;
-  const value = parse(header)[name];
-  return value === undefined || value === '' ? null : value;
-}
 
 /** `Set-Cookie` for a console cookie (`maxAgeSeconds` 0 removes it). */
 export function consoleCookie(name: string, value: string, path: string, secure: boolean, maxAgeSeconds: number): string {

@@ -14,7 +14,8 @@ import { redirect } from '../http/messages.js';
 import { routePath, routeUrl } from '../http/route-paths.js';
 import { digest, randomSecret } from '../lib/random-secrets.js';
 import type { ConsoleService } from './service.js';
-import { CONSOLE_COOKIE, consoleCookie, createOperatorSession, readCookie, SIGN_IN_COOKIE } from './operator-session.js';
+import { CONSOLE_COOKIE, consoleCookie, createOperatorSession, SIGN_IN_COOKIE } from './operator-session.js';
+import { readCookie } from '../http/cookies.js';
 import { ConsoleRefusal } from './refusal.js';
 
 /**

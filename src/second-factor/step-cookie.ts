@@ -8,10 +8,11 @@
  * The cookie holds a random value and the pending record its digest. One value serves every sign-in of the browser
  * (two tabs signing in at once each keep theirs), and it carries nothing but that tie.
  */
-import { parse, serialize } from 'cookie';
+import { serialize } from 'cookie';
 import type { SentinelContext } from '../http/context.js';
-import { headerValue, type SentinelRequest } from '../http/messages.js';
+import type { SentinelRequest } from '../http/messages.js';
 import { cookiePath } from '../authorize/state/session-cookie.js';
+import { readCookie } from '../http/cookies.js';
 import { digest, digestsEqual, randomSecret } from '../lib/random-secrets.js';
 
 /** A value this module made: 256 bits, base64url. Anything else in the cookie is replaced. */
@@ -22,9 +23,8 @@ function cookieName(context: SentinelContext): string {
 }
 
 function presented(context: SentinelContext, request: SentinelRequest): string | undefined {
-  const header = headerValue(request, 'cookie');
-  const value = header === undefined ? undefined : parse(header)[cookieName(context)];
-  return value !== undefined && VALUE.test(value) ? value : undefined;
+  const value = readCookie(request, cookieName(context));
+  return value !== null && VALUE.test(value) ? value : undefined;
 }
 
 /**

@@ -89,7 +89,11 @@ async function findTarget(context: SentinelContext, params: ParamMap, accountId:
   const returnTo = single(params, 'post_logout_redirect_uri');
   if (returnTo === undefined) return { app, uiLocales };
   if (app === null) throw badRequest('post_logout_redirect_uri needs client_id or id_token_hint to name the application.');
-  // Exact string match against what the app registered (its redirect URIs when it registered no logout URIs).
+  return returnTarget(params, app, returnTo, uiLocales);
+}
+
+/** The target that goes back to `returnTo`: an exact match of what the app registered (its redirect URIs when it registered no logout URIs). */
+function returnTarget(params: ParamMap, app: App, returnTo: string, uiLocales: string | undefined): LogoutTarget {
   const allowed = postLogoutTargets(app);
   if (!allowed.includes(returnTo)) throw badRequest('post_logout_redirect_uri is not registered for this application.');
   if (!isUsableRegisteredURI(allowed, returnTo)) {
@@ -125,10 +129,7 @@ async function documentClientTarget(
     app = null;
   }
   if (app === null || app.accountId !== accountId) return { app: null, uiLocales };
-  if (!postLogoutTargets(app).includes(returnTo) || !isUsableRegisteredURI(postLogoutTargets(app), returnTo)) {
-    throw badRequest('post_logout_redirect_uri is not registered for this application.');
-  }
-  return { app, returnTo, state: single(params, 'state'), uiLocales };
+  return returnTarget(params, app, returnTo, uiLocales);
 }
 
 function finish(

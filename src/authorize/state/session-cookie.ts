@@ -3,9 +3,10 @@
  * brings the user back to /authorize, not on cross-site POSTs), Secure unless the issuer is http on loopback,
  * and scoped to the service's path so the host application never receives it.
  */
-import { parse, serialize } from 'cookie';
+import { serialize } from 'cookie';
 import type { SentinelContext } from '../../http/context.js';
-import { headerValue, type SentinelRequest } from '../../http/messages.js';
+import type { SentinelRequest } from '../../http/messages.js';
+import { readCookie } from '../../http/cookies.js';
 
 /**
  * Path of the service's cookies: the host's mount prefix plus the base path.
@@ -24,10 +25,7 @@ export function cookiePath(context: SentinelContext, mountPath: string | undefin
  * const sessionId = readSessionCookie(context, request);
  */
 export function readSessionCookie(context: SentinelContext, request: SentinelRequest): string | null {
-  const header = headerValue(request, 'cookie');
-  if (header === undefined) return null;
-  const value = parse(header)[context.config.session.cookieName];
-  return value === undefined || value === '' ? null : value;
+  return readCookie(request, context.config.session.cookieName);
 }
 
 /**
