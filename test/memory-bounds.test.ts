@@ -4,13 +4,23 @@
  * never evicted: when it cannot be kept, the write fails and the request fails closed, reported to onError.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { MemoryStore, type Sentinel } from '../src/index.js';
+import { MemoryStore, type Sentinel, type SentinelOptions } from '../src/index.js';
 import { MAX_INTERACTION_CHARS } from '../src/authorize/state/interaction.js';
 import { DEFAULT_MAX_BYTES } from '../src/stores/memory.js';
 import { entryBytes } from '../src/stores/memory-size.js';
 import { SecurityStateFullError } from '../src/stores/security-state.js';
-import { AUTHORIZE_PATH, authorizeQuery, call, openLogin, postLogin, recordingStore, startInteraction } from './helpers/direct-flow.js';
-import { baseOptions, makeSentinel, PASSWORD, REDIRECT_URI, USERNAME } from './helpers/fixtures.js';
+import {
+  AUTHORIZE_PATH,
+  authorizeQuery,
+  call,
+  openLogin,
+  postLogin,
+  recordingStore,
+  signIn,
+  startInteraction,
+} from './helpers/direct-flow.js';
+import { ACCOUNT, baseOptions, makeSentinel, PASSWORD, REDIRECT_URI, USER_ID, USERNAME } from './helpers/fixtures.js';
+import { MAIN_APP, signInWithSession, tokenStanding } from './helpers/logout-flow.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -157,6 +167,45 @@ describe('security state is never evicted', () => {
     expect(authenticate).not.toHaveBeenCalled();
     expect(errors).toHaveLength(1);
     expect(errors[0]).toBeInstanceOf(SecurityStateFullError);
+  });
+});
+
+describe("the session index is security state: ending a user's sessions always finds them", () => {
+  /** Signs `alice` in as `u-alice` and everyone else as `user-<name>`. */
+  const users: SentinelOptions['users'] = {
+    authenticate: async ({ username, password }) =>
+      password === PASSWORD ? { id: username === USERNAME ? USER_ID : `user-${username}` } : null,
+  };
+
+  it("other users' sign-ins never evict a user's index, even with max: 20: signing her out still ends her grants", async () => {
+    const sentinel = makeSentinel({ store: new MemoryStore({ max: 20 }), users });
+    const { tokens } = await signInWithSession(sentinel);
+    for (let index = 0; index < 20; index += 1) await signIn(sentinel, { username: `other-${index}`, password: PASSWORD });
+    // Her session record may be evicted (that only ends it early); the grants issued through it are found by the index.
+    expect(await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).toHaveLength(1);
+    expect(await sentinel.endUserSessions({ accountId: ACCOUNT, userId: USER_ID })).toBe(1);
+    expect(await tokenStanding(sentinel, tokens, MAIN_APP)).toEqual({ guard: false, introspection: false, refresh: false });
+  });
+
+  it('a sign-in whose index cannot be kept fails closed: 500, no session cookie, onError hears why', async () => {
+    const store = new MemoryStore({ sessionIndexMaxBytes: 2_000 });
+    const errors: unknown[] = [];
+    const sentinel: Sentinel = makeSentinel({ store, users, onError: (error) => errors.push(error) });
+    // Each user's first sign-in adds an index of about 420 bytes: four fit, the fifth does not.
+    for (let index = 0; index < 4; index += 1) await signIn(sentinel, { username: `other-${index}`, password: PASSWORD });
+    const { interaction } = await startInteraction(sentinel);
+    const csrf = await openLogin(sentinel, interaction);
+    const response = await postLogin(sentinel, interaction, { csrf_token: csrf, username: 'other-4', password: PASSWORD });
+    expect(response.status).toBe(500);
+    expect(response.headers.location).toBeUndefined();
+    expect(String(response.headers['set-cookie'] ?? '')).not.toContain('sentinel_session=');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toBeInstanceOf(SecurityStateFullError);
+    expect((errors[0] as SecurityStateFullError).prefix).toBe('user-sessions');
+    // The indexes already kept are all still there.
+    for (let index = 0; index < 4; index += 1) {
+      expect(await sentinel.listSessions({ accountId: ACCOUNT, userId: `user-other-${index}` })).toHaveLength(1);
+    }
   });
 });
 

@@ -18,6 +18,12 @@
  * of security state block every other kind. The DPoP proof markers of a public client are written for callers
  * who need nothing but its client_id; sharing a budget with the throttle counters and TOTP markers, they once
  * turned a flood of self-made proofs into a 500 for every sign-in. Each prefix gets `securityMaxBytes` of its own.
+ *
+ * Why the session index is security state: `user-sessions:` is how ending a user's sessions finds the grants issued
+ * through them and the apps to send logout tokens. In the LRU, other users' sign-ins evicted it, and a logout then
+ * ended none of the user's grants and told no app. It is written only by sign-ins and code exchanges of real users,
+ * one record per user, so its area has a budget of its own, `sessionIndexMaxBytes`, sized for users rather than
+ * markers.
  */
 import { LRUCache } from 'lru-cache';
 import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
@@ -30,10 +36,21 @@ import type { ClaimedJob, QueuedJob, Store, SwapEntry } from './store.js';
 export const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
 /** Default byte budget of each security-state prefix (throttle counters, each kind of replay marker, …). */
 export const DEFAULT_SECURITY_MAX_BYTES = 32 * 1024 * 1024;
+/** The key prefix of the users' session indexes (src/sessions/session-index.ts), whose budget is `sessionIndexMaxBytes`. */
+const SESSION_INDEX_PREFIX = 'user-sessions';
+/**
+ * Default byte budget of the session index (`user-sessions:`): a user with one session and one grant is charged about
+ * 560 bytes, each further session with a grant about 275 (measured on the records the service writes), so 128 MiB
+ * keeps about 240 000 such users, or 100 000 with three sessions and grants each. A full budget fails sign-ins
+ * closed (500) rather than forget a user's sessions.
+ */
+export const DEFAULT_SESSION_INDEX_MAX_BYTES = 128 * 1024 * 1024;
 /**
  * Key prefixes kept as security state by default: throttle counters, the TOTP replay markers (`totp-used:` used
- * steps, `totp-last:` newest accepted step) and the DPoP and client-assertion `jti` markers — evicting a marker
- * would let a used code, proof or assertion in again. (No key holds a revocation marker: a revoked grant is deleted.)
+ * steps, `totp-last:` newest accepted step), the DPoP and client-assertion `jti` markers — evicting a marker
+ * would let a used code, proof or assertion in again — and the users' session indexes (`user-sessions:`), without
+ * which ending a session would leave its grants alive and tell no app. (No key holds a revocation marker: a revoked
+ * grant is deleted.)
  */
 export const DEFAULT_SECURITY_PREFIXES: readonly string[] = Object.freeze([
   'throttle',
@@ -44,6 +61,8 @@ export const DEFAULT_SECURITY_PREFIXES: readonly string[] = Object.freeze([
   'assertion-jti',
   // A trusted issuer's JWT spent once (RFC 7523 §3 item 7): src/trusted-issuers/brand-jwt.ts.
   'brand-jti',
+  // Which sessions and grants a user has: what logout and endUserSessions end (src/sessions/session-index.ts).
+  SESSION_INDEX_PREFIX,
 ]);
 
 /**
@@ -60,9 +79,16 @@ export interface MemoryStoreOptions {
   maxBytes?: number;
   /**
    * Byte budget of each security-state prefix, which is never evicted: a write that does not fit its prefix's budget
-   * fails, and no other prefix is touched. Default 32 MiB.
+   * fails, and no other prefix is touched. Default 32 MiB. The session index (`user-sessions:`) has its own,
+   * `sessionIndexMaxBytes`.
    */
   securityMaxBytes?: number;
+  /**
+   * Byte budget of the users' session indexes (`user-sessions:`), security state too: a sign-in whose index does not
+   * fit fails (500) rather than evict another user's. About 560 bytes per user with one session and one grant.
+   * Default 128 MiB (`DEFAULT_SESSION_INDEX_MAX_BYTES`).
+   */
+  sessionIndexMaxBytes?: number;
   /** Key prefixes (without the colon) kept as security state. Default `DEFAULT_SECURITY_PREFIXES` (every security-state prefix the service writes). */
   securityPrefixes?: readonly string[];
 }
@@ -72,6 +98,7 @@ const MEMORY_STORE_OPTION_KEYS = {
   max: true,
   maxBytes: true,
   securityMaxBytes: true,
+  sessionIndexMaxBytes: true,
   securityPrefixes: true,
 } satisfies KeysOf<MemoryStoreOptions>;
 
@@ -93,6 +120,7 @@ export class MemoryStore implements Store {
   readonly #maxBytes: number;
   readonly #securityPrefixes: ReadonlySet<string>;
   readonly #securityMaxBytes: number;
+  readonly #sessionIndexMaxBytes: number;
   /** One non-evicting area per security prefix, made on first use. */
   readonly #security = new Map<string, SecurityState>();
   readonly #caches = new Map<string, LRUCache<string, string>>();
@@ -104,6 +132,7 @@ export class MemoryStore implements Store {
     this.#max = positiveInteger('max', options.max ?? 100_000);
     this.#maxBytes = positiveInteger('maxBytes', options.maxBytes ?? DEFAULT_MAX_BYTES);
     this.#securityMaxBytes = positiveInteger('securityMaxBytes', options.securityMaxBytes ?? DEFAULT_SECURITY_MAX_BYTES);
+    this.#sessionIndexMaxBytes = positiveInteger('sessionIndexMaxBytes', options.sessionIndexMaxBytes ?? DEFAULT_SESSION_INDEX_MAX_BYTES);
     const prefixes = options.securityPrefixes ?? DEFAULT_SECURITY_PREFIXES;
     if (!Array.isArray(prefixes) || prefixes.some((prefix) => typeof prefix !== 'string')) {
       throw new TypeError('MemoryStore: securityPrefixes must be an array of strings');
@@ -122,7 +151,10 @@ export class MemoryStore implements Store {
     if (this.#securityPrefixes.has(prefix)) {
       let area = this.#security.get(prefix);
       if (area === undefined) {
-        area = new SecurityState(this.#securityMaxBytes, prefix);
+        area =
+          prefix === SESSION_INDEX_PREFIX
+            ? new SecurityState(this.#sessionIndexMaxBytes, prefix, 'sessionIndexMaxBytes')
+            : new SecurityState(this.#securityMaxBytes, prefix);
         this.#security.set(prefix, area);
       }
       return area;

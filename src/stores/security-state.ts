@@ -20,10 +20,11 @@ export class SecurityStateFullError extends Error {
   /** The key prefix whose area is full (`throttle`, `dpop-jti`, …): each security prefix has a budget of its own. */
   readonly prefix: string;
 
-  constructor(budget: number, prefix = '') {
+  /** `option`: the MemoryStore option that sets this prefix's budget, named in the message. */
+  constructor(budget: number, prefix = '', option = 'securityMaxBytes') {
     super(
       `MemoryStore: the ${budget}-byte budget of the security state "${prefix}:" is full of live entries; ` +
-        'refusing the write rather than forgetting any (raise securityMaxBytes or use RedisStore)',
+        `refusing the write rather than forgetting any (raise ${option} or use RedisStore)`,
     );
     this.name = 'SecurityStateFullError';
     this.prefix = prefix;
@@ -40,11 +41,14 @@ export class SecurityStateFullError extends Error {
 export class SecurityState {
   readonly #budget: number;
   readonly #prefix: string;
+  /** The MemoryStore option behind the budget, for the error's message. */
+  readonly #option: string;
   readonly #cache: LRUCache<string, string>;
 
-  constructor(budget: number, prefix = '') {
+  constructor(budget: number, prefix = '', option = 'securityMaxBytes') {
     this.#budget = budget;
     this.#prefix = prefix;
+    this.#option = option;
     this.#cache = new LRUCache<string, string>({
       maxSize: budget,
       sizeCalculation: (value, key) => entryBytes(key, value),
@@ -88,7 +92,7 @@ export class SecurityState {
   assertRoom(writes: readonly { key: string; value: string }[]): void {
     if (this.#fitsAll(writes)) return;
     this.#cache.purgeStale();
-    if (!this.#fitsAll(writes)) throw new SecurityStateFullError(this.#budget, this.#prefix);
+    if (!this.#fitsAll(writes)) throw new SecurityStateFullError(this.#budget, this.#prefix, this.#option);
   }
 
   #fitsAll(writes: readonly { key: string; value: string }[]): boolean {
@@ -105,7 +109,7 @@ export class SecurityState {
   #reserve(key: string, value: string): void {
     if (this.#fits(key, value)) return;
     this.#cache.purgeStale();
-    if (!this.#fits(key, value)) throw new SecurityStateFullError(this.#budget, this.#prefix);
+    if (!this.#fits(key, value)) throw new SecurityStateFullError(this.#budget, this.#prefix, this.#option);
   }
 
   /** Whether writing `value` under `key` stays within the budget (a live entry it replaces gives its bytes back). */
