@@ -10,7 +10,7 @@ import { MemoryAppStore, MemoryStore, type Sentinel, type SentinelEvent, type Se
 import { MAX_IN_FLIGHT_PER_APP } from '../src/logout/delivery-worker.js';
 import { ACCOUNT_PATH, call } from './helpers/direct-flow.js';
 import { ACCOUNT, baseOptions, CLIENT_ID, makeSentinel, USER_ID } from './helpers/fixtures.js';
-import { type FlowApp, MAIN_APP, signInThroughSession, signInWithSession, tokenStanding } from './helpers/logout-flow.js';
+import { type FlowApp, MAIN_APP, sessionWorks, signInThroughSession, signInWithSession, tokenStanding } from './helpers/logout-flow.js';
 import { type LogoutReceiver, type Script, startReceiver } from './helpers/logout-receiver.js';
 
 const APP_B: FlowApp = {
@@ -249,6 +249,34 @@ describe('back-channel logout delivery', () => {
     expect((await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).map((session) => session.sid)).toEqual([tokens.sid]);
     failQueue = false;
     expect(await sentinel.endUserSessions({ accountId: ACCOUNT, userId: USER_ID })).toBe(1);
+    await receivers.a.waitFor(1);
+    expect(receivers.a.received).toEqual([{ sid: tokens.sid, sub: USER_ID, jti: expect.any(String), answered: 200 }]);
+  });
+
+  it("a store failing to queue the deliveries: the user's retry of the same logout (same cookie) tells the app and unlists the session", async () => {
+    let failQueue = true;
+    class FailingQueueStore extends MemoryStore {
+      override enqueueJobs(queue: string, jobs: Parameters<MemoryStore['enqueueJobs']>[1]): Promise<void> {
+        return failQueue ? Promise.reject(new Error('store down')) : super.enqueueJobs(queue, jobs);
+      }
+    }
+    const { sentinel, errors, receivers } = await setUp({}, { store: new FailingQueueStore() });
+    const { cookie, tokens } = await signInWithSession(sentinel);
+    const logout = () =>
+      call(sentinel, {
+        method: 'POST',
+        path: `${ACCOUNT_PATH}/logout`,
+        headers: { cookie: `sentinel_session=${cookie}`, 'sec-fetch-site': 'same-origin' },
+      });
+    expect((await logout()).status).toBe(500);
+    expect(errors.map((error) => (error as Error).message)).toEqual(['store down']);
+    expect(await tokenStanding(sentinel, tokens, MAIN_APP)).toEqual(ENDED);
+    failQueue = false;
+    // The session record outlived the failure, so the same cookie finds the session and finishes the ending.
+    const retry = await logout();
+    expect(retry.status).toBe(200);
+    expect(await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).toEqual([]);
+    expect(await sessionWorks(sentinel, cookie)).toBe(false);
     await receivers.a.waitFor(1);
     expect(receivers.a.received).toEqual([{ sid: tokens.sid, sub: USER_ID, jti: expect.any(String), answered: 200 }]);
   });

@@ -9,7 +9,7 @@ import type { LogoutJob } from './logout-queue.js';
 
 /**
  * Queues a logout token for each app of `clientIds` that takes them (has a `backchannelLogoutUri`): called once the
- * session's grants are gone, before the session leaves the index (src/sessions/end-sessions.ts).
+ * session's grants are gone, before its record and its index entry go (src/sessions/end-sessions.ts).
  *
  * @example await queueLogoutTokens(context, { accountId, userId, sid, clientIds: ['client-a', 'client-b'] });
  */

@@ -2,10 +2,11 @@
  * Ending device sessions: the session record, every grant issued through the session, and (once those are gone) a
  * logout token for each app that got tokens through it and asked for one.
  *
- * The order is what keeps a failure safe. The grants go first, then the session record, then the deliveries are
- * queued, and only then does the session leave the index. A store failing part-way leaves the entry in the index,
- * so nothing is forgotten: the next attempt (the user's retry, `endUserSessions`) finds it and finishes, and no
- * token of the session ever outlives a "done". Every index change goes through the user's queue of index writes
+ * The order is what keeps a failure safe. The grants go first, then the deliveries are queued, then the session
+ * record goes, and only then does the session leave the index. A store failing part-way leaves the entry in the
+ * index, and until the deliveries are queued the session record too, so nothing is forgotten: the next attempt (the
+ * user's retry with the same cookie, `endUserSessions`) finds it and finishes, and no token of the session ever
+ * outlives a "done". Queuing is idempotent (one job per session and app), so a retry queues nothing twice. Every index change goes through the user's queue of index writes
  * (session-index.ts `commitIndexChange`): a grant attached in the same process just before is in the sessions the
  * ending plans against, and its grant is ended too; one attached by another instance makes the compare-and-set fail,
  * and the ending is planned again and ends that grant too.
@@ -34,7 +35,7 @@ export interface EndedSession {
 }
 
 /**
- * Ends the session `sessionDigest` of a user: its grants, its record, its logout tokens, then its index entry.
+ * Ends the session `sessionDigest` of a user: its grants, its logout tokens, its record, then its index entry.
  * Resolves `null` when the index has no such session (already ended, or never indexed).
  *
  * @example const ended = await endIndexedSession(context, accountId, userId, sessionDigest);
@@ -66,10 +67,11 @@ export async function endIndexedSession(
       const fresh = session.grants.filter((grant) => !revoked.has(grant.grantId));
       await Promise.all(fresh.map((grant) => context.store.delete(grantKey(grant.grantId))));
       for (const grant of fresh) revoked.add(grant.grantId);
-      await context.store.delete(sessionKeyOfDigest(sessionDigest));
-      // After the grants (a failure here leaves no token of the session alive), before the index entry goes (a
-      // failure here leaves the entry, so a retry finds the session and queues again; the queue keeps one job per app).
+      // After the grants (a failure here leaves no token of the session alive), before the record and the index entry
+      // go (a failure here leaves both, so the user's retry with the same cookie finds the session and queues again;
+      // the queue keeps one job per app).
       await queueLogoutTokens(context, { accountId, userId, sid, clientIds: clientIdsOf(session) });
+      await context.store.delete(sessionKeyOfDigest(sessionDigest));
     };
     const rest = sessions.filter((entry) => entry.sessionDigest !== sessionDigest);
     return { sessions: rest, prepare, settle: () => ({ sid, authTime: session.authTime, clientIds: clientIdsOf(session) }) };
