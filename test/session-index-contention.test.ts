@@ -13,7 +13,7 @@ import { MemoryStore, type Store } from '../src/index.js';
 import type { EventInput } from '../src/events/sentinel-event.js';
 import { contextOf } from '../src/http/context.js';
 import { LogoutQueue } from '../src/logout/logout-queue.js';
-import { endIndexedSession } from '../src/sessions/end-sessions.js';
+import { endAllUserSessions, endIndexedSession } from '../src/sessions/end-sessions.js';
 import { attachGrant, indexSession, readUserIndex, type SessionContext, sessionSid } from '../src/sessions/session-index.js';
 import { grantKey } from '../src/token/grant-records.js';
 import { countingIndexWrites, type IndexWrites } from './helpers/counting-store.js';
@@ -175,6 +175,48 @@ function cases(label: string, stores: () => [Store, Store]): void {
       expect((await readUserIndex(one.context, ACCOUNT, userId)).sessions).toEqual([]);
       expect(await alive(one.store, grants)).toEqual(grants.slice(20));
       expect(one.writes.lost).toBe(0);
+    });
+
+    it('two instances ending the same session at once: the one whose write loses finds it ended and goes on with the rest', async () => {
+      const events: EventInput[] = [];
+      const [first, second] = stores();
+      const two = instance(second, events);
+      // Instance one's first index write waits until instance two has ended the same session: it loses its
+      // compare-and-set and plans again against an index without that session.
+      let before: (() => Promise<unknown>) | null = null;
+      const held: Store = new Proxy(first, {
+        get(target, property) {
+          if (property === 'swap') {
+            return async (entries: Parameters<Store['swap']>[0]) => {
+              const wait = before;
+              before = null;
+              if (wait !== null) await wait();
+              return target.swap(entries);
+            };
+          }
+          const value: unknown = Reflect.get(target, property, target);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+      const one = instance(held, events);
+      const userId = newUser();
+      const a = await signedIn(two.context, userId);
+      const b = await signedIn(two.context, userId);
+      const grants = [await newGrant(two.store), await newGrant(two.store)] as [string, string];
+      expect(await attach(two, userId, a.sid, grants[0])).toBe(true);
+      expect(await attach(two, userId, b.sid, grants[1])).toBe(true);
+      let endedByTwo: unknown;
+      before = async () => {
+        endedByTwo = await endIndexedSession(two.context, ACCOUNT, userId, a.sessionDigest);
+      };
+      // "Sign out everywhere" on instance one: session a was ended by two meanwhile, b is ended by one.
+      expect(await endAllUserSessions(one.context, ACCOUNT, userId)).toBe(1);
+      expect(endedByTwo).toEqual({ sid: a.sid, authTime: expect.any(Number), clientIds: [APP_A] });
+      expect(one.writes.lost).toBe(1);
+      expect((await readUserIndex(one.context, ACCOUNT, userId)).sessions).toEqual([]);
+      expect(await alive(one.store, grants)).toEqual([]);
+      // Ending it again, once the session is gone from the index: nothing to end, no error.
+      expect(await endIndexedSession(one.context, ACCOUNT, userId, a.sessionDigest)).toBeNull();
     });
 
     it('a store failing to end an old grant rejects only the attach that needed it; the rest of its batch is written', async () => {

@@ -36,7 +36,8 @@ export interface EndedSession {
 
 /**
  * Ends the session `sessionDigest` of a user: its grants, its logout tokens, its record, then its index entry.
- * Resolves `null` when the index has no such session (already ended, or never indexed).
+ * Resolves `null` when the index has no such session (already ended, here or by another instance meanwhile, or
+ * never indexed).
  *
  * @example const ended = await endIndexedSession(context, accountId, userId, sessionDigest);
  */
@@ -48,21 +49,13 @@ export async function endIndexedSession(
 ): Promise<EndedSession | null> {
   // Kept across the attempts of the ending's batch: what was deleted is not deleted again.
   const revoked = new Set<string>();
-  let seen = false;
   const sid = sessionSid(accountId, userId, sessionDigest);
   return commitIndexChange(context, accountId, userId, (sessions) => {
     const session = sessions.find((entry) => entry.sessionDigest === sessionDigest);
-    if (session === undefined) {
-      // Gone after an earlier attempt saw it (another instance ended it meanwhile): what this one ended stays
-      // ended, the rest is a 500, as before the index writes were queued.
-      const goneSinceSeen = seen;
-      const settle = (): null => {
-        if (goneSinceSeen) throw new Error("the user's session index kept changing while a session was ended");
-        return null;
-      };
-      return { sessions, settle };
-    }
-    seen = true;
+    // Not indexed, or no longer: also when an earlier attempt saw it and lost its write to another instance ending
+    // the same session. An entry leaves the index only once every grant it lists is gone, so nothing of the
+    // session is left to end: already ended, not an error ("sign out everywhere" on two devices at once).
+    if (session === undefined) return { sessions, settle: () => null };
     const prepare = async (): Promise<void> => {
       const fresh = session.grants.filter((grant) => !revoked.has(grant.grantId));
       await Promise.all(fresh.map((grant) => context.store.delete(grantKey(grant.grantId))));
