@@ -122,7 +122,7 @@ export interface SentinelOptions {
   idTokenTtl?: number | undefined;
   /** Also put the scope-released `users.claims` in ID tokens, not only at UserInfo. @defaultValue `false` */
   idTokenClaims?: boolean | undefined;
-  /** The device session cookie, its timeouts, and how many grants one app keeps through it. @defaultValue `{ cookieName: 'sentinel_session', absoluteTtl: 28800, idleTtl: 3600, maxGrantsPerApp: 16 }` */
+  /** The device session cookie, its timeouts, how many grants one app keeps through it, and how many sessions one user keeps. @defaultValue `{ cookieName: 'sentinel_session', absoluteTtl: 28800, idleTtl: 3600, maxGrantsPerApp: 16, maxSessionsPerUser: 64 }` */
   session?:
     | {
         /** Name of the session cookie (letters, digits, `_` and `-`). @defaultValue `'sentinel_session'` */
@@ -138,6 +138,14 @@ export interface SentinelOptions {
          * @defaultValue `16`
          */
         maxGrantsPerApp?: number | undefined;
+        /**
+         * The most device sessions (browsers and devices) one user keeps. A sign-in that would add one more ends the
+         * user's oldest sessions as a logout would, grants and logout tokens included, with a `session.ended` event
+         * (`reason: 'sessions-limit'`) each (docs/guides/sessions-and-logout.md#how-many-sessions-a-user-keeps). An
+         * integer ≥ 1.
+         * @defaultValue `64`
+         */
+        maxSessionsPerUser?: number | undefined;
       }
     | undefined;
   /** Refresh-token lifetimes; a refresh token rotates on every use. @defaultValue `{ idleTtl: 1209600, absoluteTtl: 2592000 }` */

@@ -3,7 +3,8 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { digest } from '../src/lib/random-secrets.js';
-import { createSession, encodeSessionRecord, endSession, useSession } from '../src/authorize/state/session.js';
+import { createSession } from '../src/authorize/state/new-session.js';
+import { encodeSessionRecord, endSession, useSession } from '../src/authorize/state/session.js';
 import { MemoryStore } from '../src/index.js';
 import { ACCOUNT, OTHER_ACCOUNT, makeSentinel } from './helpers/fixtures.js';
 import { contextOf } from '../src/http/context.js';

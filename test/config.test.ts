@@ -25,7 +25,13 @@ const app = (overrides: Record<string, unknown> = {}) => ({
 describe('createSentinel options', () => {
   it('fills nested defaults from the schema alone', () => {
     const { config } = createSentinel({ issuer: 'https://id.example.com', keys: [SIGNING_KEY] });
-    expect(config.session).toEqual({ cookieName: 'sentinel_session', absoluteTtl: 8 * 3600, idleTtl: 3600, maxGrantsPerApp: 16 });
+    expect(config.session).toEqual({
+      cookieName: 'sentinel_session',
+      absoluteTtl: 8 * 3600,
+      idleTtl: 3600,
+      maxGrantsPerApp: 16,
+      maxSessionsPerUser: 64,
+    });
     expect(config.refreshToken).toEqual({ idleTtl: 14 * 86_400, absoluteTtl: 30 * 86_400 });
     expect(config.throttle).toEqual({ maxFailures: 5, maxFailuresPerIp: 50, windowSeconds: 900 });
     expect(config.branding).toEqual({ productName: 'Sign in', colors: {} });

@@ -8,7 +8,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MemoryStore, type Sentinel } from '../src/index.js';
-import { createSession } from '../src/authorize/state/session.js';
+import { createSession } from '../src/authorize/state/new-session.js';
 import { digest } from '../src/lib/random-secrets.js';
 import {
   AUTHORIZE_PATH,

@@ -131,6 +131,28 @@ async function listedGrants(sentinel: Sentinel): Promise<Map<string, string[]>> 
   return listed;
 }
 
+describe('session.maxSessionsPerUser: the sessions one user keeps', () => {
+  it('a sign-in past the bound ends the oldest session as a logout would: its grants, its cookie, a session.ended', async () => {
+    const events: SentinelEvent[] = [];
+    const sentinel = makeSentinel(options({ session: { maxSessionsPerUser: 2 }, onEvent: (event) => events.push(event) }));
+    const first = await signInWithSession(sentinel);
+    const second = await signInWithSession(sentinel);
+    expect(events.filter((event) => event.type === 'session.ended')).toEqual([]);
+    const third = await signInWithSession(sentinel);
+    expect(await tokenStanding(sentinel, first.tokens, MAIN_APP)).toEqual(ENDED);
+    expect(await sessionWorks(sentinel, first.cookie)).toBe(false);
+    for (const kept of [second, third]) {
+      expect(await tokenStanding(sentinel, kept.tokens, MAIN_APP)).toEqual(LIVE);
+      expect(await sessionWorks(sentinel, kept.cookie)).toBe(true);
+    }
+    const listed = await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID });
+    expect(listed.map((session) => session.sid).sort()).toEqual([second.tokens.sid, third.tokens.sid].sort());
+    expect(events.filter((event) => event.type === 'session.ended')).toEqual([
+      expect.objectContaining({ accountId: ACCOUNT, userId: USER_ID, reason: 'sessions-limit' }),
+    ]);
+  });
+});
+
 describe('session.maxGrantsPerApp: the grants one app keeps through one session', () => {
   const MAX = 3;
 

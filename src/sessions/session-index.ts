@@ -274,19 +274,26 @@ export function changeUserIndex(
 }
 
 /**
- * Adds a new device session to its user's index (called as the session is created, before its cookie is sent).
+ * Adds a new device session to its user's index (called as the session is created, before its cookie is sent), and
+ * answers the digests of the user's oldest entries beyond `maxSessions` (the new one never among them), which the
+ * caller ends: a user who signs in again and again, each time from a fresh browser, would otherwise grow one record
+ * without bound, every write of it costlier, and on MemoryStore fill the index's never-evicted budget that every
+ * other user's sign-in needs.
  *
- * @example await indexSession(context, { accountId, userId, sessionDigest: digest(sessionId), authTime, sessionEnd });
+ * @example const beyond = await indexSession(context, { accountId, userId, sessionDigest: digest(sessionId), authTime, sessionEnd }, 64);
  */
 export async function indexSession(
   context: SessionContext,
   input: { accountId: string; userId: string; sessionDigest: string; authTime: number; sessionEnd: number },
-): Promise<void> {
+  maxSessions = Number.POSITIVE_INFINITY,
+): Promise<string[]> {
   const entry: IndexedSession = { sessionDigest: input.sessionDigest, authTime: input.authTime, sessionEnd: input.sessionEnd, grants: [] };
-  await changeUserIndex(context, input.accountId, input.userId, (sessions) => [
-    ...sessions.filter((session) => session.sessionDigest !== input.sessionDigest),
-    entry,
-  ]);
+  return commitIndexChange(context, input.accountId, input.userId, (sessions) => {
+    const others = sessions.filter((session) => session.sessionDigest !== input.sessionDigest);
+    const excess = others.length + 1 - maxSessions;
+    const beyond = excess > 0 ? [...others].sort((a, b) => a.authTime - b.authTime).slice(0, excess) : [];
+    return { sessions: [...others, entry], settle: () => beyond.map((session) => session.sessionDigest) };
+  });
 }
 
 /** What {@link attachGrant} is told: the grant, the session it was issued through, and the bound it must keep. */

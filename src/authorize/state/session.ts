@@ -6,9 +6,8 @@
  * signs the user into account B. It ends at the first of: its absolute lifetime, `idleTtl` without use, logout.
  */
 import type { SentinelContext } from '../../http/context.js';
-import { digest, randomSecret } from '../../lib/random-secrets.js';
+import { digest } from '../../lib/random-secrets.js';
 import { type AmrValue, readAmr } from '../../assurance/levels.js';
-import { indexSession } from '../../sessions/session-index.js';
 
 /** What a device session stands for. Persisted under `session:{sha256(sessionId)}` (see {@link encodeSessionRecord}). */
 export interface SessionRecord {
@@ -95,40 +94,6 @@ export function parseSessionRecord(value: string | null): SessionRecord | null {
   } catch {
     return null;
   }
-}
-
-/**
- * Creates a session with a fresh id (never reusing one the browser presented, so no session fixation) and
- * returns the id for the cookie.
- *
- * @example
- * const sessionId = await createSession(context, { accountId, userId, authTime, amr: ['pwd'] });
- */
-export async function createSession(
-  context: SentinelContext,
-  input: { accountId: string; userId: string; authTime: number; amr?: AmrValue[] | undefined },
-): Promise<string> {
-  const { absoluteTtl, idleTtl } = context.config.session;
-  const now = Date.now();
-  const sessionId = randomSecret();
-  const record: SessionRecord = {
-    userId: input.userId,
-    accountId: input.accountId,
-    authTime: input.authTime,
-    expiresAt: now + absoluteTtl * 1000,
-  };
-  if (input.amr !== undefined) record.amr = input.amr;
-  const key = sessionKey(sessionId);
-  // Indexed first: a session is never usable (its cookie sent) before ending it can find it and its grants.
-  await indexSession(context, {
-    accountId: input.accountId,
-    userId: input.userId,
-    sessionDigest: sessionDigestOfKey(key),
-    authTime: input.authTime,
-    sessionEnd: Math.ceil(record.expiresAt / 1000),
-  });
-  await context.store.set(key, encodeSessionRecord(record), idleTtl * 1000);
-  return sessionId;
 }
 
 /** A live session as read from the store, with the key that {@link touchSession} writes it back under. */

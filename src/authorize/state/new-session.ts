@@ -1,0 +1,55 @@
+/**
+ * Opening a device session: the user's index first (so ending the session can always find it), the user's oldest
+ * sessions beyond `session.maxSessionsPerUser` ended as a logout ends them, then the record. Apart from
+ * session.ts because ending sessions (sessions/end-sessions.ts) reads session records.
+ */
+import type { SentinelContext } from '../../http/context.js';
+import { randomSecret } from '../../lib/random-secrets.js';
+import type { AmrValue } from '../../assurance/levels.js';
+import { endIndexedSession } from '../../sessions/end-sessions.js';
+import { indexSession } from '../../sessions/session-index.js';
+import { encodeSessionRecord, type SessionRecord, sessionDigestOfKey, sessionKey } from './session.js';
+
+/**
+ * Creates a session with a fresh id (never reusing one the browser presented, so no session fixation) and
+ * returns the id for the cookie.
+ *
+ * @example
+ * const sessionId = await createSession(context, { accountId, userId, authTime, amr: ['pwd'] }); // the cookie's value
+ */
+export async function createSession(
+  context: SentinelContext,
+  input: { accountId: string; userId: string; authTime: number; amr?: AmrValue[] | undefined },
+): Promise<string> {
+  const { absoluteTtl, idleTtl } = context.config.session;
+  const now = Date.now();
+  const sessionId = randomSecret();
+  const record: SessionRecord = {
+    userId: input.userId,
+    accountId: input.accountId,
+    authTime: input.authTime,
+    expiresAt: now + absoluteTtl * 1000,
+  };
+  if (input.amr !== undefined) record.amr = input.amr;
+  const key = sessionKey(sessionId);
+  // Indexed first: a session is never usable (its cookie sent) before ending it can find it and its grants.
+  const beyond = await indexSession(
+    context,
+    {
+      accountId: input.accountId,
+      userId: input.userId,
+      sessionDigest: sessionDigestOfKey(key),
+      authTime: input.authTime,
+      sessionEnd: Math.ceil(record.expiresAt / 1000),
+    },
+    context.config.session.maxSessionsPerUser,
+  );
+  // The user's oldest sessions beyond the bound end as a logout would end them: grants, logout tokens, record.
+  for (const sessionDigest of beyond) {
+    if ((await endIndexedSession(context, input.accountId, input.userId, sessionDigest)) !== null) {
+      context.emit({ type: 'session.ended', accountId: input.accountId, userId: input.userId, reason: 'sessions-limit' });
+    }
+  }
+  await context.store.set(key, encodeSessionRecord(record), idleTtl * 1000);
+  return sessionId;
+}
