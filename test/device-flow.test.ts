@@ -169,6 +169,42 @@ describe('polling', () => {
     expect(events).toContainEqual(expect.objectContaining({ type: 'device.denied', outcome: 'failure' }));
   });
 
+  it('changes nothing when onEvent vetoes the approval or the denial: the device keeps polling', async () => {
+    for (const [choice, vetoed] of [
+      ['approve', 'device.approved'],
+      ['deny', 'device.denied'],
+    ] as const) {
+      const errors: unknown[] = [];
+      const { sentinel } = deviceSentinel({
+        onEvent: (event) => {
+          if (event.type === vetoed) throw new Error(`${vetoed} vetoed`);
+        },
+        onError: (error) => errors.push(error),
+      });
+      const codes = await requestCodes(sentinel);
+      expect((await personDecides(sentinel, codes.user_code, choice)).status, choice).toBe(500);
+      expect(errors).toContainEqual(expect.objectContaining({ message: `${vetoed} vetoed` }));
+      expect(await pollError(sentinel, codes.device_code), choice).toBe('authorization_pending');
+    }
+  });
+
+  it('changes nothing when onEvent vetoes the denial of a sign-in cancelled on the login page', async () => {
+    const { sentinel } = deviceSentinel({
+      onEvent: (event) => {
+        if (event.type === 'device.denied') throw new Error('device.denied vetoed');
+      },
+      onError: () => undefined,
+    });
+    const codes = await requestCodes(sentinel);
+    const entered = await enterCode(sentinel, {}, codes.user_code);
+    const [path, query] = String(entered.headers.location).split('?') as [string, string];
+    const page = await call(sentinel, { path, query });
+    const csrf = /name="csrf_token" value="([^"]+)"/.exec(String(page.body))?.[1] ?? '';
+    const cancelled = await postForm(sentinel, path, new URLSearchParams({ csrf_token: csrf, cancel: '1' }).toString(), { query });
+    expect(cancelled.status).toBe(500);
+    expect(await pollError(sentinel, codes.device_code)).toBe('authorization_pending');
+  });
+
   it('answers expired_token after expires_in, and the page refuses the code', async () => {
     const { sentinel } = deviceSentinel();
     const codes = await requestCodes(sentinel);

@@ -127,7 +127,12 @@ export async function replaceDevice(context: SentinelContext, found: StoredDevic
  * in between (a poll only notes its time). Returns the record as it was when the change applied, or the record that
  * stopped it: anything but a pending, unexpired one is left alone.
  *
- * @example const outcome = await decideDevice(context, grantId, { status: 'approved', userId, authTime });
+ * `announce` (the decision's audit event) runs once, on the first read that finds the authorization still open to
+ * the decision, and before anything is written: an `onEvent` that throws there vetoes the decision, which then
+ * never applies, and the device goes on hearing `authorization_pending`. Should another decision win the swap after
+ * it (two browsers deciding the same code at once), the event was announced for a decision that did not apply.
+ *
+ * @example const outcome = await decideDevice(context, grantId, { status: 'approved', userId, authTime }, (record) => emit(record));
  */
 export async function decideDevice(
   context: SentinelContext,
@@ -135,7 +140,9 @@ export async function decideDevice(
   decision:
     | { status: 'approved'; userId: string; authTime: number; amr?: AmrValue[] | undefined }
     | { status: 'denied'; userId?: string | undefined },
+  announce: (record: DeviceRecord) => void = () => undefined,
 ): Promise<{ applied: boolean; record: DeviceRecord | null }> {
+  let announced = false;
   // A poll every few seconds can change the record between our read and our swap; a handful of tries always suffices
   // for honest devices, and a device polling faster than that is slowed down by the same swaps.
   for (let attempt = 0; attempt < 8; attempt += 1) {
@@ -143,6 +150,10 @@ export async function decideDevice(
     if (found === null) return { applied: false, record: null };
     const { record } = found;
     if (record.status !== 'pending' || record.expiresAt <= Math.floor(Date.now() / 1000)) return { applied: false, record };
+    if (!announced) {
+      announce(record);
+      announced = true;
+    }
     if (await replaceDevice(context, found, { ...record, ...decision })) return { applied: true, record };
   }
   throw new Error('the device authorization kept changing while it was being decided');

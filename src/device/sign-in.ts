@@ -53,7 +53,8 @@ export async function cancelDeviceSignIn(
 ): Promise<SentinelResponse> {
   const taken = await takeInteraction(context, interactionId);
   if (taken === null) throw new OAuthError('invalid_request', en.linkExpired);
-  const { applied } = await decideDevice(context, device.grantId, { status: 'denied' });
-  if (applied) context.emit({ type: 'device.denied', accountId: taken.request.accountId, clientId: taken.request.clientId });
+  const { accountId, clientId } = taken.request;
+  // Announced before the write (decideDevice): an onEvent that throws vetoes the denial, and the device still waits.
+  await decideDevice(context, device.grantId, { status: 'denied' }, () => context.emit({ type: 'device.denied', accountId, clientId }));
   return outcomePageResponse(context, request, 'denied');
 }

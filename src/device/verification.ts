@@ -22,7 +22,7 @@ import { readSessionCookie } from '../authorize/state/session-cookie.js';
 import { readSession } from '../authorize/state/session.js';
 import { reserveAttempt, settleSuccess, subjectThrottleKeys, type ThrottleKeys } from '../authorize/state/throttle.js';
 import { confirmationURL, createConfirmation, type DeviceConfirmation, findConfirmation, takeConfirmation } from './confirmation.js';
-import { decideDevice, findByUserCode } from './device-records.js';
+import { type DeviceRecord, decideDevice, findByUserCode } from './device-records.js';
 import { confirmPageResponse, entryPageResponse, outcomePageResponse } from './pages.js';
 import { startDeviceSignIn } from './sign-in.js';
 import { formatUserCode, normalizeUserCode } from './user-code.js';
@@ -164,12 +164,14 @@ async function decide(context: SentinelContext, request: SentinelRequest, accoun
   const decision = approve
     ? ({ status: 'approved', userId, authTime, ...(amr === undefined ? {} : { amr }) } as const)
     : ({ status: 'denied', userId } as const);
-  const { applied, record } = await decideDevice(context, grantId, decision);
+  // The event before the write (decideDevice): an onEvent that throws vetoes the decision, and the device still waits.
+  const announce = (record: DeviceRecord): void =>
+    context.emit({ type: approve ? 'device.approved' : 'device.denied', accountId, clientId: record.clientId, userId });
+  const { applied, record } = await decideDevice(context, grantId, decision, announce);
   if (!applied) {
     const expired = record === null || record.expiresAt <= Math.floor(Date.now() / 1000);
     return entryPageResponse(context, request, accountId, { error: expired ? DEVICE_CODE_WRONG : DEVICE_CODE_USED, status: 400 });
   }
-  context.emit({ type: approve ? 'device.approved' : 'device.denied', accountId, clientId: record?.clientId, userId });
   return outcomePageResponse(context, request, approve ? 'approved' : 'denied');
 }
 
