@@ -3,7 +3,7 @@
  * answers, the verification pages and what each refusal leaves unchanged.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { DEVICE_CODE_GRANT, type SentinelEvent } from '../src/index.js';
+import { DEVICE_CODE_GRANT, MemoryStore, type SentinelEvent } from '../src/index.js';
 import { advanceClock } from './helpers/clock.js';
 import { call, postForm, TOKEN_PATH } from './helpers/direct-flow.js';
 import {
@@ -30,7 +30,7 @@ import { decodeJwt } from 'jose';
 import { generate } from 'otplib';
 import { createSentinel } from '../src/index.js';
 import { stepUpFixture } from './helpers/stepup-fixtures.js';
-import { csrfOf, setCookies, stepCookie } from './helpers/direct-flow.js';
+import { csrfOf, recordingStore, setCookies, stepCookie } from './helpers/direct-flow.js';
 
 const USER_CODE = /^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/;
 
@@ -301,6 +301,21 @@ describe('verification page', () => {
     const answers = await Promise.all(Array.from({ length: 30 }, () => enterCode(sentinel, {}, 'BCDF-GHJK')));
     expect(answers.filter((answer) => answer.status === 400).length).toBe(5);
     expect(answers.filter((answer) => answer.status === 429).length).toBe(25);
+  });
+
+  it('keeps counting wrong codes across right ones on a store without decrement', async () => {
+    // Anyone can mint a right code of the public device app: on a store that cannot give a slot back, it must not
+    // clear the guesses around it.
+    const store = recordingStore(new MemoryStore());
+    expect('decrement' in store).toBe(false);
+    const { sentinel } = deviceSentinel({ store, throttle: { maxFailures: 5, maxFailuresPerIp: 1000 } });
+    const statuses: number[] = [];
+    for (let round = 0; round < 4; round += 1) {
+      for (let i = 0; i < 2; i += 1) statuses.push((await enterCode(sentinel, {}, 'BCDF-GHJK', '198.51.100.9')).status);
+      statuses.push((await enterCode(sentinel, {}, (await requestCodes(sentinel)).user_code, '198.51.100.9')).status);
+    }
+    // Two wrong and one right per round: the fifth slot goes in the second round's right code, then only 429s.
+    expect(statuses).toEqual([400, 400, 303, 400, 400, 429, 429, 429, 429, 429, 429, 429]);
   });
 
   it('refuses a code entry posted from another site', async () => {

@@ -5,7 +5,8 @@
  *
  * Code entry is throttled on the password throttle's counters and limits (`throttle.maxFailures` per address and
  * account for wrong codes, `maxFailuresPerIp` per address across codes and passwords): each attempt reserves its slot
- * with the store's atomic increment before the code is looked up, a wrong code keeps it, a right one gives it back.
+ * with the store's atomic increment before the code is looked up, a wrong code keeps it, a right one gives it back
+ * (only through the store's `decrement`: without it the slot is kept, never the counter cleared).
  * The decision is a single-use confirmation bound to the signed-in session, its form protected by a CSRF token and the
  * cross-site check of every POST of the browser flow.
  */
@@ -20,7 +21,7 @@ import { constantTimeEqual } from '../lib/random-secrets.js';
 import { isCrossSiteRequest } from '../authorize/endpoints/cross-site.js';
 import { readSessionCookie } from '../authorize/state/session-cookie.js';
 import { readSession } from '../authorize/state/session.js';
-import { reserveAttempt, settleSuccess, subjectThrottleKeys, type ThrottleKeys } from '../authorize/state/throttle.js';
+import { refundAttempt, reserveAttempt, subjectThrottleKeys, type ThrottleKeys } from '../authorize/state/throttle.js';
 import { confirmationURL, createConfirmation, type DeviceConfirmation, findConfirmation, takeConfirmation } from './confirmation.js';
 import { type DeviceRecord, decideDevice, findByUserCode } from './device-records.js';
 import { confirmPageResponse, entryPageResponse, outcomePageResponse } from './pages.js';
@@ -87,7 +88,9 @@ async function enterCode(context: SentinelContext, request: SentinelRequest, acc
     context.emit({ type: 'login.failed', accountId, usernameDigest: keys.usernameDigest, reason: 'unknown or expired user code' });
     return again(DEVICE_CODE_WRONG);
   }
-  await settleSuccess(context, keys);
+  // Not settleSuccess: a right code proves nothing (anyone can mint one), so on a store without decrement the slot is
+  // kept rather than the counter cleared.
+  await refundAttempt(context, keys);
   if (found.record.status !== 'pending') return again(DEVICE_CODE_USED);
   const app = context.apps.findApp(accountId, found.record.clientId);
   const resolved = isThenable(app) ? await app : app;

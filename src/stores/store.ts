@@ -52,7 +52,8 @@ export interface Store {
    * Optional: gives one slot of a counter back (never below zero, never starting a counter, window unchanged) and
    * returns the new count. The login and registration-token throttles return a successful attempt's slot with it
    * (MemoryStore and RedisStore have it). Without it, a successful login clears its username counter instead and
-   * address counters keep their slots, which only errs toward throttling sooner.
+   * address counters keep their slots, as does a right user code of the device flow on both of its counters, which
+   * only errs toward throttling sooner.
    */
   decrement?(key: string): Promise<number>;
   /**

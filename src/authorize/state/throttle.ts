@@ -153,3 +153,17 @@ export async function settleSuccess(context: SentinelContext, keys: ThrottleKeys
   else await context.store.delete(keys.username);
   await refundAddress(context, keys);
 }
+
+/**
+ * After a success anyone can bring about at will, such as a right user code (the public device app hands codes out to
+ * whoever asks): gives the attempt's slot back on both counters where the store has `decrement`, and otherwise keeps
+ * it. Never clears the counter as {@link settleSuccess} does without `decrement`: a success of one's own making would
+ * then wipe the guesses around it, and the limit would bound nothing.
+ *
+ * @example
+ * await refundAttempt(context, keys); // a right user code
+ */
+export async function refundAttempt(context: SentinelContext, keys: ThrottleKeys): Promise<void> {
+  await context.store.decrement?.(keys.username);
+  await refundAddress(context, keys);
+}
