@@ -1,8 +1,8 @@
 /**
  * A device-flow grant has an entry of its own in its user's session index: the device is listed among the user's
  * sessions and its app among the connected apps, its ID tokens carry that entry's sid, and "sign out everywhere",
- * "end this session" and "disconnect this app" end it. Signing out in the browser that approved it does not. A
- * failed index write issues nothing usable.
+ * "end this session" and "disconnect this app" end it, also between the approval and the device's poll. Signing out
+ * in the browser that approved it does not. A failed index write approves or issues nothing usable.
  */
 import { decodeJwt } from 'jose';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -11,14 +11,20 @@ import { advanceClock } from './helpers/clock.js';
 import {
   type Browser,
   DEVICE_CLIENT_ID,
+  decide,
   deviceApps,
+  enterCode,
   jsonBody,
+  openConfirmation,
   personDecides,
   poll,
+  pollError,
   refreshDevice,
   requestCodes,
+  signInForDevice,
 } from './helpers/device-drive.js';
 import { ACCOUNT, makeSentinel, USER_ID } from './helpers/fixtures.js';
+import { racingStore } from './helpers/racing-store.js';
 
 const USER = { accountId: ACCOUNT, userId: USER_ID };
 
@@ -44,6 +50,29 @@ const live = (sentinel: Sentinel, token: string) =>
 
 async function refreshes(sentinel: Sentinel, refreshToken: string): Promise<boolean> {
   return (await refreshDevice(sentinel, refreshToken)).status === 200;
+}
+
+/** A MemoryStore whose writes of session indexes fail while `failIndex(true)`. */
+function failingIndexStore(): { store: Store; failIndex: (on: boolean) => void } {
+  const memory = new MemoryStore();
+  let failing = false;
+  const swap = (entries: Parameters<Store['swap']>[0]) =>
+    failing && entries.some((entry) => entry.key.startsWith('user-sessions:'))
+      ? Promise.reject(new Error('index write failed'))
+      : memory.swap(entries);
+  const store = new Proxy(memory, {
+    get: (target, name) => {
+      if (name === 'swap') return swap;
+      const value: unknown = Reflect.get(target, name);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return {
+    store,
+    failIndex: (on) => {
+      failing = on;
+    },
+  };
 }
 
 describe('device grants in the session index', () => {
@@ -78,6 +107,64 @@ describe('device grants in the session index', () => {
     expect(await refreshes(sentinel, disconnected.refresh_token)).toBe(false);
   });
 
+  it('voids an approval not yet polled when the user signs out everywhere or disconnects the app', async () => {
+    for (const [how, end] of [
+      ['endUserSessions', (sentinel: Sentinel) => sentinel.endUserSessions(USER)],
+      ['revokeUserGrants', (sentinel: Sentinel) => sentinel.revokeUserGrants({ ...USER, clientId: DEVICE_CLIENT_ID })],
+    ] as const) {
+      const sentinel = makeSentinel({ apps: deviceApps() });
+      const codes = await requestCodes(sentinel, { scope: 'openid offline_access' });
+      expect((await personDecides(sentinel, codes.user_code, 'approve')).status).toBe(200);
+      // Approved: the device is listed with its app, which holds no grant before the poll.
+      expect((await sentinel.listSessions(USER)).map((session) => session.clientIds)).toEqual([[], [DEVICE_CLIENT_ID]]);
+      expect(await sentinel.listUserGrants(USER)).toEqual([]);
+      await end(sentinel);
+      const answer = await poll(sentinel, codes.device_code);
+      expect([answer.status, jsonBody(answer).error], how).toEqual([400, 'access_denied']);
+      expect(await sentinel.listUserGrants(USER), how).toEqual([]);
+      expect(
+        (await sentinel.listSessions(USER)).map((session) => session.clientIds),
+        how,
+      ).toEqual(how === 'endUserSessions' ? [] : [[]]);
+    }
+  });
+
+  it('ends the grant when the user signs out everywhere while the poll that created it joins the index', async () => {
+    // Two instances over one store: the poll's, which opens the window in its read of the index, and the one that
+    // signs the user out everywhere in that window.
+    const memory = new MemoryStore();
+    const racing = racingStore(memory, (key) => key.startsWith('user-sessions:'));
+    const device = makeSentinel({ apps: deviceApps(), store: racing });
+    const account = makeSentinel({ apps: deviceApps(), store: memory });
+    const codes = await requestCodes(device, { scope: 'openid offline_access' });
+    expect((await personDecides(account, codes.user_code, 'approve')).status).toBe(200);
+    let ended: number | undefined;
+    racing.arm(async () => {
+      ended = await account.endUserSessions(USER);
+    });
+    const answer = await poll(device, codes.device_code);
+    expect(ended).toBeDefined();
+    expect([answer.status, jsonBody(answer).error]).toEqual([400, 'access_denied']);
+    expect(await account.listUserGrants(USER)).toEqual([]);
+    expect(await account.listSessions(USER)).toEqual([]);
+  });
+
+  it('takes back the entry of an approval that came after a denial', async () => {
+    const sentinel = makeSentinel({ apps: deviceApps() });
+    const codes = await requestCodes(sentinel);
+    const approving: Browser = {};
+    const opened = await openConfirmation(
+      sentinel,
+      approving,
+      await signInForDevice(sentinel, approving, await enterCode(sentinel, approving, codes.user_code)),
+    );
+    expect((await personDecides(sentinel, codes.user_code, 'deny')).status).toBe(200);
+    expect((await decide(sentinel, approving, opened, 'approve')).status).toBe(400);
+    // The two browsers that signed in, and no device.
+    expect((await sentinel.listSessions(USER)).map((session) => session.clientIds)).toEqual([[], []]);
+    expect(await pollError(sentinel, codes.device_code)).toBe('access_denied');
+  });
+
   it('outlives the sign-out of the browser that approved it', async () => {
     const sentinel = makeSentinel({ apps: deviceApps() });
     const tokens = await connectDevice(sentinel);
@@ -87,30 +174,36 @@ describe('device grants in the session index', () => {
     expect(await refreshes(sentinel, tokens.refresh_token)).toBe(true);
   });
 
+  it('approves nothing when the index cannot be written at the approval, and reports the cause', async () => {
+    const { store, failIndex } = failingIndexStore();
+    const errors: unknown[] = [];
+    const sentinel = makeSentinel({ apps: deviceApps(), store, onError: (error) => errors.push(error) });
+    const codes = await requestCodes(sentinel);
+    const browser: Browser = {};
+    const opened = await openConfirmation(
+      sentinel,
+      browser,
+      await signInForDevice(sentinel, browser, await enterCode(sentinel, browser, codes.user_code)),
+    );
+    failIndex(true);
+    expect((await decide(sentinel, browser, opened, 'approve')).status).toBe(500);
+    expect(errors).toContainEqual(expect.objectContaining({ message: 'index write failed' }));
+    failIndex(false);
+    expect(await pollError(sentinel, codes.device_code)).toBe('authorization_pending');
+  });
+
   it('issues nothing usable when the index cannot be written, and reports the cause', async () => {
-    const memory = new MemoryStore();
-    let failIndex = false;
-    const swap = (entries: Parameters<Store['swap']>[0]) =>
-      failIndex && entries.some((entry) => entry.key.startsWith('user-sessions:'))
-        ? Promise.reject(new Error('index write failed'))
-        : memory.swap(entries);
-    const store = new Proxy(memory, {
-      get: (target, name) => {
-        if (name === 'swap') return swap;
-        const value: unknown = Reflect.get(target, name);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
+    const { store, failIndex } = failingIndexStore();
     const errors: unknown[] = [];
     const sentinel = makeSentinel({ apps: deviceApps(), store, onError: (error) => errors.push(error) });
     const codes = await requestCodes(sentinel, { scope: 'openid offline_access' });
     expect((await personDecides(sentinel, codes.user_code, 'approve')).status).toBe(200);
     advanceClock(6);
-    failIndex = true;
+    failIndex(true);
     const failed = await poll(sentinel, codes.device_code);
     expect([failed.status, jsonBody(failed).error]).toEqual([500, 'server_error']);
     expect(errors).toContainEqual(expect.objectContaining({ message: 'index write failed' }));
-    failIndex = false;
+    failIndex(false);
     expect(await sentinel.listUserGrants(USER)).toEqual([]);
     // The device authorization was spent with the grant it created, and that grant is gone: no second try.
     advanceClock(12);

@@ -1,8 +1,9 @@
 /**
  * `grant_type=urn:ietf:params:oauth:grant-type:device_code` (RFC 8628 §3.4, §3.5): the device polls with its device
  * code until the person approves or denies, or the code expires. Tokens are issued exactly as for an authorization
- * code (`token/user-tokens.ts`): one swap spends the device authorization and creates the grant, which then joins
- * its user's session index as an entry of its own (`device-session.ts`).
+ * code (`token/user-tokens.ts`): one swap spends the device authorization and creates the grant, which then takes
+ * its place in the user's session index entry written at the approval, only while that entry is still there
+ * (`device-session.ts`).
  */
 import { DEVICE_CODE_GRANT, requireGrant, type App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
@@ -18,7 +19,7 @@ import { tokenResources } from '../token/resource-indicators.js';
 import { readAmr } from '../assurance/levels.js';
 import type { PendingProof } from '../dpop/token-binding.js';
 import { type StoredDevice, deviceGrantId, deviceKey, readDevice, replaceDevice, retainMs } from './device-records.js';
-import { deviceSid, indexDeviceGrant } from './device-session.js';
+import { attachDeviceGrant, deviceSid } from './device-session.js';
 
 /** RFC 8628 §3.5: each `slow_down` adds five seconds to the interval, for the rest of the authorization. */
 const SLOW_DOWN_STEP = 5;
@@ -46,8 +47,9 @@ async function pendingPoll(context: SentinelContext, found: StoredDevice, nowMs:
 }
 
 /**
- * Answers a device poll: `authorization_pending`, `slow_down`, `access_denied`, `expired_token`, or the tokens. A
- * device code presented by another client than the one it was issued to is `invalid_grant` and changes nothing.
+ * Answers a device poll: `authorization_pending`, `slow_down`, `access_denied` (denied, or the approval withdrawn by
+ * ending the user's sessions or disconnecting the app), `expired_token`, or the tokens. A device code presented by
+ * another client than the one it was issued to is `invalid_grant` and changes nothing.
  *
  * @example
  * // POST /sentinel/api/account/123/token  grant_type=urn:ietf:params:oauth:grant-type:device_code&device_code=…&client_id=…
@@ -110,7 +112,8 @@ export async function handleDeviceCodeGrant(
     ]);
     // Another poll with the same device code took the tokens first: this one gets none.
     if (!applied) throw usedOrUnknown();
-    await indexDeviceGrant(context, grantId, grant);
+    // Since the approval the user may have signed out everywhere or disconnected the app: then no tokens.
+    await attachDeviceGrant(context, grantId, grant);
     return refreshToken;
   };
   // As for a code: spent only if unchanged. A poll that took the tokens first made a grant, which is revoked.

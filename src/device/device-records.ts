@@ -127,12 +127,13 @@ export async function replaceDevice(context: SentinelContext, found: StoredDevic
  * in between (a poll only notes its time). Returns the record as it was when the change applied, or the record that
  * stopped it: anything but a pending, unexpired one is left alone.
  *
- * `announce` (the decision's audit event) runs once, on the first read that finds the authorization still open to
- * the decision, and before anything is written: an `onEvent` that throws there vetoes the decision, which then
- * never applies, and the device goes on hearing `authorization_pending`. Should another decision win the swap after
- * it (two browsers deciding the same code at once), the event was announced for a decision that did not apply.
+ * `prepare` (the decision's audit event; an approval's session index entry) runs once, on the first read that finds
+ * the authorization still open to the decision, and before the record is written: an `onEvent` or an index write
+ * that throws there stops the decision, which then never applies, and the device goes on hearing
+ * `authorization_pending`. Should another decision win the swap after it (two browsers deciding the same code at
+ * once), it prepared a decision that did not apply (`applied: false`, the caller takes back what it wrote).
  *
- * @example const outcome = await decideDevice(context, grantId, { status: 'approved', userId, authTime }, (record) => emit(record));
+ * @example const outcome = await decideDevice(context, grantId, { status: 'approved', userId, authTime }, async (record) => emit(record));
  */
 export async function decideDevice(
   context: SentinelContext,
@@ -140,9 +141,9 @@ export async function decideDevice(
   decision:
     | { status: 'approved'; userId: string; authTime: number; amr?: AmrValue[] | undefined }
     | { status: 'denied'; userId?: string | undefined },
-  announce: (record: DeviceRecord) => void = () => undefined,
+  prepare?: (record: DeviceRecord) => void | Promise<void>,
 ): Promise<{ applied: boolean; record: DeviceRecord | null }> {
-  let announced = false;
+  let prepared = false;
   // A poll every few seconds can change the record between our read and our swap; a handful of tries always suffices
   // for honest devices, and a device polling faster than that is slowed down by the same swaps.
   for (let attempt = 0; attempt < 8; attempt += 1) {
@@ -150,9 +151,9 @@ export async function decideDevice(
     if (found === null) return { applied: false, record: null };
     const { record } = found;
     if (record.status !== 'pending' || record.expiresAt <= Math.floor(Date.now() / 1000)) return { applied: false, record };
-    if (!announced) {
-      announce(record);
-      announced = true;
+    if (!prepared) {
+      await prepare?.(record);
+      prepared = true;
     }
     if (await replaceDevice(context, found, { ...record, ...decision })) return { applied: true, record };
   }

@@ -5,15 +5,32 @@
  * "disconnect this app" end its grant, its ID tokens carry the entry's `sid`, and ending it sends the app a logout
  * token. It does not join the session of the browser that approved it: signing out on the phone that approved a TV
  * does not disconnect the TV.
+ *
+ * The entry is written when the person approves, before the approval itself, and lists a stand-in for the grant the
+ * device's poll will create: the approval is then where ending the user's sessions or disconnecting the app looks,
+ * and either removes the entry (or the stand-in). The poll creates the grant, then puts it in place of the stand-in
+ * only while the stand-in is still there, as a code's grant joins only a session still indexed; otherwise it revokes
+ * the grant and answers `access_denied`. An ending that read the entry before the grant existed loses its
+ * compare-and-set to the poll's write, plans again, and ends the grant it now lists, which it never saw before.
  */
 import type { SentinelContext } from '../http/context.js';
+import { OAuthError } from '../errors.js';
 import { digest } from '../lib/random-secrets.js';
 import { changeUserIndex, type IndexedSession, sessionSid } from '../sessions/session-index.js';
 import { type GrantRecord, grantIndexUntil, revokeGrant } from '../token/grant-records.js';
+import type { DeviceRecord } from './device-records.js';
 
 /** The entry's stand-in for a session digest: derived from the grant id, so a retried write names the same entry. */
 function deviceSessionDigest(grantId: string): string {
   return digest(`device-grant\n${grantId}`);
+}
+
+/**
+ * What the entry lists in place of the grant between approval and poll: shaped like a grant id, under a label of its
+ * own so that no grant ever has it (ending it deletes a `grant:` key nobody wrote).
+ */
+function approvalStandIn(grantId: string): string {
+  return digest(`device-approval\n${grantId}`).slice(0, 22);
 }
 
 /**
@@ -25,29 +42,90 @@ export function deviceSid(accountId: string, userId: string, grantId: string): s
   return sessionSid(accountId, userId, deviceSessionDigest(grantId));
 }
 
+/** What an approval is indexed with. */
+export interface DeviceApproval {
+  grantId: string;
+  userId: string;
+  /** Seconds since the epoch when the approving user authenticated. */
+  authTime: number;
+  /** The device authorization being approved. */
+  record: DeviceRecord;
+}
+
 /**
- * Lists a device grant just created in its user's index, as an entry of its own whose session has already ended
- * (there is no session record): it stays listed while the grant can live. When the index cannot be written the
- * grant is revoked and the error goes on (a 500, fail closed): its tokens were signed but are never sent, and no
- * grant lives where ending the user's sessions would miss it.
+ * Lists an approval in its user's index, before it is written: an entry whose session has already ended (there is no
+ * session record), listing the device's app with a stand-in for its grant until the device record is kept (no poll
+ * gets tokens after that). An entry the device already has (another approval of the same user) is left as it is.
+ * A failure rejects, and the approval is then not written (a 500, fail closed).
  *
- * @example await indexDeviceGrant(context, grantId, grant);
+ * @example await indexDeviceApproval(context, { grantId, userId, authTime, record });
  */
-export async function indexDeviceGrant(context: SentinelContext, grantId: string, grant: GrantRecord): Promise<void> {
+export async function indexDeviceApproval(context: SentinelContext, approval: DeviceApproval): Promise<void> {
+  const { grantId, userId, authTime, record } = approval;
   const sessionDigest = deviceSessionDigest(grantId);
   const entry: IndexedSession = {
     sessionDigest,
-    authTime: grant.authTime,
-    sessionEnd: grant.authTime,
-    grants: [{ clientId: grant.clientId, grantId, until: grantIndexUntil(context, grant) }],
+    authTime,
+    sessionEnd: authTime,
+    grants: [{ clientId: record.clientId, grantId: approvalStandIn(grantId), until: record.retainUntil }],
   };
+  await changeUserIndex(context, record.accountId, userId, (sessions) =>
+    sessions.some((session) => session.sessionDigest === sessionDigest) ? null : [...sessions, entry],
+  );
+}
+
+/**
+ * Takes back the entry of an approval that did not apply (the code expired, or another decision came first), unless
+ * the decision that came first is an approval by the same user, which the entry now stands for. Only an entry that
+ * still lists nothing but the stand-in goes: never one a grant joined.
+ *
+ * @example if (!outcome.applied) await withdrawDeviceApproval(context, approval, outcome.record);
+ */
+export async function withdrawDeviceApproval(
+  context: SentinelContext,
+  approval: DeviceApproval,
+  decided: DeviceRecord | null,
+): Promise<void> {
+  const { grantId, userId, record } = approval;
+  const approvedBySameUser = decided?.userId === userId && (decided.status === 'approved' || decided.status === 'issued');
+  if (approvedBySameUser) return;
+  const sessionDigest = deviceSessionDigest(grantId);
+  const standIn = approvalStandIn(grantId);
+  await changeUserIndex(context, record.accountId, userId, (sessions) => {
+    const entry = sessions.find((session) => session.sessionDigest === sessionDigest);
+    if (entry === undefined || entry.grants.some((grant) => grant.grantId !== standIn)) return null;
+    return sessions.filter((session) => session !== entry);
+  });
+}
+
+/**
+ * Puts a device grant just created in place of its approval's stand-in. When the stand-in is gone (the user signed
+ * out everywhere, ended the device's session or disconnected its app since approving) the grant is revoked and the
+ * poll answers `access_denied`: its tokens were signed but are never sent. When the index cannot be written the grant
+ * is revoked too and the error goes on (a 500, fail closed): no grant lives where ending the user's sessions would
+ * miss it.
+ *
+ * @example await attachDeviceGrant(context, grantId, grant);
+ */
+export async function attachDeviceGrant(context: SentinelContext, grantId: string, grant: GrantRecord): Promise<void> {
+  const sessionDigest = deviceSessionDigest(grantId);
+  const standIn = approvalStandIn(grantId);
+  const indexed = { clientId: grant.clientId, grantId, until: grantIndexUntil(context, grant) };
+  let attached: boolean;
   try {
-    await changeUserIndex(context, grant.accountId, grant.userId, (sessions) => [
-      ...sessions.filter((session) => session.sessionDigest !== sessionDigest),
-      entry,
-    ]);
+    attached = await changeUserIndex(context, grant.accountId, grant.userId, (sessions) => {
+      const at = sessions.findIndex((session) => session.sessionDigest === sessionDigest);
+      const entry = sessions[at];
+      if (entry === undefined || !entry.grants.some((listed) => listed.grantId === standIn)) return null;
+      const next = [...sessions];
+      next[at] = { ...entry, grants: [indexed] };
+      return next;
+    });
   } catch (error) {
     await revokeGrant(context, grantId).catch(() => undefined);
     throw error;
   }
+  if (attached) return;
+  await revokeGrant(context, grantId);
+  throw new OAuthError('access_denied', 'the approval was withdrawn: the user signed out everywhere or disconnected the app');
 }

@@ -25,6 +25,7 @@ import { refundAttempt, reserveAttempt, subjectThrottleKeys, type ThrottleKeys }
 import { confirmationURL, createConfirmation, type DeviceConfirmation, findConfirmation, takeConfirmation } from './confirmation.js';
 import { type DeviceRecord, decideDevice, findByUserCode } from './device-records.js';
 import { confirmPageResponse, entryPageResponse, outcomePageResponse } from './pages.js';
+import { type DeviceApproval, indexDeviceApproval, withdrawDeviceApproval } from './device-session.js';
 import { startDeviceSignIn } from './sign-in.js';
 import { formatUserCode, normalizeUserCode } from './user-code.js';
 import { en } from '../i18n/en.js';
@@ -149,6 +150,36 @@ function confirmationExpired(): OAuthError {
   return new OAuthError('invalid_request', DEVICE_CONFIRMATION_EXPIRED);
 }
 
+/**
+ * Writes the person's decision on the device authorization. Before the record changes (`prepare` of decideDevice):
+ * the event, so that an onEvent that throws vetoes the decision and the device still waits; and for an approval the
+ * device's entry in the user's session index, so that signing out everywhere or disconnecting the app before the
+ * device polls voids it (device-session.ts). An approval that then did not apply takes its entry back.
+ */
+async function applyDecision(
+  context: SentinelContext,
+  accountId: string,
+  confirmation: DeviceConfirmation,
+  approve: boolean,
+): Promise<{ applied: boolean; record: DeviceRecord | null }> {
+  const { userId, authTime, grantId } = confirmation;
+  // A stored record is not trusted to name a method the service does not know: such an amr is dropped.
+  const amr = readAmr(confirmation.amr);
+  const decision = approve
+    ? ({ status: 'approved', userId, authTime, ...(amr === undefined ? {} : { amr }) } as const)
+    : ({ status: 'denied', userId } as const);
+  let approval: DeviceApproval | undefined;
+  const prepare = async (record: DeviceRecord): Promise<void> => {
+    context.emit({ type: approve ? 'device.approved' : 'device.denied', accountId, clientId: record.clientId, userId });
+    if (!approve) return;
+    approval = { grantId, userId, authTime, record };
+    await indexDeviceApproval(context, approval);
+  };
+  const outcome = await decideDevice(context, grantId, decision, prepare);
+  if (!outcome.applied && approval !== undefined) await withdrawDeviceApproval(context, approval, outcome.record);
+  return outcome;
+}
+
 async function decide(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
   refuseCrossSite(context, request);
   const form = await readForm(request, context.config.bodyLimit);
@@ -161,16 +192,7 @@ async function decide(context: SentinelContext, request: SentinelRequest, accoun
   const approve = single(form, 'approve') !== undefined && single(form, 'deny') === undefined;
   // Single use: of two decisions posted at once, one takes the confirmation; the other finds it gone.
   if (id === undefined || (await takeConfirmation(context, id)) === null) throw confirmationExpired();
-  const { userId, authTime, grantId } = confirmation;
-  // A stored record is not trusted to name a method the service does not know: such an amr is dropped.
-  const amr = readAmr(confirmation.amr);
-  const decision = approve
-    ? ({ status: 'approved', userId, authTime, ...(amr === undefined ? {} : { amr }) } as const)
-    : ({ status: 'denied', userId } as const);
-  // The event before the write (decideDevice): an onEvent that throws vetoes the decision, and the device still waits.
-  const announce = (record: DeviceRecord): void =>
-    context.emit({ type: approve ? 'device.approved' : 'device.denied', accountId, clientId: record.clientId, userId });
-  const { applied, record } = await decideDevice(context, grantId, decision, announce);
+  const { applied, record } = await applyDecision(context, accountId, confirmation, approve);
   if (!applied) {
     const expired = record === null || record.expiresAt <= Math.floor(Date.now() / 1000);
     return entryPageResponse(context, request, accountId, { error: expired ? DEVICE_CODE_WRONG : DEVICE_CODE_USED, status: 400 });
