@@ -271,6 +271,38 @@ describe('refresh rotation', () => {
     expect(jsonOf(await refresh(tokens.refresh_token)).error).toBe('invalid_grant');
   });
 
+  it('revokes the access tokens of one grant one at a time; one the store fails does not fail the next', async () => {
+    const { sentinel, store, refresh, accepted, signIn, errors } = setup();
+    const first = await signIn();
+    const second = jsonOf(await refresh(first.refresh_token)) as typeof first;
+    const revoke = (token: string) =>
+      postForm(
+        sentinel,
+        `${TOKEN_PATH}/revoke`,
+        new URLSearchParams({ token, client_id: CLIENT_ID, client_secret: CLIENT_SECRET }).toString(),
+      );
+    // The first revocation's write hangs until it is failed by hand.
+    const swap = store.swap;
+    store.log.length = 0;
+    const swaps: Array<(error: Error) => void> = [];
+    store.swap = () => new Promise((_, reject) => void swaps.push(reject));
+    const failing = revoke(first.access_token);
+    await expect.poll(() => swaps.length).toBe(1);
+    store.swap = swap;
+    const following = revoke(second.access_token);
+    // The second waits for the first instead of racing it for the grant record.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(store.log.filter((entry) => entry.startsWith('swap'))).toEqual([]);
+    swaps[0]?.(new Error('store down'));
+    expect((await failing).status).toBe(500);
+    expect((await following).status).toBe(200);
+    expect(errors).toHaveLength(1);
+    expect(await accepted(first.access_token)).toBe(true);
+    expect(await accepted(second.access_token)).toBe(false);
+    expect((await revoke(first.access_token)).status).toBe(200);
+    expect(await accepted(first.access_token)).toBe(false);
+  });
+
   it('gives exactly one of 20 concurrent rotations of one token new tokens', async () => {
     const { refresh, signIn } = setup();
     const first = await signIn();

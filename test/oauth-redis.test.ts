@@ -1,7 +1,7 @@
 /**
  * The single-use guarantees of the token side over a shared RedisStore (the multi-instance deployment): two
- * sentinels on one Redis, requests split between them. Skipped without a reachable Redis unless
- * SENTINEL_REQUIRE_REDIS=1.
+ * sentinels on one Redis, requests split between them; and concurrent revocations (RFC 7009) of one grant's access
+ * tokens, which all write that one grant record. Skipped without a reachable Redis unless SENTINEL_REQUIRE_REDIS=1.
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -11,7 +11,7 @@ import { RedisStore } from '../src/stores/redis.js';
 import { baseOptions } from './helpers/fixtures.js';
 import { HOSTS, type MountedHost } from './helpers/hosts.js';
 import { REDIS_URL, requireAvailable, sharedRedis } from './helpers/redis.js';
-import { codeFor, exchange, isAccepted, refresh } from './helpers/oauth.js';
+import { CLIENT, codeFor, exchange, isAccepted, postForm, refresh, REVOKE_PATH } from './helpers/oauth.js';
 
 const redis = await sharedRedis('oauth-redis');
 const skip = redis.skip;
@@ -21,13 +21,15 @@ describe.skipIf(skip)('token side on a shared RedisStore (two instances)', () =>
   let client: Redis;
   let hosts: MountedHost[] = [];
   let sentinels: Sentinel[] = [];
+  const errors: unknown[] = [];
 
   beforeAll(async () => {
     requireAvailable(redis);
     client = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
     const store = new RedisStore(client, { prefix });
     // No retry grace: the replay right after the race must revoke what the code gave.
-    sentinels = [createSentinel(baseOptions({ store, retryGrace: 0 })), createSentinel(baseOptions({ store, retryGrace: 0 }))];
+    const options = () => baseOptions({ store, retryGrace: 0, onError: (error) => void errors.push(error) });
+    sentinels = [createSentinel(options()), createSentinel(options())];
     hosts = await Promise.all(sentinels.map((sentinel) => HOSTS[0]!.mount(sentinel)));
   });
 
@@ -55,5 +57,32 @@ describe.skipIf(skip)('token side on a shared RedisStore (two instances)', () =>
     );
     expect(responses.filter((response) => response.status === 200)).toHaveLength(1);
     expect(responses.every((response) => response.status === 200 || response.body.error === 'invalid_grant')).toBe(true);
+  });
+
+  /** `count` access tokens of one grant: the code's, then one per refresh. */
+  async function accessTokensOfOneGrant(count: number): Promise<string[]> {
+    let issued = await exchange(hosts[0]!.server, await codeFor(sentinels[0]!));
+    const tokens = [issued.body.access_token as string];
+    while (tokens.length < count) {
+      issued = await refresh(hosts[0]!.server, issued.body.refresh_token);
+      tokens.push(issued.body.access_token);
+    }
+    return tokens;
+  }
+
+  it.each([
+    ['on one instance', 1],
+    ['across two instances', 2],
+  ])('concurrent revocations of one grant’s access tokens %s all answer 200 and revoke every token', async (_, instances) => {
+    errors.length = 0;
+    const tokens = await accessTokensOfOneGrant(16);
+    const responses = await Promise.all(
+      tokens.map((token, index) =>
+        postForm(hosts[index % instances]!.server, REVOKE_PATH, { token, token_type_hint: 'access_token', ...CLIENT }),
+      ),
+    );
+    expect(responses.map((response) => response.status)).toEqual(tokens.map(() => 200));
+    expect(errors).toEqual([]);
+    for (const token of tokens) expect(await isAccepted(sentinels[0]!, token)).toBe(false);
   });
 });

@@ -202,8 +202,14 @@ export async function revokeGrant(context: SentinelContext, grantId: string): Pr
   return found?.grant ?? null;
 }
 
-/** How often {@link revokeAccessToken} re-reads a grant that changed under it before it gives up (a 500). */
-const REVOKE_ATTEMPTS = 5;
+/**
+ * How often {@link revokeAccessToken} re-reads a grant that another instance changed under it before it gives up (a
+ * 500). Generous: each lost swap means another writer made progress, and within one instance the revocations of a
+ * grant already take turns, so only other instances' writers (and rotations) compete.
+ */
+const REVOKE_ATTEMPTS = 64;
+/** The longest pause, in milliseconds, before a revocation that lost its swap reads the grant again. */
+const LOST_SWAP_PAUSE_MAX_MS = 32;
 
 /**
  * Most revoked, still unexpired access tokens one grant remembers. The record is read on every check of the grant's
@@ -213,34 +219,89 @@ const REVOKE_ATTEMPTS = 5;
 export const MAX_REVOKED_ACCESS_TOKENS = 64;
 
 /**
+ * Per instance of the service, per grant id: the tail of the revocations of that grant, which the next one waits
+ * for. A grant is present only while a revocation of it runs or waits; a WeakMap, so an instance that is dropped
+ * takes its chains with it.
+ */
+const revocationChains = new WeakMap<object, Map<string, Promise<void>>>();
+
+/**
+ * Runs `revoke` once the revocations of `grantId` queued before it in this instance have settled, and answers what
+ * it does. Why: every revocation rewrites the one grant record with a compare-and-set, so concurrent ones of one
+ * grant would mostly lose to each other and retry; taking turns, each wins at its first attempt unless another
+ * instance wrote in between. `instance` only identifies the instance: its resolved configuration, the one object
+ * every request's context shares (not the store, which a traced request wraps anew).
+ */
+function afterEarlierRevocations(instance: object, grantId: string, revoke: () => Promise<void>): Promise<void> {
+  let chains = revocationChains.get(instance);
+  if (chains === undefined) {
+    chains = new Map();
+    revocationChains.set(instance, chains);
+  }
+  const byGrant = chains;
+  const run = (byGrant.get(grantId) ?? Promise.resolve()).then(revoke);
+  // The tail never rejects: a failed revocation answers its own caller, and the next one still runs.
+  const tail = run.then(
+    () => undefined,
+    () => undefined,
+  );
+  byGrant.set(grantId, tail);
+  // The last revocation of the chain removes it, so idle grants leave nothing behind.
+  void tail.then(() => {
+    if (byGrant.get(grantId) === tail) byGrant.delete(grantId);
+  });
+  return run;
+}
+
+/**
+ * A random pause of up to 1, 2, 4, … (at most {@link LOST_SWAP_PAUSE_MAX_MS}) ms after the `attempt`-th lost swap,
+ * so that instances racing for one grant do not all read it again at once and collide again.
+ */
+function pauseAfterLostSwap(attempt: number): Promise<void> {
+  const ms = Math.random() * Math.min(LOST_SWAP_PAUSE_MAX_MS, 2 ** attempt);
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
  * Revokes one access token until it expires (RFC 7009 §2.1) by writing its jti into its grant. A grant that is
  * gone has no live tokens left, so there is nothing to do. Only user tokens (with a `gid`) are checked on use, so
- * only they may be revoked this way. Past {@link MAX_REVOKED_ACCESS_TOKENS} the grant ends instead.
+ * only they may be revoked this way. Past {@link MAX_REVOKED_ACCESS_TOKENS} the grant ends instead. Revocations of
+ * one grant take turns within this instance; one that loses its swap to another instance reads the grant again,
+ * after a short random pause, up to {@link REVOKE_ATTEMPTS} times.
  */
 export async function revokeAccessToken(context: SentinelContext, claims: AccessTokenClaims): Promise<void> {
-  if (typeof claims.gid !== 'string') return;
-  for (let attempt = 0; attempt < REVOKE_ATTEMPTS; attempt++) {
-    const found = await readGrant(context, claims.gid);
-    if (found === null) return;
-    const now = nowSeconds();
-    const revokedJtis: Record<string, number> = {};
-    for (const [jti, exp] of Object.entries(found.grant.revokedJtis ?? {})) {
-      if (exp + context.config.clockTolerance > now) revokedJtis[jti] = exp;
+  const grantId = claims.gid;
+  if (typeof grantId !== 'string') return;
+  await afterEarlierRevocations(context.config, grantId, async () => {
+    for (let attempt = 0; attempt < REVOKE_ATTEMPTS; attempt++) {
+      if (attempt > 0) await pauseAfterLostSwap(attempt - 1);
+      if (await writeRevokedJti(context, grantId, claims)) return;
     }
-    revokedJtis[claims.jti] = claims.exp;
-    if (Object.keys(revokedJtis).length > MAX_REVOKED_ACCESS_TOKENS) {
-      const { accountId, clientId, userId } = found.grant;
-      await revokeGrant(context, claims.gid);
-      context.emit({ type: 'grant.ended', accountId, clientId, userId, reason: 'revocations-limit' });
-      return;
-    }
-    const next: GrantRecord = { ...found.grant, revokedJtis };
-    const applied = await context.store.swap([
-      { key: grantKey(claims.gid), expect: found.raw, value: encodeGrant(next), ttlMs: grantTtlMs(context, next) },
-    ]);
-    if (applied) return;
+    throw new Error('the grant kept changing while an access token was being revoked');
+  });
+}
+
+/**
+ * One attempt of {@link revokeAccessToken}: `true` when it is done (the jti written, the grant ended at the bound, or
+ * the grant gone), `false` when another writer changed the grant since it was read.
+ */
+async function writeRevokedJti(context: SentinelContext, grantId: string, claims: AccessTokenClaims): Promise<boolean> {
+  const found = await readGrant(context, grantId);
+  if (found === null) return true;
+  const now = nowSeconds();
+  const revokedJtis: Record<string, number> = {};
+  for (const [jti, exp] of Object.entries(found.grant.revokedJtis ?? {})) {
+    if (exp + context.config.clockTolerance > now) revokedJtis[jti] = exp;
   }
-  throw new Error('the grant kept changing while an access token was being revoked');
+  revokedJtis[claims.jti] = claims.exp;
+  if (Object.keys(revokedJtis).length > MAX_REVOKED_ACCESS_TOKENS) {
+    const { accountId, clientId, userId } = found.grant;
+    await revokeGrant(context, grantId);
+    context.emit({ type: 'grant.ended', accountId, clientId, userId, reason: 'revocations-limit' });
+    return true;
+  }
+  const next: GrantRecord = { ...found.grant, revokedJtis };
+  return context.store.swap([{ key: grantKey(grantId), expect: found.raw, value: encodeGrant(next), ttlMs: grantTtlMs(context, next) }]);
 }
 
 /**
