@@ -165,12 +165,29 @@ export function refreshStanding(context: SentinelContext, grant: GrantRecord, pr
   return refresh.expiresAt <= now || grant.absoluteExpiresAt <= now ? { kind: 'expired' } : { kind: 'current' };
 }
 
-/** The refresh record of a current refresh token (for introspection and revocation), or `null`. */
-export async function findRefreshRecord(context: SentinelContext, token: string): Promise<RefreshRecord | null> {
+/**
+ * Which refresh tokens {@link findRefreshRecord} finds: only the grant's current, unexpired one (introspection), or
+ * any its grant's family secret proves was issued for it, rotated since or expired too (revocation, which takes the
+ * whole grant for any of them: RFC 7009 §2.1, RFC 9700 §4.14.2).
+ */
+export type RefreshGenerations = 'current' | 'family';
+
+/**
+ * The refresh record of a refresh token (for introspection and revocation), or `null`: of the current one, or with
+ * `'family'` of any genuine token of its grant, whose record then describes the grant's current generation.
+ */
+export async function findRefreshRecord(
+  context: SentinelContext,
+  token: string,
+  generations: RefreshGenerations,
+): Promise<RefreshRecord | null> {
   const presented = parseRefreshToken(token);
   if (presented === null) return null;
   const found = await readGrant(context, presented.grantId);
-  if (found === null || refreshStanding(context, found.grant, presented).kind !== 'current') return null;
+  if (found === null) return null;
+  const standing = refreshStanding(context, found.grant, presented).kind;
+  // `invalid` is everything the family digest does not vouch for, such as a forged older generation of a public gid.
+  if (standing !== 'current' && (generations === 'current' || standing === 'invalid')) return null;
   const { grant } = found;
   const refresh = grant.refresh as GrantRefreshState;
   return {

@@ -53,7 +53,15 @@ function describe(context: SentinelContext, found: FoundToken): Record<string, u
  */
 export async function handleIntrospect(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
   const { token, hint, app } = await readRevokeOrIntrospectRequest(context, request, accountId, { allowPublic: false });
-  const found = await findClientToken(context, { token, accountId, clientId: app.clientId, hint, checkRevocation: true });
+  const found = await findClientToken(context, {
+    token,
+    accountId,
+    clientId: app.clientId,
+    hint,
+    checkRevocation: true,
+    // A rotated or expired refresh token is not active (RFC 7662 §2.2), whatever grant it belongs to.
+    refreshGenerations: 'current',
+  });
   if (found === null) return noStoreJSON(200, INACTIVE);
   return noStoreJSON(200, describe(context, found));
 }

@@ -10,8 +10,10 @@ import { readRevokeOrIntrospectRequest } from './revoke-introspect-request.js';
 
 /**
  * Revokes a token of the authenticated client. A refresh token takes its whole grant with it (its access tokens
- * are refused from then on); an access token is revoked alone. Unknown tokens and other clients' tokens get the
- * same empty 200 and are left alone (RFC 7009 §2.2), so the endpoint tells nobody which tokens exist.
+ * are refused from then on), and so does one of its grant that has been rotated since or has expired, as long as
+ * the grant lives and the token's family secret is the grant's; an access token is revoked alone. Unknown tokens and
+ * other clients' tokens get the same empty 200 and are left alone (RFC 7009 §2.2), so the endpoint tells nobody
+ * which tokens exist.
  *
  * Consumer-bound and app tokens (client_credentials) are verified without the store, so they cannot be revoked:
  * the answer is `unsupported_token_type` (RFC 7009 §2.2.1) rather than a 200 that would pretend otherwise.
@@ -22,7 +24,16 @@ import { readRevokeOrIntrospectRequest } from './revoke-introspect-request.js';
  */
 export async function handleRevoke(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
   const { token, hint, app } = await readRevokeOrIntrospectRequest(context, request, accountId, { allowPublic: true });
-  const found = await findClientToken(context, { token, accountId, clientId: app.clientId, hint, checkRevocation: false });
+  const found = await findClientToken(context, {
+    token,
+    accountId,
+    clientId: app.clientId,
+    hint,
+    checkRevocation: false,
+    // A refresh token rotated since still names its grant: the client signing out with it ends the tokens of
+    // whoever rotated it (RFC 7009 §2.1, RFC 9700 §4.14.2).
+    refreshGenerations: 'family',
+  });
   if (found?.kind === 'refresh_token') {
     await revokeGrant(context, found.record.grantId);
     context.emit({ type: 'token.revoked', accountId, clientId: app.clientId, tokenType: 'refresh_token' });

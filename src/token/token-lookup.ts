@@ -5,18 +5,13 @@
 import type { AccessTokenClaims } from './access-token.js';
 import type { SentinelContext } from '../http/context.js';
 import { isOAuthError } from '../errors.js';
-import { findRefreshRecord, type RefreshRecord } from './grant-records.js';
+import { findRefreshRecord, type RefreshGenerations, type RefreshRecord } from './grant-records.js';
 
 /** Which kind of token to try first (`token_type_hint`); the other kind is tried next (RFC 7009 §2.1). */
 export type TokenTypeHint = 'access_token' | 'refresh_token';
 
 /** A token found for a client. */
 export type FoundToken = { kind: 'refresh_token'; record: RefreshRecord } | { kind: 'access_token'; claims: AccessTokenClaims };
-
-/** A refresh token is found only while it is its live grant's current one and unexpired. */
-function findRefreshToken(context: SentinelContext, token: string): Promise<RefreshRecord | null> {
-  return findRefreshRecord(context, token);
-}
 
 const REVOCATION_CHECKED = Object.freeze({ checkRevocation: true });
 const REVOCATION_IGNORED = Object.freeze({ checkRevocation: false });
@@ -41,16 +36,25 @@ async function findAccessToken(
 
 /**
  * The token as issued in `accountId` to `clientId`, or `null` (unknown, expired, another client's or account's).
- * With `checkRevocation`, revoked access tokens are `null` too.
+ * With `checkRevocation`, revoked access tokens are `null` too. A refresh token is found while it is its live grant's
+ * current, unexpired one; with `refreshGenerations: 'family'`, also once rotated since or expired, as long as its
+ * grant lives and its family secret is the grant's (grant-records.ts `findRefreshRecord`).
  *
- * @example const found = await findClientToken(context, { token, accountId, clientId, hint: 'refresh_token', checkRevocation: true });
+ * @example const found = await findClientToken(context, { token, accountId, clientId, hint: 'refresh_token', checkRevocation: true, refreshGenerations: 'current' });
  */
 export async function findClientToken(
   context: SentinelContext,
-  input: { token: string; accountId: string; clientId: string; hint?: TokenTypeHint | undefined; checkRevocation: boolean },
+  input: {
+    token: string;
+    accountId: string;
+    clientId: string;
+    hint?: TokenTypeHint | undefined;
+    checkRevocation: boolean;
+    refreshGenerations: RefreshGenerations;
+  },
 ): Promise<FoundToken | null> {
   const asRefresh = async (): Promise<FoundToken | null> => {
-    const record = await findRefreshToken(context, input.token);
+    const record = await findRefreshRecord(context, input.token, input.refreshGenerations);
     return record !== null && record.accountId === input.accountId && record.clientId === input.clientId
       ? { kind: 'refresh_token', record }
       : null;

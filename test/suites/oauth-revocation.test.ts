@@ -82,6 +82,45 @@ function revocationSuite(host: Host): void {
       expect(await isAccepted(sentinel, refreshed.body.access_token)).toBe(true);
     });
 
+    it('revoking a refresh token rotated since (just rotated, reused) or expired revokes its whole grant', async () => {
+      // Someone with a copy of the refresh token rotated it first; the client then signs out with the one it holds.
+      for (const retryGrace of [10, 0]) {
+        const events: SentinelEvent[] = [];
+        const { server, sentinel } = await mount({ retryGrace, onEvent: (event) => events.push(event) });
+        const issued = await tokens(server, sentinel);
+        const rotated = (await refresh(server, issued.refresh_token)).body as typeof issued;
+        // Introspection still describes only the current refresh token.
+        expect((await introspect(server, issued.refresh_token)).body).toEqual({ active: false });
+        const response = await revoke(server, issued.refresh_token, { token_type_hint: 'refresh_token' });
+        expect(response.status).toBe(200);
+        expectError(await refresh(server, rotated.refresh_token), 400, 'invalid_grant');
+        expect(await isAccepted(sentinel, rotated.access_token)).toBe(false);
+        expect(await isAccepted(sentinel, issued.access_token)).toBe(false);
+        expect(events.find((event) => event.type === 'token.revoked')).toMatchObject({ tokenType: 'refresh_token', clientId: CLIENT_ID });
+      }
+      // A refresh token past its lifetime whose grant still lives for its access tokens.
+      const { server, sentinel } = await mount({ refreshToken: { idleTtl: 60, absoluteTtl: 60 } });
+      const issued = await tokens(server, sentinel);
+      const start = Date.now();
+      vi.spyOn(Date, 'now').mockImplementation(() => start + 120_000);
+      expect(await isAccepted(sentinel, issued.access_token)).toBe(true);
+      expect((await revoke(server, issued.refresh_token)).status).toBe(200);
+      expect(await isAccepted(sentinel, issued.access_token)).toBe(false);
+    });
+
+    it('leaves a grant alone for a rotated refresh token of another family or presented by another client', async () => {
+      const { server, sentinel } = await mount({ retryGrace: 0 });
+      const issued = await tokens(server, sentinel);
+      const rotated = (await refresh(server, issued.refresh_token)).body as typeof issued;
+      const [grantId, , , secret] = issued.refresh_token.split('.');
+      // The grant id is public (every access token carries it): without the family secret it revokes nothing.
+      const forged = `${grantId}.0.${'A'.repeat(43)}.${secret}`;
+      expect((await revoke(server, forged, { token_type_hint: 'refresh_token' })).status).toBe(200);
+      expect((await postForm(server, REVOKE_PATH, { token: issued.refresh_token, client_id: PUBLIC_CLIENT_ID })).status).toBe(200);
+      expect(await isAccepted(sentinel, rotated.access_token)).toBe(true);
+      expect((await refresh(server, rotated.refresh_token)).status).toBe(200);
+    });
+
     it("answers 200 for unknown tokens and leaves another client's tokens alone", async () => {
       const { server, sentinel } = await mount();
       expect((await revoke(server, 'no-such-token')).status).toBe(200);
