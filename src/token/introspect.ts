@@ -1,12 +1,22 @@
 /**
  * `POST {basePath}/api/account/{accountId}/token/introspect` — token introspection (RFC 7662).
  */
+import type { AccessTokenClaims } from './access-token.js';
 import type { SentinelContext } from '../http/context.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
 import { findClientToken, type FoundToken } from './token-lookup.js';
 import { readRevokeOrIntrospectRequest } from './revoke-introspect-request.js';
 
 const INACTIVE = { active: false } as const;
+
+/**
+ * Whether an access token has reached its `exp`. The verifier accepts a token `clockTolerance` seconds past it, for a
+ * resource server whose clock runs behind the issuer's; introspection is the issuer answering by its own clock, so
+ * it allows nothing: a token is active only before its `exp` (RFC 7662 §2.2, RFC 7519 §4.1.4).
+ */
+function expired(claims: AccessTokenClaims): boolean {
+  return claims.exp <= Math.floor(Date.now() / 1000);
+}
 
 function describe(context: SentinelContext, found: FoundToken): Record<string, unknown> {
   if (found.kind === 'access_token') {
@@ -62,6 +72,6 @@ export async function handleIntrospect(context: SentinelContext, request: Sentin
     // A rotated or expired refresh token is not active (RFC 7662 §2.2), whatever grant it belongs to.
     refreshGenerations: 'current',
   });
-  if (found === null) return noStoreJSON(200, INACTIVE);
+  if (found === null || (found.kind === 'access_token' && expired(found.claims))) return noStoreJSON(200, INACTIVE);
   return noStoreJSON(200, describe(context, found));
 }

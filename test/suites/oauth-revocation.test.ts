@@ -202,6 +202,19 @@ function revocationSuite(host: Host): void {
       expect(expired.body).toEqual({ active: false });
     });
 
+    it('answers {"active": false} for an access token from its exp on, the clock tolerance notwithstanding', async () => {
+      const { server, sentinel } = await mount({ clockTolerance: 60 });
+      const issued = await tokens(server, sentinel);
+      const exp = JSON.parse(Buffer.from(issued.access_token.split('.')[1]!, 'base64url').toString()).exp as number;
+      const at = (seconds: number) => vi.spyOn(Date, 'now').mockImplementation(() => seconds * 1000);
+      at(exp - 1);
+      expect((await introspect(server, issued.access_token)).body).toMatchObject({ active: true, exp });
+      for (const seconds of [exp, exp + 30]) {
+        at(seconds);
+        expect((await introspect(server, issued.access_token)).body).toEqual({ active: false });
+      }
+    });
+
     it('requires a confidential client of the account', async () => {
       const { server, sentinel } = await mount();
       const issued = await tokens(server, sentinel);
