@@ -3,11 +3,13 @@
  * `jwks_uri` (hanging, redirecting, huge, or pointing into the service's own network) is refused quickly with
  * `invalid_client` while the service keeps serving.
  */
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { SentinelEvent } from '../src/index.js';
+import { MemoryAppStore } from '../src/apps/memory-app-store.js';
+import { createSentinel, isConfigurationError, type App, type SentinelEvent } from '../src/index.js';
 import { advanceClock } from './helpers/clock.js';
 import { ACCOUNT, CONSUMER_UUID } from './helpers/fixtures.js';
 import { HOSTS, type MountedHost } from './helpers/hosts.js';
@@ -17,6 +19,7 @@ import {
   ASSERTION_TYPE,
   clientKey,
   KEYED_CLIENT_ID,
+  keyedOptions,
   keyedSentinel,
   type ClientKey,
 } from './helpers/key-bound.js';
@@ -72,6 +75,21 @@ async function jwksServer(handler: Parameters<typeof createServer>[1]): Promise<
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json`, hits: () => hits };
+}
+
+/** The public JWK of a fresh RSA key of `bits` bits, as a legacy client might still publish one. */
+function rsaJwk(bits: number, kid: string): Record<string, unknown> {
+  const { publicKey } = generateKeyPairSync('rsa', { modulusLength: bits });
+  return { ...publicKey.export({ format: 'jwk' }), kid, use: 'sig' };
+}
+
+/** An RS256 assertion naming `kid` with a made-up signature: what anyone who knows the client id can send. */
+function forgedRS256Assertion(kid: string): Record<string, string> {
+  const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const exp = Math.floor(Date.now() / 1000) + 60;
+  const claims = { iss: KEYED_CLIENT_ID, sub: KEYED_CLIENT_ID, aud: ACCOUNT_ISSUER, jti: randomUUID(), exp };
+  const signature = Buffer.alloc(128, 7).toString('base64url');
+  return { client_assertion_type: ASSERTION_TYPE, client_assertion: `${part({ alg: 'RS256', kid })}.${part(claims)}.${signature}` };
 }
 
 async function healthy(server: unknown): Promise<void> {
@@ -155,6 +173,59 @@ describe('private_key_jwt client assertions', () => {
       .type('form')
       .send({ token: 'unknown', ...(await assertionAuth(await clientKey())) });
     expect(forged.status).toBe(401);
+  });
+});
+
+describe('RSA keys under 2048 bits', () => {
+  it('refuses an RSA key under 2048 bits in apps[].jwks at startup', async () => {
+    const key = await clientKey();
+    let refusal: unknown;
+    try {
+      keyedSentinel(key, { jwks: { keys: [key.publicJwk, rsaJwk(1024, 'legacy')] } });
+    } catch (error) {
+      refusal = error;
+    }
+    expect(isConfigurationError(refusal)).toBe(true);
+    expect(String((refusal as Error).message)).toMatch(/jwks\.keys\[1\].*at least 2048 bits/);
+  });
+
+  it('drops an RSA key under 2048 bits from a fetched key set: an assertion naming it is invalid_client', async () => {
+    const key = await clientKey();
+    const jwks = await jwksServer((_in, out) => {
+      out.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [key.publicJwk, rsaJwk(1024, 'legacy')] }));
+    });
+    const errors: unknown[] = [];
+    const sentinel = keyedSentinel(
+      key,
+      { jwks: undefined, jwksUri: jwks.url },
+      { clientJwks: { allowPrivateAddresses: true }, onError: (error) => errors.push(error) },
+    );
+    const mounted = await HOSTS[0]!.mount(sentinel);
+    open.push(mounted);
+    expect((await token(mounted.server, await assertionAuth(key))).status).toBe(200);
+    await expectInvalidClient(mounted.server, [], forgedRS256Assertion('legacy'), /not signed by a key registered/);
+    expect(errors).toEqual([]);
+  });
+
+  it('answers invalid_client, not a server error, for such a key a host registry serves', async () => {
+    const key = await clientKey();
+    const options = keyedOptions(key);
+    const registry = new MemoryAppStore(createSentinel(options).config.apps);
+    // A host's own registry is not checked at startup: it may still hold a legacy key.
+    const legacy = rsaJwk(1024, 'legacy');
+    const appStore = {
+      hasAccount: (accountId: string) => registry.hasAccount(accountId),
+      findApp: async (accountId: string, clientId: string): Promise<App | null> => {
+        const app = await registry.findApp(accountId, clientId);
+        return app?.clientId === KEYED_CLIENT_ID ? { ...app, jwks: { keys: [legacy] } } : app;
+      },
+    };
+    const errors: unknown[] = [];
+    const sentinel = createSentinel({ ...options, apps: [], appStore, onError: (error) => errors.push(error) });
+    const mounted = await HOSTS[0]!.mount(sentinel);
+    open.push(mounted);
+    await expectInvalidClient(mounted.server, [], forgedRS256Assertion('legacy'), /key that cannot be used/);
+    expect(errors).toEqual([]);
   });
 });
 

@@ -98,6 +98,8 @@ function parseKeySet(body: Buffer): FetchedKeySet {
   if (keys.some((key) => publicKeyProblem(key) === 'must not contain private key material')) {
     throw new JwksFetchError('the jwks_uri publishes private key material');
   }
+  // Any other unusable key (a symmetric one, an RSA key under 2048 bits) is dropped and the rest kept: a legacy key
+  // beside the client's current ones verifies nothing, and must not reach a verifier that would throw on it.
   return { keys: keys.filter((key) => publicKeyProblem(key) === null) as Record<string, unknown>[] };
 }
 

@@ -71,6 +71,12 @@ function criticalHeaderOf(assertion: string): unknown {
   }
 }
 
+/** True for the errors WebCrypto and jose throw for a key they cannot use, whoever sent the JWT. */
+function unusableKey(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  return error.name === 'DataError' || (error instanceof TypeError && /requires key modulusLength/.test(error.message));
+}
+
 /** A client's `jwks_uri` is fetched anew for an unknown `kid` at most this often. */
 const KEY_SET_REFRESH_INTERVAL_MS = 10_000;
 
@@ -147,9 +153,10 @@ export async function verifyClientAssertion(
       );
     }
     if (error instanceof joseErrors.JOSEError) throw refused('the client assertion is invalid');
-    // WebCrypto refusing a key of the client's set (an EC point that is not one, a malformed member): the client's
-    // keys are unusable, which is the client's matter, not a server error.
-    if (error instanceof Error && error.name === 'DataError') throw refused("the application's key set holds a key that cannot be used");
+    // WebCrypto refusing a key of the client's set (an EC point that is not one, a malformed member), or jose
+    // refusing an RSA key under 2048 bits that a host's own registry still serves (configured and fetched sets
+    // hold none): the client's keys are unusable, which is the client's matter, not a server error.
+    if (unusableKey(error)) throw refused("the application's key set holds a key that cannot be used");
     throw error;
   }
   // …and as a single string: an array naming the issuer among others is refused too.
