@@ -6,10 +6,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MemoryStore, type SentinelEvent, type SentinelOptions } from '../src/index.js';
+import { exportJWK, generateKeyPair } from 'jose';
+import { MemoryAppStore } from '../src/apps/memory-app-store.js';
+import { createSentinel, MemoryStore, OAuthError, type SentinelEvent, type SentinelOptions } from '../src/index.js';
+import { jsonOf, postForm } from './helpers/direct-flow.js';
 import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, PUBLIC_CLIENT_ID, REDIRECT_URI, USER_ID } from './helpers/fixtures.js';
 import { HOSTS, type MountedHost } from './helpers/hosts.js';
-import { clientKey, dpopProof, keyedSentinel, type ClientKey } from './helpers/key-bound.js';
+import { clientKey, dpopProof, keyedOptions, keyedSentinel, type ClientKey } from './helpers/key-bound.js';
 import { codeFor } from './helpers/oauth.js';
 import { pkcePair } from './helpers/pkce.js';
 
@@ -298,6 +301,50 @@ describe('DPoP at the guard (requireAccessToken)', () => {
       .type('form')
       .send({ token, client_id: CLIENT_ID, client_secret: CLIENT_SECRET });
     expect(response.body).toMatchObject({ active: true, cnf: { jkt: key.jkt }, token_type: 'DPoP' });
+  });
+
+  it('checks a proof outside the FAPI 2.0 algorithms when the app store refuses the client: no 503', async () => {
+    const key = await clientKey();
+    const options = keyedOptions(key);
+    const registry = new MemoryAppStore(createSentinel(options).config.apps);
+    let refusing = false;
+    // A host registry that answers a client it no longer serves with invalid_client, as the document resolver does.
+    const appStore = {
+      hasAccount: (accountId: string) => registry.hasAccount(accountId),
+      findApp: async (accountId: string, clientId: string) => {
+        if (refusing) throw new OAuthError('invalid_client', 'this client is suspended', { status: 401 });
+        return registry.findApp(accountId, clientId);
+      },
+    };
+    const errors: unknown[] = [];
+    const sentinel = createSentinel({ ...options, apps: [], appStore, onError: (error) => errors.push(error) });
+    const pair = await generateKeyPair('ES384', { extractable: true });
+    const es384 = { privateKey: pair.privateKey, publicJwk: await exportJWK(pair.publicKey) } as ClientKey;
+    const issued = await postForm(
+      sentinel,
+      TOKEN_PATH,
+      new URLSearchParams({ grant_type: 'client_credentials', client_id: CLIENT_ID, client_secret: CLIENT_SECRET }).toString(),
+      { headers: { dpop: await dpopProof(es384, { htm: 'POST', htu: TOKEN_HTU }, { alg: 'ES384' }) } },
+    );
+    const token = jsonOf(issued).access_token as string;
+    const guarded = async () =>
+      sentinel.checkBearer(
+        `DPoP ${token}`,
+        {},
+        {
+          method: 'GET',
+          url: API_PATH,
+          headers: {
+            host: 'localhost',
+            dpop: await dpopProof(es384, { htm: 'GET', htu: `http://localhost${API_PATH}`, ath: ath(token) }, { alg: 'ES384' }),
+          },
+        },
+      );
+    expect((await guarded()).ok).toBe(true);
+    // Still known present to the guard: the refusal is no failure of the store, and the binding check goes on.
+    refusing = true;
+    expect((await guarded()).ok).toBe(true);
+    expect(errors).toEqual([]);
   });
 
   it('keeps unbound Bearer tokens working', async () => {

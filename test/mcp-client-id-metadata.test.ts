@@ -3,9 +3,12 @@
  * real TLS on loopback (a throwaway certificate the resolver is given as its trust anchor). Every refusal is
  * `invalid_client` with a description, and nothing of a failure is cached.
  */
+import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PRESENCE_TTL_MS } from '../src/guard/app-presence.js';
 import { ClientIdMetadataResolver, cacheSecondsOf } from '../src/apps/client-id-metadata.js';
 import { withClientIdMetadataDocuments } from '../src/apps/resolving-app-store.js';
 import { MemoryAppStore } from '../src/apps/memory-app-store.js';
@@ -28,6 +31,7 @@ import {
   TOKEN_PATH,
   useRefreshToken,
 } from './helpers/direct-flow.js';
+import { movableClock } from './helpers/clock.js';
 import { type LoopbackTLS, loopbackTLS } from './helpers/loopback-tls.js';
 import { pkcePair } from './helpers/pkce.js';
 
@@ -257,10 +261,23 @@ function serviceWithDocuments(overrides: Partial<SentinelOptions> = {}): { senti
   return { sentinel: createSentinel({ ...rest, apps: [], appStore: apps }), registry };
 }
 
-/** The agent (client id `url`) signs the user in through a fresh browser and exchanges its code. */
-async function agentSignIn(sentinel: Sentinel, url: string): Promise<{ sessionCookie: string; accessToken: string; refreshToken: string }> {
+/**
+ * The agent (client id `url`) signs the user in through a fresh browser and exchanges its code; with `exchange`, it
+ * asks for `scope` and sends `headers` (a DPoP proof) with the exchange.
+ */
+async function agentSignIn(
+  sentinel: Sentinel,
+  url: string,
+  exchange: { scope?: string; headers?: Record<string, string> } = {},
+): Promise<{ sessionCookie: string; accessToken: string; refreshToken: string }> {
   const { verifier, challenge } = pkcePair();
-  const query = authorizeQuery({ client_id: url, redirect_uri: AGENT_CALLBACK, code_challenge: challenge, code_challenge_method: 'S256' });
+  const query = authorizeQuery({
+    client_id: url,
+    redirect_uri: AGENT_CALLBACK,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    ...(exchange.scope === undefined ? {} : { scope: exchange.scope }),
+  });
   const { interaction } = await startInteraction(sentinel, query);
   const csrf = await openLogin(sentinel, interaction);
   const login = await postLogin(sentinel, interaction, { csrf_token: csrf, username: USERNAME, password: PASSWORD });
@@ -277,12 +294,31 @@ async function agentSignIn(sentinel: Sentinel, url: string): Promise<{ sessionCo
       redirect_uri: AGENT_CALLBACK,
       client_id: url,
     }).toString(),
+    { headers: exchange.headers ?? {} },
   );
   expect(exchanged.status, exchanged.body).toBe(200);
   return {
     sessionCookie: session.slice('sentinel_session='.length).split(';')[0] as string,
     accessToken: jsonOf(exchanged).access_token as string,
     refreshToken: jsonOf(exchanged).refresh_token as string,
+  };
+}
+
+/** An agent's DPoP key under ES384, a proof algorithm outside the FAPI 2.0 ones, and proofs signed by it. */
+async function es384Agent(): Promise<{ proof: (htm: string, htu: string, accessToken?: string) => Promise<string> }> {
+  const { privateKey, publicKey } = await generateKeyPair('ES384', { extractable: true });
+  const jwk = await exportJWK(publicKey);
+  return {
+    proof: (htm, htu, accessToken) =>
+      new SignJWT({
+        jti: randomUUID(),
+        iat: Math.floor(Date.now() / 1000),
+        htm,
+        htu,
+        ...(accessToken === undefined ? {} : { ath: createHash('sha256').update(accessToken).digest('base64url') }),
+      })
+        .setProtectedHeader({ alg: 'ES384', typ: 'dpop+jwt', jwk })
+        .sign(privateKey),
   };
 }
 
@@ -382,6 +418,72 @@ describe('a client whose metadata document becomes unavailable', () => {
     const confirmation = await endSession({ client_id: url, post_logout_redirect_uri: AGENT_CALLBACK }, sessionCookie);
     expect(confirmation.status).toBe(200);
     expect(String(confirmation.body)).toContain('name="confirmation"');
+  });
+
+  it('checks a DPoP proof outside the FAPI 2.0 algorithms without fetching the document: no 503 once it is gone', async () => {
+    const errors: unknown[] = [];
+    const { sentinel } = serviceWithDocuments({ onError: (error) => errors.push(error) });
+    const url = serveAgent('/dpop-guard-agent.json');
+    const agent = await es384Agent();
+    const { accessToken } = await agentSignIn(sentinel, url, {
+      headers: { dpop: await agent.proof('POST', `http://localhost${TOKEN_PATH}`) },
+    });
+    const guarded = async () =>
+      sentinel.checkBearer(
+        `DPoP ${accessToken}`,
+        {},
+        {
+          method: 'GET',
+          url: '/api/x',
+          headers: { host: 'api.example.com', dpop: await agent.proof('GET', 'http://api.example.com/api/x', accessToken) },
+        },
+      );
+    let before = hits;
+    expect((await guarded()).ok).toBe(true);
+    // The presence check alone reads the document; the proof's algorithm needs no profile of it.
+    expect(hits - before).toBe(1);
+    before = hits;
+    expect((await guarded()).ok).toBe(true);
+    expect(hits).toBe(before);
+    // Gone while the guard still trusts the app to exist: the token is treated as every other of a present app.
+    documents.set('/dpop-guard-agent.json', { status: 404, body: '' });
+    expect((await guarded()).ok).toBe(true);
+    expect(errors).toEqual([]);
+  });
+
+  it('never answers invalid_client at UserInfo for a DPoP-bound token of an agent whose document is gone', async () => {
+    const errors: unknown[] = [];
+    const { sentinel } = serviceWithDocuments({ onError: (error) => errors.push(error) });
+    const url = serveAgent('/dpop-userinfo-agent.json');
+    const agent = await es384Agent();
+    const { accessToken } = await agentSignIn(sentinel, url, {
+      scope: 'openid',
+      headers: { dpop: await agent.proof('POST', `http://localhost${TOKEN_PATH}`) },
+    });
+    const path = `${ACCOUNT_PATH}/userinfo`;
+    const userinfo = async () =>
+      call(sentinel, {
+        path,
+        headers: { authorization: `DPoP ${accessToken}`, dpop: await agent.proof('GET', `http://localhost${path}`, accessToken) },
+      });
+    expect((await userinfo()).status).toBe(200);
+    documents.set('/dpop-userinfo-agent.json', { status: 404, body: '' });
+    // While the app is still known present, the token is good (as at the guard); once that lapses, it is refused
+    // as a resource refuses a token (RFC 6750 §3.1), never with the token endpoint's invalid_client and Basic.
+    const cached = await userinfo();
+    expect(cached.status, String(cached.body)).toBe(200);
+    expect(jsonOf(cached).sub).toBe(USER_ID);
+    const clock = movableClock();
+    try {
+      await clock.advance(PRESENCE_TTL_MS + 1000);
+      const lapsed = await userinfo();
+      expect(lapsed.status).toBe(401);
+      expect(jsonOf(lapsed).error).toBe('invalid_token');
+      expect(String(lapsed.headers['www-authenticate'])).toMatch(/^(Bearer|DPoP) .*error="invalid_token"/);
+    } finally {
+      clock.restore();
+    }
+    expect(errors).toEqual([]);
   });
 
   it("makes the agent's tokens stop at the guard like a deleted app's, while a failure of the registry stays a 503", async () => {

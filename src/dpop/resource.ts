@@ -4,6 +4,8 @@
  * `Bearer` is refused (it would otherwise be a bearer token after all). Failures carry the `WWW-Authenticate: DPoP`
  * challenge (RFC 9449 §7.1) and, when nonces are on, a `DPoP-Nonce`.
  */
+import type { App } from '../apps/app.js';
+import { isClientIdMetadataURL } from '../apps/client-id-metadata.js';
 import type { SentinelContext } from '../http/context.js';
 import { isOAuthError, OAuthError } from '../errors.js';
 import { checkDPoPProof, invalidProof } from './proof.js';
@@ -83,7 +85,10 @@ export function presentationOf(context: SentinelContext, scheme: 'Bearer' | 'DPo
 
 /**
  * The algorithms the proofs of a token's app may use: a fapi2 app's are narrowed to its profile's at the resource as
- * at the token endpoint. Only a proof outside the profile's algorithms costs the app's lookup.
+ * at the token endpoint. Only a proof outside the profile's algorithms costs the app's lookup, and never for a client
+ * ID metadata document's client, which is never fapi2. Whether the app still exists is the liveness check's matter
+ * (guard/app-presence.ts): an app the store does not return, or refuses, has no profile to narrow to.
+ * @throws whatever the app store throws but `invalid_client` (the store failing: the guard fails closed).
  */
 async function proofAlgorithmsOf(
   context: SentinelContext,
@@ -95,7 +100,17 @@ async function proofAlgorithmsOf(
   if (typeof alg !== 'string' || FAPI2_ALGORITHMS.includes(alg)) return undefined;
   const prefix = context.accountIssuer('');
   if (typeof claims.iss !== 'string' || !claims.iss.startsWith(prefix) || typeof claims.client_id !== 'string') return undefined;
-  const app = await context.apps.findApp(decodeURIComponent(claims.iss.slice(prefix.length)), claims.client_id);
+  // A document names no profile: looking it up would only fetch the agent's URL again, on every request.
+  if (isClientIdMetadataURL(claims.client_id)) return undefined;
+  let app: App | null;
+  try {
+    app = await context.apps.findApp(decodeURIComponent(claims.iss.slice(prefix.length)), claims.client_id);
+  } catch (error) {
+    // The store refusing the client is about the client, not a failure: as for no app, the binding check goes on,
+    // and never answers invalid_client (a client-authentication error) at a resource.
+    if (isOAuthError(error) && error.code === 'invalid_client') return undefined;
+    throw error;
+  }
   return app === null ? undefined : proofAlgorithms(app);
 }
 
