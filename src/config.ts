@@ -313,6 +313,20 @@ function checkIssuer(issuer: string): { issuer: string; insecureLoopback: boolea
 }
 
 /**
+ * Refuses `dpop.nonce` when nothing in the process can key the nonces (dpop/nonce.ts): they are an HMAC keyed from
+ * `keyRotation.encryptionKey`, or else from the private part of the first key of `keys`, which an external signer
+ * keeps outside the process. Without this check the service would start and answer every DPoP request with a 500.
+ */
+function checkNonceKey(parsed: Parsed): void {
+  const first = parsed.keys?.[0];
+  if (!parsed.dpop.nonce || parsed.keyRotation !== undefined || first === undefined || !('signer' in first)) return;
+  throw new ConfigurationError(
+    'dpop.nonce',
+    'needs keyRotation, or a private JWK first in keys: the nonces are keyed from a private key the process holds, and the first key is an external signer',
+  );
+}
+
+/**
  * Validates the options and fills in defaults.
  * @throws ConfigurationError naming the first wrong field.
  */
@@ -336,6 +350,7 @@ export function resolveConfig(options: SentinelOptions): ResolvedConfig {
     throw new ConfigurationError('session.idleTtl', 'must not exceed session.absoluteTtl');
   }
   compileTrustProxy(parsed.trustProxy);
+  checkNonceKey(parsed);
   const seen = new Set<string>();
   const apps = parsed.apps.map((entry, index) => {
     const field = `apps[${index}]`;

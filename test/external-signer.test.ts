@@ -5,7 +5,8 @@
 import { generateKeyPairSync, sign as nodeSign } from 'node:crypto';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
-import type { ExternalSigner, JWK } from '../src/index.js';
+import { type ExternalSigner, isConfigurationError, type JWK } from '../src/index.js';
+import { generatePrivateJWK } from '../src/keys/signing-keys.js';
 import { ecdsaDerToJose } from '../src/keys/signers/ecdsa-der.js';
 import { call } from './helpers/direct-flow.js';
 import { ACCOUNT, appTokenPath, basic, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, makeSentinel } from './helpers/fixtures.js';
@@ -78,6 +79,20 @@ describe('external signers', () => {
     warnings.length = 0;
     makeSentinel({ keys: [{ signer: kmsLike('der') }], logger, throttle: { digestKey: 'k'.repeat(32) } });
     expect(warnings.filter((message) => message.includes('throttle.digestKey'))).toEqual([]);
+  });
+
+  it('refuses dpop.nonce at startup when an external signer signs first and there is no keyRotation', () => {
+    let refusal: unknown;
+    try {
+      makeSentinel({ keys: [{ signer: kmsLike('der') }], dpop: { nonce: true } });
+    } catch (error) {
+      refusal = error;
+    }
+    // The nonces are an HMAC keyed from the signing key's private part, which an external signer never hands over.
+    expect(isConfigurationError(refusal) && refusal.field).toBe('dpop.nonce');
+    expect(String(refusal)).toMatch(/keyRotation/);
+    // A private key first signs and keys the nonces; an external signer may follow it.
+    expect(() => makeSentinel({ keys: [generatePrivateJWK('ES256'), { signer: kmsLike('der') }], dpop: { nonce: true } })).not.toThrow();
   });
 
   it('ecdsaDerToJose handles short r/s and refuses non-DER', () => {

@@ -19,7 +19,8 @@ function derive(material: string): Buffer {
  * The HMAC secret of the nonces: shared by all instances and never published. With `keyRotation` it comes from the
  * ring's encryption key (stable across rotations, which every instance holds); otherwise from the signing key's
  * private part, cached per key so it rotates with `context.keys`. A key that signs outside the process (an
- * external signer) has no private part here: nonces then need `keyRotation`, and without it the request fails.
+ * external signer) has no private part here: nonces then need `keyRotation`, which `resolveConfig` demands at
+ * startup (the throw below is only a last guard).
  */
 function secretOf(context: SentinelContext): Buffer {
   const encryptionKey = context.config.keyRotation?.encryptionKey;
