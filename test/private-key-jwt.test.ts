@@ -176,6 +176,27 @@ describe('private_key_jwt client assertions', () => {
   });
 });
 
+// The query a client put in its `aud` is the one it sent, which a framework must not have re-encoded on the way.
+describe.each(HOSTS)('an aud naming the URL posted to, on $name', (host) => {
+  it('accepts the query exactly as received, and as re-serialised, and no other consumer', async () => {
+    const key = await clientKey();
+    const sentinel = keyedSentinel(key, {}, { consumerId: (id) => /^acme:\d+$/.test(id) });
+    const mounted = await host.mount(sentinel);
+    open.push(mounted);
+    const endpoint = `/sentinel/api/v2/account/${ACCOUNT}/app/token`;
+    const post = async (query: string, aud: string) =>
+      request(mounted.server as never)
+        .post(`${endpoint}?${query}`)
+        .type('form')
+        .send({ grant_type: 'client_credentials', ...(await assertionAuth(key, { aud: `http://localhost${endpoint}?${aud}` })) });
+    expect((await post('state=acme:42', 'state=acme:42')).status).toBe(200);
+    expect((await post('state=acme:42', 'state=acme%3A42')).status).toBe(200);
+    expect((await post('state=acme%3A42', 'state=acme%3A42')).status).toBe(200);
+    const other = await post('state=acme:42', 'state=acme:43');
+    expect([other.status, other.body.error_description]).toEqual([401, 'the client assertion is for another audience']);
+  });
+});
+
 describe('RSA keys under 2048 bits', () => {
   it('refuses an RSA key under 2048 bits in apps[].jwks at startup', async () => {
     const key = await clientKey();

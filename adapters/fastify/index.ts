@@ -63,12 +63,13 @@ export function toFastify(sentinel: Pick<Sentinel, 'config' | 'handle'>): Fastif
     app.addContentTypeParser('*', passStream);
     if (!app.hasRequestDecorator('sentinel')) app.decorateRequest('sentinel', null);
     const answer: Answer = (request) => {
-      const { path, query } = splitURL(request.url.slice(mountPath.length));
+      const { path, query, rawQuery } = splitURL(request.url.slice(mountPath.length));
       const payload = request.body as Readable | undefined;
       return sentinel.handle({
         method: request.method,
         path,
         query,
+        rawQuery,
         headers: request.headers,
         body: payload === undefined ? undefined : () => readNodeBody(payload, sentinel.config.bodyLimit),
         ip: request.socket.remoteAddress,

@@ -149,6 +149,8 @@ export function toFetch(sentinel: Pick<Sentinel, 'config' | 'handle'>, options: 
       method: request.method,
       path: url.pathname.slice(mountPath.length),
       query: url.searchParams,
+      // A Request's url is already the URL parser's serialisation: the closest to the query as sent there is.
+      rawQuery: url.search.slice(1),
       headers: headersOf(request, url),
       body: () => readCapped(request, sentinel.config.bodyLimit),
       ip: options.ip?.(request),

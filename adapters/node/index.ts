@@ -113,12 +113,12 @@ export function lazyNodeBody(
   };
 }
 
-/** Splits a request target into path and query. */
-export function splitURL(url: string): { path: string; query: URLSearchParams } {
+/** Splits a request target into path and query, the query also as received (`rawQuery`). */
+export function splitURL(url: string): { path: string; query: URLSearchParams; rawQuery: string } {
   const mark = url.indexOf('?');
-  return mark === -1
-    ? { path: url, query: new URLSearchParams() }
-    : { path: url.slice(0, mark), query: new URLSearchParams(url.slice(mark + 1)) };
+  if (mark === -1) return { path: url, query: new URLSearchParams(), rawQuery: '' };
+  const rawQuery = url.slice(mark + 1);
+  return { path: url.slice(0, mark), query: new URLSearchParams(rawQuery), rawQuery };
 }
 
 /** Builds a {@link SentinelRequest} from a Node request. `url` is the target relative to the host's mount point. */
@@ -126,11 +126,12 @@ export function fromNodeRequest(
   request: IncomingMessage,
   input: { url: string; mountPath?: string | undefined; parsedBody: () => unknown; limit?: number | undefined },
 ): SentinelRequest {
-  const { path, query } = splitURL(input.url);
+  const { path, query, rawQuery } = splitURL(input.url);
   return {
     method: request.method ?? 'GET',
     path,
     query,
+    rawQuery,
     headers: request.headers,
     body: lazyNodeBody(request, input.parsedBody, input.limit),
     ip: request.socket?.remoteAddress,

@@ -45,6 +45,10 @@ export async function authenticateWithAssertion(
   if (app === null || app.accountId !== accountId || app.tokenEndpointAuthMethod !== 'private_key_jwt') {
     throw unauthorizedClient('client authentication failed');
   }
-  await verifyClientAssertion(context, app, assertion, `${context.config.issuer}${request.path}`, request.query.toString());
+  // The query as the client sent it (what its `aud` copies), and as re-serialised, as accepted before adapters
+  // passed the raw one; both name the same parameters.
+  const serialised = request.query.toString();
+  const queries = request.rawQuery === undefined || request.rawQuery === serialised ? [serialised] : [request.rawQuery, serialised];
+  await verifyClientAssertion(context, app, assertion, `${context.config.issuer}${request.path}`, queries);
   return app;
 }

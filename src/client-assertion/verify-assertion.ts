@@ -95,26 +95,27 @@ async function keySetOf(context: SentinelContext, app: App, refresh: boolean): P
 
 /**
  * Verifies a client assertion of `app` presented at `endpoint` (the absolute URL of the receiving endpoint, without
- * its query) with `query` (the request's query string, '' for none).
+ * its query) with `queries` (the request's query string as received and any other spelling of it to accept; ''
+ * or none for no query).
  *
  * Clients that set `aud` to the URL they post to (rack-oauth2, Authlib) include its query, and the v2 consumer
- * endpoint names its consumer there; so that URL with the query as received is one more exact audience. Nothing is
+ * endpoint names its consumer there; so that URL with each of `queries` is one more exact audience. Nothing is
  * compared by prefix: an assertion made for one consumer's URL does not pass at another's.
  * @throws OAuthError invalid_client (401) for every failure.
- * @example await verifyClientAssertion(context, app, assertion, `${context.accountIssuer(accountId)}/token`, 'v=1.0');
+ * @example await verifyClientAssertion(context, app, assertion, `${context.accountIssuer(accountId)}/token`, ['v=1.0']);
  */
 export async function verifyClientAssertion(
   context: SentinelContext,
   app: App,
   assertion: string,
   endpoint: string,
-  query = '',
+  queries: readonly string[] = [],
 ): Promise<void> {
   const issuer = context.accountIssuer(app.accountId);
   const fapi2 = isFapi2(app);
   // FAPI 2.0 Security Profile §5.3.2.1: the issuer is the one audience; an endpoint URL is refused.
   const audience = fapi2 ? [issuer] : [issuer, routeUrl(context.config, 'token', { accountId: app.accountId }), endpoint];
-  if (query !== '' && !fapi2) audience.push(`${endpoint}?${query}`);
+  if (!fapi2) for (const query of queries) if (query !== '') audience.push(`${endpoint}?${query}`);
   // RFC 7515 §4.1.11. jose alone would accept `crit: ["b64"]` (it implements RFC 7797); the service implements no
   // extension anywhere, so every verifier answers any `crit` the same way.
   if (criticalHeaderOf(assertion) !== undefined) {

@@ -34,6 +34,12 @@ export interface SentinelRequest {
   /** Path relative to the host's mount point, without the query string. */
   path: string;
   query: URLSearchParams;
+  /**
+   * The query string exactly as received, without the `?` ('' for none), when the adapter has it: `query` re-encoded
+   * (`toString()`) may differ, and a `private_key_jwt` assertion may name the URL with the query as the client sent
+   * it. Without it, the core uses `query.toString()`.
+   */
+  rawQuery?: string | undefined;
   headers: Record<string, string | string[] | undefined>;
   /**
    * The body: already parsed by the host, raw, or a function that reads it on demand. A lazy body lets the core
