@@ -14,7 +14,9 @@ import { withClientIdMetadataDocuments } from '../src/apps/resolving-app-store.j
 import { MemoryAppStore } from '../src/apps/memory-app-store.js';
 import { resolveConfig } from '../src/config.js';
 import type { AppStore } from '../src/apps/app.js';
+import { contextOf } from '../src/http/context.js';
 import { createSentinel, type Sentinel, type SentinelOptions } from '../src/index.js';
+import type { TrustedIssuer } from '../src/trusted-issuers/trusted-issuer.js';
 import { ACCOUNT, baseOptions, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 import {
   ACCOUNT_PATH,
@@ -234,6 +236,37 @@ describe('the service with client ID metadata documents', () => {
     // And with the feature off, an https client id is just an unknown client.
     const unknown = await call(off, { path: `/sentinel/api/account/${ACCOUNT}/authorize`, query: new URLSearchParams({ client_id: url }) });
     expect(unknown.status).toBe(401);
+  });
+});
+
+describe('the registry behind the document wrapper', () => {
+  it('keeps every method of the registry, bound to it, but the lookups it overrides', async () => {
+    /** A class registry, like PostgresAppStore: its methods read its own fields, and it has some of its own. */
+    class Registry extends MemoryAppStore {
+      readonly issuers: TrustedIssuer[] = [{ accountId: ACCOUNT, issuer: 'https://brand.example.com', jwks: { keys: [] } }];
+      findTrustedIssuers(accountId: string): TrustedIssuer[] {
+        return this.issuers.filter((entry) => entry.accountId === accountId);
+      }
+      close(): this {
+        return this;
+      }
+    }
+    const options = baseOptions({ clientIdMetadataDocuments: { enabled: true, allowPrivateAddresses: true } });
+    const registry = new Registry(resolveConfig(options).apps);
+    const apps = withClientIdMetadataDocuments(registry, new ClientIdMetadataResolver(resolveConfig(options), { ca: tls.cert }));
+    const clientId = resolveConfig(options).apps[0]?.clientId as string;
+    expect(await apps.findTrustedIssuers?.(ACCOUNT)).toEqual(registry.issuers);
+    expect((apps as unknown as Registry).close()).toBe(registry);
+    expect(await apps.disableApp?.(ACCOUNT, clientId)).toBe(true);
+    expect(await apps.findApp(ACCOUNT, clientId)).toBeNull();
+    expect(await apps.enableApp?.(ACCOUNT, clientId)).toBe(true);
+    expect((await apps.findApp(ACCOUNT, clientId))?.clientId).toBe(clientId);
+    // findApp is still the wrapper's: a document URL is resolved, not looked up in the registry.
+    const url = serve('/wrapped-agent.json', { client_id: `${origin}/wrapped-agent.json`, redirect_uris: [AGENT_CALLBACK] });
+    expect((await apps.findApp(ACCOUNT, url))?.tokenEndpointAuthMethod).toBe('none');
+    // And the service built with the option on keeps the in-memory registry's disable and enable.
+    const service = contextOf(createSentinel(options)).apps;
+    expect([typeof service.disableApp, typeof service.enableApp]).toEqual(['function', 'function']);
   });
 });
 
