@@ -4,6 +4,7 @@
  * role, a failing `authorize`), driven through `handle()`. The pages and flows are in test/browser/console.test.ts.
  */
 import { describe, expect, it } from 'vitest';
+import { verifyClientSecret } from '../src/apps/client-secrets.js';
 import { MemoryAppStore } from '../src/apps/memory-app-store.js';
 import { createConsole, MemoryEventLog } from '../src/console/index.js';
 import { createOperatorSession } from '../src/console/operator-session.js';
@@ -171,6 +172,41 @@ describe('console: guards in front of every change', () => {
     expect(broken.page?.status).toBe(500);
     expect(broken.page?.body).not.toContain('directory down');
     expect(errors).toHaveLength(1);
+  });
+});
+
+describe('console: a failing onEvent after a change', () => {
+  it('shows the rotated secret and the deletion, with onError told, because both are already saved', async () => {
+    const errors: unknown[] = [];
+    let failing = false;
+    const sentinel = makeSentinel({
+      onEvent: (seen) => {
+        if (failing) throw new Error(`audit sink down (${seen.type})`);
+      },
+      onError: (error) => errors.push(error),
+    });
+    const operatorConsole = createConsole(sentinel, { authorize: () => 'admin' });
+    const cookie = `sentinel_console=${await createOperatorSession(contextOf(sentinel).store, ACCOUNT, 'u-op', 600)}`;
+    const page = await operatorConsole.handle(request('GET', `/console/${ACCOUNT}/apps/${CLIENT_ID}`, { cookie }));
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page?.body ?? '')?.[1] ?? '';
+    failing = true;
+    const rotated = await operatorConsole.handle(
+      request('POST', `/console/${ACCOUNT}/apps/${CLIENT_ID}/rotate-secret`, { cookie, form: { csrf, overlap: '0' } }),
+    );
+    expect(rotated?.status).toBe(200);
+    const secret = /<p class="secret">([^<]+)<\/p>/.exec(rotated?.body ?? '')?.[1] ?? '';
+    expect(verifyClientSecret(secret, (await contextOf(sentinel).apps.findApp(ACCOUNT, CLIENT_ID))?.clientSecretHash)).toBe(true);
+    const deleted = await operatorConsole.handle(
+      request('POST', `/console/${ACCOUNT}/apps/${CLIENT_ID}/delete`, { cookie, form: { csrf } }),
+    );
+    expect(deleted?.status).toBe(303);
+    expect(await contextOf(sentinel).apps.findApp(ACCOUNT, CLIENT_ID)).toBeNull();
+    expect(errors.map(String)).toEqual([
+      'Error: audit sink down (app.secret_rotated)',
+      'Error: audit sink down (console.changed)',
+      'Error: audit sink down (app.deleted)',
+      'Error: audit sink down (console.changed)',
+    ]);
   });
 });
 

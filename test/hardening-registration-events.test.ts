@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sentinel, SentinelEvent } from '../src/index.js';
 import { PostgresAppStore } from '../src/postgres/index.js';
 import { jsonOf } from './helpers/direct-flow.js';
+import { verifyClientSecret } from '../src/apps/client-secrets.js';
 import { contextOf } from '../src/http/context.js';
 import { ACCOUNT, makeSentinel } from './helpers/fixtures.js';
 import { requirePostgres, sharedPostgres, throwawayDatabase } from './helpers/postgres.js';
@@ -118,6 +119,36 @@ function lifecycle(name: string, build: (onEvent: OnEvent, onError?: (error: unk
       expect(clientSecret).toBeTypeOf('string');
       expect((await contextOf(sentinel).apps.findApp(ACCOUNT, clientId))?.clientId).toBe(clientId);
       expect(errors).toEqual([new Error('audit sink down')]);
+    });
+
+    it('an onEvent that throws on app.updated, app.secret_rotated and app.deleted: each change is answered, onError told', async () => {
+      const errors: unknown[] = [];
+      let failing = false;
+      const sentinel = build(
+        (event) => {
+          if (failing) throw new Error(`audit sink down (${event.type})`);
+        },
+        (error) => errors.push(error),
+      );
+      const info = await registerClient(sentinel, { grant_types: ['client_credentials'], client_name: 'Before' });
+      failing = true;
+      const updated = await manageClient(sentinel, 'PUT', info, {
+        body: { client_id: info.client_id, grant_types: ['client_credentials'], client_name: 'After' },
+      });
+      expect(updated.status, updated.body).toBe(200);
+      expect(jsonOf(updated).client_name).toBe('After');
+      // A 500 here would leave the new secret stored and the client without it: once the overlap ends, locked out.
+      const rotated = await manageClient(sentinel, 'POST', info, { suffix: '/secret' });
+      expect(rotated.status, rotated.body).toBe(200);
+      const secret = jsonOf(rotated).client_secret as string;
+      expect(verifyClientSecret(secret, (await contextOf(sentinel).apps.findApp(ACCOUNT, info.client_id))?.clientSecretHash)).toBe(true);
+      expect((await manageClient(sentinel, 'DELETE', info)).status).toBe(204);
+      expect(await contextOf(sentinel).apps.findApp(ACCOUNT, info.client_id)).toBeNull();
+      expect(errors).toEqual([
+        new Error('audit sink down (app.updated)'),
+        new Error('audit sink down (app.secret_rotated)'),
+        new Error('audit sink down (app.deleted)'),
+      ]);
     });
 
     it('a registration refused for its metadata emits no registry event', async () => {

@@ -204,8 +204,10 @@ export async function appsAction(
   const context = scopedContext(deps, call.request);
   const apps = context.apps;
   const change = { actor: `console:${userId}` };
+  // Every event below reports a change already saved, so each is committed: a failing onEvent goes to onError and
+  // the operator still sees the outcome (a rotated or registered secret is shown only on that page).
   const changed = (action: string, target: string): void =>
-    context.emit({ type: 'console.changed', accountId, operator: userId, action, target, clientId: target });
+    context.emit({ type: 'console.changed', accountId, operator: userId, action, target, clientId: target }, 'committed');
   if (parts.length === 0) {
     const name = field(form, 'name', 200).trim();
     const auth = field(form, 'auth', 40);
@@ -243,7 +245,7 @@ export async function appsAction(
           change,
         ),
       );
-      context.emit({ type: 'app.updated', accountId, clientId, actor: change.actor, changed: ['redirectUris'] });
+      context.emit({ type: 'app.updated', accountId, clientId, actor: change.actor, changed: ['redirectUris'] }, 'committed');
       changed('app.redirect_uris', clientId);
       return done();
     }
@@ -259,7 +261,7 @@ export async function appsAction(
       const secret = generateClientSecret();
       const rotated = await apps.rotateClientSecret(accountId, clientId, hashClientSecret(secret), overlap, change);
       if (rotated === null) throw new ConsoleRefusal('unknown_app', { target: clientId });
-      context.emit({ type: 'app.secret_rotated', accountId, clientId, actor: change.actor, overlapSeconds: overlap });
+      context.emit({ type: 'app.secret_rotated', accountId, clientId, actor: change.actor, overlapSeconds: overlap }, 'committed');
       changed('app.rotate_secret', clientId);
       return secretPage(deps, call, text(call, 'rotatedTitle'), rotated, secret, text(call, 'rotatedLead', { seconds: String(overlap) }));
     }
@@ -278,7 +280,7 @@ export async function appsAction(
       if (apps.deleteApp === undefined) throw new ConsoleRefusal('unsupported');
       if (!(await apps.deleteApp(accountId, clientId, change))) throw new ConsoleRefusal('unknown_app', { target: clientId });
       appPresence(context).forget(accountId, clientId);
-      context.emit({ type: 'app.deleted', accountId, clientId, actor: change.actor });
+      context.emit({ type: 'app.deleted', accountId, clientId, actor: change.actor }, 'committed');
       changed('app.delete', clientId);
       return redirect(303, `${accountPath(call, 'apps')}?done=1`);
     }

@@ -20,9 +20,10 @@ const ON_EVENT_ROUTE = 'onEvent';
 
 /**
  * How an event stands to its request. `'committed'`: it reports a change the request has already made and cannot
- * undo (a spent code, a rotated refresh token, a saved app). A throwing `onEvent` then cannot veto it: failing the
- * request would only keep from the client what it now holds nowhere else (its retry would be refused, then taken
- * for a replay that revokes its grant).
+ * undo (a spent code, a rotated refresh token, an app saved, updated, given a new secret or deleted). A throwing
+ * `onEvent` then cannot veto it: failing the request would only keep from the client what it now holds nowhere else
+ * (its retry would be refused, then taken for a replay that revokes its grant; a new secret would be lost), or tell
+ * it that a change it made did not happen.
  *
  * @example context.emit({ type: 'app.registered', accountId, clientId, actor }, 'committed');
  */

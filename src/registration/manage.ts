@@ -40,7 +40,8 @@ export async function handleClientConfiguration(
   if (request.method === 'DELETE') {
     if (!(await context.apps.deleteApp?.(accountId, app.clientId, { actor: REGISTRATION_ACTOR }))) throw gone();
     appPresence(context).forget(accountId, app.clientId);
-    context.emit({ type: 'app.deleted', accountId, clientId: app.clientId, actor: REGISTRATION_ACTOR });
+    // Committed: the app is gone whatever onEvent says; a 500 would tell the client otherwise.
+    context.emit({ type: 'app.deleted', accountId, clientId: app.clientId, actor: REGISTRATION_ACTOR }, 'committed');
     return { status: 204, headers: { 'cache-control': 'no-store', pragma: 'no-cache' } };
   }
   if (request.method === 'PUT') return noStoreJSON(200, clientInformation(context, await update(context, request, app)));
@@ -112,13 +113,17 @@ async function update(context: SentinelContext, request: SentinelRequest, app: A
     { actor: REGISTRATION_ACTOR },
   );
   if (written === null || before === undefined) throw gone();
-  context.emit({
-    type: 'app.updated',
-    accountId: app.accountId,
-    clientId: app.clientId,
-    actor: REGISTRATION_ACTOR,
-    changed: changedMetadata(before, written),
-  });
+  // Committed: the metadata is saved whatever onEvent says; a 500 would tell the client otherwise.
+  context.emit(
+    {
+      type: 'app.updated',
+      accountId: app.accountId,
+      clientId: app.clientId,
+      actor: REGISTRATION_ACTOR,
+      changed: changedMetadata(before, written),
+    },
+    'committed',
+  );
   return written;
 }
 

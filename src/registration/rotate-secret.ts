@@ -32,7 +32,11 @@ export async function handleRotateSecret(
       headers: { 'www-authenticate': 'Bearer realm="sentinel", error="invalid_token"' },
     });
   }
-  context.emit({ type: 'app.secret_rotated', accountId, clientId: app.clientId, actor: REGISTRATION_ACTOR, overlapSeconds: overlap });
+  // Committed: the new secret is stored and exists only in this answer, so a failing onEvent must not withhold it.
+  context.emit(
+    { type: 'app.secret_rotated', accountId, clientId: app.clientId, actor: REGISTRATION_ACTOR, overlapSeconds: overlap },
+    'committed',
+  );
   const now = Math.floor(Date.now() / 1000);
   return noStoreJSON(200, {
     client_id: app.clientId,
