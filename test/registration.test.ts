@@ -259,6 +259,26 @@ describe.skipIf(available.skip)('dynamic client registration on PostgreSQL (two 
     expect((await storeA.findApp(ACCOUNT, info.client_id))?.redirectUris).toEqual(['https://app.example.com/new']);
   });
 
+  it('an update keeps a scope the client has, narrowed never widened, even by leaving it out', async () => {
+    const body = { grant_types: ['client_credentials'], client_name: 'Scoped' };
+    const info = await registered({ ...body, scope: 'read write' });
+    const update = (scope?: string) => manage(a, 'PUT', info, undefined, '', { client_id: info.client_id, ...body, scope });
+    // Left out, the scope would be cleared, and an app without a scope may ask for any.
+    for (const widening of [undefined, 'read admin:all']) {
+      const refused = await update(widening);
+      expect(refused.status, String(widening)).toBe(400);
+      expect(jsonOf(refused)).toMatchObject({ error: 'invalid_client_metadata' });
+      expect((await storeA.findApp(ACCOUNT, info.client_id))?.scope).toBe('read write');
+    }
+    const narrowed = await update('read');
+    expect(narrowed.status, narrowed.body).toBe(200);
+    expect(jsonOf(narrowed).scope).toBe('read');
+    // Narrowed (by the client here, or by an operator) it stays so: the earlier scope is not asked back.
+    expect((await update('read write')).status).toBe(400);
+    expect((await clientCredentials(a, info.client_id, info.client_secret as string)).status).toBe(200);
+    expect((await storeA.findApp(ACCOUNT, info.client_id))?.scope).toBe('read');
+  });
+
   it("never lets one app's registration access token manage another app, or an app of another account", async () => {
     const first = await registered();
     const second = await registered();

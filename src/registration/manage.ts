@@ -76,6 +76,20 @@ function resourcesOfUpdate(current: App, requested: string[] | undefined): strin
   return requested;
 }
 
+/**
+ * The scope an update leaves the client, read like its resources: a client with a scope (its own, or one an operator
+ * narrowed since) may send a narrower one, never a wider one. Leaving the field out would clear the scope, and an
+ * app without one may ask for any scope, so it must be sent, within the scope it has.
+ */
+function scopeOfUpdate(current: App, requested: string | undefined): string | undefined {
+  if (current.scope === undefined) return requested;
+  const allowed = new Set(current.scope.split(' '));
+  if (requested === undefined || requested.split(' ').some((token) => !allowed.has(token))) {
+    throw new OAuthError('invalid_client_metadata', `scope must be sent, and may name only ${current.scope}`);
+  }
+  return requested;
+}
+
 async function update(context: SentinelContext, request: SentinelRequest, app: App): Promise<App> {
   const body = await readJSONObject(request, context.config.bodyLimit);
   if (body.client_id !== app.clientId) throw new OAuthError('invalid_client_metadata', 'client_id must be the client id of this client');
@@ -100,7 +114,7 @@ async function update(context: SentinelContext, request: SentinelRequest, app: A
         redirectUris: metadata.redirectUris,
         grantTypes: metadata.grantTypes,
         name: metadata.name,
-        scope: metadata.scope,
+        scope: scopeOfUpdate(current, metadata.scope),
         // RFC 7592 §2.2: the update replaces the metadata, so a field left out is cleared.
         backchannelLogoutUri: metadata.backchannelLogoutUri,
         backchannelLogoutSessionRequired: metadata.backchannelLogoutSessionRequired,
