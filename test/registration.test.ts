@@ -279,6 +279,27 @@ describe.skipIf(available.skip)('dynamic client registration on PostgreSQL (two 
     expect((await storeA.findApp(ACCOUNT, info.client_id))?.scope).toBe('read');
   });
 
+  it('reads a null metadata value in an update as left out (RFC 7592 §2.2), and checks every other value', async () => {
+    const info = await registered({ grant_types: ['client_credentials'], client_name: 'Bot', backchannel_logout_uri: null });
+    const body = { client_id: info.client_id, grant_types: ['client_credentials'] };
+    const put = await manage(a, 'PUT', info, undefined, '', {
+      ...body,
+      client_name: null,
+      redirect_uris: null,
+      response_types: null,
+      backchannel_logout_uri: null,
+      backchannel_logout_session_required: null,
+      resources: null,
+    });
+    expect(put.status, put.body).toBe(200);
+    expect(jsonOf(put)).not.toHaveProperty('client_name');
+    expect((await storeA.findApp(ACCOUNT, info.client_id))?.name).toBeUndefined();
+    for (const wrong of [{ client_name: 5 }, { redirect_uris: 'https://app.example.com/cb' }, { resources: [null] }]) {
+      const refused = await manage(a, 'PUT', info, undefined, '', { ...body, ...wrong });
+      expect(refused.status, JSON.stringify(wrong)).toBe(400);
+    }
+  });
+
   it("never lets one app's registration access token manage another app, or an app of another account", async () => {
     const first = await registered();
     const second = await registered();

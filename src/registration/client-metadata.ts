@@ -1,7 +1,7 @@
 /**
  * Client metadata of a registration or update request (RFC 7591 §2), checked field by field. A refusal names the
  * field: `invalid_redirect_uri` for a redirect URI, `invalid_client_metadata` for anything else (RFC 7591 §3.2.2).
- * Unknown fields are ignored, as RFC 7591 §2 asks.
+ * Unknown fields are ignored, as RFC 7591 §2 asks. A field whose value is JSON `null` is read as left out.
  */
 import { backchannelLogoutURIProblem, redirectURIProblem } from '../apps/app-validation.js';
 import { displayTextProblem } from '../apps/display-text.js';
@@ -43,8 +43,12 @@ function metadataError(field: string, problem: string): OAuthError {
   return new OAuthError('invalid_client_metadata', `${field} ${problem}`);
 }
 
+/**
+ * The value of a metadata field, `undefined` when it is left out or `null`: RFC 7592 §2.2 has a null value in an
+ * update delete the field, as leaving it out does, and a server may ignore it. Every other value is checked as sent.
+ */
 function field(body: Record<string, unknown>, name: string): unknown {
-  return Object.hasOwn(body, name) ? body[name] : undefined;
+  return Object.hasOwn(body, name) ? (body[name] ?? undefined) : undefined;
 }
 
 function stringArray(value: unknown, name: string): string[] {
