@@ -6,7 +6,15 @@
  * logout-delivery-redis.test.ts.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { MemoryAppStore, MemoryStore, type Sentinel, type SentinelEvent, type SentinelOptions, type Store } from '../src/index.js';
+import {
+  hashClientSecret,
+  MemoryAppStore,
+  MemoryStore,
+  type Sentinel,
+  type SentinelEvent,
+  type SentinelOptions,
+  type Store,
+} from '../src/index.js';
 import { MAX_IN_FLIGHT_PER_APP } from '../src/logout/delivery-worker.js';
 import { ACCOUNT_PATH, call } from './helpers/direct-flow.js';
 import { ACCOUNT, baseOptions, CLIENT_ID, makeSentinel, USER_ID } from './helpers/fixtures.js';
@@ -120,6 +128,33 @@ describe('back-channel logout delivery', () => {
     expect(receivers.c.problems).toEqual([]);
     expect(receivers.a.received).toHaveLength(1);
     expect(receivers.b.received).toHaveLength(1);
+  });
+
+  it('an app of the host registry named by an https client_id gets its token while metadata documents are off', async () => {
+    // An OpenID Federation entity id, say: only with documents on is an https client_id one nobody registered.
+    const app: FlowApp = { ...APP_B, clientId: 'https://rp.example.com' };
+    let sentinel: Sentinel | undefined;
+    const receiver = await startReceiver({ issuer: ISSUER_OF_ACCOUNT, clientId: app.clientId, jwks: () => (sentinel as Sentinel).jwks() });
+    running.push(receiver);
+    const registry = new MemoryAppStore([
+      {
+        accountId: ACCOUNT,
+        clientId: app.clientId,
+        clientSecretHash: hashClientSecret(app.clientSecret as string),
+        redirectUris: [app.redirectUri],
+        grantTypes: ['authorization_code', 'refresh_token'],
+        tokenEndpointAuthMethod: 'client_secret_basic',
+        backchannelLogoutUri: receiver.uri,
+      },
+    ]);
+    sentinel = makeSentinel({ apps: [], appStore: registry, clientJwks: { allowPrivateAddresses: true } });
+    running.push(sentinel);
+    expect(sentinel.config.clientIdMetadataDocuments.enabled).toBe(false);
+    const { tokens } = await signInWithSession(sentinel, app);
+    expect(await sentinel.endSession({ accountId: ACCOUNT, sid: tokens.sid })).toBe(true);
+    await receiver.waitFor(1);
+    expect(receiver.received).toEqual([{ sid: tokens.sid, sub: USER_ID, jti: expect.any(String), answered: 200 }]);
+    expect(receiver.problems).toEqual([]);
   });
 
   it('retries on 503 and delivers on the third attempt, each with a fresh token', async () => {

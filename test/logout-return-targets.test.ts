@@ -4,7 +4,7 @@
  * redirect URIs.
  */
 import { describe, expect, it } from 'vitest';
-import type { Sentinel, SentinelResponse } from '../src/index.js';
+import { MemoryAppStore, type Sentinel, type SentinelResponse } from '../src/index.js';
 import { call } from './helpers/direct-flow.js';
 import { ACCOUNT, makeSentinel } from './helpers/fixtures.js';
 
@@ -17,19 +17,19 @@ function sentinelWith(postLogoutRedirectUris?: string[]): Sentinel {
   return makeSentinel({ apps: [postLogoutRedirectUris === undefined ? app : { ...app, postLogoutRedirectUris }] });
 }
 
-function logout(sentinel: Sentinel, target: string): Promise<SentinelResponse> {
+function logout(sentinel: Sentinel, target: string, clientId = CLIENT): Promise<SentinelResponse> {
   return call(sentinel, {
     method: 'POST',
     path: `/sentinel/api/account/${ACCOUNT}/logout`,
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ client_id: CLIENT, post_logout_redirect_uri: target, state: 's' }).toString(),
+    body: new URLSearchParams({ client_id: clientId, post_logout_redirect_uri: target, state: 's' }).toString(),
   });
 }
 
-function endSession(sentinel: Sentinel, target: string): Promise<SentinelResponse> {
+function endSession(sentinel: Sentinel, target: string, clientId = CLIENT): Promise<SentinelResponse> {
   return call(sentinel, {
     path: `/sentinel/api/account/${ACCOUNT}/end_session`,
-    query: new URLSearchParams({ client_id: CLIENT, post_logout_redirect_uri: target }),
+    query: new URLSearchParams({ client_id: clientId, post_logout_redirect_uri: target, state: 's' }),
   });
 }
 
@@ -49,5 +49,26 @@ describe('post-logout return targets', () => {
     const response = await logout(sentinel, SIGN_IN_CALLBACK);
     expect([response.status, response.headers.location]).toEqual([303, `${SIGN_IN_CALLBACK}?state=s`]);
     expect((await endSession(sentinel, GOODBYE)).status).toBe(400);
+  });
+
+  it('an https client_id of the host registry is an app like any other while metadata documents are off', async () => {
+    // An OpenID Federation entity id, say: only documents make an https client_id the client's own claim.
+    const clientId = 'https://rp.example.com';
+    const registry = new MemoryAppStore([
+      {
+        accountId: ACCOUNT,
+        clientId,
+        tokenEndpointAuthMethod: 'none',
+        grantTypes: ['authorization_code'],
+        redirectUris: [SIGN_IN_CALLBACK],
+        postLogoutRedirectUris: [GOODBYE],
+      },
+    ]);
+    const sentinel = makeSentinel({ apps: [], appStore: registry });
+    expect(sentinel.config.clientIdMetadataDocuments.enabled).toBe(false);
+    const form = await logout(sentinel, GOODBYE, clientId);
+    expect([form.status, form.headers.location]).toEqual([303, `${GOODBYE}?state=s`]);
+    const ended = await endSession(sentinel, GOODBYE, clientId);
+    expect([ended.status, ended.headers.location]).toEqual([303, `${GOODBYE}?state=s`]);
   });
 });

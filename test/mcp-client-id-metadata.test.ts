@@ -291,7 +291,11 @@ function serviceWithDocuments(overrides: Partial<SentinelOptions> = {}): { senti
   };
   const apps = withClientIdMetadataDocuments(own, new ClientIdMetadataResolver(config, { ca: tls.cert }));
   const { clientIdMetadataDocuments: _documents, ...rest } = options;
-  return { sentinel: createSentinel({ ...rest, apps: [], appStore: apps }), registry };
+  const sentinel = createSentinel({ ...rest, apps: [], appStore: apps });
+  // Built without the option so that it does not wrap `apps` again (with a resolver lacking the test's trust anchor);
+  // its config then says documents are on, as the service's own would, for the paths that ask it (logout, end_session).
+  (contextOf(sentinel).config.clientIdMetadataDocuments as { enabled: boolean }).enabled = true;
+  return { sentinel, registry };
 }
 
 /**

@@ -33,6 +33,17 @@ export function isClientIdMetadataURL(clientId: string): boolean {
   return clientId.startsWith('https://');
 }
 
+/**
+ * Whether `clientId` names a client by its metadata document in this service: documents are enabled and it is an
+ * https URL. With documents off, an https id can only be one of the host's own registry (an OpenID Federation
+ * entity id, say), to be looked up and trusted like any other, so the paths that leave documents alone must not
+ * skip it.
+ * @example if (namesMetadataDocument(context.config, clientId)) return null; // never fetched on this path
+ */
+export function namesMetadataDocument(config: Pick<ResolvedConfig, 'clientIdMetadataDocuments'>, clientId: string): boolean {
+  return config.clientIdMetadataDocuments.enabled && isClientIdMetadataURL(clientId);
+}
+
 function refused(description: string): OAuthError {
   return unauthorizedClient(description);
 }

@@ -18,8 +18,11 @@ export async function queueLogoutTokens(
   input: { accountId: string; userId: string; sid: string; clientIds: readonly string[] },
 ): Promise<void> {
   // A client ID metadata document cannot name a backchannelLogoutUri, so its client is never looked up: the lookup
-  // would fetch a third party's URL, and a document gone or unreachable would stop the session from ending.
-  const clientIds = input.clientIds.filter((clientId) => !isClientIdMetadataURL(clientId));
+  // would fetch a third party's URL, and a document gone or unreachable would stop the session from ending. With
+  // documents off, an https id is a registry app like any other and is told. Without the service's config (the CLI,
+  // which has no registry either) it is skipped as before: the delivery loop would have to read the document.
+  const documents = context.config === undefined || context.config.clientIdMetadataDocuments.enabled;
+  const clientIds = documents ? input.clientIds.filter((clientId) => !isClientIdMetadataURL(clientId)) : input.clientIds;
   if (clientIds.length === 0) return;
   const registry = context.apps;
   const apps = registry === undefined ? null : await Promise.all(clientIds.map((clientId) => registry.findApp(input.accountId, clientId)));

@@ -20,6 +20,7 @@
  * or any grant it lists may still live, and pruned on the next write after that.
  */
 import type { AppStore } from '../apps/app.js';
+import type { ResolvedConfig } from '../config.js';
 import type { SentinelContext } from '../http/context.js';
 import { digest } from '../lib/random-secrets.js';
 import { untraced } from '../telemetry/traced-store.js';
@@ -30,9 +31,13 @@ import { changeIndexTogether, type IndexChange } from './index-group-commit.js';
 /**
  * What the session functions need of the service: the store, where logout deliveries wait, and the audit emitter.
  * `apps`, when given, limits the deliveries to apps with a `backchannelLogoutUri`; the CLI has no registry and
- * queues one per app, which the delivery loops drop for apps that take none.
+ * queues one per app, which the delivery loops drop for apps that take none. `config` says whether an https client
+ * id names a metadata document (the service's; the CLI has none).
  */
-export type SessionContext = Pick<SentinelContext, 'store' | 'logoutQueue' | 'emit'> & { apps?: AppStore | undefined };
+export type SessionContext = Pick<SentinelContext, 'store' | 'logoutQueue' | 'emit'> & {
+  apps?: AppStore | undefined;
+  config?: Pick<ResolvedConfig, 'clientIdMetadataDocuments'> | undefined;
+};
 
 /** One grant issued through a session. */
 export interface IndexedGrant {

@@ -13,7 +13,7 @@
  *   client named by its metadata document is taken back only with an `id_token_hint` (see documentClientTarget).
  */
 import { type App, postLogoutTargets } from '../../apps/app.js';
-import { isClientIdMetadataURL } from '../../apps/client-id-metadata.js';
+import { namesMetadataDocument } from '../../apps/client-id-metadata.js';
 import { readForm } from '../../http/form-body.js';
 import type { SentinelContext } from '../../http/context.js';
 import { OAuthError } from '../../errors.js';
@@ -81,7 +81,9 @@ async function findTarget(context: SentinelContext, params: ParamMap, accountId:
     throw badRequest('id_token_hint was not issued to client_id.');
   }
   const clientId = requestedClient ?? (hint?.audiences.length === 1 ? hint.audiences[0] : undefined);
-  if (clientId !== undefined && isClientIdMetadataURL(clientId)) return documentClientTarget(context, params, accountId, clientId, hint);
+  if (clientId !== undefined && namesMetadataDocument(context.config, clientId)) {
+    return documentClientTarget(context, params, accountId, clientId, hint);
+  }
   const found = clientId === undefined ? null : await context.apps.findApp(accountId, clientId);
   const app = found !== null && found.accountId === accountId ? found : null;
   if (requestedClient !== undefined && app === null) throw badRequest('The application in this link is not registered for this account.');

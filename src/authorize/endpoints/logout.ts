@@ -9,7 +9,7 @@
  * metadata document is treated as naming no client: same-origin only, and the "signed out" page.
  */
 import { type App, postLogoutTargets } from '../../apps/app.js';
-import { isClientIdMetadataURL } from '../../apps/client-id-metadata.js';
+import { namesMetadataDocument } from '../../apps/client-id-metadata.js';
 import { readForm } from '../../http/form-body.js';
 import type { SentinelContext } from '../../http/context.js';
 import { OAuthError } from '../../errors.js';
@@ -32,7 +32,7 @@ async function readParams(context: SentinelContext, request: SentinelRequest): P
 async function findClient(context: SentinelContext, accountId: string, clientId: string | undefined): Promise<App | null> {
   // A client ID metadata document is not looked up: it is its client's own claim, so an origin or logout URI it lists
   // proves nothing (any site could publish one naming itself), and signing out must not wait on a third party's URL.
-  if (clientId === undefined || isClientIdMetadataURL(clientId)) return null;
+  if (clientId === undefined || namesMetadataDocument(context.config, clientId)) return null;
   const app = await context.apps.findApp(accountId, clientId);
   if (app !== null) context.observation?.noteAccount(app.accountId);
   return app !== null && app.accountId === accountId ? app : null;
