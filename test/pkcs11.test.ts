@@ -3,6 +3,7 @@
  * tokens end to end, and jose verifies them with the service's JWKS. Wrong PIN, unknown label and a dead signer
  * are refused clearly.
  */
+import { spawnSync } from 'node:child_process';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigurationError, type Sentinel } from '../src/index.js';
@@ -86,6 +87,32 @@ describe.skipIf(problem !== null && !SOFTHSM_REQUIRED)('PKCS#11 signer (SoftHSM2
     expect(() => pkcs11Signer({ ...base, tokenLabel: 'no-such-token', keyLabel: 'es256' })).toThrow(ConfigurationError);
     expect(() => pkcs11Signer({ ...base, keyLabel: 'es256', alg: 'RS256' })).toThrow(/pkcs11\.alg/);
     expect(() => pkcs11Signer({ ...base, library: '/nonexistent/libpkcs11.so', keyLabel: 'es256' })).toThrow(/pkcs11\.library/);
+  });
+
+  it('close() while signatures run lets them end, refuses the rest and the later ones, and does not crash', () => {
+    // In a child process: closing under a running C_Sign used to finalise the module beneath it (SIGSEGV).
+    const child = spawnSync(process.execPath, ['--import', 'tsx', 'test/helpers/pkcs11-close-child.ts'], {
+      env: { ...process.env, LIBRARY: token.library, TOKEN_LABEL: token.tokenLabel, PIN: token.pin, KEY_LABEL: 'rs256', ROUNDS: '3' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect({ status: child.status, signal: child.signal }, child.stderr).toEqual({ status: 0, signal: null });
+    const rounds = child.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { inFlight: string[]; later: string; closed: boolean });
+    expect(rounds).toHaveLength(3);
+    for (const { inFlight, later, closed } of rounds) {
+      expect(closed).toBe(true);
+      expect(inFlight).toHaveLength(40);
+      const signed = inFlight.filter((outcome) => outcome === 'signed');
+      expect(signed.length).toBeGreaterThan(0);
+      expect(signed.length).toBeLessThanOrEqual(4); // the signatures running in the token; the others had not started
+      for (const outcome of inFlight.filter((entry) => entry !== 'signed')) {
+        expect(outcome).toBe('rejected: the PKCS#11 signer was closed before this signature started');
+      }
+      expect(later).toBe('rejected: the PKCS#11 signer is closed');
+    }
   });
 
   it('a signer that fails yields 500 server_error, reported, and no token', async () => {

@@ -51,12 +51,16 @@ const PKCS11_OPTION_KEYS = {
 
 /**
  * A PKCS#11 signer: an external signer producing JWS signatures (RFC 7515 §5.1, raw `r||s` for ECDSA per RFC 7518
- * §3.4); `close()` closes its sessions.
- * @example process.on('SIGTERM', () => signer.close());
+ * §3.4); `close()` closes its sessions once the signatures in flight have ended.
+ * @example process.on('SIGTERM', async () => { server.close(); await signer.close(); });
  */
 export interface Pkcs11Signer extends ExternalSigner {
-  /** Closes the signer's sessions; a later `sign()` throws. */
-  close(): void;
+  /**
+   * Closes the signer: from now on `sign()` rejects, and so do the signatures still waiting for a session. The
+   * signatures already running in the token complete; the returned promise resolves when they have, and the
+   * sessions are closed (at once when none is running). Calling it again returns the same promise.
+   */
+  close(): Promise<void>;
 }
 
 /** DER-encoded OIDs of the curves (CKA_EC_PARAMS) this signer supports. */
@@ -235,45 +239,103 @@ export function pkcs11Signer(options: Pkcs11SignerOptions): Pkcs11Signer {
     const kid = options.kid ?? thumbprint(jwk);
     const mechanism = mechanismFor(alg);
     const digest = alg === 'ES256' ? 'sha256' : alg === 'ES384' ? 'sha384' : null;
-    const idle = [...sessions];
-    const waiting: ((session: Buffer) => void)[] = [];
-    const acquire = (): Promise<Buffer> => {
-      const session = idle.pop();
-      return session !== undefined ? Promise.resolve(session) : new Promise((resolve) => waiting.push(resolve));
-    };
-    const release = (session: Buffer): void => {
-      const next = waiting.shift();
-      if (next !== undefined) next(session);
-      else idle.push(session);
-    };
-    let closed = false;
+    const pool = sessionPool(sessions, () => closeAll(module, sessions, options.library));
     return {
       kid,
       alg,
       publicJwk: { ...jwk, kid, alg, use: 'sig' },
       async sign(data: Uint8Array): Promise<Uint8Array> {
-        if (closed) throw new Error('the PKCS#11 signer is closed');
         const input = digest === null ? Buffer.from(data) : createHash(digest).update(data).digest();
-        const session = await acquire();
-        try {
+        return pool.use((session) => {
           module.C_SignInit(session, mechanism, privateKey);
-          return await new Promise<Buffer>((resolve, reject) => {
+          return new Promise<Buffer>((resolve, reject) => {
             module.C_Sign(session, input, Buffer.alloc(1024), (error, signature) => (error ? reject(error) : resolve(signature)));
           });
-        } finally {
-          release(session);
-        }
+        });
       },
-      close(): void {
-        if (closed) return;
-        closed = true;
-        closeAll(module, sessions, options.library);
-      },
+      close: () => pool.close(),
     };
   } catch (error) {
     closeAll(module, sessions, options.library);
     throw error;
   }
+}
+
+const NOT_STARTED = 'the PKCS#11 signer was closed before this signature started';
+
+/** The sessions of one signer, each lent to one signature at a time (a PKCS#11 session runs one operation). */
+interface SessionPool {
+  /** Runs `operation` on a session of its own, waiting for one if all are lent; rejects once the pool is closed. */
+  use<T>(operation: (session: Buffer) => Promise<T>): Promise<T>;
+  /** Refuses new work and the callers still waiting; resolves once `shutdown` has run (when no session is lent). */
+  close(): Promise<void>;
+}
+
+/**
+ * A {@link SessionPool} that runs `shutdown` (C_CloseSession, C_Finalize, unloading the module) only when no session
+ * is lent: a C_Sign still running on a libuv pool thread would otherwise call into a finalised, unloaded module and
+ * crash the process (SIGSEGV).
+ */
+function sessionPool(sessions: readonly Buffer[], shutdown: () => void): SessionPool {
+  const idle = [...sessions];
+  const waiting: { resolve: (session: Buffer) => void; reject: (error: Error) => void }[] = [];
+  // Sessions lent, counted from the moment one is handed out (also to a waiter, before it resumes) until it is back.
+  let lent = 0;
+  let closed: Promise<void> | null = null;
+  let shutdownPending: (() => void) | null = null; // set by close(), run once when the last session is back
+  const finishWhenIdle = (): void => {
+    if (shutdownPending === null || lent > 0) return;
+    const finish = shutdownPending;
+    shutdownPending = null;
+    finish();
+  };
+  const acquire = (): Promise<Buffer> => {
+    const session = idle.pop();
+    if (session === undefined) return new Promise((resolve, reject) => waiting.push({ resolve, reject }));
+    lent += 1;
+    return Promise.resolve(session);
+  };
+  const release = (session: Buffer): void => {
+    const next = waiting.shift();
+    if (next !== undefined) {
+      next.resolve(session); // still lent, now to the next signature
+      return;
+    }
+    idle.push(session);
+    lent -= 1;
+    finishWhenIdle();
+  };
+  return {
+    async use<T>(operation: (session: Buffer) => Promise<T>): Promise<T> {
+      if (closed !== null) throw new Error('the PKCS#11 signer is closed');
+      const session = await acquire();
+      try {
+        // close() came between taking the session and starting (a hand-over from a signature that ended, or the
+        // microtask of `await`): this signature had not started, so it does not.
+        if (closed !== null) throw new Error(NOT_STARTED);
+        return await operation(session);
+      } finally {
+        release(session);
+      }
+    },
+    close(): Promise<void> {
+      if (closed === null) {
+        closed = new Promise<void>((resolve, reject) => {
+          shutdownPending = () => {
+            try {
+              shutdown();
+              resolve();
+            } catch (error) {
+              reject(error);
+            }
+          };
+        });
+        for (const waiter of waiting.splice(0)) waiter.reject(new Error(NOT_STARTED));
+        finishWhenIdle();
+      }
+      return closed;
+    },
+  };
 }
 
 function closeAll(module: pkcs11js.PKCS11, sessions: readonly Buffer[], library: string): void {
