@@ -36,6 +36,15 @@ describe.skipIf(problem !== null && !SOFTHSM_REQUIRED)('PKCS#11 signer (SoftHSM2
     token = createTestToken([
       { label: 'es256', kind: 'EC-P256' },
       { label: 'rs256', kind: 'RSA-2048' },
+      // Two key pairs under one label.
+      { label: 'twice', kind: 'EC-P256' },
+      { label: 'twice', kind: 'EC-P256' },
+      // A re-generated key whose retired pair left its public object under the label (its private key relabelled).
+      { label: 'stale', kind: 'EC-P256' },
+      { label: 'stale-retired', kind: 'EC-P256', publicLabel: 'stale' },
+      // One private and one public object under 'mixed', of two different key pairs.
+      { label: 'mixed-old', kind: 'EC-P256', publicLabel: 'mixed' },
+      { label: 'mixed', kind: 'EC-P256', publicLabel: 'mixed-new' },
     ]);
   });
 
@@ -113,6 +122,17 @@ describe.skipIf(problem !== null && !SOFTHSM_REQUIRED)('PKCS#11 signer (SoftHSM2
       }
       expect(later).toBe('rejected: the PKCS#11 signer is closed');
     }
+  });
+
+  it('refuses a key label that more than one private or public object carries, with a ConfigurationError', () => {
+    const base = { library: token.library, tokenLabel: token.tokenLabel, pin: token.pin };
+    expect(() => pkcs11Signer({ ...base, keyLabel: 'twice' })).toThrow(/pkcs11\.keyLabel: more than one private key/);
+    expect(() => pkcs11Signer({ ...base, keyLabel: 'stale' })).toThrow(/pkcs11\.keyLabel: more than one public key/);
+  });
+
+  it('refuses a private and a public object under one label that are not a key pair, with a ConfigurationError', () => {
+    const base = { library: token.library, tokenLabel: token.tokenLabel, pin: token.pin };
+    expect(() => pkcs11Signer({ ...base, keyLabel: 'mixed' })).toThrow(/pkcs11\.keyLabel: is not a key pair/);
   });
 
   it('a signer that fails yields 500 server_error, reported, and no token', async () => {

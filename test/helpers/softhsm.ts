@@ -40,8 +40,8 @@ export interface TestToken {
   remove(): void;
 }
 
-/** Key pairs to generate: label and kind. */
-export type KeySpec = { label: string; kind: 'EC-P256' | 'RSA-2048' };
+/** Key pairs to generate: label and kind; `publicLabel` labels the public object otherwise (a mislabelled pair). */
+export type KeySpec = { label: string; kind: 'EC-P256' | 'RSA-2048'; publicLabel?: string };
 
 const KEYGEN = `
 const pkcs11js = require('pkcs11js');
@@ -52,17 +52,18 @@ m.C_Initialize();
 const slot = m.C_GetSlotList(true).find((s) => m.C_GetTokenInfo(s).label.trim() === tokenLabel);
 const session = m.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION | pkcs11js.CKF_RW_SESSION);
 m.C_Login(session, pkcs11js.CKU_USER, pin);
-for (const { label, kind } of JSON.parse(specs)) {
-  const common = [{ type: pkcs11js.CKA_TOKEN, value: true }, { type: pkcs11js.CKA_LABEL, value: label }];
-  const priv = [...common, { type: pkcs11js.CKA_PRIVATE, value: true }, { type: pkcs11js.CKA_SENSITIVE, value: true },
+for (const { label, kind, publicLabel } of JSON.parse(specs)) {
+  const priv = [{ type: pkcs11js.CKA_TOKEN, value: true }, { type: pkcs11js.CKA_LABEL, value: label },
+    { type: pkcs11js.CKA_PRIVATE, value: true }, { type: pkcs11js.CKA_SENSITIVE, value: true },
     { type: pkcs11js.CKA_EXTRACTABLE, value: false }, { type: pkcs11js.CKA_SIGN, value: true }];
+  const pub = [{ type: pkcs11js.CKA_TOKEN, value: true }, { type: pkcs11js.CKA_LABEL, value: publicLabel ?? label },
+    { type: pkcs11js.CKA_VERIFY, value: true }];
   if (kind === 'EC-P256') {
     m.C_GenerateKeyPair(session, { mechanism: pkcs11js.CKM_EC_KEY_PAIR_GEN },
-      [...common, { type: pkcs11js.CKA_VERIFY, value: true }, { type: pkcs11js.CKA_EC_PARAMS, value: Buffer.from('06082a8648ce3d030107', 'hex') }], priv);
+      [...pub, { type: pkcs11js.CKA_EC_PARAMS, value: Buffer.from('06082a8648ce3d030107', 'hex') }], priv);
   } else {
     m.C_GenerateKeyPair(session, { mechanism: pkcs11js.CKM_RSA_PKCS_KEY_PAIR_GEN },
-      [...common, { type: pkcs11js.CKA_VERIFY, value: true }, { type: pkcs11js.CKA_MODULUS_BITS, value: 2048 },
-        { type: pkcs11js.CKA_PUBLIC_EXPONENT, value: Buffer.from([1, 0, 1]) }], priv);
+      [...pub, { type: pkcs11js.CKA_MODULUS_BITS, value: 2048 }, { type: pkcs11js.CKA_PUBLIC_EXPONENT, value: Buffer.from([1, 0, 1]) }], priv);
   }
 }
 m.C_Logout(session);

@@ -6,10 +6,10 @@
  * libuv thread pool, so a slow token does not block the event loop. A PKCS#11 session performs one operation at a
  * time, hence a small pool of sessions, each taken by one signature.
  */
-import { createHash, createPublicKey } from 'node:crypto';
+import { createHash, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import pkcs11js from 'pkcs11js';
 import { ConfigurationError } from '../../errors.js';
-import type { ExternalSigner, JWK, SigningAlgorithm } from '../signing-keys.js';
+import { type ExternalSigner, type JWK, type SigningAlgorithm, verifyBytes } from '../signing-keys.js';
 import { assertKnownKeys, type KeysOf } from '../../lib/strict-options.js';
 
 /**
@@ -27,7 +27,7 @@ export interface Pkcs11SignerOptions {
   tokenLabel?: string;
   /** The user PIN; read it from a secret store, never from source. */
   pin: string;
-  /** `CKA_LABEL` of the key pair (the private and the public object carry the same label). */
+  /** `CKA_LABEL` of the key pair: one private and one public object carry it, and no other key object. */
   keyLabel: string;
   /** `PS256` to sign an RSA key with PSS; otherwise inferred (P-256 → ES256, P-384 → ES384, RSA → RS256). */
   alg?: SigningAlgorithm;
@@ -118,16 +118,26 @@ function findSlot(module: pkcs11js.PKCS11, options: Pkcs11SignerOptions): Buffer
   return slot;
 }
 
+/**
+ * The one object of `objectClass` labelled `label`, or null. Two or more are refused: which one a search returns
+ * first is the token's choice, so a public object left from a retired key could be published beside another key.
+ */
 function findObject(module: pkcs11js.PKCS11, session: Buffer, objectClass: number, label: string): Buffer | null {
   module.C_FindObjectsInit(session, [
     { type: pkcs11js.CKA_CLASS, value: objectClass },
     { type: pkcs11js.CKA_LABEL, value: label },
   ]);
+  let found: Buffer[];
   try {
-    return module.C_FindObjects(session);
+    found = module.C_FindObjects(session, 2);
   } finally {
     module.C_FindObjectsFinal(session);
   }
+  if (found.length > 1) {
+    const kind = objectClass === pkcs11js.CKO_PRIVATE_KEY ? 'private' : 'public';
+    throw new ConfigurationError('pkcs11.keyLabel', `more than one ${kind} key on the token has this label; give each key pair its own`);
+  }
+  return found[0] ?? null;
 }
 
 function attribute(module: pkcs11js.PKCS11, session: Buffer, object: Buffer, type: number): Buffer {
@@ -202,16 +212,52 @@ function mechanismFor(alg: SigningAlgorithm): pkcs11js.Mechanism {
   }
 }
 
+/** What C_Sign is given: the data for RSA (the mechanism hashes), its digest for plain CKM_ECDSA. */
+function signingInput(alg: SigningAlgorithm, data: Uint8Array): Buffer {
+  const digest = alg === 'ES256' ? 'sha256' : alg === 'ES384' ? 'sha384' : null;
+  return digest === null ? Buffer.from(data) : createHash(digest).update(data).digest();
+}
+
+/** The key pair as found on the token: the private object's handle and what was read from the public object. */
+interface TokenKeyPair {
+  privateKey: Buffer;
+  mechanism: pkcs11js.Mechanism;
+  alg: SigningAlgorithm;
+  publicKey: KeyObject;
+  jwk: JWK;
+}
+
+/**
+ * One probe signature made in the token and verified with the public key read from it. The two objects are paired
+ * by label only, so a public object of another key under the same label would publish a key that verifies none of
+ * the tokens signed; this refuses the pair at start-up, as a local JWK whose parts do not match is refused.
+ */
+function assertKeyPair(module: pkcs11js.PKCS11, session: Buffer, pair: TokenKeyPair): void {
+  const probe = Buffer.from('sentinel-idp key check');
+  let signature: Buffer;
+  try {
+    module.C_SignInit(session, pair.mechanism, pair.privateKey);
+    signature = module.C_Sign(session, signingInput(pair.alg, probe), Buffer.alloc(1024));
+  } catch (error) {
+    throw new ConfigurationError('pkcs11.keyLabel', `the private key did not sign a probe for ${pair.alg}: ${(error as Error).message}`);
+  }
+  const key = { kid: 'probe', alg: pair.alg, publicKey: pair.publicKey, publicJWK: pair.jwk };
+  if (!verifyBytes(key, probe, signature)) {
+    throw new ConfigurationError('pkcs11.keyLabel', 'is not a key pair: its public key does not verify what its private key signs');
+  }
+}
+
 /**
  * Opens the key pair `keyLabel` on a PKCS#11 token and returns a signer for the `keys` option. The public key is
  * read from the token's public object of the same label and published as a JWK (RFC 7517; kid = RFC 7638
- * thumbprint); the private key is used only inside the token.
+ * thumbprint); the private key is used only inside the token. One probe signature checks that the two objects are
+ * a key pair.
  *
  * @example
  * import { pkcs11Signer } from 'sentinel-idp/pkcs11';
  * const signer = pkcs11Signer({ library: '/usr/lib/softhsm/libsofthsm2.so', tokenLabel: 'idp', pin: process.env.HSM_PIN!, keyLabel: 'signing' });
  * const sentinel = createSentinel({ issuer, apps, keys: [{ signer }] });
- * @throws ConfigurationError naming what is wrong (library, token, PIN, key).
+ * @throws ConfigurationError naming what is wrong (library, token, PIN, key: missing, ambiguous or not a pair).
  */
 export function pkcs11Signer(options: Pkcs11SignerOptions): Pkcs11Signer {
   assertKnownKeys(options, PKCS11_OPTION_KEYS, 'pkcs11Signer');
@@ -235,17 +281,17 @@ export function pkcs11Signer(options: Pkcs11SignerOptions): Pkcs11Signer {
       throw new ConfigurationError('pkcs11.keyLabel', 'no private and public key pair with this label on the token');
     }
     const { jwk, alg } = publicJwkOf(module, first, publicObject, options.alg);
-    createPublicKey({ key: jwk as import('node:crypto').JsonWebKey, format: 'jwk' });
+    const publicKey = createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' });
     const kid = options.kid ?? thumbprint(jwk);
     const mechanism = mechanismFor(alg);
-    const digest = alg === 'ES256' ? 'sha256' : alg === 'ES384' ? 'sha384' : null;
+    assertKeyPair(module, first, { privateKey, mechanism, alg, publicKey, jwk });
     const pool = sessionPool(sessions, () => closeAll(module, sessions, options.library));
     return {
       kid,
       alg,
       publicJwk: { ...jwk, kid, alg, use: 'sig' },
       async sign(data: Uint8Array): Promise<Uint8Array> {
-        const input = digest === null ? Buffer.from(data) : createHash(digest).update(data).digest();
+        const input = signingInput(alg, data);
         return pool.use((session) => {
           module.C_SignInit(session, mechanism, privateKey);
           return new Promise<Buffer>((resolve, reject) => {
