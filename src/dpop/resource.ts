@@ -5,7 +5,7 @@
  * challenge (RFC 9449 §7.1) and, when nonces are on, a `DPoP-Nonce`.
  */
 import type { App } from '../apps/app.js';
-import { isClientIdMetadataURL } from '../apps/client-id-metadata.js';
+import { namesMetadataDocument } from '../apps/client-id-metadata.js';
 import type { SentinelContext } from '../http/context.js';
 import { isOAuthError, OAuthError } from '../errors.js';
 import { checkDPoPProof, invalidProof } from './proof.js';
@@ -101,7 +101,7 @@ async function proofAlgorithmsOf(
   const prefix = context.accountIssuer('');
   if (typeof claims.iss !== 'string' || !claims.iss.startsWith(prefix) || typeof claims.client_id !== 'string') return undefined;
   // A document names no profile: looking it up would only fetch the agent's URL again, on every request.
-  if (isClientIdMetadataURL(claims.client_id)) return undefined;
+  if (namesMetadataDocument(context.config, claims.client_id)) return undefined;
   let app: App | null;
   try {
     app = await context.apps.findApp(decodeURIComponent(claims.iss.slice(prefix.length)), claims.client_id);
