@@ -11,7 +11,9 @@ import { contentSecurityPolicy, originSource } from '../src/authorize/pages/secu
 import { reserveAttempt, throttleKeys } from '../src/authorize/state/throttle.js';
 import { clientIP } from '../src/http/client-ip.js';
 import type { SentinelRequest } from '../src/index.js';
-import { makeSentinel } from './helpers/fixtures.js';
+import { ACCOUNT, makeSentinel } from './helpers/fixtures.js';
+import { authorizeQuery, call, LOGIN_PATH, startInteraction } from './helpers/direct-flow.js';
+import { pkcePair } from './helpers/pkce.js';
 import { digest } from '../src/lib/random-secrets.js';
 import { generatePrivateJWK } from '../src/index.js';
 import { contextOf } from '../src/http/context.js';
@@ -148,5 +150,21 @@ describe('content security policy', () => {
     expect(originSource('https://app.example.com:8443/cb?x')).toBe('https://app.example.com:8443');
     expect(originSource('com.example.app:/cb')).toBe('com.example.app:');
     expect(originSource('/relative')).toBeNull();
+  });
+
+  it('the login page of an http://[::1] redirect allows form-action http: (no IPv6 host source), others exact', async () => {
+    const loopback = { IPv6: 'http://[::1]:8123/cb', IPv4: 'http://127.0.0.1:8123/cb', https: 'https://app.example.com/cb' };
+    const sentinel = makeSentinel({
+      apps: [{ accountId: ACCOUNT, clientId: 'native', tokenEndpointAuthMethod: 'none', redirectUris: Object.values(loopback) }],
+    });
+    const formAction = async (redirectUri: string) => {
+      const pkce = { code_challenge: pkcePair().challenge, code_challenge_method: 'S256' };
+      const { interaction } = await startInteraction(sentinel, authorizeQuery({ client_id: 'native', redirect_uri: redirectUri, ...pkce }));
+      const page = await call(sentinel, { path: LOGIN_PATH, query: new URLSearchParams({ interaction }) });
+      return /form-action ([^;]*)/.exec(String(page.headers['content-security-policy']))?.[1];
+    };
+    expect(await formAction(loopback.IPv6)).toBe("'self' http:");
+    expect(await formAction(loopback.IPv4)).toBe("'self' http://127.0.0.1:8123");
+    expect(await formAction(loopback.https)).toBe("'self' https://app.example.com");
   });
 });

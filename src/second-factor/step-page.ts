@@ -9,7 +9,7 @@ import type { InteractionRecord } from '../authorize/state/interaction.js';
 import { loginStepURL } from '../authorize/endpoints/login-step-url.js';
 import { logoSources } from '../authorize/pages/logo-policy.js';
 import { renderPageHtml } from '../authorize/pages/layout.js';
-import { createStyleNonce, htmlResponse, originSource } from '../authorize/pages/security-headers.js';
+import { createStyleNonce, formActionSources, htmlResponse } from '../authorize/pages/security-headers.js';
 import { pageLocale, translate } from '../i18n/page-locale.js';
 import { passkeyRegisterScript } from '../passkeys/page-script.js';
 import type { PendingSignIn } from './pending-sign-in.js';
@@ -69,10 +69,9 @@ ${errorBlock(messages, input.error)}<label for="code">${escapeHTML(messages.totp
 ${recovery}`;
   const styleNonce = createStyleNonce();
   const html = renderPageHtml({ title: messages.totpTitle, content, styleNonce, branding: context.config.branding, lang: tag, dir });
-  const appOrigin = originSource(input.interaction.request.redirectUri);
   return htmlResponse(input.status ?? 200, html, {
     styleNonce,
-    formAction: appOrigin === null ? [] : [appOrigin],
+    formAction: formActionSources(input.interaction.request.redirectUri),
     imgSrc: logoSources(context.config.branding),
   });
 }
@@ -110,11 +109,10 @@ ${errorBlock(messages, input.error)}<form id="passkey-form" method="post" action
     dir,
     script: { nonce: scriptNonce, source: passkeyRegisterScript() },
   });
-  const appOrigin = originSource(input.interaction.request.redirectUri);
   return htmlResponse(input.status ?? 200, html, {
     styleNonce,
     scriptNonce,
-    formAction: appOrigin === null ? [] : [appOrigin],
+    formAction: formActionSources(input.interaction.request.redirectUri),
     imgSrc: logoSources(context.config.branding),
   });
 }

@@ -3,13 +3,18 @@
  * its own process: client page → authorize → login page → credentials → back on the app with a code, which the
  * app exchanges (PKCE S256, RFC 7636) and shows who signed in. Plus the device session (second sign-in without a
  * login page), a wrong password, Cancel (RFC 6749 §4.1.2.1 access_denied), sign-out (RP-initiated logout back to
- * the app), keyboard only, and a browser with JavaScript disabled.
+ * the app), keyboard only, and a browser with JavaScript disabled. And a native app (RFC 8252 §7.3) whose
+ * redirect URI is the IPv6 or IPv4 loopback: the pages' CSP form-action must let the 303 back to it through.
  */
+import { generate } from 'otplib';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BUNDLED_CATALOGUES, type Messages } from '../../src/index.js';
+import { PASSWORD } from '../helpers/fixtures.js';
 import { browserAvailable, launchChromium } from './chromium.js';
 import { startExample, type RunningExample } from '../helpers/example-process.js';
 import { LOGIN_PATH, onPath, signIn, SIGN_IN_LINK, startSignIn, submitCredentials } from './sign-in-flow.js';
+import { NATIVE_APP_SIGNED_IN, startNativeAppHost, type NativeAppHost } from './native-app-host.js';
 
 const FRAMEWORKS = ['express', 'koa', 'fastify'] as const;
 const DEMO_USER_ID = 'user-demo-1';
@@ -177,5 +182,70 @@ describe.runIf(browserAvailable('browser: example flows'))('browser: example flo
       await page.waitForURL(onPath('/signed-out'));
       expect(await heading(page)).toBe('You are signed out');
     });
+  });
+});
+
+describe.runIf(browserAvailable('browser: native app on the loopback'))('browser: native app on the loopback (RFC 8252 §7.3)', () => {
+  const en = BUNDLED_CATALOGUES.en as Messages;
+  let browser: Browser | undefined;
+  let host: NativeAppHost | undefined;
+  beforeAll(async () => {
+    [browser, host] = await Promise.all([launchChromium(), startNativeAppHost()]);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await host?.close();
+  });
+
+  function native(): NativeAppHost {
+    if (host === undefined) throw new Error('native app host is not running');
+    return host;
+  }
+
+  /**
+   * Opens the sign-in of `redirectUri` in a fresh profile, signs `username` in (with its TOTP code when `totp`),
+   * and resolves with what the app's loopback server answered and the CSP complaints Chromium logged.
+   */
+  async function signInTo(redirectUri: string, username: string, totp = false): Promise<{ url: string; body: string; csp: string[] }> {
+    if (browser === undefined) throw new Error('Chromium is not running');
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      const csp: string[] = [];
+      page.on('console', (message) => {
+        if (/Content Security Policy/i.test(message.text())) csp.push(message.text());
+      });
+      await page.goto(native().authorizeURL(redirectUri));
+      await page.getByLabel(en.username, { exact: true }).fill(username);
+      await page.getByLabel(en.password, { exact: true }).fill(PASSWORD);
+      await page.getByRole('button', { name: en.signIn, exact: true }).click();
+      if (totp) {
+        await page.waitForURL((url) => url.pathname.endsWith('/login/totp'));
+        await page.getByLabel(en.totpLabel).fill(await generate({ secret: native().totpSecret }));
+        await page.getByRole('button', { name: en.totpVerify }).click();
+      }
+      // A form-action that does not allow the app's origin blocks the 303 and leaves the browser on the form.
+      await page.waitForURL((url) => url.href.startsWith(redirectUri), { timeout: 15_000 }).catch(() => {});
+      return { url: page.url(), body: (await page.textContent('body')) ?? '', csp };
+    } finally {
+      await context.close();
+    }
+  }
+
+  it('the login form returns a code to http://[::1] and to http://127.0.0.1', async () => {
+    for (const redirectUri of [native().redirectUris.ipv6, native().redirectUris.ipv4]) {
+      const result = await signInTo(redirectUri, 'alice');
+      expect(result.csp, redirectUri).toEqual([]);
+      expect(result.url.startsWith(`${redirectUri}?code=`), result.url).toBe(true);
+      expect(result.body).toBe(NATIVE_APP_SIGNED_IN);
+    }
+  });
+
+  it('the TOTP step returns a code to http://[::1]', async () => {
+    const redirectUri = native().redirectUris.ipv6;
+    const result = await signInTo(redirectUri, 'bob', true);
+    expect(result.csp).toEqual([]);
+    expect(result.url.startsWith(`${redirectUri}?code=`), result.url).toBe(true);
+    expect(result.body).toBe(NATIVE_APP_SIGNED_IN);
   });
 });

@@ -10,7 +10,7 @@ import { pageLocale } from '../../i18n/page-locale.js';
 import { escapeHTML } from './escape-html.js';
 import { logoSources } from './logo-policy.js';
 import { renderPageHtml } from './layout.js';
-import { createStyleNonce, htmlResponse, originSource } from './security-headers.js';
+import { createStyleNonce, formActionSources, htmlResponse } from './security-headers.js';
 
 /** What the confirmation page shows and posts. */
 export interface EndSessionView {
@@ -63,10 +63,9 @@ export function endSessionConfirmationResponse(
     dir,
   });
   // Chromium applies form-action to the 303 that follows the post, so the app's origin must be allowed too.
-  const returnOrigin = view.returnTo === undefined ? null : originSource(view.returnTo);
   return htmlResponse(200, html, {
     styleNonce,
-    formAction: returnOrigin === null ? [] : [returnOrigin],
+    formAction: formActionSources(view.returnTo),
     imgSrc: logoSources(context.config.branding),
   });
 }

@@ -12,7 +12,7 @@ import { loginStepURL } from '../endpoints/login-step-url.js';
 import { logoSources } from './logo-policy.js';
 import type { LoginView } from '../../config.js';
 import { renderLoginHtml } from './login-html.js';
-import { createStyleNonce, htmlResponse, originSource } from './security-headers.js';
+import { createStyleNonce, formActionSources, htmlResponse } from './security-headers.js';
 
 /** What the page says beyond the interaction. */
 export interface LoginPageState {
@@ -69,10 +69,9 @@ export async function loginPageResponse(
           },
   };
   const html = login.render === undefined ? renderLoginHtml(view, branding) : await login.render(view);
-  const appOrigin = originSource(authorization.redirectUri);
   return htmlResponse(state.status ?? 200, html, {
     styleNonce,
-    formAction: appOrigin === null ? [] : [appOrigin],
+    formAction: formActionSources(authorization.redirectUri),
     imgSrc: logoSources(branding),
     scriptNonce,
   });

@@ -10,7 +10,10 @@ import type { SentinelResponse } from '../../http/messages.js';
 export interface PagePolicy {
   /** The per-response nonce of the page's `<style>` element. */
   styleNonce: string;
-  /** Extra `form-action` sources (the app's redirect URI origin, since the 303 after the POST is governed by it). */
+  /**
+   * Extra `form-action` sources (the app's redirect URI origin, since the 303 after the POST is governed by it;
+   * see {@link formActionSources}).
+   */
   formAction?: readonly string[] | undefined;
   /** `img-src` sources (the logo's origin); none when empty. */
   imgSrc?: readonly string[] | undefined;
@@ -90,4 +93,22 @@ export function originSource(uri: string): string | null {
   }
   if (url.protocol === 'https:' || url.protocol === 'http:') return url.origin;
   return /^[a-z][a-z0-9+.-]*:$/.test(url.protocol) ? url.protocol : null;
+}
+
+/**
+ * The `form-action` sources that let a page's POST end in a 303 to `uri` (Chromium applies form-action to the
+ * redirect): its {@link originSource}, or its scheme (`http:`) when the host is an IPv6 literal such as the
+ * native-app loopback `http://[::1]:PORT` (RFC 8252 §7.3). CSP source expressions have no IPv6 literal host
+ * (CSP3 §2.3.1 `host-source`), so Chromium drops `http://[::1]:PORT` as invalid and would block the redirect; the
+ * scheme is the narrowest source that can name it. Every other origin stays exact. None for an unusable URI.
+ *
+ * @example
+ * formActionSources('http://[::1]:8123/cb') // ['http:']
+ */
+export function formActionSources(uri: string | undefined): string[] {
+  const source = uri === undefined ? null : originSource(uri);
+  if (source === null) return [];
+  // An http(s) origin's host is in brackets exactly when it is an IPv6 literal (WHATWG URL host serialisation).
+  const ipv6Scheme = /^(https?:)\/\/\[/.exec(source)?.[1];
+  return [ipv6Scheme ?? source];
 }
