@@ -168,7 +168,7 @@ export interface SentinelOptions {
         windowSeconds?: number | undefined;
         /**
          * Keys the digests of typed usernames (in counters' store keys and in `login.*` events), at least 32 characters,
-         * the same on every instance. @defaultValue derived from `keyRotation.encryptionKey` or the private parts of `keys`
+         * the same on every instance. @defaultValue derived from `keyRotation.encryptionKey`, else a random key kept in the store
          */
         digestKey?: string | undefined;
       }

@@ -4,7 +4,6 @@
  * anything else becomes `500 server_error` with no detail and goes to `onError`.
  */
 import { assertFapi2Signing } from './assurance/fapi2.js';
-import { identifierDigestKeyed } from './authorize/state/identifier-digest.js';
 import type { VerifyAccessTokenOptions } from './guard/access-token-jwt.js';
 import type { AccessTokenClaims } from './token/access-token.js';
 import { MemoryAppStore } from './apps/memory-app-store.js';
@@ -170,13 +169,6 @@ export function createSentinel(options: SentinelOptions): Sentinel {
   const serviceKeys = setUpKeys(config, store, warn);
   const { keys, ring } = serviceKeys;
   checkIDTokenKeys(config, config.keyRotation?.algorithms ?? [keys.signer.alg, ...keys.byAlg.keys()], warn);
-  if (!identifierDigestKeyed(config)) {
-    warn(
-      'sentinel-idp: every key in `keys` is an external signer, so typed usernames are digested without a key in ' +
-        'throttle counters and login events, where a password typed as a username could be recovered with a wordlist: ' +
-        'set `throttle.digestKey` (32 characters or more, the same on every instance).',
-    );
-  }
   // FAPI 2.0: the access tokens of a fapi2 app are signed with the service's signer.
   assertFapi2Signing(
     config.apps,

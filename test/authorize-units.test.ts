@@ -15,7 +15,7 @@ import { ACCOUNT, makeSentinel } from './helpers/fixtures.js';
 import { authorizeQuery, call, LOGIN_PATH, startInteraction } from './helpers/direct-flow.js';
 import { pkcePair } from './helpers/pkce.js';
 import { digest } from '../src/lib/random-secrets.js';
-import { generatePrivateJWK } from '../src/index.js';
+import { generatePrivateJWK, MemoryStore } from '../src/index.js';
 import { contextOf } from '../src/http/context.js';
 
 const target = { accountId: '1', clientId: 'c', iss: 'https://id.example.com/sentinel/api/account/1' };
@@ -86,35 +86,50 @@ describe('isCrossSiteRequest', () => {
 });
 
 describe('throttleKeys', () => {
-  const config = contextOf(makeSentinel()).config;
+  const context = contextOf(makeSentinel());
 
-  it('folds username case and hides it behind a digest; accounts are separate', () => {
-    const a = throttleKeys(config, '1', 'Alice', '203.0.113.1');
-    expect(a.username).toBe(throttleKeys(config, '1', ' alice ', null).username);
+  it('folds username case and hides it behind a digest; accounts are separate', async () => {
+    const a = await throttleKeys(context, '1', 'Alice', '203.0.113.1');
+    expect(a.username).toBe((await throttleKeys(context, '1', ' alice ', null)).username);
     expect(a.username).not.toContain('alice');
-    expect(a.username).not.toBe(throttleKeys(config, '2', 'alice', null).username);
+    expect(a.username).not.toBe((await throttleKeys(context, '2', 'alice', null)).username);
     expect(a.ip).toBe('throttle:ip:203.0.113.1');
     // IPv6 by its /64: a subscriber's many addresses count as one.
-    expect(throttleKeys(config, '1', 'alice', '2001:db8:1:2::7').ip).toBe(throttleKeys(config, '1', 'bob', '2001:db8:1:2:ffff::1').ip);
-    expect(throttleKeys(config, '1', 'alice', '2001:db8:1:2::7').ip).not.toBe(throttleKeys(config, '1', 'alice', '2001:db8:1:3::7').ip);
+    const ipOf = async (username: string, ip: string) => (await throttleKeys(context, '1', username, ip)).ip;
+    expect(await ipOf('alice', '2001:db8:1:2::7')).toBe(await ipOf('bob', '2001:db8:1:2:ffff::1'));
+    expect(await ipOf('alice', '2001:db8:1:2::7')).not.toBe(await ipOf('alice', '2001:db8:1:3::7'));
   });
 
-  it('digests under a key of the deployment: a wordlist does not undo it, and every instance agrees', () => {
+  it('digests under a key of the deployment: a wordlist does not undo it, and every instance agrees', async () => {
     const typed = 'correct horse battery staple';
-    const keys = throttleKeys(config, '1', typed, null);
+    const keys = await throttleKeys(context, '1', typed, null);
     // Not the plain digest a wordlist would find.
     expect(keys.usernameDigest).not.toBe(digest(`1\u0000${typed}`).slice(0, 22));
-    // Another instance with the same options derives the same key; another deployment another one.
-    expect(throttleKeys(contextOf(makeSentinel()).config, '1', typed, null)).toEqual(keys);
-    const other = contextOf(makeSentinel({ keys: [generatePrivateJWK('ES256')] })).config;
-    expect(throttleKeys(other, '1', typed, null).username).not.toBe(keys.username);
-    const explicit = contextOf(makeSentinel({ throttle: { digestKey: 'd'.repeat(32) } })).config;
-    expect(throttleKeys(explicit, '1', typed, null).username).not.toBe(keys.username);
+    // Another instance on the same store uses the same stored key, whatever its `keys`; another store another one.
+    const sameStore = contextOf(makeSentinel({ keys: [generatePrivateJWK('ES256')], store: context.store }));
+    expect(await throttleKeys(sameStore, '1', typed, null)).toEqual(keys);
+    expect((await throttleKeys(contextOf(makeSentinel()), '1', typed, null)).username).not.toBe(keys.username);
+    // throttle.digestKey: derived from it, the same for every instance configured with it.
+    const explicit = () => contextOf(makeSentinel({ throttle: { digestKey: 'd'.repeat(32) } }));
+    const derived = await throttleKeys(explicit(), '1', typed, null);
+    expect(derived.username).not.toBe(keys.username);
+    expect(await throttleKeys(explicit(), '1', typed, null)).toEqual(derived);
+  });
+
+  it('instances starting together on one store make one stored key (set-if-absent) and all use it', async () => {
+    const store = new MemoryStore();
+    const contexts = Array.from({ length: 5 }, () => contextOf(makeSentinel({ keys: [generatePrivateJWK('ES256')], store })));
+    const digests = await Promise.all(contexts.map(async (each) => (await throttleKeys(each, '1', 'alice', null)).username));
+    expect(new Set(digests).size).toBe(1);
+    // A stored value that is not a key of 32 bytes is refused, never replaced nor counted under another key.
+    const corrupt = new MemoryStore();
+    await corrupt.set('throttle:digest-key', 'not-a-key', 60_000);
+    await expect(throttleKeys(contextOf(makeSentinel({ store: corrupt })), '1', 'alice', null)).rejects.toThrow(/not a digest key/);
   });
 
   it('a counter that does not read as one refuses the attempt, and the memory store will not count on it', async () => {
     const context = contextOf(makeSentinel());
-    const keys = throttleKeys(context.config, '1', 'alice', null);
+    const keys = await throttleKeys(context, '1', 'alice', null);
     await context.store.set(keys.username, 'not-a-count', 60_000);
     expect(await reserveAttempt(context, keys)).toEqual({ granted: false, scope: 'username' });
     await expect(context.store.increment(keys.username, 60_000)).rejects.toThrow(/not a counter/);

@@ -8,6 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { type ExternalSigner, isConfigurationError, type JWK } from '../src/index.js';
 import { generatePrivateJWK } from '../src/keys/signing-keys.js';
 import { ecdsaDerToJose } from '../src/keys/signers/ecdsa-der.js';
+import { throttleKeys } from '../src/authorize/state/throttle.js';
+import { contextOf } from '../src/http/context.js';
+import { digest } from '../src/lib/random-secrets.js';
 import { call } from './helpers/direct-flow.js';
 import { ACCOUNT, appTokenPath, basic, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, makeSentinel } from './helpers/fixtures.js';
 
@@ -71,14 +74,13 @@ describe('external signers', () => {
     ).toThrow(/keys\[0\]\.signer/);
   });
 
-  it('with only external signers, warns that typed usernames are digested without a key until throttle.digestKey is set', () => {
+  it("with only external signers, typed usernames are still digested under a key (the store's), with nothing to warn", async () => {
     const warnings: string[] = [];
     const logger = { warn: (message: string) => warnings.push(message) };
-    makeSentinel({ keys: [{ signer: kmsLike('der') }], logger });
-    expect(warnings.filter((message) => message.includes('throttle.digestKey'))).toHaveLength(1);
-    warnings.length = 0;
-    makeSentinel({ keys: [{ signer: kmsLike('der') }], logger, throttle: { digestKey: 'k'.repeat(32) } });
+    const sentinel = makeSentinel({ keys: [{ signer: kmsLike('der') }], logger });
     expect(warnings.filter((message) => message.includes('throttle.digestKey'))).toEqual([]);
+    const keys = await throttleKeys(contextOf(sentinel), ACCOUNT, 'alice', null);
+    expect(keys.username).not.toBe(`throttle:user:${digest(`${ACCOUNT}\u0000alice`)}`);
   });
 
   it('refuses dpop.nonce at startup when an external signer signs first and there is no keyRotation', () => {

@@ -11,7 +11,7 @@
 import { randomBytes, scrypt } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Sentinel, SentinelOptions, Store } from '../src/index.js';
+import { generatePrivateJWK, type JWK, type Sentinel, type SentinelOptions, type Store } from '../src/index.js';
 import { MemoryStore } from '../src/stores/memory.js';
 import { RedisStore } from '../src/stores/redis.js';
 import { ACCOUNT, CLIENT_ID, makeSentinel, PASSWORD, REDIRECT_URI, USER_ID, USERNAME } from './helpers/fixtures.js';
@@ -233,6 +233,59 @@ for (const storeKind of STORES) {
     }
   });
 }
+
+describe('instances whose keys differ share one username counter', () => {
+  /** A sign-in attempt at `sentinel` from its own address, so only the username counter can refuse it. */
+  async function attempt(sentinel: Sentinel, password: string, ip: string): Promise<number> {
+    const { interaction } = await startInteraction(sentinel, undefined, ip);
+    const csrf = await openLogin(sentinel, interaction);
+    return (await postLoginDirect(sentinel, interaction, { csrf_token: csrf, username: USERNAME, password }, ip)).status;
+  }
+
+  for (const storeKind of STORES) {
+    it.skipIf(storeKind.skip)(
+      `${storeKind.name}: guesses spread over instances with keys [k1], [k1, k2], [k2] (a rotation) reach it maxFailures times`,
+      async () => {
+        const { store } = storeKind.make();
+        const users = countingUsers('instant');
+        const [k1, k2] = [generatePrivateJWK('ES256'), generatePrivateJWK('ES256')];
+        const instance = (keys: JWK[]) => makeSentinel({ keys, store, throttle: LIMITS, users });
+        const instances = [instance([k1]), instance([k1, k2]), instance([k2])];
+        const statuses: number[] = [];
+        for (let index = 0; index < 2 * LIMITS.maxFailures; index += 1) {
+          statuses.push(await attempt(instances[index % 3] as Sentinel, `guess-${index}`, `198.51.100.${index + 1}`));
+        }
+        expect(users.calls()).toBe(LIMITS.maxFailures);
+        expect(statuses.slice(LIMITS.maxFailures)).toEqual(Array(LIMITS.maxFailures).fill(429));
+      },
+    );
+  }
+
+  it('a store that cannot give the digest key fails the sign-in closed: 500, the user store never asked', async () => {
+    const users = countingUsers('instant');
+    const errors: unknown[] = [];
+    const memory = new MemoryStore();
+    let broken = false;
+    // Only the digest key's read fails (docs/ARCHITECTURE.md, Stored records): the counters themselves still answer.
+    const store: Store = {
+      ...recordingStore(memory),
+      get: (key) => (broken && key === 'throttle:digest-key' ? Promise.reject(new Error('store down')) : memory.get(key)),
+    };
+    const sentinel = makeSentinel({ store, throttle: LIMITS, users, onError: (error) => errors.push(error) });
+    const { interaction } = await startInteraction(sentinel);
+    const csrf = await openLogin(sentinel, interaction);
+    broken = true;
+    const response = await postLoginDirect(sentinel, interaction, { csrf_token: csrf, username: USERNAME, password: 'guess' });
+    expect(response.status).toBe(500);
+    expect(String(response.body)).toContain('server_error');
+    expect(users.calls()).toBe(0);
+    expect(errors).toEqual([expect.objectContaining({ message: 'store down' })]);
+    // Once the store answers again, so does the throttle: the key is read then, not cached from the failure.
+    broken = false;
+    expect(await attempt(sentinel, 'guess', '198.51.100.200')).toBe(200);
+    expect(users.calls()).toBe(1);
+  });
+});
 
 describe('a custom Store without decrement', () => {
   it('a success clears the username counter instead, so signing in never uses up the budget', async () => {

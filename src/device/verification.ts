@@ -38,9 +38,9 @@ const DEVICE_CONFIRMATION_EXPIRED = en.deviceConfirmExpired;
 const DEVICE_TOO_MANY_CODES = en.deviceTooManyCodes;
 
 /** The counters of a code entry: per address within the account (on `maxFailures`), and per address. */
-function codeEntryKeys(context: SentinelContext, accountId: string, ip: string | null): ThrottleKeys {
+function codeEntryKeys(context: SentinelContext, accountId: string, ip: string | null): Promise<ThrottleKeys> {
   // IPv6 by its /64, as every per-address counter (client-ip.ts addressBucket).
-  return subjectThrottleKeys(context.config, 'device-code', accountId, ip === null ? 'unknown' : addressBucket(ip), ip);
+  return subjectThrottleKeys(context, 'device-code', accountId, ip === null ? 'unknown' : addressBucket(ip), ip);
 }
 
 async function requireAccount(context: SentinelContext, accountId: string): Promise<void> {
@@ -74,7 +74,7 @@ async function enterCode(context: SentinelContext, request: SentinelRequest, acc
     entryPageResponse(context, request, accountId, { userCode: typed, error, status: 400 });
   // Something that cannot be a user code is not a guess at one: it costs no slot.
   if (userCode === null) return again(DEVICE_CODE_WRONG);
-  const keys = codeEntryKeys(context, accountId, clientIP(context.config, request));
+  const keys = await codeEntryKeys(context, accountId, clientIP(context.config, request));
   const reservation = await reserveAttempt(context, keys);
   if (!reservation.granted) {
     context.emit({ type: 'login.throttled', accountId, usernameDigest: keys.usernameDigest, scope: reservation.scope });

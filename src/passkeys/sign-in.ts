@@ -100,12 +100,12 @@ export async function handlePasskeySignIn(
   const challenge = await takeChallenge(context, 'sign-in', interactionId);
   const assertion = parseAssertion(single(form, 'assertion'));
   const userId = userIdFromHandle(assertion?.response.userHandle);
-  const refuse = (reason: string): Promise<SentinelResponse> => {
+  const refuse = async (reason: string): Promise<SentinelResponse> => {
     context.emit({
       type: 'login.failed',
       accountId,
       clientId: interaction.request.clientId,
-      usernameDigest: subjectThrottleKeys(context.config, 'passkey', accountId, userId ?? '', ip).usernameDigest,
+      usernameDigest: (await subjectThrottleKeys(context, 'passkey', accountId, userId ?? '', ip)).usernameDigest,
       reason,
     });
     return loginPageResponse(context, interactionId, interaction, { error: PASSKEY_FAILED, status: 400, request });

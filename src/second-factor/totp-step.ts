@@ -41,7 +41,7 @@ export async function handleTotpStep(context: SentinelContext, request: Sentinel
   const { userId } = step.pending;
   const { clientId } = step.interaction.request;
   const ip = clientIP(context.config, request);
-  const keys = secondFactorKeys(context.config, accountId, userId, ip);
+  const keys = await secondFactorKeys(context, accountId, userId, ip);
   // The slot is taken before the code is checked, so concurrent guesses cannot all slip past the limit.
   await reserveOrRefuse(context, keys, { accountId, clientId });
   const accepted = useRecovery

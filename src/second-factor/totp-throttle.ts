@@ -6,7 +6,7 @@
  * and a right one gives it back with {@link settleSuccess} — exactly as a password attempt does.
  */
 import { subjectThrottleKeys, type ThrottleKeys } from '../authorize/state/throttle.js';
-import type { ResolvedConfig } from '../config.js';
+import type { DigestContext } from '../authorize/state/identifier-digest.js';
 
 export { reserveOrRefuse, settleSuccess } from '../authorize/state/throttle.js';
 
@@ -14,8 +14,8 @@ export { reserveOrRefuse, settleSuccess } from '../authorize/state/throttle.js';
  * The counters of a second-factor attempt: per user (not per typed name: the user is known by now), and per address.
  *
  * @example
- * const keys = secondFactorKeys(context.config, accountId, userId, ip);
+ * const keys = await secondFactorKeys(context, accountId, userId, ip);
  */
-export function secondFactorKeys(config: ResolvedConfig, accountId: string, userId: string, ip: string | null): ThrottleKeys {
-  return subjectThrottleKeys(config, 'second-factor', accountId, userId, ip);
+export function secondFactorKeys(context: DigestContext, accountId: string, userId: string, ip: string | null): Promise<ThrottleKeys> {
+  return subjectThrottleKeys(context, 'second-factor', accountId, userId, ip);
 }

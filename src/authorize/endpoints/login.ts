@@ -71,7 +71,7 @@ async function signIn(
   const { accountId, clientId } = interaction.record.request;
   const { username, password } = credentials;
   const ip = clientIP(context.config, request);
-  const keys = throttleKeys(context.config, accountId, username, ip);
+  const keys = await throttleKeys(context, accountId, username, ip);
   // The slot is taken before the user store runs, so concurrent guesses cannot all slip past the limit.
   await reserveOrRefuse(context, keys, { accountId, clientId });
   const users = context.config.users;

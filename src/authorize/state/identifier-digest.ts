@@ -6,63 +6,82 @@
  * instance (their counters must meet):
  *
  * - `throttle.digestKey` when given;
- * - else derived from `keyRotation.encryptionKey`, or from the private parts of the configured `keys`: secrets every
- *   instance of one deployment shares already, so nothing new to configure;
- * - else (`keys` holding only external signers, whose private parts never leave the HSM) a plain digest, and the
- *   service warns at start;
- * - without `keys` nor `keyRotation` (generated keys: one instance, tokens no other verifies) a random key.
+ * - else derived from `keyRotation.encryptionKey`, a secret every instance of one deployment shares already;
+ * - else a random key kept in the store (`throttle:digest-key`), created once by whichever instance needs it first
+ *   and read by every other. Not derived from `keys`: instances whose `keys` lists differ, as they do while a new
+ *   key is rolled out instance by instance, would count the same username under different keys, and every change
+ *   of `keys` would start every counter afresh.
+ *
+ * Each instance reads the key once and keeps it. A stored key that cannot be read or written fails the request
+ * (500): counting under a key of its own would split the counters, which is throttling no more.
  */
 import { createHmac, hkdfSync, randomBytes } from 'node:crypto';
-import type { ResolvedConfig } from '../../config.js';
-import { digest } from '../../lib/random-secrets.js';
+import type { SentinelContext } from '../../http/context.js';
+import type { Store } from '../../stores/store.js';
 
-/** What the key of the digests is derived from. */
-export type DigestConfig = Pick<ResolvedConfig, 'throttle' | 'keyRotation' | 'keys'>;
+/** What the key of the digests comes from: the configuration's secrets, else the store. */
+export type DigestContext = Pick<SentinelContext, 'config' | 'store'>;
 
 const INFO = 'sentinel-idp identifier digest';
-// One key per resolved configuration (every request-scoped context shares it); `null`: no secret to key with.
-const keys = new WeakMap<object, Buffer | null>();
+// Under the `throttle` prefix: MemoryStore keeps it as security state, never evicted to make room.
+const STORED_KEY = 'throttle:digest-key';
+// The stored key never expires by itself; Store.swap needs a lifetime, so give it ten years (as the key ring).
+const STORED_KEY_TTL_MS = 10 * 365 * 24 * 3600 * 1000;
+const KEY_BYTES = 32;
+// One key per resolved configuration, which is one per instance (every request-scoped context shares it). A read of
+// the stored key in flight is shared too, and forgotten when it fails, so a later request tries again.
+const keys = new WeakMap<object, Promise<Buffer>>();
 
-function secretMaterial(config: DigestConfig): string | null | 'random' {
-  if (config.throttle.digestKey !== undefined) return config.throttle.digestKey;
-  if (config.keyRotation !== undefined) return config.keyRotation.encryptionKey;
-  if (config.keys === undefined) return 'random';
-  const privateParts = config.keys
-    .map((key) => (key as { d?: unknown }).d)
-    .filter((part): part is string => typeof part === 'string')
-    .sort();
-  return privateParts.length === 0 ? null : privateParts.join('\n');
+function configuredSecret(config: DigestContext['config']): string | undefined {
+  return config.throttle.digestKey ?? config.keyRotation?.encryptionKey;
 }
 
-function keyOf(config: DigestConfig): Buffer | null {
-  let key = keys.get(config);
-  if (key !== undefined) return key;
-  const material = secretMaterial(config);
-  key =
-    material === null
-      ? null
-      : material === 'random'
-        ? randomBytes(32)
-        : Buffer.from(hkdfSync('sha256', Buffer.from(material), Buffer.alloc(0), INFO, 32));
+function parseStoredKey(stored: string): Buffer {
+  const key = Buffer.from(stored, 'base64url');
+  // Not what an instance wrote: digesting under anything else would split the counters, so fail closed.
+  if (key.length !== KEY_BYTES || key.toString('base64url') !== stored) {
+    throw new Error(`sentinel-idp: the store's ${STORED_KEY} is not a digest key; delete it to have a new one made`);
+  }
+  return key;
+}
+
+async function storedKey(store: Store): Promise<Buffer> {
+  const stored = await store.get(STORED_KEY);
+  if (stored !== null) return parseStoredKey(stored);
+  const fresh = randomBytes(KEY_BYTES).toString('base64url');
+  // Set-if-absent: of instances creating it at the same moment one wins, and the others read the winner's.
+  if (await store.swap([{ key: STORED_KEY, expect: null, value: fresh, ttlMs: STORED_KEY_TTL_MS }])) {
+    return parseStoredKey(fresh);
+  }
+  const winner = await store.get(STORED_KEY);
+  if (winner === null) throw new Error(`sentinel-idp: the store's ${STORED_KEY} could be neither created nor read`);
+  return parseStoredKey(winner);
+}
+
+function keyOf(context: DigestContext): Promise<Buffer> {
+  const { config } = context;
+  const known = keys.get(config);
+  if (known !== undefined) return known;
+  const secret = configuredSecret(config);
+  const key =
+    secret === undefined
+      ? storedKey(context.store)
+      : Promise.resolve(Buffer.from(hkdfSync('sha256', Buffer.from(secret), Buffer.alloc(0), INFO, KEY_BYTES)));
   keys.set(config, key);
+  key.catch(() => {
+    if (keys.get(config) === key) keys.delete(config);
+  });
   return key;
 }
 
 /**
- * Whether typed identifiers are digested under a key (else: plain SHA-256, `keys` of external signers only).
+ * The digest of `text` (base64url, 43 characters): an HMAC-SHA-256 under the service's key, see above. Rejects when
+ * the key is to come from the store and the store fails or holds something else.
  *
- * @example if (!identifierDigestKeyed(config)) warn('set throttle.digestKey');
+ * @example await identifierDigest(context, `${accountId}\u0000${username}`)
  */
-export function identifierDigestKeyed(config: DigestConfig): boolean {
-  return keyOf(config) !== null;
-}
-
-/**
- * The digest of `text` (base64url, 43 characters): an HMAC-SHA-256 under the service's key, see above.
- *
- * @example identifierDigest(context.config, `${accountId}\u0000${username}`)
- */
-export function identifierDigest(config: DigestConfig, text: string): string {
-  const key = keyOf(config);
-  return key === null ? digest(text) : createHmac('sha256', key).update(text).digest('base64url');
+export async function identifierDigest(context: DigestContext, text: string): Promise<string> {
+  return createHmac('sha256', await keyOf(context))
+    .update(text)
+    .digest('base64url');
 }

@@ -16,7 +16,7 @@
  */
 import type { SentinelContext } from '../../http/context.js';
 import { OAuthError } from '../../errors.js';
-import { type DigestConfig, identifierDigest } from './identifier-digest.js';
+import { type DigestContext, identifierDigest } from './identifier-digest.js';
 import { addressBucket } from '../../http/client-ip.js';
 
 /** The counters one login attempt touches. */
@@ -33,13 +33,13 @@ export interface ThrottleKeys {
 
 /**
  * The counter keys of a password attempt. Usernames are compared case-insensitively (so `Alice` and `alice` share a
- * budget) and appear in keys only as digests.
+ * budget) and appear in keys only as digests. Rejects when the digest key cannot be had (identifier-digest.ts).
  *
  * @example
- * const keys = throttleKeys(context.config, accountId, username, clientIP(context.config, request));
+ * const keys = await throttleKeys(context, accountId, username, clientIP(context.config, request));
  */
-export function throttleKeys(config: DigestConfig, accountId: string, username: string, ip: string | null): ThrottleKeys {
-  return counterKeys(config, 'user', accountId, username.normalize('NFKC').trim().toLowerCase(), ip);
+export function throttleKeys(context: DigestContext, accountId: string, username: string, ip: string | null): Promise<ThrottleKeys> {
+  return counterKeys(context, 'user', accountId, username.normalize('NFKC').trim().toLowerCase(), ip);
 }
 
 /** What a counter other than a typed username's counts: a known user's second factor, a device code entry. */
@@ -52,21 +52,27 @@ export type ThrottleSubject = 'second-factor' | 'device-code' | 'passkey';
  * typing the user's id. The subject is kept as given (user ids are case-sensitive).
  *
  * @example
- * const keys = subjectThrottleKeys(context.config, 'second-factor', accountId, userId, ip); // throttle:second-factor:…
+ * const keys = await subjectThrottleKeys(context, 'second-factor', accountId, userId, ip); // throttle:second-factor:…
  */
 export function subjectThrottleKeys(
-  config: DigestConfig,
+  context: DigestContext,
   kind: ThrottleSubject,
   accountId: string,
   subject: string,
   ip: string | null,
-): ThrottleKeys {
-  return counterKeys(config, kind, accountId, subject, ip);
+): Promise<ThrottleKeys> {
+  return counterKeys(context, kind, accountId, subject, ip);
 }
 
-function counterKeys(config: DigestConfig, kind: string, accountId: string, subject: string, ip: string | null): ThrottleKeys {
+async function counterKeys(
+  context: DigestContext,
+  kind: string,
+  accountId: string,
+  subject: string,
+  ip: string | null,
+): Promise<ThrottleKeys> {
   // Keyed (identifier-digest.ts): a typed name is sometimes a password, and a plain digest is undone with a wordlist.
-  const subjectDigest = identifierDigest(config, `${accountId}\u0000${subject}`);
+  const subjectDigest = await identifierDigest(context, `${accountId}\u0000${subject}`);
   return {
     username: `throttle:${kind}:${subjectDigest}`,
     usernameDigest: subjectDigest.slice(0, 22),
