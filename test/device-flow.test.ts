@@ -3,7 +3,7 @@
  * answers, the verification pages and what each refusal leaves unchanged.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { DEVICE_CODE_GRANT, MemoryStore, type SentinelEvent } from '../src/index.js';
+import { DEVICE_CODE_GRANT, MemoryStore, type SentinelEvent, type SentinelResponse } from '../src/index.js';
 import { advanceClock } from './helpers/clock.js';
 import { call, postForm, TOKEN_PATH } from './helpers/direct-flow.js';
 import {
@@ -25,7 +25,17 @@ import {
   requestCodes,
   signInForDevice,
 } from './helpers/device-drive.js';
-import { ACCOUNT, baseOptions, CLIENT_ID, CLIENT_SECRET, makeSentinel, PUBLIC_CLIENT_ID, USER_ID } from './helpers/fixtures.js';
+import {
+  ACCOUNT,
+  baseOptions,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  makeSentinel,
+  PASSWORD,
+  PUBLIC_CLIENT_ID,
+  USER_ID,
+  USERNAME,
+} from './helpers/fixtures.js';
 import { decodeJwt } from 'jose';
 import { generate } from 'otplib';
 import { createSentinel } from '../src/index.js';
@@ -272,6 +282,50 @@ describe('verification page', () => {
     const used = await enterCode(sentinel, { language: 'fr' }, codes.user_code);
     expect(used.status).toBe(400);
     expect(String(used.body)).toContain('Ce code a déjà été utilisé');
+  });
+
+  it('keeps the ui_locales it was opened with through the code entry, the sign-in, the confirmation and the outcome', async () => {
+    const { sentinel } = deviceSentinel({ throttle: { maxFailures: 2 } });
+    const codes = await requestCodes(sentinel);
+    const fr = { 'accept-language': 'en', 'sec-fetch-site': 'same-origin' };
+    const lang = (response: SentinelResponse) => /<html lang="([^"]+)"/.exec(String(response.body))?.[1];
+    const formAction = (response: SentinelResponse) => {
+      const action = /<form method="post" action="([^"]+)"/.exec(String(response.body))?.[1]?.replaceAll('&amp;', '&') ?? '';
+      return action.split('?') as [string, string | undefined];
+    };
+    const entry = await call(sentinel, { path: DEVICE_PATH, query: 'ui_locales=fr', headers: fr });
+    expect(lang(entry)).toBe('fr');
+    const [entryPath, entryQuery] = formAction(entry);
+    const post = (path: string, query: string | undefined, form: Record<string, string>, cookie?: string) =>
+      postForm(sentinel, path, new URLSearchParams(form).toString(), {
+        query,
+        headers: { ...fr, ...(cookie === undefined ? {} : { cookie }) },
+      });
+    const wrong = await post(entryPath, entryQuery, { user_code: 'BCDF-GHJK' });
+    expect([wrong.status, lang(wrong)]).toEqual([400, 'fr']);
+
+    const entered = await post(entryPath, entryQuery, { user_code: codes.user_code });
+    expect(entered.status).toBe(303);
+    const [loginPath, loginQuery] = String(entered.headers.location).split('?') as [string, string];
+    const login = await call(sentinel, { path: loginPath, query: loginQuery, headers: fr });
+    expect(lang(login)).toBe('fr');
+    const signedIn = await post(loginPath, loginQuery, { csrf_token: csrfOf(login.body), username: USERNAME, password: PASSWORD });
+    expect(signedIn.status).toBe(303);
+    const cookie = setCookies(signedIn)
+      .find((line) => line.startsWith('sentinel_session='))
+      ?.split(';')[0];
+    const [confirmPath, confirmQuery] = String(signedIn.headers.location).split('?') as [string, string];
+    const confirm = await call(sentinel, { path: confirmPath, query: confirmQuery, headers: { ...fr, cookie: cookie ?? '' } });
+    expect(lang(confirm)).toBe('fr');
+    const [decidePath, decideQuery] = formAction(confirm);
+    const confirmation = new URLSearchParams(confirmQuery).get('confirmation') ?? '';
+    const outcome = await post(decidePath, decideQuery, { confirmation, csrf_token: csrfOf(confirm.body), approve: '1' }, cookie);
+    expect([outcome.status, lang(outcome)]).toEqual([200, 'fr']);
+
+    // The 429 of code entry too: it is an error page of the same request.
+    await post(entryPath, entryQuery, { user_code: 'BCDF-GHJK' });
+    const throttled = await post(entryPath, entryQuery, { user_code: 'BCDF-GHJK' });
+    expect([throttled.status, lang(throttled)]).toEqual([429, 'fr']);
   });
 
   it('throttles wrong codes on the password limits with a 429 page', async () => {

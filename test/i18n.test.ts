@@ -4,12 +4,24 @@
  * `<html lang>` and `dir="rtl"`; translated messages on the login, error, 429 and signed-out pages.
  */
 import { describe, expect, it } from 'vitest';
-import { BUNDLED_CATALOGUES, ConfigurationError, MemoryStore, type Messages } from '../src/index.js';
+import { generate, generateSecret } from 'otplib';
+import { BUNDLED_CATALOGUES, ConfigurationError, MemoryPasskeys, MemoryStore, type Messages, type SentinelResponse } from '../src/index.js';
 import { catalogueSet } from '../src/i18n/catalogues.js';
 import { en } from '../src/i18n/en.js';
 import { chooseLocale, parseAcceptLanguage } from '../src/i18n/negotiate.js';
-import { ACCOUNT_PATH, authorizeQuery, call, LOGIN_PATH, openLogin, postLogin, startInteraction } from './helpers/direct-flow.js';
-import { makeSentinel, USERNAME } from './helpers/fixtures.js';
+import {
+  ACCOUNT_PATH,
+  authorizeQuery,
+  call,
+  csrfOf,
+  LOGIN_PATH,
+  openLogin,
+  postForm,
+  postLogin,
+  startInteraction,
+  stepCookie,
+} from './helpers/direct-flow.js';
+import { makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 
 const EXPECTED = ['en', 'es', 'pt-BR', 'fr', 'de', 'ja', 'ar'];
 
@@ -104,9 +116,10 @@ describe('page language', () => {
       headers: { 'content-type': 'application/x-www-form-urlencoded', 'accept-language': 'pt-BR' },
       body: new URLSearchParams({ csrf_token: csrf, username: USERNAME, password: 'nope' }).toString(),
     });
+    // The sign-in's ui_locales, not the browser's Accept-Language, as on the sign-in's other pages.
     expect(throttled.status).toBe(429);
-    expect(throttled.body).toContain('<html lang="pt-BR">');
-    expect(throttled.body).toContain(BUNDLED_CATALOGUES['pt-BR']?.tooManyAttempts);
+    expect(throttled.body).toContain('<html lang="es">');
+    expect(throttled.body).toContain(BUNDLED_CATALOGUES.es?.tooManyAttempts);
     const unknownClient = await call(sentinel, {
       path: `${ACCOUNT_PATH}/authorize`,
       query: authorizeQuery({ client_id: 'nobody', ui_locales: 'ja' }),
@@ -115,6 +128,49 @@ describe('page language', () => {
     expect(unknownClient.body).toContain('<html lang="ja">');
     expect(unknownClient.body).toContain(BUNDLED_CATALOGUES.ja?.errorUnknown);
     expect(unknownClient.body).toContain('<span lang="en">');
+  });
+
+  it('the error pages of a sign-in (out-of-date form, 429) speak its ui_locales at the login, passkey and TOTP steps', async () => {
+    const fr = BUNDLED_CATALOGUES.fr as Messages;
+    const secret = generateSecret();
+    const sentinel = makeSentinel({
+      store: new MemoryStore(),
+      throttle: { maxFailures: 1, maxFailuresPerIp: 100, windowSeconds: 60 },
+      users: {
+        authenticate: async ({ password }) => (password === PASSWORD ? { id: USER_ID, secondFactor: 'totp' } : null),
+        totpSecret: async () => secret,
+        passkeys: new MemoryPasskeys(),
+      },
+    });
+    // The browser prefers English; the app asked for French.
+    const { interaction } = await startInteraction(sentinel, authorizeQuery({ ui_locales: 'fr' }));
+    const csrf = await openLogin(sentinel, interaction);
+    // A lazy body, as the Node adapters hand it over (the edge then runs the handler on a copy of the request).
+    const post = (path: string, form: Record<string, string>, cookie?: string) =>
+      postForm(sentinel, path, () => new URLSearchParams(form).toString(), {
+        query: new URLSearchParams({ interaction }),
+        headers: { 'accept-language': 'en', ...(cookie === undefined ? {} : { cookie }) },
+      });
+    const expectFrench = (response: SentinelResponse, status: number, title: string) => {
+      expect(response.status).toBe(status);
+      expect(response.body).toContain('<html lang="fr"');
+      expect(response.body).toContain(`<h1>${title}</h1>`);
+    };
+    expectFrench(await post(LOGIN_PATH, { csrf_token: 'stale', username: USERNAME, password: PASSWORD }), 403, fr.errorRefused);
+    expectFrench(await post(`${ACCOUNT_PATH}/login/passkey`, { csrf_token: 'stale', assertion: '{}' }), 403, fr.errorRefused);
+
+    const password = await post(LOGIN_PATH, { csrf_token: csrf, username: USERNAME, password: PASSWORD });
+    const cookie = stepCookie(password);
+    const totpPath = String(password.headers.location).split('?')[0] as string;
+    expect(totpPath).toBe(`${LOGIN_PATH}/totp`);
+    expectFrench(await post(totpPath, { csrf_token: 'stale', code: '000000' }, cookie), 403, fr.errorRefused);
+    const step = await call(sentinel, { path: totpPath, query: new URLSearchParams({ interaction }), headers: { cookie } });
+    const wrongCode = (await generate({ secret })) === '000000' ? '111111' : '000000';
+    expect((await post(totpPath, { csrf_token: csrfOf(step.body), code: wrongCode }, cookie)).status).toBe(400);
+    expectFrench(await post(totpPath, { csrf_token: csrfOf(step.body), code: wrongCode }, cookie), 429, fr.errorTooManyAttempts);
+
+    expect((await post(LOGIN_PATH, { csrf_token: csrf, username: USERNAME, password: 'nope' })).status).toBe(200);
+    expectFrench(await post(LOGIN_PATH, { csrf_token: csrf, username: USERNAME, password: 'nope' }), 429, fr.errorTooManyAttempts);
   });
 
   it('the signed-out page follows Accept-Language', async () => {

@@ -6,6 +6,7 @@
 import type { SentinelContext } from '../http/context.js';
 import { routePath } from '../http/route-paths.js';
 import { randomSecret } from '../lib/random-secrets.js';
+import { withUiLocales } from '../i18n/page-locale.js';
 import { parseStoredRecord } from '../stores/stored-record.js';
 import type { DeviceInteraction, InteractionRecord } from '../authorize/state/interaction.js';
 import type { AmrValue } from '../assurance/levels.js';
@@ -78,11 +79,19 @@ export async function takeConfirmation(context: SentinelContext, id: string): Pr
 }
 
 /**
- * The confirmation page of an id: path-absolute, with the host's mount prefix.
- * @example redirect(303, confirmationURL(context, mountPath, accountId, id))
+ * The confirmation page of an id: path-absolute, with the host's mount prefix, and the `ui_locales` the person's
+ * pages have spoken so far (none: the browser's language).
+ * @example redirect(303, confirmationURL(context, mountPath, accountId, id, requestUiLocales(request)))
  */
-export function confirmationURL(context: SentinelContext, mountPath: string | undefined, accountId: string, id: string): string {
-  return `${mountPath ?? ''}${routePath(context.config, 'device-confirm', { accountId })}?confirmation=${encodeURIComponent(id)}`;
+export function confirmationURL(
+  context: SentinelContext,
+  mountPath: string | undefined,
+  accountId: string,
+  id: string,
+  uiLocales: readonly string[] | undefined,
+): string {
+  const path = `${mountPath ?? ''}${routePath(context.config, 'device-confirm', { accountId })}?confirmation=${encodeURIComponent(id)}`;
+  return withUiLocales(path, uiLocales);
 }
 
 /**
@@ -109,5 +118,5 @@ export async function deviceConfirmationLocation(
     ...(user.amr === undefined ? {} : { amr: user.amr }),
     mountPath: interaction.mountPath,
   });
-  return confirmationURL(context, interaction.mountPath, accountId, id);
+  return confirmationURL(context, interaction.mountPath, accountId, id, interaction.request.uiLocales);
 }

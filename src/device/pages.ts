@@ -7,7 +7,7 @@ import type { SentinelContext } from '../http/context.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { routePath } from '../http/route-paths.js';
 import { fill } from '../i18n/messages.js';
-import { pageLocale, translate } from '../i18n/page-locale.js';
+import { pageLocale, requestUiLocales, translate, withUiLocales } from '../i18n/page-locale.js';
 import { escapeHTML } from '../authorize/pages/escape-html.js';
 import { renderPageHtml } from '../authorize/pages/layout.js';
 import { logoSources } from '../authorize/pages/logo-policy.js';
@@ -42,7 +42,11 @@ export function entryPageResponse(
   state: EntryPageState,
 ): SentinelResponse {
   const { messages } = pageLocale(context, request);
-  const action = `${request.mountPath ?? ''}${routePath(context.config, 'device', { accountId })}`;
+  // The post keeps the page's ui_locales: its answers (a wrong code, a 429, the sign-in) stay in that language.
+  const action = withUiLocales(
+    `${request.mountPath ?? ''}${routePath(context.config, 'device', { accountId })}`,
+    requestUiLocales(request),
+  );
   const hasError = state.error !== undefined;
   const described = hasError ? ' aria-describedby="device-error" aria-invalid="true"' : '';
   const error = hasError
@@ -72,7 +76,8 @@ export function confirmPageResponse(
   confirmation: DeviceConfirmation,
 ): SentinelResponse {
   const { messages } = pageLocale(context, request);
-  const action = `${confirmation.mountPath}${routePath(context.config, 'device-confirm', { accountId: confirmation.accountId })}`;
+  const path = `${confirmation.mountPath}${routePath(context.config, 'device-confirm', { accountId: confirmation.accountId })}`;
+  const action = withUiLocales(path, requestUiLocales(request));
   const code = `<strong class="code">${escapeHTML(formatUserCode(confirmation.userCode))}</strong>`;
   const content = `<h1>${escapeHTML(messages.deviceConfirmTitle)}</h1>
 <p class="lead">${fill(escapeHTML(messages.deviceConfirmAsks), { app: `<strong>${escapeHTML(confirmation.appName)}</strong>` })}</p>

@@ -10,6 +10,7 @@ import type { AuthorizationRequest } from '../authorize/request/validate-request
 import { createInteraction, type DeviceInteraction, loginPageURL, takeInteraction } from '../authorize/state/interaction.js';
 import { OAuthError } from '../errors.js';
 import { en } from '../i18n/en.js';
+import { requestUiLocales } from '../i18n/page-locale.js';
 import { decideDevice, type StoredDevice } from './device-records.js';
 import { outcomePageResponse } from './pages.js';
 
@@ -26,6 +27,8 @@ export async function startDeviceSignIn(
   appName: string,
 ): Promise<string> {
   const { accountId, clientId, scope, userCode } = found.record;
+  // The verification page's ui_locales, as an app's authorization request carries its own: the sign-in speaks them.
+  const uiLocales = requestUiLocales(request);
   const authorization: AuthorizationRequest = {
     accountId,
     clientId,
@@ -34,6 +37,7 @@ export async function startDeviceSignIn(
     iss: context.accountIssuer(accountId),
     clientName: appName,
     scope,
+    ...(uiLocales.length === 0 ? {} : { uiLocales }),
   };
   const id = await createInteraction(context, authorization, request.mountPath, { grantId: found.grantId, userCode });
   return loginPageURL(context, request.mountPath, accountId, id);

@@ -29,6 +29,7 @@ import { type DeviceApproval, indexDeviceApproval, withdrawDeviceApproval } from
 import { startDeviceSignIn } from './sign-in.js';
 import { formatUserCode, normalizeUserCode } from './user-code.js';
 import { en } from '../i18n/en.js';
+import { requestUiLocales } from '../i18n/page-locale.js';
 import { type AmrValue, readAmr } from '../assurance/levels.js';
 
 // The handlers speak English (what error_description carries); the pages show the same message translated.
@@ -110,7 +111,7 @@ async function enterCode(context: SentinelContext, request: SentinelRequest, acc
     ...(user.amr === undefined ? {} : { amr: user.amr }),
     mountPath: request.mountPath ?? '',
   });
-  return redirect(303, confirmationURL(context, request.mountPath, accountId, id));
+  return redirect(303, confirmationURL(context, request.mountPath, accountId, id, requestUiLocales(request)));
 }
 
 /**

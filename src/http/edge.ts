@@ -146,7 +146,9 @@ export function createEdge(context: SentinelContext, serviceKeys: ServiceKeys, r
     // A lazy body gets its own deadline, so a trickled body is answered 408 instead of held for the host's timeout.
     const body = request.body;
     const timed = typeof body === 'function' ? { ...request, body: withBodyDeadline(body, bodyTimeoutMs) } : request;
-    return run({ entry: route, request, params, observation }, (scoped) => {
+    // The handler and renderError see the one request object: what a handler notes on it (the sign-in's language,
+    // noteSignInLocales) reaches the error page.
+    return run({ entry: route, request: timed, params, observation }, (scoped) => {
       const keysLoaded = ring?.fresh();
       // The common case (keys loaded, one key set for all accounts) calls the handler without a promise of its own.
       if (keysLoaded === undefined && accountRings === undefined) return route.handler(scoped, timed, params);

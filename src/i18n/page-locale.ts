@@ -28,9 +28,37 @@ export function requestUiLocales(request: SentinelRequest): string[] {
   return splitUiLocales(request.query.get('ui_locales') ?? undefined);
 }
 
+// The `ui_locales` of the sign-in each request belongs to, noted by its handler once it has read the interaction.
+const signInLocales = new WeakMap<SentinelRequest, readonly string[]>();
+
 /**
- * The page language for a request: `uiLocales` (from the interaction, or the request's own `ui_locales`
- * parameter), then `Accept-Language`, then the configured default.
+ * Notes that `request` belongs to a sign-in whose app asked for `uiLocales`. Every page then answered to it is in the
+ * sign-in's language, error pages too: a 429 or an out-of-date form is thrown, and the route's `renderError` renders
+ * it knowing only the request (the edge hands the handler and `renderError` the same request object).
+ *
+ * @example
+ * noteSignInLocales(request, interaction.request.uiLocales);
+ */
+export function noteSignInLocales(request: SentinelRequest, uiLocales: readonly string[] | undefined): void {
+  if (uiLocales !== undefined && uiLocales.length > 0) signInLocales.set(request, uiLocales);
+}
+
+/**
+ * `url` with `ui_locales` added to its query (unchanged without any), so that the next page of a flow keeps the
+ * language the flow was opened in rather than fall back to `Accept-Language`.
+ *
+ * @example
+ * withUiLocales('/sentinel/api/account/123456/device', ['fr']) // '/sentinel/api/account/123456/device?ui_locales=fr'
+ */
+export function withUiLocales(url: string, uiLocales: readonly string[] | undefined): string {
+  if (uiLocales === undefined || uiLocales.length === 0) return url;
+  return `${url}${url.includes('?') ? '&' : '?'}${new URLSearchParams({ ui_locales: uiLocales.join(' ') })}`;
+}
+
+/**
+ * The page language for a request: `uiLocales` (from the interaction, else the sign-in the request belongs to, see
+ * {@link noteSignInLocales}, else the request's own `ui_locales` parameter), then `Accept-Language`, then the
+ * configured default.
  *
  * @example
  * const locale = pageLocale(context, request, interaction.request.uiLocales);
@@ -40,7 +68,8 @@ export function pageLocale(
   request: SentinelRequest | undefined,
   uiLocales?: string | readonly string[] | undefined,
 ): PageLocale {
-  const fromQuery = uiLocales ?? request?.query.get('ui_locales') ?? undefined;
+  const noted = request === undefined ? undefined : signInLocales.get(request);
+  const fromQuery = uiLocales ?? noted ?? request?.query.get('ui_locales') ?? undefined;
   const accept = request === undefined ? [] : parseAcceptLanguage(headerValue(request, 'accept-language'));
   return chooseLocale(catalogueSet(context.config.i18n), [...splitUiLocales(fromQuery), ...accept]);
 }

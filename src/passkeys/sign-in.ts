@@ -23,6 +23,7 @@ import { constantTimeEqual } from '../lib/random-secrets.js';
 import { findInteraction, type InteractionRecord } from '../authorize/state/interaction.js';
 import { loginPageResponse } from '../authorize/pages/login-response.js';
 import { isCrossSiteRequest } from '../authorize/endpoints/cross-site.js';
+import { noteSignInLocales } from '../i18n/page-locale.js';
 import { subjectThrottleKeys } from '../authorize/state/throttle.js';
 import { completeSignIn, expiredSignIn } from '../second-factor/continue-sign-in.js';
 import { CEREMONY_TIMEOUT_MS, newChallenge, takeChallenge } from './challenge.js';
@@ -48,6 +49,8 @@ async function readPasskeyRequest(context: SentinelContext, request: SentinelReq
   const interactionId = single(fromSearchParams(request.query), 'interaction');
   const interaction = await findInteraction(context, interactionId);
   if (interactionId === undefined || interaction === null || interaction.request.accountId !== accountId) throw expiredSignIn();
+  // Whatever the post ends in, an out-of-date form included, is shown in the sign-in's language.
+  noteSignInLocales(request, interaction.request.uiLocales);
   if (isCrossSiteRequest(context, request, [])) {
     throw new OAuthError('invalid_request', 'The sign-in form was posted from another site.', { status: 403 });
   }

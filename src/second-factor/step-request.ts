@@ -12,6 +12,7 @@ import { fromSearchParams, single, type ParamMap } from '../http/params.js';
 import { constantTimeEqual } from '../lib/random-secrets.js';
 import { findInteraction, type InteractionRecord } from '../authorize/state/interaction.js';
 import { isCrossSiteRequest } from '../authorize/endpoints/cross-site.js';
+import { noteSignInLocales } from '../i18n/page-locale.js';
 import { expiredSignIn } from './continue-sign-in.js';
 import { findPending, type PendingSignIn, type PendingStage } from './pending-sign-in.js';
 import { fromTiedBrowser } from './step-cookie.js';
@@ -40,6 +41,8 @@ export async function readStepRequest(
   const interactionId = single(fromSearchParams(request.query), 'interaction');
   const interaction = await findInteraction(context, interactionId);
   if (interactionId === undefined || interaction === null || interaction.request.accountId !== accountId) throw expiredSignIn();
+  // Whatever the step ends in, an out-of-date form or a 429 included, is shown in the sign-in's language.
+  noteSignInLocales(request, interaction.request.uiLocales);
   const pending = await findPending(context, interactionId, stage);
   // Another browser gets the answer a gone link gets, before the page (and its CSRF token) is rendered.
   if (pending === null || !fromTiedBrowser(context, request, pending.browser)) throw expiredSignIn();

@@ -17,6 +17,7 @@ import { authorizationResponseURL } from '../request/authorization-response.js';
 import { afterPassword } from '../../second-factor/continue-sign-in.js';
 import { findInteraction, takeInteraction, type InteractionRecord } from '../state/interaction.js';
 import { loginPageResponse } from '../pages/login-response.js';
+import { noteSignInLocales } from '../../i18n/page-locale.js';
 import { isCrossSiteRequest } from './cross-site.js';
 import { reserveOrRefuse, settleSuccess, throttleKeys } from '../state/throttle.js';
 import { cancelDeviceSignIn } from '../../device/sign-in.js';
@@ -39,6 +40,8 @@ async function loadInteraction(
   const id = single(fromSearchParams(request.query), 'interaction');
   const record = await findInteraction(context, id);
   if (id === undefined || record === null || record.request.accountId !== accountId) throw expired();
+  // Whatever the post ends in, an out-of-date form or a 429 included, is shown in the sign-in's language.
+  noteSignInLocales(request, record.request.uiLocales);
   return { id, record };
 }
 
