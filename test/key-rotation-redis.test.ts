@@ -11,6 +11,9 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runKeysList, runKeysRevoke, runKeysRotate } from '../src/cli/keys-ring.js';
+import type { RingEntry } from '../src/keys/keyring/document.js';
+import { newEntry } from '../src/keys/keyring/mutations.js';
+import { parseEncryptionKey } from '../src/keys/keyring/seal.js';
 import type { CLIIO } from '../src/cli/io.js';
 import { createSentinel } from '../src/index.js';
 import { RedisStore } from '../src/stores/redis.js';
@@ -285,6 +288,38 @@ describe.skipIf(redis.skip)('keys commands on a per-account ring (keysPerAccount
     const again = io({ SENTINEL_KEY_ENCRYPTION_KEY: ENCRYPTION_KEY });
     expect(await runKeysRotate(args, again)).toBe(0);
     expect((JSON.parse(again.out) as { state: string }[]).filter((key) => key.state === 'pending')).toEqual(pending);
+  });
+
+  it('keys rotate drops the keys past their retention from the ring, as the instances do', async () => {
+    const ringPrefix = `${prefix}pruned:`;
+    const store = new RedisStore(client, { prefix: ringPrefix });
+    const sentinel = createSentinel(
+      baseOptions({
+        keys: undefined,
+        store,
+        keyRotation: { encryptionKey: ENCRYPTION_KEY, algorithms: ['ES256'], rotateEverySeconds: 3600, prePublishSeconds: 600 },
+      }),
+    );
+    await sentinel.ready();
+    // Keys of rotations long past, as a ring written before pruning holds them: retired for days, and revoked.
+    const ring = JSON.parse((await store.get('keyring:default')) as string) as { keys: RingEntry[] };
+    const day = 86_400_000;
+    const sealedBy = parseEncryptionKey(ENCRYPTION_KEY);
+    const past = [3, 2].map((days) => newEntry('ES256', sealedBy, Date.now() - days * day, Date.now() - days * day));
+    const { sealed: _erased, ...revoked } = {
+      ...newEntry('ES256', sealedBy, Date.now() - 2 * day, Date.now() - 2 * day),
+      revokedAt: Date.now() - 2 * day,
+    };
+    // The live key has signed for a day: the last of them retired that long ago.
+    const live = ring.keys.map((entry) => ({ ...entry, activatesAt: Date.now() - day }));
+    await store.set('keyring:default', JSON.stringify({ ...ring, keys: [...past, revoked, ...live] }), day);
+
+    const rotate = io({ SENTINEL_KEY_ENCRYPTION_KEY: ENCRYPTION_KEY });
+    expect(await runKeysRotate(['--redis', REDIS_URL, '--prefix', ringPrefix], rotate)).toBe(0);
+    const listed = JSON.parse(rotate.out) as { kid: string; state: string }[];
+    expect(listed.map((key) => key.state).sort()).toEqual(['active', 'pending']);
+    const stored = (await store.get('keyring:default')) as string;
+    for (const entry of [...past, revoked]) expect(stored).not.toContain(entry.kid);
   });
 
   it('--account lists and revokes the keys of that account only', async () => {

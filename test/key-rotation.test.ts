@@ -24,6 +24,12 @@ import { contextOf } from '../src/http/context.js';
 
 const FORM = 'application/x-www-form-urlencoded';
 
+/** The ring document as stored, the parts these cases read. */
+interface StoredRing {
+  retainSeconds?: number;
+  keys: { kid: string; activatesAt: number; revokedAt?: number }[];
+}
+
 /**
  * ES256 alone, so each case counts one key per rotation; the RS256 key an OpenID Connect deployment's ring holds by
  * default is covered by test/hardening-keyring-rs256.test.ts.
@@ -186,6 +192,38 @@ describe('keyRotation: a key ring in the store', () => {
     advance(10);
     expect(await accepts(a, token)).toBe(false);
     expect(a.jwks().keys.map((key) => key.kid)).not.toContain(kid);
+  });
+
+  it('the stored ring drops a retired key once its tokens expired, and a revoked one once retainSeconds passed', async () => {
+    fakeClock();
+    const store = new MemoryStore();
+    const a = instance(store);
+    await a.ready();
+    const stored = async () => JSON.parse((await store.get('keyring:default')) as string) as StoredRing;
+    for (let period = 0; period < 5; period++) {
+      advance(600);
+      await consumerToken(a); // the scheduled rotation: a new key, signing 20 s later
+      advance(30);
+      await consumerToken(a);
+    }
+    // Each rotation wrote the ring without the keys retired more than retainSeconds (120 + 5) before it.
+    const ring = await stored();
+    expect(ring.keys).toHaveLength(2);
+    expect(ring.retainSeconds).toBe(125);
+    expect(await a.rotateKeys()).toHaveLength(3);
+
+    const token = await consumerToken(a);
+    const kid = kidOf(token);
+    expect(await a.revokeKey(kid)).toBe(true);
+    // Within retainSeconds an instance that missed the revocation may put its copy back: the revocation stays written.
+    advance(120);
+    await a.rotateKeys();
+    expect((await stored()).keys.find((entry) => entry.kid === kid)?.revokedAt).toBeTypeOf('number');
+    // The next write after that (the scheduled rotation) drops it.
+    advance(600);
+    expect(await accepts(a, await consumerToken(a))).toBe(true);
+    expect((await stored()).keys.map((entry) => entry.kid)).not.toContain(kid);
+    expect(await accepts(a, token)).toBe(false);
   });
 
   it('a restarted instance keeps the ring; a wrong encryptionKey fails ready() with a ConfigurationError and requests with 500', async () => {

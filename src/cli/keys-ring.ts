@@ -136,7 +136,9 @@ export async function runKeysRotate(argv: readonly string[], io: CLIIO): Promise
         ...new Set(current.keys.filter((entry) => entry.revokedAt === undefined).map((entry) => entry.alg)),
       ] as SigningAlgorithm[];
       if (algorithms.every((alg) => hasPending(current, alg, now))) return null;
-      return startRotation(current, algorithms, key, now, current.prePublishSeconds * 1000, current.prePublishSeconds);
+      // The instances' own timings, as their last rotation wrote them: the same pre-publication, the same pruning.
+      const { prePublishSeconds, retainSeconds } = current;
+      return startRotation(current, algorithms, key, now, { prePublishSeconds, retainSeconds });
     });
     if (missing || written === null || written === undefined) {
       io.stderr('sentinel-idp: no key ring in this store (no instance with keyRotation has started on it)\n');

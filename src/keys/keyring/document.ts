@@ -30,6 +30,11 @@ export interface RingDocument {
   revision: number;
   /** The pre-publication delay of the instances that last wrote, so the CLI rotates with the same delay. */
   prePublishSeconds: number;
+  /**
+   * The retention of the instances that last rotated, so every writer (the CLI too) drops the same entries; absent
+   * in rings written before it was stored (nothing is dropped from them until an instance rotates).
+   */
+  retainSeconds?: number;
   keys: RingEntry[];
 }
 
@@ -50,79 +55,124 @@ export function parseDocument(text: string): RingDocument {
   return value;
 }
 
-function sameAlg(document: RingDocument, alg: SigningAlgorithm): RingEntry[] {
-  return document.keys.filter((entry) => entry.alg === alg && entry.revokedAt === undefined);
+/**
+ * The live entries of each algorithm, in activation order. Built once per derivation, so that each rule below looks
+ * at one algorithm's keys by position instead of scanning the whole ring for every entry (a ring read every
+ * `refreshSeconds` must cost the same after years of rotations).
+ */
+export type RingIndex = ReadonlyMap<SigningAlgorithm, readonly RingEntry[]>;
+
+/** Indexes the live entries of `document` by algorithm (see {@link RingIndex}). */
+export function indexRing(document: RingDocument): RingIndex {
+  const index = new Map<SigningAlgorithm, RingEntry[]>();
+  for (const entry of document.keys) {
+    if (entry.revokedAt !== undefined) continue;
+    const list = index.get(entry.alg);
+    if (list === undefined) index.set(entry.alg, [entry]);
+    else list.push(entry);
+  }
+  // Stable: entries activating at the same instant keep their document order. Rings are written in activation
+  // order, so this is one linear pass in practice.
+  for (const list of index.values()) list.sort((a, b) => a.activatesAt - b.activatesAt);
+  return index;
 }
 
-/** The key of `alg` that signs at `now`: the live one that activated last. */
-export function activeEntry(document: RingDocument, alg: SigningAlgorithm, now: number): RingEntry | undefined {
-  let active: RingEntry | undefined;
-  for (const entry of sameAlg(document, alg)) {
-    if (entry.activatesAt <= now && (active === undefined || entry.activatesAt > active.activatesAt)) active = entry;
+/** Position in `list` (sorted by activation) of the first entry activating after `at`; `list.length` when none. */
+function firstAfter(list: readonly RingEntry[], at: number): number {
+  let low = 0;
+  let high = list.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if ((list[middle] as RingEntry).activatesAt > at) high = middle;
+    else low = middle + 1;
   }
-  return active;
+  return low;
+}
+
+/** The key of `alg` that signs at `now`: the live one that activated last (of several at that instant, the first written). */
+export function activeEntry(index: RingIndex, alg: SigningAlgorithm, now: number): RingEntry | undefined {
+  const list = index.get(alg) ?? [];
+  let at = firstAfter(list, now) - 1;
+  while (at > 0 && (list[at - 1] as RingEntry).activatesAt === (list[at] as RingEntry).activatesAt) at--;
+  return list[at];
 }
 
 /** When `entry` stopped signing: the activation of the next live key of its algorithm, if that has happened. */
-export function supersededAt(document: RingDocument, entry: RingEntry, now: number): number | undefined {
-  let next: number | undefined;
-  for (const other of sameAlg(document, entry.alg)) {
-    if (other.activatesAt > entry.activatesAt && other.activatesAt <= now && (next === undefined || other.activatesAt < next)) {
-      next = other.activatesAt;
-    }
-  }
-  return next;
+export function supersededAt(index: RingIndex, entry: RingEntry, now: number): number | undefined {
+  const list = index.get(entry.alg) ?? [];
+  const next = list[firstAfter(list, entry.activatesAt)]?.activatesAt;
+  return next !== undefined && next <= now ? next : undefined;
 }
 
 /**
- * Whether the entry is still in the JWKS at `now`: live, and not superseded longer ago than the retention (the
- * longest lifetime of a token it may have signed).
+ * Whether a token `entry` signed may still be valid at `now`, by the rule of the ring: it was not superseded longer
+ * ago than the retention (the longest lifetime of a token it may have signed). Revocation is not looked at.
  */
-export function isPublished(document: RingDocument, entry: RingEntry, now: number, retainMs: number): boolean {
-  if (entry.revokedAt !== undefined) return false;
-  const superseded = supersededAt(document, entry, now);
+function retained(index: RingIndex, entry: RingEntry, now: number, retainMs: number): boolean {
+  const superseded = supersededAt(index, entry, now);
   return superseded === undefined || superseded + retainMs > now;
 }
 
-/** Drops entries nobody needs any more: retired past retention, or revoked past retention (kept that long for `keys list`). */
+/** Whether the entry is still in the JWKS at `now`: live, and retained (see above). */
+export function isPublished(index: RingIndex, entry: RingEntry, now: number, retainMs: number): boolean {
+  return entry.revokedAt === undefined && retained(index, entry, now, retainMs);
+}
+
+/**
+ * The entries still needed at `now`; the others are gone for good and are dropped from the stored ring at its next
+ * write (with their sealed private keys), so the document stays the size of a few rotations.
+ *
+ * - A retired key goes once it left the JWKS: no token it signed can still be valid.
+ * - A revoked key stays while an instance may still hold it live, so that the revocation is there to re-apply if
+ *   such a copy comes back (the store lost the ring and that instance puts back what it holds; see
+ *   `KeyRing#keepRevocations`): a copy from before the revocation keeps the key by the ring's own retention rule,
+ *   so it is kept as long as it would be without the revocation, and never less than `retainMs` after it (which
+ *   also leaves it in `keys list` that long). Dropped earlier, a revoked key put back live would verify again.
+ */
 export function prune(document: RingDocument, now: number, retainMs: number): RingEntry[] {
+  const index = indexRing(document);
   return document.keys.filter((entry) =>
-    entry.revokedAt !== undefined ? entry.revokedAt + retainMs > now : isPublished(document, entry, now, retainMs),
+    entry.revokedAt === undefined
+      ? retained(index, entry, now, retainMs)
+      : entry.revokedAt + retainMs > now || retained(index, entry, now, retainMs),
   );
+}
+
+/**
+ * `document` without what {@link prune} drops, by the `retainSeconds` written in it. A document without one (written
+ * before it was stored) is kept whole: how long its tokens live is not known here.
+ */
+export function pruned(document: RingDocument, now: number): RingDocument {
+  const { retainSeconds } = document;
+  if (typeof retainSeconds !== 'number' || !(retainSeconds > 0)) return document;
+  const keys = prune(document, now, retainSeconds * 1000);
+  return keys.length === document.keys.length ? document : { ...document, keys };
 }
 
 /**
  * Whether `alg` needs a new key at `now`: none signs, or none is pending and the active one reaches the end of its
  * period within the pre-publication delay.
  */
-export function rotationDue(
-  document: RingDocument,
-  alg: SigningAlgorithm,
-  now: number,
-  rotateEveryMs: number,
-  prePublishMs: number,
-): boolean {
-  const active = activeEntry(document, alg, now);
-  if (active === undefined) return !sameAlg(document, alg).some((entry) => entry.activatesAt > now);
-  if (sameAlg(document, alg).some((entry) => entry.activatesAt > now)) return false;
-  return active.activatesAt + rotateEveryMs - prePublishMs <= now;
+export function rotationDue(index: RingIndex, alg: SigningAlgorithm, now: number, rotateEveryMs: number, prePublishMs: number): boolean {
+  const list = index.get(alg) ?? [];
+  if (firstAfter(list, now) < list.length) return false; // one is pending
+  const active = activeEntry(index, alg, now);
+  return active === undefined || active.activatesAt + rotateEveryMs - prePublishMs <= now;
 }
 
 /**
  * The next instant after `now` at which the derived state changes by itself (an activation, or a retired key
  * leaving the JWKS), so a derived key set can be recomputed exactly then.
  */
-export function nextChange(document: RingDocument, now: number, retainMs: number): number {
+export function nextChange(index: RingIndex, now: number, retainMs: number): number {
   let next = Number.POSITIVE_INFINITY;
-  for (const entry of document.keys) {
-    if (entry.revokedAt !== undefined) continue;
-    if (entry.activatesAt > now) next = Math.min(next, entry.activatesAt);
-    // Once its successor activates, this entry leaves the JWKS retainMs later.
-    for (const other of sameAlg(document, entry.alg)) {
-      if (other.activatesAt > entry.activatesAt) {
-        const leaves = other.activatesAt + retainMs;
-        if (leaves > now) next = Math.min(next, leaves);
-      }
+  for (const list of index.values()) {
+    const first = list[0]?.activatesAt;
+    for (const entry of list) {
+      if (entry.activatesAt > now) next = Math.min(next, entry.activatesAt);
+      // The keys activated before this one leave the JWKS retainMs after it activates.
+      const leaves = entry.activatesAt + retainMs;
+      if (first !== undefined && entry.activatesAt > first && leaves > now) next = Math.min(next, leaves);
     }
   }
   return next;

@@ -4,7 +4,7 @@
  */
 import { createPublicKey } from 'node:crypto';
 import { generatePrivateJWK, type JWK, type SigningAlgorithm } from '../signing-keys.js';
-import { activeEntry, type RingDocument, type RingEntry } from './document.js';
+import { activeEntry, indexRing, pruned, type RingDocument, type RingEntry } from './document.js';
 import { open, seal } from './seal.js';
 
 /**
@@ -47,40 +47,58 @@ export function hasPending(document: RingDocument, alg: SigningAlgorithm, now: n
   return document.keys.some((entry) => entry.alg === alg && entry.revokedAt === undefined && entry.activatesAt > now);
 }
 
+/** What a rotation writes into the ring besides its keys, so that later writers (the CLI) act alike. */
+export interface RingPolicy {
+  /** How long a new key is published before it signs. */
+  prePublishSeconds: number;
+  /** How long a retired key stays after its successor activates (see {@link pruned}); unknown for old rings. */
+  retainSeconds?: number | undefined;
+}
+
 /**
  * Starts a rotation of each of `algorithms` that has none under way: a new key published now that signs from
- * `now + prePublishMs` on. A new ring gets keys that sign at once (nothing was published before them, so nobody can
- * hold an outdated JWKS without them), and so does the first algorithm (the default signer: without it nothing can
- * be signed). Another algorithm joining a ring already published (RS256 added to an ES256 ring) waits
- * `prePublishMs` like any new key, since relying parties may hold the JWKS without it. `generated` holds private
- * keys made beforehand (off the main thread); a missing one is generated here. `null` when nothing changes.
+ * `now + prePublishSeconds` on. A new ring gets keys that sign at once (nothing was published before them, so nobody
+ * can hold an outdated JWKS without them), and so does the first algorithm (the default signer: without it nothing
+ * can be signed). Another algorithm joining a ring already published (RS256 added to an ES256 ring) waits
+ * `prePublishSeconds` like any new key, since relying parties may hold the JWKS without it. `generated` holds private
+ * keys made beforehand (off the main thread); a missing one is generated here. The ring is written with `policy`
+ * and without the entries gone for good at `now` ({@link pruned}). `null` when nothing changes.
  */
 export function startRotation(
   document: RingDocument | null,
   algorithms: readonly SigningAlgorithm[],
   encryptionKey: Buffer,
   now: number,
-  prePublishMs: number,
-  prePublishSeconds: number,
+  policy: RingPolicy,
   generated: ReadonlyMap<SigningAlgorithm, JWK> = new Map(),
 ): RingDocument | null {
   assertOpens(document, encryptionKey);
-  const base = document ?? { v: 1 as const, revision: 0, prePublishSeconds, keys: [] };
-  const published = base.keys.some((entry) => entry.revokedAt === undefined);
+  const { prePublishSeconds, retainSeconds } = policy;
+  const base = pruned(
+    {
+      ...(document ?? { v: 1 as const, revision: 0, keys: [] }),
+      prePublishSeconds,
+      ...(retainSeconds === undefined ? {} : { retainSeconds }),
+    },
+    now,
+  );
+  const index = indexRing(base);
+  const published = index.size > 0;
   const added: RingEntry[] = [];
-  algorithms.forEach((alg, index) => {
+  algorithms.forEach((alg, position) => {
     if (hasPending(base, alg, now)) return;
-    const signsAtOnce = activeEntry(base, alg, now) === undefined && (index === 0 || !published);
-    added.push(newEntry(alg, encryptionKey, now, signsAtOnce ? now : now + prePublishMs, generated.get(alg)));
+    const signsAtOnce = activeEntry(index, alg, now) === undefined && (position === 0 || !published);
+    added.push(newEntry(alg, encryptionKey, now, signsAtOnce ? now : now + prePublishSeconds * 1000, generated.get(alg)));
   });
-  return added.length === 0 ? null : { ...base, prePublishSeconds, keys: [...base.keys, ...added] };
+  return added.length === 0 ? null : { ...base, keys: [...base.keys, ...added] };
 }
 
 /**
  * Revokes `kid`: it leaves the JWKS and stops verifying, its private part is erased. When it was the signing key
  * of its algorithm, the pending key (if any) signs from now on, otherwise a new key signs at once: `replacement`
  * when one was generated beforehand (off the main thread) for that algorithm, else one generated here
- * (`encryptionKey` is needed only then). `null` when `kid` is not a live key of the ring.
+ * (`encryptionKey` is needed only then). The ring is written without the entries gone for good at `now`, by its
+ * `retainSeconds` ({@link pruned}). `null` when `kid` is not a live key of the ring.
  */
 export function revokeEntry(
   document: RingDocument | null,
@@ -89,11 +107,15 @@ export function revokeEntry(
   encryptionKey: Buffer | undefined,
   replacement?: JWK,
 ): RingDocument | null {
-  const target = document?.keys.find((entry) => entry.kid === kid && entry.revokedAt === undefined);
-  if (document === null || target === undefined) return null;
+  if (document === null) return null;
+  // What is gone for good goes first: a retired key past its retention is no longer a key of the ring. Kept, it would
+  // count as superseded by the replacement instead of the revoked key, and be published again for the retention.
+  const base = pruned(document, now);
+  const target = base.keys.find((entry) => entry.kid === kid && entry.revokedAt === undefined);
+  if (target === undefined) return null;
   if (encryptionKey !== undefined) assertOpens(document, encryptionKey);
-  const wasActive = activeEntry(document, target.alg, now)?.kid === kid;
-  let keys: RingEntry[] = document.keys.map((entry) => {
+  const wasActive = activeEntry(indexRing(base), target.alg, now)?.kid === kid;
+  let keys: RingEntry[] = base.keys.map((entry) => {
     if (entry !== target) return entry;
     const { sealed: _erased, ...rest } = entry;
     return { ...rest, revokedAt: now };
@@ -110,5 +132,5 @@ export function revokeEntry(
       keys.push(newEntry(target.alg, encryptionKey, now, now, prepared));
     }
   }
-  return { ...document, keys };
+  return { ...base, keys };
 }

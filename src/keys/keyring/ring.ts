@@ -19,8 +19,8 @@ import {
 } from '../signing-keys.js';
 import { decodeJsonPart } from '../../lib/compact-jwt.js';
 import type { Store } from '../../stores/store.js';
-import { activeEntry, isPublished, nextChange, prune, rotationDue, type RingDocument, type RingEntry } from './document.js';
-import { revokeEntry, startRotation } from './mutations.js';
+import { activeEntry, indexRing, isPublished, nextChange, prune, rotationDue, type RingDocument, type RingEntry } from './document.js';
+import { type RingPolicy, revokeEntry, startRotation } from './mutations.js';
 import type { KeyRotationOptions } from './options.js';
 import { open, parseEncryptionKey } from './seal.js';
 import { readRing, updateRing } from './storage.js';
@@ -44,13 +44,14 @@ export interface RingKeyInfo {
  * @example for (const key of describeRing(document, Date.now())) console.log(key.kid, key.state);
  */
 export function describeRing(document: RingDocument, now: number): RingKeyInfo[] {
+  const index = indexRing(document);
   return document.keys.map((entry) => {
     const state =
       entry.revokedAt !== undefined
         ? 'revoked'
         : entry.activatesAt > now
           ? 'pending'
-          : activeEntry(document, entry.alg, now)?.kid === entry.kid
+          : activeEntry(index, entry.alg, now)?.kid === entry.kid
             ? 'active'
             : 'retired';
     return {
@@ -117,6 +118,11 @@ export function ringTimings(
     retainMs: retainSeconds * 1000,
     refreshMs: rotation.refreshSeconds * 1000,
   };
+}
+
+/** What this instance's rotations write into the ring, so the CLI pre-publishes and prunes alike. */
+function policyOf(rotation: KeyRotationOptions, timings: RingTimings): RingPolicy {
+  return { prePublishSeconds: rotation.prePublishSeconds, retainSeconds: timings.retainMs / 1000 };
 }
 
 /**
@@ -228,15 +234,7 @@ export class KeyRing {
     const now = Date.now();
     const read = this.#epoch;
     const written = await updateRing(this.#store, this.#name, (current) =>
-      startRotation(
-        current,
-        this.#rotation.algorithms,
-        this.#encryptionKey,
-        now,
-        this.#timings.prePublishMs,
-        this.#rotation.prePublishSeconds,
-        generated,
-      ),
+      startRotation(current, this.#rotation.algorithms, this.#encryptionKey, now, policyOf(this.#rotation, this.#timings), generated),
     );
     if (written !== null && written !== undefined) this.#adopt(written, now, read);
     return this.list();
@@ -278,8 +276,11 @@ export class KeyRing {
     if (document !== null && this.#document !== undefined) document = await this.#keepRevocations(document, this.#document);
     const algorithms = this.#rotation.algorithms;
     const { rotateEveryMs, prePublishMs } = this.#timings;
-    const due = (doc: RingDocument | null) =>
-      doc === null || algorithms.some((alg) => rotationDue(doc, alg, now, rotateEveryMs, prePublishMs));
+    const due = (doc: RingDocument | null) => {
+      if (doc === null) return true;
+      const index = indexRing(doc);
+      return algorithms.some((alg) => rotationDue(index, alg, now, rotateEveryMs, prePublishMs));
+    };
     if (due(document)) {
       const generated = await generateKeys(algorithms);
       // The keys are published from the moment they are written (Date.now() below, under the lock), so their
@@ -288,7 +289,7 @@ export class KeyRing {
       // racing instances add one key and all of them leave with the new document.
       const written = await updateRing(this.#store, this.#name, (current) =>
         due(current)
-          ? startRotation(current, algorithms, this.#encryptionKey, Date.now(), prePublishMs, this.#rotation.prePublishSeconds, generated)
+          ? startRotation(current, algorithms, this.#encryptionKey, Date.now(), policyOf(this.#rotation, this.#timings), generated)
           : null,
       );
       if (written !== undefined) document = written;
@@ -346,15 +347,16 @@ export class KeyRing {
   }
 
   #derive(document: RingDocument, imported: ReadonlyMap<string, { key: SigningKey }>, now: number): Derived {
+    const index = indexRing(document);
     const published: SigningKey[] = [];
     const byAlg = new Map<SigningAlgorithm, SigningKey>();
     for (const entry of document.keys) {
       const key = imported.get(entry.kid)?.key;
-      if (key === undefined || !isPublished(document, entry, now, this.#timings.retainMs)) continue;
+      if (key === undefined || !isPublished(index, entry, now, this.#timings.retainMs)) continue;
       published.push(key);
     }
     for (const alg of this.#rotation.algorithms) {
-      const active: RingEntry | undefined = activeEntry(document, alg, now);
+      const active: RingEntry | undefined = activeEntry(index, alg, now);
       const key = active === undefined ? undefined : imported.get(active.kid)?.key;
       if (key !== undefined) byAlg.set(alg, key);
     }
@@ -363,7 +365,7 @@ export class KeyRing {
     // The signer first: KeySet's contract is "the first signs".
     const ordered = [first, ...published.filter((key) => key !== first)];
     const set = keySetOf(ordered, 'keyRing');
-    return { signer: first, byAlg, byKid: set.byKid, jwks: set.jwks, until: nextChange(document, now, this.#timings.retainMs) };
+    return { signer: first, byAlg, byKid: set.byKid, jwks: set.jwks, until: nextChange(index, now, this.#timings.retainMs) };
   }
 
   #current(): Derived {
