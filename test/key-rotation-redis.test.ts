@@ -290,6 +290,28 @@ describe.skipIf(redis.skip)('keys commands on a per-account ring (keysPerAccount
     expect((JSON.parse(again.out) as { state: string }[]).filter((key) => key.state === 'pending')).toEqual(pending);
   });
 
+  it('keys rotate dates the new key once it holds the ring lock, so waiting for it takes nothing off the pre-publication', async () => {
+    const ringPrefix = `${prefix}lock-wait:`;
+    const store = new RedisStore(client, { prefix: ringPrefix });
+    const sentinel = createSentinel(
+      baseOptions({
+        keys: undefined,
+        store,
+        keyRotation: { encryptionKey: ENCRYPTION_KEY, algorithms: ['ES256'], rotateEverySeconds: 3600, prePublishSeconds: 600 },
+      }),
+    );
+    await sentinel.ready();
+    // Another writer holds the ring's lock for 1.5 s when the command asks for it.
+    const asked = Date.now();
+    expect(await store.increment('keyring-lock:default', 1500)).toBe(1);
+    const rotate = io({ SENTINEL_KEY_ENCRYPTION_KEY: ENCRYPTION_KEY });
+    expect(await runKeysRotate(['--redis', REDIS_URL, '--prefix', ringPrefix], rotate)).toBe(0);
+    const ring = JSON.parse((await store.get('keyring:default')) as string) as { keys: RingEntry[] };
+    const pending = ring.keys.find((entry) => entry.activatesAt > Date.now());
+    // Written (published) after the lock was freed, it signs prePublishSeconds after that.
+    expect(pending?.activatesAt).toBeGreaterThanOrEqual(asked + 1500 + 600_000);
+  });
+
   it('keys rotate drops the keys past their retention from the ring, as the instances do', async () => {
     const ringPrefix = `${prefix}pruned:`;
     const store = new RedisStore(client, { prefix: ringPrefix });

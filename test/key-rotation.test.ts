@@ -194,6 +194,31 @@ describe('keyRotation: a key ring in the store', () => {
     expect(a.jwks().keys.map((key) => key.kid)).not.toContain(kid);
   });
 
+  it('rotateKeys() dates the new key once it holds the ring lock, so waiting for it takes nothing off the pre-publication', async () => {
+    fakeClock();
+    const memory = new MemoryStore();
+    let lockHeld = false;
+    // Another writer holds the ring's lock for 9 s (within its 10 s lease) when the rotation asks for it.
+    const store: Store = {
+      ...bind(memory),
+      increment: async (key, ttl) => {
+        if (!lockHeld || key !== 'keyring-lock:default') return memory.increment(key, ttl);
+        lockHeld = false;
+        advance(9);
+        return 2;
+      },
+    };
+    const a = instance(store);
+    await a.ready();
+    lockHeld = true;
+    await a.rotateKeys();
+    const written = Date.now();
+    const ring = JSON.parse((await memory.get('keyring:default')) as string) as StoredRing;
+    const pending = ring.keys.find((entry) => entry.activatesAt > written);
+    // Published when written, it signs prePublishSeconds (20 = jwksMaxAge + refreshSeconds) later, not 11 s.
+    expect(pending?.activatesAt).toBe(written + 20_000);
+  });
+
   it('the stored ring drops a retired key once its tokens expired, and a revoked one once retainSeconds passed', async () => {
     fakeClock();
     const store = new MemoryStore();

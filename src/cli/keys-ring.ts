@@ -122,9 +122,11 @@ export async function runKeysRotate(argv: readonly string[], io: CLIIO): Promise
   requireString(values, 'redis', 'keys rotate'); // a usage error (exit 2) comes before a missing environment
   const key = encryptionKey(io, true) as Buffer;
   return withRing(values, 'keys rotate', async (store, name) => {
-    const now = Date.now();
     let missing = false;
     const written = await updateRing(store, name, (current) => {
+      // Dated under the lock, when it is written (published), as the instances do: time spent waiting for the lock
+      // must not count as pre-publication.
+      const now = Date.now();
       if (current === null) {
         missing = true;
         return null;

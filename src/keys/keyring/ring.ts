@@ -231,12 +231,21 @@ export class KeyRing {
   /** Starts a rotation now (unless one is under way); resolves with the ring afterwards. */
   async rotate(): Promise<RingKeyInfo[]> {
     const generated = await generateKeys(this.#rotation.algorithms);
-    const now = Date.now();
+    const startedAt = Date.now();
     const read = this.#epoch;
+    // Dated under the lock, when it is written (published): time spent waiting for the lock must not count as
+    // pre-publication, or the key would sign before every cached JWKS has it.
     const written = await updateRing(this.#store, this.#name, (current) =>
-      startRotation(current, this.#rotation.algorithms, this.#encryptionKey, now, policyOf(this.#rotation, this.#timings), generated),
+      startRotation(
+        current,
+        this.#rotation.algorithms,
+        this.#encryptionKey,
+        Date.now(),
+        policyOf(this.#rotation, this.#timings),
+        generated,
+      ),
     );
-    if (written !== null && written !== undefined) this.#adopt(written, now, read);
+    if (written !== null && written !== undefined) this.#adopt(written, startedAt, read);
     return this.list();
   }
 
