@@ -27,7 +27,7 @@ const FORM = 'application/x-www-form-urlencoded';
 /** The ring document as stored, the parts these cases read. */
 interface StoredRing {
   retainSeconds?: number;
-  keys: { kid: string; activatesAt: number; revokedAt?: number }[];
+  keys: { kid: string; activatesAt: number; revokedAt?: number; sealed?: unknown }[];
 }
 
 /**
@@ -217,6 +217,41 @@ describe('keyRotation: a key ring in the store', () => {
     const pending = ring.keys.find((entry) => entry.activatesAt > written);
     // Published when written, it signs prePublishSeconds (20 = jwksMaxAge + refreshSeconds) later, not 11 s.
     expect(pending?.activatesAt).toBe(written + 20_000);
+  });
+
+  it('a ring document emptied of its keys is put back from what the instance holds, and reported', async () => {
+    fakeClock();
+    const store = new MemoryStore();
+    const errors: unknown[] = [];
+    const a = instance(store, { onError: (error) => errors.push(error) });
+    await a.ready();
+    const token = await consumerToken(a);
+    const kid = kidOf(token);
+    const stored = JSON.parse((await store.get('keyring:default')) as string) as StoredRing;
+    await store.set('keyring:default', JSON.stringify({ ...stored, keys: [] }), 3_600_000);
+    advance(10);
+    expect(kidOf(await consumerToken(a))).toBe(kid);
+    expect(await accepts(a, token)).toBe(true);
+    expect(a.jwks().keys.map((key) => key.kid)).toEqual([kid]);
+    expect((JSON.parse((await store.get('keyring:default')) as string) as StoredRing).keys.map((entry) => entry.kid)).toEqual([kid]);
+    expect(errors).toHaveLength(1);
+    expect(String(errors[0])).toMatch(/no live key/);
+  });
+
+  it('a ring document left with revoked keys only is put back from what the instance holds, those keys revoked', async () => {
+    fakeClock();
+    const store = new MemoryStore();
+    const errors: unknown[] = [];
+    const a = instance(store, { onError: (error) => errors.push(error) });
+    await a.ready();
+    const token = await consumerToken(a);
+    const stored = JSON.parse((await store.get('keyring:default')) as string) as StoredRing;
+    const revoked = stored.keys.map(({ sealed: _erased, ...entry }) => ({ ...entry, revokedAt: Date.now() }));
+    await store.set('keyring:default', JSON.stringify({ ...stored, keys: revoked }), 3_600_000);
+    advance(10);
+    expect(kidOf(await consumerToken(a))).not.toBe(kidOf(token));
+    expect(await accepts(a, token)).toBe(false);
+    expect(errors).toHaveLength(1);
   });
 
   it('the stored ring drops a retired key once its tokens expired, and a revoked one once retainSeconds passed', async () => {

@@ -125,6 +125,11 @@ function policyOf(rotation: KeyRotationOptions, timings: RingTimings): RingPolic
   return { prePublishSeconds: rotation.prePublishSeconds, retainSeconds: timings.retainMs / 1000 };
 }
 
+/** Whether `document` is no ring to use: missing, or without a live key (every token signed so far would be orphaned). */
+function isLost(document: RingDocument | null): boolean {
+  return document === null || document.keys.every((entry) => entry.revokedAt !== undefined);
+}
+
 /**
  * The private keys of a rotation, made on the thread pool before the ring's lock is taken: a 2048-bit RSA key costs
  * 100 ms or more of CPU, which would otherwise stall every request of the instance that rotates. Keys that end up
@@ -276,11 +281,15 @@ export class KeyRing {
     const now = Date.now();
     const read = this.#epoch;
     let document = await readRing(this.#store, this.#name);
-    if (document === null && this.#document !== undefined) {
-      // The store lost the ring (a bounded MemoryStore evicted it, a Redis was replaced): put back the one this
-      // instance holds rather than start afresh, which would orphan every token signed so far.
-      const held = this.#document;
-      document = (await updateRing(this.#store, this.#name, (current) => (current === null ? held : null))) ?? held;
+    const held = this.#document;
+    if (isLost(document) && held !== undefined && !isLost(held)) {
+      // The store lost the ring (a bounded MemoryStore evicted it, a Redis was replaced), or holds one without a live
+      // key (emptied by hand or by a broken writer): put back the one this instance holds rather than start afresh,
+      // which would orphan every token signed so far. An emptied ring is not a store's ordinary loss: reported.
+      if (document !== null) {
+        this.#report(new Error(`the key ring "${this.#name}" in the store has no live key: the keys this instance holds are put back`));
+      }
+      document = (await updateRing(this.#store, this.#name, (current) => (isLost(current) ? this.#restored(held, current) : null))) ?? held;
     }
     if (document !== null && this.#document !== undefined) document = await this.#keepRevocations(document, this.#document);
     const algorithms = this.#rotation.algorithms;
@@ -305,6 +314,18 @@ export class KeyRing {
     }
     if (document === null) throw new Error('the key ring could not be created');
     this.#adopt(document, now, read);
+  }
+
+  /**
+   * `held`, to put back in place of the lost ring `current`, with the revocations `current` still records: a key
+   * revoked there while this instance held it live must not come back usable.
+   */
+  #restored(held: RingDocument, current: RingDocument | null): RingDocument {
+    let next = held;
+    for (const entry of current?.keys ?? []) {
+      if (entry.revokedAt !== undefined) next = revokeEntry(next, entry.kid, Date.now(), this.#encryptionKey) ?? next;
+    }
+    return next;
   }
 
   /**
