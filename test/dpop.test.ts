@@ -271,6 +271,15 @@ describe('DPoP at the guard (requireAccessToken)', () => {
     expect(response.headers.get('www-authenticate')).toMatch(/error="invalid_dpop_proof".*ath/);
   });
 
+  it('refuses a proof whose ath is the hash of another token', async () => {
+    const { server, url, key } = await start();
+    const token = await boundToken(server, key);
+    const other = await boundToken(server, key);
+    const response = await callAPI(url, token, await dpopProof(key, { htm: 'GET', htu: `${url}${API_PATH}`, ath: ath(other) }));
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toMatch(/error="invalid_dpop_proof".*ath does not match/);
+  });
+
   it('refuses a replayed proof, a proof for another URL, and a stale proof', async () => {
     const { server, url, key } = await start();
     const token = await boundToken(server, key);
