@@ -146,6 +146,12 @@ describe('DPoP at the token endpoint', () => {
     await expectRefusedAtTokenEndpoint(server, events, await dpopProof(key, { htm: 'POST', htu: V2_HTU, iat }), /iat/);
   });
 
+  it('refuses a proof dated beyond the clock tolerance in the future (iat)', async () => {
+    const { server, events, key } = await start();
+    const iat = Math.floor(Date.now() / 1000) + 120;
+    await expectRefusedAtTokenEndpoint(server, events, await dpopProof(key, { htm: 'POST', htu: V2_HTU, iat }), /iat/);
+  });
+
   it('refuses an unsigned proof (alg none)', async () => {
     const { server, events, key } = await start();
     const { kid: _kid, alg: _alg, ...jwk } = key.publicJwk;
