@@ -152,6 +152,11 @@ describe('DPoP at the token endpoint', () => {
     await expectRefusedAtTokenEndpoint(server, events, await dpopProof(key, { htm: 'POST', htu: V2_HTU, iat }), /iat/);
   });
 
+  it('refuses a proof with an empty jti', async () => {
+    const { server, events, key } = await start();
+    await expectRefusedAtTokenEndpoint(server, events, await dpopProof(key, { htm: 'POST', htu: V2_HTU, jti: '' }), /jti/);
+  });
+
   it('refuses an unsigned proof (alg none)', async () => {
     const { server, events, key } = await start();
     const { kid: _kid, alg: _alg, ...jwk } = key.publicJwk;
