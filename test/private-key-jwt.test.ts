@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryAppStore } from '../src/apps/memory-app-store.js';
-import { createSentinel, isConfigurationError, type App, type SentinelEvent } from '../src/index.js';
+import { createSentinel, hashClientSecret, isConfigurationError, type App, type SentinelEvent } from '../src/index.js';
 import { advanceClock } from './helpers/clock.js';
 import { ACCOUNT, CONSUMER_UUID } from './helpers/fixtures.js';
 import { HOSTS, type MountedHost } from './helpers/hosts.js';
@@ -25,6 +25,7 @@ import {
 } from './helpers/key-bound.js';
 
 const V2_PATH = `/sentinel/api/v2/account/${ACCOUNT}/app/token?state=${CONSUMER_UUID}`;
+const LEGACY_SECRET = 'legacy-secret-of-a-keyed-app-0123456789';
 const open: MountedHost[] = [];
 const servers: Server[] = [];
 afterEach(async () => {
@@ -157,6 +158,27 @@ describe('private_key_jwt client assertions', () => {
     const mixed = await token(server, { ...(await assertionAuth(key)), client_secret: 'x' });
     expect(mixed.status).toBe(400);
     expect(mixed.body.error).toBe('invalid_request');
+  });
+
+  it("refuses a private_key_jwt app's right secret, when a host registry still keeps one for it", async () => {
+    const key = await clientKey();
+    const options = keyedOptions(key);
+    const registry = new MemoryAppStore(createSentinel(options).config.apps);
+    // A legacy row: the app moved to private_key_jwt, its old secret's hash is still stored beside its keys.
+    const appStore = {
+      hasAccount: (accountId: string) => registry.hasAccount(accountId),
+      findApp: async (accountId: string, clientId: string): Promise<App | null> => {
+        const app = await registry.findApp(accountId, clientId);
+        return app?.clientId === KEYED_CLIENT_ID ? { ...app, clientSecretHash: hashClientSecret(LEGACY_SECRET) } : app;
+      },
+    };
+    const events: SentinelEvent[] = [];
+    const sentinel = createSentinel({ ...options, apps: [], appStore, onEvent: (event) => events.push(event) });
+    const mounted = await HOSTS[0]!.mount(sentinel);
+    open.push(mounted);
+    const response = await token(mounted.server, { client_id: KEYED_CLIENT_ID, client_secret: LEGACY_SECRET });
+    expect(response.body).toMatchObject({ error: 'invalid_client', error_description: 'client authentication failed' });
+    expect(events.filter((event) => event.type === 'token.issued')).toHaveLength(0);
   });
 
   it('authenticates at the introspection endpoint too (every endpoint shares the client authentication)', async () => {
