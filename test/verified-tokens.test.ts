@@ -110,6 +110,22 @@ describe.each(['threadpool', 'sync'] as const)('verification %s', (verification)
     await expect(sentinel.verifyAccessToken(tokens.access_token, { accountId: ACCOUNT })).rejects.toMatchObject({ code: 'invalid_token' });
   });
 
+  it('the bearer guard refuses a cached user token once its grant is revoked', async () => {
+    const sentinel = sentinelWith();
+    const { code, verifier } = await signIn(sentinel);
+    const tokens = jsonOf(await exchangeCode(sentinel, code, verifier)) as { access_token: string };
+    const bearer = `Bearer ${tokens.access_token}`;
+    expect((await sentinel.checkBearer(bearer, { accountId: ACCOUNT })).ok).toBe(true);
+    expect(cacheOf(sentinel).has(tokens.access_token)).toBe(true);
+    const body = new URLSearchParams({ token: tokens.access_token, client_id: CLIENT_ID, client_secret: CLIENT_SECRET });
+    expect((await postForm(sentinel, `${TOKEN_PATH}/revoke`, body.toString())).status).toBe(200);
+    // Still cached: the guard's hit path must not answer for a grant-bound token, whose liveness is a store read.
+    expect(cacheOf(sentinel).has(tokens.access_token)).toBe(true);
+    const refused = await sentinel.checkBearer(bearer, { accountId: ACCOUNT });
+    expect(refused.ok).toBe(false);
+    if (!refused.ok) expect(refused.response.status).toBe(401);
+  });
+
   it('refuses a cached token once its key is revoked from the ring', async () => {
     const sentinel = makeSentinel({
       verification,
