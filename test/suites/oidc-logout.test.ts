@@ -3,9 +3,12 @@
  * the browser to end_session_endpoint; the session ends at once when the request is tied to it by id_token_hint,
  * after a CSRF-protected confirmation otherwise, and the browser returns only to registered addresses.
  */
+import { decodeJwt } from 'jose';
 import request from 'supertest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BUNDLED_CATALOGUES, type Messages } from '../../src/index.js';
+import { contextOf } from '../../src/http/context.js';
+import { type JWTClaims, signJWT } from '../../src/keys/jws.js';
 import { CLIENT_ID, REDIRECT_URI } from '../helpers/fixtures.js';
 import { advanceClock } from '../helpers/clock.js';
 import { HANDLE_HOST } from '../helpers/handle-host.js';
@@ -57,6 +60,20 @@ function oidcLogoutSuite(host: Host): void {
       advanceClock(2); // auth_time has a one-second resolution
       await signInFlow(server, agent, { prompt: 'login' });
       const response = await agent.get(endSessionPath({ id_token_hint: earlier.idToken, post_logout_redirect_uri: POST_LOGOUT_URI }));
+      expect(response.status).toBe(200);
+      expect(response.text).toContain('name="confirmation"');
+      expect(await stillSignedIn(agent)).toBe(true);
+    });
+
+    it('an ID token hint without sid ends the session only when its auth_time is that of the sign-in', async () => {
+      const { server, sentinel } = await mount(oidcOptions());
+      const agent = request.agent(server);
+      const { idToken } = await signInFlow(server, agent);
+      // A hint as ID tokens issued before sessions were indexed read: no sid, so only sub and auth_time tie it.
+      const { sid: _sid, ...claims } = decodeJwt(idToken);
+      const context = contextOf(sentinel);
+      const earlier = await signJWT(context.keys, 'JWT', { ...claims, auth_time: (claims.auth_time as number) - 60 } as JWTClaims);
+      const response = await agent.get(endSessionPath({ id_token_hint: earlier, post_logout_redirect_uri: POST_LOGOUT_URI }));
       expect(response.status).toBe(200);
       expect(response.text).toContain('name="confirmation"');
       expect(await stillSignedIn(agent)).toBe(true);
