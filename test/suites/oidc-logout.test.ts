@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BUNDLED_CATALOGUES, type Messages } from '../../src/index.js';
 import { contextOf } from '../../src/http/context.js';
 import { type JWTClaims, signJWT } from '../../src/keys/jws.js';
-import { CLIENT_ID, REDIRECT_URI } from '../helpers/fixtures.js';
+import { CLIENT_ID, OTHER_ACCOUNT, REDIRECT_URI } from '../helpers/fixtures.js';
 import { advanceClock } from '../helpers/clock.js';
 import { HANDLE_HOST } from '../helpers/handle-host.js';
 import type { Host } from '../helpers/host.js';
@@ -198,6 +198,22 @@ function oidcLogoutSuite(host: Host): void {
         .set('sec-fetch-site', 'same-origin')
         .send(new URLSearchParams(mine).toString());
       expect(replay.status).toBe(400);
+    });
+
+    it("a confirmation of one account's sign-out is refused at another account's end_session, and nothing ends", async () => {
+      const { server } = await mount(oidcOptions());
+      const agent = request.agent(server);
+      await signInFlow(server, agent);
+      const form = confirmationForm(
+        (await agent.get(endSessionPath({ client_id: CLIENT_ID, post_logout_redirect_uri: POST_LOGOUT_URI }))).text,
+      );
+      const elsewhere = await agent
+        .post(`/sentinel/api/account/${OTHER_ACCOUNT}/end_session`)
+        .set('content-type', FORM)
+        .set('sec-fetch-site', 'same-origin')
+        .send(new URLSearchParams(form).toString());
+      expect(elsewhere.status).toBe(400);
+      expect(await stillSignedIn(agent)).toBe(true);
     });
 
     it('the confirmation and signed-out pages speak ui_locales, else Accept-Language', async () => {
