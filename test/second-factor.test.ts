@@ -165,6 +165,18 @@ describe('TOTP second factor', () => {
     expect(crossSite.status).toBe(403);
   });
 
+  it('refuses a right code with its right CSRF token when the browser labels the post cross-site', async () => {
+    const h = harness();
+    const step = await passPassword(h);
+    const code = await generate({ secret: h.secret });
+    const crossSite = await postForm(h.sentinel, TOTP_PATH, new URLSearchParams({ csrf_token: step.csrf, code }).toString(), {
+      query: new URLSearchParams({ interaction: step.interaction }),
+      headers: { 'sec-fetch-site': 'cross-site', cookie: step.cookie },
+    });
+    expectNothingIssued(crossSite);
+    expect(crossSite.status).toBe(403);
+  });
+
   it('there is no TOTP step without a right password first', async () => {
     const h = harness();
     const { interaction } = await startInteraction(h.sentinel);
