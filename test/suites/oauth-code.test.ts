@@ -198,6 +198,19 @@ function authorizationCodeSuite(host: Host): void {
       expect((await exchange(server, code)).status).toBe(200);
     });
 
+    it('refuses HTTP Basic credentials beside another client_id in the body, and leaves the code usable', async () => {
+      const { server, sentinel } = await mount();
+      const code = await codeFor(sentinel);
+      const mixed = await postForm(
+        server,
+        TOKEN_PATH,
+        { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, client_id: PUBLIC_CLIENT_ID },
+        basic(CLIENT_ID, CLIENT_SECRET),
+      );
+      expectError(mixed, 400, 'invalid_request');
+      expect((await exchange(server, code)).status).toBe(200);
+    });
+
     it('refuses malformed requests with invalid_request or unsupported_grant_type, never a 5xx', async () => {
       const { server, sentinel } = await mount();
       const code = await codeFor(sentinel);
