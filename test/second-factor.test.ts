@@ -17,7 +17,7 @@ import {
   startInteraction,
   stepCookie,
 } from './helpers/direct-flow.js';
-import { ACCOUNT, makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
+import { ACCOUNT, makeSentinel, OTHER_ACCOUNT, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 import { digest } from '../src/lib/random-secrets.js';
 
 const TOTP_PATH = `${LOGIN_PATH}/totp`;
@@ -163,6 +163,21 @@ describe('TOTP second factor', () => {
       headers: { 'sec-fetch-site': 'cross-site', cookie: step.cookie },
     });
     expect(crossSite.status).toBe(403);
+  });
+
+  it("refuses the step of one account's sign-in posted at another account's step path, and the step stays usable", async () => {
+    const h = harness();
+    const step = await passPassword(h);
+    const code = await generate({ secret: h.secret });
+    const otherPath = TOTP_PATH.replace(`/account/${ACCOUNT}/`, `/account/${OTHER_ACCOUNT}/`);
+    expect(otherPath).not.toBe(TOTP_PATH);
+    const elsewhere = await postForm(h.sentinel, otherPath, new URLSearchParams({ csrf_token: step.csrf, code }).toString(), {
+      query: new URLSearchParams({ interaction: step.interaction }),
+      headers: { cookie: step.cookie },
+    });
+    expectNothingIssued(elsewhere);
+    expect(elsewhere.status).toBe(400);
+    expectSignedIn(await postCode(h, step, { csrf_token: step.csrf, code }));
   });
 
   it('refuses a right code with its right CSRF token when the browser labels the post cross-site', async () => {
