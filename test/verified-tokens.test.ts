@@ -8,6 +8,8 @@ import { MemoryStore, type Sentinel, type SentinelOptions } from '../src/index.j
 import { contextOf } from '../src/http/context.js';
 import * as jwt from '../src/keys/jws.js';
 import { VerifiedTokenCache, verifiedTokenCache } from '../src/guard/verified-token-cache.js';
+import { appPresence } from '../src/guard/app-presence.js';
+import { MemoryAppStore } from '../src/apps/memory-app-store.js';
 import { call, exchangeCode, jsonOf, postForm, signIn, TOKEN_PATH } from './helpers/direct-flow.js';
 import { ACCOUNT, appTokenPath, basic, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, makeSentinel, OTHER_ACCOUNT } from './helpers/fixtures.js';
 import { clientKey, dpopProof, keyedSentinel } from './helpers/key-bound.js';
@@ -108,6 +110,20 @@ describe.each(['threadpool', 'sync'] as const)('verification %s', (verification)
     expect((await postForm(sentinel, `${TOKEN_PATH}/revoke`, body.toString())).status).toBe(200);
     expect(cacheOf(sentinel).has(tokens.access_token)).toBe(true);
     await expect(sentinel.verifyAccessToken(tokens.access_token, { accountId: ACCOUNT })).rejects.toMatchObject({ code: 'invalid_token' });
+  });
+
+  it('the bearer guard refuses a cached token of an app deleted through this instance', async () => {
+    const registry = new MemoryAppStore(makeSentinel().config.apps);
+    const sentinel = sentinelWith({ apps: [], appStore: registry });
+    const token = await consumerToken(sentinel);
+    expect((await sentinel.checkBearer(`Bearer ${token}`, EXPECTED)).ok).toBe(true);
+    expect(cacheOf(sentinel).has(token)).toBe(true);
+    // What a deletion through this instance does (registration/manage.ts): the registry and the guard forget the app.
+    registry.deleteApp(ACCOUNT, CLIENT_ID);
+    appPresence(contextOf(sentinel)).forget(ACCOUNT, CLIENT_ID);
+    const refused = await sentinel.checkBearer(`Bearer ${token}`, EXPECTED);
+    expect(refused.ok).toBe(false);
+    if (!refused.ok) expect(refused.response.status).toBe(401);
   });
 
   it('the bearer guard refuses a cached user token once its grant is revoked', async () => {
