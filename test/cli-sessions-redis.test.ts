@@ -110,6 +110,11 @@ describe.skipIf(redis.skip)('sentinel-idp sessions list|end', () => {
     await expect(runSessionsList([...base, '--user', USER_ID, '--sid', 'x'], io())).rejects.toThrow(/--sid belongs to sessions end/);
     await expect(runSessionsList(['--user', USER_ID, '--redis', REDIS_URL], io())).rejects.toThrow(/--account is required/);
     await expect(runSessionsEnd([...base, '--user', USER_ID, '--redis', 'http://nope'], io())).rejects.toThrow(/only once/);
+    // A URL of another scheme is a wrong command line (exit 2), as a wrong --database is, not a failure to connect.
+    await expect(runSessionsList(['--account', ACCOUNT, '--user', USER_ID, '--redis', 'http://x'], io())).rejects.toMatchObject({
+      name: 'UsageError',
+      message: expect.stringMatching(/--redis must be a redis:\/\/ or rediss:\/\/ URL/),
+    });
     const help = io();
     expect(await runSessionsList(['--help'], help)).toBe(0);
     expect(help.out).toMatch(/sessions end --account/);

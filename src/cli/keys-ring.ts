@@ -10,7 +10,7 @@ import { describeRing } from '../keys/keyring/ring.js';
 import { parseEncryptionKey } from '../keys/keyring/seal.js';
 import { readRing, updateRing } from '../keys/keyring/storage.js';
 import type { CLIIO } from './io.js';
-import { openRedis } from './redis-connection.js';
+import { openRedis, requireRedisURL } from './redis-connection.js';
 import { optionalString, type OptionValues, parseArguments, requireString, UsageError } from './usage.js';
 
 /** Environment variable holding the ring's encryption key (never a command-line argument: it would show in `ps`). */
@@ -57,7 +57,7 @@ async function withRing<T>(
   command: string,
   run: (store: import('../stores/store.js').Store, name: string) => Promise<T>,
 ): Promise<T> {
-  const url = requireString(values, 'redis', command);
+  const url = requireRedisURL(values, command);
   const prefix = optionalString(values, 'prefix', command) ?? 'sentinel:';
   const name = optionalString(values, 'ring', command) ?? 'default';
   if (!/^[A-Za-z0-9._-]{1,64}$/.test(name)) throw new UsageError('--ring must be letters, digits, ".", "_" or "-"', command);
@@ -119,7 +119,7 @@ export async function runKeysList(argv: readonly string[], io: CLIIO): Promise<n
 export async function runKeysRotate(argv: readonly string[], io: CLIIO): Promise<number> {
   const values = parse(argv, 'keys rotate', io);
   if (values === null) return 0;
-  requireString(values, 'redis', 'keys rotate'); // a usage error (exit 2) comes before a missing environment
+  requireRedisURL(values, 'keys rotate'); // a usage error (exit 2) comes before a missing environment
   const key = encryptionKey(io, true) as Buffer;
   return withRing(values, 'keys rotate', async (store, name) => {
     let missing = false;
@@ -159,7 +159,7 @@ export async function runKeysRevoke(argv: readonly string[], io: CLIIO): Promise
   const values = parse(argv, 'keys revoke', io);
   if (values === null) return 0;
   const kid = requireString(values, 'kid', 'keys revoke');
-  requireString(values, 'redis', 'keys revoke');
+  requireRedisURL(values, 'keys revoke');
   const key = encryptionKey(io, false);
   return withRing(values, 'keys revoke', async (store, name) => {
     let found = false;

@@ -4,11 +4,24 @@
  */
 import { RedisStore } from '../stores/redis.js';
 import type { Store } from '../stores/store.js';
+import { type OptionValues, requireString, UsageError } from './usage.js';
 
 /** An open store and how to close its connection. */
 export interface RedisConnection {
   store: Store;
   close(): Promise<void>;
+}
+
+/**
+ * The `--redis` URL of `command`, refused as a wrong command line (exit 2, like a wrong `--database`) unless it is a
+ * redis:// or rediss:// URL. The message never repeats the URL, which may carry a password.
+ *
+ * @example const url = requireRedisURL(values, 'keys list');
+ */
+export function requireRedisURL(values: OptionValues, command: string): string {
+  const url = requireString(values, 'redis', command);
+  if (!/^rediss?:\/\//.test(url)) throw new UsageError('--redis must be a redis:// or rediss:// URL', command);
+  return url;
 }
 
 /**

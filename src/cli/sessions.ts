@@ -10,7 +10,7 @@ import type { SessionContext } from '../sessions/session-index.js';
 import { listUserSessions } from '../sessions/session-views.js';
 import type { Store } from '../stores/store.js';
 import type { CLIIO } from './io.js';
-import { openRedis } from './redis-connection.js';
+import { openRedis, requireRedisURL } from './redis-connection.js';
 import { optionalString, type OptionValues, parseArguments, requireString, UsageError } from './usage.js';
 
 /** Help text of the `sessions` command group. */
@@ -51,7 +51,7 @@ function parse(argv: readonly string[], command: string, io: CLIIO): OptionValue
     return null;
   }
   requireString(values, 'account', command);
-  requireString(values, 'redis', command);
+  requireRedisURL(values, command);
   return values;
 }
 
@@ -62,7 +62,7 @@ function storeContext(store: Store): SessionContext {
 
 async function withStore<T>(values: OptionValues, command: string, run: (context: SessionContext) => Promise<T>): Promise<T> {
   const prefix = optionalString(values, 'prefix', command) ?? 'sentinel:';
-  const { store, close } = await openRedis(requireString(values, 'redis', command), prefix);
+  const { store, close } = await openRedis(requireRedisURL(values, command), prefix);
   try {
     return await run(storeContext(store));
   } finally {
