@@ -83,6 +83,15 @@ describe('sentinel-idp config check', () => {
     expect(run).toEqual({ code: 0, stdout: `${path}: the options are valid\n`, stderr: '' });
   });
 
+  it('reads the options a CommonJS module exports as module.exports = { options: { … } }', async () => {
+    const path = file(
+      'wrapped.cjs',
+      `module.exports = { options: { issuer: 'https://id.example.com', apps: [${JSON.stringify(APP)}] } };\n`,
+    );
+    const run = await cli(['config', 'check', path]);
+    expect(run).toEqual({ code: 0, stdout: `${path}: the options are valid\n`, stderr: '' });
+  });
+
   it('refuses a missing file argument with exit code 2, and says what is wrong with a broken file', async () => {
     expect((await cli(['config', 'check'])).code).toBe(2);
     expect((await cli(['config', '--help'])).stdout.startsWith('Usage: sentinel-idp config check <file>')).toBe(true);

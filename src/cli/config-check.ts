@@ -66,8 +66,12 @@ async function loadOptions(path: string): Promise<unknown> {
     const kind = error instanceof Error ? error.name : 'an error';
     throw new Error(`${path} could not be loaded: ${kind}${where} (its message is not shown: it may quote a secret)`);
   }
-  // A CommonJS module's exports arrive as `default`; an ES module may name its export `options`.
-  const options = module.options ?? module.default;
+  // A CommonJS module's exports arrive as `default`; an ES module may name its export `options`. Node names a CommonJS
+  // module's exports by reading its source, which misses `module.exports = { options: { … } }`: that object then
+  // arrives whole as `default`, and its `options` is what the file means.
+  const whole = module.default;
+  const wrapped = isRecord(whole) && Object.hasOwn(whole, 'options') && !Object.hasOwn(whole, 'issuer') ? whole.options : undefined;
+  const options = module.options ?? wrapped ?? whole;
   if (options === undefined) throw new Error(`${path} has no default export and no export named "options"`);
   return options;
 }
@@ -92,4 +96,8 @@ export async function runConfigCheck(argv: readonly string[], io: CLIIO): Promis
   if (problems.length === 0) io.stdout(`${file}: the options are valid\n`);
   else io.stderr(`${problems.length} problem${problems.length === 1 ? '' : 's'} in ${file}\n`);
   return problems.length === 0 ? 0 : 1;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
