@@ -8,7 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SentinelEvent, SentinelOptions } from '../src/index.js';
+import type { AppStore, SentinelEvent, SentinelOptions } from '../src/index.js';
+import { MemoryAppStore } from '../src/apps/memory-app-store.js';
 import { MemoryStore } from '../src/stores/memory.js';
 import { RedisStore } from '../src/stores/redis.js';
 import type { Store } from '../src/stores/store.js';
@@ -178,6 +179,44 @@ describe('wrong registration access tokens', () => {
     });
     expect(response?.status).toBe(401);
     expect(events.filter((event) => event.type === 'registration.denied')).toHaveLength(1);
+  });
+
+  it("is refused at another account's configuration endpoint even when the host's registry answers by client id alone", async () => {
+    // A host's registry that finds, replaces, rotates and deletes apps by client id alone (its client ids being unique
+    // across its accounts, as UUIDs are): whichever account asks, it answers the app. Only the account check of the
+    // registration access token then keeps account A's token out of account B's configuration endpoint.
+    const inner = new MemoryAppStore();
+    const accountOf = new Map<string, string>();
+    const own = (clientId: string): string => accountOf.get(clientId) ?? '';
+    const appStore: AppStore = {
+      findApp: (_accountId, clientId) => inner.findApp(own(clientId), clientId),
+      hasAccount: (accountId) => accountId === ACCOUNT || accountId === OTHER_ACCOUNT,
+      saveApp: (app) => {
+        accountOf.set(app.clientId, app.accountId);
+        inner.saveApp(app);
+      },
+      updateApp: (app) => inner.updateApp({ ...app, accountId: own(app.clientId) }),
+      deleteApp: (_accountId, clientId) => inner.deleteApp(own(clientId), clientId),
+      rotateClientSecret: (_accountId, clientId, hash, overlap) => inner.rotateClientSecret(own(clientId), clientId, hash, overlap),
+    };
+    const { sentinel, events } = collecting({ apps: [], appStore });
+    const info = await registerClient(sentinel);
+    const elsewhere = {
+      ...info,
+      registration_client_uri: info.registration_client_uri.replace(`/account/${ACCOUNT}/`, `/account/${OTHER_ACCOUNT}/`),
+    };
+    const read = await manageClient(sentinel, 'GET', elsewhere);
+    expect(read.status).toBe(401);
+    expect(read.body).not.toContain(info.client_id);
+    expect((await manageClient(sentinel, 'DELETE', elsewhere)).status).toBe(401);
+    expect(events.filter((event) => event.type === 'registration.denied')).toMatchObject([
+      { accountId: OTHER_ACCOUNT, clientId: info.client_id, reason: 'wrong registration access token' },
+      { accountId: OTHER_ACCOUNT, clientId: info.client_id, reason: 'wrong registration access token' },
+    ]);
+    expect(events.some((event) => event.type === 'app.deleted')).toBe(false);
+    // The app is still there, and still its own account's to manage with the same token.
+    expect(inner.findApp(ACCOUNT, info.client_id)).not.toBeNull();
+    expect((await manageClient(sentinel, 'GET', info)).status).toBe(200);
   });
 });
 
