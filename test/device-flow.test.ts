@@ -3,7 +3,7 @@
  * answers, the verification pages and what each refusal leaves unchanged.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { DEVICE_CODE_GRANT, MemoryStore, type SentinelEvent, type SentinelResponse } from '../src/index.js';
+import { DEVICE_CODE_GRANT, MemoryStore, type Sentinel, type SentinelEvent, type SentinelResponse } from '../src/index.js';
 import { advanceClock } from './helpers/clock.js';
 import { call, postForm, TOKEN_PATH } from './helpers/direct-flow.js';
 import {
@@ -31,6 +31,8 @@ import {
   CLIENT_ID,
   CLIENT_SECRET,
   makeSentinel,
+  OTHER_ACCOUNT,
+  OTHER_CLIENT_ID,
   PASSWORD,
   PUBLIC_CLIENT_ID,
   USER_ID,
@@ -53,6 +55,21 @@ function deviceSentinel(overrides: Parameters<typeof makeSentinel>[0] = {}) {
 afterEach(() => {
   vi.restoreAllMocks();
 });
+
+/** Signs the fixture user in at `accountId` through its authorize endpoint and login page; returns the session cookie. */
+async function signInAt(sentinel: Sentinel, accountId: string, clientId: string, redirectUri: string): Promise<string> {
+  const query = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: redirectUri, state: 'st' });
+  const authorize = await call(sentinel, { path: `/sentinel/api/account/${accountId}/authorize`, query });
+  expect(authorize.status).toBe(302);
+  const [path, interaction] = String(authorize.headers.location).split('?') as [string, string];
+  const page = await call(sentinel, { path, query: interaction });
+  const form = new URLSearchParams({ csrf_token: csrfOf(String(page.body)), username: USERNAME, password: PASSWORD });
+  const response = await postForm(sentinel, path, form.toString(), { query: interaction });
+  expect(response.status).toBe(303);
+  const session = setCookies(response).find((line) => line.startsWith('sentinel_session='));
+  expect(session, 'a session cookie').toBeDefined();
+  return (session as string).split(';')[0] as string;
+}
 
 describe('device authorization endpoint', () => {
   it('hands out a device code, a user code and where to enter it', async () => {
@@ -406,6 +423,32 @@ describe('verification page', () => {
     expect(await pollError(sentinel, codes.device_code)).toBe('authorization_pending');
     expect((await decide(sentinel, browser, opened, 'approve')).status).toBe(200);
     expect((await decide(sentinel, browser, opened, 'approve')).status).toBe(400);
+  });
+
+  it("approves nothing on another account's confirmation page, even for a user of the same id signed in there", async () => {
+    const { sentinel, events } = deviceSentinel();
+    const codes = await requestCodes(sentinel);
+    const browser: Browser = {};
+    const opened = await openConfirmation(
+      sentinel,
+      browser,
+      await signInForDevice(sentinel, browser, await enterCode(sentinel, browser, codes.user_code)),
+    );
+    // User ids are the host's, per account: alice of the other account has the same id as alice of this one. A
+    // browser signed in there replays this account's confirmation on that account's confirmation page.
+    const elsewhere: Browser = { cookie: await signInAt(sentinel, OTHER_ACCOUNT, OTHER_CLIENT_ID, 'https://other.example.com/cb') };
+    const otherConfirm = `/sentinel/api/account/${OTHER_ACCOUNT}/device/confirm`;
+    const headers = { 'sec-fetch-site': 'same-origin', cookie: elsewhere.cookie ?? '' };
+    const page = await call(sentinel, { path: otherConfirm, query: new URLSearchParams({ confirmation: opened.confirmation }), headers });
+    expect(page.status).toBe(400);
+    expect(String(page.body)).not.toContain(codes.user_code);
+    const form = new URLSearchParams({ confirmation: opened.confirmation, csrf_token: opened.csrf, approve: '1' });
+    expect((await postForm(sentinel, otherConfirm, form.toString(), { headers })).status).toBe(400);
+    expect(events.filter((event) => event.type === 'device.approved')).toEqual([]);
+    expect(await pollError(sentinel, codes.device_code)).toBe('authorization_pending');
+    // The confirmation is still its own account's to decide, by the browser that signed in there.
+    expect((await decide(sentinel, browser, opened, 'approve')).status).toBe(200);
+    expect(events.filter((event) => event.type === 'device.approved')).toMatchObject([{ accountId: ACCOUNT, userId: USER_ID }]);
   });
 
   it('goes straight to the confirmation when the browser is signed in already', async () => {
