@@ -24,6 +24,8 @@ import {
 import { jsonOf, postForm } from './helpers/direct-flow.js';
 import { contextOf } from '../src/http/context.js';
 import { appPresence } from '../src/guard/app-presence.js';
+import { verifiedTokenCache } from '../src/guard/verified-token-cache.js';
+import { INITIAL_ACCESS_TOKEN, manageClient, registerClient } from './helpers/registration-client.js';
 import { codeFor } from './helpers/oauth.js';
 import { BOT, BOT_CLIENT_ID, botApp, brandKey, exchangeOptions, TOKEN_EXCHANGE, TOKEN_PATH, TYPE } from './helpers/exchange.js';
 
@@ -255,6 +257,31 @@ describe('delegation of a consumer-bound token', () => {
     expect(decodeJwt(token)).toMatchObject({ sub: CONSUMER_UUID, gty: 'client_credentials', act: { sub: BOT_CLIENT_ID } });
     const checked = await sentinel.checkBearer(`Bearer ${token}`, { accountId: ACCOUNT, consumerId: CONSUMER_UUID });
     expect(checked.ok && checked.claims.act).toEqual({ sub: BOT_CLIENT_ID });
+  });
+
+  it('stops at the bearer guard with the app the subject came from, also when the guard answers from its caches', async () => {
+    // The subject's app registered itself (RFC 7591), so that it can delete itself through its configuration endpoint.
+    const sentinel = sentinelWith({ registration: { initialAccessToken: INITIAL_ACCESS_TOKEN } });
+    const origin = await registerClient(sentinel, { grant_types: ['client_credentials'] });
+    const subject = await postForm(sentinel, appTokenPath(), 'grant_type=client_credentials', {
+      headers: { authorization: basic(origin.client_id, origin.client_secret as string) },
+    });
+    expect(subject.status, subject.body).toBe(200);
+    const response = await delegate(sentinel, jsonOf(subject).access_token as string);
+    expect(response.status, response.body).toBe(200);
+    const token = jsonOf(response).access_token as string;
+    // No grant to read: the guard may answer this token from its verified-token and app-presence caches.
+    expect(decodeJwt(token)).toMatchObject({ client_id: BOT_CLIENT_ID, grant_client_id: origin.client_id });
+    expect(decodeJwt(token).gid).toBeUndefined();
+    const expected = { accountId: ACCOUNT, consumerId: CONSUMER_UUID };
+    expect((await sentinel.checkBearer(`Bearer ${token}`, expected)).ok).toBe(true);
+    expect((await sentinel.checkBearer(`Bearer ${token}`, expected)).ok).toBe(true);
+    expect(verifiedTokenCache(contextOf(sentinel))?.has(token)).toBe(true);
+    // The subject's app deletes itself (RFC 7592 §2.3); the acting app is still there and still known to the guard.
+    expect((await manageClient(sentinel, 'DELETE', origin)).status).toBe(204);
+    const refused = await sentinel.checkBearer(`Bearer ${token}`, expected);
+    expect(refused.ok).toBe(false);
+    if (!refused.ok) expect(refused.response.status).toBe(401);
   });
 });
 
