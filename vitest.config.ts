@@ -54,6 +54,8 @@ const SERVICE_FILES = [
   'test/race-second-factor.test.ts',
   'test/race-session.test.ts',
   'test/race-totp-order.test.ts',
+  // The passkey counter's compare-and-set, on MemoryStore and two instances sharing Redis
+  'test/passkey-counter-race.test.ts',
   // The device flow's races (RFC 8628), on MemoryStore and Redis
   'test/device-race.test.ts',
   // A brand JWT's jti, single use on MemoryStore and Redis

@@ -1,6 +1,7 @@
 /**
  * Where passkeys live: the host's user store, through `users.passkeys`. The service keeps no credential of its
- * own; it asks for a user's passkeys, hands over new ones to save, and reports each new signature counter.
+ * own; it asks for a user's passkeys, hands over new ones to save, and moves each signature counter by
+ * compare-and-set.
  */
 
 /**
@@ -33,8 +34,26 @@ export interface PasskeyHooks {
   list(input: { accountId: string; userId: string }): readonly StoredPasskey[] | Promise<readonly StoredPasskey[]>;
   /** Stores a newly registered passkey. */
   save(input: { accountId: string; userId: string; passkey: StoredPasskey }): void | Promise<void>;
-  /** Records the counter of a successful sign-in (a later lower counter means a cloned authenticator). */
-  updateCounter(input: { accountId: string; userId: string; credentialId: string; counter: number }): void | Promise<void>;
+  /**
+   * Records the counter of a verified assertion as a compare-and-set (a later lower counter means a cloned
+   * authenticator): writes `counter` only if the stored counter is still `expectedCounter`, the value `list` gave,
+   * and answers whether it did. Of two assertions that read the same counter at most one may move it, so a cloned
+   * authenticator replaying one value signs in once and a slower write never moves the counter back; `false` refuses
+   * the sign-in like a replayed counter. Anything but `true` or `false` fails the sign-in with a 500. An
+   * authenticator that keeps no counter reports 0 every time: 0 over 0 is a write that applies.
+   *
+   * @example
+   * updateCounter: async ({ accountId, userId, credentialId, expectedCounter, counter }) =>
+   *   (await db.query('UPDATE passkeys SET counter = $5 WHERE account_id = $1 AND user_id = $2 AND id = $3 AND counter = $4',
+   *     [accountId, userId, credentialId, expectedCounter, counter])).rowCount === 1
+   */
+  updateCounter(input: {
+    accountId: string;
+    userId: string;
+    credentialId: string;
+    expectedCounter: number;
+    counter: number;
+  }): boolean | Promise<boolean>;
   /**
    * Deletes one of the user's passkeys (the account page's "Remove"). Optional: without it the account page lists
    * passkeys but offers no removal. Removing a credential the user does not have must change nothing.

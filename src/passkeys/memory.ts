@@ -28,10 +28,12 @@ export class MemoryPasskeys implements PasskeyHooks {
     this.#byUser.set(key, [...others, { ...input.passkey }]);
   }
 
-  updateCounter(input: { accountId: string; userId: string; credentialId: string; counter: number }): void {
-    for (const passkey of this.#byUser.get(this.#key(input.accountId, input.userId)) ?? []) {
-      if (passkey.id === input.credentialId) passkey.counter = input.counter;
-    }
+  /** Compare-and-set: the check and the write run in one synchronous step, so no other call comes between them. */
+  updateCounter(input: { accountId: string; userId: string; credentialId: string; expectedCounter: number; counter: number }): boolean {
+    const passkey = (this.#byUser.get(this.#key(input.accountId, input.userId)) ?? []).find((each) => each.id === input.credentialId);
+    if (passkey === undefined || passkey.counter !== input.expectedCounter) return false;
+    passkey.counter = input.counter;
+    return true;
   }
 
   remove(input: { accountId: string; userId: string; credentialId: string }): void {

@@ -10,7 +10,8 @@
  *   user verification and possession at once, so no TOTP step follows.
  *
  * Any failure (no challenge, another account's or user's credential, wrong origin or RP id, bad signature, a
- * counter that went backwards) answers the login page again with one message and a 400, and issues nothing.
+ * counter that went backwards, a counter another assertion moved since it was read) answers the login page again
+ * with one message and a 400, and issues nothing.
  */
 import { generateAuthenticationOptions, verifyAuthenticationResponse } from '@simplewebauthn/server';
 import { readForm } from '../http/form-body.js';
@@ -138,8 +139,31 @@ export async function handlePasskeySignIn(
     return refuse('passkey assertion refused');
   }
   if (!verified.verified) return refuse('passkey signature refused');
-  await hooks.updateCounter({ accountId, userId, credentialId: stored.id, counter: verified.authenticationInfo.newCounter });
+  if (
+    !(await movedCounter(hooks, {
+      accountId,
+      userId,
+      credentialId: stored.id,
+      expectedCounter: stored.counter,
+      counter: verified.authenticationInfo.newCounter,
+    }))
+  ) {
+    return refuse('passkey counter changed meanwhile');
+  }
   // A verified passkey with user verification is the phishing-resistant level (assurance/levels.ts).
   const amr = passkeyAmr(verified.authenticationInfo.credentialDeviceType);
   return completeSignIn(context, request, interactionId, { userId, authTime: Math.floor(Date.now() / 1000), amr }, ip);
+}
+
+/**
+ * Moves the stored counter from the value read to the assertion's by the hook's compare-and-set. Verifying against a
+ * counter read earlier is not enough on its own: two assertions that read the same counter (a cloned authenticator
+ * replaying one value, or an old one landing after a newer one) would both pass, and the slower write would move the
+ * counter back. `false` is the host saying the counter is no longer the one read; any other answer is a hook that
+ * does not compare, and the sign-in fails closed.
+ */
+async function movedCounter(hooks: PasskeyHooks, input: Parameters<PasskeyHooks['updateCounter']>[0]): Promise<boolean> {
+  const moved: unknown = await hooks.updateCounter(input);
+  if (typeof moved !== 'boolean') throw new Error('sentinel-idp: users.passkeys.updateCounter must answer true or false (compare-and-set)');
+  return moved;
 }
