@@ -56,6 +56,8 @@ const SERVICE_FILES = [
   'test/race-totp-order.test.ts',
   // The passkey counter's compare-and-set, on MemoryStore and two instances sharing Redis
   'test/passkey-counter-race.test.ts',
+  // A recovery code spent only with the pending step it completes, on MemoryStore and two instances sharing Redis
+  'test/recovery-code-order.test.ts',
   // The device flow's races (RFC 8628), on MemoryStore and Redis
   'test/device-race.test.ts',
   // A brand JWT's jti, single use on MemoryStore and Redis

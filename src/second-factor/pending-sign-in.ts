@@ -95,3 +95,16 @@ export async function takePending(context: SentinelContext, interactionId: strin
   if (stored.csrfToken !== checked.csrfToken || stored.stage !== checked.stage || stored.userId !== checked.userId) return false;
   return context.store.swap([{ key, expect: raw, value: null }]);
 }
+
+/**
+ * Puts back a step that {@link takePending} took for an answer that did not go on (a wrong recovery code, a failing
+ * hook), so the user can try again on the same page. Only onto an empty key: a password that parked a new step
+ * meanwhile keeps it, and the step put back is the record taken, with its CSRF token.
+ *
+ * @example
+ * if (!accepted) await restorePending(context, step.interactionId, step.pending);
+ */
+export async function restorePending(context: SentinelContext, interactionId: string, taken: PendingSignIn): Promise<void> {
+  const ttlMs = context.config.interactionTtl * 1000;
+  await context.store.swap([{ key: pendingKey(interactionId), expect: null, value: JSON.stringify(taken), ttlMs }]);
+}

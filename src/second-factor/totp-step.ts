@@ -5,15 +5,20 @@
  * POST order, as on the login form: step checks (interaction, pending step, cross-site, CSRF), then the throttle
  * reservation (a refused attempt never checks a code), then the code. Wrong, replayed and malformed codes all get
  * the same answer and all count; a right one takes the step atomically, so it completes once.
+ *
+ * A recovery code is the other way round: `users.recover` spends the code as it checks it, so the step is taken
+ * first and the code is looked at only by the request that holds it. A step gone by then (expired, answered by a
+ * concurrent request, replaced by another user's password) leaves the code unused; a code that is not accepted puts
+ * the step back.
  */
 import { clientIP } from '../http/client-ip.js';
 import type { SentinelContext } from '../http/context.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { single } from '../http/params.js';
 import { afterSecondFactor, expiredSignIn } from './continue-sign-in.js';
-import { takePending } from './pending-sign-in.js';
+import { restorePending, takePending } from './pending-sign-in.js';
 import { totpPage } from './step-page.js';
-import { readStepRequest } from './step-request.js';
+import { readStepRequest, type StepRequest } from './step-request.js';
 import { checkTotp } from './totp.js';
 import { SECOND_FACTOR_AMR } from '../assurance/levels.js';
 import { reserveOrRefuse, secondFactorKeys, settleSuccess } from './totp-throttle.js';
@@ -45,7 +50,7 @@ export async function handleTotpStep(context: SentinelContext, request: Sentinel
   // The slot is taken before the code is checked, so concurrent guesses cannot all slip past the limit.
   await reserveOrRefuse(context, keys, { accountId, clientId });
   const accepted = useRecovery
-    ? await checkRecovery(context, request, { accountId, userId, code: recoveryCode })
+    ? await spendRecovery(context, request, step, { accountId, userId, code: recoveryCode })
     : await checkCode(context, accountId, userId, code ?? '');
   if (!accepted) {
     // A wrong code keeps its reserved slot on both counters.
@@ -60,8 +65,9 @@ export async function handleTotpStep(context: SentinelContext, request: Sentinel
   }
   await settleSuccess(context, keys);
   // The code was checked for the record read at the start; only that record may be taken. A password success on
-  // this interaction meanwhile replaced it (another user, parked at their own step): go no further.
-  if (!(await takePending(context, step.interactionId, step.pending))) throw expiredSignIn();
+  // this interaction meanwhile replaced it (another user, parked at their own step): go no further. (A recovery
+  // code's step was taken before the code was spent.)
+  if (!useRecovery && !(await takePending(context, step.interactionId, step.pending))) throw expiredSignIn();
   // A recovery code stands in for the authenticator device, so it counts as the second factor too.
   const subject = { ...step.pending, amr: [...SECOND_FACTOR_AMR] };
   return afterSecondFactor(context, request, { id: step.interactionId, record: step.interaction }, subject, ip);
@@ -72,6 +78,29 @@ async function checkCode(context: SentinelContext, accountId: string, userId: st
   // The authenticator asked for the step, so a user without a secret is the host's inconsistency: fail closed.
   if (typeof secret !== 'string' || secret === '') throw new Error('sentinel-idp: users.totpSecret returned no secret for a TOTP user');
   return (await checkTotp(context, { accountId, userId, secret, code })) === 'accepted';
+}
+
+/**
+ * Takes the step, then lets the host spend the code. The host's `recover` is single-use on its own (of concurrent
+ * calls with one code, one answers true); taking the step first adds that only a request still holding the step it
+ * was shown reaches it, so no code is spent for a sign-in that cannot go on. The step taken is the record checked:
+ * a password that replaced it makes the take fail, and the sign-in goes on with the user it was shown for.
+ */
+async function spendRecovery(
+  context: SentinelContext,
+  request: SentinelRequest,
+  step: StepRequest,
+  input: { accountId: string; userId: string; code: string },
+): Promise<boolean> {
+  if (!(await takePending(context, step.interactionId, step.pending))) throw expiredSignIn();
+  let accepted = false;
+  try {
+    accepted = await checkRecovery(context, request, input);
+  } finally {
+    // A wrong code or a failing hook spent nothing: the same page may try again.
+    if (!accepted) await restorePending(context, step.interactionId, step.pending);
+  }
+  return accepted;
 }
 
 async function checkRecovery(
