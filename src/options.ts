@@ -245,7 +245,7 @@ export interface SentinelOptions {
         maxLifetimeSeconds?: number | undefined;
       }
     | undefined;
-  /** Called with the cause of every 500, of failures in the background, and of a rejected `onEvent` promise (route `onEvent`); a throw or rejection here is swallowed. @defaultValue none */
+  /** Called with the cause of every 500, of failures in the background, of a rejected `onEvent` promise (route `onEvent`), and of a client ID metadata document that could not be retrieved (route `client-id-metadata`); a throw or rejection here is swallowed. @defaultValue none */
   onError?: ((error: unknown, context: ErrorContext) => void) | undefined;
   /** Called with each audit event (`token.issued`, `login.failed`, …); events never carry a secret. A throw fails the request with server_error, except after a change the request cannot undo (a spent code or refresh token, a saved app: then it goes to `onError`); a returned promise is not awaited (its rejection goes to `onError`). @defaultValue none */
   onEvent?: ((event: SentinelEvent) => void) | undefined;
@@ -277,7 +277,8 @@ export interface SentinelOptions {
   /**
    * Client ID metadata documents: a `client_id` that is an https URL names a public client whose metadata (its
    * `client_name` and `redirect_uris`) the service fetches from that URL, with the guards of `jwksUri` fetches (at most
-   * 5 KiB, no redirects, kept as its caching headers say and 24 hours at most).
+   * 5 KiB, no redirects, kept as its caching headers say and 24 hours at most). A document that cannot be retrieved is
+   * one `invalid_client` whatever the cause, which goes to `onError` (route `client-id-metadata`).
    * @defaultValue `{ enabled: false }`
    */
   clientIdMetadataDocuments?:
@@ -286,7 +287,7 @@ export interface SentinelOptions {
         enabled: boolean;
         /** Which documents may be used: host names (`'agents.example.com'`, `'*.example.com'` for its subdomains) or a function deciding per client id and account. @defaultValue any public host */
         allow?: string[] | ((clientId: string, context: { accountId: string }) => boolean | Promise<boolean>) | undefined;
-        /** Allow loopback, private and link-local addresses: development and tests only, as `clientJwks.allowPrivateAddresses`. @defaultValue `false` */
+        /** Allow loopback, private and link-local addresses, and a port in the URL: development and tests only, as `clientJwks.allowPrivateAddresses`. @defaultValue `false` */
         allowPrivateAddresses?: boolean | undefined;
       }
     | undefined;

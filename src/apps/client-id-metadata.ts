@@ -2,21 +2,38 @@
  * Client ID metadata documents: an MCP client (an agent) names itself with an https URL as its `client_id`, and the
  * service reads its metadata (`client_name`, `redirect_uris`) from that URL instead of from a registration. The URL
  * is the client's, so the fetch is the guarded one of `jwks_uri` (pinned public address, deadline, no redirects) with
- * a 5 KiB cap; a document is kept as long as its HTTP caching headers allow, 24 hours at most, and nothing is kept of
- * a failure. Such a client is always public: it has no secret, and PKCE S256 is required of it like of every public
- * client. Every failure is `invalid_client` with a description of what was wrong, never of what was fetched.
+ * a 5 KiB cap; a document is kept as long as its HTTP caching headers allow, 24 hours at most. Such a client is
+ * always public: it has no secret, and PKCE S256 is required of it like of every public client.
+ *
+ * Every refusal is `invalid_client`. One that the URL alone decides (its form, a port, the allow-list) says what was
+ * wrong, and so does one about a document that names its URL (the client's own). Every other one, whatever the
+ * network did, is {@link DOCUMENT_UNAVAILABLE}, the cause going to `onError` only (`client-id-metadata-retrieval.ts`
+ * says why), and the URL is not fetched again for {@link FAILURE_RETRY_MS}.
  */
 import { LRUCache } from 'lru-cache';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { App, GrantType } from './app.js';
 import { redirectURIProblem } from './app-validation.js';
 import { displayTextProblem } from './display-text.js';
-import { GuardedFetchError, guardedFetch } from '../client-assertion/guarded-fetch.js';
+import { DocumentRetrievalError, retrieveDocument } from './client-id-metadata-retrieval.js';
 import type { ResolvedConfig } from '../config.js';
 import { type OAuthError, unauthorizedClient } from '../errors.js';
+import { catchRejection } from '../lib/thenable.js';
 
-/** The largest document read (the draft's suggestion: a metadata document is a few hundred bytes). */
-const MAX_DOCUMENT_BYTES = 5 * 1024;
+/**
+ * The one description of every document that could not be retrieved, whatever the cause: a port scanner learns
+ * nothing from it. It says what a document must be, which is all its author needs.
+ */
+export const DOCUMENT_UNAVAILABLE =
+  'the client metadata document could not be retrieved: it must be served over https with 200 as a JSON object whose client_id is its URL';
+/**
+ * How long a URL whose document could not be retrieved is refused without a fetch, in milliseconds, as a `jwks_uri`
+ * is (`jwks-fetch.ts`): repeating a probe, to time it or to flood `onError`, costs one fetch per few seconds. Short
+ * enough for the author of a document just fixed, and never a document kept (the draft forbids keeping a failure as one).
+ */
+export const FAILURE_RETRY_MS = 5000;
+/** The route `onError` hears a retrieval failure under (the lookup does not know which request asked). */
+const REPORT_ROUTE = 'client-id-metadata';
 /** The longest a document is kept, whatever its headers say. */
 const MAX_CACHE_SECONDS = 86_400;
 /** How long a document without caching headers is kept (RFC 9111 §4.2.2 heuristic freshness). */
@@ -48,8 +65,12 @@ function refused(description: string): OAuthError {
   return unauthorizedClient(description);
 }
 
-/** Why a client id URL may not name a document (the draft's rules), or `null`. */
-function urlProblem(clientId: string): string | null {
+/**
+ * Why a client id URL may not name a document (the draft's rules, and no port outside development), or `null`.
+ * The draft lets a URL name a port; we do not, unless private addresses are allowed: on 443 only, a client_id can
+ * reach no other service of a public host, and what is left of a port scan is which hosts answer https.
+ */
+function urlProblem(clientId: string, allowPorts: boolean): string | null {
   if (clientId.length > MAX_URL_LENGTH) return `the client_id URL must be at most ${MAX_URL_LENGTH} characters`;
   let url: URL;
   try {
@@ -62,6 +83,8 @@ function urlProblem(clientId: string): string | null {
   if (url.username !== '' || url.password !== '') return 'the client_id URL must not contain userinfo';
   if (url.hash !== '' || clientId.includes('#')) return 'the client_id URL must not contain a fragment';
   if (url.pathname === '/') return 'the client_id URL must have a path';
+  // The normal form has no port 443: any port left is another one.
+  if (url.port !== '' && !allowPorts) return 'the client_id URL must not name a port';
   return null;
 }
 
@@ -97,18 +120,8 @@ function stringList(value: unknown): value is string[] {
   return Array.isArray(value) && value.every((item) => typeof item === 'string');
 }
 
-function parseDocument(clientId: string, body: Buffer): ClientDocument {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body.toString('utf8'));
-  } catch {
-    throw refused('the client metadata document is not JSON');
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-    throw refused('the client metadata document is not a JSON object');
-  const doc = parsed as Record<string, unknown>;
-  if (doc.client_id === undefined) throw refused('the client metadata document has no client_id');
-  if (doc.client_id !== clientId) throw refused('the client metadata document names another client_id than its URL');
+/** The document, retrieved (it names its URL), checked; what is wrong with it is the client's to hear. */
+function parseDocument(doc: Record<string, unknown>): ClientDocument {
   // A document anyone can read cannot hold a secret: such a client is public, nothing else.
   if (doc.client_secret !== undefined || doc.client_secret_expires_at !== undefined) {
     throw refused('the client metadata document must not contain a client secret');
@@ -149,7 +162,8 @@ function parseDocument(clientId: string, body: Buffer): ClientDocument {
  */
 export class ClientIdMetadataResolver {
   readonly #config: ResolvedConfig;
-  readonly #cache = new LRUCache<string, ClientDocument>({ max: 1000 });
+  // A document, or the mark of a URL whose document could not be retrieved (kept FAILURE_RETRY_MS).
+  readonly #cache = new LRUCache<string, { doc: ClientDocument } | { failed: true }>({ max: 1000 });
   readonly #inFlight = new Map<string, Promise<ClientDocument>>();
   readonly #ca: string | undefined;
 
@@ -161,14 +175,15 @@ export class ClientIdMetadataResolver {
 
   /**
    * The public app a document URL names in `accountId`.
-   * @throws OAuthError invalid_client (401) with what was wrong: the URL, the allow-list, the fetch or the document.
+   * @throws OAuthError invalid_client (401): what was wrong with the URL, the allow-list or a retrieved document, or
+   *   {@link DOCUMENT_UNAVAILABLE} (the cause to `onError`) when no document could be retrieved.
    */
   async resolve(accountId: string, clientId: string): Promise<App> {
-    const problem = urlProblem(clientId);
+    const problem = urlProblem(clientId, this.#config.clientIdMetadataDocuments.allowPrivateAddresses);
     if (problem !== null) throw refused(problem);
     if (!(await allowed(this.#config, clientId, accountId)))
       throw refused('the client_id URL is not on the list of allowed client metadata documents');
-    const doc = await this.#document(clientId);
+    const doc = await this.#document(accountId, clientId);
     const host = new URL(clientId).host;
     return Object.freeze({
       accountId,
@@ -182,12 +197,12 @@ export class ClientIdMetadataResolver {
     } satisfies App);
   }
 
-  #document(clientId: string): Promise<ClientDocument> {
+  #document(accountId: string, clientId: string): Promise<ClientDocument> {
     const cached = this.#cache.get(clientId);
-    if (cached !== undefined) return Promise.resolve(cached);
+    if (cached !== undefined) return 'failed' in cached ? Promise.reject(refused(DOCUMENT_UNAVAILABLE)) : Promise.resolve(cached.doc);
     let pending = this.#inFlight.get(clientId);
     if (pending === undefined) {
-      pending = this.#fetch(clientId);
+      pending = this.#fetch(accountId, clientId);
       const settled = pending.finally(() => this.#inFlight.delete(clientId));
       settled.catch(() => {});
       this.#inFlight.set(clientId, pending);
@@ -195,24 +210,34 @@ export class ClientIdMetadataResolver {
     return pending;
   }
 
-  async #fetch(clientId: string): Promise<ClientDocument> {
-    let fetched: Awaited<ReturnType<typeof guardedFetch>>;
+  /** One retrieval; `accountId` is the account of the request that started it, for the report. */
+  async #fetch(accountId: string, clientId: string): Promise<ClientDocument> {
+    let retrieved: Awaited<ReturnType<typeof retrieveDocument>>;
     try {
-      fetched = await guardedFetch(clientId, {
+      retrieved = await retrieveDocument(clientId, {
         timeoutMs: this.#config.clientJwks.timeoutMs,
-        maxBytes: MAX_DOCUMENT_BYTES,
         allowPrivateAddresses: this.#config.clientIdMetadataDocuments.allowPrivateAddresses,
-        label: 'the client metadata document',
-        accept: 'application/json',
         ca: this.#ca,
       });
     } catch (error) {
-      if (error instanceof GuardedFetchError) throw refused(error.message);
-      throw error;
+      if (!(error instanceof DocumentRetrievalError)) throw error;
+      this.#cache.set(clientId, { failed: true }, { ttl: FAILURE_RETRY_MS });
+      this.#report(error, accountId);
+      throw refused(DOCUMENT_UNAVAILABLE);
     }
-    const doc = parseDocument(clientId, fetched.body);
-    const seconds = cacheSecondsOf(fetched.headers);
-    if (seconds > 0) this.#cache.set(clientId, doc, { ttl: seconds * 1000 });
+    // A document that names its URL is the client's own: what is wrong with it is said, and it is not kept.
+    const doc = parseDocument(retrieved.document);
+    const seconds = cacheSecondsOf(retrieved.headers);
+    if (seconds > 0) this.#cache.set(clientId, { doc }, { ttl: seconds * 1000 });
     return doc;
+  }
+
+  /** Tells the operator why (the client is told only {@link DOCUMENT_UNAVAILABLE}); a failing `onError` changes nothing. */
+  #report(error: DocumentRetrievalError, accountId: string): void {
+    try {
+      catchRejection(this.#config.onError?.(error, { route: REPORT_ROUTE, accountId }));
+    } catch {
+      // the host's reporter failed; the client is refused either way
+    }
   }
 }

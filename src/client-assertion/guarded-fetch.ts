@@ -14,10 +14,13 @@ import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { isForbiddenAddress } from './address-guard.js';
 
-/** Why a document could not be fetched; the message names the reason (and the document), never the response. */
+/**
+ * Why a document could not be fetched; the message names the reason (and the document), never the response. A
+ * socket or TLS failure keeps the error it came from as `cause`, for the operator's log, not for the message.
+ */
 export class GuardedFetchError extends Error {
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
     this.name = 'GuardedFetchError';
   }
 }
@@ -128,7 +131,7 @@ export async function guardedFetch(url: string, options: GuardedFetchOptions): P
         ...(options.ca === undefined ? {} : { ca: options.ca }),
       });
       outgoing.on('response', resolve);
-      outgoing.on('error', () => reject(new GuardedFetchError(`${label} could not be reached`)));
+      outgoing.on('error', (error) => reject(new GuardedFetchError(`${label} could not be reached`, { cause: error })));
       outgoing.end();
     }),
     timedOut,
