@@ -113,7 +113,8 @@ export async function runKeysList(argv: readonly string[], io: CLIIO): Promise<n
 }
 
 /**
- * `keys rotate`: adds a pre-published key per algorithm of the ring (unless one is already pending).
+ * `keys rotate`: adds a pre-published key per algorithm of the ring (unless one is already pending). Exit code 1 when
+ * the store holds no ring, or one without a live key (nothing to rotate: the instances replace such a ring).
  * @example await runKeysRotate(['--redis', 'redis://127.0.0.1:6379'], io);
  */
 export async function runKeysRotate(argv: readonly string[], io: CLIIO): Promise<number> {
@@ -123,6 +124,7 @@ export async function runKeysRotate(argv: readonly string[], io: CLIIO): Promise
   const key = encryptionKey(io, true) as Buffer;
   return withRing(values, 'keys rotate', async (store, name) => {
     let missing = false;
+    let lost = false;
     const written = await updateRing(store, name, (current) => {
       // Dated under the lock, when it is written (published), as the instances do: time spent waiting for the lock
       // must not count as pre-publication.
@@ -137,6 +139,13 @@ export async function runKeysRotate(argv: readonly string[], io: CLIIO): Promise
       const algorithms = [
         ...new Set(current.keys.filter((entry) => entry.revokedAt === undefined).map((entry) => entry.alg)),
       ] as SigningAlgorithm[];
+      // No live key: no algorithm to rotate (the ring does not record the instances' algorithms, only its keys'), so
+      // nothing would be written and no key would sign. The instances take such a ring as lost, as a missing one, and
+      // replace it themselves: refused like a missing ring, not reported as a rotation.
+      if (algorithms.length === 0) {
+        lost = true;
+        return null;
+      }
       if (algorithms.every((alg) => hasPending(current, alg, now))) return null;
       // The instances' own timings, as their last rotation wrote them: the same pre-publication, the same pruning.
       const { prePublishSeconds, retainSeconds } = current;
@@ -144,6 +153,14 @@ export async function runKeysRotate(argv: readonly string[], io: CLIIO): Promise
     });
     if (missing || written === null || written === undefined) {
       io.stderr('sentinel-idp: no key ring in this store (no instance with keyRotation has started on it)\n');
+      return 1;
+    }
+    if (lost) {
+      io.stderr(
+        'sentinel-idp: the key ring has no live key (every key in it is revoked): nothing rotated, no key signs.\n' +
+          'The instances replace such a ring when they next read it: a running one puts back the keys it holds, with\n' +
+          'these revocations applied (a revoked signing key gets a new successor); a starting one creates new keys.\n',
+      );
       return 1;
     }
     io.stdout(`${JSON.stringify(describeRing(written, Date.now()), null, 2)}\n`);
