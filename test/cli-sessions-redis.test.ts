@@ -8,16 +8,25 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CLIIO } from '../src/cli/io.js';
 import { runSessionsEnd, runSessionsList } from '../src/cli/sessions.js';
-import type { Sentinel } from '../src/index.js';
+import { type AppStore, hashClientSecret, MemoryAppStore, type Sentinel } from '../src/index.js';
+import { LogoutQueue } from '../src/logout/logout-queue.js';
+import { queueLogoutTokens } from '../src/logout/queue-logout-tokens.js';
 import { RedisStore } from '../src/stores/redis.js';
 import { ACCOUNT, baseOptions, CLIENT_ID, makeSentinel, USER_ID } from './helpers/fixtures.js';
-import { MAIN_APP, signInWithSession, tokenStanding } from './helpers/logout-flow.js';
+import { type FlowApp, MAIN_APP, signInWithSession, tokenStanding } from './helpers/logout-flow.js';
 import { type LogoutReceiver, startReceiver } from './helpers/logout-receiver.js';
 import { deleteByPrefix, REDIS_URL, requireAvailable, sharedRedis } from './helpers/redis.js';
 
 const redis = await sharedRedis('cli-sessions-redis');
 const PREFIX = `sentinel-cli-sessions-test:${randomBytes(8).toString('hex')}:`;
 const ENDED = { guard: false, introspection: false, refresh: false };
+const ISSUER_OF_ACCOUNT = `http://localhost/sentinel/api/account/${ACCOUNT}`;
+/** An app of the host's registry whose client id is an https URL (an OpenID Federation entity id, say). */
+const HTTPS_APP: FlowApp = {
+  clientId: 'https://rp.example.com',
+  clientSecret: 'secret-of-the-https-app-0123456789',
+  redirectUri: 'https://rp.example.com/cb',
+};
 const LIVE = { guard: true, introspection: true, refresh: true };
 
 function io(): CLIIO & { out: string; err: string } {
@@ -119,4 +128,106 @@ describe.skipIf(redis.skip)('sentinel-idp sessions list|end', () => {
     expect(await runSessionsList(['--help'], help)).toBe(0);
     expect(help.out).toMatch(/sessions end --account/);
   });
+});
+
+describe.skipIf(redis.skip)('sentinel-idp sessions end and an https client id', () => {
+  let client: Redis;
+  const running: { close(): Promise<void> }[] = [];
+
+  beforeAll(() => {
+    requireAvailable(redis);
+    client = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  });
+
+  afterAll(async () => {
+    for (const item of running.reverse()) await item.close();
+    if (client !== undefined) {
+      await deleteByPrefix(client, PREFIX);
+      client.disconnect();
+    }
+  });
+
+  it('with documents off, the app is a registry app: its grants end and it gets its logout token, as with endSession', async () => {
+    const prefix = `${PREFIX}https-registry:`;
+    let sentinel: Sentinel | undefined;
+    const receiver = await startReceiver({
+      issuer: ISSUER_OF_ACCOUNT,
+      clientId: HTTPS_APP.clientId,
+      jwks: () => (sentinel as Sentinel).jwks(),
+    });
+    running.push(receiver);
+    const registry = new MemoryAppStore([
+      {
+        accountId: ACCOUNT,
+        clientId: HTTPS_APP.clientId,
+        clientSecretHash: hashClientSecret(HTTPS_APP.clientSecret as string),
+        redirectUris: [HTTPS_APP.redirectUri],
+        grantTypes: ['authorization_code', 'refresh_token'],
+        tokenEndpointAuthMethod: 'client_secret_basic',
+        backchannelLogoutUri: receiver.uri,
+      },
+    ]);
+    sentinel = makeSentinel({
+      apps: [],
+      appStore: registry,
+      store: new RedisStore(client, { prefix }),
+      clientJwks: { allowPrivateAddresses: true },
+    });
+    running.push(sentinel);
+    expect(sentinel.config.clientIdMetadataDocuments.enabled).toBe(false);
+    const { tokens } = await signInWithSession(sentinel, HTTPS_APP);
+
+    const ended = io();
+    expect(await runSessionsEnd(['--account', ACCOUNT, '--user', USER_ID, '--redis', REDIS_URL, '--prefix', prefix], ended)).toBe(0);
+    expect(JSON.parse(ended.out)).toEqual({ ended: 1 });
+    expect(await tokenStanding(sentinel, tokens, HTTPS_APP)).toEqual(ENDED);
+    await receiver.waitFor(1, 10_000);
+    expect(receiver.received).toEqual([{ sid: tokens.sid, sub: USER_ID, jti: expect.any(String), answered: 200 }]);
+    expect(receiver.problems).toEqual([]);
+  }, 30_000);
+
+  it('with documents on, an instance drops what the CLI queued for a document client, without looking it up', async () => {
+    const prefix = `${PREFIX}https-document:`;
+    const store = new RedisStore(client, { prefix });
+    const jobs = `${prefix}queue:{logout}:jobs`;
+    // What the CLI queues when it ends a session an agent signed in through: it cannot tell an agent from an app.
+    const cli = { store, logoutQueue: new LogoutQueue(store), emit: () => {} };
+    const agent = 'https://agent.example.com/client.json';
+    await queueLogoutTokens(cli, { accountId: ACCOUNT, userId: USER_ID, sid: 'sid-of-the-agent', clientIds: [agent] });
+    expect(await client.hlen(jobs)).toBe(1);
+    // Every lookup of a document client asks the registry whether the account exists first (it does: then the
+    // document would be fetched).
+    const registry = new MemoryAppStore([
+      {
+        accountId: ACCOUNT,
+        clientId: HTTPS_APP.clientId,
+        clientSecretHash: hashClientSecret(HTTPS_APP.clientSecret as string),
+        redirectUris: [HTTPS_APP.redirectUri],
+        grantTypes: ['authorization_code'],
+        tokenEndpointAuthMethod: 'client_secret_basic',
+      },
+    ]);
+    let documentLookups = 0;
+    const apps: AppStore = {
+      findApp: (accountId, clientId) => registry.findApp(accountId, clientId),
+      hasAccount: (accountId) => {
+        documentLookups++;
+        return registry.hasAccount(accountId);
+      },
+    };
+    const errors: unknown[] = [];
+    const sentinel = makeSentinel({
+      apps: [],
+      appStore: apps,
+      store,
+      clientIdMetadataDocuments: { enabled: true },
+      onError: (error) => errors.push(error),
+    });
+    running.push(sentinel);
+    const deadline = Date.now() + 5000;
+    while ((await client.hlen(jobs)) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await client.hlen(jobs)).toBe(0);
+    expect(documentLookups).toBe(0);
+    expect(errors).toEqual([]);
+  }, 30_000);
 });

@@ -16,6 +16,7 @@
  *   attempt ({@link LogoutAgents}); `close()` closes them.
  */
 import type { App } from '../apps/app.js';
+import { namesMetadataDocument } from '../apps/client-id-metadata.js';
 import type { FailureReport } from '../http/edge.js';
 import type { SentinelContext } from '../http/context.js';
 import type { ServiceKeys } from '../keys/keyring/service-keys.js';
@@ -193,6 +194,12 @@ export class LogoutDeliveryWorker {
     const logout = decodeLogoutJob(job.payload);
     try {
       if (logout === null) {
+        await queue.settle(job, null, 0);
+        return;
+      }
+      // Queued by the CLI, which cannot tell a document's client from a registry app: a document names no
+      // backchannelLogoutUri, and looking it up would fetch a third party's URL. Dropped as an app without one.
+      if (namesMetadataDocument(context.config, logout.clientId)) {
         await queue.settle(job, null, 0);
         return;
       }

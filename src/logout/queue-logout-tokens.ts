@@ -20,8 +20,9 @@ export async function queueLogoutTokens(
   // A client ID metadata document cannot name a backchannelLogoutUri, so its client is never looked up: the lookup
   // would fetch a third party's URL, and a document gone or unreachable would stop the session from ending. With
   // documents off, an https id is a registry app like any other and is told. Without the service's config (the CLI,
-  // which has no registry either) it is skipped as before: the delivery loop would have to read the document.
-  const documents = context.config === undefined || context.config.clientIdMetadataDocuments.enabled;
+  // which has no registry either) whether an https id names a document is not known here, so it is queued like every
+  // app: the delivery loop, which runs in the service and knows, drops it there without a lookup when it names one.
+  const documents = context.config?.clientIdMetadataDocuments.enabled === true;
   const clientIds = documents ? input.clientIds.filter((clientId) => !isClientIdMetadataURL(clientId)) : input.clientIds;
   if (clientIds.length === 0) return;
   const registry = context.apps;

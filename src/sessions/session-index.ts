@@ -32,7 +32,8 @@ import { changeIndexTogether, type IndexChange } from './index-group-commit.js';
  * What the session functions need of the service: the store, where logout deliveries wait, and the audit emitter.
  * `apps`, when given, limits the deliveries to apps with a `backchannelLogoutUri`; the CLI has no registry and
  * queues one per app, which the delivery loops drop for apps that take none. `config` says whether an https client
- * id names a metadata document (the service's; the CLI has none).
+ * id names a metadata document (the service's; the CLI has none, so it queues https ids too, and the delivery loops
+ * drop those that name one).
  */
 export type SessionContext = Pick<SentinelContext, 'store' | 'logoutQueue' | 'emit'> & {
   apps?: AppStore | undefined;
