@@ -5,7 +5,7 @@
  * posted sid or client id that is not the user's changes nothing.
  */
 import { describe, expect, it } from 'vitest';
-import { MemoryStore, type SentinelEvent } from '../src/index.js';
+import { hashClientSecret, MemoryAppStore, MemoryStore, type SentinelEvent, type SentinelOptions } from '../src/index.js';
 import {
   ACCOUNT_PATH,
   AUTHORIZE_PATH,
@@ -20,13 +20,14 @@ import {
   setCookies,
   useRefreshToken,
 } from './helpers/direct-flow.js';
-import { CLIENT_ID, makeSentinel, PASSWORD, USERNAME } from './helpers/fixtures.js';
+import { ACCOUNT, CLIENT_ID, makeSentinel, PASSWORD, USERNAME } from './helpers/fixtures.js';
+import { type FlowApp, signInThroughSession } from './helpers/logout-flow.js';
 import { pkcePair } from './helpers/pkce.js';
 
 const PAGE = `${ACCOUNT_PATH}/account`;
 const SAME_ORIGIN = { 'sec-fetch-site': 'same-origin' };
 
-function harness() {
+function harness(overrides: Partial<SentinelOptions> = {}) {
   const events: SentinelEvent[] = [];
   const sentinel = makeSentinel({
     store: new MemoryStore(),
@@ -37,6 +38,7 @@ function harness() {
         password === PASSWORD && (username === USERNAME || username === 'mallory') ? { id: `u-${username}` } : null,
     },
     onEvent: (event) => events.push(event),
+    ...overrides,
   });
   return { sentinel, events };
 }
@@ -179,5 +181,34 @@ describe('account page: sessions and connected apps', () => {
     const refused = await post(h, cookie, { csrf_token: 'forged', action: 'disconnect', client_id: CLIENT_ID });
     expect(refused.status).toBe(403);
     expect((await useRefreshToken(h.sentinel, refreshToken)).status).toBe(200);
+  });
+
+  it('names an app of the registry whose client id is an https URL by its name while metadata documents are off', async () => {
+    // An OpenID Federation entity id, say: only with documents on is an https client_id an agent's document.
+    const app: FlowApp = {
+      clientId: 'https://rp.example.com',
+      clientSecret: 'secret-of-the-https-app-0123456789',
+      redirectUri: 'https://rp.example.com/cb',
+    };
+    const registry = new MemoryAppStore([
+      {
+        accountId: ACCOUNT,
+        clientId: app.clientId,
+        name: 'Federated Notes',
+        clientSecretHash: hashClientSecret(app.clientSecret as string),
+        redirectUris: [app.redirectUri],
+        grantTypes: ['authorization_code', 'refresh_token'],
+        tokenEndpointAuthMethod: 'client_secret_basic',
+      },
+    ]);
+    const h = harness({ apps: [], appStore: registry });
+    expect(h.sentinel.config.clientIdMetadataDocuments.enabled).toBe(false);
+    const cookie = await signInToPage(h);
+    await signInThroughSession(h.sentinel, app, cookie.slice('sentinel_session='.length));
+    const { body } = await page(h, cookie);
+    expect(body).toContain('Apps: Federated Notes');
+    expect(body).toContain(`data-client="${app.clientId}"`);
+    expect(body).toContain('<strong>Federated Notes</strong>');
+    expect(body).not.toContain(`<strong>${app.clientId}</strong>`);
   });
 });

@@ -34,7 +34,7 @@ function appNames(context: SentinelContext, accountId: string): (clientId: strin
   return (clientId) => {
     let name = cache.get(clientId);
     if (name === undefined) {
-      name = appDisplayName(context.apps, accountId, clientId);
+      name = appDisplayName(context, accountId, clientId);
       cache.set(clientId, name);
     }
     return name;
