@@ -7,11 +7,10 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConsole } from '../src/console/index.js';
-import { createOperatorSession } from '../src/console/operator-session.js';
-import { contextOf } from '../src/http/context.js';
 import type { EventQuery } from '../src/events/event-log.js';
 import type { SentinelEvent } from '../src/index.js';
 import { PostgresEventLog } from '../src/postgres/index.js';
+import { operatorCookie } from './helpers/console-session.js';
 import { ACCOUNT, makeSentinel, OTHER_ACCOUNT } from './helpers/fixtures.js';
 import { requirePostgres, sharedPostgres, throwawayDatabase } from './helpers/postgres.js';
 
@@ -102,7 +101,7 @@ describe.skipIf(postgres.skip)('PostgresEventLog', () => {
     const errors: unknown[] = [];
     const sentinel = makeSentinel({ onError: (error) => errors.push(error) });
     const operatorConsole = createConsole(sentinel, { authorize: () => 'viewer', events: log });
-    const id = await createOperatorSession(contextOf(sentinel).store, ACCOUNT, 'u-op', 600);
+    const id = (await operatorCookie(sentinel, ACCOUNT, 'u-op', 600)).slice('sentinel_console='.length);
     const audit = (query: Record<string, string>) =>
       operatorConsole.handle({
         method: 'GET',
@@ -220,7 +219,7 @@ describe.skipIf(postgres.skip)('PostgresEventLog', () => {
   it("is the service's onEvent and the console's audit page", async () => {
     const sentinel = makeSentinel({ onEvent: log.record });
     const operatorConsole = createConsole(sentinel, { authorize: () => 'admin', events: log });
-    const id = await createOperatorSession(contextOf(sentinel).store, ACCOUNT, 'u-op', 600);
+    const id = (await operatorCookie(sentinel, ACCOUNT, 'u-op', 600)).slice('sentinel_console='.length);
     const cookie = `sentinel_console=${id}`;
     const refused = await operatorConsole.handle({
       method: 'POST',

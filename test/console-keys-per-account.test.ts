@@ -6,8 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createSentinel } from '../src/index.js';
 import { createConsole } from '../src/console/index.js';
-import { createOperatorSession } from '../src/console/operator-session.js';
-import { contextOf } from '../src/http/context.js';
+import { operatorCookie } from './helpers/console-session.js';
 import { ACCOUNT, baseOptions } from './helpers/fixtures.js';
 
 const rotation = { encryptionKey: randomBytes(32).toString('base64url'), rotateEverySeconds: 3600, prePublishSeconds: 360 };
@@ -33,7 +32,7 @@ describe('console keys page with keysPerAccount', () => {
     const before = await accountKids(sentinel);
     // No keysAccountId: an account's own ring is its admins' to change.
     const operatorConsole = createConsole(sentinel, { authorize: () => 'admin' });
-    const cookie = `sentinel_console=${await createOperatorSession(contextOf(sentinel).store, ACCOUNT, 'u-op', 600)}`;
+    const cookie = await operatorCookie(sentinel, ACCOUNT, 'u-op', 600);
     const page = await operatorConsole.handle({
       method: 'GET',
       path: `/console/${ACCOUNT}/keys`,

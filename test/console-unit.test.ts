@@ -7,10 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { verifyClientSecret } from '../src/apps/client-secrets.js';
 import { MemoryAppStore } from '../src/apps/memory-app-store.js';
 import { createConsole, MemoryEventLog } from '../src/console/index.js';
-import { createOperatorSession } from '../src/console/operator-session.js';
 import { tapEvents } from '../src/events/event-taps.js';
 import { contextOf } from '../src/http/context.js';
 import type { SentinelEvent, SentinelRequest } from '../src/index.js';
+import { operatorCookie } from './helpers/console-session.js';
 import { ACCOUNT, CLIENT_ID, makeSentinel, OTHER_ACCOUNT } from './helpers/fixtures.js';
 
 function request(method: string, path: string, init: { cookie?: string; form?: Record<string, string> } = {}): SentinelRequest {
@@ -126,9 +126,7 @@ describe('console: guards in front of every change', () => {
         return role;
       },
     });
-    const store = contextOf(sentinel).store;
-    const id = await createOperatorSession(store, ACCOUNT, 'u-op', 600);
-    const cookie = `sentinel_console=${id}`;
+    const cookie = await operatorCookie(sentinel, ACCOUNT, 'u-op', 600);
     const page = await operatorConsole.handle(request('GET', `/console/${ACCOUNT}/apps`, { cookie }));
     const csrf = /name="csrf" value="([^"]+)"/.exec(page?.body ?? '')?.[1] ?? '';
     return { sentinel, events, operatorConsole, cookie, csrf, page };
@@ -186,7 +184,7 @@ describe('console: a failing onEvent after a change', () => {
       onError: (error) => errors.push(error),
     });
     const operatorConsole = createConsole(sentinel, { authorize: () => 'admin' });
-    const cookie = `sentinel_console=${await createOperatorSession(contextOf(sentinel).store, ACCOUNT, 'u-op', 600)}`;
+    const cookie = await operatorCookie(sentinel, ACCOUNT, 'u-op', 600);
     const page = await operatorConsole.handle(request('GET', `/console/${ACCOUNT}/apps/${CLIENT_ID}`, { cookie }));
     const csrf = /name="csrf" value="([^"]+)"/.exec(page?.body ?? '')?.[1] ?? '';
     failing = true;

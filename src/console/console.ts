@@ -22,10 +22,18 @@ import { auditPage } from './audit-page.js';
 import { MemoryEventLog } from '../events/event-log.js';
 import { keysAction, keysPage, revokeConfirmPage } from './keys-page.js';
 import { chooseConsoleLocale, consoleCatalogues } from './messages/console-locale.js';
-import { consoleCookie, CONSOLE_COOKIE, endOperatorSession, type OperatorSession, readOperatorSession } from './operator-session.js';
+import {
+  consoleCookie,
+  CONSOLE_COOKIE,
+  endOperatorSession,
+  type OperatorSession,
+  readOperatorSession,
+  type StoredOperatorSession,
+} from './operator-session.js';
 import { type ConsoleCall, consolePage, paragraph, text } from './page.js';
 import { ConsoleRefusal } from './refusal.js';
 import type { ConsoleOptions, ConsoleService } from './service.js';
+import { originStands } from './session-origin.js';
 import { sessionsAction, sessionsPage } from './sessions-page.js';
 import { type ConsoleLocation, finishSignIn, signedInCookies, startSignIn } from './sign-in.js';
 
@@ -217,7 +225,7 @@ async function route(
   } catch {
     throw new ConsoleRefusal('unknown_account', { target: '' });
   }
-  const stored = await readOperatorSession(deps.context.store, request);
+  const stored = await liveOperatorSession(deps, request);
   if (stored === null) {
     // Not signed in: a page sends the browser to sign in; a change without a session is a forged or stale form.
     if (method === 'GET') return redirect(303, `${call.base}/sign-in?account=${encodeURIComponent(accountId)}`);
@@ -248,6 +256,19 @@ async function route(
   if (parts[0] === 'keys') return keysAction(deps, call, parts.slice(1).map(decodePart), form);
   if (parts[0] === 'sessions') return sessionsAction(deps, call, parts.slice(1).map(decodePart), form);
   return notFoundPage(deps, call);
+}
+
+/**
+ * The request's console session while the device session and grant it came from stand (session-origin.ts). One
+ * whose origin was ended (signed out, sessions ended, the console disconnected) is deleted and reads as none. A
+ * failing read rejects: the request fails closed.
+ */
+async function liveOperatorSession(deps: ConsoleDeps, request: SentinelRequest): Promise<StoredOperatorSession | null> {
+  const stored = await readOperatorSession(deps.context.store, request);
+  if (stored === null) return null;
+  if (await originStands(deps.context, stored)) return stored;
+  await endOperatorSession(deps.context.store, request);
+  return null;
 }
 
 function decodePart(part: string | undefined): string {

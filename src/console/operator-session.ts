@@ -2,13 +2,15 @@
  * The console's own session: a random id in its own cookie (HttpOnly, SameSite=Lax, Secure unless the issuer is
  * http on loopback, scoped to the console's path), the record in the service's Store under the id's digest, so a
  * read of the store gives no usable cookie. The role is not kept: `authorize()` decides again on every request, so
- * an operator whose role is withdrawn loses the console at their next click.
+ * an operator whose role is withdrawn loses the console at their next click. The record names where the session came
+ * from (session-origin.ts), which every request checks: ending the device session or the console's grant ends it.
  */
 import { serialize } from 'cookie';
 import type { SentinelRequest } from '../http/messages.js';
 import { readCookie } from '../http/cookies.js';
 import { digest, randomSecret } from '../lib/random-secrets.js';
 import type { Store } from '../stores/store.js';
+import type { SessionOrigin } from './session-origin.js';
 
 /** The cookie of the console session. */
 export const CONSOLE_COOKIE = 'sentinel_console';
@@ -16,7 +18,7 @@ export const CONSOLE_COOKIE = 'sentinel_console';
 export const SIGN_IN_COOKIE = 'sentinel_console_signin';
 
 /** What the store keeps of a console session. */
-export interface StoredOperatorSession {
+export interface StoredOperatorSession extends SessionOrigin {
   accountId: string;
   userId: string;
   csrf: string;
@@ -43,15 +45,30 @@ export function consoleCookie(name: string, value: string, path: string, secure:
   });
 }
 
-/** Starts a session; returns the cookie value (the only place the id exists in clear). */
-export async function createOperatorSession(store: Store, accountId: string, userId: string, ttlSeconds: number): Promise<string> {
+/** Starts a session of `userId` in `accountId`, from `origin`; returns the cookie value (the only place the id exists in clear). */
+export async function createOperatorSession(
+  store: Store,
+  operator: SessionOrigin & { accountId: string; userId: string },
+  ttlSeconds: number,
+): Promise<string> {
   const id = randomSecret();
-  const record: StoredOperatorSession = { accountId, userId, csrf: randomSecret(), createdAt: Date.now() };
+  const record: StoredOperatorSession = {
+    accountId: operator.accountId,
+    userId: operator.userId,
+    csrf: randomSecret(),
+    createdAt: Date.now(),
+    sessionDigest: operator.sessionDigest,
+    grantId: operator.grantId,
+    grantUntil: operator.grantUntil,
+  };
   await store.set(sessionKey(id), JSON.stringify(record), ttlSeconds * 1000);
   return id;
 }
 
-/** The session of the request's cookie, or `null` (none, expired, or a record that does not parse). */
+/**
+ * The session of the request's cookie, or `null` (none, expired, or a record that does not parse, such as one of an
+ * earlier version that did not name its origin: its operator signs in again).
+ */
 export async function readOperatorSession(store: Store, request: SentinelRequest): Promise<StoredOperatorSession | null> {
   const id = readCookie(request, CONSOLE_COOKIE);
   if (id === null || id.length > 200) return null;
@@ -60,7 +77,17 @@ export async function readOperatorSession(store: Store, request: SentinelRequest
   try {
     const record = JSON.parse(stored) as Partial<StoredOperatorSession>;
     if (typeof record.accountId !== 'string' || typeof record.userId !== 'string' || typeof record.csrf !== 'string') return null;
-    return { accountId: record.accountId, userId: record.userId, csrf: record.csrf, createdAt: Number(record.createdAt) };
+    if (typeof record.sessionDigest !== 'string' || typeof record.grantId !== 'string' || typeof record.grantUntil !== 'number')
+      return null;
+    return {
+      accountId: record.accountId,
+      userId: record.userId,
+      csrf: record.csrf,
+      createdAt: Number(record.createdAt),
+      sessionDigest: record.sessionDigest,
+      grantId: record.grantId,
+      grantUntil: record.grantUntil,
+    };
   } catch {
     return null;
   }

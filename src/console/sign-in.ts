@@ -2,7 +2,8 @@
  * Operators sign in through the service itself: the console is a public client (PKCE, RFC 7636 S256) of the
  * account's authorization endpoint, so the login page, passkeys, TOTP, throttles and audit events are the service's
  * own. The code is exchanged in-process at the service's token endpoint (`service.handle()`, no network hop), the
- * access token verified with the service's verifier; its `sub` is the operator's user id.
+ * access token verified with the service's verifier; its `sub` is the operator's user id, and its grant (`gid`) names
+ * the device session the console session is tied to.
  */
 import { createHash } from 'node:crypto';
 import type { App } from '../apps/app.js';
@@ -17,6 +18,7 @@ import type { ConsoleService } from './service.js';
 import { CONSOLE_COOKIE, consoleCookie, createOperatorSession, SIGN_IN_COOKIE } from './operator-session.js';
 import { readCookie } from '../http/cookies.js';
 import { ConsoleRefusal } from './refusal.js';
+import { originOfGrant } from './session-origin.js';
 
 /**
  * The client id of the console's own client in each account it signs operators in to (registered on the first
@@ -144,17 +146,21 @@ export async function finishSignIn(
   if (answer === null || answer.status !== 200 || answer.body === undefined) return null;
   const token = (JSON.parse(answer.body) as { access_token?: unknown }).access_token;
   if (typeof token !== 'string') return null;
-  let subject: unknown;
+  let claims: { sub?: unknown; gid?: unknown };
   try {
-    subject = (await service.verifyAccessToken(token, { accountId: pending.accountId })).sub;
+    claims = await service.verifyAccessToken(token, { accountId: pending.accountId });
   } catch (error) {
     if (isOAuthError(error)) return null;
     throw error;
   }
-  if (typeof subject !== 'string' || subject === '') return null;
-  const claims = { sub: subject };
-  const sessionId = await createOperatorSession(context.store, pending.accountId, claims.sub, sessionTtlSeconds);
-  return { accountId: pending.accountId, userId: claims.sub, sessionId };
+  const { sub, gid } = claims;
+  if (typeof sub !== 'string' || sub === '' || typeof gid !== 'string') return null;
+  // The console session is tied to the device session and grant of this exchange (session-origin.ts): found in the
+  // index now, checked on every request after.
+  const origin = await originOfGrant(context, pending.accountId, sub, gid);
+  if (origin === null) return null;
+  const sessionId = await createOperatorSession(context.store, { accountId: pending.accountId, userId: sub, ...origin }, sessionTtlSeconds);
+  return { accountId: pending.accountId, userId: sub, sessionId };
 }
 
 /** The cookies a completed sign-in sets: the session, and the spent sign-in binding removed. */

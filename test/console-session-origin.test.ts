@@ -1,0 +1,201 @@
+/**
+ * A console session ends with the device session and grant it came from, through `handle()` of the service and the
+ * console: the operator signs in to the account page, then to the console through that session; signing out there,
+ * another device ending every other session or disconnecting "Operator console", and the console's own "End all
+ * sessions" for the operator each leave the console sending its pages to sign in (303) and refusing its changes.
+ * Another app disconnected, or the console's grant past the index's listing of it, leaves the console on.
+ * A store that cannot say whether the origin stands fails the request closed (500, onError told).
+ */
+import { describe, expect, it, vi } from 'vitest';
+import { CONSOLE_CLIENT_ID, createConsole } from '../src/console/index.js';
+import { contextOf } from '../src/http/context.js';
+import { MemoryStore, type SentinelRequest, type SentinelResponse, type Store } from '../src/index.js';
+import {
+  ACCOUNT_PATH,
+  authorizeQuery,
+  call,
+  csrfOf,
+  exchangeCode,
+  openLogin,
+  postForm,
+  postLogin,
+  setCookies,
+} from './helpers/direct-flow.js';
+import { ACCOUNT, CLIENT_ID, makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
+import { pkcePair } from './helpers/pkce.js';
+
+const PAGE = `${ACCOUNT_PATH}/account`;
+const SAME_ORIGIN = { 'sec-fetch-site': 'same-origin' };
+const FORM = 'application/x-www-form-urlencoded';
+
+/** A MemoryStore whose reads of the session index fail while `failing` is set. */
+function indexFailingStore(): { store: Store; fail: (on: boolean) => void } {
+  const inner = new MemoryStore();
+  let failing = false;
+  const store = new Proxy(inner, {
+    get(target, name, receiver) {
+      const value = Reflect.get(target, name, receiver) as unknown;
+      if (name !== 'get' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
+      return (key: string) => (failing && key.startsWith('user-sessions:') ? Promise.reject(new Error('index down')) : inner.get(key));
+    },
+  });
+  return { store, fail: (on) => (failing = on) };
+}
+
+function harness() {
+  const errors: unknown[] = [];
+  const { store, fail } = indexFailingStore();
+  const sentinel = makeSentinel({ store, account: { enabled: true }, onError: (error) => errors.push(error) });
+  // A console session longer than the device session's 8 h: what ends it below is its origin, not its own lifetime.
+  const operatorConsole = createConsole(sentinel, {
+    authorize: ({ userId }) => (userId === USER_ID ? 'admin' : null),
+    sessionTtl: 86_400,
+  });
+  const consoleCall = async (request: Partial<SentinelRequest> & { path: string }): Promise<SentinelResponse> => {
+    const response = await operatorConsole.handle({ method: 'GET', query: new URLSearchParams(), headers: {}, ...request });
+    expect(response).not.toBeNull();
+    return response as SentinelResponse;
+  };
+  return { sentinel, consoleCall, errors, fail };
+}
+type Harness = ReturnType<typeof harness>;
+
+/** A browser signed in to the account page: its session cookie. */
+async function accountSession(h: Harness): Promise<string> {
+  const start = await call(h.sentinel, { path: PAGE });
+  const interaction = /interaction=([A-Za-z0-9_-]{43})$/.exec(String(start.headers.location))?.[1] as string;
+  const csrf = await openLogin(h.sentinel, interaction);
+  const done = await postLogin(h.sentinel, interaction, { csrf_token: csrf, username: USERNAME, password: PASSWORD });
+  expect(done.headers.location).toBe(PAGE);
+  return (setCookies(done).find((line) => line.startsWith('sentinel_session=')) as string).split(';')[0] as string;
+}
+
+/** The same browser signs in to the console (no password: its session is used): the console cookie and CSRF token. */
+async function consoleSignIn(h: Harness, session: string): Promise<{ cookie: string; csrf: string }> {
+  const started = await h.consoleCall({ path: '/console/sign-in', query: new URLSearchParams({ account: ACCOUNT }) });
+  expect(started.status).toBe(303);
+  const binding = (setCookies(started)[0] as string).split(';')[0] as string;
+  const authorize = new URL(String(started.headers.location));
+  const authorized = await call(h.sentinel, { path: authorize.pathname, query: authorize.searchParams, headers: { cookie: session } });
+  const callback = new URL(String(authorized.headers.location));
+  expect(callback.pathname).toBe('/console/callback');
+  const done = await h.consoleCall({ path: callback.pathname, query: callback.searchParams, headers: { cookie: binding } });
+  expect(done.status).toBe(303);
+  const cookie = (setCookies(done).find((line) => line.startsWith('sentinel_console=')) as string).split(';')[0] as string;
+  const apps = await h.consoleCall({ path: `/console/${ACCOUNT}/apps`, headers: { cookie } });
+  expect(apps.status).toBe(200);
+  return { cookie, csrf: /name="csrf" value="([^"]+)"/.exec(String(apps.body))?.[1] as string };
+}
+
+/** Posts the account page's form with the page's CSRF token. */
+async function accountAction(h: Harness, session: string, form: Record<string, string>): Promise<SentinelResponse> {
+  const page = await call(h.sentinel, { path: PAGE, headers: { cookie: session } });
+  const body = new URLSearchParams({ csrf_token: csrfOf(page.body), ...form }).toString();
+  return postForm(h.sentinel, PAGE, body, { headers: { cookie: session, ...SAME_ORIGIN } });
+}
+
+/** The console is closed to the cookie: its page sends to sign in, a change is refused and nothing is registered. */
+async function expectSignedOut(h: Harness, operator: { cookie: string; csrf: string }): Promise<void> {
+  const page = await h.consoleCall({ path: `/console/${ACCOUNT}/apps`, headers: { cookie: operator.cookie } });
+  expect(page.status).toBe(303);
+  expect(page.headers.location).toBe(`/console/sign-in?account=${ACCOUNT}`);
+  const form = { csrf: operator.csrf, name: 'after-sign-out', auth: 'none', redirect_uris: 'https://after.example/cb' };
+  const change = await h.consoleCall({
+    method: 'POST',
+    path: `/console/${ACCOUNT}/apps`,
+    headers: { cookie: operator.cookie, 'content-type': FORM },
+    body: new URLSearchParams(form).toString(),
+  });
+  expect(change.status).toBe(403);
+  const apps = (await contextOf(h.sentinel).apps.listApps?.(ACCOUNT)) ?? [];
+  expect(apps.map((app) => app.name)).not.toContain('after-sign-out');
+}
+
+describe('console: a session lives only while its origin does', () => {
+  it('stays signed in while the device session and its grant stand, and another app disconnected changes nothing', async () => {
+    const h = harness();
+    const session = await accountSession(h);
+    const operator = await consoleSignIn(h, session);
+    const { verifier, challenge } = pkcePair();
+    const query = authorizeQuery({ code_challenge: challenge, code_challenge_method: 'S256' });
+    const authorized = await call(h.sentinel, { path: `${ACCOUNT_PATH}/authorize`, query, headers: { cookie: session } });
+    const code = new URL(String(authorized.headers.location)).searchParams.get('code') as string;
+    expect((await exchangeCode(h.sentinel, code, verifier)).status).toBe(200);
+    const disconnected = await accountAction(h, session, { action: 'disconnect', client_id: CLIENT_ID });
+    expect(disconnected.headers.location).toBe(`${PAGE}?done=app-disconnected`);
+    const again = await h.consoleCall({ path: `/console/${ACCOUNT}/apps`, headers: { cookie: operator.cookie } });
+    expect(again.status).toBe(200);
+  });
+
+  it("outlives the index's listing of its grant (about two access-token lifetimes) while the device session's entry stands", async () => {
+    const h = harness();
+    const operator = await consoleSignIn(h, await accountSession(h));
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      // Past the grant's listing (access token 1 h, listed one more), within the device session's 8 h.
+      vi.setSystemTime(Date.now() + 3 * 3600 * 1000);
+      const page = await h.consoleCall({ path: `/console/${ACCOUNT}/apps`, headers: { cookie: operator.cookie } });
+      expect(page.status).toBe(200);
+      // Past the device session's absolute end: its entry is gone, and the console session with it.
+      vi.setSystemTime(Date.now() + 5.5 * 3600 * 1000);
+      const late = await h.consoleCall({ path: `/console/${ACCOUNT}/apps`, headers: { cookie: operator.cookie } });
+      expect(late.status).toBe(303);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('ends when the operator signs out on the account page (the logout endpoint)', async () => {
+    const h = harness();
+    const session = await accountSession(h);
+    const operator = await consoleSignIn(h, session);
+    const out = await postForm(h.sentinel, `${ACCOUNT_PATH}/logout`, '', { headers: { cookie: session, ...SAME_ORIGIN } });
+    expect(out.status).toBeLessThan(400);
+    expect((await call(h.sentinel, { path: PAGE, headers: { cookie: session } })).status).toBe(303);
+    await expectSignedOut(h, operator);
+  });
+
+  it('ends when another device ends every other session', async () => {
+    const h = harness();
+    const operator = await consoleSignIn(h, await accountSession(h));
+    const phone = await accountSession(h);
+    const ended = await accountAction(h, phone, { action: 'end-other-sessions' });
+    expect(ended.headers.location).toBe(`${PAGE}?done=others-ended`);
+    await expectSignedOut(h, operator);
+  });
+
+  it('ends when "Operator console" is disconnected on the account page, the device session left on', async () => {
+    const h = harness();
+    const session = await accountSession(h);
+    const operator = await consoleSignIn(h, session);
+    const phone = await accountSession(h);
+    const disconnected = await accountAction(h, phone, { action: 'disconnect', client_id: CONSOLE_CLIENT_ID });
+    expect(disconnected.headers.location).toBe(`${PAGE}?done=app-disconnected`);
+    expect((await call(h.sentinel, { path: PAGE, headers: { cookie: session } })).status).toBe(200);
+    await expectSignedOut(h, operator);
+  });
+
+  it("ends when the console's own End all sessions is used for the operator", async () => {
+    const h = harness();
+    const operator = await consoleSignIn(h, await accountSession(h));
+    const ended = await h.consoleCall({
+      method: 'POST',
+      path: `/console/${ACCOUNT}/sessions/end-all`,
+      headers: { cookie: operator.cookie, 'content-type': FORM },
+      body: new URLSearchParams({ csrf: operator.csrf, user: USER_ID }).toString(),
+    });
+    expect(ended.status).toBe(303);
+    await expectSignedOut(h, operator);
+  });
+
+  it('fails closed when the session index cannot be read: 500, onError told, no page', async () => {
+    const h = harness();
+    const operator = await consoleSignIn(h, await accountSession(h));
+    h.fail(true);
+    const page = await h.consoleCall({ path: `/console/${ACCOUNT}/apps`, headers: { cookie: operator.cookie } });
+    expect(page.status).toBe(500);
+    expect(h.errors.map(String)).toEqual(['Error: index down']);
+    h.fail(false);
+    expect((await h.consoleCall({ path: `/console/${ACCOUNT}/apps`, headers: { cookie: operator.cookie } })).status).toBe(200);
+  });
+});
