@@ -9,7 +9,7 @@ import { MemoryAppStore } from '../src/apps/memory-app-store.js';
 import { createConsole, MemoryEventLog } from '../src/console/index.js';
 import { tapEvents } from '../src/events/event-taps.js';
 import { contextOf } from '../src/http/context.js';
-import type { SentinelEvent, SentinelRequest } from '../src/index.js';
+import { MemoryStore, type SentinelEvent, type SentinelRequest } from '../src/index.js';
 import { operatorCookie } from './helpers/console-session.js';
 import { ACCOUNT, CLIENT_ID, makeSentinel, OTHER_ACCOUNT } from './helpers/fixtures.js';
 
@@ -170,6 +170,25 @@ describe('console: guards in front of every change', () => {
     expect(broken.page?.status).toBe(500);
     expect(broken.page?.body).not.toContain('directory down');
     expect(errors).toHaveLength(1);
+  });
+});
+
+describe('console: stored records', () => {
+  it('keeps operator sessions through a flood of anonymous sign-ins on a MemoryStore with a small LRU', async () => {
+    // One LRU per key prefix: the pending sign-ins anyone can start must not share the sessions' one.
+    const sentinel = makeSentinel({ store: new MemoryStore({ max: 20 }) });
+    const operatorConsole = createConsole(sentinel, { authorize: () => 'admin' });
+    const cookie = await operatorCookie(sentinel, ACCOUNT, 'u-op', 600);
+    expect((await operatorConsole.handle(request('GET', `/console/${ACCOUNT}/apps`, { cookie })))?.status).toBe(200);
+    for (let index = 0; index < 50; index++) {
+      const started = await operatorConsole.handle({
+        ...request('GET', '/console/sign-in'),
+        query: new URLSearchParams({ account: ACCOUNT }),
+      });
+      expect(started?.status).toBe(303);
+    }
+    const after = await operatorConsole.handle(request('GET', `/console/${ACCOUNT}/apps`, { cookie }));
+    expect(after?.status).toBe(200);
   });
 });
 

@@ -31,7 +31,8 @@ export interface OperatorSession extends StoredOperatorSession {
   role: 'admin' | 'viewer';
 }
 
-const sessionKey = (id: string): string => `console:session:${digest(id)}`;
+/** Apart from the pending sign-ins anyone can start (`console-sign-in:`): MemoryStore evicts per prefix. */
+const sessionKey = (id: string): string => `console-session:${digest(id)}`;
 
 /** `Set-Cookie` for a console cookie (`maxAgeSeconds` 0 removes it). */
 export function consoleCookie(name: string, value: string, path: string, secure: boolean, maxAgeSeconds: number): string {

@@ -32,7 +32,11 @@ export const CONSOLE_CLIENT_ID = 'sentinel-console';
 /** How long a sign-in may take from the console's redirect to its callback. */
 const SIGN_IN_TTL_SECONDS = 600;
 
-const signInKey = (state: string): string => `console:sign-in:${digest(state)}`;
+/**
+ * A prefix of its own, not shared with the console sessions (`console-session:`): MemoryStore keeps one LRU per
+ * prefix, and anyone may start sign-ins, so a shared one let a flood of them evict every operator's session.
+ */
+const signInKey = (state: string): string => `console-sign-in:${digest(state)}`;
 
 interface PendingSignIn {
   accountId: string;
