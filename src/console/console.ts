@@ -20,6 +20,7 @@ import { escapeHTML } from '../authorize/pages/escape-html.js';
 import { appsAction, appsPage, appPage } from './apps-page.js';
 import { auditPage } from './audit-page.js';
 import { MemoryEventLog } from '../events/event-log.js';
+import { ExchangeFailure } from './exchange-failure.js';
 import { keysAction, keysPage, revokeConfirmPage } from './keys-page.js';
 import { chooseConsoleLocale, consoleCatalogues } from './messages/console-locale.js';
 import {
@@ -139,8 +140,10 @@ export function createConsole(service: ConsoleService, options: ConsoleOptions):
         // A malformed form (wrong type, too large, cut off): the same page and event as any refusal.
         return refused(deps, call, action, new ConsoleRefusal('invalid_input', { detail: error.description }));
       }
+      // A token endpoint's server_error under the callback: the service's edge has reported its cause already.
+      const reported = error instanceof ExchangeFailure && error.reported;
       try {
-        catchRejection(service.config.onError?.(error, { route: 'console', accountId: call.operator?.accountId }));
+        if (!reported) catchRejection(service.config.onError?.(error, { route: 'console', accountId: call.operator?.accountId }));
       } catch {
         // A throwing onError must not take the host down.
       }

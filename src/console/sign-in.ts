@@ -18,6 +18,7 @@ import type { ConsoleService } from './service.js';
 import { CONSOLE_COOKIE, consoleCookie, createOperatorSession, SIGN_IN_COOKIE } from './operator-session.js';
 import { readCookie } from '../http/cookies.js';
 import { ConsoleRefusal } from './refusal.js';
+import { ExchangeFailure } from './exchange-failure.js';
 import { originOfGrant } from './session-origin.js';
 
 /**
@@ -115,7 +116,8 @@ export interface SignedIn {
 /**
  * `GET {base}/callback?code&state`: spends the pending sign-in (single use, bound to this browser's cookie),
  * exchanges the code with its verifier and verifies the token. `null` when any step fails: the caller shows a
- * "sign-in did not complete" page (the service's own events say why).
+ * "sign-in did not complete" page (the service's own events say why). A failing store, here or behind the token
+ * endpoint's 5xx ({@link ExchangeFailure}), rejects instead: the caller's 500.
  */
 export async function finishSignIn(
   service: ConsoleService,
@@ -147,6 +149,8 @@ export async function finishSignIn(
     ip: request.ip,
     secure: request.secure,
   });
+  // A 5xx is the service failing (its store, say), not the sign-in: the console's 500, not its "try again" page.
+  if (answer !== null && answer.status >= 500) throw new ExchangeFailure(answer.status, answer.body);
   if (answer === null || answer.status !== 200 || answer.body === undefined) return null;
   const token = (JSON.parse(answer.body) as { access_token?: unknown }).access_token;
   if (typeof token !== 'string') return null;

@@ -1,0 +1,103 @@
+/**
+ * The console's callback when the service fails under it, through `handle()`: a store that fails on `code:` keys
+ * makes the token endpoint answer `500 server_error` to the console's code exchange. The operator sees the console's
+ * 500 page, not "the sign-in did not complete", and `onError` hears the store's failure once, from the token
+ * endpoint. A refused exchange (4xx: the code redeemed already) is still the ordinary "try again" page.
+ */
+import { describe, expect, it } from 'vitest';
+import { CONSOLE_CLIENT_ID, createConsole } from '../src/console/index.js';
+import { contextOf } from '../src/http/context.js';
+import { MemoryStore, type SentinelRequest, type SentinelResponse, type Store } from '../src/index.js';
+import { digest } from '../src/lib/random-secrets.js';
+import { ACCOUNT_PATH, call, openLogin, postForm, postLogin, setCookies } from './helpers/direct-flow.js';
+import { ACCOUNT, makeSentinel, PASSWORD, USERNAME } from './helpers/fixtures.js';
+
+const PAGE = `${ACCOUNT_PATH}/account`;
+
+/** A MemoryStore whose every call on a key starting with `failing` rejects. */
+function failingStore(): { store: Store; failOn: (prefix: string) => void } {
+  const inner = new MemoryStore();
+  let failing = '';
+  const store = new Proxy(inner, {
+    get(target, name, receiver) {
+      const value = Reflect.get(target, name, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        const key = name === 'swap' ? (args[0] as { key: string }[])[0]?.key : args[0];
+        if (failing !== '' && typeof key === 'string' && key.startsWith(failing)) {
+          return Promise.reject(new Error(`store down (${String(name)})`));
+        }
+        return (value as (...all: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  return { store, failOn: (prefix) => (failing = prefix) };
+}
+
+function harness() {
+  const reports: { error: unknown; route: string | undefined }[] = [];
+  const { store, failOn } = failingStore();
+  const sentinel = makeSentinel({
+    store,
+    account: { enabled: true },
+    onError: (error, where) => reports.push({ error, route: where?.route }),
+  });
+  const operatorConsole = createConsole(sentinel, { authorize: () => 'admin' });
+  const consoleCall = async (request: Partial<SentinelRequest> & { path: string }): Promise<SentinelResponse> => {
+    const response = await operatorConsole.handle({ method: 'GET', query: new URLSearchParams(), headers: {}, ...request });
+    expect(response).not.toBeNull();
+    return response as SentinelResponse;
+  };
+  return { sentinel, consoleCall, reports, failOn };
+}
+type Harness = ReturnType<typeof harness>;
+
+/** Signs a browser in to the account page, starts a console sign-in there: the callback's query and its cookie. */
+async function upToCallback(h: Harness): Promise<{ query: URLSearchParams; cookie: string }> {
+  const start = await call(h.sentinel, { path: PAGE });
+  const interaction = /interaction=([A-Za-z0-9_-]{43})$/.exec(String(start.headers.location))?.[1] as string;
+  const csrf = await openLogin(h.sentinel, interaction);
+  const done = await postLogin(h.sentinel, interaction, { csrf_token: csrf, username: USERNAME, password: PASSWORD });
+  const session = (setCookies(done).find((line) => line.startsWith('sentinel_session=')) as string).split(';')[0] as string;
+  const started = await h.consoleCall({ path: '/console/sign-in', query: new URLSearchParams({ account: ACCOUNT }) });
+  const cookie = (setCookies(started)[0] as string).split(';')[0] as string;
+  const authorize = new URL(String(started.headers.location));
+  const authorized = await call(h.sentinel, { path: authorize.pathname, query: authorize.searchParams, headers: { cookie: session } });
+  const callback = new URL(String(authorized.headers.location));
+  expect(callback.pathname).toBe('/console/callback');
+  return { query: callback.searchParams, cookie };
+}
+
+describe('console: the callback when the service fails under it', () => {
+  it('answers 500 when the token endpoint cannot redeem the code (store down), reported once with its cause', async () => {
+    const h = harness();
+    const { query, cookie } = await upToCallback(h);
+    h.failOn('code:');
+    const answer = await h.consoleCall({ path: '/console/callback', query, headers: { cookie } });
+    h.failOn('');
+    expect(answer.status).toBe(500);
+    expect(answer.body).not.toContain('did not complete');
+    expect(answer.headers['set-cookie']).toBeUndefined();
+    expect(h.reports.map(({ error, route }) => [String(error), route])).toEqual([['Error: store down (get)', 'token']]);
+  });
+
+  it('still shows the ordinary "try again" page (400) for a refused exchange, with nothing reported', async () => {
+    const h = harness();
+    const { query, cookie } = await upToCallback(h);
+    // The code redeemed first by someone holding the verifier: the console's own exchange is refused (invalid_grant).
+    const state = query.get('state') as string;
+    const pending = JSON.parse(String(await contextOf(h.sentinel).store.get(`console-sign-in:${digest(state)}`))) as { verifier: string };
+    const body = new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: query.get('code') as string,
+      redirect_uri: 'http://localhost/console/callback',
+      client_id: CONSOLE_CLIENT_ID,
+      code_verifier: pending.verifier,
+    });
+    expect((await postForm(h.sentinel, `${ACCOUNT_PATH}/token`, body.toString())).status).toBe(200);
+    const refused = await h.consoleCall({ path: '/console/callback', query, headers: { cookie } });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toContain('did not complete');
+    expect(h.reports).toEqual([]);
+  });
+});
