@@ -62,6 +62,8 @@ const SERVICE_FILES = [
   'test/device-race.test.ts',
   // A brand JWT's jti, single use on MemoryStore and Redis
   'test/exchange-jti.test.ts',
+  // A delegated token's revocation (never on the subject's grant), on MemoryStore and Redis
+  'test/exchange-delegated-revocation.test.ts',
   // A user's concurrent session-index writes, on MemoryStore and Redis (one instance and two)
   'test/session-index-contention.test.ts',
   // A child process: the exchange example as a user runs it

@@ -48,9 +48,10 @@ export const DEFAULT_SESSION_INDEX_MAX_BYTES = 128 * 1024 * 1024;
 /**
  * Key prefixes kept as security state by default: throttle counters, the TOTP replay markers (`totp-used:` used
  * steps, `totp-last:` newest accepted step), the DPoP and client-assertion `jti` markers — evicting a marker
- * would let a used code, proof or assertion in again — and the users' session indexes (`user-sessions:`), without
- * which ending a session would leave its grants alive and tell no app. (No key holds a revocation marker: a revoked
- * grant is deleted.)
+ * would let a used code, proof or assertion in again — the users' session indexes (`user-sessions:`), without
+ * which ending a session would leave its grants alive and tell no app, and the revocations of delegated tokens
+ * (`revoked-jti:`), evicted, a token its holder revoked would pass again. (A revoked grant is deleted, and the other
+ * revoked access tokens are listed in their grant: those need no marker.)
  */
 export const DEFAULT_SECURITY_PREFIXES: readonly string[] = Object.freeze([
   'throttle',
@@ -63,6 +64,8 @@ export const DEFAULT_SECURITY_PREFIXES: readonly string[] = Object.freeze([
   'brand-jti',
   // Which sessions and grants a user has: what logout and endUserSessions end (src/sessions/session-index.ts).
   SESSION_INDEX_PREFIX,
+  // A delegated token its actor revoked (RFC 7009, RFC 8693): src/token/delegated-revocations.ts.
+  'revoked-jti',
 ]);
 
 /**

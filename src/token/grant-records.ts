@@ -20,6 +20,7 @@ import type { AccessTokenClaims } from './access-token.js';
 import type { SentinelContext } from '../http/context.js';
 import { digest, digestsEqual, randomSecret } from '../lib/random-secrets.js';
 import { decodeGrant, encodeGrant, type GrantRecord, type GrantRefreshState } from './grant-encoding.js';
+import { anyDelegatedRevoked, isDelegated, revokeDelegatedToken } from './delegated-revocations.js';
 
 export type { GrantRecord, GrantRefreshState } from './grant-encoding.js';
 
@@ -230,8 +231,9 @@ const LOST_SWAP_PAUSE_MAX_MS = 32;
 
 /**
  * Most revoked, still unexpired access tokens one grant remembers. The record is read on every check of the grant's
- * tokens, and an app that exchanges and revokes in a loop (RFC 8693 delegations live on the subject's grant) would
- * otherwise grow it without bound; past the bound the grant itself ends, which revokes every token of it.
+ * tokens, and an app that issues and revokes in a loop would otherwise grow it without bound; past the bound the
+ * grant itself ends, which revokes every token of it. Only the grant's own client can get there: a delegated token
+ * (RFC 8693), issued to another client, is revoked apart from the grant (delegated-revocations.ts).
  */
 export const MAX_REVOKED_ACCESS_TOKENS = 64;
 
@@ -285,10 +287,14 @@ function pauseAfterLostSwap(attempt: number): Promise<void> {
  * only they may be revoked this way. Past {@link MAX_REVOKED_ACCESS_TOKENS} the grant ends instead. Revocations of
  * one grant take turns within this instance; one that loses its swap to another instance reads the grant again,
  * after a short random pause, up to {@link REVOKE_ATTEMPTS} times.
+ *
+ * A delegated token (with `act`) is held by the actor, not by the grant's client: its revocation is a marker of its
+ * own and leaves the grant alone, so an actor revoking its tokens can neither grow nor end the subject's grant.
  */
 export async function revokeAccessToken(context: SentinelContext, claims: AccessTokenClaims): Promise<void> {
   const grantId = claims.gid;
   if (typeof grantId !== 'string') return;
+  if (isDelegated(claims)) return revokeDelegatedToken(context, claims);
   await afterEarlierRevocations(context.config, grantId, async () => {
     for (let attempt = 0; attempt < REVOKE_ATTEMPTS; attempt++) {
       if (attempt > 0) await pauseAfterLostSwap(attempt - 1);
@@ -325,8 +331,10 @@ async function writeRevokedJti(context: SentinelContext, grantId: string, claims
  * The liveness check `verifyAccessTokenJWT` runs: a user token (it carries `gid`) is accepted only while its grant
  * exists, belongs to the token's client and user, and has revoked neither the token's `jti` nor, for a delegated
  * token, that of any token it was delegated from (`delegated_from`) — one store read. A grant the store does not
- * have is not live, so lost state refuses tokens instead of un-revoking them. Consumer-bound and app tokens carry no
- * `gid` and never touch the store, which keeps the token-retrieval API's hot path store-free.
+ * have is not live, so lost state refuses tokens instead of un-revoking them. A delegated token (with `act`) also
+ * reads the revocation markers of its own `jti` and of those it was delegated from (delegated-revocations.ts), in
+ * parallel; every other token's check stays the one grant read. Consumer-bound and app tokens carry no `gid` and
+ * never touch the store, which keeps the token-retrieval API's hot path store-free.
  *
  * @example const claims = await verifyAccessTokenJWT(context, token, {}, createRevocationCheck(context));
  */
@@ -340,10 +348,14 @@ export function createRevocationCheck(context: SentinelContext): RevocationCheck
     const grantClient = typeof claims.grant_client_id === 'string' ? claims.grant_client_id : claims.client_id;
     if (grant.clientId !== grantClient || grant.userId !== claims.sub) return true;
     const revoked = grant.revokedJtis;
-    if (revoked === undefined) return false;
-    if (revoked[claims.jti] !== undefined) return true;
-    // Nor may it outlive a token it was delegated from: those jtis are revoked into this same grant.
     const chain = claims.delegated_from;
-    return Array.isArray(chain) && chain.some((jti) => typeof jti === 'string' && revoked[jti] !== undefined);
+    if (revoked !== undefined) {
+      if (revoked[claims.jti] !== undefined) return true;
+      // Nor may it outlive a token it was delegated from: the subject's own tokens are revoked into this same grant.
+      if (Array.isArray(chain) && chain.some((jti) => typeof jti === 'string' && revoked[jti] !== undefined)) return true;
+    }
+    if (!isDelegated(claims)) return false;
+    // Delegated tokens, its own and those further up its chain, are revoked under markers of their own.
+    return anyDelegatedRevoked(context, Array.isArray(chain) ? [claims.jti, ...chain] : [claims.jti]);
   };
 }

@@ -1,0 +1,51 @@
+/**
+ * Revoked delegated tokens (RFC 7009 of an RFC 8693 delegation). A delegated user token is issued to the actor but
+ * lives on the subject's grant, which belongs to another client: writing its revocation into that grant (as a grant's
+ * own access tokens are) would let the actor grow the record of someone else's grant and, past
+ * `MAX_REVOKED_ACCESS_TOKENS`, end it. So its revocation is a record of its own, `revoked-jti:`*jti*, kept as
+ * security state (never evicted by MemoryStore) until the token could no longer pass anyway. Only the liveness check
+ * of delegated tokens (those with `act`) reads it; every other token's check stays the one grant read.
+ *
+ * Persisted as `revoked-jti:`*jti*: see docs/ARCHITECTURE.md#stored-records.
+ */
+import type { AccessTokenClaims } from './access-token-claims.js';
+import type { SentinelContext } from '../http/context.js';
+
+/** The store key of a revoked delegated token (its `jti` is a random UUID this service chose, no secret). */
+export function revokedJtiKey(jti: string): string {
+  return `revoked-jti:${jti}`;
+}
+
+/**
+ * Whether a token is a delegation (RFC 8693 §4.1: it names an actor): its revocation is {@link revokeDelegatedToken}'s.
+ *
+ * @example if (isDelegated(claims)) await revokeDelegatedToken(context, claims);
+ */
+export function isDelegated(claims: Pick<AccessTokenClaims, 'act'>): boolean {
+  return claims.act !== undefined;
+}
+
+/**
+ * Revokes one delegated token until it expires, without touching its grant: a marker that lives until the token's
+ * `exp` plus the clock tolerance (and a second, so the last instant the verifier could accept it is covered).
+ * @throws when the store cannot keep it (a full MemoryStore security area, a failing store): the revocation is a 500,
+ *   never a 200 that did not hold.
+ * @example await revokeDelegatedToken(context, claims);
+ */
+export async function revokeDelegatedToken(context: SentinelContext, claims: Pick<AccessTokenClaims, 'jti' | 'exp'>): Promise<void> {
+  const ttlSeconds = claims.exp + context.config.clockTolerance + 1 - Math.floor(Date.now() / 1000);
+  // A token past its tolerance can no longer be presented: nothing to remember.
+  if (ttlSeconds <= 0) return;
+  await context.store.set(revokedJtiKey(claims.jti), '1', ttlSeconds * 1000);
+}
+
+/**
+ * Whether any of `jtis` (a delegated token's own and those it was delegated from) was revoked as a delegated token.
+ * Any value under the key counts, and a store that cannot answer throws: security state fails closed.
+ *
+ * @example if (await anyDelegatedRevoked(context, [claims.jti, ...(claims.delegated_from ?? [])])) refuse();
+ */
+export async function anyDelegatedRevoked(context: SentinelContext, jtis: readonly unknown[]): Promise<boolean> {
+  const reads = jtis.filter((jti): jti is string => typeof jti === 'string').map((jti) => context.store.get(revokedJtiKey(jti)));
+  return (await Promise.all(reads)).some((value) => value !== null);
+}

@@ -1,0 +1,160 @@
+/**
+ * An actor revoking its own delegated tokens (RFC 7009 of RFC 8693 delegations) never touches the subject's grant:
+ * the grant belongs to the user's app, so the bot can neither grow its record nor end it (once at 65 revoked tokens,
+ * with the user's app blamed). Each revocation is a marker of its own (`revoked-jti:`), security state, read by the
+ * liveness check of delegated tokens only: on MemoryStore and on RedisStore with two instances sharing it.
+ */
+import { describe, expect, it } from 'vitest';
+import { MemoryStore, type Sentinel, type SentinelEvent, type Store } from '../src/index.js';
+import { contextOf } from '../src/http/context.js';
+import { MAX_REVOKED_ACCESS_TOKENS, readGrant } from '../src/token/grant-records.js';
+import { jsonOf, postForm } from './helpers/direct-flow.js';
+import { BOT, brandKey, exchangeOptions, TOKEN_EXCHANGE, TOKEN_PATH, TYPE } from './helpers/exchange.js';
+import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, makeSentinel, REDIRECT_URI } from './helpers/fixtures.js';
+import { codeFor } from './helpers/oauth.js';
+import { describeOnSharedRedis } from './helpers/redis-suite.js';
+
+const key = await brandKey();
+const USER_APP = { client_id: CLIENT_ID, client_secret: CLIENT_SECRET };
+
+async function userTokens(sentinel: Sentinel): Promise<{ access: string; refresh: string; gid: string }> {
+  const code = await codeFor(sentinel, { scope: 'read write' });
+  const form = { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, ...USER_APP };
+  const body = jsonOf(await postForm(sentinel, TOKEN_PATH, new URLSearchParams(form).toString()));
+  const access = body.access_token as string;
+  const gid = JSON.parse(Buffer.from(access.split('.')[1] as string, 'base64url').toString()).gid as string;
+  return { access, refresh: body.refresh_token as string, gid };
+}
+
+async function delegated(sentinel: Sentinel, subject: string): Promise<string> {
+  const form = { grant_type: TOKEN_EXCHANGE, subject_token: subject, subject_token_type: TYPE.accessToken, ...BOT };
+  const response = await postForm(sentinel, TOKEN_PATH, new URLSearchParams(form).toString());
+  expect(response.status, response.body).toBe(200);
+  return jsonOf(response).access_token as string;
+}
+
+async function revoke(sentinel: Sentinel, token: string, client: Record<string, string>): Promise<number> {
+  return (await postForm(sentinel, `${TOKEN_PATH}/revoke`, new URLSearchParams({ token, ...client }).toString())).status;
+}
+
+const live = async (sentinel: Sentinel, token: string): Promise<boolean> =>
+  (await sentinel.checkBearer(`Bearer ${token}`, { accountId: ACCOUNT })).ok;
+
+function cases(name: string, stores: () => [Store, Store], markerTtls?: () => Promise<number[]>): void {
+  it(`${name}: a bot revoking more of its delegated tokens than a grant remembers leaves the user's grant whole`, async () => {
+    const [first, second] = stores();
+    const events: SentinelEvent[] = [];
+    const one = makeSentinel(exchangeOptions(key, { store: first, onEvent: (event) => events.push(event) }));
+    const two = makeSentinel(exchangeOptions(key, { store: second }));
+    const user = await userTokens(one);
+    const revoked: string[] = [];
+    for (let index = 0; index <= MAX_REVOKED_ACCESS_TOKENS; index += 1) {
+      const token = await delegated(one, user.access);
+      expect(await revoke(one, token, BOT)).toBe(200);
+      revoked.push(token);
+    }
+    // The user's app keeps its grant: its access token passes, its refresh token refreshes, nothing ended.
+    expect(await live(one, user.access)).toBe(true);
+    const refreshed = await postForm(
+      one,
+      TOKEN_PATH,
+      new URLSearchParams({ grant_type: 'refresh_token', refresh_token: user.refresh, ...USER_APP }).toString(),
+    );
+    expect(refreshed.status, refreshed.body).toBe(200);
+    expect(events.filter((event) => event.type === 'grant.ended')).toEqual([]);
+    // Nor did the bot grow the grant's record, which every check of the user's tokens reads.
+    const grant = await readGrant(contextOf(one), user.gid);
+    expect(grant?.grant.revokedJtis ?? {}).toEqual({});
+    // Every revoked delegated token stays refused, on the instance that revoked it and on the other.
+    for (const token of [revoked[0] as string, revoked.at(-1) as string]) {
+      expect(await live(one, token)).toBe(false);
+      expect(await live(two, token)).toBe(false);
+    }
+    // A delegated token not revoked still passes.
+    const kept = await delegated(one, user.access);
+    expect(await live(two, kept)).toBe(true);
+    if (markerTtls !== undefined) {
+      // Remembered until the token could no longer pass anyway: its exp (at most an hour), plus the clock tolerance.
+      const ttls = await markerTtls();
+      expect(ttls).toHaveLength(MAX_REVOKED_ACCESS_TOKENS + 1);
+      for (const ttl of ttls) {
+        expect(ttl).toBeGreaterThan(0);
+        expect(ttl).toBeLessThanOrEqual((3600 + 60 + 1) * 1000);
+      }
+    }
+  });
+
+  it(`${name}: revoking a delegated token stops the ones delegated from it, not its subject`, async () => {
+    const [first, second] = stores();
+    const one = makeSentinel(exchangeOptions(key, { store: first }));
+    const two = makeSentinel(exchangeOptions(key, { store: second }));
+    const user = await userTokens(one);
+    const middle = await delegated(one, user.access);
+    const below = await delegated(two, middle);
+    expect(await live(two, below)).toBe(true);
+    expect(await revoke(two, middle, BOT)).toBe(200);
+    expect(await live(one, below)).toBe(false);
+    expect(await live(one, user.access)).toBe(true);
+  });
+}
+
+describe('delegated token revocation on MemoryStore', () => {
+  cases('MemoryStore', () => {
+    const store = new MemoryStore();
+    return [store, store];
+  });
+
+  it('more revocations than the store bound keeps of an ordinary prefix do not evict one (security state)', async () => {
+    const store = new MemoryStore({ max: 10 });
+    const sentinel = makeSentinel(exchangeOptions(key, { store }));
+    const user = await userTokens(sentinel);
+    const token = await delegated(sentinel, user.access);
+    expect(await revoke(sentinel, token, BOT)).toBe(200);
+    // As many revocations as a bot could make: in an ordinary (LRU) area the first would be the first to go.
+    for (let index = 0; index < 200; index += 1) await store.set(`revoked-jti:flood-${index}`, '1', 600_000);
+    expect(await live(sentinel, token)).toBe(false);
+  });
+
+  it('a revocation marker that cannot be read fails the check closed (503), and the user token never reads one', async () => {
+    const inner = new MemoryStore();
+    const down = { on: false };
+    const reads: string[] = [];
+    const store: Store = {
+      get: (name) => {
+        reads.push(name);
+        return down.on && name.startsWith('revoked-jti:') ? Promise.reject(new Error('store unreachable')) : inner.get(name);
+      },
+      set: (name, value, ttl) => inner.set(name, value, ttl),
+      take: (name) => inner.take(name),
+      delete: (name) => inner.delete(name),
+      increment: (name, ttl) => inner.increment(name, ttl),
+      swap: (entries) => inner.swap(entries),
+    };
+    const sentinel = makeSentinel(exchangeOptions(key, { store, onError: () => {} }));
+    const user = await userTokens(sentinel);
+    const token = await delegated(sentinel, user.access);
+    down.on = true;
+    const checked = await sentinel.checkBearer(`Bearer ${token}`, { accountId: ACCOUNT });
+    expect(checked.ok).toBe(false);
+    expect(!checked.ok && checked.response.status).toBe(503);
+    reads.length = 0;
+    expect(await live(sentinel, user.access)).toBe(true);
+    expect(reads.filter((name) => name.startsWith('revoked-jti:'))).toEqual([]);
+  });
+});
+
+await describeOnSharedRedis(
+  'exchange-delegated-revocation',
+  'delegated token revocation on RedisStore (two instances)',
+  (newStore, block) => {
+    cases(
+      'RedisStore',
+      () => [newStore(), newStore()],
+      async () => {
+        const { client, prefix } = block();
+        const keys = await client.keys(`${prefix}revoked-jti:*`);
+        return Promise.all(keys.map((name) => client.pttl(name)));
+      },
+    );
+  },
+);
