@@ -430,6 +430,38 @@ describe('what a delegation may not carry on or widen', () => {
     await expectRefused(await delegate(sentinel, accessToken), 'invalid_request', /not a live access token/);
   });
 
+  it('stops with every actor of its chain: deleting a bot midway refuses what was delegated through it', async () => {
+    const sentinel = sentinelWith();
+    const check = (token: string, consumerId?: string) =>
+      sentinel.checkBearer(`Bearer ${token}`, { accountId: ACCOUNT, ...(consumerId === undefined ? {} : { consumerId }) });
+    // A user's chain (its grant is read on each check) and a consumer-bound one (the guard's cached path serves it).
+    const { accessToken } = await userToken(sentinel);
+    const userChain = jsonOf(
+      await delegate(sentinel, jsonOf(await delegate(sentinel, accessToken)).access_token as string, {}, asBot(SECOND_BOT)),
+    );
+    const consumerFirst = jsonOf(await delegate(sentinel, await consumerToken(sentinel))).access_token as string;
+    const consumerChain = jsonOf(await delegate(sentinel, consumerFirst, {}, asBot(SECOND_BOT))).access_token as string;
+    const userSecond = userChain.access_token as string;
+    expect(decodeJwt(consumerChain).act).toEqual({ sub: SECOND_BOT, act: { sub: BOT_CLIENT_ID } });
+    // Checked once while every app exists: the token and its apps are now in the guard's caches.
+    expect((await check(userSecond)).ok).toBe(true);
+    expect((await check(consumerChain, CONSUMER_UUID)).ok).toBe(true);
+    const context = contextOf(sentinel);
+    await context.apps.deleteApp?.(ACCOUNT, BOT_CLIENT_ID);
+    appPresence(context).forget(ACCOUNT, BOT_CLIENT_ID);
+    await expect(sentinel.verifyAccessToken(userSecond, { accountId: ACCOUNT })).rejects.toMatchObject({ code: 'invalid_token' });
+    expect((await check(userSecond)).ok).toBe(false);
+    await expect(sentinel.verifyAccessToken(consumerChain, { accountId: ACCOUNT })).rejects.toMatchObject({ code: 'invalid_token' });
+    expect((await check(consumerChain, CONSUMER_UUID)).ok).toBe(false);
+    const introspected = await postForm(
+      sentinel,
+      `${TOKEN_PATH}/introspect`,
+      new URLSearchParams({ token: userSecond, ...asBot(SECOND_BOT) }).toString(),
+    );
+    expect(jsonOf(introspected)).toEqual({ active: false });
+    await expectRefused(await delegate(sentinel, userSecond, {}, asBot(THIRD_BOT)), 'invalid_request', /not a live access token/);
+  });
+
   it("stays within the acting app's registered scope, whatever the subject's", async () => {
     const options = exchangeOptions(key);
     const apps = (options.apps ?? []).map((app) => (app.clientId === BOT_CLIENT_ID ? { ...app, scope: 'read' } : app));

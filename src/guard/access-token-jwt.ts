@@ -7,6 +7,7 @@ import type { SentinelContext } from '../http/context.js';
 import type { VerifyJWTOptions } from '../keys/jws.js';
 import { checkTokenBinding } from '../dpop/resource.js';
 import { type AccessTokenClaims, isAppToken, tokenAccountAudience } from '../token/access-token.js';
+import { actorsOf } from '../token/access-token-claims.js';
 import { cachedToken, verifySignedToken, type VerifiedToken } from './verified-token-cache.js';
 import type { ServiceVerifyOptions, VerifyAccessTokenOptions } from './verifier-contract.js';
 import { checkStepUp, stepUpRequirement } from '../assurance/step-up-challenge.js';
@@ -31,6 +32,8 @@ interface TokenFacts {
   dpopBound: boolean;
   /** Carries a grant id: liveness is a store read. */
   grantBound: boolean;
+  /** The actors of a delegated token's `act` chain, nearest first (empty otherwise): each must be known live. */
+  actors: readonly string[];
 }
 
 function factsOf(context: SentinelContext, entry: VerifiedToken<TokenFacts>): TokenFacts {
@@ -54,6 +57,7 @@ function factsOf(context: SentinelContext, entry: VerifiedToken<TokenFacts>): To
     consumerBound: claims.gty === 'client_credentials' && !isAppToken(claims),
     dpopBound: typeof cnf === 'object' && cnf !== null && cnf.jkt !== undefined,
     grantBound: claims.gid !== undefined,
+    actors: actorsOf(claims.act),
   };
   entry.facts = facts;
   return facts;
@@ -168,6 +172,8 @@ export function verifyCachedAccessToken(
   if (!isKnownLive(facts.accountId as string, claims.client_id)) return undefined;
   // A delegated token: the app it was delegated from must be known live too (token-liveness.ts), else the full path.
   if (claims.grant_client_id !== undefined && !isKnownLive(facts.accountId as string, claims.grant_client_id)) return undefined;
+  // And every actor of its chain (the nearest is `client_id`): one deleted midway stops what it passed on.
+  for (const actor of facts.actors) if (!isKnownLive(facts.accountId as string, actor)) return undefined;
   checkAssurance(claims, options);
   return { ...claims };
 }

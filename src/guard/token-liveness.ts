@@ -4,7 +4,7 @@
  * and UserInfo — asks this one check, so a deleted or disabled app's tokens stop everywhere at the same moment
  * (at once on the instance that deleted it, within the presence cache's TTL elsewhere; see app-presence.ts).
  */
-import type { AccessTokenClaims } from '../token/access-token.js';
+import { type AccessTokenClaims, actorsOf } from '../token/access-token-claims.js';
 import type { RevocationCheck } from './access-token-jwt.js';
 import { appPresence } from './app-presence.js';
 import type { SentinelContext } from '../http/context.js';
@@ -12,7 +12,10 @@ import { createRevocationCheck } from '../token/grant-records.js';
 
 /**
  * The revocation check a presented access token must pass: true (refuse) when its grant is revoked or its app is
- * gone (deleted, or disabled in a registry that can disable apps, whose `findApp` then answers `null`).
+ * gone (deleted, or disabled in a registry that can disable apps, whose `findApp` then answers `null`). A delegated
+ * token (RFC 8693) also stops with the app it was delegated from and with every actor of its `act` chain: a bot
+ * deleted midway must take with it what it passed on, as it takes its own token. Each app is asked through the
+ * presence cache, so a chain of three costs no store read while its apps are known present.
  *
  * @example const claims = await verifyAccessTokenJWT(context, token, { accountId }, createLivenessCheck(context));
  */
@@ -24,8 +27,14 @@ export function createLivenessCheck(context: SentinelContext): RevocationCheck {
     if (await isGrantRevoked(claims)) return true;
     const accountId = decodeURIComponent(claims.iss.slice(issuerPrefix.length));
     if (await presence.isGone(accountId, claims.client_id)) return true;
-    // A delegated token (RFC 8693) also stops with the app whose token it was delegated from.
+    // A delegated token (RFC 8693) also stops with the app whose token it was delegated from,
     const origin = claims.grant_client_id;
-    return origin !== undefined && origin !== claims.client_id && (await presence.isGone(accountId, origin));
+    if (origin !== undefined && origin !== claims.client_id && (await presence.isGone(accountId, origin))) return true;
+    if (claims.act === undefined) return false;
+    // and with each earlier actor (the nearest is the token's own client, asked above): at most three in all.
+    for (const actor of actorsOf(claims.act)) {
+      if (actor !== claims.client_id && actor !== origin && (await presence.isGone(accountId, actor))) return true;
+    }
+    return false;
   };
 }

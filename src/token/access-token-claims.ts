@@ -49,6 +49,18 @@ export interface ActorClaim {
 }
 
 /**
+ * The actors of an `act` chain, nearest first (the client that exchanged last, then each earlier one); empty for a
+ * token that is no delegation. Every one of them must still exist for the token to pass (guard/token-liveness.ts).
+ *
+ * @example actorsOf({ sub: 'bot-2', act: { sub: 'bot-1' } }) // ['bot-2', 'bot-1']
+ */
+export function actorsOf(act: ActorClaim | undefined): string[] {
+  const actors: string[] = [];
+  for (let current = act; current !== undefined; current = current.act) actors.push(current.sub);
+  return actors;
+}
+
+/**
  * Whether an access token was issued for a user (a code or a device grant, or a refresh of one) rather than for an
  * application or a consumer.
  *

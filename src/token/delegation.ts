@@ -12,7 +12,8 @@ import type { SentinelRequest } from '../http/messages.js';
 import { single, type ParamMap } from '../http/params.js';
 import { routeUrl } from '../http/route-paths.js';
 import { confirmation, pendingTokenRequestProof, tokenType } from '../dpop/token-binding.js';
-import { type AccessTokenClaims, type ActorClaim, issueAccessToken, isAppToken, tokenAccountAudience } from './access-token.js';
+import { type AccessTokenClaims, issueAccessToken, isAppToken, tokenAccountAudience } from './access-token.js';
+import { actorsOf } from './access-token-claims.js';
 import { narrowAudience, narrowScope } from './exchange-target.js';
 import { tokenResources } from './resource-indicators.js';
 import { TOKEN_EXCHANGE_GRANT, TOKEN_TYPES } from './exchange-types.js';
@@ -32,13 +33,6 @@ function actorScope(subjectScope: string | undefined, app: App): string | undefi
   const shared = subjectScope.split(' ').filter((token) => token !== '' && own.has(token));
   if (shared.length === 0) throw new OAuthError('invalid_scope', "the acting application may have none of the subject's scope");
   return shared.join(' ');
-}
-
-/** The actors of a chain, nearest first. */
-function actorsOf(act: ActorClaim | undefined): string[] {
-  const actors: string[] = [];
-  for (let current = act; current !== undefined; current = current.act) actors.push(current.sub);
-  return actors;
 }
 
 /**
