@@ -469,8 +469,18 @@ describe('what a delegation may not carry on or widen', () => {
     const { accessToken } = await userToken(sentinel, 'read write');
     const refused = await delegate(sentinel, accessToken, { scope: 'write' });
     expect(jsonOf(refused).error).toBe('invalid_scope');
+    // No scope asked for, and the bot's registration narrowed the subject's: the answer must say so (RFC 8693 §2.2.1).
     const unnamed = jsonOf(await delegate(sentinel, accessToken));
-    expect(unnamed.scope ?? decodeJwt(unnamed.access_token as string).scope).toBe('read');
+    expect(decodeJwt(unnamed.access_token as string).scope).toBe('read');
+    expect(unnamed.scope).toBe('read');
+  });
+
+  it('names the issued scope in the answer even when nothing narrowed it', async () => {
+    const sentinel = sentinelWith();
+    const { accessToken } = await userToken(sentinel, 'read write');
+    const unnamed = jsonOf(await delegate(sentinel, accessToken));
+    expect(unnamed.scope).toBe('read write');
+    expect(decodeJwt(unnamed.access_token as string).scope).toBe('read write');
   });
 
   it('refuses a subject expired within the clock tolerance: a chain never outlives its subject', async () => {

@@ -54,6 +54,7 @@ export interface DelegatedToken {
   token: string;
   expiresIn: number;
   tokenType: 'DPoP' | 'Bearer';
+  /** The issued token's scope, whenever it has one (the response always names it). */
   scope?: string | undefined;
 }
 
@@ -157,6 +158,8 @@ export async function delegate(
     token: issued.token,
     expiresIn: issued.expiresIn,
     tokenType: tokenType(dpop?.jkt),
-    ...(requestedScope === undefined || scope === undefined ? {} : { scope }),
+    // Always, not only when asked (RFC 8693 §2.2.1 requires it whenever it differs from the request): what the token
+    // carries is the subject's scope narrowed by this app's registration, which the client cannot tell otherwise.
+    ...(scope === undefined ? {} : { scope }),
   };
 }
