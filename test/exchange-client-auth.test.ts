@@ -6,7 +6,7 @@
  */
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
-import type { Sentinel } from '../src/index.js';
+import type { GrantType, Sentinel } from '../src/index.js';
 import { call, jsonOf, postForm } from './helpers/direct-flow.js';
 import { BOT_CLIENT_ID, brandJWT, brandKey, exchangeOptions, JWT_BEARER, TOKEN_EXCHANGE, TOKEN_PATH, TYPE } from './helpers/exchange.js';
 import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, makeSentinel, OTHER_ACCOUNT, REDIRECT_URI } from './helpers/fixtures.js';
@@ -186,5 +186,34 @@ describe('grant_types_supported of the account metadata', () => {
     expect(other).not.toContain(JWT_BEARER);
     expect(other).not.toContain(TOKEN_EXCHANGE);
     expect(await grantTypes(makeSentinel(exchangeOptions(brand)), ACCOUNT)).toEqual(expect.arrayContaining([JWT_BEARER, TOKEN_EXCHANGE]));
+  });
+});
+
+describe('public apps and the exchange grants', () => {
+  // A public app could never use them (the token endpoint serves both only to an authenticated client): refused
+  // where it is configured or registered, as client_credentials is, not by invalid_client at every request.
+  const PUBLIC_CLIENT_ID = 'c0c0c0c0-1111-4222-8333-444444444444';
+
+  it.each<GrantType>([TOKEN_EXCHANGE, JWT_BEARER])('refuses a public app configured for %s', (grant) => {
+    const options = exchangeOptions(brand);
+    const app = {
+      accountId: ACCOUNT,
+      clientId: PUBLIC_CLIENT_ID,
+      tokenEndpointAuthMethod: 'none' as const,
+      redirectUris: [],
+      grantTypes: [grant],
+    };
+    expect(() => makeSentinel({ ...options, apps: [...(options.apps ?? []), app] })).toThrow(
+      `apps[${(options.apps ?? []).length}].grantTypes: a public client (tokenEndpointAuthMethod none) cannot use ${grant}`,
+    );
+  });
+
+  it.each<GrantType>([TOKEN_EXCHANGE, JWT_BEARER])('refuses to register a public app for %s', async (grant) => {
+    const sentinel = makeSentinel(exchangeOptions(brand));
+    const registered = sentinel.registerApp({ accountId: ACCOUNT, tokenEndpointAuthMethod: 'none', redirectUris: [], grantTypes: [grant] });
+    await expect(registered).rejects.toThrow(`app.grantTypes: a public client (tokenEndpointAuthMethod none) cannot use ${grant}`);
+    // The confidential registration of the same grant still goes through.
+    const confidential = await sentinel.registerApp({ accountId: ACCOUNT, redirectUris: [], grantTypes: [grant] });
+    expect(confidential.app.grantTypes).toEqual([grant]);
   });
 });

@@ -2,7 +2,7 @@
  * Whether an application may be registered: its redirect URIs (RFC 8252 §7.1, RFC 6749 §3.1.2), its grants and its
  * way of authenticating. Shared by the `apps` option, `registerApp()`, dynamic registration and the CLI.
  */
-import type { App } from './app.js';
+import type { App, GrantType } from './app.js';
 import { assertValidKeyRegistration } from '../client-assertion/registration.js';
 import { isClientSecretHash } from './client-secrets.js';
 import { displayTextProblem } from './display-text.js';
@@ -59,6 +59,18 @@ export function backchannelLogoutURIProblem(uri: string): string | null {
 /** The longest app name: the options' schema, registration and every registry write hold to it (checked here). */
 export const MAX_APP_NAME_LENGTH = 200;
 
+/**
+ * Grants the token endpoint serves only to an authenticated client: a public app registered for one would be refused
+ * (`invalid_client`) at every request, so the registration is refused instead. Client credentials (RFC 6749 §4.4),
+ * token exchange (RFC 8693 §2.1: a delegation names the client as the actor, which only its credentials prove) and
+ * JWT bearer (a brand's JWT is a bearer credential; the app that presents it must be who it says).
+ */
+const CONFIDENTIAL_GRANTS: readonly GrantType[] = [
+  'client_credentials',
+  'urn:ietf:params:oauth:grant-type:token-exchange',
+  'urn:ietf:params:oauth:grant-type:jwt-bearer',
+];
+
 /** Checks an app for registration; throws a {@link ConfigurationError} naming the field. */
 export function assertValidApp(app: App, field: string): void {
   app.redirectUris.forEach((uri, index) => {
@@ -89,8 +101,9 @@ export function assertValidApp(app: App, field: string): void {
   if (app.tokenEndpointAuthMethod === 'private_key_jwt') {
     assertValidKeyRegistration(app, field);
   } else if (app.tokenEndpointAuthMethod === 'none') {
-    if (app.grantTypes.includes('client_credentials')) {
-      throw new ConfigurationError(`${field}.grantTypes`, 'a public client (tokenEndpointAuthMethod none) cannot use client_credentials');
+    const refused = CONFIDENTIAL_GRANTS.find((grant) => app.grantTypes.includes(grant));
+    if (refused !== undefined) {
+      throw new ConfigurationError(`${field}.grantTypes`, `a public client (tokenEndpointAuthMethod none) cannot use ${refused}`);
     }
   } else if (app.clientSecretHash === undefined) {
     throw new ConfigurationError(`${field}.clientSecret`, 'a confidential app needs clientSecret or clientSecretHash');
