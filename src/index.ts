@@ -19,6 +19,7 @@ export type {
 } from './config.js';
 export type { SentinelBody, SentinelRequest, SentinelResponse } from './http/messages.js';
 export type { CompleteLoginInput } from './authorize/endpoints/external-login.js';
+export type { InteractionView } from './authorize/state/interaction-view.js';
 export { clientIP } from './http/client-ip.js';
 export { ConfigurationError, isConfigurationError, isOAuthError, OAuthError } from './errors.js';
 export type { OAuthErrorCode, OAuthErrorOptions } from './errors.js';

@@ -10,6 +10,7 @@ import { MemoryAppStore } from './apps/memory-app-store.js';
 import { ClientIdMetadataResolver } from './apps/client-id-metadata.js';
 import { withClientIdMetadataDocuments } from './apps/resolving-app-store.js';
 import { completeExternalLogin, type CompleteLoginInput } from './authorize/endpoints/external-login.js';
+import { interactionView, type InteractionView } from './authorize/state/interaction-view.js';
 import { createBearerCheck, type BearerResult } from './guard/bearer-check.js';
 import { resolveConfig, type ResolvedConfig, type SentinelOptions } from './config.js';
 import { attachContext, createContext } from './http/context.js';
@@ -103,6 +104,16 @@ export interface Sentinel {
    * @example sendSentinelResponse(res, await sentinel.completeLogin(req.query.interaction, { userId: user.id }))
    */
   completeLogin(interactionId: string, user: CompleteLoginInput): Promise<SentinelResponse>;
+  /**
+   * What an open interaction asks of the sign-in, for a host's own login page (`login.url`): `prompt`, `maxAge`,
+   * `acr`, `loginHint`, `uiLocales` and when the request arrived. `null` when the interaction is unknown, expired or
+   * completed. `completeLogin()` answers `login_required` for a sign-in older than the request under `prompt=login`,
+   * or `maxAge` seconds old or older, so sign the user in again first.
+   * @example
+   * const view = await sentinel.interaction(String(req.query.interaction));
+   * if (view?.prompt?.includes('login') || (view?.maxAge !== undefined && now - user.authTime >= view.maxAge)) return askPasswordAgain(req, res);
+   */
+  interaction(interactionId: string): Promise<InteractionView | null>;
   // Sessions and back-channel logout (docs/guides/sessions-and-logout.md).
   /**
    * The device sessions of a user, oldest first: each with the `sid` its ID tokens carry, when the user
@@ -252,6 +263,7 @@ export function createSentinel(options: SentinelOptions): Sentinel {
       return registerApp(apps, input, context.emit);
     },
     completeLogin,
+    interaction: (interactionId) => interactionView(context, interactionId),
     jwks: () => structuredClone(keys.jwks),
     ready: async () => {
       // The user's store itself, not its traced proxy: a startup check is no store operation to measure.

@@ -17,6 +17,7 @@ import { sessionSid } from '../../sessions/session-index.js';
 import type { AuthorizationRequest } from '../request/validate-request.js';
 import { type AmrValue, acrLevel, acrOf, assuranceClaims } from '../../assurance/levels.js';
 import { deviceConfirmationLocation } from '../../device/confirmation.js';
+import { staleSignInReason } from '../request/prompt.js';
 
 /** Who signed in, and what the browser had before. */
 export interface SignedInInput {
@@ -65,6 +66,26 @@ export async function codeRedirectURL(
 }
 
 /**
+ * The answer to a sign-in that does not meet its request: `error` back to the application with `state` and `iss`,
+ * an `authorize.denied` event, and nothing issued (no session, no code).
+ */
+function refusedSignInResponse(
+  context: SentinelContext,
+  authorization: AuthorizationRequest,
+  error: string,
+  description: string,
+): SentinelResponse {
+  context.emit({
+    type: 'authorize.denied',
+    accountId: authorization.accountId,
+    clientId: authorization.clientId,
+    error,
+    reason: description,
+  });
+  return redirect(303, authorizationResponseURL(authorization, { error, error_description: description }));
+}
+
+/**
  * The answer to a sign-in that cannot reach the level its request asked for (`acr_values`, an essential `acr`):
  * `unmet_authentication_requirements` back to the application, with `state` and `iss`; nothing is issued.
  *
@@ -73,17 +94,7 @@ export async function codeRedirectURL(
  */
 export function unmetRequirementsResponse(context: SentinelContext, authorization: AuthorizationRequest, reason: string): SentinelResponse {
   const description = `the sign-in cannot reach the requested acr (${authorization.acr ?? ''}): ${reason}`;
-  context.emit({
-    type: 'authorize.denied',
-    accountId: authorization.accountId,
-    clientId: authorization.clientId,
-    error: 'unmet_authentication_requirements',
-    reason: description,
-  });
-  return redirect(
-    303,
-    authorizationResponseURL(authorization, { error: 'unmet_authentication_requirements', error_description: description }),
-  );
+  return refusedSignInResponse(context, authorization, 'unmet_authentication_requirements', description);
 }
 
 /**
@@ -105,6 +116,10 @@ export async function signedInResponse(
   if (authorization.acr !== undefined && acrLevel(acrOf(input.amr)) < acrLevel(authorization.acr)) {
     return unmetRequirementsResponse(context, authorization, 'the methods used do not reach it');
   }
+  // Likewise a sign-in older than the request allows (prompt=login, max_age): only a host's page can hand one over,
+  // and the tokens would carry its old auth_time. The user must sign in again, as prompt=none's answer says.
+  const stale = staleSignInReason(authorization, authTime, interaction.createdAt, Math.floor(Date.now() / 1000));
+  if (stale !== null) return refusedSignInResponse(context, authorization, 'login_required', stale);
   if (input.previousSessionId !== undefined && input.previousSessionId !== null) {
     const previous = await endSession(context, input.previousSessionId);
     if (previous !== null) {

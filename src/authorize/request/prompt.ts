@@ -35,6 +35,32 @@ export function reauthenticationReason(
 }
 
 /**
+ * Why a finished sign-in does not answer its request, or `null` when it does (§3.1.2.1). A sign-in made while the
+ * interaction was open (`authTime` at or after `interactionCreatedAt`, in whole seconds as `auth_time` is) is the
+ * new authentication the request asked for, whatever `prompt` and `max_age` say. An older one, which a host's own
+ * page may hand to `completeLogin()`, must pass what {@link reauthenticationReason} asks of a session: not under
+ * `prompt=login`, and younger than `max_age` with the same `>=` (so `max_age=0` takes only a new sign-in).
+ * `prompt=select_account` is left to the host's page: choosing an account is not signing in again.
+ *
+ * @example
+ * const reason = staleSignInReason(interaction.request, authTime, interaction.createdAt, Math.floor(Date.now() / 1000));
+ */
+export function staleSignInReason(
+  authorization: Pick<AuthorizationRequest, 'prompt' | 'maxAge'>,
+  authTime: number,
+  interactionCreatedAt: number,
+  nowSeconds: number,
+): string | null {
+  if (authTime >= Math.floor(interactionCreatedAt / 1000)) return null;
+  if (authorization.prompt?.includes('login') === true)
+    return 'prompt=login asks for a new sign-in, and this one is older than the request';
+  if (authorization.maxAge !== undefined && nowSeconds - authTime >= authorization.maxAge) {
+    return 'the sign-in is older than max_age';
+  }
+  return null;
+}
+
+/**
  * `prompt=none` when the user would have to sign in: `login_required` back to the app (§3.1.2.6), so silent
  * sign-in in a hidden frame or popup fails fast instead of rendering a login page nobody sees.
  * `prompt=consent` needs nothing: an app is installed into an account by the account's administrator, and that
