@@ -30,7 +30,7 @@
  * | 23 | authorize: response_type given twice                           | 302    | invalid_request           |
  * | 24 | authorize: code_challenge_method=plain                         | 302    | invalid_request           |
  * | 25 | authorize: state given twice                                   | 302    | invalid_request           |
- * | 26 | authorize: POST instead of GET                                 | 405    | invalid_request (page)    |
+ * | 26 | authorize: PUT instead of GET or POST                          | 405    | invalid_request (page)    |
  * | 27 | authorize: JSON asked for an unknown client                    | 401    | invalid_client (JSON)     |
  * | 28 | login: forged interaction id                                   | 400    | invalid_request (page)    |
  * | 29 | login: POST without the CSRF token                             | 403    | invalid_request (page)    |
@@ -330,11 +330,11 @@ const CASES: HostileCase[] = [
     request: () => authorize(`response_type=code&client_id=${CLIENT_ID}&state=a&state=b`),
   },
   {
-    name: 'POST to the authorize endpoint',
+    name: 'PUT to the authorize endpoint',
     status: 405,
     error: 'invalid_request',
     delivery: 'page',
-    request: () => ({ ...authorize({}), method: 'POST' }),
+    request: () => ({ ...authorize({}), method: 'PUT' }),
   },
   {
     name: 'JSON asked for an unknown client',

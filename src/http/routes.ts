@@ -84,7 +84,8 @@ export const ROUTES: readonly (RouteDefinition & { name: RouteName })[] = [
   },
   {
     name: 'authorize',
-    methods: ['GET'],
+    // OpenID Connect Core §3.1.2.1: GET and POST (a form body, read by authorize/request/request-params.ts).
+    methods: ['GET', 'POST'],
     path: ROUTE_PATHS.authorize,
     handler: (context, request, { accountId }) => handleAuthorize(context, request, accountId),
     renderError: renderAuthorizationError,

@@ -420,10 +420,18 @@ export interface FuzzInput {
 }
 
 const LOGIN_LOCATION = new RegExp(`^/sentinel/api/account/${ACCOUNT}/login\\?interaction=[A-Za-z0-9_-]{43}$`);
+/**
+ * A POST to the authorization endpoint without the session cookie goes on to the GET of its parameters, whatever
+ * the account (the GET checks it): the service's own path, never another origin.
+ */
+const AUTHORIZE_LOCATION = /^\/sentinel\/api\/account\/[^/?#]+\/authorize\?[^#]*$/;
 
-/** True when `location` names a registered redirect URI (with its response parameters) or the service's login page. */
+/**
+ * True when `location` names a registered redirect URI (with its response parameters), the service's login page, or
+ * the service's authorization endpoint (the 303 that turns a POST into a GET).
+ */
 export function isAllowedLocation(location: string): boolean {
-  if (LOGIN_LOCATION.test(location)) return true;
+  if (LOGIN_LOCATION.test(location) || AUTHORIZE_LOCATION.test(location)) return true;
   return REGISTERED_REDIRECTS.some((uri) => location === uri || location.startsWith(`${uri}${uri.includes('?') ? '&' : '?'}`));
 }
 

@@ -248,9 +248,10 @@ function authorizeSuite(host: Host): void {
 
     it('refuses other methods with 405 and Allow', async () => {
       const { server } = await mount();
-      const response = await request(server).post(authorizePath());
+      const response = await request(server).put(authorizePath());
       expect(response.status).toBe(405);
       expect(response.headers.allow).toContain('GET');
+      expect(response.headers.allow).toContain('POST');
       expect(response.headers.location).toBeUndefined();
     });
   });

@@ -1,5 +1,6 @@
 /**
- * `GET {basePath}/api/account/{accountId}/authorize` — platform-operations.md §4.2, RFC 6749 §4.1.1–§4.1.2.
+ * `GET|POST {basePath}/api/account/{accountId}/authorize` — platform-operations.md §4.2, RFC 6749 §4.1.1–§4.1.2,
+ * OpenID Connect Core §3.1.2.1 (POST with a form body).
  *
  * A browser with a session in the account goes straight back to the app with a code, unless `prompt`, `max_age` or
  * `id_token_hint` ask for a new sign-in; otherwise the validated request is parked in an interaction and the browser
@@ -15,14 +16,24 @@ import { reauthenticationReason, refuseSilentSignIn } from '../request/prompt.js
 import { readSession, sessionDigestOfKey, touchSession } from '../state/session.js';
 import { sessionSid } from '../../sessions/session-index.js';
 import { validateAuthorizationRequest } from '../request/validate-request.js';
+import { authorizationQuery, readAuthorizationParams } from '../request/request-params.js';
+import { routePath } from '../../http/route-paths.js';
 
 /**
  * Handles an authorization request.
  *
  * @example
- * { name: 'authorize', methods: ['GET'], path: '/api/account/{accountId}/authorize', handler: (c, r, p) => handleAuthorize(c, r, p.accountId) }
+ * { name: 'authorize', methods: ['GET', 'POST'], path: '/api/account/{accountId}/authorize', handler: (c, r, p) => handleAuthorize(c, r, p.accountId) }
  */
 export async function handleAuthorize(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
+  if (request.method === 'POST' && readSessionCookie(context, request) === null) {
+    // An app's form posts here from its own site, and the session cookie (SameSite=Lax) is never sent with a
+    // cross-site POST: answered here, a signed-in user would sign in again and prompt=none would always fail. A 303
+    // to the GET of the same parameters is a top-level navigation that carries it, as end_session does; the GET
+    // validates them. A POST that carries the cookie (same site) is answered directly.
+    const query = authorizationQuery(await readAuthorizationParams(context, request));
+    return redirect(303, `${request.mountPath ?? ''}${routePath(context.config, 'authorize', { accountId })}?${query}`);
+  }
   const authorization = await validateAuthorizationRequest(context, request, accountId);
   const sessionId = readSessionCookie(context, request);
   const session = sessionId === null ? null : await redirectOnFailure(authorization, readSession(context, sessionId, accountId));

@@ -11,7 +11,8 @@ import type { App } from '../../apps/app.js';
 import type { SentinelContext } from '../../http/context.js';
 import { OAuthError } from '../../errors.js';
 import type { SentinelRequest } from '../../http/messages.js';
-import { fromSearchParamsWithin, single, type ParamMap } from '../../http/params.js';
+import { single, type ParamMap } from '../../http/params.js';
+import { readAuthorizationParams } from './request-params.js';
 import { AuthorizationError } from './authorization-error.js';
 import { isUsableRegisteredURI } from './registered-uri.js';
 import type { RedirectTarget } from './authorization-response.js';
@@ -47,12 +48,6 @@ const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 /** Versions of the authorize operation we serve (platform-operations.md §9): 1.0, written as 1, 1.0, 1.00, … */
 const SUPPORTED_VERSION = /^1(\.0+)?$/;
-/**
- * Longest authorize query accepted, in characters of names and values. Browsers and proxies cut URLs near 8 KiB
- * anyway; without a cap a single request with a megabyte `state` would be parked in the store for the
- * interaction's lifetime (and echoed in the Location header), so a flood could exhaust memory.
- */
-const MAX_QUERY_LENGTH = 8192;
 
 /** The scopes an app may be given at the authorization endpoint (its own and `openid`), built once per app object. */
 const allowedScopes = new WeakMap<App, ReadonlySet<string>>();
@@ -168,7 +163,7 @@ function checkResources(context: SentinelContext, app: App, params: ParamMap, ta
 }
 
 /**
- * Validates the query of `GET …/authorize`.
+ * Validates an authorization request: the query of `GET …/authorize`, or the form (and query) of a POST.
  *
  * @example
  * const authorization = await validateAuthorizationRequest(context, request, accountId);
@@ -180,9 +175,8 @@ export async function validateAuthorizationRequest(
   accountId: string,
   options: { pushed?: boolean } = {},
 ): Promise<AuthorizationRequest> {
-  // Checked first: an oversized request is refused before it is looked at, stored or echoed (RFC 9110 §15.5.15).
-  const query = fromSearchParamsWithin(request.query, MAX_QUERY_LENGTH);
-  if (query === null) throw new OAuthError('invalid_request', 'The request is too long.', { status: 414 });
+  // The query of a GET, or a POST's form with its query (request-params.ts); an oversized one is refused first.
+  const query = await readAuthorizationParams(context, request);
   const app = await findClient(context, accountId, query);
   // PAR (RFC 9126 §4): the pushed parameters replace the URL's; failures go to the app when its redirect URI is known.
   const params =
