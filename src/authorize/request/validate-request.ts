@@ -3,7 +3,8 @@
  * decides how errors are delivered:
  *
  * 1. account unknown → 401 page; `client_id` missing → 400 page; client unknown or of another account → 401 page;
- * 2. `redirect_uri` missing while several are registered, not registered (exact string match), or repeated → 400 page;
+ * 2. `redirect_uri` missing while several are registered, not registered (exact string match, but any port for a
+ *    loopback IP URI, `loopback-redirect.ts`), or repeated → 400 page;
  * 3. from here on the redirect URI is trusted: every problem is an {@link AuthorizationError} (302 to the app).
  */
 import { isFapi2 } from '../../assurance/fapi2.js';
@@ -15,6 +16,7 @@ import { single, type ParamMap } from '../../http/params.js';
 import { readAuthorizationParams } from './request-params.js';
 import { AuthorizationError } from './authorization-error.js';
 import { isUsableRegisteredURI } from './registered-uri.js';
+import { sameLoopbackRedirect } from './loopback-redirect.js';
 import type { RedirectTarget } from './authorization-response.js';
 import { readOIDCParams, type OIDCAuthorizationParams } from './oidc-params.js';
 import { readDPoPJkt } from '../../dpop/authorize-binding.js';
@@ -78,29 +80,36 @@ async function findClient(context: SentinelContext, accountId: string, params: P
 }
 
 function chooseRedirectURI(app: App, params: ParamMap): { redirectUri: string; inRequest: boolean } {
-  const chosen = registeredRedirectURI(app, params);
+  const { registered, ...chosen } = registeredRedirectURI(app, params);
   // Registered, but not as every registration path now checks (a host's own AppStore, an older registry row): no
-  // browser is sent to a URI it may read as another host.
-  if (!isUsableRegisteredURI(app.redirectUris, chosen.redirectUri)) {
+  // browser is sent to a URI it may read as another host. The registered entry is checked (a loopback URI on
+  // another port differs from it only by a port its match already checked), so the answers kept per app stay one
+  // per registered URI, whatever ports requests name.
+  if (!isUsableRegisteredURI(app.redirectUris, registered)) {
     throw new OAuthError('invalid_request', 'The redirect_uri registered for this application is not a valid redirect URI.');
   }
   return chosen;
 }
 
-function registeredRedirectURI(app: App, params: ParamMap): { redirectUri: string; inRequest: boolean } {
+/** The redirect URI of the request, the registered entry it matched, and whether the request named it. */
+function registeredRedirectURI(app: App, params: ParamMap): { redirectUri: string; registered: string; inRequest: boolean } {
   const requested = single(params, 'redirect_uri');
   if (requested === undefined) {
     const only = app.redirectUris.length === 1 ? app.redirectUris[0] : undefined;
     if (only === undefined) {
       throw new OAuthError('invalid_request', 'The request must name a redirect_uri, because the application has several.');
     }
-    return { redirectUri: only, inRequest: false };
+    return { redirectUri: only, registered: only, inRequest: false };
   }
   // Exact string comparison (RFC 9700 §4.1.3): no normalisation of case, slashes, ports or queries.
-  if (!app.redirectUris.includes(requested)) {
-    throw new OAuthError('invalid_request', 'The redirect_uri is not registered for this application.');
-  }
-  return { redirectUri: requested, inRequest: true };
+  if (app.redirectUris.includes(requested)) return { redirectUri: requested, registered: requested, inRequest: true };
+  // Except the port of a loopback IP redirect URI (RFC 8252 §7.3), not for FAPI 2.0 apps: the exception is for
+  // native apps, and the profile admits only confidential clients that name their redirect URI in an
+  // authenticated pushed request, so it keeps plain string matching. The code and the token request then carry
+  // the URI as requested, port included (the token endpoint compares with it exactly).
+  const registered = isFapi2(app) ? undefined : app.redirectUris.find((uri) => sameLoopbackRedirect(uri, requested));
+  if (registered === undefined) throw new OAuthError('invalid_request', 'The redirect_uri is not registered for this application.');
+  return { redirectUri: requested, registered, inRequest: true };
 }
 
 /** Reads one parameter after the target is known: repeated or malformed values are redirected errors. */
