@@ -1,7 +1,7 @@
 /**
  * The host's hooks and the shapes they exchange with the service: who the user is (`users`), what the login page
  * shows (`login.render`), which claims a user releases (`users.claims`), which consumers exist, and what `onError`
- * is told. Types only; the options that carry them are validated in config.ts.
+ * is told. Types only; the options that carry them are validated in config/.
  */
 import type { Messages } from './i18n/messages.js';
 import type { SentinelRequest } from './http/messages.js';

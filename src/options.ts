@@ -1,8 +1,8 @@
 /**
  * The options of `createSentinel()` as hosts write them, one TSDoc line per field: the API reference's options page
- * is generated from this file. `config.ts` holds the zod schema that checks them, and the compiler refuses the build
- * when this interface and the schema's input type differ in either direction (a field, its type or its optionality).
- * Durations are in seconds unless a name says otherwise.
+ * is generated from this file. `config/schema.ts` holds the zod schema that checks them, and the compiler refuses
+ * the build when this interface and the schema's input type differ in either direction (a field, its type or its
+ * optionality). Durations are in seconds unless a name says otherwise.
  */
 import type { AppOptions } from './apps/app-options.js';
 import type { AppStore } from './apps/app.js';

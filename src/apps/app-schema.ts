@@ -1,6 +1,6 @@
 /**
  * One entry of the `apps` option as the schema reads it, and the checks it passes after the schema: the same for an
- * app configured at startup (src/config.ts) and one registered at run time (`registerApp()`, the console), so the
+ * app configured at startup (src/config/) and one registered at run time (`registerApp()`, the console), so the
  * two cannot differ.
  */
 import { z } from 'zod';
@@ -22,7 +22,7 @@ const grantTypeSchema = z.enum([
   'urn:ietf:params:oauth:grant-type:jwt-bearer',
 ]);
 
-/** An `apps` entry as the options schema reads it (src/config.ts). */
+/** An `apps` entry as the options schema reads it (src/config/schema.ts). */
 export const appSchema = z.object({
   accountId: identifier,
   clientId: identifier,

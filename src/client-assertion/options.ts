@@ -1,6 +1,6 @@
 /**
  * Options of key-based client authentication (RFC 7523) and the per-app fields behind it, as zod shapes that
- * `config.ts` plugs into its schemas.
+ * `config/schema.ts` plugs into its schemas.
  */
 import { z } from 'zod';
 import { openByDesign } from '../lib/strict-options.js';

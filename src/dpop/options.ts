@@ -1,5 +1,5 @@
 /**
- * Options of DPoP (RFC 9449), as a zod shape that `config.ts` plugs into its schema.
+ * Options of DPoP (RFC 9449), as a zod shape that `config/schema.ts` plugs into its schema.
  */
 import { z } from 'zod';
 

@@ -34,7 +34,7 @@ export interface TrustedIssuer {
 /** The claim a consumer id is read from when the entry names none. */
 export const DEFAULT_CONSUMER_ID_CLAIM = 'sub';
 
-/** The zod shape of one `trustedIssuers` entry (config.ts plugs it into the options schema). */
+/** The zod shape of one `trustedIssuers` entry (config/schema.ts plugs it into the options schema). */
 export const trustedIssuerSchema = z.object({
   accountId: identifier,
   issuer: z.string().min(1).max(2048),

@@ -1,0 +1,83 @@
+/**
+ * The checks of the options that zod cannot express, each about one area: a value that must parse as a URL, one
+ * lifetime bounded by another, an option that needs another, apps that must be unique. Each throws a
+ * {@link ConfigurationError} naming the field; `resolveConfig()` runs them in a fixed order, so the first wrong
+ * field is always the one reported.
+ */
+import { assertFapi2App } from '../assurance/fapi2.js';
+import { checkedApp } from '../apps/app-schema.js';
+import type { App } from '../apps/app.js';
+import { ConfigurationError } from '../errors.js';
+import type { Parsed } from './schema.js';
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** The issuer without a trailing slash (RFC 8414 §2), and whether it is an http loopback one. */
+export function checkIssuer(issuer: string): { issuer: string; insecureLoopback: boolean } {
+  let url: URL;
+  try {
+    url = new URL(issuer);
+  } catch {
+    throw new ConfigurationError('issuer', 'must be an absolute URL such as https://id.example.com');
+  }
+  if (url.search !== '' || url.hash !== '' || issuer.includes('#') || issuer.includes('?')) {
+    throw new ConfigurationError('issuer', 'must not have a query or fragment (RFC 8414 §2)');
+  }
+  if (url.username !== '' || url.password !== '') throw new ConfigurationError('issuer', 'must not contain userinfo');
+  const insecureLoopback = url.protocol === 'http:' && LOOPBACK.has(url.hostname);
+  if (url.protocol !== 'https:' && !insecureLoopback) {
+    throw new ConfigurationError('issuer', 'must use https (http is allowed only for localhost and 127.0.0.1)');
+  }
+  return { issuer: `${url.origin}${url.pathname.replace(/\/+$/, '')}`, insecureLoopback };
+}
+
+/** `login.url`, when given, must be a URL or a path the login redirect can be resolved against. */
+export function checkLoginUrl(url: string | undefined): void {
+  if (url !== undefined) {
+    try {
+      new URL(url, 'https://host.invalid');
+    } catch {
+      throw new ConfigurationError('login.url', 'must be a URL or an absolute path');
+    }
+  }
+}
+
+/** An idle lifetime must not exceed the absolute one it lives within: refresh tokens first, then sessions. */
+export function checkIdleLifetimes(parsed: Parsed): void {
+  if (parsed.refreshToken.idleTtl > parsed.refreshToken.absoluteTtl) {
+    throw new ConfigurationError('refreshToken.idleTtl', 'must not exceed refreshToken.absoluteTtl');
+  }
+  if (parsed.session.idleTtl > parsed.session.absoluteTtl) {
+    throw new ConfigurationError('session.idleTtl', 'must not exceed session.absoluteTtl');
+  }
+}
+
+/**
+ * Refuses `dpop.nonce` when nothing in the process can key the nonces (dpop/nonce.ts): they are an HMAC keyed from
+ * `keyRotation.encryptionKey`, or else from the private part of the first key of `keys`, which an external signer
+ * keeps outside the process. Without this check the service would start and answer every DPoP request with a 500.
+ */
+export function checkNonceKey(parsed: Parsed): void {
+  const first = parsed.keys?.[0];
+  if (!parsed.dpop.nonce || parsed.keyRotation !== undefined || first === undefined || !('signer' in first)) return;
+  throw new ConfigurationError(
+    'dpop.nonce',
+    'needs keyRotation, or a private JWK first in keys: the nonces are keyed from a private key the process holds, and the first key is an external signer',
+  );
+}
+
+/** The `apps` option, each checked in turn: a client id at most once per account, then the app's own problems. */
+export function checkedApps(entries: Parsed['apps']): App[] {
+  const seen = new Set<string>();
+  return entries.map((entry, index) => {
+    const field = `apps[${index}]`;
+    const key = `${entry.accountId}\u0000${entry.clientId}`;
+    if (seen.has(key)) {
+      throw new ConfigurationError(`${field}.clientId`, `client id ${entry.clientId} is already registered in account ${entry.accountId}`);
+    }
+    seen.add(key);
+    const app = checkedApp(entry, field);
+    assertFapi2App(app, field);
+    return app;
+  });
+}

@@ -1,0 +1,70 @@
+/**
+ * The options that are the host's code rather than data: its functions, its user service, its stores and its logger.
+ * zod can only check their shape (a function, an object with the right methods), so each refusal names what is missing.
+ */
+import { z } from 'zod';
+import type { AppStore } from '../apps/app.js';
+import type { UserAuthenticator } from '../hooks.js';
+import { type KeysOf, refuseUnknownKeys } from '../lib/strict-options.js';
+import { catchRejection } from '../lib/thenable.js';
+import type { Store } from '../stores/store.js';
+
+/** Where the service writes its warnings (the `logger` option). */
+export interface ServiceLogger {
+  /** Receives one warning line. */
+  warn(message: string): void;
+}
+
+/** A hook option: any function, refused with `name` when it is something else. */
+export function fn<T>(name: string) {
+  return z.custom<T>((value) => typeof value === 'function', { message: `${name} must be a function` });
+}
+
+/** The `appStore` option. */
+export const appStoreSchema = z
+  .custom<AppStore>((v) => typeof v === 'object' && v !== null && typeof (v as AppStore).findApp === 'function', {
+    message: 'must implement findApp() and hasAccount()',
+  })
+  .optional();
+
+// Every key of `users`; `satisfies` keeps the list complete when UserAuthenticator gains a hook.
+const USER_AUTHENTICATOR_KEYS = {
+  authenticate: true,
+  claims: true,
+  passkeys: true,
+  totpSecret: true,
+  recover: true,
+} satisfies KeysOf<UserAuthenticator>;
+
+/** The `users` option. */
+export const usersSchema = z
+  .custom<UserAuthenticator>(
+    (v) =>
+      typeof v === 'object' &&
+      v !== null &&
+      typeof (v as UserAuthenticator).authenticate === 'function' &&
+      ['undefined', 'function'].includes(typeof (v as UserAuthenticator).claims),
+    { message: 'must have an authenticate() function (and claims, if given, must be a function)' },
+  )
+  // The host's user service may carry its own members (addUser, a db handle): only a near miss of a hook
+  // (`totpSecert`, which would silently switch the second factor off) is refused. Class instances are not checked.
+  .superRefine(refuseUnknownKeys(USER_AUTHENTICATOR_KEYS, 'nearMisses'))
+  .optional();
+
+/** The `store` option. */
+export const storeSchema = z
+  .custom<Store>(
+    (v) => typeof v === 'object' && v !== null && typeof (v as Store).take === 'function' && typeof (v as Store).swap === 'function',
+    { message: 'must implement the Store interface (get, set, take, delete, increment, swap)' },
+  )
+  .optional();
+
+/** The `logger` option. */
+export const loggerSchema = z
+  .custom<ServiceLogger>((v) => typeof v === 'object' && v !== null && typeof (v as { warn?: unknown }).warn === 'function', {
+    message: 'must have a warn(message) function',
+  })
+  // An async warn type-checks against `=> void`; the promise it returns, left alone, would end the host's process
+  // with an unhandled rejection the first time it rejects.
+  .transform((logger): ServiceLogger => ({ warn: (message) => catchRejection(logger.warn(message)) }))
+  .optional();
