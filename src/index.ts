@@ -41,7 +41,7 @@ export type { InitialAccessTokenCheck, RegistrationOptions } from './registratio
 export { generatePrivateJWK } from './keys/signing-keys.js';
 export type { ExternalSigner, JWK, SigningAlgorithm } from './keys/signing-keys.js';
 export type { KeyRotationOptions } from './keys/keyring/options.js';
-export type { RingKeyInfo } from './keys/keyring/ring.js';
+export type { RingKeyInfo } from './keys/keyring/describe.js';
 export type { AccessTokenClaims } from './token/access-token.js';
 export type { VerifyAccessTokenOptions } from './guard/access-token-jwt.js';
 export type { DPoPPresentation, ResourceRequest } from './dpop/resource.js';

@@ -6,7 +6,7 @@
 import type { SigningAlgorithm } from '../keys/signing-keys.js';
 import { assertOpens, hasPending, revokeEntry, startRotation } from '../keys/keyring/mutations.js';
 import { accountRingName } from '../keys/keyring/per-account.js';
-import { describeRing } from '../keys/keyring/ring.js';
+import { describeRing } from '../keys/keyring/describe.js';
 import { parseEncryptionKey } from '../keys/keyring/seal.js';
 import { readRing, updateRing } from '../keys/keyring/storage.js';
 import type { CLIIO } from './io.js';

@@ -7,7 +7,7 @@
 import type { SentinelResponse } from '../http/messages.js';
 import { redirect } from '../http/messages.js';
 import type { ParamMap } from '../http/params.js';
-import { describeRing, type RingKeyInfo } from '../keys/keyring/ring.js';
+import { describeRing, type RingKeyInfo } from '../keys/keyring/describe.js';
 import { readRing } from '../keys/keyring/storage.js';
 import { accountRingName } from '../keys/keyring/per-account.js';
 import { escapeHTML } from '../authorize/pages/escape-html.js';

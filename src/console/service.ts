@@ -5,7 +5,7 @@
 import type { ResolvedConfig } from '../config.js';
 import type { VerifyAccessTokenOptions } from '../guard/access-token-jwt.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
-import type { RingKeyInfo } from '../keys/keyring/ring.js';
+import type { RingKeyInfo } from '../keys/keyring/describe.js';
 import type { AccessTokenClaims } from '../token/access-token.js';
 import type { EventSource } from '../events/event-log.js';
 import type { ConsoleMessages } from './messages/console-messages.js';

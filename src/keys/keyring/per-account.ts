@@ -11,7 +11,8 @@ import { decodeJsonPart, splitCompactJwt } from '../../lib/compact-jwt.js';
 import type { KeySet } from '../signing-keys.js';
 import type { Store } from '../../stores/store.js';
 import type { KeyRotationOptions } from './options.js';
-import { KeyRing, type RingTimings } from './ring.js';
+import { KeyRing } from './ring.js';
+import type { RingTimings } from './timings.js';
 
 /**
  * The store name of an account's ring. A digest keeps any account id (any characters, any length) a valid, bounded

@@ -6,138 +6,23 @@
  * Reads are lock-free (one GET); writes go through {@link updateRing}. The derived key set changes by itself at
  * the instants written in the document (an activation, a retired key leaving the JWKS), so instances that hold the
  * same document switch keys at the same moment without talking to each other.
+ *
+ * What the ring is made of is filed apart: the key set derived from a document (key-set.ts), what a rotation needs
+ * (rotation.ts), putting back a lost ring and keeping revocations (restore.ts), its timings (timings.ts) and how its
+ * entries are shown (describe.ts).
  */
-import { ConfigurationError } from '../../errors.js';
-import {
-  generatePrivateJWKInPool,
-  importKey,
-  keySetOf,
-  type JWK,
-  type KeySet,
-  type SigningAlgorithm,
-  type SigningKey,
-} from '../signing-keys.js';
-import { decodeJsonPart } from '../../lib/compact-jwt.js';
+import { generatePrivateJWKInPool, type KeySet } from '../signing-keys.js';
 import type { Store } from '../../stores/store.js';
-import { activeEntry, indexRing, isPublished, nextChange, prune, rotationDue, type RingDocument, type RingEntry } from './document.js';
-import { type RingPolicy, revokeEntry, startRotation } from './mutations.js';
+import { describeRing, type RingKeyInfo } from './describe.js';
+import type { RingDocument } from './document.js';
+import { type Derived, deriveKeys, type ImportedKey, importKeys } from './key-set.js';
+import { revokeEntry, startRotation } from './mutations.js';
 import type { KeyRotationOptions } from './options.js';
-import { open, parseEncryptionKey } from './seal.js';
+import { isLost, keepRevocations, restoreRing } from './restore.js';
+import { generateKeys, policyOf, rotationDueIn } from './rotation.js';
+import { parseEncryptionKey } from './seal.js';
 import { readRing, updateRing } from './storage.js';
-
-/**
- * A ring entry as `sentinel.rotateKeys()` and `sentinel-idp keys list` show it: kid (RFC 7517 §4.5), algorithm,
- * state and times; never a private part.
- * @example const pending = (await sentinel.rotateKeys()).filter((key) => key.state === 'pending');
- */
-export interface RingKeyInfo {
-  kid: string;
-  alg: SigningAlgorithm;
-  state: 'pending' | 'active' | 'retired' | 'revoked';
-  createdAt: string;
-  activatesAt: string;
-  revokedAt?: string;
-}
-
-/**
- * Describes the entries of a document at `now`.
- * @example for (const key of describeRing(document, Date.now())) console.log(key.kid, key.state);
- */
-export function describeRing(document: RingDocument, now: number): RingKeyInfo[] {
-  const index = indexRing(document);
-  return document.keys.map((entry) => {
-    const state =
-      entry.revokedAt !== undefined
-        ? 'revoked'
-        : entry.activatesAt > now
-          ? 'pending'
-          : activeEntry(index, entry.alg, now)?.kid === entry.kid
-            ? 'active'
-            : 'retired';
-    return {
-      kid: entry.kid,
-      alg: entry.alg,
-      state,
-      createdAt: new Date(entry.createdAt).toISOString(),
-      activatesAt: new Date(entry.activatesAt).toISOString(),
-      ...(entry.revokedAt === undefined ? {} : { revokedAt: new Date(entry.revokedAt).toISOString() }),
-    };
-  });
-}
-
-interface Derived {
-  signer: SigningKey;
-  byAlg: ReadonlyMap<SigningAlgorithm, SigningKey>;
-  byKid: ReadonlyMap<string, SigningKey>;
-  jwks: { keys: JWK[] };
-  /** Recompute at or after this instant. */
-  until: number;
-}
-
-/** Timings of the ring in milliseconds, validated against the rest of the configuration. */
-export interface RingTimings {
-  rotateEveryMs: number;
-  prePublishMs: number;
-  retainMs: number;
-  refreshMs: number;
-}
-
-/**
- * Checks the rotation timings against the JWKS caching and the token lifetimes:
- * - a new key must be in every instance's JWKS (≤ `refreshSeconds`) and then in every cache of it (≤ `jwksMaxAge`)
- *   before it signs, so `prePublishSeconds ≥ jwksMaxAge + refreshSeconds`;
- * - a retired key must stay published while a token it signed can be valid, so `retainSeconds` is at least the
- *   longest token lifetime plus the clock tolerance (that is its default).
- * @throws ConfigurationError naming the field.
- */
-export function ringTimings(
-  rotation: KeyRotationOptions,
-  config: { jwksMaxAge: number; accessTokenTtl: number; idTokenTtl: number; clockTolerance: number },
-): RingTimings {
-  const minimumRetain = Math.max(config.accessTokenTtl, config.idTokenTtl) + config.clockTolerance;
-  const retainSeconds = rotation.retainSeconds ?? minimumRetain;
-  if (retainSeconds < minimumRetain) {
-    throw new ConfigurationError(
-      'keyRotation.retainSeconds',
-      `must be at least ${minimumRetain} (the longest token lifetime plus clockTolerance)`,
-    );
-  }
-  const minimumPrePublish = config.jwksMaxAge + rotation.refreshSeconds;
-  if (rotation.prePublishSeconds < minimumPrePublish) {
-    throw new ConfigurationError(
-      'keyRotation.prePublishSeconds',
-      `must be at least ${minimumPrePublish} (jwksMaxAge + refreshSeconds), so that every cached JWKS has a key before it signs`,
-    );
-  }
-  if (rotation.rotateEverySeconds <= rotation.prePublishSeconds) {
-    throw new ConfigurationError('keyRotation.rotateEverySeconds', 'must be longer than prePublishSeconds');
-  }
-  return {
-    rotateEveryMs: rotation.rotateEverySeconds * 1000,
-    prePublishMs: rotation.prePublishSeconds * 1000,
-    retainMs: retainSeconds * 1000,
-    refreshMs: rotation.refreshSeconds * 1000,
-  };
-}
-
-/** What this instance's rotations write into the ring, so the CLI pre-publishes and prunes alike. */
-function policyOf(rotation: KeyRotationOptions, timings: RingTimings): RingPolicy {
-  return { prePublishSeconds: rotation.prePublishSeconds, retainSeconds: timings.retainMs / 1000 };
-}
-
-/** Whether `document` is no ring to use: missing, or without a live key (every token signed so far would be orphaned). */
-function isLost(document: RingDocument | null): boolean {
-  return document === null || document.keys.every((entry) => entry.revokedAt !== undefined);
-}
-
-/**
- * The private keys of a rotation, made on the thread pool before the ring's lock is taken: a 2048-bit RSA key costs
- * 100 ms or more of CPU, which would otherwise stall every request of the instance that rotates. Keys that end up
- * unused (another instance rotated first) are dropped.
- */
-async function generateKeys(algorithms: readonly SigningAlgorithm[]): Promise<Map<SigningAlgorithm, JWK>> {
-  return new Map(await Promise.all(algorithms.map(async (alg) => [alg, await generatePrivateJWKInPool(alg)] as const)));
-}
+import type { RingTimings } from './timings.js';
 
 /** Least time between two refreshes forced by tokens with an unknown kid, so random kids cannot hammer the store. */
 const UNKNOWN_KID_REFRESH_MS = 1000;
@@ -162,7 +47,7 @@ export class KeyRing {
   #inflight: Promise<void> | undefined;
   #forcedAt = Number.NEGATIVE_INFINITY;
   /** Imported private keys by kid, so a refresh that finds the same entries decrypts nothing. */
-  #imported = new Map<string, { sealed: string; key: SigningKey }>();
+  #imported = new Map<string, ImportedKey>();
   /**
    * Bumped by every adoption. A read that saw an older revision than the one held is stale (it raced a write)
    * unless nothing was adopted since it started: then the store really went back (it was reset) and it wins.
@@ -283,22 +168,13 @@ export class KeyRing {
     let document = await readRing(this.#store, this.#name);
     const held = this.#document;
     if (isLost(document) && held !== undefined && !isLost(held)) {
-      // The store lost the ring (a bounded MemoryStore evicted it, a Redis was replaced), or holds one without a live
-      // key (emptied by hand or by a broken writer): put back the one this instance holds rather than start afresh,
-      // which would orphan every token signed so far. An emptied ring is not a store's ordinary loss: reported.
-      if (document !== null) {
-        this.#report(new Error(`the key ring "${this.#name}" in the store has no live key: the keys this instance holds are put back`));
-      }
-      document = (await updateRing(this.#store, this.#name, (current) => (isLost(current) ? this.#restored(held, current) : null))) ?? held;
+      document = await restoreRing(this.#store, this.#name, document, held, this.#encryptionKey, this.#report);
     }
-    if (document !== null && this.#document !== undefined) document = await this.#keepRevocations(document, this.#document);
+    if (document !== null && this.#document !== undefined) {
+      document = await keepRevocations(this.#store, this.#name, document, this.#document, this.#encryptionKey);
+    }
     const algorithms = this.#rotation.algorithms;
-    const { rotateEveryMs, prePublishMs } = this.#timings;
-    const due = (doc: RingDocument | null) => {
-      if (doc === null) return true;
-      const index = indexRing(doc);
-      return algorithms.some((alg) => rotationDue(index, alg, now, rotateEveryMs, prePublishMs));
-    };
+    const due = (doc: RingDocument | null) => rotationDueIn(doc, algorithms, this.#timings, now);
     if (due(document)) {
       const generated = await generateKeys(algorithms);
       // The keys are published from the moment they are written (Date.now() below, under the lock), so their
@@ -316,59 +192,13 @@ export class KeyRing {
     this.#adopt(document, now, read);
   }
 
-  /**
-   * `held`, to put back in place of the lost ring `current`, with the revocations `current` still records: a key
-   * revoked there while this instance held it live must not come back usable.
-   */
-  #restored(held: RingDocument, current: RingDocument | null): RingDocument {
-    let next = held;
-    for (const entry of current?.keys ?? []) {
-      if (entry.revokedAt !== undefined) next = revokeEntry(next, entry.kid, Date.now(), this.#encryptionKey) ?? next;
-    }
-    return next;
-  }
-
-  /**
-   * Revokes again what `held` has revoked and the stored `document` still has live. The store goes back when it loses
-   * the ring and an instance that had not seen a revocation yet puts back its older copy (or a failover serves an old
-   * replica): a revocation this instance saw must not come undone that way, so the key stays refused.
-   */
-  async #keepRevocations(document: RingDocument, held: RingDocument): Promise<RingDocument> {
-    const revived = (current: RingDocument) =>
-      held.keys
-        .filter((entry) => entry.revokedAt !== undefined)
-        .filter((entry) => current.keys.some((stored) => stored.kid === entry.kid && stored.revokedAt === undefined))
-        .map((entry) => entry.kid);
-    if (revived(document).length === 0) return document;
-    const written = await updateRing(this.#store, this.#name, (current) => {
-      if (current === null) return null;
-      let next = current;
-      for (const kid of revived(current)) next = revokeEntry(next, kid, Date.now(), this.#encryptionKey) ?? next;
-      return next === current ? null : next;
-    });
-    return written ?? document;
-  }
-
   #adopt(document: RingDocument, loadedAt: number, read: number): void {
     const held = this.#document;
     if (held !== undefined && document.revision < held.revision && read !== this.#epoch) return;
     // Decrypt everything first: a wrong encryptionKey fails here, before anything changes.
     const now = Date.now();
-    const imported = new Map<string, { sealed: string; key: SigningKey }>();
-    for (const entry of prune(document, now, this.#timings.retainMs)) {
-      if (entry.revokedAt !== undefined || entry.sealed === undefined) continue;
-      const previous = this.#imported.get(entry.kid);
-      if (previous !== undefined && previous.sealed === entry.sealed.data) {
-        imported.set(entry.kid, previous);
-        continue;
-      }
-      const privateJwk = JSON.parse(open(this.#encryptionKey, entry.kid, entry.sealed)) as JWK;
-      imported.set(entry.kid, {
-        sealed: entry.sealed.data,
-        key: importKey({ ...privateJwk, kid: entry.kid, alg: entry.alg }, `keyRing.${entry.kid}`),
-      });
-    }
-    const derived = this.#derive(document, imported, now);
+    const imported = importKeys(document, this.#imported, this.#encryptionKey, now, this.#timings.retainMs);
+    const derived = deriveKeys(document, imported, now, this.#rotation.algorithms, this.#timings.retainMs);
     this.#imported = imported;
     this.#document = document;
     this.#derived = derived;
@@ -376,41 +206,11 @@ export class KeyRing {
     this.#epoch += 1;
   }
 
-  #derive(document: RingDocument, imported: ReadonlyMap<string, { key: SigningKey }>, now: number): Derived {
-    const index = indexRing(document);
-    const published: SigningKey[] = [];
-    const byAlg = new Map<SigningAlgorithm, SigningKey>();
-    for (const entry of document.keys) {
-      const key = imported.get(entry.kid)?.key;
-      if (key === undefined || !isPublished(index, entry, now, this.#timings.retainMs)) continue;
-      published.push(key);
-    }
-    for (const alg of this.#rotation.algorithms) {
-      const active: RingEntry | undefined = activeEntry(index, alg, now);
-      const key = active === undefined ? undefined : imported.get(active.kid)?.key;
-      if (key !== undefined) byAlg.set(alg, key);
-    }
-    const first = byAlg.get(this.#rotation.algorithms[0] as SigningAlgorithm);
-    if (first === undefined || published.length === 0) throw new Error('the key ring has no signing key');
-    // The signer first: KeySet's contract is "the first signs".
-    const ordered = [first, ...published.filter((key) => key !== first)];
-    const set = keySetOf(ordered, 'keyRing');
-    return { signer: first, byAlg, byKid: set.byKid, jwks: set.jwks, until: nextChange(index, now, this.#timings.retainMs) };
-  }
-
   #current(): Derived {
     const derived = this.#derived;
     if (derived === undefined || this.#document === undefined) throw new Error('the key ring is not loaded yet');
     if (Date.now() < derived.until) return derived;
-    this.#derived = this.#derive(this.#document, this.#imported, Date.now());
+    this.#derived = deriveKeys(this.#document, this.#imported, Date.now(), this.#rotation.algorithms, this.#timings.retainMs);
     return this.#derived;
   }
-}
-
-/** The `kid` of a compact JWS's header, without verifying anything; `undefined` when there is none to read. */
-export function kidOf(token: string): string | undefined {
-  const dot = token.indexOf('.');
-  if (dot <= 0 || dot > 1024) return undefined;
-  const kid = decodeJsonPart(token.slice(0, dot))?.kid;
-  return typeof kid === 'string' ? kid : undefined;
 }

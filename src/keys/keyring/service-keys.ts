@@ -9,7 +9,8 @@ import { loadKeys, type KeySet } from '../signing-keys.js';
 import type { Store } from '../../stores/store.js';
 import { catchRejection } from '../../lib/thenable.js';
 import { AccountRings } from './per-account.js';
-import { KeyRing, ringTimings } from './ring.js';
+import { KeyRing } from './ring.js';
+import { ringTimings } from './timings.js';
 import { verifyWithReload, type KeyReloadingVerify } from './unknown-kid.js';
 
 /** The keys handlers sign with, and the rings behind them when `keyRotation` is on. */

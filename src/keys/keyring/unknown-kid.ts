@@ -4,7 +4,8 @@
  * scheduled refresh. The access-token verifier and the `id_token_hint` check both go through here.
  */
 import { isOAuthError } from '../../errors.js';
-import { kidOf, type KeyRing } from './ring.js';
+import { decodeJsonPart } from '../../lib/compact-jwt.js';
+import type { KeyRing } from './ring.js';
 
 /**
  * Runs a token check with one reload of the request's key ring (the account's own under `keysPerAccount`) when the
@@ -31,4 +32,12 @@ export async function verifyWithReload<T>(ring: KeyRing | undefined, token: stri
     if (ring === undefined || kid === undefined || ring.keys.byKid.has(kid) || !(await ring.refreshForUnknownKid())) throw error;
     return verify();
   }
+}
+
+/** The `kid` of a compact JWS's header, without verifying anything; `undefined` when there is none to read. */
+export function kidOf(token: string): string | undefined {
+  const dot = token.indexOf('.');
+  if (dot <= 0 || dot > 1024) return undefined;
+  const kid = decodeJsonPart(token.slice(0, dot))?.kid;
+  return typeof kid === 'string' ? kid : undefined;
 }

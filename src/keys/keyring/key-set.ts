@@ -1,0 +1,82 @@
+/**
+ * The key set derived from a ring document: its private keys opened and imported, the signing key per algorithm,
+ * the keys that verify and the JWKS, valid until the next instant written in the document (an activation, a retired
+ * key leaving the JWKS).
+ */
+import { importKey, type JWK, keySetOf, type SigningAlgorithm, type SigningKey } from '../signing-keys.js';
+import { activeEntry, indexRing, isPublished, nextChange, prune, type RingDocument, type RingEntry } from './document.js';
+import { open } from './seal.js';
+
+/** What the key set of a ring holds at one time. */
+export interface Derived {
+  signer: SigningKey;
+  byAlg: ReadonlyMap<SigningAlgorithm, SigningKey>;
+  byKid: ReadonlyMap<string, SigningKey>;
+  jwks: { keys: JWK[] };
+  /** Recompute at or after this instant. */
+  until: number;
+}
+
+/** An imported private key and the sealed text it was opened from. */
+export interface ImportedKey {
+  sealed: string;
+  key: SigningKey;
+}
+
+/**
+ * The private keys of `document` still in use at `now`, opened and imported; those `previous` holds from the same
+ * sealed text are reused, so a refresh that finds the same entries decrypts nothing. Throws on a wrong
+ * `encryptionKey`.
+ */
+export function importKeys(
+  document: RingDocument,
+  previous: ReadonlyMap<string, ImportedKey>,
+  encryptionKey: Buffer,
+  now: number,
+  retainMs: number,
+): Map<string, ImportedKey> {
+  const imported = new Map<string, ImportedKey>();
+  for (const entry of prune(document, now, retainMs)) {
+    if (entry.revokedAt !== undefined || entry.sealed === undefined) continue;
+    const known = previous.get(entry.kid);
+    if (known !== undefined && known.sealed === entry.sealed.data) {
+      imported.set(entry.kid, known);
+      continue;
+    }
+    const privateJwk = JSON.parse(open(encryptionKey, entry.kid, entry.sealed)) as JWK;
+    imported.set(entry.kid, {
+      sealed: entry.sealed.data,
+      key: importKey({ ...privateJwk, kid: entry.kid, alg: entry.alg }, `keyRing.${entry.kid}`),
+    });
+  }
+  return imported;
+}
+
+/** The key set of `document` at `now`, signing with the active key of the first of `algorithms`. */
+export function deriveKeys(
+  document: RingDocument,
+  imported: ReadonlyMap<string, { key: SigningKey }>,
+  now: number,
+  algorithms: readonly SigningAlgorithm[],
+  retainMs: number,
+): Derived {
+  const index = indexRing(document);
+  const published: SigningKey[] = [];
+  const byAlg = new Map<SigningAlgorithm, SigningKey>();
+  for (const entry of document.keys) {
+    const key = imported.get(entry.kid)?.key;
+    if (key === undefined || !isPublished(index, entry, now, retainMs)) continue;
+    published.push(key);
+  }
+  for (const alg of algorithms) {
+    const active: RingEntry | undefined = activeEntry(index, alg, now);
+    const key = active === undefined ? undefined : imported.get(active.kid)?.key;
+    if (key !== undefined) byAlg.set(alg, key);
+  }
+  const first = byAlg.get(algorithms[0] as SigningAlgorithm);
+  if (first === undefined || published.length === 0) throw new Error('the key ring has no signing key');
+  // The signer first: KeySet's contract is "the first signs".
+  const ordered = [first, ...published.filter((key) => key !== first)];
+  const set = keySetOf(ordered, 'keyRing');
+  return { signer: first, byAlg, byKid: set.byKid, jwks: set.jwks, until: nextChange(index, now, retainMs) };
+}

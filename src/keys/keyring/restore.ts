@@ -1,0 +1,73 @@
+/**
+ * Putting back a ring the store lost or emptied, and keeping the revocations this instance has seen: a key ring must
+ * never go back to a state that orphans every token signed so far, nor bring a revoked key back into use.
+ */
+import type { Store } from '../../stores/store.js';
+import type { RingDocument } from './document.js';
+import { revokeEntry } from './mutations.js';
+import { updateRing } from './storage.js';
+
+/** Whether `document` is no ring to use: missing, or without a live key (every token signed so far would be orphaned). */
+export function isLost(document: RingDocument | null): boolean {
+  return document === null || document.keys.every((entry) => entry.revokedAt !== undefined);
+}
+
+/**
+ * Puts `held`, the live ring this instance holds, back in place of the lost ring `document` read from the store, and
+ * resolves with what the store holds afterwards.
+ */
+export async function restoreRing(
+  store: Store,
+  name: string,
+  document: RingDocument | null,
+  held: RingDocument,
+  encryptionKey: Buffer,
+  report: (error: unknown) => void,
+): Promise<RingDocument> {
+  // The store lost the ring (a bounded MemoryStore evicted it, a Redis was replaced), or holds one without a live
+  // key (emptied by hand or by a broken writer): put back the one this instance holds rather than start afresh,
+  // which would orphan every token signed so far. An emptied ring is not a store's ordinary loss: reported.
+  if (document !== null) {
+    report(new Error(`the key ring "${name}" in the store has no live key: the keys this instance holds are put back`));
+  }
+  return (await updateRing(store, name, (current) => (isLost(current) ? restored(held, current, encryptionKey) : null))) ?? held;
+}
+
+/**
+ * `held`, to put back in place of the lost ring `current`, with the revocations `current` still records: a key
+ * revoked there while this instance held it live must not come back usable.
+ */
+function restored(held: RingDocument, current: RingDocument | null, encryptionKey: Buffer): RingDocument {
+  let next = held;
+  for (const entry of current?.keys ?? []) {
+    if (entry.revokedAt !== undefined) next = revokeEntry(next, entry.kid, Date.now(), encryptionKey) ?? next;
+  }
+  return next;
+}
+
+/**
+ * Revokes again what `held` has revoked and the stored `document` still has live. The store goes back when it loses
+ * the ring and an instance that had not seen a revocation yet puts back its older copy (or a failover serves an old
+ * replica): a revocation this instance saw must not come undone that way, so the key stays refused.
+ */
+export async function keepRevocations(
+  store: Store,
+  name: string,
+  document: RingDocument,
+  held: RingDocument,
+  encryptionKey: Buffer,
+): Promise<RingDocument> {
+  const revived = (current: RingDocument) =>
+    held.keys
+      .filter((entry) => entry.revokedAt !== undefined)
+      .filter((entry) => current.keys.some((stored) => stored.kid === entry.kid && stored.revokedAt === undefined))
+      .map((entry) => entry.kid);
+  if (revived(document).length === 0) return document;
+  const written = await updateRing(store, name, (current) => {
+    if (current === null) return null;
+    let next = current;
+    for (const kid of revived(current)) next = revokeEntry(next, kid, Date.now(), encryptionKey) ?? next;
+    return next === current ? null : next;
+  });
+  return written ?? document;
+}
