@@ -44,4 +44,23 @@ describe('resourceURL (the htu a guard expects)', () => {
     expect(resourceURL(proxied, { method: 'GET', url: '/api/x', headers })).toBe('https://api.example.com/api/x');
     expect(resourceURL(direct, { method: 'GET', url: 'https://a.example/b', headers })).toBe('https://a.example/b');
   });
+
+  it('believes X-Forwarded-* only from a peer that trustProxy names or counts', async () => {
+    const { resourceURL } = await import('../src/dpop/resource.js');
+    const { makeSentinel } = await import('./helpers/fixtures.js');
+    const headers = { host: '10.0.0.5:3000', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'api.example.com' };
+    const listed = contextOf(makeSentinel({ trustProxy: ['10.0.0.0/8'] }));
+    const url = (context: typeof listed, ip: string | undefined) => resourceURL(context, { method: 'GET', url: '/x', headers, ip });
+    expect(url(listed, '10.1.2.3')).toBe('https://api.example.com/x');
+    expect(url(listed, '::ffff:10.1.2.3')).toBe('https://api.example.com/x');
+    expect(url(listed, '203.0.113.9')).toBe('http://10.0.0.5:3000/x');
+    // An unknown peer is no trusted proxy.
+    expect(url(listed, undefined)).toBe('http://10.0.0.5:3000/x');
+    const oneHop = contextOf(makeSentinel({ trustProxy: 1 }));
+    expect(url(oneHop, '203.0.113.9')).toBe('https://api.example.com/x');
+    expect(url(oneHop, undefined)).toBe('http://10.0.0.5:3000/x');
+    expect(url(contextOf(makeSentinel({ trustProxy: 0 })), '10.1.2.3')).toBe('http://10.0.0.5:3000/x');
+    // true keeps its meaning: every peer is the proxy.
+    expect(url(contextOf(makeSentinel({ trustProxy: true })), undefined)).toBe('https://api.example.com/x');
+  });
 });

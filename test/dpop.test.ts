@@ -379,7 +379,7 @@ describe.each(HOSTS)('DPoP at the guard behind a TLS-terminating proxy on $name'
   const PUBLIC_HTU = `https://api.example.com${API_PATH}`;
   const FORWARDED = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'api.example.com' };
 
-  async function mount(trustProxy: boolean) {
+  async function mount(trustProxy: SentinelOptions['trustProxy']) {
     const key = await clientKey();
     const mounted = await host.mount(keyedSentinel(key, {}, { trustProxy }));
     open.push(mounted);
@@ -405,6 +405,30 @@ describe.each(HOSTS)('DPoP at the guard behind a TLS-terminating proxy on $name'
     expect((await callForwarded(url, token, await dpopProof(key, { htm: 'GET', htu: `${url}${API_PATH}`, ath: ath(token) }))).status).toBe(
       200,
     );
+  });
+
+  // RFC 9700 §4.13: anyone can send X-Forwarded-Host. A proof made for another resource server must not pass here
+  // because the client said that server's name, from a peer (127.0.0.1) that trustProxy does not name.
+  it('with trustProxy naming other proxies, ignores the forwarded headers of a peer it does not name', async () => {
+    const { url, key, token } = await mount(['10.9.9.9']);
+    const forged = await callForwarded(url, token, await dpopProof(key, { htm: 'GET', htu: PUBLIC_HTU, ath: ath(token) }));
+    expect(forged.status).toBe(401);
+    expect(forged.headers.get('www-authenticate')).toMatch(/error="invalid_dpop_proof".*htu/);
+    expect((await callForwarded(url, token, await dpopProof(key, { htm: 'GET', htu: `${url}${API_PATH}`, ath: ath(token) }))).status).toBe(
+      200,
+    );
+  });
+
+  it('with trustProxy naming the peer, or no hops, believes the forwarded headers only from that peer', async () => {
+    const named = await mount(['loopback']);
+    expect(
+      (await callForwarded(named.url, named.token, await dpopProof(named.key, { htm: 'GET', htu: PUBLIC_HTU, ath: ath(named.token) })))
+        .status,
+    ).toBe(200);
+    const none = await mount(0);
+    expect(
+      (await callForwarded(none.url, none.token, await dpopProof(none.key, { htm: 'GET', htu: PUBLIC_HTU, ath: ath(none.token) }))).status,
+    ).toBe(401);
   });
 });
 

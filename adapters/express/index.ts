@@ -82,6 +82,8 @@ export function requireAccessToken(sentinel: Sentinel, options?: RequireAccessTo
         url: request.originalUrl ?? request.url,
         headers: request.headers,
         secure: (request.socket as { encrypted?: boolean }).encrypted === true,
+        // The socket peer, not Express's req.ip: the core decides whether it is a trusted proxy (trustProxy).
+        ip: request.socket.remoteAddress,
       })
       .then((result) => {
         if (!result.ok) return writeNodeResponse(response, result.response);

@@ -126,6 +126,8 @@ export function requireAccessToken(sentinel: Sentinel, options?: RequireAccessTo
       url: request.url,
       headers: request.headers,
       secure: (request.socket as { encrypted?: boolean }).encrypted === true,
+      // The socket peer, not request.ip: the core decides whether it is a trusted proxy (trustProxy).
+      ip: request.socket.remoteAddress,
     });
     if (!result.ok) return sendSentinelResponse(reply, result.response);
     request.sentinel = result.claims;

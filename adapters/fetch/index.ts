@@ -175,6 +175,21 @@ export type AccessTokenGuard = (
 ) => Promise<{ claims: AccessTokenClaims } | Response>;
 
 /**
+ * Options of the fetch {@link requireAccessToken}: those of every adapter's guard, and `ip` as {@link toFetch} takes
+ * it, since a fetch `Request` carries no peer address.
+ *
+ * @example
+ * const guard = requireAccessToken(sentinel, { ip: (request) => server.requestIP(request)?.address });
+ */
+export interface FetchGuardOptions extends RequireAccessTokenOptions {
+  /**
+   * The address the request came from: `X-Forwarded-Proto` / `X-Forwarded-Host` (which a DPoP proof's `htu` is
+   * checked against, RFC 9449 §4.3) are believed only when it is a proxy `trustProxy` names, or `trustProxy` is `true`.
+   */
+  ip?: ((request: Request) => string | undefined) | undefined;
+}
+
+/**
  * Checks a Bearer access token (RFC 6750 §2.1). A fetch runtime has no middleware chain, so the guard answers
  * either `{ claims }` or the ready 401 `Response` (with `WWW-Authenticate: Bearer`, RFC 6750 §3). `params` are the
  * route's parameters: `accountId` and `consumerId`, when present, must match the token.
@@ -184,8 +199,9 @@ export type AccessTokenGuard = (
  * if (checked instanceof Response) return checked;
  * return Response.json(await brandTokens(checked.claims));
  */
-export function requireAccessToken(sentinel: Sentinel, options?: RequireAccessTokenOptions): AccessTokenGuard {
-  const expectations = expectationsReader(options);
+export function requireAccessToken(sentinel: Sentinel, options: FetchGuardOptions = {}): AccessTokenGuard {
+  const { ip, ...guardOptions } = options;
+  const expectations = expectationsReader(guardOptions);
   return async (request, params) => {
     const authorization = request.headers.get('authorization') ?? undefined;
     const url = new URL(request.url);
@@ -196,6 +212,7 @@ export function requireAccessToken(sentinel: Sentinel, options?: RequireAccessTo
       url: `${url.pathname}${url.search}`,
       headers: headersOf(request, url),
       secure: url.protocol === 'https:',
+      ip: ip?.(request),
     });
     return result.ok ? { claims: result.claims } : sendSentinelResponse(result.response);
   };

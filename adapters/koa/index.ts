@@ -107,6 +107,8 @@ export function requireAccessToken(sentinel: Sentinel, options?: RequireAccessTo
       url: ctx.originalUrl,
       headers: ctx.req.headers,
       secure: (ctx.req.socket as { encrypted?: boolean }).encrypted === true,
+      // The socket peer, not ctx.ip: the core decides whether it is a trusted proxy (trustProxy).
+      ip: ctx.req.socket.remoteAddress,
     });
     if (!result.ok) {
       sendSentinelResponse(ctx, result.response);

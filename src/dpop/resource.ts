@@ -14,12 +14,13 @@ import { decodeJsonPart, splitCompactJwt } from '../lib/compact-jwt.js';
 import { rememberProof } from './proof-replay.js';
 import { dpopHeader } from './token-binding.js';
 import type { DPoPPresentation } from './presentation.js';
+import { trustsPeer } from '../http/client-ip.js';
 
 export type { DPoPPresentation } from './presentation.js';
 
 /**
  * A resource request as an adapter's guard sees it (RFC 9449 §4.3: the method and URL a proof must match).
- * @example sentinel.checkBearer(req.headers.authorization, expectations, { method: req.method, url: req.originalUrl, headers: req.headers });
+ * @example sentinel.checkBearer(req.headers.authorization, expectations, { method: req.method, url: req.originalUrl, headers: req.headers, ip: req.socket.remoteAddress });
  */
 export interface ResourceRequest {
   method: string;
@@ -28,6 +29,11 @@ export interface ResourceRequest {
   headers: Record<string, string | string[] | undefined>;
   /** Whether the connection is TLS as the host sees it. */
   secure?: boolean | undefined;
+  /**
+   * The socket peer's address as the host sees it (not a forwarded one): `X-Forwarded-Proto` / `X-Forwarded-Host`
+   * are believed only when this peer is a proxy `trustProxy` names (or `trustProxy` is `true`).
+   */
+  ip?: string | undefined;
 }
 
 function challenge(context: SentinelContext, code: string, description: string): string {
@@ -52,8 +58,10 @@ export function dpopUnauthorized(
 }
 
 /**
- * The public URL of a resource request: absolute as given, or rebuilt from `Host` (and, with `trustProxy`, the
- * `X-Forwarded-Proto` / `X-Forwarded-Host` a trusted proxy set).
+ * The public URL of a resource request: absolute as given, or rebuilt from `Host` (and the `X-Forwarded-Proto` /
+ * `X-Forwarded-Host` a trusted proxy set). Anyone can send those headers, so they are believed only when the socket
+ * peer passes the same `trustProxy` check as `X-Forwarded-For` does for the client address (RFC 9700 §4.13);
+ * otherwise a proof made for another resource server would pass here with a forged `X-Forwarded-Host`.
  * @example resourceURL(context, { method: 'GET', url: '/api/x?y=1', headers: { host: 'api.example.com' }, secure: true }) // 'https://api.example.com/api/x?y=1'
  */
 export function resourceURL(context: SentinelContext, request: ResourceRequest): string {
@@ -62,7 +70,8 @@ export function resourceURL(context: SentinelContext, request: ResourceRequest):
     const value = request.headers[name];
     return Array.isArray(value) ? value[0] : value;
   };
-  const forwarded = (name: string): string | undefined => (context.config.trustProxy ? header(name)?.split(',')[0]?.trim() : undefined);
+  const fromProxy = trustsPeer(context.config, request.ip);
+  const forwarded = (name: string): string | undefined => (fromProxy ? header(name)?.split(',')[0]?.trim() : undefined);
   const proto = forwarded('x-forwarded-proto') ?? (request.secure === true ? 'https' : 'http');
   const host = forwarded('x-forwarded-host') ?? header('host') ?? 'invalid.invalid';
   return `${proto}://${host}${request.url.startsWith('/') ? '' : '/'}${request.url}`;

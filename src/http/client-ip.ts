@@ -64,6 +64,20 @@ export function clientIP(config: Pick<ResolvedConfig, 'trustProxy'>, request: Se
 }
 
 /**
+ * Whether the socket peer `ip` is a proxy the operator runs, so that the `X-Forwarded-*` headers it sent may be
+ * believed: `true` trusts every peer (as {@link clientIP} does), `false` none; a hop count or an address list is
+ * asked about the peer as hop 0. An unknown peer is not trusted (fail closed).
+ * @example if (trustsPeer(context.config, request.ip)) host = request.headers['x-forwarded-host'];
+ */
+export function trustsPeer(config: Pick<ResolvedConfig, 'trustProxy'>, ip: string | undefined): boolean {
+  const option = config.trustProxy;
+  if (typeof option === 'boolean') return option;
+  const peer = ip === undefined ? null : normalizeAddress(ip);
+  if (peer === null) return false;
+  return trustsHop(option)?.(peer, 0) === true;
+}
+
+/**
  * The counting unit of an address: IPv4 as is, IPv6 by its /64 (one subscriber usually holds a whole /64, so
  * counting single IPv6 addresses would bound nothing): the per-address login throttle and the DPoP proof quota.
  * @example addressBucket('2001:db8:1:2::7') // '2001:db8:1:2'

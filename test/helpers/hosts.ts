@@ -286,10 +286,15 @@ function fetchHost(): Host {
       const fetchOptions = { mountPath: options.prefix, ip: (request: Request) => addresses.get(request) };
       const service = toFetch(sentinel, fetchOptions);
       const beside = options.beside === undefined ? undefined : toFetch(options.beside, fetchOptions);
-      const guard = requireFetchAccessToken(sentinel);
-      const stepUpGuard = requireFetchAccessToken(sentinel, STEP_UP_GUARD);
+      // The guards are given the peer address as toFetch is, so the core can tell a trusted proxy's X-Forwarded-*.
+      const ip = fetchOptions.ip;
+      const guard = requireFetchAccessToken(sentinel, { ip });
+      const stepUpGuard = requireFetchAccessToken(sentinel, { ...STEP_UP_GUARD, ip });
       const mcp = servesMcp(sentinel)
-        ? { metadata: fetchResourceMetadata(sentinel, MCP_METADATA), guard: requireFetchAccessToken(sentinel, { resource: MCP_RESOURCE }) }
+        ? {
+            metadata: fetchResourceMetadata(sentinel, MCP_METADATA),
+            guard: requireFetchAccessToken(sentinel, { resource: MCP_RESOURCE, ip }),
+          }
         : undefined;
       const handler = async (request: Request): Promise<Response> => {
         const { pathname } = new URL(request.url);
