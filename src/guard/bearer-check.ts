@@ -7,6 +7,7 @@ import type { AccessTokenClaims } from '../token/access-token.js';
 import { type KnownLive, verifyCachedAccessToken, type VerifyAccessTokenOptions } from './access-token-jwt.js';
 import { appPresence } from './app-presence.js';
 import { bearerCandidate, parseAuthorization, PLAIN_BEARER, withoutProof } from './bearer-request.js';
+import { usesTokenScheme } from '../http/authorization-scheme.js';
 import type { SentinelContext } from '../http/context.js';
 import { presentationOf, type ResourceRequest } from '../dpop/resource.js';
 import { isConfigurationError, isOAuthError, OAuthError } from '../errors.js';
@@ -122,7 +123,7 @@ export function createBearerCheck(
       return {
         ok: false,
         response:
-          authorization === undefined
+          authorization === undefined || !usesTokenScheme(authorization)
             ? bearerChallenge(undefined, verifyOptions.resource)
             : bearerChallenge(
                 new OAuthError('invalid_token', 'the Authorization header must be "Bearer <token>"', { status: 401 }),

@@ -20,6 +20,7 @@ import { dpopHeader } from '../dpop/token-binding.js';
 import { hasOpenIDScope } from '../token/id-token.js';
 import { loadUserClaims, scopeList } from './claims.js';
 import { routeUrl } from '../http/route-paths.js';
+import { usesTokenScheme } from '../http/authorization-scheme.js';
 
 const AUTHORIZATION = /^(Bearer|DPoP) +([A-Za-z0-9._~+/-]+=*) *$/i;
 
@@ -31,9 +32,20 @@ interface PresentedToken {
 
 function challenge(code: 'invalid_request' | 'invalid_token' | 'insufficient_scope', description: string, status: number): OAuthError {
   const extra = code === 'insufficient_scope' ? ', scope="openid"' : '';
+  // A quoted-string (RFC 9110 §5.6.4) ends at a `"`: the description loses `"` and `\` here, as the guard's does, and
+  // keeps them in the JSON body.
+  const quoted = description.replace(/["\\]/g, '');
   return new OAuthError(code, description, {
     status,
-    headers: { 'www-authenticate': `Bearer realm="sentinel", error="${code}", error_description="${description}"${extra}` },
+    headers: { 'www-authenticate': `Bearer realm="sentinel", error="${code}", error_description="${quoted}"${extra}` },
+  });
+}
+
+/** RFC 6750 §3.1: a request without credentials for this endpoint gets a challenge without an error code. */
+function credentialsRequired(): OAuthError {
+  return new OAuthError('invalid_token', 'a Bearer access token is required', {
+    status: 401,
+    headers: { 'www-authenticate': 'Bearer realm="sentinel"' },
   });
 }
 
@@ -53,13 +65,8 @@ async function readAccessToken(context: SentinelContext, request: SentinelReques
     throw challenge('invalid_request', 'send the access token once: in the Authorization header or the body, not both', 400);
   }
   if (fromBody !== undefined) return { token: fromBody, scheme: 'Bearer' };
-  if (authorization === undefined) {
-    // RFC 6750 §3.1: a request without credentials gets a challenge without an error code.
-    throw new OAuthError('invalid_token', 'a Bearer access token is required', {
-      status: 401,
-      headers: { 'www-authenticate': 'Bearer realm="sentinel"' },
-    });
-  }
+  // RFC 6750 §3.1: no credentials, or another scheme's (`Basic …`), as the bearer guard answers them.
+  if (authorization === undefined || !usesTokenScheme(authorization)) throw credentialsRequired();
   const found = AUTHORIZATION.exec(authorization);
   if (found === null) throw challenge('invalid_token', 'the Authorization header must be "Bearer <token>"', 401);
   return { token: found[2] as string, scheme: (found[1] as string).toLowerCase() === 'dpop' ? 'DPoP' : 'Bearer' };

@@ -1,0 +1,52 @@
+/**
+ * The `WWW-Authenticate` challenges of UserInfo (OpenID Connect Core §5.3.3 points to RFC 6750 §3) and of the bearer
+ * guard: well-formed auth-params, and no error code for a request without credentials for the resource, another
+ * scheme's (`Basic …`) included (RFC 6750 §3.1).
+ */
+import { describe, expect, it } from 'vitest';
+import { call } from './helpers/direct-flow.js';
+import { makeSentinel } from './helpers/fixtures.js';
+import { oidcOptions, USERINFO } from './helpers/oidc.js';
+
+/** `Bearer` and comma-separated `name="quoted-string"` params (RFC 9110 §11.2, §5.6.4), nothing else. */
+const WELL_FORMED = /^Bearer realm="sentinel"(?:, [a-z_]+="(?:[^"\\]|\\.)*")*$/;
+
+describe('UserInfo challenges', () => {
+  const sentinel = makeSentinel(oidcOptions());
+
+  it('answers another scheme as a request without credentials: a challenge with no error code', async () => {
+    for (const authorization of ['Basic YTpi', 'Negotiate abc', 'Bearerish abc']) {
+      const response = await call(sentinel, { path: USERINFO, headers: { authorization } });
+      expect(response.status, authorization).toBe(401);
+      expect(response.headers['www-authenticate'], authorization).toBe('Bearer realm="sentinel"');
+    }
+  });
+
+  it('keeps the challenge a valid quoted-string when the description holds quotes', async () => {
+    for (const authorization of ['Bearer ', 'Bearer a b', 'DPoP ']) {
+      const response = await call(sentinel, { path: USERINFO, headers: { authorization } });
+      expect(response.status, authorization).toBe(401);
+      const challenge = response.headers['www-authenticate'] as string;
+      expect(challenge, authorization).toMatch(WELL_FORMED);
+      expect(challenge).toContain('error="invalid_token"');
+      // The JSON body keeps the description as written.
+      expect(JSON.parse(response.body as string).error_description).toBe('the Authorization header must be "Bearer <token>"');
+    }
+  });
+});
+
+describe('the bearer guard answers another scheme as UserInfo does', () => {
+  const sentinel = makeSentinel();
+
+  it('Basic gets a challenge without an error code; a malformed Bearer header gets invalid_token', async () => {
+    const basic = await sentinel.checkBearer('Basic YTpi', {});
+    expect(basic.ok).toBe(false);
+    if (!basic.ok) expect(basic.response.headers['www-authenticate']).toBe('Bearer realm="sentinel"');
+    const malformed = await sentinel.checkBearer('Bearer ', {});
+    expect(malformed.ok).toBe(false);
+    if (!malformed.ok) {
+      expect(malformed.response.headers['www-authenticate']).toMatch(WELL_FORMED);
+      expect(malformed.response.headers['www-authenticate']).toContain('error="invalid_token"');
+    }
+  });
+});
