@@ -1,10 +1,10 @@
 /**
  * The `WWW-Authenticate` challenges of UserInfo (OpenID Connect Core §5.3.3 points to RFC 6750 §3) and of the bearer
- * guard: well-formed auth-params, and no error code for a request without credentials for the resource, another
- * scheme's (`Basic …`) included (RFC 6750 §3.1).
+ * guard: well-formed auth-params, no error code for a request without credentials for the resource, another
+ * scheme's (`Basic …`) included (RFC 6750 §3.1), and the challenge on a refused form body too.
  */
 import { describe, expect, it } from 'vitest';
-import { call } from './helpers/direct-flow.js';
+import { call, FORM } from './helpers/direct-flow.js';
 import { makeSentinel } from './helpers/fixtures.js';
 import { oidcOptions, USERINFO } from './helpers/oidc.js';
 
@@ -32,6 +32,41 @@ describe('UserInfo challenges', () => {
       // The JSON body keeps the description as written.
       expect(JSON.parse(response.body as string).error_description).toBe('the Authorization header must be "Bearer <token>"');
     }
+  });
+});
+
+describe('UserInfo refusing a form body', () => {
+  const sentinel = makeSentinel(oidcOptions({ bodyLimit: 1024, bodyTimeout: 0.2 }));
+
+  function post(headers: Record<string, string>, body: Parameters<typeof call>[1]['body']) {
+    return call(sentinel, { method: 'POST', path: USERINFO, headers, body });
+  }
+
+  it('answers invalid_request from the body with the Bearer challenge', async () => {
+    const cases: [string, Record<string, string>, Parameters<typeof call>[1]['body']][] = [
+      ['latin1 form', { 'content-type': `${FORM}; charset=latin1` }, 'access_token=abc'],
+      ['JSON without the header', { 'content-type': 'application/json' }, '{"access_token":"abc"}'],
+      ['repeated access_token', { 'content-type': FORM }, { access_token: ['abc', 'def'] }],
+      ['nested access_token', { 'content-type': FORM }, { access_token: { a: 'abc' } }],
+    ];
+    for (const [name, headers, body] of cases) {
+      const response = await post(headers, body);
+      expect(response.status, name).toBe(400);
+      expect(JSON.parse(response.body as string).error, name).toBe('invalid_request');
+      expect(response.headers['www-authenticate'], name).toMatch(WELL_FORMED);
+      expect(response.headers['www-authenticate'], name).toContain('error="invalid_request"');
+    }
+  });
+
+  it('keeps 413 and 408 with their connection: close, and adds the challenge', async () => {
+    const large = await post({ 'content-type': FORM, 'content-length': '5000' }, `access_token=${'a'.repeat(5000)}`);
+    expect(large.status).toBe(413);
+    expect(large.headers.connection).toBe('close');
+    expect(large.headers['www-authenticate']).toContain('error="invalid_request"');
+    const slow = await post({ 'content-type': FORM }, () => new Promise<string>(() => {}));
+    expect(slow.status).toBe(408);
+    expect(slow.headers.connection).toBe('close');
+    expect(slow.headers['www-authenticate']).toContain('error="invalid_request"');
   });
 });
 

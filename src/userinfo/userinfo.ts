@@ -30,15 +30,35 @@ interface PresentedToken {
   scheme: 'Bearer' | 'DPoP';
 }
 
-function challenge(code: 'invalid_request' | 'invalid_token' | 'insufficient_scope', description: string, status: number): OAuthError {
+function challenge(
+  code: 'invalid_request' | 'invalid_token' | 'insufficient_scope',
+  description: string,
+  status: number,
+  headers: Readonly<Record<string, string>> = {},
+): OAuthError {
   const extra = code === 'insufficient_scope' ? ', scope="openid"' : '';
   // A quoted-string (RFC 9110 §5.6.4) ends at a `"`: the description loses `"` and `\` here, as the guard's does, and
   // keeps them in the JSON body.
   const quoted = description.replace(/["\\]/g, '');
   return new OAuthError(code, description, {
     status,
-    headers: { 'www-authenticate': `Bearer realm="sentinel", error="${code}", error_description="${quoted}"${extra}` },
+    headers: { ...headers, 'www-authenticate': `Bearer realm="sentinel", error="${code}", error_description="${quoted}"${extra}` },
   });
+}
+
+/**
+ * The `access_token` of a form body (RFC 6750 §2.2). A body that cannot be read as one form with one token is an
+ * `invalid_request` at a protected resource, so it carries the challenge as every other refusal here does (RFC 6750
+ * §3.1); a 413 or 408 keeps its status and its `connection: close`.
+ */
+async function tokenInBody(context: SentinelContext, request: SentinelRequest): Promise<string | undefined> {
+  try {
+    return single(await readForm(request, context.config.bodyLimit), 'access_token');
+  } catch (error) {
+    if (isOAuthError(error) && error.code === 'invalid_request')
+      throw challenge('invalid_request', error.description, error.status, error.headers);
+    throw error;
+  }
 }
 
 /** RFC 6750 §3.1: a request without credentials for this endpoint gets a challenge without an error code. */
@@ -59,8 +79,7 @@ async function readAccessToken(context: SentinelContext, request: SentinelReques
   // Core §5.3.1 allows that on POST), only a form body can hold a second one; any other body is not ours to judge.
   // Without the header, a body of another type is refused by readForm, which says what the body must be.
   const bodyMayHoldToken = contentType !== undefined && (authorization === undefined || declaresForm(contentType));
-  const fromBody =
-    request.method === 'POST' && bodyMayHoldToken ? single(await readForm(request, context.config.bodyLimit), 'access_token') : undefined;
+  const fromBody = request.method === 'POST' && bodyMayHoldToken ? await tokenInBody(context, request) : undefined;
   if (authorization !== undefined && fromBody !== undefined) {
     throw challenge('invalid_request', 'send the access token once: in the Authorization header or the body, not both', 400);
   }
