@@ -95,6 +95,26 @@ describe.each(HOSTS)('$name', (host) => {
       expect(parseLocation(response).params.get('code')).toBeTruthy();
     });
 
+    // A Content-Type no parser can read: Express, Koa and fetch hand the request to the core, which answers its OAuth
+    // 400; Fastify refuses it before the handler (FST_ERR_CTP_INVALID_MEDIA_TYPE), so its plugin must hand it over too.
+    it.each(['before', 'none'] as const)(
+      'a Content-Type that does not parse gets the OAuth 400 of the core, not the host error handler (parser %s)',
+      async (bodyParser) => {
+        const hostErrors: unknown[] = [];
+        const { server } = await mount({}, { bodyParser, prefix: '/idp', onHostError: (error) => hostErrors.push(error) });
+        const token = await request(server).post(`/idp${appTokenPath()}`).set('content-type', ';;').send(ccBody());
+        expectError(token, 400, 'invalid_request');
+        expect(token.body.error_description).toMatch(/Content-Type/);
+        const discovery = await request(server)
+          .post(`/idp/.well-known/oauth-authorization-server/sentinel/api/account/${ACCOUNT}`)
+          .set('content-type', ';;')
+          .send('x=1');
+        expect(discovery.status).toBe(405);
+        expect(discovery.body.error).toBe('invalid_request');
+        expect(hostErrors).toEqual([]);
+      },
+    );
+
     it('a malformed or repeated login form field is a 400 page, never a 5xx', async () => {
       const { server } = await mount({}, { bodyParser: 'before' });
       const agent = request.agent(server);

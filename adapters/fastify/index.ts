@@ -51,7 +51,9 @@ function passStream(_request: FastifyRequest, payload: Readable, done: (error: E
  * The service as an encapsulated Fastify plugin (deliberately not wrapped in fastify-plugin: its body parsers,
  * decorators and routes stay inside its scope, so a host's `@fastify/formbody` or JSON parser is untouched and
  * never sees the service's bodies). Paths under the service's base path that are not its own fall through to
- * the host's not-found handler.
+ * the host's not-found handler. A request whose Content-Type Fastify cannot parse gets the service's OAuth answer,
+ * not the host's error handler; a path that does not percent-decode is refused by Fastify's router
+ * (`FST_ERR_BAD_URL`) before any plugin is asked, which only the host's `frameworkErrors` option can change.
  * @example await app.register(toFastify(sentinel), { prefix: '/idp' });
  * @see RFC 6749 §3 (the endpoints it serves)
  */
@@ -62,9 +64,10 @@ export function toFastify(sentinel: Pick<Sentinel, 'config' | 'handle'>): Fastif
     app.addContentTypeParser('application/x-www-form-urlencoded', passStream);
     app.addContentTypeParser('*', passStream);
     if (!app.hasRequestDecorator('sentinel')) app.decorateRequest('sentinel', null);
-    const answer: Answer = (request) => {
+    app.setErrorHandler(answeringParserErrors);
+    const answer: Answer = (request, withBody) => {
       const { path, query, rawQuery } = splitURL(request.url.slice(mountPath.length));
-      const payload = request.body as Readable | undefined;
+      const payload = withBody ? (request.body as Readable | undefined) : undefined;
       return sentinel.handle({
         method: request.method,
         path,
@@ -77,7 +80,14 @@ export function toFastify(sentinel: Pick<Sentinel, 'config' | 'handle'>): Fastif
         mountPath,
       });
     };
-    app.route({ method: METHODS, url: `${sentinel.config.basePath}/*`, exposeHeadRoute: false, handler: answering([answer]) });
+    const own = [answer];
+    app.route({
+      method: METHODS,
+      url: `${sentinel.config.basePath}/*`,
+      exposeHeadRoute: false,
+      config: { [ANSWERS]: own },
+      handler: answering(own),
+    });
     // Fastify refuses a route declared twice, and a second handler mounted beside the service (the operator
     // console) shares the well-known prefix: one route asks each handler in the order they were mounted.
     const url = `${mountPath}/.well-known/*`;
@@ -88,13 +98,44 @@ export function toFastify(sentinel: Pick<Sentinel, 'config' | 'handle'>): Fastif
     else {
       const answers = [answer];
       byURL.set(url, answers);
-      app.route({ method: METHODS, url: '/.well-known/*', exposeHeadRoute: false, handler: answering(answers) });
+      app.route({
+        method: METHODS,
+        url: '/.well-known/*',
+        exposeHeadRoute: false,
+        config: { [ANSWERS]: answers },
+        handler: answering(answers),
+      });
     }
   };
 }
 
-/** One mounted handler's answer to a request; `null` when the path is not its own. */
-type Answer = (request: FastifyRequest) => Promise<SentinelResponse | null>;
+/**
+ * One mounted handler's answer to a request; `null` when the path is not its own. `withBody: false` hands the core no
+ * body, for a request whose body Fastify refused before the handler ran.
+ */
+type Answer = (request: FastifyRequest, withBody: boolean) => Promise<SentinelResponse | null>;
+
+/** The route config key under which a route keeps the answers its handler asks, for the plugin's error handler. */
+const ANSWERS = 'sentinelAnswers';
+
+/**
+ * The plugin's own error handler, for its routes only (the plugin is encapsulated, so the host's handler is untouched).
+ * Fastify refuses some requests before the handler runs: a Content-Type it cannot parse (`;;`) throws
+ * `FST_ERR_CTP_INVALID_MEDIA_TYPE`, which would reach the host's error handler (a 415, or whatever the host answers)
+ * where the other adapters hand the core the request and it answers with its OAuth error. So the core answers such a
+ * request here, without a body: a body it needs is then missing and it says so (`400 invalid_request`). Every other
+ * error is rethrown to the host's handler, as before.
+ */
+async function answeringParserErrors(error: unknown, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const code = (error as { code?: unknown } | null)?.code;
+  const answers = (request.routeOptions.config as { [ANSWERS]?: readonly Answer[] } | undefined)?.[ANSWERS];
+  if (typeof code !== 'string' || !code.startsWith('FST_ERR_CTP_') || answers === undefined) throw error;
+  for (const answer of answers) {
+    const result = await answer(request, false);
+    if (result !== null) return sendSentinelResponse(reply, result);
+  }
+  throw error;
+}
 
 /** The handlers sharing a well-known route, by server and the route's full URL. */
 const wellKnownAnswers = new WeakMap<object, Map<string, Answer[]>>();
@@ -103,7 +144,7 @@ const wellKnownAnswers = new WeakMap<object, Map<string, Answer[]>>();
 function answering(answers: readonly Answer[]): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
   return async (request, reply) => {
     for (const answer of answers) {
-      const result = await answer(request);
+      const result = await answer(request, true);
       if (result !== null) return sendSentinelResponse(reply, result);
     }
     reply.callNotFound();
