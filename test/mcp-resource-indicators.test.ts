@@ -281,6 +281,27 @@ describe('resource at the token endpoint', () => {
     expect(jsonOf(response).error).toBe('invalid_target');
   });
 
+  it('the v1 app token path refuses resource, allowed or not, instead of issuing for the account audience', async () => {
+    const sentinel = sentinelWithResources();
+    const v1 = (form: Record<string, string>, authorization = basic(CC_ONLY_CLIENT_ID, CC_ONLY_SECRET)) =>
+      postForm(sentinel, `${ACCOUNT_PATH}/app/token`, new URLSearchParams({ grant_type: 'client_credentials', ...form }).toString(), {
+        headers: { authorization },
+      });
+    // The app may ask for MCP at the token endpoint; here every resource is told it is not accepted, never ignored.
+    for (const resource of [MCP, 'https://evil.example.com/', 'not a uri', '']) {
+      const refused = await v1({ resource });
+      expect(refused.status, resource).toBe(400);
+      expect(jsonOf(refused).error, resource).toBe('invalid_target');
+    }
+    // Checked after client authentication: a wrong secret learns nothing about resource.
+    const unauthenticated = await v1({ resource: MCP }, basic(CC_ONLY_CLIENT_ID, 'wrong'));
+    expect(jsonOf(unauthenticated).error).toBe('invalid_client');
+    // Without resource the v1 token is what it always was: for the account's audience.
+    const ok = await v1({});
+    expect(ok.status, ok.body).toBe(200);
+    expect(decodeJwt(jsonOf(ok).access_token as string).aud).toBe(ACCOUNT);
+  });
+
   it('token exchange: the new token may name some of the subject token resources, never another', async () => {
     const THIRD = 'https://third.example.com/mcp';
     const options = baseOptions({ defaultResources: [DEFAULT_ONLY] });

@@ -5,8 +5,9 @@
 import { readForm } from '../http/form-body.js';
 import type { SentinelContext } from '../http/context.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
-import { requireGrantType } from './app-token.js';
+import { refuseResource, requireGrantType } from './app-token.js';
 import { authenticateClient } from './client-auth.js';
+import { requireGrant } from '../apps/app.js';
 import { handleClientCredentialsGrant } from './client-credentials-grant.js';
 import { readGrantType } from './grant-type.js';
 import { checkTokenQuery } from './token-endpoint.js';
@@ -24,6 +25,10 @@ export async function handleAppTokenV1(context: SentinelContext, request: Sentin
   const params = await readForm(request, context.config.bodyLimit);
   requireGrantType(readGrantType(context, params), 'client_credentials');
   const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: false });
+  // The form is not handed to the grant below, so `resource` would otherwise go unread and the token be for the
+  // account's audience: refused as on the v2 path, after the same grant check so both answer alike.
+  requireGrant(app, 'client_credentials');
+  refuseResource(params);
   // The v1 contract has no scope parameter: the token carries the app's registered scope, as it always did.
   // A DPoP proof binds the token as at the token endpoint; its htu is this path (RFC 9449 §4.3).
   // `expires_in` as the platform's contract shows it (the `expiresIn` option, a string of digits by default).

@@ -9,7 +9,7 @@ import { type App, requireGrant } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
-import { singleQuery } from '../http/params.js';
+import { type ParamMap, singleQuery } from '../http/params.js';
 import { authenticateClient, refuseSecretsInQuery } from './client-auth.js';
 import { readGrantType } from './grant-type.js';
 import { confirmation, tokenRequestBinding, tokenType } from '../dpop/token-binding.js';
@@ -20,6 +20,19 @@ export function requireGrantType(grantType: string | undefined, expected: string
   if (grantType === undefined) throw new OAuthError('invalid_request', 'parameter grant_type is required');
   if (grantType !== expected) {
     throw new OAuthError('unsupported_grant_type', `grant_type must be ${expected} at this endpoint`);
+  }
+}
+
+/**
+ * Refuses `resource` (RFC 8707) at the app-token paths (v1 and v2). Their tokens are for the account's own API; a
+ * client that asks for another audience is told so (`invalid_target`) rather than handed a broader token than it
+ * asked for. Called after client authentication, so an unauthenticated caller learns nothing from it.
+ * @throws OAuthError invalid_target when the form names `resource`, whatever its value.
+ * @example refuseResource(params); // before issuing
+ */
+export function refuseResource(params: ParamMap): void {
+  if (params.has('resource')) {
+    throw new OAuthError('invalid_target', 'resource is not accepted here; ask the account token endpoint (grant_type=client_credentials)');
   }
 }
 
@@ -78,11 +91,7 @@ export async function handleAppToken(context: SentinelContext, request: Sentinel
   }
   const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: false });
   requireGrant(app, 'client_credentials');
-  // RFC 8707: this path's tokens are for the account's own API, whose guards name the consumer; a client that asks
-  // for another audience is told so rather than handed a broader token than it asked for.
-  if (params.has('resource')) {
-    throw new OAuthError('invalid_target', 'resource is not accepted here; ask the account token endpoint (grant_type=client_credentials)');
-  }
+  refuseResource(params);
   if (validator !== undefined && !(await validator(consumerId, { accountId, clientId: app.clientId }))) {
     throw new OAuthError('invalid_request', 'state does not name a valid consumer of this account');
   }
