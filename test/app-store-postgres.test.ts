@@ -341,20 +341,23 @@ describe.skipIf(available.skip)('PostgresAppStore specifics', () => {
     const deleted = new Promise<void>((resolve) => (appDeleted = resolve));
     let nowListening!: () => void;
     const listening = new Promise<void>((resolve) => (nowListening = resolve));
-    const connect = pool.connect.bind(pool) as (...args: unknown[]) => unknown;
-    (pool as unknown as { connect: (...args: unknown[]) => unknown }).connect = (...args: unknown[]) => {
-      if (args.length > 0) return connect(...args); // pool.query's own checkout
-      return deleted.then(async () => {
-        const client = (await connect()) as pg.PoolClient;
-        const clientQuery = client.query.bind(client) as (...queryArgs: unknown[]) => Promise<unknown>;
-        (client as unknown as { query: (...queryArgs: unknown[]) => unknown }).query = async (...queryArgs: unknown[]) => {
-          const result = await clientQuery(...queryArgs);
-          if (String(queryArgs[0]).startsWith('LISTEN')) setImmediate(nowListening);
-          return result;
-        };
-        return client;
-      });
-    };
+    // The listener's connection is made by the pool's Client class, outside the pool: its LISTEN waits for the delete.
+    const poolWithClient = pool as unknown as { Client: new (config: unknown) => pg.Client };
+    const RealClient = poolWithClient.Client;
+    poolWithClient.Client = function GatedClient(config: unknown): pg.Client {
+      const client = new RealClient(config);
+      const clientQuery = client.query.bind(client) as (...queryArgs: unknown[]) => Promise<unknown>;
+      (client as unknown as { query: (...queryArgs: unknown[]) => unknown }).query = async (...queryArgs: unknown[]) => {
+        const listen = String(queryArgs[0]).startsWith('LISTEN');
+        if (listen) await deleted;
+        const result = await clientQuery(...queryArgs);
+        if (listen) setImmediate(nowListening);
+        return result;
+      };
+      return client;
+    } as unknown as new (
+      config: unknown,
+    ) => pg.Client;
     const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
     (pool as unknown as { query: (...args: unknown[]) => unknown }).query = async (...args: unknown[]) => {
       const result = await query(...args);
@@ -380,8 +383,51 @@ describe.skipIf(available.skip)('PostgresAppStore specifics', () => {
     }
   });
 
+  it('a host pool of one connection still answers lookups: LISTEN has a connection of its own', async () => {
+    // No connectionTimeoutMillis (pg's default): a lookup waiting for a slot the listener held would wait forever.
+    const applicationName = `one-slot-${randomUUID()}`;
+    const pool = new pg.Pool({ connectionString: url(), max: 1, application_name: applicationName });
+    const store = new PostgresAppStore({ pool });
+    const writer = new PostgresAppStore({ connectionString: url(), cache: false });
+    const admin = new pg.Client({ connectionString: url() });
+    await admin.connect();
+    // The listener's connection is made with the pool's options, so it carries the pool's application_name.
+    const listening = async () =>
+      (
+        await admin.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'LISTEN %'",
+          [applicationName],
+        )
+      ).rows[0]?.n;
+    const lookup = (accountId: string, clientId: string) =>
+      Promise.race([store.findApp(accountId, clientId), sleep(3000).then(() => 'no answer in 3 s' as const)]);
+    try {
+      const saved = app(`one-slot-${randomUUID()}`);
+      await writer.saveApp(saved);
+      for (let i = 0; i < 5; i++) expect(await lookup(saved.accountId, saved.clientId)).toMatchObject({ clientId: saved.clientId });
+      expect(await eventually(async () => (await listening()) === 1)).toBe(true);
+      expect(pool.totalCount).toBeLessThanOrEqual(1);
+      // The listener works: a delete made elsewhere reaches this store's cache.
+      for (let i = 0; i < 5; i++) await lookup(saved.accountId, saved.clientId);
+      expect(await writer.deleteApp(saved.accountId, saved.clientId)).toBe(true);
+      expect(await eventually(async () => (await lookup(saved.accountId, saved.clientId)) === null, 2000)).toBe(true);
+      // close() ends the listener's connection, which the host's pool.end() would not.
+      await store.close();
+      expect(await eventually(async () => (await listening()) === 0, 2000)).toBe(true);
+    } finally {
+      await admin.end();
+      await store.close();
+      await writer.close();
+      await pool.end();
+    }
+  });
+
   it('refuses to be built without a connection string or pool', () => {
     expect(() => new PostgresAppStore({} as never)).toThrow(TypeError);
+    // The listener's connection is made from a pg Pool's options; an object without them could reach another database.
+    const notAPgPool = { query: () => Promise.resolve({ rows: [] }), connect: () => Promise.reject(new Error('no')), on: () => {} };
+    expect(() => new PostgresAppStore({ pool: notAPgPool as never })).toThrow(expect.objectContaining({ field: 'pool' }));
+    expect(() => new PostgresAppStore({ pool: notAPgPool as never, cache: false })).not.toThrow();
     expect(() => new PostgresAppStore({ connectionString: url(), cache: { ttlSeconds: 61 } })).toThrow(RangeError);
   });
 });

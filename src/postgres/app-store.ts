@@ -8,6 +8,7 @@
  */
 import type { Pool, PoolClient } from 'pg';
 import { assertAppFields } from '../apps/app-fields.js';
+import { ConfigurationError } from '../errors.js';
 import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
 import type { App, AppChange, AppPatch, AppStore } from '../apps/app.js';
 import { applyAppPatch } from '../apps/app-patch.js';
@@ -25,7 +26,7 @@ import {
   type TrustedIssuerChangeRecord,
   upsertTrustedIssuer,
 } from './trusted-issuer-rows.js';
-import { loadPool, type PostgresAppStoreOptions } from './pool.js';
+import { loadPool, outsideClient, type PostgresAppStoreOptions } from './pool.js';
 import { inTransaction } from './transaction.js';
 
 const POSTGRES_OPTION_KEYS = {
@@ -65,11 +66,20 @@ export class PostgresAppStore implements AppStore {
     assertKnownKeys(options, POSTGRES_OPTION_KEYS, 'PostgresAppStore');
     if (typeof options.cache === 'object')
       assertKnownKeys(options.cache, { max: true, ttlSeconds: true } satisfies KeysOf<AppCacheOptions>, 'PostgresAppStore.cache');
+    if (
+      options.cache !== false &&
+      options.pool !== undefined &&
+      (typeof options.pool.options !== 'object' || options.pool.options === null)
+    ) {
+      // Without the pool's options the listener's own connection could not be made to the same database.
+      throw new ConfigurationError('pool', "must be a pg Pool (its options make the change listener's connection), or use cache: false");
+    }
     this.#options = options;
     this.#ownsPool = options.pool === undefined;
     if (options.pool !== undefined) this.#adopt(options.pool);
     this.#cache = options.cache === false ? undefined : new AppLookupCache(options.cache);
-    this.#changes = this.#cache === undefined ? undefined : new ChangeListener(() => this.#getPool(), this.#cache);
+    this.#changes =
+      this.#cache === undefined ? undefined : new ChangeListener(async () => outsideClient(await this.#getPool()), this.#cache);
   }
 
   #adopt(pool: Pool): Pool {
@@ -101,7 +111,7 @@ export class PostgresAppStore implements AppStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#changes?.close();
+    await this.#changes?.close();
     if (this.#ownsPool && this.#pool !== undefined) await this.#pool.end();
   }
 

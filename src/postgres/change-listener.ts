@@ -2,8 +2,11 @@
  * The LISTEN side of the change log: one connection per store that hears every committed change and evicts the app
  * from this instance's lookup cache. The cache is trusted only while the listener runs (`cache.live`); a lost
  * connection turns it off until LISTEN runs again, so a missed notification can never leave a stale app cached.
+ *
+ * The connection is a client of its own, never one of the pool's: LISTEN keeps it for as long as the store runs, and
+ * a pool slot held for that would leave a one-connection pool with nothing for the lookups.
  */
-import type { Notification, Pool, PoolClient } from 'pg';
+import type { Client, Notification } from 'pg';
 import { CHANGE_CHANNEL } from './change-log.js';
 import type { AppLookupCache } from './lookup-cache.js';
 
@@ -12,15 +15,17 @@ const LISTEN_RETRY_MS = 1000;
 
 /** Keeps one LISTEN connection for a store's lookup cache. */
 export class ChangeListener {
-  readonly #getPool: () => Promise<Pool>;
+  readonly #newClient: () => Promise<Client>;
   readonly #cache: AppLookupCache;
-  #listener: PoolClient | undefined;
+  /** The connection connecting or listening, so that close() ends it either way. */
+  #client: Client | undefined;
   #listening: Promise<void> | undefined;
   #nextListenAt = 0;
   #closed = false;
 
-  constructor(getPool: () => Promise<Pool>, cache: AppLookupCache) {
-    this.#getPool = getPool;
+  /** `newClient` makes a new, unconnected client each time LISTEN (re)starts. */
+  constructor(newClient: () => Promise<Client>, cache: AppLookupCache) {
+    this.#newClient = newClient;
     this.#cache = cache;
   }
 
@@ -32,40 +37,42 @@ export class ChangeListener {
     });
   }
 
-  /** Stops listening for good; the cache is no longer trusted. */
-  close(): void {
+  /** Stops listening for good; the cache is no longer trusted. Resolves once the connection has ended. */
+  async close(): Promise<void> {
     this.#closed = true;
     this.#cache.live = false;
-    const listener = this.#listener;
-    this.#listener = undefined;
-    listener?.release(true);
+    const client = this.#client;
+    this.#client = undefined;
+    await client?.end().catch(() => {});
   }
 
   async #listen(): Promise<void> {
     const cache = this.#cache;
-    let client: PoolClient | undefined;
+    let client: Client | undefined;
     try {
-      client = await (await this.#getPool()).connect();
+      client = await this.#newClient();
       const connected = client;
       const lost = (): void => {
-        if (this.#listener !== connected) return;
-        this.#listener = undefined;
+        if (this.#client !== connected) return;
+        this.#client = undefined;
         cache.live = false;
         this.#nextListenAt = Date.now() + LISTEN_RETRY_MS;
-        connected.release(true);
+        connected.end().catch(() => {});
       };
+      // Heard before connecting: an 'error' event with no listener would end the host's process.
       client.on('error', lost);
       client.on('end', lost);
       client.on('notification', (message: Notification) => this.#onNotification(message));
+      if (this.#closed) throw new Error('closed');
+      this.#client = client;
+      await client.connect();
       await client.query(`LISTEN ${CHANGE_CHANNEL}`);
-      if (this.#closed) {
-        client.release(true);
-        return;
-      }
-      this.#listener = client;
+      // Closed, or lost and replaced, while connecting: this connection is not the listener.
+      if (this.#client !== client) throw new Error('no longer the listener');
       cache.live = true;
     } catch {
-      client?.release(true);
+      if (client !== undefined && this.#client === client) this.#client = undefined;
+      await client?.end().catch(() => {});
       this.#nextListenAt = Date.now() + LISTEN_RETRY_MS;
     }
   }

@@ -3,13 +3,13 @@
  * come from `pg` at load time; the driver is imported on first use, so the subpath loads where `pg` is not
  * installed.
  */
-import type { Pool, PoolConfig } from 'pg';
+import type { Client, Pool, PoolConfig } from 'pg';
 import type { AppCacheOptions } from './lookup-cache.js';
 
 /**
  * Options of {@link PostgresAppStore}: a connection string (the store makes and owns its pool) or a `pg` Pool of
- * the host's (the store borrows one connection of it for LISTEN for as long as it runs). The store keeps the client
- * registrations of RFC 6749 §2 and RFC 7591 §2.
+ * the host's (used as is; the store's LISTEN has a connection of its own, made with the pool's options, outside it).
+ * The store keeps the client registrations of RFC 6749 §2 and RFC 7591 §2.
  *
  * @example
  * const options: PostgresAppStoreOptions = { connectionString: process.env.DATABASE_URL!, cache: { ttlSeconds: 15 } };
@@ -20,19 +20,24 @@ export type PostgresAppStoreOptions = ({ connectionString: string; pool?: undefi
   /** With `connectionString`: longest wait for a connection and for a query, in milliseconds. Default 2000 / 5000. */
   connectTimeoutMs?: number;
   queryTimeoutMs?: number;
-  /** With `connectionString`: most connections in the pool. Default 10. */
+  /** With `connectionString`: most connections in the pool (the change listener's is one more, outside it). Default 10. */
   maxConnections?: number;
 };
 
-/** The store's own pool for `{ connectionString }`, with its timeouts and size. */
-export async function loadPool(options: PostgresAppStoreOptions): Promise<Pool> {
+/** The `pg` driver, imported on first use. */
+async function loadDriver(): Promise<typeof import('pg')> {
   let driver: typeof import('pg');
   try {
     driver = await import('pg');
   } catch {
     throw new Error('PostgresAppStore with connectionString needs the "pg" package: npm install pg');
   }
-  const PoolClass = driver.Pool ?? (driver as unknown as { default: typeof import('pg') }).default.Pool;
+  return driver.Pool === undefined ? (driver as unknown as { default: typeof import('pg') }).default : driver;
+}
+
+/** The store's own pool for `{ connectionString }`, with its timeouts and size. */
+export async function loadPool(options: PostgresAppStoreOptions): Promise<Pool> {
+  const driver = await loadDriver();
   const config: PoolConfig = {
     connectionString: options.connectionString,
     max: options.maxConnections ?? 10,
@@ -40,5 +45,21 @@ export async function loadPool(options: PostgresAppStoreOptions): Promise<Pool> 
     query_timeout: options.queryTimeoutMs ?? 5000,
     idleTimeoutMillis: 10_000,
   };
-  return new PoolClass(config);
+  return new driver.Pool(config);
+}
+
+/**
+ * A new, unconnected client made as `pool` makes its connections (its Client class and its options: host,
+ * credentials, TLS, timeouts) but not counted in it. The change listener holds its connection for as long as the
+ * store runs; one taken from the pool would leave a pool of one with none for the lookups, which then waited
+ * forever on a host's pool without `connectionTimeoutMillis`.
+ *
+ * @example const client = await outsideClient(pool); await client.connect(); await client.query('LISTEN …');
+ */
+export async function outsideClient(pool: Pool): Promise<Client> {
+  // pg-pool's own `Client` (the driver's, or the host's `Client` option) and its options object itself, not a copy:
+  // the pool keeps the password there as a non-enumerable property, which a spread would drop.
+  const PoolClient = (pool as unknown as { Client?: new (config: PoolConfig) => Client }).Client;
+  const ClientClass = typeof PoolClient === 'function' ? PoolClient : (await loadDriver()).Client;
+  return new ClientClass(pool.options);
 }
