@@ -6,14 +6,13 @@
  *
  * Skipped (with the reason printed) when no Redis answers at REDIS_URL, unless SENTINEL_REQUIRE_REDIS=1.
  */
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RingDocument } from '../src/keys/keyring/document.js';
 import { createSentinel } from '../src/index.js';
 import { RedisStore } from '../src/stores/redis.js';
-import { CLI, ensureBuilt } from './helpers/dist.js';
+import { ensureBuilt, runCli } from './helpers/dist.js';
 import { baseOptions } from './helpers/fixtures.js';
 import { deleteByPrefix, REDIS_URL, requireAvailable, sharedRedis } from './helpers/redis.js';
 
@@ -22,22 +21,8 @@ const PREFIX = `sentinel-cli-keys-test:${randomBytes(8).toString('hex')}:`;
 const ENCRYPTION_KEY = randomBytes(32).toString('base64url');
 const RING_KEY = `${PREFIX}keyring:default`;
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the built CLI without a terminal, with the ring's encryption key in its environment. */
-function cli(args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    const env = { ...process.env, SENTINEL_KEY_ENCRYPTION_KEY: ENCRYPTION_KEY };
-    const child = execFile(process.execPath, [CLI, ...args], { env, timeout: 30_000 }, (error, stdout, stderr) => {
-      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
-    });
-    child.stdin?.end();
-  });
-}
+/** Runs the built CLI with the ring's encryption key in its environment. */
+const cli = (args: string[]) => runCli(args, { ...process.env, SENTINEL_KEY_ENCRYPTION_KEY: ENCRYPTION_KEY });
 
 /** A service with keyRotation on the test's prefix; `ready()` loads (or creates) the ring. */
 function instance(client: Redis) {

@@ -3,31 +3,17 @@
  * `db migrate`, `apps register|list|show|rotate-secret|delete --database`, text by default and `--json`, and a
  * running service that sees what the CLI did (a rotated secret, a deleted app).
  */
-import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sentinel } from '../src/index.js';
 import { PostgresAppStore } from '../src/postgres/index.js';
 import { jsonOf, postForm } from './helpers/direct-flow.js';
-import { CLI, ensureBuilt } from './helpers/dist.js';
+import { ensureBuilt, runCli } from './helpers/dist.js';
 import { ACCOUNT, appTokenPath, CONSUMER_UUID, makeSentinel } from './helpers/fixtures.js';
 import { requirePostgres, sharedPostgres, throwawayDatabase } from './helpers/postgres.js';
 
 const available = await sharedPostgres('cli-postgres');
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = execFile(process.execPath, [CLI, ...args], { timeout: 30_000 }, (error, stdout, stderr) => {
-      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
-    });
-    child.stdin?.end();
-  });
-}
+const cli = (args: string[]) => runCli(args);
 
 describe.skipIf(available.skip)('sentinel-idp apps / db against PostgreSQL', () => {
   let database: Awaited<ReturnType<typeof throwawayDatabase>>;

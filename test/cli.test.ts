@@ -2,33 +2,20 @@
  * The built CLI (dist/cli.js), run as a child process: help everywhere, exit code 2 for bad arguments, keys and
  * apps that the service accepts, and a real token fetched from a sentinel listening on a free port.
  */
-import { execFile } from 'node:child_process';
 import { createPrivateKey } from 'node:crypto';
 import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toExpress } from '../adapters/express/index.js';
 import { createSentinel, type GrantType, hashClientSecret, type JWK, type Sentinel, verifyClientSecret } from '../src/index.js';
-import { CLI, ensureBuilt } from './helpers/dist.js';
+import { type CliRun, ensureBuilt, runCli } from './helpers/dist.js';
 import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, CONSUMER_HEX, CONSUMER_UUID, makeSentinel } from './helpers/fixtures.js';
 import { listen, type MountedHost } from './helpers/hosts.js';
 import express from 'express';
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs the CLI without a terminal; `env` replaces the secret variable only. */
-function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
+function cli(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
   const { SENTINEL_CLIENT_SECRET: _inherited, ...rest } = process.env;
-  return new Promise((resolve) => {
-    const child = execFile(process.execPath, [CLI, ...args], { env: { ...rest, ...env }, timeout: 30_000 }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin?.end();
-  });
+  return runCli(args, { ...rest, ...env });
 }
 
 beforeAll(() => ensureBuilt(), 180_000);

@@ -2,26 +2,13 @@
  * `sentinel-idp config check <file>`, the built CLI run as a child process: every problem of an options file at
  * once, one line each with its path, exit code 1 when there is any and 0 when there is none.
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, ensureBuilt } from './helpers/dist.js';
+import { ensureBuilt, runCli } from './helpers/dist.js';
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { timeout: 30_000 }, (error, stdout, stderr) => {
-      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
-    });
-  });
-}
+const cli = (args: string[]) => runCli(args);
 
 const directory = mkdtempSync(join(tmpdir(), 'sentinel-config-check-'));
 const file = (name: string, text: string): string => {

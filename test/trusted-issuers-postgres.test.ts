@@ -4,7 +4,6 @@
  * while the registry trusts its issuer — on a second instance too (the NOTIFY evicts its cache) — and the built
  * CLI's `issuers add|list|history|remove`. A throwaway database per run.
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +15,7 @@ import { hashClientSecret } from '../src/apps/client-secrets.js';
 import type { Sentinel } from '../src/index.js';
 import { PostgresAppStore } from '../src/postgres/index.js';
 import { jsonOf, postForm } from './helpers/direct-flow.js';
-import { CLI, ensureBuilt } from './helpers/dist.js';
+import { ensureBuilt, runCli } from './helpers/dist.js';
 import { BOT, BOT_CLIENT_ID, BRAND_ISSUER, brandJWT, brandKey, JWT_BEARER, TOKEN_EXCHANGE, TOKEN_PATH } from './helpers/exchange.js';
 import { ACCOUNT, CLIENT_SECRET, makeSentinel } from './helpers/fixtures.js';
 import { requirePostgres, sharedPostgres, throwawayDatabase } from './helpers/postgres.js';
@@ -35,20 +34,7 @@ const bot: App = {
   scope: 'read write',
 };
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = execFile(process.execPath, [CLI, ...args], { timeout: 30_000 }, (error, stdout, stderr) => {
-      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
-    });
-    child.stdin?.end();
-  });
-}
+const cli = (args: string[]) => runCli(args);
 
 async function eventually(check: () => Promise<boolean>, ms = 3000): Promise<boolean> {
   const deadline = Date.now() + ms;

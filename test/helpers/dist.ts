@@ -3,7 +3,7 @@
  * older than the sources. The check and the build run under one `flock`, because test files run in parallel and a
  * second build empties `dist/` under the feet of the first one's tests.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 /** The repository root. */
@@ -49,4 +49,27 @@ export function ensureBuilt(): void {
   const node = [process.execPath, '--input-type=commonjs', '-e', BUILD_IF_STALE];
   const [command, ...args] = hasFlock() ? ['flock', '/tmp/sentinel-idp-build.lock', ...node] : node;
   execFileSync(command as string, args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], timeout: 170_000 });
+}
+
+/** What a run of the built CLI left: its exit code (-1 when it was killed) and its two streams. */
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs the built CLI without a terminal (stdin closed at once, 30 s at most) and resolves however it ends, so a test
+ * asserts the exit code rather than catching.
+ *
+ * @example
+ * const { code, stderr } = await runCli(['keys', 'rotate', '--redis', url], { ...process.env, SENTINEL_KEY_ENCRYPTION_KEY: key });
+ */
+export function runCli(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<CliRun> {
+  return new Promise((resolve) => {
+    const child = execFile(process.execPath, [CLI, ...args], { env, timeout: 30_000 }, (error, stdout, stderr) => {
+      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
+    });
+    child.stdin?.end();
+  });
 }
