@@ -18,6 +18,7 @@ import {
   enterCode,
   jsonBody,
   openConfirmation,
+  openConfirmationFor,
   personDecides,
   poll,
   pollError,
@@ -402,11 +403,7 @@ describe('verification page', () => {
     const { sentinel } = deviceSentinel();
     const codes = await requestCodes(sentinel);
     const browser: Browser = {};
-    const opened = await openConfirmation(
-      sentinel,
-      browser,
-      await signInForDevice(sentinel, browser, await enterCode(sentinel, browser, codes.user_code)),
-    );
+    const opened = await openConfirmationFor(sentinel, browser, codes.user_code);
     expect(String(opened.page.body)).toContain('Acme TV');
     expect(String(opened.page.body)).toContain(codes.user_code);
     const forged = await decide(sentinel, browser, { ...opened, csrf: 'x'.repeat(43) }, 'approve');
@@ -429,11 +426,7 @@ describe('verification page', () => {
     const { sentinel, events } = deviceSentinel();
     const codes = await requestCodes(sentinel);
     const browser: Browser = {};
-    const opened = await openConfirmation(
-      sentinel,
-      browser,
-      await signInForDevice(sentinel, browser, await enterCode(sentinel, browser, codes.user_code)),
-    );
+    const opened = await openConfirmationFor(sentinel, browser, codes.user_code);
     // User ids are the host's, per account: alice of the other account has the same id as alice of this one. A
     // browser signed in there replays this account's confirmation on that account's confirmation page.
     const elsewhere: Browser = { cookie: await signInAt(sentinel, OTHER_ACCOUNT, OTHER_CLIENT_ID, 'https://other.example.com/cb') };

@@ -7,17 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { createSentinel, MemoryStore, type Sentinel, type Store } from '../src/index.js';
 import { advanceClock } from './helpers/clock.js';
-import {
-  type Browser,
-  decide,
-  deviceApps,
-  enterCode,
-  jsonBody,
-  openConfirmation,
-  poll,
-  requestCodes,
-  signInForDevice,
-} from './helpers/device-drive.js';
+import { type Browser, decide, deviceApps, jsonBody, openConfirmationFor, poll, requestCodes } from './helpers/device-drive.js';
 import { baseOptions } from './helpers/fixtures.js';
 import { describeOnSharedRedis } from './helpers/redis-suite.js';
 
@@ -34,11 +24,7 @@ async function confirmationFor(
   userCode: string,
 ): Promise<{ browser: Browser; opened: { confirmation: string; csrf: string } }> {
   const browser: Browser = {};
-  const opened = await openConfirmation(
-    sentinel,
-    browser,
-    await signInForDevice(sentinel, browser, await enterCode(sentinel, browser, userCode)),
-  );
+  const opened = await openConfirmationFor(sentinel, browser, userCode);
   return { browser, opened };
 }
 

@@ -13,15 +13,13 @@ import {
   DEVICE_CLIENT_ID,
   decide,
   deviceApps,
-  enterCode,
   jsonBody,
-  openConfirmation,
+  openConfirmationFor,
   personDecides,
   poll,
   pollError,
   refreshDevice,
   requestCodes,
-  signInForDevice,
 } from './helpers/device-drive.js';
 import { ACCOUNT, makeSentinel, USER_ID } from './helpers/fixtures.js';
 import { racingStore } from './helpers/racing-store.js';
@@ -153,11 +151,7 @@ describe('device grants in the session index', () => {
     const sentinel = makeSentinel({ apps: deviceApps() });
     const codes = await requestCodes(sentinel);
     const approving: Browser = {};
-    const opened = await openConfirmation(
-      sentinel,
-      approving,
-      await signInForDevice(sentinel, approving, await enterCode(sentinel, approving, codes.user_code)),
-    );
+    const opened = await openConfirmationFor(sentinel, approving, codes.user_code);
     expect((await personDecides(sentinel, codes.user_code, 'deny')).status).toBe(200);
     expect((await decide(sentinel, approving, opened, 'approve')).status).toBe(400);
     // The two browsers that signed in, and no device.
@@ -180,11 +174,7 @@ describe('device grants in the session index', () => {
     const sentinel = makeSentinel({ apps: deviceApps(), store, onError: (error) => errors.push(error) });
     const codes = await requestCodes(sentinel);
     const browser: Browser = {};
-    const opened = await openConfirmation(
-      sentinel,
-      browser,
-      await signInForDevice(sentinel, browser, await enterCode(sentinel, browser, codes.user_code)),
-    );
+    const opened = await openConfirmationFor(sentinel, browser, codes.user_code);
     failIndex(true);
     expect((await decide(sentinel, browser, opened, 'approve')).status).toBe(500);
     expect(errors).toContainEqual(expect.objectContaining({ message: 'index write failed' }));

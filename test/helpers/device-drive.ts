@@ -139,6 +139,15 @@ export async function openConfirmation(
   return { page, confirmation: new URLSearchParams(query).get('confirmation') as string, csrf: csrfOf(page.body as string) };
 }
 
+/** The person's way to the confirmation page: enter the code, sign in, open the page the sign-in leads to. */
+export async function openConfirmationFor(
+  sentinel: Sentinel,
+  browser: Browser,
+  userCode: string,
+): Promise<{ page: SentinelResponse; confirmation: string; csrf: string }> {
+  return openConfirmation(sentinel, browser, await signInForDevice(sentinel, browser, await enterCode(sentinel, browser, userCode)));
+}
+
 /** Posts the decision of a confirmation page. */
 export function decide(
   sentinel: Sentinel,
@@ -157,8 +166,5 @@ export async function personDecides(
   choice: 'approve' | 'deny',
   browser: Browser = {},
 ): Promise<SentinelResponse> {
-  const entered = await enterCode(sentinel, browser, userCode);
-  const signedIn = await signInForDevice(sentinel, browser, entered);
-  const opened = await openConfirmation(sentinel, browser, signedIn);
-  return decide(sentinel, browser, opened, choice);
+  return decide(sentinel, browser, await openConfirmationFor(sentinel, browser, userCode), choice);
 }
