@@ -6,7 +6,6 @@
 import {
   BodyTooLargeError,
   ClientAbortedError,
-  ConfigurationError,
   OAuthError,
   type AccessTokenClaims,
   type ProtectedResourceMetadataOptions,
@@ -15,6 +14,7 @@ import {
   type SentinelResponse,
 } from '../../src/index.js';
 import { expectationsReader } from '../../src/guard/bearer-request.js';
+import { assertKnownKeys, type KeysOf } from '../../src/lib/strict-options.js';
 
 /**
  * Options of {@link toFetch}. `ip` feeds the login throttle, the brute-force protection RFC 6749 §10.10 asks for.
@@ -38,6 +38,9 @@ export interface FetchAdapterOptions {
  * const response = (await idp(request)) ?? new Response('Not Found', { status: 404 });
  */
 export type FetchHandler = (request: Request) => Promise<Response | null>;
+
+// A misspelled `mountpath` would leave every request unmatched: refused, like any option the service does not know.
+const FETCH_OPTION_KEYS = { mountPath: true, ip: true } satisfies KeysOf<FetchAdapterOptions>;
 
 /** Reads a body with a cap, stopping (and cancelling the stream) as soon as it is exceeded. */
 async function readCapped(request: Request, limit: number): Promise<Uint8Array | undefined> {
@@ -102,20 +105,6 @@ export function sendSentinelResponse(result: SentinelResponse): Response {
 /** Sentinels already warned about, so that mounting one twice does not repeat the warning. */
 const warned = new WeakSet<object>();
 
-const OPTION_NAMES: readonly (keyof FetchAdapterOptions)[] = ['mountPath', 'ip'];
-
-/** A misspelled `mountpath` would leave every request unmatched: refused, like any option the service does not know. */
-function refuseUnknownOptions(options: FetchAdapterOptions): void {
-  for (const key of Object.keys(options)) {
-    if ((OPTION_NAMES as readonly string[]).includes(key)) continue;
-    const meant = OPTION_NAMES.find((name) => name.toLowerCase() === key.toLowerCase());
-    // A key is echoed only when it looks like an option name (a value pasted in its place is not).
-    const shown = /^[A-Za-z_$][A-Za-z0-9_$-]{0,63}$/.test(key);
-    const message = `unknown option ${shown ? `"${key}"` : '(its name is not shown)'}`;
-    throw new ConfigurationError(`toFetch.${shown ? key : '…'}`, `${message}${meant === undefined ? '' : ` — did you mean "${meant}"?`}`);
-  }
-}
-
 /**
  * A fetch `Request` carries no client address, so without `ip` every sign-in looks as if it came from nowhere and
  * the per-address throttle (RFC 6749 §10.10) counts nothing: said once, at startup, instead of silently.
@@ -139,7 +128,7 @@ function warnWithoutAddress(sentinel: Pick<Sentinel, 'config'>, options: FetchAd
  * @see RFC 6749 §3 (the endpoints it serves)
  */
 export function toFetch(sentinel: Pick<Sentinel, 'config' | 'handle'>, options: FetchAdapterOptions = {}): FetchHandler {
-  refuseUnknownOptions(options);
+  assertKnownKeys(options, FETCH_OPTION_KEYS, 'toFetch');
   warnWithoutAddress(sentinel, options);
   const mountPath = (options.mountPath ?? '').replace(/\/$/, '');
   return async (request) => {
