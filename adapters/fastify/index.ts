@@ -80,14 +80,7 @@ export function toFastify(sentinel: Pick<Sentinel, 'config' | 'handle'>): Fastif
         mountPath,
       });
     };
-    const own = [answer];
-    app.route({
-      method: METHODS,
-      url: `${sentinel.config.basePath}/*`,
-      exposeHeadRoute: false,
-      config: { [ANSWERS]: own },
-      handler: answering(own),
-    });
+    routeAnswers(app, `${sentinel.config.basePath}/*`, [answer]);
     // Fastify refuses a route declared twice, and a second handler mounted beside the service (the operator
     // console) shares the well-known prefix: one route asks each handler in the order they were mounted.
     const url = `${mountPath}/.well-known/*`;
@@ -98,13 +91,7 @@ export function toFastify(sentinel: Pick<Sentinel, 'config' | 'handle'>): Fastif
     else {
       const answers = [answer];
       byURL.set(url, answers);
-      app.route({
-        method: METHODS,
-        url: '/.well-known/*',
-        exposeHeadRoute: false,
-        config: { [ANSWERS]: answers },
-        handler: answering(answers),
-      });
+      routeAnswers(app, '/.well-known/*', answers);
     }
   };
 }
@@ -139,6 +126,11 @@ async function answeringParserErrors(error: unknown, request: FastifyRequest, re
 
 /** The handlers sharing a well-known route, by server and the route's full URL. */
 const wellKnownAnswers = new WeakMap<object, Map<string, Answer[]>>();
+
+/** Routes every method of `url` to `answers`, which the plugin's error handler also finds in the route's config. */
+function routeAnswers(app: FastifyInstance, url: string, answers: readonly Answer[]): void {
+  app.route({ method: METHODS, url, exposeHeadRoute: false, config: { [ANSWERS]: answers }, handler: answering(answers) });
+}
 
 /** A route handler that writes the first answer of `answers`, or falls through to the host's not-found handler. */
 function answering(answers: readonly Answer[]): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
