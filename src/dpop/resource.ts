@@ -24,7 +24,10 @@ export type { DPoPPresentation } from './presentation.js';
  */
 export interface ResourceRequest {
   method: string;
-  /** Absolute URL, or the path and query as received (the origin then comes from the Host header). */
+  /**
+   * The request target as received: the path and query (the origin comes from `Host`, or a trusted proxy's
+   * `X-Forwarded-*`), or an absolute-form target, whose scheme is not believed (see {@link resourceURL}).
+   */
   url: string;
   headers: Record<string, string | string[] | undefined>;
   /** Whether the connection is TLS as the host sees it. */
@@ -57,24 +60,32 @@ export function dpopUnauthorized(
   });
 }
 
+// An absolute-form request target (`GET https://host/path HTTP/1.1`, RFC 9112 §3.2.2): its authority and the rest.
+const ABSOLUTE_FORM = /^https?:\/\/([^/?#]*)(.*)$/is;
+
 /**
- * The public URL of a resource request: absolute as given, or rebuilt from `Host` (and the `X-Forwarded-Proto` /
- * `X-Forwarded-Host` a trusted proxy set). Anyone can send those headers, so they are believed only when the socket
- * peer passes the same `trustProxy` check as `X-Forwarded-For` does for the client address (RFC 9700 §4.13);
- * otherwise a proof made for another resource server would pass here with a forged `X-Forwarded-Host`.
+ * The public URL of a resource request, rebuilt from `Host` (and the `X-Forwarded-Proto` / `X-Forwarded-Host` a
+ * trusted proxy set). Anyone can send those headers, so they are believed only when the socket peer passes the same
+ * `trustProxy` check as `X-Forwarded-For` does for the client address (RFC 9700 §4.13); otherwise a proof made for
+ * another resource server would pass here with a forged `X-Forwarded-Host`. An absolute-form target, which Node hands
+ * on as the request's URL, is the client's too: its authority stands in for `Host` (RFC 9112 §3.2.2), but its scheme
+ * never decides (the connection or a trusted proxy does) and a trusted proxy's `X-Forwarded-Host` still wins.
  * @example resourceURL(context, { method: 'GET', url: '/api/x?y=1', headers: { host: 'api.example.com' }, secure: true }) // 'https://api.example.com/api/x?y=1'
  */
 export function resourceURL(context: SentinelContext, request: ResourceRequest): string {
-  if (/^https?:\/\//i.test(request.url)) return request.url;
   const header = (name: string): string | undefined => {
     const value = request.headers[name];
     return Array.isArray(value) ? value[0] : value;
   };
   const fromProxy = trustsPeer(context.config, request.ip);
   const forwarded = (name: string): string | undefined => (fromProxy ? header(name)?.split(',')[0]?.trim() : undefined);
+  const absolute = ABSOLUTE_FORM.exec(request.url);
+  // Userinfo is no part of the origin a proof names.
+  const authority = absolute === null ? undefined : absolute[1]?.slice(absolute[1].lastIndexOf('@') + 1) || undefined;
+  const path = absolute === null ? request.url : (absolute[2] ?? '');
   const proto = forwarded('x-forwarded-proto') ?? (request.secure === true ? 'https' : 'http');
-  const host = forwarded('x-forwarded-host') ?? header('host') ?? 'invalid.invalid';
-  return `${proto}://${host}${request.url.startsWith('/') ? '' : '/'}${request.url}`;
+  const host = forwarded('x-forwarded-host') ?? authority ?? header('host') ?? 'invalid.invalid';
+  return `${proto}://${host}${path.startsWith('/') ? '' : '/'}${path}`;
 }
 
 /**
