@@ -3,7 +3,7 @@
  * - order: a marker is written only once the request it came with is good (token endpoint, PAR, resources);
  * - separate budgets: every security prefix of MemoryStore has its own area, so markers block nothing else;
  * - per address: a public client's pushes with DPoP are bounded per client address (IPv6 per /64), with 429;
- * - a full marker area answers 429, never 500, and touches nothing else.
+ * - a full marker area answers 429, never 500 (at the token endpoint and at a resource), and touches nothing else.
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
@@ -302,5 +302,31 @@ describe('a full marker area', () => {
     expect(errors).toEqual([]);
     const { code, verifier } = await publicCode(sentinel);
     expect((await exchange(sentinel, key, code, verifier)).status).toBe(200);
+  });
+
+  it('answers 429 at a resource guard as well, with Retry-After and nothing reported', async () => {
+    const marker = entryBytes(`dpop-jti:${'a'.repeat(43)}`, '1');
+    const errors: unknown[] = [];
+    const sentinel = sentinelWith({ store: new MemoryStore({ securityMaxBytes: marker * 3 }), onError: (error) => errors.push(error) });
+    const key = await clientKey();
+    const { code, verifier } = await publicCode(sentinel);
+    const token = jsonOf(await exchange(sentinel, key, code, verifier)).access_token as string;
+    const ath = (await import('node:crypto')).createHash('sha256').update(token).digest('base64url');
+    const present = async () =>
+      sentinel.checkBearer(
+        `DPoP ${token}`,
+        { accountId: ACCOUNT },
+        {
+          method: 'GET',
+          url: '/api/x',
+          headers: { host: 'api.example.com', dpop: await dpopProof(key, { htm: 'GET', htu: 'http://api.example.com/api/x', ath }) },
+        },
+      );
+    let result = await present();
+    while (result.ok) result = await present();
+    expect(result.response.status).toBe(429);
+    expect(JSON.parse(result.response.body ?? '{}').error).toBe('temporarily_unavailable');
+    expect(Number(result.response.headers['retry-after'])).toBeGreaterThan(1);
+    expect(errors).toEqual([]);
   });
 });

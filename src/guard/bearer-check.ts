@@ -97,6 +97,11 @@ export function createBearerCheck(
     // A guard set up wrong (a resource without an authorization server) is the host's to fix, as an unknown option
     // is: the promise rejects, where a 503 would have the client retry a request that can never pass.
     if (isConfigurationError(error)) throw error;
+    // No room for the proof's replay marker: 429 with the proof window as Retry-After, as the token endpoint answers,
+    // not the 503 of a store that failed (the store works; it is full of live markers).
+    if (isOAuthError(error) && error.code === 'temporarily_unavailable') {
+      return { ok: false, response: noStoreJSON(error.status, error.toJSON(), { ...error.headers }) };
+    }
     // The grant could not be read (store down): the token is neither accepted nor called invalid. The cause goes
     // to onError like every other store failure, and every adapter sends the same stack-free 503.
     report(error, 'bearer', verifyOptions.accountId);
