@@ -101,7 +101,12 @@ function oidcAuthorizeSuite(host: Host): void {
       const { issueIDToken } = await import('../../src/token/id-token.js');
       const other = await issueIDToken(contextOf(sentinel), { accountId: ACCOUNT, clientId: CLIENT_ID, userId: 'u-bob', authTime: 1 });
       expect(callbackOf(await agent.get(authorizePath({ prompt: 'none', id_token_hint: other }))).get('error')).toBe('login_required');
-      expect(isLoginRedirect(await agent.get(authorizePath({ id_token_hint: other })))).toBe(true);
+      const login = await agent.get(authorizePath({ id_token_hint: other }));
+      expect(isLoginRedirect(login)).toBe(true);
+      // Signing in there as someone else does not answer a request that named u-bob (OpenID Connect Core §3.1.2.1).
+      const signedIn = callbackOf(await submitLogin(agent, login.headers.location as string));
+      expect(signedIn.get('error')).toBe('login_required');
+      expect(signedIn.get('code')).toBeNull();
       const [header, payload] = first.idToken.split('.');
       const forged = `${header}.${payload}.${Buffer.from('not a signature').toString('base64url')}`;
       const refused = callbackOf(await agent.get(authorizePath({ prompt: 'none', id_token_hint: forged })));

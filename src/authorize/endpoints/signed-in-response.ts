@@ -120,6 +120,11 @@ export async function signedInResponse(
   // and the tokens would carry its old auth_time. The user must sign in again, as prompt=none's answer says.
   const stale = staleSignInReason(authorization, authTime, interaction.createdAt, Math.floor(Date.now() / 1000));
   if (stale !== null) return refusedSignInResponse(context, authorization, 'login_required', stale);
+  // The request named its user (id_token_hint): a sign-in by anyone else answers it no more than their session would
+  // (OpenID Connect Core §3.1.2.1), or the app, re-confirming a known user, would get another person's tokens.
+  if (authorization.idTokenHintSubject !== undefined && authorization.idTokenHintSubject !== input.userId) {
+    return refusedSignInResponse(context, authorization, 'login_required', 'the user who signed in is not the one named by id_token_hint');
+  }
   if (input.previousSessionId !== undefined && input.previousSessionId !== null) {
     const previous = await endSession(context, input.previousSessionId);
     if (previous !== null) {
