@@ -12,7 +12,9 @@ import { escapeHTML } from '../authorize/pages/escape-html.js';
 import { renderPageHtml } from '../authorize/pages/layout.js';
 import { logoSources } from '../authorize/pages/logo-policy.js';
 import { createStyleNonce, htmlResponse } from '../authorize/pages/security-headers.js';
+import { en } from '../i18n/en.js';
 import type { DeviceConfirmation } from './confirmation.js';
+import type { DeviceRecord } from './device-records.js';
 import { formatUserCode } from './user-code.js';
 
 function page(context: SentinelContext, request: SentinelRequest, status: number, title: string, content: string): SentinelResponse {
@@ -105,4 +107,21 @@ export function outcomePageResponse(context: SentinelContext, request: SentinelR
       ? [messages.deviceApprovedTitle, messages.deviceApprovedLead]
       : [messages.deviceDeniedTitle, messages.deviceDeniedLead];
   return page(context, request, 200, title, `<h1>${escapeHTML(title)}</h1>\n<p class="lead">${escapeHTML(lead)}</p>`);
+}
+
+/**
+ * The answer to a decision that did not apply (`decideDevice` returned `applied: false`): the code entry page again,
+ * saying the code is wrong or expired (`record` gone or past its expiry) or already used (another decision came
+ * first), with a 400. Never the outcome page, which would tell the person about a decision that was not made.
+ *
+ * @example if (!outcome.applied) return undecidedPageResponse(context, request, accountId, outcome.record);
+ */
+export function undecidedPageResponse(
+  context: SentinelContext,
+  request: SentinelRequest,
+  accountId: string,
+  record: DeviceRecord | null,
+): SentinelResponse {
+  const expired = record === null || record.expiresAt <= Math.floor(Date.now() / 1000);
+  return entryPageResponse(context, request, accountId, { error: expired ? en.deviceCodeWrong : en.deviceCodeUsed, status: 400 });
 }

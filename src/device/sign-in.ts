@@ -12,7 +12,7 @@ import { OAuthError } from '../errors.js';
 import { en } from '../i18n/en.js';
 import { requestUiLocales } from '../i18n/page-locale.js';
 import { decideDevice, type StoredDevice } from './device-records.js';
-import { outcomePageResponse } from './pages.js';
+import { outcomePageResponse, undecidedPageResponse } from './pages.js';
 
 /**
  * Parks a device sign-in as an interaction and returns the login page to send the browser to. The request has no
@@ -45,7 +45,9 @@ export async function startDeviceSignIn(
 
 /**
  * Cancel on the login page of a device sign-in: the person refused, so the device hears `access_denied`, as an app
- * hears it from a cancelled code flow.
+ * hears it from a cancelled code flow. A login page left open while the code was decided elsewhere (approved in
+ * another browser) or expired denies nothing: its Cancel answers as a late decision on the confirmation page does,
+ * never with the "Access denied" page, which would tell the person the device was refused while it gets its tokens.
  *
  * @example if (interaction.record.device !== undefined) return cancelDeviceSignIn(context, request, interaction.id, interaction.record.device);
  */
@@ -59,6 +61,9 @@ export async function cancelDeviceSignIn(
   if (taken === null) throw new OAuthError('invalid_request', en.linkExpired);
   const { accountId, clientId } = taken.request;
   // Announced before the write (decideDevice): an onEvent that throws vetoes the denial, and the device still waits.
-  await decideDevice(context, device.grantId, { status: 'denied' }, () => context.emit({ type: 'device.denied', accountId, clientId }));
+  const { applied, record } = await decideDevice(context, device.grantId, { status: 'denied' }, () =>
+    context.emit({ type: 'device.denied', accountId, clientId }),
+  );
+  if (!applied) return undecidedPageResponse(context, request, accountId, record);
   return outcomePageResponse(context, request, 'denied');
 }

@@ -24,7 +24,7 @@ import { readSession } from '../authorize/state/session.js';
 import { refundAttempt, reserveAttempt, subjectThrottleKeys, type ThrottleKeys } from '../authorize/state/throttle.js';
 import { confirmationURL, createConfirmation, type DeviceConfirmation, findConfirmation, takeConfirmation } from './confirmation.js';
 import { type DeviceRecord, decideDevice, findByUserCode } from './device-records.js';
-import { confirmPageResponse, entryPageResponse, outcomePageResponse } from './pages.js';
+import { confirmPageResponse, entryPageResponse, outcomePageResponse, undecidedPageResponse } from './pages.js';
 import { type DeviceApproval, indexDeviceApproval, withdrawDeviceApproval } from './device-session.js';
 import { startDeviceSignIn } from './sign-in.js';
 import { formatUserCode, normalizeUserCode } from './user-code.js';
@@ -194,10 +194,7 @@ async function decide(context: SentinelContext, request: SentinelRequest, accoun
   // Single use: of two decisions posted at once, one takes the confirmation; the other finds it gone.
   if (id === undefined || (await takeConfirmation(context, id)) === null) throw confirmationExpired();
   const { applied, record } = await applyDecision(context, accountId, confirmation, approve);
-  if (!applied) {
-    const expired = record === null || record.expiresAt <= Math.floor(Date.now() / 1000);
-    return entryPageResponse(context, request, accountId, { error: expired ? DEVICE_CODE_WRONG : DEVICE_CODE_USED, status: 400 });
-  }
+  if (!applied) return undecidedPageResponse(context, request, accountId, record);
   return outcomePageResponse(context, request, approve ? 'approved' : 'denied');
 }
 

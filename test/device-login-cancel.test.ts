@@ -1,0 +1,91 @@
+/**
+ * Cancel on the login page of a device sign-in (RFC 8628): it denies the device only while the authorization is
+ * still open to a decision. A login page left open while the code was approved or denied in another browser, or
+ * expired, denies nothing and says so: never the "Access denied" page for a device that gets its tokens.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { Sentinel, SentinelEvent, SentinelResponse } from '../src/index.js';
+import { en } from '../src/i18n/en.js';
+import { advanceClock } from './helpers/clock.js';
+import { call, csrfOf, postForm } from './helpers/direct-flow.js';
+import { type Browser, deviceApps, enterCode, jsonBody, personDecides, poll, pollError, requestCodes } from './helpers/device-drive.js';
+import { makeSentinel } from './helpers/fixtures.js';
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+function deviceSentinel(overrides: Parameters<typeof makeSentinel>[0] = {}) {
+  const events: SentinelEvent[] = [];
+  const sentinel = makeSentinel({ apps: deviceApps(), onEvent: (event) => events.push(event), ...overrides });
+  return { sentinel, events };
+}
+
+/** Enters the code in a browser and opens the login page it leads to; `cancel()` later presses its Cancel. */
+async function loginPageFor(sentinel: Sentinel, userCode: string): Promise<{ cancel: () => Promise<SentinelResponse> }> {
+  const browser: Browser = {};
+  const entered = await enterCode(sentinel, browser, userCode);
+  expect(entered.status).toBe(303);
+  const [path, query] = String(entered.headers.location).split('?') as [string, string];
+  const headers = { 'sec-fetch-site': 'same-origin' };
+  const page = await call(sentinel, { path, query, headers });
+  expect(page.status).toBe(200);
+  const form = new URLSearchParams({ csrf_token: csrfOf(String(page.body)), cancel: '1' }).toString();
+  return { cancel: () => postForm(sentinel, path, form, { query, headers }) };
+}
+
+function denials(events: SentinelEvent[]): SentinelEvent[] {
+  return events.filter((event) => event.type === 'device.denied');
+}
+
+describe('cancel on the login page of a device sign-in', () => {
+  it('denies the device while the code is still undecided', async () => {
+    const { sentinel, events } = deviceSentinel();
+    const codes = await requestCodes(sentinel);
+    const { cancel } = await loginPageFor(sentinel, codes.user_code);
+    const cancelled = await cancel();
+    expect(cancelled.status).toBe(200);
+    expect(String(cancelled.body)).toContain(en.deviceDeniedTitle);
+    expect(denials(events)).toHaveLength(1);
+    expect(await pollError(sentinel, codes.device_code)).toBe('access_denied');
+  });
+
+  it('denies nothing once another browser approved the code: "already used", and the device gets its tokens', async () => {
+    const { sentinel, events } = deviceSentinel();
+    const codes = await requestCodes(sentinel);
+    const { cancel } = await loginPageFor(sentinel, codes.user_code);
+    expect((await personDecides(sentinel, codes.user_code, 'approve')).status).toBe(200);
+    const cancelled = await cancel();
+    expect(cancelled.status).toBe(400);
+    expect(String(cancelled.body)).toContain(en.deviceCodeUsed);
+    expect(String(cancelled.body)).not.toContain(en.deviceDeniedTitle);
+    expect(denials(events)).toEqual([]);
+    const polled = await poll(sentinel, codes.device_code);
+    expect(polled.status).toBe(200);
+    expect(jsonBody(polled).access_token).toEqual(expect.any(String));
+  });
+
+  it('says "already used" when another browser denied the code first, and denies it only once', async () => {
+    const { sentinel, events } = deviceSentinel();
+    const codes = await requestCodes(sentinel);
+    const { cancel } = await loginPageFor(sentinel, codes.user_code);
+    expect((await personDecides(sentinel, codes.user_code, 'deny')).status).toBe(200);
+    const cancelled = await cancel();
+    expect(cancelled.status).toBe(400);
+    expect(String(cancelled.body)).toContain(en.deviceCodeUsed);
+    expect(denials(events)).toHaveLength(1);
+    expect(await pollError(sentinel, codes.device_code)).toBe('access_denied');
+  });
+
+  it('says the code expired when it did while the login page was open, and denies nothing', async () => {
+    const { sentinel, events } = deviceSentinel({ deviceFlow: { expiresIn: 60 } });
+    const codes = await requestCodes(sentinel);
+    const { cancel } = await loginPageFor(sentinel, codes.user_code);
+    advanceClock(61);
+    const cancelled = await cancel();
+    expect(cancelled.status).toBe(400);
+    expect(String(cancelled.body)).toContain(en.deviceCodeWrong);
+    expect(denials(events)).toEqual([]);
+    expect(await pollError(sentinel, codes.device_code)).toBe('expired_token');
+  });
+});
