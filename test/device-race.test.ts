@@ -1,11 +1,13 @@
 /**
  * The device flow's state changes under concurrency (RFC 8628): two decisions on one device authorization, many polls
- * of an approved one, and polls racing the approval, on two instances sharing one store. Every change is a swap on
- * the device record, so exactly one decision applies and exactly one poll gets tokens. MemoryStore, and two instances
- * over a real Redis.
+ * of an approved one, polls racing the approval, and a burst of polls of a pending one, on two instances sharing one
+ * store. Every change is a swap on the device record, so exactly one decision applies, exactly one poll gets tokens,
+ * and every poll of a burst but the first is too soon and grows the interval. MemoryStore, and two instances over a
+ * real Redis.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createSentinel, MemoryStore, type Sentinel, type Store } from '../src/index.js';
+import { deviceGrantId, deviceKey } from '../src/device/device-records.js';
 import { advanceClock } from './helpers/clock.js';
 import { type Browser, decide, deviceApps, jsonBody, openConfirmationFor, poll, requestCodes } from './helpers/device-drive.js';
 import { baseOptions } from './helpers/fixtures.js';
@@ -13,8 +15,13 @@ import { describeOnSharedRedis } from './helpers/redis-suite.js';
 
 const ROUNDS = 10;
 
-function instances(store: Store): [Sentinel, Sentinel] {
-  const options = baseOptions({ apps: deviceApps(), store, deviceFlow: { interval: 1 } });
+// Each case moves the clock from where the real one is, not from where the case before it left it.
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+function instances(store: Store, interval = 1): [Sentinel, Sentinel] {
+  const options = baseOptions({ apps: deviceApps(), store, deviceFlow: { interval } });
   return [createSentinel(options), createSentinel(options)];
 }
 
@@ -80,8 +87,72 @@ function cases(label: string, newStore: () => Store): void {
         expect(issuedDuringRace + (after.status === 200 ? 1 : 0)).toBe(1);
       }
     });
+
+    it('grows the interval for every slow_down of polls sent together, burst after burst', async () => {
+      const store = newStore();
+      // 5 s, so that a burst on a loaded machine still falls well within the interval of its first poll.
+      const [a, b] = instances(store, 5);
+      const codes = await requestCodes(a);
+      let interval = 5;
+      let at = 0;
+      for (let burst = 0; burst < 3; burst += 1) {
+        const answers = await Promise.all(Array.from({ length: BURST }, (_, index) => poll(index % 2 === 0 ? a : b, codes.device_code)));
+        const errors = answers.map((answer) => jsonBody(answer).error);
+        expect(
+          errors.filter((error) => error === 'authorization_pending'),
+          `burst ${burst}`,
+        ).toHaveLength(1);
+        expect(
+          errors.filter((error) => error === 'slow_down'),
+          `burst ${burst}`,
+        ).toHaveLength(BURST - 1);
+        // RFC 8628 §3.5: each slow_down adds 5 s, for this and every later request.
+        interval += 5 * (BURST - 1);
+        expect(await storedInterval(store, codes.device_code), `burst ${burst}`).toBe(interval);
+        // The next burst once the grown interval has passed: its first poll is on time again.
+        at += interval + 1;
+        advanceClock(at);
+      }
+    });
   });
 }
+
+const BURST = 6;
+
+async function storedInterval(store: Store, deviceCode: string): Promise<number> {
+  const stored = await store.get(deviceKey(deviceGrantId(deviceCode)));
+  return (JSON.parse(stored ?? 'null') as { interval: number }).interval;
+}
+
+describe('a poll that keeps losing its note', () => {
+  it('gives up after a bounded number of tries and answers slow_down', async () => {
+    const inner = new MemoryStore();
+    let deviceSwaps = 0;
+    let jammed = false;
+    // Every note of the poll loses, as if another poll always wrote first.
+    const store: Store = new Proxy(inner, {
+      get(target, property) {
+        if (property === 'swap') {
+          return async (entries: Parameters<Store['swap']>[0]) => {
+            if (!jammed || !entries.some((entry) => entry.key.startsWith('device:'))) return target.swap(entries);
+            deviceSwaps += 1;
+            return false;
+          };
+        }
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const [a] = instances(store, 5);
+    const codes = await requestCodes(a);
+    jammed = true;
+    expect(jsonBody(await poll(a, codes.device_code)).error).toBe('slow_down');
+    expect(deviceSwaps).toBeGreaterThan(1);
+    expect(deviceSwaps).toBeLessThanOrEqual(8);
+    jammed = false;
+    expect(await storedInterval(store, codes.device_code)).toBe(5);
+  });
+});
 
 cases('MemoryStore (two instances)', () => new MemoryStore());
 

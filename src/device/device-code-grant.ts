@@ -33,17 +33,34 @@ function usedOrUnknown(): OAuthError {
 }
 
 /**
+ * How often a poll that lost its note to another request reads the record again. Each loss is another request's
+ * write, so a burst of polls all get their note in within as many tries as there are polls; past this bound a poll
+ * is answered `slow_down` without its own note (the winners' notes have grown the interval already).
+ */
+const POLL_NOTE_TRIES = 8;
+
+/**
  * A poll of an authorization the person has not decided yet: too soon after the previous one, the interval grows and
  * the answer is `slow_down`; otherwise the poll's time is noted and the answer is `authorization_pending`. The note is
- * a swap: of two polls at once, the one that loses was too fast by definition.
+ * a swap. A poll that loses it to another poll reads the record again and tries again: it now sees the winner's time,
+ * so it is too soon and grows the interval, as RFC 8628 §3.5 asks of every `slow_down`. Without the retry a device
+ * sending its polls in bursts would hear `slow_down` for all but one of each burst and never be slowed down.
  */
-async function pendingPoll(context: SentinelContext, found: StoredDevice, nowMs: number): Promise<never> {
-  const { record } = found;
-  const tooSoon = record.lastPollAt !== undefined && nowMs < record.lastPollAt + record.interval * 1000;
-  const interval = tooSoon ? record.interval + SLOW_DOWN_STEP : record.interval;
-  const noted = await replaceDevice(context, found, { ...record, interval, lastPollAt: nowMs });
-  if (tooSoon || !noted) throw slowDown();
-  throw new OAuthError('authorization_pending', 'the user has not yet approved the device');
+async function pendingPoll(context: SentinelContext, first: StoredDevice, nowMs: number): Promise<never> {
+  let found: StoredDevice | null = first;
+  for (let attempt = 0; attempt < POLL_NOTE_TRIES && found !== null; attempt += 1) {
+    const { record } = found;
+    // The decision, or the expiry, came in between: this poll was too soon for the one that sees it (as before).
+    if (record.status !== 'pending' || record.expiresAt * 1000 <= nowMs) break;
+    const tooSoon = record.lastPollAt !== undefined && nowMs < record.lastPollAt + record.interval * 1000;
+    const interval = tooSoon ? record.interval + SLOW_DOWN_STEP : record.interval;
+    if (await replaceDevice(context, found, { ...record, interval, lastPollAt: nowMs })) {
+      if (tooSoon) throw slowDown();
+      throw new OAuthError('authorization_pending', 'the user has not yet approved the device');
+    }
+    found = await readDevice(context, found.grantId);
+  }
+  throw slowDown();
 }
 
 /**
