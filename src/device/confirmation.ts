@@ -1,7 +1,8 @@
 /**
  * The step between sign-in and decision: who signed in for which device authorization, parked under
  * `device-confirm:{id}` while the person reads the app's name and chooses (docs/ARCHITECTURE.md#stored-records).
- * The browser carries only the opaque id; the record carries the confirmation form's CSRF token and is taken once.
+ * The browser carries only the opaque id; the record carries the confirmation form's CSRF token and the digest of the
+ * session that signed in (only that browser session may open it), and is taken once.
  */
 import type { SentinelContext } from '../http/context.js';
 import { routePath } from '../http/route-paths.js';
@@ -20,6 +21,11 @@ export interface DeviceConfirmation {
   /** The user code, canonical, repeated on the page so the person can compare it with the device's screen. */
   userCode: string;
   userId: string;
+  /**
+   * The digest of the browser session that signed in (its store key's, never the id): only the browser holding that
+   * session opens and decides the confirmation, not another session of the same user.
+   */
+  sessionDigest: string;
   /** Seconds since the epoch when the user authenticated. */
   authTime: number;
   /** How the user authenticated (RFC 8176), carried to the device's tokens as a code carries it. */
@@ -44,6 +50,8 @@ function parse(stored: string | null): DeviceConfirmation | null {
       typeof record.accountId === 'string' &&
       typeof record.grantId === 'string' &&
       typeof record.userId === 'string' &&
+      // A record of an earlier version, bound to the user only, reads as expired: the person enters the code again.
+      typeof record.sessionDigest === 'string' &&
       typeof record.csrfToken === 'string' &&
       typeof record.authTime === 'number',
   );
@@ -51,7 +59,7 @@ function parse(stored: string | null): DeviceConfirmation | null {
 
 /**
  * Parks a confirmation and returns its id.
- * @example const id = await createConfirmation(context, { accountId, grantId, appName, userCode, userId, authTime, mountPath });
+ * @example const id = await createConfirmation(context, { accountId, grantId, appName, userCode, userId, sessionDigest, authTime, mountPath });
  */
 export async function createConfirmation(context: SentinelContext, input: Omit<DeviceConfirmation, 'csrfToken'>): Promise<string> {
   const id = randomSecret();
@@ -99,13 +107,13 @@ export function confirmationURL(
  * name and the code and decides. The device's grant does not join the browser's session: signing out on the phone
  * that approved a TV does not disconnect the TV. It gets an index entry of its own (`device-session.ts`).
  *
- * @example return deviceConfirmationLocation(context, interaction, interaction.device, { userId, authTime });
+ * @example return deviceConfirmationLocation(context, interaction, interaction.device, { userId, sessionDigest, authTime });
  */
 export async function deviceConfirmationLocation(
   context: SentinelContext,
   interaction: InteractionRecord,
   device: DeviceInteraction,
-  user: { userId: string; authTime: number; amr?: AmrValue[] | undefined },
+  user: { userId: string; sessionDigest: string; authTime: number; amr?: AmrValue[] | undefined },
 ): Promise<string> {
   const { accountId, clientId, clientName } = interaction.request;
   const id = await createConfirmation(context, {
@@ -114,6 +122,7 @@ export async function deviceConfirmationLocation(
     appName: clientName ?? clientId,
     userCode: device.userCode,
     userId: user.userId,
+    sessionDigest: user.sessionDigest,
     authTime: user.authTime,
     ...(user.amr === undefined ? {} : { amr: user.amr }),
     mountPath: interaction.mountPath,

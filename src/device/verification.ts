@@ -7,8 +7,8 @@
  * account for wrong codes, `maxFailuresPerIp` per address across codes and passwords): each attempt reserves its slot
  * with the store's atomic increment before the code is looked up, a wrong code keeps it, a right one gives it back
  * (only through the store's `decrement`: without it the slot is kept, never the counter cleared).
- * The decision is a single-use confirmation bound to the signed-in session, its form protected by a CSRF token and the
- * cross-site check of every POST of the browser flow.
+ * The decision is a single-use confirmation bound to the signed-in browser session (not merely its user), its form
+ * protected by a CSRF token and the cross-site check of every POST of the browser flow.
  */
 import { OAuthError } from '../errors.js';
 import type { SentinelContext } from '../http/context.js';
@@ -17,10 +17,10 @@ import { readForm } from '../http/form-body.js';
 import { redirect, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
 import { fromSearchParams, single } from '../http/params.js';
 import { isThenable } from '../lib/thenable.js';
-import { constantTimeEqual } from '../lib/random-secrets.js';
+import { constantTimeEqual, digestsEqual } from '../lib/random-secrets.js';
 import { isCrossSiteRequest } from '../authorize/endpoints/cross-site.js';
 import { readSessionCookie } from '../authorize/state/session-cookie.js';
-import { readSession } from '../authorize/state/session.js';
+import { readSession, sessionDigestOfKey } from '../authorize/state/session.js';
 import { refundAttempt, reserveAttempt, subjectThrottleKeys, type ThrottleKeys } from '../authorize/state/throttle.js';
 import { confirmationURL, createConfirmation, type DeviceConfirmation, findConfirmation, takeConfirmation } from './confirmation.js';
 import { type DeviceRecord, decideDevice, findByUserCode } from './device-records.js';
@@ -53,17 +53,18 @@ function refuseCrossSite(context: SentinelContext, request: SentinelRequest): vo
   if (isCrossSiteRequest(context, request, [])) throw new OAuthError('invalid_request', en.postedFromAnotherSite, { status: 403 });
 }
 
-/** The signed-in user of the account, from the session cookie, or `null`. */
+/** The signed-in user of the account and the digest of their session, from the session cookie, or `null`. */
 async function signedInUser(
   context: SentinelContext,
   request: SentinelRequest,
   accountId: string,
-): Promise<{ userId: string; authTime: number; amr?: AmrValue[] | undefined } | null> {
+): Promise<{ userId: string; sessionDigest: string; authTime: number; amr?: AmrValue[] | undefined } | null> {
   const sessionId = readSessionCookie(context, request);
   const session = sessionId === null ? null : await readSession(context, sessionId, accountId);
   if (session === null) return null;
   const { userId, authTime, amr } = session.record;
-  return amr === undefined ? { userId, authTime } : { userId, authTime, amr };
+  const sessionDigest = sessionDigestOfKey(session.key);
+  return amr === undefined ? { userId, sessionDigest, authTime } : { userId, sessionDigest, authTime, amr };
 }
 
 async function enterCode(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
@@ -107,6 +108,7 @@ async function enterCode(context: SentinelContext, request: SentinelRequest, acc
     appName,
     userCode,
     userId: user.userId,
+    sessionDigest: user.sessionDigest,
     authTime: user.authTime,
     ...(user.amr === undefined ? {} : { amr: user.amr }),
     mountPath: request.mountPath ?? '',
@@ -132,7 +134,7 @@ export async function handleDeviceVerification(
   return entryPageResponse(context, request, accountId, { userCode: given === null ? undefined : formatUserCode(given) });
 }
 
-/** The confirmation, if it exists, belongs to this account and to the user signed in on this browser. */
+/** The confirmation, if it exists, belongs to this account and to the session this browser signed in with. */
 async function ownConfirmation(
   context: SentinelContext,
   request: SentinelRequest,
@@ -141,9 +143,12 @@ async function ownConfirmation(
 ): Promise<DeviceConfirmation> {
   const confirmation = await findConfirmation(context, id);
   if (confirmation === null || confirmation.accountId !== accountId) throw confirmationExpired();
-  // A leaked confirmation link is useless elsewhere: only the browser that signed in as that user may decide.
+  // A leaked confirmation link is useless elsewhere: only the browser session that signed in may decide, not even
+  // another browser signed in as the same user.
   const user = await signedInUser(context, request, accountId);
-  if (user === null || user.userId !== confirmation.userId) throw confirmationExpired();
+  if (user === null || user.userId !== confirmation.userId || !digestsEqual(user.sessionDigest, confirmation.sessionDigest)) {
+    throw confirmationExpired();
+  }
   return confirmation;
 }
 

@@ -141,12 +141,14 @@ export async function signedInResponse(
     return redirect(303, interaction.returnTo, cookie);
   }
   context.emit({ type: 'session.created', accountId, clientId, userId: input.userId, ...assuranceClaims(input.amr) });
-  const sid = sessionSid(accountId, input.userId, sessionDigestOfKey(sessionKey(sessionId)));
+  const sessionDigest = sessionDigestOfKey(sessionKey(sessionId));
+  const sid = sessionSid(accountId, input.userId, sessionDigest);
   const user = { userId: input.userId, authTime, amr: input.amr, sid };
-  // A device sign-in (RFC 8628) goes on to the confirmation page, which names the app before anything is allowed.
+  // A device sign-in (RFC 8628) goes on to the confirmation page, which names the app before anything is allowed,
+  // and only to this browser's new session (the digest, never the id, is kept with the confirmation).
   const location =
     interaction.device === undefined
       ? await codeRedirectURL(context, authorization, user)
-      : await deviceConfirmationLocation(context, interaction, interaction.device, user);
+      : await deviceConfirmationLocation(context, interaction, interaction.device, { ...user, sessionDigest });
   return redirect(303, location, cookie);
 }
