@@ -22,11 +22,13 @@ import {
   startInteraction,
   TOKEN_PATH,
 } from './helpers/direct-flow.js';
-import { ACCOUNT, baseOptions, CLIENT_ID, makeSentinel, PASSWORD, USERNAME } from './helpers/fixtures.js';
+import { ACCOUNT, baseOptions, CLIENT_ID, makeSentinel, PASSWORD, REDIRECT_URI, USERNAME } from './helpers/fixtures.js';
+import { signInWithSession } from './helpers/logout-flow.js';
 import { HOSTS, type MountedHost } from './helpers/hosts.js';
 import { contextOf } from '../src/http/context.js';
 
 const FLOOD = 100_000;
+const END_SESSION_PATH = `/sentinel/api/account/${ACCOUNT}/end_session`;
 const BOUND = 10_000;
 
 /** A full garbage collection, so heap figures measure what is retained rather than what is not yet collected. */
@@ -88,6 +90,24 @@ describe('oversized inputs are refused early', () => {
     expect(response.headers.location).toBeUndefined();
     expect(response.body).not.toContain('x'.repeat(100));
     expect(store.writes).toEqual([]);
+  });
+
+  it('end_session: a POST state past the 8 KiB cap but within bodyLimit → 413, no confirmation parked', async () => {
+    const { cookie } = await signInWithSession(sentinel);
+    const form = new URLSearchParams({ client_id: CLIENT_ID, post_logout_redirect_uri: REDIRECT_URI, state: 'x'.repeat(12_000) });
+    expect(form.toString().length).toBeLessThan(sentinel.config.bodyLimit);
+    store.reset();
+    const withSession = await postForm(sentinel, END_SESSION_PATH, form.toString(), { headers: { cookie: `sentinel_session=${cookie}` } });
+    expect(withSession.status).toBe(413);
+    expect(store.writes).toEqual([]);
+    // Without the cookie the POST would be forwarded as a GET whose Location carries the whole state.
+    const cookieless = await postForm(sentinel, END_SESSION_PATH, form.toString());
+    expect([cookieless.status, cookieless.headers.location]).toEqual([413, undefined]);
+    // Within the cap the confirmation page is still served.
+    form.set('state', 'x'.repeat(3_000));
+    const page = await postForm(sentinel, END_SESSION_PATH, form.toString(), { headers: { cookie: `sentinel_session=${cookie}` } });
+    expect(page.status).toBe(200);
+    expect(String(page.body)).toContain('name="confirmation"');
   });
 
   it('a long state within the interaction cap is still served (the bound is not a blanket refusal)', async () => {

@@ -51,20 +51,30 @@ function badRequest(description: string): OAuthError {
 }
 
 /**
- * Longest logout query accepted, as for authorization requests: `state` is kept with a pending confirmation, so
- * without a cap one request could park a megabyte in the store.
+ * Longest logout request accepted, in the query of a GET or the form of a POST, as for authorization requests:
+ * `state` is kept with a pending confirmation (and a cookieless POST is forwarded as a GET carrying it), so without
+ * a cap one request could park a megabyte in the store.
  */
-const MAX_QUERY_LENGTH = 8192;
+const MAX_REQUEST_LENGTH = 8192;
+
+function tooLong(status: 413 | 414): OAuthError {
+  return new OAuthError('invalid_request', 'The request is too long.', { status });
+}
 
 async function readParams(context: SentinelContext, request: SentinelRequest): Promise<ParamMap> {
   if (request.method !== 'POST') {
     let length = 0;
     for (const [name, value] of request.query) length += name.length + value.length + 2;
-    if (length > MAX_QUERY_LENGTH) throw new OAuthError('invalid_request', 'The request is too long.', { status: 414 });
+    if (length > MAX_REQUEST_LENGTH) throw tooLong(414);
     return fromSearchParams(request.query);
   }
   if (headerValue(request, 'content-type') === undefined) return new Map();
-  return readForm(request, context.config.bodyLimit);
+  const params = await readForm(request, context.config.bodyLimit);
+  // The same measure as the query's; a body, so 413 as the authorization endpoint answers a long POST.
+  let length = 0;
+  for (const [name, values] of params) for (const value of values ?? ['']) length += name.length + value.length + 2;
+  if (length > MAX_REQUEST_LENGTH) throw tooLong(413);
+  return params;
 }
 
 async function readHint(context: SentinelContext, params: ParamMap, accountId: string): Promise<IDTokenHint | null> {
