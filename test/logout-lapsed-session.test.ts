@@ -4,11 +4,12 @@
  * session would have; a hint alone never ends a session whose record is still in use elsewhere.
  */
 import { decodeJwt } from 'jose';
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Sentinel, SentinelEvent, SentinelOptions } from '../src/index.js';
 import { contextOf } from '../src/http/context.js';
 import { sessionKey } from '../src/authorize/state/session.js';
-import { ACCOUNT_PATH, call } from './helpers/direct-flow.js';
+import { ACCOUNT_PATH, call, postForm } from './helpers/direct-flow.js';
+import { advanceClock } from './helpers/clock.js';
 import { ACCOUNT, baseOptions, CLIENT_ID, makeSentinel, USER_ID } from './helpers/fixtures.js';
 import { type FlowApp, MAIN_APP, sessionWorks, signInThroughSession, signInWithSession, tokenStanding } from './helpers/logout-flow.js';
 
@@ -29,6 +30,10 @@ function withAppB(): SentinelOptions {
   };
   return { ...base, apps: [...(base.apps ?? []), appB] };
 }
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
 const LIVE = { guard: true, introspection: true, refresh: true };
 const ENDED = { guard: false, introspection: false, refresh: false };
 
@@ -80,4 +85,54 @@ describe('a hint in another browser of the same user', () => {
     expect(String(response.body)).toContain('name="confirmation"');
     expect(await sessionWorks(sentinel, second.cookie)).toBe(true);
   });
+
+  it("ends the hint's lapsed session too once the user confirms, though the browser signed in again since", async () => {
+    const sentinel = makeSentinel(baseOptions());
+    const first = await signInWithSession(sentinel);
+    // The first session idles out with its grant alive; the user signs in again, later, in the same browser.
+    await contextOf(sentinel).store.delete(sessionKey(first.cookie));
+    advanceClock(2);
+    const second = await signInWithSession(sentinel);
+    const confirmed = await confirmLogout(sentinel, first.tokens.idToken, second.cookie);
+    expect(confirmed.status).toBe(200);
+    expect(await sessionWorks(sentinel, second.cookie)).toBe(false);
+    expect(await tokenStanding(sentinel, first.tokens, MAIN_APP)).toEqual(ENDED);
+    expect(await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).toEqual([]);
+  });
+
+  it("leaves the hint's session when its record still lives elsewhere, and ends nothing before the confirmation", async () => {
+    const sentinel = makeSentinel(baseOptions());
+    const first = await signInWithSession(sentinel);
+    advanceClock(2);
+    const second = await signInWithSession(sentinel);
+    const page = await logoutPage(sentinel, first.tokens.idToken, second.cookie);
+    expect(page.confirmation).not.toBe('');
+    expect(await tokenStanding(sentinel, first.tokens, MAIN_APP)).toEqual(LIVE);
+    expect((await confirmLogout(sentinel, first.tokens.idToken, second.cookie)).status).toBe(200);
+    expect(await sessionWorks(sentinel, second.cookie)).toBe(false);
+    expect(await sessionWorks(sentinel, first.cookie)).toBe(true);
+    expect(await tokenStanding(sentinel, first.tokens, MAIN_APP)).toEqual(LIVE);
+  });
 });
+
+/** The "Sign out?" page for `idTokenHint` in the browser holding `cookie`: its confirmation id and CSRF token. */
+async function logoutPage(sentinel: Sentinel, idTokenHint: string, cookie: string): Promise<{ confirmation: string; csrf: string }> {
+  const page = await call(sentinel, {
+    path: `${ACCOUNT_PATH}/end_session`,
+    query: new URLSearchParams({ id_token_hint: idTokenHint }),
+    headers: { cookie: `sentinel_session=${cookie}` },
+  });
+  const html = String(page.body);
+  return {
+    confirmation: /name="confirmation" value="([^"]+)"/.exec(html)?.[1] ?? '',
+    csrf: /name="csrf_token" value="([^"]+)"/.exec(html)?.[1] ?? '',
+  };
+}
+
+/** Shows the page and confirms it, as the user would. */
+async function confirmLogout(sentinel: Sentinel, idTokenHint: string, cookie: string) {
+  const { confirmation, csrf } = await logoutPage(sentinel, idTokenHint, cookie);
+  return postForm(sentinel, `${ACCOUNT_PATH}/end_session`, new URLSearchParams({ confirmation, csrf_token: csrf }).toString(), {
+    headers: { cookie: `sentinel_session=${cookie}`, 'sec-fetch-site': 'same-origin' },
+  });
+}

@@ -6,8 +6,9 @@
  *   session's user and authentication (`sub` and `auth_time` match): the session ends at once.
  * - Otherwise the user confirms on a page whose form carries a CSRF token bound to the session being ended, and
  *   is accepted only same-origin: no link elsewhere can sign a user out unasked.
- * - Without a live session in the browser, a hint naming (by `sid`) a session that lapsed while grants issued
- *   through it live ends those grants and tells their apps (`endLapsedSession`).
+ * - A hint naming (by `sid`) a session that lapsed while grants issued through it live ends those grants and tells
+ *   their apps (`endLapsedSession`): at once when the browser has no live session, once the user confirms when it
+ *   holds another one.
  * - The browser goes back to `post_logout_redirect_uri` (with `state`) only when the app registered it (exact
  *   match, §3); else it sees the "signed out" page. An unregistered value is an error page, never a redirect. A
  *   client named by its metadata document is taken back only with an `id_token_hint` (see documentClientTarget).
@@ -33,7 +34,7 @@ import {
   spendLogoutConfirmation,
 } from '../state/logout-confirmation.js';
 import { type SessionRecord, useSession } from '../state/session.js';
-import { sessionSid } from '../../sessions/session-index.js';
+import { parseSid, sessionSid } from '../../sessions/session-index.js';
 import { endDeviceSession, endLapsedSession } from '../../sessions/end-sessions.js';
 import { routePath } from '../../http/route-paths.js';
 
@@ -187,12 +188,23 @@ function hintNamesSession(hint: IDTokenHint, accountId: string, session: Session
 async function endLapsedSessionOf(
   context: SentinelContext,
   accountId: string,
-  target: LogoutTarget,
-  hint: IDTokenHint & { sid: string },
+  clientId: string | undefined,
+  hint: { sub: string; sid: string; authTime?: number | undefined },
 ): Promise<void> {
   const ended = await endLapsedSession(context, accountId, hint);
   if (ended === null) return;
-  context.emit({ type: 'session.ended', accountId, clientId: target.app?.clientId, userId: hint.sub, reason: 'logout' });
+  context.emit({ type: 'session.ended', accountId, clientId, userId: hint.sub, reason: 'logout' });
+}
+
+/**
+ * The hint's session, to end on confirmation, when its `sid` names another session than the browser's
+ * (`sessionDigest`); `undefined` otherwise. Whether it lapsed is asked only then: it may lapse in the meantime.
+ */
+function otherHintedSession(hint: IDTokenHint | null, sessionDigest: string): LogoutConfirmation['lapsedHint'] {
+  if (hint?.sid === undefined) return undefined;
+  const parts = parseSid(hint.sid);
+  if (parts === null || parts.sessionDigest === sessionDigest) return undefined;
+  return { sub: hint.sub, sid: hint.sid, authTime: hint.authTime };
 }
 
 async function confirm(context: SentinelContext, request: SentinelRequest, accountId: string, params: ParamMap): Promise<SentinelResponse> {
@@ -217,7 +229,14 @@ async function confirm(context: SentinelContext, request: SentinelRequest, accou
   // Checked before it is spent, so a refused post changes nothing; the take keeps it single use under concurrency.
   if (!(await spendLogoutConfirmation(context, id))) throw expired();
   const headers = await signOut(context, request, { accountId, clientId: record.clientId, sessionId });
-  return finish(context, { app: null, returnTo: record.returnTo, state: record.state, uiLocales: record.uiLocales }, headers, request);
+  const target: LogoutTarget = { app: null, returnTo: record.returnTo, state: record.state, uiLocales: record.uiLocales };
+  const lapsed = record.lapsedHint;
+  if (lapsed !== undefined && typeof lapsed.sub === 'string' && typeof lapsed.sid === 'string') {
+    // The app's own session lapsed and the browser signed in again since: signing out of the app must end the
+    // lapsed session's grants too, or the app's refresh token would outlive the logout the user just confirmed.
+    await endLapsedSessionOf(context, accountId, record.clientId, lapsed);
+  }
+  return finish(context, target, headers, request);
 }
 
 /** The RP-Initiated Logout parameters of a posted request, as a query (already validated above). */
@@ -258,7 +277,7 @@ export async function handleEndSession(context: SentinelContext, request: Sentin
   const session = sessionId === null ? null : await useSession(context, sessionId, accountId);
   if (sessionId === null || session === null) {
     // No live session in this browser; the one the hint names may have lapsed with grants still alive.
-    if (hint?.sid !== undefined) await endLapsedSessionOf(context, accountId, target, { ...hint, sid: hint.sid });
+    if (hint?.sid !== undefined) await endLapsedSessionOf(context, accountId, target.app?.clientId, { ...hint, sid: hint.sid });
     return finish(context, target, {}, request);
   }
   if (hint !== null && hintNamesSession(hint, accountId, session, sessionId)) {
@@ -272,6 +291,7 @@ export async function handleEndSession(context: SentinelContext, request: Sentin
     sessionDigest: digest(sessionId),
     csrfToken: randomSecret(),
     uiLocales: target.uiLocales,
+    lapsedHint: otherHintedSession(hint, digest(sessionId)),
   };
   const confirmationId = await saveLogoutConfirmation(context, record);
   return endSessionConfirmationResponse(

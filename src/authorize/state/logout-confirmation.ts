@@ -21,6 +21,11 @@ export interface LogoutConfirmation {
   csrfToken: string;
   /** The request's `ui_locales`, so the "signed out" page after the confirmation speaks the same language. */
   uiLocales?: string | undefined;
+  /**
+   * The `id_token_hint`'s user, `sid` and `auth_time` when its `sid` names another session than the browser's: that
+   * session, should it have lapsed with grants alive, is ended with the browser's once the user confirms.
+   */
+  lapsedHint?: { sub: string; sid: string; authTime?: number | undefined } | undefined;
 }
 
 function confirmationKey(id: string): string {
