@@ -9,6 +9,7 @@ import { digest } from '../lib/random-secrets.js';
 import { appDisplayName } from '../sessions/app-display-name.js';
 import { endSessionBySid, revokeUserAppGrants } from '../sessions/end-sessions.js';
 import { readUserIndex, sessionSid } from '../sessions/session-index.js';
+import { grantsOnly } from '../sessions/app-marker.js';
 import { listAppGrants, listUserSessions } from '../sessions/session-views.js';
 import { readGrant } from '../token/grant-records.js';
 import type { ConnectedAppItem, SessionItem } from './account-html.js';
@@ -86,7 +87,7 @@ export async function connectedApps(
   const [apps, index] = await Promise.all([listAppGrants(context, accountId, userId), readUserIndex(context, accountId, userId)]);
   const grantIds = new Map<string, string[]>();
   for (const session of index.sessions) {
-    for (const grant of session.grants) grantIds.set(grant.clientId, [...(grantIds.get(grant.clientId) ?? []), grant.grantId]);
+    for (const grant of grantsOnly(session.grants)) grantIds.set(grant.clientId, [...(grantIds.get(grant.clientId) ?? []), grant.grantId]);
   }
   const at = listPage(requestedPage, apps.length);
   // Only the shown page's grants are read.

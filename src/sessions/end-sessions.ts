@@ -12,6 +12,7 @@
  * and the ending is planned again and ends that grant too.
  */
 import { grantKey } from '../token/grant-records.js';
+import { grantsOnly } from './app-marker.js';
 import { queueLogoutTokens } from '../logout/queue-logout-tokens.js';
 import { parseSessionRecord, type SessionRecord, sessionDigestOfKey, sessionKey, sessionKeyOfDigest } from '../authorize/state/session.js';
 import {
@@ -57,7 +58,7 @@ export async function endIndexedSession(
     // session is left to end: already ended, not an error ("sign out everywhere" on two devices at once).
     if (session === undefined) return { sessions, settle: () => null };
     const prepare = async (): Promise<void> => {
-      const fresh = session.grants.filter((grant) => !revoked.has(grant.grantId));
+      const fresh = grantsOnly(session.grants).filter((grant) => !revoked.has(grant.grantId));
       await Promise.all(fresh.map((grant) => context.store.delete(grantKey(grant.grantId))));
       for (const grant of fresh) revoked.add(grant.grantId);
       // After the grants (a failure here leaves no token of the session alive), before the record and the index entry
@@ -116,7 +117,8 @@ export async function revokeUserAppGrants(context: SessionContext, accountId: st
     const affected = sessions.filter((session) => session.grants.some((grant) => grant.clientId === clientId));
     if (affected.length === 0) return { sessions, settle: () => revoked.size };
     const prepare = async (): Promise<void> => {
-      const grants = affected.flatMap((session) => session.grants.filter((grant) => grant.clientId === clientId));
+      // An app's marker in a session (its tokens there expired) has no grant to end, but the app still leaves it.
+      const grants = affected.flatMap((session) => grantsOnly(session.grants).filter((grant) => grant.clientId === clientId));
       const fresh = grants.filter((grant) => !revoked.has(grant.grantId));
       await Promise.all(fresh.map((grant) => context.store.delete(grantKey(grant.grantId))));
       for (const grant of fresh) revoked.add(grant.grantId);
@@ -128,7 +130,8 @@ export async function revokeUserAppGrants(context: SessionContext, accountId: st
     };
     const rest = sessions.map((session) => ({ ...session, grants: session.grants.filter((grant) => grant.clientId !== clientId) }));
     const settle = (): number => {
-      context.emit({ type: 'grants.revoked', accountId, clientId, userId, count: revoked.size });
+      // Sessions naming the app by a marker alone had no grant of it to end: no event for them.
+      if (revoked.size > 0) context.emit({ type: 'grants.revoked', accountId, clientId, userId, count: revoked.size });
       return revoked.size;
     };
     return { sessions: rest, prepare, settle };

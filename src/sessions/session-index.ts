@@ -17,7 +17,8 @@
  * digest of account and user, and whoever reads an index knows the account it asks for. Indexes written by earlier
  * versions, `[accountId, userId, entry, …]` with every time since the epoch, still read (a string where the first
  * entry would be tells them apart); the next change writes them in the new form. An entry is kept while its session
- * or any grant it lists may still live, and pruned on the next write after that.
+ * or any grant it lists may still live, and pruned on the next write after that. A grant id of `""` is an app's
+ * marker (app-marker.ts): the app got tokens through the session, and they expired while the session lives.
  */
 import type { AppStore } from '../apps/app.js';
 import type { ResolvedConfig } from '../config.js';
@@ -25,6 +26,7 @@ import type { SentinelContext } from '../http/context.js';
 import { digest } from '../lib/random-secrets.js';
 import { untraced } from '../telemetry/traced-store.js';
 import { grantKey } from '../token/grant-records.js';
+import { listedAt, withoutMarkerOf } from './app-marker.js';
 import { boundGrantsPerApp } from './grant-bound.js';
 import { changeIndexTogether, type IndexChange } from './index-group-commit.js';
 
@@ -159,7 +161,8 @@ function encodeIndex(index: UserIndex): string {
 }
 
 /**
- * Drops what can no longer live: whole entries past their end, and expired grants of the entries kept. Nothing is
+ * Drops what can no longer live: whole entries past their end, and expired grants of the entries kept (an app's
+ * last one leaves a marker while its session lives: app-marker.ts). Nothing is
  * copied when nothing expired (the common case: every exchange and sign-in reads and writes the index once each), so
  * the result may be `sessions` itself; no caller changes the arrays it is given.
  */
@@ -169,8 +172,9 @@ function pruned(sessions: IndexedSession[], now: number): IndexedSession[] {
     const session = sessions[i] as IndexedSession;
     let live: IndexedSession | undefined = session;
     if (entryEnd(session) <= now) live = undefined;
-    else if (session.grants.some((grant) => grant.until <= now)) {
-      live = { ...session, grants: session.grants.filter((grant) => grant.until > now) };
+    else {
+      const grants = listedAt(session, now);
+      if (grants !== session.grants) live = { ...session, grants };
     }
     if (live !== session && kept === undefined) kept = sessions.slice(0, i);
     if (live !== undefined) kept?.push(live);
@@ -354,7 +358,8 @@ export async function attachGrant(context: SessionContext, input: AttachedGrant)
       const at = sessions.findIndex((session) => session.sessionDigest === parts.sessionDigest);
       const session = sessions[at];
       if (session === undefined) return { sessions, settle: () => false };
-      const bounded = boundGrantsPerApp(session.grants, grant, input.maxGrantsPerApp);
+      // The app's marker, if its earlier grants expired, gives way to the grant that names the app again.
+      const bounded = boundGrantsPerApp(withoutMarkerOf(session.grants, input.clientId), grant, input.maxGrantsPerApp);
       const next = [...sessions];
       next[at] = { ...session, grants: bounded.kept };
       // Deleting the grant record is the whole revocation (grant-records.ts `revokeGrant`): every token of the grant
@@ -382,7 +387,7 @@ export async function attachGrant(context: SessionContext, input: AttachedGrant)
   );
 }
 
-/** The distinct client ids of a session's grants, in the order they first got tokens through it. */
+/** The distinct client ids of a session's grants and markers, in the order they first got tokens through it. */
 export function clientIdsOf(session: IndexedSession): string[] {
   return [...new Set(session.grants.map((grant) => grant.clientId))];
 }

@@ -3,6 +3,7 @@
  * the apps signed in through each) and the apps holding live grants (with the sessions they got them through).
  */
 import { grantKey } from '../token/grant-records.js';
+import { grantsOnly } from './app-marker.js';
 import { clientIdsOf, readUserIndex, type SessionContext, sessionSid } from './session-index.js';
 
 /**
@@ -63,7 +64,7 @@ export async function listAppGrants(context: SessionContext, accountId: string, 
   const index = await readUserIndex(context, accountId, userId);
   // The index remembers every grant issued through a session until its session or the grant could end; one revoked
   // since (an app's own /revoke, a replayed code) is gone from the store and no longer connects its app.
-  const indexed = index.sessions.flatMap((session) => session.grants);
+  const indexed = index.sessions.flatMap((session) => grantsOnly(session.grants));
   const present = await Promise.all(indexed.map((grant) => context.store.get(grantKey(grant.grantId))));
   const live = new Set(indexed.filter((_, at) => present[at] !== null).map((grant) => grant.grantId));
   const byClient = new Map<string, UserAppGrants>();
