@@ -87,6 +87,8 @@ const SERVICE_FILES = [
   // Sessions and back-channel logout (PostgreSQL registry; Redis and Redis Cluster deliveries)
   'test/logout-app-postgres.test.ts',
   'test/logout-delivery-redis.test.ts',
+  // A logout queued while a delivery of the same session and app is in flight, on MemoryStore and Redis
+  'test/logout-redelivery.test.ts',
   'test/cli-sessions-redis.test.ts',
   // SoftHSM2
   'test/pkcs11.test.ts',

@@ -47,8 +47,11 @@ describe('MemoryJobQueues', () => {
             dueAt: now + Math.floor(next() * 20) - 5,
           }));
           await queues.enqueueJobs('q', jobs);
+          // A job is added, or put back when queued again due sooner (a claimed one is due when its lease ends).
           for (const job of jobs) {
-            if (!model.has(job.id)) model.set(job.id, { payload: job.payload, dueAt: job.dueAt, order: order++ });
+            const queued = model.get(job.id);
+            if (queued === undefined || queued.dueAt > job.dueAt)
+              model.set(job.id, { payload: job.payload, dueAt: job.dueAt, order: order++ });
           }
         } else if (roll < 0.7) {
           const max = 1 + Math.floor(next() * 5);

@@ -4,7 +4,11 @@
  * minutes in a queue).
  *
  * A job's id is a digest of the session and the app, so ending a session twice (a retried request, a loop that
- * re-read a changed index, two instances ending it at once) queues one delivery per app.
+ * re-read a changed index, two instances ending it at once) queues one delivery per app. A delivery already under
+ * way is not enough, though: the app may have taken its token and then signed the user in again through the same
+ * session before the second logout. So queueing a job whose delivery is in flight makes it due again at once (the
+ * store's `enqueueJobs` puts back a job due later than its new copy, and a claimed one is due when its lease ends),
+ * and the app gets one more token.
  */
 import { digest } from '../lib/random-secrets.js';
 import { MemoryJobQueues } from '../stores/memory-queue.js';

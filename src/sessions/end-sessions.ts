@@ -6,7 +6,9 @@
  * record goes, and only then does the session leave the index. A store failing part-way leaves the entry in the
  * index, and until the deliveries are queued the session record too, so nothing is forgotten: the next attempt (the
  * user's retry with the same cookie, `endUserSessions`) finds it and finishes, and no token of the session ever
- * outlives a "done". Queuing is idempotent (one job per session and app), so a retry queues nothing twice. Every index change goes through the user's queue of index writes
+ * outlives a "done". Queuing is idempotent (one job per session and app), so a retry queues nothing twice, unless
+ * the first delivery is already under way: the app may have signed in again through the session since it took that
+ * token, so one more follows (logout-queue.ts). Every index change goes through the user's queue of index writes
  * (session-index.ts `commitIndexChange`): a grant attached in the same process just before is in the sessions the
  * ending plans against, and its grant is ended too; one attached by another instance makes the compare-and-set fail,
  * and the ending is planned again and ends that grant too.
@@ -63,7 +65,7 @@ export async function endIndexedSession(
       for (const grant of fresh) revoked.add(grant.grantId);
       // After the grants (a failure here leaves no token of the session alive), before the record and the index entry
       // go (a failure here leaves both, so the user's retry with the same cookie finds the session and queues again;
-      // the queue keeps one job per app).
+      // the queue keeps one job per app, and one more after a delivery already under way).
       await queueLogoutTokens(context, { accountId, userId, sid, clientIds: clientIdsOf(session) });
       await context.store.delete(sessionKeyOfDigest(sessionDigest));
     };

@@ -64,15 +64,23 @@ export class MemoryJobQueues {
   }
 
   /**
-   * Adds the jobs not queued yet (all or none: a full queue rejects before any is added). Of one id named twice in
-   * `jobs`, the first counts, as with RedisStore's `ZADD NX`.
+   * Adds the jobs not queued yet, and puts back a queued one that is due later than its new copy (all or none: a
+   * full queue rejects before any is added). A claimed job is due when its lease ends, so queueing it again while
+   * its claimer is at work makes it due once more, and its claimer's settle no longer applies: what was queued after
+   * the claim gets an attempt of its own. Of one id named twice in `jobs`, the earlier due counts (the first of
+   * equal ones), as with RedisStore's script.
    */
   async enqueueJobs(name: string, jobs: readonly QueuedJob[]): Promise<void> {
     const queue = this.#queue(name);
-    const fresh = new Map<string, QueuedJob>();
-    for (const job of jobs) if (!queue.jobs.has(job.id) && !fresh.has(job.id)) fresh.set(job.id, job);
-    if (queue.jobs.size + fresh.size > this.#maxJobs) throw new Error(`job queue ${name} is full (${this.#maxJobs} jobs)`);
-    for (const job of fresh.values()) this.#schedule(queue, job.id, { payload: job.payload, dueAt: job.dueAt });
+    const wanted = new Map<string, QueuedJob>();
+    for (const job of jobs) {
+      const dueAt = wanted.get(job.id)?.dueAt ?? queue.jobs.get(job.id)?.dueAt;
+      if (dueAt === undefined || dueAt > job.dueAt) wanted.set(job.id, job);
+    }
+    let added = 0;
+    for (const id of wanted.keys()) if (!queue.jobs.has(id)) added++;
+    if (queue.jobs.size + added > this.#maxJobs) throw new Error(`job queue ${name} is full (${this.#maxJobs} jobs)`);
+    for (const job of wanted.values()) this.#schedule(queue, job.id, { payload: job.payload, dueAt: job.dueAt });
   }
 
   /** Takes up to `max` due jobs, earliest first, and leases each until `now + leaseMs`. */

@@ -80,12 +80,16 @@ return 1
 
 /**
  * Adds jobs to a queue: KEYS[1] a sorted set of job ids scored by due time (milliseconds), KEYS[2] a hash of their
- * payloads; ARGV triples of id, due time and payload. A job already queued is left as it is (ZADD NX, HSETNX), so
- * queueing the same job twice queues it once. Both keys share a hash tag: one slot on Redis Cluster.
+ * payloads; ARGV triples of id, due time and payload. A job already queued is left as it is unless it is due later
+ * than its new copy, so queueing the same job twice queues it once; a claimed job (due when its lease ends) takes
+ * the new due time and payload, and its claimer's settle no longer applies (the lease is its fencing token), so what
+ * was queued after the claim gets an attempt of its own. Both keys share a hash tag: one slot on Redis Cluster.
  */
 export const ENQUEUE_JOBS_SCRIPT = script(`
 for i = 1, #ARGV, 3 do
-  if redis.call('ZADD', KEYS[1], 'NX', ARGV[i + 1], ARGV[i]) == 1 then
+  local score = redis.call('ZSCORE', KEYS[1], ARGV[i])
+  if not score or tonumber(score) > tonumber(ARGV[i + 1]) then
+    redis.call('ZADD', KEYS[1], ARGV[i + 1], ARGV[i])
     redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 2])
   end
 end

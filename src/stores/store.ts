@@ -63,8 +63,10 @@ export interface Store {
   ready?(warn: (message: string) => void): Promise<void>;
   /**
    * Optional (with {@link Store.claimJobs} and {@link Store.settleJob}): adds jobs to a durable queue, each due at
-   * `dueAt` (milliseconds since the epoch). A job whose `id` is already queued is left as it is, so adding the same
-   * job twice (a retried request) queues it once. Back-channel logout deliveries wait here, so an instance that
+   * `dueAt` (milliseconds since the epoch). A job whose `id` is already queued is left as it is unless it is due later
+   * than the new one: adding the same job twice (a retried request) queues it once, and a claimed job (due when its
+   * lease ends) added again is put back with the new payload and due time, so its claimer's settle no longer applies
+   * and what was queued during its attempt gets one of its own. Back-channel logout deliveries wait here, so an instance that
    * restarts or dies loses none (docs/guides/sessions-and-logout.md). MemoryStore and RedisStore have the three;
    * without them the service keeps its deliveries in process.
    */

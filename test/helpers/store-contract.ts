@@ -324,7 +324,8 @@ export function runStoreContract(
         { id: 'b', payload: 'p-b', dueAt: T + 20 },
         { id: 'a', payload: 'p-a', dueAt: T + 10 },
       ]);
-      await store.enqueueJobs(queue, [{ id: 'a', payload: 'replaced?', dueAt: T }]);
+      // Queued again, due no sooner (a retried request): left as it is.
+      await store.enqueueJobs(queue, [{ id: 'a', payload: 'replaced?', dueAt: T + 15 }]);
       const first = await store.claimJobs(queue, T + 100, 30_000, 1);
       expect(first).toEqual([{ id: 'a', payload: 'p-a', lease: T + 30_100 }]);
       expect((await store.claimJobs(queue, T + 100, 30_000, 10)).map((job) => job.id)).toEqual(['b']);
@@ -352,6 +353,19 @@ export function runStoreContract(
       const ids = claims.flat().map((job) => job.id);
       expect(ids).toHaveLength(20);
       expect(new Set(ids).size).toBe(20);
+    });
+
+    it('a job queued again while claimed comes due again, and its claimer settles it no more', async () => {
+      const queue = `q-${randomUUID()}`;
+      await store.enqueueJobs(queue, [{ id: 'j', payload: 'p1', dueAt: T }]);
+      const [mine] = await store.claimJobs(queue, T, 30_000, 1);
+      // Queued again during the claimer's attempt: what changed since the claim gets an attempt of its own.
+      await store.enqueueJobs(queue, [{ id: 'j', payload: 'p2', dueAt: T + 10 }]);
+      await expect(store.settleJob(queue, 'j', mine?.lease as number, null)).resolves.toBe(false);
+      const [next] = await store.claimJobs(queue, T + 10, 30_000, 1);
+      expect(next).toEqual({ id: 'j', payload: 'p2', lease: T + 30_010 });
+      await expect(store.settleJob(queue, 'j', next?.lease as number, null)).resolves.toBe(true);
+      expect(await store.claimJobs(queue, T + 1_000_000, 1000, 1)).toEqual([]);
     });
 
     it('settles only under the current lease; an expired lease lets another claimer take the job', async () => {
