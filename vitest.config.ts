@@ -14,6 +14,7 @@ const here = (path: string): string => fileURLToPath(new URL(path, import.meta.u
 const ISOLATED = [
   'test/timing.test.ts',
   'test/logout-keepalive.test.ts',
+  'test/logout-delivery-uri.test.ts',
   'test/logout-keepalive-tls.test.ts',
   'test/get-jwks.test.ts',
   'test/express-adapter.test.ts',

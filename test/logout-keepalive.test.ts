@@ -18,7 +18,8 @@ const { postLogoutToken } = await import('../src/logout/post-logout-token.js');
 
 const IDLE_MS = 60_000;
 const MAX_SOCKETS = 8;
-const NAME = 'logout.keepalive.test';
+// A name the URI check lets travel over plain http (a loopback host), moved between addresses by the scripted DNS.
+const NAME = 'localhost';
 
 /** A server on every IPv4 loopback address: each connection and each request, by the local address it came to. */
 interface CountingServer {

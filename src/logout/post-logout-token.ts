@@ -2,6 +2,9 @@
  * One delivery attempt of a logout token (OpenID Connect Back-Channel Logout 1.0 §2.5): `POST` form-encoded
  * `logout_token=…` to the app's `backchannelLogoutUri`, defensively, since the address is the app's.
  *
+ * - The URI passes the checks of registration at every attempt (https, or http on a loopback host; no userinfo, no
+ *   fragment): an app of a host's own AppStore, or a registry row older than the checks, is refused, not posted to
+ *   in cleartext.
  * - The target passes the `jwks_uri` address guard at every attempt, and the connection is pinned to the address
  *   checked (no DNS rebinding between check and connect): src/sessions/logout-target.ts. Given the loop's
  *   {@link LogoutAgents}, the connection is a kept-alive one to that same (origin, address), or a new one kept
@@ -15,6 +18,7 @@
  */
 import { type ClientRequest, request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { backchannelLogoutURIProblem } from '../apps/app-validation.js';
 import { resolveLogoutTarget } from '../sessions/logout-target.js';
 import { type CheckedAddress, type LogoutAgents, pinnedLookup } from './logout-agents.js';
 
@@ -47,14 +51,15 @@ export interface PostOptions {
  * if (outcome.kind === 'retry') scheduleAgain();
  */
 export async function postLogoutToken(uri: string, logoutToken: string, options: PostOptions): Promise<PostOutcome> {
+  // The URI as registration checks it, at every attempt: the app may come from a host's own AppStore or a registry
+  // row written before the checks, and a token posted to plain http on a public host travels in cleartext.
+  const problem = backchannelLogoutURIProblem(uri);
+  if (problem !== null) return { kind: 'refused', reason: `the back-channel logout URI ${problem}` };
   let target: URL;
   try {
     target = new URL(uri);
   } catch {
     return { kind: 'refused', reason: 'the back-channel logout URI is not a URL' };
-  }
-  if (target.protocol !== 'https:' && target.protocol !== 'http:') {
-    return { kind: 'refused', reason: 'the back-channel logout URI must use https' };
   }
   const timeout = AbortSignal.timeout(options.timeoutMs ?? LOGOUT_POST_TIMEOUT_MS);
   const deadline = options.signal === undefined ? timeout : AbortSignal.any([timeout, options.signal]);

@@ -3,7 +3,8 @@
  * (`src/client-assertion/address-guard.ts`). The URI is the app's, so it could point the service at its own network
  * (a metadata service, an admin port); private, loopback and link-local targets are refused unless
  * `clientJwks.allowPrivateAddresses` (development only) allows them. Checked when an app is configured or registered,
- * and again at every delivery, whose connection is pinned to the address checked (no DNS rebinding in between).
+ * and again at every delivery, whose connection is pinned to the address checked (no DNS rebinding in between); the
+ * delivery checks the URI's syntax and scheme again first, as registration does (src/logout/post-logout-token.ts).
  */
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
