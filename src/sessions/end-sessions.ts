@@ -6,7 +6,9 @@
  * record goes, and only then does the session leave the index. A store failing part-way leaves the entry in the
  * index, and until the deliveries are queued the session record too, so nothing is forgotten: the next attempt (the
  * user's retry with the same cookie, `endUserSessions`) finds it and finishes, and no token of the session ever
- * outlives a "done". Queuing is idempotent (one job per session and app), so a retry queues nothing twice, unless
+ * outlives a "done". Behind a cookie, a note of whose session it is outlives its record until the index write
+ * is done, so the retry of the same logout finds the index entry even then ({@link finishDeviceSessionEnding}).
+ * Queuing is idempotent (one job per session and app), so a retry queues nothing twice, unless
  * the first delivery is already under way: the app may have signed in again through the session since it took that
  * token, so one more follows (logout-queue.ts). Every index change goes through the user's queue of index writes
  * (session-index.ts `commitIndexChange`): a grant attached in the same process just before is in the sessions the
@@ -165,17 +167,70 @@ export async function endLapsedSession(
 }
 
 /**
+ * The store key of the note that the ending of a device session has begun: `[accountId, userId]`, whose index lists
+ * the session. The record goes before the index write (so nothing lives that the index does not list); when that
+ * write fails, the note is how the retry of the same cookie finds the index entry to end.
+ */
+function endingKey(sessionDigest: string): string {
+  return `session-ending:${sessionDigest}`;
+}
+
+/**
  * Ends the device session behind a cookie (logout and RP-initiated logout): what {@link endIndexedSession} does,
  * and the record itself even when the index does not know the session (stored before the index existed). Resolves
- * the session as it was, for the audit event, or `null` when there was none.
+ * the session as it was, for the audit event, or `null` when there was none. Until the ending is done a note says
+ * whose session it is, so a retry after a store failure finishes it ({@link finishDeviceSessionEnding}).
  *
  * @example const ended = await endDeviceSession(context, sessionId);
  */
 export async function endDeviceSession(context: SessionContext, sessionId: string): Promise<SessionRecord | null> {
   const key = sessionKey(sessionId);
   const record = parseSessionRecord(await context.store.get(key));
-  if (record !== null) await endIndexedSession(context, record.accountId, record.userId, sessionDigestOfKey(key));
-  return parseSessionRecord(await context.store.take(key)) ?? record;
+  if (record === null) return parseSessionRecord(await context.store.take(key));
+  const sessionDigest = sessionDigestOfKey(key);
+  const note = endingKey(sessionDigest);
+  // Written before anything ends (a failure here ends nothing, and the retry finds the record), kept as long as the
+  // cookie could have been used.
+  await context.store.set(note, JSON.stringify([record.accountId, record.userId]), Math.max(1, record.expiresAt - Date.now()));
+  await endIndexedSession(context, record.accountId, record.userId, sessionDigest);
+  const ended = parseSessionRecord(await context.store.take(key)) ?? record;
+  await context.store.delete(note);
+  return ended;
+}
+
+/**
+ * Finishes the ending of the device session behind a cookie whose record is already gone: a logout that a store
+ * failure cut short after the record went (answered 500) left the session in its user's index, where a code issued
+ * just before could still attach to it. Ends that index entry (its grants, its deliveries, as
+ * {@link endIndexedSession}) when the ending's note names a user of `accountId`. Resolves the user and whether an
+ * entry was ended, or `null` when no ending of this session was under way.
+ *
+ * @example const finished = await finishDeviceSessionEnding(context, sessionId, accountId);
+ */
+export async function finishDeviceSessionEnding(
+  context: SessionContext,
+  sessionId: string,
+  accountId: string,
+): Promise<{ userId: string; ended: boolean } | null> {
+  const sessionDigest = sessionDigestOfKey(sessionKey(sessionId));
+  const note = endingKey(sessionDigest);
+  const owner = parseEndingNote(await context.store.get(note));
+  // Only a session of this account: logging out of account A leaves account B alone.
+  if (owner === null || owner.accountId !== accountId) return null;
+  const ended = await endIndexedSession(context, accountId, owner.userId, sessionDigest);
+  await context.store.delete(note);
+  return { userId: owner.userId, ended: ended !== null };
+}
+
+function parseEndingNote(raw: string | null): { accountId: string; userId: string } | null {
+  if (raw === null) return null;
+  try {
+    const value: unknown = JSON.parse(raw);
+    if (!Array.isArray(value) || typeof value[0] !== 'string' || typeof value[1] !== 'string') return null;
+    return { accountId: value[0], userId: value[1] };
+  } catch {
+    return null;
+  }
 }
 
 /**

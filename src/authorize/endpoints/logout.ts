@@ -21,7 +21,7 @@ import { isUsableRegisteredURI } from '../request/registered-uri.js';
 import { originSource } from '../pages/security-headers.js';
 import { signedOutResponse } from '../pages/signed-out.js';
 import { useSession } from '../state/session.js';
-import { endDeviceSession } from '../../sessions/end-sessions.js';
+import { endDeviceSession, finishDeviceSessionEnding } from '../../sessions/end-sessions.js';
 
 async function readParams(context: SentinelContext, request: SentinelRequest): Promise<ParamMap> {
   // A bare `<form method="post">` without fields, or fetch('…/logout', { method: 'POST' }), sends no content type.
@@ -58,13 +58,15 @@ export async function handleLogout(context: SentinelContext, request: SentinelRe
     const ended = await endDeviceSession(context, sessionId);
     headers['set-cookie'] = expiredSessionCookie(context, request.mountPath);
     if (ended !== null) {
-      context.emit({
-        type: 'session.ended',
-        accountId,
-        clientId: app?.clientId,
-        userId: ended.userId,
-        reason: 'logout',
-      });
+      context.emit({ type: 'session.ended', accountId, clientId: app?.clientId, userId: ended.userId, reason: 'logout' });
+    }
+  } else if (sessionId !== null) {
+    // The retry of a logout that a store failure cut short after the session record went: the user's index may still
+    // list the session, which the same cookie now ends.
+    const finished = await finishDeviceSessionEnding(context, sessionId, accountId);
+    if (finished !== null) headers['set-cookie'] = expiredSessionCookie(context, request.mountPath);
+    if (finished?.ended === true) {
+      context.emit({ type: 'session.ended', accountId, clientId: app?.clientId, userId: finished.userId, reason: 'logout' });
     }
   }
   const target = single(params, 'post_logout_redirect_uri');
