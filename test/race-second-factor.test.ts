@@ -10,9 +10,10 @@
  * overwrite exactly between the step's read of the pending record and its take. MemoryStore, and a real Redis
  * shared by two instances (the step on one, the password on the other).
  *
- * A recovery code is the exception in order, not in outcome: `users.recover` spends the code, so its step is taken
- * before the hook runs (test/recovery-code-order.test.ts). A password inside that hook finds no step to replace and
- * parks the victim anew; the step goes on, for the attacker it was shown to, and never yields the victim's tokens.
+ * A recovery code is the exception in order, not in outcome: `users.recover` spends the code, so its step and the
+ * interaction are taken before the hook runs (test/recovery-code-order.test.ts). A password inside that hook finds
+ * the sign-in held and is refused as a gone link; the step goes on, for the attacker it was shown to, and never
+ * yields the victim's tokens.
  */
 import { randomBytes } from 'node:crypto';
 import { generate, generateSecret } from 'otplib';
@@ -236,10 +237,11 @@ async function expectOwnSignIn(
   expect(round.step.status).toBe(303);
   expect(await subjectOf(w, round.step, round.verifier), 'the step signed in the user it was shown to').toBe(attacker.userId);
   const password = round.password as SentinelResponse;
-  expect(password.status).toBe(303);
-  expect(String(password.headers.location)).toBe(`${TOTP_PATH}?interaction=${round.interaction}`);
+  // The interaction is held while the code is spent: her password finds no sign-in to park her at.
+  expect(password.status).toBe(400);
+  expect(password.headers.location).toBeUndefined();
   expect(setCookies(password).filter((line) => line.startsWith('sentinel_session='))).toEqual([]);
-  // Her step belongs to the sign-in the attacker's step ended: it is gone.
+  // The sign-in the attacker's step ended has no step left.
   const page = await call(w.stepSide, {
     path: TOTP_PATH,
     query: new URLSearchParams({ interaction: round.interaction }),

@@ -1,15 +1,17 @@
 /**
  * A recovery code (`users.recover`) is spent only by a sign-in that goes on with it: the pending step (the sign-in
- * waiting for its second factor) is taken first, so a request whose step is gone by then (expired, answered by a
- * concurrent request, or replaced by another user's password on the same sign-in) leaves the code unused. And the
- * code stays strictly single-use: of two concurrent uses exactly one signs in.
+ * waiting for its second factor) and the interaction are taken first, so a request whose step is gone by then
+ * (expired, answered by a concurrent request, replaced by another user's password on the same sign-in, cancelled)
+ * leaves the code unused, and nothing ends the sign-in while the code is spent. A hook the rest of the sign-in needs
+ * (the passkey offer's `passkeys.list`) is asked before the code. And the code stays strictly single-use: of two
+ * concurrent uses exactly one signs in.
  *
  * The step disappears deterministically, not by luck: the form body is produced by a function that removes or
  * replaces the step after the step request has read it and before the code is looked at. MemoryStore, and two
  * instances sharing a real Redis (where pending steps live in production).
  */
 import { describe, expect, it } from 'vitest';
-import { MemoryStore, type Sentinel, type SentinelEvent, type SentinelResponse, type Store } from '../src/index.js';
+import { MemoryPasskeys, MemoryStore, type Sentinel, type SentinelEvent, type SentinelResponse, type Store } from '../src/index.js';
 import { call, csrfOf, FORM, LOGIN_PATH, openLogin, postLogin, setCookies, startInteraction, stepCookie } from './helpers/direct-flow.js';
 import { makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 import { describeOnSharedRedis } from './helpers/redis-suite.js';
@@ -30,11 +32,13 @@ interface World {
   /** Runs inside `recover` before it answers; set by a case. */
   inside: (() => Promise<void>) | undefined;
   failRecover: boolean;
+  /** Makes `users.passkeys.list` (asked for the passkey offer) throw, when the world has passkeys. */
+  failList: boolean;
   events: SentinelEvent[];
   errors: unknown[];
 }
 
-function world(stores: [Store, Store]): World {
+function world(stores: [Store, Store], options: { passkeys?: boolean } = {}): World {
   const w: World = {
     sentinels: undefined as unknown as [Sentinel, Sentinel],
     stores,
@@ -42,11 +46,22 @@ function world(stores: [Store, Store]): World {
     spent: [],
     inside: undefined,
     failRecover: false,
+    failList: false,
     events: [],
     errors: [],
   };
+  const memory = new MemoryPasskeys();
+  const passkeys = {
+    list: (input: { accountId: string; userId: string }) => {
+      if (w.failList) throw new Error('passkey table unavailable');
+      return memory.list(input);
+    },
+    save: memory.save.bind(memory),
+    updateCounter: memory.updateCounter.bind(memory),
+  };
   const make = (store: Store) =>
     makeSentinel({
+      ...(options.passkeys === true ? { passkeys: { offerRegistration: true } } : {}),
       store,
       users: {
         authenticate: async ({ username, password }) => {
@@ -63,6 +78,7 @@ function world(stores: [Store, Store]): World {
           w.spent.push(code);
           return true;
         },
+        ...(options.passkeys === true ? { passkeys } : {}),
       },
       throttle: { maxFailures: 50, maxFailuresPerIp: 10_000, windowSeconds: 900 },
       onEvent: (event) => w.events.push(event),
@@ -232,7 +248,75 @@ function cases(name: string, stores: () => [Store, Store]): void {
       expect(signedIn(await postRecovery({ ...step, sentinel: w.sentinels[1] }, CODE))).toBe(true);
       expect(w.spent).toEqual([CODE]);
     });
+
+    it('an interaction cancelled on the login form before the code is used leaves the code unused', async () => {
+      const w = world(stores());
+      const step = await atStep(w.sentinels[0]);
+      let cancelled: SentinelResponse | undefined;
+      const response = await postRecovery(step, CODE, async () => {
+        cancelled = await cancel(w.sentinels[1], step);
+      });
+      expect(cancelled?.status).toBe(303);
+      expectNothingIssued(response);
+      expect(response.body).toContain('invalid or has expired');
+      expect(w.unused.has(CODE)).toBe(true);
+      expect(successes(w)).toBe(0);
+      expect(w.errors).toEqual([]);
+    });
+
+    it('Cancel posted while the code is being spent finds the sign-in held: the code signs in, Cancel is refused', async () => {
+      const w = world(stores());
+      const step = await atStep(w.sentinels[0]);
+      let cancelled: SentinelResponse | undefined;
+      w.inside = async () => {
+        w.inside = undefined;
+        cancelled = await cancel(w.sentinels[1], step);
+      };
+      const response = await postRecovery(step, CODE);
+      expect(signedIn(response)).toBe(true);
+      expect(cancelled?.status).toBe(400);
+      expect(cancelled?.headers.location).toBeUndefined();
+      expect(w.spent).toEqual([CODE]);
+      expect(successes(w)).toBe(1);
+      expect(w.errors).toEqual([]);
+    });
+
+    it('a wrong code puts the interaction back with the step: the login form still opens', async () => {
+      const w = world(stores());
+      const step = await atStep(w.sentinels[0]);
+      expectNothingIssued(await postRecovery(step, 'rcv-not-a-code'));
+      const login = await call(w.sentinels[1], { path: LOGIN_PATH, query: new URLSearchParams({ interaction: step.interaction }) });
+      expect(login.status).toBe(200);
+      expect(signedIn(await postRecovery({ ...step, sentinel: w.sentinels[1] }, CODE))).toBe(true);
+    });
+
+    it('the passkey offer is worked out before the code is spent: a failing passkeys.list spends nothing', async () => {
+      const w = world(stores(), { passkeys: true });
+      const step = await atStep(w.sentinels[0]);
+      w.failList = true;
+      const failing = await postRecovery(step, CODE);
+      expect(failing.status).toBe(500);
+      expect(String(w.errors[0])).toContain('passkey table unavailable');
+      expect(w.unused.has(CODE)).toBe(true);
+      w.failList = false;
+      // The same page tries again, and the sign-in goes on to the offer, its interaction back in place for it.
+      const again = await postRecovery({ ...step, sentinel: w.sentinels[1] }, CODE);
+      expect(again.status).toBe(303);
+      expect(String(again.headers.location)).toContain('/login/passkey/register?interaction=');
+      expect(w.spent).toEqual([CODE]);
+      const offer = await call(w.sentinels[0], {
+        path: `${LOGIN_PATH}/passkey/register`,
+        query: new URLSearchParams({ interaction: step.interaction }),
+        headers: { cookie: stepCookie(again) },
+      });
+      expect(offer.status).toBe(200);
+    });
   });
+}
+
+/** Cancel on the login form: it needs only the interaction's CSRF token, which the login page shows anyone. */
+function cancel(sentinel: Sentinel, step: AtStep): Promise<SentinelResponse> {
+  return postLogin(sentinel, step.interaction, { csrf_token: step.loginCsrf, cancel: '1' }, undefined, 'x=1');
 }
 
 cases('MemoryStore', () => {

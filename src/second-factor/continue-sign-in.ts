@@ -1,7 +1,8 @@
 /**
  * What happens after a right password: a TOTP step when the user store asks for one, then (when the host enables
  * it) the offer to add a passkey, then the end of the sign-in. Each step parks the sign-in in a
- * {@link PendingSignIn}; the interaction itself is taken only at the very end, so it stays single-use.
+ * {@link PendingSignIn}; the interaction itself is taken only at the very end, so it stays single-use (a recovery
+ * code's step holds it while the code is spent, see totp-step.ts, and puts it back for the passkey offer).
  */
 import type { AuthenticatedUser } from '../config.js';
 import type { SentinelContext } from '../http/context.js';
@@ -11,7 +12,7 @@ import { readSessionCookie } from '../authorize/state/session-cookie.js';
 import { signedInResponse, unmetRequirementsResponse } from '../authorize/endpoints/signed-in-response.js';
 import { loginPageResponse } from '../authorize/pages/login-response.js';
 import { mayEnrolPasskey, stepUpMethod } from './step-up-method.js';
-import { takeInteraction, type InteractionRecord } from '../authorize/state/interaction.js';
+import { restoreInteraction, takeInteraction, type InteractionRecord } from '../authorize/state/interaction.js';
 import { loginStepURL } from '../authorize/endpoints/login-step-url.js';
 import { webAuthnUserID } from '../passkeys/user-handle.js';
 import { startPending } from './pending-sign-in.js';
@@ -51,6 +52,17 @@ export async function completeSignIn(
 ): Promise<SentinelResponse> {
   const taken = await takeInteraction(context, interactionId);
   if (taken === null) throw expiredSignIn();
+  return finishSignIn(context, request, taken, subject, ip);
+}
+
+/** The end of a sign-in whose interaction the caller has taken: the event, the session, the code, the 303. */
+async function finishSignIn(
+  context: SentinelContext,
+  request: SentinelRequest,
+  taken: InteractionRecord,
+  subject: SignInSubject,
+  ip: string | null,
+): Promise<SentinelResponse> {
   const { accountId, clientId } = taken.request;
   context.emit({
     type: 'login.succeeded',
@@ -69,7 +81,13 @@ export async function completeSignIn(
   });
 }
 
-async function offersPasskey(context: SentinelContext, accountId: string, subject: SignInSubject): Promise<boolean> {
+/**
+ * Whether the sign-in of `subject` goes on to the offer to add a passkey rather than straight to its end.
+ *
+ * @example
+ * const offer = await offersPasskey(context, accountId, subject);
+ */
+export async function offersPasskey(context: SentinelContext, accountId: string, subject: SignInSubject): Promise<boolean> {
   const passkeys = context.config.users?.passkeys;
   const { userId, amr } = subject;
   if (!context.config.passkeys.offerRegistration || passkeys === undefined || webAuthnUserID(userId) === null) return false;
@@ -92,15 +110,45 @@ export async function afterSecondFactor(
   ip: string | null,
 ): Promise<SentinelResponse> {
   const { accountId } = interaction.record.request;
-  if (await offersPasskey(context, accountId, subject)) {
-    // Only the subject's fields: a caller may hand over a whole pending record, whose stage must not carry over.
-    const { userId, username, authTime, amr } = subject;
-    const tie = browserTie(context, request, interaction.record.mountPath);
-    await startPending(context, interaction.id, { stage: 'passkey-offer', userId, username, authTime, amr, browser: tie.digest });
-    const location = loginStepURL(context, interaction.record.mountPath, accountId, interaction.id, 'passkey/register');
-    return redirect(303, location, { 'set-cookie': tie.cookie });
-  }
+  if (await offersPasskey(context, accountId, subject)) return parkAtPasskeyOffer(context, request, interaction, subject);
   return completeSignIn(context, request, interaction.id, subject, ip);
+}
+
+/**
+ * {@link afterSecondFactor} for a step that took and held the interaction before its answer had a cost (a recovery
+ * code, spent by `users.recover`), with the passkey offer (`offer`, {@link offersPasskey}) decided before that cost:
+ * the held interaction is put back for the offer, or ends the sign-in, without being looked up again.
+ *
+ * @example
+ * return afterHeldSecondFactor(context, request, { id, record: taken }, subject, offer, ip);
+ */
+export async function afterHeldSecondFactor(
+  context: SentinelContext,
+  request: SentinelRequest,
+  held: { id: string; record: InteractionRecord },
+  subject: SignInSubject,
+  offer: boolean,
+  ip: string | null,
+): Promise<SentinelResponse> {
+  if (!offer) return finishSignIn(context, request, held.record, subject, ip);
+  // The offer's page runs on the interaction: it goes back (onto an empty key: nothing can have made it meanwhile).
+  if (!(await restoreInteraction(context, held.id, held.record))) throw expiredSignIn();
+  return parkAtPasskeyOffer(context, request, held, subject);
+}
+
+async function parkAtPasskeyOffer(
+  context: SentinelContext,
+  request: SentinelRequest,
+  interaction: { id: string; record: InteractionRecord },
+  subject: SignInSubject,
+): Promise<SentinelResponse> {
+  const { accountId } = interaction.record.request;
+  // Only the subject's fields: a caller may hand over a whole pending record, whose stage must not carry over.
+  const { userId, username, authTime, amr } = subject;
+  const tie = browserTie(context, request, interaction.record.mountPath);
+  await startPending(context, interaction.id, { stage: 'passkey-offer', userId, username, authTime, amr, browser: tie.digest });
+  const location = loginStepURL(context, interaction.record.mountPath, accountId, interaction.id, 'passkey/register');
+  return redirect(303, location, { 'set-cookie': tie.cookie });
 }
 
 /**

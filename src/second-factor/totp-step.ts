@@ -6,16 +6,19 @@
  * reservation (a refused attempt never checks a code), then the code. Wrong, replayed and malformed codes all get
  * the same answer and all count; a right one takes the step atomically, so it completes once.
  *
- * A recovery code is the other way round: `users.recover` spends the code as it checks it, so the step is taken
- * first and the code is looked at only by the request that holds it. A step gone by then (expired, answered by a
- * concurrent request, replaced by another user's password) leaves the code unused; a code that is not accepted puts
- * the step back.
+ * A recovery code is the other way round: `users.recover` spends the code as it checks it, so the step and then the
+ * interaction are taken first and the code is looked at only by the request that holds both. A step or interaction
+ * gone by then (expired, answered by a concurrent request, replaced by another user's password, cancelled on the
+ * login form) leaves the code unused; nothing else can end the sign-in while the code is spent; and what comes next
+ * (the passkey offer, which asks `users.passkeys.list`) is worked out before the code is spent. A code that is not
+ * accepted, or a hook failing before it is, puts both back.
  */
 import { clientIP } from '../http/client-ip.js';
 import type { SentinelContext } from '../http/context.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { single } from '../http/params.js';
-import { afterSecondFactor, expiredSignIn } from './continue-sign-in.js';
+import { afterHeldSecondFactor, afterSecondFactor, expiredSignIn, offersPasskey, type SignInSubject } from './continue-sign-in.js';
+import { restoreInteraction, takeInteraction, type InteractionRecord } from '../authorize/state/interaction.js';
 import { restorePending, takePending } from './pending-sign-in.js';
 import { totpPage } from './step-page.js';
 import { readStepRequest, type StepRequest } from './step-request.js';
@@ -49,9 +52,10 @@ export async function handleTotpStep(context: SentinelContext, request: Sentinel
   const keys = await secondFactorKeys(context, accountId, userId, ip);
   // The slot is taken before the code is checked, so concurrent guesses cannot all slip past the limit.
   await reserveOrRefuse(context, keys, { accountId, clientId });
-  const accepted = useRecovery
-    ? await spendRecovery(context, request, step, { accountId, userId, code: recoveryCode })
-    : await checkCode(context, accountId, userId, code ?? '');
+  // A recovery code stands in for the authenticator device, so it counts as the second factor too.
+  const subject = { ...step.pending, amr: [...SECOND_FACTOR_AMR] };
+  const recovered = useRecovery ? await spendRecovery(context, request, step, subject, recoveryCode) : undefined;
+  const accepted = useRecovery ? recovered !== null : await checkCode(context, accountId, userId, code ?? '');
   if (!accepted) {
     // A wrong code keeps its reserved slot on both counters.
     context.emit({
@@ -64,12 +68,10 @@ export async function handleTotpStep(context: SentinelContext, request: Sentinel
     return page(WRONG_CODE, 400);
   }
   await settleSuccess(context, keys);
+  if (recovered) return afterHeldSecondFactor(context, request, recovered.held, subject, recovered.offer, ip);
   // The code was checked for the record read at the start; only that record may be taken. A password success on
-  // this interaction meanwhile replaced it (another user, parked at their own step): go no further. (A recovery
-  // code's step was taken before the code was spent.)
-  if (!useRecovery && !(await takePending(context, step.interactionId, step.pending))) throw expiredSignIn();
-  // A recovery code stands in for the authenticator device, so it counts as the second factor too.
-  const subject = { ...step.pending, amr: [...SECOND_FACTOR_AMR] };
+  // this interaction meanwhile replaced it (another user, parked at their own step): go no further.
+  if (!(await takePending(context, step.interactionId, step.pending))) throw expiredSignIn();
   return afterSecondFactor(context, request, { id: step.interactionId, record: step.interaction }, subject, ip);
 }
 
@@ -80,27 +82,48 @@ async function checkCode(context: SentinelContext, accountId: string, userId: st
   return (await checkTotp(context, { accountId, userId, secret, code })) === 'accepted';
 }
 
+/** A recovery code accepted: the interaction its step holds, and whether the passkey offer comes next. */
+interface Recovered {
+  held: { id: string; record: InteractionRecord };
+  offer: boolean;
+}
+
 /**
- * Takes the step, then lets the host spend the code. The host's `recover` is single-use on its own (of concurrent
- * calls with one code, one answers true); taking the step first adds that only a request still holding the step it
- * was shown reaches it, so no code is spent for a sign-in that cannot go on. The step taken is the record checked:
- * a password that replaced it makes the take fail, and the sign-in goes on with the user it was shown for.
+ * Takes the step and the interaction, then lets the host spend the code. The host's `recover` is single-use on its
+ * own (of concurrent calls with one code, one answers true); holding both first adds that only a request whose
+ * sign-in can still go on reaches it, and that nothing (a concurrent answer, Cancel on the login form, the
+ * interaction's end) can end the sign-in while the code is spent. The step taken is the record checked: a password
+ * that replaced it makes the take fail, and the sign-in goes on with the user it was shown for.
+ *
+ * @returns `null` when the code is not accepted (both are back in place).
  */
 async function spendRecovery(
   context: SentinelContext,
   request: SentinelRequest,
   step: StepRequest,
-  input: { accountId: string; userId: string; code: string },
-): Promise<boolean> {
+  subject: SignInSubject,
+  code: string,
+): Promise<Recovered | null> {
   if (!(await takePending(context, step.interactionId, step.pending))) throw expiredSignIn();
+  // With the interaction gone the step is of no use, so it stays gone.
+  const record = await takeInteraction(context, step.interactionId);
+  if (record === null) throw expiredSignIn();
+  const held = { id: step.interactionId, record };
+  const { accountId } = record.request;
   let accepted = false;
   try {
-    accepted = await checkRecovery(context, request, input);
+    // Every hook the rest of the sign-in needs an answer from runs before the code is spent, so its failure spends
+    // nothing; after it, only the store's own writes remain.
+    const offer = await offersPasskey(context, accountId, subject);
+    accepted = await checkRecovery(context, request, { accountId, userId: subject.userId, code });
+    return accepted ? { held, offer } : null;
   } finally {
     // A wrong code or a failing hook spent nothing: the same page may try again.
-    if (!accepted) await restorePending(context, step.interactionId, step.pending);
+    if (!accepted) {
+      await restoreInteraction(context, held.id, held.record);
+      await restorePending(context, step.interactionId, step.pending);
+    }
   }
-  return accepted;
 }
 
 async function checkRecovery(

@@ -125,6 +125,21 @@ export async function takeInteraction(context: SentinelContext, interactionId: s
 }
 
 /**
+ * Puts back an interaction that {@link takeInteraction} took for a step that then did not go on (a recovery code
+ * refused, a hook failing before the code was spent), for the rest of the lifetime it was created with. Only onto an
+ * empty key, and not once that lifetime is over.
+ *
+ * @returns `false` when the interaction's lifetime is over (nothing is written).
+ * @example
+ * await restoreInteraction(context, interactionId, taken);
+ */
+export async function restoreInteraction(context: SentinelContext, interactionId: string, taken: InteractionRecord): Promise<boolean> {
+  const ttlMs = taken.createdAt + context.config.interactionTtl * 1000 - Date.now();
+  if (!INTERACTION_ID.test(interactionId) || !(ttlMs > 0)) return false;
+  return context.store.swap([{ key: interactionKey(interactionId), expect: null, value: JSON.stringify(taken), ttlMs }]);
+}
+
+/**
  * The built-in login page of an interaction: path-absolute (with the host's mount prefix) so it works whatever
  * host name the browser used.
  *
