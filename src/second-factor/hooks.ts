@@ -16,7 +16,11 @@ import type { SentinelRequest } from '../http/messages.js';
  * };
  */
 export interface SecondFactorHooks {
-  /** The user's base32 TOTP secret, or `null` when the user has none (the step then fails closed). */
+  /**
+   * The user's base32 TOTP secret, or `null` when the user has none (the step then fails closed). At least 128 bits
+   * (26 base32 characters; RFC 4226 §4 R6, 160 recommended): a shorter one, such as the common 16-character 80-bit
+   * secret, fails the step with 500 and an `onError` that names its size, and never counts for step-up.
+   */
   totpSecret?(input: { accountId: string; userId: string }): string | null | Promise<string | null>;
   /**
    * Checks a recovery code and, when it is right, uses it up (the host keeps codes hashed and single-use).

@@ -1,11 +1,13 @@
 /**
  * Step-up at the login page (OpenID Connect Core §3.1.2.1 `acr_values`): after a right password, which method takes
- * this user to the level the request asks for. A user can reach `mfa` when `users.totpSecret` returns a secret for
- * them (whether or not `authenticate` asked for the step) or has a passkey; `phishing-resistant` only with a passkey.
+ * this user to the level the request asks for. A user can reach `mfa` when `users.totpSecret` returns a usable
+ * secret for them (whether or not `authenticate` asked for the step) or has a passkey; `phishing-resistant` only
+ * with a passkey.
  */
 import type { SentinelContext } from '../http/context.js';
 import { type AcrValue, acrLevel, acrOf, ACR_MFA, ACR_PASSWORD, ACR_PHISHING_RESISTANT } from '../assurance/levels.js';
 import { webAuthnUserID } from '../passkeys/user-handle.js';
+import { totpSecretProblem } from './totp.js';
 
 /**
  * `totp`: the TOTP step; `passkey`: only a passkey sign-in reaches the level (the login page says so);
@@ -13,11 +15,16 @@ import { webAuthnUserID } from '../passkeys/user-handle.js';
  */
 export type StepUpMethod = 'none' | 'totp' | 'passkey' | 'unreachable';
 
-async function hasTotpSecret(context: SentinelContext, accountId: string, userId: string): Promise<boolean> {
+/**
+ * Whether `users.totpSecret` returns a secret for the user; with `usable`, only one that can check a code. Step-up
+ * asks for a usable one, so an unusable secret never leads to a TOTP step that can only fail; the passkey enrolment
+ * level counts any secret, so a broken one never lowers the level a passkey may be added at.
+ */
+async function hasTotpSecret(context: SentinelContext, accountId: string, userId: string, usable: boolean): Promise<boolean> {
   const totpSecret = context.config.users?.totpSecret;
   if (typeof totpSecret !== 'function') return false;
   const secret = await totpSecret({ accountId, userId });
-  return typeof secret === 'string' && secret !== '';
+  return typeof secret === 'string' && secret !== '' && (!usable || totpSecretProblem(secret) === null);
 }
 
 async function hasPasskey(context: SentinelContext, accountId: string, userId: string): Promise<boolean> {
@@ -39,7 +46,7 @@ export async function stepUpMethod(
   const need = acrLevel(input.required);
   if (need < acrLevel(ACR_MFA)) return input.askedTotp ? 'totp' : 'none';
   if (need < acrLevel(ACR_PHISHING_RESISTANT)) {
-    if (input.askedTotp || (await hasTotpSecret(context, input.accountId, input.userId))) return 'totp';
+    if (input.askedTotp || (await hasTotpSecret(context, input.accountId, input.userId, true))) return 'totp';
   }
   return (await hasPasskey(context, input.accountId, input.userId)) ? 'passkey' : 'unreachable';
 }
@@ -55,7 +62,7 @@ export async function stepUpMethod(
  */
 export async function passkeyEnrolmentLevel(context: SentinelContext, input: { accountId: string; userId: string }): Promise<AcrValue> {
   if (await hasPasskey(context, input.accountId, input.userId)) return ACR_PHISHING_RESISTANT;
-  if (await hasTotpSecret(context, input.accountId, input.userId)) return ACR_MFA;
+  if (await hasTotpSecret(context, input.accountId, input.userId, false)) return ACR_MFA;
   return ACR_PASSWORD;
 }
 

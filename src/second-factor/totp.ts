@@ -7,7 +7,7 @@
  * than the newest accepted one is refused too (`totp-last:`), so a code seen over a shoulder cannot be used after
  * the user's own, newer one, even when both arrive at once (the step moves forward by compare-and-set).
  */
-import { verify } from 'otplib';
+import { ScureBase32Plugin, verify } from 'otplib';
 import type { SentinelContext } from '../http/context.js';
 import { digest } from '../lib/random-secrets.js';
 
@@ -16,6 +16,36 @@ const DRIFT_STEPS = 1;
 const PERIOD_SECONDS = 30;
 /** How long a used step is remembered: longer than the window in which its code is accepted. */
 const USED_TTL_MS = (2 * DRIFT_STEPS + 2) * PERIOD_SECONDS * 1000;
+
+/**
+ * The secret sizes otplib checks codes for: RFC 4226 §4 (R6) requires a shared secret of at least 128 bits (160
+ * recommended). Many authenticator set-ups still issue 80-bit secrets (16 base32 characters); those are refused, not
+ * weakened to fit.
+ */
+const MIN_SECRET_BYTES = 16;
+const MAX_SECRET_BYTES = 64;
+/** The decoder otplib uses itself, so the answer below is the one `verify` would give. */
+const BASE32 = new ScureBase32Plugin();
+
+/**
+ * What makes `secret` unable to check any code (not base32, shorter than 128 bits, longer than 512), or `null`.
+ *
+ * @example
+ * totpSecretProblem('JBSWY3DPEHPK3PXP') // 'is 80 bits long; RFC 4226 §4 (R6) requires at least 128 (26 base32 characters)'
+ */
+export function totpSecretProblem(secret: string): string | null {
+  let bytes: number;
+  try {
+    bytes = BASE32.decode(secret).length;
+  } catch {
+    return 'is not valid base32';
+  }
+  if (bytes < MIN_SECRET_BYTES) {
+    return `is ${bytes * 8} bits long; RFC 4226 §4 (R6) requires at least ${MIN_SECRET_BYTES * 8} (26 base32 characters)`;
+  }
+  if (bytes > MAX_SECRET_BYTES) return `is ${bytes * 8} bits long; at most ${MAX_SECRET_BYTES * 8} are accepted`;
+  return null;
+}
 
 /** The outcome of {@link checkTotp}. */
 export type TotpResult = 'accepted' | 'wrong' | 'replayed';
@@ -42,9 +72,11 @@ export async function checkTotp(
     token: input.code,
     epochTolerance: DRIFT_STEPS * PERIOD_SECONDS,
     ...(Number.isSafeInteger(last) ? { afterTimeStep: Math.min(last, latestStep) } : {}),
-  }).catch(() => {
-    // A secret that is not base32 is the host's data error, not the user's: fail closed with server_error.
-    throw new Error('sentinel-idp: users.totpSecret returned a secret that is not valid base32');
+  }).catch((error: unknown) => {
+    // An unusable secret is the host's data error, not the user's: fail closed with server_error, saying what is
+    // wrong with it, otplib's own error as the cause.
+    const problem = totpSecretProblem(input.secret) ?? 'otplib refused';
+    throw new Error(`sentinel-idp: users.totpSecret returned a secret that ${problem}`, { cause: error });
   });
   if (!result.valid) {
     return Number.isSafeInteger(last) &&
