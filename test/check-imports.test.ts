@@ -50,9 +50,11 @@ describe('import rule: src/ imports no framework', () => {
 });
 
 describe('import rule: adapters use the public API', () => {
-  it('allows the public entry, the shared Node reader, own files and packages', () => {
+  it('allows the public entry, the two shared core modules, the shared Node reader, own files and packages', () => {
     const text = [
       "import { createSentinel, type Sentinel } from '../../src/index.js';",
+      "import { expectationsReader } from '../../src/guard/bearer-request.js';",
+      "import { assertKnownKeys } from '../../src/lib/strict-options.js';",
       "import { fromNodeRequest } from '../node/index.js';",
       "import { helper } from './helper.js';",
       "import type { Context } from 'koa';",
@@ -68,6 +70,9 @@ describe('import rule: adapters use the public API', () => {
       '../../src/http/form-body.js',
     ]);
     expect(specifiers('adapters/fetch/index.ts', "export { toKoa } from '../koa/index.js';")).toEqual(['../koa/index.js']);
+    expect(specifiers('adapters/fetch/index.ts', "import { x } from '../../src/lib/random-secrets.js';")).toEqual([
+      '../../src/lib/random-secrets.js',
+    ]);
     expect(specifiers('adapters/koa/sub/thing.ts', "import { y } from '../../../src/http/messages.js';")).toEqual([
       '../../../src/http/messages.js',
     ]);

@@ -37,7 +37,10 @@ function statusOf(port: number, head: string): Promise<number> {
 async function boundToken(url: string, key: ClientKey): Promise<string> {
   const response = await fetch(`${url}${V2_PATH}?state=${CONSUMER_UUID}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', dpop: await dpopProof(key, { htm: 'POST', htu: `http://localhost${V2_PATH}` }) },
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      dpop: await dpopProof(key, { htm: 'POST', htu: `http://localhost${V2_PATH}` }),
+    },
     body: new URLSearchParams({ grant_type: 'client_credentials', client_id: CLIENT_ID, client_secret: CLIENT_SECRET }),
   });
   expect(response.status).toBe(200);
@@ -55,7 +58,10 @@ describe.each(NODE_HOSTS)('DPoP htu with an absolute-form request target ($name)
     const token = await boundToken(mounted.url, key);
     const call = async (target: string, htu: string, headers = ''): Promise<number> => {
       const proof = await dpopProof(key, { htm: 'GET', htu, ath: ath(token) });
-      return statusOf(Number(port), `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n${headers}Authorization: DPoP ${token}\r\nDPoP: ${proof}\r\n`);
+      return statusOf(
+        Number(port),
+        `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n${headers}Authorization: DPoP ${token}\r\nDPoP: ${proof}\r\n`,
+      );
     };
     const foreign = `https://other-rs.example${API_PATH}`;
     // The target's scheme is the client's word: over a plain connection the URL is http.
