@@ -116,6 +116,8 @@ describe.each(FRAMEWORKS)('examples/%s', (framework) => {
     expect(await none.json()).toMatchObject({ error: 'not_found' });
     const malformed = await brandTokens('not-a-consumer', issued.access_token);
     expect(malformed.status).toBe(400);
+    // A segment that does not percent-decode is bad input too: 400 in every framework, never the catch-all's 500.
+    expect((await brandTokens('%ZZ', issued.access_token)).status).toBe(400);
   });
 
   it('the client page offers "Sign in with the platform" and starts the code flow with PKCE S256', async () => {

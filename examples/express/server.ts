@@ -40,6 +40,13 @@ app.get(
 app.use(toExpress(demo.client));
 
 app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+  // Express's own refusals of the request (a route parameter that does not percent-decode, a body too large) carry
+  // a 4xx status: bad input is the client's, answered as such, not a server error.
+  const status = (error as { status?: unknown } | null)?.status;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    res.status(status).json({ error: 'invalid_request' });
+    return;
+  }
   console.error(error);
   res.status(500).json({ error: 'server_error' });
 });

@@ -42,7 +42,16 @@ app.use(toKoa(demo.operatorConsole));
 app.use(async (ctx, next) => {
   const found = ctx.method === 'GET' ? BRAND_TOKENS.exec(ctx.path) : null;
   if (found === null) return next();
-  const [accountId, consumerId] = [decodeURIComponent(found[1] ?? ''), decodeURIComponent(found[2] ?? '')];
+  let accountId: string;
+  let consumerId: string;
+  try {
+    [accountId, consumerId] = [decodeURIComponent(found[1] ?? ''), decodeURIComponent(found[2] ?? '')];
+  } catch {
+    // A path segment that does not percent-decode is the client's mistake: 400, not the 500 of the catch-all.
+    ctx.status = 400;
+    ctx.body = { error: 'invalid_request' };
+    return;
+  }
   const problem = consumerIdProblem(consumerId);
   if (problem !== null) {
     ctx.status = problem.status;
