@@ -5,7 +5,7 @@
  * `onLogout`.
  *
  * Run it on its own (it prints each logout it accepts):
- *   ISSUER=https://id.example.com/api/account/123456 CLIENT_ID=… PORT=4000 node --import tsx examples/backchannel-logout/receiver.ts
+ *   ISSUER=https://id.example.com/sentinel/api/account/123456 CLIENT_ID=… PORT=4000 node --import tsx examples/backchannel-logout/receiver.ts
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createRemoteJWKSet, type JWTVerifyGetKey, jwtVerify } from 'jose';
