@@ -67,6 +67,8 @@ const SERVICE_FILES = [
   'test/exchange-delegated-revocation.test.ts',
   // A user's concurrent session-index writes, on MemoryStore and Redis (one instance and two)
   'test/session-index-contention.test.ts',
+  // A code exchange whose session-index write a full private Redis refuses (OOM), undone so the retry works
+  'test/index-undo-redis.test.ts',
   // A child process: the exchange example as a user runs it
   'test/exchange-example.test.ts',
   // Redis and child processes: servers sharing one store

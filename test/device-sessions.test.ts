@@ -2,7 +2,7 @@
  * A device-flow grant has an entry of its own in its user's session index: the device is listed among the user's
  * sessions and its app among the connected apps, its ID tokens carry that entry's sid, and "sign out everywhere",
  * "end this session" and "disconnect this app" end it, also between the approval and the device's poll. Signing out
- * in the browser that approved it does not. A failed index write approves or issues nothing usable.
+ * in the browser that approved it does not. A failed index write approves or issues nothing, and a poll's is undone.
  */
 import { decodeJwt } from 'jose';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -182,7 +182,7 @@ describe('device grants in the session index', () => {
     expect(await pollError(sentinel, codes.device_code)).toBe('authorization_pending');
   });
 
-  it('issues nothing usable when the index cannot be written, and reports the cause', async () => {
+  it('issues nothing when the index cannot be written, reports the cause, and the next poll gets the tokens', async () => {
     const { store, failIndex } = failingIndexStore();
     const errors: unknown[] = [];
     const sentinel = makeSentinel({ apps: deviceApps(), store, onError: (error) => errors.push(error) });
@@ -195,8 +195,16 @@ describe('device grants in the session index', () => {
     expect(errors).toContainEqual(expect.objectContaining({ message: 'index write failed' }));
     failIndex(false);
     expect(await sentinel.listUserGrants(USER)).toEqual([]);
-    // The device authorization was spent with the grant it created, and that grant is gone: no second try.
+    // The grant went and the approval came back as it was: a 500 is retried by the next poll.
     advanceClock(12);
-    expect(jsonBody(await poll(sentinel, codes.device_code)).error).toBe('invalid_grant');
+    const retried = await poll(sentinel, codes.device_code);
+    expect(retried.status, String(retried.body)).toBe(200);
+    const tokens = jsonBody(retried) as { access_token: string; refresh_token: string };
+    expect(await live(sentinel, tokens.access_token)).toBe(true);
+    expect(await sentinel.listUserGrants(USER)).toMatchObject([{ clientId: DEVICE_CLIENT_ID, grants: 1 }]);
+    expect(errors).toHaveLength(1);
+    // Listed in the index as any device grant: signing out everywhere ends it.
+    await sentinel.endUserSessions(USER);
+    expect(await refreshes(sentinel, tokens.refresh_token)).toBe(false);
   });
 });

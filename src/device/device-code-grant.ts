@@ -123,14 +123,17 @@ export async function handleDeviceCodeGrant(
     const start = { accountId, userId, scope: record.scope, authTime, amr, sid, resources: record.resources };
     const { grant, refreshToken } = firstGrant(context, app, grantId, dpopJkt, access.exp, start);
     const spent = { ...record, status: 'issued' as const };
+    const [now, written] = [JSON.stringify(spent), encodeGrant(grant)];
     const applied = await context.store.swap([
-      { key: deviceKey(grantId), expect: found.stored, value: JSON.stringify(spent), ttlMs: retainMs(spent) },
-      { key: grantKey(grantId), expect: null, value: encodeGrant(grant), ttlMs: grantTtlMs(context, grant) },
+      { key: deviceKey(grantId), expect: found.stored, value: now, ttlMs: retainMs(spent) },
+      { key: grantKey(grantId), expect: null, value: written, ttlMs: grantTtlMs(context, grant) },
     ]);
     // Another poll with the same device code took the tokens first: this one gets none.
     if (!applied) throw usedOrUnknown();
-    // Since the approval the user may have signed out everywhere or disconnected the app: then no tokens.
-    await attachDeviceGrant(context, grantId, grant);
+    // Since the approval the user may have signed out everywhere or disconnected the app: then no tokens. A store
+    // failure there puts the approved record back as it was read, for the next poll.
+    const credential = { key: deviceKey(grantId), now, before: found.stored, ttlMs: retainMs(record) };
+    await attachDeviceGrant(context, grant, { grantId, written, credential });
     return refreshToken;
   };
   // As for a code: spent only if unchanged. A poll that took the tokens first made a grant, which is revoked.

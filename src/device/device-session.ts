@@ -18,6 +18,7 @@ import { OAuthError } from '../errors.js';
 import { digest } from '../lib/random-secrets.js';
 import { changeUserIndex, type IndexedSession, sessionSid } from '../sessions/session-index.js';
 import { type GrantRecord, grantIndexUntil, revokeGrant } from '../token/grant-records.js';
+import { type CommittedGrant, undoCommit } from '../token/undo-commit.js';
 import type { DeviceRecord } from './device-records.js';
 
 /** The entry's stand-in for a session digest: derived from the grant id, so a retried write names the same entry. */
@@ -101,13 +102,15 @@ export async function withdrawDeviceApproval(
 /**
  * Puts a device grant just created in place of its approval's stand-in. When the stand-in is gone (the user signed
  * out everywhere, ended the device's session or disconnected its app since approving) the grant is revoked and the
- * poll answers `access_denied`: its tokens were signed but are never sent. When the index cannot be written the grant
- * is revoked too and the error goes on (a 500, fail closed): no grant lives where ending the user's sessions would
- * miss it.
+ * poll answers `access_denied`: its tokens were signed but are never sent. When the index cannot be written the
+ * commit is taken back (token/undo-commit.ts): the grant goes and the device authorization is approved again, so the
+ * poll fails with a 500 and the next one gets the tokens; no grant lives where ending the user's sessions would miss
+ * it.
  *
- * @example await attachDeviceGrant(context, grantId, grant);
+ * @example await attachDeviceGrant(context, grant, { grantId, written, credential });
  */
-export async function attachDeviceGrant(context: SentinelContext, grantId: string, grant: GrantRecord): Promise<void> {
+export async function attachDeviceGrant(context: SentinelContext, grant: GrantRecord, committed: CommittedGrant): Promise<void> {
+  const { grantId } = committed;
   const sessionDigest = deviceSessionDigest(grantId);
   const standIn = approvalStandIn(grantId);
   const indexed = { clientId: grant.clientId, grantId, until: grantIndexUntil(context, grant) };
@@ -122,8 +125,7 @@ export async function attachDeviceGrant(context: SentinelContext, grantId: strin
       return next;
     });
   } catch (error) {
-    await revokeGrant(context, grantId).catch(() => undefined);
-    throw error;
+    return undoCommit(context, committed, error);
   }
   if (attached) return;
   await revokeGrant(context, grantId);

@@ -20,6 +20,7 @@ import { invalidProof } from '../dpop/proof.js';
 import { attachGrant } from '../sessions/session-index.js';
 import type { PendingProof } from '../dpop/token-binding.js';
 import { tokenResources } from './resource-indicators.js';
+import { type CommittedGrant, undoCommit } from './undo-commit.js';
 
 /**
  * A code that is no longer there to spend. If its grant exists, the code was redeemed: moments ago (within
@@ -54,11 +55,14 @@ async function spentCode(
 
 /**
  * Puts a new grant in its session's index entry, so that ending the session ends the grant. A session that ended
- * since the code was issued takes the grant with it at once: its tokens were signed but are never sent. So does a
- * failure to attach it (the store, or ending the app's oldest grants beyond `session.maxGrantsPerApp`): the
- * exchange fails with server_error and the grant is revoked, never left alive where ending the session would miss it.
+ * since the code was issued takes the grant with it at once: its tokens were signed but are never sent, and the code
+ * stays spent. A failure to attach it (the store, or ending the app's oldest grants beyond `session.maxGrantsPerApp`)
+ * takes the whole commit back (undo-commit.ts): the grant goes and the code is put back, so the exchange fails with
+ * server_error and the client's retry redeems the code; the grant is never left alive where ending the session would
+ * miss it.
  */
-async function joinSession(context: SentinelContext, grant: GrantRecord, grantId: string, sid: string): Promise<void> {
+async function joinSession(context: SentinelContext, grant: GrantRecord, committed: CommittedGrant, sid: string): Promise<void> {
+  const { grantId } = committed;
   const until = grantIndexUntil(context, grant);
   const { maxGrantsPerApp } = context.config.session;
   const input = { accountId: grant.accountId, userId: grant.userId, sid, clientId: grant.clientId, grantId, until, maxGrantsPerApp };
@@ -66,10 +70,7 @@ async function joinSession(context: SentinelContext, grant: GrantRecord, grantId
   try {
     attached = await attachGrant(context, input);
   } catch (error) {
-    // The original failure is what the caller learns (a 500). Should this revocation fail as well (the store is
-    // down), the grant's tokens were still never sent and its code is spent: no one holds a token of it.
-    await revokeGrant(context, grantId).catch(() => undefined);
-    throw error;
+    return undoCommit(context, committed, error);
   }
   if (attached) return;
   await revokeGrant(context, grantId);
@@ -80,7 +81,8 @@ async function joinSession(context: SentinelContext, grant: GrantRecord, grantId
  * Exchanges a code for tokens. Everything is checked before the code is spent — parameters, client, grant type,
  * the code's client and redirect URI, PKCE — so a code presented by the wrong client or with the wrong redirect_uri
  * stays intact for its rightful client. Then one atomic swap deletes the code and creates its grant: either both
- * happen or neither does, so a failed exchange can simply be retried.
+ * happen or neither does; and a grant that then fails to join its session's index because the store failed is
+ * taken back with the code restored, so a failed exchange can simply be retried.
  *
  * @example
  * // POST /sentinel/api/account/123/token  grant_type=authorization_code&code=…&redirect_uri=…&code_verifier=…
@@ -160,13 +162,20 @@ export async function handleAuthorizationCodeGrant(
       resources: record.resources,
     };
     const { grant, refreshToken } = firstGrant(context, app, grantId, dpopJkt, access.exp, start);
+    const written = encodeGrant(grant);
     const applied = await context.store.swap([
       { key, expect: stored, value: null },
-      { key: grantKey(grantId), expect: null, value: encodeGrant(grant), ttlMs: grantTtlMs(context, grant) },
+      { key: grantKey(grantId), expect: null, value: written, ttlMs: grantTtlMs(context, grant) },
     ]);
     // Lost the race to a concurrent presentation of the same code: from here it is a spent code.
     if (!applied) return spentCode(context, request, accountId, app, grantId);
-    if (record.sid !== undefined) await joinSession(context, grant, grantId, record.sid);
+    if (record.sid !== undefined) {
+      // Put back for as long as the code had left at most (its own TTL may have been shorter: FAPI 2.0's age check
+      // above still refuses it by its issuedAt).
+      const ttlMs = Math.max(1, (record.issuedAt + context.config.codeTtl) * 1000 - Date.now());
+      const credential = { key, now: null, before: stored, ttlMs };
+      await joinSession(context, grant, { grantId, written, credential }, record.sid);
+    }
     return refreshToken;
   };
   // For a user who is gone: spent only if still unspent. An exchange that took it first made a grant, which
