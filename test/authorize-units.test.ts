@@ -127,6 +127,24 @@ describe('throttleKeys', () => {
     await expect(throttleKeys(contextOf(makeSentinel({ store: corrupt })), '1', 'alice', null)).rejects.toThrow(/not a digest key/);
   });
 
+  it('instances converge on one key when the store loses it: the one found missing is put back, else the new one', async () => {
+    const store = new MemoryStore();
+    const instance = () => contextOf(makeSentinel({ keys: [generatePrivateJWK('ES256')], store }));
+    const counter = async (context: ReturnType<typeof instance>) => (await throttleKeys(context, '1', 'alice', null)).username;
+    const [held, late] = [instance(), instance()];
+    const before = await counter(held);
+    // Lost (Redis restarted empty, or evicted it): the instance holding it puts it back, and one that never read it
+    // adopts it, so the counter goes on under the same key.
+    await store.delete('throttle:digest-key');
+    expect(await counter(held)).toBe(before);
+    expect(await counter(late)).toBe(before);
+    // Lost again, and a new instance makes a new key first: those holding the old one adopt the new one.
+    await store.delete('throttle:digest-key');
+    const fresh = await counter(instance());
+    expect(fresh).not.toBe(before);
+    expect([await counter(held), await counter(late)]).toEqual([fresh, fresh]);
+  });
+
   it('a counter that does not read as one refuses the attempt, and the memory store will not count on it', async () => {
     const context = contextOf(makeSentinel());
     const keys = await throttleKeys(context, '1', 'alice', null);

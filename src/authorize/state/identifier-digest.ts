@@ -12,8 +12,13 @@
  *   key is rolled out instance by instance, would count the same username under different keys, and every change
  *   of `keys` would start every counter afresh.
  *
- * Each instance reads the key once and keeps it. A stored key that cannot be read or written fails the request
- * (500): counting under a key of its own would split the counters, which is throttling no more.
+ * The stored key is read again at every digest (one store read beside the throttle's counter operations; sign-ins
+ * are not the hot path), because the store can lose it: Redis restarted empty, or evicted it. An instance that keeps
+ * the key it read once would then count under its own key while a new instance (or one that reads afresh) makes
+ * another: one username counted under two counters, `maxFailures` guesses per instance. So an instance that finds the
+ * key missing publishes the one it holds (set-if-absent) and every instance adopts whatever is stored: they converge
+ * on one key at their next attempt. A stored key that cannot be read or written fails the request (500): counting
+ * under a key of its own would split the counters, which is throttling no more.
  */
 import { createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import type { SentinelContext } from '../../http/context.js';
@@ -28,9 +33,11 @@ const STORED_KEY = 'throttle:digest-key';
 // The stored key never expires by itself; Store.swap needs a lifetime, so give it ten years (as the key ring).
 const STORED_KEY_TTL_MS = 10 * 365 * 24 * 3600 * 1000;
 const KEY_BYTES = 32;
-// One key per resolved configuration, which is one per instance (every request-scoped context shares it). A read of
-// the stored key in flight is shared too, and forgotten when it fails, so a later request tries again.
-const keys = new WeakMap<object, Promise<Buffer>>();
+// Per resolved configuration, which is one per instance (every request-scoped context shares it): the key derived
+// from the configuration's secret, computed once.
+const derived = new WeakMap<object, Buffer>();
+// Per instance: the stored key it last read or published, which it publishes again when the store has lost it.
+const held = new WeakMap<object, Buffer>();
 
 function configuredSecret(config: DigestContext['config']): string | undefined {
   return config.throttle.digestKey ?? config.keyRotation?.encryptionKey;
@@ -45,32 +52,34 @@ function parseStoredKey(stored: string): Buffer {
   return key;
 }
 
-async function storedKey(store: Store): Promise<Buffer> {
-  const stored = await store.get(STORED_KEY);
-  if (stored !== null) return parseStoredKey(stored);
-  const fresh = randomBytes(KEY_BYTES).toString('base64url');
-  // Set-if-absent: of instances creating it at the same moment one wins, and the others read the winner's.
-  if (await store.swap([{ key: STORED_KEY, expect: null, value: fresh, ttlMs: STORED_KEY_TTL_MS }])) {
-    return parseStoredKey(fresh);
-  }
-  const winner = await store.get(STORED_KEY);
-  if (winner === null) throw new Error(`sentinel-idp: the store's ${STORED_KEY} could be neither created nor read`);
-  return parseStoredKey(winner);
+function adopt(config: object, stored: string): Buffer {
+  const key = parseStoredKey(stored);
+  held.set(config, key);
+  return key;
 }
 
-function keyOf(context: DigestContext): Promise<Buffer> {
+async function storedKey(config: object, store: Store): Promise<Buffer> {
+  const stored = await store.get(STORED_KEY);
+  if (stored !== null) return adopt(config, stored);
+  // Missing: never written yet, or lost. The key this instance counts under goes back, so that the counters of the
+  // instances still holding it go on meeting; a fresh one only from an instance that holds none.
+  const mine = (held.get(config) ?? randomBytes(KEY_BYTES)).toString('base64url');
+  // Set-if-absent: of instances publishing at the same moment one wins, and the others adopt the winner's.
+  if (await store.swap([{ key: STORED_KEY, expect: null, value: mine, ttlMs: STORED_KEY_TTL_MS }])) return adopt(config, mine);
+  const winner = await store.get(STORED_KEY);
+  if (winner === null) throw new Error(`sentinel-idp: the store's ${STORED_KEY} could be neither created nor read`);
+  return adopt(config, winner);
+}
+
+async function keyOf(context: DigestContext): Promise<Buffer> {
   const { config } = context;
-  const known = keys.get(config);
-  if (known !== undefined) return known;
   const secret = configuredSecret(config);
-  const key =
-    secret === undefined
-      ? storedKey(context.store)
-      : Promise.resolve(Buffer.from(hkdfSync('sha256', Buffer.from(secret), Buffer.alloc(0), INFO, KEY_BYTES)));
-  keys.set(config, key);
-  key.catch(() => {
-    if (keys.get(config) === key) keys.delete(config);
-  });
+  if (secret === undefined) return storedKey(config, context.store);
+  let key = derived.get(config);
+  if (key === undefined) {
+    key = Buffer.from(hkdfSync('sha256', Buffer.from(secret), Buffer.alloc(0), INFO, KEY_BYTES));
+    derived.set(config, key);
+  }
   return key;
 }
 
