@@ -79,6 +79,7 @@ const SERVICE_FILES = [
   // PostgreSQL
   'test/console-event-log-postgres.test.ts',
   'test/app-store-postgres.test.ts',
+  'test/postgres-error-detail.test.ts',
   'test/trusted-issuers-postgres.test.ts',
   'test/postgres-faults.test.ts',
   'test/registration.test.ts',

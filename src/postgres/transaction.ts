@@ -24,9 +24,39 @@ export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) =>
   } catch (error) {
     failed = true;
     await client.query('ROLLBACK').catch(() => {});
-    throw error;
+    throw withoutRowValues(error);
   } finally {
     settle?.();
     client.release(failed);
   }
+}
+
+/** What a `pg` DatabaseError carries beside its message; `detail` and `where` may quote the row being written. */
+interface DatabaseErrorFields {
+  code?: unknown;
+  table?: unknown;
+  constraint?: unknown;
+  detail?: unknown;
+  where?: unknown;
+  internalQuery?: unknown;
+}
+
+/**
+ * The error of a failed write without the values of its row. PostgreSQL explains a violated constraint in `detail`
+ * ("Failing row contains (…)", "Key (…)=(…) already exists"), which for these tables holds the digests of client
+ * secrets and registration access tokens; `onError` and the host's logs get the message (which names the relation
+ * and the constraint, not the values), the SQLSTATE, the table and the constraint, as RedisStore drops a command's
+ * arguments. Any other error is passed on as it is.
+ *
+ * @example throw withoutRowValues(error);
+ */
+export function withoutRowValues(error: unknown): unknown {
+  if (!(error instanceof Error)) return error;
+  const fields = error as Error & DatabaseErrorFields;
+  if (fields.detail === undefined && fields.where === undefined && fields.internalQuery === undefined) return error;
+  const kept = new Error(`PostgresAppStore: write failed (${typeof fields.code === 'string' ? `${fields.code} ` : ''}${error.message})`);
+  for (const name of ['code', 'table', 'constraint'] as const) {
+    if (typeof fields[name] === 'string') Object.assign(kept, { [name]: fields[name] });
+  }
+  return kept;
 }
