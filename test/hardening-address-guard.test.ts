@@ -48,6 +48,12 @@ const REFUSED: string[] = [
   'fec0::1',
   '192.88.99.1',
   '::ffff:192.88.99.1',
+  // IPv6 benchmarking, documentation and discard-only ranges, refused like their IPv4 twins
+  '2001:2::1',
+  '2001:db8::1',
+  '3fff::1',
+  '3fff:fff:ffff::1',
+  '100::1',
 ];
 
 /** Public hosts, directly and through the same forms. */
@@ -59,6 +65,10 @@ const ALLOWED: string[] = [
   '64:ff9b::5db8:d822',
   '2002:5db8:d822::1',
   '2606:2800:220:1:248:1893:25c8:1946',
+  // Just outside the ranges above
+  '2001:3::1',
+  '3fff:1000::1',
+  '100:0:0:1::1',
 ];
 
 describe('isForbiddenAddress', () => {

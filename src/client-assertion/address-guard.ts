@@ -40,7 +40,12 @@ for (const [network, prefix] of [
   ['64:ff9b:1::', 48],
   // Teredo (RFC 4380) hides the IPv4 addresses it reaches (XOR-ed): refused whole.
   ['2001::', 32],
+  // Benchmarking (RFC 5180, the twin of 198.18.0.0/15), documentation (RFC 3849 and RFC 9637), discard-only
+  // (RFC 6666): never a public key set's home.
+  ['2001:2::', 48],
   ['2001:db8::', 32],
+  ['3fff::', 20],
+  ['100::', 64],
 ] as const) {
   blocked.addSubnet(network, prefix, 'ipv6');
 }
