@@ -4,7 +4,7 @@
  * two cannot differ.
  */
 import { z } from 'zod';
-import { identifierSchema as identifier } from '../lib/identifier-schema.js';
+import { accountIdSchema, identifierSchema as identifier } from '../lib/identifier-schema.js';
 import { keyedAppShape } from '../client-assertion/options.js';
 import { ConfigurationError } from '../errors.js';
 import { parseOptions, strictSchema, throwProblems } from '../lib/strict-options.js';
@@ -24,7 +24,7 @@ const grantTypeSchema = z.enum([
 
 /** An `apps` entry as the options schema reads it (src/config/schema.ts). */
 export const appSchema = z.object({
-  accountId: identifier,
+  accountId: accountIdSchema,
   clientId: identifier,
   clientSecret: z.string().min(1).optional(),
   clientSecretHash: z.string().optional(),

@@ -3,6 +3,7 @@
  * wrapper whose messages never echo argument values, because a mistyped command line may hold a secret.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { ACCOUNT_ID_RULE, isAccountId } from '../lib/account-id.js';
 
 /** Exit code for a command line that cannot be run as written (the BSD `EX_USAGE` convention of 2 is common). */
 export const USAGE_EXIT_CODE = 2;
@@ -122,10 +123,6 @@ export function optionalString(values: OptionValues, name: string, command: stri
   return value;
 }
 
-// An account id as a path segment can carry: no control characters, no "/", "?" or "#", and not a dot segment,
-// which a URL would resolve away ('..' would post to another endpoint of the same host).
-const ACCOUNT_ID = /^[^\u0000-\u001f\u007f/?#]{1,256}$/;
-
 /**
  * The `--account` of a command, refused as a usage error when it could not be one path segment of the service's URLs.
  *
@@ -134,8 +131,7 @@ const ACCOUNT_ID = /^[^\u0000-\u001f\u007f/?#]{1,256}$/;
  */
 export function requireAccountId(values: OptionValues, command: string): string {
   const accountId = requireString(values, 'account', command);
-  if (!ACCOUNT_ID.test(accountId) || accountId === '.' || accountId === '..') {
-    throw new UsageError('--account must be 1-256 characters without control characters, "/", "?" or "#", and not "." or ".."', command);
-  }
+  // The service's own check (src/lib/account-id.ts): an id the CLI accepts is one every endpoint accepts.
+  if (!isAccountId(accountId)) throw new UsageError(`--account must be ${ACCOUNT_ID_RULE}`, command);
   return accountId;
 }

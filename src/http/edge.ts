@@ -12,6 +12,7 @@ import { requestContext, type SentinelContext } from './context.js';
 import { isOAuthError, OAuthError } from '../errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from './messages.js';
 import type { ServiceKeys } from '../keys/keyring/service-keys.js';
+import { isDotSegment } from '../lib/account-id.js';
 import { catchRejection } from '../lib/thenable.js';
 import type { EdgeEntry, Match, RouteParams } from './router.js';
 import type { RequestObservation } from '../telemetry/request-observation.js';
@@ -142,6 +143,12 @@ export function createEdge(context: SentinelContext, serviceKeys: ServiceKeys, r
       return run({ entry: { name: route.name, renderError: route.renderError, cors }, request, params, observation }, () =>
         Promise.reject(error),
       );
+    }
+    // Every account route refuses a dot segment before its handler runs: `..` (`%2E%2E` in the path) would otherwise
+    // register apps and mint tokens whose issuer URL resolves to another path (src/lib/account-id.ts).
+    if (route.hasAccountId === true && isDotSegment(params.accountId)) {
+      const error = new OAuthError('invalid_request', 'the account id in the path is malformed');
+      return run({ entry: route, request, params, observation }, () => Promise.reject(error));
     }
     // A lazy body gets its own deadline, so a trickled body is answered 408 instead of held for the host's timeout.
     const body = request.body;

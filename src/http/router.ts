@@ -66,6 +66,8 @@ export interface Route extends RouteDefinition {
   pattern: RegExp;
   /** Whether the path has a `{clientId}` segment (captured after the account segment). */
   hasClientId?: boolean;
+  /** Whether the path has an `{accountId}` segment, whose value the edge checks before the handler runs. */
+  hasAccountId?: boolean;
 }
 
 /** The outcome of matching a request. */
@@ -80,7 +82,12 @@ function compile(definition: RouteDefinition, basePath: string): Route {
     .split(/(\{accountId\}|\{clientId\})/)
     .map((piece) => (piece === '{accountId}' || piece === '{clientId}' ? '([^/]+)' : piece.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
     .join('');
-  return { ...definition, pattern: new RegExp(`^${source}$`), hasClientId: full.includes('{clientId}') };
+  return {
+    ...definition,
+    pattern: new RegExp(`^${source}$`),
+    hasClientId: full.includes('{clientId}'),
+    hasAccountId: full.includes('{accountId}'),
+  };
 }
 
 function decodeSegment(segment: string): string {

@@ -5,6 +5,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { clientIP } from '../http/client-ip.js';
+import { isAccountId } from '../lib/account-id.js';
 import { verifyClientSecret } from '../apps/client-secrets.js';
 import type { App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
@@ -12,8 +13,6 @@ import { OAuthError } from '../errors.js';
 import { headerValue, type SentinelRequest } from '../http/messages.js';
 import type { RegistrationOptions } from './options.js';
 import { reserveTokenAttempt } from './token-throttle.js';
-
-const ACCOUNT_ID = /^[^\u0000-\u001f\u007f/?#]{1,256}$/;
 
 function unauthorized(description: string, withError: boolean): OAuthError {
   return new OAuthError('invalid_token', description, {
@@ -51,7 +50,8 @@ function sameToken(presented: string, expected: string): boolean {
  */
 export async function requireInitialAccessToken(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<void> {
   const { initialAccessToken } = registrationOptions(context);
-  if (!ACCOUNT_ID.test(accountId)) throw new OAuthError('invalid_request', 'the account id in the path is malformed');
+  // Where an account's first app is created: its id must be one every URL of the account can carry.
+  if (!isAccountId(accountId)) throw new OAuthError('invalid_request', 'the account id in the path is malformed');
   const token = bearerToken(request);
   const ip = clientIP(context.config, request);
   const attempt = await reserveTokenAttempt(context, ip, accountId);

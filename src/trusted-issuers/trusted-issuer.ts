@@ -5,7 +5,7 @@
  * PostgreSQL registry's `trusted_issuers` table), from the AppStore's `findTrustedIssuers`.
  */
 import { z } from 'zod';
-import { identifierSchema as identifier } from '../lib/identifier-schema.js';
+import { accountIdSchema } from '../lib/identifier-schema.js';
 import { ConfigurationError } from '../errors.js';
 import { assertValidKeyRegistration } from '../client-assertion/registration.js';
 import { openByDesign } from '../lib/strict-options.js';
@@ -36,7 +36,7 @@ export const DEFAULT_CONSUMER_ID_CLAIM = 'sub';
 
 /** The zod shape of one `trustedIssuers` entry (config/schema.ts plugs it into the options schema). */
 export const trustedIssuerSchema = z.object({
-  accountId: identifier,
+  accountId: accountIdSchema,
   issuer: z.string().min(1).max(2048),
   jwksUri: z.string().optional(),
   // A JWK Set may carry members a reader does not know (as an app's `jwks`).
