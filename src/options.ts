@@ -206,7 +206,7 @@ export interface SentinelOptions {
   /** Dynamic client registration and management over HTTP (RFC 7591/7592). @defaultValue off */
   registration?:
     | {
-        /** One initial access token for every account (at least 16 characters), or a function deciding per account. @defaultValue required */
+        /** One initial access token for every account (at least 16 characters of an RFC 6750 b64token: letters, digits, `-._~+/`, trailing `=`), or a function deciding per account. @defaultValue required */
         initialAccessToken: string | InitialAccessTokenCheck;
         /** How long a rotated-out client secret keeps working (at most 30 days; `0` ends it at once). @defaultValue `86400` */
         secretOverlapSeconds?: number | undefined;

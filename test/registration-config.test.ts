@@ -29,6 +29,42 @@ describe('the registration option', () => {
     ).toBe('registration');
   });
 
+  // RFC 6750 §2.1: the token of `Bearer <token>` is a b64token. A configured token outside that syntax could never be
+  // presented, so every registration would be a 401 counted by the throttle; startup refuses it instead.
+  it('refuses an initial access token that cannot be sent as a Bearer token, without echoing it', () => {
+    for (const token of [
+      'correct horse battery staple',
+      'S3cret!Registration#Token',
+      'p@ssw0rd:registration-token',
+      'tok=en=with=equals=inside',
+    ]) {
+      let refused: unknown;
+      try {
+        makeSentinel({ registration: { initialAccessToken: token } });
+      } catch (error) {
+        refused = error;
+      }
+      expect(isConfigurationError(refused), token).toBe(true);
+      const { field, message } = refused as { field: string; message: string };
+      expect(field).toBe('registration.initialAccessToken');
+      expect(message).toMatch(/RFC 6750 b64token/);
+      expect(message).not.toContain(token);
+    }
+  });
+
+  it('takes every b64token of 16 characters or more, and registers with it', async () => {
+    for (const token of ['abcdefghijklmnop', 'A-._~+/9A-._~+/9', 'Zm9vYmFyYmF6cXV4cXV1eA==']) {
+      const sentinel = makeSentinel({ registration: { initialAccessToken: token } });
+      const created = await call(sentinel, {
+        method: 'POST',
+        path: `/sentinel/api/account/${ACCOUNT}/register`,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ grant_types: ['client_credentials'] }),
+      });
+      expect(created.status, token).toBe(201);
+    }
+  });
+
   it('works on the default MemoryAppStore, and is a 404 when not enabled', async () => {
     const enabled = makeSentinel({ registration: { initialAccessToken: 'long-enough-initial-token' } });
     const created = await call(enabled, {

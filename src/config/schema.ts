@@ -13,6 +13,7 @@ import { appSchema } from '../apps/app-schema.js';
 import { deviceFlowOptionsSchema } from '../device/options.js';
 import type { SentinelEvent } from '../events/sentinel-event.js';
 import type { ConsumerIdValidator, DelegationPolicy, ErrorContext, LoginView } from '../hooks.js';
+import { isB64Token } from '../http/authorization-scheme.js';
 import { i18nOptionsSchema } from '../i18n/options.js';
 import type { ExternalSigner, JWK } from '../keys/signing-keys.js';
 import { keyRotationSchema } from '../keys/keyring/options.js';
@@ -133,7 +134,15 @@ const optionsSchema = z.object({
   registration: z
     .object({
       initialAccessToken: z.union([
-        z.string().min(16, 'must be at least 16 characters'),
+        // Sent as `Authorization: Bearer <token>`: a token the header's syntax cannot carry (a space, `!`, `#`, `@`,
+        // `:`, an inner `=`) would make every registration a 401. The message never repeats the value, a secret.
+        z
+          .string()
+          .min(16, 'must be at least 16 characters')
+          .refine(
+            isB64Token,
+            'must be an RFC 6750 b64token (letters, digits and "-._~+/", then optional trailing "="), as it is sent as "Bearer <token>"',
+          ),
         fn<InitialAccessTokenCheck>('registration.initialAccessToken'),
       ]),
       secretOverlapSeconds: z

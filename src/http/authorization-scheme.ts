@@ -11,3 +11,21 @@
 export function usesTokenScheme(authorization: string): boolean {
   return /^(?:Bearer|DPoP)(?: |$)/i.test(authorization);
 }
+
+/**
+ * The token of a `Bearer` credential, RFC 6750 §2.1's `b64token`: letters, digits and `-._~+/`, then any `=`s. The
+ * pattern without anchors, for the parsers of an `Authorization` header and for the options that configure a
+ * token a client must send in one (`registration.initialAccessToken`).
+ */
+export const B64TOKEN = '[A-Za-z0-9._~+/-]+=*';
+
+const WHOLE_B64TOKEN = new RegExp(`^${B64TOKEN}$`);
+
+/**
+ * Whether `value` can be sent as a Bearer token at all. A configured token that cannot would make every request
+ * that presents it a malformed header.
+ * @example isB64Token('correct horse battery staple') // false
+ */
+export function isB64Token(value: string): boolean {
+  return WHOLE_B64TOKEN.test(value);
+}

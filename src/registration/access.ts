@@ -4,6 +4,7 @@
  * tokens (RFC 6750 §2.1); a missing or wrong one is 401 `invalid_token` with `WWW-Authenticate: Bearer`.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { B64TOKEN } from '../http/authorization-scheme.js';
 import { clientIP } from '../http/client-ip.js';
 import { isAccountId } from '../lib/account-id.js';
 import { verifyClientSecret } from '../apps/client-secrets.js';
@@ -13,6 +14,10 @@ import { OAuthError } from '../errors.js';
 import { headerValue, type SentinelRequest } from '../http/messages.js';
 import type { RegistrationOptions } from './options.js';
 import { reserveTokenAttempt } from './token-throttle.js';
+
+// The token syntax `registration.initialAccessToken` is held to at startup (src/config/schema.ts), so that the
+// configured token is always one this parser takes.
+const BEARER = new RegExp(`^Bearer +(${B64TOKEN}) *$`, 'i');
 
 function unauthorized(description: string, withError: boolean): OAuthError {
   return new OAuthError('invalid_token', description, {
@@ -24,7 +29,7 @@ function unauthorized(description: string, withError: boolean): OAuthError {
 function bearerToken(request: SentinelRequest): string {
   const authorization = headerValue(request, 'authorization');
   if (authorization === undefined) throw unauthorized('a Bearer token is required', false);
-  const found = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i.exec(authorization);
+  const found = BEARER.exec(authorization);
   if (found === null) throw unauthorized('the Authorization header must be "Bearer <token>"', true);
   return found[1] as string;
 }

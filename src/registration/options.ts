@@ -26,7 +26,10 @@ export type InitialAccessTokenCheck = (
  * createSentinel({ …, appStore, registration: { initialAccessToken: process.env.SENTINEL_REGISTRATION_TOKEN!, secretOverlapSeconds: 3600 } });
  */
 export interface RegistrationOptions {
-  /** One token for every account (at least 16 characters), or a function deciding per account. */
+  /**
+   * One token for every account, or a function deciding per account. A string must be at least 16 characters of an
+   * RFC 6750 §2.1 b64token (letters, digits, `-._~+/`, then optional trailing `=`): clients send it as `Bearer <token>`.
+   */
   initialAccessToken: string | InitialAccessTokenCheck;
   /** How long a rotated-out client secret keeps working, in seconds. Default 86 400 (24 h); 0 ends it at once. */
   secretOverlapSeconds?: number;
