@@ -27,6 +27,12 @@ describe('registered client metadata the service would not honour', () => {
     [{ id_token_signed_response_alg: 'PS256' }, 'id_token_signed_response_alg'],
     [{ post_logout_redirect_uris: ['https://rp.example.com/bye'] }, 'post_logout_redirect_uris'],
     [{ dpop_bound_access_tokens: 'yes' }, 'dpop_bound_access_tokens'],
+    // OpenID Connect Registration 1.0 §2: discovery says subject_types_supported ["public"], and no app carries a
+    // default max_age, so a client registered with either would get public subjects and sign-ins of any age.
+    [{ subject_type: 'pairwise' }, 'subject_type'],
+    [{ subject_type: 1 }, 'subject_type'],
+    [{ default_max_age: 1 }, 'default_max_age'],
+    [{ default_max_age: 3600, subject_type: 'public' }, 'default_max_age'],
   ])('refuses %j with invalid_client_metadata and stores nothing', async (extra, field) => {
     const service = sentinel();
     const before = await service.registerApp({ accountId: ACCOUNT, grantTypes: ['client_credentials'] });
@@ -49,6 +55,7 @@ describe('registered client metadata the service would not honour', () => {
       require_pushed_authorization_requests: false,
       id_token_signed_response_alg: idTokenAlgorithm(contextOf(service), {}),
       post_logout_redirect_uris: ['https://rp.example.com/cb'],
+      subject_type: 'public',
       logo_uri: 'https://rp.example.com/logo.png',
       software_statement_extension_of_someone: { anything: true },
     });
@@ -66,5 +73,13 @@ describe('registered client metadata the service would not honour', () => {
     expect((jsonOf(put) as { error: string }).error).toBe('invalid_client_metadata');
     const read = jsonOf(await manageClient(service, 'GET', info)) as { redirect_uris: string[] };
     expect(read.redirect_uris).toEqual(['https://rp.example.com/cb']);
+  });
+
+  it.each([{ subject_type: 'pairwise' }, { default_max_age: 60 }])('refuses %j on an update too', async (extra) => {
+    const service = sentinel();
+    const info = await registerClient(service, CODE_CLIENT);
+    const put = await manageClient(service, 'PUT', info, { body: { ...CODE_CLIENT, client_id: info.client_id, ...extra } });
+    expect(put.status).toBe(400);
+    expect((jsonOf(put) as { error_description: string }).error_description.startsWith(`${Object.keys(extra)[0]} `)).toBe(true);
   });
 });
