@@ -527,6 +527,12 @@ describe('an issuer whose key set cannot be fetched', () => {
       expect(onError).toHaveBeenCalledTimes(1);
       expect(onError.mock.calls[0]?.[0]).toMatchObject({ name: 'JwksFetchError' });
       expect(onError.mock.calls[0]?.[1]).toEqual({ route: 'token', accountId: ACCOUNT });
+      // More JWTs during the fetcher's pause are refused alike, without another fetch to report: onError hears the
+      // failure once, not once per request any client of the account can send.
+      for (let round = 0; round < 5; round += 1) {
+        await expectRefused(await bearer(sentinel, await brandJWT(key)), 'invalid_grant', /key set is unavailable/);
+      }
+      expect(onError).toHaveBeenCalledTimes(1);
       const v2 = await postForm(sentinel, appTokenPath(), 'grant_type=client_credentials', {
         headers: { authorization: basic(CLIENT_ID, CLIENT_SECRET) },
       });

@@ -67,8 +67,17 @@ export async function findTrustedIssuer(context: SentinelContext, accountId: str
   return registered.find((entry) => entry.accountId === accountId && entry.issuer === iss);
 }
 
+/**
+ * Failures already told to the host. The fetcher hands every request of its pause after a failed fetch (5 s) the
+ * same error, so each failed fetch reaches `onError` once, not once per JWT naming the issuer in that time (which
+ * any client of the account could send at will).
+ */
+const reported = new WeakSet<JwksFetchError>();
+
 /** Tells the host why an issuer's keys could not be had; a failing `onError` must not turn a 400 into a crash. */
 function reportUnavailable(context: SentinelContext, accountId: string, error: JwksFetchError): void {
+  if (reported.has(error)) return;
+  reported.add(error);
   try {
     catchRejection(context.config.onError?.(error, { route: 'token', accountId }));
   } catch {
