@@ -26,7 +26,7 @@ vi.mock('node:crypto', async (importOriginal) => {
   return { ...actual, default: { ...actual, createHash, hash, timingSafeEqual }, createHash, hash, timingSafeEqual };
 });
 
-const { verifyClientSecret, hashClientSecret } = await import('../src/apps/client-secrets.js');
+const { verifyAppSecret, verifyClientSecret, hashClientSecret } = await import('../src/apps/client-secrets.js');
 const { call, FORM, TOKEN_PATH, ACCOUNT_PATH } = await import('./helpers/direct-flow.js');
 const { appTokenPath, basic, CLIENT_ID, CLIENT_SECRET, makeSentinel, OTHER_CLIENT_ID, OTHER_SECRET } = await import(
   './helpers/fixtures.js'
@@ -107,6 +107,33 @@ describe('client authentication takes the same path whether the client exists or
     expect(measured.map((entry) => entry.ok)).toEqual([true, false, false, false, false]);
     for (const entry of measured)
       expect({ sha256: entry.sha256, timingSafeEqual: entry.timingSafeEqual }).toEqual({ sha256: 1, timingSafeEqual: 1 });
+  });
+
+  it('verifyAppSecret: one digest and the same comparisons for no app, no rotation and up to three retiring secrets', () => {
+    const future = Math.floor(Date.now() / 1000) + 3600;
+    const app = (retiring: number) => ({
+      ...makeSentinel().config.apps[0]!,
+      clientSecretHash: hashClientSecret(CLIENT_SECRET),
+      retiringSecrets: Array.from({ length: retiring }, (_, at) => ({ hash: hashClientSecret(`old-${at}`), expiresAt: future })),
+    });
+    const measured = [
+      [WRONG_SECRET, null],
+      [WRONG_SECRET, app(0)],
+      [WRONG_SECRET, app(3)],
+      [CLIENT_SECRET, app(3)],
+      ['old-2', app(3)],
+    ].map(([presented, owner]) => {
+      counts.sha256 = 0;
+      counts.timingSafeEqual = 0;
+      const ok = verifyAppSecret(presented as string, owner as ReturnType<typeof app> | null);
+      return { ok, sha256: counts.sha256, timingSafeEqual: counts.timingSafeEqual };
+    });
+    expect(measured.map((entry) => entry.ok)).toEqual([false, false, false, true, true]);
+    for (const entry of measured)
+      expect({ sha256: entry.sha256, timingSafeEqual: entry.timingSafeEqual }).toEqual({ sha256: 1, timingSafeEqual: 4 });
+    // A retiring secret past its end no longer matches.
+    const expired = { ...app(1), retiringSecrets: [{ hash: hashClientSecret('old-0'), expiresAt: 1 }] };
+    expect(verifyAppSecret('old-0', expired)).toBe(false);
   });
 
   for (const endpoint of ENDPOINTS) {

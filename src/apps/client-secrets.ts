@@ -34,11 +34,22 @@ const DUMMY_DIGEST = hash('sha256', randomBytes(32), 'buffer');
  * if (!verifyClientSecret(presentedSecret, app?.clientSecretHash)) throw new OAuthError('invalid_client', 'client authentication failed');
  */
 export function verifyClientSecret(presented: string, storedHash: string | undefined): boolean {
-  const presentedDigest = hash('sha256', presented, 'buffer');
+  return digestMatches(hash('sha256', presented, 'buffer'), storedHash);
+}
+
+/** One constant-time comparison of a presented secret's digest with a stored hash (the dummy when there is none). */
+function digestMatches(presentedDigest: Buffer, storedHash: string | undefined): boolean {
   const stored = storedHash?.startsWith(HASH_PREFIX) ? Buffer.from(storedHash.slice(HASH_PREFIX.length), 'base64url') : undefined;
   const expected = stored !== undefined && stored.length === 32 ? stored : DUMMY_DIGEST;
   return timingSafeEqual(presentedDigest, expected) && expected !== DUMMY_DIGEST;
 }
+
+/**
+ * How many stored hashes every check compares with, at least: the current secret and three retiring ones. An app
+ * with fewer fills the rest with the dummy, so an unknown client, an app without a rotation under way and one with
+ * up to three retiring secrets cost the same; only an app with more costs one comparison more per extra secret.
+ */
+const SECRET_SLOTS = 4;
 
 /**
  * A new client secret: 256 random bits, base64url (RFC 6749 §10.10 asks for credentials an attacker cannot guess).
@@ -64,11 +75,15 @@ export function generateClientId(): string {
  * if (!verifyAppSecret(presented, app)) throw new OAuthError('invalid_client', 'client authentication failed');
  */
 export function verifyAppSecret(presented: string, app: App | null): boolean {
-  let ok = verifyClientSecret(presented, app?.clientSecretHash);
+  // One digest of the presented secret, then the same number of comparisons whatever the app holds.
+  const presentedDigest = hash('sha256', presented, 'buffer');
+  let ok = digestMatches(presentedDigest, app?.clientSecretHash);
   const now = Date.now() / 1000;
-  for (const secret of app?.retiringSecrets ?? []) {
-    const matches = verifyClientSecret(presented, secret.hash);
-    ok = ok || (matches && secret.expiresAt > now);
+  const retiring = app?.retiringSecrets ?? [];
+  for (let slot = 0; slot < Math.max(SECRET_SLOTS - 1, retiring.length); slot += 1) {
+    const secret = retiring[slot];
+    const matches = digestMatches(presentedDigest, secret?.hash);
+    ok = ok || (matches && secret !== undefined && secret.expiresAt > now);
   }
   return ok;
 }
