@@ -80,6 +80,41 @@ function inferAlgorithm(jwk: JWK, field: string): SigningAlgorithm {
   throw new ConfigurationError(field, `unsupported key type ${String(jwk.kty)}/${String(jwk.crv)}`);
 }
 
+/** How node:crypto names the curves of the ES algorithms (`asymmetricKeyDetails.namedCurve`). */
+const EC_CURVES: Partial<Record<SigningAlgorithm, { curve: string; name: string }>> = {
+  ES256: { curve: 'prime256v1', name: 'P-256' },
+  ES384: { curve: 'secp384r1', name: 'P-384' },
+};
+
+function describeKey(key: KeyObject): string {
+  const { namedCurve, modulusLength } = key.asymmetricKeyDetails ?? {};
+  const type = key.asymmetricKeyType;
+  if (type === 'ec') return `an EC key on ${Object.values(EC_CURVES).find((entry) => entry.curve === namedCurve)?.name ?? namedCurve}`;
+  if (type === 'rsa' || type === 'rsa-pss') return `a ${modulusLength}-bit RSA key`;
+  return `an ${String(type)} key`;
+}
+
+/**
+ * Refuses a key its algorithm does not fit (RFC 7518 §3.3-3.5, RFC 8037 §3.1): node:crypto would sign with it anyway,
+ * the JWKS would publish it with that `alg`, and every standard verifier would refuse the tokens. RSA keys under
+ * 2048 bits are refused as RFC 7518 §3.3 requires. The message names the key (field, kid), never its material.
+ */
+function assertKeyFits(alg: SigningAlgorithm, key: KeyObject, field: string, kid: unknown): void {
+  const type = key.asymmetricKeyType;
+  const curve = EC_CURVES[alg];
+  let needs: string | null = null;
+  if (curve !== undefined) {
+    if (type !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== curve.curve) needs = `an EC key on ${curve.name}`;
+  } else if (alg === 'EdDSA') {
+    if (type !== 'ed25519' && type !== 'ed448') needs = 'an OKP key (Ed25519 or Ed448)';
+  } else if (type !== 'rsa' || (key.asymmetricKeyDetails?.modulusLength ?? 0) < 2048) {
+    needs = 'an RSA key of at least 2048 bits';
+  }
+  if (needs === null) return;
+  const named = typeof kid === 'string' && kid !== '' ? ` (kid ${kid})` : '';
+  throw new ConfigurationError(field, `${alg} needs ${needs}, and this key${named} is ${describeKey(key)}`);
+}
+
 /** RFC 7638 thumbprint: SHA-256 over the required public members in lexicographic order. */
 function thumbprint(publicJWK: JWK): string {
   const members: Record<string, string[]> = { EC: ['crv', 'kty', 'x', 'y'], OKP: ['crv', 'kty', 'x'], RSA: ['e', 'kty', 'n'] };
@@ -109,6 +144,7 @@ function importExternal(signer: ExternalSigner, field: string): SigningKey {
   } catch {
     throw new ConfigurationError(`${field}.signer.publicJwk`, 'is not a valid public JWK');
   }
+  assertKeyFits(alg, publicKey, `${field}.signer`, signer.kid);
   const exported = publicKey.export({ format: 'jwk' }) as JWK;
   const bytes = SIGNATURE_BYTES[alg];
   const external: ExternalSigner = {
@@ -147,6 +183,7 @@ export function importKey(jwk: JWK | { signer: ExternalSigner }, field: string):
   } catch {
     throw new ConfigurationError(field, 'is not a valid private JWK');
   }
+  assertKeyFits(alg, privateKey, field, jwk.kid);
   const publicKey = createPublicKey(privateKey);
   const exported = publicKey.export({ format: 'jwk' }) as JWK;
   const kid = typeof jwk.kid === 'string' && jwk.kid !== '' ? jwk.kid : thumbprint(exported);
