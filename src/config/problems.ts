@@ -5,6 +5,7 @@
 import { assertFapi2App } from '../assurance/fapi2.js';
 import { checkedApp } from '../apps/app-schema.js';
 import { isConfigurationError } from '../errors.js';
+import { checkKeyOptions } from '../keys/keyring/key-options.js';
 import { type OptionProblem, parseOptions } from '../lib/strict-options.js';
 import type { SentinelOptions } from '../options.js';
 import { resolveConfig } from './resolve.js';
@@ -12,8 +13,8 @@ import { strictOptionsSchema } from './schema.js';
 
 /**
  * Every problem of `options` at once, for `sentinel-idp config check`: each unknown key and wrong value the schema
- * finds, or, when it finds none, the first of the checks across fields and each app's own problem. Empty when
- * {@link resolveConfig} would accept the options.
+ * finds, or, when it finds none, the first of the checks across fields, the first problem of the signing key options
+ * and each app's own problem. Empty when {@link resolveConfig} and the key checks of `createSentinel()` accept them.
  * @example for (const { field, message } of configProblems(options)) console.log(`${field}: ${message}`);
  */
 export function configProblems(options: unknown): OptionProblem[] {
@@ -34,6 +35,8 @@ export function configProblems(options: unknown): OptionProblem[] {
     }
   };
   collect(() => resolveConfig(options as SentinelOptions));
+  // The checks createSentinel() makes of the keys after resolving (setUpKeys): the same function, nothing created.
+  collect(() => checkKeyOptions(result.data));
   result.data.apps.forEach((entry, index) => {
     collect(() => assertFapi2App(checkedApp(entry, `apps[${index}]`), `apps[${index}]`));
   });

@@ -241,17 +241,25 @@ export async function generatePrivateJWKInPool(alg: SigningAlgorithm = 'ES256'):
  * a restart nor verify on another instance.
  */
 export function loadKeys(jwks: readonly (JWK | { signer: ExternalSigner })[] | undefined, warn: (message: string) => void): KeySet {
-  let keys: SigningKey[];
   if (jwks === undefined || jwks.length === 0) {
     warn(
       'sentinel-idp: no signing keys configured; generated temporary ES256 and RS256 keys. Tokens will not survive a ' +
         'restart or verify on other instances: pass `keys` (generate one with `npx sentinel-idp keys generate`).',
     );
-    keys = [importKey(generatePrivateJWK('ES256'), 'keys[0]'), importKey(generatePrivateJWK('RS256'), 'keys[1]')];
-  } else {
-    keys = jwks.map((jwk, index) => importKey(jwk, `keys[${index}]`));
+    return keySetOf([importKey(generatePrivateJWK('ES256'), 'keys[0]'), importKey(generatePrivateJWK('RS256'), 'keys[1]')], 'keys');
   }
-  return keySetOf(keys, 'keys');
+  return importConfiguredKeys(jwks);
+}
+
+/**
+ * The key set of the `keys` option as given: each entry imported (and checked) under its index.
+ * @throws ConfigurationError naming the first wrong key.
+ */
+export function importConfiguredKeys(jwks: readonly (JWK | { signer: ExternalSigner })[]): KeySet {
+  return keySetOf(
+    jwks.map((jwk, index) => importKey(jwk, `keys[${index}]`)),
+    'keys',
+  );
 }
 
 /**

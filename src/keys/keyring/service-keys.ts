@@ -1,16 +1,15 @@
 /**
  * The service's signing keys as `createSentinel()` sets them up: the configured keys, or a shared key ring
  * (`keyRotation`), or one ring per account (`keysPerAccount`). The three are exclusive ways of holding keys, so the
- * choice and its configuration errors live here, in one place.
+ * choice lives here, in one place; its configuration errors are found by `key-options.ts`, which config check shares.
  */
 import type { ResolvedConfig } from '../../config.js';
-import { ConfigurationError } from '../../errors.js';
 import { loadKeys, type KeySet } from '../signing-keys.js';
 import type { Store } from '../../stores/store.js';
 import { catchRejection } from '../../lib/thenable.js';
 import { AccountRings } from './per-account.js';
 import { KeyRing } from './ring.js';
-import { ringTimings } from './timings.js';
+import { checkKeyOptions } from './key-options.js';
 import { verifyWithReload, type KeyReloadingVerify } from './unknown-kid.js';
 
 /** The keys handlers sign with, and the rings behind them when `keyRotation` is on. */
@@ -25,9 +24,7 @@ export interface ServiceKeys {
  * reported by `ready()` and retried by the first request.
  */
 export function setUpKeys(config: ResolvedConfig, store: Store, warn: (message: string) => void): ServiceKeys {
-  if (config.keyRotation !== undefined && config.keys !== undefined) {
-    throw new ConfigurationError('keys', 'give keys or keyRotation, not both (the ring generates its own keys)');
-  }
+  const { timings, configured } = checkKeyOptions(config);
   const reportRing = (error: unknown): void => {
     try {
       catchRejection(config.onError?.(error, { route: 'key-ring' }));
@@ -36,16 +33,13 @@ export function setUpKeys(config: ResolvedConfig, store: Store, warn: (message: 
     }
   };
   const rotation = config.keyRotation;
-  const timings = rotation === undefined ? undefined : ringTimings(rotation, config);
   const ring = rotation === undefined || timings === undefined ? undefined : new KeyRing(rotation, store, timings, reportRing);
-  if (config.keysPerAccount && ring === undefined) {
-    throw new ConfigurationError('keysPerAccount', 'needs keyRotation: each account gets its own key ring');
-  }
   const accountRings =
     config.keysPerAccount && ring !== undefined && rotation !== undefined && timings !== undefined
       ? new AccountRings(rotation, store, timings, reportRing, ring)
       : undefined;
-  const keys = ring === undefined ? loadKeys(config.keys, warn) : (accountRings?.keys ?? ring.keys);
+  // Without keys, loadKeys generates temporary ones and warns that they do not outlive the process.
+  const keys = ring === undefined ? (configured ?? loadKeys(undefined, warn)) : (accountRings?.keys ?? ring.keys);
   ring?.ready().catch(() => {});
   return { keys, ring, accountRings };
 }
