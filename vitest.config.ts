@@ -101,6 +101,7 @@ const SERVICE_FILES = [
   // the built dist/ (the CLI, the packed tarball), the examples, git, the Go, Ruby and Python clients
   'test/cli.test.ts',
   'test/cli-keys-redis.test.ts',
+  'test/cli-redis-database.test.ts',
   'test/cli-postgres.test.ts',
   'test/config-strict-cli.test.ts',
   'test/package.test.ts',

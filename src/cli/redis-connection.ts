@@ -13,14 +13,39 @@ export interface RedisConnection {
 }
 
 /**
+ * The database `url` names: its path (`/2`) or, without one, its `db` query parameter (ioredis reads both); 0 with
+ * neither. `null` when that is not a non-negative integer: ioredis would send it to SELECT anyway, and a refused
+ * SELECT during its handshake goes unreported while the commands run on database 0 (or the reply kills the process).
+ */
+function databaseOf(url: URL): number | null {
+  const path = url.pathname === '' || url.pathname === '/' ? undefined : url.pathname.slice(1);
+  const given = path ?? url.searchParams.get('db') ?? '0';
+  return /^\d+$/.test(given) && Number.isSafeInteger(Number(given)) ? Number(given) : null;
+}
+
+function parsedURL(url: string): URL | undefined {
+  try {
+    return new URL(url);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * The `--redis` URL of `command`, refused as a wrong command line (exit 2, like a wrong `--database`) unless it is a
- * redis:// or rediss:// URL. The message never repeats the URL, which may carry a password.
+ * redis:// or rediss:// URL whose database, if it names one, is a non-negative integer (`redis://host:6379/2`). The
+ * message never repeats the URL, which may carry a password.
  *
  * @example const url = requireRedisURL(values, 'keys list');
  */
 export function requireRedisURL(values: OptionValues, command: string): string {
   const url = requireString(values, 'redis', command);
   if (!/^rediss?:\/\//.test(url)) throw new UsageError('--redis must be a redis:// or rediss:// URL', command);
+  const parsed = parsedURL(url);
+  // A URL that does not parse is left to openRedis, which reports it as before (exit 1).
+  if (parsed !== undefined && databaseOf(parsed) === null) {
+    throw new UsageError('--redis must name its database as /<number> (a non-negative integer), or not at all', command);
+  }
   return url;
 }
 
@@ -39,7 +64,14 @@ export async function openRedis(url: string, prefix: string): Promise<RedisConne
     throw new Error('the keys commands need ioredis: npm install ioredis');
   }
   if (!/^rediss?:\/\//.test(url)) throw new Error('--redis must be a redis:// or rediss:// URL');
-  const client = new Redis(url, {
+  const target = new URL(url);
+  const database = databaseOf(target);
+  if (database === null) throw new Error('--redis must name its database as /<number> (a non-negative integer), or not at all');
+  // The database is selected below, where a refusal is seen: ioredis selects it during its handshake and reports a
+  // refusal only as an 'error' event, leaving the connection on database 0.
+  target.pathname = '';
+  target.searchParams.delete('db');
+  const client = new Redis(target.href, {
     lazyConnect: true,
     connectTimeout: 3000,
     maxRetriesPerRequest: 1,
@@ -54,6 +86,14 @@ export async function openRedis(url: string, prefix: string): Promise<RedisConne
   } catch {
     client.disconnect();
     throw new Error('could not connect to the Redis given by --redis');
+  }
+  if (database !== 0) {
+    try {
+      await client.select(database);
+    } catch {
+      client.disconnect();
+      throw new Error(`the Redis given by --redis refused to select database ${database}`);
+    }
   }
   return {
     store: new RedisStore(client, { prefix }),
