@@ -98,6 +98,21 @@ describe.skipIf(problem !== null && !SOFTHSM_REQUIRED)('PKCS#11 signer (SoftHSM2
     expect(() => pkcs11Signer({ ...base, library: '/nonexistent/libpkcs11.so', keyLabel: 'es256' })).toThrow(/pkcs11\.library/);
   });
 
+  it('refuses sessions unless an integer from 1 to 32, before the token is asked for a login', () => {
+    // NaN opened no session, and the login then failed as "wrong PIN or locked token" though the PIN was right.
+    const base = { library: token.library, tokenLabel: token.tokenLabel, pin: token.pin, keyLabel: 'es256' };
+    for (const sessions of [Number.NaN, '4' as unknown as number, -1, 0, 2.5, 33, 1e9, Number.POSITIVE_INFINITY]) {
+      expect(() => pkcs11Signer({ ...base, sessions }), String(sessions)).toThrow(
+        'sentinel-idp: invalid option pkcs11.sessions: must be an integer from 1 to 32',
+      );
+    }
+    for (const sessions of [1, 32]) {
+      const signer = pkcs11Signer({ ...base, sessions });
+      signers.push(signer);
+      expect(signer.alg).toBe('ES256');
+    }
+  });
+
   it('close() while signatures run lets them end, refuses the rest and the later ones, and does not crash', () => {
     // In a child process: closing under a running C_Sign used to finalise the module beneath it (SIGSEGV).
     const child = spawnSync(process.execPath, ['--import', 'tsx', 'test/helpers/pkcs11-close-child.ts'], {

@@ -33,7 +33,7 @@ export interface Pkcs11SignerOptions {
   alg?: SigningAlgorithm;
   /** The published kid; default the RFC 7638 thumbprint of the public key. */
   kid?: string;
-  /** Concurrent sessions (signatures in flight); default 4. */
+  /** Concurrent sessions (signatures in flight): an integer from 1 to 32; default 4. */
   sessions?: number;
 }
 
@@ -261,11 +261,14 @@ function assertKeyPair(module: pkcs11js.PKCS11, session: Buffer, pair: TokenKeyP
  */
 export function pkcs11Signer(options: Pkcs11SignerOptions): Pkcs11Signer {
   assertKnownKeys(options, PKCS11_OPTION_KEYS, 'pkcs11Signer');
+  const count = options.sessions ?? 4;
+  // Not clamped: NaN opened no session and the login then failed as if the PIN were wrong (retries lock the token).
+  if (!Number.isInteger(count) || count < 1 || count > 32)
+    throw new ConfigurationError('pkcs11.sessions', 'must be an integer from 1 to 32');
   const module = openModule(options.library);
   const sessions: Buffer[] = [];
   try {
     const slot = findSlot(module, options);
-    const count = Math.max(1, Math.min(options.sessions ?? 4, 32));
     for (let index = 0; index < count; index += 1) sessions.push(module.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION));
     const first = sessions[0] as Buffer;
     try {
