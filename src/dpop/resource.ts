@@ -26,7 +26,7 @@ export interface ResourceRequest {
   method: string;
   /**
    * The request target as received: the path and query (the origin comes from `Host`, or a trusted proxy's
-   * `X-Forwarded-*`), or an absolute-form target, whose scheme is not believed (see {@link resourceURL}).
+   * `X-Forwarded-*`), or an absolute-form target, whose authority stands in for `Host` and whose scheme is not believed.
    */
   url: string;
   headers: Record<string, string | string[] | undefined>;
