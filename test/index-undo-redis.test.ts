@@ -1,12 +1,4 @@
-/**
- * A code exchange on a real Redis that runs out of memory (`noeviction`, as the guide asks) between the swap that
- * spends the code and the write that lists its grant in the session index: the index write is refused with OOM, the
- * exchange answers 500, and the retry once Redis has room again gets tokens. When Redis is still full at the undo,
- * the code is lost and both OOM replies reach onError. A private redis-server, started and killed here; its
- * `maxmemory` is lowered only around the index write, so that nothing else of the flow is refused.
- */
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Store, SwapEntry } from '../src/index.js';
 import { RedisStore } from '../src/stores/redis.js';
 import { grantIdForCode } from '../src/token/code-records.js';
@@ -14,31 +6,13 @@ import { jsonOf } from './helpers/direct-flow.js';
 import { writesIndex } from './helpers/failing-swaps.js';
 import { ACCOUNT, makeSentinel, USER_ID } from './helpers/fixtures.js';
 import { codeThroughSession, MAIN_APP, redeemCode, signInWithSession, tokensOf } from './helpers/logout-flow.js';
-import { PrivateRedis, redisServerBinary, requireAvailable } from './helpers/redis.js';
+import { redisServerBinary, usePrivateRedis } from './helpers/redis.js';
 
 const binary = redisServerBinary('index-undo-redis');
 const OOM = /OOM command not allowed/;
 
 describe.skipIf(binary.skip)('a session-index write refused by a full Redis', () => {
-  const server = new PrivateRedis(['--maxmemory-policy', 'noeviction']);
-  const clients: Redis[] = [];
-
-  beforeAll(async () => {
-    requireAvailable(binary);
-    await server.start();
-  });
-
-  afterAll(async () => {
-    for (const client of clients) client.disconnect();
-    await server.destroy();
-  });
-
-  function connect(): Redis {
-    const client = new Redis(server.url, { maxRetriesPerRequest: 1 });
-    client.on('error', () => {});
-    clients.push(client);
-    return client;
-  }
+  const { connect } = usePrivateRedis(binary, ['--maxmemory-policy', 'noeviction'], { maxRetriesPerRequest: 1 });
 
   /**
    * A RedisStore whose next index write once armed meets a Redis with no room: `maxmemory` drops to 1 byte just

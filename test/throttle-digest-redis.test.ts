@@ -5,38 +5,20 @@
  * the user store `maxFailures` times in all, not per instance. A private redis-server without persistence,
  * started, killed and started again here.
  */
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
 import type { Sentinel, SentinelOptions } from '../src/index.js';
 import { RedisStore, redisClientOptions } from '../src/stores/redis.js';
 import { openLogin, postLogin, startInteraction } from './helpers/direct-flow.js';
 import { makeSentinel, USERNAME } from './helpers/fixtures.js';
-import { PrivateRedis, redisServerBinary, requireAvailable } from './helpers/redis.js';
+import { redisServerBinary, usePrivateRedis } from './helpers/redis.js';
 
 const binary = redisServerBinary('throttle-digest-redis');
 const LIMITS = { maxFailures: 5, maxFailuresPerIp: 50, windowSeconds: 900 };
 const DIGEST_KEY = 'digest:throttle:digest-key';
 
 describe.skipIf(binary.skip)('the throttle digest key after Redis restarts empty', () => {
-  const server = new PrivateRedis();
-  const clients: Redis[] = [];
-
-  beforeAll(async () => {
-    requireAvailable(binary);
-    await server.start();
-  });
-
-  afterAll(async () => {
-    for (const client of clients) client.disconnect();
-    await server.destroy();
-  });
-
-  function connect(): Redis {
-    const client = new Redis(server.url, redisClientOptions());
-    client.on('error', () => {});
-    clients.push(client);
-    return client;
-  }
+  const { server, connect } = usePrivateRedis(binary, [], redisClientOptions());
 
   /** Waits until `client` is connected (its offline queue is off, as `redisClientOptions()` asks). */
   async function reconnected(client: Redis): Promise<void> {

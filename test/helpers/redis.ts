@@ -9,7 +9,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
+import { afterAll, beforeAll } from 'vitest';
 import { startOnFreePort } from './free-port.js';
 
 /** The shared Redis of the suites (`.ci/run` starts one there). */
@@ -175,4 +176,35 @@ export class PrivateRedis {
     await this.kill();
     rmSync(this.#dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * A private redis-server for one describe block: started before its tests (or the suite failed, as
+ * {@link requireAvailable} decides), destroyed after them, with every client its tests connected disconnected first.
+ * Call it inside the `describe`.
+ *
+ * @example const { server, connect } = usePrivateRedis(binary, ['--maxmemory-policy', 'noeviction']);
+ */
+export function usePrivateRedis(
+  binary: Availability,
+  args: string[] = [],
+  options: RedisOptions = {},
+): { server: PrivateRedis; connect(): Redis } {
+  const server = new PrivateRedis(args);
+  const clients: Redis[] = [];
+  beforeAll(async () => {
+    requireAvailable(binary);
+    await server.start();
+  });
+  afterAll(async () => {
+    for (const client of clients) client.disconnect();
+    await server.destroy();
+  });
+  const connect = (): Redis => {
+    const client = new Redis(server.url, options);
+    client.on('error', () => {});
+    clients.push(client);
+    return client;
+  };
+  return { server, connect };
 }
