@@ -42,11 +42,17 @@ describe('resourceURL (the htu a guard expects)', () => {
     expect(resourceURL(direct, { method: 'GET', url: '/api/x?y=1', headers })).toBe('http://10.0.0.5:3000/api/x?y=1');
     const proxied = contextOf(makeSentinel({ trustProxy: true }));
     expect(resourceURL(proxied, { method: 'GET', url: '/api/x', headers })).toBe('https://api.example.com/api/x');
-    // An absolute-form target: its authority stands in for Host, its scheme is not believed, a trusted proxy wins.
-    expect(resourceURL(direct, { method: 'GET', url: 'https://a.example/b', headers })).toBe('http://a.example/b');
+    // An absolute URL without a connection described is the caller's public URL, taken as given.
+    expect(resourceURL(direct, { method: 'GET', url: 'https://a.example/b', headers })).toBe('https://a.example/b');
+    // An absolute-form target as received: its authority stands in for Host, its scheme is not believed, a trusted
+    // proxy wins.
+    expect(resourceURL(direct, { method: 'GET', url: 'https://a.example/b', headers, secure: false })).toBe('http://a.example/b');
+    expect(resourceURL(direct, { method: 'GET', url: 'https://a.example/b', headers, ip: '10.0.0.9' })).toBe('http://a.example/b');
     expect(resourceURL(direct, { method: 'GET', url: 'https://a.example/b', headers, secure: true })).toBe('https://a.example/b');
-    expect(resourceURL(direct, { method: 'GET', url: 'http://user@a.example', headers })).toBe('http://a.example/');
-    expect(resourceURL(proxied, { method: 'GET', url: 'http://a.example/b?c', headers })).toBe('https://api.example.com/b?c');
+    expect(resourceURL(direct, { method: 'GET', url: 'http://user@a.example', headers, secure: false })).toBe('http://a.example/');
+    expect(resourceURL(proxied, { method: 'GET', url: 'http://a.example/b?c', headers, secure: false })).toBe(
+      'https://api.example.com/b?c',
+    );
   });
 
   it('believes X-Forwarded-* only from a peer that trustProxy names or counts', async () => {

@@ -26,7 +26,8 @@ export interface ResourceRequest {
   method: string;
   /**
    * The request target as received: the path and query (the origin comes from `Host`, or a trusted proxy's
-   * `X-Forwarded-*`), or an absolute-form target, whose authority stands in for `Host` and whose scheme is not believed.
+   * `X-Forwarded-*`), or an absolute-form target, whose authority stands in for `Host` and whose scheme is not
+   * believed. Without `secure` and `ip` (no connection described), an absolute URL is the public URL, taken as given.
    */
   url: string;
   headers: Record<string, string | string[] | undefined>;
@@ -69,7 +70,9 @@ const ABSOLUTE_FORM = /^https?:\/\/([^/?#]*)(.*)$/is;
  * `trustProxy` check as `X-Forwarded-For` does for the client address (RFC 9700 §4.13); otherwise a proof made for
  * another resource server would pass here with a forged `X-Forwarded-Host`. An absolute-form target, which Node hands
  * on as the request's URL, is the client's too: its authority stands in for `Host` (RFC 9112 §3.2.2), but its scheme
- * never decides (the connection or a trusted proxy does) and a trusted proxy's `X-Forwarded-Host` still wins.
+ * never decides (the connection or a trusted proxy does) and a trusted proxy's `X-Forwarded-Host` still wins. A
+ * caller that describes no connection (neither `secure` nor `ip`) and gives an absolute URL names the public URL
+ * itself: that is taken as given.
  * @example resourceURL(context, { method: 'GET', url: '/api/x?y=1', headers: { host: 'api.example.com' }, secure: true }) // 'https://api.example.com/api/x?y=1'
  */
 export function resourceURL(context: SentinelContext, request: ResourceRequest): string {
@@ -80,6 +83,10 @@ export function resourceURL(context: SentinelContext, request: ResourceRequest):
   const fromProxy = trustsPeer(context.config, request.ip);
   const forwarded = (name: string): string | undefined => (fromProxy ? header(name)?.split(',')[0]?.trim() : undefined);
   const absolute = ABSOLUTE_FORM.exec(request.url);
+  // An absolute URL with no connection described (neither `secure` nor `ip`) is the caller's own statement of the
+  // public URL, as `checkBearer` has always taken it; every adapter describes its connection, so the rules below
+  // apply to whatever came off the wire.
+  if (absolute !== null && request.secure === undefined && request.ip === undefined) return request.url;
   // Userinfo is no part of the origin a proof names.
   const authority = absolute === null ? undefined : absolute[1]?.slice(absolute[1].lastIndexOf('@') + 1) || undefined;
   const path = absolute === null ? request.url : (absolute[2] ?? '');
