@@ -80,7 +80,7 @@ describe('external signers', () => {
     const sentinel = makeSentinel({ keys: [{ signer: kmsLike('der') }], logger });
     expect(warnings.filter((message) => message.includes('throttle.digestKey'))).toEqual([]);
     const keys = await throttleKeys(contextOf(sentinel), ACCOUNT, 'alice', null);
-    expect(keys.username).not.toBe(`throttle:user:${digest(`${ACCOUNT}\u0000alice`)}`);
+    expect(keys.username).not.toBe(`throttle-user:${digest(`${ACCOUNT}\u0000alice`)}`);
   });
 
   it('refuses dpop.nonce at startup when an external signer signs first and there is no keyRotation', () => {

@@ -9,8 +9,8 @@
  * Why bytes: an entry count does not bound memory when one entry can be a hundred times another (a long `state`).
  * Each prefix holds at most `maxBytes` (default 64 MiB) and `max` entries, whichever is reached first.
  *
- * Why security state is apart: throttle counters (`throttle:`) and the replay markers of TOTP codes (`totp-used:`,
- * `totp-last:`), DPoP proofs and client assertions must never be forgotten under pressure, or locked usernames
+ * Why security state is apart: throttle counters (`throttle:`, `throttle-user:`) and the replay markers of TOTP
+ * codes (`totp-used:`, `totp-last:`), DPoP proofs and client assertions must never be forgotten under pressure, or locked usernames
  * unlock and a used one-time code, proof or assertion is accepted a second time. They live in
  * {@link SecurityState}s: no eviction, and when an area is full the write fails, so the request fails closed.
  *
@@ -18,6 +18,8 @@
  * of security state block every other kind. The DPoP proof markers of a public client are written for callers
  * who need nothing but its client_id; sharing a budget with the throttle counters and TOTP markers, they once
  * turned a flood of self-made proofs into a 500 for every sign-in. Each prefix gets `securityMaxBytes` of its own.
+ * For the same reason the counters of typed usernames, which anyone can create by typing names, are `throttle-user:`,
+ * apart from the address, second-factor, device-code and registration counters of `throttle:`.
  *
  * Why the session index is security state: `user-sessions:` is how ending a user's sessions finds the grants issued
  * through them and the apps to send logout tokens. In the LRU, other users' sign-ins evicted it, and a logout then
@@ -38,6 +40,8 @@ export const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
 export const DEFAULT_SECURITY_MAX_BYTES = 32 * 1024 * 1024;
 /** The key prefix of the users' session indexes (src/sessions/session-index.ts), whose budget is `sessionIndexMaxBytes`. */
 const SESSION_INDEX_PREFIX = 'user-sessions';
+/** The key prefix of typed usernames' throttle counters (`USERNAME_PREFIX` of src/authorize/state/throttle.ts). */
+const USERNAME_THROTTLE_PREFIX = 'throttle-user';
 /**
  * Default byte budget of the session index (`user-sessions:`): a user with one session and one grant is charged about
  * 560 bytes, each further session with a grant about 275 (measured on the records the service writes), so 128 MiB
@@ -46,15 +50,17 @@ const SESSION_INDEX_PREFIX = 'user-sessions';
  */
 export const DEFAULT_SESSION_INDEX_MAX_BYTES = 128 * 1024 * 1024;
 /**
- * Key prefixes kept as security state by default: throttle counters, the TOTP replay markers (`totp-used:` used
- * steps, `totp-last:` newest accepted step), the DPoP and client-assertion `jti` markers — evicting a marker
- * would let a used code, proof or assertion in again — the users' session indexes (`user-sessions:`), without
+ * Key prefixes kept as security state by default: throttle counters (typed usernames' apart), the TOTP replay
+ * markers (`totp-used:` used steps, `totp-last:` newest accepted step), the DPoP and client-assertion `jti` markers
+ * — evicting a marker would let a used code, proof or assertion in again — the users' session indexes (`user-sessions:`), without
  * which ending a session would leave its grants alive and tell no app, and the revocations of delegated tokens
  * (`revoked-jti:`), evicted, a token its holder revoked would pass again. (A revoked grant is deleted, and the other
  * revoked access tokens are listed in their grant: those need no marker.)
  */
 export const DEFAULT_SECURITY_PREFIXES: readonly string[] = Object.freeze([
   'throttle',
+  // Typed usernames' counters (src/authorize/state/throttle.ts), which anyone can create: an area of their own.
+  USERNAME_THROTTLE_PREFIX,
   'totp-used',
   'totp-last',
   'dpop-jti',
@@ -92,7 +98,11 @@ export interface MemoryStoreOptions {
    * Default 128 MiB (`DEFAULT_SESSION_INDEX_MAX_BYTES`).
    */
   sessionIndexMaxBytes?: number;
-  /** Key prefixes (without the colon) kept as security state. Default `DEFAULT_SECURITY_PREFIXES` (every security-state prefix the service writes). */
+  /**
+   * Key prefixes (without the colon) kept as security state. Default `DEFAULT_SECURITY_PREFIXES` (every security-state
+   * prefix the service writes). A list naming `throttle` keeps `throttle-user` too: the usernames' counters were
+   * `throttle:user:` before they got an area of their own, and a list written then must not leave them evictable.
+   */
   securityPrefixes?: readonly string[];
 }
 
@@ -140,7 +150,9 @@ export class MemoryStore implements Store {
     if (!Array.isArray(prefixes) || prefixes.some((prefix) => typeof prefix !== 'string')) {
       throw new TypeError('MemoryStore: securityPrefixes must be an array of strings');
     }
-    this.#securityPrefixes = new Set(prefixes);
+    const kept = new Set<string>(prefixes);
+    if (kept.has('throttle')) kept.add(USERNAME_THROTTLE_PREFIX);
+    this.#securityPrefixes = kept;
   }
 
   #prefix(key: string): string {

@@ -13,9 +13,16 @@
  * slot. A success gives its own slot back on both counters, so the counters count failures (plus attempts in
  * flight): an address with many legitimate users behind it (an office NAT) is charged for failures only, and no
  * success in the middle of a burst can reopen the window for the guesses around it.
+ *
+ * Why typed usernames count under a prefix of their own (`throttle-user:`): anyone can create such a counter by
+ * typing a name, before any password is checked, so a flood from many addresses can fill MemoryStore's area for it.
+ * Apart from `throttle:` (addresses, second factors, device codes, registration tokens), filling it blocks no other
+ * counter. A counter the store has no room for (`SecurityStateFullError`) refuses the attempt as a throttled one
+ * (`429`, never uncounted), and `onError` hears of it once per window, not once per request.
  */
 import type { SentinelContext } from '../../http/context.js';
 import { OAuthError } from '../../errors.js';
+import { catchRejection } from '../../lib/thenable.js';
 import { type DigestContext, identifierDigest } from './identifier-digest.js';
 import { addressBucket } from '../../http/client-ip.js';
 
@@ -32,6 +39,12 @@ export interface ThrottleKeys {
 }
 
 /**
+ * The key prefix of typed usernames' counters: a security area of its own in MemoryStore (see the module comment).
+ * Before, they were `throttle:user:`; counters of that name are simply no longer read.
+ */
+const USERNAME_PREFIX = 'throttle-user';
+
+/**
  * The counter keys of a password attempt. Usernames are compared case-insensitively (so `Alice` and `alice` share a
  * budget) and appear in keys only as digests. Rejects when the digest key cannot be had (identifier-digest.ts).
  *
@@ -39,7 +52,7 @@ export interface ThrottleKeys {
  * const keys = await throttleKeys(context, accountId, username, clientIP(context.config, request));
  */
 export function throttleKeys(context: DigestContext, accountId: string, username: string, ip: string | null): Promise<ThrottleKeys> {
-  return counterKeys(context, 'user', accountId, username.normalize('NFKC').trim().toLowerCase(), ip);
+  return counterKeys(context, USERNAME_PREFIX, accountId, username.normalize('NFKC').trim().toLowerCase(), ip);
 }
 
 /** What a counter other than a typed username's counts: a known user's second factor, a device code entry. */
@@ -61,12 +74,12 @@ export function subjectThrottleKeys(
   subject: string,
   ip: string | null,
 ): Promise<ThrottleKeys> {
-  return counterKeys(context, kind, accountId, subject, ip);
+  return counterKeys(context, `throttle:${kind}`, accountId, subject, ip);
 }
 
 async function counterKeys(
   context: DigestContext,
-  kind: string,
+  prefix: string,
   accountId: string,
   subject: string,
   ip: string | null,
@@ -74,7 +87,7 @@ async function counterKeys(
   // Keyed (identifier-digest.ts): a typed name is sometimes a password, and a plain digest is undone with a wordlist.
   const subjectDigest = await identifierDigest(context, `${accountId}\u0000${subject}`);
   return {
-    username: `throttle:${kind}:${subjectDigest}`,
+    username: `${prefix}:${subjectDigest}`,
     usernameDigest: subjectDigest.slice(0, 22),
     // IPv6 by its /64: one subscriber holds a whole /64, and counting single addresses would bound nothing.
     ip: ip === null ? null : `throttle:ip:${addressBucket(ip)}`,
@@ -86,6 +99,37 @@ async function count(context: SentinelContext, key: string): Promise<number> {
   const parsed = value === null ? 0 : Number(value);
   // A counter that does not read as one (store corruption) is over every limit: a throttle fails closed.
   return Number.isFinite(parsed) ? parsed : Number.POSITIVE_INFINITY;
+}
+
+/** Whether `error` says the store has no room for security state (by name: the core may be loaded twice). */
+function isStateFull(error: unknown): boolean {
+  return error instanceof Error && error.name === 'SecurityStateFullError';
+}
+
+/** Until when (ms since the epoch) a full area is not reported again, per service (keyed by its resolved config). */
+const reportedUntil = new WeakMap<SentinelContext['config'], number>();
+
+/**
+ * Counts one attempt on `key`. A counter the store has no room for reads as over every limit, so the attempt is
+ * refused as throttled and never goes on uncounted; its cause reaches `onError` at most once per window, as a
+ * flood that fills the area would otherwise report once per request.
+ */
+async function take(context: SentinelContext, key: string, windowMs: number): Promise<number> {
+  try {
+    return await context.store.increment(key, windowMs);
+  } catch (error) {
+    if (!isStateFull(error)) throw error;
+    const now = Date.now();
+    if ((reportedUntil.get(context.config) ?? 0) <= now) {
+      reportedUntil.set(context.config, now + windowMs);
+      try {
+        catchRejection(context.config.onError?.(error, { route: 'throttle' }));
+      } catch {
+        // A throwing onError must not turn a refused attempt into a 500.
+      }
+    }
+    return Number.POSITIVE_INFINITY;
+  }
 }
 
 /** Which limit refused an attempt. */
@@ -108,10 +152,10 @@ export async function reserveAttempt(context: SentinelContext, keys: ThrottleKey
   if (keys.ip !== null && (await count(context, keys.ip)) >= maxFailuresPerIp) return { granted: false, scope: 'ip' };
   if ((await count(context, keys.username)) >= maxFailures) return { granted: false, scope: 'username' };
   const windowMs = windowSeconds * 1000;
-  if (keys.ip !== null && (await context.store.increment(keys.ip, windowMs)) > maxFailuresPerIp) {
+  if (keys.ip !== null && (await take(context, keys.ip, windowMs)) > maxFailuresPerIp) {
     return { granted: false, scope: 'ip' };
   }
-  if ((await context.store.increment(keys.username, windowMs)) > maxFailures) {
+  if ((await take(context, keys.username, windowMs)) > maxFailures) {
     // The username refused it, not the address: the address gets its slot back.
     await refundAddress(context, keys);
     return { granted: false, scope: 'username' };
