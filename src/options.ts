@@ -157,13 +157,18 @@ export interface SentinelOptions {
         absoluteTtl?: number | undefined;
       }
     | undefined;
-  /** Failed logins and wrong registration tokens allowed per window. @defaultValue `{ maxFailures: 5, maxFailuresPerIp: 50, windowSeconds: 900 }` */
+  /** Failed logins and wrong registration tokens allowed per window. @defaultValue `{ maxFailures: 5, maxFailuresPerIp: 50, maxFailuresPerNetwork: 500, windowSeconds: 900 }` */
   throttle?:
     | {
         /** Failed logins per account and username per window. @defaultValue `5` */
         maxFailures?: number | undefined;
         /** Failed logins (and wrong registration tokens) per client address per window. @defaultValue `50` */
         maxFailuresPerIp?: number | undefined;
+        /**
+         * Failed logins per IPv6 /48 per window, across its /64s (each has `maxFailuresPerIp`): bounds how many
+         * username counters, which each new name typed creates, one network can fill the store with. @defaultValue `500`
+         */
+        maxFailuresPerNetwork?: number | undefined;
         /** Length of the fixed counting window. @defaultValue `900` */
         windowSeconds?: number | undefined;
         /**

@@ -33,7 +33,7 @@ describe('createSentinel options', () => {
       maxSessionsPerUser: 64,
     });
     expect(config.refreshToken).toEqual({ idleTtl: 14 * 86_400, absoluteTtl: 30 * 86_400 });
-    expect(config.throttle).toEqual({ maxFailures: 5, maxFailuresPerIp: 50, windowSeconds: 900 });
+    expect(config.throttle).toEqual({ maxFailures: 5, maxFailuresPerIp: 50, maxFailuresPerNetwork: 500, windowSeconds: 900 });
     expect(config.branding).toEqual({ productName: 'Sign in', colors: {} });
     expect(config.telemetry).toEqual({ identifiersInMetrics: false });
     expect(config.i18n.defaultLocale).toBe('en');

@@ -5,7 +5,8 @@
  * logins of made-up names from enough IPv6 /64s filled it, and then every sign-in answered 500 for the window.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { MemoryStore, type Sentinel } from '../src/index.js';
+import { ConfigurationError, MemoryStore, type Sentinel } from '../src/index.js';
+import { networkBucket } from '../src/http/client-ip.js';
 import { SecurityStateFullError } from '../src/stores/security-state.js';
 import { entryBytes } from '../src/stores/memory-size.js';
 import { registrationThrottleKey } from '../src/registration/token-throttle.js';
@@ -95,5 +96,54 @@ describe("typed usernames' counters have a security area of their own", () => {
     for (let index = 0; index < 5; index += 1) await store.increment('throttle-user:alice', 60_000);
     for (let index = 0; index < 100; index += 1) await store.increment(`throttle-user:other-${index}`, 60_000);
     await expect(store.get('throttle-user:alice')).resolves.toBe('5');
+  });
+});
+
+describe('new usernames per IPv6 /48 (throttle.maxFailuresPerNetwork)', () => {
+  function networkHarness() {
+    const authenticate = vi.fn(baseOptions().users!.authenticate);
+    const sentinel = makeSentinel({
+      users: { authenticate },
+      throttle: { maxFailures: 5, maxFailuresPerIp: 50, maxFailuresPerNetwork: 20, windowSeconds: WINDOW_SECONDS },
+    });
+    return { sentinel, authenticate };
+  }
+
+  it('counts failures across the /64s of one /48: past the bound 429, another /48 and IPv4 unaffected', async () => {
+    const { sentinel, authenticate } = networkHarness();
+    const statuses: number[] = [];
+    for (let net = 0; net < 25; net += 1) {
+      statuses.push((await attempt(sentinel, `nobody-${net}`, 'wrong', `2001:db8:5:${net.toString(16)}::1`)).status);
+    }
+    expect(statuses.slice(0, 20)).toEqual(Array(20).fill(200));
+    const refused = await attempt(sentinel, USERNAME, PASSWORD, '2001:db8:5:ff::1');
+    expect(refused.status).toBe(429);
+    expect(refused.headers['retry-after']).toBe(String(WINDOW_SECONDS));
+    expect(statuses.slice(20)).toEqual(Array(5).fill(429));
+    // The user store heard only the 20 attempts within the bound.
+    expect(authenticate).toHaveBeenCalledTimes(20);
+    expect((await attempt(sentinel, 'nobody-else', 'wrong', '2001:db8:6::1')).status).toBe(200);
+    for (let host = 0; host < 25; host += 1) {
+      expect((await attempt(sentinel, `v4-${host}`, 'wrong', `198.51.100.${host}`)).status).toBe(200);
+    }
+  });
+
+  it('a success gives the network its slot back, as it does the address', async () => {
+    const { sentinel } = networkHarness();
+    for (let net = 0; net < 19; net += 1) await attempt(sentinel, `nobody-${net}`, 'wrong', `2001:db8:7:${net.toString(16)}::1`);
+    for (let round = 0; round < 3; round += 1) {
+      expect((await attempt(sentinel, USERNAME, PASSWORD, '2001:db8:7:aa::1')).status).toBe(303);
+    }
+    expect((await attempt(sentinel, 'nobody-last', 'wrong', '2001:db8:7:bb::1')).status).toBe(200);
+    expect((await attempt(sentinel, 'nobody-over', 'wrong', '2001:db8:7:cc::1')).status).toBe(429);
+  });
+
+  it('is an option with a default of 500, refused when not a positive integer; the bucket is the /48', () => {
+    expect(() => makeSentinel({ throttle: { maxFailuresPerNetwork: 0 } })).toThrow(ConfigurationError);
+    expect(() => makeSentinel({ throttle: { maxFailuresPerNetwork: 2.5 } })).toThrow(ConfigurationError);
+    expect(() => makeSentinel({ throttle: { maxFailuresPerNetwork: 1000 } })).not.toThrow();
+    expect(networkBucket('2001:DB8:0001:2::7')).toBe('2001:db8:1');
+    expect(networkBucket('2001:db8::1')).toBe('2001:db8:0');
+    expect(networkBucket('203.0.113.7')).toBeNull();
   });
 });

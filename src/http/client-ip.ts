@@ -93,3 +93,13 @@ export function addressBucket(address: string): string {
     .map((group) => group.replace(/^0+(?=.)/, ''))
     .join(':');
 }
+
+/**
+ * The wider network of an IPv6 address, its /48 (a site's usual assignment, 65 536 /64s), or `null` for IPv4: the
+ * login throttle bounds how many new username counters one network creates (`throttle.maxFailuresPerNetwork`).
+ * @example networkBucket('2001:db8:1:2::7') // '2001:db8:1'
+ */
+export function networkBucket(address: string): string | null {
+  if (!address.includes(':')) return null;
+  return addressBucket(address).split(':').slice(0, 3).join(':');
+}

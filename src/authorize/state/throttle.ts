@@ -3,7 +3,9 @@
  * `throttle.windowSeconds`, counted in the Store so that every instance sees the same counts.
  *
  * Two counters: per (account, username), against guessing one user's password (`maxFailures`, default 5), and
- * per client IP, against one address spraying many usernames (`maxFailuresPerIp`, default 50).
+ * per client IP, against one address spraying many usernames (`maxFailuresPerIp`, default 50). A typed username's
+ * attempt also counts against the address's IPv6 /48 (`maxFailuresPerNetwork`, default 500): each name typed creates
+ * a counter, and without it a /48 could create 50 for each of its 65 536 /64s in a window.
  *
  * Why a reservation and not "check, authenticate, then count": the check and the count must be one atomic step,
  * or twenty guesses sent at the same moment all pass the check before the first failure is counted. So an attempt
@@ -24,12 +26,17 @@ import type { SentinelContext } from '../../http/context.js';
 import { OAuthError } from '../../errors.js';
 import { catchRejection } from '../../lib/thenable.js';
 import { type DigestContext, identifierDigest } from './identifier-digest.js';
-import { addressBucket } from '../../http/client-ip.js';
+import { addressBucket, networkBucket } from '../../http/client-ip.js';
 
 /** The counters one login attempt touches. */
 export interface ThrottleKeys {
   username: string;
   ip: string | null;
+  /**
+   * The counter of the address's IPv6 /48 (`throttle:net:`), for typed usernames only: a /48 holds 65 536 /64s, each
+   * with its own `maxFailuresPerIp`, and every attempt at a new name creates a counter. `null` for IPv4 and others.
+   */
+  network: string | null;
   /**
    * A keyed digest of account and normalized username (base64url, 22 characters, identifier-digest.ts): lets audit
    * events correlate failed attempts without carrying the typed text, which is sometimes a password entered in the
@@ -86,11 +93,13 @@ async function counterKeys(
 ): Promise<ThrottleKeys> {
   // Keyed (identifier-digest.ts): a typed name is sometimes a password, and a plain digest is undone with a wordlist.
   const subjectDigest = await identifierDigest(context, `${accountId}\u0000${subject}`);
+  const network = ip === null ? null : networkBucket(ip);
   return {
     username: `${prefix}:${subjectDigest}`,
     usernameDigest: subjectDigest.slice(0, 22),
     // IPv6 by its /64: one subscriber holds a whole /64, and counting single addresses would bound nothing.
     ip: ip === null ? null : `throttle:ip:${addressBucket(ip)}`,
+    network: network === null || prefix !== USERNAME_PREFIX ? null : `throttle:net:${network}`,
   };
 }
 
@@ -139,8 +148,8 @@ export type ThrottleScope = 'username' | 'ip';
 export type Reservation = { granted: true } | { granted: false; scope: ThrottleScope };
 
 /**
- * Takes one attempt's slot on both counters before the user store is asked, deciding on the counts the store's
- * atomic increment returned. An attempt already over a limit is refused after a plain read, without writing, so a
+ * Takes one attempt's slot on each of its counters before the user store is asked, deciding on the counts the
+ * store's atomic increment returned. An attempt already over a limit is refused after a plain read, without writing, so a
  * locked username costs an attacker's flood nothing to keep locked.
  *
  * @example
@@ -148,15 +157,21 @@ export type Reservation = { granted: true } | { granted: false; scope: ThrottleS
  * if (!reservation.granted) throw tooManyAttempts(reservation.scope);
  */
 export async function reserveAttempt(context: SentinelContext, keys: ThrottleKeys): Promise<Reservation> {
-  const { maxFailures, maxFailuresPerIp, windowSeconds } = context.config.throttle;
+  const { maxFailures, maxFailuresPerIp, maxFailuresPerNetwork, windowSeconds } = context.config.throttle;
   if (keys.ip !== null && (await count(context, keys.ip)) >= maxFailuresPerIp) return { granted: false, scope: 'ip' };
+  if (keys.network !== null && (await count(context, keys.network)) >= maxFailuresPerNetwork) return { granted: false, scope: 'ip' };
   if ((await count(context, keys.username)) >= maxFailures) return { granted: false, scope: 'username' };
   const windowMs = windowSeconds * 1000;
   if (keys.ip !== null && (await take(context, keys.ip, windowMs)) > maxFailuresPerIp) {
     return { granted: false, scope: 'ip' };
   }
+  if (keys.network !== null && (await take(context, keys.network, windowMs)) > maxFailuresPerNetwork) {
+    // The network refused it: the address gets its slot back.
+    if (keys.ip !== null) await context.store.decrement?.(keys.ip);
+    return { granted: false, scope: 'ip' };
+  }
   if ((await take(context, keys.username, windowMs)) > maxFailures) {
-    // The username refused it, not the address: the address gets its slot back.
+    // The username refused it, not the address: the address and its network get their slots back.
     await refundAddress(context, keys);
     return { granted: false, scope: 'username' };
   }
@@ -188,6 +203,7 @@ export async function reserveOrRefuse(
 // never gets address slots back, which only ever errs toward throttling sooner.
 async function refundAddress(context: SentinelContext, keys: ThrottleKeys): Promise<void> {
   if (keys.ip !== null) await context.store.decrement?.(keys.ip);
+  if (keys.network !== null) await context.store.decrement?.(keys.network);
 }
 
 /**
