@@ -215,7 +215,8 @@ async function main(): Promise<void> {
     for (const [type, { keys: count, bytes }] of [...byType].sort((a, b) => b[1].bytes - a[1].bytes)) {
       // Mean bytes per key of each type: a user signed in again after a 500 holds one session more than the others.
       if (PER_USER.includes(type)) perUser += bytes / count;
-      const note = PER_USER.includes(type) ? '' : type === 'throttle' ? ' (login throttle, expires with its window)' : ' (not per user)';
+      const throttle = type === 'throttle' || type === 'throttle-user';
+      const note = PER_USER.includes(type) ? '' : throttle ? ' (login throttle, expires with its window)' : ' (not per user)';
       console.log(
         `| \`${type}:\`${note} | ${count} | ${(count / users).toFixed(2)} | ` +
           `${Math.round(bytes / count)} | ${Math.round(bytes / users)} |`,
