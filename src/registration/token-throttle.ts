@@ -13,11 +13,15 @@
  *
  * As with logins, the slot is taken with the Store's atomic `increment` before the token is checked, so a burst of
  * concurrent guesses cannot all pass a read-then-count check; a right token gives its slot back. A Store that cannot
- * be read or written fails the request (`500`, reported) rather than letting the guess through.
+ * be read or written fails the request (`500`, reported) rather than letting the guess through. A counter MemoryStore
+ * has no room for (`SecurityStateFullError`: the `throttle:` area is full) is refused as throttled instead, as a
+ * failed login's is (`stores/counter-slot.ts`): `429`, never uncounted, and reported once per window, because a flood
+ * that fills the area would otherwise answer `500` and reach `onError` once per request.
  */
 import { addressBucket } from '../http/client-ip.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
+import { takeCounterSlot } from '../stores/counter-slot.js';
 
 /** A reserved attempt: give the slot back once the token proved right. */
 export interface TokenAttempt {
@@ -59,7 +63,7 @@ export async function reserveTokenAttempt(
   // Over the limit already: refused after a read, so a flood costs no writes.
   const current = Number((await context.store.get(key)) ?? 0);
   if (Number.isFinite(current) && current >= limit) throw throttled(context, accountId, clientId);
-  if ((await context.store.increment(key, windowSeconds * 1000)) > limit) throw throttled(context, accountId, clientId);
+  if ((await takeCounterSlot(context, key, windowSeconds * 1000)) > limit) throw throttled(context, accountId, clientId);
   return {
     async succeeded() {
       // A Store without the optional `decrement` keeps the slot: it only ever throttles sooner.

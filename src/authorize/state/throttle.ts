@@ -20,11 +20,12 @@
  * typing a name, before any password is checked, so a flood from many addresses can fill MemoryStore's area for it.
  * Apart from `throttle:` (addresses, second factors, device codes, registration tokens), filling it blocks no other
  * counter. A counter the store has no room for (`SecurityStateFullError`) refuses the attempt as a throttled one
- * (`429`, never uncounted), and `onError` hears of it once per window, not once per request.
+ * (`429`, never uncounted), and `onError` hears of it once per window, not once per request
+ * (`stores/counter-slot.ts`, shared with the registration tokens' throttle).
  */
 import type { SentinelContext } from '../../http/context.js';
 import { OAuthError } from '../../errors.js';
-import { catchRejection } from '../../lib/thenable.js';
+import { takeCounterSlot } from '../../stores/counter-slot.js';
 import { type DigestContext, identifierDigest } from './identifier-digest.js';
 import { addressBucket, networkBucket } from '../../http/client-ip.js';
 
@@ -110,37 +111,6 @@ async function count(context: SentinelContext, key: string): Promise<number> {
   return Number.isFinite(parsed) ? parsed : Number.POSITIVE_INFINITY;
 }
 
-/** Whether `error` says the store has no room for security state (by name: the core may be loaded twice). */
-function isStateFull(error: unknown): boolean {
-  return error instanceof Error && error.name === 'SecurityStateFullError';
-}
-
-/** Until when (ms since the epoch) a full area is not reported again, per service (keyed by its resolved config). */
-const reportedUntil = new WeakMap<SentinelContext['config'], number>();
-
-/**
- * Counts one attempt on `key`. A counter the store has no room for reads as over every limit, so the attempt is
- * refused as throttled and never goes on uncounted; its cause reaches `onError` at most once per window, as a
- * flood that fills the area would otherwise report once per request.
- */
-async function take(context: SentinelContext, key: string, windowMs: number): Promise<number> {
-  try {
-    return await context.store.increment(key, windowMs);
-  } catch (error) {
-    if (!isStateFull(error)) throw error;
-    const now = Date.now();
-    if ((reportedUntil.get(context.config) ?? 0) <= now) {
-      reportedUntil.set(context.config, now + windowMs);
-      try {
-        catchRejection(context.config.onError?.(error, { route: 'throttle' }));
-      } catch {
-        // A throwing onError must not turn a refused attempt into a 500.
-      }
-    }
-    return Number.POSITIVE_INFINITY;
-  }
-}
-
 /** Which limit refused an attempt. */
 export type ThrottleScope = 'username' | 'ip';
 
@@ -162,15 +132,15 @@ export async function reserveAttempt(context: SentinelContext, keys: ThrottleKey
   if (keys.network !== null && (await count(context, keys.network)) >= maxFailuresPerNetwork) return { granted: false, scope: 'ip' };
   if ((await count(context, keys.username)) >= maxFailures) return { granted: false, scope: 'username' };
   const windowMs = windowSeconds * 1000;
-  if (keys.ip !== null && (await take(context, keys.ip, windowMs)) > maxFailuresPerIp) {
+  if (keys.ip !== null && (await takeCounterSlot(context, keys.ip, windowMs)) > maxFailuresPerIp) {
     return { granted: false, scope: 'ip' };
   }
-  if (keys.network !== null && (await take(context, keys.network, windowMs)) > maxFailuresPerNetwork) {
+  if (keys.network !== null && (await takeCounterSlot(context, keys.network, windowMs)) > maxFailuresPerNetwork) {
     // The network refused it: the address gets its slot back.
     if (keys.ip !== null) await context.store.decrement?.(keys.ip);
     return { granted: false, scope: 'ip' };
   }
-  if ((await take(context, keys.username, windowMs)) > maxFailures) {
+  if ((await takeCounterSlot(context, keys.username, windowMs)) > maxFailures) {
     // The username refused it, not the address: the address and its network get their slots back.
     await refundAddress(context, keys);
     return { granted: false, scope: 'username' };
