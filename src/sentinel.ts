@@ -3,16 +3,22 @@
  * `handle()` and `completeLogin()` run inside the one edge of the core (`edge.ts`): handlers throw OAuthErrors,
  * anything else becomes `500 server_error` with no detail and goes to `onError`.
  */
-import { assertFapi2Signing } from './assurance/fapi2.js';
 import type { VerifyAccessTokenOptions } from './guard/access-token-jwt.js';
 import type { AccessTokenClaims } from './token/access-token.js';
-import { MemoryAppStore } from './apps/memory-app-store.js';
 import { ClientIdMetadataResolver } from './apps/client-id-metadata.js';
 import { withClientIdMetadataDocuments } from './apps/resolving-app-store.js';
 import { completeExternalLogin, type CompleteLoginInput } from './authorize/endpoints/external-login.js';
 import { interactionView, type InteractionView } from './authorize/state/interaction-view.js';
 import { createBearerCheck, type BearerResult } from './guard/bearer-check.js';
 import { resolveConfig, type ResolvedConfig, type SentinelOptions } from './config.js';
+import {
+  appRegistry,
+  assertAppLogoutTargets,
+  assertAppsOrAppStore,
+  checkFapi2Signing,
+  checkIDTokenAlgorithms,
+  checkRegistrationStore,
+} from './startup-checks.js';
 import { attachContext, createContext } from './http/context.js';
 import type { ResourceRequest } from './dpop/resource.js';
 import { createEdge, failureReport } from './http/edge.js';
@@ -23,7 +29,6 @@ import type { RingKeyInfo } from './keys/keyring/describe.js';
 import type { KeyRing } from './keys/keyring/ring.js';
 import { keyReloadingVerify, setUpKeys } from './keys/keyring/service-keys.js';
 import { registerApp, type RegisterAppInput, type RegisterAppResult } from './apps/register-app.js';
-import { assertRegistrationStore } from './registration/options.js';
 import { createRouter } from './http/router.js';
 import { COMPLETE_LOGIN, ROUTES } from './http/routes.js';
 import { MemoryStore } from './stores/memory.js';
@@ -32,9 +37,8 @@ import { observeRequest } from './telemetry/request-span.js';
 import { traceStore } from './telemetry/traced-store.js';
 import { createAccessTokenVerifier } from './guard/access-token-verifier.js';
 import { withKnownBearerOptions, withKnownVerifyOptions } from './guard/verify-options.js';
-import { checkIDTokenKeys } from './token/id-token-keys.js';
 import { sessionMethods } from './sessions/session-methods.js';
-import { assertLogoutTarget, literalTargetProblem } from './sessions/logout-target.js';
+import { assertLogoutTarget } from './sessions/logout-target.js';
 import type { SessionInfo, UserAppGrants } from './sessions/session-views.js';
 import { LogoutDeliveryWorker } from './logout/delivery-worker.js';
 import {
@@ -180,29 +184,17 @@ export function createSentinel(options: SentinelOptions): Sentinel {
   const store = traceStore(config.store ?? new MemoryStore());
   const serviceKeys = setUpKeys(config, store, warn);
   const { keys, ring } = serviceKeys;
-  checkIDTokenKeys(config, config.keyRotation?.algorithms ?? [keys.signer.alg, ...keys.byAlg.keys()], warn);
-  // FAPI 2.0: the access tokens of a fapi2 app are signed with the service's signer.
-  assertFapi2Signing(
-    config.apps,
-    config.keyRotation?.algorithms[0] ?? keys.signer.alg,
-    config.keyRotation === undefined ? 'keys' : 'keyRotation.algorithms',
-  );
-  const registry = config.appStore ?? new MemoryAppStore(config.apps);
+  // The checks of the resolved options, which `sentinel-idp config check` makes too (startup-checks.ts).
+  checkIDTokenAlgorithms(config, keys, warn);
+  checkFapi2Signing(config, keys);
+  const registry = appRegistry(config);
   // Client ID metadata documents (MCP): https client ids are resolved behind the one lookup every path uses.
   const apps = config.clientIdMetadataDocuments.enabled
     ? withClientIdMetadataDocuments(registry, new ClientIdMetadataResolver(config))
     : registry;
-  if (config.appStore !== undefined && config.apps.length > 0) {
-    throw new ConfigurationError('apps', 'give apps or appStore, not both (add the apps to your AppStore)');
-  }
-  if (config.registration !== undefined) assertRegistrationStore(apps);
-  for (const [index, app] of config.apps.entries()) {
-    const problem =
-      app.backchannelLogoutUri === undefined
-        ? null
-        : literalTargetProblem(app.backchannelLogoutUri, config.clientJwks.allowPrivateAddresses);
-    if (problem !== null) throw new ConfigurationError(`apps[${index}].backchannelLogoutUri`, problem);
-  }
+  assertAppsOrAppStore(config);
+  checkRegistrationStore(config, apps);
+  assertAppLogoutTargets(config);
   // The one access-token verifier of the service: the bearer guard, verifyAccessToken() and (through the context)
   // UserInfo all use it.
   const context = createContext({

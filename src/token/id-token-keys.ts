@@ -3,10 +3,17 @@
  * algorithm, and an OpenID Connect provider without an RSA key gets a warning, because RS256 is the one algorithm
  * every OpenID Connect client must support (OpenID Connect Core §15.1, Discovery §3).
  */
-import type { ResolvedConfig } from '../config.js';
 import { ConfigurationError } from '../errors.js';
 import type { SigningAlgorithm } from '../keys/signing-keys.js';
-import { issuesIDTokens } from './issues-id-tokens.js';
+import { type IDTokenIssuerOptions, issuesIDTokens } from './issues-id-tokens.js';
+
+/**
+ * What {@link checkIDTokenKeys} reads of the resolved configuration: structural, so that the checks
+ * `sentinel-idp config check` shares with `createSentinel()` (src/startup-checks.ts) import no cycle through config.ts.
+ */
+export interface IDTokenKeyOptions extends IDTokenIssuerOptions {
+  apps: readonly { grantTypes: readonly string[]; idTokenSignedResponseAlg?: SigningAlgorithm | undefined }[];
+}
 
 /**
  * Throws for an app whose ID token algorithm has no key; warns when ID tokens can be issued ({@link issuesIDTokens})
@@ -19,7 +26,11 @@ import { issuesIDTokens } from './issues-id-tokens.js';
  * checkIDTokenKeys(config, [...keys.byAlg.keys()], (message) => console.warn(message));
  * @throws ConfigurationError naming `apps[i].idTokenSignedResponseAlg`.
  */
-export function checkIDTokenKeys(config: ResolvedConfig, algorithms: readonly SigningAlgorithm[], warn: (message: string) => void): void {
+export function checkIDTokenKeys(
+  config: IDTokenKeyOptions,
+  algorithms: readonly SigningAlgorithm[],
+  warn: (message: string) => void,
+): void {
   config.apps.forEach((app, index) => {
     const alg = app.idTokenSignedResponseAlg;
     if (alg !== undefined && !algorithms.includes(alg)) {

@@ -1,0 +1,85 @@
+/**
+ * The checks `createSentinel()` makes once the options are resolved and the keys set up, as functions of their own
+ * so that `sentinel-idp config check` (config/problems.ts) runs the very same ones instead of copies that drift apart.
+ */
+import type { AppStore } from './apps/app.js';
+import { MemoryAppStore } from './apps/memory-app-store.js';
+import { assertFapi2Signing } from './assurance/fapi2.js';
+import { ConfigurationError } from './errors.js';
+import type { KeySet, SigningAlgorithm } from './keys/signing-keys.js';
+import { assertRegistrationStore } from './registration/options.js';
+import { literalTargetProblem } from './sessions/logout-target.js';
+import { checkIDTokenKeys } from './token/id-token-keys.js';
+import type { ResolvedConfig } from './config/resolve.js';
+
+/**
+ * The algorithms the service signs with, the default signer's first, and the option they come from: a ring's are
+ * known from `keyRotation.algorithms` before it is loaded, so `keys` is needed only without `keyRotation`.
+ */
+function signing(config: ResolvedConfig, keys: KeySet | undefined): { algorithms: readonly SigningAlgorithm[]; field: string } {
+  if (config.keyRotation !== undefined) return { algorithms: config.keyRotation.algorithms, field: 'keyRotation.algorithms' };
+  if (keys === undefined) throw new Error('sentinel-idp: the signing keys are needed without keyRotation');
+  return { algorithms: [keys.signer.alg, ...keys.byAlg.keys()], field: 'keys' };
+}
+
+/**
+ * Each app's ID token algorithm has a key, and a fapi2 app's tokens are signed with an algorithm the profile allows.
+ * `keys` are the configured (or generated) keys, `undefined` with `keyRotation`.
+ * @throws ConfigurationError naming `apps[i].idTokenSignedResponseAlg`, `keys` or `keyRotation.algorithms`.
+ * @example checkIDTokenAlgorithms(config, keys, warn);
+ */
+export function checkIDTokenAlgorithms(config: ResolvedConfig, keys: KeySet | undefined, warn: (message: string) => void): void {
+  checkIDTokenKeys(config, signing(config, keys).algorithms, warn);
+}
+
+/**
+ * FAPI 2.0: the access tokens of a fapi2 app are signed with the service's signer, the first of its algorithms.
+ * @throws ConfigurationError naming `keys` or `keyRotation.algorithms`.
+ * @example checkFapi2Signing(config, keys);
+ */
+export function checkFapi2Signing(config: ResolvedConfig, keys: KeySet | undefined): void {
+  const { algorithms, field } = signing(config, keys);
+  // Never empty: the configured keys have a signer, and keyRotation.algorithms at least one (its schema).
+  assertFapi2Signing(config.apps, algorithms[0] ?? '', field);
+}
+
+/**
+ * The registry the service looks apps up in: the host's `appStore`, or the `apps` option in memory.
+ * @example const registry = appRegistry(config);
+ */
+export function appRegistry(config: ResolvedConfig): AppStore {
+  return config.appStore ?? new MemoryAppStore(config.apps);
+}
+
+/**
+ * `apps` and `appStore` are exclusive: apps given beside a store would never be looked up.
+ * @throws ConfigurationError naming `apps`.
+ */
+export function assertAppsOrAppStore(config: ResolvedConfig): void {
+  if (config.appStore !== undefined && config.apps.length > 0) {
+    throw new ConfigurationError('apps', 'give apps or appStore, not both (add the apps to your AppStore)');
+  }
+}
+
+/**
+ * With `registration`, the registry `apps` can save, update, delete apps and rotate their secrets.
+ * @throws ConfigurationError naming `registration`.
+ */
+export function checkRegistrationStore(config: ResolvedConfig, apps: AppStore): void {
+  if (config.registration !== undefined) assertRegistrationStore(apps);
+}
+
+/**
+ * Each configured app's `backchannelLogoutUri` is one a logout token may be sent to, as far as can be told without
+ * DNS (a private address written out, `localhost`); a delivery checks the resolved address again.
+ * @throws ConfigurationError naming `apps[i].backchannelLogoutUri`.
+ */
+export function assertAppLogoutTargets(config: ResolvedConfig): void {
+  for (const [index, app] of config.apps.entries()) {
+    const problem =
+      app.backchannelLogoutUri === undefined
+        ? null
+        : literalTargetProblem(app.backchannelLogoutUri, config.clientJwks.allowPrivateAddresses);
+    if (problem !== null) throw new ConfigurationError(`apps[${index}].backchannelLogoutUri`, problem);
+  }
+}
