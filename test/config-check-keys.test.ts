@@ -7,8 +7,9 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { configProblems } from '../src/config.js';
-import { createSentinel, generatePrivateJWK, isConfigurationError, type SentinelOptions } from '../src/index.js';
+import { generatePrivateJWK, type SentinelOptions } from '../src/index.js';
 import { baseOptions } from './helpers/fixtures.js';
+import { startupRefusal } from './helpers/startup-refusal.js';
 
 const rotation = { encryptionKey: randomBytes(32).toString('base64url'), rotateEverySeconds: 86_400, prePublishSeconds: 3600 };
 const good = generatePrivateJWK('ES256');
@@ -35,16 +36,6 @@ const cases: [string, () => SentinelOptions][] = [
   ],
   ['a duplicate kid', () => ({ ...withoutKeys(), keys: [good, good] })],
 ];
-
-function startupRefusal(options: SentinelOptions): { field: string; message: string } {
-  try {
-    createSentinel({ ...options, logger: { warn: () => {} } });
-  } catch (error) {
-    if (!isConfigurationError(error)) throw error;
-    return { field: error.field, message: error.message.replace(`sentinel-idp: invalid option ${error.field}: `, '') };
-  }
-  throw new Error('createSentinel accepted the options');
-}
 
 describe('config check reports the key options createSentinel() refuses', () => {
   it.each(cases)('%s', (_name, make) => {

@@ -7,8 +7,9 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { configProblems } from '../src/config.js';
-import { createSentinel, generatePrivateJWK, isConfigurationError, MemoryAppStore, type SentinelOptions } from '../src/index.js';
+import { generatePrivateJWK, MemoryAppStore, type SentinelOptions } from '../src/index.js';
 import { baseOptions } from './helpers/fixtures.js';
+import { startupRefusal } from './helpers/startup-refusal.js';
 import { clientKey, keyedOptions } from './helpers/key-bound.js';
 
 const rsaOnly = [generatePrivateJWK('RS256')];
@@ -46,16 +47,6 @@ const cases: [string, () => SentinelOptions][] = [
   ['a backchannelLogoutUri at a loopback address', () => withFirstApp({ backchannelLogoutUri: 'https://127.0.0.1/logout' })],
   ['a backchannelLogoutUri at localhost', () => withFirstApp({ backchannelLogoutUri: 'https://admin.localhost/logout' })],
 ];
-
-function startupRefusal(options: SentinelOptions): { field: string; message: string } {
-  try {
-    createSentinel({ ...options, logger: { warn: () => {} } });
-  } catch (error) {
-    if (!isConfigurationError(error)) throw error;
-    return { field: error.field, message: error.message.replace(`sentinel-idp: invalid option ${error.field}: `, '') };
-  }
-  throw new Error('createSentinel accepted the options');
-}
 
 describe('config check reports what createSentinel() refuses after resolving the options', () => {
   it.each(cases)('%s', (_name, make) => {
