@@ -65,5 +65,7 @@ export function listedAt(session: ListingSession, now: number): ListedGrant[] {
 
 /** `grants` without the marker of `clientId`, which a new grant of that app takes the place of. */
 export function withoutMarkerOf<G extends ListedGrant>(grants: G[], clientId: string): G[] {
-  return grants.filter((grant) => !(isAppMarker(grant) && grant.clientId === clientId));
+  const isMarkerOfApp = (grant: G): boolean => isAppMarker(grant) && grant.clientId === clientId;
+  // Copied only when there is a marker to drop: an attach passes every session's grants through here.
+  return grants.some(isMarkerOfApp) ? grants.filter((grant) => !isMarkerOfApp(grant)) : grants;
 }

@@ -33,8 +33,16 @@ export interface BoundedGrants<G extends GrantOfApp> {
  * const { kept, ended } = boundGrantsPerApp(session.grants, { clientId, grantId, until }, 16);
  */
 export function boundGrantsPerApp<G extends GrantOfApp>(grants: G[], added: G, maxPerApp: number): BoundedGrants<G> {
-  const all = [...grants.filter((grant) => grant.grantId !== added.grantId), added];
-  let excess = all.filter((grant) => grant.clientId === added.clientId).length - Math.max(1, maxPerApp);
+  // One pass: the grants without `added` (a retried attach lists it once), and how many of its app there are.
+  const all: G[] = [];
+  let ofApp = 1;
+  for (const grant of grants) {
+    if (grant.grantId === added.grantId) continue;
+    all.push(grant);
+    if (grant.clientId === added.clientId) ofApp++;
+  }
+  all.push(added);
+  let excess = ofApp - Math.max(1, maxPerApp);
   if (excess <= 0) return { kept: all, ended: [] };
   const kept: G[] = [];
   const ended: G[] = [];

@@ -135,7 +135,8 @@ async function commit(batch: Waiting[]): Promise<void> {
           planned.push({ member, error });
         }
       }
-      const failed = await failures(planned);
+      // Most batches have nothing to prepare and no failed plan: no promise then, on every code exchange's path.
+      const failed = needsWork(planned) ? await failures(planned) : NONE_FAILED;
       if (failed.size > 0) {
         // Nothing of a failed change may be written (a grant it could not end stays listed): plan the rest again.
         for (const [member, error] of failed) member.reject(error);
@@ -156,8 +157,16 @@ async function commit(batch: Waiting[]): Promise<void> {
   }
 }
 
+const NONE_FAILED: ReadonlyMap<Waiting, unknown> = new Map();
+
+/** Whether any plan failed or has work to do before the write. */
+function needsWork(planned: Planned[]): boolean {
+  for (const entry of planned) if ('error' in entry || entry.plan.prepare !== undefined) return true;
+  return false;
+}
+
 /** Runs every plan's prepared work at once; the members whose planning or work failed, with why. */
-async function failures(planned: Planned[]): Promise<Map<Waiting, unknown>> {
+async function failures(planned: Planned[]): Promise<ReadonlyMap<Waiting, unknown>> {
   const failed = new Map<Waiting, unknown>();
   const work: Promise<void>[] = [];
   for (const entry of planned) {

@@ -120,12 +120,16 @@ function entryEnd(session: IndexedSession): number {
 /** One stored entry: its ends are offsets from its `authTime` when `relative`, else seconds since the epoch (the earlier form). */
 function parseEntry(value: unknown, relative: boolean): IndexedSession | null {
   if (!Array.isArray(value) || value.length < 3 || (value.length - 3) % 3 !== 0) return null;
-  const [sessionDigest, authTime, sessionEnd] = value as unknown[];
+  const sessionDigest: unknown = value[0];
+  const authTime: unknown = value[1];
+  const sessionEnd: unknown = value[2];
   if (typeof sessionDigest !== 'string' || typeof authTime !== 'number' || typeof sessionEnd !== 'number') return null;
   const base = relative ? authTime : 0;
   const grants: IndexedGrant[] = [];
   for (let i = 3; i < value.length; i += 3) {
-    const [clientId, grantId, until] = [value[i], value[i + 1], value[i + 2]] as unknown[];
+    const clientId: unknown = value[i];
+    const grantId: unknown = value[i + 1];
+    const until: unknown = value[i + 2];
     if (typeof clientId !== 'string' || typeof grantId !== 'string' || typeof until !== 'number') return null;
     grants.push({ clientId, grantId, until: base + until });
   }
@@ -142,22 +146,23 @@ function parseIndex(raw: string): { accountId: string | undefined; userId: strin
   if (!Array.isArray(parsed) || typeof parsed[0] !== 'string') throw new Error('the stored session index is unreadable');
   const earlier = typeof parsed[1] === 'string';
   const sessions: IndexedSession[] = [];
-  for (const value of parsed.slice(earlier ? 2 : 1)) {
-    const entry = parseEntry(value, !earlier);
+  for (let i = earlier ? 2 : 1; i < parsed.length; i++) {
+    const entry = parseEntry(parsed[i], !earlier);
     if (entry === null) throw new Error('the stored session index is unreadable');
     sessions.push(entry);
   }
   return earlier ? { accountId: parsed[0], userId: parsed[1] as string, sessions } : { accountId: undefined, userId: parsed[0], sessions };
 }
 
-function encodeIndex(index: UserIndex): string {
-  const entries = index.sessions.map((session) => {
+function encodeIndex(userId: string, sessions: IndexedSession[]): string {
+  const stored: unknown[] = [userId];
+  for (const session of sessions) {
     const base = session.authTime;
     const flat: (string | number)[] = [session.sessionDigest, base, session.sessionEnd - base];
     for (const grant of session.grants) flat.push(grant.clientId, grant.grantId, grant.until - base);
-    return flat;
-  });
-  return JSON.stringify([index.userId, ...entries]);
+    stored.push(flat);
+  }
+  return JSON.stringify(stored);
 }
 
 /**
@@ -238,8 +243,9 @@ export async function writeUserIndex(context: SessionContext, index: UserIndex, 
   if (kept.length === 0) {
     return index.raw === null ? true : context.store.swap([{ key: index.key, expect: index.raw, value: null }]);
   }
-  const end = Math.max(...kept.map(entryEnd));
-  const value = encodeIndex({ ...index, sessions: kept });
+  let end = 0;
+  for (const session of kept) end = Math.max(end, entryEnd(session));
+  const value = encodeIndex(index.userId, kept);
   return context.store.swap([{ key: index.key, expect: index.raw, value, ttlMs: Math.max(1, end - now) * 1000 }]);
 }
 
