@@ -17,7 +17,7 @@ import { resolveConfig } from '../src/config.js';
 import type { AppStore } from '../src/apps/app.js';
 import type { ErrorContext } from '../src/hooks.js';
 import { contextOf } from '../src/http/context.js';
-import { createSentinel, type Sentinel, type SentinelOptions } from '../src/index.js';
+import { createSentinel, type Sentinel, type SentinelEvent, type SentinelOptions } from '../src/index.js';
 import type { TrustedIssuer } from '../src/trusted-issuers/trusted-issuer.js';
 import { ACCOUNT, baseOptions, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 import {
@@ -38,6 +38,7 @@ import {
 import { movableClock } from './helpers/clock.js';
 import { type LoopbackTLS, loopbackTLS } from './helpers/loopback-tls.js';
 import { pkcePair } from './helpers/pkce.js';
+import { INITIAL_ACCESS_TOKEN } from './helpers/registration-client.js';
 
 let tls: LoopbackTLS;
 let server: Server;
@@ -581,5 +582,56 @@ describe('a client whose metadata document becomes unavailable', () => {
     } finally {
       clock.restore();
     }
+  });
+});
+
+describe('the RFC 7592 endpoints with a document URL as the client id', () => {
+  it('refuse it as an unknown client, with the same event, and never fetch the URL', async () => {
+    const events: SentinelEvent[] = [];
+    const errors: unknown[] = [];
+    const options = baseOptions({
+      clientIdMetadataDocuments: { enabled: true, allowPrivateAddresses: true },
+      clientJwks: { timeoutMs: 1000 },
+      registration: { initialAccessToken: INITIAL_ACCESS_TOKEN },
+      onEvent: (event) => events.push(event),
+      onError: (error) => errors.push(error),
+    });
+    // As serviceWithDocuments builds it, over the whole in-memory registry that registration needs.
+    const config = createSentinel(options).config;
+    const apps = withClientIdMetadataDocuments(new MemoryAppStore(config.apps), new ClientIdMetadataResolver(config, { ca: tls.cert }));
+    const { clientIdMetadataDocuments: _documents, ...rest } = options;
+    const sentinel = createSentinel({ ...rest, apps: [], appStore: apps });
+    (contextOf(sentinel).config.clientIdMetadataDocuments as { enabled: boolean }).enabled = true;
+    // A served document (an agent that exists), one that is not (a 404), and one on a host that does not resolve:
+    // none holds a registration access token, so each is refused as an id the registry does not know.
+    const ids = [
+      'no-such-client',
+      serveAgent('/managed-agent.json'),
+      `${origin}/unserved-agent.json`,
+      'https://unresolvable.invalid/x.json',
+    ];
+    const requests: [string, string, string?][] = [
+      ['GET', ''],
+      ['PUT', '', '{"redirect_uris":["https://a.example/cb"]}'],
+      ['DELETE', ''],
+      ['POST', '/secret'],
+    ];
+    const before = hits;
+    for (const clientId of ids) {
+      for (const [method, suffix, body] of requests) {
+        const response = await call(sentinel, {
+          method,
+          path: `${ACCOUNT_PATH}/register/${encodeURIComponent(clientId)}${suffix}`,
+          headers: { authorization: 'Bearer wrong-registration-access-token', 'content-type': 'application/json' },
+          ...(body === undefined ? {} : { body }),
+        });
+        expect([response.status, jsonOf(response).error], `${method} ${clientId}${suffix}`).toEqual([401, 'invalid_token']);
+        expect(String(response.headers['www-authenticate'])).toBe('Bearer realm="sentinel", error="invalid_token"');
+      }
+    }
+    expect(hits).toBe(before);
+    expect(errors).toEqual([]);
+    const denied = events.filter((event) => event.type === 'registration.denied');
+    expect(denied.map((event) => (event as { clientId?: string }).clientId)).toEqual(ids.flatMap((id) => requests.map(() => id)));
   });
 });

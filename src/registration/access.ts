@@ -7,6 +7,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { B64TOKEN } from '../http/authorization-scheme.js';
 import { clientIP } from '../http/client-ip.js';
 import { isAccountId } from '../lib/account-id.js';
+import { namesMetadataDocument } from '../apps/client-id-metadata.js';
 import { verifyClientSecret } from '../apps/client-secrets.js';
 import type { App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
@@ -72,8 +73,8 @@ export async function requireInitialAccessToken(context: SentinelContext, reques
 }
 
 /**
- * The app a registration access token manages. Unknown app, an app of another account and a wrong token all fail
- * the same way, after the same digest comparison.
+ * The app a registration access token manages. Unknown app, an app of another account, a client id that names a
+ * metadata document (never looked up) and a wrong token all fail the same way, after the same digest comparison.
  */
 export async function requireRegistrationAccess(
   context: SentinelContext,
@@ -85,7 +86,11 @@ export async function requireRegistrationAccess(
   const token = bearerToken(request);
   // Throttled and audited as a wrong initial access token is: both are guesses at a secret that manages apps.
   const attempt = await reserveTokenAttempt(context, clientIP(context.config, request), accountId, clientId);
-  const app = clientId === undefined ? null : await context.apps.findApp(accountId, clientId);
+  // A client named by its metadata document never registered, so it holds no registration access token: looking it
+  // up would fetch the URL (anyone could make the service fetch any URL without a token) and refuse as the document
+  // resolver does (invalid_client, after the fetch deadline, no event) instead of as below.
+  const registered = clientId !== undefined && !namesMetadataDocument(context.config, clientId);
+  const app = registered ? await context.apps.findApp(accountId, clientId) : null;
   if (app !== null) context.observation?.noteAccount(app.accountId);
   const ok = verifyClientSecret(token, app?.registrationAccessTokenHash);
   if (app === null || !ok || app.accountId !== accountId) {
