@@ -190,6 +190,18 @@ describe('resolving a client id metadata document', () => {
     expect(cacheSecondsOf({ 'cache-control': 'no-store' })).toBe(0);
     expect(cacheSecondsOf({ 'cache-control': 'no-cache, max-age=60' })).toBe(0);
     expect(cacheSecondsOf({})).toBe(300);
+    // What a cache in front of the document has already held counts (RFC 9111 §4.2.3): Age is taken off, down to 0.
+    expect(cacheSecondsOf({ 'cache-control': 'max-age=86400', age: '86399' })).toBe(1);
+    expect(cacheSecondsOf({ 'cache-control': 'max-age=600', age: '900' })).toBe(0);
+    expect(cacheSecondsOf({ 'cache-control': 'max-age=999999', age: '100' })).toBe(86_400);
+    const date = new Date(Date.now() - 10_000).toUTCString();
+    const expires = new Date(Date.now() + 590_000).toUTCString();
+    expect(cacheSecondsOf({ date, expires, age: '300' })).toBeCloseTo(300, -1);
+    expect(cacheSecondsOf({ expires, age: '300' })).toBeCloseTo(290, -1);
+    // Expires is a time: the seconds since Date are no extra age on top of an Age that covers them.
+    expect(cacheSecondsOf({ date, expires, age: '5' })).toBeCloseTo(590, -1);
+    // An Age that is not a non-negative integer is ignored (§5.1).
+    for (const age of ['-5', '1.5', 'abc', '']) expect(cacheSecondsOf({ 'cache-control': 'max-age=600', age }), age).toBe(600);
     const cached = serve(
       '/cached.json',
       { client_id: `${origin}/cached.json`, redirect_uris: ['https://a.example/cb'] },

@@ -97,14 +97,33 @@ async function allowed(config: ResolvedConfig, clientId: string, accountId: stri
   return allow.some((entry) => (entry.startsWith('*.') ? host.endsWith(entry.slice(1)) : host === entry));
 }
 
-/** Seconds a document may be kept per its response headers (RFC 9111 §5.2.2, §5.3), capped; 0: not at all. */
+/** The Age header's seconds, or 0 when it is missing or not a non-negative integer (RFC 9111 §5.1: then ignored). */
+function ageOf(headers: IncomingHttpHeaders): number {
+  const age = headers.age;
+  return age !== undefined && /^\d+$/.test(age) ? Number(age) : 0;
+}
+
+/**
+ * Seconds a document may be kept per its response headers (RFC 9111 §5.2.2, §5.3), capped; 0: not at all. The
+ * freshness left is its lifetime less its age (§4.2.3): a cache between us and the agent's host may have held it for
+ * most of its `max-age`, which the `Age` header says. With `Expires`, the lifetime is counted from `Date` (§4.2.1, so
+ * that the host's clock and ours need not agree) and the age is the larger of `Age` and the time since `Date`.
+ */
 export function cacheSecondsOf(headers: IncomingHttpHeaders): number {
   const control = String(headers['cache-control'] ?? '').toLowerCase();
   if (/(^|[,\s])(no-store|no-cache)([,\s=]|$)/.test(control)) return 0;
+  const age = ageOf(headers);
   const maxAge = /(?:^|[,\s])max-age\s*=\s*"?(\d+)"?/.exec(control);
-  if (maxAge !== null) return Math.min(Number(maxAge[1]), MAX_CACHE_SECONDS);
+  if (maxAge !== null) return Math.max(0, Math.min(Number(maxAge[1]) - age, MAX_CACHE_SECONDS));
   const expires = headers.expires === undefined ? Number.NaN : Date.parse(headers.expires);
-  if (!Number.isNaN(expires)) return Math.max(0, Math.min(Math.floor((expires - Date.now()) / 1000), MAX_CACHE_SECONDS));
+  if (!Number.isNaN(expires)) {
+    const now = Date.now();
+    const parsedDate = headers.date === undefined ? Number.NaN : Date.parse(headers.date);
+    // No valid Date: the time of receipt stands in for it (§6.6.1 of RFC 9110 lets a recipient add one).
+    const date = Number.isNaN(parsedDate) ? now : parsedDate;
+    const currentAge = Math.max(age, (now - date) / 1000);
+    return Math.max(0, Math.min(Math.floor((expires - date) / 1000 - currentAge), MAX_CACHE_SECONDS));
+  }
   return HEURISTIC_CACHE_SECONDS;
 }
 
