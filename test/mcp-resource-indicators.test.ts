@@ -493,6 +493,27 @@ describe('configuration', () => {
     );
     expect(() => createSentinel(baseOptions({ defaultResources: ['mcp.example.com'] }))).toThrow(/defaultResources/);
   });
+
+  it('refuses protected resource metadata that would share its mount path with another resource', () => {
+    const sentinel = createSentinel(baseOptions());
+    const build = (resource: string) => () => sentinel.protectedResourceMetadata({ resource, accountId: ACCOUNT });
+    // A route matches the path only: resources told apart by their query would get one handler, answering for both.
+    for (const resource of ['https://mcp.example.com/mcp?tenant=a', 'https://mcp.example.com/?tenant=b']) {
+      expect(build(resource), resource).toThrow(expect.objectContaining({ field: 'protectedResourceMetadata.resource' }));
+      expect(build(resource), resource).toThrow(/query/);
+    }
+    // RFC 9728 §3.1 drops the slash after a bare host, so these two spellings share one metadata URL: the first wins.
+    const bare = build('https://mcp.example.com')();
+    expect([bare.url, bare.path]).toEqual([
+      'https://mcp.example.com/.well-known/oauth-protected-resource',
+      '/.well-known/oauth-protected-resource',
+    ]);
+    expect(build('https://mcp.example.com')().document.resource).toBe('https://mcp.example.com');
+    expect(build('https://mcp.example.com/')).toThrow(/of https:\/\/mcp\.example\.com, .*one spelling/);
+    // Another service is another set of paths.
+    const other = createSentinel(baseOptions()).protectedResourceMetadata({ resource: 'https://mcp.example.com/', accountId: ACCOUNT });
+    expect(other.document.resource).toBe('https://mcp.example.com/');
+  });
 });
 
 describe('RFC 7591 registration', () => {

@@ -5,6 +5,7 @@
  * same `resource` names that URL in its `WWW-Authenticate` challenges (RFC 9728 §5.1) and accepts only the tokens of
  * the account the document names (resource-servers.ts).
  */
+import type { ResolvedConfig } from '../config.js';
 import { ConfigurationError } from '../errors.js';
 import type { SentinelContext } from '../http/context.js';
 import type { SentinelResponse } from '../http/messages.js';
@@ -59,6 +60,45 @@ export function protectedResourceMetadataURL(resource: string): string {
   return `${url.origin}${WELL_KNOWN}${path}${url.search}`;
 }
 
+const FIELD = 'protectedResourceMetadata.resource';
+
+/**
+ * Why `resource` cannot have metadata served at a path of its own, or `null`. RFC 9728 §3.1 keeps the resource's
+ * query in the metadata URL, but a host mounts the handler at {@link ProtectedResourceMetadata.path}, which a route
+ * matches without the query: resources told apart by their query would get one handler, answering for all of them
+ * with the first one's `resource` (which a client must find equal to its own, §3.3).
+ */
+function mountProblem(resource: string): string | null {
+  // Any `?` starts a query: a fragment is already refused. An empty query (`…/mcp?`) is one too: it is another URI.
+  return resource.includes('?')
+    ? 'must not contain a query: its metadata would be served at the path of the resource without it (RFC 9728 §3.1)'
+    : null;
+}
+
+/** Metadata URL → the resource whose metadata was built for it, per service (keyed as resource-servers.ts is). */
+const builtFor = new WeakMap<ResolvedConfig, Map<string, string>>();
+
+/**
+ * Records that `url` serves `resource`'s metadata, refusing a second resource at the same URL: `https://mcp.example.com`
+ * and `https://mcp.example.com/` (§3.1 drops the slash after a bare host), or spellings the URL parser makes one (the
+ * host's case, a default port). Tokens name the resource exactly (`aud`), so only one spelling can be served.
+ */
+function claimMetadataURL(config: ResolvedConfig, url: string, resource: string): void {
+  let built = builtFor.get(config);
+  if (built === undefined) {
+    built = new Map();
+    builtFor.set(config, built);
+  }
+  const other = built.get(url);
+  if (other !== undefined && other !== resource) {
+    throw new ConfigurationError(
+      FIELD,
+      `${resource} has the metadata URL ${url} of ${other}, built before (RFC 9728 §3.1); use one spelling of the resource`,
+    );
+  }
+  built.set(url, resource);
+}
+
 function accountOf(context: SentinelContext, options: ProtectedResourceMetadataOptions): string {
   const accountId = options.accountId ?? soleAppsAccount(context.config);
   if (accountId === undefined) {
@@ -73,17 +113,19 @@ function accountOf(context: SentinelContext, options: ProtectedResourceMetadataO
 /**
  * Builds a resource's metadata once; the adapters serve {@link ProtectedResourceMetadata.respond}. The account it
  * names becomes the one whose tokens the resource's guard accepts: the guard and the document cannot disagree.
- * @throws ConfigurationError for a resource that is not a resource indicator, or no account to name.
+ * @throws ConfigurationError for a resource that is not a resource indicator, has a query, or has the metadata URL
+ *   of another resource built before; or for no account to name.
  * @example const metadata = createProtectedResourceMetadata(context, { resource: 'https://mcp.example.com/mcp', accountId });
  */
 export function createProtectedResourceMetadata(
   context: SentinelContext,
   options: ProtectedResourceMetadataOptions,
 ): ProtectedResourceMetadata {
-  const problem = resourceURIProblem(options.resource);
-  if (problem !== null) throw new ConfigurationError('protectedResourceMetadata.resource', problem);
+  const problem = resourceURIProblem(options.resource) ?? mountProblem(options.resource);
+  if (problem !== null) throw new ConfigurationError(FIELD, problem);
   const url = protectedResourceMetadataURL(options.resource);
   const accountId = accountOf(context, options);
+  claimMetadataURL(context.config, url, options.resource);
   nameAuthorizationServer(context, options.resource, accountId);
   const document = Object.freeze({
     resource: options.resource,
