@@ -8,6 +8,8 @@ import { MemoryPasskeys, MemoryStore, type SentinelEvent, type SentinelOptions }
 import { ACCOUNT_PATH, call, csrfOf, openLogin, postForm, postLogin, setCookies } from './helpers/direct-flow.js';
 import { ACCOUNT, makeSentinel, OTHER_ACCOUNT, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 import { contextOf } from '../src/http/context.js';
+import { encodeSessionRecord, parseSessionRecord, sessionKey } from '../src/authorize/state/session.js';
+import { passkeyAmr } from '../src/assurance/levels.js';
 
 const PAGE = `${ACCOUNT_PATH}/account`;
 const OPTIONS = `${ACCOUNT_PATH}/account/passkeys/options`;
@@ -60,6 +62,16 @@ async function openPage(h: Harness, cookie: string) {
 
 function post(h: Harness, cookie: string, form: Record<string, string>, headers: Record<string, string> = SAME_ORIGIN) {
   return postForm(h.sentinel, PAGE, new URLSearchParams(form).toString(), { headers: { cookie, ...headers } });
+}
+
+/** Makes the cookie's session one a passkey signed in (as the store records it): strong enough to change passkeys. */
+async function asPasskeySignIn(h: Harness, cookie: string): Promise<string> {
+  const store = contextOf(h.sentinel).store;
+  const key = sessionKey(cookie.slice('sentinel_session='.length));
+  const record = parseSessionRecord(await store.get(key));
+  if (record === null) throw new Error('no session to strengthen');
+  await store.set(key, encodeSessionRecord({ ...record, amr: passkeyAmr('singleDevice') }), 60_000);
+  return cookie;
 }
 
 const ids = (h: Harness, userId = USER_ID) => h.passkeys.list({ accountId: ACCOUNT, userId }).map((passkey) => passkey.id);
@@ -134,7 +146,10 @@ describe('account page', () => {
     const second = await begin();
     const done = await postLogin(h.sentinel, second.interaction, { csrf_token: second.csrf, username: USERNAME, password: PASSWORD });
     expect(done.headers.location).toBe(german);
-    const cookie = (setCookies(done).find((line) => line.startsWith('sentinel_session=')) as string).split(';')[0] as string;
+    const cookie = await asPasskeySignIn(
+      h,
+      (setCookies(done).find((line) => line.startsWith('sentinel_session=')) as string).split(';')[0] as string,
+    );
     const headers = { cookie, 'accept-language': 'fr' };
     const page = await call(h.sentinel, { path: PAGE, query: 'ui_locales=de', headers });
     expect(lang(page.body)).toBe('de');
@@ -160,7 +175,7 @@ describe('account page', () => {
 
   it("lists the user's own passkeys only, and removes one", async () => {
     const h = harness();
-    const cookie = await signInToPage(h);
+    const cookie = await asPasskeySignIn(h, await signInToPage(h));
     const { page, csrf } = await openPage(h, cookie);
     expect(page.body).toContain('data-passkey="cred-alice-1"');
     expect(page.body).not.toContain('cred-mallory');
@@ -176,6 +191,40 @@ describe('account page', () => {
     expect(h.events.filter((event) => event.type === 'passkey.removed')).toHaveLength(1);
     const after = await call(h.sentinel, { path: PAGE, query: 'done=passkey-removed', headers: { cookie } });
     expect(after.body).toContain('The passkey was removed.');
+  });
+
+  it('removes no passkey on a sign-in weaker than the user has: no Remove button, 403, nothing removed', async () => {
+    const h = harness();
+    const cookie = await signInToPage(h); // a password alone, for a user who has passkeys
+    const { page, csrf } = await openPage(h, cookie);
+    expect(page.body).toContain('data-passkey="cred-alice-1"');
+    expect(page.body).not.toContain('value="remove-passkey"');
+    expect(page.body).toContain(`href="${PAGE}?step_up=passkey"`);
+    expect(page.body).toContain('Sign in again with your second factor or passkey to add or remove a passkey');
+    const refused = await post(h, cookie, { csrf_token: csrf, action: 'remove-passkey', credential_id: 'cred-alice-1' });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toContain('to add or remove a passkey');
+    // Nor does it learn which ids are hers: another user's passkey gets the same answer.
+    const other = await post(h, cookie, { csrf_token: csrf, action: 'remove-passkey', credential_id: 'cred-mallory' });
+    expect(other.status).toBe(403);
+    expect(ids(h)).toEqual(['cred-alice-1', 'cred-alice-2']);
+    expect(h.events.some((event) => event.type === 'passkey.removed')).toBe(false);
+    // A TOTP user's password-only sign-in neither (the TOTP step is the level).
+    const totp = harness({
+      users: {
+        authenticate: async ({ username, password }) => (username === USERNAME && password === PASSWORD ? { id: USER_ID } : null),
+        passkeys: h.passkeys,
+        totpSecret: async () => 'JBSWY3DPEHPK3PXP',
+      },
+    });
+    const totpCookie = await signInToPage(totp);
+    const { csrf: totpCsrf } = await openPage(totp, totpCookie);
+    const totpRefused = await post(totp, totpCookie, { csrf_token: totpCsrf, action: 'remove-passkey', credential_id: 'cred-alice-1' });
+    expect(totpRefused.status).toBe(403);
+    expect(ids(h)).toEqual(['cred-alice-1', 'cred-alice-2']);
+    // Signing out the other sessions stays open to every sign-in (the way to end an intruder's): it grants no level.
+    const others = await post(h, cookie, { csrf_token: csrf, action: 'end-other-sessions' });
+    expect(others.headers.location).toBe(`${PAGE}?done=others-ended`);
   });
 
   it('shows no notice for a ?done= that names none, an inherited property name included', async () => {
@@ -226,7 +275,7 @@ describe('account page', () => {
 
   it("refuses to remove another user's passkey (400, nothing changed)", async () => {
     const h = harness();
-    const cookie = await signInToPage(h);
+    const cookie = await asPasskeySignIn(h, await signInToPage(h));
     const { csrf } = await openPage(h, cookie);
     const refused = await post(h, cookie, { csrf_token: csrf, action: 'remove-passkey', credential_id: 'cred-mallory' });
     expect(refused.status).toBe(400);
@@ -236,7 +285,7 @@ describe('account page', () => {
 
   it("says so in the page's language when the passkey is not the user's", async () => {
     const h = harness();
-    const cookie = await signInToPage(h);
+    const cookie = await asPasskeySignIn(h, await signInToPage(h));
     const { csrf } = await openPage(h, cookie);
     const form = { csrf_token: csrf, action: 'remove-passkey', credential_id: 'cred-mallory' };
     const german = await post(h, cookie, form, { ...SAME_ORIGIN, 'accept-language': 'de' });

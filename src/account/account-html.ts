@@ -49,7 +49,10 @@ export interface AccountView {
   /** A message key of what the last change did, shown once as a status line. */
   notice?: keyof Messages | undefined;
   sessions: SessionItem[] | undefined;
-  /** `stepUpURL`: where to sign in again first, when this sign-in is too weak to add a passkey (instead of the form). */
+  /**
+   * `stepUpURL`: where to sign in again first, when this sign-in is too weak to add or remove a passkey (instead of
+   * the form and the Remove buttons).
+   */
   passkeys: { items: PasskeyItem[]; canRemove: boolean; optionsURL: string; stepUpURL?: string | undefined } | undefined;
   apps: ConnectedAppItem[] | undefined;
   /** Where each list is; a list of more than one page gets its own Previous / Next links. */

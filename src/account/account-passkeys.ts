@@ -20,6 +20,8 @@ import type { AccountVisit } from './account-visit.js';
 import { readAccountPost } from './account-post.js';
 import { ACCOUNT_LIST_BOUND } from './account-paging.js';
 import { mayEnrolPasskey } from '../second-factor/step-up-method.js';
+// The English text is the description, so that the error page shows it in the page's language (translate()).
+import { en } from '../i18n/en.js';
 
 /** The ceremony id of a session: distinct from every interaction id (those have no `account-` prefix). */
 function ceremonyOf(visit: AccountVisit): string {
@@ -37,14 +39,15 @@ export function passkeyHooks(context: SentinelContext): PasskeyHooks | undefined
 }
 
 /**
- * Whether this visit's sign-in may add a passkey: it must be as strong as any the user has (a passkey sign-in when the
- * user has a passkey, the TOTP step when the user has a TOTP secret), or a password alone would add the passkey that
- * skips them. The page offers a sign-in at that level instead.
+ * Whether this visit's sign-in may add or remove a passkey: it must be as strong as any the user has (a passkey
+ * sign-in when the user has a passkey, the TOTP step when the user has a TOTP secret), or a password alone would add
+ * the passkey that skips them. Removing needs the same: a password alone could otherwise remove the user's passkeys,
+ * which lowers the level to the password's, and then add its own. The page offers a sign-in at that level instead.
  *
  * @example
- * if (!(await mayAddPasskey(context, visit))) return stepUpLink();
+ * if (!(await mayChangePasskeys(context, visit))) return stepUpLink();
  */
-export function mayAddPasskey(context: SentinelContext, visit: AccountVisit): Promise<boolean> {
+export function mayChangePasskeys(context: SentinelContext, visit: AccountVisit): Promise<boolean> {
   return mayEnrolPasskey(context, { accountId: visit.accountId, userId: visit.session.userId, amr: visit.session.amr });
 }
 
@@ -80,7 +83,7 @@ export async function handleAccountPasskeyOptions(
   const { visit } = await readAccountPost(context, request, accountId);
   const userID = webAuthnUserID(visit.session.userId);
   if (userID === null) throw new OAuthError('invalid_request', 'Passkeys are not available for this user.', { status: 400 });
-  if (!(await mayAddPasskey(context, visit))) {
+  if (!(await mayChangePasskeys(context, visit))) {
     throw new OAuthError('invalid_request', 'Sign in again with your strongest method to add a passkey.', { status: 403 });
   }
   const { userId } = visit.session;
@@ -96,7 +99,7 @@ export async function handleAccountPasskeyOptions(
  */
 export async function addPasskey(context: SentinelContext, visit: AccountVisit, attestationJSON: string | undefined): Promise<boolean> {
   const hooks = passkeyHooks(context);
-  if (hooks === undefined || !(await mayAddPasskey(context, visit))) return false;
+  if (hooks === undefined || !(await mayChangePasskeys(context, visit))) return false;
   const challenge = await takeChallenge(context, 'register', ceremonyOf(visit));
   const attestation = parseAttestation(attestationJSON);
   if (challenge === null || attestation === null) return false;
@@ -111,12 +114,16 @@ export async function addPasskey(context: SentinelContext, visit: AccountVisit, 
  * Removes one of the signed-in user's passkeys. Only a credential the hooks list for this user is passed to
  * `remove`, so a posted id of another user's passkey changes nothing. `false` when there was no such passkey.
  *
+ * @throws OAuthError 403 when this sign-in is weaker than the user's strongest ({@link mayChangePasskeys}): nothing is
+ * removed, and the message says to sign in again.
  * @example
  * await removePasskey(context, visit, single(form, 'credential_id'));
  */
 export async function removePasskey(context: SentinelContext, visit: AccountVisit, credentialId: string | undefined): Promise<boolean> {
   const hooks = passkeyHooks(context);
   if (hooks?.remove === undefined || credentialId === undefined) return false;
+  // Checked before the id, so a weaker sign-in learns nothing of which ids are the user's.
+  if (!(await mayChangePasskeys(context, visit))) throw new OAuthError('invalid_request', en.accountPasskeyStepUp, { status: 403 });
   const { accountId } = visit;
   const userId = visit.session.userId;
   const owned = (await hooks.list({ accountId, userId })).some((passkey) => passkey.id === credentialId);

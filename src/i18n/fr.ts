@@ -100,7 +100,7 @@ export const fr: Messages = {
   accountAppDisconnected: "L'application a été déconnectée : son accès prend fin maintenant.",
   accountFormOutOfDate: "La page n'est plus à jour. Rien n'a été modifié ; réessayez.",
   accountPasskeyNotAdded: "La clé d'accès n'a pas été ajoutée. Réessayez.",
-  accountPasskeyStepUp: "Reconnectez-vous avec votre second facteur ou votre clé d'accès pour ajouter une clé d'accès",
+  accountPasskeyStepUp: "Reconnectez-vous avec votre second facteur ou votre clé d'accès pour ajouter ou supprimer une clé d'accès",
   accountNotYourPasskey: "Cette clé d'accès n'est pas la vôtre, ou elle a déjà été supprimée.",
   accountNotYourSession: "Cette session n'est pas la vôtre, ou elle est déjà terminée.",
   accountAppNotConnected: "Cette application n'a aucun accès à votre compte.",

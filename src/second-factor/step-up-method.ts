@@ -52,10 +52,11 @@ export async function stepUpMethod(
 }
 
 /**
- * The level a sign-in must have reached to add a passkey for this user: the strongest the user can reach otherwise. A
- * passkey signs in at the strongest level there is, so adding one on a weaker sign-in would hand whoever has that
- * sign-in (a password alone) the level of the factor they lack: `phishing-resistant` when the user has a passkey,
- * `mfa` when `users.totpSecret` returns a secret for them, else `password`.
+ * The level a sign-in must have reached to add or remove a passkey of this user: the strongest the user can reach
+ * otherwise. A passkey signs in at the strongest level there is, so adding one on a weaker sign-in would hand whoever
+ * has that sign-in (a password alone) the level of the factor they lack, and removing one would lower the level to
+ * the weaker sign-in's: `phishing-resistant` when the user has a passkey, `mfa` when `users.totpSecret` returns a
+ * secret for them, else `password`.
  *
  * @example
  * if (acrLevel(acrOf(session.amr)) < acrLevel(await passkeyEnrolmentLevel(context, { accountId, userId }))) refuse();

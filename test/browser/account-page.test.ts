@@ -1,9 +1,9 @@
 /**
  * The end user's account page in Chromium: a user signs in through the login page and back, sees where they are
  * signed in, their passkeys and their connected apps; ends another session (that browser is signed out), ends every
- * other one, removes a passkey, adds one with the browser's authenticator, and disconnects an app (its refresh token
- * stops). A forged CSRF token shows the page's message and changes nothing. Without JavaScript every form still
- * works. axe on every page in English and in Arabic (right to left); screenshots of both for docs/.
+ * other one, adds a passkey with the browser's authenticator, disconnects an app (its refresh token stops), and
+ * removes a passkey after signing in again with one. A forged CSRF token shows the page's message and changes
+ * nothing. Without JavaScript every form still works. axe on every page in English and in Arabic (right to left); screenshots of both for docs/.
  */
 import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -160,16 +160,6 @@ describe.runIf(browserAvailable('browser: account page'))('browser: account page
     expect([await signedIn(tablet, host), await signedIn(desktop, host), await signedIn(page, host)]).toEqual([false, false, true]);
   });
 
-  it('removes a passkey', async () => {
-    await page.goto(`${host.url}${ACCOUNT_PAGE}`);
-    const [first, second] = SEEDED_PASSKEYS;
-    await page.locator(`#passkeys li[data-passkey="${first}"]`).getByRole('button', { name: 'Remove' }).click();
-    await page.getByRole('status').filter({ hasText: 'The passkey was removed.' }).waitFor();
-    expect(passkeyIds(host)).toEqual([second]);
-    expect(await page.locator('#passkeys li').count()).toBe(1);
-    expect(host.events.some((event) => event.type === 'passkey.removed')).toBe(true);
-  });
-
   it("adds a passkey with the browser's authenticator, once the sign-in is as strong as the user's own", async () => {
     await addVirtualAuthenticator(page);
     // Signed in with a password while alice has a passkey: the page offers a stronger sign-in instead of the button.
@@ -201,6 +191,28 @@ describe.runIf(browserAvailable('browser: account page'))('browser: account page
     expect(await host.refresh(CLIENT_ID, messengerToken)).toMatchObject({ status: 400, error: 'invalid_grant' });
     expect((await host.sentinel.checkBearer(`Bearer ${accessToken}`)).ok).toBe(false);
     expect((await host.refresh(PHOTOS_CLIENT_ID, photosToken)).status).toBe(200);
+  });
+
+  it("removes a passkey once the sign-in is as strong as the user's own: the step-up link, the passkey, then Remove", async () => {
+    // Alice has the passkey the browser made (the test before) and a seeded one; her session is a password's.
+    const [seeded] = SEEDED_PASSKEYS as [string];
+    host.passkeys.save({ accountId: ACCOUNT, userId: 'u-alice', passkey: { id: seeded, publicKey: 'pQE', counter: 0, createdAt: 1 } });
+    const own = passkeyIds(host).filter((id) => id !== seeded);
+    await page.goto(`${host.url}${ACCOUNT_PAGE}`);
+    expect(await page.getByRole('button', { name: 'Remove' }).count()).toBe(0);
+    await page.locator('#passkey-step-up').click();
+    await page.waitForURL((url) => url.pathname === LOGIN);
+    await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    await page.waitForURL((url) => url.pathname === ACCOUNT_PAGE);
+    await page.locator(`#passkeys li[data-passkey="${seeded}"]`).getByRole('button', { name: 'Remove' }).click();
+    await page.getByRole('status').filter({ hasText: 'The passkey was removed.' }).waitFor();
+    expect(passkeyIds(host)).toEqual(own);
+    expect(await page.locator('#passkeys li').count()).toBe(1);
+    expect(host.events.some((event) => event.type === 'passkey.removed')).toBe(true);
+    // The password session stays listed while the app connected through it holds its grant: end it, as a user would.
+    await page.getByRole('button', { name: 'Sign out everywhere else' }).click();
+    await page.getByRole('status').filter({ hasText: 'Every other session was signed out.' }).waitFor();
+    expect(await page.locator('#sessions li').count()).toBe(1);
   });
 
   it('a forged or missing CSRF token shows the message, changes nothing, and is audited', async () => {
