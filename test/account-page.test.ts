@@ -227,6 +227,24 @@ describe('account page', () => {
     expect(others.headers.location).toBe(`${PAGE}?done=others-ended`);
   });
 
+  it("shows the page with a placeholder for a passkey whose createdAt is no time (NaN, beyond a Date's range)", async () => {
+    const errors: unknown[] = [];
+    const h = harness({ onError: (error: unknown) => void errors.push(error) });
+    const cookie = await signInToPage(h);
+    for (const [index, createdAt] of [Number.NaN, 1e17, -1e17, Number.POSITIVE_INFINITY, 'soon' as unknown as number].entries()) {
+      h.passkeys.save({
+        accountId: ACCOUNT,
+        userId: USER_ID,
+        passkey: { id: `cred-odd-${index}`, publicKey: 'pQE', counter: 0, createdAt },
+      });
+      const page = await call(h.sentinel, { path: PAGE, headers: { cookie } });
+      expect(page.status, String(createdAt)).toBe(200);
+      expect(page.body, String(createdAt)).toContain(`data-passkey="cred-odd-${index}"`);
+      expect(page.body, String(createdAt)).toContain('Added —');
+    }
+    expect(errors).toEqual([]);
+  });
+
   it('shows no notice for a ?done= that names none, an inherited property name included', async () => {
     const h = harness();
     const cookie = await signInToPage(h);

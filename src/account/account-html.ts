@@ -86,8 +86,18 @@ h2{font-size:1.125rem;margin:1.75rem 0 .5rem}
 .pager{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center;margin:.75rem 0 0;color:var(--muted);font-size:.875rem}
 `;
 
+/** The furthest from the epoch a Date reaches, in milliseconds (ECMA-262 time values): no format can show beyond it. */
+const LAST_TIME_MS = 8.64e15;
+
+/**
+ * What a time that is no date shows. A passkey's `createdAt` is whatever the host's store hands back (`NaN`, a time
+ * in nanoseconds): one such passkey must not take the whole page down with a RangeError.
+ */
+const NO_TIME = '—';
+
 /** A date and time in the page's language, in UTC (the server does not know the browser's time zone). */
 function when(lang: string, millis: number): string {
+  if (!Number.isFinite(millis) || Math.abs(millis) > LAST_TIME_MS) return NO_TIME;
   try {
     return `${new Intl.DateTimeFormat(lang, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(millis)} UTC`;
   } catch {
