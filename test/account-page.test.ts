@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryPasskeys, MemoryStore, type SentinelEvent, type SentinelOptions } from '../src/index.js';
-import { ACCOUNT_PATH, call, csrfOf, openLogin, postForm, postLogin, setCookies } from './helpers/direct-flow.js';
+import { ACCOUNT_PATH, call, csrfOf, openLogin, postForm, postLogin, recordingStore, setCookies } from './helpers/direct-flow.js';
 import { ACCOUNT, makeSentinel, OTHER_ACCOUNT, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 import { contextOf } from '../src/http/context.js';
 import { encodeSessionRecord, parseSessionRecord, sessionKey } from '../src/authorize/state/session.js';
@@ -275,6 +275,27 @@ describe('account page', () => {
     const denied = h.events.filter((event) => event.type === 'account.denied');
     expect(denied.map((event) => event.type === 'account.denied' && event.reason)).toEqual(Array(3).fill('wrong CSRF token'));
     expect(denied.every((event) => event.outcome === 'failure')).toBe(true);
+  });
+
+  it("a post refused for its CSRF token writes nothing, not even the session's idle timeout; a right one extends it", async () => {
+    const store = recordingStore(new MemoryStore());
+    const h = harness({ store });
+    const cookie = await signInToPage(h);
+    const { csrf } = await openPage(h, cookie);
+    const key = sessionKey(cookie.slice('sentinel_session='.length));
+    store.reset();
+    // No token (what a sandboxed page on another site can send from an old browser, Origin: null), a forged one.
+    for (const form of [{ action: 'end-other-sessions' }, { csrf_token: 'x'.repeat(43), action: 'end-other-sessions' }] as Record<
+      string,
+      string
+    >[]) {
+      const refused = await post(h, cookie, form, { origin: 'null' });
+      expect(refused.status).toBe(403);
+    }
+    expect(store.writes).toEqual([]);
+    const accepted = await post(h, cookie, { csrf_token: csrf, action: 'end-other-sessions' });
+    expect(accepted.status).toBe(303);
+    expect(store.writes).toContainEqual({ op: 'swap', key });
   });
 
   it('refuses a post from another site before reading it, and one without a session', async () => {

@@ -10,7 +10,8 @@ import { readForm } from '../http/form-body.js';
 import type { SentinelRequest } from '../http/messages.js';
 import { single, type ParamMap } from '../http/params.js';
 import { isCrossSiteRequest } from '../authorize/endpoints/cross-site.js';
-import { type AccountVisit, csrfTokenMatches, currentVisit } from './account-visit.js';
+import { touchSession } from '../authorize/state/session.js';
+import { type AccountVisit, csrfTokenMatches, peekVisit } from './account-visit.js';
 
 /** The one message of a refused post (translated on the page). */
 export const FORM_OUT_OF_DATE = 'The page is out of date. Nothing was changed; try again.';
@@ -45,8 +46,12 @@ export async function readAccountPost(
   // Before the body is read: a forged post costs nothing more than this.
   if (isCrossSiteRequest(context, request, [])) throw refuse('posted from another site');
   const form = await readForm(request, context.config.bodyLimit);
-  const visit = await currentVisit(context, request, accountId);
-  if (visit === null) throw refuse('no live session');
+  // Read without extending the session: only a post whose token is right uses it (a refusal changes nothing).
+  const unused = await peekVisit(context, request, accountId);
+  if (unused === null) throw refuse('no live session');
+  const { visit, live } = unused;
   if (!csrfTokenMatches(visit, single(form, 'csrf_token'))) throw refuse('wrong CSRF token', visit.session.userId);
+  // Ended (signed out elsewhere) between the read and now: not brought back, and nothing runs.
+  if (!(await touchSession(context, live))) throw refuse('no live session', visit.session.userId);
   return { visit, form };
 }

@@ -17,7 +17,7 @@ import type { AuthorizationRequest } from '../authorize/request/validate-request
 import type { AcrValue } from '../assurance/levels.js';
 import { createInteraction, loginPageURL } from '../authorize/state/interaction.js';
 import { readSessionCookie } from '../authorize/state/session-cookie.js';
-import { type SessionRecord, useSession } from '../authorize/state/session.js';
+import { type LiveSession, readSession, type SessionRecord, touchSession } from '../authorize/state/session.js';
 import { requestUiLocales } from '../i18n/page-locale.js';
 import { keepUiLocales } from './account-links.js';
 
@@ -66,6 +66,29 @@ export function accountPagePath(context: SentinelContext, mountPath: string | un
   return `${mountPath ?? ''}${routePath(context.config, 'account', { accountId })}`;
 }
 
+/** A visit read without extending its session, with the session as read (for {@link touchSession} once it is used). */
+export interface UnusedVisit {
+  visit: AccountVisit;
+  live: LiveSession;
+}
+
+/**
+ * The signed-in visit of this request without extending its session, or `null` without a live session of the
+ * account. A post reads it this way, so that one refused for its CSRF token changes nothing, the session's idle
+ * timeout included: a page on another site could otherwise keep a forgotten session alive by posting to it.
+ *
+ * @example
+ * const unused = await peekVisit(context, request, accountId);
+ * if (unused !== null && tokenIsRight) await touchSession(context, unused.live);
+ */
+export async function peekVisit(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<UnusedVisit | null> {
+  const sessionId = readSessionCookie(context, request);
+  if (sessionId === null) return null;
+  const live = await readSession(context, sessionId, accountId);
+  if (live === null) return null;
+  return { visit: { accountId, sessionId, session: live.record, csrfToken: accountCsrfToken(sessionId) }, live };
+}
+
 /**
  * The signed-in visit of this request, or `null` without a live session of the account. Like `/authorize`, reading
  * the session extends its idle timeout.
@@ -74,11 +97,9 @@ export function accountPagePath(context: SentinelContext, mountPath: string | un
  * const visit = await currentVisit(context, request, accountId);
  */
 export async function currentVisit(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<AccountVisit | null> {
-  const sessionId = readSessionCookie(context, request);
-  if (sessionId === null) return null;
-  const session = await useSession(context, sessionId, accountId);
-  if (session === null) return null;
-  return { accountId, sessionId, session, csrfToken: accountCsrfToken(sessionId) };
+  const unused = await peekVisit(context, request, accountId);
+  if (unused === null) return null;
+  return (await touchSession(context, unused.live)) ? unused.visit : null;
 }
 
 /**
