@@ -298,6 +298,31 @@ describe('account page', () => {
     expect(store.writes).toContainEqual({ op: 'swap', key });
   });
 
+  it('refuses a repeated or malformed CSRF token as a wrong one: 403 and account.denied, on the page and the options', async () => {
+    const h = harness();
+    const cookie = await signInToPage(h);
+    const { csrf } = await openPage(h, cookie);
+    const headers = { cookie, ...SAME_ORIGIN };
+    const bodies: unknown[] = [
+      `csrf_token=${csrf}&csrf_token=${csrf}&action=end-other-sessions`,
+      `csrf_token=${csrf}&csrf_token=x&action=end-other-sessions`,
+      { csrf_token: [csrf, csrf], action: 'end-other-sessions' },
+      { csrf_token: { value: csrf }, action: 'end-other-sessions' },
+    ];
+    for (const body of bodies) {
+      for (const path of [PAGE, OPTIONS]) {
+        const refused = await postForm(h.sentinel, path, body as never, { headers });
+        expect(refused.status, `${path} ${JSON.stringify(body)}`).toBe(403);
+      }
+    }
+    const reasons = h.events.flatMap((event) => (event.type === 'account.denied' ? [event.reason] : []));
+    expect(reasons).toEqual(Array(bodies.length * 2).fill('wrong CSRF token'));
+    expect(h.events.some((event) => event.type === 'session.ended')).toBe(false);
+    // A host parser's one-element array is the one token.
+    const parsed = await postForm(h.sentinel, PAGE, { csrf_token: [csrf], action: 'end-other-sessions' } as never, { headers });
+    expect(parsed.status).toBe(303);
+  });
+
   it('refuses a post from another site before reading it, and one without a session', async () => {
     const h = harness();
     const cookie = await signInToPage(h);

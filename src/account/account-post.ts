@@ -8,7 +8,7 @@ import { OAuthError } from '../errors.js';
 import type { SentinelContext } from '../http/context.js';
 import { readForm } from '../http/form-body.js';
 import type { SentinelRequest } from '../http/messages.js';
-import { single, type ParamMap } from '../http/params.js';
+import type { ParamMap } from '../http/params.js';
 import { isCrossSiteRequest } from '../authorize/endpoints/cross-site.js';
 import { touchSession } from '../authorize/state/session.js';
 import { type AccountVisit, csrfTokenMatches, peekVisit } from './account-visit.js';
@@ -24,6 +24,16 @@ export const FORM_OUT_OF_DATE = 'The page is out of date. Nothing was changed; t
  */
 export function accountPageOff(): OAuthError {
   return new OAuthError('invalid_request', 'There is no account page here.', { status: 404 });
+}
+
+/**
+ * The form's one CSRF token, or `undefined` when there is not exactly one string. A repeated or malformed token is a
+ * wrong one (403, `account.denied`), as the guide promises for any token that is not the page's; `single()` would
+ * answer it 400 without the event.
+ */
+function presentedToken(form: ParamMap): string | undefined {
+  const values = form.get('csrf_token');
+  return values?.length === 1 ? values[0] : undefined;
 }
 
 /**
@@ -50,7 +60,7 @@ export async function readAccountPost(
   const unused = await peekVisit(context, request, accountId);
   if (unused === null) throw refuse('no live session');
   const { visit, live } = unused;
-  if (!csrfTokenMatches(visit, single(form, 'csrf_token'))) throw refuse('wrong CSRF token', visit.session.userId);
+  if (!csrfTokenMatches(visit, presentedToken(form))) throw refuse('wrong CSRF token', visit.session.userId);
   // Ended (signed out elsewhere) between the read and now: not brought back, and nothing runs.
   if (!(await touchSession(context, live))) throw refuse('no live session', visit.session.userId);
   return { visit, form };
