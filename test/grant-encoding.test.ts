@@ -32,6 +32,7 @@ const FULL: GrantRecord = {
   },
   revokedJtis: { 'jti-1': 1_795_929_000 },
   resources: ['https://api.example.com/'],
+  acr: 'urn:sentinel:acr:password',
 };
 
 describe('grant encoding', () => {
@@ -40,7 +41,7 @@ describe('grant encoding', () => {
     expect(encoded.startsWith('[')).toBe(true);
     expect(decodeGrant(encoded)).toEqual(FULL);
     const minimal: GrantRecord = { ...FULL, refresh: null };
-    for (const field of ['scope', 'amr', 'sid', 'revokedJtis', 'resources'] as const) delete minimal[field];
+    for (const field of ['scope', 'amr', 'sid', 'revokedJtis', 'resources', 'acr'] as const) delete minimal[field];
     expect(decodeGrant(encodeGrant(minimal))).toEqual(minimal);
     expect(encodeGrant(minimal).endsWith(',3600]')).toBe(true); // absent trailing fields take no room
     const { jkt: _jkt, ...unbound } = FULL.refresh!;

@@ -2,20 +2,23 @@
  * Step-up at the authorization endpoint (OpenID Connect Core §3.1.2.1 `acr_values`, §5.5.1.1 the `claims` parameter's
  * `acr`): a session below the level signs in again with a method that reaches it (the TOTP step after the password,
  * or a passkey), a user who cannot reach it gets `unmet_authentication_requirements`, unknown voluntary values are
- * ignored, malformed `claims` is `invalid_request`, and every error redirect carries `state` and `iss`. Real HTTP on
- * the bare node:http host.
+ * ignored, malformed `claims` is `invalid_request`, and every error redirect carries `state` and `iss`. An essential
+ * `acr` with values gets one of them back (§5.5.1.1), in the code's tokens and the refreshed ones. Real HTTP on the
+ * bare node:http host.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createSentinel, MemoryPasskeys } from '../src/index.js';
+import { assuranceClaims } from '../src/assurance/levels.js';
 import { ACCOUNT, CLIENT_ID, ISSUER, REDIRECT_URI, USER_ID } from './helpers/fixtures.js';
 import { HANDLE_HOST } from './helpers/handle-host.js';
 import type { MountedHost } from './helpers/host.js';
 import { claimsOf } from './helpers/jwt.js';
 import { advanceClock } from './helpers/clock.js';
 import { assert, newCredential } from './helpers/software-authenticator.js';
-import { exchangeCode, StepUpBrowser } from './helpers/stepup-browser.js';
+import { exchangeCode, refreshTokens, StepUpBrowser } from './helpers/stepup-browser.js';
 import { CONFIDENTIAL, stepUpAuthorize, stepUpFixture } from './helpers/stepup-fixtures.js';
 
+const PASSWORD = 'urn:sentinel:acr:password';
 const MFA = 'urn:sentinel:acr:mfa';
 const PHISHING_RESISTANT = 'urn:sentinel:acr:phishing-resistant';
 const ACCOUNT_ISSUER = `${ISSUER}/sentinel/api/account/${ACCOUNT}`;
@@ -190,6 +193,69 @@ describe('acr_values at the authorization endpoint', () => {
     expect(done.status).toBe(303);
     expectUnmet(new URL(done.headers.location as string));
     expect(done.headers['set-cookie']).toBeUndefined();
+  });
+});
+
+/** The claims parameter asking for an essential acr among `values` in the ID token. */
+function essentialAcr(...values: string[]): string {
+  return JSON.stringify({ id_token: { acr: { essential: true, values } } });
+}
+
+describe('essential acr values (OpenID Connect Core §5.5.1.1)', () => {
+  it('a stronger sign-in is reported as the value asked for, in the code, the access token and refreshed tokens', async () => {
+    const fixture = stepUpFixture({ totp: 'always' });
+    const mounted = await mount(fixture);
+    const browser = new StepUpBrowser(mounted.url, { totpSecret: fixture.secret });
+    const { url, verifier } = stepUpAuthorize({ claims: essentialAcr(PASSWORD) });
+    const trace = await browser.signIn(url);
+    expect(trace.totpAsked).toBe(true);
+    const tokens = await exchangeCode(mounted.url, trace.callback.searchParams.get('code') as string, verifier, CONFIDENTIAL);
+    expect(tokens.status).toBe(200);
+    // The methods stay what they were; only the class is the one the client listed.
+    for (const token of [tokens.body.id_token, tokens.body.access_token]) {
+      expect(claimsOf(token as string)).toMatchObject({ acr: PASSWORD, amr: ['pwd', 'otp', 'mfa'] });
+    }
+    const refreshed = await refreshTokens(mounted.url, tokens.body.refresh_token as string, CONFIDENTIAL);
+    expect(refreshed.status).toBe(200);
+    for (const token of [refreshed.body.id_token, refreshed.body.access_token]) expect(claimsOf(token as string).acr).toBe(PASSWORD);
+    expect(fixture.events.find((event) => event.type === 'token.issued')).toMatchObject({ acr: PASSWORD });
+  });
+
+  it('reports the strongest listed value the sign-in reaches, also from an existing session', async () => {
+    const fixture = stepUpFixture({ totp: 'always' });
+    const mounted = await mount(fixture);
+    const browser = new StepUpBrowser(mounted.url, { totpSecret: fixture.secret });
+    const first = await signIn(mounted, browser, { claims: essentialAcr(PHISHING_RESISTANT, PASSWORD) });
+    expect(first.id.acr).toBe(PASSWORD);
+    // The mfa session answers a list that names mfa as mfa, without the login page.
+    const again = await signIn(mounted, browser, { claims: essentialAcr(PASSWORD, MFA) });
+    expect(again.trace.loginShown).toBe(false);
+    for (const claims of [again.id, again.access]) expect(claims.acr).toBe(MFA);
+  });
+
+  it('voluntary acr values still report the sign-in as it is', async () => {
+    const fixture = stepUpFixture({ totp: 'always' });
+    const mounted = await mount(fixture);
+    const claims = JSON.stringify({ id_token: { acr: { values: [PASSWORD] } } });
+    const { id } = await signIn(mounted, new StepUpBrowser(mounted.url, { totpSecret: fixture.secret }), { claims, acr_values: PASSWORD });
+    expect(id.acr).toBe(MFA);
+  });
+
+  it('a stored acr the methods do not reach is not trusted: the token carries neither acr nor amr', () => {
+    expect(assuranceClaims(['pwd', 'otp', 'mfa'], PASSWORD)).toEqual({ acr: PASSWORD, amr: ['pwd', 'otp', 'mfa'] });
+    expect(assuranceClaims(['pwd'], MFA)).toBeUndefined();
+    expect(assuranceClaims(['pwd'], 'urn:example:gold')).toBeUndefined();
+  });
+
+  it('essential values of id_token and userinfo with none in common are unmet at once', async () => {
+    const mounted = await mount(stepUpFixture({ totp: 'always' }));
+    const claims = JSON.stringify({
+      id_token: { acr: { essential: true, value: PASSWORD } },
+      userinfo: { acr: { essential: true, value: MFA } },
+    });
+    const params = await errorRedirect(mounted, stepUpAuthorize({ claims }).url);
+    expect(params.get('error')).toBe('unmet_authentication_requirements');
+    expect(params.get('state')).toBe('st-1');
   });
 });
 

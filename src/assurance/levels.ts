@@ -3,8 +3,9 @@
  * the authentication context class (`acr`, OpenID Connect Core §2) they add up to. The three `acr` values are
  * ordered: a passkey reaches every level, a password and a TOTP code reach `mfa`, a password alone `password`.
  *
- * Only `amr` is stored (in the session, the code, the grant); `acr` is always derived from it here, so the two can
- * never disagree.
+ * `amr` is stored (in the session, the code, the grant) and `acr` derived from it here, so the two can never
+ * disagree. The one exception is a request's essential `acr` values (OpenID Connect Core §5.5.1.1): the code and the
+ * grant then also store the value reported (reported-acr.ts), never above the level their `amr` reaches.
  */
 
 /** A password sign-in (`amr: ["pwd"]`). */
@@ -86,11 +87,18 @@ export function readAmr(value: unknown): AmrValue[] | undefined {
 
 /**
  * The `acr` and `amr` claims of a token for a sign-in's `amr`: both, or neither when the sign-in has none.
+ * `reported` is the `acr` stored for a request's essential values (reported-acr.ts): it replaces the derived one
+ * when it is a known value the methods reach. A stored value that is not (a corrupt or altered record) is not
+ * trusted, and the token then carries neither claim, as for an `amr` the service does not know.
  *
  * @example
  * Object.assign(claims, assuranceClaims(['pwd'])) // { acr: 'urn:sentinel:acr:password', amr: ['pwd'] }
+ * assuranceClaims(['pwd', 'otp', 'mfa'], ACR_PASSWORD) // { acr: 'urn:sentinel:acr:password', amr: ['pwd', 'otp', 'mfa'] }
  */
-export function assuranceClaims(amr: readonly string[] | undefined): { acr: AcrValue; amr: string[] } | undefined {
-  const acr = acrOf(amr);
-  return acr === undefined || amr === undefined ? undefined : { acr, amr: [...amr] };
+export function assuranceClaims(amr: readonly string[] | undefined, reported?: string): { acr: AcrValue; amr: string[] } | undefined {
+  const reached = acrOf(amr);
+  if (reached === undefined || amr === undefined) return undefined;
+  if (reported === undefined) return { acr: reached, amr: [...amr] };
+  const level = acrLevel(reported);
+  return level > 0 && level <= acrLevel(reached) ? { acr: reported as AcrValue, amr: [...amr] } : undefined;
 }

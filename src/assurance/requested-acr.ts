@@ -5,12 +5,17 @@
  * The levels are ordered (levels.ts), so a stronger sign-in satisfies a request for a weaker one: a passkey session
  * answers `acr_values=…:mfa`, and its tokens say `phishing-resistant`. Values the service does not issue are ignored,
  * as Core asks of voluntary ones; an essential `acr` naming only such values cannot be met.
+ *
+ * An essential `acr` with values is more than a level: §5.5.1.1 says the `acr` returned MUST be one of them. So its
+ * known values are kept as well (`essential`), and the tokens report the strongest of them the sign-in reaches
+ * (reported-acr.ts) instead of the sign-in's own level. When both targets name essential values, the one `acr` a
+ * sign-in has must be in both lists: only the values they share are kept, and none shared cannot be met.
  */
 import { ACR_VALUES, type AcrValue, acrLevel } from './levels.js';
 
 /** What the request asks, or why it is refused (the caller turns the code into the redirect). */
 export type AcrRequest =
-  | { ok: true; acr: AcrValue | undefined }
+  | { ok: true; acr: AcrValue | undefined; essential?: AcrValue[] | undefined }
   | { ok: false; code: 'invalid_request' | 'unmet_authentication_requirements'; description: string };
 
 /** The members of a `claims` request (§5.5) that may carry `acr`. */
@@ -28,6 +33,11 @@ function weakestKnown(values: readonly string[]): AcrValue | undefined {
     if (level > 0 && (weakest === undefined || level < acrLevel(weakest))) weakest = value as AcrValue;
   }
   return weakest;
+}
+
+/** The known values of `values`, in the service's order (weakest first). */
+function knownValues(values: readonly string[]): AcrValue[] {
+  return ACR_VALUES.filter((known) => values.includes(known));
 }
 
 function stronger(a: AcrValue | undefined, b: AcrValue | undefined): AcrValue | undefined {
@@ -60,6 +70,8 @@ function claimsAcr(target: unknown, name: string): ClaimsAcr {
  *
  * @example
  * readAcrRequest('urn:sentinel:acr:mfa', undefined) // { ok: true, acr: 'urn:sentinel:acr:mfa' }
+ * readAcrRequest(undefined, '{"id_token":{"acr":{"essential":true,"values":["urn:sentinel:acr:password"]}}}')
+ * // { ok: true, acr: 'urn:sentinel:acr:password', essential: ['urn:sentinel:acr:password'] }
  */
 export function readAcrRequest(acrValues: string | undefined, claims: string | undefined): AcrRequest {
   let required = acrValues === undefined ? undefined : weakestKnown(acrValues.split(' ').filter((value) => value !== ''));
@@ -71,6 +83,7 @@ export function readAcrRequest(acrValues: string | undefined, claims: string | u
     return { ok: false, code: 'invalid_request', description: 'the claims parameter is not valid JSON' };
   }
   if (!isObject(parsed)) return { ok: false, code: 'invalid_request', description: 'the claims parameter must be a JSON object' };
+  let essential: AcrValue[] | undefined;
   for (const name of CLAIM_TARGETS) {
     const asked = claimsAcr(parsed[name], name);
     if (typeof asked === 'string') return { ok: false, code: 'invalid_request', description: asked };
@@ -84,6 +97,17 @@ export function readAcrRequest(acrValues: string | undefined, claims: string | u
       };
     }
     required = stronger(required, known);
+    if (!asked.essential) continue;
+    const listed = knownValues(asked.values);
+    essential = essential === undefined ? listed : essential.filter((value) => listed.includes(value));
+    if (essential.length === 0) {
+      return {
+        ok: false,
+        code: 'unmet_authentication_requirements',
+        description: 'the essential acr of id_token and that of userinfo have no value in common',
+      };
+    }
   }
-  return { ok: true, acr: required };
+  if (essential === undefined) return { ok: true, acr: required };
+  return { ok: true, acr: stronger(required, essential[0]), essential };
 }

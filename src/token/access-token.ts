@@ -45,6 +45,8 @@ export interface AccessTokenInput {
   grantId?: string | undefined;
   /** How the user authenticated (RFC 8176): user tokens carry it with the `acr` it adds up to. */
   amr?: readonly string[] | undefined;
+  /** The `acr` to report instead of the derived one (essential `acr` values; `assuranceClaims`). */
+  acr?: string | undefined;
   /** Extra claims (e.g. the namespaced consumer claim). */
   extra?: Record<string, unknown> | undefined;
   /** RFC 8707 resources the token is for: its `aud` instead of the account's audience. */
@@ -101,7 +103,7 @@ export async function issueAccessToken(
   if (input.scope !== undefined) claims.scope = input.scope;
   if (input.authTime !== undefined) claims.auth_time = input.authTime;
   if (input.grantId !== undefined) claims.gid = input.grantId;
-  const assurance = assuranceClaims(input.amr);
+  const assurance = assuranceClaims(input.amr, input.acr);
   if (assurance !== undefined) {
     claims.acr = assurance.acr;
     claims.amr = assurance.amr;

@@ -144,6 +144,7 @@ export async function handleAuthorizationCodeGrant(
     grantId,
     authTime: record.authTime,
     amr,
+    acr: record.acr,
     sid: record.sid,
     scope: record.scope,
     idToken: hasOpenIDScope(record.scope) ? { nonce: record.nonce, alg: appIdTokenAlg(context, app) } : null,
@@ -158,6 +159,7 @@ export async function handleAuthorizationCodeGrant(
       scope: record.scope,
       authTime: record.authTime,
       amr,
+      acr: record.acr,
       sid: record.sid,
       resources: record.resources,
     };

@@ -9,7 +9,7 @@
 import type { SentinelContext } from '../http/context.js';
 import { digest, randomSecret } from '../lib/random-secrets.js';
 import { parseStoredRecord } from '../stores/stored-record.js';
-import type { AmrValue } from '../assurance/levels.js';
+import type { AcrValue, AmrValue } from '../assurance/levels.js';
 
 /** What a code stands for. Persisted as JSON under `code:{sha256(code)}`. */
 export interface CodeRecord {
@@ -37,6 +37,11 @@ export interface CodeRecord {
   dpopJkt?: string | undefined;
   /** How the user authenticated (RFC 8176 `amr`); the tokens' `acr` follows from it (`assurance/levels.ts`). */
   amr?: AmrValue[] | undefined;
+  /**
+   * The `acr` the tokens report when the request named essential values (OpenID Connect Core §5.5.1.1,
+   * assurance/reported-acr.ts); absent otherwise (and in codes of earlier versions): then derived from `amr`.
+   */
+  acr?: AcrValue | undefined;
   /** RFC 8707 resources the authorization request named (`resource`); the token request may name only these. */
   resources?: string[] | undefined;
   /** Seconds since the epoch when the code was issued. */

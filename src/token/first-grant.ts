@@ -39,6 +39,7 @@ export function firstGrant(
     scope: start.scope,
     authTime: start.authTime,
     amr: start.amr,
+    acr: start.acr,
     sid: start.sid,
     changedAt: now,
     absoluteExpiresAt: refresh === null ? accessExp : absoluteExpiresAt,

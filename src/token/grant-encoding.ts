@@ -5,7 +5,7 @@
  * named fields, and its times after the first are offsets from it (a few digits instead of ten).
  *
  * `[accountId, clientId, userId, scope, changedAt, authTime, absoluteExpiresAt, accessUntil, amr, sid, refresh,
- * revokedJtis, resources]`: `changedAt` in seconds since the epoch, the three times after it in seconds relative to
+ * revokedJtis, resources, acr]` (`acr` last: it came later, and grants without it keep their length): `changedAt` in seconds since the epoch, the three times after it in seconds relative to
  * it; `refresh` is `[gen, family, current, issuedAt, expiresAt, jkt]` (times relative to `changedAt`, `jkt` left
  * out when unbound) or `null`; an absent optional field is `null`, and trailing ones are left out.
  *
@@ -13,7 +13,7 @@
  * nobody's refresh token; the next write of such a grant (a rotation) stores it in the array form. A value that is
  * neither form is no grant: its tokens are refused, as after a revocation (fail closed).
  */
-import type { AmrValue } from '../assurance/levels.js';
+import type { AcrValue, AmrValue } from '../assurance/levels.js';
 
 /** The refresh side of a grant: which generation is current. */
 export interface GrantRefreshState {
@@ -45,6 +45,11 @@ export interface GrantRecord {
   authTime: number;
   /** How the user authenticated (RFC 8176), from the code: refreshed tokens keep the sign-in's `acr` and `amr`. */
   amr?: AmrValue[] | undefined;
+  /**
+   * The `acr` the code reported for essential `acr` values (OpenID Connect Core §5.5.1.1): refreshed tokens report it
+   * too. Absent otherwise, and in grants of earlier versions: then derived from `amr`.
+   */
+  acr?: AcrValue | undefined;
   /** The `sid` of the device session the grant was issued through (its ID tokens carry it; session-index.ts). */
   sid?: string | undefined;
   /** Seconds since the epoch when the code was redeemed or the refresh token last rotated. */
@@ -84,6 +89,7 @@ export function encodeGrant(grant: GrantRecord): string {
     refresh === null ? null : refreshParts(refresh, base),
     grant.revokedJtis ?? null,
     grant.resources ?? null,
+    grant.acr ?? null,
   ];
   while (parts.length > 0 && parts[parts.length - 1] === null) parts.pop();
   return JSON.stringify(parts);
@@ -125,11 +131,11 @@ const isJtiMap = (value: unknown): value is Record<string, number> =>
   typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every(isNumber);
 
 function fromArray(parts: unknown[]): GrantRecord | null {
-  const [accountId, clientId, userId, scope, changedAt, authTime, absolute, access, amr, sid, refresh, revokedJtis, resources] = parts;
+  const [accountId, clientId, userId, scope, changedAt, authTime, absolute, access, amr, sid, refresh, revokedJtis, resources, acr] = parts;
   if (!isString(accountId) || !isString(clientId) || !isString(userId) || !isNumber(changedAt)) return null;
   if (!isNumber(authTime) || !isNumber(absolute) || !isNumber(access)) return null;
   if (!isOptional(scope, isString) || !isOptional(amr, isStringArray) || !isOptional(sid, isString)) return null;
-  if (!isOptional(revokedJtis, isJtiMap) || !isOptional(resources, isStringArray)) return null;
+  if (!isOptional(revokedJtis, isJtiMap) || !isOptional(resources, isStringArray) || !isOptional(acr, isString)) return null;
   let refreshState: GrantRefreshState | null = null;
   if (refresh !== null && refresh !== undefined) {
     refreshState = refreshFromArray(refresh, changedAt);
@@ -151,6 +157,8 @@ function fromArray(parts: unknown[]): GrantRecord | null {
   if (isString(sid)) grant.sid = sid;
   if (isJtiMap(revokedJtis)) grant.revokedJtis = revokedJtis;
   if (isStringArray(resources)) grant.resources = resources;
+  // Checked against the amr where the tokens are signed (assuranceClaims), as the amr is.
+  if (isString(acr)) grant.acr = acr as AcrValue;
   return grant;
 }
 

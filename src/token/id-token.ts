@@ -17,6 +17,8 @@ export interface IDTokenInput {
   authTime: number;
   /** How the user authenticated (RFC 8176): the token carries it and the `acr` it adds up to (§2). */
   amr?: readonly string[] | undefined;
+  /** The `acr` to report instead of the derived one (essential `acr` values; `assuranceClaims`). */
+  acr?: string | undefined;
   nonce?: string | undefined;
   /** The device session's `sid` (OpenID Connect Back-Channel Logout §2.1), when the grant has one. */
   sid?: string | undefined;
@@ -111,7 +113,7 @@ export function issueIDToken(context: SentinelContext, input: IDTokenInput): Pro
     input.claims === undefined
       ? { iss, sub: input.userId, aud: input.clientId, azp: input.clientId, iat, exp, auth_time: input.authTime }
       : { ...input.claims, iss, sub: input.userId, aud: input.clientId, azp: input.clientId, iat, exp, auth_time: input.authTime };
-  const assurance = assuranceClaims(input.amr);
+  const assurance = assuranceClaims(input.amr, input.acr);
   if (assurance !== undefined) {
     claims.acr = assurance.acr;
     claims.amr = assurance.amr;

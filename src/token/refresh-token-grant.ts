@@ -145,6 +145,7 @@ export async function handleRefreshTokenGrant(
     grantId: presented.grantId,
     authTime: grant.authTime,
     amr: readAmr(grant.amr),
+    acr: grant.acr,
     sid: grant.sid,
     scope,
     // OpenID Connect Core §12.2: a refreshed ID token keeps sub, aud and auth_time, and carries no nonce.

@@ -23,6 +23,8 @@ export interface UserTokensInput {
   authTime: number;
   /** How the user authenticated (RFC 8176), as the code or the grant recorded it. */
   amr?: readonly string[] | undefined;
+  /** The `acr` the code or the grant stored for essential `acr` values; absent: derived from `amr`. */
+  acr?: string | undefined;
   /** The device session's `sid`, for the ID token. */
   sid?: string | undefined;
   /** Scope of the access token (may be narrower than the grant's on refresh). */
@@ -96,6 +98,7 @@ export async function issueUserTokens(
     scope: input.scope,
     authTime: input.authTime,
     amr: input.amr,
+    acr: input.acr,
     grantId: input.grantId,
     extra: confirmation(input.dpopJkt),
     resources: input.resources,
@@ -108,6 +111,7 @@ export async function issueUserTokens(
           userId: input.userId,
           authTime: input.authTime,
           amr: input.amr,
+          acr: input.acr,
           nonce: input.idToken.nonce,
           sid: input.sid,
           accessToken: token,

@@ -15,7 +15,8 @@ import { endSession, sessionDigestOfKey, sessionKey } from '../state/session.js'
 import { retireIndexedSession } from '../../sessions/end-sessions.js';
 import { sessionSid } from '../../sessions/session-index.js';
 import type { AuthorizationRequest } from '../request/validate-request.js';
-import { type AmrValue, acrLevel, acrOf, assuranceClaims } from '../../assurance/levels.js';
+import { type AmrValue, assuranceClaims } from '../../assurance/levels.js';
+import { meetsAcrRequirement, reportedAcr } from '../../assurance/reported-acr.js';
 import { deviceConfirmationLocation } from '../../device/confirmation.js';
 import { staleSignInReason } from '../request/prompt.js';
 
@@ -57,6 +58,9 @@ export async function codeRedirectURL(
       nonce: authorization.nonce,
       dpopJkt: authorization.dpopJkt,
       amr: user.amr,
+      // Essential acr values (OpenID Connect Core §5.5.1.1): the tokens must report one of them, not the sign-in's
+      // own level; the sign-in was checked to reach one (meetsAcrRequirement).
+      acr: authorization.essentialAcr === undefined ? undefined : reportedAcr(authorization.essentialAcr, user.amr),
       resources: authorization.resources,
       issuedAt: Math.floor(Date.now() / 1000),
     },
@@ -112,8 +116,9 @@ export async function signedInResponse(
   const { accountId, clientId } = authorization;
   const authTime = input.authTime ?? Math.floor(Date.now() / 1000);
   // Every way in (the login form and its steps, a passkey, `completeLogin()`) ends here: a sign-in below the level
-  // the request asked for gets no session and no code, whatever led to it.
-  if (authorization.acr !== undefined && acrLevel(acrOf(input.amr)) < acrLevel(authorization.acr)) {
+  // the request asked for (or that none of its essential acr values can report) gets no session and no code,
+  // whatever led to it.
+  if (!meetsAcrRequirement(authorization, input.amr)) {
     return unmetRequirementsResponse(context, authorization, 'the methods used do not reach it');
   }
   // Likewise a sign-in older than the request allows (prompt=login, max_age): only a host's page can hand one over,

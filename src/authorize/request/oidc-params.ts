@@ -36,6 +36,8 @@ export interface OIDCAuthorizationParams {
   uiLocales?: string[] | undefined;
   /** The level the sign-in must reach (`acr_values`, the `claims` parameter's `acr`; assurance/requested-acr.ts). */
   acr?: AcrValue | undefined;
+  /** The known values of an essential `acr` in `claims`: the tokens must report one of them (assurance/reported-acr.ts). */
+  essentialAcr?: AcrValue[] | undefined;
 }
 
 type Reader = (name: string) => string | undefined;
@@ -120,6 +122,7 @@ export async function readOIDCParams(context: SentinelContext, read: Reader, tar
   const loginHint = read('login_hint');
   return {
     acr: acrRequest.acr,
+    essentialAcr: acrRequest.essential,
     prompt,
     maxAge,
     idTokenHintSubject,

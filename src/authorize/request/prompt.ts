@@ -6,7 +6,7 @@
 import { AuthorizationError } from './authorization-error.js';
 import type { SessionRecord } from '../state/session.js';
 import type { AuthorizationRequest } from './validate-request.js';
-import { acrLevel, acrOf } from '../../assurance/levels.js';
+import { meetsAcrRequirement } from '../../assurance/reported-acr.js';
 
 /** Why the login page must be shown, or `null` when the session answers the request. */
 export function reauthenticationReason(
@@ -23,9 +23,9 @@ export function reauthenticationReason(
   if (authorization.maxAge !== undefined && nowSeconds - session.authTime >= authorization.maxAge) {
     return 'the last sign-in is older than max_age';
   }
-  // A step-up (acr_values, the claims parameter's acr): a session below the level signs in again, with a method
-  // that reaches it.
-  if (authorization.acr !== undefined && acrLevel(acrOf(session.amr)) < acrLevel(authorization.acr)) {
+  // A step-up (acr_values, the claims parameter's acr): a session below the level, or that no essential acr value
+  // can report, signs in again, with a method that reaches it.
+  if (!meetsAcrRequirement(authorization, session.amr)) {
     return 'the last sign-in does not reach the requested acr';
   }
   if (authorization.idTokenHintSubject !== undefined && authorization.idTokenHintSubject !== session.userId) {

@@ -239,6 +239,7 @@ export async function validateAuthorizationRequest(
     loginHint: oidc.loginHint,
     uiLocales: oidc.uiLocales,
     acr: oidc.acr,
+    essentialAcr: oidc.essentialAcr,
     redirectUriInRequest: inRequest,
     clientName: app.name,
     scope,
