@@ -5,9 +5,10 @@
  * named fields, and its times after the first are offsets from it (a few digits instead of ten).
  *
  * `[accountId, clientId, userId, scope, changedAt, authTime, absoluteExpiresAt, accessUntil, amr, sid, refresh,
- * revokedJtis, resources, acr]` (`acr` last: it came later, and grants without it keep their length): `changedAt` in seconds since the epoch, the three times after it in seconds relative to
- * it; `refresh` is `[gen, family, current, issuedAt, expiresAt, jkt]` (times relative to `changedAt`, `jkt` left
- * out when unbound) or `null`; an absent optional field is `null`, and trailing ones are left out.
+ * revokedJtis, resources, acr]` (`acr` last: it came later, and grants without it keep their length):
+ * `changedAt` in seconds since the epoch, the three times after it in seconds relative to it; `refresh` is
+ * `[gen, family, current, issuedAt, expiresAt, jkt]` (times relative to `changedAt`, `jkt` left out when unbound) or
+ * `null`; an absent optional field is `null`, and trailing ones are left out.
  *
  * Grants written by earlier versions (the record as a JSON object with named fields) still read, so an upgrade ends
  * nobody's refresh token; the next write of such a grant (a rotation) stores it in the array form. A value that is
