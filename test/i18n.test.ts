@@ -60,6 +60,15 @@ describe('message catalogues', () => {
     expect(chooseLocale(set, ['ar-EG']).dir).toBe('rtl');
     expect(chooseLocale(set, ['tlh', 'x-klingon', '']).tag).toBe('en');
   });
+
+  it('takes only the qvalues of RFC 9110 §12.4.2 and drops an entry whose q is malformed', () => {
+    // 0 to 1 with at most three decimals: 1.999 is no weight above 1, and abc is no weight at all, not 1.
+    expect(parseAcceptLanguage('de, fr;q=1.999')).toEqual(['de']);
+    expect(parseAcceptLanguage('de, fr;q=abc, ja;q=0.5')).toEqual(['de', 'ja']);
+    expect(parseAcceptLanguage('de;q=0.5, fr;q=1.000, ja;q=1., es;q=0.9999, it;q=2, pt;q=-1, ko;q=')).toEqual(['fr', 'ja', 'de']);
+    expect(parseAcceptLanguage('de;q=0.5, fr;Q=0.750, en;q=0.')).toEqual(['fr', 'de']);
+    expect(parseAcceptLanguage('de;q=0.5, fr;q=abc;q=0.9')).toEqual(['de']);
+  });
 });
 
 describe('page language', () => {

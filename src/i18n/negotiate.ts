@@ -9,6 +9,11 @@ import type { Messages } from './messages.js';
 /** How many preferences are looked at: a browser sends a handful; a hostile header must not cost more. */
 const MAX_PREFERENCES = 20;
 const MAX_HEADER = 1024;
+/**
+ * A qvalue of RFC 9110 §12.4.2: 0 to 1, at most three decimals. Anything else (`1.999`, `2`, `abc`) is malformed,
+ * and its entry is dropped: reading it as 1 would let a broken header outrank the weights it meant to give.
+ */
+const QVALUE = /^(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$/;
 
 /** Primary languages written right to left. */
 const RTL = new Set(['ar', 'he', 'fa', 'ur', 'ps', 'yi', 'dv', 'ckb', 'sd', 'ug']);
@@ -22,7 +27,8 @@ export interface PageLocale {
 }
 
 /**
- * The tags of an `Accept-Language` header, best first (ties keep their order), without `*` and `q=0` entries.
+ * The tags of an `Accept-Language` header, best first (ties keep their order), without `*`, `q=0` and entries whose
+ * `q` is malformed.
  *
  * @example
  * parseAcceptLanguage('fr-CH, fr;q=0.9, en;q=0.8') // ['fr-CH', 'fr', 'en']
@@ -36,8 +42,14 @@ export function parseAcceptLanguage(header: string | undefined): string[] {
     if (tag === '' || tag === '*') continue;
     let q = 1;
     for (const parameter of parameters) {
-      const match = /^\s*q\s*=\s*([01](?:\.\d{0,3})?)\s*$/i.exec(parameter);
-      if (match?.[1] !== undefined) q = Number(match[1]);
+      const weight = /^\s*q\s*=\s*(.*?)\s*$/i.exec(parameter)?.[1];
+      if (weight === undefined) continue;
+      // A malformed weight drops the entry (NaN is not > 0), whatever parameter follows it.
+      if (!QVALUE.test(weight)) {
+        q = Number.NaN;
+        break;
+      }
+      q = Number(weight);
     }
     if (q > 0) entries.push({ tag, q, index });
   }
