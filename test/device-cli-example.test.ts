@@ -80,11 +80,12 @@ async function personDecides(origin: string, completeUri: string, choice: 'appro
   const entry = new URL(completeUri);
   const page = await browser.get(`${entry.pathname}${entry.search}`);
   const userCode = /name="user_code"[^>]* value="([^"]+)"/.exec(page.text)?.[1] ?? '';
+  const csrfToken = /name="csrf_token" value="([^"]+)"/.exec(page.text)?.[1] ?? '';
   const entered = await browser
     .post(entry.pathname)
     .set('content-type', FORM)
     .set('sec-fetch-site', 'same-origin')
-    .send(`user_code=${userCode}`);
+    .send(new URLSearchParams({ csrf_token: csrfToken, user_code: userCode }).toString());
   expect(entered.status).toBe(303);
   const toConfirm = await submitLogin(browser, entered.headers.location as string);
   const confirm = await browser.get(toConfirm.headers.location as string);

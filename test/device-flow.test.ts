@@ -16,7 +16,9 @@ import {
   decide,
   deviceApps,
   enterCode,
+  entryCookieOf,
   jsonBody,
+  openEntry,
   openConfirmation,
   openConfirmationFor,
   personDecides,
@@ -319,10 +321,12 @@ describe('verification page', () => {
         query,
         headers: { ...fr, ...(cookie === undefined ? {} : { cookie }) },
       });
-    const wrong = await post(entryPath, entryQuery, { user_code: 'BCDF-GHJK' });
+    const entryForm = { csrf_token: csrfOf(entry.body as string) };
+    const entryCookie = entryCookieOf(entry);
+    const wrong = await post(entryPath, entryQuery, { ...entryForm, user_code: 'BCDF-GHJK' }, entryCookie);
     expect([wrong.status, lang(wrong)]).toEqual([400, 'fr']);
 
-    const entered = await post(entryPath, entryQuery, { user_code: codes.user_code });
+    const entered = await post(entryPath, entryQuery, { ...entryForm, user_code: codes.user_code }, entryCookie);
     expect(entered.status).toBe(303);
     const [loginPath, loginQuery] = String(entered.headers.location).split('?') as [string, string];
     const login = await call(sentinel, { path: loginPath, query: loginQuery, headers: fr });
@@ -341,8 +345,8 @@ describe('verification page', () => {
     expect([outcome.status, lang(outcome)]).toEqual([200, 'fr']);
 
     // The 429 of code entry too: it is an error page of the same request.
-    await post(entryPath, entryQuery, { user_code: 'BCDF-GHJK' });
-    const throttled = await post(entryPath, entryQuery, { user_code: 'BCDF-GHJK' });
+    await post(entryPath, entryQuery, { ...entryForm, user_code: 'BCDF-GHJK' }, entryCookie);
+    const throttled = await post(entryPath, entryQuery, { ...entryForm, user_code: 'BCDF-GHJK' }, entryCookie);
     expect([throttled.status, lang(throttled)]).toEqual([429, 'fr']);
   });
 
@@ -397,6 +401,70 @@ describe('verification page', () => {
       headers: { 'sec-fetch-site': 'cross-site' },
     });
     expect(response.status).toBe(403);
+  });
+
+  it('refuses a code entry without the CSRF token of its page: 403, no throttle slot spent, nothing changed', async () => {
+    const { sentinel, events } = deviceSentinel({ throttle: { maxFailures: 3 } });
+    const codes = await requestCodes(sentinel);
+    const entry = await openEntry(sentinel, {});
+    const tie = setCookies(entry.page).find((line) => line.startsWith('sentinel_session_device=')) ?? '';
+    expect(tie).toMatch(/; Path=\/sentinel\/api\/account\/[^/;]+\/device;/);
+    expect(tie).toContain('HttpOnly');
+    expect(tie).toContain('SameSite=Lax');
+    expect(tie).toContain('Max-Age=600');
+    const other = await openEntry(sentinel, {});
+    expect(other.csrf).not.toBe(entry.csrf);
+    const attempt = (userCode: string, csrf: string | undefined, cookie: string | undefined) =>
+      postForm(
+        sentinel,
+        DEVICE_PATH,
+        new URLSearchParams({ user_code: userCode, ...(csrf === undefined ? {} : { csrf_token: csrf }) }).toString(),
+        {
+          headers: { 'sec-fetch-site': 'same-origin', ...(cookie === undefined ? {} : { cookie }) },
+        },
+      );
+    // Same-site by every header (a browser without Sec-Fetch-Site, or a sibling page), but no pair of one page.
+    for (const [csrf, cookie] of [
+      [undefined, undefined],
+      [entry.csrf, undefined],
+      [undefined, entry.cookie],
+      [other.csrf, entry.cookie],
+      [entry.cookie.split('=')[1], entry.cookie],
+      ['', entry.cookie],
+    ] as const) {
+      for (const userCode of ['BCDF-GHJK', codes.user_code]) {
+        const refused = await attempt(userCode, csrf, cookie);
+        expect(refused.status, `${csrf} ${cookie} ${userCode}`).toBe(403);
+        expect(refused.headers.location).toBeUndefined();
+      }
+    }
+    // No failure heard, the device still waits, and no slot was spent: of the three, two wrong codes are answered 400
+    // and the right one goes on to the sign-in (each page's own pair, the first after a wrong code).
+    expect(events.filter((event) => event.type === 'login.failed' || event.type === 'login.throttled')).toEqual([]);
+    expect(await pollError(sentinel, codes.device_code)).toBe('authorization_pending');
+    expect((await attempt('BCDF-GHJK', entry.csrf, entry.cookie)).status).toBe(400);
+    expect((await attempt('BCDF-GHJK', other.csrf, other.cookie)).status).toBe(400);
+    expect((await attempt(codes.user_code, entry.csrf, entry.cookie)).status).toBe(303);
+  });
+
+  it('keeps the code entry form’s cookie across its pages: a wrong code shows the form again with the same pair', async () => {
+    const { sentinel } = deviceSentinel();
+    const entry = await openEntry(sentinel, {});
+    const wrong = await postForm(
+      sentinel,
+      DEVICE_PATH,
+      new URLSearchParams({ csrf_token: entry.csrf, user_code: 'BCDF-GHJK' }).toString(),
+      {
+        headers: { 'sec-fetch-site': 'same-origin', cookie: entry.cookie },
+      },
+    );
+    expect(wrong.status).toBe(400);
+    expect(csrfOf(wrong.body as string)).toBe(entry.csrf);
+    expect(entryCookieOf(wrong)).toBe(entry.cookie);
+    // A cookie the service did not make is replaced, never echoed into the form.
+    const planted = await call(sentinel, { path: DEVICE_PATH, headers: { cookie: 'sentinel_session_device=planted' } });
+    expect(entryCookieOf(planted)).not.toBe('sentinel_session_device=planted');
+    expect(String(planted.body)).not.toContain('planted');
   });
 
   it('approves nothing on a forged or replayed confirmation, or from another browser', async () => {

@@ -15,13 +15,21 @@ import { createStyleNonce, htmlResponse } from '../authorize/pages/security-head
 import { en } from '../i18n/en.js';
 import type { DeviceConfirmation } from './confirmation.js';
 import type { DeviceRecord } from './device-records.js';
+import { entryFormTie } from './entry-form-tie.js';
 import { formatUserCode } from './user-code.js';
 
-function page(context: SentinelContext, request: SentinelRequest, status: number, title: string, content: string): SentinelResponse {
+function page(
+  context: SentinelContext,
+  request: SentinelRequest,
+  status: number,
+  title: string,
+  content: string,
+  headers?: Record<string, string>,
+): SentinelResponse {
   const styleNonce = createStyleNonce();
   const { tag, dir } = pageLocale(context, request);
   const html = renderPageHtml({ title, content, styleNonce, branding: context.config.branding, lang: tag, dir });
-  return htmlResponse(status, html, { styleNonce, imgSrc: logoSources(context.config.branding) });
+  return htmlResponse(status, html, { styleNonce, imgSrc: logoSources(context.config.branding) }, headers);
 }
 
 /** What the code entry page shows beyond its form. */
@@ -34,7 +42,8 @@ export interface EntryPageState {
 }
 
 /**
- * The page where the person types the code their device shows.
+ * The page where the person types the code their device shows. Its form carries a CSRF token bound to a cookie the
+ * page sets (`entry-form-tie.ts`): the form comes before any sign-in, so there is no record to keep a token in.
  * @example return entryPageResponse(context, request, accountId, { userCode: 'BCDF-GHJK' });
  */
 export function entryPageResponse(
@@ -49,6 +58,7 @@ export function entryPageResponse(
     `${request.mountPath ?? ''}${routePath(context.config, 'device', { accountId })}`,
     requestUiLocales(request),
   );
+  const tie = entryFormTie(context, request, accountId);
   const hasError = state.error !== undefined;
   const described = hasError ? ' aria-describedby="device-error" aria-invalid="true"' : '';
   const error = hasError
@@ -57,6 +67,7 @@ export function entryPageResponse(
   const content = `<h1>${escapeHTML(messages.deviceTitle)}</h1>
 <p class="lead">${escapeHTML(messages.deviceLead)}</p>
 <form method="post" action="${escapeHTML(action)}" novalidate>
+<input type="hidden" name="csrf_token" value="${escapeHTML(tie.token)}">
 ${error}<label for="user_code">${escapeHTML(messages.deviceCodeLabel)}</label>
 <input id="user_code" name="user_code" type="text" autocomplete="one-time-code" autocapitalize="characters" spellcheck="false" required maxlength="20" placeholder="XXXX-XXXX" value="${escapeHTML(state.userCode ?? '')}"${described} autofocus>
 <div class="actions">
@@ -64,7 +75,7 @@ ${error}<label for="user_code">${escapeHTML(messages.deviceCodeLabel)}</label>
 </div>
 </form>
 <p class="meta">${escapeHTML(fill(messages.account, { account: accountId }))}</p>`;
-  return page(context, request, state.status ?? 200, messages.deviceTitle, content);
+  return page(context, request, state.status ?? 200, messages.deviceTitle, content, { 'set-cookie': tie.cookie });
 }
 
 /**

@@ -7,6 +7,8 @@
  * account for wrong codes, `maxFailuresPerIp` per address across codes and passwords): each attempt reserves its slot
  * with the store's atomic increment before the code is looked up, a wrong code keeps it, a right one gives it back
  * (only through the store's `decrement`: without it the slot is kept, never the counter cleared).
+ * The code entry form carries a CSRF token bound to a cookie of its page (`entry-form-tie.ts`), checked with the
+ * cross-site check before anything else: a forged entry spends no slot of the throttle it shares with passwords.
  * The decision is a single-use confirmation bound to the signed-in browser session (not merely its user), its form
  * protected by a CSRF token and the cross-site check of every POST of the browser flow.
  */
@@ -24,6 +26,7 @@ import { readSession, sessionDigestOfKey } from '../authorize/state/session.js';
 import { refundAttempt, reserveAttempt, subjectThrottleKeys, type ThrottleKeys } from '../authorize/state/throttle.js';
 import { confirmationURL, createConfirmation, type DeviceConfirmation, findConfirmation, takeConfirmation } from './confirmation.js';
 import { type DeviceRecord, decideDevice, findByUserCode } from './device-records.js';
+import { entryFormTokenMatches } from './entry-form-tie.js';
 import { confirmPageResponse, entryPageResponse, outcomePageResponse, undecidedPageResponse } from './pages.js';
 import { type DeviceApproval, indexDeviceApproval, withdrawDeviceApproval } from './device-session.js';
 import { startDeviceSignIn } from './sign-in.js';
@@ -70,6 +73,10 @@ async function signedInUser(
 async function enterCode(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
   refuseCrossSite(context, request);
   const form = await readForm(request, context.config.bodyLimit);
+  // Before the code is read: a post that is not the page's own spends no throttle slot and starts no sign-in.
+  if (!entryFormTokenMatches(context, request, single(form, 'csrf_token'))) {
+    throw new OAuthError('invalid_request', en.formOutOfDate, { status: 403 });
+  }
   const typed = single(form, 'user_code');
   const userCode = normalizeUserCode(typed);
   const again = (error: string): SentinelResponse =>

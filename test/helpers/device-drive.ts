@@ -100,9 +100,32 @@ function browserHeaders(browser: Browser): Record<string, string> {
   };
 }
 
-/** Posts the code entry form. */
-export function enterCode(sentinel: Sentinel, browser: Browser, userCode: string, ip?: string): Promise<SentinelResponse> {
-  return postForm(sentinel, DEVICE_PATH, new URLSearchParams({ user_code: userCode }).toString(), { headers: browserHeaders(browser), ip });
+/** The cookie of the code entry form's CSRF token: `name=value`, as the browser sends it back. */
+export function entryCookieOf(response: SentinelResponse): string {
+  const line = setCookies(response).find((entry) => entry.startsWith('sentinel_session_device='));
+  expect(line, 'the code entry page gives its form a cookie').toBeDefined();
+  return (line as string).split(';')[0] as string;
+}
+
+/** Opens the code entry page (`query`, e.g. `ui_locales=fr`): its CSRF token and the cookie it is bound to. */
+export async function openEntry(
+  sentinel: Sentinel,
+  browser: Browser,
+  query?: string,
+): Promise<{ page: SentinelResponse; csrf: string; cookie: string }> {
+  const page = await call(sentinel, { path: DEVICE_PATH, query, headers: browserHeaders(browser) });
+  expect(page.status).toBe(200);
+  return { page, csrf: csrfOf(page.body as string), cookie: entryCookieOf(page) };
+}
+
+/** Opens the code entry page and posts its form with `userCode`, as a browser does. */
+export async function enterCode(sentinel: Sentinel, browser: Browser, userCode: string, ip?: string): Promise<SentinelResponse> {
+  const entry = await openEntry(sentinel, browser);
+  const cookie = [browser.cookie, entry.cookie].filter((part) => part !== undefined).join('; ');
+  return postForm(sentinel, DEVICE_PATH, new URLSearchParams({ csrf_token: entry.csrf, user_code: userCode }).toString(), {
+    headers: { ...browserHeaders(browser), cookie },
+    ip,
+  });
 }
 
 /** Signs in on the login page a code entry sent the browser to; returns the 303 to the confirmation page. */
