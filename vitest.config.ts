@@ -82,6 +82,7 @@ const SERVICE_FILES = [
   'test/postgres-error-detail.test.ts',
   'test/trusted-issuers-postgres.test.ts',
   'test/postgres-faults.test.ts',
+  'test/postgres-migrate-isolation.test.ts',
   'test/registration.test.ts',
   'test/config-strict-apps.test.ts',
   'test/hardening-registration-events.test.ts',

@@ -7,6 +7,7 @@
 import type { Pool } from 'pg';
 import { type EventPage, type EventQuery, type EventSource, eventPageSize } from '../events/event-log.js';
 import type { SentinelEvent } from '../events/sentinel-event.js';
+import { lockForMigration } from './migration-lock.js';
 import { loadPool } from './pool.js';
 import { inTransaction } from './transaction.js';
 import { catchRejection } from '../lib/thenable.js';
@@ -136,7 +137,7 @@ export class PostgresEventLog implements EventSource {
     // IF NOT EXISTS and OR REPLACE do not make concurrent DDL safe: two instances creating the table at once collide
     // on the catalog, and two replacing the triggers deadlock. One transaction under a lock runs them one by one.
     await inTransaction(pool, async (client) => {
-      await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+      await lockForMigration(client, MIGRATION_LOCK_KEY);
       await client.query(SCHEMA);
       await client.query(
         'INSERT INTO sentinel_event_retention (singleton, days) VALUES (true, $1) ON CONFLICT (singleton) DO UPDATE SET days = EXCLUDED.days',

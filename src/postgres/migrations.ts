@@ -1,9 +1,11 @@
 /**
  * The schema of {@link PostgresAppStore}, as numbered migrations. `migrate()` applies the missing ones in order,
  * each in the same transaction as its bookkeeping row, under a transaction-scoped advisory lock: two instances
- * starting at once serialise on the lock, and the second finds nothing left to do.
+ * starting at once serialise on the lock, and the second finds nothing left to do (under READ COMMITTED whatever
+ * the database's default isolation, so that it sees what the first committed).
  */
 import type { Pool } from 'pg';
+import { lockForMigration } from './migration-lock.js';
 import { inTransaction } from './transaction.js';
 
 /** One schema step; versions only ever grow, and a released step is never edited (add a new one instead). */
@@ -130,7 +132,7 @@ CREATE TRIGGER sentinel_trusted_issuer_changes_append_only BEFORE UPDATE OR DELE
  */
 export async function runMigrations(pool: Pool, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
   return inTransaction(pool, async (client) => {
-    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+    await lockForMigration(client, MIGRATION_LOCK_KEY);
     await client.query(
       `CREATE TABLE IF NOT EXISTS sentinel_migrations (
          version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
