@@ -3,11 +3,15 @@
  * from this instance's lookup cache. The cache is trusted only while the listener runs (`cache.live`); a lost
  * connection turns it off until LISTEN runs again, so a missed notification can never leave a stale app cached.
  *
+ * A connection that dies silently (a NAT or load balancer dropping it, no FIN nor RST) is found by a heartbeat
+ * (`listener-heartbeat.ts`) within its interval and timeout, and counts as lost from then on.
+ *
  * The connection is a client of its own, never one of the pool's: LISTEN keeps it for as long as the store runs, and
  * a pool slot held for that would leave a one-connection pool with nothing for the lookups.
  */
 import type { Client, Notification } from 'pg';
 import { CHANGE_CHANNEL } from './change-log.js';
+import { startHeartbeat } from './listener-heartbeat.js';
 import type { AppLookupCache } from './lookup-cache.js';
 
 /** How long a lost change listener waits before it tries again, in milliseconds. */
@@ -19,6 +23,8 @@ export class ChangeListener {
   readonly #cache: AppLookupCache;
   /** The connection connecting or listening, so that close() ends it either way. */
   #client: Client | undefined;
+  /** Stops the heartbeat of the listening connection. */
+  #stopHeartbeat: (() => void) | undefined;
   #listening: Promise<void> | undefined;
   #nextListenAt = 0;
   #closed = false;
@@ -41,6 +47,8 @@ export class ChangeListener {
   async close(): Promise<void> {
     this.#closed = true;
     this.#cache.live = false;
+    this.#stopHeartbeat?.();
+    this.#stopHeartbeat = undefined;
     const client = this.#client;
     this.#client = undefined;
     await client?.end().catch(() => {});
@@ -56,7 +64,10 @@ export class ChangeListener {
         if (this.#client !== connected) return;
         this.#client = undefined;
         cache.live = false;
+        this.#stopHeartbeat?.();
+        this.#stopHeartbeat = undefined;
         this.#nextListenAt = Date.now() + LISTEN_RETRY_MS;
+        // With the heartbeat's query unanswered, end() destroys the socket rather than wait on a dead peer.
         connected.end().catch(() => {});
       };
       // Heard before connecting: an 'error' event with no listener would end the host's process.
@@ -69,6 +80,7 @@ export class ChangeListener {
       await client.query(`LISTEN ${CHANGE_CHANNEL}`);
       // Closed, or lost and replaced, while connecting: this connection is not the listener.
       if (this.#client !== client) throw new Error('no longer the listener');
+      this.#stopHeartbeat = startHeartbeat(client, lost);
       cache.live = true;
     } catch {
       if (client !== undefined && this.#client === client) this.#client = undefined;

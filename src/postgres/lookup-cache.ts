@@ -4,9 +4,10 @@
  *
  * Freshness: every change to the registry sends a PostgreSQL NOTIFY that every instance LISTENs to, and evicts the
  * app at once. The cache is used only while that listening connection is up; while it is down (or before it is up)
- * every lookup goes to the database. The TTL bounds staleness if a notification is ever lost in a silent network
- * failure. A generation counter stops a lookup that raced a notification, or the listener coming up, from caching
- * what it read before it.
+ * every lookup goes to the database. A listening connection that dies silently is found by the listener's heartbeat
+ * (`listener-heartbeat.ts`) within seconds; the TTL bounds staleness should a notification be lost any other way. A
+ * generation counter stops a lookup that raced a notification, or the listener coming up, from caching what it read
+ * before it.
  */
 import { LRUCache } from 'lru-cache';
 import type { App } from '../apps/app.js';

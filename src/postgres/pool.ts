@@ -44,6 +44,10 @@ export async function loadPool(options: PostgresAppStoreOptions): Promise<Pool> 
     connectionTimeoutMillis: options.connectTimeoutMs ?? 2000,
     query_timeout: options.queryTimeoutMs ?? 5000,
     idleTimeoutMillis: 10_000,
+    // TCP keepalive probes after 10 s idle keep a NAT or load balancer from dropping a quiet connection, and end one
+    // whose peer is gone; the change listener, made with these options, also has its heartbeat.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
   };
   return new driver.Pool(config);
 }
