@@ -160,6 +160,45 @@ describe.skipIf(postgres.skip)('PostgresEventLog', () => {
     await broken.close();
   });
 
+  it('stores an event whose text jsonb would refuse (a lone surrogate), with the rest of its batch', async () => {
+    const reported: number[] = [];
+    const odd = new PostgresEventLog({ connectionString: database?.url ?? '', onError: (_error, lost) => reported.push(lost) });
+    try {
+      const account = 'acct-lone-surrogate';
+      for (let index = 0; index < 99; index += 1) odd.record(event(Date.now(), { accountId: account }));
+      odd.record(event(Date.now(), { accountId: account, clientId: 'x\udc00y', userId: 'u-\ud800', 'k\udfff': 'v' } as never));
+      await odd.flush();
+      expect(reported).toEqual([]);
+      const { rows } = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM sentinel_events WHERE account_id = $1', [account]);
+      expect(rows[0]?.n).toBe(100);
+      const [stored] = (await odd.query({ accountId: account, limit: 50, clientId: 'x\ufffdy' })).events;
+      expect(stored).toMatchObject({ clientId: 'x\ufffdy', userId: 'u-\ufffd', 'k\ufffd': 'v' });
+    } finally {
+      await odd.close();
+    }
+  });
+
+  it('loses only the event PostgreSQL refuses a value of, not the rest of its batch, and reports it alone', async () => {
+    const reported: { error: unknown; lost: number }[] = [];
+    const refusing = new PostgresEventLog({
+      connectionString: database?.url ?? '',
+      onError: (error, lost) => reported.push({ error, lost }),
+    });
+    try {
+      const account = 'acct-one-refused';
+      for (let index = 0; index < 60; index += 1) refusing.record(event(Date.now(), { accountId: account }));
+      // 5000 BC: before the first instant a timestamptz holds (SQLSTATE 22008).
+      refusing.record(event(Date.UTC(-5000, 0, 1), { accountId: account }));
+      for (let index = 0; index < 39; index += 1) refusing.record(event(Date.now(), { accountId: account }));
+      await refusing.flush();
+      expect(reported).toEqual([{ error: expect.objectContaining({ code: expect.stringMatching(/^22/) }), lost: 1 }]);
+      const { rows } = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM sentinel_events WHERE account_id = $1', [account]);
+      expect(rows[0]?.n).toBe(99);
+    } finally {
+      await refusing.close();
+    }
+  });
+
   it('survives the database ending its idle connections (a restart), reports it, and writes again', async () => {
     const reported: { error: unknown; lost: number }[] = [];
     const name = 'sentinel-event-log-restart';

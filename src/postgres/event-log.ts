@@ -9,6 +9,7 @@ import { type EventPage, type EventQuery, type EventSource, eventPageSize } from
 import type { SentinelEvent } from '../events/sentinel-event.js';
 import { lockForMigration } from './migration-lock.js';
 import { loadPool } from './pool.js';
+import { storableJson, storableText } from './storable-text.js';
 import { inTransaction } from './transaction.js';
 import { catchRejection } from '../lib/thenable.js';
 
@@ -24,7 +25,7 @@ export type PostgresEventLogOptions = ({ connectionString: string; pool?: undefi
   retentionDays?: number;
   /**
    * Told when a write fails (the events of that write are lost; the request that emitted them is not failed, as
-   * `onEvent` cannot wait), and with `lost` 0 when an idle connection of the log's own pool dies (a database
+   * `onEvent` cannot wait; an event PostgreSQL refuses a value of is told alone, with `lost` 1), and with `lost` 0 when an idle connection of the log's own pool dies (a database
    * restart: the pool opens another one). Default: `console.error` of the failure's message.
    */
   onError?: (error: unknown, lost: number) => void;
@@ -79,6 +80,15 @@ DROP TRIGGER IF EXISTS sentinel_events_no_truncate ON sentinel_events;
 CREATE TRIGGER sentinel_events_no_truncate BEFORE TRUNCATE ON sentinel_events
   FOR EACH STATEMENT EXECUTE FUNCTION sentinel_events_no_truncate();
 `;
+
+/**
+ * Whether PostgreSQL refused a value of the statement: SQLSTATE class 22 (data exception: a date out of range, text
+ * it cannot hold) or 23 (integrity constraint), which another row of the same batch need not share.
+ */
+function refusedValue(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^2[23][0-9A-Z]{3}$/.test(code);
+}
 
 interface EventRow {
   id: string;
@@ -171,7 +181,7 @@ export class PostgresEventLog implements EventSource {
         try {
           await this.#insert(batch);
         } catch (error) {
-          this.#report(error, batch.length);
+          await this.#insertEach(batch, error);
         }
       }
     } finally {
@@ -183,11 +193,41 @@ export class PostgresEventLog implements EventSource {
     const pool = await this.#connection();
     const values: unknown[] = [];
     const rows = batch.map((event, index) => {
-      values.push(new Date(event.at), event.accountId, event.type, event.clientId ?? null, event.outcome, JSON.stringify(event));
+      values.push(
+        new Date(event.at),
+        storableText(event.accountId),
+        storableText(event.type),
+        event.clientId === undefined ? null : storableText(event.clientId),
+        storableText(event.outcome),
+        storableJson(event),
+      );
       const base = index * 6;
       return `($${base + 1}, $${base + 2}, $${base + 3}, $${base + 4}, $${base + 5}, $${base + 6}::jsonb)`;
     });
     await pool.query(`INSERT INTO sentinel_events (at, account_id, type, client_id, outcome, event) VALUES ${rows.join(', ')}`, values);
+  }
+
+  /**
+   * A batch that PostgreSQL refused for one of its values, written again one event at a time: only the events it
+   * cannot store are lost (each reported), not the up to 500 beside them. Any other failure (the database down) is
+   * not retried 500 times over: it costs the batch, or the rest of it, reported at once.
+   */
+  async #insertEach(batch: readonly SentinelEvent[], batchError: unknown): Promise<void> {
+    if (batch.length === 1 || !refusedValue(batchError)) {
+      this.#report(batchError, batch.length);
+      return;
+    }
+    for (const [index, event] of batch.entries()) {
+      try {
+        await this.#insert([event]);
+      } catch (error) {
+        if (!refusedValue(error)) {
+          this.#report(error, batch.length - index);
+          return;
+        }
+        this.#report(error, 1);
+      }
+    }
   }
 
   #report(error: unknown, lost: number): void {
