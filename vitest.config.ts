@@ -84,6 +84,7 @@ const SERVICE_FILES = [
   'test/postgres-faults.test.ts',
   'test/postgres-migrate-isolation.test.ts',
   'test/postgres-listener-heartbeat.test.ts',
+  'test/cli-apps-disabled-postgres.test.ts',
   'test/registration.test.ts',
   'test/config-strict-apps.test.ts',
   'test/hardening-registration-events.test.ts',

@@ -5,6 +5,7 @@
 import { generateClientSecret, hashClientSecret } from '../apps/client-secrets.js';
 import type { App } from '../apps/app.js';
 import type { AppChangeRecord } from '../postgres/change-log.js';
+import type { PostgresAppStore } from '../postgres/app-store.js';
 import { cliActor, DATABASE_OPTIONS, withDatabase } from './database.js';
 import type { CLIIO } from './io.js';
 import { type OptionTable, optionalString, parseArguments, requireString, UsageError } from './usage.js';
@@ -123,8 +124,7 @@ function runner(sub: Subcommand) {
         return 0;
       }
       if (sub === 'show') {
-        // Disabled apps too: the service does not know them, the registry still does.
-        const app = (await store.listApps(accountId)).find((candidate) => candidate.clientId === clientId) ?? null;
+        const app = await registeredApp(store, accountId, clientId);
         if (app === null) return notFound(io, accountId, clientId);
         const changes = await store.listChanges(accountId, clientId);
         if (asJSON) {
@@ -139,7 +139,8 @@ function runner(sub: Subcommand) {
         else io.stdout(`Deleted ${clientId}.\n`);
         return 0;
       }
-      const existing = await store.findApp(accountId, clientId);
+      // A disabled app's secret is rotated too: disable, rotate, enable is the answer to a leaked secret.
+      const existing = await registeredApp(store, accountId, clientId);
       if (existing === null) return notFound(io, accountId, clientId);
       if (existing.tokenEndpointAuthMethod === 'none') throw new UsageError('a public client has no secret to rotate', command);
       if (existing.tokenEndpointAuthMethod === 'private_key_jwt') {
@@ -155,6 +156,14 @@ function runner(sub: Subcommand) {
       return 0;
     });
   };
+}
+
+/**
+ * The app as the registry holds it, disabled or not: `findApp` answers for the service, which does not know a
+ * disabled app, but the registry's commands manage it still.
+ */
+async function registeredApp(store: PostgresAppStore, accountId: string, clientId: string): Promise<App | null> {
+  return (await store.listApps(accountId)).find((candidate) => candidate.clientId === clientId) ?? null;
 }
 
 function notFound(io: CLIIO, accountId: string, clientId: string): number {

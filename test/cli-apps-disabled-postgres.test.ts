@@ -1,0 +1,84 @@
+/**
+ * `sentinel-idp apps rotate-secret` on a disabled app, in process against a real PostgreSQL (a throwaway database):
+ * disable, rotate, enable is how an operator answers a leaked secret, so the rotation must find the app the
+ * service no longer knows, and the app comes back with the new secret only.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateClientSecret, hashClientSecret, verifyAppSecret } from '../src/apps/client-secrets.js';
+import { APPS_DATABASE_COMMANDS } from '../src/cli/apps-manage.js';
+import type { CLIIO } from '../src/cli/io.js';
+import { PostgresAppStore } from '../src/postgres/index.js';
+import { requirePostgres, sharedPostgres, throwawayDatabase } from './helpers/postgres.js';
+
+const available = await sharedPostgres('cli-apps-disabled-postgres');
+
+function io(): CLIIO & { out: string; err: string } {
+  const captured = {
+    out: '',
+    err: '',
+    env: {},
+    stdout(text: string) {
+      captured.out += text;
+    },
+    stderr(text: string) {
+      captured.err += text;
+    },
+    readSecret: async () => null,
+  };
+  return captured;
+}
+
+describe.skipIf(available.skip)('apps rotate-secret on a disabled app', () => {
+  let database: Awaited<ReturnType<typeof throwawayDatabase>> | undefined;
+  let store: PostgresAppStore;
+
+  beforeAll(async () => {
+    requirePostgres(available);
+    database = await throwawayDatabase();
+    store = new PostgresAppStore({ connectionString: database.url, cache: false });
+    await store.migrate();
+  });
+
+  afterAll(async () => {
+    await store?.close();
+    await database?.drop();
+  });
+
+  it('rotates the secret of a disabled app, which stays disabled until enabled, then with the new secret only', async () => {
+    const accountId = '777';
+    const clientId = 'leaked';
+    const leaked = generateClientSecret();
+    await store.saveApp({
+      accountId,
+      clientId,
+      clientSecretHash: hashClientSecret(leaked),
+      redirectUris: [],
+      grantTypes: ['client_credentials'],
+      tokenEndpointAuthMethod: 'client_secret_basic',
+    });
+    const db = ['--database', database?.url ?? '', '--account', accountId, '--client', clientId];
+    expect(await APPS_DATABASE_COMMANDS.disable(db, io())).toBe(0);
+
+    const rotation = io();
+    expect(await APPS_DATABASE_COMMANDS['rotate-secret']([...db, '--overlap', '0', '--json'], rotation), rotation.err).toBe(0);
+    const { clientSecret } = JSON.parse(rotation.out) as { clientSecret: string };
+    // Still disabled: the service does not know it.
+    expect(await store.findApp(accountId, clientId)).toBeNull();
+
+    expect(await APPS_DATABASE_COMMANDS.enable(db, io())).toBe(0);
+    const enabled = await store.findApp(accountId, clientId);
+    expect(verifyAppSecret(clientSecret, enabled)).toBe(true);
+    expect(verifyAppSecret(leaked, enabled)).toBe(false);
+
+    const shown = io();
+    expect(await APPS_DATABASE_COMMANDS.show(db, shown)).toBe(0);
+    expect(shown.out).toMatch(/disabled[\s\S]*secret-rotated[\s\S]*enabled/);
+  });
+
+  it('still answers "no app" for an app the registry does not hold', async () => {
+    const missing = io();
+    const db = ['--database', database?.url ?? '', '--account', '777', '--client', 'nobody'];
+    expect(await APPS_DATABASE_COMMANDS['rotate-secret'](db, missing)).toBe(1);
+    expect(missing.err).toContain('no app nobody in account 777');
+  });
+});
