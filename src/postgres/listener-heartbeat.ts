@@ -13,8 +13,8 @@ export const HEARTBEAT_TIMEOUT_MS = 2000;
 
 /**
  * Sends `SELECT 1` on `client` every {@link HEARTBEAT_INTERVAL_MS}; calls `dead` once, the first time one fails or
- * gets no answer within {@link HEARTBEAT_TIMEOUT_MS}, and stops. The timers are unref'd (they never keep the host's process alive); the returned
- * function stops them.
+ * gets no answer within {@link HEARTBEAT_TIMEOUT_MS}, and stops. The timers are unref'd (they never keep the host's
+ * process alive); the returned function stops them.
  *
  * @example const stop = startHeartbeat(client, () => markLost()); // … later: stop();
  */
