@@ -245,6 +245,28 @@ describe('account page', () => {
     expect(errors).toEqual([]);
   });
 
+  it('says a passkey was removed when onEvent throws on passkey.removed: it is gone, and onError hears why', async () => {
+    const errors: unknown[] = [];
+    const seen: SentinelEvent[] = [];
+    const h = harness({
+      onEvent: (event) => {
+        seen.push(event);
+        if (event.type === 'passkey.removed') throw new Error('audit sink down');
+      },
+      onError: (error) => {
+        errors.push(error);
+      },
+    });
+    const cookie = await asPasskeySignIn(h, await signInToPage(h));
+    const { csrf } = await openPage(h, cookie);
+    const removed = await post(h, cookie, { csrf_token: csrf, action: 'remove-passkey', credential_id: 'cred-alice-1' });
+    expect(removed.status).toBe(303);
+    expect(removed.headers.location).toBe(`${PAGE}?done=passkey-removed`);
+    expect(ids(h)).toEqual(['cred-alice-2']);
+    expect(seen.filter((event) => event.type === 'passkey.removed')).toHaveLength(1);
+    expect(errors.map(String)).toEqual(['Error: audit sink down']);
+  });
+
   it('shows no notice for a ?done= that names none, an inherited property name included', async () => {
     const h = harness();
     const cookie = await signInToPage(h);

@@ -106,7 +106,8 @@ export async function addPasskey(context: SentinelContext, visit: AccountVisit, 
   const passkey = await verifiedNewPasskey(context, challenge, attestation);
   if (passkey === null) return false;
   await hooks.save({ accountId: visit.accountId, userId: visit.session.userId, passkey });
-  context.emit({ type: 'passkey.added', accountId: visit.accountId, userId: visit.session.userId });
+  // Saved: committed, so a throwing onEvent does not tell the user a passkey they now have was not added.
+  context.emit({ type: 'passkey.added', accountId: visit.accountId, userId: visit.session.userId }, 'committed');
   return true;
 }
 
@@ -129,6 +130,7 @@ export async function removePasskey(context: SentinelContext, visit: AccountVisi
   const owned = (await hooks.list({ accountId, userId })).some((passkey) => passkey.id === credentialId);
   if (!owned) return false;
   await hooks.remove({ accountId, userId, credentialId });
-  context.emit({ type: 'passkey.removed', accountId, userId });
+  // Removed: committed, so a throwing onEvent does not report the removal as failed.
+  context.emit({ type: 'passkey.removed', accountId, userId }, 'committed');
   return true;
 }

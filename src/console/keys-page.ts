@@ -136,7 +136,8 @@ export async function keysAction(
   if (parts.length === 1 && parts[0] === 'rotate') {
     requireKeysAdmin(deps, call);
     await deps.service.rotateKeys({ accountId: ringAccount(deps, call) });
-    context.emit({ type: 'console.changed', accountId: operator.accountId, operator: operator.userId, action: 'keys.rotate' });
+    // The ring changed already: committed, so a throwing onEvent goes to onError, not to a 500 saying nothing changed.
+    context.emit({ type: 'console.changed', accountId: operator.accountId, operator: operator.userId, action: 'keys.rotate' }, 'committed');
     return redirect(303, `${accountPath(call, 'keys')}?done=1`);
   }
   if (parts.length === 2 && parts[1] === 'revoke') {
@@ -145,7 +146,10 @@ export async function keysAction(
     await liveKey(deps, call, kid);
     if (!(await deps.service.revokeKey(kid, { accountId: ringAccount(deps, call) })))
       throw new ConsoleRefusal('unknown_kid', { target: kid });
-    context.emit({ type: 'console.changed', accountId: operator.accountId, operator: operator.userId, action: 'keys.revoke', target: kid });
+    context.emit(
+      { type: 'console.changed', accountId: operator.accountId, operator: operator.userId, action: 'keys.revoke', target: kid },
+      'committed',
+    );
     return redirect(303, `${accountPath(call, 'keys')}?done=1`);
   }
   throw new ConsoleRefusal('unknown_kid', { target: (parts[0] ?? '').slice(0, 200) });

@@ -69,6 +69,8 @@ export async function sessionsAction(
   const { service } = deps;
   const user = userOf(form.get('user')?.[0]);
   const context = scopedContext(deps, call.request);
+  // The events below report sessions already ended: committed, so a throwing onEvent goes to onError and the
+  // operator is not told that nothing changed.
   const back = redirect(303, `${accountPath(call, 'sessions')}?${new URLSearchParams({ user, done: '1' }).toString()}`);
   if (parts.length === 1 && parts[0] === 'end') {
     const sid = form.get('sid')?.[0] ?? '';
@@ -77,25 +79,31 @@ export async function sessionsAction(
     if (!owned || !(await service.endSession({ accountId: operator.accountId, sid }))) {
       throw new ConsoleRefusal('invalid_input', { detail: 'no such session of this user' });
     }
-    context.emit({
-      type: 'console.changed',
-      accountId: operator.accountId,
-      operator: operator.userId,
-      action: 'session.end',
-      target: user,
-    });
+    context.emit(
+      {
+        type: 'console.changed',
+        accountId: operator.accountId,
+        operator: operator.userId,
+        action: 'session.end',
+        target: user,
+      },
+      'committed',
+    );
     return back;
   }
   if (parts.length === 1 && parts[0] === 'end-all') {
     if (user === '') throw new ConsoleRefusal('invalid_input', { detail: 'a user id is needed' });
     const ended = await service.endUserSessions({ accountId: operator.accountId, userId: user });
-    context.emit({
-      type: 'console.changed',
-      accountId: operator.accountId,
-      operator: operator.userId,
-      action: `session.end_all:${ended}`,
-      target: user,
-    });
+    context.emit(
+      {
+        type: 'console.changed',
+        accountId: operator.accountId,
+        operator: operator.userId,
+        action: `session.end_all:${ended}`,
+        target: user,
+      },
+      'committed',
+    );
     return back;
   }
   throw new ConsoleRefusal('invalid_input', { detail: 'unknown action' });

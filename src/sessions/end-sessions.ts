@@ -86,7 +86,8 @@ export async function endSessionBySid(context: SessionContext, accountId: string
   const index = parts === null ? null : await readIndexOfSid(context, accountId, sid);
   if (parts === null || index === null) return null;
   const ended = await endIndexedSession(context, accountId, index.userId, parts.sessionDigest);
-  if (ended !== null) context.emit({ type: 'session.ended', accountId, userId: index.userId, reason: 'ended' });
+  // Ended already: committed, so a throwing onEvent does not turn the ending into a failure (here and below).
+  if (ended !== null) context.emit({ type: 'session.ended', accountId, userId: index.userId, reason: 'ended' }, 'committed');
   return ended;
 }
 
@@ -103,7 +104,7 @@ export async function endAllUserSessions(context: SessionContext, accountId: str
   for (const session of index.sessions) {
     if ((await endIndexedSession(context, accountId, userId, session.sessionDigest)) !== null) count++;
   }
-  if (count > 0) context.emit({ type: 'session.ended', accountId, userId, reason: 'ended-everywhere' });
+  if (count > 0) context.emit({ type: 'session.ended', accountId, userId, reason: 'ended-everywhere' }, 'committed');
   return count;
 }
 
@@ -135,7 +136,7 @@ export async function revokeUserAppGrants(context: SessionContext, accountId: st
     const rest = sessions.map((session) => ({ ...session, grants: session.grants.filter((grant) => grant.clientId !== clientId) }));
     const settle = (): number => {
       // Sessions naming the app by a marker alone had no grant of it to end: no event for them.
-      if (revoked.size > 0) context.emit({ type: 'grants.revoked', accountId, clientId, userId, count: revoked.size });
+      if (revoked.size > 0) context.emit({ type: 'grants.revoked', accountId, clientId, userId, count: revoked.size }, 'committed');
       return revoked.size;
     };
     return { sessions: rest, prepare, settle };

@@ -376,14 +376,19 @@ export async function attachGrant(context: SessionContext, input: AttachedGrant)
         for (const old of fresh) ended.add(old.grantId);
       };
       const settle = (): boolean => {
+        // The oldest grants are deleted and the index written: committed, so a throwing onEvent cannot fail (and
+        // undo) the new grant after the old ones are gone.
         for (const old of bounded.ended) {
-          context.emit({
-            type: 'grant.ended',
-            accountId: input.accountId,
-            clientId: old.clientId,
-            userId: input.userId,
-            reason: 'session-app-limit',
-          });
+          context.emit(
+            {
+              type: 'grant.ended',
+              accountId: input.accountId,
+              clientId: old.clientId,
+              userId: input.userId,
+              reason: 'session-app-limit',
+            },
+            'committed',
+          );
         }
         return true;
       };

@@ -320,7 +320,8 @@ async function writeRevokedJti(context: SentinelContext, grantId: string, claims
   if (Object.keys(revokedJtis).length > MAX_REVOKED_ACCESS_TOKENS) {
     const { accountId, clientId, userId } = found.grant;
     await revokeGrant(context, grantId);
-    context.emit({ type: 'grant.ended', accountId, clientId, userId, reason: 'revocations-limit' });
+    // The grant is gone whatever the hook says: committed, so the revocation that caused it is not answered 500.
+    context.emit({ type: 'grant.ended', accountId, clientId, userId, reason: 'revocations-limit' }, 'committed');
     return true;
   }
   const next: GrantRecord = { ...found.grant, revokedJtis };

@@ -34,15 +34,17 @@ export async function handleRevoke(context: SentinelContext, request: SentinelRe
     // whoever rotated it (RFC 7009 §2.1, RFC 9700 §4.14.2).
     refreshGenerations: 'family',
   });
+  // Each event reports a revocation already made: committed, so a throwing onEvent cannot tell the client that a
+  // revoked token still stands (its retry would find nothing to revoke and the audit trail would say it failed).
   if (found?.kind === 'refresh_token') {
     await revokeGrant(context, found.record.grantId);
-    context.emit({ type: 'token.revoked', accountId, clientId: app.clientId, tokenType: 'refresh_token' });
+    context.emit({ type: 'token.revoked', accountId, clientId: app.clientId, tokenType: 'refresh_token' }, 'committed');
   } else if (found?.kind === 'access_token') {
     if (typeof found.claims.gid !== 'string') {
       throw new OAuthError('unsupported_token_type', 'client_credentials access tokens cannot be revoked; they expire on their own');
     }
     await revokeAccessToken(context, found.claims);
-    context.emit({ type: 'token.revoked', accountId, clientId: app.clientId, tokenType: 'access_token' });
+    context.emit({ type: 'token.revoked', accountId, clientId: app.clientId, tokenType: 'access_token' }, 'committed');
   }
   return { status: 200, headers: { 'cache-control': 'no-store', pragma: 'no-cache' } };
 }

@@ -164,13 +164,17 @@ async function signOut(
 ): Promise<Record<string, string>> {
   const ended = await endDeviceSession(context, input.sessionId);
   if (ended !== null) {
-    context.emit({
-      type: 'session.ended',
-      accountId: input.accountId,
-      clientId: input.clientId,
-      userId: ended.userId,
-      reason: 'logout',
-    });
+    // Ended already: committed, so a throwing onEvent cannot answer 500 for a sign-out that happened.
+    context.emit(
+      {
+        type: 'session.ended',
+        accountId: input.accountId,
+        clientId: input.clientId,
+        userId: ended.userId,
+        reason: 'logout',
+      },
+      'committed',
+    );
   }
   return { 'set-cookie': expiredSessionCookie(context, request.mountPath) };
 }
@@ -193,7 +197,7 @@ async function endLapsedSessionOf(
 ): Promise<void> {
   const ended = await endLapsedSession(context, accountId, hint);
   if (ended === null) return;
-  context.emit({ type: 'session.ended', accountId, clientId, userId: hint.sub, reason: 'logout' });
+  context.emit({ type: 'session.ended', accountId, clientId, userId: hint.sub, reason: 'logout' }, 'committed');
 }
 
 /**

@@ -58,7 +58,8 @@ export async function handleLogout(context: SentinelContext, request: SentinelRe
     const ended = await endDeviceSession(context, sessionId);
     headers['set-cookie'] = expiredSessionCookie(context, request.mountPath);
     if (ended !== null) {
-      context.emit({ type: 'session.ended', accountId, clientId: app?.clientId, userId: ended.userId, reason: 'logout' });
+      // Ended already: committed, so a throwing onEvent cannot answer 500 and keep the cookie of a session that is gone.
+      context.emit({ type: 'session.ended', accountId, clientId: app?.clientId, userId: ended.userId, reason: 'logout' }, 'committed');
     }
   } else if (sessionId !== null) {
     // The retry of a logout that a store failure cut short after the session record went: the user's index may still
@@ -66,7 +67,7 @@ export async function handleLogout(context: SentinelContext, request: SentinelRe
     const finished = await finishDeviceSessionEnding(context, sessionId, accountId);
     if (finished !== null) headers['set-cookie'] = expiredSessionCookie(context, request.mountPath);
     if (finished?.ended === true) {
-      context.emit({ type: 'session.ended', accountId, clientId: app?.clientId, userId: finished.userId, reason: 'logout' });
+      context.emit({ type: 'session.ended', accountId, clientId: app?.clientId, userId: finished.userId, reason: 'logout' }, 'committed');
     }
   }
   const target = single(params, 'post_logout_redirect_uri');

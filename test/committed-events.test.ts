@@ -1,0 +1,100 @@
+/**
+ * Events that report a change already made are emitted as `'committed'`: an `onEvent` that throws on one goes to
+ * `onError`, and the request keeps its answer instead of a 500 saying nothing changed (docs/observability.md#audit-events).
+ * Token revocation, the logout endpoint, `endSession` / `endUserSessions`, and the console's keys and sessions
+ * actions. (The account page's passkey removal is in test/account-page.test.ts.)
+ */
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { createConsole } from '../src/console/index.js';
+import type { SentinelEvent, SentinelRequest } from '../src/index.js';
+import { operatorCookie } from './helpers/console-session.js';
+import { ACCOUNT_PATH, exchangeCode, jsonOf, postForm, signIn } from './helpers/direct-flow.js';
+import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, makeSentinel } from './helpers/fixtures.js';
+import { sessionWorks, signInWithSession } from './helpers/logout-flow.js';
+
+/** A service whose `onEvent` throws on the named event types once `failing` is set; `onError` collects. */
+function vetoing(types: readonly string[], overrides: Record<string, unknown> = {}) {
+  const errors: unknown[] = [];
+  const state = { failing: false };
+  const sentinel = makeSentinel({
+    onEvent: (event: SentinelEvent) => {
+      if (state.failing && types.includes(event.type)) throw new Error(`audit sink down (${event.type})`);
+    },
+    onError: (error: unknown) => {
+      errors.push(error);
+    },
+    ...overrides,
+  });
+  return { sentinel, errors, state };
+}
+
+function consoleRequest(method: string, path: string, cookie: string, form?: Record<string, string>): SentinelRequest {
+  return {
+    method,
+    path,
+    query: new URLSearchParams(),
+    headers: { cookie, ...(form === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }) },
+    body: form === undefined ? undefined : new URLSearchParams(form).toString(),
+  };
+}
+
+describe('a throwing onEvent after an irreversible change', () => {
+  it('token revocation answers 200: the refresh token is revoked, and onError hears the hook', async () => {
+    const { sentinel, errors, state } = vetoing(['token.revoked']);
+    const { code, verifier } = await signIn(sentinel);
+    const tokens = jsonOf(await exchangeCode(sentinel, code, verifier));
+    const form = (path: string) =>
+      postForm(
+        sentinel,
+        `${ACCOUNT_PATH}/token/${path}`,
+        new URLSearchParams({ token: String(tokens.refresh_token), client_id: CLIENT_ID, client_secret: CLIENT_SECRET }).toString(),
+      );
+    state.failing = true;
+    const revoked = await form('revoke');
+    expect(revoked.status).toBe(200);
+    state.failing = false;
+    expect(jsonOf(await form('introspect')).active).toBe(false);
+    expect(errors.map(String)).toEqual(['Error: audit sink down (token.revoked)']);
+  });
+
+  it('the logout endpoint signs out (its cookie expired), and endUserSessions resolves to the count', async () => {
+    const { sentinel, errors, state } = vetoing(['session.ended']);
+    const first = await signInWithSession(sentinel);
+    state.failing = true;
+    const logout = await postForm(sentinel, `${ACCOUNT_PATH}/logout`, '', {
+      headers: { cookie: `sentinel_session=${first.cookie}`, 'sec-fetch-site': 'same-origin' },
+    });
+    expect(logout.status).toBeLessThan(400);
+    expect(String(logout.headers['set-cookie'])).toMatch(/^sentinel_session=;/);
+    expect(await sessionWorks(sentinel, first.cookie)).toBe(false);
+    const second = await signInWithSession(sentinel);
+    await expect(sentinel.endUserSessions({ accountId: ACCOUNT, userId: 'u-alice' })).resolves.toBe(1);
+    expect(await sessionWorks(sentinel, second.cookie)).toBe(false);
+    expect(errors.map(String)).toEqual(['Error: audit sink down (session.ended)', 'Error: audit sink down (session.ended)']);
+  });
+
+  it("the console's key rotation and revocation and its session endings answer as done", async () => {
+    const rotation = { encryptionKey: randomBytes(32).toString('base64url'), rotateEverySeconds: 3600, prePublishSeconds: 360 };
+    const { sentinel, errors, state } = vetoing(['console.changed'], { keys: undefined, keyRotation: rotation, keysPerAccount: true });
+    await sentinel.ready();
+    const operatorConsole = createConsole(sentinel, { authorize: () => 'admin' });
+    const cookie = await operatorCookie(sentinel, ACCOUNT, 'u-op', 600);
+    const keys = () => operatorConsole.handle(consoleRequest('GET', `/console/${ACCOUNT}/keys`, cookie));
+    const csrf = /name="csrf" value="([^"]+)"/.exec(String((await keys())?.body))?.[1] as string;
+    const post = (path: string, form: Record<string, string> = {}) =>
+      operatorConsole.handle(consoleRequest('POST', `/console/${ACCOUNT}/${path}`, cookie, { csrf, ...form }));
+    state.failing = true;
+    expect((await post('keys/rotate'))?.status).toBe(303);
+    // The account's ring exists once rotated: one of its keys to revoke.
+    const kid = /<tr><td><code>([^<]+)<\/code>/.exec(String((await keys())?.body))?.[1] as string;
+    expect((await post(`keys/${encodeURIComponent(kid)}/revoke`))?.status).toBe(303);
+    await operatorCookie(sentinel, ACCOUNT, 'u-other', 600);
+    const [session] = await sentinel.listSessions({ accountId: ACCOUNT, userId: 'u-other' });
+    expect((await post('sessions/end', { user: 'u-other', sid: session?.sid as string }))?.status).toBe(303);
+    await operatorCookie(sentinel, ACCOUNT, 'u-other', 600);
+    expect((await post('sessions/end-all', { user: 'u-other' }))?.status).toBe(303);
+    expect(await sentinel.listSessions({ accountId: ACCOUNT, userId: 'u-other' })).toEqual([]);
+    expect(errors.map(String)).toEqual(Array(4).fill('Error: audit sink down (console.changed)'));
+  });
+});
