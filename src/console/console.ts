@@ -135,29 +135,44 @@ export function createConsole(service: ConsoleService, options: ConsoleOptions):
         action = named;
       });
     } catch (error) {
-      if (error instanceof ConsoleRefusal) return refused(deps, call, action, error);
-      if (isOAuthError(error) && error.code !== 'server_error') {
-        // A malformed form (wrong type, too large, cut off): the same page and event as any refusal.
-        return refused(deps, call, action, new ConsoleRefusal('invalid_input', { detail: error.description }));
-      }
-      // A token endpoint's server_error under the callback: the service's edge has reported its cause already.
-      const reported = error instanceof ExchangeFailure && error.reported;
+      const refusal = refusalOf(error);
+      if (refusal === undefined) return failed(call, error);
       try {
-        if (!reported) catchRejection(service.config.onError?.(error, { route: 'console', accountId: call.operator?.accountId }));
-      } catch {
-        // A throwing onError must not take the host down.
+        return refused(deps, call, action, refusal);
+      } catch (hookError) {
+        // An onEvent that throws on console.denied vetoes the refusal's page, as at the service's edge: the hook's
+        // failure goes to onError and the answer is the console's 500 page, with its headers, not a rejection.
+        return failed(call, hookError);
       }
-      return consolePage(service.config, call, {
-        title: text(call, 'errorTitle'),
-        content: paragraph(text(call, 'serverError'), 'error'),
-        status: 500,
-      });
     }
+  }
+
+  /** The console's 500 page, its cause told to `onError` (unless the service's edge told it already). */
+  function failed(call: ConsoleCall, error: unknown): SentinelResponse {
+    // A token endpoint's server_error under the callback: the service's edge has reported its cause already.
+    const reported = error instanceof ExchangeFailure && error.reported;
+    try {
+      if (!reported) catchRejection(service.config.onError?.(error, { route: 'console', accountId: call.operator?.accountId }));
+    } catch {
+      // A throwing onError must not take the host down.
+    }
+    return consolePage(service.config, call, {
+      title: text(call, 'errorTitle'),
+      content: paragraph(text(call, 'serverError'), 'error'),
+      status: 500,
+    });
   }
   return { config, handle };
 }
 
-/** The page of a refusal, and its `console.denied` event naming the operator. */
+/** The refusal an error stands for: a console refusal, or a malformed form (wrong type, too large, cut off). */
+function refusalOf(error: unknown): ConsoleRefusal | undefined {
+  if (error instanceof ConsoleRefusal) return error;
+  if (isOAuthError(error) && error.code !== 'server_error') return new ConsoleRefusal('invalid_input', { detail: error.description });
+  return undefined;
+}
+
+/** The page of a refusal, and its `console.denied` event naming the operator (a throwing `onEvent` throws here). */
 function refused(deps: ConsoleDeps, call: ConsoleCall, action: string, refusal: ConsoleRefusal): SentinelResponse {
   const accountId = call.operator?.accountId ?? '';
   scopedContext(deps, call.request).emit({
