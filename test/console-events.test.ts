@@ -6,7 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { createConsole } from '../src/console/index.js';
 import type { SentinelEvent, SentinelRequest, SentinelResponse } from '../src/index.js';
-import { ACCOUNT, makeSentinel } from './helpers/fixtures.js';
+import { operatorCookie } from './helpers/console-session.js';
+import { ACCOUNT, CLIENT_ID, makeSentinel } from './helpers/fixtures.js';
 
 function request(method: string, path: string, init: { cookie?: string; form?: Record<string, string> } = {}): SentinelRequest {
   return {
@@ -49,5 +50,45 @@ describe('console: a throwing onEvent on console.denied', () => {
     expect(response.headers['content-security-policy']).toContain("frame-ancestors 'none'");
     expect(response.body).not.toContain('audit sink down');
     expect(h.errors.map(String)).toEqual(['Error: audit sink down (console.denied)']);
+  });
+});
+
+describe('console: each refusal emits console.denied naming its target', () => {
+  const denied = (events: SentinelEvent[]) => events.filter((event) => event.type === 'console.denied');
+
+  it('an operator whose role was withdrawn: 403 and not_operator, for a page and for a change', async () => {
+    const h = harness();
+    const cookie = await operatorCookie(h.sentinel, ACCOUNT, 'u-op', 600);
+    const page = await h.handle(request('GET', `/console/${ACCOUNT}/apps`, { cookie }));
+    const csrf = /name="csrf" value="([^"]+)"/.exec(String(page.body))?.[1] as string;
+    h.roles.current = null;
+    const before = h.events.length;
+    expect((await h.handle(request('GET', `/console/${ACCOUNT}/apps`, { cookie }))).status).toBe(403);
+    const change = await h.handle(request('POST', `/console/${ACCOUNT}/apps/${CLIENT_ID}/delete`, { cookie, form: { csrf } }));
+    expect(change.status).toBe(403);
+    expect(denied(h.events.slice(before))).toMatchObject([
+      { accountId: ACCOUNT, operator: 'u-op', action: 'GET apps', reason: 'not_operator', outcome: 'failure' },
+      { accountId: ACCOUNT, operator: 'u-op', action: `POST apps/${CLIENT_ID}/delete`, reason: 'not_operator', target: CLIENT_ID },
+    ]);
+  });
+
+  it('names the client id, kid or user a refused change aimed at', async () => {
+    const h = harness();
+    const admin = await operatorCookie(h.sentinel, ACCOUNT, 'u-op', 600);
+    const page = await h.handle(request('GET', `/console/${ACCOUNT}/apps`, { cookie: admin }));
+    const csrf = /name="csrf" value="([^"]+)"/.exec(String(page.body))?.[1] as string;
+    await h.handle(request('POST', `/console/${ACCOUNT}/apps/nope/delete`, { cookie: admin, form: { csrf } }));
+    await h.handle(request('POST', `/console/${ACCOUNT}/apps/${CLIENT_ID}/disable`, { form: { csrf: 'x' } }));
+    await h.handle(request('POST', `/console/${ACCOUNT}/keys/kid-1/revoke`, { cookie: admin, form: { csrf: 'forged' } }));
+    await h.handle(request('POST', `/console/${ACCOUNT}/sessions/end-all`, { cookie: admin, form: { csrf: 'forged', user: 'u-carol' } }));
+    h.roles.current = 'viewer';
+    await h.handle(request('POST', `/console/${ACCOUNT}/sessions/end-all`, { cookie: admin, form: { csrf, user: 'u-bob' } }));
+    expect(denied(h.events).map((event) => event.type === 'console.denied' && [event.reason, event.target])).toEqual([
+      ['unknown_app', 'nope'],
+      ['csrf', CLIENT_ID],
+      ['csrf', 'kid-1'],
+      ['csrf', 'u-carol'],
+      ['viewer', 'u-bob'],
+    ]);
   });
 });

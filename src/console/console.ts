@@ -32,7 +32,7 @@ import {
   type StoredOperatorSession,
 } from './operator-session.js';
 import { type ConsoleCall, consolePage, paragraph, text } from './page.js';
-import { ConsoleRefusal } from './refusal.js';
+import { ConsoleRefusal, formTarget, pathTarget } from './refusal.js';
 import type { ConsoleOptions, ConsoleService } from './service.js';
 import { originStands } from './session-origin.js';
 import { sessionsAction, sessionsPage } from './sessions-page.js';
@@ -130,15 +130,17 @@ export function createConsole(service: ConsoleService, options: ConsoleOptions):
       base: `${request.mountPath ?? ''}${path}`,
     };
     let action = `${request.method} ${rest.split('/').slice(1).join('/') || rest}`;
+    let target: string | undefined;
     try {
-      return await route(deps, call, location, rest, sessionTtl, (named) => {
+      return await route(deps, call, location, rest, sessionTtl, (named, concerned) => {
         action = named;
+        target = concerned;
       });
     } catch (error) {
       const refusal = refusalOf(error);
       if (refusal === undefined) return failed(call, error);
       try {
-        return refused(deps, call, action, refusal);
+        return refused(deps, call, action, refusal, target);
       } catch (hookError) {
         // An onEvent that throws on console.denied vetoes the refusal's page, as at the service's edge: the hook's
         // failure goes to onError and the answer is the console's 500 page, with its headers, not a rejection.
@@ -172,8 +174,18 @@ function refusalOf(error: unknown): ConsoleRefusal | undefined {
   return undefined;
 }
 
-/** The page of a refusal, and its `console.denied` event naming the operator (a throwing `onEvent` throws here). */
-function refused(deps: ConsoleDeps, call: ConsoleCall, action: string, refusal: ConsoleRefusal): SentinelResponse {
+/**
+ * The page of a refusal, and its `console.denied` event naming the operator and the target: the refusal's own, else
+ * the one the request named (`target`), so that a refused change says what it was aimed at (a throwing `onEvent`
+ * throws here).
+ */
+function refused(
+  deps: ConsoleDeps,
+  call: ConsoleCall,
+  action: string,
+  refusal: ConsoleRefusal,
+  target: string | undefined,
+): SentinelResponse {
   const accountId = call.operator?.accountId ?? '';
   scopedContext(deps, call.request).emit({
     type: 'console.denied',
@@ -181,6 +193,7 @@ function refused(deps: ConsoleDeps, call: ConsoleCall, action: string, refusal: 
     operator: call.operator?.userId,
     action,
     reason: refusal.reason,
+    target: refusal.target ?? target,
   });
   const message = text(call, refusal.messageKey, {
     account: accountId,
@@ -195,9 +208,18 @@ function refused(deps: ConsoleDeps, call: ConsoleCall, action: string, refusal: 
   });
 }
 
-/** Reads a POSTed form and checks its CSRF token against the session's (constant time). */
-async function checkedForm(deps: ConsoleDeps, call: ConsoleCall, session: { csrf: string }): Promise<ParamMap> {
+/**
+ * Reads a POSTed form and checks its CSRF token against the session's (constant time). `read` sees the form first,
+ * so a refusal of a forged one can still name the target it carries.
+ */
+async function checkedForm(
+  deps: ConsoleDeps,
+  call: ConsoleCall,
+  session: { csrf: string },
+  read?: (form: ParamMap) => void,
+): Promise<ParamMap> {
   const form = await readForm(call.request, deps.service.config.bodyLimit);
+  read?.(form);
   const presented = form.get('csrf')?.[0];
   if (presented === undefined || !digestsEqual(presented, session.csrf)) throw new ConsoleRefusal('csrf');
   return form;
@@ -209,7 +231,7 @@ async function route(
   location: ConsoleLocation,
   rest: string,
   sessionTtl: number,
-  name: (action: string) => void,
+  name: (action: string, target?: string) => void,
 ): Promise<SentinelResponse> {
   const { request } = call;
   const { service } = deps;
@@ -243,19 +265,32 @@ async function route(
   } catch {
     throw new ConsoleRefusal('unknown_account', { target: '' });
   }
+  const sub = parts.join('/');
+  const target = pathTarget(parts.map(decodePart));
   const stored = await liveOperatorSession(deps, request);
   if (stored === null) {
     // Not signed in: a page sends the browser to sign in; a change without a session is a forged or stale form.
     if (method === 'GET') return redirect(303, `${call.base}/sign-in?account=${encodeURIComponent(accountId)}`);
-    name(`${method} ${parts.join('/')}`);
+    name(`${method} ${sub}`, target);
     throw new ConsoleRefusal('csrf');
   }
   const role = await deps.options.authorize({ accountId: stored.accountId, userId: stored.userId });
-  if (role !== 'admin' && role !== 'viewer') return notOperatorPage(deps, call, stored.accountId);
+  if (role !== 'admin' && role !== 'viewer') {
+    // Signed in, but no longer an operator (the role withdrawn since): refused like any other request, and audited.
+    // A throwing onEvent vetoes the page: the console's 500, as for any refusal.
+    scopedContext(deps, request).emit({
+      type: 'console.denied',
+      accountId: stored.accountId,
+      operator: stored.userId,
+      action: `${method} ${sub}`,
+      reason: 'not_operator',
+      target,
+    });
+    return notOperatorPage(deps, call, stored.accountId);
+  }
   const operator: OperatorSession = { ...stored, role };
   call.operator = operator;
-  const sub = parts.join('/');
-  name(`${method} ${sub}`);
+  name(`${method} ${sub}`, target);
   // The operator's account is the one they signed in to; an address naming another one is refused, not followed.
   if (accountId !== operator.accountId) throw new ConsoleRefusal('account');
   if (method === 'GET') {
@@ -268,7 +303,11 @@ async function route(
     return notFoundPage(deps, call);
   }
   if (method !== 'POST') return notFoundPage(deps, call);
-  const form = await checkedForm(deps, call, operator);
+  // A session change's target is the user its form names: a refusal from here on (a forged CSRF token, a viewer,
+  // no such session) says so.
+  const form = await checkedForm(deps, call, operator, (read) => {
+    if (parts[0] === 'sessions') name(`${method} ${sub}`, formTarget(read));
+  });
   if (operator.role !== 'admin') throw new ConsoleRefusal('viewer');
   if (parts[0] === 'apps') return appsAction(deps, call, parts.slice(1).map(decodePart), form);
   if (parts[0] === 'keys') return keysAction(deps, call, parts.slice(1).map(decodePart), form);

@@ -2,7 +2,33 @@
  * A refused console action: a clear message on the page, nothing changed, and a `console.denied` audit event naming
  * the operator, the action and the reason (the router emits it, once, for every refusal).
  */
+import type { ParamMap } from '../http/params.js';
 import type { ConsoleMessages } from './messages/console-messages.js';
+
+/** The longest target a refusal's event names, as the actions cut theirs. */
+const MAX_TARGET = 200;
+
+/**
+ * The client id or kid an account path names (`apps/{clientId}/…`, `keys/{kid}/revoke`, decoded): what a change
+ * refused before its action ran (no session, a wrong CSRF token, a viewer) was aimed at, for the event.
+ *
+ * @example pathTarget(['apps', 'client-a', 'disable']); // 'client-a'
+ */
+export function pathTarget(parts: readonly string[]): string | undefined {
+  if ((parts[0] !== 'apps' && parts[0] !== 'keys') || parts.length < 2) return undefined;
+  const target = parts[1] ?? '';
+  return target === '' ? undefined : target.slice(0, MAX_TARGET);
+}
+
+/**
+ * The user a sessions form names (`user`): the target of a refused session change.
+ *
+ * @example formTarget(form); // 'u-bob'
+ */
+export function formTarget(form: ParamMap): string | undefined {
+  const user = (form.get('user')?.[0] ?? '').trim();
+  return user === '' ? undefined : user.slice(0, MAX_TARGET);
+}
 
 /** Why an action was refused; the reason goes into the audit event as is. */
 export type RefusalReason =

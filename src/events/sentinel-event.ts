@@ -84,7 +84,14 @@ export type SentinelEvent =
   // the operator (the user id the service signed in) and the target (a client id or kid, never a secret).
   | (EventBase & { type: 'console.signed_in'; operator: string; role: 'admin' | 'viewer' })
   | (EventBase & { type: 'console.changed'; operator: string; action: string; target?: string | undefined })
-  | (EventBase & { type: 'console.denied'; operator?: string | undefined; action: string; reason: string })
+  | (EventBase & {
+      type: 'console.denied';
+      operator?: string | undefined;
+      action: string;
+      reason: string;
+      /** The client id, kid or user the refused request aimed at, when it named one. */
+      target?: string | undefined;
+    })
   // The device authorization grant (RFC 8628): codes handed to a device, and the person's decision on the page.
   | (EventBase & { type: 'device.authorized'; clientId: string })
   | (EventBase & { type: 'device.approved'; userId: string })
