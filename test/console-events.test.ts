@@ -92,3 +92,26 @@ describe('console: each refusal emits console.denied naming its target', () => {
     ]);
   });
 });
+
+describe("console: the registry's own events", () => {
+  it('disabling and enabling an app emit app.updated with the operator as actor, besides console.changed', async () => {
+    const h = harness(['app.updated']);
+    const cookie = await operatorCookie(h.sentinel, ACCOUNT, 'u-op', 600);
+    const page = await h.handle(request('GET', `/console/${ACCOUNT}/apps`, { cookie }));
+    const csrf = /name="csrf" value="([^"]+)"/.exec(String(page.body))?.[1] as string;
+    const before = h.events.length;
+    for (const action of ['disable', 'enable']) {
+      expect((await h.handle(request('POST', `/console/${ACCOUNT}/apps/${CLIENT_ID}/${action}`, { cookie, form: { csrf } }))).status).toBe(
+        303,
+      );
+    }
+    expect(h.events.slice(before)).toMatchObject([
+      { type: 'app.updated', accountId: ACCOUNT, clientId: CLIENT_ID, actor: 'console:u-op', changed: ['disabled'] },
+      { type: 'console.changed', action: 'app.disable', target: CLIENT_ID },
+      { type: 'app.updated', accountId: ACCOUNT, clientId: CLIENT_ID, actor: 'console:u-op', changed: ['disabled'] },
+      { type: 'console.changed', action: 'app.enable', target: CLIENT_ID },
+    ]);
+    // Committed: the throwing hook vetoed neither change.
+    expect(h.errors.map(String)).toEqual(Array(2).fill('Error: audit sink down (app.updated)'));
+  });
+});

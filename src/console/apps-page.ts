@@ -1,7 +1,8 @@
 /**
  * The apps pages: the account's apps (searched, paginated), one app, and the changes an admin makes: register
  * (the secret shown once), redirect URIs, secret rotation with overlap, disable, enable, delete. Every change goes
- * through the AppStore with the operator as the change's actor and emits `console.changed`.
+ * through the AppStore with the operator as the change's actor and emits the registry's own `app.*` event and
+ * `console.changed`.
  */
 import type { App } from '../apps/app.js';
 import { assertValidApp } from '../apps/app-validation.js';
@@ -273,6 +274,9 @@ export async function appsAction(
       // This instance's bearer guard forgets the app at once: its tokens stop here now, elsewhere within the
       // presence cache's lifetime.
       appPresence(context).forget(accountId, clientId);
+      // The registry's own event, as for the console's other app changes: an audit sink that follows the registry
+      // (app.*) sees the app stop and start again. `changed` names the field, whichever way it went.
+      context.emit({ type: 'app.updated', accountId, clientId, actor: change.actor, changed: ['disabled'] }, 'committed');
       changed(`app.${action}`, clientId);
       return done();
     }
