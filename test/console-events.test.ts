@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createConsole } from '../src/console/index.js';
+import { contextOf } from '../src/http/context.js';
 import type { SentinelEvent, SentinelRequest, SentinelResponse } from '../src/index.js';
 import { operatorCookie } from './helpers/console-session.js';
 import { ACCOUNT, CLIENT_ID, makeSentinel } from './helpers/fixtures.js';
@@ -113,5 +114,25 @@ describe("console: the registry's own events", () => {
     ]);
     // Committed: the throwing hook vetoed neither change.
     expect(h.errors.map(String)).toEqual(Array(2).fill('Error: audit sink down (app.updated)'));
+  });
+
+  it('a sign-in registers the console client with app.registered, and corrects its callback with app.updated', async () => {
+    const h = harness(['app.registered', 'app.updated']);
+    const start = () => h.handle({ ...request('GET', '/console/sign-in'), query: new URLSearchParams({ account: ACCOUNT }) });
+    expect((await start()).status).toBe(303);
+    expect((await start()).status).toBe(303);
+    const apps = contextOf(h.sentinel).apps;
+    const client = await apps.findApp(ACCOUNT, 'sentinel-console');
+    expect(client).not.toBeNull();
+    // The configured callback moved: the next sign-in rewrites the client's redirect URI.
+    await apps.saveApp?.({ ...(client as NonNullable<typeof client>), redirectUris: ['http://localhost/old/callback'] }, { actor: 'test' });
+    expect((await start()).status).toBe(303);
+    const registry = h.events.filter((event) => event.type.startsWith('app.'));
+    expect(registry).toMatchObject([
+      { type: 'app.registered', accountId: ACCOUNT, clientId: 'sentinel-console', actor: 'console' },
+      { type: 'app.updated', accountId: ACCOUNT, clientId: 'sentinel-console', actor: 'console', changed: ['redirectUris'] },
+    ]);
+    // Committed: the client is saved whatever the hook says, and the sign-in goes on.
+    expect(h.errors.map(String)).toEqual(['Error: audit sink down (app.registered)', 'Error: audit sink down (app.updated)']);
   });
 });

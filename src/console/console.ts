@@ -242,7 +242,8 @@ async function route(
     name('sign-in');
     const accountId = request.query.get('account')?.trim() ?? '';
     if (accountId === '' || accountId.length > 200) throw new ConsoleRefusal('unknown_account', { target: accountId.slice(0, 200) });
-    return startSignIn(service, deps.context, location, accountId);
+    // The request's context: the registry event of a client registered or corrected carries its address and id.
+    return startSignIn(service, scopedContext(deps, request), location, accountId);
   }
   if (rest === 'callback' && method === 'GET') return callback(deps, call, location, sessionTtl);
   if (rest === 'sign-out' && method === 'POST') {

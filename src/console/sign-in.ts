@@ -30,6 +30,9 @@ import { originOfGrant } from './session-origin.js';
  */
 export const CONSOLE_CLIENT_ID = 'sentinel-console';
 
+/** The actor of the console's own changes to its client (not an operator's: no one is signed in yet). */
+const CONSOLE_ACTOR = 'console';
+
 /** How long a sign-in may take from the console's redirect to its callback. */
 const SIGN_IN_TTL_SECONDS = 600;
 
@@ -57,7 +60,9 @@ export interface ConsoleLocation {
 /**
  * Makes sure the account has the console's client with the configured callback URL, registering it (or correcting
  * its redirect URI after the configuration changed) through the AppStore. Refuses an account the registry does not
- * know: no client is created in an account that does not exist.
+ * know: no client is created in an account that does not exist. Anyone may start a sign-in, so the change is
+ * audited like any other registry change: `app.registered` or `app.updated` (actor `console`), committed since the
+ * client is saved.
  */
 async function ensureConsoleClient(context: SentinelContext, accountId: string, callbackUrl: string): Promise<void> {
   const { apps } = context;
@@ -76,7 +81,14 @@ async function ensureConsoleClient(context: SentinelContext, accountId: string, 
     },
     'console client',
   );
-  await apps.saveApp({ ...app, createdAt: existing?.createdAt ?? Math.floor(Date.now() / 1000) }, { actor: 'console' });
+  await apps.saveApp({ ...app, createdAt: existing?.createdAt ?? Math.floor(Date.now() / 1000) }, { actor: CONSOLE_ACTOR });
+  if (existing === null)
+    context.emit({ type: 'app.registered', accountId, clientId: CONSOLE_CLIENT_ID, actor: CONSOLE_ACTOR }, 'committed');
+  else
+    context.emit(
+      { type: 'app.updated', accountId, clientId: CONSOLE_CLIENT_ID, actor: CONSOLE_ACTOR, changed: ['redirectUris'] },
+      'committed',
+    );
 }
 
 /** `GET {base}/sign-in?account=…`: the 303 to the account's authorization endpoint. */
