@@ -6,27 +6,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateClientSecret, hashClientSecret, verifyAppSecret } from '../src/apps/client-secrets.js';
 import { APPS_DATABASE_COMMANDS } from '../src/cli/apps-manage.js';
-import type { CLIIO } from '../src/cli/io.js';
 import { PostgresAppStore } from '../src/postgres/index.js';
 import { requirePostgres, sharedPostgres, throwawayDatabase } from './helpers/postgres.js';
+import { capturedIO } from './helpers/cli-io.js';
 
 const available = await sharedPostgres('cli-apps-disabled-postgres');
-
-function io(): CLIIO & { out: string; err: string } {
-  const captured = {
-    out: '',
-    err: '',
-    env: {},
-    stdout(text: string) {
-      captured.out += text;
-    },
-    stderr(text: string) {
-      captured.err += text;
-    },
-    readSecret: async () => null,
-  };
-  return captured;
-}
 
 describe.skipIf(available.skip)('apps rotate-secret on a disabled app', () => {
   let database: Awaited<ReturnType<typeof throwawayDatabase>> | undefined;
@@ -57,26 +41,26 @@ describe.skipIf(available.skip)('apps rotate-secret on a disabled app', () => {
       tokenEndpointAuthMethod: 'client_secret_basic',
     });
     const db = ['--database', database?.url ?? '', '--account', accountId, '--client', clientId];
-    expect(await APPS_DATABASE_COMMANDS.disable(db, io())).toBe(0);
+    expect(await APPS_DATABASE_COMMANDS.disable(db, capturedIO())).toBe(0);
 
-    const rotation = io();
+    const rotation = capturedIO();
     expect(await APPS_DATABASE_COMMANDS['rotate-secret']([...db, '--overlap', '0', '--json'], rotation), rotation.err).toBe(0);
     const { clientSecret } = JSON.parse(rotation.out) as { clientSecret: string };
     // Still disabled: the service does not know it.
     expect(await store.findApp(accountId, clientId)).toBeNull();
 
-    expect(await APPS_DATABASE_COMMANDS.enable(db, io())).toBe(0);
+    expect(await APPS_DATABASE_COMMANDS.enable(db, capturedIO())).toBe(0);
     const enabled = await store.findApp(accountId, clientId);
     expect(verifyAppSecret(clientSecret, enabled)).toBe(true);
     expect(verifyAppSecret(leaked, enabled)).toBe(false);
 
-    const shown = io();
+    const shown = capturedIO();
     expect(await APPS_DATABASE_COMMANDS.show(db, shown)).toBe(0);
     expect(shown.out).toMatch(/disabled[\s\S]*secret-rotated[\s\S]*enabled/);
   });
 
   it('still answers "no app" for an app the registry does not hold', async () => {
-    const missing = io();
+    const missing = capturedIO();
     const db = ['--database', database?.url ?? '', '--account', '777', '--client', 'nobody'];
     expect(await APPS_DATABASE_COMMANDS['rotate-secret'](db, missing)).toBe(1);
     expect(missing.err).toContain('no app nobody in account 777');

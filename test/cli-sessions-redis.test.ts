@@ -6,7 +6,6 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CLIIO } from '../src/cli/io.js';
 import { runSessionsEnd, runSessionsList } from '../src/cli/sessions.js';
 import { type AppStore, hashClientSecret, MemoryAppStore, type Sentinel } from '../src/index.js';
 import { LogoutQueue } from '../src/logout/logout-queue.js';
@@ -16,6 +15,7 @@ import { ACCOUNT, baseOptions, CLIENT_ID, makeSentinel, USER_ID } from './helper
 import { type FlowApp, MAIN_APP, signInWithSession, tokenStanding } from './helpers/logout-flow.js';
 import { type LogoutReceiver, startReceiver } from './helpers/logout-receiver.js';
 import { deleteByPrefix, REDIS_URL, requireAvailable, sharedRedis } from './helpers/redis.js';
+import { capturedIO } from './helpers/cli-io.js';
 
 const redis = await sharedRedis('cli-sessions-redis');
 const PREFIX = `sentinel-cli-sessions-test:${randomBytes(8).toString('hex')}:`;
@@ -28,22 +28,6 @@ const HTTPS_APP: FlowApp = {
   redirectUri: 'https://rp.example.com/cb',
 };
 const LIVE = { guard: true, introspection: true, refresh: true };
-
-function io(): CLIIO & { out: string; err: string } {
-  const captured = {
-    out: '',
-    err: '',
-    env: {},
-    stdout(text: string) {
-      captured.out += text;
-    },
-    stderr(text: string) {
-      captured.err += text;
-    },
-    readSecret: async () => null,
-  };
-  return captured;
-}
 
 describe.skipIf(redis.skip)('sentinel-idp sessions list|end', () => {
   let client: Redis;
@@ -78,14 +62,14 @@ describe.skipIf(redis.skip)('sentinel-idp sessions list|end', () => {
     const second = await signInWithSession(sentinel);
     const common = ['--account', ACCOUNT, '--redis', REDIS_URL, '--prefix', PREFIX];
 
-    const listed = io();
+    const listed = capturedIO();
     expect(await runSessionsList([...common, '--user', USER_ID], listed)).toBe(0);
     expect(JSON.parse(listed.out)).toEqual([
       { sid: first.tokens.sid, authTime: expect.any(Number), clientIds: [CLIENT_ID] },
       { sid: second.tokens.sid, authTime: expect.any(Number), clientIds: [CLIENT_ID] },
     ]);
 
-    const one = io();
+    const one = capturedIO();
     expect(await runSessionsEnd([...common, '--sid', first.tokens.sid], one)).toBe(0);
     expect(JSON.parse(one.out)).toEqual({ ended: 1 });
     expect(await tokenStanding(sentinel, first.tokens, MAIN_APP)).toEqual(ENDED);
@@ -93,12 +77,12 @@ describe.skipIf(redis.skip)('sentinel-idp sessions list|end', () => {
     await receiver.waitFor(1);
     expect(receiver.received[0]?.sid).toBe(first.tokens.sid);
 
-    const again = io();
+    const again = capturedIO();
     expect(await runSessionsEnd([...common, '--sid', first.tokens.sid], again)).toBe(1);
     expect(JSON.parse(again.out)).toEqual({ ended: 0 });
     expect(again.err).toMatch(/no such session/);
 
-    const everyone = io();
+    const everyone = capturedIO();
     expect(await runSessionsEnd([...common, '--user', USER_ID], everyone)).toBe(0);
     expect(JSON.parse(everyone.out)).toEqual({ ended: 1 });
     expect(await tokenStanding(sentinel, second.tokens, MAIN_APP)).toEqual(ENDED);
@@ -106,25 +90,27 @@ describe.skipIf(redis.skip)('sentinel-idp sessions list|end', () => {
     expect(receiver.received.map((entry) => entry.sid)).toEqual([first.tokens.sid, second.tokens.sid]);
     expect(receiver.problems).toEqual([]);
 
-    const none = io();
+    const none = capturedIO();
     expect(await runSessionsList([...common, '--user', USER_ID], none)).toBe(0);
     expect(JSON.parse(none.out)).toEqual([]);
   }, 30_000);
 
   it('refuses a wrong command line before connecting', async () => {
     const base = ['--account', ACCOUNT, '--redis', REDIS_URL];
-    await expect(runSessionsEnd([...base, '--sid', 'x', '--user', USER_ID], io())).rejects.toThrow(/--sid or --user/);
-    await expect(runSessionsEnd(base, io())).rejects.toThrow(/--sid or --user/);
-    await expect(runSessionsList(['--account', ACCOUNT, '--user', USER_ID], io())).rejects.toThrow(/--redis is required/);
-    await expect(runSessionsList([...base, '--user', USER_ID, '--sid', 'x'], io())).rejects.toThrow(/--sid belongs to sessions end/);
-    await expect(runSessionsList(['--user', USER_ID, '--redis', REDIS_URL], io())).rejects.toThrow(/--account is required/);
-    await expect(runSessionsEnd([...base, '--user', USER_ID, '--redis', 'http://nope'], io())).rejects.toThrow(/only once/);
+    await expect(runSessionsEnd([...base, '--sid', 'x', '--user', USER_ID], capturedIO())).rejects.toThrow(/--sid or --user/);
+    await expect(runSessionsEnd(base, capturedIO())).rejects.toThrow(/--sid or --user/);
+    await expect(runSessionsList(['--account', ACCOUNT, '--user', USER_ID], capturedIO())).rejects.toThrow(/--redis is required/);
+    await expect(runSessionsList([...base, '--user', USER_ID, '--sid', 'x'], capturedIO())).rejects.toThrow(
+      /--sid belongs to sessions end/,
+    );
+    await expect(runSessionsList(['--user', USER_ID, '--redis', REDIS_URL], capturedIO())).rejects.toThrow(/--account is required/);
+    await expect(runSessionsEnd([...base, '--user', USER_ID, '--redis', 'http://nope'], capturedIO())).rejects.toThrow(/only once/);
     // A URL of another scheme is a wrong command line (exit 2), as a wrong --database is, not a failure to connect.
-    await expect(runSessionsList(['--account', ACCOUNT, '--user', USER_ID, '--redis', 'http://x'], io())).rejects.toMatchObject({
+    await expect(runSessionsList(['--account', ACCOUNT, '--user', USER_ID, '--redis', 'http://x'], capturedIO())).rejects.toMatchObject({
       name: 'UsageError',
       message: expect.stringMatching(/--redis must be a redis:\/\/ or rediss:\/\/ URL/),
     });
-    const help = io();
+    const help = capturedIO();
     expect(await runSessionsList(['--help'], help)).toBe(0);
     expect(help.out).toMatch(/sessions end --account/);
   });
@@ -177,7 +163,7 @@ describe.skipIf(redis.skip)('sentinel-idp sessions end and an https client id', 
     expect(sentinel.config.clientIdMetadataDocuments.enabled).toBe(false);
     const { tokens } = await signInWithSession(sentinel, HTTPS_APP);
 
-    const ended = io();
+    const ended = capturedIO();
     expect(await runSessionsEnd(['--account', ACCOUNT, '--user', USER_ID, '--redis', REDIS_URL, '--prefix', prefix], ended)).toBe(0);
     expect(JSON.parse(ended.out)).toEqual({ ended: 1 });
     expect(await tokenStanding(sentinel, tokens, HTTPS_APP)).toEqual(ENDED);

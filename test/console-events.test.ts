@@ -7,21 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { createConsole } from '../src/console/index.js';
 import { contextOf } from '../src/http/context.js';
 import type { SentinelEvent, SentinelRequest, SentinelResponse } from '../src/index.js';
-import { operatorCookie } from './helpers/console-session.js';
+import { consoleRequest, operatorCookie } from './helpers/console-session.js';
 import { ACCOUNT, CLIENT_ID, makeSentinel } from './helpers/fixtures.js';
-
-function request(method: string, path: string, init: { cookie?: string; form?: Record<string, string> } = {}): SentinelRequest {
-  return {
-    method,
-    path,
-    query: new URLSearchParams(),
-    headers: {
-      ...(init.cookie === undefined ? {} : { cookie: init.cookie }),
-      ...(init.form === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
-    },
-    body: init.form === undefined ? undefined : new URLSearchParams(init.form).toString(),
-  };
-}
 
 /** A console over a service whose `onEvent` records, and throws on the types in `vetoed`. */
 function harness(vetoed: readonly string[] = []) {
@@ -45,7 +32,7 @@ function harness(vetoed: readonly string[] = []) {
 describe('console: a throwing onEvent on console.denied', () => {
   it("answers the console's 500 page with its headers, and onError hears the hook", async () => {
     const h = harness(['console.denied']);
-    const response = await h.handle(request('POST', `/console/${ACCOUNT}/apps`, { form: { csrf: 'x' } }));
+    const response = await h.handle(consoleRequest('POST', `/console/${ACCOUNT}/apps`, { form: { csrf: 'x' } }));
     expect(response.status).toBe(500);
     expect(response.headers['x-frame-options']).toBe('DENY');
     expect(response.headers['content-security-policy']).toContain("frame-ancestors 'none'");
@@ -60,12 +47,12 @@ describe('console: each refusal emits console.denied naming its target', () => {
   it('an operator whose role was withdrawn: 403 and not_operator, for a page and for a change', async () => {
     const h = harness();
     const cookie = await operatorCookie(h.sentinel, ACCOUNT, 'u-op', 600);
-    const page = await h.handle(request('GET', `/console/${ACCOUNT}/apps`, { cookie }));
+    const page = await h.handle(consoleRequest('GET', `/console/${ACCOUNT}/apps`, { cookie }));
     const csrf = /name="csrf" value="([^"]+)"/.exec(String(page.body))?.[1] as string;
     h.roles.current = null;
     const before = h.events.length;
-    expect((await h.handle(request('GET', `/console/${ACCOUNT}/apps`, { cookie }))).status).toBe(403);
-    const change = await h.handle(request('POST', `/console/${ACCOUNT}/apps/${CLIENT_ID}/delete`, { cookie, form: { csrf } }));
+    expect((await h.handle(consoleRequest('GET', `/console/${ACCOUNT}/apps`, { cookie }))).status).toBe(403);
+    const change = await h.handle(consoleRequest('POST', `/console/${ACCOUNT}/apps/${CLIENT_ID}/delete`, { cookie, form: { csrf } }));
     expect(change.status).toBe(403);
     expect(denied(h.events.slice(before))).toMatchObject([
       { accountId: ACCOUNT, operator: 'u-op', action: 'GET apps', reason: 'not_operator', outcome: 'failure' },
@@ -76,14 +63,16 @@ describe('console: each refusal emits console.denied naming its target', () => {
   it('names the client id, kid or user a refused change aimed at', async () => {
     const h = harness();
     const admin = await operatorCookie(h.sentinel, ACCOUNT, 'u-op', 600);
-    const page = await h.handle(request('GET', `/console/${ACCOUNT}/apps`, { cookie: admin }));
+    const page = await h.handle(consoleRequest('GET', `/console/${ACCOUNT}/apps`, { cookie: admin }));
     const csrf = /name="csrf" value="([^"]+)"/.exec(String(page.body))?.[1] as string;
-    await h.handle(request('POST', `/console/${ACCOUNT}/apps/nope/delete`, { cookie: admin, form: { csrf } }));
-    await h.handle(request('POST', `/console/${ACCOUNT}/apps/${CLIENT_ID}/disable`, { form: { csrf: 'x' } }));
-    await h.handle(request('POST', `/console/${ACCOUNT}/keys/kid-1/revoke`, { cookie: admin, form: { csrf: 'forged' } }));
-    await h.handle(request('POST', `/console/${ACCOUNT}/sessions/end-all`, { cookie: admin, form: { csrf: 'forged', user: 'u-carol' } }));
+    await h.handle(consoleRequest('POST', `/console/${ACCOUNT}/apps/nope/delete`, { cookie: admin, form: { csrf } }));
+    await h.handle(consoleRequest('POST', `/console/${ACCOUNT}/apps/${CLIENT_ID}/disable`, { form: { csrf: 'x' } }));
+    await h.handle(consoleRequest('POST', `/console/${ACCOUNT}/keys/kid-1/revoke`, { cookie: admin, form: { csrf: 'forged' } }));
+    await h.handle(
+      consoleRequest('POST', `/console/${ACCOUNT}/sessions/end-all`, { cookie: admin, form: { csrf: 'forged', user: 'u-carol' } }),
+    );
     h.roles.current = 'viewer';
-    await h.handle(request('POST', `/console/${ACCOUNT}/sessions/end-all`, { cookie: admin, form: { csrf, user: 'u-bob' } }));
+    await h.handle(consoleRequest('POST', `/console/${ACCOUNT}/sessions/end-all`, { cookie: admin, form: { csrf, user: 'u-bob' } }));
     expect(denied(h.events).map((event) => event.type === 'console.denied' && [event.reason, event.target])).toEqual([
       ['unknown_app', 'nope'],
       ['csrf', CLIENT_ID],
@@ -98,13 +87,13 @@ describe("console: the registry's own events", () => {
   it('disabling and enabling an app emit app.updated with the operator as actor, besides console.changed', async () => {
     const h = harness(['app.updated']);
     const cookie = await operatorCookie(h.sentinel, ACCOUNT, 'u-op', 600);
-    const page = await h.handle(request('GET', `/console/${ACCOUNT}/apps`, { cookie }));
+    const page = await h.handle(consoleRequest('GET', `/console/${ACCOUNT}/apps`, { cookie }));
     const csrf = /name="csrf" value="([^"]+)"/.exec(String(page.body))?.[1] as string;
     const before = h.events.length;
     for (const action of ['disable', 'enable']) {
-      expect((await h.handle(request('POST', `/console/${ACCOUNT}/apps/${CLIENT_ID}/${action}`, { cookie, form: { csrf } }))).status).toBe(
-        303,
-      );
+      expect(
+        (await h.handle(consoleRequest('POST', `/console/${ACCOUNT}/apps/${CLIENT_ID}/${action}`, { cookie, form: { csrf } }))).status,
+      ).toBe(303);
     }
     expect(h.events.slice(before)).toMatchObject([
       { type: 'app.updated', accountId: ACCOUNT, clientId: CLIENT_ID, actor: 'console:u-op', changed: ['disabled'] },
@@ -118,7 +107,7 @@ describe("console: the registry's own events", () => {
 
   it('a sign-in registers the console client with app.registered, and corrects its callback with app.updated', async () => {
     const h = harness(['app.registered', 'app.updated']);
-    const start = () => h.handle({ ...request('GET', '/console/sign-in'), query: new URLSearchParams({ account: ACCOUNT }) });
+    const start = () => h.handle({ ...consoleRequest('GET', '/console/sign-in'), query: new URLSearchParams({ account: ACCOUNT }) });
     expect((await start()).status).toBe(303);
     expect((await start()).status).toBe(303);
     const apps = contextOf(h.sentinel).apps;

@@ -9,22 +9,9 @@ import { MemoryAppStore } from '../src/apps/memory-app-store.js';
 import { createConsole, MemoryEventLog } from '../src/console/index.js';
 import { tapEvents } from '../src/events/event-taps.js';
 import { contextOf } from '../src/http/context.js';
-import { MemoryStore, type SentinelEvent, type SentinelRequest } from '../src/index.js';
-import { operatorCookie } from './helpers/console-session.js';
+import { MemoryStore, type SentinelEvent } from '../src/index.js';
+import { consoleRequest, operatorCookie } from './helpers/console-session.js';
 import { ACCOUNT, CLIENT_ID, makeSentinel, OTHER_ACCOUNT } from './helpers/fixtures.js';
-
-function request(method: string, path: string, init: { cookie?: string; form?: Record<string, string> } = {}): SentinelRequest {
-  return {
-    method,
-    path,
-    query: new URLSearchParams(),
-    headers: {
-      ...(init.cookie === undefined ? {} : { cookie: init.cookie }),
-      ...(init.form === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
-    },
-    body: init.form === undefined ? undefined : new URLSearchParams(init.form).toString(),
-  };
-}
 
 function event(at: number, overrides: Partial<SentinelEvent> = {}): SentinelEvent {
   return { type: 'session.created', at, accountId: ACCOUNT, userId: 'u-1', outcome: 'success', ...overrides } as SentinelEvent;
@@ -47,7 +34,7 @@ describe('console: options and paths', () => {
       const sentinel = makeSentinel({ issuer });
       const operatorConsole = createConsole(sentinel, { authorize: () => 'admin', ...(mountPath === undefined ? {} : { mountPath }) });
       const started = await operatorConsole.handle({
-        ...request('GET', '/console/sign-in'),
+        ...consoleRequest('GET', '/console/sign-in'),
         query: new URLSearchParams({ account: ACCOUNT }),
         mountPath: requestMount,
       });
@@ -71,9 +58,9 @@ describe('console: options and paths', () => {
   it('answers only its own path, and mounts under the service adapters with its path as basePath', async () => {
     const operatorConsole = createConsole(makeSentinel(), { authorize: () => 'admin', path: '/ops' });
     expect(operatorConsole.config.basePath).toBe('/ops');
-    expect(await operatorConsole.handle(request('GET', '/sentinel/api/account/x/authorize'))).toBeNull();
-    expect(await operatorConsole.handle(request('GET', '/opsx'))).toBeNull();
-    expect((await operatorConsole.handle(request('GET', '/ops/')))?.status).toBe(200);
+    expect(await operatorConsole.handle(consoleRequest('GET', '/sentinel/api/account/x/authorize'))).toBeNull();
+    expect(await operatorConsole.handle(consoleRequest('GET', '/opsx'))).toBeNull();
+    expect((await operatorConsole.handle(consoleRequest('GET', '/ops/')))?.status).toBe(200);
   });
 
   it('sends a visitor without a session to sign in, and refuses a change without one', async () => {
@@ -81,10 +68,10 @@ describe('console: options and paths', () => {
     const events: SentinelEvent[] = [];
     tapEvents(sentinel.config, (seen) => events.push(seen));
     const operatorConsole = createConsole(sentinel, { authorize: () => 'admin' });
-    const page = await operatorConsole.handle(request('GET', `/console/${ACCOUNT}/apps`));
+    const page = await operatorConsole.handle(consoleRequest('GET', `/console/${ACCOUNT}/apps`));
     expect(page?.status).toBe(303);
     expect(page?.headers.location).toBe(`/console/sign-in?account=${ACCOUNT}`);
-    const change = await operatorConsole.handle(request('POST', `/console/${ACCOUNT}/apps/${CLIENT_ID}/delete`, { form: {} }));
+    const change = await operatorConsole.handle(consoleRequest('POST', `/console/${ACCOUNT}/apps/${CLIENT_ID}/delete`, { form: {} }));
     expect(change?.status).toBe(403);
     expect(events.at(-1)).toMatchObject({ type: 'console.denied', reason: 'csrf', outcome: 'failure' });
     expect(await contextOf(sentinel).apps.findApp(ACCOUNT, CLIENT_ID)).not.toBeNull();
@@ -94,13 +81,13 @@ describe('console: options and paths', () => {
     const sentinel = makeSentinel();
     const operatorConsole = createConsole(sentinel, { authorize: () => 'admin' });
     const unknown = await operatorConsole.handle({
-      ...request('GET', '/console/sign-in'),
+      ...consoleRequest('GET', '/console/sign-in'),
       query: new URLSearchParams({ account: 'nope' }),
     });
     expect(unknown?.status).toBe(404);
     expect(await contextOf(sentinel).apps.findApp('nope', 'sentinel-console')).toBeNull();
     const started = await operatorConsole.handle({
-      ...request('GET', '/console/sign-in'),
+      ...consoleRequest('GET', '/console/sign-in'),
       query: new URLSearchParams({ account: ACCOUNT }),
     });
     expect(started?.status).toBe(303);
@@ -127,7 +114,7 @@ describe('console: guards in front of every change', () => {
       },
     });
     const cookie = await operatorCookie(sentinel, ACCOUNT, 'u-op', 600);
-    const page = await operatorConsole.handle(request('GET', `/console/${ACCOUNT}/apps`, { cookie }));
+    const page = await operatorConsole.handle(consoleRequest('GET', `/console/${ACCOUNT}/apps`, { cookie }));
     const csrf = /name="csrf" value="([^"]+)"/.exec(page?.body ?? '')?.[1] ?? '';
     return { sentinel, events, operatorConsole, cookie, csrf, page };
   }
@@ -136,13 +123,13 @@ describe('console: guards in front of every change', () => {
     const admin = await signedIn('admin');
     expect(admin.csrf).not.toBe('');
     const forged = await admin.operatorConsole.handle(
-      request('POST', `/console/${ACCOUNT}/apps/${CLIENT_ID}/disable`, { cookie: admin.cookie, form: { csrf: `${admin.csrf}x` } }),
+      consoleRequest('POST', `/console/${ACCOUNT}/apps/${CLIENT_ID}/disable`, { cookie: admin.cookie, form: { csrf: `${admin.csrf}x` } }),
     );
     expect(forged?.status).toBe(403);
     expect(forged?.body).toContain('did not come from this console');
     expect(admin.events.at(-1)).toMatchObject({ type: 'console.denied', reason: 'csrf', operator: 'u-op' });
     const other = await admin.operatorConsole.handle(
-      request('POST', `/console/${OTHER_ACCOUNT}/apps/x/disable`, { cookie: admin.cookie, form: { csrf: admin.csrf } }),
+      consoleRequest('POST', `/console/${OTHER_ACCOUNT}/apps/x/disable`, { cookie: admin.cookie, form: { csrf: admin.csrf } }),
     );
     expect(other?.status).toBe(403);
     expect(admin.events.at(-1)).toMatchObject({ type: 'console.denied', reason: 'account' });
@@ -150,14 +137,14 @@ describe('console: guards in front of every change', () => {
 
     const viewer = await signedIn('viewer');
     const refused = await viewer.operatorConsole.handle(
-      request('POST', `/console/${ACCOUNT}/apps/${CLIENT_ID}/disable`, { cookie: viewer.cookie, form: { csrf: viewer.csrf } }),
+      consoleRequest('POST', `/console/${ACCOUNT}/apps/${CLIENT_ID}/disable`, { cookie: viewer.cookie, form: { csrf: viewer.csrf } }),
     );
     expect(refused?.status).toBe(403);
     expect(viewer.events.at(-1)).toMatchObject({ type: 'console.denied', reason: 'viewer', operator: 'u-op' });
     expect(await contextOf(viewer.sentinel).apps.findApp(ACCOUNT, CLIENT_ID)).not.toBeNull();
 
     const done = await admin.operatorConsole.handle(
-      request('POST', `/console/${ACCOUNT}/apps/${CLIENT_ID}/disable`, { cookie: admin.cookie, form: { csrf: admin.csrf } }),
+      consoleRequest('POST', `/console/${ACCOUNT}/apps/${CLIENT_ID}/disable`, { cookie: admin.cookie, form: { csrf: admin.csrf } }),
     );
     expect(done?.status).toBe(303);
     expect(await contextOf(admin.sentinel).apps.findApp(ACCOUNT, CLIENT_ID)).toBeNull();
@@ -179,15 +166,15 @@ describe('console: stored records', () => {
     const sentinel = makeSentinel({ store: new MemoryStore({ max: 20 }) });
     const operatorConsole = createConsole(sentinel, { authorize: () => 'admin' });
     const cookie = await operatorCookie(sentinel, ACCOUNT, 'u-op', 600);
-    expect((await operatorConsole.handle(request('GET', `/console/${ACCOUNT}/apps`, { cookie })))?.status).toBe(200);
+    expect((await operatorConsole.handle(consoleRequest('GET', `/console/${ACCOUNT}/apps`, { cookie })))?.status).toBe(200);
     for (let index = 0; index < 50; index++) {
       const started = await operatorConsole.handle({
-        ...request('GET', '/console/sign-in'),
+        ...consoleRequest('GET', '/console/sign-in'),
         query: new URLSearchParams({ account: ACCOUNT }),
       });
       expect(started?.status).toBe(303);
     }
-    const after = await operatorConsole.handle(request('GET', `/console/${ACCOUNT}/apps`, { cookie }));
+    const after = await operatorConsole.handle(consoleRequest('GET', `/console/${ACCOUNT}/apps`, { cookie }));
     expect(after?.status).toBe(200);
   });
 });
@@ -204,17 +191,17 @@ describe('console: a failing onEvent after a change', () => {
     });
     const operatorConsole = createConsole(sentinel, { authorize: () => 'admin' });
     const cookie = await operatorCookie(sentinel, ACCOUNT, 'u-op', 600);
-    const page = await operatorConsole.handle(request('GET', `/console/${ACCOUNT}/apps/${CLIENT_ID}`, { cookie }));
+    const page = await operatorConsole.handle(consoleRequest('GET', `/console/${ACCOUNT}/apps/${CLIENT_ID}`, { cookie }));
     const csrf = /name="csrf" value="([^"]+)"/.exec(page?.body ?? '')?.[1] ?? '';
     failing = true;
     const rotated = await operatorConsole.handle(
-      request('POST', `/console/${ACCOUNT}/apps/${CLIENT_ID}/rotate-secret`, { cookie, form: { csrf, overlap: '0' } }),
+      consoleRequest('POST', `/console/${ACCOUNT}/apps/${CLIENT_ID}/rotate-secret`, { cookie, form: { csrf, overlap: '0' } }),
     );
     expect(rotated?.status).toBe(200);
     const secret = /<p class="secret">([^<]+)<\/p>/.exec(rotated?.body ?? '')?.[1] ?? '';
     expect(verifyClientSecret(secret, (await contextOf(sentinel).apps.findApp(ACCOUNT, CLIENT_ID))?.clientSecretHash)).toBe(true);
     const deleted = await operatorConsole.handle(
-      request('POST', `/console/${ACCOUNT}/apps/${CLIENT_ID}/delete`, { cookie, form: { csrf } }),
+      consoleRequest('POST', `/console/${ACCOUNT}/apps/${CLIENT_ID}/delete`, { cookie, form: { csrf } }),
     );
     expect(deleted?.status).toBe(303);
     expect(await contextOf(sentinel).apps.findApp(ACCOUNT, CLIENT_ID)).toBeNull();
@@ -270,7 +257,7 @@ describe('console: the in-memory event buffer', () => {
       throw new Error('tap failure');
     });
     const operatorConsole = createConsole(sentinel, { authorize: () => 'admin' });
-    const refused = await operatorConsole.handle(request('POST', `/console/${ACCOUNT}/apps/x/delete`, { form: {} }));
+    const refused = await operatorConsole.handle(consoleRequest('POST', `/console/${ACCOUNT}/apps/x/delete`, { form: {} }));
     expect(refused?.status).toBe(403);
     untap();
   });

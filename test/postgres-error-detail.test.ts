@@ -4,29 +4,20 @@
  * message, SQLSTATE, table and constraint, and none of the row's values.
  */
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { hashClientSecret } from '../src/apps/client-secrets.js';
 import { PostgresAppStore } from '../src/postgres/index.js';
 import { jsonOf } from './helpers/direct-flow.js';
 import { makeSentinel } from './helpers/fixtures.js';
-import { requirePostgres, sharedPostgres, throwawayDatabase } from './helpers/postgres.js';
+import { sharedPostgres, useThrowawayDatabase } from './helpers/postgres.js';
 import { INITIAL_ACCESS_TOKEN, manageClient, postRegistration, type Registered } from './helpers/registration-client.js';
 
 const available = await sharedPostgres('postgres-error-detail');
-let database: Awaited<ReturnType<typeof throwawayDatabase>> | undefined;
-
-beforeAll(async () => {
-  requirePostgres(available);
-  database = await throwawayDatabase();
-});
-
-afterAll(async () => {
-  await database?.drop();
-});
+const database = useThrowawayDatabase(available);
 
 describe.skipIf(available.skip)('PostgresAppStore: failed writes', () => {
   it('report no value of the refused row to onError', async () => {
-    const store = new PostgresAppStore({ connectionString: database!.url, cache: false });
+    const store = new PostgresAppStore({ connectionString: database().url, cache: false });
     await store.migrate();
     const reported: unknown[] = [];
     const sentinel = makeSentinel({
@@ -36,7 +27,7 @@ describe.skipIf(available.skip)('PostgresAppStore: failed writes', () => {
       onError: (error) => reported.push(error),
     });
     const registered = jsonOf(await postRegistration(sentinel, { grant_types: ['client_credentials'] })) as Registered;
-    const admin = new pg.Client({ connectionString: database!.url });
+    const admin = new pg.Client({ connectionString: database().url });
     await admin.connect();
     try {
       // A constraint no new row meets (NOT VALID: the rows already there stay), so the next secret's insert fails.

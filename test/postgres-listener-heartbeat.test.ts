@@ -7,25 +7,16 @@
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { App } from '../src/apps/app.js';
 import { hashClientSecret, verifyAppSecret } from '../src/apps/client-secrets.js';
 import { CHANGE_CHANNEL } from '../src/postgres/change-log.js';
 import { PostgresAppStore } from '../src/postgres/index.js';
 import { HEARTBEAT_INTERVAL_MS, HEARTBEAT_TIMEOUT_MS } from '../src/postgres/listener-heartbeat.js';
-import { requirePostgres, sharedPostgres, throwawayDatabase } from './helpers/postgres.js';
+import { sharedPostgres, useThrowawayDatabase } from './helpers/postgres.js';
 
 const available = await sharedPostgres('postgres-listener-heartbeat');
-let database: Awaited<ReturnType<typeof throwawayDatabase>> | undefined;
-
-beforeAll(async () => {
-  requirePostgres(available);
-  database = await throwawayDatabase();
-});
-
-afterAll(async () => {
-  await database?.drop();
-});
+const database = useThrowawayDatabase(available);
 
 /** A TCP proxy to the database that can stop forwarding the connections that sent LISTEN, leaving them open. */
 async function blackholeProxy(target: URL): Promise<{ port: number; listeners(): number; freezeListeners(): number; close(): void }> {
@@ -80,13 +71,12 @@ function app(accountId: string, clientId: string, secret: string): App {
 
 describe.skipIf(available.skip)('the change listener on a silently dead connection', () => {
   it('stops trusting the cache within the heartbeat bound and listens again', async () => {
-    if (database === undefined) throw new Error('no database');
-    const direct = new URL(database.url);
+    const direct = new URL(database().url);
     const proxy = await blackholeProxy(direct);
-    const proxied = new URL(database.url);
+    const proxied = new URL(database().url);
     proxied.hostname = '127.0.0.1';
     proxied.port = String(proxy.port);
-    const other = new PostgresAppStore({ connectionString: database.url, cache: false });
+    const other = new PostgresAppStore({ connectionString: database().url, cache: false });
     // The longest TTL: without the heartbeat the stale entries would be served for a minute.
     const store = new PostgresAppStore({ connectionString: proxied.toString(), cache: { ttlSeconds: 60 } });
     try {

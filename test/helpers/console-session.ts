@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { CONSOLE_CLIENT_ID } from '../../src/console/index.js';
 import { createOperatorSession } from '../../src/console/operator-session.js';
 import { contextOf } from '../../src/http/context.js';
-import type { Sentinel } from '../../src/index.js';
+import type { Sentinel, SentinelRequest } from '../../src/index.js';
 import { digest } from '../../src/lib/random-secrets.js';
 import { attachGrant, indexSession, sessionSid } from '../../src/sessions/session-index.js';
 
@@ -36,4 +36,25 @@ export async function operatorCookie(sentinel: Sentinel, accountId: string, user
   if (!attached) throw new Error('the console grant was not attached to its session');
   const id = await createOperatorSession(context.store, { accountId, userId, sessionDigest, grantId, grantUntil }, ttlSeconds);
   return `sentinel_console=${id}`;
+}
+
+/**
+ * A request to the console's handler: a GET, or a form POST when `form` is given, with the operator's cookie.
+ * @example await sentinel.console.handle(consoleRequest('POST', '/console/123/apps', { cookie, form: { csrf } }));
+ */
+export function consoleRequest(
+  method: string,
+  path: string,
+  init: { cookie?: string; form?: Record<string, string> } = {},
+): SentinelRequest {
+  return {
+    method,
+    path,
+    query: new URLSearchParams(),
+    headers: {
+      ...(init.cookie === undefined ? {} : { cookie: init.cookie }),
+      ...(init.form === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
+    },
+    body: init.form === undefined ? undefined : new URLSearchParams(init.form).toString(),
+  };
 }

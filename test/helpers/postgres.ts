@@ -11,6 +11,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
 import { startOnFreePort } from './free-port.js';
 
 /** The shared server's maintenance database (`.ci/run` starts one there). */
@@ -79,6 +80,26 @@ export async function throwawayDatabase(serverUrl: string = POSTGRES_URL): Promi
         await client.end();
       }
     },
+  };
+}
+
+/**
+ * A throwaway database for the tests of the calling file: made before them (refusing as `requirePostgres` does when
+ * PostgreSQL is required and absent), dropped after. Call at the top level or in a `describe`.
+ * @example const database = useThrowawayDatabase(available); // … new PostgresAppStore({ connectionString: database().url })
+ */
+export function useThrowawayDatabase(available: PostgresAvailability): () => { url: string } {
+  let database: Awaited<ReturnType<typeof throwawayDatabase>> | undefined;
+  beforeAll(async () => {
+    requirePostgres(available);
+    database = await throwawayDatabase();
+  });
+  afterAll(async () => {
+    await database?.drop();
+  });
+  return () => {
+    if (database === undefined) throw new Error('the throwaway database is made before the tests');
+    return database;
   };
 }
 
