@@ -26,6 +26,7 @@ import {
   BOT_CLIENT_ID,
   BRAND_ISSUER,
   type BrandKey,
+  botApp,
   brandJWT,
   brandKey,
   exchangeOptions,
@@ -171,6 +172,30 @@ describe('JWT bearer grant (RFC 7523) with a trusted brand issuer', () => {
     const response = await bearer(sentinelWith(), await brandJWT(key), { scope: 'read' });
     expect(jsonOf(response)).toMatchObject({ scope: 'read' });
     expect(decodeJwt(jsonOf(response).access_token as string).scope).toBe('read');
+  });
+
+  it('issues a token for the narrowing `audience` only, not for every `resource` (both grants)', async () => {
+    const [a, b] = ['https://api-a.example.com/', 'https://api-b.example.com/'];
+    const base = exchangeOptions(key);
+    const apps = [...(base.apps ?? []).filter((app) => app.clientId !== BOT_CLIENT_ID), botApp({ resources: [a, b] })];
+    const sentinel = makeSentinel({ ...base, apps });
+    const grants: [string, Record<string, string>][] = [
+      ['assertion', { grant_type: JWT_BEARER }],
+      ['subject_token', { grant_type: TOKEN_EXCHANGE, subject_token_type: TYPE.jwt }],
+    ];
+    for (const [jwtParam, grant] of grants) {
+      const form = new URLSearchParams({ ...grant, [jwtParam]: await brandJWT(key), ...BOT });
+      form.append('resource', a);
+      form.append('resource', b);
+      const both = await postForm(sentinel, TOKEN_PATH, form.toString());
+      expect(decodeJwt(jsonOf(both).access_token as string).aud).toEqual([a, b]);
+      form.set(jwtParam, await brandJWT(key));
+      form.append('audience', a);
+      const narrowed = await postForm(sentinel, TOKEN_PATH, form.toString());
+      expect(narrowed.status, narrowed.body).toBe(200);
+      // RFC 8693 §2.1: `audience` narrows what `resource` allows; the token is valid at A only.
+      expect(decodeJwt(jsonOf(narrowed).access_token as string).aud).toBe(a);
+    }
   });
 
   describe('refusals (400, nothing issued, the token never echoed)', () => {

@@ -53,8 +53,13 @@ export async function issueForBrandJWT(
   const scope = narrowScope(app.scope, requested);
   // RFC 8707 as at every grant (the resources the app may ask for); `audience` may only name what the token is for.
   const resources = tokenResources(context, app, params);
-  // Only when asked: the account's audience may be a host callback, not to be called for nothing.
-  if (params.has('audience')) narrowAudience(params, resources ?? [audienceFor(context, accountId, app.clientId)]);
+  // Only when asked: the account's audience may be a host callback, not to be called for nothing. The narrowed
+  // audiences are the token's (as a delegation's are): `resource=A&resource=B&audience=A` is a token for A alone.
+  // Without resources the one audience it may name is the account's, which the token has anyway.
+  const narrowed = params.has('audience')
+    ? narrowAudience(params, resources ?? [audienceFor(context, accountId, app.clientId)])
+    : undefined;
+  const audiences = resources === undefined ? undefined : (narrowed ?? resources);
   const pending = pendingTokenRequestProof(context, request, app, routeUrl(context.config, 'token', { accountId }));
   const dpop = pending === undefined ? undefined : await pending;
   // The proof first: a proof is made for one request, the brand's JWT is not. Refused for its proof (replayed, or
@@ -62,7 +67,7 @@ export async function issueForBrandJWT(
   await dpop?.remember();
   // Signed before the JWT is spent, as the code grant does: a signer that fails (a KMS or HSM outage) leaves the JWT
   // for the retry. A spend refused afterwards (a replay) discards the signed token unsent.
-  const issued = await issueAccessToken(context, consumerTokenInput(context, accountId, app, consumerId, dpop?.jkt, scope, resources));
+  const issued = await issueAccessToken(context, consumerTokenInput(context, accountId, app, consumerId, dpop?.jkt, scope, audiences));
   await brand.spend();
   context.emit({
     type: 'token.exchanged',
