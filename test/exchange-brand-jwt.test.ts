@@ -83,8 +83,9 @@ describe('JWT bearer grant (RFC 7523) with a trusted brand issuer', () => {
     expect(response.status, response.body).toBe(200);
     expect(response.headers['cache-control']).toBe('no-store');
     const body = jsonOf(response);
-    expect(body).toMatchObject({ token_type: 'Bearer', expires_in: 3600 });
-    expect(Object.keys(body).sort()).toEqual(['access_token', 'expires_in', 'token_type']);
+    // RFC 6749 §5.1: `scope` is REQUIRED when the issued one differs from the request's (here none: the app's).
+    expect(body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, scope: 'read write' });
+    expect(Object.keys(body).sort()).toEqual(['access_token', 'expires_in', 'scope', 'token_type']);
     const claims = decodeJwt(body.access_token as string);
     // The v2 token of the same app and consumer has exactly these claims (values of time and jti aside).
     const v2 = await postForm(sentinel, appTokenPath(), 'grant_type=client_credentials', {
@@ -492,8 +493,9 @@ describe('token exchange (RFC 8693) of a brand id_token or jwt', () => {
       expect(response.status, response.body).toBe(200);
       expect(response.headers['cache-control']).toBe('no-store');
       const body = jsonOf(response);
-      expect(body).toMatchObject({ issued_token_type: TYPE.accessToken, token_type: 'Bearer', expires_in: 3600 });
-      expect(decodeJwt(body.access_token as string)).toMatchObject({ sub: CONSUMER_UUID, client_id: BOT_CLIENT_ID });
+      // RFC 8693 §2.2.1: the scope the request did not name (the app's) is in the answer.
+      expect(body).toMatchObject({ issued_token_type: TYPE.accessToken, token_type: 'Bearer', expires_in: 3600, scope: 'read write' });
+      expect(decodeJwt(body.access_token as string)).toMatchObject({ sub: CONSUMER_UUID, client_id: BOT_CLIENT_ID, scope: 'read write' });
     }
   });
 

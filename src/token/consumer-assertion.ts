@@ -21,7 +21,10 @@ export interface ConsumerTokenIssued {
   token: string;
   expiresIn: number;
   tokenType: 'DPoP' | 'Bearer';
-  /** The scope when the request asked for one (RFC 6749 §5.1 echoes it then). */
+  /**
+   * The token's scope, whenever it has one: without a `scope` parameter it is the app's registered scope, which
+   * differs from the (absent) request, and RFC 6749 §5.1 / RFC 8693 §2.2.1 require it in the answer then.
+   */
   scope?: string | undefined;
 }
 
@@ -49,8 +52,7 @@ export async function issueForBrandJWT(
   const validator = context.config.consumerId;
   const valid = validator === undefined ? isParticipantId(consumerId) : await validator(consumerId, { accountId, clientId: app.clientId });
   if (!valid) throw refuse(`the consumer id of ${name} is not a valid participant id of this account`);
-  const requested = single(params, 'scope');
-  const scope = narrowScope(app.scope, requested);
+  const scope = narrowScope(app.scope, single(params, 'scope'));
   // RFC 8707 as at every grant (the resources the app may ask for); `audience` may only name what the token is for.
   const resources = tokenResources(context, app, params);
   // Only when asked: the account's audience may be a host callback, not to be called for nothing. The narrowed
@@ -83,6 +85,6 @@ export async function issueForBrandJWT(
     token: issued.token,
     expiresIn: issued.expiresIn,
     tokenType: tokenType(dpop?.jkt),
-    ...(requested === undefined || scope === undefined ? {} : { scope }),
+    ...(scope === undefined ? {} : { scope }),
   };
 }
