@@ -470,6 +470,28 @@ describe('JWT bearer grant (RFC 7523) with a trusted brand issuer', () => {
       );
     });
 
+    it('refuses a scope outside the RFC 6749 §3.3 characters without echoing it (brand grants, client credentials)', async () => {
+      // RFC 6749 §5.2: error_description holds %x20-21 / %x23-5B / %x5D-7E only; the client's text is none of that.
+      const allowed = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+      const sentinel = sentinelWith();
+      for (const scope of ['read\twrite', 'read "admin"', 'read a\\b', 'read é', 'read <x>\u0000']) {
+        for (const response of [
+          await bearer(sentinel, await brandJWT(key), { scope }),
+          await exchange(sentinel, await brandJWT(key), { scope }),
+          await postForm(sentinel, TOKEN_PATH, new URLSearchParams({ grant_type: 'client_credentials', scope, ...BOT }).toString()),
+        ]) {
+          await expectRefused(response, 'invalid_scope', /^scope must be space-separated scope tokens/);
+          expect(String(jsonOf(response).error_description)).toMatch(allowed);
+        }
+      }
+      // A well-formed token the app may not have is still named, on each path, without "the subject's" on a brand JWT.
+      const wider = await exchange(sentinel, await brandJWT(key), { scope: 'read admin' });
+      await expectRefused(wider, 'invalid_scope', /admin/);
+      expect(String(jsonOf(wider).error_description)).not.toMatch(/subject/);
+      const app = new URLSearchParams({ grant_type: 'client_credentials', scope: 'read admin', ...BOT }).toString();
+      await expectRefused(await postForm(sentinel, TOKEN_PATH, app), 'invalid_scope', /admin/);
+    });
+
     it('refuses a request without assertion', async () => {
       const response = await postForm(sentinelWith(), TOKEN_PATH, new URLSearchParams({ grant_type: JWT_BEARER, ...BOT }).toString());
       await expectRefused(response, 'invalid_request', /assertion is required/);

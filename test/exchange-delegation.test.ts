@@ -325,6 +325,10 @@ describe('delegation refusals (400, nothing issued, the token never echoed)', ()
     const sentinel = sentinelWith();
     const { accessToken } = await userToken(sentinel, 'read');
     await expectRefused(await delegate(sentinel, accessToken, { scope: 'read write' }), 'invalid_scope', /write/);
+    // A token outside the RFC 6749 §3.3 characters is refused as such, never echoed (RFC 6749 §5.2's charset).
+    const odd = await delegate(sentinel, accessToken, { scope: 'read "wr\\ite"\té' });
+    await expectRefused(odd, 'invalid_scope', /^scope must be space-separated scope tokens/);
+    expect(String(jsonOf(odd).error_description)).toMatch(/^[\x20\x21\x23-\x5b\x5d-\x7e]*$/);
   });
 
   it('refuses an audience or resource the subject token is not for (invalid_target)', async () => {

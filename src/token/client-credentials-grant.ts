@@ -10,6 +10,7 @@ import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../htt
 import { single, type ParamMap } from '../http/params.js';
 import { confirmation, tokenRequestBinding, tokenType } from '../dpop/token-binding.js';
 import { tokenResources } from './resource-indicators.js';
+import { requestedScopeTokens, scopeTokens } from './scope-tokens.js';
 
 /**
  * The scope of an app token: the app's registered scope, or the requested part of it. RFC 6749 §3.3 lets the
@@ -17,8 +18,9 @@ import { tokenResources } from './resource-indicators.js';
  */
 function grantedScope(app: App, requested: string | undefined): string | undefined {
   if (requested === undefined || requested.trim() === '') return app.scope;
-  const allowed = new Set((app.scope ?? '').split(' ').filter((token) => token !== ''));
-  const asked = [...new Set(requested.split(' ').filter((token) => token !== ''))];
+  // Checked first: only §3.3 scope tokens may be named in the refusal below (RFC 6749 §5.2's characters).
+  const asked = requestedScopeTokens(requested);
+  const allowed = new Set(scopeTokens(app.scope));
   const refused = asked.filter((token) => !allowed.has(token));
   if (refused.length > 0) throw new OAuthError('invalid_scope', `scope not allowed for this application: ${refused.join(' ')}`);
   return asked.join(' ');

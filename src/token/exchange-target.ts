@@ -5,22 +5,20 @@
  */
 import { OAuthError } from '../errors.js';
 import { single, type ParamMap } from '../http/params.js';
-
-function tokens(scope: string | undefined): string[] {
-  return (scope ?? '').split(' ').filter((token) => token !== '');
-}
+import { requestedScopeTokens, scopeTokens } from './scope-tokens.js';
 
 /**
  * The scope of the new token: all of `allowed` when the request names none, else the requested part of it.
- * @throws OAuthError invalid_scope naming the scope tokens that would widen it.
+ * `allowed` is the subject's (a delegation) or the app's (a brand JWT), so the refusal names neither.
+ * @throws OAuthError invalid_scope for a malformed scope token (not echoed), or naming the tokens that would widen it.
  * @example narrowScope('read write', 'read') // 'read'
  */
 export function narrowScope(allowed: string | undefined, requested: string | undefined): string | undefined {
   if (requested === undefined || requested.trim() === '') return allowed;
-  const permitted = new Set(tokens(allowed));
-  const asked = [...new Set(tokens(requested))];
+  const asked = requestedScopeTokens(requested);
+  const permitted = new Set(scopeTokens(allowed));
   const refused = asked.filter((token) => !permitted.has(token));
-  if (refused.length > 0) throw new OAuthError('invalid_scope', `scope wider than the subject's: ${refused.join(' ')}`);
+  if (refused.length > 0) throw new OAuthError('invalid_scope', `scope wider than the token may have: ${refused.join(' ')}`);
   return asked.join(' ');
 }
 

@@ -1,0 +1,29 @@
+/**
+ * The `scope` parameter of a token request, read as RFC 6749 §3.3 writes it: scope tokens of %x21 / %x23-5B /
+ * %x5D-7E, separated by spaces. The grants that narrow a scope name the tokens they refuse; a token outside these
+ * characters is refused before that, with a fixed description, because RFC 6749 §5.2 allows `error_description` only
+ * %x20-21 / %x23-5B / %x5D-7E and the client's text (a tab, a quote, a backslash, non-ASCII) is not to be echoed.
+ */
+import { OAuthError } from '../errors.js';
+
+/** RFC 6749 §3.3 `scope-token`: within the §5.2 `error_description` characters, so a checked token may be named. */
+const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
+
+/** The scope tokens of a space-separated scope, empty ones (doubled spaces) left out. */
+export function scopeTokens(scope: string | undefined): string[] {
+  return (scope ?? '').split(' ').filter((token) => token !== '');
+}
+
+/**
+ * The distinct scope tokens a request names, each checked against RFC 6749 §3.3. The description is plain ASCII
+ * (§5.2), so it names no RFC section either.
+ * @throws OAuthError invalid_scope, without the request's text, for a token outside the §3.3 characters.
+ * @example requestedScopeTokens('read read write') // ['read', 'write']; 'read\tx' throws
+ */
+export function requestedScopeTokens(requested: string): string[] {
+  const asked = [...new Set(scopeTokens(requested))];
+  if (asked.some((token) => !SCOPE_TOKEN.test(token))) {
+    throw new OAuthError('invalid_scope', 'scope must be space-separated scope tokens');
+  }
+  return asked;
+}
