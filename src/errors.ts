@@ -99,10 +99,31 @@ export class OAuthError extends Error {
     Object.defineProperty(this, OAUTH_BRAND, { value: true });
   }
 
-  /** The RFC 6749 §5.2 JSON body. */
+  /** The RFC 6749 §5.2 JSON body, its description in the characters §5.2 allows (`wireDescription`). */
   toJSON(): { error: OAuthErrorCode; error_description: string } {
-    return { error: this.code, error_description: this.description };
+    return { error: this.code, error_description: wireDescription(this.description) };
   }
+}
+
+/** RFC 6749 §5.2: `error_description` is made of %x20-21 / %x23-5B / %x5D-7E only. */
+const WIRE_SAFE = /^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/**
+ * `description` as a client may be sent it: in the characters RFC 6749 §5.2 allows an `error_description`, which keep
+ * it a valid quoted-string in a `WWW-Authenticate` challenge too (RFC 6750 §3). The service's descriptions are
+ * English and mostly already so; a `§` is spelled out, `"` becomes `'`, `\` becomes `/`, and anything else outside
+ * the set (a client's non-ASCII text quoted in a description, a control character) becomes `?`. The description
+ * `onError` and the events see is left as it was.
+ *
+ * @example wireDescription('code_verifier must be … (RFC 7636 §4.1)') // '… (RFC 7636 section 4.1)'
+ */
+export function wireDescription(description: string): string {
+  if (WIRE_SAFE.test(description)) return description;
+  return description
+    .replace(/§\s*/g, 'section ')
+    .replace(/"/g, "'")
+    .replace(/\\/g, '/')
+    .replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '?');
 }
 
 function defaultStatus(code: OAuthErrorCode): number {

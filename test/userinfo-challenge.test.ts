@@ -29,8 +29,8 @@ describe('UserInfo challenges', () => {
       const challenge = response.headers['www-authenticate'] as string;
       expect(challenge, authorization).toMatch(WELL_FORMED);
       expect(challenge).toContain('error="invalid_token"');
-      // The JSON body keeps the description as written.
-      expect(JSON.parse(response.body as string).error_description).toBe('the Authorization header must be "Bearer <token>"');
+      // The JSON body carries the same description, its quotes made ' (RFC 6749 §5.2 allows no `"` in it).
+      expect(JSON.parse(response.body as string).error_description).toBe("the Authorization header must be 'Bearer <token>'");
     }
   });
 });

@@ -8,7 +8,7 @@
  * The levels are ordered (levels.ts): a token whose `acr` is at least the weakest value asked for passes. A token
  * with no user sign-in behind it (an app's own token: no `acr`, no `auth_time`) meets no requirement.
  */
-import { ConfigurationError, OAuthError } from '../errors.js';
+import { ConfigurationError, OAuthError, wireDescription } from '../errors.js';
 import { ACR_VALUES, type AcrValue, acrLevel } from './levels.js';
 
 /** A resource's requirement, checked once when it is set up. */
@@ -48,13 +48,9 @@ export function stepUpRequirement(options: StepUpOptions, field: string): StepUp
   return { acrValues: listed as AcrValue[], minLevel, maxAge };
 }
 
-function quoted(value: string): string {
-  return value.replace(/["\\]/g, '');
-}
-
 /** The RFC 9470 §3 refusal for `requirement`, with its challenge in the presentation's scheme. */
 function insufficient(requirement: StepUpRequirement, description: string, scheme: 'Bearer' | 'DPoP'): OAuthError {
-  let challenge = `${scheme} error="insufficient_user_authentication", error_description="${quoted(description)}"`;
+  let challenge = `${scheme} error="insufficient_user_authentication", error_description="${wireDescription(description)}"`;
   if (requirement.acrValues !== undefined) challenge += `, acr_values="${requirement.acrValues.join(' ')}"`;
   if (requirement.maxAge !== undefined) challenge += `, max_age="${requirement.maxAge}"`;
   return new OAuthError('insufficient_user_authentication', description, { status: 401, headers: { 'www-authenticate': challenge } });

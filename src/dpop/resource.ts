@@ -7,7 +7,7 @@
 import type { App } from '../apps/app.js';
 import { namesMetadataDocument } from '../apps/client-id-metadata.js';
 import type { SentinelContext } from '../http/context.js';
-import { isOAuthError, OAuthError } from '../errors.js';
+import { isOAuthError, OAuthError, wireDescription } from '../errors.js';
 import { checkDPoPProof, invalidProof } from './proof.js';
 import { FAPI2_ALGORITHMS, proofAlgorithms } from '../assurance/fapi2.js';
 import { decodeJsonPart, splitCompactJwt } from '../lib/compact-jwt.js';
@@ -42,7 +42,7 @@ export interface ResourceRequest {
 
 function challenge(context: SentinelContext, code: string, description: string): string {
   const algs = context.config.dpop.algorithms.join(' ');
-  return `DPoP algs="${algs}", error="${code}", error_description="${description.replace(/["\\]/g, '')}"`;
+  return `DPoP algs="${algs}", error="${code}", error_description="${wireDescription(description)}"`;
 }
 
 /**

@@ -10,7 +10,7 @@ import { bearerCandidate, parseAuthorization, PLAIN_BEARER, withoutProof } from 
 import { usesTokenScheme } from '../http/authorization-scheme.js';
 import type { SentinelContext } from '../http/context.js';
 import { presentationOf, type ResourceRequest } from '../dpop/resource.js';
-import { isConfigurationError, isOAuthError, OAuthError } from '../errors.js';
+import { isConfigurationError, isOAuthError, OAuthError, wireDescription } from '../errors.js';
 import { noStoreJSON, type SentinelResponse } from '../http/messages.js';
 import type { ServiceKeys } from '../keys/keyring/service-keys.js';
 import type { AccessTokenVerifier } from './access-token-verifier.js';
@@ -69,7 +69,7 @@ function bearerChallenge(error: OAuthError | undefined, resource: string | undef
   const realm =
     resource === undefined ? 'Bearer realm="sentinel"' : `Bearer realm="sentinel", resource_metadata="${resourceMetadataURL(resource)}"`;
   const challenge =
-    error === undefined ? realm : `${realm}, error="${error.code}", error_description="${error.description.replace(/["\\]/g, '')}"`;
+    error === undefined ? realm : `${realm}, error="${error.code}", error_description="${wireDescription(error.description)}"`;
   const body = error === undefined ? { error: 'invalid_token', error_description: 'a Bearer access token is required' } : error.toJSON();
   return noStoreJSON(401, body, { 'www-authenticate': challenge });
 }

@@ -12,7 +12,7 @@ import { issuedForUser } from '../token/access-token-claims.js';
 import type { AccessTokenClaims } from '../token/access-token.js';
 import { declaresForm, readForm } from '../http/form-body.js';
 import type { SentinelContext } from '../http/context.js';
-import { isOAuthError, OAuthError } from '../errors.js';
+import { isOAuthError, OAuthError, wireDescription } from '../errors.js';
 import { headerValue, noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
 import { single } from '../http/params.js';
 import { dpopUnauthorized, type DPoPPresentation } from '../dpop/resource.js';
@@ -37,9 +37,8 @@ function challenge(
   headers: Readonly<Record<string, string>> = {},
 ): OAuthError {
   const extra = code === 'insufficient_scope' ? ', scope="openid"' : '';
-  // A quoted-string (RFC 9110 §5.6.4) ends at a `"`: the description loses `"` and `\` here, as the guard's does, and
-  // keeps them in the JSON body.
-  const quoted = description.replace(/["\\]/g, '');
+  // In the characters RFC 6749 §5.2 allows, which never end the quoted-string (RFC 9110 §5.6.4), as in the body.
+  const quoted = wireDescription(description);
   return new OAuthError(code, description, {
     status,
     headers: { ...headers, 'www-authenticate': `Bearer realm="sentinel", error="${code}", error_description="${quoted}"${extra}` },

@@ -3,6 +3,7 @@
  * device session (fresh id, the previous one ended: no fixation), an authorization code, and a 303 back to the
  * application (RFC 9700 §4.12: 303 so the browser does not re-post the credentials to the app).
  */
+import { wireDescription } from '../../errors.js';
 import { FAPI2_CODE_TTL_SECONDS } from '../../assurance/fapi2.js';
 import { issueCode } from '../../token/code-records.js';
 import type { SentinelContext } from '../../http/context.js';
@@ -86,7 +87,7 @@ function refusedSignInResponse(
     error,
     reason: description,
   });
-  return redirect(303, authorizationResponseURL(authorization, { error, error_description: description }));
+  return redirect(303, authorizationResponseURL(authorization, { error, error_description: wireDescription(description) }));
 }
 
 /**

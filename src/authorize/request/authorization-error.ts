@@ -4,7 +4,7 @@
  * `state` and `iss` (RFC 9207). Errors without a target are shown to the user and never redirected.
  */
 import type { SentinelContext } from '../../http/context.js';
-import { isOAuthError, OAuthError, type OAuthErrorCode } from '../../errors.js';
+import { isOAuthError, OAuthError, type OAuthErrorCode, wireDescription } from '../../errors.js';
 import { redirect, type SentinelRequest, type SentinelResponse } from '../../http/messages.js';
 import { authorizationResponseURL, type RedirectTarget } from './authorization-response.js';
 import { errorPageResponse } from '../pages/error-response.js';
@@ -57,5 +57,8 @@ export function renderAuthorizationError(
   error: OAuthError,
 ): SentinelResponse {
   if (!isAuthorizationError(error)) return errorPageResponse(context, request, error);
-  return redirect(302, authorizationResponseURL(error.target, { error: error.code, error_description: error.description }));
+  return redirect(
+    302,
+    authorizationResponseURL(error.target, { error: error.code, error_description: wireDescription(error.description) }),
+  );
 }
