@@ -18,7 +18,7 @@ import {
   checkFapi2Signing,
   checkIDTokenAlgorithms,
   checkRegistrationStore,
-} from './startup-checks.js';
+} from './config/startup-checks.js';
 import { attachContext, createContext } from './http/context.js';
 import type { ResourceRequest } from './dpop/resource.js';
 import { createEdge, failureReport } from './http/edge.js';
@@ -184,7 +184,7 @@ export function createSentinel(options: SentinelOptions): Sentinel {
   const store = traceStore(config.store ?? new MemoryStore());
   const serviceKeys = setUpKeys(config, store, warn);
   const { keys, ring } = serviceKeys;
-  // The checks of the resolved options, which `sentinel-idp config check` makes too (startup-checks.ts).
+  // The checks of the resolved options, which `sentinel-idp config check` makes too (config/startup-checks.ts).
   checkIDTokenAlgorithms(config, keys, warn);
   checkFapi2Signing(config, keys);
   const registry = appRegistry(config);

@@ -18,7 +18,7 @@ import {
   checkFapi2Signing,
   checkIDTokenAlgorithms,
   checkRegistrationStore,
-} from '../startup-checks.js';
+} from './startup-checks.js';
 
 /** The warnings of the checks (no RS256 key, temporary keys): `config check` reports problems, not advice. */
 const ignoreWarning = (): void => {};
@@ -27,7 +27,7 @@ const ignoreWarning = (): void => {};
  * Every problem of `options` at once, for `sentinel-idp config check`: each unknown key and wrong value the schema
  * finds, or, when it finds none, the first of the checks across fields, the first problem of the signing key options,
  * each app's own problem and the first of each check `createSentinel()` makes of the resolved options
- * (src/startup-checks.ts). Empty when `createSentinel()` accepts them.
+ * (src/config/startup-checks.ts). Empty when `createSentinel()` accepts them.
  * @example for (const { field, message } of configProblems(options)) console.log(`${field}: ${message}`);
  */
 export function configProblems(options: unknown): OptionProblem[] {

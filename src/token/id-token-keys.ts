@@ -9,7 +9,7 @@ import { type IDTokenIssuerOptions, issuesIDTokens } from './issues-id-tokens.js
 
 /**
  * What {@link checkIDTokenKeys} reads of the resolved configuration: structural, so that the checks
- * `sentinel-idp config check` shares with `createSentinel()` (src/startup-checks.ts) import no cycle through config.ts.
+ * `sentinel-idp config check` shares with `createSentinel()` (src/config/startup-checks.ts) import no cycle through config.ts.
  */
 export interface IDTokenKeyOptions extends IDTokenIssuerOptions {
   apps: readonly { grantTypes: readonly string[]; idTokenSignedResponseAlg?: SigningAlgorithm | undefined }[];

@@ -2,15 +2,15 @@
  * The checks `createSentinel()` makes once the options are resolved and the keys set up, as functions of their own
  * so that `sentinel-idp config check` (config/problems.ts) runs the very same ones instead of copies that drift apart.
  */
-import type { AppStore } from './apps/app.js';
-import { MemoryAppStore } from './apps/memory-app-store.js';
-import { assertFapi2Signing } from './assurance/fapi2.js';
-import { ConfigurationError } from './errors.js';
-import type { KeySet, SigningAlgorithm } from './keys/signing-keys.js';
-import { assertRegistrationStore } from './registration/options.js';
-import { literalTargetProblem } from './sessions/logout-target.js';
-import { checkIDTokenKeys } from './token/id-token-keys.js';
-import type { ResolvedConfig } from './config/resolve.js';
+import type { AppStore } from '../apps/app.js';
+import { MemoryAppStore } from '../apps/memory-app-store.js';
+import { assertFapi2Signing } from '../assurance/fapi2.js';
+import { ConfigurationError } from '../errors.js';
+import type { KeySet, SigningAlgorithm } from '../keys/signing-keys.js';
+import { assertRegistrationStore } from '../registration/options.js';
+import { literalTargetProblem } from '../sessions/logout-target.js';
+import { checkIDTokenKeys } from '../token/id-token-keys.js';
+import type { ResolvedConfig } from './resolve.js';
 
 /**
  * The algorithms the service signs with, the default signer's first, and the option they come from: a ring's are
