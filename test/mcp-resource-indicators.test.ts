@@ -494,6 +494,17 @@ describe('configuration', () => {
     expect(() => createSentinel(baseOptions({ defaultResources: ['mcp.example.com'] }))).toThrow(/defaultResources/);
   });
 
+  it('refuses a string audience that is also a resource an app may ask for', () => {
+    const resource = 'https://mcp.example.com/mcp';
+    expect(() => createSentinel(baseOptions({ audience: resource, defaultResources: [resource] }))).toThrow(/audience.*defaultResources/);
+    const options = baseOptions({ audience: resource });
+    const apps = (options.apps ?? []).map((app) => (app.clientId === CLIENT_ID ? { ...app, resources: [resource] } : app));
+    expect(() => createSentinel({ ...options, apps })).toThrow(new RegExp(`audience.*app ${CLIENT_ID}`));
+    // Another resource, or an audience that names none, is fine; a function audience is the host's to keep apart.
+    expect(() => createSentinel(baseOptions({ audience: 'https://api.example.com', defaultResources: [resource] }))).not.toThrow();
+    expect(() => createSentinel(baseOptions({ audience: () => resource, defaultResources: [resource] }))).not.toThrow();
+  });
+
   it('refuses protected resource metadata that would share its mount path with another resource', () => {
     const sentinel = createSentinel(baseOptions());
     const build = (resource: string) => () => sentinel.protectedResourceMetadata({ resource, accountId: ACCOUNT });

@@ -81,3 +81,22 @@ export function checkedApps(entries: Parsed['apps']): App[] {
     return app;
   });
 }
+
+/**
+ * A string `audience` that is also a resource an app may ask tokens for (`defaultResources`, an app's `resources`)
+ * would make the two kinds of token one: the account's tokens would pass the resource's guard, and the resource's
+ * tokens every guard of the account (RFC 8707 §2 keeps a resource-bound token to its resource). A function
+ * `audience`, and apps an AppStore or registration adds later, cannot be checked here.
+ * @throws ConfigurationError naming `audience`.
+ */
+export function checkAudienceIsNoResource(parsed: Parsed, apps: readonly App[]): void {
+  const { audience } = parsed;
+  if (typeof audience !== 'string') return;
+  const app = apps.find((candidate) => candidate.resources?.includes(audience));
+  const where = parsed.defaultResources.includes(audience) ? 'defaultResources' : app && `the resources of app ${app.clientId}`;
+  if (where === undefined) return;
+  throw new ConfigurationError(
+    'audience',
+    `is also in ${where}: the account's tokens and that resource's would be accepted in each other's place`,
+  );
+}

@@ -11,7 +11,7 @@ import { parseOptions, throwProblems } from '../lib/strict-options.js';
 import type { SentinelOptions } from '../options.js';
 import { issuesIDTokens } from '../token/issues-id-tokens.js';
 import { checkTrustedIssuers, type TrustedIssuer } from '../trusted-issuers/trusted-issuer.js';
-import { checkedApps, checkIdleLifetimes, checkIssuer, checkLoginUrl, checkNonceKey } from './checks.js';
+import { checkAudienceIsNoResource, checkedApps, checkIdleLifetimes, checkIssuer, checkLoginUrl, checkNonceKey } from './checks.js';
 import { type Parsed, strictOptionsSchema } from './schema.js';
 
 /**
@@ -44,6 +44,7 @@ export function resolveConfig(options: SentinelOptions): ResolvedConfig {
   compileTrustProxy(parsed.trustProxy);
   checkNonceKey(parsed);
   const apps = checkedApps(parsed.apps);
+  checkAudienceIsNoResource(parsed, apps);
   const algorithmsGiven = (options.keyRotation as { algorithms?: unknown } | undefined)?.algorithms !== undefined;
   const keyRotation = withDefaultAlgorithms(parsed.keyRotation, algorithmsGiven, issuesIDTokens({ ...parsed, apps }));
   const trustedIssuers = checkTrustedIssuers(parsed.trustedIssuers);
