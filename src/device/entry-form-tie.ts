@@ -13,21 +13,18 @@
  */
 import { serialize } from 'cookie';
 import type { SentinelContext } from '../http/context.js';
-import { readCookie } from '../http/cookies.js';
+import { readRandomCookie } from '../http/cookies.js';
 import type { SentinelRequest } from '../http/messages.js';
 import { routePath } from '../http/route-paths.js';
 import { constantTimeEqual, digest, randomSecret } from '../lib/random-secrets.js';
-
-/** A value this module made: 256 bits, base64url. Anything else in the cookie is replaced, never taken. */
-const VALUE = /^[A-Za-z0-9_-]{43}$/;
 
 function cookieName(context: SentinelContext): string {
   return `${context.config.session.cookieName}_device`;
 }
 
+/** The value the browser holds, when it is one this module made (anything else is replaced, never taken). */
 function presented(context: SentinelContext, request: SentinelRequest): string | undefined {
-  const value = readCookie(request, cookieName(context));
-  return value !== null && VALUE.test(value) ? value : undefined;
+  return readRandomCookie(request, cookieName(context));
 }
 
 /** The form's token for a cookie value: its digest, so the page never shows the cookie itself. */

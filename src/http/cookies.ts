@@ -14,3 +14,19 @@ export function readCookie(request: SentinelRequest, name: string): string | nul
   const value = parse(header)[name];
   return value === undefined || value === '' ? null : value;
 }
+
+/** What `randomSecret()` makes: 256 bits, base64url. */
+const RANDOM_VALUE = /^[A-Za-z0-9_-]{43}$/;
+
+/**
+ * The value of the cookie `name` when it is one the service made with `randomSecret()`, else `undefined`: a cookie
+ * that ties a form to its browser (the sign-in step, the device code entry) takes no value it did not set, and a
+ * value of any other shape is replaced rather than used.
+ *
+ * @example
+ * const value = readRandomCookie(request, 'sentinel_session_step') ?? randomSecret();
+ */
+export function readRandomCookie(request: SentinelRequest, name: string): string | undefined {
+  const value = readCookie(request, name);
+  return value !== null && RANDOM_VALUE.test(value) ? value : undefined;
+}
