@@ -3,36 +3,22 @@
  * disable, rotate, enable is how an operator answers a leaked secret, so the rotation must find the app the
  * service no longer knows, and the app comes back with the new secret only.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { generateClientSecret, hashClientSecret, verifyAppSecret } from '../src/apps/client-secrets.js';
 import { APPS_DATABASE_COMMANDS } from '../src/cli/apps-manage.js';
-import { PostgresAppStore } from '../src/postgres/index.js';
-import { requirePostgres, sharedPostgres, throwawayDatabase } from './helpers/postgres.js';
+import { sharedPostgres, useThrowawayAppStore } from './helpers/postgres.js';
 import { capturedIO } from './helpers/cli-io.js';
 
 const available = await sharedPostgres('cli-apps-disabled-postgres');
 
 describe.skipIf(available.skip)('apps rotate-secret on a disabled app', () => {
-  let database: Awaited<ReturnType<typeof throwawayDatabase>> | undefined;
-  let store: PostgresAppStore;
-
-  beforeAll(async () => {
-    requirePostgres(available);
-    database = await throwawayDatabase();
-    store = new PostgresAppStore({ connectionString: database.url, cache: false });
-    await store.migrate();
-  });
-
-  afterAll(async () => {
-    await store?.close();
-    await database?.drop();
-  });
+  const registry = useThrowawayAppStore(available);
 
   it('rotates the secret of a disabled app, which stays disabled until enabled, then with the new secret only', async () => {
     const accountId = '777';
     const clientId = 'leaked';
     const leaked = generateClientSecret();
-    await store.saveApp({
+    await registry.store().saveApp({
       accountId,
       clientId,
       clientSecretHash: hashClientSecret(leaked),
@@ -40,17 +26,17 @@ describe.skipIf(available.skip)('apps rotate-secret on a disabled app', () => {
       grantTypes: ['client_credentials'],
       tokenEndpointAuthMethod: 'client_secret_basic',
     });
-    const db = ['--database', database?.url ?? '', '--account', accountId, '--client', clientId];
+    const db = ['--database', registry.url(), '--account', accountId, '--client', clientId];
     expect(await APPS_DATABASE_COMMANDS.disable(db, capturedIO())).toBe(0);
 
     const rotation = capturedIO();
     expect(await APPS_DATABASE_COMMANDS['rotate-secret']([...db, '--overlap', '0', '--json'], rotation), rotation.err).toBe(0);
     const { clientSecret } = JSON.parse(rotation.out) as { clientSecret: string };
     // Still disabled: the service does not know it.
-    expect(await store.findApp(accountId, clientId)).toBeNull();
+    expect(await registry.store().findApp(accountId, clientId)).toBeNull();
 
     expect(await APPS_DATABASE_COMMANDS.enable(db, capturedIO())).toBe(0);
-    const enabled = await store.findApp(accountId, clientId);
+    const enabled = await registry.store().findApp(accountId, clientId);
     expect(verifyAppSecret(clientSecret, enabled)).toBe(true);
     expect(verifyAppSecret(leaked, enabled)).toBe(false);
 
@@ -61,7 +47,7 @@ describe.skipIf(available.skip)('apps rotate-secret on a disabled app', () => {
 
   it('still answers "no app" for an app the registry does not hold', async () => {
     const missing = capturedIO();
-    const db = ['--database', database?.url ?? '', '--account', '777', '--client', 'nobody'];
+    const db = ['--database', registry.url(), '--account', '777', '--client', 'nobody'];
     expect(await APPS_DATABASE_COMMANDS['rotate-secret'](db, missing)).toBe(1);
     expect(missing.err).toContain('no app nobody in account 777');
   });

@@ -4,13 +4,12 @@
  * dropped on save: an app's ID token algorithm and post-logout redirect URIs came back without them).
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { App } from '../src/apps/app.js';
 import { generateClientSecret, hashClientSecret } from '../src/apps/client-secrets.js';
 import { createSentinel, isConfigurationError } from '../src/index.js';
-import { PostgresAppStore } from '../src/postgres/index.js';
 import { ACCOUNT, baseOptions } from './helpers/fixtures.js';
-import { requirePostgres, sharedPostgres, throwawayDatabase } from './helpers/postgres.js';
+import { sharedPostgres, useThrowawayAppStore } from './helpers/postgres.js';
 
 async function refusal(work: () => Promise<unknown>): Promise<string> {
   try {
@@ -36,20 +35,8 @@ describe('registerApp()', () => {
 });
 
 const available = await sharedPostgres('config-strict-apps');
-let database: Awaited<ReturnType<typeof throwawayDatabase>> | undefined;
-
 describe.skipIf(available.skip)('PostgresAppStore input', () => {
-  let store: PostgresAppStore;
-  beforeAll(async () => {
-    requirePostgres(available);
-    database = await throwawayDatabase();
-    store = new PostgresAppStore({ connectionString: database.url, cache: false });
-    await store.migrate();
-  });
-  afterAll(async () => {
-    await store?.close();
-    await database?.drop();
-  });
+  const registry = useThrowawayAppStore(available);
 
   function app(overrides: Record<string, unknown> = {}): App {
     return {
@@ -65,28 +52,28 @@ describe.skipIf(available.skip)('PostgresAppStore input', () => {
 
   it('keeps every field of an App it is given (ID token algorithm, post-logout redirect URIs)', async () => {
     const saved = app({ idTokenSignedResponseAlg: 'ES256', postLogoutRedirectUris: ['https://app.example.com/bye'], requireDPoP: true });
-    await store.saveApp(saved);
-    const found = await store.findApp(ACCOUNT, saved.clientId);
+    await registry.store().saveApp(saved);
+    const found = await registry.store().findApp(ACCOUNT, saved.clientId);
     expect(found?.idTokenSignedResponseAlg).toBe('ES256');
     expect(found?.postLogoutRedirectUris).toEqual(['https://app.example.com/bye']);
     expect(found?.requireDPoP).toBe(true);
-    expect(await store.updateApp({ ...saved, idTokenSignedResponseAlg: 'RS256', postLogoutRedirectUris: undefined })).toBe(true);
-    const updated = await store.findApp(ACCOUNT, saved.clientId);
+    expect(await registry.store().updateApp({ ...saved, idTokenSignedResponseAlg: 'RS256', postLogoutRedirectUris: undefined })).toBe(true);
+    const updated = await registry.store().findApp(ACCOUNT, saved.clientId);
     expect(updated?.idTokenSignedResponseAlg).toBe('RS256');
     expect(updated?.postLogoutRedirectUris).toBeUndefined();
   });
 
   it('refuses a field it does not know, on save and on update, and stores nothing', async () => {
     const typo = app({ requireDpop: true });
-    expect(await refusal(() => store.saveApp(typo))).toBe(
+    expect(await refusal(() => registry.store().saveApp(typo))).toBe(
       'sentinel-idp: invalid option app.requireDpop: unknown option "requireDpop" — did you mean "requireDPoP"?',
     );
-    expect(await store.findApp(ACCOUNT, typo.clientId)).toBeNull();
+    expect(await registry.store().findApp(ACCOUNT, typo.clientId)).toBeNull();
     const saved = app();
-    await store.saveApp(saved);
-    expect(await refusal(() => store.updateApp({ ...saved, redirectUri: ['https://evil.example/cb'] } as App))).toMatch(
+    await registry.store().saveApp(saved);
+    expect(await refusal(() => registry.store().updateApp({ ...saved, redirectUri: ['https://evil.example/cb'] } as App))).toMatch(
       /invalid option app\.redirectUri: .*did you mean "redirectUris"\?$/,
     );
-    expect((await store.findApp(ACCOUNT, saved.clientId))?.redirectUris).toEqual(['https://app.example.com/cb']);
+    expect((await registry.store().findApp(ACCOUNT, saved.clientId))?.redirectUris).toEqual(['https://app.example.com/cb']);
   });
 });

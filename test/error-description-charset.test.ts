@@ -10,6 +10,18 @@ import { ACCOUNT, basic, CLIENT_ID, CLIENT_SECRET, makeSentinel } from './helper
 
 const ALLOWED = /^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/;
 
+/** The 400 body of a token request of the app with `form`. */
+async function refusedTokenRequest(form: Record<string, string>): Promise<{ error: string; error_description: string }> {
+  const response = await call(makeSentinel(), {
+    method: 'POST',
+    path: `/sentinel/api/account/${ACCOUNT}/token`,
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(CLIENT_ID, CLIENT_SECRET) },
+    body: new URLSearchParams(form).toString(),
+  });
+  expect(response.status).toBe(400);
+  return JSON.parse(String(response.body)) as { error: string; error_description: string };
+}
+
 describe('error_description characters (RFC 6749 §5.2)', () => {
   it('spells out §, turns quotes and backslashes into allowed ones and anything else into ?', () => {
     expect(wireDescription('code_verifier must be 43-128 characters (RFC 7636 §4.1)')).toBe(
@@ -29,30 +41,14 @@ describe('error_description characters (RFC 6749 §5.2)', () => {
   });
 
   it('answers a malformed code_verifier at the token endpoint within the characters', async () => {
-    const sentinel = makeSentinel();
-    const response = await call(sentinel, {
-      method: 'POST',
-      path: `/sentinel/api/account/${ACCOUNT}/token`,
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(CLIENT_ID, CLIENT_SECRET) },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code: 'x', code_verifier: 'short' }).toString(),
-    });
-    expect(response.status).toBe(400);
-    const body = JSON.parse(String(response.body)) as { error: string; error_description: string };
+    const body = await refusedTokenRequest({ grant_type: 'authorization_code', code: 'x', code_verifier: 'short' });
     expect(body.error).toBe('invalid_request');
     expect(body.error_description).toContain('RFC 7636 section 4.1');
     expect(body.error_description).toMatch(ALLOWED);
   });
 
   it('answers a resource with a stray % within the characters (the URI check quotes the "%")', async () => {
-    const sentinel = makeSentinel();
-    const response = await call(sentinel, {
-      method: 'POST',
-      path: `/sentinel/api/account/${ACCOUNT}/token`,
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(CLIENT_ID, CLIENT_SECRET) },
-      body: new URLSearchParams({ grant_type: 'client_credentials', resource: 'https://api.example.com/a%zz' }).toString(),
-    });
-    expect(response.status).toBe(400);
-    const body = JSON.parse(String(response.body)) as { error: string; error_description: string };
+    const body = await refusedTokenRequest({ grant_type: 'client_credentials', resource: 'https://api.example.com/a%zz' });
     expect(body.error).toBe('invalid_target');
     expect(body.error_description).toContain("'%'");
     expect(body.error_description).toMatch(ALLOWED);

@@ -12,6 +12,7 @@ import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
+import { PostgresAppStore } from '../../src/postgres/index.js';
 import { startOnFreePort } from './free-port.js';
 
 /** The shared server's maintenance database (`.ci/run` starts one there). */
@@ -81,6 +82,31 @@ export async function throwawayDatabase(serverUrl: string = POSTGRES_URL): Promi
       }
     },
   };
+}
+
+/**
+ * A migrated `PostgresAppStore` without a lookup cache on a throwaway database, for the tests of the calling file (or
+ * `describe`): made before them, closed and its database dropped after.
+ * @example const registry = useThrowawayAppStore(available); // … await registry.store().saveApp(app)
+ */
+export function useThrowawayAppStore(available: PostgresAvailability): { store(): PostgresAppStore; url(): string } {
+  let database: Awaited<ReturnType<typeof throwawayDatabase>> | undefined;
+  let store: PostgresAppStore | undefined;
+  beforeAll(async () => {
+    requirePostgres(available);
+    database = await throwawayDatabase();
+    store = new PostgresAppStore({ connectionString: database.url, cache: false });
+    await store.migrate();
+  });
+  afterAll(async () => {
+    await store?.close();
+    await database?.drop();
+  });
+  const made = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the throwaway app store is made before the tests');
+    return value;
+  };
+  return { store: () => made(store), url: () => made(database).url };
 }
 
 /**
