@@ -35,7 +35,7 @@ import {
 } from '../state/logout-confirmation.js';
 import { type SessionRecord, useSession } from '../state/session.js';
 import { parseSid, sessionSid } from '../../sessions/session-index.js';
-import { endDeviceSession, endLapsedSession } from '../../sessions/end-sessions.js';
+import { endDeviceSession, endLapsedSession, finishDeviceSessionEnding } from '../../sessions/end-sessions.js';
 import { routePath } from '../../http/route-paths.js';
 
 /** Where to go after signing out, once validated. */
@@ -163,7 +163,10 @@ async function signOut(
   input: { accountId: string; clientId?: string | undefined; sessionId: string },
 ): Promise<Record<string, string>> {
   const ended = await endDeviceSession(context, input.sessionId);
-  if (ended !== null) {
+  if (ended === null) {
+    // Its record gone meanwhile (another tab's sign-out, cut short by the store): the same cookie finishes that.
+    await finishSignOut(context, request, input);
+  } else {
     // Ended already: committed, so a throwing onEvent cannot answer 500 for a sign-out that happened.
     context.emit(
       {
@@ -175,6 +178,25 @@ async function signOut(
       },
       'committed',
     );
+  }
+  return { 'set-cookie': expiredSessionCookie(context, request.mountPath) };
+}
+
+/**
+ * The retry of a sign-out that a store failure cut short after the session record went (answered 500): the user's
+ * index may still list the session, where a code issued just before the sign-out could still attach a grant. The
+ * same cookie ends that entry, as at the logout endpoint; the cookie is cleared when an ending of it was under way.
+ */
+async function finishSignOut(
+  context: SentinelContext,
+  request: SentinelRequest,
+  input: { accountId: string; clientId?: string | undefined; sessionId: string },
+): Promise<Record<string, string>> {
+  const finished = await finishDeviceSessionEnding(context, input.sessionId, input.accountId);
+  if (finished === null) return {};
+  if (finished.ended) {
+    const { accountId, clientId } = input;
+    context.emit({ type: 'session.ended', accountId, clientId, userId: finished.userId, reason: 'logout' }, 'committed');
   }
   return { 'set-cookie': expiredSessionCookie(context, request.mountPath) };
 }
@@ -280,9 +302,12 @@ export async function handleEndSession(context: SentinelContext, request: Sentin
   }
   const session = sessionId === null ? null : await useSession(context, sessionId, accountId);
   if (sessionId === null || session === null) {
-    // No live session in this browser; the one the hint names may have lapsed with grants still alive.
-    if (hint?.sid !== undefined) await endLapsedSessionOf(context, accountId, target.app?.clientId, { ...hint, sid: hint.sid });
-    return finish(context, target, {}, request);
+    // No live session in this browser of this account (a sign-out of it cut short may be left to finish); the one
+    // the hint names may have lapsed with grants still alive.
+    const clientId = target.app?.clientId;
+    const headers = sessionId === null ? {} : await finishSignOut(context, request, { accountId, clientId, sessionId });
+    if (hint?.sid !== undefined) await endLapsedSessionOf(context, accountId, clientId, { ...hint, sid: hint.sid });
+    return finish(context, target, headers, request);
   }
   if (hint !== null && hintNamesSession(hint, accountId, session, sessionId)) {
     return finish(context, target, await signOut(context, request, { accountId, clientId: target.app?.clientId, sessionId }), request);
