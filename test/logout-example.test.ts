@@ -1,8 +1,10 @@
 /**
  * The app-side receiver of examples/backchannel-logout: it takes the service's logout tokens (the app's session of
- * that sid ends) and refuses what §2.6 refuses: an ID token passed off as a logout token, and a replayed token.
+ * that sid ends) and refuses what §2.6 refuses: an ID token passed off as a logout token, and a replayed token; it
+ * fetches the issuer's keys once, not once per token.
  */
 import { once } from 'node:events';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLocalJWKSet, type JWK } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -65,5 +67,44 @@ describe('examples/backchannel-logout receiver', () => {
     expect(await post(uri, signedIn.idToken)).toBe(400);
     expect(await post(uri, tokens[0] as string)).toBe(400);
     expect(logouts).toHaveLength(1);
+  });
+
+  it("fetches the account's keys once for the logout tokens it takes, not once per token", async () => {
+    let sentinel: Sentinel | undefined;
+    let fetched = 0;
+    // The service's JWKS at the issuer's jwks_uri, counted: the receiver finds it from the issuer alone.
+    const keys = createServer((_request, response) => {
+      fetched++;
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify((sentinel as Sentinel).jwks()));
+    });
+    keys.listen(0, '127.0.0.1');
+    await once(keys, 'listening');
+    const issuer = `http://127.0.0.1:${(keys.address() as AddressInfo).port}`;
+    const logouts: { sid?: string; sub?: string }[] = [];
+    const server = createLogoutReceiver({
+      issuer: `${issuer}/sentinel/api/account/${ACCOUNT}`,
+      clientId: CLIENT_ID,
+      onLogout: (logout) => void logouts.push(logout),
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    closing.push(async () => {
+      for (const listening of [server, keys]) {
+        listening.closeAllConnections();
+        listening.close();
+      }
+    });
+    const uri = `http://127.0.0.1:${(server.address() as AddressInfo).port}/backchannel-logout`;
+    const apps = (baseOptions().apps ?? []).map((app) => (app.clientId === CLIENT_ID ? { ...app, backchannelLogoutUri: uri } : app));
+    sentinel = makeSentinel({ issuer, apps, clientJwks: { allowPrivateAddresses: true } });
+    closing.push(() => (sentinel as Sentinel).close());
+
+    const sids: string[] = [];
+    for (let session = 0; session < 3; session++) sids.push((await signInWithSession(sentinel)).tokens.sid);
+    expect(await sentinel.endUserSessions({ accountId: ACCOUNT, userId: USER_ID })).toBe(3);
+    const started = Date.now();
+    while (logouts.length < 3 && Date.now() - started < 10_000) await new Promise((resolve) => setTimeout(resolve, 25));
+    expect(logouts.map((logout) => logout.sid).sort()).toEqual(sids.sort());
+    expect(fetched).toBe(1);
   });
 });

@@ -19,10 +19,25 @@ export interface ReceiverOptions {
   issuer: string;
   /** The app's client id (the logout token's `aud`). */
   clientId: string;
-  /** The issuer's keys; default: its `jwks_uri` (`{issuer}/jwks`), fetched and cached by jose. */
+  /** The issuer's keys; default: its `jwks_uri` (`{issuer}/jwks`), fetched and cached by jose in one key set per issuer. */
   keys?: JWTVerifyGetKey;
   /** Ends the app's sessions of `sid` (and, when the app keys them by user, of `sub`). */
   onLogout(logout: { sid?: string; sub?: string }): void | Promise<void>;
+}
+
+/**
+ * The issuer's `jwks_uri` as one key set per issuer: jose caches the keys it fetched in the set, so a set made anew for
+ * each token would fetch them for every token (a thousand sessions ending at once: a thousand fetches).
+ */
+const remoteKeySets = new Map<string, JWTVerifyGetKey>();
+
+function remoteKeys(issuer: string): JWTVerifyGetKey {
+  let keys = remoteKeySets.get(issuer);
+  if (keys === undefined) {
+    keys = createRemoteJWKSet(new URL(`${issuer}/jwks`));
+    remoteKeySets.set(issuer, keys);
+  }
+  return keys;
 }
 
 /** A logout token the receiver refused, and why (the answer is `400`, and the service does not retry a 400). */
@@ -38,7 +53,7 @@ export async function validateLogoutToken(
   options: ReceiverOptions,
   seen: Map<string, number>,
 ): Promise<{ sid?: string; sub?: string }> {
-  const keys = options.keys ?? createRemoteJWKSet(new URL(`${options.issuer}/jwks`));
+  const keys = options.keys ?? remoteKeys(options.issuer);
   let payload: Record<string, unknown>;
   try {
     // Steps 1 to 4: signed by a key of the issuer, `iss`, `aud`, `iat` and `exp`, and the explicit type (so an ID
