@@ -25,8 +25,8 @@ export type { DPoPPresentation } from './presentation.js';
 export interface ResourceRequest {
   method: string;
   /**
-   * The request target as received: the path and query (the origin comes from `Host`, or a trusted proxy's
-   * `X-Forwarded-*`), or an absolute-form target, whose authority stands in for `Host` and whose scheme is not
+   * The request target as received: the path and query (the origin comes from `Host`, HTTP/2's `:authority`, or a
+   * trusted proxy's `X-Forwarded-*`), or an absolute-form target, whose authority stands in for `Host` and whose scheme is not
    * believed. Without `secure` and `ip` (no connection described), an absolute URL is the public URL, taken as given.
    */
   url: string;
@@ -65,8 +65,8 @@ export function dpopUnauthorized(
 const ABSOLUTE_FORM = /^https?:\/\/([^/?#]*)(.*)$/is;
 
 /**
- * The public URL of a resource request, rebuilt from `Host` (and the `X-Forwarded-Proto` / `X-Forwarded-Host` a
- * trusted proxy set). Anyone can send those headers, so they are believed only when the socket peer passes the same
+ * The public URL of a resource request, rebuilt from `Host` or HTTP/2's `:authority` (and the `X-Forwarded-Proto` /
+ * `X-Forwarded-Host` a trusted proxy set). Anyone can send those headers, so they are believed only when the socket peer passes the same
  * `trustProxy` check as `X-Forwarded-For` does for the client address (RFC 9700 §4.13); otherwise a proof made for
  * another resource server would pass here with a forged `X-Forwarded-Host`. An absolute-form target, which Node hands
  * on as the request's URL, is the client's too: its authority stands in for `Host` (RFC 9112 §3.2.2), but its scheme
@@ -91,7 +91,9 @@ export function resourceURL(context: SentinelContext, request: ResourceRequest):
   const authority = absolute === null ? undefined : absolute[1]?.slice(absolute[1].lastIndexOf('@') + 1) || undefined;
   const path = absolute === null ? request.url : (absolute[2] ?? '');
   const proto = forwarded('x-forwarded-proto') ?? (request.secure === true ? 'https' : 'http');
-  const host = forwarded('x-forwarded-host') ?? authority ?? header('host') ?? 'invalid.invalid';
+  // HTTP/2 carries the authority as the `:authority` pseudo-header, which Node's compatibility API hands on as a
+  // header and which a client need not repeat as `Host` (RFC 9113 §8.3.1): without it every proof would miss.
+  const host = forwarded('x-forwarded-host') ?? authority ?? header(':authority') ?? header('host') ?? 'invalid.invalid';
   return `${proto}://${host}${path.startsWith('/') ? '' : '/'}${path}`;
 }
 
