@@ -3,6 +3,7 @@
  * refuses a key that does not fit the algorithm (algorithm confusion) or a tampered proof; the resource URL a proof
  * must name is rebuilt from Host, and from X-Forwarded-* only behind a trusted proxy.
  */
+import { generateKeyPairSync } from 'node:crypto';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { verifyProofSignature } from '../src/dpop/proof-signature.js';
@@ -30,6 +31,24 @@ describe('verifyProofSignature', () => {
     expect(verifyProofSignature(proof, 'none', jwk)).toBe(false);
     expect(verifyProofSignature(proof, 'HS256', jwk)).toBe(false);
     expect(verifyProofSignature(proof, 'ES256', { kty: 'EC', crv: 'P-256', x: 'AA', y: 'AA' })).toBe(false);
+  });
+});
+
+describe('verifyProofSignature with RSA keys the caller chose', () => {
+  // The key travels in the proof: its verification costs what its caller makes it cost (a 3072-bit exponent, some
+  // 35 ms of the main thread), so only keys of a bounded modulus and the usual exponents are checked at all.
+  it('refuses a genuine RS256 or PS256 proof whose key has a public exponent above 65537', async () => {
+    for (const [alg, publicExponent, accepted] of [
+      ['RS256', 65537, true],
+      ['PS256', 65537, true],
+      ['RS256', 65539, false],
+      ['PS256', 65539, false],
+    ] as const) {
+      const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048, publicExponent });
+      const jwk = publicKey.export({ format: 'jwk' }) as Record<string, unknown>;
+      const proof = await new SignJWT({ htm: 'GET', jti: 'x' }).setProtectedHeader({ alg, typ: 'dpop+jwt', jwk } as never).sign(privateKey);
+      expect(verifyProofSignature(proof, alg, jwk)).toBe(accepted);
+    }
   });
 });
 

@@ -2,21 +2,36 @@
  * The signature check of a DPoP proof with node:crypto, synchronously. A proof is verified on every request to a
  * protected resource, so this is the guard's hot path: jose's WebCrypto route (an async key import plus an async
  * verify per proof) costs several times more here. The key type must fit the algorithm exactly (P-256 for ES256,
- * P-384 for ES384, Ed25519 for EdDSA, RSA of at least 2048 bits for RS256/PS256): no algorithm confusion.
+ * P-384 for ES384, Ed25519 for EdDSA, RSA of 2048 to 8192 bits for RS256/PS256): no algorithm confusion.
+ *
+ * The key comes with the proof, so its cost is the caller's choice, and a public client's caller needs no credential
+ * to have one checked (the proof is checked before the code it comes with). An RSA verification is a modular
+ * exponentiation by the public exponent: with the usual 65537 a 2048-bit key costs tens of µs, but a 3072-bit
+ * modulus with a 3072-bit exponent (which OpenSSL accepts) costs some 35 ms of the main thread, and a 16384-bit one
+ * with a 64-bit exponent some 20 ms. Hence the bounds: a modulus of at most 8192 bits and an exponent of at most
+ * 65537, which every RSA key made in practice (e = 3, 17 or 65537) meets.
  */
 import { constants, createPublicKey, verify, type KeyObject } from 'node:crypto';
+
+/** The largest RSA modulus, in bits, of a proof key. */
+const MAX_RSA_BITS = 8192;
+/** The largest public exponent of an RSA proof key (F4, the usual one). */
+const MAX_RSA_EXPONENT = 65537n;
+
+/** An RSA key of 2048 to 8192 bits whose public exponent is at most 65537. */
+function fitsRSA(key: KeyObject): boolean {
+  if (key.asymmetricKeyType !== 'rsa') return false;
+  const { modulusLength = 0, publicExponent = 0n } = key.asymmetricKeyDetails ?? {};
+  return modulusLength >= 2048 && modulusLength <= MAX_RSA_BITS && publicExponent <= MAX_RSA_EXPONENT;
+}
 
 /** How each allowed algorithm verifies. */
 const SCHEMES: Record<string, { hash: string | null; check: (key: KeyObject) => boolean; pss?: boolean }> = {
   ES256: { hash: 'sha256', check: (key) => key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1' },
   ES384: { hash: 'sha384', check: (key) => key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'secp384r1' },
   EdDSA: { hash: null, check: (key) => key.asymmetricKeyType === 'ed25519' },
-  RS256: { hash: 'sha256', check: (key) => key.asymmetricKeyType === 'rsa' && (key.asymmetricKeyDetails?.modulusLength ?? 0) >= 2048 },
-  PS256: {
-    hash: 'sha256',
-    pss: true,
-    check: (key) => key.asymmetricKeyType === 'rsa' && (key.asymmetricKeyDetails?.modulusLength ?? 0) >= 2048,
-  },
+  RS256: { hash: 'sha256', check: fitsRSA },
+  PS256: { hash: 'sha256', pss: true, check: fitsRSA },
 };
 
 /**
