@@ -304,6 +304,19 @@ describe('DPoP at the guard (requireAccessToken)', () => {
     );
   });
 
+  // RFC 9449 §4.3 with RFC 3986 §6.2.2: an encoded unreserved character is that character, and hex digits have no case.
+  it('matches htu after percent-encoding normalization, and never decodes a reserved character', async () => {
+    const { server, url, key } = await start();
+    const token = await boundToken(server, key);
+    const encodedPath = API_PATH.replace('-', '%2D');
+    const proofFor = (htu: string) => dpopProof(key, { htm: 'GET', htu, ath: ath(token) });
+    const call = async (path: string, htu: string) =>
+      (await fetch(`${url}${path}`, { headers: { authorization: `DPoP ${token}`, dpop: await proofFor(htu) } })).status;
+    expect(await call(encodedPath, `${url}${API_PATH}`)).toBe(200);
+    expect(await call(API_PATH, `${url}${API_PATH.replace('-', '%2d')}`)).toBe(200);
+    expect(await call(API_PATH, `${url}${API_PATH.replace('/brand/', '/brand%2f')}`)).toBe(401);
+  });
+
   it('refuses the bound token presented as a Bearer token, and verifyAccessToken refuses it without a proof', async () => {
     const { sentinel, server, url, key } = await start();
     const token = await boundToken(server, key);

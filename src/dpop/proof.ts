@@ -58,11 +58,29 @@ export function useDPoPNonce(context: SentinelContext): OAuthError {
   });
 }
 
-/** `htu` comparison form: scheme, host and path, without query and fragment. */
+/**
+ * RFC 3986 §6.2.2.2 percent-encoding normalization of a parsed path: an encoded unreserved character is that
+ * character (§2.3) and the hex digits of any other triplet are upper case (§2.1). The URL parser leaves both as
+ * written, so a client whose HTTP library sends `~` where its proof says `%7E` (or `%2d` where it says `-`) would
+ * otherwise miss.
+ */
+function normalizePercentEncoding(path: string): string {
+  if (!path.includes('%')) return path;
+  return path.replace(/%[0-9A-Fa-f]{2}/g, (triplet) => {
+    const char = String.fromCharCode(Number.parseInt(triplet.slice(1), 16));
+    return /^[A-Za-z0-9._~-]$/.test(char) ? char : triplet.toUpperCase();
+  });
+}
+
+/**
+ * `htu` comparison form: scheme, host and path, without query and fragment, after the syntax- and scheme-based
+ * normalization RFC 9449 §4.3 asks for (RFC 3986 §6.2.2, §6.2.3): the URL parser lowercases scheme and host, drops a
+ * default port, resolves dot segments and gives an empty path as `/`; the percent-encoding is normalized here.
+ */
 function requestTarget(url: string): string | null {
   try {
     const parsed = new URL(url);
-    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+    return `${parsed.protocol}//${parsed.host}${normalizePercentEncoding(parsed.pathname)}`;
   } catch {
     return null;
   }
