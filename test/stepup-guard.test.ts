@@ -39,6 +39,21 @@ function guarded(sentinel: Sentinel, token: string, options: Parameters<typeof r
   return guard(new Request('https://api.example.com/export', { headers: { authorization: `Bearer ${token}` } }), { accountId: ACCOUNT });
 }
 
+describe('introspection (RFC 9470 §6.2)', () => {
+  it("names the token's acr and auth_time, as its claims do", async () => {
+    const { token, mounted } = await tokenOf('always');
+    const claims = JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()) as Record<string, unknown>;
+    const response = await fetch(`${mounted.url}/sentinel/api/account/${ACCOUNT}/token/introspect`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token, client_id: CONFIDENTIAL.clientId, client_secret: CONFIDENTIAL.secret }).toString(),
+    });
+    const body = (await response.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({ active: true, acr: MFA, auth_time: claims.auth_time });
+    expect(typeof body.auth_time).toBe('number');
+  });
+});
+
 describe('verifyAccessToken with acrValues and maxAge', () => {
   it('a password token is refused for mfa with insufficient_user_authentication and the RFC 9470 challenge', async () => {
     const { sentinel, token } = await tokenOf('none');

@@ -31,6 +31,10 @@ function describe(context: SentinelContext, found: FoundToken): Record<string, u
       iss: claims.iss,
       aud: claims.aud,
       jti: claims.jti,
+      // RFC 9470 §6.2: the sign-in behind the token, for a resource server that checks step-up requirements (acr,
+      // max_age) by introspection as a JWT-reading one does by the claims.
+      ...(claims.acr === undefined ? {} : { acr: claims.acr }),
+      ...(claims.auth_time === undefined ? {} : { auth_time: claims.auth_time }),
       ...(claims.cnf === undefined ? {} : { cnf: claims.cnf }),
       // RFC 8693 §4.1: who acts for `sub` in a delegated token.
       ...(claims.act === undefined ? {} : { act: claims.act }),
@@ -59,7 +63,7 @@ function describe(context: SentinelContext, found: FoundToken): Record<string, u
  *
  * @example
  * // POST /sentinel/api/account/123/token/introspect  token=…&client_id=…&client_secret=…
- * // 200 {"active":true,"scope":"openid","client_id":"…","sub":"u-1","exp":…,"iat":…,"iss":"…","aud":"123","jti":"…","token_type":"access_token"}
+ * // 200 {"active":true,"scope":"openid","client_id":"…","sub":"u-1","exp":…,"iat":…,"iss":"…","aud":"123","jti":"…","acr":"…","auth_time":…,"token_type":"Bearer"}
  */
 export async function handleIntrospect(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
   const { token, hint, app } = await readRevokeOrIntrospectRequest(context, request, accountId, { allowPublic: false });
