@@ -6,14 +6,16 @@
  */
 import { decodeJwt } from 'jose';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { MemoryStore, type Sentinel, type Store } from '../src/index.js';
+import { MemoryStore, type Sentinel, type SentinelEvent, type Store } from '../src/index.js';
 import { advanceClock } from './helpers/clock.js';
 import {
   type Browser,
   DEVICE_CLIENT_ID,
   decide,
   deviceApps,
+  enterCode,
   jsonBody,
+  openConfirmation,
   openConfirmationFor,
   personDecides,
   poll,
@@ -157,6 +159,25 @@ describe('device grants in the session index', () => {
     // The two browsers that signed in, and no device.
     expect((await sentinel.listSessions(USER)).map((session) => session.clientIds)).toEqual([[], []]);
     expect(await pollError(sentinel, codes.device_code)).toBe('access_denied');
+  });
+
+  it('counts towards maxSessionsPerUser: approving one more device ends the oldest, never the approving browser', async () => {
+    const events: SentinelEvent[] = [];
+    const sentinel = makeSentinel({ apps: deviceApps(), session: { maxSessionsPerUser: 3 }, onEvent: (event) => events.push(event) });
+    const browser: Browser = {};
+    const oldest = await connectDevice(sentinel, browser);
+    // The browser is signed in now: each further code goes straight to the confirmation, no password asked.
+    for (let i = 0; i < 4; i += 1) {
+      const codes = await requestCodes(sentinel);
+      const opened = await openConfirmation(sentinel, browser, await enterCode(sentinel, browser, codes.user_code));
+      expect((await decide(sentinel, browser, opened, 'approve')).status).toBe(200);
+    }
+    const sessions = await sentinel.listSessions(USER);
+    expect(sessions.map((session) => session.clientIds)).toEqual([[], [DEVICE_CLIENT_ID], [DEVICE_CLIENT_ID]]);
+    expect(events.filter((event) => event.type === 'session.ended')).toHaveLength(3);
+    // The oldest device's grant ended with its session, as a logout ends it.
+    expect(await live(sentinel, oldest.access_token)).toBe(false);
+    expect(await refreshes(sentinel, oldest.refresh_token)).toBe(false);
   });
 
   it('outlives the sign-out of the browser that approved it', async () => {

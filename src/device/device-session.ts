@@ -16,7 +16,8 @@
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import { digest } from '../lib/random-secrets.js';
-import { changeUserIndex, type IndexedSession, sessionSid } from '../sessions/session-index.js';
+import { endIndexedSession } from '../sessions/end-sessions.js';
+import { changeUserIndex, commitIndexChange, type IndexedSession, sessionSid } from '../sessions/session-index.js';
 import { type GrantRecord, grantIndexUntil, revokeGrant } from '../token/grant-records.js';
 import { type CommittedGrant, undoCommit } from '../token/undo-commit.js';
 import type { DeviceRecord } from './device-records.js';
@@ -51,13 +52,19 @@ export interface DeviceApproval {
   authTime: number;
   /** The device authorization being approved. */
   record: DeviceRecord;
+  /** The digest of the browser session approving it: in use, so the last of the user's sessions the bound ends. */
+  approvedFrom?: string | undefined;
 }
 
 /**
  * Lists an approval in its user's index, before it is written: an entry whose session has already ended (there is no
  * session record), listing the device's app with a stand-in for its grant until the device record is kept (no poll
  * gets tokens after that). An entry the device already has (another approval of the same user) is left as it is.
- * A failure rejects, and the approval is then not written (a 500, fail closed).
+ * The device counts as a session towards `session.maxSessionsPerUser`, as a browser's sign-in does: the user's oldest
+ * sessions beyond it end as a logout ends them, or approving devices from one signed-in browser, which asks for no
+ * password, would grow the user's one index record without bound (every write of it costlier, and on MemoryStore
+ * the never-evicted budget every other user's sign-in needs). A failure rejects, and the approval is then not
+ * written (a 500, fail closed).
  *
  * @example await indexDeviceApproval(context, { grantId, userId, authTime, record });
  */
@@ -70,9 +77,22 @@ export async function indexDeviceApproval(context: SentinelContext, approval: De
     sessionEnd: authTime,
     grants: [{ clientId: record.clientId, grantId: approvalStandIn(grantId), until: record.retainUntil }],
   };
-  await changeUserIndex(context, record.accountId, userId, (sessions) =>
-    sessions.some((session) => session.sessionDigest === sessionDigest) ? null : [...sessions, entry],
-  );
+  const maxSessions = context.config.session.maxSessionsPerUser;
+  const beyond = await commitIndexChange(context, record.accountId, userId, (sessions) => {
+    if (sessions.some((session) => session.sessionDigest === sessionDigest)) return { sessions, settle: (): string[] => [] };
+    // As indexSession's bound: the oldest by sign-in time, never the new entry, and the approving browser only when
+    // nothing else is left (its devices share its sign-in time: a tie would sign it out in the middle of its use).
+    const excess = sessions.length + 1 - maxSessions;
+    const last = (session: IndexedSession): number => (session.sessionDigest === approval.approvedFrom ? 1 : 0);
+    const byAge = [...sessions].sort((a, b) => last(a) - last(b) || a.authTime - b.authTime);
+    const oldest = excess > 0 ? byAge.slice(0, excess) : [];
+    return { sessions: [...sessions, entry], settle: () => oldest.map((session) => session.sessionDigest) };
+  });
+  for (const digest of beyond) {
+    if ((await endIndexedSession(context, record.accountId, userId, digest)) !== null) {
+      context.emit({ type: 'session.ended', accountId: record.accountId, userId, reason: 'sessions-limit' });
+    }
+  }
 }
 
 /**

@@ -185,7 +185,7 @@ async function applyDecision(
   const prepare = async (record: DeviceRecord): Promise<void> => {
     context.emit({ type: approve ? 'device.approved' : 'device.denied', accountId, clientId: record.clientId, userId });
     if (!approve) return;
-    approval = { grantId, userId, authTime, record };
+    approval = { grantId, userId, authTime, record, approvedFrom: confirmation.sessionDigest };
     await indexDeviceApproval(context, approval);
   };
   const outcome = await decideDevice(context, grantId, decision, prepare);
