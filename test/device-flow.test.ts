@@ -268,12 +268,18 @@ describe('polling', () => {
 });
 
 describe('verification page', () => {
-  it('takes the code with or without the dash, in any case', async () => {
+  it('takes the code with or without the dash, in any case, in full width and with any dash', async () => {
     const { sentinel } = deviceSentinel();
     for (const shape of [
       (code: string) => code.toLowerCase(),
       (code: string) => code.replace('-', ''),
       (code: string) => ` ${code.replace('-', ' ')} `,
+      // A Japanese input method in full-width mode: full-width letters, dash (U+FF0D) and space (U+3000).
+      (code: string) => `${code.replace(/[A-Z]/g, (c) => String.fromCharCode(c.charCodeAt(0) + 0xfee0)).replace('-', '\uff0d')}\u3000`,
+      // A phone's keyboard or a copied code: an en dash, a non-breaking hyphen, a minus sign.
+      (code: string) => code.replace('-', '\u2013'),
+      (code: string) => code.replace('-', '\u2011'),
+      (code: string) => code.replace('-', '\u2212'),
     ]) {
       const codes = await requestCodes(sentinel);
       const entered = await enterCode(sentinel, {}, shape(codes.user_code));
