@@ -167,8 +167,9 @@ export interface SentinelOptions {
         /** Failed logins (and wrong registration tokens) per client address per window. @defaultValue `50` */
         maxFailuresPerIp?: number | undefined;
         /**
-         * Failed logins per IPv6 /48 per window, across its /64s (each has `maxFailuresPerIp`): bounds how many
-         * username counters, which each new name typed creates, one network can fill the store with. @defaultValue `500`
+         * Failed logins and wrong device user codes per IPv6 /48 per window, across its /64s (each has
+         * `maxFailuresPerIp`): bounds how many username counters, which each new name typed creates, one network can
+         * fill the store with, and how many user codes it can guess. @defaultValue `500`
          */
         maxFailuresPerNetwork?: number | undefined;
         /** Length of the fixed counting window. @defaultValue `900` */

@@ -378,6 +378,18 @@ describe('verification page', () => {
     expect((await enterCode(sentinel, {}, codes.user_code, '2001:db8:7:2::1')).status).toBe(303);
   });
 
+  it('counts wrong codes from one IPv6 /48 together, across its /64s, on maxFailuresPerNetwork', async () => {
+    // Each /64 of a /48 has maxFailures of its own: without the /48's counter, one network would guess 65 536 times
+    // as many codes as one address.
+    const { sentinel, events } = deviceSentinel({ throttle: { maxFailures: 5, maxFailuresPerIp: 1000, maxFailuresPerNetwork: 4 } });
+    for (let i = 0; i < 4; i += 1) expect((await enterCode(sentinel, {}, 'BCDF-GHJK', `2001:db8:7:${i + 1}::1`)).status).toBe(400);
+    const codes = await requestCodes(sentinel);
+    expect((await enterCode(sentinel, {}, codes.user_code, '2001:db8:7:99::1')).status).toBe(429);
+    expect(events).toContainEqual(expect.objectContaining({ type: 'login.throttled', scope: 'ip' }));
+    // Another /48 is not held back by this one's guesses.
+    expect((await enterCode(sentinel, {}, codes.user_code, '2001:db8:8:1::1')).status).toBe(303);
+  });
+
   it('throttles concurrent guesses to the limit', async () => {
     const { sentinel } = deviceSentinel({ throttle: { maxFailures: 5 } });
     const answers = await Promise.all(Array.from({ length: 30 }, () => enterCode(sentinel, {}, 'BCDF-GHJK')));

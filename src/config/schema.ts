@@ -99,7 +99,8 @@ const optionsSchema = z.object({
     .object({
       maxFailures: z.number().int().positive().default(5),
       maxFailuresPerIp: z.number().int().positive().default(50),
-      // Per IPv6 /48 (src/authorize/state/throttle.ts): bounds the username counters a network can create.
+      // Per IPv6 /48 (src/authorize/state/throttle.ts): bounds the username counters a network can create and the user
+      // codes it can guess.
       maxFailuresPerNetwork: z.number().int().positive().default(500),
       windowSeconds: ttlSeconds.default(900),
       digestKey: z.string().min(32).optional(),

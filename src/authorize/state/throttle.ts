@@ -5,7 +5,9 @@
  * Two counters: per (account, username), against guessing one user's password (`maxFailures`, default 5), and
  * per client IP, against one address spraying many usernames (`maxFailuresPerIp`, default 50). A typed username's
  * attempt also counts against the address's IPv6 /48 (`maxFailuresPerNetwork`, default 500): each name typed creates
- * a counter, and without it a /48 could create 50 for each of its 65 536 /64s in a window.
+ * a counter, and without it a /48 could create 50 for each of its 65 536 /64s in a window. So does a typed device user
+ * code's: every guess is at any pending code of the account, and without it a /48 would guess 65 536 times as many
+ * codes as one address (RFC 8628 §5.1).
  *
  * Why a reservation and not "check, authenticate, then count": the check and the count must be one atomic step,
  * or twenty guesses sent at the same moment all pass the check before the first failure is counted. So an attempt
@@ -34,8 +36,9 @@ export interface ThrottleKeys {
   username: string;
   ip: string | null;
   /**
-   * The counter of the address's IPv6 /48 (`throttle:net:`), for typed usernames only: a /48 holds 65 536 /64s, each
-   * with its own `maxFailuresPerIp`, and every attempt at a new name creates a counter. `null` for IPv4 and others.
+   * The counter of the address's IPv6 /48 (`throttle:net:`), for typed usernames and user codes only: a /48 holds
+   * 65 536 /64s, each with its own `maxFailuresPerIp`, and every attempt at a new name creates a counter; every user
+   * code typed is a guess at all of an account's. `null` for IPv4 and others.
    */
   network: string | null;
   /**
@@ -51,6 +54,9 @@ export interface ThrottleKeys {
  * Before, they were `throttle:user:`; counters of that name are simply no longer read.
  */
 const USERNAME_PREFIX = 'throttle-user';
+
+/** The counters also counted per IPv6 /48: typed usernames', and typed device user codes' (see the module comment). */
+const NETWORK_COUNTED: ReadonlySet<string> = new Set([USERNAME_PREFIX, 'throttle:device-code']);
 
 /**
  * The counter keys of a password attempt. Usernames are compared case-insensitively (so `Alice` and `alice` share a
@@ -100,7 +106,7 @@ async function counterKeys(
     usernameDigest: subjectDigest.slice(0, 22),
     // IPv6 by its /64: one subscriber holds a whole /64, and counting single addresses would bound nothing.
     ip: ip === null ? null : `throttle:ip:${addressBucket(ip)}`,
-    network: network === null || prefix !== USERNAME_PREFIX ? null : `throttle:net:${network}`,
+    network: network === null || !NETWORK_COUNTED.has(prefix) ? null : `throttle:net:${network}`,
   };
 }
 
