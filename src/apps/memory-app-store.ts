@@ -101,7 +101,8 @@ export class MemoryAppStore implements AppStore {
     if (current === undefined) return null;
     // Not rounded: a rotation with a 1-second overlap must not lose up to a second of it.
     const now = Date.now() / 1000;
-    const retiring = (current.retiringSecrets ?? []).filter((secret) => secret.expiresAt > now);
+    // No overlap ends every earlier secret, also one still in an earlier rotation's overlap (the way out of a leak).
+    const retiring = overlapSeconds > 0 ? (current.retiringSecrets ?? []).filter((secret) => secret.expiresAt > now) : [];
     if (current.clientSecretHash !== undefined && overlapSeconds > 0) {
       retiring.push({ hash: current.clientSecretHash, expiresAt: now + overlapSeconds });
     }

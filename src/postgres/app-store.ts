@@ -291,7 +291,8 @@ export class PostgresAppStore implements AppStore {
           [...key, overlapSeconds],
         );
       } else {
-        await client.query('DELETE FROM sentinel_app_secrets WHERE account_id = $1 AND client_id = $2 AND expires_at IS NULL', key);
+        // No overlap ends every earlier secret, also one still in an earlier rotation's overlap (the way out of a leak).
+        await client.query('DELETE FROM sentinel_app_secrets WHERE account_id = $1 AND client_id = $2', key);
       }
       await client.query('INSERT INTO sentinel_app_secrets (account_id, client_id, secret_hash) VALUES ($1, $2, $3)', [...key, secretHash]);
       await client.query('UPDATE sentinel_apps SET updated_at = now() WHERE account_id = $1 AND client_id = $2', key);

@@ -212,6 +212,22 @@ export function runAppStoreContract(name: string, makeStore: () => Promise<AppSt
       expect(verifyAppSecret(newSecret, found)).toBe(true);
     });
 
+    it('rotates with no overlap after an overlapping rotation: every earlier secret stops at once, the new one works', async () => {
+      // A leak found during a routine rotation's overlap: `--overlap 0` must leave the new secret only, not the one
+      // still in the earlier rotation's overlap.
+      const { app, secret: first } = newApp(account);
+      await store.saveApp(app);
+      const second = generateClientSecret();
+      await store.rotateClientSecret(account, app.clientId, hashClientSecret(second), 3600);
+      const third = generateClientSecret();
+      await store.rotateClientSecret(account, app.clientId, hashClientSecret(third), 0);
+      const found = await store.findApp(account, app.clientId);
+      expect(verifyAppSecret(first, found)).toBe(false);
+      expect(verifyAppSecret(second, found)).toBe(false);
+      expect(verifyAppSecret(third, found)).toBe(true);
+      expect(found?.retiringSecrets ?? []).toHaveLength(0);
+    });
+
     it('keeps every secret of overlapping rotations, including concurrent ones, and exactly one current', async () => {
       const { app, secret: first } = newApp(account);
       await store.saveApp(app);
