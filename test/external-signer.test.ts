@@ -55,6 +55,27 @@ describe('external signers', () => {
     },
   );
 
+  it.each([
+    ['ed25519', 64],
+    ['ed448', 114],
+  ] as const)(
+    'an EdDSA signer on %s issues tokens that verify with the guard (its %d-byte signatures are JWS form)',
+    async (curve, size) => {
+      const { privateKey, publicKey } = generateKeyPairSync(curve as 'ed25519');
+      const signer: ExternalSigner = {
+        kid: `kms-${curve}`,
+        alg: 'EdDSA',
+        publicJwk: publicKey.export({ format: 'jwk' }) as JWK,
+        sign: async (data) => nodeSign(null, data, privateKey),
+      };
+      const { sentinel, status, body } = await issue(signer);
+      expect(status).toBe(200);
+      const token = body.access_token as string;
+      expect(Buffer.from(token.split('.')[2] as string, 'base64url')).toHaveLength(size);
+      expect((await sentinel.checkBearer(`Bearer ${token}`, { accountId: ACCOUNT, consumerId: CONSUMER_UUID })).ok).toBe(true);
+    },
+  );
+
   it('a signer returning garbage or rejecting yields 500 server_error and no token', async () => {
     for (const sign of [async () => new Uint8Array(10), async () => Promise.reject(new Error('KMS throttled'))]) {
       const errors: unknown[] = [];

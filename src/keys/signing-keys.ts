@@ -128,6 +128,11 @@ const HASH: Record<SigningAlgorithm, string | null> = { ES256: 'sha256', ES384: 
 /** JWS signature length of the fixed-size algorithms; an external signer answering DER would not verify. */
 const SIGNATURE_BYTES: Partial<Record<SigningAlgorithm, number>> = { ES256: 64, ES384: 96, EdDSA: 64 };
 
+/** The JWS signature length `publicKey` makes under `alg`: EdDSA's depends on the curve (RFC 8032: Ed448 114 bytes). */
+function signatureBytes(alg: SigningAlgorithm, publicKey: KeyObject): number | undefined {
+  return alg === 'EdDSA' && publicKey.asymmetricKeyType === 'ed448' ? 114 : SIGNATURE_BYTES[alg];
+}
+
 function importExternal(signer: ExternalSigner, field: string): SigningKey {
   if (typeof signer !== 'object' || signer === null || typeof signer.sign !== 'function') {
     throw new ConfigurationError(`${field}.signer`, 'must be { kid, alg, publicJwk, sign(data) }');
@@ -146,7 +151,7 @@ function importExternal(signer: ExternalSigner, field: string): SigningKey {
   }
   assertKeyFits(alg, publicKey, `${field}.signer`, signer.kid);
   const exported = publicKey.export({ format: 'jwk' }) as JWK;
-  const bytes = SIGNATURE_BYTES[alg];
+  const bytes = signatureBytes(alg, publicKey);
   const external: ExternalSigner = {
     kid: signer.kid,
     alg,
