@@ -12,7 +12,7 @@ import { readSessionCookie } from '../authorize/state/session-cookie.js';
 import { signedInResponse, unmetRequirementsResponse } from '../authorize/endpoints/signed-in-response.js';
 import { loginPageResponse } from '../authorize/pages/login-response.js';
 import { mayEnrolPasskey, stepUpMethod } from './step-up-method.js';
-import { restoreInteraction, takeInteraction, type InteractionRecord } from '../authorize/state/interaction.js';
+import { restoreInteraction, restoringInteraction, takeInteraction, type InteractionRecord } from '../authorize/state/interaction.js';
 import { loginStepURL } from '../authorize/endpoints/login-step-url.js';
 import { webAuthnUserID } from '../passkeys/user-handle.js';
 import { startPending } from './pending-sign-in.js';
@@ -52,11 +52,24 @@ export async function completeSignIn(
 ): Promise<SentinelResponse> {
   const taken = await takeInteraction(context, interactionId);
   if (taken === null) throw expiredSignIn();
-  return finishSignIn(context, request, taken, subject, ip);
+  return finishSignIn(context, request, { id: interactionId, record: taken }, subject, ip);
 }
 
-/** The end of a sign-in whose interaction the caller has taken: the event, the session, the code, the 303. */
-async function finishSignIn(
+/**
+ * The end of a sign-in whose interaction the caller has taken: the event, the session, the code, the 303. A failure
+ * on the way puts the interaction back, so that the 500 can be retried.
+ */
+function finishSignIn(
+  context: SentinelContext,
+  request: SentinelRequest,
+  held: { id: string; record: InteractionRecord },
+  subject: SignInSubject,
+  ip: string | null,
+): Promise<SentinelResponse> {
+  return restoringInteraction(context, held.id, held.record, () => signInEnd(context, request, held.record, subject, ip));
+}
+
+async function signInEnd(
   context: SentinelContext,
   request: SentinelRequest,
   taken: InteractionRecord,
@@ -130,7 +143,7 @@ export async function afterHeldSecondFactor(
   offer: boolean,
   ip: string | null,
 ): Promise<SentinelResponse> {
-  if (!offer) return finishSignIn(context, request, held.record, subject, ip);
+  if (!offer) return finishSignIn(context, request, held, subject, ip);
   // The offer's page runs on the interaction: it goes back (onto an empty key: nothing can have made it meanwhile).
   if (!(await restoreInteraction(context, held.id, held.record))) throw expiredSignIn();
   return parkAtPasskeyOffer(context, request, held, subject);

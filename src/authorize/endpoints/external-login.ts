@@ -6,7 +6,7 @@ import type { SentinelContext } from '../../http/context.js';
 import { OAuthError } from '../../errors.js';
 import type { SentinelResponse } from '../../http/messages.js';
 import { signedInResponse } from './signed-in-response.js';
-import { takeInteraction } from '../state/interaction.js';
+import { restoringInteraction, takeInteraction } from '../state/interaction.js';
 import { assuranceClaims, readAmr } from '../../assurance/levels.js';
 
 /**
@@ -80,6 +80,9 @@ export async function completeExternalLogin(
     // The interaction is spent: the browser starts again, and no one is signed in to an account the host did not mean.
     throw new OAuthError('invalid_request', 'This sign-in was for another account. Go back to the application and start again.');
   }
-  context.emit({ type: 'login.succeeded', accountId, clientId, userId: input.userId, ...assuranceClaims(amr) });
-  return signedInResponse(context, interaction, { userId: input.userId, authTime: input.authTime, amr });
+  // A failure from here on (a store write, a vetoing onEvent) puts the interaction back: the host may retry.
+  return restoringInteraction(context, interactionId, interaction, async () => {
+    context.emit({ type: 'login.succeeded', accountId, clientId, userId: input.userId, ...assuranceClaims(amr) });
+    return signedInResponse(context, interaction, { userId: input.userId, authTime: input.authTime, amr });
+  });
 }

@@ -7,6 +7,7 @@
  * `interactionTtl` seconds (default 10 minutes).
  */
 import type { SentinelContext } from '../../http/context.js';
+import { isOAuthError } from '../../errors.js';
 import { randomSecret } from '../../lib/random-secrets.js';
 import { AuthorizationError } from '../request/authorization-error.js';
 import type { AuthorizationRequest } from '../request/validate-request.js';
@@ -137,6 +138,34 @@ export async function restoreInteraction(context: SentinelContext, interactionId
   const ttlMs = taken.createdAt + context.config.interactionTtl * 1000 - Date.now();
   if (!INTERACTION_ID.test(interactionId) || !(ttlMs > 0)) return false;
   return context.store.swap([{ key: interactionKey(interactionId), expect: null, value: JSON.stringify(taken), ttlMs }]);
+}
+
+/**
+ * Runs the end of a sign-in whose interaction was just taken, and puts the interaction back
+ * ({@link restoreInteraction}) when that end fails on the service's side: a store write of the session or the code,
+ * an `onEvent` that vetoes, a signing key (whatever the edge answers with `500 server_error`). The failure then
+ * spends nothing the user needs: the retry of the same form, or the host's of `completeLogin()`, finds the
+ * interaction and signs the user in, instead of a "link expired" page and a new start at the application. A refusal
+ * (any other `OAuthError`) leaves it spent. When putting it back fails as well (the store is down), the original
+ * failure is what is thrown.
+ *
+ * @example
+ * return await restoringInteraction(context, interactionId, taken, () => signedInResponse(context, taken, input));
+ */
+export async function restoringInteraction<T>(
+  context: SentinelContext,
+  interactionId: string,
+  taken: InteractionRecord,
+  end: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await end();
+  } catch (error) {
+    if (!isOAuthError(error) || error.code === 'server_error') {
+      await restoreInteraction(context, interactionId, taken).catch(() => false);
+    }
+    throw error;
+  }
 }
 
 /**
