@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { MemoryStore } from '../src/stores/memory.js';
+import { entryBytes } from '../src/stores/memory-size.js';
 import { movableClock } from './helpers/clock.js';
 import { runStoreContract } from './helpers/store-contract.js';
 
@@ -51,6 +52,30 @@ describe('MemoryStore specifics', () => {
     ).rejects.toThrow(/"grant:" is full/);
     expect(await store.get('grant:{a}')).toBeNull();
     expect(await store.swap([{ key: 'grant:{g}', expect: null, value: 'g', ttlMs: 60_000 }])).toBe(true);
+  });
+
+  it('never gives a counter that expires while a full area makes room a life without end', async () => {
+    // lru-cache times TTLs by performance.now(); this clock stands still, or moves 1 ms per reading once `ticking`.
+    let now = 1_000;
+    let ticking = false;
+    const clock = vi.spyOn(performance, 'now').mockImplementation(() => (ticking ? now++ : now));
+    try {
+      const key = 'throttle:ip:203.0.113.7';
+      const other = 'throttle:ip:198.51.100.9';
+      // Room for exactly the two counters: the next write must make room by dropping what has expired.
+      const store = new MemoryStore({ securityMaxBytes: entryBytes(key, '10') + entryBytes(other, '1') });
+      await store.increment(other, 3_600_000);
+      for (let i = 0; i < 9; i++) await store.increment(key, 100); // window ends after 1 100
+      now = 1_100;
+      ticking = true; // the increment reads the counter live (1 100), and it has expired when room is made
+      await store.increment(key, 100);
+      ticking = false;
+      now = 10_000_000;
+      // Past its window the counter is gone, whichever way the race went; it never stays for good.
+      expect(await store.get(key)).toBeNull();
+    } finally {
+      clock.mockRestore();
+    }
   });
 
   it('bounds keys without a prefix too', async () => {

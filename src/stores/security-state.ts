@@ -79,8 +79,12 @@ export class SecurityState {
    * @throws SecurityStateFullError when the entry does not fit even after expired entries are dropped.
    */
   set(key: string, value: string, ttlMs: number | undefined): void {
+    // Read before room is made: the entry may expire in between and be purged, and lru-cache gives a new entry
+    // written with `noUpdateTTL` and no `ttl` no expiry at all (a counter, never evicted here, would then stay for
+    // good: a lasting lockout). With its remaining TTL it ends when its window would have.
+    const remainingMs = ttlMs === undefined ? this.#cache.getRemainingTTL(key) : 0;
     this.#reserve(key, value);
-    if (ttlMs === undefined) this.#cache.set(key, value, { noUpdateTTL: true });
+    if (ttlMs === undefined) this.#cache.set(key, value, { noUpdateTTL: true, ttl: Math.max(1, Math.ceil(remainingMs)) });
     else this.#cache.set(key, value, { ttl: ttlMs });
   }
 
