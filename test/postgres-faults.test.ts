@@ -4,6 +4,7 @@
  * `500 server_error` with the cause reported to `onError` and nothing half-written; once it is back, the same
  * service instance recovers without a restart.
  */
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sentinel, SentinelResponse } from '../src/index.js';
 import { PostgresAppStore } from '../src/postgres/index.js';
@@ -92,4 +93,46 @@ describe.skipIf(available.skip)('PostgreSQL down and back', () => {
     expect(names).toEqual(['before the outage']);
     expect((await register('after the outage')).status).toBe(201);
   }, 60_000);
+
+  it('fails a write whose connection is cut mid-transaction with an error, not an uncaught one that ends the process', async () => {
+    const created = jsonOf(await register('cut mid-transaction'));
+    const clientId = created.client_id as string;
+    const uncaught: unknown[] = [];
+    const onUncaught = (error: unknown): void => {
+      uncaught.push(error);
+    };
+    process.prependListener('uncaughtException', onUncaught);
+    // Another transaction holds the app's row, so the rotation's SELECT … FOR UPDATE waits, mid-transaction.
+    const holder = new pg.Client({ connectionString: server.url });
+    const admin = new pg.Client({ connectionString: server.url });
+    await holder.connect();
+    await admin.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM sentinel_apps WHERE account_id = $1 AND client_id = $2 FOR UPDATE', [ACCOUNT, clientId]);
+      const rotation = store.rotateClientSecret(ACCOUNT, clientId, 'sha256:0000', 0).then(
+        () => 'rotated',
+        (error: unknown) => error,
+      );
+      let waiting = 0;
+      for (let i = 0; i < 100 && waiting === 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        waiting = (await admin.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock'")).rows[0].n;
+      }
+      expect(waiting).toBe(1);
+      // The waiting connection is cut (an administrator, a failover, a proxy dropping it).
+      await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event_type = 'Lock'");
+      const outcome = await rotation;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(outcome).toBeInstanceOf(Error);
+      expect(uncaught).toEqual([]);
+    } finally {
+      process.removeListener('uncaughtException', onUncaught);
+      await holder.query('ROLLBACK').catch(() => {});
+      await holder.end();
+      await admin.end();
+    }
+    // The store goes on: the rotation retried works.
+    expect(await store.rotateClientSecret(ACCOUNT, clientId, 'sha256:1111', 0)).not.toBeNull();
+  }, 30_000);
 });

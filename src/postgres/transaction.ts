@@ -1,7 +1,8 @@
 /**
  * One transaction on a connection of the pool: BEGIN, the work, COMMIT; on any failure ROLLBACK and the error
  * passed on. A connection whose transaction failed is released as broken (`release(true)`), so the pool never hands
- * out one left mid-transaction or with its query cut off.
+ * out one left mid-transaction or with its query cut off. A connection cut while checked out is an error of the
+ * transaction, never an uncaught 'error' event.
  */
 import type { Pool, PoolClient } from 'pg';
 
@@ -15,6 +16,11 @@ import type { Pool, PoolClient } from 'pg';
  */
 export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>, settle?: () => void): Promise<T> {
   const client = await pool.connect();
+  // pg-pool listens for a connection's 'error' only while it is idle. Cut while checked out (a terminated backend, a
+  // restart, a proxy dropping it), the client emits 'error' as well as failing the query in flight, and an 'error'
+  // event nobody hears ends the host's process. The failed query already carries it here, to the caller.
+  const ignore = (): void => {};
+  client.on('error', ignore);
   let failed = false;
   try {
     await client.query('BEGIN');
@@ -28,6 +34,8 @@ export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) =>
   } finally {
     settle?.();
     client.release(failed);
+    // A broken connection is ended by the release and keeps its listener; a healthy one goes back to the pool without.
+    if (!failed) client.removeListener('error', ignore);
   }
 }
 
