@@ -217,16 +217,25 @@ describe("the session index is security state: ending a user's sessions always f
 
 describe('decrement (the throttle refund)', () => {
   it('never starts a counter, never goes below zero, keeps the window', async () => {
-    const store = new MemoryStore();
-    await expect(store.decrement('throttle:ip:x')).resolves.toBe(0);
-    await expect(store.get('throttle:ip:x')).resolves.toBeNull();
-    await store.increment('throttle:ip:x', 200);
-    await store.increment('throttle:ip:x', 200);
-    await sleep(120);
-    await expect(store.decrement('throttle:ip:x')).resolves.toBe(1);
-    await expect(store.decrement('throttle:ip:x')).resolves.toBe(0);
-    await expect(store.decrement('throttle:ip:x')).resolves.toBe(0);
-    await sleep(120);
-    await expect(store.get('throttle:ip:x')).resolves.toBeNull();
+    // lru-cache times TTLs by performance.now(): a clock of the test's own, so a loaded host cannot stretch the
+    // first pause past the 200 ms window (a real sleep did, and the decrement found the counter gone).
+    let now = 1_000;
+    const clock = vi.spyOn(performance, 'now').mockImplementation(() => now);
+    try {
+      const store = new MemoryStore();
+      await expect(store.decrement('throttle:ip:x')).resolves.toBe(0);
+      await expect(store.get('throttle:ip:x')).resolves.toBeNull();
+      await store.increment('throttle:ip:x', 200);
+      await store.increment('throttle:ip:x', 200);
+      now += 120;
+      await expect(store.decrement('throttle:ip:x')).resolves.toBe(1);
+      await expect(store.decrement('throttle:ip:x')).resolves.toBe(0);
+      await expect(store.decrement('throttle:ip:x')).resolves.toBe(0);
+      // The decrements kept the window: it still ends 200 ms after the first increment.
+      now += 120;
+      await expect(store.get('throttle:ip:x')).resolves.toBeNull();
+    } finally {
+      clock.mockRestore();
+    }
   });
 });
