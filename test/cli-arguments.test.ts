@@ -2,7 +2,10 @@
  * The CLI's argument parser: a value that begins with a dash (one RFC 7638 thumbprint kid in 64 does) is read as the
  * value of the option before it, while a missing value followed by another option still reads as missing.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { APPS_DATABASE_COMMANDS, APPS_HELP } from '../src/cli/apps-manage.js';
+import { ISSUERS_COMMANDS, ISSUERS_HELP } from '../src/cli/issuers-manage.js';
 import { parseArguments, type OptionTable } from '../src/cli/usage.js';
 
 const OPTIONS: OptionTable = {
@@ -27,5 +30,20 @@ describe('CLI arguments', () => {
 
   it('does not take a dashed token as the value of a boolean option', () => {
     expect(() => parseArguments(['--help', '-x'], OPTIONS, 'keys revoke')).toThrow(/unknown option/);
+  });
+});
+
+describe('CLI usage texts', () => {
+  const guide = readFileSync(new URL('../docs/guides/command-line.md', import.meta.url), 'utf8');
+
+  it.each([
+    ['apps', APPS_HELP, ['register', ...Object.keys(APPS_DATABASE_COMMANDS)]],
+    ['issuers', ISSUERS_HELP, Object.keys(ISSUERS_COMMANDS)],
+  ])('"%s --help" and docs/guides/command-line.md name every subcommand it runs', (group, help, subcommands) => {
+    const usage = help.split('\n')[0] ?? '';
+    for (const sub of subcommands) {
+      expect(usage).toMatch(new RegExp(`[ |]${sub}(?=[| ])`));
+      expect(guide).toContain(`sentinel-idp ${group} ${sub} `);
+    }
   });
 });

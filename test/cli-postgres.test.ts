@@ -136,7 +136,7 @@ describe.skipIf(available.skip)('sentinel-idp apps / db against PostgreSQL', () 
 
   it('lists the new commands in the help', async () => {
     const help = await cli(['apps', '--help']);
-    expect(help.stdout.startsWith('Usage: sentinel-idp apps register|list|show|rotate-secret|delete')).toBe(true);
+    expect(help.stdout.startsWith('Usage: sentinel-idp apps register|list|show|rotate-secret|delete|disable|enable')).toBe(true);
     expect((await cli(['db', '--help'])).stdout.startsWith('Usage: sentinel-idp db migrate')).toBe(true);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * `sentinel-idp apps list|show|rotate-secret|delete --database <url> --account <id>`: the application registry in
+ * `sentinel-idp apps list|show|rotate-secret|delete|disable|enable --database <url> --account <id>`: the application registry in
  * PostgreSQL from the command line. Human-readable by default, `--json` for scripts. A new secret is printed once.
  */
 import { generateClientSecret, hashClientSecret } from '../apps/client-secrets.js';
@@ -13,7 +13,7 @@ import { type OptionTable, optionalString, parseArguments, requireString, UsageE
 const DEFAULT_OVERLAP_SECONDS = 86_400;
 
 /** Help text of the registry subcommands (also the help of `apps`). */
-export const APPS_HELP = `Usage: sentinel-idp apps register|list|show|rotate-secret|delete [options]
+export const APPS_HELP = `Usage: sentinel-idp apps register|list|show|rotate-secret|delete|disable|enable [options]
 
   apps register --account <id> [--database <url>] …   create an app (see "apps register --help")
   apps list --database <url> --account <id>            the account's apps

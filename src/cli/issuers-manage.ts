@@ -1,5 +1,5 @@
 /**
- * `sentinel-idp issuers add|list|remove --database <url> --account <id>`: the brand identity providers an account
+ * `sentinel-idp issuers add|list|remove|history --database <url> --account <id>`: the brand identity providers an account
  * trusts (RFC 7523 JWT bearer, RFC 8693 token exchange), kept in the PostgreSQL registry beside its apps. Without a
  * PostgreSQL registry there is nothing to manage: the `trustedIssuers` option is the list.
  */
@@ -13,7 +13,7 @@ import type { CLIIO } from './io.js';
 import { type OptionTable, optionalString, parseArguments, requireString, UsageError } from './usage.js';
 
 /** Help text of `issuers`. */
-export const ISSUERS_HELP = `Usage: sentinel-idp issuers add|list|remove [options]
+export const ISSUERS_HELP = `Usage: sentinel-idp issuers add|list|remove|history [options]
 
   issuers add --database <url> --account <id> --issuer <iss> (--jwks-uri <url> | --jwks-file <path>)
               [--audience <aud>] [--consumer-id-claim <claim>]

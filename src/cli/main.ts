@@ -23,7 +23,7 @@ Commands:
   keys list|rotate|revoke
                    operate the key ring shared by keyRotation instances (--redis)
   apps register    create a client id and secret, and print the hash to store
-  apps list|show|rotate-secret|delete
+  apps list|show|rotate-secret|delete|disable|enable
                    manage the apps of a PostgreSQL registry (--database)
   issuers add|list|remove|history
                    the brand identity providers an account trusts (--database)
