@@ -24,7 +24,8 @@ const shared = {
   REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
   REDIS_PREFIX: process.env.REDIS_PREFIX ?? 'sentinel-demo:',
   // In production these come from your secret manager, the same for every instance; here they live as long as this run.
-  SENTINEL_KEYS: process.env.SENTINEL_KEYS ?? JSON.stringify([generatePrivateJWK('ES256')]),
+  // ES256 signs access tokens; RS256 signs ID tokens, the one algorithm every OpenID Connect client must support.
+  SENTINEL_KEYS: process.env.SENTINEL_KEYS ?? JSON.stringify([generatePrivateJWK('ES256'), generatePrivateJWK('RS256')]),
   SENTINEL_CLIENT_ID: process.env.SENTINEL_CLIENT_ID ?? randomUUID(),
   SENTINEL_CLIENT_SECRET: process.env.SENTINEL_CLIENT_SECRET ?? generateClientSecret(),
   DEMO_PASSWORD: process.env.DEMO_PASSWORD ?? randomBytes(9).toString('base64url'),
