@@ -309,11 +309,13 @@ export interface SentinelOptions {
       }
     | undefined;
   // The end user's account page (issue #35).
-  /** The end user's account page at `{issuer}{basePath}/api/account/{accountId}/account`: sessions, passkeys, connected apps (docs/guides/account-page.md). @defaultValue `{ enabled: false }` */
+  /** The end user's account page at `{issuer}{basePath}/api/account/{accountId}/account`: sessions, passkeys, connected apps (docs/guides/account-page.md). @defaultValue `{ enabled: false, maxSignInAge: 600 }` */
   account?:
     | {
         /** Serve the account page; off, its path answers 404. @defaultValue `false` */
         enabled?: boolean | undefined;
+        /** Seconds a sign-in may be old to add or remove a passkey on the page (an integer, 60–3600); an older one signs in again first. @defaultValue `600` */
+        maxSignInAge?: number | undefined;
       }
     | undefined;
 }

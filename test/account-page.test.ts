@@ -3,13 +3,14 @@
  * code issued), the page's headers, and each passkey action with its refusals (another site, a forged or stale CSRF
  * token, no session, another user's passkey, a bad attestation): refused, nothing changed, an `account.denied` event.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryPasskeys, MemoryStore, type SentinelEvent, type SentinelOptions } from '../src/index.js';
 import { ACCOUNT_PATH, call, csrfOf, openLogin, postForm, postLogin, recordingStore, setCookies } from './helpers/direct-flow.js';
 import { ACCOUNT, makeSentinel, OTHER_ACCOUNT, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 import { contextOf } from '../src/http/context.js';
 import { encodeSessionRecord, parseSessionRecord, sessionKey } from '../src/authorize/state/session.js';
 import { passkeyAmr } from '../src/assurance/levels.js';
+import { advanceClock } from './helpers/clock.js';
 
 const PAGE = `${ACCOUNT_PATH}/account`;
 const OPTIONS = `${ACCOUNT_PATH}/account/passkeys/options`;
@@ -77,6 +78,8 @@ async function asPasskeySignIn(h: Harness, cookie: string): Promise<string> {
 const ids = (h: Harness, userId = USER_ID) => h.passkeys.list({ accountId: ACCOUNT, userId }).map((passkey) => passkey.id);
 
 describe('account page', () => {
+  afterEach(() => vi.restoreAllMocks());
+
   it('answers 404 while the option is off', async () => {
     const sentinel = makeSentinel();
     const response = await call(sentinel, { path: PAGE });
@@ -493,5 +496,63 @@ describe('account page', () => {
     const { csrf } = await openPage(h, cookie);
     const refused = await post(h, cookie, { csrf_token: csrf, action: 'drop-tables' });
     expect(refused.status).toBe(400);
+  });
+
+  it('refuses to add or remove a passkey on a sign-in older than account.maxSignInAge, audited, and signs in again', async () => {
+    const h = harness();
+    const cookie = await asPasskeySignIn(h, await signInToPage(h)); // as strong as any sign-in Alice has, but it ages
+    advanceClock(600); // the default bound itself is too old, as max_age's is
+    const { page, csrf } = await openPage(h, cookie);
+    expect(page.body).not.toContain('value="remove-passkey"');
+    expect(page.body).not.toContain('id="passkey-button"');
+    expect(page.body).toContain(`href="${PAGE}?step_up=passkey"`);
+    expect(page.body).toContain('Sign in again to add or remove a passkey');
+    const removed = await post(h, cookie, { csrf_token: csrf, action: 'remove-passkey', credential_id: 'cred-alice-1' });
+    expect(removed.status).toBe(403);
+    expect(removed.body).toContain('Sign in again to add or remove a passkey');
+    const options = await postForm(h.sentinel, OPTIONS, `csrf_token=${csrf}`, { headers: { cookie, ...SAME_ORIGIN } });
+    expect(options.status).toBe(403);
+    const added = await post(h, cookie, { csrf_token: csrf, action: 'add-passkey', attestation: '{"type":"public-key"}' });
+    expect(added.headers.location).toBe(`${PAGE}?done=passkey-not-added`);
+    expect(ids(h)).toEqual(['cred-alice-1', 'cred-alice-2']);
+    const denied = h.events.flatMap((event) => (event.type === 'account.denied' ? [event.reason] : []));
+    expect(denied).toEqual(Array(3).fill('sign-in older than account.maxSignInAge, for a passkey change'));
+    // Ending sessions stays open to it: it takes access away, and is how a user ends an intruder's session.
+    const others = await post(h, cookie, { csrf_token: csrf, action: 'end-other-sessions' });
+    expect(others.headers.location).toBe(`${PAGE}?done=others-ended`);
+    // The link asks for a new sign-in (prompt=login, what a host's own login page is told) at the user's level.
+    const stepUp = await call(h.sentinel, { path: PAGE, query: 'step_up=passkey', headers: { cookie } });
+    const interaction = /[?&]interaction=([A-Za-z0-9_-]{43})$/.exec(String(stepUp.headers.location))?.[1] as string;
+    const stored = JSON.parse((await contextOf(h.sentinel).store.get(`interaction:${interaction}`)) as string) as {
+      request: { acr?: string; prompt?: string[] };
+    };
+    expect(stored.request).toMatchObject({ acr: 'urn:sentinel:acr:phishing-resistant', prompt: ['login'] });
+  });
+
+  it('a new sign-in after account.maxSignInAge adds a passkey again, and the window is an option', async () => {
+    const h = harness({ account: { enabled: true, maxSignInAge: 120 } });
+    // Without passkeys (nor a TOTP secret) the password is Alice's strongest sign-in: only its age counts.
+    for (const id of ids(h)) h.passkeys.remove({ accountId: ACCOUNT, userId: USER_ID, credentialId: id });
+    const old = await signInToPage(h);
+    advanceClock(119);
+    expect((await openPage(h, old)).page.body).toContain('id="passkey-button"');
+    advanceClock(120);
+    const { page, csrf } = await openPage(h, old);
+    expect(page.body).toContain('Sign in again to add or remove a passkey');
+    expect((await postForm(h.sentinel, OPTIONS, `csrf_token=${csrf}`, { headers: { cookie: old, ...SAME_ORIGIN } })).status).toBe(403);
+    const stepUp = await call(h.sentinel, { path: PAGE, query: 'step_up=passkey', headers: { cookie: old } });
+    const interaction = /[?&]interaction=([A-Za-z0-9_-]{43})$/.exec(String(stepUp.headers.location))?.[1] as string;
+    const login = await openLogin(h.sentinel, interaction);
+    const done = await postLogin(h.sentinel, interaction, { csrf_token: login, username: USERNAME, password: PASSWORD });
+    expect(done.headers.location).toBe(PAGE);
+    const fresh = (setCookies(done).find((line) => line.startsWith('sentinel_session=')) as string).split(';')[0] as string;
+    const again = await openPage(h, fresh);
+    expect(again.page.body).toContain('id="passkey-button"');
+    const options = await postForm(h.sentinel, OPTIONS, `csrf_token=${again.csrf}`, { headers: { cookie: fresh, ...SAME_ORIGIN } });
+    expect(options.status).toBe(200);
+    // Bounded: no window so short that nothing can be done, nor so long that it means any sign-in.
+    for (const maxSignInAge of [0, 59, 3601, 1.5]) {
+      expect(() => makeSentinel({ account: { enabled: true, maxSignInAge } }), String(maxSignInAge)).toThrow(/maxSignInAge/);
+    }
   });
 });

@@ -50,10 +50,18 @@ export interface AccountView {
   notice?: keyof Messages | undefined;
   sessions: SessionItem[] | undefined;
   /**
-   * `stepUpURL`: where to sign in again first, when this sign-in is too weak to add or remove a passkey (instead of
-   * the form and the Remove buttons).
+   * `stepUpURL`: where to sign in again first, when this sign-in is too weak or too old to add or remove a passkey
+   * (instead of the form and the Remove buttons); `stepUpLabel` says which of the two.
    */
-  passkeys: { items: PasskeyItem[]; canRemove: boolean; optionsURL: string; stepUpURL?: string | undefined } | undefined;
+  passkeys:
+    | {
+        items: PasskeyItem[];
+        canRemove: boolean;
+        optionsURL: string;
+        stepUpURL?: string | undefined;
+        stepUpLabel?: 'accountPasskeyStepUp' | 'accountPasskeyReauthenticate' | undefined;
+      }
+    | undefined;
   apps: ConnectedAppItem[] | undefined;
   /** Where each list is; a list of more than one page gets its own Previous / Next links. */
   pages?: Partial<Record<PagedList, ListPage>> | undefined;
@@ -187,7 +195,7 @@ function passkeysSection(view: AccountView, passkeys: NonNullable<AccountView['p
   // The button stays hidden until the script finds WebAuthn: without it there is nothing it could do.
   const add =
     passkeys.stepUpURL !== undefined
-      ? `<div class="section-actions"><a class="button" id="passkey-step-up" href="${escapeHTML(passkeys.stepUpURL)}">${escapeHTML(m.accountPasskeyStepUp)}</a></div>`
+      ? `<div class="section-actions"><a class="button" id="passkey-step-up" href="${escapeHTML(passkeys.stepUpURL)}">${escapeHTML(m[passkeys.stepUpLabel ?? 'accountPasskeyStepUp'])}</a></div>`
       : `<form id="passkey-form" method="post" action="${escapeHTML(view.action)}" data-options="${escapeHTML(passkeys.optionsURL)}">
 <input type="hidden" name="csrf_token" value="${escapeHTML(view.csrfToken)}"><input type="hidden" name="action" value="add-passkey"><input type="hidden" name="attestation" value="">
 <div class="section-actions"><button type="button" id="passkey-button" class="primary" hidden>${escapeHTML(m.passkeyAdd)}</button></div>

@@ -18,7 +18,7 @@ import { pageLocale } from '../i18n/page-locale.js';
 import { logoSources } from '../authorize/pages/logo-policy.js';
 import { createStyleNonce, htmlResponse } from '../authorize/pages/security-headers.js';
 import { renderAccountHtml, renderNotSignedInHtml } from './account-html.js';
-import { addPasskey, listPasskeys, mayChangePasskeys, passkeyHooks, removePasskey } from './account-passkeys.js';
+import { addPasskey, listPasskeys, passkeyChangeRefusal, passkeyHooks, removePasskey } from './account-passkeys.js';
 import { passkeyEnrolmentLevel } from '../second-factor/step-up-method.js';
 import { listPage, pageSlice } from './account-paging.js';
 import { keepUiLocales } from './account-links.js';
@@ -58,8 +58,10 @@ async function showPage(context: SentinelContext, request: SentinelRequest, visi
   const apps = await connectedApps(context, visit, request.query.get('apps'));
   const passkeys = hooks === undefined ? undefined : await listPasskeys(context, visit);
   const passkeysAt = listPage(request.query.get('passkeys'), passkeys?.length ?? 0);
-  // A sign-in weaker than the user's strongest neither adds nor removes: the page links to a stronger one instead.
-  const mayChange = hooks !== undefined && (await mayChangePasskeys(context, visit));
+  // A sign-in weaker than the user's strongest, or older than account.maxSignInAge, neither adds nor removes: the page
+  // links to a new one at that level instead.
+  const refusal = hooks === undefined ? null : await passkeyChangeRefusal(context, visit);
+  const mayChange = hooks !== undefined && refusal === null;
   const html = renderAccountHtml(
     {
       user: await displayName(context, visit),
@@ -77,6 +79,7 @@ async function showPage(context: SentinelContext, request: SentinelRequest, visi
               canRemove: typeof hooks.remove === 'function' && mayChange,
               optionsURL: `${request.mountPath ?? ''}${routePath(context.config, 'account-passkey-options', { accountId })}`,
               stepUpURL: mayChange ? undefined : keepUiLocales(path, request, { step_up: 'passkey' }),
+              stepUpLabel: refusal === 'stale' ? 'accountPasskeyReauthenticate' : 'accountPasskeyStepUp',
             },
       apps: apps.items,
       pages: { sessions: sessions.at, passkeys: passkeysAt, apps: apps.at },
@@ -149,8 +152,9 @@ export async function handleAccountPage(context: SentinelContext, request: Senti
   if (request.method === 'POST') return runAction(context, request, accountId);
   const visit = await currentVisit(context, request, accountId);
   if (visit !== null && request.query.get('step_up') === 'passkey' && passkeyHooks(context) !== undefined) {
-    // Before a passkey can be added or removed: a sign-in as strong as any the user has (account-passkeys.ts mayChangePasskeys).
-    return signInRedirect(context, request, accountId, await passkeyEnrolmentLevel(context, { accountId, userId: visit.session.userId }));
+    // Before a passkey can be added or removed: a new sign-in, as strong as any the user has (passkeyChangeRefusal).
+    const level = await passkeyEnrolmentLevel(context, { accountId, userId: visit.session.userId });
+    return signInRedirect(context, request, accountId, { acr: level, fresh: true });
   }
   if (visit !== null) return showPage(context, request, visit);
   if (request.query.get('signin') === 'cancelled') return notSignedIn(context, request, accountId);

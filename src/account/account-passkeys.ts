@@ -39,16 +39,40 @@ export function passkeyHooks(context: SentinelContext): PasskeyHooks | undefined
 }
 
 /**
- * Whether this visit's sign-in may add or remove a passkey: it must be as strong as any the user has (a passkey
- * sign-in when the user has a passkey, the TOTP step when the user has a TOTP secret), or a password alone would add
- * the passkey that skips them. Removing needs the same: a password alone could otherwise remove the user's passkeys,
- * which lowers the level to the password's, and then add its own. The page offers a sign-in at that level instead.
+ * Why this visit's sign-in may not add or remove a passkey, or `null` when it may.
+ *
+ * `weaker`: it must be as strong as any the user has (a passkey sign-in when the user has a passkey, the TOTP step when
+ * the user has a TOTP secret), or a password alone would add the passkey that skips them. Removing needs the same: a
+ * password alone could otherwise remove the user's passkeys, which lowers the level to the password's, and then add
+ * its own.
+ *
+ * `stale`: it must also be recent, at most `account.maxSignInAge` seconds old (with `max_age`'s `>=`, so the bound
+ * itself is too old). Whoever finds a browser left signed in for hours could otherwise add a passkey of their own,
+ * which outlives the session, the password and every sign-out. The page offers a new sign-in at that level instead.
  *
  * @example
- * if (!(await mayChangePasskeys(context, visit))) return stepUpLink();
+ * if ((await passkeyChangeRefusal(context, visit)) !== null) return stepUpLink();
  */
-export function mayChangePasskeys(context: SentinelContext, visit: AccountVisit): Promise<boolean> {
-  return mayEnrolPasskey(context, { accountId: visit.accountId, userId: visit.session.userId, amr: visit.session.amr });
+export async function passkeyChangeRefusal(context: SentinelContext, visit: AccountVisit): Promise<'weaker' | 'stale' | null> {
+  const { accountId, session } = visit;
+  if (!(await mayEnrolPasskey(context, { accountId, userId: session.userId, amr: session.amr }))) return 'weaker';
+  const age = Math.floor(Date.now() / 1000) - session.authTime;
+  return age >= context.config.account.maxSignInAge ? 'stale' : null;
+}
+
+/**
+ * {@link passkeyChangeRefusal} for a change the user asked for: a refusal is audited (`account.denied`, before
+ * anything is read or changed) and resolves to the message that says what to do.
+ */
+async function refusedChange(context: SentinelContext, visit: AccountVisit): Promise<string | null> {
+  const refusal = await passkeyChangeRefusal(context, visit);
+  if (refusal === null) return null;
+  const reason =
+    refusal === 'weaker'
+      ? 'sign-in weaker than the user has, for a passkey change'
+      : 'sign-in older than account.maxSignInAge, for a passkey change';
+  context.emit({ type: 'account.denied', accountId: visit.accountId, userId: visit.session.userId, reason });
+  return refusal === 'weaker' ? en.accountPasskeyStepUp : en.accountPasskeyReauthenticate;
 }
 
 /**
@@ -83,9 +107,8 @@ export async function handleAccountPasskeyOptions(
   const { visit } = await readAccountPost(context, request, accountId);
   const userID = webAuthnUserID(visit.session.userId);
   if (userID === null) throw new OAuthError('invalid_request', 'Passkeys are not available for this user.', { status: 400 });
-  if (!(await mayChangePasskeys(context, visit))) {
-    throw new OAuthError('invalid_request', 'Sign in again with your strongest method to add a passkey.', { status: 403 });
-  }
+  const refused = await refusedChange(context, visit);
+  if (refused !== null) throw new OAuthError('invalid_request', refused, { status: 403 });
   const { userId } = visit.session;
   return passkeyCreationOptions(context, hooks, { accountId, userId, userID, userName: userId, ceremony: ceremonyOf(visit) });
 }
@@ -99,7 +122,7 @@ export async function handleAccountPasskeyOptions(
  */
 export async function addPasskey(context: SentinelContext, visit: AccountVisit, attestationJSON: string | undefined): Promise<boolean> {
   const hooks = passkeyHooks(context);
-  if (hooks === undefined || !(await mayChangePasskeys(context, visit))) return false;
+  if (hooks === undefined || (await refusedChange(context, visit)) !== null) return false;
   const challenge = await takeChallenge(context, 'register', ceremonyOf(visit));
   const attestation = parseAttestation(attestationJSON);
   if (challenge === null || attestation === null) return false;
@@ -115,8 +138,8 @@ export async function addPasskey(context: SentinelContext, visit: AccountVisit, 
  * Removes one of the signed-in user's passkeys. Only a credential the hooks list for this user is passed to
  * `remove`, so a posted id of another user's passkey changes nothing. `false` when there was no such passkey.
  *
- * @throws OAuthError 403 when this sign-in is weaker than the user's strongest ({@link mayChangePasskeys}): nothing is
- * removed, and the message says to sign in again.
+ * @throws OAuthError 403 when this sign-in is weaker than the user's strongest or not recent ({@link passkeyChangeRefusal}):
+ * nothing is removed, and the message says to sign in again.
  * @example
  * await removePasskey(context, visit, single(form, 'credential_id'));
  */
@@ -124,7 +147,8 @@ export async function removePasskey(context: SentinelContext, visit: AccountVisi
   const hooks = passkeyHooks(context);
   if (hooks?.remove === undefined || credentialId === undefined) return false;
   // Checked before the id, so a weaker sign-in learns nothing of which ids are the user's.
-  if (!(await mayChangePasskeys(context, visit))) throw new OAuthError('invalid_request', en.accountPasskeyStepUp, { status: 403 });
+  const refused = await refusedChange(context, visit);
+  if (refused !== null) throw new OAuthError('invalid_request', refused, { status: 403 });
   const { accountId } = visit;
   const userId = visit.session.userId;
   const owned = (await hooks.list({ accountId, userId })).some((passkey) => passkey.id === credentialId);

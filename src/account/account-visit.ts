@@ -104,7 +104,9 @@ export async function currentVisit(context: SentinelContext, request: SentinelRe
 
 /**
  * Sends the browser to the login page, in an interaction that comes back to the account page; with `acr`, a sign-in
- * that must reach that level.
+ * that must reach that level; with `fresh`, one made during this interaction (`prompt=login`), which is what a
+ * host's own login page (`login.url`) is told and `completeLogin()` enforces: an older sign-in handed over would
+ * come back as old as it was, and the page would ask again.
  *
  * @example
  * if (visit === null) return signInRedirect(context, request, accountId);
@@ -113,8 +115,9 @@ export async function signInRedirect(
   context: SentinelContext,
   request: SentinelRequest,
   accountId: string,
-  acr?: AcrValue,
+  step: { acr?: AcrValue | undefined; fresh?: boolean | undefined } = {},
 ): Promise<SentinelResponse> {
+  const { acr, fresh = false } = step;
   if (!(await context.apps.hasAccount(accountId))) {
     throw new OAuthError('invalid_request', 'The account in this link is unknown.', { status: 401 });
   }
@@ -130,6 +133,7 @@ export async function signInRedirect(
     ...(uiLocales.length === 0 ? {} : { uiLocales }),
     // A step-up from the page (adding a passkey): the login page asks what reaches this level.
     ...(acr === undefined ? {} : { acr }),
+    ...(fresh ? { prompt: ['login' as const] } : {}),
   };
   // Back in the language the page was asked in, not the browser's.
   const returnTo = keepUiLocales(accountPagePath(context, request.mountPath, accountId), request);

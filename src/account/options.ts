@@ -9,6 +9,12 @@ export const accountOptionsSchema = z
   .object({
     /** Serve the account page. */
     enabled: z.boolean().default(false),
+    /**
+     * The oldest sign-in, in seconds, that may add or remove a passkey: an older one signs in again first (the
+     * "sudo mode" of GitHub and others), so a browser left signed in for hours cannot be used to enrol a passkey that
+     * keeps an intruder in. Bounded, so it cannot be turned into "any sign-in".
+     */
+    maxSignInAge: z.number().int().min(60).max(3600).default(600),
   })
   .prefault({});
 
@@ -16,6 +22,6 @@ export const accountOptionsSchema = z
  * The `account` option as hosts write it.
  *
  * @example
- * createSentinel({ ..., account: { enabled: true } })
+ * createSentinel({ ..., account: { enabled: true, maxSignInAge: 300 } })
  */
 export type AccountOptions = z.input<typeof accountOptionsSchema>;

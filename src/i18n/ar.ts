@@ -100,6 +100,7 @@ export const ar: Messages = {
   accountFormOutOfDate: 'الصفحة قديمة. لم يتغير شيء؛ حاول مرة أخرى.',
   accountPasskeyNotAdded: 'لم تتم إضافة مفتاح المرور. حاول مرة أخرى.',
   accountPasskeyStepUp: 'سجّل الدخول مرة أخرى بعاملك الثاني أو بمفتاح المرور لإضافة مفتاح مرور أو إزالته',
+  accountPasskeyReauthenticate: 'سجّل الدخول مرة أخرى لإضافة مفتاح مرور أو إزالته',
   accountNotYourPasskey: 'مفتاح المرور هذا ليس لك، أو تمت إزالته من قبل.',
   accountNotYourSession: 'هذه الجلسة ليست لك، أو انتهت من قبل.',
   accountAppNotConnected: 'لا يملك هذا التطبيق أي وصول إلى حسابك.',

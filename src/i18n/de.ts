@@ -100,6 +100,7 @@ export const de: Messages = {
   accountFormOutOfDate: 'Die Seite ist veraltet. Nichts wurde geändert; versuche es erneut.',
   accountPasskeyNotAdded: 'Der Passkey wurde nicht hinzugefügt. Versuche es erneut.',
   accountPasskeyStepUp: 'Melde dich erneut mit deinem zweiten Faktor oder Passkey an, um einen Passkey hinzuzufügen oder zu entfernen',
+  accountPasskeyReauthenticate: 'Melde dich erneut an, um einen Passkey hinzuzufügen oder zu entfernen',
   accountNotYourPasskey: 'Dieser Passkey gehört nicht dir, oder er wurde schon entfernt.',
   accountNotYourSession: 'Diese Sitzung gehört nicht dir, oder sie ist schon beendet.',
   accountAppNotConnected: 'Diese App hat keinen Zugriff auf dein Konto.',

@@ -100,6 +100,7 @@ export const en: Messages = {
   accountFormOutOfDate: 'The page is out of date. Nothing was changed; try again.',
   accountPasskeyNotAdded: 'The passkey was not added. Try again.',
   accountPasskeyStepUp: 'Sign in again with your second factor or passkey to add or remove a passkey',
+  accountPasskeyReauthenticate: 'Sign in again to add or remove a passkey',
   accountNotYourPasskey: 'That passkey is not one of yours, or it was already removed.',
   accountNotYourSession: 'That session is not one of yours, or it already ended.',
   accountAppNotConnected: 'That app holds no access to your account.',

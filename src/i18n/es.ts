@@ -100,6 +100,7 @@ export const es: Messages = {
   accountFormOutOfDate: 'La página está desactualizada. No se cambió nada; inténtalo de nuevo.',
   accountPasskeyNotAdded: 'No se añadió la llave de acceso. Inténtalo de nuevo.',
   accountPasskeyStepUp: 'Vuelve a iniciar sesión con tu segundo factor o llave de acceso para añadir o quitar una llave de acceso',
+  accountPasskeyReauthenticate: 'Vuelve a iniciar sesión para añadir o quitar una llave de acceso',
   accountNotYourPasskey: 'Esa llave de acceso no es tuya, o ya se eliminó.',
   accountNotYourSession: 'Esa sesión no es tuya, o ya terminó.',
   accountAppNotConnected: 'Esa aplicación no tiene acceso a tu cuenta.',

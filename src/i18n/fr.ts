@@ -101,6 +101,7 @@ export const fr: Messages = {
   accountFormOutOfDate: "La page n'est plus à jour. Rien n'a été modifié ; réessayez.",
   accountPasskeyNotAdded: "La clé d'accès n'a pas été ajoutée. Réessayez.",
   accountPasskeyStepUp: "Reconnectez-vous avec votre second facteur ou votre clé d'accès pour ajouter ou supprimer une clé d'accès",
+  accountPasskeyReauthenticate: "Reconnectez-vous pour ajouter ou supprimer une clé d'accès",
   accountNotYourPasskey: "Cette clé d'accès n'est pas la vôtre, ou elle a déjà été supprimée.",
   accountNotYourSession: "Cette session n'est pas la vôtre, ou elle est déjà terminée.",
   accountAppNotConnected: "Cette application n'a aucun accès à votre compte.",

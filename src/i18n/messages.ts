@@ -131,6 +131,8 @@ export interface Messages {
   accountPasskeyNotAdded: string;
   /** The account page's link to a stronger sign-in, shown instead of "Add a passkey" when this one is too weak. */
   accountPasskeyStepUp: string;
+  /** The same link when the sign-in is strong enough but older than `account.maxSignInAge` (a new sign-in is needed). */
+  accountPasskeyReauthenticate: string;
   /** The account page's refusal of a passkey, session or app that is not the signed-in user's. */
   accountNotYourPasskey: string;
   accountNotYourSession: string;

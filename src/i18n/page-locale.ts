@@ -94,6 +94,8 @@ const TRANSLATABLE: readonly MessageKey[] = [
   // The account page (issue #35).
   'accountFormOutOfDate',
   'accountPasskeyNotAdded',
+  'accountPasskeyStepUp',
+  'accountPasskeyReauthenticate',
   'accountNotYourPasskey',
   'accountNotYourSession',
   'accountAppNotConnected',

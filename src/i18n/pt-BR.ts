@@ -100,6 +100,7 @@ export const ptBR: Messages = {
   accountFormOutOfDate: 'A página está desatualizada. Nada foi alterado; tente novamente.',
   accountPasskeyNotAdded: 'A chave de acesso não foi adicionada. Tente novamente.',
   accountPasskeyStepUp: 'Entre novamente com seu segundo fator ou chave de acesso para adicionar ou remover uma chave de acesso',
+  accountPasskeyReauthenticate: 'Entre novamente para adicionar ou remover uma chave de acesso',
   accountNotYourPasskey: 'Essa chave de acesso não é sua, ou já foi removida.',
   accountNotYourSession: 'Essa sessão não é sua, ou já foi encerrada.',
   accountAppNotConnected: 'Esse aplicativo não tem acesso à sua conta.',

@@ -10,6 +10,8 @@ import express from 'express';
 import { toExpress } from '../../adapters/express/index.js';
 import { createSentinel, MemoryPasskeys, type Sentinel, type SentinelEvent } from '../../src/index.js';
 import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, PASSWORD, SIGNING_KEY } from '../helpers/fixtures.js';
+import { contextOf } from '../../src/http/context.js';
+import { encodeSessionRecord, parseSessionRecord, sessionKey } from '../../src/authorize/state/session.js';
 
 /** The second app a user connects (the first is the fixtures' CLIENT_ID, "Acme Messenger"). */
 export const PHOTOS_CLIENT_ID = '33333333-4444-4555-8666-777777777777';
@@ -41,6 +43,8 @@ export interface AccountHost {
    * refresh token to use next.
    */
   refresh(clientId: string, refreshToken: string): Promise<{ status: number; error?: string; refreshToken?: string; accessToken?: string }>;
+  /** Moves a session's sign-in `seconds` into the past (its `auth_time`), as if the browser had been left signed in. */
+  ageSignIn(sessionId: string, seconds: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -136,6 +140,12 @@ export async function startAccountHost(): Promise<AccountHost> {
         refreshToken: body.refresh_token ?? refreshToken,
         accessToken: body.access_token,
       };
+    },
+    async ageSignIn(sessionId, seconds) {
+      const { store } = contextOf(sentinel);
+      const record = parseSessionRecord(await store.get(sessionKey(sessionId)));
+      if (record === null) throw new Error('no session to age');
+      await store.set(sessionKey(sessionId), encodeSessionRecord({ ...record, authTime: record.authTime - seconds }), 3_600_000);
     },
     close: () =>
       new Promise<void>((resolve) => {

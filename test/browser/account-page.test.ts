@@ -2,7 +2,8 @@
  * The end user's account page in Chromium: a user signs in through the login page and back, sees where they are
  * signed in, their passkeys and their connected apps; ends another session (that browser is signed out), ends every
  * other one, adds a passkey with the browser's authenticator, disconnects an app (its refresh token stops), and
- * removes a passkey after signing in again with one. A forged CSRF token shows the page's message and changes
+ * removes a passkey after signing in again with one; a sign-in left open past `account.maxSignInAge` signs in again
+ * before either. A forged CSRF token shows the page's message and changes
  * nothing. Without JavaScript every form still works. axe on every page in English and in Arabic (right to left); screenshots of both for docs/.
  */
 import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
@@ -213,6 +214,33 @@ describe.runIf(browserAvailable('browser: account page'))('browser: account page
     await page.getByRole('button', { name: 'Sign out everywhere else' }).click();
     await page.getByRole('status').filter({ hasText: 'Every other session was signed out.' }).waitFor();
     expect(await page.locator('#sessions li').count()).toBe(1);
+  });
+
+  it('asks a sign-in left open past account.maxSignInAge to sign in again before a passkey is added or removed', async () => {
+    // Signed in with the passkey just now (the test before): Remove is there. Then the browser is left for 11 minutes.
+    await page.goto(`${host.url}${ACCOUNT_PAGE}`);
+    expect(await page.getByRole('button', { name: 'Remove' }).count()).toBe(1);
+    const session = (await laptop.cookies()).find((cookie) => cookie.name === 'sentinel_session');
+    await host.ageSignIn(session?.value as string, 11 * 60);
+    await page.goto(`${host.url}${ACCOUNT_PAGE}`);
+    expect(await page.getByRole('button', { name: 'Remove' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Add a passkey' }).count()).toBe(0);
+    const before = passkeyIds(host);
+    const csrf = (await page.locator('input[name="csrf_token"]').first().getAttribute('value')) as string;
+    const fields = { csrf_token: csrf, action: 'remove-passkey', credential_id: before[0] as string };
+    expect(await postFromPage(page, ACCOUNT_PAGE, fields)).toBe(403);
+    expect(await page.locator('main').textContent()).toContain('Sign in again to add or remove a passkey');
+    expect(passkeyIds(host)).toEqual(before);
+    expect(host.events.some((event) => event.type === 'account.denied' && event.reason.includes('maxSignInAge'))).toBe(true);
+    // The link signs in again (her passkey: her strongest) and comes back with the buttons.
+    await page.goto(`${host.url}${ACCOUNT_PAGE}`);
+    await page.getByRole('link', { name: 'Sign in again to add or remove a passkey' }).click();
+    await page.waitForURL((url) => url.pathname === LOGIN);
+    await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    await page.waitForURL((url) => url.pathname === ACCOUNT_PAGE);
+    expect(await page.getByRole('button', { name: 'Remove' }).count()).toBe(1);
+    expect(await page.getByRole('button', { name: 'Add a passkey' }).count()).toBe(1);
+    await expectAccessible(page);
   });
 
   it('a forged or missing CSRF token shows the message, changes nothing, and is audited', async () => {
