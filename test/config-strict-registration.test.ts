@@ -27,12 +27,15 @@ describe('registered client metadata the service would not honour', () => {
     [{ id_token_signed_response_alg: 'PS256' }, 'id_token_signed_response_alg'],
     [{ post_logout_redirect_uris: ['https://rp.example.com/bye'] }, 'post_logout_redirect_uris'],
     [{ dpop_bound_access_tokens: 'yes' }, 'dpop_bound_access_tokens'],
-    // OpenID Connect Registration 1.0 §2: discovery says subject_types_supported ["public"], and no app carries a
-    // default max_age, so a client registered with either would get public subjects and sign-ins of any age.
+    // OpenID Connect Registration 1.0 §2: discovery says subject_types_supported ["public"], so a client registered
+    // for pairwise subjects would get public ones. A default_max_age is honoured, so only one that is no number of
+    // seconds is refused.
     [{ subject_type: 'pairwise' }, 'subject_type'],
     [{ subject_type: 1 }, 'subject_type'],
-    [{ default_max_age: 1 }, 'default_max_age'],
-    [{ default_max_age: 3600, subject_type: 'public' }, 'default_max_age'],
+    [{ default_max_age: 0 }, 'default_max_age'],
+    [{ default_max_age: 1.5 }, 'default_max_age'],
+    [{ default_max_age: '600' }, 'default_max_age'],
+    [{ default_max_age: 2e9, subject_type: 'public' }, 'default_max_age'],
   ])('refuses %j with invalid_client_metadata and stores nothing', async (extra, field) => {
     const service = sentinel();
     const before = await service.registerApp({ accountId: ACCOUNT, grantTypes: ['client_credentials'] });
@@ -75,7 +78,7 @@ describe('registered client metadata the service would not honour', () => {
     expect(read.redirect_uris).toEqual(['https://rp.example.com/cb']);
   });
 
-  it.each([{ subject_type: 'pairwise' }, { default_max_age: 60 }])('refuses %j on an update too', async (extra) => {
+  it.each([{ subject_type: 'pairwise' }, { default_max_age: -60 }])('refuses %j on an update too', async (extra) => {
     const service = sentinel();
     const info = await registerClient(service, CODE_CLIENT);
     const put = await manageClient(service, 'PUT', info, { body: { ...CODE_CLIENT, client_id: info.client_id, ...extra } });

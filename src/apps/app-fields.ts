@@ -20,6 +20,7 @@ const APP_FIELDS = {
   postLogoutRedirectUris: true,
   backchannelLogoutUri: true,
   backchannelLogoutSessionRequired: true,
+  defaultMaxAge: true,
   retiringSecrets: true,
   registrationAccessTokenHash: true,
   createdAt: true,

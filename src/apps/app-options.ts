@@ -40,6 +40,8 @@ export interface AppOptions extends KeyedAppFields {
   backchannelLogoutUri?: string | undefined;
   /** Whether the app needs `sid` in its logout tokens (they always carry it). @defaultValue `true` */
   backchannelLogoutSessionRequired?: boolean | undefined;
+  /** `default_max_age` in seconds (a positive integer): its authorization requests without `max_age` get `max_age` of this value. @defaultValue none */
+  defaultMaxAge?: number | undefined;
   /** The protected resources (RFC 8707: absolute https URIs, no fragment) the app may ask tokens for; a token for one carries it as `aud`. @defaultValue the service's `defaultResources` */
   resources?: readonly string[] | undefined;
 }
@@ -62,6 +64,7 @@ export function appFromOptions(options: AppOptions): App {
     ...(options.idTokenSignedResponseAlg === undefined ? {} : { idTokenSignedResponseAlg: options.idTokenSignedResponseAlg }),
     ...(options.postLogoutRedirectUris === undefined ? {} : { postLogoutRedirectUris: [...options.postLogoutRedirectUris] }),
     ...backchannelFields(options),
+    ...(options.defaultMaxAge === undefined ? {} : { defaultMaxAge: options.defaultMaxAge }),
     ...(options.resources === undefined ? {} : { resources: [...new Set(options.resources)] }),
     ...keyedFields(options),
   };

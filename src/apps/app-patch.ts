@@ -18,6 +18,7 @@ const PATCHABLE = {
   postLogoutRedirectUris: true,
   backchannelLogoutUri: true,
   backchannelLogoutSessionRequired: true,
+  defaultMaxAge: true,
   jwks: true,
   jwksUri: true,
   requireDPoP: true,

@@ -10,7 +10,7 @@ import { ConfigurationError } from '../errors.js';
 import { parseOptions, strictSchema, throwProblems } from '../lib/strict-options.js';
 import type { App } from './app.js';
 import { appFromOptions, type AppOptions } from './app-options.js';
-import { assertValidApp, MAX_APP_NAME_LENGTH } from './app-validation.js';
+import { assertValidApp, MAX_APP_NAME_LENGTH, MAX_DEFAULT_MAX_AGE } from './app-validation.js';
 
 const grantTypeSchema = z.enum([
   'authorization_code',
@@ -37,6 +37,7 @@ export const appSchema = z.object({
   postLogoutRedirectUris: z.array(z.string()).optional(),
   backchannelLogoutUri: z.string().optional(),
   backchannelLogoutSessionRequired: z.boolean().optional(),
+  defaultMaxAge: z.number().int().positive().max(MAX_DEFAULT_MAX_AGE).optional(),
   ...keyedAppShape,
   // RFC 8707 resource indicators (the MCP authorization of issue #33).
   resources: z.array(z.string()).optional(),

@@ -59,6 +59,21 @@ export function backchannelLogoutURIProblem(uri: string): string | null {
 /** The longest app name: the options' schema, registration and every registry write hold to it (checked here). */
 export const MAX_APP_NAME_LENGTH = 200;
 
+/** The largest `defaultMaxAge`: the largest `max_age` the authorization endpoint takes as a limit (oidc-params.ts). */
+export const MAX_DEFAULT_MAX_AGE = 1_000_000_000;
+
+/**
+ * Why a `default_max_age` may not be registered, or `null` when it may: a positive integer of seconds, at most
+ * {@link MAX_DEFAULT_MAX_AGE} (0 would make every sign-in sign in again; OpenID Connect Registration 1.0 §2).
+ *
+ * @example defaultMaxAgeProblem(600) // null
+ */
+export function defaultMaxAgeProblem(value: unknown): string | null {
+  return Number.isSafeInteger(value) && (value as number) > 0 && (value as number) <= MAX_DEFAULT_MAX_AGE
+    ? null
+    : `must be a positive integer number of seconds, at most ${MAX_DEFAULT_MAX_AGE}`;
+}
+
 /**
  * Grants the token endpoint serves only to an authenticated client: a public app registered for one would be refused
  * (`invalid_client`) at every request, so the registration is refused instead. Client credentials (RFC 6749 §4.4),
@@ -89,6 +104,10 @@ export function assertValidApp(app: App, field: string): void {
     const problem = resourceURIProblem(uri);
     if (problem !== null) throw new ConfigurationError(`${field}.resources[${index}]`, problem);
   });
+  if (app.defaultMaxAge !== undefined) {
+    const problem = defaultMaxAgeProblem(app.defaultMaxAge);
+    if (problem !== null) throw new ConfigurationError(`${field}.defaultMaxAge`, problem);
+  }
   if (app.name !== undefined) {
     // Shown on the login page: nothing in it may change how it or the text around it reads.
     const problem =

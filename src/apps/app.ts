@@ -116,6 +116,12 @@ export interface App extends KeyedAppFields {
    * The service always sends `sid` with the session's tokens, so this only records what the app asked. Default `true`.
    */
   backchannelLogoutSessionRequired?: boolean | undefined;
+  /**
+   * `default_max_age` (OpenID Connect Registration 1.0 §2), seconds: an authorization request of the app without
+   * `max_age` is answered as if it carried `max_age` of this value (an older sign-in signs in again); an explicit
+   * `max_age` overrides it. A positive integer, at most 10⁹.
+   */
+  defaultMaxAge?: number | undefined;
   /** Earlier secrets that still authenticate until their expiry, after a rotation with overlap. */
   retiringSecrets?: readonly RetiringSecret[] | undefined;
   /** Hash (`hashClientSecret`) of the RFC 7592 registration access token; only apps registered over HTTP. */
@@ -150,6 +156,7 @@ export type AppPatch = Partial<
     | 'postLogoutRedirectUris'
     | 'backchannelLogoutUri'
     | 'backchannelLogoutSessionRequired'
+    | 'defaultMaxAge'
     | 'jwks'
     | 'jwksUri'
     | 'requireDPoP'

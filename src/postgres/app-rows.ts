@@ -70,11 +70,16 @@ export function appFromRow(row: AppRow): App {
 export type AppMetadata = KeyedAppFields &
   Pick<
     App,
-    'idTokenSignedResponseAlg' | 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'backchannelLogoutSessionRequired' | 'resources'
+    | 'idTokenSignedResponseAlg'
+    | 'postLogoutRedirectUris'
+    | 'backchannelLogoutUri'
+    | 'backchannelLogoutSessionRequired'
+    | 'defaultMaxAge'
+    | 'resources'
   >;
 
 /**
- * The fields kept in the `metadata` column (public keys, DPoP/PAR demands, the ID token algorithm, post-logout
+ * The fields kept in the `metadata` column (public keys, DPoP/PAR demands, the ID token algorithm, `default_max_age`, post-logout
  * redirect URIs and RFC 8707 resources; never a secret).
  */
 export function keyedFieldsOf(metadata: AppMetadata | null | undefined): AppMetadata {
@@ -95,6 +100,8 @@ export function keyedFieldsOf(metadata: AppMetadata | null | undefined): AppMeta
   if (metadata.backchannelLogoutSessionRequired !== undefined) {
     fields.backchannelLogoutSessionRequired = metadata.backchannelLogoutSessionRequired;
   }
+  // OpenID Connect Registration 1.0 §2 `default_max_age`: a field of the JSON column, so no migration.
+  if (metadata.defaultMaxAge !== undefined) fields.defaultMaxAge = metadata.defaultMaxAge;
   if (metadata.resources !== undefined) fields.resources = Object.freeze([...metadata.resources]);
   return fields;
 }

@@ -33,6 +33,7 @@ export function clientInformation(context: SentinelContext, app: App, extra: Rec
           backchannel_logout_uri: app.backchannelLogoutUri,
           backchannel_logout_session_required: app.backchannelLogoutSessionRequired ?? true,
         }),
+    ...(app.defaultMaxAge === undefined ? {} : { default_max_age: app.defaultMaxAge }),
     ...(app.resources === undefined ? {} : { resources: app.resources }),
   };
 }

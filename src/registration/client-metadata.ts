@@ -3,7 +3,7 @@
  * field: `invalid_redirect_uri` for a redirect URI, `invalid_client_metadata` for anything else (RFC 7591 §3.2.2).
  * Unknown fields are ignored, as RFC 7591 §2 asks. A field whose value is JSON `null` is read as left out.
  */
-import { backchannelLogoutURIProblem, redirectURIProblem } from '../apps/app-validation.js';
+import { backchannelLogoutURIProblem, defaultMaxAgeProblem, redirectURIProblem } from '../apps/app-validation.js';
 import { displayTextProblem } from '../apps/display-text.js';
 import type { GrantType, TokenEndpointAuthMethod } from '../apps/app.js';
 import { OAuthError } from '../errors.js';
@@ -22,6 +22,8 @@ export interface ClientMetadata {
   backchannelLogoutUri?: string | undefined;
   /** `backchannel_logout_session_required`. */
   backchannelLogoutSessionRequired?: boolean | undefined;
+  /** `default_max_age` (OpenID Connect Registration 1.0 §2), seconds. */
+  defaultMaxAge?: number | undefined;
   /** RFC 8707 resources the client asks to be limited to (a sentinel-idp extension of RFC 7591 §2). */
   resources?: string[] | undefined;
 }
@@ -158,6 +160,9 @@ export function parseClientMetadata(body: Record<string, unknown>): ClientMetada
   const required = field(body, 'backchannel_logout_session_required');
   if (required !== undefined && typeof required !== 'boolean')
     throw metadataError('backchannel_logout_session_required', 'must be a boolean');
+  const defaultMaxAge = field(body, 'default_max_age');
+  const maxAgeProblem = defaultMaxAge === undefined ? null : defaultMaxAgeProblem(defaultMaxAge);
+  if (maxAgeProblem !== null) throw metadataError('default_max_age', maxAgeProblem);
   return {
     redirectUris: uris,
     grantTypes: grants,
@@ -166,6 +171,7 @@ export function parseClientMetadata(body: Record<string, unknown>): ClientMetada
     scope,
     ...(backchannelLogoutUri === undefined ? {} : { backchannelLogoutUri }),
     ...(required === undefined ? {} : { backchannelLogoutSessionRequired: required }),
+    ...(defaultMaxAge === undefined ? {} : { defaultMaxAge: defaultMaxAge as number }),
     resources: resources(body),
   };
 }

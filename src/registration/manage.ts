@@ -57,6 +57,7 @@ function changedMetadata(before: App, after: App): string[] {
     'scope',
     'backchannelLogoutUri',
     'backchannelLogoutSessionRequired',
+    'defaultMaxAge',
     'resources',
   ] as const;
   return fields.filter((name) => JSON.stringify(before[name]) !== JSON.stringify(after[name]));
@@ -118,6 +119,7 @@ async function update(context: SentinelContext, request: SentinelRequest, app: A
         // RFC 7592 §2.2: the update replaces the metadata, so a field left out is cleared.
         backchannelLogoutUri: metadata.backchannelLogoutUri,
         backchannelLogoutSessionRequired: metadata.backchannelLogoutSessionRequired,
+        defaultMaxAge: metadata.defaultMaxAge,
         resources: resourcesOfUpdate(current, metadata.resources),
       };
       refuseUnhonouredMetadata(context, body, { ...current, ...patch });

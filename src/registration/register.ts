@@ -35,6 +35,7 @@ export async function handleRegister(context: SentinelContext, request: Sentinel
     name: metadata.name,
     scope: metadata.scope,
     ...backchannelFields(metadata),
+    ...(metadata.defaultMaxAge === undefined ? {} : { defaultMaxAge: metadata.defaultMaxAge }),
     ...(metadata.resources === undefined ? {} : { resources: metadata.resources }),
     registrationAccessTokenHash: hashClientSecret(registrationAccessToken),
     createdAt: Math.floor(Date.now() / 1000),

@@ -73,11 +73,6 @@ export function refuseUnhonouredMetadata(context: SentinelContext, body: Record<
     if (typeof value !== 'string') throw refused('subject_type', 'must be a string');
     if (value !== 'public') throw refused('subject_type', 'must be "public": this service issues no pairwise subject identifiers');
   }
-  // A default for max_age is not applied (no app, however registered, carries one): a client relying on it would
-  // take a sign-in of any age for a fresh one. It asks with max_age in each authorization request instead.
-  if (Object.hasOwn(body, 'default_max_age')) {
-    throw refused('default_max_age', 'is not supported; send max_age in the authorization request instead');
-  }
   if (Object.hasOwn(body, 'post_logout_redirect_uris')) {
     const value = body.post_logout_redirect_uris;
     // Without its own list, an app's logout may return to any of its redirect URIs (the logout endpoint's rule).

@@ -130,6 +130,8 @@ export function runAppStoreContract(name: string, makeStore: () => Promise<AppSt
         requireDPoP: true,
         // RFC 8707 resources (MCP authorization) are kept by every registry, and left alone by a patch without them.
         resources: ['https://mcp.example.com/mcp'],
+        // OpenID Connect Registration 1.0 §2 default_max_age: kept too (in PostgreSQL, in the metadata column).
+        defaultMaxAge: 300,
       });
       await store.saveApp(app);
       // Someone else's change after this writer's read: the patch must be applied on top of it.
@@ -149,6 +151,7 @@ export function runAppStoreContract(name: string, makeStore: () => Promise<AppSt
           grantTypes: app.grantTypes,
           postLogoutRedirectUris: ['https://app.example.com/bye'],
           resources: ['https://mcp.example.com/mcp'],
+          defaultMaxAge: 300,
           requireDPoP: false,
           jwks: { keys: [{ kty: 'oct', kid: 'k1' }] },
           registrationAccessTokenHash: app.registrationAccessTokenHash,

@@ -72,9 +72,11 @@ function readPrompt(read: Reader, target: RedirectTarget): PromptValue[] | undef
   return values.length === 0 ? undefined : (values as PromptValue[]);
 }
 
-function readMaxAge(read: Reader, target: RedirectTarget): number | undefined {
+function readMaxAge(read: Reader, target: RedirectTarget, defaultMaxAge: number | undefined): number | undefined {
   const value = read('max_age');
-  if (value === undefined) return undefined;
+  // OpenID Connect Registration 1.0 §2: the app's default_max_age stands in for a max_age the request left out; one
+  // it sends overrides it (a very large one included, which asks for no limit).
+  if (value === undefined) return defaultMaxAge;
   if (!/^\d{1,15}$/.test(value)) {
     throw new AuthorizationError('invalid_request', 'max_age must be a non-negative integer number of seconds', target);
   }
@@ -100,14 +102,21 @@ function readUILocales(read: Reader): string[] | undefined {
  * again); the other members of `claims` ask for nothing the scopes do not already release. `display` and
  * `claims_locales` are voluntary and ignored.
  *
+ * `defaultMaxAge` is the app's `default_max_age`, the `maxAge` of a request without `max_age`.
+ *
  * @example
- * const oidc = await readOIDCParams(context, (name) => readParam(params, name, target), target);
+ * const oidc = await readOIDCParams(context, (name) => readParam(params, name, target), target, app.defaultMaxAge);
  * @throws AuthorizationError for unsupported parameters and malformed values.
  */
-export async function readOIDCParams(context: SentinelContext, read: Reader, target: RedirectTarget): Promise<OIDCAuthorizationParams> {
+export async function readOIDCParams(
+  context: SentinelContext,
+  read: Reader,
+  target: RedirectTarget,
+  defaultMaxAge?: number,
+): Promise<OIDCAuthorizationParams> {
   refuseUnsupported(read, target);
   const prompt = readPrompt(read, target);
-  const maxAge = readMaxAge(read, target);
+  const maxAge = readMaxAge(read, target, defaultMaxAge);
   let idTokenHintSubject: string | undefined;
   const hint = read('id_token_hint');
   if (hint !== undefined) {

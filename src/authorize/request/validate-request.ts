@@ -9,6 +9,7 @@
  */
 import { isFapi2 } from '../../assurance/fapi2.js';
 import type { App } from '../../apps/app.js';
+import { defaultMaxAgeProblem } from '../../apps/app-validation.js';
 import type { SentinelContext } from '../../http/context.js';
 import { OAuthError } from '../../errors.js';
 import type { SentinelRequest } from '../../http/messages.js';
@@ -210,7 +211,9 @@ export async function validateAuthorizationRequest(
   if (version !== undefined && !SUPPORTED_VERSION.test(version)) {
     throw new AuthorizationError('invalid_request', 'unsupported version v; this service supports v=1.0', target);
   }
-  const oidc = await readOIDCParams(context, (name) => readParam(params, name, target), target);
+  // An app from a host's own AppStore is not checked on its way in: a default_max_age that is no limit is none.
+  const defaultMaxAge = defaultMaxAgeProblem(app.defaultMaxAge) === null ? app.defaultMaxAge : undefined;
+  const oidc = await readOIDCParams(context, (name) => readParam(params, name, target), target, defaultMaxAge);
   const responseType = readParam(params, 'response_type', target);
   if (responseType === undefined) throw new AuthorizationError('invalid_request', 'parameter response_type is required', target);
   if (responseType !== 'code') {
