@@ -66,6 +66,17 @@ describe('default_max_age', () => {
     expect((await sentinel.interaction(after.interaction))?.maxAge).toBeUndefined();
   });
 
+  it('is taken by registerApp(), validated as an apps entry, and applied at the authorization endpoint', async () => {
+    const sentinel = makeSentinel({ apps: [APP] });
+    const { app } = await sentinel.registerApp({ accountId: ACCOUNT, redirectUris: [REDIRECT_URI], defaultMaxAge: 120 });
+    expect(app.defaultMaxAge).toBe(120);
+    const { interaction } = await startInteraction(sentinel, authorizeQuery({ client_id: app.clientId }));
+    expect((await sentinel.interaction(interaction))?.maxAge).toBe(120);
+    await expect(sentinel.registerApp({ accountId: ACCOUNT, redirectUris: [REDIRECT_URI], defaultMaxAge: 0 })).rejects.toThrow(
+      /defaultMaxAge/,
+    );
+  });
+
   it('is a positive integer of seconds in the apps option too', () => {
     for (const defaultMaxAge of [0, -1, 1.5, 2e9]) {
       expect(() => makeSentinel({ apps: [{ ...APP, defaultMaxAge }] }), String(defaultMaxAge)).toThrow(/defaultMaxAge/);

@@ -30,6 +30,8 @@ export interface RegisterAppInput {
   backchannelLogoutUri?: string;
   /** Whether the app needs `sid` in its logout tokens; default `true`. */
   backchannelLogoutSessionRequired?: boolean;
+  /** Seconds after which a sign-in is too old for this app when its request names no `max_age` (`AppOptions.defaultMaxAge`). */
+  defaultMaxAge?: number;
 }
 
 /**
@@ -57,6 +59,7 @@ const REGISTER_APP_INPUT_KEYS = {
   scope: true,
   backchannelLogoutUri: true,
   backchannelLogoutSessionRequired: true,
+  defaultMaxAge: true,
 } satisfies KeysOf<RegisterAppInput>;
 
 /** The actor the change log and the `app.registered` event record for `registerApp()`. */
@@ -92,6 +95,7 @@ export async function registerApp(
       scope: input.scope,
       backchannelLogoutUri: input.backchannelLogoutUri,
       backchannelLogoutSessionRequired: input.backchannelLogoutSessionRequired,
+      defaultMaxAge: input.defaultMaxAge,
     },
     'app',
   );
