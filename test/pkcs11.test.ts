@@ -5,6 +5,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createLocalJWKSet, jwtVerify } from 'jose';
+import pkcs11js from 'pkcs11js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigurationError, type Sentinel } from '../src/index.js';
 import { type Pkcs11Signer, pkcs11Signer } from '../src/keys/signers/pkcs11.js';
@@ -45,6 +46,9 @@ describe.skipIf(problem !== null && !SOFTHSM_REQUIRED)('PKCS#11 signer (SoftHSM2
       // One private and one public object under 'mixed', of two different key pairs.
       { label: 'mixed-old', kind: 'EC-P256', publicLabel: 'mixed' },
       { label: 'mixed', kind: 'EC-P256', publicLabel: 'mixed-new' },
+      // Keys of the recovery tests: one survives its sessions, one is destroyed behind the signer's back.
+      { label: 'survivor', kind: 'EC-P256' },
+      { label: 'doomed', kind: 'EC-P256' },
     ]);
   });
 
@@ -58,6 +62,97 @@ describe.skipIf(problem !== null && !SOFTHSM_REQUIRED)('PKCS#11 signer (SoftHSM2
     signers.push(signer);
     return signer;
   }
+
+  /**
+   * A second pkcs11js instance on the same module, as an operator tool, a failover or a token reboot would act: the
+   * module is loaded once per process, so its C_CloseAllSessions and C_Logout reach the signer's sessions too.
+   */
+  function intruder(): { module: pkcs11js.PKCS11; slot: Buffer } {
+    const module = new pkcs11js.PKCS11();
+    module.load(token.library);
+    try {
+      module.C_Initialize();
+    } catch (error) {
+      if ((error as { code?: number }).code !== pkcs11js.CKR_CRYPTOKI_ALREADY_INITIALIZED) throw error;
+    }
+    const slot = module.C_GetSlotList(true).find((candidate) => module.C_GetTokenInfo(candidate).label.trim() === token.tokenLabel);
+    if (slot === undefined) throw new Error('the test token is not present');
+    return { module, slot };
+  }
+
+  /** The sessions open in this process (SoftHSM2 reports no count; its session handles are small integers). */
+  function openSessions(module: pkcs11js.PKCS11): number {
+    let open = 0;
+    for (let handle = 1; handle <= 256; handle += 1) {
+      const buffer = Buffer.alloc(8);
+      buffer.writeBigUInt64LE(BigInt(handle));
+      try {
+        module.C_GetSessionInfo(buffer);
+        open += 1;
+      } catch {
+        // not a session
+      }
+    }
+    return open;
+  }
+
+  async function expectTokens(sentinel: Sentinel, signer: Pkcs11Signer, count: number): Promise<void> {
+    const tokens = await Promise.all(Array.from({ length: count }, () => issue(sentinel)));
+    for (const { status, token: accessToken } of tokens) {
+      expect(status).toBe(200);
+      const { protectedHeader } = await jwtVerify(accessToken as string, createLocalJWKSet(sentinel.jwks()), { algorithms: [signer.alg] });
+      expect(protectedHeader.kid).toBe(signer.kid);
+    }
+  }
+
+  it('re-opens its sessions after they die (all closed, or the token logged out) and signs again, reporting nothing', async () => {
+    const signer = open('survivor');
+    const errors: unknown[] = [];
+    const sentinel = makeSentinel({ keys: [{ signer }], onError: (error) => errors.push(error) });
+    await expectTokens(sentinel, signer, 4);
+    const { module, slot } = intruder();
+    for (let round = 0; round < 2; round += 1) {
+      module.C_CloseAllSessions(slot); // an HSM reboot or failover: every session handle is gone, and the login
+      await expectTokens(sentinel, signer, 12); // more requests than sessions, all on dead handles at first
+      expect(openSessions(module)).toBe(4); // one new session per dead one, no more
+    }
+    const session = module.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION);
+    module.C_Logout(session); // login is per token: this logs out the signer's sessions too
+    module.C_CloseSession(session);
+    await expectTokens(sentinel, signer, 6);
+    expect(errors).toEqual([]);
+  });
+
+  it('answers 500 server_error, reported, when re-opening fails too (the key is gone), and without a retry loop', async () => {
+    const signer = open('doomed');
+    const errors: unknown[] = [];
+    const sentinel = makeSentinel({ keys: [{ signer }], onError: (error) => errors.push(error) });
+    expect((await issue(sentinel)).status).toBe(200);
+    const { module, slot } = intruder();
+    const session = module.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION | pkcs11js.CKF_RW_SESSION);
+    try {
+      module.C_Login(session, pkcs11js.CKU_USER, token.pin);
+    } catch (error) {
+      if ((error as { code?: number }).code !== pkcs11js.CKR_USER_ALREADY_LOGGED_IN) throw error;
+    }
+    module.C_FindObjectsInit(session, [{ type: pkcs11js.CKA_LABEL, value: 'doomed' }]);
+    const objects = module.C_FindObjects(session, 10);
+    module.C_FindObjectsFinal(session);
+    expect(objects).toHaveLength(2);
+    for (const object of objects) module.C_DestroyObject(session, object);
+    module.C_CloseAllSessions(slot);
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const { status, token: accessToken } = await issue(sentinel);
+      expect(status).toBe(500);
+      expect(accessToken).toBeUndefined();
+    }
+    expect(errors).toHaveLength(3);
+    for (const error of errors) {
+      expect((error as Error).message).toMatch(/^the PKCS#11 session was lost and re-opening it failed: /);
+      expect((error as Error).message).not.toContain(token.pin);
+    }
+    expect(openSessions(module)).toBe(0); // a failed re-open closes the session it opened
+  });
 
   it.each([
     ['es256', 'ES256'],

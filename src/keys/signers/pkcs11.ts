@@ -4,13 +4,16 @@
  *
  * pkcs11js is an optional peer dependency; only this subpath loads it. Its `C_Sign` with a callback runs on the
  * libuv thread pool, so a slow token does not block the event loop. A PKCS#11 session performs one operation at a
- * time, hence a small pool of sessions, each taken by one signature.
+ * time, hence a small pool of sessions, each taken by one signature (`pkcs11-pool.ts`); lost sessions are re-opened
+ * (`pkcs11-recovery.ts`).
  */
 import { createHash, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import pkcs11js from 'pkcs11js';
 import { ConfigurationError } from '../../errors.js';
 import { type ExternalSigner, type JWK, type SigningAlgorithm, verifyBytes } from '../signing-keys.js';
 import { assertKnownKeys, type KeysOf } from '../../lib/strict-options.js';
+import { sessionPool } from './pkcs11-pool.js';
+import { type Pkcs11Lease, tokenLink } from './pkcs11-recovery.js';
 
 /**
  * Where the key is: the module, the token (by slot index or label), the user PIN and the label of the key pair;
@@ -25,7 +28,7 @@ export interface Pkcs11SignerOptions {
   slot?: number;
   /** Label of the token; give this or `slot`. */
   tokenLabel?: string;
-  /** The user PIN; read it from a secret store, never from source. */
+  /** The user PIN; read it from a secret store, never from source. Kept to log in again after lost sessions. */
   pin: string;
   /** `CKA_LABEL` of the key pair: one private and one public object carry it, and no other key object. */
   keyLabel: string;
@@ -272,11 +275,9 @@ export function pkcs11Signer(options: Pkcs11SignerOptions): Pkcs11Signer {
     for (let index = 0; index < count; index += 1) sessions.push(module.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION));
     const first = sessions[0] as Buffer;
     try {
-      module.C_Login(first, pkcs11js.CKU_USER, options.pin);
-    } catch (error) {
-      if ((error as { code?: number }).code !== pkcs11js.CKR_USER_ALREADY_LOGGED_IN) {
-        throw new ConfigurationError('pkcs11.pin', 'the token refused the login (wrong PIN or locked token)');
-      }
+      loginUser(module, first, options.pin);
+    } catch {
+      throw new ConfigurationError('pkcs11.pin', 'the token refused the login (wrong PIN or locked token)');
     }
     const privateKey = findObject(module, first, pkcs11js.CKO_PRIVATE_KEY, options.keyLabel);
     const publicObject = findObject(module, first, pkcs11js.CKO_PUBLIC_KEY, options.keyLabel);
@@ -288,19 +289,40 @@ export function pkcs11Signer(options: Pkcs11SignerOptions): Pkcs11Signer {
     const kid = options.kid ?? thumbprint(jwk);
     const mechanism = mechanismFor(alg);
     assertKeyPair(module, first, { privateKey, mechanism, alg, publicKey, jwk });
-    const pool = sessionPool(sessions, () => closeAll(module, sessions, options.library));
+    // After a lost session or login, the same steps as above find the token, log in and check the key again.
+    const link = tokenLink(
+      {
+        module,
+        findSlot: () => findSlot(module, options),
+        login: (session) => loginUser(module, session, options.pin),
+        findKey(session) {
+          const found = findObject(module, session, pkcs11js.CKO_PRIVATE_KEY, options.keyLabel);
+          if (found === null) throw new Error('the private key of this label is no longer on the token');
+          assertKeyPair(module, session, { privateKey: found, mechanism, alg, publicKey, jwk });
+          return found;
+        },
+      },
+      slot,
+      privateKey,
+    );
+    const leases: Pkcs11Lease[] = sessions.map((handle) => ({ handle, generation: 0 }));
+    // Only the sessions of the current generation are closed: an older handle's number may be another session's now.
+    const current = (): Buffer[] => leases.filter((lease) => lease.generation === link.generation).map((lease) => lease.handle);
+    const pool = sessionPool(leases, () => closeAll(module, current(), options.library));
     return {
       kid,
       alg,
       publicJwk: { ...jwk, kid, alg, use: 'sig' },
       async sign(data: Uint8Array): Promise<Uint8Array> {
         const input = signingInput(alg, data);
-        return pool.use((session) => {
-          module.C_SignInit(session, mechanism, privateKey);
-          return new Promise<Buffer>((resolve, reject) => {
-            module.C_Sign(session, input, Buffer.alloc(1024), (error, signature) => (error ? reject(error) : resolve(signature)));
-          });
-        });
+        return pool.use((lease) =>
+          link.run(lease, async (session, key) => {
+            module.C_SignInit(session, mechanism, key);
+            return new Promise<Buffer>((resolve, reject) => {
+              module.C_Sign(session, input, Buffer.alloc(1024), (error, signature) => (error ? reject(error) : resolve(signature)));
+            });
+          }),
+        );
       },
       close: () => pool.close(),
     };
@@ -310,81 +332,13 @@ export function pkcs11Signer(options: Pkcs11SignerOptions): Pkcs11Signer {
   }
 }
 
-const NOT_STARTED = 'the PKCS#11 signer was closed before this signature started';
-
-/** The sessions of one signer, each lent to one signature at a time (a PKCS#11 session runs one operation). */
-interface SessionPool {
-  /** Runs `operation` on a session of its own, waiting for one if all are lent; rejects once the pool is closed. */
-  use<T>(operation: (session: Buffer) => Promise<T>): Promise<T>;
-  /** Refuses new work and the callers still waiting; resolves once `shutdown` has run (when no session is lent). */
-  close(): Promise<void>;
-}
-
-/**
- * A {@link SessionPool} that runs `shutdown` (C_CloseSession, C_Finalize, unloading the module) only when no session
- * is lent: a C_Sign still running on a libuv pool thread would otherwise call into a finalised, unloaded module and
- * crash the process (SIGSEGV).
- */
-function sessionPool(sessions: readonly Buffer[], shutdown: () => void): SessionPool {
-  const idle = [...sessions];
-  const waiting: { resolve: (session: Buffer) => void; reject: (error: Error) => void }[] = [];
-  // Sessions lent, counted from the moment one is handed out (also to a waiter, before it resumes) until it is back.
-  let lent = 0;
-  let closed: Promise<void> | null = null;
-  let shutdownPending: (() => void) | null = null; // set by close(), run once when the last session is back
-  const finishWhenIdle = (): void => {
-    if (shutdownPending === null || lent > 0) return;
-    const finish = shutdownPending;
-    shutdownPending = null;
-    finish();
-  };
-  const acquire = (): Promise<Buffer> => {
-    const session = idle.pop();
-    if (session === undefined) return new Promise((resolve, reject) => waiting.push({ resolve, reject }));
-    lent += 1;
-    return Promise.resolve(session);
-  };
-  const release = (session: Buffer): void => {
-    const next = waiting.shift();
-    if (next !== undefined) {
-      next.resolve(session); // still lent, now to the next signature
-      return;
-    }
-    idle.push(session);
-    lent -= 1;
-    finishWhenIdle();
-  };
-  return {
-    async use<T>(operation: (session: Buffer) => Promise<T>): Promise<T> {
-      if (closed !== null) throw new Error('the PKCS#11 signer is closed');
-      const session = await acquire();
-      try {
-        // close() came between taking the session and starting (a hand-over from a signature that ended, or the
-        // microtask of `await`): this signature had not started, so it does not.
-        if (closed !== null) throw new Error(NOT_STARTED);
-        return await operation(session);
-      } finally {
-        release(session);
-      }
-    },
-    close(): Promise<void> {
-      if (closed === null) {
-        closed = new Promise<void>((resolve, reject) => {
-          shutdownPending = () => {
-            try {
-              shutdown();
-              resolve();
-            } catch (error) {
-              reject(error);
-            }
-          };
-        });
-        for (const waiter of waiting.splice(0)) waiter.reject(new Error(NOT_STARTED));
-        finishWhenIdle();
-      }
-      return closed;
-    },
-  };
+/** C_Login as the user; a token already logged in (login is per token, not per session) is fine. */
+function loginUser(module: pkcs11js.PKCS11, session: Buffer, pin: string): void {
+  try {
+    module.C_Login(session, pkcs11js.CKU_USER, pin);
+  } catch (error) {
+    if ((error as { code?: number }).code !== pkcs11js.CKR_USER_ALREADY_LOGGED_IN) throw error;
+  }
 }
 
 function closeAll(module: pkcs11js.PKCS11, sessions: readonly Buffer[], library: string): void {
