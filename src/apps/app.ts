@@ -225,8 +225,9 @@ export interface AppStore {
   deleteApp?(accountId: string, clientId: string, change?: AppChange): boolean | Promise<boolean>;
   /**
    * Makes `secretHash` the current secret; the previous current secret keeps working for `overlapSeconds`. Expired
-   * retiring secrets are dropped; with `overlapSeconds` 0 every earlier secret is, also one still in an earlier
-   * rotation's overlap (the way out of a leaked secret). Returns the updated app, or `null` when it does not exist.
+   * retiring secrets are dropped, and the others end with this overlap at the latest (none outlives it); with
+   * `overlapSeconds` 0 every earlier secret is dropped, also one still in an earlier rotation's overlap (the way out
+   * of a leaked secret). Returns the updated app, or `null` when it does not exist.
    */
   rotateClientSecret?(
     accountId: string,

@@ -102,9 +102,17 @@ export class MemoryAppStore implements AppStore {
     // Not rounded: a rotation with a 1-second overlap must not lose up to a second of it.
     const now = Date.now() / 1000;
     // No overlap ends every earlier secret, also one still in an earlier rotation's overlap (the way out of a leak).
-    const retiring = overlapSeconds > 0 ? (current.retiringSecrets ?? []).filter((secret) => secret.expiresAt > now) : [];
+    // A secret of an earlier rotation ends with this overlap at the latest: "the previous secret keeps working for N
+    // seconds" must not leave an older one working for the rest of a longer overlap.
+    const until = now + overlapSeconds;
+    const retiring =
+      overlapSeconds > 0
+        ? (current.retiringSecrets ?? [])
+            .filter((secret) => secret.expiresAt > now)
+            .map((secret) => (secret.expiresAt > until ? { ...secret, expiresAt: until } : secret))
+        : [];
     if (current.clientSecretHash !== undefined && overlapSeconds > 0) {
-      retiring.push({ hash: current.clientSecretHash, expiresAt: now + overlapSeconds });
+      retiring.push({ hash: current.clientSecretHash, expiresAt: until });
     }
     const rotated: App = { ...current, clientSecretHash: secretHash, retiringSecrets: retiring };
     this.#apps.set(`${accountId}\u0000${clientId}`, rotated);

@@ -285,9 +285,11 @@ export class PostgresAppStore implements AppStore {
       const key = [accountId, clientId];
       await client.query('DELETE FROM sentinel_app_secrets WHERE account_id = $1 AND client_id = $2 AND expires_at <= now()', key);
       if (overlapSeconds > 0) {
+        // The current secret (no expiry: LEAST skips NULL) retires at the end of the overlap, and so does any secret of
+        // an earlier rotation whose longer overlap would outlive it: "the previous secret keeps working for N seconds".
         await client.query(
-          `UPDATE sentinel_app_secrets SET expires_at = now() + make_interval(secs => $3)
-            WHERE account_id = $1 AND client_id = $2 AND expires_at IS NULL`,
+          `UPDATE sentinel_app_secrets SET expires_at = LEAST(expires_at, now() + make_interval(secs => $3))
+            WHERE account_id = $1 AND client_id = $2`,
           [...key, overlapSeconds],
         );
       } else {

@@ -231,6 +231,26 @@ export function runAppStoreContract(name: string, makeStore: () => Promise<AppSt
       expect(found?.retiringSecrets ?? []).toHaveLength(0);
     });
 
+    it('ends every earlier secret by the shorter overlap of a later rotation, not at its own later expiry', async () => {
+      // "The previous secret keeps working for N seconds": a secret of an earlier, longer overlap must not outlive it.
+      const { app, secret: first } = newApp(account);
+      await store.saveApp(app);
+      const second = generateClientSecret();
+      await store.rotateClientSecret(account, app.clientId, hashClientSecret(second), 3600);
+      const third = generateClientSecret();
+      await store.rotateClientSecret(account, app.clientId, hashClientSecret(third), 1);
+      const found = await store.findApp(account, app.clientId);
+      expect(verifyAppSecret(first, found)).toBe(true);
+      expect(verifyAppSecret(second, found)).toBe(true);
+      expect(found?.retiringSecrets).toHaveLength(2);
+      for (const retiring of found?.retiringSecrets ?? []) expect(retiring.expiresAt).toBeLessThanOrEqual(Date.now() / 1000 + 1.5);
+      await (subject.wait ?? sleep)(1500);
+      const later = await store.findApp(account, app.clientId);
+      expect(verifyAppSecret(first, later)).toBe(false);
+      expect(verifyAppSecret(second, later)).toBe(false);
+      expect(verifyAppSecret(third, later)).toBe(true);
+    });
+
     it('keeps every secret of overlapping rotations, including concurrent ones, and exactly one current', async () => {
       const { app, secret: first } = newApp(account);
       await store.saveApp(app);
