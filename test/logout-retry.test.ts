@@ -37,6 +37,22 @@ function setUp() {
   return { store, errors, events, sentinel };
 }
 
+/**
+ * After the retry: the session is out of its user's index, `session.ended` was reported once, and the code issued
+ * through it just before the sign-out cannot attach to it: it leaves no grant.
+ */
+async function expectEndedForGood(
+  { sentinel, events }: Pick<ReturnType<typeof setUp>, 'sentinel' | 'events'>,
+  pending: Awaited<ReturnType<typeof codeThroughSession>>,
+): Promise<void> {
+  expect(await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).toEqual([]);
+  expect(events.filter((event) => event.type === 'session.ended').map((event) => event.userId)).toEqual([USER_ID]);
+  const redeemed = await redeemCode(sentinel, MAIN_APP, pending.code, pending.verifier);
+  expect(redeemed.status).toBe(400);
+  expect(jsonOf(redeemed).error).toBe('invalid_grant');
+  expect(await sentinel.listUserGrants({ accountId: ACCOUNT, userId: USER_ID })).toEqual([]);
+}
+
 it('a logout whose index write failed answers 500, and its retry takes the session out of the index', async () => {
   const { store, errors, events, sentinel } = setUp();
   const { cookie, tokens } = await signInWithSession(sentinel);
@@ -61,13 +77,7 @@ it('a logout whose index write failed answers 500, and its retry takes the sessi
   const retry = await logout();
   expect(retry.status).toBe(200);
   expect(String(retry.headers['set-cookie'])).toContain('Max-Age=0');
-  expect(await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).toEqual([]);
-  expect(events.filter((event) => event.type === 'session.ended').map((event) => event.userId)).toEqual([USER_ID]);
-  // The session is no longer listed: the code issued before cannot attach to it, and leaves no grant.
-  const redeemed = await redeemCode(sentinel, MAIN_APP, pending.code, pending.verifier);
-  expect(redeemed.status).toBe(400);
-  expect(jsonOf(redeemed).error).toBe('invalid_grant');
-  expect(await sentinel.listUserGrants({ accountId: ACCOUNT, userId: USER_ID })).toEqual([]);
+  await expectEndedForGood({ sentinel, events }, pending);
   // Done once: a further logout with the same cookie finds nothing to end.
   expect((await logout()).headers['set-cookie']).toBeUndefined();
   expect(events.filter((event) => event.type === 'session.ended')).toHaveLength(1);
@@ -108,12 +118,7 @@ it('RP-initiated logout whose index write failed answers 500, and its retry take
   const retry = await call(sentinel, { path: `${ACCOUNT_PATH}/end_session`, headers });
   expect(retry.status).toBe(200);
   expect(String(retry.headers['set-cookie'])).toContain('Max-Age=0');
-  expect(await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).toEqual([]);
-  expect(events.filter((event) => event.type === 'session.ended').map((event) => event.userId)).toEqual([USER_ID]);
-  const redeemed = await redeemCode(sentinel, MAIN_APP, pending.code, pending.verifier);
-  expect(redeemed.status).toBe(400);
-  expect(jsonOf(redeemed).error).toBe('invalid_grant');
-  expect(await sentinel.listUserGrants({ accountId: ACCOUNT, userId: USER_ID })).toEqual([]);
+  await expectEndedForGood({ sentinel, events }, pending);
   // Another account's end_session with the same cookie finds nothing of its own to finish.
   const elsewhere = await call(sentinel, { path: `/sentinel/api/account/${OTHER_ACCOUNT}/end_session`, headers });
   expect(elsewhere.headers['set-cookie']).toBeUndefined();
