@@ -98,6 +98,8 @@ const SERVICE_FILES = [
   'test/logout-delivery-redis.test.ts',
   // A logout queued while a delivery of the same session and app is in flight, on MemoryStore and Redis
   'test/logout-redelivery.test.ts',
+  // Signing out after the same user signed in again in the browser, on MemoryStore and two instances sharing Redis
+  'test/logout-reauthentication.test.ts',
   'test/cli-sessions-redis.test.ts',
   // SoftHSM2
   'test/pkcs11.test.ts',

@@ -9,7 +9,8 @@ import { MemoryStore, type Sentinel } from '../src/index.js';
 import { userIndexKey } from '../src/sessions/session-index.js';
 import { advanceClock } from './helpers/clock.js';
 import { ACCOUNT, baseOptions, CLIENT_ID, makeSentinel, USER_ID } from './helpers/fixtures.js';
-import { type FlowApp, MAIN_APP, sessionWorks, signInThroughSession, signInWithSession } from './helpers/logout-flow.js';
+import { type FlowApp, MAIN_APP, sessionWorks, signInAgain, signInThroughSession, signInWithSession } from './helpers/logout-flow.js';
+import { ACCOUNT_PATH, call } from './helpers/direct-flow.js';
 import { type LogoutReceiver, startReceiver } from './helpers/logout-receiver.js';
 
 /** An app registered for authorization_code alone: its grant ends with its access token (1 h). */
@@ -79,6 +80,25 @@ describe('an app without refresh tokens in a long browser session', () => {
     vi.restoreAllMocks();
     expect(await sentinel.endSession({ accountId: ACCOUNT, sid: first.tokens.sid })).toBe(true);
     await receiver.waitFor(1);
+    expect(receiver.received.map((token) => token.sid)).toEqual([first.tokens.sid]);
+    expect(receiver.problems).toEqual([]);
+  });
+
+  it('signed in before the user signed in again in the browser: still told when the user signs out there', async () => {
+    const { sentinel, receiver } = await setUp();
+    const first = await signInWithSession(sentinel, APP_B);
+    // The same user signs in again in the same browser (prompt=login): a new session, which carries the earlier one.
+    const again = await signInAgain(sentinel, MAIN_APP, first.cookie);
+    await keepUsing(sentinel, again.cookie);
+    vi.restoreAllMocks();
+    const response = await call(sentinel, {
+      method: 'POST',
+      path: `${ACCOUNT_PATH}/logout`,
+      headers: { cookie: `sentinel_session=${again.cookie}`, 'sec-fetch-site': 'same-origin' },
+    });
+    expect(response.status).toBe(200);
+    await receiver.waitFor(1);
+    // The sid of the ID tokens B holds: the session it signed in through.
     expect(receiver.received.map((token) => token.sid)).toEqual([first.tokens.sid]);
     expect(receiver.problems).toEqual([]);
   });

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../src/index.js';
+import { encodeIndex, parseIndex } from '../src/sessions/index-encoding.js';
 import { userIndexKey } from '../src/sessions/session-index.js';
 import { ACCOUNT, makeSentinel, OTHER_ACCOUNT, USER_ID } from './helpers/fixtures.js';
 import { MAIN_APP, signInThroughSession, signInWithSession, tokenStanding } from './helpers/logout-flow.js';
@@ -36,6 +37,24 @@ describe('the session index as stored', () => {
     expect(sessionEnd).toBeLessThan(1_000_000);
     expect(clientId).toBe(MAIN_APP.clientId);
     expect(grantEnd).toBeGreaterThan(sessionEnd);
+  });
+
+  it('keeps the sessions an entry carries as one array after its triples, and refuses a broken tail', () => {
+    const earlier = 'E'.repeat(43);
+    const sessions = [
+      {
+        sessionDigest: earlier,
+        authTime: 1_767_225_600,
+        sessionEnd: 1_767_254_400,
+        grants: [{ clientId: 'a', grantId: 'g1', until: 1_769_817_600 }],
+      },
+      { sessionDigest: 'N'.repeat(43), authTime: 1_767_225_700, sessionEnd: 1_767_254_500, grants: [], carried: [earlier] },
+    ];
+    const raw = encodeIndex(USER_ID, sessions);
+    expect(JSON.parse(raw)[2]).toEqual(['N'.repeat(43), 1_767_225_700, 28_800, [earlier]]);
+    expect(parseIndex(raw).sessions).toEqual(sessions);
+    expect(() => parseIndex(JSON.stringify([USER_ID, ['N'.repeat(43), 1, 2, 'a', 'g1']]))).toThrow('unreadable');
+    expect(() => parseIndex(JSON.stringify([USER_ID, ['N'.repeat(43), 1, 2, [7]]]))).toThrow('unreadable');
   });
 
   it('reads an index of the earlier form, ends what it lists, and rewrites it on the next change', async () => {

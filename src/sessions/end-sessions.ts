@@ -35,12 +35,17 @@ import {
 export interface EndedSession {
   sid: string;
   authTime: number;
-  /** The apps that had tokens through the session (each with a back-channel logout URI gets a logout token). */
+  /**
+   * The apps that had tokens through the session and the earlier sessions of its browser it carried (each with a
+   * back-channel logout URI gets a logout token).
+   */
   clientIds: string[];
 }
 
 /**
- * Ends the session `sessionDigest` of a user: its grants, its logout tokens, its record, then its index entry.
+ * Ends the session `sessionDigest` of a user: its grants, its logout tokens, its record, then its index entry; and so
+ * the earlier sessions of its browser that it carries (the same user signed in again there), each app told the sid
+ * of the session it got its tokens through.
  * Resolves `null` when the index has no such session (already ended, here or by another instance meanwhile, or
  * never indexed).
  *
@@ -61,18 +66,26 @@ export async function endIndexedSession(
     // the same session. An entry leaves the index only once every grant it lists is gone, so nothing of the
     // session is left to end: already ended, not an error ("sign out everywhere" on two devices at once).
     if (session === undefined) return { sessions, settle: () => null };
+    // The earlier sessions of the same browser and user that it replaced end with it (session-index.ts `indexSession`).
+    const carried = new Set(session.carried ?? []);
+    const ending = sessions.filter((entry) => entry === session || carried.has(entry.sessionDigest));
     const prepare = async (): Promise<void> => {
-      const fresh = grantsOnly(session.grants).filter((grant) => !revoked.has(grant.grantId));
+      const fresh = ending.flatMap((entry) => grantsOnly(entry.grants)).filter((grant) => !revoked.has(grant.grantId));
       await Promise.all(fresh.map((grant) => context.store.delete(grantKey(grant.grantId))));
       for (const grant of fresh) revoked.add(grant.grantId);
       // After the grants (a failure here leaves no token of the session alive), before the record and the index entry
       // go (a failure here leaves both, so the user's retry with the same cookie finds the session and queues again;
-      // the queue keeps one job per app, and one more after a delivery already under way).
-      await queueLogoutTokens(context, { accountId, userId, sid, clientIds: clientIdsOf(session) });
-      await context.store.delete(sessionKeyOfDigest(sessionDigest));
+      // the queue keeps one job per app, and one more after a delivery already under way). Each app is told the sid
+      // of the session it got its tokens through: a carried session's own.
+      for (const entry of ending) {
+        const entrySid = sessionSid(accountId, userId, entry.sessionDigest);
+        await queueLogoutTokens(context, { accountId, userId, sid: entrySid, clientIds: clientIdsOf(entry) });
+      }
+      await Promise.all(ending.map((entry) => context.store.delete(sessionKeyOfDigest(entry.sessionDigest))));
     };
-    const rest = sessions.filter((entry) => entry.sessionDigest !== sessionDigest);
-    return { sessions: rest, prepare, settle: () => ({ sid, authTime: session.authTime, clientIds: clientIdsOf(session) }) };
+    const rest = sessions.filter((entry) => !ending.includes(entry));
+    const clientIds = [...new Set(ending.flatMap(clientIdsOf))];
+    return { sessions: rest, prepare, settle: () => ({ sid, authTime: session.authTime, clientIds }) };
   });
 }
 
@@ -235,8 +248,10 @@ function parseEndingNote(raw: string | null): { accountId: string; userId: strin
 }
 
 /**
- * A session replaced by a new sign-in in the same browser: its record is gone, so its entry stays listed only while
- * grants issued through it live (a new sign-in is not a logout: the apps keep their tokens).
+ * A session replaced by another user's sign-in in the same browser: its record is gone, so its entry stays listed
+ * only while grants issued through it live (a new sign-in is not a logout: the apps keep their tokens, and the new
+ * user's logout does not end them). The same user's new sign-in carries the session over instead
+ * (session-index.ts `indexSession`).
  *
  * @example await retireIndexedSession(context, previous.accountId, previous.userId, sessionDigest);
  */

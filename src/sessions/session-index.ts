@@ -219,22 +219,54 @@ export function changeUserIndex(
 }
 
 /**
+ * `sessions` with the entry of `replaced` (the browser's session that a new sign-in of the same user replaces) and
+ * the entries it carried made part of `entry`: named by it, so ending `entry` ends them (each with its own sid, the
+ * one its apps hold), and listed as long as it (so an app whose tokens expired stays named by its marker). An
+ * earlier entry that lists nothing is dropped: nothing of it is left to end.
+ */
+function carryOver(
+  sessions: IndexedSession[],
+  entry: IndexedSession,
+  replaced: string,
+): { others: IndexedSession[]; entry: IndexedSession } {
+  const previous = sessions.find((session) => session.sessionDigest === replaced);
+  if (previous === undefined) return { others: sessions, entry };
+  const earlier = new Set([replaced, ...(previous.carried ?? [])]);
+  const others: IndexedSession[] = [];
+  const carried: string[] = [];
+  for (const session of sessions) {
+    if (!earlier.has(session.sessionDigest)) others.push(session);
+    else if (session.grants.length > 0) {
+      carried.push(session.sessionDigest);
+      others.push({ ...session, sessionEnd: Math.max(session.sessionEnd, entry.sessionEnd), carried: undefined });
+    }
+  }
+  return { others, entry: carried.length === 0 ? entry : { ...entry, carried } };
+}
+
+/**
  * Adds a new device session to its user's index (called as the session is created, before its cookie is sent), and
  * answers the digests of the user's oldest entries beyond `maxSessions` (the new one never among them), which the
  * caller ends: a user who signs in again and again, each time from a fresh browser, would otherwise grow one record
  * without bound, every write of it costlier, and on MemoryStore fill the index's never-evicted budget that every
  * other user's sign-in needs.
  *
+ * `replaces`, the digest of the browser's session that this sign-in of the same user replaces, is carried over in the
+ * same write: the new session names the earlier one (and whatever that carried), whose grants stay, so signing out of
+ * the browser later ends them too. A new sign-in is not a logout, and neither does it leave the earlier sign-in's
+ * apps behind when the user signs out.
+ *
  * @example const beyond = await indexSession(context, { accountId, userId, sessionDigest: digest(sessionId), authTime, sessionEnd }, 64);
  */
 export async function indexSession(
   context: SessionContext,
-  input: { accountId: string; userId: string; sessionDigest: string; authTime: number; sessionEnd: number },
+  input: { accountId: string; userId: string; sessionDigest: string; authTime: number; sessionEnd: number; replaces?: string | undefined },
   maxSessions = Number.POSITIVE_INFINITY,
 ): Promise<string[]> {
-  const entry: IndexedSession = { sessionDigest: input.sessionDigest, authTime: input.authTime, sessionEnd: input.sessionEnd, grants: [] };
+  const fresh: IndexedSession = { sessionDigest: input.sessionDigest, authTime: input.authTime, sessionEnd: input.sessionEnd, grants: [] };
   return commitIndexChange(context, input.accountId, input.userId, (sessions) => {
-    const others = sessions.filter((session) => session.sessionDigest !== input.sessionDigest);
+    const rest = sessions.filter((session) => session.sessionDigest !== input.sessionDigest);
+    const { others, entry } = input.replaces === undefined ? { others: rest, entry: fresh } : carryOver(rest, fresh, input.replaces);
     const excess = others.length + 1 - maxSessions;
     const beyond = excess > 0 ? [...others].sort((a, b) => a.authTime - b.authTime).slice(0, excess) : [];
     return { sessions: [...others, entry], settle: () => beyond.map((session) => session.sessionDigest) };

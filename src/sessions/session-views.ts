@@ -4,7 +4,7 @@
  */
 import { grantKey } from '../token/grant-records.js';
 import { grantsOnly } from './app-marker.js';
-import { clientIdsOf, readUserIndex, type SessionContext, sessionSid } from './session-index.js';
+import { clientIdsOf, type IndexedSession, readUserIndex, type SessionContext, sessionSid } from './session-index.js';
 
 /**
  * One device session of a user (`sentinel.listSessions()`): listed while the session or any grant issued through it
@@ -48,11 +48,25 @@ export interface UserAppGrants {
  */
 export async function listUserSessions(context: SessionContext, accountId: string, userId: string): Promise<SessionInfo[]> {
   const index = await readUserIndex(context, accountId, userId);
-  return index.sessions.map((session) => ({
-    sid: sessionSid(accountId, userId, session.sessionDigest),
-    authTime: session.authTime,
-    clientIds: clientIdsOf(session),
-  }));
+  const carrier = carriers(index.sessions);
+  // An earlier session of a browser whose user signed in again there is part of the browser's session (ending that
+  // ends it): listed as it, naming its apps too.
+  const shown = index.sessions.filter((session) => !carrier.has(session.sessionDigest));
+  return shown.map((session) => {
+    const carried = new Set(session.carried ?? []);
+    const apps = index.sessions.filter((entry) => entry === session || carried.has(entry.sessionDigest)).flatMap(clientIdsOf);
+    return { sid: sessionSid(accountId, userId, session.sessionDigest), authTime: session.authTime, clientIds: [...new Set(apps)] };
+  });
+}
+
+/** For each carried session listed, the digest of the session that carries it (session-index.ts `indexSession`). */
+function carriers(sessions: IndexedSession[]): Map<string, string> {
+  const listed = new Set(sessions.map((session) => session.sessionDigest));
+  const carrier = new Map<string, string>();
+  for (const session of sessions) {
+    for (const digest of session.carried ?? []) if (listed.has(digest)) carrier.set(digest, session.sessionDigest);
+  }
+  return carrier;
 }
 
 /**
@@ -68,8 +82,10 @@ export async function listAppGrants(context: SessionContext, accountId: string, 
   const present = await Promise.all(indexed.map((grant) => context.store.get(grantKey(grant.grantId))));
   const live = new Set(indexed.filter((_, at) => present[at] !== null).map((grant) => grant.grantId));
   const byClient = new Map<string, UserAppGrants>();
+  const carrier = carriers(index.sessions);
   for (const session of index.sessions) {
-    const sid = sessionSid(accountId, userId, session.sessionDigest);
+    // The session as listSessions lists it: a carried one's grants show under the browser's session that carries it.
+    const sid = sessionSid(accountId, userId, carrier.get(session.sessionDigest) ?? session.sessionDigest);
     for (const grant of session.grants) {
       if (!live.has(grant.grantId)) continue;
       let app = byClient.get(grant.clientId);

@@ -10,7 +10,9 @@ import {
   AUTHORIZE_PATH,
   authorizeQuery,
   call,
+  csrfOf,
   jsonOf,
+  LOGIN_PATH,
   openLogin,
   postForm,
   postLogin,
@@ -102,6 +104,40 @@ export async function signInWithSession(sentinel: Sentinel, app: FlowApp = MAIN_
   const response = await redeem(sentinel, app, code, verifier);
   expect(response.status, response.body).toBe(200);
   return { cookie, tokens: tokensOf(app, jsonOf(response)) };
+}
+
+/**
+ * The browser holding `cookie` is sent to the login page again (`prompt=login`, or what `extra` asks) for `app`, and
+ * signs in as `user`: the new session cookie and the app's tokens.
+ */
+export async function signInAgain(
+  sentinel: Sentinel,
+  app: FlowApp,
+  cookie: string,
+  extra: Record<string, string> = { prompt: 'login' },
+  user = { username: USERNAME, password: PASSWORD },
+): Promise<{ cookie: string; tokens: AppTokens }> {
+  const { verifier, challenge } = pkcePair();
+  const query = authorizeQuery({
+    client_id: app.clientId,
+    redirect_uri: app.redirectUri,
+    scope: 'openid',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    ...extra,
+  });
+  const headers = { cookie: `sentinel_session=${cookie}` };
+  const authorize = await call(sentinel, { path: AUTHORIZE_PATH, query, headers });
+  const interaction = /[?&]interaction=([A-Za-z0-9_-]{43})$/.exec(String(authorize.headers.location))?.[1] as string;
+  expect(interaction, `the login page again, got ${String(authorize.headers.location)}`).toBeTruthy();
+  const page = await call(sentinel, { path: LOGIN_PATH, query: new URLSearchParams({ interaction }), headers });
+  const login = await postLogin(sentinel, interaction, { csrf_token: csrfOf(page.body), ...user }, undefined, headers.cookie);
+  expect(login.status).toBe(303);
+  const line = setCookies(login).find((value) => value.startsWith('sentinel_session=')) as string;
+  const code = new URL(String(login.headers.location)).searchParams.get('code') as string;
+  const response = await redeemCode(sentinel, app, code, verifier);
+  expect(response.status, response.body).toBe(200);
+  return { cookie: line.slice('sentinel_session='.length).split(';')[0] as string, tokens: tokensOf(app, jsonOf(response)) };
 }
 
 /** Signs `app` in through the existing session of `cookie`; its tokens. */

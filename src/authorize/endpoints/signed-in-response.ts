@@ -131,15 +131,20 @@ export async function signedInResponse(
   if (authorization.idTokenHintSubject !== undefined && authorization.idTokenHintSubject !== input.userId) {
     return refusedSignInResponse(context, authorization, 'login_required', 'the user who signed in is not the one named by id_token_hint');
   }
+  let replaces: string | undefined;
   if (input.previousSessionId !== undefined && input.previousSessionId !== null) {
     const previous = await endSession(context, input.previousSessionId);
     if (previous !== null) {
       const previousDigest = sessionDigestOfKey(sessionKey(input.previousSessionId));
-      await retireIndexedSession(context, previous.accountId, previous.userId, previousDigest);
+      // The same user signing in again (prompt=login, max_age, a step-up): the new session carries the earlier one
+      // over, in the write that indexes it, so signing out of this browser ends the earlier sign-in's grants too.
+      // Another user's session is only retired: its grants are that user's, not to be ended by this one's logout.
+      if (previous.accountId === accountId && previous.userId === input.userId) replaces = previousDigest;
+      else await retireIndexedSession(context, previous.accountId, previous.userId, previousDigest);
       context.emit({ type: 'session.ended', accountId: previous.accountId, userId: previous.userId, reason: 'replaced' });
     }
   }
-  const sessionId = await createSession(context, { accountId, userId: input.userId, authTime, amr: input.amr });
+  const sessionId = await createSession(context, { accountId, userId: input.userId, authTime, amr: input.amr, replaces });
   const cookie = { 'set-cookie': sessionCookie(context, interaction.mountPath, sessionId) };
   if (interaction.returnTo !== undefined) {
     // A sign-in to the service's own page (the account page): the session is all it wanted, no app gets a code.

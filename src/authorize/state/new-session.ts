@@ -19,7 +19,14 @@ import { encodeSessionRecord, type SessionRecord, sessionDigestOfKey, sessionKey
  */
 export async function createSession(
   context: SentinelContext,
-  input: { accountId: string; userId: string; authTime: number; amr?: AmrValue[] | undefined },
+  input: {
+    accountId: string;
+    userId: string;
+    authTime: number;
+    amr?: AmrValue[] | undefined;
+    /** The digest of the browser's session of the same user that this one replaces: carried over in the index. */
+    replaces?: string | undefined;
+  },
 ): Promise<string> {
   const { absoluteTtl, idleTtl } = context.config.session;
   const now = Date.now();
@@ -41,6 +48,7 @@ export async function createSession(
       sessionDigest: sessionDigestOfKey(key),
       authTime: input.authTime,
       sessionEnd: Math.ceil(record.expiresAt / 1000),
+      replaces: input.replaces,
     },
     context.config.session.maxSessionsPerUser,
   );

@@ -1,0 +1,192 @@
+/**
+ * Signing in again as the same user in the same browser (`prompt=login`, `max_age`, an acr step-up) replaces the
+ * device session, and the grants issued through the earlier one are kept ("a new sign-in is not a logout"). Signing
+ * out of that browser afterwards must end them too: the logout endpoint (the account page's "Sign out" posts there),
+ * RP-initiated logout, `sentinel.endSession`. Each app is told with the `sid` of the ID tokens it got. On MemoryStore
+ * and on two instances sharing a Redis.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Sentinel, SentinelOptions, Store } from '../src/index.js';
+import { MemoryStore } from '../src/index.js';
+import { ACCOUNT_PATH, call } from './helpers/direct-flow.js';
+import { ACCOUNT, baseOptions, CLIENT_ID, makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
+import {
+  type AppTokens,
+  type FlowApp,
+  MAIN_APP,
+  sessionWorks,
+  signInAgain,
+  signInWithSession,
+  tokenStanding,
+} from './helpers/logout-flow.js';
+import { type LogoutReceiver, startReceiver } from './helpers/logout-receiver.js';
+import { describeOnSharedRedis } from './helpers/redis-suite.js';
+
+const APP_B: FlowApp = {
+  clientId: 'b0b0b0b0-1111-4222-8333-444444444444',
+  clientSecret: 'secret-of-app-b-0123456789abcdef',
+  redirectUri: 'https://b.example.com/cb',
+};
+const OTHER_USER = { username: 'bob', password: 'password-of-bob-0123', id: 'u-bob' };
+const ISSUER_OF_ACCOUNT = `http://localhost/sentinel/api/account/${ACCOUNT}`;
+const LIVE = { guard: true, introspection: true, refresh: true };
+const ENDED = { guard: false, introspection: false, refresh: false };
+
+const running: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  for (const item of running.splice(0).reverse()) await item.close();
+});
+
+interface Setup {
+  /** The instance the browser signs in on. */
+  sentinel: Sentinel;
+  /** The instance the browser signs out on (the same one on MemoryStore). */
+  other: Sentinel;
+  receivers: Record<'a' | 'b', LogoutReceiver>;
+}
+
+/** Apps A (the fixtures' main app) and B, each with a back-channel logout receiver; alice and bob can sign in. */
+async function setUp(stores: [Store, Store]): Promise<Setup> {
+  const instances: Sentinel[] = [];
+  const jwks = () => (instances[0] as Sentinel).jwks();
+  const receivers = {
+    a: await startReceiver({ issuer: ISSUER_OF_ACCOUNT, clientId: CLIENT_ID, jwks }),
+    b: await startReceiver({ issuer: ISSUER_OF_ACCOUNT, clientId: APP_B.clientId, jwks }),
+  };
+  running.push(...Object.values(receivers));
+  const base = baseOptions();
+  const apps = (base.apps ?? []).map((app) => (app.clientId === CLIENT_ID ? { ...app, backchannelLogoutUri: receivers.a.uri } : app));
+  const appB = {
+    accountId: ACCOUNT,
+    clientId: APP_B.clientId,
+    clientSecret: APP_B.clientSecret,
+    redirectUris: [APP_B.redirectUri],
+    grantTypes: ['authorization_code' as const, 'refresh_token' as const],
+    backchannelLogoutUri: receivers.b.uri,
+  };
+  const options = (store: Store): Partial<SentinelOptions> => ({
+    store,
+    apps: [...apps, appB],
+    clientJwks: { allowPrivateAddresses: true },
+    users: {
+      authenticate: async ({ username, password }) => {
+        if (username === USERNAME && password === PASSWORD) return { id: USER_ID };
+        return username === OTHER_USER.username && password === OTHER_USER.password ? { id: OTHER_USER.id } : null;
+      },
+    },
+  });
+  const [first, second] = stores;
+  instances.push(makeSentinel(options(first)));
+  instances.push(first === second ? (instances[0] as Sentinel) : makeSentinel(options(second)));
+  running.push(...new Set(instances));
+  return { sentinel: instances[0] as Sentinel, other: instances[1] as Sentinel, receivers };
+}
+
+function logout(sentinel: Sentinel, cookie: string) {
+  return call(sentinel, {
+    method: 'POST',
+    path: `${ACCOUNT_PATH}/logout`,
+    headers: { cookie: `sentinel_session=${cookie}`, 'sec-fetch-site': 'same-origin' },
+  });
+}
+
+/** App A signs in, then the same user signs in again in the same browser for app B. */
+async function reauthenticated(setup: Setup, extra?: Record<string, string>) {
+  const first = await signInWithSession(setup.sentinel);
+  const again = await signInAgain(setup.sentinel, APP_B, first.cookie, extra);
+  expect(again.tokens.sid, 'the new sign-in is a new session').not.toBe(first.tokens.sid);
+  expect(await sessionWorks(setup.sentinel, first.cookie), 'the earlier cookie signs nobody in').toBe(false);
+  expect(await tokenStanding(setup.sentinel, first.tokens, MAIN_APP), 'a new sign-in is not a logout').toEqual(LIVE);
+  return { a: first.tokens, b: again.tokens, cookie: again.cookie };
+}
+
+/** Both apps' tokens ended, on both instances; each app told once, with the sid of the ID tokens it holds. */
+async function expectSignedOut(setup: Setup, signedIn: { a: AppTokens; b: AppTokens }): Promise<void> {
+  for (const instance of new Set([setup.sentinel, setup.other])) {
+    expect(await tokenStanding(instance, signedIn.a, MAIN_APP), 'app A, signed in before the new sign-in').toEqual(ENDED);
+    expect(await tokenStanding(instance, signedIn.b, APP_B)).toEqual(ENDED);
+  }
+  await setup.receivers.a.waitFor(1);
+  await setup.receivers.b.waitFor(1);
+  expect(setup.receivers.a.received.map((token) => [token.sid, token.sub])).toEqual([[signedIn.a.sid, USER_ID]]);
+  expect(setup.receivers.b.received.map((token) => [token.sid, token.sub])).toEqual([[signedIn.b.sid, USER_ID]]);
+  expect([...setup.receivers.a.problems, ...setup.receivers.b.problems]).toEqual([]);
+  expect(await sessionsOf(setup.other, signedIn)).toEqual([]);
+}
+
+/** The sessions `listSessions` shows that name a sid of these tokens (the shared Redis holds other cases' sessions too). */
+async function sessionsOf(sentinel: Sentinel, signedIn: { a: AppTokens; b: AppTokens }) {
+  const sids = [signedIn.a.sid, signedIn.b.sid];
+  return (await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).filter((session) => sids.includes(session.sid));
+}
+
+function cases(name: string, stores: () => [Store, Store]): void {
+  describe(`${name}: signing out after signing in again in the same browser`, () => {
+    it('the logout endpoint (the account page signs out there) ends the grants of the earlier sign-in too', async () => {
+      const setup = await setUp(stores());
+      const signedIn = await reauthenticated(setup);
+      // One session of this browser, naming both apps.
+      expect(await sessionsOf(setup.other, signedIn)).toEqual([
+        { sid: signedIn.b.sid, authTime: expect.any(Number), clientIds: [CLIENT_ID, APP_B.clientId] },
+      ]);
+      expect((await logout(setup.other, signedIn.cookie)).status).toBe(200);
+      await expectSignedOut(setup, signedIn);
+    });
+
+    it('RP-initiated logout with an ID token of the new session ends them too', async () => {
+      const setup = await setUp(stores());
+      const signedIn = await reauthenticated(setup, { max_age: '0' });
+      const response = await call(setup.other, {
+        path: `${ACCOUNT_PATH}/end_session`,
+        query: new URLSearchParams({ id_token_hint: signedIn.b.idToken }),
+        headers: { cookie: `sentinel_session=${signedIn.cookie}` },
+      });
+      expect(response.status).toBe(200);
+      await expectSignedOut(setup, signedIn);
+    });
+
+    it('sentinel.endSession with the sid of the new session ends them too', async () => {
+      const setup = await setUp(stores());
+      const signedIn = await reauthenticated(setup);
+      expect(await setup.other.endSession({ accountId: ACCOUNT, sid: signedIn.b.sid })).toBe(true);
+      expect(await sessionWorks(setup.other, signedIn.cookie)).toBe(false);
+      await expectSignedOut(setup, signedIn);
+    });
+
+    it('three sign-ins in one browser: signing out ends the grants of all of them', async () => {
+      const setup = await setUp(stores());
+      const signedIn = await reauthenticated(setup);
+      const third = await signInAgain(setup.sentinel, MAIN_APP, signedIn.cookie);
+      expect((await logout(setup.other, third.cookie)).status).toBe(200);
+      for (const tokens of [signedIn.a, third.tokens]) expect(await tokenStanding(setup.other, tokens, MAIN_APP)).toEqual(ENDED);
+      expect(await tokenStanding(setup.other, signedIn.b, APP_B)).toEqual(ENDED);
+      await setup.receivers.a.waitFor(2);
+      await setup.receivers.b.waitFor(1);
+      expect(setup.receivers.a.received.map((token) => token.sid).sort()).toEqual([signedIn.a.sid, third.tokens.sid].sort());
+      expect(setup.receivers.b.received.map((token) => token.sid)).toEqual([signedIn.b.sid]);
+      expect(await sessionsOf(setup.other, { a: signedIn.a, b: third.tokens })).toEqual([]);
+      expect(await sessionsOf(setup.other, signedIn)).toEqual([]);
+    });
+
+    it("another user signing in on the same browser leaves the first user's apps signed in, as before", async () => {
+      const setup = await setUp(stores());
+      const first = await signInWithSession(setup.sentinel);
+      const bob = await signInAgain(setup.sentinel, APP_B, first.cookie, { prompt: 'login' }, OTHER_USER);
+      expect((await logout(setup.other, bob.cookie)).status).toBe(200);
+      expect(await tokenStanding(setup.other, first.tokens, MAIN_APP)).toEqual(LIVE);
+      expect(await tokenStanding(setup.other, bob.tokens, APP_B)).toEqual(ENDED);
+      expect((await setup.other.listSessions({ accountId: ACCOUNT, userId: USER_ID })).map((session) => session.sid)).toContain(
+        first.tokens.sid,
+      );
+    });
+  });
+}
+
+cases('MemoryStore', () => {
+  const store = new MemoryStore();
+  return [store, store];
+});
+
+await describeOnSharedRedis('logout-reauthentication', 'RedisStore (two instances)', (newStore) =>
+  cases('RedisStore', () => [newStore(), newStore()]),
+);
