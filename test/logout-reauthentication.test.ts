@@ -8,17 +8,20 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Sentinel, SentinelOptions, Store } from '../src/index.js';
 import { MemoryStore } from '../src/index.js';
-import { ACCOUNT_PATH, call } from './helpers/direct-flow.js';
+import { ACCOUNT_PATH, AUTHORIZE_PATH, authorizeQuery, call, jsonOf, setCookies } from './helpers/direct-flow.js';
 import { ACCOUNT, baseOptions, CLIENT_ID, makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 import {
   type AppTokens,
   type FlowApp,
   MAIN_APP,
+  redeemCode,
   sessionWorks,
   signInAgain,
   signInWithSession,
+  tokensOf,
   tokenStanding,
 } from './helpers/logout-flow.js';
+import { pkcePair } from './helpers/pkce.js';
 import { type LogoutReceiver, startReceiver } from './helpers/logout-receiver.js';
 import { describeOnSharedRedis } from './helpers/redis-suite.js';
 
@@ -46,7 +49,7 @@ interface Setup {
 }
 
 /** Apps A (the fixtures' main app) and B, each with a back-channel logout receiver; alice and bob can sign in. */
-async function setUp(stores: [Store, Store]): Promise<Setup> {
+async function setUp(stores: [Store, Store], overrides: Partial<SentinelOptions> = {}): Promise<Setup> {
   const instances: Sentinel[] = [];
   const jwks = () => (instances[0] as Sentinel).jwks();
   const receivers = {
@@ -68,6 +71,7 @@ async function setUp(stores: [Store, Store]): Promise<Setup> {
     store,
     apps: [...apps, appB],
     clientJwks: { allowPrivateAddresses: true },
+    ...overrides,
     users: {
       authenticate: async ({ username, password }) => {
         if (username === USERNAME && password === PASSWORD) return { id: USER_ID };
@@ -80,6 +84,31 @@ async function setUp(stores: [Store, Store]): Promise<Setup> {
   instances.push(first === second ? (instances[0] as Sentinel) : makeSentinel(options(second)));
   running.push(...new Set(instances));
   return { sentinel: instances[0] as Sentinel, other: instances[1] as Sentinel, receivers };
+}
+
+/** A sign-in on the host's own page (`login.url`, `completeLogin()`), in the browser holding `cookie` (if any). */
+async function hostSignIn(sentinel: Sentinel, app: FlowApp, cookie?: string, extra: Record<string, string> = {}) {
+  const { verifier, challenge } = pkcePair();
+  const query = authorizeQuery({
+    client_id: app.clientId,
+    redirect_uri: app.redirectUri,
+    scope: 'openid',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    ...extra,
+  });
+  const headers = cookie === undefined ? {} : { cookie: `sentinel_session=${cookie}` };
+  const authorize = await call(sentinel, { path: AUTHORIZE_PATH, query, headers });
+  const interaction = new URL(String(authorize.headers.location)).searchParams.get('interaction') as string;
+  expect(interaction, String(authorize.headers.location)).toBeTruthy();
+  // The host's page has no cookie to hand over: only the interaction and who signed in.
+  const answer = await sentinel.completeLogin(interaction, { userId: USER_ID });
+  expect(answer.status).toBe(303);
+  const line = setCookies(answer).find((value) => value.startsWith('sentinel_session=')) as string;
+  const code = new URL(String(answer.headers.location)).searchParams.get('code') as string;
+  const response = await redeemCode(sentinel, app, code, verifier);
+  expect(response.status, response.body).toBe(200);
+  return { cookie: line.slice('sentinel_session='.length).split(';')[0] as string, tokens: tokensOf(app, jsonOf(response)) };
 }
 
 function logout(sentinel: Sentinel, cookie: string) {
@@ -166,6 +195,16 @@ function cases(name: string, stores: () => [Store, Store]): void {
       expect(setup.receivers.b.received.map((token) => token.sid)).toEqual([signedIn.b.sid]);
       expect(await sessionsOf(setup.other, { a: signedIn.a, b: third.tokens })).toEqual([]);
       expect(await sessionsOf(setup.other, signedIn)).toEqual([]);
+    });
+
+    it('a host login page (completeLogin): signing out ends the grants of the earlier sign-in too', async () => {
+      const setup = await setUp(stores(), { login: { url: 'https://host.example.com/sign-in' } });
+      const first = await hostSignIn(setup.sentinel, MAIN_APP);
+      const again = await hostSignIn(setup.sentinel, APP_B, first.cookie, { prompt: 'login' });
+      expect(again.tokens.sid).not.toBe(first.tokens.sid);
+      expect(await sessionWorks(setup.sentinel, first.cookie), 'no earlier session survives the sign-in').toBe(false);
+      expect((await logout(setup.other, again.cookie)).status).toBe(200);
+      await expectSignedOut(setup, { a: first.tokens, b: again.tokens });
     });
 
     it("another user signing in on the same browser leaves the first user's apps signed in, as before", async () => {

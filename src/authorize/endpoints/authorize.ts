@@ -59,6 +59,11 @@ export async function handleAuthorize(context: SentinelContext, request: Sentine
     // expires unused), and the request goes on as one without a session.
     refuseSilentSignIn(authorization, 'the session ended while this request used it');
   }
-  const interactionId = await redirectOnFailure(authorization, createInteraction(context, authorization, request.mountPath));
+  // The browser's session, which the sign-in replaces: kept for completeLogin(), which gets no cookie.
+  const browserSession = session === null ? undefined : sessionDigestOfKey(session.key);
+  const interactionId = await redirectOnFailure(
+    authorization,
+    createInteraction(context, authorization, request.mountPath, undefined, undefined, browserSession),
+  );
   return redirect(302, loginPageURL(context, request.mountPath, accountId, interactionId));
 }

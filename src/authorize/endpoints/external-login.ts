@@ -80,9 +80,10 @@ export async function completeExternalLogin(
     // The interaction is spent: the browser starts again, and no one is signed in to an account the host did not mean.
     throw new OAuthError('invalid_request', 'This sign-in was for another account. Go back to the application and start again.');
   }
+  const previousSessionDigest = typeof interaction.sessionDigest === 'string' ? interaction.sessionDigest : undefined;
   // A failure from here on (a store write, a vetoing onEvent) puts the interaction back: the host may retry.
   return restoringInteraction(context, interactionId, interaction, async () => {
     context.emit({ type: 'login.succeeded', accountId, clientId, userId: input.userId, ...assuranceClaims(amr) });
-    return signedInResponse(context, interaction, { userId: input.userId, authTime: input.authTime, amr });
+    return signedInResponse(context, interaction, { userId: input.userId, authTime: input.authTime, amr, previousSessionDigest });
   });
 }

@@ -12,7 +12,7 @@ import { authorizationResponseURL } from '../request/authorization-response.js';
 import { sessionCookie } from '../state/session-cookie.js';
 import type { InteractionRecord } from '../state/interaction.js';
 import { createSession } from '../state/new-session.js';
-import { endSession, sessionDigestOfKey, sessionKey } from '../state/session.js';
+import { parseSessionRecord, sessionDigestOfKey, sessionKey, sessionKeyOfDigest } from '../state/session.js';
 import { retireIndexedSession } from '../../sessions/end-sessions.js';
 import { sessionSid } from '../../sessions/session-index.js';
 import type { AuthorizationRequest } from '../request/validate-request.js';
@@ -30,6 +30,8 @@ export interface SignedInInput {
   amr?: AmrValue[] | undefined;
   /** The session id the browser presented, ended so that no earlier id survives the login. */
   previousSessionId?: string | null | undefined;
+  /** The digest of that session when there is no cookie to read (`completeLogin()`: what /authorize saw). */
+  previousSessionDigest?: string | undefined;
   ip?: string | undefined;
 }
 
@@ -132,10 +134,13 @@ export async function signedInResponse(
     return refusedSignInResponse(context, authorization, 'login_required', 'the user who signed in is not the one named by id_token_hint');
   }
   let replaces: string | undefined;
-  if (input.previousSessionId !== undefined && input.previousSessionId !== null) {
-    const previous = await endSession(context, input.previousSessionId);
+  const previousDigest =
+    input.previousSessionId === undefined || input.previousSessionId === null
+      ? input.previousSessionDigest
+      : sessionDigestOfKey(sessionKey(input.previousSessionId));
+  if (previousDigest !== undefined) {
+    const previous = parseSessionRecord(await context.store.take(sessionKeyOfDigest(previousDigest)));
     if (previous !== null) {
-      const previousDigest = sessionDigestOfKey(sessionKey(input.previousSessionId));
       // The same user signing in again (prompt=login, max_age, a step-up): the new session carries the earlier one
       // over, in the write that indexes it, so signing out of this browser ends the earlier sign-in's grants too.
       // Another user's session is only retired: its grants are that user's, not to be ended by this one's logout.

@@ -42,6 +42,12 @@ export interface InteractionRecord {
    * and no code is ever issued for it. Only the service's own pages create one; `/authorize` never does.
    */
   returnTo?: string | undefined;
+  /**
+   * The digest of the browser's live session when /authorize asked it to sign in again (`prompt=login`, `max_age`, a
+   * step-up). `completeLogin()` has no request, so no cookie: its sign-in replaces this session, as the login form's
+   * replaces the session its cookie names.
+   */
+  sessionDigest?: string | undefined;
 }
 
 /**
@@ -78,11 +84,13 @@ export async function createInteraction(
   mountPath: string | undefined,
   device?: DeviceInteraction,
   returnTo?: string,
+  sessionDigest?: string,
 ): Promise<string> {
   const interactionId = randomSecret();
   const record: InteractionRecord = { request, csrfToken: randomSecret(), mountPath: mountPath ?? '', createdAt: Date.now() };
   if (device !== undefined) record.device = device;
   if (returnTo !== undefined) record.returnTo = returnTo;
+  if (sessionDigest !== undefined) record.sessionDigest = sessionDigest;
   const serialized = JSON.stringify(record);
   if (serialized.length > MAX_INTERACTION_CHARS) {
     // The state is not echoed: it is the oversized part, and the Location header would carry it whole.
