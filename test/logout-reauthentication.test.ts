@@ -8,12 +8,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Sentinel, SentinelOptions, Store } from '../src/index.js';
 import { MemoryStore } from '../src/index.js';
-import { ACCOUNT_PATH, AUTHORIZE_PATH, authorizeQuery, call, jsonOf, setCookies } from './helpers/direct-flow.js';
+import { ACCOUNT_PATH, AUTHORIZE_PATH, call, jsonOf, setCookies } from './helpers/direct-flow.js';
 import { ACCOUNT, baseOptions, CLIENT_ID, makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 import {
   type AppTokens,
   type FlowApp,
   MAIN_APP,
+  pkceQuery,
   redeemCode,
   sessionWorks,
   signInAgain,
@@ -21,7 +22,6 @@ import {
   tokensOf,
   tokenStanding,
 } from './helpers/logout-flow.js';
-import { pkcePair } from './helpers/pkce.js';
 import { type LogoutReceiver, startReceiver } from './helpers/logout-receiver.js';
 import { describeOnSharedRedis } from './helpers/redis-suite.js';
 
@@ -88,15 +88,7 @@ async function setUp(stores: [Store, Store], overrides: Partial<SentinelOptions>
 
 /** A sign-in on the host's own page (`login.url`, `completeLogin()`), in the browser holding `cookie` (if any). */
 async function hostSignIn(sentinel: Sentinel, app: FlowApp, cookie?: string, extra: Record<string, string> = {}) {
-  const { verifier, challenge } = pkcePair();
-  const query = authorizeQuery({
-    client_id: app.clientId,
-    redirect_uri: app.redirectUri,
-    scope: 'openid',
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-    ...extra,
-  });
+  const { verifier, query } = pkceQuery(app, extra);
   const headers = cookie === undefined ? {} : { cookie: `sentinel_session=${cookie}` };
   const authorize = await call(sentinel, { path: AUTHORIZE_PATH, query, headers });
   const interaction = new URL(String(authorize.headers.location)).searchParams.get('interaction') as string;

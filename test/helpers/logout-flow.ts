@@ -67,8 +67,8 @@ export function tokensOf(app: FlowApp, body: Record<string, unknown>): AppTokens
   };
 }
 
-/** A code of `app` for the browser of `cookie` (the session signs it in without a login page). */
-export async function codeThroughSession(sentinel: Sentinel, app: FlowApp, cookie: string): Promise<{ code: string; verifier: string }> {
+/** An authorization request of `app` for `openid` with PKCE (and what `extra` adds), and its code verifier. */
+export function pkceQuery(app: FlowApp, extra: Record<string, string> = {}): { verifier: string; query: URLSearchParams } {
   const { verifier, challenge } = pkcePair();
   const query = authorizeQuery({
     client_id: app.clientId,
@@ -76,7 +76,14 @@ export async function codeThroughSession(sentinel: Sentinel, app: FlowApp, cooki
     scope: 'openid',
     code_challenge: challenge,
     code_challenge_method: 'S256',
+    ...extra,
   });
+  return { verifier, query };
+}
+
+/** A code of `app` for the browser of `cookie` (the session signs it in without a login page). */
+export async function codeThroughSession(sentinel: Sentinel, app: FlowApp, cookie: string): Promise<{ code: string; verifier: string }> {
+  const { verifier, query } = pkceQuery(app);
   const response = await call(sentinel, { path: AUTHORIZE_PATH, query, headers: { cookie: `sentinel_session=${cookie}` } });
   expect(response.status, 'the session signs the app in').toBe(302);
   const code = new URL(String(response.headers.location)).searchParams.get('code');
@@ -86,14 +93,7 @@ export async function codeThroughSession(sentinel: Sentinel, app: FlowApp, cooki
 
 /** Signs in (a new device session) with `openid` for `app`; the session cookie and the app's tokens. */
 export async function signInWithSession(sentinel: Sentinel, app: FlowApp = MAIN_APP): Promise<{ cookie: string; tokens: AppTokens }> {
-  const { verifier, challenge } = pkcePair();
-  const query = authorizeQuery({
-    client_id: app.clientId,
-    redirect_uri: app.redirectUri,
-    scope: 'openid',
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-  });
+  const { verifier, query } = pkceQuery(app);
   const { interaction } = await startInteraction(sentinel, query);
   const csrf = await openLogin(sentinel, interaction);
   const login = await postLogin(sentinel, interaction, { csrf_token: csrf, username: USERNAME, password: PASSWORD });
@@ -117,15 +117,7 @@ export async function signInAgain(
   extra: Record<string, string> = { prompt: 'login' },
   user = { username: USERNAME, password: PASSWORD },
 ): Promise<{ cookie: string; tokens: AppTokens }> {
-  const { verifier, challenge } = pkcePair();
-  const query = authorizeQuery({
-    client_id: app.clientId,
-    redirect_uri: app.redirectUri,
-    scope: 'openid',
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-    ...extra,
-  });
+  const { verifier, query } = pkceQuery(app, extra);
   const headers = { cookie: `sentinel_session=${cookie}` };
   const authorize = await call(sentinel, { path: AUTHORIZE_PATH, query, headers });
   const interaction = /[?&]interaction=([A-Za-z0-9_-]{43})$/.exec(String(authorize.headers.location))?.[1] as string;
