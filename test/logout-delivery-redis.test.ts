@@ -18,24 +18,20 @@ import { RedisStore } from '../src/stores/redis.js';
 import { ACCOUNT_PATH, call, jsonOf } from './helpers/direct-flow.js';
 import { ACCOUNT, baseOptions, CLIENT_ID, makeSentinel, USER_ID } from './helpers/fixtures.js';
 import {
+  APP_B,
+  appEntry,
   codeThroughSession,
-  type FlowApp,
   MAIN_APP,
   redeemCode,
   signInThroughSession,
   signInWithSession,
-  tokenStanding,
   tokensOf,
+  tokenStanding,
 } from './helpers/logout-flow.js';
 import { type LogoutReceiver, startReceiver } from './helpers/logout-receiver.js';
 import { clusterAvailability, connectCluster, type RunningCluster, startCluster } from './helpers/redis-cluster.js';
 import { type Availability, REDIS_URL, requireAvailable, sharedRedis } from './helpers/redis.js';
 
-const APP_B: FlowApp = {
-  clientId: 'b0b0b0b0-1111-4222-8333-444444444444',
-  clientSecret: 'secret-of-app-b-0123456789abcdef',
-  redirectUri: 'https://b.example.com/cb',
-};
 const ENDED = { guard: false, introspection: false, refresh: false };
 const LIVE = { guard: true, introspection: true, refresh: true };
 const ISSUER_OF_ACCOUNT = `http://localhost/sentinel/api/account/${ACCOUNT}`;
@@ -118,17 +114,7 @@ for (const backend of backends) {
       const base = baseOptions();
       const apps = (base.apps ?? []).map((app) => (app.clientId === CLIENT_ID ? { ...app, backchannelLogoutUri: receivers.a.uri } : app));
       const sentinel = makeSentinel({
-        apps: [
-          ...apps,
-          {
-            accountId: ACCOUNT,
-            clientId: APP_B.clientId,
-            clientSecret: APP_B.clientSecret,
-            redirectUris: [APP_B.redirectUri],
-            grantTypes: ['authorization_code', 'refresh_token'],
-            backchannelLogoutUri: receivers.b.uri,
-          },
-        ],
+        apps: [...apps, appEntry(APP_B, { backchannelLogoutUri: receivers.b.uri })],
         store: new RedisStore((connection as { client: Redis }).client, { prefix }),
         clientJwks: { allowPrivateAddresses: true },
         onEvent: (event) => events.push(event),

@@ -18,14 +18,18 @@ import {
 import { MAX_IN_FLIGHT_PER_APP } from '../src/logout/delivery-worker.js';
 import { ACCOUNT_PATH, call } from './helpers/direct-flow.js';
 import { ACCOUNT, baseOptions, CLIENT_ID, makeSentinel, USER_ID } from './helpers/fixtures.js';
-import { type FlowApp, MAIN_APP, sessionWorks, signInThroughSession, signInWithSession, tokenStanding } from './helpers/logout-flow.js';
+import {
+  APP_B,
+  appEntry,
+  type FlowApp,
+  MAIN_APP,
+  sessionWorks,
+  signInThroughSession,
+  signInWithSession,
+  tokenStanding,
+} from './helpers/logout-flow.js';
 import { type LogoutReceiver, type Script, startReceiver } from './helpers/logout-receiver.js';
 
-const APP_B: FlowApp = {
-  clientId: 'b0b0b0b0-1111-4222-8333-444444444444',
-  clientSecret: 'secret-of-app-b-0123456789abcdef',
-  redirectUri: 'https://b.example.com/cb',
-};
 const APP_C: FlowApp = {
   clientId: 'c0c0c0c0-1111-4222-8333-444444444444',
   clientSecret: 'secret-of-app-c-0123456789abcdef',
@@ -60,17 +64,7 @@ async function setUp(scripts: Partial<Record<'a' | 'b' | 'c', Script>> = {}, ove
   const errors: unknown[] = [];
   const base = baseOptions();
   const apps = (base.apps ?? []).map((app) => (app.clientId === CLIENT_ID ? { ...app, backchannelLogoutUri: receivers.a.uri } : app));
-  const extra = [
-    [APP_B, receivers.b],
-    [APP_C, receivers.c],
-  ].map(([app, receiver]) => ({
-    accountId: ACCOUNT,
-    clientId: (app as FlowApp).clientId,
-    clientSecret: (app as FlowApp).clientSecret,
-    redirectUris: [(app as FlowApp).redirectUri],
-    grantTypes: ['authorization_code' as const, 'refresh_token' as const],
-    backchannelLogoutUri: (receiver as LogoutReceiver).uri,
-  }));
+  const extra = [appEntry(APP_B, { backchannelLogoutUri: receivers.b.uri }), appEntry(APP_C, { backchannelLogoutUri: receivers.c.uri })];
   sentinel = makeSentinel({
     apps: [...apps, ...extra],
     clientJwks: { allowPrivateAddresses: true },

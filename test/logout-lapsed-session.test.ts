@@ -11,24 +11,11 @@ import { sessionKey } from '../src/authorize/state/session.js';
 import { ACCOUNT_PATH, call, postForm } from './helpers/direct-flow.js';
 import { advanceClock } from './helpers/clock.js';
 import { ACCOUNT, baseOptions, CLIENT_ID, makeSentinel, USER_ID } from './helpers/fixtures.js';
-import { type FlowApp, MAIN_APP, sessionWorks, signInThroughSession, signInWithSession, tokenStanding } from './helpers/logout-flow.js';
-
-const APP_B: FlowApp = {
-  clientId: 'b0b0b0b0-1111-4222-8333-444444444444',
-  clientSecret: 'secret-of-app-b-0123456789abcdef',
-  redirectUri: 'https://b.example.com/cb',
-};
+import { APP_B, appEntry, MAIN_APP, sessionWorks, signInThroughSession, signInWithSession, tokenStanding } from './helpers/logout-flow.js';
 
 function withAppB(): SentinelOptions {
   const base = baseOptions();
-  const appB = {
-    accountId: ACCOUNT,
-    clientId: APP_B.clientId,
-    clientSecret: APP_B.clientSecret,
-    redirectUris: [APP_B.redirectUri],
-    grantTypes: ['authorization_code' as const, 'refresh_token' as const],
-  };
-  return { ...base, apps: [...(base.apps ?? []), appB] };
+  return { ...base, apps: [...(base.apps ?? []), appEntry(APP_B)] };
 }
 afterEach(() => {
   vi.restoreAllMocks();

@@ -9,16 +9,11 @@ import { MemoryStore, type Sentinel } from '../src/index.js';
 import { userIndexKey } from '../src/sessions/session-index.js';
 import { advanceClock } from './helpers/clock.js';
 import { ACCOUNT, baseOptions, CLIENT_ID, makeSentinel, USER_ID } from './helpers/fixtures.js';
-import { type FlowApp, MAIN_APP, sessionWorks, signInAgain, signInThroughSession, signInWithSession } from './helpers/logout-flow.js';
+import { APP_B, appEntry, MAIN_APP, sessionWorks, signInAgain, signInThroughSession, signInWithSession } from './helpers/logout-flow.js';
 import { ACCOUNT_PATH, call } from './helpers/direct-flow.js';
 import { type LogoutReceiver, startReceiver } from './helpers/logout-receiver.js';
 
 /** An app registered for authorization_code alone: its grant ends with its access token (1 h). */
-const APP_B: FlowApp = {
-  clientId: 'b0b0b0b0-1111-4222-8333-444444444444',
-  clientSecret: 'secret-of-app-b-0123456789abcdef',
-  redirectUri: 'https://b.example.com/cb',
-};
 const ISSUER_OF_ACCOUNT = `http://localhost/sentinel/api/account/${ACCOUNT}`;
 
 const running: { close(): Promise<void> }[] = [];
@@ -32,14 +27,7 @@ async function setUp(): Promise<{ sentinel: Sentinel; store: MemoryStore; receiv
   const receiver = await startReceiver({ issuer: ISSUER_OF_ACCOUNT, clientId: APP_B.clientId, jwks: () => (sentinel as Sentinel).jwks() });
   running.push(receiver);
   const store = new MemoryStore();
-  const appB = {
-    accountId: ACCOUNT,
-    clientId: APP_B.clientId,
-    clientSecret: APP_B.clientSecret,
-    redirectUris: [APP_B.redirectUri],
-    grantTypes: ['authorization_code' as const],
-    backchannelLogoutUri: receiver.uri,
-  };
+  const appB = appEntry(APP_B, { grantTypes: ['authorization_code'], backchannelLogoutUri: receiver.uri });
   sentinel = makeSentinel({ apps: [...(baseOptions().apps ?? []), appB], store, clientJwks: { allowPrivateAddresses: true } });
   running.push(sentinel);
   return { sentinel, store, receiver };

@@ -8,28 +8,24 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Sentinel, SentinelOptions, Store } from '../src/index.js';
 import { MemoryStore } from '../src/index.js';
-import { ACCOUNT_PATH, AUTHORIZE_PATH, call, jsonOf, setCookies } from './helpers/direct-flow.js';
+import { ACCOUNT_PATH, AUTHORIZE_PATH, call } from './helpers/direct-flow.js';
 import { ACCOUNT, baseOptions, CLIENT_ID, makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 import {
+  APP_B,
+  appEntry,
   type AppTokens,
   type FlowApp,
   MAIN_APP,
   pkceQuery,
-  redeemCode,
   sessionWorks,
+  signedInWith,
   signInAgain,
   signInWithSession,
-  tokensOf,
   tokenStanding,
 } from './helpers/logout-flow.js';
 import { type LogoutReceiver, startReceiver } from './helpers/logout-receiver.js';
 import { describeOnSharedRedis } from './helpers/redis-suite.js';
 
-const APP_B: FlowApp = {
-  clientId: 'b0b0b0b0-1111-4222-8333-444444444444',
-  clientSecret: 'secret-of-app-b-0123456789abcdef',
-  redirectUri: 'https://b.example.com/cb',
-};
 const OTHER_USER = { username: 'bob', password: 'password-of-bob-0123', id: 'u-bob' };
 const ISSUER_OF_ACCOUNT = `http://localhost/sentinel/api/account/${ACCOUNT}`;
 const LIVE = { guard: true, introspection: true, refresh: true };
@@ -59,14 +55,7 @@ async function setUp(stores: [Store, Store], overrides: Partial<SentinelOptions>
   running.push(...Object.values(receivers));
   const base = baseOptions();
   const apps = (base.apps ?? []).map((app) => (app.clientId === CLIENT_ID ? { ...app, backchannelLogoutUri: receivers.a.uri } : app));
-  const appB = {
-    accountId: ACCOUNT,
-    clientId: APP_B.clientId,
-    clientSecret: APP_B.clientSecret,
-    redirectUris: [APP_B.redirectUri],
-    grantTypes: ['authorization_code' as const, 'refresh_token' as const],
-    backchannelLogoutUri: receivers.b.uri,
-  };
+  const appB = appEntry(APP_B, { backchannelLogoutUri: receivers.b.uri });
   const options = (store: Store): Partial<SentinelOptions> => ({
     store,
     apps: [...apps, appB],
@@ -94,13 +83,7 @@ async function hostSignIn(sentinel: Sentinel, app: FlowApp, cookie?: string, ext
   const interaction = new URL(String(authorize.headers.location)).searchParams.get('interaction') as string;
   expect(interaction, String(authorize.headers.location)).toBeTruthy();
   // The host's page has no cookie to hand over: only the interaction and who signed in.
-  const answer = await sentinel.completeLogin(interaction, { userId: USER_ID });
-  expect(answer.status).toBe(303);
-  const line = setCookies(answer).find((value) => value.startsWith('sentinel_session=')) as string;
-  const code = new URL(String(answer.headers.location)).searchParams.get('code') as string;
-  const response = await redeemCode(sentinel, app, code, verifier);
-  expect(response.status, response.body).toBe(200);
-  return { cookie: line.slice('sentinel_session='.length).split(';')[0] as string, tokens: tokensOf(app, jsonOf(response)) };
+  return signedInWith(sentinel, app, await sentinel.completeLogin(interaction, { userId: USER_ID }), verifier);
 }
 
 function logout(sentinel: Sentinel, cookie: string) {

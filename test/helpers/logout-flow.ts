@@ -4,7 +4,7 @@
  * session ended — the access token at the bearer guard and at introspection, the refresh token at the token endpoint.
  */
 import { expect } from 'vitest';
-import type { Sentinel } from '../../src/index.js';
+import type { AppOptions, Sentinel, SentinelResponse } from '../../src/index.js';
 import {
   ACCOUNT_PATH,
   AUTHORIZE_PATH,
@@ -41,6 +41,26 @@ export interface FlowApp {
 }
 
 export const MAIN_APP: FlowApp = { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, redirectUri: REDIRECT_URI };
+
+/** A second confidential app of the account: a session that signs in two apps ends both. */
+export const APP_B: FlowApp = {
+  clientId: 'b0b0b0b0-1111-4222-8333-444444444444',
+  clientSecret: 'secret-of-app-b-0123456789abcdef',
+  redirectUri: 'https://b.example.com/cb',
+};
+
+/** `app` as an `apps` entry of the account: the code and refresh grants, unless `extra` says otherwise. */
+export function appEntry(app: FlowApp, extra: Partial<AppOptions> = {}): AppOptions {
+  const grantTypes: AppOptions['grantTypes'] = ['authorization_code', 'refresh_token'];
+  return {
+    accountId: ACCOUNT,
+    clientId: app.clientId,
+    clientSecret: app.clientSecret,
+    redirectUris: [app.redirectUri],
+    grantTypes,
+    ...extra,
+  };
+}
 
 function claimsOf(jwt: string): Record<string, unknown> {
   return JSON.parse(Buffer.from(jwt.split('.')[1] as string, 'base64url').toString()) as Record<string, unknown>;
@@ -91,19 +111,28 @@ export async function codeThroughSession(sentinel: Sentinel, app: FlowApp, cooki
   return { code: code as string, verifier };
 }
 
+/** The end of a sign-in that answered 303 with a code: the new session cookie, and `app`'s tokens for the code. */
+export async function signedInWith(
+  sentinel: Sentinel,
+  app: FlowApp,
+  answer: SentinelResponse,
+  verifier: string,
+): Promise<{ cookie: string; tokens: AppTokens }> {
+  expect(answer.status).toBe(303);
+  const line = setCookies(answer).find((value) => value.startsWith('sentinel_session=')) as string;
+  const code = new URL(String(answer.headers.location)).searchParams.get('code') as string;
+  const response = await redeem(sentinel, app, code, verifier);
+  expect(response.status, response.body).toBe(200);
+  return { cookie: line.slice('sentinel_session='.length).split(';')[0] as string, tokens: tokensOf(app, jsonOf(response)) };
+}
+
 /** Signs in (a new device session) with `openid` for `app`; the session cookie and the app's tokens. */
 export async function signInWithSession(sentinel: Sentinel, app: FlowApp = MAIN_APP): Promise<{ cookie: string; tokens: AppTokens }> {
   const { verifier, query } = pkceQuery(app);
   const { interaction } = await startInteraction(sentinel, query);
   const csrf = await openLogin(sentinel, interaction);
   const login = await postLogin(sentinel, interaction, { csrf_token: csrf, username: USERNAME, password: PASSWORD });
-  expect(login.status).toBe(303);
-  const code = new URL(String(login.headers.location)).searchParams.get('code') as string;
-  const line = setCookies(login).find((value) => value.startsWith('sentinel_session=')) as string;
-  const cookie = line.slice('sentinel_session='.length).split(';')[0] as string;
-  const response = await redeem(sentinel, app, code, verifier);
-  expect(response.status, response.body).toBe(200);
-  return { cookie, tokens: tokensOf(app, jsonOf(response)) };
+  return signedInWith(sentinel, app, login, verifier);
 }
 
 /**
@@ -124,12 +153,7 @@ export async function signInAgain(
   expect(interaction, `the login page again, got ${String(authorize.headers.location)}`).toBeTruthy();
   const page = await call(sentinel, { path: LOGIN_PATH, query: new URLSearchParams({ interaction }), headers });
   const login = await postLogin(sentinel, interaction, { csrf_token: csrfOf(page.body), ...user }, undefined, headers.cookie);
-  expect(login.status).toBe(303);
-  const line = setCookies(login).find((value) => value.startsWith('sentinel_session=')) as string;
-  const code = new URL(String(login.headers.location)).searchParams.get('code') as string;
-  const response = await redeemCode(sentinel, app, code, verifier);
-  expect(response.status, response.body).toBe(200);
-  return { cookie: line.slice('sentinel_session='.length).split(';')[0] as string, tokens: tokensOf(app, jsonOf(response)) };
+  return signedInWith(sentinel, app, login, verifier);
 }
 
 /** Signs `app` in through the existing session of `cookie`; its tokens. */
