@@ -7,6 +7,7 @@ import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
+import { SignJWT } from 'jose';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryAppStore } from '../src/apps/memory-app-store.js';
 import { createSentinel, hashClientSecret, isConfigurationError, type App, type SentinelEvent } from '../src/index.js';
@@ -268,6 +269,67 @@ describe('RSA keys under 2048 bits', () => {
     const mounted = await HOSTS[0]!.mount(sentinel);
     open.push(mounted);
     await expectInvalidClient(mounted.server, [], forgedRS256Assertion('legacy'), /key that cannot be used/);
+    expect(errors).toEqual([]);
+  });
+
+  // The cost of an RSA verification grows with the public exponent and the modulus, and anyone who knows the client
+  // id can have a made-up assertion checked against the client's keys: a key set that makes each check costly is a
+  // lever on the service's CPU, so such keys are held to the bounds DPoP proof keys have (2048–8192 bits, e ≤ 65537).
+  it('refuses an RSA key with a public exponent above 65537, or over 8192 bits, in apps[].jwks at startup', async () => {
+    const key = await clientKey();
+    const refusal = (jwk: Record<string, unknown>): unknown => {
+      try {
+        keyedSentinel(key, { jwks: { keys: [key.publicJwk, jwk] } });
+      } catch (error) {
+        return error;
+      }
+      return undefined;
+    };
+    const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048, publicExponent: 65539 });
+    const bigExponent = refusal({ ...publicKey.export({ format: 'jwk' }), kid: 'big-e' });
+    expect(isConfigurationError(bigExponent)).toBe(true);
+    expect(String((bigExponent as Error).message)).toMatch(/jwks\.keys\[1\].*public exponent is odd and at most 65537/);
+    // A 16384-bit modulus, which OpenSSL would verify with: the bound is read from `n`, no key need be made.
+    const hugeModulus = refusal({ ...rsaJwk(2048, 'huge'), n: Buffer.alloc(2048, 0xc5).toString('base64url') });
+    expect(isConfigurationError(hugeModulus)).toBe(true);
+    expect(String((hugeModulus as Error).message)).toMatch(/jwks\.keys\[1\].*at most 8192 bits/);
+    expect(refusal(rsaJwk(2048, 'usual'))).toBeUndefined();
+  });
+
+  it('drops a fetched RSA key whose public exponent is above 65537: even a genuine assertion signed by it is refused', async () => {
+    const key = await clientKey();
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048, publicExponent: 65539 });
+    const costly = { ...publicKey.export({ format: 'jwk' }), kid: 'costly', use: 'sig' };
+    const jwks = await jwksServer((_in, out) => {
+      out.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [key.publicJwk, costly] }));
+    });
+    const errors: unknown[] = [];
+    const events: SentinelEvent[] = [];
+    const sentinel = keyedSentinel(
+      key,
+      { jwks: undefined, jwksUri: jwks.url },
+      { clientJwks: { allowPrivateAddresses: true }, onError: (error) => errors.push(error), onEvent: (event) => events.push(event) },
+    );
+    const mounted = await HOSTS[0]!.mount(sentinel);
+    open.push(mounted);
+    const now = Math.floor(Date.now() / 1000);
+    const assertion = await new SignJWT({
+      iss: KEYED_CLIENT_ID,
+      sub: KEYED_CLIENT_ID,
+      aud: ACCOUNT_ISSUER,
+      jti: randomUUID(),
+      exp: now + 60,
+    })
+      .setProtectedHeader({ alg: 'RS256', kid: 'costly' })
+      .sign(privateKey);
+    await expectInvalidClient(
+      mounted.server,
+      events,
+      { client_assertion_type: ASSERTION_TYPE, client_assertion: assertion },
+      /not signed by a key registered/,
+    );
+    // The client's usual key in the same set still authenticates it.
+    expect((await token(mounted.server, await assertionAuth(key))).status).toBe(200);
     expect(errors).toEqual([]);
   });
 });
