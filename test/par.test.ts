@@ -3,7 +3,7 @@
  * reused, expired or foreign `request_uri`; `requirePushedAuthorizationRequests`; pushes that are refused.
  */
 import request from 'supertest';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createSentinel, type Store, type SwapEntry } from '../src/index.js';
 import { ACCOUNT, baseOptions, CLIENT_ID, CLIENT_SECRET, OTHER_CLIENT_ID, PUBLIC_CLIENT_ID, REDIRECT_URI } from './helpers/fixtures.js';
 import { HOSTS, type MountedHost } from './helpers/hosts.js';
@@ -193,6 +193,18 @@ describe('pushed authorization requests', () => {
     const nested = await push(server, { request_uri: 'urn:ietf:params:oauth:request_uri:abc' });
     expect(nested.status).toBe(400);
     expect(nested.body.error).toBe('invalid_request');
+  });
+
+  it('answers 413 to a push longer than an authorization request may be (RFC 9126 §2.3), and stores nothing', async () => {
+    const { server, store } = await start();
+    const stored = vi.spyOn(store, 'set');
+    // Within the form body limit, over the 8192 characters an authorization request may have.
+    const long = await push(server, { state: 'x'.repeat(9000) });
+    expect(long.status).toBe(413);
+    expect(long.body.error).toBe('invalid_request');
+    expect(long.body.request_uri).toBeUndefined();
+    expect(stored.mock.calls.filter(([key]) => key.startsWith('par:'))).toEqual([]);
+    expect((await push(server, { state: 'x'.repeat(7000) })).status).toBe(201);
   });
 
   it('lets a public client push with PKCE (RFC 9126 §2: public clients may use PAR)', async () => {

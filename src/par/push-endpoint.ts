@@ -70,7 +70,10 @@ export async function handlePushedAuthorizationRequest(
     // RFC 9126 §2.3: the errors of the authorization endpoint, as a JSON 400 to the client instead of a redirect.
     if (isOAuthError(error) && error.code !== 'server_error') {
       const code = error.code === 'invalid_client' ? 'invalid_request' : error.code;
-      throw new OAuthError(code, error.description);
+      // …except that a push over the authorization request's length cap is a 413, the status §2.3 names for a request
+      // beyond the server's bound (the authorization endpoint answers 414, as the parameters are its URL there).
+      const tooLarge = error.status === 413 || error.status === 414;
+      throw new OAuthError(code, error.description, tooLarge ? { status: 413 } : {});
     }
     throw error;
   }
