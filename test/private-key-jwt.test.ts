@@ -106,6 +106,29 @@ describe('private_key_jwt client assertions', () => {
     expect((await token(server, await assertionAuth(key, { aud: `${ACCOUNT_ISSUER}/token` }))).status).toBe(200);
   });
 
+  // RFC 7515 §4.1.4: kid is optional. A client in the middle of a key rotation registers two keys of one type, and
+  // its library may sign without naming the key.
+  it('authenticates an assertion without kid when the app has several keys that fit it, trying at most 4', async () => {
+    const keys = await Promise.all([clientKey(), clientKey(), clientKey(), clientKey(), clientKey()]);
+    const [first, second] = keys;
+    const withoutKid = async (signer: ClientKey): Promise<Record<string, string>> => {
+      const now = Math.floor(Date.now() / 1000);
+      const claims = { iss: KEYED_CLIENT_ID, sub: KEYED_CLIENT_ID, aud: ACCOUNT_ISSUER, jti: randomUUID(), exp: now + 60 };
+      const assertion = await new SignJWT(claims).setProtectedHeader({ alg: 'ES256' }).sign(signer.privateKey);
+      return { client_assertion_type: ASSERTION_TYPE, client_assertion: assertion };
+    };
+    const { server, events } = await start(first, { jwks: { keys: [first.publicJwk, second.publicJwk] } });
+    expect((await token(server, await withoutKid(second))).status).toBe(200);
+    expect((await token(server, await withoutKid(first))).status).toBe(200);
+    const stranger = await clientKey();
+    events.splice(0);
+    await expectInvalidClient(server, events, await withoutKid(stranger), /not signed by a key registered/);
+    // Each try is a signature check anyone naming the client can cause: five candidate keys need a kid.
+    const many = await start(first, { jwks: { keys: keys.map((key) => key.publicJwk) } });
+    await expectInvalidClient(many.server, many.events, await withoutKid(keys[4] as ClientKey), /must name its key with kid/);
+    expect((await token(many.server, await assertionAuth(keys[4] as ClientKey))).status).toBe(200);
+  });
+
   it('refuses a reused assertion jti', async () => {
     const key = await clientKey();
     const { server } = await start(key);

@@ -9,7 +9,16 @@
  * asymmetric algorithm, no `crit` header. Every failure is the same `invalid_client`; the reason goes nowhere but the description.
  */
 import { FAPI2_ALGORITHMS, isFapi2 } from '../assurance/fapi2.js';
-import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JSONWebKeySet } from 'jose';
+import {
+  createLocalJWKSet,
+  decodeJwt,
+  decodeProtectedHeader,
+  errors as joseErrors,
+  jwtVerify,
+  type JSONWebKeySet,
+  type JWTVerifyOptions,
+  type JWTVerifyResult,
+} from 'jose';
 import type { App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError, unauthorizedClient } from '../errors.js';
@@ -94,6 +103,37 @@ async function keySetOf(context: SentinelContext, app: App, refresh: boolean): P
 }
 
 /**
+ * Without a `kid` (RFC 7515 §4.1.4 makes it optional), the registered keys that fit the assertion's algorithm are
+ * tried in turn, at most this many: each try is a signature check that anyone naming the client id can make the
+ * service run, so a set of many such keys needs its assertions to name their key.
+ */
+const MAX_CANDIDATE_KEYS = 4;
+
+/** Verifies `assertion` with each key jose found fitting it, as jose documents for `JWKSMultipleMatchingKeys`. */
+async function verifyWithEach(
+  assertion: string,
+  candidates: joseErrors.JWKSMultipleMatchingKeys,
+  options: JWTVerifyOptions,
+): Promise<JWTVerifyResult> {
+  let tried = 0;
+  for await (const key of candidates) {
+    tried += 1;
+    if (tried > MAX_CANDIDATE_KEYS) {
+      throw refused(
+        `the client assertion must name its key with kid: more than ${MAX_CANDIDATE_KEYS} registered keys could have signed it`,
+      );
+    }
+    try {
+      return await jwtVerify(assertion, key, options);
+    } catch (error) {
+      // Another key's signature: try the next one. Any other failure (a claim) is the assertion's, whatever the key.
+      if (!(error instanceof joseErrors.JWSSignatureVerificationFailed)) throw error;
+    }
+  }
+  throw new joseErrors.JWSSignatureVerificationFailed();
+}
+
+/**
  * Verifies a client assertion of `app` presented at `endpoint` (the absolute URL of the receiving endpoint, without
  * its query) with `queries` (the request's query string as received and any other spelling of it to accept; ''
  * or none for no query).
@@ -121,16 +161,23 @@ export async function verifyClientAssertion(
   if (criticalHeaderOf(assertion) !== undefined) {
     throw refused('the client assertion names critical header extensions this service does not implement');
   }
-  const verify = async (refresh: boolean) =>
-    jwtVerify(assertion, createLocalJWKSet(await keySetOf(context, app, refresh)), {
-      algorithms: fapi2 ? [...FAPI2_ALGORITHMS] : [...ASYMMETRIC_ALGORITHMS],
-      issuer: app.clientId,
-      subject: app.clientId,
-      audience,
-      clockTolerance: context.config.clockTolerance,
-      requiredClaims: ['exp', 'jti'],
-    });
-  let payload: Awaited<ReturnType<typeof verify>>['payload'];
+  const options: JWTVerifyOptions = {
+    algorithms: fapi2 ? [...FAPI2_ALGORITHMS] : [...ASYMMETRIC_ALGORITHMS],
+    issuer: app.clientId,
+    subject: app.clientId,
+    audience,
+    clockTolerance: context.config.clockTolerance,
+    requiredClaims: ['exp', 'jti'],
+  };
+  const verify = async (refresh: boolean): Promise<JWTVerifyResult> => {
+    try {
+      return await jwtVerify(assertion, createLocalJWKSet(await keySetOf(context, app, refresh)), options);
+    } catch (error) {
+      if (!(error instanceof joseErrors.JWKSMultipleMatchingKeys)) throw error;
+      return verifyWithEach(assertion, error, options);
+    }
+  };
+  let payload: JWTVerifyResult['payload'];
   try {
     try {
       payload = (await verify(false)).payload;
