@@ -8,7 +8,17 @@ import type { Sentinel, SentinelEvent, SentinelResponse } from '../src/index.js'
 import { en } from '../src/i18n/en.js';
 import { advanceClock } from './helpers/clock.js';
 import { call, csrfOf, postForm } from './helpers/direct-flow.js';
-import { type Browser, deviceApps, enterCode, jsonBody, personDecides, poll, pollError, requestCodes } from './helpers/device-drive.js';
+import {
+  type Browser,
+  deviceApps,
+  enterCode,
+  jsonBody,
+  openEntry,
+  personDecides,
+  poll,
+  pollError,
+  requestCodes,
+} from './helpers/device-drive.js';
 import { makeSentinel } from './helpers/fixtures.js';
 
 afterEach(() => {
@@ -87,5 +97,28 @@ describe('cancel on the login page of a device sign-in', () => {
     expect(String(cancelled.body)).toContain(en.deviceCodeWrong);
     expect(denials(events)).toEqual([]);
     expect(await pollError(sentinel, codes.device_code)).toBe('expired_token');
+  });
+
+  it('answers "already used" in the language the code entry was opened in, and its form keeps it', async () => {
+    const { sentinel } = deviceSentinel();
+    const codes = await requestCodes(sentinel);
+    const headers = { 'accept-language': 'en', 'sec-fetch-site': 'same-origin' };
+    const entry = await openEntry(sentinel, { language: 'en' }, 'ui_locales=fr');
+    const action = /<form method="post" action="([^"]+)"/.exec(String(entry.page.body))?.[1]?.replaceAll('&amp;', '&') ?? '';
+    const [entryPath, entryQuery] = action.split('?') as [string, string];
+    const form = new URLSearchParams({ csrf_token: entry.csrf, user_code: codes.user_code }).toString();
+    const entered = await postForm(sentinel, entryPath, form, { query: entryQuery, headers: { ...headers, cookie: entry.cookie } });
+    expect(entered.status).toBe(303);
+    const [path, query] = String(entered.headers.location).split('?') as [string, string];
+    const page = await call(sentinel, { path, query, headers });
+    expect(String(page.body)).toContain('<html lang="fr"');
+    expect((await personDecides(sentinel, codes.user_code, 'approve')).status).toBe(200);
+    const cancel = new URLSearchParams({ csrf_token: csrfOf(String(page.body)), cancel: '1' }).toString();
+    const cancelled = await postForm(sentinel, path, cancel, { query, headers });
+    expect(cancelled.status).toBe(400);
+    expect(String(cancelled.body)).toContain('<html lang="fr"');
+    expect(String(cancelled.body)).toContain('Ce code a déjà été utilisé');
+    // The code entry form it shows again posts in French too, as the one it was first opened with.
+    expect(String(cancelled.body)).toMatch(/<form method="post" action="[^"]*\?ui_locales=fr"/);
   });
 });

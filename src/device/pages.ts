@@ -7,7 +7,7 @@ import type { SentinelContext } from '../http/context.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { routePath } from '../http/route-paths.js';
 import { fill } from '../i18n/messages.js';
-import { pageLocale, requestUiLocales, translate, withUiLocales } from '../i18n/page-locale.js';
+import { flowUiLocales, pageLocale, translate, withUiLocales } from '../i18n/page-locale.js';
 import { escapeHTML } from '../authorize/pages/escape-html.js';
 import { renderPageHtml } from '../authorize/pages/layout.js';
 import { logoSources } from '../authorize/pages/logo-policy.js';
@@ -53,11 +53,9 @@ export function entryPageResponse(
   state: EntryPageState,
 ): SentinelResponse {
   const { messages } = pageLocale(context, request);
-  // The post keeps the page's ui_locales: its answers (a wrong code, a 429, the sign-in) stay in that language.
-  const action = withUiLocales(
-    `${request.mountPath ?? ''}${routePath(context.config, 'device', { accountId })}`,
-    requestUiLocales(request),
-  );
+  // The post keeps the page's ui_locales (or its sign-in's, after a Cancel on the login page): its answers (a wrong
+  // code, a 429, the sign-in) stay in that language.
+  const action = withUiLocales(`${request.mountPath ?? ''}${routePath(context.config, 'device', { accountId })}`, flowUiLocales(request));
   const tie = entryFormTie(context, request, accountId);
   const hasError = state.error !== undefined;
   const described = hasError ? ' aria-describedby="device-error" aria-invalid="true"' : '';
@@ -90,7 +88,7 @@ export function confirmPageResponse(
 ): SentinelResponse {
   const { messages } = pageLocale(context, request);
   const path = `${confirmation.mountPath}${routePath(context.config, 'device-confirm', { accountId: confirmation.accountId })}`;
-  const action = withUiLocales(path, requestUiLocales(request));
+  const action = withUiLocales(path, flowUiLocales(request));
   const code = `<strong class="code">${escapeHTML(formatUserCode(confirmation.userCode))}</strong>`;
   const content = `<h1>${escapeHTML(messages.deviceConfirmTitle)}</h1>
 <p class="lead">${fill(escapeHTML(messages.deviceConfirmAsks), { app: `<strong>${escapeHTML(confirmation.appName)}</strong>` })}</p>

@@ -44,6 +44,18 @@ export function noteSignInLocales(request: SentinelRequest, uiLocales: readonly 
 }
 
 /**
+ * The `ui_locales` a page's form must carry on: the sign-in's the request belongs to ({@link noteSignInLocales}),
+ * else the request's own query's. A page answered to a post of the login form (whose query names only the
+ * interaction) would otherwise post its next form without them, and that answer fall back to `Accept-Language`.
+ *
+ * @example
+ * withUiLocales(action, flowUiLocales(request))
+ */
+export function flowUiLocales(request: SentinelRequest): readonly string[] {
+  return signInLocales.get(request) ?? requestUiLocales(request);
+}
+
+/**
  * `url` with `ui_locales` added to its query (unchanged without any), so that the next page of a flow keeps the
  * language the flow was opened in rather than fall back to `Accept-Language`.
  *
