@@ -149,6 +149,35 @@ function cases(name: string, stores: () => [Store, Store]): void {
       await expectSignedOut(setup, signedIn);
     });
 
+    it('RP-initiated logout with an ID token of the earlier sign-in names this browser: it ends at once', async () => {
+      const setup = await setUp(stores());
+      const signedIn = await reauthenticated(setup, { max_age: '0' });
+      // App A signed in before the re-sign-in: its ID token carries the earlier sid, which this browser's session carries.
+      const response = await call(setup.other, {
+        path: `${ACCOUNT_PATH}/end_session`,
+        query: new URLSearchParams({ id_token_hint: signedIn.a.idToken }),
+        headers: { cookie: `sentinel_session=${signedIn.cookie}` },
+      });
+      expect(response.status).toBe(200);
+      expect(String(response.body), 'no confirmation asked').not.toContain('name="confirmation"');
+      await expectSignedOut(setup, signedIn);
+    });
+
+    it('RP-initiated logout with an ID token of the same user in another browser still asks to confirm', async () => {
+      const setup = await setUp(stores());
+      const elsewhere = await signInWithSession(setup.sentinel);
+      const signedIn = await reauthenticated(setup);
+      const response = await call(setup.other, {
+        path: `${ACCOUNT_PATH}/end_session`,
+        query: new URLSearchParams({ id_token_hint: elsewhere.tokens.idToken }),
+        headers: { cookie: `sentinel_session=${signedIn.cookie}` },
+      });
+      expect(response.status).toBe(200);
+      expect(String(response.body)).toContain('name="confirmation"');
+      expect(await sessionWorks(setup.other, signedIn.cookie)).toBe(true);
+      expect(await tokenStanding(setup.other, signedIn.a, MAIN_APP)).toEqual(LIVE);
+    });
+
     it('sentinel.endSession with the sid of the new session ends them too', async () => {
       const setup = await setUp(stores());
       const signedIn = await reauthenticated(setup);

@@ -245,6 +245,27 @@ function carryOver(
 }
 
 /**
+ * Whether the browser's session `sessionDigest` of a user carries the earlier session `earlier` (the same user signed
+ * in again in that browser since, {@link indexSession}) and that session began at `earlier.authTime`. An ID token
+ * issued through the earlier sign-in then names the browser's session: its apps hold that sid, and ending the
+ * browser's session ends it.
+ *
+ * @example if (await carriesSession(context, accountId, userId, digest(sessionId), { sessionDigest, authTime })) endNow();
+ */
+export async function carriesSession(
+  context: SessionContext,
+  accountId: string,
+  userId: string,
+  sessionDigest: string,
+  earlier: { sessionDigest: string; authTime: number },
+): Promise<boolean> {
+  const { sessions } = await readUserIndex(context, accountId, userId);
+  const carrier = sessions.find((session) => session.sessionDigest === sessionDigest);
+  if (carrier?.carried === undefined || !carrier.carried.includes(earlier.sessionDigest)) return false;
+  return sessions.some((session) => session.sessionDigest === earlier.sessionDigest && session.authTime === earlier.authTime);
+}
+
+/**
  * Adds a new device session to its user's index (called as the session is created, before its cookie is sent), and
  * answers the digests of the user's oldest entries beyond `maxSessions` (the new one never among them), which the
  * caller ends: a user who signs in again and again, each time from a fresh browser, would otherwise grow one record

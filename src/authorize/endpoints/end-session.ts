@@ -3,7 +3,8 @@
  * here with `id_token_hint`, `client_id`, `post_logout_redirect_uri` and `state`.
  *
  * - The request is tied to the browser's session when `id_token_hint` is an ID token of this account for the
- *   session's user and authentication (`sub` and `auth_time` match): the session ends at once.
+ *   session's user and authentication (`sub` and `auth_time` match), or for an earlier sign-in of the same user in
+ *   this browser that the session carries (its `sid`): the session ends at once.
  * - Otherwise the user confirms on a page whose form carries a CSRF token bound to the session being ended, and
  *   is accepted only same-origin: no link elsewhere can sign a user out unasked.
  * - A hint naming (by `sid`) a session that lapsed while grants issued through it live ends those grants and tells
@@ -34,7 +35,7 @@ import {
   spendLogoutConfirmation,
 } from '../state/logout-confirmation.js';
 import { type SessionRecord, useSession } from '../state/session.js';
-import { parseSid, sessionSid } from '../../sessions/session-index.js';
+import { carriesSession, parseSid, sessionSid, userPart } from '../../sessions/session-index.js';
 import { endDeviceSession, endLapsedSession, finishDeviceSessionEnding } from '../../sessions/end-sessions.js';
 import { routePath } from '../../http/route-paths.js';
 
@@ -204,11 +205,26 @@ async function finishSignOut(
 /**
  * Whether the hint was issued from this very sign-in: its user and `auth_time`, and its `sid` when it carries one.
  * Without the `sid`, another session of the same user begun in the same second would pass for this one and be ended
- * without the confirmation RP-Initiated Logout §2 asks for.
+ * without the confirmation RP-Initiated Logout §2 asks for. Or from an earlier sign-in of the same user in this
+ * browser that the session carries (its `sid` and `auth_time`): an app signed in before the user signed in again
+ * holds only that ID token, and the browser's session is the one that ends its session now.
  */
-function hintNamesSession(hint: IDTokenHint, accountId: string, session: SessionRecord, sessionId: string): boolean {
-  if (hint.sub !== session.userId || hint.authTime !== session.authTime) return false;
-  return hint.sid === undefined || hint.sid === sessionSid(accountId, session.userId, digest(sessionId));
+async function hintNamesSession(
+  context: SentinelContext,
+  hint: IDTokenHint,
+  accountId: string,
+  session: SessionRecord,
+  sessionId: string,
+): Promise<boolean> {
+  if (hint.sub !== session.userId) return false;
+  const sessionDigest = digest(sessionId);
+  const sid = sessionSid(accountId, session.userId, sessionDigest);
+  if (hint.authTime === session.authTime && (hint.sid === undefined || hint.sid === sid)) return true;
+  // Only a hint with a sid of this user can name a carried session: the index is read for those alone.
+  const parts = hint.sid === undefined ? null : parseSid(hint.sid);
+  if (parts === null || hint.authTime === undefined || parts.userPart !== userPart(accountId, session.userId)) return false;
+  const earlier = { sessionDigest: parts.sessionDigest, authTime: hint.authTime };
+  return carriesSession(context, accountId, session.userId, sessionDigest, earlier);
 }
 
 async function endLapsedSessionOf(
@@ -309,7 +325,7 @@ export async function handleEndSession(context: SentinelContext, request: Sentin
     if (hint?.sid !== undefined) await endLapsedSessionOf(context, accountId, clientId, { ...hint, sid: hint.sid });
     return finish(context, target, headers, request);
   }
-  if (hint !== null && hintNamesSession(hint, accountId, session, sessionId)) {
+  if (hint !== null && (await hintNamesSession(context, hint, accountId, session, sessionId))) {
     return finish(context, target, await signOut(context, request, { accountId, clientId: target.app?.clientId, sessionId }), request);
   }
   const record: LogoutConfirmation = {
