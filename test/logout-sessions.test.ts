@@ -16,6 +16,7 @@ import {
   codeThroughSession,
   redeemCode,
   sessionWorks,
+  signInAgain,
   signInThroughSession,
   signInWithSession,
   tokenStanding,
@@ -150,6 +151,23 @@ describe('session.maxSessionsPerUser: the sessions one user keeps', () => {
     expect(events.filter((event) => event.type === 'session.ended')).toEqual([
       expect.objectContaining({ accountId: ACCOUNT, userId: USER_ID, reason: 'sessions-limit' }),
     ]);
+  });
+
+  it("signing in again and again in one browser ends that browser's oldest earlier sign-in, never another device", async () => {
+    const sentinel = makeSentinel(options({ session: { maxSessionsPerUser: 3 } }));
+    const phone = await signInWithSession(sentinel);
+    const laptop = await signInWithSession(sentinel);
+    // Each sign-in again carries the laptop's earlier one, whose grants stay listed with it until the laptop signs out.
+    const again = await signInAgain(sentinel, APP_B, laptop.cookie);
+    const third = await signInAgain(sentinel, APP_C, again.cookie);
+    expect(await sessionWorks(sentinel, phone.cookie), 'the phone stays signed in').toBe(true);
+    expect(await tokenStanding(sentinel, phone.tokens, MAIN_APP)).toEqual(LIVE);
+    // The bound still holds (it keeps the user's one index record small): the laptop's oldest sign-in gave way.
+    expect(await tokenStanding(sentinel, laptop.tokens, MAIN_APP)).toEqual(ENDED);
+    expect(await tokenStanding(sentinel, again.tokens, APP_B)).toEqual(LIVE);
+    expect(await tokenStanding(sentinel, third.tokens, APP_C)).toEqual(LIVE);
+    const listed = await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID });
+    expect(listed.map((session) => session.sid).sort()).toEqual([phone.tokens.sid, third.tokens.sid].sort());
   });
 });
 

@@ -266,9 +266,21 @@ export async function carriesSession(
 }
 
 /**
+ * The `excess` entries a new session's bound ends: first the oldest earlier sign-ins of its own browser that it
+ * carries, then the oldest of the rest. A carried entry is a row of the one index record like any (the bound keeps
+ * that record small, so it counts), but the sign-in that grew the record is the one that gives way: signing in again
+ * and again in one browser never ends the user's sessions on other devices.
+ */
+function oldestBeyond(others: IndexedSession[], entry: IndexedSession, excess: number): IndexedSession[] {
+  const own = new Set(entry.carried ?? []);
+  const rank = (session: IndexedSession): number => (own.has(session.sessionDigest) ? 0 : 1);
+  return [...others].sort((a, b) => rank(a) - rank(b) || a.authTime - b.authTime).slice(0, excess);
+}
+
+/**
  * Adds a new device session to its user's index (called as the session is created, before its cookie is sent), and
- * answers the digests of the user's oldest entries beyond `maxSessions` (the new one never among them), which the
- * caller ends: a user who signs in again and again, each time from a fresh browser, would otherwise grow one record
+ * answers the digests of the user's oldest entries beyond `maxSessions` (the new one never among them; the earlier
+ * sign-ins it carries first), which the caller ends: a user who signs in again and again, each time from a fresh browser, would otherwise grow one record
  * without bound, every write of it costlier, and on MemoryStore fill the index's never-evicted budget that every
  * other user's sign-in needs.
  *
@@ -289,7 +301,7 @@ export async function indexSession(
     const rest = sessions.filter((session) => session.sessionDigest !== input.sessionDigest);
     const { others, entry } = input.replaces === undefined ? { others: rest, entry: fresh } : carryOver(rest, fresh, input.replaces);
     const excess = others.length + 1 - maxSessions;
-    const beyond = excess > 0 ? [...others].sort((a, b) => a.authTime - b.authTime).slice(0, excess) : [];
+    const beyond = excess > 0 ? oldestBeyond(others, entry, excess) : [];
     return { sessions: [...others, entry], settle: () => beyond.map((session) => session.sessionDigest) };
   });
 }
