@@ -39,6 +39,26 @@ describe('the session index as stored', () => {
     expect(grantEnd).toBeGreaterThan(sessionEnd);
   });
 
+  it('writes an entry that carries nothing exactly as versions before carried sessions did (rolling upgrades)', () => {
+    // An instance of the earlier version refuses any tail after the triples: only the record of a user who signed in
+    // again in one browser (an entry with `carried`) is unreadable to it, never anyone else's.
+    const entry = { sessionDigest: 'E'.repeat(43), authTime: 1_767_225_600, sessionEnd: 1_767_254_400 };
+    const grants = [{ clientId: 'a', grantId: 'g1', until: 1_769_817_600 }];
+    const earlierVersion = `["${USER_ID}",["${'E'.repeat(43)}",1767225600,28800,"a","g1",2592000],["${'E'.repeat(43)}",1767225600,28800]]`;
+    expect(
+      encodeIndex(USER_ID, [
+        { ...entry, grants },
+        { ...entry, grants: [], carried: [] },
+      ]),
+    ).toBe(earlierVersion);
+    expect(
+      encodeIndex(USER_ID, [
+        { ...entry, grants, carried: undefined },
+        { ...entry, grants: [] },
+      ]),
+    ).toBe(earlierVersion);
+  });
+
   it('keeps the sessions an entry carries as one array after its triples, and refuses a broken tail', () => {
     const earlier = 'E'.repeat(43);
     const sessions = [
