@@ -151,6 +151,39 @@ describe('back-channel logout delivery', () => {
     expect(receiver.problems).toEqual([]);
   });
 
+  it('a disabled app is still told when a session it got tokens through ends: its own session with the user ends too', async () => {
+    let sentinel: Sentinel | undefined;
+    const receiver = await startReceiver({
+      issuer: ISSUER_OF_ACCOUNT,
+      clientId: APP_B.clientId,
+      jwks: () => (sentinel as Sentinel).jwks(),
+    });
+    running.push(receiver);
+    const registry = new MemoryAppStore([
+      {
+        accountId: ACCOUNT,
+        clientId: APP_B.clientId,
+        clientSecretHash: hashClientSecret(APP_B.clientSecret as string),
+        redirectUris: [APP_B.redirectUri],
+        grantTypes: ['authorization_code', 'refresh_token'],
+        tokenEndpointAuthMethod: 'client_secret_basic',
+        backchannelLogoutUri: receiver.uri,
+      },
+    ]);
+    sentinel = makeSentinel({ apps: [], appStore: registry, clientJwks: { allowPrivateAddresses: true } });
+    running.push(sentinel);
+    const { tokens } = await signInWithSession(sentinel, APP_B);
+    expect(registry.disableApp(ACCOUNT, APP_B.clientId)).toBe(true);
+    expect(await sentinel.endSession({ accountId: ACCOUNT, sid: tokens.sid })).toBe(true);
+    await receiver.waitFor(1);
+    expect(receiver.received).toEqual([{ sid: tokens.sid, sub: USER_ID, jti: expect.any(String), answered: 200 }]);
+    expect(receiver.problems).toEqual([]);
+    // Told, and still disabled: nothing else of the service finds it. Enabled again, it finds its grant ended.
+    expect(registry.findApp(ACCOUNT, APP_B.clientId)).toBeNull();
+    expect(registry.enableApp(ACCOUNT, APP_B.clientId)).toBe(true);
+    expect(await tokenStanding(sentinel, tokens, APP_B)).toEqual(ENDED);
+  });
+
   it('retries on 503 and delivers on the third attempt, each with a fresh token', async () => {
     const { sentinel, events, receivers } = await setUp({ a: (n) => (n <= 2 ? 503 : 200) });
     const { tokens } = await signInWithSession(sentinel);

@@ -128,7 +128,7 @@ export interface App extends KeyedAppFields {
   registrationAccessTokenHash?: string | undefined;
   /** When the client id was issued, epoch seconds (RFC 7591 `client_id_issued_at`). */
   createdAt?: number | undefined;
-  /** Set only in listings of stores that can disable apps; `findApp` never returns a disabled app. */
+  /** Set only in listings of stores that can disable apps, and by `findDisabledApp`; `findApp` never returns a disabled app. */
   disabled?: boolean | undefined;
   /**
    * The protected resources (RFC 8707 absolute URIs) the app may ask tokens for with `resource`; a token asked for
@@ -244,6 +244,13 @@ export interface AppStore {
   disableApp?(accountId: string, clientId: string, change?: AppChange): boolean | Promise<boolean>;
   /** Enables a disabled app again, with the secrets it had; `false` when it does not exist. */
   enableApp?(accountId: string, clientId: string, change?: AppChange): boolean | Promise<boolean>;
+  /**
+   * The app `clientId` of account `accountId` only while it is disabled (with `disabled: true`), else `null`. Used
+   * for one thing: a disabled app is still sent its back-channel logout tokens (its tokens no longer work, but its own
+   * sessions with the user live on, and it may be enabled again). Optional, with `disableApp`: without it a disabled
+   * app is told nothing.
+   */
+  findDisabledApp?(accountId: string, clientId: string): App | null | Promise<App | null>;
   /**
    * The brand issuers the account trusts beyond the `trustedIssuers` option (the PostgreSQL registry's
    * `trusted_issuers` table). Optional: without it, the option alone decides.

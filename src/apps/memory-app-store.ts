@@ -87,6 +87,13 @@ export class MemoryAppStore implements AppStore {
     return true;
   }
 
+  /** The app while it is disabled (see `AppStore.findDisabledApp`); `null` when enabled or unknown. */
+  findDisabledApp(accountId: string, clientId: string): App | null {
+    const key = `${accountId}\u0000${clientId}`;
+    const app = this.#disabled.has(key) ? this.#apps.get(key) : undefined;
+    return app === undefined ? null : { ...app, disabled: true };
+  }
+
   deleteApp(accountId: string, clientId: string): boolean {
     this.#disabled.delete(`${accountId}\u0000${clientId}`);
     if (!this.#apps.delete(`${accountId}\u0000${clientId}`)) return false;

@@ -23,6 +23,7 @@ import type { ServiceKeys } from '../keys/keyring/service-keys.js';
 import type { ClaimedJob } from '../stores/store.js';
 import { observeDelivery } from '../telemetry/delivery-span.js';
 import { LogoutAgents } from './logout-agents.js';
+import { findLogoutApp } from './logout-app.js';
 import { decodeLogoutJob, type LogoutJob } from './logout-queue.js';
 import { signLogoutToken } from './logout-token.js';
 import { appIdTokenAlg } from '../token/id-token.js';
@@ -203,7 +204,8 @@ export class LogoutDeliveryWorker {
         await queue.settle(job, null, 0);
         return;
       }
-      const app = await context.apps.findApp(logout.accountId, logout.clientId);
+      // Disabled or not (logout-app.ts): a disabled app's own sessions with the user outlive its tokens.
+      const app = await findLogoutApp(context.apps, logout.accountId, logout.clientId);
       if (app === null || app.accountId !== logout.accountId || app.backchannelLogoutUri === undefined) {
         // An app that takes no logout tokens (queued by the CLI, which has no registry, or one that dropped its URI
         // since): nothing to deliver and nothing to report.

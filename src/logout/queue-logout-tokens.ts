@@ -5,6 +5,7 @@
  */
 import { isClientIdMetadataURL } from '../apps/client-id-metadata.js';
 import type { SessionContext } from '../sessions/session-index.js';
+import { findLogoutApp } from './logout-app.js';
 import type { LogoutJob } from './logout-queue.js';
 
 /**
@@ -26,7 +27,9 @@ export async function queueLogoutTokens(
   const clientIds = documents ? input.clientIds.filter((clientId) => !isClientIdMetadataURL(clientId)) : input.clientIds;
   if (clientIds.length === 0) return;
   const registry = context.apps;
-  const apps = registry === undefined ? null : await Promise.all(clientIds.map((clientId) => registry.findApp(input.accountId, clientId)));
+  // A disabled app too (logout-app.ts): its own sessions with the user outlive its tokens.
+  const apps =
+    registry === undefined ? null : await Promise.all(clientIds.map((clientId) => findLogoutApp(registry, input.accountId, clientId)));
   const jobs: LogoutJob[] = [];
   for (const [at, clientId] of clientIds.entries()) {
     const app = apps?.[at];

@@ -2,6 +2,7 @@
  * How an app is laid out in the registry's tables and read back: the row of `SELECT_APPS`, its conversion to an
  * {@link App}, and what the change log may keep of an app (never a secret or a hash).
  */
+import type { Pool } from 'pg';
 import type { App, GrantType, KeyedAppFields, RetiringSecret, TokenEndpointAuthMethod } from '../apps/app.js';
 
 export interface AppRow {
@@ -44,6 +45,20 @@ SELECT a.account_id, a.client_id, a.name, a.scope, a.grant_types, a.token_endpoi
  */
 export function storable(...ids: string[]): boolean {
   return ids.every((id) => typeof id === 'string' && !id.includes('\u0000'));
+}
+
+/**
+ * The row of one app that is enabled, or with `disabled` one that is disabled; `undefined` when there is none such.
+ *
+ * @example const row = await selectAppRow(pool, '123456', clientId, false);
+ */
+export async function selectAppRow(pool: Pool, accountId: string, clientId: string, disabled: boolean): Promise<AppRow | undefined> {
+  const state = disabled ? 'IS NOT NULL' : 'IS NULL';
+  const result = await pool.query<AppRow>(`${SELECT_APPS} WHERE a.account_id = $1 AND a.client_id = $2 AND a.disabled_at ${state}`, [
+    accountId,
+    clientId,
+  ]);
+  return result.rows[0];
 }
 
 export function appFromRow(row: AppRow): App {

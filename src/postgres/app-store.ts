@@ -12,7 +12,7 @@ import { ConfigurationError } from '../errors.js';
 import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
 import type { App, AppChange, AppPatch, AppStore } from '../apps/app.js';
 import { applyAppPatch } from '../apps/app-patch.js';
-import { type AppRow, appRowValues, describe, SELECT_APPS, storable, appFromRow } from './app-rows.js';
+import { type AppRow, appRowValues, describe, SELECT_APPS, selectAppRow, storable, appFromRow } from './app-rows.js';
 import { type AppChangeRecord, listChanges, logChange } from './change-log.js';
 import { ChangeListener } from './change-listener.js';
 import { type AppCacheOptions, AppLookupCache } from './lookup-cache.js';
@@ -26,17 +26,8 @@ import {
   type TrustedIssuerChangeRecord,
   upsertTrustedIssuer,
 } from './trusted-issuer-rows.js';
-import { loadPool, outsideClient, type PostgresAppStoreOptions } from './pool.js';
+import { loadPool, outsideClient, POSTGRES_OPTION_KEYS, type PostgresAppStoreOptions } from './pool.js';
 import { inTransaction } from './transaction.js';
-
-const POSTGRES_OPTION_KEYS = {
-  connectionString: true,
-  pool: true,
-  cache: true,
-  connectTimeoutMs: true,
-  queryTimeoutMs: true,
-  maxConnections: true,
-} satisfies KeysOf<PostgresAppStoreOptions>;
 
 /**
  * The {@link AppStore} on PostgreSQL: apps (the client registrations of RFC 6749 §2 and RFC 7591 §2), their
@@ -121,16 +112,18 @@ export class PostgresAppStore implements AppStore {
     if (cached !== undefined) return cached;
     this.#changes?.ensure();
     const generation = this.#cache?.generation() ?? 0;
-    const pool = await this.#getPool();
-    const result = await pool.query<AppRow>(`${SELECT_APPS} WHERE a.account_id = $1 AND a.client_id = $2 AND a.disabled_at IS NULL`, [
-      accountId,
-      clientId,
-    ]);
-    const row = result.rows[0];
+    const row = await selectAppRow(await this.#getPool(), accountId, clientId, false);
     if (row === undefined) return null;
     const app = appFromRow(row);
     this.#cache?.putApp(app, generation);
     return app;
+  }
+
+  /** The app while it is disabled (see `AppStore.findDisabledApp`): read from its row, never cached. */
+  async findDisabledApp(accountId: string, clientId: string): Promise<App | null> {
+    if (!storable(accountId, clientId)) return null;
+    const row = await selectAppRow(await this.#getPool(), accountId, clientId, true);
+    return row === undefined ? null : appFromRow(row);
   }
 
   async hasAccount(accountId: string): Promise<boolean> {

@@ -4,6 +4,7 @@
  * installed.
  */
 import type { Client, Pool, PoolConfig } from 'pg';
+import type { KeysOf } from '../lib/strict-options.js';
 import type { AppCacheOptions } from './lookup-cache.js';
 
 /**
@@ -23,6 +24,16 @@ export type PostgresAppStoreOptions = ({ connectionString: string; pool?: undefi
   /** With `connectionString`: most connections in the pool (the change listener's is one more, outside it). Default 10. */
   maxConnections?: number;
 };
+
+/** Every option of {@link PostgresAppStoreOptions}: the constructor refuses any other (a typo never goes unnoticed). */
+export const POSTGRES_OPTION_KEYS = {
+  connectionString: true,
+  pool: true,
+  cache: true,
+  connectTimeoutMs: true,
+  queryTimeoutMs: true,
+  maxConnections: true,
+} satisfies KeysOf<PostgresAppStoreOptions>;
 
 /** The `pg` driver, imported on first use. */
 async function loadDriver(): Promise<typeof import('pg')> {

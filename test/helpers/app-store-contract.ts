@@ -181,6 +181,24 @@ export function runAppStoreContract(name: string, makeStore: () => Promise<AppSt
       expect(await store.hasAccount(`${account}-none`)).toBe(false);
     });
 
+    it('finds a disabled app, marked disabled, only through findDisabledApp, until it is enabled again', async () => {
+      const { app } = newApp(account, { backchannelLogoutUri: 'https://app.example.com/logout' });
+      await store.saveApp(app);
+      expect(await store.findDisabledApp?.(account, app.clientId)).toBeNull();
+      expect(await store.disableApp?.(account, app.clientId)).toBe(true);
+      expect(await store.findApp(account, app.clientId)).toBeNull();
+      expect(await store.findDisabledApp?.(account, app.clientId)).toMatchObject({
+        clientId: app.clientId,
+        backchannelLogoutUri: 'https://app.example.com/logout',
+        disabled: true,
+      });
+      expect(await store.findDisabledApp?.(account, randomUUID())).toBeNull();
+      expect(await store.findDisabledApp?.(`${account}-none`, app.clientId)).toBeNull();
+      expect(await store.enableApp?.(account, app.clientId)).toBe(true);
+      expect(await store.findDisabledApp?.(account, app.clientId)).toBeNull();
+      expect(await store.findApp(account, app.clientId)).toMatchObject({ clientId: app.clientId });
+    });
+
     it('deletes an app: gone, and the account with it when it was the last', async () => {
       const { app } = newApp(account);
       await store.saveApp(app);
