@@ -3,7 +3,7 @@
  * cause to `onError`), every refusal emits `console.denied` naming its target, and the registry's own events for
  * the console's app changes and for the console client a sign-in registers.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createConsole } from '../src/console/index.js';
 import { contextOf } from '../src/http/context.js';
 import type { SentinelEvent, SentinelRequest, SentinelResponse } from '../src/index.js';
@@ -103,6 +103,21 @@ describe("console: the registry's own events", () => {
     ]);
     // Committed: the throwing hook vetoed neither change.
     expect(h.errors.map(String)).toEqual(Array(2).fill('Error: audit sink down (app.updated)'));
+  });
+
+  it('registering an app records the operator as the actor, in app.registered and in the registry change', async () => {
+    const h = harness();
+    const cookie = await operatorCookie(h.sentinel, ACCOUNT, 'u-op', 600);
+    const page = await h.handle(consoleRequest('GET', `/console/${ACCOUNT}/apps`, { cookie }));
+    const csrf = /name="csrf" value="([^"]+)"/.exec(String(page.body))?.[1] as string;
+    const saveApp = vi.spyOn(contextOf(h.sentinel).apps, 'saveApp');
+    const before = h.events.length;
+    const form = { csrf, name: 'Reports', redirect_uris: 'https://reports.example.com/cb', auth: 'client_secret_basic' };
+    expect((await h.handle(consoleRequest('POST', `/console/${ACCOUNT}/apps`, { cookie, form }))).status).toBe(200);
+    const registered = h.events.slice(before).find((event) => event.type === 'app.registered');
+    expect(registered).toMatchObject({ accountId: ACCOUNT, actor: 'console:u-op' });
+    expect(saveApp).toHaveBeenCalledTimes(1);
+    expect(saveApp.mock.calls[0]?.[1]).toEqual({ actor: 'console:u-op' });
   });
 
   it('a sign-in registers the console client with app.registered, and corrects its callback with app.updated', async () => {

@@ -67,12 +67,15 @@ export const API_ACTOR = 'api';
 
 /**
  * Registers an application in `apps`; the returned secret exists nowhere else. `emit` (the service's) receives the
- * `app.registered` event once the app is saved, as a committed event (a failing `onEvent` does not fail it).
+ * `app.registered` event once the app is saved, as a committed event (a failing `onEvent` does not fail it). `actor`
+ * is who the registry's change log and the event name: `api` for `sentinel.registerApp()`, the operator
+ * (`console:<user id>`) for the console's registration form.
  */
 export async function registerApp(
   apps: AppStore,
   input: RegisterAppInput,
   emit?: (event: EventInput, standing?: EventStanding) => void,
+  actor: string = API_ACTOR,
 ): Promise<RegisterAppResult> {
   // Each field is copied by name below: an unknown one (a misspelled redirectUri) would be dropped, so it is refused.
   assertKnownKeys(input, REGISTER_APP_INPUT_KEYS, 'app');
@@ -99,8 +102,8 @@ export async function registerApp(
     },
     'app',
   );
-  await apps.saveApp(app, { actor: API_ACTOR });
+  await apps.saveApp(app, { actor });
   // Saved: the caller must get the secret, which exists nowhere else, whatever onEvent says.
-  emit?.({ type: 'app.registered', accountId: app.accountId, clientId: app.clientId, actor: API_ACTOR }, 'committed');
+  emit?.({ type: 'app.registered', accountId: app.accountId, clientId: app.clientId, actor }, 'committed');
   return { clientId: app.clientId, clientSecret, clientSecretHash, app };
 }

@@ -218,6 +218,8 @@ export async function appsAction(
         apps,
         { accountId, redirectUris: redirectUrisOf(form), tokenEndpointAuthMethod: auth, ...(name === '' ? {} : { name }) },
         context.emit,
+        // The operator, as for every other change here: the registry's change log and app.registered name them.
+        change.actor,
       ),
     );
     changed('app.register', result.clientId);
