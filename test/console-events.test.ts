@@ -139,4 +139,24 @@ describe("console: the registry's own events", () => {
     // Committed: the client is saved whatever the hook says, and the sign-in goes on.
     expect(h.errors.map(String)).toEqual(['Error: audit sink down (app.registered)', 'Error: audit sink down (app.updated)']);
   });
+
+  it('refuses a sign-in while the console client is disabled, and neither saves it again nor says it was registered', async () => {
+    const h = harness();
+    const start = () => h.handle({ ...consoleRequest('GET', '/console/sign-in'), query: new URLSearchParams({ account: ACCOUNT }) });
+    expect((await start()).status).toBe(303);
+    const apps = contextOf(h.sentinel).apps;
+    expect(await apps.disableApp?.(ACCOUNT, 'sentinel-console', { actor: 'test' })).toBe(true);
+    const saveApp = vi.spyOn(apps, 'saveApp');
+    const before = h.events.length;
+    const refused = await h.handle({ ...consoleRequest('GET', '/console/sign-in'), query: new URLSearchParams({ account: ACCOUNT }) });
+    expect(refused.status).toBe(403);
+    expect(refused.headers['set-cookie']).toBeUndefined();
+    expect(String(refused.body)).toContain('sentinel-console');
+    expect(saveApp).not.toHaveBeenCalled();
+    expect(h.events.slice(before)).toMatchObject([
+      { type: 'console.denied', action: 'sign-in', reason: 'console_disabled', target: ACCOUNT },
+    ]);
+    const listed = (await apps.listApps?.(ACCOUNT))?.find((app) => app.clientId === 'sentinel-console');
+    expect(listed?.disabled).toBe(true);
+  });
 });

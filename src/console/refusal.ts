@@ -44,7 +44,8 @@ export type RefusalReason =
   | 'keys_account'
   | 'no_key_ring'
   | 'unsupported'
-  | 'unknown_account';
+  | 'unknown_account'
+  | 'console_disabled';
 
 const MESSAGES: Readonly<Record<RefusalReason, keyof ConsoleMessages>> = {
   csrf: 'refusedCsrf',
@@ -60,6 +61,7 @@ const MESSAGES: Readonly<Record<RefusalReason, keyof ConsoleMessages>> = {
   no_key_ring: 'refusedNoRing',
   unsupported: 'refusedUnsupported',
   unknown_account: 'refusedUnknownAccount',
+  console_disabled: 'refusedConsoleDisabled',
 };
 
 const STATUS: Partial<Record<RefusalReason, number>> = {
@@ -68,6 +70,7 @@ const STATUS: Partial<Record<RefusalReason, number>> = {
   account: 403,
   keys_account: 403,
   console_client: 403,
+  console_disabled: 403,
   unknown_app: 404,
   unknown_kid: 404,
   unknown_account: 404,

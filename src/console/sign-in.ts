@@ -6,7 +6,7 @@
  * the device session the console session is tied to.
  */
 import { createHash } from 'node:crypto';
-import type { App } from '../apps/app.js';
+import type { App, AppStore } from '../apps/app.js';
 import { appFromInput } from '../apps/app-schema.js';
 import { isOAuthError } from '../errors.js';
 import type { SentinelContext } from '../http/context.js';
@@ -57,10 +57,18 @@ export interface ConsoleLocation {
   secure: boolean;
 }
 
+/** Whether the registry lists the console's client of the account as disabled (turned off by whoever runs it). */
+async function isDisabled(apps: AppStore, accountId: string): Promise<boolean> {
+  if (apps.listApps === undefined) return false;
+  const listed = await apps.listApps(accountId);
+  return listed.some((app) => app.clientId === CONSOLE_CLIENT_ID && app.disabled === true);
+}
+
 /**
  * Makes sure the account has the console's client with the configured callback URL, registering it (or correcting
  * its redirect URI after the configuration changed) through the AppStore. Refuses an account the registry does not
- * know: no client is created in an account that does not exist. Anyone may start a sign-in, so the change is
+ * know: no client is created in an account that does not exist, and one whose console client is disabled (the
+ * console is off there until it is enabled again). Anyone may start a sign-in, so the change is
  * audited like any other registry change: `app.registered` or `app.updated` (actor `console`), committed since the
  * client is saved.
  */
@@ -69,6 +77,9 @@ async function ensureConsoleClient(context: SentinelContext, accountId: string, 
   if (!(await apps.hasAccount(accountId))) throw new ConsoleRefusal('unknown_account', { target: accountId });
   const existing = await apps.findApp(accountId, CONSOLE_CLIENT_ID);
   if (existing !== null && existing.redirectUris.length === 1 && existing.redirectUris[0] === callbackUrl) return;
+  // findApp does not return a disabled app: without this, every visit would save the client again (still disabled)
+  // and announce it as newly registered, and the operator would land on the authorization endpoint's error.
+  if (existing === null && (await isDisabled(apps, accountId))) throw new ConsoleRefusal('console_disabled', { target: accountId });
   if (apps.saveApp === undefined) throw new ConsoleRefusal('unsupported');
   const app: App = appFromInput(
     {

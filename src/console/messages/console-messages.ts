@@ -133,6 +133,7 @@ export interface ConsoleMessages {
   refusedNoRing: string;
   refusedUnsupported: string;
   refusedUnknownAccount: string;
+  refusedConsoleDisabled: string;
   signInFailed: string;
   serverError: string;
 }

@@ -125,6 +125,7 @@ export const consoleEn: ConsoleMessages = {
   refusedNoRing: 'Key rotation needs the keyRotation option.',
   refusedUnsupported: 'The application registry cannot do this.',
   refusedUnknownAccount: 'There is no account {target}.',
+  refusedConsoleDisabled: 'The console is off for account {target}: its client, sentinel-console, is disabled.',
   signInFailed: 'The sign-in did not complete. Try again.',
   serverError: 'Something went wrong on the server. Nothing was changed.',
 };

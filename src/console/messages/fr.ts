@@ -126,6 +126,7 @@ export const consoleFr: ConsoleMessages = {
   refusedNoRing: 'La rotation des clés demande l’option keyRotation.',
   refusedUnsupported: 'Le registre des applications ne sait pas faire cela.',
   refusedUnknownAccount: 'Il n’y a pas de compte {target}.',
+  refusedConsoleDisabled: 'La console est désactivée pour le compte {target} : son client, sentinel-console, est désactivé.',
   signInFailed: 'La connexion n’a pas abouti. Réessayez.',
   serverError: 'Une erreur est survenue sur le serveur. Rien n’a été modifié.',
 };
