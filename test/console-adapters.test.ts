@@ -55,9 +55,14 @@ class Browser {
 
 /**
  * Signs an operator in through the console at `{url}{prefix}/console` and the service's login page; `meanwhile`
- * runs while they are on the login page. Answers the apps page's CSRF token.
+ * runs while they are on the login page. Answers the apps page's CSRF token and its registration form's `once`.
  */
-async function signIn(browser: Browser, url: string, prefix: string, meanwhile?: () => Promise<void>): Promise<string> {
+async function signIn(
+  browser: Browser,
+  url: string,
+  prefix: string,
+  meanwhile?: () => Promise<void>,
+): Promise<{ csrf: string; once: string }> {
   const { get, post } = browser;
   const started = await get(`${url}${prefix}/console/sign-in?account=${ACCOUNT}`);
   expect(started.status).toBe(303);
@@ -81,9 +86,10 @@ async function signIn(browser: Browser, url: string, prefix: string, meanwhile?:
   expect(visited).toContain(`${prefix}/console/callback`);
   expect(visited.at(-1)).toBe(`${prefix}/console/${ACCOUNT}/apps`);
   expect(next.status).toBe(200);
-  const csrf = /name="csrf" value="([^"]+)"/.exec(await next.text())?.[1] ?? '';
+  const page = await next.text();
+  const csrf = /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? '';
   expect(csrf).not.toBe('');
-  return csrf;
+  return { csrf, once: /name="once" value="([^"]+)"/.exec(page)?.[1] ?? '' };
 }
 
 describe.each(HOSTS)('console on $name', (host) => {
@@ -142,10 +148,11 @@ describe.each(HOSTS)('console beside the service on $name', (host) => {
 
   it('signs an operator in through the login page, and registers an app whose secret gets a token', async () => {
     const browser = new Browser();
-    const csrf = await signIn(browser, mounted.url, '');
+    const { csrf, once } = await signIn(browser, mounted.url, '');
     const { post } = browser;
     const registered = await post(`${mounted.url}/console/${ACCOUNT}/apps`, {
       csrf,
+      once,
       name: `Made on ${host.name}`,
       redirect_uris: 'https://made.example.com/cb',
       auth: 'client_secret_basic',

@@ -110,9 +110,10 @@ describe("console: the registry's own events", () => {
     const cookie = await operatorCookie(h.sentinel, ACCOUNT, 'u-op', 600);
     const page = await h.handle(consoleRequest('GET', `/console/${ACCOUNT}/apps`, { cookie }));
     const csrf = /name="csrf" value="([^"]+)"/.exec(String(page.body))?.[1] as string;
+    const once = /name="once" value="([^"]+)"/.exec(String(page.body))?.[1] as string;
     const saveApp = vi.spyOn(contextOf(h.sentinel).apps, 'saveApp');
     const before = h.events.length;
-    const form = { csrf, name: 'Reports', redirect_uris: 'https://reports.example.com/cb', auth: 'client_secret_basic' };
+    const form = { csrf, once, name: 'Reports', redirect_uris: 'https://reports.example.com/cb', auth: 'client_secret_basic' };
     expect((await h.handle(consoleRequest('POST', `/console/${ACCOUNT}/apps`, { cookie, form }))).status).toBe(200);
     const registered = h.events.slice(before).find((event) => event.type === 'app.registered');
     expect(registered).toMatchObject({ accountId: ACCOUNT, actor: 'console:u-op' });

@@ -193,9 +193,10 @@ describe('console: a failing onEvent after a change', () => {
     const cookie = await operatorCookie(sentinel, ACCOUNT, 'u-op', 600);
     const page = await operatorConsole.handle(consoleRequest('GET', `/console/${ACCOUNT}/apps/${CLIENT_ID}`, { cookie }));
     const csrf = /name="csrf" value="([^"]+)"/.exec(page?.body ?? '')?.[1] ?? '';
+    const once = /name="once" value="([^"]+)"/.exec(page?.body ?? '')?.[1] ?? '';
     failing = true;
     const rotated = await operatorConsole.handle(
-      consoleRequest('POST', `/console/${ACCOUNT}/apps/${CLIENT_ID}/rotate-secret`, { cookie, form: { csrf, overlap: '0' } }),
+      consoleRequest('POST', `/console/${ACCOUNT}/apps/${CLIENT_ID}/rotate-secret`, { cookie, form: { csrf, once, overlap: '0' } }),
     );
     expect(rotated?.status).toBe(200);
     const secret = /<p class="secret">([^<]+)<\/p>/.exec(rotated?.body ?? '')?.[1] ?? '';

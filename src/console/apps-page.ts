@@ -17,6 +17,7 @@ import type { ParamMap } from '../http/params.js';
 import { escapeHTML } from '../authorize/pages/escape-html.js';
 import { type ConsoleDeps, scopedContext } from './deps.js';
 import { accountPath, type ConsoleCall, consolePage, csrfField, pager, paragraph, shownTime, text } from './page.js';
+import { onceField, runOnce } from './form-once.js';
 import { ConsoleRefusal } from './refusal.js';
 import { CONSOLE_CLIENT_ID } from './sign-in.js';
 
@@ -77,7 +78,7 @@ export async function appsPage(deps: ConsoleDeps, call: ConsoleCall): Promise<Se
   const register =
     call.operator?.role === 'admin'
       ? `<section><h2>${escapeHTML(text(call, 'registerTitle'))}</h2>
-<form method="post" action="${escapeHTML(accountPath(call, 'apps'))}">${csrfField(call)}
+<form method="post" action="${escapeHTML(accountPath(call, 'apps'))}">${csrfField(call)}${onceField()}
 <label for="name">${escapeHTML(text(call, 'nameLabel'))}</label><input id="name" name="name" maxlength="200">
 <label for="redirect_uris">${escapeHTML(text(call, 'redirectUrisLabel'))}</label>
 <textarea id="redirect_uris" name="redirect_uris" rows="3" aria-describedby="redirect_uris_hint"></textarea>
@@ -133,7 +134,7 @@ ${(app.retiringSecrets ?? []).map((secret) => `<dt>${escapeHTML(text(call, 'reti
 <p class="hint" id="redirect_uris_hint">${escapeHTML(text(call, 'redirectUrisHint'))}</p>
 <div class="actions"><button type="submit" class="primary">${escapeHTML(text(call, 'saveRedirectUris'))}</button></div></form></section>
 <section><h2>${escapeHTML(text(call, 'rotateTitle'))}</h2>
-<form method="post" action="${escapeHTML(path('rotate-secret'))}">${csrfField(call)}
+<form method="post" action="${escapeHTML(path('rotate-secret'))}">${csrfField(call)}${onceField()}
 <label for="overlap">${escapeHTML(text(call, 'overlapLabel'))}</label>
 <input id="overlap" name="overlap" type="number" min="0" max="${MAX_OVERLAP}" value="${DEFAULT_OVERLAP}">
 <div class="actions"><button type="submit" class="secondary">${escapeHTML(text(call, 'rotateSecret'))}</button></div></form></section>
@@ -213,17 +214,21 @@ export async function appsAction(
     const name = field(form, 'name', 200).trim();
     const auth = field(form, 'auth', 40);
     if (auth !== 'client_secret_basic' && auth !== 'none') throw new ConsoleRefusal('invalid_input', { detail: 'unknown client type' });
-    const result = await validated(() =>
-      registerApp(
-        apps,
-        { accountId, redirectUris: redirectUrisOf(form), tokenEndpointAuthMethod: auth, ...(name === '' ? {} : { name }) },
-        context.emit,
-        // The operator, as for every other change here: the registry's change log and app.registered name them.
-        change.actor,
-      ),
-    );
-    changed('app.register', result.clientId);
-    return secretPage(deps, call, text(call, 'registeredTitle'), result.app, result.clientSecret, '');
+    const redirectUris = redirectUrisOf(form);
+    // Answered with the secret's page, not a redirect: a reload of it sends this form again (form-once.ts).
+    return runOnce(deps.context.store, form, deps.sessionTtl, undefined, async () => {
+      const result = await validated(() =>
+        registerApp(
+          apps,
+          { accountId, redirectUris, tokenEndpointAuthMethod: auth, ...(name === '' ? {} : { name }) },
+          context.emit,
+          // The operator, as for every other change here: the registry's change log and app.registered name them.
+          change.actor,
+        ),
+      );
+      changed('app.register', result.clientId);
+      return secretPage(deps, call, text(call, 'registeredTitle'), result.app, result.clientSecret, '');
+    });
   }
   const [clientId = '', action = ''] = parts;
   if (parts.length !== 2) throw new ConsoleRefusal('unknown_app', { target: clientId });
@@ -260,13 +265,17 @@ export async function appsAction(
       if (!Number.isInteger(overlap) || overlap < 0 || overlap > MAX_OVERLAP) {
         throw new ConsoleRefusal('invalid_input', { detail: `the overlap must be 0 to ${MAX_OVERLAP} seconds` });
       }
-      if (apps.rotateClientSecret === undefined) throw new ConsoleRefusal('unsupported');
-      const secret = generateClientSecret();
-      const rotated = await apps.rotateClientSecret(accountId, clientId, hashClientSecret(secret), overlap, change);
-      if (rotated === null) throw new ConsoleRefusal('unknown_app', { target: clientId });
-      context.emit({ type: 'app.secret_rotated', accountId, clientId, actor: change.actor, overlapSeconds: overlap }, 'committed');
-      changed('app.rotate_secret', clientId);
-      return secretPage(deps, call, text(call, 'rotatedTitle'), rotated, secret, text(call, 'rotatedLead', { seconds: String(overlap) }));
+      const rotate = apps.rotateClientSecret;
+      if (rotate === undefined) throw new ConsoleRefusal('unsupported');
+      // Answered with the new secret's page: a reload must not rotate again and drop the secret just shown.
+      return runOnce(deps.context.store, form, deps.sessionTtl, clientId, async () => {
+        const secret = generateClientSecret();
+        const rotated = await rotate.call(apps, accountId, clientId, hashClientSecret(secret), overlap, change);
+        if (rotated === null) throw new ConsoleRefusal('unknown_app', { target: clientId });
+        context.emit({ type: 'app.secret_rotated', accountId, clientId, actor: change.actor, overlapSeconds: overlap }, 'committed');
+        changed('app.rotate_secret', clientId);
+        return secretPage(deps, call, text(call, 'rotatedTitle'), rotated, secret, text(call, 'rotatedLead', { seconds: String(overlap) }));
+      });
     }
     case 'disable':
     case 'enable': {

@@ -105,7 +105,7 @@ export function createConsole(service: ConsoleService, options: ConsoleOptions):
     tapEvents(service.config, (event) => memory.record(event));
     events = memory;
   }
-  const deps: ConsoleDeps = { service, context, options, events, bufferSize };
+  const deps: ConsoleDeps = { service, context, options, events, bufferSize, sessionTtl };
   const catalogues = consoleCatalogues(options.i18n?.catalogues);
   const defaultLocale = options.i18n?.defaultLocale ?? 'en';
   const config: ResolvedConfig = { ...service.config, basePath: path };

@@ -12,6 +12,8 @@ export interface ConsoleDeps {
   events: EventSource;
   /** The in-memory buffer's size when the events are this instance's only. */
   bufferSize: number;
+  /** The console session's lifetime in seconds: as long as a form of the session can be posted. */
+  sessionTtl: number;
 }
 
 /** The context of one request: its emitter carries the request's address and id. */

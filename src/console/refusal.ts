@@ -45,7 +45,8 @@ export type RefusalReason =
   | 'no_key_ring'
   | 'unsupported'
   | 'unknown_account'
-  | 'console_disabled';
+  | 'console_disabled'
+  | 'resubmitted';
 
 const MESSAGES: Readonly<Record<RefusalReason, keyof ConsoleMessages>> = {
   csrf: 'refusedCsrf',
@@ -62,6 +63,7 @@ const MESSAGES: Readonly<Record<RefusalReason, keyof ConsoleMessages>> = {
   unsupported: 'refusedUnsupported',
   unknown_account: 'refusedUnknownAccount',
   console_disabled: 'refusedConsoleDisabled',
+  resubmitted: 'refusedResubmitted',
 };
 
 const STATUS: Partial<Record<RefusalReason, number>> = {
@@ -71,6 +73,7 @@ const STATUS: Partial<Record<RefusalReason, number>> = {
   keys_account: 403,
   console_client: 403,
   console_disabled: 403,
+  resubmitted: 409,
   unknown_app: 404,
   unknown_kid: 404,
   unknown_account: 404,

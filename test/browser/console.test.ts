@@ -176,6 +176,13 @@ describe.runIf(browserAvailable('browser: operator console'))('browser: operator
     expect(fresh).not.toBe(registered.secret);
     expect(typeof (await appToken(host, registered.clientId, fresh))).toBe('string');
     expect(typeof (await appToken(host, registered.clientId, registered.secret))).toBe('string');
+    // A reload of the secret's page sends the form again: refused, and the secret just shown stays the current one.
+    const reloaded = await page.reload();
+    expect(reloaded?.status()).toBe(409);
+    expect(await page.content()).not.toContain('class="secret"');
+    const rotations = host.events.filter((event) => event.type === 'app.secret_rotated' && event.clientId === registered.clientId);
+    expect(rotations).toHaveLength(1);
+    expect(typeof (await appToken(host, registered.clientId, fresh))).toBe('string');
     registered = { ...registered, secret: fresh };
   });
 

@@ -134,6 +134,7 @@ export interface ConsoleMessages {
   refusedUnsupported: string;
   refusedUnknownAccount: string;
   refusedConsoleDisabled: string;
+  refusedResubmitted: string;
   signInFailed: string;
   serverError: string;
 }

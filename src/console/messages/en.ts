@@ -126,6 +126,8 @@ export const consoleEn: ConsoleMessages = {
   refusedUnsupported: 'The application registry cannot do this.',
   refusedUnknownAccount: 'There is no account {target}.',
   refusedConsoleDisabled: 'The console is off for account {target}: its client, sentinel-console, is disabled.',
+  refusedResubmitted:
+    'This form was sent already: nothing was changed this time. A secret is shown only once, after the first send; if it was lost, rotate the secret again.',
   signInFailed: 'The sign-in did not complete. Try again.',
   serverError: 'Something went wrong on the server. Nothing was changed.',
 };

@@ -127,6 +127,8 @@ export const consoleFr: ConsoleMessages = {
   refusedUnsupported: 'Le registre des applications ne sait pas faire cela.',
   refusedUnknownAccount: 'Il n’y a pas de compte {target}.',
   refusedConsoleDisabled: 'La console est désactivée pour le compte {target} : son client, sentinel-console, est désactivé.',
+  refusedResubmitted:
+    'Ce formulaire a déjà été envoyé : rien n’a été modifié cette fois. Un secret ne s’affiche qu’une fois, après le premier envoi ; s’il a été perdu, renouvelez le secret.',
   signInFailed: 'La connexion n’a pas abouti. Réessayez.',
   serverError: 'Une erreur est survenue sur le serveur. Rien n’a été modifié.',
 };
