@@ -22,7 +22,7 @@ import { auditPage } from './audit-page.js';
 import { MemoryEventLog } from '../events/event-log.js';
 import { ExchangeFailure } from './exchange-failure.js';
 import { keysAction, keysPage, revokeConfirmPage } from './keys-page.js';
-import { chooseConsoleLocale, consoleCatalogues } from './messages/console-locale.js';
+import { checkConsoleTag, chooseConsoleLocale, consoleCatalogues } from './messages/console-locale.js';
 import {
   consoleCookie,
   CONSOLE_COOKIE,
@@ -106,8 +106,9 @@ export function createConsole(service: ConsoleService, options: ConsoleOptions):
     events = memory;
   }
   const deps: ConsoleDeps = { service, context, options, events, bufferSize, sessionTtl };
+  assertKnownKeys(options.i18n, { defaultLocale: true, catalogues: true }, 'console.i18n');
   const catalogues = consoleCatalogues(options.i18n?.catalogues);
-  const defaultLocale = options.i18n?.defaultLocale ?? 'en';
+  const defaultLocale = checkConsoleTag(options.i18n?.defaultLocale ?? 'en', 'console.i18n.defaultLocale');
   const config: ResolvedConfig = { ...service.config, basePath: path };
   const issuer = new URL(service.config.issuer);
   const mountPath = options.mountPath === undefined ? issuer.pathname.replace(/\/$/, '') : checkMountPath(options.mountPath);

@@ -2,6 +2,7 @@
  * The console's language for a request: the `Accept-Language` preferences (RFC 9110 §12.5.4) matched against the
  * bundled catalogues and the host's, English for what a host catalogue leaves out.
  */
+import { ConfigurationError } from '../../errors.js';
 import { parseAcceptLanguage } from '../../i18n/negotiate.js';
 import type { ConsoleMessages } from './console-messages.js';
 import { consoleEn } from './en.js';
@@ -21,13 +22,57 @@ export interface ConsoleLocale {
   messages: ConsoleMessages;
 }
 
-/** Complete catalogues by lower-case tag: the bundled ones, the host's merged over them (and over English). */
+/** Language tags as the service's own `i18n` takes them (letters, digits, hyphens): they go into `<html lang>`. */
+const TAG = /^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/;
+
+/** The longest text a host's message may be, as for the service's own catalogues. */
+const MAX_MESSAGE = 1000;
+
+/**
+ * A language tag of the console's `i18n` option, checked at startup.
+ *
+ * @example checkConsoleTag('pt-BR', 'console.i18n.defaultLocale'); // 'pt-BR'
+ * @throws ConfigurationError when it is not shaped like a language tag.
+ */
+export function checkConsoleTag(tag: string, option: string): string {
+  if (typeof tag !== 'string' || !TAG.test(tag)) throw new ConfigurationError(option, 'must be a language tag such as "en" or "pt-BR"');
+  return tag;
+}
+
+/**
+ * The host's strings of one language, checked at startup as the service's own catalogues are: a name the console
+ * does not have (a typo) or a value that is not text is refused, rather than every page of that language failing
+ * when it is shown. A name given as `undefined` is left out (English), as an i18n library answers a missing key.
+ */
+function checkedMessages(tag: string, messages: Readonly<Record<string, unknown>>): Partial<ConsoleMessages> {
+  const option = `console.i18n.catalogues.${tag}`;
+  if (typeof messages !== 'object' || messages === null) throw new ConfigurationError(option, 'must be an object of messages');
+  const checked: Partial<Record<keyof ConsoleMessages, string>> = {};
+  for (const [name, value] of Object.entries(messages)) {
+    if (!Object.hasOwn(consoleEn, name)) throw new ConfigurationError(`${option}.${name}`, 'is not a message of the console');
+    if (value === undefined) continue;
+    if (typeof value !== 'string' || value.length > MAX_MESSAGE) {
+      throw new ConfigurationError(`${option}.${name}`, `must be text of at most ${MAX_MESSAGE} characters`);
+    }
+    checked[name as keyof ConsoleMessages] = value;
+  }
+  return checked;
+}
+
+/**
+ * Complete catalogues by lower-case tag: the bundled ones, the host's merged over them (and over English).
+ *
+ * @example const set = consoleCatalogues({ de: { navApps: 'Anwendungen' } });
+ * @throws ConfigurationError for a tag that is no language tag, or a message that is unknown or not text.
+ */
 export function consoleCatalogues(extra: Readonly<Record<string, Partial<ConsoleMessages>>> = {}): Map<string, ConsoleLocale> {
   const set = new Map<string, ConsoleLocale>();
   for (const [tag, messages] of Object.entries(CONSOLE_CATALOGUES)) set.set(tag.toLowerCase(), { tag, messages });
   for (const [tag, messages] of Object.entries(extra)) {
+    checkConsoleTag(tag, 'console.i18n.catalogues');
+    const own = checkedMessages(tag, messages);
     const base = set.get(tag.toLowerCase())?.messages ?? consoleEn;
-    set.set(tag.toLowerCase(), { tag, messages: { ...base, ...messages } });
+    set.set(tag.toLowerCase(), { tag, messages: { ...base, ...own } });
   }
   return set;
 }

@@ -1,0 +1,47 @@
+/**
+ * The console's `i18n` option is checked at startup like the service's own: a tag that is no language tag, a message
+ * name the console does not have, or a value that is not text is a ConfigurationError, rather than every page of
+ * that language failing when it is shown. A message given as `undefined` is left out: the page shows English.
+ */
+import { describe, expect, it } from 'vitest';
+import { createConsole } from '../src/console/index.js';
+import type { ConsoleMessages } from '../src/console/messages/console-messages.js';
+import { ConfigurationError } from '../src/errors.js';
+import { consoleRequest, operatorCookie } from './helpers/console-session.js';
+import { ACCOUNT, makeSentinel } from './helpers/fixtures.js';
+
+type Catalogues = Readonly<Record<string, Partial<ConsoleMessages>>>;
+
+const build = (i18n: { defaultLocale?: string; catalogues?: Catalogues }) =>
+  createConsole(makeSentinel(), { authorize: () => 'admin', i18n });
+
+describe('console: the i18n option', () => {
+  it('shows English for a message given as undefined, on every page of that language', async () => {
+    const sentinel = makeSentinel();
+    const catalogues = { de: { navApps: undefined, navKeys: 'Schlüssel' } } as unknown as Catalogues;
+    const operatorConsole = createConsole(sentinel, { authorize: () => 'admin', i18n: { catalogues } });
+    const cookie = await operatorCookie(sentinel, ACCOUNT, 'u-op', 600);
+    const request = consoleRequest('GET', `/console/${ACCOUNT}/apps`, { cookie });
+    const page = await operatorConsole.handle({ ...request, headers: { ...request.headers, 'accept-language': 'de' } });
+    expect(page?.status).toBe(200);
+    expect(page?.body).toContain('<html lang="de">');
+    expect(page?.body).toContain('>Apps</a>');
+    expect(page?.body).toContain('>Schlüssel</a>');
+  });
+
+  it('refuses at startup a message that is not text, an unknown message name, and tags that are no language tags', () => {
+    const cases: { defaultLocale?: string; catalogues?: Catalogues }[] = [
+      { catalogues: { de: { navApps: 5 } } as unknown as Catalogues },
+      { catalogues: { de: { navApps: null } } as unknown as Catalogues },
+      { catalogues: { de: { navAps: 'Anwendungen' } } as unknown as Catalogues },
+      { catalogues: { 'de"><b>': { navApps: 'Anwendungen' } } },
+      { catalogues: { de: { navApps: 'x'.repeat(1001) } } },
+      { defaultLocale: 'de_DE' },
+    ];
+    for (const i18n of cases) expect(() => build(i18n), JSON.stringify(i18n)).toThrow(ConfigurationError);
+    expect(() => createConsole(makeSentinel(), { authorize: () => 'admin', i18n: { defaultLanguage: 'fr' } as never })).toThrow(
+      ConfigurationError,
+    );
+    expect(() => build({ defaultLocale: 'pt-BR', catalogues: { 'pt-BR': { navApps: 'Aplicativos' } } })).not.toThrow();
+  });
+});
