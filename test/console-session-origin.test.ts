@@ -155,6 +155,29 @@ describe('console: a session lives only while its origin does', () => {
     await expectSignedOut(h, operator);
   });
 
+  it('its own Sign out says the service session stays, and offers to end it: the next sign-in asks for the password', async () => {
+    const h = harness();
+    const session = await accountSession(h);
+    const operator = await consoleSignIn(h, session);
+    const out = await h.consoleCall({
+      method: 'POST',
+      path: '/console/sign-out',
+      headers: { cookie: operator.cookie, 'content-type': FORM },
+      body: new URLSearchParams({ csrf: operator.csrf }).toString(),
+    });
+    expect(out.status).toBe(200);
+    expect(String(out.body)).toContain('will not ask for your password');
+    const action = /<form method="post" action="([^"]+)">/.exec(String(out.body))?.[1] as string;
+    expect(action).toBe(`http://localhost${ACCOUNT_PATH}/logout`);
+    // The offered form, posted from the page (same origin) with the browser's session cookie.
+    const ended = await postForm(h.sentinel, new URL(action).pathname, '', { headers: { cookie: session, ...SAME_ORIGIN } });
+    expect(ended.status).toBeLessThan(400);
+    const started = await h.consoleCall({ path: '/console/sign-in', query: new URLSearchParams({ account: ACCOUNT }) });
+    const authorize = new URL(String(started.headers.location));
+    const authorized = await call(h.sentinel, { path: authorize.pathname, query: authorize.searchParams, headers: { cookie: session } });
+    expect(new URL(String(authorized.headers.location), 'http://localhost').pathname).toBe(`${ACCOUNT_PATH}/login`);
+  });
+
   it('ends when another device ends every other session', async () => {
     const h = harness();
     const operator = await consoleSignIn(h, await accountSession(h));

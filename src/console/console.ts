@@ -23,19 +23,13 @@ import { MemoryEventLog } from '../events/event-log.js';
 import { ExchangeFailure } from './exchange-failure.js';
 import { keysAction, keysPage, revokeConfirmPage } from './keys-page.js';
 import { checkConsoleTag, chooseConsoleLocale, consoleCatalogues } from './messages/console-locale.js';
-import {
-  consoleCookie,
-  CONSOLE_COOKIE,
-  endOperatorSession,
-  type OperatorSession,
-  readOperatorSession,
-  type StoredOperatorSession,
-} from './operator-session.js';
+import { endOperatorSession, type OperatorSession, readOperatorSession, type StoredOperatorSession } from './operator-session.js';
 import { type ConsoleCall, consolePage, paragraph, text } from './page.js';
 import { ConsoleRefusal, formTarget, pathTarget } from './refusal.js';
 import type { ConsoleOptions, ConsoleService } from './service.js';
 import { originStands } from './session-origin.js';
 import { sessionsAction, sessionsPage } from './sessions-page.js';
+import { signedOutPage } from './sign-out.js';
 import { type ConsoleLocation, finishSignIn, signedInCookies, startSignIn } from './sign-in.js';
 
 /**
@@ -237,7 +231,6 @@ async function route(
   const { request } = call;
   const { service } = deps;
   const method = request.method === 'HEAD' ? 'GET' : request.method;
-  const config = service.config;
   if (rest === '' && method === 'GET') return chooserPage(deps, call);
   if (rest === 'sign-in' && method === 'GET') {
     name('sign-in');
@@ -254,11 +247,7 @@ async function route(
       await checkedForm(deps, call, stored);
       await endOperatorSession(deps.context.store, request);
     }
-    return consolePage(config, call, {
-      title: text(call, 'signedOutTitle'),
-      content: `${paragraph(text(call, 'signedOutLead'), 'lead')}<p><a href="${escapeHTML(`${call.base}/`)}">${escapeHTML(text(call, 'signInAgain'))}</a></p>`,
-      headers: { 'set-cookie': consoleCookie(CONSOLE_COOKIE, '', location.base, location.secure, 0) },
-    });
+    return signedOutPage(deps, call, location, stored?.accountId);
   }
   const [rawAccount = '', ...parts] = rest.split('/');
   let accountId: string;

@@ -26,6 +26,8 @@ export interface ConsoleMessages {
   continue: string;
   signedOutTitle: string;
   signedOutLead: string;
+  signedOutServiceLead: string;
+  signOutService: string;
   signInAgain: string;
   notOperatorTitle: string;
   notOperatorLead: string;

@@ -18,6 +18,9 @@ export const consoleEn: ConsoleMessages = {
   continue: 'Continue',
   signedOutTitle: 'Signed out',
   signedOutLead: 'You have left the operator console.',
+  signedOutServiceLead:
+    'You are still signed in to the service in this browser: signing in to the console again will not ask for your password.',
+  signOutService: 'Sign out of the service too',
   signInAgain: 'Sign in again',
   notOperatorTitle: 'Not an operator',
   notOperatorLead: 'You signed in, but you are not an operator of account {account}.',

@@ -18,6 +18,9 @@ export const consoleFr: ConsoleMessages = {
   continue: 'Continuer',
   signedOutTitle: 'Déconnecté',
   signedOutLead: 'Vous avez quitté la console d’administration.',
+  signedOutServiceLead:
+    'Vous restez connecté au service dans ce navigateur : une nouvelle connexion à la console ne demandera pas votre mot de passe.',
+  signOutService: 'Se déconnecter aussi du service',
   signInAgain: 'Se reconnecter',
   notOperatorTitle: 'Accès refusé',
   notOperatorLead: 'Vous êtes connecté, mais vous n’administrez pas le compte {account}.',
