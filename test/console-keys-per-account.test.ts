@@ -59,3 +59,24 @@ describe('console keys page with keysPerAccount', () => {
     expect(events.filter((event) => event.type === 'console.changed').map((event) => event.action)).toEqual(['keys.rotate', 'keys.revoke']);
   });
 });
+
+describe("console keys: a viewer's confirmation page", () => {
+  it('refuses a viewer as a viewer, not as an operator of another account', async () => {
+    const events: { type: string; reason?: string }[] = [];
+    const onEvent = (event: { type: string; reason?: string }) => events.push(event);
+    const sentinel = createSentinel(baseOptions({ keys: undefined, keyRotation: rotation, keysPerAccount: true, onEvent }));
+    await sentinel.ready();
+    const [kid] = await accountKids(sentinel);
+    const operatorConsole = createConsole(sentinel, { authorize: () => 'viewer' });
+    const cookie = await operatorCookie(sentinel, ACCOUNT, 'u-view', 600);
+    const page = await operatorConsole.handle({
+      method: 'GET',
+      path: `/console/${ACCOUNT}/keys/${encodeURIComponent(kid as string)}/revoke`,
+      query: new URLSearchParams(),
+      headers: { cookie },
+    });
+    expect(page?.status).toBe(403);
+    expect(String(page?.body)).toContain('Your role is viewer');
+    expect(events.filter((event) => event.type === 'console.denied').map((event) => event.reason)).toEqual(['viewer']);
+  });
+});

@@ -106,6 +106,8 @@ async function liveKey(deps: ConsoleDeps, call: ConsoleCall, kid: string): Promi
 
 function requireKeysAdmin(deps: ConsoleDeps, call: ConsoleCall): void {
   if (deps.service.config.keyRotation === undefined) throw new ConsoleRefusal('no_key_ring');
+  // A viewer is refused for being one (the page and the event say so), not for the ring being another account's.
+  if (call.operator?.role !== 'admin') throw new ConsoleRefusal('viewer');
   if (!mayChangeKeys(deps, call)) throw new ConsoleRefusal('keys_account');
 }
 
