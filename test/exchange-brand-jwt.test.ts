@@ -331,6 +331,19 @@ describe('JWT bearer grant (RFC 7523) with a trusted brand issuer', () => {
       await expectRefused(await bearer(sentinelWith(), jwt), 'invalid_grant', /critical header/);
     });
 
+    it("refuses a JWT typed as another kind of token (the brand's access or logout token), with both grants", async () => {
+      const sentinel = sentinelWith();
+      for (const typ of ['at+jwt', 'application/at+JWT', 'logout+jwt', 'secevent+jwt', 'dpop+jwt']) {
+        await expectRefused(await bearer(sentinel, await brandJWT(key, {}, { typ })), 'invalid_grant', /another kind of JWT/);
+        await expectRefused(await exchange(sentinel, await brandJWT(key, {}, { typ })), 'invalid_request', /another kind of JWT/);
+      }
+      // A plain JWT's type, in any spelling of its media type, and no type at all are what issuers put on ID tokens.
+      for (const typ of ['JWT', 'jwt', 'application/jwt', undefined]) {
+        const response = await bearer(sentinel, await brandJWT(key, {}, typ === undefined ? {} : { typ }));
+        expect(response.status, `${typ} ${response.body}`).toBe(200);
+      }
+    });
+
     it('refuses an aud that names neither this service nor the client', async () => {
       await expectRefused(
         await bearer(sentinelWith(), await brandJWT(key, { aud: 'https://someone-else.example' })),

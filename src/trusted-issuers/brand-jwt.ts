@@ -115,6 +115,19 @@ function protectedHeader(parts: CompactJwtParts, refuse: Refusal, name: string):
   return header;
 }
 
+/**
+ * Whether a JWS `typ` header is that of a plain JWT: absent, or `JWT` (RFC 7519 §5.1), compared as the media type it
+ * is (RFC 7515 §4.1.9: case-insensitive, `application/` optional). An explicitly typed JWT is another kind of token
+ * (RFC 8725 §3.11): the brand's own access tokens (`at+jwt`, RFC 9068), its logout tokens (`logout+jwt`), security
+ * events (`secevent+jwt`) carry `iss`, `sub`, `aud` and `exp` too, and must not pass as an assertion about a consumer.
+ */
+function isPlainJwtType(typ: unknown): boolean {
+  if (typ === undefined) return true;
+  if (typeof typ !== 'string') return false;
+  const type = typ.toLowerCase();
+  return type === 'jwt' || type === 'application/jwt';
+}
+
 /** `aud` as a string or an array of strings naming one of `accepted` (RFC 7519 §4.1.3). */
 function audienceMatches(aud: unknown, accepted: string | readonly string[]): boolean {
   const wanted = typeof accepted === 'string' ? [accepted] : accepted;
@@ -124,7 +137,7 @@ function audienceMatches(aud: unknown, accepted: string | readonly string[]): bo
 
 /**
  * Verifies `jwt` as a consumer assertion of a trusted issuer of `accountId`, presented by `clientId`. Checks, in
- * order: a trusted `iss` of this account; no `crit`; the signature under an asymmetric algorithm with the issuer's
+ * order: a trusted `iss` of this account; no `crit`; a `typ`, when present, of a plain JWT; the signature under an asymmetric algorithm with the issuer's
  * keys; `aud` (the configured `audience`, else this account's issuer, its token endpoint or `clientId`); `exp`
  * present and not past; `iat` not in the future; a lifetime of at most an hour; the consumer claim present; a
  * `jti`, when present, not seen before (spent by {@link BrandAssertion.spend}).
@@ -145,6 +158,7 @@ export async function verifyBrandJWT(
   if (issuer === undefined) throw refuse(`the issuer of ${name} is not trusted by this account`);
   const header = protectedHeader(parts, refuse, name);
   if (header.crit !== undefined) throw refuse(`${name} names critical header extensions this service does not implement`);
+  if (!isPlainJwtType(header.typ)) throw refuse(`${name} is typed as another kind of JWT than a consumer assertion`);
   // The signature first: no claim of an unverified JWT decides anything beyond which issuer's keys to try.
   const signed: SignedBytes = {
     input: Buffer.from(jwt.slice(0, parts.header.length + 1 + parts.payload.length), 'latin1'),
