@@ -129,6 +129,32 @@ describe('delegation of a user token', () => {
     expect(jsonOf(introspected)).toMatchObject({ active: true, sub: USER_ID, client_id: BOT_CLIENT_ID, act: { sub: BOT_CLIENT_ID } });
   });
 
+  it("carries the subject's sign-in (acr, amr): a step-up route the subject token meets accepts the delegation", async () => {
+    const sentinel = sentinelWith();
+    const code = await codeFor(sentinel, { scope: 'read write', amr: ['pwd', 'otp', 'mfa'] });
+    const issued = await postForm(
+      sentinel,
+      TOKEN_PATH,
+      new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: REDIRECT_URI,
+        client_id: CLIENT_ID,
+        client_secret: CLIENT_SECRET,
+      }).toString(),
+    );
+    const subjectToken = jsonOf(issued).access_token as string;
+    expect(decodeJwt(subjectToken).acr).toBe('urn:sentinel:acr:mfa');
+    const response = await delegate(sentinel, subjectToken);
+    expect(response.status, response.body).toBe(200);
+    const delegated = jsonOf(response).access_token as string;
+    expect(decodeJwt(delegated)).toMatchObject({ acr: 'urn:sentinel:acr:mfa', amr: ['pwd', 'otp', 'mfa'], act: { sub: BOT_CLIENT_ID } });
+    const checked = await sentinel.checkBearer(`Bearer ${delegated}`, { accountId: ACCOUNT, acrValues: 'urn:sentinel:acr:mfa' });
+    expect(checked.ok).toBe(true);
+    const introspected = await postForm(sentinel, `${TOKEN_PATH}/introspect`, new URLSearchParams({ token: delegated, ...BOT }).toString());
+    expect(jsonOf(introspected)).toMatchObject({ active: true, acr: 'urn:sentinel:acr:mfa' });
+  });
+
   it('never outlives the subject token', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     const sentinel = sentinelWith();

@@ -139,6 +139,10 @@ export async function delegate(
     grantType: subject.gty === 'client_credentials' ? 'client_credentials' : 'authorization_code',
     scope,
     authTime: subject.auth_time,
+    // The sign-in behind the subject, whole: with its auth_time alone a step-up route (acrValues) would refuse every
+    // delegation of a token that meets it, while maxAge, which reads auth_time, let it through.
+    amr: subject.amr,
+    acr: subject.acr,
     grantId: subject.gid,
     notAfter: subject.exp,
     extra,
