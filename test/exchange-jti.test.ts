@@ -1,17 +1,18 @@
 /**
- * A brand JWT's `jti` is single use, as never-evicted security state (the `brand-jti` prefix), on MemoryStore and on
- * RedisStore: a replay is refused on another instance sharing the store, only one of many concurrent presentations
- * of one JWT gets a token, the marker outlives the JWT's remaining life, and on MemoryStore a flood of ordinary
- * entries cannot push it out.
+ * A brand JWT's `jti` is single use per account and issuer, as never-evicted security state (the `brand-jti`
+ * prefix), on MemoryStore and on RedisStore: a replay is refused on another instance sharing the store, only one of
+ * many concurrent presentations of one JWT gets a token, the marker outlives the JWT's remaining life, and on
+ * MemoryStore a flood of ordinary entries cannot push it out.
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryStore, type Sentinel, type Store } from '../src/index.js';
 import { jsonOf, postForm } from './helpers/direct-flow.js';
-import { BOT, brandJWT, brandKey, exchangeOptions, JWT_BEARER, TOKEN_PATH } from './helpers/exchange.js';
-import { makeSentinel } from './helpers/fixtures.js';
+import { BOT, BRAND_ISSUER, botApp, brandJWT, brandKey, exchangeOptions, JWT_BEARER, TOKEN_PATH } from './helpers/exchange.js';
+import { ACCOUNT, CLIENT_SECRET, makeSentinel, OTHER_ACCOUNT } from './helpers/fixtures.js';
 import { describeOnSharedRedis } from './helpers/redis-suite.js';
 
 const key = await brandKey();
+const OTHER_BOT = 'b0b0b0b0-5555-4666-8777-888888888888';
 
 function bearer(sentinel: Sentinel, assertion: string) {
   return postForm(sentinel, TOKEN_PATH, new URLSearchParams({ grant_type: JWT_BEARER, assertion, ...BOT }).toString());
@@ -60,6 +61,36 @@ describe('brand jti on MemoryStore', () => {
     for (let index = 0; index < 200; index += 1) await store.set(`flood:${index}`, 'x', 600_000);
     expect(await store.get('flood:0')).toBeNull();
     expect((await bearer(sentinel, jwt)).status).toBe(400);
+  });
+});
+
+describe('brand jti scope', () => {
+  it("is per account and issuer: one account's use neither spends nor is spent by another's", async () => {
+    const SHARED = 'messaging-platform';
+    const otherBot = botApp({ accountId: OTHER_ACCOUNT, clientId: OTHER_BOT });
+    const options = exchangeOptions(key);
+    const sentinel = makeSentinel({
+      ...options,
+      apps: [...(options.apps ?? []), otherBot],
+      trustedIssuers: [ACCOUNT, OTHER_ACCOUNT].map((accountId) => ({
+        accountId,
+        issuer: BRAND_ISSUER,
+        audience: SHARED,
+        jwks: { keys: [key.publicJwk as Record<string, unknown>] },
+      })),
+    });
+    const otherPath = TOKEN_PATH.replace(`/${ACCOUNT}/`, `/${OTHER_ACCOUNT}/`);
+    const atOther = (assertion: string) =>
+      postForm(
+        sentinel,
+        otherPath,
+        new URLSearchParams({ grant_type: JWT_BEARER, assertion, client_id: OTHER_BOT, client_secret: CLIENT_SECRET }).toString(),
+      );
+    const jwt = await brandJWT(key, { aud: SHARED });
+    expect((await bearer(sentinel, jwt)).status).toBe(200);
+    expect((await atOther(jwt)).status).toBe(200);
+    expect(jsonOf(await bearer(sentinel, jwt)).error_description).toMatch(/already been used/);
+    expect(jsonOf(await atOther(jwt)).error_description).toMatch(/already been used/);
   });
 });
 

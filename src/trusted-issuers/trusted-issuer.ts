@@ -25,7 +25,10 @@ export interface TrustedIssuer {
   jwksUri?: string | undefined;
   /** The issuer's public keys, inline. Give this or `jwksUri`. */
   jwks?: { keys: Record<string, unknown>[] } | undefined;
-  /** A value the JWT's `aud` must contain; without it, `aud` must name this account's issuer or the exchanging client. */
+  /**
+   * A value the JWT's `aud` must contain; without it, `aud` must name this account's issuer or the exchanging client.
+   * A `jti` is single-use per account and issuer, so accounts trusting one issuer should each have their own value.
+   */
   audience?: string | undefined;
   /** The claim that holds the consumer's participant id. Default `sub`. */
   consumerIdClaim?: string | undefined;
