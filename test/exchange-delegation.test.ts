@@ -21,7 +21,7 @@ import {
   USER_ID,
   appTokenPath,
 } from './helpers/fixtures.js';
-import { jsonOf, postForm } from './helpers/direct-flow.js';
+import { call, jsonOf, postForm } from './helpers/direct-flow.js';
 import { contextOf } from '../src/http/context.js';
 import { appPresence } from '../src/guard/app-presence.js';
 import { verifiedTokenCache } from '../src/guard/verified-token-cache.js';
@@ -271,6 +271,43 @@ describe('delegation of a user token', () => {
     const actorToken = jsonOf(own).access_token as string;
     const response = await delegate(sentinel, accessToken, { actor_token: actorToken, actor_token_type: TYPE.accessToken });
     expect(response.status, response.body).toBe(200);
+  });
+});
+
+describe('delegated tokens at UserInfo', () => {
+  it("answers a delegated user token with the claims of its narrowed scope, and refuses a consumer's", async () => {
+    const options = exchangeOptions(key);
+    const sentinel = makeSentinel({
+      ...options,
+      apps: (options.apps ?? []).map((app) => (app.clientId === BOT_CLIENT_ID ? { ...app, scope: 'openid email read' } : app)),
+      users: {
+        authenticate: async () => null,
+        claims: async () => ({ name: 'Alice', email: 'alice@example.com', email_verified: true }),
+      },
+    });
+    const code = await codeFor(sentinel, { scope: 'openid profile email read' });
+    const issued = await postForm(
+      sentinel,
+      TOKEN_PATH,
+      new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: REDIRECT_URI,
+        client_id: CLIENT_ID,
+        client_secret: CLIENT_SECRET,
+      }).toString(),
+    );
+    const delegated = await delegate(sentinel, jsonOf(issued).access_token as string);
+    expect(jsonOf(delegated).scope).toBe('openid email read');
+    const userinfo = (token: string) =>
+      call(sentinel, { path: `/sentinel/api/account/${ACCOUNT}/userinfo`, headers: { authorization: `Bearer ${token}` } });
+    const answered = await userinfo(jsonOf(delegated).access_token as string);
+    expect(answered.status, answered.body).toBe(200);
+    expect(jsonOf(answered)).toEqual({ sub: USER_ID, email: 'alice@example.com', email_verified: true });
+    const consumer = await delegate(sentinel, await consumerToken(sentinel));
+    const refused = await userinfo(jsonOf(consumer).access_token as string);
+    expect(refused.status).toBe(401);
+    expect(refused.headers['www-authenticate']).toMatch(/error="invalid_token"/);
   });
 });
 
