@@ -1,6 +1,7 @@
 /**
  * A trusted issuer's keys from its `jwksUri`: fetched once and cached, fetched again when a JWT names a `kid` the
- * cached set lacks (the issuer rotated), and no more than once per interval however many made-up `kid`s arrive.
+ * cached set lacks or, naming none, is verified by none of the cached keys (the issuer rotated), and no more than
+ * once per interval however many made-up `kid`s or forged signatures arrive.
  * The brand's key server is a real HTTP server on loopback (`clientJwks.allowPrivateAddresses`, development only)
  * that counts its requests.
  */
@@ -63,6 +64,27 @@ describe("a trusted issuer's key set", () => {
     published = [old, rotated];
     const response = await bearer(sentinel, await brandJWT(rotated));
     expect(response.status, response.body).toBe(200);
+    expect(fetches).toBe(2);
+  });
+
+  it('is fetched again for a JWT naming no kid that the cached keys do not verify: a rotated key works at once', async () => {
+    const old = await brandKey();
+    published = [old];
+    fetches = 0;
+    const sentinel = sentinelFor(old);
+    expect((await bearer(sentinel, await brandJWT(old, {}, { kid: undefined }))).status).toBe(200);
+    // The issuer replaced its key, and its JWTs name none: the cached (old) key fits the algorithm but fails.
+    const rotated = await brandKey();
+    published = [rotated];
+    const response = await bearer(sentinel, await brandJWT(rotated, {}, { kid: undefined }));
+    expect(response.status, response.body).toBe(200);
+    expect(fetches).toBe(2);
+    // Forged JWTs naming no kid refresh no more often than made-up kids do: the refresh just made covers them all.
+    const stranger = await brandKey();
+    for (let i = 0; i < 5; i += 1) {
+      const refused = await bearer(sentinel, await brandJWT(stranger, {}, { kid: undefined }));
+      expect(jsonOf(refused).error_description).toMatch(/not signed by a key of its trusted issuer/);
+    }
     expect(fetches).toBe(2);
   });
 

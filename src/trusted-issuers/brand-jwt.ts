@@ -2,10 +2,11 @@
  * Verifying a JWT a trusted brand issuer signed about one of the account's consumers (RFC 7523 §3, RFC 8693 §2.1
  * with an `id_token` or `jwt` subject token). The issuer is looked up by the JWT's own `iss` among those the
  * account trusts, never across accounts; its keys come from the entry (`jwks`) or its `jwksUri` through the
- * service's one SSRF-guarded fetcher, and a `kid` the cached set lacks refreshes it at most once per
- * {@link KEY_REFRESH_INTERVAL_MS}. The `jku`, `x5u` and `jwk` headers are never followed: the keys are the ones the
- * account registered. What the checks refuse becomes the error the calling grant names (`invalid_grant` for the JWT
- * bearer grant, `invalid_request` for token exchange); the JWT itself is never echoed.
+ * service's one SSRF-guarded fetcher, and a `kid` the cached set lacks (or, for a JWT naming none, a signature no
+ * cached key verifies) refreshes it at most once per {@link KEY_REFRESH_INTERVAL_MS}. The `jku`, `x5u` and `jwk`
+ * headers are never followed: the keys are the ones the account registered. What the checks refuse becomes the
+ * error the calling grant names (`invalid_grant` for the JWT bearer grant, `invalid_request` for token exchange);
+ * the JWT itself is never echoed.
  */
 import type { JWTPayload } from 'jose';
 import type { SentinelContext } from '../http/context.js';
@@ -166,8 +167,10 @@ export async function verifyBrandJWT(
   };
   const mode = context.config.verification;
   let signature = await checkBrandSignature(signed, header, await issuerKeys(context, issuer, false), mode);
-  // A kid the cached set lacks may be a rotation at the issuer: look once more (rate-limited per key-set URL).
-  if (signature === 'no-matching-key' && issuer.jwksUri !== undefined) {
+  // A kid the cached set lacks may be a rotation at the issuer, and so may a JWT naming no kid that none of the cached
+  // keys verifies (nothing else tells its new key from the old): look once more (rate-limited per key-set URL).
+  const mayBeRotation = signature === 'no-matching-key' || (signature === 'bad-signature' && header.kid === undefined);
+  if (mayBeRotation && issuer.jwksUri !== undefined) {
     signature = await checkBrandSignature(signed, header, await issuerKeys(context, issuer, true), mode);
   }
   if (signature === 'algorithm-not-allowed') throw refuse(`${name} must use an asymmetric algorithm`);
