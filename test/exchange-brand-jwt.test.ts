@@ -449,6 +449,24 @@ describe('JWT bearer grant (RFC 7523) with a trusted brand issuer', () => {
       );
     });
 
+    it('refuses a consumer claim that is not a string, without asking the consumerId validator', async () => {
+      const consumerId = vi.fn(() => true);
+      const sentinel = sentinelWith({ consumerId });
+      for (const sub of [12345, [CONSUMER_UUID], { id: CONSUMER_UUID }, true]) {
+        await expectRefused(
+          await bearer(sentinel, await brandJWT(key, { sub })),
+          'invalid_grant',
+          /sub claim of the assertion is not a string/,
+        );
+        await expectRefused(
+          await exchange(sentinel, await brandJWT(key, { sub })),
+          'invalid_request',
+          /sub claim of subject_token is not a string/,
+        );
+      }
+      expect(consumerId).not.toHaveBeenCalled();
+    });
+
     it('asks the consumerId validator when there is one', async () => {
       const consumerId = vi.fn(() => false);
       await expectRefused(await bearer(sentinelWith({ consumerId }), await brandJWT(key)), 'invalid_grant', /not a valid participant id/);

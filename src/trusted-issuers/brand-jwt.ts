@@ -196,10 +196,11 @@ export async function verifyBrandJWT(
   if (exp - (payload.iat ?? now) > MAX_BRAND_JWT_LIFETIME_SECONDS) {
     throw refuse(`${name} must not live longer than ${MAX_BRAND_JWT_LIFETIME_SECONDS} seconds`);
   }
-  const consumerId = payload[issuer.consumerIdClaim ?? DEFAULT_CONSUMER_ID_CLAIM];
-  if (typeof consumerId !== 'string' || consumerId === '') {
-    throw refuse(`${name} has no consumer id in its ${issuer.consumerIdClaim ?? DEFAULT_CONSUMER_ID_CLAIM} claim`);
-  }
+  const consumerClaim = issuer.consumerIdClaim ?? DEFAULT_CONSUMER_ID_CLAIM;
+  const consumerId = payload[consumerClaim];
+  if (consumerId === undefined || consumerId === '') throw refuse(`${name} has no consumer id in its ${consumerClaim} claim`);
+  // A number, a list or an object is never a consumer id, nor handed to the host's validator, which expects a string.
+  if (typeof consumerId !== 'string') throw refuse(`the ${consumerClaim} claim of ${name} is not a string`);
   const { jti } = payload;
   if (jti !== undefined && (typeof jti !== 'string' || jti === '' || jti.length > 256)) throw refuse(`${name} has a malformed jti`);
   return {
