@@ -584,4 +584,29 @@ describe('RFC 7591 registration', () => {
     const kept = await manageClient(sentinel, 'PUT', registered, { body: { ...body, resources: [MCP] } });
     expect(kept.status, kept.body).toBe(200);
   });
+
+  it('an update keeps a resource outside the defaults that an operator gave the client, and adds none', async () => {
+    const { MemoryAppStore } = await import('../src/index.js');
+    const { postRegistration, manageClient, INITIAL_ACCESS_TOKEN } = await import('./helpers/registration-client.js');
+    const options = baseOptions({ defaultResources: [MCP] });
+    const apps = new MemoryAppStore(createSentinel(options).config.apps);
+    const sentinel = createSentinel({ ...options, apps: [], appStore: apps, registration: { initialAccessToken: INITIAL_ACCESS_TOKEN } });
+    const registered = jsonOf(await postRegistration(sentinel, { grant_types: ['client_credentials'] })) as unknown as Registered;
+    const clientId = registered.client_id;
+    // The operator gives it a resource that is not a default one.
+    await apps.patchApp(ACCOUNT, clientId, () => ({ resources: [MCP, OTHER] }));
+    const body = { client_id: clientId, grant_types: ['client_credentials'], client_name: 'Renamed' };
+    // The client renames itself, sending the list it has (RFC 7592 §2.2 replaces every field), and keeps it.
+    const renamed = await manageClient(sentinel, 'PUT', registered, { body: { ...body, resources: [MCP, OTHER] } });
+    expect(renamed.status, renamed.body).toBe(200);
+    expect(jsonOf(renamed)).toMatchObject({ client_name: 'Renamed', resources: [MCP, OTHER] });
+    expect((await apps.findApp(ACCOUNT, clientId))?.resources).toEqual([MCP, OTHER]);
+    // Narrowing to the operator's resource alone is an update too; a resource it was never given is still refused.
+    const narrowed = await manageClient(sentinel, 'PUT', registered, { body: { ...body, resources: [OTHER] } });
+    expect(narrowed.status, narrowed.body).toBe(200);
+    const widened = await manageClient(sentinel, 'PUT', registered, { body: { ...body, resources: [OTHER, MCP] } });
+    expect(widened.status).toBe(400);
+    expect(jsonOf(widened)).toMatchObject({ error: 'invalid_client_metadata' });
+    expect((await apps.findApp(ACCOUNT, clientId))?.resources).toEqual([OTHER]);
+  });
 });

@@ -122,7 +122,7 @@ async function update(context: SentinelContext, request: SentinelRequest, app: A
         defaultMaxAge: metadata.defaultMaxAge,
         resources: resourcesOfUpdate(current, metadata.resources),
       };
-      refuseUnhonouredMetadata(context, body, { ...current, ...patch });
+      refuseUnhonouredMetadata(context, body, { ...current, ...patch }, current.resources);
       before = current;
       return patch;
     },

@@ -39,12 +39,18 @@ function effectiveIDTokenAlgorithm(context: SentinelContext, app: App): string |
 
 /**
  * Refuses a registered metadata field of the request that `app` (the client as it is about to be saved) would not
- * honour; nothing has been stored yet.
+ * honour; nothing has been stored yet. `held`: the resources the client already has (an update's stored app), which
+ * it may keep even when they are not default resources, since an operator gave them.
  *
  * @example
  * refuseUnhonouredMetadata(context, body, app); // then save the app
  */
-export function refuseUnhonouredMetadata(context: SentinelContext, body: Record<string, unknown>, app: App): void {
+export function refuseUnhonouredMetadata(
+  context: SentinelContext,
+  body: Record<string, unknown>,
+  app: App,
+  held: readonly string[] = [],
+): void {
   checkDemand(body, 'dpop_bound_access_tokens', app.requireDPoP === true);
   checkDemand(body, 'require_pushed_authorization_requests', app.requirePushedAuthorizationRequests === true);
   // Keys and their algorithm serve private_key_jwt only, which dynamic registration does not offer.
@@ -63,8 +69,10 @@ export function refuseUnhonouredMetadata(context: SentinelContext, body: Record<
     }
   }
   // RFC 8707: a self-registered client may narrow the service's default resources, never name one of its own (which
-  // would let whoever holds an initial access token mint tokens for any audience).
-  const outside = app.resources?.filter((resource) => !context.config.defaultResources.includes(resource)) ?? [];
+  // would let whoever holds an initial access token mint tokens for any audience). One an operator gave it is kept:
+  // an update must send the list again (manage.ts), so refusing it would leave the client no update but giving it up.
+  const outside =
+    app.resources?.filter((resource) => !context.config.defaultResources.includes(resource) && !held.includes(resource)) ?? [];
   if (outside.length > 0) throw refused('resources', `may name only the service's default resources; for another, ${BY_OPERATOR}`);
   // OpenID Connect Registration 1.0 §2. Every subject here is public (`subject_types_supported: ["public"]`): a
   // client registered for pairwise identifiers would correlate users across clients it believed it could not.
