@@ -222,6 +222,42 @@ describe('resolving a client id metadata document', () => {
     await resolver.resolve(ACCOUNT, uncached);
     expect(hits).toBe(before + 2);
   });
+
+  it('keeps nothing whose stated freshness is invalid: a max-age that is no number, an Expires that is no date', async () => {
+    // RFC 9111 §4.2.1: invalid freshness information is stale; §5.3: an invalid Expires is "already expired".
+    for (const control of ['max-age=-1', 'max-age=abc', 'max-age=1.5', 'max-age', 'max-age=', 'public, max-age="soon"']) {
+      expect(cacheSecondsOf({ 'cache-control': control }), control).toBe(0);
+    }
+    for (const expires of ['never', '', '-1', '0', '2099', 'Thu, 01 Jan 2099', '2099-01-01T00:00:00Z']) {
+      expect(cacheSecondsOf({ expires }), expires).toBe(0);
+    }
+    // max-age wins over an Expires, valid or not (§5.3), and the quoted form of a number is read (§5.2).
+    expect(cacheSecondsOf({ 'cache-control': 'max-age=600', expires: 'never' })).toBe(600);
+    expect(cacheSecondsOf({ 'cache-control': 'max-age="600"' })).toBe(600);
+    // Every form of an HTTP-date (RFC 9110 §5.6.7) is one, asctime's read as GMT.
+    const date = new Date(Date.now() - 1000);
+    const expires = new Date(date.getTime() + 600_000);
+    const weekday = expires.toUTCString().slice(0, 3);
+    const long = { Mon: 'Monday', Tue: 'Tuesday', Wed: 'Wednesday', Thu: 'Thursday', Fri: 'Friday', Sat: 'Saturday', Sun: 'Sunday' };
+    const [, dd, mon, yyyy, time] = expires.toUTCString().split(' ') as string[];
+    const forms = [
+      expires.toUTCString(),
+      `${long[weekday as keyof typeof long]}, ${dd}-${mon}-${String(yyyy).slice(2)} ${time} GMT`,
+      `${weekday} ${mon} ${String(Number(dd)).padStart(2, ' ')} ${time} ${yyyy}`,
+    ];
+    for (const form of forms) expect(cacheSecondsOf({ date: date.toUTCString(), expires: form }), form).toBeCloseTo(600, -1);
+    // Served so, a document is fetched every time, as with no-store.
+    const url = serve(
+      '/expires-never.json',
+      { client_id: `${origin}/expires-never.json`, redirect_uris: ['https://a.example/cb'] },
+      { expires: 'never' },
+    );
+    const resolver = resolverFor();
+    const before = hits;
+    await resolver.resolve(ACCOUNT, url);
+    await resolver.resolve(ACCOUNT, url);
+    expect(hits).toBe(before + 2);
+  });
 });
 
 describe('the service with client ID metadata documents', () => {

@@ -103,22 +103,59 @@ function ageOf(headers: IncomingHttpHeaders): number {
   return age !== undefined && /^\d+$/.test(age) ? Number(age) : 0;
 }
 
+const DAY = '(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)';
+const MONTH = '(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)';
+const TIME = '\\d{2}:\\d{2}:\\d{2}';
+/** The three forms of an HTTP-date (RFC 9110 §5.6.7): IMF-fixdate, and the obsolete RFC 850 and asctime ones. */
+const IMF_FIXDATE = new RegExp(`^${DAY}, \\d{2} ${MONTH} \\d{4} ${TIME} GMT$`);
+const RFC850_DATE = new RegExp(`^(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day, \\d{2}-${MONTH}-\\d{2} ${TIME} GMT$`);
+const ASCTIME_DATE = new RegExp(`^${DAY} ${MONTH} [ \\d]\\d ${TIME} \\d{4}$`);
+
+/**
+ * An HTTP-date in milliseconds, or NaN when `value` is not one. `Date.parse` alone reads far more (`2099`, `-1`) as a
+ * time, and would keep a document for a day whose header says nothing valid.
+ */
+function httpDate(value: string | undefined): number {
+  if (value === undefined) return Number.NaN;
+  if (IMF_FIXDATE.test(value) || RFC850_DATE.test(value)) return Date.parse(value);
+  // asctime carries no zone, and is GMT (§5.6.7): said explicitly, or Date.parse would read it as local time.
+  return ASCTIME_DATE.test(value) ? Date.parse(`${value} GMT`) : Number.NaN;
+}
+
+/** The Cache-Control directives, by lower-case name, each with its value (quotes removed), the first of each name. */
+function directivesOf(headers: IncomingHttpHeaders): Map<string, string | undefined> {
+  const directives = new Map<string, string | undefined>();
+  for (const part of String(headers['cache-control'] ?? '').split(',')) {
+    const [name, ...value] = part.split('=');
+    const key = name?.trim().toLowerCase() ?? '';
+    if (key === '' || directives.has(key)) continue;
+    const raw = value.length === 0 ? undefined : value.join('=').trim();
+    directives.set(key, raw?.replace(/^"(.*)"$/, '$1'));
+  }
+  return directives;
+}
+
 /**
  * Seconds a document may be kept per its response headers (RFC 9111 §5.2.2, §5.3), capped; 0: not at all. The
  * freshness left is its lifetime less its age (§4.2.3): a cache between us and the agent's host may have held it for
  * most of its `max-age`, which the `Age` header says. With `Expires`, the lifetime is counted from `Date` (§4.2.1, so
  * that the host's clock and ours need not agree) and the age is the larger of `Age` and the time since `Date`.
+ * Freshness that is stated but invalid keeps nothing: a `max-age` that is not a number of seconds (§4.2.1 has such a
+ * response stale) and an `Expires` that is not an HTTP-date (§5.3: "already expired"), never the 5-minute default.
  */
 export function cacheSecondsOf(headers: IncomingHttpHeaders): number {
-  const control = String(headers['cache-control'] ?? '').toLowerCase();
-  if (/(^|[,\s])(no-store|no-cache)([,\s=]|$)/.test(control)) return 0;
+  const directives = directivesOf(headers);
+  if (directives.has('no-store') || directives.has('no-cache')) return 0;
   const age = ageOf(headers);
-  const maxAge = /(?:^|[,\s])max-age\s*=\s*"?(\d+)"?/.exec(control);
-  if (maxAge !== null) return Math.max(0, Math.min(Number(maxAge[1]) - age, MAX_CACHE_SECONDS));
-  const expires = headers.expires === undefined ? Number.NaN : Date.parse(headers.expires);
-  if (!Number.isNaN(expires)) {
+  if (directives.has('max-age')) {
+    const maxAge = directives.get('max-age') ?? '';
+    return /^\d+$/.test(maxAge) ? Math.max(0, Math.min(Number(maxAge) - age, MAX_CACHE_SECONDS)) : 0;
+  }
+  if (headers.expires !== undefined) {
+    const expires = httpDate(headers.expires);
+    if (Number.isNaN(expires)) return 0;
     const now = Date.now();
-    const parsedDate = headers.date === undefined ? Number.NaN : Date.parse(headers.date);
+    const parsedDate = httpDate(headers.date);
     // No valid Date: the time of receipt stands in for it (§6.6.1 of RFC 9110 lets a recipient add one).
     const date = Number.isNaN(parsedDate) ? now : parsedDate;
     const currentAge = Math.max(age, (now - date) / 1000);
