@@ -380,7 +380,7 @@ async function agentSignIn(
   sentinel: Sentinel,
   url: string,
   exchange: { scope?: string; headers?: Record<string, string> } = {},
-): Promise<{ sessionCookie: string; accessToken: string; refreshToken: string }> {
+): Promise<{ sessionCookie: string; accessToken: string; refreshToken: string; idToken: string | undefined }> {
   const { verifier, challenge } = pkcePair();
   const query = authorizeQuery({
     client_id: url,
@@ -412,6 +412,7 @@ async function agentSignIn(
     sessionCookie: session.slice('sentinel_session='.length).split(';')[0] as string,
     accessToken: jsonOf(exchanged).access_token as string,
     refreshToken: jsonOf(exchanged).refresh_token as string,
+    idToken: jsonOf(exchanged).id_token as string | undefined,
   };
 }
 
@@ -529,6 +530,40 @@ describe('a client whose metadata document becomes unavailable', () => {
     const confirmation = await endSession({ client_id: url, post_logout_redirect_uri: AGENT_CALLBACK }, sessionCookie);
     expect(confirmation.status).toBe(200);
     expect(String(confirmation.body)).toContain('name="confirmation"');
+  });
+
+  it("at end_session, returns to the document's post_logout_redirect_uris only, when it lists them", async () => {
+    const { sentinel } = serviceWithDocuments();
+    const path = '/logout-list-agent.json';
+    const bye = 'http://127.0.0.1:9999/bye';
+    const url = serve(
+      path,
+      { client_id: `${origin}${path}`, redirect_uris: [AGENT_CALLBACK], post_logout_redirect_uris: [bye] },
+      { 'cache-control': 'no-store' },
+    );
+    const endSession = async (returnTo: string) => {
+      const { idToken } = await agentSignIn(sentinel, url, { scope: 'openid' });
+      expect(idToken).toBeTypeOf('string');
+      const query = { id_token_hint: idToken as string, post_logout_redirect_uri: returnTo, state: 's' };
+      return call(sentinel, { path: `${ACCOUNT_PATH}/end_session`, query: new URLSearchParams(query) });
+    };
+    const listed = await endSession(bye);
+    expect(listed.status, listed.body).toBe(303);
+    expect(listed.headers.location).toBe(`${bye}?state=s`);
+    // The list is the document's answer to where a logout may return: its redirect URIs are not, once it has one.
+    const redirectUri = await endSession(AGENT_CALLBACK);
+    expect(redirectUri.status).toBe(400);
+    expect(redirectUri.headers.location).toBeUndefined();
+    // A list holding what a redirect URI may not be is a document refused, as a bad redirect_uris is.
+    for (const bad of [['https://agent.example/bye#x'], 'https://agent.example/bye', ['com.example.agent:/bye']]) {
+      serve(path, { client_id: url, redirect_uris: [AGENT_CALLBACK], post_logout_redirect_uris: bad }, { 'cache-control': 'no-store' });
+      const refused = await Promise.resolve(contextOf(sentinel).apps.findApp(ACCOUNT, url)).then(
+        () => null,
+        (error: unknown) => error,
+      );
+      expect(refused, JSON.stringify(bad)).toMatchObject({ code: 'invalid_client' });
+      expect(String((refused as Error).message), JSON.stringify(bad)).toMatch(/post_logout_redirect_uris/);
+    }
   });
 
   it('checks a DPoP proof outside the FAPI 2.0 algorithms without fetching the document: no 503 once it is gone', async () => {

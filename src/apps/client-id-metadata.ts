@@ -167,6 +167,8 @@ export function cacheSecondsOf(headers: IncomingHttpHeaders): number {
 /** What a document says, checked: the parts an {@link App} is made of. */
 interface ClientDocument {
   redirectUris: string[];
+  /** `post_logout_redirect_uris` (RP-Initiated Logout §3.1); without them, `end_session` may return to `redirectUris`. */
+  postLogoutRedirectUris: string[] | undefined;
   name: string | undefined;
   scope: string | undefined;
   grantTypes: GrantType[];
@@ -174,6 +176,13 @@ interface ClientDocument {
 
 function stringList(value: unknown): value is string[] {
   return Array.isArray(value) && value.every((item) => typeof item === 'string');
+}
+
+/** As for self-registered clients: https, or http on a loopback host; a private-use scheme needs an operator. */
+function isWebRedirectURI(uri: string): boolean {
+  if (redirectURIProblem(uri) !== null) return false;
+  const url = new URL(uri);
+  return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname));
 }
 
 /** The document, retrieved (it names its URL), checked; what is wrong with it is the client's to hear. */
@@ -188,12 +197,13 @@ function parseDocument(doc: Record<string, unknown>): ClientDocument {
   if (!stringList(doc.redirect_uris) || doc.redirect_uris.length === 0) {
     throw refused('the client metadata document has no redirect_uris');
   }
-  for (const uri of doc.redirect_uris) {
-    const problem = redirectURIProblem(uri);
-    const url = problem === null ? new URL(uri) : undefined;
-    // As for self-registered clients: https, or http on a loopback host; a private-use scheme needs an operator.
-    const web = url !== undefined && (url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname)));
-    if (!web) throw refused('the client metadata document has a redirect_uri that is not https (or http on a loopback host)');
+  if (!doc.redirect_uris.every(isWebRedirectURI)) {
+    throw refused('the client metadata document has a redirect_uri that is not https (or http on a loopback host)');
+  }
+  // Read, not ignored: an end_session return it names must be one of them, not any of its redirect URIs.
+  const logout = doc.post_logout_redirect_uris;
+  if (logout !== undefined && (!stringList(logout) || !logout.every(isWebRedirectURI))) {
+    throw refused('the client metadata document has post_logout_redirect_uris that are not https (or http on a loopback host)');
   }
   const name = doc.client_name;
   if (name !== undefined && (typeof name !== 'string' || name.length === 0 || name.length > 100 || displayTextProblem(name) !== null)) {
@@ -209,7 +219,8 @@ function parseDocument(doc: Record<string, unknown>): ClientDocument {
   }
   const grantTypes: GrantType[] =
     grants === undefined || grants.includes('refresh_token') ? ['authorization_code', 'refresh_token'] : ['authorization_code'];
-  return { redirectUris: [...new Set(doc.redirect_uris)], name, scope, grantTypes };
+  const postLogoutRedirectUris = logout === undefined ? undefined : [...new Set(logout)];
+  return { redirectUris: [...new Set(doc.redirect_uris)], postLogoutRedirectUris, name, scope, grantTypes };
 }
 
 /**
@@ -245,6 +256,7 @@ export class ClientIdMetadataResolver {
       accountId,
       clientId,
       redirectUris: Object.freeze([...doc.redirectUris]),
+      ...(doc.postLogoutRedirectUris === undefined ? {} : { postLogoutRedirectUris: Object.freeze([...doc.postLogoutRedirectUris]) }),
       grantTypes: Object.freeze([...doc.grantTypes]),
       tokenEndpointAuthMethod: 'none',
       // The name is the client's own claim: the host beside it is what a user can trust (the pages show both).
