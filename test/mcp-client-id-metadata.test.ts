@@ -566,6 +566,74 @@ describe('a client whose metadata document becomes unavailable', () => {
     }
   });
 
+  it('honours the demands a document makes of its own requests: DPoP proofs, pushed authorization requests', async () => {
+    const { sentinel } = serviceWithDocuments();
+    const agentDocument = (path: string, demands: Record<string, unknown>) =>
+      serve(path, { client_id: `${origin}${path}`, redirect_uris: [AGENT_CALLBACK], ...demands }, { 'cache-control': 'no-store' });
+    const codeFor = async (url: string) => {
+      const { verifier, challenge } = pkcePair();
+      const query = authorizeQuery({
+        client_id: url,
+        redirect_uri: AGENT_CALLBACK,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+      });
+      const { interaction } = await startInteraction(sentinel, query);
+      const csrf = await openLogin(sentinel, interaction);
+      const login = await postLogin(sentinel, interaction, { csrf_token: csrf, username: USERNAME, password: PASSWORD });
+      return { code: new URL(String(login.headers.location)).searchParams.get('code') as string, verifier };
+    };
+    const exchange = (url: string, code: string, verifier: string, headers: Record<string, string> = {}) =>
+      postForm(
+        sentinel,
+        TOKEN_PATH,
+        new URLSearchParams({
+          grant_type: 'authorization_code',
+          code,
+          code_verifier: verifier,
+          redirect_uri: AGENT_CALLBACK,
+          client_id: url,
+        }).toString(),
+        { headers },
+      );
+    // dpop_bound_access_tokens (RFC 9449 §5.2): a token request without a proof is refused, one with a proof is bound.
+    const dpopAgent = agentDocument('/dpop-demand-agent.json', { dpop_bound_access_tokens: true });
+    const unproved = await codeFor(dpopAgent);
+    const refused = await exchange(dpopAgent, unproved.code, unproved.verifier);
+    expect(refused.status).toBe(400);
+    expect(jsonOf(refused).error).toBe('invalid_dpop_proof');
+    const proved = await codeFor(dpopAgent);
+    const agent = await es384Agent();
+    const bound = await exchange(dpopAgent, proved.code, proved.verifier, {
+      dpop: await agent.proof('POST', `http://localhost${TOKEN_PATH}`),
+    });
+    expect(bound.status, bound.body).toBe(200);
+    expect(jsonOf(bound).token_type).toBe('DPoP');
+    // require_pushed_authorization_requests (RFC 9126 §6): an authorization request in the URL is refused.
+    const parAgent = agentDocument('/par-demand-agent.json', { require_pushed_authorization_requests: true });
+    const { challenge } = pkcePair();
+    const direct = await call(sentinel, {
+      path: `${ACCOUNT_PATH}/authorize`,
+      query: authorizeQuery({
+        client_id: parAgent,
+        redirect_uri: AGENT_CALLBACK,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+      }),
+    });
+    const location = new URL(String(direct.headers.location));
+    expect(location.searchParams.get('error')).toBe('invalid_request');
+    expect(location.searchParams.get('error_description')).toMatch(/push/);
+    // A demand that is not a boolean is a document refused, not a demand dropped.
+    const vague = agentDocument('/vague-demand-agent.json', { dpop_bound_access_tokens: 'yes' });
+    const answer = await Promise.resolve(contextOf(sentinel).apps.findApp(ACCOUNT, vague)).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(answer).toMatchObject({ code: 'invalid_client' });
+    expect(String((answer as Error).message)).toMatch(/dpop_bound_access_tokens/);
+  });
+
   it('checks a DPoP proof outside the FAPI 2.0 algorithms without fetching the document: no 503 once it is gone', async () => {
     const errors: unknown[] = [];
     const { sentinel } = serviceWithDocuments({ onError: (error) => errors.push(error) });

@@ -172,6 +172,9 @@ interface ClientDocument {
   name: string | undefined;
   scope: string | undefined;
   grantTypes: GrantType[];
+  /** `dpop_bound_access_tokens` (RFC 9449 §5.2) and `require_pushed_authorization_requests` (RFC 9126 §6): true. */
+  requireDPoP: boolean;
+  requirePushedAuthorizationRequests: boolean;
 }
 
 function stringList(value: unknown): value is string[] {
@@ -220,7 +223,26 @@ function parseDocument(doc: Record<string, unknown>): ClientDocument {
   const grantTypes: GrantType[] =
     grants === undefined || grants.includes('refresh_token') ? ['authorization_code', 'refresh_token'] : ['authorization_code'];
   const postLogoutRedirectUris = logout === undefined ? undefined : [...new Set(logout)];
-  return { redirectUris: [...new Set(doc.redirect_uris)], postLogoutRedirectUris, name, scope, grantTypes };
+  return {
+    redirectUris: [...new Set(doc.redirect_uris)],
+    postLogoutRedirectUris,
+    name,
+    scope,
+    grantTypes,
+    requireDPoP: demand(doc, 'dpop_bound_access_tokens'),
+    requirePushedAuthorizationRequests: demand(doc, 'require_pushed_authorization_requests'),
+  };
+}
+
+/**
+ * A demand the client makes of itself (RFC 9449 §5.2, RFC 9126 §6), honoured, never ignored: a client that says its
+ * requests come only with a DPoP proof, or only pushed, counts on the service refusing any that do not (one forged by
+ * whoever got hold of its code or refresh token, or crafted in its name), as registration refuses what it would not do.
+ */
+function demand(doc: Record<string, unknown>, name: string): boolean {
+  const value = doc[name];
+  if (value !== undefined && typeof value !== 'boolean') throw refused(`the client metadata document has a ${name} that is not a boolean`);
+  return value === true;
 }
 
 /**
@@ -259,6 +281,8 @@ export class ClientIdMetadataResolver {
       ...(doc.postLogoutRedirectUris === undefined ? {} : { postLogoutRedirectUris: Object.freeze([...doc.postLogoutRedirectUris]) }),
       grantTypes: Object.freeze([...doc.grantTypes]),
       tokenEndpointAuthMethod: 'none',
+      ...(doc.requireDPoP ? { requireDPoP: true } : {}),
+      ...(doc.requirePushedAuthorizationRequests ? { requirePushedAuthorizationRequests: true } : {}),
       // The name is the client's own claim: the host beside it is what a user can trust (the pages show both).
       name: doc.name === undefined ? host : `${doc.name} (${host})`,
       ...(doc.scope === undefined ? {} : { scope: doc.scope }),
