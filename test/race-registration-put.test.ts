@@ -13,7 +13,7 @@ import { MemoryAppStore } from '../src/index.js';
 import { jsonOf } from './helpers/direct-flow.js';
 import { ACCOUNT, makeSentinel } from './helpers/fixtures.js';
 import { describeOnPostgres } from './helpers/postgres-suite.js';
-import { INITIAL_ACCESS_TOKEN, type Registered, registerClient } from './helpers/registration-client.js';
+import { INITIAL_ACCESS_TOKEN, manageClient, type Registered, registerClient } from './helpers/registration-client.js';
 
 const KEPT_LOGOUT_URI = 'https://app.example.com/bye';
 const COMPROMISED_LOGOUT_URI = 'https://old.example.com/bye';
@@ -107,6 +107,32 @@ function checks(name: string, storeOf: () => AppStore) {
     expect(events.filter((event) => event.type === 'app.updated' && event.clientId === info.client_id)).toEqual([
       expect.objectContaining({ actor: 'registration-endpoint', changed: ['name'] }),
     ]);
+  });
+
+  it(`${name}: a redirect URI an operator added, that the client could not register, is kept by its PUT, not re-added after removal`, async () => {
+    const store = storeOf();
+    const web = 'https://app.example.com/cb';
+    const native = 'com.example.app:/oauth2redirect';
+    const info = await registerClient(sentinel, { redirect_uris: [web], client_name: 'Before' });
+    // A private-use scheme (RFC 8252 §7.1) only an operator may register: added to the client afterwards.
+    await operatorChange(store, info.client_id, { redirectUris: [web, native] });
+    const body = { client_id: info.client_id, redirect_uris: [web, native], client_name: 'After' };
+    const kept = await manageClient(sentinel, 'PUT', info, { body });
+    expect(kept.status, kept.body).toBe(200);
+    expect((await store.findApp(ACCOUNT, info.client_id))?.redirectUris).toEqual([web, native]);
+    // One it was never given is still the client's to be refused.
+    const added = await manageClient(sentinel, 'PUT', info, { body: { ...body, redirect_uris: [web, native, 'com.other.app:/cb'] } });
+    expect(added.status).toBe(400);
+    expect(jsonOf(added)).toMatchObject({ error: 'invalid_redirect_uri' });
+    // Nor may a PUT that read the app before the operator removed the URI put it back.
+    const put = slowPut(sentinel, info, body);
+    await put.askedFor;
+    await operatorChange(store, info.client_id, { redirectUris: [web] });
+    put.release();
+    const response = (await put.response) as SentinelResponse;
+    expect(response.status, response.body).toBe(400);
+    expect(jsonOf(response)).toMatchObject({ error: 'invalid_redirect_uri' });
+    expect((await store.findApp(ACCOUNT, info.client_id))?.redirectUris).toEqual([web]);
   });
 
   it(`${name}: an app deleted during a slow PUT stays deleted and the PUT is refused`, async () => {

@@ -73,18 +73,30 @@ function redirectUriProblem(uri: string): string | null {
   return 'must use https (http is allowed only for loopback hosts)';
 }
 
-function redirectUris(body: Record<string, unknown>): string[] {
+/**
+ * Refuses redirect URIs a client may not register for itself, except those `registered` already holds: an update
+ * (RFC 7592 §2.2) must send the client's redirect URIs again, and one an operator added (a private-use scheme, more
+ * than a client may list) would otherwise leave it no update but dropping it.
+ *
+ * @example assertSelfRegistrableRedirectURIs(metadata.redirectUris, current.redirectUris);
+ */
+export function assertSelfRegistrableRedirectURIs(uris: readonly string[], registered: readonly string[] = []): void {
+  if (uris.length > MAX_REDIRECT_URIS && !uris.every((uri) => registered.includes(uri))) {
+    throw new OAuthError('invalid_redirect_uri', `redirect_uris may hold at most ${MAX_REDIRECT_URIS} URIs`);
+  }
+  uris.forEach((uri, index) => {
+    const problem = registered.includes(uri) ? null : redirectUriProblem(uri);
+    if (problem !== null) throw new OAuthError('invalid_redirect_uri', `redirect_uris[${index}] ${problem}`);
+  });
+}
+
+function redirectUris(body: Record<string, unknown>, registered: readonly string[]): string[] {
   const value = field(body, 'redirect_uris');
   if (value === undefined) return [];
   if (!Array.isArray(value) || !value.every((item): item is string => typeof item === 'string')) {
     throw new OAuthError('invalid_redirect_uri', 'redirect_uris must be an array of strings');
   }
-  if (value.length > MAX_REDIRECT_URIS)
-    throw new OAuthError('invalid_redirect_uri', `redirect_uris may hold at most ${MAX_REDIRECT_URIS} URIs`);
-  value.forEach((uri, index) => {
-    const problem = redirectUriProblem(uri);
-    if (problem !== null) throw new OAuthError('invalid_redirect_uri', `redirect_uris[${index}] ${problem}`);
-  });
+  assertSelfRegistrableRedirectURIs(value, registered);
   return [...new Set(value)];
 }
 
@@ -131,9 +143,12 @@ function resources(body: Record<string, unknown>): string[] | undefined {
   return [...new Set(uris)];
 }
 
-/** The metadata of a registration (RFC 7591 §3.1) or update (RFC 7592 §2.2) request. */
-export function parseClientMetadata(body: Record<string, unknown>): ClientMetadata {
-  const uris = redirectUris(body);
+/**
+ * The metadata of a registration (RFC 7591 §3.1) or update (RFC 7592 §2.2) request. `registered`: an update's
+ * client's redirect URIs, which it may send back whatever registration alone allows.
+ */
+export function parseClientMetadata(body: Record<string, unknown>, registered: readonly string[] = []): ClientMetadata {
+  const uris = redirectUris(body, registered);
   const grants = grantTypes(body);
   const method = authMethod(body);
   const responseTypes = field(body, 'response_types');
