@@ -135,6 +135,30 @@ function checks(name: string, storeOf: () => AppStore) {
     expect((await store.findApp(ACCOUNT, info.client_id))?.redirectUris).toEqual([web]);
   });
 
+  it(`${name}: a grant an operator added, that the client could not register, is kept by its PUT, not re-added after removal`, async () => {
+    const store = storeOf();
+    const exchange = 'urn:ietf:params:oauth:grant-type:token-exchange';
+    const info = await registerClient(sentinel, { grant_types: ['client_credentials'], client_name: 'Before' });
+    await operatorChange(store, info.client_id, { grantTypes: ['client_credentials', exchange] });
+    const body = { client_id: info.client_id, grant_types: ['client_credentials', exchange], client_name: 'After' };
+    const kept = await manageClient(sentinel, 'PUT', info, { body });
+    expect(kept.status, kept.body).toBe(200);
+    expect((await store.findApp(ACCOUNT, info.client_id))?.grantTypes).toEqual(['client_credentials', exchange]);
+    const added = await manageClient(sentinel, 'PUT', info, {
+      body: { ...body, grant_types: ['client_credentials', exchange, 'urn:ietf:params:oauth:grant-type:jwt-bearer'] },
+    });
+    expect(added.status).toBe(400);
+    expect(jsonOf(added)).toMatchObject({ error: 'invalid_client_metadata' });
+    const put = slowPut(sentinel, info, body);
+    await put.askedFor;
+    await operatorChange(store, info.client_id, { grantTypes: ['client_credentials'] });
+    put.release();
+    const response = (await put.response) as SentinelResponse;
+    expect(response.status, response.body).toBe(400);
+    expect(jsonOf(response)).toMatchObject({ error: 'invalid_client_metadata' });
+    expect((await store.findApp(ACCOUNT, info.client_id))?.grantTypes).toEqual(['client_credentials']);
+  });
+
   it(`${name}: an app deleted during a slow PUT stays deleted and the PUT is refused`, async () => {
     const store = storeOf();
     const info = await registerClient(sentinel, { grant_types: ['client_credentials'], client_name: 'Before' });

@@ -100,15 +100,27 @@ function redirectUris(body: Record<string, unknown>, registered: readonly string
   return [...new Set(value)];
 }
 
-function grantTypes(body: Record<string, unknown>): GrantType[] {
+/**
+ * Refuses grant types a client may not register for itself, except those `registered` already holds (an operator's
+ * token exchange or JWT bearer grant), which an update must be able to send back as redirect URIs are.
+ *
+ * @example assertSelfRegistrableGrants(metadata.grantTypes, current.grantTypes);
+ */
+export function assertSelfRegistrableGrants(grants: readonly string[], registered: readonly string[] = []): void {
+  for (const grant of grants) {
+    if (!GRANTS.includes(grant as GrantType) && !registered.includes(grant)) {
+      throw metadataError('grant_types', `may hold only ${GRANTS.join(', ')}`);
+    }
+  }
+}
+
+function grantTypes(body: Record<string, unknown>, registered: readonly string[]): GrantType[] {
   const value = field(body, 'grant_types');
   // RFC 7591 §2: the default is authorization_code alone.
   if (value === undefined) return ['authorization_code'];
   const grants = stringArray(value, 'grant_types');
   if (grants.length === 0) throw metadataError('grant_types', 'must not be empty');
-  for (const grant of grants) {
-    if (!GRANTS.includes(grant as GrantType)) throw metadataError('grant_types', `may hold only ${GRANTS.join(', ')}`);
-  }
+  assertSelfRegistrableGrants(grants, registered);
   return [...new Set(grants as GrantType[])];
 }
 
@@ -145,11 +157,14 @@ function resources(body: Record<string, unknown>): string[] | undefined {
 
 /**
  * The metadata of a registration (RFC 7591 §3.1) or update (RFC 7592 §2.2) request. `registered`: an update's
- * client's redirect URIs, which it may send back whatever registration alone allows.
+ * client as it is, whose redirect URIs and grant types it may send back whatever registration alone allows.
  */
-export function parseClientMetadata(body: Record<string, unknown>, registered: readonly string[] = []): ClientMetadata {
-  const uris = redirectUris(body, registered);
-  const grants = grantTypes(body);
+export function parseClientMetadata(
+  body: Record<string, unknown>,
+  registered: { redirectUris: readonly string[]; grantTypes: readonly string[] } = { redirectUris: [], grantTypes: [] },
+): ClientMetadata {
+  const uris = redirectUris(body, registered.redirectUris);
+  const grants = grantTypes(body, registered.grantTypes);
   const method = authMethod(body);
   const responseTypes = field(body, 'response_types');
   if (responseTypes !== undefined) {

@@ -14,7 +14,13 @@ import type { RouteParams } from '../http/router.js';
 import { verifyClientSecret } from '../apps/client-secrets.js';
 import { requireRegistrationAccess } from './access.js';
 import { clientInformation } from './client-information.js';
-import { assertSelfRegistrableRedirectURIs, checkLogoutTarget, type ClientMetadata, parseClientMetadata } from './client-metadata.js';
+import {
+  assertSelfRegistrableGrants,
+  assertSelfRegistrableRedirectURIs,
+  checkLogoutTarget,
+  type ClientMetadata,
+  parseClientMetadata,
+} from './client-metadata.js';
 import { readJSONObject } from './json-body.js';
 import { REGISTRATION_ACTOR } from './register.js';
 import { refuseUnhonouredMetadata } from './unhonoured-metadata.js';
@@ -97,7 +103,7 @@ async function update(context: SentinelContext, request: SentinelRequest, app: A
   for (const name of SERVER_ASSIGNED) {
     if (Object.hasOwn(body, name)) throw new OAuthError('invalid_client_metadata', `${name} must not be sent in an update`);
   }
-  const metadata = parseClientMetadata(body, app.redirectUris);
+  const metadata = parseClientMetadata(body, app);
   await checkLogoutTarget(context, metadata);
   let before: App | undefined;
   // The body's pace is the client's: `app` may be stale by now. The store applies the patch to the app as it is at
@@ -155,6 +161,7 @@ function checkAgainst(current: App, body: Record<string, unknown>, metadata: Cli
   }
   // Again against the app as stored now: an operator may have removed meanwhile a URI the client could not register.
   assertSelfRegistrableRedirectURIs(metadata.redirectUris, current.redirectUris);
+  assertSelfRegistrableGrants(metadata.grantTypes, current.grantTypes);
   if (metadata.tokenEndpointAuthMethod !== current.tokenEndpointAuthMethod) {
     // A public client has no secret to keep and a confidential one needs one: register a new client instead.
     throw new OAuthError('invalid_client_metadata', 'token_endpoint_auth_method cannot change after registration');
