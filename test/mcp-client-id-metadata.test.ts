@@ -624,6 +624,21 @@ describe('a client whose metadata document becomes unavailable', () => {
     const location = new URL(String(direct.headers.location));
     expect(location.searchParams.get('error')).toBe('invalid_request');
     expect(location.searchParams.get('error_description')).toMatch(/push/);
+    // Pushed first (RFC 9126 §2, a public client naming itself), the same request signs the user in.
+    const pushed = await postForm(
+      sentinel,
+      `${ACCOUNT_PATH}/par`,
+      new URLSearchParams({
+        client_id: parAgent,
+        response_type: 'code',
+        redirect_uri: AGENT_CALLBACK,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+      }).toString(),
+    );
+    expect(pushed.status, pushed.body).toBe(201);
+    const viaPar = new URLSearchParams({ client_id: parAgent, request_uri: jsonOf(pushed).request_uri as string });
+    expect((await startInteraction(sentinel, viaPar)).interaction).toBeTypeOf('string');
     // A demand that is not a boolean is a document refused, not a demand dropped.
     const vague = agentDocument('/vague-demand-agent.json', { dpop_bound_access_tokens: 'yes' });
     const answer = await Promise.resolve(contextOf(sentinel).apps.findApp(ACCOUNT, vague)).then(
