@@ -104,10 +104,12 @@ async function signIn(authorizationUrl: URL, user: { username: string; password:
 
 /** What one agent run did. */
 export interface AgentRun {
+  /** The client id the agent ended up with: the one it registered, or its metadata document's URL. */
   clientId: string;
+  /** The text of the `whoami` tool's answer. */
   toolResult: string;
+  /** The access token the MCP client sent with the tool call. */
   accessToken: string;
-  /** The login page's words for the app, as the user saw them. */
 }
 
 /**
