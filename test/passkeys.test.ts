@@ -207,6 +207,30 @@ describe('passkey sign-in (software authenticator)', () => {
     );
   });
 
+  it('refuses an assertion whose backup-eligible flag is not the one the passkey was registered with, moving nothing', async () => {
+    for (const registered of [false, true]) {
+      const events: { type: string; reason?: string; amr?: string[] }[] = [];
+      const h = harness({ onEvent: (event) => events.push(event as (typeof events)[number]) });
+      const { id, publicKey } = h.credential;
+      h.passkeys.save({
+        accountId: ACCOUNT,
+        userId: USER_ID,
+        passkey: { id, publicKey, counter: 0, backupEligible: registered, createdAt: 1 },
+      });
+      // The other kind of credential: a synced key passing for a device-bound one (`hwk`), or the reverse.
+      const swapped = await begin(h);
+      const input = { challenge: swapped.challenge, origin: ORIGIN, rpId: RP_ID, userHandle: USER_ID, backupEligible: !registered };
+      expectRefused(await postAssertion(h, ACCOUNT, swapped.interaction, swapped.csrf, assert(h.credential, input)));
+      expect(events.find((event) => event.type === 'login.failed')?.reason).toBe('passkey backup eligibility changed');
+      expect(h.passkeys.list({ accountId: ACCOUNT, userId: USER_ID })[0]?.counter, 'a refused assertion moves no counter').toBe(0);
+      // The flag it was registered with signs in, and `amr` says which kind of key it is.
+      const same = await begin(h);
+      const right = { challenge: same.challenge, origin: ORIGIN, rpId: RP_ID, userHandle: USER_ID, backupEligible: registered };
+      expect((await postAssertion(h, ACCOUNT, same.interaction, same.csrf, assert(h.credential, right))).status).toBe(303);
+      expect(events.find((event) => event.type === 'login.succeeded')?.amr).toEqual([registered ? 'swk' : 'hwk', 'user', 'mfa']);
+    }
+  });
+
   it('honours a configured RP id and origins instead of the issuer', async () => {
     const h = harness({ passkeys: { rpId: 'example.com', origins: ['https://id.example.com'] } });
     const before = await begin(h, ACCOUNT, 'example.com');

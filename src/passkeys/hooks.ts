@@ -19,6 +19,14 @@ export interface StoredPasskey {
   /** The authenticator's signature counter at the last use (0 for authenticators that keep none). */
   counter: number;
   transports?: string[] | undefined;
+  /**
+   * Whether the authenticator said, when the passkey was made, that it may be backed up and synced (the BE flag,
+   * WebAuthn §6.1.3): set on every passkey the service adds, kept by the host as given. A sign-in whose assertion
+   * says otherwise is refused (WebAuthn §7.2 step 19: the flag never changes for a credential), since the token's
+   * `amr` (`hwk` or `swk`) is read from it. Absent on passkeys stored before it existed: those are taken at the
+   * assertion's word.
+   */
+  backupEligible?: boolean | undefined;
   /** Milliseconds since the epoch. */
   createdAt: number;
 }

@@ -10,8 +10,9 @@
  *   user verification and possession at once, so no TOTP step follows.
  *
  * Any failure (no challenge, another account's or user's credential, wrong origin or RP id, bad signature, a
- * counter that went backwards, a counter another assertion moved since it was read) answers the login page again
- * with one message and a 400, and issues nothing.
+ * counter that went backwards, a counter another assertion moved since it was read, a backup-eligibility flag other
+ * than the one the passkey was registered with) answers the login page again with one message and a 400, and issues
+ * nothing.
  */
 import { generateAuthenticationOptions, verifyAuthenticationResponse } from '@simplewebauthn/server';
 import { readForm } from '../http/form-body.js';
@@ -139,6 +140,13 @@ export async function handlePasskeySignIn(
     return refuse('passkey assertion refused');
   }
   if (!verified.verified) return refuse('passkey signature refused');
+  const { credentialDeviceType } = verified.authenticationInfo;
+  // The BE flag is fixed when a credential is made (WebAuthn §7.2 step 19), and `amr` says `hwk` or `swk` by it: an
+  // assertion that changes it is not the credential that was registered, or claims a device-bound key it is not.
+  // Refused before the counter moves, so a refused assertion changes nothing.
+  if (stored.backupEligible !== undefined && stored.backupEligible !== (credentialDeviceType === 'multiDevice')) {
+    return refuse('passkey backup eligibility changed');
+  }
   if (
     !(await movedCounter(hooks, {
       accountId,
@@ -151,7 +159,7 @@ export async function handlePasskeySignIn(
     return refuse('passkey counter changed meanwhile');
   }
   // A verified passkey with user verification is the phishing-resistant level (assurance/levels.ts).
-  const amr = passkeyAmr(verified.authenticationInfo.credentialDeviceType);
+  const amr = passkeyAmr(credentialDeviceType);
   return completeSignIn(context, request, interactionId, { userId, authTime: Math.floor(Date.now() / 1000), amr }, ip);
 }
 

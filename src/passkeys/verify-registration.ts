@@ -31,12 +31,14 @@ export async function verifiedNewPasskey(
     return null;
   }
   if (!result.verified) return null;
-  const { credential } = result.registrationInfo;
+  const { credential, credentialDeviceType } = result.registrationInfo;
   return {
     id: credential.id,
     publicKey: Buffer.from(credential.publicKey).toString('base64url'),
     counter: credential.counter,
     transports: credential.transports,
+    // Kept so that a later assertion cannot claim another kind of credential (sign-in.ts).
+    backupEligible: credentialDeviceType === 'multiDevice',
     createdAt: Date.now(),
   };
 }

@@ -2,7 +2,7 @@
  * A software WebAuthn authenticator for the passkey suites that run without a browser: an ES256 key, its COSE
  * form (RFC 9052 §7, RFC 9053 §2.1), and assertions built as an authenticator builds them (WebAuthn §6.1
  * authenticator data, §6.3.3 signature over authenticatorData ‖ SHA-256(clientDataJSON)). Every field can be
- * set wrong on purpose: origin, RP id, challenge, counter, user handle.
+ * set wrong on purpose: origin, RP id, challenge, counter, user handle, backup eligibility.
  */
 import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
 
@@ -22,6 +22,8 @@ export interface AssertionInput {
   rpId: string;
   userHandle: string;
   counter?: number;
+  /** Sets the backup-eligible flag (BE, WebAuthn §6.1): a credential that may be synced between devices. */
+  backupEligible?: boolean;
 }
 
 function coseKey(publicKey: KeyObject): Buffer {
@@ -51,7 +53,7 @@ export function assert(credential: SoftwareCredential, input: AssertionInput): s
   counter.writeUInt32BE(credential.counter);
   const authenticatorData = Buffer.concat([
     createHash('sha256').update(input.rpId).digest(),
-    Buffer.from([0x05]), // user present + user verified
+    Buffer.from([input.backupEligible === true ? 0x0d : 0x05]), // user present + user verified (+ backup eligible)
     counter,
   ]);
   const clientDataJSON = Buffer.from(
