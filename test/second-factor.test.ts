@@ -337,6 +337,23 @@ describe('TOTP second factor', () => {
     expectNothingIssued(await postCode(h, second, { csrf_token: second.csrf, recovery_code: RECOVERY_CODE }));
   });
 
+  it('fails closed when the store answers a throttle count that is no number: 500, no code checked', async () => {
+    // A custom Store's bug: `increment` resolving to undefined compared `undefined > maxFailures`, which is false, so
+    // every guess was let through uncounted.
+    class UncountingStore extends MemoryStore {
+      override async increment(key: string, ttlMs: number): Promise<number> {
+        return key.startsWith('throttle:second-factor:') ? (undefined as unknown as number) : super.increment(key, ttlMs);
+      }
+    }
+    const h = harness({ store: new UncountingStore() });
+    const step = await passPassword(h);
+    const response = await postCode(h, step, { csrf_token: step.csrf, code: '000000' });
+    expect(response.status).toBe(500);
+    expect(setCookies(response)).toEqual([]);
+    expect(h.secretCalls(), 'the code is never checked').toBe(0);
+    expect(String(h.errors[0])).toContain('store.increment answered undefined');
+  });
+
   it('an unknown second factor or a failing secret hook is a 500 server_error that issues nothing', async () => {
     const unknown = harness({
       users: { authenticate: async () => ({ id: USER_ID, secondFactor: 'sms' as 'totp' }), totpSecret: async () => 'JBSWY3DPEHPK3PXP' },

@@ -34,14 +34,16 @@ const reportedUntil = new WeakMap<CounterContext['config'], number>();
 /**
  * Counts one attempt on `key` with the Store's atomic `increment` and returns the new count. A counter the store has
  * no room for reads as over every limit (`Infinity`), so the caller refuses the attempt as throttled; its cause
- * reaches `onError` (route `throttle`) at most once per `windowMs`. Any other failure of the store is thrown.
+ * reaches `onError` (route `throttle`) at most once per `windowMs`. Any other failure of the store is thrown, and so is
+ * an answer that is not a number: a throttle that cannot read its count fails closed (500, `onError`).
  *
  * @example
  * if ((await takeCounterSlot(context, key, windowMs)) > limit) throw tooManyAttempts();
  */
 export async function takeCounterSlot(context: CounterContext, key: string, windowMs: number): Promise<number> {
+  let count: unknown;
   try {
-    return await context.store.increment(key, windowMs);
+    count = await context.store.increment(key, windowMs);
   } catch (error) {
     if (!isSecurityStateFull(error)) throw error;
     const now = Date.now();
@@ -55,4 +57,12 @@ export async function takeCounterSlot(context: CounterContext, key: string, wind
     }
     return Number.POSITIVE_INFINITY;
   }
+  // Every caller compares `count > limit`, which is false for undefined, null or NaN: a store answering anything but
+  // a number (a custom Store's bug) would otherwise let every attempt through uncounted.
+  if (typeof count !== 'number' || Number.isNaN(count)) {
+    throw new Error(
+      `sentinel-idp: store.increment answered ${count === null ? 'null' : typeof count}, not a count; the attempt is refused`,
+    );
+  }
+  return count;
 }
