@@ -163,7 +163,7 @@ async function attackerAtStep(
 
 /**
  * The other user's password, posted on the same interaction from the same browser (the login form's token is the
- * interaction's; the step cookie is the browser's, so the victim's step is tied to that browser too).
+ * interaction's; the browser sends its step cookie, and gets a fresh one for the victim's step).
  */
 function victimPassword(w: World, interaction: string, loginCsrf: string, cookie: string): Promise<SentinelResponse> {
   return postLogin(w.passwordSide, interaction, { csrf_token: loginCsrf, username: USERNAME, password: PASSWORD }, undefined, cookie);
@@ -211,12 +211,14 @@ async function expectNoCrossing(
     setCookies(password).filter((line) => line.startsWith('sentinel_session=')),
     'no session before the victim passes her own step',
   ).toEqual([]);
-  expect(stepCookie(password), 'the browser keeps its tie').toBe(round.cookie);
+  // The new step gets a tie of its own: the browser's earlier value answers no step any more.
+  const cookie = stepCookie(password);
+  expect(cookie, 'a fresh tie for the new step').not.toBe(round.cookie);
   // The victim's parked step is still there, unspent: its page opens.
   const page = await call(w.stepSide, {
     path: round.victimStep,
     query: new URLSearchParams({ interaction: round.interaction }),
-    headers: { cookie: round.cookie },
+    headers: { cookie },
   });
   expect(page.status).toBe(200);
   expect(w.events.filter((event) => event.type === 'login.succeeded' && event.userId === USER_ID)).toEqual([]);

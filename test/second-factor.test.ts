@@ -239,12 +239,14 @@ describe('TOTP second factor', () => {
   it('after the code, a user without a passkey is offered one (when enabled), and "Not now" signs in', async () => {
     const h = harness({ passkeys: { offerRegistration: true } });
     const step = await passPassword(h);
-    const { interaction, csrf, cookie } = step;
+    const { interaction, csrf } = step;
     const code = await generate({ secret: h.secret });
     const response = await postCode(h, step, { csrf_token: csrf, code });
     expect(response.status).toBe(303);
     expect(String(response.headers.location)).toBe(`${LOGIN_PATH}/passkey/register?interaction=${interaction}`);
-    expect(stepCookie(response), 'the same browser keeps its tie').toBe(cookie);
+    // Each step is tied afresh: the offer answers only to the value this response gave.
+    const cookie = stepCookie(response);
+    expect(cookie, 'a fresh tie for the offer').not.toBe(step.cookie);
     const offer = await call(h.sentinel, {
       path: `${LOGIN_PATH}/passkey/register`,
       query: new URLSearchParams({ interaction }),
@@ -268,7 +270,8 @@ describe('TOTP second factor', () => {
     const { interaction, cookie } = step;
     const query = new URLSearchParams({ interaction });
     // Whoever started the request holds the interaction id; without the tie they read the step's CSRF token here.
-    const strangers = [{}, { cookie: `sentinel_session_step=${'A'.repeat(43)}` }, { cookie: 'sentinel_session_step=short' }];
+    const name = cookie.split('=')[0] as string;
+    const strangers = [{}, { cookie: `${name}=${'A'.repeat(43)}` }, { cookie: `${name}=short` }];
     for (const headers of strangers) {
       const page = await call(h.sentinel, { path: TOTP_PATH, query, headers });
       expect(page.status).toBe(400);
@@ -281,7 +284,9 @@ describe('TOTP second factor', () => {
     // The passkey offer: its page, its creation options and "Not now" (which signs in) are the tied browser's alone.
     const offerPath = `${LOGIN_PATH}/passkey/register`;
     expect((await call(h.sentinel, { path: offerPath, query })).status).toBe(400);
-    const offer = await call(h.sentinel, { path: offerPath, query, headers: { cookie } });
+    expect((await call(h.sentinel, { path: offerPath, query, headers: { cookie } })).status, 'the TOTP step tie is spent').toBe(400);
+    const offerCookie = stepCookie(answered);
+    const offer = await call(h.sentinel, { path: offerPath, query, headers: { cookie: offerCookie } });
     const offerCsrf = csrfOf(offer.body);
     const options = (headers: Record<string, string>) =>
       postForm(h.sentinel, `${offerPath}/options`, new URLSearchParams({ csrf_token: offerCsrf }).toString(), { query, headers });
@@ -289,8 +294,38 @@ describe('TOTP second factor', () => {
       postForm(h.sentinel, offerPath, new URLSearchParams({ csrf_token: offerCsrf, skip: '1' }).toString(), { query, headers });
     expectNothingIssued(await options({}));
     expectNothingIssued(await skip({}));
-    expect((await options({ cookie })).status).toBe(200);
-    expectSignedIn(await skip({ cookie }));
+    expect((await options({ cookie: offerCookie })).status).toBe(200);
+    expectSignedIn(await skip({ cookie: offerCookie }));
+  });
+
+  it('ties the step to a value of its own making, never one the browser already had (a tossed cookie)', async () => {
+    const h = harness({ passkeys: { offerRegistration: true } });
+    const { interaction } = await startInteraction(h.sentinel);
+    const query = new URLSearchParams({ interaction });
+    // Whoever started the request, able to plant cookies for the service's host (a sibling host of the site, or a
+    // network attacker on a plain-http one), sets a value of their own under every name a step cookie has.
+    const planted = 'P'.repeat(43);
+    const tossed = [`sentinel_session_step=${planted}`, `sentinel_session_step_${digest(interaction).slice(0, 16)}=${planted}`].join('; ');
+    const loginCsrf = await openLogin(h.sentinel, interaction);
+    const passed = await postLogin(
+      h.sentinel,
+      interaction,
+      { csrf_token: loginCsrf, username: USERNAME, password: PASSWORD },
+      undefined,
+      tossed,
+    );
+    expect(passed.status).toBe(303);
+    const cookie = stepCookie(passed);
+    expect(cookie).not.toContain(planted);
+    // The planter, from their own browser: the gone-link answer, no CSRF token, no step.
+    const theirs = await call(h.sentinel, { path: TOTP_PATH, query, headers: { cookie: tossed } });
+    expect(theirs.status).toBe(400);
+    // The person who passed the password answers it.
+    const page = await call(h.sentinel, { path: TOTP_PATH, query, headers: { cookie } });
+    expect(page.status).toBe(200);
+    const step = { interaction, cookie };
+    const answered = await postCode(h, step, { csrf_token: csrfOf(page.body), code: await generate({ secret: h.secret }) });
+    expect(String(answered.headers.location)).toBe(`${LOGIN_PATH}/passkey/register?interaction=${interaction}`);
   });
 
   it('a password alone is not offered a passkey when the user has a TOTP secret: the passkey would skip the step', async () => {

@@ -8,8 +8,7 @@
  * Another site cannot read the cookie, nor make the browser send it with a cross-site post (SameSite=Lax), so it
  * cannot post a matching pair: a forged code entry is refused before it spends a slot of the throttle it shares with
  * the password (a victim's address locked out of signing in) or sends the browser to a sign-in it did not ask for.
- * As the step cookie (`second-factor/step-cookie.ts`), one value serves every page of the browser, so two tabs keep
- * theirs, and it carries nothing but that tie.
+ * One value serves every page of the browser, so two tabs keep theirs, and it carries nothing but that tie.
  */
 import { serialize } from 'cookie';
 import type { SentinelContext } from '../http/context.js';

@@ -24,7 +24,7 @@ const RANDOM_VALUE = /^[A-Za-z0-9_-]{43}$/;
  * value of any other shape is replaced rather than used.
  *
  * @example
- * const value = readRandomCookie(request, 'sentinel_session_step') ?? randomSecret();
+ * const value = readRandomCookie(request, 'sentinel_session_device') ?? randomSecret();
  */
 export function readRandomCookie(request: SentinelRequest, name: string): string | undefined {
   const value = readCookie(request, name);

@@ -123,7 +123,7 @@ export async function afterSecondFactor(
   ip: string | null,
 ): Promise<SentinelResponse> {
   const { accountId } = interaction.record.request;
-  if (await offersPasskey(context, accountId, subject)) return parkAtPasskeyOffer(context, request, interaction, subject);
+  if (await offersPasskey(context, accountId, subject)) return parkAtPasskeyOffer(context, interaction, subject);
   return completeSignIn(context, request, interaction.id, subject, ip);
 }
 
@@ -146,19 +146,18 @@ export async function afterHeldSecondFactor(
   if (!offer) return finishSignIn(context, request, held, subject, ip);
   // The offer's page runs on the interaction: it goes back (onto an empty key: nothing can have made it meanwhile).
   if (!(await restoreInteraction(context, held.id, held.record))) throw expiredSignIn();
-  return parkAtPasskeyOffer(context, request, held, subject);
+  return parkAtPasskeyOffer(context, held, subject);
 }
 
 async function parkAtPasskeyOffer(
   context: SentinelContext,
-  request: SentinelRequest,
   interaction: { id: string; record: InteractionRecord },
   subject: SignInSubject,
 ): Promise<SentinelResponse> {
   const { accountId } = interaction.record.request;
   // Only the subject's fields: a caller may hand over a whole pending record, whose stage must not carry over.
   const { userId, username, authTime, amr } = subject;
-  const tie = browserTie(context, request, interaction.record.mountPath);
+  const tie = browserTie(context, interaction.id, interaction.record.mountPath);
   await startPending(context, interaction.id, { stage: 'passkey-offer', userId, username, authTime, amr, browser: tie.digest });
   const location = loginStepURL(context, interaction.record.mountPath, accountId, interaction.id, 'passkey/register');
   return redirect(303, location, { 'set-cookie': tie.cookie });
@@ -209,7 +208,7 @@ export async function afterPassword(
     if ((await takeInteraction(context, interaction.id)) === null) throw expiredSignIn();
     return unmetRequirementsResponse(context, authorization, 'this user has no method that reaches it');
   }
-  const tie = browserTie(context, request, interaction.record.mountPath);
+  const tie = browserTie(context, interaction.id, interaction.record.mountPath);
   await startPending(context, interaction.id, {
     stage: 'totp',
     userId: subject.userId,

@@ -5,8 +5,12 @@
  * their own browser, read its CSRF token and answer the step — "Not now" on the passkey offer handed them the
  * session and the code, and the offer itself let them add their own passkey to the other person's account.
  *
- * The cookie holds a random value and the pending record its digest. One value serves every sign-in of the browser
- * (two tabs signing in at once each keep theirs), and it carries nothing but that tie.
+ * The cookie holds a random value made when the sign-in is parked, never one the browser already had, and the
+ * pending record its digest. A value taken over from the request would let whoever can plant a cookie in the
+ * victim's browser (a sibling host of the same site, or a network attacker on a plain-http one: "cookie tossing")
+ * choose the tie and answer the step from their own browser. Each interaction has a cookie of its own (its name
+ * carries a digest of the interaction id), so two tabs signing in at once each keep theirs. It carries nothing
+ * but that tie.
  */
 import { serialize } from 'cookie';
 import type { SentinelContext } from '../http/context.js';
@@ -15,31 +19,27 @@ import { cookiePath } from '../authorize/state/session-cookie.js';
 import { readRandomCookie } from '../http/cookies.js';
 import { digest, digestsEqual, randomSecret } from '../lib/random-secrets.js';
 
-function cookieName(context: SentinelContext): string {
-  return `${context.config.session.cookieName}_step`;
-}
-
-/** The value the browser holds, when it is one this module made (anything else is replaced, never taken). */
-function presented(context: SentinelContext, request: SentinelRequest): string | undefined {
-  return readRandomCookie(request, cookieName(context));
+/** The tie's cookie of one interaction: the session cookie's name, `_step_`, and 16 characters of a digest of the id. */
+function cookieName(context: SentinelContext, interactionId: string): string {
+  return `${context.config.session.cookieName}_step_${digest(interactionId).slice(0, 16)}`;
 }
 
 /**
  * The tie for a sign-in about to be parked: the digest the pending record keeps, and the `Set-Cookie` that gives
- * (or renews) the browser its value, living as long as an interaction.
+ * the browser a fresh value for this interaction, living as long as an interaction.
  *
  * @example
- * const tie = browserTie(context, request, interaction.record.mountPath);
+ * const tie = browserTie(context, interaction.id, interaction.record.mountPath);
  * await startPending(context, interaction.id, { ...subject, stage: 'totp', browser: tie.digest });
  * return redirect(303, stepURL, { 'set-cookie': tie.cookie });
  */
 export function browserTie(
   context: SentinelContext,
-  request: SentinelRequest,
+  interactionId: string,
   mountPath: string | undefined,
 ): { digest: string; cookie: string } {
-  const value = presented(context, request) ?? randomSecret();
-  const cookie = serialize(cookieName(context), value, {
+  const value = randomSecret();
+  const cookie = serialize(cookieName(context, interactionId), value, {
     httpOnly: true,
     secure: !context.config.insecureLoopback,
     sameSite: 'lax',
@@ -53,9 +53,9 @@ export function browserTie(
  * Whether the request comes from the browser whose tie is `expected` (a pending record's digest).
  *
  * @example
- * if (!fromTiedBrowser(context, request, pending.browser)) throw expiredSignIn();
+ * if (!fromTiedBrowser(context, request, interactionId, pending.browser)) throw expiredSignIn();
  */
-export function fromTiedBrowser(context: SentinelContext, request: SentinelRequest, expected: string): boolean {
-  const value = presented(context, request);
+export function fromTiedBrowser(context: SentinelContext, request: SentinelRequest, interactionId: string, expected: string): boolean {
+  const value = readRandomCookie(request, cookieName(context, interactionId));
   return value !== undefined && digestsEqual(digest(value), expected);
 }

@@ -45,7 +45,7 @@ export async function readStepRequest(
   noteSignInLocales(request, interaction.request.uiLocales);
   const pending = await findPending(context, interactionId, stage);
   // Another browser gets the answer a gone link gets, before the page (and its CSRF token) is rendered.
-  if (pending === null || !fromTiedBrowser(context, request, pending.browser)) throw expiredSignIn();
+  if (pending === null || !fromTiedBrowser(context, request, interactionId, pending.browser)) throw expiredSignIn();
   if (request.method !== 'POST') return { interactionId, interaction, pending, form: new Map() };
   if (isCrossSiteRequest(context, request, [])) {
     throw new OAuthError('invalid_request', 'The sign-in form was posted from another site.', { status: 403 });

@@ -69,7 +69,7 @@ export function setCookies(response: SentinelResponse): string[] {
  * that ties the sign-in to it.
  */
 export function stepCookie(response: SentinelResponse): string {
-  const line = setCookies(response).find((entry) => entry.startsWith('sentinel_session_step='));
+  const line = setCookies(response).find((entry) => entry.startsWith('sentinel_session_step_'));
   expect(line, 'the password step ties the sign-in to this browser').toBeDefined();
   return (line as string).split(';')[0] as string;
 }
