@@ -30,7 +30,7 @@ interface Harness {
   errors: unknown[];
 }
 
-function harness(overrides: Partial<SentinelOptions> = {}): Harness {
+function harness(overrides: Partial<SentinelOptions> = {}, passkeys = new MemoryPasskeys()): Harness {
   const secret = generateSecret();
   let calls = 0;
   const unusedRecovery = new Set([RECOVERY_CODE]);
@@ -46,7 +46,7 @@ function harness(overrides: Partial<SentinelOptions> = {}): Harness {
       },
       recover: async ({ userId, code }) => userId === USER_ID && unusedRecovery.delete(code),
       // Passkeys only when the test enables the offer.
-      ...(overrides.passkeys === undefined ? {} : { passkeys: new MemoryPasskeys() }),
+      ...(overrides.passkeys === undefined ? {} : { passkeys }),
     },
     onError: (error) => errors.push(error),
     ...overrides,
@@ -262,6 +262,27 @@ describe('TOTP second factor', () => {
       });
     expect((await skip(csrf)).status).toBe(403);
     expectSignedIn(await skip(offerCsrf));
+  });
+
+  it('a hook failing after a right code (the passkey offer asks the list) is a 500 that leaves the step for the next code', async () => {
+    let failures = 1;
+    class FlakyPasskeys extends MemoryPasskeys {
+      override list(input: { accountId: string; userId: string }) {
+        if (failures-- > 0) throw new Error('passkey table unavailable');
+        return super.list(input);
+      }
+    }
+    const h = harness({ passkeys: { offerRegistration: true } }, new FlakyPasskeys());
+    const step = await passPassword(h);
+    const failed = await postCode(h, step, { csrf_token: step.csrf, code: await generate({ secret: h.secret }) });
+    expect(failed.status).toBe(500);
+    expect(setCookies(failed)).toEqual([]);
+    expect(h.errors).toHaveLength(1);
+    // The first code is spent (RFC 6238 §5.2); the authenticator's next one answers the same step, still in place.
+    const next = await generate({ secret: h.secret, epoch: Math.floor(Date.now() / 1000) + 30 });
+    const answered = await postCode(h, step, { csrf_token: step.csrf, code: next });
+    expect(answered.status).toBe(303);
+    expect(String(answered.headers.location)).toBe(`${LOGIN_PATH}/passkey/register?interaction=${step.interaction}`);
   });
 
   it('only the browser that passed the password sees or answers a step: another gets the gone-link answer', async () => {

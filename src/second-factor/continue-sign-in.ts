@@ -110,7 +110,9 @@ export async function offersPasskey(context: SentinelContext, accountId: string,
 }
 
 /**
- * After the second factor (or when there is none): the passkey offer, or the end of the sign-in.
+ * After the second factor (or when there is none): the passkey offer, or the end of the sign-in. `offer` is
+ * {@link offersPasskey}'s answer when the caller asked it already (before taking its step, so that a failing hook
+ * leaves the step in place); without it, it is asked here.
  *
  * @example
  * return afterSecondFactor(context, request, interaction, subject, ip);
@@ -121,9 +123,10 @@ export async function afterSecondFactor(
   interaction: { id: string; record: InteractionRecord },
   subject: SignInSubject,
   ip: string | null,
+  offer?: boolean,
 ): Promise<SentinelResponse> {
   const { accountId } = interaction.record.request;
-  if (await offersPasskey(context, accountId, subject)) return parkAtPasskeyOffer(context, interaction, subject);
+  if (offer ?? (await offersPasskey(context, accountId, subject))) return parkAtPasskeyOffer(context, interaction, subject);
   return completeSignIn(context, request, interaction.id, subject, ip);
 }
 

@@ -4,7 +4,8 @@
  *
  * POST order, as on the login form: step checks (interaction, pending step, cross-site, CSRF), then the throttle
  * reservation (a refused attempt never checks a code), then the code. Wrong, replayed and malformed codes all get
- * the same answer and all count; a right one takes the step atomically, so it completes once.
+ * the same answer and all count; a right one takes the step atomically, so it completes once, after what comes next
+ * (the passkey offer) is worked out, so a failing hook leaves the step for the next code.
  *
  * A recovery code is the other way round: `users.recover` spends the code as it checks it, so the step and then the
  * interaction are taken first and the code is looked at only by the request that holds both. A step or interaction
@@ -69,10 +70,12 @@ export async function handleTotpStep(context: SentinelContext, request: Sentinel
   }
   await settleSuccess(context, keys);
   if (recovered) return afterHeldSecondFactor(context, request, recovered.held, subject, recovered.offer, ip);
+  // Asked before the step is taken: a failing hook (500) leaves the step in place, and the next code signs in.
+  const offer = await offersPasskey(context, accountId, subject);
   // The code was checked for the record read at the start; only that record may be taken. A password success on
   // this interaction meanwhile replaced it (another user, parked at their own step): go no further.
   if (!(await takePending(context, step.interactionId, step.pending))) throw expiredSignIn();
-  return afterSecondFactor(context, request, { id: step.interactionId, record: step.interaction }, subject, ip);
+  return afterSecondFactor(context, request, { id: step.interactionId, record: step.interaction }, subject, ip, offer);
 }
 
 async function checkCode(context: SentinelContext, accountId: string, userId: string, code: string): Promise<boolean> {
