@@ -93,7 +93,7 @@ export interface SentinelOptions {
         rpId?: string | undefined;
         /** Shown by the browser when a passkey is made. @defaultValue `branding.productName` */
         rpName?: string | undefined;
-        /** Accepted origins of the pages that use passkeys. @defaultValue the issuer's origin */
+        /** Accepted origins of the pages that use passkeys: https (http only on localhost), each on `rpId` or a host under it, else `createSentinel` throws. @defaultValue the issuer's origin */
         origins?: string[] | undefined;
         /** Offer to add a passkey after a password sign-in, to users who have none yet. @defaultValue `false` */
         offerRegistration?: boolean | undefined;

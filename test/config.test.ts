@@ -112,6 +112,27 @@ describe('createSentinel options', () => {
     expect(() => createSentinel({ ...baseOptions(), keys: [{ ...one, x: other.x, y: other.y }] })).toThrow(/keys\[0\]: is not a key pair/);
   });
 
+  it('refuses passkey origins a browser would never run the RP id on, and takes those it would', () => {
+    const issuer = 'https://id.example.com';
+    const withPasskeys = (passkeys: SentinelOptions['passkeys']) => ({ ...baseOptions(), issuer, passkeys });
+    // Every ceremony fails in the browser for these: another site, a parent of the RP id, plain http off loopback.
+    expect(fieldOf(withPasskeys({ rpId: 'other.example' }))).toBe('passkeys.rpId');
+    expect(fieldOf(withPasskeys({ rpId: 'login.id.example.com' }))).toBe('passkeys.rpId');
+    expect(fieldOf(withPasskeys({ origins: ['https://id.example.com', 'https://evil.example'] }))).toBe('passkeys.origins');
+    expect(fieldOf(withPasskeys({ rpId: 'example.com', origins: ['https://notexample.com'] }))).toBe('passkeys.origins');
+    expect(() => createSentinel(withPasskeys({ rpId: 'example.com', origins: ['http://id.example.com'] }))).toThrow(
+      /passkeys\.origins: http:\/\/id\.example\.com must use https/,
+    );
+    // The defaults, a registrable suffix shared by sibling hosts, and loopback development.
+    expect(() => createSentinel(withPasskeys({}))).not.toThrow();
+    expect(() =>
+      createSentinel(withPasskeys({ rpId: 'example.com', origins: ['https://id.example.com', 'https://app.example.com'] })),
+    ).not.toThrow();
+    expect(() =>
+      createSentinel({ ...baseOptions(), issuer: 'http://localhost:3000', passkeys: { origins: ['http://localhost:3000'] } }),
+    ).not.toThrow();
+  });
+
   it('refuses a consumerClaim that would overwrite a claim the service writes', () => {
     for (const claim of ['cnf', 'aud', 'sub', 'act', 'token_use']) {
       expect(() => createSentinel({ ...baseOptions(), consumerClaim: claim })).toThrow(

@@ -31,6 +31,29 @@ export function checkIssuer(issuer: string): { issuer: string; insecureLoopback:
   return { issuer: `${url.origin}${url.pathname.replace(/\/+$/, '')}`, insecureLoopback };
 }
 
+/**
+ * `passkeys.origins` (the issuer's origin by default) must each be one a browser runs WebAuthn on for
+ * `passkeys.rpId` (the issuer's host by default): https, or http on a loopback host, and a host that is the RP id or
+ * under it (WebAuthn §5.1.4.1: the RP id is the origin's effective domain or a registrable suffix of it). Any other
+ * pair makes every passkey ceremony fail in the browser, with nothing but a silent button to show for it.
+ * @throws ConfigurationError naming `passkeys.origins` (or `passkeys.rpId` for the issuer's own origin).
+ */
+export function checkPasskeyOrigins(parsed: Parsed, issuer: string): void {
+  const { rpId, origins } = parsed.passkeys;
+  const accepted = origins ?? [new URL(issuer).origin];
+  const field = origins === undefined ? 'passkeys.rpId' : 'passkeys.origins';
+  const id = rpId ?? new URL(issuer).hostname;
+  for (const origin of accepted) {
+    const url = new URL(origin);
+    if (url.protocol !== 'https:' && !LOOPBACK.has(url.hostname)) {
+      throw new ConfigurationError(field, `${origin} must use https: browsers run passkeys only in a secure context`);
+    }
+    if (url.hostname !== id && !url.hostname.endsWith(`.${id}`)) {
+      throw new ConfigurationError(field, `${origin} is not on the RP id ${id} or under it, so browsers refuse its passkeys`);
+    }
+  }
+}
+
 /** `login.url`, when given, must be a URL or a path the login redirect can be resolved against. */
 export function checkLoginUrl(url: string | undefined): void {
   if (url !== undefined) {

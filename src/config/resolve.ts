@@ -11,7 +11,15 @@ import { parseOptions, throwProblems } from '../lib/strict-options.js';
 import type { SentinelOptions } from '../options.js';
 import { issuesIDTokens } from '../token/issues-id-tokens.js';
 import { checkTrustedIssuers, type TrustedIssuer } from '../trusted-issuers/trusted-issuer.js';
-import { checkAudienceIsNoResource, checkedApps, checkIdleLifetimes, checkIssuer, checkLoginUrl, checkNonceKey } from './checks.js';
+import {
+  checkAudienceIsNoResource,
+  checkedApps,
+  checkIdleLifetimes,
+  checkIssuer,
+  checkLoginUrl,
+  checkNonceKey,
+  checkPasskeyOrigins,
+} from './checks.js';
 import { type Parsed, strictOptionsSchema } from './schema.js';
 
 /**
@@ -40,6 +48,7 @@ export function resolveConfig(options: SentinelOptions): ResolvedConfig {
   const parsed = result.data;
   const { issuer, insecureLoopback } = checkIssuer(parsed.issuer);
   checkLoginUrl(parsed.login.url);
+  checkPasskeyOrigins(parsed, issuer);
   checkIdleLifetimes(parsed);
   compileTrustProxy(parsed.trustProxy);
   checkNonceKey(parsed);
