@@ -147,7 +147,7 @@ export interface UserAuthenticator extends SecondFactorHooks {
 
 /**
  * Decides whether a consumer id (`state` of the v2 app token request, platform-operations.md §4.1) is acceptable. May be async;
- * runs after client authentication.
+ * runs after client authentication. Anything but `true` or `false` is a `server_error` (reported to `onError`), never a yes.
  * @example const consumerId: ConsumerIdValidator = async (id, { accountId }) => consumers.exists(accountId, id);
  */
 export type ConsumerIdValidator = (consumerId: string, context: { accountId: string; clientId: string }) => boolean | Promise<boolean>;
@@ -185,7 +185,8 @@ export interface DelegationRequest {
 
 /**
  * Decides whether a client may act for a subject (`authorizeDelegation` option). `false` refuses the exchange with
- * `invalid_request` (RFC 8693 §2.2.2: unacceptable by policy); a throw is a `server_error`. May be async.
+ * `invalid_request` (RFC 8693 §2.2.2: unacceptable by policy); a throw, or an answer that is not a boolean, is a
+ * `server_error`. May be async.
  * @example const authorizeDelegation: DelegationPolicy = ({ clientId, subjectClientId }) => bots.has(clientId) && subjectClientId === 'web';
  */
 export type DelegationPolicy = (request: DelegationRequest) => boolean | Promise<boolean>;

@@ -473,6 +473,21 @@ describe('JWT bearer grant (RFC 7523) with a trusted brand issuer', () => {
       expect(consumerId).toHaveBeenCalledWith(CONSUMER_UUID, { accountId: ACCOUNT, clientId: BOT_CLIENT_ID });
     });
 
+    it('is a server_error, nothing issued and the JWT unspent, when the validator answers other than a boolean', async () => {
+      const onError = vi.fn();
+      const answer = vi.fn((): unknown => 'false');
+      const sentinel = sentinelWith({ consumerId: answer as never, onError });
+      const assertion = await brandJWT(key);
+      const response = await bearer(sentinel, assertion);
+      expect(response.status).toBe(500);
+      expect(jsonOf(response).error).toBe('server_error');
+      expect(jsonOf(response).access_token).toBeUndefined();
+      expect(String(onError.mock.calls[0]?.[0])).toContain('consumerId() must return true or false');
+      // Fixed, the host's hook answers: the same JWT still works (the refused request did not spend it).
+      answer.mockReturnValue(true);
+      expect((await bearer(sentinel, assertion)).status).toBe(200);
+    });
+
     it('refuses an app not registered for the grant (unauthorized_client)', async () => {
       const response = await postForm(
         sentinelWith(),

@@ -432,6 +432,25 @@ describe('delegation refusals (400, nothing issued, the token never echoed)', ()
     expect(onError).toHaveBeenCalledTimes(1);
   });
 
+  it.each([
+    ['the string "no"', 'no'],
+    ['an object', { allowed: false }],
+    ['undefined (a forgotten return)', undefined],
+  ])('is a server_error, nothing issued, when the host hook answers %s instead of a boolean', async (_name, answer) => {
+    const onError = vi.fn();
+    const onEvent = vi.fn();
+    const sentinel = sentinelWith({ authorizeDelegation: (() => answer) as never, onError, onEvent });
+    const { accessToken } = await userToken(sentinel);
+    onEvent.mockClear();
+    const response = await delegate(sentinel, accessToken);
+    expect(response.status).toBe(500);
+    expect(jsonOf(response).error).toBe('server_error');
+    expect(jsonOf(response).access_token).toBeUndefined();
+    expect(onError).toHaveBeenCalledTimes(1);
+    expect(String(onError.mock.calls[0]![0])).toContain('authorizeDelegation() must return true or false');
+    expect(onEvent.mock.calls.some(([event]) => event.type === 'token.exchanged')).toBe(false);
+  });
+
   it('refuses an app token as subject', async () => {
     const sentinel = sentinelWith();
     const app = jsonOf(

@@ -2,6 +2,7 @@
  * `POST {basePath}/api/v2/account/{accountId}/app/token?state={consumerId}` — the consumer-bound client
  * credentials grant of platform-operations.md §4.1 (RFC 6749 §4.4 with the consumer named in `state`).
  */
+import { hookVerdict } from '../lib/hook-verdict.js';
 import { type AccessTokenInput, accessTokenResponse, expiresInValue, issueAccessToken } from './access-token.js';
 import { readForm } from '../http/form-body.js';
 import { isParticipantId } from './consumer-id.js';
@@ -92,7 +93,7 @@ export async function handleAppToken(context: SentinelContext, request: Sentinel
   const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: false });
   requireGrant(app, 'client_credentials');
   refuseResource(params);
-  if (validator !== undefined && !(await validator(consumerId, { accountId, clientId: app.clientId }))) {
+  if (validator !== undefined && !hookVerdict(await validator(consumerId, { accountId, clientId: app.clientId }), 'consumerId')) {
     throw new OAuthError('invalid_request', 'state does not name a valid consumer of this account');
   }
   const binding = tokenRequestBinding(context, request, app, routeUrl(context.config, 'app-token-v2', { accountId }));

@@ -3,6 +3,7 @@
  * `assertion`, or an RFC 8693 `subject_token` of type `id_token` / `jwt`) proves who the consumer is, where the v2
  * endpoint takes the app's word for it (`state`). The token is the v2 token exactly ({@link consumerTokenInput}).
  */
+import { hookVerdict } from '../lib/hook-verdict.js';
 import type { App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import type { SentinelRequest } from '../http/messages.js';
@@ -50,7 +51,10 @@ export async function issueForBrandJWT(
   const { consumerId } = brand;
   // The same rule as the v2 endpoint's `state`: the host's validator, or the platform's participant-id shapes.
   const validator = context.config.consumerId;
-  const valid = validator === undefined ? isParticipantId(consumerId) : await validator(consumerId, { accountId, clientId: app.clientId });
+  const valid =
+    validator === undefined
+      ? isParticipantId(consumerId)
+      : hookVerdict(await validator(consumerId, { accountId, clientId: app.clientId }), 'consumerId');
   if (!valid) throw refuse(`the consumer id of ${name} is not a valid participant id of this account`);
   const scope = narrowScope(app.scope, single(params, 'scope'));
   // RFC 8707 as at every grant (the resources the app may ask for); `audience` may only name what the token is for.

@@ -5,6 +5,7 @@
  * the subject's or narrower, it expires no later, and a user token stays on its grant (revoking the grant, or any
  * token it was delegated from, revokes it). The host may refuse any delegation (`authorizeDelegation`).
  */
+import { hookVerdict } from '../lib/hook-verdict.js';
 import type { App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import { isOAuthError, OAuthError } from '../errors.js';
@@ -112,7 +113,10 @@ export async function delegate(
   const policy = context.config.authorizeDelegation;
   if (
     policy !== undefined &&
-    !(await policy({ accountId, clientId: app.clientId, subject: subject.sub, subjectClientId: subject.client_id, actors, scope }))
+    !hookVerdict(
+      await policy({ accountId, clientId: app.clientId, subject: subject.sub, subjectClientId: subject.client_id, actors, scope }),
+      'authorizeDelegation',
+    )
   ) {
     throw refuse('the host does not allow this client to act for this subject');
   }

@@ -254,6 +254,26 @@ function appTokenSuite(host: Host): void {
       expect(onEvent.mock.calls.some(([event]) => event.type === 'token.issued')).toBe(false);
     });
 
+    it.each([
+      ['the string "false"', 'false'],
+      ['an object', { allowed: false }],
+      ['undefined (a forgotten return)', undefined],
+    ])(
+      'a consumer validator answering %s, not a boolean → 500 server_error, onError names the hook, nothing issued',
+      async (_name, answer) => {
+        const onError = vi.fn();
+        const onEvent = vi.fn();
+        const { server } = await mount({ onError, onEvent, consumerId: (async () => answer) as never });
+        const response = await post(request(server), appTokenPath('c-1')).send(ccBody());
+        expect(response.status).toBe(500);
+        expect(response.body.error).toBe('server_error');
+        expect(response.body.access_token).toBeUndefined();
+        expect(onError).toHaveBeenCalledTimes(1);
+        expect(String(onError.mock.calls[0]![0])).toContain('consumerId() must return true or false');
+        expect(onEvent.mock.calls.some(([event]) => event.type === 'token.issued')).toBe(false);
+      },
+    );
+
     it('a throwing onEvent hook → 500 server_error and no token in the body', async () => {
       const onError = vi.fn();
       const { server } = await mount({
