@@ -21,6 +21,7 @@ const ISOLATED = [
   'test/telemetry.test.ts',
   'test/hardening-telemetry-grant-type.test.ts',
   'test/exchange-telemetry.test.ts',
+  'test/telemetry-sdk-failures.test.ts',
   'test/examples-telemetry.test.ts',
   'test/pkcs11.test.ts',
   'test/browser/**/*.test.ts',

@@ -3,9 +3,10 @@
  * logout-delivery` client span (account, client, the app's status code) and the request metrics under the route
  * `logout-delivery`, so deliveries show on the same dashboards as the routes. The token is never recorded.
  */
-import { type Attributes, SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { type Attributes, type Span, SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { ATTR, instruments, telemetryActive, tracer, tracingActive } from './instruments.js';
 import { requestAttributes, routeAttributes } from './route-attributes.js';
+import { telemetryFailed } from './telemetry-failure.js';
 
 const ROUTE = 'logout-delivery';
 
@@ -29,33 +30,55 @@ export async function observeDelivery<T extends AttemptOutcome>(
 ): Promise<T> {
   if (!telemetryActive()) return attempt();
   const started = performance.now();
-  const span = tracingActive()
-    ? tracer().startSpan(`sentinel ${ROUTE}`, {
-        kind: SpanKind.CLIENT,
-        attributes: { [ATTR.route]: ROUTE, [ATTR.accountId]: accountId, [ATTR.clientId]: clientId },
-      })
-    : undefined;
+  const span = tracingActive() ? startDeliverySpan(accountId, clientId) : undefined;
   let status = 0;
+  let failed = true;
+  let kind: AttemptOutcome['kind'] | undefined;
   try {
     const outcome = await attempt();
     status = outcome.status ?? 0;
-    span?.setAttributes({ [ATTR.status]: status, [ATTR.outcome]: outcome.kind });
-    if (outcome.kind !== 'delivered') span?.setStatus({ code: SpanStatusCode.ERROR });
+    kind = outcome.kind;
+    failed = outcome.kind !== 'delivered';
     return outcome;
-  } catch (error) {
-    span?.setStatus({ code: SpanStatusCode.ERROR });
-    throw error;
   } finally {
-    span?.end();
-    const seconds = (performance.now() - started) / 1000;
-    const meters = instruments();
-    if (identifiers) {
-      const attributes: Attributes = { [ATTR.route]: ROUTE, [ATTR.accountId]: accountId, [ATTR.clientId]: clientId };
-      meters.requestDuration.record(seconds, attributes);
-      meters.requests.addKeyed(JSON.stringify([ROUTE, status, accountId, clientId]), () => ({ ...attributes, [ATTR.status]: status }));
-    } else {
-      meters.requestDuration.record(seconds, routeAttributes(ROUTE));
-      meters.requests.add(requestAttributes(ROUTE, status));
+    // After the attempt: a throwing processor must not turn a delivered token into a failed job (delivered again).
+    try {
+      if (kind !== undefined) span?.setAttributes({ [ATTR.status]: status, [ATTR.outcome]: kind });
+      if (failed) span?.setStatus({ code: SpanStatusCode.ERROR });
+      span?.end();
+    } catch (error) {
+      telemetryFailed(error);
     }
+    try {
+      recordAttempt(accountId, clientId, identifiers, status, (performance.now() - started) / 1000);
+    } catch (error) {
+      telemetryFailed(error);
+    }
+  }
+}
+
+/** The client span of one attempt, or none when the SDK throws (a sampler or processor of the host's). */
+function startDeliverySpan(accountId: string, clientId: string): Span | undefined {
+  try {
+    return tracer().startSpan(`sentinel ${ROUTE}`, {
+      kind: SpanKind.CLIENT,
+      attributes: { [ATTR.route]: ROUTE, [ATTR.accountId]: accountId, [ATTR.clientId]: clientId },
+    });
+  } catch (error) {
+    telemetryFailed(error);
+    return undefined;
+  }
+}
+
+/** `sentinel.request.duration` and `sentinel.requests` for one attempt, under the route `logout-delivery`. */
+function recordAttempt(accountId: string, clientId: string, identifiers: boolean, status: number, seconds: number): void {
+  const meters = instruments();
+  if (identifiers) {
+    const attributes: Attributes = { [ATTR.route]: ROUTE, [ATTR.accountId]: accountId, [ATTR.clientId]: clientId };
+    meters.requestDuration.record(seconds, attributes);
+    meters.requests.addKeyed(JSON.stringify([ROUTE, status, accountId, clientId]), () => ({ ...attributes, [ATTR.status]: status }));
+  } else {
+    meters.requestDuration.record(seconds, routeAttributes(ROUTE));
+    meters.requests.add(requestAttributes(ROUTE, status));
   }
 }

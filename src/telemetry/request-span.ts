@@ -25,6 +25,7 @@ import type { Route, RouteParams } from '../http/router.js';
 import { ATTR, instruments, tracer, tracingActive, UNKNOWN_ACCOUNT } from './instruments.js';
 import type { RequestObservation } from './request-observation.js';
 import { requestAttributes, routeAttributes } from './route-attributes.js';
+import { telemetryFailed } from './telemetry-failure.js';
 
 class Observation implements RequestObservation {
   errorCode: string | undefined = undefined;
@@ -73,9 +74,18 @@ class Observation implements RequestObservation {
   end(status: number): void {
     if (this.#ended) return;
     this.#ended = true;
-    if (this.span.isRecording()) finishSpan(this.span, this, this.accountId, status);
-    const seconds = (performance.now() - this.started) / 1000;
-    recordRequest(this.route, this.accountId, this.#accountKnown, this.clientId, status, seconds, this.identifiers);
+    // Called once the answer is settled: a throwing span processor must not turn it into a rejection.
+    try {
+      if (this.span.isRecording()) finishSpan(this.span, this, this.accountId, status);
+    } catch (error) {
+      telemetryFailed(error);
+    }
+    try {
+      const seconds = (performance.now() - this.started) / 1000;
+      recordRequest(this.route, this.accountId, this.#accountKnown, this.clientId, status, seconds, this.identifiers);
+    } catch (error) {
+      telemetryFailed(error);
+    }
   }
 }
 
@@ -86,15 +96,21 @@ const NO_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 function startRequestSpan(route: Route, request: SentinelRequest, tracing: boolean): { span: Span; traceContext: Context } {
   const active = context.active();
   if (!tracing) return { span: NO_SPAN, traceContext: active };
-  // Under a host's HTTP instrumentation the active span is the server span; otherwise continue the caller's trace.
-  const hostSpan = trace.getSpan(active);
-  const parent = hostSpan === undefined ? propagation.extract(active, request.headers) : active;
-  const span = tracer().startSpan(
-    `sentinel ${route.name}`,
-    { kind: hostSpan === undefined ? SpanKind.SERVER : SpanKind.INTERNAL, attributes: routeAttributes(route.name) },
-    parent,
-  );
-  return { span, traceContext: trace.setSpan(parent, span) };
+  try {
+    // Under a host's HTTP instrumentation the active span is the server span; otherwise continue the caller's trace.
+    const hostSpan = trace.getSpan(active);
+    const parent = hostSpan === undefined ? propagation.extract(active, request.headers) : active;
+    const span = tracer().startSpan(
+      `sentinel ${route.name}`,
+      { kind: hostSpan === undefined ? SpanKind.SERVER : SpanKind.INTERNAL, attributes: routeAttributes(route.name) },
+      parent,
+    );
+    return { span, traceContext: trace.setSpan(parent, span) };
+  } catch (error) {
+    // A throwing sampler, processor or propagator: the request is handled without a span of its own.
+    telemetryFailed(error);
+    return { span: NO_SPAN, traceContext: active };
+  }
 }
 
 /** Everything the span learnt, set in one call when the request ends (one validation pass in the SDK, not five). */

@@ -2,9 +2,10 @@
  * The child span of one signature (`sentinel sign`): signing is the costliest step of issuing a token, and with the
  * thread pool it can queue, so it gets its own timing in a trace. Only the algorithm and token type are recorded.
  */
-import { type Attributes, type Context, context, SpanStatusCode } from '@opentelemetry/api';
+import { type Attributes, type Context, context, type Span, SpanStatusCode } from '@opentelemetry/api';
 import { isThenable } from '../lib/thenable.js';
 import { parentRecording, tracer, tracingActive } from './instruments.js';
+import { telemetryFailed } from './telemetry-failure.js';
 
 /** Attribute sets per algorithm and type, built once (a handful of algorithms, two token types). */
 const ATTRIBUTES = new Map<string, Attributes>();
@@ -30,10 +31,16 @@ export function traceSigning<T>(algorithm: string, type: string, sign: () => T |
   if (!tracingActive()) return sign();
   const parentContext = parent ?? context.active();
   if (!parentRecording(parentContext)) return sign();
-  const span = tracer().startSpan('sentinel sign', { attributes: signingAttributes(algorithm, type) }, parentContext);
+  let span: Span;
+  try {
+    span = tracer().startSpan('sentinel sign', { attributes: signingAttributes(algorithm, type) }, parentContext);
+  } catch (error) {
+    // A throwing sampler or processor: the signature is made without its span.
+    telemetryFailed(error);
+    return sign();
+  }
   const failed = (error: unknown): never => {
-    span.setStatus({ code: SpanStatusCode.ERROR });
-    span.end();
+    endSpan(span, true);
     throw error;
   };
   let signing: T | Promise<T>;
@@ -43,11 +50,21 @@ export function traceSigning<T>(algorithm: string, type: string, sign: () => T |
     return failed(error);
   }
   if (!isThenable(signing)) {
-    span.end();
+    endSpan(span, false);
     return signing;
   }
   return (signing as Promise<T>).then((signature) => {
-    span.end();
+    endSpan(span, false);
     return signature;
   }, failed);
+}
+
+/** Ends the span; a processor that throws must not take a signature already made (or the signer's own error) away. */
+function endSpan(span: Span, failed: boolean): void {
+  try {
+    if (failed) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+  } catch (error) {
+    telemetryFailed(error);
+  }
 }

@@ -6,10 +6,11 @@
  * interface gains later) are forwarded and observed too, and `this` inside the store stays the store itself (private
  * fields keep working). Only the method name is recorded: keys and values can hold digests of secrets.
  */
-import { type Attributes, type Context, context, SpanStatusCode } from '@opentelemetry/api';
+import { type Attributes, type Context, context, type Span, SpanStatusCode } from '@opentelemetry/api';
 import type { Store } from '../stores/store.js';
 import { isThenable } from '../lib/thenable.js';
 import { ATTR, instruments, parentRecording, telemetryActive, tracer, tracingActive } from './instruments.js';
+import { telemetryFailed } from './telemetry-failure.js';
 
 type AnyFunction = (...args: unknown[]) => unknown;
 
@@ -28,22 +29,36 @@ function operationAttributes(operation: string): Attributes {
   return attributes;
 }
 
+/** The span of one store call, or none when the SDK throws (a sampler or processor of the host's): the call goes on. */
+function startStoreSpan(operation: string, attributes: Attributes, parent: Context): Span | undefined {
+  try {
+    return tracer().startSpan(`sentinel store ${operation}`, { attributes }, parent);
+  } catch (error) {
+    telemetryFailed(error);
+    return undefined;
+  }
+}
+
 function observeCall(operation: string, parent: Context, call: () => unknown): unknown {
   const attributes = operationAttributes(operation);
   // No span without a tracer provider, or under a request span the sampler dropped; the metrics count every call.
-  const span =
-    tracingActive() && parentRecording(parent) ? tracer().startSpan(`sentinel store ${operation}`, { attributes }, parent) : undefined;
+  const span = tracingActive() && parentRecording(parent) ? startStoreSpan(operation, attributes, parent) : undefined;
   const started = performance.now();
   const finish = (error: unknown, failed: boolean): void => {
-    const meters = instruments();
-    meters.storeDuration.record((performance.now() - started) / 1000, attributes);
-    if (failed) {
-      meters.storeErrors.add(1, attributes);
-      // The error's class only: messages of store clients can quote keys.
-      span?.setAttribute('error.type', error instanceof Error ? error.name : typeof error);
-      span?.setStatus({ code: SpanStatusCode.ERROR });
+    // After the call: a throwing processor must not report a write that happened as failed, nor replace its error.
+    try {
+      const meters = instruments();
+      meters.storeDuration.record((performance.now() - started) / 1000, attributes);
+      if (failed) {
+        meters.storeErrors.add(1, attributes);
+        // The error's class only: messages of store clients can quote keys.
+        span?.setAttribute('error.type', error instanceof Error ? error.name : typeof error);
+        span?.setStatus({ code: SpanStatusCode.ERROR });
+      }
+      span?.end();
+    } catch (failure) {
+      telemetryFailed(failure);
     }
-    span?.end();
   };
   let result: unknown;
   try {
