@@ -131,7 +131,10 @@ export interface AuthenticatedUser {
 export interface UserAuthenticator extends SecondFactorHooks {
   /** The user's passkeys; with it the login page offers "Sign in with a passkey". */
   passkeys?: PasskeyHooks | undefined;
-  /** Checks a username and password: the user (`{ id, … }`), or `null` for a failure the throttle counts. */
+  /**
+   * Checks a username and password: the user (`{ id, … }`, a non-empty string id of at most 256 characters), or
+   * `null` for a failure the throttle counts. Any other answer is a 500 `server_error`, as a throw is.
+   */
   authenticate(input: {
     accountId: string;
     username: string;

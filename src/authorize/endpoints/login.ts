@@ -10,6 +10,7 @@ import { readForm } from '../../http/form-body.js';
 import { clientIP } from '../../http/client-ip.js';
 import type { SentinelContext } from '../../http/context.js';
 import { OAuthError } from '../../errors.js';
+import type { AuthenticatedUser } from '../../hooks.js';
 import { redirect, type SentinelRequest, type SentinelResponse } from '../../http/messages.js';
 import { fromSearchParams, single } from '../../http/params.js';
 import { constantTimeEqual } from '../../lib/random-secrets.js';
@@ -82,8 +83,8 @@ async function signIn(
   const user =
     username.length > MAX_USERNAME || password.length > MAX_PASSWORD
       ? null
-      : await users.authenticate({ accountId, username, password, request });
-  if (user === null || user === undefined || typeof user.id !== 'string' || user.id === '') {
+      : authenticatedUser(await users.authenticate({ accountId, username, password, request }));
+  if (user === null) {
     context.emit({
       type: 'login.failed',
       accountId,
@@ -96,6 +97,25 @@ async function signIn(
   await settleSuccess(context, keys);
   // The TOTP step and the passkey offer, when they apply; the interaction is taken (single use) when all are done.
   return afterPassword(context, request, interaction, { user, username, ip });
+}
+
+/** The longest user id a sign-in takes, as `completeLogin()` (it becomes `sub` and part of store keys). */
+const MAX_USER_ID = 256;
+
+/**
+ * The user `users.authenticate` answered, or `null` for wrong credentials (`null`, or `undefined` from a lookup that
+ * found no one). Anything else (`true`, a bare id, `{ id: 42 }`, `{}`) is a bug of the hook, not a wrong password:
+ * taken as one, it refused every sign-in as "Incorrect username or password", counted each against the user's
+ * throttle and recorded `login.failed`, with nothing for the operator. It throws instead (500 server_error, the
+ * TypeError to `onError`).
+ */
+function authenticatedUser(answer: unknown): AuthenticatedUser | null {
+  if (answer === null || answer === undefined) return null;
+  const id = typeof answer === 'object' ? (answer as { id?: unknown }).id : undefined;
+  if (typeof id !== 'string' || id === '' || id.length > MAX_USER_ID) {
+    throw new TypeError('sentinel-idp: users.authenticate() must return null or a user { id } with a non-empty string id');
+  }
+  return answer as AuthenticatedUser;
 }
 
 /**
