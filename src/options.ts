@@ -108,8 +108,9 @@ export interface SentinelOptions {
   /**
    * `aud` of access tokens: a string, or a function of the account and client (for a delegated token, the client it
    * was delegated from, whose `aud` it keeps). A string that is also a resource apps may ask for (`defaultResources`,
-   * an app's `resources`) is refused: the two kinds of token would pass in each other's place. @defaultValue the
-   * account id
+   * an app's `resources`) is refused: the two kinds of token would pass in each other's place. A function must return
+   * a non-empty string at once (not a promise); any other answer fails the request with `500 server_error` (to
+   * `onError`) and issues no token. @defaultValue the account id
    */
   audience?: string | ((context: { accountId: string; clientId: string }) => string) | undefined;
   /** Also carry the consumer id under this claim name, which may not be one the service writes (`sub`, `aud`, `cnf`, …). @defaultValue none */

@@ -9,6 +9,7 @@ import { noStoreJSONHeaders, type SentinelResponse } from '../http/messages.js';
 import { signJWT } from '../keys/jws.js';
 import type { AccessTokenClaims } from './access-token-claims.js';
 import { assuranceClaims } from '../assurance/levels.js';
+import { catchRejection } from '../lib/thenable.js';
 
 export type { AccessTokenClaims, ActorClaim } from './access-token-claims.js';
 
@@ -53,11 +54,21 @@ export interface AccessTokenInput {
   resources?: readonly string[] | undefined;
 }
 
-/** The `aud` of tokens for one app: the `audience` option, or the account id. */
+/**
+ * The `aud` of tokens for one app: the `audience` option, or the account id. A function's answer must be a non-empty
+ * string, given at once: `undefined`, `''` or a promise (an async function) would be signed into the token as no
+ * audience, an empty one or `{}`, a token any resource server that reads `aud` loosely takes for its own. Such an answer
+ * is a bug of the hook: a TypeError (500 server_error, to `onError`), no token.
+ */
 export function audienceFor(context: SentinelContext, accountId: string, clientId: string): string {
   const { audience } = context.config;
   if (audience === undefined) return accountId;
-  return typeof audience === 'string' ? audience : audience({ accountId, clientId });
+  if (typeof audience === 'string') return audience;
+  const answer: unknown = audience({ accountId, clientId });
+  if (typeof answer === 'string' && answer !== '') return answer;
+  // An async function's promise is not awaited: its rejection must not go unhandled and end the host's process.
+  catchRejection(answer);
+  throw new TypeError('sentinel-idp: audience() must return a non-empty string, synchronously');
 }
 
 /**
