@@ -39,7 +39,7 @@ export interface SentinelOptions {
     | {
         /** Your own login page (a URL or an absolute path); finish with `sentinel.completeLogin(interactionId, { userId })`. @defaultValue none */
         url?: string | undefined;
-        /** Renders the built-in login page's HTML from its view model. @defaultValue the built-in template */
+        /** Renders the built-in login page's HTML from its view model: a non-empty string, else the 500 page. @defaultValue the built-in template */
         render?: ((view: LoginView) => string | Promise<string>) | undefined;
       }
     | undefined;

@@ -402,6 +402,23 @@ function authorizeSuite(host: Host): void {
       );
     });
 
+    it.each([
+      ['undefined (a forgotten return)', undefined],
+      ['an empty string', ''],
+      ['a template object', { html: '<p>page</p>' }],
+    ])('a login.render answering %s → the 500 page, the TypeError to onError', async (_name, answer) => {
+      const onError = vi.fn();
+      const { server } = await mount({ login: { render: (() => answer) as never }, onError });
+      const agent = request.agent(server);
+      const loginPath = await startLogin(agent, authorizePath());
+      const page = await agent.get(loginPath);
+      expectErrorPage(page, 500);
+      expect(page.headers['content-type']).toMatch(/^text\/html/);
+      expect(onError).toHaveBeenCalledTimes(1);
+      expect(String(onError.mock.calls[0]?.[0])).toContain('login.render() must return the page as a non-empty string');
+      expect(onError.mock.calls[0]?.[1]).toMatchObject({ route: 'login', accountId: ACCOUNT });
+    });
+
     it('an unknown, expired, or other-account interaction → 400 page', async () => {
       const { server } = await mount();
       const agent = request.agent(server);

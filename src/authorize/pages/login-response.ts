@@ -68,11 +68,21 @@ export async function loginPageResponse(
             scriptNonce,
           },
   };
-  const html = login.render === undefined ? renderLoginHtml(view, branding) : await login.render(view);
+  const html = login.render === undefined ? renderLoginHtml(view, branding) : renderedPage(await login.render(view));
   return htmlResponse(state.status ?? 200, html, {
     styleNonce,
     formAction: formActionSources(authorization.redirectUri),
     imgSrc: logoSources(branding),
     scriptNonce,
   });
+}
+
+/**
+ * The page `login.render` answered. Anything but a non-empty string (`undefined` from a forgotten `return`, a template
+ * object) is a bug of the hook: sent as it was, it became an empty 200 page, a JSON dump under `text/html`, or the
+ * host framework's own error, with nothing for `onError`. It throws instead (the 500 page, the TypeError to `onError`).
+ */
+function renderedPage(html: unknown): string {
+  if (typeof html === 'string' && html !== '') return html;
+  throw new TypeError('sentinel-idp: login.render() must return the page as a non-empty string');
 }
