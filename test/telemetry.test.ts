@@ -197,6 +197,38 @@ describe('telemetry: flows', () => {
     expect(events[0]?.requestId).toBe(spanNamed('sentinel app-token-v2').spanContext().traceId);
   });
 
+  it('gives a SERVER span the HTTP attributes the conventions require: the method and the route template, never the path', async () => {
+    const sentinel = makeSentinel();
+    const tokenPath = appTokenPath(CONSUMER_UUID);
+    expect((await postForm(sentinel, tokenPath, ccBody())).status).toBe(200);
+    const span = spanNamed('sentinel app-token-v2');
+    expect(span.kind).toBe(SpanKind.SERVER);
+    expect(span.attributes).toMatchObject({
+      'http.request.method': 'POST',
+      'http.route': '/sentinel/api/v2/account/{accountId}/app/token',
+    });
+    // Neither the path's account nor the query's consumer (`state`) is in the route.
+    expect(String(span.attributes['http.route'])).not.toContain(ACCOUNT);
+    expect(JSON.stringify(span.attributes)).not.toContain(CONSUMER_UUID);
+    expect(span.attributes['error.type']).toBeUndefined();
+
+    // A method outside the conventions' list is `_OTHER`, so that made-up methods add no values.
+    await sdk.reset();
+    expect((await call(sentinel, { method: 'PROPFIND', path: tokenPath })).status).toBe(405);
+    expect(spanNamed('sentinel app-token-v2').attributes['http.request.method']).toBe('_OTHER');
+
+    // A server error names its status as `error.type`.
+    await sdk.reset();
+    const failing = new MemoryStore();
+    failing.get = async () => {
+      throw new Error('store down');
+    };
+    const broken = makeSentinel({ store: failing, onError: () => {} });
+    const { code, verifier } = await signIn(sentinel);
+    expect((await exchangeCode(broken, code, verifier)).status).toBe(500);
+    expect(spanNamed('sentinel token').attributes).toMatchObject({ 'http.response.status_code': 500, 'error.type': '500' });
+  });
+
   it('under a host span (HTTP instrumentation) becomes its child and the active context of the store calls', async () => {
     const sentinel = makeSentinel();
     const signedIn = await signIn(sentinel);
@@ -210,6 +242,8 @@ describe('telemetry: flows', () => {
     const token = spanNamed('sentinel token');
     expect(token.parentSpanContext?.spanId).toBe(host.spanContext().spanId);
     expect(token.kind).toBe(SpanKind.INTERNAL);
+    // The host's server span carries the HTTP attributes; the service's own span does not repeat them.
+    expect(token.attributes['http.route']).toBeUndefined();
     expect(childrenOf(token).map((span) => span.name)).toEqual(expect.arrayContaining(['sentinel store swap', 'sentinel sign']));
   });
 

@@ -64,6 +64,8 @@ export interface RouteDefinition extends EdgeEntry {
 /** A compiled route. */
 export interface Route extends RouteDefinition {
   pattern: RegExp;
+  /** The full path template, base path included (`/sentinel/api/account/{accountId}/token`): the span's `http.route`. */
+  template: string;
   /** Whether the path has a `{clientId}` segment (captured after the account segment). */
   hasClientId?: boolean;
   /** Whether the path has an `{accountId}` segment, whose value the edge checks before the handler runs. */
@@ -85,6 +87,7 @@ function compile(definition: RouteDefinition, basePath: string): Route {
   return {
     ...definition,
     pattern: new RegExp(`^${source}$`),
+    template: full,
     hasClientId: full.includes('{clientId}'),
     hasAccountId: full.includes('{accountId}'),
   };

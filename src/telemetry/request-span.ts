@@ -24,7 +24,7 @@ import { requestId } from '../http/request-id.js';
 import type { Route, RouteParams } from '../http/router.js';
 import { ATTR, instruments, tracer, tracingActive, UNKNOWN_ACCOUNT } from './instruments.js';
 import type { RequestObservation } from './request-observation.js';
-import { requestAttributes, routeAttributes } from './route-attributes.js';
+import { requestAttributes, routeAttributes, serverAttributes } from './route-attributes.js';
 import { telemetryFailed } from './telemetry-failure.js';
 
 class Observation implements RequestObservation {
@@ -100,11 +100,15 @@ function startRequestSpan(route: Route, request: SentinelRequest, tracing: boole
     // Under a host's HTTP instrumentation the active span is the server span; otherwise continue the caller's trace.
     const hostSpan = trace.getSpan(active);
     const parent = hostSpan === undefined ? propagation.extract(active, request.headers) : active;
-    const span = tracer().startSpan(
-      `sentinel ${route.name}`,
-      { kind: hostSpan === undefined ? SpanKind.SERVER : SpanKind.INTERNAL, attributes: routeAttributes(route.name) },
-      parent,
-    );
+    // A SERVER span carries what the HTTP conventions require of one; under the host's span, that span has it.
+    const span =
+      hostSpan === undefined
+        ? tracer().startSpan(
+            `sentinel ${route.name}`,
+            { kind: SpanKind.SERVER, attributes: serverAttributes(route.name, route.template, request.method) },
+            parent,
+          )
+        : tracer().startSpan(`sentinel ${route.name}`, { kind: SpanKind.INTERNAL, attributes: routeAttributes(route.name) }, parent);
     return { span, traceContext: trace.setSpan(parent, span) };
   } catch (error) {
     // A throwing sampler, processor or propagator: the request is handled without a span of its own.
@@ -124,6 +128,8 @@ function finishSpan(span: Span, observation: Observation, accountId: string, sta
   if (observation.amr !== undefined) attributes[ATTR.amr] = observation.amr;
   const id = observation.requestId;
   if (id !== undefined && id !== span.spanContext().traceId) attributes[ATTR.requestId] = id;
+  // A server error: `error.type` the status code, as the HTTP conventions name a failed request's error.
+  if (status >= 500) attributes['error.type'] = String(status);
   span.setAttributes(attributes);
   if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
   span.end();

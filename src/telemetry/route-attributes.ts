@@ -39,3 +39,26 @@ export function requestAttributes(route: string, status: number): Attributes {
   }
   return attributes;
 }
+
+/** The methods OpenTelemetry's HTTP conventions name; any other is recorded as `_OTHER` (bounded cardinality). */
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH']);
+const serverAttributeSets = new Map<string, Attributes>();
+
+/**
+ * The attributes of a request span of kind `SERVER` (no host HTTP instrumentation made one): the route, and the
+ * `http.request.method` and `http.route` the HTTP semantic conventions require of a server span. The route is the
+ * path template, never the path itself: no account id, and no query (which carries codes and `state`). The same
+ * object every time for a route and method.
+ *
+ * @example tracer().startSpan('sentinel token', { kind: SpanKind.SERVER, attributes: serverAttributes('token', route.template, 'POST') });
+ */
+export function serverAttributes(route: string, template: string, method: string): Attributes {
+  const known = KNOWN_METHODS.has(method) ? method : '_OTHER';
+  const key = `${known} ${route}`;
+  let attributes = serverAttributeSets.get(key);
+  if (attributes === undefined) {
+    attributes = Object.freeze({ [ATTR.route]: route, 'http.request.method': known, 'http.route': template });
+    serverAttributeSets.set(key, attributes);
+  }
+  return attributes;
+}
