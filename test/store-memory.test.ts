@@ -78,6 +78,24 @@ describe('MemoryStore specifics', () => {
     }
   });
 
+  it('refuses to count a value that is no count without quoting its key (addresses, user ids) in the error', async () => {
+    const store = new MemoryStore();
+    for (const key of ['throttle:ip:203.0.113.77', 'totp-used:u-alice:5837291']) {
+      await store.set(key, 'not-a-count', 60_000);
+      for (const [operation, count] of [
+        ['increment', () => store.increment(key, 60_000)],
+        ['decrement', () => store.decrement(key)],
+      ] as const) {
+        const error = await count().then(
+          () => undefined,
+          (failure: unknown) => failure as Error,
+        );
+        expect(error?.message).toBe(`MemoryStore: ${operation} found a value that is not a counter`);
+        expect(error?.message).not.toMatch(/203\.0\.113|u-alice|throttle:|totp-used:/);
+      }
+    }
+  });
+
   it('bounds keys without a prefix too', async () => {
     const store = new MemoryStore({ max: 10 });
     for (let i = 0; i < 100; i++) await store.set(`plain${i}`, 'v', 60_000);

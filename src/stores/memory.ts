@@ -218,7 +218,7 @@ export class MemoryStore implements Store {
     const current = area.get(key);
     // A value that is not a count (store corruption) is an error, as Redis's INCR answers it: counted on as NaN, it
     // would pass every limit check.
-    if (current !== undefined && !/^-?\d+$/.test(current)) throw new Error(`the value under ${key} is not a counter`);
+    if (current !== undefined && !/^-?\d+$/.test(current)) throw notACounter('increment');
     const next = current === undefined ? 1 : Number(current) + 1;
     // Only the first increment starts the window; later ones keep it fixed.
     const ttl = current === undefined ? Math.max(1, Math.ceil(ttlMs)) : undefined;
@@ -238,7 +238,7 @@ export class MemoryStore implements Store {
     const area = this.#area(key);
     const current = area.get(key);
     if (current === undefined) return 0;
-    if (!/^-?\d+$/.test(current)) throw new Error(`the value under ${key} is not a counter`);
+    if (!/^-?\d+$/.test(current)) throw notACounter('decrement');
     const next = Math.max(0, Number(current) - 1);
     if (area instanceof SecurityState) area.set(key, String(next), undefined);
     else area.set(key, String(next), { noUpdateTTL: true });
@@ -325,4 +325,13 @@ function ttlOf(entry: SwapEntry): number {
   const ttlMs = entry.ttlMs;
   if (typeof ttlMs !== 'number' || !Number.isFinite(ttlMs)) throw new TypeError('MemoryStore: swap needs a finite ttlMs');
   return Math.max(1, Math.ceil(ttlMs));
+}
+
+/**
+ * The error of a counter call that found another value, without the key: it reaches `onError` and the host's logs,
+ * and counter keys hold client addresses, user ids and digests of assertion ids (RedisStore drops a command's keys
+ * from its errors for the same reason).
+ */
+function notACounter(operation: string): Error {
+  return new Error(`MemoryStore: ${operation} found a value that is not a counter`);
 }
