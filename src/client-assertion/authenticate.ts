@@ -6,6 +6,7 @@ import type { App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError, unauthorizedClient } from '../errors.js';
 import { headerValue, type SentinelRequest } from '../http/messages.js';
+import { usesBasicScheme } from '../http/authorization-scheme.js';
 import { single, type ParamMap } from '../http/params.js';
 import { assertionSubject, JWT_BEARER_ASSERTION, verifyClientAssertion } from './verify-assertion.js';
 
@@ -26,7 +27,7 @@ export async function authenticateWithAssertion(
   params: ParamMap,
 ): Promise<App> {
   const authorization = headerValue(request, 'authorization');
-  if ((authorization !== undefined && /^basic /i.test(authorization)) || params.has('client_secret')) {
+  if ((authorization !== undefined && usesBasicScheme(authorization)) || params.has('client_secret')) {
     throw new OAuthError('invalid_request', 'use one client authentication method: a client assertion, not a secret as well');
   }
   const type = single(params, 'client_assertion_type');

@@ -1,5 +1,6 @@
 /**
- * Which `Authorization` schemes a protected resource here (the bearer guard, UserInfo) takes credentials in.
+ * Which `Authorization` schemes a protected resource here (the bearer guard, UserInfo) takes credentials in, and
+ * which one a client authenticates with at the token endpoints.
  */
 
 /**
@@ -28,4 +29,13 @@ const WHOLE_B64TOKEN = new RegExp(`^${B64TOKEN}$`);
  */
 export function isB64Token(value: string): boolean {
   return WHOLE_B64TOKEN.test(value);
+}
+
+/**
+ * Whether an `Authorization` header value names the Basic scheme, with credentials after it or none: HTTP servers
+ * trim the value, so `Basic ` arrives as `Basic`, and that is still a client authenticating through the header.
+ * @example usesBasicScheme('Basic') // true
+ */
+export function usesBasicScheme(authorization: string): boolean {
+  return /^basic(?:[ \t]|$)/i.test(authorization);
 }

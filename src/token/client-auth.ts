@@ -12,6 +12,7 @@ import { OAuthError, unauthorizedClient } from '../errors.js';
 import { headerValue, type SentinelRequest } from '../http/messages.js';
 import { single, type ParamMap } from '../http/params.js';
 import { isThenable } from '../lib/thenable.js';
+import { usesBasicScheme } from '../http/authorization-scheme.js';
 
 /** Credentials as the client presented them. */
 export interface ClientCredentials {
@@ -43,11 +44,15 @@ export function readClientCredentials(request: SentinelRequest, params: ParamMap
   const authorization = headerValue(request, 'authorization');
   const bodyClientId = single(params, 'client_id');
   const bodySecret = single(params, 'client_secret');
-  if (authorization !== undefined && /^basic /i.test(authorization)) {
+  if (authorization !== undefined && usesBasicScheme(authorization)) {
     if (bodySecret !== undefined) {
       throw new OAuthError('invalid_request', 'use one client authentication method: HTTP Basic or client_secret in the body, not both');
     }
-    const decoded = Buffer.from(authorization.slice(6).trim(), 'base64').toString('utf8');
+    const encoded = authorization.slice(5).trim();
+    // RFC 6749 §5.2: the client tried to authenticate through the header, so no credentials in it is a failed
+    // authentication (401 with the Basic challenge), not a request without any that a body client_id could carry.
+    if (encoded === '') throw unauthorizedClient('the Authorization: Basic header carries no credentials');
+    const decoded = Buffer.from(encoded, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon === -1) throw new OAuthError('invalid_request', 'the Authorization header is malformed');
     // RFC 6749 §2.3.1: id and secret are form-encoded before Basic encoding.

@@ -1,0 +1,59 @@
+/**
+ * RFC 6749 §5.2: a client that tried to authenticate through the `Authorization` header and failed gets 401
+ * `invalid_client` with a `WWW-Authenticate` challenge naming the scheme. A `Basic` header with no credentials (which
+ * an HTTP server's trimming makes of `Basic `) is such an attempt, at every endpoint that authenticates clients; it
+ * is not a request without a header, whose body `client_id` would make it a public client's.
+ */
+import { describe, expect, it } from 'vitest';
+import { ACCOUNT_PATH, jsonOf, postForm } from './helpers/direct-flow.js';
+import { basic, CLIENT_ID, CLIENT_SECRET, makeSentinel, PUBLIC_CLIENT_ID, REDIRECT_URI } from './helpers/fixtures.js';
+
+const sentinel = makeSentinel();
+
+const REQUESTS: [string, string][] = [
+  ['token', `grant_type=authorization_code&code=${'x'.repeat(43)}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}`],
+  [
+    'par',
+    `response_type=code&redirect_uri=${encodeURIComponent(REDIRECT_URI)}&code_challenge=${'c'.repeat(43)}&code_challenge_method=S256`,
+  ],
+  ['token/revoke', `token=${'t'.repeat(40)}`],
+  ['token/introspect', `token=${'t'.repeat(40)}`],
+  ['device_authorization', 'scope=openid'],
+];
+
+describe('an empty Authorization: Basic header at the client-authenticating endpoints', () => {
+  for (const [endpoint, form] of REQUESTS) {
+    it(`${endpoint}: 401 invalid_client with the Basic challenge, with or without a body client_id`, async () => {
+      for (const authorization of ['Basic', 'basic', 'Basic   ', 'Basic\t']) {
+        for (const body of [form, `${form}&client_id=${PUBLIC_CLIENT_ID}`]) {
+          const response = await postForm(sentinel, `${ACCOUNT_PATH}/${endpoint}`, body, { headers: { authorization } });
+          const label = `${endpoint} ${JSON.stringify(authorization)} ${body.includes('client_id') ? 'with' : 'without'} client_id`;
+          expect(response.status, label).toBe(401);
+          expect(jsonOf(response).error, label).toBe('invalid_client');
+          expect(response.headers['www-authenticate'], label).toMatch(/^Basic realm="sentinel"/);
+        }
+      }
+    });
+  }
+
+  it('still refuses an empty Basic header next to a body secret as two methods, and takes a real one', async () => {
+    const twice = await postForm(sentinel, `${ACCOUNT_PATH}/token/revoke`, `token=abc&client_id=${CLIENT_ID}&client_secret=x`, {
+      headers: { authorization: 'Basic' },
+    });
+    expect(twice.status).toBe(400);
+    expect(jsonOf(twice).error).toBe('invalid_request');
+    const real = await postForm(sentinel, `${ACCOUNT_PATH}/token/revoke`, 'token=abc', {
+      headers: { authorization: basic(CLIENT_ID, CLIENT_SECRET) },
+    });
+    expect(real.status).toBe(200);
+  });
+
+  it('refuses an empty Basic header next to a client assertion as two methods', async () => {
+    const assertion = `client_assertion_type=${encodeURIComponent('urn:ietf:params:oauth:client-assertion-type:jwt-bearer')}&client_assertion=a.b.c`;
+    const response = await postForm(sentinel, `${ACCOUNT_PATH}/token/revoke`, `token=abc&${assertion}`, {
+      headers: { authorization: 'Basic' },
+    });
+    expect(response.status).toBe(400);
+    expect(jsonOf(response).error).toBe('invalid_request');
+  });
+});
