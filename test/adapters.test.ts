@@ -309,14 +309,21 @@ describe.each(HOSTS)('$name adapter', (host) => {
     const base = await start(makeSentinel());
     const missing = await fetch(`${base}/api/account/${ACCOUNT}/consumer/${CONSUMER_UUID}/brand/tokens`);
     expect(missing.status).toBe(401);
-    expect(missing.headers.get('www-authenticate')).toMatch(/^Bearer /);
+    // Both schemes are offered to a request without a token (RFC 9449 §7.1), Bearer first.
+    expect(missing.headers.get('www-authenticate')).toMatch(/^Bearer realm="sentinel", DPoP algs="[^"]+"$/);
     const token = ((await (await appToken(base)).json()) as { access_token: string }).access_token;
     const other = '11111111-2222-4333-8444-555555555555';
     const foreign = await fetch(`${base}/api/account/${ACCOUNT}/consumer/${other}/brand/tokens`, {
       headers: { authorization: `Bearer ${token}` },
     });
     expect(foreign.status).toBe(401);
-    expect(foreign.headers.get('www-authenticate')).toContain('invalid_token');
+    expect(foreign.headers.get('www-authenticate')).toMatch(/^Bearer .*error="invalid_token"/);
+    // The same token sent with the DPoP scheme is refused in that scheme, with the proof algorithms.
+    const asDPoP = await fetch(`${base}/api/account/${ACCOUNT}/consumer/${other}/brand/tokens`, {
+      headers: { authorization: `DPoP ${token}` },
+    });
+    expect(asDPoP.status).toBe(401);
+    expect(asDPoP.headers.get('www-authenticate')).toMatch(/^DPoP algs="[^"]+", error="invalid_token"/);
   });
 });
 

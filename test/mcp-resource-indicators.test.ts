@@ -362,8 +362,9 @@ describe('the guard with a resource', () => {
     expect(missing.ok).toBe(false);
     if (missing.ok) return;
     expect(missing.response.status).toBe(401);
+    // Both schemes, each naming the metadata; Bearer first, where MCP clients look for it (RFC 9449 §7.1).
     expect(missing.response.headers['www-authenticate']).toBe(
-      'Bearer realm="sentinel", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"',
+      `Bearer realm="sentinel", ${METADATA_PARAM}, DPoP algs="ES256 ES384 EdDSA RS256 PS256", ${METADATA_PARAM}`,
     );
     const other = jsonOf(await clientCredentials(sentinel, [OTHER])).access_token as string;
     // Twice: the second answer comes from the verified-token cache, which must refuse it as well.

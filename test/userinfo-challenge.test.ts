@@ -1,7 +1,8 @@
 /**
  * The `WWW-Authenticate` challenges of UserInfo (OpenID Connect Core §5.3.3 points to RFC 6750 §3) and of the bearer
  * guard: well-formed auth-params, no error code for a request without credentials for the resource, another
- * scheme's (`Basic …`) included (RFC 6750 §3.1), and the challenge on a refused form body too.
+ * scheme's (`Basic …`) included (RFC 6750 §3.1), and then both schemes offered (RFC 9449 §7.1); the scheme of the
+ * request in a refusal of its header; and the challenge on a refused form body too.
  */
 import { describe, expect, it } from 'vitest';
 import { call, FORM } from './helpers/direct-flow.js';
@@ -11,6 +12,12 @@ import { oidcOptions, USERINFO } from './helpers/oidc.js';
 /** `Bearer` and comma-separated `name="quoted-string"` params (RFC 9110 §11.2, §5.6.4), nothing else. */
 const WELL_FORMED = /^Bearer realm="sentinel"(?:, [a-z_]+="(?:[^"\\]|\\.)*")*$/;
 
+/** The same in the DPoP scheme, whose challenge starts with the proof algorithms (RFC 9449 §7.1). */
+const WELL_FORMED_DPOP = /^DPoP algs="[A-Za-z0-9 ]+"(?:, [a-z_]+="(?:[^"\\]|\\.)*")*$/;
+
+/** A request without credentials for the resource is offered both schemes, Bearer first. */
+const BOTH = 'Bearer realm="sentinel", DPoP algs="ES256 ES384 EdDSA RS256 PS256"';
+
 describe('UserInfo challenges', () => {
   const sentinel = makeSentinel(oidcOptions());
 
@@ -18,7 +25,7 @@ describe('UserInfo challenges', () => {
     for (const authorization of ['Basic YTpi', 'Negotiate abc', 'Bearerish abc']) {
       const response = await call(sentinel, { path: USERINFO, headers: { authorization } });
       expect(response.status, authorization).toBe(401);
-      expect(response.headers['www-authenticate'], authorization).toBe('Bearer realm="sentinel"');
+      expect(response.headers['www-authenticate'], authorization).toBe(BOTH);
     }
   });
 
@@ -27,7 +34,7 @@ describe('UserInfo challenges', () => {
       const response = await call(sentinel, { path: USERINFO, headers: { authorization } });
       expect(response.status, authorization).toBe(401);
       const challenge = response.headers['www-authenticate'] as string;
-      expect(challenge, authorization).toMatch(WELL_FORMED);
+      expect(challenge, authorization).toMatch(authorization.startsWith('DPoP') ? WELL_FORMED_DPOP : WELL_FORMED);
       expect(challenge).toContain('error="invalid_token"');
       // The JSON body carries the same description, its quotes made ' (RFC 6749 §5.2 allows no `"` in it).
       expect(JSON.parse(response.body as string).error_description).toBe("the Authorization header must be 'Bearer <token>'");
@@ -76,7 +83,7 @@ describe('the bearer guard answers another scheme as UserInfo does', () => {
   it('Basic gets a challenge without an error code; a malformed Bearer header gets invalid_token', async () => {
     const basic = await sentinel.checkBearer('Basic YTpi', {});
     expect(basic.ok).toBe(false);
-    if (!basic.ok) expect(basic.response.headers['www-authenticate']).toBe('Bearer realm="sentinel"');
+    if (!basic.ok) expect(basic.response.headers['www-authenticate']).toBe(BOTH);
     const malformed = await sentinel.checkBearer('Bearer ', {});
     expect(malformed.ok).toBe(false);
     if (!malformed.ok) {

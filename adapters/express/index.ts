@@ -68,8 +68,9 @@ export function toExpress(sentinel: Pick<Sentinel, 'config' | 'handle'>): Expres
 }
 
 /**
- * Guards a route with a Bearer access token (RFC 6750): the verified claims land on `req.sentinel`; a missing,
- * invalid, expired, or foreign token gets 401 with `WWW-Authenticate: Bearer`. The `:accountId` and `:consumerId`
+ * Guards a route with a Bearer access token (RFC 6750) or a DPoP-bound one (RFC 9449): the verified claims land on
+ * `req.sentinel`; a missing, invalid, expired, or foreign token gets 401 with `WWW-Authenticate` in the scheme the
+ * request used (`Bearer`, or `DPoP` with its `algs`; both without a token). The `:accountId` and `:consumerId`
  * route parameters, when present, must match the token.
  * @example app.get('/api/account/:accountId/consumer/:consumerId/brand/tokens', requireAccessToken(sentinel), handler)
  */

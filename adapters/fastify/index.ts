@@ -145,9 +145,10 @@ function answering(answers: readonly Answer[]): (request: FastifyRequest, reply:
 }
 
 /**
- * A `preHandler` that guards a route with a Bearer access token (RFC 6750 §2.1): the verified claims land on
- * `request.sentinel`; a missing, invalid, expired or foreign token gets 401 with `WWW-Authenticate: Bearer`
- * (RFC 6750 §3). The `accountId` and `consumerId` route parameters, when present, must match the token.
+ * A `preHandler` that guards a route with a Bearer access token (RFC 6750 §2.1) or a DPoP-bound one (RFC 9449): the
+ * verified claims land on `request.sentinel`; a missing, invalid, expired or foreign token gets 401 with
+ * `WWW-Authenticate` in the scheme the request used (`Bearer`, RFC 6750 §3, or `DPoP`, RFC 9449 §7.1; both without a
+ * token). The `accountId` and `consumerId` route parameters, when present, must match the token.
  * @example app.get('/api/account/:accountId/consumer/:consumerId/brand/tokens', { preHandler: requireAccessToken(sentinel) }, handler)
  */
 export function requireAccessToken(sentinel: Sentinel, options?: RequireAccessTokenOptions): preHandlerAsyncHookHandler {

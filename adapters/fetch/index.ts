@@ -179,8 +179,9 @@ export interface FetchGuardOptions extends RequireAccessTokenOptions {
 }
 
 /**
- * Checks a Bearer access token (RFC 6750 §2.1). A fetch runtime has no middleware chain, so the guard answers
- * either `{ claims }` or the ready 401 `Response` (with `WWW-Authenticate: Bearer`, RFC 6750 §3). `params` are the
+ * Checks a Bearer access token (RFC 6750 §2.1) or a DPoP-bound one (RFC 9449). A fetch runtime has no middleware
+ * chain, so the guard answers either `{ claims }` or the ready 401 `Response` (with `WWW-Authenticate` in the scheme
+ * the request used: `Bearer`, RFC 6750 §3, or `DPoP`, RFC 9449 §7.1; both without a token). `params` are the
  * route's parameters: `accountId` and `consumerId`, when present, must match the token.
  * @example
  * const guard = requireAccessToken(sentinel);

@@ -93,8 +93,9 @@ export function toKoa(sentinel: Pick<Sentinel, 'config' | 'handle'>): KoaMiddlew
 }
 
 /**
- * Guards a route with a Bearer access token (RFC 6750 §2.1): the verified claims land on `ctx.state.sentinel`;
- * a missing, invalid, expired or foreign token gets 401 with `WWW-Authenticate: Bearer` (RFC 6750 §3). The
+ * Guards a route with a Bearer access token (RFC 6750 §2.1) or a DPoP-bound one (RFC 9449): the verified claims land
+ * on `ctx.state.sentinel`; a missing, invalid, expired or foreign token gets 401 with `WWW-Authenticate` in the
+ * scheme the request used (`Bearer`, RFC 6750 §3, or `DPoP`, RFC 9449 §7.1; both without a token). The
  * `accountId` and `consumerId` route parameters (`ctx.params`, as @koa/router sets them), when present, must
  * match the token.
  * @example router.get('/api/account/:accountId/consumer/:consumerId/brand/tokens', requireAccessToken(sentinel), handler)

@@ -5,6 +5,8 @@
  *
  * `WWW-Authenticate: Bearer error="insufficient_user_authentication", error_description="…", acr_values="…", max_age="…"`
  *
+ * in the scheme the token came with: `DPoP algs="…", error="insufficient_user_authentication", …` for a DPoP one.
+ *
  * The levels are ordered (levels.ts): a token whose `acr` is at least the weakest value asked for passes. A token
  * with no user sign-in behind it (an app's own token: no `acr`, no `auth_time`) meets no requirement.
  */
@@ -48,9 +50,18 @@ export function stepUpRequirement(options: StepUpOptions, field: string): StepUp
   return { acrValues: listed as AcrValue[], minLevel, maxAge };
 }
 
-/** The RFC 9470 §3 refusal for `requirement`, with its challenge in the presentation's scheme. */
-function insufficient(requirement: StepUpRequirement, description: string, scheme: 'Bearer' | 'DPoP'): OAuthError {
-  let challenge = `${scheme} error="insufficient_user_authentication", error_description="${wireDescription(description)}"`;
+/**
+ * The RFC 9470 §3 refusal for `requirement`, with its challenge in the presentation's scheme; a DPoP one names the
+ * proof algorithms first, as every DPoP challenge does (RFC 9449 §7.1).
+ */
+function insufficient(
+  requirement: StepUpRequirement,
+  description: string,
+  scheme: 'Bearer' | 'DPoP',
+  algorithms: readonly string[],
+): OAuthError {
+  const start = scheme === 'DPoP' ? `DPoP algs="${algorithms.join(' ')}",` : 'Bearer';
+  let challenge = `${start} error="insufficient_user_authentication", error_description="${wireDescription(description)}"`;
   if (requirement.acrValues !== undefined) challenge += `, acr_values="${requirement.acrValues.join(' ')}"`;
   if (requirement.maxAge !== undefined) challenge += `, max_age="${requirement.maxAge}"`;
   return new OAuthError('insufficient_user_authentication', description, { status: 401, headers: { 'www-authenticate': challenge } });
@@ -58,24 +69,25 @@ function insufficient(requirement: StepUpRequirement, description: string, schem
 
 /**
  * Throws the `insufficient_user_authentication` refusal when a verified token's `acr` or `auth_time` does not meet
- * `requirement`.
+ * `requirement`. `algorithms` are the DPoP proof algorithms, named in a DPoP challenge.
  *
  * @example
- * checkStepUp(claims, requirement, Math.floor(Date.now() / 1000), 'Bearer');
+ * checkStepUp(claims, requirement, Math.floor(Date.now() / 1000), 'Bearer', config.dpop.algorithms);
  */
 export function checkStepUp(
   claims: { acr?: unknown; auth_time?: unknown },
   requirement: StepUpRequirement,
   nowSeconds: number,
   scheme: 'Bearer' | 'DPoP',
+  algorithms: readonly string[],
 ): void {
   if (requirement.acrValues !== undefined && acrLevel(claims.acr) < requirement.minLevel) {
-    throw insufficient(requirement, 'a stronger authentication level is required', scheme);
+    throw insufficient(requirement, 'a stronger authentication level is required', scheme, algorithms);
   }
   if (requirement.maxAge !== undefined) {
     const authTime = claims.auth_time;
     if (typeof authTime !== 'number' || nowSeconds - authTime > requirement.maxAge) {
-      throw insufficient(requirement, 'a more recent authentication is required', scheme);
+      throw insufficient(requirement, 'a more recent authentication is required', scheme, algorithms);
     }
   }
 }

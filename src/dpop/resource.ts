@@ -15,6 +15,7 @@ import { rememberProof } from './proof-replay.js';
 import { dpopHeader } from './token-binding.js';
 import type { DPoPPresentation } from './presentation.js';
 import { trustsPeer } from '../http/client-ip.js';
+import { resourceChallenge } from '../http/authorization-scheme.js';
 
 export type { DPoPPresentation } from './presentation.js';
 
@@ -41,8 +42,11 @@ export interface ResourceRequest {
 }
 
 function challenge(context: SentinelContext, code: string, description: string): string {
-  const algs = context.config.dpop.algorithms.join(' ');
-  return `DPoP algs="${algs}", error="${code}", error_description="${wireDescription(description)}"`;
+  return resourceChallenge(
+    'DPoP',
+    context.config.dpop.algorithms,
+    `, error="${code}", error_description="${wireDescription(description)}"`,
+  );
 }
 
 /**

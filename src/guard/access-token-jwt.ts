@@ -126,7 +126,7 @@ export async function verifyAccessTokenJWT(
   }
   // Introspection and revocation see the token from its client, not as a presentation: no proof to check there.
   if (checkBinding) await checkTokenBinding(context, token, claims, options.dpop);
-  checkAssurance(claims, options);
+  checkAssurance(context, claims, options);
   return claims;
 }
 
@@ -134,11 +134,12 @@ export async function verifyAccessTokenJWT(
  * RFC 9470: the sign-in behind the token must reach `acrValues` and be within `maxAge`; checked last, so a client is
  * told to step up only with a token that is otherwise good.
  */
-function checkAssurance(claims: AccessTokenClaims, options: VerifyAccessTokenOptions): void {
+function checkAssurance(context: SentinelContext, claims: AccessTokenClaims, options: VerifyAccessTokenOptions): void {
   if (options.acrValues === undefined && options.maxAge === undefined) return;
   const requirement = stepUpRequirement(options, 'verifyAccessToken');
   if (requirement === undefined) return;
-  checkStepUp(claims, requirement, Math.floor(Date.now() / 1000), options.dpop?.scheme === 'DPoP' ? 'DPoP' : 'Bearer');
+  const scheme = options.dpop?.scheme === 'DPoP' ? 'DPoP' : 'Bearer';
+  checkStepUp(claims, requirement, Math.floor(Date.now() / 1000), scheme, context.config.dpop.algorithms);
 }
 
 /**
@@ -174,6 +175,6 @@ export function verifyCachedAccessToken(
   if (claims.grant_client_id !== undefined && !isKnownLive(facts.accountId as string, claims.grant_client_id)) return undefined;
   // And every actor of its chain (the nearest is `client_id`): one deleted midway stops what it passed on.
   for (const actor of facts.actors) if (!isKnownLive(facts.accountId as string, actor)) return undefined;
-  checkAssurance(claims, options);
+  checkAssurance(context, claims, options);
   return { ...claims };
 }

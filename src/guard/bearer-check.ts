@@ -7,7 +7,7 @@ import type { AccessTokenClaims } from '../token/access-token.js';
 import { type KnownLive, verifyCachedAccessToken, type VerifyAccessTokenOptions } from './access-token-jwt.js';
 import { appPresence } from './app-presence.js';
 import { bearerCandidate, parseAuthorization, PLAIN_BEARER, withoutProof } from './bearer-request.js';
-import { usesTokenScheme } from '../http/authorization-scheme.js';
+import { challengeScheme, credentialsChallenge, resourceChallenge, usesTokenScheme } from '../http/authorization-scheme.js';
 import type { SentinelContext } from '../http/context.js';
 import { presentationOf, type ResourceRequest } from '../dpop/resource.js';
 import { isConfigurationError, isOAuthError, OAuthError, wireDescription } from '../errors.js';
@@ -29,7 +29,8 @@ function resourceMetadataURL(resource: string): string {
 }
 
 /**
- * Outcome of a bearer check: the verified claims, or the 401 with `WWW-Authenticate: Bearer` to send (RFC 6750 §3).
+ * Outcome of a bearer check: the verified claims, or the answer to send: a 401 whose `WWW-Authenticate` names the
+ * scheme the request used (`Bearer`, RFC 6750 §3, or `DPoP`, RFC 9449 §7.1), and both to a request without a token.
  *
  * @example
  * const result = await sentinel.checkBearer(req.headers.authorization, { accountId, consumerId });
@@ -53,9 +54,15 @@ function bearerUnavailable(): SentinelResponse {
   return noStoreJSON(503, { error: 'server_error', error_description: 'the access token could not be checked' }, { 'retry-after': '1' });
 }
 
-function bearerChallenge(error: OAuthError | undefined, resource: string | undefined): SentinelResponse {
+/** The refusal's answer; built on failures only, so `authorization` is read for its scheme here and not before. */
+function bearerChallenge(
+  error: OAuthError | undefined,
+  resource: string | undefined,
+  authorization: string | undefined,
+  algorithms: readonly string[],
+): SentinelResponse {
   // DPoP failures carry their own `WWW-Authenticate: DPoP` challenge (and maybe a DPoP-Nonce), step-up refusals
-  // their RFC 9470 one.
+  // their RFC 9470 one, already in the scheme the request used.
   const own = error?.headers['www-authenticate'];
   if (error !== undefined && own !== undefined) {
     if (resource === undefined) return noStoreJSON(401, error.toJSON(), { ...error.headers });
@@ -66,12 +73,16 @@ function bearerChallenge(error: OAuthError | undefined, resource: string | undef
   }
   // RFC 9728 §5.1: a guard for a named resource tells the client where its metadata is, so an MCP client can find
   // the authorization server from the 401 alone.
-  const realm =
-    resource === undefined ? 'Bearer realm="sentinel"' : `Bearer realm="sentinel", resource_metadata="${resourceMetadataURL(resource)}"`;
-  const challenge =
-    error === undefined ? realm : `${realm}, error="${error.code}", error_description="${wireDescription(error.description)}"`;
-  const body = error === undefined ? { error: 'invalid_token', error_description: 'a Bearer access token is required' } : error.toJSON();
-  return noStoreJSON(401, body, { 'www-authenticate': challenge });
+  const metadata = resource === undefined ? '' : `, resource_metadata="${resourceMetadataURL(resource)}"`;
+  // No credentials for the resource: either scheme will do, so both are offered (RFC 9449 §7.1).
+  if (error === undefined) {
+    const body = { error: 'invalid_token', error_description: 'an access token is required' };
+    return noStoreJSON(401, body, { 'www-authenticate': credentialsChallenge(algorithms, metadata) });
+  }
+  // A token refused for any other reason (expired, malformed, foreign) is refused in the scheme it came with: a DPoP
+  // client reads the DPoP challenge, with the algs it may sign proofs with (RFC 9449 §7.1).
+  const params = `${metadata}, error="${error.code}", error_description="${wireDescription(error.description)}"`;
+  return noStoreJSON(401, error.toJSON(), { 'www-authenticate': resourceChallenge(challengeScheme(authorization), algorithms, params) });
 }
 
 /**
@@ -90,9 +101,11 @@ export function createBearerCheck(
   /** True when the keys in use need no (re)load first: no ring, or a single ring loaded recently. */
   const keysSettled = (): boolean => ring === undefined || (accountRings === undefined && ring.fresh() === undefined);
 
-  function refusal(error: unknown, verifyOptions: VerifyAccessTokenOptions): BearerResult {
+  const { algorithms } = context.config.dpop;
+
+  function refusal(error: unknown, verifyOptions: VerifyAccessTokenOptions, authorization: string | undefined): BearerResult {
     if (isOAuthError(error) && RESOURCE_ERRORS.has(error.code)) {
-      return { ok: false, response: bearerChallenge(error, verifyOptions.resource) };
+      return { ok: false, response: bearerChallenge(error, verifyOptions.resource, authorization, algorithms) };
     }
     // A guard set up wrong (a resource without an authorization server) is the host's to fix, as an unknown option
     // is: the promise rejects, where a 503 would have the client retry a request that can never pass.
@@ -118,7 +131,7 @@ export function createBearerCheck(
         if (claims !== undefined) return { ok: true, claims };
       }
     } catch (error) {
-      return refusal(error, verifyOptions);
+      return refusal(error, verifyOptions, authorization);
     }
     const found = authorization === undefined ? null : parseAuthorization(authorization);
     // The same characters as the lookup above: carry on with that string, whose hash V8 has computed and kept, so
@@ -129,10 +142,12 @@ export function createBearerCheck(
         ok: false,
         response:
           authorization === undefined || !usesTokenScheme(authorization)
-            ? bearerChallenge(undefined, verifyOptions.resource)
+            ? bearerChallenge(undefined, verifyOptions.resource, authorization, algorithms)
             : bearerChallenge(
                 new OAuthError('invalid_token', 'the Authorization header must be "Bearer <token>"', { status: 401 }),
                 verifyOptions.resource,
+                authorization,
+                algorithms,
               ),
       };
     }
@@ -148,7 +163,7 @@ export function createBearerCheck(
             : presentationOf(context, scheme, resource);
       return { ok: true, claims: await verifyAccessToken(token, { ...verifyOptions, dpop: verifyOptions.dpop ?? dpop }) };
     } catch (error) {
-      return refusal(error, verifyOptions);
+      return refusal(error, verifyOptions, authorization);
     }
   };
 }

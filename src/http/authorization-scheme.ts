@@ -1,6 +1,6 @@
 /**
- * Which `Authorization` schemes a protected resource here (the bearer guard, UserInfo) takes credentials in, and
- * which one a client authenticates with at the token endpoints.
+ * Which `Authorization` schemes a protected resource here (the bearer guard, UserInfo) takes credentials in and
+ * names in its challenges, and which one a client authenticates with at the token endpoints.
  */
 
 /**
@@ -11,6 +11,34 @@
  */
 export function usesTokenScheme(authorization: string): boolean {
   return /^(?:Bearer|DPoP)(?: |$)/i.test(authorization);
+}
+
+/**
+ * The scheme a protected resource's refusal names: `DPoP` for a request made with that scheme, whatever failed
+ * (RFC 9449 §7.1: the client must learn the error in the scheme it used), else `Bearer`.
+ * @example challengeScheme('DPoP eyJ…') // 'DPoP'
+ */
+export function challengeScheme(authorization: string | undefined): 'Bearer' | 'DPoP' {
+  return authorization !== undefined && /^DPoP(?: |$)/i.test(authorization) ? 'DPoP' : 'Bearer';
+}
+
+/**
+ * A protected resource's challenge in `scheme`: Bearer's `realm` or DPoP's `algs` (RFC 9449 §7.1, the proof
+ * algorithms the service takes), then `params`, each already written as `, name="value"`.
+ * @example resourceChallenge('DPoP', ['ES256'], ', error="invalid_token"') // 'DPoP algs="ES256", error="invalid_token"'
+ */
+export function resourceChallenge(scheme: 'Bearer' | 'DPoP', algorithms: readonly string[], params: string): string {
+  return scheme === 'DPoP' ? `DPoP algs="${algorithms.join(' ')}"${params}` : `Bearer realm="sentinel"${params}`;
+}
+
+/**
+ * The challenge to a request without credentials for a resource that takes both schemes (RFC 9449 §7.1, RFC 9110
+ * §11.6.1: several challenges in one header): Bearer first, for the clients that read only the first challenge (the
+ * MCP SDK looks for `resource_metadata` in a `Bearer` one), then DPoP with its `algs`. `params` go in each.
+ * @example credentialsChallenge(['ES256'], '') // 'Bearer realm="sentinel", DPoP algs="ES256"'
+ */
+export function credentialsChallenge(algorithms: readonly string[], params: string): string {
+  return `${resourceChallenge('Bearer', algorithms, params)}, ${resourceChallenge('DPoP', algorithms, params)}`;
 }
 
 /**

@@ -20,7 +20,7 @@ import { dpopHeader } from '../dpop/token-binding.js';
 import { hasOpenIDScope } from '../token/id-token.js';
 import { loadUserClaims, scopeList } from './claims.js';
 import { routeUrl } from '../http/route-paths.js';
-import { usesTokenScheme } from '../http/authorization-scheme.js';
+import { challengeScheme, credentialsChallenge, resourceChallenge, usesTokenScheme } from '../http/authorization-scheme.js';
 
 const AUTHORIZATION = /^(Bearer|DPoP) +([A-Za-z0-9._~+/-]+=*) *$/i;
 
@@ -30,7 +30,14 @@ interface PresentedToken {
   scheme: 'Bearer' | 'DPoP';
 }
 
+/** What a refusal's challenge needs of the request: the scheme it used (RFC 9449 §7.1) and the proof algorithms. */
+interface ChallengeScheme {
+  scheme: 'Bearer' | 'DPoP';
+  algorithms: readonly string[];
+}
+
 function challenge(
+  asked: ChallengeScheme,
   code: 'invalid_request' | 'invalid_token' | 'insufficient_scope',
   description: string,
   status: number,
@@ -38,10 +45,10 @@ function challenge(
 ): OAuthError {
   const extra = code === 'insufficient_scope' ? ', scope="openid"' : '';
   // In the characters RFC 6749 §5.2 allows, which never end the quoted-string (RFC 9110 §5.6.4), as in the body.
-  const quoted = wireDescription(description);
+  const params = `, error="${code}", error_description="${wireDescription(description)}"${extra}`;
   return new OAuthError(code, description, {
     status,
-    headers: { ...headers, 'www-authenticate': `Bearer realm="sentinel", error="${code}", error_description="${quoted}"${extra}` },
+    headers: { ...headers, 'www-authenticate': resourceChallenge(asked.scheme, asked.algorithms, params) },
   });
 }
 
@@ -50,27 +57,30 @@ function challenge(
  * `invalid_request` at a protected resource, so it carries the challenge as every other refusal here does (RFC 6750
  * §3.1); a 413 or 408 keeps its status and its `connection: close`.
  */
-async function tokenInBody(context: SentinelContext, request: SentinelRequest): Promise<string | undefined> {
+async function tokenInBody(context: SentinelContext, request: SentinelRequest, asked: ChallengeScheme): Promise<string | undefined> {
   try {
     return single(await readForm(request, context.config.bodyLimit), 'access_token');
   } catch (error) {
     if (isOAuthError(error) && error.code === 'invalid_request')
-      throw challenge('invalid_request', error.description, error.status, error.headers);
+      throw challenge(asked, 'invalid_request', error.description, error.status, error.headers);
     throw error;
   }
 }
 
-/** RFC 6750 §3.1: a request without credentials for this endpoint gets a challenge without an error code. */
-function credentialsRequired(): OAuthError {
-  return new OAuthError('invalid_token', 'a Bearer access token is required', {
+/**
+ * RFC 6750 §3.1: a request without credentials for this endpoint gets a challenge without an error code, in both
+ * schemes the endpoint takes (RFC 9449 §7.1), as the bearer guard answers.
+ */
+function credentialsRequired(asked: ChallengeScheme): OAuthError {
+  return new OAuthError('invalid_token', 'an access token is required', {
     status: 401,
-    headers: { 'www-authenticate': 'Bearer realm="sentinel"' },
+    headers: { 'www-authenticate': credentialsChallenge(asked.algorithms, '') },
   });
 }
 
-async function readAccessToken(context: SentinelContext, request: SentinelRequest): Promise<PresentedToken> {
+async function readAccessToken(context: SentinelContext, request: SentinelRequest, asked: ChallengeScheme): Promise<PresentedToken> {
   if (request.query.has('access_token')) {
-    throw challenge('invalid_request', 'send the access token in the Authorization header, not in the URL', 400);
+    throw challenge(asked, 'invalid_request', 'send the access token in the Authorization header, not in the URL', 400);
   }
   const authorization = headerValue(request, 'authorization');
   const contentType = headerValue(request, 'content-type');
@@ -78,15 +88,15 @@ async function readAccessToken(context: SentinelContext, request: SentinelReques
   // Core §5.3.1 allows that on POST), only a form body can hold a second one; any other body is not ours to judge.
   // Without the header, a body of another type is refused by readForm, which says what the body must be.
   const bodyMayHoldToken = contentType !== undefined && (authorization === undefined || declaresForm(contentType));
-  const fromBody = request.method === 'POST' && bodyMayHoldToken ? await tokenInBody(context, request) : undefined;
+  const fromBody = request.method === 'POST' && bodyMayHoldToken ? await tokenInBody(context, request, asked) : undefined;
   if (authorization !== undefined && fromBody !== undefined) {
-    throw challenge('invalid_request', 'send the access token once: in the Authorization header or the body, not both', 400);
+    throw challenge(asked, 'invalid_request', 'send the access token once: in the Authorization header or the body, not both', 400);
   }
   if (fromBody !== undefined) return { token: fromBody, scheme: 'Bearer' };
   // RFC 6750 §3.1: no credentials, or another scheme's (`Basic …`), as the bearer guard answers them.
-  if (authorization === undefined || !usesTokenScheme(authorization)) throw credentialsRequired();
+  if (authorization === undefined || !usesTokenScheme(authorization)) throw credentialsRequired(asked);
   const found = AUTHORIZATION.exec(authorization);
-  if (found === null) throw challenge('invalid_token', 'the Authorization header must be "Bearer <token>"', 401);
+  if (found === null) throw challenge(asked, 'invalid_token', 'the Authorization header must be "Bearer <token>"', 401);
   return { token: found[2] as string, scheme: (found[1] as string).toLowerCase() === 'dpop' ? 'DPoP' : 'Bearer' };
 }
 
@@ -111,6 +121,7 @@ async function verifyUserToken(
   request: SentinelRequest,
   presented: PresentedToken,
   accountId: string,
+  asked: ChallengeScheme,
 ): Promise<AccessTokenClaims> {
   let claims: AccessTokenClaims;
   try {
@@ -121,14 +132,14 @@ async function verifyUserToken(
   } catch (error) {
     // DPoP failures keep their own `WWW-Authenticate: DPoP` challenge (and a `DPoP-Nonce` when one is due).
     if (isOAuthError(error) && error.headers['www-authenticate']?.startsWith('DPoP') === true) throw error;
-    if (isOAuthError(error) && error.code === 'invalid_token') throw challenge('invalid_token', error.description, 401);
+    if (isOAuthError(error) && error.code === 'invalid_token') throw challenge(asked, 'invalid_token', error.description, 401);
     throw error;
   }
   // Tokens of the client credentials grants name an application or a consumer, not a user.
   if (!issuedForUser(claims)) {
-    throw challenge('invalid_token', 'the access token was not issued for a user', 401);
+    throw challenge(asked, 'invalid_token', 'the access token was not issued for a user', 401);
   }
-  if (!hasOpenIDScope(claims.scope)) throw challenge('insufficient_scope', 'the access token lacks the openid scope', 403);
+  if (!hasOpenIDScope(claims.scope)) throw challenge(asked, 'insufficient_scope', 'the access token lacks the openid scope', 403);
   return claims;
 }
 
@@ -140,11 +151,15 @@ async function verifyUserToken(
  * // 200 {"sub":"u-42","email":"alice@example.com","email_verified":true}
  */
 export async function handleUserInfo(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
-  const presented = await readAccessToken(context, request);
-  const claims = await verifyUserToken(context, request, presented, accountId);
+  const { algorithms } = context.config.dpop;
+  // A refusal names the scheme the request used (RFC 9449 §7.1): before a token is found, the Authorization header's;
+  // then the token's own, Bearer for a form-body token whatever else the request carries.
+  const presented = await readAccessToken(context, request, { scheme: challengeScheme(headerValue(request, 'authorization')), algorithms });
+  const asked: ChallengeScheme = { scheme: presented.scheme, algorithms };
+  const claims = await verifyUserToken(context, request, presented, accountId, asked);
   // A token this service signed for the account, still live: the account exists.
   context.observation?.noteAccount(accountId);
   const released = await loadUserClaims(context, { accountId, userId: claims.sub, scopes: scopeList(claims.scope) });
-  if (released === null) throw challenge('invalid_token', 'the user of this access token no longer exists', 401);
+  if (released === null) throw challenge(asked, 'invalid_token', 'the user of this access token no longer exists', 401);
   return noStoreJSON(200, { ...released, sub: claims.sub });
 }

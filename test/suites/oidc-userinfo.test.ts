@@ -182,7 +182,7 @@ function oidcUserInfoSuite(host: Host): void {
       const { server, accessToken } = await tokenFor('openid');
       const none = await request(server).get(USERINFO);
       expect(none.status).toBe(401);
-      expect(none.headers['www-authenticate']).toBe('Bearer realm="sentinel"');
+      expect(none.headers['www-authenticate']).toBe('Bearer realm="sentinel", DPoP algs="ES256 ES384 EdDSA RS256 PS256"');
       expect(none.headers['access-control-allow-origin']).toBe('*');
       const bad = await request(server).get(USERINFO).set('authorization', 'Bearer not.a.token');
       expect(bad.status).toBe(401);
