@@ -234,6 +234,13 @@ export interface SentinelOptions {
         algorithms?: ProofAlgorithm[] | undefined;
       }
     | undefined;
+  /** Pushed authorization requests (RFC 9126). @defaultValue `{ publicPushesPerAddress: 1000 }` */
+  par?:
+    | {
+        /** Pushes of public clients (whose callers show no credential) one client address (IPv6: one /64) may make per 60 s, across instances; more get 429 with `Retry-After`. Confidential clients are not counted. @defaultValue `1000` */
+        publicPushesPerAddress?: number | undefined;
+      }
+    | undefined;
   /** How the `jwksUri` key sets of `private_key_jwt` apps are fetched. @defaultValue `{ timeoutMs: 2000, maxBytes: 65536, cacheSeconds: 300, allowPrivateAddresses: false }` */
   clientJwks?:
     | {

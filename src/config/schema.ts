@@ -19,6 +19,7 @@ import type { ExternalSigner, JWK } from '../keys/signing-keys.js';
 import { keyRotationSchema } from '../keys/keyring/options.js';
 import { strictSchema } from '../lib/strict-options.js';
 import type { SentinelOptions } from '../options.js';
+import { parOptionsSchema } from '../par/options.js';
 import { passkeysOptionsSchema } from '../passkeys/options.js';
 import type { InitialAccessTokenCheck } from '../registration/options.js';
 import { SERVICE_WRITTEN_CLAIMS } from '../token/access-token-claims.js';
@@ -157,6 +158,8 @@ const optionsSchema = z.object({
     })
     .optional(),
   dpop: dpopOptionsSchema,
+  // Pushed authorization requests (RFC 9126): the per-address bound on public clients' pushes (src/par/).
+  par: parOptionsSchema,
   clientJwks: clientJwksOptionsSchema,
   clientAssertion: clientAssertionOptionsSchema,
   /** Called with the cause of every 500. */

@@ -17,6 +17,7 @@ import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../htt
 import { authenticateClient } from '../token/client-auth.js';
 import { checkTokenQuery } from '../token/token-endpoint.js';
 import { REQUEST_URI_TTL_SECONDS, storePushedRequest } from './pushed-requests.js';
+import { takePublicPushSlot } from './push-throttle.js';
 import { routeUrl } from '../http/route-paths.js';
 import { single } from '../http/params.js';
 
@@ -77,14 +78,14 @@ export async function handlePushedAuthorizationRequest(
     }
     throw error;
   }
-  // The jti is spent only for a push that is good: a public client's caller needs no credential to push, so a bad
-  // push must leave no security state, and a good one counts against its address (dpop.pushProofsPerAddress).
-  if (verified !== undefined) {
-    await rememberProof(context, verified, {
-      push: true,
-      publicClientAddress: app.tokenEndpointAuthMethod === 'none' ? clientIP(context.config, request) : undefined,
-    });
-  }
+  // A public client's caller needs no credential to push, so a good push of one counts against its address before
+  // anything is written (par.publicPushesPerAddress, push-throttle.ts): a refused one spends no DPoP proof either.
+  const publicClient = app.tokenEndpointAuthMethod === 'none';
+  const address = publicClient ? clientIP(context.config, request) : undefined;
+  if (address !== undefined) await takePublicPushSlot(context, address);
+  // The jti is spent only for a push that is good: a bad push must leave no security state, and a good one of a
+  // public client counts against its address (dpop.pushProofsPerAddress).
+  if (verified !== undefined) await rememberProof(context, verified, { push: true, publicClientAddress: address });
   const requestUri = await storePushedRequest(context, { accountId, clientId: app.clientId, params: pushed });
   return noStoreJSON(201, { request_uri: requestUri, expires_in: REQUEST_URI_TTL_SECONDS });
 }

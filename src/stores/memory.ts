@@ -42,6 +42,8 @@ export const DEFAULT_SECURITY_MAX_BYTES = 32 * 1024 * 1024;
 const SESSION_INDEX_PREFIX = 'user-sessions';
 /** The key prefix of typed usernames' throttle counters (`USERNAME_PREFIX` of src/authorize/state/throttle.ts). */
 const USERNAME_THROTTLE_PREFIX = 'throttle-user';
+/** The key prefix of public clients' push counters (src/par/push-throttle.ts). */
+const PUSH_THROTTLE_PREFIX = 'throttle-par';
 /**
  * Default byte budget of the session index (`user-sessions:`): a user with one session and one grant is charged about
  * 560 bytes, each further session with a grant about 275 (measured on the records the service writes), so 128 MiB
@@ -61,6 +63,8 @@ export const DEFAULT_SECURITY_PREFIXES: readonly string[] = Object.freeze([
   'throttle',
   // Typed usernames' counters (src/authorize/state/throttle.ts), which anyone can create: an area of their own.
   USERNAME_THROTTLE_PREFIX,
+  // Public clients' pushes per address (src/par/push-throttle.ts), which anyone can create: an area of their own.
+  PUSH_THROTTLE_PREFIX,
   'totp-used',
   'totp-last',
   'dpop-jti',
@@ -100,8 +104,9 @@ export interface MemoryStoreOptions {
   sessionIndexMaxBytes?: number;
   /**
    * Key prefixes (without the colon) kept as security state. Default `DEFAULT_SECURITY_PREFIXES` (every security-state
-   * prefix the service writes). A list naming `throttle` keeps `throttle-user` too: the usernames' counters were
-   * `throttle:user:` before they got an area of their own, and a list written then must not leave them evictable.
+   * prefix the service writes). A list naming `throttle` keeps `throttle-user` and `throttle-par` too: the usernames'
+   * counters were `throttle:user:` before they got an area of their own, and a list written before either must not
+   * leave them evictable.
    */
   securityPrefixes?: readonly string[];
 }
@@ -151,7 +156,10 @@ export class MemoryStore implements Store {
       throw new TypeError('MemoryStore: securityPrefixes must be an array of strings');
     }
     const kept = new Set<string>(prefixes);
-    if (kept.has('throttle')) kept.add(USERNAME_THROTTLE_PREFIX);
+    if (kept.has('throttle')) {
+      kept.add(USERNAME_THROTTLE_PREFIX);
+      kept.add(PUSH_THROTTLE_PREFIX);
+    }
     this.#securityPrefixes = kept;
   }
 
