@@ -241,7 +241,7 @@ export interface SentinelOptions {
         publicPushesPerAddress?: number | undefined;
       }
     | undefined;
-  /** How the `jwksUri` key sets of `private_key_jwt` apps are fetched. @defaultValue `{ timeoutMs: 2000, maxBytes: 65536, cacheSeconds: 300, allowPrivateAddresses: false }` */
+  /** How the `jwksUri` key sets of `private_key_jwt` apps are fetched. @defaultValue `{ timeoutMs: 2000, maxBytes: 65536, cacheSeconds: 300, staleIfErrorSeconds: 3600, allowPrivateAddresses: false }` */
   clientJwks?:
     | {
         /** Deadline of one fetch in milliseconds (at most 30 000). @defaultValue `2000` */
@@ -250,6 +250,8 @@ export interface SentinelOptions {
         maxBytes?: number | undefined;
         /** How long a fetched key set is kept (at most 86 400). @defaultValue `300` */
         cacheSeconds?: number | undefined;
+        /** How long past `cacheSeconds` the last good key set keeps serving while fetching it anew fails (at most 86 400; `0`: not at all); a fetch that succeeds replaces it at once. @defaultValue `3600` */
+        staleIfErrorSeconds?: number | undefined;
         /** Allow loopback, private and link-local addresses and plain http: development and tests only. @defaultValue `false` */
         allowPrivateAddresses?: boolean | undefined;
       }

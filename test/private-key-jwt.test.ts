@@ -11,7 +11,7 @@ import { SignJWT } from 'jose';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryAppStore } from '../src/apps/memory-app-store.js';
 import { createSentinel, hashClientSecret, isConfigurationError, type App, type SentinelEvent } from '../src/index.js';
-import { advanceClock } from './helpers/clock.js';
+import { advanceClock, movableClock } from './helpers/clock.js';
 import { ACCOUNT, CONSUMER_UUID } from './helpers/fixtures.js';
 import { HOSTS, type MountedHost } from './helpers/hosts.js';
 import {
@@ -38,11 +38,18 @@ afterEach(async () => {
   }
 });
 
-async function start(key: ClientKey, app: Record<string, unknown> = {}, allowPrivateAddresses = true) {
+async function start(
+  key: ClientKey,
+  app: Record<string, unknown> = {},
+  allowPrivateAddresses = true,
+  overrides: { staleIfErrorSeconds?: number; warnings?: string[] } = {},
+) {
   const events: SentinelEvent[] = [];
+  const { warnings, ...jwksOptions } = overrides;
   const sentinel = keyedSentinel(key, app, {
     onEvent: (event) => events.push(event),
-    clientJwks: { timeoutMs: 500, maxBytes: 65_536, cacheSeconds: 300, allowPrivateAddresses },
+    clientJwks: { timeoutMs: 500, maxBytes: 65_536, cacheSeconds: 300, allowPrivateAddresses, ...jwksOptions },
+    ...(warnings === undefined ? {} : { logger: { warn: (message: string) => warnings.push(message) } }),
   });
   const mounted = await HOSTS[0]!.mount(sentinel);
   open.push(mounted);
@@ -389,6 +396,80 @@ describe('jwks_uri', () => {
     await expectInvalidClient(server, events, await assertionAuth(stranger), /answered 503/);
     expect(jwks.hits()).toBe(3);
     expect((await token(server, await assertionAuth(key))).status).toBe(200);
+  });
+
+  it('keeps serving the last good set for staleIfErrorSeconds when the refetch after expiry fails, then refuses', async () => {
+    // Date.now() and performance.now() together: the cache's clock either way (vi.restoreAllMocks puts them back).
+    const clock = movableClock();
+    const key = await clientKey();
+    let failing = false;
+    const jwks = await jwksServer((_in, out) => {
+      if (failing) out.writeHead(503).end();
+      else out.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [key.publicJwk] }));
+    });
+    const warnings: string[] = [];
+    const { server, events } = await start(key, { jwks: undefined, jwksUri: jwks.url }, true, { staleIfErrorSeconds: 600, warnings });
+    expect((await token(server, await assertionAuth(key))).status).toBe(200);
+    // The client's host goes down; the set expires (cacheSeconds 300): its refetch fails, the client goes on.
+    failing = true;
+    await clock.advance(301_000);
+    expect((await token(server, await assertionAuth(key))).status).toBe(200);
+    expect(jwks.hits()).toBe(2);
+    const stale = () => warnings.filter((message) => message.includes('could not be fetched anew'));
+    expect(stale()).toHaveLength(1);
+    expect(stale()[0]).toMatch(/could not be fetched anew \(the jwks_uri answered 503\).*last good copy/);
+    // Within the failure's pause (5 s) the host is not asked again, and the stale set still serves.
+    expect((await token(server, await assertionAuth(key))).status).toBe(200);
+    expect(jwks.hits()).toBe(2);
+    // Later in the window, one more try, still failing, still served.
+    await clock.advance(300_000);
+    expect((await token(server, await assertionAuth(key))).status).toBe(200);
+    expect(jwks.hits()).toBe(3);
+    // Past cacheSeconds + staleIfErrorSeconds the stale set is gone: the failure is the answer.
+    await clock.advance(300_000);
+    events.length = 0;
+    await expectInvalidClient(server, events, await assertionAuth(key), /answered 503/);
+    expect(jwks.hits()).toBe(4);
+    // The host recovers: after the failure's pause the set is fetched and serves again.
+    failing = false;
+    await clock.advance(6_000);
+    expect((await token(server, await assertionAuth(key))).status).toBe(200);
+    expect(jwks.hits()).toBe(5);
+  });
+
+  it('honours at once a refetch that succeeds without a key the client removed', async () => {
+    // Date.now() and performance.now() together: the cache's clock either way (vi.restoreAllMocks puts them back).
+    const clock = movableClock();
+    const key = await clientKey();
+    const removed = await clientKey();
+    let published = [key.publicJwk, removed.publicJwk];
+    const jwks = await jwksServer((_in, out) => {
+      out.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: published }));
+    });
+    const { server, events } = await start(key, { jwks: undefined, jwksUri: jwks.url }, true, { staleIfErrorSeconds: 3600 });
+    expect((await token(server, await assertionAuth(removed))).status).toBe(200);
+    published = [key.publicJwk];
+    await clock.advance(301_000);
+    events.length = 0;
+    await expectInvalidClient(server, events, await assertionAuth(removed), /not signed by a key registered/);
+    expect((await token(server, await assertionAuth(key))).status).toBe(200);
+  });
+
+  it('with staleIfErrorSeconds 0, refuses as soon as the refetch after expiry fails', async () => {
+    // Date.now() and performance.now() together: the cache's clock either way (vi.restoreAllMocks puts them back).
+    const clock = movableClock();
+    const key = await clientKey();
+    let failing = false;
+    const jwks = await jwksServer((_in, out) => {
+      if (failing) out.writeHead(503).end();
+      else out.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [key.publicJwk] }));
+    });
+    const { server, events } = await start(key, { jwks: undefined, jwksUri: jwks.url }, true, { staleIfErrorSeconds: 0 });
+    expect((await token(server, await assertionAuth(key))).status).toBe(200);
+    failing = true;
+    await clock.advance(301_000);
+    events.length = 0;
+    await expectInvalidClient(server, events, await assertionAuth(key), /answered 503/);
   });
 
   it('refuses a key set holding a key WebCrypto cannot import as invalid_client, not a server error', async () => {

@@ -5,6 +5,10 @@
  * - The fetch itself is `guarded-fetch.ts`'s: addresses checked and pinned, one deadline, capped body, no redirects.
  * - Sets are cached per URL; concurrent requests for one URL share one fetch; failures are cached briefly, so a
  *   hanging `jwks_uri` costs one timeout per few seconds, not one per request.
+ * - Stale-if-error (RFC 5861's idea): a set past its `cacheSeconds` is fetched anew, and when that fetch fails the
+ *   last good set keeps serving for at most `staleIfErrorSeconds` more, so a short outage of the client's host does
+ *   not lock the client out. The window is bounded because a key the client removed while its host was unreachable
+ *   stays usable until then; a fetch that succeeds replaces the set at once, removed keys and all.
  */
 import { LRUCache } from 'lru-cache';
 import { publicKeyProblem } from '../keys/jwk-public.js';
@@ -27,61 +31,98 @@ export class JwksFetchError extends Error {
 /** How long a failed fetch is remembered before the next attempt. */
 const FAILURE_TTL_MS = 5000;
 
-type Entry = { keys: FetchedKeySet } | { error: JwksFetchError };
+/** What is known of one URL; times are milliseconds since the epoch. */
+interface Entry {
+  /** The last set fetched: served until `freshUntil`, and after it, while fetches fail, until `staleUntil`. */
+  good?: { keys: FetchedKeySet; freshUntil: number; staleUntil: number } | undefined;
+  /** The last failed fetch, in its pause: no new fetch before `until`. */
+  failure?: { error: JwksFetchError; until: number } | undefined;
+}
+
+/** What a fetcher tells the host: a key set served stale because its refetch failed. */
+export type StaleWarning = (message: string) => void;
 
 /** A per-service cache of fetched key sets. */
 export class JwksFetcher {
   readonly #options: ClientJwksOptions;
+  readonly #warn: StaleWarning | undefined;
+  // Expiry is the entries' own (fresh, stale, failure pause), so the LRU bounds only how many URLs are kept.
   readonly #cache = new LRUCache<string, Entry>({ max: 1000 });
   readonly #inFlight = new Map<string, Promise<FetchedKeySet>>();
   // When each URL was last fetched on request of a refresh, for the callers that rate-limit refreshes.
   readonly #refreshedAt = new LRUCache<string, number>({ max: 1000 });
 
-  constructor(options: ClientJwksOptions) {
+  constructor(options: ClientJwksOptions, warn?: StaleWarning) {
     this.#options = options;
+    this.#warn = warn;
   }
 
   /**
    * The key set at `url`, from the cache when fresh. `refresh` fetches anew (a `kid` the cached set lacks may be a
    * rotation); with `minRefreshIntervalMs`, at most once per that interval per URL, so a stream of JWTs naming
-   * made-up `kid`s cannot turn into a stream of fetches against the key set's host.
-   * @throws JwksFetchError when it cannot be fetched safely.
+   * made-up `kid`s cannot turn into a stream of fetches against the key set's host. A set past its freshness whose
+   * refetch fails is served stale, within `staleIfErrorSeconds`; a failed forced refresh throws and keeps the set.
+   * @throws JwksFetchError when it cannot be fetched safely and no usable set is held.
+   * @example const { keys } = await fetcher.get('https://client.example.com/jwks.json');
    */
   async get(url: string, options: { refresh?: boolean; minRefreshIntervalMs?: number } = {}): Promise<FetchedKeySet> {
     let refresh = options.refresh === true;
+    const now = Date.now();
     if (refresh && options.minRefreshIntervalMs !== undefined) {
       const last = this.#refreshedAt.get(url);
-      const now = Date.now();
       if (last !== undefined && now - last < options.minRefreshIntervalMs) refresh = false;
       else this.#refreshedAt.set(url, now);
     }
-    const held = this.#cache.get(url);
-    const cached = refresh ? undefined : held;
-    if (cached !== undefined) {
-      if ('error' in cached) throw cached.error;
-      return cached.keys;
+    const entry = this.#cache.get(url);
+    const good = entry?.good !== undefined && entry.good.staleUntil > now ? entry.good : undefined;
+    if (!refresh) {
+      if (good !== undefined && good.freshUntil > now) return good.keys;
+      const failure = entry?.failure;
+      if (failure !== undefined && failure.until > now) {
+        if (good !== undefined) return good.keys;
+        throw failure.error;
+      }
     }
-    // A forced refresh that fails keeps the good set it was meant to renew: one JWT naming a made-up kid while the
-    // key host hiccups must not cost the client its keys (stale-if-error).
-    const good = held !== undefined && 'keys' in held ? held : undefined;
     let pending = this.#inFlight.get(url);
     if (pending === undefined) {
-      pending = fetchKeySet(url, this.#options).then(
-        (keys) => {
-          if (this.#options.cacheSeconds > 0) this.#cache.set(url, { keys }, { ttl: this.#options.cacheSeconds * 1000 });
-          return keys;
-        },
-        (error: unknown) => {
-          const failure = error instanceof JwksFetchError ? error : new JwksFetchError('the key set could not be fetched');
-          if (good === undefined) this.#cache.set(url, { error: failure }, { ttl: FAILURE_TTL_MS });
-          throw failure;
-        },
-      );
+      pending = this.#fetch(url, good);
       const settled = pending.finally(() => this.#inFlight.delete(url));
       settled.catch(() => {});
       this.#inFlight.set(url, pending);
     }
-    return pending;
+    try {
+      return await pending;
+    } catch (error) {
+      // A forced refresh that fails keeps the good set it was meant to renew (one JWT naming a made-up kid while the
+      // key host hiccups must not cost the client its keys), but answers with the failure: the kid was not found.
+      // A refetch of an expired set that fails serves the set stale instead, within its window.
+      if (!refresh && good !== undefined) return good.keys;
+      throw error;
+    }
+  }
+
+  /** One fetch of `url`; `good` is the set held when it started (kept on failure). */
+  async #fetch(url: string, good: Entry['good']): Promise<FetchedKeySet> {
+    const { cacheSeconds, staleIfErrorSeconds } = this.#options;
+    try {
+      const keys = await fetchKeySet(url, this.#options);
+      const fetchedAt = Date.now();
+      const freshUntil = fetchedAt + cacheSeconds * 1000;
+      // cacheSeconds 0 keeps nothing, so nothing is served stale either.
+      this.#cache.set(url, cacheSeconds > 0 ? { good: { keys, freshUntil, staleUntil: freshUntil + staleIfErrorSeconds * 1000 } } : {});
+      return keys;
+    } catch (error) {
+      const failure = error instanceof JwksFetchError ? error : new JwksFetchError('the key set could not be fetched');
+      const now = Date.now();
+      this.#cache.set(url, { good, failure: { error: failure, until: now + FAILURE_TTL_MS } });
+      if (good !== undefined && good.freshUntil <= now) {
+        this.#warn?.(
+          `sentinel-idp: the key set at ${url} could not be fetched anew (${failure.message}); its last good copy is ` +
+            `used until ${new Date(good.staleUntil).toISOString()} unless a fetch succeeds before (clientJwks.staleIfErrorSeconds)`,
+        );
+      }
+      throw failure;
+    }
   }
 }
 

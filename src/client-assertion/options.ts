@@ -14,6 +14,8 @@ export const clientJwksOptionsSchema = z
     timeoutMs: z.number().int().positive().max(30_000).default(2000),
     maxBytes: z.number().int().positive().max(1_048_576).default(65_536),
     cacheSeconds: z.number().int().nonnegative().max(86_400).default(300),
+    // How long past cacheSeconds a set whose refetch fails keeps serving (jwks-fetch.ts); 0 refuses at once.
+    staleIfErrorSeconds: z.number().int().nonnegative().max(86_400).default(3600),
     allowPrivateAddresses: z.boolean().default(false),
   })
   .prefault({});

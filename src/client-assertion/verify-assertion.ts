@@ -42,7 +42,11 @@ const fetchers = new WeakMap<SentinelContext['config'], JwksFetcher>();
 export function jwksFetcherOf(context: SentinelContext): JwksFetcher {
   let fetcher = fetchers.get(context.config);
   if (fetcher === undefined) {
-    fetcher = new JwksFetcher(context.config.clientJwks);
+    // A key set served stale is the operator's to hear of: the client's host is failing (logger.warn, as at startup).
+    const { logger } = context.config;
+    fetcher = new JwksFetcher(context.config.clientJwks, (message) =>
+      logger === undefined ? console.warn(message) : logger.warn(message),
+    );
     fetchers.set(context.config, fetcher);
   }
   return fetcher;
