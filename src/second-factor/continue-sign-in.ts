@@ -16,7 +16,7 @@ import { restoreInteraction, restoringInteraction, takeInteraction, type Interac
 import { loginStepURL } from '../authorize/endpoints/login-step-url.js';
 import { webAuthnUserID } from '../passkeys/user-handle.js';
 import { startPending } from './pending-sign-in.js';
-import { browserTie } from './step-cookie.js';
+import { browserTie, withStepTieRemoved } from './step-cookie.js';
 import { type AmrValue, assuranceClaims, PASSWORD_AMR } from '../assurance/levels.js';
 
 /** Who is signing in, as the steps carry it. */
@@ -31,9 +31,14 @@ export interface SignInSubject {
 /** The login page's message when only a passkey reaches the level the application asked for. */
 export const PASSKEY_NEEDED = 'This application asks for a stronger sign-in. Sign in with your passkey.';
 
-/** The one answer for a link that is gone (expired, completed, or never existed). */
-export function expiredSignIn(): OAuthError {
-  return new OAuthError('invalid_request', 'This sign-in link is invalid or has expired. Go back to the application and start again.');
+/**
+ * The one answer for a link that is gone (expired, completed, or never existed); `removeCookie` is the `Set-Cookie`
+ * that removes the step cookie of a sign-in found gone (step-cookie.ts `stepTieRemoval`).
+ */
+export function expiredSignIn(removeCookie?: string): OAuthError {
+  return new OAuthError('invalid_request', 'This sign-in link is invalid or has expired. Go back to the application and start again.', {
+    ...(removeCookie === undefined ? {} : { headers: { 'set-cookie': removeCookie } }),
+  });
 }
 
 /**
@@ -66,7 +71,10 @@ function finishSignIn(
   subject: SignInSubject,
   ip: string | null,
 ): Promise<SentinelResponse> {
-  return restoringInteraction(context, held.id, held.record, () => signInEnd(context, request, held.record, subject, ip));
+  return restoringInteraction(context, held.id, held.record, async () =>
+    // The sign-in is over: its step cookie (if it had a step) goes with it.
+    withStepTieRemoved(context, request, held.id, held.record.mountPath, await signInEnd(context, request, held.record, subject, ip)),
+  );
 }
 
 async function signInEnd(
@@ -126,7 +134,7 @@ export async function afterSecondFactor(
   offer?: boolean,
 ): Promise<SentinelResponse> {
   const { accountId } = interaction.record.request;
-  if (offer ?? (await offersPasskey(context, accountId, subject))) return parkAtPasskeyOffer(context, interaction, subject);
+  if (offer ?? (await offersPasskey(context, accountId, subject))) return parkAtPasskeyOffer(context, request, interaction, subject);
   return completeSignIn(context, request, interaction.id, subject, ip);
 }
 
@@ -149,21 +157,22 @@ export async function afterHeldSecondFactor(
   if (!offer) return finishSignIn(context, request, held, subject, ip);
   // The offer's page runs on the interaction: it goes back (onto an empty key: nothing can have made it meanwhile).
   if (!(await restoreInteraction(context, held.id, held.record))) throw expiredSignIn();
-  return parkAtPasskeyOffer(context, held, subject);
+  return parkAtPasskeyOffer(context, request, held, subject);
 }
 
 async function parkAtPasskeyOffer(
   context: SentinelContext,
+  request: SentinelRequest,
   interaction: { id: string; record: InteractionRecord },
   subject: SignInSubject,
 ): Promise<SentinelResponse> {
   const { accountId } = interaction.record.request;
   // Only the subject's fields: a caller may hand over a whole pending record, whose stage must not carry over.
   const { userId, username, authTime, amr } = subject;
-  const tie = browserTie(context, interaction.id, interaction.record.mountPath);
+  const tie = browserTie(context, request, interaction.id, interaction.record.mountPath);
   await startPending(context, interaction.id, { stage: 'passkey-offer', userId, username, authTime, amr, browser: tie.digest });
   const location = loginStepURL(context, interaction.record.mountPath, accountId, interaction.id, 'passkey/register');
-  return redirect(303, location, { 'set-cookie': tie.cookie });
+  return redirect(303, location, { 'set-cookie': tie.cookies });
 }
 
 /**
@@ -211,7 +220,7 @@ export async function afterPassword(
     if ((await takeInteraction(context, interaction.id)) === null) throw expiredSignIn();
     return unmetRequirementsResponse(context, authorization, 'this user has no method that reaches it');
   }
-  const tie = browserTie(context, interaction.id, interaction.record.mountPath);
+  const tie = browserTie(context, request, interaction.id, interaction.record.mountPath);
   await startPending(context, interaction.id, {
     stage: 'totp',
     userId: subject.userId,
@@ -221,6 +230,6 @@ export async function afterPassword(
     browser: tie.digest,
   });
   return redirect(303, loginStepURL(context, interaction.record.mountPath, accountId, interaction.id, 'totp'), {
-    'set-cookie': tie.cookie,
+    'set-cookie': tie.cookies,
   });
 }

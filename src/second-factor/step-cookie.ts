@@ -11,42 +11,123 @@
  * choose the tie and answer the step from their own browser. Each interaction has a cookie of its own (its name
  * carries a digest of the interaction id), so two tabs signing in at once each keep theirs. It carries nothing
  * but that tie.
+ *
+ * Every request to the service's path carries these cookies, and a browser keeps only so many per site (RFC 6265
+ * §6.1 asks for at least 50; Chrome and Firefox keep 180 and then evict): they must not pile up. A sign-in that ends
+ * (signed in, cancelled, or its link found gone) removes its own, and a new tie removes all but the newest
+ * {@link MAX_STEP_COOKIES} − 1 others the browser holds (sign-ins left at a step, each behind a right password), so
+ * the service never makes a browser hold more than that many, whatever the user does within `interactionTtl`.
  */
-import { serialize } from 'cookie';
+import { parse, serialize } from 'cookie';
 import type { SentinelContext } from '../http/context.js';
-import type { SentinelRequest } from '../http/messages.js';
+import { headerValue, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
 import { cookiePath } from '../authorize/state/session-cookie.js';
-import { readRandomCookie } from '../http/cookies.js';
+import { readCookie, readRandomCookie } from '../http/cookies.js';
 import { digest, digestsEqual, randomSecret } from '../lib/random-secrets.js';
+
+/**
+ * The most step cookies a browser holds from the service: sign-ins parked at a step at once in one browser (tabs).
+ * Far under any browser's per-site limit, so they never push out the session cookie (nor the host's own cookies).
+ */
+export const MAX_STEP_COOKIES = 8;
+
+function namePrefix(context: SentinelContext): string {
+  return `${context.config.session.cookieName}_step_`;
+}
 
 /** The tie's cookie of one interaction: the session cookie's name, `_step_`, and 16 characters of a digest of the id. */
 function cookieName(context: SentinelContext, interactionId: string): string {
-  return `${context.config.session.cookieName}_step_${digest(interactionId).slice(0, 16)}`;
+  return `${namePrefix(context)}${digest(interactionId).slice(0, 16)}`;
+}
+
+/** `Set-Cookie` that removes the step cookie `name` (same attributes as the one that set it, expired). */
+function removal(context: SentinelContext, name: string, mountPath: string | undefined): string {
+  return serialize(name, '', {
+    httpOnly: true,
+    secure: !context.config.insecureLoopback,
+    sameSite: 'lax',
+    path: cookiePath(context, mountPath),
+    expires: new Date(0),
+  });
 }
 
 /**
- * The tie for a sign-in about to be parked: the digest the pending record keeps, and the `Set-Cookie` that gives
- * the browser a fresh value for this interaction, living as long as an interaction.
+ * Removals for the other step cookies the request carries beyond the newest `MAX_STEP_COOKIES - 1`. Browsers send
+ * cookies of one path oldest first (RFC 6265 §5.4), so the first ones go: the sign-ins left longest ago.
+ */
+function prunedOthers(context: SentinelContext, request: SentinelRequest, keep: string, mountPath: string | undefined): string[] {
+  const header = headerValue(request, 'cookie');
+  if (header === undefined) return [];
+  const prefix = namePrefix(context);
+  const others = Object.keys(parse(header)).filter((name) => name.startsWith(prefix) && name !== keep);
+  const excess = others.length - (MAX_STEP_COOKIES - 1);
+  return excess > 0 ? others.slice(0, excess).map((name) => removal(context, name, mountPath)) : [];
+}
+
+/**
+ * The tie for a sign-in about to be parked: the digest the pending record keeps, and the `Set-Cookie` lines: the
+ * one that gives the browser a fresh value for this interaction, living as long as an interaction, and the removals
+ * of the oldest other step cookies beyond {@link MAX_STEP_COOKIES}.
  *
  * @example
- * const tie = browserTie(context, interaction.id, interaction.record.mountPath);
+ * const tie = browserTie(context, request, interaction.id, interaction.record.mountPath);
  * await startPending(context, interaction.id, { ...subject, stage: 'totp', browser: tie.digest });
- * return redirect(303, stepURL, { 'set-cookie': tie.cookie });
+ * return redirect(303, stepURL, { 'set-cookie': tie.cookies });
  */
 export function browserTie(
   context: SentinelContext,
+  request: SentinelRequest,
   interactionId: string,
   mountPath: string | undefined,
-): { digest: string; cookie: string } {
+): { digest: string; cookies: string[] } {
   const value = randomSecret();
-  const cookie = serialize(cookieName(context, interactionId), value, {
+  const name = cookieName(context, interactionId);
+  const cookie = serialize(name, value, {
     httpOnly: true,
     secure: !context.config.insecureLoopback,
     sameSite: 'lax',
     path: cookiePath(context, mountPath),
     maxAge: context.config.interactionTtl,
   });
-  return { digest: digest(value), cookie };
+  return { digest: digest(value), cookies: [...prunedOthers(context, request, name, mountPath), cookie] };
+}
+
+/**
+ * The `Set-Cookie` that removes the step cookie of a sign-in that has ended, when the request carries one
+ * (`undefined` otherwise: a sign-in without a step sets no cookie and removes none).
+ *
+ * @example
+ * throw expiredSignIn(stepTieRemoval(context, request, interactionId, request.mountPath));
+ */
+export function stepTieRemoval(
+  context: SentinelContext,
+  request: SentinelRequest,
+  interactionId: string,
+  mountPath: string | undefined,
+): string | undefined {
+  const name = cookieName(context, interactionId);
+  return readCookie(request, name) === null ? undefined : removal(context, name, mountPath);
+}
+
+/**
+ * `response` with the removal of the interaction's step cookie added to its `Set-Cookie` lines, when the request
+ * carries one: the answer that ends a sign-in (signed in, cancelled).
+ *
+ * @example
+ * return withStepTieRemoved(context, request, interactionId, record.mountPath, await signedInResponse(…));
+ */
+export function withStepTieRemoved(
+  context: SentinelContext,
+  request: SentinelRequest,
+  interactionId: string,
+  mountPath: string | undefined,
+  response: SentinelResponse,
+): SentinelResponse {
+  const removed = stepTieRemoval(context, request, interactionId, mountPath);
+  if (removed === undefined) return response;
+  const existing = response.headers['set-cookie'];
+  const lines = existing === undefined ? [] : Array.isArray(existing) ? existing : [existing];
+  return { ...response, headers: { ...response.headers, 'set-cookie': [...lines, removed] } };
 }
 
 /**

@@ -15,7 +15,7 @@ import { isCrossSiteRequest } from '../authorize/endpoints/cross-site.js';
 import { noteSignInLocales } from '../i18n/page-locale.js';
 import { expiredSignIn } from './continue-sign-in.js';
 import { findPending, type PendingSignIn, type PendingStage } from './pending-sign-in.js';
-import { fromTiedBrowser } from './step-cookie.js';
+import { fromTiedBrowser, stepTieRemoval } from './step-cookie.js';
 
 /** A step request that passed the checks. */
 export interface StepRequest {
@@ -39,8 +39,11 @@ export async function readStepRequest(
   stage: PendingStage,
 ): Promise<StepRequest> {
   const interactionId = single(fromSearchParams(request.query), 'interaction');
+  if (interactionId === undefined) throw expiredSignIn();
   const interaction = await findInteraction(context, interactionId);
-  if (interactionId === undefined || interaction === null || interaction.request.accountId !== accountId) throw expiredSignIn();
+  // The sign-in is over (signed in, cancelled, expired): its step cookie, if this browser holds it, goes too.
+  if (interaction === null) throw expiredSignIn(stepTieRemoval(context, request, interactionId, request.mountPath));
+  if (interaction.request.accountId !== accountId) throw expiredSignIn();
   // Whatever the step ends in, an out-of-date form or a 429 included, is shown in the sign-in's language.
   noteSignInLocales(request, interaction.request.uiLocales);
   const pending = await findPending(context, interactionId, stage);

@@ -69,7 +69,8 @@ export function setCookies(response: SentinelResponse): string[] {
  * that ties the sign-in to it.
  */
 export function stepCookie(response: SentinelResponse): string {
-  const line = setCookies(response).find((entry) => entry.startsWith('sentinel_session_step_'));
+  // The tie's own line: a response that ties a step may also remove older step cookies (`name=; Expires=…1970`).
+  const line = setCookies(response).find((entry) => /^sentinel_session_step_[^=]+=[^;]/.test(entry));
   expect(line, 'the password step ties the sign-in to this browser').toBeDefined();
   return (line as string).split(';')[0] as string;
 }

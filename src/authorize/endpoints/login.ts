@@ -22,6 +22,7 @@ import { noteSignInLocales } from '../../i18n/page-locale.js';
 import { isCrossSiteRequest } from './cross-site.js';
 import { reserveOrRefuse, settleSuccess, throttleKeys } from '../state/throttle.js';
 import { cancelDeviceSignIn } from '../../device/sign-in.js';
+import { withStepTieRemoved } from '../../second-factor/step-cookie.js';
 
 /** The one message for every credential failure, so the page never tells which part was wrong. */
 export const WRONG_CREDENTIALS = 'Incorrect username or password.';
@@ -139,7 +140,12 @@ export async function handleLogin(context: SentinelContext, request: SentinelReq
   }
   if (single(form, 'cancel') !== undefined) {
     const { device } = interaction.record;
-    return device === undefined ? cancel(context, request, interaction.id) : cancelDeviceSignIn(context, request, interaction.id, device);
+    const cancelled =
+      device === undefined
+        ? await cancel(context, request, interaction.id)
+        : await cancelDeviceSignIn(context, request, interaction.id, device);
+    // Back at the login page from a step (the TOTP code, the passkey offer): that step's cookie ends with the sign-in.
+    return withStepTieRemoved(context, request, interaction.id, interaction.record.mountPath, cancelled);
   }
   const username = single(form, 'username')?.trim();
   const password = single(form, 'password');
