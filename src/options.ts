@@ -97,6 +97,8 @@ export interface SentinelOptions {
         origins?: string[] | undefined;
         /** Offer to add a passkey after a password sign-in, to users who have none yet. @defaultValue `false` */
         offerRegistration?: boolean | undefined;
+        /** Passkey sign-in attempts that did not sign in allowed per client address (IPv6: per /64) per `throttle.windowSeconds`; more get 429. Each attempt asks `users.passkeys.list` for a user the caller names and checks a signature. @defaultValue `100` */
+        maxFailuresPerIp?: number | undefined;
       }
     | undefined;
   /** Where codes, sessions, interactions, grants, revocations and throttle counters live; `RedisStore` for several instances. @defaultValue `new MemoryStore()` */

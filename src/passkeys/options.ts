@@ -21,6 +21,8 @@ export const passkeysOptionsSchema = z
       .optional(),
     /** Offer to add a passkey after a password sign-in, to users who have none yet. */
     offerRegistration: z.boolean().default(false),
+    /** Passkey sign-in attempts that did not sign in, per client address per `throttle.windowSeconds` (sign-in-throttle.ts). */
+    maxFailuresPerIp: z.number().int().positive().default(100),
   })
   .prefault({});
 

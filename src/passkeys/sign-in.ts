@@ -9,6 +9,9 @@
  *   signature over the challenge, origin and RP id by a key in that list is what signs in. A passkey answers for
  *   user verification and possession at once, so no TOTP step follows.
  *
+ * Each post takes a slot of the per-address passkey throttle first (sign-in-throttle.ts): past
+ * `passkeys.maxFailuresPerIp` attempts that did not sign in, `429` before anything is asked of the host.
+ *
  * Any failure (no challenge, another account's or user's credential, wrong origin or RP id, bad signature, a
  * counter that went backwards, a counter another assertion moved since it was read, a backup-eligibility flag other
  * than the one the passkey was registered with) answers the login page again with one message and a 400, and issues
@@ -32,6 +35,7 @@ import { CEREMONY_TIMEOUT_MS, newChallenge, takeChallenge } from './challenge.js
 import { parseAssertion } from './credential-json.js';
 import type { PasskeyHooks } from './hooks.js';
 import { relyingParty } from './options.js';
+import { reservePasskeyAttempt } from './sign-in-throttle.js';
 import { userIdFromHandle } from './user-handle.js';
 import { passkeyAmr } from '../assurance/levels.js';
 
@@ -101,18 +105,19 @@ export async function handlePasskeySignIn(
 ): Promise<SentinelResponse> {
   const { interactionId, interaction, form, hooks } = await readPasskeyRequest(context, request, accountId);
   const ip = clientIP(context.config, request);
-  // Taken whatever happens next: an assertion gets one try per challenge, so a captured one cannot be retried.
-  const challenge = await takeChallenge(context, 'sign-in', interactionId);
   const assertion = parseAssertion(single(form, 'assertion'));
   const userId = userIdFromHandle(assertion?.response.userHandle);
+  const { clientId } = interaction.request;
+  const usernameDigest = async (): Promise<string> =>
+    (await subjectThrottleKeys(context, 'passkey', accountId, userId ?? '', ip)).usernameDigest;
+  // Before the challenge is taken and the host asked: a throttled attempt spends and asks nothing.
+  const attempt = await reservePasskeyAttempt(context, ip, async () =>
+    context.emit({ type: 'login.throttled', accountId, clientId, usernameDigest: await usernameDigest(), scope: 'ip' }),
+  );
+  // Taken whatever happens next: an assertion gets one try per challenge, so a captured one cannot be retried.
+  const challenge = await takeChallenge(context, 'sign-in', interactionId);
   const refuse = async (reason: string): Promise<SentinelResponse> => {
-    context.emit({
-      type: 'login.failed',
-      accountId,
-      clientId: interaction.request.clientId,
-      usernameDigest: (await subjectThrottleKeys(context, 'passkey', accountId, userId ?? '', ip)).usernameDigest,
-      reason,
-    });
+    context.emit({ type: 'login.failed', accountId, clientId, usernameDigest: await usernameDigest(), reason });
     return loginPageResponse(context, interactionId, interaction, { error: PASSKEY_FAILED, status: 400, request });
   };
   if (challenge === null) return refuse('passkey challenge missing or used');
@@ -160,6 +165,8 @@ export async function handlePasskeySignIn(
   }
   // A verified passkey with user verification is the phishing-resistant level (assurance/levels.ts).
   const amr = passkeyAmr(credentialDeviceType);
+  // A passkey that signs in is no failure: its slot goes back (a failing end of the sign-in only throttles sooner).
+  await attempt.succeeded();
   return completeSignIn(context, request, interactionId, { userId, authTime: Math.floor(Date.now() / 1000), amr }, ip);
 }
 

@@ -1,0 +1,76 @@
+/**
+ * Throttling of passkey sign-in attempts, per client address, on the Store's counters as failed logins are
+ * (`authorize/state/throttle.ts`): `passkeys.maxFailuresPerIp` attempts that did not sign in per address (IPv6: its
+ * /64) in `throttle.windowSeconds`, then `429` with `Retry-After` and the login throttle's message.
+ *
+ * Why: every post of an assertion asks the host's `users.passkeys.list` for a user the caller names (the user handle
+ * is the caller's to choose) and runs a signature check, so without a bound one address could drive the host's
+ * passkey table and the service's CPU as fast as it can post. Why per address and not per user: the caller picks the
+ * user, so a per-user budget would only let one address lock a user out of their passkey. Why a default of 100: a
+ * person whose passkey fails retries a few times; an office behind one address does not fail a hundred passkey
+ * sign-ins in fifteen minutes, while a flood is held to that many hook calls per window.
+ *
+ * As with logins, the slot is taken with the Store's atomic `increment` before anything is asked or checked, so a
+ * burst of concurrent posts cannot all pass a read-then-count check, and the counter holds across instances sharing
+ * the Store; a passkey that signs in gives its slot back. An attempt over the limit is refused after a plain read,
+ * spending nothing (not even the interaction's challenge). A Store that cannot be read or written fails the request
+ * (`500`, reported) rather than letting the attempt through; a counter MemoryStore has no room for is refused as
+ * throttled (`stores/counter-slot.ts`).
+ */
+import { addressBucket } from '../http/client-ip.js';
+import type { SentinelContext } from '../http/context.js';
+import { OAuthError } from '../errors.js';
+import { en } from '../i18n/en.js';
+import { takeCounterSlot } from '../stores/counter-slot.js';
+
+/** A reserved attempt: give the slot back once the passkey signed in. */
+export interface PasskeyAttempt {
+  succeeded(): Promise<void>;
+}
+
+/**
+ * The counter key of an address (`throttle:` keeps it in MemoryStore's never-evicted security state).
+ * @example passkeyThrottleKey('203.0.113.7') // 'throttle:passkey:ip:203.0.113.7'
+ */
+export function passkeyThrottleKey(ip: string | null): string {
+  // Requests whose address is unknown share one counter: they cannot each get their own budget.
+  return `throttle:passkey:ip:${ip === null ? 'unknown' : addressBucket(ip)}`;
+}
+
+/**
+ * Takes a slot for one passkey sign-in attempt from `ip`, or refuses it: `onThrottled` is called (the caller's
+ * `login.throttled` event) and a `429` thrown, which the login pages render in the sign-in's language.
+ *
+ * @example
+ * const attempt = await reservePasskeyAttempt(context, ip, () => context.emit({ type: 'login.throttled', … }));
+ * // … verify the assertion …
+ * await attempt.succeeded();
+ */
+export async function reservePasskeyAttempt(
+  context: SentinelContext,
+  ip: string | null,
+  onThrottled: () => Promise<void>,
+): Promise<PasskeyAttempt> {
+  const limit = context.config.passkeys.maxFailuresPerIp;
+  const { windowSeconds } = context.config.throttle;
+  const key = passkeyThrottleKey(ip);
+  const refuse = async (): Promise<never> => {
+    await onThrottled();
+    throw new OAuthError('temporarily_unavailable', en.tooManyAttempts, {
+      status: 429,
+      headers: { 'retry-after': String(windowSeconds) },
+    });
+  };
+  // Over the limit already: refused after a read, so a flood costs no writes. A counter that does not read as a
+  // number (store corruption) is over every limit.
+  const stored = await context.store.get(key);
+  const current = stored === null ? 0 : Number(stored);
+  if (!Number.isFinite(current) || current >= limit) return refuse();
+  if ((await takeCounterSlot(context, key, windowSeconds * 1000)) > limit) return refuse();
+  return {
+    async succeeded() {
+      // A Store without the optional `decrement` keeps the slot: it only ever throttles sooner.
+      await context.store.decrement?.(key);
+    },
+  };
+}

@@ -1,0 +1,200 @@
+/**
+ * The per-address throttle of passkey sign-in (`passkeys.maxFailuresPerIp`): attempts that do not sign in are
+ * counted per client address before the host's `users.passkeys.list` is asked, past the limit the answer is 429 with
+ * `Retry-After` in the sign-in's language and asks nothing, a passkey that signs in gives its slot back, the count
+ * holds across instances sharing the Store, and a Store that cannot count fails the attempt closed.
+ */
+import { describe, expect, it } from 'vitest';
+import { MemoryPasskeys, MemoryStore, type SentinelEvent, type SentinelOptions, type SentinelResponse, type Store } from '../src/index.js';
+import { AUTHORIZE_PATH, authorizeQuery, call, csrfOf, jsonOf, LOGIN_PATH, postForm, setCookies } from './helpers/direct-flow.js';
+import { ACCOUNT, ISSUER, makeSentinel, USER_ID } from './helpers/fixtures.js';
+import { assert, newCredential, type SoftwareCredential } from './helpers/software-authenticator.js';
+
+const ORIGIN = new URL(ISSUER).origin;
+const RP_ID = new URL(ISSUER).hostname;
+const ATTACKER = '198.51.100.9';
+const NEIGHBOUR = '203.0.113.50';
+
+interface World {
+  instances: ReturnType<typeof makeSentinel>[];
+  credential: SoftwareCredential;
+  listCalls: () => number;
+  events: SentinelEvent[];
+  errors: unknown[];
+}
+
+function world(options: { store?: Store; instances?: number; limit?: number } = {}): World {
+  const store = options.store ?? new MemoryStore();
+  const passkeys = new MemoryPasskeys();
+  const credential = newCredential();
+  passkeys.save({
+    accountId: ACCOUNT,
+    userId: USER_ID,
+    passkey: { id: credential.id, publicKey: credential.publicKey, counter: 0, createdAt: Date.now() },
+  });
+  let calls = 0;
+  const list = passkeys.list.bind(passkeys);
+  passkeys.list = (input) => {
+    calls += 1;
+    return list(input);
+  };
+  const events: SentinelEvent[] = [];
+  const errors: unknown[] = [];
+  const passkeyOptions: Partial<SentinelOptions> = options.limit === undefined ? {} : { passkeys: { maxFailuresPerIp: options.limit } };
+  const instances = Array.from({ length: options.instances ?? 1 }, () =>
+    makeSentinel({
+      store,
+      users: { authenticate: async () => null, passkeys },
+      onEvent: (event) => {
+        events.push(event);
+      },
+      onError: (error) => errors.push(error),
+      ...passkeyOptions,
+    }),
+  );
+  return { instances, credential, listCalls: () => calls, events, errors };
+}
+
+type Sentinel = World['instances'][number];
+
+/** A fresh sign-in on `sentinel`: its interaction, the login form's token and a sign-in challenge. */
+async function begin(sentinel: Sentinel, query = authorizeQuery()): Promise<{ interaction: string; csrf: string; challenge: string }> {
+  const started = await call(sentinel, { path: AUTHORIZE_PATH, query });
+  const interaction = new URL(String(started.headers.location), ORIGIN).searchParams.get('interaction') ?? '';
+  const page = await call(sentinel, { path: LOGIN_PATH, query: new URLSearchParams({ interaction }) });
+  const csrf = csrfOf(page.body);
+  const options = await postForm(sentinel, `${LOGIN_PATH}/passkey/options`, new URLSearchParams({ csrf_token: csrf }).toString(), {
+    query: new URLSearchParams({ interaction }),
+    headers: { accept: 'application/json' },
+  });
+  expect(options.status).toBe(200);
+  return { interaction, csrf, challenge: String(jsonOf(options).challenge) };
+}
+
+function post(
+  sentinel: Sentinel,
+  started: { interaction: string; csrf: string },
+  assertion: string,
+  ip: string,
+): Promise<SentinelResponse> {
+  return postForm(sentinel, `${LOGIN_PATH}/passkey`, new URLSearchParams({ csrf_token: started.csrf, assertion }).toString(), {
+    query: new URLSearchParams({ interaction: started.interaction }),
+    ip,
+  });
+}
+
+/** An assertion signed by the credential under another user's handle: the host is asked, the signature checked. */
+function wrongUser(w: World, challenge: string): string {
+  return assert(w.credential, { challenge, origin: ORIGIN, rpId: RP_ID, userHandle: 'u-someone-else' });
+}
+
+function right(w: World, challenge: string): string {
+  return assert(w.credential, { challenge, origin: ORIGIN, rpId: RP_ID, userHandle: USER_ID });
+}
+
+function expectThrottled(response: SentinelResponse): void {
+  expect(response.status).toBe(429);
+  expect(response.headers['retry-after']).toBe('900');
+  expect(response.headers.location).toBeUndefined();
+  expect(setCookies(response)).toEqual([]);
+}
+
+describe('passkey sign-in throttle', () => {
+  it('refuses an address past passkeys.maxFailuresPerIp with 429, asking the host nothing and spending no challenge', async () => {
+    const w = world({ limit: 3 });
+    const [sentinel] = w.instances as [Sentinel];
+    for (let i = 0; i < 3; i += 1) {
+      const started = await begin(sentinel);
+      expect((await post(sentinel, started, wrongUser(w, started.challenge), ATTACKER)).status).toBe(400);
+    }
+    expect(w.listCalls()).toBe(3);
+    const started = await begin(sentinel);
+    const refused = await post(sentinel, started, wrongUser(w, started.challenge), ATTACKER);
+    expectThrottled(refused);
+    expect(refused.body).toContain('Too many failed sign-in attempts.');
+    expect(w.listCalls(), 'a throttled attempt asks users.passkeys.list nothing').toBe(3);
+    expect(w.events.filter((event) => event.type === 'login.throttled')).toEqual([
+      expect.objectContaining({ type: 'login.throttled', accountId: ACCOUNT, scope: 'ip' }),
+    ]);
+    // Another address is not held back, and the throttled post left the interaction's challenge for it.
+    const signedIn = await post(sentinel, started, right(w, started.challenge), NEIGHBOUR);
+    expect(signedIn.status).toBe(303);
+    expect(new URL(String(signedIn.headers.location)).searchParams.get('code')).toBeTruthy();
+  });
+
+  it('answers the 429 in the language of the sign-in', async () => {
+    const w = world({ limit: 1 });
+    const [sentinel] = w.instances as [Sentinel];
+    const first = await begin(sentinel);
+    expect((await post(sentinel, first, wrongUser(w, first.challenge), ATTACKER)).status).toBe(400);
+    const german = await begin(sentinel, authorizeQuery({ ui_locales: 'de' }));
+    const refused = await post(sentinel, german, wrongUser(w, german.challenge), ATTACKER);
+    expectThrottled(refused);
+    expect(refused.body).toContain('lang="de"');
+    expect(refused.body).toContain('Zu viele fehlgeschlagene Anmeldeversuche.');
+  });
+
+  it('a passkey that signs in gives its slot back: sign-ins alone never reach the limit', async () => {
+    const w = world({ limit: 2 });
+    const [sentinel] = w.instances as [Sentinel];
+    for (let i = 0; i < 6; i += 1) {
+      const started = await begin(sentinel);
+      expect((await post(sentinel, started, right(w, started.challenge), ATTACKER)).status).toBe(303);
+    }
+  });
+
+  it('the count holds across instances sharing the Store', async () => {
+    const w = world({ limit: 4, instances: 2 });
+    const [a, b] = w.instances as [Sentinel, Sentinel];
+    for (const sentinel of [a, b, a, b]) {
+      const started = await begin(sentinel);
+      expect((await post(sentinel, started, wrongUser(w, started.challenge), ATTACKER)).status).toBe(400);
+    }
+    for (const sentinel of [a, b]) {
+      const started = await begin(sentinel);
+      expectThrottled(await post(sentinel, started, wrongUser(w, started.challenge), ATTACKER));
+    }
+    expect(w.listCalls()).toBe(4);
+  });
+
+  it('defaults to 100 attempts per address', async () => {
+    const store = new MemoryStore();
+    const w = world({ store });
+    const [sentinel] = w.instances as [Sentinel];
+    // 99 attempts already counted for the address in this window: the 100th is checked, the 101st refused.
+    for (let i = 0; i < 99; i += 1) await store.increment(`throttle:passkey:ip:${ATTACKER}`, 900_000);
+    const hundredth = await begin(sentinel);
+    expect((await post(sentinel, hundredth, wrongUser(w, hundredth.challenge), ATTACKER)).status).toBe(400);
+    const next = await begin(sentinel);
+    expectThrottled(await post(sentinel, next, wrongUser(w, next.challenge), ATTACKER));
+  });
+
+  it('fails closed when the Store cannot count: 500, onError, the host asked nothing, nothing issued', async () => {
+    for (const fault of ['throws', 'no number'] as const) {
+      const inner = new MemoryStore();
+      // The inner store's own methods, bound to it, but for the passkey throttle's counter.
+      const store = new Proxy(inner, {
+        get(target, name) {
+          if (name === 'increment') {
+            return async (key: string, ttlMs: number) => {
+              if (!key.startsWith('throttle:passkey:')) return target.increment(key, ttlMs);
+              if (fault === 'throws') throw new Error('store unreachable');
+              return undefined;
+            };
+          }
+          const value = Reflect.get(target, name, target);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      }) as Store;
+      const w = world({ store });
+      const [sentinel] = w.instances as [Sentinel];
+      const started = await begin(sentinel);
+      const response = await post(sentinel, started, right(w, started.challenge), ATTACKER);
+      expect(response.status, fault).toBe(500);
+      expect(setCookies(response)).toEqual([]);
+      expect(response.headers.location).toBeUndefined();
+      expect(w.listCalls(), fault).toBe(0);
+      expect(w.errors, fault).toHaveLength(1);
+    }
+  });
+});
