@@ -126,7 +126,8 @@ async function main(): Promise<void> {
 
   const { createSentinel, generatePrivateJWK, MemoryStore } = await import('../src/index.js');
   const { contextOf } = await import('../src/http/context.js');
-  const { attachGrant, indexSession, sessionSid } = await import('../src/sessions/session-index.js');
+  const { attachGrant, sessionSid } = await import('../src/sessions/session-index.js');
+  const { indexSession } = await import('../src/sessions/carry-over.js');
   const { RedisStore } = await import('../src/stores/redis.js');
   let redis: import('ioredis').Redis | undefined;
   const prefix = `bench-logout:${randomBytes(6).toString('hex')}:`;

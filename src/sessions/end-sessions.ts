@@ -66,7 +66,7 @@ export async function endIndexedSession(
     // the same session. An entry leaves the index only once every grant it lists is gone, so nothing of the
     // session is left to end: already ended, not an error ("sign out everywhere" on two devices at once).
     if (session === undefined) return { sessions, settle: () => null };
-    // The earlier sessions of the same browser and user that it replaced end with it (session-index.ts `indexSession`).
+    // The earlier sessions of the same browser and user that it replaced end with it (carry-over.ts `indexSession`).
     const carried = new Set(session.carried ?? []);
     const ending = sessions.filter((entry) => entry === session || carried.has(entry.sessionDigest));
     const prepare = async (): Promise<void> => {
@@ -251,7 +251,7 @@ function parseEndingNote(raw: string | null): { accountId: string; userId: strin
  * A session replaced by another user's sign-in in the same browser: its record is gone, so its entry stays listed
  * only while grants issued through it live (a new sign-in is not a logout: the apps keep their tokens, and the new
  * user's logout does not end them). The same user's new sign-in carries the session over instead
- * (session-index.ts `indexSession`).
+ * (carry-over.ts `indexSession`).
  *
  * @example await retireIndexedSession(context, previous.accountId, previous.userId, sessionDigest);
  */

@@ -59,7 +59,7 @@ export async function listUserSessions(context: SessionContext, accountId: strin
   });
 }
 
-/** For each carried session listed, the digest of the session that carries it (session-index.ts `indexSession`). */
+/** For each carried session listed, the digest of the session that carries it (carry-over.ts `indexSession`). */
 function carriers(sessions: IndexedSession[]): Map<string, string> {
   const listed = new Set(sessions.map((session) => session.sessionDigest));
   const carrier = new Map<string, string>();

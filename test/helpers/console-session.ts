@@ -9,7 +9,8 @@ import { createOperatorSession } from '../../src/console/operator-session.js';
 import { contextOf } from '../../src/http/context.js';
 import type { Sentinel, SentinelRequest } from '../../src/index.js';
 import { digest } from '../../src/lib/random-secrets.js';
-import { attachGrant, indexSession, sessionSid } from '../../src/sessions/session-index.js';
+import { indexSession } from '../../src/sessions/carry-over.js';
+import { attachGrant, sessionSid } from '../../src/sessions/session-index.js';
 
 /**
  * The `Cookie` header of a console session of `userId` in `accountId` lasting `ttlSeconds`.

@@ -35,7 +35,8 @@ import {
   spendLogoutConfirmation,
 } from '../state/logout-confirmation.js';
 import { type SessionRecord, useSession } from '../state/session.js';
-import { carriesSession, parseSid, sessionSid, userPart } from '../../sessions/session-index.js';
+import { carriesSession } from '../../sessions/carry-over.js';
+import { parseSid, sessionSid, userPart } from '../../sessions/session-index.js';
 import { endDeviceSession, endLapsedSession, finishDeviceSessionEnding } from '../../sessions/end-sessions.js';
 import { routePath } from '../../http/route-paths.js';
 

@@ -7,7 +7,7 @@ import type { SentinelContext } from '../../http/context.js';
 import { randomSecret } from '../../lib/random-secrets.js';
 import type { AmrValue } from '../../assurance/levels.js';
 import { endIndexedSession } from '../../sessions/end-sessions.js';
-import { indexSession } from '../../sessions/session-index.js';
+import { indexSession } from '../../sessions/carry-over.js';
 import { encodeSessionRecord, type SessionRecord, sessionDigestOfKey, sessionKey } from './session.js';
 
 /**
