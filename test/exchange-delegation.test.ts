@@ -44,9 +44,16 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-/** A user's access token of the confidential app (code flow through the code contract). */
-async function userToken(sentinel: Sentinel, scope = 'read write'): Promise<{ accessToken: string; refreshToken: string }> {
-  const code = await codeFor(sentinel, { scope });
+/**
+ * A user's access token of the confidential app (code flow through the code contract); `signIn` sets what the
+ * code records of the sign-in (its `amr`, …).
+ */
+async function userToken(
+  sentinel: Sentinel,
+  scope = 'read write',
+  signIn: Parameters<typeof codeFor>[1] = {},
+): Promise<{ accessToken: string; refreshToken: string }> {
+  const code = await codeFor(sentinel, { scope, ...signIn });
   const response = await postForm(
     sentinel,
     TOKEN_PATH,
@@ -131,19 +138,7 @@ describe('delegation of a user token', () => {
 
   it("carries the subject's sign-in (acr, amr): a step-up route the subject token meets accepts the delegation", async () => {
     const sentinel = sentinelWith();
-    const code = await codeFor(sentinel, { scope: 'read write', amr: ['pwd', 'otp', 'mfa'] });
-    const issued = await postForm(
-      sentinel,
-      TOKEN_PATH,
-      new URLSearchParams({
-        grant_type: 'authorization_code',
-        code,
-        redirect_uri: REDIRECT_URI,
-        client_id: CLIENT_ID,
-        client_secret: CLIENT_SECRET,
-      }).toString(),
-    );
-    const subjectToken = jsonOf(issued).access_token as string;
+    const { accessToken: subjectToken } = await userToken(sentinel, 'read write', { amr: ['pwd', 'otp', 'mfa'] });
     expect(decodeJwt(subjectToken).acr).toBe('urn:sentinel:acr:mfa');
     const response = await delegate(sentinel, subjectToken);
     expect(response.status, response.body).toBe(200);
@@ -285,19 +280,7 @@ describe('delegated tokens at UserInfo', () => {
         claims: async () => ({ name: 'Alice', email: 'alice@example.com', email_verified: true }),
       },
     });
-    const code = await codeFor(sentinel, { scope: 'openid profile email read' });
-    const issued = await postForm(
-      sentinel,
-      TOKEN_PATH,
-      new URLSearchParams({
-        grant_type: 'authorization_code',
-        code,
-        redirect_uri: REDIRECT_URI,
-        client_id: CLIENT_ID,
-        client_secret: CLIENT_SECRET,
-      }).toString(),
-    );
-    const delegated = await delegate(sentinel, jsonOf(issued).access_token as string);
+    const delegated = await delegate(sentinel, (await userToken(sentinel, 'openid profile email read')).accessToken);
     expect(jsonOf(delegated).scope).toBe('openid email read');
     const userinfo = (token: string) =>
       call(sentinel, { path: `/sentinel/api/account/${ACCOUNT}/userinfo`, headers: { authorization: `Bearer ${token}` } });
