@@ -86,6 +86,21 @@ async function jwksServer(handler: Parameters<typeof createServer>[1]): Promise<
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json`, hits: () => hits };
 }
 
+/** A key-set host serving `keys` until `fail(true)`, then answering 503 (a client's host that went down). */
+async function failingJwksServer(keys: unknown[]): Promise<{ url: string; hits: () => number; fail: (down: boolean) => void }> {
+  let failing = false;
+  const jwks = await jwksServer((_in, out) => {
+    if (failing) out.writeHead(503).end();
+    else out.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys }));
+  });
+  return {
+    ...jwks,
+    fail: (down) => {
+      failing = down;
+    },
+  };
+}
+
 /** The public JWK of a fresh RSA key of `bits` bits, as a legacy client might still publish one. */
 function rsaJwk(bits: number, kid: string): Record<string, unknown> {
   const { publicKey } = generateKeyPairSync('rsa', { modulusLength: bits });
@@ -378,11 +393,7 @@ describe('jwks_uri', () => {
 
   it('refetches for unknown kids at most once per 10 s, and a refresh that fails keeps the good set', async () => {
     const key = await clientKey();
-    let failing = false;
-    const jwks = await jwksServer((_in, out) => {
-      if (failing) out.writeHead(503).end();
-      else out.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [key.publicJwk] }));
-    });
+    const jwks = await failingJwksServer([key.publicJwk]);
     const { server, events } = await start(key, { jwks: undefined, jwksUri: jwks.url });
     expect((await token(server, await assertionAuth(key))).status).toBe(200);
     events.length = 0;
@@ -391,7 +402,7 @@ describe('jwks_uri', () => {
     for (let i = 0; i < 10; i++) await expectInvalidClient(server, events, await assertionAuth(stranger), /not signed by a key registered/);
     expect(jwks.hits()).toBe(2);
     // Past the interval the key host fails once: the refresh is refused, the client keeps its cached keys.
-    failing = true;
+    jwks.fail(true);
     advanceClock(11);
     await expectInvalidClient(server, events, await assertionAuth(stranger), /answered 503/);
     expect(jwks.hits()).toBe(3);
@@ -402,16 +413,12 @@ describe('jwks_uri', () => {
     // Date.now() and performance.now() together: the cache's clock either way (vi.restoreAllMocks puts them back).
     const clock = movableClock();
     const key = await clientKey();
-    let failing = false;
-    const jwks = await jwksServer((_in, out) => {
-      if (failing) out.writeHead(503).end();
-      else out.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [key.publicJwk] }));
-    });
+    const jwks = await failingJwksServer([key.publicJwk]);
     const warnings: string[] = [];
     const { server, events } = await start(key, { jwks: undefined, jwksUri: jwks.url }, true, { staleIfErrorSeconds: 600, warnings });
     expect((await token(server, await assertionAuth(key))).status).toBe(200);
     // The client's host goes down; the set expires (cacheSeconds 300): its refetch fails, the client goes on.
-    failing = true;
+    jwks.fail(true);
     await clock.advance(301_000);
     expect((await token(server, await assertionAuth(key))).status).toBe(200);
     expect(jwks.hits()).toBe(2);
@@ -431,7 +438,7 @@ describe('jwks_uri', () => {
     await expectInvalidClient(server, events, await assertionAuth(key), /answered 503/);
     expect(jwks.hits()).toBe(4);
     // The host recovers: after the failure's pause the set is fetched and serves again.
-    failing = false;
+    jwks.fail(false);
     await clock.advance(6_000);
     expect((await token(server, await assertionAuth(key))).status).toBe(200);
     expect(jwks.hits()).toBe(5);
@@ -459,14 +466,10 @@ describe('jwks_uri', () => {
     // Date.now() and performance.now() together: the cache's clock either way (vi.restoreAllMocks puts them back).
     const clock = movableClock();
     const key = await clientKey();
-    let failing = false;
-    const jwks = await jwksServer((_in, out) => {
-      if (failing) out.writeHead(503).end();
-      else out.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [key.publicJwk] }));
-    });
+    const jwks = await failingJwksServer([key.publicJwk]);
     const { server, events } = await start(key, { jwks: undefined, jwksUri: jwks.url }, true, { staleIfErrorSeconds: 0 });
     expect((await token(server, await assertionAuth(key))).status).toBe(200);
-    failing = true;
+    jwks.fail(true);
     await clock.advance(301_000);
     events.length = 0;
     await expectInvalidClient(server, events, await assertionAuth(key), /answered 503/);
