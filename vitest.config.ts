@@ -49,6 +49,8 @@ const SERVICE_FILES = [
   'test/hardening-security-state-redis.test.ts',
   // Public clients' pushes per address, counted across two instances sharing Redis
   'test/par-push-throttle-redis.test.ts',
+  // Public clients' device authorizations per address, counted across two instances sharing Redis
+  'test/device-authorization-throttle-redis.test.ts',
   'test/hardening-keyring-rs256.test.ts',
   'test/hardening-registration-tokens.test.ts',
   'test/login-throttle-concurrency.test.ts',

@@ -311,13 +311,15 @@ export interface SentinelOptions {
         allowPrivateAddresses?: boolean | undefined;
       }
     | undefined;
-  /** The device authorization grant (RFC 8628), for apps registered for `urn:ietf:params:oauth:grant-type:device_code`. @defaultValue `{ expiresIn: 600, interval: 5 }` */
+  /** The device authorization grant (RFC 8628), for apps registered for `urn:ietf:params:oauth:grant-type:device_code`. @defaultValue `{ expiresIn: 600, interval: 5, publicAuthorizationsPerAddress: 1000 }` */
   deviceFlow?:
     | {
         /** Seconds a device code and its user code stay usable (60 to 3600). @defaultValue `600` */
         expiresIn?: number | undefined;
         /** Seconds a device must wait between polls (1 to 60); each `slow_down` answer adds 5 for that device. @defaultValue `5` */
         interval?: number | undefined;
+        /** Device authorization requests of public clients (whose callers show no credential) one client address (IPv6: one /64) may make per `2 × expiresIn` (the time a device record is kept), across instances; more get 429 with `Retry-After`. Confidential clients are not counted. @defaultValue `1000` */
+        publicAuthorizationsPerAddress?: number | undefined;
       }
     | undefined;
   // The end user's account page (issue #35).

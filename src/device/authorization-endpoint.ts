@@ -6,6 +6,7 @@
 import { DEVICE_CODE_GRANT, requireGrant, type App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
+import { clientIP } from '../http/client-ip.js';
 import { readForm } from '../http/form-body.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
 import { single } from '../http/params.js';
@@ -14,6 +15,7 @@ import { randomSecret } from '../lib/random-secrets.js';
 import { authenticateClient } from '../token/client-auth.js';
 import { checkTokenQuery } from '../token/token-endpoint.js';
 import { tokenResources } from '../token/resource-indicators.js';
+import { takePublicDeviceAuthorizationSlot } from './authorization-throttle.js';
 import { type DeviceRecord, deviceGrantId, deviceKey, retainMs, userCodeKey } from './device-records.js';
 import { formatUserCode, newUserCode } from './user-code.js';
 
@@ -69,6 +71,10 @@ export async function handleDeviceAuthorization(
   // RFC 8707: the device authorization request is the flow's authorization request, so its resources are checked
   // here (the ones the app may ask for; invalid_target otherwise) and bound to the device code.
   const resources = tokenResources(context, app, params);
+  // A public client's caller needs no credential, so a valid request of one counts against its address before
+  // anything is written (deviceFlow.publicAuthorizationsPerAddress, authorization-throttle.ts); a refused or invalid
+  // request stores no record.
+  if (app.tokenEndpointAuthMethod === 'none') await takePublicDeviceAuthorizationSlot(context, clientIP(context.config, request));
   const { expiresIn, interval } = context.config.deviceFlow;
   const now = Math.floor(Date.now() / 1000);
   const deviceCode = randomSecret();

@@ -1,5 +1,6 @@
 /**
- * The `deviceFlow` option (RFC 8628): how long a device authorization lasts and how often a device may poll.
+ * The `deviceFlow` option (RFC 8628): how long a device authorization lasts, how often a device may poll, and how many
+ * authorizations of public clients one client address may ask for.
  */
 import { z } from 'zod';
 
@@ -10,6 +11,13 @@ export const deviceFlowOptionsSchema = z
     expiresIn: z.number().int().min(60).max(3600).default(600),
     /** Seconds a device waits between polls (RFC 8628 §3.2 `interval`); each `slow_down` adds 5 to it. */
     interval: z.number().int().min(1).max(60).default(5),
+    /**
+     * Device authorization requests of public clients (known by their client_id alone, so anyone can make them) one
+     * client address may make per `2 × expiresIn`, the time a device record is kept; more get `429`. IPv6 addresses
+     * count per /64, requests whose address is unknown share one counter. Confidential and `private_key_jwt` clients
+     * authenticate their requests and are not counted (src/device/authorization-throttle.ts).
+     */
+    publicAuthorizationsPerAddress: z.number().int().positive().max(1_000_000_000).default(1000),
   })
   .prefault({});
 

@@ -44,6 +44,8 @@ const SESSION_INDEX_PREFIX = 'user-sessions';
 const USERNAME_THROTTLE_PREFIX = 'throttle-user';
 /** The key prefix of public clients' push counters (src/par/push-throttle.ts). */
 const PUSH_THROTTLE_PREFIX = 'throttle-par';
+/** The key prefix of public clients' device authorization counters (src/device/authorization-throttle.ts). */
+const DEVICE_THROTTLE_PREFIX = 'throttle-device';
 /**
  * Default byte budget of the session index (`user-sessions:`): a user with one session and one grant is charged about
  * 560 bytes, each further session with a grant about 275 (measured on the records the service writes), so 128 MiB
@@ -65,6 +67,8 @@ export const DEFAULT_SECURITY_PREFIXES: readonly string[] = Object.freeze([
   USERNAME_THROTTLE_PREFIX,
   // Public clients' pushes per address (src/par/push-throttle.ts), which anyone can create: an area of their own.
   PUSH_THROTTLE_PREFIX,
+  // Public clients' device authorizations per address (src/device/authorization-throttle.ts), likewise.
+  DEVICE_THROTTLE_PREFIX,
   'totp-used',
   'totp-last',
   'dpop-jti',
@@ -104,9 +108,9 @@ export interface MemoryStoreOptions {
   sessionIndexMaxBytes?: number;
   /**
    * Key prefixes (without the colon) kept as security state. Default `DEFAULT_SECURITY_PREFIXES` (every security-state
-   * prefix the service writes). A list naming `throttle` keeps `throttle-user` and `throttle-par` too: the usernames'
-   * counters were `throttle:user:` before they got an area of their own, and a list written before either must not
-   * leave them evictable.
+   * prefix the service writes). A list naming `throttle` keeps `throttle-user`, `throttle-par` and `throttle-device`
+   * too: the usernames' counters were `throttle:user:` before they got an area of their own, and a list written before
+   * any of them must not leave them evictable.
    */
   securityPrefixes?: readonly string[];
 }
@@ -159,6 +163,7 @@ export class MemoryStore implements Store {
     if (kept.has('throttle')) {
       kept.add(USERNAME_THROTTLE_PREFIX);
       kept.add(PUSH_THROTTLE_PREFIX);
+      kept.add(DEVICE_THROTTLE_PREFIX);
     }
     this.#securityPrefixes = kept;
   }
