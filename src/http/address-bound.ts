@@ -56,7 +56,19 @@ function overTheBound(bound: AddressBound): OAuthError {
  */
 export async function takeAddressSlot(context: SentinelContext, bound: AddressBound, ip: string | null): Promise<void> {
   const key = addressBoundKey(bound.prefix, ip);
-  const current = Number((await context.store.get(key)) ?? 0);
-  if (Number.isFinite(current) && current >= bound.limit) throw overTheBound(bound);
-  if ((await takeCounterSlot(context, key, bound.windowSeconds * 1000)) > bound.limit) throw overTheBound(bound);
+  if (!(await slotWithin(context, key, bound.limit, bound.windowSeconds))) throw overTheBound(bound);
+}
+
+/**
+ * Takes one slot of the counter `key` (`limit` per `windowSeconds`) and answers whether it was within the limit. A
+ * counter already at the limit is refused after a read only, so a flood costs no writes; one that does not read as a
+ * number (store corruption) is over every limit.
+ *
+ * @example if (!(await slotWithin(context, 'throttle:passkey:ip:203.0.113.7', 100, 900))) refuse();
+ */
+export async function slotWithin(context: SentinelContext, key: string, limit: number, windowSeconds: number): Promise<boolean> {
+  const stored = await context.store.get(key);
+  const current = stored === null ? 0 : Number(stored);
+  if (!Number.isFinite(current) || current >= limit) return false;
+  return (await takeCounterSlot(context, key, windowSeconds * 1000)) <= limit;
 }

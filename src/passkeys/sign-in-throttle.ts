@@ -17,11 +17,11 @@
  * (`500`, reported) rather than letting the attempt through; a counter MemoryStore has no room for is refused as
  * throttled (`stores/counter-slot.ts`).
  */
+import { slotWithin } from '../http/address-bound.js';
 import { addressBucket } from '../http/client-ip.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import { en } from '../i18n/en.js';
-import { takeCounterSlot } from '../stores/counter-slot.js';
 
 /** A reserved attempt: give the slot back once the passkey signed in. */
 export interface PasskeyAttempt {
@@ -61,12 +61,7 @@ export async function reservePasskeyAttempt(
       headers: { 'retry-after': String(windowSeconds) },
     });
   };
-  // Over the limit already: refused after a read, so a flood costs no writes. A counter that does not read as a
-  // number (store corruption) is over every limit.
-  const stored = await context.store.get(key);
-  const current = stored === null ? 0 : Number(stored);
-  if (!Number.isFinite(current) || current >= limit) return refuse();
-  if ((await takeCounterSlot(context, key, windowSeconds * 1000)) > limit) return refuse();
+  if (!(await slotWithin(context, key, limit, windowSeconds))) return refuse();
   return {
     async succeeded() {
       // A Store without the optional `decrement` keeps the slot: it only ever throttles sooner.
