@@ -122,6 +122,7 @@ const SERVICE_FILES = [
   // MCP authorization: the openssl command (a loopback certificate), https on loopback, the MCP example's processes
   'test/mcp-client-id-metadata.test.ts',
   'test/mcp-client-id-metadata-oracle.test.ts',
+  'test/fetch-limits.test.ts',
   // The openssl command (a loopback certificate): kept-alive logout connections over https
   'test/logout-keepalive-tls.test.ts',
   'test/mcp-example.test.ts',

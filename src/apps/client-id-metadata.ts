@@ -251,8 +251,10 @@ function demand(doc: Record<string, unknown>, name: string): boolean {
  */
 export class ClientIdMetadataResolver {
   readonly #config: ResolvedConfig;
-  // A document, or the mark of a URL whose document could not be retrieved (kept FAILURE_RETRY_MS).
-  readonly #cache = new LRUCache<string, { doc: ClientDocument } | { failed: true }>({ max: 1000 });
+  readonly #documents = new LRUCache<string, ClientDocument>({ max: 1000 });
+  // URLs whose document could not be retrieved (each kept FAILURE_RETRY_MS), apart from the documents: anyone can
+  // make up failing URLs, and a flood of them must not push good documents out (every agent's request would refetch).
+  readonly #failures = new LRUCache<string, true>({ max: 1000 });
   readonly #inFlight = new Map<string, Promise<ClientDocument>>();
   readonly #ca: string | undefined;
 
@@ -290,8 +292,9 @@ export class ClientIdMetadataResolver {
   }
 
   #document(accountId: string, clientId: string): Promise<ClientDocument> {
-    const cached = this.#cache.get(clientId);
-    if (cached !== undefined) return 'failed' in cached ? Promise.reject(refused(DOCUMENT_UNAVAILABLE)) : Promise.resolve(cached.doc);
+    const cached = this.#documents.get(clientId);
+    if (cached !== undefined) return Promise.resolve(cached);
+    if (this.#failures.has(clientId)) return Promise.reject(refused(DOCUMENT_UNAVAILABLE));
     let pending = this.#inFlight.get(clientId);
     if (pending === undefined) {
       pending = this.#fetch(accountId, clientId);
@@ -313,14 +316,14 @@ export class ClientIdMetadataResolver {
       });
     } catch (error) {
       if (!(error instanceof DocumentRetrievalError)) throw error;
-      this.#cache.set(clientId, { failed: true }, { ttl: FAILURE_RETRY_MS });
+      this.#failures.set(clientId, true, { ttl: FAILURE_RETRY_MS });
       this.#report(error, accountId);
       throw refused(DOCUMENT_UNAVAILABLE);
     }
     // A document that names its URL is the client's own: what is wrong with it is said, and it is not kept.
     const doc = parseDocument(retrieved.document);
     const seconds = cacheSecondsOf(retrieved.headers);
-    if (seconds > 0) this.#cache.set(clientId, { doc }, { ttl: seconds * 1000 });
+    if (seconds > 0) this.#documents.set(clientId, doc, { ttl: seconds * 1000 });
     return doc;
   }
 

@@ -31,12 +31,19 @@ export class JwksFetchError extends Error {
 /** How long a failed fetch is remembered before the next attempt. */
 const FAILURE_TTL_MS = 5000;
 
-/** What is known of one URL; times are milliseconds since the epoch. */
-interface Entry {
-  /** The last set fetched: served until `freshUntil`, and after it, while fetches fail, until `staleUntil`. */
-  good?: { keys: FetchedKeySet; freshUntil: number; staleUntil: number } | undefined;
-  /** The last failed fetch, in its pause: no new fetch before `until`. */
-  failure?: { error: JwksFetchError; until: number } | undefined;
+/** The last set fetched from a URL: served until `freshUntil`, and after it, while fetches fail, until `staleUntil`. */
+interface GoodSet {
+  keys: FetchedKeySet;
+  /** Milliseconds since the epoch. */
+  freshUntil: number;
+  /** Milliseconds since the epoch. */
+  staleUntil: number;
+}
+
+/** The last failed fetch of a URL, in its pause: no new fetch before `until` (milliseconds since the epoch). */
+interface Failure {
+  error: JwksFetchError;
+  until: number;
 }
 
 /** What a fetcher tells the host: a key set served stale because its refetch failed. */
@@ -46,8 +53,11 @@ export type StaleWarning = (message: string) => void;
 export class JwksFetcher {
   readonly #options: ClientJwksOptions;
   readonly #warn: StaleWarning | undefined;
-  // Expiry is the entries' own (fresh, stale, failure pause), so the LRU bounds only how many URLs are kept.
-  readonly #cache = new LRUCache<string, Entry>({ max: 1000 });
+  // Expiry is the entries' own (fresh, stale, failure pause), so the LRUs bound only how many URLs are kept. Failures
+  // apart from the sets: a stream of failing URLs (a registration per made-up jwks_uri) must not push good sets out,
+  // which would cost every client of them a refetch.
+  readonly #sets = new LRUCache<string, GoodSet>({ max: 1000 });
+  readonly #failures = new LRUCache<string, Failure>({ max: 1000 });
   readonly #inFlight = new Map<string, Promise<FetchedKeySet>>();
   // When each URL was last fetched on request of a refresh, for the callers that rate-limit refreshes.
   readonly #refreshedAt = new LRUCache<string, number>({ max: 1000 });
@@ -73,11 +83,11 @@ export class JwksFetcher {
       if (last !== undefined && now - last < options.minRefreshIntervalMs) refresh = false;
       else this.#refreshedAt.set(url, now);
     }
-    const entry = this.#cache.get(url);
-    const good = entry?.good !== undefined && entry.good.staleUntil > now ? entry.good : undefined;
+    const held = this.#sets.get(url);
+    const good = held !== undefined && held.staleUntil > now ? held : undefined;
     if (!refresh) {
       if (good !== undefined && good.freshUntil > now) return good.keys;
-      const failure = entry?.failure;
+      const failure = this.#failures.get(url);
       if (failure !== undefined && failure.until > now) {
         if (good !== undefined) return good.keys;
         throw failure.error;
@@ -102,19 +112,21 @@ export class JwksFetcher {
   }
 
   /** One fetch of `url`; `good` is the set held when it started (kept on failure). */
-  async #fetch(url: string, good: Entry['good']): Promise<FetchedKeySet> {
+  async #fetch(url: string, good: GoodSet | undefined): Promise<FetchedKeySet> {
     const { cacheSeconds, staleIfErrorSeconds } = this.#options;
     try {
       const keys = await fetchKeySet(url, this.#options);
       const fetchedAt = Date.now();
       const freshUntil = fetchedAt + cacheSeconds * 1000;
+      this.#failures.delete(url);
       // cacheSeconds 0 keeps nothing, so nothing is served stale either.
-      this.#cache.set(url, cacheSeconds > 0 ? { good: { keys, freshUntil, staleUntil: freshUntil + staleIfErrorSeconds * 1000 } } : {});
+      if (cacheSeconds > 0) this.#sets.set(url, { keys, freshUntil, staleUntil: freshUntil + staleIfErrorSeconds * 1000 });
+      else this.#sets.delete(url);
       return keys;
     } catch (error) {
       const failure = error instanceof JwksFetchError ? error : new JwksFetchError('the key set could not be fetched');
       const now = Date.now();
-      this.#cache.set(url, { good, failure: { error: failure, until: now + FAILURE_TTL_MS } });
+      this.#failures.set(url, { error: failure, until: now + FAILURE_TTL_MS });
       if (good !== undefined && good.freshUntil <= now) {
         this.#warn?.(
           `sentinel-idp: the key set at ${url} could not be fetched anew (${failure.message}); its last good copy is ` +
