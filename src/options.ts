@@ -243,7 +243,7 @@ export interface SentinelOptions {
         publicPushesPerAddress?: number | undefined;
       }
     | undefined;
-  /** How the `jwksUri` key sets of `private_key_jwt` apps are fetched. @defaultValue `{ timeoutMs: 2000, maxBytes: 65536, cacheSeconds: 300, staleIfErrorSeconds: 3600, allowPrivateAddresses: false }` */
+  /** How the `jwksUri` key sets of `private_key_jwt` apps are fetched. @defaultValue `{ timeoutMs: 2000, maxBytes: 65536, cacheSeconds: 300, staleIfErrorSeconds: 3600, allowPrivateAddresses: false, maxConcurrentFetches: 32 }` */
   clientJwks?:
     | {
         /** Deadline of one fetch in milliseconds (at most 30 000). @defaultValue `2000` */
@@ -256,6 +256,8 @@ export interface SentinelOptions {
         staleIfErrorSeconds?: number | undefined;
         /** Allow loopback, private and link-local addresses and plain http: development and tests only. @defaultValue `false` */
         allowPrivateAddresses?: boolean | undefined;
+        /** How many key sets (apps' and trusted issuers' alike) this instance fetches at once (1 to 10 000); a fetch beyond it is refused at once, as a failed one is, and not remembered. @defaultValue `32` */
+        maxConcurrentFetches?: number | undefined;
       }
     | undefined;
   /** How client assertions (`private_key_jwt`, RFC 7523) are judged. @defaultValue `{ maxLifetimeSeconds: 3600 }` */
@@ -309,6 +311,8 @@ export interface SentinelOptions {
         allow?: string[] | ((clientId: string, context: { accountId: string }) => boolean | Promise<boolean>) | undefined;
         /** Allow loopback, private and link-local addresses, and a port in the URL: development and tests only, as `clientJwks.allowPrivateAddresses`. @defaultValue `false` */
         allowPrivateAddresses?: boolean | undefined;
+        /** How many documents this instance fetches at once (1 to 10 000); a `client_id` whose document would be one more is refused at once with the `invalid_client` of a document that could not be retrieved, and not remembered. @defaultValue `32` */
+        maxConcurrentFetches?: number | undefined;
       }
     | undefined;
   /** The device authorization grant (RFC 8628), for apps registered for `urn:ietf:params:oauth:grant-type:device_code`. @defaultValue `{ expiresIn: 600, interval: 5, publicAuthorizationsPerAddress: 1000 }` */

@@ -4,12 +4,12 @@
  * the resolver as its trust anchor), plain http for key sets (`allowPrivateAddresses` allows it). A URL that fails is
  * one on a closed loopback port, refused at once.
  */
-import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import { createServer as createHttpServer, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ClientIdMetadataResolver } from '../src/apps/client-id-metadata.js';
-import { JwksFetcher } from '../src/client-assertion/jwks-fetch.js';
+import { ClientIdMetadataResolver, DOCUMENT_UNAVAILABLE } from '../src/apps/client-id-metadata.js';
+import { JwksFetchError, JwksFetcher } from '../src/client-assertion/jwks-fetch.js';
 import { resolveConfig } from '../src/config.js';
 import type { SentinelOptions } from '../src/index.js';
 import { ACCOUNT, baseOptions } from './helpers/fixtures.js';
@@ -27,9 +27,34 @@ let documentOrigin: string;
 let keyOrigin: string;
 /** Requests seen, per path, by either server. */
 const hits = new Map<string, number>();
+/** Requests to a `/hang/` path, held unanswered until the test answers them. */
+const held: { path: string; answer: () => void }[] = [];
+let heldChanged: () => void = () => {};
 
 function count(path: string): void {
   hits.set(path, (hits.get(path) ?? 0) + 1);
+}
+
+/** Holds a `/hang/` request (true), to be answered with `body` when the test says. */
+function hold(path: string, response: ServerResponse, body: string): boolean {
+  if (!path.startsWith('/hang/')) return false;
+  held.push({ path, answer: () => response.writeHead(200, { 'content-type': 'application/json' }).end(body) });
+  heldChanged();
+  return true;
+}
+
+/** Resolves once `n` requests are held: their fetches are under way, each holding a slot. */
+function requestsHeld(n: number): Promise<void> {
+  return new Promise((resolve) => {
+    heldChanged = () => {
+      if (held.length >= n) resolve();
+    };
+    heldChanged();
+  });
+}
+
+function answerHeld(): void {
+  for (const request of held.splice(0)) request.answer();
 }
 
 beforeAll(async () => {
@@ -37,13 +62,13 @@ beforeAll(async () => {
   documentServer = createServer({ key: tls.key, cert: tls.cert }, (request, response) => {
     const path = request.url ?? '';
     count(path);
-    const url = `${documentOrigin}${path}`;
-    response
-      .writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=600' })
-      .end(JSON.stringify({ client_id: url, redirect_uris: ['https://agent.example/cb'] }));
+    const body = JSON.stringify({ client_id: `${documentOrigin}${path}`, redirect_uris: ['https://agent.example/cb'] });
+    if (hold(path, response, body)) return;
+    response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=600' }).end(body);
   });
   keyServer = createHttpServer((request, response) => {
     count(request.url ?? '');
+    if (hold(request.url ?? '', response, JSON.stringify({ keys: [] }))) return;
     response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [] }));
   });
   await new Promise<void>((resolve) => documentServer.listen(0, '127.0.0.1', resolve));
@@ -71,7 +96,10 @@ function resolverFor(overrides: Partial<SentinelOptions> = {}): ClientIdMetadata
 
 describe('failure marks and good entries', () => {
   it('a flood of failing client_id URLs does not push a good document out of the cache', async () => {
-    const resolver = resolverFor();
+    // Enough slots for the whole flood: every URL is fetched, and fails.
+    const resolver = resolverFor({
+      clientIdMetadataDocuments: { enabled: true, allowPrivateAddresses: true, maxConcurrentFetches: FLOOD },
+    });
     const good = `${documentOrigin}/kept.json`;
     await resolver.resolve(ACCOUNT, good);
     expect(hits.get('/kept.json')).toBe(1);
@@ -83,7 +111,9 @@ describe('failure marks and good entries', () => {
   });
 
   it('a flood of failing jwks_uris does not push a good key set out of the cache', async () => {
-    const fetcher = new JwksFetcher(resolveConfig(baseOptions({ clientJwks: { allowPrivateAddresses: true } })).clientJwks);
+    const fetcher = new JwksFetcher(
+      resolveConfig(baseOptions({ clientJwks: { allowPrivateAddresses: true, maxConcurrentFetches: FLOOD } })).clientJwks,
+    );
     const good = `${keyOrigin}/kept-keys.json`;
     await fetcher.get(good);
     const flood = Array.from({ length: FLOOD }, (_, index) => fetcher.get(`http://127.0.0.1:1/keys/${index}.json`));
@@ -91,5 +121,52 @@ describe('failure marks and good entries', () => {
     expect(outcomes.every((outcome) => outcome.status === 'rejected')).toBe(true);
     await fetcher.get(good);
     expect(hits.get('/kept-keys.json')).toBe(1);
+  });
+});
+
+describe('how many fetches run at once', () => {
+  it('refuses a document beyond maxConcurrentFetches at once as invalid_client, reports it once, remembers nothing', async () => {
+    const reports: unknown[] = [];
+    const resolver = resolverFor({
+      clientIdMetadataDocuments: { enabled: true, allowPrivateAddresses: true, maxConcurrentFetches: 2 },
+      // A deadline the held fetches cannot reach while the test runs.
+      clientJwks: { timeoutMs: 30_000 },
+      onError: (error) => {
+        reports.push(error);
+      },
+    });
+    const running = [1, 2].map((n) => resolver.resolve(ACCOUNT, `${documentOrigin}/hang/${n}.json`));
+    await requestsHeld(2);
+    const third = `${documentOrigin}/third.json`;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      await expect(resolver.resolve(ACCOUNT, third)).rejects.toMatchObject({ code: 'invalid_client', description: DOCUMENT_UNAVAILABLE });
+    }
+    expect(hits.get('/third.json')).toBeUndefined();
+    expect(reports).toHaveLength(1);
+    expect(String(reports[0])).toMatch(/2 documents are being fetched already/);
+    answerHeld();
+    await Promise.all(running);
+    // A slot is free again, and the refusal was not kept as the URL's failure.
+    await expect(resolver.resolve(ACCOUNT, third)).resolves.toMatchObject({ clientId: third });
+    expect(hits.get('/third.json')).toBe(1);
+  });
+
+  it('refuses a key set beyond maxConcurrentFetches at once, with one error per spell, and remembers nothing', async () => {
+    const fetcher = new JwksFetcher(
+      resolveConfig(baseOptions({ clientJwks: { allowPrivateAddresses: true, maxConcurrentFetches: 2, timeoutMs: 30_000 } })).clientJwks,
+    );
+    const running = [1, 2].map((n) => fetcher.get(`${keyOrigin}/hang/${n}-keys.json`));
+    await requestsHeld(2);
+    const third = `${keyOrigin}/third-keys.json`;
+    const first = await fetcher.get(third).catch((error: unknown) => error);
+    expect(first).toBeInstanceOf(JwksFetchError);
+    expect((first as Error).message).toMatch(/2 key sets are being fetched already/);
+    // The same error while the spell lasts: a caller reporting each error once (trusted issuers) reports it once.
+    await expect(fetcher.get(`${keyOrigin}/fourth-keys.json`)).rejects.toBe(first);
+    expect(hits.get('/third-keys.json')).toBeUndefined();
+    answerHeld();
+    await Promise.all(running);
+    await expect(fetcher.get(third)).resolves.toEqual({ keys: [] });
+    expect(hits.get('/third-keys.json')).toBe(1);
   });
 });

@@ -8,7 +8,8 @@
  * Every refusal is `invalid_client`. One that the URL alone decides (its form, a port, the allow-list) says what was
  * wrong, and so does one about a document that names its URL (the client's own). Every other one, whatever the
  * network did, is {@link DOCUMENT_UNAVAILABLE}, the cause going to `onError` only (`client-id-metadata-retrieval.ts`
- * says why), and the URL is not fetched again for {@link FAILURE_RETRY_MS}.
+ * says why), and the URL is not fetched again for {@link FAILURE_RETRY_MS}. So is a document that would be one fetch
+ * more than `maxConcurrentFetches` (`src/lib/fetch-slots.ts`), at once and without that pause.
  */
 import { LRUCache } from 'lru-cache';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -18,6 +19,7 @@ import { displayTextProblem } from './display-text.js';
 import { DocumentRetrievalError, retrieveDocument } from './client-id-metadata-retrieval.js';
 import type { ResolvedConfig } from '../config.js';
 import { type OAuthError, unauthorizedClient } from '../errors.js';
+import { FetchSlots } from '../lib/fetch-slots.js';
 import { catchRejection } from '../lib/thenable.js';
 
 /**
@@ -256,11 +258,16 @@ export class ClientIdMetadataResolver {
   // make up failing URLs, and a flood of them must not push good documents out (every agent's request would refetch).
   readonly #failures = new LRUCache<string, true>({ max: 1000 });
   readonly #inFlight = new Map<string, Promise<ClientDocument>>();
+  readonly #slots: FetchSlots;
+  // Whether `onError` has heard that every slot is taken since one was last given back: once per such spell, not
+  // once per refused request (which anyone can send at will).
+  #busyReported = false;
   readonly #ca: string | undefined;
 
   /** `fetch.ca`: trust anchors in place of the system's, for tests that serve documents with their own certificate. */
   constructor(config: ResolvedConfig, fetch: { ca?: string } = {}) {
     this.#config = config;
+    this.#slots = new FetchSlots(config.clientIdMetadataDocuments.maxConcurrentFetches);
     this.#ca = fetch.ca;
   }
 
@@ -297,7 +304,12 @@ export class ClientIdMetadataResolver {
     if (this.#failures.has(clientId)) return Promise.reject(refused(DOCUMENT_UNAVAILABLE));
     let pending = this.#inFlight.get(clientId);
     if (pending === undefined) {
-      pending = this.#fetch(accountId, clientId);
+      const release = this.#slots.take();
+      if (release === null) return Promise.reject(this.#busy(accountId, clientId));
+      pending = this.#fetch(accountId, clientId).finally(() => {
+        release();
+        this.#busyReported = false;
+      });
       const settled = pending.finally(() => this.#inFlight.delete(clientId));
       settled.catch(() => {});
       this.#inFlight.set(clientId, pending);
@@ -325,6 +337,25 @@ export class ClientIdMetadataResolver {
     const seconds = cacheSecondsOf(retrieved.headers);
     if (seconds > 0) this.#documents.set(clientId, doc, { ttl: seconds * 1000 });
     return doc;
+  }
+
+  /**
+   * The refusal of a document no slot is left to fetch (`maxConcurrentFetches`): the one of a document that could not
+   * be retrieved, at once (it says nothing of the URL's network) and not remembered (the URL is not at fault).
+   */
+  #busy(accountId: string, clientId: string): OAuthError {
+    if (!this.#busyReported) {
+      this.#busyReported = true;
+      const limit = this.#config.clientIdMetadataDocuments.maxConcurrentFetches;
+      this.#report(
+        new DocumentRetrievalError(
+          clientId,
+          `${limit} documents are being fetched already (clientIdMetadataDocuments.maxConcurrentFetches)`,
+        ),
+        accountId,
+      );
+    }
+    return refused(DOCUMENT_UNAVAILABLE);
   }
 
   /** Tells the operator why (the client is told only {@link DOCUMENT_UNAVAILABLE}); a failing `onError` changes nothing. */

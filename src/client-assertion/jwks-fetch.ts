@@ -9,9 +9,11 @@
  *   last good set keeps serving for at most `staleIfErrorSeconds` more, so a short outage of the client's host does
  *   not lock the client out. The window is bounded because a key the client removed while its host was unreachable
  *   stays usable until then; a fetch that succeeds replaces the set at once, removed keys and all.
+ * - At most `maxConcurrentFetches` fetches run at once (`src/lib/fetch-slots.ts`); one more is refused at once.
  */
 import { LRUCache } from 'lru-cache';
 import { publicKeyProblem } from '../keys/jwk-public.js';
+import { FetchSlots } from '../lib/fetch-slots.js';
 import { GuardedFetchError, guardedFetch } from './guarded-fetch.js';
 import type { ClientJwksOptions } from './options.js';
 
@@ -62,9 +64,15 @@ export class JwksFetcher {
   // When each URL was last fetched on request of a refresh, for the callers that rate-limit refreshes.
   readonly #refreshedAt = new LRUCache<string, number>({ max: 1000 });
 
+  readonly #slots: FetchSlots;
+  // The refusal of every fetch beyond the limit until a slot is given back: one error per such spell, so that a
+  // caller that reports each error once (brand-jwt.ts) reports the spell once, not once per request.
+  #busy: JwksFetchError | undefined;
+
   constructor(options: ClientJwksOptions, warn?: StaleWarning) {
     this.#options = options;
     this.#warn = warn;
+    this.#slots = new FetchSlots(options.maxConcurrentFetches);
   }
 
   /**
@@ -95,7 +103,18 @@ export class JwksFetcher {
     }
     let pending = this.#inFlight.get(url);
     if (pending === undefined) {
-      pending = this.#fetch(url, good);
+      const release = this.#slots.take();
+      // Refused at once and not remembered: the URL is not at fault, and a queue would grow as fast as requests come.
+      // A set held past its freshness serves on meanwhile, as when its refetch fails.
+      if (release === null) {
+        if (!refresh && good !== undefined) return good.keys;
+        this.#busy ??= new JwksFetchError(`${this.#options.maxConcurrentFetches} key sets are being fetched already; try again shortly`);
+        throw this.#busy;
+      }
+      pending = this.#fetch(url, good).finally(() => {
+        release();
+        this.#busy = undefined;
+      });
       const settled = pending.finally(() => this.#inFlight.delete(url));
       settled.catch(() => {});
       this.#inFlight.set(url, pending);

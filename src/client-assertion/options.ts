@@ -6,6 +6,13 @@ import { z } from 'zod';
 import { openByDesign } from '../lib/strict-options.js';
 
 /**
+ * How many fetches of one kind (key sets, client ID metadata documents) an instance runs at once unless told
+ * otherwise: far more than legitimate traffic needs (each URL is fetched once per cache lifetime, concurrent requests
+ * for one URL share its fetch), few enough that the sockets and buffers they hold stay small (`src/lib/fetch-slots.ts`).
+ */
+export const DEFAULT_MAX_CONCURRENT_FETCHES = 32;
+
+/**
  * How app key sets behind `jwksUri` are fetched. Private, loopback and link-local addresses are refused unless
  * `allowPrivateAddresses` (development and tests only; it also allows plain http).
  */
@@ -17,6 +24,7 @@ export const clientJwksOptionsSchema = z
     // How long past cacheSeconds a set whose refetch fails keeps serving (jwks-fetch.ts); 0 refuses at once.
     staleIfErrorSeconds: z.number().int().nonnegative().max(86_400).default(3600),
     allowPrivateAddresses: z.boolean().default(false),
+    maxConcurrentFetches: z.number().int().positive().max(10_000).default(DEFAULT_MAX_CONCURRENT_FETCHES),
   })
   .prefault({});
 

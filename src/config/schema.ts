@@ -4,7 +4,7 @@
  * in checks.ts.
  */
 import { z } from 'zod';
-import { clientAssertionOptionsSchema, clientJwksOptionsSchema } from '../client-assertion/options.js';
+import { clientAssertionOptionsSchema, clientJwksOptionsSchema, DEFAULT_MAX_CONCURRENT_FETCHES } from '../client-assertion/options.js';
 import { dpopOptionsSchema } from '../dpop/options.js';
 import { accountOptionsSchema } from '../account/options.js';
 import type { AppOptions } from '../apps/app-options.js';
@@ -194,6 +194,7 @@ const optionsSchema = z.object({
         ])
         .optional(),
       allowPrivateAddresses: z.boolean().default(false),
+      maxConcurrentFetches: z.number().int().positive().max(10_000).default(DEFAULT_MAX_CONCURRENT_FETCHES),
     })
     .prefault({ enabled: false }),
 });
