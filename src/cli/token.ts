@@ -4,6 +4,7 @@
  * never from an argument (RFC 6749 §2.3.1: credentials stay out of URLs and, here, out of process listings).
  */
 import type { CLIIO } from './io.js';
+import { terminalJSON, terminalText } from './terminal-text.js';
 import { optionalString, parseArguments, requireAccountId, requireString, UsageError } from './usage.js';
 import { routeUrl } from '../http/route-paths.js';
 
@@ -86,8 +87,9 @@ function describeFailure(status: number, text: string): string {
   try {
     const body = JSON.parse(text) as { error?: unknown; error_description?: unknown };
     if (typeof body.error === 'string') {
-      const description = typeof body.error_description === 'string' ? `: ${body.error_description}` : '';
-      return `the service refused the request (HTTP ${status}) ${body.error}${description}`;
+      // The server's words, escaped: a hostile or compromised one must not drive the operator's terminal.
+      const description = typeof body.error_description === 'string' ? `: ${terminalText(body.error_description)}` : '';
+      return `the service refused the request (HTTP ${status}) ${terminalText(body.error)}${description}`;
     }
   } catch {
     // Not JSON (a proxy's error page, say): the status alone is what we can report.
@@ -161,6 +163,6 @@ export async function runToken(argv: readonly string[], io: CLIIO): Promise<numb
     io.stderr('sentinel-idp token: the service answered 200 with a body that is not JSON\n');
     return 1;
   }
-  io.stdout(`${JSON.stringify(body, null, 2)}\n`);
+  io.stdout(`${terminalJSON(body)}\n`);
   return 0;
 }
