@@ -294,6 +294,23 @@ describe('telemetry: flows', () => {
   });
 });
 
+describe('telemetry: ids on spans', () => {
+  it('names no account of the path on a span that no account could have (too long, control characters): "unknown"', async () => {
+    const sentinel = makeSentinel();
+    const impossible = [`made-up-${'x'.repeat(4000)}`, 'made-up-%1B%5B2J'];
+    for (const made of ['made-up-1', ...impossible]) {
+      const refused = await postForm(sentinel, `/sentinel/api/account/${made}/token`, ccBody({ client_id: 'made-up-client' }));
+      expect(jsonOf(refused).error).toBe('invalid_client');
+    }
+    expect((await postForm(sentinel, `${ACCOUNT_PATH}/token`, ccBody())).status).toBe(200);
+    const spans = sdk.spans().filter((span) => span.name === 'sentinel token');
+    // A made-up id that could be an account's stays (an early refusal in a real account looks the same); the others
+    // are "unknown".
+    expect(spans.map((span) => span.attributes['sentinel.account_id'])).toEqual(['made-up-1', 'unknown', 'unknown', ACCOUNT]);
+    expect(spans[3]?.attributes['oauth.client_id']).toBe(CLIENT_ID);
+  });
+});
+
 describe('telemetry: failures', () => {
   it('counts no token as issued when onEvent throws and the request fails with 500', async () => {
     const errors: unknown[] = [];

@@ -23,6 +23,7 @@ import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { requestId } from '../http/request-id.js';
 import type { Route, RouteParams } from '../http/router.js';
 import { ATTR, instruments, tracer, tracingActive, UNKNOWN_ACCOUNT } from './instruments.js';
+import { isAccountId } from '../lib/account-id.js';
 import type { RequestObservation } from './request-observation.js';
 import { requestAttributes, routeAttributes, serverAttributes } from './route-attributes.js';
 import { telemetryFailed } from './telemetry-failure.js';
@@ -120,8 +121,13 @@ function startRequestSpan(route: Route, request: SentinelRequest, tracing: boole
 /** Everything the span learnt, set in one call when the request ends (one validation pass in the SDK, not five). */
 function finishSpan(span: Span, observation: Observation, accountId: string, status: number): void {
   const attributes: Attributes = { [ATTR.status]: status };
-  if (accountId !== '') attributes[ATTR.accountId] = accountId;
-  if (observation.clientId !== undefined) attributes[ATTR.clientId] = observation.clientId;
+  // The path's account id is the caller's choice, of any length and content. A span names it (spans are sampled, not
+  // aggregated, and an early refusal in a real account is worth seeing) when it could be an account id, or the
+  // request found the account; anything else (kilobytes, control characters) is `unknown` as in the metrics, with no
+  // client the caller named beside it.
+  const impossible = accountId !== '' && !isAccountId(accountId) && !observation.knowsAccount(accountId);
+  if (accountId !== '') attributes[ATTR.accountId] = impossible ? UNKNOWN_ACCOUNT : accountId;
+  if (observation.clientId !== undefined && !impossible) attributes[ATTR.clientId] = observation.clientId;
   if (observation.grantType !== undefined) attributes[ATTR.grantType] = observation.grantType;
   if (observation.errorCode !== undefined) attributes[ATTR.error] = observation.errorCode;
   if (observation.acr !== undefined) attributes[ATTR.acr] = observation.acr;
