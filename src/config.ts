@@ -13,6 +13,7 @@ export type {
   ConsumerIdValidator,
   DelegationPolicy,
   DelegationRequest,
+  DelegationSubjectKind,
   ErrorContext,
   LoginView,
   UserAuthenticator,

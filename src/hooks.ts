@@ -167,19 +167,51 @@ export interface ErrorContext {
 // --- Token exchange (RFC 8693): the host's say over delegation ---
 
 /**
+ * Whose token a delegation's subject is, read from that token's own signed claims: `'user'` for a user's (issued by
+ * the authorization code, refresh token or device grant, on a grant of the user's), `'consumer'` for a consumer-bound
+ * one (the v2 app-token endpoint, or a trusted brand's JWT exchanged by JWT bearer or token exchange). A delegated
+ * token keeps its subject's kind, so every hop of a chain has the kind of the token the chain began with.
+ * @example const kind: DelegationSubjectKind = 'consumer';
+ */
+export type DelegationSubjectKind = 'user' | 'consumer';
+
+/**
  * A delegation the service is about to make (RFC 8693 §4.1): `clientId` asks for a token that lets it act for
  * `subject`, whose token was issued to `subjectClientId`; `actors` are the parties already acting in the subject
- * token's `act` chain, nearest first.
- * @example const request: DelegationRequest = { accountId: '123456', clientId: 'bot', subject: 'u-42', subjectClientId: 'web', actors: [], scope: 'read' };
+ * token's `act` chain, nearest first. Every field but `clientId` and `scope` comes from the subject token's signed
+ * claims, never from the request's parameters.
+ * @example
+ * // A second hop: bot-2 asks to act for consumer c-7, whose token bot-1 got from the messaging app 'web'.
+ * const request: DelegationRequest = {
+ *   accountId: '123456',
+ *   clientId: 'bot-2',
+ *   subject: 'c-7',
+ *   subjectKind: 'consumer',
+ *   subjectClientId: 'bot-1',
+ *   originClientId: 'web',
+ *   actors: ['bot-1'],
+ *   scope: 'read',
+ * };
  */
 export interface DelegationRequest {
   accountId: string;
   /** The requesting client: the new actor. */
   clientId: string;
-  /** `sub` of the subject token: a user id or a consumer id. */
+  /** `sub` of the subject token: a user id or a consumer id (`subjectKind` says which). */
   subject: string;
-  /** The client the subject token was issued to. */
+  /** Whether `subject` is a user or a consumer: a policy such as "bots act only for consumers" reads this. */
+  subjectKind: DelegationSubjectKind;
+  /**
+   * The client the subject token was issued to: for a first delegation the user's or consumer's app, for a
+   * delegation of a delegated token the actor of that token (the previous bot, `actors[0]`).
+   */
   subjectClientId: string;
+  /**
+   * The app the chain began with: the one the user's or consumer's own token was issued to, whatever the number of
+   * hops since (the same as `subjectClientId` for a first delegation). The delegated token names it in
+   * `grant_client_id` and stops when it is deleted.
+   */
+  originClientId: string;
   /** `sub` of each actor already in the subject token's `act` chain, nearest first; empty for a first delegation. */
   actors: readonly string[];
   /** The scope the delegated token would carry. */
@@ -190,6 +222,9 @@ export interface DelegationRequest {
  * Decides whether a client may act for a subject (`authorizeDelegation` option). `false` refuses the exchange with
  * `invalid_request` (RFC 8693 §2.2.2: unacceptable by policy); a throw, or an answer that is not a boolean, is a
  * `server_error`. May be async.
- * @example const authorizeDelegation: DelegationPolicy = ({ clientId, subjectClientId }) => bots.has(clientId) && subjectClientId === 'web';
+ * @example
+ * // Bots act only for consumers, and only for those of the messaging app, at any hop.
+ * const authorizeDelegation: DelegationPolicy = ({ clientId, subjectKind, originClientId }) =>
+ *   bots.has(clientId) && subjectKind === 'consumer' && originClientId === 'web';
  */
 export type DelegationPolicy = (request: DelegationRequest) => boolean | Promise<boolean>;

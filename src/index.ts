@@ -62,5 +62,5 @@ export type { I18nOptions } from './i18n/options.js';
 export type { SessionInfo, UserAppGrants } from './sessions/session-views.js';
 // RFC 8693 token exchange and RFC 7523 JWT bearer: trusted brand issuers and delegation.
 export type { TrustedIssuer } from './trusted-issuers/trusted-issuer.js';
-export type { DelegationPolicy, DelegationRequest } from './config.js';
+export type { DelegationPolicy, DelegationRequest, DelegationSubjectKind } from './config.js';
 export type { ActorClaim } from './token/access-token.js';

@@ -394,7 +394,9 @@ describe('delegation refusals (400, nothing issued, the token never echoed)', ()
       accountId: ACCOUNT,
       clientId: BOT_CLIENT_ID,
       subject: USER_ID,
+      subjectKind: 'user',
       subjectClientId: CLIENT_ID,
+      originClientId: CLIENT_ID,
       actors: [],
       scope: 'read',
     });

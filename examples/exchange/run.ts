@@ -59,8 +59,10 @@ const sentinel = createSentinel({
   ],
   trustedIssuers: [{ accountId: ACCOUNT, issuer: brand.issuer, jwksUri: brand.jwksUri }],
   clientJwks: { allowPrivateAddresses: true }, // development only: the brand's keys are on loopback here
-  // Only the bot may act for someone, and only for a person (not for another bot).
-  authorizeDelegation: ({ clientId, actors }) => clientId === bot.clientId && actors.length === 0,
+  // Only the bot may act for someone, only for a consumer (not a user of the platform), and only directly (not for
+  // another bot): `subjectKind` comes from the subject token's own claims.
+  authorizeDelegation: ({ clientId, subjectKind, actors }) =>
+    clientId === bot.clientId && subjectKind === 'consumer' && actors.length === 0,
   onError: (error) => console.error('sentinel-idp error:', error),
 });
 

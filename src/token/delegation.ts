@@ -7,6 +7,7 @@
  */
 import { hookVerdict } from '../lib/hook-verdict.js';
 import type { App } from '../apps/app.js';
+import type { DelegationSubjectKind } from '../hooks.js';
 import type { SentinelContext } from '../http/context.js';
 import { isOAuthError, OAuthError } from '../errors.js';
 import type { SentinelRequest } from '../http/messages.js';
@@ -14,7 +15,7 @@ import { single, type ParamMap } from '../http/params.js';
 import { routeUrl } from '../http/route-paths.js';
 import { confirmation, pendingTokenRequestProof, tokenType } from '../dpop/token-binding.js';
 import { type AccessTokenClaims, issueAccessToken, isAppToken, tokenAccountAudience } from './access-token.js';
-import { actorsOf } from './access-token-claims.js';
+import { actorsOf, issuedForUser } from './access-token-claims.js';
 import { narrowAudience, narrowScope } from './exchange-target.js';
 import { tokenResources } from './resource-indicators.js';
 import { TOKEN_EXCHANGE_GRANT, TOKEN_TYPES } from './exchange-types.js';
@@ -34,6 +35,17 @@ function actorScope(subjectScope: string | undefined, app: App): string | undefi
   const shared = subjectScope.split(' ').filter((token) => token !== '' && own.has(token));
   if (shared.length === 0) throw new OAuthError('invalid_scope', "the acting application may have none of the subject's scope");
   return shared.join(' ');
+}
+
+/**
+ * Whose token the subject is, from its own signed claims (what the guard calls consumer-bound, or what UserInfo calls
+ * a user's), so that the host's policy can tell a consumer from a user whatever the request says. App tokens were
+ * refused before; a token that is neither is refused rather than guessed at.
+ */
+function subjectKindOf(subject: AccessTokenClaims): DelegationSubjectKind {
+  if (subject.gty === 'client_credentials') return 'consumer';
+  if (issuedForUser(subject)) return 'user';
+  throw refuse("subject_token must be a user's or a consumer-bound token");
 }
 
 /**
@@ -80,8 +92,9 @@ export async function delegate(
   // Expired is expired here: the verification's clock tolerance would let each hop of a chain outlive its subject.
   if (subject.exp <= Math.floor(Date.now() / 1000))
     throw refuse('subject_token is not a live access token of this account: it has expired');
+  const subjectKind = subjectKindOf(subject);
   // The app the subject's token came from (the lookup above refused it if that app is gone: token-liveness.ts).
-  const subjectClientId = subject.grant_client_id ?? subject.client_id;
+  const originClientId = subject.grant_client_id ?? subject.client_id;
   // A key-bound token is its holder's only with the key: exchanging it without a proof would unbind it.
   if (subject.cnf !== undefined) throw refuse('a DPoP-bound subject_token cannot be exchanged');
   const actors = actorsOf(subject.act);
@@ -114,7 +127,16 @@ export async function delegate(
   if (
     policy !== undefined &&
     !hookVerdict(
-      await policy({ accountId, clientId: app.clientId, subject: subject.sub, subjectClientId: subject.client_id, actors, scope }),
+      await policy({
+        accountId,
+        clientId: app.clientId,
+        subject: subject.sub,
+        subjectKind,
+        subjectClientId: subject.client_id,
+        originClientId,
+        actors,
+        scope,
+      }),
       'authorizeDelegation',
     )
   ) {
@@ -128,7 +150,7 @@ export async function delegate(
   else extra.aud = subject.aud;
   // The app the subject's token came from (its grant's for a user token): the liveness check stops the delegated
   // token when that app is deleted, as it stops the subject's own tokens.
-  extra.grant_client_id = subjectClientId;
+  extra.grant_client_id = originClientId;
   // The tokens it comes from, for the grant's liveness check to refuse it once any of them is revoked (RFC 7009): the
   // grant record it reads anyway holds their jtis. Only a grant's tokens can be revoked one by one, so only they carry it.
   if (subject.gid !== undefined) extra.delegated_from = [subject.jti, ...(subject.delegated_from ?? [])];
@@ -140,7 +162,7 @@ export async function delegate(
     clientId: app.clientId,
     subject: subject.sub,
     // The subject's kind is kept: a consumer-bound token delegates into a consumer-bound one, a user's into a user's.
-    grantType: subject.gty === 'client_credentials' ? 'client_credentials' : 'authorization_code',
+    grantType: subjectKind === 'consumer' ? 'client_credentials' : 'authorization_code',
     scope,
     authTime: subject.auth_time,
     // The sign-in behind the subject, whole: with its auth_time alone a step-up route (acrValues) would refuse every
@@ -151,14 +173,13 @@ export async function delegate(
     notAfter: subject.exp,
     extra,
   });
-  const consumerBound = subject.gty === 'client_credentials';
   context.emit({
     type: 'token.exchanged',
     accountId,
     clientId: app.clientId,
     grantType: TOKEN_EXCHANGE_GRANT,
     subject: subject.sub,
-    ...(consumerBound ? { consumerId: subject.sub } : {}),
+    ...(subjectKind === 'consumer' ? { consumerId: subject.sub } : {}),
     actor: app.clientId,
     jti: issued.claims.jti,
   });
