@@ -82,6 +82,17 @@ describe('the bearer guard names the scheme the request used', () => {
     }
   });
 
+  it('describes an unparsable DPoP header in the DPoP scheme, not as a Bearer one', async () => {
+    const { sentinel } = await started();
+    for (const authorization of ['DPoP a b', 'DPoP', 'dpop a b']) {
+      const response = await guard(sentinel, authorization, {});
+      const body = JSON.parse(response?.body as string) as { error_description: string };
+      expect(body.error_description, authorization).toBe("the Authorization header must be 'DPoP <token>'");
+    }
+    const bearer = await guard(sentinel, 'Bearer a b', {});
+    expect(JSON.parse(bearer?.body as string).error_description).toBe("the Authorization header must be 'Bearer <token>'");
+  });
+
   it('names the algs in a DPoP step-up refusal (RFC 9470 with RFC 9449 §7.1)', async () => {
     const { sentinel, key } = await started();
     const bound = await appToken(sentinel, key);

@@ -30,14 +30,16 @@ describe('UserInfo challenges', () => {
   });
 
   it('keeps the challenge a valid quoted-string when the description holds quotes', async () => {
-    for (const authorization of ['Bearer ', 'Bearer a b', 'DPoP ']) {
+    for (const authorization of ['Bearer ', 'Bearer a b', 'DPoP ', 'DPoP a b', 'dpop']) {
       const response = await call(sentinel, { path: USERINFO, headers: { authorization } });
       expect(response.status, authorization).toBe(401);
       const challenge = response.headers['www-authenticate'] as string;
-      expect(challenge, authorization).toMatch(authorization.startsWith('DPoP') ? WELL_FORMED_DPOP : WELL_FORMED);
+      const scheme = /^dpop/i.test(authorization) ? 'DPoP' : 'Bearer';
+      expect(challenge, authorization).toMatch(scheme === 'DPoP' ? WELL_FORMED_DPOP : WELL_FORMED);
       expect(challenge).toContain('error="invalid_token"');
       // The JSON body carries the same description, its quotes made ' (RFC 6749 §5.2 allows no `"` in it).
-      expect(JSON.parse(response.body as string).error_description).toBe("the Authorization header must be 'Bearer <token>'");
+      // It names the form of the scheme the request used: a DPoP client is not told to send a Bearer token.
+      expect(JSON.parse(response.body as string).error_description).toBe(`the Authorization header must be '${scheme} <token>'`);
     }
   });
 });

@@ -7,7 +7,13 @@ import type { AccessTokenClaims } from '../token/access-token.js';
 import { type KnownLive, verifyCachedAccessToken, type VerifyAccessTokenOptions } from './access-token-jwt.js';
 import { appPresence } from './app-presence.js';
 import { bearerCandidate, parseAuthorization, PLAIN_BEARER, withoutProof } from './bearer-request.js';
-import { challengeScheme, credentialsChallenge, resourceChallenge, usesTokenScheme } from '../http/authorization-scheme.js';
+import {
+  challengeScheme,
+  credentialsChallenge,
+  malformedAuthorization,
+  resourceChallenge,
+  usesTokenScheme,
+} from '../http/authorization-scheme.js';
 import type { SentinelContext } from '../http/context.js';
 import { presentationOf, type ResourceRequest } from '../dpop/resource.js';
 import { isConfigurationError, isOAuthError, OAuthError, wireDescription } from '../errors.js';
@@ -144,7 +150,7 @@ export function createBearerCheck(
           authorization === undefined || !usesTokenScheme(authorization)
             ? bearerChallenge(undefined, verifyOptions.resource, authorization, algorithms)
             : bearerChallenge(
-                new OAuthError('invalid_token', 'the Authorization header must be "Bearer <token>"', { status: 401 }),
+                new OAuthError('invalid_token', malformedAuthorization(authorization), { status: 401 }),
                 verifyOptions.resource,
                 authorization,
                 algorithms,

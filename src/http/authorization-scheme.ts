@@ -23,6 +23,15 @@ export function challengeScheme(authorization: string | undefined): 'Bearer' | '
 }
 
 /**
+ * The description of a refused `Bearer` or `DPoP` header that does not parse (`DPoP a b`, a bare `DPoP`): it names the
+ * form of the scheme the request used, so a DPoP client is not told to send a Bearer token.
+ * @example malformedAuthorization('DPoP a b') // 'the Authorization header must be "DPoP <token>"'
+ */
+export function malformedAuthorization(authorization: string): string {
+  return `the Authorization header must be "${challengeScheme(authorization)} <token>"`;
+}
+
+/**
  * A protected resource's challenge in `scheme`: Bearer's `realm` or DPoP's `algs` (RFC 9449 §7.1, the proof
  * algorithms the service takes), then `params`, each already written as `, name="value"`.
  * @example resourceChallenge('DPoP', ['ES256'], ', error="invalid_token"') // 'DPoP algs="ES256", error="invalid_token"'

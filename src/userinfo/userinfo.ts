@@ -20,7 +20,13 @@ import { dpopHeader } from '../dpop/token-binding.js';
 import { hasOpenIDScope } from '../token/id-token.js';
 import { loadUserClaims, scopeList } from './claims.js';
 import { routeUrl } from '../http/route-paths.js';
-import { challengeScheme, credentialsChallenge, resourceChallenge, usesTokenScheme } from '../http/authorization-scheme.js';
+import {
+  challengeScheme,
+  credentialsChallenge,
+  malformedAuthorization,
+  resourceChallenge,
+  usesTokenScheme,
+} from '../http/authorization-scheme.js';
 
 const AUTHORIZATION = /^(Bearer|DPoP) +([A-Za-z0-9._~+/-]+=*) *$/i;
 
@@ -96,7 +102,7 @@ async function readAccessToken(context: SentinelContext, request: SentinelReques
   // RFC 6750 §3.1: no credentials, or another scheme's (`Basic …`), as the bearer guard answers them.
   if (authorization === undefined || !usesTokenScheme(authorization)) throw credentialsRequired(asked);
   const found = AUTHORIZATION.exec(authorization);
-  if (found === null) throw challenge(asked, 'invalid_token', 'the Authorization header must be "Bearer <token>"', 401);
+  if (found === null) throw challenge(asked, 'invalid_token', malformedAuthorization(authorization), 401);
   return { token: found[2] as string, scheme: (found[1] as string).toLowerCase() === 'dpop' ? 'DPoP' : 'Bearer' };
 }
 
