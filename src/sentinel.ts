@@ -60,7 +60,26 @@ export interface Sentinel {
   readonly config: ResolvedConfig;
   /** Handles one request; `null` when the path is not the service's (call the host's next handler). */
   handle(request: SentinelRequest): Promise<SentinelResponse | null>;
-  /** Verifies an access token issued by this service; throws an `invalid_token` `OAuthError` otherwise. */
+  /**
+   * Verifies an access token issued by this service; throws an `invalid_token` `OAuthError` otherwise.
+   *
+   * Unlike `checkBearer`, it answers with an error, not a response, and most `invalid_token` errors (expired,
+   * malformed, revoked, foreign) carry no `WWW-Authenticate`: the verifier does not know the scheme the token came
+   * in. Only the errors of a DPoP presentation (`invalid_dpop_proof`, `use_dpop_nonce`, a bound token sent as Bearer
+   * or an unbound one as DPoP) and the RFC 9470 step-up refusals (`insufficient_user_authentication`) carry their
+   * challenge in `error.headers`. A host that builds its own 401 from the others must write the challenge itself,
+   * in the scheme the request used (RFC 6750 §3, RFC 9449 §7.1); `checkBearer` does all of this.
+   *
+   * @example
+   * try {
+   *   claims = await sentinel.verifyAccessToken(token, { accountId, consumerId });
+   * } catch (error) {
+   *   if (!isOAuthError(error)) throw error;
+   *   const params = `error="${error.code}", error_description="${error.toJSON().error_description}"`;
+   *   const challenge = error.headers['www-authenticate'] ?? `Bearer realm="api", ${params}`;
+   *   response.status(error.status).set({ ...error.headers, 'WWW-Authenticate': challenge }).json(error.toJSON());
+   * }
+   */
   verifyAccessToken(token: string, options?: VerifyAccessTokenOptions): Promise<AccessTokenClaims>;
   /**
    * Checks an `Authorization` header value for a valid Bearer or DPoP-bound token (RFC 6750, RFC 9449); adapters'
