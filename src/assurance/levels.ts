@@ -38,7 +38,9 @@ export const SECOND_FACTOR_AMR: readonly AmrValue[] = Object.freeze(['pwd', 'otp
 
 /**
  * The `amr` of a passkey sign-in with user verification: `hwk` for a credential bound to one device, `swk` for one
- * that syncs between devices (its private key leaves the authenticator, RFC 8176 §2).
+ * that syncs between devices (its private key leaves the authenticator, RFC 8176 §2). Bound or synced is the
+ * authenticator's own report (the BE flag): passkeys are registered without attestation, so `hwk` is not proof the
+ * key is in hardware (docs/guides/security-defaults.md lists it among the departures from the RFCs).
  *
  * @example
  * passkeyAmr('singleDevice') // ['hwk', 'user', 'mfa']
