@@ -287,3 +287,35 @@ describe('MemoryAppStore: disable and enable', () => {
     expect(store.disableApp(ACCOUNT, 'nope')).toBe(false);
   });
 });
+
+describe("console: the audit page's time filter", () => {
+  it('includes the whole minute "To" names, and no more', async () => {
+    const sentinel = makeSentinel();
+    const log = new MemoryEventLog();
+    const minute = Date.parse('2026-11-30T14:30:00Z');
+    const times: [string, number][] = [
+      ['u-before', minute - 1],
+      ['u-start', minute],
+      ['u-during', minute + 20_000],
+      ['u-last', minute + 59_999],
+      ['u-after', minute + 60_000],
+    ];
+    for (const [userId, at] of times) log.record(event(at, { userId }));
+    const operatorConsole = createConsole(sentinel, { authorize: () => 'viewer', events: log });
+    const cookie = await operatorCookie(sentinel, ACCOUNT, 'u-op', 600);
+    const shown = async (query: Record<string, string>): Promise<string[]> => {
+      const page = await operatorConsole.handle({
+        ...consoleRequest('GET', `/console/${ACCOUNT}/audit`, { cookie }),
+        query: new URLSearchParams(query),
+      });
+      expect(page?.status, JSON.stringify(query)).toBe(200);
+      return times.map(([userId]) => userId).filter((userId) => String(page?.body).includes(`userId=${userId}`));
+    };
+    expect(await shown({ to: '2026-11-30T14:30' })).toEqual(['u-before', 'u-start', 'u-during', 'u-last']);
+    expect(await shown({ from: '2026-11-30T14:30', to: '2026-11-30T14:30' })).toEqual(['u-start', 'u-during', 'u-last']);
+    // A value with seconds ends after its second, one with a fraction at its millisecond.
+    expect(await shown({ from: '2026-11-30T14:30', to: '2026-11-30T14:30:20' })).toEqual(['u-start', 'u-during']);
+    expect(await shown({ to: '2026-11-30T14:30:00.000' })).toEqual(['u-before', 'u-start']);
+    expect(await shown({ to: '2026-11-30T14:29' })).toEqual(['u-before']);
+  });
+});

@@ -31,6 +31,19 @@ function parseTime(value: string | null, label: string): number | undefined {
   return at;
 }
 
+/**
+ * The end of a "To" filter, exclusive: just past the whole of the last unit `value` names. The form sends minutes
+ * (`datetime-local`), and "to 14:30" means through 14:30, so an event at 14:30:20 is in; a value with seconds ends
+ * after its second, one with a fraction after its millisecond, a date alone after its day.
+ */
+function endOfTo(value: string | null, at: number | undefined): number | undefined {
+  if (value === null || at === undefined) return at;
+  const time = /[T ]\d\d:\d\d(:\d\d)?([.,]\d+)?/i.exec(value);
+  if (time === null) return at + (/^\s*\d{4}-\d\d-\d\d\s*$/.test(value) ? 86_400_000 : 1);
+  if (time[2] !== undefined) return at + 1;
+  return at + (time[1] !== undefined ? 1000 : 60_000);
+}
+
 function filterValue(value: string | null, pattern: RegExp, label: string): string | undefined {
   const trimmed = (value ?? '').trim();
   if (trimmed === '') return undefined;
@@ -53,7 +66,7 @@ export async function auditPage(deps: ConsoleDeps, call: ConsoleCall): Promise<S
   const type = filterValue(params.get('type'), /^[a-z_.]+$/, 'the event type') as SentinelEventType | undefined;
   const clientId = filterValue(params.get('client'), /^[\x21-\x7e]+$/, 'the client id');
   const since = parseTime(params.get('from'), 'From');
-  const until = parseTime(params.get('to'), 'To');
+  const until = endOfTo(params.get('to'), parseTime(params.get('to'), 'To'));
   const cursor = filterValue(params.get('cursor'), /^[\w-]+$/, 'the cursor');
   const query: EventQuery = { accountId: operator.accountId, type, clientId, since, until, limit: PAGE_SIZE, cursor };
   const { events, next } = await deps.events.query(query);
