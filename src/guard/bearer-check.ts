@@ -6,11 +6,12 @@
 import type { AccessTokenClaims } from '../token/access-token.js';
 import { type KnownLive, verifyCachedAccessToken, type VerifyAccessTokenOptions } from './access-token-jwt.js';
 import { appPresence } from './app-presence.js';
-import { bearerCandidate, parseAuthorization, PLAIN_BEARER, withoutProof } from './bearer-request.js';
+import { bearerCandidate, PLAIN_BEARER, withoutProof } from './bearer-request.js';
 import {
   challengeScheme,
   credentialsChallenge,
   malformedAuthorization,
+  parseAuthorization,
   resourceChallenge,
   usesTokenScheme,
 } from '../http/authorization-scheme.js';

@@ -110,29 +110,11 @@ export function expectationsFromParams(
   return expectationsReader(options)(params);
 }
 
-/** A token as the `Authorization` header presents it (RFC 6750 §2.1, RFC 9449 §7.1). */
-export interface PresentedToken {
-  scheme: 'Bearer' | 'DPoP';
-  token: string;
-}
-
-const AUTHORIZATION = /^(Bearer|DPoP) +([A-Za-z0-9._~+/-]+=*) *$/i;
-
-/**
- * The scheme and token of an `Authorization` header value, or `null` when it is not `Bearer <token>` or
- * `DPoP <token>` with a token of RFC 6750 §2.1 characters.
- * @example parseAuthorization('Bearer eyJ…') // { scheme: 'Bearer', token: 'eyJ…' }
- */
-export function parseAuthorization(authorization: string): PresentedToken | null {
-  const found = AUTHORIZATION.exec(authorization);
-  if (found === null) return null;
-  return { scheme: (found[1] as string).toLowerCase() === 'dpop' ? 'DPoP' : 'Bearer', token: found[2] as string };
-}
-
 /**
  * The token of a plain `Bearer <token>` header, read without a regular expression, for a cache lookup only: the
  * slice is not validated here, so only an exact match with a token that was verified before may be trusted (a
- * verified token is a compact JWS, within the characters {@link parseAuthorization} accepts).
+ * verified token is a compact JWS, within the characters `parseAuthorization` (http/authorization-scheme.ts)
+ * accepts).
  * @example const candidate = bearerCandidate(header); if (candidate !== undefined) lookUp(candidate);
  */
 export function bearerCandidate(authorization: string | undefined): string | undefined {

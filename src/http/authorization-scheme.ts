@@ -76,3 +76,22 @@ export function isB64Token(value: string): boolean {
 export function usesBasicScheme(authorization: string): boolean {
   return /^basic(?:[ \t]|$)/i.test(authorization);
 }
+
+/** A token as the `Authorization` header presents it (RFC 6750 §2.1, RFC 9449 §7.1). */
+export interface PresentedToken {
+  scheme: 'Bearer' | 'DPoP';
+  token: string;
+}
+
+const AUTHORIZATION = new RegExp(`^(Bearer|DPoP) +(${B64TOKEN}) *$`, 'i');
+
+/**
+ * The scheme and token of an `Authorization` header value, or `null` when it is not `Bearer <token>` or
+ * `DPoP <token>` with a token of RFC 6750 §2.1 characters: the one reading of the bearer guard and UserInfo alike.
+ * @example parseAuthorization('Bearer eyJ…') // { scheme: 'Bearer', token: 'eyJ…' }
+ */
+export function parseAuthorization(authorization: string): PresentedToken | null {
+  const found = AUTHORIZATION.exec(authorization);
+  if (found === null) return null;
+  return { scheme: (found[1] as string).toLowerCase() === 'dpop' ? 'DPoP' : 'Bearer', token: found[2] as string };
+}

@@ -24,17 +24,11 @@ import {
   challengeScheme,
   credentialsChallenge,
   malformedAuthorization,
+  parseAuthorization,
+  type PresentedToken,
   resourceChallenge,
   usesTokenScheme,
 } from '../http/authorization-scheme.js';
-
-const AUTHORIZATION = /^(Bearer|DPoP) +([A-Za-z0-9._~+/-]+=*) *$/i;
-
-/** The presented token and the scheme it came with (the form field is Bearer, RFC 6750 §2.2). */
-interface PresentedToken {
-  token: string;
-  scheme: 'Bearer' | 'DPoP';
-}
 
 /** What a refusal's challenge needs of the request: the scheme it used (RFC 9449 §7.1) and the proof algorithms. */
 interface ChallengeScheme {
@@ -101,9 +95,9 @@ async function readAccessToken(context: SentinelContext, request: SentinelReques
   if (fromBody !== undefined) return { token: fromBody, scheme: 'Bearer' };
   // RFC 6750 §3.1: no credentials, or another scheme's (`Basic …`), as the bearer guard answers them.
   if (authorization === undefined || !usesTokenScheme(authorization)) throw credentialsRequired(asked);
-  const found = AUTHORIZATION.exec(authorization);
-  if (found === null) throw challenge(asked, 'invalid_token', malformedAuthorization(authorization), 401);
-  return { token: found[2] as string, scheme: (found[1] as string).toLowerCase() === 'dpop' ? 'DPoP' : 'Bearer' };
+  const presented = parseAuthorization(authorization);
+  if (presented === null) throw challenge(asked, 'invalid_token', malformedAuthorization(authorization), 401);
+  return presented;
 }
 
 /** How the token was presented, for the DPoP binding check: the proof's `htu` is this endpoint's public URL. */
