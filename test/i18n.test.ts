@@ -106,6 +106,46 @@ describe('page language', () => {
     expect(() => makeSentinel({ i18n: { catalogues: { it: { signIn: 42 as unknown as string } } } })).toThrow(ConfigurationError);
   });
 
+  it('names what is wrong with a message: no text, or too long', () => {
+    const refusal = (i18n: unknown): string => {
+      try {
+        makeSentinel({ i18n: i18n as never });
+      } catch (error) {
+        if (error instanceof ConfigurationError) return error.message;
+        throw error;
+      }
+      throw new Error('the i18n option was accepted');
+    };
+    expect(refusal({ catalogues: { de: { signIn: null } } })).toBe(
+      'sentinel-idp: invalid option i18n.catalogues.de.signIn: must be text of at most 1000 characters (or undefined, for the bundled text)',
+    );
+    expect(refusal({ catalogues: { de: { signIn: 'x'.repeat(1001) } } })).toBe(
+      'sentinel-idp: invalid option i18n.catalogues.de.signIn: must be at most 1000 characters',
+    );
+  });
+
+  it('a host message left undefined keeps the bundled text (English in a new language); no page of it fails', async () => {
+    // What an i18n library hands over for keys it lacks: every message of a language undefined.
+    const blank = Object.fromEntries(Object.keys(en).map((name) => [name, undefined])) as unknown as Partial<Messages>;
+    const set = catalogueSet({ defaultLocale: 'en', catalogues: { de: blank, it: { ...blank, signInTitle: 'Accedi' } } });
+    expect(chooseLocale(set, ['de']).messages).toEqual(BUNDLED_CATALOGUES.de);
+    expect(chooseLocale(set, ['it']).messages).toEqual({ ...en, signInTitle: 'Accedi' });
+    const sentinel = makeSentinel({ store: new MemoryStore(), i18n: { catalogues: { de: blank, it: { signIn: undefined } } } });
+    const german = await loginPage(sentinel, { ui_locales: 'de' });
+    expect(german.status).toBe(200);
+    expect(german.body).toContain(`>${BUNDLED_CATALOGUES.de?.signIn}</button>`);
+    const italian = await loginPage(sentinel, { ui_locales: 'it' });
+    expect(italian.status).toBe(200);
+    expect(italian.body).toContain('<html lang="it">');
+    expect(italian.body).toContain(`>${en.signIn}</button>`);
+    const unknownClient = await call(sentinel, {
+      path: `${ACCOUNT_PATH}/authorize`,
+      query: authorizeQuery({ client_id: 'nobody', ui_locales: 'de' }),
+    });
+    expect(unknownClient.status).toBe(401);
+    expect(unknownClient.body).toContain(BUNDLED_CATALOGUES.de?.errorUnknown);
+  });
+
   it('translates the wrong-password message, escapes the host strings, and the error and 429 pages', async () => {
     const sentinel = makeSentinel({
       store: new MemoryStore(),

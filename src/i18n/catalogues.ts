@@ -49,8 +49,12 @@ export function catalogueSet(options: { defaultLocale: string; catalogues: Reado
   for (const [tag, messages] of Object.entries(BUNDLED_CATALOGUES)) byTag.set(tag.toLowerCase(), { tag, messages });
   for (const [tag, overrides] of Object.entries(options.catalogues)) {
     const base = byTag.get(tag.toLowerCase());
-    // Only known message names are taken: a typo in a host catalogue must not add stray keys.
-    const known = Object.fromEntries(Object.entries(overrides).filter(([name]) => name in en));
+    // Only known message names with text are taken: a typo must not add stray keys, and a message left `undefined`
+    // (what an i18n library answers for a key it lacks, and what `.partial()` lets through) keeps the bundled or
+    // English one, where spreading it would replace it and make every page of the language throw.
+    const known = Object.fromEntries(
+      Object.entries(overrides).filter(([name, text]) => Object.hasOwn(en, name) && typeof text === 'string'),
+    );
     byTag.set(tag.toLowerCase(), { tag: base?.tag ?? tag, messages: { ...(base?.messages ?? en), ...known } });
   }
   const fallback = byTag.has(options.defaultLocale.toLowerCase()) ? options.defaultLocale.toLowerCase() : 'en';

@@ -9,8 +9,19 @@ import type { Messages } from './messages.js';
 /** BCP 47-shaped tags only (letters, digits, hyphens), so a tag can go into `<html lang>` as it is. */
 const TAG = /^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/;
 
+/** The longest message a host may give: a page is not a place for essays, and the page stays bounded. */
+const MAX_MESSAGE = 1000;
+
+// `.partial()` below lets a message be `undefined` (an i18n library's answer for a key it lacks): that one keeps the
+// bundled or English text (catalogues.ts). Anything else that is not text is refused here, at startup, rather than
+// making every page of that language throw when it is shown.
 const MESSAGE_SHAPE = Object.fromEntries(
-  Object.keys(en).map((name) => [name, z.string().max(1000, 'must be at most 1000 characters')]),
+  Object.keys(en).map((name) => [
+    name,
+    z
+      .string({ error: `must be text of at most ${MAX_MESSAGE} characters (or undefined, for the bundled text)` })
+      .max(MAX_MESSAGE, `must be at most ${MAX_MESSAGE} characters`),
+  ]),
 ) as Record<keyof Messages, z.ZodString>;
 
 /** Schema of the `i18n` option (used by the options schema). */
