@@ -80,7 +80,7 @@ export interface SentinelOptions {
   /** Languages of the browser pages: the fallback language and your own catalogues. @defaultValue `{ defaultLocale: 'en', catalogues: {} }` */
   i18n?:
     | {
-        /** Language tag used when the browser asks for none the service has. @defaultValue `'en'` */
+        /** Language tag used when the browser asks for none the service has; a bundled or `catalogues` language (`es-MX` shows `es`). @defaultValue `'en'` */
         defaultLocale?: string | undefined;
         /** Message catalogues by language tag: new languages, or strings of a bundled one replaced. @defaultValue `{}` */
         catalogues?: Record<string, Partial<Messages>> | undefined;

@@ -106,7 +106,7 @@ describe('page language', () => {
     expect(() => makeSentinel({ i18n: { catalogues: { it: { signIn: 42 as unknown as string } } } })).toThrow(ConfigurationError);
   });
 
-  it('names what is wrong with a message: no text, or too long', () => {
+  it('names what is wrong: a message that is no text or too long, and a default language no catalogue shows', () => {
     const refusal = (i18n: unknown): string => {
       try {
         makeSentinel({ i18n: i18n as never });
@@ -122,6 +122,18 @@ describe('page language', () => {
     expect(refusal({ catalogues: { de: { signIn: 'x'.repeat(1001) } } })).toBe(
       'sentinel-idp: invalid option i18n.catalogues.de.signIn: must be at most 1000 characters',
     );
+    // Quietly English before: a default no catalogue shows is a mistake, as a misspelled option is.
+    expect(refusal({ defaultLocale: 'it' })).toBe(
+      'sentinel-idp: invalid option i18n.defaultLocale: no catalogue shows "it": add it to i18n.catalogues or use a bundled language (en, es, pt-BR, fr, de, ja, ar)',
+    );
+    expect(() => makeSentinel({ i18n: { defaultLocale: 'it', catalogues: { it: { signIn: 'Accedi' } } } })).not.toThrow();
+  });
+
+  it('finds the default language as a browser preference is found: es-MX shows es, not English', async () => {
+    const sentinel = makeSentinel({ store: new MemoryStore(), i18n: { defaultLocale: 'es-MX' } });
+    const page = await loginPage(sentinel, {});
+    expect(page.body).toContain('<html lang="es">');
+    expect(page.body).toContain(BUNDLED_CATALOGUES.es?.signInTitle);
   });
 
   it('a host message left undefined keeps the bundled text (English in a new language); no page of it fails', async () => {

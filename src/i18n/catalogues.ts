@@ -9,6 +9,7 @@ import { es } from './es.js';
 import { fr } from './fr.js';
 import { ja } from './ja.js';
 import type { Messages } from './messages.js';
+import { matchTag } from './match-tag.js';
 import { ptBR } from './pt-BR.js';
 
 /**
@@ -57,7 +58,8 @@ export function catalogueSet(options: { defaultLocale: string; catalogues: Reado
     );
     byTag.set(tag.toLowerCase(), { tag: base?.tag ?? tag, messages: { ...(base?.messages ?? en), ...known } });
   }
-  const fallback = byTag.has(options.defaultLocale.toLowerCase()) ? options.defaultLocale.toLowerCase() : 'en';
+  // Found as a browser's preference is (`es-MX` shows `es`); the options schema refuses one that finds nothing.
+  const fallback = matchTag(byTag, options.defaultLocale) ?? 'en';
   const set: CatalogueSet = { byTag, defaultTag: fallback };
   cache.set(options, set);
   return set;

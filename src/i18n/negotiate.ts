@@ -4,6 +4,7 @@
  * A tag matches exactly, or by its primary language (`pt-PT` and `pt` fall to `pt-BR`, `es-MX` to `es`).
  */
 import type { CatalogueSet } from './catalogues.js';
+import { matchTag, primary } from './match-tag.js';
 import type { Messages } from './messages.js';
 
 /** How many preferences are looked at: a browser sends a handful; a hostile header must not cost more. */
@@ -56,19 +57,6 @@ export function parseAcceptLanguage(header: string | undefined): string[] {
   return entries.sort((a, b) => b.q - a.q || a.index - b.index).map((entry) => entry.tag);
 }
 
-function primary(tag: string): string {
-  return tag.toLowerCase().split('-')[0] ?? '';
-}
-
-function match(set: CatalogueSet, wanted: string): string | null {
-  const lower = wanted.toLowerCase();
-  if (set.byTag.has(lower)) return lower;
-  const language = primary(lower);
-  if (set.byTag.has(language)) return language;
-  for (const tag of set.byTag.keys()) if (primary(tag) === language) return tag;
-  return null;
-}
-
 /**
  * The page language for the given preferences (most preferred first).
  *
@@ -78,7 +66,7 @@ function match(set: CatalogueSet, wanted: string): string | null {
 export function chooseLocale(set: CatalogueSet, preferences: readonly string[]): PageLocale {
   let chosen = set.defaultTag;
   for (const wanted of preferences.slice(0, MAX_PREFERENCES * 2)) {
-    const found = match(set, wanted);
+    const found = matchTag(set.byTag, wanted);
     if (found !== null) {
       chosen = found;
       break;

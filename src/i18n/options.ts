@@ -3,8 +3,10 @@
  * strings of a bundled one replaced). Validated with the rest of the options at startup.
  */
 import { z } from 'zod';
+import { BUNDLED_CATALOGUES } from './catalogues.js';
 import { en } from './en.js';
 import type { Messages } from './messages.js';
+import { matchTag } from './match-tag.js';
 
 /** BCP 47-shaped tags only (letters, digits, hyphens), so a tag can go into `<html lang>` as it is. */
 const TAG = /^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/;
@@ -24,6 +26,24 @@ const MESSAGE_SHAPE = Object.fromEntries(
   ]),
 ) as Record<keyof Messages, z.ZodString>;
 
+/**
+ * A default language no catalogue shows would quietly be English: refused instead, as a misspelled option is. It is
+ * found as a browser's preference is (`es-MX` shows `es`, `en-US` shows `en`).
+ */
+function refuseDefaultWithoutCatalogue(
+  i18n: { defaultLocale: string; catalogues: Record<string, unknown> },
+  context: z.RefinementCtx,
+): void {
+  if (!TAG.test(i18n.defaultLocale)) return;
+  const tags = new Set([...Object.keys(BUNDLED_CATALOGUES), ...Object.keys(i18n.catalogues)].map((tag) => tag.toLowerCase()));
+  if (matchTag(tags, i18n.defaultLocale) !== null) return;
+  context.addIssue({
+    code: 'custom',
+    path: ['defaultLocale'],
+    message: `no catalogue shows "${i18n.defaultLocale}": add it to i18n.catalogues or use a bundled language (${Object.keys(BUNDLED_CATALOGUES).join(', ')})`,
+  });
+}
+
 /** Schema of the `i18n` option (used by the options schema). */
 export const i18nOptionsSchema = z
   .object({
@@ -36,6 +56,7 @@ export const i18nOptionsSchema = z
       )
       .default({}),
   })
+  .superRefine(refuseDefaultWithoutCatalogue)
   .prefault({});
 
 /**
