@@ -144,6 +144,7 @@ export interface UserAuthenticator extends SecondFactorHooks {
   /**
    * The user's OpenID Connect claims (`name`, `email`, `email_verified`, …) for UserInfo and, with
    * `idTokenClaims`, the ID token; only those the granted scopes cover are released. `null` when the user is gone.
+   * Asked also when the scopes release nothing (`openid` alone): then only whether the user exists matters.
    */
   claims?(input: UserClaimsInput): UserClaims | null | Promise<UserClaims | null>;
 }

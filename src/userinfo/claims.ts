@@ -56,11 +56,6 @@ function claimsOfScope(scope: string): readonly string[] {
   return Object.hasOwn(SCOPE_CLAIMS, scope) ? (SCOPE_CLAIMS[scope] ?? []) : [];
 }
 
-/** True when the scope asks for any user claims at all (so the hook need not run otherwise). */
-export function requestsClaims(scopes: readonly string[]): boolean {
-  return scopes.some((scope) => claimsOfScope(scope).length > 0);
-}
-
 /**
  * The claims of `claims` that `scopes` release, `sub` excluded. Values of the wrong JSON type are dropped rather
  * than passed on: a client that parses `email_verified` as a boolean must not be handed a string.
@@ -90,15 +85,18 @@ function hasExpectedType(name: string, value: unknown): boolean {
 
 /**
  * Asks the host for a user's claims and filters them by scope. `null` when the hook says the user no longer
- * exists; `{}` when no hook is configured or the scopes request no claims. A throwing hook propagates (the caller's
- * request ends in `server_error` and `onError` hears the cause).
+ * exists; `{}` when no hook is configured. The hook is asked even when the scopes release no claims (`openid`
+ * alone): what it says about the user is whether there still is one, and a deleted user must not keep getting
+ * `{ sub }` where the same user with `email` gets `invalid_token`. The scopes tell it that only existence counts.
+ * Only UserInfo and the ID tokens of `idTokenClaims` ask; a throwing hook propagates (the caller's request ends in
+ * `server_error` and `onError` hears the cause).
  *
  * @example
  * const claims = await loadUserClaims(context, { accountId, userId: claims.sub, scopes: scopeList(claims.scope) });
  */
 export async function loadUserClaims(context: SentinelContext, input: UserClaimsInput): Promise<Record<string, unknown> | null> {
   const hook = context.config.users?.claims;
-  if (hook === undefined || !requestsClaims(input.scopes)) return {};
+  if (hook === undefined) return {};
   const claims = await hook.call(context.config.users, { accountId: input.accountId, userId: input.userId, scopes: [...input.scopes] });
   if (claims === null || claims === undefined) return null;
   if (typeof claims !== 'object') throw new TypeError('sentinel-idp: users.claims() must return an object or null');

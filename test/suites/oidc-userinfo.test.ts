@@ -161,12 +161,14 @@ function oidcUserInfoSuite(host: Host): void {
       const response = await request(server).get(USERINFO).set('authorization', `Bearer ${accessToken}`);
       expect(response.status).toBe(200);
       expect(response.body).toEqual({ sub: USER_ID, ...EMAIL });
-      // Such a scope alone asks for no claims: the hook is not even called.
+      // Such a scope alone releases no claims: the hook is asked whether the user exists, and only `sub` leaves.
+      const scopesAsked: (readonly string[])[] = [];
       const only = await tokenFor('openid constructor', {
         users: {
           authenticate: async () => ({ id: USER_ID }),
-          claims: async () => {
+          claims: async ({ scopes }: { scopes: readonly string[] }) => {
             asked++;
+            scopesAsked.push(scopes);
             return ALICE;
           },
         },
@@ -174,8 +176,36 @@ function oidcUserInfoSuite(host: Host): void {
       const bare = await request(only.server).get(USERINFO).set('authorization', `Bearer ${only.accessToken}`);
       expect(bare.status).toBe(200);
       expect(bare.body).toEqual({ sub: USER_ID });
-      expect(asked).toBe(0);
+      expect(asked).toBe(1);
+      expect(scopesAsked).toEqual([['openid', 'constructor']]);
       expect(errors).toEqual([]);
+    });
+
+    it('a user the claims hook says is gone is invalid_token with openid alone as with email (OIDC Core §5.3)', async () => {
+      let gone = false;
+      const users = { authenticate: async () => ({ id: USER_ID }), claims: async () => (gone ? null : ALICE) };
+      const bare = await tokenFor('openid', { users });
+      const withEmail = await tokenFor('openid email', { users });
+      expect((await request(bare.server).get(USERINFO).set('authorization', `Bearer ${bare.accessToken}`)).body).toEqual({ sub: USER_ID });
+      gone = true;
+      for (const { server, accessToken } of [bare, withEmail]) {
+        const refused = await request(server).get(USERINFO).set('authorization', `Bearer ${accessToken}`);
+        expect(refused.status).toBe(401);
+        expect(refused.body).toEqual({ error: 'invalid_token', error_description: 'the user of this access token no longer exists' });
+        expect(refused.headers['www-authenticate']).toMatch(/error="invalid_token"/);
+      }
+    });
+
+    it('idTokenClaims: a refresh with openid alone asks the hook too, and a gone user gets invalid_grant', async () => {
+      let gone = false;
+      const { server, refreshToken } = await tokenFor('openid offline_access', {
+        idTokenClaims: true,
+        users: { authenticate: async () => ({ id: USER_ID }), claims: async () => (gone ? null : ALICE) },
+      });
+      gone = true;
+      const refreshed = await refresh(server, refreshToken ?? '');
+      expectError(refreshed, 400, 'invalid_grant');
+      expect(refreshed.body.error_description).toBe('the user no longer exists');
     });
 
     it('refuses missing, malformed, doubled, query-borne, app and openid-less tokens with RFC 6750 errors', async () => {
