@@ -61,6 +61,16 @@ describe('message catalogues', () => {
     expect(chooseLocale(set, ['tlh', 'x-klingon', '']).tag).toBe('en');
   });
 
+  it('writes a host language right to left by its script subtag, else by its language (RFC 5646 §2.2.3)', () => {
+    const set = catalogueSet({
+      defaultLocale: 'en',
+      catalogues: { he: {}, 'ku-Arab': {}, 'pa-Arab': {}, 'sd-Deva': {}, fa: {}, 'az-Latn': {} },
+    });
+    const dir = (tag: string) => chooseLocale(set, [tag]).dir;
+    expect([dir('he'), dir('ku-Arab'), dir('pa-Arab'), dir('fa'), dir('ar')]).toEqual(['rtl', 'rtl', 'rtl', 'rtl', 'rtl']);
+    expect([dir('sd-Deva'), dir('az-Latn'), dir('de')]).toEqual(['ltr', 'ltr', 'ltr']);
+  });
+
   it('takes only the qvalues of RFC 9110 §12.4.2 and drops an entry whose q is malformed', () => {
     // 0 to 1 with at most three decimals: 1.999 is no weight above 1, and abc is no weight at all, not 1.
     expect(parseAcceptLanguage('de, fr;q=1.999')).toEqual(['de']);

@@ -16,8 +16,43 @@ const MAX_HEADER = 1024;
  */
 const QVALUE = /^(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$/;
 
-/** Primary languages written right to left. */
-const RTL = new Set(['ar', 'he', 'fa', 'ur', 'ps', 'yi', 'dv', 'ckb', 'sd', 'ug']);
+/** Primary languages written right to left when the tag names no script (their usual script is). */
+const RTL = new Set([
+  'ar',
+  'he',
+  'iw',
+  'fa',
+  'prs',
+  'ur',
+  'ps',
+  'yi',
+  'ji',
+  'dv',
+  'ckb',
+  'sdh',
+  'sd',
+  'ug',
+  'ks',
+  'syr',
+  'nqo',
+  'azb',
+  'lrc',
+  'mzn',
+]);
+
+/** Scripts written right to left (ISO 15924 codes, lower-cased). */
+const RTL_SCRIPTS = new Set(['adlm', 'arab', 'aran', 'hebr', 'mand', 'mend', 'nkoo', 'rohg', 'samr', 'syrc', 'thaa', 'yezi']);
+
+/**
+ * The direction of a tag's text. A script subtag decides when there is one (RFC 5646 §2.2.3): a host's `ku-Arab`,
+ * `pa-Arab` or `uz-Arab` catalogue is right to left though the language usually is not, and `sd-Deva` is left to
+ * right though Sindhi usually is not. Without one, the language's usual script decides.
+ */
+function direction(tag: string): 'ltr' | 'rtl' {
+  const script = tag.split('-')[1];
+  if (script !== undefined && /^[A-Za-z]{4}$/.test(script)) return RTL_SCRIPTS.has(script.toLowerCase()) ? 'rtl' : 'ltr';
+  return RTL.has(primary(tag)) ? 'rtl' : 'ltr';
+}
 
 /** The language a page is shown in. */
 export interface PageLocale {
@@ -74,5 +109,5 @@ export function chooseLocale(set: CatalogueSet, preferences: readonly string[]):
   }
   const entry = set.byTag.get(chosen) ?? set.byTag.get('en');
   if (entry === undefined) throw new Error('sentinel-idp: the English catalogue is missing');
-  return { tag: entry.tag, dir: RTL.has(primary(entry.tag)) ? 'rtl' : 'ltr', messages: entry.messages };
+  return { tag: entry.tag, dir: direction(entry.tag), messages: entry.messages };
 }
