@@ -236,11 +236,13 @@ export interface SentinelOptions {
         algorithms?: ProofAlgorithm[] | undefined;
       }
     | undefined;
-  /** Pushed authorization requests (RFC 9126). @defaultValue `{ publicPushesPerAddress: 1000 }` */
+  /** Pushed authorization requests (RFC 9126). @defaultValue `{ publicPushesPerAddress: 1000, publicPushesPerNetwork: 10000 }` */
   par?:
     | {
         /** Pushes of public clients (whose callers show no credential) one client address (IPv6: one /64) may make per 60 s, across instances; more get 429 with `Retry-After`. Confidential clients are not counted. @defaultValue `1000` */
         publicPushesPerAddress?: number | undefined;
+        /** Such pushes one IPv6 /48 may make per 60 s across its /64s (IPv4 addresses are not counted per network), so a large IPv6 range cannot fill the counters' store area; more get 429 with `Retry-After`. @defaultValue ten times `publicPushesPerAddress` */
+        publicPushesPerNetwork?: number | undefined;
       }
     | undefined;
   /** How the `jwksUri` key sets of `private_key_jwt` apps are fetched. @defaultValue `{ timeoutMs: 2000, maxBytes: 65536, cacheSeconds: 300, staleIfErrorSeconds: 3600, allowPrivateAddresses: false, maxConcurrentFetches: 32 }` */
@@ -315,7 +317,7 @@ export interface SentinelOptions {
         maxConcurrentFetches?: number | undefined;
       }
     | undefined;
-  /** The device authorization grant (RFC 8628), for apps registered for `urn:ietf:params:oauth:grant-type:device_code`. @defaultValue `{ expiresIn: 600, interval: 5, publicAuthorizationsPerAddress: 1000 }` */
+  /** The device authorization grant (RFC 8628), for apps registered for `urn:ietf:params:oauth:grant-type:device_code`. @defaultValue `{ expiresIn: 600, interval: 5, publicAuthorizationsPerAddress: 1000, publicAuthorizationsPerNetwork: 10000 }` */
   deviceFlow?:
     | {
         /** Seconds a device code and its user code stay usable (60 to 3600). @defaultValue `600` */
@@ -324,6 +326,8 @@ export interface SentinelOptions {
         interval?: number | undefined;
         /** Device authorization requests of public clients (whose callers show no credential) one client address (IPv6: one /64) may make per `2 × expiresIn` (the time a device record is kept), across instances; more get 429 with `Retry-After`. Confidential clients are not counted. @defaultValue `1000` */
         publicAuthorizationsPerAddress?: number | undefined;
+        /** Such requests one IPv6 /48 may make per `2 × expiresIn` across its /64s (IPv4 addresses are not counted per network), so a large IPv6 range cannot fill the counters' store area; more get 429 with `Retry-After`. @defaultValue ten times `publicAuthorizationsPerAddress` */
+        publicAuthorizationsPerNetwork?: number | undefined;
       }
     | undefined;
   // The end user's account page (issue #35).

@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError, MemoryStore, type SentinelEvent, type SentinelOptions, type Store } from '../src/index.js';
+import { contextOf } from '../src/http/context.js';
 import { entryBytes } from '../src/stores/memory-size.js';
 import { movableClock } from './helpers/clock.js';
 import {
@@ -180,5 +181,46 @@ describe('device authorization requests of public clients, per client address', 
     const sentinel = makeSentinel({ apps: deviceApps(), store });
     expect((await publicRequest(sentinel, '198.51.100.70')).status).toBe(200);
     expect(await store.get('throttle-device:ip:198.51.100.70')).toBe('1');
+  });
+});
+
+describe('device authorization requests of public clients, per IPv6 /48 (deviceFlow.publicAuthorizationsPerNetwork)', () => {
+  /** The `index`-th /64 of the /48 2001:db8:9::/48. */
+  const slash64 = (index: number) => `2001:db8:9:${index.toString(16)}::1`;
+
+  it('bounds 70 distinct /64s of one /48 at ten times the per-address limit, while another /48 still gets through', async () => {
+    const store = recordingStore(new MemoryStore());
+    const sentinel = sentinelWith(5, { store });
+    const results: number[] = [];
+    for (let index = 0; index < 70; index += 1) results.push((await publicRequest(sentinel, slash64(index))).status);
+    expect(results.slice(0, 50).every((status) => status === 200)).toBe(true);
+    expect(results.slice(50).every((status) => status === 429)).toBe(true);
+    expect(recordWrites(store.writes).filter((write) => write.key.startsWith('device:'))).toHaveLength(50);
+    const counters = new Set(store.writes.filter((write) => write.key.startsWith('throttle-device:ip:2001:db8:9:')).map((w) => w.key));
+    expect(counters.size).toBe(50);
+    store.reset();
+    const refused = await publicRequest(sentinel, slash64(70));
+    expect(refused.status).toBe(429);
+    expect(jsonOf(refused).error).toBe('temporarily_unavailable');
+    expect(refused.headers['retry-after']).toBe('1200');
+    // Over already: refused after a read, no counter of its /64 created.
+    expect(store.writes).toEqual([]);
+    expect((await publicRequest(sentinel, '2001:db8:a:1::1')).status).toBe(200);
+    expect((await publicRequest(sentinel, '198.51.100.90')).status).toBe(200);
+  });
+
+  it('is an option, by default ten times publicAuthorizationsPerAddress; IPv4 is not counted per network', async () => {
+    const options = (deviceFlow: unknown) => ({ apps: deviceApps(), deviceFlow }) as Partial<SentinelOptions>;
+    expect(() => makeSentinel(options({ publicAuthorizationsPerNetwork: 0 }))).toThrow(ConfigurationError);
+    expect(() => makeSentinel(options({ publicAuthorizationsPerNetwork: 2.5 }))).toThrow(ConfigurationError);
+    expect(contextOf(makeSentinel(options({}))).config.deviceFlow.publicAuthorizationsPerNetwork).toBe(10_000);
+    expect(contextOf(makeSentinel(options({ publicAuthorizationsPerAddress: 4 }))).config.deviceFlow.publicAuthorizationsPerNetwork).toBe(
+      40,
+    );
+    const sentinel = makeSentinel(options({ publicAuthorizationsPerAddress: 1, publicAuthorizationsPerNetwork: 2 }));
+    expect((await publicRequest(sentinel, slash64(1))).status).toBe(200);
+    expect((await publicRequest(sentinel, slash64(2))).status).toBe(200);
+    expect((await publicRequest(sentinel, slash64(3))).status).toBe(429);
+    for (let index = 0; index < 4; index += 1) expect((await publicRequest(sentinel, `198.51.100.${130 + index}`)).status).toBe(200);
   });
 });

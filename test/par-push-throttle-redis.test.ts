@@ -44,4 +44,27 @@ await describeOnSharedRedis('par-push-throttle-redis', 'public pushes per addres
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(60_000);
   });
+
+  it('counts the /64s of one IPv6 /48 together across both instances: exactly the network limit is stored', async () => {
+    const options = { par: { publicPushesPerAddress: 1, publicPushesPerNetwork: 6 } };
+    const instances = [makeSentinel({ store: newStore(), ...options }), makeSentinel({ store: newStore(), ...options })];
+    const { client, prefix } = block();
+    // The block is shared with the test above: count the pushed requests this burst adds.
+    const before = (await client.keys(`${prefix}par:*`)).length;
+    const burst = await Promise.all(
+      Array.from({ length: 24 }, (_, index) =>
+        publicPush(instances[index % 2] as (typeof instances)[0], `2001:db8:7:${index.toString(16)}::1`),
+      ),
+    );
+    const counts = new Map<number, number>();
+    for (const response of burst) counts.set(response.status, (counts.get(response.status) ?? 0) + 1);
+    expect(Object.fromEntries(counts)).toEqual({ 201: 6, 429: 18 });
+    expect(await client.keys(`${prefix}par:*`)).toHaveLength(before + 6);
+    // A request its network refused created no counter for its /64.
+    expect(await client.keys(`${prefix}throttle-par:ip:2001:db8:7:*`)).toHaveLength(6);
+    expect((await publicPush(instances[0] as (typeof instances)[0], '2001:db8:8::1')).status).toBe(201);
+    const ttl = await client.pttl(`${prefix}throttle-par:net:2001:db8:7`);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(60_000);
+  });
 });

@@ -7,6 +7,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigurationError, MemoryStore, type SentinelOptions, type Store } from '../src/index.js';
+import { contextOf } from '../src/http/context.js';
 import { entryBytes } from '../src/stores/memory-size.js';
 import { jsonOf, postForm, recordingStore } from './helpers/direct-flow.js';
 import { CLIENT_ID, CLIENT_SECRET, makeSentinel, PUBLIC_CLIENT_ID, REDIRECT_URI } from './helpers/fixtures.js';
@@ -172,5 +173,95 @@ describe('pushes of public clients, per client address', () => {
     const sentinel = makeSentinel({ store });
     expect((await publicPush(sentinel, '198.51.100.70')).status).toBe(201);
     expect(await store.get('throttle-par:ip:198.51.100.70')).toBe('1');
+  });
+});
+
+describe('pushes of public clients, per IPv6 /48 (par.publicPushesPerNetwork)', () => {
+  /** The `index`-th /64 of the /48 2001:db8:7::/48. */
+  const slash64 = (index: number) => `2001:db8:7:${index.toString(16)}::1`;
+
+  it('bounds 70 distinct /64s of one /48 at ten times the per-address limit, while another /48 still gets through', async () => {
+    const store = recordingStore(new MemoryStore());
+    const sentinel = sentinelWith(5, { store });
+    const results: number[] = [];
+    for (let index = 0; index < 70; index += 1) results.push((await publicPush(sentinel, slash64(index))).status);
+    expect(results.slice(0, 50).every((status) => status === 201)).toBe(true);
+    expect(results.slice(50).every((status) => status === 429)).toBe(true);
+    // At most the network's limit of /64 counters: the ones refused by their network created none.
+    const slash64Counters = new Set(store.writes.filter((write) => write.key.startsWith('throttle-par:ip:2001:db8:7:')).map((w) => w.key));
+    expect(slash64Counters.size).toBe(50);
+    expect(await store.get('throttle-par:net:2001:db8:7')).toBe('50');
+    const refused = await publicPush(sentinel, slash64(70));
+    expect(refused.status).toBe(429);
+    expect(jsonOf(refused).error).toBe('temporarily_unavailable');
+    expect(jsonOf(refused).error_description).toContain('network');
+    expect(refused.headers['retry-after']).toBe('60');
+    expect((await publicPush(sentinel, '2001:db8:8:1::1')).status).toBe(201);
+    expect((await publicPush(sentinel, '198.51.100.90')).status).toBe(201);
+  });
+
+  it('refuses a /48 already over after a read: nothing written, not even a /64 counter', async () => {
+    const store = recordingStore(new MemoryStore());
+    const sentinel = sentinelWith(1, { store, par: { publicPushesPerAddress: 1, publicPushesPerNetwork: 3 } });
+    for (let index = 0; index < 3; index += 1) expect((await publicPush(sentinel, slash64(index))).status).toBe(201);
+    store.reset();
+    for (let index = 3; index < 8; index += 1) expect((await publicPush(sentinel, slash64(index))).status).toBe(429);
+    expect(store.writes).toEqual([]);
+  });
+
+  it('gives one slot each to a concurrent burst from many /64s: exactly the network limit is stored', async () => {
+    const store = recordingStore(new MemoryStore());
+    const sentinel = sentinelWith(1, { store, par: { publicPushesPerAddress: 1, publicPushesPerNetwork: 6 } });
+    const results = await statuses(Array.from({ length: 24 }, (_, index) => publicPush(sentinel, slash64(index))));
+    expect(results.filter((status) => status === 201)).toHaveLength(6);
+    expect(store.writes.filter((write) => write.key.startsWith('par:'))).toHaveLength(6);
+    expect(store.writes.filter((write) => write.key.startsWith('throttle-par:ip:'))).toHaveLength(6);
+  });
+
+  it('gives the network its slot back when the /64 refuses a push: one /64 burst does not spend the /48 share', async () => {
+    const store = new MemoryStore();
+    const sentinel = sentinelWith(1, { store, par: { publicPushesPerAddress: 2, publicPushesPerNetwork: 4 } });
+    const results = await statuses(Array.from({ length: 8 }, () => publicPush(sentinel, slash64(1))));
+    expect(results.filter((status) => status === 201)).toHaveLength(2);
+    expect(await store.get('throttle-par:net:2001:db8:7')).toBe('2');
+    expect((await publicPush(sentinel, slash64(2))).status).toBe(201);
+    expect((await publicPush(sentinel, slash64(3))).status).toBe(201);
+    expect((await publicPush(sentinel, slash64(4))).status).toBe(429);
+  });
+
+  it('does not count IPv4 per network: an address is its own', async () => {
+    const sentinel = sentinelWith(1, { par: { publicPushesPerAddress: 1, publicPushesPerNetwork: 2 } });
+    for (let index = 0; index < 6; index += 1) expect((await publicPush(sentinel, `198.51.100.${110 + index}`)).status).toBe(201);
+  });
+
+  it('fails closed when the network counter cannot be read: 500 server_error, reported, nothing stored', async () => {
+    const inner = new MemoryStore();
+    const errors: unknown[] = [];
+    const failing: Store = {
+      get: (key) => (key.startsWith('throttle-par:net:') ? Promise.reject(new Error('store down')) : inner.get(key)),
+      set: (key, value, ttlMs) => inner.set(key, value, ttlMs),
+      take: (key) => inner.take(key),
+      delete: (key) => inner.delete(key),
+      increment: (key, ttlMs) => inner.increment(key, ttlMs),
+      swap: (entries) => inner.swap(entries),
+    };
+    const store = recordingStore(failing);
+    const sentinel = sentinelWith(10, { store, onError: (error) => errors.push(error) });
+    const response = await publicPush(sentinel, slash64(1));
+    expect(response.status).toBe(500);
+    expect(jsonOf(response).error).toBe('server_error');
+    expect(errors).toHaveLength(1);
+    expect(store.writes).toEqual([]);
+    // IPv4 has no network counter, so its pushes are not touched.
+    expect((await publicPush(sentinel, '198.51.100.120')).status).toBe(201);
+  });
+
+  it('is an option, by default ten times publicPushesPerAddress, refused when not a positive integer', () => {
+    expect(() => makeSentinel({ par: { publicPushesPerNetwork: 0 } })).toThrow(ConfigurationError);
+    expect(() => makeSentinel({ par: { publicPushesPerNetwork: 2.5 } })).toThrow(ConfigurationError);
+    const par = (options: Partial<SentinelOptions>) => contextOf(makeSentinel(options)).config.par;
+    expect(par({})).toEqual({ publicPushesPerAddress: 1000, publicPushesPerNetwork: 10_000 });
+    expect(par({ par: { publicPushesPerAddress: 7 } }).publicPushesPerNetwork).toBe(70);
+    expect(par({ par: { publicPushesPerNetwork: 3 } })).toEqual({ publicPushesPerAddress: 1000, publicPushesPerNetwork: 3 });
   });
 });

@@ -7,8 +7,9 @@
  * requests count against their client address: `deviceFlow.publicAuthorizationsPerAddress` per window of the
  * records' retention, so one address never holds more live device records than the limit. Confidential and
  * `private_key_jwt` clients authenticate their requests and are not counted. How it counts, and fails closed, is the
- * shared per-address bound of `http/address-bound.ts`; the counters live under `throttle-device:`, a MemoryStore
- * security area of their own.
+ * shared per-address bound of `http/address-bound.ts`, which also counts IPv6 per /48
+ * (`deviceFlow.publicAuthorizationsPerNetwork`, so a large IPv6 range cannot fill the counters' area); the counters
+ * live under `throttle-device:`, a MemoryStore security area of their own.
  */
 import { addressBoundKey, takeAddressSlot } from '../http/address-bound.js';
 import type { SentinelContext } from '../http/context.js';
@@ -26,15 +27,18 @@ export function deviceAuthorizationThrottleKey(ip: string | null): string {
 
 /**
  * Counts one device authorization request of a public client from `ip` against
- * `deviceFlow.publicAuthorizationsPerAddress`, over the window a device record is kept (`2 × expiresIn`).
- * @throws OAuthError temporarily_unavailable (429, `Retry-After`) when the address has made its share this window.
+ * `deviceFlow.publicAuthorizationsPerAddress` (and, from IPv6, its /48 against
+ * `deviceFlow.publicAuthorizationsPerNetwork`), over the window a device record is kept (`2 × expiresIn`).
+ * @throws OAuthError temporarily_unavailable (429, `Retry-After`) when the address or its network has made its share
+ * this window.
  * @example await takePublicDeviceAuthorizationSlot(context, clientIP(context.config, request));
  */
 export async function takePublicDeviceAuthorizationSlot(context: SentinelContext, ip: string | null): Promise<void> {
-  const { publicAuthorizationsPerAddress, expiresIn } = context.config.deviceFlow;
+  const { publicAuthorizationsPerAddress, publicAuthorizationsPerNetwork, expiresIn } = context.config.deviceFlow;
   const bound = {
     prefix: PREFIX,
     limit: publicAuthorizationsPerAddress,
+    networkLimit: publicAuthorizationsPerNetwork,
     windowSeconds: 2 * expiresIn,
     what: 'device authorization requests',
   };

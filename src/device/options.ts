@@ -3,6 +3,7 @@
  * authorizations of public clients one client address may ask for.
  */
 import { z } from 'zod';
+import { NETWORK_MULTIPLE } from '../http/address-bound-default.js';
 
 /** Schema of the `deviceFlow` option (used by the options schema). */
 export const deviceFlowOptionsSchema = z
@@ -18,7 +19,17 @@ export const deviceFlowOptionsSchema = z
      * authenticate their requests and are not counted (src/device/authorization-throttle.ts).
      */
     publicAuthorizationsPerAddress: z.number().int().positive().max(1_000_000_000).default(1000),
+    /**
+     * Such requests one IPv6 /48 may make per `2 × expiresIn` across its /64s; by default ten times
+     * `publicAuthorizationsPerAddress`, derived when not given. Without it a /48 could create a counter for each of its
+     * 65 536 /64s and fill the counters' MemoryStore area (src/http/address-bound.ts).
+     */
+    publicAuthorizationsPerNetwork: z.number().int().positive().max(10_000_000_000).optional(),
   })
+  .transform(({ publicAuthorizationsPerNetwork, ...rest }) => ({
+    ...rest,
+    publicAuthorizationsPerNetwork: publicAuthorizationsPerNetwork ?? NETWORK_MULTIPLE * rest.publicAuthorizationsPerAddress,
+  }))
   .prefault({});
 
 /** The resolved `deviceFlow` option. */

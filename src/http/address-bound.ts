@@ -15,10 +15,17 @@
  * (`stores/counter-slot.ts`). Each bound counts under a prefix of its own, a security area of its own in MemoryStore
  * (`stores/memory.ts`): a flood from many addresses that fills it refuses those requests only, never the login or
  * registration throttles of `throttle:`, nor the other bound.
+ *
+ * Why IPv6 also counts per /48 (`networkLimit`, as the login throttle's `throttle.maxFailuresPerNetwork`): every /64
+ * gets a counter of its own, and a /48 holds 65 536 of them, so one site (or a host renting one) could create enough
+ * counters to fill the never-evicted area, after which every such request of every client is refused for the window.
+ * The /48's counter is read and taken before the /64's, so a request its network refuses creates no /64 counter: a
+ * /48 creates at most `networkLimit` of them per window. IPv4 addresses are their own network (a /24 is often many
+ * unrelated customers), as in the login throttle; requests whose address is unknown have no network.
  */
 import { OAuthError } from '../errors.js';
 import { takeCounterSlot } from '../stores/counter-slot.js';
-import { addressBucket } from './client-ip.js';
+import { addressBucket, networkBucket } from './client-ip.js';
 import type { SentinelContext } from './context.js';
 
 /** One bound: where it counts, how many, for how long, and what a refused caller is told. */
@@ -27,6 +34,8 @@ export interface AddressBound {
   readonly prefix: string;
   /** Requests one address may make per window. */
   readonly limit: number;
+  /** Requests one IPv6 /48 may make per window, across its /64s; IPv4 addresses are not counted per network. */
+  readonly networkLimit: number;
   /** The window, in seconds: the lifetime of the records the counted requests store; also the `Retry-After`. */
   readonly windowSeconds: number;
   /** What the refused requests are, for the error description ("pushed authorization requests"). */
@@ -41,22 +50,65 @@ export function addressBoundKey(prefix: string, ip: string | null): string {
   return `${prefix}:ip:${ip === null ? 'unknown' : addressBucket(ip)}`;
 }
 
-function overTheBound(bound: AddressBound): OAuthError {
-  return new OAuthError('temporarily_unavailable', `too many ${bound.what} from this address; retry later`, {
+/**
+ * The counter key of an IPv6 address's /48 under `prefix`, or `null` when the address has no network counter (IPv4,
+ * unknown).
+ * @example addressBoundNetworkKey('throttle-par', '2001:db8:1:2::7') // 'throttle-par:net:2001:db8:1'
+ */
+export function addressBoundNetworkKey(prefix: string, ip: string | null): string | null {
+  const network = ip === null ? null : networkBucket(ip);
+  return network === null ? null : `${prefix}:net:${network}`;
+}
+
+function overTheBound(bound: AddressBound, scope: 'address' | 'network'): OAuthError {
+  return new OAuthError('temporarily_unavailable', `too many ${bound.what} from this ${scope}; retry later`, {
     status: 429,
     headers: { 'retry-after': String(bound.windowSeconds) },
   });
 }
 
 /**
- * Counts one request from `ip` against `bound`, before the request writes anything.
- * @throws OAuthError temporarily_unavailable (429, `Retry-After`) when the address has made its share this window.
+ * Counts one request from `ip` against `bound`, before the request writes anything: against its IPv6 /48 first, then
+ * its address. Both are read before either is taken, so a request over either limit writes nothing; a request refused
+ * after its network counted it gives the network its slot back (where the Store can `decrement`).
+ * @throws OAuthError temporarily_unavailable (429, `Retry-After`) when the address or its network has made its share
+ * this window.
  * @example
- * await takeAddressSlot(context, { prefix: 'throttle-par', limit: 1000, windowSeconds: 60, what: 'pushes' }, ip);
+ * const bound = { prefix: 'throttle-par', limit: 1000, networkLimit: 10_000, windowSeconds: 60, what: 'pushes' };
+ * await takeAddressSlot(context, bound, ip);
  */
 export async function takeAddressSlot(context: SentinelContext, bound: AddressBound, ip: string | null): Promise<void> {
   const key = addressBoundKey(bound.prefix, ip);
-  if (!(await slotWithin(context, key, bound.limit, bound.windowSeconds))) throw overTheBound(bound);
+  const networkKey = addressBoundNetworkKey(bound.prefix, ip);
+  // Reads first, so an address or network already over is refused without writing (a flood costs no writes).
+  if (await over(context, key, bound.limit)) throw overTheBound(bound, 'address');
+  if (networkKey !== null && (await over(context, networkKey, bound.networkLimit))) throw overTheBound(bound, 'network');
+  // The network's slot before the address's: a request its network refuses creates no counter for its /64.
+  if (networkKey !== null && (await takeCounterSlot(context, networkKey, bound.windowSeconds * 1000)) > bound.networkLimit) {
+    await giveBack(context, networkKey);
+    throw overTheBound(bound, 'network');
+  }
+  if ((await takeCounterSlot(context, key, bound.windowSeconds * 1000)) > bound.limit) {
+    if (networkKey !== null) await giveBack(context, networkKey);
+    throw overTheBound(bound, 'address');
+  }
+}
+
+/**
+ * Gives a refused request's slot back on its network's counter, which so counts the requests let through (and those
+ * in flight): without it a concurrent burst from one /64, most of it refused, would charge its whole /48 and shut the
+ * /48's other /64s out for the window. Never lets more through: a granted request never gives its slot back.
+ * `decrement` is optional in the Store contract; without it the slot stays taken, which errs toward refusing.
+ */
+async function giveBack(context: SentinelContext, networkKey: string): Promise<void> {
+  await context.store.decrement?.(networkKey);
+}
+
+/** Whether the counter `key` already stands at `limit` or more; one that does not read as a number is over every limit. */
+async function over(context: SentinelContext, key: string, limit: number): Promise<boolean> {
+  const stored = await context.store.get(key);
+  const current = stored === null ? 0 : Number(stored);
+  return !Number.isFinite(current) || current >= limit;
 }
 
 /**
@@ -67,8 +119,6 @@ export async function takeAddressSlot(context: SentinelContext, bound: AddressBo
  * @example if (!(await slotWithin(context, 'throttle:passkey:ip:203.0.113.7', 100, 900))) refuse();
  */
 export async function slotWithin(context: SentinelContext, key: string, limit: number, windowSeconds: number): Promise<boolean> {
-  const stored = await context.store.get(key);
-  const current = stored === null ? 0 : Number(stored);
-  if (!Number.isFinite(current) || current >= limit) return false;
+  if (await over(context, key, limit)) return false;
   return (await takeCounterSlot(context, key, windowSeconds * 1000)) <= limit;
 }

@@ -5,7 +5,8 @@
  * their client address: `par.publicPushesPerAddress` per window of {@link REQUEST_URI_TTL_SECONDS}, the lifetime of
  * a pushed request, so one address never holds more live pushed requests than the limit. Confidential and
  * `private_key_jwt` clients authenticate their pushes and are not counted. How it counts, and fails closed, is the
- * shared per-address bound of `http/address-bound.ts`; the counters live under `throttle-par:`, a MemoryStore
+ * shared per-address bound of `http/address-bound.ts`, which also counts IPv6 per /48 (`par.publicPushesPerNetwork`,
+ * so a large IPv6 range cannot fill the counters' area); the counters live under `throttle-par:`, a MemoryStore
  * security area of their own.
  */
 import { addressBoundKey, takeAddressSlot } from '../http/address-bound.js';
@@ -24,14 +25,17 @@ export function pushThrottleKey(ip: string | null): string {
 }
 
 /**
- * Counts one push of a public client from `ip` against `par.publicPushesPerAddress`.
- * @throws OAuthError temporarily_unavailable (429, `Retry-After`) when the address has pushed its share this window.
+ * Counts one push of a public client from `ip` against `par.publicPushesPerAddress` (and, from IPv6, its /48 against
+ * `par.publicPushesPerNetwork`).
+ * @throws OAuthError temporarily_unavailable (429, `Retry-After`) when the address or its network has pushed its share
+ * this window.
  * @example await takePublicPushSlot(context, clientIP(context.config, request));
  */
 export async function takePublicPushSlot(context: SentinelContext, ip: string | null): Promise<void> {
   const bound = {
     prefix: PREFIX,
     limit: context.config.par.publicPushesPerAddress,
+    networkLimit: context.config.par.publicPushesPerNetwork,
     windowSeconds: REQUEST_URI_TTL_SECONDS,
     what: 'pushed authorization requests',
   };
