@@ -99,6 +99,8 @@ export interface SentinelOptions {
         offerRegistration?: boolean | undefined;
         /** Passkey sign-in attempts that did not sign in allowed per client address (IPv6: per /64) per `throttle.windowSeconds`; more get 429. Each attempt asks `users.passkeys.list` for a user the caller names and checks a signature. @defaultValue `100` */
         maxFailuresPerIp?: number | undefined;
+        /** Such attempts allowed per IPv6 /48 across its /64s per `throttle.windowSeconds` (IPv4 addresses are not counted per network), so a large IPv6 range cannot fill the login throttle's counter area with one counter per /64; more get 429. @defaultValue ten times `maxFailuresPerIp` */
+        maxFailuresPerNetwork?: number | undefined;
       }
     | undefined;
   /** Where codes, sessions, interactions, grants, revocations and throttle counters live; `RedisStore` for several instances. @defaultValue `new MemoryStore()` */

@@ -23,7 +23,7 @@ interface World {
   errors: unknown[];
 }
 
-function world(options: { store?: Store; instances?: number; limit?: number } = {}): World {
+function world(options: { store?: Store; instances?: number; limit?: number; passkeys?: SentinelOptions['passkeys'] } = {}): World {
   const store = options.store ?? new MemoryStore();
   const passkeys = new MemoryPasskeys();
   const credential = newCredential();
@@ -40,7 +40,12 @@ function world(options: { store?: Store; instances?: number; limit?: number } = 
   };
   const events: SentinelEvent[] = [];
   const errors: unknown[] = [];
-  const passkeyOptions: Partial<SentinelOptions> = options.limit === undefined ? {} : { passkeys: { maxFailuresPerIp: options.limit } };
+  const passkeyOptions: Partial<SentinelOptions> =
+    options.passkeys !== undefined
+      ? { passkeys: options.passkeys }
+      : options.limit === undefined
+        ? {}
+        : { passkeys: { maxFailuresPerIp: options.limit } };
   const instances = Array.from({ length: options.instances ?? 1 }, () =>
     makeSentinel({
       store,
@@ -196,5 +201,45 @@ describe('passkey sign-in throttle', () => {
       expect(w.listCalls(), fault).toBe(0);
       expect(w.errors, fault).toHaveLength(1);
     }
+  });
+});
+
+describe('passkey sign-in throttle per IPv6 /48 (passkeys.maxFailuresPerNetwork)', () => {
+  it('bounds the /64s of one /48 at ten times maxFailuresPerIp, creating no counter past it; another /48 goes on', async () => {
+    const store = new MemoryStore();
+    const w = world({ store, limit: 1 });
+    const [sentinel] = w.instances as [Sentinel];
+    const statuses: number[] = [];
+    for (let i = 0; i < 14; i += 1) {
+      const started = await begin(sentinel);
+      statuses.push((await post(sentinel, started, wrongUser(w, started.challenge), `2001:db8:5:${i.toString(16)}::1`)).status);
+    }
+    expect(statuses).toEqual([...Array<number>(10).fill(400), ...Array<number>(4).fill(429)]);
+    expect(w.listCalls()).toBe(10);
+    // The counters of the /64s the network refused were never created (they would fill the login throttle's area).
+    expect(await store.get('throttle:passkey:ip:2001:db8:5:9')).toBe('1');
+    expect(await store.get('throttle:passkey:ip:2001:db8:5:a')).toBeNull();
+    expect(await store.get('throttle:passkey:net:2001:db8:5')).toBe('10');
+    const other = await begin(sentinel);
+    expect((await post(sentinel, other, wrongUser(w, other.challenge), '2001:db8:6::1')).status).toBe(400);
+    const ipv4 = await begin(sentinel);
+    expect((await post(sentinel, ipv4, right(w, ipv4.challenge), NEIGHBOUR)).status).toBe(303);
+  });
+
+  it('is its own option, and a passkey that signs in gives the network its slot back too', async () => {
+    const store = new MemoryStore();
+    const w = world({ store, passkeys: { maxFailuresPerIp: 5, maxFailuresPerNetwork: 2 } });
+    const [sentinel] = w.instances as [Sentinel];
+    for (let i = 0; i < 4; i += 1) {
+      const started = await begin(sentinel);
+      expect((await post(sentinel, started, right(w, started.challenge), `2001:db8:5:${i}::1`)).status).toBe(303);
+    }
+    expect(await store.get('throttle:passkey:net:2001:db8:5')).toBe('0');
+    for (let i = 0; i < 2; i += 1) {
+      const started = await begin(sentinel);
+      expect((await post(sentinel, started, wrongUser(w, started.challenge), `2001:db8:5:${10 + i}::1`)).status).toBe(400);
+    }
+    const started = await begin(sentinel);
+    expectThrottled(await post(sentinel, started, wrongUser(w, started.challenge), '2001:db8:5:20::1'));
   });
 });

@@ -78,20 +78,51 @@ function overTheBound(bound: AddressBound, scope: 'address' | 'network'): OAuthE
  * await takeAddressSlot(context, bound, ip);
  */
 export async function takeAddressSlot(context: SentinelContext, bound: AddressBound, ip: string | null): Promise<void> {
-  const key = addressBoundKey(bound.prefix, ip);
   const networkKey = addressBoundNetworkKey(bound.prefix, ip);
+  const refusedBy = await takeNetworkedSlot(
+    context,
+    { key: addressBoundKey(bound.prefix, ip), limit: bound.limit },
+    networkKey === null ? null : { key: networkKey, limit: bound.networkLimit },
+    bound.windowSeconds,
+  );
+  if (refusedBy !== null) throw overTheBound(bound, refusedBy);
+}
+
+/** One counter and its limit per window. */
+export interface CounterLimit {
+  readonly key: string;
+  readonly limit: number;
+}
+
+/**
+ * Takes one slot on an address's counter and, when it has one, on its IPv6 /48's counter (`network`), and answers
+ * which refused it, or `null` when both had room. Both are read before either is taken, so a request over either
+ * limit writes nothing; the network's slot is taken before the address's, so a request its network refuses creates no
+ * counter for its address; a request refused after its network counted it gives the network its slot back (where the
+ * Store can `decrement`). Store failures are thrown (the request fails closed).
+ *
+ * @example
+ * const refusedBy = await takeNetworkedSlot(context, { key: ipKey, limit: 100 }, { key: netKey, limit: 1000 }, 900);
+ */
+export async function takeNetworkedSlot(
+  context: SentinelContext,
+  address: CounterLimit,
+  network: CounterLimit | null,
+  windowSeconds: number,
+): Promise<'address' | 'network' | null> {
+  const windowMs = windowSeconds * 1000;
   // Reads first, so an address or network already over is refused without writing (a flood costs no writes).
-  if (await over(context, key, bound.limit)) throw overTheBound(bound, 'address');
-  if (networkKey !== null && (await over(context, networkKey, bound.networkLimit))) throw overTheBound(bound, 'network');
-  // The network's slot before the address's: a request its network refuses creates no counter for its /64.
-  if (networkKey !== null && (await takeCounterSlot(context, networkKey, bound.windowSeconds * 1000)) > bound.networkLimit) {
-    await giveBack(context, networkKey);
-    throw overTheBound(bound, 'network');
+  if (await over(context, address.key, address.limit)) return 'address';
+  if (network !== null && (await over(context, network.key, network.limit))) return 'network';
+  if (network !== null && (await takeCounterSlot(context, network.key, windowMs)) > network.limit) {
+    await giveBack(context, network.key);
+    return 'network';
   }
-  if ((await takeCounterSlot(context, key, bound.windowSeconds * 1000)) > bound.limit) {
-    if (networkKey !== null) await giveBack(context, networkKey);
-    throw overTheBound(bound, 'address');
+  if ((await takeCounterSlot(context, address.key, windowMs)) > address.limit) {
+    if (network !== null) await giveBack(context, network.key);
+    return 'address';
   }
+  return null;
 }
 
 /**
@@ -109,16 +140,4 @@ async function over(context: SentinelContext, key: string, limit: number): Promi
   const stored = await context.store.get(key);
   const current = stored === null ? 0 : Number(stored);
   return !Number.isFinite(current) || current >= limit;
-}
-
-/**
- * Takes one slot of the counter `key` (`limit` per `windowSeconds`) and answers whether it was within the limit. A
- * counter already at the limit is refused after a read only, so a flood costs no writes; one that does not read as a
- * number (store corruption) is over every limit.
- *
- * @example if (!(await slotWithin(context, 'throttle:passkey:ip:203.0.113.7', 100, 900))) refuse();
- */
-export async function slotWithin(context: SentinelContext, key: string, limit: number, windowSeconds: number): Promise<boolean> {
-  if (await over(context, key, limit)) return false;
-  return (await takeCounterSlot(context, key, windowSeconds * 1000)) <= limit;
 }

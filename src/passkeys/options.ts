@@ -3,6 +3,7 @@
  * the RP id and the issuer's origin the only accepted origin, so a passkey made here is never usable on another site.
  */
 import { z } from 'zod';
+import { NETWORK_MULTIPLE } from '../http/address-bound-default.js';
 
 /** Schema of the `passkeys` option (used by the options schema). */
 export const passkeysOptionsSchema = z
@@ -23,7 +24,16 @@ export const passkeysOptionsSchema = z
     offerRegistration: z.boolean().default(false),
     /** Passkey sign-in attempts that did not sign in, per client address per `throttle.windowSeconds` (sign-in-throttle.ts). */
     maxFailuresPerIp: z.number().int().positive().default(100),
+    /**
+     * The same per IPv6 /48, across its /64s; ten times `maxFailuresPerIp` when not given. Each /64 gets a counter in
+     * the never-evicted `throttle:` area the login throttle needs, so without it one /48 could fill that area.
+     */
+    maxFailuresPerNetwork: z.number().int().positive().optional(),
   })
+  .transform(({ maxFailuresPerNetwork, ...rest }) => ({
+    ...rest,
+    maxFailuresPerNetwork: maxFailuresPerNetwork ?? NETWORK_MULTIPLE * rest.maxFailuresPerIp,
+  }))
   .prefault({});
 
 /**

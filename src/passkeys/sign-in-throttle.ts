@@ -16,9 +16,14 @@
  * spending nothing (not even the interaction's challenge). A Store that cannot be read or written fails the request
  * (`500`, reported) rather than letting the attempt through; a counter MemoryStore has no room for is refused as
  * throttled (`stores/counter-slot.ts`).
+ *
+ * Why IPv6 also counts per /48 (`passkeys.maxFailuresPerNetwork`): each /64 gets a counter of its own in `throttle:`,
+ * the never-evicted area the login throttle's address counters need, and a /48 holds 65 536 /64s; unbounded, two /48s
+ * could fill it, and every password sign-in would then be refused as throttled. The /48's slot is taken first
+ * (`http/address-bound.ts`), so an attempt its network refuses creates no /64 counter.
  */
-import { slotWithin } from '../http/address-bound.js';
-import { addressBucket } from '../http/client-ip.js';
+import { takeNetworkedSlot } from '../http/address-bound.js';
+import { addressBucket, networkBucket } from '../http/client-ip.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import { en } from '../i18n/en.js';
@@ -38,6 +43,15 @@ export function passkeyThrottleKey(ip: string | null): string {
 }
 
 /**
+ * The counter key of an IPv6 address's /48, or `null` (IPv4 addresses are their own network; unknown ones have none).
+ * @example passkeyThrottleNetworkKey('2001:db8:1:2::7') // 'throttle:passkey:net:2001:db8:1'
+ */
+export function passkeyThrottleNetworkKey(ip: string | null): string | null {
+  const network = ip === null ? null : networkBucket(ip);
+  return network === null ? null : `throttle:passkey:net:${network}`;
+}
+
+/**
  * Takes a slot for one passkey sign-in attempt from `ip`, or refuses it: `onThrottled` is called (the caller's
  * `login.throttled` event) and a `429` thrown, which the login pages render in the sign-in's language.
  *
@@ -51,9 +65,10 @@ export async function reservePasskeyAttempt(
   ip: string | null,
   onThrottled: () => Promise<void>,
 ): Promise<PasskeyAttempt> {
-  const limit = context.config.passkeys.maxFailuresPerIp;
+  const { maxFailuresPerIp, maxFailuresPerNetwork } = context.config.passkeys;
   const { windowSeconds } = context.config.throttle;
   const key = passkeyThrottleKey(ip);
+  const networkKey = passkeyThrottleNetworkKey(ip);
   const refuse = async (): Promise<never> => {
     await onThrottled();
     throw new OAuthError('temporarily_unavailable', en.tooManyAttempts, {
@@ -61,11 +76,13 @@ export async function reservePasskeyAttempt(
       headers: { 'retry-after': String(windowSeconds) },
     });
   };
-  if (!(await slotWithin(context, key, limit, windowSeconds))) return refuse();
+  const network = networkKey === null ? null : { key: networkKey, limit: maxFailuresPerNetwork };
+  if ((await takeNetworkedSlot(context, { key, limit: maxFailuresPerIp }, network, windowSeconds)) !== null) return refuse();
   return {
     async succeeded() {
       // A Store without the optional `decrement` keeps the slot: it only ever throttles sooner.
       await context.store.decrement?.(key);
+      if (networkKey !== null) await context.store.decrement?.(networkKey);
     },
   };
 }
