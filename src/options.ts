@@ -172,9 +172,9 @@ export interface SentinelOptions {
         /** Failed logins (and wrong registration tokens) per client address per window. @defaultValue `50` */
         maxFailuresPerIp?: number | undefined;
         /**
-         * Failed logins and wrong device user codes per IPv6 /48 per window, across its /64s (each has
-         * `maxFailuresPerIp`): bounds how many username counters, which each new name typed creates, one network can
-         * fill the store with, and how many user codes it can guess. @defaultValue `500`
+         * Failed logins, wrong device user codes and wrong registration tokens per IPv6 /48 per window, across its /64s
+         * (each has `maxFailuresPerIp`): bounds how many counters (a username's for each new name typed, an address's
+         * for each /64) one network can fill the store with, and how many user codes it can guess. @defaultValue `500`
          */
         maxFailuresPerNetwork?: number | undefined;
         /** Length of the fixed counting window. @defaultValue `900` */

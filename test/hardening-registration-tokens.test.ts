@@ -62,6 +62,22 @@ describe('wrong initial access tokens', () => {
     expect(text).not.toContain(INITIAL_ACCESS_TOKEN);
   });
 
+  it('counts IPv6 per /48 too (throttle.maxFailuresPerNetwork): 70 /64s of one /48 are bounded, another /48 is not', async () => {
+    const store = new MemoryStore();
+    const { sentinel } = collecting({ store, throttle: { maxFailuresPerIp: 1, maxFailuresPerNetwork: 50 } });
+    const statuses: number[] = [];
+    for (let index = 0; index < 70; index += 1) {
+      statuses.push((await postRegistration(sentinel, BODY, { token: guess(index), ip: `2001:db8:3:${index.toString(16)}::1` })).status);
+    }
+    expect(statuses).toEqual([...Array<number>(50).fill(401), ...Array<number>(20).fill(429)]);
+    // The /64s its network refused got no counter in the login throttle's area.
+    expect(await store.get('throttle:registration:ip:2001:db8:3:31')).toBe('1');
+    expect(await store.get('throttle:registration:ip:2001:db8:3:32')).toBeNull();
+    expect((await postRegistration(sentinel, BODY, { token: guess(70), ip: '2001:db8:4::1' })).status).toBe(401);
+    expect((await postRegistration(sentinel, BODY, { ip: '2001:db8:4:1::1' })).status).toBe(201);
+    expect((await postRegistration(sentinel, BODY, { ip: '198.51.100.30' })).status).toBe(201);
+  });
+
   it('right tokens cost nothing: 60 registrations from one address all succeed', async () => {
     const { sentinel } = collecting({ throttle: { maxFailuresPerIp: 3 } });
     for (let index = 0; index < 60; index += 1) {

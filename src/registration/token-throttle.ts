@@ -17,11 +17,16 @@
  * has no room for (`SecurityStateFullError`: the `throttle:` area is full) is refused as throttled instead, as a
  * failed login's is (`stores/counter-slot.ts`): `429`, never uncounted, and reported once per window, because a flood
  * that fills the area would otherwise answer `500` and reach `onError` once per request.
+ *
+ * Why IPv6 also counts per /48 (`throttle.maxFailuresPerNetwork`, as typed usernames do): each /64 gets a counter of
+ * its own in `throttle:`, the never-evicted area the login throttle needs, and a /48 holds 65 536 /64s; unbounded, two
+ * /48s could fill it with wrong tokens and every password sign-in would be refused as throttled. The /48's slot is
+ * taken first (`http/address-bound.ts`), so a guess its network refuses creates no /64 counter.
  */
-import { addressBucket } from '../http/client-ip.js';
+import { takeNetworkedSlot } from '../http/address-bound.js';
+import { addressBucket, networkBucket } from '../http/client-ip.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
-import { takeCounterSlot } from '../stores/counter-slot.js';
 
 /** A reserved attempt: give the slot back once the token proved right. */
 export interface TokenAttempt {
@@ -35,6 +40,15 @@ export interface TokenAttempt {
 export function registrationThrottleKey(ip: string | null): string {
   // IPv6 by its /64, as the login throttle counts (client-ip.ts addressBucket).
   return `throttle:registration:ip:${ip === null ? 'unknown' : addressBucket(ip)}`;
+}
+
+/**
+ * The counter key of an IPv6 address's /48, or `null` (IPv4 addresses are their own network; unknown ones have none).
+ * @example registrationThrottleNetworkKey('2001:db8:1:2::7') // 'throttle:registration:net:2001:db8:1'
+ */
+export function registrationThrottleNetworkKey(ip: string | null): string | null {
+  const network = ip === null ? null : networkBucket(ip);
+  return network === null ? null : `throttle:registration:net:${network}`;
 }
 
 function throttled(context: SentinelContext, accountId: string, clientId: string | undefined): OAuthError {
@@ -58,16 +72,19 @@ export async function reserveTokenAttempt(
   accountId: string,
   clientId?: string,
 ): Promise<TokenAttempt> {
-  const { maxFailuresPerIp: limit, windowSeconds } = context.config.throttle;
+  const { maxFailuresPerIp, maxFailuresPerNetwork, windowSeconds } = context.config.throttle;
   const key = registrationThrottleKey(ip);
-  // Over the limit already: refused after a read, so a flood costs no writes.
-  const current = Number((await context.store.get(key)) ?? 0);
-  if (Number.isFinite(current) && current >= limit) throw throttled(context, accountId, clientId);
-  if ((await takeCounterSlot(context, key, windowSeconds * 1000)) > limit) throw throttled(context, accountId, clientId);
+  const networkKey = registrationThrottleNetworkKey(ip);
+  // Over a limit already: refused after a read, so a flood costs no writes (takeNetworkedSlot).
+  const network = networkKey === null ? null : { key: networkKey, limit: maxFailuresPerNetwork };
+  if ((await takeNetworkedSlot(context, { key, limit: maxFailuresPerIp }, network, windowSeconds)) !== null) {
+    throw throttled(context, accountId, clientId);
+  }
   return {
     async succeeded() {
       // A Store without the optional `decrement` keeps the slot: it only ever throttles sooner.
       await context.store.decrement?.(key);
+      if (networkKey !== null) await context.store.decrement?.(networkKey);
     },
   };
 }
