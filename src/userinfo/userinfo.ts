@@ -20,6 +20,7 @@ import { dpopHeader } from '../dpop/token-binding.js';
 import { hasOpenIDScope } from '../token/id-token.js';
 import { loadUserClaims, scopeList } from './claims.js';
 import { routeUrl } from '../http/route-paths.js';
+import { revokeGrant } from '../token/grant-records.js';
 import {
   challengeScheme,
   credentialsChallenge,
@@ -144,6 +145,24 @@ async function verifyUserToken(
 }
 
 /**
+ * Ends the grant of a token whose user the `users.claims` hook says is gone (`null`), as the token endpoint ends the
+ * grant of a refresh for such a user (token/user-tokens.ts): same event, same reason. Refusing the one call was not
+ * enough: the grant's other access tokens kept passing the bearer guard and introspection until they expired, its
+ * refresh token kept working without `idTokenClaims`, and every UserInfo call asked the hook again. Deleting the grant
+ * is what the guard checks (grant-bound tokens always read their grant, never only its verified-token cache).
+ * A delegated token (RFC 8693) lives on the subject's grant (`gid`): that grant ends too, because the person it stands
+ * for is gone, whichever client holds the token; the event names the grant's own client. A failing store throws
+ * (500 server_error, reported to onError), so the request is refused either way.
+ */
+async function endGrantOfGoneUser(context: SentinelContext, accountId: string, grantId: string): Promise<void> {
+  const ended = await revokeGrant(context, grantId);
+  // Already gone (a concurrent call, a logout): whoever ended it said so.
+  if (ended === null) return;
+  // Committed: the grant is gone whatever the hook says, and the answer stays the refusal below.
+  context.emit({ type: 'grant.ended', accountId, clientId: ended.clientId, userId: ended.userId, reason: 'user-gone' }, 'committed');
+}
+
+/**
  * Answers UserInfo: `sub` and the claims the token's scopes release from `users.claims`.
  *
  * @example
@@ -160,6 +179,9 @@ export async function handleUserInfo(context: SentinelContext, request: Sentinel
   // A token this service signed for the account, still live: the account exists.
   context.observation?.noteAccount(accountId);
   const released = await loadUserClaims(context, { accountId, userId: claims.sub, scopes: scopeList(claims.scope) });
-  if (released === null) throw challenge(asked, 'invalid_token', 'the user of this access token no longer exists', 401);
+  if (released === null) {
+    await endGrantOfGoneUser(context, accountId, claims.gid as string);
+    throw challenge(asked, 'invalid_token', 'the user of this access token no longer exists', 401);
+  }
   return noStoreJSON(200, { ...released, sub: claims.sub });
 }
