@@ -44,4 +44,31 @@ describe('console: the i18n option', () => {
     );
     expect(() => build({ defaultLocale: 'pt-BR', catalogues: { 'pt-BR': { navApps: 'Aplicativos' } } })).not.toThrow();
   });
+
+  it('matches defaultLocale as a browser preference, and refuses one no console catalogue shows', async () => {
+    const sentinel = makeSentinel();
+    const cookie = await operatorCookie(sentinel, ACCOUNT, 'u-op', 600);
+    const page = async (i18n: { defaultLocale?: string; catalogues?: Catalogues }, acceptLanguage?: string) => {
+      const operatorConsole = createConsole(sentinel, { authorize: () => 'admin', i18n });
+      const request = consoleRequest('GET', `/console/${ACCOUNT}/apps`, { cookie });
+      const headers = acceptLanguage === undefined ? request.headers : { ...request.headers, 'accept-language': acceptLanguage };
+      return (await operatorConsole.handle({ ...request, headers }))?.body ?? '';
+    };
+    const es = { es: { navApps: 'Aplicaciones' } };
+    expect(await page({ defaultLocale: 'fr-CA' })).toContain('<html lang="fr">');
+    expect(await page({ defaultLocale: 'es-MX', catalogues: es })).toContain('>Aplicaciones</a>');
+    expect(await page({ defaultLocale: 'EN-gb' }, 'it')).toContain('<html lang="en">');
+    // Accept-Language as the service's pages take it: `pt` and `pt-PT` fall to a host's `pt-BR`.
+    const pt = { 'pt-BR': { navApps: 'Aplicativos' } };
+    expect(await page({ catalogues: pt }, 'pt-PT, en;q=0.5')).toContain('<html lang="pt-BR">');
+    expect(await page({ catalogues: pt }, 'pt')).toContain('>Aplicativos</a>');
+    for (const i18n of [{ defaultLocale: 'it' }, { defaultLocale: 'de', catalogues: es }]) {
+      expect(() => build(i18n), JSON.stringify(i18n)).toThrow(
+        new ConfigurationError(
+          'console.i18n.defaultLocale',
+          `no catalogue shows "${i18n.defaultLocale}": add it to console.i18n.catalogues or use a bundled language (en, fr)`,
+        ),
+      );
+    }
+  });
 });

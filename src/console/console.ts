@@ -22,7 +22,7 @@ import { auditPage } from './audit-page.js';
 import { MemoryEventLog } from '../events/event-log.js';
 import { ExchangeFailure } from './exchange-failure.js';
 import { keysAction, keysPage, revokeConfirmPage } from './keys-page.js';
-import { checkConsoleTag, chooseConsoleLocale, consoleCatalogues } from './messages/console-locale.js';
+import { chooseConsoleLocale, consoleCatalogues, consoleDefaultLocale } from './messages/console-locale.js';
 import { endOperatorSession, type OperatorSession, readOperatorSession, type StoredOperatorSession } from './operator-session.js';
 import { type ConsoleCall, consolePage, paragraph, text } from './page.js';
 import { ConsoleRefusal, formTarget, pathTarget } from './refusal.js';
@@ -102,7 +102,7 @@ export function createConsole(service: ConsoleService, options: ConsoleOptions):
   const deps: ConsoleDeps = { service, context, options, events, bufferSize, sessionTtl };
   assertKnownKeys(options.i18n, { defaultLocale: true, catalogues: true }, 'console.i18n');
   const catalogues = consoleCatalogues(options.i18n?.catalogues);
-  const defaultLocale = checkConsoleTag(options.i18n?.defaultLocale ?? 'en', 'console.i18n.defaultLocale');
+  const defaultLocale = consoleDefaultLocale(catalogues, options.i18n?.defaultLocale ?? 'en');
   const config: ResolvedConfig = { ...service.config, basePath: path };
   const issuer = new URL(service.config.issuer);
   const mountPath = options.mountPath === undefined ? issuer.pathname.replace(/\/$/, '') : checkMountPath(options.mountPath);

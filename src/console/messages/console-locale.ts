@@ -3,6 +3,7 @@
  * bundled catalogues and the host's, English for what a host catalogue leaves out.
  */
 import { ConfigurationError } from '../../errors.js';
+import { matchTag } from '../../i18n/match-tag.js';
 import { parseAcceptLanguage } from '../../i18n/negotiate.js';
 import type { ConsoleMessages } from './console-messages.js';
 import { consoleEn } from './en.js';
@@ -77,14 +78,43 @@ export function consoleCatalogues(extra: Readonly<Record<string, Partial<Console
   return set;
 }
 
-/** The first preferred language the console has (exact tag, then primary language), else `fallback`. */
-export function chooseConsoleLocale(set: ReadonlyMap<string, ConsoleLocale>, header: string | undefined, fallback: string): ConsoleLocale {
-  for (const wanted of parseAcceptLanguage(header)) {
-    const lower = wanted.toLowerCase();
-    const exact = set.get(lower) ?? set.get(lower.split('-')[0] ?? '');
-    if (exact !== undefined) return exact;
+/**
+ * The console's language when the browser asks for none it has: `console.i18n.defaultLocale` matched as a browser's
+ * preference is, with the service's own rule (`es-MX` shows a host's `es`, `fr-CA` the bundled `fr`).
+ *
+ * @example const fallback = consoleDefaultLocale(set, 'fr-CA'); // the bundled French
+ * @throws ConfigurationError when no catalogue shows it: it would quietly be English, as for the service's `i18n`.
+ */
+export function consoleDefaultLocale(set: ReadonlyMap<string, ConsoleLocale>, tag: string): ConsoleLocale {
+  const found = matchTag(set, checkConsoleTag(tag, 'console.i18n.defaultLocale'));
+  const locale = found === null ? undefined : set.get(found);
+  if (locale === undefined) {
+    const bundled = Object.keys(CONSOLE_CATALOGUES).join(', ');
+    throw new ConfigurationError(
+      'console.i18n.defaultLocale',
+      `no catalogue shows "${tag}": add it to console.i18n.catalogues or use a bundled language (${bundled})`,
+    );
   }
-  return set.get(fallback.toLowerCase()) ?? { tag: 'en', messages: consoleEn };
+  return locale;
+}
+
+/**
+ * The first `Accept-Language` preference the console has, matched as the service's pages match it (the same tag, its
+ * primary language, another tag of that language), else `fallback`.
+ *
+ * @example chooseConsoleLocale(set, 'pt-PT, en;q=0.5', consoleDefaultLocale(set, 'en')); // a host's `pt-BR`
+ */
+export function chooseConsoleLocale(
+  set: ReadonlyMap<string, ConsoleLocale>,
+  header: string | undefined,
+  fallback: ConsoleLocale,
+): ConsoleLocale {
+  for (const wanted of parseAcceptLanguage(header)) {
+    const found = matchTag(set, wanted);
+    const locale = found === null ? undefined : set.get(found);
+    if (locale !== undefined) return locale;
+  }
+  return fallback;
 }
 
 /** Fills `{name}` placeholders (the page escapes the result). */
