@@ -71,4 +71,20 @@ describe('console: the i18n option', () => {
       );
     }
   });
+
+  it('writes console pages of right-to-left tags right to left, by the service rule', async () => {
+    const sentinel = makeSentinel();
+    const cookie = await operatorCookie(sentinel, ACCOUNT, 'u-op', 600);
+    const catalogues = { ar: { navApps: 'التطبيقات' }, he: { navApps: 'יישומים' }, 'ku-Arab': { navApps: 'ئەپەکان' } };
+    const operatorConsole = createConsole(sentinel, { authorize: () => 'admin', i18n: { defaultLocale: 'he-IL', catalogues } });
+    const page = async (acceptLanguage?: string) => {
+      const request = consoleRequest('GET', `/console/${ACCOUNT}/apps`, { cookie });
+      const headers = acceptLanguage === undefined ? request.headers : { ...request.headers, 'accept-language': acceptLanguage };
+      return (await operatorConsole.handle({ ...request, headers }))?.body ?? '';
+    };
+    expect(await page('ar-EG')).toContain('<html lang="ar" dir="rtl">');
+    expect(await page('ku-Arab')).toContain('<html lang="ku-Arab" dir="rtl">');
+    expect(await page()).toContain('<html lang="he" dir="rtl">');
+    expect(await page('fr')).toContain('<html lang="fr">');
+  });
 });

@@ -1,5 +1,5 @@
 /**
- * The console's page frame: the login page's layout and security headers (nonce CSP, frame-ancestors 'none',
+ * The console's page frame: the login page's layout (language and direction) and security headers (nonce CSP, frame-ancestors 'none',
  * no-store), a wider card for tables, and the navigation of a signed-in operator. No script on any page.
  */
 import type { ResolvedConfig } from '../config.js';
@@ -122,6 +122,7 @@ export function consolePage(config: ResolvedConfig, call: ConsoleCall, input: Co
     styleNonce,
     branding: config.branding,
     lang: call.locale.tag,
+    dir: call.locale.dir,
     styles: CONSOLE_STYLES,
   });
   return htmlResponse(input.status ?? 200, html, { styleNonce }, input.headers);

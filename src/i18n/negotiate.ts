@@ -46,9 +46,14 @@ const RTL_SCRIPTS = new Set(['adlm', 'arab', 'aran', 'hebr', 'mand', 'mend', 'nk
 /**
  * The direction of a tag's text. A script subtag decides when there is one (RFC 5646 §2.2.3): a host's `ku-Arab`,
  * `pa-Arab` or `uz-Arab` catalogue is right to left though the language usually is not, and `sd-Deva` is left to
- * right though Sindhi usually is not. Without one, the language's usual script decides.
+ * right though Sindhi usually is not. Without one, the language's usual script decides. The console's pages take
+ * their direction from it too.
+ *
+ * @example
+ * direction('ar') // 'rtl'
+ * direction('ku-Arab') // 'rtl'
  */
-function direction(tag: string): 'ltr' | 'rtl' {
+export function direction(tag: string): 'ltr' | 'rtl' {
   const script = tag.split('-')[1];
   if (script !== undefined && /^[A-Za-z]{4}$/.test(script)) return RTL_SCRIPTS.has(script.toLowerCase()) ? 'rtl' : 'ltr';
   return RTL.has(primary(tag)) ? 'rtl' : 'ltr';

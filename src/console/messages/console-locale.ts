@@ -4,7 +4,7 @@
  */
 import { ConfigurationError } from '../../errors.js';
 import { matchTag } from '../../i18n/match-tag.js';
-import { parseAcceptLanguage } from '../../i18n/negotiate.js';
+import { direction, parseAcceptLanguage } from '../../i18n/negotiate.js';
 import type { ConsoleMessages } from './console-messages.js';
 import { consoleEn } from './en.js';
 import { consoleFr } from './fr.js';
@@ -17,9 +17,11 @@ import { consoleFr } from './fr.js';
  */
 export const CONSOLE_CATALOGUES: Readonly<Record<string, ConsoleMessages>> = Object.freeze({ en: consoleEn, fr: consoleFr });
 
-/** A language of the console: its tag and its complete messages. */
+/** A language of the console: its tag, its writing direction and its complete messages. */
 export interface ConsoleLocale {
   tag: string;
+  /** `rtl` for a right-to-left tag (the service's rule: `ar`, `he`, `ku-Arab`), so `<html dir>` mirrors the page. */
+  dir: 'ltr' | 'rtl';
   messages: ConsoleMessages;
 }
 
@@ -68,12 +70,12 @@ function checkedMessages(tag: string, messages: Readonly<Record<string, unknown>
  */
 export function consoleCatalogues(extra: Readonly<Record<string, Partial<ConsoleMessages>>> = {}): Map<string, ConsoleLocale> {
   const set = new Map<string, ConsoleLocale>();
-  for (const [tag, messages] of Object.entries(CONSOLE_CATALOGUES)) set.set(tag.toLowerCase(), { tag, messages });
+  for (const [tag, messages] of Object.entries(CONSOLE_CATALOGUES)) set.set(tag.toLowerCase(), { tag, dir: direction(tag), messages });
   for (const [tag, messages] of Object.entries(extra)) {
     checkConsoleTag(tag, 'console.i18n.catalogues');
     const own = checkedMessages(tag, messages);
     const base = set.get(tag.toLowerCase())?.messages ?? consoleEn;
-    set.set(tag.toLowerCase(), { tag, messages: { ...base, ...own } });
+    set.set(tag.toLowerCase(), { tag, dir: direction(tag), messages: { ...base, ...own } });
   }
   return set;
 }
