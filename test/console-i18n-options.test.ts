@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { createConsole } from '../src/console/index.js';
 import type { ConsoleMessages } from '../src/console/messages/console-messages.js';
 import { ConfigurationError } from '../src/errors.js';
+import { eventTaps } from '../src/events/event-taps.js';
 import { consoleRequest, operatorCookie } from './helpers/console-session.js';
 import { ACCOUNT, makeSentinel } from './helpers/fixtures.js';
 
@@ -39,6 +40,14 @@ describe('console: the i18n option', () => {
       { defaultLocale: 'de_DE' },
     ];
     for (const i18n of cases) expect(() => build(i18n), JSON.stringify(i18n)).toThrow(ConfigurationError);
+    // Shapes a host's configuration file can produce: refused as options, not a TypeError nor quietly taken.
+    const shapes: unknown[] = [null, 'fr', { catalogues: null }, { catalogues: [] }, { catalogues: { de: [] } }];
+    for (const i18n of shapes) {
+      const sentinel = makeSentinel();
+      expect(() => createConsole(sentinel, { authorize: () => 'admin', i18n } as never), JSON.stringify(i18n)).toThrow(ConfigurationError);
+      // Refused before the console's in-memory audit log subscribed to the service's events.
+      expect(eventTaps(sentinel.config), JSON.stringify(i18n)).toBeUndefined();
+    }
     expect(() => createConsole(makeSentinel(), { authorize: () => 'admin', i18n: { defaultLanguage: 'fr' } as never })).toThrow(
       ConfigurationError,
     );

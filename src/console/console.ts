@@ -22,7 +22,7 @@ import { auditPage } from './audit-page.js';
 import { MemoryEventLog } from '../events/event-log.js';
 import { ExchangeFailure } from './exchange-failure.js';
 import { keysAction, keysPage, revokeConfirmPage } from './keys-page.js';
-import { chooseConsoleLocale, consoleCatalogues, consoleDefaultLocale } from './messages/console-locale.js';
+import { chooseConsoleLocale, consoleCatalogues, consoleDefaultLocale, isPlainObject } from './messages/console-locale.js';
 import { endOperatorSession, type OperatorSession, readOperatorSession, type StoredOperatorSession } from './operator-session.js';
 import { type ConsoleCall, consolePage, paragraph, text } from './page.js';
 import { ConsoleRefusal, formTarget, pathTarget } from './refusal.js';
@@ -91,6 +91,11 @@ export function createConsole(service: ConsoleService, options: ConsoleOptions):
   if (!Number.isInteger(sessionTtl) || sessionTtl < 60 || sessionTtl > 7 * 86_400) {
     throw new ConfigurationError('console.sessionTtl', 'must be a whole number of seconds from 60 to 604800');
   }
+  // Checked before the event tap below subscribes, so a refused option leaves nothing attached to the service.
+  if (options.i18n !== undefined && !isPlainObject(options.i18n)) throw new ConfigurationError('console.i18n', 'must be an object');
+  assertKnownKeys(options.i18n, { defaultLocale: true, catalogues: true }, 'console.i18n');
+  const catalogues = consoleCatalogues(options.i18n?.catalogues);
+  const defaultLocale = consoleDefaultLocale(catalogues, options.i18n?.defaultLocale ?? 'en');
   const context = contextOf(service);
   const bufferSize = options.eventBufferSize ?? 1000;
   let events = options.events;
@@ -100,9 +105,6 @@ export function createConsole(service: ConsoleService, options: ConsoleOptions):
     events = memory;
   }
   const deps: ConsoleDeps = { service, context, options, events, bufferSize, sessionTtl };
-  assertKnownKeys(options.i18n, { defaultLocale: true, catalogues: true }, 'console.i18n');
-  const catalogues = consoleCatalogues(options.i18n?.catalogues);
-  const defaultLocale = consoleDefaultLocale(catalogues, options.i18n?.defaultLocale ?? 'en');
   const config: ResolvedConfig = { ...service.config, basePath: path };
   const issuer = new URL(service.config.issuer);
   const mountPath = options.mountPath === undefined ? issuer.pathname.replace(/\/$/, '') : checkMountPath(options.mountPath);

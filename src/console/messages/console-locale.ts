@@ -32,6 +32,15 @@ const TAG = /^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/;
 const MAX_MESSAGE = 1000;
 
 /**
+ * True for an object of named values (not `null`, not an array): the shape of the `i18n` option and its catalogues.
+ *
+ * @example isPlainObject({ de: {} }); // true; isPlainObject(null), isPlainObject([]) are false
+ */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
  * A language tag of the console's `i18n` option, checked at startup.
  *
  * @example checkConsoleTag('pt-BR', 'console.i18n.defaultLocale'); // 'pt-BR'
@@ -49,7 +58,7 @@ export function checkConsoleTag(tag: string, option: string): string {
  */
 function checkedMessages(tag: string, messages: Readonly<Record<string, unknown>>): Partial<ConsoleMessages> {
   const option = `console.i18n.catalogues.${tag}`;
-  if (typeof messages !== 'object' || messages === null) throw new ConfigurationError(option, 'must be an object of messages');
+  if (!isPlainObject(messages)) throw new ConfigurationError(option, 'must be an object of messages');
   const checked: Partial<Record<keyof ConsoleMessages, string>> = {};
   for (const [name, value] of Object.entries(messages)) {
     if (!Object.hasOwn(consoleEn, name)) throw new ConfigurationError(`${option}.${name}`, 'is not a message of the console');
@@ -66,9 +75,11 @@ function checkedMessages(tag: string, messages: Readonly<Record<string, unknown>
  * Complete catalogues by lower-case tag: the bundled ones, the host's merged over them (and over English).
  *
  * @example const set = consoleCatalogues({ de: { navApps: 'Anwendungen' } });
- * @throws ConfigurationError for a tag that is no language tag, or a message that is unknown or not text.
+ * @throws ConfigurationError for catalogues that are not an object, a tag that is no language tag, or a message that
+ * is unknown or not text.
  */
 export function consoleCatalogues(extra: Readonly<Record<string, Partial<ConsoleMessages>>> = {}): Map<string, ConsoleLocale> {
+  if (!isPlainObject(extra)) throw new ConfigurationError('console.i18n.catalogues', 'must be an object of catalogues by language tag');
   const set = new Map<string, ConsoleLocale>();
   for (const [tag, messages] of Object.entries(CONSOLE_CATALOGUES)) set.set(tag.toLowerCase(), { tag, dir: direction(tag), messages });
   for (const [tag, messages] of Object.entries(extra)) {
