@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { verifyClientSecret } from '../src/apps/client-secrets.js';
 import { MemoryAppStore } from '../src/apps/memory-app-store.js';
 import { createConsole, MemoryEventLog } from '../src/console/index.js';
-import { tapEvents } from '../src/events/event-taps.js';
+import { eventTaps, tapEvents } from '../src/events/event-taps.js';
 import { contextOf } from '../src/http/context.js';
 import { MemoryStore, type SentinelEvent } from '../src/index.js';
 import { consoleRequest, operatorCookie } from './helpers/console-session.js';
@@ -27,6 +27,8 @@ describe('console: options and paths', () => {
     expect(() => createConsole(sentinel, { authorize, sessionTtl: 5 })).toThrow(/sessionTtl/);
     expect(() => createConsole(sentinel, { authorize, mountPath: 'ops/' })).toThrow(/console.mountPath/);
     expect(() => createConsole(sentinel, { authorize, mountPath: '/' })).toThrow(/console.mountPath/);
+    // Every option is refused before the in-memory event log taps the service: a refused console leaves no listener.
+    expect(eventTaps(sentinel.config)).toBeUndefined();
   });
 
   it('builds its callback from the issuer and mountPath, whatever prefix a request arrived under', async () => {

@@ -91,7 +91,9 @@ export function createConsole(service: ConsoleService, options: ConsoleOptions):
   if (!Number.isInteger(sessionTtl) || sessionTtl < 60 || sessionTtl > 7 * 86_400) {
     throw new ConfigurationError('console.sessionTtl', 'must be a whole number of seconds from 60 to 604800');
   }
-  // Checked before the event tap below subscribes, so a refused option leaves nothing attached to the service.
+  // Options are checked before the event tap below subscribes, so a refused one leaves nothing attached to the service.
+  const issuer = new URL(service.config.issuer);
+  const mountPath = options.mountPath === undefined ? issuer.pathname.replace(/\/$/, '') : checkMountPath(options.mountPath);
   if (options.i18n !== undefined && !isPlainObject(options.i18n)) throw new ConfigurationError('console.i18n', 'must be an object');
   assertKnownKeys(options.i18n, { defaultLocale: true, catalogues: true }, 'console.i18n');
   const catalogues = consoleCatalogues(options.i18n?.catalogues);
@@ -106,8 +108,6 @@ export function createConsole(service: ConsoleService, options: ConsoleOptions):
   }
   const deps: ConsoleDeps = { service, context, options, events, bufferSize, sessionTtl };
   const config: ResolvedConfig = { ...service.config, basePath: path };
-  const issuer = new URL(service.config.issuer);
-  const mountPath = options.mountPath === undefined ? issuer.pathname.replace(/\/$/, '') : checkMountPath(options.mountPath);
   // The callback is the registered redirect URI of the console's client, which every sign-in to the account shares:
   // it comes from configuration, not from the request. Express matches a mount prefix in any case, so a visitor's
   // `/OPS/console/sign-in` would otherwise re-register the client and break the sign-ins under way at `/ops`.
