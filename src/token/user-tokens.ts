@@ -65,7 +65,8 @@ async function userGone(context: SentinelContext, input: UserTokensInput, spend:
   await spend?.();
   await revokeGrant(context, input.grantId);
   const { accountId, clientId, userId } = input;
-  context.emit({ type: 'grant.ended', accountId, clientId, userId, reason: 'user-gone' });
+  // The grant has ended: a throwing onEvent is reported, not answered, so the client still learns the refusal.
+  context.emit({ type: 'grant.ended', accountId, clientId, userId, reason: 'user-gone' }, 'committed');
   throw new OAuthError('invalid_grant', 'the user no longer exists');
 }
 

@@ -208,6 +208,26 @@ function oidcUserInfoSuite(host: Host): void {
       expect(refreshed.body.error_description).toBe('the user no longer exists');
     });
 
+    it('idTokenClaims: a gone user still gets invalid_grant when onEvent throws, the grant having ended', async () => {
+      let gone = false;
+      const errors: unknown[] = [];
+      const { server, refreshToken } = await tokenFor('openid offline_access', {
+        idTokenClaims: true,
+        users: { authenticate: async () => ({ id: USER_ID }), claims: async () => (gone ? null : ALICE) },
+        onEvent: (event: { type: string }) => {
+          if (event.type === 'grant.ended') throw new Error('the audit sink is down');
+        },
+        onError: (error: unknown) => void errors.push(error),
+      });
+      gone = true;
+      const refreshed = await refresh(server, refreshToken ?? '');
+      // The grant is gone before the event: the answer is the refusal, and the sink's failure is reported.
+      expectError(refreshed, 400, 'invalid_grant');
+      expect(errors.map((error) => (error as Error).message)).toContain('the audit sink is down');
+      gone = false;
+      expectError(await refresh(server, refreshToken ?? ''), 400, 'invalid_grant');
+    });
+
     it('refuses missing, malformed, doubled, query-borne, app and openid-less tokens with RFC 6750 errors', async () => {
       const { server, accessToken } = await tokenFor('openid');
       const none = await request(server).get(USERINFO);
