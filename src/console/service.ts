@@ -103,7 +103,9 @@ export interface ConsoleOptions {
   sessionTtl?: number | undefined;
   /**
    * The console's languages: catalogues by language tag, merged over the bundled English and French (and over
-   * English for a new language), and the language when the browser asks for none of them. Default `'en'`.
+   * English for a new language), and `defaultLocale`, the language when the browser asks for none of them (default
+   * `'en'`). Tags are matched as the service's pages match them (`fr-CA` finds `fr`); a `defaultLocale` no catalogue
+   * shows is refused at startup; pages of a right-to-left tag (`ar`, `he`, `ku-Arab`) carry `dir="rtl"`.
    */
   i18n?: { defaultLocale?: string | undefined; catalogues?: Readonly<Record<string, Partial<ConsoleMessages>>> | undefined } | undefined;
 }
