@@ -40,6 +40,7 @@ const SERVICE_FILES = [
   // Redis or Redis Cluster (some beside a memory-store half that needs nothing)
   'test/store-redis.test.ts',
   'test/store-redis-faults.test.ts',
+  'test/throttle-zero-counters.test.ts',
   'test/store-redis-cluster.test.ts',
   'test/store-fail-closed.test.ts',
   'test/service-faults.test.ts',

@@ -66,9 +66,10 @@ describe("typed usernames' counters have a security area of their own", () => {
     expect(refused.status).toBe(429);
     expect(refused.headers['retry-after']).toBe(String(WINDOW_SECONDS));
     expect(refused.headers.location).toBeUndefined();
-    // Failing closed: the user store was never asked, and the address got its slot back as for any username refusal.
+    // Failing closed: the user store was never asked, and the address got its slot back as for any username refusal
+    // (its counter, back at zero, deleted).
     expect(authenticate).not.toHaveBeenCalled();
-    await expect(store.get('throttle:ip:198.51.100.200')).resolves.toBe('0');
+    await expect(store.get('throttle:ip:198.51.100.200')).resolves.toBeNull();
     // Every refusal of the flood and this one: one report for the window, naming the area.
     expect(errors).toHaveLength(1);
     expect(errors[0]).toBeInstanceOf(SecurityStateFullError);
@@ -84,11 +85,16 @@ describe("typed usernames' counters have a security area of their own", () => {
     await expect(store.increment(registrationThrottleKey('203.0.113.9'), 60_000)).resolves.toBe(1);
   });
 
-  it('a user whose counter was kept before the flood still signs in', async () => {
+  it('a sign-in holds no room in the area: the flood fits as many names after sign-ins from 30 /64s as without', async () => {
+    // A success's counter, given its slot back, is deleted at zero: kept at 0, each one held room until its window
+    // ended (and a user's kept counter let that user in while the area was full, for the rest of that window only).
+    const fresh = harness();
+    const alone = await flood(fresh.sentinel);
     const { sentinel } = harness();
-    expect((await attempt(sentinel, USERNAME, PASSWORD, '198.51.100.7')).status).toBe(303);
-    await flood(sentinel);
-    expect((await attempt(sentinel, USERNAME, PASSWORD, '198.51.100.8')).status).toBe(303);
+    for (let net = 0; net < 30; net += 1) {
+      expect((await attempt(sentinel, USERNAME, PASSWORD, `2001:db8:9:${net.toString(16)}::1`)).status).toBe(303);
+    }
+    expect(await flood(sentinel)).toEqual(alone);
   });
 
   it('a securityPrefixes list naming throttle keeps the usernames\u2019 counters as security state', async () => {

@@ -241,8 +241,14 @@ export class MemoryStore implements Store {
   }
 
   /**
-   * Gives one slot of a counter back (never below zero, never starting a counter, window unchanged): the login
-   * throttle returns a successful attempt's slot. Optional for custom stores (see the README's Store contract).
+   * Gives one slot of a counter back (never starting a counter, window unchanged) and deletes the counter it brings
+   * to zero: the login throttle returns a successful attempt's slot. Optional for custom stores (see the README's
+   * Store contract).
+   *
+   * Why a counter at zero is deleted: it holds no failures and no slot in flight, yet kept it would sit in the
+   * never-evicted security area until its window ends. Each success from a new IPv6 /64 left one, so one valid
+   * account used from many /64s filled `throttle:` and every sign-in was refused. Deleted, the next increment starts
+   * a fresh window that ends later, which only throttles more strictly.
    *
    * @example
    * await store.decrement('throttle:ip:203.0.113.7');
@@ -252,7 +258,11 @@ export class MemoryStore implements Store {
     const current = area.get(key);
     if (current === undefined) return 0;
     if (!/^-?\d+$/.test(current)) throw notACounter('decrement');
-    const next = Math.max(0, Number(current) - 1);
+    const next = Number(current) - 1;
+    if (next <= 0) {
+      area.delete(key);
+      return 0;
+    }
     if (area instanceof SecurityState) area.set(key, String(next), undefined);
     else area.set(key, String(next), { noUpdateTTL: true });
     return next;

@@ -33,11 +33,18 @@ return n
 `);
 
 /**
- * Gives one slot of a counter back: DECR keeps the TTL, and the script neither starts a counter nor goes below zero.
+ * Gives one slot of a counter back: DECR keeps the TTL, and the script never starts a counter. A counter it would
+ * bring to zero (or one already at zero or below) is deleted instead: it holds nothing, and kept until its window
+ * ends, every success from a new IPv6 /64 would leave one behind (under `noeviction`, memory that only grows). One
+ * key, so legal on Redis Cluster; a script, so no increment can land between the read and the DEL.
  */
 export const DECREMENT_SCRIPT = script(`
 local v = tonumber(redis.call('GET', KEYS[1]))
-if not v or v <= 0 then return 0 end
+if not v then return 0 end
+if v <= 1 then
+  redis.call('DEL', KEYS[1])
+  return 0
+end
 return redis.call('DECR', KEYS[1])
 `);
 

@@ -231,8 +231,9 @@ export class RedisStore implements Store {
   }
 
   /**
-   * Gives one slot of a counter back (never below zero, never starting a counter, window unchanged): the login
-   * throttle returns a successful attempt's slot. Optional for custom stores (see the README's Store contract).
+   * Gives one slot of a counter back (never starting a counter, window unchanged) and deletes the counter it brings
+   * to zero, in one Lua script: the login throttle returns a successful attempt's slot. Optional for custom stores
+   * (see the README's Store contract).
    *
    * @example
    * await store.decrement('throttle:ip:203.0.113.7');

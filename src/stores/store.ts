@@ -49,9 +49,10 @@ export interface Store {
    */
   swap(entries: readonly SwapEntry[]): Promise<boolean>;
   /**
-   * Optional: gives one slot of a counter back (never below zero, never starting a counter, window unchanged) and
-   * returns the new count. The login and registration-token throttles return a successful attempt's slot with it
-   * (MemoryStore and RedisStore have it). Without it, a successful login clears its username counter instead and
+   * Optional: atomically gives one slot of a counter back (never starting a counter, window unchanged) and returns
+   * the new count; a counter it brings to zero is deleted (`0` is returned), so that successes leave no counters
+   * behind, and the next increment starts a new window. The login and registration-token throttles return a
+   * successful attempt's slot with it (MemoryStore and RedisStore have it). Without it, a successful login clears its username counter instead and
    * address counters keep their slots, as does a right user code of the device flow on both of its counters, which
    * only errs toward throttling sooner.
    */

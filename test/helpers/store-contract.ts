@@ -235,6 +235,67 @@ export function runStoreContract(
       });
     });
 
+    // Optional in the contract; every store this suite runs has it, so a store that lost it fails here.
+    describe('decrement', () => {
+      function decrementOf(subject: Store): (k: string) => Promise<number> {
+        const { decrement } = subject;
+        if (decrement === undefined) throw new Error('this store has no decrement');
+        return (k) => decrement.call(subject, k);
+      }
+
+      it('gives slots back one at a time, keeping the counter while above zero', async () => {
+        const decrement = decrementOf(store);
+        const k = key('throttle');
+        for (let i = 0; i < 3; i++) await store.increment(k, LONG);
+        await expect(decrement(k)).resolves.toBe(2);
+        await expect(store.get(k)).resolves.toBe('2');
+        await expect(store.increment(k, LONG)).resolves.toBe(3);
+      });
+
+      it('deletes a counter it brings to zero; the next increment starts from 1', async () => {
+        const decrement = decrementOf(store);
+        const k = key('throttle');
+        await store.increment(k, LONG);
+        await expect(decrement(k)).resolves.toBe(0);
+        await expect(store.get(k)).resolves.toBeNull();
+        await expect(store.increment(k, LONG)).resolves.toBe(1);
+      });
+
+      it('never starts a counter: an absent key stays absent', async () => {
+        const decrement = decrementOf(store);
+        const k = key('throttle');
+        await expect(decrement(k)).resolves.toBe(0);
+        await expect(decrement(k)).resolves.toBe(0);
+        await expect(store.get(k)).resolves.toBeNull();
+      });
+
+      it('removes a counter left at zero (written before this rule) instead of keeping it', async () => {
+        const decrement = decrementOf(store);
+        const k = key('throttle');
+        await store.set(k, '0', LONG);
+        await expect(decrement(k)).resolves.toBe(0);
+        await expect(store.get(k)).resolves.toBeNull();
+      });
+
+      it('ends right under 50 concurrent decrements and 50 increments on a counter at 50', async () => {
+        const decrement = decrementOf(store);
+        const k = key('throttle');
+        for (let i = 0; i < 50; i++) await store.increment(k, LONG);
+        // Interleaved either way, the count never has to go below zero, so every step counts.
+        await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? decrement(k) : store.increment(k, LONG))));
+        await expect(store.get(k)).resolves.toBe('50');
+      });
+
+      it('leaves nothing behind after 100 concurrent decrements of a counter at 60', async () => {
+        const decrement = decrementOf(store);
+        const k = key('throttle');
+        for (let i = 0; i < 60; i++) await store.increment(k, LONG);
+        const results = await Promise.all(Array.from({ length: 100 }, () => decrement(k)));
+        expect([...results].sort((x, y) => x - y)).toEqual([...Array<number>(41).fill(0), ...Array.from({ length: 59 }, (_, i) => i + 1)]);
+        await expect(store.get(k)).resolves.toBeNull();
+      });
+    });
+
     describe('swap', () => {
       it('writes every value when every key holds what was expected', async () => {
         const { code, grant } = grantKeys();
