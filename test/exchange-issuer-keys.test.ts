@@ -3,7 +3,7 @@
  * cached set lacks or, naming none, is verified by none of the cached keys (the issuer rotated), and no more than
  * once per interval however many made-up `kid`s or forged signatures arrive.
  * The brand's key server is a real HTTP server on loopback (`clientJwks.allowPrivateAddresses`, development only)
- * that counts its requests.
+ * that counts its requests; a request to a `/hang/` path is held unanswered (a client's key host that hangs).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,14 +13,23 @@ import type { Sentinel } from '../src/index.js';
 import { jsonOf, postForm } from './helpers/direct-flow.js';
 import { BOT, BRAND_ISSUER, type BrandKey, brandJWT, brandKey, exchangeOptions, JWT_BEARER, TOKEN_PATH } from './helpers/exchange.js';
 import { ACCOUNT, makeSentinel } from './helpers/fixtures.js';
+import { ASSERTION_TYPE, clientAssertion, clientKey } from './helpers/key-bound.js';
 
 let published: BrandKey[] = [];
 let fetches = 0;
 let server: Server;
 let jwksUri = '';
+/** The held `/hang/` requests' answers; `heldChanged` runs whenever one is held. */
+const held: (() => void)[] = [];
+let heldChanged: () => void = () => {};
 
 beforeAll(async () => {
-  server = createServer((_request, response) => {
+  server = createServer((request, response) => {
+    if (request.url?.startsWith('/hang/') === true) {
+      held.push(() => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [] })));
+      heldChanged();
+      return;
+    }
     fetches += 1;
     response.setHeader('content-type', 'application/json');
     response.end(JSON.stringify({ keys: published.map((key) => key.publicJwk) }));
@@ -103,5 +112,62 @@ describe("a trusted issuer's key set", () => {
     // The first unknown kid refreshed the set; the nine after it were answered from the cache.
     expect(fetches).toBe(2);
     expect((await bearer(sentinel, await brandJWT(key))).status).toBe(200);
+  });
+});
+
+describe("a trusted issuer's key set and apps' key sets", () => {
+  it("is fetched while every slot for fetching apps' key sets is held", async () => {
+    const key = await brandKey();
+    published = [key];
+    fetches = 0;
+    const origin = new URL(jwksUri).origin;
+    const keyedApp = (clientId: string, path: string) => ({
+      accountId: ACCOUNT,
+      clientId,
+      tokenEndpointAuthMethod: 'private_key_jwt' as const,
+      jwksUri: `${origin}${path}`,
+      redirectUris: [],
+      grantTypes: ['client_credentials' as const],
+    });
+    const hanging = 'c0ffee00-1111-4222-8333-000000000001';
+    const other = 'c0ffee00-1111-4222-8333-000000000002';
+    const base = exchangeOptions(key);
+    const sentinel = makeSentinel({
+      ...base,
+      apps: [...(base.apps ?? []), keyedApp(hanging, '/hang/keys.json'), keyedApp(other, '/other-keys.json')],
+      trustedIssuers: [{ accountId: ACCOUNT, issuer: BRAND_ISSUER, jwksUri }],
+      // One slot, and a deadline the held fetch cannot reach while the test runs.
+      clientJwks: { allowPrivateAddresses: true, maxConcurrentFetches: 1, timeoutMs: 30_000 },
+    });
+    const clientKeys = await clientKey();
+    const appToken = async (clientId: string) =>
+      postForm(
+        sentinel,
+        TOKEN_PATH,
+        new URLSearchParams({
+          grant_type: 'client_credentials',
+          client_assertion_type: ASSERTION_TYPE,
+          client_assertion: await clientAssertion(clientKeys, {}, clientId),
+        }).toString(),
+      );
+    const isHeld = new Promise<void>((resolve) => {
+      heldChanged = resolve;
+    });
+    const holding = appToken(hanging);
+    await isHeld;
+    // Every slot for apps' key sets is taken: another app's key set is refused at once...
+    const refused = await appToken(other);
+    expect(refused.status).toBe(401);
+    expect(jsonOf(refused).error_description).toMatch(/1 key sets are being fetched already/);
+    // ...and the trusted issuer's is fetched all the same.
+    const response = await bearer(sentinel, await brandJWT(key));
+    expect(response.status, response.body).toBe(200);
+    expect(fetches).toBe(1);
+    // Answer the held fetch and any after it (the empty set lacks the assertion's kid: a refetch follows).
+    heldChanged = () => {
+      for (const answer of held.splice(0)) answer();
+    };
+    heldChanged();
+    expect((await holding).status).toBe(401);
   });
 });

@@ -9,7 +9,7 @@
  *   last good set keeps serving for at most `staleIfErrorSeconds` more, so a short outage of the client's host does
  *   not lock the client out. The window is bounded because a key the client removed while its host was unreachable
  *   stays usable until then; a fetch that succeeds replaces the set at once, removed keys and all.
- * - At most `maxConcurrentFetches` fetches run at once (`src/lib/fetch-slots.ts`); one more is refused at once.
+ * - At most `maxConcurrentFetches` fetches run at once per fetcher (`src/lib/fetch-slots.ts`); one more is refused.
  */
 import { LRUCache } from 'lru-cache';
 import { publicKeyProblem } from '../keys/jwk-public.js';
@@ -51,7 +51,7 @@ interface Failure {
 /** What a fetcher tells the host: a key set served stale because its refetch failed. */
 export type StaleWarning = (message: string) => void;
 
-/** A per-service cache of fetched key sets. */
+/** A cache of fetched key sets; a service has one for apps' and one for trusted issuers' (`jwksFetcherOf`). */
 export class JwksFetcher {
   readonly #options: ClientJwksOptions;
   readonly #warn: StaleWarning | undefined;

@@ -30,26 +30,36 @@ import { routeUrl } from '../http/route-paths.js';
 /** RFC 7523 §2.2 `client_assertion_type` of a JWT assertion. */
 export const JWT_BEARER_ASSERTION = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 
+/**
+ * Whose key sets a fetcher fetches: apps' `jwks_uri`s (anyone who registers or names a client chooses those URLs) or
+ * trusted issuers' `jwksUri`s (the operator's and the accounts' registry's choice, and few).
+ */
+export type KeySetOwner = 'apps' | 'trusted-issuers';
+
 // Keyed by the service's resolved config: handlers get a request-scoped copy of the context (http/context.ts
-// requestContext), but every copy shares the config, so the cache lives as long as the service.
-const fetchers = new WeakMap<SentinelContext['config'], JwksFetcher>();
+// requestContext), but every copy shares the config, so the caches live as long as the service.
+const fetchers = new WeakMap<SentinelContext['config'], Record<KeySetOwner, JwksFetcher>>();
 
 /**
- * The service's one cache of fetched key sets (client `jwks_uri`s and trusted issuers' key sets alike): one SSRF
- * guard, one set of limits (`clientJwks`), one cache.
- * @example const keys = await jwksFetcherOf(context).get(url);
+ * The service's cache of fetched key sets of `owner`: one SSRF guard and one set of limits (`clientJwks`) for both,
+ * but apps' and trusted issuers' each have their own cache and their own `maxConcurrentFetches` slots, so that a
+ * flood of made-up client `jwks_uri`s can neither refuse a trusted issuer's fetch (and with it every brand-JWT
+ * exchange of its consumers) nor push its set out of the cache.
+ * @example const keys = await jwksFetcherOf(context, 'apps').get(url);
  */
-export function jwksFetcherOf(context: SentinelContext): JwksFetcher {
-  let fetcher = fetchers.get(context.config);
-  if (fetcher === undefined) {
-    // A key set served stale is the operator's to hear of: the client's host is failing (logger.warn, as at startup).
+export function jwksFetcherOf(context: SentinelContext, owner: KeySetOwner): JwksFetcher {
+  let byOwner = fetchers.get(context.config);
+  if (byOwner === undefined) {
+    // A key set served stale is the operator's to hear of: the key host is failing (logger.warn, as at startup).
     const { logger } = context.config;
-    fetcher = new JwksFetcher(context.config.clientJwks, (message) =>
-      logger === undefined ? console.warn(message) : logger.warn(message),
-    );
-    fetchers.set(context.config, fetcher);
+    const warn = (message: string) => (logger === undefined ? console.warn(message) : logger.warn(message));
+    byOwner = {
+      apps: new JwksFetcher(context.config.clientJwks, warn),
+      'trusted-issuers': new JwksFetcher(context.config.clientJwks, warn),
+    };
+    fetchers.set(context.config, byOwner);
   }
-  return fetcher;
+  return byOwner[owner];
 }
 
 function refused(description: string): OAuthError {
@@ -99,7 +109,10 @@ async function keySetOf(context: SentinelContext, app: App, refresh: boolean): P
   try {
     // A refresh for an unknown kid at most once per interval: the assertion is not yet verified, so anyone naming
     // the client_id could otherwise make every request fetch the client's jwks_uri anew.
-    return (await jwksFetcherOf(context).get(app.jwksUri, { refresh, minRefreshIntervalMs: KEY_SET_REFRESH_INTERVAL_MS })) as JSONWebKeySet;
+    return (await jwksFetcherOf(context, 'apps').get(app.jwksUri, {
+      refresh,
+      minRefreshIntervalMs: KEY_SET_REFRESH_INTERVAL_MS,
+    })) as JSONWebKeySet;
   } catch (error) {
     if (error instanceof JwksFetchError) throw refused(`the application's key set is unavailable: ${error.message}`);
     throw error;

@@ -2,7 +2,7 @@
  * Verifying a JWT a trusted brand issuer signed about one of the account's consumers (RFC 7523 §3, RFC 8693 §2.1
  * with an `id_token` or `jwt` subject token). The issuer is looked up by the JWT's own `iss` among those the
  * account trusts, never across accounts; its keys come from the entry (`jwks`) or its `jwksUri` through the
- * service's one SSRF-guarded fetcher, and a `kid` the cached set lacks (or, for a JWT naming none, a signature no
+ * service's SSRF-guarded fetcher of trusted issuers' key sets (its own cache and fetch slots, apart from apps'), and a `kid` the cached set lacks (or, for a JWT naming none, a signature no
  * cached key verifies) refreshes it at most once per {@link KEY_REFRESH_INTERVAL_MS}. The `jku`, `x5u` and `jwk`
  * headers are never followed: the keys are the ones the account registered. What the checks refuse becomes the
  * error the calling grant names (`invalid_grant` for the JWT bearer grant, `invalid_request` for token exchange);
@@ -89,7 +89,7 @@ function reportUnavailable(context: SentinelContext, accountId: string, error: J
 async function issuerKeys(context: SentinelContext, issuer: TrustedIssuer, refresh: boolean): Promise<KeySet> {
   if (issuer.jwks !== undefined) return issuer.jwks as KeySet;
   try {
-    return (await jwksFetcherOf(context).get(issuer.jwksUri as string, {
+    return (await jwksFetcherOf(context, 'trusted-issuers').get(issuer.jwksUri as string, {
       refresh,
       minRefreshIntervalMs: KEY_REFRESH_INTERVAL_MS,
     })) as KeySet;
