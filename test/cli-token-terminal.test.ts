@@ -60,6 +60,25 @@ describe('sentinel-idp token with a hostile server', () => {
     expect(result.stderr.split('\n')).toHaveLength(2);
   });
 
+  it("caps what it prints of the server's error and error_description, escapes never split, and says so", async () => {
+    const description = 'y'.repeat(2_000_000);
+    // 300 ESCs escape to 1800 characters: 166 escapes (996 characters) fit, and no part of a 167th is printed.
+    answer = { status: 400, body: { error: '\u001b'.repeat(300), error_description: description } };
+    const result = await run();
+    expect(result.code).toBe(1);
+    expect(hasControl(result.stderr)).toBe(false);
+    expect(result.stderr).toBe(
+      `sentinel-idp token: the service refused the request (HTTP 400) ${'\\u001b'.repeat(166)}… [134 more characters cut]: ` +
+        `${'y'.repeat(1000)}… [1999000 more characters cut]\n`,
+    );
+  });
+
+  it('prints a server error of exactly the cap whole, with no marker', async () => {
+    answer = { status: 400, body: { error: 'invalid_client', error_description: 'z'.repeat(1000) } };
+    const result = await run();
+    expect(result.stderr).toBe(`sentinel-idp token: the service refused the request (HTTP 400) invalid_client: ${'z'.repeat(1000)}\n`);
+  });
+
   it('escapes in the printed token response what JSON leaves raw, and it still parses to what was sent', async () => {
     const body = { access_token: `token${HOSTILE}`, token_type: 'Bearer', expires_in: 3600 };
     answer = { status: 200, body };

@@ -4,7 +4,7 @@
  * never from an argument (RFC 6749 §2.3.1: credentials stay out of URLs and, here, out of process listings).
  */
 import type { CLIIO } from './io.js';
-import { terminalJSON, terminalText } from './terminal-text.js';
+import { terminalJSON, terminalTextCapped } from './terminal-text.js';
 import { optionalString, parseArguments, requireAccountId, requireString, UsageError } from './usage.js';
 import { routeUrl } from '../http/route-paths.js';
 
@@ -87,9 +87,10 @@ function describeFailure(status: number, text: string): string {
   try {
     const body = JSON.parse(text) as { error?: unknown; error_description?: unknown };
     if (typeof body.error === 'string') {
-      // The server's words, escaped: a hostile or compromised one must not drive the operator's terminal.
-      const description = typeof body.error_description === 'string' ? `: ${terminalText(body.error_description)}` : '';
-      return `the service refused the request (HTTP ${status}) ${terminalText(body.error)}${description}`;
+      // The server's words, escaped and capped: a hostile or compromised one must neither drive the operator's
+      // terminal nor flood it (or a log collecting stderr) with megabytes.
+      const description = typeof body.error_description === 'string' ? `: ${terminalTextCapped(body.error_description)}` : '';
+      return `the service refused the request (HTTP ${status}) ${terminalTextCapped(body.error)}${description}`;
     }
   } catch {
     // Not JSON (a proxy's error page, say): the status alone is what we can report.
