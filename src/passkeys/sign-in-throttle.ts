@@ -22,8 +22,7 @@
  * could fill it, and every password sign-in would then be refused as throttled. The /48's slot is taken first
  * (`http/address-bound.ts`), so an attempt its network refuses creates no /64 counter.
  */
-import { takeNetworkedSlot } from '../http/address-bound.js';
-import { addressBucket, networkBucket } from '../http/client-ip.js';
+import { addressBoundKey, addressBoundNetworkKey, takeNetworkedSlot } from '../http/address-bound.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import { en } from '../i18n/en.js';
@@ -38,8 +37,7 @@ export interface PasskeyAttempt {
  * @example passkeyThrottleKey('203.0.113.7') // 'throttle:passkey:ip:203.0.113.7'
  */
 export function passkeyThrottleKey(ip: string | null): string {
-  // Requests whose address is unknown share one counter: they cannot each get their own budget.
-  return `throttle:passkey:ip:${ip === null ? 'unknown' : addressBucket(ip)}`;
+  return addressBoundKey('throttle:passkey', ip);
 }
 
 /**
@@ -47,8 +45,7 @@ export function passkeyThrottleKey(ip: string | null): string {
  * @example passkeyThrottleNetworkKey('2001:db8:1:2::7') // 'throttle:passkey:net:2001:db8:1'
  */
 export function passkeyThrottleNetworkKey(ip: string | null): string | null {
-  const network = ip === null ? null : networkBucket(ip);
-  return network === null ? null : `throttle:passkey:net:${network}`;
+  return addressBoundNetworkKey('throttle:passkey', ip);
 }
 
 /**

@@ -23,8 +23,7 @@
  * /48s could fill it with wrong tokens and every password sign-in would be refused as throttled. The /48's slot is
  * taken first (`http/address-bound.ts`), so a guess its network refuses creates no /64 counter.
  */
-import { takeNetworkedSlot } from '../http/address-bound.js';
-import { addressBucket, networkBucket } from '../http/client-ip.js';
+import { addressBoundKey, addressBoundNetworkKey, takeNetworkedSlot } from '../http/address-bound.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 
@@ -38,8 +37,7 @@ export interface TokenAttempt {
  * @example registrationThrottleKey('203.0.113.7') // 'throttle:registration:ip:203.0.113.7'
  */
 export function registrationThrottleKey(ip: string | null): string {
-  // IPv6 by its /64, as the login throttle counts (client-ip.ts addressBucket).
-  return `throttle:registration:ip:${ip === null ? 'unknown' : addressBucket(ip)}`;
+  return addressBoundKey('throttle:registration', ip);
 }
 
 /**
@@ -47,8 +45,7 @@ export function registrationThrottleKey(ip: string | null): string {
  * @example registrationThrottleNetworkKey('2001:db8:1:2::7') // 'throttle:registration:net:2001:db8:1'
  */
 export function registrationThrottleNetworkKey(ip: string | null): string | null {
-  const network = ip === null ? null : networkBucket(ip);
-  return network === null ? null : `throttle:registration:net:${network}`;
+  return addressBoundNetworkKey('throttle:registration', ip);
 }
 
 function throttled(context: SentinelContext, accountId: string, clientId: string | undefined): OAuthError {
