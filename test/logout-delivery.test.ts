@@ -76,6 +76,30 @@ async function setUp(scripts: Partial<Record<'a' | 'b' | 'c', Script>> = {}, ove
   return { sentinel, events, errors, receivers };
 }
 
+/**
+ * A service whose apps come from a host registry holding `app` alone, with a back-channel logout receiver of its own
+ * (both closed after the test).
+ */
+async function hostRegistryWith(app: FlowApp): Promise<{ sentinel: Sentinel; receiver: LogoutReceiver; registry: MemoryAppStore }> {
+  let sentinel: Sentinel | undefined;
+  const receiver = await startReceiver({ issuer: ISSUER_OF_ACCOUNT, clientId: app.clientId, jwks: () => (sentinel as Sentinel).jwks() });
+  running.push(receiver);
+  const registry = new MemoryAppStore([
+    {
+      accountId: ACCOUNT,
+      clientId: app.clientId,
+      clientSecretHash: hashClientSecret(app.clientSecret as string),
+      redirectUris: [app.redirectUri],
+      grantTypes: ['authorization_code', 'refresh_token'],
+      tokenEndpointAuthMethod: 'client_secret_basic',
+      backchannelLogoutUri: receiver.uri,
+    },
+  ]);
+  sentinel = makeSentinel({ apps: [], appStore: registry, clientJwks: { allowPrivateAddresses: true } });
+  running.push(sentinel);
+  return { sentinel, receiver, registry };
+}
+
 function logoutEvents(events: SentinelEvent[]) {
   return events
     .filter((event) => event.type === 'logout.delivered' || event.type === 'logout.failed')
@@ -127,22 +151,7 @@ describe('back-channel logout delivery', () => {
   it('an app of the host registry named by an https client_id gets its token while metadata documents are off', async () => {
     // An OpenID Federation entity id, say: only with documents on is an https client_id one nobody registered.
     const app: FlowApp = { ...APP_B, clientId: 'https://rp.example.com' };
-    let sentinel: Sentinel | undefined;
-    const receiver = await startReceiver({ issuer: ISSUER_OF_ACCOUNT, clientId: app.clientId, jwks: () => (sentinel as Sentinel).jwks() });
-    running.push(receiver);
-    const registry = new MemoryAppStore([
-      {
-        accountId: ACCOUNT,
-        clientId: app.clientId,
-        clientSecretHash: hashClientSecret(app.clientSecret as string),
-        redirectUris: [app.redirectUri],
-        grantTypes: ['authorization_code', 'refresh_token'],
-        tokenEndpointAuthMethod: 'client_secret_basic',
-        backchannelLogoutUri: receiver.uri,
-      },
-    ]);
-    sentinel = makeSentinel({ apps: [], appStore: registry, clientJwks: { allowPrivateAddresses: true } });
-    running.push(sentinel);
+    const { sentinel, receiver } = await hostRegistryWith(app);
     expect(sentinel.config.clientIdMetadataDocuments.enabled).toBe(false);
     const { tokens } = await signInWithSession(sentinel, app);
     expect(await sentinel.endSession({ accountId: ACCOUNT, sid: tokens.sid })).toBe(true);
@@ -152,26 +161,7 @@ describe('back-channel logout delivery', () => {
   });
 
   it('a disabled app is still told when a session it got tokens through ends: its own session with the user ends too', async () => {
-    let sentinel: Sentinel | undefined;
-    const receiver = await startReceiver({
-      issuer: ISSUER_OF_ACCOUNT,
-      clientId: APP_B.clientId,
-      jwks: () => (sentinel as Sentinel).jwks(),
-    });
-    running.push(receiver);
-    const registry = new MemoryAppStore([
-      {
-        accountId: ACCOUNT,
-        clientId: APP_B.clientId,
-        clientSecretHash: hashClientSecret(APP_B.clientSecret as string),
-        redirectUris: [APP_B.redirectUri],
-        grantTypes: ['authorization_code', 'refresh_token'],
-        tokenEndpointAuthMethod: 'client_secret_basic',
-        backchannelLogoutUri: receiver.uri,
-      },
-    ]);
-    sentinel = makeSentinel({ apps: [], appStore: registry, clientJwks: { allowPrivateAddresses: true } });
-    running.push(sentinel);
+    const { sentinel, receiver, registry } = await hostRegistryWith(APP_B);
     const { tokens } = await signInWithSession(sentinel, APP_B);
     expect(registry.disableApp(ACCOUNT, APP_B.clientId)).toBe(true);
     expect(await sentinel.endSession({ accountId: ACCOUNT, sid: tokens.sid })).toBe(true);
