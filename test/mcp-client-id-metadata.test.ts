@@ -373,29 +373,37 @@ function serviceWithDocuments(overrides: Partial<SentinelOptions> = {}): { senti
 }
 
 /**
- * The agent (client id `url`) signs the user in through a fresh browser and exchanges its code; with `exchange`, it
- * asks for `scope` and sends `headers` (a DPoP proof) with the exchange.
+ * The agent (client id `url`) signs the user in through a fresh browser, asking for `scope`: the code, its PKCE
+ * verifier and the browser's session cookie.
  */
-async function agentSignIn(
+async function agentCode(
   sentinel: Sentinel,
   url: string,
-  exchange: { scope?: string; headers?: Record<string, string> } = {},
-): Promise<{ sessionCookie: string; accessToken: string; refreshToken: string; idToken: string | undefined }> {
+  scope?: string,
+): Promise<{ code: string; verifier: string; sessionCookie: string }> {
   const { verifier, challenge } = pkcePair();
   const query = authorizeQuery({
     client_id: url,
     redirect_uri: AGENT_CALLBACK,
     code_challenge: challenge,
     code_challenge_method: 'S256',
-    ...(exchange.scope === undefined ? {} : { scope: exchange.scope }),
+    ...(scope === undefined ? {} : { scope }),
   });
   const { interaction } = await startInteraction(sentinel, query);
   const csrf = await openLogin(sentinel, interaction);
   const login = await postLogin(sentinel, interaction, { csrf_token: csrf, username: USERNAME, password: PASSWORD });
   expect(login.status).toBe(303);
-  const code = new URL(String(login.headers.location)).searchParams.get('code') as string;
   const session = setCookies(login).find((line) => line.startsWith('sentinel_session=')) as string;
-  const exchanged = await postForm(
+  return {
+    code: new URL(String(login.headers.location)).searchParams.get('code') as string,
+    verifier,
+    sessionCookie: session.slice('sentinel_session='.length).split(';')[0] as string,
+  };
+}
+
+/** The agent (a public client, client id `url`) exchanges `code`, sending `headers` (a DPoP proof) with it. */
+function exchangeAgentCode(sentinel: Sentinel, url: string, code: string, verifier: string, headers: Record<string, string> = {}) {
+  return postForm(
     sentinel,
     TOKEN_PATH,
     new URLSearchParams({
@@ -405,11 +413,24 @@ async function agentSignIn(
       redirect_uri: AGENT_CALLBACK,
       client_id: url,
     }).toString(),
-    { headers: exchange.headers ?? {} },
+    { headers },
   );
+}
+
+/**
+ * The agent (client id `url`) signs the user in through a fresh browser and exchanges its code; with `exchange`, it
+ * asks for `scope` and sends `headers` (a DPoP proof) with the exchange.
+ */
+async function agentSignIn(
+  sentinel: Sentinel,
+  url: string,
+  exchange: { scope?: string; headers?: Record<string, string> } = {},
+): Promise<{ sessionCookie: string; accessToken: string; refreshToken: string; idToken: string | undefined }> {
+  const { code, verifier, sessionCookie } = await agentCode(sentinel, url, exchange.scope);
+  const exchanged = await exchangeAgentCode(sentinel, url, code, verifier, exchange.headers);
   expect(exchanged.status, exchanged.body).toBe(200);
   return {
-    sessionCookie: session.slice('sentinel_session='.length).split(';')[0] as string,
+    sessionCookie,
     accessToken: jsonOf(exchanged).access_token as string,
     refreshToken: jsonOf(exchanged).refresh_token as string,
     idToken: jsonOf(exchanged).id_token as string | undefined,
@@ -570,41 +591,15 @@ describe('a client whose metadata document becomes unavailable', () => {
     const { sentinel } = serviceWithDocuments();
     const agentDocument = (path: string, demands: Record<string, unknown>) =>
       serve(path, { client_id: `${origin}${path}`, redirect_uris: [AGENT_CALLBACK], ...demands }, { 'cache-control': 'no-store' });
-    const codeFor = async (url: string) => {
-      const { verifier, challenge } = pkcePair();
-      const query = authorizeQuery({
-        client_id: url,
-        redirect_uri: AGENT_CALLBACK,
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-      });
-      const { interaction } = await startInteraction(sentinel, query);
-      const csrf = await openLogin(sentinel, interaction);
-      const login = await postLogin(sentinel, interaction, { csrf_token: csrf, username: USERNAME, password: PASSWORD });
-      return { code: new URL(String(login.headers.location)).searchParams.get('code') as string, verifier };
-    };
-    const exchange = (url: string, code: string, verifier: string, headers: Record<string, string> = {}) =>
-      postForm(
-        sentinel,
-        TOKEN_PATH,
-        new URLSearchParams({
-          grant_type: 'authorization_code',
-          code,
-          code_verifier: verifier,
-          redirect_uri: AGENT_CALLBACK,
-          client_id: url,
-        }).toString(),
-        { headers },
-      );
     // dpop_bound_access_tokens (RFC 9449 §5.2): a token request without a proof is refused, one with a proof is bound.
     const dpopAgent = agentDocument('/dpop-demand-agent.json', { dpop_bound_access_tokens: true });
-    const unproved = await codeFor(dpopAgent);
-    const refused = await exchange(dpopAgent, unproved.code, unproved.verifier);
+    const unproved = await agentCode(sentinel, dpopAgent);
+    const refused = await exchangeAgentCode(sentinel, dpopAgent, unproved.code, unproved.verifier);
     expect(refused.status).toBe(400);
     expect(jsonOf(refused).error).toBe('invalid_dpop_proof');
-    const proved = await codeFor(dpopAgent);
+    const proved = await agentCode(sentinel, dpopAgent);
     const agent = await es384Agent();
-    const bound = await exchange(dpopAgent, proved.code, proved.verifier, {
+    const bound = await exchangeAgentCode(sentinel, dpopAgent, proved.code, proved.verifier, {
       dpop: await agent.proof('POST', `http://localhost${TOKEN_PATH}`),
     });
     expect(bound.status, bound.body).toBe(200);
