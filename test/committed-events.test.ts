@@ -1,15 +1,16 @@
 /**
  * Events that report a change already made are emitted as `'committed'`: an `onEvent` that throws on one goes to
  * `onError`, and the request keeps its answer instead of a 500 saying nothing changed (docs/observability.md#audit-events).
- * Token revocation, the logout endpoint, `endSession` / `endUserSessions`, and the console's keys and sessions
- * actions. (The account page's passkey removal is in test/account-page.test.ts.)
+ * Token revocation, a replayed code and a reused refresh token, the logout endpoint, `endSession` /
+ * `endUserSessions`, and the console's keys and sessions actions. (The account page's passkey removal is in
+ * test/account-page.test.ts.)
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createConsole } from '../src/console/index.js';
 import type { SentinelEvent, SentinelRequest } from '../src/index.js';
 import { operatorCookie } from './helpers/console-session.js';
-import { ACCOUNT_PATH, exchangeCode, jsonOf, postForm, signIn } from './helpers/direct-flow.js';
+import { ACCOUNT_PATH, exchangeCode, jsonOf, postForm, signIn, useRefreshToken } from './helpers/direct-flow.js';
 import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, makeSentinel } from './helpers/fixtures.js';
 import { sessionWorks, signInWithSession } from './helpers/logout-flow.js';
 
@@ -56,6 +57,26 @@ describe('a throwing onEvent after an irreversible change', () => {
     state.failing = false;
     expect(jsonOf(await form('introspect')).active).toBe(false);
     expect(errors.map(String)).toEqual(['Error: audit sink down (token.revoked)']);
+  });
+
+  it('a replayed code and a reused refresh token answer invalid_grant: their grants are revoked all the same', async () => {
+    // No retry grace: the second presentation is a replay at once (RFC 6749 §4.1.2, RFC 9700 §4.14.2).
+    const { sentinel, errors, state } = vetoing(['code.replayed', 'refresh.reused'], { retryGrace: 0 });
+    const replayed = await signIn(sentinel);
+    const first = jsonOf(await exchangeCode(sentinel, replayed.code, replayed.verifier));
+    state.failing = true;
+    const replay = await exchangeCode(sentinel, replayed.code, replayed.verifier);
+    expect([replay.status, jsonOf(replay).error]).toEqual([400, 'invalid_grant']);
+    expect(await sentinel.verifyAccessToken(String(first.access_token), { accountId: ACCOUNT }).catch(() => 'refused')).toBe('refused');
+    state.failing = false;
+    const reused = await signIn(sentinel);
+    const tokens = jsonOf(await exchangeCode(sentinel, reused.code, reused.verifier));
+    const rotated = jsonOf(await useRefreshToken(sentinel, String(tokens.refresh_token)));
+    state.failing = true;
+    const reuse = await useRefreshToken(sentinel, String(tokens.refresh_token));
+    expect([reuse.status, jsonOf(reuse).error]).toEqual([400, 'invalid_grant']);
+    expect((await useRefreshToken(sentinel, String(rotated.refresh_token))).status).toBe(400);
+    expect(errors.map(String)).toEqual(['Error: audit sink down (code.replayed)', 'Error: audit sink down (refresh.reused)']);
   });
 
   it('the logout endpoint signs out (its cookie expired), and endUserSessions resolves to the count', async () => {

@@ -49,7 +49,9 @@ async function spentCode(
     throw new OAuthError('invalid_grant', 'the code has already been used');
   }
   await revokeGrant(context, grantId);
-  context.emit({ type: 'code.replayed', accountId, clientId: app.clientId, userId: grant.userId });
+  // Committed: the grant is gone whatever the hook says, so a throwing onEvent must not turn the refusal into a 500
+  // that invites a retry (the retry would only meet a code that names nothing).
+  context.emit({ type: 'code.replayed', accountId, clientId: app.clientId, userId: grant.userId }, 'committed');
   throw new OAuthError('invalid_grant', 'the code has already been used; the tokens issued from it are revoked');
 }
 

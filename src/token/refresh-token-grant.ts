@@ -50,7 +50,8 @@ async function reuseDetected(
   grantId: string,
 ): Promise<never> {
   const grant = await revokeGrant(context, grantId);
-  context.emit({ type: 'refresh.reused', accountId, clientId, userId: grant?.userId });
+  // Committed: the family is revoked whatever the hook says; the client must hear invalid_grant, not a 500.
+  context.emit({ type: 'refresh.reused', accountId, clientId, userId: grant?.userId }, 'committed');
   throw new OAuthError('invalid_grant', 'the refresh token has already been used; the grant is revoked');
 }
 
