@@ -25,13 +25,14 @@ export async function handleAppTokenV1(context: SentinelContext, request: Sentin
   const params = await readForm(request, context.config.bodyLimit);
   requireGrantType(readGrantType(context, params), 'client_credentials');
   const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: false });
-  // The form is not handed to the grant below, so `resource` would otherwise go unread and the token be for the
-  // account's audience: refused as on the v2 path, after the same grant check so both answer alike.
+  // `resource` would make the token for another audience: refused as on the v2 path, after the same grant check so
+  // both answer alike, and before the grant below reads the form.
   requireGrant(app, 'client_credentials');
   refuseResource(params);
-  // The v1 contract has no scope parameter: the token carries the app's registered scope, as it always did.
+  // The grant reads `scope` as the account token endpoint does (RFC 6749 §4.4.2): without one the token carries the
+  // app's registered scope, as it always did; with one, the requested part of it, echoed in the answer.
   // A DPoP proof binds the token as at the token endpoint; its htu is this path (RFC 9449 §4.3).
   // `expires_in` as the platform's contract shows it (the `expiresIn` option, a string of digits by default).
   const htu = routeUrl(context.config, 'app-token-v1', { accountId });
-  return handleClientCredentialsGrant(context, request, accountId, new Map(), app, htu, 'configured');
+  return handleClientCredentialsGrant(context, request, accountId, params, app, htu, 'configured');
 }

@@ -10,9 +10,10 @@ import { type App, requireGrant } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
-import { type ParamMap, singleQuery } from '../http/params.js';
+import { type ParamMap, single, singleQuery } from '../http/params.js';
 import { authenticateClient, refuseSecretsInQuery } from './client-auth.js';
 import { readGrantType } from './grant-type.js';
+import { grantedScope } from './client-credentials-grant.js';
 import { confirmation, tokenRequestBinding, tokenType } from '../dpop/token-binding.js';
 import { routeUrl } from '../http/route-paths.js';
 
@@ -93,12 +94,16 @@ export async function handleAppToken(context: SentinelContext, request: Sentinel
   const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: false });
   requireGrant(app, 'client_credentials');
   refuseResource(params);
+  // RFC 6749 §4.4.2, §3.3: a client that asks for less than its app's scope gets that, never silently all of it.
+  const requestedScope = single(params, 'scope');
+  const scope = grantedScope(app, requestedScope);
   if (validator !== undefined && !hookVerdict(await validator(consumerId, { accountId, clientId: app.clientId }), 'consumerId')) {
     throw new OAuthError('invalid_request', 'state does not name a valid consumer of this account');
   }
   const binding = tokenRequestBinding(context, request, app, routeUrl(context.config, 'app-token-v2', { accountId }));
   const dpopJkt = binding === undefined ? undefined : await binding;
-  const { token, claims, expiresIn } = await issueAccessToken(context, consumerTokenInput(context, accountId, app, consumerId, dpopJkt));
+  const input = consumerTokenInput(context, accountId, app, consumerId, dpopJkt, scope);
+  const { token, claims, expiresIn } = await issueAccessToken(context, input);
   context.emit({
     type: 'token.issued',
     accountId,
@@ -107,5 +112,8 @@ export async function handleAppToken(context: SentinelContext, request: Sentinel
     consumerId,
     jti: claims.jti,
   });
-  return accessTokenResponse(token, tokenType(dpopJkt), expiresInValue(context, expiresIn));
+  // RFC 6749 §5.1: the scope is echoed when the client asked for one, as at the account token endpoint; a request
+  // without one keeps the platform's three-member answer.
+  const more = requestedScope === undefined || scope === undefined ? undefined : { scope };
+  return accessTokenResponse(token, tokenType(dpopJkt), expiresInValue(context, expiresIn), more);
 }

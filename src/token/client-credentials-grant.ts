@@ -14,9 +14,12 @@ import { requestedScopeTokens, scopeTokens } from './scope-tokens.js';
 
 /**
  * The scope of an app token: the app's registered scope, or the requested part of it. RFC 6749 §3.3 lets the
- * server narrow a request; it never widens one, so a scope the app may not have is `invalid_scope`.
+ * server narrow a request; it never widens one, so a scope the app may not have is `invalid_scope`. The v2
+ * consumer-bound path narrows with it too, so every client_credentials path reads `scope` alike.
+ * @throws OAuthError invalid_scope for a malformed scope token or one the app is not registered for.
+ * @example grantedScope({ ...app, scope: 'read write' }, 'read') // 'read'; undefined → 'read write'
  */
-function grantedScope(app: App, requested: string | undefined): string | undefined {
+export function grantedScope(app: App, requested: string | undefined): string | undefined {
   if (requested === undefined || requested.trim() === '') return app.scope;
   // Checked first: only §3.3 scope tokens may be named in the refusal below (RFC 6749 §5.2's characters).
   const asked = requestedScopeTokens(requested);
@@ -72,7 +75,7 @@ export async function handleClientCredentialsGrant(
     access_token: issued.token,
     token_type: tokenType(dpopJkt),
     expires_in: expiresIn === 'number' ? issued.expiresIn : expiresInValue(context, issued.expiresIn),
-    // RFC 6749 §5.1: the scope is echoed when the client asked for one (the v1 path never does).
+    // RFC 6749 §5.1: the scope is echoed when the client asked for one.
     ...(requested === undefined || scope === undefined ? {} : { scope }),
   });
 }
