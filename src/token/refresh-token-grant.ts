@@ -75,14 +75,18 @@ async function currentGrant(
   if (found.grant.accountId !== accountId || found.grant.clientId !== app.clientId) {
     throw new OAuthError('invalid_grant', 'the refresh token was not issued to this client');
   }
-  // RFC 9449 §5: a public client's bound refresh token (every generation shares the grant's key) is checked before
-  // anything else happens to it, so a thief without the key can neither rotate it nor revoke the grant by replaying it.
+  // A genuine token of an older generation is reuse (RFC 9700 §4.14.2) whatever proof comes with it. The grant's key
+  // may be newer than that token: a public client's refresh token is bound at the first proof (RFC 9449 §5), so
+  // whoever refreshed an unbound copy first with a key of their own (a thief) bound the grant to it. Checking that
+  // key first would refuse the client's own rotated-away token for its proof and never revoke the thief's family.
+  if (standing.kind === 'reused') return reuseDetected(context, request, accountId, app.clientId, presented.grantId);
+  // RFC 9449 §5: a current (or just rotated) bound refresh token is checked before anything else happens to it, so a
+  // thief without the key can neither rotate it nor burn it.
   assertRefreshBinding(found.grant.refresh ?? {}, dpopJkt);
   if (standing.kind === 'just-rotated') {
     // Possibly the same client retrying after a lost answer (or a concurrent duplicate): refused, not punished.
     throw new OAuthError('invalid_grant', 'the refresh token has just been rotated; use the newest one');
   }
-  if (standing.kind === 'reused') return reuseDetected(context, request, accountId, app.clientId, presented.grantId);
   if (standing.kind === 'expired') throw new OAuthError('invalid_grant', 'the refresh token has expired');
   return found;
 }
