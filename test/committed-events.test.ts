@@ -1,9 +1,9 @@
 /**
  * Events that report a change already made are emitted as `'committed'`: an `onEvent` that throws on one goes to
  * `onError`, and the request keeps its answer instead of a 500 saying nothing changed (docs/observability.md#audit-events).
- * Token revocation, a replayed code and a reused refresh token, the logout endpoint, `endSession` /
- * `endUserSessions`, and the console's keys and sessions actions. (The account page's passkey removal is in
- * test/account-page.test.ts.)
+ * Token revocation, a replayed code and a reused refresh token, a brand JWT's exchange, the logout endpoint,
+ * `endSession` / `endUserSessions`, and the console's keys and sessions actions. (The account page's passkey removal
+ * is in test/account-page.test.ts.)
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import { operatorCookie } from './helpers/console-session.js';
 import { ACCOUNT_PATH, exchangeCode, jsonOf, postForm, signIn, useRefreshToken } from './helpers/direct-flow.js';
 import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, makeSentinel } from './helpers/fixtures.js';
 import { sessionWorks, signInWithSession } from './helpers/logout-flow.js';
+import { BOT, brandJWT, brandKey, exchangeOptions, JWT_BEARER, TOKEN_PATH as EXCHANGE_TOKEN_PATH } from './helpers/exchange.js';
 
 /** A service whose `onEvent` throws on the named event types once `failing` is set; `onError` collects. */
 function vetoing(types: readonly string[], overrides: Record<string, unknown> = {}) {
@@ -77,6 +78,21 @@ describe('a throwing onEvent after an irreversible change', () => {
     expect([reuse.status, jsonOf(reuse).error]).toEqual([400, 'invalid_grant']);
     expect((await useRefreshToken(sentinel, String(rotated.refresh_token))).status).toBe(400);
     expect(errors.map(String)).toEqual(['Error: audit sink down (code.replayed)', 'Error: audit sink down (refresh.reused)']);
+  });
+
+  it("a brand JWT's exchange answers its token: the JWT's jti is spent, so a 500 would leave nothing to retry with", async () => {
+    const key = await brandKey();
+    const { sentinel, errors, state } = vetoing(['token.exchanged'], exchangeOptions(key));
+    const assertion = await brandJWT(key);
+    const form = new URLSearchParams({ grant_type: JWT_BEARER, assertion, ...BOT }).toString();
+    state.failing = true;
+    const exchanged = await postForm(sentinel, EXCHANGE_TOKEN_PATH, form);
+    expect(exchanged.status, exchanged.body).toBe(200);
+    expect(typeof jsonOf(exchanged).access_token).toBe('string');
+    // The JWT is single use: had the answer been a 500, the client's retry would have been refused as a replay.
+    state.failing = false;
+    expect(jsonOf(await postForm(sentinel, EXCHANGE_TOKEN_PATH, form)).error).toBe('invalid_grant');
+    expect(errors.map(String)).toEqual(['Error: audit sink down (token.exchanged)']);
   });
 
   it('the logout endpoint signs out (its cookie expired), and endUserSessions resolves to the count', async () => {

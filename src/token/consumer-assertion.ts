@@ -75,16 +75,21 @@ export async function issueForBrandJWT(
   // for the retry. A spend refused afterwards (a replay) discards the signed token unsent.
   const issued = await issueAccessToken(context, consumerTokenInput(context, accountId, app, consumerId, dpop?.jkt, scope, audiences));
   await brand.spend();
-  context.emit({
-    type: 'token.exchanged',
-    accountId,
-    clientId: app.clientId,
-    grantType,
-    subject: consumerId,
-    issuer: brand.issuer.issuer,
-    consumerId,
-    jti: issued.claims.jti,
-  });
+  // Committed, as a code exchange's token.issued: the JWT is spent, so a veto's 500 would leave the client's retry
+  // refused as a replay, with no token from either.
+  context.emit(
+    {
+      type: 'token.exchanged',
+      accountId,
+      clientId: app.clientId,
+      grantType,
+      subject: consumerId,
+      issuer: brand.issuer.issuer,
+      consumerId,
+      jti: issued.claims.jti,
+    },
+    'committed',
+  );
   return {
     token: issued.token,
     expiresIn: issued.expiresIn,
