@@ -8,9 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { MemoryStore, type Sentinel, type SentinelEvent, type Store } from '../src/index.js';
 import { contextOf } from '../src/http/context.js';
 import { MAX_REVOKED_ACCESS_TOKENS, readGrant } from '../src/token/grant-records.js';
-import { jsonOf, postForm } from './helpers/direct-flow.js';
+import { consumerToken, jsonOf, postForm } from './helpers/direct-flow.js';
 import { BOT, brandKey, exchangeOptions, TOKEN_EXCHANGE, TOKEN_PATH, TYPE } from './helpers/exchange.js';
-import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, makeSentinel, REDIRECT_URI } from './helpers/fixtures.js';
+import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, makeSentinel, REDIRECT_URI } from './helpers/fixtures.js';
 import { codeFor } from './helpers/oauth.js';
 import { describeOnSharedRedis } from './helpers/redis-suite.js';
 
@@ -96,6 +96,37 @@ function cases(name: string, stores: () => [Store, Store], markerTtls?: () => Pr
     expect(await live(one, below)).toBe(false);
     expect(await live(one, user.access)).toBe(true);
   });
+
+  it(`${name}: a bot revoking a consumer's delegated token stops it and the ones delegated from it, not the consumer's`, async () => {
+    const [first, second] = stores();
+    const one = makeSentinel(exchangeOptions(key, { store: first }));
+    const two = makeSentinel(exchangeOptions(key, { store: second }));
+    const asConsumer = async (sentinel: Sentinel, token: string): Promise<boolean> =>
+      (await sentinel.checkBearer(`Bearer ${token}`, { accountId: ACCOUNT, consumerId: CONSUMER_UUID })).ok;
+    const consumer = await consumerToken(one);
+    const middle = await delegated(one, consumer);
+    const below = await delegated(two, middle);
+    // Checked once while live, on both instances: both now sit in the guard's verified-token caches.
+    for (const sentinel of [one, two]) {
+      expect(await asConsumer(sentinel, middle)).toBe(true);
+      expect(await asConsumer(sentinel, below)).toBe(true);
+    }
+    expect(await revoke(two, middle, BOT)).toBe(200);
+    for (const sentinel of [one, two]) {
+      expect(await asConsumer(sentinel, middle)).toBe(false);
+      expect(await asConsumer(sentinel, below)).toBe(false);
+    }
+    const introspected = await postForm(one, `${TOKEN_PATH}/introspect`, new URLSearchParams({ token: below, ...BOT }).toString());
+    expect(jsonOf(introspected)).toEqual({ active: false });
+    // Nor can the bot exchange what it revoked, nor what was delegated from it.
+    for (const subject of [middle, below]) {
+      const form = { grant_type: TOKEN_EXCHANGE, subject_token: subject, subject_token_type: TYPE.accessToken, ...BOT };
+      expect((await postForm(one, TOKEN_PATH, new URLSearchParams(form).toString())).status).toBe(400);
+    }
+    // The consumer's own token is the app's, verified store-free: it passes, and it cannot be revoked.
+    expect(await asConsumer(one, consumer)).toBe(true);
+    expect(await revoke(one, consumer, USER_APP)).toBe(400);
+  });
 }
 
 describe('delegated token revocation on MemoryStore', () => {
@@ -140,6 +171,17 @@ describe('delegated token revocation on MemoryStore', () => {
     reads.length = 0;
     expect(await live(sentinel, user.access)).toBe(true);
     expect(reads.filter((name) => name.startsWith('revoked-jti:'))).toEqual([]);
+    // A consumer's delegated token has no grant: its marker alone decides, and fails closed just the same, while the
+    // consumer's own token stays store-free.
+    down.on = false;
+    const consumer = await consumerToken(sentinel);
+    const consumerDelegated = await delegated(sentinel, consumer);
+    down.on = true;
+    const refused = await sentinel.checkBearer(`Bearer ${consumerDelegated}`, { accountId: ACCOUNT, consumerId: CONSUMER_UUID });
+    expect(!refused.ok && refused.response.status).toBe(503);
+    reads.length = 0;
+    expect((await sentinel.checkBearer(`Bearer ${consumer}`, { accountId: ACCOUNT, consumerId: CONSUMER_UUID })).ok).toBe(true);
+    expect(reads).toEqual([]);
   });
 });
 

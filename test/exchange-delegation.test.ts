@@ -505,7 +505,8 @@ describe('what a delegation may not carry on or widen', () => {
     const sentinel = sentinelWith();
     const check = (token: string, consumerId?: string) =>
       sentinel.checkBearer(`Bearer ${token}`, { accountId: ACCOUNT, ...(consumerId === undefined ? {} : { consumerId }) });
-    // A user's chain (its grant is read on each check) and a consumer-bound one (the guard's cached path serves it).
+    // A user's chain (its grant is read on each check) and a consumer-bound one (its revocation markers are read on each
+    // check, its signature served by the verified-token cache).
     const { accessToken } = await userToken(sentinel);
     const userChain = jsonOf(
       await delegate(sentinel, jsonOf(await delegate(sentinel, accessToken)).access_token as string, {}, asBot(SECOND_BOT)),

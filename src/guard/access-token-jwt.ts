@@ -168,8 +168,10 @@ export function verifyCachedAccessToken(
   const facts = factsOf(context, entry);
   const claims = entry.claims as AccessTokenClaims;
   checkAudience(context, claims, facts, options);
-  // Proofs and grants are checked where they can be: on the full path, which also serves the signature from here.
-  if (facts.grantBound || facts.dpopBound || (options.dpop !== undefined && options.dpop.scheme !== 'Bearer')) return undefined;
+  // Proofs, grants and a delegated token's revocation markers are checked where they can be: on the full path, which
+  // also serves the signature from here. Only a delegation reads a marker: a consumer's own token stays store-free.
+  if (facts.grantBound || facts.actors.length > 0 || facts.dpopBound || (options.dpop !== undefined && options.dpop.scheme !== 'Bearer'))
+    return undefined;
   if (!isKnownLive(facts.accountId as string, claims.client_id)) return undefined;
   // A delegated token: the app it was delegated from must be known live too (token-liveness.ts), else the full path.
   if (claims.grant_client_id !== undefined && !isKnownLive(facts.accountId as string, claims.grant_client_id)) return undefined;

@@ -18,7 +18,8 @@ export type { AccessTokenVerifier } from './verifier-contract.js';
 /** Builds the service's access-token verifier over its context and keys. */
 export function createAccessTokenVerifier(context: SentinelContext, serviceKeys: ServiceKeys): AccessTokenVerifier {
   const { ring, accountRings } = serviceKeys;
-  // User tokens (with a grant id) are checked against revocations; consumer-bound tokens stay store-free.
+  // User tokens (with a grant id) and delegated tokens are checked against revocations; the other consumer-bound
+  // tokens stay store-free.
   // Tokens of a deleted app fail the guard too (within the presence cache's TTL, at once on this instance).
   const isRevoked = createLivenessCheck(context);
   const issuerPrefix = context.accountIssuer('');

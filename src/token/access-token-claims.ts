@@ -33,8 +33,9 @@ export interface AccessTokenClaims extends JWTClaims {
   /** A delegated user token: the client of the grant it lives on (`client_id` is the actor). */
   grant_client_id?: string;
   /**
-   * A delegated user token: the `jti` of the token it was exchanged for, then that token's own `delegated_from`
-   * (nearest first, at most three). Revoking any of them revokes this token too.
+   * A delegated token: the `jti` of the token it was exchanged for, then that token's own `delegated_from` (nearest
+   * first, at most three). Revoking any of them revokes this token too. A consumer's own token cannot be revoked, so
+   * a consumer chain lists only its delegated tokens (none for a first delegation).
    */
   delegated_from?: string[];
 }

@@ -16,6 +16,7 @@ import { routeUrl } from '../http/route-paths.js';
 import { confirmation, pendingTokenRequestProof, tokenType } from '../dpop/token-binding.js';
 import { type AccessTokenClaims, issueAccessToken, isAppToken, tokenAccountAudience } from './access-token.js';
 import { actorsOf, issuedForUser } from './access-token-claims.js';
+import { isDelegated } from './delegated-revocations.js';
 import { narrowAudience, narrowScope } from './exchange-target.js';
 import { tokenResources } from './resource-indicators.js';
 import { TOKEN_EXCHANGE_GRANT, TOKEN_TYPES } from './exchange-types.js';
@@ -151,9 +152,10 @@ export async function delegate(
   // The app the subject's token came from (its grant's for a user token): the liveness check stops the delegated
   // token when that app is deleted, as it stops the subject's own tokens.
   extra.grant_client_id = originClientId;
-  // The tokens it comes from, for the grant's liveness check to refuse it once any of them is revoked (RFC 7009): the
-  // grant record it reads anyway holds their jtis. Only a grant's tokens can be revoked one by one, so only they carry it.
-  if (subject.gid !== undefined) extra.delegated_from = [subject.jti, ...(subject.delegated_from ?? [])];
+  // The tokens it comes from, for the liveness check to refuse it once any of them is revoked (RFC 7009): a user
+  // token's are in the grant record it reads anyway, a delegated token's under its own marker. A consumer's own token
+  // is verified store-free and cannot be revoked, so a consumer chain lists only its delegated links.
+  if (subject.gid !== undefined || isDelegated(subject)) extra.delegated_from = [subject.jti, ...(subject.delegated_from ?? [])];
   const consumerClaim = context.config.consumerClaim;
   if (consumerClaim !== undefined && subject[consumerClaim] !== undefined) extra[consumerClaim] = subject[consumerClaim];
   Object.assign(extra, confirmation(dpop?.jkt));

@@ -292,9 +292,10 @@ function pauseAfterLostSwap(attempt: number): Promise<void> {
  * own and leaves the grant alone, so an actor revoking its tokens can neither grow nor end the subject's grant.
  */
 export async function revokeAccessToken(context: SentinelContext, claims: AccessTokenClaims): Promise<void> {
+  // First: a consumer's delegated token has no grant, and its marker is all there is to its revocation.
+  if (isDelegated(claims)) return revokeDelegatedToken(context, claims);
   const grantId = claims.gid;
   if (typeof grantId !== 'string') return;
-  if (isDelegated(claims)) return revokeDelegatedToken(context, claims);
   await afterEarlierRevocations(context.config, grantId, async () => {
     for (let attempt = 0; attempt < REVOKE_ATTEMPTS; attempt++) {
       if (attempt > 0) await pauseAfterLostSwap(attempt - 1);
@@ -334,14 +335,17 @@ async function writeRevokedJti(context: SentinelContext, grantId: string, claims
  * token, that of any token it was delegated from (`delegated_from`) — one store read. A grant the store does not
  * have is not live, so lost state refuses tokens instead of un-revoking them. A delegated token (with `act`) also
  * reads the revocation markers of its own `jti` and of those it was delegated from (delegated-revocations.ts), in
- * parallel; every other token's check stays the one grant read. Consumer-bound and app tokens carry no `gid` and
- * never touch the store, which keeps the token-retrieval API's hot path store-free.
+ * parallel; every other token's check stays the one grant read. A consumer's delegated token has no `gid`: those
+ * markers are its whole check. Consumer-bound tokens of the app itself and app tokens carry neither `gid` nor `act`
+ * and never touch the store, which keeps the token-retrieval API's hot path store-free.
  *
  * @example const claims = await verifyAccessTokenJWT(context, token, {}, createRevocationCheck(context));
  */
 export function createRevocationCheck(context: SentinelContext): RevocationCheck {
   return async (claims) => {
-    if (typeof claims.gid !== 'string') return false;
+    const chain = claims.delegated_from;
+    // A consumer's delegated token lives on no grant: its markers, and those of its chain, are its whole liveness.
+    if (typeof claims.gid !== 'string') return isDelegated(claims) && anyDelegatedRevoked(context, delegationJtis(claims.jti, chain));
     const found = await readGrant(context, claims.gid);
     if (found === null) return true;
     const { grant } = found;
@@ -349,7 +353,6 @@ export function createRevocationCheck(context: SentinelContext): RevocationCheck
     const grantClient = typeof claims.grant_client_id === 'string' ? claims.grant_client_id : claims.client_id;
     if (grant.clientId !== grantClient || grant.userId !== claims.sub) return true;
     const revoked = grant.revokedJtis;
-    const chain = claims.delegated_from;
     if (revoked !== undefined) {
       if (revoked[claims.jti] !== undefined) return true;
       // Nor may it outlive a token it was delegated from: the subject's own tokens are revoked into this same grant.
@@ -357,6 +360,11 @@ export function createRevocationCheck(context: SentinelContext): RevocationCheck
     }
     if (!isDelegated(claims)) return false;
     // Delegated tokens, its own and those further up its chain, are revoked under markers of their own.
-    return anyDelegatedRevoked(context, Array.isArray(chain) ? [claims.jti, ...chain] : [claims.jti]);
+    return anyDelegatedRevoked(context, delegationJtis(claims.jti, chain));
   };
+}
+
+/** A delegated token's own `jti` and those it was delegated from, whose revocation markers it must not outlive. */
+function delegationJtis(jti: string, chain: unknown): unknown[] {
+  return Array.isArray(chain) ? [jti, ...chain] : [jti];
 }

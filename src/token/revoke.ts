@@ -5,6 +5,7 @@ import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { revokeAccessToken, revokeGrant } from './grant-records.js';
+import { isDelegated } from './delegated-revocations.js';
 import { findClientToken } from './token-lookup.js';
 import { readRevokeOrIntrospectRequest } from './revoke-introspect-request.js';
 
@@ -16,7 +17,9 @@ import { readRevokeOrIntrospectRequest } from './revoke-introspect-request.js';
  * which tokens exist.
  *
  * Consumer-bound and app tokens (client_credentials) are verified without the store, so they cannot be revoked:
- * the answer is `unsupported_token_type` (RFC 7009 §2.2.1) rather than a 200 that would pretend otherwise.
+ * the answer is `unsupported_token_type` (RFC 7009 §2.2.1) rather than a 200 that would pretend otherwise. A
+ * consumer-bound token delegated to a bot (RFC 8693, with `act`) is the exception: its liveness check reads
+ * revocation markers anyway, so the bot revokes it, and with it the tokens delegated from it, as a user's.
  *
  * @example
  * // POST /sentinel/api/account/123/token/revoke  token=…&token_type_hint=refresh_token&client_id=…&client_secret=…
@@ -40,7 +43,9 @@ export async function handleRevoke(context: SentinelContext, request: SentinelRe
     await revokeGrant(context, found.record.grantId);
     context.emit({ type: 'token.revoked', accountId, clientId: app.clientId, tokenType: 'refresh_token' }, 'committed');
   } else if (found?.kind === 'access_token') {
-    if (typeof found.claims.gid !== 'string') {
+    // A delegated token (RFC 8693, with `act`) is revocable whoever it stands for: a marker of its own, read by its
+    // liveness check and by those of the tokens delegated from it (delegated-revocations.ts).
+    if (typeof found.claims.gid !== 'string' && !isDelegated(found.claims)) {
       throw new OAuthError('unsupported_token_type', 'client_credentials access tokens cannot be revoked; they expire on their own');
     }
     await revokeAccessToken(context, found.claims);
