@@ -223,6 +223,10 @@ export interface SentinelOptions {
         initialAccessToken: string | InitialAccessTokenCheck;
         /** How long a rotated-out client secret keeps working (at most 30 days; `0` ends it at once). @defaultValue `86400` */
         secretOverlapSeconds?: number | undefined;
+        /** Successful registrations one client address (IPv6: one /64) may make per hour, across instances; more get 429 with `Retry-After`. Wrong tokens are throttled apart (`throttle.maxFailuresPerIp`). @defaultValue `100` */
+        registrationsPerAddress?: number | undefined;
+        /** Successful registrations one IPv6 /48 may make per hour across its /64s (IPv4 addresses are not counted per network); more get 429 with `Retry-After`. @defaultValue ten times `registrationsPerAddress` */
+        registrationsPerNetwork?: number | undefined;
       }
     | undefined;
   /** DPoP proofs (RFC 9449). @defaultValue `{ nonce: false, proofMaxAgeSeconds: 60, pushProofsPerAddress: 1000, algorithms: all five }` */

@@ -92,7 +92,10 @@ await describeOnSharedRedis('throttle-zero-counters', 'successful registration-t
   it('successful password sign-ins leave no throttle key behind either (address, /48 or username)', async () => {
     await signInFromEveryAddress(newStore());
     const { client, prefix } = block();
-    // Only the deployment's one key for username digests (identifier-digest.ts) stays: it is not a counter.
-    expect(await client.keys(`${prefix}throttle*`)).toEqual([`${prefix}throttle:digest-key`]);
+    // Only the deployment's one key for username digests (identifier-digest.ts) stays: it is not a counter. (The
+    // registration the block's first case made counts, by design, under `throttle-registered:`: registrations made,
+    // not failures, are what that bound counts; registration/registration-bound.ts.)
+    const left = (await client.keys(`${prefix}throttle*`)).filter((key) => !key.startsWith(`${prefix}throttle-registered:`));
+    expect(left).toEqual([`${prefix}throttle:digest-key`]);
   });
 });

@@ -13,6 +13,7 @@ import { appSchema } from '../apps/app-schema.js';
 import { deviceFlowOptionsSchema } from '../device/options.js';
 import type { SentinelEvent } from '../events/sentinel-event.js';
 import type { ConsumerIdValidator, DelegationPolicy, ErrorContext, LoginView } from '../hooks.js';
+import { NETWORK_MULTIPLE } from '../http/address-bound-default.js';
 import { isB64Token } from '../http/authorization-scheme.js';
 import { i18nOptionsSchema } from '../i18n/options.js';
 import type { ExternalSigner, JWK } from '../keys/signing-keys.js';
@@ -21,7 +22,7 @@ import { strictSchema } from '../lib/strict-options.js';
 import type { SentinelOptions } from '../options.js';
 import { parOptionsSchema } from '../par/options.js';
 import { passkeysOptionsSchema } from '../passkeys/options.js';
-import type { InitialAccessTokenCheck } from '../registration/options.js';
+import { DEFAULT_REGISTRATIONS_PER_ADDRESS, type InitialAccessTokenCheck } from '../registration/options.js';
 import { SERVICE_WRITTEN_CLAIMS } from '../token/access-token-claims.js';
 import { trustedIssuerSchema } from '../trusted-issuers/trusted-issuer.js';
 import { appStoreSchema, fn, loggerSchema, storeSchema, usersSchema } from './host-objects.js';
@@ -155,7 +156,14 @@ const optionsSchema = z.object({
         .nonnegative()
         .max(30 * 86_400)
         .default(86_400),
+      // Successful registrations per client address and per IPv6 /48 per hour (src/registration/registration-bound.ts).
+      registrationsPerAddress: z.number().int().positive().max(1_000_000_000).default(DEFAULT_REGISTRATIONS_PER_ADDRESS),
+      registrationsPerNetwork: z.number().int().positive().max(10_000_000_000).optional(),
     })
+    .transform(({ registrationsPerNetwork, ...registration }) => ({
+      ...registration,
+      registrationsPerNetwork: registrationsPerNetwork ?? NETWORK_MULTIPLE * registration.registrationsPerAddress,
+    }))
     .optional(),
   dpop: dpopOptionsSchema,
   // Pushed authorization requests (RFC 9126): the per-address bound on public clients' pushes (src/par/).

@@ -64,7 +64,9 @@ export type SentinelEvent =
   // A wrong initial access token (RFC 7591 §3) or registration access token (RFC 7592 §1), and the throttle that
   // stops a caller guessing them; the presented token is never in the event.
   | (EventBase & { type: 'registration.denied'; reason: string })
-  | (EventBase & { type: 'registration.throttled'; scope: 'ip' })
+  // `scope`: `ip` for wrong tokens (throttle.maxFailuresPerIp), `registrations` for the address's or its IPv6 /48's
+  // share of successful registrations (registration.registrationsPerAddress, registrationsPerNetwork).
+  | (EventBase & { type: 'registration.throttled'; scope: 'ip' | 'registrations' })
   // Sessions and back-channel logout (OpenID Connect Back-Channel Logout 1.0): a user's grants with one app ended
   // ("disconnect this app"), and the fate of each logout token — the app and the attempt count, never the token.
   | (EventBase & { type: 'grants.revoked'; clientId: string; userId: string; count: number })

@@ -36,7 +36,9 @@ function bearerToken(request: SentinelRequest): string {
 }
 
 /** The registration options, or 404 when dynamic registration is not enabled. */
-export function registrationOptions(context: SentinelContext): RegistrationOptions & { secretOverlapSeconds: number } {
+export function registrationOptions(
+  context: SentinelContext,
+): RegistrationOptions & { secretOverlapSeconds: number; registrationsPerAddress: number; registrationsPerNetwork: number } {
   const options = context.config.registration;
   if (options === undefined) throw new OAuthError('invalid_request', 'dynamic client registration is not enabled', { status: 404 });
   return options;

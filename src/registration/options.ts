@@ -33,7 +33,21 @@ export interface RegistrationOptions {
   initialAccessToken: string | InitialAccessTokenCheck;
   /** How long a rotated-out client secret keeps working, in seconds. Default 86 400 (24 h); 0 ends it at once. */
   secretOverlapSeconds?: number;
+  /**
+   * Successful registrations one client address (IPv6: one /64) may make per hour, across instances; more get `429`
+   * with `Retry-After`. Default {@link DEFAULT_REGISTRATIONS_PER_ADDRESS}.
+   */
+  registrationsPerAddress?: number;
+  /** Successful registrations one IPv6 /48 may make per hour across its /64s. Default ten times `registrationsPerAddress`. */
+  registrationsPerNetwork?: number;
 }
+
+/**
+ * The default of `registrationsPerAddress`: 100 apps an hour from one address. Each app is a permanent record, so a
+ * holder of the initial access token (often one token for every account, sometimes shipped in an app) must not
+ * create them without end; a deployment script or a CI run creating an app per job stays well under it.
+ */
+export const DEFAULT_REGISTRATIONS_PER_ADDRESS = 100;
 
 const MANAGEMENT_METHODS = ['saveApp', 'updateApp', 'deleteApp', 'rotateClientSecret'] as const;
 

@@ -10,7 +10,9 @@ import { requireInitialAccessToken } from './access.js';
 import { clientInformation } from './client-information.js';
 import { checkLogoutTarget, parseClientMetadata } from './client-metadata.js';
 import { backchannelFields } from '../apps/app-options.js';
+import { clientIP } from '../http/client-ip.js';
 import { readJSONObject } from './json-body.js';
+import { takeRegistrationSlot } from './registration-bound.js';
 import { refuseUnhonouredMetadata } from './unhonoured-metadata.js';
 
 /** The actor the change log records for changes made over HTTP. */
@@ -41,6 +43,8 @@ export async function handleRegister(context: SentinelContext, request: Sentinel
     createdAt: Math.floor(Date.now() / 1000),
   };
   refuseUnhonouredMetadata(context, body, app);
+  // Last, once nothing else refuses it: only a registration about to be saved counts against its address.
+  await takeRegistrationSlot(context, clientIP(context.config, request), accountId);
   await context.apps.saveApp?.(app, { actor: REGISTRATION_ACTOR });
   // Saved: the client must get the credentials shown only in this answer, whatever onEvent says.
   context.emit({ type: 'app.registered', accountId, clientId: app.clientId, actor: REGISTRATION_ACTOR }, 'committed');

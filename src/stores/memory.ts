@@ -46,6 +46,8 @@ const USERNAME_THROTTLE_PREFIX = 'throttle-user';
 const PUSH_THROTTLE_PREFIX = 'throttle-par';
 /** The key prefix of public clients' device authorization counters (src/device/authorization-throttle.ts). */
 const DEVICE_THROTTLE_PREFIX = 'throttle-device';
+/** The key prefix of the counters of successful registrations per address (src/registration/registration-bound.ts). */
+const REGISTERED_THROTTLE_PREFIX = 'throttle-registered';
 /**
  * Default byte budget of the session index (`user-sessions:`): a user with one session and one grant is charged about
  * 560 bytes, each further session with a grant about 275 (measured on the records the service writes), so 128 MiB
@@ -69,6 +71,9 @@ export const DEFAULT_SECURITY_PREFIXES: readonly string[] = Object.freeze([
   PUSH_THROTTLE_PREFIX,
   // Public clients' device authorizations per address (src/device/authorization-throttle.ts), likewise.
   DEVICE_THROTTLE_PREFIX,
+  // Successful dynamic registrations per address (src/registration/registration-bound.ts): an area of their own, so
+  // that holders of an initial access token registering from many addresses can never fill the login throttle's.
+  REGISTERED_THROTTLE_PREFIX,
   'totp-used',
   'totp-last',
   'dpop-jti',
@@ -108,9 +113,9 @@ export interface MemoryStoreOptions {
   sessionIndexMaxBytes?: number;
   /**
    * Key prefixes (without the colon) kept as security state. Default `DEFAULT_SECURITY_PREFIXES` (every security-state
-   * prefix the service writes). A list naming `throttle` keeps `throttle-user`, `throttle-par` and `throttle-device`
-   * too: the usernames' counters were `throttle:user:` before they got an area of their own, and a list written before
-   * any of them must not leave them evictable.
+   * prefix the service writes). A list naming `throttle` keeps `throttle-user`, `throttle-par`, `throttle-device` and
+   * `throttle-registered` too: the usernames' counters were `throttle:user:` before they got an area of their own,
+   * and a list written before any of them must not leave them evictable.
    */
   securityPrefixes?: readonly string[];
 }
@@ -164,6 +169,7 @@ export class MemoryStore implements Store {
       kept.add(USERNAME_THROTTLE_PREFIX);
       kept.add(PUSH_THROTTLE_PREFIX);
       kept.add(DEVICE_THROTTLE_PREFIX);
+      kept.add(REGISTERED_THROTTLE_PREFIX);
     }
     this.#securityPrefixes = kept;
   }

@@ -1,0 +1,52 @@
+/**
+ * A per-address bound on successful dynamic client registrations (RFC 7591 §3). The initial access token decides who
+ * may register, not how much: one token often serves every account, and an app that registers itself on each install
+ * carries it, so whoever holds it could create apps without end, each a permanent record in the AppStore (and a row,
+ * a change-log entry and a notification on PostgreSQL). Keycloak bounds its anonymous registrations by policy; here
+ * valid registrations count against their client address, `registration.registrationsPerAddress` per hour, and from
+ * IPv6 against their /48 too (`registration.registrationsPerNetwork`), through the shared per-address bound of
+ * `http/address-bound.ts`: atomic across instances, failing closed (a Store that fails is a `500`, a counter
+ * MemoryStore has no room for refuses as throttled), the /48 taken first so a refused network creates no /64
+ * counter. Only a registration about to be saved counts: a wrong token is the token throttle's, bad metadata costs
+ * nothing. The counters live under `throttle-registered:`, a MemoryStore security area of their own: only holders of
+ * an initial access token create them, one per address that registered an app, but from many addresses they must
+ * still never fill the login throttle's `throttle:`.
+ */
+import { addressBoundKey, addressBoundNetworkKey, takeNetworkedSlot } from '../http/address-bound.js';
+import type { SentinelContext } from '../http/context.js';
+import { OAuthError } from '../errors.js';
+import { registrationOptions } from './access.js';
+
+/**
+ * The counters' key prefix (`REGISTERED_THROTTLE_PREFIX` of src/stores/memory.ts): `throttle-registered:ip:`*ip* and
+ * `throttle-registered:net:`*IPv6 /48*.
+ */
+const PREFIX = 'throttle-registered';
+
+/** The bound's window: registrations are counted per hour (a fixed window started by the first one). */
+export const REGISTRATION_WINDOW_SECONDS = 3600;
+
+/**
+ * Counts one registration from `ip` against `registration.registrationsPerAddress` (and, from IPv6, its /48 against
+ * `registrationsPerNetwork`), before the app is saved.
+ * @throws OAuthError temporarily_unavailable (429, `Retry-After`) with a `registration.throttled` event when the
+ *   address or its network has registered its share this hour.
+ * @example await takeRegistrationSlot(context, clientIP(context.config, request), accountId);
+ */
+export async function takeRegistrationSlot(context: SentinelContext, ip: string | null, accountId: string): Promise<void> {
+  const { registrationsPerAddress, registrationsPerNetwork } = registrationOptions(context);
+  const networkKey = addressBoundNetworkKey(PREFIX, ip);
+  const refusedBy = await takeNetworkedSlot(
+    context,
+    { key: addressBoundKey(PREFIX, ip), limit: registrationsPerAddress },
+    networkKey === null ? null : { key: networkKey, limit: registrationsPerNetwork },
+    REGISTRATION_WINDOW_SECONDS,
+  );
+  if (refusedBy === null) return;
+  // The route has no denied event of its own (registration refusals are registration.* events): this is its audit.
+  context.emit({ type: 'registration.throttled', accountId, scope: 'registrations' });
+  throw new OAuthError('temporarily_unavailable', `too many registrations from this ${refusedBy}; retry later`, {
+    status: 429,
+    headers: { 'retry-after': String(REGISTRATION_WINDOW_SECONDS) },
+  });
+}
