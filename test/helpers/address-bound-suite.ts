@@ -89,6 +89,15 @@ export function addressBoundSuite(endpoint: AddressBoundEndpoint): void {
       // Over the limit already: refused after a read, so the flood writes nothing, not even its counter.
       expect(store.writes).toEqual([]);
       if (endpoint.acceptedEvent !== undefined) expect(events.filter((event) => event.type === endpoint.acceptedEvent)).toEqual([]);
+      // Audited once, as every refusal of these endpoints is (the route's denied event): token.denied naming the rate.
+      expect(events).toHaveLength(1);
+      expect(events[0]).toMatchObject({
+        type: 'token.denied',
+        error: 'temporarily_unavailable',
+        reason: expect.stringContaining('from this address'),
+        ip: '198.51.100.9',
+        outcome: 'failure',
+      });
       expect((await publicRequest(sentinel, '198.51.100.10')).status).toBe(accepted);
     });
 
