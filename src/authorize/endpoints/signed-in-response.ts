@@ -133,6 +133,15 @@ export async function signedInResponse(
   if (authorization.idTokenHintSubject !== undefined && authorization.idTokenHintSubject !== input.userId) {
     return refusedSignInResponse(context, authorization, 'login_required', 'the user who signed in is not the one named by id_token_hint');
   }
+  // Likewise the claims parameter's sub (§3.1.2.2: the OP MUST NOT reply with tokens for a different user).
+  if (authorization.claimsSubject !== undefined && authorization.claimsSubject !== input.userId) {
+    return refusedSignInResponse(
+      context,
+      authorization,
+      'login_required',
+      'the user who signed in is not the one the claims parameter asks for (sub)',
+    );
+  }
   let replaces: string | undefined;
   const previousDigest =
     input.previousSessionId === undefined || input.previousSessionId === null

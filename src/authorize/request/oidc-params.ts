@@ -30,6 +30,11 @@ export interface OIDCAuthorizationParams {
   maxAge?: number | undefined;
   /** The `sub` of a valid `id_token_hint`. */
   idTokenHintSubject?: string | undefined;
+  /**
+   * The `sub` the `claims` parameter asks of the ID token (`"id_token": {"sub": {"value": …}}`): only that user may
+   * be answered (§3.1.2.2), as for `id_token_hint`.
+   */
+  claimsSubject?: string | undefined;
   /** `login_hint`, used to pre-fill the username. */
   loginHint?: string | undefined;
   /** `ui_locales`, most preferred first, for the login page. */
@@ -84,6 +89,24 @@ function readMaxAge(read: Reader, target: RedirectTarget, defaultMaxAge: number 
   return seconds > MAX_AGE_LIMIT ? undefined : seconds;
 }
 
+/**
+ * The `sub` value the `claims` parameter asks of the ID token, or `undefined` (OpenID Connect Core §3.1.2.2: the OP
+ * MUST only answer for that user, never for another one with a session). `claims` is already known to be a JSON
+ * object (readAcrRequest checked it); a `sub` member of the wrong type is a problem (a string), as for `acr`.
+ */
+function readClaimsSubject(claims: string | undefined): { subject: string | undefined } | string {
+  if (claims === undefined) return { subject: undefined };
+  const idToken = (JSON.parse(claims) as Record<string, unknown>).id_token;
+  if (typeof idToken !== 'object' || idToken === null) return { subject: undefined };
+  const sub = (idToken as Record<string, unknown>).sub;
+  if (sub === undefined || sub === null) return { subject: undefined };
+  if (typeof sub !== 'object' || Array.isArray(sub)) return 'claims.id_token.sub must be null or a JSON object';
+  const { value } = sub as Record<string, unknown>;
+  if (value === undefined) return { subject: undefined };
+  if (typeof value !== 'string' || value === '') return 'claims.id_token.sub.value must be a non-empty string';
+  return { subject: value };
+}
+
 function readUILocales(read: Reader): string[] | undefined {
   const value = read('ui_locales');
   if (value === undefined) return undefined;
@@ -126,8 +149,11 @@ export async function readOIDCParams(
     }
     idTokenHintSubject = verified.sub;
   }
-  const acrRequest = readAcrRequest(read('acr_values'), read('claims'));
+  const claims = read('claims');
+  const acrRequest = readAcrRequest(read('acr_values'), claims);
   if (!acrRequest.ok) throw new AuthorizationError(acrRequest.code, acrRequest.description, target);
+  const claimsSubject = readClaimsSubject(claims);
+  if (typeof claimsSubject === 'string') throw new AuthorizationError('invalid_request', claimsSubject, target);
   const loginHint = read('login_hint');
   return {
     acr: acrRequest.acr,
@@ -135,6 +161,7 @@ export async function readOIDCParams(
     prompt,
     maxAge,
     idTokenHintSubject,
+    claimsSubject: claimsSubject.subject,
     loginHint: loginHint !== undefined && loginHint.length <= MAX_LOGIN_HINT ? loginHint : undefined,
     uiLocales: readUILocales(read),
   };

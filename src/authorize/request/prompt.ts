@@ -31,6 +31,10 @@ export function reauthenticationReason(
   if (authorization.idTokenHintSubject !== undefined && authorization.idTokenHintSubject !== session.userId) {
     return 'the signed-in user is not the one named by id_token_hint';
   }
+  // The claims parameter's sub (§3.1.2.2): a session of another user must not answer with that user's tokens.
+  if (authorization.claimsSubject !== undefined && authorization.claimsSubject !== session.userId) {
+    return 'the signed-in user is not the one the claims parameter asks for (sub)';
+  }
   return null;
 }
 

@@ -239,6 +239,7 @@ export async function validateAuthorizationRequest(
     prompt: oidc.prompt,
     maxAge: oidc.maxAge,
     idTokenHintSubject: oidc.idTokenHintSubject,
+    claimsSubject: oidc.claimsSubject,
     loginHint: oidc.loginHint,
     uiLocales: oidc.uiLocales,
     acr: oidc.acr,
