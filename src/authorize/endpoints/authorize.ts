@@ -12,7 +12,7 @@ import { redirectOnFailure } from '../request/authorization-error.js';
 import { readSessionCookie } from '../state/session-cookie.js';
 import { codeRedirectURL } from './signed-in-response.js';
 import { createInteraction, loginPageURL } from '../state/interaction.js';
-import { reauthenticationReason, refuseSilentSignIn } from '../request/prompt.js';
+import { reauthenticationReason, refuseSilentSignIn, unconsentedClientReason } from '../request/prompt.js';
 import { readSession, sessionDigestOfKey, touchSession } from '../state/session.js';
 import { sessionSid } from '../../sessions/session-index.js';
 import { validateAuthorizationRequest } from '../request/validate-request.js';
@@ -37,7 +37,10 @@ export async function handleAuthorize(context: SentinelContext, request: Sentine
   const authorization = await validateAuthorizationRequest(context, request, accountId);
   const sessionId = readSessionCookie(context, request);
   const session = sessionId === null ? null : await redirectOnFailure(authorization, readSession(context, sessionId, accountId));
-  const reason = reauthenticationReason(authorization, session?.record ?? null, Math.floor(Date.now() / 1000));
+  // A session that meets the request still does not answer a client nobody installed (a metadata document's).
+  const reason =
+    reauthenticationReason(authorization, session?.record ?? null, Math.floor(Date.now() / 1000)) ??
+    unconsentedClientReason(context, authorization);
   if (reason !== null) refuseSilentSignIn(authorization, reason);
   if (session !== null && reason === null) {
     // The code's write and the session's idle extension leave for the store together: one round trip, not two.

@@ -7,6 +7,8 @@ import { AuthorizationError } from './authorization-error.js';
 import type { SessionRecord } from '../state/session.js';
 import type { AuthorizationRequest } from './validate-request.js';
 import { meetsAcrRequirement } from '../../assurance/reported-acr.js';
+import { namesMetadataDocument } from '../../apps/client-id-metadata.js';
+import type { SentinelContext } from '../../http/context.js';
 
 /** Why the login page must be shown, or `null` when the session answers the request. */
 export function reauthenticationReason(
@@ -65,10 +67,35 @@ export function staleSignInReason(
 }
 
 /**
+ * Why a live session must not answer the request by itself although it meets it, or `null`: the client is named by
+ * its metadata document (`clientIdMetadataDocuments`). Such a client was installed by no administrator of the
+ * account, so the installation that stands for consent (see {@link refuseSilentSignIn}) is missing: anyone can
+ * publish a document naming their own redirect URI, and a signed-in user following a link to it would otherwise hand
+ * a code to that URI without seeing a page. The user signs in on the login page, which names the agent and its host;
+ * `prompt=none` gets `consent_required` (OpenID Connect Core §3.1.2.6).
+ *
+ * @example
+ * const reason = reauthenticationReason(authorization, session, now) ?? unconsentedClientReason(context, authorization);
+ * @throws AuthorizationError consent_required under `prompt=none`.
+ */
+export function unconsentedClientReason(context: Pick<SentinelContext, 'config'>, authorization: AuthorizationRequest): string | null {
+  if (!namesMetadataDocument(context.config, authorization.clientId)) return null;
+  if (authorization.prompt?.includes('none') === true) {
+    throw new AuthorizationError(
+      'consent_required',
+      'prompt=none, but a client named by its metadata document is answered only once the user signs in to it',
+      authorization,
+    );
+  }
+  return 'a client named by its metadata document is answered only once the user signs in to it';
+}
+
+/**
  * `prompt=none` when the user would have to sign in: `login_required` back to the app (§3.1.2.6), so silent
  * sign-in in a hidden frame or popup fails fast instead of rendering a login page nobody sees.
  * `prompt=consent` needs nothing: an app is installed into an account by the account's administrator, and that
- * installation is the consent; the service has no per-user consent screen to show.
+ * installation is the consent; the service has no per-user consent screen to show. A client that nobody installed (a
+ * client ID metadata document) is never answered by the session alone ({@link unconsentedClientReason}).
  *
  * @example
  * const reason = reauthenticationReason(authorization, session, now);

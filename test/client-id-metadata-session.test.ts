@@ -1,0 +1,84 @@
+/**
+ * A client named by its metadata document is nobody's installation: anyone can publish a document naming their own
+ * redirect URI. So a browser session never answers such a client's authorization request by itself: the user sees
+ * the login page naming the agent and its host, and `prompt=none` gets `consent_required` (OpenID Connect Core
+ * §3.1.2.4, §3.1.2.6). Apps the account's operator registered still sign in silently.
+ */
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ClientIdMetadataResolver } from '../src/apps/client-id-metadata.js';
+import { MemoryAppStore } from '../src/apps/memory-app-store.js';
+import { withClientIdMetadataDocuments } from '../src/apps/resolving-app-store.js';
+import { contextOf } from '../src/http/context.js';
+import { createSentinel } from '../src/index.js';
+import { ACCOUNT, baseOptions } from './helpers/fixtures.js';
+import { authorizeQuery, call, signIn } from './helpers/direct-flow.js';
+import { type LoopbackTLS, loopbackTLS } from './helpers/loopback-tls.js';
+import { pkcePair } from './helpers/pkce.js';
+
+const AGENT_CALLBACK = 'http://127.0.0.1:9999/cb';
+let tls: LoopbackTLS;
+let server: Server;
+let documentURL: string;
+
+beforeAll(async () => {
+  tls = loopbackTLS();
+  server = createServer({ key: tls.key, cert: tls.cert }, (_request, response) => {
+    response
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ client_id: documentURL, client_name: 'Anyone', redirect_uris: [AGENT_CALLBACK] }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  documentURL = `https://127.0.0.1:${(server.address() as AddressInfo).port}/agent.json`;
+});
+
+afterAll(async () => {
+  await new Promise((resolve) => server.close(resolve));
+});
+
+describe('a browser session and a client named by its metadata document', () => {
+  it('never answers it silently: the login page, or consent_required with prompt=none; registered apps still do', async () => {
+    const options = baseOptions({ clientIdMetadataDocuments: { enabled: true, allowPrivateAddresses: true } });
+    // The service's own resolver has no test trust anchor: the same wrapper, on a resolver given the test's certificate.
+    const appStore = withClientIdMetadataDocuments(
+      new MemoryAppStore(createSentinel(options).config.apps),
+      new ClientIdMetadataResolver(createSentinel(options).config, { ca: tls.cert }),
+    );
+    const { clientIdMetadataDocuments: _documents, ...rest } = options;
+    const sentinel = createSentinel({ ...rest, apps: [], appStore });
+    // Built without the option so that it does not wrap the store again; its config says documents are on, as the
+    // service's own would.
+    (contextOf(sentinel).config.clientIdMetadataDocuments as { enabled: boolean }).enabled = true;
+    const { sessionCookie } = await signIn(sentinel);
+    const headers = { cookie: `sentinel_session=${sessionCookie}` };
+    const agentQuery = (extra: Record<string, string> = {}) =>
+      authorizeQuery({
+        client_id: documentURL,
+        redirect_uri: AGENT_CALLBACK,
+        code_challenge: pkcePair().challenge,
+        code_challenge_method: 'S256',
+        ...extra,
+      });
+    const path = `/sentinel/api/account/${ACCOUNT}/authorize`;
+
+    const asked = await call(sentinel, { path, headers, query: agentQuery() });
+    expect(asked.status).toBe(302);
+    expect(String(asked.headers.location)).toMatch(/\/login\?interaction=/);
+
+    const silent = await call(sentinel, { path, headers, query: agentQuery({ prompt: 'none' }) });
+    const answer = new URL(String(silent.headers.location));
+    expect(answer.origin + answer.pathname).toBe(AGENT_CALLBACK);
+    expect(answer.searchParams.get('error')).toBe('consent_required');
+    expect(answer.searchParams.get('code')).toBeNull();
+    expect(answer.searchParams.get('state')).toBe('st-1');
+
+    // The operator's app is still answered by the session.
+    const own = await call(sentinel, {
+      path,
+      headers,
+      query: authorizeQuery({ code_challenge: pkcePair().challenge, code_challenge_method: 'S256', prompt: 'none' }),
+    });
+    expect(new URL(String(own.headers.location)).searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+});
