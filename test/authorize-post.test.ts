@@ -8,7 +8,8 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import type { Sentinel, SentinelResponse } from '../src/index.js';
 import { AUTHORIZE_PATH, authorizeQuery, call, FORM, postForm, signIn } from './helpers/direct-flow.js';
-import { ACCOUNT, CLIENT_ID, makeSentinel, REDIRECT_URI } from './helpers/fixtures.js';
+import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, makeSentinel, REDIRECT_URI } from './helpers/fixtures.js';
+import { ASSERTION_TYPE } from './helpers/key-bound.js';
 import { signIn as signInOverHTTP } from './helpers/login-drive.js';
 import { useMount } from './helpers/mount.js';
 import { HOSTS } from './helpers/hosts.js';
@@ -38,6 +39,19 @@ describe('POST to the authorization endpoint, through sentinel.handle()', () => 
     // The GET validates them: no session here, so prompt=none gets its answer there, not at the POST.
     const followed = await call(sentinel, { path: target.pathname, query: target.search });
     expect(location(followed).searchParams.get('error')).toBe('login_required');
+  });
+
+  it('never moves client credentials posted with the request into the URL of the 303', async () => {
+    const sentinel = makeSentinel();
+    const credentials = { client_secret: CLIENT_SECRET, client_assertion: 'eyJ.assertion.sig', client_assertion_type: ASSERTION_TYPE };
+    const response = await post(sentinel, authorizeQuery(credentials).toString());
+    expect(response.status).toBe(303);
+    const target = String(response.headers.location);
+    expect(target).not.toContain(CLIENT_SECRET);
+    expect(target).not.toContain('client_secret');
+    expect(target).not.toContain('client_assertion');
+    // The rest of the request is carried as before.
+    expect(Object.fromEntries(location(response).searchParams)).toEqual(Object.fromEntries(authorizeQuery()));
   });
 
   it('with the session cookie: the code, as the GET would give it', async () => {

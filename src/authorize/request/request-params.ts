@@ -56,7 +56,15 @@ export async function readAuthorizationParams(context: SentinelContext, request:
 }
 
 /**
- * The query of the GET that carries the same parameters as `params`, for answering a POST with a redirect to it.
+ * Client credentials a misconfigured app may post along with its authorization request. They are no parameter of it
+ * (RFC 6749 §3.1: ignored), and must not be moved from the body into a URL, which browsers keep in their history and
+ * send to every log on the way (RFC 6749 §2.3.1: never in the request URI).
+ */
+const CLIENT_CREDENTIALS: ReadonlySet<string> = new Set(['client_secret', 'client_assertion', 'client_assertion_type']);
+
+/**
+ * The query of the GET that carries the same parameters as `params`, for answering a POST with a redirect to it;
+ * client credentials posted with them are left out ({@link CLIENT_CREDENTIALS}).
  *
  * @example
  * redirect(303, `${authorizePath}?${authorizationQuery(params)}`)
@@ -65,6 +73,7 @@ export async function readAuthorizationParams(context: SentinelContext, request:
 export function authorizationQuery(params: ParamMap): string {
   const query = new URLSearchParams();
   for (const [name, values] of params) {
+    if (CLIENT_CREDENTIALS.has(name)) continue;
     if (values === null) throw new OAuthError('invalid_request', `parameter ${name} is malformed`);
     for (const value of values) query.append(name, value);
   }
