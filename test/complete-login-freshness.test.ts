@@ -126,6 +126,21 @@ describe('sentinel.interaction()', () => {
   });
 });
 
+describe('sentinel.interaction() and the user a request names', () => {
+  it('shows the sub of the claims parameter, and a completeLogin() for another user gets login_required', async () => {
+    const { sentinel } = hostSentinel();
+    const claims = JSON.stringify({ id_token: { sub: { value: 'u-bob' } } });
+    const { interaction } = await startInteraction(sentinel, authorizeQuery({ scope: 'openid', claims }));
+    expect((await sentinel.interaction(interaction))?.subject).toBe('u-bob');
+    const answer = await sentinel.completeLogin(interaction, { userId: USER_ID });
+    expect(redirectParams(answer).get('error')).toBe('login_required');
+    expect(redirectParams(answer).get('code')).toBeNull();
+    // A request that names nobody shows no subject.
+    const other = await startInteraction(sentinel, authorizeQuery({ scope: 'openid' }));
+    expect(await sentinel.interaction(other.interaction)).not.toHaveProperty('subject');
+  });
+});
+
 describe('staleSignInReason', () => {
   const createdAtMs = 1_000_000_500;
   it('takes any sign-in made during the interaction, in whole seconds', () => {

@@ -14,7 +14,7 @@ import { findInteraction } from './interaction.js';
  * `prompt=login`, or when it is `maxAge` seconds old or older by the time `completeLogin()` runs.
  *
  * @example
- * const view: InteractionView = { accountId: '123456', clientId: 'c-1', createdAt: 1767225600, prompt: ['login'], maxAge: 300 };
+ * const view: InteractionView = { accountId: '123456', clientId: 'c-1', createdAt: 1767225600, prompt: ['login'], maxAge: 300, subject: 'u-1' };
  */
 export interface InteractionView {
   accountId: string;
@@ -30,6 +30,11 @@ export interface InteractionView {
   acr?: AcrValue | undefined;
   /** `login_hint`, to pre-fill your username field. */
   loginHint?: string | undefined;
+  /**
+   * The user the request names (the `sub` of its `id_token_hint`, or of its `claims` parameter's `id_token.sub`):
+   * `completeLogin()` for any other `userId` answers `login_required` and issues nothing, so ask for this user.
+   */
+  subject?: string | undefined;
   /** `ui_locales`, most preferred first. */
   uiLocales?: string[] | undefined;
 }
@@ -44,13 +49,15 @@ export interface InteractionView {
 export async function interactionView(context: SentinelContext, interactionId: string): Promise<InteractionView | null> {
   const record = typeof interactionId === 'string' ? await findInteraction(context, interactionId) : null;
   if (record === null) return null;
-  const { accountId, clientId, prompt, maxAge, acr, loginHint, uiLocales } = record.request;
+  const { accountId, clientId, prompt, maxAge, acr, loginHint, uiLocales, idTokenHintSubject, claimsSubject } = record.request;
   const view: InteractionView = { accountId, clientId, createdAt: Math.floor(record.createdAt / 1000) };
   // Copies, and only the members the request has: the view is the host's to keep, never the stored record.
   if (prompt !== undefined) view.prompt = [...prompt];
   if (maxAge !== undefined) view.maxAge = maxAge;
   if (acr !== undefined) view.acr = acr;
   if (loginHint !== undefined) view.loginHint = loginHint;
+  const subject = idTokenHintSubject ?? claimsSubject;
+  if (subject !== undefined) view.subject = subject;
   if (uiLocales !== undefined) view.uiLocales = [...uiLocales];
   return view;
 }
