@@ -126,6 +126,7 @@ const SERVICE_FILES = [
   'test/mcp-client-id-metadata.test.ts',
   'test/mcp-client-id-metadata-oracle.test.ts',
   'test/fetch-limits.test.ts',
+  'test/client-id-metadata-session.test.ts',
   // The openssl command (a loopback certificate): kept-alive logout connections over https
   'test/logout-keepalive-tls.test.ts',
   'test/mcp-example.test.ts',
