@@ -205,6 +205,28 @@ describe.each(HOSTS)('$name adapter', (host) => {
     });
   });
 
+  // koa-mount('/idp/') and Fastify's { prefix: '/idp/' } kept the slash in the mount and left 'sentinel/…' as the path,
+  // which no route matches: every request of the service fell through to the host's 404.
+  describe('mounted under /idp/, with a trailing slash', () => {
+    it('hands the core the same path and mount path as under /idp', async () => {
+      const { sentinel, seen } = scripted({ response: { status: 204, headers: {} } });
+      const base = await start(sentinel, { prefix: '/idp/' });
+      const response = await fetch(`${base}/idp/sentinel/anything?x=1`);
+      expect(response.status).toBe(204);
+      expect(seen[0]?.path).toBe('/sentinel/anything');
+      expect(seen[0]?.mountPath).toBe('/idp');
+    });
+
+    it('serves the routes and scopes their URLs to /idp', async () => {
+      const base = await start(makeSentinel(), { prefix: '/idp/' });
+      expect((await appToken(base, '/idp')).status).toBe(200);
+      const query = new URLSearchParams({ response_type: 'code', client_id: CLIENT_ID, redirect_uri: REDIRECT_URI, state: 's1' });
+      const authorize = await fetch(`${base}/idp/sentinel/api/account/${ACCOUNT}/authorize?${query}`, { redirect: 'manual' });
+      expect(authorize.status).toBe(302);
+      expect(authorize.headers.get('location')?.startsWith(`/idp/sentinel/api/account/${ACCOUNT}/login?`)).toBe(true);
+    });
+  });
+
   it('takes absolute URLs from the configured issuer, not from X-Forwarded-* headers', async () => {
     const base = await start(makeSentinel());
     const response = await fetch(`${base}/.well-known/oauth-authorization-server/sentinel/api/account/${ACCOUNT}`, {

@@ -59,7 +59,9 @@ function passStream(_request: FastifyRequest, payload: Readable, done: (error: E
  */
 export function toFastify(sentinel: Pick<Sentinel, 'config' | 'handle'>): FastifyPluginAsync {
   return async (app: FastifyInstance) => {
-    const mountPath = app.prefix;
+    // A prefix registered with a trailing slash ('/idp/') keeps it in `app.prefix`; the slash begins the service's
+    // path ('/sentinel/…'), and the mount path is the one every other adapter hands over ('/idp').
+    const mountPath = app.prefix.replace(/\/$/, '');
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('application/x-www-form-urlencoded', passStream);
     app.addContentTypeParser('*', passStream);

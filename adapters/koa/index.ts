@@ -52,8 +52,20 @@ export type KoaMiddleware = (ctx: KoaContextLike, next: () => Promise<unknown>) 
  */
 function mountPathOf(ctx: KoaContextLike): string {
   const original = ctx.originalUrl.split('?')[0] ?? '';
-  if (original !== ctx.path && original.endsWith(ctx.path)) return original.slice(0, original.length - ctx.path.length);
+  if (original !== ctx.path && original.endsWith(ctx.path)) {
+    // koa-mount('/idp/') strips the slash too ('/idp/sentinel/…' → 'sentinel/…'): that slash is the path's, not the
+    // mount's (see relativeURL).
+    return original.slice(0, original.length - ctx.path.length).replace(/\/$/, '');
+  }
   return ctx.mountPath === undefined || ctx.mountPath === '/' ? '' : ctx.mountPath.replace(/\/$/, '');
+}
+
+/**
+ * The request target relative to the mount, with its leading slash: koa-mount given a prefix with a trailing slash
+ * leaves `sentinel/…` in `ctx.url`, which no route of the service (nor any path) matches.
+ */
+function relativeURL(ctx: KoaContextLike): string {
+  return ctx.url.startsWith('/') ? ctx.url : `/${ctx.url}`;
 }
 
 /**
@@ -78,7 +90,7 @@ export function sendSentinelResponse(ctx: KoaContextLike, result: SentinelRespon
 export function toKoa(sentinel: Pick<Sentinel, 'config' | 'handle'>): KoaMiddleware {
   return async (ctx, next) => {
     const request = fromNodeRequest(ctx.req, {
-      url: ctx.url,
+      url: relativeURL(ctx),
       mountPath: mountPathOf(ctx),
       parsedBody: () => (ctx.request as { body?: unknown }).body,
       limit: sentinel.config.bodyLimit,
