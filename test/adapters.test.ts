@@ -284,6 +284,20 @@ describe.each(HOSTS)('$name adapter', (host) => {
     expect(await head.text()).toBe('');
   });
 
+  // RFC 9110 §9.3.2: HEAD gets the header fields GET would. Koa and Fastify sent GET's Content-Length; Express and
+  // fetch, whose writes leave the length to the server, sent none, so one request had two answers.
+  it('answers HEAD with the Content-Length of the GET, a page and a JSON document alike', async () => {
+    const base = await start(makeSentinel());
+    for (const path of ['/sentinel/well-known/jwks', `/sentinel/api/account/${ACCOUNT}/device`]) {
+      const get = await fetch(`${base}${path}`);
+      const length = String(Buffer.byteLength(await get.text()));
+      expect(get.headers.get('content-length')).toBe(length);
+      const head = await fetch(`${base}${path}`, { method: 'HEAD' });
+      expect(head.status).toBe(200);
+      expect(head.headers.get('content-length')).toBe(length);
+    }
+  });
+
   it('writes a body-less redirect with every Set-Cookie and no framework default body', async () => {
     const cookies = ['sid=abc; Path=/sentinel; HttpOnly', 'csrf=def; Path=/sentinel; HttpOnly'];
     const { sentinel } = scripted({

@@ -99,6 +99,9 @@ export function sendSentinelResponse(result: SentinelResponse): Response {
   for (const [name, value] of Object.entries(result.headers)) {
     for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
   }
+  // Stated, as the Node adapters state it: a runtime answering HEAD drops the body, and with it the only length it
+  // knew, where Koa's and Fastify's HEAD carry their GET's Content-Length (RFC 9110 §9.3.2).
+  if (result.body !== undefined && !headers.has('content-length')) headers.set('content-length', String(Buffer.byteLength(result.body)));
   return new Response(result.body ?? null, { status: result.status, headers });
 }
 
