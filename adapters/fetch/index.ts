@@ -77,13 +77,21 @@ async function readCapped(request: Request, limit: number): Promise<Uint8Array |
 }
 
 /**
+ * A browser may send its cookies over HTTP/2 as several `Cookie` fields, which reach an application joined with `; `
+ * (RFC 9113 §8.2.3). Some runtimes join them as `Headers` joins any field, with `, `: every cookie after the first
+ * then reads as part of the value before it, and the service loses its session and its forms' cookies. RFC 6265's
+ * cookie-octet excludes both the comma and the space, so a `, ` before a name and its `=` is such a join.
+ */
+const COMMA_JOINED_COOKIE = /, (?=[^\s;,=]+=)/g;
+
+/**
  * The request's headers as the core takes them. A `Request` built by hand (a test, a worker calling itself) may have
  * no `Host`; its URL's authority is then what the host was asked for.
  */
 function headersOf(request: Request, url: URL): Record<string, string> {
   const headers: Record<string, string> = { host: url.host };
   request.headers.forEach((value, name) => {
-    headers[name] = value;
+    headers[name] = name === 'cookie' && value.includes(', ') ? value.replace(COMMA_JOINED_COOKIE, '; ') : value;
   });
   return headers;
 }
