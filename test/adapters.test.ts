@@ -312,6 +312,21 @@ describe.each(HOSTS)('$name adapter', (host) => {
     expect(await response.text()).toBe('');
   });
 
+  // Express's setHeader and Koa's ctx.set replaced the Set-Cookie a host middleware had written before the service
+  // answered (Fastify appends): the host's cookie vanished from every answer of the service that set one of its own.
+  it("keeps the Set-Cookie the host's own middleware wrote beside the service's", async () => {
+    const hostCookie = 'visitor=v1; Path=/';
+    const cookies = ['sid=abc; Path=/sentinel; HttpOnly', 'csrf=def; Path=/sentinel; HttpOnly'];
+    const { sentinel } = scripted({ response: { status: 302, headers: { location: '/sentinel/login?i=1', 'set-cookie': cookies } } });
+    const base = await start(sentinel, { hostCookie });
+    const response = await fetch(`${base}/sentinel/anything`, { redirect: 'manual' });
+    expect(response.headers.getSetCookie()).toEqual([hostCookie, ...cookies]);
+    const page = await start(makeSentinel(), { hostCookie });
+    const entry = await fetch(`${page}/sentinel/api/account/${ACCOUNT}/device`);
+    expect(entry.status).toBe(200);
+    expect(entry.headers.getSetCookie().map((line) => line.split('=')[0])).toEqual(['visitor', 'sentinel_session_device']);
+  });
+
   it('passes errors the adapter cannot answer to the host error handler', async () => {
     const failure = new Error('adapter-level failure');
     const received: unknown[] = [];

@@ -74,7 +74,12 @@ function relativeURL(ctx: KoaContextLike): string {
  * @see RFC 6749 §4.1.2 (the redirect back to the application)
  */
 export function sendSentinelResponse(ctx: KoaContextLike, result: SentinelResponse): void {
-  for (const [name, value] of Object.entries(result.headers)) ctx.set(name, value);
+  for (const [name, value] of Object.entries(result.headers)) {
+    // Added to the cookies an earlier middleware set (`ctx.cookies.set`, `ctx.append`), as Fastify does: `ctx.set`
+    // would drop them. Through the response Koa itself writes headers to, as `ctx.set` does.
+    if (name === 'set-cookie') ctx.res.appendHeader(name, value);
+    else ctx.set(name, value);
+  }
   // Body before status: Koa turns a null body into 204 unless a status follows, and a null body (rather than
   // an unset one) stops Koa from writing its default "Found"-style text on redirects.
   ctx.body = result.body ?? null;

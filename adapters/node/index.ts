@@ -141,13 +141,18 @@ export function fromNodeRequest(
 }
 
 /**
- * Writes a {@link SentinelResponse} to a Node response. The length of a body is stated, not left to `end()`: Node
- * counts it only when it writes it, so a HEAD (which writes none) went out without the Content-Length its GET has
- * and Koa's and Fastify's HEAD carry (RFC 9110 §9.3.2).
+ * Writes a {@link SentinelResponse} to a Node response. `Set-Cookie` is added to what the host's own middleware may
+ * have set already (its visitor or consent cookie), as Fastify does, never put in its place: each line is a cookie
+ * of its own (RFC 6265 §3), where every other field the service sends is its whole answer. The length of a body is
+ * stated, not left to `end()`: Node counts it only when it writes it, so a HEAD (which writes none) went out without
+ * the Content-Length its GET has and Koa's and Fastify's HEAD carry (RFC 9110 §9.3.2).
  */
 export function writeNodeResponse(response: ServerResponse, result: SentinelResponse): void {
   response.statusCode = result.status;
-  for (const [name, value] of Object.entries(result.headers)) response.setHeader(name, value);
+  for (const [name, value] of Object.entries(result.headers)) {
+    if (name === 'set-cookie') response.appendHeader(name, value);
+    else response.setHeader(name, value);
+  }
   if (result.body !== undefined && !response.hasHeader('content-length')) {
     response.setHeader('content-length', Buffer.byteLength(result.body));
   }

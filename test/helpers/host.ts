@@ -12,6 +12,11 @@ export interface MountOptions {
   prefix?: string;
   /** Which host body parser runs, and where: none, before the service, or after it. */
   bodyParser?: 'none' | 'before' | 'after';
+  /**
+   * A `Set-Cookie` line the host's own middleware writes on every response before the service runs (a host's visitor
+   * or consent cookie): the service's answer must keep it beside its own.
+   */
+  hostCookie?: string;
   /** Receives errors the framework's error handler sees. */
   onHostError?: (error: unknown) => void;
   /**

@@ -77,6 +77,13 @@ function expressHost(name: string, factory: typeof express5): Host {
     async mount(sentinel, options = {}) {
       const app = factory();
       const parser = options.bodyParser ?? 'none';
+      const { hostCookie } = options;
+      if (hostCookie !== undefined) {
+        app.use((_request, response, next) => {
+          response.append('Set-Cookie', hostCookie);
+          next();
+        });
+      }
       if (parser === 'before') app.use(factory.urlencoded({ extended: true }), factory.json());
       app.get('/host/ping', (_request, response) => {
         response.type('text/plain').send('pong');
@@ -162,6 +169,13 @@ function koaHost(name: string, Factory: typeof Koa): Host {
           ctx.body = 'host error handler';
         }
       });
+      const { hostCookie } = options;
+      if (hostCookie !== undefined) {
+        app.use(async (ctx, next) => {
+          ctx.append('Set-Cookie', hostCookie);
+          await next();
+        });
+      }
       if (parser === 'before') app.use(koaBodyParser);
       app.use(async (ctx, next) => {
         if (ctx.method !== 'GET' || ctx.path !== '/host/ping') return next();
@@ -218,6 +232,12 @@ function fastifyHost(): Host {
         options.onHostError?.(error);
         return reply.code(500).type('text/plain').send('host error handler');
       });
+      const { hostCookie } = options;
+      if (hostCookie !== undefined) {
+        app.addHook('onRequest', async (_request, reply) => {
+          reply.header('set-cookie', hostCookie);
+        });
+      }
       if (parser === 'before') await app.register(formbody);
       app.get('/host/ping', async (_request, reply) => reply.type('text/plain').send('pong'));
       for (const handler of [sentinel, ...(options.beside === undefined ? [] : [options.beside])]) {
@@ -254,6 +274,7 @@ async function serveFetch(
   addresses: WeakMap<Request, string>,
   incoming: IncomingMessage,
   outgoing: ServerResponse,
+  hostCookie: string | undefined,
 ): Promise<void> {
   const method = incoming.method ?? 'GET';
   const headers = new Headers();
@@ -273,7 +294,8 @@ async function serveFetch(
   response.headers.forEach((value, name) => {
     if (name !== 'set-cookie') outgoing.setHeader(name, value);
   });
-  const cookies = response.headers.getSetCookie();
+  // The host's own cookie (MountOptions.hostCookie), then the answer's.
+  const cookies = [...(hostCookie === undefined ? [] : [hostCookie]), ...response.headers.getSetCookie()];
   if (cookies.length > 0) outgoing.setHeader('set-cookie', cookies);
   outgoing.end(method === 'HEAD' ? undefined : Buffer.from(await response.arrayBuffer()));
 }
@@ -324,7 +346,7 @@ function fetchHost(): Host {
           new Response('Not Found', { status: 404, headers: { 'content-type': 'text/plain' } })
         );
       };
-      return listenNode(options, (incoming, outgoing) => serveFetch(handler, addresses, incoming, outgoing));
+      return listenNode(options, (incoming, outgoing) => serveFetch(handler, addresses, incoming, outgoing, options.hostCookie));
     },
   };
 }
