@@ -9,7 +9,9 @@ import { routeUrl } from '../http/route-paths.js';
 const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt'];
 
 /**
- * The members for the issuer of one account.
+ * The members for the issuer of one account. RFC 8414 §2: each `…_endpoint_auth_signing_alg_values_supported` MUST be
+ * present when its endpoint's methods list `private_key_jwt`, since no default algorithms are implied. One verifier checks the assertions of all three
+ * (client-assertion/verify-assertion.ts), so the lists are the same.
  * @example { ...authorizationServerMetadata(context, accountId) } // includes these
  */
 export function keyBoundMetadata(context: SentinelContext, accountId: string): Record<string, unknown> {
@@ -17,7 +19,9 @@ export function keyBoundMetadata(context: SentinelContext, accountId: string): R
     token_endpoint_auth_methods_supported: AUTH_METHODS,
     token_endpoint_auth_signing_alg_values_supported: [...ASYMMETRIC_ALGORITHMS],
     revocation_endpoint_auth_methods_supported: AUTH_METHODS,
+    revocation_endpoint_auth_signing_alg_values_supported: [...ASYMMETRIC_ALGORITHMS],
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+    introspection_endpoint_auth_signing_alg_values_supported: [...ASYMMETRIC_ALGORITHMS],
     dpop_signing_alg_values_supported: [...context.config.dpop.algorithms],
     pushed_authorization_request_endpoint: routeUrl(context.config, 'par', { accountId }),
     require_pushed_authorization_requests: false,
