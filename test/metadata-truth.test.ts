@@ -3,9 +3,10 @@
  * clients configure themselves from it, so a member that is missing or promises too much breaks them.
  */
 import { describe, expect, it } from 'vitest';
-import type { SentinelOptions } from '../src/index.js';
-import { ACCOUNT_PATH, call } from './helpers/direct-flow.js';
-import { makeSentinel } from './helpers/fixtures.js';
+import { MemoryPasskeys, type SentinelOptions } from '../src/index.js';
+import { ACR_MFA, ACR_PASSWORD, ACR_PHISHING_RESISTANT } from '../src/assurance/levels.js';
+import { ACCOUNT_PATH, authorizeQuery, call, openLogin, postLogin, startInteraction } from './helpers/direct-flow.js';
+import { baseOptions, makeSentinel, PASSWORD, USERNAME } from './helpers/fixtures.js';
 
 async function metadataOf(overrides: Partial<SentinelOptions> = {}): Promise<Record<string, unknown>> {
   const response = await call(makeSentinel(overrides), { path: `${ACCOUNT_PATH}/.well-known/openid-configuration` });
@@ -26,5 +27,38 @@ describe('client authentication metadata (RFC 8414 §2)', () => {
       expect(algs, endpoint).toEqual(tokenAlgs);
       expect(algs, endpoint).not.toContain('none');
     }
+  });
+});
+
+describe('acr_values_supported (OpenID Connect Discovery §3)', () => {
+  const users = baseOptions().users as NonNullable<SentinelOptions['users']>;
+  // A base32 secret of 160 bits: one the TOTP step can check codes against.
+  const totpSecret = async () => 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP';
+
+  it('lists only the password level when nothing reaches a stronger one', async () => {
+    expect((await metadataOf()).acr_values_supported).toEqual([ACR_PASSWORD]);
+  });
+
+  it('a level it does not list cannot be reached: the app gets unmet_authentication_requirements', async () => {
+    const sentinel = makeSentinel();
+    const { interaction } = await startInteraction(
+      sentinel,
+      authorizeQuery({
+        scope: 'openid',
+        acr_values: ACR_MFA,
+        code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+        code_challenge_method: 'S256',
+      }),
+    );
+    const csrf = await openLogin(sentinel, interaction);
+    const answer = await postLogin(sentinel, interaction, { csrf_token: csrf, username: USERNAME, password: PASSWORD });
+    expect(new URL(String(answer.headers.location)).searchParams.get('error')).toBe('unmet_authentication_requirements');
+  });
+
+  it('adds mfa with users.totpSecret, and every level with passkeys or a host login page', async () => {
+    expect((await metadataOf({ users: { ...users, totpSecret } })).acr_values_supported).toEqual([ACR_PASSWORD, ACR_MFA]);
+    const all = [ACR_PASSWORD, ACR_MFA, ACR_PHISHING_RESISTANT];
+    expect((await metadataOf({ users: { ...users, passkeys: new MemoryPasskeys() } })).acr_values_supported).toEqual(all);
+    expect((await metadataOf({ login: { url: 'https://host.example.com/sign-in' } })).acr_values_supported).toEqual(all);
   });
 });

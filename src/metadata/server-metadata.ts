@@ -11,7 +11,7 @@ import { keyBoundMetadata } from './key-bound-metadata.js';
 import { exchangeGrantsOf } from './exchange-grants.js';
 import { SCOPE_CLAIMS, SUPPORTED_CLAIMS } from '../userinfo/claims.js';
 import { type RouteName, routeUrl } from '../http/route-paths.js';
-import { ACR_VALUES } from '../assurance/levels.js';
+import { reachableAcrValues } from './acr-values.js';
 
 /** The UserInfo claims, and what ID tokens carry of the sign-in: `acr`, `amr` and the session's `sid`. */
 const CLAIMS_SUPPORTED: readonly string[] = [...SUPPORTED_CLAIMS, 'acr', 'amr', 'sid'];
@@ -62,8 +62,8 @@ export function authorizationServerMetadata(
     request_uri_parameter_supported: false,
     require_request_uri_registration: false,
     ...(context.config.registration === undefined ? {} : { registration_endpoint: url('register') }),
-    // Levels of assurance (OpenID Connect Discovery §3): the acr values user tokens carry and requests may ask for.
-    acr_values_supported: ACR_VALUES,
+    // Levels of assurance (OpenID Connect Discovery §3): the acr values a sign-in here can reach and report.
+    acr_values_supported: reachableAcrValues(config),
     // OpenID Connect Back-Channel Logout §2.1: logout tokens to apps that register a URI, always with sid.
     backchannel_logout_supported: true,
     backchannel_logout_session_supported: true,
