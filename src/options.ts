@@ -208,7 +208,7 @@ export interface SentinelOptions {
   bodyLimit?: number | undefined;
   /** Seconds a request body may take to arrive (at most 300); a slower one gets 408. @defaultValue `10` */
   bodyTimeout?: number | undefined;
-  /** `Cache-Control: max-age` of the JWKS. @defaultValue `300` */
+  /** `Cache-Control: max-age` of the JWKS and the metadata documents; also how long the registry's answer behind a metadata document's exchange grants is kept. @defaultValue `300` */
   jwksMaxAge?: number | undefined;
   /** Where the client address comes from: `false` the socket; a hop count or your proxies' addresses/CIDRs; `true` the left-most `X-Forwarded-For` entry. @defaultValue `false` */
   trustProxy?: boolean | number | string[] | undefined;

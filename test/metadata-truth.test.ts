@@ -2,7 +2,8 @@
  * The account metadata says only what the running configuration does (RFC 8414 §2, OpenID Connect Discovery §3):
  * clients configure themselves from it, so a member that is missing or promises too much breaks them.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { contextOf } from '../src/http/context.js';
 import { MemoryPasskeys, type SentinelOptions } from '../src/index.js';
 import { ACR_MFA, ACR_PASSWORD, ACR_PHISHING_RESISTANT } from '../src/assurance/levels.js';
 import { ACCOUNT_PATH, authorizeQuery, call, openLogin, postLogin, startInteraction } from './helpers/direct-flow.js';
@@ -60,5 +61,37 @@ describe('acr_values_supported (OpenID Connect Discovery §3)', () => {
     const all = [ACR_PASSWORD, ACR_MFA, ACR_PHISHING_RESISTANT];
     expect((await metadataOf({ users: { ...users, passkeys: new MemoryPasskeys() } })).acr_values_supported).toEqual(all);
     expect((await metadataOf({ login: { url: 'https://host.example.com/sign-in' } })).acr_values_supported).toEqual(all);
+  });
+});
+
+describe('the registry read behind grant_types_supported', () => {
+  afterEach(() => vi.restoreAllMocks());
+  const PATH = `${ACCOUNT_PATH}/.well-known/oauth-authorization-server`;
+
+  it('lists the apps of an account once per jwksMaxAge, however many fetch the document', async () => {
+    // Anyone may fetch the document without credentials; each fetch read every app of the account (all its rows in a
+    // PostgreSQL registry).
+    const sentinel = makeSentinel();
+    const listApps = vi.spyOn(contextOf(sentinel).apps, 'listApps' as never);
+    const answers = await Promise.all(Array.from({ length: 20 }, () => call(sentinel, { path: PATH })));
+    for (let i = 0; i < 5; i++) answers.push(await call(sentinel, { path: PATH }));
+    expect(answers.map((answer) => answer.status)).toEqual(Array(25).fill(200));
+    expect(listApps).toHaveBeenCalledTimes(1);
+  });
+
+  it('keeps no failed read, and nothing at all with jwksMaxAge 0', async () => {
+    const errors: unknown[] = [];
+    const sentinel = makeSentinel({ jwksMaxAge: 0, onError: (error) => errors.push(error) });
+    const apps = contextOf(sentinel).apps as { listApps: (accountId: string) => unknown };
+    const real = apps.listApps.bind(apps);
+    const listApps = vi.spyOn(apps, 'listApps').mockImplementationOnce(() => Promise.reject(new Error('registry down')));
+    const failed = await call(sentinel, { path: PATH });
+    expect(failed.status).toBe(500);
+    expect(JSON.parse(failed.body as string).error).toBe('server_error');
+    expect(errors).toHaveLength(1);
+    listApps.mockImplementation(real);
+    expect((await call(sentinel, { path: PATH })).status).toBe(200);
+    expect((await call(sentinel, { path: PATH })).status).toBe(200);
+    expect(listApps).toHaveBeenCalledTimes(3);
   });
 });
