@@ -10,16 +10,24 @@ import { en } from './en.js';
 import type { MessageKey, Messages } from './messages.js';
 import { chooseLocale, parseAcceptLanguage, type PageLocale } from './negotiate.js';
 
-/** `ui_locales` is a space-separated list (OpenID Connect Core §3.1.2.1). */
+/**
+ * A BCP 47 language tag as far as a page needs one (letters, digits, hyphens; at most 35 characters, RFC 5646 §4.4.1),
+ * the shape the authorization endpoint keeps too (authorize/request/oidc-params.ts). The tags of a link to the account
+ * or device page go on into the sign-in's interaction, where a host's `login.render` and `sentinel.interaction()`
+ * read them as language tags: a link anyone can craft must not hand them markup instead.
+ */
+const LANGUAGE_TAG = /^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$/;
+
+/** `ui_locales` is a space-separated list of language tags (OpenID Connect Core §3.1.2.1); anything else is dropped. */
 function splitUiLocales(value: string | readonly string[] | undefined): string[] {
   if (value === undefined) return [];
   const list = typeof value === 'string' ? value.split(' ') : [...value];
-  return list.filter((tag) => tag !== '' && tag.length <= 35).slice(0, 20);
+  return list.filter((tag) => tag.length <= 35 && LANGUAGE_TAG.test(tag)).slice(0, 20);
 }
 
 /**
- * The `ui_locales` of a request's query, checked as the pages check it (at most 20 tags of at most 35 characters);
- * empty without one.
+ * The `ui_locales` of a request's query, checked as the pages check it (at most 20 language tags of at most 35
+ * characters); empty without one.
  *
  * @example
  * requestUiLocales(request) // ['de', 'fr'] for ?ui_locales=de%20fr
