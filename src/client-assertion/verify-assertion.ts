@@ -24,6 +24,7 @@ import type { SentinelContext } from '../http/context.js';
 import { OAuthError, unauthorizedClient } from '../errors.js';
 import { ASYMMETRIC_ALGORITHMS } from '../keys/jwk-public.js';
 import { digest } from '../lib/random-secrets.js';
+import { spendOnce } from '../stores/replay-epoch.js';
 import { JwksFetchError, JwksFetcher } from './jwks-fetch.js';
 import { routeUrl } from '../http/route-paths.js';
 
@@ -231,8 +232,21 @@ export async function verifyClientAssertion(
   const maxLifetime = context.config.clientAssertion.maxLifetimeSeconds;
   if (exp - now > maxLifetime) throw refused(`the client assertion must expire within ${maxLifetime} seconds`);
   if (typeof payload.jti !== 'string' || payload.jti.length > 256) throw refused('the client assertion needs a jti');
+  const tolerance = context.config.clockTolerance;
+  const { iat } = payload;
+  // As the service's own tokens and brand JWTs: an iat ahead of the clock is a wrong clock or a forged one, and the
+  // replay epoch below relies on an accepted assertion's iat never lying ahead of its use.
+  if (typeof iat === 'number' && iat > now + tolerance) throw refused('the client assertion is issued in the future');
   // Single use (RFC 7523 §3 item 7): the first presentation counts 1, any replay before exp counts more.
-  const ttlMs = (exp - now + context.config.clockTolerance + 1) * 1000;
-  const uses = await context.store.increment(`assertion-jti:${digest(`${app.accountId}\u0000${app.clientId}\u0000${payload.jti}`)}`, ttlMs);
-  if (uses !== 1) throw refused('the client assertion has already been used');
+  const ttlMs = (exp - now + tolerance + 1) * 1000;
+  const key = `assertion-jti:${digest(`${app.accountId}\u0000${app.clientId}\u0000${payload.jti}`)}`;
+  // After a loss of the store's markers, an assertion passes only when certainly made since (stores/replay-epoch.ts):
+  // by its iat, or by an exp further out than any assertion accepted before the loss could have had.
+  const outcome = await spendOnce(context.store, context.config, key, ttlMs, (since) =>
+    typeof iat === 'number' ? iat > since + tolerance + 1 : exp - maxLifetime > since + 1,
+  );
+  if (outcome === 'replayed') throw refused('the client assertion has already been used');
+  if (outcome === 'maybe-replayed') {
+    throw refused('the client assertion may have been used before the service lost its replay markers; make a new one');
+  }
 }

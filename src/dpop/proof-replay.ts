@@ -18,6 +18,7 @@
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import { digest } from '../lib/random-secrets.js';
+import { type SpendOutcome, spendOnce } from '../stores/replay-epoch.js';
 import { proofWindowMs, takeProofSlot, tooManyProofs } from './proof-quota.js';
 
 /** What the replay check needs of a checked proof (a `VerifiedProof` of proof.ts, which imports this module). */
@@ -56,12 +57,19 @@ export async function rememberProof(context: SentinelContext, proof: ProofToReme
   if (address !== undefined && address !== null) takeProofSlot(context, address);
   const key = `${use.push === true ? 'dpop-push-jti' : 'dpop-jti'}:${digest(`${proof.jkt}\u0000${String(proof.claims.jti)}`)}`;
   const windowMs = proofWindowMs(context);
-  let uses: number;
+  // After a loss of the store's markers, a proof passes only when made since (stores/replay-epoch.ts): its iat was
+  // checked to lie at most the tolerance ahead of its use, so a later one was never used before the loss.
+  const iat = proof.claims.iat as number;
+  const tolerance = context.config.clockTolerance;
+  let outcome: SpendOutcome;
   try {
-    uses = await context.store.increment(key, windowMs);
+    outcome = await spendOnce(context.store, context.config, key, windowMs, (since) => iat > since + tolerance + 1);
   } catch (error) {
     if (isStateFull(error)) throw tooManyProofs(windowMs / 1000, error);
     throw error;
   }
-  if (uses !== 1) throw new OAuthError('invalid_dpop_proof', 'the DPoP proof was already used');
+  if (outcome === 'replayed') throw new OAuthError('invalid_dpop_proof', 'the DPoP proof was already used');
+  if (outcome === 'maybe-replayed') {
+    throw new OAuthError('invalid_dpop_proof', 'the DPoP proof may have been used before the service lost its replay markers');
+  }
 }

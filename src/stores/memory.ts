@@ -85,6 +85,8 @@ export const DEFAULT_SECURITY_PREFIXES: readonly string[] = Object.freeze([
   SESSION_INDEX_PREFIX,
   // A delegated token its actor revoked (RFC 7009, RFC 8693): src/token/delegated-revocations.ts.
   'revoked-jti',
+  // The witness that the replay markers above were not lost (src/stores/replay-epoch.ts).
+  'replay-epoch',
 ]);
 
 /**

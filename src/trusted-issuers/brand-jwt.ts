@@ -15,6 +15,7 @@ import { JwksFetchError } from '../client-assertion/jwks-fetch.js';
 import { jwksFetcherOf } from '../client-assertion/verify-assertion.js';
 import { digest } from '../lib/random-secrets.js';
 import { catchRejection } from '../lib/thenable.js';
+import { spendOnce } from '../stores/replay-epoch.js';
 import { routeUrl } from '../http/route-paths.js';
 import { checkBrandSignature, type SignedBytes } from './brand-signature.js';
 import { type CompactJwtParts, decodeJsonPart, splitCompactJwt } from '../lib/compact-jwt.js';
@@ -210,8 +211,17 @@ export async function verifyBrandJWT(
       if (jti === undefined) return;
       // Single use (RFC 7523 §3 item 7), remembered as security state until the JWT could no longer pass anyway.
       const ttlMs = (Math.max(exp - Math.floor(Date.now() / 1000), 0) + clockTolerance + 1) * 1000;
-      const uses = await context.store.increment(`brand-jti:${digest(`${accountId}\u0000${issuer.issuer}\u0000${jti}`)}`, ttlMs);
-      if (uses !== 1) throw refuse(`${name} has already been used`);
+      const key = `brand-jti:${digest(`${accountId}\u0000${issuer.issuer}\u0000${jti}`)}`;
+      // After a loss of the store's markers, only a JWT certainly made since could not have been spent before it:
+      // one whose iat (never ahead of its use by more than the tolerance) is later, or, without iat, whose exp
+      // lies further out than an hour-long JWT spent before the loss could have reached.
+      const { iat } = payload;
+      const outcome = await spendOnce(context.store, context.config, key, ttlMs, (since) =>
+        iat !== undefined ? iat > since + clockTolerance + 1 : exp - MAX_BRAND_JWT_LIFETIME_SECONDS > since + 1,
+      );
+      if (outcome === 'replayed') throw refuse(`${name} has already been used`);
+      if (outcome === 'maybe-replayed')
+        throw refuse(`${name} may have been used before the service lost its replay markers; make a new one`);
     },
   };
 }

@@ -1,0 +1,119 @@
+/**
+ * Single use that survives the store losing its memory. A replay marker (`assertion-jti:`, `brand-jti:`,
+ * `dpop-jti:`, `dpop-push-jti:`) is negative state: a store that restarted empty (Redis without persistence) or
+ * was flushed no longer has it, and a captured assertion or proof would pass a second time within its lifetime.
+ * Grants need no such care (a lost grant refuses its tokens); markers do.
+ *
+ * So the store keeps one more record, the *replay epoch* (`replay-epoch:current`), and every instance remembers the
+ * one it last saw. An instance that finds it missing or replaced knows the markers beside it were lost, and
+ * publishes an epoch that says so, with the time it noticed. From then on a single-use credential passes only when
+ * it was certainly made after that time (each verifier knows from which claims: {@link spendOnce}'s `madeAfter`);
+ * anything older could have been spent before the loss, and is refused. The refusal ends by itself: credentials made
+ * before the loss expire within their (bounded) lifetime, and new ones pass.
+ *
+ * The epoch is read *after* the marker is counted: a loss between the two is then seen, whereas read first, a loss
+ * right after the read would let the marker count 1 on the emptied store unnoticed.
+ *
+ * What it cannot see: a loss no running instance witnessed (every instance restarted along with the store; a
+ * MemoryStore's process restart), and a Redis Cluster node that came back empty while the node holding the epoch
+ * kept it (flush every node then, as docs/guides/deployment.md says; the flush is seen).
+ */
+import { randomBytes } from 'node:crypto';
+import type { Store } from './store.js';
+
+/** The epoch's key; its prefix is security state in MemoryStore (never evicted). */
+export const REPLAY_EPOCH_KEY = 'replay-epoch:current';
+// Store.swap needs a lifetime; the epoch should outlive every deployment (as the key ring's ten years).
+const EPOCH_TTL_MS = 10 * 365 * 24 * 3600 * 1000;
+
+/**
+ * Per service (keyed by an object that lives as long as it, the resolved configuration): the epoch value it last
+ * saw, the witness of a loss.
+ */
+const held = new WeakMap<object, string>();
+
+interface Epoch {
+  /** Whether a loss of markers is known to have happened before `since`. */
+  lost: boolean;
+  /** When the epoch was published, milliseconds since the epoch of time. */
+  since: number;
+  id: string;
+}
+
+function format(epoch: Epoch): string {
+  return `${epoch.lost ? 'lost' : 'kept'}.${epoch.id}.${epoch.since}`;
+}
+
+function parse(value: string): Epoch {
+  const match = /^(lost|kept)\.([A-Za-z0-9_-]{1,64})\.(\d{1,16})$/.exec(value);
+  // Not what an instance wrote: whether markers were lost cannot be told, so nothing single-use passes.
+  if (match === null) throw new Error(`sentinel-idp: the store's ${REPLAY_EPOCH_KEY} is not a replay epoch; delete it`);
+  return { lost: match[1] === 'lost', id: match[2] as string, since: Number(match[3]) };
+}
+
+/** Publishes `value` where none is; the value stored afterwards (the winner's, when another instance was first). */
+async function publish(store: Pick<Store, 'get' | 'swap'>, value: string): Promise<string> {
+  if (await store.swap([{ key: REPLAY_EPOCH_KEY, expect: null, value, ttlMs: EPOCH_TTL_MS }])) return value;
+  const winner = await store.get(REPLAY_EPOCH_KEY);
+  if (winner === null) throw new Error(`sentinel-idp: the store's ${REPLAY_EPOCH_KEY} could be neither created nor read`);
+  return winner;
+}
+
+/**
+ * Since when (milliseconds since the epoch) the store's replay markers are known to be complete: `0` when no loss
+ * is known, else the time the loss was noticed. Rejects when the store fails or holds something else there.
+ *
+ * @example const since = await markersKeptSince(context.store, context.config);
+ */
+export async function markersKeptSince(store: Pick<Store, 'get' | 'swap'>, owner: object): Promise<number> {
+  const mine = held.get(owner);
+  let stored = await store.get(REPLAY_EPOCH_KEY);
+  if (stored === null) {
+    // Never written, or lost. Only an instance that saw one before knows it was lost; one starting afresh on an
+    // empty store cannot tell it from a new store.
+    const fresh: Epoch = { lost: mine !== undefined, since: Date.now(), id: randomBytes(9).toString('base64url') };
+    stored = await publish(store, format(fresh));
+  }
+  let epoch = parse(stored);
+  if (mine !== undefined && stored !== mine && !epoch.lost) {
+    // Replaced by an instance that started on the emptied store and knew of no loss: this one does. The markers
+    // spent since that epoch began are there, those before it are not.
+    const marked = format({ ...epoch, lost: true });
+    if (!(await store.swap([{ key: REPLAY_EPOCH_KEY, expect: stored, value: marked, ttlMs: EPOCH_TTL_MS }]))) {
+      const now = await store.get(REPLAY_EPOCH_KEY);
+      // Changed again meanwhile: only an epoch that knows of the loss will do; anything else fails closed.
+      if (now === null || !parse(now).lost) throw new Error(`sentinel-idp: the store's ${REPLAY_EPOCH_KEY} keeps changing`);
+      stored = now;
+    } else {
+      stored = marked;
+    }
+    epoch = parse(stored);
+  }
+  held.set(owner, stored);
+  return epoch.lost ? epoch.since : 0;
+}
+
+/** The outcome of {@link spendOnce}. */
+export type SpendOutcome = 'first' | 'replayed' | 'maybe-replayed';
+
+/**
+ * Spends a single-use marker: counts `key` (with `ttlMs`, the credential's remaining acceptance) and answers
+ * `'first'` for its first use, `'replayed'` for a later one, and `'maybe-replayed'` when the store lost its markers
+ * and the credential may have been spent before that (`madeAfter(sinceSeconds)` says whether its claims prove it
+ * was made after `sinceSeconds`, seconds since the epoch). Refuse all but `'first'`.
+ *
+ * @example
+ * const outcome = await spendOnce(context.store, context.config, key, ttlMs, (since) => iat > since + tolerance + 1);
+ */
+export async function spendOnce(
+  store: Pick<Store, 'get' | 'swap' | 'increment'>,
+  owner: object,
+  key: string,
+  ttlMs: number,
+  madeAfter: (sinceSeconds: number) => boolean,
+): Promise<SpendOutcome> {
+  const uses = await store.increment(key, ttlMs);
+  if (uses !== 1) return 'replayed';
+  const since = await markersKeptSince(store, owner);
+  return since === 0 || madeAfter(since / 1000) ? 'first' : 'maybe-replayed';
+}
