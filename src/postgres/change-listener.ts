@@ -17,6 +17,13 @@ import type { AppLookupCache } from './lookup-cache.js';
 /** How long a lost change listener waits before it tries again, in milliseconds. */
 const LISTEN_RETRY_MS = 1000;
 
+/**
+ * How long `close()` lets the listening connection end politely, in milliseconds, before it cuts the socket. A
+ * connection still starting up against a server that accepted it but never answers (a proxy whose database is gone,
+ * a host's pool without `connectionTimeoutMillis`) ends only when the peer closes, which may be never.
+ */
+export const CLOSE_GRACE_MS = 1000;
+
 /** Keeps one LISTEN connection for a store's lookup cache. */
 export class ChangeListener {
   readonly #newClient: () => Promise<Client>;
@@ -51,7 +58,7 @@ export class ChangeListener {
     this.#stopHeartbeat = undefined;
     const client = this.#client;
     this.#client = undefined;
-    await client?.end().catch(() => {});
+    if (client !== undefined) await endWithin(client, CLOSE_GRACE_MS);
   }
 
   async #listen(): Promise<void> {
@@ -106,4 +113,27 @@ export class ChangeListener {
     }
     this.#cache.clear();
   }
+}
+
+/**
+ * Ends `client`, cutting its socket when it has not ended within `graceMs`, and resolves once it has ended or been
+ * cut: a shutdown must not wait on a peer that never answers.
+ */
+async function endWithin(client: Client, graceMs: number): Promise<void> {
+  let ended = false;
+  const ending = client.end().then(
+    () => {
+      ended = true;
+    },
+    () => {
+      ended = true;
+    },
+  );
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([ending, new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+  clearTimeout(timer);
+  if (ended) return;
+  // pg's own socket (a native client has none: it is then left to end when it can, unawaited).
+  const stream = (client as unknown as { connection?: { stream?: { destroy?: () => void } } }).connection?.stream;
+  stream?.destroy?.();
 }
