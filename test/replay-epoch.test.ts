@@ -7,7 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { MemoryStore, type Sentinel, type SentinelOptions, type Store } from '../src/index.js';
+import type { Sentinel, SentinelOptions, Store } from '../src/index.js';
 import { RedisStore, redisClientOptions } from '../src/stores/redis.js';
 import { REPLAY_EPOCH_KEY } from '../src/stores/replay-epoch.js';
 import { advanceClock } from './helpers/clock.js';
@@ -16,6 +16,7 @@ import { BOT, brandJWT, brandKey, exchangeOptions, JWT_BEARER, TOKEN_PATH } from
 import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, makeSentinel } from './helpers/fixtures.js';
 import { ASSERTION_TYPE, clientAssertion, clientKey, dpopProof, keyedOptions } from './helpers/key-bound.js';
 import { PrivateRedis, redisServerBinary, requireAvailable } from './helpers/redis.js';
+import { restartableStore } from './helpers/restartable-store.js';
 
 const APP_TOKEN_PATH = `/sentinel/api/v2/account/${ACCOUNT}/app/token?state=${CONSUMER_UUID}`;
 const APP_TOKEN_HTU = `http://localhost/sentinel/api/v2/account/${ACCOUNT}/app/token`;
@@ -25,22 +26,6 @@ const brand = await brandKey();
 afterEach(() => {
   vi.restoreAllMocks();
 });
-
-/** A store whose contents can be lost at once, as a Redis without persistence loses them on a restart. */
-function restartableStore(): Store & { restart(): void } {
-  let inner = new MemoryStore();
-  return {
-    restart: () => {
-      inner = new MemoryStore();
-    },
-    get: (k) => inner.get(k),
-    set: (k, v, ttl) => inner.set(k, v, ttl),
-    take: (k) => inner.take(k),
-    delete: (k) => inner.delete(k),
-    increment: (k, ttl) => inner.increment(k, ttl),
-    swap: (entries) => inner.swap(entries),
-  };
-}
 
 function sentinelOn(store: Store, overrides: Partial<SentinelOptions> = {}): Sentinel {
   return makeSentinel({ ...keyedOptions(key, {}, { store, clockTolerance: 5 }), ...overrides });

@@ -3,7 +3,7 @@
  * throttle under a parallel brute force, recovery codes, and failing hooks. Driven through `sentinel.handle()`.
  */
 import { generate, generateSecret } from 'otplib';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SentinelResponse, SentinelOptions } from '../src/index.js';
 import { MemoryPasskeys, MemoryStore } from '../src/index.js';
 import {
@@ -19,6 +19,12 @@ import {
 } from './helpers/direct-flow.js';
 import { ACCOUNT, makeSentinel, OTHER_ACCOUNT, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 import { digest } from '../src/lib/random-secrets.js';
+import { advanceClock } from './helpers/clock.js';
+import { restartableStore } from './helpers/restartable-store.js';
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
 const TOTP_PATH = `${LOGIN_PATH}/totp`;
 const RECOVERY_CODE = 'rcv-7f3a-91bd';
@@ -126,6 +132,22 @@ describe('TOTP second factor', () => {
       expectNothingIssued(await postCode(h, step, { csrf_token: csrf, code: malformed }));
     }
     expectSignedIn(await postCode(h, step, { csrf_token: csrf, code: right }));
+  });
+
+  it('a code used before the store restarted empty is refused after it; a code of a later step passes', async () => {
+    const store = restartableStore();
+    const h = harness({ store });
+    const code = await generate({ secret: h.secret });
+    const first = await passPassword(h);
+    expectSignedIn(await postCode(h, first, { csrf_token: first.csrf, code }));
+    store.restart();
+    const second = await passPassword(h);
+    const replayed = await postCode(h, second, { csrf_token: second.csrf, code });
+    expectNothingIssued(replayed);
+    expect(replayed.body).toContain('That code is not correct. Try again.');
+    advanceClock(120);
+    const later = await passPassword(h);
+    expectSignedIn(await postCode(h, later, { csrf_token: later.csrf, code: await generate({ secret: h.secret }) }));
   });
 
   it('a code already used is refused in another sign-in within its window', async () => {

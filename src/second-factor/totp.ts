@@ -10,6 +10,7 @@
 import { ScureBase32Plugin, verify } from 'otplib';
 import type { SentinelContext } from '../http/context.js';
 import { digest } from '../lib/random-secrets.js';
+import { spendOnce } from '../stores/replay-epoch.js';
 
 /** Steps of drift accepted either side of now (30 s each). */
 const DRIFT_STEPS = 1;
@@ -87,7 +88,17 @@ export async function checkTotp(
   // verify() answers for TOTP and HOTP alike; only the TOTP answer names its time step.
   const step = 'timeStep' in result ? result.timeStep : null;
   if (step === null) return 'wrong';
-  if ((await context.store.increment(`totp-used:${user}:${step}`, USED_TTL_MS)) !== 1) return 'replayed';
+  // After a loss of the store's markers (src/stores/replay-epoch.ts) a code passes only when its step is too new to
+  // have been accepted before the loss was noticed (a second of skew between instances allowed): up to 90 s of
+  // refused codes after an empty restart, rather than a seen code accepted twice.
+  const outcome = await spendOnce(
+    context.store,
+    context.config,
+    `totp-used:${user}:${step}`,
+    USED_TTL_MS,
+    (since) => step > Math.floor((since + 1) / PERIOD_SECONDS) + DRIFT_STEPS,
+  );
+  if (outcome !== 'first') return 'replayed';
   return (await advanceLast(context, lastKey, step)) ? 'accepted' : 'replayed';
 }
 
