@@ -216,7 +216,7 @@ export class MemoryStore implements Store {
   }
 
   async set(key: string, value: string, ttlMs: number): Promise<void> {
-    const ttl = Math.max(1, Math.ceil(ttlMs));
+    const ttl = finiteTtl(ttlMs);
     const area = this.#area(key);
     if (area instanceof SecurityState) area.set(key, value, ttl);
     else area.set(key, value, { ttl });
@@ -240,9 +240,11 @@ export class MemoryStore implements Store {
     // A value that is not a count (store corruption) is an error, as Redis's INCR answers it: counted on as NaN, it
     // would pass every limit check.
     if (current !== undefined && !/^-?\d+$/.test(current)) throw notACounter('increment');
+    // Checked on every call, as RedisStore does, not only on the one that starts the window.
+    const windowMs = finiteTtl(ttlMs);
     const next = current === undefined ? 1 : Number(current) + 1;
     // Only the first increment starts the window; later ones keep it fixed.
-    const ttl = current === undefined ? Math.max(1, Math.ceil(ttlMs)) : undefined;
+    const ttl = current === undefined ? windowMs : undefined;
     if (area instanceof SecurityState) area.set(key, String(next), ttl);
     else area.set(key, String(next), ttl === undefined ? { noUpdateTTL: true } : { ttl });
     return next;
@@ -355,6 +357,16 @@ export class MemoryStore implements Store {
 function ttlOf(entry: SwapEntry): number {
   const ttlMs = entry.ttlMs;
   if (typeof ttlMs !== 'number' || !Number.isFinite(ttlMs)) throw new TypeError('MemoryStore: swap needs a finite ttlMs');
+  return Math.max(1, Math.ceil(ttlMs));
+}
+
+/**
+ * A TTL as lru-cache wants it: fractions and values below 1 ms rounded up, as RedisStore does. Not a finite number
+ * is refused, as RedisStore refuses it: lru-cache takes `NaN` or `Infinity` for "never expires", and in a security
+ * area, which nothing evicts, a counter kept for good is a lockout without end.
+ */
+function finiteTtl(ttlMs: number): number {
+  if (typeof ttlMs !== 'number' || !Number.isFinite(ttlMs)) throw new TypeError('MemoryStore: ttlMs must be a finite number');
   return Math.max(1, Math.ceil(ttlMs));
 }
 

@@ -146,6 +146,16 @@ export function runStoreContract(
         await expect(store.get(k)).resolves.toBe('v');
         await expect(store.increment(key('throttle'), 1500.5)).resolves.toBe(1);
       });
+
+      it('refuses a TTL that is not a finite number, and writes nothing: no record may live for ever', async () => {
+        // Under MemoryStore's never-evicted security prefixes a counter kept for good would be a lasting lockout.
+        for (const ttl of [Number.NaN, Number.POSITIVE_INFINITY]) {
+          const k = key('throttle');
+          await expect(store.set(k, 'v', ttl)).rejects.toThrow(TypeError);
+          await expect(store.increment(k, ttl)).rejects.toThrow(TypeError);
+          await expect(store.get(k)).resolves.toBeNull();
+        }
+      });
     });
 
     describe('take', () => {
