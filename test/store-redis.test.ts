@@ -147,6 +147,23 @@ describe.skipIf(skip)('RedisStore (real Redis)', () => {
       expect(() => new RedisStore(null as unknown as Redis)).toThrow(TypeError);
     });
 
+    it('refuses a prefix whose { would swallow the hash tags of the keys, and keeps one that closes its own', async () => {
+      // 'idp{' + 'code:{g}' hashes on 'code:{g', 'idp{' + 'grant:{g}' on 'grant:{g': a code exchange could never
+      // swap both keys in one slot, so every exchange would fail. An empty '{}' makes Redis hash whole keys alike.
+      for (const prefix of ['idp{', 'idp{:', '{}idp:', 'a}{b:']) {
+        expect(() => new RedisStore(client, { prefix }), prefix).toThrow(/prefix/);
+      }
+      const tag = `${runPrefix}tagged`;
+      const closed = new RedisStore(client, { prefix: `{${tag}}:` });
+      await expect(
+        closed.swap([
+          { key: 'code:{g1}', expect: null, value: 'c', ttlMs: 60_000 },
+          { key: 'grant:{g1}', expect: null, value: 'g', ttlMs: 60_000 },
+        ]),
+      ).resolves.toBe(true);
+      await deleteByPrefix(client, `{${tag}}:`);
+    });
+
     it('works with the time bound disabled', async () => {
       const { store } = freshStore({ commandTimeoutMs: 0 });
       await store.set('session:x', 'v', 60_000);

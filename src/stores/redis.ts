@@ -35,7 +35,8 @@ import type { ClaimedJob, QueuedJob, Store, SwapEntry } from './store.js';
 export interface RedisStoreOptions {
   /**
    * Prepended to every key, so one Redis can hold several issuers (or other applications) without collisions.
-   * Default `'sentinel:'`. Stacks with ioredis' own `keyPrefix` option if the client has one.
+   * Default `'sentinel:'`. Stacks with ioredis' own `keyPrefix` option if the client has one. Keep `{` and `}` out of
+   * it: a `{` it does not close would take over every key's Redis Cluster hash tag, and is refused.
    *
    * @example
    * new RedisStore(client, { prefix: 'idp-staging:' });
@@ -118,6 +119,10 @@ export class RedisStore implements Store {
     assertKnownKeys(options, { prefix: true, commandTimeoutMs: true } satisfies KeysOf<RedisStoreOptions>, 'RedisStore');
     const prefix = options.prefix ?? 'sentinel:';
     if (typeof prefix !== 'string') throw new TypeError('RedisStore: prefix must be a string');
+    // An unclosed `{` would make `code:{gid}` and `grant:{gid}` hash apart: no code exchange could swap its keys.
+    if (prefix.includes('{') && hashTag(prefix) === null) {
+      throw new TypeError("RedisStore: prefix must not open a '{' it does not close (keep braces out of it)");
+    }
     const timeoutMs = options.commandTimeoutMs ?? 2000;
     // setTimeout silently turns delays above 2^31-1 ms (and Infinity) into 1 ms, which would fail every command.
     if (!Number.isFinite(timeoutMs) || timeoutMs < 0 || timeoutMs > 2_147_483_647) {
