@@ -86,6 +86,29 @@ describe('external signers', () => {
     }
   });
 
+  it('a signature the published key does not verify (another key, or RSA bytes of any length) yields 500 and no token', async () => {
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const other = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const swapped = {
+      ...kmsLike('ieee-p1363'),
+      sign: async (data: Uint8Array) => nodeSign('sha256', data, { key: other.privateKey, dsaEncoding: 'ieee-p1363' }),
+    };
+    const short: ExternalSigner = {
+      kid: 'kms-rsa',
+      alg: 'RS256',
+      publicJwk: rsa.publicKey.export({ format: 'jwk' }) as JWK,
+      sign: async () => new Uint8Array(10),
+    };
+    for (const signer of [swapped, short]) {
+      const errors: unknown[] = [];
+      const { status, body } = await issue(signer, (error) => errors.push(error));
+      expect(status).toBe(500);
+      expect(body.access_token).toBeUndefined();
+      expect(errors).toHaveLength(1);
+      expect(String(errors[0])).toMatch(/does not verify/);
+    }
+  });
+
   it('refuses a private JWK as publicJwk and a signer without sign()', () => {
     const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const privateJwk = privateKey.export({ format: 'jwk' }) as JWK;

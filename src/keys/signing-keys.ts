@@ -152,23 +152,35 @@ function importExternal(signer: ExternalSigner, field: string): SigningKey {
   assertKeyFits(alg, publicKey, `${field}.signer`, signer.kid);
   const exported = publicKey.export({ format: 'jwk' }) as JWK;
   const bytes = signatureBytes(alg, publicKey);
-  const external: ExternalSigner = {
+  const key: SigningKey = {
     kid: signer.kid,
     alg,
-    publicJwk: signer.publicJwk,
-    async sign(data) {
-      let signature = await signer.sign(data);
-      // A KMS answers ECDSA in DER; JWS needs r||s. Accept both, so a KMS plugs in without a conversion step.
-      if (signature instanceof Uint8Array && bytes !== undefined && signature.length !== bytes && alg.startsWith('ES')) {
-        signature = ecdsaDerToJose(signature, bytes / 2) ?? signature;
-      }
-      if (!(signature instanceof Uint8Array) || signature.length === 0 || (bytes !== undefined && signature.length !== bytes)) {
-        throw new Error(`an external signer returned a signature that is not in JWS form for ${alg}`);
-      }
-      return signature;
+    publicKey,
+    publicJWK: { ...exported, kid: signer.kid, alg, use: 'sig' },
+    external: {
+      kid: signer.kid,
+      alg,
+      publicJwk: signer.publicJwk,
+      async sign(data) {
+        let signature = await signer.sign(data);
+        // A KMS answers ECDSA in DER; JWS needs r||s. Accept both, so a KMS plugs in without a conversion step.
+        if (signature instanceof Uint8Array && bytes !== undefined && signature.length !== bytes && alg.startsWith('ES')) {
+          signature = ecdsaDerToJose(signature, bytes / 2) ?? signature;
+        }
+        if (!(signature instanceof Uint8Array) || signature.length === 0 || (bytes !== undefined && signature.length !== bytes)) {
+          throw new Error(`an external signer returned a signature that is not in JWS form for ${alg}`);
+        }
+        // The key that signed is out of sight: a KMS alias moved to a new key version, an HSM key re-made under
+        // its label, a signer answering garbage of the right length. Its token would verify nowhere, and nothing
+        // else would tell: each signature is checked against the published key, and refused (500) unless it holds.
+        if (!(await verifyBytesInPool(key, Buffer.from(data), Buffer.from(signature)))) {
+          throw new Error(`the external signer of kid ${signer.kid} returned a signature its published key does not verify`);
+        }
+        return signature;
+      },
     },
   };
-  return { kid: signer.kid, alg, external, publicKey, publicJWK: { ...exported, kid: signer.kid, alg, use: 'sig' } };
+  return key;
 }
 
 /**
