@@ -30,7 +30,8 @@ export const APPS_HELP = `Usage: sentinel-idp apps register|list|show|rotate-sec
                                                        and reversible with enable
 
 Options of every command:
-  --database <url>  the registry: postgres://user:password@host:5432/dbname
+  --database <url>  the registry: postgres://user@host:5432/dbname (the password from
+                    PGPASSWORD or ~/.pgpass: arguments show in ps and shell history)
   --account <id>    platform account (site) id
   --json            machine-readable output
   -h, --help        show this help
@@ -99,7 +100,7 @@ function runner(sub: Subcommand) {
       throw new UsageError('--overlap must be a whole number of seconds from 0 to 2592000', command);
     }
     const asJSON = values.json === true;
-    return withDatabase(values, command, async (store) => {
+    return withDatabase(values, command, io, async (store) => {
       if (sub === 'list') {
         const apps = await store.listApps(accountId);
         if (asJSON) io.stdout(`${JSON.stringify(apps.map(appJSON), null, 2)}\n`);
@@ -191,7 +192,9 @@ export async function saveRegisteredApp(
   clientSecret: string | undefined,
   io: CLIIO,
 ): Promise<number> {
-  await withDatabase(values, 'apps register', (store) => store.saveApp({ ...app, createdAt: Math.floor(Date.now() / 1000) }, cliActor()));
+  await withDatabase(values, 'apps register', io, (store) =>
+    store.saveApp({ ...app, createdAt: Math.floor(Date.now() / 1000) }, cliActor()),
+  );
   if (values.json === true) {
     io.stdout(
       `${JSON.stringify({ ...appJSON(app), createdAt: undefined, ...(clientSecret === undefined ? {} : { clientSecret }) }, null, 2)}\n`,

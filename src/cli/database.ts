@@ -6,12 +6,27 @@
 import { userInfo } from 'node:os';
 import type { AppChange } from '../apps/app.js';
 import { PostgresAppStore } from '../postgres/app-store.js';
+import type { CLIIO } from './io.js';
 import { type OptionValues, requireString, UsageError } from './usage.js';
 
-/** Opens the registry at `--database`, runs `work`, and closes it whatever happens. */
-export async function withDatabase<T>(values: OptionValues, command: string, work: (store: PostgresAppStore) => Promise<T>): Promise<T> {
+/**
+ * Opens the registry at `--database`, runs `work`, and closes it whatever happens. A password written in the URL is
+ * on the command line, which other users see in process lists and which shell history keeps: the operator is told
+ * (without it being repeated) to leave it out and set `PGPASSWORD` or a `~/.pgpass` entry, which the driver reads.
+ */
+export async function withDatabase<T>(
+  values: OptionValues,
+  command: string,
+  io: CLIIO,
+  work: (store: PostgresAppStore) => Promise<T>,
+): Promise<T> {
   const url = requireString(values, 'database', command);
   if (!/^postgres(ql)?:\/\//.test(url)) throw new UsageError('--database must be a postgres:// or postgresql:// URL', command);
+  if (hasPassword(url)) {
+    io.stderr(
+      'sentinel-idp: warning: the password in --database is visible to other users in process lists and kept in shell history; leave it out of the URL and set PGPASSWORD (or a ~/.pgpass entry) instead\n',
+    );
+  }
   const store = new PostgresAppStore({ connectionString: url, cache: false, maxConnections: 2 });
   try {
     return await work(store);
@@ -38,3 +53,12 @@ export const DATABASE_OPTIONS = {
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
+
+/** Whether the URL carries a password (a URL that does not parse is left to the driver to refuse). */
+function hasPassword(url: string): boolean {
+  try {
+    return new URL(url).password !== '';
+  } catch {
+    return false;
+  }
+}

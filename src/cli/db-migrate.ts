@@ -15,7 +15,8 @@ Creates or upgrades the application registry's tables in PostgreSQL. Safe to run
 again and from several machines at once: versions already applied are skipped.
 
 Options:
-  --database <url>  postgres://user:password@host:5432/dbname; required
+  --database <url>  postgres://user@host:5432/dbname; required (the password from
+                    PGPASSWORD or ~/.pgpass: arguments show in ps and shell history)
   --json            print {"applied":[…]} instead of a sentence
   -h, --help        show this help
 `;
@@ -31,7 +32,7 @@ export async function runDbMigrate(argv: readonly string[], io: CLIIO): Promise<
     io.stdout(DB_MIGRATE_HELP);
     return 0;
   }
-  const applied = await withDatabase(values, COMMAND, (store) => store.migrate());
+  const applied = await withDatabase(values, COMMAND, io, (store) => store.migrate());
   if (values.json === true) io.stdout(`${JSON.stringify({ applied })}\n`);
   else
     io.stdout(

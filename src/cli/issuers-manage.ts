@@ -29,7 +29,8 @@ export const ISSUERS_HELP = `Usage: sentinel-idp issuers add|list|remove|history
 Without a PostgreSQL registry, trusted issuers are the trustedIssuers option.
 
 Options of every command:
-  --database <url>  the registry: postgres://user:password@host:5432/dbname
+  --database <url>  the registry: postgres://user@host:5432/dbname (the password from
+                    PGPASSWORD or ~/.pgpass: arguments show in ps and shell history)
   --account <id>    platform account (site) id
   --json            machine-readable output
   -h, --help        show this help
@@ -110,7 +111,7 @@ function runner(sub: Subcommand) {
     const iss = sub === 'list' ? '' : requireString(values, 'issuer', command);
     const entry = sub === 'add' ? await entryFrom(values, accountId, iss, command) : undefined;
     const asJSON = values.json === true;
-    return withDatabase(values, command, async (store) => {
+    return withDatabase(values, command, io, async (store) => {
       if (entry !== undefined) {
         let action: 'added' | 'replaced';
         try {

@@ -10,13 +10,14 @@ import { describeRing } from '../keys/keyring/describe.js';
 import { parseEncryptionKey } from '../keys/keyring/seal.js';
 import { readRing, updateRing } from '../keys/keyring/storage.js';
 import type { CLIIO } from './io.js';
-import { openRedis, requireRedisURL } from './redis-connection.js';
+import { openRedis, REDIS_URL_ENV, requireRedisURL, warnPasswordInRedisArgument } from './redis-connection.js';
 import { optionalString, type OptionValues, parseArguments, requireString, UsageError } from './usage.js';
 
 /** Environment variable holding the ring's encryption key (never a command-line argument: it would show in `ps`). */
 export const ENCRYPTION_KEY_ENV = 'SENTINEL_KEY_ENCRYPTION_KEY';
 
-const COMMON_OPTIONS = `  --redis <url>     the Redis the instances share (redis:// or rediss://)
+const COMMON_OPTIONS = `  --redis <url>     the Redis the instances share (redis:// or rediss://); with a
+                    password, set ${REDIS_URL_ENV} instead (arguments show in ps)
   --prefix <p>      the RedisStore prefix of the instances (default sentinel:)
   --ring <name>     keyRotation.name of the instances (default "default")
   --account <id>    the ring of one account (instances with keysPerAccount)
@@ -55,14 +56,16 @@ const OPTIONS = {
 async function withRing<T>(
   values: OptionValues,
   command: string,
+  io: CLIIO,
   run: (store: import('../stores/store.js').Store, name: string) => Promise<T>,
 ): Promise<T> {
-  const url = requireRedisURL(values, command);
+  const url = requireRedisURL(values, command, io.env);
   const prefix = optionalString(values, 'prefix', command) ?? 'sentinel:';
   const name = optionalString(values, 'ring', command) ?? 'default';
   if (!/^[A-Za-z0-9._-]{1,64}$/.test(name)) throw new UsageError('--ring must be letters, digits, ".", "_" or "-"', command);
   const account = optionalString(values, 'account', command);
   const ringName = account === undefined ? name : accountRingName(name, account);
+  warnPasswordInRedisArgument(values, io);
   const { store, close } = await openRedis(url, prefix);
   try {
     return await run(store, ringName);
@@ -101,7 +104,7 @@ function parse(argv: readonly string[], command: string, io: CLIIO): OptionValue
 export async function runKeysList(argv: readonly string[], io: CLIIO): Promise<number> {
   const values = parse(argv, 'keys list', io);
   if (values === null) return 0;
-  return withRing(values, 'keys list', async (store, name) => {
+  return withRing(values, 'keys list', io, async (store, name) => {
     const document = await readRing(store, name);
     if (document === null) {
       io.stderr('sentinel-idp: no key ring in this store (no instance with keyRotation has started on it)\n');
@@ -120,9 +123,9 @@ export async function runKeysList(argv: readonly string[], io: CLIIO): Promise<n
 export async function runKeysRotate(argv: readonly string[], io: CLIIO): Promise<number> {
   const values = parse(argv, 'keys rotate', io);
   if (values === null) return 0;
-  requireRedisURL(values, 'keys rotate'); // a usage error (exit 2) comes before a missing environment
+  requireRedisURL(values, 'keys rotate', io.env); // a usage error (exit 2) comes before a missing environment
   const key = encryptionKey(io, true) as Buffer;
-  return withRing(values, 'keys rotate', async (store, name) => {
+  return withRing(values, 'keys rotate', io, async (store, name) => {
     let missing = false;
     let lost = false;
     const written = await updateRing(store, name, (current) => {
@@ -176,9 +179,9 @@ export async function runKeysRevoke(argv: readonly string[], io: CLIIO): Promise
   const values = parse(argv, 'keys revoke', io);
   if (values === null) return 0;
   const kid = requireString(values, 'kid', 'keys revoke');
-  requireRedisURL(values, 'keys revoke');
+  requireRedisURL(values, 'keys revoke', io.env);
   const key = encryptionKey(io, false);
-  return withRing(values, 'keys revoke', async (store, name) => {
+  return withRing(values, 'keys revoke', io, async (store, name) => {
     let found = false;
     const written = await updateRing(store, name, (current) => {
       const next = revokeEntry(current, kid, Date.now(), key);

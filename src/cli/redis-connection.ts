@@ -4,6 +4,7 @@
  */
 import { RedisStore } from '../stores/redis.js';
 import type { Store } from '../stores/store.js';
+import type { CLIIO } from './io.js';
 import { type OptionValues, requireString, UsageError } from './usage.js';
 
 /** An open store and how to close its connection. */
@@ -32,21 +33,43 @@ function parsedURL(url: string): URL | undefined {
 }
 
 /**
- * The `--redis` URL of `command`, refused as a wrong command line (exit 2, like a wrong `--database`) unless it is a
- * redis:// or rediss:// URL whose database, if it names one, is a non-negative integer (`redis://host:6379/2`). The
- * message never repeats the URL, which may carry a password.
- *
- * @example const url = requireRedisURL(values, 'keys list');
+ * Environment variable read for the Redis URL when `--redis` is left out: a URL with a password then stays out of
+ * the command line, which other users see in process lists and which shell history keeps.
  */
-export function requireRedisURL(values: OptionValues, command: string): string {
-  const url = requireString(values, 'redis', command);
-  if (!/^rediss?:\/\//.test(url)) throw new UsageError('--redis must be a redis:// or rediss:// URL', command);
+export const REDIS_URL_ENV = 'SENTINEL_REDIS_URL';
+
+/**
+ * The Redis URL of `command`: `--redis`, else {@link REDIS_URL_ENV} from `env`. Refused as a wrong command line
+ * (exit 2, like a wrong `--database`) unless it is a redis:// or rediss:// URL whose database, if it names one, is a
+ * non-negative integer (`redis://host:6379/2`). The message never repeats the URL, which may carry a password.
+ *
+ * @example const url = requireRedisURL(values, 'keys list', io.env);
+ */
+export function requireRedisURL(values: OptionValues, command: string, env: CLIIO['env']): string {
+  const fromEnvironment = env[REDIS_URL_ENV];
+  const source = values.redis === undefined && fromEnvironment !== undefined && fromEnvironment !== '' ? REDIS_URL_ENV : '--redis';
+  if (source === '--redis' && values.redis === undefined) throw new UsageError(`--redis is required (or set ${REDIS_URL_ENV})`, command);
+  const url = source === REDIS_URL_ENV ? (fromEnvironment as string) : requireString(values, 'redis', command);
+  if (!/^rediss?:\/\//.test(url)) throw new UsageError(`${source} must be a redis:// or rediss:// URL`, command);
   const parsed = parsedURL(url);
   // A URL that does not parse is left to openRedis, which reports it as before (exit 1).
   if (parsed !== undefined && databaseOf(parsed) === null) {
-    throw new UsageError('--redis must name its database as /<number> (a non-negative integer), or not at all', command);
+    throw new UsageError(`${source} must name its database as /<number> (a non-negative integer), or not at all`, command);
   }
   return url;
+}
+
+/**
+ * Tells the operator, once per run, that the `--redis` argument carries a password (which is not repeated):
+ * {@link REDIS_URL_ENV} keeps it out of the process list.
+ * @example warnPasswordInRedisArgument(values, io);
+ */
+export function warnPasswordInRedisArgument(values: OptionValues, io: CLIIO): void {
+  const given = values.redis;
+  if (typeof given !== 'string' || (parsedURL(given)?.password ?? '') === '') return;
+  io.stderr(
+    `sentinel-idp: warning: the password in --redis is visible to other users in process lists and kept in shell history; set ${REDIS_URL_ENV} instead\n`,
+  );
 }
 
 /**

@@ -10,7 +10,7 @@ import type { SessionContext } from '../sessions/session-index.js';
 import { listUserSessions } from '../sessions/session-views.js';
 import type { Store } from '../stores/store.js';
 import type { CLIIO } from './io.js';
-import { openRedis, requireRedisURL } from './redis-connection.js';
+import { openRedis, REDIS_URL_ENV, requireRedisURL, warnPasswordInRedisArgument } from './redis-connection.js';
 import { optionalString, type OptionValues, parseArguments, requireString, UsageError } from './usage.js';
 
 /** Help text of the `sessions` command group. */
@@ -24,7 +24,8 @@ export const SESSIONS_HELP = `Usage: sentinel-idp sessions <list|end> [options]
                          logout token to each app that takes them, sent by the instances
 
 Options:
-  --redis <url>     the Redis the instances share (redis:// or rediss://)
+  --redis <url>     the Redis the instances share (redis:// or rediss://); with a
+                    password, set ${REDIS_URL_ENV} instead (arguments show in ps)
   --prefix <p>      the RedisStore prefix of the instances (default sentinel:)
   --account <id>    the account
   --user <id>       the user
@@ -51,7 +52,7 @@ function parse(argv: readonly string[], command: string, io: CLIIO): OptionValue
     return null;
   }
   requireString(values, 'account', command);
-  requireRedisURL(values, command);
+  requireRedisURL(values, command, io.env);
   return values;
 }
 
@@ -60,9 +61,11 @@ function storeContext(store: Store): SessionContext {
   return { store, logoutQueue: new LogoutQueue(store), emit: () => {} };
 }
 
-async function withStore<T>(values: OptionValues, command: string, run: (context: SessionContext) => Promise<T>): Promise<T> {
+async function withStore<T>(values: OptionValues, command: string, io: CLIIO, run: (context: SessionContext) => Promise<T>): Promise<T> {
   const prefix = optionalString(values, 'prefix', command) ?? 'sentinel:';
-  const { store, close } = await openRedis(requireRedisURL(values, command), prefix);
+  const url = requireRedisURL(values, command, io.env);
+  warnPasswordInRedisArgument(values, io);
+  const { store, close } = await openRedis(url, prefix);
   try {
     return await run(storeContext(store));
   } finally {
@@ -81,7 +84,7 @@ export async function runSessionsList(argv: readonly string[], io: CLIIO): Promi
   if (values.sid !== undefined) throw new UsageError('--sid belongs to sessions end', command);
   const account = requireString(values, 'account', command);
   const user = requireString(values, 'user', command);
-  return withStore(values, command, async (context) => {
+  return withStore(values, command, io, async (context) => {
     io.stdout(`${JSON.stringify(await listUserSessions(context, account, user), null, 2)}\n`);
     return 0;
   });
@@ -100,7 +103,7 @@ export async function runSessionsEnd(argv: readonly string[], io: CLIIO): Promis
   const sid = optionalString(values, 'sid', command);
   const user = optionalString(values, 'user', command);
   if ((sid === undefined) === (user === undefined)) throw new UsageError('give --sid or --user, one of them', command);
-  return withStore(values, command, async (context) => {
+  return withStore(values, command, io, async (context) => {
     const ended =
       sid === undefined
         ? await endAllUserSessions(context, account, user as string)
