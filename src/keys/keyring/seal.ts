@@ -39,13 +39,18 @@ export function seal(key: Buffer, kid: string, plaintext: string): Sealed {
   return { iv: iv.toString('base64url'), data: data.toString('base64url'), tag: cipher.getAuthTag().toString('base64url') };
 }
 
+/** The length of the GCM tag `seal` writes, and the only one `open` accepts. */
+const TAG_BYTES = 16;
+
 /**
- * Opens a sealed entry.
+ * Opens a sealed entry. Only a whole tag is accepted: without `authTagLength`, node:crypto takes a tag cut to 4 or 8
+ * bytes as valid, so whoever can write to the store would need some 2^32 guesses, not 2^128, to have an instance
+ * open (and sign with) a key it never sealed.
  * @throws ConfigurationError when the key does not open it: a different `encryptionKey` than the ring was sealed with.
  */
 export function open(key: Buffer, kid: string, sealed: Sealed): string {
   try {
-    const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(sealed.iv, 'base64url'));
+    const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(sealed.iv, 'base64url'), { authTagLength: TAG_BYTES });
     decipher.setAAD(associated(kid));
     decipher.setAuthTag(Buffer.from(sealed.tag, 'base64url'));
     return Buffer.concat([decipher.update(Buffer.from(sealed.data, 'base64url')), decipher.final()]).toString('utf8');
