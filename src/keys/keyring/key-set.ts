@@ -52,7 +52,11 @@ export function importKeys(
   return imported;
 }
 
-/** The key set of `document` at `now`, signing with the active key of the first of `algorithms`. */
+/**
+ * The key set of `document` at `now`, signing with the active key of the first of `algorithms` that has one: a key
+ * made for an algorithm newly put first is published for the pre-publication delay before it signs, and the
+ * algorithm that signed so far keeps signing until then.
+ */
 export function deriveKeys(
   document: RingDocument,
   imported: ReadonlyMap<string, { key: SigningKey }>,
@@ -73,7 +77,7 @@ export function deriveKeys(
     const key = active === undefined ? undefined : imported.get(active.kid)?.key;
     if (key !== undefined) byAlg.set(alg, key);
   }
-  const first = byAlg.get(algorithms[0] as SigningAlgorithm);
+  const first = algorithms.map((alg) => byAlg.get(alg)).find((key) => key !== undefined);
   if (first === undefined || published.length === 0) throw new Error('the key ring has no signing key');
   // The signer first: KeySet's contract is "the first signs".
   const ordered = [first, ...published.filter((key) => key !== first)];

@@ -58,9 +58,10 @@ export interface RingPolicy {
 /**
  * Starts a rotation of each of `algorithms` that has none under way: a new key published now that signs from
  * `now + prePublishSeconds` on. A new ring gets keys that sign at once (nothing was published before them, so nobody
- * can hold an outdated JWKS without them), and so does the first algorithm (the default signer: without it nothing
- * can be signed). Another algorithm joining a ring already published (RS256 added to an ES256 ring) waits
- * `prePublishSeconds` like any new key, since relying parties may hold the JWKS without it. `generated` holds private
+ * can hold an outdated JWKS without them). An algorithm joining a ring already published (RS256 added to an ES256
+ * ring, or EdDSA put first) waits `prePublishSeconds` like any new key, since relying parties may hold the JWKS
+ * without it; meanwhile the next of `algorithms` with a key signs (key-set.ts). Only a first algorithm that no other
+ * of `algorithms` can stand in for signs at once: without it nothing could be signed. `generated` holds private
  * keys made beforehand (off the main thread); a missing one is generated here. The ring is written with `policy`
  * and without the entries gone for good at `now` ({@link pruned}). `null` when nothing changes.
  */
@@ -85,9 +86,10 @@ export function startRotation(
   const index = indexRing(base);
   const published = index.size > 0;
   const added: RingEntry[] = [];
+  const othersSign = (alg: SigningAlgorithm) => algorithms.some((other) => other !== alg && activeEntry(index, other, now) !== undefined);
   algorithms.forEach((alg, position) => {
     if (hasPending(base, alg, now)) return;
-    const signsAtOnce = activeEntry(index, alg, now) === undefined && (position === 0 || !published);
+    const signsAtOnce = activeEntry(index, alg, now) === undefined && (!published || (position === 0 && !othersSign(alg)));
     added.push(newEntry(alg, encryptionKey, now, signsAtOnce ? now : now + prePublishSeconds * 1000, generated.get(alg)));
   });
   return added.length === 0 ? null : { ...base, keys: [...base.keys, ...added] };

@@ -15,8 +15,8 @@ export const keyRotationSchema = z.object({
   retainSeconds: seconds.optional(),
   refreshSeconds: seconds.max(60).default(30),
   /**
-   * One active key per algorithm; the first signs by default. Without it: ES256, plus RS256 when ID tokens can be
-   * issued (`withDefaultAlgorithms`).
+   * One active key per algorithm; the first signs by default (while its key is pending, the next with an active
+   * one). Without it: ES256, plus RS256 when ID tokens can be issued (`withDefaultAlgorithms`).
    */
   algorithms: z
     .array(z.enum(['ES256', 'ES384', 'RS256', 'PS256', 'EdDSA']))
