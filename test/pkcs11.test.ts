@@ -193,6 +193,27 @@ describe.skipIf(problem !== null && !SOFTHSM_REQUIRED)('PKCS#11 signer (SoftHSM2
     expect(() => pkcs11Signer({ ...base, library: '/nonexistent/libpkcs11.so', keyLabel: 'es256' })).toThrow(/pkcs11\.library/);
   });
 
+  it('names the code of a login refused for another reason than the PIN, and does not call the PIN wrong', () => {
+    // Told "wrong PIN", an operator tries other PINs, and an HSM locks the PIN after a few wrong ones. Here the
+    // token was initialised without a user PIN: no PIN can be right, and the message must say why.
+    const { module } = intruder();
+    const free = module.C_GetSlotList(false).find((slot) => (module.C_GetTokenInfo(slot).flags & pkcs11js.CKF_TOKEN_INITIALIZED) === 0);
+    if (free === undefined) throw new Error('SoftHSM2 has no free slot');
+    module.C_InitToken(free, '0000-so-pin', 'no-user-pin'.padEnd(32)); // a label is blank-padded (PKCS#11 §3.2)
+    const base = { library: token.library, tokenLabel: 'no-user-pin', keyLabel: 'es256' };
+    let refused: unknown;
+    try {
+      pkcs11Signer({ ...base, pin: token.pin });
+    } catch (error) {
+      refused = error;
+    }
+    expect(refused).toBeInstanceOf(ConfigurationError);
+    expect((refused as Error).message).toMatch(/CKR_USER_PIN_NOT_INITIALIZED/);
+    expect((refused as Error).message).not.toMatch(/wrong PIN/);
+    expect((refused as Error).message).not.toContain(token.pin);
+    expect(() => pkcs11Signer({ ...base, tokenLabel: token.tokenLabel, pin: 'wrong-pin' })).toThrow(/wrong PIN/);
+  });
+
   it('refuses sessions unless an integer from 1 to 32, before the token is asked for a login', () => {
     // NaN opened no session, and the login then failed as "wrong PIN or locked token" though the PIN was right.
     const base = { library: token.library, tokenLabel: token.tokenLabel, pin: token.pin, keyLabel: 'es256' };

@@ -25,7 +25,12 @@ const SESSION_LOST = new Set([
 ]);
 const LOGIN_LOST = new Set([pkcs11js.CKR_USER_NOT_LOGGED_IN, pkcs11js.CKR_KEY_HANDLE_INVALID, pkcs11js.CKR_OBJECT_HANDLE_INVALID]);
 /** A login refused for the PIN is never tried again: an HSM locks the PIN after a few wrong attempts. */
-const PIN_REFUSED = new Set([pkcs11js.CKR_PIN_INCORRECT, pkcs11js.CKR_PIN_LOCKED, pkcs11js.CKR_PIN_EXPIRED, pkcs11js.CKR_PIN_LEN_RANGE]);
+export const PIN_REFUSED = new Set([
+  pkcs11js.CKR_PIN_INCORRECT,
+  pkcs11js.CKR_PIN_LOCKED,
+  pkcs11js.CKR_PIN_EXPIRED,
+  pkcs11js.CKR_PIN_LEN_RANGE,
+]);
 
 /**
  * One session of the pool. `generation` is the token link's generation it was opened in: once the sessions are

@@ -13,7 +13,7 @@ import { ConfigurationError } from '../../errors.js';
 import { type ExternalSigner, type JWK, type SigningAlgorithm, verifyBytes } from '../signing-keys.js';
 import { assertKnownKeys, type KeysOf } from '../../lib/strict-options.js';
 import { sessionPool } from './pkcs11-pool.js';
-import { type Pkcs11Lease, tokenLink } from './pkcs11-recovery.js';
+import { PIN_REFUSED, type Pkcs11Lease, tokenLink } from './pkcs11-recovery.js';
 
 /**
  * Where the key is: the module, the token (by slot index or label), the user PIN and the label of the key pair;
@@ -276,8 +276,8 @@ export function pkcs11Signer(options: Pkcs11SignerOptions): Pkcs11Signer {
     const first = sessions[0] as Buffer;
     try {
       loginUser(module, first, options.pin);
-    } catch {
-      throw new ConfigurationError('pkcs11.pin', 'the token refused the login (wrong PIN or locked token)');
+    } catch (error) {
+      throw loginRefusal(error);
     }
     const privateKey = findObject(module, first, pkcs11js.CKO_PRIVATE_KEY, options.keyLabel);
     const publicObject = findObject(module, first, pkcs11js.CKO_PUBLIC_KEY, options.keyLabel);
@@ -330,6 +330,20 @@ export function pkcs11Signer(options: Pkcs11SignerOptions): Pkcs11Signer {
     closeAll(module, sessions, options.library);
     throw error;
   }
+}
+
+/**
+ * Why the token refused the login. "Wrong PIN" only for the PIN's return codes: said of any other refusal (a token
+ * without a user PIN, a device error), it sends the operator trying other PINs, and
+ * an HSM locks the PIN after a few wrong ones. The module's return code is named; the PIN never is.
+ */
+function loginRefusal(error: unknown): ConfigurationError {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'number' && PIN_REFUSED.has(code)) {
+    return new ConfigurationError('pkcs11.pin', 'the token refused the login (wrong PIN, or a locked or expired one)');
+  }
+  const name = error instanceof Error && /^CKR_[A-Z0-9_]+$/.test(error.message) ? error.message : `code ${String(code)}`;
+  return new ConfigurationError('pkcs11.pin', `the token refused the login for another reason than the PIN: ${name}`);
 }
 
 /** C_Login as the user; a token already logged in (login is per token, not per session) is fine. */
