@@ -17,6 +17,9 @@ const problem = softhsmProblem();
 if (problem !== null && !SOFTHSM_REQUIRED)
   console.warn(`[pkcs11] skipped: ${problem}. Set SENTINEL_REQUIRE_SOFTHSM=1 to make this a failure.`);
 
+/** The sessions a signer opens by default: 4, but fewer than the libuv pool's threads (4 unless UV_THREADPOOL_SIZE). */
+const DEFAULT_SESSIONS = Math.max(1, Math.min(4, (Number.parseInt(process.env.UV_THREADPOOL_SIZE ?? '', 10) || 4) - 1));
+
 async function issue(sentinel: Sentinel): Promise<{ status: number; token: string | undefined }> {
   const response = await call(sentinel, {
     method: 'POST',
@@ -114,7 +117,7 @@ describe.skipIf(problem !== null && !SOFTHSM_REQUIRED)('PKCS#11 signer (SoftHSM2
     for (let round = 0; round < 2; round += 1) {
       module.C_CloseAllSessions(slot); // an HSM reboot or failover: every session handle is gone, and the login
       await expectTokens(sentinel, signer, 12); // more requests than sessions, all on dead handles at first
-      expect(openSessions(module)).toBe(4); // one new session per dead one, no more
+      expect(openSessions(module)).toBe(DEFAULT_SESSIONS); // one new session per dead one, no more
     }
     const session = module.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION);
     module.C_Logout(session); // login is per token: this logs out the signer's sessions too
@@ -212,6 +215,14 @@ describe.skipIf(problem !== null && !SOFTHSM_REQUIRED)('PKCS#11 signer (SoftHSM2
     expect((refused as Error).message).not.toMatch(/wrong PIN/);
     expect((refused as Error).message).not.toContain(token.pin);
     expect(() => pkcs11Signer({ ...base, tokenLabel: token.tokenLabel, pin: 'wrong-pin' })).toThrow(/wrong PIN/);
+  });
+
+  it('by default opens fewer sessions than the libuv pool has threads, so a token that hangs cannot take them all', () => {
+    for (const signer of signers.splice(0)) signer.close();
+    const { module } = intruder();
+    expect(DEFAULT_SESSIONS).toBeLessThan(Number.parseInt(process.env.UV_THREADPOOL_SIZE ?? '', 10) || 4);
+    open('es256');
+    expect(openSessions(module)).toBe(DEFAULT_SESSIONS);
   });
 
   it('refuses sessions unless an integer from 1 to 32, before the token is asked for a login', () => {

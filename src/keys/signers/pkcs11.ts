@@ -36,7 +36,10 @@ export interface Pkcs11SignerOptions {
   alg?: SigningAlgorithm;
   /** The published kid; default the RFC 7638 thumbprint of the public key. */
   kid?: string;
-  /** Concurrent sessions (signatures in flight): an integer from 1 to 32; default 4. */
+  /**
+   * Concurrent sessions (signatures in flight): an integer from 1 to 32; default 4, but one fewer than the libuv
+   * thread pool's threads (`UV_THREADPOOL_SIZE`, 4 unless set), so 3 with Node's defaults.
+   */
   sessions?: number;
 }
 
@@ -64,6 +67,18 @@ export interface Pkcs11Signer extends ExternalSigner {
    * sessions are closed (at once when none is running). Calling it again returns the same promise.
    */
   close(): Promise<void>;
+}
+
+/**
+ * The default of `sessions`: 4, but fewer than the threads of the libuv pool, where each C_Sign runs. A token that
+ * stops answering (a network HSM partitioned away) holds one thread per session until it answers; with every thread
+ * held, all else the pool does waits too (the bearer guard's signature checks, file reads, DNS lookups), and the
+ * whole service stalls where only its signing should.
+ */
+function defaultSessions(): number {
+  const configured = Number.parseInt(process.env.UV_THREADPOOL_SIZE ?? '', 10);
+  const threads = Number.isInteger(configured) && configured > 0 ? configured : 4;
+  return Math.max(1, Math.min(4, threads - 1));
 }
 
 /** DER-encoded OIDs of the curves (CKA_EC_PARAMS) this signer supports. */
@@ -264,7 +279,7 @@ function assertKeyPair(module: pkcs11js.PKCS11, session: Buffer, pair: TokenKeyP
  */
 export function pkcs11Signer(options: Pkcs11SignerOptions): Pkcs11Signer {
   assertKnownKeys(options, PKCS11_OPTION_KEYS, 'pkcs11Signer');
-  const count = options.sessions ?? 4;
+  const count = options.sessions ?? defaultSessions();
   // Not clamped: NaN opened no session and the login then failed as if the PIN were wrong (retries lock the token).
   if (!Number.isInteger(count) || count < 1 || count > 32)
     throw new ConfigurationError('pkcs11.sessions', 'must be an integer from 1 to 32');
