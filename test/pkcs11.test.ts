@@ -225,6 +225,28 @@ describe.skipIf(problem !== null && !SOFTHSM_REQUIRED)('PKCS#11 signer (SoftHSM2
     expect(openSessions(module)).toBe(DEFAULT_SESSIONS);
   });
 
+  it('a signer chosen by slot index finds its own token again after a lost session, though the index moved', async () => {
+    for (const signer of signers.splice(0)) signer.close();
+    const { module } = intruder();
+    const indexOf = (label: string) => module.C_GetSlotList(true).findIndex((slot) => module.C_GetTokenInfo(slot).label.trim() === label);
+    const signer = pkcs11Signer({ library: token.library, slot: indexOf(token.tokenLabel), pin: token.pin, keyLabel: 'survivor' });
+    signers.push(signer);
+    const errors: unknown[] = [];
+    const sentinel = makeSentinel({ keys: [{ signer }], onError: (error) => errors.push(error) });
+    await expectTokens(sentinel, signer, 1);
+    // Tokens come and go (an HSM partition added, a card inserted): the list of slots with a token is re-ordered.
+    const before = indexOf(token.tokenLabel);
+    for (let attempt = 0; attempt < 8 && indexOf(token.tokenLabel) === before; attempt += 1) {
+      const free = module.C_GetSlotList(false).find((slot) => (module.C_GetTokenInfo(slot).flags & pkcs11js.CKF_TOKEN_INITIALIZED) === 0);
+      if (free === undefined) break;
+      module.C_InitToken(free, '0000-so-pin', `moved-${attempt}`.padEnd(32));
+    }
+    expect(indexOf(token.tokenLabel), 'the new tokens left the index as it was').not.toBe(before);
+    module.C_CloseAllSessions(module.C_GetSlotList(true)[indexOf(token.tokenLabel)] as Buffer);
+    await expectTokens(sentinel, signer, 2);
+    expect(errors).toEqual([]);
+  });
+
   it('refuses sessions unless an integer from 1 to 32, before the token is asked for a login', () => {
     // NaN opened no session, and the login then failed as "wrong PIN or locked token" though the PIN was right.
     const base = { library: token.library, tokenLabel: token.tokenLabel, pin: token.pin, keyLabel: 'es256' };

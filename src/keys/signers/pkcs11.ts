@@ -14,6 +14,7 @@ import { type ExternalSigner, type JWK, type SigningAlgorithm, verifyBytes } fro
 import { assertKnownKeys, type KeysOf } from '../../lib/strict-options.js';
 import { sessionPool } from './pkcs11-pool.js';
 import { PIN_REFUSED, type Pkcs11Lease, tokenLink } from './pkcs11-recovery.js';
+import { findSlot, slotFinder } from './pkcs11-slot.js';
 
 /**
  * Where the key is: the module, the token (by slot index or label), the user PIN and the label of the key pair;
@@ -122,18 +123,6 @@ function releaseModule(library: string): void {
   } finally {
     known.module.close();
   }
-}
-
-function findSlot(module: pkcs11js.PKCS11, options: Pkcs11SignerOptions): Buffer {
-  const slots = module.C_GetSlotList(true);
-  if (options.tokenLabel !== undefined) {
-    const slot = slots.find((candidate) => module.C_GetTokenInfo(candidate).label.trim() === options.tokenLabel);
-    if (slot === undefined) throw new ConfigurationError('pkcs11.tokenLabel', 'no token with this label is present');
-    return slot;
-  }
-  const slot = options.slot === undefined ? undefined : slots[options.slot];
-  if (slot === undefined) throw new ConfigurationError('pkcs11.slot', 'give the index of a slot with a token, or tokenLabel');
-  return slot;
 }
 
 /**
@@ -308,7 +297,7 @@ export function pkcs11Signer(options: Pkcs11SignerOptions): Pkcs11Signer {
     const link = tokenLink(
       {
         module,
-        findSlot: () => findSlot(module, options),
+        findSlot: slotFinder(module, options, slot),
         login: (session) => loginUser(module, session, options.pin),
         findKey(session) {
           const found = findObject(module, session, pkcs11js.CKO_PRIVATE_KEY, options.keyLabel);
