@@ -153,7 +153,8 @@ describe.skipIf(available.skip)('PostgresAppStore specifics', () => {
       expect(await store.disableApp(saved.accountId, saved.clientId, { actor: 'test' })).toBe(true);
       expect(await store.findApp(saved.accountId, saved.clientId)).toBeNull();
       expect(await eventually(async () => (await other.findApp(saved.accountId, saved.clientId)) === null, 2000)).toBe(true);
-      expect(await other.hasAccount(saved.accountId)).toBe(false);
+      // The account stays: a disabled app is still sent its logout tokens, checked against the account's JWKS.
+      expect(await other.hasAccount(saved.accountId)).toBe(true);
       expect(await store.listApps(saved.accountId)).toEqual([expect.objectContaining({ clientId: saved.clientId, disabled: true })]);
       expect(await store.enableApp(saved.accountId, saved.clientId, { actor: 'test' })).toBe(true);
       expect(verifyAppSecret(secret, await other.findApp(saved.accountId, saved.clientId))).toBe(true);

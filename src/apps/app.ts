@@ -203,7 +203,11 @@ export interface AppChange {
 export interface AppStore {
   /** The app `clientId` of account `accountId`, or `null` when there is none (or it is disabled). */
   findApp(accountId: string, clientId: string): App | null | Promise<App | null>;
-  /** Whether the account exists, so an unknown account can be told apart from an unknown client. */
+  /**
+   * Whether the account exists, so an unknown account can be told apart from an unknown client. An account with
+   * apps exists while any of them is kept, a disabled one too (its logout tokens are still signed with the
+   * account's keys); it ends with its last app's deletion.
+   */
   hasAccount(accountId: string): boolean | Promise<boolean>;
   /** Creates or replaces an app. Needed for `sentinel.registerApp()` and dynamic registration. */
   saveApp?(app: App, change?: AppChange): void | Promise<void>;

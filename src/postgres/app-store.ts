@@ -126,16 +126,20 @@ export class PostgresAppStore implements AppStore {
     return row === undefined ? null : appFromRow(row);
   }
 
+  /**
+   * Whether the account holds any app, a disabled one too (as `MemoryAppStore` answers): disabling is reversible, and
+   * a disabled app is still sent logout tokens signed by the account's keys and checked at its `jwks_uri`, so the
+   * account (its metadata, JWKS and key ring) lives until its last app is deleted.
+   */
   async hasAccount(accountId: string): Promise<boolean> {
     if (!storable(accountId)) return false;
     if (this.#cache?.hasAccount(accountId) === true) return true;
     this.#changes?.ensure();
     const generation = this.#cache?.generation() ?? 0;
     const pool = await this.#getPool();
-    const result = await pool.query<{ found: boolean }>(
-      'SELECT EXISTS (SELECT 1 FROM sentinel_apps WHERE account_id = $1 AND disabled_at IS NULL) AS found',
-      [accountId],
-    );
+    const result = await pool.query<{ found: boolean }>('SELECT EXISTS (SELECT 1 FROM sentinel_apps WHERE account_id = $1) AS found', [
+      accountId,
+    ]);
     const found = result.rows[0]?.found === true;
     if (found) this.#cache?.putAccount(accountId, generation);
     return found;

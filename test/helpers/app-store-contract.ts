@@ -199,6 +199,27 @@ export function runAppStoreContract(name: string, makeStore: () => Promise<AppSt
       expect(await store.findApp(account, app.clientId)).toMatchObject({ clientId: app.clientId });
     });
 
+    it('keeps the account while its only apps are disabled (reversible); deleting the last one ends it', async () => {
+      // Every store answers alike: a disabled app is still sent its logout tokens, signed by the account's keys and
+      // checked against its jwks_uri, so the account (its metadata, its JWKS, its key ring) must not vanish.
+      const first = newApp(account).app;
+      const second = newApp(account).app;
+      await store.saveApp(first);
+      await store.saveApp(second);
+      expect(await store.disableApp?.(account, first.clientId)).toBe(true);
+      expect(await store.hasAccount(account)).toBe(true);
+      expect(await store.disableApp?.(account, second.clientId)).toBe(true);
+      expect(await store.hasAccount(account)).toBe(true);
+      expect(await store.findApp(account, first.clientId)).toBeNull();
+      expect(await store.enableApp?.(account, second.clientId)).toBe(true);
+      expect(await store.hasAccount(account)).toBe(true);
+      expect(await store.disableApp?.(account, second.clientId)).toBe(true);
+      expect(await store.deleteApp(account, first.clientId)).toBe(true);
+      expect(await store.deleteApp(account, second.clientId)).toBe(true);
+      expect(await store.hasAccount(account)).toBe(false);
+      expect(await store.hasAccount(`${account}-none`)).toBe(false);
+    });
+
     it('deletes an app: gone, and the account with it when it was the last', async () => {
       const { app } = newApp(account);
       await store.saveApp(app);
