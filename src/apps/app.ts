@@ -231,7 +231,8 @@ export interface AppStore {
    * Makes `secretHash` the current secret; the previous current secret keeps working for `overlapSeconds`. Expired
    * retiring secrets are dropped, and the others end with this overlap at the latest (none outlives it); with
    * `overlapSeconds` 0 every earlier secret is dropped, also one still in an earlier rotation's overlap (the way out
-   * of a leaked secret). Returns the updated app, or `null` when it does not exist.
+   * of a leaked secret). At most `MAX_RETIRING_SECRETS` (3) retiring secrets are kept: beyond that, those made
+   * current longest ago are dropped. Returns the updated app, or `null` when it does not exist.
    */
   rotateClientSecret?(
     accountId: string,

@@ -45,11 +45,21 @@ function digestMatches(presentedDigest: Buffer, storedHash: string | undefined):
 }
 
 /**
- * How many stored hashes every check compares with, at least: the current secret and three retiring ones. An app
- * with fewer fills the rest with the dummy, so an unknown client, an app without a rotation under way and one with
- * up to three retiring secrets cost the same; only an app with more costs one comparison more per extra secret.
+ * The most retiring secrets an app keeps (every store's `rotateClientSecret` drops the oldest beyond it): rotations
+ * inside the overlap would otherwise pile up secrets without bound, each compared on every token request. Three
+ * cover a routine rotation plus a couple of retries; the secret made current longest ago goes first.
+ *
+ * @example
+ * (app.retiringSecrets ?? []).length <= MAX_RETIRING_SECRETS; // after any rotation
  */
-const SECRET_SLOTS = 4;
+export const MAX_RETIRING_SECRETS = 3;
+
+/**
+ * How many stored hashes every check compares with, at least: the current secret and the retiring ones a store
+ * keeps. An app with fewer fills the rest with the dummy, so an unknown client, an app without a rotation under way
+ * and one with retiring secrets cost the same; only an app of a host store that keeps more costs more.
+ */
+const SECRET_SLOTS = MAX_RETIRING_SECRETS + 1;
 
 /**
  * A new client secret: 256 random bits, base64url (RFC 6749 §10.10 asks for credentials an attacker cannot guess).

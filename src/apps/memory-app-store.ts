@@ -3,6 +3,7 @@
  */
 import type { App, AppPatch, AppStore } from './app.js';
 import { applyAppPatch } from './app-patch.js';
+import { MAX_RETIRING_SECRETS } from './client-secrets.js';
 
 /**
  * The default {@link AppStore}: the apps of the options, in memory, keyed by account and client id (RFC 6749 §2.2:
@@ -121,7 +122,8 @@ export class MemoryAppStore implements AppStore {
     if (current.clientSecretHash !== undefined && overlapSeconds > 0) {
       retiring.push({ hash: current.clientSecretHash, expiresAt: until });
     }
-    const rotated: App = { ...current, clientSecretHash: secretHash, retiringSecrets: retiring };
+    // Oldest first, the one just replaced last: at most MAX_RETIRING_SECRETS stay, the oldest go.
+    const rotated: App = { ...current, clientSecretHash: secretHash, retiringSecrets: retiring.slice(-MAX_RETIRING_SECRETS) };
     this.#apps.set(`${accountId}\u0000${clientId}`, rotated);
     return rotated;
   }

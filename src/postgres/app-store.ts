@@ -17,6 +17,7 @@ import { type AppChangeRecord, listChanges, logChange } from './change-log.js';
 import { ChangeListener } from './change-listener.js';
 import { type AppCacheOptions, AppLookupCache } from './lookup-cache.js';
 import { runMigrations } from './migrations.js';
+import { replaceSecret } from './secret-rows.js';
 import type { TrustedIssuer } from '../trusted-issuers/trusted-issuer.js';
 import {
   checkedTrustedIssuer,
@@ -279,21 +280,8 @@ export class PostgresAppStore implements AppStore {
         clientId,
       ]);
       if (locked.rowCount === 0) return null;
+      await replaceSecret(client, accountId, clientId, secretHash, overlapSeconds);
       const key = [accountId, clientId];
-      await client.query('DELETE FROM sentinel_app_secrets WHERE account_id = $1 AND client_id = $2 AND expires_at <= now()', key);
-      if (overlapSeconds > 0) {
-        // The current secret (no expiry: LEAST skips NULL) retires at the end of the overlap, and so does any secret of
-        // an earlier rotation whose longer overlap would outlive it: "the previous secret keeps working for N seconds".
-        await client.query(
-          `UPDATE sentinel_app_secrets SET expires_at = LEAST(expires_at, now() + make_interval(secs => $3))
-            WHERE account_id = $1 AND client_id = $2`,
-          [...key, overlapSeconds],
-        );
-      } else {
-        // No overlap ends every earlier secret, also one still in an earlier rotation's overlap (the way out of a leak).
-        await client.query('DELETE FROM sentinel_app_secrets WHERE account_id = $1 AND client_id = $2', key);
-      }
-      await client.query('INSERT INTO sentinel_app_secrets (account_id, client_id, secret_hash) VALUES ($1, $2, $3)', [...key, secretHash]);
       await client.query('UPDATE sentinel_apps SET updated_at = now() WHERE account_id = $1 AND client_id = $2', key);
       await logChange(client, accountId, clientId, change, 'secret-rotated', { overlapSeconds });
       const reloaded = await client.query<AppRow>(`${SELECT_APPS} WHERE a.account_id = $1 AND a.client_id = $2`, key);

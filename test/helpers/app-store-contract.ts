@@ -7,7 +7,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { App, AppStore } from '../../src/apps/app.js';
-import { generateClientSecret, hashClientSecret, verifyAppSecret } from '../../src/apps/client-secrets.js';
+import { generateClientSecret, hashClientSecret, MAX_RETIRING_SECRETS, verifyAppSecret } from '../../src/apps/client-secrets.js';
 
 /** What a factory hands to the contract. */
 export interface AppStoreUnderTest {
@@ -293,12 +293,31 @@ export function runAppStoreContract(name: string, makeStore: () => Promise<AppSt
     it('keeps every secret of overlapping rotations, including concurrent ones, and exactly one current', async () => {
       const { app, secret: first } = newApp(account);
       await store.saveApp(app);
-      const secrets = Array.from({ length: 5 }, () => generateClientSecret());
+      const secrets = Array.from({ length: MAX_RETIRING_SECRETS - 1 }, () => generateClientSecret());
       await Promise.all(secrets.map((secret) => store.rotateClientSecret(account, app.clientId, hashClientSecret(secret), 3600)));
       const found = await store.findApp(account, app.clientId);
       for (const secret of [first, ...secrets]) expect(verifyAppSecret(secret, found)).toBe(true);
-      expect(found?.retiringSecrets).toHaveLength(5);
+      expect(found?.retiringSecrets).toHaveLength(MAX_RETIRING_SECRETS - 1);
       expect(secrets.map(hashClientSecret)).toContain(found?.clientSecretHash);
+    });
+
+    it('keeps at most MAX_RETIRING_SECRETS retiring secrets, dropping the oldest, however often it rotates', async () => {
+      // Rotations inside the overlap would otherwise pile up secrets, each compared on every token request.
+      const { app, secret: first } = newApp(account);
+      await store.saveApp(app);
+      const secrets = [first];
+      for (let i = 0; i < MAX_RETIRING_SECRETS + 3; i += 1) {
+        const next = generateClientSecret();
+        secrets.push(next);
+        const rotated = await store.rotateClientSecret(account, app.clientId, hashClientSecret(next), 3600);
+        expect((rotated?.retiringSecrets ?? []).length).toBeLessThanOrEqual(MAX_RETIRING_SECRETS);
+      }
+      const found = await store.findApp(account, app.clientId);
+      expect(found?.retiringSecrets).toHaveLength(MAX_RETIRING_SECRETS);
+      const kept = secrets.slice(-(MAX_RETIRING_SECRETS + 1));
+      for (const secret of kept) expect(verifyAppSecret(secret, found)).toBe(true);
+      for (const secret of secrets.slice(0, -(MAX_RETIRING_SECRETS + 1))) expect(verifyAppSecret(secret, found)).toBe(false);
+      expect(found?.clientSecretHash).toBe(hashClientSecret(secrets.at(-1) as string));
     });
 
     it('does not rotate the secret of an unknown app', async () => {
