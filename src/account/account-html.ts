@@ -234,7 +234,7 @@ function appsSection(view: AccountView, apps: ConnectedAppItem[]): string {
 export function renderAccountHtml(view: AccountView, branding: ResolvedConfig['branding']): string {
   const m = view.messages;
   // A failure notice is an alert in the error style; a done one a quiet status line.
-  const failed = view.notice === 'accountPasskeyNotAdded';
+  const failed = view.notice === 'accountPasskeyNotAdded' || view.notice === 'accountPasskeyAlreadyRegistered';
   const notice =
     view.notice === undefined
       ? ''

@@ -33,6 +33,7 @@ const NOTICES: Readonly<Record<string, MessageKey>> = {
   'app-disconnected': 'accountAppDisconnected',
   'passkey-added': 'accountPasskeyAddedDone',
   'passkey-not-added': 'accountPasskeyNotAdded',
+  'passkey-already-registered': 'accountPasskeyAlreadyRegistered',
   'passkey-removed': 'accountPasskeyRemoved',
 };
 
@@ -117,7 +118,7 @@ async function runAction(context: SentinelContext, request: SentinelRequest, acc
     redirect(303, keepUiLocales(accountPagePath(context, request.mountPath, accountId), request, { done }));
   switch (single(form, 'action')) {
     case 'add-passkey':
-      return back((await addPasskey(context, visit, single(form, 'attestation'))) ? 'passkey-added' : 'passkey-not-added');
+      return back(await addPasskey(context, visit, single(form, 'attestation')));
     case 'remove-passkey':
       if (!(await removePasskey(context, visit, single(form, 'credential_id')))) {
         throw new OAuthError('invalid_request', en.accountNotYourPasskey);

@@ -14,7 +14,7 @@ import { takeChallenge } from '../passkeys/challenge.js';
 import { passkeyCreationOptions } from '../passkeys/creation-options.js';
 import { parseAttestation } from '../passkeys/credential-json.js';
 import type { PasskeyHooks, StoredPasskey } from '../passkeys/hooks.js';
-import { verifiedNewPasskey } from '../passkeys/verify-registration.js';
+import { credentialTaken, verifiedNewPasskey } from '../passkeys/verify-registration.js';
 import { webAuthnUserID } from '../passkeys/user-handle.js';
 import type { AccountVisit } from './account-visit.js';
 import { readAccountPost } from './account-post.js';
@@ -113,25 +113,35 @@ export async function handleAccountPasskeyOptions(
   return passkeyCreationOptions(context, hooks, { accountId, userId, userID, userName: userId, ceremony: ceremonyOf(visit) });
 }
 
+/** What became of a posted passkey: the account page's `?done=` notice. */
+export type PasskeyAddition = 'passkey-added' | 'passkey-not-added' | 'passkey-already-registered';
+
 /**
- * Verifies the posted attestation against this session's challenge and saves the passkey. `false` when it does not
- * verify (no challenge, a malformed or wrong answer): nothing is saved.
+ * Verifies the posted attestation against this session's challenge and saves the passkey. `passkey-not-added` when
+ * it does not verify (no challenge, a malformed or wrong answer), `passkey-already-registered` when a user of the
+ * account already has its credential id (WebAuthn §7.1 step 26): nothing is saved.
  *
  * @example
- * const added = await addPasskey(context, visit, single(form, 'attestation'));
+ * const done = await addPasskey(context, visit, single(form, 'attestation')); // 'passkey-added'
  */
-export async function addPasskey(context: SentinelContext, visit: AccountVisit, attestationJSON: string | undefined): Promise<boolean> {
+export async function addPasskey(
+  context: SentinelContext,
+  visit: AccountVisit,
+  attestationJSON: string | undefined,
+): Promise<PasskeyAddition> {
   const hooks = passkeyHooks(context);
-  if (hooks === undefined || (await refusedChange(context, visit)) !== null) return false;
+  if (hooks === undefined || (await refusedChange(context, visit)) !== null) return 'passkey-not-added';
   const challenge = await takeChallenge(context, 'register', ceremonyOf(visit));
   const attestation = parseAttestation(attestationJSON);
-  if (challenge === null || attestation === null) return false;
+  if (challenge === null || attestation === null) return 'passkey-not-added';
   const passkey = await verifiedNewPasskey(context, challenge, attestation);
-  if (passkey === null) return false;
-  await hooks.save({ accountId: visit.accountId, userId: visit.session.userId, passkey });
+  if (passkey === null) return 'passkey-not-added';
+  const { accountId, session } = visit;
+  if (await credentialTaken(hooks, accountId, session.userId, passkey.id)) return 'passkey-already-registered';
+  await hooks.save({ accountId, userId: session.userId, passkey });
   // Saved: committed, so a throwing onEvent does not tell the user a passkey they now have was not added.
-  context.emit({ type: 'passkey.added', accountId: visit.accountId, userId: visit.session.userId }, 'committed');
-  return true;
+  context.emit({ type: 'passkey.added', accountId, userId: session.userId }, 'committed');
+  return 'passkey-added';
 }
 
 /**

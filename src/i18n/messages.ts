@@ -40,6 +40,8 @@ export interface Messages {
   passkeyAdd: string;
   passkeySkip: string;
   passkeyNotAdded: string;
+  /** A passkey whose credential id some user of the account already has (WebAuthn §7.1 step 26). */
+  passkeyAlreadyRegistered: string;
   totpTitle: string;
   totpLead: string;
   totpLabel: string;
@@ -129,6 +131,7 @@ export interface Messages {
   accountAppDisconnected: string;
   accountFormOutOfDate: string;
   accountPasskeyNotAdded: string;
+  accountPasskeyAlreadyRegistered: string;
   /** The account page's link to a stronger sign-in, shown instead of "Add a passkey" when this one is too weak. */
   accountPasskeyStepUp: string;
   /** The same link when the sign-in is strong enough but older than `account.maxSignInAge` (a new sign-in is needed). */

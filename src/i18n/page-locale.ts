@@ -105,6 +105,7 @@ const TRANSLATABLE: readonly MessageKey[] = [
   'passkeyFailed',
   'stepUpPasskey',
   'passkeyNotAdded',
+  'passkeyAlreadyRegistered',
   'totpWrong',
   'totpMissing',
   'deviceCodeWrong',
@@ -114,6 +115,7 @@ const TRANSLATABLE: readonly MessageKey[] = [
   // The account page (issue #35).
   'accountFormOutOfDate',
   'accountPasskeyNotAdded',
+  'accountPasskeyAlreadyRegistered',
   'accountPasskeyStepUp',
   'accountPasskeyReauthenticate',
   'accountNotYourPasskey',

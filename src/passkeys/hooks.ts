@@ -40,8 +40,23 @@ export interface StoredPasskey {
 export interface PasskeyHooks {
   /** The user's passkeys in the account (empty when none). */
   list(input: { accountId: string; userId: string }): readonly StoredPasskey[] | Promise<readonly StoredPasskey[]>;
-  /** Stores a newly registered passkey. */
+  /**
+   * Stores a newly registered passkey. The service checks first that no user of the account has its credential id
+   * (with `findCredentialOwner`); a store that can should also refuse a duplicate id (a unique index), which closes
+   * the race of two registrations at once: a throw is a 500 and the passkey is not added.
+   */
   save(input: { accountId: string; userId: string; passkey: StoredPasskey }): void | Promise<void>;
+  /**
+   * The user of the account who has a passkey with this credential id, or `null` when none has. A new passkey with
+   * an id some user already has is refused (WebAuthn Level 2 §7.1 step 26): the same user's would replace the
+   * stored key and reset its counter, another user's would give two users one credential. Optional: without it only
+   * the registering user's own passkeys (from `list`) are checked.
+   *
+   * @example
+   * findCredentialOwner: async ({ accountId, credentialId }) =>
+   *   (await db.query('SELECT user_id FROM passkeys WHERE account_id = $1 AND id = $2', [accountId, credentialId])).rows[0]?.user_id ?? null
+   */
+  findCredentialOwner?(input: { accountId: string; credentialId: string }): string | null | Promise<string | null>;
   /**
    * Records the counter of a verified assertion as a compare-and-set (a later lower counter means a cloned
    * authenticator): writes `counter` only if the stored counter is still `expectedCounter`, the value `list` gave,

@@ -28,6 +28,15 @@ export class MemoryPasskeys implements PasskeyHooks {
     this.#byUser.set(key, [...others, { ...input.passkey }]);
   }
 
+  /** The user of the account who has the credential id (see `PasskeyHooks.findCredentialOwner`); `null` when none. */
+  findCredentialOwner(input: { accountId: string; credentialId: string }): string | null {
+    const prefix = this.#key(input.accountId, '');
+    for (const [key, passkeys] of this.#byUser) {
+      if (key.startsWith(prefix) && passkeys.some((passkey) => passkey.id === input.credentialId)) return key.slice(prefix.length);
+    }
+    return null;
+  }
+
   /** Compare-and-set: the check and the write run in one synchronous step, so no other call comes between them. */
   updateCounter(input: { accountId: string; userId: string; credentialId: string; expectedCounter: number; counter: number }): boolean {
     const passkey = (this.#byUser.get(this.#key(input.accountId, input.userId)) ?? []).find((each) => each.id === input.credentialId);

@@ -11,6 +11,7 @@
  * to that user, and only during that sign-in.
  */
 import { clientIP } from '../http/client-ip.js';
+import { en } from '../i18n/en.js';
 import type { SentinelContext } from '../http/context.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { single } from '../http/params.js';
@@ -21,11 +22,14 @@ import { readStepRequest } from '../second-factor/step-request.js';
 import { takeChallenge } from './challenge.js';
 import { passkeyCreationOptions } from './creation-options.js';
 import { parseAttestation } from './credential-json.js';
-import { verifiedNewPasskey } from './verify-registration.js';
+import { credentialTaken, verifiedNewPasskey } from './verify-registration.js';
 import { webAuthnUserID } from './user-handle.js';
 
 /** The message of a passkey that could not be added. */
 export const PASSKEY_NOT_ADDED = 'The passkey was not added. Try again, or continue without it.';
+
+/** The message of a passkey whose credential id a user of the account already has (the offer stays open). */
+export const PASSKEY_ALREADY_REGISTERED = en.passkeyAlreadyRegistered;
 
 function hooksOf(context: SentinelContext) {
   const hooks = context.config.users?.passkeys;
@@ -85,6 +89,10 @@ export async function handlePasskeyRegister(
   if (challenge === null || attestation === null) return notAdded();
   const passkey = await verifiedNewPasskey(context, challenge, attestation);
   if (passkey === null) return notAdded();
-  await hooksOf(context).save({ accountId, userId: step.pending.userId, passkey });
+  const hooks = hooksOf(context);
+  if (await credentialTaken(hooks, accountId, step.pending.userId, passkey.id)) {
+    return passkeyOfferPage(context, request, { ...step, error: PASSKEY_ALREADY_REGISTERED, status: 400 });
+  }
+  await hooks.save({ accountId, userId: step.pending.userId, passkey });
   return finish();
 }

@@ -4,7 +4,7 @@
  */
 import { type RegistrationResponseJSON, verifyRegistrationResponse } from '@simplewebauthn/server';
 import type { SentinelContext } from '../http/context.js';
-import type { StoredPasskey } from './hooks.js';
+import type { PasskeyHooks, StoredPasskey } from './hooks.js';
 import { relyingParty } from './options.js';
 
 /**
@@ -41,4 +41,18 @@ export async function verifiedNewPasskey(
     backupEligible: credentialDeviceType === 'multiDevice',
     createdAt: Date.now(),
   };
+}
+
+/**
+ * Whether a user of the account already has a passkey with this credential id (WebAuthn Level 2 §7.1 step 26: the
+ * RP should refuse it). The registering user's own passkeys always count; other users' when the hooks have
+ * `findCredentialOwner`. Checked before `save` wherever a passkey is added.
+ *
+ * @example if (await credentialTaken(hooks, accountId, userId, passkey.id)) return alreadyRegistered();
+ */
+export async function credentialTaken(hooks: PasskeyHooks, accountId: string, userId: string, credentialId: string): Promise<boolean> {
+  const own = await hooks.list({ accountId, userId });
+  if (own.some((passkey) => passkey.id === credentialId)) return true;
+  const owner = await hooks.findCredentialOwner?.({ accountId, credentialId });
+  return owner !== undefined && owner !== null;
 }

@@ -77,3 +77,67 @@ export function assert(credential: SoftwareCredential, input: AssertionInput): s
     },
   });
 }
+
+/** What a registration (attestation) is made for; each field may be wrong on purpose. */
+export interface AttestationInput {
+  challenge: string;
+  origin: string;
+  rpId: string;
+}
+
+/** A CBOR byte string's head (major type 2) for `length` bytes. */
+function cborBytes(bytes: Buffer): Buffer {
+  const head =
+    bytes.length < 24
+      ? Buffer.from([0x40 + bytes.length])
+      : bytes.length < 256
+        ? Buffer.from([0x58, bytes.length])
+        : Buffer.from([0x59, bytes.length >> 8, bytes.length & 0xff]);
+  return Buffer.concat([head, bytes]);
+}
+
+/**
+ * A registration as the page script posts it (JSON of the browser's `PublicKeyCredential` from `create()`), with
+ * `none` attestation (WebAuthn §8.7) and the credential's id and key in the attested credential data (§6.5.1).
+ * @example const attestation = attest(newCredential(), { challenge, origin, rpId: 'localhost' });
+ */
+export function attest(credential: SoftwareCredential, input: AttestationInput): string {
+  const id = Buffer.from(credential.id, 'base64url');
+  const idLength = Buffer.alloc(2);
+  idLength.writeUInt16BE(id.length);
+  const authenticatorData = Buffer.concat([
+    createHash('sha256').update(input.rpId).digest(),
+    Buffer.from([0x45]), // user present + user verified + attested credential data
+    Buffer.alloc(4), // counter 0
+    Buffer.alloc(16), // AAGUID: none
+    idLength,
+    id,
+    Buffer.from(credential.publicKey, 'base64url'),
+  ]);
+  // {"fmt": "none", "attStmt": {}, "authData": bytes} in CBOR.
+  const attestationObject = Buffer.concat([
+    Buffer.from([0xa3, 0x63]),
+    Buffer.from('fmt'),
+    Buffer.from([0x64]),
+    Buffer.from('none'),
+    Buffer.from([0x67]),
+    Buffer.from('attStmt'),
+    Buffer.from([0xa0, 0x68]),
+    Buffer.from('authData'),
+    cborBytes(authenticatorData),
+  ]);
+  const clientDataJSON = Buffer.from(
+    JSON.stringify({ type: 'webauthn.create', challenge: input.challenge, origin: input.origin, crossOrigin: false }),
+  );
+  return JSON.stringify({
+    id: credential.id,
+    rawId: credential.id,
+    type: 'public-key',
+    clientExtensionResults: {},
+    response: {
+      clientDataJSON: clientDataJSON.toString('base64url'),
+      attestationObject: attestationObject.toString('base64url'),
+      transports: ['internal'],
+    },
+  });
+}
