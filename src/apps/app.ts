@@ -213,7 +213,10 @@ export interface AppStore {
   saveApp?(app: App, change?: AppChange): void | Promise<void>;
   /** The apps of an account (management; not on the hot path). */
   listApps?(accountId: string): readonly App[] | Promise<readonly App[]>;
-  /** Replaces an existing app's metadata (not its secrets); `false` when the app does not exist. */
+  /**
+   * Replaces an existing app's metadata (not its secrets); a disabled app is updated too and stays disabled. `false`
+   * when the app does not exist.
+   */
   updateApp?(app: App, change?: AppChange): boolean | Promise<boolean>;
   /**
    * Changes some of an existing app's metadata, atomically: calls `update` with the app as it is now (a disabled one

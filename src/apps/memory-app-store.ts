@@ -47,11 +47,14 @@ export class MemoryAppStore implements AppStore {
   }
 
   updateApp(app: App): boolean {
-    const current = this.findApp(app.accountId, app.clientId);
-    if (current === null) return false;
+    // A disabled app exists too (as in PostgreSQL): it is updated and stays disabled, a flag kept apart from the app.
+    const key = `${app.accountId}\u0000${app.clientId}`;
+    const current = this.#apps.get(key);
+    if (current === undefined) return false;
+    const { disabled: _listed, ...metadata } = app;
     // Metadata only: the secrets and the registration access token stay those of the stored app.
-    this.#apps.set(`${app.accountId}\u0000${app.clientId}`, {
-      ...app,
+    this.#apps.set(key, {
+      ...metadata,
       clientSecretHash: current.clientSecretHash,
       retiringSecrets: current.retiringSecrets,
       registrationAccessTokenHash: current.registrationAccessTokenHash,

@@ -123,6 +123,21 @@ export function runAppStoreContract(name: string, makeStore: () => Promise<AppSt
       expect(await store.updateApp({ ...app, clientId: randomUUID() })).toBe(false);
     });
 
+    it('updates a disabled app too (it exists): the metadata changes, it stays disabled, its secret stays', async () => {
+      const { app, secret } = newApp(account);
+      await store.saveApp(app);
+      expect(await store.disableApp?.(account, app.clientId)).toBe(true);
+      const [listed] = await store.listApps(account);
+      expect(await store.updateApp({ ...(listed as App), name: 'Renamed while disabled' })).toBe(true);
+      expect(await store.findApp(account, app.clientId)).toBeNull();
+      const disabled = await store.findDisabledApp?.(account, app.clientId);
+      expect(disabled).toMatchObject({ name: 'Renamed while disabled', disabled: true });
+      expect(verifyAppSecret(secret, disabled ?? null)).toBe(true);
+      expect(await store.enableApp?.(account, app.clientId)).toBe(true);
+      expect(await store.findApp(account, app.clientId)).toMatchObject({ name: 'Renamed while disabled' });
+      expect((await store.findApp(account, app.clientId))?.disabled).toBeUndefined();
+    });
+
     it('patches only the fields the patch names, onto the app as stored; secrets and the rest stay', async () => {
       const { app, secret } = newApp(account, {
         registrationAccessTokenHash: hashClientSecret('registration-access-token-of-the-app'),
