@@ -35,7 +35,10 @@ export class MemoryAppStore implements AppStore {
   saveApp(app: App): void {
     const key = `${app.accountId}\u0000${app.clientId}`;
     if (!this.#apps.has(key)) this.#accounts.set(app.accountId, (this.#accounts.get(app.accountId) ?? 0) + 1);
-    this.#apps.set(key, app);
+    // `disabled` is the registry's state (kept apart, as PostgreSQL keeps its column), not a field an app is saved
+    // with: a copy taken from listApps must not come back from findApp marked disabled while it works.
+    const { disabled: _state, ...stored } = app;
+    this.#apps.set(key, stored);
   }
 
   listApps(accountId: string): App[] {

@@ -138,6 +138,22 @@ export function runAppStoreContract(name: string, makeStore: () => Promise<AppSt
       expect((await store.findApp(account, app.clientId))?.disabled).toBeUndefined();
     });
 
+    it("saves an app copied from a listing without taking its disabled flag as the app's own", async () => {
+      // `disabled` is the registry's state, shown by listApps and findDisabledApp: saving a copy that carries it
+      // neither disables an enabled app nor enables a disabled one, and never leaves the flag on an enabled app.
+      const { app } = newApp(account);
+      await store.saveApp(app);
+      await store.saveApp({ ...app, name: 'Saved with a stale flag', disabled: true });
+      expect(await store.findApp(account, app.clientId)).toMatchObject({ name: 'Saved with a stale flag' });
+      expect((await store.findApp(account, app.clientId))?.disabled).toBeUndefined();
+      expect((await store.listApps(account))[0]?.disabled).toBeUndefined();
+      expect(await store.disableApp?.(account, app.clientId)).toBe(true);
+      const [listed] = await store.listApps(account);
+      await store.saveApp({ ...(listed as App), name: 'Still disabled' });
+      expect(await store.findApp(account, app.clientId)).toBeNull();
+      expect(await store.findDisabledApp?.(account, app.clientId)).toMatchObject({ name: 'Still disabled', disabled: true });
+    });
+
     it('patches only the fields the patch names, onto the app as stored; secrets and the rest stay', async () => {
       const { app, secret } = newApp(account, {
         registrationAccessTokenHash: hashClientSecret('registration-access-token-of-the-app'),
