@@ -2,7 +2,8 @@
  * A passkey whose credential id is already registered is refused (WebAuthn Level 2 §7.1 step 26), on both ways in:
  * the account page and the offer after a password sign-in, built in-process by the software authenticator. The same
  * user re-registering an authenticator would replace its stored key and reset its signature counter; another user's
- * id would give two users one credential id, which a host that keys passkeys by id cannot tell apart.
+ * id would give two users one credential id, which a host that keys passkeys by id cannot tell apart. And a
+ * credential id longer than 1023 bytes is refused too.
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryPasskeys, MemoryStore, type SentinelEvent, type StoredPasskey } from '../src/index.js';
@@ -153,5 +154,20 @@ describe('a credential id already registered', () => {
     expect(refused.body).toContain('already registered');
     expect(listed(h)).toEqual([]);
     expect(listed(h, MALLORY)).toEqual([h.stored]);
+  });
+});
+
+describe('a credential id over 1023 bytes', () => {
+  // WebAuthn Level 3 §7.1 (the credentialId check): an id longer than that should fail the ceremony; the host
+  // would store it and every sign-in of the user would carry it.
+  it('is refused and nothing saved; one of 1023 bytes is added', async () => {
+    const h = harness();
+    const cookie = await signInToPage(h);
+    const long = { ...newCredential(), id: Buffer.alloc(1024, 7).toString('base64url') };
+    expect(await addOnPage(h, cookie, long)).toBe(`${PAGE}?done=passkey-not-added`);
+    expect(listed(h)).toEqual([]);
+    const longest = { ...newCredential(), id: Buffer.alloc(1023, 7).toString('base64url') };
+    expect(await addOnPage(h, cookie, longest)).toBe(`${PAGE}?done=passkey-added`);
+    expect(listed(h).map((passkey) => passkey.id)).toEqual([longest.id]);
   });
 });

@@ -7,6 +7,9 @@ import type { SentinelContext } from '../http/context.js';
 import type { PasskeyHooks, StoredPasskey } from './hooks.js';
 import { relyingParty } from './options.js';
 
+/** The longest credential id a passkey may have, in bytes (WebAuthn Level 3 §7.1, the credentialId check). */
+const MAX_CREDENTIAL_ID_BYTES = 1023;
+
 /**
  * The passkey to save when `attestation` answers `challenge`, `null` when it does not verify (a malformed or wrong
  * answer never throws).
@@ -32,6 +35,9 @@ export async function verifiedNewPasskey(
   }
   if (!result.verified) return null;
   const { credential, credentialDeviceType } = result.registrationInfo;
+  // WebAuthn Level 3 §7.1 (the credentialId check): a longer id fails the ceremony; the host would store it, and
+  // every sign-in would carry it.
+  if (Buffer.from(credential.id, 'base64url').length > MAX_CREDENTIAL_ID_BYTES) return null;
   return {
     id: credential.id,
     publicKey: Buffer.from(credential.publicKey).toString('base64url'),
