@@ -9,14 +9,17 @@ import type { PasskeyHooks } from './passkeys/hooks.js';
 import type { SecondFactorHooks } from './second-factor/hooks.js';
 
 /**
- * What `users.claims` is asked for: the user, and the scopes granted to the app (RFC 6749 §3.3 scope tokens), so a
- * hook may skip lookups the scopes do not need.
- * @example const input: UserClaimsInput = { accountId: '123456', userId: 'u-42', scopes: ['openid', 'email'] };
+ * What `users.claims` is asked for: the user, the scopes granted to the app (RFC 6749 §3.3 scope tokens), and the
+ * claims the app asked for by name with the `claims` parameter (OpenID Connect Core §5.5) for the place being
+ * answered (UserInfo, or the ID token), so a hook may skip lookups that neither needs.
+ * @example const input: UserClaimsInput = { accountId: '123456', userId: 'u-42', scopes: ['openid'], claims: ['email'] };
  */
 export interface UserClaimsInput {
   accountId: string;
   userId: string;
   scopes: readonly string[];
+  /** Claims asked for by name beyond the scopes' (standard claim names only); absent when none were. */
+  claims?: readonly string[] | undefined;
 }
 
 /**

@@ -49,8 +49,35 @@ describe('grant encoding', () => {
     expect(encoded.length).toBeLessThan(JSON.stringify(FULL).length * 0.7);
   });
 
+  it('keeps the claims a request named in a field after acr, readable both ways across versions', () => {
+    const claims = { userinfo: ['email'], idToken: ['name', 'locale'] };
+    const encoded = encodeGrant({ ...FULL, claims });
+    expect(decodeGrant(encoded)).toEqual({ ...FULL, claims });
+    const parts = JSON.parse(encoded) as unknown[];
+    expect(parts).toHaveLength(15);
+    expect(parts[14]).toEqual([['email'], ['name', 'locale']]);
+    // The previous version wrote (and reads) the first fourteen fields: its grants read here without claims, and a
+    // grant written here reads there as the same grant without them.
+    expect(encodeGrant(FULL)).toBe(JSON.stringify(parts.slice(0, 14)));
+    expect(decodeGrant(JSON.stringify(parts.slice(0, 14)))).toEqual(FULL);
+    // One place only, with acr absent: the places keep their positions.
+    const { acr: _acr, ...withoutAcr } = FULL;
+    const onlyUserinfo = encodeGrant({ ...withoutAcr, claims: { userinfo: ['email'] } });
+    expect(JSON.parse(onlyUserinfo)[13]).toBeNull();
+    expect(decodeGrant(onlyUserinfo)).toEqual({ ...withoutAcr, claims: { userinfo: ['email'] } });
+    // Names the service cannot release are not trusted from the store; a member of the wrong shape is no grant.
+    parts[14] = [['email', 'shoe_size'], []];
+    expect(decodeGrant(JSON.stringify(parts))).toEqual({ ...FULL, claims: { userinfo: ['email'] } });
+    for (const junk of ['email', [['email']], [['email'], 'name'], [[1], []]]) {
+      parts[14] = junk;
+      expect(decodeGrant(JSON.stringify(parts))).toBeNull();
+    }
+  });
+
   it('reads a grant of the earlier named-field form as it was written', () => {
     expect(decodeGrant(JSON.stringify(FULL))).toEqual(FULL);
+    // That form predates the claims a request names: such a member is not the service's, and is not trusted.
+    expect(decodeGrant(JSON.stringify({ ...FULL, claims: { userinfo: 'email' } }))).toEqual(FULL);
   });
 
   it('reads a value that is neither form as no grant', () => {

@@ -73,8 +73,9 @@ export type SentinelEvent =
   // One grant ended by the service itself: `session-app-limit`, the oldest of an app's grants in one device session
   // once a new one passed `session.maxGrantsPerApp`; `revocations-limit`, a grant with more revoked, unexpired
   // access tokens than it keeps (token/grant-records.ts MAX_REVOKED_ACCESS_TOKENS); `user-gone`, a refresh, code or
-  // device code of a user the `users.claims` hook says no longer exists (with `idTokenClaims`; token/user-tokens.ts),
-  // or a UserInfo call with an access token of such a user (userinfo/userinfo.ts).
+  // device code of a user the `users.claims` hook says no longer exists (with `idTokenClaims` or ID token claims a
+  // `claims` parameter named; token/user-tokens.ts), or a UserInfo call with an access token of such a user
+  // (userinfo/userinfo.ts).
   | (EventBase & {
       type: 'grant.ended';
       clientId: string;

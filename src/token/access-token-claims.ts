@@ -38,7 +38,15 @@ export interface AccessTokenClaims extends JWTClaims {
    * a consumer chain lists only its delegated tokens (none for a first delegation).
    */
   delegated_from?: string[];
+  /**
+   * User tokens of a request whose `claims` parameter named claims for UserInfo (OpenID Connect Core §5.5): their
+   * names, which UserInfo releases beside the scopes' ones.
+   */
+  userinfo_claims?: string[];
 }
+
+/** The access token claim that names the claims asked of UserInfo ({@link AccessTokenClaims.userinfo_claims}). */
+export const USERINFO_CLAIMS_CLAIM = 'userinfo_claims';
 
 /**
  * The `act` claim of RFC 8693 §4.1: the current actor, with the one before it nested (at most three deep here).
@@ -98,6 +106,7 @@ export const SERVICE_WRITTEN_CLAIMS: ReadonlySet<string> = new Set([
   'act',
   'grant_client_id',
   'delegated_from',
+  'userinfo_claims',
   'cnf',
   'token_use',
   'sid',

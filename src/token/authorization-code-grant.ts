@@ -20,6 +20,7 @@ import { invalidProof } from '../dpop/proof.js';
 import { attachGrant } from '../sessions/session-index.js';
 import type { PendingProof } from '../dpop/token-binding.js';
 import { tokenResources } from './resource-indicators.js';
+import { storedRequestedClaims } from './requested-claims.js';
 import { type CommittedGrant, undoCommit } from './undo-commit.js';
 
 /**
@@ -138,6 +139,8 @@ export async function handleAuthorizationCodeGrant(
   if (dpop !== undefined) await dpop.remember();
   // A stored record is not trusted to name a method the service does not know: such an amr is dropped.
   const amr = readAmr(record.amr);
+  // Checked like the amr: a stored record is not trusted to name claims a request could not ask for.
+  const claims = record.claims === undefined ? undefined : storedRequestedClaims(record.claims);
   const input = {
     grantType: 'authorization_code',
     accountId,
@@ -153,6 +156,7 @@ export async function handleAuthorizationCodeGrant(
     ip: request.ip,
     dpopJkt,
     resources,
+    claims,
   } as const;
   const commit: CommitGrant = async (access) => {
     const start: GrantStart = {
@@ -164,6 +168,7 @@ export async function handleAuthorizationCodeGrant(
       acr: record.acr,
       sid: record.sid,
       resources: record.resources,
+      claims,
     };
     const { grant, refreshToken } = firstGrant(context, app, grantId, dpopJkt, access.exp, start);
     const written = encodeGrant(grant);

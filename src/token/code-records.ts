@@ -10,6 +10,7 @@ import type { SentinelContext } from '../http/context.js';
 import { digest, randomSecret } from '../lib/random-secrets.js';
 import { parseStoredRecord } from '../stores/stored-record.js';
 import type { AcrValue, AmrValue } from '../assurance/levels.js';
+import type { RequestedClaims } from './requested-claims.js';
 
 /** What a code stands for. Persisted as JSON under `code:{sha256(code)}`. */
 export interface CodeRecord {
@@ -44,6 +45,8 @@ export interface CodeRecord {
   acr?: AcrValue | undefined;
   /** RFC 8707 resources the authorization request named (`resource`); the token request may name only these. */
   resources?: string[] | undefined;
+  /** The user claims the request's `claims` parameter asked for by name (OpenID Connect Core §5.5); absent: none. */
+  claims?: RequestedClaims | undefined;
   /** Seconds since the epoch when the code was issued. */
   issuedAt: number;
 }

@@ -46,6 +46,7 @@ export function firstGrant(
     accessUntil: accessExp,
     refresh: refresh?.state ?? null,
     resources: start.resources,
+    claims: start.claims,
   };
   return { grant, refreshToken: refresh?.token ?? null };
 }

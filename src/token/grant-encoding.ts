@@ -5,7 +5,10 @@
  * named fields, and its times after the first are offsets from it (a few digits instead of ten).
  *
  * `[accountId, clientId, userId, scope, changedAt, authTime, absoluteExpiresAt, accessUntil, amr, sid, refresh,
- * revokedJtis, resources, acr]` (`acr` last: it came later, and grants without it keep their length):
+ * revokedJtis, resources, acr, claims]` (`acr` and `claims` last: they came later, and grants without them keep their
+ * length; a grant of an earlier version, shorter, reads as one without them, and an earlier version reading a grant
+ * with `claims` ignores the member it does not know); `claims` is `[userinfo, idToken]`, the names of
+ * requested-claims.ts (an empty list for a place that asked for none):
  * `changedAt` in seconds since the epoch, the three times after it in seconds relative to it; `refresh` is
  * `[gen, family, current, issuedAt, expiresAt, jkt]` (times relative to `changedAt`, `jkt` left out when unbound) or
  * `null`; an absent optional field is `null`, and trailing ones are left out.
@@ -15,6 +18,7 @@
  * neither form is no grant: its tokens are refused, as after a revocation (fail closed).
  */
 import type { AcrValue, AmrValue } from '../assurance/levels.js';
+import { type RequestedClaims, storedClaimNames } from './requested-claims.js';
 
 /** The refresh side of a grant: which generation is current. */
 export interface GrantRefreshState {
@@ -65,6 +69,8 @@ export interface GrantRecord {
   revokedJtis?: Record<string, number> | undefined;
   /** RFC 8707 resources of the code the grant came from: a refresh may name only these. */
   resources?: string[] | undefined;
+  /** The user claims the authorization request asked for by name (OpenID Connect Core §5.5): every refresh keeps them. */
+  claims?: RequestedClaims | undefined;
 }
 
 /**
@@ -91,6 +97,7 @@ export function encodeGrant(grant: GrantRecord): string {
     grant.revokedJtis ?? null,
     grant.resources ?? null,
     grant.acr ?? null,
+    grant.claims === undefined ? null : [grant.claims.userinfo ?? [], grant.claims.idToken ?? []],
   ];
   while (parts.length > 0 && parts[parts.length - 1] === null) parts.pop();
   return JSON.stringify(parts);
@@ -120,7 +127,11 @@ export function decodeGrant(raw: string | null): GrantRecord | null {
     return null;
   }
   if (Array.isArray(parsed)) return fromArray(parsed);
-  return typeof parsed === 'object' && parsed !== null && isLegacyGrant(parsed as Partial<GrantRecord>) ? (parsed as GrantRecord) : null;
+  if (typeof parsed !== 'object' || parsed === null || !isLegacyGrant(parsed as Partial<GrantRecord>)) return null;
+  // The named-field form predates `claims`: a member of that name is none this service wrote, so none is trusted.
+  const legacy = parsed as GrantRecord;
+  if (legacy.claims !== undefined) delete legacy.claims;
+  return legacy;
 }
 
 const isString = (value: unknown): value is string => typeof value === 'string';
@@ -133,6 +144,7 @@ const isJtiMap = (value: unknown): value is Record<string, number> =>
 
 function fromArray(parts: unknown[]): GrantRecord | null {
   const [accountId, clientId, userId, scope, changedAt, authTime, absolute, access, amr, sid, refresh, revokedJtis, resources, acr] = parts;
+  const claims = parts[14];
   if (!isString(accountId) || !isString(clientId) || !isString(userId) || !isNumber(changedAt)) return null;
   if (!isNumber(authTime) || !isNumber(absolute) || !isNumber(access)) return null;
   if (!isOptional(scope, isString) || !isOptional(amr, isStringArray) || !isOptional(sid, isString)) return null;
@@ -160,7 +172,24 @@ function fromArray(parts: unknown[]): GrantRecord | null {
   if (isStringArray(resources)) grant.resources = resources;
   // Checked against the amr where the tokens are signed (assuranceClaims), as the amr is.
   if (isString(acr)) grant.acr = acr as AcrValue;
+  if (claims !== null && claims !== undefined) {
+    const requested = claimsFromArray(claims);
+    if (requested === null) return null;
+    if (requested !== undefined) grant.claims = requested;
+  }
   return grant;
+}
+
+/** `[userinfo, idToken]` as written by encodeGrant; names the service cannot release are dropped (never trusted). */
+function claimsFromArray(value: unknown): RequestedClaims | undefined | null {
+  if (!Array.isArray(value) || value.length !== 2 || !value.every(isStringArray)) return null;
+  const userinfo = storedClaimNames(value[0]);
+  const idToken = storedClaimNames(value[1]);
+  if (userinfo.length === 0 && idToken.length === 0) return undefined;
+  const requested: RequestedClaims = {};
+  if (userinfo.length > 0) requested.userinfo = userinfo;
+  if (idToken.length > 0) requested.idToken = idToken;
+  return requested;
 }
 
 function refreshFromArray(value: unknown, base: number): GrantRefreshState | null {

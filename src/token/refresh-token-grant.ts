@@ -158,6 +158,8 @@ export async function handleRefreshTokenGrant(
     ip: request.ip,
     dpopJkt,
     resources,
+    // OpenID Connect Core §5.5: the claims asked for by name stay asked for, in each token the grant issues.
+    claims: grant.claims,
   } as const;
   return issueUserTokens(context, input, async (access) => {
     // A swap fails when the grant changed since it was read: a concurrent rotation or revocation (then the next

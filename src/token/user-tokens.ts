@@ -12,6 +12,8 @@ import { issueIDToken } from './id-token.js';
 import type { DEVICE_CODE_GRANT } from '../apps/app.js';
 import { OAuthError } from '../errors.js';
 import { revokeGrant } from './grant-records.js';
+import type { RequestedClaims } from './requested-claims.js';
+import { USERINFO_CLAIMS_CLAIM } from './access-token-claims.js';
 
 /** Everything a user token response is made of. */
 export interface UserTokensInput {
@@ -36,6 +38,8 @@ export interface UserTokensInput {
   dpopJkt?: string | undefined;
   /** RFC 8707 resources the access token is for (its `aud`). */
   resources?: readonly string[] | undefined;
+  /** The user claims the authorization request asked for by name (`claims` parameter), as the code or grant kept them. */
+  claims?: RequestedClaims | undefined;
 }
 
 /**
@@ -74,8 +78,8 @@ async function userGone(context: SentinelContext, input: UserTokensInput, spend:
  * Signs the tokens, commits the grant, and renders the response. Signing comes first so that nothing can fail
  * after the commit (not even `onEvent`): once the credential is spent, the client gets its tokens. Tokens signed for a commit that then
  * fails are never sent, and their grant does not accept them anyway (it does not exist, or does not know them).
- * A user the claims hook says is gone (asked with `idTokenClaims`) gets `invalid_grant` instead, and `spend` (when
- * given) and the grant end, before anything is signed.
+ * A user the claims hook says is gone (asked with `idTokenClaims`, or for the ID token claims a `claims` parameter
+ * named) gets `invalid_grant` instead, and `spend` (when given) and the grant end, before anything is signed.
  * @example return issueUserTokens(context, { grantType: 'authorization_code', ...grant, idToken: null }, commit, spend);
  */
 export async function issueUserTokens(
@@ -85,12 +89,22 @@ export async function issueUserTokens(
   spend?: SpendCredential,
 ): Promise<SentinelResponse> {
   // Asked before anything is signed or committed: a failing claims hook then ends the request with the code or
-  // refresh token still unspent, so the client's retry works.
+  // refresh token still unspent, so the client's retry works. Asked only for an ID token that carries user claims:
+  // the scopes' (`idTokenClaims`) or those its request named (OpenID Connect Core §5.5).
+  const named = input.claims?.idToken;
   const idTokenClaims =
-    input.idToken !== null && context.config.idTokenClaims
-      ? await loadUserClaims(context, { accountId: input.accountId, userId: input.userId, scopes: scopeList(input.scope) })
+    input.idToken !== null && (context.config.idTokenClaims || named !== undefined)
+      ? await loadUserClaims(
+          context,
+          { accountId: input.accountId, userId: input.userId, scopes: scopeList(input.scope), claims: named },
+          context.config.idTokenClaims,
+        )
       : undefined;
   if (idTokenClaims === null) return userGone(context, input, spend);
+  // The claims asked of UserInfo ride in the access token, so UserInfo releases them without reading the grant.
+  const userinfoNames = input.claims?.userinfo;
+  const binding = confirmation(input.dpopJkt);
+  const extra = userinfoNames === undefined ? binding : { ...binding, [USERINFO_CLAIMS_CLAIM]: [...userinfoNames] };
   const { token, claims, expiresIn } = await issueAccessToken(context, {
     accountId: input.accountId,
     clientId: input.clientId,
@@ -101,7 +115,7 @@ export async function issueUserTokens(
     amr: input.amr,
     acr: input.acr,
     grantId: input.grantId,
-    extra: confirmation(input.dpopJkt),
+    extra,
     resources: input.resources,
   });
   const idToken =

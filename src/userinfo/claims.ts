@@ -57,23 +57,29 @@ function claimsOfScope(scope: string): readonly string[] {
 }
 
 /**
- * The claims of `claims` that `scopes` release, `sub` excluded. Values of the wrong JSON type are dropped rather
- * than passed on: a client that parses `email_verified` as a boolean must not be handed a string.
+ * The claims of `claims` that `scopes` release, plus those `requested` by name (the `claims` parameter, OpenID Connect
+ * Core §5.5; only names the service can release, token/requested-claims.ts), `sub` excluded. Values of the wrong JSON
+ * type are dropped rather than passed on: a client that parses `email_verified` as a boolean must not be handed a
+ * string.
  *
  * @example
  * releasedClaims({ email: 'a@example.com', address: { country: 'NL' } }, ['openid', 'email']) // { email: 'a@example.com' }
+ * releasedClaims({ email: 'a@example.com', name: 'A' }, ['openid'], ['name']) // { name: 'A' }
  */
-export function releasedClaims(claims: UserClaims, scopes: readonly string[]): Record<string, unknown> {
+export function releasedClaims(claims: UserClaims, scopes: readonly string[], requested?: readonly string[]): Record<string, unknown> {
   const released: Record<string, unknown> = {};
   for (const scope of scopes) {
-    for (const name of claimsOfScope(scope)) {
-      const value = claims[name];
-      if (value === undefined || value === null) continue;
-      if (!hasExpectedType(name, value)) continue;
-      released[name] = value;
-    }
+    for (const name of claimsOfScope(scope)) release(released, claims, name);
   }
+  if (requested !== undefined) for (const name of requested) release(released, claims, name);
   return released;
+}
+
+function release(released: Record<string, unknown>, claims: UserClaims, name: string): void {
+  const value = claims[name];
+  if (value === undefined || value === null) return;
+  if (!hasExpectedType(name, value)) return;
+  released[name] = value;
 }
 
 function hasExpectedType(name: string, value: unknown): boolean {
@@ -84,21 +90,32 @@ function hasExpectedType(name: string, value: unknown): boolean {
 }
 
 /**
- * Asks the host for a user's claims and filters them by scope. `null` when the hook says the user no longer
+ * Asks the host for a user's claims and filters them by scope and by the names the request asked for (`claims`, the
+ * `claims` parameter's for this place: UserInfo's or the ID token's). `null` when the hook says the user no longer
  * exists; `{}` when no hook is configured. The hook is asked even when the scopes release no claims (`openid`
  * alone): what it says about the user is whether there still is one, and a deleted user must not keep getting
  * `{ sub }` where the same user with `email` gets `invalid_token`. The scopes tell it that only existence counts.
- * Only UserInfo and the ID tokens of `idTokenClaims` ask; a throwing hook propagates (the caller's request ends in
- * `server_error` and `onError` hears the cause).
+ * Only UserInfo and the ID tokens of `idTokenClaims` or of a `claims` parameter's `id_token` ask; a throwing hook
+ * propagates (the caller's request ends in `server_error` and `onError` hears the cause). `byScope: false` releases
+ * only the named claims (an ID token without `idTokenClaims`); the hook is still told the scopes.
  *
  * @example
  * const claims = await loadUserClaims(context, { accountId, userId: claims.sub, scopes: scopeList(claims.scope) });
  */
-export async function loadUserClaims(context: SentinelContext, input: UserClaimsInput): Promise<Record<string, unknown> | null> {
+export async function loadUserClaims(
+  context: SentinelContext,
+  input: UserClaimsInput,
+  byScope = true,
+): Promise<Record<string, unknown> | null> {
   const hook = context.config.users?.claims;
   if (hook === undefined) return {};
-  const claims = await hook.call(context.config.users, { accountId: input.accountId, userId: input.userId, scopes: [...input.scopes] });
+  // `claims` only when the request named some: a hook that compares its input keeps seeing what it always saw.
+  const asked: UserClaimsInput =
+    input.claims === undefined
+      ? { accountId: input.accountId, userId: input.userId, scopes: [...input.scopes] }
+      : { accountId: input.accountId, userId: input.userId, scopes: [...input.scopes], claims: [...input.claims] };
+  const claims = await hook.call(context.config.users, asked);
   if (claims === null || claims === undefined) return null;
   if (typeof claims !== 'object') throw new TypeError('sentinel-idp: users.claims() must return an object or null');
-  return releasedClaims(claims, input.scopes);
+  return releasedClaims(claims, byScope ? input.scopes : [], input.claims);
 }

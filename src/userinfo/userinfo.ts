@@ -19,6 +19,7 @@ import { dpopUnauthorized, type DPoPPresentation } from '../dpop/resource.js';
 import { dpopHeader } from '../dpop/token-binding.js';
 import { hasOpenIDScope } from '../token/id-token.js';
 import { loadUserClaims, scopeList } from './claims.js';
+import { storedClaimNames } from '../token/requested-claims.js';
 import { routeUrl } from '../http/route-paths.js';
 import { revokeGrant } from '../token/grant-records.js';
 import {
@@ -163,7 +164,8 @@ async function endGrantOfGoneUser(context: SentinelContext, accountId: string, g
 }
 
 /**
- * Answers UserInfo: `sub` and the claims the token's scopes release from `users.claims`.
+ * Answers UserInfo: `sub` and the claims the token's scopes release from `users.claims`, and those its authorization
+ * request's `claims` parameter named for UserInfo.
  *
  * @example
  * // GET /sentinel/api/account/123/userinfo   Authorization: Bearer eyJ…
@@ -178,7 +180,9 @@ export async function handleUserInfo(context: SentinelContext, request: Sentinel
   const claims = await verifyUserToken(context, request, presented, accountId, asked);
   // A token this service signed for the account, still live: the account exists.
   context.observation?.noteAccount(accountId);
-  const released = await loadUserClaims(context, { accountId, userId: claims.sub, scopes: scopeList(claims.scope) });
+  // The claims the authorization request named for UserInfo (OpenID Connect Core §5.5), which the token carries.
+  const named = claims.userinfo_claims === undefined ? undefined : storedClaimNames(claims.userinfo_claims);
+  const released = await loadUserClaims(context, { accountId, userId: claims.sub, scopes: scopeList(claims.scope), claims: named });
   if (released === null) {
     await endGrantOfGoneUser(context, accountId, claims.gid as string);
     throw challenge(asked, 'invalid_token', 'the user of this access token no longer exists', 401);

@@ -65,6 +65,7 @@ export async function codeRedirectURL(
       // own level; the sign-in was checked to reach one (meetsAcrRequirement).
       acr: authorization.essentialAcr === undefined ? undefined : reportedAcr(authorization.essentialAcr, user.amr),
       resources: authorization.resources,
+      claims: authorization.requestedClaims,
       issuedAt: Math.floor(Date.now() / 1000),
     },
     authorization.profile === 'fapi2' ? FAPI2_CODE_TTL_SECONDS : undefined,

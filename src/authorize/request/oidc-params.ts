@@ -9,6 +9,7 @@ import { AuthorizationError } from './authorization-error.js';
 import type { AcrValue } from '../../assurance/levels.js';
 import { readAcrRequest } from '../../assurance/requested-acr.js';
 import type { RedirectTarget } from './authorization-response.js';
+import { type RequestedClaims, readRequestedClaims } from '../../token/requested-claims.js';
 
 /** `prompt` values (OpenID Connect Core §3.1.2.1). */
 export type PromptValue = 'none' | 'login' | 'consent' | 'select_account';
@@ -43,6 +44,8 @@ export interface OIDCAuthorizationParams {
   acr?: AcrValue | undefined;
   /** The known values of an essential `acr` in `claims`: the tokens must report one of them (assurance/reported-acr.ts). */
   essentialAcr?: AcrValue[] | undefined;
+  /** The user claims the `claims` parameter asks for by name (§5.5), for UserInfo and the ID token. */
+  requestedClaims?: RequestedClaims | undefined;
 }
 
 type Reader = (name: string) => string | undefined;
@@ -122,8 +125,8 @@ function readUILocales(read: Reader): string[] | undefined {
  * single value (repeated values are already an error there).
  *
  * `acr_values` and the `claims` parameter's `acr` set the level the sign-in must reach (a session below it signs in
- * again); the other members of `claims` ask for nothing the scopes do not already release. `display` and
- * `claims_locales` are voluntary and ignored.
+ * again); its other members name user claims to release beyond the scopes' (token/requested-claims.ts). `display`
+ * and `claims_locales` are voluntary and ignored.
  *
  * `defaultMaxAge` is the app's `default_max_age`, the `maxAge` of a request without `max_age`.
  *
@@ -154,6 +157,8 @@ export async function readOIDCParams(
   if (!acrRequest.ok) throw new AuthorizationError(acrRequest.code, acrRequest.description, target);
   const claimsSubject = readClaimsSubject(claims);
   if (typeof claimsSubject === 'string') throw new AuthorizationError('invalid_request', claimsSubject, target);
+  const requestedClaims = readRequestedClaims(claims);
+  if (typeof requestedClaims === 'string') throw new AuthorizationError('invalid_request', requestedClaims, target);
   const loginHint = read('login_hint');
   return {
     acr: acrRequest.acr,
@@ -164,5 +169,6 @@ export async function readOIDCParams(
     claimsSubject: claimsSubject.subject,
     loginHint: loginHint !== undefined && loginHint.length <= MAX_LOGIN_HINT ? loginHint : undefined,
     uiLocales: readUILocales(read),
+    requestedClaims,
   };
 }

@@ -244,6 +244,7 @@ export async function validateAuthorizationRequest(
     uiLocales: oidc.uiLocales,
     acr: oidc.acr,
     essentialAcr: oidc.essentialAcr,
+    requestedClaims: oidc.requestedClaims,
     redirectUriInRequest: inRequest,
     clientName: app.name,
     scope,

@@ -1,0 +1,86 @@
+/**
+ * The user claims an authorization request asks for by name (OpenID Connect Core §5.5, the `claims` parameter's
+ * `userinfo` and `id_token` members), beyond those its scopes release (§5.4). They travel with the code and the grant,
+ * so the code exchange and every refresh release them where they were asked for: the ID token's in the ID token, the
+ * UserInfo ones at UserInfo (the access token names those, `userinfo_claims`, so UserInfo needs no store read).
+ *
+ * Only the user claims the service can release (those of `SCOPE_CLAIMS`, listed in `claims_supported`) are kept;
+ * other names are ignored, as Core §5.5 asks of claims an OP does not understand. `sub` and `acr` have their own
+ * readers (oidc-params.ts, assurance/requested-acr.ts); the other standard ID token claims are always there. A
+ * claim's `value` or `values` is only a hint here (§5.5.1: it helps the user's choice, never a filter), and an
+ * `essential` claim the user has not is simply absent: Core says an OP need not refuse for it.
+ */
+import { SCOPE_CLAIMS } from '../userinfo/claims.js';
+
+/** The releasable claims a request named, in the service's order (`SCOPE_CLAIMS`), for each place it asked. */
+export interface RequestedClaims {
+  /** Claims for UserInfo (`claims.userinfo`). */
+  userinfo?: readonly string[] | undefined;
+  /** Claims for the ID token (`claims.id_token`). */
+  idToken?: readonly string[] | undefined;
+}
+
+/** Every user claim a request may ask for by name, in the order the answers list them. */
+const RELEASABLE: readonly string[] = Object.values(SCOPE_CLAIMS).flat();
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The releasable names of one `claims` target object, or a problem for a member that is neither null nor an object. */
+function targetNames(target: unknown, name: string): string[] | string {
+  if (!isObject(target)) return [];
+  for (const [claim, request] of Object.entries(target)) {
+    // Core §5.5.1: each member is null (asked for, in the default manner) or an object of its request.
+    if (request !== null && !isObject(request)) return `claims.${name}.${claim} must be null or a JSON object`;
+  }
+  return RELEASABLE.filter((claim) => Object.hasOwn(target, claim));
+}
+
+/**
+ * The user claims the `claims` parameter asks for, `undefined` when it asks for none (no parameter, or only `sub`,
+ * `acr` and names the service cannot release), or a problem to answer as `invalid_request`. The parameter is already
+ * known to be a JSON object whose `userinfo` and `id_token` members are objects (readAcrRequest checked it).
+ *
+ * @example
+ * readRequestedClaims('{"userinfo":{"email":{"essential":true}},"id_token":{"name":null,"shoe_size":null}}')
+ * // { userinfo: ['email'], idToken: ['name'] }
+ */
+export function readRequestedClaims(claims: string | undefined): RequestedClaims | undefined | string {
+  if (claims === undefined) return undefined;
+  const parsed = JSON.parse(claims) as Record<string, unknown>;
+  const userinfo = targetNames(parsed.userinfo, 'userinfo');
+  if (typeof userinfo === 'string') return userinfo;
+  const idToken = targetNames(parsed.id_token, 'id_token');
+  if (typeof idToken === 'string') return idToken;
+  return requestedClaims(userinfo, idToken);
+}
+
+function requestedClaims(userinfo: readonly string[], idToken: readonly string[]): RequestedClaims | undefined {
+  if (userinfo.length === 0 && idToken.length === 0) return undefined;
+  const requested: RequestedClaims = {};
+  if (userinfo.length > 0) requested.userinfo = userinfo;
+  if (idToken.length > 0) requested.idToken = idToken;
+  return requested;
+}
+
+/**
+ * The releasable names of a stored list (a code record, a grant, an access token's `userinfo_claims`): a stored value
+ * is not trusted to name more than a request could, so anything else is dropped.
+ *
+ * @example storedClaimNames(['email', 'shoe_size', 3]) // ['email']
+ */
+export function storedClaimNames(value: unknown): string[] {
+  if (!Array.isArray(value)) return [];
+  return RELEASABLE.filter((claim) => value.includes(claim));
+}
+
+/**
+ * The requested claims of a stored record (a code's `claims`, as {@link RequestedClaims} was written), checked.
+ *
+ * @example const requested = storedRequestedClaims(record.claims);
+ */
+export function storedRequestedClaims(value: unknown): RequestedClaims | undefined {
+  if (!isObject(value)) return undefined;
+  return requestedClaims(storedClaimNames(value.userinfo), storedClaimNames(value.idToken));
+}
