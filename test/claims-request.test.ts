@@ -134,6 +134,21 @@ describe('claims parameter: user claims (OpenID Connect Core §5.5)', () => {
     }
   });
 
+  it('answers the sign-in claims UserInfo is asked for (auth_time, acr, amr) from the access token', async () => {
+    const { sentinel, asked } = claimsSentinel();
+    const claims = JSON.stringify({ userinfo: { acr: null, auth_time: { essential: true }, amr: null, email: null } });
+    const tokens = await tokensFor(sentinel, claims);
+    const access = claimsOf(String(tokens.access_token));
+    const answer = await userInfo(sentinel, tokens.access_token);
+    expect(answer).toEqual({ sub: USER_ID, email: ALICE.email, auth_time: access.auth_time, acr: access.acr, amr: access.amr });
+    expect(answer.acr).toBe('urn:sentinel:acr:password');
+    // The hook hears only the user claims; asked for none of those, it is asked as without the parameter.
+    expect(asked.at(-1)).toEqual({ accountId: ACCOUNT, userId: USER_ID, scopes: ['openid'], claims: ['email'] });
+    const onlyAcr = await tokensFor(sentinel, JSON.stringify({ userinfo: { acr: { essential: true } } }));
+    expect(await userInfo(sentinel, onlyAcr.access_token)).toEqual({ sub: USER_ID, acr: 'urn:sentinel:acr:password' });
+    expect(asked.at(-1)).toEqual({ accountId: ACCOUNT, userId: USER_ID, scopes: ['openid'] });
+  });
+
   it('a session answering prompt=none releases them as a sign-in does', async () => {
     const { sentinel } = claimsSentinel();
     const { sessionCookie } = await signIn(sentinel);

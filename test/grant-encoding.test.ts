@@ -68,6 +68,9 @@ describe('grant encoding', () => {
     // Names the service cannot release are not trusted from the store; a member of the wrong shape is no grant.
     parts[14] = [['email', 'shoe_size'], []];
     expect(decodeGrant(JSON.stringify(parts))).toEqual({ ...FULL, claims: { userinfo: ['email'] } });
+    // The sign-in's acr is answered by UserInfo when named there; every ID token has it already.
+    parts[14] = [['acr'], ['acr', 'name']];
+    expect(decodeGrant(JSON.stringify(parts))).toEqual({ ...FULL, claims: { userinfo: ['acr'], idToken: ['name'] } });
     for (const junk of ['email', [['email']], [['email'], 'name'], [[1], []]]) {
       parts[14] = junk;
       expect(decodeGrant(JSON.stringify(parts))).toBeNull();

@@ -183,8 +183,8 @@ function fromArray(parts: unknown[]): GrantRecord | null {
 /** `[userinfo, idToken]` as written by encodeGrant; names the service cannot release are dropped (never trusted). */
 function claimsFromArray(value: unknown): RequestedClaims | undefined | null {
   if (!Array.isArray(value) || value.length !== 2 || !value.every(isStringArray)) return null;
-  const userinfo = storedClaimNames(value[0]);
-  const idToken = storedClaimNames(value[1]);
+  const userinfo = storedClaimNames(value[0], 'userinfo');
+  const idToken = storedClaimNames(value[1], 'idToken');
   if (userinfo.length === 0 && idToken.length === 0) return undefined;
   const requested: RequestedClaims = {};
   if (userinfo.length > 0) requested.userinfo = userinfo;

@@ -4,8 +4,9 @@
  * so the code exchange and every refresh release them where they were asked for: the ID token's in the ID token, the
  * UserInfo ones at UserInfo (the access token names those, `userinfo_claims`, so UserInfo needs no store read).
  *
- * Only the user claims the service can release (those of `SCOPE_CLAIMS`, listed in `claims_supported`) are kept;
- * other names are ignored, as Core §5.5 asks of claims an OP does not understand. `sub` and `acr` have their own
+ * Only the user claims the service can release (those of `SCOPE_CLAIMS`, listed in `claims_supported`) are kept, and
+ * for UserInfo the sign-in's `auth_time`, `acr` and `amr`, which it answers from the access token; other names are
+ * ignored, as Core §5.5 asks of claims an OP does not understand. What `sub` and `acr` ask of the sign-in has its own
  * readers (oidc-params.ts, assurance/requested-acr.ts); the other standard ID token claims are always there. A
  * claim's `value` or `values` is only a hint here (§5.5.1: it helps the user's choice, never a filter), and an
  * `essential` claim the user has not is simply absent: Core says an OP need not refuse for it.
@@ -23,23 +24,35 @@ export interface RequestedClaims {
 /** Every user claim a request may ask for by name, in the order the answers list them. */
 const RELEASABLE: readonly string[] = Object.values(SCOPE_CLAIMS).flat();
 
+/**
+ * Claims of the sign-in (`claims_supported`) that UserInfo answers from the access token when `claims.userinfo` names
+ * them; every ID token carries them already (`acr` and `amr` when the sign-in recorded its methods).
+ */
+export const SIGN_IN_CLAIMS: readonly string[] = ['auth_time', 'acr', 'amr'];
+
+/** What each place may be asked for by name. */
+const RELEASABLE_AT = { userinfo: [...RELEASABLE, ...SIGN_IN_CLAIMS], idToken: RELEASABLE } as const;
+
+/** The place a list of names is for. */
+export type ClaimsPlace = keyof typeof RELEASABLE_AT;
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The releasable names of one `claims` target object, or a problem for a member that is neither null nor an object. */
-function targetNames(target: unknown, name: string): string[] | string {
+function targetNames(target: unknown, name: string, place: ClaimsPlace): string[] | string {
   if (!isObject(target)) return [];
   for (const [claim, request] of Object.entries(target)) {
     // Core §5.5.1: each member is null (asked for, in the default manner) or an object of its request.
     if (request !== null && !isObject(request)) return `claims.${name}.${claim} must be null or a JSON object`;
   }
-  return RELEASABLE.filter((claim) => Object.hasOwn(target, claim));
+  return RELEASABLE_AT[place].filter((claim) => Object.hasOwn(target, claim));
 }
 
 /**
- * The user claims the `claims` parameter asks for, `undefined` when it asks for none (no parameter, or only `sub`,
- * `acr` and names the service cannot release), or a problem to answer as `invalid_request`. The parameter is already
+ * The claims the `claims` parameter asks for by name, `undefined` when it asks for none (no parameter, or only
+ * `sub`, the ID token's `acr` and names the service cannot release), or a problem to answer as `invalid_request`. The parameter is already
  * known to be a JSON object whose `userinfo` and `id_token` members are objects (readAcrRequest checked it).
  *
  * @example
@@ -49,9 +62,9 @@ function targetNames(target: unknown, name: string): string[] | string {
 export function readRequestedClaims(claims: string | undefined): RequestedClaims | undefined | string {
   if (claims === undefined) return undefined;
   const parsed = JSON.parse(claims) as Record<string, unknown>;
-  const userinfo = targetNames(parsed.userinfo, 'userinfo');
+  const userinfo = targetNames(parsed.userinfo, 'userinfo', 'userinfo');
   if (typeof userinfo === 'string') return userinfo;
-  const idToken = targetNames(parsed.id_token, 'id_token');
+  const idToken = targetNames(parsed.id_token, 'id_token', 'idToken');
   if (typeof idToken === 'string') return idToken;
   return requestedClaims(userinfo, idToken);
 }
@@ -65,14 +78,14 @@ function requestedClaims(userinfo: readonly string[], idToken: readonly string[]
 }
 
 /**
- * The releasable names of a stored list (a code record, a grant, an access token's `userinfo_claims`): a stored value
- * is not trusted to name more than a request could, so anything else is dropped.
+ * The names of a stored list for `place` (a code record, a grant, an access token's `userinfo_claims`): a stored
+ * value is not trusted to name more than a request could, so anything else is dropped.
  *
- * @example storedClaimNames(['email', 'shoe_size', 3]) // ['email']
+ * @example storedClaimNames(['email', 'shoe_size', 3], 'userinfo') // ['email']
  */
-export function storedClaimNames(value: unknown): string[] {
+export function storedClaimNames(value: unknown, place: ClaimsPlace): string[] {
   if (!Array.isArray(value)) return [];
-  return RELEASABLE.filter((claim) => value.includes(claim));
+  return RELEASABLE_AT[place].filter((claim) => value.includes(claim));
 }
 
 /**
@@ -82,5 +95,5 @@ export function storedClaimNames(value: unknown): string[] {
  */
 export function storedRequestedClaims(value: unknown): RequestedClaims | undefined {
   if (!isObject(value)) return undefined;
-  return requestedClaims(storedClaimNames(value.userinfo), storedClaimNames(value.idToken));
+  return requestedClaims(storedClaimNames(value.userinfo, 'userinfo'), storedClaimNames(value.idToken, 'idToken'));
 }

@@ -19,7 +19,7 @@ import { dpopUnauthorized, type DPoPPresentation } from '../dpop/resource.js';
 import { dpopHeader } from '../dpop/token-binding.js';
 import { hasOpenIDScope } from '../token/id-token.js';
 import { loadUserClaims, scopeList } from './claims.js';
-import { storedClaimNames } from '../token/requested-claims.js';
+import { SIGN_IN_CLAIMS, storedClaimNames } from '../token/requested-claims.js';
 import { routeUrl } from '../http/route-paths.js';
 import { revokeGrant } from '../token/grant-records.js';
 import {
@@ -181,11 +181,39 @@ export async function handleUserInfo(context: SentinelContext, request: Sentinel
   // A token this service signed for the account, still live: the account exists.
   context.observation?.noteAccount(accountId);
   // The claims the authorization request named for UserInfo (OpenID Connect Core §5.5), which the token carries.
-  const named = claims.userinfo_claims === undefined ? undefined : storedClaimNames(claims.userinfo_claims);
-  const released = await loadUserClaims(context, { accountId, userId: claims.sub, scopes: scopeList(claims.scope), claims: named });
-  if (released === null) {
-    await endGrantOfGoneUser(context, accountId, claims.gid as string);
-    throw challenge(asked, 'invalid_token', 'the user of this access token no longer exists', 401);
+  if (claims.userinfo_claims !== undefined) return namedClaimsResponse(context, accountId, claims, asked);
+  const released = await loadUserClaims(context, { accountId, userId: claims.sub, scopes: scopeList(claims.scope) });
+  if (released === null) return userGoneRefusal(context, accountId, claims, asked);
+  return noStoreJSON(200, { ...released, sub: claims.sub });
+}
+
+async function userGoneRefusal(
+  context: SentinelContext,
+  accountId: string,
+  claims: AccessTokenClaims,
+  asked: ChallengeScheme,
+): Promise<never> {
+  await endGrantOfGoneUser(context, accountId, claims.gid as string);
+  throw challenge(asked, 'invalid_token', 'the user of this access token no longer exists', 401);
+}
+
+/**
+ * UserInfo for a token whose request named claims (`userinfo_claims`): the hook's user claims by scope and by name,
+ * and the sign-in's own (`auth_time`, `acr`, `amr`) from the token when named; the hook is told only user claims.
+ */
+async function namedClaimsResponse(
+  context: SentinelContext,
+  accountId: string,
+  claims: AccessTokenClaims,
+  asked: ChallengeScheme,
+): Promise<SentinelResponse> {
+  const named = storedClaimNames(claims.userinfo_claims, 'userinfo');
+  const userNames = named.filter((name) => !SIGN_IN_CLAIMS.includes(name));
+  const input = { accountId, userId: claims.sub, scopes: scopeList(claims.scope) };
+  const released = await loadUserClaims(context, userNames.length === 0 ? input : { ...input, claims: userNames });
+  if (released === null) return userGoneRefusal(context, accountId, claims, asked);
+  for (const name of named) {
+    if (SIGN_IN_CLAIMS.includes(name) && claims[name] !== undefined) released[name] = claims[name];
   }
   return noStoreJSON(200, { ...released, sub: claims.sub });
 }
