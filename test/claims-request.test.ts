@@ -6,8 +6,8 @@
  * every other member was silently ignored, though the discovery document says `claims_parameter_supported: true`.
  */
 import { describe, expect, it } from 'vitest';
-import type { Sentinel, UserClaimsInput } from '../src/index.js';
-import { ACCOUNT, makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
+import { MemoryStore, type Sentinel, type UserClaimsInput } from '../src/index.js';
+import { ACCOUNT, baseOptions, CLIENT_ID, makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 import {
   AUTHORIZE_PATH,
   authorizeQuery,
@@ -147,6 +147,25 @@ describe('claims parameter: user claims (OpenID Connect Core §5.5)', () => {
     const onlyAcr = await tokensFor(sentinel, JSON.stringify({ userinfo: { acr: { essential: true } } }));
     expect(await userInfo(sentinel, onlyAcr.access_token)).toEqual({ sub: USER_ID, acr: 'urn:sentinel:acr:password' });
     expect(asked.at(-1)).toEqual({ accountId: ACCOUNT, userId: USER_ID, scopes: ['openid'] });
+  });
+
+  it('gives an app with a registered scope no claim by name its scopes could not release, at refresh too', async () => {
+    const store = new MemoryStore();
+    const withScope = (scope: string) =>
+      claimsSentinel({
+        store,
+        apps: (baseOptions().apps ?? []).map((app) => (app.clientId === CLIENT_ID ? { ...app, scope } : app)),
+      }).sentinel;
+    const sentinel = withScope('openid profile');
+    const claims = JSON.stringify({ userinfo: { email: null, name: null, acr: null }, id_token: { email_verified: null, locale: null } });
+    const tokens = await tokensFor(sentinel, claims);
+    expect(userClaimsOf(tokens.id_token)).toEqual({ locale: ALICE.locale });
+    expect(await userInfo(sentinel, tokens.access_token)).toEqual({ sub: USER_ID, name: ALICE.name, acr: 'urn:sentinel:acr:password' });
+    // The operator narrows the app's scope (a restart with new options, the store kept): the next refresh follows.
+    const narrowed = withScope('openid');
+    const body = jsonOf(await useRefreshToken(narrowed, String(tokens.refresh_token)));
+    expect(userClaimsOf(body.id_token)).toEqual({});
+    expect(await userInfo(narrowed, body.access_token)).toEqual({ sub: USER_ID, acr: 'urn:sentinel:acr:password' });
   });
 
   it('a session answering prompt=none releases them as a sign-in does', async () => {

@@ -25,6 +25,7 @@ import { encodeGrant } from './grant-encoding.js';
 import { appIdTokenAlg, hasOpenIDScope } from './id-token.js';
 import { readAmr } from '../assurance/levels.js';
 import { issueUserTokens } from './user-tokens.js';
+import { claimsWithinAppScope } from './requested-claims.js';
 import { assertRefreshBinding, refreshBindingKey } from '../dpop/refresh-binding.js';
 import type { PendingProof } from '../dpop/token-binding.js';
 import { tokenResources } from './resource-indicators.js';
@@ -158,8 +159,9 @@ export async function handleRefreshTokenGrant(
     ip: request.ip,
     dpopJkt,
     resources,
-    // OpenID Connect Core §5.5: the claims asked for by name stay asked for, in each token the grant issues.
-    claims: grant.claims,
+    // OpenID Connect Core §5.5: the claims asked for by name stay asked for, in each token the grant issues, within
+    // the app's scope as it is now (as the grant's scope is narrowed to it above).
+    claims: claimsWithinAppScope(grant.claims, app),
   } as const;
   return issueUserTokens(context, input, async (access) => {
     // A swap fails when the grant changed since it was read: a concurrent rotation or revocation (then the next

@@ -11,6 +11,7 @@
  * claim's `value` or `values` is only a hint here (§5.5.1: it helps the user's choice, never a filter), and an
  * `essential` claim the user has not is simply absent: Core says an OP need not refuse for it.
  */
+import type { App } from '../apps/app.js';
 import { SCOPE_CLAIMS } from '../userinfo/claims.js';
 
 /** The releasable claims a request named, in the service's order (`SCOPE_CLAIMS`), for each place it asked. */
@@ -96,4 +97,33 @@ export function storedClaimNames(value: unknown, place: ClaimsPlace): string[] {
 export function storedRequestedClaims(value: unknown): RequestedClaims | undefined {
   if (!isObject(value)) return undefined;
   return requestedClaims(storedClaimNames(value.userinfo, 'userinfo'), storedClaimNames(value.idToken, 'idToken'));
+}
+
+/** The user claims the scopes of an app's registered `scope` release, built once per app object. */
+const claimsOfApps = new WeakMap<Pick<App, 'scope'>, ReadonlySet<string>>();
+
+function appClaims(app: Pick<App, 'scope'> & { scope: string }): ReadonlySet<string> {
+  let allowed = claimsOfApps.get(app);
+  if (allowed === undefined) {
+    const scopes = app.scope.split(' ').filter((scope) => Object.hasOwn(SCOPE_CLAIMS, scope));
+    allowed = new Set([...scopes.flatMap((scope) => SCOPE_CLAIMS[scope] ?? []), ...SIGN_IN_CLAIMS]);
+    claimsOfApps.set(app, allowed);
+  }
+  return allowed;
+}
+
+/**
+ * The requested claims an app may be given: an app registered with a `scope` is given no user claim by name that
+ * its scopes could not release (an app allowed `openid profile` does not get `email` by asking for it in `claims`,
+ * as it would not by asking for the `email` scope); an app without one may ask for any, as for any scope. The
+ * sign-in's own claims (`acr`, `amr`, `auth_time`) are no personal data a scope guards. Asked at the authorization
+ * endpoint, and at every refresh (the app's scope may have been narrowed since, as the refresh narrows the grant's).
+ *
+ * @example claimsWithinAppScope({ userinfo: ['email', 'name'] }, { scope: 'profile' }) // { userinfo: ['name'] }
+ */
+export function claimsWithinAppScope(requested: RequestedClaims | undefined, app: Pick<App, 'scope'>): RequestedClaims | undefined {
+  if (requested === undefined || app.scope === undefined) return requested;
+  const allowed = appClaims(app as Pick<App, 'scope'> & { scope: string });
+  const within = (names: readonly string[] | undefined) => (names ?? []).filter((name) => allowed.has(name));
+  return requestedClaims(within(requested.userinfo), within(requested.idToken));
 }

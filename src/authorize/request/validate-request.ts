@@ -24,6 +24,7 @@ import { readDPoPJkt } from '../../dpop/authorize-binding.js';
 import { involvesPushedRequest, resolvePushedRequest } from '../../par/resolve.js';
 import { isThenable } from '../../lib/thenable.js';
 import { readResources, resourceProblem } from '../../token/resource-indicators.js';
+import { claimsWithinAppScope } from '../../token/requested-claims.js';
 
 /** A validated authorization request, as kept in the interaction record while the user signs in. */
 export interface AuthorizationRequest extends RedirectTarget, OIDCAuthorizationParams {
@@ -244,7 +245,8 @@ export async function validateAuthorizationRequest(
     uiLocales: oidc.uiLocales,
     acr: oidc.acr,
     essentialAcr: oidc.essentialAcr,
-    requestedClaims: oidc.requestedClaims,
+    // Only what the app's registered scope could release: the claims parameter is no way around it.
+    requestedClaims: claimsWithinAppScope(oidc.requestedClaims, app),
     redirectUriInRequest: inRequest,
     clientName: app.name,
     scope,
