@@ -100,7 +100,7 @@ describe('oversized inputs are refused early', () => {
     const withSession = await postForm(sentinel, END_SESSION_PATH, form.toString(), { headers: { cookie: `sentinel_session=${cookie}` } });
     expect(withSession.status).toBe(413);
     expect(store.writes).toEqual([]);
-    // Without the cookie the POST would be forwarded as a GET whose Location carries the whole state.
+    // Without the cookie the POST would be parked (the whole state) for the GET it is forwarded to.
     const cookieless = await postForm(sentinel, END_SESSION_PATH, form.toString());
     expect([cookieless.status, cookieless.headers.location]).toEqual([413, undefined]);
     // Within the cap the confirmation page is still served.

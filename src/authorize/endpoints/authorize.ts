@@ -18,6 +18,7 @@ import { sessionSid } from '../../sessions/session-index.js';
 import { validateAuthorizationRequest } from '../request/validate-request.js';
 import { authorizationQuery, readAuthorizationParams } from '../request/request-params.js';
 import { routePath } from '../../http/route-paths.js';
+import { parkPostedRequest, resolvePostedRequest } from '../state/posted-request.js';
 
 /**
  * Handles an authorization request.
@@ -29,12 +30,19 @@ export async function handleAuthorize(context: SentinelContext, request: Sentine
   if (request.method === 'POST' && readSessionCookie(context, request) === null) {
     // An app's form posts here from its own site, and the session cookie (SameSite=Lax) is never sent with a
     // cross-site POST: answered here, a signed-in user would sign in again and prompt=none would always fail. A 303
-    // to the GET of the same parameters is a top-level navigation that carries it, as end_session does; the GET
-    // validates them. A POST that carries the cookie (same site) is answered directly.
-    const query = authorizationQuery(await readAuthorizationParams(context, request));
-    return redirect(303, `${request.mountPath ?? ''}${routePath(context.config, 'authorize', { accountId })}?${query}`);
+    // to a GET is a top-level navigation that carries it, as end_session does. The parameters are parked and the
+    // GET carries only their handle (posted-request.ts): login_hint, id_token_hint and claims, posted to keep them
+    // out of URLs, stay out of the browser's history and the logs. The GET validates them. A POST that carries the
+    // cookie (same site) is answered directly.
+    const query = new URLSearchParams(authorizationQuery(await readAuthorizationParams(context, request)));
+    const handle = await parkPostedRequest(context, 'authorize', accountId, query);
+    return redirect(303, `${request.mountPath ?? ''}${routePath(context.config, 'authorize', { accountId })}?${handle}`);
   }
-  const authorization = await validateAuthorizationRequest(context, request, accountId);
+  const authorization = await validateAuthorizationRequest(
+    context,
+    await resolvePostedRequest(context, request, 'authorize', accountId),
+    accountId,
+  );
   const sessionId = readSessionCookie(context, request);
   const session = sessionId === null ? null : await redirectOnFailure(authorization, readSession(context, sessionId, accountId));
   // A session that meets the request still does not answer a client nobody installed (a metadata document's).

@@ -34,6 +34,7 @@ import {
   saveLogoutConfirmation,
   spendLogoutConfirmation,
 } from '../state/logout-confirmation.js';
+import { parkPostedRequest, resolvePostedRequest } from '../state/posted-request.js';
 import { type SessionRecord, useSession } from '../state/session.js';
 import { carriesSession } from '../../sessions/carry-over.js';
 import { parseSid, sessionSid, userPart } from '../../sessions/session-index.js';
@@ -55,7 +56,7 @@ function badRequest(description: string): OAuthError {
 
 /**
  * Longest logout request accepted, in the query of a GET or the form of a POST, as for authorization requests:
- * `state` is kept with a pending confirmation (and a cookieless POST is forwarded as a GET carrying it), so without
+ * `state` is kept with a pending confirmation (and a cookieless POST is parked for the GET it is forwarded to), so without
  * a cap one request could park a megabyte in the store.
  */
 const MAX_REQUEST_LENGTH = 8192;
@@ -282,14 +283,14 @@ async function confirm(context: SentinelContext, request: SentinelRequest, accou
   return finish(context, target, headers, request);
 }
 
-/** The RP-Initiated Logout parameters of a posted request, as a query (already validated above). */
-function forwardedQuery(params: ParamMap): string {
+/** The RP-Initiated Logout parameters of a posted request (already validated above), to park for its GET. */
+function forwardedParams(params: ParamMap): URLSearchParams {
   const query = new URLSearchParams();
   for (const name of ['id_token_hint', 'client_id', 'post_logout_redirect_uri', 'state', 'ui_locales']) {
     const value = single(params, name);
     if (value !== undefined) query.set(name, value);
   }
-  return query.toString();
+  return query;
 }
 
 function endSessionAction(context: SentinelContext, request: SentinelRequest, accountId: string): string {
@@ -307,15 +308,17 @@ export async function handleEndSession(context: SentinelContext, request: Sentin
     throw new OAuthError('invalid_request', 'The account in this link is unknown.', { status: 404 });
   }
   context.observation?.noteAccount(accountId);
-  const params = await readParams(context, request);
+  const params = await readParams(context, await resolvePostedRequest(context, request, 'end-session', accountId));
   if (request.method === 'POST' && params.has('confirmation')) return confirm(context, request, accountId, params);
   const hint = await readHint(context, params, accountId);
   const target = await findTarget(context, params, accountId, hint);
   const sessionId = readSessionCookie(context, request);
   if (sessionId === null && request.method === 'POST') {
     // A logout form posted by the app is cross-site, and SameSite=Lax keeps the session cookie off cross-site
-    // POSTs: send the browser to the GET form of the same request, a top-level navigation that carries it.
-    return redirect(303, `${endSessionAction(context, request, accountId)}?${forwardedQuery(params)}`);
+    // POSTs: send the browser to the GET of the same request, a top-level navigation that carries it. The request
+    // is parked and the URL carries only its handle: id_token_hint and state stay out of histories and logs.
+    const handle = await parkPostedRequest(context, 'end-session', accountId, forwardedParams(params));
+    return redirect(303, `${endSessionAction(context, request, accountId)}?${handle}`);
   }
   const session = sessionId === null ? null : await useSession(context, sessionId, accountId);
   if (sessionId === null || session === null) {
