@@ -77,31 +77,42 @@ ${error}<label for="user_code">${escapeHTML(messages.deviceCodeLabel)}</label>
 }
 
 /**
- * The page that names the app and asks the signed-in person to allow or deny it.
- * @example return confirmPageResponse(context, request, id, confirmation);
+ * The page that names the app and asks the signed-in person to allow or deny it. It names the signed-in user too
+ * (`userName`), with a way to sign in as someone else: at a shared computer the browser may still be signed in as
+ * another person, who would otherwise hand their account to the device unknowingly.
+ * @example return confirmPageResponse(context, request, id, confirmation, 'Alice');
  */
 export function confirmPageResponse(
   context: SentinelContext,
   request: SentinelRequest,
   id: string,
   confirmation: DeviceConfirmation,
+  userName: string,
 ): SentinelResponse {
   const { messages } = pageLocale(context, request);
   const path = `${confirmation.mountPath}${routePath(context.config, 'device-confirm', { accountId: confirmation.accountId })}`;
   const action = withUiLocales(path, flowUiLocales(request));
   const code = `<strong class="code">${escapeHTML(formatUserCode(confirmation.userCode))}</strong>`;
+  // The "not you?" form carries the same fields: it spends the confirmation, so it needs the same proof.
+  const hidden = `<input type="hidden" name="confirmation" value="${escapeHTML(id)}">
+<input type="hidden" name="csrf_token" value="${escapeHTML(confirmation.csrfToken)}">
+`;
   const content = `<h1>${escapeHTML(messages.deviceConfirmTitle)}</h1>
 <p class="lead">${fill(escapeHTML(messages.deviceConfirmAsks), { app: `<strong>${escapeHTML(confirmation.appName)}</strong>` })}</p>
 <p>${fill(escapeHTML(messages.deviceConfirmCode), { code })}</p>
+<p>${fill(escapeHTML(messages.deviceSignedInAs), { user: `<strong>${escapeHTML(userName)}</strong>` })}</p>
 <form method="post" action="${escapeHTML(action)}">
-<input type="hidden" name="confirmation" value="${escapeHTML(id)}">
-<input type="hidden" name="csrf_token" value="${escapeHTML(confirmation.csrfToken)}">
-<div class="actions">
+${hidden}<div class="actions">
 <button type="submit" class="primary" name="approve" value="1">${escapeHTML(messages.deviceAllow)}</button>
 <button type="submit" class="secondary" name="deny" value="1">${escapeHTML(messages.deviceDeny)}</button>
 </div>
 </form>
-<p class="meta">${escapeHTML(messages.deviceConfirmMeta)}</p>`;
+<p class="meta">${escapeHTML(messages.deviceConfirmMeta)}</p>
+<form method="post" action="${escapeHTML(action)}">
+${hidden}<div class="actions">
+<button type="submit" class="secondary" name="switch" value="1">${escapeHTML(messages.deviceSwitchUser)}</button>
+</div>
+</form>`;
   return page(context, request, 200, messages.deviceConfirmTitle, content);
 }
 

@@ -25,7 +25,7 @@ import { readSessionCookie } from '../authorize/state/session-cookie.js';
 import { readSession, sessionDigestOfKey } from '../authorize/state/session.js';
 import { refundAttempt, reserveAttempt, subjectThrottleKeys, type ThrottleKeys } from '../authorize/state/throttle.js';
 import { confirmationURL, createConfirmation, type DeviceConfirmation, findConfirmation, takeConfirmation } from './confirmation.js';
-import { type DeviceRecord, decideDevice, findByUserCode } from './device-records.js';
+import { type DeviceRecord, decideDevice, findByUserCode, readDevice } from './device-records.js';
 import { entryFormTokenMatches } from './entry-form-tie.js';
 import { confirmPageResponse, entryPageResponse, outcomePageResponse, undecidedPageResponse } from './pages.js';
 import { type DeviceApproval, indexDeviceApproval, withdrawDeviceApproval } from './device-session.js';
@@ -202,6 +202,7 @@ async function decide(context: SentinelContext, request: SentinelRequest, accoun
   if (csrfToken === undefined || !constantTimeEqual(csrfToken, confirmation.csrfToken)) {
     throw new OAuthError('invalid_request', en.formOutOfDate, { status: 403 });
   }
+  if (single(form, 'switch') !== undefined) return switchUser(context, request, accountId, id, confirmation);
   const approve = single(form, 'approve') !== undefined && single(form, 'deny') === undefined;
   // Single use: of two decisions posted at once, one takes the confirmation; the other finds it gone.
   if (id === undefined || (await takeConfirmation(context, id)) === null) throw confirmationExpired();
@@ -211,7 +212,38 @@ async function decide(context: SentinelContext, request: SentinelRequest, accoun
 }
 
 /**
- * The confirmation page: GET names the app and the code, POST allows or denies.
+ * "Not you?": the confirmation is spent (this user decides nothing) and the same device code goes to a new sign-in,
+ * whose login page asks for credentials whatever session the browser holds; its end replaces the browser's session
+ * and leads to a confirmation of the new user. A code decided or expired meanwhile answers as a late decision does.
+ */
+async function switchUser(
+  context: SentinelContext,
+  request: SentinelRequest,
+  accountId: string,
+  id: string | undefined,
+  confirmation: DeviceConfirmation,
+): Promise<SentinelResponse> {
+  if (id === undefined || (await takeConfirmation(context, id)) === null) throw confirmationExpired();
+  const found = await readDevice(context, confirmation.grantId);
+  const now = Math.floor(Date.now() / 1000);
+  if (found === null || found.record.accountId !== accountId || found.record.status !== 'pending' || found.record.expiresAt <= now) {
+    return undecidedPageResponse(context, request, accountId, found?.record ?? null);
+  }
+  return redirect(303, await startDeviceSignIn(context, request, found, confirmation.appName));
+}
+
+/** The name the confirmation page shows: the `name` claim when the claims hook gives one (as the account page), else the user id. */
+async function displayName(context: SentinelContext, accountId: string, userId: string): Promise<string> {
+  const claims = context.config.users?.claims;
+  if (claims === undefined) return userId;
+  const found = await claims({ accountId, userId, scopes: ['openid', 'profile'] });
+  const name = found?.name;
+  return typeof name === 'string' && name.trim() !== '' ? name.slice(0, 200) : userId;
+}
+
+/**
+ * The confirmation page: GET names the app, the code and the signed-in user, POST allows or denies (or signs in as
+ * someone else).
  *
  * @example
  * { name: 'device-confirm', methods: ['GET', 'POST'], path: '/api/account/{accountId}/device/confirm', handler: (c, r, p) => handleDeviceConfirmation(c, r, p.accountId) }
@@ -224,5 +256,6 @@ export async function handleDeviceConfirmation(
   if (request.method === 'POST') return decide(context, request, accountId);
   const id = single(fromSearchParams(request.query), 'confirmation');
   const confirmation = await ownConfirmation(context, request, accountId, id);
-  return confirmPageResponse(context, request, id ?? '', confirmation);
+  const userName = await displayName(context, accountId, confirmation.userId);
+  return confirmPageResponse(context, request, id ?? '', confirmation, userName);
 }

@@ -68,6 +68,8 @@ export const ar: Messages = {
   deviceAllow: 'سماح',
   deviceDeny: 'رفض',
   deviceConfirmMeta: 'إذا لم تبدأ هذا على جهاز خاص بك، فاختر رفض.',
+  deviceSignedInAs: 'مسجّل الدخول باسم {user}.',
+  deviceSwitchUser: 'لست أنت؟ سجّل الدخول بحساب آخر',
   deviceApprovedTitle: 'تم ربط الجهاز',
   deviceApprovedLead: 'يمكنك العودة إلى جهازك: سيتابع تلقائيًا. يمكنك إغلاق هذه النافذة.',
   deviceDeniedTitle: 'تم رفض الوصول',

@@ -68,6 +68,8 @@ export const de: Messages = {
   deviceAllow: 'Zulassen',
   deviceDeny: 'Ablehnen',
   deviceConfirmMeta: 'Wenn du das nicht auf einem eigenen Gerät gestartet hast, wähle Ablehnen.',
+  deviceSignedInAs: 'Angemeldet als {user}.',
+  deviceSwitchUser: 'Nicht du? Mit einem anderen Konto anmelden',
   deviceApprovedTitle: 'Gerät verbunden',
   deviceApprovedLead: 'Du kannst zu deinem Gerät zurückkehren: Es macht von selbst weiter. Du kannst dieses Fenster schließen.',
   deviceDeniedTitle: 'Zugriff abgelehnt',

@@ -68,6 +68,8 @@ export const en: Messages = {
   deviceAllow: 'Allow',
   deviceDeny: 'Deny',
   deviceConfirmMeta: 'If you did not start this on a device of your own, choose Deny.',
+  deviceSignedInAs: 'Signed in as {user}.',
+  deviceSwitchUser: 'Not you? Sign in as someone else',
   deviceApprovedTitle: 'Device connected',
   deviceApprovedLead: 'You can go back to your device: it continues on its own. You can close this window.',
   deviceDeniedTitle: 'Access denied',

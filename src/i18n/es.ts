@@ -68,6 +68,8 @@ export const es: Messages = {
   deviceAllow: 'Permitir',
   deviceDeny: 'Denegar',
   deviceConfirmMeta: 'Si no iniciaste esto en un dispositivo tuyo, elige Denegar.',
+  deviceSignedInAs: 'Has iniciado sesión como {user}.',
+  deviceSwitchUser: '¿No eres tú? Inicia sesión con otra cuenta',
   deviceApprovedTitle: 'Dispositivo conectado',
   deviceApprovedLead: 'Puedes volver a tu dispositivo: continuará por sí solo. Puedes cerrar esta ventana.',
   deviceDeniedTitle: 'Acceso denegado',

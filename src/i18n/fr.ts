@@ -69,6 +69,8 @@ export const fr: Messages = {
   deviceAllow: 'Autoriser',
   deviceDeny: 'Refuser',
   deviceConfirmMeta: "Si vous n'avez pas lancé cette demande sur un appareil à vous, choisissez Refuser.",
+  deviceSignedInAs: 'Connecté en tant que {user}.',
+  deviceSwitchUser: "Ce n'est pas vous ? Connectez-vous avec un autre compte",
   deviceApprovedTitle: 'Appareil connecté',
   deviceApprovedLead: 'Vous pouvez retourner sur votre appareil : il continue tout seul. Vous pouvez fermer cette fenêtre.',
   deviceDeniedTitle: 'Accès refusé',

@@ -68,6 +68,8 @@ export const ja: Messages = {
   deviceAllow: '許可',
   deviceDeny: '拒否',
   deviceConfirmMeta: 'ご自身のデバイスで開始したものでない場合は、「拒否」を選んでください。',
+  deviceSignedInAs: '{user} としてサインインしています。',
+  deviceSwitchUser: '別のユーザーですか? 別のアカウントでサインイン',
   deviceApprovedTitle: 'デバイスを接続しました',
   deviceApprovedLead: 'デバイスに戻ってください。自動的に続行されます。このウィンドウは閉じてかまいません。',
   deviceDeniedTitle: 'アクセスを拒否しました',

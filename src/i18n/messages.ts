@@ -90,6 +90,13 @@ export interface Messages {
   deviceAllow: string;
   deviceDeny: string;
   deviceConfirmMeta: string;
+  /**
+   * On the confirmation page, who is signed in: `{user}` is the `name` claim when the claims hook gives one, else the
+   * user id. A person at a shared computer sees whose account the device would get before allowing it.
+   */
+  deviceSignedInAs: string;
+  /** The confirmation page's button that signs in as another user for the same device code. */
+  deviceSwitchUser: string;
   deviceApprovedTitle: string;
   deviceApprovedLead: string;
   deviceDeniedTitle: string;

@@ -68,6 +68,8 @@ export const ptBR: Messages = {
   deviceAllow: 'Permitir',
   deviceDeny: 'Negar',
   deviceConfirmMeta: 'Se você não iniciou isto em um dispositivo seu, escolha Negar.',
+  deviceSignedInAs: 'Conectado como {user}.',
+  deviceSwitchUser: 'Não é você? Entre com outra conta',
   deviceApprovedTitle: 'Dispositivo conectado',
   deviceApprovedLead: 'Você pode voltar ao seu dispositivo: ele continua sozinho. Pode fechar esta janela.',
   deviceDeniedTitle: 'Acesso negado',
