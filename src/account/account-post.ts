@@ -2,7 +2,8 @@
  * The checks every state-changing request of the account page passes before anything else runs: the page is on,
  * the browser does not say the post came from another site, the session is live, and the form carries this
  * session's CSRF token (RFC 6749 §10.12 for the sign-in form; the same defence here). A refusal changes nothing,
- * is answered 403 with one message, and emits `account.denied`.
+ * is answered 403 with one message, and emits `account.denied`; a post naming an account that does not exist is a
+ * 404 with no event.
  */
 import { OAuthError } from '../errors.js';
 import type { SentinelContext } from '../http/context.js';
@@ -26,6 +27,11 @@ export function accountPageOff(): OAuthError {
   return new OAuthError('invalid_request', 'There is no account page here.', { status: 404 });
 }
 
+/** The 404 of an account the AppStore does not know: answered with no event. */
+function unknownAccount(): OAuthError {
+  return new OAuthError('invalid_request', 'The account in this link is unknown.', { status: 404 });
+}
+
 /**
  * The form's one CSRF token, or `undefined` when there is not exactly one string. A repeated or malformed token is a
  * wrong one (403, `account.denied`), as the guide promises for any token that is not the page's; `single()` would
@@ -39,7 +45,8 @@ function presentedToken(form: ParamMap): string | undefined {
 /**
  * The checked post: the signed-in visit and its form.
  *
- * @throws OAuthError 403 (and emits `account.denied`) for a cross-site post, no live session, or a wrong CSRF token.
+ * @throws OAuthError 404 (no event) for an account the AppStore does not know; 403 (and emits `account.denied`) for
+ * a cross-site post, no live session, or a wrong CSRF token.
  * @example
  * const { visit, form } = await readAccountPost(context, request, accountId);
  */
@@ -49,6 +56,11 @@ export async function readAccountPost(
   accountId: string,
 ): Promise<{ visit: AccountVisit; form: ParamMap }> {
   if (!context.config.account.enabled) throw accountPageOff();
+  // Before any event: a made-up account has no page, no user and no operator to read its audit. Anyone can post
+  // naming any number of them, and an event each would grow the audit log without bound (PostgreSQL's is append-only
+  // for its retention) and push real accounts' events out of the in-memory buffer. An AppStore that fails is a 500.
+  if (!(await context.apps.hasAccount(accountId))) throw unknownAccount();
+  context.observation?.noteAccount(accountId);
   const refuse = (reason: string, userId?: string): OAuthError => {
     context.emit({ type: 'account.denied', accountId, userId, reason });
     return new OAuthError('invalid_request', FORM_OUT_OF_DATE, { status: 403 });
