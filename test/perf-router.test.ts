@@ -30,18 +30,18 @@ function scanRouter(definitions: readonly RouteDefinition[], basePath: string) {
   };
   return (path: string, method: string) => {
     if (!path.startsWith(`${basePath}/`) && !path.startsWith('/.well-known/')) return null;
-    const verb = method === 'HEAD' ? 'GET' : method;
     for (const { definition, pattern, hasClientId } of compiled) {
       const found = pattern.exec(path);
       if (found === null) continue;
       const params: Record<string, string> = { accountId: decode(found[1] ?? '') };
       if (hasClientId) params.clientId = decode(found[2] ?? '');
+      // HEAD is GET only where GET changes nothing (the route says so).
+      const headAsGet = definition.headAsGet === true && definition.methods.includes('GET');
+      const verb = method === 'HEAD' && headAsGet ? 'GET' : method;
       const allowed = definition.methods.includes(verb);
-      const allow = [
-        ...definition.methods,
-        ...(definition.methods.includes('GET') ? ['HEAD'] : []),
-        ...(definition.cors === undefined ? [] : ['OPTIONS']),
-      ].join(', ');
+      const allow = [...definition.methods, ...(headAsGet ? ['HEAD'] : []), ...(definition.cors === undefined ? [] : ['OPTIONS'])].join(
+        ', ',
+      );
       return { name: definition.name, params, allowed, ...(allowed ? {} : { allow }) };
     }
     return null;

@@ -232,7 +232,10 @@ async function route(
 ): Promise<SentinelResponse> {
   const { request } = call;
   const { service } = deps;
-  const method = request.method === 'HEAD' ? 'GET' : request.method;
+  const { method } = request;
+  // Its GETs start sign-ins, finish them into operator sessions and mint one-use form tokens: a HEAD would do all
+  // that for an answer without a body, so it is refused, as on the service's own routes (src/http/router.ts).
+  if (method === 'HEAD') return notFoundPage(deps, call, 405);
   if (rest === '' && method === 'GET') return chooserPage(deps, call);
   if (rest === 'sign-in' && method === 'GET') {
     name('sign-in');
@@ -374,10 +377,11 @@ function notOperatorPage(deps: ConsoleDeps, call: ConsoleCall, accountId: string
   });
 }
 
-function notFoundPage(deps: ConsoleDeps, call: ConsoleCall): SentinelResponse {
+function notFoundPage(deps: ConsoleDeps, call: ConsoleCall, status: 404 | 405 = 404): SentinelResponse {
   return consolePage(deps.service.config, call, {
     title: text(call, 'errorTitle'),
     content: `<p><a href="${escapeHTML(`${call.base}/`)}">${escapeHTML(text(call, 'back'))}</a></p>`,
-    status: 404,
+    status,
+    ...(status === 405 ? { headers: { allow: 'GET, POST' } } : {}),
   });
 }

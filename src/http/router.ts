@@ -59,6 +59,13 @@ export interface RouteDefinition extends EdgeEntry {
   handler: RouteHandler;
   /** `false` keeps the route out of spans and request metrics (health probes would drown the real traffic). */
   observed?: boolean;
+  /**
+   * `true` when the route's GET changes nothing (no store write, no event, no hook with an effect): a public
+   * document or a probe. Only such routes answer `HEAD` as `GET`; on every other route a `HEAD` would run the GET
+   * handler and its effects (issue a code, end a session, store an interaction) for an answer whose body is dropped,
+   * so it is a `405` whose `Allow` omits it (RFC 9110 §9.3.2 lets a server refuse HEAD on a resource).
+   */
+  headAsGet?: boolean;
 }
 
 /** A compiled route. */
@@ -155,16 +162,18 @@ export function createRouter(definitions: readonly RouteDefinition[], basePath: 
   });
   const prefixes = [...byPrefix];
 
-  function answer(route: Route, params: RouteParams, method: string): Match {
+  function answer(route: Route, params: RouteParams, requested: string): Match {
+    const headAsGet = route.headAsGet === true && route.methods.includes('GET');
+    const method = requested === 'HEAD' && headAsGet ? 'GET' : requested;
     if (route.methods.includes(method)) return { route, params, allowed: true };
-    const allow = [...route.methods, ...(route.methods.includes('GET') ? ['HEAD'] : []), ...(route.cors === undefined ? [] : ['OPTIONS'])];
+    const allow = [...route.methods, ...(headAsGet ? ['HEAD'] : []), ...(route.cors === undefined ? [] : ['OPTIONS'])];
     return { route, params, allowed: false, allow: allow.join(', ') };
   }
 
   return (request) => {
     const { path } = request;
     if (!path.startsWith(ownPrefix) && !path.startsWith('/.well-known/')) return null;
-    const method = request.method === 'HEAD' ? 'GET' : request.method;
+    const { method } = request;
     let best = exact.get(path);
     let account = '';
     for (const [prefix, suffixes] of prefixes) {

@@ -64,6 +64,7 @@ export const ROUTES: readonly (RouteDefinition & { name: RouteName })[] = [
   {
     name: 'jwks',
     methods: ['GET'],
+    headAsGet: true,
     path: ROUTE_PATHS.jwks,
     handler: async (context) => handleJWKS(context),
     cors: PUBLIC_DOCUMENT_CORS,
@@ -71,6 +72,7 @@ export const ROUTES: readonly (RouteDefinition & { name: RouteName })[] = [
   {
     name: 'health-live',
     methods: ['GET'],
+    headAsGet: true,
     path: ROUTE_PATHS['health-live'],
     handler: () => handleLive(),
     observed: false,
@@ -78,6 +80,7 @@ export const ROUTES: readonly (RouteDefinition & { name: RouteName })[] = [
   {
     name: 'health-ready',
     methods: ['GET'],
+    headAsGet: true,
     path: ROUTE_PATHS['health-ready'],
     handler: (context) => handleReady(context),
     observed: false,
@@ -199,6 +202,7 @@ export const ROUTES: readonly (RouteDefinition & { name: RouteName })[] = [
   {
     name: 'account-jwks',
     methods: ['GET'],
+    headAsGet: true,
     path: ROUTE_PATHS['account-jwks'],
     handler: (context, _request, { accountId }) => handleAccountJWKS(context, accountId),
     cors: PUBLIC_DOCUMENT_CORS,
@@ -206,6 +210,7 @@ export const ROUTES: readonly (RouteDefinition & { name: RouteName })[] = [
   {
     name: 'metadata',
     methods: ['GET'],
+    headAsGet: true,
     path: ROUTE_PATHS.metadata,
     absolute: true,
     handler: (context, _request, { accountId }) => handleMetadata(context, accountId),
@@ -214,6 +219,7 @@ export const ROUTES: readonly (RouteDefinition & { name: RouteName })[] = [
   {
     name: 'metadata-appended',
     methods: ['GET'],
+    headAsGet: true,
     path: ROUTE_PATHS['metadata-appended'],
     handler: (context, _request, { accountId }) => handleMetadata(context, accountId),
     cors: PUBLIC_DOCUMENT_CORS,
@@ -221,6 +227,7 @@ export const ROUTES: readonly (RouteDefinition & { name: RouteName })[] = [
   {
     name: 'openid-configuration',
     methods: ['GET'],
+    headAsGet: true,
     path: ROUTE_PATHS['openid-configuration'],
     handler: (context, _request, { accountId }) => handleMetadata(context, accountId),
     cors: PUBLIC_DOCUMENT_CORS,
@@ -242,6 +249,7 @@ export const ROUTES: readonly (RouteDefinition & { name: RouteName })[] = [
   {
     name: 'account-jwks-well-known',
     methods: ['GET'],
+    headAsGet: true,
     path: ROUTE_PATHS['account-jwks-well-known'],
     handler: (context, _request, { accountId }) => handleAccountJWKS(context, accountId),
     cors: PUBLIC_DOCUMENT_CORS,
