@@ -14,6 +14,7 @@ import type { AuthenticatedUser } from '../../hooks.js';
 import { redirect, type SentinelRequest, type SentinelResponse } from '../../http/messages.js';
 import { fromSearchParams, single } from '../../http/params.js';
 import { constantTimeEqual } from '../../lib/random-secrets.js';
+import { assertStillDeliverable } from '../request/still-deliverable.js';
 import { authorizationResponseURL } from '../request/authorization-response.js';
 import { afterPassword } from '../../second-factor/continue-sign-in.js';
 import { findInteraction, takeInteraction, type InteractionRecord } from '../state/interaction.js';
@@ -57,6 +58,8 @@ async function cancel(context: SentinelContext, _request: SentinelRequest, inter
     return redirect(303, `${returnTo}${returnTo.includes('?') ? '&' : '?'}signin=cancelled`);
   }
   const target = interaction.request;
+  // Not to a redirect URI the app no longer has (or an app disabled since /authorize): the user sees a page instead.
+  await assertStillDeliverable(context, target);
   context.emit({
     type: 'authorize.denied',
     accountId: target.accountId,

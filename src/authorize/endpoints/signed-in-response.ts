@@ -20,6 +20,7 @@ import { type AmrValue, assuranceClaims } from '../../assurance/levels.js';
 import { meetsAcrRequirement, reportedAcr } from '../../assurance/reported-acr.js';
 import { deviceConfirmationLocation } from '../../device/confirmation.js';
 import { staleSignInReason } from '../request/prompt.js';
+import { assertStillDeliverable } from '../request/still-deliverable.js';
 
 /** Who signed in, and what the browser had before. */
 export interface SignedInInput {
@@ -95,12 +96,22 @@ function refusedSignInResponse(
 
 /**
  * The answer to a sign-in that cannot reach the level its request asked for (`acr_values`, an essential `acr`):
- * `unmet_authentication_requirements` back to the application, with `state` and `iss`; nothing is issued.
+ * `unmet_authentication_requirements` back to the application, with `state` and `iss`; nothing is issued. Only while
+ * the app still takes it there ({@link assertStillDeliverable}).
  *
  * @example
- * return unmetRequirementsResponse(context, interaction.request, 'no passkey or TOTP secret for this user');
+ * return await unmetRequirementsResponse(context, interaction.request, 'no passkey or TOTP secret for this user');
  */
-export function unmetRequirementsResponse(context: SentinelContext, authorization: AuthorizationRequest, reason: string): SentinelResponse {
+export async function unmetRequirementsResponse(
+  context: SentinelContext,
+  authorization: AuthorizationRequest,
+  reason: string,
+): Promise<SentinelResponse> {
+  await assertStillDeliverable(context, authorization);
+  return unmetResponse(context, authorization, reason);
+}
+
+function unmetResponse(context: SentinelContext, authorization: AuthorizationRequest, reason: string): SentinelResponse {
   const description = `the sign-in cannot reach the requested acr (${authorization.acr ?? ''}): ${reason}`;
   return refusedSignInResponse(context, authorization, 'unmet_authentication_requirements', description);
 }
@@ -119,11 +130,14 @@ export async function signedInResponse(
   const authorization = interaction.request;
   const { accountId, clientId } = authorization;
   const authTime = input.authTime ?? Math.floor(Date.now() / 1000);
+  // The app or its redirect URI may be gone since /authorize (disabled, deleted, the URI removed): neither a code nor
+  // a refusal goes there then. A sign-in for the service's own page or a device has no redirect URI.
+  if (interaction.returnTo === undefined && interaction.device === undefined) await assertStillDeliverable(context, authorization);
   // Every way in (the login form and its steps, a passkey, `completeLogin()`) ends here: a sign-in below the level
   // the request asked for (or that none of its essential acr values can report) gets no session and no code,
   // whatever led to it.
   if (!meetsAcrRequirement(authorization, input.amr)) {
-    return unmetRequirementsResponse(context, authorization, 'the methods used do not reach it');
+    return unmetResponse(context, authorization, 'the methods used do not reach it');
   }
   // Likewise a sign-in older than the request allows (prompt=login, max_age): only a host's page can hand one over,
   // and the tokens would carry its old auth_time. The user must sign in again, as prompt=none's answer says.

@@ -8,7 +8,10 @@
  * and URI: a registry that hands out the same App object (MemoryAppStore, the PostgreSQL lookup cache) pays it once
  * per app and URI, then about 15 ns per request; a store that builds a fresh App per lookup pays it every time.
  */
+import { isFapi2 } from '../../assurance/fapi2.js';
+import type { App } from '../../apps/app.js';
 import { redirectURIProblem } from '../../apps/app-validation.js';
+import { sameLoopbackRedirect } from './loopback-redirect.js';
 
 // Per registered list, the answer for each URI asked about so far (only those: a list can be long).
 const ANSWERS = new WeakMap<readonly string[], Map<string, boolean>>();
@@ -31,4 +34,19 @@ export function isUsableRegisteredURI(uris: readonly string[], uri: string): boo
     answers.set(uri, usable);
   }
   return usable;
+}
+
+/**
+ * The registered entry of `app` that the redirect URI `requested` matches, or `undefined`. Exact string comparison
+ * (RFC 9700 §4.1.3): no normalisation of case, slashes, ports or queries. Except the port of a loopback IP redirect
+ * URI (RFC 8252 §7.3), not for FAPI 2.0 apps: the exception is for native apps, and the profile admits only
+ * confidential clients that name their redirect URI in an authenticated pushed request, so it keeps plain string
+ * matching.
+ *
+ * @example
+ * const registered = registeredEntryOf(app, 'http://127.0.0.1:51004/cb'); // 'http://127.0.0.1/cb'
+ */
+export function registeredEntryOf(app: App, requested: string): string | undefined {
+  if (app.redirectUris.includes(requested)) return requested;
+  return isFapi2(app) ? undefined : app.redirectUris.find((uri) => sameLoopbackRedirect(uri, requested));
 }

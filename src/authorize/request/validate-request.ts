@@ -16,8 +16,7 @@ import type { SentinelRequest } from '../../http/messages.js';
 import { single, type ParamMap } from '../../http/params.js';
 import { readAuthorizationParams } from './request-params.js';
 import { AuthorizationError } from './authorization-error.js';
-import { isUsableRegisteredURI } from './registered-uri.js';
-import { sameLoopbackRedirect } from './loopback-redirect.js';
+import { isUsableRegisteredURI, registeredEntryOf } from './registered-uri.js';
 import type { RedirectTarget } from './authorization-response.js';
 import { readOIDCParams, type OIDCAuthorizationParams } from './oidc-params.js';
 import { readDPoPJkt } from '../../dpop/authorize-binding.js';
@@ -103,13 +102,9 @@ function registeredRedirectURI(app: App, params: ParamMap): { redirectUri: strin
     }
     return { redirectUri: only, registered: only, inRequest: false };
   }
-  // Exact string comparison (RFC 9700 §4.1.3): no normalisation of case, slashes, ports or queries.
-  if (app.redirectUris.includes(requested)) return { redirectUri: requested, registered: requested, inRequest: true };
-  // Except the port of a loopback IP redirect URI (RFC 8252 §7.3), not for FAPI 2.0 apps: the exception is for
-  // native apps, and the profile admits only confidential clients that name their redirect URI in an
-  // authenticated pushed request, so it keeps plain string matching. The code and the token request then carry
-  // the URI as requested, port included (the token endpoint compares with it exactly).
-  const registered = isFapi2(app) ? undefined : app.redirectUris.find((uri) => sameLoopbackRedirect(uri, requested));
+  // A loopback URI on another port than registered: the code and the token request then carry the URI as requested,
+  // port included (the token endpoint compares with it exactly).
+  const registered = registeredEntryOf(app, requested);
   if (registered === undefined) throw new OAuthError('invalid_request', 'The redirect_uri is not registered for this application.');
   return { redirectUri: requested, registered, inRequest: true };
 }
