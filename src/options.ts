@@ -125,6 +125,10 @@ export interface SentinelOptions {
   codeTtl?: number | undefined;
   /** Time a user has to finish a login (at most 3600). @defaultValue `600` */
   interactionTtl?: number | undefined;
+  /** Sign-ins one client address (IPv6: one /64) may start per `interactionTtl`, across instances: each unauthenticated visit to `/authorize` (or the account page) stores one; more go back to the app as `temporarily_unavailable` (the account page: 429). @defaultValue `1000` */
+  interactionsPerAddress?: number | undefined;
+  /** Such sign-ins one IPv6 /48 may start per `interactionTtl` across its /64s (IPv4 addresses are not counted per network), so a large IPv6 range cannot fill the counters' store area. @defaultValue ten times `interactionsPerAddress` */
+  interactionsPerNetwork?: number | undefined;
   /** ID-token lifetime (at most 86 400). @defaultValue `600` */
   idTokenTtl?: number | undefined;
   /** Also put the scope-released `users.claims` in ID tokens, not only at UserInfo. @defaultValue `false` */

@@ -58,8 +58,8 @@ describe('a flood of abandoned authorize requests', () => {
     const after = heapMB();
     expect(redirects).toBe(FLOOD);
     // One cache per key prefix: interactions are capped at BOUND, the session and its user's session index are two
-    // more entries.
-    expect(store.size).toBeLessThanOrEqual(BOUND + 2);
+    // more entries, and each of the 250 addresses has its counter of interactions started (interactionsPerAddress).
+    expect(store.size).toBeLessThanOrEqual(BOUND + 2 + 250);
     expect(store.size).toBeGreaterThanOrEqual(BOUND);
     expect(await store.get(`session:${digest(sessionId)}`)).not.toBeNull();
     const growth = after - before;
@@ -114,7 +114,8 @@ describe('oversized inputs are refused early', () => {
     store.reset();
     const response = await call(sentinel, { path: AUTHORIZE_PATH, query: authorizeQuery({ state: 'x'.repeat(3_000) }) });
     expect(response.status).toBe(302);
-    expect(store.writes.map((write) => write.op)).toEqual(['set']);
+    // The address's counter of interactions started (interactionsPerAddress), then the interaction.
+    expect(store.writes.map((write) => write.op)).toEqual(['increment', 'set']);
   });
 
   it('a body over the cap → 413 from the declared length, without calling the body reader', async () => {

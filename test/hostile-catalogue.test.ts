@@ -682,6 +682,7 @@ describe('hostile request catalogue', () => {
     const ok = await call(sentinel, authorize({ redirect_uri: REDIRECT_URI }));
     expect(ok.status).toBe(302);
     expect(String(ok.headers.location)).toContain(`/sentinel/api/account/${ACCOUNT}/login?interaction=`);
-    expect(store.writes.map((write) => write.key.split(':')[0])).toEqual(['interaction']);
+    // The address's counter of interactions started (interactionsPerAddress), then the interaction.
+    expect(store.writes.map((write) => write.key.split(':')[0])).toEqual(['throttle-interaction', 'interaction']);
   });
 });

@@ -16,6 +16,8 @@ import { constantTimeEqual, digest } from '../lib/random-secrets.js';
 import type { AuthorizationRequest } from '../authorize/request/validate-request.js';
 import type { AcrValue } from '../assurance/levels.js';
 import { createInteraction, loginPageURL } from '../authorize/state/interaction.js';
+import { clientIP } from '../http/client-ip.js';
+import { takeInteractionSlot } from '../authorize/state/interaction-bound.js';
 import { readSessionCookie } from '../authorize/state/session-cookie.js';
 import { type LiveSession, readSession, type SessionRecord, touchSession } from '../authorize/state/session.js';
 import { requestUiLocales } from '../i18n/page-locale.js';
@@ -137,6 +139,9 @@ export async function signInRedirect(
   };
   // Back in the language the page was asked in, not the browser's.
   const returnTo = keepUiLocales(accountPagePath(context, request.mountPath, accountId), request);
-  const interactionId = await createInteraction(context, authorization, request.mountPath, undefined, returnTo);
+  // Counted per client address, as /authorize's (interaction-bound.ts): a visit without a session stores one. An
+  // address over it gets a 429 page with Retry-After; there is no app to send it back to.
+  const admit = () => takeInteractionSlot(context, clientIP(context.config, request));
+  const interactionId = await createInteraction(context, authorization, request.mountPath, undefined, returnTo, undefined, admit);
   return redirect(303, loginPageURL(context, request.mountPath, accountId, interactionId));
 }

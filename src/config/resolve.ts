@@ -5,6 +5,7 @@
  */
 import type { App } from '../apps/app.js';
 import { ConfigurationError } from '../errors.js';
+import { NETWORK_MULTIPLE } from '../http/address-bound-default.js';
 import { compileTrustProxy } from '../http/trusted-proxies.js';
 import { withDefaultAlgorithms } from '../keys/keyring/options.js';
 import { parseOptions, throwProblems } from '../lib/strict-options.js';
@@ -27,7 +28,7 @@ import { type Parsed, strictOptionsSchema } from './schema.js';
  * RFC 8414 §2 issuer without a trailing slash.
  * @example sentinel.config.accessTokenTtl // 3600
  */
-export interface ResolvedConfig extends Omit<Parsed, 'apps' | 'issuer' | 'trustedIssuers'> {
+export interface ResolvedConfig extends Omit<Parsed, 'apps' | 'issuer' | 'trustedIssuers' | 'interactionsPerNetwork'> {
   /** The issuer without a trailing slash. */
   issuer: string;
   /** Whether cookies may omit `Secure` (issuer is http on a loopback host). */
@@ -35,6 +36,8 @@ export interface ResolvedConfig extends Omit<Parsed, 'apps' | 'issuer' | 'truste
   apps: App[];
   /** The `trustedIssuers` option, checked. */
   trustedIssuers: TrustedIssuer[];
+  /** The option, or ten times `interactionsPerAddress` (derived, so raising the one raises the other). */
+  interactionsPerNetwork: number;
 }
 
 /**
@@ -57,5 +60,6 @@ export function resolveConfig(options: SentinelOptions): ResolvedConfig {
   const algorithmsGiven = (options.keyRotation as { algorithms?: unknown } | undefined)?.algorithms !== undefined;
   const keyRotation = withDefaultAlgorithms(parsed.keyRotation, algorithmsGiven, issuesIDTokens({ ...parsed, apps }));
   const trustedIssuers = checkTrustedIssuers(parsed.trustedIssuers);
-  return { ...parsed, issuer, insecureLoopback, apps, keyRotation, trustedIssuers };
+  const interactionsPerNetwork = parsed.interactionsPerNetwork ?? NETWORK_MULTIPLE * parsed.interactionsPerAddress;
+  return { ...parsed, issuer, insecureLoopback, apps, keyRotation, trustedIssuers, interactionsPerNetwork };
 }

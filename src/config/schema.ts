@@ -80,6 +80,10 @@ const optionsSchema = z.object({
   consumerId: fn<ConsumerIdValidator>('consumerId').optional(),
   codeTtl: ttlSeconds.max(600).default(60),
   interactionTtl: ttlSeconds.max(3600).default(600),
+  // Interactions (pending sign-ins) one client address, and one IPv6 /48, may start per interactionTtl
+  // (src/authorize/state/interaction-bound.ts); the network's default is derived in resolve.ts.
+  interactionsPerAddress: z.number().int().positive().max(1_000_000_000).default(1000),
+  interactionsPerNetwork: z.number().int().positive().max(10_000_000_000).optional(),
   idTokenTtl: ttlSeconds.max(86_400).default(600),
   idTokenClaims: z.boolean().default(false),
   session: z

@@ -46,6 +46,8 @@ const USERNAME_THROTTLE_PREFIX = 'throttle-user';
 const PUSH_THROTTLE_PREFIX = 'throttle-par';
 /** The key prefix of public clients' device authorization counters (src/device/authorization-throttle.ts). */
 const DEVICE_THROTTLE_PREFIX = 'throttle-device';
+/** The key prefix of the counters of interactions started per address (src/authorize/state/interaction-bound.ts). */
+const INTERACTION_THROTTLE_PREFIX = 'throttle-interaction';
 /** The key prefix of the counters of successful registrations per address (src/registration/registration-bound.ts). */
 const REGISTERED_THROTTLE_PREFIX = 'throttle-registered';
 /**
@@ -71,6 +73,8 @@ export const DEFAULT_SECURITY_PREFIXES: readonly string[] = Object.freeze([
   PUSH_THROTTLE_PREFIX,
   // Public clients' device authorizations per address (src/device/authorization-throttle.ts), likewise.
   DEVICE_THROTTLE_PREFIX,
+  // Sign-ins started per address (src/authorize/state/interaction-bound.ts): every unauthenticated /authorize, likewise.
+  INTERACTION_THROTTLE_PREFIX,
   // Successful dynamic registrations per address (src/registration/registration-bound.ts): an area of their own, so
   // that holders of an initial access token registering from many addresses can never fill the login throttle's.
   REGISTERED_THROTTLE_PREFIX,
@@ -115,9 +119,9 @@ export interface MemoryStoreOptions {
   sessionIndexMaxBytes?: number;
   /**
    * Key prefixes (without the colon) kept as security state. Default `DEFAULT_SECURITY_PREFIXES` (every security-state
-   * prefix the service writes). A list naming `throttle` keeps `throttle-user`, `throttle-par`, `throttle-device` and
-   * `throttle-registered` too: the usernames' counters were `throttle:user:` before they got an area of their own,
-   * and a list written before any of them must not leave them evictable.
+   * prefix the service writes). A list naming `throttle` keeps `throttle-user`, `throttle-par`, `throttle-device`,
+   * `throttle-interaction` and `throttle-registered` too: the usernames' counters were `throttle:user:` before they
+   * got an area of their own, and a list written before any of them must not leave them evictable.
    */
   securityPrefixes?: readonly string[];
 }
@@ -171,6 +175,7 @@ export class MemoryStore implements Store {
       kept.add(USERNAME_THROTTLE_PREFIX);
       kept.add(PUSH_THROTTLE_PREFIX);
       kept.add(DEVICE_THROTTLE_PREFIX);
+      kept.add(INTERACTION_THROTTLE_PREFIX);
       kept.add(REGISTERED_THROTTLE_PREFIX);
     }
     this.#securityPrefixes = kept;

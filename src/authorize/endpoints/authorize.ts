@@ -19,6 +19,29 @@ import { validateAuthorizationRequest } from '../request/validate-request.js';
 import { authorizationQuery, readAuthorizationParams } from '../request/request-params.js';
 import { routePath } from '../../http/route-paths.js';
 import { parkPostedRequest, resolvePostedRequest } from '../state/posted-request.js';
+import { clientIP } from '../../http/client-ip.js';
+import { isOAuthError } from '../../errors.js';
+import { AuthorizationError } from '../request/authorization-error.js';
+import { takeInteractionSlot } from '../state/interaction-bound.js';
+import type { AuthorizationRequest } from '../request/validate-request.js';
+
+/**
+ * Takes the request's slot of `interactionsPerAddress`. An address over it is sent back to the app with
+ * `temporarily_unavailable` (RFC 6749 §4.1.2.1, the error code for this very case), as every other problem after the
+ * redirect URI is validated: the app learns why and can say so in its own page, where a 429 page of ours would strand
+ * the user with no way back. A failing store is the usual `server_error` redirect (reported), nothing stored: the
+ * caller runs this inside `redirectOnFailure`.
+ */
+async function boundedInteraction(context: SentinelContext, request: SentinelRequest, authorization: AuthorizationRequest): Promise<void> {
+  try {
+    await takeInteractionSlot(context, clientIP(context.config, request));
+  } catch (error) {
+    if (isOAuthError(error) && error.code === 'temporarily_unavailable') {
+      throw new AuthorizationError('temporarily_unavailable', error.description, authorization);
+    }
+    throw error;
+  }
+}
 
 /**
  * Handles an authorization request.
@@ -72,9 +95,11 @@ export async function handleAuthorize(context: SentinelContext, request: Sentine
   }
   // The browser's session, which the sign-in replaces: kept for completeLogin(), which gets no cookie.
   const browserSession = session === null ? undefined : sessionDigestOfKey(session.key);
+  // Anyone can start an interaction, and each is stored: counted per client address first (interaction-bound.ts).
+  const admit = () => boundedInteraction(context, request, authorization);
   const interactionId = await redirectOnFailure(
     authorization,
-    createInteraction(context, authorization, request.mountPath, undefined, undefined, browserSession),
+    createInteraction(context, authorization, request.mountPath, undefined, undefined, browserSession, admit),
   );
   return redirect(302, loginPageURL(context, request.mountPath, accountId, interactionId));
 }

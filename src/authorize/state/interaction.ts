@@ -72,7 +72,8 @@ function parseRecord(value: string | null): InteractionRecord | null {
 }
 
 /**
- * Parks a validated request and returns the new interaction id.
+ * Parks a validated request and returns the new interaction id. `admit`, when given, runs after the size check and
+ * before the write (the per-address bound, `interaction-bound.ts`): a request refused for its size is not counted.
  *
  * @throws AuthorizationError (invalid_request, back to the app) when the record would exceed {@link MAX_INTERACTION_CHARS}.
  * @example
@@ -85,6 +86,7 @@ export async function createInteraction(
   device?: DeviceInteraction,
   returnTo?: string,
   sessionDigest?: string,
+  admit?: () => Promise<void>,
 ): Promise<string> {
   const interactionId = randomSecret();
   const record: InteractionRecord = { request, csrfToken: randomSecret(), mountPath: mountPath ?? '', createdAt: Date.now() };
@@ -101,6 +103,7 @@ export async function createInteraction(
       target,
     );
   }
+  await admit?.();
   await context.store.set(interactionKey(interactionId), serialized, context.config.interactionTtl * 1000);
   return interactionId;
 }
