@@ -65,6 +65,16 @@ describe('a browser session and a client named by its metadata document', () => 
     const asked = await call(sentinel, { path, headers, query: agentQuery() });
     expect(asked.status).toBe(302);
     expect(String(asked.headers.location)).toMatch(/\/login\?interaction=/);
+    // The page names the agent by its self-chosen client_name and, beside it, the host of its URL, which the user
+    // can check: the name alone ("Anyone" here, "Your Bank" elsewhere) is whatever its author wrote. (The resolver
+    // puts the host in the app's name, apps/client-id-metadata.ts; the request keeps no separate host.)
+    const page = await call(sentinel, {
+      path: String(asked.headers.location).split('?')[0] as string,
+      query: String(asked.headers.location).split('?')[1],
+      headers,
+    });
+    expect(page.status).toBe(200);
+    expect(page.body).toContain(`Anyone (${new URL(documentURL).host})`);
 
     const silent = await call(sentinel, { path, headers, query: agentQuery({ prompt: 'none' }) });
     const answer = new URL(String(silent.headers.location));

@@ -29,7 +29,10 @@ import { claimsWithinAppScope } from '../../token/requested-claims.js';
 export interface AuthorizationRequest extends RedirectTarget, OIDCAuthorizationParams {
   /** Whether the request carried `redirect_uri` (the token request must then repeat it, RFC 6749 §4.1.3). */
   redirectUriInRequest: boolean;
-  /** The app's display name for the login page. */
+  /**
+   * The app's display name for the login page. A client named by its metadata document has its host in it already,
+   * beside its self-chosen `client_name` (`apps/client-id-metadata.ts`), so no page can show the name alone.
+   */
   clientName?: string | undefined;
   scope?: string | undefined;
   nonce?: string | undefined;
@@ -39,8 +42,6 @@ export interface AuthorizationRequest extends RedirectTarget, OIDCAuthorizationP
   dpopJkt?: string | undefined;
   /** RFC 8707 resources the code is bound to (`resource`); the token request may name only these. */
   resources?: string[] | undefined;
-  /** The host of a client-ID-metadata-document client's URL, shown beside its self-chosen name. */
-  clientHost?: string | undefined;
   /** The app's profile (FAPI 2.0), for what the code of this request may be: at most 60 s of life. */
   profile?: 'fapi2' | undefined;
 }
