@@ -286,9 +286,9 @@ describe.each(HOSTS)('$name adapter', (host) => {
 
   // RFC 9110 §9.3.2: HEAD gets the header fields GET would. Koa and Fastify sent GET's Content-Length; Express and
   // fetch, whose writes leave the length to the server, sent none, so one request had two answers.
-  it('answers HEAD with the Content-Length of the GET, a page and a JSON document alike', async () => {
+  it('answers HEAD with the Content-Length of the GET on the routes that answer HEAD', async () => {
     const base = await start(makeSentinel());
-    for (const path of ['/sentinel/well-known/jwks', `/sentinel/api/account/${ACCOUNT}/device`]) {
+    for (const path of ['/sentinel/well-known/jwks', `/sentinel/api/account/${ACCOUNT}/.well-known/openid-configuration`]) {
       const get = await fetch(`${base}${path}`);
       const length = String(Buffer.byteLength(await get.text()));
       expect(get.headers.get('content-length')).toBe(length);
@@ -296,6 +296,18 @@ describe.each(HOSTS)('$name adapter', (host) => {
       expect(head.status).toBe(200);
       expect(head.headers.get('content-length')).toBe(length);
     }
+  });
+
+  it('refuses HEAD on a route whose GET has effects: 405 with Allow, no redirect, no body', async () => {
+    const base = await start(makeSentinel());
+    const head = await fetch(`${base}/sentinel/api/account/${ACCOUNT}/authorize?response_type=code&client_id=${CLIENT_ID}`, {
+      method: 'HEAD',
+      redirect: 'manual',
+    });
+    expect(head.status).toBe(405);
+    expect(head.headers.get('allow')).toBe('GET, POST');
+    expect(head.headers.get('location')).toBeNull();
+    expect(await head.text()).toBe('');
   });
 
   it('writes a body-less redirect with every Set-Cookie and no framework default body', async () => {
