@@ -52,6 +52,8 @@ const SERVICE_FILES = [
   'test/par-push-throttle-redis.test.ts',
   // Public clients' device authorizations per address, counted across two instances sharing Redis
   'test/device-authorization-throttle-redis.test.ts',
+  // Interactions started per address, counted across two instances sharing Redis
+  'test/authorize-interaction-bound-redis.test.ts',
   // Successful registrations per address, counted across two instances sharing Redis
   'test/registration-bound.test.ts',
   'test/hardening-keyring-rs256.test.ts',
