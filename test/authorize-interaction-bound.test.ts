@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigurationError, createSentinel, MemoryStore, type Sentinel, type SentinelEvent, type SentinelOptions } from '../src/index.js';
 import { entryBytes } from '../src/stores/memory-size.js';
 import { failingReadsOf } from './helpers/address-bound-suite.js';
-import { ACCOUNT_PATH, AUTHORIZE_PATH, authorizeQuery, call, recordingStore } from './helpers/direct-flow.js';
+import { ACCOUNT_PATH, AUTHORIZE_PATH, authorizeQuery, call, postForm, recordingStore } from './helpers/direct-flow.js';
 import { baseOptions, makeSentinel, REDIRECT_URI } from './helpers/fixtures.js';
 import { MAIN_APP, signInWithSession, codeThroughSession } from './helpers/logout-flow.js';
 
@@ -59,6 +59,25 @@ describe('interactions per client address', () => {
     store.reset();
     expect(refusal(await authorize(sentinel, '198.51.100.99'))?.get('error')).toBe('temporarily_unavailable');
     expect(store.writes).toEqual([]);
+  });
+
+  // A cookieless post is parked in the Store for its GET (posted-request.ts): as unbounded as an interaction, so it
+  // takes the slot, and the GET that spends it stores its interaction on that slot rather than a second one.
+  it('counts a parked cookieless post once, and refuses past the limit with nothing parked', async () => {
+    const store = recordingStore(new MemoryStore());
+    const sentinel = sentinelWith(2, { store });
+    const post = () => postForm(sentinel, AUTHORIZE_PATH, authorizeQuery().toString(), { ip: '198.51.100.77' });
+    const parked = await post();
+    expect(parked.status).toBe(303);
+    const [path, query] = String(parked.headers.location).split('?', 2) as [string, string];
+    expect(toLogin(await call(sentinel, { path, query, ip: '198.51.100.77' }))).toBe(true);
+    expect((await post()).status).toBe(303);
+    store.reset();
+    const refused = await post();
+    expect(refused.status).toBe(429);
+    expect(refused.headers['retry-after']).toBeDefined();
+    expect(store.writes.filter((write) => write.key.startsWith('posted-request:'))).toEqual([]);
+    expect((await postForm(sentinel, AUTHORIZE_PATH, authorizeQuery().toString(), { ip: '198.51.100.78' })).status).toBe(303);
   });
 
   it('does not count a request refused for its size (nothing is stored for it)', async () => {

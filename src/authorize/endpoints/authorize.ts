@@ -58,14 +58,11 @@ export async function handleAuthorize(context: SentinelContext, request: Sentine
     // out of URLs, stay out of the browser's history and the logs. The GET validates them. A POST that carries the
     // cookie (same site) is answered directly.
     const query = new URLSearchParams(authorizationQuery(await readAuthorizationParams(context, request)));
-    const handle = await parkPostedRequest(context, 'authorize', accountId, query);
+    const handle = await parkPostedRequest(context, request, 'authorize', accountId, query);
     return redirect(303, `${request.mountPath ?? ''}${routePath(context.config, 'authorize', { accountId })}?${handle}`);
   }
-  const authorization = await validateAuthorizationRequest(
-    context,
-    await resolvePostedRequest(context, request, 'authorize', accountId),
-    accountId,
-  );
+  const effective = await resolvePostedRequest(context, request, 'authorize', accountId);
+  const authorization = await validateAuthorizationRequest(context, effective, accountId);
   const sessionId = readSessionCookie(context, request);
   const session = sessionId === null ? null : await redirectOnFailure(authorization, readSession(context, sessionId, accountId));
   // A session that meets the request still does not answer a client nobody installed (a metadata document's).
@@ -95,8 +92,9 @@ export async function handleAuthorize(context: SentinelContext, request: Sentine
   }
   // The browser's session, which the sign-in replaces: kept for completeLogin(), which gets no cookie.
   const browserSession = session === null ? undefined : sessionDigestOfKey(session.key);
-  // Anyone can start an interaction, and each is stored: counted per client address first (interaction-bound.ts).
-  const admit = () => boundedInteraction(context, request, authorization);
+  // Anyone can start an interaction, and each is stored: counted per client address first (interaction-bound.ts),
+  // unless its post was counted when it was parked (posted-request.ts).
+  const admit = effective === request ? () => boundedInteraction(context, request, authorization) : undefined;
   const interactionId = await redirectOnFailure(
     authorization,
     createInteraction(context, authorization, request.mountPath, undefined, undefined, browserSession, admit),

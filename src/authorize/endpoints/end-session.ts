@@ -317,7 +317,7 @@ export async function handleEndSession(context: SentinelContext, request: Sentin
     // A logout form posted by the app is cross-site, and SameSite=Lax keeps the session cookie off cross-site
     // POSTs: send the browser to the GET of the same request, a top-level navigation that carries it. The request
     // is parked and the URL carries only its handle: id_token_hint and state stay out of histories and logs.
-    const handle = await parkPostedRequest(context, 'end-session', accountId, forwardedParams(params));
+    const handle = await parkPostedRequest(context, request, 'end-session', accountId, forwardedParams(params));
     return redirect(303, `${endSessionAction(context, request, accountId)}?${handle}`);
   }
   const session = sessionId === null ? null : await useSession(context, sessionId, accountId);

@@ -15,12 +15,17 @@
  * fills it), and is spent by its first GET, so a URL found later in a history or a log leads nowhere. It is bound to
  * its endpoint and account, and to no secret: whoever holds it can do no more with it than with the URL of the GET
  * it stands for, which anyone could already send a browser to. The record lives under
- * `posted-request:{sha256(handle)}` (docs/ARCHITECTURE.md#stored-records).
+ * `posted-request:{sha256(handle)}` (docs/ARCHITECTURE.md#stored-records). Anyone can park one, with no credential,
+ * so each counts against its client address as an interaction does (`interactionsPerAddress`, interaction-bound.ts):
+ * without that, a flood of cookieless posts would fill a Redis whose `noeviction` policy then refuses every write.
+ * An authorization request's GET then stores its interaction on the slot its post took.
  */
 import { OAuthError } from '../../errors.js';
 import type { SentinelContext } from '../../http/context.js';
 import type { SentinelRequest } from '../../http/messages.js';
 import { digest, randomSecret } from '../../lib/random-secrets.js';
+import { clientIP } from '../../http/client-ip.js';
+import { takeInteractionSlot } from './interaction-bound.js';
 import { parseStoredRecord } from '../../stores/stored-record.js';
 
 const KEY_PREFIX = 'posted-request:';
@@ -52,16 +57,19 @@ function isPair(value: unknown): value is [string, string] {
 
 /**
  * Parks a posted request's parameters and returns the query of the GET that stands for it (`posted_request=…`).
+ * @throws OAuthError temporarily_unavailable (429) when the client's address has parked or started its share.
  *
  * @example
- * redirect(303, `${path}?${await parkPostedRequest(context, 'end-session', accountId, new URLSearchParams(pairs))}`)
+ * redirect(303, `${path}?${await parkPostedRequest(context, request, 'end-session', accountId, new URLSearchParams(pairs))}`)
  */
 export async function parkPostedRequest(
   context: SentinelContext,
+  request: SentinelRequest,
   endpoint: PostedEndpoint,
   accountId: string,
   params: URLSearchParams,
 ): Promise<string> {
+  await takeInteractionSlot(context, clientIP(context.config, request));
   const handle = randomSecret();
   const record: PostedRequest = { endpoint, accountId, params: [...params] };
   await context.store.set(postedKey(handle), JSON.stringify(record), POSTED_REQUEST_TTL * 1000);
