@@ -56,6 +56,10 @@ const SERVICE_FILES = [
   'test/authorize-interaction-bound-redis.test.ts',
   // Successful registrations per address, counted across two instances sharing Redis
   'test/registration-bound.test.ts',
+  // Replay markers lost with a private redis-server restarted empty
+  'test/replay-epoch.test.ts',
+  // The CLI's store URLs against the real Redis and PostgreSQL
+  'test/cli-url-passwords.test.ts',
   'test/hardening-keyring-rs256.test.ts',
   'test/hardening-registration-tokens.test.ts',
   'test/login-throttle-concurrency.test.ts',

@@ -201,8 +201,9 @@ describe('DPoP at the token endpoint', () => {
 
   it('requires a proof from an app registered with requireDPoP', async () => {
     const key = await clientKey();
-    const sentinel = keyedSentinel(key);
-    sentinel.config.apps.find((app) => app.clientId === CLIENT_ID)!.requireDPoP = true;
+    const options = keyedOptions(key);
+    const apps = (options.apps ?? []).map((app) => (app.clientId === CLIENT_ID ? { ...app, requireDPoP: true } : app));
+    const sentinel = createSentinel({ ...options, apps });
     const mounted = await HOSTS[1]!.mount(sentinel);
     open.push(mounted);
     const response = await consumerToken(mounted.server);
