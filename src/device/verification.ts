@@ -30,6 +30,7 @@ import { entryFormTokenMatches } from './entry-form-tie.js';
 import { confirmPageResponse, entryPageResponse, outcomePageResponse, undecidedPageResponse } from './pages.js';
 import { type DeviceApproval, indexDeviceApproval, withdrawDeviceApproval } from './device-session.js';
 import { startDeviceSignIn } from './sign-in.js';
+import { assertStillApprovable } from './still-approvable.js';
 import { formatUserCode, normalizeUserCode } from './user-code.js';
 import { en } from '../i18n/en.js';
 import { requestUiLocales } from '../i18n/page-locale.js';
@@ -183,6 +184,8 @@ async function applyDecision(
     : ({ status: 'denied', userId } as const);
   let approval: DeviceApproval | undefined;
   const prepare = async (record: DeviceRecord): Promise<void> => {
+    // A denial always stands; an approval only while the app can still use the flow (still-approvable.ts).
+    if (approve) await assertStillApprovable(context, record);
     context.emit({ type: approve ? 'device.approved' : 'device.denied', accountId, clientId: record.clientId, userId });
     if (!approve) return;
     approval = { grantId, userId, authTime, record, approvedFrom: confirmation.sessionDigest };
