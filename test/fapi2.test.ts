@@ -9,7 +9,7 @@ import { createHash, generateKeyPairSync } from 'node:crypto';
 import { decodeProtectedHeader, exportJWK, importJWK, SignJWT } from 'jose';
 import * as client from 'openid-client';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { type App, createSentinel, MemoryAppStore, type Sentinel, type SentinelOptions } from '../src/index.js';
+import { type App, createSentinel, MemoryAppStore, MemoryStore, type Sentinel, type SentinelOptions } from '../src/index.js';
 import { advanceClock } from './helpers/clock.js';
 import { ACCOUNT, baseOptions, REDIRECT_URI, SIGNING_KEY, USER_ID } from './helpers/fixtures.js';
 import { HOSTS, type MountedHost } from './helpers/hosts.js';
@@ -117,6 +117,22 @@ async function exchange(h: Harness, code: string, verifier: string, withProof: b
       client_assertion: await clientAssertion(h.key),
     },
     headers,
+  );
+}
+
+/** A refresh of the fapi2 app, with an assertion and a DPoP proof by the client's key. */
+async function refresh(h: Harness, refreshToken: string) {
+  const proof = await dpopProof(h.dpop, { htm: 'POST', htu: TOKEN_URL });
+  return post(
+    h,
+    TOKEN_URL,
+    {
+      grant_type: 'refresh_token',
+      refresh_token: refreshToken,
+      client_assertion_type: ASSERTION_TYPE,
+      client_assertion: await clientAssertion(h.key),
+    },
+    { dpop: proof },
   );
 }
 
@@ -342,6 +358,52 @@ describe('fapi2 refusals (modelled on the FAPI 2.0 conformance modules)', () => 
     const reused = await exchange(h, code, verifier);
     expect(reused.status).toBe(400);
     expect(reused.body.error).toBe('invalid_grant');
+  });
+
+  it('code reuse within retryGrace, after the refresh token was used → the grant is revoked (RFC 6749 §4.1.2)', async () => {
+    const h = await harness();
+    const { code, verifier } = await codeOf(h);
+    const tokens = await exchange(h, code, verifier);
+    expect(tokens.status).toBe(200);
+    // The refresh token does not rotate here, so the grant's generation stays 0; its use still proves the client
+    // had the code's answer, and the code presented again is a replay, not a retry.
+    expect((await refresh(h, tokens.body.refresh_token as string)).status).toBe(200);
+    const reused = await exchange(h, code, verifier);
+    expect(reused.body).toMatchObject({
+      error: 'invalid_grant',
+      error_description: 'the code has already been used; the tokens issued from it are revoked',
+    });
+    expect((await refresh(h, tokens.body.refresh_token as string)).body.error).toBe('invalid_grant');
+  });
+
+  it('a store failing to mark the refresh → 500 server_error to onError, nothing issued; the retry works', async () => {
+    const errors: unknown[] = [];
+    let failing = true;
+    class FailingMark extends MemoryStore {
+      override set(key: string, value: string, ttlMs: number): Promise<void> {
+        if (failing && key.startsWith('grant-refreshed:')) return Promise.reject(new Error('store down'));
+        return super.set(key, value, ttlMs);
+      }
+    }
+    const h = await harness(FAPI2, { store: new FailingMark(), onError: (error) => void errors.push(error) });
+    const { code, verifier } = await codeOf(h);
+    const tokens = await exchange(h, code, verifier);
+    const failed = await refresh(h, tokens.body.refresh_token as string);
+    expect(failed.status).toBe(500);
+    expect(failed.body.error).toBe('server_error');
+    expect(failed.body.access_token).toBeUndefined();
+    expect(errors).toHaveLength(1);
+    failing = false;
+    expect((await refresh(h, tokens.body.refresh_token as string)).status).toBe(200);
+  });
+
+  it('code reuse within retryGrace, the refresh token unused → refused only (a retry after a lost answer)', async () => {
+    const h = await harness();
+    const { code, verifier } = await codeOf(h);
+    const tokens = await exchange(h, code, verifier);
+    const reused = await exchange(h, code, verifier);
+    expect(reused.body).toMatchObject({ error: 'invalid_grant', error_description: 'the code has already been used' });
+    expect((await refresh(h, tokens.body.refresh_token as string)).status).toBe(200);
   });
 
   it('a code older than 60 s, with a moved clock → invalid_grant', async () => {

@@ -11,6 +11,7 @@ import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { required, single, type ParamMap } from '../http/params.js';
 import { type GrantRecord, grantIndexUntil, grantKey, grantTtlMs, readGrant, revokeGrant } from './grant-records.js';
 import { encodeGrant } from './grant-encoding.js';
+import { wasRefreshed } from './refreshed-mark.js';
 import { appIdTokenAlg, hasOpenIDScope } from './id-token.js';
 import { readAmr } from '../assurance/levels.js';
 import { assertVerifierSyntax, verifyPKCE } from './pkce.js';
@@ -45,8 +46,10 @@ async function spentCode(
   if (grant.accountId !== accountId || grant.clientId !== app.clientId) {
     throw new OAuthError('invalid_grant', 'the code is invalid or has expired');
   }
+  // A refresh token that does not rotate (fapi2) stays at generation 0: its use is marked apart (refreshed-mark.ts).
   const untouched = grant.refresh === null || grant.refresh.gen === 0;
-  if (untouched && Math.floor(Date.now() / 1000) < grant.changedAt + context.config.retryGrace) {
+  const withinGrace = Math.floor(Date.now() / 1000) < grant.changedAt + context.config.retryGrace;
+  if (untouched && withinGrace && !(grant.refresh !== null && (await wasRefreshed(context, grantId)))) {
     throw new OAuthError('invalid_grant', 'the code has already been used');
   }
   await revokeGrant(context, grantId);

@@ -3,6 +3,7 @@
  * (RFC 9700 §4.14.2).
  */
 import { isFapi2 } from '../assurance/fapi2.js';
+import { markRefreshed } from './refreshed-mark.js';
 import { requireGrant, type App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
@@ -172,6 +173,8 @@ export async function handleRefreshTokenGrant(
         // the use extends its idle life within the absolute one.
         const kept = keptRefreshState(context, found.grant);
         if (kept === null) throw new OAuthError('invalid_grant', 'the refresh token has expired');
+        // The generation stays 0: the code's replay check learns of this use from the mark (refreshed-mark.ts).
+        await markRefreshed(context, presented.grantId, found.grant);
         const used: GrantRecord = { ...found.grant, accessUntil: Math.max(found.grant.accessUntil, access.exp), refresh: kept };
         const applied = await context.store.swap([
           { key: grantKey(presented.grantId), expect: found.raw, value: encodeGrant(used), ttlMs: grantTtlMs(context, used) },
