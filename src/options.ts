@@ -194,6 +194,11 @@ export interface SentinelOptions {
   pkce?: 'optional' | 'required' | undefined;
   /** Where signatures are made: `'threadpool'` (libuv's pool, every core) or `'sync'` (main thread, lowest idle latency). @defaultValue `'threadpool'` */
   signing?: 'threadpool' | 'sync' | undefined;
+  /**
+   * Seconds an external signer (`keys: [{ signer }]`: a KMS, `sentinel-idp/pkcs11`) has to answer (at most 60); past
+   * it the request fails with `500 server_error`, reported to `onError`, and nothing is issued. @defaultValue `10`
+   */
+  signingTimeout?: number | undefined;
   /** Where the guard checks access-token signatures, and the brand JWT grants check an ECDSA or EdDSA brand signature (RSA ones always run on the main thread, cheaper than the hand-off): `'threadpool'` or `'sync'`; the default is the faster one measured in bench/RESULTS.md. @defaultValue `'threadpool'` */
   verification?: 'threadpool' | 'sync' | undefined;
   /** The guard's cache of verified tokens (about 1 KB per entry), or `false` for none. @defaultValue `{ maxEntries: 50000, maxBytes: 50331648, maxAgeSeconds: 60 }` */

@@ -114,6 +114,8 @@ const optionsSchema = z.object({
     .prefault({}),
   pkce: z.enum(['optional', 'required']).default('optional'),
   signing: z.enum(['threadpool', 'sync']).default('threadpool'),
+  // Seconds an external signer (a KMS, PKCS#11) has to answer before the request fails with 500 (signing-deadline.ts).
+  signingTimeout: z.number().positive().max(60).default(10),
   // Where the guard checks access-token signatures: 'threadpool' (crypto.verify with a callback, a second core does
   // the curve arithmetic) or 'sync' (main thread). The default is the measured faster one (bench/RESULTS.md).
   verification: z.enum(['threadpool', 'sync']).default('threadpool'),

@@ -19,6 +19,7 @@ import { promisify } from 'node:util';
 import { ConfigurationError } from '../errors.js';
 import { ecdsaDerToJose } from './signers/ecdsa-der.js';
 import { inNextBatch } from './pool-batch.js';
+import { DEFAULT_SIGNING_TIMEOUT_SECONDS, withSigningDeadline } from './signing-deadline.js';
 
 /**
  * A JSON Web Key (RFC 7517) as accepted in the `keys` option (private keys) and published in the JWKS (public parts).
@@ -133,7 +134,7 @@ function signatureBytes(alg: SigningAlgorithm, publicKey: KeyObject): number | u
   return alg === 'EdDSA' && publicKey.asymmetricKeyType === 'ed448' ? 114 : SIGNATURE_BYTES[alg];
 }
 
-function importExternal(signer: ExternalSigner, field: string): SigningKey {
+function importExternal(signer: ExternalSigner, field: string, timeoutMs: number): SigningKey {
   if (typeof signer !== 'object' || signer === null || typeof signer.sign !== 'function') {
     throw new ConfigurationError(`${field}.signer`, 'must be { kid, alg, publicJwk, sign(data) }');
   }
@@ -162,7 +163,8 @@ function importExternal(signer: ExternalSigner, field: string): SigningKey {
       alg,
       publicJwk: signer.publicJwk,
       async sign(data) {
-        let signature = await signer.sign(data);
+        // Promise.resolve: a signer that throws synchronously, or answers without a promise, is still bounded.
+        let signature = await withSigningDeadline(new Promise<Uint8Array>((resolve) => resolve(signer.sign(data))), timeoutMs, signer.kid);
         // A KMS answers ECDSA in DER; JWS needs r||s. Accept both, so a KMS plugs in without a conversion step.
         if (signature instanceof Uint8Array && bytes !== undefined && signature.length !== bytes && alg.startsWith('ES')) {
           signature = ecdsaDerToJose(signature, bytes / 2) ?? signature;
@@ -184,11 +186,17 @@ function importExternal(signer: ExternalSigner, field: string): SigningKey {
 }
 
 /**
- * Imports one private JWK, or an `{ signer }` entry whose private key lives outside the process.
+ * Imports one private JWK, or an `{ signer }` entry whose private key lives outside the process; such a signer's
+ * `sign` fails after `signingTimeout` seconds without an answer.
  * @example const key = importKey(generatePrivateJWK('ES256'), 'keys[0]');
  */
-export function importKey(jwk: JWK | { signer: ExternalSigner }, field: string): SigningKey {
-  if (typeof jwk === 'object' && jwk !== null && 'signer' in jwk) return importExternal(jwk.signer as ExternalSigner, field);
+export function importKey(
+  jwk: JWK | { signer: ExternalSigner },
+  field: string,
+  signingTimeout = DEFAULT_SIGNING_TIMEOUT_SECONDS,
+): SigningKey {
+  if (typeof jwk === 'object' && jwk !== null && 'signer' in jwk)
+    return importExternal(jwk.signer as ExternalSigner, field, signingTimeout * 1000);
   if (typeof jwk !== 'object' || jwk === null || typeof jwk.kty !== 'string') {
     throw new ConfigurationError(field, 'must be a JWK object');
   }
@@ -269,12 +277,16 @@ export function loadKeys(jwks: readonly (JWK | { signer: ExternalSigner })[] | u
 }
 
 /**
- * The key set of the `keys` option as given: each entry imported (and checked) under its index.
+ * The key set of the `keys` option as given: each entry imported (and checked) under its index; external signers
+ * get `signingTimeout` seconds per signature.
  * @throws ConfigurationError naming the first wrong key.
  */
-export function importConfiguredKeys(jwks: readonly (JWK | { signer: ExternalSigner })[]): KeySet {
+export function importConfiguredKeys(
+  jwks: readonly (JWK | { signer: ExternalSigner })[],
+  signingTimeout = DEFAULT_SIGNING_TIMEOUT_SECONDS,
+): KeySet {
   return keySetOf(
-    jwks.map((jwk, index) => importKey(jwk, `keys[${index}]`)),
+    jwks.map((jwk, index) => importKey(jwk, `keys[${index}]`, signingTimeout)),
     'keys',
   );
 }

@@ -18,6 +18,8 @@ export interface KeyOptions {
   accessTokenTtl: number;
   idTokenTtl: number;
   clockTolerance: number;
+  /** Seconds an external signer has to answer (default 10). */
+  signingTimeout?: number | undefined;
 }
 
 /** The key options checked: the ring's timings with `keyRotation`, else the configured keys, imported (if any). */
@@ -41,7 +43,7 @@ export function checkKeyOptions(config: KeyOptions): CheckedKeyOptions {
   if (rotation === undefined) {
     if (config.keysPerAccount) throw new ConfigurationError('keysPerAccount', 'needs keyRotation: each account gets its own key ring');
     const given = config.keys !== undefined && config.keys.length > 0;
-    return { timings: undefined, configured: given ? importConfiguredKeys(config.keys ?? []) : undefined };
+    return { timings: undefined, configured: given ? importConfiguredKeys(config.keys ?? [], config.signingTimeout) : undefined };
   }
   const timings = ringTimings(rotation, config);
   parseEncryptionKey(rotation.encryptionKey);

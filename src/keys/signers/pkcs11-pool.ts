@@ -4,10 +4,14 @@
  */
 
 const NOT_STARTED = 'the PKCS#11 signer was closed before this signature started';
+const QUEUE_FULL = 'the PKCS#11 signer has too many signatures waiting for a session';
 
 /** The sessions of one signer, each lent to one signature at a time (a PKCS#11 session runs one operation). */
 export interface SessionPool<S> {
-  /** Runs `operation` on a session of its own, waiting for one if all are lent; rejects once the pool is closed. */
+  /**
+   * Runs `operation` on a session of its own, waiting for one if all are lent; rejects once the pool is closed, and
+   * at once when `maxWaiting` signatures already wait.
+   */
   use<T>(operation: (session: S) => Promise<T>): Promise<T>;
   /** Refuses new work and the callers still waiting; resolves once `shutdown` has run (when no session is lent). */
   close(): Promise<void>;
@@ -16,9 +20,12 @@ export interface SessionPool<S> {
 /**
  * A {@link SessionPool} that runs `shutdown` (C_CloseSession, C_Finalize, unloading the module) only when no session
  * is lent: a C_Sign still running on a libuv pool thread would otherwise call into a finalised, unloaded module and
- * crash the process (SIGSEGV).
+ * crash the process (SIGSEGV). At most `maxWaiting` callers wait for a session: behind a token that stopped
+ * answering, each waiter is a request holding its socket and memory, and a queue without end grows until the
+ * process falls over; refusing at once lets the request fail fast (500) instead.
+ * @example const pool = sessionPool(leases, () => closeAll(), 64);
  */
-export function sessionPool<S>(sessions: readonly S[], shutdown: () => void): SessionPool<S> {
+export function sessionPool<S>(sessions: readonly S[], shutdown: () => void, maxWaiting = Number.POSITIVE_INFINITY): SessionPool<S> {
   const idle = [...sessions];
   const waiting: { resolve: (session: S) => void; reject: (error: Error) => void }[] = [];
   // Sessions lent, counted from the moment one is handed out (also to a waiter, before it resumes) until it is back.
@@ -33,7 +40,10 @@ export function sessionPool<S>(sessions: readonly S[], shutdown: () => void): Se
   };
   const acquire = (): Promise<S> => {
     const session = idle.pop();
-    if (session === undefined) return new Promise((resolve, reject) => waiting.push({ resolve, reject }));
+    if (session === undefined) {
+      if (waiting.length >= maxWaiting) return Promise.reject(new Error(QUEUE_FULL));
+      return new Promise((resolve, reject) => waiting.push({ resolve, reject }));
+    }
     lent += 1;
     return Promise.resolve(session);
   };
@@ -51,6 +61,7 @@ export function sessionPool<S>(sessions: readonly S[], shutdown: () => void): Se
     async use<T>(operation: (session: S) => Promise<T>): Promise<T> {
       if (closed !== null) throw new Error('the PKCS#11 signer is closed');
       const session = await acquire();
+      // Taken: from here on the session goes back whatever happens (a refused waiter never had one).
       try {
         // close() came between taking the session and starting (a hand-over from a signature that ended, or the
         // microtask of `await`): this signature had not started, so it does not.

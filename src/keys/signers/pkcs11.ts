@@ -42,6 +42,11 @@ export interface Pkcs11SignerOptions {
    * thread pool's threads (`UV_THREADPOOL_SIZE`, 4 unless set), so 3 with Node's defaults.
    */
   sessions?: number;
+  /**
+   * Most signatures waiting for a session (an integer from 0 to 10000; default 64): one more is refused at once, so a
+   * token that stops answering fails requests fast (500) instead of queueing them without end.
+   */
+  maxWaiting?: number;
 }
 
 // A misspelled `keyLable` or `slots` would fail later with a less precise message, or not at all.
@@ -54,6 +59,7 @@ const PKCS11_OPTION_KEYS = {
   alg: true,
   kid: true,
   sessions: true,
+  maxWaiting: true,
 } satisfies KeysOf<Pkcs11SignerOptions>;
 
 /**
@@ -272,6 +278,9 @@ export function pkcs11Signer(options: Pkcs11SignerOptions): Pkcs11Signer {
   // Not clamped: NaN opened no session and the login then failed as if the PIN were wrong (retries lock the token).
   if (!Number.isInteger(count) || count < 1 || count > 32)
     throw new ConfigurationError('pkcs11.sessions', 'must be an integer from 1 to 32');
+  const maxWaiting = options.maxWaiting ?? 64;
+  if (!Number.isInteger(maxWaiting) || maxWaiting < 0 || maxWaiting > 10_000)
+    throw new ConfigurationError('pkcs11.maxWaiting', 'must be an integer from 0 to 10000');
   const module = openModule(options.library);
   const sessions: Buffer[] = [];
   try {
@@ -312,7 +321,7 @@ export function pkcs11Signer(options: Pkcs11SignerOptions): Pkcs11Signer {
     const leases: Pkcs11Lease[] = sessions.map((handle) => ({ handle, generation: 0 }));
     // Only the sessions of the current generation are closed: an older handle's number may be another session's now.
     const current = (): Buffer[] => leases.filter((lease) => lease.generation === link.generation).map((lease) => lease.handle);
-    const pool = sessionPool(leases, () => closeAll(module, current(), options.library));
+    const pool = sessionPool(leases, () => closeAll(module, current(), options.library), maxWaiting);
     return {
       kid,
       alg,
