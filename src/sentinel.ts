@@ -99,8 +99,22 @@ export interface Sentinel {
   protectedResourceMetadata(options: ProtectedResourceMetadataOptions): ProtectedResourceMetadata;
   /** Registers an application at runtime; the returned secret is shown once. */
   registerApp(input: RegisterAppInput): Promise<RegisterAppResult>;
-  /** The public JWKS. */
+  /**
+   * The public JWKS (RFC 7517), as the service's own `jwks_uri` serves it. With `keyRotation`, it answers from the
+   * ring this instance holds and, when that is older than half of `refreshSeconds`, starts reloading it in the
+   * background (a failure goes to `onError`, route `key-ring`): a host that calls it now and then sees a revoked
+   * key leave, or a pre-published key appear, from its next call on. {@link Sentinel.jwksAsync} waits for the
+   * reload instead, so its answer is never older than `refreshSeconds`.
+   * @example app.get('/keys', (req, res) => res.json(sentinel.jwks()));
+   */
   jwks(): { keys: JWK[] };
+  /**
+   * The public JWKS (RFC 7517), from a key ring never older than `refreshSeconds` (`keyRotation`; reloaded first
+   * when it is): the same answer the service's own `jwks_uri` gives. Prefer it to {@link Sentinel.jwks} to serve
+   * the JWKS from a route of your own. Rejects when the ring cannot be read from the store (answer 500 then).
+   * @example app.get('/keys', async (req, res) => res.json(await sentinel.jwksAsync()));
+   */
+  jwksAsync(): Promise<{ keys: JWK[] }>;
   /**
    * Resolves once the signing keys are loaded: with `keyRotation`, the shared ring is read from the store (and
    * created when empty). Await it before listening, so that a wrong `encryptionKey` stops the start. The store is
@@ -276,7 +290,16 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     },
     completeLogin,
     interaction: (interactionId) => interactionView(context, interactionId),
-    jwks: () => structuredClone(keys.jwks),
+    jwks: () => {
+      // Not awaited (this method is synchronous): a host serving the JWKS from here, whose traffic never passes
+      // through the service's routes, would otherwise publish a revoked key (or miss a new one) indefinitely.
+      ring?.refreshIfStale();
+      return structuredClone(keys.jwks);
+    },
+    jwksAsync: async () => {
+      await ring?.fresh();
+      return structuredClone(keys.jwks);
+    },
     ready: async () => {
       // The user's store itself, not its traced proxy: a startup check is no store operation to measure.
       await Promise.all([ring?.ready(), config.store?.ready?.(warn)]);

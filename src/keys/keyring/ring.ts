@@ -100,6 +100,17 @@ export class KeyRing {
   }
 
   /**
+   * For a synchronous reader (`sentinel.jwks()`), which cannot wait: starts a refresh when the ring is older than
+   * half its refresh period (or not loaded), and reports a failure instead of throwing it. The reader answers from
+   * the ring it holds; its next read sees the refreshed one.
+   */
+  refreshIfStale(): void {
+    // A refresh under way is awaited (and its failure handled) by whoever started it.
+    if (this.#inflight !== undefined) return;
+    this.fresh()?.catch((error: unknown) => this.#report(error));
+  }
+
+  /**
    * Reloads once for a token whose kid is unknown (it may come from a key another instance created in an
    * emergency); at most once a second. Resolves `true` when it reloaded.
    */
