@@ -23,6 +23,27 @@ describe('PKCS#11 session pool: waiting signatures', () => {
     expect(await pool.use(async () => 'fourth')).toBe('fourth');
     await pool.close();
   });
+
+  it('a waiter whose deadline passed leaves the queue: its place is free and its signature never runs', async () => {
+    const pool = sessionPool(['only'], () => {}, 1);
+    let release = (): void => {};
+    const hung = pool.use(() => new Promise<string>((resolve) => (release = () => resolve('first'))));
+    const deadline = new AbortController();
+    let abandonedRan = false;
+    const abandoned = pool.use(async () => {
+      abandonedRan = true;
+      return 'abandoned';
+    }, deadline.signal);
+    deadline.abort();
+    await expect(abandoned).rejects.toThrow('abandoned');
+    // Its place in the queue is free again for a live request.
+    const live = pool.use(async () => 'live');
+    release();
+    expect(await hung).toBe('first');
+    expect(await live).toBe('live');
+    expect(abandonedRan).toBe(false);
+    await pool.close();
+  });
 });
 
 describe.skipIf(problem !== null && !SOFTHSM_REQUIRED)('PKCS#11 signer (SoftHSM2): maxWaiting', () => {

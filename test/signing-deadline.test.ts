@@ -55,6 +55,22 @@ describe('signingTimeout: an external signer that stops answering', () => {
     expect(errors).toHaveLength(1);
   });
 
+  it('aborts the signal given to the signer at the deadline, so work not started yet can be dropped', async () => {
+    const { signer } = stalledSigner();
+    const signals: AbortSignal[] = [];
+    const watching: ExternalSigner = {
+      ...signer,
+      sign: (data, options) => {
+        if (options?.signal !== undefined) signals.push(options.signal);
+        return signer.sign(data, options);
+      },
+    };
+    const sentinel = makeSentinel({ keys: [{ signer: watching }], signingTimeout: 0.05, onError: () => {} });
+    expect((await requestToken(sentinel)).status).toBe(500);
+    expect(signals).toHaveLength(1);
+    expect(signals[0]?.aborted).toBe(true);
+  });
+
   it('drops a late rejection without an unhandled rejection', async () => {
     const { signer, pending } = stalledSigner();
     const errors: unknown[] = [];

@@ -43,8 +43,12 @@ export interface ExternalSigner {
   alg: SigningAlgorithm;
   /** The public key as a JWK (RFC 7517), published in the JWKS. */
   publicJwk: JWK;
-  /** Signs `data` with the private key: the raw signature the algorithm defines (JWS form, RFC 7518 §3). */
-  sign(data: Uint8Array): Promise<Uint8Array>;
+  /**
+   * Signs `data` with the private key: the raw signature the algorithm defines (JWS form, RFC 7518 §3). `signal`
+   * aborts when the signing deadline (`signingTimeout`) passes: the answer is no longer read, so work not started
+   * yet may be dropped.
+   */
+  sign(data: Uint8Array, options?: { signal?: AbortSignal | undefined }): Promise<Uint8Array>;
 }
 
 /** One imported key; `external` is set (and `privateKey` absent) for a key that signs outside the process. */
@@ -163,8 +167,7 @@ function importExternal(signer: ExternalSigner, field: string, timeoutMs: number
       alg,
       publicJwk: signer.publicJwk,
       async sign(data) {
-        // Promise.resolve: a signer that throws synchronously, or answers without a promise, is still bounded.
-        let signature = await withSigningDeadline(new Promise<Uint8Array>((resolve) => resolve(signer.sign(data))), timeoutMs, signer.kid);
+        let signature = await withSigningDeadline((signal) => signer.sign(data, { signal }), timeoutMs, signer.kid);
         // A KMS answers ECDSA in DER; JWS needs r||s. Accept both, so a KMS plugs in without a conversion step.
         if (signature instanceof Uint8Array && bytes !== undefined && signature.length !== bytes && alg.startsWith('ES')) {
           signature = ecdsaDerToJose(signature, bytes / 2) ?? signature;

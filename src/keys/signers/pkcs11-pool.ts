@@ -5,14 +5,16 @@
 
 const NOT_STARTED = 'the PKCS#11 signer was closed before this signature started';
 const QUEUE_FULL = 'the PKCS#11 signer has too many signatures waiting for a session';
+const ABANDONED = 'the signature was abandoned (its signing deadline passed) before it started';
 
 /** The sessions of one signer, each lent to one signature at a time (a PKCS#11 session runs one operation). */
 export interface SessionPool<S> {
   /**
    * Runs `operation` on a session of its own, waiting for one if all are lent; rejects once the pool is closed, and
-   * at once when `maxWaiting` signatures already wait.
+   * at once when `maxWaiting` signatures already wait. Once `signal` aborts, a signature still waiting leaves the
+   * queue (rejected) and one handed a session but not started does not start.
    */
-  use<T>(operation: (session: S) => Promise<T>): Promise<T>;
+  use<T>(operation: (session: S) => Promise<T>, signal?: AbortSignal): Promise<T>;
   /** Refuses new work and the callers still waiting; resolves once `shutdown` has run (when no session is lent). */
   close(): Promise<void>;
 }
@@ -38,11 +40,31 @@ export function sessionPool<S>(sessions: readonly S[], shutdown: () => void, max
     shutdownPending = null;
     finish();
   };
-  const acquire = (): Promise<S> => {
+  const acquire = (signal: AbortSignal | undefined): Promise<S> => {
     const session = idle.pop();
     if (session === undefined) {
       if (waiting.length >= maxWaiting) return Promise.reject(new Error(QUEUE_FULL));
-      return new Promise((resolve, reject) => waiting.push({ resolve, reject }));
+      return new Promise((resolve, reject) => {
+        // A request past its deadline has failed already: its waiter leaves the queue, so that it neither keeps a
+        // place a live request could take nor has the token sign, later, what nobody will read.
+        const abandon = (): void => {
+          const index = waiting.indexOf(waiter);
+          if (index >= 0) waiting.splice(index, 1);
+          reject(new Error(ABANDONED));
+        };
+        const waiter = {
+          resolve: (taken: S) => {
+            signal?.removeEventListener('abort', abandon);
+            resolve(taken);
+          },
+          reject: (error: Error) => {
+            signal?.removeEventListener('abort', abandon);
+            reject(error);
+          },
+        };
+        waiting.push(waiter);
+        signal?.addEventListener('abort', abandon, { once: true });
+      });
     }
     lent += 1;
     return Promise.resolve(session);
@@ -58,14 +80,17 @@ export function sessionPool<S>(sessions: readonly S[], shutdown: () => void, max
     finishWhenIdle();
   };
   return {
-    async use<T>(operation: (session: S) => Promise<T>): Promise<T> {
+    async use<T>(operation: (session: S) => Promise<T>, signal?: AbortSignal): Promise<T> {
       if (closed !== null) throw new Error('the PKCS#11 signer is closed');
-      const session = await acquire();
+      const abandoned = (): boolean => signal?.aborted === true;
+      if (abandoned()) throw new Error(ABANDONED);
+      const session = await acquire(signal);
       // Taken: from here on the session goes back whatever happens (a refused waiter never had one).
       try {
         // close() came between taking the session and starting (a hand-over from a signature that ended, or the
         // microtask of `await`): this signature had not started, so it does not.
         if (closed !== null) throw new Error(NOT_STARTED);
+        if (abandoned()) throw new Error(ABANDONED);
         return await operation(session);
       } finally {
         release(session);

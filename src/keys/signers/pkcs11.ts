@@ -326,15 +326,17 @@ export function pkcs11Signer(options: Pkcs11SignerOptions): Pkcs11Signer {
       kid,
       alg,
       publicJwk: { ...jwk, kid, alg, use: 'sig' },
-      async sign(data: Uint8Array): Promise<Uint8Array> {
+      async sign(data: Uint8Array, signOptions?: { signal?: AbortSignal | undefined }): Promise<Uint8Array> {
         const input = signingInput(alg, data);
-        return pool.use((lease) =>
-          link.run(lease, async (session, key) => {
-            module.C_SignInit(session, mechanism, key);
-            return new Promise<Buffer>((resolve, reject) => {
-              module.C_Sign(session, input, Buffer.alloc(1024), (error, signature) => (error ? reject(error) : resolve(signature)));
-            });
-          }),
+        return pool.use(
+          (lease) =>
+            link.run(lease, async (session, key) => {
+              module.C_SignInit(session, mechanism, key);
+              return new Promise<Buffer>((resolve, reject) => {
+                module.C_Sign(session, input, Buffer.alloc(1024), (error, signature) => (error ? reject(error) : resolve(signature)));
+              });
+            }),
+          signOptions?.signal,
         );
       },
       close: () => pool.close(),
