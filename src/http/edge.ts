@@ -8,6 +8,7 @@ import { isAuthorizationError } from '../authorize/request/authorization-error.j
 import { withBodyDeadline } from './body-failures.js';
 import type { ResolvedConfig } from '../config.js';
 import { corsPreflight, withCors } from './cors.js';
+import { deniedAccountCheck } from './denied-accounts.js';
 import { requestContext, type SentinelContext } from './context.js';
 import { isOAuthError, OAuthError } from '../errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from './messages.js';
@@ -71,6 +72,8 @@ export function createEdge(context: SentinelContext, serviceKeys: ServiceKeys, r
   const { ring, accountRings } = serviceKeys;
   const apps: AppStore = context.apps;
   const bodyTimeoutMs = Math.ceil(context.config.bodyTimeout * 1000);
+  // Refusals naming a made-up account are answered but not audited (src/http/denied-accounts.ts).
+  const audited = deniedAccountCheck(apps);
 
   /**
    * The one try/catch: every route and every other entry point answer failures through it. It never rejects, and it
@@ -84,7 +87,7 @@ export function createEdge(context: SentinelContext, serviceKeys: ServiceKeys, r
     try {
       response = await work(scoped);
     } catch (error) {
-      response = recover(call, scoped, error);
+      response = await recover(call, scoped, error);
     }
     // Errors too: a browser app may read why it was refused (src/http/cors.ts).
     if (call.entry.cors !== undefined) response = withCors(response, call.entry.cors);
@@ -92,8 +95,11 @@ export function createEdge(context: SentinelContext, serviceKeys: ServiceKeys, r
     return response;
   }
 
-  /** The answer to a failed request: its OAuth error, or server_error (reported) for anything else. */
-  function recover(call: EdgeCall, scoped: SentinelContext, error: unknown): SentinelResponse {
+  /**
+   * The answer to a failed request: its OAuth error, or server_error (reported) for anything else. Never rejects: the
+   * audit check reports its own failures.
+   */
+  async function recover(call: EdgeCall, scoped: SentinelContext, error: unknown): Promise<SentinelResponse> {
     const { entry, request, params, observation } = call;
     const render = (failure: OAuthError): SentinelResponse => {
       observation?.fail(failure.code);
@@ -101,7 +107,9 @@ export function createEdge(context: SentinelContext, serviceKeys: ServiceKeys, r
     };
     const accountId = params?.accountId;
     if (isOAuthError(error) && error.code !== 'server_error') {
-      if (entry.deniedEvent !== undefined && params !== undefined) {
+      // Only refusals of accounts that exist are audited: the answer is the same either way.
+      const onFailure = (storeError: unknown): void => report(storeError, entry.name, accountId);
+      if (entry.deniedEvent !== undefined && params !== undefined && (await audited(params.accountId, onFailure))) {
         try {
           scoped.emit(entry.deniedEvent(scoped, request, params, error));
         } catch (hookError) {
