@@ -12,7 +12,8 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { AppStore } from '../apps/app.js';
-import { isThenable } from '../lib/thenable.js';
+import type { ResolvedConfig } from '../config.js';
+import { catchRejection, isThenable } from '../lib/thenable.js';
 
 /** How long a "no such account" answer is trusted for the audit: short, since the account may be created any time. */
 export const UNKNOWN_TTL_MS = 10_000;
@@ -57,4 +58,43 @@ export function deniedAccountCheck(apps: Pick<AppStore, 'hasAccount'>): DeniedAc
     if (!known && accountId.length <= MAX_CHARS) unknown.set(accountId, true);
     return known;
   };
+}
+
+// One check per AppStore, so that the edge and the handlers that emit their own refusals share its cache.
+const CHECKS = new WeakMap<object, DeniedAccountCheck>();
+
+/**
+ * The check of the service whose AppStore is `apps` (made on first use, then shared).
+ *
+ * @example
+ * const audited = deniedAccountCheckOf(context.apps);
+ */
+export function deniedAccountCheckOf(apps: Pick<AppStore, 'hasAccount'>): DeniedAccountCheck {
+  let check = CHECKS.get(apps);
+  if (check === undefined) {
+    check = deniedAccountCheck(apps);
+    CHECKS.set(apps, check);
+  }
+  return check;
+}
+
+/**
+ * Whether a refusal a handler emits itself, naming `accountId`, is audited: as at the edge, an AppStore that fails
+ * goes to `onError` (with `route`) and the event is emitted.
+ *
+ * @example
+ * if (await auditsAccount(context, accountId, 'client-configuration')) context.emit(event);
+ */
+export function auditsAccount(
+  context: { readonly apps: Pick<AppStore, 'hasAccount'>; readonly config: Pick<ResolvedConfig, 'onError'> },
+  accountId: string,
+  route: string,
+): Promise<boolean> {
+  return deniedAccountCheckOf(context.apps)(accountId, (error) => {
+    try {
+      catchRejection(context.config.onError?.(error, { route, accountId }));
+    } catch {
+      // A throwing onError must not turn the refusal into a crash.
+    }
+  });
 }

@@ -8,7 +8,7 @@ import { isAuthorizationError } from '../authorize/request/authorization-error.j
 import { withBodyDeadline } from './body-failures.js';
 import type { ResolvedConfig } from '../config.js';
 import { corsPreflight, withCors } from './cors.js';
-import { deniedAccountCheck } from './denied-accounts.js';
+import { deniedAccountCheckOf } from './denied-accounts.js';
 import { requestContext, type SentinelContext } from './context.js';
 import { isOAuthError, OAuthError } from '../errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from './messages.js';
@@ -73,7 +73,7 @@ export function createEdge(context: SentinelContext, serviceKeys: ServiceKeys, r
   const apps: AppStore = context.apps;
   const bodyTimeoutMs = Math.ceil(context.config.bodyTimeout * 1000);
   // Refusals naming a made-up account are answered but not audited (src/http/denied-accounts.ts).
-  const audited = deniedAccountCheck(apps);
+  const audited = deniedAccountCheckOf(apps);
 
   /**
    * The one try/catch: every route and every other entry point answer failures through it. It never rejects, and it

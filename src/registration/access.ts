@@ -6,6 +6,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { B64TOKEN } from '../http/authorization-scheme.js';
 import { clientIP } from '../http/client-ip.js';
+import { auditsAccount } from '../http/denied-accounts.js';
 import { isAccountId } from '../lib/account-id.js';
 import { namesMetadataDocument } from '../apps/client-id-metadata.js';
 import { verifyClientSecret } from '../apps/client-secrets.js';
@@ -96,7 +97,10 @@ export async function requireRegistrationAccess(
   if (app !== null) context.observation?.noteAccount(app.accountId);
   const ok = verifyClientSecret(token, app?.registrationAccessTokenHash);
   if (app === null || !ok || app.accountId !== accountId) {
-    context.emit({ type: 'registration.denied', accountId, clientId, reason: 'wrong registration access token' });
+    // Audited only for accounts that exist: nobody can read the events of a made-up one (http/denied-accounts.ts).
+    if (await auditsAccount(context, accountId, 'registration')) {
+      context.emit({ type: 'registration.denied', accountId, clientId, reason: 'wrong registration access token' });
+    }
     throw unauthorized('the registration access token is not valid for this client', true);
   }
   await attempt.succeeded();

@@ -26,6 +26,7 @@
 import { addressBoundKey, addressBoundNetworkKey, takeNetworkedSlot } from '../http/address-bound.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
+import { auditsAccount } from '../http/denied-accounts.js';
 
 /** A reserved attempt: give the slot back once the token proved right. */
 export interface TokenAttempt {
@@ -48,8 +49,12 @@ export function registrationThrottleNetworkKey(ip: string | null): string | null
   return addressBoundNetworkKey('throttle:registration', ip);
 }
 
-function throttled(context: SentinelContext, accountId: string, clientId: string | undefined): OAuthError {
-  context.emit({ type: 'registration.throttled', accountId, clientId, scope: 'ip' });
+async function throttled(context: SentinelContext, accountId: string, clientId: string | undefined): Promise<OAuthError> {
+  // Past the budget every request is refused here, so an event each for made-up accounts would be unbounded; the
+  // wrong tokens that used the budget up were audited (registration.denied), and the metrics count every refusal.
+  if (await auditsAccount(context, accountId, 'registration')) {
+    context.emit({ type: 'registration.throttled', accountId, clientId, scope: 'ip' });
+  }
   return new OAuthError('temporarily_unavailable', 'too many wrong registration tokens from this address; try again later', {
     status: 429,
     headers: { 'retry-after': String(context.config.throttle.windowSeconds) },
@@ -58,6 +63,7 @@ function throttled(context: SentinelContext, accountId: string, clientId: string
 
 /**
  * Takes a slot for one token check from `ip`, or refuses the request with `429` and a `registration.throttled` event.
+ * The event is emitted only when the AppStore knows `accountId` (`http/denied-accounts.ts`); the answer is the same.
  *
  * @example
  * const attempt = await reserveTokenAttempt(context, ip, accountId);
@@ -75,7 +81,7 @@ export async function reserveTokenAttempt(
   // Over a limit already: refused after a read, so a flood costs no writes (takeNetworkedSlot).
   const network = networkKey === null ? null : { key: networkKey, limit: maxFailuresPerNetwork };
   if ((await takeNetworkedSlot(context, { key, limit: maxFailuresPerIp }, network, windowSeconds)) !== null) {
-    throw throttled(context, accountId, clientId);
+    throw await throttled(context, accountId, clientId);
   }
   return {
     async succeeded() {
