@@ -35,7 +35,7 @@ export interface RegistrationOptions {
   secretOverlapSeconds?: number;
   /**
    * Successful registrations one client address (IPv6: one /64) may make per hour, across instances; more get `429`
-   * with `Retry-After`. Default {@link DEFAULT_REGISTRATIONS_PER_ADDRESS}.
+   * with `Retry-After`. Default 100 (`DEFAULT_REGISTRATIONS_PER_ADDRESS`).
    */
   registrationsPerAddress?: number;
   /** Successful registrations one IPv6 /48 may make per hour across its /64s. Default ten times `registrationsPerAddress`. */
