@@ -24,6 +24,7 @@ const ISOLATED = [
   'test/telemetry-sdk-failures.test.ts',
   'test/examples-telemetry.test.ts',
   'test/pkcs11.test.ts',
+  'test/pkcs11-waiting.test.ts',
   'test/browser/**/*.test.ts',
 ];
 
@@ -117,6 +118,7 @@ const SERVICE_FILES = [
   'test/cli-sessions-redis.test.ts',
   // SoftHSM2
   'test/pkcs11.test.ts',
+  'test/pkcs11-waiting.test.ts',
   // the built dist/ (the CLI, the packed tarball), the examples, git, the Go, Ruby and Python clients
   'test/cli.test.ts',
   'test/cli-keys-redis.test.ts',

@@ -25,9 +25,13 @@ const ON_EVENT_ROUTE = 'onEvent';
  * (its retry would be refused, then taken for a replay that revokes its grant; a new secret would be lost), or tell
  * it that a change it made did not happen.
  *
+ * `'counted'`: a refusal no one may read as an audit record (it names an account that does not exist,
+ * src/http/denied-accounts.ts): counted in the metrics and the span, never given to `onEvent` or the taps, so a flood of
+ * made-up ids grows no audit log and still shows in `sentinel.tokens.denied`.
+ *
  * @example context.emit({ type: 'app.registered', accountId, clientId, actor }, 'committed');
  */
-export type EventStanding = 'committed';
+export type EventStanding = 'committed' | 'counted';
 
 /**
  * Whether events of a request need anyone: an `onEvent` hook, a span to annotate or metrics to count. When none
@@ -59,8 +63,9 @@ export function createEmitter(
   return (input, standing) => {
     // The hook first: when it throws, the request fails with server_error and nothing was issued, so nothing may be
     // counted as issued either. A committed change happened whatever the hook says: reported, and counted.
-    const taps = eventTaps(config);
-    const event = onEvent === undefined && taps === undefined ? undefined : auditEvent(input, { config, request, requestId: id });
+    const taps = standing === 'counted' ? undefined : eventTaps(config);
+    const audited = standing !== 'counted' && (onEvent !== undefined || taps !== undefined);
+    const event = audited ? auditEvent(input, { config, request, requestId: id }) : undefined;
     if (onEvent !== undefined && event !== undefined) {
       try {
         catchRejection(onEvent(event), (error) => reportHookFailure(config, error, event.accountId));

@@ -107,11 +107,12 @@ export function createEdge(context: SentinelContext, serviceKeys: ServiceKeys, r
     };
     const accountId = params?.accountId;
     if (isOAuthError(error) && error.code !== 'server_error') {
-      // Only refusals of accounts that exist are audited: the answer is the same either way.
+      // Only refusals of accounts that exist are audited; the others are counted only. The answer is the same.
       const onFailure = (storeError: unknown): void => report(storeError, entry.name, accountId);
-      if (entry.deniedEvent !== undefined && params !== undefined && (await audited(params.accountId, onFailure))) {
+      if (entry.deniedEvent !== undefined && params !== undefined) {
+        const standing = (await audited(params.accountId, onFailure)) ? undefined : 'counted';
         try {
-          scoped.emit(entry.deniedEvent(scoped, request, params, error));
+          scoped.emit(entry.deniedEvent(scoped, request, params, error), standing);
         } catch (hookError) {
           report(hookError, entry.name, accountId);
           observation?.fail('server_error');
