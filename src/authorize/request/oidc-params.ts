@@ -5,7 +5,7 @@
  */
 import type { SentinelContext } from '../../http/context.js';
 import { verifyIDTokenHint } from '../../token/id-token-hint.js';
-import { AuthorizationError } from './authorization-error.js';
+import { AuthorizationError, redirectOnFailure } from './authorization-error.js';
 import type { AcrValue } from '../../assurance/levels.js';
 import { readAcrRequest } from '../../assurance/requested-acr.js';
 import type { RedirectTarget } from './authorization-response.js';
@@ -146,7 +146,9 @@ export async function readOIDCParams(
   let idTokenHintSubject: string | undefined;
   const hint = read('id_token_hint');
   if (hint !== undefined) {
-    const verified = await verifyIDTokenHint(context, hint, target.accountId);
+    // The check may reload the key ring from the store (an unknown kid): a failing store is the usual server_error
+    // redirect to the validated redirect URI, reported, not a 500 page that strands the user.
+    const verified = await redirectOnFailure(target, verifyIDTokenHint(context, hint, target.accountId));
     if (verified === null || !verified.audiences.includes(target.clientId)) {
       throw new AuthorizationError('invalid_request', 'id_token_hint is not an ID token this service issued to this application', target);
     }
