@@ -66,23 +66,17 @@ function claimsAcr(target: unknown, name: string): ClaimsAcr {
 }
 
 /**
- * Reads `acr_values` and the `claims` parameter of an authorization request.
+ * Reads `acr_values` and the `claims` parameter of an authorization request, the latter already parsed into a JSON
+ * object once for all its readers (authorize/request/oidc-params.ts).
  *
  * @example
  * readAcrRequest('urn:sentinel:acr:mfa', undefined) // { ok: true, acr: 'urn:sentinel:acr:mfa' }
- * readAcrRequest(undefined, '{"id_token":{"acr":{"essential":true,"values":["urn:sentinel:acr:password"]}}}')
+ * readAcrRequest(undefined, { id_token: { acr: { essential: true, values: ['urn:sentinel:acr:password'] } } })
  * // { ok: true, acr: 'urn:sentinel:acr:password', essential: ['urn:sentinel:acr:password'] }
  */
-export function readAcrRequest(acrValues: string | undefined, claims: string | undefined): AcrRequest {
+export function readAcrRequest(acrValues: string | undefined, parsed: Readonly<Record<string, unknown>> | undefined): AcrRequest {
   let required = acrValues === undefined ? undefined : weakestKnown(acrValues.split(' ').filter((value) => value !== ''));
-  if (claims === undefined) return { ok: true, acr: required };
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(claims);
-  } catch {
-    return { ok: false, code: 'invalid_request', description: 'the claims parameter is not valid JSON' };
-  }
-  if (!isObject(parsed)) return { ok: false, code: 'invalid_request', description: 'the claims parameter must be a JSON object' };
+  if (parsed === undefined) return { ok: true, acr: required };
   let essential: AcrValue[] | undefined;
   for (const name of CLAIM_TARGETS) {
     const asked = claimsAcr(parsed[name], name);

@@ -53,16 +53,15 @@ function targetNames(target: unknown, name: string, place: ClaimsPlace): string[
 
 /**
  * The claims the `claims` parameter asks for by name, `undefined` when it asks for none (no parameter, or only
- * `sub`, the ID token's `acr` and names the service cannot release), or a problem to answer as `invalid_request`. The parameter is already
- * known to be a JSON object whose `userinfo` and `id_token` members are objects (readAcrRequest checked it).
+ * `sub`, the ID token's `acr` and names the service cannot release), or a problem to answer as `invalid_request`. The parameter is
+ * parsed once for all its readers (authorize/request/oidc-params.ts); readAcrRequest already checked its members.
  *
  * @example
- * readRequestedClaims('{"userinfo":{"email":{"essential":true}},"id_token":{"name":null,"shoe_size":null}}')
+ * readRequestedClaims({ userinfo: { email: { essential: true } }, id_token: { name: null, shoe_size: null } })
  * // { userinfo: ['email'], idToken: ['name'] }
  */
-export function readRequestedClaims(claims: string | undefined): RequestedClaims | undefined | string {
-  if (claims === undefined) return undefined;
-  const parsed = JSON.parse(claims) as Record<string, unknown>;
+export function readRequestedClaims(parsed: Readonly<Record<string, unknown>> | undefined): RequestedClaims | undefined | string {
+  if (parsed === undefined) return undefined;
   const userinfo = targetNames(parsed.userinfo, 'userinfo', 'userinfo');
   if (typeof userinfo === 'string') return userinfo;
   const idToken = targetNames(parsed.id_token, 'id_token', 'idToken');

@@ -93,13 +93,29 @@ function readMaxAge(read: Reader, target: RedirectTarget, defaultMaxAge: number 
 }
 
 /**
- * The `sub` value the `claims` parameter asks of the ID token, or `undefined` (OpenID Connect Core §3.1.2.2: the OP
- * MUST only answer for that user, never for another one with a session). `claims` is already known to be a JSON
- * object (readAcrRequest checked it); a `sub` member of the wrong type is a problem (a string), as for `acr`.
+ * The `claims` parameter (OpenID Connect Core §5.5) parsed once, for its three readers (the `acr`, the `sub` and
+ * the claims asked for by name): `undefined` without one, a problem (a string) unless it is a JSON object.
  */
-function readClaimsSubject(claims: string | undefined): { subject: string | undefined } | string {
+function parseClaimsParameter(claims: string | undefined): { parsed: Record<string, unknown> | undefined } | string {
+  if (claims === undefined) return { parsed: undefined };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(claims);
+  } catch {
+    return 'the claims parameter is not valid JSON';
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return 'the claims parameter must be a JSON object';
+  return { parsed: parsed as Record<string, unknown> };
+}
+
+/**
+ * The `sub` value the `claims` parameter asks of the ID token, or `undefined` (OpenID Connect Core §3.1.2.2: the OP
+ * MUST only answer for that user, never for another one with a session). A `sub` member of the wrong type is a
+ * problem (a string), as for `acr`.
+ */
+function readClaimsSubject(claims: Readonly<Record<string, unknown>> | undefined): { subject: string | undefined } | string {
   if (claims === undefined) return { subject: undefined };
-  const idToken = (JSON.parse(claims) as Record<string, unknown>).id_token;
+  const idToken = claims.id_token;
   if (typeof idToken !== 'object' || idToken === null) return { subject: undefined };
   const sub = (idToken as Record<string, unknown>).sub;
   if (sub === undefined || sub === null) return { subject: undefined };
@@ -154,7 +170,9 @@ export async function readOIDCParams(
     }
     idTokenHintSubject = verified.sub;
   }
-  const claims = read('claims');
+  const claimsParameter = parseClaimsParameter(read('claims'));
+  if (typeof claimsParameter === 'string') throw new AuthorizationError('invalid_request', claimsParameter, target);
+  const claims = claimsParameter.parsed;
   const acrRequest = readAcrRequest(read('acr_values'), claims);
   if (!acrRequest.ok) throw new AuthorizationError(acrRequest.code, acrRequest.description, target);
   const claimsSubject = readClaimsSubject(claims);
