@@ -149,6 +149,17 @@ describe('claims parameter: user claims (OpenID Connect Core §5.5)', () => {
     expect(asked.at(-1)).toEqual({ accountId: ACCOUNT, userId: USER_ID, scopes: ['openid'] });
   });
 
+  // `sid` is in claims_supported for the ID token (and logout tokens) only, as node-oidc-provider releases it: UserInfo
+  // answers claims of the user, and a session's id is not one; asked for there, it is ignored like any unknown name.
+  it('ignores sid asked of UserInfo: the session id is released in the ID token only', async () => {
+    const { sentinel, asked } = claimsSentinel();
+    const tokens = await tokensFor(sentinel, JSON.stringify({ userinfo: { sid: null, email: null }, id_token: { sid: null } }));
+    expect(claimsOf(String(tokens.id_token)).sid).toEqual(expect.any(String));
+    expect(claimsOf(String(tokens.access_token)).userinfo_claims).toEqual(['email']);
+    expect(await userInfo(sentinel, tokens.access_token)).toEqual({ sub: USER_ID, email: ALICE.email });
+    expect(asked.at(-1)).toEqual({ accountId: ACCOUNT, userId: USER_ID, scopes: ['openid'], claims: ['email'] });
+  });
+
   it('gives an app with a registered scope no claim by name its scopes could not release, at refresh too', async () => {
     const store = new MemoryStore();
     const withScope = (scope: string) =>

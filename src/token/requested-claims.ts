@@ -27,7 +27,9 @@ const RELEASABLE: readonly string[] = Object.values(SCOPE_CLAIMS).flat();
 
 /**
  * Claims of the sign-in (`claims_supported`) that UserInfo answers from the access token when `claims.userinfo` names
- * them; every ID token carries them already (`acr` and `amr` when the sign-in recorded its methods).
+ * them; every ID token carries them already (`acr` and `amr` when the sign-in recorded its methods). `sid`, also in
+ * `claims_supported`, is deliberately not here: it names the session, not the user, and only ID tokens and logout
+ * tokens carry it (as node-oidc-provider, whose UserInfo releases only the account's claims).
  */
 export const SIGN_IN_CLAIMS: readonly string[] = ['auth_time', 'acr', 'amr'];
 
