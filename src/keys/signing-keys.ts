@@ -18,6 +18,7 @@ import {
 import { promisify } from 'node:util';
 import { ConfigurationError } from '../errors.js';
 import { ecdsaDerToJose } from './signers/ecdsa-der.js';
+import { padRsaSignature } from './signers/rsa-signature.js';
 import { inNextBatch } from './pool-batch.js';
 import { DEFAULT_SIGNING_TIMEOUT_SECONDS, withSigningDeadline } from './signing-deadline.js';
 
@@ -133,8 +134,12 @@ const HASH: Record<SigningAlgorithm, string | null> = { ES256: 'sha256', ES384: 
 /** JWS signature length of the fixed-size algorithms; an external signer answering DER would not verify. */
 const SIGNATURE_BYTES: Partial<Record<SigningAlgorithm, number>> = { ES256: 64, ES384: 96, EdDSA: 64 };
 
-/** The JWS signature length `publicKey` makes under `alg`: EdDSA's depends on the curve (RFC 8032: Ed448 114 bytes). */
+/**
+ * The JWS signature length `publicKey` makes under `alg`: EdDSA's depends on the curve (RFC 8032: Ed448 114 bytes),
+ * RSA's is the modulus length (RFC 8017 §8.2.1 I2OSP).
+ */
 function signatureBytes(alg: SigningAlgorithm, publicKey: KeyObject): number | undefined {
+  if (alg === 'RS256' || alg === 'PS256') return Math.ceil((publicKey.asymmetricKeyDetails?.modulusLength ?? 0) / 8);
   return alg === 'EdDSA' && publicKey.asymmetricKeyType === 'ed448' ? 114 : SIGNATURE_BYTES[alg];
 }
 
@@ -171,6 +176,10 @@ function importExternal(signer: ExternalSigner, field: string, timeoutMs: number
         // A KMS answers ECDSA in DER; JWS needs r||s. Accept both, so a KMS plugs in without a conversion step.
         if (signature instanceof Uint8Array && bytes !== undefined && signature.length !== bytes && alg.startsWith('ES')) {
           signature = ecdsaDerToJose(signature, bytes / 2) ?? signature;
+        }
+        // RSA: some KMS/HSM libraries drop the leading zero bytes; JWS needs the modulus-length form (RFC 8017 I2OSP).
+        if (signature instanceof Uint8Array && bytes !== undefined && (alg === 'RS256' || alg === 'PS256')) {
+          signature = padRsaSignature(signature, bytes) ?? signature;
         }
         if (!(signature instanceof Uint8Array) || signature.length === 0 || (bytes !== undefined && signature.length !== bytes)) {
           throw new Error(`an external signer returned a signature that is not in JWS form for ${alg}`);
