@@ -19,6 +19,7 @@ import { promisify } from 'node:util';
 import { ConfigurationError } from '../errors.js';
 import { ecdsaDerToJose } from './signers/ecdsa-der.js';
 import { padRsaSignature } from './signers/rsa-signature.js';
+import { signatureBytesOf } from './signers/signature-bytes.js';
 import { inNextBatch } from './pool-batch.js';
 import { DEFAULT_SIGNING_TIMEOUT_SECONDS, withSigningDeadline } from './signing-deadline.js';
 
@@ -45,9 +46,9 @@ export interface ExternalSigner {
   /** The public key as a JWK (RFC 7517), published in the JWKS. */
   publicJwk: JWK;
   /**
-   * Signs `data` with the private key: the raw signature the algorithm defines (JWS form, RFC 7518 §3). `signal`
-   * aborts when the signing deadline (`signingTimeout`) passes: the answer is no longer read, so work not started
-   * yet may be dropped.
+   * Signs `data` with the private key: the raw signature the algorithm defines (JWS form, RFC 7518 §3), as any
+   * ArrayBuffer view or ArrayBuffer of any realm. `signal` aborts when the signing deadline (`signingTimeout`)
+   * passes: the answer is no longer read, so work not started yet may be dropped.
    */
   sign(data: Uint8Array, options?: { signal?: AbortSignal | undefined }): Promise<Uint8Array>;
 }
@@ -172,16 +173,16 @@ function importExternal(signer: ExternalSigner, field: string, timeoutMs: number
       alg,
       publicJwk: signer.publicJwk,
       async sign(data) {
-        let signature = await withSigningDeadline((signal) => signer.sign(data, { signal }), timeoutMs, signer.kid);
+        const answer = await withSigningDeadline((signal) => signer.sign(data, { signal }), timeoutMs, signer.kid);
+        let signature = signatureBytesOf(answer);
+        if (signature === null || signature.length === 0) throw new Error(`an external signer returned no signature bytes for ${alg}`);
         // A KMS answers ECDSA in DER; JWS needs r||s. Accept both, so a KMS plugs in without a conversion step.
-        if (signature instanceof Uint8Array && bytes !== undefined && signature.length !== bytes && alg.startsWith('ES')) {
+        if (bytes !== undefined && signature.length !== bytes && alg.startsWith('ES')) {
           signature = ecdsaDerToJose(signature, bytes / 2) ?? signature;
         }
         // RSA: some KMS/HSM libraries drop the leading zero bytes; JWS needs the modulus-length form (RFC 8017 I2OSP).
-        if (signature instanceof Uint8Array && bytes !== undefined && (alg === 'RS256' || alg === 'PS256')) {
-          signature = padRsaSignature(signature, bytes) ?? signature;
-        }
-        if (!(signature instanceof Uint8Array) || signature.length === 0 || (bytes !== undefined && signature.length !== bytes)) {
+        if (bytes !== undefined && (alg === 'RS256' || alg === 'PS256')) signature = padRsaSignature(signature, bytes) ?? signature;
+        if (bytes !== undefined && signature.length !== bytes) {
           throw new Error(`an external signer returned a signature that is not in JWS form for ${alg}`);
         }
         // The key that signed is out of sight: a KMS alias moved to a new key version, an HSM key re-made under
