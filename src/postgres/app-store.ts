@@ -84,7 +84,15 @@ export class PostgresAppStore implements AppStore {
   async #getPool(): Promise<Pool> {
     if (this.#closed) throw new Error('PostgresAppStore is closed');
     if (this.#pool !== undefined) return this.#pool;
-    this.#poolPromise ??= loadPool(this.#options).then((pool) => this.#adopt(pool));
+    this.#poolPromise ??= loadPool(this.#options).then(async (pool) => {
+      // close() ran while the driver loaded: nobody would end this pool, and its connections would keep the host's
+      // process alive. End it now, unused.
+      if (this.#closed) {
+        await pool.end().catch(() => {});
+        throw new Error('PostgresAppStore is closed');
+      }
+      return this.#adopt(pool);
+    });
     return this.#poolPromise;
   }
 
@@ -97,7 +105,8 @@ export class PostgresAppStore implements AppStore {
   }
 
   /**
-   * Stops the change listener and, when the store made the pool, ends it.
+   * Stops the change listener and, when the store made the pool, ends it (a pool still being made when close() runs
+   * is ended as soon as it exists, and the lookups waiting on it fail).
    * @example process.on('SIGTERM', () => appStore.close());
    */
   async close(): Promise<void> {
