@@ -110,6 +110,7 @@ export class PostgresEventLog implements EventSource {
   readonly #options: PostgresEventLogOptions;
   readonly #retentionDays: number;
   readonly #maxPending: number;
+  #closed = false;
   #pool: Pool | undefined;
   #poolLoading: Promise<Pool> | undefined;
   #pending: SentinelEvent[] = [];
@@ -128,7 +129,13 @@ export class PostgresEventLog implements EventSource {
   /** The pool: the host's, or the log's own, made on first use. */
   #connection(): Promise<Pool> {
     if (this.#pool !== undefined) return Promise.resolve(this.#pool);
-    this.#poolLoading ??= loadPool({ connectionString: this.#options.connectionString ?? '' }).then((pool) => {
+    if (this.#closed) return Promise.reject(new Error('PostgresEventLog is closed'));
+    this.#poolLoading ??= loadPool({ connectionString: this.#options.connectionString ?? '' }).then(async (pool) => {
+      // close() ran while the driver loaded: nobody would end this pool, and it would keep the host's process alive.
+      if (this.#closed) {
+        await pool.end().catch(() => {});
+        throw new Error('PostgresEventLog is closed');
+      }
       // An idle connection that dies (database restart, failover) emits 'error' on the pool; unheard, it would end
       // the host's process. A host's own pool is the host's to listen to.
       pool.on('error', (error) => this.#report(error, 0));
@@ -295,6 +302,8 @@ export class PostgresEventLog implements EventSource {
   /** Writes what is pending, then ends the log's own pool (a host's pool is left open). */
   async close(): Promise<void> {
     await this.flush();
+    // After the flush, whose writes may still need the pool: a pool made from now on is ended at once.
+    this.#closed = true;
     if (this.#options.pool === undefined && this.#pool !== undefined) await this.#pool.end();
   }
 }
