@@ -100,6 +100,8 @@ const SERVICE_FILES = [
   'test/postgres-migrate-isolation.test.ts',
   'test/postgres-listener-heartbeat.test.ts',
   'test/cli-apps-disabled-postgres.test.ts',
+  'test/postgres-app-store-close-race.test.ts',
+  'test/postgres-event-log-close-race.test.ts',
   'test/registration.test.ts',
   'test/config-strict-apps.test.ts',
   'test/hardening-registration-events.test.ts',
