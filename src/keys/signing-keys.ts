@@ -17,110 +17,13 @@ import {
 } from 'node:crypto';
 import { promisify } from 'node:util';
 import { ConfigurationError } from '../errors.js';
-import { ecdsaDerToJose } from './signers/ecdsa-der.js';
-import { padRsaSignature } from './signers/rsa-signature.js';
-import { signatureBytesOf } from './signers/signature-bytes.js';
+import { importExternal } from './external-signer-key.js';
+import { assertKeyFits, inferAlgorithm } from './key-fit.js';
+import type { ExternalSigner, JWK, KeySet, SigningAlgorithm, SigningKey } from './key-types.js';
 import { inNextBatch } from './pool-batch.js';
-import { DEFAULT_SIGNING_TIMEOUT_SECONDS, withSigningDeadline } from './signing-deadline.js';
+import { DEFAULT_SIGNING_TIMEOUT_SECONDS } from './signing-deadline.js';
 
-/**
- * A JSON Web Key (RFC 7517) as accepted in the `keys` option (private keys) and published in the JWKS (public parts).
- * @example const key: JWK = JSON.parse(process.env.SENTINEL_KEYS!)[0];
- */
-export type JWK = Record<string, unknown> & { kty: string; kid?: string; alg?: string };
-
-/**
- * Algorithms sentinel-idp signs with (RFC 7518 §3, RFC 8037 for EdDSA); inferred from the key when `alg` is absent.
- * @example const alg: SigningAlgorithm = 'ES256';
- */
-export type SigningAlgorithm = 'ES256' | 'ES384' | 'RS256' | 'PS256' | 'EdDSA';
-
-/**
- * A signer whose private key stays outside the process (an HSM, a cloud KMS): `sign` receives the JWS signing
- * input and returns the signature in JWS form (raw `r||s` for ECDSA, RFC 7518 §3.4).
- * @example const key = { signer: await pkcs11Signer({ library, tokenLabel: 'idp', pin, keyLabel: 'signing' }) };
- */
-export interface ExternalSigner {
-  kid: string;
-  alg: SigningAlgorithm;
-  /** The public key as a JWK (RFC 7517), published in the JWKS. */
-  publicJwk: JWK;
-  /**
-   * Signs `data` with the private key: the raw signature the algorithm defines (JWS form, RFC 7518 §3), as any
-   * ArrayBuffer view or ArrayBuffer of any realm. `signal` aborts when the signing deadline (`signingTimeout`)
-   * passes: the answer is no longer read, so work not started yet may be dropped.
-   */
-  sign(data: Uint8Array, options?: { signal?: AbortSignal | undefined }): Promise<Uint8Array>;
-}
-
-/** One imported key; `external` is set (and `privateKey` absent) for a key that signs outside the process. */
-export interface SigningKey {
-  readonly kid: string;
-  readonly alg: SigningAlgorithm;
-  readonly privateKey?: KeyObject;
-  readonly external?: ExternalSigner;
-  readonly publicKey: KeyObject;
-  readonly publicJWK: JWK;
-}
-
-/** The keys of one service: the first signs, all verify and are published. */
-export interface KeySet {
-  readonly signer: SigningKey;
-  /**
-   * The active key of each algorithm (the first configured key of that algorithm): ID tokens are signed with the
-   * key of the algorithm their client asks for (OpenID Connect `id_token_signed_response_alg`).
-   */
-  readonly byAlg: ReadonlyMap<SigningAlgorithm, SigningKey>;
-  readonly byKid: ReadonlyMap<string, SigningKey>;
-  readonly jwks: { keys: JWK[] };
-}
-
-function inferAlgorithm(jwk: JWK, field: string): SigningAlgorithm {
-  if (jwk.alg !== undefined) {
-    if (['ES256', 'ES384', 'RS256', 'PS256', 'EdDSA'].includes(jwk.alg)) return jwk.alg as SigningAlgorithm;
-    throw new ConfigurationError(`${field}.alg`, `unsupported algorithm ${jwk.alg}`);
-  }
-  if (jwk.kty === 'EC' && jwk.crv === 'P-256') return 'ES256';
-  if (jwk.kty === 'EC' && jwk.crv === 'P-384') return 'ES384';
-  if (jwk.kty === 'OKP' && jwk.crv === 'Ed25519') return 'EdDSA';
-  if (jwk.kty === 'RSA') return 'RS256';
-  throw new ConfigurationError(field, `unsupported key type ${String(jwk.kty)}/${String(jwk.crv)}`);
-}
-
-/** How node:crypto names the curves of the ES algorithms (`asymmetricKeyDetails.namedCurve`). */
-const EC_CURVES: Partial<Record<SigningAlgorithm, { curve: string; name: string }>> = {
-  ES256: { curve: 'prime256v1', name: 'P-256' },
-  ES384: { curve: 'secp384r1', name: 'P-384' },
-};
-
-function describeKey(key: KeyObject): string {
-  const { namedCurve, modulusLength } = key.asymmetricKeyDetails ?? {};
-  const type = key.asymmetricKeyType;
-  if (type === 'ec') return `an EC key on ${Object.values(EC_CURVES).find((entry) => entry.curve === namedCurve)?.name ?? namedCurve}`;
-  if (type === 'rsa' || type === 'rsa-pss') return `a ${modulusLength}-bit RSA key`;
-  return `an ${String(type)} key`;
-}
-
-/**
- * Refuses a key its algorithm does not fit (RFC 7518 §3.3-3.5, RFC 8037 §3.1): node:crypto would sign with it anyway,
- * the JWKS would publish it with that `alg`, and every standard verifier would refuse the tokens. RSA keys under
- * 2048 bits are refused as RFC 7518 §3.3 requires. The message names the key (field, kid), never its material.
- */
-function assertKeyFits(alg: SigningAlgorithm, key: KeyObject, field: string, kid: unknown): void {
-  const type = key.asymmetricKeyType;
-  const curve = EC_CURVES[alg];
-  let needs: string | null = null;
-  if (curve !== undefined) {
-    if (type !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== curve.curve) needs = `an EC key on ${curve.name}`;
-  } else if (alg === 'EdDSA') {
-    if (type !== 'ed25519' && type !== 'ed448') needs = 'an OKP key (Ed25519 or Ed448)';
-  } else if (type !== 'rsa' || (key.asymmetricKeyDetails?.modulusLength ?? 0) < 2048) {
-    needs = 'an RSA key of at least 2048 bits';
-  }
-  if (needs === null) return;
-  const named = typeof kid === 'string' && kid !== '' ? ` (kid ${kid})` : '';
-  throw new ConfigurationError(field, `${alg} needs ${needs}, and this key${named} is ${describeKey(key)}`);
-}
+export type { ExternalSigner, JWK, KeySet, SigningAlgorithm, SigningKey } from './key-types.js';
 
 /** RFC 7638 thumbprint: SHA-256 over the required public members in lexicographic order. */
 function thumbprint(publicJWK: JWK): string {
@@ -131,72 +34,6 @@ function thumbprint(publicJWK: JWK): string {
 }
 
 const HASH: Record<SigningAlgorithm, string | null> = { ES256: 'sha256', ES384: 'sha384', RS256: 'sha256', PS256: 'sha256', EdDSA: null };
-
-/** JWS signature length of the fixed-size algorithms; an external signer answering DER would not verify. */
-const SIGNATURE_BYTES: Partial<Record<SigningAlgorithm, number>> = { ES256: 64, ES384: 96, EdDSA: 64 };
-
-/**
- * The JWS signature length `publicKey` makes under `alg`: EdDSA's depends on the curve (RFC 8032: Ed448 114 bytes),
- * RSA's is the modulus length (RFC 8017 §8.2.1 I2OSP).
- */
-function signatureBytes(alg: SigningAlgorithm, publicKey: KeyObject): number | undefined {
-  if (alg === 'RS256' || alg === 'PS256') return Math.ceil((publicKey.asymmetricKeyDetails?.modulusLength ?? 0) / 8);
-  return alg === 'EdDSA' && publicKey.asymmetricKeyType === 'ed448' ? 114 : SIGNATURE_BYTES[alg];
-}
-
-function importExternal(signer: ExternalSigner, field: string, timeoutMs: number): SigningKey {
-  if (typeof signer !== 'object' || signer === null || typeof signer.sign !== 'function') {
-    throw new ConfigurationError(`${field}.signer`, 'must be { kid, alg, publicJwk, sign(data) }');
-  }
-  if (typeof signer.kid !== 'string' || signer.kid === '')
-    throw new ConfigurationError(`${field}.signer.kid`, 'must be a non-empty string');
-  if (typeof signer.publicJwk !== 'object' || signer.publicJwk === null || signer.publicJwk.d !== undefined) {
-    throw new ConfigurationError(`${field}.signer.publicJwk`, 'must be a public JWK (without "d")');
-  }
-  const alg = inferAlgorithm({ ...signer.publicJwk, alg: signer.alg }, `${field}.signer`);
-  let publicKey: KeyObject;
-  try {
-    publicKey = createPublicKey({ key: signer.publicJwk as import('node:crypto').JsonWebKey, format: 'jwk' });
-  } catch {
-    throw new ConfigurationError(`${field}.signer.publicJwk`, 'is not a valid public JWK');
-  }
-  assertKeyFits(alg, publicKey, `${field}.signer`, signer.kid);
-  const exported = publicKey.export({ format: 'jwk' }) as JWK;
-  const bytes = signatureBytes(alg, publicKey);
-  const key: SigningKey = {
-    kid: signer.kid,
-    alg,
-    publicKey,
-    publicJWK: { ...exported, kid: signer.kid, alg, use: 'sig' },
-    external: {
-      kid: signer.kid,
-      alg,
-      publicJwk: signer.publicJwk,
-      async sign(data) {
-        const answer = await withSigningDeadline((signal) => signer.sign(data, { signal }), timeoutMs, signer.kid);
-        let signature = signatureBytesOf(answer);
-        if (signature === null || signature.length === 0) throw new Error(`an external signer returned no signature bytes for ${alg}`);
-        // A KMS answers ECDSA in DER; JWS needs r||s. Accept both, so a KMS plugs in without a conversion step.
-        if (bytes !== undefined && signature.length !== bytes && alg.startsWith('ES')) {
-          signature = ecdsaDerToJose(signature, bytes / 2) ?? signature;
-        }
-        // RSA: some KMS/HSM libraries drop the leading zero bytes; JWS needs the modulus-length form (RFC 8017 I2OSP).
-        if (bytes !== undefined && (alg === 'RS256' || alg === 'PS256')) signature = padRsaSignature(signature, bytes) ?? signature;
-        if (bytes !== undefined && signature.length !== bytes) {
-          throw new Error(`an external signer returned a signature that is not in JWS form for ${alg}`);
-        }
-        // The key that signed is out of sight: a KMS alias moved to a new key version, an HSM key re-made under
-        // its label, a signer answering garbage of the right length. Its token would verify nowhere, and nothing
-        // else would tell: each signature is checked against the published key, and refused (500) unless it holds.
-        if (!(await verifyBytesInPool(key, Buffer.from(data), Buffer.from(signature)))) {
-          throw new Error(`the external signer of kid ${signer.kid} returned a signature its published key does not verify`);
-        }
-        return signature;
-      },
-    },
-  };
-  return key;
-}
 
 /**
  * Imports one private JWK, or an `{ signer }` entry whose private key lives outside the process; such a signer's
@@ -209,7 +46,7 @@ export function importKey(
   signingTimeout = DEFAULT_SIGNING_TIMEOUT_SECONDS,
 ): SigningKey {
   if (typeof jwk === 'object' && jwk !== null && 'signer' in jwk)
-    return importExternal(jwk.signer as ExternalSigner, field, signingTimeout * 1000);
+    return importExternal(jwk.signer as ExternalSigner, field, signingTimeout * 1000, verifyBytesInPool);
   if (typeof jwk !== 'object' || jwk === null || typeof jwk.kty !== 'string') {
     throw new ConfigurationError(field, 'must be a JWK object');
   }
