@@ -76,7 +76,15 @@ export function importExternal(signer: ExternalSigner, field: string, timeoutMs:
         // The key that signed is out of sight: a KMS alias moved to a new key version, an HSM key re-made under
         // its label, a signer answering garbage of the right length. Its token would verify nowhere, and nothing
         // else would tell: each signature is checked against the published key, and refused (500) unless it holds.
-        if (!(await verify(key, Buffer.from(data), Buffer.from(signature)))) {
+        let valid = await verify(key, Buffer.from(data), Buffer.from(signature));
+        // A DER answer is 64 (ES256) or 96 (ES384) bytes when r and s are short enough, the raw length, so it was
+        // taken as raw above: one that does not verify as raw but parses as DER is converted and verified instead.
+        const der = !valid && alg.startsWith('ES') && bytes !== undefined ? ecdsaDerToJose(signature, bytes / 2) : null;
+        if (der !== null) {
+          signature = der;
+          valid = await verify(key, Buffer.from(data), Buffer.from(signature));
+        }
+        if (!valid) {
           throw new Error(`the external signer of kid ${signer.kid} returned a signature its published key does not verify`);
         }
         return signature;
