@@ -25,6 +25,7 @@ const ISOLATED = [
   'test/examples-telemetry.test.ts',
   'test/pkcs11.test.ts',
   'test/pkcs11-waiting.test.ts',
+  'test/pkcs11-startup.test.ts',
   'test/browser/**/*.test.ts',
 ];
 
@@ -121,6 +122,7 @@ const SERVICE_FILES = [
   // SoftHSM2
   'test/pkcs11.test.ts',
   'test/pkcs11-waiting.test.ts',
+  'test/pkcs11-startup.test.ts',
   // the built dist/ (the CLI, the packed tarball), the examples, git, the Go, Ruby and Python clients
   'test/cli.test.ts',
   'test/cli-keys-redis.test.ts',

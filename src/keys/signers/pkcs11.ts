@@ -112,7 +112,10 @@ function openModule(library: string): pkcs11js.PKCS11 {
   try {
     module.C_Initialize({ flags: pkcs11js.CKF_OS_LOCKING_OK });
   } catch (error) {
-    if ((error as { code?: number }).code !== pkcs11js.CKR_CRYPTOKI_ALREADY_INITIALIZED) throw error;
+    if ((error as { code?: number }).code !== pkcs11js.CKR_CRYPTOKI_ALREADY_INITIALIZED) {
+      module.close(); // not in `modules`: nothing else would ever unload it
+      throw new ConfigurationError('pkcs11.library', `the module did not initialise: ${returnCode(error)}`);
+    }
   }
   modules.set(library, { module, users: 1 });
   return module;
@@ -285,7 +288,7 @@ export function pkcs11Signer(options: Pkcs11SignerOptions): Pkcs11Signer {
   const sessions: Buffer[] = [];
   try {
     const slot = findSlot(module, options);
-    for (let index = 0; index < count; index += 1) sessions.push(module.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION));
+    for (let index = 0; index < count; index += 1) sessions.push(openSession(module, slot, options));
     const first = sessions[0] as Buffer;
     try {
       loginUser(module, first, options.pin);
@@ -357,8 +360,23 @@ function loginRefusal(error: unknown): ConfigurationError {
   if (typeof code === 'number' && PIN_REFUSED.has(code)) {
     return new ConfigurationError('pkcs11.pin', 'the token refused the login (wrong PIN, or a locked or expired one)');
   }
-  const name = error instanceof Error && /^CKR_[A-Z0-9_]+$/.test(error.message) ? error.message : `code ${String(code)}`;
-  return new ConfigurationError('pkcs11.pin', `the token refused the login for another reason than the PIN: ${name}`);
+  return new ConfigurationError('pkcs11.pin', `the token refused the login for another reason than the PIN: ${returnCode(error)}`);
+}
+
+/** The module's return code of `error` (`CKR_…`), or its number: never the message of anything else. */
+function returnCode(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return error instanceof Error && /^CKR_[A-Z0-9_]+$/.test(error.message) ? error.message : `code ${String(code)}`;
+}
+
+/** C_OpenSession at startup; a refusal (token gone, an SO session open) names the token option and the return code. */
+function openSession(module: pkcs11js.PKCS11, slot: Buffer, options: Pkcs11SignerOptions): Buffer {
+  try {
+    return module.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION);
+  } catch (error) {
+    const field = options.tokenLabel !== undefined ? 'pkcs11.tokenLabel' : 'pkcs11.slot';
+    throw new ConfigurationError(field, `the token refused a session: ${returnCode(error)}`);
+  }
 }
 
 /** C_Login as the user; a token already logged in (login is per token, not per session) is fine. */
