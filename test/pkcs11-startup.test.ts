@@ -2,7 +2,8 @@
  * `pkcs11Signer()` startup failures against SoftHSM2: a token refusing the session (an SO read/write session open
  * in the process: CKR_SESSION_READ_WRITE_SO_EXISTS) and a module that does not initialise (SoftHSM2 without its
  * configuration) are ConfigurationErrors naming the return code, never the PIN; the module that did not initialise
- * is closed, not left loaded.
+ * is closed, not left loaded. A signer on a module the host had initialised itself leaves it initialised when it
+ * closes: C_Finalize is the host's to call.
  */
 import pkcs11js from 'pkcs11js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -65,6 +66,27 @@ describe.skipIf(problem !== null && !SOFTHSM_REQUIRED)('PKCS#11 signer startup f
     } finally {
       close.mockRestore();
       process.env.SOFTHSM2_CONF = conf;
+    }
+  });
+
+  it('closing a signer does not finalise a module the host initialised (its sessions stay open)', async () => {
+    const module = new pkcs11js.PKCS11();
+    module.load(token.library);
+    module.C_Initialize();
+    try {
+      const slot = module.C_GetSlotList(true).find((candidate) => module.C_GetTokenInfo(candidate).label.trim() === token.tokenLabel);
+      const session = module.C_OpenSession(slot as Buffer, pkcs11js.CKF_SERIAL_SESSION);
+      const signer = pkcs11Signer({ library: token.library, tokenLabel: token.tokenLabel, pin: token.pin, keyLabel: 'es256' });
+      await signer.close();
+      expect(() => module.C_GetSessionInfo(session)).not.toThrow();
+      module.C_CloseSession(session);
+    } finally {
+      try {
+        module.C_Finalize();
+      } catch {
+        // already finalised (the defect this test guards against)
+      }
+      module.close();
     }
   });
 });

@@ -1,8 +1,8 @@
 /**
  * Which slot holds the token of a PKCS#11 signer (`sentinel-idp/pkcs11`): at start-up by `tokenLabel` or `slot`,
- * and again after its sessions were lost (`pkcs11-recovery.ts`).
+ * and again after its sessions were lost (`pkcs11-recovery.ts`); the sessions opened in it at start-up.
  */
-import type pkcs11js from 'pkcs11js';
+import pkcs11js from 'pkcs11js';
 import { ConfigurationError } from '../../errors.js';
 
 /** What names the token among `Pkcs11SignerOptions` (structural, so this file does not import the signer's). */
@@ -46,4 +46,27 @@ export function slotFinder(module: pkcs11js.PKCS11, options: TokenChoice, first:
     if (found === undefined) throw new Error('the token of this slot is no longer present');
     return found;
   };
+}
+
+/**
+ * The module's return code of `error` (`CKR_…`), or its number: never the message of anything else.
+ * @example returnCode(error) // 'CKR_TOKEN_NOT_PRESENT'
+ */
+export function returnCode(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return error instanceof Error && /^CKR_[A-Z0-9_]+$/.test(error.message) ? error.message : `code ${String(code)}`;
+}
+
+/**
+ * C_OpenSession at start-up; a refusal (the token gone, an SO session open) is a ConfigurationError naming the
+ * token option and the return code.
+ * @example const session = openSession(module, slot, options);
+ */
+export function openSession(module: pkcs11js.PKCS11, slot: Buffer, options: TokenChoice): Buffer {
+  try {
+    return module.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION);
+  } catch (error) {
+    const field = options.tokenLabel !== undefined ? 'pkcs11.tokenLabel' : 'pkcs11.slot';
+    throw new ConfigurationError(field, `the token refused a session: ${returnCode(error)}`);
+  }
 }

@@ -14,7 +14,7 @@ import { type ExternalSigner, type JWK, type SigningAlgorithm, verifyBytes } fro
 import { assertKnownKeys, type KeysOf } from '../../lib/strict-options.js';
 import { sessionPool } from './pkcs11-pool.js';
 import { PIN_REFUSED, type Pkcs11Lease, tokenLink } from './pkcs11-recovery.js';
-import { findSlot, slotFinder } from './pkcs11-slot.js';
+import { findSlot, openSession, returnCode, slotFinder } from './pkcs11-slot.js';
 
 /**
  * Where the key is: the module, the token (by slot index or label), the user PIN and the label of the key pair;
@@ -95,7 +95,7 @@ const CURVES: Record<string, { crv: string; alg: SigningAlgorithm; size: number 
 };
 
 /** Modules initialised in this process, shared by every signer on the same library (C_Initialize is per process). */
-const modules = new Map<string, { module: pkcs11js.PKCS11; users: number }>();
+const modules = new Map<string, { module: pkcs11js.PKCS11; users: number; initialised: boolean }>();
 
 function openModule(library: string): pkcs11js.PKCS11 {
   const known = modules.get(library);
@@ -109,6 +109,7 @@ function openModule(library: string): pkcs11js.PKCS11 {
   } catch {
     throw new ConfigurationError('pkcs11.library', 'is not a loadable PKCS#11 module');
   }
+  let initialised = true;
   try {
     module.C_Initialize({ flags: pkcs11js.CKF_OS_LOCKING_OK });
   } catch (error) {
@@ -116,8 +117,9 @@ function openModule(library: string): pkcs11js.PKCS11 {
       module.close(); // not in `modules`: nothing else would ever unload it
       throw new ConfigurationError('pkcs11.library', `the module did not initialise: ${returnCode(error)}`);
     }
+    initialised = false; // by the host's own use of the module in this process: its C_Finalize is the host's to call
   }
-  modules.set(library, { module, users: 1 });
+  modules.set(library, { module, users: 1, initialised });
   return module;
 }
 
@@ -128,7 +130,7 @@ function releaseModule(library: string): void {
   if (known.users > 0) return;
   modules.delete(library);
   try {
-    known.module.C_Finalize();
+    if (known.initialised) known.module.C_Finalize();
   } finally {
     known.module.close();
   }
@@ -361,22 +363,6 @@ function loginRefusal(error: unknown): ConfigurationError {
     return new ConfigurationError('pkcs11.pin', 'the token refused the login (wrong PIN, or a locked or expired one)');
   }
   return new ConfigurationError('pkcs11.pin', `the token refused the login for another reason than the PIN: ${returnCode(error)}`);
-}
-
-/** The module's return code of `error` (`CKR_…`), or its number: never the message of anything else. */
-function returnCode(error: unknown): string {
-  const code = (error as { code?: unknown } | null)?.code;
-  return error instanceof Error && /^CKR_[A-Z0-9_]+$/.test(error.message) ? error.message : `code ${String(code)}`;
-}
-
-/** C_OpenSession at startup; a refusal (token gone, an SO session open) names the token option and the return code. */
-function openSession(module: pkcs11js.PKCS11, slot: Buffer, options: Pkcs11SignerOptions): Buffer {
-  try {
-    return module.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION);
-  } catch (error) {
-    const field = options.tokenLabel !== undefined ? 'pkcs11.tokenLabel' : 'pkcs11.slot';
-    throw new ConfigurationError(field, `the token refused a session: ${returnCode(error)}`);
-  }
 }
 
 /** C_Login as the user; a token already logged in (login is per token, not per session) is fine. */
