@@ -312,6 +312,26 @@ describe.skipIf(redis.skip)('keys commands on a per-account ring (keysPerAccount
     expect(pending?.activatesAt).toBeGreaterThanOrEqual(asked + 1500 + 600_000);
   });
 
+  it('keys revoke of the signing key without a successor names the environment variable it reads', async () => {
+    const ringPrefix = `${prefix}revoke-no-key:`;
+    const store = new RedisStore(client, { prefix: ringPrefix });
+    const sentinel = createSentinel(
+      baseOptions({
+        keys: undefined,
+        store,
+        keyRotation: { encryptionKey: ENCRYPTION_KEY, algorithms: ['ES256'], rotateEverySeconds: 3600, prePublishSeconds: 600 },
+      }),
+    );
+    await sentinel.ready();
+    const ring = JSON.parse((await store.get('keyring:default')) as string) as { keys: RingEntry[] };
+    const kid = ring.keys[0]?.kid as string;
+    const failed = runKeysRevoke(['--kid', kid, '--redis', REDIS_URL, '--prefix', ringPrefix], io());
+    await expect(failed).rejects.toThrow(/SENTINEL_KEY_ENCRYPTION_KEY/);
+    // Nothing written: the key is still live.
+    const after = JSON.parse((await store.get('keyring:default')) as string) as { keys: RingEntry[] };
+    expect(after.keys.find((entry) => entry.kid === kid)?.revokedAt).toBeUndefined();
+  });
+
   it('keys rotate drops the keys past their retention from the ring, as the instances do', async () => {
     const ringPrefix = `${prefix}pruned:`;
     const store = new RedisStore(client, { prefix: ringPrefix });

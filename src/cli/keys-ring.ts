@@ -4,7 +4,7 @@
  * same lock, so the running instances converge on the change within their `refreshSeconds`.
  */
 import type { SigningAlgorithm } from '../keys/signing-keys.js';
-import { assertOpens, hasPending, revokeEntry, startRotation } from '../keys/keyring/mutations.js';
+import { assertOpens, EncryptionKeyNeededError, hasPending, revokeEntry, startRotation } from '../keys/keyring/mutations.js';
 import { accountRingName } from '../keys/keyring/per-account.js';
 import { describeRing } from '../keys/keyring/describe.js';
 import { parseEncryptionKey } from '../keys/keyring/seal.js';
@@ -184,7 +184,18 @@ export async function runKeysRevoke(argv: readonly string[], io: CLIIO): Promise
   return withRing(values, 'keys revoke', io, async (store, name) => {
     let found = false;
     const written = await updateRing(store, name, (current) => {
-      const next = revokeEntry(current, kid, Date.now(), key);
+      let next: ReturnType<typeof revokeEntry>;
+      try {
+        next = revokeEntry(current, kid, Date.now(), key);
+      } catch (error) {
+        // Name the variable to set (never its value: it is unset here).
+        if (error instanceof EncryptionKeyNeededError) {
+          throw new Error(
+            `revoking the signing key needs a new one (no successor is pending): set ${ENCRYPTION_KEY_ENV} to the instances' keyRotation.encryptionKey`,
+          );
+        }
+        throw error;
+      }
       found = next !== null;
       return next;
     });

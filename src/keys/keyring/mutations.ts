@@ -18,6 +18,17 @@ export function assertOpens(document: RingDocument | null, encryptionKey: Buffer
 }
 
 /**
+ * Thrown by `revokeEntry` when the revoked key was signing, no successor waits and no encryption key was given: each
+ * caller names where its key comes from (the CLI, its environment variable).
+ */
+export class EncryptionKeyNeededError extends Error {
+  constructor() {
+    super('revoking the signing key needs a new one: give the encryption key');
+    this.name = 'EncryptionKeyNeededError';
+  }
+}
+
+/**
  * A new entry of `alg`: a fresh key pair (`privateJwk` when one was generated beforehand, off the main thread), the
  * private JWK sealed under `encryptionKey`.
  */
@@ -129,7 +140,7 @@ export function revokeEntry(
     if (pending !== undefined) {
       keys = keys.map((entry) => (entry === pending ? { ...entry, activatesAt: now } : entry));
     } else {
-      if (encryptionKey === undefined) throw new Error('revoking the signing key needs a new one: give the encryption key');
+      if (encryptionKey === undefined) throw new EncryptionKeyNeededError();
       const prepared = replacement?.alg === target.alg ? replacement : undefined;
       keys.push(newEntry(target.alg, encryptionKey, now, now, prepared));
     }
