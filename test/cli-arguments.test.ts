@@ -5,7 +5,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { APPS_DATABASE_COMMANDS, APPS_HELP } from '../src/cli/apps-manage.js';
+import type { CLIIO } from '../src/cli/io.js';
 import { ISSUERS_COMMANDS, ISSUERS_HELP } from '../src/cli/issuers-manage.js';
+import { main } from '../src/cli/main.js';
 import { parseArguments, type OptionTable } from '../src/cli/usage.js';
 
 const OPTIONS: OptionTable = {
@@ -45,5 +47,37 @@ describe('CLI usage texts', () => {
       expect(usage).toMatch(new RegExp(`[ |]${sub}(?=[| ])`));
       expect(guide).toContain(`sentinel-idp ${group} ${sub} `);
     }
+  });
+});
+
+describe('CLI --account', () => {
+  // An unreachable database and Redis: the id must be refused before any connection is tried.
+  const DATABASE = ['--database', 'postgres://127.0.0.1:1/none'];
+  const REDIS = ['--redis', 'redis://127.0.0.1:1'];
+
+  it.each([
+    ['apps', 'register', '--account', 'a/b'],
+    ['apps', 'list', ...DATABASE, '--account', 'a/b'],
+    ['apps', 'show', ...DATABASE, '--account', '..', '--client', 'c'],
+    ['apps', 'delete', ...DATABASE, '--account', 'a?b', '--client', 'c'],
+    ['apps', 'rotate-secret', ...DATABASE, '--account', '.', '--client', 'c'],
+    ['apps', 'disable', ...DATABASE, '--account', 'a#b', '--client', 'c'],
+    ['issuers', 'list', ...DATABASE, '--account', 'a/b'],
+    ['issuers', 'remove', ...DATABASE, '--account', '..', '--issuer', 'https://idp.example'],
+    ['issuers', 'history', ...DATABASE, '--account', 'a\u0001b', '--issuer', 'https://idp.example'],
+    ['sessions', 'list', ...REDIS, '--account', 'a/b', '--user', 'u'],
+    ['sessions', 'end', ...REDIS, '--account', '..', '--user', 'u'],
+  ])('%s %s refuses an --account that is no account id, exit code 2', async (...argv) => {
+    let err = '';
+    const io: CLIIO = {
+      stdout: () => {},
+      stderr: (text) => {
+        err += text;
+      },
+      env: {},
+      readSecret: async () => null,
+    };
+    expect(await main(argv, io)).toBe(2);
+    expect(err).toMatch(/--account must be 1-256 characters/);
   });
 });

@@ -8,7 +8,7 @@ import type { AppChangeRecord } from '../postgres/change-log.js';
 import type { PostgresAppStore } from '../postgres/app-store.js';
 import { cliActor, DATABASE_OPTIONS, withDatabase } from './database.js';
 import type { CLIIO } from './io.js';
-import { type OptionTable, optionalString, parseArguments, requireString, UsageError } from './usage.js';
+import { type OptionTable, optionalString, parseArguments, requireAccountId, requireString, UsageError } from './usage.js';
 
 const DEFAULT_OVERLAP_SECONDS = 86_400;
 
@@ -92,7 +92,7 @@ function runner(sub: Subcommand) {
       io.stdout(APPS_HELP);
       return 0;
     }
-    const accountId = requireString(values, 'account', command);
+    const accountId = requireAccountId(values, command);
     const clientId = sub === 'list' ? '' : requireString(values, 'client', command);
     const overlapText = optionalString(values, 'overlap', command);
     const overlapSeconds = overlapText === undefined ? DEFAULT_OVERLAP_SECONDS : Number(overlapText);

@@ -10,7 +10,7 @@ import type { TrustedIssuerChangeRecord } from '../postgres/trusted-issuer-rows.
 import { isConfigurationError } from '../errors.js';
 import { cliActor, DATABASE_OPTIONS, withDatabase } from './database.js';
 import type { CLIIO } from './io.js';
-import { type OptionTable, optionalString, parseArguments, requireString, UsageError } from './usage.js';
+import { type OptionTable, optionalString, parseArguments, requireAccountId, requireString, UsageError } from './usage.js';
 
 /** Help text of `issuers`. */
 export const ISSUERS_HELP = `Usage: sentinel-idp issuers add|list|remove|history [options]
@@ -107,7 +107,7 @@ function runner(sub: Subcommand) {
       io.stdout(ISSUERS_HELP);
       return 0;
     }
-    const accountId = requireString(values, 'account', command);
+    const accountId = requireAccountId(values, command);
     const iss = sub === 'list' ? '' : requireString(values, 'issuer', command);
     const entry = sub === 'add' ? await entryFrom(values, accountId, iss, command) : undefined;
     const asJSON = values.json === true;

@@ -11,7 +11,7 @@ import { listUserSessions } from '../sessions/session-views.js';
 import type { Store } from '../stores/store.js';
 import type { CLIIO } from './io.js';
 import { openRedis, REDIS_URL_ENV, requireRedisURL, warnPasswordInRedisArgument } from './redis-connection.js';
-import { optionalString, type OptionValues, parseArguments, requireString, UsageError } from './usage.js';
+import { optionalString, type OptionValues, parseArguments, requireAccountId, requireString, UsageError } from './usage.js';
 
 /** Help text of the `sessions` command group. */
 export const SESSIONS_HELP = `Usage: sentinel-idp sessions <list|end> [options]
@@ -51,7 +51,7 @@ function parse(argv: readonly string[], command: string, io: CLIIO): OptionValue
     io.stdout(SESSIONS_HELP);
     return null;
   }
-  requireString(values, 'account', command);
+  requireAccountId(values, command);
   requireRedisURL(values, command, io.env);
   return values;
 }
@@ -82,7 +82,7 @@ export async function runSessionsList(argv: readonly string[], io: CLIIO): Promi
   const values = parse(argv, command, io);
   if (values === null) return 0;
   if (values.sid !== undefined) throw new UsageError('--sid belongs to sessions end', command);
-  const account = requireString(values, 'account', command);
+  const account = requireAccountId(values, command);
   const user = requireString(values, 'user', command);
   return withStore(values, command, io, async (context) => {
     io.stdout(`${JSON.stringify(await listUserSessions(context, account, user), null, 2)}\n`);
@@ -99,7 +99,7 @@ export async function runSessionsEnd(argv: readonly string[], io: CLIIO): Promis
   const command = 'sessions end';
   const values = parse(argv, command, io);
   if (values === null) return 0;
-  const account = requireString(values, 'account', command);
+  const account = requireAccountId(values, command);
   const sid = optionalString(values, 'sid', command);
   const user = optionalString(values, 'user', command);
   if ((sid === undefined) === (user === undefined)) throw new UsageError('give --sid or --user, one of them', command);
