@@ -80,4 +80,18 @@ describe('options typed in TypeScript only', () => {
     expect((await sentinel.checkBearer(`Bearer ${token}`, { accountId: OTHER_ACCOUNT })).ok).toBe(false);
     expect((await sentinel.checkBearer(`Bearer ${token}`, { accountId: ACCOUNT })).ok).toBe(true);
   });
+
+  it('checkBearer refuses a resource that is no resource indicator, as requireAccessToken does', async () => {
+    const sentinel = makeSentinel();
+    const token = await consumerToken(sentinel);
+    for (const resource of ['not a url', 'https://mcp.example.com/mcp#x', 'ftp://mcp.example.com/']) {
+      const guard = refusal(() => expressGuard(sentinel, { resource }));
+      expect(guard).toMatch(/^sentinel-idp: invalid option requireAccessToken\.resource: /);
+      // With and without a token: the answer to a request without one names the resource's metadata URL too.
+      for (const authorization of [undefined, `Bearer ${token}`, 'Bearer not-a-token']) {
+        const error = await sentinel.checkBearer(authorization, { resource }).catch((caught: unknown) => caught);
+        expect(isConfigurationError(error) && error.message).toBe(guard.replace('requireAccessToken.', 'checkBearer.'));
+      }
+    }
+  });
 });

@@ -6,7 +6,7 @@
 import type { AccessTokenClaims } from '../token/access-token.js';
 import { type KnownLive, verifyCachedAccessToken, type VerifyAccessTokenOptions } from './access-token-jwt.js';
 import { appPresence } from './app-presence.js';
-import { bearerCandidate, PLAIN_BEARER, withoutProof } from './bearer-request.js';
+import { assertResourceOption, bearerCandidate, PLAIN_BEARER, withoutProof } from './bearer-request.js';
 import {
   challengeScheme,
   credentialsChallenge,
@@ -129,6 +129,9 @@ export function createBearerCheck(
   }
 
   return async (authorization, verifyOptions = {}, resource) => {
+    // A host calling checkBearer directly gets the refusal requireAccessToken gives at creation, not a TypeError from
+    // building the metadata URL of a 401 (or a token refused for a resource no request could name).
+    if (verifyOptions.resource !== undefined) assertResourceOption(verifyOptions.resource, 'checkBearer');
     // A token verified before, presented as Bearer without a proof, with no key reload due: answered from the
     // verified-token cache without awaiting anything (every check that can change still runs, access-token-jwt.ts).
     const candidate = bearerCandidate(authorization);

@@ -51,6 +51,21 @@ const REQUIRE_ACCESS_TOKEN_KEYS = {
   maxAge: true,
 } satisfies KeysOf<RequireAccessTokenOptions>;
 
+/** Resources already found to be resource indicators (a host's guards name a few; bounded all the same). */
+const validResources = new Set<string>();
+
+/**
+ * Throws the `ConfigurationError` of `owner.resource` unless `resource` is a resource indicator (RFC 8707 §2): the
+ * one check of `requireAccessToken` (once, at creation) and of a direct `sentinel.checkBearer()` (each call, cached).
+ * @example assertResourceOption(options.resource, 'checkBearer');
+ */
+export function assertResourceOption(resource: unknown, owner: string): void {
+  if (typeof resource === 'string' && validResources.has(resource)) return;
+  const problem = typeof resource === 'string' ? resourceURIProblem(resource) : 'must be a string';
+  if (problem !== null) throw new ConfigurationError(`${owner}.resource`, problem);
+  if (validResources.size < 1000) validResources.add(resource as string);
+}
+
 /** Reads a guard's expectations from one request's route parameters (see {@link expectationsReader}). */
 export type ExpectationsReader = (params: Record<string, unknown> | undefined) => VerifyAccessTokenOptions;
 
@@ -65,10 +80,7 @@ export function expectationsReader(options: RequireAccessTokenOptions = {}): Exp
   const accountKey = options.accountParam === undefined ? 'accountId' : options.accountParam;
   const consumerKey = options.consumerParam === undefined ? 'consumerId' : options.consumerParam;
   const { resource } = options;
-  if (resource !== undefined) {
-    const problem = resourceURIProblem(resource);
-    if (problem !== null) throw new ConfigurationError('requireAccessToken.resource', problem);
-  }
+  if (resource !== undefined) assertResourceOption(resource, 'requireAccessToken');
   // Checked once here: a value no token can meet is a setup error, not a 401 on every request.
   const stepUp = stepUpRequirement(options, 'requireAccessToken');
   if (stepUp !== undefined) {
