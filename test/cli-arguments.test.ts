@@ -67,6 +67,9 @@ describe('CLI --account', () => {
     ['issuers', 'history', ...DATABASE, '--account', 'a\u0001b', '--issuer', 'https://idp.example'],
     ['sessions', 'list', ...REDIS, '--account', 'a/b', '--user', 'u'],
     ['sessions', 'end', ...REDIS, '--account', '..', '--user', 'u'],
+    ['keys', 'list', ...REDIS, '--account', 'a/b'],
+    ['keys', 'rotate', ...REDIS, '--account', '..'],
+    ['keys', 'revoke', ...REDIS, '--account', 'a?b', '--kid', 'k'],
   ])('%s %s refuses an --account that is no account id, exit code 2', async (...argv) => {
     let err = '';
     const io: CLIIO = {

@@ -11,7 +11,7 @@ import { parseEncryptionKey } from '../keys/keyring/seal.js';
 import { readRing, updateRing } from '../keys/keyring/storage.js';
 import type { CLIIO } from './io.js';
 import { openRedis, REDIS_URL_ENV, requireRedisURL, warnPasswordInRedisArgument } from './redis-connection.js';
-import { optionalString, type OptionValues, parseArguments, requireString, UsageError } from './usage.js';
+import { optionalString, type OptionValues, parseArguments, requireAccountId, requireString, UsageError } from './usage.js';
 
 /** Environment variable holding the ring's encryption key (never a command-line argument: it would show in `ps`). */
 export const ENCRYPTION_KEY_ENV = 'SENTINEL_KEY_ENCRYPTION_KEY';
@@ -94,6 +94,8 @@ function parse(argv: readonly string[], command: string, io: CLIIO): OptionValue
     return null;
   }
   if (command !== 'keys revoke' && values.kid !== undefined) throw new UsageError('--kid belongs to keys revoke', command);
+  // The instances name an account's ring after a valid account id only: another would name a ring none of them uses.
+  if (values.account !== undefined) requireAccountId(values, command);
   return values;
 }
 
