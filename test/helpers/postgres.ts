@@ -129,6 +129,23 @@ export function useThrowawayDatabase(available: PostgresAvailability): () => { u
   };
 }
 
+/**
+ * How many connections are open to the database of `url`, counted from the shared server's maintenance database: a
+ * pool a test expects ended leaves none.
+ * @example expect(await connectionsTo(database().url)).toBe(0);
+ */
+export async function connectionsTo(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  try {
+    const name = new URL(url).pathname.slice(1);
+    const result = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [name]);
+    return result.rows[0]?.n ?? 0;
+  } finally {
+    await client.end();
+  }
+}
+
 /** The `bin` directory of the newest installed PostgreSQL, or `null`. */
 export function postgresBinaries(): string | null {
   const root = '/usr/lib/postgresql';
