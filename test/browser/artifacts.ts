@@ -20,7 +20,16 @@ export const DOCS_SCREENSHOT = join(process.cwd(), 'docs', 'login-page.png');
 export async function saveScreenshot(page: Page, name: string): Promise<string> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   const path = join(SCREENSHOT_DIR, `${name}.png`);
-  await page.screenshot({ path, fullPage: true, animations: 'disabled' });
+  const take = () => page.screenshot({ path, fullPage: true, animations: 'disabled' });
+  try {
+    await take();
+  } catch (error) {
+    // On a loaded two-core host Chromium's compositor sometimes has no frame ready ("Unable to capture
+    // screenshot"); the page is fine and a second try a moment later gets one. Anything else fails the test.
+    if (!String(error).includes('Unable to capture screenshot')) throw error;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    await take();
+  }
   return path;
 }
 
