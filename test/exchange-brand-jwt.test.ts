@@ -301,6 +301,34 @@ describe('JWT bearer grant (RFC 7523) with a trusted brand issuer', () => {
       expect((await bearer(sentinel, jwt)).status).toBe(200);
     });
 
+    // Node's base64url decoder skips characters outside the alphabet and padding: without a check of its own, a
+    // signature part with anything added still decoded to the signature that verifies (RFC 7515 §2, §7.1).
+    it('refuses a JWT whose signature part is not base64url, though what decodes from it verifies', async () => {
+      const sentinel = sentinelWith();
+      const jwt = await brandJWT(key);
+      for (const altered of [`${jwt}!!`, `${jwt}==`, `${jwt.slice(0, -4)}+${jwt.slice(-4)}`, `${jwt.slice(0, -4)}\n${jwt.slice(-4)}`]) {
+        await expectRefused(await bearer(sentinel, altered), 'invalid_grant', /the assertion is not a JWT/);
+        await expectRefused(await exchange(sentinel, altered), 'invalid_request', /subject_token is not a JWT/);
+      }
+      // An unsecured JWT (RFC 7519 §6) has an empty signature part: refused for its algorithm, by name.
+      const [header, payload] = jwt.split('.') as [string, string];
+      const none = `${Buffer.from(JSON.stringify({ alg: 'none' })).toString('base64url')}.${payload}.`;
+      await expectRefused(await bearer(sentinel, none), 'invalid_grant', /must use an asymmetric algorithm/);
+      await expectRefused(await bearer(sentinel, `${header}.${payload}.`), 'invalid_grant', /not signed by a key of its trusted issuer/);
+      expect((await bearer(sentinel, jwt)).status).toBe(200);
+      // An ES384 signature is 128 characters, a multiple of four: one more is a length base64 never has, which Buffer
+      // drops, so the signature decoded is the issuer's.
+      const es384 = await generateKeyPair('ES384', { extractable: true });
+      const es384Brand: BrandKey = {
+        privateKey: es384.privateKey as CryptoKey,
+        publicJwk: { ...(await exportJWK(es384.publicKey)), kid: 'k-es384', alg: 'ES384', use: 'sig' },
+      };
+      const longer = await brandJWT(es384Brand, {}, { alg: 'ES384' });
+      const es384Sentinel = sentinelWith({}, es384Brand);
+      await expectRefused(await bearer(es384Sentinel, `${longer}A`), 'invalid_grant', /the assertion is not a JWT/);
+      expect((await bearer(es384Sentinel, longer)).status).toBe(200);
+    });
+
     // ECDSA and EdDSA checks run on the thread pool by default, RSA ones on the main thread; 'sync' keeps them all
     // there. Either way the same signature is accepted and the altered one refused.
     it.each(['threadpool', 'sync'] as const)('decides the same with verification: %s', async (verification) => {
