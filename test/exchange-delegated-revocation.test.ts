@@ -4,7 +4,7 @@
  * with the user's app blamed). Each revocation is a marker of its own (`revoked-jti:`), security state, read by the
  * liveness check of delegated tokens only: on MemoryStore and on RedisStore with two instances sharing it.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { MemoryStore, type Sentinel, type SentinelEvent, type Store } from '../src/index.js';
 import { contextOf } from '../src/http/context.js';
 import { MAX_REVOKED_ACCESS_TOKENS, readGrant } from '../src/token/grant-records.js';
@@ -13,6 +13,8 @@ import { BOT, brandKey, exchangeOptions, TOKEN_EXCHANGE, TOKEN_PATH, TYPE } from
 import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, makeSentinel, REDIRECT_URI } from './helpers/fixtures.js';
 import { codeFor } from './helpers/oauth.js';
 import { describeOnSharedRedis } from './helpers/redis-suite.js';
+import { restartableStore } from './helpers/restartable-store.js';
+import { advanceClock } from './helpers/clock.js';
 
 const key = await brandKey();
 const USER_APP = { client_id: CLIENT_ID, client_secret: CLIENT_SECRET };
@@ -182,6 +184,40 @@ describe('delegated token revocation on MemoryStore', () => {
     reads.length = 0;
     expect((await sentinel.checkBearer(`Bearer ${consumer}`, { accountId: ACCOUNT, consumerId: CONSUMER_UUID })).ok).toBe(true);
     expect(reads).toEqual([]);
+  });
+});
+
+// A consumer's delegated token has no grant: its revocation markers are negative state with nothing positive behind
+// them, so a store that lost them (Redis restarted empty; a MemoryStore replaced by an empty one stands for it) must
+// not let a revoked one pass again. The replay epoch (src/stores/replay-epoch.ts) tells the loss.
+describe("a consumer's delegated tokens after the store lost its data", () => {
+  it('a revoked one stays refused, and so does any issued before the loss; one delegated after it passes', async () => {
+    const store = restartableStore();
+    const sentinel = makeSentinel(exchangeOptions(key, { store, clockTolerance: 5 }));
+    const asConsumer = async (token: string): Promise<boolean> =>
+      (await sentinel.checkBearer(`Bearer ${token}`, { accountId: ACCOUNT, consumerId: CONSUMER_UUID })).ok;
+    const consumer = await consumerToken(sentinel);
+    const revoked = await delegated(sentinel, consumer);
+    const kept = await delegated(sentinel, consumer);
+    expect(await revoke(sentinel, revoked, BOT)).toBe(200);
+    expect(await asConsumer(revoked)).toBe(false);
+    expect(await asConsumer(kept)).toBe(true);
+
+    store.restart();
+    expect(await asConsumer(revoked)).toBe(false);
+    // Nothing tells it from one whose marker was lost: refused alike, and the bot exchanges the consumer's token anew.
+    expect(await asConsumer(kept)).toBe(false);
+    const introspected = await postForm(sentinel, `${TOKEN_PATH}/introspect`, new URLSearchParams({ token: revoked, ...BOT }).toString());
+    expect(jsonOf(introspected)).toEqual({ active: false });
+    // The consumer's own token is verified store-free and never revocable: the loss changes nothing for it.
+    expect(await asConsumer(consumer)).toBe(true);
+    try {
+      advanceClock(10);
+      const fresh = await delegated(sentinel, consumer);
+      expect(await asConsumer(fresh)).toBe(true);
+    } finally {
+      vi.restoreAllMocks();
+    }
   });
 });
 

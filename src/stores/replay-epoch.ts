@@ -2,7 +2,8 @@
  * Single use that survives the store losing its memory. A replay marker (`assertion-jti:`, `brand-jti:`,
  * `dpop-jti:`, `dpop-push-jti:`) is negative state: a store that restarted empty (Redis without persistence) or
  * was flushed no longer has it, and a captured assertion or proof would pass a second time within its lifetime.
- * Grants need no such care (a lost grant refuses its tokens); markers do.
+ * Grants need no such care (a lost grant refuses its tokens); markers do, and so do the revocation markers of a
+ * consumer's delegated token (`revoked-jti:`), which no grant stands behind (token/delegated-revocations.ts).
  *
  * So the store keeps one more record, the *replay epoch* (`replay-epoch:current`), and every instance remembers the
  * one it last saw. An instance that finds it missing or replaced knows the markers beside it were lost, and

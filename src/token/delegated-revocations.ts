@@ -10,6 +10,7 @@
  */
 import type { AccessTokenClaims } from './access-token-claims.js';
 import type { SentinelContext } from '../http/context.js';
+import { markersKeptSince } from '../stores/replay-epoch.js';
 
 /** The store key of a revoked delegated token (its `jti` is a random UUID this service chose, no secret). */
 export function revokedJtiKey(jti: string): string {
@@ -37,6 +38,9 @@ export async function revokeDelegatedToken(context: SentinelContext, claims: Pic
   // A token past its tolerance can no longer be presented: nothing to remember.
   if (ttlSeconds <= 0) return;
   await context.store.set(revokedJtiKey(claims.jti), '1', ttlSeconds * 1000);
+  // Read after the write, as a replay marker's epoch is: this instance then knows the epoch the marker was written
+  // under, and tells a store that lost it (grantlessDelegationRevoked) from a new one.
+  await markersKeptSince(context.store, context.config);
 }
 
 /**
@@ -48,4 +52,25 @@ export async function revokeDelegatedToken(context: SentinelContext, claims: Pic
 export async function anyDelegatedRevoked(context: SentinelContext, jtis: readonly unknown[]): Promise<boolean> {
   const reads = jtis.filter((jti): jti is string => typeof jti === 'string').map((jti) => context.store.get(revokedJtiKey(jti)));
   return (await Promise.all(reads)).some((value) => value !== null);
+}
+
+/**
+ * Whether a delegated token that lives on no grant (a consumer's, RFC 8693) must be refused: revoked itself or
+ * through a token it was delegated from, or issued before the store lost its data (src/stores/replay-epoch.ts).
+ * Its markers are all there is to its revocation and nothing positive stands behind them, so a store that lost them
+ * fails it closed, as a lost grant refuses a user's delegated token: the bot exchanges the consumer's token again.
+ * The epoch is read after the markers, so a loss between the two reads is seen.
+ *
+ * @example if (typeof claims.gid !== 'string' && isDelegated(claims) && (await grantlessDelegationRevoked(context, claims))) refuse();
+ */
+export async function grantlessDelegationRevoked(
+  context: SentinelContext,
+  claims: Pick<AccessTokenClaims, 'jti' | 'iat' | 'delegated_from'>,
+): Promise<boolean> {
+  const chain = claims.delegated_from;
+  if (await anyDelegatedRevoked(context, Array.isArray(chain) ? [claims.jti, ...chain] : [claims.jti])) return true;
+  const since = await markersKeptSince(context.store, context.config);
+  // Issued certainly after the loss was noticed (the issuing instance's clock within the tolerance): no marker of
+  // its chain can have been lost, since a token delegated after it had to pass this check itself.
+  return since !== 0 && !(claims.iat > since / 1000 + context.config.clockTolerance + 1);
 }

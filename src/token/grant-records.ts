@@ -20,7 +20,7 @@ import type { AccessTokenClaims } from './access-token.js';
 import type { SentinelContext } from '../http/context.js';
 import { digest, digestsEqual, randomSecret } from '../lib/random-secrets.js';
 import { decodeGrant, encodeGrant, type GrantRecord, type GrantRefreshState } from './grant-encoding.js';
-import { anyDelegatedRevoked, isDelegated, revokeDelegatedToken } from './delegated-revocations.js';
+import { anyDelegatedRevoked, grantlessDelegationRevoked, isDelegated, revokeDelegatedToken } from './delegated-revocations.js';
 
 export type { GrantRecord, GrantRefreshState } from './grant-encoding.js';
 
@@ -336,7 +336,8 @@ async function writeRevokedJti(context: SentinelContext, grantId: string, claims
  * have is not live, so lost state refuses tokens instead of un-revoking them. A delegated token (with `act`) also
  * reads the revocation markers of its own `jti` and of those it was delegated from (delegated-revocations.ts), in
  * parallel; every other token's check stays the one grant read. A consumer's delegated token has no `gid`: those
- * markers are its whole check. Consumer-bound tokens of the app itself and app tokens carry neither `gid` nor `act`
+ * markers, and the replay epoch that tells whether the store lost them since it was issued, are its whole check.
+ * Consumer-bound tokens of the app itself and app tokens carry neither `gid` nor `act`
  * and never touch the store, which keeps the token-retrieval API's hot path store-free.
  *
  * @example const claims = await verifyAccessTokenJWT(context, token, {}, createRevocationCheck(context));
@@ -344,8 +345,9 @@ async function writeRevokedJti(context: SentinelContext, grantId: string, claims
 export function createRevocationCheck(context: SentinelContext): RevocationCheck {
   return async (claims) => {
     const chain = claims.delegated_from;
-    // A consumer's delegated token lives on no grant: its markers, and those of its chain, are its whole liveness.
-    if (typeof claims.gid !== 'string') return isDelegated(claims) && anyDelegatedRevoked(context, delegationJtis(claims.jti, chain));
+    // A consumer's delegated token lives on no grant: its markers, and those of its chain, are its whole liveness
+    // (refused, too, when issued before the store lost them).
+    if (typeof claims.gid !== 'string') return isDelegated(claims) && grantlessDelegationRevoked(context, claims);
     const found = await readGrant(context, claims.gid);
     if (found === null) return true;
     const { grant } = found;
