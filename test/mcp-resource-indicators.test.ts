@@ -526,6 +526,29 @@ describe('configuration', () => {
     const other = createSentinel(baseOptions()).protectedResourceMetadata({ resource: 'https://mcp.example.com/', accountId: ACCOUNT });
     expect(other.document.resource).toBe('https://mcp.example.com/');
   });
+
+  it('refuses protected resource metadata options it cannot honour, before naming any account', () => {
+    // The apps option holds one account: a misspelled accountId fell back to it, so the document named (and the guard
+    // took the tokens of) that account instead of the one meant.
+    const options = baseOptions();
+    const sentinel = createSentinel({ ...options, apps: (options.apps ?? []).filter((app) => app.accountId === ACCOUNT) });
+    const build = (metadata: Record<string, unknown>) => () => sentinel.protectedResourceMetadata(metadata as never);
+    expect(build({ resource: MCP, accountID: OTHER_ACCOUNT })).toThrow(
+      expect.objectContaining({ name: 'ConfigurationError', field: 'protectedResourceMetadata.accountID' }),
+    );
+    const refusals: [Record<string, unknown>, string][] = [
+      [{ resource: MCP, accountId: ACCOUNT, scopesSupported: 'mcp:tools' }, 'protectedResourceMetadata.scopesSupported'],
+      [{ resource: MCP, accountId: ACCOUNT, scopesSupported: ['mcp:tools', 'two words'] }, 'protectedResourceMetadata.scopesSupported'],
+      [{ resource: MCP, accountId: 123 }, 'protectedResourceMetadata.accountId'],
+      [{ resource: MCP, accountId: 'a/b' }, 'protectedResourceMetadata.accountId'],
+      [{ accountId: ACCOUNT }, 'protectedResourceMetadata.resource'],
+      [{ resource: new URL(MCP), accountId: ACCOUNT }, 'protectedResourceMetadata.resource'],
+    ];
+    for (const [metadata, field] of refusals) {
+      expect(build(metadata), JSON.stringify(metadata)).toThrow(expect.objectContaining({ name: 'ConfigurationError', field }));
+    }
+    expect(build({ resource: MCP, accountId: ACCOUNT, scopesSupported: ['mcp:tools'] })().document.scopes_supported).toEqual(['mcp:tools']);
+  });
 });
 
 describe('RFC 7591 registration', () => {

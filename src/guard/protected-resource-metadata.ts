@@ -9,7 +9,10 @@ import type { ResolvedConfig } from '../config.js';
 import { ConfigurationError } from '../errors.js';
 import type { SentinelContext } from '../http/context.js';
 import type { SentinelResponse } from '../http/messages.js';
+import { ACCOUNT_ID_RULE, isAccountId } from '../lib/account-id.js';
+import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
 import { resourceURIProblem } from '../token/resource-indicators.js';
+import { isScopeToken } from '../token/scope-tokens.js';
 import { nameAuthorizationServer, soleAppsAccount } from './resource-servers.js';
 
 /**
@@ -62,6 +65,29 @@ export function protectedResourceMetadataURL(resource: string): string {
 
 const FIELD = 'protectedResourceMetadata.resource';
 
+const OPTION_KEYS = { resource: true, scopesSupported: true, accountId: true } satisfies KeysOf<ProtectedResourceMetadataOptions>;
+
+/**
+ * Refuses options the document cannot honour, as the other option objects are refused: a misspelled `accountID`
+ * would otherwise be dropped and the sole account of the `apps` option named instead, so the resource's guard would
+ * take that account's tokens and refuse those of the account meant; a `scopesSupported` string would be published
+ * as one scope per character.
+ */
+function assertOptions(options: ProtectedResourceMetadataOptions): void {
+  assertKnownKeys(options, OPTION_KEYS, 'protectedResourceMetadata');
+  const { resource, scopesSupported, accountId } = options as Record<keyof ProtectedResourceMetadataOptions, unknown>;
+  if (typeof resource !== 'string') throw new ConfigurationError(FIELD, 'must be a string (an RFC 8707 resource URI)');
+  if (
+    scopesSupported !== undefined &&
+    !(Array.isArray(scopesSupported) && scopesSupported.every((s) => typeof s === 'string' && isScopeToken(s)))
+  ) {
+    throw new ConfigurationError('protectedResourceMetadata.scopesSupported', 'must be a list of scope tokens (RFC 6749 §3.3, no spaces)');
+  }
+  if (accountId !== undefined && !(typeof accountId === 'string' && isAccountId(accountId))) {
+    throw new ConfigurationError('protectedResourceMetadata.accountId', `must be an account id: ${ACCOUNT_ID_RULE}`);
+  }
+}
+
 /**
  * Why `resource` cannot have metadata served at a path of its own, or `null`. RFC 9728 §3.1 keeps the resource's
  * query in the metadata URL, but a host mounts the handler at {@link ProtectedResourceMetadata.path}, which a route
@@ -113,14 +139,15 @@ function accountOf(context: SentinelContext, options: ProtectedResourceMetadataO
 /**
  * Builds a resource's metadata once; the adapters serve {@link ProtectedResourceMetadata.respond}. The account it
  * names becomes the one whose tokens the resource's guard accepts: the guard and the document cannot disagree.
- * @throws ConfigurationError for a resource that is not a resource indicator, has a query, or has the metadata URL
- *   of another resource built before; or for no account to name.
+ * @throws ConfigurationError for an unknown option, a resource that is not a resource indicator, has a query, or has
+ *   the metadata URL of another resource built before; scopes that are not scope tokens; or no account to name.
  * @example const metadata = createProtectedResourceMetadata(context, { resource: 'https://mcp.example.com/mcp', accountId });
  */
 export function createProtectedResourceMetadata(
   context: SentinelContext,
   options: ProtectedResourceMetadataOptions,
 ): ProtectedResourceMetadata {
+  assertOptions(options);
   const problem = resourceURIProblem(options.resource) ?? mountProblem(options.resource);
   if (problem !== null) throw new ConfigurationError(FIELD, problem);
   const url = protectedResourceMetadataURL(options.resource);

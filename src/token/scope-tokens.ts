@@ -9,6 +9,14 @@ import { OAuthError } from '../errors.js';
 /** RFC 6749 §3.3 `scope-token`: within the §5.2 `error_description` characters, so a checked token may be named. */
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 
+/**
+ * Whether `token` is one RFC 6749 §3.3 scope token (no space, quote or backslash, printable ASCII).
+ * @example isScopeToken('mcp:tools') // true; isScopeToken('two words') // false
+ */
+export function isScopeToken(token: string): boolean {
+  return SCOPE_TOKEN.test(token);
+}
+
 /** The scope tokens of a space-separated scope, empty ones (doubled spaces) left out. */
 export function scopeTokens(scope: string | undefined): string[] {
   return (scope ?? '').split(' ').filter((token) => token !== '');
