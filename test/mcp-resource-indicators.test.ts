@@ -447,6 +447,21 @@ describe('the guard with a resource', () => {
     const { expectationsReader } = await import('../src/guard/bearer-request.js');
     expect(() => expectationsReader({ resource: 'https://mcp.example.com/#f' })).toThrow(/fragment/);
   });
+
+  it('refuses a malformed resource given to verifyAccessToken as checkBearer does, whatever the token', async () => {
+    const options = baseOptions();
+    const sentinel = createSentinel({ ...options, apps: (options.apps ?? []).filter((app) => app.accountId === ACCOUNT) });
+    const token = jsonOf(await clientCredentials(sentinel, [])).access_token as string;
+    // The account id is the account's audience: as a resource it passed the audience check of the account's tokens,
+    // and the apps option's one account stood for its authorization server, so the account's every token passed.
+    for (const resource of [ACCOUNT, 'https://mcp.example.com/#f', 'mcp', new URL(MCP)]) {
+      await expect(sentinel.verifyAccessToken(token, { resource } as never), String(resource)).rejects.toMatchObject({
+        name: 'ConfigurationError',
+        field: 'verifyAccessToken.resource',
+      });
+    }
+    await expect(sentinel.verifyAccessToken(token, { accountId: ACCOUNT })).resolves.toMatchObject({ aud: ACCOUNT });
+  });
 });
 
 describe.each(HOSTS)('the MCP route of the $name host (requireAccessToken with resource, beside its metadata)', (host) => {

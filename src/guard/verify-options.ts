@@ -8,6 +8,7 @@ import type { AccessTokenClaims } from '../token/access-token.js';
 import type { VerifyAccessTokenOptions } from './access-token-jwt.js';
 import type { BearerCheck } from './bearer-check.js';
 import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
+import { assertResourceOption } from './bearer-request.js';
 
 const VERIFY_OPTION_KEYS = {
   accountId: true,
@@ -47,7 +48,22 @@ function unknownOptions(options: VerifyAccessTokenOptions | undefined, field: st
  * const verifyAccessToken = withKnownVerifyOptions(createAccessTokenVerifier(context, serviceKeys));
  */
 export function withKnownVerifyOptions(verify: Verify): Verify {
-  return (token, options) => unknownOptions(options, 'verifyAccessToken') ?? verify(token, options);
+  return (token, options) => unknownOptions(options, 'verifyAccessToken') ?? malformedResource(options) ?? verify(token, options);
+}
+
+/**
+ * The refusal of a `resource` expectation that is no resource indicator, as `checkBearer` refuses it: compared with
+ * `aud` as it is, a value a resource-bound token cannot carry (the account id, which is the account's audience) would
+ * otherwise take the account's own tokens for the resource's.
+ */
+function malformedResource(options: VerifyAccessTokenOptions | undefined): Promise<never> | undefined {
+  if (options?.resource === undefined) return undefined;
+  try {
+    assertResourceOption(options.resource, 'verifyAccessToken');
+    return undefined;
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 /**
