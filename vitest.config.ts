@@ -17,6 +17,7 @@ const ISOLATED = [
   'test/logout-delivery-uri.test.ts',
   'test/logout-keepalive-tls.test.ts',
   'test/get-jwks.test.ts',
+  'test/mcp-client-id-metadata-dns.test.ts',
   'test/express-adapter.test.ts',
   'test/telemetry.test.ts',
   'test/hardening-telemetry-grant-type.test.ts',

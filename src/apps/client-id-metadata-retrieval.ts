@@ -38,6 +38,8 @@ export interface RetrievalOptions {
   allowPrivateAddresses: boolean;
   /** Trust anchors in place of the system's (PEM), for tests. */
   ca?: string | undefined;
+  /** Told of the DNS lookup, which outlives the deadline (`GuardedFetchOptions.onLookup`). */
+  onLookup?: ((lookup: Promise<unknown>) => void) | undefined;
 }
 
 /** A retrieved document: a JSON object naming its URL as `client_id`, and the response headers (for caching). */
@@ -62,6 +64,7 @@ async function fetchDocument(clientId: string, options: RetrievalOptions): Promi
       label: 'the client metadata document',
       accept: 'application/json',
       ca: options.ca,
+      onLookup: options.onLookup,
     });
   } catch (error) {
     if (error instanceof GuardedFetchError)

@@ -306,9 +306,15 @@ export class ClientIdMetadataResolver {
     if (pending === undefined) {
       const release = this.#slots.take();
       if (release === null) return Promise.reject(this.#busy(accountId, clientId));
-      pending = this.#fetch(accountId, clientId).finally(() => {
-        release();
-        this.#busyReported = false;
+      // The slot is given back once the host name's lookup has settled too, not at the deadline that answered the
+      // client: the lookup holds a thread of libuv's pool until then, and made-up hosts whose name server never
+      // answers would otherwise start more lookups each deadline than maxConcurrentFetches (guarded-fetch.ts).
+      const lookups: Promise<unknown>[] = [];
+      pending = this.#fetch(accountId, clientId, (lookup) => lookups.push(lookup)).finally(() => {
+        void Promise.allSettled(lookups).then(() => {
+          release();
+          this.#busyReported = false;
+        });
       });
       const settled = pending.finally(() => this.#inFlight.delete(clientId));
       settled.catch(() => {});
@@ -317,14 +323,18 @@ export class ClientIdMetadataResolver {
     return pending;
   }
 
-  /** One retrieval; `accountId` is the account of the request that started it, for the report. */
-  async #fetch(accountId: string, clientId: string): Promise<ClientDocument> {
+  /**
+   * One retrieval; `accountId` is the account of the request that started it, for the report; `onLookup` is told of
+   * the DNS lookup, which may outlive it.
+   */
+  async #fetch(accountId: string, clientId: string, onLookup: (lookup: Promise<unknown>) => void): Promise<ClientDocument> {
     let retrieved: Awaited<ReturnType<typeof retrieveDocument>>;
     try {
       retrieved = await retrieveDocument(clientId, {
         timeoutMs: this.#config.clientJwks.timeoutMs,
         allowPrivateAddresses: this.#config.clientIdMetadataDocuments.allowPrivateAddresses,
         ca: this.#ca,
+        onLookup,
       });
     } catch (error) {
       if (!(error instanceof DocumentRetrievalError)) throw error;

@@ -37,6 +37,12 @@ export interface GuardedFetchOptions {
   accept: string;
   /** Trust anchors in place of the system's (PEM): tests that serve https on loopback with their own certificate. */
   ca?: string | undefined;
+  /**
+   * Told of the host name's DNS lookup, which goes on past the deadline: `getaddrinfo` cannot be cancelled, and holds
+   * a thread of libuv's pool until the name server answers. A caller that bounds its fetches (`src/lib/fetch-slots.ts`)
+   * gives a slot back only once it has settled, or lookups in progress would outgrow the bound one deadline at a time.
+   */
+  onLookup?: ((lookup: Promise<unknown>) => void) | undefined;
 }
 
 /** What a fetch brought back: the body and the response headers (for the caller's caching). */
@@ -111,7 +117,9 @@ export async function guardedFetch(url: string, options: GuardedFetchOptions): P
     deadline.addEventListener('abort', () => reject(new GuardedFetchError(`${label} did not answer in time`)), { once: true });
   });
   timedOut.catch(() => {});
-  const pinned = await Promise.race([resolveAllowed(target.hostname, options), timedOut]);
+  const resolving = resolveAllowed(target.hostname, options);
+  options.onLookup?.(resolving);
+  const pinned = await Promise.race([resolving, timedOut]);
   const pinnedLookup: LookupFunction = (_host, lookupOptions, callback) => {
     if ((lookupOptions as { all?: boolean }).all === true) {
       (callback as unknown as (error: null, addresses: { address: string; family: number }[]) => void)(null, [pinned]);
