@@ -14,7 +14,12 @@ import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } fr
 export type ClientMode =
   | { kind: 'pre-registered'; clientId: string }
   | { kind: 'metadata-document'; url: string }
-  | { kind: 'registration'; initialAccessToken: string };
+  | {
+      kind: 'registration';
+      initialAccessToken: string;
+      /** The service's registration endpoint, the one place the token goes (not whatever endpoint discovery finds). */
+      registrationEndpoint: string;
+    };
 
 /** An in-memory `OAuthClientProvider`: what a real agent keeps in its own storage. */
 class AgentProvider implements OAuthClientProvider {
@@ -114,7 +119,7 @@ export interface AgentRun {
 
 /**
  * Connects to the MCP server, completes the authorization the 401 asks for, and calls `whoami`.
- * @example const run = await runAgent(new URL('http://127.0.0.1:3000/mcp'), { kind: 'registration', initialAccessToken }, user);
+ * @example const run = await runAgent(new URL('http://127.0.0.1:3000/mcp'), { kind: 'registration', initialAccessToken, registrationEndpoint }, user, redirect);
  */
 export async function runAgent(
   mcpUrl: URL,
@@ -123,10 +128,12 @@ export async function runAgent(
   redirectUrl: string,
 ): Promise<AgentRun> {
   const provider = new AgentProvider(redirectUrl, mode);
-  // RFC 7591 here needs the operator's initial access token: the agent sends it to the registration endpoint only.
+  // RFC 7591 here needs the operator's initial access token: the agent sends it to that service's registration
+  // endpoint only. The MCP server names the authorization server and that server its registration endpoint, so a
+  // token sent to whatever endpoint discovery found would go to any host an MCP server points the agent at.
   const agentFetch: typeof fetch = (input, init) => {
     const url = new URL(input instanceof Request ? input.url : String(input));
-    if (mode.kind !== 'registration' || !url.pathname.endsWith('/register')) return fetch(input, init);
+    if (mode.kind !== 'registration' || url.href !== mode.registrationEndpoint) return fetch(input, init);
     const headers = new Headers(init?.headers);
     headers.set('authorization', `Bearer ${mode.initialAccessToken}`);
     return fetch(input, { ...init, headers });

@@ -72,7 +72,14 @@ async function main(): Promise<void> {
     const modes: [string, ClientMode][] = [
       ['pre-registered public app', { kind: 'pre-registered', clientId: PUBLIC_CLIENT }],
       ['client ID metadata document', { kind: 'metadata-document', url: document.url }],
-      ['RFC 7591 registration', { kind: 'registration', initialAccessToken: INITIAL_ACCESS_TOKEN }],
+      [
+        'RFC 7591 registration',
+        {
+          kind: 'registration',
+          initialAccessToken: INITIAL_ACCESS_TOKEN,
+          registrationEndpoint: `${origin}/sentinel/api/account/${ACCOUNT}/register`,
+        },
+      ],
     ];
     for (const [label, mode] of modes) {
       try {
