@@ -18,6 +18,7 @@ const ISOLATED = [
   'test/logout-keepalive-tls.test.ts',
   'test/get-jwks.test.ts',
   'test/mcp-client-id-metadata-dns.test.ts',
+  'test/registration-logout-target-dns.test.ts',
   'test/express-adapter.test.ts',
   'test/telemetry.test.ts',
   'test/hardening-telemetry-grant-type.test.ts',
