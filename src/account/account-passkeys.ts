@@ -14,7 +14,7 @@ import { takeChallenge } from '../passkeys/challenge.js';
 import { passkeyCreationOptions } from '../passkeys/creation-options.js';
 import { parseAttestation } from '../passkeys/credential-json.js';
 import type { PasskeyHooks, StoredPasskey } from '../passkeys/hooks.js';
-import { credentialTaken, verifiedNewPasskey } from '../passkeys/verify-registration.js';
+import { saveUnlessTaken, verifiedNewPasskey } from '../passkeys/verify-registration.js';
 import { webAuthnUserID } from '../passkeys/user-handle.js';
 import type { AccountVisit } from './account-visit.js';
 import { readAccountPost } from './account-post.js';
@@ -137,8 +137,7 @@ export async function addPasskey(
   const passkey = await verifiedNewPasskey(context, challenge, attestation);
   if (passkey === null) return 'passkey-not-added';
   const { accountId, session } = visit;
-  if (await credentialTaken(hooks, accountId, session.userId, passkey.id)) return 'passkey-already-registered';
-  await hooks.save({ accountId, userId: session.userId, passkey });
+  if (!(await saveUnlessTaken(context, hooks, { accountId, userId: session.userId, passkey }))) return 'passkey-already-registered';
   // Saved: committed, so a throwing onEvent does not tell the user a passkey they now have was not added.
   context.emit({ type: 'passkey.added', accountId, userId: session.userId }, 'committed');
   return 'passkey-added';

@@ -42,8 +42,10 @@ export interface PasskeyHooks {
   list(input: { accountId: string; userId: string }): readonly StoredPasskey[] | Promise<readonly StoredPasskey[]>;
   /**
    * Stores a newly registered passkey. The service checks first that no user of the account has its credential id
-   * (with `findCredentialOwner`); a store that can should also refuse a duplicate id (a unique index), which closes
-   * the race of two registrations at once: a throw is a 500 and the passkey is not added.
+   * (with `findCredentialOwner`), and holds a claim of the id in its Store from that check to the end of `save`, so
+   * two registrations of one id at once through the service never both save. A store that can should also refuse a
+   * duplicate id (a unique index), against writes that do not come through the service: a throw is a 500 and the
+   * passkey is not added.
    */
   save(input: { accountId: string; userId: string; passkey: StoredPasskey }): void | Promise<void>;
   /**

@@ -22,7 +22,7 @@ import { readStepRequest } from '../second-factor/step-request.js';
 import { takeChallenge } from './challenge.js';
 import { passkeyCreationOptions } from './creation-options.js';
 import { parseAttestation } from './credential-json.js';
-import { credentialTaken, verifiedNewPasskey } from './verify-registration.js';
+import { saveUnlessTaken, verifiedNewPasskey } from './verify-registration.js';
 import { webAuthnUserID } from './user-handle.js';
 
 /** The message of a passkey that could not be added. */
@@ -89,10 +89,8 @@ export async function handlePasskeyRegister(
   if (challenge === null || attestation === null) return notAdded();
   const passkey = await verifiedNewPasskey(context, challenge, attestation);
   if (passkey === null) return notAdded();
-  const hooks = hooksOf(context);
-  if (await credentialTaken(hooks, accountId, step.pending.userId, passkey.id)) {
+  if (!(await saveUnlessTaken(context, hooksOf(context), { accountId, userId: step.pending.userId, passkey }))) {
     return passkeyOfferPage(context, request, { ...step, error: PASSKEY_ALREADY_REGISTERED, status: 400 });
   }
-  await hooks.save({ accountId, userId: step.pending.userId, passkey });
   return finish();
 }

@@ -4,6 +4,8 @@
  */
 import { type RegistrationResponseJSON, verifyRegistrationResponse } from '@simplewebauthn/server';
 import type { SentinelContext } from '../http/context.js';
+import { digest, randomSecret } from '../lib/random-secrets.js';
+import { CEREMONY_TIMEOUT_MS } from './challenge.js';
 import type { PasskeyHooks, StoredPasskey } from './hooks.js';
 import { relyingParty } from './options.js';
 
@@ -52,13 +54,44 @@ export async function verifiedNewPasskey(
 /**
  * Whether a user of the account already has a passkey with this credential id (WebAuthn Level 2 §7.1 step 26: the
  * RP should refuse it). The registering user's own passkeys always count; other users' when the hooks have
- * `findCredentialOwner`. Checked before `save` wherever a passkey is added.
- *
- * @example if (await credentialTaken(hooks, accountId, userId, passkey.id)) return alreadyRegistered();
+ * `findCredentialOwner`.
  */
-export async function credentialTaken(hooks: PasskeyHooks, accountId: string, userId: string, credentialId: string): Promise<boolean> {
+async function credentialTaken(hooks: PasskeyHooks, accountId: string, userId: string, credentialId: string): Promise<boolean> {
   const own = await hooks.list({ accountId, userId });
   if (own.some((passkey) => passkey.id === credentialId)) return true;
   const owner = await hooks.findCredentialOwner?.({ accountId, credentialId });
   return owner !== undefined && owner !== null;
+}
+
+/**
+ * Saves a verified new passkey for the user, unless a user of the account already has its credential id
+ * ({@link credentialTaken}) or another registration of that id is under way: `false` then, and nothing is saved.
+ *
+ * Why a claim around the check and the save: two registrations of one id at once (two tabs, the offer and the account
+ * page, a forger replaying an id) would otherwise both pass the check before either saves, and the second save
+ * would replace the first one's key and counter, or leave two rows for one credential in a store that appends. The
+ * claim is a one-key `swap` expecting absence (`passkey-registration:`, docs/ARCHITECTURE.md#stored-records), so of
+ * concurrent registrations on any instance sharing the store one holds it; it is released once the save is done or
+ * failed, and lapses by itself after the ceremony's timeout should its instance die meanwhile.
+ *
+ * @example if (!(await saveUnlessTaken(context, hooks, { accountId, userId, passkey }))) return alreadyRegistered();
+ */
+export async function saveUnlessTaken(
+  context: SentinelContext,
+  hooks: PasskeyHooks,
+  input: { accountId: string; userId: string; passkey: StoredPasskey },
+): Promise<boolean> {
+  const { accountId, userId, passkey } = input;
+  const key = `passkey-registration:${digest(`${accountId}\u0000${passkey.id}`)}`;
+  const holder = randomSecret();
+  if (!(await context.store.swap([{ key, expect: null, value: holder, ttlMs: CEREMONY_TIMEOUT_MS }]))) return false;
+  try {
+    if (await credentialTaken(hooks, accountId, userId, passkey.id)) return false;
+    await hooks.save({ accountId, userId, passkey });
+    return true;
+  } finally {
+    // Only this registration's own claim, never one taken after it lapsed. A release that fails changes no outcome:
+    // the claim lapses by itself, and the saved passkey is what refuses its id from now on.
+    await context.store.swap([{ key, expect: holder, value: null }]).catch(() => false);
+  }
 }
