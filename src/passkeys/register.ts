@@ -5,7 +5,7 @@
  * - `POST …/login/passkey/register/options` (`csrf_token`) → creation options with a fresh challenge; the
  *   passkey must be discoverable (resident), so it can sign in without a username later.
  * - `POST …/login/passkey/register` (`csrf_token`, `attestation` or `skip`) → verified and saved through
- *   `users.passkeys.save`, then the sign-in ends; "Not now" ends it without a passkey.
+ *   `users.passkeys.save` (a `passkey.added` event), then the sign-in ends; "Not now" ends it without a passkey.
  *
  * The step is CSRF-bound to the pending sign-in, so only the browser that passed the password can add a passkey
  * to that user, and only during that sign-in.
@@ -89,8 +89,12 @@ export async function handlePasskeyRegister(
   if (challenge === null || attestation === null) return notAdded();
   const passkey = await verifiedNewPasskey(context, challenge, attestation);
   if (passkey === null) return notAdded();
-  if (!(await saveUnlessTaken(context, hooksOf(context), { accountId, userId: step.pending.userId, passkey }))) {
+  const { userId } = step.pending;
+  if (!(await saveUnlessTaken(context, hooksOf(context), { accountId, userId, passkey }))) {
     return passkeyOfferPage(context, request, { ...step, error: PASSKEY_ALREADY_REGISTERED, status: 400 });
   }
+  // Audited as the account page's are: from now on it signs in at the strongest level, password and TOTP step aside.
+  // Committed: the passkey is saved, and a throwing onEvent must not tell the user it was not.
+  context.emit({ type: 'passkey.added', accountId, clientId: step.interaction.request.clientId, userId }, 'committed');
   return finish();
 }

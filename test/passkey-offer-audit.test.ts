@@ -1,0 +1,81 @@
+/**
+ * A passkey added at the offer after a password sign-in is a new credential of the user as much as one added on the
+ * account page: it signs in at the strongest level from then on, without the password or the TOTP step. The audit
+ * trail must show it (`passkey.added`, docs/observability.md), or an operator sees a passkey sign-in by a credential
+ * whose addition was never recorded. "Not now" and a refused passkey add nothing and report nothing.
+ */
+import { describe, expect, it } from 'vitest';
+import { MemoryPasskeys, MemoryStore, type SentinelEvent, type SentinelResponse } from '../src/index.js';
+import { call, csrfOf, LOGIN_PATH, openLogin, postForm, postLogin, startInteraction, stepCookie } from './helpers/direct-flow.js';
+import { ACCOUNT, CLIENT_ID, ISSUER, makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
+import { attest, newCredential } from './helpers/software-authenticator.js';
+
+const OFFER = `${LOGIN_PATH}/passkey/register`;
+const ORIGIN = new URL(ISSUER).origin;
+const RP_ID = new URL(ISSUER).hostname;
+
+function harness() {
+  const passkeys = new MemoryPasskeys();
+  const events: SentinelEvent[] = [];
+  const sentinel = makeSentinel({
+    store: new MemoryStore(),
+    users: {
+      authenticate: async ({ username, password }) => (username === USERNAME && password === PASSWORD ? { id: USER_ID } : null),
+      passkeys,
+    },
+    passkeys: { offerRegistration: true },
+    onEvent: (event) => events.push(event),
+  });
+  return { sentinel, passkeys, events };
+}
+
+type Harness = ReturnType<typeof harness>;
+
+/** Signs in with the password up to the offer; `answer` posts the offer's form with the given fields. */
+async function atOffer(
+  h: Harness,
+): Promise<{ challenge: () => Promise<string>; answer: (fields: Record<string, string>) => Promise<SentinelResponse> }> {
+  const { interaction } = await startInteraction(h.sentinel);
+  const loginCsrf = await openLogin(h.sentinel, interaction);
+  const passed = await postLogin(h.sentinel, interaction, { csrf_token: loginCsrf, username: USERNAME, password: PASSWORD });
+  expect(String(passed.headers.location)).toBe(`${OFFER}?interaction=${interaction}`);
+  const cookie = stepCookie(passed);
+  const query = new URLSearchParams({ interaction });
+  const csrf = csrfOf((await call(h.sentinel, { path: OFFER, query, headers: { cookie } })).body);
+  return {
+    async challenge() {
+      const options = await postForm(h.sentinel, `${OFFER}/options`, `csrf_token=${csrf}`, { query, headers: { cookie } });
+      expect(options.status).toBe(200);
+      return (JSON.parse(String(options.body)) as { challenge: string }).challenge;
+    },
+    answer: (fields) =>
+      postForm(h.sentinel, OFFER, new URLSearchParams({ csrf_token: csrf, ...fields }).toString(), { query, headers: { cookie } }),
+  };
+}
+
+const added = (h: Harness) => h.events.filter((event) => event.type === 'passkey.added');
+
+describe('the passkey offer after a password sign-in', () => {
+  it('reports the passkey it adds as passkey.added, naming the user and the app', async () => {
+    const h = harness();
+    const offer = await atOffer(h);
+    const credential = newCredential();
+    const attestation = attest(credential, { challenge: await offer.challenge(), origin: ORIGIN, rpId: RP_ID });
+    const done = await offer.answer({ attestation });
+    expect(done.status).toBe(303);
+    expect(h.passkeys.list({ accountId: ACCOUNT, userId: USER_ID }).map((passkey) => passkey.id)).toEqual([credential.id]);
+    expect(added(h)).toEqual([
+      expect.objectContaining({ type: 'passkey.added', accountId: ACCOUNT, clientId: CLIENT_ID, userId: USER_ID }),
+    ]);
+  });
+
+  it('reports nothing for "Not now", nor for an attestation that does not verify', async () => {
+    const h = harness();
+    const offer = await atOffer(h);
+    const wrong = attest(newCredential(), { challenge: await offer.challenge(), origin: 'https://evil.example', rpId: RP_ID });
+    expect((await offer.answer({ attestation: wrong })).status).toBe(400);
+    expect((await offer.answer({ skip: '1' })).status).toBe(303);
+    expect(h.passkeys.list({ accountId: ACCOUNT, userId: USER_ID })).toEqual([]);
+    expect(added(h)).toEqual([]);
+  });
+});
