@@ -3,7 +3,7 @@
  * waiting for its second factor) and the interaction are taken first, so a request whose step is gone by then
  * (expired, answered by a concurrent request, replaced by another user's password on the same sign-in, cancelled)
  * leaves the code unused, and nothing ends the sign-in while the code is spent. A hook the rest of the sign-in needs
- * (the passkey offer's `passkeys.list`) is asked before the code. And the code stays strictly single-use: of two
+ * (the passkey offer's `passkeys.list`, the AppStore's `findApp` that the end asks again) is asked before the code. And the code stays strictly single-use: of two
  * concurrent uses exactly one signs in.
  *
  * The step disappears deterministically, not by luck: the form body is produced by a function that removes or
@@ -13,7 +13,8 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryPasskeys, MemoryStore, type Sentinel, type SentinelEvent, type SentinelResponse, type Store } from '../src/index.js';
 import { call, csrfOf, FORM, LOGIN_PATH, openLogin, postLogin, setCookies, startInteraction, stepCookie } from './helpers/direct-flow.js';
-import { makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
+import { contextOf } from '../src/http/context.js';
+import { ACCOUNT, CLIENT_ID, makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 import { describeOnSharedRedis } from './helpers/redis-suite.js';
 
 const TOTP_PATH = `${LOGIN_PATH}/totp`;
@@ -311,7 +312,42 @@ function cases(name: string, stores: () => [Store, Store]): void {
       });
       expect(offer.status).toBe(200);
     });
+
+    it('the app is looked up before the code is spent: a failing app store spends nothing, and the code signs in later', async () => {
+      const w = world(stores());
+      const step = await atStep(w.sentinels[0]);
+      const restore = [...new Set(w.sentinels)].map((sentinel) => failingFindApp(sentinel));
+      const failing = await postRecovery(step, CODE);
+      expect(failing.status).toBe(500);
+      expect(String(w.errors[0])).toContain('app table unavailable');
+      expect(w.unused.has(CODE)).toBe(true);
+      expect(successes(w)).toBe(0);
+      for (const undo of restore) undo();
+      expect(signedIn(await postRecovery({ ...step, sentinel: w.sentinels[1] }, CODE))).toBe(true);
+      expect(w.spent).toEqual([CODE]);
+    });
+
+    it('an app disabled while the user was at the step is refused before the code is spent', async () => {
+      const w = world(stores());
+      const step = await atStep(w.sentinels[0]);
+      for (const sentinel of new Set(w.sentinels)) expect(await contextOf(sentinel).apps.disableApp?.(ACCOUNT, CLIENT_ID)).toBe(true);
+      const refused = await postRecovery(step, CODE);
+      expectNothingIssued(refused);
+      expect(refused.body).toContain('no longer accepts sign-ins');
+      expect(w.unused.has(CODE)).toBe(true);
+      expect(successes(w)).toBe(0);
+    });
   });
+}
+
+/** Makes the service's `apps.findApp` reject until the returned function is called. */
+function failingFindApp(sentinel: Sentinel): () => void {
+  const apps = contextOf(sentinel).apps;
+  const original = apps.findApp;
+  apps.findApp = () => Promise.reject(new Error('app table unavailable'));
+  return () => {
+    apps.findApp = original;
+  };
 }
 
 /** Cancel on the login form: it needs only the interaction's CSRF token, which the login page shows anyone. */

@@ -11,8 +11,8 @@
  * interaction are taken first and the code is looked at only by the request that holds both. A step or interaction
  * gone by then (expired, answered by a concurrent request, replaced by another user's password, cancelled on the
  * login form) leaves the code unused; nothing else can end the sign-in while the code is spent; and what comes next
- * (the passkey offer, which asks `users.passkeys.list`) is worked out before the code is spent. A code that is not
- * accepted, or a hook failing before it is, puts both back.
+ * (the passkey offer, which asks `users.passkeys.list`; the app, looked up again in the AppStore) is worked out before
+ * the code is spent. A code that is not accepted, or a hook failing before it is, puts both back.
  */
 import { clientIP } from '../http/client-ip.js';
 import type { SentinelContext } from '../http/context.js';
@@ -20,6 +20,7 @@ import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { single } from '../http/params.js';
 import { afterHeldSecondFactor, afterSecondFactor, expiredSignIn, offersPasskey, type SignInSubject } from './continue-sign-in.js';
 import { restoreInteraction, takeInteraction, type InteractionRecord } from '../authorize/state/interaction.js';
+import { assertStillDeliverable } from '../authorize/request/still-deliverable.js';
 import { restorePending, takePending } from './pending-sign-in.js';
 import { totpPage } from './step-page.js';
 import { readStepRequest, type StepRequest } from './step-request.js';
@@ -118,6 +119,10 @@ async function spendRecovery(
     // Every hook the rest of the sign-in needs an answer from runs before the code is spent, so its failure spends
     // nothing; after it, only the store's own writes remain.
     const offer = await offersPasskey(context, accountId, subject);
+    // The end of the sign-in looks the app up again (signed-in-response.ts). Asked here first as well: an app store
+    // that fails, or an app disabled or its redirect URI removed while the user was at the step, then refuses before
+    // the code is spent, not after it (a recovery code is one of a few, and the host has no way to give it back).
+    if (record.returnTo === undefined && record.device === undefined) await assertStillDeliverable(context, record.request);
     accepted = await checkRecovery(context, request, { accountId, userId: subject.userId, code });
     return accepted ? { held, offer } : null;
   } finally {
