@@ -2,7 +2,7 @@
  * The TOTP step after a right password (RFC 6238): right, wrong and replayed codes, its own CSRF token, the
  * throttle under a parallel brute force, recovery codes, and failing hooks. Driven through `sentinel.handle()`.
  */
-import { generate, generateSecret } from 'otplib';
+import { generate, generateSecret, ScureBase32Plugin } from 'otplib';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SentinelResponse, SentinelOptions } from '../src/index.js';
 import { MemoryPasskeys, MemoryStore } from '../src/index.js';
@@ -393,7 +393,9 @@ describe('TOTP second factor', () => {
     const h = harness({ store });
     // The newest accepted step, as an instance two minutes ahead writes it after accepting a code of its own window.
     const ahead = Math.floor(Date.now() / 30_000) + 5;
-    await store.set(`totp-last:${digest(`${ACCOUNT}\u0000${USER_ID}`)}`, String(ahead), 60_000);
+    // Kept per secret (totp.ts): the digest of the key the secret decodes to.
+    const key = Buffer.from(new ScureBase32Plugin().decode(h.secret)).toString('base64url');
+    await store.set(`totp-last:${digest(`totp-secret\u0000${key}`)}`, String(ahead), 60_000);
     const step = await passPassword(h);
     const response = await postCode(h, step, { csrf_token: step.csrf, code: await generate({ secret: h.secret }) });
     expectNothingIssued(response);

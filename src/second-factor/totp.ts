@@ -2,8 +2,9 @@
  * TOTP codes (RFC 6238, otplib): six digits, 30-second steps, one step of clock drift either way (RFC 6238 §5.2).
  *
  * Replay: a code that was accepted once is refused for the rest of its window (RFC 6238 §5.2: "the verifier MUST
- * NOT accept the second attempt of the same OTP"). The store's atomic `increment` on `totp-used:{user}:{step}`
- * decides it, so of two concurrent submissions of one code exactly one counts, on any instance; and a code older
+ * NOT accept the second attempt of the same OTP"), in every account whose user has the same secret. The store's
+ * atomic `increment` on `totp-used:{secret digest}:{step}` decides it, so of two concurrent submissions of one code
+ * exactly one counts, on any instance; and a code older
  * than the newest accepted one is refused too (`totp-last:`), so a code seen over a shoulder cannot be used after
  * the user's own, newer one, even when both arrive at once (the step moves forward by compare-and-set).
  */
@@ -48,6 +49,23 @@ export function totpSecretProblem(secret: string): string | null {
   return null;
 }
 
+/**
+ * The name the replay markers of `secret` are kept under: a digest of the key it decodes to. Per secret, not per
+ * account and user: a code is a function of the secret and the time step alone, and a host whose user has one
+ * authenticator in several accounts answers the same secret in each, so a code accepted in one must be refused in
+ * the others (RFC 6238 §5.2). Decoded first, so that every spelling of one secret (lower case, padding) is one.
+ * A SHA-256 of a secret of at least 128 random bits, like every secret the store's keys name.
+ */
+function secretMarker(secret: string): string {
+  let key: Uint8Array;
+  try {
+    key = BASE32.decode(secret);
+  } catch (error) {
+    throw new Error('sentinel-idp: users.totpSecret returned a secret that is not valid base32', { cause: error });
+  }
+  return digest(`totp-secret\u0000${Buffer.from(key).toString('base64url')}`);
+}
+
 /** The outcome of {@link checkTotp}. */
 export type TotpResult = 'accepted' | 'wrong' | 'replayed';
 
@@ -62,8 +80,8 @@ export async function checkTotp(
   input: { accountId: string; userId: string; secret: string; code: string },
 ): Promise<TotpResult> {
   if (!/^\d{6}$/.test(input.code)) return 'wrong';
-  const user = digest(`${input.accountId}\u0000${input.userId}`);
-  const lastKey = `totp-last:${user}`;
+  const marker = secretMarker(input.secret);
+  const lastKey = `totp-last:${marker}`;
   const last = Number((await context.store.get(lastKey)) ?? 'NaN');
   // otplib throws for an `afterTimeStep` past its window, which an instance whose clock runs a step or more ahead
   // of this one can have stored. Held at the window's end, it still refuses every code of the window, as it should.
@@ -94,7 +112,7 @@ export async function checkTotp(
   const outcome = await spendOnce(
     context.store,
     context.config,
-    `totp-used:${user}:${step}`,
+    `totp-used:${marker}:${step}`,
     USED_TTL_MS,
     (since) => step > Math.floor((since + 1) / PERIOD_SECONDS) + DRIFT_STEPS,
   );
