@@ -77,6 +77,7 @@ const SERVICE_FILES = [
   'test/race-totp-order.test.ts',
   // The passkey counter's compare-and-set, on MemoryStore and two instances sharing Redis
   'test/passkey-counter-race.test.ts',
+  'test/passkey-registration-race.test.ts',
   // A recovery code spent only with the pending step it completes, on MemoryStore and two instances sharing Redis
   'test/recovery-code-order.test.ts',
   // The device flow's races (RFC 8628), on MemoryStore and Redis
