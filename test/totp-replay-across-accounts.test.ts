@@ -4,7 +4,8 @@
  * often has one authenticator for all of them, so `users.totpSecret` answers the same secret in each: a code seen
  * once, accepted in one account, must then be refused in the others too, or whoever watched it being typed (and
  * knows the password) uses it again within its window elsewhere. The same holds for the newest accepted step: a code
- * older than the newest one the secret answered is refused wherever it is posted.
+ * older than the newest one the secret answered is refused wherever it is posted; and for the guesses at the secret:
+ * `throttle.maxFailures` per window bounds them for the secret, not once per account it is used in.
  */
 import { generate, generateSecret } from 'otplib';
 import { describe, expect, it } from 'vitest';
@@ -29,8 +30,9 @@ const TARGETS: Record<string, { clientId: string; redirectUri: string }> = {
 };
 
 /** The service; `secretOf` is the secret `users.totpSecret` answers in each account (one shared by default). */
-function service(secretOf: (accountId: string) => string = () => SECRET): Sentinel {
+function service(secretOf: (accountId: string) => string = () => SECRET, maxFailures?: number): Sentinel {
   return makeSentinel({
+    ...(maxFailures === undefined ? {} : { throttle: { maxFailures, maxFailuresPerIp: 1000, windowSeconds: 900 } }),
     store: new MemoryStore(),
     users: {
       // One user, in both accounts, with one authenticator.
@@ -97,5 +99,29 @@ describe('a TOTP code of a secret shared by accounts', () => {
     expect(signedIn(await signInWithCode(sentinel, OTHER_ACCOUNT, await generate({ secret: other })))).toBe(true);
     // And each is still single-use where it was accepted.
     expect(signedIn(await signInWithCode(sentinel, ACCOUNT, code))).toBe(false);
+  });
+
+  it('counts its wrong codes in one budget, whichever account they are posted in', async () => {
+    const sentinel = service(undefined, 3);
+    const wrong = async (accountId: string): Promise<number> => {
+      const right = await generate({ secret: SECRET });
+      return (await signInWithCode(sentinel, accountId, right === '000000' ? '111111' : '000000')).status;
+    };
+    for (let attempt = 0; attempt < 3; attempt++) expect(await wrong(ACCOUNT)).toBe(400);
+    // The other account's own count of this user is 0, but the secret has had its 3 guesses in this window.
+    expect(await wrong(OTHER_ACCOUNT)).toBe(429);
+    expect((await signInWithCode(sentinel, OTHER_ACCOUNT, await generate({ secret: SECRET }))).status).toBe(429);
+  });
+
+  it("gives a right code's slot back on that budget too, and leaves another secret's alone", async () => {
+    const other = generateSecret();
+    const sentinel = service((accountId) => (accountId === ACCOUNT ? SECRET : other), 2);
+    const wrongCode = async (secret: string) => ((await generate({ secret })) === '000000' ? '111111' : '000000');
+    expect((await signInWithCode(sentinel, ACCOUNT, await wrongCode(SECRET))).status).toBe(400);
+    expect(signedIn(await signInWithCode(sentinel, ACCOUNT, await generate({ secret: SECRET })))).toBe(true);
+    // One wrong code so far on each budget: a second one is still within the limit of 2.
+    expect((await signInWithCode(sentinel, ACCOUNT, await wrongCode(SECRET))).status).toBe(400);
+    expect((await signInWithCode(sentinel, OTHER_ACCOUNT, await wrongCode(other))).status).toBe(400);
+    expect(signedIn(await signInWithCode(sentinel, OTHER_ACCOUNT, await generate({ secret: other })))).toBe(true);
   });
 });

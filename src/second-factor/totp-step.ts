@@ -24,9 +24,10 @@ import { assertStillDeliverable } from '../authorize/request/still-deliverable.j
 import { restorePending, takePending } from './pending-sign-in.js';
 import { totpPage } from './step-page.js';
 import { readStepRequest, type StepRequest } from './step-request.js';
-import { checkTotp } from './totp.js';
+import { checkTotp, totpSecretMarker } from './totp.js';
 import { SECOND_FACTOR_AMR } from '../assurance/levels.js';
-import { reserveOrRefuse, secondFactorKeys, settleSuccess } from './totp-throttle.js';
+import { reserveOrRefuse, secondFactorKeys, secondFactorSecretKeys, settleSuccess } from './totp-throttle.js';
+import type { ThrottleKeys } from '../authorize/state/throttle.js';
 
 /** The one answer for every code that is not accepted, so the page never tells a replay from a typo. */
 export const WRONG_CODE = 'That code is not correct. Try again.';
@@ -57,7 +58,7 @@ export async function handleTotpStep(context: SentinelContext, request: Sentinel
   // A recovery code stands in for the authenticator device, so it counts as the second factor too.
   const subject = { ...step.pending, amr: [...SECOND_FACTOR_AMR] };
   const recovered = useRecovery ? await spendRecovery(context, request, step, subject, recoveryCode) : undefined;
-  const accepted = useRecovery ? recovered !== null : await checkCode(context, accountId, userId, code ?? '');
+  const accepted = useRecovery ? recovered !== null : await checkCode(context, { accountId, clientId, userId, code: code ?? '', keys });
   if (!accepted) {
     // A wrong code keeps its reserved slot on both counters.
     context.emit({
@@ -79,11 +80,20 @@ export async function handleTotpStep(context: SentinelContext, request: Sentinel
   return afterSecondFactor(context, request, { id: step.interactionId, record: step.interaction }, subject, ip, offer);
 }
 
-async function checkCode(context: SentinelContext, accountId: string, userId: string, code: string): Promise<boolean> {
+async function checkCode(
+  context: SentinelContext,
+  input: { accountId: string; clientId: string; userId: string; code: string; keys: ThrottleKeys },
+): Promise<boolean> {
+  const { accountId, clientId, userId, code } = input;
   const secret = await context.config.users?.totpSecret?.({ accountId, userId });
   // The authenticator asked for the step, so a user without a secret is the host's inconsistency: fail closed.
   if (typeof secret !== 'string' || secret === '') throw new Error('sentinel-idp: users.totpSecret returned no secret for a TOTP user');
-  return (await checkTotp(context, { accountId, userId, secret, code })) === 'accepted';
+  // The secret's own budget too (totp-throttle.ts): the user's is per account, and one secret may be the user's in many.
+  const secretKeys = secondFactorSecretKeys(input.keys, totpSecretMarker(secret));
+  await reserveOrRefuse(context, secretKeys, { accountId, clientId });
+  const accepted = (await checkTotp(context, { accountId, userId, secret, code })) === 'accepted';
+  if (accepted) await settleSuccess(context, secretKeys);
+  return accepted;
 }
 
 /** A recovery code accepted: the interaction its step holds, and whether the passkey offer comes next. */

@@ -54,9 +54,13 @@ export function totpSecretProblem(secret: string): string | null {
  * account and user: a code is a function of the secret and the time step alone, and a host whose user has one
  * authenticator in several accounts answers the same secret in each, so a code accepted in one must be refused in
  * the others (RFC 6238 §5.2). Decoded first, so that every spelling of one secret (lower case, padding) is one.
- * A SHA-256 of a secret of at least 128 random bits, like every secret the store's keys name.
+ * A SHA-256 of a secret of at least 128 random bits, like every secret the store's keys name. Throws the host's data
+ * error for a secret that is not base32.
+ *
+ * @example
+ * const marker = totpSecretMarker(secret); // `totp-used:${marker}:${step}`
  */
-function secretMarker(secret: string): string {
+export function totpSecretMarker(secret: string): string {
   let key: Uint8Array;
   try {
     key = BASE32.decode(secret);
@@ -80,7 +84,7 @@ export async function checkTotp(
   input: { accountId: string; userId: string; secret: string; code: string },
 ): Promise<TotpResult> {
   if (!/^\d{6}$/.test(input.code)) return 'wrong';
-  const marker = secretMarker(input.secret);
+  const marker = totpSecretMarker(input.secret);
   const lastKey = `totp-last:${marker}`;
   const last = Number((await context.store.get(lastKey)) ?? 'NaN');
   // otplib throws for an `afterTimeStep` past its window, which an instance whose clock runs a step or more ahead
