@@ -2,14 +2,15 @@
  * The per-address bound on the interactions (pending sign-ins) that every unauthenticated GET of /authorize, and of
  * the account page, stores: `interactionsPerAddress` per `interactionTtl`, IPv6 per /64, and per /48
  * (`interactionsPerNetwork`). Past it /authorize answers `temporarily_unavailable` at the validated redirect URI and
- * stores nothing; the account page answers 429. The counting itself is the shared bound of src/http/address-bound.ts.
+ * stores nothing; the account page and the operator console's sign-in answer 429. The counting itself is the shared bound of src/http/address-bound.ts.
  */
 import { describe, expect, it } from 'vitest';
+import { createConsole } from '../src/console/index.js';
 import { ConfigurationError, createSentinel, MemoryStore, type Sentinel, type SentinelEvent, type SentinelOptions } from '../src/index.js';
 import { entryBytes } from '../src/stores/memory-size.js';
 import { failingReadsOf } from './helpers/address-bound-suite.js';
 import { ACCOUNT_PATH, AUTHORIZE_PATH, authorizeQuery, call, postForm, recordingStore } from './helpers/direct-flow.js';
-import { baseOptions, makeSentinel, REDIRECT_URI } from './helpers/fixtures.js';
+import { ACCOUNT, baseOptions, makeSentinel, REDIRECT_URI } from './helpers/fixtures.js';
 import { MAIN_APP, signInWithSession, codeThroughSession } from './helpers/logout-flow.js';
 
 function sentinelWith(address: number, extra: Partial<SentinelOptions> = {}): Sentinel {
@@ -180,5 +181,35 @@ describe('the account page, whose visits without a session start a sign-in', () 
     expect(refused.headers['retry-after']).toBe('600');
     expect(refused.headers.location).toBeUndefined();
     expect(store.writes).toEqual([]);
+  });
+});
+
+describe("the operator console's sign-in, which anyone may start", () => {
+  it('counts under the same bound and answers 429 with Retry-After, storing no pending sign-in', async () => {
+    const store = recordingStore(new MemoryStore());
+    const events: SentinelEvent[] = [];
+    const sentinel = sentinelWith(2, { store, onEvent: (event) => void events.push(event) });
+    const operatorConsole = createConsole(sentinel, { authorize: () => 'admin' });
+    const start = (ip: string) =>
+      operatorConsole.handle({
+        method: 'GET',
+        path: '/console/sign-in',
+        query: new URLSearchParams({ account: ACCOUNT }),
+        headers: {},
+        ip,
+      });
+    expect((await start('198.51.100.77'))?.status).toBe(303);
+    expect(toLogin(await authorize(sentinel, '198.51.100.77'))).toBe(true);
+    store.reset();
+    const refused = await start('198.51.100.77');
+    expect(refused?.status).toBe(429);
+    expect(refused?.headers['retry-after']).toBe('600');
+    expect(refused?.headers.location).toBeUndefined();
+    expect(refused?.headers['set-cookie']).toBeUndefined();
+    expect(String(refused?.body)).toContain('Too many sign-ins were started from this address');
+    expect(store.writes.filter((write) => write.key.startsWith('console-sign-in:'))).toEqual([]);
+    expect(events.at(-1)).toMatchObject({ type: 'console.denied', action: 'sign-in', reason: 'throttled' });
+    // Another address still starts one.
+    expect((await start('198.51.100.78'))?.status).toBe(303);
   });
 });

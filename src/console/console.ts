@@ -6,6 +6,7 @@
  */
 import type { ResolvedConfig } from '../config.js';
 import { ConfigurationError, isOAuthError } from '../errors.js';
+import { clientIP } from '../http/client-ip.js';
 import { contextOf } from '../http/context.js';
 import { type ConsoleDeps, scopedContext } from './deps.js';
 import { readForm } from '../http/form-body.js';
@@ -202,6 +203,7 @@ function refused(
     title: text(call, 'errorTitle'),
     content: `<p class="error" role="alert">${escapeHTML(message)}</p><p><a href="${escapeHTML(back)}">${escapeHTML(text(call, 'back'))}</a></p>`,
     status: refusal.status,
+    ...(refusal.retryAfter === undefined ? {} : { headers: { 'retry-after': refusal.retryAfter } }),
   });
 }
 
@@ -242,7 +244,7 @@ async function route(
     const accountId = request.query.get('account')?.trim() ?? '';
     if (accountId === '' || accountId.length > 200) throw new ConsoleRefusal('unknown_account', { target: accountId.slice(0, 200) });
     // The request's context: the registry event of a client registered or corrected carries its address and id.
-    return startSignIn(service, scopedContext(deps, request), location, accountId);
+    return startSignIn(service, scopedContext(deps, request), location, accountId, clientIP(service.config, request));
   }
   if (rest === 'callback' && method === 'GET') return callback(deps, call, location, sessionTtl);
   if (rest === 'sign-out' && method === 'POST') {

@@ -46,7 +46,8 @@ export type RefusalReason =
   | 'unsupported'
   | 'unknown_account'
   | 'console_disabled'
-  | 'resubmitted';
+  | 'resubmitted'
+  | 'throttled';
 
 const MESSAGES: Readonly<Record<RefusalReason, keyof ConsoleMessages>> = {
   csrf: 'refusedCsrf',
@@ -64,6 +65,7 @@ const MESSAGES: Readonly<Record<RefusalReason, keyof ConsoleMessages>> = {
   unknown_account: 'refusedUnknownAccount',
   console_disabled: 'refusedConsoleDisabled',
   resubmitted: 'refusedResubmitted',
+  throttled: 'refusedTooManySignIns',
 };
 
 const STATUS: Partial<Record<RefusalReason, number>> = {
@@ -74,6 +76,7 @@ const STATUS: Partial<Record<RefusalReason, number>> = {
   console_client: 403,
   console_disabled: 403,
   resubmitted: 409,
+  throttled: 429,
   unknown_app: 404,
   unknown_kid: 404,
   unknown_account: 404,
@@ -86,13 +89,19 @@ export class ConsoleRefusal extends Error {
   readonly target: string | undefined;
   /** For `invalid_input`: what was wrong, in words safe to show (a validation message, never a secret). */
   readonly detail: string | undefined;
+  /** For `throttled`: the seconds after which to try again (the page's `Retry-After`). */
+  readonly retryAfter: string | undefined;
 
-  constructor(reason: RefusalReason, options: { target?: string | undefined; detail?: string | undefined } = {}) {
+  constructor(
+    reason: RefusalReason,
+    options: { target?: string | undefined; detail?: string | undefined; retryAfter?: string | undefined } = {},
+  ) {
     super(`console action refused: ${reason}`);
     this.name = 'ConsoleRefusal';
     this.reason = reason;
     this.target = options.target;
     this.detail = options.detail;
+    this.retryAfter = options.retryAfter;
   }
 
   /** The HTTP status of the page. */

@@ -20,6 +20,7 @@ import { readCookie } from '../http/cookies.js';
 import { ConsoleRefusal } from './refusal.js';
 import { ExchangeFailure } from './exchange-failure.js';
 import { originOfGrant } from './session-origin.js';
+import { takeInteractionSlot } from '../authorize/state/interaction-bound.js';
 
 /**
  * The client id of the console's own client in each account it signs operators in to (registered on the first
@@ -102,14 +103,36 @@ async function ensureConsoleClient(context: SentinelContext, accountId: string, 
     );
 }
 
-/** `GET {base}/sign-in?account=…`: the 303 to the account's authorization endpoint. */
+/**
+ * Counts a new pending sign-in against the client address's `interactionsPerAddress`, as `/authorize` and the account
+ * page count theirs: anyone may start one, with no credential asked, and each is stored for ten minutes, so unbounded
+ * one host could fill MemoryStore's `console-sign-in:` budget (evicting the sign-ins operators have under way) or a
+ * `noeviction` Redis, which then refuses every write of the service.
+ */
+async function boundedSignIn(context: SentinelContext, ip: string | null): Promise<void> {
+  try {
+    await takeInteractionSlot(context, ip);
+  } catch (error) {
+    if (isOAuthError(error) && error.code === 'temporarily_unavailable') {
+      throw new ConsoleRefusal('throttled', { retryAfter: error.headers['retry-after'] });
+    }
+    throw error;
+  }
+}
+
+/**
+ * `GET {base}/sign-in?account=…`: the 303 to the account's authorization endpoint. `ip`: the client address the
+ * pending sign-in counts against.
+ */
 export async function startSignIn(
   service: ConsoleService,
   context: SentinelContext,
   location: ConsoleLocation,
   accountId: string,
+  ip: string | null,
 ): Promise<SentinelResponse> {
   await ensureConsoleClient(context, accountId, location.callbackUrl);
+  await boundedSignIn(context, ip);
   const state = randomSecret();
   const verifier = randomSecret();
   const pending: PendingSignIn = { accountId, verifier };

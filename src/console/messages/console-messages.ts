@@ -137,6 +137,7 @@ export interface ConsoleMessages {
   refusedUnknownAccount: string;
   refusedConsoleDisabled: string;
   refusedResubmitted: string;
+  refusedTooManySignIns: string;
   signInFailed: string;
   serverError: string;
 }

@@ -131,6 +131,7 @@ export const consoleEn: ConsoleMessages = {
   refusedConsoleDisabled: 'The console is off for account {target}: its client, sentinel-console, is disabled.',
   refusedResubmitted:
     'This form was sent already: nothing was changed this time. A secret is shown only once, after the first send; if it was lost, rotate the secret again.',
+  refusedTooManySignIns: 'Too many sign-ins were started from this address. Try again in a few minutes.',
   signInFailed: 'The sign-in did not complete. Try again.',
   serverError: 'Something went wrong on the server. Nothing was changed.',
 };

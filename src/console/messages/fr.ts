@@ -132,6 +132,7 @@ export const consoleFr: ConsoleMessages = {
   refusedConsoleDisabled: 'La console est désactivée pour le compte {target} : son client, sentinel-console, est désactivé.',
   refusedResubmitted:
     'Ce formulaire a déjà été envoyé : rien n’a été modifié cette fois. Un secret ne s’affiche qu’une fois, après le premier envoi ; s’il a été perdu, renouvelez le secret.',
+  refusedTooManySignIns: 'Trop de connexions ont été commencées depuis cette adresse. Réessayez dans quelques minutes.',
   signInFailed: 'La connexion n’a pas abouti. Réessayez.',
   serverError: 'Une erreur est survenue sur le serveur. Rien n’a été modifié.',
 };
