@@ -102,6 +102,24 @@ describe('console: options and paths', () => {
     expect(client?.tokenEndpointAuthMethod).toBe('none');
     expect(client?.redirectUris).toEqual(['http://localhost/console/callback']);
   });
+
+  it("shows the branding's logo: its origin is in the pages' img-src, as on the login page", async () => {
+    const shown = async (logoUrl: string) => {
+      const sentinel = makeSentinel({ branding: { productName: 'Acme ID', logoUrl } });
+      const operatorConsole = createConsole(sentinel, { authorize: () => 'admin' });
+      const chooser = await operatorConsole.handle(consoleRequest('GET', '/console/'));
+      const cookie = await operatorCookie(sentinel, ACCOUNT, 'u-op', 600);
+      const apps = await operatorConsole.handle(consoleRequest('GET', `/console/${ACCOUNT}/apps`, { cookie }));
+      return [chooser, apps].map((page) => ({
+        img: String(page?.body).includes(`<img src="${logoUrl}"`),
+        imgSrc: /(?:^|; )img-src ([^;]*)/.exec(String(page?.headers['content-security-policy']))?.[1],
+      }));
+    };
+    for (const page of await shown('https://cdn.example.com/logo.svg')) {
+      expect(page).toEqual({ img: true, imgSrc: 'https://cdn.example.com' });
+    }
+    for (const page of await shown('/static/logo.svg')) expect(page).toEqual({ img: true, imgSrc: "'self'" });
+  });
 });
 
 describe('console: guards in front of every change', () => {

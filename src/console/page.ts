@@ -5,6 +5,7 @@
 import type { ResolvedConfig } from '../config.js';
 import { escapeHTML } from '../authorize/pages/escape-html.js';
 import { renderPageHtml } from '../authorize/pages/layout.js';
+import { logoSources } from '../authorize/pages/logo-policy.js';
 import { createStyleNonce, htmlResponse } from '../authorize/pages/security-headers.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import type { ConsoleLocale } from './messages/console-locale.js';
@@ -125,7 +126,8 @@ export function consolePage(config: ResolvedConfig, call: ConsoleCall, input: Co
     dir: call.locale.dir,
     styles: CONSOLE_STYLES,
   });
-  return htmlResponse(input.status ?? 200, html, { styleNonce }, input.headers);
+  // The layout shows the branding's logo, so its origin must be an image source, as on the login page.
+  return htmlResponse(input.status ?? 200, html, { styleNonce, imgSrc: logoSources(config.branding) }, input.headers);
 }
 
 /** An instant as the console shows it: `2026-11-26 20:54:16 UTC`. */
