@@ -123,6 +123,26 @@ describe('console: options and paths', () => {
 });
 
 describe('console: guards in front of every change', () => {
+  it('refuses a method other than GET and POST with 405, signed in or not, before any refusal is audited', async () => {
+    const sentinel = makeSentinel();
+    const events: SentinelEvent[] = [];
+    tapEvents(sentinel.config, (seen) => events.push(seen));
+    const operatorConsole = createConsole(sentinel, { authorize: () => 'admin' });
+    const cookie = await operatorCookie(sentinel, ACCOUNT, 'u-op', 600);
+    for (const method of ['PUT', 'DELETE', 'PATCH', 'OPTIONS']) {
+      for (const path of ['/console/', '/console/sign-in', `/console/${ACCOUNT}/apps`, `/console/${ACCOUNT}/apps/${CLIENT_ID}/delete`]) {
+        for (const signedIn of [false, true]) {
+          const answer = await operatorConsole.handle(consoleRequest(method, path, { ...(signedIn ? { cookie } : {}), form: {} }));
+          expect(answer?.status, `${method} ${path}`).toBe(405);
+          expect(answer?.headers.allow, `${method} ${path}`).toBe('GET, POST');
+          expect(answer?.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+        }
+      }
+    }
+    expect(events.filter((seen) => seen.type === 'console.denied')).toEqual([]);
+    expect(await contextOf(sentinel).apps.findApp(ACCOUNT, CLIENT_ID)).not.toBeNull();
+  });
+
   async function signedIn(role: 'admin' | 'viewer' | 'throws', onError?: (error: unknown) => void) {
     const sentinel = makeSentinel(onError === undefined ? {} : { onError });
     const events: SentinelEvent[] = [];

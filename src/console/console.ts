@@ -236,8 +236,10 @@ async function route(
   const { service } = deps;
   const { method } = request;
   // Its GETs start sign-ins, finish them into operator sessions and mint one-use form tokens: a HEAD would do all
-  // that for an answer without a body, so it is refused, as on the service's own routes (src/http/router.ts).
-  if (method === 'HEAD') return notFoundPage(deps, call, 405);
+  // that for an answer without a body, so it is refused, as on the service's own routes (src/http/router.ts). So is
+  // every other method it has no use for (PUT, DELETE, OPTIONS, …): a 405 naming the two it takes, before any session
+  // is read or any refusal audited, rather than a 404 or a forged form's 403 and its console.denied event.
+  if (method !== 'GET' && method !== 'POST') return notFoundPage(deps, call, 405);
   if (rest === '' && method === 'GET') return chooserPage(deps, call);
   if (rest === 'sign-in' && method === 'GET') {
     name('sign-in');
