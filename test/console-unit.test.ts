@@ -79,6 +79,28 @@ describe('console: options and paths', () => {
     expect(await contextOf(sentinel).apps.findApp(ACCOUNT, CLIENT_ID)).not.toBeNull();
   });
 
+  it('audits a refusal with no operator under the account it named, and none naming a made-up account', async () => {
+    const sentinel = makeSentinel();
+    const events: SentinelEvent[] = [];
+    tapEvents(sentinel.config, (seen) => events.push(seen));
+    const operatorConsole = createConsole(sentinel, { authorize: () => 'admin' });
+    const signIn = (account: string) =>
+      operatorConsole.handle({ ...consoleRequest('GET', '/console/sign-in'), query: new URLSearchParams({ account }) });
+    const forged = (account: string) =>
+      operatorConsole.handle(consoleRequest('POST', `/console/${account}/apps/${CLIENT_ID}/delete`, { form: { csrf: 'x' } }));
+    // Made up: answered as before, but no event, which nobody could read and anyone could send at the request rate.
+    for (let index = 0; index < 3; index += 1) {
+      expect((await signIn(`made-up-${index}`))?.status).toBe(404);
+      expect((await forged(`made-up-${index}`))?.status).toBe(403);
+    }
+    expect(events.filter((seen) => seen.type === 'console.denied')).toEqual([]);
+    // A real account's operators see the forged change aimed at it, in their own audit.
+    expect((await forged(ACCOUNT))?.status).toBe(403);
+    expect(events.filter((seen) => seen.type === 'console.denied')).toEqual([
+      expect.objectContaining({ accountId: ACCOUNT, reason: 'csrf', target: CLIENT_ID, action: `POST apps/${CLIENT_ID}/delete` }),
+    ]);
+  });
+
   it('starts a sign-in only for an account the registry knows, with PKCE S256 and its own client', async () => {
     const sentinel = makeSentinel();
     const operatorConsole = createConsole(sentinel, { authorize: () => 'admin' });

@@ -5,7 +5,7 @@
  * the page's message and a `console.denied` event.
  */
 import type { ResolvedConfig } from '../config.js';
-import { ConfigurationError, isOAuthError } from '../errors.js';
+import { ConfigurationError } from '../errors.js';
 import { clientIP } from '../http/client-ip.js';
 import { contextOf } from '../http/context.js';
 import { type ConsoleDeps, scopedContext } from './deps.js';
@@ -27,6 +27,7 @@ import { chooseConsoleLocale, consoleCatalogues, consoleDefaultLocale, isPlainOb
 import { endOperatorSession, type OperatorSession, readOperatorSession, type StoredOperatorSession } from './operator-session.js';
 import { type ConsoleCall, consolePage, paragraph, text } from './page.js';
 import { ConsoleRefusal, formTarget, pathTarget } from './refusal.js';
+import { type RefusedAim, refusalOf, refused } from './refused-page.js';
 import type { ConsoleOptions, ConsoleService } from './service.js';
 import { originStands } from './session-origin.js';
 import { sessionsAction, sessionsPage } from './sessions-page.js';
@@ -127,18 +128,16 @@ export function createConsole(service: ConsoleService, options: ConsoleOptions):
       // Links stay where the page was reached: relative to the request, they route as it did.
       base: `${request.mountPath ?? ''}${path}`,
     };
-    let action = `${request.method} ${rest.split('/').slice(1).join('/') || rest}`;
-    let target: string | undefined;
+    const aim: RefusedAim = { action: `${request.method} ${rest.split('/').slice(1).join('/') || rest}` };
     try {
-      return await route(deps, call, location, rest, sessionTtl, (named, concerned) => {
-        action = named;
-        target = concerned;
+      return await route(deps, call, location, rest, sessionTtl, (action, target, account) => {
+        Object.assign(aim, { action, target }, account === undefined ? {} : { account });
       });
     } catch (error) {
       const refusal = refusalOf(error);
       if (refusal === undefined) return failed(call, error);
       try {
-        return refused(deps, call, action, refusal, target);
+        return await refused(deps, call, aim, refusal);
       } catch (hookError) {
         // An onEvent that throws on console.denied vetoes the refusal's page, as at the service's edge: the hook's
         // failure goes to onError and the answer is the console's 500 page, with its headers, not a rejection.
@@ -165,48 +164,6 @@ export function createConsole(service: ConsoleService, options: ConsoleOptions):
   return { config, handle };
 }
 
-/** The refusal an error stands for: a console refusal, or a malformed form (wrong type, too large, cut off). */
-function refusalOf(error: unknown): ConsoleRefusal | undefined {
-  if (error instanceof ConsoleRefusal) return error;
-  if (isOAuthError(error) && error.code !== 'server_error') return new ConsoleRefusal('invalid_input', { detail: error.description });
-  return undefined;
-}
-
-/**
- * The page of a refusal, and its `console.denied` event naming the operator and the target: the refusal's own, else
- * the one the request named (`target`), so that a refused change says what it was aimed at (a throwing `onEvent`
- * throws here).
- */
-function refused(
-  deps: ConsoleDeps,
-  call: ConsoleCall,
-  action: string,
-  refusal: ConsoleRefusal,
-  target: string | undefined,
-): SentinelResponse {
-  const accountId = call.operator?.accountId ?? '';
-  scopedContext(deps, call.request).emit({
-    type: 'console.denied',
-    accountId,
-    operator: call.operator?.userId,
-    action,
-    reason: refusal.reason,
-    target: refusal.target ?? target,
-  });
-  const message = text(call, refusal.messageKey, {
-    account: accountId,
-    target: refusal.target ?? '',
-    detail: refusal.detail ?? '',
-  });
-  const back = call.operator === undefined ? `${call.base}/` : `${call.base}/${encodeURIComponent(accountId)}/apps`;
-  return consolePage(deps.service.config, call, {
-    title: text(call, 'errorTitle'),
-    content: `<p class="error" role="alert">${escapeHTML(message)}</p><p><a href="${escapeHTML(back)}">${escapeHTML(text(call, 'back'))}</a></p>`,
-    status: refusal.status,
-    ...(refusal.retryAfter === undefined ? {} : { headers: { 'retry-after': refusal.retryAfter } }),
-  });
-}
-
 /**
  * Reads a POSTed form and checks its CSRF token against the session's (constant time). `read` sees the form first,
  * so a refusal of a forged one can still name the target it carries.
@@ -230,7 +187,7 @@ async function route(
   location: ConsoleLocation,
   rest: string,
   sessionTtl: number,
-  name: (action: string, target?: string) => void,
+  name: (action: string, target?: string, account?: string) => void,
 ): Promise<SentinelResponse> {
   const { request } = call;
   const { service } = deps;
@@ -242,16 +199,16 @@ async function route(
   if (method !== 'GET' && method !== 'POST') return notFoundPage(deps, call, 405);
   if (rest === '' && method === 'GET') return chooserPage(deps, call);
   if (rest === 'sign-in' && method === 'GET') {
-    name('sign-in');
     const accountId = request.query.get('account')?.trim() ?? '';
+    name('sign-in', undefined, accountId);
     if (accountId === '' || accountId.length > 200) throw new ConsoleRefusal('unknown_account', { target: accountId.slice(0, 200) });
     // The request's context: the registry event of a client registered or corrected carries its address and id.
     return startSignIn(service, scopedContext(deps, request), location, accountId, clientIP(service.config, request));
   }
   if (rest === 'callback' && method === 'GET') return callback(deps, call, location, sessionTtl);
   if (rest === 'sign-out' && method === 'POST') {
-    name('sign-out');
     const stored = await readOperatorSession(deps.context.store, request);
+    name('sign-out', undefined, stored?.accountId);
     if (stored !== null) {
       await checkedForm(deps, call, stored);
       await endOperatorSession(deps.context.store, request);
@@ -271,7 +228,7 @@ async function route(
   if (stored === null) {
     // Not signed in: a page sends the browser to sign in; a change without a session is a forged or stale form.
     if (method === 'GET') return redirect(303, `${call.base}/sign-in?account=${encodeURIComponent(accountId)}`);
-    name(`${method} ${sub}`, target);
+    name(`${method} ${sub}`, target, accountId);
     throw new ConsoleRefusal('csrf');
   }
   const role = await deps.options.authorize({ accountId: stored.accountId, userId: stored.userId });
