@@ -11,7 +11,9 @@ import express from 'express';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toExpress } from '../adapters/express/index.js';
+import { createDemoClient } from '../examples/shared/client.js';
 import { createDemo } from '../examples/shared/demo.js';
+import { createSentinel } from '../src/index.js';
 
 const FORM = 'application/x-www-form-urlencoded';
 const PASSWORD = 'demo-pages-password';
@@ -133,5 +135,26 @@ describe('the demo pages', () => {
     expect((await agent.get('/')).text).toContain('Signed in as');
     expect((await agent.get('/demo/refresh')).status).toBe(404);
     expect((await agent.post('/demo/unknown').set('content-type', FORM).send('')).status).toBe(404);
+  });
+
+  it('mark every cookie Secure behind an https issuer, the sign-in binding included', async () => {
+    const issuer = 'https://id.example.com';
+    const client = createDemoClient({
+      sentinel: { config: createSentinel({ issuer, apps: [] }).config },
+      issuer,
+      internalURL: 'http://127.0.0.1:1',
+      accountId: '123456',
+      clientId: 'demo-app',
+      clientSecret: 'not-used-here',
+      redirectUri: `${issuer}/callback`,
+      postLogoutRedirectUri: `${issuer}/signed-out`,
+      consumerId: 'consumer-1',
+    });
+    const get = (path: string) => client.handle({ method: 'GET', path, query: new URLSearchParams(), headers: {} });
+    const started = await get('/signin');
+    const failed = await get('/callback');
+    const cookies = [started?.headers['set-cookie'], failed?.headers['set-cookie']].flat();
+    expect(cookies).toHaveLength(2);
+    for (const cookie of cookies) expect(String(cookie)).toMatch(/^demo_flow=.*; Secure(;|$)/);
   });
 });

@@ -60,7 +60,6 @@ interface PendingSignIn {
 
 const FLOW_COOKIE = 'demo_flow';
 const FLOW_TTL_MS = 10 * 60 * 1000;
-const CLEAR_FLOW = `${FLOW_COOKIE}=; Path=/callback; HttpOnly; SameSite=Lax; Max-Age=0`;
 const ACTIONS = new Set(['brand-tokens', 'app-token', 'refresh', 'revoke']);
 /** The flow id is a bearer secret (the cookie); like the service, keep only its digest in store keys. */
 const flowKey = (flowId: string): string => `demo-flow:${createHash('sha256').update(flowId).digest('base64url')}`;
@@ -99,7 +98,11 @@ export function createDemoClient(options: DemoClientOptions): DemoClient {
   const basePath = options.sentinel.config.basePath;
   const accountPath = `${basePath}/api/account/${options.accountId}`;
   const expectedIssuer = `${options.issuer}${accountPath}`;
-  const sessions = createDemoSessions(store, options.issuer.startsWith('https:'));
+  const secure = options.issuer.startsWith('https:');
+  const sessions = createDemoSessions(store, secure);
+  // The flow cookie binds `state` to this browser: over https it must not travel in clear either, like the session's.
+  const flowAttributes = `Path=/callback; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+  const clearFlow = `${FLOW_COOKIE}=; ${flowAttributes}; Max-Age=0`;
   // The options themselves, not a copy: the multi-instance example's internalURL is a getter, known once listening.
   const calls = createServiceCalls(options, { basePath, accountPath });
   const view: ViewContext = {
@@ -110,7 +113,7 @@ export function createDemoClient(options: DemoClientOptions): DemoClient {
     postLogoutRedirectUri: options.postLogoutRedirectUri,
     footer: options.instance === undefined ? undefined : `Answered by instance ${options.instance}.`,
   };
-  const failure = (message: string): SentinelResponse => failureView(view, 400, 'Sign-in failed', message, { 'set-cookie': CLEAR_FLOW });
+  const failure = (message: string): SentinelResponse => failureView(view, 400, 'Sign-in failed', message, { 'set-cookie': clearFlow });
 
   async function signIn(): Promise<SentinelResponse> {
     const flowId = randomValue();
@@ -131,7 +134,7 @@ export function createDemoClient(options: DemoClientOptions): DemoClient {
       headers: {
         location: `${options.issuer}${accountPath}/authorize?${query}`,
         'cache-control': 'no-store',
-        'set-cookie': `${FLOW_COOKIE}=${flowId}; Path=/callback; HttpOnly; SameSite=Lax; Max-Age=600`,
+        'set-cookie': `${FLOW_COOKIE}=${flowId}; ${flowAttributes}; Max-Age=600`,
       },
     };
   }
@@ -176,7 +179,7 @@ export function createDemoClient(options: DemoClientOptions): DemoClient {
     };
     const cookie = await sessions.start(session);
     // Shown on this page only; the stored session starts without it.
-    return signedInView(view, { ...session, result: exchanged }, { 'set-cookie': [CLEAR_FLOW, cookie] });
+    return signedInView(view, { ...session, result: exchanged }, { 'set-cookie': [clearFlow, cookie] });
   }
 
   async function brandTokens(session: DemoSession): Promise<ActionResult> {
