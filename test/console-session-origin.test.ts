@@ -19,6 +19,7 @@ import {
   openLogin,
   postForm,
   postLogin,
+  recordingStore,
   setCookies,
 } from './helpers/direct-flow.js';
 import { ACCOUNT, CLIENT_ID, makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
@@ -220,5 +221,28 @@ describe('console: a session lives only while its origin does', () => {
     expect(h.errors.map(String)).toEqual(['Error: index down']);
     h.fail(false);
     expect((await h.consoleCall({ path: `/console/${ACCOUNT}/apps`, headers: { cookie: operator.cookie } })).status).toBe(200);
+  });
+});
+
+describe('console: a signed-in user who is no operator', () => {
+  it('gets the 403 page and no console session: nothing is stored for them, nothing evicts an operator', async () => {
+    const store = recordingStore(new MemoryStore());
+    const sentinel = makeSentinel({ store, account: { enabled: true } });
+    const operatorConsole = createConsole(sentinel, { authorize: () => null });
+    const consoleCall = async (request: Partial<SentinelRequest> & { path: string }): Promise<SentinelResponse> =>
+      (await operatorConsole.handle({ method: 'GET', query: new URLSearchParams(), headers: {}, ...request })) as SentinelResponse;
+    const h = { sentinel, consoleCall } as unknown as Harness;
+    const session = await accountSession(h);
+    const started = await consoleCall({ path: '/console/sign-in', query: new URLSearchParams({ account: ACCOUNT }) });
+    const binding = (setCookies(started)[0] as string).split(';')[0] as string;
+    const authorize = new URL(String(started.headers.location));
+    const authorized = await call(sentinel, { path: authorize.pathname, query: authorize.searchParams, headers: { cookie: session } });
+    const callback = new URL(String(authorized.headers.location));
+    store.reset();
+    const done = await consoleCall({ path: callback.pathname, query: callback.searchParams, headers: { cookie: binding } });
+    expect(done.status).toBe(403);
+    expect(setCookies(done).some((line) => line.startsWith('sentinel_console='))).toBe(false);
+    expect(setCookies(done)).toEqual([expect.stringMatching(/^sentinel_console_signin=;/)]);
+    expect(store.writes.filter((write) => write.key.startsWith('console-session:'))).toEqual([]);
   });
 });

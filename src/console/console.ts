@@ -32,7 +32,7 @@ import type { ConsoleOptions, ConsoleService } from './service.js';
 import { originStands } from './session-origin.js';
 import { sessionsAction, sessionsPage } from './sessions-page.js';
 import { signedOutPage } from './sign-out.js';
-import { type ConsoleLocation, finishSignIn, signedInCookies, startSignIn } from './sign-in.js';
+import { type ConsoleLocation, finishSignIn, openOperatorSession, spentSignInCookie, startSignIn } from './sign-in.js';
 
 /**
  * The operator console: mount it with the service's adapters, like the service itself.
@@ -294,7 +294,7 @@ function decodePart(part: string | undefined): string {
 }
 
 async function callback(deps: ConsoleDeps, call: ConsoleCall, location: ConsoleLocation, sessionTtl: number): Promise<SentinelResponse> {
-  const signedIn = await finishSignIn(deps.service, deps.context, location, call.request, sessionTtl);
+  const signedIn = await finishSignIn(deps.service, deps.context, location, call.request);
   if (signedIn === null) {
     return consolePage(deps.service.config, call, {
       title: text(call, 'errorTitle'),
@@ -303,7 +303,6 @@ async function callback(deps: ConsoleDeps, call: ConsoleCall, location: ConsoleL
     });
   }
   const role = await deps.options.authorize({ accountId: signedIn.accountId, userId: signedIn.userId });
-  const cookies = signedInCookies(location, signedIn.sessionId, sessionTtl);
   if (role !== 'admin' && role !== 'viewer') {
     scopedContext(deps, call.request).emit({
       type: 'console.denied',
@@ -312,10 +311,12 @@ async function callback(deps: ConsoleDeps, call: ConsoleCall, location: ConsoleL
       action: 'sign-in',
       reason: 'not_operator',
     });
-    // No session cookie for someone who is not an operator; the unused record expires with its TTL.
+    // No console session for someone who is not an operator: nothing stored (a signed-in user repeating sign-ins would
+    // otherwise fill console-session:, evicting operators' sessions from MemoryStore), only the binding removed.
     const page = notOperatorPage(deps, call, signedIn.accountId);
-    return { ...page, headers: { ...page.headers, 'set-cookie': cookies.slice(1) } };
+    return { ...page, headers: { ...page.headers, 'set-cookie': [spentSignInCookie(location)] } };
   }
+  const cookies = await openOperatorSession(deps.context.store, location, signedIn, sessionTtl);
   scopedContext(deps, call.request).emit({ type: 'console.signed_in', accountId: signedIn.accountId, operator: signedIn.userId, role });
   return redirect(303, `${call.base}/${encodeURIComponent(signedIn.accountId)}/apps`, { 'set-cookie': cookies });
 }

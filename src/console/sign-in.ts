@@ -19,7 +19,8 @@ import { CONSOLE_COOKIE, consoleCookie, createOperatorSession, SIGN_IN_COOKIE } 
 import { readCookie } from '../http/cookies.js';
 import { ConsoleRefusal } from './refusal.js';
 import { ExchangeFailure } from './exchange-failure.js';
-import { originOfGrant } from './session-origin.js';
+import { originOfGrant, type SessionOrigin } from './session-origin.js';
+import type { Store } from '../stores/store.js';
 import { takeInteractionSlot } from '../authorize/state/interaction-bound.js';
 
 /**
@@ -151,17 +152,17 @@ export async function startSignIn(
   });
 }
 
-/** What a completed sign-in gives the router. */
+/** What a completed sign-in gives the router: who signed in, and the origin a console session of theirs is tied to. */
 export interface SignedIn {
   accountId: string;
   userId: string;
-  /** The new session's cookie value. */
-  sessionId: string;
+  origin: SessionOrigin;
 }
 
 /**
  * `GET {base}/callback?code&state`: spends the pending sign-in (single use, bound to this browser's cookie),
- * exchanges the code with its verifier and verifies the token. `null` when any step fails: the caller shows a
+ * exchanges the code with its verifier and verifies the token. It opens no console session: the router does, once
+ * `authorize()` has made the user an operator. `null` when any step fails: the caller shows a
  * "sign-in did not complete" page (the service's own events say why). A failing store, here or behind the token
  * endpoint's 5xx ({@link ExchangeFailure}), rejects instead: the caller's 500.
  */
@@ -170,7 +171,6 @@ export async function finishSignIn(
   context: SentinelContext,
   location: ConsoleLocation,
   request: SentinelRequest,
-  sessionTtlSeconds: number,
 ): Promise<SignedIn | null> {
   const state = request.query.get('state');
   const code = request.query.get('code');
@@ -213,14 +213,27 @@ export async function finishSignIn(
   // index now, checked on every request after.
   const origin = await originOfGrant(context, pending.accountId, sub, gid);
   if (origin === null) return null;
-  const sessionId = await createOperatorSession(context.store, { accountId: pending.accountId, userId: sub, ...origin }, sessionTtlSeconds);
-  return { accountId: pending.accountId, userId: sub, sessionId };
+  return { accountId: pending.accountId, userId: sub, origin };
 }
 
-/** The cookies a completed sign-in sets: the session, and the spent sign-in binding removed. */
-export function signedInCookies(location: ConsoleLocation, sessionId: string, sessionTtlSeconds: number): string[] {
-  return [
-    consoleCookie(CONSOLE_COOKIE, sessionId, location.base, location.secure, sessionTtlSeconds),
-    consoleCookie(SIGN_IN_COOKIE, '', location.base, location.secure, 0),
-  ];
+/** The `Set-Cookie` that removes the spent sign-in binding. */
+export function spentSignInCookie(location: ConsoleLocation): string {
+  return consoleCookie(SIGN_IN_COOKIE, '', location.base, location.secure, 0);
+}
+
+/**
+ * Opens the console session of an operator `authorize()` admitted, and answers the cookies a completed sign-in sets:
+ * the session, and the spent sign-in binding removed.
+ *
+ * @example const cookies = await openOperatorSession(context.store, location, signedIn, sessionTtl);
+ */
+export async function openOperatorSession(
+  store: Store,
+  location: ConsoleLocation,
+  signedIn: SignedIn,
+  sessionTtlSeconds: number,
+): Promise<string[]> {
+  const { accountId, userId, origin } = signedIn;
+  const sessionId = await createOperatorSession(store, { accountId, userId, ...origin }, sessionTtlSeconds);
+  return [consoleCookie(CONSOLE_COOKIE, sessionId, location.base, location.secure, sessionTtlSeconds), spentSignInCookie(location)];
 }
