@@ -145,6 +145,21 @@ describe('console: options and paths', () => {
 });
 
 describe('console: guards in front of every change', () => {
+  it("answers a form too large to read with the form error's 413 and Connection: close, nothing changed", async () => {
+    const sentinel = makeSentinel();
+    const events: SentinelEvent[] = [];
+    tapEvents(sentinel.config, (seen) => events.push(seen));
+    const operatorConsole = createConsole(sentinel, { authorize: () => 'admin' });
+    const cookie = await operatorCookie(sentinel, ACCOUNT, 'u-op', 600);
+    const request = consoleRequest('POST', `/console/${ACCOUNT}/apps/${CLIENT_ID}/delete`, { cookie, form: {} });
+    const answer = await operatorConsole.handle({ ...request, body: `csrf=x&pad=${'a'.repeat(sentinel.config.bodyLimit)}` });
+    expect(answer?.status).toBe(413);
+    expect(answer?.headers.connection).toBe('close');
+    expect(answer?.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(events.at(-1)).toMatchObject({ type: 'console.denied', reason: 'invalid_input', operator: 'u-op' });
+    expect(await contextOf(sentinel).apps.findApp(ACCOUNT, CLIENT_ID)).not.toBeNull();
+  });
+
   it('refuses a method other than GET and POST with 405, signed in or not, before any refusal is audited', async () => {
     const sentinel = makeSentinel();
     const events: SentinelEvent[] = [];

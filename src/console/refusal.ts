@@ -89,24 +89,32 @@ export class ConsoleRefusal extends Error {
   readonly target: string | undefined;
   /** For `invalid_input`: what was wrong, in words safe to show (a validation message, never a secret). */
   readonly detail: string | undefined;
-  /** For `throttled`: the seconds after which to try again (the page's `Retry-After`). */
-  readonly retryAfter: string | undefined;
+  /** Headers of the page: `Retry-After` of a throttled sign-in, `Connection: close` of a body left unread. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly #status: number | undefined;
 
+  /** `status` and `headers`: those of the error refused, when it had its own (a body too large is a 413). */
   constructor(
     reason: RefusalReason,
-    options: { target?: string | undefined; detail?: string | undefined; retryAfter?: string | undefined } = {},
+    options: {
+      target?: string | undefined;
+      detail?: string | undefined;
+      status?: number | undefined;
+      headers?: Readonly<Record<string, string>> | undefined;
+    } = {},
   ) {
     super(`console action refused: ${reason}`);
     this.name = 'ConsoleRefusal';
     this.reason = reason;
     this.target = options.target;
     this.detail = options.detail;
-    this.retryAfter = options.retryAfter;
+    this.headers = options.headers ?? {};
+    this.#status = options.status;
   }
 
   /** The HTTP status of the page. */
   get status(): number {
-    return STATUS[this.reason] ?? 400;
+    return this.#status ?? STATUS[this.reason] ?? 400;
   }
 
   /** The message key of the page's text. */

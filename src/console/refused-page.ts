@@ -23,13 +23,16 @@ export interface RefusedAim {
 }
 
 /**
- * The refusal an error stands for: a console refusal, or a malformed form (wrong type, too large, cut off).
+ * The refusal an error stands for: a console refusal, or a malformed form (wrong type, too large, cut off), answered
+ * with the form error's own status and headers (`413` and `Connection: close` for a body too large to read).
  *
  * @example const refusal = refusalOf(error); // undefined: the console's 500
  */
 export function refusalOf(error: unknown): ConsoleRefusal | undefined {
   if (error instanceof ConsoleRefusal) return error;
-  if (isOAuthError(error) && error.code !== 'server_error') return new ConsoleRefusal('invalid_input', { detail: error.description });
+  if (isOAuthError(error) && error.code !== 'server_error') {
+    return new ConsoleRefusal('invalid_input', { detail: error.description, status: error.status, headers: error.headers });
+  }
   return undefined;
 }
 
@@ -69,6 +72,6 @@ export async function refused(deps: ConsoleDeps, call: ConsoleCall, aim: Refused
     title: text(call, 'errorTitle'),
     content: `<p class="error" role="alert">${escapeHTML(message)}</p><p><a href="${escapeHTML(back)}">${escapeHTML(text(call, 'back'))}</a></p>`,
     status: refusal.status,
-    ...(refusal.retryAfter === undefined ? {} : { headers: { 'retry-after': refusal.retryAfter } }),
+    headers: { ...refusal.headers },
   });
 }

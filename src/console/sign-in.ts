@@ -115,7 +115,7 @@ async function boundedSignIn(context: SentinelContext, ip: string | null): Promi
     await takeInteractionSlot(context, ip);
   } catch (error) {
     if (isOAuthError(error) && error.code === 'temporarily_unavailable') {
-      throw new ConsoleRefusal('throttled', { retryAfter: error.headers['retry-after'] });
+      throw new ConsoleRefusal('throttled', { headers: error.headers });
     }
     throw error;
   }
