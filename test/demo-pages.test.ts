@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toExpress } from '../adapters/express/index.js';
 import { createDemoClient } from '../examples/shared/client.js';
 import { createDemo } from '../examples/shared/demo.js';
-import { createSentinel } from '../src/index.js';
+import { makeSentinel } from './helpers/fixtures.js';
 
 const FORM = 'application/x-www-form-urlencoded';
 const PASSWORD = 'demo-pages-password';
@@ -140,7 +140,7 @@ describe('the demo pages', () => {
   it('mark every cookie Secure behind an https issuer, the sign-in binding included', async () => {
     const issuer = 'https://id.example.com';
     const client = createDemoClient({
-      sentinel: { config: createSentinel({ issuer, apps: [] }).config },
+      sentinel: { config: makeSentinel({ issuer }).config },
       issuer,
       internalURL: 'http://127.0.0.1:1',
       accountId: '123456',
