@@ -79,6 +79,24 @@ describe('console: options and paths', () => {
     expect(await contextOf(sentinel).apps.findApp(ACCOUNT, CLIENT_ID)).not.toBeNull();
   });
 
+  it("names the session's user in a refused sign-out, which no operator is signed in on, and keeps the session", async () => {
+    const sentinel = makeSentinel();
+    const events: SentinelEvent[] = [];
+    tapEvents(sentinel.config, (seen) => events.push(seen));
+    const operatorConsole = createConsole(sentinel, { authorize: () => 'admin' });
+    const cookie = await operatorCookie(sentinel, ACCOUNT, 'u-op', 600);
+    const forged = await operatorConsole.handle(consoleRequest('POST', '/console/sign-out', { cookie, form: { csrf: 'forged' } }));
+    expect(forged?.status).toBe(403);
+    expect(events.at(-1)).toMatchObject({
+      type: 'console.denied',
+      accountId: ACCOUNT,
+      operator: 'u-op',
+      action: 'sign-out',
+      reason: 'csrf',
+    });
+    expect((await operatorConsole.handle(consoleRequest('GET', `/console/${ACCOUNT}/apps`, { cookie })))?.status).toBe(200);
+  });
+
   it('audits a refusal with no operator under the account it named, and none naming a made-up account', async () => {
     const sentinel = makeSentinel();
     const events: SentinelEvent[] = [];

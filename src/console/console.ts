@@ -130,9 +130,7 @@ export function createConsole(service: ConsoleService, options: ConsoleOptions):
     };
     const aim: RefusedAim = { action: `${request.method} ${rest.split('/').slice(1).join('/') || rest}` };
     try {
-      return await route(deps, call, location, rest, sessionTtl, (action, target, account) => {
-        Object.assign(aim, { action, target }, account === undefined ? {} : { account });
-      });
+      return await route(deps, call, location, rest, sessionTtl, (named) => Object.assign(aim, named));
     } catch (error) {
       const refusal = refusalOf(error);
       if (refusal === undefined) return failed(call, error);
@@ -187,7 +185,7 @@ async function route(
   location: ConsoleLocation,
   rest: string,
   sessionTtl: number,
-  name: (action: string, target?: string, account?: string) => void,
+  name: (aim: RefusedAim) => void,
 ): Promise<SentinelResponse> {
   const { request } = call;
   const { service } = deps;
@@ -200,7 +198,7 @@ async function route(
   if (rest === '' && method === 'GET') return chooserPage(deps, call);
   if (rest === 'sign-in' && method === 'GET') {
     const accountId = request.query.get('account')?.trim() ?? '';
-    name('sign-in', undefined, accountId);
+    name({ action: 'sign-in', account: accountId });
     if (accountId === '' || accountId.length > 200) throw new ConsoleRefusal('unknown_account', { target: accountId.slice(0, 200) });
     // The request's context: the registry event of a client registered or corrected carries its address and id.
     return startSignIn(service, scopedContext(deps, request), location, accountId, clientIP(service.config, request));
@@ -208,7 +206,7 @@ async function route(
   if (rest === 'callback' && method === 'GET') return callback(deps, call, location, sessionTtl);
   if (rest === 'sign-out' && method === 'POST') {
     const stored = await readOperatorSession(deps.context.store, request);
-    name('sign-out', undefined, stored?.accountId);
+    name({ action: 'sign-out', account: stored?.accountId, operator: stored?.userId });
     if (stored !== null) {
       await checkedForm(deps, call, stored);
       await endOperatorSession(deps.context.store, request);
@@ -228,7 +226,7 @@ async function route(
   if (stored === null) {
     // Not signed in: a page sends the browser to sign in; a change without a session is a forged or stale form.
     if (method === 'GET') return redirect(303, `${call.base}/sign-in?account=${encodeURIComponent(accountId)}`);
-    name(`${method} ${sub}`, target, accountId);
+    name({ action: `${method} ${sub}`, target, account: accountId });
     throw new ConsoleRefusal('csrf');
   }
   const role = await deps.options.authorize({ accountId: stored.accountId, userId: stored.userId });
@@ -247,7 +245,7 @@ async function route(
   }
   const operator: OperatorSession = { ...stored, role };
   call.operator = operator;
-  name(`${method} ${sub}`, target);
+  name({ action: `${method} ${sub}`, target });
   // The operator's account is the one they signed in to; an address naming another one is refused, not followed.
   if (accountId !== operator.accountId) throw new ConsoleRefusal('account');
   if (method === 'GET') {
@@ -263,7 +261,7 @@ async function route(
   // A session change's target is the user its form names: a refusal from here on (a forged CSRF token, a viewer,
   // no such session) says so.
   const form = await checkedForm(deps, call, operator, (read) => {
-    if (parts[0] === 'sessions') name(`${method} ${sub}`, formTarget(read));
+    if (parts[0] === 'sessions') name({ action: `${method} ${sub}`, target: formTarget(read) });
   });
   if (operator.role !== 'admin') throw new ConsoleRefusal('viewer');
   if (parts[0] === 'apps') return appsAction(deps, call, parts.slice(1).map(decodePart), form);

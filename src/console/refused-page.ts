@@ -20,6 +20,8 @@ export interface RefusedAim {
   target?: string | undefined;
   /** The account of the address or form, for a request refused with no operator signed in. */
   account?: string | undefined;
+  /** The user of the session a refused sign-out would have ended (no operator is signed in on that route). */
+  operator?: string | undefined;
 }
 
 /**
@@ -55,7 +57,7 @@ export async function refused(deps: ConsoleDeps, call: ConsoleCall, aim: Refused
     scopedContext(deps, call.request).emit({
       type: 'console.denied',
       accountId: audited,
-      operator: call.operator?.userId,
+      operator: call.operator?.userId ?? aim.operator,
       action: aim.action,
       reason: refusal.reason,
       target: refusal.target ?? aim.target,
