@@ -359,6 +359,33 @@ describe('console: the in-memory event buffer', () => {
   });
 });
 
+describe('console: a registry larger than the list shows', () => {
+  it('finds, by search and by address, an app past the 10 000 the list browses', async () => {
+    const sentinel = makeSentinel();
+    const apps = contextOf(sentinel).apps;
+    const listed = apps.listApps?.bind(apps);
+    const fillers = Array.from({ length: 10_000 }, (_, index) => ({
+      clientId: `filler-${index}`,
+      name: `Filler ${index}`,
+      accountId: ACCOUNT,
+      redirectUris: [],
+      grantTypes: ['client_credentials'],
+      tokenEndpointAuthMethod: 'client_secret_basic',
+    }));
+    apps.listApps = async (accountId: string) => [...(fillers as never[]), ...((await listed?.(accountId)) ?? [])];
+    const operatorConsole = createConsole(sentinel, { authorize: () => 'admin' });
+    const cookie = await operatorCookie(sentinel, ACCOUNT, 'u-op', 600);
+    const found = await operatorConsole.handle({
+      ...consoleRequest('GET', `/console/${ACCOUNT}/apps`, { cookie }),
+      query: new URLSearchParams({ q: CLIENT_ID }),
+    });
+    expect(found?.status).toBe(200);
+    expect(String(found?.body)).toContain(`<code>${CLIENT_ID}</code>`);
+    const page = await operatorConsole.handle(consoleRequest('GET', `/console/${ACCOUNT}/apps/${CLIENT_ID}`, { cookie }));
+    expect(page?.status).toBe(200);
+  });
+});
+
 describe('MemoryAppStore: disable and enable', () => {
   it('a disabled app is unknown to findApp, listed as disabled, patchable, and enabled again with its secret', () => {
     const store = new MemoryAppStore();

@@ -23,7 +23,10 @@ import { CONSOLE_CLIENT_ID } from './sign-in.js';
 
 /** Apps per page of the list. */
 const PAGE_SIZE = 20;
-/** The most apps the list looks at (a registry larger than this is searched, not browsed). */
+/**
+ * The most apps the list sorts and pages through: a registry larger than this is searched, not browsed. The search and
+ * an app's own page look at every app, so none is out of the console's reach.
+ */
 const MAX_LISTED = 10_000;
 const MAX_SEARCH = 200;
 const MAX_OVERLAP = 30 * 86_400;
@@ -38,7 +41,7 @@ function operatorOf(call: ConsoleCall): { accountId: string; userId: string } {
 async function listApps(deps: ConsoleDeps, accountId: string): Promise<readonly App[]> {
   const list = deps.context.apps.listApps;
   if (list === undefined) return [];
-  return (await list.call(deps.context.apps, accountId)).slice(0, MAX_LISTED);
+  return list.call(deps.context.apps, accountId);
 }
 
 function statusText(call: ConsoleCall, app: App): string {
@@ -50,9 +53,10 @@ export async function appsPage(deps: ConsoleDeps, call: ConsoleCall): Promise<Se
   const { accountId } = operatorOf(call);
   const query = (call.request.query.get('q') ?? '').trim().slice(0, MAX_SEARCH);
   const needle = query.toLowerCase();
+  // Cut after the search, so that a search finds an app wherever the registry lists it.
   const all = (await listApps(deps, accountId))
     .filter((app) => needle === '' || app.clientId.toLowerCase().includes(needle) || (app.name ?? '').toLowerCase().includes(needle))
-    .slice()
+    .slice(0, MAX_LISTED)
     .sort((a, b) => (a.name ?? a.clientId).localeCompare(b.name ?? b.clientId) || a.clientId.localeCompare(b.clientId));
   const pages = Math.max(1, Math.ceil(all.length / PAGE_SIZE));
   const page = Math.min(pages, Math.max(1, Number.parseInt(call.request.query.get('page') ?? '1', 10) || 1));
