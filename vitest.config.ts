@@ -19,6 +19,7 @@ const ISOLATED = [
   'test/get-jwks.test.ts',
   'test/mcp-client-id-metadata-dns.test.ts',
   'test/registration-logout-target-dns.test.ts',
+  'test/outbound-dns-bound.test.ts',
   'test/express-adapter.test.ts',
   'test/telemetry.test.ts',
   'test/hardening-telemetry-grant-type.test.ts',

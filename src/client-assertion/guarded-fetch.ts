@@ -3,16 +3,17 @@
  * the client's, so it may hang, redirect, answer megabytes, or point into the service's own network.
  *
  * - DNS is resolved once and every address checked ({@link isForbiddenAddress}); the connection is pinned to the
- *   checked address, so a second resolution cannot swap in a private one (DNS rebinding).
+ *   checked address, so a second resolution cannot swap in a private one (DNS rebinding). The lookup takes one of
+ *   the process's few outbound lookup slots (outbound-lookups.ts) and waits for one no longer than the deadline.
  * - One deadline covers connect, headers and body; bodies are capped while streaming; redirects are refused.
  *
  * Caching is the caller's: what may be kept, and for how long, depends on what was fetched.
  */
-import { lookup } from 'node:dns/promises';
 import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { isForbiddenAddress } from './address-guard.js';
+import { boundedLookup } from './outbound-lookups.js';
 
 /**
  * Why a document could not be fetched; the message names the reason (and the document), never the response. A
@@ -35,12 +36,15 @@ export interface GuardedFetchOptions {
   label: string;
   /** The `Accept` header. */
   accept: string;
+  /** Whose turn the DNS lookup takes among the process's outbound lookups (outbound-lookups.ts); `label` unless told. */
+  lookupPurpose?: string | undefined;
   /** Trust anchors in place of the system's (PEM): tests that serve https on loopback with their own certificate. */
   ca?: string | undefined;
   /**
    * Told of the host name's DNS lookup, which goes on past the deadline: `getaddrinfo` cannot be cancelled, and holds
-   * a thread of libuv's pool until the name server answers. A caller that bounds its fetches (`src/lib/fetch-slots.ts`)
-   * gives a slot back only once it has settled, or lookups in progress would outgrow the bound one deadline at a time.
+   * a thread of libuv's pool until the name server answers (a lookup still waiting for a slot at the deadline is given
+   * up then). A caller that bounds its fetches (`src/lib/fetch-slots.ts`) gives a slot back only once it has settled,
+   * so that its fetches hold no more lookups, running or waiting, than its bound.
    */
   onLookup?: ((lookup: Promise<unknown>) => void) | undefined;
 }
@@ -51,14 +55,22 @@ export interface FetchedDocument {
   headers: IncomingHttpHeaders;
 }
 
-async function resolveAllowed(hostname: string, options: GuardedFetchOptions): Promise<{ address: string; family: number }> {
+async function resolveAllowed(
+  hostname: string,
+  options: GuardedFetchOptions,
+  deadline: AbortSignal,
+): Promise<{ address: string; family: number }> {
   const bare = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
   let addresses: { address: string; family: number }[];
   try {
-    addresses = isIP(bare) !== 0 ? [{ address: bare, family: isIP(bare) }] : await lookup(bare, { all: true, verbatim: true });
+    addresses =
+      isIP(bare) !== 0
+        ? [{ address: bare, family: isIP(bare) }]
+        : await boundedLookup(bare, options.lookupPurpose ?? options.label, deadline);
   } catch {
     // ENOTFOUND, EINVAL (a name too long), a resolver's failure: the URL's fault as far as the caller can tell, never
-    // a server error (a client_id URL is anyone's to make up).
+    // a server error (a client_id URL is anyone's to make up). No lookup slot before the deadline: the deadline's own
+    // rejection has answered the caller by then.
     addresses = [];
   }
   if (addresses.length === 0) throw new GuardedFetchError(`${options.label} host does not resolve`);
@@ -117,7 +129,7 @@ export async function guardedFetch(url: string, options: GuardedFetchOptions): P
     deadline.addEventListener('abort', () => reject(new GuardedFetchError(`${label} did not answer in time`)), { once: true });
   });
   timedOut.catch(() => {});
-  const resolving = resolveAllowed(target.hostname, options);
+  const resolving = resolveAllowed(target.hostname, options, deadline);
   options.onLookup?.(resolving);
   const pinned = await Promise.race([resolving, timedOut]);
   const pinnedLookup: LookupFunction = (_host, lookupOptions, callback) => {

@@ -65,13 +65,16 @@ export class JwksFetcher {
   readonly #refreshedAt = new LRUCache<string, number>({ max: 1000 });
 
   readonly #slots: FetchSlots;
+  /** Whose turn this fetcher's DNS lookups take (outbound-lookups.ts): apps' and trusted issuers' take their own. */
+  readonly #lookupPurpose: string | undefined;
   // The refusal of every fetch beyond the limit until a slot is given back: one error per such spell, so that a
   // caller that reports each error once (brand-jwt.ts) reports the spell once, not once per request.
   #busy: JwksFetchError | undefined;
 
-  constructor(options: ClientJwksOptions, warn?: StaleWarning) {
+  constructor(options: ClientJwksOptions, warn?: StaleWarning, lookupPurpose?: string) {
     this.#options = options;
     this.#warn = warn;
+    this.#lookupPurpose = lookupPurpose;
     this.#slots = new FetchSlots(options.maxConcurrentFetches);
   }
 
@@ -134,7 +137,7 @@ export class JwksFetcher {
   async #fetch(url: string, good: GoodSet | undefined): Promise<FetchedKeySet> {
     const { cacheSeconds, staleIfErrorSeconds } = this.#options;
     try {
-      const keys = await fetchKeySet(url, this.#options);
+      const keys = await fetchKeySet(url, this.#options, this.#lookupPurpose);
       const fetchedAt = Date.now();
       const freshUntil = fetchedAt + cacheSeconds * 1000;
       this.#failures.delete(url);
@@ -176,10 +179,11 @@ function parseKeySet(body: Buffer): FetchedKeySet {
 }
 
 /**
- * One guarded fetch of a key set ({@link guardedFetch}).
+ * One guarded fetch of a key set ({@link guardedFetch}); `lookupPurpose` names whose turn its DNS lookup takes
+ * (`GuardedFetchOptions.lookupPurpose`).
  * @throws JwksFetchError for a refused address, redirect, non-200, timeout, oversized or malformed body.
  */
-export async function fetchKeySet(url: string, options: ClientJwksOptions): Promise<FetchedKeySet> {
+export async function fetchKeySet(url: string, options: ClientJwksOptions, lookupPurpose?: string): Promise<FetchedKeySet> {
   try {
     const { body } = await guardedFetch(url, {
       timeoutMs: options.timeoutMs,
@@ -187,6 +191,7 @@ export async function fetchKeySet(url: string, options: ClientJwksOptions): Prom
       allowPrivateAddresses: options.allowPrivateAddresses,
       label: 'the jwks_uri',
       accept: 'application/json, application/jwk-set+json',
+      lookupPurpose,
     });
     return parseKeySet(body);
   } catch (error) {

@@ -45,7 +45,7 @@ const fetchers = new WeakMap<SentinelContext['config'], Record<KeySetOwner, Jwks
  * The service's cache of fetched key sets of `owner`: one SSRF guard and one set of limits (`clientJwks`) for both,
  * but apps' and trusted issuers' each have their own cache and their own `maxConcurrentFetches` slots, so that a
  * flood of made-up client `jwks_uri`s can neither refuse a trusted issuer's fetch (and with it every brand-JWT
- * exchange of its consumers) nor push its set out of the cache.
+ * exchange of its consumers) nor push its set out of the cache; their DNS lookups take turns of their own too.
  * @example const keys = await jwksFetcherOf(context, 'apps').get(url);
  */
 export function jwksFetcherOf(context: SentinelContext, owner: KeySetOwner): JwksFetcher {
@@ -55,8 +55,8 @@ export function jwksFetcherOf(context: SentinelContext, owner: KeySetOwner): Jwk
     const { logger } = context.config;
     const warn = (message: string) => (logger === undefined ? console.warn(message) : logger.warn(message));
     byOwner = {
-      apps: new JwksFetcher(context.config.clientJwks, warn),
-      'trusted-issuers': new JwksFetcher(context.config.clientJwks, warn),
+      apps: new JwksFetcher(context.config.clientJwks, warn, "apps' key sets"),
+      'trusted-issuers': new JwksFetcher(context.config.clientJwks, warn, "trusted issuers' key sets"),
     };
     fetchers.set(context.config, byOwner);
   }

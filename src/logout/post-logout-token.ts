@@ -65,7 +65,7 @@ export async function postLogoutToken(uri: string, logoutToken: string, options:
   const deadline = options.signal === undefined ? timeout : AbortSignal.any([timeout, options.signal]);
   let checked: CheckedAddress;
   try {
-    checked = await abortable(resolveLogoutTarget(uri, options.allowPrivateAddresses), deadline);
+    checked = await abortable(resolveLogoutTarget(uri, options.allowPrivateAddresses, deadline), deadline);
   } catch (error) {
     const message = deadline.aborted ? 'the app did not answer in time' : (error as Error).message;
     // A name that does not resolve (yet) may resolve on the next attempt; a refused address will not change.

@@ -8,7 +8,6 @@ import { displayTextProblem } from '../apps/display-text.js';
 import type { GrantType, TokenEndpointAuthMethod } from '../apps/app.js';
 import { OAuthError } from '../errors.js';
 import type { SentinelContext } from '../http/context.js';
-import { FetchSlots } from '../lib/fetch-slots.js';
 import { literalTargetProblem, logoutTargetProblem } from '../sessions/logout-target.js';
 import { resourceURIProblem } from '../token/resource-indicators.js';
 
@@ -207,15 +206,6 @@ export function parseClientMetadata(
   };
 }
 
-/**
- * How many DNS checks of a registered `backchannel_logout_uri` may be in progress at once, in the whole process. A
- * lookup (`getaddrinfo`) cannot be cancelled and holds a thread of libuv's pool (4 by default) until the name server
- * answers, whatever deadline the request has: without a bound, a client naming hosts whose name server never answers
- * (an update needs only its own registration access token) could hold every thread, and with them every other lookup,
- * file read and hash of the process. Half the default pool.
- */
-const TARGET_LOOKUPS = new FetchSlots(2);
-
 /** The DNS check's problem, or `null` once `ms` have passed without an answer (then, as for a name that does not resolve). */
 async function answeredWithin(check: Promise<string | null>, ms: number): Promise<string | null> {
   let timer: NodeJS.Timeout | undefined;
@@ -233,8 +223,10 @@ async function answeredWithin(check: Promise<string | null>, ms: number): Promis
  * Refuses a `backchannel_logout_uri` whose host is (or resolves to) an address the service may not send to, as
  * `invalid_client_metadata` (the same guard as a `jwks_uri`; `clientJwks.allowPrivateAddresses` lifts it). What the
  * URI itself says (an address written out, `localhost`) is always checked; where a name resolves is checked within
- * the fetch deadline (`clientJwks.timeoutMs`) and while a lookup slot is free ({@link TARGET_LOOKUPS}), else left to
- * the delivery, which resolves and checks the URI again every time and connects only to the address it checked.
+ * the fetch deadline (`clientJwks.timeoutMs`), its wait for one of the process's outbound lookup slots included
+ * (src/client-assertion/outbound-lookups.ts: a lookup cannot be cancelled and holds a thread of libuv's pool until
+ * the name server answers), else left to the delivery, which resolves and checks the URI again every time and
+ * connects only to the address it checked.
  *
  * @example await checkLogoutTarget(context, parseClientMetadata(body));
  */
@@ -244,11 +236,8 @@ export async function checkLogoutTarget(context: SentinelContext, metadata: Clie
   const allowPrivate = context.config.clientJwks.allowPrivateAddresses;
   const literal = literalTargetProblem(uri, allowPrivate);
   if (literal !== null) throw metadataError('backchannel_logout_uri', literal);
-  const release = TARGET_LOOKUPS.take();
-  if (release === null) return;
-  // The slot is given back when the lookup settles, not when the request stops waiting for it.
-  const check = logoutTargetProblem(uri, allowPrivate);
-  check.then(release, release);
-  const problem = await answeredWithin(check, context.config.clientJwks.timeoutMs);
+  const { timeoutMs } = context.config.clientJwks;
+  // The signal gives up the wait for a lookup slot; a lookup already running goes on, and is not waited for.
+  const problem = await answeredWithin(logoutTargetProblem(uri, allowPrivate, AbortSignal.timeout(timeoutMs)), timeoutMs);
   if (problem !== null) throw metadataError('backchannel_logout_uri', problem);
 }

@@ -6,10 +6,10 @@
  * and again at every delivery, whose connection is pinned to the address checked (no DNS rebinding in between); the
  * delivery checks the URI's syntax and scheme again first, as registration does (src/logout/post-logout-token.ts).
  */
-import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { backchannelLogoutURIProblem } from '../apps/app-validation.js';
 import { isForbiddenAddress } from '../client-assertion/address-guard.js';
+import { boundedLookup } from '../client-assertion/outbound-lookups.js';
 import { ConfigurationError } from '../errors.js';
 
 /** Why a target is refused: says which rule, never echoes a response. */
@@ -39,11 +39,18 @@ export function literalTargetProblem(uri: string, allowPrivate: boolean): string
 
 /**
  * The address to connect to for `uri`, every address its host resolves to checked; throws an `Error` naming the
- * rule when the target is refused or does not resolve.
+ * rule when the target is refused or does not resolve. The lookup waits for one of the process's outbound lookup
+ * slots (src/client-assertion/outbound-lookups.ts) until `signal` fires, and then fails as one that does not resolve;
+ * `purpose` names whose turn it takes there (deliveries unless told, so registrations take turns of their own).
  *
- * @example const { address, family } = await resolveLogoutTarget('https://app.example.com/logout', false);
+ * @example const { address, family } = await resolveLogoutTarget('https://app.example.com/logout', false, AbortSignal.timeout(5000));
  */
-export async function resolveLogoutTarget(uri: string, allowPrivate: boolean): Promise<{ address: string; family: number }> {
+export async function resolveLogoutTarget(
+  uri: string,
+  allowPrivate: boolean,
+  signal?: AbortSignal,
+  purpose = 'a back-channel logout delivery',
+): Promise<{ address: string; family: number }> {
   const literal = literalTargetProblem(uri, allowPrivate);
   if (literal !== null) throw new Error(`the back-channel logout URI ${literal}`);
   const host = bareHost(uri) as string;
@@ -51,7 +58,7 @@ export async function resolveLogoutTarget(uri: string, allowPrivate: boolean): P
   if (family !== 0) return { address: host, family };
   let addresses: { address: string; family: number }[];
   try {
-    addresses = await lookup(host, { all: true, verbatim: true });
+    addresses = await boundedLookup(host, purpose, signal);
   } catch {
     throw new Error('the back-channel logout URI does not resolve');
   }
@@ -64,13 +71,13 @@ export async function resolveLogoutTarget(uri: string, allowPrivate: boolean): P
 
 /**
  * Why `uri` may not be registered as a back-channel logout URI given where it resolves now, or `null` (also for a
- * name that does not resolve at all).
+ * name that does not resolve at all, or whose lookup got no slot before `signal` fired).
  *
  * @example if ((await logoutTargetProblem(uri, false)) !== null) throw new OAuthError('invalid_client_metadata', …);
  */
-export async function logoutTargetProblem(uri: string, allowPrivate: boolean): Promise<string | null> {
+export async function logoutTargetProblem(uri: string, allowPrivate: boolean, signal?: AbortSignal): Promise<string | null> {
   try {
-    await resolveLogoutTarget(uri, allowPrivate);
+    await resolveLogoutTarget(uri, allowPrivate, signal, 'the check of a back-channel logout URI');
     return null;
   } catch (error) {
     const problem = (error as Error).message.replace('the back-channel logout URI ', '');
