@@ -10,7 +10,7 @@ import { ACCOUNT, makeSentinel, OTHER_ACCOUNT, PASSWORD, USER_ID, USERNAME } fro
 import { contextOf } from '../src/http/context.js';
 import { encodeSessionRecord, parseSessionRecord, sessionKey } from '../src/authorize/state/session.js';
 import { passkeyAmr } from '../src/assurance/levels.js';
-import { advanceClock } from './helpers/clock.js';
+import { advanceClock, frozenClock } from './helpers/clock.js';
 
 const PAGE = `${ACCOUNT_PATH}/account`;
 const OPTIONS = `${ACCOUNT_PATH}/account/passkeys/options`;
@@ -533,10 +533,12 @@ describe('account page', () => {
     const h = harness({ account: { enabled: true, maxSignInAge: 120 } });
     // Without passkeys (nor a TOTP secret) the password is Alice's strongest sign-in: only its age counts.
     for (const id of ids(h)) h.passkeys.remove({ accountId: ACCOUNT, userId: USER_ID, credentialId: id });
+    // Frozen, so the age is exactly what the test says: the real clock could carry 119 s over a second boundary.
+    const clock = frozenClock();
     const old = await signInToPage(h);
-    advanceClock(119);
+    clock.at(119);
     expect((await openPage(h, old)).page.body).toContain('id="passkey-button"');
-    advanceClock(120);
+    clock.at(120);
     const { page, csrf } = await openPage(h, old);
     expect(page.body).toContain('Sign in again to add or remove a passkey');
     expect((await postForm(h.sentinel, OPTIONS, `csrf_token=${csrf}`, { headers: { cookie: old, ...SAME_ORIGIN } })).status).toBe(403);

@@ -18,6 +18,30 @@ export function advanceClock(seconds: number): void {
   vi.spyOn(Date, 'now').mockImplementation(() => start + offset + (real() - start));
 }
 
+/**
+ * Stops `Date.now()` where it is and moves it only when the test says so: `at(seconds)` sets it `seconds` after the
+ * moment of the call (not after the previous move). For checks at an exact bound — a whole-second age compared with
+ * `>=` — where the real clock running underneath {@link advanceClock} (a slow machine, a second boundary crossed
+ * between two requests) would push `bound - 1` over. Timers and store TTLs keep real time; `vi.restoreAllMocks()`
+ * puts the real clock back.
+ *
+ * @example
+ * const clock = frozenClock();
+ * const cookie = await signIn(); // auth_time is this second
+ * clock.at(119); // exactly 119 s later, however long the test takes
+ */
+export function frozenClock(): { at(seconds: number): void } {
+  if (vi.isMockFunction(Date.now)) vi.mocked(Date.now).mockRestore();
+  const start = Date.now();
+  let offset = 0;
+  vi.spyOn(Date, 'now').mockImplementation(() => start + offset);
+  return {
+    at(seconds: number) {
+      offset = seconds * 1000;
+    },
+  };
+}
+
 /** A clock a test moves by hand; see {@link movableClock}. */
 export interface MovableClock {
   /** Moves `Date.now()` and `performance.now()` `ms` further ahead, then lets pending timers of 1 ms run. */
