@@ -146,8 +146,16 @@ export interface UserAuthenticator extends SecondFactorHooks {
   }): AuthenticatedUser | null | Promise<AuthenticatedUser | null>;
   /**
    * The user's OpenID Connect claims (`name`, `email`, `email_verified`, …) for UserInfo and, with
-   * `idTokenClaims`, the ID token; only those the granted scopes cover are released. `null` when the user is gone.
-   * Asked also when the scopes release nothing (`openid` alone): then only whether the user exists matters.
+   * `idTokenClaims`, the ID token; only those the granted scopes cover are released. `null` when the user is gone
+   * (deleted, or disabled by the host): it ends the user's tokens at refresh and UserInfo, and refuses a passkey
+   * sign-in, which never asks `authenticate`. Asked also when the scopes release nothing (`openid` alone, as a
+   * passkey sign-in asks): then only whether the user exists and may sign in matters.
+   *
+   * @example
+   * claims: async ({ accountId, userId }) => {
+   *   const user = await db.users.byId(accountId, userId);
+   *   return user === null || user.disabled ? null : { name: user.name, email: user.email, email_verified: true };
+   * }
    */
   claims?(input: UserClaimsInput): UserClaims | null | Promise<UserClaims | null>;
 }

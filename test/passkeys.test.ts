@@ -282,6 +282,65 @@ describe('passkey sign-in (software authenticator)', () => {
     expect(failing.errors).toHaveLength(1);
   });
 
+  it('asks users.claims whether the user is still there: gone is refused, a failing hook is 500, neither signs in', async () => {
+    const asked: unknown[] = [];
+    let answer: 'gone' | 'here' | 'throws' | 'number' = 'gone';
+    const events: { type: string; reason?: string }[] = [];
+    const h = harness({ onEvent: (event) => events.push(event as (typeof events)[number]) });
+    // Alice was disabled by the host: authenticate refuses her password, and claims says she is gone.
+    const users = {
+      authenticate: async () => null,
+      passkeys: h.passkeys,
+      claims: async (input: unknown) => {
+        asked.push(input);
+        if (answer === 'throws') throw new Error('user table unavailable');
+        if (answer === 'number') return 42 as never;
+        return answer === 'gone' ? null : { name: 'Alice' };
+      },
+    };
+    const errors: unknown[] = [];
+    const disabled: Harness = {
+      ...h,
+      errors,
+      sentinel: makeSentinel({
+        store: new MemoryStore(),
+        users,
+        onError: (error) => errors.push(error),
+        onEvent: (event) => events.push(event as (typeof events)[number]),
+      }),
+    };
+    const post = async (): Promise<SentinelResponse> => {
+      const { interaction, csrf, challenge } = await begin(disabled);
+      return postAssertion(
+        disabled,
+        ACCOUNT,
+        interaction,
+        csrf,
+        assert(h.credential, { challenge, origin: ORIGIN, rpId: RP_ID, userHandle: USER_ID, counter: asked.length + 1 }),
+      );
+    };
+    expectRefused(await post());
+    expect(asked).toEqual([{ accountId: ACCOUNT, userId: USER_ID, scopes: ['openid'] }]);
+    expect(events.filter((event) => event.type === 'login.failed').map((event) => event.reason)).toEqual(['passkey user gone']);
+    expect(events.some((event) => event.type === 'session.created')).toBe(false);
+    expect(h.passkeys.list({ accountId: ACCOUNT, userId: USER_ID })[0]?.counter, 'a refused sign-in moves no counter').toBe(0);
+    // Fails closed: a hook that throws, or answers neither claims nor null, is a 500 that signs nobody in.
+    for (const failing of ['throws', 'number'] as const) {
+      answer = failing;
+      const response = await post();
+      expect(response.status, failing).toBe(500);
+      expect(setCookies(response)).toEqual([]);
+      expect(response.headers.location).toBeUndefined();
+    }
+    expect(errors).toHaveLength(2);
+    expect(events.some((event) => event.type === 'session.created')).toBe(false);
+    // The same user, still there, signs in with the same passkey.
+    answer = 'here';
+    const allowed = await post();
+    expect(allowed.status).toBe(303);
+    expect(new URL(String(allowed.headers.location)).searchParams.get('code')).toBeTruthy();
+  });
+
   it('without users.passkeys the page has no passkey part and the endpoints answer 404', async () => {
     const sentinel = makeSentinel({ store: new MemoryStore() });
     const { interaction } = await startInteraction(sentinel);

@@ -7,14 +7,15 @@
  * - `POST …/login/passkey?interaction=…` (`csrf_token`, `assertion`) → on success the sign-in ends as a password
  *   sign-in does (session, code, 303). The user handle only says whose passkeys to look in (in this account); the
  *   signature over the challenge, origin and RP id by a key in that list is what signs in. A passkey answers for
- *   user verification and possession at once, so no TOTP step follows.
+ *   user verification and possession at once, so no TOTP step follows. `users.authenticate` is not asked, so
+ *   `users.claims` is (when the host gives it): a user it says is gone (`null`), deleted or disabled, is refused.
  *
  * Each post takes a slot of the per-address passkey throttle first (sign-in-throttle.ts): past
  * `passkeys.maxFailuresPerIp` attempts that did not sign in, `429` before anything is asked of the host.
  *
  * Any failure (no challenge, another account's or user's credential, wrong origin or RP id, bad signature, a
  * counter that went backwards, a counter another assertion moved since it was read, a backup-eligibility flag other
- * than the one the passkey was registered with) answers the login page again with one message and a 400, and issues
+ * than the one the passkey was registered with, a user the claims hook says is gone) answers the login page again with one message and a 400, and issues
  * nothing.
  */
 import { generateAuthenticationOptions, verifyAuthenticationResponse } from '@simplewebauthn/server';
@@ -38,6 +39,7 @@ import { relyingParty } from './options.js';
 import { reservePasskeyAttempt } from './sign-in-throttle.js';
 import { userIdFromHandle } from './user-handle.js';
 import { passkeyAmr } from '../assurance/levels.js';
+import { loadUserClaims } from '../userinfo/claims.js';
 
 /** The one message for every passkey failure. */
 export const PASSKEY_FAILED = 'That passkey could not be used. Try again or sign in with your password.';
@@ -152,6 +154,12 @@ export async function handlePasskeySignIn(
   if (stored.backupEligible !== undefined && stored.backupEligible !== (credentialDeviceType === 'multiDevice')) {
     return refuse('passkey backup eligibility changed');
   }
+  // A passkey proves who holds it, not that the host still lets them in: `authenticate`, the password's gate, is
+  // never asked here. The claims hook's `null` is the service's one word for "this user is gone" (it also ends
+  // their tokens at refresh and UserInfo), so it refuses the passkey too; a throw or a bad answer fails closed.
+  // Asked after the signature, so an unsigned post cannot probe the user table; before the counter, so a refusal
+  // moves nothing.
+  if ((await loadUserClaims(context, { accountId, userId, scopes: ['openid'] })) === null) return refuse('passkey user gone');
   if (
     !(await movedCounter(hooks, {
       accountId,
