@@ -29,6 +29,7 @@ import { constantTimeEqual } from '../lib/random-secrets.js';
 import { findInteraction, type InteractionRecord } from '../authorize/state/interaction.js';
 import { loginPageResponse } from '../authorize/pages/login-response.js';
 import { isCrossSiteRequest } from '../authorize/endpoints/cross-site.js';
+import { assertLoginBrowser } from '../authorize/state/login-browser.js';
 import { noteSignInLocales } from '../i18n/page-locale.js';
 import { subjectThrottleKeys } from '../authorize/state/throttle.js';
 import { completeSignIn, expiredSignIn } from '../second-factor/continue-sign-in.js';
@@ -69,6 +70,7 @@ async function readPasskeyRequest(context: SentinelContext, request: SentinelReq
       status: 403,
     });
   }
+  assertLoginBrowser(context, request, interaction);
   return { interactionId, interaction, form, hooks };
 }
 

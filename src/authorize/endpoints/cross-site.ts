@@ -5,7 +5,9 @@
  * Browsers label every request with `Sec-Fetch-Site` and POSTs with `Origin`; neither can be set by a page.
  * Our pages are served with `Referrer-Policy: no-referrer`, which makes browsers send `Origin: null` even on
  * same-origin form posts, so `Sec-Fetch-Site` is the primary signal and `Origin` the fallback for older browsers.
- * Requests with neither header come from non-browser clients, which carry no victim's cookies.
+ * Requests with neither header come from non-browser clients, which carry no victim's cookies. `Origin: null`
+ * without `Sec-Fetch-Site` passes here, since our own form sends it; the login and passkey posts then need the
+ * cookie of the browser their page was served to (`../state/login-browser.ts`), which a forged one cannot carry.
  */
 import type { SentinelContext } from '../../http/context.js';
 import { headerValue, type SentinelRequest } from '../../http/messages.js';

@@ -2,9 +2,9 @@
  * `GET|POST {basePath}/api/account/{accountId}/login?interaction=…` — the built-in login page (platform-operations.md §5.2:
  * the end user authenticates on the login page of the identity service).
  *
- * POST order: cross-site refusal and CSRF token first (nothing else runs for a forged post), then Cancel, then
- * the throttle reservation (a throttled attempt never reaches the user store, however many arrive at once), then
- * `users.authenticate`.
+ * GET ties the interaction to the browser (`login-browser.ts`). POST order: cross-site refusal, CSRF token and that
+ * tie first (nothing else runs for a forged post), then Cancel, then the throttle reservation (a throttled attempt
+ * never reaches the user store, however many arrive at once), then `users.authenticate`.
  */
 import { readForm } from '../../http/form-body.js';
 import { clientIP } from '../../http/client-ip.js';
@@ -21,6 +21,7 @@ import { findInteraction, takeInteraction, type InteractionRecord } from '../sta
 import { loginPageResponse } from '../pages/login-response.js';
 import { noteSignInLocales } from '../../i18n/page-locale.js';
 import { isCrossSiteRequest } from './cross-site.js';
+import { assertLoginBrowser, tieLoginPage, withLoginCookie } from '../state/login-browser.js';
 import { reserveOrRefuse, settleSuccess, throttleKeys } from '../state/throttle.js';
 import { cancelDeviceSignIn } from '../../device/sign-in.js';
 import { withStepTieRemoved } from '../../second-factor/step-cookie.js';
@@ -130,7 +131,12 @@ function authenticatedUser(answer: unknown): AuthenticatedUser | null {
  */
 export async function handleLogin(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
   const interaction = await loadInteraction(context, request, accountId);
-  if (request.method !== 'POST') return loginPageResponse(context, interaction.id, interaction.record, { request });
+  if (request.method !== 'POST') {
+    // Served tied to this browser, with the CSRF token of that tie (login CSRF: login-browser.ts).
+    const tie = await tieLoginPage(context, request, interaction.id, interaction.record.mountPath);
+    if (tie === null) throw expired();
+    return withLoginCookie(await loginPageResponse(context, interaction.id, tie.record, { request }), tie.cookie);
+  }
   if (isCrossSiteRequest(context, request, [])) {
     throw new OAuthError('invalid_request', 'The sign-in form was posted from another site.', { status: 403 });
   }
@@ -141,6 +147,7 @@ export async function handleLogin(context: SentinelContext, request: SentinelReq
       status: 403,
     });
   }
+  assertLoginBrowser(context, request, interaction.record);
   if (single(form, 'cancel') !== undefined) {
     const { device } = interaction.record;
     const cancelled =

@@ -48,6 +48,11 @@ export interface InteractionRecord {
    * replaces the session its cookie names.
    */
   sessionDigest?: string | undefined;
+  /**
+   * The digest of the login-page cookie of the browser the login page was last served to (`login-browser.ts`); set
+   * with a fresh `csrfToken` whenever the page is served to another browser.
+   */
+  browser?: string | undefined;
 }
 
 /**
@@ -123,6 +128,30 @@ export async function findInteraction(
   // Interactions are made only for an account found in the app store (authorization, account page, device sign-in).
   if (record !== null) context.observation?.noteAccount(record.request.accountId);
   return record;
+}
+
+/**
+ * The interaction tied to the browser whose login-page cookie has digest `browser`: unchanged when it already is,
+ * else rewritten with that digest and a new CSRF token, so a token read by whoever served the page to themselves
+ * before is worthless in the browser it is now tied to. `null` when the interaction is gone. A compare-and-set on the
+ * stored value: of two browsers opening the page at once, each ends with a record tied to one of them (retried).
+ *
+ * @example
+ * const record = await bindInteraction(context, interactionId, digest(cookieValue));
+ */
+export async function bindInteraction(context: SentinelContext, interactionId: string, browser: string): Promise<InteractionRecord | null> {
+  if (!INTERACTION_ID.test(interactionId)) return null;
+  const key = interactionKey(interactionId);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const stored = await context.store.get(key);
+    const record = parseRecord(stored);
+    if (record === null || record.browser === browser) return record;
+    const ttlMs = record.createdAt + context.config.interactionTtl * 1000 - Date.now();
+    if (!(ttlMs > 0)) return null;
+    const bound: InteractionRecord = { ...record, browser, csrfToken: randomSecret() };
+    if (await context.store.swap([{ key, expect: stored, value: JSON.stringify(bound), ttlMs }])) return bound;
+  }
+  throw new Error('sentinel-idp: the interaction kept changing while the login page was served');
 }
 
 /**
