@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../src/index.js';
+import { digest, shortDigest } from '../src/lib/random-secrets.js';
 import { decodeGrant, encodeGrant } from '../src/token/grant-encoding.js';
 import type { GrantRecord } from '../src/token/grant-records.js';
 import { jsonOf, postForm, TOKEN_PATH, useRefreshToken } from './helpers/direct-flow.js';
@@ -131,6 +132,60 @@ describe('a grant stored by an earlier version', () => {
     expect(refreshed.status).toBe(200);
     expect(await store.get(key)).toMatch(/^\[/);
     expect(decodeGrant(await store.get(key))).toMatchObject({ userId: grant.userId, refresh: { gen: 1, family: grant.refresh!.family } });
+  });
+
+  it('stores short (22-character) digests of the refresh secrets in a new grant, 42 characters fewer than full ones', async () => {
+    const { store, tokens, key } = await signedIn();
+    const [, , family, secret] = tokens.refresh_token.split('.') as [string, string, string, string];
+    const raw = (await store.get(key))!;
+    const refresh = decodeGrant(raw)!.refresh!;
+    expect(refresh.family).toBe(shortDigest(family));
+    expect(refresh.current).toBe(shortDigest(secret));
+    expect(refresh.family).toHaveLength(22);
+    const full = encodeGrant({ ...decodeGrant(raw)!, refresh: { ...refresh, family: digest(family), current: digest(secret) } });
+    expect(full.length - raw.length).toBe(42);
+  });
+
+  it('still refreshes a grant holding the full digests of an earlier version, and its rotation stores them short', async () => {
+    const { store, sentinel, tokens, key } = await signedIn();
+    const [, , family, secret] = tokens.refresh_token.split('.') as [string, string, string, string];
+    const grant = decodeGrant(await store.get(key))!;
+    await store.set(
+      key,
+      encodeGrant({ ...grant, refresh: { ...grant.refresh!, family: digest(family), current: digest(secret) } }),
+      60_000,
+    );
+    await expect(sentinel.verifyAccessToken(tokens.access_token)).resolves.toMatchObject({ client_id: CLIENT_ID });
+    const refreshed = await useRefreshToken(sentinel, tokens.refresh_token);
+    expect(refreshed.status).toBe(200);
+    const next = (jsonOf(refreshed) as { refresh_token: string }).refresh_token;
+    // The family digest is cut to its prefix (the short digest) without the family secret; the new secret's is short.
+    expect(decodeGrant(await store.get(key))!.refresh).toMatchObject({
+      gen: 1,
+      family: shortDigest(family),
+      current: shortDigest(next.split('.')[3]!),
+    });
+    expect((await useRefreshToken(sentinel, next)).status).toBe(200);
+    // The first token, of the family and rotated twice since, is reuse: the family digest still vouches for it.
+    const reused = await useRefreshToken(sentinel, tokens.refresh_token);
+    expect(jsonOf(reused).error).toBe('invalid_grant');
+    expect(await store.get(key)).toBeNull();
+  });
+
+  it('refuses a refresh token against a stored digest of neither length (fail closed)', async () => {
+    const { store, sentinel, tokens, key } = await signedIn();
+    const [, , family, secret] = tokens.refresh_token.split('.') as [string, string, string, string];
+    const grant = decodeGrant(await store.get(key))!;
+    for (const refresh of [
+      { ...grant.refresh!, current: digest(secret).slice(0, 30) },
+      { ...grant.refresh!, family: digest(family).slice(0, 21) },
+      { ...grant.refresh!, current: '' },
+    ]) {
+      await store.set(key, encodeGrant({ ...grant, refresh }), 60_000);
+      const refused = await useRefreshToken(sentinel, tokens.refresh_token);
+      expect(refused.status).toBe(400);
+      expect(jsonOf(refused).error).toBe('invalid_grant');
+    }
   });
 
   it('refuses the tokens of a grant whose stored value cannot be read (no grant), without a server error', async () => {

@@ -34,6 +34,37 @@ export function digest(value: string): string {
   return hash('sha256', value, 'base64url');
 }
 
+/**
+ * Characters of a {@link shortDigest}: 132 bits of the SHA-256 digest, as the store keeps digests of 256-bit secrets
+ * in records written since 2026-11-30.
+ */
+export const SHORT_DIGEST_LENGTH = 22;
+
+/**
+ * The SHA-256 digest of a secret, base64url, cut to its first 22 characters (132 bits): what records keep of a
+ * 256-bit random secret. Still one-way (finding a secret for a stored value takes 2^132 tries), and two secrets of
+ * one record never share it by chance. A long-lived record per user holds two or three such digests, so the 21
+ * characters each saves are a large part of its size. The cut is the full digest's prefix, so a record holding the
+ * full digest of an earlier version can be shortened without the secret.
+ *
+ * @example const stored = shortDigest(secret); // matchesStoredDigest(secret, stored) === true
+ */
+export function shortDigest(value: string): string {
+  return digest(value).slice(0, SHORT_DIGEST_LENGTH);
+}
+
+/**
+ * Whether `stored` is the digest of `value` in either stored form: the {@link shortDigest} of this version, or the
+ * full 43-character digest of records written earlier (told apart by their length, which is public). Any other
+ * stored value matches nothing (fail closed). Constant time with respect to content.
+ *
+ * @example if (!matchesStoredDigest(presented.secret, grant.refresh.current)) return { kind: 'invalid' };
+ */
+export function matchesStoredDigest(value: string, stored: string): boolean {
+  const full = digest(value);
+  return digestsEqual(stored.length === SHORT_DIGEST_LENGTH ? full.slice(0, SHORT_DIGEST_LENGTH) : full, stored);
+}
+
 /** Compares two strings in constant time with respect to their content (digests first, so lengths need not match). */
 export function constantTimeEqual(a: string, b: string): boolean {
   return timingSafeEqual(hash('sha256', a, 'buffer'), hash('sha256', b, 'buffer'));

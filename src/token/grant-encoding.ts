@@ -10,8 +10,9 @@
  * with `claims` ignores the member it does not know); `claims` is `[userinfo, idToken]`, the names of
  * requested-claims.ts (an empty list for a place that asked for none):
  * `changedAt` in seconds since the epoch, the three times after it in seconds relative to it; `refresh` is
- * `[gen, family, current, issuedAt, expiresAt, jkt]` (times relative to `changedAt`, `jkt` left out when unbound) or
- * `null`; an absent optional field is `null`, and trailing ones are left out.
+ * `[gen, family, current, issuedAt, expiresAt, jkt]` (times relative to `changedAt`, `jkt` left out when unbound; the
+ * digests short ones since 2026-11-30, grant-records.ts) or `null`; an absent optional field is `null`, and trailing
+ * ones are left out.
  *
  * Grants written by earlier versions (the record as a JSON object with named fields) still read, so an upgrade ends
  * nobody's refresh token; the next write of such a grant (a rotation) stores it in the array form. A value that is
@@ -24,9 +25,12 @@ import { type RequestedClaims, storedClaimNames } from './requested-claims.js';
 export interface GrantRefreshState {
   /** Generation of the current refresh token (0 for the one issued with the code). */
   gen: number;
-  /** Digest of the family secret every refresh token of the grant carries. */
+  /**
+   * Digest of the family secret every refresh token of the grant carries: its `shortDigest` (22 characters), or the
+   * full digest (43) in a grant of an earlier version until its next rotation.
+   */
   family: string;
-  /** Digest of the current generation's secret. */
+  /** Digest of the current generation's secret, as `family` is (compared by `matchesStoredDigest`). */
   current: string;
   /** Seconds since the epoch when the current refresh token was issued. */
   issuedAt: number;

@@ -10,7 +10,9 @@
  * docs/ARCHITECTURE.md#stored-records.
  *
  * Refresh tokens are `gid.generation.family.secret`. The grant holds the current generation and digests of the
- * family secret (shared by every generation of the grant) and of the current secret. A token of an older
+ * family secret (shared by every generation of the grant) and of the current secret: short digests (random-secrets.ts
+ * `shortDigest`, 132 bits), or in a grant of an earlier version the full ones, which still match, and whose family
+ * digest the next rotation shortens. A token of an older
  * generation whose family secret matches was really issued for this grant and rotated since: that is reuse
  * (RFC 9700 §4.14.2), detected without remembering anything per rotation. The family digest is what stops a forged
  * `gid.0.x.y` (the gid is public) from revoking someone else's grant.
@@ -18,7 +20,7 @@
 import type { RevocationCheck } from '../guard/access-token-jwt.js';
 import type { AccessTokenClaims } from './access-token.js';
 import type { SentinelContext } from '../http/context.js';
-import { digest, digestsEqual, randomSecret } from '../lib/random-secrets.js';
+import { matchesStoredDigest, randomSecret, SHORT_DIGEST_LENGTH, shortDigest } from '../lib/random-secrets.js';
 import { decodeGrant, encodeGrant, type GrantRecord, type GrantRefreshState } from './grant-encoding.js';
 import { anyDelegatedRevoked, grantlessDelegationRevoked, isDelegated, revokeDelegatedToken } from './delegated-revocations.js';
 
@@ -118,7 +120,10 @@ export function nextRefreshGeneration(
   input: {
     gen: number;
     family: string;
-    /** The family's digest when already known (a rotation: the grant holds it), so it is not hashed again. */
+    /**
+     * The family's digest when already known (a rotation: the grant holds it), so it is not hashed again. A full
+     * digest of an earlier version is stored cut to the short one, its prefix.
+     */
     familyDigest?: string | undefined;
     absoluteExpiresAt: number;
     jkt?: string | undefined;
@@ -130,8 +135,8 @@ export function nextRefreshGeneration(
   const secret = randomSecret();
   const state: GrantRefreshState = {
     gen: input.gen,
-    family: input.familyDigest ?? digest(input.family),
-    current: digest(secret),
+    family: input.familyDigest?.slice(0, SHORT_DIGEST_LENGTH) ?? shortDigest(input.family),
+    current: shortDigest(secret),
     issuedAt,
     expiresAt: issuedAt + Math.min(context.config.refreshToken.idleTtl, remaining),
   };
@@ -156,12 +161,12 @@ export type RefreshStanding =
  */
 export function refreshStanding(context: SentinelContext, grant: GrantRecord, presented: PresentedRefreshToken): RefreshStanding {
   const refresh = grant.refresh;
-  if (refresh === null || !digestsEqual(digest(presented.family), refresh.family)) return { kind: 'invalid' };
+  if (refresh === null || !matchesStoredDigest(presented.family, refresh.family)) return { kind: 'invalid' };
   if (presented.gen < refresh.gen) {
     const retrying = presented.gen === refresh.gen - 1 && nowSeconds() < grant.changedAt + context.config.retryGrace;
     return { kind: retrying ? 'just-rotated' : 'reused' };
   }
-  if (presented.gen !== refresh.gen || !digestsEqual(digest(presented.secret), refresh.current)) return { kind: 'invalid' };
+  if (presented.gen !== refresh.gen || !matchesStoredDigest(presented.secret, refresh.current)) return { kind: 'invalid' };
   const now = nowSeconds();
   return refresh.expiresAt <= now || grant.absoluteExpiresAt <= now ? { kind: 'expired' } : { kind: 'current' };
 }
