@@ -2,9 +2,9 @@
  * Device-session timeouts (idle and absolute) and the Store keys of the browser flow, against a recording store.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { digest } from '../src/lib/random-secrets.js';
+import { digest, randomSecret, shortDigest } from '../src/lib/random-secrets.js';
 import { createSession } from '../src/authorize/state/new-session.js';
-import { encodeSessionRecord, endSession, useSession } from '../src/authorize/state/session.js';
+import { encodeSessionRecord, endSession, sessionDigestOf, useSession } from '../src/authorize/state/session.js';
 import { MemoryStore } from '../src/index.js';
 import { ACCOUNT, OTHER_ACCOUNT, makeSentinel } from './helpers/fixtures.js';
 import { contextOf } from '../src/http/context.js';
@@ -33,16 +33,37 @@ afterEach(() => {
 });
 
 describe('device sessions', () => {
-  it('stores the record under session:{sha256(id)} with the idle TTL, never the id itself', async () => {
+  it('stores the record under session:{short digest of the id} with the idle TTL, never the id itself', async () => {
     const { context, sets } = recordingSentinel();
     const id = await createSession(context, { accountId: ACCOUNT, userId: 'u-1', authTime: 1 });
-    expect(id).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(id).toMatch(/^[A-Za-z0-9_-]{44}$/);
     // The user's session index is written first (session-index.ts), then the session record.
     expect(sets).toEqual([
       { key: expect.stringMatching(/^user-sessions:[A-Za-z0-9_-]{22}$/), ttlMs: expect.any(Number) },
-      { key: `session:${digest(id)}`, ttlMs: 3600 * 1000 },
+      { key: `session:${shortDigest(id)}`, ttlMs: 3600 * 1000 },
     ]);
+    // 22 characters of the digest: 21 fewer than the keys of earlier versions.
+    expect(sets[1]?.key).toHaveLength('session:'.length + 22);
+    expect(shortDigest(id)).toBe(digest(id).slice(0, 22));
     for (const write of sets) expect(write.key).not.toContain(id);
+  });
+
+  it('still reads, extends and ends a session of an earlier version, keyed by the full digest of its 43-character id', async () => {
+    const { context, store, sets } = recordingSentinel();
+    const earlier = randomSecret();
+    expect(earlier).toHaveLength(43);
+    expect(sessionDigestOf(earlier)).toBe(digest(earlier));
+    await store.set(
+      `session:${digest(earlier)}`,
+      encodeSessionRecord({ userId: 'u-1', accountId: ACCOUNT, authTime: 1, expiresAt: Date.now() + 60_000 }),
+      60_000,
+    );
+    expect(await useSession(context, earlier, ACCOUNT)).toMatchObject({ userId: 'u-1', authTime: 1 });
+    expect(sets.at(-1)?.key).toBe(`session:${digest(earlier)}`);
+    // Its short-digest key names nothing: the id's length alone says where its record is.
+    expect(await store.get(`session:${shortDigest(earlier)}`)).toBeNull();
+    expect(await endSession(context, earlier)).toMatchObject({ userId: 'u-1' });
+    expect(await store.get(`session:${digest(earlier)}`)).toBeNull();
   });
 
   it('refreshes the idle timeout on use, but never beyond the absolute end', async () => {
@@ -65,7 +86,7 @@ describe('device sessions', () => {
     const id = await createSession(context, { accountId: ACCOUNT, userId: 'u-1', authTime: 1 });
     vi.setSystemTime(new Date('2026-01-01T01:00:01Z'));
     expect(await useSession(context, id, ACCOUNT)).toBeNull();
-    expect(await store.get(`session:${digest(id)}`)).toBeNull();
+    expect(await store.get(`session:${shortDigest(id)}`)).toBeNull();
   });
 
   it('a session belongs to one account', async () => {
@@ -89,12 +110,13 @@ describe('device sessions', () => {
     const { context, store } = recordingSentinel({ absoluteTtl: 3600, idleTtl: 600 });
     const id = await createSession(context, { accountId: ACCOUNT, userId: 'u-"1"', authTime: 7 });
     const end = Date.parse('2026-01-01T01:00:00Z');
-    expect(await store.get(`session:${digest(id)}`)).toBe(JSON.stringify(['u-"1"', ACCOUNT, 7, end]));
+    expect(await store.get(`session:${shortDigest(id)}`)).toBe(JSON.stringify(['u-"1"', ACCOUNT, 7, end]));
     const legacy = { userId: 'u-2', accountId: ACCOUNT, authTime: 9, createdAt: end - 3_600_000, expiresAt: end };
-    await store.set(`session:${digest('old')}`, JSON.stringify(legacy), 600_000);
-    expect(await useSession(context, 'old', ACCOUNT)).toEqual({ userId: 'u-2', accountId: ACCOUNT, authTime: 9, expiresAt: end });
+    const old = randomSecret(); // an id of those versions, keyed by its full digest
+    await store.set(`session:${digest(old)}`, JSON.stringify(legacy), 600_000);
+    expect(await useSession(context, old, ACCOUNT)).toEqual({ userId: 'u-2', accountId: ACCOUNT, authTime: 9, expiresAt: end });
     // Using it rewrites it in the compact form, with the same absolute end.
-    expect(await store.get(`session:${digest('old')}`)).toBe(
+    expect(await store.get(`session:${digest(old)}`)).toBe(
       encodeSessionRecord({ userId: 'u-2', accountId: ACCOUNT, authTime: 9, expiresAt: end }),
     );
   });
@@ -110,16 +132,16 @@ describe('device sessions', () => {
       'null',
       '42',
     ]) {
-      await store.set(`session:${digest('x')}`, value, 60_000);
+      await store.set(`session:${shortDigest('x')}`, value, 60_000);
       expect(await useSession(context, 'x', ACCOUNT)).toBeNull();
     }
-    await store.set(`session:${digest('x')}`, JSON.stringify(['u-1', ACCOUNT, 1, future]), 60_000);
+    await store.set(`session:${shortDigest('x')}`, JSON.stringify(['u-1', ACCOUNT, 1, future]), 60_000);
     expect(await useSession(context, 'x', ACCOUNT)).not.toBeNull();
   });
 
   it('a corrupt record reads as no session', async () => {
     const { context, store } = recordingSentinel();
-    await store.set(`session:${digest('x')}`, '{not json', 1000);
+    await store.set(`session:${shortDigest('x')}`, '{not json', 1000);
     expect(await useSession(context, 'x', ACCOUNT)).toBeNull();
   });
 });

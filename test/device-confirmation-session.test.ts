@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryStore, type Sentinel, type SentinelEvent } from '../src/index.js';
 import { en } from '../src/i18n/en.js';
+import { sessionDigestOf } from '../src/authorize/state/session.js';
 import { call } from './helpers/direct-flow.js';
 import {
   type Browser,
@@ -89,7 +90,9 @@ describe('the device confirmation is bound to the session that signed in', () =>
     const opened = await openConfirmationFor(sentinel, a, codes.user_code);
     const sessionId = String(a.cookie).split('=')[1] as string;
     const stored = String(await store.get(`device-confirm:${opened.confirmation}`));
-    expect(JSON.parse(stored).sessionDigest).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    // The digest the session's record is keyed by: 22 characters for a session id of this version.
+    expect(JSON.parse(stored).sessionDigest).toBe(sessionDigestOf(sessionId));
+    expect(JSON.parse(stored).sessionDigest).toMatch(/^[A-Za-z0-9_-]{22}$/);
     expect(stored).not.toContain(sessionId);
     expect(String(opened.page.body)).not.toContain(sessionId);
     expect(String(opened.page.body)).not.toContain(JSON.parse(stored).sessionDigest);

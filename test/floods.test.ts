@@ -9,7 +9,7 @@ import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MemoryStore, type Sentinel } from '../src/index.js';
 import { createSession } from '../src/authorize/state/new-session.js';
-import { digest } from '../src/lib/random-secrets.js';
+import { sessionKey } from '../src/authorize/state/session.js';
 import {
   AUTHORIZE_PATH,
   authorizeQuery,
@@ -61,7 +61,7 @@ describe('a flood of abandoned authorize requests', () => {
     // more entries, and each of the 250 addresses has its counter of interactions started (interactionsPerAddress).
     expect(store.size).toBeLessThanOrEqual(BOUND + 2 + 250);
     expect(store.size).toBeGreaterThanOrEqual(BOUND);
-    expect(await store.get(`session:${digest(sessionId)}`)).not.toBeNull();
+    expect(await store.get(sessionKey(sessionId))).not.toBeNull();
     const growth = after - before;
     console.info(
       `[floods] ${FLOOD} abandoned authorize requests, MemoryStore max ${BOUND}: ${store.size} entries kept, heap growth ${growth.toFixed(1)} MB (${((growth * 1_048_576) / BOUND).toFixed(0)} bytes per kept interaction)`,

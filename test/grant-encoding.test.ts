@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../src/index.js';
 import { digest, shortDigest } from '../src/lib/random-secrets.js';
+import { sessionSid } from '../src/sessions/sid.js';
 import { decodeGrant, encodeGrant } from '../src/token/grant-encoding.js';
 import type { GrantRecord } from '../src/token/grant-records.js';
 import { jsonOf, postForm, TOKEN_PATH, useRefreshToken } from './helpers/direct-flow.js';
@@ -75,6 +76,28 @@ describe('grant encoding', () => {
     for (const junk of ['email', [['email']], [['email'], 'name'], [[1], []]]) {
       parts[14] = junk;
       expect(decodeGrant(JSON.stringify(parts))).toBeNull();
+    }
+  });
+
+  it("stores only the session part of a sid that is its user's, and still reads whole sids of earlier versions", () => {
+    const sessionDigest = 'XpeDXWyizeSxPnU69oYix5';
+    const own = { ...FULL, sid: sessionSid(FULL.accountId, FULL.userId, sessionDigest) };
+    const encoded = encodeGrant(own);
+    expect((JSON.parse(encoded) as unknown[])[9]).toBe(sessionDigest);
+    expect(decodeGrant(encoded)).toEqual(own);
+    // Written whole by an earlier version (and the 43-character session part of its sessions): read as written.
+    const earlier = { ...own, sid: sessionSid(FULL.accountId, FULL.userId, 'E'.repeat(43)) };
+    const whole = JSON.parse(encodeGrant(own)) as unknown[];
+    whole[9] = earlier.sid;
+    expect(decodeGrant(JSON.stringify(whole))).toEqual(earlier);
+    expect(JSON.stringify(whole).length - encoded.length).toBe(23 + 21);
+    // Rewritten (a rotation), the earlier sid keeps its session part: apps know the sid with it.
+    expect((JSON.parse(encodeGrant(earlier)) as unknown[])[9]).toBe('E'.repeat(43));
+    // A sid of another user's part (never attached) is kept whole; a value that is neither is no grant.
+    expect(decodeGrant(encodeGrant(FULL))).toEqual(FULL);
+    for (const broken of ['', 'short', 'E'.repeat(30)]) {
+      whole[9] = broken;
+      expect(decodeGrant(JSON.stringify(whole))).toBeNull();
     }
   });
 

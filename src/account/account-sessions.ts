@@ -5,7 +5,7 @@
  * `sid` or `client_id` of someone else changes nothing.
  */
 import type { SentinelContext } from '../http/context.js';
-import { digest } from '../lib/random-secrets.js';
+import { sessionDigestOf } from '../authorize/state/session.js';
 import { appDisplayName } from '../sessions/app-display-name.js';
 import { endSessionBySid, revokeUserAppGrants } from '../sessions/end-sessions.js';
 import { readUserIndex, sessionSid } from '../sessions/session-index.js';
@@ -26,7 +26,7 @@ const GRANTS_READ_PER_APP = 5;
  * const current = currentSid(visit);
  */
 export function currentSid(visit: AccountVisit): string {
-  return sessionSid(visit.accountId, visit.session.userId, digest(visit.sessionId));
+  return sessionSid(visit.accountId, visit.session.userId, sessionDigestOf(visit.sessionId));
 }
 
 /** Display names of apps, looked up once per page. */

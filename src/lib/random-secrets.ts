@@ -15,14 +15,19 @@ const SECRET_BYTES = 32;
 const pool = Buffer.alloc(SECRET_BYTES * 128);
 let poolOffset = pool.length;
 
-/** A new opaque secret: 256 random bits, base64url (43 characters). */
-export function randomSecret(): string {
-  if (poolOffset === pool.length) {
+/**
+ * A new opaque secret: 256 random bits, base64url (43 characters); `bytes` random bytes when given.
+ *
+ * @example const sessionId = randomSecret(33); // 44 characters
+ */
+export function randomSecret(bytes: number = SECRET_BYTES): string {
+  if (poolOffset + bytes > pool.length) {
+    // The bytes left over were never handed out: overwritten by the refill, as every byte is once used.
     randomFillSync(pool);
     poolOffset = 0;
   }
   const start = poolOffset;
-  poolOffset += SECRET_BYTES;
+  poolOffset += bytes;
   const secret = pool.toString('base64url', start, poolOffset);
   pool.fill(0, start, poolOffset);
   return secret;

@@ -46,7 +46,7 @@ function carryOver(
  * issued through the earlier sign-in then names the browser's session: its apps hold that sid, and ending the
  * browser's session ends it.
  *
- * @example if (await carriesSession(context, accountId, userId, digest(sessionId), { sessionDigest, authTime })) endNow();
+ * @example if (await carriesSession(context, accountId, userId, sessionDigestOf(sessionId), { sessionDigest, authTime })) endNow();
  */
 export async function carriesSession(
   context: SessionContext,
@@ -85,7 +85,7 @@ function oldestBeyond(others: IndexedSession[], entry: IndexedSession, excess: n
  * the browser later ends them too. A new sign-in is not a logout, and neither does it leave the earlier sign-in's
  * apps behind when the user signs out.
  *
- * @example const beyond = await indexSession(context, { accountId, userId, sessionDigest: digest(sessionId), authTime, sessionEnd }, 64);
+ * @example const beyond = await indexSession(context, { accountId, userId, sessionDigest: sessionDigestOf(sessionId), authTime, sessionEnd }, 64);
  */
 export async function indexSession(
   context: SessionContext,

@@ -23,7 +23,7 @@ export interface IndexedGrant {
 
 /** One device session of a user, as the index keeps it. */
 export interface IndexedSession {
-  /** The SHA-256 digest of the session id: the session record's key is `session:{sessionDigest}`. */
+  /** The digest of the session id (session.ts `sessionDigestOf`): the session record's key is `session:{sessionDigest}`. */
   sessionDigest: string;
   /** Seconds since the epoch when the user authenticated. */
   authTime: number;

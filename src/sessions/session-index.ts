@@ -11,21 +11,22 @@
  * once): no interleaving lets a token of an ended session live. Any Store works: the index needs no method beyond
  * `get` and `swap`.
  *
- * Stored form: index-encoding.ts. Adding a session, and what it carries of the earlier sign-ins of its browser:
- * carry-over.ts.
+ * Stored form: index-encoding.ts. The `sid` and the user part of the key: sid.ts. Adding a session, and what it
+ * carries of the earlier sign-ins of its browser: carry-over.ts.
  */
 import type { AppStore } from '../apps/app.js';
 import type { ResolvedConfig } from '../config.js';
 import type { SentinelContext } from '../http/context.js';
-import { digest } from '../lib/random-secrets.js';
 import { untraced } from '../telemetry/traced-store.js';
 import { grantKey } from '../token/grant-records.js';
 import { listedAt, withoutMarkerOf } from './app-marker.js';
 import { boundGrantsPerApp } from './grant-bound.js';
 import { changeIndexTogether, type IndexChange } from './index-group-commit.js';
 import { encodeIndex, type IndexedGrant, type IndexedSession, parseIndex } from './index-encoding.js';
+import { parseSid, userPart } from './sid.js';
 
 export type { IndexedGrant, IndexedSession } from './index-encoding.js';
+export { parseSid, sessionSid, userPart } from './sid.js';
 
 /**
  * What the session functions need of the service: the store, where logout deliveries wait, and the audit emitter.
@@ -48,16 +49,7 @@ export interface UserIndex {
   sessions: IndexedSession[];
 }
 
-/** `u` of a sid and of the index key: 132 bits of a digest of account and user. */
-const USER_PART = /^[A-Za-z0-9_-]{22}$/;
-const DIGEST_PART = /^[A-Za-z0-9_-]{43}$/;
-
 const nowSeconds = (): number => Math.floor(Date.now() / 1000);
-
-/** The user part of a sid and of the index key. */
-export function userPart(accountId: string, userId: string): string {
-  return digest(`user-sessions\n${accountId}\n${userId}`).slice(0, 22);
-}
 
 /** The store key of a user's index. */
 export function userIndexKey(accountId: string, userId: string): string {
@@ -66,26 +58,6 @@ export function userIndexKey(accountId: string, userId: string): string {
 
 function indexKeyOfPart(part: string): string {
   return `user-sessions:${part}`;
-}
-
-/**
- * The `sid` of a device session (OpenID Connect Front-/Back-Channel Logout: the same for every app signed in
- * through it): the user part, a dot, and the digest of the session id. From a sid the service finds both the user's
- * index and the session record, even after the record idled out while grants issued through it still live. The sid
- * reveals neither the session id (a one-way digest of it) nor anything an app does not already know.
- *
- * @example sessionSid('123456', 'u-1', digest(sessionId)) // 'Vd…22 chars….Qx…43 chars…'
- */
-export function sessionSid(accountId: string, userId: string, sessionDigest: string): string {
-  return `${userPart(accountId, userId)}.${sessionDigest}`;
-}
-
-/** The parts of a sid; `null` for anything not shaped like one of ours. */
-export function parseSid(sid: string): { userPart: string; sessionDigest: string } | null {
-  const dot = sid.indexOf('.');
-  const user = sid.slice(0, dot);
-  const session = sid.slice(dot + 1);
-  return dot === -1 || !USER_PART.test(user) || !DIGEST_PART.test(session) ? null : { userPart: user, sessionDigest: session };
 }
 
 /** The end of an entry: when neither its session nor any of its grants can live any more. */

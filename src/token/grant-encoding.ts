@@ -9,16 +9,18 @@
  * length; a grant of an earlier version, shorter, reads as one without them, and an earlier version reading a grant
  * with `claims` ignores the member it does not know); `claims` is `[userinfo, idToken]`, the names of
  * requested-claims.ts (an empty list for a place that asked for none):
- * `changedAt` in seconds since the epoch, the three times after it in seconds relative to it; `refresh` is
- * `[gen, family, current, issuedAt, expiresAt, jkt]` (times relative to `changedAt`, `jkt` left out when unbound; the
- * digests short ones since 2026-11-30, grant-records.ts) or `null`; an absent optional field is `null`, and trailing
- * ones are left out.
+ * `changedAt` in seconds since the epoch, the three times after it in seconds relative to it; `sid` only its session
+ * part when its user part is the grant's user's (src/sessions/sid.ts `compactSid`: derived again on reading; whole
+ * sids, as grants of earlier versions hold them, still read); `refresh` is `[gen, family, current, issuedAt,
+ * expiresAt, jkt]` (times relative to `changedAt`, `jkt` left out when unbound; the digests short ones since
+ * 2026-11-30, grant-records.ts) or `null`; an absent optional field is `null`, and trailing ones are left out.
  *
  * Grants written by earlier versions (the record as a JSON object with named fields) still read, so an upgrade ends
  * nobody's refresh token; the next write of such a grant (a rotation) stores it in the array form. A value that is
  * neither form is no grant: its tokens are refused, as after a revocation (fail closed).
  */
 import type { AcrValue, AmrValue } from '../assurance/levels.js';
+import { compactSid, expandSid } from '../sessions/sid.js';
 import { type RequestedClaims, storedClaimNames } from './requested-claims.js';
 
 /** The refresh side of a grant: which generation is current. */
@@ -96,7 +98,7 @@ export function encodeGrant(grant: GrantRecord): string {
     grant.absoluteExpiresAt - base,
     grant.accessUntil - base,
     grant.amr ?? null,
-    grant.sid ?? null,
+    grant.sid === undefined ? null : compactSid(grant.accountId, grant.userId, grant.sid),
     refresh === null ? null : refreshParts(refresh, base),
     grant.revokedJtis ?? null,
     grant.resources ?? null,
@@ -171,7 +173,11 @@ function fromArray(parts: unknown[]): GrantRecord | null {
   // Optional fields are set only when present, as the grants written before this form had them.
   if (isString(scope)) grant.scope = scope;
   if (isStringArray(amr)) grant.amr = amr as AmrValue[];
-  if (isString(sid)) grant.sid = sid;
+  if (isString(sid)) {
+    const full = expandSid(accountId, userId, sid);
+    if (full === null) return null;
+    grant.sid = full;
+  }
   if (isJtiMap(revokedJtis)) grant.revokedJtis = revokedJtis;
   if (isStringArray(resources)) grant.resources = resources;
   // Checked against the amr where the tokens are signed (assuranceClaims), as the amr is.

@@ -21,7 +21,7 @@ import type { SentinelContext } from '../../http/context.js';
 import { OAuthError } from '../../errors.js';
 import { headerValue, redirect, type SentinelRequest, type SentinelResponse } from '../../http/messages.js';
 import { fromSearchParams, single, type ParamMap } from '../../http/params.js';
-import { constantTimeEqual, digest, digestsEqual, randomSecret } from '../../lib/random-secrets.js';
+import { constantTimeEqual, digestsEqual, randomSecret } from '../../lib/random-secrets.js';
 import { verifyIDTokenHint, type IDTokenHint } from '../../token/id-token-hint.js';
 import { expiredSessionCookie, readSessionCookie } from '../state/session-cookie.js';
 import { endSessionConfirmationResponse } from '../pages/end-session-confirmation.js';
@@ -35,7 +35,7 @@ import {
   spendLogoutConfirmation,
 } from '../state/logout-confirmation.js';
 import { parkPostedRequest, resolvePostedRequest } from '../state/posted-request.js';
-import { type SessionRecord, useSession } from '../state/session.js';
+import { type SessionRecord, sessionDigestOf, useSession } from '../state/session.js';
 import { carriesSession } from '../../sessions/carry-over.js';
 import { parseSid, sessionSid, userPart } from '../../sessions/session-index.js';
 import { endDeviceSession, endLapsedSession, finishDeviceSessionEnding } from '../../sessions/end-sessions.js';
@@ -219,7 +219,7 @@ async function hintNamesSession(
   sessionId: string,
 ): Promise<boolean> {
   if (hint.sub !== session.userId) return false;
-  const sessionDigest = digest(sessionId);
+  const sessionDigest = sessionDigestOf(sessionId);
   const sid = sessionSid(accountId, session.userId, sessionDigest);
   if (hint.authTime === session.authTime && (hint.sid === undefined || hint.sid === sid)) return true;
   // Only a hint with a sid of this user can name a carried session: the index is read for those alone.
@@ -264,7 +264,7 @@ async function confirm(context: SentinelContext, request: SentinelRequest, accou
     csrfToken === undefined ||
     !constantTimeEqual(csrfToken, record.csrfToken) ||
     sessionId === null ||
-    !digestsEqual(digest(sessionId), record.sessionDigest)
+    !digestsEqual(sessionDigestOf(sessionId), record.sessionDigest)
   ) {
     throw new OAuthError('invalid_request', 'The sign-out form is out of date. Go back to the application and start again.', {
       status: 403,
@@ -337,10 +337,10 @@ export async function handleEndSession(context: SentinelContext, request: Sentin
     clientId: target.app?.clientId,
     returnTo: target.returnTo,
     state: target.state,
-    sessionDigest: digest(sessionId),
+    sessionDigest: sessionDigestOf(sessionId),
     csrfToken: randomSecret(),
     uiLocales: target.uiLocales,
-    lapsedHint: otherHintedSession(hint, digest(sessionId)),
+    lapsedHint: otherHintedSession(hint, sessionDigestOf(sessionId)),
   };
   const confirmationId = await saveLogoutConfirmation(context, record);
   return endSessionConfirmationResponse(

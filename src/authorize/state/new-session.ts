@@ -4,11 +4,10 @@
  * session.ts because ending sessions (sessions/end-sessions.ts) reads session records.
  */
 import type { SentinelContext } from '../../http/context.js';
-import { randomSecret } from '../../lib/random-secrets.js';
 import type { AmrValue } from '../../assurance/levels.js';
 import { endIndexedSession } from '../../sessions/end-sessions.js';
 import { indexSession } from '../../sessions/carry-over.js';
-import { encodeSessionRecord, type SessionRecord, sessionDigestOfKey, sessionKey } from './session.js';
+import { encodeSessionRecord, newSessionId, type SessionRecord, sessionDigestOfKey, sessionKey } from './session.js';
 
 /**
  * Creates a session with a fresh id (never reusing one the browser presented, so no session fixation) and
@@ -30,7 +29,7 @@ export async function createSession(
 ): Promise<string> {
   const { absoluteTtl, idleTtl } = context.config.session;
   const now = Date.now();
-  const sessionId = randomSecret();
+  const sessionId = newSessionId();
   const record: SessionRecord = {
     userId: input.userId,
     accountId: input.accountId,

@@ -1,15 +1,16 @@
 /**
  * Device sessions (platform-operations.md §4.2 rule 2: a user with a session is not asked again).
  *
- * The cookie holds only a 256-bit random id; the record lives in the Store under `session:{sha256(id)}`, so a
- * leaked store does not hand out live sessions. A session belongs to one account: a session in account A never
- * signs the user into account B. It ends at the first of: its absolute lifetime, `idleTtl` without use, logout.
+ * The cookie holds only a random id (264 bits); the record lives in the Store under `session:{d}`, `d` a one-way
+ * digest of the id ({@link sessionDigestOf}), so a leaked store does not hand out live sessions. A session belongs
+ * to one account: a session in account A never signs the user into account B. It ends at the first of: its
+ * absolute lifetime, `idleTtl` without use, logout.
  */
 import type { SentinelContext } from '../../http/context.js';
-import { digest } from '../../lib/random-secrets.js';
+import { digest, randomSecret, shortDigest } from '../../lib/random-secrets.js';
 import { type AmrValue, readAmr } from '../../assurance/levels.js';
 
-/** What a device session stands for. Persisted under `session:{sha256(sessionId)}` (see {@link encodeSessionRecord}). */
+/** What a device session stands for. Persisted under `session:{sessionDigestOf(sessionId)}` (see {@link encodeSessionRecord}). */
 export interface SessionRecord {
   userId: string;
   accountId: string;
@@ -24,19 +25,45 @@ export interface SessionRecord {
   amr?: AmrValue[] | undefined;
 }
 
+/** Random bytes of a session id: 44 base64url characters, one more than the ids of earlier versions. */
+const SESSION_ID_BYTES = 33;
+/** The length of the session ids of earlier versions (256 bits), whose records are keyed by the full digest. */
+const EARLIER_SESSION_ID_LENGTH = 43;
+
+/**
+ * A new session id, for the cookie: 264 random bits, 44 characters.
+ *
+ * @example const sessionId = newSessionId(); // the cookie's value; the record goes under sessionKey(sessionId)
+ */
+export function newSessionId(): string {
+  return randomSecret(SESSION_ID_BYTES);
+}
+
+/**
+ * The digest of a session id as its record's key, the session index and its `sid` carry it: the 22-character
+ * `shortDigest` (132 bits, one-way) for ids of this version; for a 43-character id of an earlier version, the full
+ * 43-character digest its record was stored under, so the sessions open when the service is upgraded go on. The id's
+ * length tells the two apart: no second read, and a cookie of neither length names no session either way.
+ *
+ * @example sessionKeyOfDigest(sessionDigestOf(sessionId)) === sessionKey(sessionId)
+ */
+export function sessionDigestOf(sessionId: string): string {
+  return sessionId.length === EARLIER_SESSION_ID_LENGTH ? digest(sessionId) : shortDigest(sessionId);
+}
+
 /**
  * The store key of a session id. Built as one flat string: a concatenated key would stay a rope of two strings in
  * a MemoryStore for the session's whole life, a third more bytes per session for nothing.
  */
 export function sessionKey(sessionId: string): string {
-  return sessionKeyOfDigest(digest(sessionId));
+  return sessionKeyOfDigest(sessionDigestOf(sessionId));
 }
 
 /**
  * The store key of a session whose id's digest is known (the session index and a `sid` carry the digest, never the
  * id).
  *
- * @example sessionKeyOfDigest(digest(sessionId)) === sessionKey(sessionId)
+ * @example sessionKeyOfDigest(sessionDigestOf(sessionId)) === sessionKey(sessionId)
  */
 export function sessionKeyOfDigest(sessionDigest: string): string {
   // ASCII only (prefix and base64url), so the latin1 round trip is exact.
@@ -46,7 +73,7 @@ export function sessionKeyOfDigest(sessionDigest: string): string {
 /**
  * The digest of a session id as its store key carries it (the `sid` is built from it).
  *
- * @example sessionDigestOfKey(session.key) === digest(sessionId)
+ * @example sessionDigestOfKey(session.key) === sessionDigestOf(sessionId)
  */
 export function sessionDigestOfKey(key: string): string {
   return key.slice('session:'.length);
