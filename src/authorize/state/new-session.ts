@@ -1,7 +1,7 @@
 /**
- * Opening a device session: the user's index first (so ending the session can always find it), the user's oldest
- * sessions beyond `session.maxSessionsPerUser` ended as a logout ends them, then the record. Apart from
- * session.ts because ending sessions (sessions/end-sessions.ts) reads session records.
+ * Opening a device session: the record, then the user's index (so ending the session can always find it), then the
+ * user's oldest sessions beyond `session.maxSessionsPerUser` ended as a logout ends them; the cookie only after all.
+ * Apart from session.ts because ending sessions (sessions/end-sessions.ts) reads session records.
  */
 import type { SentinelContext } from '../../http/context.js';
 import type { AmrValue } from '../../assurance/levels.js';
@@ -38,25 +38,35 @@ export async function createSession(
   };
   if (input.amr !== undefined) record.amr = input.amr;
   const key = sessionKey(sessionId);
-  // Indexed first: a session is never usable (its cookie sent) before ending it can find it and its grants.
-  const beyond = await indexSession(
-    context,
-    {
-      accountId: input.accountId,
-      userId: input.userId,
-      sessionDigest: sessionDigestOfKey(key),
-      authTime: input.authTime,
-      sessionEnd: Math.ceil(record.expiresAt / 1000),
-      replaces: input.replaces,
-    },
-    context.config.session.maxSessionsPerUser,
-  );
-  // The user's oldest sessions beyond the bound end as a logout would end them: grants, logout tokens, record.
-  for (const sessionDigest of beyond) {
-    if ((await endIndexedSession(context, input.accountId, input.userId, sessionDigest)) !== null) {
-      context.emit({ type: 'session.ended', accountId: input.accountId, userId: input.userId, reason: 'sessions-limit' });
-    }
-  }
+  // The record before the index entry, and the cookie only after both. An ending of the user's sessions that reads
+  // the index before the entry is there leaves the session listed, for the next ending to find; one that reads it
+  // after finds the record there to delete. Written the other way round, an ending between the two writes deleted
+  // a record not yet written and dropped the entry, and the record written next made a session that signed the
+  // browser in while no ending (endUserSessions, endSession, the account page) could see it.
   await context.store.set(key, encodeSessionRecord(record), idleTtl * 1000);
+  try {
+    const beyond = await indexSession(
+      context,
+      {
+        accountId: input.accountId,
+        userId: input.userId,
+        sessionDigest: sessionDigestOfKey(key),
+        authTime: input.authTime,
+        sessionEnd: Math.ceil(record.expiresAt / 1000),
+        replaces: input.replaces,
+      },
+      context.config.session.maxSessionsPerUser,
+    );
+    // The user's oldest sessions beyond the bound end as a logout would end them: grants, logout tokens, record.
+    for (const sessionDigest of beyond) {
+      if ((await endIndexedSession(context, input.accountId, input.userId, sessionDigest)) !== null) {
+        context.emit({ type: 'session.ended', accountId: input.accountId, userId: input.userId, reason: 'sessions-limit' });
+      }
+    }
+  } catch (error) {
+    // No cookie is sent for it: the record goes too (left behind, its id is known to no one, and it idles out).
+    await context.store.delete(key).catch(() => undefined);
+    throw error;
+  }
   return sessionId;
 }
