@@ -299,6 +299,24 @@ describe('ending sessions', () => {
     expect(await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).toEqual([]);
   });
 
+  it('endUserSessions counts a browser whose user signed in again there once, as listSessions lists it', async () => {
+    const sentinel = makeSentinel(options());
+    const first = await signInWithSession(sentinel);
+    const again = await signInAgain(sentinel, APP_B, first.cookie);
+    const elsewhere = await signInWithSession(sentinel, APP_C);
+    expect(await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).toHaveLength(2);
+    expect(await sentinel.endUserSessions({ accountId: ACCOUNT, userId: USER_ID })).toBe(2);
+    for (const [tokens, app] of [
+      [first.tokens, MAIN_APP],
+      [again.tokens, APP_B],
+      [elsewhere.tokens, APP_C],
+    ] as const) {
+      expect(await tokenStanding(sentinel, tokens, app)).toEqual(ENDED);
+    }
+    expect(await sessionWorks(sentinel, again.cookie)).toBe(false);
+    expect(await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).toEqual([]);
+  });
+
   it('the logout endpoint ends the grants of the session too', async () => {
     const sentinel = makeSentinel(options());
     const { cookie, tokens } = await signInWithSession(sentinel);

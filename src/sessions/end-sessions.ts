@@ -106,15 +106,22 @@ export async function endSessionBySid(context: SessionContext, accountId: string
 
 /**
  * `sentinel.endUserSessions({ accountId, userId })`: "sign out everywhere". Resolves to the number of sessions
- * ended.
+ * ended, each browser once (as `listSessions` lists them).
  *
  * @example const count = await endAllUserSessions(context, '123456', 'u-1');
  */
 export async function endAllUserSessions(context: SessionContext, accountId: string, userId: string): Promise<number> {
   const index = await readUserIndex(context, accountId, userId);
+  // The earlier sign-ins a browser's session carries last: ending that session ends them, and the browser counts
+  // once, as listSessions lists it. One still listed after its carrier ended (never, as endings go) ends on its own.
+  const carried = new Set(index.sessions.flatMap((session) => session.carried ?? []));
+  const inOrder = [
+    ...index.sessions.filter((session) => !carried.has(session.sessionDigest)),
+    ...index.sessions.filter((session) => carried.has(session.sessionDigest)),
+  ];
   let count = 0;
   // One at a time: each ending rewrites the same index record, so in parallel they would only retry each other.
-  for (const session of index.sessions) {
+  for (const session of inOrder) {
     if ((await endIndexedSession(context, accountId, userId, session.sessionDigest)) !== null) count++;
   }
   if (count > 0) context.emit({ type: 'session.ended', accountId, userId, reason: 'ended-everywhere' }, 'committed');
