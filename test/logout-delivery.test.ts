@@ -186,6 +186,17 @@ describe('back-channel logout delivery', () => {
     expect(logoutEvents(events)).toEqual([{ type: 'logout.delivered', clientId: CLIENT_ID, attempts: 3 }]);
   }, 40_000);
 
+  it('retries a 429 and a 408 (the app or its gateway busy, not refusing the token) and delivers', async () => {
+    const { sentinel, events, receivers } = await setUp({ a: (n) => (n === 1 ? 429 : n === 2 ? 408 : 200) });
+    const { tokens } = await signInWithSession(sentinel);
+    await sentinel.endSession({ accountId: ACCOUNT, sid: tokens.sid });
+    await receivers.a.waitFor(3, 30_000);
+    await until(() => logoutEvents(events).length === 1, 'the delivered event', 5000);
+    expect(receivers.a.problems).toEqual([]);
+    expect(receivers.a.received.map((entry) => entry.answered)).toEqual([429, 408, 200]);
+    expect(logoutEvents(events)).toEqual([{ type: 'logout.delivered', clientId: CLIENT_ID, attempts: 3 }]);
+  }, 40_000);
+
   it('an app that answers 400 gets no retry, and a logout.failed event', async () => {
     const { sentinel, events, receivers } = await setUp({ a: () => 400 });
     const { tokens } = await signInWithSession(sentinel);

@@ -13,8 +13,8 @@
  *   drained (at most {@link MOST_DRAINED} bytes, within the same deadline) so its connection can carry the next token.
  * - Redirects are not followed (§2.8 wants a 200; a 3xx is the app's mistake, and following it would leave the guard).
  *
- * The outcome says whether a retry may help: timeouts, connection errors and 5xx may pass; a 4xx is the app refusing
- * the token, and a refused address or a redirect stays what it is.
+ * The outcome says whether a retry may help: timeouts, connection errors, 5xx, 408 and 429 may pass; any other 4xx is
+ * the app refusing the token, and a refused address or a redirect stays what it is.
  */
 import { type ClientRequest, request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -94,6 +94,9 @@ export async function postLogoutToken(uri: string, logoutToken: string, options:
   await drain(response);
   if (status >= 200 && status < 300) return { kind: 'delivered', status };
   if (status >= 300 && status < 400) return { kind: 'refused', status, reason: `the app answered ${status}; redirects are not followed` };
+  // 408 and 429 say the app (or a gateway in front of it) is busy, not that it refuses the token: a mass logout is
+  // just when an app's rate limit answers 429, and dropping those would leave its users signed in there.
+  if (status === 408 || status === 429) return { kind: 'retry', status, reason: `the app answered ${status}` };
   if (status >= 400 && status < 500) return { kind: 'refused', status, reason: `the app answered ${status}` };
   return { kind: 'retry', status, reason: `the app answered ${status}` };
 }
