@@ -6,9 +6,9 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createLocalJWKSet, type JWK } from 'jose';
+import { createLocalJWKSet, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLogoutReceiver } from '../examples/backchannel-logout/receiver.js';
+import { createLogoutReceiver, validateLogoutToken } from '../examples/backchannel-logout/receiver.js';
 import type { Sentinel } from '../src/index.js';
 import { ACCOUNT, baseOptions, CLIENT_ID, makeSentinel, USER_ID } from './helpers/fixtures.js';
 import { signInWithSession } from './helpers/logout-flow.js';
@@ -106,5 +106,25 @@ describe('examples/backchannel-logout receiver', () => {
     while (logouts.length < 3 && Date.now() - started < 10_000) await new Promise((resolve) => setTimeout(resolve, 25));
     expect(logouts.map((logout) => logout.sid).sort()).toEqual(sids.sort());
     expect(fetched).toBe(1);
+  });
+
+  it("takes a token whose iat is a second or two ahead of the app's clock (clocks drift; a 400 is final)", async () => {
+    const { privateKey, publicKey } = await generateKeyPair('ES256');
+    const keys = createLocalJWKSet({ keys: [{ ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256' }] });
+    const iat = Math.floor(Date.now() / 1000) + 2;
+    const token = await new SignJWT({
+      sid: 'a-sid',
+      events: { 'http://schemas.openid.net/event/backchannel-logout': {} },
+    })
+      .setProtectedHeader({ alg: 'ES256', kid: 'k1', typ: 'logout+jwt' })
+      .setIssuer(ISSUER_OF_ACCOUNT)
+      .setAudience(CLIENT_ID)
+      .setSubject(USER_ID)
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + 120)
+      .setJti('jti-ahead')
+      .sign(privateKey);
+    const options = { issuer: ISSUER_OF_ACCOUNT, clientId: CLIENT_ID, keys, onLogout: () => {} };
+    expect(await validateLogoutToken(token, options, new Map())).toEqual({ sid: 'a-sid', sub: USER_ID });
   });
 });

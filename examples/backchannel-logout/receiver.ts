@@ -12,6 +12,8 @@ import { createRemoteJWKSet, type JWTVerifyGetKey, jwtVerify } from 'jose';
 
 /** The one event a logout token carries (§2.4). */
 const BACKCHANNEL_LOGOUT = 'http://schemas.openid.net/event/backchannel-logout';
+/** How far the app's clock may be from the service's, in seconds, as the service's own `clockTolerance` (5). */
+const CLOCK_TOLERANCE_SECONDS = 5;
 
 /** Where the app's receiver takes its settings from. */
 export interface ReceiverOptions {
@@ -56,14 +58,18 @@ export async function validateLogoutToken(
   const keys = options.keys ?? remoteKeys(options.issuer);
   let payload: Record<string, unknown>;
   try {
-    // Steps 1 to 4: signed by a key of the issuer, `iss`, `aud`, `iat` and `exp`, and the explicit type (so an ID
-    // token can never pass for a logout token).
+    // Steps 1 to 4: signed by a key of the issuer, `iss`, `aud`, `iat` and `exp` (within the clocks' tolerance), and
+    // the explicit type (so an ID token can never pass for a logout token).
     ({ payload } = await jwtVerify(token, keys, {
       issuer: options.issuer,
       audience: options.clientId,
       typ: 'logout+jwt',
       requiredClaims: ['iat', 'jti', 'events'],
       maxTokenAge: '2 minutes',
+      // The service's clock and the app's are never the same: without a tolerance, a token signed in the first
+      // moments of a second reads as issued in the future whenever the app's clock lags a little, and its 400 is
+      // final (the service does not retry a refusal).
+      clockTolerance: CLOCK_TOLERANCE_SECONDS,
     }));
   } catch (error) {
     throw new RefusedToken(`logout token refused: ${(error as Error).message}`);
@@ -77,12 +83,13 @@ export async function validateLogoutToken(
   if (typeof event !== 'object' || event === null || Array.isArray(event)) throw new RefusedToken('logout token has no logout event');
   // Step 7: never a `nonce` (what would let an ID token be replayed as a logout token).
   if ('nonce' in payload) throw new RefusedToken('logout token carries a nonce');
-  // Step 8 (optional): a `jti` seen before is a replay; remembered for the token's lifetime.
+  // Step 8 (optional): a `jti` seen before is a replay; remembered for as long as the token is taken (its lifetime
+  // and the tolerance).
   const now = Date.now();
   for (const [jti, until] of seen) if (until < now) seen.delete(jti);
   const jti = payload.jti as string;
   if (seen.has(jti)) throw new RefusedToken('logout token replayed');
-  seen.set(jti, (payload.exp as number) * 1000);
+  seen.set(jti, ((payload.exp as number) + CLOCK_TOLERANCE_SECONDS) * 1000);
   return { ...(sid === undefined ? {} : { sid }), ...(sub === undefined ? {} : { sub }) };
 }
 
