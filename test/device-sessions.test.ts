@@ -180,6 +180,27 @@ describe('device grants in the session index', () => {
     expect(await refreshes(sentinel, oldest.refresh_token)).toBe(false);
   });
 
+  it('approves once the oldest session has ended, though onEvent throws on that ending (told to onError)', async () => {
+    const errors: unknown[] = [];
+    const onEvent = (event: SentinelEvent): void => {
+      if (event.type === 'session.ended') throw new Error('audit sink down');
+    };
+    const options = {
+      apps: deviceApps(),
+      session: { maxSessionsPerUser: 2 },
+      onEvent,
+      onError: (error: unknown) => void errors.push(error),
+    };
+    const sentinel = makeSentinel(options);
+    const browser: Browser = {};
+    const oldest = await connectDevice(sentinel, browser);
+    const codes = await requestCodes(sentinel);
+    const opened = await openConfirmation(sentinel, browser, await enterCode(sentinel, browser, codes.user_code));
+    expect((await decide(sentinel, browser, opened, 'approve')).status).toBe(200);
+    expect(await live(sentinel, oldest.access_token)).toBe(false);
+    expect(errors).toHaveLength(1);
+  });
+
   it('outlives the sign-out of the browser that approved it', async () => {
     const sentinel = makeSentinel({ apps: deviceApps() });
     const tokens = await connectDevice(sentinel);

@@ -153,6 +153,22 @@ describe('session.maxSessionsPerUser: the sessions one user keeps', () => {
     ]);
   });
 
+  it('a throwing onEvent does not fail the sign-in once the oldest session has ended: the hook is told to onError', async () => {
+    const errors: unknown[] = [];
+    const onEvent = (event: SentinelEvent): void => {
+      if (event.type === 'session.ended') throw new Error('audit sink down');
+    };
+    const sentinel = makeSentinel(options({ session: { maxSessionsPerUser: 1 }, onEvent, onError: (error) => void errors.push(error) }));
+    const first = await signInWithSession(sentinel);
+    const second = await signInWithSession(sentinel);
+    expect(await sessionWorks(sentinel, first.cookie)).toBe(false);
+    expect(await sessionWorks(sentinel, second.cookie)).toBe(true);
+    expect((await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).map((session) => session.sid)).toEqual([
+      second.tokens.sid,
+    ]);
+    expect(errors).toHaveLength(1);
+  });
+
   it("signing in again and again in one browser ends that browser's oldest earlier sign-in, never another device", async () => {
     const sentinel = makeSentinel(options({ session: { maxSessionsPerUser: 3 } }));
     const phone = await signInWithSession(sentinel);

@@ -90,7 +90,8 @@ export async function indexDeviceApproval(context: SentinelContext, approval: De
   });
   for (const digest of beyond) {
     if ((await endIndexedSession(context, record.accountId, userId, digest)) !== null) {
-      context.emit({ type: 'session.ended', accountId: record.accountId, userId, reason: 'sessions-limit' });
+      // Ended already, so committed: a throwing onEvent must not fail the approval for an ending that happened.
+      context.emit({ type: 'session.ended', accountId: record.accountId, userId, reason: 'sessions-limit' }, 'committed');
     }
   }
 }

@@ -58,9 +58,11 @@ export async function createSession(
       context.config.session.maxSessionsPerUser,
     );
     // The user's oldest sessions beyond the bound end as a logout would end them: grants, logout tokens, record.
+    // Ended already, so committed: a throwing onEvent must not fail the sign-in for an ending that happened.
     for (const sessionDigest of beyond) {
       if ((await endIndexedSession(context, input.accountId, input.userId, sessionDigest)) !== null) {
-        context.emit({ type: 'session.ended', accountId: input.accountId, userId: input.userId, reason: 'sessions-limit' });
+        const { accountId, userId } = input;
+        context.emit({ type: 'session.ended', accountId, userId, reason: 'sessions-limit' }, 'committed');
       }
     }
   } catch (error) {
