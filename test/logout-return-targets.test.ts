@@ -1,12 +1,13 @@
 /**
  * Where the two logout endpoints may send the browser back: an app that registered post-logout redirect URIs is
  * returned only to those, at the platform's logout form as at the end-session endpoint; an app without them, to its
- * redirect URIs.
+ * redirect URIs; an app gone since it got its ID token (disabled, deleted), nowhere, and the logout goes on.
  */
 import { describe, expect, it } from 'vitest';
-import { MemoryAppStore, type Sentinel, type SentinelResponse } from '../src/index.js';
+import { hashClientSecret, MemoryAppStore, type Sentinel, type SentinelResponse } from '../src/index.js';
 import { call } from './helpers/direct-flow.js';
-import { ACCOUNT, makeSentinel } from './helpers/fixtures.js';
+import { ACCOUNT, makeSentinel, USER_ID } from './helpers/fixtures.js';
+import { APP_B, signInWithSession } from './helpers/logout-flow.js';
 
 const CLIENT = 'c-logout-targets';
 const SIGN_IN_CALLBACK = 'https://app.example.com/cb';
@@ -70,5 +71,43 @@ describe('post-logout return targets', () => {
     expect([form.status, form.headers.location]).toEqual([303, `${GOODBYE}?state=s`]);
     const ended = await endSession(sentinel, GOODBYE, clientId);
     expect([ended.status, ended.headers.location]).toEqual([303, `${GOODBYE}?state=s`]);
+  });
+
+  for (const gone of ['disabled', 'deleted'] as const) {
+    it(`an app ${gone} since it got its ID token: its logout still ends the session, with no return to it`, async () => {
+      const app = {
+        accountId: ACCOUNT,
+        clientSecretHash: hashClientSecret(APP_B.clientSecret as string),
+        grantTypes: ['authorization_code' as const, 'refresh_token' as const],
+        tokenEndpointAuthMethod: 'client_secret_basic' as const,
+        redirectUris: [APP_B.redirectUri],
+      };
+      // Another app keeps the account known once this one is deleted.
+      const registry = new MemoryAppStore([
+        { ...app, clientId: APP_B.clientId },
+        { ...app, clientId: CLIENT },
+      ]);
+      const sentinel = makeSentinel({ apps: [], appStore: registry });
+      // Two browsers: the app's usual request with client_id in one, without it in the other.
+      const browsers = [await signInWithSession(sentinel, APP_B), await signInWithSession(sentinel, APP_B)];
+      if (gone === 'disabled') registry.disableApp(ACCOUNT, APP_B.clientId);
+      else registry.deleteApp(ACCOUNT, APP_B.clientId);
+      for (const [at, { cookie, tokens }] of browsers.entries()) {
+        const query = { id_token_hint: tokens.idToken, post_logout_redirect_uri: APP_B.redirectUri, state: 's' };
+        const response = await call(sentinel, {
+          path: `/sentinel/api/account/${ACCOUNT}/end_session`,
+          query: new URLSearchParams(at === 0 ? { ...query, client_id: APP_B.clientId } : query),
+          headers: { cookie: `sentinel_session=${cookie}` },
+        });
+        expect([response.status, response.headers.location]).toEqual([200, undefined]);
+        expect(String(response.headers['set-cookie'])).toMatch(/^sentinel_session=;/);
+      }
+      expect(await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).toEqual([]);
+    });
+  }
+
+  it('a client_id that names no app, without an ID token of it, is still an error page', async () => {
+    const response = await endSession(sentinelWith(), SIGN_IN_CALLBACK, 'no-such-app');
+    expect(response.status).toBe(400);
   });
 });

@@ -12,7 +12,8 @@
  *   holds another one.
  * - The browser goes back to `post_logout_redirect_uri` (with `state`) only when the app registered it (exact
  *   match, §3); else it sees the "signed out" page. An unregistered value is an error page, never a redirect. A
- *   client named by its metadata document is taken back only with an `id_token_hint` (see documentClientTarget).
+ *   client named by its metadata document is taken back only with an `id_token_hint` (see documentClientTarget); an
+ *   app the hint was issued to that is gone since (disabled, deleted) is not taken back, and the logout goes on.
  */
 import { type App, postLogoutTargets } from '../../apps/app.js';
 import { namesMetadataDocument } from '../../apps/client-id-metadata.js';
@@ -100,8 +101,14 @@ async function findTarget(context: SentinelContext, params: ParamMap, accountId:
   }
   const found = clientId === undefined ? null : await context.apps.findApp(accountId, clientId);
   const app = found !== null && found.accountId === accountId ? found : null;
-  if (requestedClient !== undefined && app === null) throw badRequest('The application in this link is not registered for this account.');
   const uiLocales = single(params, 'ui_locales');
+  if (app === null && clientId !== undefined && hint !== null) {
+    // The hint was issued to this app, which is gone since (disabled or deleted): there is no registration left to
+    // confirm a return address against, but the logout must not fail for it and keep the user signed in. It goes
+    // on, with no return to the app.
+    return { app: null, uiLocales };
+  }
+  if (requestedClient !== undefined && app === null) throw badRequest('The application in this link is not registered for this account.');
   const returnTo = single(params, 'post_logout_redirect_uri');
   if (returnTo === undefined) return { app, uiLocales };
   if (app === null) throw badRequest('post_logout_redirect_uri needs client_id or id_token_hint to name the application.');
