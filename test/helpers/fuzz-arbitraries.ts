@@ -425,13 +425,18 @@ const LOGIN_LOCATION = new RegExp(`^/sentinel/api/account/${ACCOUNT}/login\\?int
  * the account (the GET checks it): the service's own path, never another origin.
  */
 const AUTHORIZE_LOCATION = /^\/sentinel\/api\/account\/[^/?#]+\/authorize\?[^#]*$/;
+/**
+ * A logout posted cross-site without the session cookie (the app's own form) goes on to RP-initiated logout's GET,
+ * parked: the service's own path, carrying only the handle.
+ */
+const END_SESSION_LOCATION = new RegExp(`^/sentinel/api/account/${ACCOUNT}/end_session\\?posted_request=[A-Za-z0-9_-]{43}$`);
 
 /**
  * True when `location` names a registered redirect URI (with its response parameters), the service's login page, or
- * the service's authorization endpoint (the 303 that turns a POST into a GET).
+ * the service's authorization or end-session endpoint (the 303 that turns a POST into a GET).
  */
 export function isAllowedLocation(location: string): boolean {
-  if (LOGIN_LOCATION.test(location) || AUTHORIZE_LOCATION.test(location)) return true;
+  if (LOGIN_LOCATION.test(location) || AUTHORIZE_LOCATION.test(location) || END_SESSION_LOCATION.test(location)) return true;
   return REGISTERED_REDIRECTS.some((uri) => location === uri || location.startsWith(`${uri}${uri.includes('?') ? '&' : '?'}`));
 }
 

@@ -7,6 +7,9 @@
  * one of that client's registered post-logout redirect URIs, or of its redirect URIs when it registered none (exact
  * match, as at the end-session endpoint); otherwise it sees a "signed out" page. A client named by a client ID
  * metadata document is treated as naming no client: same-origin only, and the "signed out" page.
+ *
+ * A post from the app's site carries no session cookie (SameSite=Lax): it is forwarded to RP-initiated logout's GET
+ * (parked, as a cookieless post there is), where the cookie comes along and the user confirms.
  */
 import { type App, postLogoutTargets } from '../../apps/app.js';
 import { namesMetadataDocument } from '../../apps/client-id-metadata.js';
@@ -20,7 +23,9 @@ import { isCrossSiteRequest } from './cross-site.js';
 import { isUsableRegisteredURI } from '../request/registered-uri.js';
 import { originSource } from '../pages/security-headers.js';
 import { signedOutResponse } from '../pages/signed-out.js';
+import { parkPostedRequest } from '../state/posted-request.js';
 import { useSession } from '../state/session.js';
+import { routePath } from '../../http/route-paths.js';
 import { endDeviceSession, finishDeviceSessionEnding } from '../../sessions/end-sessions.js';
 
 async function readParams(context: SentinelContext, request: SentinelRequest): Promise<ParamMap> {
@@ -38,6 +43,34 @@ async function findClient(context: SentinelContext, accountId: string, clientId:
   return app !== null && app.accountId === accountId ? app : null;
 }
 
+/** The request's `post_logout_redirect_uri` when it is one the app registered (exact match), else `undefined`. */
+function returnTarget(app: App | null, params: ParamMap): string | undefined {
+  const target = single(params, 'post_logout_redirect_uri');
+  const allowed = app === null ? [] : postLogoutTargets(app);
+  return target !== undefined && allowed.includes(target) && isUsableRegisteredURI(allowed, target) ? target : undefined;
+}
+
+/**
+ * A 303 to RP-initiated logout's GET for this request, parked: the app, and its return address and `state` when
+ * this endpoint would have gone there (an address it would drop is dropped, not left for `end_session` to refuse).
+ */
+async function forwardToEndSession(
+  context: SentinelContext,
+  request: SentinelRequest,
+  accountId: string,
+  app: App | null,
+  params: ParamMap,
+): Promise<SentinelResponse> {
+  const forwarded = new URLSearchParams();
+  if (app !== null) forwarded.set('client_id', app.clientId);
+  const target = returnTarget(app, params);
+  const state = single(params, 'state');
+  if (target !== undefined) forwarded.set('post_logout_redirect_uri', target);
+  if (target !== undefined && state !== undefined) forwarded.set('state', state);
+  const handle = await parkPostedRequest(context, request, 'end-session', accountId, forwarded);
+  return redirect(303, `${request.mountPath ?? ''}${routePath(context.config, 'end-session', { accountId })}?${handle}`);
+}
+
 /**
  * Handles logout.
  *
@@ -53,6 +86,13 @@ export async function handleLogout(context: SentinelContext, request: SentinelRe
   }
   const headers: Record<string, string> = {};
   const sessionId = readSessionCookie(context, request);
+  if (sessionId === null && isCrossSiteRequest(context, request, [])) {
+    // The app's own form, posted from its site: SameSite=Lax keeps the session cookie off this post, so the session
+    // cannot be seen (let alone ended) here, and a 303 back to the app would tell it the user is signed out while
+    // the session lives on. RP-initiated logout's GET, a top-level navigation, carries the cookie: the request goes
+    // there, parked (nothing of it in the URL), and the user confirms there as for any logout without an ID token.
+    return forwardToEndSession(context, request, accountId, app, params);
+  }
   // Only a session of this account is ended here: logging out of account A leaves account B alone.
   if (sessionId !== null && (await useSession(context, sessionId, accountId)) !== null) {
     const ended = await endDeviceSession(context, sessionId);
@@ -70,9 +110,8 @@ export async function handleLogout(context: SentinelContext, request: SentinelRe
       context.emit({ type: 'session.ended', accountId, clientId: app?.clientId, userId: finished.userId, reason: 'logout' }, 'committed');
     }
   }
-  const target = single(params, 'post_logout_redirect_uri');
-  const allowed = app === null ? [] : postLogoutTargets(app);
-  if (target !== undefined && allowed.includes(target) && isUsableRegisteredURI(allowed, target)) {
+  const target = returnTarget(app, params);
+  if (target !== undefined) {
     const state = single(params, 'state');
     const location = state === undefined ? target : `${target}${target.includes('?') ? '&' : '?'}state=${encodeURIComponent(state)}`;
     return redirect(303, location, headers);
