@@ -392,6 +392,30 @@ describe('ending sessions', () => {
     expect(await tokenStanding(sentinel, tokens, MAIN_APP)).toEqual(ENDED);
   });
 
+  it('endUserSessions cut short by the store still reports the sessions it ended before the failure', async () => {
+    const inner = new MemoryStore();
+    let failing: string | undefined;
+    const store: Store = {
+      get: (key) => inner.get(key),
+      set: (key, value, ttl) => inner.set(key, value, ttl),
+      take: (key) => inner.take(key),
+      delete: (key) => (failing !== undefined && key.includes(failing) ? Promise.reject(new Error('store down')) : inner.delete(key)),
+      increment: (key, ttl) => inner.increment(key, ttl),
+      swap: (entries) => inner.swap(entries),
+    };
+    const events: SentinelEvent[] = [];
+    const sentinel: Sentinel = makeSentinel(options({ store, onEvent: (event) => events.push(event) }));
+    const first = await signInWithSession(sentinel);
+    const second = await signInWithSession(sentinel, APP_B);
+    // The second session's grant cannot be deleted: its ending fails after the first session's has ended.
+    failing = gidOf(second.tokens);
+    await expect(sentinel.endUserSessions({ accountId: ACCOUNT, userId: USER_ID })).rejects.toThrow('store down');
+    expect(await tokenStanding(sentinel, first.tokens, MAIN_APP)).toEqual(ENDED);
+    expect(events.filter((event) => event.type === 'session.ended')).toEqual([
+      expect.objectContaining({ accountId: ACCOUNT, userId: USER_ID, reason: 'ended-everywhere' }),
+    ]);
+  });
+
   it('refuses wrong arguments with a TypeError and unknown sids with false', async () => {
     const sentinel = makeSentinel(options());
     await expect(sentinel.endSession({ accountId: ACCOUNT, sid: '' })).rejects.toThrow(TypeError);

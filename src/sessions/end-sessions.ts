@@ -120,11 +120,15 @@ export async function endAllUserSessions(context: SessionContext, accountId: str
     ...index.sessions.filter((session) => carried.has(session.sessionDigest)),
   ];
   let count = 0;
-  // One at a time: each ending rewrites the same index record, so in parallel they would only retry each other.
-  for (const session of inOrder) {
-    if ((await endIndexedSession(context, accountId, userId, session.sessionDigest)) !== null) count++;
+  try {
+    // One at a time: each ending rewrites the same index record, so in parallel they would only retry each other.
+    for (const session of inOrder) {
+      if ((await endIndexedSession(context, accountId, userId, session.sessionDigest)) !== null) count++;
+    }
+  } finally {
+    // Also when a later ending fails (the store): those before it ended, and the audit log must say so.
+    if (count > 0) context.emit({ type: 'session.ended', accountId, userId, reason: 'ended-everywhere' }, 'committed');
   }
-  if (count > 0) context.emit({ type: 'session.ended', accountId, userId, reason: 'ended-everywhere' }, 'committed');
   return count;
 }
 
