@@ -187,6 +187,23 @@ describe('session.maxSessionsPerUser: the sessions one user keeps', () => {
   });
 });
 
+describe('signing in again in the same browser', () => {
+  it('a throwing onEvent on the replaced session neither fails the sign-in nor leaves the earlier grants behind', async () => {
+    const errors: unknown[] = [];
+    const onEvent = (event: SentinelEvent): void => {
+      if (event.type === 'session.ended' && event.reason === 'replaced') throw new Error('audit sink down');
+    };
+    const sentinel = makeSentinel(options({ onEvent, onError: (error) => void errors.push(error) }));
+    const first = await signInWithSession(sentinel);
+    // signInAgain expects the sign-in's 303 and its code redeemed.
+    const again = await signInAgain(sentinel, APP_B, first.cookie);
+    expect(errors).toHaveLength(1);
+    // The earlier sign-in was carried over: signing out of the browser ends its grants too.
+    expect(await sentinel.endSession({ accountId: ACCOUNT, sid: again.tokens.sid })).toBe(true);
+    expect(await tokenStanding(sentinel, first.tokens, MAIN_APP)).toEqual(ENDED);
+  });
+});
+
 describe('session.maxGrantsPerApp: the grants one app keeps through one session', () => {
   const MAX = 3;
 

@@ -170,7 +170,11 @@ export async function signedInResponse(
       // Another user's session is only retired: its grants are that user's, not to be ended by this one's logout.
       if (previous.accountId === accountId && previous.userId === input.userId) replaces = previousDigest;
       else await retireIndexedSession(context, previous.accountId, previous.userId, previousDigest);
-      context.emit({ type: 'session.ended', accountId: previous.accountId, userId: previous.userId, reason: 'replaced' });
+      // Ended already (its record taken): committed, so a throwing onEvent cannot stop the sign-in between the taking
+      // and the new session that carries the earlier one over, which would leave its grants out of this browser's
+      // logout.
+      const { accountId: previousAccount, userId: previousUser } = previous;
+      context.emit({ type: 'session.ended', accountId: previousAccount, userId: previousUser, reason: 'replaced' }, 'committed');
     }
   }
   const sessionId = await createSession(context, { accountId, userId: input.userId, authTime, amr: input.amr, replaces });
