@@ -12,7 +12,7 @@ import { signBytes, signBytesInPool, verifyBytes, verifyBytesInPool, type KeySet
 import { tracingActive } from '../telemetry/instruments.js';
 import { traceSigning } from '../telemetry/signing-span.js';
 import { isThenable } from '../lib/thenable.js';
-import { decodeJsonPart } from '../lib/compact-jwt.js';
+import { decodeJsonPart, isCanonicalBase64url } from '../lib/compact-jwt.js';
 
 /** JWT claims as a plain object. */
 export type JWTClaims = Record<string, unknown> & {
@@ -122,7 +122,8 @@ function splitSigned(keys: KeySet, token: string, typ: JWTType): SignedParts {
   const key = typeof header.kid === 'string' ? keys.byKid.get(header.kid) : undefined;
   if (key === undefined || header.alg !== key.alg) throw invalid('the token was not signed by this service');
   if (header.typ !== typ) throw invalid(`the token is not of type ${typ}`);
-  if (!/^[A-Za-z0-9_-]+$/.test(signaturePart)) throw invalid('the token is malformed');
+  // The signature's characters are not signed: another spelling of its bytes would verify as this token.
+  if (signaturePart === '' || !isCanonicalBase64url(signaturePart)) throw invalid('the token is malformed');
   return {
     key,
     signed: Buffer.from(`${headerPart}.${payloadPart}`),
