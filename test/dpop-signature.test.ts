@@ -34,6 +34,31 @@ describe('verifyProofSignature', () => {
   });
 });
 
+/** The alphabet of base64url, in the order of the values its characters stand for. */
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+describe('verifyProofSignature and the spelling of the signature (RFC 7515 §2)', () => {
+  // ES384 (96 bytes) and RSA-3072 (384 bytes) signatures are 128 and 512 characters, 4n: Node's decoder drops one
+  // character more. ES256, EdDSA (64 bytes) and RSA-2048 (256 bytes) ones end in a character with four unused bits,
+  // which it ignores. Either way it decodes the signature that verifies, from a proof that is not the one signed.
+  it.each([
+    ['ES256', {}],
+    ['ES384', {}],
+    ['EdDSA', { crv: 'Ed25519' }],
+    ['RS256', {}],
+    ['PS256', { modulusLength: 3072 }],
+  ] as const)('refuses a %s proof whose signature is spelled otherwise, though it decodes the same', async (alg, options) => {
+    const { proof, jwk } = await signed(alg, options);
+    const signature = proof.slice(proof.lastIndexOf('.') + 1);
+    const other =
+      signature.length % 4 === 0 ? `${signature}A` : `${signature.slice(0, -1)}${BASE64URL[BASE64URL.indexOf(signature.slice(-1)) | 1]}`;
+    expect(other).not.toBe(signature);
+    expect(Buffer.from(other, 'base64url').equals(Buffer.from(signature, 'base64url'))).toBe(true);
+    expect(verifyProofSignature(`${proof.slice(0, proof.lastIndexOf('.'))}.${other}`, alg, jwk)).toBe(false);
+    expect(verifyProofSignature(proof, alg, jwk)).toBe(true);
+  });
+});
+
 describe('verifyProofSignature with RSA keys the caller chose', () => {
   // The key travels in the proof: its verification costs what its caller makes it cost (a 3072-bit exponent, some
   // 35 ms of the main thread), so only keys of a bounded modulus and the usual exponents are checked at all.

@@ -12,6 +12,7 @@
  * 65537, which every RSA key made in practice (e = 3, 17 or 65537) meets.
  */
 import { constants, createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { isCanonicalBase64url } from '../lib/compact-jwt.js';
 
 /** The largest RSA modulus, in bits, of a proof key. */
 const MAX_RSA_BITS = 8192;
@@ -50,7 +51,11 @@ export function verifyProofSignature(proof: string, alg: string, jwk: Record<str
   }
   if (!scheme.check(key)) return false;
   const dot = proof.lastIndexOf('.');
-  const signature = Buffer.from(proof.slice(dot + 1), 'base64url');
+  const signaturePart = proof.slice(dot + 1);
+  // Its characters are not signed: another spelling of the same bytes (one more character after 4n, spare bits
+  // set) would decode to this signature, and a proof that is not the one signed would verify.
+  if (!isCanonicalBase64url(signaturePart)) return false;
+  const signature = Buffer.from(signaturePart, 'base64url');
   const signed = Buffer.from(proof.slice(0, dot), 'ascii');
   try {
     return verify(
