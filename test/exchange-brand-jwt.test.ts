@@ -329,6 +329,22 @@ describe('JWT bearer grant (RFC 7523) with a trusted brand issuer', () => {
       expect((await bearer(es384Sentinel, longer)).status).toBe(200);
     });
 
+    // An ES256 signature is 64 bytes in 86 characters: the last carries four bits that no byte uses, which RFC 4648
+    // §3.5 asks to be zero and Node's decoder ignores; with one of them set, the signature decoded is the issuer's.
+    it('refuses a JWT whose signature part sets the unused bits of its last character', async () => {
+      const sentinel = sentinelWith();
+      const jwt = await brandJWT(key);
+      const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+      const signature = jwt.slice(jwt.lastIndexOf('.') + 1);
+      expect(signature).toHaveLength(86);
+      const altered = `${jwt.slice(0, -1)}${alphabet[alphabet.indexOf(jwt.slice(-1)) | 1]}`;
+      expect(altered).not.toBe(jwt);
+      expect(Buffer.from(altered.slice(altered.lastIndexOf('.') + 1), 'base64url').equals(Buffer.from(signature, 'base64url'))).toBe(true);
+      await expectRefused(await bearer(sentinel, altered), 'invalid_grant', /the assertion is not a JWT/);
+      await expectRefused(await exchange(sentinel, altered), 'invalid_request', /subject_token is not a JWT/);
+      expect((await bearer(sentinel, jwt)).status).toBe(200);
+    });
+
     // ECDSA and EdDSA checks run on the thread pool by default, RSA ones on the main thread; 'sync' keeps them all
     // there. Either way the same signature is accepted and the altered one refused.
     it.each(['threadpool', 'sync'] as const)('decides the same with verification: %s', async (verification) => {

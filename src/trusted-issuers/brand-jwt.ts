@@ -18,7 +18,7 @@ import { catchRejection } from '../lib/thenable.js';
 import { spendOnce } from '../stores/replay-epoch.js';
 import { routeUrl } from '../http/route-paths.js';
 import { checkBrandSignature, type SignedBytes } from './brand-signature.js';
-import { type CompactJwtParts, decodeJsonPart, splitCompactJwt } from '../lib/compact-jwt.js';
+import { type CompactJwtParts, decodeJsonPart, isCanonicalBase64url, splitCompactJwt } from '../lib/compact-jwt.js';
 import { DEFAULT_CONSUMER_ID_CLAIM, type TrustedIssuer } from './trusted-issuer.js';
 
 /** The longest a brand JWT may live (`exp` − `iat`, or `exp` − now without `iat`): it bounds the `jti` memory too. */
@@ -102,21 +102,13 @@ async function issuerKeys(context: SentinelContext, issuer: TrustedIssuer, refre
   }
 }
 
-/**
- * Whether a signature part is base64url as RFC 7515 §2 writes it (no padding, no other characters). Buffer's decoder
- * skips whatever else it meets, so without this a signature with characters added (or padded) would decode to the
- * one the issuer made and verify: the JWT checked would not be the JWT presented. An empty one (an unsecured JWT,
- * RFC 7519 §6) passes here, for the algorithm check to refuse by name.
- */
-function isBase64url(part: string): boolean {
-  return part.length % 4 !== 1 && /^[A-Za-z0-9_-]*$/.test(part);
-}
-
 /** The JWT's parts and its claims, not yet verified: enough to find the issuer whose keys must have signed it. */
 function unverifiedClaims(jwt: string, refuse: Refusal, name: string): { parts: CompactJwtParts; claims: JWTPayload } {
   if (jwt.length > MAX_JWT_LENGTH) throw refuse(`${name} is too large`);
   const parts = splitCompactJwt(jwt);
-  const claims = parts === null || !isBase64url(parts.signature) ? null : decodeJsonPart(parts.payload);
+  // The signature's characters are not signed: only its one spelling is taken (an empty one, an unsecured JWT, is
+  // the algorithm check's to refuse by name).
+  const claims = parts === null || !isCanonicalBase64url(parts.signature) ? null : decodeJsonPart(parts.payload);
   if (parts === null || claims === null) throw refuse(`${name} is not a JWT`);
   return { parts, claims };
 }
