@@ -181,6 +181,37 @@ describe('private_key_jwt client assertions', () => {
     await expectInvalidClient(server, events, await assertionAuth(stranger), /not signed by a key registered/);
   });
 
+  // jose decodes the signature with atob, which skips padding and white space and ignores the unused bits of the
+  // last character: each of these decodes to the client's signature, so the assertion checked would not be the
+  // one presented (RFC 7515 §2, RFC 4648 §3.5). Each has a jti of its own, so none is refused as a replay.
+  it('refuses an assertion whose signature is spelled otherwise, though it decodes to the one that verifies', async () => {
+    const key = await clientKey();
+    const { server, events } = await start(key);
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const respellings: ((signature: string) => string)[] = [
+      (signature) => `${signature}==`,
+      (signature) => `${signature.slice(0, 40)} ${signature.slice(40)}`,
+      (signature) => `${signature}\n`,
+      // ES256: 86 characters, the last with four unused bits.
+      (signature) => `${signature.slice(0, -1)}${alphabet[alphabet.indexOf(signature.slice(-1)) | 1]}`,
+    ];
+    for (const respell of respellings) {
+      const form = await assertionAuth(key);
+      const assertion = form.client_assertion as string;
+      const dot = assertion.lastIndexOf('.');
+      const signature = assertion.slice(dot + 1);
+      const other = respell(signature);
+      expect(other).not.toBe(signature);
+      expect(Buffer.from(atob(other.replace(/-/g, '+').replace(/_/g, '/')), 'latin1').equals(Buffer.from(signature, 'base64url'))).toBe(
+        true,
+      );
+      const altered = { ...form, client_assertion: `${assertion.slice(0, dot)}.${other}` };
+      await expectInvalidClient(server, events, altered, /the client assertion is not a JWT/);
+      expect((await token(server, form)).status).toBe(200);
+      events.splice(0);
+    }
+  });
+
   it('refuses an assertion whose iss is not its sub, and an HMAC-signed one (client_secret_jwt is not offered)', async () => {
     const key = await clientKey();
     const { server, events } = await start(key);

@@ -23,6 +23,7 @@ import type { App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError, unauthorizedClient } from '../errors.js';
 import { ASYMMETRIC_ALGORITHMS } from '../keys/jwk-public.js';
+import { isCanonicalBase64url, splitCompactJwt } from '../lib/compact-jwt.js';
 import { digest } from '../lib/random-secrets.js';
 import { spendOnce } from '../stores/replay-epoch.js';
 import { JwksFetchError, JwksFetcher } from './jwks-fetch.js';
@@ -174,6 +175,10 @@ export async function verifyClientAssertion(
   // FAPI 2.0 Security Profile §5.3.2.1: the issuer is the one audience; an endpoint URL is refused.
   const audience = fapi2 ? [issuer] : [issuer, routeUrl(context.config, 'token', { accountId: app.accountId }), endpoint];
   if (!fapi2) for (const query of queries) if (query !== '') audience.push(`${endpoint}?${query}`);
+  // jose decodes the signature part with atob, which skips padding and white space and ignores the unused bits of the
+  // last character: those spellings would verify as the client's signature (RFC 7515 §2, RFC 4648 §3.5).
+  const parts = splitCompactJwt(assertion);
+  if (parts === null || !isCanonicalBase64url(parts.signature)) throw refused('the client assertion is not a JWT');
   // RFC 7515 §4.1.11. jose alone would accept `crit: ["b64"]` (it implements RFC 7797); the service implements no
   // extension anywhere, so every verifier answers any `crit` the same way.
   if (criticalHeaderOf(assertion) !== undefined) {
