@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Sentinel } from '../src/index.js';
+import { type ConfigurationError, isConfigurationError, type Sentinel } from '../src/index.js';
 import { jsonOf, postForm } from './helpers/direct-flow.js';
 import { BOT, BRAND_ISSUER, type BrandKey, brandJWT, brandKey, exchangeOptions, JWT_BEARER, TOKEN_PATH } from './helpers/exchange.js';
 import { ACCOUNT, makeSentinel } from './helpers/fixtures.js';
@@ -112,6 +112,31 @@ describe("a trusted issuer's key set", () => {
     // The first unknown kid refreshed the set; the nine after it were answered from the cache.
     expect(fetches).toBe(2);
     expect((await bearer(sentinel, await brandJWT(key))).status).toBe(200);
+  });
+});
+
+describe("a trusted issuer's plain http jwksUri", () => {
+  // No fetch takes plain http without clientJwks.allowPrivateAddresses (development only): such an entry would fail
+  // every JWT of its issuer at run time, so it is refused when the service is made, naming the issuer.
+  it('is refused at configuration unless clientJwks.allowPrivateAddresses, and https is taken', async () => {
+    const key = await brandKey();
+    const options = (uri: string) => ({
+      ...exchangeOptions(key),
+      trustedIssuers: [{ accountId: ACCOUNT, issuer: BRAND_ISSUER, jwksUri: uri }],
+    });
+    let refused: unknown;
+    try {
+      makeSentinel(options('http://id.brand.example/jwks.json'));
+    } catch (error) {
+      refused = error;
+    }
+    expect(isConfigurationError(refused)).toBe(true);
+    expect((refused as ConfigurationError).field).toBe('trustedIssuers[0].jwksUri');
+    expect((refused as Error).message).toContain(BRAND_ISSUER);
+    expect((refused as Error).message).toMatch(/must be an https URL/);
+    expect(() => makeSentinel({ ...options('HTTP://id.brand.example/jwks.json') })).toThrow(/must be an https URL/);
+    expect(() => makeSentinel({ ...options(jwksUri), clientJwks: { allowPrivateAddresses: true } })).not.toThrow();
+    expect(() => makeSentinel(options('https://id.brand.example/jwks.json'))).not.toThrow();
   });
 });
 

@@ -182,12 +182,16 @@ describe.skipIf(available.skip)('trusted issuers in the PostgreSQL registry', ()
     const insecure = await cli(['issuers', 'add', ...base, '--jwks-uri', 'ftp://id.cli-refused.example/jwks']);
     expect(insecure.code).toBe(2);
     expect(insecure.stderr).toMatch(/https/);
+    // Plain http: no instance fetches it without clientJwks.allowPrivateAddresses (development), which the CLI cannot see.
+    const plain = await cli(['issuers', 'add', ...base, '--jwks-uri', 'http://id.cli-refused.example/jwks']);
+    expect(plain.code).toBe(2);
+    expect(plain.stderr).toMatch(/--jwks-uri of https:\/\/id\.cli-refused\.example must be an https URL/);
     const both = await cli(['issuers', 'add', ...base, '--jwks-uri', 'https://a.example/j', '--jwks-file', '/nonexistent']);
     expect(both.code).toBe(2);
     expect(both.stderr).toMatch(/exactly one of --jwks-uri and --jwks-file/);
     const unreadable = await cli(['issuers', 'add', ...base, '--jwks-file', '/nonexistent/jwks.json']);
     expect(unreadable.code).toBe(2);
-    for (const run of [insecure, both, unreadable]) expect(run.stderr).not.toContain(database.url);
+    for (const run of [insecure, plain, both, unreadable]) expect(run.stderr).not.toContain(database.url);
     const listed = await cli(['issuers', 'list', '--database', database.url, '--account', ACCOUNT, '--json']);
     expect(JSON.parse(listed.stdout)).toEqual([]);
   });

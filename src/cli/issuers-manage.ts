@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { TrustedIssuer } from '../trusted-issuers/trusted-issuer.js';
+import { type TrustedIssuer, trustedIssuerKeySetProblem } from '../trusted-issuers/trusted-issuer.js';
 import type { TrustedIssuerChangeRecord } from '../postgres/trusted-issuer-rows.js';
 import { isConfigurationError } from '../errors.js';
 import { cliActor, DATABASE_OPTIONS, withDatabase } from './database.js';
@@ -18,7 +18,7 @@ export const ISSUERS_HELP = `Usage: sentinel-idp issuers add|list|remove|history
   issuers add --database <url> --account <id> --issuer <iss> (--jwks-uri <url> | --jwks-file <path>)
               [--audience <aud>] [--consumer-id-claim <claim>]
                              trust a brand identity provider's JWTs for the account's consumers
-                             (adding the same --issuer again replaces its entry)
+                             (adding the same --issuer again replaces its entry; --jwks-uri is https)
   issuers list --database <url> --account <id>
                              the account's trusted issuers
   issuers remove --database <url> --account <id> --issuer <iss>
@@ -84,6 +84,11 @@ async function entryFrom(values: Record<string, unknown>, accountId: string, iss
   const jwksUri = optionalString(options, 'jwks-uri', command);
   const jwksFile = optionalString(options, 'jwks-file', command);
   if ((jwksUri === undefined) === (jwksFile === undefined)) throw new UsageError('give exactly one of --jwks-uri and --jwks-file', command);
+  // The registry serves every instance, and the CLI cannot see their options: a plain http URL, which an instance
+  // fetches only with clientJwks.allowPrivateAddresses (development), would fail every fetch of a production one.
+  if (jwksUri !== undefined && trustedIssuerKeySetProblem({ accountId, issuer, jwksUri }, false) !== null) {
+    throw new UsageError(`--jwks-uri of ${issuer} must be an https URL (a local issuer's keys: --jwks-file)`, command);
+  }
   const audience = optionalString(options, 'audience', command);
   const consumerIdClaim = optionalString(options, 'consumer-id-claim', command);
   return {

@@ -44,3 +44,15 @@ export function assertValidKeyRegistration(app: KeyRegistration, field: string):
     if (problem !== null) throw new ConfigurationError(`${field}.jwksUri`, problem);
   }
 }
+
+/**
+ * Why a key-set URL that {@link assertValidKeyRegistration} took cannot be fetched as the service is configured, or
+ * `null`: plain http is fetched only with `clientJwks.allowPrivateAddresses` (development and tests; guarded-fetch.ts
+ * refuses it otherwise), so without that an http URL is a configuration that fails every fetch, found at run time.
+ * @example plainHttpKeySetProblem('http://id.brand.example/jwks.json', false) // 'must be an https URL (plain http …)'
+ */
+export function plainHttpKeySetProblem(jwksUri: string, allowPlainHttp: boolean): string | null {
+  const parts = parseAbsoluteURI(jwksUri);
+  if (allowPlainHttp || typeof parts === 'string' || parts.scheme !== 'http') return null;
+  return 'must be an https URL (plain http is fetched only with clientJwks.allowPrivateAddresses, for development)';
+}

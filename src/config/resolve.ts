@@ -59,7 +59,7 @@ export function resolveConfig(options: SentinelOptions): ResolvedConfig {
   checkAudienceIsNoResource(parsed, apps);
   const algorithmsGiven = (options.keyRotation as { algorithms?: unknown } | undefined)?.algorithms !== undefined;
   const keyRotation = withDefaultAlgorithms(parsed.keyRotation, algorithmsGiven, issuesIDTokens({ ...parsed, apps }));
-  const trustedIssuers = checkTrustedIssuers(parsed.trustedIssuers);
+  const trustedIssuers = checkTrustedIssuers(parsed.trustedIssuers, parsed.clientJwks.allowPrivateAddresses);
   const interactionsPerNetwork = parsed.interactionsPerNetwork ?? NETWORK_MULTIPLE * parsed.interactionsPerAddress;
   return { ...parsed, issuer, insecureLoopback, apps, keyRotation, trustedIssuers, interactionsPerNetwork };
 }

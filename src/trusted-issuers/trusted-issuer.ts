@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { accountIdSchema } from '../lib/identifier-schema.js';
 import { ConfigurationError } from '../errors.js';
-import { assertValidKeyRegistration } from '../client-assertion/registration.js';
+import { assertValidKeyRegistration, plainHttpKeySetProblem } from '../client-assertion/registration.js';
 import { openByDesign } from '../lib/strict-options.js';
 
 /**
@@ -21,7 +21,10 @@ export interface TrustedIssuer {
   accountId: string;
   /** The exact `iss` of the issuer's JWTs. */
   issuer: string;
-  /** Where the issuer publishes its public keys (https; fetched with the `clientJwks` limits). Give this or `jwks`. */
+  /**
+   * Where the issuer publishes its public keys (https; plain http only with `clientJwks.allowPrivateAddresses`, for
+   * development; fetched with the `clientJwks` limits). Give this or `jwks`.
+   */
   jwksUri?: string | undefined;
   /** The issuer's public keys, inline. Give this or `jwksUri`. */
   jwks?: { keys: Record<string, unknown>[] } | undefined;
@@ -62,15 +65,28 @@ export function assertValidTrustedIssuer(entry: TrustedIssuer, field: string): v
 }
 
 /**
- * Validates the `trustedIssuers` option: each entry, and no issuer twice in one account.
- * @throws ConfigurationError naming the first wrong entry.
- * @example const issuers = checkTrustedIssuers(parsed.trustedIssuers);
+ * Why the issuer's `jwksUri` is one no fetch would take, or `null`: plain http is fetched only with `allowPlainHttp`
+ * (the service's `clientJwks.allowPrivateAddresses`, development and tests), as apps' `jwksUri` key sets are.
+ * @example trustedIssuerKeySetProblem({ accountId: '123456', issuer: 'https://id.brand.example', jwksUri: 'http://id.brand.example/jwks' }, false) // 'must be an https URL …'
  */
-export function checkTrustedIssuers(entries: readonly TrustedIssuer[]): TrustedIssuer[] {
+export function trustedIssuerKeySetProblem(entry: TrustedIssuer, allowPlainHttp: boolean): string | null {
+  return entry.jwksUri === undefined ? null : plainHttpKeySetProblem(entry.jwksUri, allowPlainHttp);
+}
+
+/**
+ * Validates the `trustedIssuers` option: each entry, an https `jwksUri` (plain http only when `allowPlainHttp`, the
+ * service's `clientJwks.allowPrivateAddresses`, without which no fetch would use it), and no issuer twice in one
+ * account.
+ * @throws ConfigurationError naming the first wrong entry.
+ * @example const issuers = checkTrustedIssuers(parsed.trustedIssuers, parsed.clientJwks.allowPrivateAddresses);
+ */
+export function checkTrustedIssuers(entries: readonly TrustedIssuer[], allowPlainHttp = false): TrustedIssuer[] {
   const seen = new Set<string>();
   return entries.map((entry, index) => {
     const field = `trustedIssuers[${index}]`;
     assertValidTrustedIssuer(entry, field);
+    const problem = trustedIssuerKeySetProblem(entry, allowPlainHttp);
+    if (problem !== null) throw new ConfigurationError(`${field}.jwksUri`, `the key set of trusted issuer ${entry.issuer} ${problem}`);
     const key = `${entry.accountId}\u0000${entry.issuer}`;
     if (seen.has(key))
       throw new ConfigurationError(`${field}.issuer`, `issuer ${entry.issuer} is already trusted by account ${entry.accountId}`);
