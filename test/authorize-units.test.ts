@@ -3,7 +3,7 @@
  * Accept negotiation, CSP.
  */
 import { describe, expect, it } from 'vitest';
-import { authorizationResponseURL } from '../src/authorize/request/authorization-response.js';
+import { authorizationResponseURL, codeResponseURL, type RedirectTarget } from '../src/authorize/request/authorization-response.js';
 import { wantsJSON } from '../src/authorize/pages/error-response.js';
 import { escapeHTML } from '../src/authorize/pages/escape-html.js';
 import { isCrossSiteRequest } from '../src/authorize/endpoints/cross-site.js';
@@ -14,7 +14,7 @@ import type { SentinelRequest } from '../src/index.js';
 import { ACCOUNT, makeSentinel } from './helpers/fixtures.js';
 import { authorizeQuery, call, LOGIN_PATH, startInteraction } from './helpers/direct-flow.js';
 import { pkcePair } from './helpers/pkce.js';
-import { digest } from '../src/lib/random-secrets.js';
+import { digest, randomSecret } from '../src/lib/random-secrets.js';
 import { generatePrivateJWK, MemoryStore } from '../src/index.js';
 import { contextOf } from '../src/http/context.js';
 
@@ -50,6 +50,26 @@ describe('authorizationResponseURL', () => {
     expect([...query.keys()]).toEqual(['error', 'error_description', 'state', 'iss']);
     expect(query.get('state')).toBe(state);
     expect(url).not.toMatch(/[\r\n ]/);
+  });
+});
+
+describe('codeResponseURL', () => {
+  it('is the code appended as authorizationResponseURL appends it, whatever the URI, state and issuer', () => {
+    const codes = [randomSecret(), randomSecret(), 'A-_z09'];
+    const uris = ['https://a.example/cb', 'https://a.example/cb?x=a%20b+c', 'https://a.example/cb?', 'https://a.example/cb?x=1&'];
+    const states = [undefined, '', 'plain', '&=#+ %ü😀\r\n'];
+    // Issuers in turn, so the remembered encoding of the last one is replaced and found again.
+    const issuers = [target.iss, 'https://id.example.com/s/api/account/a%2Fb?&é', target.iss, undefined, target.iss];
+    for (const code of codes) {
+      for (const redirectUri of uris) {
+        for (const state of states) {
+          for (const iss of issuers) {
+            const to = { ...target, redirectUri, state, iss } as RedirectTarget;
+            expect(codeResponseURL(to, code)).toBe(authorizationResponseURL(to, { code }));
+          }
+        }
+      }
+    }
   });
 });
 

@@ -8,7 +8,7 @@ import { FAPI2_CODE_TTL_SECONDS } from '../../assurance/fapi2.js';
 import { issueCode } from '../../token/code-records.js';
 import type { SentinelContext } from '../../http/context.js';
 import { redirect, type SentinelResponse } from '../../http/messages.js';
-import { authorizationResponseURL } from '../request/authorization-response.js';
+import { authorizationResponseURL, codeResponseURL } from '../request/authorization-response.js';
 import { sessionCookie } from '../state/session-cookie.js';
 import type { InteractionRecord } from '../state/interaction.js';
 import { createSession } from '../state/new-session.js';
@@ -71,7 +71,7 @@ export async function codeRedirectURL(
     },
     authorization.profile === 'fapi2' ? FAPI2_CODE_TTL_SECONDS : undefined,
   );
-  return authorizationResponseURL(authorization, { code });
+  return codeResponseURL(authorization, code);
 }
 
 /**
