@@ -61,7 +61,8 @@ export async function handleAuthorize(context: SentinelContext, request: Sentine
     const handle = await parkPostedRequest(context, request, 'authorize', accountId, query);
     return redirect(303, `${request.mountPath ?? ''}${routePath(context.config, 'authorize', { accountId })}?${handle}`);
   }
-  const effective = await resolvePostedRequest(context, request, 'authorize', accountId);
+  const resolved = resolvePostedRequest(context, request, 'authorize', accountId);
+  const effective = resolved === request ? request : await resolved;
   const authorization = await validateAuthorizationRequest(context, effective, accountId);
   const sessionId = readSessionCookie(context, request);
   const session = sessionId === null ? null : await redirectOnFailure(authorization, readSession(context, sessionId, accountId));

@@ -35,9 +35,11 @@ export function isAuthorizationError(value: unknown): value is AuthorizationErro
 
 /**
  * Runs a step that may fail for internal reasons (store, hook) after the target is known, and turns such a
- * failure into a `server_error` redirect; the original goes to `onError` through the error's cause.
+ * failure into a `server_error` redirect; the original goes to `onError` through the error's cause. Not async: it
+ * hands back the step's own `catch`, where an async wrapper would add a promise and, for the promise it returns, two
+ * more microtasks to every signed-in authorize request, which passes here twice.
  */
-export async function redirectOnFailure<T>(target: RedirectTarget, step: Promise<T>): Promise<T> {
+export function redirectOnFailure<T>(target: RedirectTarget, step: Promise<T>): Promise<T> {
   return step.catch((cause: unknown) => {
     if (isOAuthError(cause) && cause.code !== 'server_error') throw cause;
     throw new AuthorizationError('server_error', 'the server could not complete the request', target, cause);

@@ -146,30 +146,46 @@ function readUILocales(read: Reader): string[] | undefined {
  *
  * `defaultMaxAge` is the app's `default_max_age`, the `maxAge` of a request without `max_age`.
  *
+ * Answers at once when nothing needs waiting for (no `id_token_hint`), else with a promise.
+ *
  * @example
  * const oidc = await readOIDCParams(context, (name) => readParam(params, name, target), target, app.defaultMaxAge);
- * @throws AuthorizationError for unsupported parameters and malformed values.
+ * @throws AuthorizationError for unsupported parameters and malformed values (at once, or as the promise's rejection).
  */
-export async function readOIDCParams(
+export function readOIDCParams(
   context: SentinelContext,
   read: Reader,
   target: RedirectTarget,
   defaultMaxAge?: number,
-): Promise<OIDCAuthorizationParams> {
+): OIDCAuthorizationParams | Promise<OIDCAuthorizationParams> {
   refuseUnsupported(read, target);
   const prompt = readPrompt(read, target);
   const maxAge = readMaxAge(read, target, defaultMaxAge);
-  let idTokenHintSubject: string | undefined;
   const hint = read('id_token_hint');
-  if (hint !== undefined) {
-    // The check may reload the key ring from the store (an unknown kid): a failing store is the usual server_error
-    // redirect to the validated redirect URI, reported, not a 500 page that strands the user.
-    const verified = await redirectOnFailure(target, verifyIDTokenHint(context, hint, target.accountId));
-    if (verified === null || !verified.audiences.includes(target.clientId)) {
-      throw new AuthorizationError('invalid_request', 'id_token_hint is not an ID token this service issued to this application', target);
-    }
-    idTokenHintSubject = verified.sub;
+  // Only a hint's check may wait (on the store): without one, the answer is at once, with no promise and microtask.
+  if (hint === undefined) return withSignInParams(read, target, prompt, maxAge, undefined);
+  return hintSubject(context, hint, target).then((subject) => withSignInParams(read, target, prompt, maxAge, subject));
+}
+
+/** The `sub` of a valid `id_token_hint` issued to the request's client. */
+async function hintSubject(context: SentinelContext, hint: string, target: RedirectTarget): Promise<string | undefined> {
+  // The check may reload the key ring from the store (an unknown kid): a failing store is the usual server_error
+  // redirect to the validated redirect URI, reported, not a 500 page that strands the user.
+  const verified = await redirectOnFailure(target, verifyIDTokenHint(context, hint, target.accountId));
+  if (verified === null || !verified.audiences.includes(target.clientId)) {
+    throw new AuthorizationError('invalid_request', 'id_token_hint is not an ID token this service issued to this application', target);
   }
+  return verified.sub;
+}
+
+/** The parameters read after `id_token_hint`, in the order they were always checked, with what came before. */
+function withSignInParams(
+  read: Reader,
+  target: RedirectTarget,
+  prompt: PromptValue[] | undefined,
+  maxAge: number | undefined,
+  idTokenHintSubject: string | undefined,
+): OIDCAuthorizationParams {
   const claimsParameter = parseClaimsParameter(read('claims'));
   if (typeof claimsParameter === 'string') throw new AuthorizationError('invalid_request', claimsParameter, target);
   const claims = claimsParameter.parsed;

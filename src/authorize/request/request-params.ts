@@ -33,18 +33,24 @@ function lengthOf(params: ParamMap): number {
 }
 
 /**
- * The request's parameters: the query of a GET (or HEAD), the form body and the query of a POST.
+ * The request's parameters: the query of a GET (or HEAD) at once, the form body and the query of a POST as a promise.
  *
  * @example
  * const params = await readAuthorizationParams(context, request);
  * @throws OAuthError 414 for a query, 413 for a body, over {@link MAX_AUTHORIZATION_REQUEST_LENGTH}; the form
  * reader's 400/408/413 for a POST whose body is not a form, arrives late or exceeds `bodyLimit`.
  */
-export async function readAuthorizationParams(context: SentinelContext, request: SentinelRequest): Promise<ParamMap> {
+export function readAuthorizationParams(context: SentinelContext, request: SentinelRequest): ParamMap | Promise<ParamMap> {
   // Checked first: an oversized request is refused before it is looked at, stored or echoed (RFC 9110 §15.5.15).
   const query = fromSearchParamsWithin(request.query, MAX_AUTHORIZATION_REQUEST_LENGTH);
   if (query === null) throw tooLong(414);
+  // A GET's parameters are at hand: answered as they are, not through a promise and a microtask of its own.
   if (request.method !== 'POST') return query;
+  return withPostedForm(context, request, query);
+}
+
+/** A POST's form, with the query's parameters joined to it. */
+async function withPostedForm(context: SentinelContext, request: SentinelRequest, query: ParamMap): Promise<ParamMap> {
   const params = await readForm(request, context.config.bodyLimit);
   for (const [name, values] of query) {
     const posted = params.get(name);

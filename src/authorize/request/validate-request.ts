@@ -183,7 +183,8 @@ export async function validateAuthorizationRequest(
   options: { pushed?: boolean } = {},
 ): Promise<AuthorizationRequest> {
   // The query of a GET, or a POST's form with its query (request-params.ts); an oversized one is refused first.
-  const query = await readAuthorizationParams(context, request);
+  const read = readAuthorizationParams(context, request);
+  const query = read instanceof Map ? read : await read;
   const app = await findClient(context, accountId, query);
   // PAR (RFC 9126 §4): the pushed parameters replace the URL's; failures go to the app when its redirect URI is known.
   const params =
@@ -210,7 +211,8 @@ export async function validateAuthorizationRequest(
   }
   // An app from a host's own AppStore is not checked on its way in: a default_max_age that is no limit is none.
   const defaultMaxAge = defaultMaxAgeProblem(app.defaultMaxAge) === null ? app.defaultMaxAge : undefined;
-  const oidc = await readOIDCParams(context, (name) => readParam(params, name, target), target, defaultMaxAge);
+  const oidcRead = readOIDCParams(context, (name) => readParam(params, name, target), target, defaultMaxAge);
+  const oidc = isThenable(oidcRead) ? await oidcRead : oidcRead;
   const responseType = readParam(params, 'response_type', target);
   if (responseType === undefined) throw new AuthorizationError('invalid_request', 'parameter response_type is required', target);
   if (responseType !== 'code') {

@@ -77,21 +77,31 @@ export async function parkPostedRequest(
 }
 
 /**
- * The request a GET stands for: `request` itself when its query names no parked request; otherwise `request` with
- * the parked parameters as its query, the record spent (single use). A handle beside other parameters, or one that
- * is unknown, spent, expired or parked for another endpoint or account, is refused.
+ * The request a GET stands for: `request` itself (at once) when its query names no parked request; otherwise (a
+ * promise of) `request` with the parked parameters as its query, the record spent (single use). A handle beside
+ * other parameters, or one that is unknown, spent, expired or parked for another endpoint or account, is refused.
  *
  * @example
  * const effective = await resolvePostedRequest(context, request, 'authorize', accountId);
  * @throws OAuthError invalid_request (400) for a handle that is not usable.
  */
-export async function resolvePostedRequest(
+export function resolvePostedRequest(
+  context: SentinelContext,
+  request: SentinelRequest,
+  endpoint: PostedEndpoint,
+  accountId: string,
+): SentinelRequest | Promise<SentinelRequest> {
+  // The common case, a request that names no parked one, is answered at once: no promise and microtask of its own.
+  if (request.method === 'POST' || !request.query.has(POSTED_REQUEST_PARAM)) return request;
+  return parkedRequest(context, request, endpoint, accountId);
+}
+
+async function parkedRequest(
   context: SentinelContext,
   request: SentinelRequest,
   endpoint: PostedEndpoint,
   accountId: string,
 ): Promise<SentinelRequest> {
-  if (request.method === 'POST' || !request.query.has(POSTED_REQUEST_PARAM)) return request;
   const handles = request.query.getAll(POSTED_REQUEST_PARAM);
   const handle = handles[0] ?? '';
   const expired = new OAuthError(
