@@ -12,6 +12,7 @@ import { type ConsoleDeps, scopedContext } from './deps.js';
 import { readForm } from '../http/form-body.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { headerValue, redirect } from '../http/messages.js';
+import { mountPathRefusal } from '../http/mount-path.js';
 import type { ParamMap } from '../http/params.js';
 import { digestsEqual } from '../lib/random-secrets.js';
 import { catchRejection } from '../lib/thenable.js';
@@ -122,12 +123,13 @@ export function createConsole(service: ConsoleService, options: ConsoleOptions):
   async function handle(request: SentinelRequest): Promise<SentinelResponse | null> {
     if (request.path !== path && !request.path.startsWith(`${path}/`)) return null;
     const rest = request.path.slice(path.length).replace(/^\/+/, '');
-    const call: ConsoleCall = {
-      request,
-      locale: chooseConsoleLocale(catalogues, headerValue(request, 'accept-language'), defaultLocale),
-      // Links stay where the page was reached: relative to the request, they route as it did.
-      base: `${request.mountPath ?? ''}${path}`,
-    };
+    const locale = chooseConsoleLocale(catalogues, headerValue(request, 'accept-language'), defaultLocale);
+    // The service's rule for a mount path (src/http/mount-path.ts): one a client chose through a parameterised mount
+    // never heads a link, a redirect or a cookie path. The refusal's page links to the configured address instead.
+    const mountRefusal = mountPathRefusal(request);
+    if (mountRefusal !== undefined) return malformedMountPage({ request, locale, base: location.base }, mountRefusal.description);
+    // Links stay where the page was reached: relative to the request, they route as it did.
+    const call: ConsoleCall = { request, locale, base: `${request.mountPath ?? ''}${path}` };
     const aim: RefusedAim = { action: `${request.method} ${rest.split('/').slice(1).join('/') || rest}` };
     try {
       return await route(deps, call, location, rest, sessionTtl, (named) => Object.assign(aim, named));
@@ -157,6 +159,14 @@ export function createConsole(service: ConsoleService, options: ConsoleOptions):
       title: text(call, 'errorTitle'),
       content: paragraph(text(call, 'serverError'), 'error'),
       status: 500,
+    });
+  }
+  /** The 400 page of a request under a malformed mount path: nothing read, nothing stored, nothing audited. */
+  function malformedMountPage(call: ConsoleCall, detail: string): SentinelResponse {
+    return consolePage(service.config, call, {
+      title: text(call, 'errorTitle'),
+      content: `${paragraph(text(call, 'refusedInvalid', { detail }), 'error')}\n<p><a href="${escapeHTML(`${call.base}/`)}">${escapeHTML(text(call, 'back'))}</a></p>`,
+      status: 400,
     });
   }
   return { config, handle };

@@ -14,6 +14,7 @@ import { isOAuthError, OAuthError } from '../errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from './messages.js';
 import type { ServiceKeys } from '../keys/keyring/service-keys.js';
 import { isDotSegment } from '../lib/account-id.js';
+import { mountPathRefusal } from './mount-path.js';
 import { catchRejection } from '../lib/thenable.js';
 import type { EdgeEntry, Match, RouteParams } from './router.js';
 import type { RequestObservation } from '../telemetry/request-observation.js';
@@ -159,6 +160,11 @@ export function createEdge(context: SentinelContext, serviceKeys: ServiceKeys, r
       const error = new OAuthError('invalid_request', 'the account id in the path is malformed');
       return run({ entry: route, request, params, observation }, () => Promise.reject(error));
     }
+    // The mount path heads every URL and cookie path the handlers hand out, and a host mounted under a route
+    // parameter lets the client choose it: one that could redirect elsewhere or break a cookie is refused here, before
+    // any handler stores it or writes it out (src/http/mount-path.ts).
+    const mountRefusal = mountPathRefusal(request);
+    if (mountRefusal !== undefined) return run({ entry: route, request, params, observation }, () => Promise.reject(mountRefusal));
     // A lazy body gets its own deadline, so a trickled body is answered 408 instead of held for the host's timeout.
     const body = request.body;
     const timed = typeof body === 'function' ? { ...request, body: withBodyDeadline(body, bodyTimeoutMs) } : request;
