@@ -4,8 +4,9 @@
  *   `koa-*` / `express-*` / `fastify-*` companions, ioredis. The one exception is `import type` from ioredis in
  *   `src/stores/redis.ts`, which is erased at build time and loads nothing.
  * - `adapters/<name>/` reach the core only through its public API, `../../src/index.js`, and the bearer guard's
- *   shared logic, `../../src/guard/bearer-request.js`, and the unknown-option check, `../../src/lib/strict-options.js`;
- *   they share Node code only through `../node/…`; nothing else outside their own folder.
+ *   shared logic, `../../src/guard/bearer-request.js`, the unknown-option check, `../../src/lib/strict-options.js`,
+ *   and the mount path rule, `../../src/http/mount-path.js`; they share Node code only through `../node/…`; nothing
+ *   else outside their own folder.
  * - Inside `src/`, the module map of docs/ARCHITECTURE.md (its "Module map" table, read from the page itself, so the
  *   page and this check cannot drift): a file may import, outside its own top folder, only the folders its folder's
  *   row lists and the shared root modules; nothing imports the entry (`index.ts`, `sentinel.ts`) but the root; and
@@ -51,6 +52,11 @@ const GUARD_ENTRY = '../../src/guard/bearer-request.js';
  * options are refused in the same words as the core's. No framework, no state.
  */
 const OPTIONS_ENTRY = '../../src/lib/strict-options.js';
+/**
+ * And the core's one rule for a mount path (`isMountPath`), which `toFetch` checks its `mountPath` option against
+ * when it is made, in the core's own terms. No framework, no state.
+ */
+const MOUNT_ENTRY = '../../src/http/mount-path.js';
 
 /** Where the module map lives, relative to the repository root. */
 export const MODULE_MAP_DOCUMENT = 'docs/ARCHITECTURE.md';
@@ -251,12 +257,13 @@ export function findImportViolations(file: string, text: string, map?: ModuleMap
       const withinAdapter = !specifier.startsWith(`${up}../`);
       if (withinAdapter) continue;
       const fromAdapterRoot = specifier.slice(up.length);
-      if ([CORE_ENTRY, GUARD_ENTRY, OPTIONS_ENTRY].includes(fromAdapterRoot) || fromAdapterRoot.startsWith('../node/')) continue;
+      const shared = [CORE_ENTRY, GUARD_ENTRY, OPTIONS_ENTRY, MOUNT_ENTRY].includes(fromAdapterRoot);
+      if (shared || fromAdapterRoot.startsWith('../node/')) continue;
       violations.push({
         file,
         line,
         specifier,
-        reason: `adapters reach the core only through ${CORE_ENTRY} (the public API), ${GUARD_ENTRY} or ${OPTIONS_ENTRY}, and share code only via ../node/`,
+        reason: `adapters reach the core only through ${CORE_ENTRY} (the public API), ${GUARD_ENTRY}, ${OPTIONS_ENTRY} or ${MOUNT_ENTRY}, and share code only via ../node/`,
       });
     }
   }

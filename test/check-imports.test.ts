@@ -50,11 +50,12 @@ describe('import rule: src/ imports no framework', () => {
 });
 
 describe('import rule: adapters use the public API', () => {
-  it('allows the public entry, the two shared core modules, the shared Node reader, own files and packages', () => {
+  it('allows the public entry, the three shared core modules, the shared Node reader, own files and packages', () => {
     const text = [
       "import { createSentinel, type Sentinel } from '../../src/index.js';",
       "import { expectationsReader } from '../../src/guard/bearer-request.js';",
       "import { assertKnownKeys } from '../../src/lib/strict-options.js';",
+      "import { isMountPath } from '../../src/http/mount-path.js';",
       "import { fromNodeRequest } from '../node/index.js';",
       "import { helper } from './helper.js';",
       "import type { Context } from 'koa';",

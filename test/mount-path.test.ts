@@ -9,9 +9,10 @@ import { type AddressInfo, connect } from 'node:net';
 import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 import { toExpress } from '../adapters/express/index.js';
+import { toFetch } from '../adapters/fetch/index.js';
 import { createConsole } from '../src/console/index.js';
 import { isMountPath } from '../src/http/mount-path.js';
-import type { SentinelRequest } from '../src/index.js';
+import { ConfigurationError, type SentinelRequest } from '../src/index.js';
 import { MemoryStore } from '../src/stores/memory.js';
 import { deviceApps } from './helpers/device-drive.js';
 import { ACCOUNT, CLIENT_ID, makeSentinel } from './helpers/fixtures.js';
@@ -218,5 +219,26 @@ describe("Express mounted under a route parameter (app.use('/:tenant', …))", (
     expect(answer).toMatch(/^HTTP\/1\.1 400 /);
     expect(answer).not.toMatch(/\r\nset-cookie:/i);
     expect(errors).toEqual([]);
+  });
+});
+
+describe('a mount path given in configuration', () => {
+  it.each(['idp', '/idp;v=1', '/a b', '/\\idp', '//idp', '/idp/../x', '/%2e%2e'])(
+    'toFetch refuses mountPath %j when it is mounted, not on every request',
+    (mountPath) => {
+      expect(() => toFetch(makeSentinel(), { mountPath })).toThrow(ConfigurationError);
+      expect(() => toFetch(makeSentinel(), { mountPath })).toThrow(/toFetch\.mountPath/);
+    },
+  );
+
+  it.each(['', '/', '/idp', '/idp/', '/idp/tenant-a'])('toFetch takes mountPath %j', async (mountPath) => {
+    const idp = toFetch(makeSentinel(), { mountPath });
+    const prefix = mountPath.replace(/\/$/, '');
+    const response = await idp(new Request(`http://localhost${prefix}/sentinel/well-known/jwks`));
+    expect(response?.status).toBe(200);
+  });
+
+  it.each(['/..', '/ops/.', '/%2E%2E'])('createConsole refuses mountPath %j', (mountPath) => {
+    expect(() => createConsole(makeSentinel(), { authorize: () => 'admin', mountPath })).toThrow(/console\.mountPath/);
   });
 });

@@ -6,6 +6,7 @@
 import {
   BodyTooLargeError,
   ClientAbortedError,
+  ConfigurationError,
   OAuthError,
   type AccessTokenClaims,
   type ProtectedResourceMetadataOptions,
@@ -14,6 +15,7 @@ import {
   type SentinelResponse,
 } from '../../src/index.js';
 import { expectationsReader } from '../../src/guard/bearer-request.js';
+import { isMountPath } from '../../src/http/mount-path.js';
 import { assertKnownKeys, type KeysOf } from '../../src/lib/strict-options.js';
 
 /**
@@ -24,7 +26,10 @@ import { assertKnownKeys, type KeysOf } from '../../src/lib/strict-options.js';
  * const idp = toFetch(sentinel, { mountPath: '/idp', ip: (request) => request.headers.get('cf-connecting-ip') ?? undefined });
  */
 export interface FetchAdapterOptions {
-  /** The prefix the host serves the service under (e.g. '/idp'); stripped from the path before routing. */
+  /**
+   * The prefix the host serves the service under (e.g. '/idp'); stripped from the path before routing. `''` or
+   * `/segment`s of URL path characters (docs/guides/mounting.md); anything else is a `ConfigurationError`.
+   */
   mountPath?: string;
   /** The client address, which a fetch `Request` does not carry (e.g. Bun's `server.requestIP(request)`). */
   ip?: (request: Request) => string | undefined;
@@ -137,11 +142,17 @@ function warnWithoutAddress(sentinel: Pick<Sentinel, 'config'>, options: FetchAd
  * const idp = toFetch(sentinel);
  * export default { fetch: async (request: Request) => (await idp(request)) ?? new Response('Not Found', { status: 404 }) };
  * @see RFC 6749 §3 (the endpoints it serves)
+ * @throws ConfigurationError for an unknown option or a malformed `mountPath`.
  */
 export function toFetch(sentinel: Pick<Sentinel, 'config' | 'handle'>, options: FetchAdapterOptions = {}): FetchHandler {
   assertKnownKeys(options, FETCH_OPTION_KEYS, 'toFetch');
   warnWithoutAddress(sentinel, options);
   const mountPath = (options.mountPath ?? '').replace(/\/$/, '');
+  // The core refuses a request under a mount path that breaks its rule (src/http/mount-path.ts); one written in the
+  // options would have every request refused (or, unlike a URL's path, never match one): said once, here.
+  if (!isMountPath(mountPath)) {
+    throw new ConfigurationError('toFetch.mountPath', 'must be "" or a path of "/segment"s, e.g. "/idp" (see docs/guides/mounting.md)');
+  }
   return async (request) => {
     const url = new URL(request.url);
     if (mountPath !== '' && !url.pathname.startsWith(`${mountPath}/`)) return null;

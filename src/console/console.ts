@@ -12,7 +12,7 @@ import { type ConsoleDeps, scopedContext } from './deps.js';
 import { readForm } from '../http/form-body.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { headerValue, redirect } from '../http/messages.js';
-import { mountPathRefusal } from '../http/mount-path.js';
+import { isMountPath, mountPathRefusal } from '../http/mount-path.js';
 import type { ParamMap } from '../http/params.js';
 import { digestsEqual } from '../lib/random-secrets.js';
 import { catchRejection } from '../lib/thenable.js';
@@ -68,7 +68,9 @@ function checkPath(path: string): string {
 }
 
 function checkMountPath(mountPath: string): string {
-  if (mountPath !== '' && !/^(\/[A-Za-z0-9._~-]+)+$/.test(mountPath)) {
+  // Its own characters, and never a `.` or `..` segment: the callback URL is registered as written and compared
+  // exactly, where a browser would resolve the dots away (src/http/mount-path.ts).
+  if (mountPath !== '' && (!/^(\/[A-Za-z0-9._~-]+)+$/.test(mountPath) || !isMountPath(mountPath))) {
     throw new ConfigurationError('console.mountPath', 'must be "" or start with / and not end with one, e.g. "/ops"');
   }
   return mountPath;
