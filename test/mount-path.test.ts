@@ -7,8 +7,10 @@
 import { createServer } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import express from 'express';
+import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { toExpress } from '../adapters/express/index.js';
+import { toFastify } from '../adapters/fastify/index.js';
 import { toFetch } from '../adapters/fetch/index.js';
 import { createConsole } from '../src/console/index.js';
 import { isMountPath } from '../src/http/mount-path.js';
@@ -219,6 +221,29 @@ describe("Express mounted under a route parameter (app.use('/:tenant', …))", (
     expect(answer).toMatch(/^HTTP\/1\.1 400 /);
     expect(answer).not.toMatch(/\r\nset-cookie:/i);
     expect(errors).toEqual([]);
+  });
+});
+
+describe("Fastify registered under a parametric prefix ({ prefix: '/:tenant' })", () => {
+  it.each([
+    ['/:tenant', '/t1'],
+    ['/:tenant', '/tenant-with-a-longer-name'],
+    ['/idp/:tenant', '/idp/t1'],
+  ])('under %j, %j is the mount: routes match and the login redirect stays under it', async (prefix, mount) => {
+    const app = Fastify();
+    await app.register(toFastify(makeSentinel()), { prefix });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const port = (app.server.address() as AddressInfo).port;
+      const answer = await rawRequest(port, 'GET', `${mount}${AUTHORIZE}?${QUERY}`);
+      expect(answer).toMatch(/^HTTP\/1\.1 302 /);
+      expect(answer).toMatch(new RegExp(`\\r\\nlocation: ${mount}/sentinel/api/account/${ACCOUNT}/login\\?interaction=`, 'i'));
+      const refused = await rawRequest(port, 'GET', `${mount.replace(/[^/]+$/, '\\evil.com')}${AUTHORIZE}?${QUERY}`);
+      expect(refused).toMatch(/^HTTP\/1\.1 400 /);
+      expect(refused).not.toMatch(/\r\nlocation:/i);
+    } finally {
+      await app.close();
+    }
   });
 });
 

@@ -42,6 +42,18 @@ export function sendSentinelResponse(reply: FastifyReply, result: SentinelRespon
   return reply.send(result.body);
 }
 
+/** The first `depth` segments of a request target's path (`'/t1'` of `'/t1/sentinel/…'` for one). */
+function leadingSegments(url: string, depth: number): string {
+  let end = 0;
+  for (let seen = 0; seen < depth; seen += 1) {
+    const next = url.indexOf('/', end + 1);
+    const query = url.indexOf('?', end + 1);
+    if (next === -1 || (query !== -1 && query < next)) return url.slice(0, query === -1 ? url.length : query);
+    end = next;
+  }
+  return url.slice(0, end);
+}
+
 /** Leaves the payload stream unread: the core reads it only on its own routes, with its own size limit. */
 function passStream(_request: FastifyRequest, payload: Readable, done: (error: Error | null, body?: unknown) => void): void {
   done(null, payload);
@@ -62,13 +74,18 @@ export function toFastify(sentinel: Pick<Sentinel, 'config' | 'handle'>): Fastif
     // A prefix registered with a trailing slash ('/idp/') keeps it in `app.prefix`; the slash begins the service's
     // path ('/sentinel/…'), and the mount path is the one every other adapter hands over ('/idp').
     const mountPath = app.prefix.replace(/\/$/, '');
+    // A prefix with route parameters (`'/:tenant'`) is no fixed text: the mount is as many leading segments of the
+    // request's own URL as the prefix has, which the core then checks like any other mount path.
+    const depth = mountPath === '' ? 0 : mountPath.split('/').length - 1;
+    const mountOf = mountPath.includes(':') ? (url: string) => leadingSegments(url, depth) : () => mountPath;
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('application/x-www-form-urlencoded', passStream);
     app.addContentTypeParser('*', passStream);
     if (!app.hasRequestDecorator('sentinel')) app.decorateRequest('sentinel', null);
     app.setErrorHandler(answeringParserErrors);
     const answer: Answer = (request, withBody) => {
-      const { path, query, rawQuery } = splitURL(request.url.slice(mountPath.length));
+      const requestMount = mountOf(request.url);
+      const { path, query, rawQuery } = splitURL(request.url.slice(requestMount.length));
       const payload = withBody ? (request.body as Readable | undefined) : undefined;
       return sentinel.handle({
         method: request.method,
@@ -79,7 +96,7 @@ export function toFastify(sentinel: Pick<Sentinel, 'config' | 'handle'>): Fastif
         body: payload === undefined ? undefined : () => readNodeBody(payload, sentinel.config.bodyLimit),
         ip: request.socket.remoteAddress,
         secure: (request.socket as { encrypted?: boolean }).encrypted === true,
-        mountPath,
+        mountPath: requestMount,
       });
     };
     routeAnswers(app, `${sentinel.config.basePath}/*`, [answer]);
