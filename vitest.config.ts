@@ -20,6 +20,7 @@ const ISOLATED = [
   'test/mcp-client-id-metadata-dns.test.ts',
   'test/registration-logout-target-dns.test.ts',
   'test/outbound-dns-bound.test.ts',
+  'test/logout-delivery-starved.test.ts',
   'test/express-adapter.test.ts',
   'test/telemetry.test.ts',
   'test/hardening-telemetry-grant-type.test.ts',

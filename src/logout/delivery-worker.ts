@@ -56,6 +56,13 @@ export const MAX_IN_FLIGHT_PER_APP = 16;
 export const HELD_PER_APP = 8;
 /** How long a delivery waits when its app holds all of its slots and its held ones, in milliseconds (not counted as an attempt). */
 export const APP_BUSY_DELAY_MS = 1000;
+/**
+ * How long a delivery waits when its attempt got no DNS lookup slot (src/client-assertion/outbound-lookups.ts) before
+ * its 5 s deadline, in milliseconds; not counted as an attempt. Anyone can fill those slots (made-up `client_id`
+ * hosts whose name servers never answer), so counting such attempts let other people's traffic give a logout up.
+ * Each goes back at most once per deadline and this wait, so a flood that lasts does not turn the loop hot.
+ */
+export const LOOKUP_BUSY_DELAY_MS = 2000;
 /** Attempts before a delivery is given up. */
 export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 
@@ -256,6 +263,11 @@ export class LogoutDeliveryWorker {
       if (this.#stopping.signal.aborted && outcome.kind !== 'delivered') {
         // Cut off by close(): not an attempt the app saw through, so it is not counted.
         await queue.settle(job, logout, Date.now());
+        return;
+      }
+      if (outcome.kind === 'retry' && outcome.starved === true) {
+        // Never left this process (other lookups held every slot): the app was not asked, so it is not counted.
+        await queue.settle(job, logout, Date.now() + LOOKUP_BUSY_DELAY_MS);
         return;
       }
       if (outcome.kind === 'retry' && attempts < MAX_ATTEMPTS) {

@@ -14,12 +14,14 @@
  * - Redirects are not followed (§2.8 wants a 200; a 3xx is the app's mistake, and following it would leave the guard).
  *
  * The outcome says whether a retry may help: timeouts, connection errors, 5xx, 408 and 429 may pass; any other 4xx is
- * the app refusing the token, and a refused address or a redirect stays what it is.
+ * the app refusing the token, and a refused address or a redirect stays what it is. A retry marked `starved` never
+ * left this process: its lookup got none of the process's outbound lookup slots before the deadline (other lookups,
+ * anyone's, held them all), so nothing was asked of the app or its name servers.
  */
 import { type ClientRequest, request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { backchannelLogoutURIProblem } from '../apps/app-validation.js';
-import { resolveLogoutTarget } from '../sessions/logout-target.js';
+import { gotNoLookupSlot, resolveLogoutTarget } from '../sessions/logout-target.js';
 import { type CheckedAddress, type LogoutAgents, pinnedLookup } from './logout-agents.js';
 
 /** Longest one attempt may take, in milliseconds (the brief: each POST bounded to at most 5 s). */
@@ -31,7 +33,10 @@ export const MOST_DRAINED = 64 * 1024;
 export type PostOutcome =
   | { kind: 'delivered'; status: number }
   | { kind: 'refused'; status?: number | undefined; reason: string }
-  | { kind: 'retry'; status?: number | undefined; reason: string };
+  | { kind: 'retry'; status?: number | undefined; reason: string; starved?: true | undefined };
+
+/** Why a starved attempt was not made (see {@link PostOutcome}). */
+const STARVED = 'no DNS lookup slot came free in time';
 
 /** How one attempt is made. */
 export interface PostOptions {
@@ -67,6 +72,7 @@ export async function postLogoutToken(uri: string, logoutToken: string, options:
   try {
     checked = await abortable(resolveLogoutTarget(uri, options.allowPrivateAddresses, deadline), deadline);
   } catch (error) {
+    if (gotNoLookupSlot(error)) return { kind: 'retry', reason: STARVED, starved: true };
     const message = deadline.aborted ? 'the app did not answer in time' : (error as Error).message;
     // A name that does not resolve (yet) may resolve on the next attempt; a refused address will not change.
     return /does not resolve|in time/.test(message) ? { kind: 'retry', reason: message } : { kind: 'refused', reason: message };
@@ -152,10 +158,14 @@ function drain(response: IncomingMessage): Promise<void> {
   });
 }
 
-/** `pending`, or a rejection once `signal` aborts (DNS has no signal of its own). */
+/**
+ * `pending`, or a rejection once `signal` aborts (DNS has no signal of its own). The rejection waits for the end of
+ * the abort's turn: a lookup still waiting for a slot gives up on the same abort and its rejection (microtasks) comes
+ * first, saying the attempt was starved, not that the app's name servers did not answer.
+ */
 function abortable<T>(pending: Promise<T>, signal: AbortSignal): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(new Error('the app did not answer in time'));
+    const onAbort = (): void => void setImmediate(() => reject(new Error('the app did not answer in time')));
     if (signal.aborted) onAbort();
     signal.addEventListener('abort', onAbort, { once: true });
     pending.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));

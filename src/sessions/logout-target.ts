@@ -9,7 +9,7 @@
 import { isIP } from 'node:net';
 import { backchannelLogoutURIProblem } from '../apps/app-validation.js';
 import { isForbiddenAddress } from '../client-assertion/address-guard.js';
-import { boundedLookup } from '../client-assertion/outbound-lookups.js';
+import { boundedLookup, LookupSlotTimeout } from '../client-assertion/outbound-lookups.js';
 import { ConfigurationError } from '../errors.js';
 
 /** Why a target is refused: says which rule, never echoes a response. */
@@ -40,8 +40,10 @@ export function literalTargetProblem(uri: string, allowPrivate: boolean): string
 /**
  * The address to connect to for `uri`, every address its host resolves to checked; throws an `Error` naming the
  * rule when the target is refused or does not resolve. The lookup waits for one of the process's outbound lookup
- * slots (src/client-assertion/outbound-lookups.ts) until `signal` fires, and then fails as one that does not resolve;
- * `purpose` names whose turn it takes there (deliveries unless told, so registrations take turns of their own).
+ * slots (src/client-assertion/outbound-lookups.ts) until `signal` fires, and then fails as one that does not resolve,
+ * its `cause` the {@link LookupSlotTimeout} (a delivery that never got a slot never reached the app: the worker puts
+ * it back uncounted); `purpose` names whose turn it takes there (deliveries unless told, so registrations take turns
+ * of their own).
  *
  * @example const { address, family } = await resolveLogoutTarget('https://app.example.com/logout', false, AbortSignal.timeout(5000));
  */
@@ -59,14 +61,26 @@ export async function resolveLogoutTarget(
   let addresses: { address: string; family: number }[];
   try {
     addresses = await boundedLookup(host, purpose, signal);
-  } catch {
-    throw new Error('the back-channel logout URI does not resolve');
+  } catch (error) {
+    // Only the cause tells a lookup that never ran (other lookups held every slot) from one that failed.
+    const cause = error instanceof LookupSlotTimeout ? { cause: error } : undefined;
+    throw new Error('the back-channel logout URI does not resolve', cause);
   }
   if (addresses.length === 0) throw new Error('the back-channel logout URI does not resolve');
   if (!allowPrivate && addresses.some((entry) => isForbiddenAddress(entry.address))) {
     throw new Error(`the back-channel logout URI ${PRIVATE}`);
   }
   return addresses[0] as { address: string; family: number };
+}
+
+/**
+ * Whether `error`, thrown by {@link resolveLogoutTarget}, says the lookup never ran: other lookups held every slot
+ * until the deadline, so nothing was asked of the app or its name servers.
+ *
+ * @example if (gotNoLookupSlot(error)) putBackUncounted();
+ */
+export function gotNoLookupSlot(error: unknown): boolean {
+  return error instanceof Error && error.cause instanceof LookupSlotTimeout;
 }
 
 /**
