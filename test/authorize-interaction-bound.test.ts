@@ -2,7 +2,7 @@
  * The per-address bound on the interactions (pending sign-ins) that every unauthenticated GET of /authorize, and of
  * the account page, stores: `interactionsPerAddress` per `interactionTtl`, IPv6 per /64, and per /48
  * (`interactionsPerNetwork`). Past it /authorize answers `temporarily_unavailable` at the validated redirect URI and
- * stores nothing; the account page and the operator console's sign-in answer 429. The counting itself is the shared bound of src/http/address-bound.ts.
+ * stores nothing; the account page, the operator console's sign-in and RP-initiated logout's confirmation page answer 429. The counting itself is the shared bound of src/http/address-bound.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { createConsole } from '../src/console/index.js';
@@ -211,5 +211,55 @@ describe("the operator console's sign-in, which anyone may start", () => {
     expect(events.at(-1)).toMatchObject({ type: 'console.denied', action: 'sign-in', reason: 'throttled' });
     // Another address still starts one.
     expect((await start('198.51.100.78'))?.status).toBe(303);
+  });
+});
+
+describe("RP-initiated logout's confirmation page, which any signed-in browser can ask for", () => {
+  const endSession = (sentinel: Sentinel, cookie: string, query: Record<string, string> = {}) =>
+    call(sentinel, {
+      path: `${ACCOUNT_PATH}/end_session`,
+      query: new URLSearchParams(query),
+      headers: { cookie: `sentinel_session=${cookie}` },
+      ip: '198.51.100.88',
+    });
+  const confirmations = (writes: { key: string }[]) => writes.filter((write) => write.key.startsWith('end-session:'));
+
+  it('counts each stored confirmation under the same bound and answers 429 with Retry-After, storing none', async () => {
+    const store = recordingStore(new MemoryStore());
+    const sentinel = sentinelWith(2, { store });
+    const { cookie } = await signInWithSession(sentinel, MAIN_APP);
+    store.reset();
+    for (let index = 0; index < 2; index += 1) expect((await endSession(sentinel, cookie)).body).toContain('name="confirmation"');
+    expect(confirmations(store.writes)).toHaveLength(2);
+    store.reset();
+    const refused = await endSession(sentinel, cookie);
+    expect(refused.status).toBe(429);
+    expect(refused.headers['retry-after']).toBe('600');
+    // Only the session's idle refresh: no confirmation, not even the counter (refused after a read).
+    expect(store.writes.filter((write) => !write.key.startsWith('session:'))).toEqual([]);
+    expect(refused.headers['set-cookie']).toBeUndefined();
+    // The bound is the address's, shared with /authorize.
+    expect(refusal(await authorize(sentinel, '198.51.100.88'))?.get('error')).toBe('temporarily_unavailable');
+  });
+
+  it('counts a parked logout post once: its GET stores the confirmation on the slot the post took', async () => {
+    const sentinel = sentinelWith(2);
+    const { cookie } = await signInWithSession(sentinel, MAIN_APP);
+    const parked = await postForm(sentinel, `${ACCOUNT_PATH}/end_session`, `client_id=${MAIN_APP.clientId}`, { ip: '198.51.100.88' });
+    expect(parked.status).toBe(303);
+    const [path, query] = String(parked.headers.location).split('?', 2) as [string, string];
+    const forwarded = await call(sentinel, { path, query, headers: { cookie: `sentinel_session=${cookie}` }, ip: '198.51.100.88' });
+    expect(forwarded.body).toContain('name="confirmation"');
+    expect((await endSession(sentinel, cookie)).body).toContain('name="confirmation"');
+    expect((await endSession(sentinel, cookie)).status).toBe(429);
+  });
+
+  it('does not count a logout that stores no confirmation (the hint names the browser session)', async () => {
+    const sentinel = sentinelWith(1);
+    const { cookie, tokens } = await signInWithSession(sentinel, MAIN_APP);
+    expect(toLogin(await authorize(sentinel, '198.51.100.88'))).toBe(true);
+    const response = await endSession(sentinel, cookie, { id_token_hint: tokens.idToken });
+    expect(response.status).toBe(200);
+    expect(response.body).not.toContain('name="confirmation"');
   });
 });

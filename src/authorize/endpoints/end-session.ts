@@ -6,7 +6,8 @@
  *   session's user and authentication (`sub` and `auth_time` match), or for an earlier sign-in of the same user in
  *   this browser that the session carries (its `sid`): the session ends at once.
  * - Otherwise the user confirms on a page whose form carries a CSRF token bound to the session being ended, and
- *   is accepted only same-origin: no link elsewhere can sign a user out unasked.
+ *   is accepted only same-origin: no link elsewhere can sign a user out unasked. Each pending confirmation is
+ *   stored, so it counts against the client address's `interactionsPerAddress` (429 past it, nothing stored).
  * - A hint naming (by `sid`) a session that lapsed while grants issued through it live ends those grants and tells
  *   their apps (`endLapsedSession`): at once when the browser has no live session, once the user confirms when it
  *   holds another one.
@@ -35,6 +36,8 @@ import {
   saveLogoutConfirmation,
   spendLogoutConfirmation,
 } from '../state/logout-confirmation.js';
+import { takeInteractionSlot } from '../state/interaction-bound.js';
+import { clientIP } from '../../http/client-ip.js';
 import { parkPostedRequest, resolvePostedRequest } from '../state/posted-request.js';
 import { type SessionRecord, sessionDigestOf, useSession } from '../state/session.js';
 import { carriesSession } from '../../sessions/carry-over.js';
@@ -315,7 +318,8 @@ export async function handleEndSession(context: SentinelContext, request: Sentin
     throw new OAuthError('invalid_request', 'The account in this link is unknown.', { status: 404 });
   }
   context.observation?.noteAccount(accountId);
-  const params = await readParams(context, await resolvePostedRequest(context, request, 'end-session', accountId));
+  const effective = await resolvePostedRequest(context, request, 'end-session', accountId);
+  const params = await readParams(context, effective);
   if (request.method === 'POST' && params.has('confirmation')) return confirm(context, request, accountId, params);
   const hint = await readHint(context, params, accountId);
   const target = await findTarget(context, params, accountId, hint);
@@ -339,6 +343,10 @@ export async function handleEndSession(context: SentinelContext, request: Sentin
   if (hint !== null && (await hintNamesSession(context, hint, accountId, session, sessionId))) {
     return finish(context, target, await signOut(context, request, { accountId, clientId: target.app?.clientId, sessionId }), request);
   }
+  // Any signed-in browser can ask for this page, and each stores a confirmation (up to the 8 KiB of its request):
+  // counted per client address as an interaction (interaction-bound.ts), unless its post was counted when it was
+  // parked (posted-request.ts). Over the bound: a 429 page with Retry-After, nothing stored, the user still signed in.
+  if (effective === request) await takeInteractionSlot(context, clientIP(context.config, request));
   const record: LogoutConfirmation = {
     accountId,
     clientId: target.app?.clientId,
