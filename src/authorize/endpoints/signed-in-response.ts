@@ -1,6 +1,6 @@
 /**
  * The end of a successful sign-in, shared by the built-in login form and `sentinel.completeLogin()`: a new
- * device session (fresh id, the previous one ended: no fixation), an authorization code, and a 303 back to the
+ * device session (fresh id, the previous one ended once the new one is in place: no fixation), an authorization code, and a 303 back to the
  * application (RFC 9700 §4.12: 303 so the browser does not re-post the credentials to the app).
  */
 import { wireDescription } from '../../errors.js';
@@ -12,7 +12,7 @@ import { authorizationResponseURL, codeResponseURL } from '../request/authorizat
 import { sessionCookie } from '../state/session-cookie.js';
 import type { InteractionRecord } from '../state/interaction.js';
 import { createSession } from '../state/new-session.js';
-import { parseSessionRecord, sessionDigestOfKey, sessionKey, sessionKeyOfDigest } from '../state/session.js';
+import { parseSessionRecord, type SessionRecord, sessionDigestOfKey, sessionKey, sessionKeyOfDigest } from '../state/session.js';
 import { retireIndexedSession } from '../../sessions/end-sessions.js';
 import { sessionSid } from '../../sessions/session-index.js';
 import type { AuthorizationRequest } from '../request/validate-request.js';
@@ -117,6 +117,25 @@ function unmetResponse(context: SentinelContext, authorization: AuthorizationReq
 }
 
 /**
+ * Removes the browser's earlier session record once the new session is in place: carried over by it (`carried`, the
+ * same user), or retired (another user's; retired before its record goes, so a failure in between leaves the record,
+ * whose cookie the browser still holds, to sign out with).
+ */
+async function endPreviousSession(
+  context: SentinelContext,
+  previous: SessionRecord,
+  previousDigest: string,
+  carried: boolean,
+): Promise<void> {
+  const { accountId, userId } = previous;
+  if (!carried) await retireIndexedSession(context, accountId, userId, previousDigest);
+  // Taken, not deleted: of concurrent sign-ins in the one browser, only one reports its ending.
+  if (parseSessionRecord(await context.store.take(sessionKeyOfDigest(previousDigest))) === null) return;
+  // Ended already: committed, so a throwing onEvent cannot fail a sign-in whose session is in place.
+  context.emit({ type: 'session.ended', accountId, userId, reason: 'replaced' }, 'committed');
+}
+
+/**
  * Creates the session and the code of a completed interaction and answers 303 to the application.
  *
  * @example
@@ -157,27 +176,29 @@ export async function signedInResponse(
       'the user who signed in is not the one the claims parameter asks for (sub)',
     );
   }
-  let replaces: string | undefined;
   const previousDigest =
     input.previousSessionId === undefined || input.previousSessionId === null
       ? input.previousSessionDigest
       : sessionDigestOfKey(sessionKey(input.previousSessionId));
-  if (previousDigest !== undefined) {
-    const previous = parseSessionRecord(await context.store.take(sessionKeyOfDigest(previousDigest)));
-    if (previous !== null) {
-      // The same user signing in again (prompt=login, max_age, a step-up): the new session carries the earlier one
-      // over, in the write that indexes it, so signing out of this browser ends the earlier sign-in's grants too.
-      // Another user's session is only retired: its grants are that user's, not to be ended by this one's logout.
-      if (previous.accountId === accountId && previous.userId === input.userId) replaces = previousDigest;
-      else await retireIndexedSession(context, previous.accountId, previous.userId, previousDigest);
-      // Ended already (its record taken): committed, so a throwing onEvent cannot stop the sign-in between the taking
-      // and the new session that carries the earlier one over, which would leave its grants out of this browser's
-      // logout.
-      const { accountId: previousAccount, userId: previousUser } = previous;
-      context.emit({ type: 'session.ended', accountId: previousAccount, userId: previousUser, reason: 'replaced' }, 'committed');
+  const previous = previousDigest === undefined ? null : parseSessionRecord(await context.store.get(sessionKeyOfDigest(previousDigest)));
+  // The same user signing in again (prompt=login, max_age, a step-up): the new session carries the earlier one over,
+  // in the write that indexes it, so signing out of this browser ends the earlier sign-in's grants too. Another
+  // user's session is only retired: its grants are that user's, not to be ended by this one's logout.
+  const replaces = previous !== null && previous.accountId === accountId && previous.userId === input.userId ? previousDigest : undefined;
+  // The new session (carrying the earlier one) first, the earlier record removed only then: a store failing at any
+  // write leaves the browser with its earlier cookie (no new one is sent) and that session's record, so its logout
+  // still ends every grant issued through it. Removed first, as before, a failure in between left the earlier
+  // sign-in's grants in no session the browser could sign out of.
+  const sessionId = await createSession(context, { accountId, userId: input.userId, authTime, amr: input.amr, replaces });
+  if (previous !== null && previousDigest !== undefined) {
+    try {
+      await endPreviousSession(context, previous, previousDigest, replaces !== undefined);
+    } catch (error) {
+      // No cookie is sent for the new session: it goes too (left behind, its id is known to no one and it idles out).
+      await context.store.delete(sessionKey(sessionId)).catch(() => undefined);
+      throw error;
     }
   }
-  const sessionId = await createSession(context, { accountId, userId: input.userId, authTime, amr: input.amr, replaces });
   const cookie = { 'set-cookie': sessionCookie(context, interaction.mountPath, sessionId) };
   if (interaction.returnTo !== undefined) {
     // A sign-in to the service's own page (the account page): the session is all it wanted, no app gets a code.
