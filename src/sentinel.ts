@@ -164,6 +164,8 @@ export interface Sentinel {
    * Ends one device session on every instance: the session, every grant issued through it (its access tokens are
    * refused by every guard and by introspection, its refresh tokens are `invalid_grant`), and a logout token to each
    * app that got tokens through it and registered a `backchannelLogoutUri`. Resolves `false` for an unknown `sid`.
+   * The `sid` of an earlier sign-in of a browser whose user signed in again there names that browser's session as
+   * a whole, as at RP-initiated logout.
    * @example await sentinel.endSession({ accountId: '123456', sid });
    */
   endSession(input: { accountId: string; sid: string }): Promise<boolean>;

@@ -186,6 +186,15 @@ function cases(name: string, stores: () => [Store, Store]): void {
       await expectSignedOut(setup, signedIn);
     });
 
+    it('sentinel.endSession with the sid of the earlier sign-in ends the browser session as a whole, as RP logout does', async () => {
+      const setup = await setUp(stores());
+      const signedIn = await reauthenticated(setup);
+      // App A holds only the earlier sid: the browser session that carries it is what it names.
+      expect(await setup.other.endSession({ accountId: ACCOUNT, sid: signedIn.a.sid })).toBe(true);
+      expect(await sessionWorks(setup.other, signedIn.cookie)).toBe(false);
+      await expectSignedOut(setup, signedIn);
+    });
+
     it('three sign-ins in one browser: signing out ends the grants of all of them', async () => {
       const setup = await setUp(stores());
       const signedIn = await reauthenticated(setup);

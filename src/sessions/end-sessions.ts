@@ -90,7 +90,10 @@ export async function endIndexedSession(
 }
 
 /**
- * `sentinel.endSession({ accountId, sid })`: ends one device session wherever it is used.
+ * `sentinel.endSession({ accountId, sid })`: ends one device session wherever it is used. The `sid` of an earlier
+ * sign-in that a later one in the same browser carries over (carry-over.ts) names that browser's session as a whole,
+ * as it does at RP-initiated logout: the apps signed in before hold only that `sid`, and ending it alone would leave
+ * the browser signed in with its later grants, which a later `endSession` by the earlier `sid` could then not find.
  *
  * @example const ended = await endSessionBySid(context, '123456', sid); // false: no such session
  */
@@ -98,7 +101,12 @@ export async function endSessionBySid(context: SessionContext, accountId: string
   const parts = parseSid(sid);
   const index = parts === null ? null : await readIndexOfSid(context, accountId, sid);
   if (parts === null || index === null) return null;
-  const ended = await endIndexedSession(context, accountId, index.userId, parts.sessionDigest);
+  // The browser sessions carrying it first (each ends it with its own), then the session itself should none.
+  const carriers = index.sessions.filter((session) => session.carried?.includes(parts.sessionDigest) === true);
+  let ended: EndedSession | null = null;
+  for (const sessionDigest of [...carriers.map((session) => session.sessionDigest), parts.sessionDigest]) {
+    ended = (await endIndexedSession(context, accountId, index.userId, sessionDigest)) ?? ended;
+  }
   // Ended already: committed, so a throwing onEvent does not turn the ending into a failure (here and below).
   if (ended !== null) context.emit({ type: 'session.ended', accountId, userId: index.userId, reason: 'ended' }, 'committed');
   return ended;
