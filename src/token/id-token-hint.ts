@@ -5,6 +5,7 @@
 import type { SentinelContext } from '../http/context.js';
 import { isOAuthError } from '../errors.js';
 import { verifyJWT } from '../keys/jws.js';
+import { decodeJsonPart } from '../lib/compact-jwt.js';
 
 /** What a valid hint tells. */
 export interface IDTokenHint {
@@ -48,4 +49,19 @@ export async function verifyIDTokenHint(context: SentinelContext, token: string,
     if (isOAuthError(error)) return null;
     throw error;
   }
+}
+
+/**
+ * Whether a hint that failed {@link verifyIDTokenHint} names a signing key the service does not hold (after the
+ * reload that verification already tried): a key revoked since (an emergency revocation erases it from the ring),
+ * or one that was never the service's. Nothing in such a token can be verified, so nothing in it may be used; but
+ * it says no more than a request without a hint, which RP-initiated logout answers with the confirmation page.
+ *
+ * @example if (hint === null && signedByUnknownKey(context, token)) answerAsWithoutHint();
+ */
+export function signedByUnknownKey(context: SentinelContext, token: string): boolean {
+  const [headerPart, , , extra] = token.split('.');
+  if (headerPart === undefined || extra !== undefined) return false;
+  const header = decodeJsonPart(headerPart);
+  return typeof header?.kid === 'string' && !context.keys.byKid.has(header.kid);
 }

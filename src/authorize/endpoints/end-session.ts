@@ -15,6 +15,8 @@
  *   match, §3); else it sees the "signed out" page. An unregistered value is an error page, never a redirect. A
  *   client named by its metadata document is taken back only with an `id_token_hint` (see documentClientTarget); an
  *   app the hint was issued to that is gone since (disabled, deleted) is not taken back, and the logout goes on.
+ * - A hint signed by a key the service no longer holds (revoked) is taken as none: the user confirms, and only
+ *   `client_id` can name the app to go back to (docs/guides/sessions-and-logout.md).
  */
 import { type App, postLogoutTargets } from '../../apps/app.js';
 import { namesMetadataDocument } from '../../apps/client-id-metadata.js';
@@ -24,7 +26,7 @@ import { OAuthError } from '../../errors.js';
 import { headerValue, redirect, type SentinelRequest, type SentinelResponse } from '../../http/messages.js';
 import { fromSearchParams, single, type ParamMap } from '../../http/params.js';
 import { constantTimeEqual, digestsEqual, randomSecret } from '../../lib/random-secrets.js';
-import { verifyIDTokenHint, type IDTokenHint } from '../../token/id-token-hint.js';
+import { signedByUnknownKey, verifyIDTokenHint, type IDTokenHint } from '../../token/id-token-hint.js';
 import { expiredSessionCookie, readSessionCookie } from '../state/session-cookie.js';
 import { endSessionConfirmationResponse } from '../pages/end-session-confirmation.js';
 import { signedOutResponse } from '../pages/signed-out.js';
@@ -85,15 +87,30 @@ async function readParams(context: SentinelContext, request: SentinelRequest): P
   return params;
 }
 
-async function readHint(context: SentinelContext, params: ParamMap, accountId: string): Promise<IDTokenHint | null> {
+/**
+ * The verified hint; `null` without one. A hint signed by a key the service no longer holds (revoked after a
+ * compromise) is taken as none (`dropped`), or nobody could sign out through the app until it signed in again: the
+ * user confirms, and its `post_logout_redirect_uri` needs `client_id` (§4: what failed to validate is not used).
+ */
+async function readHint(
+  context: SentinelContext,
+  params: ParamMap,
+  accountId: string,
+): Promise<{ hint: IDTokenHint | null; dropped: boolean }> {
   const token = single(params, 'id_token_hint');
-  if (token === undefined) return null;
+  if (token === undefined) return { hint: null, dropped: false };
   const hint = await verifyIDTokenHint(context, token, accountId);
-  if (hint === null) throw badRequest('id_token_hint is not an ID token issued by this account.');
-  return hint;
+  if (hint !== null) return { hint, dropped: false };
+  if (signedByUnknownKey(context, token)) return { hint: null, dropped: true };
+  throw badRequest('id_token_hint is not an ID token issued by this account.');
 }
 
-async function findTarget(context: SentinelContext, params: ParamMap, accountId: string, hint: IDTokenHint | null): Promise<LogoutTarget> {
+async function findTarget(
+  context: SentinelContext,
+  params: ParamMap,
+  accountId: string,
+  { hint, dropped }: { hint: IDTokenHint | null; dropped: boolean },
+): Promise<LogoutTarget> {
   const requestedClient = single(params, 'client_id');
   if (requestedClient !== undefined && hint !== null && !hint.audiences.includes(requestedClient)) {
     throw badRequest('id_token_hint was not issued to client_id.');
@@ -113,7 +130,8 @@ async function findTarget(context: SentinelContext, params: ParamMap, accountId:
   }
   if (requestedClient !== undefined && app === null) throw badRequest('The application in this link is not registered for this account.');
   const returnTo = single(params, 'post_logout_redirect_uri');
-  if (returnTo === undefined) return { app, uiLocales };
+  // A dropped hint named the app the URI is for: without client_id no app does, and the logout goes on without a return.
+  if (returnTo === undefined || (dropped && app === null)) return { app, uiLocales };
   if (app === null) throw badRequest('post_logout_redirect_uri needs client_id or id_token_hint to name the application.');
   return returnTarget(params, app, returnTo, uiLocales);
 }
@@ -321,8 +339,9 @@ export async function handleEndSession(context: SentinelContext, request: Sentin
   const effective = await resolvePostedRequest(context, request, 'end-session', accountId);
   const params = await readParams(context, effective);
   if (request.method === 'POST' && params.has('confirmation')) return confirm(context, request, accountId, params);
-  const hint = await readHint(context, params, accountId);
-  const target = await findTarget(context, params, accountId, hint);
+  const read = await readHint(context, params, accountId);
+  const { hint } = read;
+  const target = await findTarget(context, params, accountId, read);
   const sessionId = readSessionCookie(context, request);
   if (sessionId === null && request.method === 'POST') {
     // A logout form posted by the app is cross-site, and SameSite=Lax keeps the session cookie off cross-site
