@@ -38,6 +38,7 @@ import {
   USERNAME,
 } from './helpers/fixtures.js';
 import { type Point, registerSuiteSDK, total } from './helpers/otel-sdk.js';
+import { INITIAL_ACCESS_TOKEN, manageClient, registerClient } from './helpers/registration-client.js';
 
 const sdk = registerSuiteSDK();
 
@@ -308,6 +309,26 @@ describe('telemetry: ids on spans', () => {
     // are "unknown".
     expect(spans.map((span) => span.attributes['sentinel.account_id'])).toEqual(['made-up-1', 'unknown', 'unknown', ACCOUNT]);
     expect(spans[3]?.attributes['oauth.client_id']).toBe(CLIENT_ID);
+  });
+
+  it('names no client the caller made up that no client could have (too long, control characters)', async () => {
+    // The configuration endpoint (RFC 7592) names the client of a refused token in its event, also one the registry
+    // does not hold: the path's segment, in an account that exists, of any length and content.
+    const events: SentinelEvent[] = [];
+    const sentinel = makeSentinel({ registration: { initialAccessToken: INITIAL_ACCESS_TOKEN }, onEvent: (event) => events.push(event) });
+    const info = await registerClient(sentinel);
+    const impossible = [`made-up-${'x'.repeat(4000)}`, 'made-up-\r\nInjected: 1', 'made-up-\u001b[2J'];
+    for (const made of ['made-up-1', ...impossible]) {
+      const aimed = { ...info, registration_client_uri: info.registration_client_uri.replace(info.client_id, encodeURIComponent(made)) };
+      expect((await manageClient(sentinel, 'GET', aimed, { token: 'wrong-registration-access-token' })).status).toBe(401);
+    }
+    expect((await manageClient(sentinel, 'GET', info, { token: 'wrong-registration-access-token' })).status).toBe(401);
+    const spans = sdk.spans().filter((span) => span.name === 'sentinel client-configuration');
+    expect(spans.map((span) => span.attributes['oauth.client_id'])).toEqual(['made-up-1', undefined, undefined, undefined, info.client_id]);
+    expect(spans.every((span) => span.attributes['sentinel.account_id'] === ACCOUNT)).toBe(true);
+    // The audit events still say what each refused request aimed at, escaped (src/events/event-fields.ts).
+    const named = events.filter((event) => event.type === 'registration.denied').map((event) => event.clientId);
+    expect(named).toEqual(['made-up-1', impossible[0], 'made-up-\\u000d\\u000aInjected: 1', 'made-up-\\u001b[2J', info.client_id]);
   });
 });
 
