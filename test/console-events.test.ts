@@ -81,6 +81,26 @@ describe('console: each refusal emits console.denied naming its target', () => {
       ['viewer', 'u-bob'],
     ]);
   });
+
+  it("cuts the action of an anonymous refusal as it cuts the target: a caller's path names no kilobytes", async () => {
+    const h = harness();
+    const long = 'x'.repeat(8000);
+    for (const path of [`apps/${long}/delete`, `${long}/more`, `sessions/${long}`]) {
+      expect((await h.handle(consoleRequest('POST', `/console/${ACCOUNT}/${path}`, { form: { csrf: 'forged' } }))).status).toBe(403);
+    }
+    const events = denied(h.events);
+    expect(events).toHaveLength(3);
+    for (const event of events) {
+      if (event.type !== 'console.denied') continue;
+      expect(event.action.length).toBeLessThanOrEqual(205);
+      expect((event.target ?? '').length).toBeLessThanOrEqual(200);
+    }
+    expect(events.map((event) => event.type === 'console.denied' && event.action.slice(0, 12))).toEqual([
+      'POST apps/xx',
+      'POST xxxxxxx',
+      'POST session',
+    ]);
+  });
 });
 
 describe("console: the registry's own events", () => {

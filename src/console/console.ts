@@ -27,7 +27,7 @@ import { keysAction, keysPage, revokeConfirmPage } from './keys-page.js';
 import { chooseConsoleLocale, consoleCatalogues, consoleDefaultLocale, isPlainObject } from './messages/console-locale.js';
 import { endOperatorSession, type OperatorSession, readOperatorSession, type StoredOperatorSession } from './operator-session.js';
 import { type ConsoleCall, consolePage, paragraph, text } from './page.js';
-import { ConsoleRefusal, formTarget, pathTarget } from './refusal.js';
+import { ConsoleRefusal, formTarget, pathTarget, refusedAction } from './refusal.js';
 import { type RefusedAim, refusalOf, refused } from './refused-page.js';
 import type { ConsoleOptions, ConsoleService } from './service.js';
 import { originStands } from './session-origin.js';
@@ -249,7 +249,7 @@ async function route(
       type: 'console.denied',
       accountId: stored.accountId,
       operator: stored.userId,
-      action: `${method} ${sub}`,
+      action: refusedAction(`${method} ${sub}`),
       reason: 'not_operator',
       target,
     });

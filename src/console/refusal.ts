@@ -5,8 +5,19 @@
 import type { ParamMap } from '../http/params.js';
 import type { ConsoleMessages } from './messages/console-messages.js';
 
-/** The longest target a refusal's event names, as the actions cut theirs. */
+/** The longest target a refusal's event names, and the longest action. */
 const MAX_TARGET = 200;
+
+/**
+ * The action a refusal's event names, `METHOD path` of the request below the account, cut as its target is: the
+ * path is the caller's to write, and a refusal needs no session (a forged form is one), so uncut anyone could put
+ * kilobytes into every `console.denied` row of an account's audit log.
+ *
+ * @example refusedAction(`POST apps/${clientId}/delete`); // at most 200 characters
+ */
+export function refusedAction(action: string): string {
+  return action.slice(0, MAX_TARGET);
+}
 
 /**
  * The client id or kid an account path names (`apps/{clientId}/…`, `keys/{kid}/revoke`, decoded): what a change

@@ -12,7 +12,7 @@ import { auditsAccount } from '../http/denied-accounts.js';
 import type { SentinelResponse } from '../http/messages.js';
 import { type ConsoleDeps, scopedContext } from './deps.js';
 import { type ConsoleCall, consolePage, text } from './page.js';
-import { ConsoleRefusal } from './refusal.js';
+import { ConsoleRefusal, refusedAction } from './refusal.js';
 
 /** What a refused request was: its action, the target and account it named (when it named them). */
 export interface RefusedAim {
@@ -58,7 +58,7 @@ export async function refused(deps: ConsoleDeps, call: ConsoleCall, aim: Refused
       type: 'console.denied',
       accountId: audited,
       operator: call.operator?.userId ?? aim.operator,
-      action: aim.action,
+      action: refusedAction(aim.action),
       reason: refusal.reason,
       target: refusal.target ?? aim.target,
     });
