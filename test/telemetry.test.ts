@@ -311,7 +311,7 @@ describe('telemetry: ids on spans', () => {
     expect(spans[3]?.attributes['oauth.client_id']).toBe(CLIENT_ID);
   });
 
-  it('names no client the caller made up that no client could have (too long, control characters)', async () => {
+  it('names no client the caller made up that no client could have (too long, control characters), nor does its event', async () => {
     // The configuration endpoint (RFC 7592) names the client of a refused token in its event, also one the registry
     // does not hold: the path's segment, in an account that exists, of any length and content.
     const events: SentinelEvent[] = [];
@@ -326,9 +326,25 @@ describe('telemetry: ids on spans', () => {
     const spans = sdk.spans().filter((span) => span.name === 'sentinel client-configuration');
     expect(spans.map((span) => span.attributes['oauth.client_id'])).toEqual(['made-up-1', undefined, undefined, undefined, info.client_id]);
     expect(spans.every((span) => span.attributes['sentinel.account_id'] === ACCOUNT)).toBe(true);
-    // The audit events still say what each refused request aimed at, escaped (src/events/event-fields.ts).
+    // Nor do the audit events: each refusal is recorded, naming the client only when it could be one.
     const named = events.filter((event) => event.type === 'registration.denied').map((event) => event.clientId);
-    expect(named).toEqual(['made-up-1', impossible[0], 'made-up-\\u000d\\u000aInjected: 1', 'made-up-\\u001b[2J', info.client_id]);
+    expect(named).toEqual(['made-up-1', undefined, undefined, undefined, info.client_id]);
+
+    // Past the address's budget of wrong tokens, the throttle's event names the client the same way.
+    const throttling: SentinelEvent[] = [];
+    const strict = makeSentinel({
+      registration: { initialAccessToken: INITIAL_ACCESS_TOKEN },
+      throttle: { maxFailuresPerIp: 1 },
+      onEvent: (event) => throttling.push(event),
+    });
+    const mine = await registerClient(strict);
+    expect((await manageClient(strict, 'GET', mine, { token: 'wrong-registration-access-token' })).status).toBe(401);
+    for (const made of [mine.client_id, impossible[1] as string]) {
+      const aimed = { ...mine, registration_client_uri: mine.registration_client_uri.replace(mine.client_id, encodeURIComponent(made)) };
+      expect((await manageClient(strict, 'GET', aimed, { token: 'wrong-registration-access-token' })).status).toBe(429);
+    }
+    const throttled = throttling.filter((event) => event.type === 'registration.throttled').map((event) => event.clientId);
+    expect(throttled).toEqual([mine.client_id, undefined]);
   });
 });
 

@@ -16,6 +16,7 @@ import { OAuthError } from '../errors.js';
 import { headerValue, type SentinelRequest } from '../http/messages.js';
 import type { RegistrationOptions } from './options.js';
 import { reserveTokenAttempt } from './token-throttle.js';
+import { couldBeClientId } from '../lib/client-id-shape.js';
 
 // The token syntax `registration.initialAccessToken` is held to at startup (src/config/schema.ts), so that the
 // configured token is always one this parser takes.
@@ -99,7 +100,9 @@ export async function requireRegistrationAccess(
   if (app === null || !ok || app.accountId !== accountId) {
     // Audited only for accounts that exist: nobody can read the events of a made-up one (http/denied-accounts.ts).
     if (await auditsAccount(context, accountId, 'registration')) {
-      context.emit({ type: 'registration.denied', accountId, clientId, reason: 'wrong registration access token' });
+      // The client the path names, unless no client could have it: that is the caller's text of any length.
+      const named = clientId !== undefined && couldBeClientId(clientId) ? clientId : undefined;
+      context.emit({ type: 'registration.denied', accountId, clientId: named, reason: 'wrong registration access token' });
     }
     throw unauthorized('the registration access token is not valid for this client', true);
   }

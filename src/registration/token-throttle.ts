@@ -27,6 +27,7 @@ import { addressBoundKey, addressBoundNetworkKey, takeNetworkedSlot } from '../h
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import { auditsAccount } from '../http/denied-accounts.js';
+import { couldBeClientId } from '../lib/client-id-shape.js';
 
 /** A reserved attempt: give the slot back once the token proved right. */
 export interface TokenAttempt {
@@ -53,7 +54,9 @@ async function throttled(context: SentinelContext, accountId: string, clientId: 
   // Past the budget every request is refused here, so an event each for made-up accounts would be unbounded; the
   // wrong tokens that used the budget up were audited (registration.denied), and the metrics count every refusal.
   if (await auditsAccount(context, accountId, 'registration')) {
-    context.emit({ type: 'registration.throttled', accountId, clientId, scope: 'ip' });
+    // The path's client, unless no client could have it (the caller's text, as in registration.denied).
+    const named = clientId !== undefined && couldBeClientId(clientId) ? clientId : undefined;
+    context.emit({ type: 'registration.throttled', accountId, clientId: named, scope: 'ip' });
   }
   return new OAuthError('temporarily_unavailable', 'too many wrong registration tokens from this address; try again later', {
     status: 429,

@@ -24,6 +24,7 @@ import { requestId } from '../http/request-id.js';
 import type { Route, RouteParams } from '../http/router.js';
 import { ATTR, instruments, tracer, tracingActive, UNKNOWN_ACCOUNT } from './instruments.js';
 import { isAccountId } from '../lib/account-id.js';
+import { couldBeClientId } from '../lib/client-id-shape.js';
 import type { RequestObservation } from './request-observation.js';
 import { requestAttributes, routeAttributes, serverAttributes } from './route-attributes.js';
 import { telemetryFailed } from './telemetry-failure.js';
@@ -52,6 +53,8 @@ class Observation implements RequestObservation {
   }
 
   annotate(event: EventInput): void {
+    // A refusal's event may name the client the caller wrote (src/lib/client-id-shape.ts): as for the path's account,
+    // one no client could have is not recorded.
     if (event.clientId !== undefined && this.clientId === undefined && couldBeClientId(event.clientId)) this.clientId = event.clientId;
     if ('grantType' in event && event.grantType !== undefined) this.grantType = event.grantType;
     if ('acr' in event && event.acr !== undefined) {
@@ -88,21 +91,6 @@ class Observation implements RequestObservation {
       telemetryFailed(error);
     }
   }
-}
-
-/** A client id as an app is registered (1–256 characters, src/lib/identifier-schema.ts), without `/`, `?` or `#`. */
-const REGISTERED_CLIENT_ID = /^[^\u0000-\u001f\u007f/?#]{1,256}$/;
-/** A client ID metadata document's URL, at most as long as src/apps/client-id-metadata.ts takes one. */
-const DOCUMENT_CLIENT_ID = /^https:\/\/[^\u0000-\u0020\u007f]{1,1992}$/;
-
-/**
- * Whether an event's client id could name a client. Most events name one the request found, but a refusal may name
- * the one the caller asked for (`registration.denied` at a configuration endpoint names the path's segment, in an
- * account that exists): of any length and content, it would put kilobytes or control characters into the span. As
- * for the path's account, a value no client could have is not recorded (the audit event still names it, escaped).
- */
-function couldBeClientId(clientId: string): boolean {
-  return REGISTERED_CLIENT_ID.test(clientId) || DOCUMENT_CLIENT_ID.test(clientId);
 }
 
 /** Stands for the span when no tracer provider is registered (metrics only): shared, it records nothing. */
