@@ -126,6 +126,22 @@ export function wireDescription(description: string): string {
     .replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '?');
 }
 
+/** The most of a request's own values a description quotes. */
+const MAX_QUOTED = 200;
+
+/**
+ * A request's values (refused scope tokens, unknown `prompt` values) as a description quotes them: space-separated
+ * and cut at 200 characters. Uncut, whatever length the request allowed (a body of 16 KiB) would travel back in the
+ * answer or the error redirect, and into the denied event's `reason`, which anyone who knows a public client's id can
+ * make an existing account's audit log keep.
+ *
+ * @example `scope not allowed for this application: ${quotedValues(refused)}`
+ */
+export function quotedValues(values: readonly string[]): string {
+  const joined = values.join(' ');
+  return joined.length <= MAX_QUOTED ? joined : `${joined.slice(0, MAX_QUOTED)}...`;
+}
+
 function defaultStatus(code: OAuthErrorCode): number {
   if (code === 'server_error') return 500;
   if (code === 'temporarily_unavailable') return 503;

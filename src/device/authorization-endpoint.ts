@@ -5,7 +5,7 @@
  */
 import { DEVICE_CODE_GRANT, requireGrant, type App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
-import { OAuthError } from '../errors.js';
+import { OAuthError, quotedValues } from '../errors.js';
 import { clientIP } from '../http/client-ip.js';
 import { readForm } from '../http/form-body.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
@@ -32,7 +32,7 @@ function checkScope(app: App, scope: string | undefined): void {
   if (app.scope === undefined) return;
   const allowed = new Set([...app.scope.split(' '), 'openid']);
   const refused = requested.filter((token) => !allowed.has(token));
-  if (refused.length > 0) throw new OAuthError('invalid_scope', `scope not allowed for this application: ${refused.join(' ')}`);
+  if (refused.length > 0) throw new OAuthError('invalid_scope', `scope not allowed for this application: ${quotedValues(refused)}`);
 }
 
 /**

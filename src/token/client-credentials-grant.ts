@@ -5,7 +5,7 @@
 import { appTokenMarker, expiresInValue, issueAccessToken } from './access-token.js';
 import { requireGrant, type App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
-import { OAuthError } from '../errors.js';
+import { OAuthError, quotedValues } from '../errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
 import { single, type ParamMap } from '../http/params.js';
 import { confirmation, tokenRequestBinding, tokenType } from '../dpop/token-binding.js';
@@ -25,7 +25,7 @@ export function grantedScope(app: App, requested: string | undefined): string | 
   const asked = requestedScopeTokens(requested);
   const allowed = new Set(scopeTokens(app.scope));
   const refused = asked.filter((token) => !allowed.has(token));
-  if (refused.length > 0) throw new OAuthError('invalid_scope', `scope not allowed for this application: ${refused.join(' ')}`);
+  if (refused.length > 0) throw new OAuthError('invalid_scope', `scope not allowed for this application: ${quotedValues(refused)}`);
   return asked.join(' ');
 }
 

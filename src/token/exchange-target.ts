@@ -3,7 +3,7 @@
  * a narrower `audience` (RFC 8693 §2.1). Both only ever narrow: a scope token or an audience the subject does not
  * already have is refused, never added.
  */
-import { OAuthError } from '../errors.js';
+import { OAuthError, quotedValues } from '../errors.js';
 import { single, type ParamMap } from '../http/params.js';
 import { requestedScopeTokens, scopeTokens } from './scope-tokens.js';
 
@@ -18,7 +18,7 @@ export function narrowScope(allowed: string | undefined, requested: string | und
   const asked = requestedScopeTokens(requested);
   const permitted = new Set(scopeTokens(allowed));
   const refused = asked.filter((token) => !permitted.has(token));
-  if (refused.length > 0) throw new OAuthError('invalid_scope', `scope wider than the token may have: ${refused.join(' ')}`);
+  if (refused.length > 0) throw new OAuthError('invalid_scope', `scope wider than the token may have: ${quotedValues(refused)}`);
   return asked.join(' ');
 }
 

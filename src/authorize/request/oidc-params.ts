@@ -10,6 +10,7 @@ import type { AcrValue } from '../../assurance/levels.js';
 import { readAcrRequest } from '../../assurance/requested-acr.js';
 import type { RedirectTarget } from './authorization-response.js';
 import { type RequestedClaims, readRequestedClaims } from '../../token/requested-claims.js';
+import { quotedValues } from '../../errors.js';
 
 /** `prompt` values (OpenID Connect Core §3.1.2.1). */
 export type PromptValue = 'none' | 'login' | 'consent' | 'select_account';
@@ -72,7 +73,7 @@ function readPrompt(read: Reader, target: RedirectTarget): PromptValue[] | undef
   if (value === undefined) return undefined;
   const values = [...new Set(value.split(' ').filter((token) => token !== ''))];
   const unknown = values.filter((token) => !PROMPTS.has(token));
-  if (unknown.length > 0) throw new AuthorizationError('invalid_request', `unsupported prompt value: ${unknown.join(' ')}`, target);
+  if (unknown.length > 0) throw new AuthorizationError('invalid_request', `unsupported prompt value: ${quotedValues(unknown)}`, target);
   // §3.1.2.1: none with any other value is an error.
   if (values.includes('none') && values.length > 1) {
     throw new AuthorizationError('invalid_request', 'prompt=none cannot be combined with other prompt values', target);

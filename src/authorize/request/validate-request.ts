@@ -11,7 +11,7 @@ import { isFapi2 } from '../../assurance/fapi2.js';
 import type { App } from '../../apps/app.js';
 import { defaultMaxAgeProblem } from '../../apps/app-validation.js';
 import type { SentinelContext } from '../../http/context.js';
-import { OAuthError } from '../../errors.js';
+import { OAuthError, quotedValues } from '../../errors.js';
 import type { SentinelRequest } from '../../http/messages.js';
 import { single, type ParamMap } from '../../http/params.js';
 import { readAuthorizationParams } from './request-params.js';
@@ -136,7 +136,7 @@ function checkScope(app: App, scope: string | undefined, target: RedirectTarget)
   const allowed = scopesOf(app as App & { scope: string });
   const refused = requested.filter((token) => !allowed.has(token));
   if (refused.length > 0) {
-    throw new AuthorizationError('invalid_scope', `scope not allowed for this application: ${refused.join(' ')}`, target);
+    throw new AuthorizationError('invalid_scope', `scope not allowed for this application: ${quotedValues(refused)}`, target);
   }
 }
 
