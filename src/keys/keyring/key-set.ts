@@ -43,13 +43,25 @@ export function importKeys(
       imported.set(entry.kid, known);
       continue;
     }
-    const privateJwk = JSON.parse(open(encryptionKey, entry.kid, entry.sealed)) as JWK;
+    const privateJwk = parsePrivateJwk(open(encryptionKey, entry.kid, entry.sealed), entry.kid);
     imported.set(entry.kid, {
       sealed: entry.sealed.data,
       key: importKey({ ...privateJwk, kid: entry.kid, alg: entry.alg }, `keyRing.${entry.kid}`),
     });
   }
   return imported;
+}
+
+/**
+ * The opened text of a sealed key as a JWK. JSON.parse's own error quotes the text it could not read, and this text
+ * is private key material: the error reported (to `onError`, through the ring's refresh) says only which key.
+ */
+function parsePrivateJwk(text: string, kid: string): JWK {
+  try {
+    return JSON.parse(text) as JWK;
+  } catch {
+    throw new Error(`the sealed private key ${kid} in the key ring does not open to a JWK`);
+  }
 }
 
 /**
