@@ -100,4 +100,16 @@ describe('console: the callback when the service fails under it', () => {
     expect(refused.body).toContain('did not complete');
     expect(h.reports).toEqual([]);
   });
+
+  it('takes a pending sign-in that does not parse as none: the "try again" page, nothing of it reported', async () => {
+    const h = harness();
+    const { query, cookie } = await upToCallback(h);
+    const key = `console-sign-in:${digest(query.get('state') as string)}`;
+    // A record cut short: V8's JSON.parse error would quote it, verifier and all.
+    await contextOf(h.sentinel).store.set(key, 'Vq8rT2', 60_000);
+    const answer = await h.consoleCall({ path: '/console/callback', query, headers: { cookie } });
+    expect(answer.status).toBe(400);
+    expect(answer.body).toContain('did not complete');
+    expect(h.reports).toEqual([]);
+  });
 });

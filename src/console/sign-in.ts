@@ -22,6 +22,7 @@ import { ExchangeFailure } from './exchange-failure.js';
 import { originOfGrant, type SessionOrigin } from './session-origin.js';
 import type { Store } from '../stores/store.js';
 import { takeInteractionSlot } from '../authorize/state/interaction-bound.js';
+import { parseStoredRecord } from '../stores/stored-record.js';
 
 /**
  * The client id of the console's own client in each account it signs operators in to (registered on the first
@@ -178,7 +179,13 @@ export async function finishSignIn(
   if (state === null || code === null || bound === null || bound !== state || state.length > 200 || code.length > 1000) return null;
   const stored = await context.store.take(signInKey(state));
   if (stored === null) return null;
-  const pending = JSON.parse(stored) as PendingSignIn;
+  // Read as every stored record is: a value that does not parse (JSON.parse's own error would quote it, verifier
+  // and all, to onError) or lacks a field is no pending sign-in.
+  const pending = parseStoredRecord<PendingSignIn>(
+    stored,
+    (record) => typeof record.accountId === 'string' && typeof record.verifier === 'string',
+  );
+  if (pending === null) return null;
   const body = new URLSearchParams({
     grant_type: 'authorization_code',
     code,
