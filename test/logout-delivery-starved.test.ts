@@ -12,18 +12,9 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 
 const dns = vi.hoisted(() => ({ calls: [] as string[], settle: [] as (() => void)[] }));
 
-vi.mock('node:dns/promises', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('node:dns/promises')>();
-  const lookup = ((host: string, options: object) => {
-    dns.calls.push(host);
-    if (host === 'localhost') return Promise.resolve([{ address: '127.0.0.1', family: 4 }]);
-    if (!host.endsWith('.blackhole.example')) return actual.lookup(host, options as never);
-    return new Promise((_resolve, reject) => {
-      dns.settle.push(() => reject(Object.assign(new Error(`getaddrinfo EAI_AGAIN ${host}`), { code: 'EAI_AGAIN' })));
-    });
-  }) as typeof actual.lookup;
-  return { ...actual, lookup, default: { ...actual, lookup } };
-});
+vi.mock('node:dns/promises', async (importOriginal) =>
+  (await import('./helpers/blackhole-dns.js')).blackholeDns(await importOriginal(), dns, { localhost: '127.0.0.1' }),
+);
 
 const { OUTBOUND_LOOKUP_SLOTS } = await import('../src/client-assertion/outbound-lookups.js');
 const { fetchKeySet } = await import('../src/client-assertion/jwks-fetch.js');
@@ -34,19 +25,15 @@ const { encodeLogoutJob, LOGOUT_QUEUE } = await import('../src/logout/logout-que
 const { MemoryStore } = await import('../src/index.js');
 const { ACCOUNT, baseOptions, CLIENT_ID, makeSentinel, USER_ID } = await import('./helpers/fixtures.js');
 const { startReceiver } = await import('./helpers/logout-receiver.js');
+const { settleAllLookups } = await import('./helpers/blackhole-dns.js');
 
 const SID = 'starved-session-0001';
 /** The least wait before a starved delivery is tried again (LOOKUP_BUSY_DELAY_MS is 2 s): the bound on its rate. */
 const LEAST_WAIT_MS = 1000;
+
 const cleanup: (() => Promise<void>)[] = [];
 
-/** Lets every blackhole lookup fail, and those that start meanwhile (waiters given a slot), until none is left. */
-async function settleAll(): Promise<void> {
-  while (dns.settle.length > 0) {
-    for (const settle of dns.settle.splice(0)) settle();
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-}
+const settleAll = (): Promise<void> => settleAllLookups(dns);
 
 afterEach(async () => {
   await settleAll();

@@ -12,18 +12,12 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 
 const dns = vi.hoisted(() => ({ calls: [] as string[], settle: [] as (() => void)[] }));
 
-vi.mock('node:dns/promises', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('node:dns/promises')>();
-  const lookup = ((host: string, options: object) => {
-    dns.calls.push(host);
-    if (host === 'good.example' || host === 'localhost') return Promise.resolve([{ address: '127.0.0.1', family: 4 }]);
-    if (!host.endsWith('.blackhole.example')) return actual.lookup(host, options as never);
-    return new Promise((_resolve, reject) => {
-      dns.settle.push(() => reject(Object.assign(new Error(`getaddrinfo EAI_AGAIN ${host}`), { code: 'EAI_AGAIN' })));
-    });
-  }) as typeof actual.lookup;
-  return { ...actual, lookup, default: { ...actual, lookup } };
-});
+vi.mock('node:dns/promises', async (importOriginal) =>
+  (await import('./helpers/blackhole-dns.js')).blackholeDns(await importOriginal(), dns, {
+    'good.example': '127.0.0.1',
+    localhost: '127.0.0.1',
+  }),
+);
 
 const { OUTBOUND_LOOKUP_SLOTS } = await import('../src/client-assertion/outbound-lookups.js');
 const { fetchKeySet } = await import('../src/client-assertion/jwks-fetch.js');
@@ -32,16 +26,11 @@ const { postLogoutToken } = await import('../src/logout/post-logout-token.js');
 const { ACCOUNT, baseOptions, CLIENT_ID, makeSentinel, USER_ID } = await import('./helpers/fixtures.js');
 const { signInWithSession } = await import('./helpers/logout-flow.js');
 const { startReceiver } = await import('./helpers/logout-receiver.js');
+const { settleAllLookups } = await import('./helpers/blackhole-dns.js');
 
 const cleanup: (() => Promise<void>)[] = [];
 
-/** Lets every blackhole lookup fail, and those that start meanwhile (waiters given a slot), until none is left. */
-async function settleAll(): Promise<void> {
-  while (dns.settle.length > 0) {
-    for (const settle of dns.settle.splice(0)) settle();
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-}
+const settleAll = (): Promise<void> => settleAllLookups(dns);
 
 /** Lets the oldest blackhole lookup fail, and the waiter it frees a slot for start. */
 async function settleOne(): Promise<void> {

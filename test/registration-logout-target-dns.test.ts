@@ -11,19 +11,14 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 
 const lookups = vi.hoisted(() => ({ calls: [] as string[], settle: [] as (() => void)[] }));
 
-vi.mock('node:dns/promises', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('node:dns/promises')>();
-  // Names under blackhole.example are never answered until the test says so; internal.example is a private address.
-  const lookup = ((host: string, options: object) => {
-    if (host === 'internal.example') return Promise.resolve([{ address: '10.0.0.7', family: 4 }]);
-    if (!host.endsWith('.blackhole.example')) return actual.lookup(host, options as never);
-    lookups.calls.push(host);
-    return new Promise((_resolve, reject) => {
-      lookups.settle.push(() => reject(Object.assign(new Error(`getaddrinfo EAI_AGAIN ${host}`), { code: 'EAI_AGAIN' })));
-    });
-  }) as typeof actual.lookup;
-  return { ...actual, lookup, default: { ...actual, lookup } };
-});
+vi.mock('node:dns/promises', async (importOriginal) =>
+  (await import('./helpers/blackhole-dns.js')).blackholeDns(
+    await importOriginal(),
+    lookups,
+    { 'internal.example': '10.0.0.7' },
+    { recordOnlyBlackholes: true },
+  ),
+);
 
 const { makeSentinel } = await import('./helpers/fixtures.js');
 const { jsonOf } = await import('./helpers/direct-flow.js');
