@@ -8,48 +8,9 @@
  */
 import type { SentinelContext } from '../http/context.js';
 import { digest, randomSecret } from '../lib/random-secrets.js';
-import { parseStoredRecord } from '../stores/stored-record.js';
-import type { AcrValue, AmrValue } from '../assurance/levels.js';
-import type { RequestedClaims } from './requested-claims.js';
+import { type CodeRecord, decodeCodeRecord, encodeCodeRecord } from './code-encoding.js';
 
-/** What a code stands for. Persisted as JSON under `code:{sha256(code)}`. */
-export interface CodeRecord {
-  accountId: string;
-  clientId: string;
-  /** The redirect URI the code was delivered to. */
-  redirectUri: string;
-  /** Whether the authorize request carried `redirect_uri` (then the token request must repeat it, §4.1.3). */
-  redirectUriInRequest: boolean;
-  userId: string;
-  /** Seconds since the epoch when the user authenticated. */
-  authTime: number;
-  /**
-   * The `sid` of the device session the code was issued in: the grant joins that session in the session index, and
-   * its ID tokens carry it (absent on codes issued before sessions were indexed).
-   */
-  sid?: string | undefined;
-  /** Requested scope, if any (space-separated). */
-  scope?: string | undefined;
-  /** PKCE S256 challenge (RFC 7636), if the request had one. */
-  codeChallenge?: string | undefined;
-  /** OpenID Connect nonce, if the request had one. */
-  nonce?: string | undefined;
-  /** DPoP key thumbprint the code is bound to (`dpop_jkt`, RFC 9449 §10). */
-  dpopJkt?: string | undefined;
-  /** How the user authenticated (RFC 8176 `amr`); the tokens' `acr` follows from it (`assurance/levels.ts`). */
-  amr?: AmrValue[] | undefined;
-  /**
-   * The `acr` the tokens report when the request named essential values (OpenID Connect Core §5.5.1.1,
-   * assurance/reported-acr.ts); absent otherwise (and in codes of earlier versions): then derived from `amr`.
-   */
-  acr?: AcrValue | undefined;
-  /** RFC 8707 resources the authorization request named (`resource`); the token request may name only these. */
-  resources?: string[] | undefined;
-  /** The user claims the request's `claims` parameter asked for by name (OpenID Connect Core §5.5); absent: none. */
-  claims?: RequestedClaims | undefined;
-  /** Seconds since the epoch when the code was issued. */
-  issuedAt: number;
-}
+export type { CodeRecord } from './code-encoding.js';
 
 /**
  * The id of the grant a code turns into: derived from the code by a one-way hash, so that the code's key and its
@@ -92,22 +53,16 @@ export async function issueCode(
   ttlSeconds: number = context.config.codeTtl,
 ): Promise<string> {
   const code = randomSecret();
-  await context.store.set(codeKey(code), JSON.stringify(record), Math.min(ttlSeconds, context.config.codeTtl) * 1000);
+  await context.store.set(codeKey(code), encodeCodeRecord(record), Math.min(ttlSeconds, context.config.codeTtl) * 1000);
   context.emit({ type: 'code.issued', accountId: record.accountId, clientId: record.clientId, userId: record.userId });
   return code;
 }
 
 /**
- * The record of a code as stored by {@link issueCode}; `null` when the value is not one (a corrupt store entry).
+ * The record of a code as stored by {@link issueCode} (either form of code-encoding.ts); `null` when the value is not
+ * one (a corrupt store entry), which the token endpoint refuses to redeem.
  * @example const record = parseCodeRecord(await context.store.get(codeKey(code)));
  */
 export function parseCodeRecord(stored: string | null): CodeRecord | null {
-  return parseStoredRecord<CodeRecord>(
-    stored,
-    (record) =>
-      typeof record.accountId === 'string' &&
-      typeof record.clientId === 'string' &&
-      typeof record.redirectUri === 'string' &&
-      typeof record.userId === 'string',
-  );
+  return decodeCodeRecord(stored);
 }

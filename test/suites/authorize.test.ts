@@ -5,7 +5,7 @@
  */
 import request from 'supertest';
 import { describe, expect, it, vi } from 'vitest';
-import { codeKey, type CodeRecord } from '../../src/token/code-records.js';
+import { codeKey, type CodeRecord, parseCodeRecord } from '../../src/token/code-records.js';
 import type { AppStore, SentinelEvent, Store } from '../../src/index.js';
 import { MemoryStore } from '../../src/index.js';
 import {
@@ -92,7 +92,9 @@ function expectErrorPage(response: request.Response, status: number): void {
 async function storedCode(mounted: Mounted, code: string): Promise<CodeRecord> {
   const value = await contextOf(mounted.sentinel).store.get(codeKey(code));
   expect(value, 'the code is stored under its digest').not.toBeNull();
-  return JSON.parse(value as string) as CodeRecord;
+  const record = parseCodeRecord(value);
+  expect(record, 'the stored code reads as a code record').not.toBeNull();
+  return record as CodeRecord;
 }
 
 /** A store whose operations fail once `failing.on` is true. */
