@@ -19,12 +19,9 @@ import {
   type Store,
 } from '../src/index.js';
 import { authorizeQuery, call, csrfOf, jsonOf, LOGIN_PATH, postForm, setCookies } from './helpers/direct-flow.js';
-import { ACCOUNT, ISSUER, makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
+import { ACCOUNT, makeSentinel, PASSWORD, USER_ID, USERNAME, PASSKEY_ORIGIN, PASSKEY_RP_ID } from './helpers/fixtures.js';
 import { describeOnSharedRedis } from './helpers/redis-suite.js';
 import { assert, newCredential, type SoftwareCredential } from './helpers/software-authenticator.js';
-
-const ORIGIN = new URL(ISSUER).origin;
-const RP_ID = new URL(ISSUER).hostname;
 
 type CounterInput = Parameters<PasskeyHooks['updateCounter']>[0];
 
@@ -115,7 +112,7 @@ function world(stores: [Store, Store], hooks?: (passkeys: HeldPasskeys) => Passk
 async function begin(sentinel: Sentinel): Promise<{ interaction: string; csrf: string; challenge: string }> {
   const started = await call(sentinel, { path: `/sentinel/api/account/${ACCOUNT}/authorize`, query: authorizeQuery() });
   expect(started.status).toBe(302);
-  const interaction = new URL(String(started.headers.location), ORIGIN).searchParams.get('interaction') ?? '';
+  const interaction = new URL(String(started.headers.location), PASSKEY_ORIGIN).searchParams.get('interaction') ?? '';
   const page = await call(sentinel, { path: LOGIN_PATH, query: new URLSearchParams({ interaction }) });
   const csrf = csrfOf(page.body);
   const options = await postForm(sentinel, `${LOGIN_PATH}/passkey/options`, new URLSearchParams({ csrf_token: csrf }).toString(), {
@@ -129,7 +126,7 @@ async function begin(sentinel: Sentinel): Promise<{ interaction: string; csrf: s
 /** An assertion with `counter` on its own interaction of `sentinel`, ready to post. */
 async function prepared(w: World, sentinel: Sentinel, counter: number): Promise<() => Promise<SentinelResponse>> {
   const { interaction, csrf, challenge } = await begin(sentinel);
-  const assertion = assert(w.credential, { challenge, origin: ORIGIN, rpId: RP_ID, userHandle: USER_ID, counter });
+  const assertion = assert(w.credential, { challenge, origin: PASSKEY_ORIGIN, rpId: PASSKEY_RP_ID, userHandle: USER_ID, counter });
   return () =>
     postForm(sentinel, `${LOGIN_PATH}/passkey`, new URLSearchParams({ csrf_token: csrf, assertion }).toString(), {
       query: new URLSearchParams({ interaction }),

@@ -22,15 +22,13 @@ import {
   startInteraction,
   stepCookie,
 } from './helpers/direct-flow.js';
-import { ACCOUNT, ISSUER, makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
+import { ACCOUNT, makeSentinel, PASSWORD, USER_ID, USERNAME, PASSKEY_ORIGIN, PASSKEY_RP_ID } from './helpers/fixtures.js';
 import { attest, newCredential, type SoftwareCredential } from './helpers/software-authenticator.js';
 
 const PAGE = `${ACCOUNT_PATH}/account`;
 const OPTIONS = `${ACCOUNT_PATH}/account/passkeys/options`;
 const OFFER = `${LOGIN_PATH}/passkey/register`;
 const SAME_ORIGIN = { 'sec-fetch-site': 'same-origin' };
-const ORIGIN = new URL(ISSUER).origin;
-const RP_ID = new URL(ISSUER).hostname;
 const MALLORY = 'u-mallory';
 
 function harness(offerRegistration = false) {
@@ -81,7 +79,7 @@ async function creationChallenge(h: Harness, cookie: string): Promise<{ csrf: st
 
 async function addOnPage(h: Harness, cookie: string, credential: SoftwareCredential): Promise<string> {
   const { csrf, challenge } = await creationChallenge(h, cookie);
-  const attestation = attest(credential, { challenge, origin: ORIGIN, rpId: RP_ID });
+  const attestation = attest(credential, { challenge, origin: PASSKEY_ORIGIN, rpId: PASSKEY_RP_ID });
   const form = new URLSearchParams({ csrf_token: csrf, action: 'add-passkey', attestation }).toString();
   const answer = await postForm(h.sentinel, PAGE, form, { headers: { cookie, ...SAME_ORIGIN } });
   expect(answer.status).toBe(303);
@@ -145,7 +143,7 @@ describe('a credential id already registered', () => {
     const options = await postForm(h.sentinel, `${OFFER}/options`, `csrf_token=${csrf}`, { query, headers: { cookie } });
     expect(options.status).toBe(200);
     const { challenge } = JSON.parse(String(options.body)) as { challenge: string };
-    const attestation = attest(sameId(h.mallorys.id), { challenge, origin: ORIGIN, rpId: RP_ID });
+    const attestation = attest(sameId(h.mallorys.id), { challenge, origin: PASSKEY_ORIGIN, rpId: PASSKEY_RP_ID });
     const refused = await postForm(h.sentinel, OFFER, new URLSearchParams({ csrf_token: csrf, attestation }).toString(), {
       query,
       headers: { cookie },

@@ -7,12 +7,10 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryPasskeys, MemoryStore, type SentinelEvent, type SentinelResponse } from '../src/index.js';
 import { call, csrfOf, LOGIN_PATH, openLogin, postForm, postLogin, startInteraction, stepCookie } from './helpers/direct-flow.js';
-import { ACCOUNT, CLIENT_ID, ISSUER, makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
+import { ACCOUNT, CLIENT_ID, makeSentinel, PASSWORD, USER_ID, USERNAME, PASSKEY_ORIGIN, PASSKEY_RP_ID } from './helpers/fixtures.js';
 import { attest, newCredential } from './helpers/software-authenticator.js';
 
 const OFFER = `${LOGIN_PATH}/passkey/register`;
-const ORIGIN = new URL(ISSUER).origin;
-const RP_ID = new URL(ISSUER).hostname;
 
 function harness() {
   const passkeys = new MemoryPasskeys();
@@ -60,7 +58,7 @@ describe('the passkey offer after a password sign-in', () => {
     const h = harness();
     const offer = await atOffer(h);
     const credential = newCredential();
-    const attestation = attest(credential, { challenge: await offer.challenge(), origin: ORIGIN, rpId: RP_ID });
+    const attestation = attest(credential, { challenge: await offer.challenge(), origin: PASSKEY_ORIGIN, rpId: PASSKEY_RP_ID });
     const done = await offer.answer({ attestation });
     expect(done.status).toBe(303);
     expect(h.passkeys.list({ accountId: ACCOUNT, userId: USER_ID }).map((passkey) => passkey.id)).toEqual([credential.id]);
@@ -72,7 +70,7 @@ describe('the passkey offer after a password sign-in', () => {
   it('reports nothing for "Not now", nor for an attestation that does not verify', async () => {
     const h = harness();
     const offer = await atOffer(h);
-    const wrong = attest(newCredential(), { challenge: await offer.challenge(), origin: 'https://evil.example', rpId: RP_ID });
+    const wrong = attest(newCredential(), { challenge: await offer.challenge(), origin: 'https://evil.example', rpId: PASSKEY_RP_ID });
     expect((await offer.answer({ attestation: wrong })).status).toBe(400);
     expect((await offer.answer({ skip: '1' })).status).toBe(303);
     expect(h.passkeys.list({ accountId: ACCOUNT, userId: USER_ID })).toEqual([]);

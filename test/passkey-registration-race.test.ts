@@ -32,7 +32,7 @@ import {
   startInteraction,
   stepCookie,
 } from './helpers/direct-flow.js';
-import { ACCOUNT, ISSUER, makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
+import { ACCOUNT, makeSentinel, PASSWORD, USER_ID, USERNAME, PASSKEY_ORIGIN, PASSKEY_RP_ID } from './helpers/fixtures.js';
 import { describeOnSharedRedis } from './helpers/redis-suite.js';
 import { attest, newCredential, type SoftwareCredential } from './helpers/software-authenticator.js';
 
@@ -40,8 +40,6 @@ const PAGE = `${ACCOUNT_PATH}/account`;
 const OPTIONS = `${ACCOUNT_PATH}/account/passkeys/options`;
 const OFFER = `${LOGIN_PATH}/passkey/register`;
 const SAME_ORIGIN = { 'sec-fetch-site': 'same-origin' };
-const ORIGIN = new URL(ISSUER).origin;
-const RP_ID = new URL(ISSUER).hostname;
 
 /** MemoryPasskeys whose owner lookup lets two registrations meet there before either goes on to save. */
 class MeetingPasskeys implements PasskeyHooks {
@@ -124,7 +122,7 @@ async function accountPagePost(sentinel: Sentinel, credential: SoftwareCredentia
   const options = await postForm(sentinel, OPTIONS, `csrf_token=${csrf}`, { headers: { cookie, ...SAME_ORIGIN } });
   expect(options.status).toBe(200);
   const { challenge } = JSON.parse(String(options.body)) as { challenge: string };
-  const attestation = attest(credential, { challenge, origin: ORIGIN, rpId: RP_ID });
+  const attestation = attest(credential, { challenge, origin: PASSKEY_ORIGIN, rpId: PASSKEY_RP_ID });
   const form = new URLSearchParams({ csrf_token: csrf, action: 'add-passkey', attestation }).toString();
   return () => postForm(sentinel, PAGE, form, { headers: { cookie, ...SAME_ORIGIN } });
 }
@@ -142,7 +140,7 @@ async function offerPost(sentinel: Sentinel, credential: SoftwareCredential): Pr
   const options = await postForm(sentinel, `${OFFER}/options`, `csrf_token=${csrf}`, { query, headers: { cookie } });
   expect(options.status).toBe(200);
   const { challenge } = JSON.parse(String(options.body)) as { challenge: string };
-  const attestation = attest(credential, { challenge, origin: ORIGIN, rpId: RP_ID });
+  const attestation = attest(credential, { challenge, origin: PASSKEY_ORIGIN, rpId: PASSKEY_RP_ID });
   const form = new URLSearchParams({ csrf_token: csrf, attestation }).toString();
   return () => postForm(sentinel, OFFER, form, { query, headers: { cookie } });
 }

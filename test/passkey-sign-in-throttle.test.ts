@@ -7,11 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryPasskeys, MemoryStore, type SentinelEvent, type SentinelOptions, type SentinelResponse, type Store } from '../src/index.js';
 import { AUTHORIZE_PATH, authorizeQuery, call, csrfOf, jsonOf, LOGIN_PATH, postForm, setCookies } from './helpers/direct-flow.js';
-import { ACCOUNT, ISSUER, makeSentinel, USER_ID } from './helpers/fixtures.js';
+import { ACCOUNT, makeSentinel, USER_ID, PASSKEY_ORIGIN, PASSKEY_RP_ID } from './helpers/fixtures.js';
 import { assert, newCredential, type SoftwareCredential } from './helpers/software-authenticator.js';
 
-const ORIGIN = new URL(ISSUER).origin;
-const RP_ID = new URL(ISSUER).hostname;
 const ATTACKER = '198.51.100.9';
 const NEIGHBOUR = '203.0.113.50';
 
@@ -65,7 +63,7 @@ type Sentinel = World['instances'][number];
 /** A fresh sign-in on `sentinel`: its interaction, the login form's token and a sign-in challenge. */
 async function begin(sentinel: Sentinel, query = authorizeQuery()): Promise<{ interaction: string; csrf: string; challenge: string }> {
   const started = await call(sentinel, { path: AUTHORIZE_PATH, query });
-  const interaction = new URL(String(started.headers.location), ORIGIN).searchParams.get('interaction') ?? '';
+  const interaction = new URL(String(started.headers.location), PASSKEY_ORIGIN).searchParams.get('interaction') ?? '';
   const page = await call(sentinel, { path: LOGIN_PATH, query: new URLSearchParams({ interaction }) });
   const csrf = csrfOf(page.body);
   const options = await postForm(sentinel, `${LOGIN_PATH}/passkey/options`, new URLSearchParams({ csrf_token: csrf }).toString(), {
@@ -90,11 +88,11 @@ function post(
 
 /** An assertion signed by the credential under another user's handle: the host is asked, the signature checked. */
 function wrongUser(w: World, challenge: string): string {
-  return assert(w.credential, { challenge, origin: ORIGIN, rpId: RP_ID, userHandle: 'u-someone-else' });
+  return assert(w.credential, { challenge, origin: PASSKEY_ORIGIN, rpId: PASSKEY_RP_ID, userHandle: 'u-someone-else' });
 }
 
 function right(w: World, challenge: string): string {
-  return assert(w.credential, { challenge, origin: ORIGIN, rpId: RP_ID, userHandle: USER_ID });
+  return assert(w.credential, { challenge, origin: PASSKEY_ORIGIN, rpId: PASSKEY_RP_ID, userHandle: USER_ID });
 }
 
 function expectThrottled(response: SentinelResponse): void {

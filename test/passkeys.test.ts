@@ -16,11 +16,19 @@ import {
   setCookies,
   startInteraction,
 } from './helpers/direct-flow.js';
-import { ISSUER, makeSentinel, OTHER_ACCOUNT, OTHER_CLIENT_ID, PASSWORD, USER_ID, USERNAME, ACCOUNT } from './helpers/fixtures.js';
+import {
+  makeSentinel,
+  OTHER_ACCOUNT,
+  OTHER_CLIENT_ID,
+  PASSWORD,
+  USER_ID,
+  USERNAME,
+  ACCOUNT,
+  PASSKEY_ORIGIN,
+  PASSKEY_RP_ID,
+} from './helpers/fixtures.js';
 import { assert, newCredential, type SoftwareCredential } from './helpers/software-authenticator.js';
 
-const ORIGIN = new URL(ISSUER).origin;
-const RP_ID = new URL(ISSUER).hostname;
 const OTHER_USER = 'u-mallory';
 
 interface Harness {
@@ -56,12 +64,16 @@ function loginPath(accountId: string): string {
 }
 
 /** A fresh interaction in the account, its login CSRF token, and a sign-in challenge for it. */
-async function begin(h: Harness, accountId = ACCOUNT, rpId = RP_ID): Promise<{ interaction: string; csrf: string; challenge: string }> {
+async function begin(
+  h: Harness,
+  accountId = ACCOUNT,
+  rpId = PASSKEY_RP_ID,
+): Promise<{ interaction: string; csrf: string; challenge: string }> {
   const query =
     accountId === ACCOUNT ? authorizeQuery() : authorizeQuery({ client_id: OTHER_CLIENT_ID, redirect_uri: 'https://other.example.com/cb' });
   const started = await call(h.sentinel, { path: `/sentinel/api/account/${accountId}/authorize`, query });
   expect(started.status).toBe(302);
-  const interaction = new URL(String(started.headers.location), ORIGIN).searchParams.get('interaction') ?? '';
+  const interaction = new URL(String(started.headers.location), PASSKEY_ORIGIN).searchParams.get('interaction') ?? '';
   const page = await call(h.sentinel, { path: loginPath(accountId), query: new URLSearchParams({ interaction }) });
   expect(page.body).toContain('id="passkey-form"');
   const csrf = csrfOf(page.body);
@@ -103,7 +115,7 @@ describe('passkey sign-in (software authenticator)', () => {
       ACCOUNT,
       interaction,
       csrf,
-      assert(h.credential, { challenge, origin: ORIGIN, rpId: RP_ID, userHandle: USER_ID }),
+      assert(h.credential, { challenge, origin: PASSKEY_ORIGIN, rpId: PASSKEY_RP_ID, userHandle: USER_ID }),
     );
     expect(response.status).toBe(303);
     expect(new URL(String(response.headers.location)).searchParams.get('code')).toBeTruthy();
@@ -120,7 +132,7 @@ describe('passkey sign-in (software authenticator)', () => {
         OTHER_ACCOUNT,
         interaction,
         csrf,
-        assert(h.credential, { challenge, origin: ORIGIN, rpId: RP_ID, userHandle: USER_ID }),
+        assert(h.credential, { challenge, origin: PASSKEY_ORIGIN, rpId: PASSKEY_RP_ID, userHandle: USER_ID }),
       ),
     );
   });
@@ -136,14 +148,25 @@ describe('passkey sign-in (software authenticator)', () => {
     const { interaction, csrf, challenge } = await begin(h);
     // Mallory's own key, claiming to be Alice: Alice's list has no such credential.
     expectRefused(
-      await postAssertion(h, ACCOUNT, interaction, csrf, assert(mallory, { challenge, origin: ORIGIN, rpId: RP_ID, userHandle: USER_ID })),
+      await postAssertion(
+        h,
+        ACCOUNT,
+        interaction,
+        csrf,
+        assert(mallory, { challenge, origin: PASSKEY_ORIGIN, rpId: PASSKEY_RP_ID, userHandle: USER_ID }),
+      ),
     );
   });
 
   it('refuses a replayed assertion, in the same interaction and in a new one', async () => {
     const h = harness();
     const first = await begin(h);
-    const assertion = assert(h.credential, { challenge: first.challenge, origin: ORIGIN, rpId: RP_ID, userHandle: USER_ID });
+    const assertion = assert(h.credential, {
+      challenge: first.challenge,
+      origin: PASSKEY_ORIGIN,
+      rpId: PASSKEY_RP_ID,
+      userHandle: USER_ID,
+    });
     // A wrong CSRF token first: refused before the challenge is touched.
     expect((await postAssertion(h, ACCOUNT, first.interaction, 'x'.repeat(43), assertion)).status).toBe(403);
     expect((await postAssertion(h, ACCOUNT, first.interaction, first.csrf, assertion)).status).toBe(303);
@@ -158,7 +181,7 @@ describe('passkey sign-in (software authenticator)', () => {
         ACCOUNT,
         third.interaction,
         third.csrf,
-        assert(h.credential, { challenge: third.challenge, origin: ORIGIN, rpId: RP_ID, userHandle: USER_ID }),
+        assert(h.credential, { challenge: third.challenge, origin: PASSKEY_ORIGIN, rpId: PASSKEY_RP_ID, userHandle: USER_ID }),
       ),
     );
   });
@@ -179,7 +202,7 @@ describe('passkey sign-in (software authenticator)', () => {
           ACCOUNT,
           interaction,
           csrf,
-          assert(h.credential, { challenge, origin: ORIGIN, rpId: RP_ID, userHandle: USER_ID, ...wrong }),
+          assert(h.credential, { challenge, origin: PASSKEY_ORIGIN, rpId: PASSKEY_RP_ID, userHandle: USER_ID, ...wrong }),
         ),
       );
     }
@@ -191,7 +214,7 @@ describe('passkey sign-in (software authenticator)', () => {
           ACCOUNT,
           ok.interaction,
           ok.csrf,
-          assert(h.credential, { challenge: ok.challenge, origin: ORIGIN, rpId: RP_ID, userHandle: USER_ID, counter: 10 }),
+          assert(h.credential, { challenge: ok.challenge, origin: PASSKEY_ORIGIN, rpId: PASSKEY_RP_ID, userHandle: USER_ID, counter: 10 }),
         )
       ).status,
     ).toBe(303);
@@ -202,7 +225,7 @@ describe('passkey sign-in (software authenticator)', () => {
         ACCOUNT,
         cloned.interaction,
         cloned.csrf,
-        assert(h.credential, { challenge: cloned.challenge, origin: ORIGIN, rpId: RP_ID, userHandle: USER_ID, counter: 3 }),
+        assert(h.credential, { challenge: cloned.challenge, origin: PASSKEY_ORIGIN, rpId: PASSKEY_RP_ID, userHandle: USER_ID, counter: 3 }),
       ),
     );
   });
@@ -219,13 +242,25 @@ describe('passkey sign-in (software authenticator)', () => {
       });
       // The other kind of credential: a synced key passing for a device-bound one (`hwk`), or the reverse.
       const swapped = await begin(h);
-      const input = { challenge: swapped.challenge, origin: ORIGIN, rpId: RP_ID, userHandle: USER_ID, backupEligible: !registered };
+      const input = {
+        challenge: swapped.challenge,
+        origin: PASSKEY_ORIGIN,
+        rpId: PASSKEY_RP_ID,
+        userHandle: USER_ID,
+        backupEligible: !registered,
+      };
       expectRefused(await postAssertion(h, ACCOUNT, swapped.interaction, swapped.csrf, assert(h.credential, input)));
       expect(events.find((event) => event.type === 'login.failed')?.reason).toBe('passkey backup eligibility changed');
       expect(h.passkeys.list({ accountId: ACCOUNT, userId: USER_ID })[0]?.counter, 'a refused assertion moves no counter').toBe(0);
       // The flag it was registered with signs in, and `amr` says which kind of key it is.
       const same = await begin(h);
-      const right = { challenge: same.challenge, origin: ORIGIN, rpId: RP_ID, userHandle: USER_ID, backupEligible: registered };
+      const right = {
+        challenge: same.challenge,
+        origin: PASSKEY_ORIGIN,
+        rpId: PASSKEY_RP_ID,
+        userHandle: USER_ID,
+        backupEligible: registered,
+      };
       expect((await postAssertion(h, ACCOUNT, same.interaction, same.csrf, assert(h.credential, right))).status).toBe(303);
       expect(events.find((event) => event.type === 'login.succeeded')?.amr).toEqual([registered ? 'swk' : 'hwk', 'user', 'mfa']);
     }
@@ -240,7 +275,7 @@ describe('passkey sign-in (software authenticator)', () => {
         ACCOUNT,
         before.interaction,
         before.csrf,
-        assert(h.credential, { challenge: before.challenge, origin: ORIGIN, rpId: RP_ID, userHandle: USER_ID }),
+        assert(h.credential, { challenge: before.challenge, origin: PASSKEY_ORIGIN, rpId: PASSKEY_RP_ID, userHandle: USER_ID }),
       ),
     );
     const after = await begin(h, ACCOUNT, 'example.com');
@@ -275,7 +310,7 @@ describe('passkey sign-in (software authenticator)', () => {
       ACCOUNT,
       interaction,
       csrf,
-      assert(failing.credential, { challenge, origin: ORIGIN, rpId: RP_ID, userHandle: USER_ID }),
+      assert(failing.credential, { challenge, origin: PASSKEY_ORIGIN, rpId: PASSKEY_RP_ID, userHandle: USER_ID }),
     );
     expect(response.status).toBe(500);
     expect(setCookies(response)).toEqual([]);
@@ -316,7 +351,7 @@ describe('passkey sign-in (software authenticator)', () => {
         ACCOUNT,
         interaction,
         csrf,
-        assert(h.credential, { challenge, origin: ORIGIN, rpId: RP_ID, userHandle: USER_ID, counter: asked.length + 1 }),
+        assert(h.credential, { challenge, origin: PASSKEY_ORIGIN, rpId: PASSKEY_RP_ID, userHandle: USER_ID, counter: asked.length + 1 }),
       );
     };
     expectRefused(await post());

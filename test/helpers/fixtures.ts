@@ -8,6 +8,9 @@ import { createSentinel, generatePrivateJWK, type JWK, type Sentinel, type Senti
 export { CC_ONLY_SECRET, CLIENT_SECRET, OTHER_SECRET, PASSWORD };
 
 export const ISSUER = 'http://localhost';
+/** The origin and the WebAuthn relying party id of passkeys registered against {@link ISSUER}. */
+export const PASSKEY_ORIGIN = new URL(ISSUER).origin;
+export const PASSKEY_RP_ID = new URL(ISSUER).hostname;
 export const ACCOUNT = 'le81823118';
 export const OTHER_ACCOUNT = '90210';
 export const CLIENT_ID = '6f1c0b7e-3d7a-4c1e-9a51-1f0a2b3c4d5e';
