@@ -76,6 +76,9 @@ export async function handlePushedAuthorizationRequest(
       const tooLarge = error.status === 413 || error.status === 414;
       throw new OAuthError(code, error.description, tooLarge ? { status: 413 } : {});
     }
+    // A failure inside (the store, while an id_token_hint reloads the key ring) comes as the authorization
+    // endpoint's server_error redirect, a 302: here it is the JSON 500, its cause reported, as for any other.
+    if (isOAuthError(error)) throw new OAuthError('server_error', error.description, { status: 500, cause: error.cause ?? error });
     throw error;
   }
   // A public client's caller needs no credential to push, so a good push of one counts against its address before
