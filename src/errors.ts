@@ -164,6 +164,26 @@ export function unauthorizedClient(description: string): OAuthError {
   });
 }
 
+const COMMITTED_BRAND = Symbol.for('sentinel-idp.OAuthError.committed');
+
+/**
+ * Marks `error` as a refusal that follows a change the request has already made (a replayed code or a reused refresh
+ * token whose grant it revoked): its `token.denied` is then emitted as committed, so a throwing `onEvent` goes to
+ * `onError` and the client still hears the refusal. A 500 there would tell it that nothing changed and invite a retry
+ * that only meets what the change left. Marked by a brand, not a field, so the error's public shape stays as it is.
+ *
+ * @example throw committedRefusal(new OAuthError('invalid_grant', 'the refresh token has already been used; the grant is revoked'));
+ */
+export function committedRefusal(error: OAuthError): OAuthError {
+  Object.defineProperty(error, COMMITTED_BRAND, { value: true });
+  return error;
+}
+
+/** True for an error {@link committedRefusal} marked. */
+export function isCommittedRefusal(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[COMMITTED_BRAND] === true;
+}
+
 /**
  * True for an {@link OAuthError} from any copy of this package: it tests a brand, not `instanceof`, so it holds across
  * the ESM and CJS builds and across bundles. Its `code` is an RFC 6749 §5.2 / RFC 6750 §3.1 error code.

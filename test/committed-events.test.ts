@@ -11,8 +11,9 @@ import { createConsole } from '../src/console/index.js';
 import type { SentinelEvent, SentinelRequest } from '../src/index.js';
 import { operatorCookie } from './helpers/console-session.js';
 import { ACCOUNT_PATH, exchangeCode, jsonOf, postForm, signIn, useRefreshToken } from './helpers/direct-flow.js';
-import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, makeSentinel } from './helpers/fixtures.js';
-import { sessionWorks, signInWithSession } from './helpers/logout-flow.js';
+import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, makeSentinel, REDIRECT_URI } from './helpers/fixtures.js';
+import { codeFor } from './helpers/oauth.js';
+import { codeThroughSession, MAIN_APP, redeemCode, sessionWorks, signInWithSession } from './helpers/logout-flow.js';
 import { BOT, brandJWT, brandKey, exchangeOptions, JWT_BEARER, TOKEN_PATH as EXCHANGE_TOKEN_PATH } from './helpers/exchange.js';
 
 /** A service whose `onEvent` throws on the named event types once `failing` is set; `onError` collects. */
@@ -78,6 +79,54 @@ describe('a throwing onEvent after an irreversible change', () => {
     expect([reuse.status, jsonOf(reuse).error]).toEqual([400, 'invalid_grant']);
     expect((await useRefreshToken(sentinel, String(rotated.refresh_token))).status).toBe(400);
     expect(errors.map(String)).toEqual(['Error: audit sink down (code.replayed)', 'Error: audit sink down (refresh.reused)']);
+  });
+
+  it('a replay, a reuse and a gone user answer invalid_grant when the hook throws on every event, token.denied too', async () => {
+    const gone = { now: false };
+    const { sentinel, errors, state } = vetoing(['code.replayed', 'refresh.reused', 'grant.ended', 'token.denied'], {
+      retryGrace: 0,
+      idTokenClaims: true,
+      users: { authenticate: async () => ({ id: 'u-alice' }), claims: async () => (gone.now ? null : {}) },
+    });
+    const replayed = await signIn(sentinel);
+    await exchangeCode(sentinel, replayed.code, replayed.verifier);
+    const reused = await signIn(sentinel);
+    const tokens = jsonOf(await exchangeCode(sentinel, reused.code, reused.verifier));
+    await useRefreshToken(sentinel, String(tokens.refresh_token));
+    const openid = await codeFor(sentinel, { scope: 'openid' });
+    state.failing = true;
+    const replay = await exchangeCode(sentinel, replayed.code, replayed.verifier);
+    expect([replay.status, jsonOf(replay).error]).toEqual([400, 'invalid_grant']);
+    const reuse = await useRefreshToken(sentinel, String(tokens.refresh_token));
+    expect([reuse.status, jsonOf(reuse).error]).toEqual([400, 'invalid_grant']);
+    gone.now = true;
+    const form = {
+      grant_type: 'authorization_code',
+      code: openid,
+      redirect_uri: REDIRECT_URI,
+      client_id: CLIENT_ID,
+      client_secret: CLIENT_SECRET,
+    };
+    const goneUser = await postForm(sentinel, `${ACCOUNT_PATH}/token`, new URLSearchParams(form).toString());
+    expect([goneUser.status, jsonOf(goneUser).error]).toEqual([400, 'invalid_grant']);
+    expect(errors.map(String)).toEqual(
+      ['code.replayed', 'token.denied', 'refresh.reused', 'token.denied', 'grant.ended', 'token.denied'].map(
+        (type) => `Error: audit sink down (${type})`,
+      ),
+    );
+    // A code whose session ended while it was redeemed: its grant is revoked and it stays spent.
+    state.failing = false;
+    gone.now = false;
+    const { cookie, tokens: signedIn } = await signInWithSession(sentinel);
+    const pending = await codeThroughSession(sentinel, MAIN_APP, cookie);
+    await sentinel.endSession({ accountId: ACCOUNT, sid: String(signedIn.sid) });
+    state.failing = true;
+    const ended = await redeemCode(sentinel, MAIN_APP, pending.code, pending.verifier);
+    expect([ended.status, jsonOf(ended).error]).toEqual([400, 'invalid_grant']);
+    expect(errors.map(String).at(-1)).toBe('Error: audit sink down (token.denied)');
+    // A refusal that changed nothing is still vetoed: the hook's 500 leaves the code to retry.
+    const unknown = await exchangeCode(sentinel, 'x'.repeat(43), replayed.verifier);
+    expect([unknown.status, jsonOf(unknown).error]).toEqual([500, 'server_error']);
   });
 
   it("a brand JWT's exchange answers its token: the JWT's jti is spent, so a 500 would leave nothing to retry with", async () => {

@@ -10,7 +10,7 @@ import type { ResolvedConfig } from '../config.js';
 import { corsPreflight, withCors } from './cors.js';
 import { deniedAccountCheckOf } from './denied-accounts.js';
 import { requestContext, type SentinelContext } from './context.js';
-import { isOAuthError, OAuthError } from '../errors.js';
+import { isCommittedRefusal, isOAuthError, OAuthError } from '../errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from './messages.js';
 import type { ServiceKeys } from '../keys/keyring/service-keys.js';
 import { isDotSegment } from '../lib/account-id.js';
@@ -111,7 +111,9 @@ export function createEdge(context: SentinelContext, serviceKeys: ServiceKeys, r
       // Only refusals of accounts that exist are audited; the others are counted only. The answer is the same.
       const onFailure = (storeError: unknown): void => report(storeError, entry.name, accountId);
       if (entry.deniedEvent !== undefined && params !== undefined) {
-        const standing = (await audited(params.accountId, onFailure)) ? undefined : 'counted';
+        // A refusal after a change already made (a grant revoked for a replay) keeps its answer whatever the hook says.
+        const committed = isCommittedRefusal(error) ? 'committed' : undefined;
+        const standing = (await audited(params.accountId, onFailure)) ? committed : 'counted';
         try {
           scoped.emit(entry.deniedEvent(scoped, request, params, error), standing);
         } catch (hookError) {

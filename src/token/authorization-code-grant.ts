@@ -6,7 +6,7 @@ import { FAPI2_CODE_TTL_SECONDS, isFapi2 } from '../assurance/fapi2.js';
 import { requireGrant, type App } from '../apps/app.js';
 import { codeKeyOf, grantIdForCode, parseCodeRecord } from './code-records.js';
 import type { SentinelContext } from '../http/context.js';
-import { OAuthError } from '../errors.js';
+import { committedRefusal, OAuthError } from '../errors.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { required, single, type ParamMap } from '../http/params.js';
 import { type GrantRecord, grantIndexUntil, grantKey, grantTtlMs, readGrant, revokeGrant } from './grant-records.js';
@@ -54,9 +54,9 @@ async function spentCode(
   }
   await revokeGrant(context, grantId);
   // Committed: the grant is gone whatever the hook says, so a throwing onEvent must not turn the refusal into a 500
-  // that invites a retry (the retry would only meet a code that names nothing).
+  // that invites a retry (the retry would only meet a code that names nothing), neither here nor at its token.denied.
   context.emit({ type: 'code.replayed', accountId, clientId: app.clientId, userId: grant.userId }, 'committed');
-  throw new OAuthError('invalid_grant', 'the code has already been used; the tokens issued from it are revoked');
+  throw committedRefusal(new OAuthError('invalid_grant', 'the code has already been used; the tokens issued from it are revoked'));
 }
 
 /**
@@ -80,7 +80,7 @@ async function joinSession(context: SentinelContext, grant: GrantRecord, committ
   }
   if (attached) return;
   await revokeGrant(context, grantId);
-  throw new OAuthError('invalid_grant', 'the code is invalid: the session it was issued in has ended');
+  throw committedRefusal(new OAuthError('invalid_grant', 'the code is invalid: the session it was issued in has ended'));
 }
 
 /**

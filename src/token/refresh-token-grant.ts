@@ -6,7 +6,7 @@ import { isFapi2 } from '../assurance/fapi2.js';
 import { markRefreshed } from './refreshed-mark.js';
 import { requireGrant, type App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
-import { OAuthError } from '../errors.js';
+import { committedRefusal, OAuthError } from '../errors.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { required, single, type ParamMap } from '../http/params.js';
 import {
@@ -52,9 +52,10 @@ async function reuseDetected(
   grantId: string,
 ): Promise<never> {
   const grant = await revokeGrant(context, grantId);
-  // Committed: the family is revoked whatever the hook says; the client must hear invalid_grant, not a 500.
+  // Committed: the family is revoked whatever the hook says; the client must hear invalid_grant, not a 500 (its
+  // token.denied included).
   context.emit({ type: 'refresh.reused', accountId, clientId, userId: grant?.userId }, 'committed');
-  throw new OAuthError('invalid_grant', 'the refresh token has already been used; the grant is revoked');
+  throw committedRefusal(new OAuthError('invalid_grant', 'the refresh token has already been used; the grant is revoked'));
 }
 
 /**

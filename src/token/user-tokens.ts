@@ -10,7 +10,7 @@ import { loadUserClaims, scopeList } from '../userinfo/claims.js';
 import { confirmation, tokenType } from '../dpop/token-binding.js';
 import { issueIDToken } from './id-token.js';
 import type { DEVICE_CODE_GRANT } from '../apps/app.js';
-import { OAuthError } from '../errors.js';
+import { committedRefusal, OAuthError } from '../errors.js';
 import { revokeGrant } from './grant-records.js';
 import type { RequestedClaims } from './requested-claims.js';
 import { USERINFO_CLAIMS_CLAIM } from './access-token-claims.js';
@@ -71,7 +71,7 @@ async function userGone(context: SentinelContext, input: UserTokensInput, spend:
   const { accountId, clientId, userId } = input;
   // The grant has ended: a throwing onEvent is reported, not answered, so the client still learns the refusal.
   context.emit({ type: 'grant.ended', accountId, clientId, userId, reason: 'user-gone' }, 'committed');
-  throw new OAuthError('invalid_grant', 'the user no longer exists');
+  throw committedRefusal(new OAuthError('invalid_grant', 'the user no longer exists'));
 }
 
 /**
