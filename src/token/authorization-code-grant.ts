@@ -115,8 +115,10 @@ export async function handleAuthorizationCodeGrant(
   const record = parseCodeRecord(stored);
   // A value under a code key that is not a code record is store corruption: fail, never guess.
   if (record === null) throw new Error('the stored code record is unreadable');
+  // Left intact for its own client, and answered as a made-up code: to another client (which may be anyone who knows
+  // a public client's id) a refusal naming the reason would confirm that a code it found is genuine and unspent.
   if (record.accountId !== accountId || record.clientId !== app.clientId) {
-    throw new OAuthError('invalid_grant', 'the code was not issued to this client');
+    throw new OAuthError('invalid_grant', 'the code is invalid or has expired');
   }
   // FAPI 2.0 Security Profile §5.3.2.1: a code older than 60 s is refused by its age, not only by the store's TTL.
   if (isFapi2(app) && !(Math.floor(Date.now() / 1000) - record.issuedAt <= FAPI2_CODE_TTL_SECONDS)) {

@@ -75,8 +75,10 @@ async function currentGrant(
   if (found === null) throw new OAuthError('invalid_grant', 'the refresh token is invalid or has expired');
   const standing = refreshStanding(context, found.grant, presented);
   if (standing.kind === 'invalid') throw new OAuthError('invalid_grant', 'the refresh token is invalid or has expired');
+  // Answered as an unknown token (and left alone): to another client, a refusal naming the reason would confirm that
+  // a token it holds is genuine and live, the oracle revocation and introspection do not offer either.
   if (found.grant.accountId !== accountId || found.grant.clientId !== app.clientId) {
-    throw new OAuthError('invalid_grant', 'the refresh token was not issued to this client');
+    throw new OAuthError('invalid_grant', 'the refresh token is invalid or has expired');
   }
   // A genuine token of an older generation is reuse (RFC 9700 §4.14.2) whatever proof comes with it. The grant's key
   // may be newer than that token: a public client's refresh token is bound at the first proof (RFC 9449 §5), so

@@ -158,11 +158,11 @@ function authorizationCodeSuite(host: Host): void {
         grantTypes: ['authorization_code'],
       });
       const stolen = await codeFor(sentinel);
-      expectError(
-        await exchange(server, stolen, { client_id: registered.clientId, client_secret: registered.clientSecret! }),
-        400,
-        'invalid_grant',
-      );
+      const byOther = await exchange(server, stolen, { client_id: registered.clientId, client_secret: registered.clientSecret! });
+      expectError(byOther, 400, 'invalid_grant');
+      // Answered as a made-up code: another client does not learn that the code is genuine and still unspent.
+      const madeUp = await exchange(server, 'x'.repeat(43), { client_id: registered.clientId, client_secret: registered.clientSecret! });
+      expect(byOther.body).toEqual(madeUp.body);
       const foreign = await codeFor(sentinel, {
         accountId: OTHER_ACCOUNT,
         clientId: OTHER_CLIENT_ID,

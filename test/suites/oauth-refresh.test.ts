@@ -71,6 +71,15 @@ function refreshSuite(host: Host): void {
         client_id: PUBLIC_CLIENT_ID,
       });
       expectError(byOther, 400, 'invalid_grant');
+      // Answered as an unknown token: another client does not learn that the token is genuine and live.
+      const [grantId, gen, family] = first.refresh_token.split('.');
+      const forged = `${grantId}.${gen}.${family}.${'x'.repeat(43)}`;
+      const unknown = await postForm(server, TOKEN_PATH, {
+        grant_type: 'refresh_token',
+        refresh_token: forged,
+        client_id: PUBLIC_CLIENT_ID,
+      });
+      expect(byOther.body).toEqual(unknown.body);
       expect((await refresh(server, first.refresh_token)).status).toBe(200);
     });
 
