@@ -46,6 +46,8 @@ const SERVICE_FILES = [
   // Redis or Redis Cluster (some beside a memory-store half that needs nothing)
   'test/store-redis.test.ts',
   'test/store-redis-faults.test.ts',
+  // A reply lost with its connection, through a proxy in front of a private redis-server
+  'test/store-redis-resend.test.ts',
   'test/throttle-zero-counters.test.ts',
   'test/store-redis-cluster.test.ts',
   'test/store-fail-closed.test.ts',

@@ -44,6 +44,8 @@ export interface RedisClientOptions {
   /** Milliseconds to wait before reconnect attempt `attempt`, `redisRetryStrategy` by default. */
   retryStrategy: (attempt: number) => number;
   enableAutoPipelining: boolean;
+  /** `false`: a command whose connection dropped before its reply fails instead of running a second time. */
+  autoResendUnfulfilledCommands: boolean;
 }
 
 /**
@@ -51,6 +53,12 @@ export interface RedisClientOptions {
  * spread): fail fast while Redis is unreachable (no offline queue, one retry per command, a command timeout for a
  * Redis that accepts connections but does not answer) and reconnect at a steady pace ({@link redisRetryStrategy}).
  * A dead Redis is then a prompt `500 server_error` (RFC 6749 §5.2), never a hung request.
+ *
+ * Commands in flight when a connection drops are not sent again after the reconnect (ioredis resends them by
+ * default): Redis may have run them before the connection went, and the store's commands are not idempotent. Sent
+ * twice, an INCR counts one failed sign-in as two and answers a first DPoP proof or client assertion as a replay,
+ * and a swap that applied finds its own write and answers that the code or refresh token was already spent. Such a
+ * command fails when `commandTimeout` ends it instead (`500 server_error`), and whatever it did stays done once.
  *
  * Auto-pipelining is on: the commands of all requests issued in one turn of the event loop leave in one write, and
  * their replies come back in one read. Each request still waits only for its own commands, and each command stays
@@ -70,5 +78,6 @@ export function redisClientOptions(): RedisClientOptions {
     connectTimeout: 2000,
     retryStrategy: redisRetryStrategy,
     enableAutoPipelining: true,
+    autoResendUnfulfilledCommands: false,
   };
 }

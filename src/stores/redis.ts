@@ -53,7 +53,7 @@ export interface RedisStoreOptions {
    *
    * A timed-out command may still reach Redis later (for example from ioredis' offline queue after a reconnect).
    * For `take` that means the record may be consumed without anyone receiving it, which fails safe: the code or
-   * refresh token just becomes unusable. Create the client with `enableOfflineQueue: false` to avoid late replays.
+   * refresh token just becomes unusable. A client made with `redisClientOptions()` (no offline queue, no resend) avoids late replays.
    *
    * @example
    * new RedisStore(client, { commandTimeoutMs: 500 });
