@@ -81,3 +81,35 @@ export function redisClientOptions(): RedisClientOptions {
     autoResendUnfulfilledCommands: false,
   };
 }
+
+/**
+ * The ioredis Cluster options of {@link redisClusterOptions} (a subset of ioredis' `ClusterOptions`).
+ *
+ * @example
+ * const options: RedisClusterClientOptions = { ...redisClusterOptions(), scaleReads: 'master' };
+ */
+export interface RedisClusterClientOptions {
+  /** The options of each node's connection: {@link redisClientOptions}. */
+  redisOptions: RedisClientOptions;
+  enableOfflineQueue: boolean;
+  /** `0`: a command whose node connection closed fails instead of being sent again (it may have run). */
+  retryDelayOnFailover: number;
+  enableAutoPipelining: boolean;
+}
+
+/**
+ * The ioredis `Cluster` options a `RedisStore` on Redis Cluster wants: {@link redisClientOptions} for each node, no
+ * offline queue, and no resending of a command whose node connection closed. ioredis gives node connections no
+ * reconnection of their own: a closed one fails its commands in flight as "Connection is closed", and by default
+ * (`retryDelayOnFailover` 100) the Cluster client sends them again, so an INCR or a swap that ran before the
+ * connection went runs twice, as {@link redisClientOptions} explains. Redirections (MOVED, ASK, TRYAGAIN), which
+ * Redis answers only to a command it did not run, are still followed.
+ *
+ * @example
+ * import { Cluster } from 'ioredis';
+ * import { RedisStore, redisClusterOptions } from 'sentinel-idp/redis';
+ * const store = new RedisStore(new Cluster([{ host: 'redis-1', port: 6379 }], redisClusterOptions()), { prefix: 'idp:' });
+ */
+export function redisClusterOptions(): RedisClusterClientOptions {
+  return { redisOptions: redisClientOptions(), enableOfflineQueue: false, retryDelayOnFailover: 0, enableAutoPipelining: true };
+}

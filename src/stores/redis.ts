@@ -397,4 +397,4 @@ function sanitize(name: string, error: unknown): Error {
   return new Error(`RedisStore: ${name} failed (${kind}${message})`);
 }
 
-export { REDIS_RECONNECT_CAP_MS, type RedisClientOptions, redisClientOptions, redisRetryStrategy } from './redis-client.js';
+export * from './redis-client.js';
