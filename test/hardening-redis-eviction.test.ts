@@ -4,11 +4,10 @@
  * the policy cannot be read (CONFIG renamed away). Private redis-servers started here, and a private cluster.
  */
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import type { Cluster } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../src/index.js';
-import { RedisStore } from '../src/stores/redis.js';
+import { RedisStore, redisClientOptions, redisClusterOptions } from '../src/stores/redis.js';
 import { call } from './helpers/direct-flow.js';
 import { appTokenPath, basic, CLIENT_ID, CLIENT_SECRET, makeSentinel } from './helpers/fixtures.js';
 import { clusterAvailability, connectCluster, type RunningCluster, startCluster } from './helpers/redis-cluster.js';
@@ -94,6 +93,19 @@ describe.skipIf(binary.skip)('RedisStore.ready() on a single Redis', () => {
     expect(await issues(sentinel)).toBe(true);
   });
 
+  it('checks the policy of a client made with redisClientOptions() that is still connecting', async () => {
+    const server = new PrivateRedis(['--maxmemory-policy', 'allkeys-lru']);
+    servers.push(server);
+    await server.start();
+    // As the deployment guide sets it up: no offline queue, and `sentinel.ready()` right after the client is made.
+    const redis = new Redis(server.url, redisClientOptions());
+    redis.on('error', () => {});
+    clients.push(redis);
+    expect(redis.status).not.toBe('ready');
+    const { warnings } = await readySentinel(new RedisStore(redis, { prefix: 'eviction:' }));
+    expect(warnings).toEqual([expect.stringMatching(EVICTION)]);
+  });
+
   it('RedisStore.ready(warn) reports without a sentinel too', async () => {
     const redis = await start(['--maxmemory-policy', 'volatile-ttl']);
     const seen: string[] = [];
@@ -137,6 +149,23 @@ describe.skipIf(clusterFound.skip)('RedisStore.ready() on a Redis Cluster', () =
       expect(warnings[0]).toContain(`allkeys-lru on ${first.options.host}:${first.options.port}`);
       expect(await issues(sentinel)).toBe(true);
     } finally {
+      await first.config('SET', 'maxmemory-policy', original[1]);
+    }
+  });
+
+  it('checks every node of a Cluster made with redisClusterOptions() that is still connecting', async () => {
+    const [first] = redis.nodes('master');
+    if (first === undefined || cluster === undefined) throw new Error('no master');
+    const original = (await first.config('GET', 'maxmemory-policy')) as [string, string];
+    const fresh = new Cluster(cluster.nodes, redisClusterOptions());
+    fresh.on('error', () => {});
+    try {
+      await first.config('SET', 'maxmemory-policy', 'allkeys-lru');
+      expect(fresh.status).not.toBe('ready');
+      const { warnings } = await readySentinel(new RedisStore(fresh, { prefix }));
+      expect(warnings).toEqual([expect.stringMatching(EVICTION)]);
+    } finally {
+      fresh.disconnect();
       await first.config('SET', 'maxmemory-policy', original[1]);
     }
   });

@@ -8,6 +8,40 @@
  * No ioredis here, not even its types: RedisStore reads the policies and hands them over.
  */
 
+/** What {@link untilReady} needs of an ioredis `Redis` or `Cluster`: its status and its events. */
+export interface ConnectingClient {
+  readonly status: string;
+  once(event: 'ready' | 'end', listener: () => void): unknown;
+  removeListener(event: 'ready' | 'end', listener: () => void): unknown;
+}
+
+/** The statuses of a client on its way to `ready` (first connection, or reconnecting after a loss). */
+const CONNECTING = new Set(['connecting', 'connect', 'reconnecting']);
+
+/**
+ * Resolves once `client` is ready, has ended, or `boundMs` has passed (`0`: no bound), at once when it is not on its
+ * way to ready. Why: `sentinel.ready()` runs right after the client is made, and without an offline queue (as
+ * `redisClientOptions()` and `redisClusterOptions()` make it) a command sent before the connection is up fails at
+ * once, so the one check of the store's life said only that the policy could not be read, never which it was. Never
+ * connects a client itself (a `lazyConnect` one stays as it is): the client is the caller's.
+ *
+ * @example await untilReady(client, 2000); const policies = await readPolicies();
+ */
+export async function untilReady(client: ConnectingClient, boundMs: number): Promise<void> {
+  if (!CONNECTING.has(client.status)) return;
+  await new Promise<void>((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      client.removeListener('ready', done);
+      client.removeListener('end', done);
+      resolve();
+    };
+    const timer = boundMs === 0 ? undefined : setTimeout(done, boundMs);
+    client.once('ready', done);
+    client.once('end', done);
+  });
+}
+
 /** The one policy under which Redis refuses a write rather than drop a key. */
 export const SAFE_POLICY = 'noeviction';
 

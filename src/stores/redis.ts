@@ -11,7 +11,7 @@
  */
 import type { Cluster, Redis } from 'ioredis';
 import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
-import { evictionWarning, type NodePolicy, policyOfReply } from './redis-eviction.js';
+import { evictionWarning, type NodePolicy, policyOfReply, untilReady } from './redis-eviction.js';
 import {
   CLAIM_JOBS_SCRIPT,
   DECREMENT_SCRIPT,
@@ -135,14 +135,14 @@ export class RedisStore implements Store {
 
   /**
    * Checks once that Redis will not evict what the store holds (`maxmemory-policy noeviction` on every node), and
-   * tells `warn` when it might, or when the policy cannot be read (CONFIG renamed, disabled or refused). Never
-   * rejects. `sentinel.ready()` calls it with the service's logger.
+   * tells `warn` when it might, or when the policy cannot be read (CONFIG renamed, disabled or refused). A client still
+   * connecting is waited for, up to `commandTimeoutMs`. Never rejects. `sentinel.ready()` calls it with the logger.
    *
    * @example
    * await store.ready((message) => logger.warn(message));
    */
   ready(warn: (message: string) => void = (message) => console.warn(message)): Promise<void> {
-    this.#checked ??= evictionWarning(() => this.#policies()).then((warning) => {
+    this.#checked ??= evictionWarning(() => untilReady(this.#client, this.#timeoutMs).then(() => this.#policies())).then((warning) => {
       if (warning !== undefined) warn(warning);
     });
     return this.#checked;
