@@ -23,6 +23,7 @@ import { constantTimeEqual, digestsEqual } from '../lib/random-secrets.js';
 import { isCrossSiteRequest } from '../authorize/endpoints/cross-site.js';
 import { readSessionCookie } from '../authorize/state/session-cookie.js';
 import { readSession, sessionDigestOfKey } from '../authorize/state/session.js';
+import { takeInteractionSlot } from '../authorize/state/interaction-bound.js';
 import { refundAttempt, reserveAttempt, subjectThrottleKeys, type ThrottleKeys } from '../authorize/state/throttle.js';
 import { confirmationURL, createConfirmation, type DeviceConfirmation, findConfirmation, takeConfirmation } from './confirmation.js';
 import { type DeviceRecord, decideDevice, findByUserCode, readDevice } from './device-records.js';
@@ -84,7 +85,8 @@ async function enterCode(context: SentinelContext, request: SentinelRequest, acc
     entryPageResponse(context, request, accountId, { userCode: typed, error, status: 400 });
   // Something that cannot be a user code is not a guess at one: it costs no slot.
   if (userCode === null) return again(DEVICE_CODE_WRONG);
-  const keys = await codeEntryKeys(context, accountId, clientIP(context.config, request));
+  const ip = clientIP(context.config, request);
+  const keys = await codeEntryKeys(context, accountId, ip);
   const reservation = await reserveAttempt(context, keys);
   if (!reservation.granted) {
     context.emit({ type: 'login.throttled', accountId, usernameDigest: keys.usernameDigest, scope: reservation.scope });
@@ -107,6 +109,10 @@ async function enterCode(context: SentinelContext, request: SentinelRequest, acc
   const resolved = isThenable(app) ? await app : app;
   if (resolved === null) return again(DEVICE_CODE_WRONG);
   const appName = resolved.name ?? resolved.clientId;
+  // A right code stores a record for whoever posts it (the sign-in it starts, or a signed-in browser's confirmation)
+  // and gave its slot back above: anyone can mint one with a public device app and post it again and again. So each
+  // counts per client address as /authorize's sign-ins do (interaction-bound.ts), before anything is stored.
+  await takeInteractionSlot(context, ip);
   const user = await signedInUser(context, request, accountId);
   if (user === null) return redirect(303, await startDeviceSignIn(context, request, found, appName));
   // Already signed in here: straight to the confirmation, which names the app and the code before anything is allowed.
