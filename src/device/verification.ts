@@ -12,6 +12,8 @@
  * The decision is a single-use confirmation bound to the signed-in browser session (not merely its user), its form
  * protected by a CSRF token and the cross-site check of every POST of the browser flow.
  */
+import type { App } from '../apps/app.js';
+import { defaultMaxAgeProblem } from '../apps/app-validation.js';
 import { OAuthError } from '../errors.js';
 import type { SentinelContext } from '../http/context.js';
 import { addressBucket, clientIP } from '../http/client-ip.js';
@@ -72,6 +74,17 @@ async function signedInUser(
   return amr === undefined ? { userId, sessionDigest, authTime } : { userId, sessionDigest, authTime, amr };
 }
 
+/**
+ * Whether a sign-in is too old for an app registered with `default_max_age` (OpenID Connect Registration §2: its user
+ * must have authenticated no longer ago than that). A browser signed in before then signs in again, as /authorize
+ * has it, with the same `>=`; otherwise the device's ID token would carry an `auth_time` the app said it does not take.
+ */
+function tooOldFor(app: App, authTime: number, nowSeconds: number): boolean {
+  // An app from a host's own AppStore is not checked on its way in: a default_max_age that is no limit is none.
+  if (defaultMaxAgeProblem(app.defaultMaxAge) !== null) return false;
+  return nowSeconds - authTime >= (app.defaultMaxAge as number);
+}
+
 async function enterCode(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
   refuseCrossSite(context, request);
   const form = await readForm(request, context.config.bodyLimit);
@@ -114,7 +127,9 @@ async function enterCode(context: SentinelContext, request: SentinelRequest, acc
   // counts per client address as /authorize's sign-ins do (interaction-bound.ts), before anything is stored.
   await takeInteractionSlot(context, ip);
   const user = await signedInUser(context, request, accountId);
-  if (user === null) return redirect(303, await startDeviceSignIn(context, request, found, appName));
+  if (user === null || tooOldFor(resolved, user.authTime, now)) {
+    return redirect(303, await startDeviceSignIn(context, request, found, appName));
+  }
   // Already signed in here: straight to the confirmation, which names the app and the code before anything is allowed.
   const id = await createConfirmation(context, {
     accountId,
