@@ -72,6 +72,13 @@ export function retainMs(record: DeviceRecord): number {
   return Math.max(1, record.retainUntil * 1000 - Date.now());
 }
 
+/**
+ * The statuses this version writes. Any other (store corruption, or a record a version with more statuses wrote during
+ * a rolling upgrade) makes the record unreadable: the poll's last branch issues tokens for whatever is not pending,
+ * denied or issued, so an unknown status must never reach it as if it said approved.
+ */
+const DEVICE_STATUSES: ReadonlySet<unknown> = new Set<DeviceStatus>(['pending', 'approved', 'denied', 'issued']);
+
 function parseDeviceRecord(stored: string | null): DeviceRecord | null {
   return parseStoredRecord<DeviceRecord>(
     stored,
@@ -79,7 +86,7 @@ function parseDeviceRecord(stored: string | null): DeviceRecord | null {
       typeof record.accountId === 'string' &&
       typeof record.clientId === 'string' &&
       typeof record.userCode === 'string' &&
-      typeof record.status === 'string' &&
+      DEVICE_STATUSES.has(record.status) &&
       typeof record.expiresAt === 'number' &&
       typeof record.retainUntil === 'number' &&
       typeof record.interval === 'number' &&
