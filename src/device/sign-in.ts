@@ -16,15 +16,19 @@ import { outcomePageResponse, undecidedPageResponse } from './pages.js';
 
 /**
  * Parks a device sign-in as an interaction and returns the login page to send the browser to. The request has no
- * redirect URI: nothing of the sign-in ever redirects to an application.
+ * redirect URI: nothing of the sign-in ever redirects to an application. `browserSession`, the digest of the session
+ * the browser holds ("Not you?", a sign-in too old for the app), is kept with it as /authorize keeps its own: the
+ * host's page ends the sign-in with `completeLogin()`, which has no cookie, and its new session must replace that
+ * one (carry it over, or retire another user's) as the login form's does.
  *
- * @example return redirect(303, await startDeviceSignIn(context, request, found, appName));
+ * @example return redirect(303, await startDeviceSignIn(context, request, found, appName, user?.sessionDigest));
  */
 export async function startDeviceSignIn(
   context: SentinelContext,
   request: SentinelRequest,
   found: StoredDevice,
   appName: string,
+  browserSession?: string,
 ): Promise<string> {
   const { accountId, clientId, scope, userCode } = found.record;
   // The verification page's ui_locales, as an app's authorization request carries its own: the sign-in speaks them.
@@ -39,7 +43,8 @@ export async function startDeviceSignIn(
     scope,
     ...(uiLocales.length === 0 ? {} : { uiLocales }),
   };
-  const id = await createInteraction(context, authorization, request.mountPath, { grantId: found.grantId, userCode });
+  const device = { grantId: found.grantId, userCode };
+  const id = await createInteraction(context, authorization, request.mountPath, device, undefined, browserSession);
   return loginPageURL(context, request.mountPath, accountId, id);
 }
 

@@ -128,7 +128,7 @@ async function enterCode(context: SentinelContext, request: SentinelRequest, acc
   await takeInteractionSlot(context, ip);
   const user = await signedInUser(context, request, accountId);
   if (user === null || tooOldFor(resolved, user.authTime, now)) {
-    return redirect(303, await startDeviceSignIn(context, request, found, appName));
+    return redirect(303, await startDeviceSignIn(context, request, found, appName, user?.sessionDigest));
   }
   // Already signed in here: straight to the confirmation, which names the app and the code before anything is allowed.
   const id = await createConfirmation(context, {
@@ -253,7 +253,7 @@ async function switchUser(
   if (found === null || found.record.accountId !== accountId || found.record.status !== 'pending' || found.record.expiresAt <= now) {
     return undecidedPageResponse(context, request, accountId, found?.record ?? null);
   }
-  return redirect(303, await startDeviceSignIn(context, request, found, confirmation.appName));
+  return redirect(303, await startDeviceSignIn(context, request, found, confirmation.appName, confirmation.sessionDigest));
 }
 
 /** The name the confirmation page shows: the `name` claim when the claims hook gives one (as the account page), else the user id. */

@@ -44,8 +44,9 @@ export interface InteractionRecord {
   returnTo?: string | undefined;
   /**
    * The digest of the browser's live session when /authorize asked it to sign in again (`prompt=login`, `max_age`, a
-   * step-up). `completeLogin()` has no request, so no cookie: its sign-in replaces this session, as the login form's
-   * replaces the session its cookie names.
+   * step-up), or a device sign-in did ("Not you?", a sign-in older than the app's `default_max_age`).
+   * `completeLogin()` has no request, so no cookie: its sign-in replaces this session, as the login form's replaces
+   * the session its cookie names.
    */
   sessionDigest?: string | undefined;
   /**
