@@ -251,6 +251,9 @@ describe('polling', () => {
     await personDecides(sentinel, codes.user_code, 'approve');
     const other = await poll(sentinel, codes.device_code, { client_id: DEVICE_SECRET_CLIENT_ID, client_secret: DEVICE_CLIENT_SECRET });
     expect([other.status, jsonBody(other).error]).toEqual([400, 'invalid_grant']);
+    // Answered as a made-up code: another client (anyone who knows a public client's id) learns nothing of this one.
+    const madeUp = await poll(sentinel, 'x'.repeat(43), { client_id: DEVICE_SECRET_CLIENT_ID, client_secret: DEVICE_CLIENT_SECRET });
+    expect(other.body).toEqual(madeUp.body);
     const own = await poll(sentinel, codes.device_code);
     expect(own.status).toBe(200);
   });

@@ -86,9 +86,9 @@ export async function handleDeviceCodeGrant(
   const found = await readDevice(context, grantId);
   if (found === null) throw usedOrUnknown();
   const { record } = found;
-  if (record.accountId !== accountId || record.clientId !== app.clientId) {
-    throw new OAuthError('invalid_grant', 'the device code was not issued to this client');
-  }
+  // Left to its own client, and answered as a made-up code: to another client (anyone who knows a public device
+  // app's id) a refusal naming the reason would confirm that a device code it found is genuine and live.
+  if (record.accountId !== accountId || record.clientId !== app.clientId) throw usedOrUnknown();
   const nowMs = Date.now();
   if (record.status === 'issued') throw usedOrUnknown();
   if (record.status === 'denied') throw new OAuthError('access_denied', 'the user denied the device authorization');
