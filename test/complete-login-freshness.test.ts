@@ -5,8 +5,19 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { SentinelEvent, SentinelResponse } from '../src/index.js';
-import { staleSignInReason } from '../src/authorize/request/prompt.js';
-import { authorizeQuery, exchangeCode, jsonOf, openLogin, postLogin, setCookies, startInteraction } from './helpers/direct-flow.js';
+import type { AuthorizationRequest } from '../src/authorize/request/validate-request.js';
+import { reauthenticationReason, staleSignInReason } from '../src/authorize/request/prompt.js';
+import {
+  AUTHORIZE_PATH,
+  authorizeQuery,
+  call,
+  exchangeCode,
+  jsonOf,
+  openLogin,
+  postLogin,
+  setCookies,
+  startInteraction,
+} from './helpers/direct-flow.js';
 import { ACCOUNT, CLIENT_ID, makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 import { pkcePair } from './helpers/pkce.js';
 
@@ -155,5 +166,42 @@ describe('staleSignInReason', () => {
     expect(staleSignInReason({ prompt: ['login'] }, 999_999, createdAtMs, 1_000_000)).toMatch(/prompt=login/);
     expect(staleSignInReason({ prompt: ['select_account'] }, 999_999, createdAtMs, 1_000_000)).toBeNull();
     expect(staleSignInReason({}, 0, createdAtMs, 1_000_000)).toBeNull();
+  });
+});
+
+describe("a session whose auth_time is ahead of this instance's clock", () => {
+  const request = (maxAge: number): AuthorizationRequest =>
+    ({
+      accountId: ACCOUNT,
+      clientId: CLIENT_ID,
+      redirectUri: 'https://app.example.com/cb',
+      iss: 'x',
+      redirectUriInRequest: false,
+      maxAge,
+    }) as AuthorizationRequest;
+
+  it('is no younger than now: max_age=0 still asks for a sign-in, a larger max_age does not', () => {
+    const session = { userId: USER_ID, authTime: 1_000_030, amr: undefined };
+    expect(reauthenticationReason(request(0), session, 1_000_000)).toMatch(/max_age/);
+    expect(reauthenticationReason(request(60), session, 1_000_000)).toBeNull();
+  });
+
+  it('prompt=none with max_age=0 gets login_required after completeLogin() with an authTime within the skew', async () => {
+    const { sentinel } = hostSentinel();
+    const { interaction } = await startInteraction(sentinel);
+    // Another host's clock, a few seconds ahead: completeLogin() takes up to 60 s of that.
+    const signedIn = await sentinel.completeLogin(interaction, { userId: USER_ID, authTime: now() + 50 });
+    const cookie = setCookies(signedIn)
+      .find((line) => line.startsWith('sentinel_session='))
+      ?.split(';')[0];
+    expect(cookie).toBeDefined();
+    const silent = await call(sentinel, {
+      path: AUTHORIZE_PATH,
+      query: authorizeQuery({ prompt: 'none', max_age: '0' }),
+      headers: { cookie: cookie as string },
+    });
+    const params = new URL(String(silent.headers.location)).searchParams;
+    expect(params.get('error')).toBe('login_required');
+    expect(params.get('code')).toBeNull();
   });
 });

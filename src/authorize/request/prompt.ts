@@ -21,8 +21,10 @@ export function reauthenticationReason(
   if (prompt.includes('login')) return 'prompt=login asks for a new sign-in';
   // The service keeps one session per account and browser; choosing another account means signing in again.
   if (prompt.includes('select_account')) return 'prompt=select_account asks for a sign-in';
-  // max_age=0 must always re-authenticate, so an authentication in this very second is already too old.
-  if (authorization.maxAge !== undefined && nowSeconds - session.authTime >= authorization.maxAge) {
+  // max_age=0 must always re-authenticate, so an authentication in this very second is already too old. An
+  // auth_time ahead of this clock (another instance's clock, or a host's within completeLogin()'s skew) is no
+  // younger than now: counted as a negative age, it passed even max_age=0.
+  if (authorization.maxAge !== undefined && Math.max(0, nowSeconds - session.authTime) >= authorization.maxAge) {
     return 'the last sign-in is older than max_age';
   }
   // A step-up (acr_values, the claims parameter's acr): a session below the level, or that no essential acr value
