@@ -1,7 +1,8 @@
 /**
  * What `users.authenticate` may answer: `null` (or `undefined`) for wrong credentials, or a user `{ id }`. Anything else
  * is a bug of the host's hook, not a wrong password: the sign-in fails with 500 server_error, the TypeError reaches
- * onError, and nothing is issued, recorded as a failed login or counted against the user's throttle.
+ * onError, and nothing is issued or recorded as a failed login. The attempt still counts against the throttle, as a
+ * throwing hook's does: a hook that answers `false` for a wrong password must not allow guessing without a limit.
  */
 import { describe, expect, it } from 'vitest';
 import type { SentinelEvent } from '../src/index.js';
@@ -64,5 +65,28 @@ describe('the answer of users.authenticate', () => {
       expect(events.map((event) => event.type)).toContain('login.failed');
       expect(errors).toEqual([]);
     }
+  });
+  it('an answer that is no user still counts against the throttle: a hook answering false cannot be guessed at freely', async () => {
+    const errors: unknown[] = [];
+    const sentinel = makeSentinel({
+      users: {
+        authenticate: async ({ username, password }) =>
+          username === USERNAME && password === PASSWORD ? { id: USER_ID } : (false as never),
+      },
+      throttle: { maxFailures: 3 },
+      onError: (error) => errors.push(error),
+    });
+    const { interaction } = await startInteraction(sentinel);
+    const page = await call(sentinel, { path: LOGIN_PATH, query: new URLSearchParams({ interaction }) });
+    const csrf = csrfOf(page.body);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      expect((await postLogin(sentinel, interaction, { csrf_token: csrf, username: USERNAME, password: `guess-${attempt}` })).status).toBe(
+        500,
+      );
+    }
+    // The limit holds: the right password is not even tried now.
+    const throttled = await postLogin(sentinel, interaction, { csrf_token: csrf, username: USERNAME, password: PASSWORD });
+    expect(throttled.status).toBe(429);
+    expect(errors).toHaveLength(3);
   });
 });
