@@ -1,5 +1,6 @@
 /**
- * What a refusal quotes of the request (refused scope tokens, unknown `prompt` values) is cut at 200 characters: in
+ * What a refusal quotes of the request (refused scope tokens, unknown `prompt` values, the name of a malformed member
+ * of the `claims` parameter) is cut at 200 characters: in
  * the answer, in the error redirect and in the denied event's `reason`. Anyone who knows a public client's id can send
  * such a request, and uncut its whole body or query would travel back and into an existing account's audit log.
  */
@@ -64,5 +65,30 @@ describe('a refusal quotes at most 200 characters of the request', () => {
       expect(String(response.headers.location).length).toBeLessThan(1000);
     }
     expect(reasons(events).map((reason) => reason.length <= 260)).toEqual([true, true]);
+  });
+  it('the name of a malformed claims member in the error redirect of the authorization endpoint', async () => {
+    const { sentinel, events } = collecting();
+    const name = 'n'.repeat(7000);
+    for (const place of ['userinfo', 'id_token']) {
+      const query = authorizeQuery({
+        client_id: PUBLIC_CLIENT_ID,
+        code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+        code_challenge_method: 'S256',
+        scope: 'openid',
+        claims: JSON.stringify({ [place]: { [name]: 1 } }),
+      });
+      const response = await call(sentinel, { path: AUTHORIZE_PATH, query });
+      expect(response.status).toBe(302);
+      const location = new URL(String(response.headers.location));
+      expect(location.searchParams.get('error')).toBe('invalid_request');
+      const description = String(location.searchParams.get('error_description'));
+      expect(description).toBe(`claims.${place}.${'n'.repeat(200)}... must be null or a JSON object`);
+      expect(String(response.headers.location).length).toBeLessThan(1000);
+    }
+    expect(reasons(events).map((reason) => reason.length <= 260)).toEqual([true, true]);
+    // A short name is quoted whole.
+    const short = authorizeQuery({ scope: 'openid', claims: JSON.stringify({ userinfo: { email: true } }) });
+    const answer = new URL(String((await call(sentinel, { path: AUTHORIZE_PATH, query: short })).headers.location));
+    expect(answer.searchParams.get('error_description')).toBe('claims.userinfo.email must be null or a JSON object');
   });
 });

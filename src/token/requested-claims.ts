@@ -12,6 +12,7 @@
  * `essential` claim the user has not is simply absent: Core says an OP need not refuse for it.
  */
 import type { App } from '../apps/app.js';
+import { quotedValues } from '../errors.js';
 import { SCOPE_CLAIMS } from '../userinfo/claims.js';
 
 /** The releasable claims a request named, in the service's order (`SCOPE_CLAIMS`), for each place it asked. */
@@ -47,8 +48,9 @@ function isObject(value: unknown): value is Record<string, unknown> {
 function targetNames(target: unknown, name: string, place: ClaimsPlace): string[] | string {
   if (!isObject(target)) return [];
   for (const [claim, request] of Object.entries(target)) {
-    // Core §5.5.1: each member is null (asked for, in the default manner) or an object of its request.
-    if (request !== null && !isObject(request)) return `claims.${name}.${claim} must be null or a JSON object`;
+    // Core §5.5.1: each member is null (asked for, in the default manner) or an object of its request. The member's
+    // name is the request's own text, of any length: quoted cut, as every refusal quotes a request's values.
+    if (request !== null && !isObject(request)) return `claims.${name}.${quotedValues([claim])} must be null or a JSON object`;
   }
   return RELEASABLE_AT[place].filter((claim) => Object.hasOwn(target, claim));
 }
