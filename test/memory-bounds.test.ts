@@ -65,6 +65,18 @@ describe('one pending interaction is capped', () => {
     expect(store.writes).toEqual([]);
   });
 
+  it('a short state beside an oversized nonce or scope is echoed (RFC 6749 §4.1.2.1)', async () => {
+    const store = recordingStore(new MemoryStore());
+    const sentinel = makeSentinel({ store });
+    for (const extra of [{ nonce: 'n'.repeat(5_000) }, { scope: `openid ${'s'.repeat(5_000)}` }] as Record<string, string>[]) {
+      const response = await call(sentinel, { path: AUTHORIZE_PATH, query: authorizeQuery({ state: 'st-1', ...extra }) });
+      const location = new URL(String(response.headers.location));
+      expect(location.searchParams.get('error')).toBe('invalid_request');
+      expect(location.searchParams.get('state')).toBe('st-1');
+    }
+    expect(store.writes).toEqual([]);
+  });
+
   it('the same request with a nonce that tips it over is refused too; one just under is parked', async () => {
     const store = recordingStore(new MemoryStore());
     const sentinel = makeSentinel({ store });

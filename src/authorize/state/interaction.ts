@@ -78,6 +78,18 @@ function parseRecord(value: string | null): InteractionRecord | null {
 }
 
 /**
+ * Where the refusal of an interaction too long to keep goes. RFC 6749 §4.1.2.1 asks for the request's `state` in
+ * every error response, and the app needs it to tell this answer from a forged one: so it is echoed, unless the state
+ * is itself what makes the record too long (the record would fit without it), when the Location header would carry
+ * that oversized part whole. Beside a long `nonce` or `scope`, a short state is what the app needs back.
+ */
+function oversizedTarget(record: InteractionRecord): AuthorizationRequest {
+  const { state: _state, ...withoutState } = record.request;
+  const fitsWithoutState = JSON.stringify({ ...record, request: withoutState }).length <= MAX_INTERACTION_CHARS;
+  return fitsWithoutState ? withoutState : record.request;
+}
+
+/**
  * Parks a validated request and returns the new interaction id. `admit`, when given, runs after the size check and
  * before the write (the per-address bound, `interaction-bound.ts`): a request refused for its size is not counted.
  *
@@ -101,12 +113,10 @@ export async function createInteraction(
   if (sessionDigest !== undefined) record.sessionDigest = sessionDigest;
   const serialized = JSON.stringify(record);
   if (serialized.length > MAX_INTERACTION_CHARS) {
-    // The state is not echoed: it is the oversized part, and the Location header would carry it whole.
-    const { state: _dropped, ...target } = request;
     throw new AuthorizationError(
       'invalid_request',
       `state, nonce and scope are too long to keep while the user signs in (over ${MAX_INTERACTION_CHARS} characters together)`,
-      target,
+      oversizedTarget(record),
     );
   }
   await admit?.();
