@@ -5,8 +5,9 @@
  * request in a refusal of its header; and the challenge on a refused form body too.
  */
 import { describe, expect, it } from 'vitest';
-import { call, FORM } from './helpers/direct-flow.js';
-import { makeSentinel } from './helpers/fixtures.js';
+import { authorizeQuery, call, exchangeCode, FORM, jsonOf, openLogin, postLogin, startInteraction } from './helpers/direct-flow.js';
+import { pkcePair } from './helpers/pkce.js';
+import { makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 import { oidcOptions, USERINFO } from './helpers/oidc.js';
 
 /** `Bearer` and comma-separated `name="quoted-string"` params (RFC 9110 §11.2, §5.6.4), nothing else. */
@@ -92,5 +93,38 @@ describe('the bearer guard answers another scheme as UserInfo does', () => {
       expect(malformed.response.headers['www-authenticate']).toMatch(WELL_FORMED);
       expect(malformed.response.headers['www-authenticate']).toContain('error="invalid_token"');
     }
+  });
+});
+
+describe('UserInfo with a form-body token beside another scheme', () => {
+  it('answers the body token: a Basic header carries no access token, so the token is not sent twice', async () => {
+    const sentinel = makeSentinel(oidcOptions());
+    const { verifier, challenge } = pkcePair();
+    const query = authorizeQuery({ scope: 'openid email', code_challenge: challenge, code_challenge_method: 'S256' });
+    const { interaction } = await startInteraction(sentinel, query);
+    const csrf = await openLogin(sentinel, interaction);
+    const signedIn = await postLogin(sentinel, interaction, { csrf_token: csrf, username: USERNAME, password: PASSWORD });
+    const code = new URL(String(signedIn.headers.location)).searchParams.get('code') as string;
+    const tokens = jsonOf(await exchangeCode(sentinel, code, verifier));
+    const body = new URLSearchParams({ access_token: tokens.access_token as string }).toString();
+
+    const answered = await call(sentinel, {
+      method: 'POST',
+      path: USERINFO,
+      headers: { 'content-type': FORM, authorization: 'Basic YTpi' },
+      body,
+    });
+    expect(answered.status, answered.body).toBe(200);
+    expect(jsonOf(answered).sub).toBe(USER_ID);
+
+    // A Bearer header beside it is the token twice.
+    const twice = await call(sentinel, {
+      method: 'POST',
+      path: USERINFO,
+      headers: { 'content-type': FORM, authorization: `Bearer ${tokens.access_token as string}` },
+      body,
+    });
+    expect(twice.status).toBe(400);
+    expect(jsonOf(twice).error).toBe('invalid_request');
   });
 });

@@ -91,7 +91,9 @@ async function readAccessToken(context: SentinelContext, request: SentinelReques
   // Without the header, a body of another type is refused by readForm, which says what the body must be.
   const bodyMayHoldToken = contentType !== undefined && (authorization === undefined || declaresForm(contentType));
   const fromBody = request.method === 'POST' && bodyMayHoldToken ? await tokenInBody(context, request, asked) : undefined;
-  if (authorization !== undefined && fromBody !== undefined) {
+  // Twice only when the header carries a token too: another scheme's (`Basic …`) is no credential for this resource
+  // (RFC 6750 §3.1, as answered below), so the body's token is the one token of the request.
+  if (authorization !== undefined && usesTokenScheme(authorization) && fromBody !== undefined) {
     throw challenge(asked, 'invalid_request', 'send the access token once: in the Authorization header or the body, not both', 400);
   }
   if (fromBody !== undefined) return { token: fromBody, scheme: 'Bearer' };
