@@ -119,7 +119,7 @@ export async function verifyAccessTokenJWT(
   // on each call because its answer can change while the token lives.
   const entry = (await verifySignedToken(context, token, verifyOptionsOf(context))) as VerifiedToken<TokenFacts>;
   // A copy: the cached claims are shared by later hits, and hosts may decorate what they get.
-  const claims = { ...entry.claims } as AccessTokenClaims;
+  const claims = detachedClaims(entry.claims as AccessTokenClaims);
   checkAudience(context, claims, factsOf(context, entry), options);
   if (isRevoked !== undefined && (await isRevoked(claims))) {
     throw new OAuthError('invalid_token', 'the token has been revoked', { status: 401 });
@@ -178,5 +178,20 @@ export function verifyCachedAccessToken(
   // And every actor of its chain (the nearest is `client_id`): one deleted midway stops what it passed on.
   for (const actor of facts.actors) if (!isKnownLive(facts.accountId as string, actor)) return undefined;
   checkAssurance(context, claims, options);
-  return { ...claims };
+  return detachedClaims(claims);
+}
+
+/**
+ * A copy of cached claims that shares nothing with the cache, nested members included: the next presentation of
+ * the token is checked against the cached `cnf`, `aud` and `act`, so a host that edits what it was handed (drops
+ * `cnf.jkt` before logging the claims, adds to `aud`) would otherwise turn off the DPoP binding or widen the
+ * audience for everyone presenting that token. Claims are JSON, and most members are strings: only objects are cloned.
+ */
+function detachedClaims(claims: AccessTokenClaims): AccessTokenClaims {
+  const copy: Record<string, unknown> = { ...claims };
+  for (const name in copy) {
+    const value = copy[name];
+    if (typeof value === 'object' && value !== null) copy[name] = structuredClone(value);
+  }
+  return copy as AccessTokenClaims;
 }
