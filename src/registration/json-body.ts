@@ -1,6 +1,7 @@
 /**
  * Reading the JSON body of a registration request (RFC 7591 §3.1): size cap, content type, and an object at the
- * top. Every refusal is the registration error `invalid_client_metadata` (RFC 7591 §3.2.2), and nothing is stored.
+ * top. Every refusal is the registration error `invalid_client_metadata` (RFC 7591 §3.2.2), `400` but for a body
+ * over `bodyLimit` (`413`), and nothing is stored.
  */
 import { clientBodyFailure, isBodyTooLarge } from '../http/form-body.js';
 import { OAuthError } from '../errors.js';
@@ -11,8 +12,12 @@ function invalid(description: string, headers?: Record<string, string>): OAuthEr
 }
 
 function tooLarge(limit: number): OAuthError {
-  // The rest of an oversized body is not read: the connection is closed rather than drained.
-  return invalid(`the request body exceeds ${limit} bytes`, { connection: 'close' });
+  // 413 as on every other endpoint (RFC 9110 §15.5.14, the `bodyLimit` option): the size is the message's fault, not
+  // the metadata's. The rest of an oversized body is not read: the connection is closed rather than drained.
+  return new OAuthError('invalid_client_metadata', `the request body exceeds ${limit} bytes`, {
+    status: 413,
+    headers: { connection: 'close' },
+  });
 }
 
 function isJSONContentType(contentType: string | undefined): boolean {
