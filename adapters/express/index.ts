@@ -12,7 +12,7 @@ import type {
   SentinelResponse,
 } from '../../src/index.js';
 import { expectationsReader } from '../../src/guard/bearer-request.js';
-import { fromNodeRequest, writeNodeResponse } from '../node/index.js';
+import { fromNodeRequest, nodeHeaders, writeNodeResponse } from '../node/index.js';
 
 /**
  * Writes a response the core produced, e.g. the 303 of `sentinel.completeLogin()` (external login; RFC 9700 §4.12).
@@ -77,11 +77,12 @@ export function toExpress(sentinel: Pick<Sentinel, 'config' | 'handle'>): Expres
 export function requireAccessToken(sentinel: Sentinel, options?: RequireAccessTokenOptions): ExpressMiddleware {
   const expectations = expectationsReader(options);
   return (request, response, next) => {
+    const headers = nodeHeaders(request);
     sentinel
-      .checkBearer(request.headers.authorization, expectations(request.params), {
+      .checkBearer(headers.authorization, expectations(request.params), {
         method: request.method ?? 'GET',
         url: request.originalUrl ?? request.url,
-        headers: request.headers,
+        headers,
         secure: (request.socket as { encrypted?: boolean }).encrypted === true,
         // The socket peer, not Express's req.ip: the core decides whether it is a trusted proxy (trustProxy).
         ip: request.socket.remoteAddress,

@@ -20,7 +20,7 @@ import type {
   SentinelResponse,
 } from '../../src/index.js';
 import { expectationsReader } from '../../src/guard/bearer-request.js';
-import { readNodeBody, splitURL } from '../node/index.js';
+import { nodeHeaders, readNodeBody, splitURL } from '../node/index.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -92,7 +92,7 @@ export function toFastify(sentinel: Pick<Sentinel, 'config' | 'handle'>): Fastif
         path,
         query,
         rawQuery,
-        headers: request.headers,
+        headers: nodeHeaders(request.raw, request.headers),
         body: payload === undefined ? undefined : () => readNodeBody(payload, sentinel.config.bodyLimit),
         ip: request.socket.remoteAddress,
         secure: (request.socket as { encrypted?: boolean }).encrypted === true,
@@ -174,10 +174,11 @@ export function requireAccessToken(sentinel: Sentinel, options?: RequireAccessTo
   const expectations = expectationsReader(options);
   return async function guard(request, reply) {
     const expected = expectations(request.params as Record<string, unknown> | undefined);
-    const result = await sentinel.checkBearer(request.headers.authorization, expected, {
+    const headers = nodeHeaders(request.raw, request.headers);
+    const result = await sentinel.checkBearer(headers.authorization, expected, {
       method: request.method,
       url: request.url,
-      headers: request.headers,
+      headers,
       secure: (request.socket as { encrypted?: boolean }).encrypted === true,
       // The socket peer, not request.ip: the core decides whether it is a trusted proxy (trustProxy).
       ip: request.socket.remoteAddress,

@@ -11,7 +11,7 @@ import type {
   SentinelResponse,
 } from '../../src/index.js';
 import { expectationsReader } from '../../src/guard/bearer-request.js';
-import { fromNodeRequest } from '../node/index.js';
+import { fromNodeRequest, nodeHeaders } from '../node/index.js';
 
 /**
  * The parts of a Koa context the adapter touches (structural, so Koa 2 and 3 both fit). After `requireAccessToken`,
@@ -120,10 +120,11 @@ export function toKoa(sentinel: Pick<Sentinel, 'config' | 'handle'>): KoaMiddlew
 export function requireAccessToken(sentinel: Sentinel, options?: RequireAccessTokenOptions): KoaMiddleware {
   const expectations = expectationsReader(options);
   return async (ctx, next) => {
-    const result = await sentinel.checkBearer(ctx.req.headers.authorization, expectations(ctx.params), {
+    const headers = nodeHeaders(ctx.req);
+    const result = await sentinel.checkBearer(headers.authorization, expectations(ctx.params), {
       method: ctx.req.method ?? 'GET',
       url: ctx.originalUrl,
-      headers: ctx.req.headers,
+      headers,
       secure: (ctx.req.socket as { encrypted?: boolean }).encrypted === true,
       // The socket peer, not ctx.ip: the core decides whether it is a trusted proxy (trustProxy).
       ip: ctx.req.socket.remoteAddress,

@@ -3,7 +3,7 @@
  * SentinelResponse → ServerResponse. It reads a body only when the core asks for it, with a cap, and accepts a
  * body a host parser already consumed (express.urlencoded, express.json, koa-bodyparser, @fastify/formbody).
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { BodyTooLargeError, ClientAbortedError, type SentinelBody, type SentinelRequest, type SentinelResponse } from '../../src/index.js';
 
@@ -121,6 +121,44 @@ export function splitURL(url: string): { path: string; query: URLSearchParams; r
   return { path: url.slice(0, mark), query: new URLSearchParams(rawQuery), rawQuery };
 }
 
+/** The fields a request may carry once only (RFC 9110 §5.3) whose repetition Node hides: it keeps the first line. */
+const SINGLE_FIELDS: readonly string[] = ['authorization', 'content-type'];
+
+/** Whether the raw header lines name `authorization` or `content-type` more than once (no allocation: every request). */
+function repeatsSingleField(raw: readonly string[]): boolean {
+  let authorization = 0;
+  let contentType = 0;
+  for (let index = 0; index < raw.length; index += 2) {
+    const name = raw[index] as string;
+    if (name.length === 13 && name.toLowerCase() === 'authorization') authorization += 1;
+    else if (name.length === 12 && name.toLowerCase() === 'content-type') contentType += 1;
+  }
+  return authorization > 1 || contentType > 1;
+}
+
+/**
+ * The request's headers as the client sent them, for the core and the guards. Node keeps the first of several
+ * `Authorization` or `Content-Type` lines and drops the others without a word, where a fetch runtime joins them with
+ * `, ` (the Fetch standard) and the core refuses the result as malformed: so two `Authorization` lines passed the
+ * guard on Express, Koa and Fastify with whichever token came first, and were refused on fetch. Here they are joined
+ * as a fetch runtime joins them, and every adapter refuses them alike. `given` is the host's view of the headers
+ * (Fastify's `request.headers`, which a hook may have added to), `request.headers` by default.
+ * @example const headers = nodeHeaders(request); sentinel.checkBearer(headers.authorization, expected, { headers, … })
+ */
+export function nodeHeaders(request: IncomingMessage, given: IncomingHttpHeaders = request.headers): IncomingHttpHeaders {
+  const raw = request.rawHeaders;
+  if (raw === undefined || !repeatsSingleField(raw)) return given;
+  const headers: IncomingHttpHeaders = { ...given };
+  for (const field of SINGLE_FIELDS) {
+    const lines: string[] = [];
+    for (let index = 0; index < raw.length; index += 2) {
+      if ((raw[index] as string).toLowerCase() === field) lines.push(raw[index + 1] as string);
+    }
+    if (lines.length > 1) headers[field] = lines.join(', ');
+  }
+  return headers;
+}
+
 /** Builds a {@link SentinelRequest} from a Node request. `url` is the target relative to the host's mount point. */
 export function fromNodeRequest(
   request: IncomingMessage,
@@ -132,7 +170,7 @@ export function fromNodeRequest(
     path,
     query,
     rawQuery,
-    headers: request.headers,
+    headers: nodeHeaders(request),
     body: lazyNodeBody(request, input.parsedBody, input.limit),
     ip: request.socket?.remoteAddress,
     secure: (request.socket as { encrypted?: boolean } | undefined)?.encrypted === true,

@@ -277,10 +277,10 @@ async function serveFetch(
   hostCookie: string | undefined,
 ): Promise<void> {
   const method = incoming.method ?? 'GET';
+  // Every line as it came, as a fetch server hands them over: repeated fields joined by `Headers`, not cut to the first.
   const headers = new Headers();
-  for (const [name, value] of Object.entries(incoming.headers)) {
-    for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value]) headers.append(name, one);
-  }
+  const raw = incoming.rawHeaders;
+  for (let index = 0; index < raw.length; index += 2) headers.append(raw[index] as string, raw[index + 1] as string);
   const hasBody = method !== 'GET' && method !== 'HEAD';
   const request = new Request(`http://${incoming.headers.host ?? '127.0.0.1'}${incoming.url ?? '/'}`, {
     method,

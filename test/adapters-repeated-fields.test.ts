@@ -1,0 +1,74 @@
+/**
+ * A field a request may carry once (RFC 9110 §5.3) sent twice is refused alike in every framework. Node keeps the
+ * first `Authorization` or `Content-Type` line and drops the others; a fetch runtime joins them with `, `. The
+ * Node adapters hand the core every line, as the fetch one does, so a second token or media type is never dropped
+ * unseen on one framework and refused on another.
+ */
+import { connect } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ACCOUNT, appTokenPath, ccBody, CONSUMER_UUID, makeSentinel } from './helpers/fixtures.js';
+import { HOSTS, type MountedHost } from './helpers/hosts.js';
+
+let running: MountedHost[] = [];
+afterEach(async () => {
+  await Promise.all(running.map((host) => host.close()));
+  running = [];
+});
+
+/** Sends `lines` (the request head, then `body`) over one connection and answers the status and the body. */
+function exchange(url: string, lines: string[], body = ''): Promise<{ status: number; body: string }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => {
+      socket.write(
+        `${[...lines, `Host: ${hostname}:${port}`, `Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close'].join('\r\n')}\r\n\r\n${body}`,
+      );
+    });
+    let text = '';
+    socket.on('data', (chunk: Buffer) => {
+      text += chunk.toString('utf8');
+    });
+    socket.on('error', reject);
+    socket.on('end', () => {
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]);
+      resolve({ status, body: text.slice(text.indexOf('\r\n\r\n') + 4) });
+    });
+  });
+}
+
+describe.each(HOSTS)('$name adapter', (host) => {
+  async function start(): Promise<string> {
+    const mounted = await host.mount(makeSentinel());
+    running.push(mounted);
+    return mounted.url;
+  }
+
+  async function consumerToken(base: string): Promise<string> {
+    const response = await fetch(`${base}${appTokenPath()}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: ccBody(),
+    });
+    return ((await response.json()) as { access_token: string }).access_token;
+  }
+
+  it('refuses a guarded request with two Authorization lines, the valid token first', async () => {
+    const base = await start();
+    const token = await consumerToken(base);
+    const path = `/api/account/${ACCOUNT}/consumer/${CONSUMER_UUID}/brand/tokens`;
+    const once = await exchange(base, [`GET ${path} HTTP/1.1`, `Authorization: Bearer ${token}`]);
+    expect(once.status).toBe(200);
+    const twice = await exchange(base, [`GET ${path} HTTP/1.1`, `Authorization: Bearer ${token}`, 'Authorization: Bearer another']);
+    expect(twice.status).toBe(401);
+    expect(twice.body).toContain('invalid_token');
+  });
+
+  it('refuses a token request with two Content-Type lines, the form type first', async () => {
+    const base = await start();
+    const head = [`POST ${appTokenPath()} HTTP/1.1`, 'Content-Type: application/x-www-form-urlencoded'];
+    expect((await exchange(base, head, ccBody())).status).toBe(200);
+    const twice = await exchange(base, [...head, 'Content-Type: application/json'], ccBody());
+    expect(twice.status).toBe(400);
+    expect(JSON.parse(twice.body)).toMatchObject({ error: 'invalid_request' });
+  });
+});
