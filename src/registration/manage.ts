@@ -28,6 +28,11 @@ import { refuseUnhonouredMetadata } from './unhonoured-metadata.js';
 // RFC 7592 §2.2: values the server assigns; a client must not send them in an update.
 const SERVER_ASSIGNED = ['registration_access_token', 'registration_client_uri', 'client_secret_expires_at', 'client_id_issued_at'];
 
+/** Whether the body has `name` with a value other than JSON null. */
+function sent(body: Record<string, unknown>, name: string): boolean {
+  return Object.hasOwn(body, name) && body[name] !== null;
+}
+
 function gone(): OAuthError {
   // Deleted between the token check and the write: for the caller the token no longer manages anything.
   return new OAuthError('invalid_token', 'the registration access token is not valid for this client', {
@@ -100,8 +105,9 @@ function scopeOfUpdate(current: App, requested: string | undefined): string | un
 async function update(context: SentinelContext, request: SentinelRequest, app: App): Promise<App> {
   const body = await readJSONObject(request, context.config.bodyLimit);
   if (body.client_id !== app.clientId) throw new OAuthError('invalid_client_metadata', 'client_id must be the client id of this client');
+  // A member sent as null is read as left out (RFC 7592 §2.2), these as every other.
   for (const name of SERVER_ASSIGNED) {
-    if (Object.hasOwn(body, name)) throw new OAuthError('invalid_client_metadata', `${name} must not be sent in an update`);
+    if (sent(body, name)) throw new OAuthError('invalid_client_metadata', `${name} must not be sent in an update`);
   }
   const metadata = parseClientMetadata(body, app);
   await checkLogoutTarget(context, metadata);
@@ -154,7 +160,7 @@ function checkAgainst(current: App, body: Record<string, unknown>, metadata: Cli
   // RFC 7592 §2.2: the current secret only. A rotated-out one still inside its overlap authenticates token requests,
   // but must not vouch for a change of the registration.
   if (
-    Object.hasOwn(body, 'client_secret') &&
+    sent(body, 'client_secret') &&
     (typeof body.client_secret !== 'string' || !verifyClientSecret(body.client_secret, current.clientSecretHash))
   ) {
     throw new OAuthError('invalid_client_metadata', 'client_secret does not match the current secret');

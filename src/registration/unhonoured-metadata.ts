@@ -21,9 +21,18 @@ function sameSet(a: readonly unknown[], b: readonly string[]): boolean {
 
 const BY_OPERATOR = 'an operator can register such a client with the apps option, the CLI or an AppStore';
 
+/**
+ * Whether the request sends `name` with a value: JSON `null` is read as left out, as for every other field
+ * (RFC 7592 §2.2), so a client library that writes every member it knows, `null` for those it has no value for, is
+ * not refused for fields it never asked anything of.
+ */
+function sends(body: Record<string, unknown>, name: string): boolean {
+  return Object.hasOwn(body, name) && body[name] !== null;
+}
+
 /** A boolean demand (RFC 9449 §5.2, RFC 9126 §6): allowed only when it matches what the app will do. */
 function checkDemand(body: Record<string, unknown>, name: string, actual: boolean): void {
-  if (!Object.hasOwn(body, name)) return;
+  if (!sends(body, name)) return;
   const value = body[name];
   if (typeof value !== 'boolean') throw refused(name, 'must be a boolean');
   if (value !== actual) throw refused(name, `${value} cannot be set through dynamic registration; ${BY_OPERATOR}`);
@@ -55,9 +64,9 @@ export function refuseUnhonouredMetadata(
   checkDemand(body, 'require_pushed_authorization_requests', app.requirePushedAuthorizationRequests === true);
   // Keys and their algorithm serve private_key_jwt only, which dynamic registration does not offer.
   for (const name of ['jwks', 'jwks_uri', 'token_endpoint_auth_signing_alg']) {
-    if (Object.hasOwn(body, name)) throw refused(name, `is used only by private_key_jwt clients; ${BY_OPERATOR}`);
+    if (sends(body, name)) throw refused(name, `is used only by private_key_jwt clients; ${BY_OPERATOR}`);
   }
-  if (Object.hasOwn(body, 'id_token_signed_response_alg')) {
+  if (sends(body, 'id_token_signed_response_alg')) {
     const value = body.id_token_signed_response_alg;
     const actual = effectiveIDTokenAlgorithm(context, app);
     if (typeof value !== 'string') throw refused('id_token_signed_response_alg', 'must be a string');
@@ -76,12 +85,12 @@ export function refuseUnhonouredMetadata(
   if (outside.length > 0) throw refused('resources', `may name only the service's default resources; for another, ${BY_OPERATOR}`);
   // OpenID Connect Registration 1.0 §2. Every subject here is public (`subject_types_supported: ["public"]`): a
   // client registered for pairwise identifiers would correlate users across clients it believed it could not.
-  if (Object.hasOwn(body, 'subject_type')) {
+  if (sends(body, 'subject_type')) {
     const value = body.subject_type;
     if (typeof value !== 'string') throw refused('subject_type', 'must be a string');
     if (value !== 'public') throw refused('subject_type', 'must be "public": this service issues no pairwise subject identifiers');
   }
-  if (Object.hasOwn(body, 'post_logout_redirect_uris')) {
+  if (sends(body, 'post_logout_redirect_uris')) {
     const value = body.post_logout_redirect_uris;
     // Without its own list, an app's logout may return to any of its redirect URIs (the logout endpoint's rule).
     const actual = postLogoutTargets(app);
