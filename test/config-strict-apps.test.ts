@@ -1,12 +1,14 @@
 /**
  * Apps written outside the `apps` option refuse what they do not understand too: `registerApp()` input, and the
  * App handed to the PostgreSQL registry (which keeps only the columns it knows, so a field it has no place for was
- * dropped on save: an app's ID token algorithm and post-logout redirect URIs came back without them).
+ * dropped on save: an app's ID token algorithm and post-logout redirect URIs came back without them) or to the
+ * in-memory one (which kept a misspelled field beside the app, which then lacked the demand the host meant).
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { App } from '../src/apps/app.js';
 import { generateClientSecret, hashClientSecret } from '../src/apps/client-secrets.js';
+import { MemoryAppStore } from '../src/apps/memory-app-store.js';
 import { createSentinel, isConfigurationError } from '../src/index.js';
 import { ACCOUNT, baseOptions } from './helpers/fixtures.js';
 import { sharedPostgres, useThrowawayAppStore } from './helpers/postgres.js';
@@ -31,6 +33,46 @@ describe('registerApp()', () => {
     expect(await refusal(() => sentinel.registerApp({ accountId: ACCOUNT, scopes: 'read' } as never))).toMatch(
       /invalid option app\.scopes: unknown option "scopes" — did you mean "scope"\?$/,
     );
+  });
+});
+
+describe('MemoryAppStore input', () => {
+  const app = (overrides: Record<string, unknown> = {}): App =>
+    ({
+      accountId: ACCOUNT,
+      clientId: randomUUID(),
+      clientSecretHash: hashClientSecret(generateClientSecret()),
+      redirectUris: ['https://app.example.com/cb'],
+      grantTypes: ['authorization_code', 'refresh_token'],
+      tokenEndpointAuthMethod: 'client_secret_basic',
+      ...overrides,
+    }) as App;
+
+  it('refuses a field it does not know, on save, on update and in its constructor, as PostgreSQL does', async () => {
+    const store = new MemoryAppStore();
+    const typo = app({ requireDpop: true });
+    expect(await refusal(async () => store.saveApp(typo))).toBe(
+      'sentinel-idp: invalid option app.requireDpop: unknown option "requireDpop" — did you mean "requireDPoP"?',
+    );
+    expect(store.findApp(ACCOUNT, typo.clientId)).toBeNull();
+    expect(store.hasAccount(ACCOUNT)).toBe(false);
+    const saved = app();
+    store.saveApp(saved);
+    expect(await refusal(async () => store.updateApp({ ...saved, redirectUri: ['https://evil.example/cb'] } as App))).toMatch(
+      /invalid option app\.redirectUri: .*did you mean "redirectUris"\?$/,
+    );
+    expect(store.findApp(ACCOUNT, saved.clientId)).not.toHaveProperty('redirectUri');
+    expect(await refusal(async () => new MemoryAppStore([app({ requireDpop: true })]))).toMatch(/invalid option app\.requireDpop/);
+  });
+
+  it('keeps every field an App has, a listed copy with its disabled flag included', () => {
+    const store = new MemoryAppStore();
+    const saved = app({ requireDPoP: true, postLogoutRedirectUris: ['https://app.example.com/bye'] });
+    store.saveApp(saved);
+    store.disableApp(ACCOUNT, saved.clientId);
+    const [listed] = store.listApps(ACCOUNT);
+    expect(store.updateApp(listed as App)).toBe(true);
+    expect(store.findDisabledApp(ACCOUNT, saved.clientId)?.requireDPoP).toBe(true);
   });
 });
 

@@ -9,7 +9,8 @@ import { createHash, generateKeyPairSync } from 'node:crypto';
 import { decodeProtectedHeader, exportJWK, importJWK, SignJWT } from 'jose';
 import * as client from 'openid-client';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { type App, createSentinel, MemoryAppStore, MemoryStore, type Sentinel, type SentinelOptions } from '../src/index.js';
+import { createSentinel, MemoryAppStore, MemoryStore, type Sentinel, type SentinelOptions } from '../src/index.js';
+import { appFromOptions } from '../src/apps/app-options.js';
 import { advanceClock } from './helpers/clock.js';
 import { ACCOUNT, baseOptions, REDIRECT_URI, SIGNING_KEY, USER_ID } from './helpers/fixtures.js';
 import { HOSTS, type MountedHost } from './helpers/hosts.js';
@@ -467,7 +468,7 @@ describe('fapi2 configuration', () => {
     const sentinel = createSentinel({
       ...options,
       apps: [],
-      appStore: new MemoryAppStore(options.apps as App[]),
+      appStore: new MemoryAppStore((options.apps ?? []).map(appFromOptions)),
       onError: (error) => errors.push(error),
     });
     const mounted = await HOSTS[1]!.mount(sentinel);

@@ -2,6 +2,7 @@
  * The in-memory application registry behind the `apps` option and `registerApp()` without an `appStore`.
  */
 import type { App, AppPatch, AppStore } from './app.js';
+import { assertAppFields } from './app-fields.js';
 import { applyAppPatch } from './app-patch.js';
 import { MAX_RETIRING_SECRETS } from './client-secrets.js';
 
@@ -33,6 +34,9 @@ export class MemoryAppStore implements AppStore {
   }
 
   saveApp(app: App): void {
+    // Refused, as PostgreSQL refuses it: a misspelled field (`requireDpop`) kept beside the app would leave it
+    // without the demand the host meant, and nothing would say so.
+    assertAppFields(app);
     const key = `${app.accountId}\u0000${app.clientId}`;
     if (!this.#apps.has(key)) this.#accounts.set(app.accountId, (this.#accounts.get(app.accountId) ?? 0) + 1);
     // `disabled` is the registry's state (kept apart, as PostgreSQL keeps its column), not a field an app is saved
@@ -50,6 +54,7 @@ export class MemoryAppStore implements AppStore {
   }
 
   updateApp(app: App): boolean {
+    assertAppFields(app);
     // A disabled app exists too (as in PostgreSQL): it is updated and stays disabled, a flag kept apart from the app.
     const key = `${app.accountId}\u0000${app.clientId}`;
     const current = this.#apps.get(key);
