@@ -3,7 +3,8 @@
  * token (one token may serve every account, and apps ship it) could register apps without end: each is a permanent
  * record in the AppStore. Valid registrations now count per client address (`registration.registrationsPerAddress`
  * per hour, IPv6 per /64) and per IPv6 /48 (`registration.registrationsPerNetwork`), then `429
- * temporarily_unavailable` with `Retry-After`, a `registration.throttled` event, and nothing saved.
+ * temporarily_unavailable` with `Retry-After`, a `registration.throttled` event, and nothing saved. A client's
+ * changes to its own registration count across instances too (registration-change-bound.test.ts has the rest).
  */
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError, MemoryStore, type SentinelEvent, type SentinelOptions, type Store } from '../src/index.js';
@@ -11,7 +12,9 @@ import { contextOf } from '../src/http/context.js';
 import { jsonOf } from './helpers/direct-flow.js';
 import { ACCOUNT, makeSentinel } from './helpers/fixtures.js';
 import { describeOnSharedRedis } from './helpers/redis-suite.js';
-import { INITIAL_ACCESS_TOKEN, postRegistration } from './helpers/registration-client.js';
+import { INITIAL_ACCESS_TOKEN, manageClient, postRegistration, registerClient } from './helpers/registration-client.js';
+import { MemoryAppStore } from '../src/apps/memory-app-store.js';
+import { CHANGES_PER_CLIENT } from '../src/registration/registration-bound.js';
 
 const BODY = { grant_types: ['client_credentials'] };
 
@@ -127,5 +130,23 @@ await describeOnSharedRedis('registration-bound', 'successful registrations on R
     expect((await postRegistration(two.sentinel, BODY, { ip: '198.51.100.60' })).status).toBe(201);
     expect((await postRegistration(one.sentinel, BODY, { ip: '198.51.100.60' })).status).toBe(429);
     expect((await postRegistration(two.sentinel, BODY, { ip: '198.51.100.60' })).status).toBe(429);
+  });
+
+  it("share one count of a client's changes to its registration across instances", async () => {
+    const appStore = new MemoryAppStore();
+    const one = harness({}, { store: newStore(), apps: [], appStore });
+    const two = harness({}, { store: newStore(), apps: [], appStore });
+    const info = await registerClient(one.sentinel, { redirect_uris: ['https://app.example.com/cb'] });
+    const body = (index: number) => ({
+      client_id: info.client_id,
+      redirect_uris: ['https://app.example.com/cb'],
+      client_name: `N${index}`,
+    });
+    for (let index = 0; index < CHANGES_PER_CLIENT; index += 1) {
+      const instance = index % 2 === 0 ? one : two;
+      expect((await manageClient(instance.sentinel, 'PUT', info, { body: body(index) })).status).toBe(200);
+    }
+    expect((await manageClient(one.sentinel, 'PUT', info, { body: body(-1) })).status).toBe(429);
+    expect((await manageClient(two.sentinel, 'POST', info, { suffix: '/secret' })).status).toBe(429);
   });
 });

@@ -65,7 +65,8 @@ export type SentinelEvent =
   // stops a caller guessing them; the presented token is never in the event.
   | (EventBase & { type: 'registration.denied'; reason: string })
   // `scope`: `ip` for wrong tokens (throttle.maxFailuresPerIp), `registrations` for the address's or its IPv6 /48's
-  // share of successful registrations (registration.registrationsPerAddress, registrationsPerNetwork).
+  // share of successful registrations (registration.registrationsPerAddress, registrationsPerNetwork), or a client's
+  // share of changes to its registration (CHANGES_PER_CLIENT; the event then names the client).
   | (EventBase & { type: 'registration.throttled'; scope: 'ip' | 'registrations' })
   // Sessions and back-channel logout (OpenID Connect Back-Channel Logout 1.0): a user's grants with one app ended
   // ("disconnect this app"), and the fate of each logout token — the app and the attempt count, never the token.

@@ -4,7 +4,7 @@
  * removes the app (its secrets, and with them its client credentials, refresh tokens and codes, stop working at
  * once; its access tokens fail the bearer guard).
  */
-import type { App } from '../apps/app.js';
+import type { App, AppPatch } from '../apps/app.js';
 import { patchStoredApp } from '../apps/app-patch.js';
 import { appPresence } from '../guard/app-presence.js';
 import type { SentinelContext } from '../http/context.js';
@@ -23,6 +23,7 @@ import {
 } from './client-metadata.js';
 import { readJSONObject } from './json-body.js';
 import { REGISTRATION_ACTOR } from './register.js';
+import { takeChangeSlot } from './registration-bound.js';
 import { refuseUnhonouredMetadata } from './unhonoured-metadata.js';
 
 // RFC 7592 §2.2: values the server assigns; a client must not send them in an update.
@@ -111,6 +112,27 @@ async function update(context: SentinelContext, request: SentinelRequest, app: A
   }
   const metadata = parseClientMetadata(body, app);
   await checkLogoutTarget(context, metadata);
+  /** The patch of this update onto `current`, after the checks that depend on the app. */
+  const patchOnto = (current: App): AppPatch => {
+    checkAgainst(current, body, metadata);
+    const patch = {
+      redirectUris: metadata.redirectUris,
+      grantTypes: metadata.grantTypes,
+      name: metadata.name,
+      scope: scopeOfUpdate(current, metadata.scope),
+      // RFC 7592 §2.2: the update replaces the metadata, so a field left out is cleared.
+      backchannelLogoutUri: metadata.backchannelLogoutUri,
+      backchannelLogoutSessionRequired: metadata.backchannelLogoutSessionRequired,
+      defaultMaxAge: metadata.defaultMaxAge,
+      resources: resourcesOfUpdate(current, metadata.resources),
+    };
+    refuseUnhonouredMetadata(context, body, { ...current, ...patch }, current.resources);
+    return patch;
+  };
+  // Checked first against the app as read, so an update refused for its content costs no change; only one about to
+  // be written counts against the client's changes this hour.
+  patchOnto(app);
+  await takeChangeSlot(context, app.accountId, app.clientId);
   let before: App | undefined;
   // The body's pace is the client's: `app` may be stale by now. The store applies the patch to the app as it is at
   // write time, and runs the checks that depend on the app against that same app, so an operator's change made
@@ -122,19 +144,7 @@ async function update(context: SentinelContext, request: SentinelRequest, app: A
     (current) => {
       // Disabled meanwhile: the service no longer knows it, as after a deletion.
       if (current.disabled === true) throw gone();
-      checkAgainst(current, body, metadata);
-      const patch = {
-        redirectUris: metadata.redirectUris,
-        grantTypes: metadata.grantTypes,
-        name: metadata.name,
-        scope: scopeOfUpdate(current, metadata.scope),
-        // RFC 7592 §2.2: the update replaces the metadata, so a field left out is cleared.
-        backchannelLogoutUri: metadata.backchannelLogoutUri,
-        backchannelLogoutSessionRequired: metadata.backchannelLogoutSessionRequired,
-        defaultMaxAge: metadata.defaultMaxAge,
-        resources: resourcesOfUpdate(current, metadata.resources),
-      };
-      refuseUnhonouredMetadata(context, body, { ...current, ...patch }, current.resources);
+      const patch = patchOnto(current);
       before = current;
       return patch;
     },

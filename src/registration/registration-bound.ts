@@ -12,6 +12,7 @@
  * an initial access token create them, one per address that registered an app, but from many addresses they must
  * still never fill the login throttle's `throttle:`.
  */
+import { createHash } from 'node:crypto';
 import { addressBoundKey, addressBoundNetworkKey, takeNetworkedSlot } from '../http/address-bound.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
@@ -46,6 +47,40 @@ export async function takeRegistrationSlot(context: SentinelContext, ip: string 
   // The route has no denied event of its own (registration refusals are registration.* events): this is its audit.
   context.emit({ type: 'registration.throttled', accountId, scope: 'registrations' });
   throw new OAuthError('temporarily_unavailable', `too many registrations from this ${refusedBy}; retry later`, {
+    status: 429,
+    headers: { 'retry-after': String(REGISTRATION_WINDOW_SECONDS) },
+  });
+}
+
+/**
+ * Changes one registered client may make to its registration per hour, across instances: RFC 7592 updates and new
+ * secrets together. Each is a write that lasts (on PostgreSQL a change-log row, which is append-only, and a
+ * notification to every instance) plus an `app.*` audit event, and the registration access token that asks for it is
+ * held by the client, sometimes by every install of an app: unbounded, one client could grow the registry's history
+ * and the audit log without end. A client that changes its registration by hand or from a deployment script stays
+ * well under it.
+ */
+export const CHANGES_PER_CLIENT = 100;
+
+/**
+ * Counts one change to the registration of `clientId` against {@link CHANGES_PER_CLIENT}, before it is written. The
+ * counter lives beside the registrations' (`throttle-registered:client:`*digest of account and client*), so a
+ * MemoryStore keeps it as security state, one per client that changed its registration this hour.
+ * @throws OAuthError temporarily_unavailable (429, `Retry-After`) with a `registration.throttled` event when the
+ *   client has made its share of changes this hour.
+ * @example await takeChangeSlot(context, app.accountId, app.clientId); // then write the change
+ */
+export async function takeChangeSlot(context: SentinelContext, accountId: string, clientId: string): Promise<void> {
+  const digest = createHash('sha256').update(`${accountId}\u0000${clientId}`).digest('base64url');
+  const refusedBy = await takeNetworkedSlot(
+    context,
+    { key: `${PREFIX}:client:${digest}`, limit: CHANGES_PER_CLIENT },
+    null,
+    REGISTRATION_WINDOW_SECONDS,
+  );
+  if (refusedBy === null) return;
+  context.emit({ type: 'registration.throttled', accountId, clientId, scope: 'registrations' });
+  throw new OAuthError('temporarily_unavailable', 'too many changes to this registration; retry later', {
     status: 429,
     headers: { 'retry-after': String(REGISTRATION_WINDOW_SECONDS) },
   });

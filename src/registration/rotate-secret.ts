@@ -9,6 +9,7 @@ import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../htt
 import type { RouteParams } from '../http/router.js';
 import { registrationOptions, requireRegistrationAccess } from './access.js';
 import { REGISTRATION_ACTOR } from './register.js';
+import { takeChangeSlot } from './registration-bound.js';
 
 /** Handles a secret rotation. */
 export async function handleRotateSecret(
@@ -22,6 +23,7 @@ export async function handleRotateSecret(
     throw new OAuthError('invalid_client_metadata', 'a private_key_jwt client authenticates with its keys and has no secret to rotate');
   }
   const overlap = registrationOptions(context).secretOverlapSeconds;
+  await takeChangeSlot(context, accountId, app.clientId);
   const clientSecret = generateClientSecret();
   const rotated = await context.apps.rotateClientSecret?.(accountId, app.clientId, hashClientSecret(clientSecret), overlap, {
     actor: REGISTRATION_ACTOR,
