@@ -66,6 +66,23 @@ describe('registered client metadata the service would not honour', () => {
     expect(info).not.toHaveProperty('logo_uri');
   });
 
+  it('reads post_logout_redirect_uris as a set: a repeated URI cannot stand in for one it leaves out', async () => {
+    const service = sentinel();
+    const two = { ...CODE_CLIENT, redirect_uris: ['https://rp.example.com/cb', 'https://rp.example.com/other'] };
+    const narrower = await postRegistration(service, {
+      ...two,
+      post_logout_redirect_uris: ['https://rp.example.com/cb', 'https://rp.example.com/cb'],
+    });
+    expect(narrower.status).toBe(400);
+    expect((jsonOf(narrower) as { error_description: string }).error_description).toMatch(/^post_logout_redirect_uris /);
+    for (const listed of [
+      ['https://rp.example.com/other', 'https://rp.example.com/cb'],
+      ['https://rp.example.com/cb', 'https://rp.example.com/other', 'https://rp.example.com/cb'],
+    ]) {
+      expect((await postRegistration(service, { ...two, post_logout_redirect_uris: listed })).status).toBe(201);
+    }
+  });
+
   it('refuses the same on an update (RFC 7592 §2.2) and leaves the client as it was', async () => {
     const service = sentinel();
     const info = await registerClient(service, CODE_CLIENT);

@@ -15,8 +15,12 @@ function refused(name: string, reason: string): OAuthError {
   return new OAuthError('invalid_client_metadata', `${name} ${reason}`);
 }
 
+/**
+ * Whether `a` holds the strings of `b`, each at least once, and nothing else. Not by length: `[x, x]` has the length
+ * of `[x, y]`, and would pass for it while asking for one URI of the two.
+ */
 function sameSet(a: readonly unknown[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((item) => typeof item === 'string' && b.includes(item));
+  return a.every((item) => typeof item === 'string' && b.includes(item)) && b.every((item) => a.includes(item));
 }
 
 const BY_OPERATOR = 'an operator can register such a client with the apps option, the CLI or an AppStore';
