@@ -65,7 +65,7 @@ export interface SentinelOptions {
         rotateEverySeconds: number;
         /** How long a new key is published in the JWKS before it signs. @defaultValue required */
         prePublishSeconds: number;
-        /** How long a retired key stays published to verify tokens it signed. @defaultValue the longest token lifetime */
+        /** How long a retired key stays published to verify tokens it signed. @defaultValue the longest token lifetime plus `clockTolerance` */
         retainSeconds?: number | undefined;
         /** How often each instance re-reads the ring (at most 60). @defaultValue `30` */
         refreshSeconds?: number | undefined;
