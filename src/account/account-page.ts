@@ -25,6 +25,7 @@ import { keepUiLocales } from './account-links.js';
 import { accountPageOff, readAccountPost } from './account-post.js';
 import { connectedApps, disconnectApp, endOtherSessions, endOwnSession, sessionItems } from './account-sessions.js';
 import { type AccountVisit, accountPagePath, currentVisit, signInRedirect } from './account-visit.js';
+import { sessionDigestOf } from '../authorize/state/session.js';
 
 /** What `?done=` may name, and the message it shows: anything else shows nothing. */
 const NOTICES: Readonly<Record<string, MessageKey>> = {
@@ -155,7 +156,9 @@ export async function handleAccountPage(context: SentinelContext, request: Senti
   if (visit !== null && request.query.get('step_up') === 'passkey' && passkeyHooks(context) !== undefined) {
     // Before a passkey can be added or removed: a new sign-in, as strong as any the user has (passkeyChangeRefusal).
     const level = await passkeyEnrolmentLevel(context, { accountId, userId: visit.session.userId });
-    return signInRedirect(context, request, accountId, { acr: level, fresh: true });
+    // The visit's session goes with it: a host's page (completeLogin(), no cookie) must end or carry it over too.
+    const browserSession = sessionDigestOf(visit.sessionId);
+    return signInRedirect(context, request, accountId, { acr: level, fresh: true, browserSession });
   }
   if (visit !== null) return showPage(context, request, visit);
   if (request.query.get('signin') === 'cancelled') return notSignedIn(context, request, accountId);

@@ -108,7 +108,9 @@ export async function currentVisit(context: SentinelContext, request: SentinelRe
  * Sends the browser to the login page, in an interaction that comes back to the account page; with `acr`, a sign-in
  * that must reach that level; with `fresh`, one made during this interaction (`prompt=login`), which is what a
  * host's own login page (`login.url`) is told and `completeLogin()` enforces: an older sign-in handed over would
- * come back as old as it was, and the page would ask again.
+ * come back as old as it was, and the page would ask again. `browserSession`, the digest of the visit's session, is
+ * kept with the interaction as /authorize keeps its own: `completeLogin()` has no cookie, and its new session must
+ * replace that one (carry it over, or retire another user's) as the login form's does.
  *
  * @example
  * if (visit === null) return signInRedirect(context, request, accountId);
@@ -117,9 +119,9 @@ export async function signInRedirect(
   context: SentinelContext,
   request: SentinelRequest,
   accountId: string,
-  step: { acr?: AcrValue | undefined; fresh?: boolean | undefined } = {},
+  step: { acr?: AcrValue | undefined; fresh?: boolean | undefined; browserSession?: string | undefined } = {},
 ): Promise<SentinelResponse> {
-  const { acr, fresh = false } = step;
+  const { acr, fresh = false, browserSession } = step;
   if (!(await context.apps.hasAccount(accountId))) {
     throw new OAuthError('invalid_request', 'The account in this link is unknown.', { status: 401 });
   }
@@ -142,6 +144,6 @@ export async function signInRedirect(
   // Counted per client address, as /authorize's (interaction-bound.ts): a visit without a session stores one. An
   // address over it gets a 429 page with Retry-After; there is no app to send it back to.
   const admit = () => takeInteractionSlot(context, clientIP(context.config, request));
-  const interactionId = await createInteraction(context, authorization, request.mountPath, undefined, returnTo, undefined, admit);
+  const interactionId = await createInteraction(context, authorization, request.mountPath, undefined, returnTo, browserSession, admit);
   return redirect(303, loginPageURL(context, request.mountPath, accountId, interactionId));
 }
