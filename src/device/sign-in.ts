@@ -4,6 +4,8 @@
  * the device authorization instead of a redirect URI, and the end of the sign-in leads to the confirmation page
  * instead of back to an application (`deviceConfirmationLocation` in `confirmation.ts`).
  */
+import type { App } from '../apps/app.js';
+import { defaultMaxAgeProblem } from '../apps/app-validation.js';
 import type { SentinelContext } from '../http/context.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import type { AuthorizationRequest } from '../authorize/request/validate-request.js';
@@ -15,13 +17,26 @@ import { decideDevice, type StoredDevice } from './device-records.js';
 import { outcomePageResponse, undecidedPageResponse } from './pages.js';
 
 /**
+ * The app's `default_max_age` (OpenID Connect Registration §2: its user must have authenticated no longer ago than
+ * that), or `undefined`. An app from a host's own AppStore is not checked on its way in: a value that is no limit is
+ * none, as /authorize reads it.
+ *
+ * @example signInMaxAge({ defaultMaxAge: 300 }) // 300
+ */
+export function signInMaxAge(app: Pick<App, 'defaultMaxAge'>): number | undefined {
+  return defaultMaxAgeProblem(app.defaultMaxAge) === null ? app.defaultMaxAge : undefined;
+}
+
+/**
  * Parks a device sign-in as an interaction and returns the login page to send the browser to. The request has no
  * redirect URI: nothing of the sign-in ever redirects to an application. `browserSession`, the digest of the session
  * the browser holds ("Not you?", a sign-in too old for the app), is kept with it as /authorize keeps its own: the
  * host's page ends the sign-in with `completeLogin()`, which has no cookie, and its new session must replace that
- * one (carry it over, or retire another user's) as the login form's does.
+ * one (carry it over, or retire another user's) as the login form's does. `maxAge`, the app's
+ * {@link signInMaxAge}, is the request's as /authorize makes `default_max_age` the `max_age` of a request without
+ * one: the host's page is told (`sentinel.interaction()`), and `completeLogin()` refuses a sign-in that old.
  *
- * @example return redirect(303, await startDeviceSignIn(context, request, found, appName, user?.sessionDigest));
+ * @example return redirect(303, await startDeviceSignIn(context, request, found, appName, user?.sessionDigest, signInMaxAge(app)));
  */
 export async function startDeviceSignIn(
   context: SentinelContext,
@@ -29,6 +44,7 @@ export async function startDeviceSignIn(
   found: StoredDevice,
   appName: string,
   browserSession?: string,
+  maxAge?: number,
 ): Promise<string> {
   const { accountId, clientId, scope, userCode } = found.record;
   // The verification page's ui_locales, as an app's authorization request carries its own: the sign-in speaks them.
@@ -42,6 +58,7 @@ export async function startDeviceSignIn(
     clientName: appName,
     scope,
     ...(uiLocales.length === 0 ? {} : { uiLocales }),
+    ...(maxAge === undefined ? {} : { maxAge }),
   };
   const device = { grantId: found.grantId, userCode };
   const id = await createInteraction(context, authorization, request.mountPath, device, undefined, browserSession);

@@ -13,7 +13,6 @@
  * protected by a CSRF token and the cross-site check of every POST of the browser flow.
  */
 import type { App } from '../apps/app.js';
-import { defaultMaxAgeProblem } from '../apps/app-validation.js';
 import { OAuthError } from '../errors.js';
 import type { SentinelContext } from '../http/context.js';
 import { addressBucket, clientIP } from '../http/client-ip.js';
@@ -32,7 +31,7 @@ import { type DeviceRecord, decideDevice, findByUserCode, readDevice } from './d
 import { entryFormTokenMatches } from './entry-form-tie.js';
 import { confirmPageResponse, entryPageResponse, outcomePageResponse, undecidedPageResponse } from './pages.js';
 import { type DeviceApproval, indexDeviceApproval, withdrawDeviceApproval } from './device-session.js';
-import { startDeviceSignIn } from './sign-in.js';
+import { signInMaxAge, startDeviceSignIn } from './sign-in.js';
 import { assertStillApprovable } from './still-approvable.js';
 import { formatUserCode, normalizeUserCode } from './user-code.js';
 import { en } from '../i18n/en.js';
@@ -80,9 +79,8 @@ async function signedInUser(
  * has it, with the same `>=`; otherwise the device's ID token would carry an `auth_time` the app said it does not take.
  */
 function tooOldFor(app: App, authTime: number, nowSeconds: number): boolean {
-  // An app from a host's own AppStore is not checked on its way in: a default_max_age that is no limit is none.
-  if (defaultMaxAgeProblem(app.defaultMaxAge) !== null) return false;
-  return nowSeconds - authTime >= (app.defaultMaxAge as number);
+  const maxAge = signInMaxAge(app);
+  return maxAge !== undefined && nowSeconds - authTime >= maxAge;
 }
 
 async function enterCode(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
@@ -128,7 +126,7 @@ async function enterCode(context: SentinelContext, request: SentinelRequest, acc
   await takeInteractionSlot(context, ip);
   const user = await signedInUser(context, request, accountId);
   if (user === null || tooOldFor(resolved, user.authTime, now)) {
-    return redirect(303, await startDeviceSignIn(context, request, found, appName, user?.sessionDigest));
+    return redirect(303, await startDeviceSignIn(context, request, found, appName, user?.sessionDigest, signInMaxAge(resolved)));
   }
   // Already signed in here: straight to the confirmation, which names the app and the code before anything is allowed.
   const id = await createConfirmation(context, {
@@ -253,7 +251,11 @@ async function switchUser(
   if (found === null || found.record.accountId !== accountId || found.record.status !== 'pending' || found.record.expiresAt <= now) {
     return undecidedPageResponse(context, request, accountId, found?.record ?? null);
   }
-  return redirect(303, await startDeviceSignIn(context, request, found, confirmation.appName, confirmation.sessionDigest));
+  // The new sign-in must be as recent as the app asks (its default_max_age), as the first one had to be.
+  const app = context.apps.findApp(accountId, found.record.clientId);
+  const resolved = isThenable(app) ? await app : app;
+  const maxAge = resolved === null ? undefined : signInMaxAge(resolved);
+  return redirect(303, await startDeviceSignIn(context, request, found, confirmation.appName, confirmation.sessionDigest, maxAge));
 }
 
 /** The name the confirmation page shows: the `name` claim when the claims hook gives one (as the account page), else the user id. */

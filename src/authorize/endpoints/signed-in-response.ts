@@ -3,7 +3,7 @@
  * device session (fresh id, the previous one ended once the new one is in place: no fixation), an authorization code, and a 303 back to the
  * application (RFC 9700 §4.12: 303 so the browser does not re-post the credentials to the app).
  */
-import { wireDescription } from '../../errors.js';
+import { OAuthError, wireDescription } from '../../errors.js';
 import { FAPI2_CODE_TTL_SECONDS } from '../../assurance/fapi2.js';
 import { issueCode } from '../../token/code-records.js';
 import type { SentinelContext } from '../../http/context.js';
@@ -95,6 +95,18 @@ function refusedSignInResponse(
 }
 
 /**
+ * Refuses a device sign-in older than its app's `default_max_age` (the only way one is stale: a device sign-in has
+ * no `prompt`). It has no redirect URI to answer to, and the host's `completeLogin()` no request for the device
+ * pages: a 400 page, the same `authorize.denied` event, nothing issued, and the device still waiting (the person
+ * did not refuse; entering the code again signs in anew).
+ */
+function refuseStaleDeviceSignIn(context: SentinelContext, authorization: AuthorizationRequest, reason: string): never {
+  const { accountId, clientId } = authorization;
+  context.emit({ type: 'authorize.denied', accountId, clientId, error: 'login_required', reason });
+  throw new OAuthError('login_required', `${reason}. Enter the code from your device again and sign in anew.`, { status: 400 });
+}
+
+/**
  * The answer to a sign-in that cannot reach the level its request asked for (`acr_values`, an essential `acr`):
  * `unmet_authentication_requirements` back to the application, with `state` and `iss`; nothing is issued. Only while
  * the app still takes it there ({@link assertStillDeliverable}).
@@ -161,6 +173,7 @@ export async function signedInResponse(
   // Likewise a sign-in older than the request allows (prompt=login, max_age): only a host's page can hand one over,
   // and the tokens would carry its old auth_time. The user must sign in again, as prompt=none's answer says.
   const stale = staleSignInReason(authorization, authTime, interaction.createdAt, Math.floor(Date.now() / 1000));
+  if (stale !== null && interaction.device !== undefined) refuseStaleDeviceSignIn(context, authorization, stale);
   if (stale !== null) return refusedSignInResponse(context, authorization, 'login_required', stale);
   // The request named its user (id_token_hint): a sign-in by anyone else answers it no more than their session would
   // (OpenID Connect Core §3.1.2.1), or the app, re-confirming a known user, would get another person's tokens.
