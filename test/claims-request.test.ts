@@ -179,6 +179,28 @@ describe('claims parameter: user claims (OpenID Connect Core §5.5)', () => {
     expect(await userInfo(narrowed, body.access_token)).toEqual({ sub: USER_ID, acr: 'urn:sentinel:acr:password' });
   });
 
+  it('gives at the code exchange no claim by name the app lost while the code was pending', async () => {
+    const store = new MemoryStore();
+    const withScope = (scope: string) =>
+      claimsSentinel({
+        store,
+        apps: (baseOptions().apps ?? []).map((app) => (app.clientId === CLIENT_ID ? { ...app, scope } : app)),
+      }).sentinel;
+    const { verifier, challenge } = pkcePair();
+    const claims = JSON.stringify({ userinfo: { name: null }, id_token: { locale: null } });
+    const params = { scope: 'openid', code_challenge: challenge, code_challenge_method: 'S256', nonce: 'n-1', claims };
+    const sentinel = withScope('openid profile');
+    const { interaction } = await startInteraction(sentinel, authorizeQuery(params));
+    const csrf = await openLogin(sentinel, interaction);
+    const signedIn = await postLogin(sentinel, interaction, { csrf_token: csrf, username: USERNAME, password: PASSWORD });
+    const code = new URL(String(signedIn.headers.location)).searchParams.get('code');
+    // The operator narrows the app's scope before the code is redeemed (a restart with new options, the store kept).
+    const narrowed = withScope('openid');
+    const body = jsonOf(await exchangeCode(narrowed, String(code), verifier));
+    expect(userClaimsOf(body.id_token)).toEqual({});
+    expect(await userInfo(narrowed, body.access_token)).toEqual({ sub: USER_ID });
+  });
+
   it('a session answering prompt=none releases them as a sign-in does', async () => {
     const { sentinel } = claimsSentinel();
     const { sessionCookie } = await signIn(sentinel);

@@ -249,6 +249,28 @@ describe('refresh rotation', () => {
     expect(refreshed.scope).toBe('openid read');
   });
 
+  it('issues at the code exchange only the scope the app may still have, once an operator narrowed it meanwhile', async () => {
+    const { sentinel, exchange, accepted } = setup();
+    const code = await codeFor(sentinel, { scope: 'openid read write' });
+    // Narrowed while the code is pending (up to codeTtl): the first tokens must not carry what the app lost.
+    const apps = contextOf(sentinel).apps;
+    const app = await apps.findApp(ACCOUNT, CLIENT_ID);
+    await apps.updateApp?.({ ...(app as NonNullable<typeof app>), scope: 'read' });
+    const tokens = jsonOf(await exchange(code)) as { scope: string; access_token: string; refresh_token: string };
+    expect(tokens.scope).toBe('openid read');
+    expect(JSON.parse(Buffer.from(tokens.access_token.split('.')[1] as string, 'base64url').toString()).scope).toBe('openid read');
+    expect(await accepted(tokens.access_token)).toBe(true);
+    // The grant itself holds the narrowed scope: a refresh asking for the lost one is refused, not re-granted.
+    const askWrite = new URLSearchParams({
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+      scope: 'write',
+      client_id: CLIENT_ID,
+      client_secret: CLIENT_SECRET,
+    });
+    expect(jsonOf(await postForm(sentinel, TOKEN_PATH, askWrite.toString())).error).toBe('invalid_scope');
+  });
+
   it('remembers at most 64 revoked access tokens of a grant; one more ends the grant', async () => {
     const { sentinel, refresh, accepted, signIn, events } = setup();
     let tokens = await signIn();

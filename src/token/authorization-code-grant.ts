@@ -21,7 +21,8 @@ import { invalidProof } from '../dpop/proof.js';
 import { attachGrant } from '../sessions/session-index.js';
 import type { PendingProof } from '../dpop/token-binding.js';
 import { tokenResources } from './resource-indicators.js';
-import { storedRequestedClaims } from './requested-claims.js';
+import { claimsWithinAppScope, storedRequestedClaims } from './requested-claims.js';
+import { withinAppScope } from './scope-tokens.js';
 import { type CommittedGrant, undoCommit } from './undo-commit.js';
 
 /**
@@ -144,8 +145,11 @@ export async function handleAuthorizationCodeGrant(
   if (dpop !== undefined) await dpop.remember();
   // A stored record is not trusted to name a method the service does not know: such an amr is dropped.
   const amr = readAmr(record.amr);
-  // Checked like the amr: a stored record is not trusted to name claims a request could not ask for.
-  const claims = record.claims === undefined ? undefined : storedRequestedClaims(record.claims);
+  // Checked like the amr: a stored record is not trusted to name claims a request could not ask for. Scope and claims
+  // are narrowed to the app's scope as it is now, as a refresh narrows them: an operator may have narrowed it while
+  // the interaction or the code was pending, and the first tokens (and the grant) must not carry what it lost.
+  const claims = claimsWithinAppScope(record.claims === undefined ? undefined : storedRequestedClaims(record.claims), app);
+  const scope = withinAppScope(record.scope, app);
   const input = {
     grantType: 'authorization_code',
     accountId,
@@ -156,8 +160,8 @@ export async function handleAuthorizationCodeGrant(
     amr,
     acr: record.acr,
     sid: record.sid,
-    scope: record.scope,
-    idToken: hasOpenIDScope(record.scope) ? { nonce: record.nonce, alg: appIdTokenAlg(context, app) } : null,
+    scope,
+    idToken: hasOpenIDScope(scope) ? { nonce: record.nonce, alg: appIdTokenAlg(context, app) } : null,
     ip: request.ip,
     dpopJkt,
     resources,
@@ -167,7 +171,7 @@ export async function handleAuthorizationCodeGrant(
     const start: GrantStart = {
       accountId,
       userId: record.userId,
-      scope: record.scope,
+      scope,
       authTime: record.authTime,
       amr,
       acr: record.acr,

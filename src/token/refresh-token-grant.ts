@@ -27,6 +27,7 @@ import { appIdTokenAlg, hasOpenIDScope } from './id-token.js';
 import { readAmr } from '../assurance/levels.js';
 import { issueUserTokens } from './user-tokens.js';
 import { claimsWithinAppScope } from './requested-claims.js';
+import { withinAppScope } from './scope-tokens.js';
 import { assertRefreshBinding, refreshBindingKey } from '../dpop/refresh-binding.js';
 import type { PendingProof } from '../dpop/token-binding.js';
 import { tokenResources } from './resource-indicators.js';
@@ -102,18 +103,6 @@ function keptRefreshState(context: SentinelContext, grant: GrantRecord): GrantRe
   const { refresh } = grant;
   if (refresh === null || grant.absoluteExpiresAt <= now) return null;
   return { ...refresh, expiresAt: Math.min(now + context.config.refreshToken.idleTtl, grant.absoluteExpiresAt) };
-}
-
-/**
- * The grant's scope as the app may still have it: an operator may have narrowed the app's `scope` since the grant
- * was made, and a refresh issues what the authorization endpoint would allow now (the app's scope and `openid`), as
- * it re-checks the grant's resources.
- */
-function withinAppScope(scope: string | undefined, app: App): string | undefined {
-  if (scope === undefined || app.scope === undefined) return scope;
-  const allowed = new Set([...app.scope.split(' '), 'openid']);
-  const kept = scope.split(' ').filter((token) => allowed.has(token));
-  return kept.length === 0 ? undefined : kept.join(' ');
 }
 
 /**

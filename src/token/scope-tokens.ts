@@ -4,6 +4,7 @@
  * characters is refused before that, with a fixed description, because RFC 6749 §5.2 allows `error_description` only
  * %x20-21 / %x23-5B / %x5D-7E and the client's text (a tab, a quote, a backslash, non-ASCII) is not to be echoed.
  */
+import type { App } from '../apps/app.js';
 import { OAuthError } from '../errors.js';
 
 /** RFC 6749 §3.3 `scope-token`: within the §5.2 `error_description` characters, so a checked token may be named. */
@@ -34,4 +35,17 @@ export function requestedScopeTokens(requested: string): string[] {
     throw new OAuthError('invalid_scope', 'scope must be space-separated scope tokens');
   }
   return asked;
+}
+
+/**
+ * A granted scope as the app may still have it: an operator may have narrowed the app's `scope` since the user
+ * authorized it (while the code was pending, or since the grant was made), and a code exchange or a refresh issues
+ * what the authorization endpoint would allow now (the app's scope and `openid`), as they re-check the resources.
+ * @example withinAppScope('openid read write', { scope: 'read' }) // 'openid read'
+ */
+export function withinAppScope(scope: string | undefined, app: Pick<App, 'scope'>): string | undefined {
+  if (scope === undefined || app.scope === undefined) return scope;
+  const allowed = new Set([...app.scope.split(' '), 'openid']);
+  const kept = scope.split(' ').filter((token) => allowed.has(token));
+  return kept.length === 0 ? undefined : kept.join(' ');
 }
