@@ -2,7 +2,7 @@
  * A client named by its metadata document is nobody's installation: anyone can publish a document naming their own
  * redirect URI. So a browser session never answers such a client's authorization request by itself: the user sees
  * the login page naming the agent and its host, and `prompt=none` gets `consent_required` (OpenID Connect Core
- * §3.1.2.4, §3.1.2.6). Apps the account's operator registered still sign in silently.
+ * §3.1.2.4, §3.1.2.6), on the service's error page rather than by a redirect (RFC 9700 §4.11.2). Apps the account's operator registered still sign in silently.
  */
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -76,8 +76,12 @@ describe('a browser session and a client named by its metadata document', () => 
     expect(page.status).toBe(200);
     expect(page.body).toContain(`Anyone (${new URL(documentURL).host})`);
 
+    // Shown, not redirected (RFC 9700 §4.11.2, client-id-metadata-redirector.test.ts): the answer the app would have
+    // had is the page's one link, for the user to follow.
     const silent = await call(sentinel, { path, headers, query: agentQuery({ prompt: 'none' }) });
-    const answer = new URL(String(silent.headers.location));
+    expect(silent.status).toBe(400);
+    expect(silent.headers.location).toBeUndefined();
+    const answer = new URL(String(/<a href="([^"]*)"/.exec(String(silent.body))?.[1]).replaceAll('&amp;', '&'));
     expect(answer.origin + answer.pathname).toBe(AGENT_CALLBACK);
     expect(answer.searchParams.get('error')).toBe('consent_required');
     expect(answer.searchParams.get('code')).toBeNull();

@@ -616,7 +616,11 @@ describe('a client whose metadata document becomes unavailable', () => {
         code_challenge_method: 'S256',
       }),
     });
-    const location = new URL(String(direct.headers.location));
+    // On the service's error page, not by a redirect: no operator vetted the document's redirect URIs (RFC 9700
+    // §4.11.2). The page's one link is the error response the agent would have had.
+    expect(direct.status).toBe(400);
+    expect(direct.headers.location).toBeUndefined();
+    const location = new URL(String(/<a href="([^"]*)"/.exec(String(direct.body))?.[1]).replaceAll('&amp;', '&'));
     expect(location.searchParams.get('error')).toBe('invalid_request');
     expect(location.searchParams.get('error_description')).toMatch(/push/);
     // Pushed first (RFC 9126 §2, a public client naming itself), the same request signs the user in.

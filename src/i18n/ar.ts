@@ -45,6 +45,8 @@ export const ar: Messages = {
   errorServer: 'حدث خطأ ما',
   errorCode: 'رمز الخطأ: {code}. ارجع إلى التطبيق وحاول مرة أخرى.',
   errorDetails: 'التفاصيل (بالإنجليزية):',
+  errorAppRequest: 'تعذّر على هذه الخدمة معالجة طلب من التطبيق على {host}. لم تتم إعادتك إليه تلقائيًا.',
+  errorReturnToApp: 'العودة إلى {host}',
   signedOutTitle: 'تم تسجيل الخروج',
   signedOutHeading: 'لقد سجّلت الخروج',
   signedOutLead: 'يمكنك إغلاق هذه النافذة أو الرجوع إلى التطبيق.',

@@ -45,6 +45,9 @@ export const de: Messages = {
   errorServer: 'Etwas ist schiefgelaufen',
   errorCode: 'Fehlercode: {code}. Kehre zur Anwendung zurück und versuche es erneut.',
   errorDetails: 'Details (auf Englisch):',
+  errorAppRequest:
+    'Dieser Dienst konnte eine Anfrage der Anwendung unter {host} nicht verarbeiten. Du wurdest nicht automatisch zu ihr zurückgeleitet.',
+  errorReturnToApp: 'Zurück zu {host}',
   signedOutTitle: 'Abgemeldet',
   signedOutHeading: 'Du bist abgemeldet',
   signedOutLead: 'Du kannst dieses Fenster schließen oder zur Anwendung zurückkehren.',

@@ -45,6 +45,9 @@ export const en: Messages = {
   errorServer: 'Something went wrong',
   errorCode: 'Error code: {code}. Go back to the application and try again.',
   errorDetails: 'Details:',
+  errorAppRequest:
+    'This service could not process a request from the application at {host}. You have not been sent back to it automatically.',
+  errorReturnToApp: 'Return to {host}',
   signedOutTitle: 'Signed out',
   signedOutHeading: 'You are signed out',
   signedOutLead: 'You can close this window or go back to the application.',

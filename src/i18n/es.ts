@@ -45,6 +45,8 @@ export const es: Messages = {
   errorServer: 'Algo salió mal',
   errorCode: 'Código de error: {code}. Vuelve a la aplicación e inténtalo de nuevo.',
   errorDetails: 'Detalles (en inglés):',
+  errorAppRequest: 'Este servicio no pudo procesar una solicitud de la aplicación en {host}. No se te ha devuelto a ella automáticamente.',
+  errorReturnToApp: 'Volver a {host}',
   signedOutTitle: 'Sesión cerrada',
   signedOutHeading: 'Has cerrado la sesión',
   signedOutLead: 'Puedes cerrar esta ventana o volver a la aplicación.',

@@ -46,6 +46,9 @@ export const fr: Messages = {
   errorServer: "Une erreur s'est produite",
   errorCode: "Code d'erreur : {code}. Revenez à l'application et réessayez.",
   errorDetails: 'Détails (en anglais) :',
+  errorAppRequest:
+    "Ce service n'a pas pu traiter une demande de l'application à l'adresse {host}. Vous n'y avez pas été renvoyé automatiquement.",
+  errorReturnToApp: 'Revenir à {host}',
   signedOutTitle: 'Déconnecté',
   signedOutHeading: 'Vous êtes déconnecté',
   signedOutLead: "Vous pouvez fermer cette fenêtre ou revenir à l'application.",

@@ -45,6 +45,8 @@ export const ja: Messages = {
   errorServer: '問題が発生しました',
   errorCode: 'エラーコード: {code}。アプリに戻ってもう一度お試しください。',
   errorDetails: '詳細（英語）:',
+  errorAppRequest: 'このサービスは {host} のアプリからのリクエストを処理できませんでした。アプリには自動的に戻されていません。',
+  errorReturnToApp: '{host} に戻る',
   signedOutTitle: 'ログアウトしました',
   signedOutHeading: 'ログアウトしました',
   signedOutLead: 'このウィンドウを閉じるか、アプリに戻ってください。',

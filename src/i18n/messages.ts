@@ -63,6 +63,10 @@ export interface Messages {
   errorCode: string;
   /** Shown on an error page when the cause has no translation: the cause follows in English. */
   errorDetails: string;
+  /** Above the cause on the error page of an app's request that is not sent back to it; `{host}` names the app. */
+  errorAppRequest: string;
+  /** The link back to the app on that page; `{host}` is where it goes. */
+  errorReturnToApp: string;
   signedOutTitle: string;
   signedOutHeading: string;
   signedOutLead: string;

@@ -45,6 +45,9 @@ export const ptBR: Messages = {
   errorServer: 'Algo deu errado',
   errorCode: 'Código de erro: {code}. Volte ao aplicativo e tente novamente.',
   errorDetails: 'Detalhes (em inglês):',
+  errorAppRequest:
+    'Este serviço não conseguiu processar uma solicitação do aplicativo em {host}. Você não foi levado de volta a ele automaticamente.',
+  errorReturnToApp: 'Voltar para {host}',
   signedOutTitle: 'Sessão encerrada',
   signedOutHeading: 'Você saiu da sua conta',
   signedOutLead: 'Você pode fechar esta janela ou voltar ao aplicativo.',

@@ -41,12 +41,28 @@ export function wantsJSON(request: SentinelRequest): boolean {
 }
 
 /**
+ * The application an error page is about, when the page stands in for an error redirect the service does not make
+ * by itself (authorization-error.ts): its host, and the redirect as a plain link the user may choose to follow.
+ */
+export interface ErrorPageApp {
+  /** The host that names the application (its client id's), as the login page names it. */
+  host: string;
+  /** The error response the application would have been sent, and the host it goes to. */
+  returnTo: { href: string; host: string };
+}
+
+/**
  * The error page (or JSON) for `error`; the route `renderError` of the browser-facing endpoints.
  *
  * @example
  * errorPageResponse(context, request, new OAuthError('invalid_client', 'unknown client', { status: 401 }))
  */
-export function errorPageResponse(context: SentinelContext, request: SentinelRequest | undefined, error: OAuthError): SentinelResponse {
+export function errorPageResponse(
+  context: SentinelContext,
+  request: SentinelRequest | undefined,
+  error: OAuthError,
+  app?: ErrorPageApp,
+): SentinelResponse {
   // Without a request (`completeLogin()`) the page is HTML: that is what the host forwards to the browser.
   if (request !== undefined && wantsJSON(request)) return noStoreJSON(error.status, error.toJSON(), { ...error.headers });
   const { messages, tag, dir } = pageLocale(context, request);
@@ -59,9 +75,16 @@ export function errorPageResponse(context: SentinelContext, request: SentinelReq
       ? `<p class="lead">${escapeHTML(translated ?? error.description)}</p>`
       : `<p class="lead">${escapeHTML(messages.errorDetails)} <span lang="en">${escapeHTML(error.description)}</span></p>`;
   const styleNonce = createStyleNonce();
+  const about =
+    app === undefined ? '' : `<p>${fill(escapeHTML(messages.errorAppRequest), { host: `<strong>${escapeHTML(app.host)}</strong>` })}</p>\n`;
+  // A plain link, never followed by itself: the user has read which host it leaves for (RFC 9700 §4.11.2).
+  const back =
+    app === undefined
+      ? ''
+      : `\n<p><a href="${escapeHTML(app.returnTo.href)}" rel="noreferrer">${fill(escapeHTML(messages.errorReturnToApp), { host: escapeHTML(app.returnTo.host) })}</a></p>`;
   const content = `<h1>${escapeHTML(title)}</h1>
-${lead}
-<p class="meta">${fill(escapeHTML(messages.errorCode), { code: `<code>${escapeHTML(error.code)}</code>` })}</p>`;
+${about}${lead}
+<p class="meta">${fill(escapeHTML(messages.errorCode), { code: `<code>${escapeHTML(error.code)}</code>` })}</p>${back}`;
   const html = renderPageHtml({ title, content, styleNonce, branding: context.config.branding, lang: tag, dir });
   return htmlResponse(error.status, html, { styleNonce, imgSrc: logoSources(context.config.branding) }, { ...error.headers });
 }

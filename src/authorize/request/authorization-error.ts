@@ -1,13 +1,15 @@
 /**
  * Errors of the authorization endpoint that go back to the application (RFC 6749 §4.1.2.1): once the account,
  * client and redirect URI are validated, every problem is a redirect carrying `error`, `error_description`,
- * `state` and `iss` (RFC 9207). Errors without a target are shown to the user and never redirected.
+ * `state` and `iss` (RFC 9207). Errors without a target are shown to the user and never redirected, and so are
+ * those of a client no operator registered (RFC 9700 §4.11.2, below).
  */
 import type { SentinelContext } from '../../http/context.js';
 import { isOAuthError, OAuthError, type OAuthErrorCode, wireDescription } from '../../errors.js';
 import { redirect, type SentinelRequest, type SentinelResponse } from '../../http/messages.js';
 import { authorizationResponseURL, type RedirectTarget } from './authorization-response.js';
 import { errorPageResponse } from '../pages/error-response.js';
+import { namesMetadataDocument } from '../../apps/client-id-metadata.js';
 
 const REDIRECTABLE = Symbol.for('sentinel-idp.AuthorizationError');
 
@@ -46,9 +48,27 @@ export function redirectOnFailure<T>(target: RedirectTarget, step: Promise<T>): 
   });
 }
 
+/** The host of an absolute URL, or the text itself should it not parse (a registered URI always does). */
+function hostOf(uri: string): string {
+  try {
+    return new URL(uri).host;
+  } catch {
+    return uri;
+  }
+}
+
 /**
  * The route `renderError` of the authorization endpoint: a 302 to the app for errors with a target, the error
  * page otherwise.
+ *
+ * A client named by its metadata document is the exception: anyone can publish one whose redirect URIs go anywhere,
+ * so a redirect straight from this endpoint (which the browser reaches from a link, before the user has seen any
+ * page of the service) would make the service an open redirector that lends its own address to a phishing link
+ * (RFC 9700 §4.11.2: redirect by itself only to a URI it trusts, otherwise inform the user). Its errors here are the
+ * error page instead, naming the app's host and the error, with the redirect as a plain link the user may follow.
+ * Errors after the user signed in or cancelled on the login page, which names that host, still go back (login.ts,
+ * signed-in-response.ts), as do every error of an app an operator registered (dynamic registration takes the
+ * operator's initial access token).
  *
  * @example
  * { name: 'authorize', renderError: renderAuthorizationError, ... }
@@ -59,8 +79,13 @@ export function renderAuthorizationError(
   error: OAuthError,
 ): SentinelResponse {
   if (!isAuthorizationError(error)) return errorPageResponse(context, request, error);
-  return redirect(
-    302,
-    authorizationResponseURL(error.target, { error: error.code, error_description: wireDescription(error.description) }),
-  );
+  const { target } = error;
+  const location = authorizationResponseURL(target, { error: error.code, error_description: wireDescription(error.description) });
+  if (namesMetadataDocument(context.config, target.clientId)) {
+    // Answered with the status of the error itself (400, 500, 503), not the redirect's 302.
+    const shown = new OAuthError(error.code, error.description);
+    const returnTo = { href: location, host: hostOf(target.redirectUri) };
+    return errorPageResponse(context, request, shown, { host: hostOf(target.clientId), returnTo });
+  }
+  return redirect(302, location);
 }
