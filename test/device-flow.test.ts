@@ -42,6 +42,7 @@ import {
   USERNAME,
 } from './helpers/fixtures.js';
 import { decodeJwt } from 'jose';
+import { contextOf } from '../src/http/context.js';
 import { generate } from 'otplib';
 import { createSentinel } from '../src/index.js';
 import { stepUpFixture } from './helpers/stepup-fixtures.js';
@@ -155,6 +156,21 @@ describe('polling', () => {
     expect(await pollError(sentinel, codes.device_code)).toBe('invalid_grant');
     expect(events).toContainEqual(expect.objectContaining({ type: 'device.approved', userId: USER_ID, clientId: DEVICE_CLIENT_ID }));
     expect(events).toContainEqual(expect.objectContaining({ type: 'token.issued', grantType: DEVICE_CODE_GRANT, userId: USER_ID }));
+  });
+
+  it('issues only the scope the app may still have, once an operator narrowed it while the device polled', async () => {
+    const apps = deviceApps().map((app) => (app.clientId === DEVICE_CLIENT_ID ? { ...app, scope: 'openid profile email' } : app));
+    const { sentinel } = deviceSentinel({ apps });
+    const codes = await requestCodes(sentinel, { scope: 'openid profile email' });
+    expect((await personDecides(sentinel, codes.user_code, 'approve')).status).toBe(200);
+    const registry = contextOf(sentinel).apps;
+    const app = await registry.findApp(ACCOUNT, DEVICE_CLIENT_ID);
+    await registry.updateApp?.({ ...(app as NonNullable<typeof app>), scope: 'profile' });
+    advanceClock(6);
+    const tokens = await poll(sentinel, codes.device_code);
+    expect(tokens.status, String(tokens.body)).toBe(200);
+    expect(jsonBody(tokens).scope).toBe('openid profile');
+    expect(decodeJwt(jsonBody(tokens).access_token as string).scope).toBe('openid profile');
   });
 
   it('refuses the tokens of a user the claims hook says is gone (idTokenClaims), and spends the device code', async () => {

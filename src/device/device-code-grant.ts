@@ -15,6 +15,7 @@ import { encodeGrant } from '../token/grant-encoding.js';
 import { firstGrant } from '../token/first-grant.js';
 import { appIdTokenAlg, hasOpenIDScope } from '../token/id-token.js';
 import { type CommitGrant, issueUserTokens } from '../token/user-tokens.js';
+import { withinAppScope } from '../token/scope-tokens.js';
 import { tokenResources } from '../token/resource-indicators.js';
 import { readAmr } from '../assurance/levels.js';
 import type { PendingProof } from '../dpop/token-binding.js';
@@ -104,6 +105,9 @@ export async function handleDeviceCodeGrant(
   // A stored record is not trusted to name a method the service does not know: such an amr is dropped.
   const amr = readAmr(record.amr);
   const sid = deviceSid(accountId, userId, grantId);
+  // Narrowed to the app's scope as it is now, as a code's and a refresh's are: an operator may have narrowed it while
+  // the person approved and the device polled.
+  const scope = withinAppScope(record.scope, app);
   const input = {
     grantType: DEVICE_CODE_GRANT,
     accountId,
@@ -113,14 +117,14 @@ export async function handleDeviceCodeGrant(
     authTime,
     amr,
     sid,
-    scope: record.scope,
-    idToken: hasOpenIDScope(record.scope) ? { alg: appIdTokenAlg(context, app) } : null,
+    scope,
+    idToken: hasOpenIDScope(scope) ? { alg: appIdTokenAlg(context, app) } : null,
     ip: request.ip,
     dpopJkt,
     resources,
   } as const;
   const commit: CommitGrant = async (access) => {
-    const start = { accountId, userId, scope: record.scope, authTime, amr, sid, resources: record.resources };
+    const start = { accountId, userId, scope, authTime, amr, sid, resources: record.resources };
     const { grant, refreshToken } = firstGrant(context, app, grantId, dpopJkt, access.exp, start);
     const spent = { ...record, status: 'issued' as const };
     const [now, written] = [JSON.stringify(spent), encodeGrant(grant)];
