@@ -34,6 +34,16 @@ export async function restoreRing(
 }
 
 /**
+ * What a change made by this instance (`rotateKeys()`, `revokeKey()`) starts from: `current` as read under the lock,
+ * or, when the store lost it and this instance holds a live ring, that ring put back (with the revocations `current`
+ * records), as a refresh would. Started from nothing, a rotation would write a ring of new keys only, and every
+ * instance would adopt it and drop the keys of every token signed so far; a revocation would find no key to revoke.
+ */
+export function ringToChange(current: RingDocument | null, held: RingDocument | undefined, encryptionKey: Buffer): RingDocument | null {
+  return held !== undefined && !isLost(held) && isLost(current) ? restored(held, current, encryptionKey) : current;
+}
+
+/**
  * `held`, to put back in place of the lost ring `current`, with the revocations `current` still records: a key
  * revoked there while this instance held it live must not come back usable.
  */

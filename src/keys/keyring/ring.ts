@@ -18,7 +18,7 @@ import type { RingDocument } from './document.js';
 import { type Derived, deriveKeys, type ImportedKey, importKeys } from './key-set.js';
 import { revokeEntry, startRotation } from './mutations.js';
 import type { KeyRotationOptions } from './options.js';
-import { isLost, keepRevocations, restoreRing } from './restore.js';
+import { isLost, keepRevocations, restoreRing, ringToChange } from './restore.js';
 import { generateKeys, policyOf, rotationDueIn } from './rotation.js';
 import { parseEncryptionKey } from './seal.js';
 import { readRing, updateRing } from './storage.js';
@@ -136,16 +136,19 @@ export class KeyRing {
     const read = this.#epoch;
     // Dated under the lock, when it is written (published): time spent waiting for the lock must not count as
     // pre-publication, or the key would sign before every cached JWKS has it.
-    const written = await updateRing(this.#store, this.#name, (current) =>
-      startRotation(
-        current,
+    const written = await updateRing(this.#store, this.#name, (current) => {
+      // A ring the store lost is put back first: rotated from nothing, it would orphan every token signed so far.
+      const base = ringToChange(current, this.#document, this.#encryptionKey);
+      const next = startRotation(
+        base,
         this.#rotation.algorithms,
         this.#encryptionKey,
         Date.now(),
         policyOf(this.#rotation, this.#timings),
         generated,
-      ),
-    );
+      );
+      return next ?? (base === current ? null : base);
+    });
     if (written !== null && written !== undefined) this.#adopt(written, startedAt, read);
     return this.list();
   }
@@ -160,7 +163,13 @@ export class KeyRing {
     const read = this.#epoch;
     let found = false;
     const written = await updateRing(this.#store, this.#name, (current) => {
-      const next = revokeEntry(current, kid, Date.now(), this.#encryptionKey, replacement);
+      const next = revokeEntry(
+        ringToChange(current, this.#document, this.#encryptionKey),
+        kid,
+        Date.now(),
+        this.#encryptionKey,
+        replacement,
+      );
       found = next !== null;
       return next;
     });
