@@ -69,7 +69,7 @@ export interface SentinelOptions {
         retainSeconds?: number | undefined;
         /** How often each instance re-reads the ring (at most 60). @defaultValue `30` */
         refreshSeconds?: number | undefined;
-        /** One active key per algorithm; the first signs by default. @defaultValue `['ES256']`, plus `'RS256'` when ID tokens can be issued */
+        /** One active key per algorithm, each named once; the first signs by default. @defaultValue `['ES256']`, plus `'RS256'` when ID tokens can be issued */
         algorithms?: SigningAlgorithm[] | undefined;
         /** Prefix of the ring's store keys, so several issuers can share one store. @defaultValue `'default'` */
         name?: string | undefined;

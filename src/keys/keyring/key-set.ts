@@ -77,12 +77,14 @@ export function deriveKeys(
   retainMs: number,
 ): Derived {
   const index = indexRing(document);
-  const published: SigningKey[] = [];
+  const published = new Set<SigningKey>();
   const byAlg = new Map<SigningAlgorithm, SigningKey>();
   for (const entry of document.keys) {
     const key = imported.get(entry.kid)?.key;
     if (key === undefined || !isPublished(index, entry, now, retainMs)) continue;
-    published.push(key);
+    // Once per kid: rings written with an algorithm named twice in `algorithms` hold each such key twice, and a
+    // second copy (the same kid, the one imported key) refused as a duplicate would keep every instance down.
+    published.add(key);
   }
   for (const alg of algorithms) {
     const active: RingEntry | undefined = activeEntry(index, alg, now);
@@ -90,9 +92,9 @@ export function deriveKeys(
     if (key !== undefined) byAlg.set(alg, key);
   }
   const first = algorithms.map((alg) => byAlg.get(alg)).find((key) => key !== undefined);
-  if (first === undefined || published.length === 0) throw new Error('the key ring has no signing key');
+  if (first === undefined || published.size === 0) throw new Error('the key ring has no signing key');
   // The signer first: KeySet's contract is "the first signs".
-  const ordered = [first, ...published.filter((key) => key !== first)];
+  const ordered = [first, ...[...published].filter((key) => key !== first)];
   const set = keySetOf(ordered, 'keyRing');
   return { signer: first, byAlg, byKid: set.byKid, jwks: set.jwks, until: nextChange(index, now, retainMs) };
 }

@@ -21,6 +21,9 @@ export const keyRotationSchema = z.object({
   algorithms: z
     .array(z.enum(['ES256', 'ES384', 'RS256', 'PS256', 'EdDSA']))
     .min(1)
+    // A rotation makes one key per algorithm: one named twice would get the same key twice, under one kid, and the
+    // ring written then would load nowhere (a duplicate kid), taking every instance down at the first rotation.
+    .refine((list) => new Set(list).size === list.length, 'must name each algorithm once')
     .default(['ES256']),
   /** Prefix of the ring's store keys, so several issuers can share one store. */
   name: z
