@@ -26,7 +26,8 @@ const COMMON_OPTIONS = `  --redis <url>     the Redis the instances share (redis
 /** Help text of the `keys` command group. */
 export const KEYS_RING_HELP = `Usage: sentinel-idp keys <generate|list|rotate|revoke> [options]
 
-  keys generate [--alg ES256]        print a new private JWK for the keys option
+  keys generate [--alg ES256] [--out <file>]
+                                     print (or write, mode 600) a new private JWK
   keys list --redis <url>            show the shared key ring (kid, alg, state, times)
   keys rotate --redis <url>          start a rotation: a new key is published now and
                                      signs after the ring's prePublishSeconds
