@@ -30,6 +30,7 @@ const ISOLATED = [
   'test/pkcs11.test.ts',
   'test/pkcs11-waiting.test.ts',
   'test/pkcs11-startup.test.ts',
+  'test/pkcs11-token-label.test.ts',
   'test/browser/**/*.test.ts',
 ];
 
@@ -130,6 +131,7 @@ const SERVICE_FILES = [
   'test/pkcs11.test.ts',
   'test/pkcs11-waiting.test.ts',
   'test/pkcs11-startup.test.ts',
+  'test/pkcs11-token-label.test.ts',
   // the built dist/ (the CLI, the packed tarball), the examples, git, the Go, Ruby and Python clients
   'test/cli.test.ts',
   'test/cli-keys-redis.test.ts',

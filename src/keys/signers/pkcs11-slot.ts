@@ -19,7 +19,13 @@ interface TokenChoice {
 export function findSlot(module: pkcs11js.PKCS11, options: TokenChoice): Buffer {
   const slots = module.C_GetSlotList(true);
   if (options.tokenLabel !== undefined) {
-    const slot = slots.find((candidate) => module.C_GetTokenInfo(candidate).label.trim() === options.tokenLabel);
+    const labelled = slots.filter((candidate) => module.C_GetTokenInfo(candidate).label.trim() === options.tokenLabel);
+    // Which of two tokens under one label comes first is the module's order, which a token added or re-inserted
+    // changes: the PIN would go to the other token (a wrong PIN counted there, maybe locking it), as with `slot`.
+    if (labelled.length > 1) {
+      throw new ConfigurationError('pkcs11.tokenLabel', 'more than one token present has this label; give each token its own');
+    }
+    const slot = labelled[0];
     if (slot === undefined) throw new ConfigurationError('pkcs11.tokenLabel', 'no token with this label is present');
     return slot;
   }
@@ -29,10 +35,11 @@ export function findSlot(module: pkcs11js.PKCS11, options: TokenChoice): Buffer 
 }
 
 /**
- * The slot of the token found at start-up, found again after a lost session. By `tokenLabel`, the label names it.
- * By `slot`, the index does not: it counts the slots that hold a token now, and a token added or removed (an HSM
- * partition, a card) shifts it, so the PIN would go to another token (a wrong PIN counted there, maybe locking
- * it). The token is then the one with the label and serial number it had at start-up.
+ * The slot of the token found at start-up, found again after a lost session. By `tokenLabel`, the label names it
+ * (and a second token under it is refused, as at start-up: findSlot). By `slot`, the index does not: it counts the
+ * slots that hold a token now, and a token added or removed (an HSM partition, a card) shifts it, so the PIN would go
+ * to another token (a wrong PIN counted there, maybe locking it). The token is then the one with the label and
+ * serial number it had at start-up.
  * @example const findAgain = slotFinder(module, options, slot); const slotNow = findAgain();
  */
 export function slotFinder(module: pkcs11js.PKCS11, options: TokenChoice, first: Buffer): () => Buffer {
