@@ -153,6 +153,8 @@ const SERVICE_FILES = [
   'test/mcp-example.test.ts',
   // The device-flow CLI example (npm run example:device) in its own process
   'test/device-cli-example.test.ts',
+  // The openssl command the key ring's encryption key is documented to be made with, run in a shell
+  'test/keyring-encryption-key-command.test.ts',
 ];
 
 /** `npm run test:unit`: every file but SERVICE_FILES, with each service required and pointed at a closed port. */

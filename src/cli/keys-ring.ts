@@ -7,7 +7,7 @@ import type { SigningAlgorithm } from '../keys/signing-keys.js';
 import { assertOpens, EncryptionKeyNeededError, hasPending, revokeEntry, startRotation } from '../keys/keyring/mutations.js';
 import { accountRingName } from '../keys/keyring/per-account.js';
 import { describeRing } from '../keys/keyring/describe.js';
-import { parseEncryptionKey } from '../keys/keyring/seal.js';
+import { ENCRYPTION_KEY_COMMAND, parseEncryptionKey } from '../keys/keyring/seal.js';
 import { readRing, updateRing } from '../keys/keyring/storage.js';
 import type { CLIIO } from './io.js';
 import { openRedis, REDIS_URL_ENV, requireRedisURL, warnPasswordInRedisArgument } from './redis-connection.js';
@@ -84,7 +84,7 @@ function encryptionKey(io: CLIIO, required: boolean): Buffer | undefined {
   try {
     return parseEncryptionKey(value);
   } catch {
-    throw new Error(`${ENCRYPTION_KEY_ENV} must be 32 bytes in base64url`);
+    throw new Error(`${ENCRYPTION_KEY_ENV} must be 32 bytes in base64url without "=" padding, as made by \`${ENCRYPTION_KEY_COMMAND}\``);
   }
 }
 

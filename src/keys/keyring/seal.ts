@@ -15,13 +15,21 @@ export interface Sealed {
 const FIELD = 'keyRotation.encryptionKey';
 
 /**
- * Decodes the configured key: exactly 32 bytes of base64url.
+ * A command that makes a key this file accepts. `basenc --base64url` alone pads with "=", which is refused: the key
+ * is also used as the string written (DPoP nonces, identifier digests), so a padded and an unpadded spelling of the
+ * same bytes on two instances would disagree there.
+ */
+export const ENCRYPTION_KEY_COMMAND = 'openssl rand 32 | basenc --base64url | tr -d =';
+
+/**
+ * Decodes the configured key: exactly 32 bytes of base64url, unpadded.
  * @throws ConfigurationError otherwise (without repeating the value).
  */
 export function parseEncryptionKey(value: string): Buffer {
   const bytes = /^[A-Za-z0-9_-]+$/.test(value) ? Buffer.from(value, 'base64url') : Buffer.alloc(0);
   if (bytes.length !== 32) {
-    throw new ConfigurationError(FIELD, 'must be 32 random bytes in base64url (generate one with `openssl rand 32 | basenc --base64url`)');
+    const padded = /^[A-Za-z0-9_-]+=+$/.test(value) ? ', without the "=" padding' : '';
+    throw new ConfigurationError(FIELD, `must be 32 random bytes in base64url${padded} (generate one with \`${ENCRYPTION_KEY_COMMAND}\`)`);
   }
   return bytes;
 }
