@@ -3,7 +3,7 @@
  * never go back to a state that orphans every token signed so far, nor bring a revoked key back into use.
  */
 import type { Store } from '../../stores/store.js';
-import type { RingDocument } from './document.js';
+import { indexRing, isPublished, type RingDocument, type RingEntry } from './document.js';
 import { revokeEntry } from './mutations.js';
 import { updateRing } from './storage.js';
 
@@ -78,6 +78,39 @@ export async function keepRevocations(
     let next = current;
     for (const kid of revived(current)) next = revokeEntry(next, kid, Date.now(), encryptionKey) ?? next;
     return next === current ? null : next;
+  });
+  return written ?? document;
+}
+
+/**
+ * Puts back into the stored `document` the keys `held` (the ring this instance holds) has signed with and still
+ * publishes, when the document lacks them. The store that lost the ring may be read first by an instance holding
+ * none (one starting), which makes a ring of new keys, or by one holding an older copy, which puts that back: the
+ * other instances would adopt it and drop the keys of every token signed so far. Put back, such a key is retired by
+ * the new ring's key (it activated later), so it verifies its tokens for the retention and goes as any retired key.
+ * A key the document records in any state (revoked too) is left as recorded, and a pending one is not put back: it
+ * signed nothing, and the JWKS relying parties have cached since may lack it.
+ */
+export async function keepHeldKeys(
+  store: Store,
+  name: string,
+  document: RingDocument,
+  held: RingDocument,
+  now: number,
+  retainMs: number,
+): Promise<RingDocument> {
+  const index = indexRing(held);
+  const kept = held.keys.filter(
+    (entry) =>
+      entry.revokedAt === undefined && entry.sealed !== undefined && entry.activatesAt <= now && isPublished(index, entry, now, retainMs),
+  );
+  const missing = (current: RingDocument): RingEntry[] => kept.filter((entry) => !current.keys.some((stored) => stored.kid === entry.kid));
+  if (missing(document).length === 0) return document;
+  const written = await updateRing(store, name, (current) => {
+    if (current === null || isLost(current)) return null;
+    const back = missing(current);
+    // After the document's own: of keys activated at the same instant, the first written signs (document.ts).
+    return back.length === 0 ? null : { ...current, keys: [...current.keys, ...back] };
   });
   return written ?? document;
 }

@@ -18,7 +18,7 @@ import type { RingDocument } from './document.js';
 import { type Derived, deriveKeys, type ImportedKey, importKeys } from './key-set.js';
 import { revokeEntry, startRotation } from './mutations.js';
 import type { KeyRotationOptions } from './options.js';
-import { isLost, keepRevocations, restoreRing, ringToChange } from './restore.js';
+import { isLost, keepHeldKeys, keepRevocations, restoreRing, ringToChange } from './restore.js';
 import { generateKeys, policyOf, rotationDueIn } from './rotation.js';
 import { parseEncryptionKey } from './seal.js';
 import { readRing, updateRing } from './storage.js';
@@ -192,6 +192,7 @@ export class KeyRing {
     }
     if (document !== null && this.#document !== undefined) {
       document = await keepRevocations(this.#store, this.#name, document, this.#document, this.#encryptionKey);
+      document = await keepHeldKeys(this.#store, this.#name, document, this.#document, now, this.#timings.retainMs);
     }
     const algorithms = this.#rotation.algorithms;
     const due = (doc: RingDocument | null) => rotationDueIn(doc, algorithms, this.#timings, now);

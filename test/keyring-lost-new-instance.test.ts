@@ -1,0 +1,73 @@
+/**
+ * The store loses the ring and an instance that holds none (one starting) reads it first: it makes a ring of new
+ * keys. The running instances then adopted that ring and dropped the keys of every token signed so far; now they put
+ * the keys they hold back into it, which stay (and verify) as long as the ring's retention keeps a retired key.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { MemoryStore, type Sentinel, type Store } from '../src/index.js';
+import { ACCOUNT, CONSUMER_UUID, makeSentinel } from './helpers/fixtures.js';
+import { consumerToken } from './helpers/direct-flow.js';
+import { kidOf } from './helpers/jwt.js';
+
+const ENCRYPTION_KEY = randomBytes(32).toString('base64url');
+
+function instance(store: Store): Sentinel {
+  return makeSentinel({
+    keys: undefined,
+    store,
+    jwksMaxAge: 10,
+    accessTokenTtl: 120,
+    idTokenTtl: 60,
+    keyRotation: {
+      encryptionKey: ENCRYPTION_KEY,
+      algorithms: ['ES256'],
+      rotateEverySeconds: 600,
+      prePublishSeconds: 20,
+      refreshSeconds: 10,
+    },
+  });
+}
+
+async function accepts(sentinel: Sentinel, token: string): Promise<boolean> {
+  return (await sentinel.checkBearer(`Bearer ${token}`, { accountId: ACCOUNT, consumerId: CONSUMER_UUID })).ok;
+}
+
+let now = Date.UTC(2026, 0, 1);
+function advance(seconds: number): void {
+  now += seconds * 1000;
+  vi.setSystemTime(now);
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('a ring the store lost, replaced by a starting instance', () => {
+  it('keeps the keys of the running instances, which verify their tokens until the retention ends', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(now);
+    const store = new MemoryStore();
+    const running = instance(store);
+    await running.ready();
+    const token = await consumerToken(running);
+    const kid = kidOf(token);
+    await store.delete('keyring:default');
+    advance(1);
+    // A new instance starts before the running one looked again: it finds no ring and makes one.
+    const starting = instance(store);
+    await starting.ready();
+    advance(10);
+    expect(await accepts(running, token)).toBe(true);
+    expect(running.jwks().keys.map((key) => key.kid)).toContain(kid);
+    // The new key signs (it was made to sign at once); the old one is retired, kept for its tokens.
+    const newer = await consumerToken(running);
+    expect(kidOf(newer)).not.toBe(kid);
+    expect(await accepts(running, newer)).toBe(true);
+    advance(10);
+    expect(await accepts(starting, token)).toBe(true);
+    // Past the retention (the longest token lifetime plus clockTolerance), the old key is gone everywhere.
+    advance(130);
+    expect(running.jwks().keys.map((key) => key.kid)).not.toContain(kid);
+  });
+});
