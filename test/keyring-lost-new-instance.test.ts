@@ -12,7 +12,7 @@ import { kidOf } from './helpers/jwt.js';
 
 const ENCRYPTION_KEY = randomBytes(32).toString('base64url');
 
-function instance(store: Store): Sentinel {
+function instance(store: Store, encryptionKey = ENCRYPTION_KEY): Sentinel {
   return makeSentinel({
     keys: undefined,
     store,
@@ -20,7 +20,7 @@ function instance(store: Store): Sentinel {
     accessTokenTtl: 120,
     idTokenTtl: 60,
     keyRotation: {
-      encryptionKey: ENCRYPTION_KEY,
+      encryptionKey,
       algorithms: ['ES256'],
       rotateEverySeconds: 600,
       prePublishSeconds: 20,
@@ -69,5 +69,24 @@ describe('a ring the store lost, replaced by a starting instance', () => {
     // Past the retention (the longest token lifetime plus clockTolerance), the old key is gone everywhere.
     advance(130);
     expect(running.jwks().keys.map((key) => key.kid)).not.toContain(kid);
+  });
+
+  it('puts nothing into a ring made under another encryption key, which its own instances then could not open', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(now);
+    const store = new MemoryStore();
+    const running = instance(store);
+    await running.ready();
+    await store.delete('keyring:default');
+    advance(1);
+    const starting = instance(store, randomBytes(32).toString('base64url'));
+    await starting.ready();
+    const token = await consumerToken(starting);
+    advance(10);
+    // The running instance cannot open the new ring (another encryptionKey): it fails closed, and writes nothing.
+    await expect(accepts(running, token)).rejects.toThrow(/keyRotation\.encryptionKey/);
+    advance(10);
+    expect(await accepts(starting, token)).toBe(true);
+    expect(await consumerToken(starting)).toBeTypeOf('string');
   });
 });

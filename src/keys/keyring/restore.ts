@@ -4,7 +4,7 @@
  */
 import type { Store } from '../../stores/store.js';
 import { indexRing, isPublished, type RingDocument, type RingEntry } from './document.js';
-import { revokeEntry } from './mutations.js';
+import { assertOpens, revokeEntry } from './mutations.js';
 import { updateRing } from './storage.js';
 
 /** Whether `document` is no ring to use: missing, or without a live key (every token signed so far would be orphaned). */
@@ -89,7 +89,8 @@ export async function keepRevocations(
  * other instances would adopt it and drop the keys of every token signed so far. Put back, such a key is retired by
  * the new ring's key (it activated later), so it verifies its tokens for the retention and goes as any retired key.
  * A key the document records in any state (revoked too) is left as recorded, and a pending one is not put back: it
- * signed nothing, and the JWKS relying parties have cached since may lack it.
+ * signed nothing, and the JWKS relying parties have cached since may lack it. Nothing is put into a ring this
+ * instance's `encryptionKey` does not open: made by instances with another key, it would then open on none of them.
  */
 export async function keepHeldKeys(
   store: Store,
@@ -98,6 +99,7 @@ export async function keepHeldKeys(
   held: RingDocument,
   now: number,
   retainMs: number,
+  encryptionKey: Buffer,
 ): Promise<RingDocument> {
   const index = indexRing(held);
   const kept = held.keys.filter(
@@ -109,8 +111,18 @@ export async function keepHeldKeys(
   const written = await updateRing(store, name, (current) => {
     if (current === null || isLost(current)) return null;
     const back = missing(current);
+    if (back.length === 0 || !opens(current, encryptionKey)) return null;
     // After the document's own: of keys activated at the same instant, the first written signs (document.ts).
-    return back.length === 0 ? null : { ...current, keys: [...current.keys, ...back] };
+    return { ...current, keys: [...current.keys, ...back] };
   });
   return written ?? document;
+}
+
+function opens(document: RingDocument, encryptionKey: Buffer): boolean {
+  try {
+    assertOpens(document, encryptionKey);
+    return true;
+  } catch {
+    return false;
+  }
 }

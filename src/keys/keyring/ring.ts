@@ -192,7 +192,7 @@ export class KeyRing {
     }
     if (document !== null && this.#document !== undefined) {
       document = await keepRevocations(this.#store, this.#name, document, this.#document, this.#encryptionKey);
-      document = await keepHeldKeys(this.#store, this.#name, document, this.#document, now, this.#timings.retainMs);
+      document = await keepHeldKeys(this.#store, this.#name, document, this.#document, now, this.#timings.retainMs, this.#encryptionKey);
     }
     const algorithms = this.#rotation.algorithms;
     const due = (doc: RingDocument | null) => rotationDueIn(doc, algorithms, this.#timings, now);
