@@ -148,6 +148,7 @@ const SERVICE_FILES = [
   'test/mcp-client-id-metadata-oracle.test.ts',
   'test/fetch-limits.test.ts',
   'test/client-id-metadata-session.test.ts',
+  'test/client-id-metadata-redirector.test.ts',
   // The openssl command (a loopback certificate): kept-alive logout connections over https
   'test/logout-keepalive-tls.test.ts',
   'test/mcp-example.test.ts',

@@ -274,7 +274,15 @@ describe('delegated tokens at UserInfo', () => {
     const options = exchangeOptions(key);
     const sentinel = makeSentinel({
       ...options,
-      apps: (options.apps ?? []).map((app) => (app.clientId === BOT_CLIENT_ID ? { ...app, scope: 'openid email read' } : app)),
+      // The user's app may release profile and email (a code exchange issues no more than its app's scope); the bot
+      // may act with email only, so the delegation narrows.
+      apps: (options.apps ?? []).map((app) =>
+        app.clientId === BOT_CLIENT_ID
+          ? { ...app, scope: 'openid email read' }
+          : app.clientId === CLIENT_ID
+            ? { ...app, scope: 'profile email read write' }
+            : app,
+      ),
       users: {
         authenticate: async () => null,
         claims: async () => ({ name: 'Alice', email: 'alice@example.com', email_verified: true }),
