@@ -435,6 +435,22 @@ describe('TOTP second factor', () => {
     expect(String(h.errors[0])).toContain('store.increment answered undefined');
   });
 
+  it('answers a right code 500 with onError when the store counts its single use with no number', async () => {
+    // The code's single use is counted by the same increment: an answer that is no count was read as a replay, so
+    // every right code got the wrong-code page and the operator heard of nothing.
+    class UncountingStore extends MemoryStore {
+      override async increment(key: string, ttlMs: number): Promise<number> {
+        return key.startsWith('totp-used:') ? (undefined as unknown as number) : super.increment(key, ttlMs);
+      }
+    }
+    const h = harness({ store: new UncountingStore() });
+    const step = await passPassword(h);
+    const response = await postCode(h, step, { csrf_token: step.csrf, code: await generate({ secret: h.secret }) });
+    expect(response.status).toBe(500);
+    expect(setCookies(response)).toEqual([]);
+    expect(String(h.errors[0])).toContain('store.increment answered undefined');
+  });
+
   it('an unknown second factor or a failing secret hook is a 500 server_error that issues nothing', async () => {
     const unknown = harness({
       users: { authenticate: async () => ({ id: USER_ID, secondFactor: 'sms' as 'totp' }), totpSecret: async () => 'JBSWY3DPEHPK3PXP' },

@@ -10,6 +10,7 @@
 import type { ParamMap } from '../http/params.js';
 import { escapeHTML } from '../authorize/pages/escape-html.js';
 import { digest, randomSecret } from '../lib/random-secrets.js';
+import { countAnswered } from '../stores/counter-slot.js';
 import type { Store } from '../stores/store.js';
 import { ConsoleRefusal } from './refusal.js';
 
@@ -49,7 +50,7 @@ export async function runOnce<T>(
     throw new ConsoleRefusal('invalid_input', { detail: 'the form is out of date; reload the page' });
   }
   const key = onceKey(value);
-  if ((await store.increment(key, ttlSeconds * 1000)) > 1) throw new ConsoleRefusal('resubmitted', { target });
+  if (countAnswered(await store.increment(key, ttlSeconds * 1000)) > 1) throw new ConsoleRefusal('resubmitted', { target });
   try {
     return await change();
   } catch (error) {

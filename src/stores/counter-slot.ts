@@ -57,8 +57,19 @@ export async function takeCounterSlot(context: CounterContext, key: string, wind
     }
     return Number.POSITIVE_INFINITY;
   }
-  // Every caller compares `count > limit`, which is false for undefined, null or NaN: a store answering anything but
-  // a number (a custom Store's bug) would otherwise let every attempt through uncounted.
+  return countAnswered(count);
+}
+
+/**
+ * The count a Store's `increment` answered, or a thrown error (500, `onError`) for an answer that is no number (a
+ * custom Store's bug). Every decision on a count needs it: `count > limit` is false for undefined, null or NaN, which
+ * would let every attempt through uncounted, and `count !== 1` would take every single use for a replay, refusing
+ * each right credential with nothing for the operator.
+ *
+ * @example
+ * const uses = countAnswered(await store.increment(key, ttlMs));
+ */
+export function countAnswered(count: unknown): number {
   if (typeof count !== 'number' || Number.isNaN(count)) {
     throw new Error(
       `sentinel-idp: store.increment answered ${count === null ? 'null' : typeof count}, not a count; the attempt is refused`,

@@ -20,6 +20,7 @@
  * kept it (flush every node then, as docs/guides/deployment.md says; the flush is seen).
  */
 import { randomBytes } from 'node:crypto';
+import { countAnswered } from './counter-slot.js';
 import type { Store } from './store.js';
 
 /** The epoch's key; its prefix is security state in MemoryStore (never evicted). */
@@ -113,7 +114,7 @@ export async function spendOnce(
   ttlMs: number,
   madeAfter: (sinceSeconds: number) => boolean,
 ): Promise<SpendOutcome> {
-  const uses = await store.increment(key, ttlMs);
+  const uses = countAnswered(await store.increment(key, ttlMs));
   if (uses !== 1) return 'replayed';
   const since = await markersKeptSince(store, owner);
   return since === 0 || madeAfter(since / 1000) ? 'first' : 'maybe-replayed';
