@@ -122,15 +122,20 @@ export function sendSentinelResponse(result: SentinelResponse): Response {
 const warned = new WeakSet<object>();
 
 /**
- * A fetch `Request` carries no client address, so without `ip` every sign-in looks as if it came from nowhere and
- * the per-address throttle (RFC 6749 §10.10) counts nothing: said once, at startup, instead of silently.
+ * A fetch `Request` carries no client address, so without `ip` every request looks as if it came from nowhere: the
+ * login throttle's per-address limit (RFC 6749 §10.10) counts nothing, and the bounds on what anyone can store
+ * (interactions, parked posts, public pushes and device authorizations, registrations) count every client on the one
+ * counter of the unknown address, so one client can use up the service's whole share. Said once, at startup, instead
+ * of silently.
  */
 function warnWithoutAddress(sentinel: Pick<Sentinel, 'config'>, options: FetchAdapterOptions): void {
   if (options.ip !== undefined || sentinel.config.trustProxy === true || warned.has(sentinel)) return;
   warned.add(sentinel);
   const message =
     'sentinel-idp: toFetch() was given no ip option, so login throttling per client address is off (only the ' +
-    'per-username limit applies). Pass ip: (request) => <client address>, e.g. Bun server.requestIP(request)?.address.';
+    'per-username limit applies), and the per-address bounds (interactionsPerAddress and the others) are shared by ' +
+    'every client: one client can use them up for all. Pass ip: (request) => <client address>, e.g. Bun ' +
+    'server.requestIP(request)?.address.';
   const logger = sentinel.config.logger;
   if (logger !== undefined) logger.warn(message);
   else console.warn(message);
