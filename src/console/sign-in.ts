@@ -36,8 +36,20 @@ export const CONSOLE_CLIENT_ID = 'sentinel-console';
 /** The actor of the console's own changes to its client (not an operator's: no one is signed in yet). */
 const CONSOLE_ACTOR = 'console';
 
-/** How long a sign-in may take from the console's redirect to its callback. */
+/**
+ * How long a sign-in may take from the console's redirect to its callback, at most: never longer than
+ * `interactionTtl` (see {@link signInTtl}).
+ */
 const SIGN_IN_TTL_SECONDS = 600;
+
+/**
+ * The pending sign-in's lifetime. It counts on the interaction bound, whose window (`interactionTtl`) is what bounds
+ * the live records of one address by the limit: a record outliving it let an address hold more (ten times the limit
+ * under a one-minute `interactionTtl`). It needs no longer anyway: the sign-in's interaction ends with the window.
+ */
+function signInTtl(context: SentinelContext): number {
+  return Math.min(SIGN_IN_TTL_SECONDS, context.config.interactionTtl);
+}
 
 /**
  * A prefix of its own, not shared with the console sessions (`console-session:`): MemoryStore keeps one LRU per
@@ -138,7 +150,8 @@ export async function startSignIn(
   const state = randomSecret();
   const verifier = randomSecret();
   const pending: PendingSignIn = { accountId, verifier };
-  await context.store.set(signInKey(state), JSON.stringify(pending), SIGN_IN_TTL_SECONDS * 1000);
+  const ttlSeconds = signInTtl(context);
+  await context.store.set(signInKey(state), JSON.stringify(pending), ttlSeconds * 1000);
   const authorize = new URL(routeUrl(service.config, 'authorize', { accountId }));
   authorize.search = new URLSearchParams({
     response_type: 'code',
@@ -149,7 +162,7 @@ export async function startSignIn(
     code_challenge_method: 'S256',
   }).toString();
   return redirect(303, authorize.toString(), {
-    'set-cookie': consoleCookie(SIGN_IN_COOKIE, state, location.base, location.secure, SIGN_IN_TTL_SECONDS),
+    'set-cookie': consoleCookie(SIGN_IN_COOKIE, state, location.base, location.secure, ttlSeconds),
   });
 }
 
