@@ -63,6 +63,7 @@ const SERVICE_FILES = [
   'test/device-authorization-throttle-redis.test.ts',
   // Interactions started per address, counted across two instances sharing Redis
   'test/authorize-interaction-bound-redis.test.ts',
+  'test/device-entry-bound-redis.test.ts',
   // Successful registrations per address, counted across two instances sharing Redis
   'test/registration-bound.test.ts',
   // Replay markers lost with a private redis-server restarted empty
