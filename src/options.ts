@@ -299,7 +299,7 @@ export interface SentinelOptions {
   trustedIssuers?: TrustedIssuer[] | undefined;
   /** Decides whether an app may act for a subject in a token exchange (RFC 8693 §4.1); `false` refuses it. @defaultValue every app registered for the token-exchange grant may */
   authorizeDelegation?: DelegationPolicy | undefined;
-  /** Receives startup warnings. @defaultValue `console` */
+  /** Receives the service's warnings (at startup, and a client's key set served stale); one that throws or rejects is dropped. @defaultValue `console` */
   logger?:
     | {
         /** Receives one warning line. */

@@ -65,6 +65,17 @@ export const loggerSchema = z
     message: 'must have a warn(message) function',
   })
   // An async warn type-checks against `=> void`; the promise it returns, left alone, would end the host's process
-  // with an unhandled rejection the first time it rejects.
-  .transform((logger): ServiceLogger => ({ warn: (message) => catchRejection(logger.warn(message)) }))
+  // with an unhandled rejection the first time it rejects. A warn that throws is dropped too: warnings are written
+  // while requests are answered (a key set served stale), and a broken log stream must not turn the answer into a 500.
+  .transform(
+    (logger): ServiceLogger => ({
+      warn: (message) => {
+        try {
+          catchRejection(logger.warn(message));
+        } catch {
+          // The host's logger failed; there is no one else to tell.
+        }
+      },
+    }),
+  )
   .optional();
