@@ -23,6 +23,7 @@ const ISOLATED = [
   'test/logout-delivery-starved.test.ts',
   'test/express-adapter.test.ts',
   'test/telemetry.test.ts',
+  'test/telemetry-document-clients.test.ts',
   'test/hardening-telemetry-grant-type.test.ts',
   'test/exchange-telemetry.test.ts',
   'test/telemetry-sdk-failures.test.ts',

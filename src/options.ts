@@ -291,7 +291,7 @@ export interface SentinelOptions {
   /** Metrics options. @defaultValue `{ identifiersInMetrics: false }` */
   telemetry?:
     | {
-        /** Add account and client ids to metric attributes (one time series per tenant: opt-in). @defaultValue `false` */
+        /** Add account and client ids to metric attributes (one time series per tenant: opt-in; never a client named by its metadata document, which anyone can mint). @defaultValue `false` */
         identifiersInMetrics?: boolean | undefined;
       }
     | undefined;

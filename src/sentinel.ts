@@ -245,6 +245,7 @@ export function createSentinel(options: SentinelOptions): Sentinel {
   const edge = createEdge(context, serviceKeys, report);
   const { dispatch } = edge;
   const identifiers = config.telemetry.identifiersInMetrics;
+  const documents = config.clientIdMetadataDocuments.enabled;
 
   // Not async: the answer is the edge's own promise, returned as is (an async wrapper around it would add a promise
   // and two microtasks to every request).
@@ -257,7 +258,9 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     }
     if (found === null) return NOT_OURS;
     if (found.route.observed === false || !telemetryActive()) return dispatch(found, request);
-    return observeRequest(found.route, found.params, request, identifiers, (observation) => dispatch(found, request, observation));
+    return observeRequest(found.route, found.params, request, identifiers, documents, (observation) =>
+      dispatch(found, request, observation),
+    );
   }
 
   // Not an HTTP route, but it answers the browser like one: the same edge, renderer and audit events.

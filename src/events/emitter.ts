@@ -11,9 +11,10 @@ import { recordEventMetrics } from '../telemetry/event-metrics.js';
 import { metricsActive } from '../telemetry/instruments.js';
 import type { RequestObservation } from '../telemetry/request-observation.js';
 import { eventTaps } from './event-taps.js';
+import { namesClientDocument } from '../lib/client-id-shape.js';
 import { catchRejection } from '../lib/thenable.js';
 
-type EmitterConfig = Pick<ResolvedConfig, 'trustProxy' | 'onEvent' | 'onError' | 'telemetry'>;
+type EmitterConfig = Pick<ResolvedConfig, 'trustProxy' | 'onEvent' | 'onError' | 'telemetry' | 'clientIdMetadataDocuments'>;
 
 /** The `route` an asynchronous `onEvent` failure is reported under: it belongs to the hook, not to a request. */
 const ON_EVENT_ROUTE = 'onEvent';
@@ -59,6 +60,7 @@ export function createEmitter(
 ): (input: EventInput, standing?: EventStanding) => void {
   const { onEvent } = config;
   const identifiers = config.telemetry.identifiersInMetrics;
+  const documents = config.clientIdMetadataDocuments.enabled;
   const id = observation !== undefined ? observation.requestId : request === undefined ? undefined : requestId(request);
   return (input, standing) => {
     // The hook first: when it throws, the request fails with server_error and nothing was issued, so nothing may be
@@ -85,7 +87,11 @@ export function createEmitter(
       }
     }
     observation?.annotate(input);
-    if (metricsActive()) recordEventMetrics(input, identifiers, observation);
+    if (metricsActive()) {
+      // A metadata document's client is anyone's to mint: counted under its account, never a series of its own.
+      const counted = identifiers && input.clientId !== undefined && namesClientDocument(input.clientId, documents);
+      recordEventMetrics(counted ? ({ ...input, clientId: undefined } as EventInput) : input, identifiers, observation);
+    }
   };
 }
 

@@ -19,3 +19,15 @@ const DOCUMENT_URL = /^https:\/\/[^\u0000-\u0020\u007f]{1,1992}$/;
 export function couldBeClientId(clientId: string): boolean {
   return IDENTIFIER.test(clientId) || DOCUMENT_URL.test(clientId);
 }
+
+/**
+ * Whether `clientId` is, where client ID metadata documents are on, a document's URL: any https id (the test the
+ * resolver makes, src/apps/client-id-metadata.ts). Such clients are minted by whoever serves a document, so no count
+ * may be kept per id (metric attributes).
+ *
+ * @example namesClientDocument('https://agent.example.com/client.json', true) // true
+ * @example namesClientDocument('https://agent.example.com/client.json', false) // false: then an id of the registry
+ */
+export function namesClientDocument(clientId: string, documentsEnabled: boolean): boolean {
+  return documentsEnabled && clientId.startsWith('https://');
+}

@@ -24,7 +24,7 @@ import { requestId } from '../http/request-id.js';
 import type { Route, RouteParams } from '../http/router.js';
 import { ATTR, instruments, tracer, tracingActive, UNKNOWN_ACCOUNT } from './instruments.js';
 import { isAccountId } from '../lib/account-id.js';
-import { couldBeClientId } from '../lib/client-id-shape.js';
+import { couldBeClientId, namesClientDocument } from '../lib/client-id-shape.js';
 import type { RequestObservation } from './request-observation.js';
 import { requestAttributes, routeAttributes, serverAttributes } from './route-attributes.js';
 import { telemetryFailed } from './telemetry-failure.js';
@@ -45,6 +45,7 @@ class Observation implements RequestObservation {
     private readonly route: string,
     private readonly accountId: string,
     private readonly identifiers: boolean,
+    private readonly documents: boolean,
     private readonly started: number,
   ) {}
 
@@ -86,7 +87,9 @@ class Observation implements RequestObservation {
     }
     try {
       const seconds = (performance.now() - this.started) / 1000;
-      recordRequest(this.route, this.accountId, this.#accountKnown, this.clientId, status, seconds, this.identifiers);
+      // A metadata document's client is anyone's to mint (an https URL each): counted under its account only.
+      const clientId = this.clientId !== undefined && namesClientDocument(this.clientId, this.documents) ? undefined : this.clientId;
+      recordRequest(this.route, this.accountId, this.#accountKnown, clientId, status, seconds, this.identifiers);
     } catch (error) {
       telemetryFailed(error);
     }
@@ -148,26 +151,28 @@ function finishSpan(span: Span, observation: Observation, accountId: string, sta
  * Runs `handle` inside the request's span. `handle` must end the observation with the answer's status (the edge does,
  * on every path); a handler that throws past it is ended here as a 500. Account and client ids become metric
  * attributes only with `identifiers` (they are always span attributes: spans are sampled, metrics are aggregated per
- * attribute set), and the path's account only once the handler noted that it exists (`noteAccount`).
+ * attribute set), and the path's account only once the handler noted that it exists (`noteAccount`); with
+ * `documents` (client ID metadata documents on), a client named by an https URL never is.
  *
  * Not async and no `then` of its own: with an SDK's async-context hooks every promise costs, so the request's
  * promise is the handler's, returned as is.
  *
  * @example
- * return observeRequest(route, params, request, false, (observation) => dispatch(route, request, observation));
+ * return observeRequest(route, params, request, false, false, (observation) => dispatch(route, request, observation));
  */
 export function observeRequest(
   route: Route,
   params: RouteParams,
   request: SentinelRequest,
   identifiers: boolean,
+  documents: boolean,
   handle: (observation: RequestObservation) => Promise<SentinelResponse>,
 ): Promise<SentinelResponse> {
   const started = performance.now();
   const tracing = tracingActive();
   const { span, traceContext } = startRequestSpan(route, request, tracing);
   const id = requestId(request, span.isRecording() ? span.spanContext().traceId : undefined);
-  const observation = new Observation(span, traceContext, id, route.name, params.accountId, identifiers, started);
+  const observation = new Observation(span, traceContext, id, route.name, params.accountId, identifiers, documents, started);
   try {
     // The span is the active context below, so spans the host's own hooks create (users, app store) nest under it;
     // also when it is not sampled, so that theirs follow its sampling decision instead of starting traces of their own.
