@@ -12,7 +12,7 @@ import { dpopHeader } from '../dpop/token-binding.js';
 import { checkDPoPProof, invalidProof, type VerifiedProof } from '../dpop/proof.js';
 import { rememberProof } from '../dpop/proof-replay.js';
 import { clientIP } from '../http/client-ip.js';
-import { isOAuthError, OAuthError } from '../errors.js';
+import { isOAuthError, OAuthError, quotedValues } from '../errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
 import { authenticateClient } from '../token/client-auth.js';
 import { checkTokenQuery } from '../token/token-endpoint.js';
@@ -48,7 +48,8 @@ export async function handlePushedAuthorizationRequest(
   const pushed: [string, string][] = [];
   for (const [name, values] of params) {
     if (AUTHENTICATION_PARAMS.has(name)) continue;
-    if (values === null) throw new OAuthError('invalid_request', `parameter ${name} is malformed`);
+    // The name is the request's own (a host parser's body has any), quoted cut as any value the request sent.
+    if (values === null) throw new OAuthError('invalid_request', `parameter ${quotedValues([name])} is malformed`);
     for (const value of values) pushed.push([name, value]);
   }
   if (!params.has('client_id')) pushed.push(['client_id', app.clientId]);

@@ -9,7 +9,7 @@
  * and `?v=1.0` on the action URL still works.
  */
 import type { SentinelContext } from '../../http/context.js';
-import { OAuthError } from '../../errors.js';
+import { OAuthError, quotedValues } from '../../errors.js';
 import { readForm } from '../../http/form-body.js';
 import type { SentinelRequest } from '../../http/messages.js';
 import { fromSearchParamsWithin, type ParamMap } from '../../http/params.js';
@@ -80,7 +80,8 @@ export function authorizationQuery(params: ParamMap): string {
   const query = new URLSearchParams();
   for (const [name, values] of params) {
     if (CLIENT_CREDENTIALS.has(name)) continue;
-    if (values === null) throw new OAuthError('invalid_request', `parameter ${name} is malformed`);
+    // The name is the request's own (a host parser's body has any), quoted cut as any value the request sent.
+    if (values === null) throw new OAuthError('invalid_request', `parameter ${quotedValues([name])} is malformed`);
     for (const value of values) query.append(name, value);
   }
   return query.toString();
