@@ -3,30 +3,9 @@
  * host serving the JWKS from a route of its own): a key revoked, or pre-published, by another instance of the store
  * must show there too, as on the service's own `jwks_uri`. Time moves with a faked `Date` only.
  */
-import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { MemoryStore, type Sentinel, type Store } from '../src/index.js';
-import { makeSentinel } from './helpers/fixtures.js';
-
-const ENCRYPTION_KEY = randomBytes(32).toString('base64url');
-
-function instance(store: Store, onError?: (error: unknown) => void): Sentinel {
-  return makeSentinel({
-    keys: undefined,
-    store,
-    jwksMaxAge: 10,
-    accessTokenTtl: 120,
-    idTokenTtl: 60,
-    keyRotation: {
-      encryptionKey: ENCRYPTION_KEY,
-      algorithms: ['ES256'],
-      rotateEverySeconds: 600,
-      prePublishSeconds: 20,
-      refreshSeconds: 10,
-    },
-    ...(onError === undefined ? {} : { onError }),
-  });
-}
+import { MemoryStore } from '../src/index.js';
+import { ringInstance } from './helpers/ring-instance.js';
 
 const kids = (jwks: { keys: { kid?: string }[] }): (string | undefined)[] => jwks.keys.map((key) => key.kid);
 
@@ -45,7 +24,7 @@ describe('jwks() on an instance that serves no route', () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime(now);
     const store = new MemoryStore();
-    const [a, b, c] = [instance(store), instance(store), instance(store)];
+    const [a, b, c] = [ringInstance(store), ringInstance(store), ringInstance(store)];
     await Promise.all([a.ready(), b.ready(), c.ready()]);
     const [kid] = kids(b.jwks());
     expect(await a.revokeKey(kid as string)).toBe(true);
@@ -60,7 +39,7 @@ describe('jwks() on an instance that serves no route', () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime(now);
     const store = new MemoryStore();
-    const [a, b] = [instance(store), instance(store)];
+    const [a, b] = [ringInstance(store), ringInstance(store)];
     await Promise.all([a.ready(), b.ready()]);
     const ring = await a.rotateKeys();
     const next = ring.map((entry) => entry.kid).find((kid) => !kids(b.jwks()).includes(kid));
@@ -75,7 +54,7 @@ describe('jwks() on an instance that serves no route', () => {
     vi.setSystemTime(now);
     const store = new MemoryStore();
     const errors: unknown[] = [];
-    const b = instance(store, (error) => errors.push(error));
+    const b = ringInstance(store, { onError: (error) => errors.push(error) });
     await b.ready();
     const before = kids(b.jwks());
     store.get = () => Promise.reject(new Error('store down'));

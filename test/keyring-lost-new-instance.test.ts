@@ -5,33 +5,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { MemoryStore, type Sentinel, type Store } from '../src/index.js';
-import { ACCOUNT, CONSUMER_UUID, makeSentinel } from './helpers/fixtures.js';
+import { MemoryStore } from '../src/index.js';
 import { consumerToken } from './helpers/direct-flow.js';
 import { kidOf } from './helpers/jwt.js';
-
-const ENCRYPTION_KEY = randomBytes(32).toString('base64url');
-
-function instance(store: Store, encryptionKey = ENCRYPTION_KEY): Sentinel {
-  return makeSentinel({
-    keys: undefined,
-    store,
-    jwksMaxAge: 10,
-    accessTokenTtl: 120,
-    idTokenTtl: 60,
-    keyRotation: {
-      encryptionKey,
-      algorithms: ['ES256'],
-      rotateEverySeconds: 600,
-      prePublishSeconds: 20,
-      refreshSeconds: 10,
-    },
-  });
-}
-
-async function accepts(sentinel: Sentinel, token: string): Promise<boolean> {
-  return (await sentinel.checkBearer(`Bearer ${token}`, { accountId: ACCOUNT, consumerId: CONSUMER_UUID })).ok;
-}
+import { acceptsConsumerToken, ringInstance } from './helpers/ring-instance.js';
 
 let now = Date.UTC(2026, 0, 1);
 function advance(seconds: number): void {
@@ -48,24 +25,24 @@ describe('a ring the store lost, replaced by a starting instance', () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime(now);
     const store = new MemoryStore();
-    const running = instance(store);
+    const running = ringInstance(store);
     await running.ready();
     const token = await consumerToken(running);
     const kid = kidOf(token);
     await store.delete('keyring:default');
     advance(1);
     // A new instance starts before the running one looked again: it finds no ring and makes one.
-    const starting = instance(store);
+    const starting = ringInstance(store);
     await starting.ready();
     advance(10);
-    expect(await accepts(running, token)).toBe(true);
+    expect(await acceptsConsumerToken(running, token)).toBe(true);
     expect(running.jwks().keys.map((key) => key.kid)).toContain(kid);
     // The new key signs (it was made to sign at once); the old one is retired, kept for its tokens.
     const newer = await consumerToken(running);
     expect(kidOf(newer)).not.toBe(kid);
-    expect(await accepts(running, newer)).toBe(true);
+    expect(await acceptsConsumerToken(running, newer)).toBe(true);
     advance(10);
-    expect(await accepts(starting, token)).toBe(true);
+    expect(await acceptsConsumerToken(starting, token)).toBe(true);
     // Past the retention (the longest token lifetime plus clockTolerance), the old key is gone everywhere.
     advance(130);
     expect(running.jwks().keys.map((key) => key.kid)).not.toContain(kid);
@@ -75,18 +52,18 @@ describe('a ring the store lost, replaced by a starting instance', () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime(now);
     const store = new MemoryStore();
-    const running = instance(store);
+    const running = ringInstance(store);
     await running.ready();
     await store.delete('keyring:default');
     advance(1);
-    const starting = instance(store, randomBytes(32).toString('base64url'));
+    const starting = ringInstance(store, { encryptionKey: randomBytes(32).toString('base64url') });
     await starting.ready();
     const token = await consumerToken(starting);
     advance(10);
     // The running instance cannot open the new ring (another encryptionKey): it fails closed, and writes nothing.
-    await expect(accepts(running, token)).rejects.toThrow(/keyRotation\.encryptionKey/);
+    await expect(acceptsConsumerToken(running, token)).rejects.toThrow(/keyRotation\.encryptionKey/);
     advance(10);
-    expect(await accepts(starting, token)).toBe(true);
+    expect(await acceptsConsumerToken(starting, token)).toBe(true);
     expect(await consumerToken(starting)).toBeTypeOf('string');
   });
 });

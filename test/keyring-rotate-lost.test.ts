@@ -2,40 +2,16 @@
  * `rotateKeys()` (and `revokeKey()`) on a store that lost the ring: the instance puts back the ring it holds before
  * changing it, as its scheduled refresh does, instead of writing a ring of new keys that orphans every token signed.
  */
-import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { MemoryStore, type Sentinel, type Store } from '../src/index.js';
-import { ACCOUNT, CONSUMER_UUID, makeSentinel } from './helpers/fixtures.js';
+import { MemoryStore } from '../src/index.js';
 import { consumerToken } from './helpers/direct-flow.js';
 import { kidOf } from './helpers/jwt.js';
-
-const ENCRYPTION_KEY = randomBytes(32).toString('base64url');
-
-function instance(store: Store): Sentinel {
-  return makeSentinel({
-    keys: undefined,
-    store,
-    jwksMaxAge: 10,
-    accessTokenTtl: 120,
-    idTokenTtl: 60,
-    keyRotation: {
-      encryptionKey: ENCRYPTION_KEY,
-      algorithms: ['ES256'],
-      rotateEverySeconds: 600,
-      prePublishSeconds: 20,
-      refreshSeconds: 10,
-    },
-  });
-}
-
-async function accepts(sentinel: Sentinel, token: string): Promise<boolean> {
-  return (await sentinel.checkBearer(`Bearer ${token}`, { accountId: ACCOUNT, consumerId: CONSUMER_UUID })).ok;
-}
+import { acceptsConsumerToken, ringInstance } from './helpers/ring-instance.js';
 
 describe('rotating a ring the store lost', () => {
   it('rotateKeys() puts back the keys the instance holds, so tokens signed so far still verify everywhere', async () => {
     const store = new MemoryStore();
-    const [a, b] = [instance(store), instance(store)];
+    const [a, b] = [ringInstance(store), ringInstance(store)];
     await Promise.all([a.ready(), b.ready()]);
     const token = await consumerToken(a);
     const kid = kidOf(token);
@@ -44,23 +20,23 @@ describe('rotating a ring the store lost', () => {
     expect(listed.find((key) => key.kid === kid)?.state).toBe('active');
     expect(listed.filter((key) => key.state === 'pending')).toHaveLength(1);
     expect(a.jwks().keys.map((key) => key.kid)).toContain(kid);
-    expect(await accepts(a, token)).toBe(true);
+    expect(await acceptsConsumerToken(a, token)).toBe(true);
     const stored = JSON.parse((await store.get('keyring:default')) as string) as { keys: { kid: string }[] };
     expect(stored.keys.map((entry) => entry.kid)).toContain(kid);
     // Another instance reading the store next keeps the key too.
     await b.jwksAsync();
-    expect(await accepts(b, token)).toBe(true);
+    expect(await acceptsConsumerToken(b, token)).toBe(true);
   });
 
   it('revokeKey() revokes the key in the ring it puts back, instead of finding no key and leaving it to come back live', async () => {
     const store = new MemoryStore();
-    const [a, b] = [instance(store), instance(store)];
+    const [a, b] = [ringInstance(store), ringInstance(store)];
     await Promise.all([a.ready(), b.ready()]);
     const token = await consumerToken(a);
     const kid = kidOf(token);
     await store.delete('keyring:default');
     expect(await a.revokeKey(kid)).toBe(true);
-    expect(await accepts(a, token)).toBe(false);
+    expect(await acceptsConsumerToken(a, token)).toBe(false);
     const stored = JSON.parse((await store.get('keyring:default')) as string) as { keys: { kid: string; revokedAt?: number }[] };
     expect(stored.keys.find((entry) => entry.kid === kid)?.revokedAt).toBeTypeOf('number');
     expect(stored.keys.filter((entry) => entry.revokedAt === undefined)).toHaveLength(1);

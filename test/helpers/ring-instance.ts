@@ -1,0 +1,38 @@
+/**
+ * Instances of one service sharing a key ring in a store: ES256 only, a rotation every 600 s pre-published 20 s
+ * ahead, a ring refreshed every 10 s and short token lives, so the tests of a ring shared, rotated, revoked or lost
+ * can move time past each step.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Sentinel, Store } from '../../src/index.js';
+import { ACCOUNT, CONSUMER_UUID, makeSentinel } from './fixtures.js';
+
+/** The encryption key the instances seal their private keys with, unless a test gives another. */
+export const RING_ENCRYPTION_KEY = randomBytes(32).toString('base64url');
+
+/**
+ * One instance on `store`.
+ * @example const [a, b] = [ringInstance(store), ringInstance(store)]; await Promise.all([a.ready(), b.ready()]);
+ */
+export function ringInstance(store: Store, options: { encryptionKey?: string; onError?: (error: unknown) => void } = {}): Sentinel {
+  return makeSentinel({
+    keys: undefined,
+    store,
+    jwksMaxAge: 10,
+    accessTokenTtl: 120,
+    idTokenTtl: 60,
+    keyRotation: {
+      encryptionKey: options.encryptionKey ?? RING_ENCRYPTION_KEY,
+      algorithms: ['ES256'],
+      rotateEverySeconds: 600,
+      prePublishSeconds: 20,
+      refreshSeconds: 10,
+    },
+    ...(options.onError === undefined ? {} : { onError: options.onError }),
+  });
+}
+
+/** Whether `sentinel`'s guard accepts a consumer-bound token of the fixtures' account and consumer. */
+export async function acceptsConsumerToken(sentinel: Sentinel, token: string): Promise<boolean> {
+  return (await sentinel.checkBearer(`Bearer ${token}`, { accountId: ACCOUNT, consumerId: CONSUMER_UUID })).ok;
+}
