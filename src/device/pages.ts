@@ -1,7 +1,8 @@
 /**
  * The verification pages of the device flow (RFC 8628 §3.3): enter the code, confirm the app, and the outcome. They
  * are built like the login page — the shared layout, the page language, the CSP with a per-response style nonce,
- * `frame-ancestors 'none'` and no caching (`authorize/pages/security-headers.ts`) — and post only to their own origin.
+ * `frame-ancestors 'none'` and no caching (`authorize/pages/security-headers.ts`) — and post only to their own origin
+ * (the forms that lead to a sign-in may end at the host's login page, whose origin `form-action` allows as well).
  */
 import type { SentinelContext } from '../http/context.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
@@ -11,12 +12,26 @@ import { flowUiLocales, pageLocale, translate, withUiLocales } from '../i18n/pag
 import { escapeHTML } from '../authorize/pages/escape-html.js';
 import { renderPageHtml } from '../authorize/pages/layout.js';
 import { logoSources } from '../authorize/pages/logo-policy.js';
-import { createStyleNonce, htmlResponse } from '../authorize/pages/security-headers.js';
+import { createStyleNonce, formActionSources, htmlResponse } from '../authorize/pages/security-headers.js';
 import { en } from '../i18n/en.js';
 import type { DeviceConfirmation } from './confirmation.js';
 import type { DeviceRecord } from './device-records.js';
 import { entryFormTie } from './entry-form-tie.js';
 import { formatUserCode } from './user-code.js';
+
+/**
+ * The `form-action` sources of the host's login page (`login.url`) beyond the page's own origin: none for a path,
+ * which the browser resolves against the page. A protocol-relative `//host/…` (or `/\host/…`, which URL parsers read
+ * the same) names another host, and takes the issuer's scheme, as it takes the page's.
+ */
+function hostLoginSources(context: SentinelContext): string[] {
+  const { url } = context.config.login;
+  // A reference that stays on whatever origin it is resolved against is a path on the page's own origin ('self').
+  if (url === undefined || new URL(url, RELATIVE_PROBE).origin === RELATIVE_PROBE) return [];
+  return formActionSources(new URL(url, context.config.issuer).href);
+}
+
+const RELATIVE_PROBE = 'https://relative.invalid';
 
 function page(
   context: SentinelContext,
@@ -29,7 +44,10 @@ function page(
   const styleNonce = createStyleNonce();
   const { tag, dir } = pageLocale(context, request);
   const html = renderPageHtml({ title, content, styleNonce, branding: context.config.branding, lang: tag, dir });
-  return htmlResponse(status, html, { styleNonce, imgSrc: logoSources(context.config.branding) }, headers);
+  // The code entry form and "Not you?" end in a 303 to the login page, which is the host's own with `login.url`, maybe
+  // on another origin: Chromium applies form-action to that redirect, so its origin is allowed too (a path adds none).
+  const formAction = hostLoginSources(context);
+  return htmlResponse(status, html, { styleNonce, formAction, imgSrc: logoSources(context.config.branding) }, headers);
 }
 
 /** What the code entry page shows beyond its form. */
