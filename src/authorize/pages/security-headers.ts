@@ -78,8 +78,17 @@ export function htmlResponse(
 }
 
 /**
+ * A host a CSP source can name as written (CSP3 §2.3.1 `host-part`: letters, digits and hyphens between dots), or an
+ * IP literal in brackets (see {@link formActionSources}). RFC 3986 lets a host hold `*`, `;`, `,` and quotes, and the
+ * URL parser keeps them, but an app chooses its redirect URIs: in the header, `https://*` would be CSP's wildcard, a
+ * `;` would start a directive of the app's choosing and a `,` a second policy.
+ */
+const CSP_HOST = /^(?:\[[0-9a-f:.]+\]|[a-z0-9-]+(?:\.[a-z0-9-]+)*\.?)$/;
+
+/**
  * The CSP source for a URL's origin: `https://host:port`, or `scheme:` for private-use schemes (RFC 8252 §7.1),
- * whose origin is opaque. `null` for a value that is not an absolute URL.
+ * whose origin is opaque. `null` for a value that is not an absolute URL, or whose host no source can name as written
+ * ({@link CSP_HOST}): such an origin is allowed nothing, rather than something else.
  *
  * @example
  * originSource('https://app.example.com/cb?x=1') // 'https://app.example.com'
@@ -91,7 +100,7 @@ export function originSource(uri: string): string | null {
   } catch {
     return null;
   }
-  if (url.protocol === 'https:' || url.protocol === 'http:') return url.origin;
+  if (url.protocol === 'https:' || url.protocol === 'http:') return CSP_HOST.test(url.hostname) ? url.origin : null;
   return /^[a-z][a-z0-9+.-]*:$/.test(url.protocol) ? url.protocol : null;
 }
 
