@@ -86,6 +86,17 @@ export function htmlResponse(
 const CSP_HOST = /^(?:\[[0-9a-f:.]+\]|[a-z0-9-]+(?:\.[a-z0-9-]+)*\.?)$/;
 
 /**
+ * The source without a scheme for a URL's `host[:port]` (it matches that host in the page's own scheme, CSP3
+ * §6.7.2.8), or `null` when CSP cannot name its host as written ({@link CSP_HOST}; an IP literal included).
+ *
+ * @example
+ * hostSource(new URL('https://cdn.example.com:8443/logo.svg')) // 'cdn.example.com:8443'
+ */
+export function hostSource(url: URL): string | null {
+  return !url.hostname.startsWith('[') && CSP_HOST.test(url.hostname) ? url.host : null;
+}
+
+/**
  * The CSP source for a URL's origin: `https://host:port`, or `scheme:` for private-use schemes (RFC 8252 §7.1),
  * whose origin is opaque. `null` for a value that is not an absolute URL, or whose host no source can name as written
  * ({@link CSP_HOST}): such an origin is allowed nothing, rather than something else.
