@@ -170,6 +170,7 @@ async function main(): Promise<void> {
           grantId: randomBytes(16).toString('hex'),
           until: now + 3600,
           maxGrantsPerApp: context.config.session.maxGrantsPerApp,
+          maxAppsPerSession: context.config.session.maxAppsPerSession,
         });
       }
       sessions.push({ sid, userId });

@@ -133,7 +133,7 @@ export interface SentinelOptions {
   idTokenTtl?: number | undefined;
   /** Also put the scope-released `users.claims` in ID tokens, not only at UserInfo. @defaultValue `false` */
   idTokenClaims?: boolean | undefined;
-  /** The device session cookie, its timeouts, how many grants one app keeps through it, and how many sessions one user keeps. @defaultValue `{ cookieName: 'sentinel_session', absoluteTtl: 28800, idleTtl: 3600, maxGrantsPerApp: 16, maxSessionsPerUser: 64 }` */
+  /** The device session cookie, its timeouts, how many grants one app and how many apps keep grants through it, and how many sessions one user keeps. @defaultValue `{ cookieName: 'sentinel_session', absoluteTtl: 28800, idleTtl: 3600, maxGrantsPerApp: 16, maxAppsPerSession: 64, maxSessionsPerUser: 64 }` */
   session?:
     | {
         /** Name of the session cookie (letters, digits, `_` and `-`). @defaultValue `'sentinel_session'` */
@@ -149,6 +149,14 @@ export interface SentinelOptions {
          * @defaultValue `16`
          */
         maxGrantsPerApp?: number | undefined;
+        /**
+         * The most apps one device session keeps grants of. When a code exchange of one more app would pass it, every
+         * grant of the app used least recently through that session is revoked first, with a `grant.ended` event
+         * (`reason: 'session-apps-limit'`) each (docs/guides/sessions-and-logout.md#how-many-grants-a-session-keeps).
+         * An integer ≥ 1.
+         * @defaultValue `64`
+         */
+        maxAppsPerSession?: number | undefined;
         /**
          * The most device sessions (browsers and devices) one user keeps. A sign-in that would add one more ends the
          * user's oldest sessions as a logout would, grants and logout tokens included, with a `session.ended` event

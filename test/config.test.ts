@@ -30,6 +30,7 @@ describe('createSentinel options', () => {
       absoluteTtl: 8 * 3600,
       idleTtl: 3600,
       maxGrantsPerApp: 16,
+      maxAppsPerSession: 64,
       maxSessionsPerUser: 64,
     });
     expect(config.refreshToken).toEqual({ idleTtl: 14 * 86_400, absoluteTtl: 30 * 86_400 });

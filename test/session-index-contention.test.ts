@@ -59,8 +59,17 @@ async function newGrant(store: Store): Promise<string> {
   return grantId;
 }
 
-function attach(at: Instance, userId: string, sid: string, grantId: string, clientId = APP_A, maxGrantsPerApp = MAX): Promise<boolean> {
-  return attachGrant(at.context, { accountId: ACCOUNT, userId, sid, clientId, grantId, until: nowSeconds() + 3600, maxGrantsPerApp });
+function attach(
+  at: Instance,
+  userId: string,
+  sid: string,
+  grantId: string,
+  clientId = APP_A,
+  maxGrantsPerApp = MAX,
+  maxAppsPerSession = 64,
+): Promise<boolean> {
+  const until = nowSeconds() + 3600;
+  return attachGrant(at.context, { accountId: ACCOUNT, userId, sid, clientId, grantId, until, maxGrantsPerApp, maxAppsPerSession });
 }
 
 /** The grant ids the user's index lists for `clientId`. */
@@ -157,6 +166,28 @@ function cases(label: string, stores: () => [Store, Store]): void {
       expect(endedEvents(events)).toHaveLength(grants.length - MAX);
       // Each instance wrote its attaches together: a lost write is retried by the batch, not by each attach.
       expect(one.writes.landed + two.writes.landed).toBeLessThan(grants.length / 4);
+    });
+
+    it('two instances attaching 40 new apps each at once keep session.maxAppsPerSession; each ended grant reported once', async () => {
+      const events: EventInput[] = [];
+      const [first, second] = stores();
+      const one = instance(first, events);
+      const two = instance(second, events);
+      const userId = newUser();
+      const { sid } = await signedIn(one.context, userId);
+      const grants: string[] = [];
+      for (let i = 0; i < 80; i++) grants.push(await newGrant(one.store));
+      const apps = grants.map((_, i) => `https://apps.example/${i}`);
+      const answers = await Promise.all(grants.map((grantId, i) => attach(i % 2 === 0 ? one : two, userId, sid, grantId, apps[i], MAX, 8)));
+      expect(answers).toEqual(grants.map(() => true));
+      const index = await readUserIndex(two.context, ACCOUNT, userId);
+      const kept = index.sessions.flatMap((session) => session.grants.map((grant) => grant.grantId));
+      expect(kept).toHaveLength(8);
+      expect(await alive(two.store, grants)).toEqual(grants.filter((grantId) => kept.includes(grantId)));
+      const ended = endedEvents(events);
+      expect(ended).toHaveLength(grants.length - 8);
+      expect(new Set(ended.map((event) => (event as { clientId: string }).clientId)).size).toBe(grants.length - 8);
+      for (const event of ended) expect(event).toMatchObject({ reason: 'session-apps-limit' });
     });
 
     it('an ending queued among attaches: those before it are ended with the session, those after it refused', async () => {

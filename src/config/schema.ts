@@ -96,6 +96,8 @@ const optionsSchema = z.object({
       idleTtl: ttlSeconds.default(3600),
       // The grants one app keeps through one device session; the oldest beyond it are ended (session-index.ts).
       maxGrantsPerApp: z.number().int().min(1).default(16),
+      // The apps one device session keeps grants of; the least recently used beyond it are ended (session-index.ts).
+      maxAppsPerSession: z.number().int().min(1).default(64),
       // The sessions one user keeps (each browser or device); the oldest beyond it are ended at the next sign-in.
       maxSessionsPerUser: z.number().int().min(1).default(64),
     })

@@ -72,7 +72,8 @@ export type SentinelEvent =
   // ("disconnect this app"), and the fate of each logout token — the app and the attempt count, never the token.
   | (EventBase & { type: 'grants.revoked'; clientId: string; userId: string; count: number })
   // One grant ended by the service itself: `session-app-limit`, the oldest of an app's grants in one device session
-  // once a new one passed `session.maxGrantsPerApp`; `revocations-limit`, a grant with more revoked, unexpired
+  // once a new one passed `session.maxGrantsPerApp`; `session-apps-limit`, a grant of the app used least recently in
+  // one device session once a new app passed `session.maxAppsPerSession`; `revocations-limit`, a grant with more revoked, unexpired
   // access tokens than it keeps (token/grant-records.ts MAX_REVOKED_ACCESS_TOKENS); `user-gone`, a refresh, code or
   // device code of a user the `users.claims` hook says no longer exists (with `idTokenClaims` or ID token claims a
   // `claims` parameter named; token/user-tokens.ts), or a UserInfo call with an access token of such a user
@@ -81,7 +82,7 @@ export type SentinelEvent =
       type: 'grant.ended';
       clientId: string;
       userId: string;
-      reason: 'session-app-limit' | 'revocations-limit' | 'user-gone';
+      reason: 'session-app-limit' | 'session-apps-limit' | 'revocations-limit' | 'user-gone';
     })
   | (EventBase & { type: 'logout.delivered'; clientId: string; userId: string; attempts: number })
   | (EventBase & { type: 'logout.failed'; clientId: string; userId: string; attempts: number; reason: string })

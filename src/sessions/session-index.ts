@@ -19,8 +19,8 @@ import type { ResolvedConfig } from '../config.js';
 import type { SentinelContext } from '../http/context.js';
 import { untraced } from '../telemetry/traced-store.js';
 import { grantKey } from '../token/grant-records.js';
-import { listedAt, withoutMarkerOf } from './app-marker.js';
-import { boundGrantsPerApp } from './grant-bound.js';
+import { grantsOnly, listedAt, withoutMarkerOf } from './app-marker.js';
+import { boundAppsPerSession, boundGrantsPerApp } from './grant-bound.js';
 import { changeIndexTogether, type IndexChange } from './index-group-commit.js';
 import { encodeIndex, type IndexedGrant, type IndexedSession, parseIndex } from './index-encoding.js';
 import { parseSid, userPart } from './sid.js';
@@ -202,6 +202,8 @@ export interface AttachedGrant {
   until: number;
   /** `session.maxGrantsPerApp`: the most grants of `clientId` the session keeps; the oldest beyond it are ended. */
   maxGrantsPerApp: number;
+  /** `session.maxAppsPerSession`: the most apps the session keeps grants of; the least recently used are ended. */
+  maxAppsPerSession: number;
 }
 
 /**
@@ -209,12 +211,13 @@ export interface AttachedGrant {
  * indexed (it ended, or the sid is not this user's): the caller must then end the grant, because nothing would end
  * it with its session. This is what keeps a code redeemed while its session ends from outliving it.
  *
- * The session keeps at most `maxGrantsPerApp` grants of the app (grant-bound.ts). The oldest beyond that are ended —
- * deleted as any revoked grant is, so their refresh tokens answer `invalid_grant` and the guard refuses their access
- * tokens — before the write that drops them from the index: no grant the index stops listing is still alive. A
- * compare-and-set lost to another write re-reads and may pick grants already ended (by this call: skipped; by a
- * concurrent one: deleted again, harmless). The write that drops a grant reports it, one `grant.ended` event per
- * grant however many exchanges raced to end it. It rejects when ending one fails, and then the new grant is not
+ * The session keeps at most `maxGrantsPerApp` grants of the app, and grants of at most `maxAppsPerSession` apps
+ * (grant-bound.ts). The oldest grants of the app beyond the first, and every grant of the apps used least recently
+ * beyond the second, are ended — deleted as any revoked grant is, so their refresh tokens answer `invalid_grant` and
+ * the guard refuses their access tokens — before the write that drops them from the index: no grant the index stops
+ * listing is still alive. A compare-and-set lost to another write re-reads and may pick grants already ended (by
+ * this call: skipped; by a concurrent one: deleted again, harmless). The write that drops a grant reports it, one
+ * `grant.ended` event per grant however many exchanges raced to end it. It rejects when ending one fails, and then the new grant is not
  * listed either: the caller must end it (fail closed).
  *
  * Attaches of one user in one process do not compete for the record: those that arrive while a write of it is in
@@ -226,7 +229,7 @@ export interface AttachedGrant {
  * Exported for every grant that starts in a signed-in browser (the code grant; a device or exchange flow that
  * approves in a session can call it too).
  *
- * @example if (!(await attachGrant(context, { accountId, userId, sid, clientId, grantId, until, maxGrantsPerApp: 16 }))) await revokeGrant(context, grantId);
+ * @example if (!(await attachGrant(context, { accountId, userId, sid, clientId, grantId, until, maxGrantsPerApp: 16, maxAppsPerSession: 64 }))) await revokeGrant(context, grantId);
  */
 export async function attachGrant(context: SessionContext, input: AttachedGrant): Promise<boolean> {
   const parts = parseSid(input.sid);
@@ -244,34 +247,34 @@ export async function attachGrant(context: SessionContext, input: AttachedGrant)
       const session = sessions[at];
       if (session === undefined) return { sessions, settle: () => false };
       // The app's marker, if its earlier grants expired, gives way to the grant that names the app again.
-      const bounded = boundGrantsPerApp(withoutMarkerOf(session.grants, input.clientId), grant, input.maxGrantsPerApp);
+      const perApp = boundGrantsPerApp(withoutMarkerOf(session.grants, input.clientId), grant, input.maxGrantsPerApp);
+      const perSession = boundAppsPerSession(perApp.kept, input.clientId, input.maxAppsPerSession);
       const next = [...sessions];
-      next[at] = { ...session, grants: bounded.kept };
+      next[at] = { ...session, grants: perSession.kept };
+      // A dropped app's marker has nothing to end, and no event.
+      const endings = [
+        ...perApp.ended.map((old) => ({ old, reason: 'session-app-limit' as const })),
+        ...grantsOnly(perSession.ended).map((old) => ({ old, reason: 'session-apps-limit' as const })),
+      ];
       // Deleting the grant record is the whole revocation (grant-records.ts `revokeGrant`): every token of the grant
       // is accepted only while the record exists. All of them before the write that drops them.
       const endOldest = async (): Promise<void> => {
-        const fresh = bounded.ended.filter((old) => !ended.has(old.grantId));
+        const fresh = endings.map(({ old }) => old).filter((old) => !ended.has(old.grantId));
         await Promise.all(fresh.map((old) => context.store.delete(grantKey(old.grantId))));
         for (const old of fresh) ended.add(old.grantId);
       };
       const settle = (): boolean => {
         // The oldest grants are deleted and the index written: committed, so a throwing onEvent cannot fail (and
         // undo) the new grant after the old ones are gone.
-        for (const old of bounded.ended) {
+        for (const { old, reason } of endings) {
           context.emit(
-            {
-              type: 'grant.ended',
-              accountId: input.accountId,
-              clientId: old.clientId,
-              userId: input.userId,
-              reason: 'session-app-limit',
-            },
+            { type: 'grant.ended', accountId: input.accountId, clientId: old.clientId, userId: input.userId, reason },
             'committed',
           );
         }
         return true;
       };
-      return { sessions: next, prepare: bounded.ended.length === 0 ? undefined : endOldest, settle };
+      return { sessions: next, prepare: endings.length === 0 ? undefined : endOldest, settle };
     },
     indexKeyOfPart(parts.userPart),
   );

@@ -63,16 +63,17 @@ async function spentCode(
 /**
  * Puts a new grant in its session's index entry, so that ending the session ends the grant. A session that ended
  * since the code was issued takes the grant with it at once: its tokens were signed but are never sent, and the code
- * stays spent. A failure to attach it (the store, or ending the app's oldest grants beyond `session.maxGrantsPerApp`)
- * takes the whole commit back (undo-commit.ts): the grant goes and the code is put back, so the exchange fails with
- * server_error and the client's retry redeems the code; the grant is never left alive where ending the session would
- * miss it.
+ * stays spent. A failure to attach it (the store, or ending the grants the session drops past
+ * `session.maxGrantsPerApp` or `session.maxAppsPerSession`) takes the whole commit back (undo-commit.ts): the grant
+ * goes and the code is put back, so the exchange fails with server_error and the client's retry redeems the code;
+ * the grant is never left alive where ending the session would miss it.
  */
 async function joinSession(context: SentinelContext, grant: GrantRecord, committed: CommittedGrant, sid: string): Promise<void> {
   const { grantId } = committed;
   const until = grantIndexUntil(context, grant);
-  const { maxGrantsPerApp } = context.config.session;
-  const input = { accountId: grant.accountId, userId: grant.userId, sid, clientId: grant.clientId, grantId, until, maxGrantsPerApp };
+  const { maxGrantsPerApp, maxAppsPerSession } = context.config.session;
+  const { accountId, userId, clientId } = grant;
+  const input = { accountId, userId, sid, clientId, grantId, until, maxGrantsPerApp, maxAppsPerSession };
   let attached: boolean;
   try {
     attached = await attachGrant(context, input);

@@ -33,6 +33,7 @@ export async function operatorCookie(sentinel: Sentinel, accountId: string, user
     grantId,
     until: grantUntil,
     maxGrantsPerApp: 16,
+    maxAppsPerSession: 64,
   });
   if (!attached) throw new Error('the console grant was not attached to its session');
   const id = await createOperatorSession(context.store, { accountId, userId, sessionDigest, grantId, grantUntil }, ttlSeconds);
