@@ -54,7 +54,7 @@ export interface SentinelOptions {
         colors?: Record<string, string> | undefined;
       }
     | undefined;
-  /** Private JWKs (or `{ signer }` external signers, e.g. an HSM): the first signs, all verify and are published (give `keys` or `keyRotation`, not both). @defaultValue a generated ES256 key and RS256 key, and a warning */
+  /** Private JWKs (or `{ signer }` external signers, e.g. an HSM): the first signs, all verify and are published (give `keys` or `keyRotation`, not both; an empty list is refused, as a secret that failed to load). @defaultValue left out: temporary ES256 and RS256 keys generated per process, and a warning */
   keys?: (JWK | { signer: ExternalSigner })[] | undefined;
   /** A key ring kept in the Store and rotated across instances (docs/guides/keys-and-hsm.md). @defaultValue none */
   keyRotation?:

@@ -35,6 +35,9 @@ const cases: [string, () => SentinelOptions][] = [
     },
   ],
   ['a duplicate kid', () => ({ ...withoutKeys(), keys: [good, good] })],
+  // A secret that failed to load (`JSON.parse(process.env.KEYS ?? '[]')`): not the development default.
+  ['keys an empty list', () => ({ ...withoutKeys(), keys: [] })],
+  ['keys an empty list beside keyRotation', () => ({ ...withoutKeys(), keys: [], keyRotation: rotation })],
 ];
 
 describe('config check reports the key options createSentinel() refuses', () => {

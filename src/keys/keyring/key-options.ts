@@ -29,21 +29,28 @@ export interface CheckedKeyOptions {
 }
 
 /**
- * Every check of the key options, creating nothing: `keys` and `keyRotation` both, `keysPerAccount` without a ring,
+ * Every check of the key options, creating nothing: `keys` empty, `keys` and `keyRotation` both, `keysPerAccount` without a ring,
  * the ring's timings and encryption key, each configured key. `setUpKeys` (service-keys.ts) runs it at startup and
  * `sentinel-idp config check` (config/problems.ts) reports it: the command refuses every key option the service does.
  * @throws ConfigurationError naming the first wrong field.
  * @example const { timings } = checkKeyOptions(config);
  */
 export function checkKeyOptions(config: KeyOptions): CheckedKeyOptions {
+  // An empty list is what a secret that failed to load gives (`JSON.parse(process.env.KEYS ?? '[]')`): taken for no
+  // keys, each instance would sign with temporary keys of its own and its tokens would fail on the others.
+  if (config.keys !== undefined && config.keys.length === 0) {
+    throw new ConfigurationError('keys', 'is empty: give at least one private JWK, or leave keys out for temporary development keys');
+  }
   if (config.keyRotation !== undefined && config.keys !== undefined) {
     throw new ConfigurationError('keys', 'give keys or keyRotation, not both (the ring generates its own keys)');
   }
   const rotation = config.keyRotation;
   if (rotation === undefined) {
     if (config.keysPerAccount) throw new ConfigurationError('keysPerAccount', 'needs keyRotation: each account gets its own key ring');
-    const given = config.keys !== undefined && config.keys.length > 0;
-    return { timings: undefined, configured: given ? importConfiguredKeys(config.keys ?? [], config.signingTimeout) : undefined };
+    return {
+      timings: undefined,
+      configured: config.keys === undefined ? undefined : importConfiguredKeys(config.keys, config.signingTimeout),
+    };
   }
   const timings = ringTimings(rotation, config);
   parseEncryptionKey(rotation.encryptionKey);
