@@ -18,6 +18,7 @@ import {
   checkFapi2Signing,
   checkIDTokenAlgorithms,
   checkRegistrationStore,
+  warnShortClientSecrets,
 } from './config/startup-checks.js';
 import { attachContext, createContext } from './http/context.js';
 import type { ResourceRequest } from './dpop/resource.js';
@@ -230,6 +231,8 @@ export function createSentinel(options: SentinelOptions): Sentinel {
   assertAppsOrAppStore(config);
   checkRegistrationStore(config, apps);
   assertAppLogoutTargets(config);
+  // The plain secrets are dropped once hashed (resolveConfig): their lengths are read from the options.
+  warnShortClientSecrets(options.apps, warn);
   // The one access-token verifier of the service: the bearer guard, verifyAccessToken() and (through the context)
   // UserInfo all use it.
   const context = createContext({

@@ -18,7 +18,7 @@ export interface AppOptions extends KeyedAppFields {
   accountId: string;
   /** The installation id, unique within the account; the `client_id` of OAuth requests. @defaultValue required */
   clientId: string;
-  /** The plain secret: hashed at startup and then dropped (give this or `clientSecretHash`, not both). @defaultValue none */
+  /** The plain secret: hashed at startup and then dropped (give this or `clientSecretHash`, not both); shorter than 32 characters, a startup warning (a generated one has 43). @defaultValue none */
   clientSecret?: string | undefined;
   /** Or its hash from {@link hashClientSecret}. @defaultValue none (a public or `private_key_jwt` client) */
   clientSecretHash?: string | undefined;

@@ -3,6 +3,7 @@
  * so that `sentinel-idp config check` (config/problems.ts) runs the very same ones instead of copies that drift apart.
  */
 import type { AppStore } from '../apps/app.js';
+import type { AppOptions } from '../apps/app-options.js';
 import { MemoryAppStore } from '../apps/memory-app-store.js';
 import { assertFapi2Signing } from '../assurance/fapi2.js';
 import { ConfigurationError } from '../errors.js';
@@ -81,5 +82,27 @@ export function assertAppLogoutTargets(config: ResolvedConfig): void {
         ? null
         : literalTargetProblem(app.backchannelLogoutUri, config.clientJwks.allowPrivateAddresses);
     if (problem !== null) throw new ConfigurationError(`apps[${index}].backchannelLogoutUri`, problem);
+  }
+}
+
+/** Characters below which a chosen client secret is warned about (generated ones are 43: 256 random bits). */
+export const MIN_CHOSEN_SECRET_LENGTH = 32;
+
+/**
+ * Warns of each `apps` entry whose plain `clientSecret` is shorter than {@link MIN_CHOSEN_SECRET_LENGTH}: it is stored
+ * as a fast SHA-256 digest and the token endpoint keeps no per-client count of failures (one would let anyone who
+ * knows a client id lock the client out), so only its length protects it (RFC 6749 §2.3.1). A warning, not a
+ * refusal: existing configurations hold such secrets. Names the app and the length, never the secret.
+ * @example warnShortClientSecrets(options.apps, warn);
+ */
+export function warnShortClientSecrets(apps: readonly AppOptions[] | undefined, warn: (message: string) => void): void {
+  for (const [index, app] of (apps ?? []).entries()) {
+    const length = app.clientSecret?.length;
+    if (length === undefined || length >= MIN_CHOSEN_SECRET_LENGTH) continue;
+    warn(
+      `sentinel-idp: apps[${index}] (client id ${JSON.stringify(app.clientId)}) has a clientSecret of ${length} characters, ` +
+        `fewer than ${MIN_CHOSEN_SECRET_LENGTH}: only its length protects it against guessing at the token endpoint and ` +
+        'from a leaked digest. Give a generated one (generateClientSecret(), `npx sentinel-idp apps register`).',
+    );
   }
 }
