@@ -44,6 +44,17 @@ const REFUSED: readonly string[] = [
   'javascript:alert(1)',
   'com.example.app://user@host/cb',
   'com.example.app:\\cb',
+  // Hosts RFC 3986 allows but no resolver knows, and that CSP reads as a wildcard, a directive or a second policy.
+  'https://*.example.com/cb',
+  'https://*/cb',
+  'https://app;sandbox.example/cb',
+  'https://app,b.example/cb',
+  "https://app'b.example/cb",
+  'https://app!b.example/cb',
+  'https://app_b.example/cb',
+  'https://app~b.example/cb',
+  'https://app..example.com/cb',
+  'https://.example.com/cb',
 ];
 
 /** Redirect URIs that were accepted before and still are. */
@@ -54,8 +65,17 @@ const WEB_ACCEPTED: readonly string[] = [
   'http://127.0.0.1:8080/cb',
   'http://localhost:3000/cb',
   'http://[::1]:8080/cb',
+  'https://app-1.example.com./cb',
+  'https://xn--bcher-kva.example/cb',
+  'https://192.0.2.10/cb',
+  'https://[2001:db8::1]:8443/cb',
 ];
-const NATIVE_ACCEPTED: readonly string[] = ['com.example.app:/oauth2redirect', 'com.example.app://callback/cb'];
+// Private-use schemes keep RFC 3986's reg-name: a native app's host is no DNS name.
+const NATIVE_ACCEPTED: readonly string[] = [
+  'com.example.app:/oauth2redirect',
+  'com.example.app://callback/cb',
+  'com.example.app://call_back/cb',
+];
 
 function fieldOf(build: () => unknown): string | undefined {
   try {

@@ -12,11 +12,17 @@ import { resourceURIProblem } from './resource-uri.js';
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'blob:', 'about:', 'ftp:', 'ws:', 'wss:']);
+// An http(s) host a browser can reach: a DNS name (letters, digits and hyphens between dots; a final dot allowed),
+// which an IPv4 address also is, or an IPv6 literal in brackets. RFC 3986 §3.2.2 lets a host hold `*`, `;`, `,`,
+// `_`, `~`, quotes and more, and the URL parser keeps them; no resolver knows such a host, while the app's redirect
+// origin goes into the pages' form-action, where `*` is a wildcard, `;` a directive and `,` a second policy.
+const WEB_HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.?)$/;
 
 /**
  * Why a redirect URI may not be registered, or `null` when it may: an absolute RFC 3986 URI as written (see
  * `uri-syntax.ts`: no backslash, `//` and a host written out, read the same by browsers), no fragment, https (http
- * only on loopback), or a private-use scheme with a dot (RFC 8252 §7.1); no userinfo, no control characters.
+ * only on loopback) on a host browsers resolve ({@link WEB_HOST}), or a private-use scheme with a dot (RFC 8252
+ * §7.1); no userinfo, no control characters.
  */
 export function redirectURIProblem(uri: string): string | null {
   const parts = parseAbsoluteURI(uri);
@@ -26,7 +32,11 @@ export function redirectURIProblem(uri: string): string | null {
   const scheme = `${parts.scheme}:`;
   if (scheme === 'https:' || scheme === 'http:') {
     const problem = webURIProblem(uri, parts);
-    if (problem !== null || scheme === 'https:') return problem;
+    if (problem !== null) return problem;
+    if (!WEB_HOST.test(parts.authority?.host ?? '')) {
+      return 'must have a host that is a DNS name (letters, digits and hyphens between dots), an IPv4 or a bracketed IPv6 address';
+    }
+    if (scheme === 'https:') return null;
     // The host as written: the checks above guarantee browsers read the same one.
     return LOOPBACK_HOSTS.has(parts.authority?.host.toLowerCase() ?? '')
       ? null
