@@ -16,8 +16,10 @@ import {
   enterCode,
   jsonBody,
   openConfirmation,
+  openConfirmationFor,
   personDecides,
   poll,
+  pollError,
   requestCodes,
   signInForDevice,
 } from './helpers/device-drive.js';
@@ -66,6 +68,41 @@ describe("a device app's defaultMaxAge", () => {
     expect(response.status, String(response.body)).toBe(200);
     const idToken = decodeJwt(jsonBody(response).id_token as string);
     expect(idToken.auth_time).toBe(signedInAt + MAX_AGE);
+  });
+
+  it('asks again at Allow for a sign-in that became too old while the page was open', async () => {
+    const clock = frozenClock();
+    const sentinel = makeSentinel({ apps: appsWithMaxAge() });
+    const browser: Browser = {};
+    // Signed in, then the confirmation page opened with a sign-in just young enough; Allow pressed after the limit.
+    const codes = await requestCodes(sentinel, { scope: 'openid' });
+    const opened = await openConfirmationFor(sentinel, browser, codes.user_code);
+    clock.at(MAX_AGE);
+    const allowed = await decide(sentinel, browser, opened, 'approve');
+    expect(allowed.status, String(allowed.body)).toBe(303);
+    expect(toLogin(allowed.headers.location)).toBe(true);
+    expect(await pollError(sentinel, codes.device_code)).toBe('authorization_pending');
+    // The old confirmation is spent; a new sign-in leads to one that approves, with the new auth_time.
+    expect((await decide(sentinel, browser, opened, 'approve')).status).toBe(400);
+    const again = await openConfirmation(sentinel, browser, await signInForDevice(sentinel, browser, allowed));
+    expect((await decide(sentinel, browser, again, 'approve')).status).toBe(200);
+    const response = await poll(sentinel, codes.device_code);
+    expect(response.status, String(response.body)).toBe(200);
+    expect(decodeJwt(jsonBody(response).id_token as string).auth_time).toBe(Math.floor(Date.now() / 1000));
+  });
+
+  it('takes Allow from a sign-in still within it, and Deny from any', async () => {
+    const clock = frozenClock();
+    const sentinel = makeSentinel({ apps: appsWithMaxAge() });
+    const browser: Browser = {};
+    const allowed = await openConfirmationFor(sentinel, browser, (await requestCodes(sentinel)).user_code);
+    clock.at(MAX_AGE - 1);
+    expect((await decide(sentinel, browser, allowed, 'approve')).status).toBe(200);
+    const codes = await requestCodes(sentinel);
+    const denied = await openConfirmation(sentinel, browser, await enterCode(sentinel, browser, codes.user_code));
+    clock.at(MAX_AGE * 2);
+    expect((await decide(sentinel, browser, denied, 'deny')).status).toBe(200);
+    expect(await pollError(sentinel, codes.device_code)).toBe('access_denied');
   });
 
   it('leaves an app without it to any live session', async () => {

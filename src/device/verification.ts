@@ -226,6 +226,11 @@ async function decide(context: SentinelContext, request: SentinelRequest, accoun
   }
   if (single(form, 'switch') !== undefined) return switchUser(context, request, accountId, id, confirmation);
   const approve = single(form, 'approve') !== undefined && single(form, 'deny') === undefined;
+  // The sign-in's age was checked at code entry, and the page may have stayed open until past the app's limit: an
+  // approval from a sign-in now too old signs in again, as code entry does (a denial needs no recent sign-in).
+  if (approve && (await signInNowTooOld(context, accountId, confirmation))) {
+    return switchUser(context, request, accountId, id, confirmation);
+  }
   // Single use: of two decisions posted at once, one takes the confirmation; the other finds it gone.
   if (id === undefined || (await takeConfirmation(context, id)) === null) throw confirmationExpired();
   const { applied, record } = await applyDecision(context, accountId, confirmation, approve);
@@ -233,10 +238,21 @@ async function decide(context: SentinelContext, request: SentinelRequest, accoun
   return outcomePageResponse(context, request, approve ? 'approved' : 'denied');
 }
 
+/** Whether the confirmation's sign-in is now older than its app's `defaultMaxAge` ({@link tooOldFor}). */
+async function signInNowTooOld(context: SentinelContext, accountId: string, confirmation: DeviceConfirmation): Promise<boolean> {
+  const found = await readDevice(context, confirmation.grantId);
+  if (found === null || found.record.accountId !== accountId) return false;
+  const app = context.apps.findApp(accountId, found.record.clientId);
+  const resolved = isThenable(app) ? await app : app;
+  // No app: the approval is refused further on (still-approvable.ts), with nothing to sign in for.
+  return resolved !== null && tooOldFor(resolved, confirmation.authTime, Math.floor(Date.now() / 1000));
+}
+
 /**
- * "Not you?": the confirmation is spent (this user decides nothing) and the same device code goes to a new sign-in,
- * whose login page asks for credentials whatever session the browser holds; its end replaces the browser's session
- * and leads to a confirmation of the new user. A code decided or expired meanwhile answers as a late decision does.
+ * "Not you?", and an Allow from a sign-in grown too old for the app: the confirmation is spent (this user decides
+ * nothing) and the same device code goes to a new sign-in, whose login page asks for credentials whatever session the
+ * browser holds; its end replaces the browser's session and leads to a confirmation of whoever signed in. A code
+ * decided or expired meanwhile answers as a late decision does.
  */
 async function switchUser(
   context: SentinelContext,
