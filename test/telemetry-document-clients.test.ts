@@ -34,10 +34,11 @@ describe('telemetry: clients named by a metadata document', () => {
       clientIdMetadataDocuments: { enabled: true, allowPrivateAddresses: true },
     });
     const minted = ['https://agent.example/a.json', 'https://agent.example/b.json', 'https://agent.example/c.json'];
-    // Refused once the client and its redirect URI are known: an authorize.denied naming the client, sent back to it.
+    // Refused once the client and its redirect URI are known: an authorize.denied naming the client, shown on the
+    // service's error page (a document's client is never redirected to before the user has seen a page).
     for (const clientId of minted) {
       const query = authorizeQuery({ client_id: clientId, redirect_uri: CALLBACK, response_type: 'token' });
-      expect((await call(sentinel, { path: AUTHORIZE_PATH, query })).status).toBe(302);
+      expect((await call(sentinel, { path: AUTHORIZE_PATH, query })).status).toBe(400);
     }
     const query = authorizeQuery({ response_type: 'token' });
     expect((await call(sentinel, { path: AUTHORIZE_PATH, query })).status).toBe(302);
