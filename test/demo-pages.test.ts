@@ -9,10 +9,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { toExpress } from '../adapters/express/index.js';
 import { createDemoClient } from '../examples/shared/client.js';
-import { createDemo } from '../examples/shared/demo.js';
+import { createDemo, type Demo, printBanner } from '../examples/shared/demo.js';
 import { makeSentinel } from './helpers/fixtures.js';
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -20,13 +20,14 @@ const PASSWORD = 'demo-pages-password';
 
 let server: Server;
 let base = '';
+let demo: Demo;
 
 beforeAll(async () => {
   server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   base = `http://127.0.0.1:${port}`;
-  const demo = await createDemo({
+  demo = await createDemo({
     framework: 'express',
     defaultPort: port,
     env: { HOST: '127.0.0.1', ISSUER: base, DEMO_PASSWORD: PASSWORD },
@@ -95,6 +96,22 @@ describe('the demo pages', () => {
     expectPageHeaders(await request(base).get('/callback?state=x&code=y'));
     expectPageHeaders(await request(base).get('/signed-out'));
     expectPageHeaders(await request(base).post('/demo/refresh').set('content-type', FORM).send('csrf=x'));
+  });
+
+  it('tell a newcomer the account id the console’s sign-in asks for, on the home page and in the banner', async () => {
+    // The console's first page is a blank "Account id" field: without the id there, the link leads nowhere.
+    const home = await request(base).get('/');
+    expect(home.text).toMatch(/>Operator console<\/a>:[^<]*account id <strong>123456<\/strong>/);
+    let banner = '';
+    const log = vi.spyOn(console, 'log').mockImplementation((text: unknown) => {
+      banner += String(text);
+    });
+    try {
+      printBanner(demo);
+    } finally {
+      log.mockRestore();
+    }
+    expect(banner).toMatch(/ {2}console {8}\S+ {3}\(account id 123456, then the demo user: its admin\)/);
   });
 
   it('refuse a POST without the session’s CSRF token, with a forged one, or from another site, and change nothing', async () => {

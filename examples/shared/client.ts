@@ -107,6 +107,7 @@ export function createDemoClient(options: DemoClientOptions): DemoClient {
   const calls = createServiceCalls(options, { basePath, accountPath });
   const view: ViewContext = {
     links: { discovery: `${expectedIssuer}/.well-known/openid-configuration`, ...options.links },
+    accountId: options.accountId,
     consumerId: options.consumerId,
     clientId: options.clientId,
     endSession: `${accountPath}/end_session`,

@@ -170,7 +170,7 @@ export function printBanner(demo: Demo): void {
     `  app            ${demo.pages.app}   <- start here: "Sign in with the platform", then try the tokens`,
     `  login page     ${demo.issuer}/signin   (the app's sign-in: it sends you to ${demo.pages.authorize} with its client_id)`,
     `  account page   ${demo.pages.account}`,
-    `  console        ${demo.pages.console}   (sign in as the demo user: its admin)`,
+    `  console        ${demo.pages.console}   (account id ${demo.accountId}, then the demo user: its admin)`,
     `  discovery      ${demo.pages.discovery}`,
     '',
     `Consumer-bound token for consumer ${consumer}, then its brand tokens:`,

@@ -21,6 +21,8 @@ export interface DemoLinks {
 /** What every view needs. */
 export interface ViewContext {
   links: DemoLinks;
+  /** The account the console's sign-in asks for: its first page is a blank "Account id" field. */
+  accountId: string;
   /** The consumer the consumer-bound token is asked for. */
   consumerId: string;
   clientId: string;
@@ -30,14 +32,14 @@ export interface ViewContext {
   footer?: string | undefined;
 }
 
-function linkList(links: DemoLinks): string {
+function linkList(links: DemoLinks, accountId: string): string {
   const items = [
     links.account === undefined
       ? ''
       : `<li><a href="${escapeHTML(links.account)}">Your account page</a>: your sessions, passkeys and connected apps</li>`,
     links.console === undefined
       ? ''
-      : `<li><a href="${escapeHTML(links.console)}">Operator console</a>: apps, keys, sessions and audit events (the demo user is its admin)</li>`,
+      : `<li><a href="${escapeHTML(links.console)}">Operator console</a>: apps, keys, sessions and audit events (account id <strong>${escapeHTML(accountId)}</strong>, then the demo user: its admin)</li>`,
     `<li><a href="${escapeHTML(links.discovery)}">Discovery document</a>: the account's OpenID Provider metadata</li>`,
   ];
   return `<section aria-labelledby="elsewhere"><h2 id="elsewhere">Also on this server</h2><ul class="links">${items.join('')}</ul></section>`;
@@ -54,7 +56,7 @@ and come back here to see what the application receives: who signed in, the clai
 token, and what those tokens can do.</p>
 <p><a class="button primary" href="/signin">Sign in with the platform</a></p>
 <p class="lead">Username <strong>demo</strong>; the password is printed in the terminal where <code>npm start</code> runs.</p>
-${linkList(context.links)}`;
+${linkList(context.links, context.accountId)}`;
   return demoPage({ title: 'Demo client', content, footer: context.footer });
 }
 
@@ -123,7 +125,7 @@ ${resultPanel(session.result)}
 ${claimsTable('id-token', 'ID token claims', session.idToken)}
 ${claimsTable('access-token', 'Access token claims', session.accessToken)}
 ${claimsTable('consumer-token', 'Consumer-bound token claims', session.consumerToken)}
-${linkList(context.links)}`;
+${linkList(context.links, context.accountId)}`;
   return demoPage({ title: 'Signed in', content, headerEnd: signOut, footer: context.footer, headers });
 }
 
@@ -135,7 +137,7 @@ export function signedOutView(context: ViewContext, headers: Record<string, stri
   const content = `<h1>You are signed out</h1>
 <p class="lead">The platform ended the session and sent the browser back here; the application forgot its tokens.</p>
 <p><a class="button primary" href="/signin">Sign in with the platform</a></p>
-${linkList(context.links)}`;
+${linkList(context.links, context.accountId)}`;
   return demoPage({ title: 'Signed out', content, footer: context.footer, headers });
 }
 
