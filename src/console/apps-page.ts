@@ -129,6 +129,14 @@ ${(app.retiringSecrets ?? []).map((secret) => `<dt>${escapeHTML(text(call, 'reti
   let forms = '';
   if (app.clientId === CONSOLE_CLIENT_ID) forms = paragraph(text(call, 'consoleClient'), 'notice');
   else if (admin) {
+    // A public or private_key_jwt app has no secret: its rotation is always refused, so the page does not offer it.
+    const hasSecret = app.tokenEndpointAuthMethod !== 'none' && app.tokenEndpointAuthMethod !== 'private_key_jwt';
+    const rotateForm = `<section><h2>${escapeHTML(text(call, 'rotateTitle'))}</h2>
+<form method="post" action="${escapeHTML(path('rotate-secret'))}">${csrfField(call)}${onceField()}
+<label for="overlap">${escapeHTML(text(call, 'overlapLabel'))}</label>
+<input id="overlap" name="overlap" type="number" min="0" max="${MAX_OVERLAP}" value="${DEFAULT_OVERLAP}">
+<div class="actions"><button type="submit" class="secondary">${escapeHTML(text(call, 'rotateSecret'))}</button></div></form></section>
+`;
     const button = (action: string, label: string, className: string): string =>
       `<form method="post" action="${escapeHTML(path(action))}" class="inline">${csrfField(call)}<button type="submit" class="${className}">${escapeHTML(label)}</button></form>`;
     forms = `<section><h2>${escapeHTML(text(call, 'redirectUrisLabel'))}</h2>
@@ -137,12 +145,7 @@ ${(app.retiringSecrets ?? []).map((secret) => `<dt>${escapeHTML(text(call, 'reti
 <textarea id="redirect_uris" name="redirect_uris" rows="3" aria-describedby="redirect_uris_hint">${escapeHTML(uris(app))}</textarea>
 <p class="hint" id="redirect_uris_hint">${escapeHTML(text(call, 'redirectUrisHint'))}</p>
 <div class="actions"><button type="submit" class="primary">${escapeHTML(text(call, 'saveRedirectUris'))}</button></div></form></section>
-<section><h2>${escapeHTML(text(call, 'rotateTitle'))}</h2>
-<form method="post" action="${escapeHTML(path('rotate-secret'))}">${csrfField(call)}${onceField()}
-<label for="overlap">${escapeHTML(text(call, 'overlapLabel'))}</label>
-<input id="overlap" name="overlap" type="number" min="0" max="${MAX_OVERLAP}" value="${DEFAULT_OVERLAP}">
-<div class="actions"><button type="submit" class="secondary">${escapeHTML(text(call, 'rotateSecret'))}</button></div></form></section>
-<section><h2>${escapeHTML(text(call, 'columnStatus'))}</h2>
+${hasSecret ? rotateForm : ''}<section><h2>${escapeHTML(text(call, 'columnStatus'))}</h2>
 <div class="actions">${app.disabled === true ? button('enable', text(call, 'enable'), 'secondary') : button('disable', text(call, 'disable'), 'secondary')}</div></section>
 <section><h2>${escapeHTML(text(call, 'deleteTitle'))}</h2>${paragraph(text(call, 'deleteLead'))}
 <div class="actions">${button('delete', text(call, 'deleteApp'), 'danger')}</div></section>`;
