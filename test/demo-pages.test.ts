@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { toExpress } from '../adapters/express/index.js';
 import { createDemoClient } from '../examples/shared/client.js';
 import { createDemo, type Demo, printBanner } from '../examples/shared/demo.js';
+import { generatePrivateJWK } from '../src/index.js';
 import { makeSentinel } from './helpers/fixtures.js';
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -112,6 +113,26 @@ describe('the demo pages', () => {
       log.mockRestore();
     }
     expect(banner).toMatch(/ {2}console {8}\S+ {3}\(account id 123456, then the demo user: its admin\)/);
+  });
+
+  it('say in the banner that the temporary-key warning above it is expected, and not when SENTINEL_KEYS pins the keys', async () => {
+    const bannerOf = (shown: Demo): string => {
+      let text = '';
+      const log = vi.spyOn(console, 'log').mockImplementation((line: unknown) => {
+        text += String(line);
+      });
+      try {
+        printBanner(shown);
+      } finally {
+        log.mockRestore();
+      }
+      return text;
+    };
+    // The core warns "no signing keys configured; generated temporary …" first: the banner is what the newcomer reads.
+    expect(bannerOf(demo)).toContain('  signing keys   generated for this run, as the warning above says');
+    const keys = JSON.stringify([generatePrivateJWK('ES256'), generatePrivateJWK('RS256')]);
+    const pinned = await createDemo({ framework: 'express', defaultPort: 1, env: { SENTINEL_KEYS: keys, DEMO_PASSWORD: PASSWORD } });
+    expect(bannerOf(pinned)).not.toContain('signing keys');
   });
 
   it('refuse a POST without the session’s CSRF token, with a forged one, or from another site, and change nothing', async () => {

@@ -38,6 +38,8 @@ export interface Demo {
   /** Where each page is, for the banner and the pages' links. */
   pages: { app: string; authorize: string; account: string; console: string; discovery: string };
   brandTokens: Map<string, BrandToken[]>;
+  /** No SENTINEL_KEYS: the core generated this run's keys, and warned so just before the banner. */
+  keysGenerated: boolean;
 }
 
 function readKeys(env: NodeJS.ProcessEnv): JWK[] | undefined {
@@ -67,6 +69,7 @@ export async function createDemo(input: { framework: string; defaultPort: number
   const password = env.DEMO_PASSWORD ?? randomBytes(9).toString('base64url');
   const userId = 'user-demo-1';
   const postLogoutRedirectUri = `${issuer}/signed-out`;
+  const keys = readKeys(env);
   const users = createUserStore();
   await users.addUser({ id: userId, accountId, username, password, name: 'Demo User' });
   const sentinel = createSentinel({
@@ -96,7 +99,7 @@ export async function createDemo(input: { framework: string; defaultPort: number
     // also offers to add one after a password sign-in.
     users: Object.assign(users, { passkeys: new MemoryPasskeys() }),
     passkeys: { offerRegistration: env.DEMO_OFFER_PASSKEYS === '1' },
-    keys: readKeys(env),
+    keys,
     pkce: 'required',
     onError: (error) => console.error('sentinel-idp error:', error),
   });
@@ -146,6 +149,7 @@ export async function createDemo(input: { framework: string; defaultPort: number
     client,
     pages,
     brandTokens: createBrandTokenStore(accountId),
+    keysGenerated: keys === undefined,
   };
 }
 
@@ -165,6 +169,10 @@ export function printBanner(demo: Demo): void {
     `  client id      ${demo.clientId}`,
     `  client secret  ${demo.clientSecret}`,
     `  demo user      ${demo.username} / ${demo.password}`,
+    // The core's warning about temporary keys comes first; for a demo that starts afresh every run it is expected.
+    ...(demo.keysGenerated
+      ? ['  signing keys   generated for this run, as the warning above says: expected here (SENTINEL_KEYS pins them)']
+      : []),
     '',
     'Open in a browser:',
     `  app            ${demo.pages.app}   <- start here: "Sign in with the platform", then try the tokens`,
