@@ -45,12 +45,12 @@ const { toFetch } = ${load.replace('subpath', "'sentinel-idp/fetch'")};
 const sentinel = createSentinel({
   issuer: 'https://id.example.com',
   keys: [generatePrivateJWK('ES256')],
-  apps: [{ accountId: '123456', clientId: 'c-1', clientSecret: 's3cr3t-s3cr3t-s3cr3t-s3cr3t', grantTypes: ['client_credentials'] }],
+  apps: [{ accountId: '123456', clientId: 'c-1', clientSecret: 's3cr3t-s3cr3t-s3cr3t-s3cr3t-s3cr3t', grantTypes: ['client_credentials'] }],
 });
 const response = await toFetch(sentinel, { ip: () => '203.0.113.1' })(new Request('https://id.example.com/sentinel/api/v2/account/123456/app/token?state=${CONSUMER}', {
   method: 'POST',
   headers: { 'content-type': 'application/x-www-form-urlencoded;charset=UTF-8' },
-  body: 'grant_type=client_credentials&client_id=c-1&client_secret=s3cr3t-s3cr3t-s3cr3t-s3cr3t',
+  body: 'grant_type=client_credentials&client_id=c-1&client_secret=s3cr3t-s3cr3t-s3cr3t-s3cr3t-s3cr3t',
 }));
 const token = await response.json();
 const claims = await sentinel.verifyAccessToken(token.access_token, { accountId: '123456', consumerId: '${CONSUMER}' });
