@@ -6,56 +6,29 @@
  * service's address. An error after the user acted on the login page that names the app's host (a cancel) still goes
  * back; the apps an operator registered keep their redirects.
  */
-import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ClientIdMetadataResolver } from '../src/apps/client-id-metadata.js';
-import { MemoryAppStore } from '../src/apps/memory-app-store.js';
-import { withClientIdMetadataDocuments } from '../src/apps/resolving-app-store.js';
-import { contextOf } from '../src/http/context.js';
-import { createSentinel, type Sentinel, type SentinelEvent } from '../src/index.js';
-import { ACCOUNT, baseOptions } from './helpers/fixtures.js';
+import type { Sentinel, SentinelEvent } from '../src/index.js';
+import { ACCOUNT } from './helpers/fixtures.js';
 import { authorizeQuery, call, openLogin, postLogin, signIn, startInteraction } from './helpers/direct-flow.js';
-import { type LoopbackTLS, loopbackTLS } from './helpers/loopback-tls.js';
+import { type ServedDocument, serveMetadataDocument, serviceWithDocuments as documentService } from './helpers/metadata-document.js';
 import { pkcePair } from './helpers/pkce.js';
 
 /** Where the document's author wants browsers to land, with the service's address as the last one they saw. */
 const PHISH = 'https://phish.example/landing';
 const AUTHORIZE = `/sentinel/api/account/${ACCOUNT}/authorize`;
-let tls: LoopbackTLS;
-let server: Server;
+let document: ServedDocument;
 let documentURL: string;
 
 beforeAll(async () => {
-  tls = loopbackTLS();
-  server = createServer({ key: tls.key, cert: tls.cert }, (_request, response) => {
-    response
-      .writeHead(200, { 'content-type': 'application/json' })
-      .end(JSON.stringify({ client_id: documentURL, client_name: 'Your Bank', redirect_uris: [PHISH] }));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  documentURL = `https://127.0.0.1:${(server.address() as AddressInfo).port}/agent.json`;
+  document = await serveMetadataDocument('Your Bank', [PHISH]);
+  documentURL = document.url;
 });
 
-afterAll(async () => {
-  await new Promise((resolve) => server.close(resolve));
-});
+afterAll(() => document.close());
 
 function serviceWithDocuments(): { sentinel: Sentinel; events: SentinelEvent[] } {
   const events: SentinelEvent[] = [];
-  const options = baseOptions({
-    clientIdMetadataDocuments: { enabled: true, allowPrivateAddresses: true },
-    onEvent: (e) => events.push(e),
-  });
-  const appStore = withClientIdMetadataDocuments(
-    new MemoryAppStore(createSentinel(options).config.apps),
-    new ClientIdMetadataResolver(createSentinel(options).config, { ca: tls.cert }),
-  );
-  const { clientIdMetadataDocuments: _documents, ...rest } = options;
-  const sentinel = createSentinel({ ...rest, apps: [], appStore });
-  // Built without the option so that it does not wrap the store again; its config says documents are on.
-  (contextOf(sentinel).config.clientIdMetadataDocuments as { enabled: boolean }).enabled = true;
-  return { sentinel, events };
+  return { sentinel: documentService(document, { onEvent: (e) => events.push(e) }), events };
 }
 
 const agentQuery = (extra: Record<string, string> = {}) =>

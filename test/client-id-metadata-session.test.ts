@@ -4,52 +4,27 @@
  * the login page naming the agent and its host, and `prompt=none` gets `consent_required` (OpenID Connect Core
  * §3.1.2.4, §3.1.2.6), on the service's error page rather than by a redirect (RFC 9700 §4.11.2). Apps the account's operator registered still sign in silently.
  */
-import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ClientIdMetadataResolver } from '../src/apps/client-id-metadata.js';
-import { MemoryAppStore } from '../src/apps/memory-app-store.js';
-import { withClientIdMetadataDocuments } from '../src/apps/resolving-app-store.js';
-import { contextOf } from '../src/http/context.js';
-import { createSentinel } from '../src/index.js';
-import { ACCOUNT, baseOptions } from './helpers/fixtures.js';
+import { ACCOUNT } from './helpers/fixtures.js';
 import { authorizeQuery, call, signIn } from './helpers/direct-flow.js';
-import { type LoopbackTLS, loopbackTLS } from './helpers/loopback-tls.js';
+import { type ServedDocument, serveMetadataDocument, serviceWithDocuments } from './helpers/metadata-document.js';
 import { pkcePair } from './helpers/pkce.js';
 
 const AGENT_CALLBACK = 'http://127.0.0.1:9999/cb';
-let tls: LoopbackTLS;
-let server: Server;
+let document: ServedDocument;
 let documentURL: string;
 
 beforeAll(async () => {
-  tls = loopbackTLS();
-  server = createServer({ key: tls.key, cert: tls.cert }, (_request, response) => {
-    response
-      .writeHead(200, { 'content-type': 'application/json' })
-      .end(JSON.stringify({ client_id: documentURL, client_name: 'Anyone', redirect_uris: [AGENT_CALLBACK] }));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  documentURL = `https://127.0.0.1:${(server.address() as AddressInfo).port}/agent.json`;
+  document = await serveMetadataDocument('Anyone', [AGENT_CALLBACK]);
+  documentURL = document.url;
 });
 
-afterAll(async () => {
-  await new Promise((resolve) => server.close(resolve));
-});
+afterAll(() => document.close());
 
 describe('a browser session and a client named by its metadata document', () => {
   it('never answers it silently: the login page, or consent_required with prompt=none; registered apps still do', async () => {
-    const options = baseOptions({ clientIdMetadataDocuments: { enabled: true, allowPrivateAddresses: true } });
     // The service's own resolver has no test trust anchor: the same wrapper, on a resolver given the test's certificate.
-    const appStore = withClientIdMetadataDocuments(
-      new MemoryAppStore(createSentinel(options).config.apps),
-      new ClientIdMetadataResolver(createSentinel(options).config, { ca: tls.cert }),
-    );
-    const { clientIdMetadataDocuments: _documents, ...rest } = options;
-    const sentinel = createSentinel({ ...rest, apps: [], appStore });
-    // Built without the option so that it does not wrap the store again; its config says documents are on, as the
-    // service's own would.
-    (contextOf(sentinel).config.clientIdMetadataDocuments as { enabled: boolean }).enabled = true;
+    const sentinel = serviceWithDocuments(document);
     const { sessionCookie } = await signIn(sentinel);
     const headers = { cookie: `sentinel_session=${sessionCookie}` };
     const agentQuery = (extra: Record<string, string> = {}) =>
