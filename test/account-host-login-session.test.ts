@@ -5,23 +5,16 @@
  * the grants issued through it beyond the reach of this browser's sign-out.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { MemoryPasskeys, MemoryStore, type Sentinel, type SentinelResponse } from '../src/index.js';
+import { MemoryPasskeys, MemoryStore, type Sentinel } from '../src/index.js';
 import { ACCOUNT_PATH, call, setCookies } from './helpers/direct-flow.js';
 import { ACCOUNT, makeSentinel, USER_ID } from './helpers/fixtures.js';
+import { HOST_LOGIN, hostInteraction } from './helpers/host-login.js';
 
 afterEach(() => {
   vi.restoreAllMocks();
 });
 
-const HOST_LOGIN = 'https://host.example.com/sign-in';
 const PAGE = `${ACCOUNT_PATH}/account`;
-
-function interactionOf(response: SentinelResponse): string {
-  expect(response.status).toBe(303);
-  const location = String(response.headers.location);
-  expect(location).toMatch(new RegExp(`^${HOST_LOGIN}\\?interaction=[A-Za-z0-9_-]{43}$`));
-  return new URL(location).searchParams.get('interaction') as string;
-}
 
 /** The host's page signs the user in; the session cookie of its answer. */
 async function hostCompletes(sentinel: Sentinel, interaction: string, amr: string[]): Promise<string> {
@@ -47,11 +40,11 @@ describe('the account page’s new sign-in on the host’s login page', () => {
       account: { enabled: true },
       login: { url: HOST_LOGIN },
     });
-    const earlier = await hostCompletes(sentinel, interactionOf(await call(sentinel, { path: PAGE })), ['pwd']);
+    const earlier = await hostCompletes(sentinel, hostInteraction(await call(sentinel, { path: PAGE })), ['pwd']);
     expect((await call(sentinel, { path: PAGE, headers: { cookie: earlier } })).status).toBe(200);
     // Adding a passkey asks for a new sign-in at the user's level, on the host's page.
     const stepUp = await call(sentinel, { path: PAGE, query: 'step_up=passkey', headers: { cookie: earlier } });
-    const fresh = await hostCompletes(sentinel, interactionOf(stepUp), ['hwk', 'user', 'mfa']);
+    const fresh = await hostCompletes(sentinel, hostInteraction(stepUp), ['hwk', 'user', 'mfa']);
     expect(fresh).not.toBe(earlier);
     // The earlier session is gone: its cookie signs nothing in (the page asks for a sign-in)...
     const again = await call(sentinel, { path: PAGE, headers: { cookie: earlier } });

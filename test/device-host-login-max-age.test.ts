@@ -20,19 +20,11 @@ import {
   requestCodes,
 } from './helpers/device-drive.js';
 import { makeSentinel, USER_ID } from './helpers/fixtures.js';
+import { HOST_LOGIN, hostInteraction } from './helpers/host-login.js';
 
 afterEach(() => {
   vi.restoreAllMocks();
 });
-
-const HOST_LOGIN = 'https://host.example.com/sign-in';
-
-function interactionOf(response: SentinelResponse): string {
-  expect(response.status).toBe(303);
-  const location = String(response.headers.location);
-  expect(location).toMatch(new RegExp(`^${HOST_LOGIN}\\?interaction=[A-Za-z0-9_-]{43}$`));
-  return new URL(location).searchParams.get('interaction') as string;
-}
 
 function harness(): { sentinel: Sentinel; events: SentinelEvent[] } {
   const events: SentinelEvent[] = [];
@@ -48,7 +40,7 @@ describe('a device sign-in on the host’s login page for an app with defaultMax
     frozenClock();
     const { sentinel, events } = harness();
     const codes = await requestCodes(sentinel);
-    const interaction = interactionOf(await enterCode(sentinel, {}, codes.user_code));
+    const interaction = hostInteraction(await enterCode(sentinel, {}, codes.user_code));
     expect((await sentinel.interaction(interaction))?.maxAge).toBe(300);
     const now = Math.floor(Date.now() / 1000);
     const refused = await sentinel.completeLogin(interaction, { userId: USER_ID, authTime: now - 300 });
@@ -65,7 +57,7 @@ describe('a device sign-in on the host’s login page for an app with defaultMax
     expect((await sentinel.completeLogin(interaction, { userId: USER_ID })).status).toBe(400);
     // Nothing decided: the device keeps waiting, and the code entered again signs in anew.
     expect(await pollError(sentinel, codes.device_code)).toBe('authorization_pending');
-    const again = interactionOf(await enterCode(sentinel, {}, codes.user_code));
+    const again = hostInteraction(await enterCode(sentinel, {}, codes.user_code));
     const accepted = await sentinel.completeLogin(again, { userId: USER_ID, authTime: now - 299 });
     expect(accepted.status).toBe(303);
     expect(String(accepted.headers.location)).toMatch(/\/device\/confirm\?confirmation=/);
@@ -77,7 +69,9 @@ describe('a device sign-in on the host’s login page for an app with defaultMax
     const { sentinel } = harness();
     const browser: Browser = {};
     const first = await requestCodes(sentinel);
-    const signedIn = await sentinel.completeLogin(interactionOf(await enterCode(sentinel, browser, first.user_code)), { userId: USER_ID });
+    const signedIn = await sentinel.completeLogin(hostInteraction(await enterCode(sentinel, browser, first.user_code)), {
+      userId: USER_ID,
+    });
     browser.cookie = (sessionCookieOf(signedIn) as string).split(';')[0];
     const second = await requestCodes(sentinel);
     const opened = await openConfirmation(sentinel, browser, await enterCode(sentinel, browser, second.user_code));
@@ -85,7 +79,7 @@ describe('a device sign-in on the host’s login page for an app with defaultMax
     const switched = await postForm(sentinel, DEVICE_CONFIRM_PATH, form.toString(), {
       headers: { 'sec-fetch-site': 'same-origin', cookie: browser.cookie as string },
     });
-    const interaction = interactionOf(switched);
+    const interaction = hostInteraction(switched);
     expect((await sentinel.interaction(interaction))?.maxAge).toBe(300);
     const now = Math.floor(Date.now() / 1000);
     expect((await sentinel.completeLogin(interaction, { userId: 'u-bob', authTime: now - 301 })).status).toBe(400);

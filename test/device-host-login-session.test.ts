@@ -23,20 +23,11 @@ import {
   requestCodes,
 } from './helpers/device-drive.js';
 import { makeSentinel, USER_ID } from './helpers/fixtures.js';
+import { HOST_LOGIN, hostInteraction } from './helpers/host-login.js';
 
 afterEach(() => {
   vi.restoreAllMocks();
 });
-
-const HOST_LOGIN = 'https://host.example.com/sign-in';
-
-/** The interaction of a 303 to the host's login page. */
-function interactionOf(response: SentinelResponse): string {
-  expect(response.status).toBe(303);
-  const location = String(response.headers.location);
-  expect(location).toMatch(new RegExp(`^${HOST_LOGIN}\\?interaction=[A-Za-z0-9_-]{43}$`));
-  return new URL(location).searchParams.get('interaction') as string;
-}
 
 /** The host's page signs the user in: the session cookie of its answer goes to the browser. */
 async function hostCompletes(sentinel: Sentinel, browser: Browser, interaction: string): Promise<SentinelResponse> {
@@ -53,7 +44,7 @@ describe('a device sign-in on the host’s login page, in a browser with a sessi
     const browser: Browser = {};
     // The browser signs in through a first device code.
     const first = await requestCodes(sentinel);
-    await hostCompletes(sentinel, browser, interactionOf(await enterCode(sentinel, browser, first.user_code)));
+    await hostCompletes(sentinel, browser, hostInteraction(await enterCode(sentinel, browser, first.user_code)));
     const earlier: Browser = { cookie: browser.cookie };
     // A second code goes straight to the confirmation; "Not you?" signs in again on the host's page.
     const second = await requestCodes(sentinel);
@@ -62,7 +53,7 @@ describe('a device sign-in on the host’s login page, in a browser with a sessi
     const switched = await postForm(sentinel, DEVICE_CONFIRM_PATH, form.toString(), {
       headers: { 'sec-fetch-site': 'same-origin', cookie: browser.cookie as string },
     });
-    await hostCompletes(sentinel, browser, interactionOf(switched));
+    await hostCompletes(sentinel, browser, hostInteraction(switched));
     expect(browser.cookie).not.toBe(earlier.cookie);
     // The earlier session is gone: its cookie signs nothing in any more (a code entry asks for a sign-in).
     const third = await requestCodes(sentinel);
@@ -76,12 +67,12 @@ describe('a device sign-in on the host’s login page, in a browser with a sessi
     const sentinel = makeSentinel({ apps, login: { url: HOST_LOGIN } });
     const browser: Browser = {};
     const first = await requestCodes(sentinel);
-    await hostCompletes(sentinel, browser, interactionOf(await enterCode(sentinel, browser, first.user_code)));
+    await hostCompletes(sentinel, browser, hostInteraction(await enterCode(sentinel, browser, first.user_code)));
     const earlier: Browser = { cookie: browser.cookie };
     clock.at(300);
     // Too old for the app: the same user signs in again on the host's page.
     const second = await requestCodes(sentinel);
-    await hostCompletes(sentinel, browser, interactionOf(await enterCode(sentinel, browser, second.user_code)));
+    await hostCompletes(sentinel, browser, hostInteraction(await enterCode(sentinel, browser, second.user_code)));
     expect(browser.cookie).not.toBe(earlier.cookie);
     // Carried over into the new session: the earlier cookie signs nothing in any more, not even for the kiosk app,
     // which has no defaultMaxAge (a live session would go straight to its confirmation).
