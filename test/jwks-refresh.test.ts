@@ -5,15 +5,9 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryStore } from '../src/index.js';
-import { ringInstance } from './helpers/ring-instance.js';
+import { ringInstance, fakeRingDate } from './helpers/ring-instance.js';
 
 const kids = (jwks: { keys: { kid?: string }[] }): (string | undefined)[] => jwks.keys.map((key) => key.kid);
-
-let now = Date.UTC(2026, 0, 1);
-function advance(seconds: number): void {
-  now += seconds * 1000;
-  vi.setSystemTime(now);
-}
 
 afterEach(() => {
   vi.useRealTimers();
@@ -21,8 +15,7 @@ afterEach(() => {
 
 describe('jwks() on an instance that serves no route', () => {
   it('drops a key revoked on another instance once refreshSeconds have passed, and jwksAsync() at once then', async () => {
-    vi.useFakeTimers({ toFake: ['Date'] });
-    vi.setSystemTime(now);
+    const advance = fakeRingDate();
     const store = new MemoryStore();
     const [a, b, c] = [ringInstance(store), ringInstance(store), ringInstance(store)];
     await Promise.all([a.ready(), b.ready(), c.ready()]);
@@ -36,8 +29,7 @@ describe('jwks() on an instance that serves no route', () => {
   });
 
   it('publishes a key pre-published on another instance', async () => {
-    vi.useFakeTimers({ toFake: ['Date'] });
-    vi.setSystemTime(now);
+    const advance = fakeRingDate();
     const store = new MemoryStore();
     const [a, b] = [ringInstance(store), ringInstance(store)];
     await Promise.all([a.ready(), b.ready()]);
@@ -50,8 +42,7 @@ describe('jwks() on an instance that serves no route', () => {
   });
 
   it('reports a failed background reload to onError and still answers the ring it holds', async () => {
-    vi.useFakeTimers({ toFake: ['Date'] });
-    vi.setSystemTime(now);
+    const advance = fakeRingDate();
     const store = new MemoryStore();
     const errors: unknown[] = [];
     const b = ringInstance(store, { onError: (error) => errors.push(error) });

@@ -8,13 +8,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryStore } from '../src/index.js';
 import { consumerToken } from './helpers/direct-flow.js';
 import { kidOf } from './helpers/jwt.js';
-import { acceptsConsumerToken, ringInstance } from './helpers/ring-instance.js';
-
-let now = Date.UTC(2026, 0, 1);
-function advance(seconds: number): void {
-  now += seconds * 1000;
-  vi.setSystemTime(now);
-}
+import { acceptsConsumerToken, ringInstance, fakeRingDate } from './helpers/ring-instance.js';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -22,8 +16,7 @@ afterEach(() => {
 
 describe('a ring the store lost, replaced by a starting instance', () => {
   it('keeps the keys of the running instances, which verify their tokens until the retention ends', async () => {
-    vi.useFakeTimers({ toFake: ['Date'] });
-    vi.setSystemTime(now);
+    const advance = fakeRingDate();
     const store = new MemoryStore();
     const running = ringInstance(store);
     await running.ready();
@@ -49,8 +42,7 @@ describe('a ring the store lost, replaced by a starting instance', () => {
   });
 
   it('puts nothing into a ring made under another encryption key, which its own instances then could not open', async () => {
-    vi.useFakeTimers({ toFake: ['Date'] });
-    vi.setSystemTime(now);
+    const advance = fakeRingDate();
     const store = new MemoryStore();
     const running = ringInstance(store);
     await running.ready();

@@ -27,14 +27,10 @@ import {
   signInThroughSession,
   signInWithSession,
   tokenStanding,
+  APP_C,
 } from './helpers/logout-flow.js';
 import { type LogoutReceiver, type Script, startReceiver } from './helpers/logout-receiver.js';
 
-const APP_C: FlowApp = {
-  clientId: 'c0c0c0c0-1111-4222-8333-444444444444',
-  clientSecret: 'secret-of-app-c-0123456789abcdef',
-  redirectUri: 'https://c.example.com/cb',
-};
 const ENDED = { guard: false, introspection: false, refresh: false };
 const ISSUER_OF_ACCOUNT = `http://localhost/sentinel/api/account/${ACCOUNT}`;
 

@@ -11,7 +11,6 @@ import { ACCOUNT_PATH, call, jsonOf, postForm } from './helpers/direct-flow.js';
 import { ACCOUNT, baseOptions, makeSentinel, OTHER_ACCOUNT, USER_ID } from './helpers/fixtures.js';
 import {
   type AppTokens,
-  type FlowApp,
   MAIN_APP,
   codeThroughSession,
   redeemCode,
@@ -21,18 +20,9 @@ import {
   signInWithSession,
   tokenStanding,
   tokensOf,
+  APP_C,
+  APP_B,
 } from './helpers/logout-flow.js';
-
-const APP_B: FlowApp = {
-  clientId: 'b0b0b0b0-1111-4222-8333-444444444444',
-  clientSecret: 'secret-of-app-b-0123456789abcdef',
-  redirectUri: 'https://b.example.com/cb',
-};
-const APP_C: FlowApp = {
-  clientId: 'c0c0c0c0-1111-4222-8333-444444444444',
-  clientSecret: 'secret-of-app-c-0123456789abcdef',
-  redirectUri: 'https://c.example.com/cb',
-};
 
 function options(overrides: Partial<SentinelOptions> = {}): SentinelOptions {
   const base = baseOptions(overrides);

@@ -19,18 +19,12 @@ import {
   type AppTokens,
   APP_B,
   appEntry,
-  type FlowApp,
   MAIN_APP,
   signInThroughSession,
   signInWithSession,
   tokenStanding,
+  APP_C,
 } from './helpers/logout-flow.js';
-
-const APP_C: FlowApp = {
-  clientId: 'c0c0c0c0-1111-4222-8333-444444444444',
-  clientSecret: 'secret-of-app-c-0123456789abcdef',
-  redirectUri: 'https://c.example.com/cb',
-};
 
 const LIVE = { guard: true, introspection: true, refresh: true };
 const ENDED = { guard: false, introspection: false, refresh: false };

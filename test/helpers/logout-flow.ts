@@ -49,6 +49,13 @@ export const APP_B: FlowApp = {
   redirectUri: 'https://b.example.com/cb',
 };
 
+/** A third confidential app of the account, for sessions that sign in more apps than two. */
+export const APP_C: FlowApp = {
+  clientId: 'c0c0c0c0-1111-4222-8333-444444444444',
+  clientSecret: 'secret-of-app-c-0123456789abcdef',
+  redirectUri: 'https://c.example.com/cb',
+};
+
 /** `app` as an `apps` entry of the account: the code and refresh grants, unless `extra` says otherwise. */
 export function appEntry(app: FlowApp, extra: Partial<AppOptions> = {}): AppOptions {
   const grantTypes: AppOptions['grantTypes'] = ['authorization_code', 'refresh_token'];

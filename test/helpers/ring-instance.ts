@@ -4,6 +4,7 @@
  * can move time past each step.
  */
 import { randomBytes } from 'node:crypto';
+import { vi } from 'vitest';
 import type { Sentinel, Store } from '../../src/index.js';
 import { ACCOUNT, CONSUMER_UUID, makeSentinel } from './fixtures.js';
 
@@ -35,4 +36,20 @@ export function ringInstance(store: Store, options: { encryptionKey?: string; on
 /** Whether `sentinel`'s guard accepts a consumer-bound token of the fixtures' account and consumer. */
 export async function acceptsConsumerToken(sentinel: Sentinel, token: string): Promise<boolean> {
   return (await sentinel.checkBearer(`Bearer ${token}`, { accountId: ACCOUNT, consumerId: CONSUMER_UUID })).ok;
+}
+
+/**
+ * Fakes `Date` alone (timers keep real time, so the ring's reloads still run) from 2026-01-01 and returns what moves
+ * it on; the test's `afterEach` ends it with `vi.useRealTimers()`. The ring's timings (pre-publication, refresh,
+ * retention) all read `Date`.
+ * @example const advance = fakeRingDate(); advance(10); // past refreshSeconds
+ */
+export function fakeRingDate(): (seconds: number) => void {
+  let now = Date.UTC(2026, 0, 1);
+  vi.useFakeTimers({ toFake: ['Date'] });
+  vi.setSystemTime(now);
+  return (seconds) => {
+    now += seconds * 1000;
+    vi.setSystemTime(now);
+  };
 }
