@@ -193,4 +193,21 @@ describe('step cookies are bounded', () => {
     expect(new URL(String(done.headers.location)).searchParams.get('code')).toBeTruthy();
     expect(w.jar.steps()).toHaveLength(MAX_STEP_COOKIES - 1);
   });
+
+  it('cookies named like step cookies but not of their shape neither count nor fail the sign-in', async () => {
+    const w = world();
+    // The Cookie header is the client's: names the serializer refuses (a space, a byte outside ASCII) among them.
+    const junk = ['x y', 'é', 'short', `${'a'.repeat(16)} `, 'a'.repeat(17)].flatMap((tail) =>
+      Array.from({ length: MAX_STEP_COOKIES }, (_, i) => `sentinel_session_step_${tail}${i}=1`),
+    );
+    for (const name of junk) w.jar.cookies.set(name.slice(0, name.indexOf('=')), '1');
+    const { interaction } = await startInteraction(w.sentinel);
+    const loginCsrf = await openLogin(w.sentinel, interaction);
+    const credentials = { csrf_token: loginCsrf, username: USERNAME, password: PASSWORD };
+    const passed = await postLogin(w.sentinel, interaction, credentials, undefined, w.jar.header());
+    expect(passed.status, 'the right password goes on to the step').toBe(303);
+    const lines = setCookies(passed);
+    expect(lines, 'only the new tie: no removal of a cookie the service never made').toHaveLength(1);
+    expect(lines[0]).toMatch(/^sentinel_session_step_[A-Za-z0-9_-]{16}=/);
+  });
 });

@@ -40,6 +40,9 @@ function cookieName(context: SentinelContext, interactionId: string): string {
   return `${namePrefix(context)}${digest(interactionId).slice(0, 16)}`;
 }
 
+/** What follows the prefix in the name of a step cookie the service made: 16 base64url characters of a digest. */
+const NAME_SUFFIX = /^[A-Za-z0-9_-]{16}$/;
+
 /** `Set-Cookie` that removes the step cookie `name` (same attributes as the one that set it, expired). */
 function removal(context: SentinelContext, name: string, mountPath: string | undefined): string {
   return serialize(name, '', {
@@ -53,13 +56,17 @@ function removal(context: SentinelContext, name: string, mountPath: string | und
 
 /**
  * Removals for the other step cookies the request carries beyond the newest `MAX_STEP_COOKIES - 1`. Browsers send
- * cookies of one path oldest first (RFC 6265 §5.4), so the first ones go: the sign-ins left longest ago.
+ * cookies of one path oldest first (RFC 6265 §5.4), so the first ones go: the sign-ins left longest ago. Only names
+ * of the shape the service makes count: the `Cookie` header is the client's to write, and a name the serializer
+ * refuses (a space, a byte outside ASCII) would throw while the removal is written, a 500 after a right password.
  */
 function prunedOthers(context: SentinelContext, request: SentinelRequest, keep: string, mountPath: string | undefined): string[] {
   const header = headerValue(request, 'cookie');
   if (header === undefined) return [];
   const prefix = namePrefix(context);
-  const others = Object.keys(parse(header)).filter((name) => name.startsWith(prefix) && name !== keep);
+  const others = Object.keys(parse(header)).filter(
+    (name) => name.startsWith(prefix) && name !== keep && NAME_SUFFIX.test(name.slice(prefix.length)),
+  );
   const excess = others.length - (MAX_STEP_COOKIES - 1);
   return excess > 0 ? others.slice(0, excess).map((name) => removal(context, name, mountPath)) : [];
 }
