@@ -136,7 +136,11 @@ export interface SentinelOptions {
   /** The device session cookie, its timeouts, how many grants one app and how many apps keep grants through it, and how many sessions one user keeps. @defaultValue `{ cookieName: 'sentinel_session', absoluteTtl: 28800, idleTtl: 3600, maxGrantsPerApp: 16, maxAppsPerSession: 64, maxSessionsPerUser: 64 }` */
   session?:
     | {
-        /** Name of the session cookie (letters, digits, `_` and `-`). @defaultValue `'sentinel_session'` */
+        /**
+         * Name of the session cookie (letters, digits, `_` and `-`), and the stem of the service's other cookies. Not
+         * `__Host-…` (its cookies have the service's path, not `/`), nor `__Secure-…` with an `http://localhost` issuer.
+         * @defaultValue `'sentinel_session'`
+         */
         cookieName?: string | undefined;
         /** Longest a session lives, however active. @defaultValue `28800` (8 h) */
         absoluteTtl?: number | undefined;

@@ -134,6 +134,20 @@ describe('createSentinel options', () => {
     ).not.toThrow();
   });
 
+  it('refuses a session cookie name whose prefix makes browsers drop every cookie of the service', () => {
+    // __Host- needs Path=/ (the cookies have the service's path); __Secure- needs Secure (an http issuer's lack it).
+    for (const cookieName of ['__Host-sid', '__host-sid', '__HOST-sid']) {
+      expect(fieldOf({ ...baseOptions(), issuer: 'https://id.example.com', session: { cookieName } })).toBe('session.cookieName');
+    }
+    expect(fieldOf({ ...baseOptions(), session: { cookieName: '__Secure-sid' } })).toBe('session.cookieName');
+    expect(fieldOf({ ...baseOptions(), session: { cookieName: '__secure-sid' } })).toBe('session.cookieName');
+    // Over https a __Secure- cookie is Secure, as every cookie of the service is there.
+    expect(() =>
+      createSentinel({ ...baseOptions(), issuer: 'https://id.example.com', session: { cookieName: '__Secure-sid' } }),
+    ).not.toThrow();
+    expect(() => createSentinel({ ...baseOptions(), session: { cookieName: 'Host-sid' } })).not.toThrow();
+  });
+
   it('refuses a consumerClaim that would overwrite a claim the service writes', () => {
     for (const claim of ['cnf', 'aud', 'sub', 'act', 'token_use']) {
       expect(() => createSentinel({ ...baseOptions(), consumerClaim: claim })).toThrow(

@@ -76,6 +76,31 @@ export function checkIdleLifetimes(parsed: Parsed): void {
 }
 
 /**
+ * Refuses a `session.cookieName` whose prefix (RFC 6265bis §4.1.3) makes browsers drop every cookie of the service:
+ * `__Host-` asks for `Path=/`, and the service's cookies are scoped to its own path (`/sentinel`, so the host's
+ * routes never receive them); `__Secure-` asks for `Secure`, which an `http://localhost` issuer's cookies lack. The
+ * session, login-page, step and device cookies all carry the name, so the service would start and no sign-in would
+ * ever stick: every `/authorize` back at the login page, every login form refused as out of date. Browsers match the
+ * prefixes in any case.
+ * @throws ConfigurationError naming `session.cookieName`.
+ */
+export function checkCookieName(parsed: Parsed, insecureLoopback: boolean): void {
+  const name = parsed.session.cookieName;
+  if (/^__host-/i.test(name)) {
+    throw new ConfigurationError(
+      'session.cookieName',
+      `browsers keep a ${name.slice(0, 7)} cookie only with Path=/, and the service's cookies have its own path: choose a name without the prefix`,
+    );
+  }
+  if (insecureLoopback && /^__secure-/i.test(name)) {
+    throw new ConfigurationError(
+      'session.cookieName',
+      `browsers keep a ${name.slice(0, 9)} cookie only when it is Secure, which an http issuer's cookies are not: choose a name without the prefix`,
+    );
+  }
+}
+
+/**
  * Refuses `dpop.nonce` when nothing in the process can key the nonces (dpop/nonce.ts): they are an HMAC keyed from
  * `keyRotation.encryptionKey`, or else from the private part of the first key of `keys`, which an external signer
  * keeps outside the process. Without this check the service would start and answer every DPoP request with a 500.

@@ -14,6 +14,7 @@ import { issuesIDTokens } from '../token/issues-id-tokens.js';
 import { checkTrustedIssuers, type TrustedIssuer } from '../trusted-issuers/trusted-issuer.js';
 import {
   checkAudienceIsNoResource,
+  checkCookieName,
   checkedApps,
   checkIdleLifetimes,
   checkIssuer,
@@ -53,6 +54,7 @@ export function resolveConfig(options: SentinelOptions): ResolvedConfig {
   checkLoginUrl(parsed.login.url);
   checkPasskeyOrigins(parsed, issuer);
   checkIdleLifetimes(parsed);
+  checkCookieName(parsed, insecureLoopback);
   compileTrustProxy(parsed.trustProxy);
   checkNonceKey(parsed);
   const apps = checkedApps(parsed.apps);
