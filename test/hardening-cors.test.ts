@@ -131,6 +131,22 @@ describe('CORS at the core', () => {
     expectReadableCrossOrigin(pushed, 'par');
   });
 
+  it('lets a browser app read Retry-After on a refusal for the moment: a public push over the bound of its address', async () => {
+    const sentinel = makeSentinel({ par: { publicPushesPerAddress: 1 } });
+    const push = () => {
+      const form = { response_type: 'code', client_id: PUBLIC_CLIENT_ID, redirect_uri: REDIRECT_URI, code_challenge_method: 'S256' };
+      const body = new URLSearchParams({ ...form, code_challenge: pkcePair().challenge }).toString();
+      return postForm(sentinel, PAR_PATH, body, { headers: { origin: ORIGIN }, ip: '203.0.113.7' });
+    };
+    expect((await push()).status).toBe(201);
+    const refused = await push();
+    expect(refused.status).toBe(429);
+    expect(refused.headers['retry-after']).toBe('60');
+    expectReadableCrossOrigin(refused, 'throttled push');
+    // Not a safelisted response header: without it the app cannot learn how long to wait.
+    expect(String(refused.headers['access-control-expose-headers'])).toMatch(/(^|, )Retry-After(,|$)/);
+  });
+
   it('keeps introspection and the app-token paths same-origin: their callers are servers with a secret', async () => {
     const sentinel = makeSentinel();
     const form = new URLSearchParams({ token: 'unknown-token', client_id: CLIENT_ID, client_secret: CLIENT_SECRET }).toString();

@@ -79,12 +79,14 @@ export const PUBLIC_DOCUMENT_CORS: CorsPolicy = Object.freeze({ methods: 'GET' }
 /**
  * The token endpoint and pushed authorization requests: a public client posts a form, maybe with HTTP Basic
  * `Authorization` (RFC 6749 §2.3.1) and a `DPoP` proof (RFC 9449 §5), and reads `DPoP-Nonce` when the server
- * asks for one (RFC 9449 §8) and `WWW-Authenticate` on a refused client.
+ * asks for one (RFC 9449 §8), `WWW-Authenticate` on a refused client, and `Retry-After` on a `429` (a public
+ * client's pushes over its address's bound, DPoP proofs the server has no room to remember): no response header
+ * but the safelisted few reaches a script unless exposed, and without it the app cannot tell how long to wait.
  */
 export const TOKEN_CORS: CorsPolicy = Object.freeze({
   methods: 'POST',
   requestHeaders: 'Authorization, Content-Type, DPoP',
-  exposeHeaders: 'WWW-Authenticate, DPoP-Nonce',
+  exposeHeaders: 'WWW-Authenticate, DPoP-Nonce, Retry-After',
 });
 
 /** Revocation (RFC 7009): a public client revokes its own tokens on sign-out; no DPoP proof is read there. */
@@ -94,9 +96,12 @@ export const REVOCATION_CORS: CorsPolicy = Object.freeze({
   exposeHeaders: 'WWW-Authenticate',
 });
 
-/** UserInfo (OpenID Connect Core §5.3): a bearer or DPoP-bound token in the header, or a form body. */
+/**
+ * UserInfo (OpenID Connect Core §5.3): a bearer or DPoP-bound token in the header, or a form body; `Retry-After` of
+ * a `429` for a DPoP proof the server has no room to remember, as at the token endpoint.
+ */
 export const USERINFO_CORS: CorsPolicy = Object.freeze({
   methods: 'GET, POST',
   requestHeaders: 'Authorization, Content-Type, DPoP',
-  exposeHeaders: 'WWW-Authenticate, DPoP-Nonce',
+  exposeHeaders: 'WWW-Authenticate, DPoP-Nonce, Retry-After',
 });
