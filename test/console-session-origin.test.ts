@@ -2,7 +2,8 @@
  * A console session ends with the device session and grant it came from, through `handle()` of the service and the
  * console: the operator signs in to the account page, then to the console through that session; signing out there,
  * another device ending every other session or disconnecting "Operator console", and the console's own "End all
- * sessions" for the operator each leave the console sending its pages to sign in (303) and refusing its changes.
+ * sessions" for the operator, the device session's absolute end and another user's sign-in in the same browser each
+ * leave the console sending its pages to sign in (303) and refusing its changes.
  * Another app disconnected, or the console's grant past the index's listing of it, leaves the console on.
  * A store that cannot say whether the origin stands fails the request closed (500, onError told).
  */
@@ -16,6 +17,7 @@ import {
   call,
   csrfOf,
   exchangeCode,
+  jsonOf,
   openLogin,
   postForm,
   postLogin,
@@ -43,10 +45,25 @@ function indexFailingStore(): { store: Store; fail: (on: boolean) => void } {
   return { store, fail: (on) => (failing = on) };
 }
 
+/** Alice, and Bob, who is no operator: the other person at a shared computer. */
+const BOB = { username: 'bob', id: 'u-bob', password: 'bob-password-1234' };
+
 function harness() {
   const errors: unknown[] = [];
   const { store, fail } = indexFailingStore();
-  const sentinel = makeSentinel({ store, account: { enabled: true }, onError: (error) => errors.push(error) });
+  const sentinel = makeSentinel({
+    store,
+    account: { enabled: true },
+    onError: (error) => errors.push(error),
+    users: {
+      authenticate: async ({ username, password }) =>
+        username === USERNAME && password === PASSWORD
+          ? { id: USER_ID }
+          : username === BOB.username && password === BOB.password
+            ? { id: BOB.id }
+            : null,
+    },
+  });
   // A console session longer than the device session's 8 h: what ends it below is its origin, not its own lifetime.
   const operatorConsole = createConsole(sentinel, {
     authorize: ({ userId }) => (userId === USER_ID ? 'admin' : null),
@@ -86,6 +103,16 @@ async function consoleSignIn(h: Harness, session: string): Promise<{ cookie: str
   const apps = await h.consoleCall({ path: `/console/${ACCOUNT}/apps`, headers: { cookie } });
   expect(apps.status).toBe(200);
   return { cookie, csrf: /name="csrf" value="([^"]+)"/.exec(String(apps.body))?.[1] as string };
+}
+
+/** Someone signs in to an app in the browser of `session` (`prompt=login`): the login's answer. */
+async function signInAgain(h: Harness, session: string, who: { username: string; password: string }): Promise<SentinelResponse> {
+  const { challenge } = pkcePair();
+  const query = authorizeQuery({ code_challenge: challenge, code_challenge_method: 'S256', prompt: 'login' });
+  const started = await call(h.sentinel, { path: `${ACCOUNT_PATH}/authorize`, query, headers: { cookie: session } });
+  const interaction = /interaction=([A-Za-z0-9_-]{43})$/.exec(String(started.headers.location))?.[1] as string;
+  const csrf = await openLogin(h.sentinel, interaction);
+  return postLogin(h.sentinel, interaction, { csrf_token: csrf, username: who.username, password: who.password }, undefined, session);
 }
 
 /** Posts the account page's form with the page's CSRF token. */
@@ -144,6 +171,45 @@ describe('console: a session lives only while its origin does', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  it("ends at the device session's absolute end even while another app's grant of that session lives on", async () => {
+    const h = harness();
+    const session = await accountSession(h);
+    // An app with a refresh token (30 days) signed in through the same session: the index keeps the session's entry
+    // for the grant's sake after the session itself has ended.
+    const { verifier, challenge } = pkcePair();
+    const query = authorizeQuery({ code_challenge: challenge, code_challenge_method: 'S256' });
+    const authorized = await call(h.sentinel, { path: `${ACCOUNT_PATH}/authorize`, query, headers: { cookie: session } });
+    const code = new URL(String(authorized.headers.location)).searchParams.get('code') as string;
+    expect(jsonOf(await exchangeCode(h.sentinel, code, verifier)).refresh_token).toEqual(expect.any(String));
+    const operator = await consoleSignIn(h, session);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(Date.now() + 8.5 * 3600 * 1000);
+      await expectSignedOut(h, operator);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('ends when another user signs in in the same browser, which ends the device session it came from', async () => {
+    const h = harness();
+    const session = await accountSession(h);
+    const operator = await consoleSignIn(h, session);
+    // Bob, at the same computer, signs in to an app: Alice's session is replaced (session.ended, reason replaced).
+    expect((await signInAgain(h, session, BOB)).status).toBe(303);
+    expect((await call(h.sentinel, { path: PAGE, headers: { cookie: session } })).status).toBe(303);
+    // The console cookie is still in the browser: it must not open Alice's console to Bob.
+    await expectSignedOut(h, operator);
+  });
+
+  it('stays when the operator signs in again in the same browser: the new session carries the earlier one over', async () => {
+    const h = harness();
+    const session = await accountSession(h);
+    const operator = await consoleSignIn(h, session);
+    expect((await signInAgain(h, session, { username: USERNAME, password: PASSWORD })).status).toBe(303);
+    expect((await h.consoleCall({ path: `/console/${ACCOUNT}/apps`, headers: { cookie: operator.cookie } })).status).toBe(200);
   });
 
   it('ends when the operator signs out on the account page (the logout endpoint)', async () => {

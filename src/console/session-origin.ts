@@ -43,7 +43,8 @@ export async function originOfGrant(
 }
 
 /**
- * Whether the origin of a console session still stands: its device session is in the user's index and, while the
+ * Whether the origin of a console session still stands: its device session is in the user's index and has not ended
+ * (its absolute end, or another user's sign-in in its browser), and, while the
  * index would still list it, the console's grant is in that entry. A store that cannot be read, or an index that
  * does not parse, rejects: the caller fails the request closed (500), never treating the session as live.
  *
@@ -56,8 +57,13 @@ export async function originStands(
   const index = await readUserIndex(context, session.accountId, session.userId);
   const entry = index.sessions.find((listed) => listed.sessionDigest === session.sessionDigest);
   if (entry === undefined) return false;
+  const now = Math.floor(Date.now() / 1000);
+  // The entry outlives its session while grants issued through it live (an app's refresh token, the console's own
+  // grant): past its absolute end, or retired by another user's sign-in in that browser (sessionEnd set to then), the
+  // session is over, whatever the entry still lists. A same-user sign-in that carries it over extends its end.
+  if (entry.sessionEnd <= now) return false;
   // The index drops a grant once its `until` has passed (session-index.ts `pruned`): only before then does a missing
   // grant mean it was ended (the app disconnected, or the session's per-app bound reached).
-  if (Math.floor(Date.now() / 1000) >= session.grantUntil) return true;
+  if (now >= session.grantUntil) return true;
   return entry.grants.some((grant) => grant.grantId === session.grantId);
 }
