@@ -247,7 +247,7 @@ export async function appsAction(
       const redirectUris = redirectUrisOf(form);
       if (apps.patchApp === undefined) throw new ConsoleRefusal('unsupported');
       const patch = apps.patchApp;
-      await validated(async () =>
+      const written = await validated(async () =>
         patch.call(
           apps,
           accountId,
@@ -260,6 +260,8 @@ export async function appsAction(
           change,
         ),
       );
+      // Deleted since it was listed (another operator, the CLI): nothing was written, so nothing is announced.
+      if (written === null) throw new ConsoleRefusal('unknown_app', { target: clientId });
       context.emit({ type: 'app.updated', accountId, clientId, actor: change.actor, changed: ['redirectUris'] }, 'committed');
       changed('app.redirect_uris', clientId);
       return done();
