@@ -180,4 +180,31 @@ describe("console: the registry's own events", () => {
     const listed = (await apps.listApps?.(ACCOUNT))?.find((app) => app.clientId === 'sentinel-console');
     expect(listed?.disabled).toBe(true);
   });
+
+  it('turns off the sessions signed in before the console client was disabled: ended, each request refused', async () => {
+    const h = harness();
+    expect(
+      (await h.handle({ ...consoleRequest('GET', '/console/sign-in'), query: new URLSearchParams({ account: ACCOUNT }) })).status,
+    ).toBe(303);
+    const cookie = await operatorCookie(h.sentinel, ACCOUNT, 'u-op', 600);
+    const page = await h.handle(consoleRequest('GET', `/console/${ACCOUNT}/apps`, { cookie }));
+    expect(page.status).toBe(200);
+    const csrf = /name="csrf" value="([^"]+)"/.exec(String(page.body))?.[1] as string;
+    const apps = contextOf(h.sentinel).apps;
+    // Whoever runs the service turns the console off for the account (sentinel-idp apps disable … sentinel-console).
+    expect(await apps.disableApp?.(ACCOUNT, 'sentinel-console', { actor: 'cli' })).toBe(true);
+    const before = h.events.length;
+    const change = await h.handle(consoleRequest('POST', `/console/${ACCOUNT}/apps/${CLIENT_ID}/delete`, { cookie, form: { csrf } }));
+    expect(change.status).toBe(403);
+    expect(String(change.body)).toContain('sentinel-console');
+    expect(await apps.findApp(ACCOUNT, CLIENT_ID)).not.toBeNull();
+    expect(h.events.slice(before)).toMatchObject([
+      { type: 'console.denied', accountId: ACCOUNT, operator: 'u-op', action: `POST apps/${CLIENT_ID}/delete`, reason: 'console_disabled' },
+    ]);
+    // Ended, not kept for when the console is on again: the operator signs in anew then.
+    expect(await apps.enableApp?.(ACCOUNT, 'sentinel-console', { actor: 'cli' })).toBe(true);
+    const after = await h.handle(consoleRequest('GET', `/console/${ACCOUNT}/apps`, { cookie }));
+    expect(after.status).toBe(303);
+    expect(after.headers.location).toBe(`/console/sign-in?account=${ACCOUNT}`);
+  });
 });

@@ -33,7 +33,7 @@ import type { ConsoleOptions, ConsoleService } from './service.js';
 import { originStands } from './session-origin.js';
 import { sessionsAction, sessionsPage } from './sessions-page.js';
 import { signedOutPage } from './sign-out.js';
-import { type ConsoleLocation, finishSignIn, openOperatorSession, spentSignInCookie, startSignIn } from './sign-in.js';
+import { type ConsoleLocation, consoleTurnedOff, finishSignIn, openOperatorSession, spentSignInCookie, startSignIn } from './sign-in.js';
 
 /**
  * The operator console: mount it with the service's adapters, like the service itself.
@@ -240,6 +240,14 @@ async function route(
     if (method === 'GET') return redirect(303, `${call.base}/sign-in?account=${encodeURIComponent(accountId)}`);
     name({ action: `${method} ${sub}`, target, account: accountId });
     throw new ConsoleRefusal('csrf');
+  }
+  if (await consoleTurnedOff(deps.context.apps, stored.accountId)) {
+    // The console client disabled since this session signed in: the console is off for the account, for the sessions
+    // it has as for new sign-ins. Ended, not kept for when it is on again: whoever turned it off may be shutting out
+    // one of its operators.
+    await endOperatorSession(deps.context.store, request);
+    name({ action: `${method} ${sub}`, target, account: stored.accountId, operator: stored.userId });
+    throw new ConsoleRefusal('console_disabled', { target: stored.accountId });
   }
   const role = await deps.options.authorize({ accountId: stored.accountId, userId: stored.userId });
   if (role !== 'admin' && role !== 'viewer') {

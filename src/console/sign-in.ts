@@ -80,6 +80,17 @@ async function isDisabled(apps: AppStore, accountId: string): Promise<boolean> {
 }
 
 /**
+ * Whether the console is off for the account: its client disabled (unknown to `findApp`, listed as disabled). Asked
+ * on every request of a console session too, so that turning the console off ends the sessions it already has.
+ *
+ * @example if (await consoleTurnedOff(context.apps, accountId)) throw new ConsoleRefusal('console_disabled');
+ */
+export async function consoleTurnedOff(apps: AppStore, accountId: string): Promise<boolean> {
+  if ((await apps.findApp(accountId, CONSOLE_CLIENT_ID)) !== null) return false;
+  return isDisabled(apps, accountId);
+}
+
+/**
  * Makes sure the account has the console's client with the configured callback URL, registering it (or correcting
  * its redirect URI after the configuration changed) through the AppStore. Refuses an account the registry does not
  * know: no client is created in an account that does not exist, and one whose console client is disabled (the
