@@ -2,12 +2,20 @@
  * The console's callback when the service fails under it, through `handle()`: a store that fails on `code:` keys
  * makes the token endpoint answer `500 server_error` to the console's code exchange. The operator sees the console's
  * 500 page, not "the sign-in did not complete", and `onError` hears the store's failure once, from the token
- * endpoint. A refused exchange (4xx: the code redeemed already) is still the ordinary "try again" page.
+ * endpoint. A refused exchange (4xx: the code redeemed already) is still the ordinary "try again" page. The
+ * exchange's own `token.issued` names the operator's address and request id, as the callback's events do.
  */
 import { describe, expect, it } from 'vitest';
 import { CONSOLE_CLIENT_ID, createConsole } from '../src/console/index.js';
 import { contextOf } from '../src/http/context.js';
-import { MemoryStore, type SentinelRequest, type SentinelResponse, type Store } from '../src/index.js';
+import {
+  MemoryStore,
+  type SentinelEvent,
+  type SentinelOptions,
+  type SentinelRequest,
+  type SentinelResponse,
+  type Store,
+} from '../src/index.js';
 import { digest } from '../src/lib/random-secrets.js';
 import { ACCOUNT_PATH, call, openLogin, postForm, postLogin, setCookies } from './helpers/direct-flow.js';
 import { ACCOUNT, makeSentinel, PASSWORD, USERNAME } from './helpers/fixtures.js';
@@ -34,13 +42,14 @@ function failingStore(): { store: Store; failOn: (prefix: string) => void } {
   return { store, failOn: (prefix) => (failing = prefix) };
 }
 
-function harness() {
+function harness(overrides: Partial<SentinelOptions> = {}) {
   const reports: { error: unknown; route: string | undefined }[] = [];
   const { store, failOn } = failingStore();
   const sentinel = makeSentinel({
     store,
     account: { enabled: true },
     onError: (error, where) => reports.push({ error, route: where?.route }),
+    ...overrides,
   });
   const operatorConsole = createConsole(sentinel, { authorize: () => 'admin' });
   const consoleCall = async (request: Partial<SentinelRequest> & { path: string }): Promise<SentinelResponse> => {
@@ -111,5 +120,23 @@ describe('console: the callback when the service fails under it', () => {
     expect(answer.status).toBe(400);
     expect(answer.body).toContain('did not complete');
     expect(h.reports).toEqual([]);
+  });
+});
+
+describe("console: the code exchange's own audit event", () => {
+  it("names the operator's address and request id behind a proxy, not the proxy's", async () => {
+    const events: SentinelEvent[] = [];
+    const h = harness({ trustProxy: 1, onEvent: (event) => events.push(event) });
+    const { query, cookie } = await upToCallback(h);
+    const done = await h.consoleCall({
+      path: '/console/callback',
+      query,
+      ip: '10.0.0.2',
+      headers: { cookie, 'x-forwarded-for': '203.0.113.7', 'x-request-id': 'req-console-1' },
+    });
+    expect(done.status).toBe(303);
+    const exchange = events.find((event) => event.type === 'token.issued' && event.clientId === CONSOLE_CLIENT_ID);
+    expect(exchange).toMatchObject({ ip: '203.0.113.7', requestId: 'req-console-1' });
+    expect(events.find((event) => event.type === 'console.signed_in')).toMatchObject({ ip: '203.0.113.7', requestId: 'req-console-1' });
   });
 });

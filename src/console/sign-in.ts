@@ -11,7 +11,8 @@ import { appFromInput } from '../apps/app-schema.js';
 import { isOAuthError } from '../errors.js';
 import type { SentinelContext } from '../http/context.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
-import { redirect } from '../http/messages.js';
+import { headerValue, redirect } from '../http/messages.js';
+import { clientIP } from '../http/client-ip.js';
 import { routePath, routeUrl } from '../http/route-paths.js';
 import { digest, randomSecret } from '../lib/random-secrets.js';
 import type { ConsoleService } from './service.js';
@@ -217,13 +218,23 @@ export async function finishSignIn(
     client_id: CONSOLE_CLIENT_ID,
     code_verifier: pending.verifier,
   }).toString();
+  // The exchange's own events (token.issued) name the operator's request: its client address as trustProxy reads it
+  // from this request (the in-process request has no proxy in front, so the address goes as its socket's), and its
+  // request id. Not the proxy's address, and not a request id of its own that ties to nothing.
+  const ip = clientIP(service.config, request) ?? undefined;
+  const correlation = Object.fromEntries(
+    ['traceparent', 'x-request-id'].flatMap((name) => {
+      const value = headerValue(request, name);
+      return value === undefined ? [] : [[name, value]];
+    }),
+  );
   const answer = await service.handle({
     method: 'POST',
     path: routePath(service.config, 'token', { accountId: pending.accountId }),
     query: new URLSearchParams(),
-    headers: { 'content-type': 'application/x-www-form-urlencoded', host: new URL(location.callbackUrl).host },
+    headers: { 'content-type': 'application/x-www-form-urlencoded', host: new URL(location.callbackUrl).host, ...correlation },
     body,
-    ip: request.ip,
+    ip,
     secure: request.secure,
   });
   // A 5xx is the service failing (its store, say), not the sign-in: the console's 500, not its "try again" page.
