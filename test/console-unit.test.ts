@@ -31,6 +31,27 @@ describe('console: options and paths', () => {
     expect(eventTaps(sentinel.config)).toBeUndefined();
   });
 
+  it('refuses a wrong eventBufferSize, events or keysAccountId with a ConfigurationError naming it, attaching nothing', () => {
+    const sentinel = makeSentinel();
+    const authorize = () => 'admin' as const;
+    for (const [options, field] of [
+      [{ eventBufferSize: 0 }, 'console.eventBufferSize'],
+      [{ eventBufferSize: 2.5 }, 'console.eventBufferSize'],
+      [{ eventBufferSize: '500' }, 'console.eventBufferSize'],
+      [{ eventBufferSize: 100_001 }, 'console.eventBufferSize'],
+      [{ events: {} }, 'console.events'],
+      [{ events: { durable: true, query: 'events' } }, 'console.events'],
+      [{ keysAccountId: 123456 }, 'console.keysAccountId'],
+      [{ keysAccountId: '' }, 'console.keysAccountId'],
+    ] as const) {
+      expect(() => createConsole(sentinel, { authorize, ...(options as object) })).toThrow(
+        expect.objectContaining({ name: 'ConfigurationError', message: expect.stringContaining(field) }),
+      );
+    }
+    expect(eventTaps(sentinel.config)).toBeUndefined();
+    expect(() => createConsole(sentinel, { authorize, eventBufferSize: 100_000, keysAccountId: ACCOUNT })).not.toThrow();
+  });
+
   it('builds its callback from the issuer and mountPath, whatever prefix a request arrived under', async () => {
     const registered = async (issuer: string, mountPath: string | undefined, requestMount: string) => {
       const sentinel = makeSentinel({ issuer });

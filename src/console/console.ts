@@ -96,6 +96,22 @@ export function createConsole(service: ConsoleService, options: ConsoleOptions):
   if (!Number.isInteger(sessionTtl) || sessionTtl < 60 || sessionTtl > 7 * 86_400) {
     throw new ConfigurationError('console.sessionTtl', 'must be a whole number of seconds from 60 to 604800');
   }
+  const bufferSize = options.eventBufferSize ?? 1000;
+  if (!Number.isInteger(bufferSize) || bufferSize < 1 || bufferSize > 100_000) {
+    throw new ConfigurationError('console.eventBufferSize', 'must be a whole number from 1 to 100000');
+  }
+  // Read at the first visit of the audit page, not now: without this, one that cannot answer fails every visit.
+  if (
+    options.events !== undefined &&
+    (typeof options.events !== 'object' || options.events === null || typeof options.events.query !== 'function')
+  ) {
+    throw new ConfigurationError('console.events', 'must be an event source with query() (a PostgresEventLog)');
+  }
+  // Compared with the signed-in account as is: another type (a number from a JSON file) would never match, and the
+  // keys would be read-only for everyone, with nothing said.
+  if (options.keysAccountId !== undefined && (typeof options.keysAccountId !== 'string' || options.keysAccountId === '')) {
+    throw new ConfigurationError('console.keysAccountId', 'must be an account id (a non-empty string)');
+  }
   // Options are checked before the event tap below subscribes, so a refused one leaves nothing attached to the service.
   const issuer = new URL(service.config.issuer);
   const mountPath = options.mountPath === undefined ? issuer.pathname.replace(/\/$/, '') : checkMountPath(options.mountPath);
@@ -104,7 +120,6 @@ export function createConsole(service: ConsoleService, options: ConsoleOptions):
   const catalogues = consoleCatalogues(options.i18n?.catalogues);
   const defaultLocale = consoleDefaultLocale(catalogues, options.i18n?.defaultLocale ?? 'en');
   const context = contextOf(service);
-  const bufferSize = options.eventBufferSize ?? 1000;
   let events = options.events;
   if (events === undefined) {
     const memory = new MemoryEventLog(bufferSize);
