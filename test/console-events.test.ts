@@ -101,6 +101,19 @@ describe('console: each refusal emits console.denied naming its target', () => {
       'POST session',
     ]);
   });
+
+  it("cuts the target of a signed-in admin's refused change as well", async () => {
+    const h = harness();
+    const cookie = await operatorCookie(h.sentinel, ACCOUNT, 'u-op', 600);
+    const page = await h.handle(consoleRequest('GET', `/console/${ACCOUNT}/apps`, { cookie }));
+    const csrf = /name="csrf" value="([^"]+)"/.exec(String(page.body))?.[1] as string;
+    const long = 'x'.repeat(8000);
+    const refused = await h.handle(consoleRequest('POST', `/console/${ACCOUNT}/apps/${long}/delete/again`, { cookie, form: { csrf } }));
+    expect(refused.status).toBe(404);
+    const [event] = denied(h.events);
+    expect(event).toMatchObject({ reason: 'unknown_app', operator: 'u-op' });
+    expect(event?.type === 'console.denied' && (event.target ?? '').length).toBe(200);
+  });
 });
 
 describe("console: the registry's own events", () => {

@@ -20,6 +20,16 @@ export function refusedAction(action: string): string {
 }
 
 /**
+ * The target a refusal's event names, cut as its action is: each refusal's own target comes from the caller's path or
+ * form too (an app's id in a path with too many segments, say), so one place cuts them all.
+ *
+ * @example refusedTarget(refusal.target ?? aim.target); // at most 200 characters, or undefined
+ */
+export function refusedTarget(target: string | undefined): string | undefined {
+  return target?.slice(0, MAX_TARGET);
+}
+
+/**
  * The client id or kid an account path names (`apps/{clientId}/…`, `keys/{kid}/revoke`, decoded): what a change
  * refused before its action ran (no session, a wrong CSRF token, a viewer) was aimed at, for the event.
  *

@@ -12,7 +12,7 @@ import { auditsAccount } from '../http/denied-accounts.js';
 import type { SentinelResponse } from '../http/messages.js';
 import { type ConsoleDeps, scopedContext } from './deps.js';
 import { type ConsoleCall, consolePage, text } from './page.js';
-import { ConsoleRefusal, refusedAction } from './refusal.js';
+import { ConsoleRefusal, refusedAction, refusedTarget } from './refusal.js';
 
 /** What a refused request was: its action, the target and account it named (when it named them). */
 export interface RefusedAim {
@@ -60,7 +60,7 @@ export async function refused(deps: ConsoleDeps, call: ConsoleCall, aim: Refused
       operator: call.operator?.userId ?? aim.operator,
       action: refusedAction(aim.action),
       reason: refusal.reason,
-      target: refusal.target ?? aim.target,
+      target: refusedTarget(refusal.target ?? aim.target),
     });
   }
   const accountId = call.operator?.accountId ?? '';
