@@ -184,6 +184,26 @@ export function isCommittedRefusal(value: unknown): boolean {
   return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[COMMITTED_BRAND] === true;
 }
 
+const BUSY_BRAND = Symbol.for('sentinel-idp.OAuthError.busy');
+
+/**
+ * Marks `error` as a refusal the service gave because a bound of its own was reached (every client ID metadata
+ * document fetch slot taken), not because of anything about the client: a lookup that reads a refused client as gone
+ * (the bearer guard's app presence) must then answer "try again", not call the client's tokens invalid. The client of
+ * the request that met the bound hears the refusal unchanged.
+ *
+ * @example throw busyRefusal(unauthorizedClient(DOCUMENT_UNAVAILABLE));
+ */
+export function busyRefusal(error: OAuthError): OAuthError {
+  Object.defineProperty(error, BUSY_BRAND, { value: true });
+  return error;
+}
+
+/** True for an error {@link busyRefusal} marked. */
+export function isBusyRefusal(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BUSY_BRAND] === true;
+}
+
 /**
  * True for an {@link OAuthError} from any copy of this package: it tests a brand, not `instanceof`, so it holds across
  * the ESM and CJS builds and across bundles. Its `code` is an RFC 6749 §5.2 / RFC 6750 §3.1 error code.

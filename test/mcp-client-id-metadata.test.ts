@@ -8,7 +8,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PRESENCE_TTL_MS } from '../src/guard/app-presence.js';
 import { ClientIdMetadataResolver, cacheSecondsOf, DOCUMENT_UNAVAILABLE, FAILURE_RETRY_MS } from '../src/apps/client-id-metadata.js';
 import { withClientIdMetadataDocuments } from '../src/apps/resolving-app-store.js';
@@ -43,19 +43,20 @@ import { INITIAL_ACCESS_TOKEN } from './helpers/registration-client.js';
 let tls: LoopbackTLS;
 let server: Server;
 let origin: string;
-/** What the document server answers, per path: status, headers and body. */
-const documents = new Map<string, { status?: number; headers?: Record<string, string>; body: string }>();
+/** What the document server answers, per path: status, headers and body, once `held` (if any) has settled. */
+const documents = new Map<string, { status?: number; headers?: Record<string, string>; body: string; held?: Promise<void> }>();
 let hits = 0;
 
 beforeAll(async () => {
   tls = loopbackTLS();
-  server = createServer({ key: tls.key, cert: tls.cert }, (request, response) => {
+  server = createServer({ key: tls.key, cert: tls.cert }, async (request, response) => {
     hits += 1;
     const doc = documents.get(request.url ?? '');
     if (doc === undefined) {
       response.writeHead(404).end();
       return;
     }
+    await doc.held;
     response.writeHead(doc.status ?? 200, { 'content-type': 'application/json', ...doc.headers }).end(doc.body);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -747,6 +748,45 @@ describe('a client whose metadata document becomes unavailable', () => {
     } finally {
       clock.restore();
     }
+  });
+});
+
+describe('a guard while every document fetch slot is taken', () => {
+  it("answers an agent's token 503, not invalid_token: the service is busy, the agent did nothing wrong", async () => {
+    const errors: [unknown, ErrorContext][] = [];
+    const { sentinel } = serviceWithDocuments({
+      clientIdMetadataDocuments: { enabled: true, allowPrivateAddresses: true, maxConcurrentFetches: 1 },
+      onError: (error, context) => errors.push([error, context]),
+    });
+    const url = serveAgent('/busy-guard-agent.json');
+    const { accessToken } = await agentSignIn(sentinel, url);
+    // Someone else's document, slow to come, holds the one slot.
+    let answer = (): void => {};
+    const held = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    const slowUrl = `${origin}/slow-agent.json`;
+    documents.set('/slow-agent.json', { body: JSON.stringify({ client_id: slowUrl, redirect_uris: [AGENT_CALLBACK] }), held });
+    const before = hits;
+    const slow = contextOf(sentinel).apps.findApp(ACCOUNT, slowUrl);
+    await vi.waitFor(() => expect(hits).toBe(before + 1));
+    try {
+      // The agent's document (kept by nobody) cannot be fetched now: its token is not called invalid, and the agent
+      // is told to come back.
+      const busy = await sentinel.checkBearer(`Bearer ${accessToken}`);
+      expect(busy.ok ? 200 : busy.response.status).toBe(503);
+      if (!busy.ok) expect(busy.response.headers['retry-after']).toBe('1');
+      await expect(sentinel.verifyAccessToken(accessToken)).rejects.toMatchObject({ code: 'temporarily_unavailable', status: 503 });
+    } finally {
+      answer();
+      await slow;
+    }
+    // onError heard of the saturation once, from the lookup, not once per refused presentation.
+    expect(errors.map(([error, context]) => [String(error), context.route])).toEqual([
+      [expect.stringContaining('maxConcurrentFetches'), 'client-id-metadata'],
+    ]);
+    // The slot is back: the same token passes.
+    await vi.waitFor(async () => expect((await sentinel.checkBearer(`Bearer ${accessToken}`)).ok).toBe(true));
   });
 });
 

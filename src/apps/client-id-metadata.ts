@@ -18,7 +18,7 @@ import { redirectURIProblem } from './app-validation.js';
 import { displayTextProblem } from './display-text.js';
 import { DocumentRetrievalError, retrieveDocument } from './client-id-metadata-retrieval.js';
 import type { ResolvedConfig } from '../config.js';
-import { type OAuthError, unauthorizedClient } from '../errors.js';
+import { busyRefusal, type OAuthError, unauthorizedClient } from '../errors.js';
 import { FetchSlots } from '../lib/fetch-slots.js';
 import { catchRejection } from '../lib/thenable.js';
 
@@ -351,7 +351,8 @@ export class ClientIdMetadataResolver {
 
   /**
    * The refusal of a document no slot is left to fetch (`maxConcurrentFetches`): the one of a document that could not
-   * be retrieved, at once (it says nothing of the URL's network) and not remembered (the URL is not at fault).
+   * be retrieved, at once (it says nothing of the URL's network) and not remembered (the URL is not at fault). Marked
+   * busy, so that the guard does not read it as the client gone and refuse its tokens `invalid_token`.
    */
   #busy(accountId: string, clientId: string): OAuthError {
     if (!this.#busyReported) {
@@ -365,7 +366,7 @@ export class ClientIdMetadataResolver {
         accountId,
       );
     }
-    return refused(DOCUMENT_UNAVAILABLE);
+    return busyRefusal(refused(DOCUMENT_UNAVAILABLE));
   }
 
   /** Tells the operator why (the client is told only {@link DOCUMENT_UNAVAILABLE}); a failing `onError` changes nothing. */

@@ -5,11 +5,19 @@
  * instance forgets the app here at once; one through another instance or the CLI shows within the TTL.
  */
 import { LRUCache } from 'lru-cache';
-import { isOAuthError } from '../errors.js';
+import { isBusyRefusal, isOAuthError, OAuthError } from '../errors.js';
 import type { SentinelContext } from '../http/context.js';
 
 /** How long the guard trusts that an app exists, in milliseconds: deletions reach the guard within this. */
 export const PRESENCE_TTL_MS = 30_000;
+
+/** The answer while the app cannot be looked up for now (`onError` heard why from the lookup itself). */
+function busyNow(): OAuthError {
+  return new OAuthError('temporarily_unavailable', 'the access token cannot be checked now; try again', {
+    status: 503,
+    headers: { 'retry-after': '1' },
+  });
+}
 
 /** The guard's view of which apps exist. */
 export interface AppPresence {
@@ -44,6 +52,9 @@ export function appPresence(context: SentinelContext): AppPresence {
       } catch (error) {
         // The store refusing the client (a client ID metadata document gone, unreachable or no longer valid: its
         // owner's doing) is the app being gone. Any other failure is our own store's, and the guard fails closed.
+        // Every document fetch slot taken is neither: the service is busy (a flood of made-up client ids can make it
+        // so), and a 401 would tell a live agent to throw its tokens away; 503 tells it to come back.
+        if (isBusyRefusal(error)) throw busyNow();
         if (isOAuthError(error) && error.code === 'invalid_client') return true;
         throw error;
       }
