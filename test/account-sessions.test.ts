@@ -164,6 +164,16 @@ describe('account page: sessions and connected apps', () => {
     expect(h.events.some((event) => event.type === 'grants.revoked')).toBe(true);
   });
 
+  it("shows the scopes of every live grant of an app, not of its oldest few: a sixth sign-in's wider scope too", async () => {
+    const h = harness();
+    const cookie = await signInToPage(h);
+    // An app that renews silently gets a grant per sign-in: five narrow ones first, then one that asks for more.
+    for (let index = 0; index < 5; index++) await connectApp(h, cookie, 'openid');
+    await connectApp(h, cookie, 'openid email');
+    const { body } = await page(h, cookie);
+    expect(body).toContain('Can use: openid, email');
+  });
+
   it('refuses to disconnect an app that holds nothing (400, the other app keeps its grant)', async () => {
     const h = harness();
     const cookie = await signInToPage(h);

@@ -10,14 +10,11 @@ import { appDisplayName } from '../sessions/app-display-name.js';
 import { endSessionBySid, revokeUserAppGrants } from '../sessions/end-sessions.js';
 import { readUserIndex, sessionSid } from '../sessions/session-index.js';
 import { grantsOnly } from '../sessions/app-marker.js';
-import { listAppGrants, listUserSessions } from '../sessions/session-views.js';
+import { listUserSessions } from '../sessions/session-views.js';
 import { readGrant } from '../token/grant-records.js';
 import type { ConnectedAppItem, SessionItem } from './account-html.js';
 import type { AccountVisit } from './account-visit.js';
 import { ACCOUNT_LIST_BOUND, type ListPage, listPage, pageSlice } from './account-paging.js';
-
-/** Most grant records read per app for its scopes: one per sign-in, so a few show what it holds. */
-const GRANTS_READ_PER_APP = 5;
 
 /**
  * The `sid` of the session showing the page.
@@ -71,7 +68,10 @@ export async function sessionItems(
 }
 
 /**
- * One page of the apps holding live grants of the user: name, the scopes of their grants, and the first sign-in behind them.
+ * One page of the apps holding live grants of the user, in the order they first got one: name, the scopes of all
+ * their live grants, and the first sign-in behind them. Every grant the index lists is read once (what telling the
+ * live ones from the ended ones costs anyway), so an app that signed in many times shows what any of its grants
+ * holds: a wider scope asked for after a few narrow sign-ins (silent renewal) is not left off the page.
  *
  * @example
  * const { items, at } = await connectedApps(context, visit, request.query.get('apps'));
@@ -82,25 +82,29 @@ export async function connectedApps(
   requestedPage: string | null = null,
 ): Promise<{ items: ConnectedAppItem[]; at: ListPage }> {
   const { accountId } = visit;
-  const userId = visit.session.userId;
   const nameOf = appNames(context, accountId);
-  const [apps, index] = await Promise.all([listAppGrants(context, accountId, userId), readUserIndex(context, accountId, userId)]);
-  const grantIds = new Map<string, string[]>();
-  for (const session of index.sessions) {
-    for (const grant of grantsOnly(session.grants)) grantIds.set(grant.clientId, [...(grantIds.get(grant.clientId) ?? []), grant.grantId]);
-  }
+  const index = await readUserIndex(context, accountId, visit.session.userId);
+  const indexed = index.sessions.flatMap((session) => grantsOnly(session.grants));
+  const records = await Promise.all(indexed.map((entry) => readGrant(context, entry.grantId)));
+  const byClient = new Map<string, { scopes: Set<string>; since: number }>();
+  indexed.forEach((entry, at) => {
+    // Ended since it was indexed (revoked, expired, its app's own /revoke): it no longer connects its app.
+    const grant = records[at]?.grant;
+    if (grant === undefined) return;
+    const app = byClient.get(entry.clientId) ?? { scopes: new Set<string>(), since: grant.authTime };
+    for (const scope of (grant.scope ?? '').split(' ')) if (scope !== '') app.scopes.add(scope);
+    app.since = Math.min(app.since, grant.authTime);
+    byClient.set(entry.clientId, app);
+  });
+  const apps = [...byClient].slice(0, ACCOUNT_LIST_BOUND);
   const at = listPage(requestedPage, apps.length);
-  // Only the shown page's grants are read.
   const items = await Promise.all(
-    pageSlice(apps.slice(0, ACCOUNT_LIST_BOUND), at).map(async (app) => {
-      const records = await Promise.all(
-        (grantIds.get(app.clientId) ?? []).slice(0, GRANTS_READ_PER_APP).map((id) => readGrant(context, id)),
-      );
-      const live = records.flatMap((stored) => (stored === null ? [] : [stored.grant]));
-      const scopes = [...new Set(live.flatMap((grant) => (grant.scope ?? '').split(' ').filter((scope) => scope !== '')))];
-      const since = live.length === 0 ? app.authTime : Math.min(...live.map((grant) => grant.authTime));
-      return { clientId: app.clientId, name: await nameOf(app.clientId), scopes, since };
-    }),
+    pageSlice(apps, at).map(async ([clientId, app]) => ({
+      clientId,
+      name: await nameOf(clientId),
+      scopes: [...app.scopes],
+      since: app.since,
+    })),
   );
   return { items, at };
 }
