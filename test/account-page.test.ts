@@ -248,6 +248,23 @@ describe('account page', () => {
     expect(errors).toEqual([]);
   });
 
+  it("greets the user by the claims hook's name when the hooks are methods of a class (called on their object)", async () => {
+    // A user store written as a class: its methods reach their state through `this`, as UserInfo calls them.
+    class Directory {
+      readonly names = new Map([[USER_ID, 'Alice Liddell']]);
+      async authenticate(input: { username: string; password: string }) {
+        return input.username === USERNAME && input.password === PASSWORD ? { id: USER_ID } : null;
+      }
+      async claims(input: { userId: string }) {
+        return { name: this.names.get(input.userId) };
+      }
+    }
+    const h = harness({ users: new Directory() });
+    const cookie = await signInToPage(h);
+    const { page } = await openPage(h, cookie);
+    expect(page.body).toContain('<strong>Alice Liddell</strong>');
+  });
+
   it('says a passkey was removed when onEvent throws on passkey.removed: it is gone, and onError hears why', async () => {
     const errors: unknown[] = [];
     const seen: SentinelEvent[] = [];

@@ -26,6 +26,7 @@ import { accountPageOff, readAccountPost } from './account-post.js';
 import { connectedApps, disconnectApp, endOtherSessions, endOwnSession, sessionItems } from './account-sessions.js';
 import { type AccountVisit, accountPagePath, currentVisit, signInRedirect } from './account-visit.js';
 import { sessionDigestOf } from '../authorize/state/session.js';
+import { loadUserClaims } from '../userinfo/claims.js';
 
 /** What `?done=` may name, and the message it shows: anything else shows nothing. */
 const NOTICES: Readonly<Record<string, MessageKey>> = {
@@ -38,11 +39,12 @@ const NOTICES: Readonly<Record<string, MessageKey>> = {
   'passkey-removed': 'accountPasskeyRemoved',
 };
 
-/** The name to greet: the `name` claim when the host's claims hook gives one, else the user id. */
+/**
+ * The name to greet: the `name` claim when the host's claims hook gives one, else the user id. Asked as UserInfo asks
+ * (loadUserClaims): on the `users` object, so a hook that is a method of the host's user store keeps its `this`.
+ */
 async function displayName(context: SentinelContext, visit: AccountVisit): Promise<string> {
-  const claims = context.config.users?.claims;
-  if (claims === undefined) return visit.session.userId;
-  const found = await claims({ accountId: visit.accountId, userId: visit.session.userId, scopes: ['openid', 'profile'] });
+  const found = await loadUserClaims(context, { accountId: visit.accountId, userId: visit.session.userId, scopes: ['openid', 'profile'] });
   const name = found?.name;
   return typeof name === 'string' && name.trim() !== '' ? name.slice(0, 200) : visit.session.userId;
 }
