@@ -147,9 +147,10 @@ export interface UserAuthenticator extends SecondFactorHooks {
   /**
    * The user's OpenID Connect claims (`name`, `email`, `email_verified`, …) for UserInfo and, with
    * `idTokenClaims`, the ID token; only those the granted scopes cover are released. `null` when the user is gone
-   * (deleted, or disabled by the host): it ends the user's tokens at refresh and UserInfo, and refuses a passkey
-   * sign-in, which never asks `authenticate`. Asked also when the scopes release nothing (`openid` alone, as a
-   * passkey sign-in asks): then only whether the user exists and may sign in matters.
+   * (deleted, or disabled by the host): it ends the user's tokens at refresh and UserInfo, refuses a passkey
+   * sign-in, which never asks `authenticate`, and refuses every change on the account page. Asked also when the
+   * scopes release nothing (`openid` alone, as a passkey sign-in asks): then only whether the user exists and may
+   * sign in matters.
    *
    * @example
    * claims: async ({ accountId, userId }) => {

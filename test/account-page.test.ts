@@ -265,6 +265,34 @@ describe('account page', () => {
     expect(page.body).toContain('<strong>Alice Liddell</strong>');
   });
 
+  it('a user the claims hook says is gone (disabled, deleted) changes nothing on a session left open, and sees no page', async () => {
+    const gone = { now: false };
+    const passkeys = new MemoryPasskeys();
+    passkeys.save({ accountId: ACCOUNT, userId: USER_ID, passkey: { id: 'cred-alice-1', publicKey: 'pQE', counter: 0, createdAt: 1 } });
+    const h = harness({
+      users: {
+        authenticate: async ({ username, password }) => (username === USERNAME && password === PASSWORD ? { id: USER_ID } : null),
+        passkeys,
+        claims: async () => (gone.now ? null : { name: 'Alice' }),
+      },
+    });
+    const cookie = await asPasskeySignIn(h, await signInToPage(h));
+    const { csrf } = await openPage(h, cookie);
+    // The host disables the user (a compromised account, say); the browser's session is still open.
+    gone.now = true;
+    const page = await call(h.sentinel, { path: PAGE, headers: { cookie } });
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('You are not signed in.');
+    expect(page.body).not.toContain('csrf_token');
+    const removed = await post(h, cookie, { csrf_token: csrf, action: 'remove-passkey', credential_id: 'cred-alice-1' });
+    expect(removed.status).toBe(403);
+    const options = await postForm(h.sentinel, OPTIONS, `csrf_token=${csrf}`, { headers: { cookie, ...SAME_ORIGIN } });
+    expect(options.status).toBe(403);
+    expect(passkeys.list({ accountId: ACCOUNT, userId: USER_ID }).map((passkey) => passkey.id)).toEqual(['cred-alice-1']);
+    const reasons = h.events.flatMap((event) => (event.type === 'account.denied' ? [event.reason] : []));
+    expect(reasons).toEqual(['user gone', 'user gone']);
+  });
+
   it('says a passkey was removed when onEvent throws on passkey.removed: it is gone, and onError hears why', async () => {
     const errors: unknown[] = [];
     const seen: SentinelEvent[] = [];

@@ -40,17 +40,22 @@ const NOTICES: Readonly<Record<string, MessageKey>> = {
 };
 
 /**
- * The name to greet: the `name` claim when the host's claims hook gives one, else the user id. Asked as UserInfo asks
- * (loadUserClaims): on the `users` object, so a hook that is a method of the host's user store keeps its `this`.
+ * The name to greet: the `name` claim when the host's claims hook gives one, else the user id; `null` when the hook
+ * says the user is gone (account-visit.ts `userGone`). Asked as UserInfo asks (loadUserClaims): on the `users` object,
+ * so a hook that is a method of the host's user store keeps its `this`.
  */
-async function displayName(context: SentinelContext, visit: AccountVisit): Promise<string> {
+async function displayName(context: SentinelContext, visit: AccountVisit): Promise<string | null> {
   const found = await loadUserClaims(context, { accountId: visit.accountId, userId: visit.session.userId, scopes: ['openid', 'profile'] });
-  const name = found?.name;
+  if (found === null) return null;
+  const name = found.name;
   return typeof name === 'string' && name.trim() !== '' ? name.slice(0, 200) : visit.session.userId;
 }
 
 async function showPage(context: SentinelContext, request: SentinelRequest, visit: AccountVisit): Promise<SentinelResponse> {
   const { accountId } = visit;
+  // A user the host says is gone is signed in to nothing here: no page, no form (each post would be refused).
+  const user = await displayName(context, visit);
+  if (user === null) return notSignedIn(context, request, accountId);
   const locale = pageLocale(context, request);
   const styleNonce = createStyleNonce();
   const hooks = passkeyHooks(context);
@@ -68,7 +73,7 @@ async function showPage(context: SentinelContext, request: SentinelRequest, visi
   const mayChange = hooks !== undefined && refusal === null;
   const html = renderAccountHtml(
     {
-      user: await displayName(context, visit),
+      user,
       action,
       logoutAction: keepUiLocales(`${request.mountPath ?? ''}${routePath(context.config, 'logout', { accountId })}`, request),
       csrfToken: visit.csrfToken,

@@ -1,9 +1,9 @@
 /**
  * The checks every state-changing request of the account page passes before anything else runs: the page is on,
- * the browser does not say the post came from another site, the session is live, and the form carries this
- * session's CSRF token (RFC 6749 §10.12 for the sign-in form; the same defence here). A refusal changes nothing,
- * is answered 403 with one message, and emits `account.denied`; a post naming an account that does not exist is a
- * 404 with no event.
+ * the browser does not say the post came from another site, the session is live, the form carries this session's
+ * CSRF token (RFC 6749 §10.12 for the sign-in form; the same defence here), and the host's claims hook does not say
+ * the user is gone. A refusal changes nothing, is answered 403 with one message, and emits `account.denied`; a post
+ * naming an account that does not exist is a 404 with no event.
  */
 import { OAuthError } from '../errors.js';
 import type { SentinelContext } from '../http/context.js';
@@ -12,7 +12,7 @@ import type { SentinelRequest } from '../http/messages.js';
 import type { ParamMap } from '../http/params.js';
 import { isCrossSiteRequest } from '../authorize/endpoints/cross-site.js';
 import { touchSession } from '../authorize/state/session.js';
-import { type AccountVisit, csrfTokenMatches, peekVisit } from './account-visit.js';
+import { type AccountVisit, csrfTokenMatches, peekVisit, userGone } from './account-visit.js';
 
 /** The one message of a refused post (translated on the page). */
 export const FORM_OUT_OF_DATE = 'The page is out of date. Nothing was changed; try again.';
@@ -46,7 +46,7 @@ function presentedToken(form: ParamMap): string | undefined {
  * The checked post: the signed-in visit and its form.
  *
  * @throws OAuthError 404 (no event) for an account the AppStore does not know; 403 (and emits `account.denied`) for
- * a cross-site post, no live session, or a wrong CSRF token.
+ * a cross-site post, no live session, a wrong CSRF token, or a user the claims hook says is gone.
  * @example
  * const { visit, form } = await readAccountPost(context, request, accountId);
  */
@@ -73,6 +73,9 @@ export async function readAccountPost(
   if (unused === null) throw refuse('no live session');
   const { visit, live } = unused;
   if (!csrfTokenMatches(visit, presentedToken(form))) throw refuse('wrong CSRF token', visit.session.userId);
+  // A user the host says is gone (deleted or disabled) changes nothing through a session left open: no passkey of
+  // their choosing that outlives the host's clean-up and signs in once the user is enabled again.
+  if (await userGone(context, visit)) throw refuse('user gone', visit.session.userId);
   // Ended (signed out elsewhere) between the read and now: not brought back, and nothing runs.
   if (!(await touchSession(context, live))) throw refuse('no live session', visit.session.userId);
   return { visit, form };

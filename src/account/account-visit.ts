@@ -22,6 +22,7 @@ import { readSessionCookie } from '../authorize/state/session-cookie.js';
 import { type LiveSession, readSession, type SessionRecord, touchSession } from '../authorize/state/session.js';
 import { requestUiLocales } from '../i18n/page-locale.js';
 import { keepUiLocales } from './account-links.js';
+import { loadUserClaims } from '../userinfo/claims.js';
 
 /**
  * The client id the account page's sign-in carries in its interaction and events. It contains `/`, which no
@@ -66,6 +67,19 @@ export function csrfTokenMatches(visit: AccountVisit, presented: string | undefi
  */
 export function accountPagePath(context: SentinelContext, mountPath: string | undefined, accountId: string): string {
   return `${mountPath ?? ''}${routePath(context.config, 'account', { accountId })}`;
+}
+
+/**
+ * Whether the host's `users.claims` hook says the visit's user is gone (`null`: deleted, or disabled by the host), as
+ * UserInfo, the token endpoint and the passkey sign-in read it. Without the hook no user is gone; a throwing hook
+ * propagates (500, and nothing changes).
+ *
+ * @example
+ * if (await userGone(context, visit)) throw refuse('user gone');
+ */
+export async function userGone(context: SentinelContext, visit: AccountVisit): Promise<boolean> {
+  const { accountId, session } = visit;
+  return (await loadUserClaims(context, { accountId, userId: session.userId, scopes: ['openid'] })) === null;
 }
 
 /** A visit read without extending its session, with the session as read (for {@link touchSession} once it is used). */
