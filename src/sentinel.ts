@@ -23,7 +23,7 @@ import {
 import { attachContext, createContext } from './http/context.js';
 import type { ResourceRequest } from './dpop/resource.js';
 import { createEdge, failureReport } from './http/edge.js';
-import { ConfigurationError } from './errors.js';
+import { ConfigurationError, OAuthError } from './errors.js';
 import type { SentinelRequest, SentinelResponse } from './http/messages.js';
 import type { JWK } from './keys/signing-keys.js';
 import type { RingKeyInfo } from './keys/keyring/describe.js';
@@ -105,7 +105,8 @@ export interface Sentinel {
    * ring this instance holds and, when that is older than half of `refreshSeconds`, starts reloading it in the
    * background (a failure goes to `onError`, route `key-ring`): a host that calls it now and then sees a revoked
    * key leave, or a pre-published key appear, from its next call on. {@link Sentinel.jwksAsync} waits for the
-   * reload instead, so its answer is never older than `refreshSeconds`.
+   * reload instead, so its answer is never older than `refreshSeconds`. With `keysPerAccount` this is the shared
+   * ring's set, which signs no account's tokens: an account's is `jwksAsync({ accountId })`.
    * @example app.get('/keys', (req, res) => res.json(sentinel.jwks()));
    */
   jwks(): { keys: JWK[] };
@@ -113,9 +114,12 @@ export interface Sentinel {
    * The public JWKS (RFC 7517), from a key ring never older than `refreshSeconds` (`keyRotation`; reloaded first
    * when it is): the same answer the service's own `jwks_uri` gives. Prefer it to {@link Sentinel.jwks} to serve
    * the JWKS from a route of your own. Rejects when the ring cannot be read from the store (answer 500 then).
+   * `{ accountId }`: what that account's `jwks_uri` serves (its own ring with `keysPerAccount`); rejects with a 404
+   * `OAuthError` for an account the registry does not know, and makes no ring for it.
    * @example app.get('/keys', async (req, res) => res.json(await sentinel.jwksAsync()));
+   * @example app.get('/:account/keys', async (req, res) => res.json(await sentinel.jwksAsync({ accountId: req.params.account })));
    */
-  jwksAsync(): Promise<{ keys: JWK[] }>;
+  jwksAsync(options?: { accountId?: string | undefined }): Promise<{ keys: JWK[] }>;
   /**
    * Resolves once the signing keys are loaded: with `keyRotation`, the shared ring is read from the store (and
    * created when empty). Await it before listening, so that a wrong `encryptionKey` stops the start. The store is
@@ -281,6 +285,17 @@ export function createSentinel(options: SentinelOptions): Sentinel {
     return rings.ring(accountId);
   }
 
+  /**
+   * The ring whose JWKS `accountId`'s `jwks_uri` serves (account-jwks.ts): the account's own with `keysPerAccount`,
+   * else the shared one (`undefined` with configured keys). Asked for an account only once the registry knows it, so
+   * that a host passing a request's account id on cannot make rings in the store for made-up ones.
+   */
+  async function jwksRing(accountId: string | undefined): Promise<KeyRing | undefined> {
+    if (accountId === undefined) return ring;
+    if (!(await apps.hasAccount(accountId))) throw new OAuthError('invalid_request', 'unknown account', { status: 404 });
+    return serviceKeys.accountRings?.ring(accountId) ?? ring;
+  }
+
   // Back-channel logout: this instance's share of the deliveries waiting in the store (src/logout/).
   const deliveries = new LogoutDeliveryWorker(context, serviceKeys, report);
   deliveries.start();
@@ -304,9 +319,10 @@ export function createSentinel(options: SentinelOptions): Sentinel {
       ring?.refreshIfStale();
       return structuredClone(keys.jwks);
     },
-    jwksAsync: async () => {
-      await ring?.fresh();
-      return structuredClone(keys.jwks);
+    jwksAsync: async (options) => {
+      const target = await jwksRing(options?.accountId);
+      await target?.fresh();
+      return structuredClone((target?.keys ?? keys).jwks);
     },
     ready: async () => {
       // The user's store itself, not its traced proxy: a startup check is no store operation to measure.

@@ -412,6 +412,31 @@ describe('keysPerAccount: one ring per account issuer', () => {
     expect(kidOf(await accountToken(other, ACCOUNT, CLIENT_ID, CLIENT_SECRET))).toBe(kidOf(mine));
   });
 
+  it("jwksAsync({ accountId }) answers what that account's jwks_uri serves; an unknown account is a 404", async () => {
+    const writes: string[] = [];
+    const memory = new MemoryStore();
+    const store: Store = {
+      ...bind(memory),
+      set: (key, value, ttl) => {
+        writes.push(key);
+        return memory.set(key, value, ttl);
+      },
+    };
+    const sentinel = instance(store, { keysPerAccount: true });
+    await sentinel.ready();
+    const mine = await accountToken(sentinel, ACCOUNT, CLIENT_ID, CLIENT_SECRET);
+    // A host serving the JWKS from a route of its own: the shared ring's set verifies no account's token.
+    const own = await sentinel.jwksAsync({ accountId: ACCOUNT });
+    expect(own).toEqual((await getJSON(sentinel, `/sentinel/api/account/${ACCOUNT}/jwks`)).body);
+    await jwtVerify(mine, createLocalJWKSet(own as never));
+    const before = writes.length;
+    await expect(sentinel.jwksAsync({ accountId: 'no-such-account' })).rejects.toMatchObject({ code: 'invalid_request', status: 404 });
+    expect(writes.length).toBe(before);
+    // Without keysPerAccount every account's jwks_uri serves the shared ring.
+    const shared = instance(new MemoryStore());
+    expect(await shared.jwksAsync({ accountId: ACCOUNT })).toEqual(await shared.jwksAsync());
+  });
+
   it('an unknown account gets a 404 and no ring in the store; keysPerAccount needs keyRotation', async () => {
     const writes: string[] = [];
     const memory = new MemoryStore();
