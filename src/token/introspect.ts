@@ -2,10 +2,12 @@
  * `POST {basePath}/api/account/{accountId}/token/introspect` — token introspection (RFC 7662).
  */
 import type { AccessTokenClaims } from './access-token.js';
+import type { App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
 import { findClientToken, type FoundToken } from './token-lookup.js';
 import { readRevokeOrIntrospectRequest } from './revoke-introspect-request.js';
+import { withinAppScope } from './scope-tokens.js';
 
 const INACTIVE = { active: false } as const;
 
@@ -18,7 +20,8 @@ function expired(claims: AccessTokenClaims): boolean {
   return claims.exp <= Math.floor(Date.now() / 1000);
 }
 
-function describe(context: SentinelContext, found: FoundToken): Record<string, unknown> {
+/** `app`: the token's own client, the caller (a refresh token is described as a refresh with it would go). */
+function describe(context: SentinelContext, found: FoundToken, app: App): Record<string, unknown> {
   if (found.kind === 'access_token') {
     const { claims } = found;
     return {
@@ -44,9 +47,12 @@ function describe(context: SentinelContext, found: FoundToken): Record<string, u
     };
   }
   const { record } = found;
+  // The grant keeps the scope it was given; each refresh narrows it to the app's scope as it is now (an operator may
+  // have narrowed that since), so that is the scope the refresh token stands for.
+  const scope = withinAppScope(record.scope, app);
   return {
     active: true,
-    ...(record.scope === undefined ? {} : { scope: record.scope }),
+    ...(scope === undefined ? {} : { scope }),
     client_id: record.clientId,
     sub: record.userId,
     exp: Math.min(record.expiresAt, record.absoluteExpiresAt),
@@ -77,5 +83,5 @@ export async function handleIntrospect(context: SentinelContext, request: Sentin
     refreshGenerations: 'current',
   });
   if (found === null || (found.kind === 'access_token' && expired(found.claims))) return noStoreJSON(200, INACTIVE);
-  return noStoreJSON(200, describe(context, found));
+  return noStoreJSON(200, describe(context, found, app));
 }

@@ -15,6 +15,7 @@ import {
   PUBLIC_CLIENT_ID,
   USER_ID,
 } from '../helpers/fixtures.js';
+import { contextOf } from '../../src/http/context.js';
 import { HANDLE_HOST } from '../helpers/handle-host.js';
 import type { Host } from '../helpers/host.js';
 import { useMount } from '../helpers/mount.js';
@@ -175,6 +176,17 @@ function revocationSuite(host: Host): void {
       expect(refreshToken.body.token_type).toBeUndefined();
       const consumer = await request(server).post(appTokenPath()).set('content-type', FORM).send(ccBody());
       expect((await introspect(server, consumer.body.access_token)).body).toMatchObject({ active: true, sub: CONSUMER_UUID });
+    });
+
+    it("names a refresh token's scope as a refresh with it gets it: within the app's scope as it is now", async () => {
+      const { server, sentinel } = await mount();
+      const issued = (await exchange(server, await codeFor(sentinel, { scope: 'profile email' }))).body as { refresh_token: string };
+      // An operator narrows the app's scope: the grant keeps what it was given, each refresh is narrowed to the app's.
+      const { apps } = contextOf(sentinel);
+      const app = await apps.findApp(ACCOUNT, CLIENT_ID);
+      expect(app === null ? false : await apps.updateApp?.({ ...app, scope: 'profile' })).toBe(true);
+      expect((await introspect(server, issued.refresh_token)).body).toMatchObject({ active: true, scope: 'profile' });
+      expect((await refresh(server, issued.refresh_token)).body.scope).toBe('profile');
     });
 
     it('answers exactly {"active": false} for invalid, revoked, expired and foreign tokens', async () => {
