@@ -23,10 +23,13 @@ export const ISSUERS_HELP = `Usage: sentinel-idp issuers add|list|remove|history
                              the account's trusted issuers
   issuers remove --database <url> --account <id> --issuer <iss>
                              stop trusting the issuer: its JWTs are refused from the next request on
+                             (unless the service's trustedIssuers option names it too: that entry wins)
   issuers history --database <url> --account <id> --issuer <iss>
                              who added, replaced or removed the issuer, and when
 
-Without a PostgreSQL registry, trusted issuers are the trustedIssuers option.
+Without a PostgreSQL registry, trusted issuers are the trustedIssuers option. An issuer that option
+names for the account is the option's: the registry's entry of the same issuer is never read, so adding,
+replacing or removing it here changes nothing for that issuer. Keep each issuer in one place.
 
 Options of every command:
   --database <url>  the registry: postgres://user@host:5432/dbname (the password from

@@ -336,7 +336,8 @@ export class PostgresAppStore implements AppStore {
   }
 
   /**
-   * Stops trusting an issuer: its JWTs are refused from the next request on (every instance). `false` when unknown.
+   * Stops trusting an issuer: its JWTs are refused from the next request on (every instance), unless the service's
+   * `trustedIssuers` option names it too (that entry is read first, and this one never). `false` when unknown.
    * @example await store.deleteTrustedIssuer('123456', 'https://id.brand.example', { actor: 'cli:alice' });
    */
   async deleteTrustedIssuer(accountId: string, issuer: string, change: AppChange = { actor: 'api' }): Promise<boolean> {
