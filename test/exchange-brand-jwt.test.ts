@@ -405,9 +405,25 @@ describe('JWT bearer grant (RFC 7523) with a trusted brand issuer', () => {
       await expectRefused(await bearer(sentinelWith(), await brandJWT(key, { iat: now - 120, exp: now - 60 })), 'invalid_grant', /expired/);
     });
 
-    it('refuses a JWT not valid before a time still to come (nbf)', async () => {
+    it('refuses a JWT not valid before a time still to come (nbf), naming the claim', async () => {
       const now = Math.floor(Date.now() / 1000);
-      await expectRefused(await bearer(sentinelWith(), await brandJWT(key, { nbf: now + 600 })), 'invalid_grant', /invalid/);
+      await expectRefused(await bearer(sentinelWith(), await brandJWT(key, { nbf: now + 600 })), 'invalid_grant', /not valid yet \(nbf\)/);
+    });
+
+    it('names the time claim that is not a number (a brand signing ISO dates or strings)', async () => {
+      const sentinel = sentinelWith();
+      const now = Math.floor(Date.now() / 1000);
+      for (const claim of ['exp', 'iat', 'nbf'] as const) {
+        const jwt = await brandJWT(key, { [claim]: String(now) });
+        await expectRefused(
+          await bearer(sentinel, jwt),
+          'invalid_grant',
+          new RegExp(`^the ${claim} claim of the assertion is not a number$`),
+          jwt,
+        );
+      }
+      const jwt = await brandJWT(key, { exp: new Date((now + 60) * 1000).toISOString() });
+      await expectRefused(await exchange(sentinel, jwt), 'invalid_request', /^the exp claim of subject_token is not a number$/, jwt);
     });
 
     it('refuses an iat in the future', async () => {

@@ -182,10 +182,11 @@ export async function verifyBrandJWT(
   const now = Math.floor(Date.now() / 1000);
   if (payload.iss !== issuer.issuer) throw refuse(`${name} is invalid`);
   if (payload.exp === undefined) throw refuse(`${name} has no exp`);
+  // Each refusal names its claim: a brand's developer told only "invalid" looks everywhere but at the clock.
   for (const claim of ['exp', 'iat', 'nbf'] as const) {
-    if (payload[claim] !== undefined && typeof payload[claim] !== 'number') throw refuse(`${name} is invalid`);
+    if (payload[claim] !== undefined && typeof payload[claim] !== 'number') throw refuse(`the ${claim} claim of ${name} is not a number`);
   }
-  if (typeof payload.nbf === 'number' && payload.nbf > now + clockTolerance) throw refuse(`${name} is invalid`);
+  if (typeof payload.nbf === 'number' && payload.nbf > now + clockTolerance) throw refuse(`${name} is not valid yet (nbf)`);
   if ((payload.exp as number) <= now - clockTolerance) throw refuse(`${name} has expired`);
   // Without a configured audience the client's own id is tried first: it needs no URL built for the comparison.
   const audienceOk =
