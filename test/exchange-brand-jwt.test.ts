@@ -228,6 +228,26 @@ describe('JWT bearer grant (RFC 7523) with a trusted brand issuer', () => {
       await expectRefused(await bearer(sentinel, await brandJWT(key)), 'invalid_grant', /not trusted/);
     });
 
+    it("reads an issuer the trustedIssuers option names from the option alone, never the registry's entry", async () => {
+      // docs/guides/postgres-registry.md: removing or re-keying such an issuer in the registry changes nothing.
+      const bot = { ...(exchangeOptions(key).apps ?? []).find((app) => app.clientId === BOT_CLIENT_ID) } as Record<string, unknown>;
+      const { clientSecret, ...rest } = bot;
+      const registryKey = await brandKey();
+      const registry = Object.assign(
+        new MemoryAppStore([
+          { ...rest, clientSecretHash: hashClientSecret(String(clientSecret)), tokenEndpointAuthMethod: 'client_secret_post' } as never,
+        ]),
+        { findTrustedIssuers: () => [{ accountId: ACCOUNT, issuer: BRAND_ISSUER, jwks: { keys: [registryKey.publicJwk as never] } }] },
+      );
+      const sentinel = makeSentinel({
+        apps: [],
+        appStore: registry,
+        trustedIssuers: [{ accountId: ACCOUNT, issuer: BRAND_ISSUER, jwks: { keys: [key.publicJwk as never] } }],
+      });
+      expect((await bearer(sentinel, await brandJWT(key))).status).toBe(200);
+      await expectRefused(await bearer(sentinel, await brandJWT(registryKey)), 'invalid_grant', /not signed by a key/);
+    });
+
     it('refuses a JWT signed by a key the issuer did not register', async () => {
       const stranger = await brandKey(key.publicJwk.kid as string);
       await expectRefused(
