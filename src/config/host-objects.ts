@@ -49,7 +49,23 @@ export const usersSchema = z
   // The host's user service may carry its own members (addUser, a db handle): only a near miss of a hook
   // (`totpSecert`, which would silently switch the second factor off) is refused. Class instances are not checked.
   .superRefine(refuseUnknownKeys(USER_AUTHENTICATOR_KEYS, 'nearMisses'))
+  .transform(boundUserHooks)
   .optional();
+
+/**
+ * The host's user service with each hook bound to it. A service written as a class reaches its state through
+ * `this`, and some call sites take a hook off the object before calling it (to test that it exists first); bound
+ * once here, every call, present and future, runs on the host's object. The view inherits from the host's object,
+ * so its other members (`passkeys`, whose methods are always called on it) read through unchanged.
+ */
+function boundUserHooks(users: UserAuthenticator): UserAuthenticator {
+  const bound = Object.create(users) as UserAuthenticator;
+  for (const key of Object.keys(USER_AUTHENTICATOR_KEYS) as (keyof UserAuthenticator)[]) {
+    const hook: unknown = users[key];
+    if (typeof hook === 'function') Object.defineProperty(bound, key, { value: hook.bind(users), enumerable: true });
+  }
+  return bound;
+}
 
 /** The `store` option. */
 export const storeSchema = z
