@@ -175,13 +175,12 @@ const COMMITTED_BRAND = Symbol.for('sentinel-idp.OAuthError.committed');
  * @example throw committedRefusal(new OAuthError('invalid_grant', 'the refresh token has already been used; the grant is revoked'));
  */
 export function committedRefusal(error: OAuthError): OAuthError {
-  Object.defineProperty(error, COMMITTED_BRAND, { value: true });
-  return error;
+  return branded(error, COMMITTED_BRAND);
 }
 
 /** True for an error {@link committedRefusal} marked. */
 export function isCommittedRefusal(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[COMMITTED_BRAND] === true;
+  return hasBrand(value, COMMITTED_BRAND);
 }
 
 const BUSY_BRAND = Symbol.for('sentinel-idp.OAuthError.busy');
@@ -195,13 +194,22 @@ const BUSY_BRAND = Symbol.for('sentinel-idp.OAuthError.busy');
  * @example throw busyRefusal(unauthorizedClient(DOCUMENT_UNAVAILABLE));
  */
 export function busyRefusal(error: OAuthError): OAuthError {
-  Object.defineProperty(error, BUSY_BRAND, { value: true });
-  return error;
+  return branded(error, BUSY_BRAND);
 }
 
 /** True for an error {@link busyRefusal} marked. */
 export function isBusyRefusal(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BUSY_BRAND] === true;
+  return hasBrand(value, BUSY_BRAND);
+}
+
+/** Marks `error` with `brand`: a non-enumerable symbol, so the error's public shape (and its JSON) stays as it is. */
+function branded(error: OAuthError, brand: symbol): OAuthError {
+  Object.defineProperty(error, brand, { value: true });
+  return error;
+}
+
+function hasBrand(value: unknown, brand: symbol): boolean {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brand] === true;
 }
 
 /**
