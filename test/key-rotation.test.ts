@@ -366,6 +366,20 @@ function bind(store: MemoryStore): Store {
   };
 }
 
+/** A MemoryStore that records the key of every `set`: a lookup of an unknown account must write no ring. */
+function writeRecordingStore(): { store: Store; writes: string[] } {
+  const writes: string[] = [];
+  const memory = new MemoryStore();
+  const store: Store = {
+    ...bind(memory),
+    set: (key, value, ttl) => {
+      writes.push(key);
+      return memory.set(key, value, ttl);
+    },
+  };
+  return { store, writes };
+}
+
 describe('keysPerAccount: one ring per account issuer', () => {
   async function accountToken(sentinel: Sentinel, accountId: string, clientId: string, secret: string): Promise<string> {
     const response = await call(sentinel, {
@@ -413,15 +427,7 @@ describe('keysPerAccount: one ring per account issuer', () => {
   });
 
   it("jwksAsync({ accountId }) answers what that account's jwks_uri serves; an unknown account is a 404", async () => {
-    const writes: string[] = [];
-    const memory = new MemoryStore();
-    const store: Store = {
-      ...bind(memory),
-      set: (key, value, ttl) => {
-        writes.push(key);
-        return memory.set(key, value, ttl);
-      },
-    };
+    const { store, writes } = writeRecordingStore();
     const sentinel = instance(store, { keysPerAccount: true });
     await sentinel.ready();
     const mine = await accountToken(sentinel, ACCOUNT, CLIENT_ID, CLIENT_SECRET);
@@ -438,15 +444,7 @@ describe('keysPerAccount: one ring per account issuer', () => {
   });
 
   it('an unknown account gets a 404 and no ring in the store; keysPerAccount needs keyRotation', async () => {
-    const writes: string[] = [];
-    const memory = new MemoryStore();
-    const store: Store = {
-      ...bind(memory),
-      set: (key, value, ttl) => {
-        writes.push(key);
-        return memory.set(key, value, ttl);
-      },
-    };
+    const { store, writes } = writeRecordingStore();
     const sentinel = instance(store, { keysPerAccount: true });
     await sentinel.ready();
     const before = writes.length;
