@@ -97,6 +97,8 @@ export interface SentinelOptions {
         origins?: string[] | undefined;
         /** Offer to add a passkey after a password sign-in, to users who have none yet. @defaultValue `false` */
         offerRegistration?: boolean | undefined;
+        /** The most passkeys one user may have in an account (1 to 200, the account page lists 200): a user at it adds none until one is removed. @defaultValue `20` */
+        maxPerUser?: number | undefined;
         /** Passkey sign-in attempts that did not sign in allowed per client address (IPv6: per /64) per `throttle.windowSeconds`; more get 429. Each attempt asks `users.passkeys.list` for a user the caller names and checks a signature. @defaultValue `100` */
         maxFailuresPerIp?: number | undefined;
         /** Such attempts allowed per IPv6 /48 across its /64s per `throttle.windowSeconds` (IPv4 addresses are not counted per network), so a large IPv6 range cannot fill the login throttle's counter area with one counter per /64; more get 429. @defaultValue ten times `maxFailuresPerIp` */

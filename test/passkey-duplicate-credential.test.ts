@@ -3,7 +3,7 @@
  * the account page and the offer after a password sign-in, built in-process by the software authenticator. The same
  * user re-registering an authenticator would replace its stored key and reset its signature counter; another user's
  * id would give two users one credential id, which a host that keys passkeys by id cannot tell apart. And a
- * credential id longer than 1023 bytes is refused too.
+ * credential id longer than 1023 bytes is refused too, as is a passkey beyond `passkeys.maxPerUser`.
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryPasskeys, MemoryStore, type SentinelEvent, type StoredPasskey } from '../src/index.js';
@@ -31,7 +31,7 @@ const OFFER = `${LOGIN_PATH}/passkey/register`;
 const SAME_ORIGIN = { 'sec-fetch-site': 'same-origin' };
 const MALLORY = 'u-mallory';
 
-function harness(offerRegistration = false) {
+function harness(offerRegistration = false, maxPerUser?: number) {
   const passkeys = new MemoryPasskeys();
   const mallorys = newCredential();
   const stored: StoredPasskey = { id: mallorys.id, publicKey: mallorys.publicKey, counter: 7, createdAt: Date.now() };
@@ -44,7 +44,7 @@ function harness(offerRegistration = false) {
       passkeys,
     },
     account: { enabled: true },
-    passkeys: { offerRegistration },
+    passkeys: { offerRegistration, ...(maxPerUser === undefined ? {} : { maxPerUser }) },
     onEvent: (event) => events.push(event),
   });
   return { sentinel, passkeys, mallorys, stored, events };
@@ -167,5 +167,56 @@ describe('a credential id over 1023 bytes', () => {
     const longest = { ...newCredential(), id: Buffer.alloc(1023, 7).toString('base64url') };
     expect(await addOnPage(h, cookie, longest)).toBe(`${PAGE}?done=passkey-added`);
     expect(listed(h).map((passkey) => passkey.id)).toEqual([longest.id]);
+  });
+});
+
+describe('a passkey beyond passkeys.maxPerUser', () => {
+  // Unbounded, one signed-in user (or a script with a software authenticator) could add rows to the host's store
+  // without end, and passkeys past the 200 the account page reads could be neither seen nor removed there.
+  it('is refused before the ceremony and at the save; the page says to remove one instead of offering Add', async () => {
+    const h = harness(false, 2);
+    const cookie = await signInToPage(h);
+    expect(await addOnPage(h, cookie, newCredential())).toBe(`${PAGE}?done=passkey-added`);
+    await asPasskeySignIn(h, cookie);
+    // A ceremony started at one passkey; a second one is added elsewhere meanwhile (another tab, the host).
+    const { csrf, challenge } = await creationChallenge(h, cookie);
+    const elsewhere = newCredential();
+    h.passkeys.save({
+      accountId: ACCOUNT,
+      userId: USER_ID,
+      passkey: { id: elsewhere.id, publicKey: elsewhere.publicKey, counter: 0, createdAt: Date.now() },
+    });
+    const attestation = attest(newCredential(), { challenge, origin: PASSKEY_ORIGIN, rpId: PASSKEY_RP_ID });
+    const form = new URLSearchParams({ csrf_token: csrf, action: 'add-passkey', attestation }).toString();
+    const refused = await postForm(h.sentinel, PAGE, form, { headers: { cookie, ...SAME_ORIGIN } });
+    expect(refused.headers.location).toBe(`${PAGE}?done=passkey-limit`);
+    expect(listed(h)).toHaveLength(2);
+    expect(h.events.filter((event) => event.type === 'passkey.added')).toHaveLength(1);
+    const notice = await call(h.sentinel, { path: PAGE, query: new URLSearchParams({ done: 'passkey-limit' }), headers: { cookie } });
+    expect(notice.body).toContain('role="alert">You have the most passkeys you can have. Remove one to add another.');
+    // At the limit: no Add button, and no options, so no authenticator makes a credential the save would refuse.
+    expect(notice.body).toContain('id="passkey-limit"');
+    expect(notice.body).not.toContain('id="passkey-button"');
+    const options = await postForm(h.sentinel, OPTIONS, `csrf_token=${csrf}`, { headers: { cookie, ...SAME_ORIGIN } });
+    expect(options.status).toBe(400);
+    expect(String(options.body)).toContain('Remove one to add another');
+  });
+
+  it('is 20 unless set', async () => {
+    const h = harness();
+    const cookie = await signInToPage(h);
+    expect(await addOnPage(h, cookie, newCredential())).toBe(`${PAGE}?done=passkey-added`);
+    await asPasskeySignIn(h, cookie);
+    for (let index = 1; index < 20; index++) {
+      const other = newCredential();
+      h.passkeys.save({
+        accountId: ACCOUNT,
+        userId: USER_ID,
+        passkey: { id: other.id, publicKey: other.publicKey, counter: 0, createdAt: index },
+      });
+    }
+    const page = await call(h.sentinel, { path: PAGE, headers: { cookie } });
+    const options = await postForm(h.sentinel, OPTIONS, `csrf_token=${csrfOf(page.body)}`, { headers: { cookie, ...SAME_ORIGIN } });
+    expect(options.status).toBe(400);
   });
 });

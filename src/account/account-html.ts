@@ -51,7 +51,8 @@ export interface AccountView {
   sessions: SessionItem[] | undefined;
   /**
    * `stepUpURL`: where to sign in again first, when this sign-in is too weak or too old to add or remove a passkey
-   * (instead of the form and the Remove buttons); `stepUpLabel` says which of the two.
+   * (instead of the form and the Remove buttons); `stepUpLabel` says which of the two. `atLimit`: the user has
+   * `passkeys.maxPerUser` passkeys, so the page says to remove one instead of offering to add one.
    */
   passkeys:
     | {
@@ -60,6 +61,7 @@ export interface AccountView {
         optionsURL: string;
         stepUpURL?: string | undefined;
         stepUpLabel?: 'accountPasskeyStepUp' | 'accountPasskeyReauthenticate' | undefined;
+        atLimit?: boolean | undefined;
       }
     | undefined;
   apps: ConnectedAppItem[] | undefined;
@@ -196,7 +198,9 @@ function passkeysSection(view: AccountView, passkeys: NonNullable<AccountView['p
   const add =
     passkeys.stepUpURL !== undefined
       ? `<div class="section-actions"><a class="button" id="passkey-step-up" href="${escapeHTML(passkeys.stepUpURL)}">${escapeHTML(m[passkeys.stepUpLabel ?? 'accountPasskeyStepUp'])}</a></div>`
-      : `<form id="passkey-form" method="post" action="${escapeHTML(view.action)}" data-options="${escapeHTML(passkeys.optionsURL)}">
+      : passkeys.atLimit === true
+        ? `<p class="none" id="passkey-limit">${escapeHTML(m.accountPasskeyLimit)}</p>`
+        : `<form id="passkey-form" method="post" action="${escapeHTML(view.action)}" data-options="${escapeHTML(passkeys.optionsURL)}">
 <input type="hidden" name="csrf_token" value="${escapeHTML(view.csrfToken)}"><input type="hidden" name="action" value="add-passkey"><input type="hidden" name="attestation" value="">
 <div class="section-actions"><button type="button" id="passkey-button" class="primary" hidden>${escapeHTML(m.passkeyAdd)}</button></div>
 </form>`;
@@ -234,7 +238,8 @@ function appsSection(view: AccountView, apps: ConnectedAppItem[]): string {
 export function renderAccountHtml(view: AccountView, branding: ResolvedConfig['branding']): string {
   const m = view.messages;
   // A failure notice is an alert in the error style; a done one a quiet status line.
-  const failed = view.notice === 'accountPasskeyNotAdded' || view.notice === 'accountPasskeyAlreadyRegistered';
+  const failed =
+    view.notice === 'accountPasskeyNotAdded' || view.notice === 'accountPasskeyAlreadyRegistered' || view.notice === 'accountPasskeyLimit';
   const notice =
     view.notice === undefined
       ? ''

@@ -36,6 +36,7 @@ const NOTICES: Readonly<Record<string, MessageKey>> = {
   'passkey-added': 'accountPasskeyAddedDone',
   'passkey-not-added': 'accountPasskeyNotAdded',
   'passkey-already-registered': 'accountPasskeyAlreadyRegistered',
+  'passkey-limit': 'accountPasskeyLimit',
   'passkey-removed': 'accountPasskeyRemoved',
 };
 
@@ -89,6 +90,8 @@ async function showPage(context: SentinelContext, request: SentinelRequest, visi
               optionsURL: `${request.mountPath ?? ''}${routePath(context.config, 'account-passkey-options', { accountId })}`,
               stepUpURL: mayChange ? undefined : keepUiLocales(path, request, { step_up: 'passkey' }),
               stepUpLabel: refusal === 'stale' ? 'accountPasskeyReauthenticate' : 'accountPasskeyStepUp',
+              // At most `ACCOUNT_LIST_BOUND` read, and the limit is at most that: the count read is the user's.
+              atLimit: passkeys.length >= context.config.passkeys.maxPerUser,
             },
       apps: apps.items,
       pages: { sessions: sessions.at, passkeys: passkeysAt, apps: apps.at },

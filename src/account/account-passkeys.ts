@@ -114,12 +114,13 @@ export async function handleAccountPasskeyOptions(
 }
 
 /** What became of a posted passkey: the account page's `?done=` notice. */
-export type PasskeyAddition = 'passkey-added' | 'passkey-not-added' | 'passkey-already-registered';
+export type PasskeyAddition = 'passkey-added' | 'passkey-not-added' | 'passkey-already-registered' | 'passkey-limit';
 
 /**
  * Verifies the posted attestation against this session's challenge and saves the passkey. `passkey-not-added` when
  * it does not verify (no challenge, a malformed or wrong answer), `passkey-already-registered` when a user of the
- * account already has its credential id (WebAuthn §7.1 step 26): nothing is saved.
+ * account already has its credential id (WebAuthn §7.1 step 26), `passkey-limit` when the user has
+ * `passkeys.maxPerUser` passkeys already: nothing is saved.
  *
  * @example
  * const done = await addPasskey(context, visit, single(form, 'attestation')); // 'passkey-added'
@@ -137,7 +138,9 @@ export async function addPasskey(
   const passkey = await verifiedNewPasskey(context, challenge, attestation);
   if (passkey === null) return 'passkey-not-added';
   const { accountId, session } = visit;
-  if (!(await saveUnlessTaken(context, hooks, { accountId, userId: session.userId, passkey }))) return 'passkey-already-registered';
+  const saved = await saveUnlessTaken(context, hooks, { accountId, userId: session.userId, passkey });
+  if (saved === 'taken') return 'passkey-already-registered';
+  if (saved === 'limit') return 'passkey-limit';
   // Saved: committed, so a throwing onEvent does not tell the user a passkey they now have was not added.
   context.emit({ type: 'passkey.added', accountId, userId: session.userId }, 'committed');
   return 'passkey-added';

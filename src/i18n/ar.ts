@@ -105,6 +105,7 @@ export const ar: Messages = {
   accountFormOutOfDate: 'الصفحة قديمة. لم يتغير شيء؛ حاول مرة أخرى.',
   accountPasskeyNotAdded: 'لم تتم إضافة مفتاح المرور. حاول مرة أخرى.',
   accountPasskeyAlreadyRegistered: 'مفتاح المرور هذا مسجّل بالفعل. استخدم مفتاحًا آخر.',
+  accountPasskeyLimit: 'لديك الحد الأقصى من مفاتيح المرور. أزل مفتاحًا لتضيف آخر.',
   accountPasskeyStepUp: 'سجّل الدخول مرة أخرى بعاملك الثاني أو بمفتاح المرور لإضافة مفتاح مرور أو إزالته',
   accountPasskeyReauthenticate: 'سجّل الدخول مرة أخرى لإضافة مفتاح مرور أو إزالته',
   accountNotYourPasskey: 'مفتاح المرور هذا ليس لك، أو تمت إزالته من قبل.',

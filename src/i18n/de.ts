@@ -106,6 +106,7 @@ export const de: Messages = {
   accountFormOutOfDate: 'Die Seite ist veraltet. Nichts wurde geändert; versuche es erneut.',
   accountPasskeyNotAdded: 'Der Passkey wurde nicht hinzugefügt. Versuche es erneut.',
   accountPasskeyAlreadyRegistered: 'Dieser Passkey ist bereits registriert. Verwende einen anderen.',
+  accountPasskeyLimit: 'Du hast bereits so viele Passkeys, wie möglich sind. Entferne einen, um einen anderen hinzuzufügen.',
   accountPasskeyStepUp: 'Melde dich erneut mit deinem zweiten Faktor oder Passkey an, um einen Passkey hinzuzufügen oder zu entfernen',
   accountPasskeyReauthenticate: 'Melde dich erneut an, um einen Passkey hinzuzufügen oder zu entfernen',
   accountNotYourPasskey: 'Dieser Passkey gehört nicht dir, oder er wurde schon entfernt.',

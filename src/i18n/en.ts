@@ -106,6 +106,7 @@ export const en: Messages = {
   accountFormOutOfDate: 'The page is out of date. Nothing was changed; try again.',
   accountPasskeyNotAdded: 'The passkey was not added. Try again.',
   accountPasskeyAlreadyRegistered: 'That passkey is already registered. Use another one.',
+  accountPasskeyLimit: 'You have the most passkeys you can have. Remove one to add another.',
   accountPasskeyStepUp: 'Sign in again with your second factor or passkey to add or remove a passkey',
   accountPasskeyReauthenticate: 'Sign in again to add or remove a passkey',
   accountNotYourPasskey: 'That passkey is not one of yours, or it was already removed.',

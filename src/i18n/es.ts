@@ -105,6 +105,7 @@ export const es: Messages = {
   accountFormOutOfDate: 'La página está desactualizada. No se cambió nada; inténtalo de nuevo.',
   accountPasskeyNotAdded: 'No se añadió la llave de acceso. Inténtalo de nuevo.',
   accountPasskeyAlreadyRegistered: 'Esa llave de acceso ya está registrada. Usa otra.',
+  accountPasskeyLimit: 'Ya tienes el máximo de llaves de acceso. Quita una para añadir otra.',
   accountPasskeyStepUp: 'Vuelve a iniciar sesión con tu segundo factor o llave de acceso para añadir o quitar una llave de acceso',
   accountPasskeyReauthenticate: 'Vuelve a iniciar sesión para añadir o quitar una llave de acceso',
   accountNotYourPasskey: 'Esa llave de acceso no es tuya, o ya se eliminó.',

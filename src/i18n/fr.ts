@@ -107,6 +107,7 @@ export const fr: Messages = {
   accountFormOutOfDate: "La page n'est plus à jour. Rien n'a été modifié ; réessayez.",
   accountPasskeyNotAdded: "La clé d'accès n'a pas été ajoutée. Réessayez.",
   accountPasskeyAlreadyRegistered: "Cette clé d'accès est déjà enregistrée. Utilisez-en une autre.",
+  accountPasskeyLimit: "Vous avez déjà le nombre maximal de clés d'accès. Supprimez-en une pour en ajouter une autre.",
   accountPasskeyStepUp: "Reconnectez-vous avec votre second facteur ou votre clé d'accès pour ajouter ou supprimer une clé d'accès",
   accountPasskeyReauthenticate: "Reconnectez-vous pour ajouter ou supprimer une clé d'accès",
   accountNotYourPasskey: "Cette clé d'accès n'est pas la vôtre, ou elle a déjà été supprimée.",

@@ -105,6 +105,7 @@ export const ja: Messages = {
   accountFormOutOfDate: 'ページの情報が古くなっています。何も変更されていません。もう一度お試しください。',
   accountPasskeyNotAdded: 'パスキーは追加されませんでした。もう一度お試しください。',
   accountPasskeyAlreadyRegistered: 'このパスキーは既に登録されています。別のパスキーを使ってください。',
+  accountPasskeyLimit: 'パスキーはこれ以上追加できません。追加するには、いずれかを削除してください。',
   accountPasskeyStepUp: 'パスキーを追加または削除するには、2 つ目の要素またはパスキーでもう一度サインインしてください',
   accountPasskeyReauthenticate: 'パスキーを追加または削除するには、もう一度サインインしてください',
   accountNotYourPasskey: 'そのパスキーはあなたのものではないか、すでに削除されています。',

@@ -143,6 +143,8 @@ export interface Messages {
   accountFormOutOfDate: string;
   accountPasskeyNotAdded: string;
   accountPasskeyAlreadyRegistered: string;
+  /** The account page's refusal of a passkey beyond `passkeys.maxPerUser`, and its line instead of the Add button. */
+  accountPasskeyLimit: string;
   /** The account page's link to a stronger sign-in, shown instead of "Add a passkey" when this one is too weak. */
   accountPasskeyStepUp: string;
   /** The same link when the sign-in is strong enough but older than `account.maxSignInAge` (a new sign-in is needed). */

@@ -116,6 +116,7 @@ const TRANSLATABLE: readonly MessageKey[] = [
   'accountFormOutOfDate',
   'accountPasskeyNotAdded',
   'accountPasskeyAlreadyRegistered',
+  'accountPasskeyLimit',
   'accountPasskeyStepUp',
   'accountPasskeyReauthenticate',
   'accountNotYourPasskey',

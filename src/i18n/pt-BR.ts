@@ -106,6 +106,7 @@ export const ptBR: Messages = {
   accountFormOutOfDate: 'A página está desatualizada. Nada foi alterado; tente novamente.',
   accountPasskeyNotAdded: 'A chave de acesso não foi adicionada. Tente novamente.',
   accountPasskeyAlreadyRegistered: 'Essa chave de acesso já está registrada. Use outra.',
+  accountPasskeyLimit: 'Você já tem o número máximo de chaves de acesso. Remova uma para adicionar outra.',
   accountPasskeyStepUp: 'Entre novamente com seu segundo fator ou chave de acesso para adicionar ou remover uma chave de acesso',
   accountPasskeyReauthenticate: 'Entre novamente para adicionar ou remover uma chave de acesso',
   accountNotYourPasskey: 'Essa chave de acesso não é sua, ou já foi removida.',

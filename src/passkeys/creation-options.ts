@@ -7,6 +7,8 @@
 import { generateRegistrationOptions } from '@simplewebauthn/server';
 import type { SentinelContext } from '../http/context.js';
 import { noStoreJSON, type SentinelResponse } from '../http/messages.js';
+import { OAuthError } from '../errors.js';
+import { en } from '../i18n/en.js';
 import { CEREMONY_TIMEOUT_MS, newChallenge } from './challenge.js';
 import type { PasskeyHooks } from './hooks.js';
 import { relyingParty } from './options.js';
@@ -25,7 +27,7 @@ export interface CreationRequest {
 
 /**
  * Answers the creation options of a new passkey: a fresh challenge, and the user's existing passkeys excluded (an
- * authenticator that holds one refuses to make another).
+ * authenticator that holds one refuses to make another). A user with `passkeys.maxPerUser` passkeys gets `400`.
  *
  * @example
  * return passkeyCreationOptions(context, hooks, { accountId, userId, userID, userName: username ?? userId, ceremony: interactionId });
@@ -36,6 +38,11 @@ export async function passkeyCreationOptions(
   request: CreationRequest,
 ): Promise<SentinelResponse> {
   const existing = await hooks.list({ accountId: request.accountId, userId: request.userId });
+  // Refused before the ceremony, not only at the save: the authenticator would otherwise make a discoverable
+  // credential the service then refuses, left behind in the user's passkey manager.
+  if (existing.length >= context.config.passkeys.maxPerUser) {
+    throw new OAuthError('invalid_request', en.accountPasskeyLimit, { status: 400 });
+  }
   const rp = relyingParty(context.config);
   const challenge = await newChallenge(context, 'register', request.ceremony);
   const options = await generateRegistrationOptions({

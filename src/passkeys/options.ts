@@ -22,6 +22,12 @@ export const passkeysOptionsSchema = z
       .optional(),
     /** Offer to add a passkey after a password sign-in, to users who have none yet. */
     offerRegistration: z.boolean().default(false),
+    /**
+     * The most passkeys one user may have in an account: a user at it adds none until one is removed. At most 200,
+     * the passkeys the account page reads (`ACCOUNT_LIST_BOUND`), so that every passkey the service adds is listed
+     * there, with its Remove button.
+     */
+    maxPerUser: z.number().int().min(1).max(200).default(20),
     /** Passkey sign-in attempts that did not sign in, per client address per `throttle.windowSeconds` (sign-in-throttle.ts). */
     maxFailuresPerIp: z.number().int().positive().default(100),
     /**

@@ -90,9 +90,10 @@ export async function handlePasskeyRegister(
   const passkey = await verifiedNewPasskey(context, challenge, attestation);
   if (passkey === null) return notAdded();
   const { userId } = step.pending;
-  if (!(await saveUnlessTaken(context, hooksOf(context), { accountId, userId, passkey }))) {
-    return passkeyOfferPage(context, request, { ...step, error: PASSKEY_ALREADY_REGISTERED, status: 400 });
-  }
+  const saved = await saveUnlessTaken(context, hooksOf(context), { accountId, userId, passkey });
+  if (saved === 'taken') return passkeyOfferPage(context, request, { ...step, error: PASSKEY_ALREADY_REGISTERED, status: 400 });
+  // Offered only to a user with none, so only passkeys added meanwhile elsewhere can reach `passkeys.maxPerUser`.
+  if (saved === 'limit') return notAdded();
   // Audited as the account page's are: from now on it signs in at the strongest level, password and TOTP step aside.
   // Committed: the passkey is saved, and a throwing onEvent must not tell the user it was not.
   context.emit({ type: 'passkey.added', accountId, clientId: step.interaction.request.clientId, userId }, 'committed');

@@ -51,21 +51,31 @@ export async function verifiedNewPasskey(
   };
 }
 
+/** What became of a verified new passkey: saved, refused as an id a user has, or refused as one too many. */
+export type SaveOutcome = 'saved' | 'taken' | 'limit';
+
 /**
- * Whether a user of the account already has a passkey with this credential id (WebAuthn Level 2 §7.1 step 26: the
- * RP should refuse it). The registering user's own passkeys always count; other users' when the hooks have
- * `findCredentialOwner`.
+ * Why the new passkey may not be saved, or `null`: a user of the account already has its credential id (WebAuthn
+ * Level 2 §7.1 step 26: the RP should refuse it; the registering user's own passkeys always count, other users' when
+ * the hooks have `findCredentialOwner`), or the user has `passkeys.maxPerUser` passkeys already.
  */
-async function credentialTaken(hooks: PasskeyHooks, accountId: string, userId: string, credentialId: string): Promise<boolean> {
+async function refusal(
+  context: SentinelContext,
+  hooks: PasskeyHooks,
+  input: { accountId: string; userId: string; credentialId: string },
+): Promise<'taken' | 'limit' | null> {
+  const { accountId, userId, credentialId } = input;
   const own = await hooks.list({ accountId, userId });
-  if (own.some((passkey) => passkey.id === credentialId)) return true;
+  if (own.some((passkey) => passkey.id === credentialId)) return 'taken';
   const owner = await hooks.findCredentialOwner?.({ accountId, credentialId });
-  return owner !== undefined && owner !== null;
+  if (owner !== undefined && owner !== null) return 'taken';
+  return own.length >= context.config.passkeys.maxPerUser ? 'limit' : null;
 }
 
 /**
- * Saves a verified new passkey for the user, unless a user of the account already has its credential id
- * ({@link credentialTaken}) or another registration of that id is under way: `false` then, and nothing is saved.
+ * Saves a verified new passkey for the user, unless a user of the account already has its credential id or another
+ * registration of that id is under way (`'taken'`), or the user has `passkeys.maxPerUser` passkeys (`'limit'`):
+ * nothing is saved then.
  *
  * Why a claim around the check and the save: two registrations of one id at once (two tabs, the offer and the account
  * page, a forger replaying an id) would otherwise both pass the check before either saves, and the second save
@@ -74,21 +84,27 @@ async function credentialTaken(hooks: PasskeyHooks, accountId: string, userId: s
  * concurrent registrations on any instance sharing the store one holds it; it is released once the save is done or
  * failed, and lapses by itself after the ceremony's timeout should its instance die meanwhile.
  *
- * @example if (!(await saveUnlessTaken(context, hooks, { accountId, userId, passkey }))) return alreadyRegistered();
+ * Why a limit: every passkey is a row in the host's user store that each sign-in, each registration and the account
+ * page read, and the account page lists at most 200 of them; unbounded, one signed-in user (or a script with a
+ * software authenticator in their session) could add rows without end, and passkeys past the page's bound could be
+ * neither seen nor removed there.
+ *
+ * @example if ((await saveUnlessTaken(context, hooks, { accountId, userId, passkey })) === 'taken') return alreadyRegistered();
  */
 export async function saveUnlessTaken(
   context: SentinelContext,
   hooks: PasskeyHooks,
   input: { accountId: string; userId: string; passkey: StoredPasskey },
-): Promise<boolean> {
+): Promise<SaveOutcome> {
   const { accountId, userId, passkey } = input;
   const key = `passkey-registration:${digest(`${accountId}\u0000${passkey.id}`)}`;
   const holder = randomSecret();
-  if (!(await context.store.swap([{ key, expect: null, value: holder, ttlMs: CEREMONY_TIMEOUT_MS }]))) return false;
+  if (!(await context.store.swap([{ key, expect: null, value: holder, ttlMs: CEREMONY_TIMEOUT_MS }]))) return 'taken';
   try {
-    if (await credentialTaken(hooks, accountId, userId, passkey.id)) return false;
+    const refused = await refusal(context, hooks, { accountId, userId, credentialId: passkey.id });
+    if (refused !== null) return refused;
     await hooks.save({ accountId, userId, passkey });
-    return true;
+    return 'saved';
   } finally {
     // Only this registration's own claim, never one taken after it lapsed. A release that fails changes no outcome:
     // the claim lapses by itself, and the saved passkey is what refuses its id from now on.
