@@ -4,7 +4,7 @@
  * token, no session, another user's passkey, a bad attestation): refused, nothing changed, an `account.denied` event.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { MemoryPasskeys, MemoryStore, type SentinelEvent, type SentinelOptions } from '../src/index.js';
+import { MemoryPasskeys, MemoryStore, type SentinelEvent, type SentinelOptions, type StoredPasskey } from '../src/index.js';
 import { ACCOUNT_PATH, call, csrfOf, openLogin, postForm, postLogin, recordingStore, setCookies } from './helpers/direct-flow.js';
 import { ACCOUNT, makeSentinel, OTHER_ACCOUNT, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 import { contextOf } from '../src/http/context.js';
@@ -474,6 +474,19 @@ describe('account page', () => {
     const refused = await post(h, cookie, { csrf_token: csrf, action: 'remove-passkey', credential_id: 'cred-1' });
     expect(refused.status).toBe(400);
     expect(passkeys.list({ accountId: ACCOUNT, userId: USER_ID })).toHaveLength(1);
+  });
+
+  it('leaves out of the creation options the transports a host store answers as null (the browser refuses null)', async () => {
+    const h = harness();
+    for (const id of ids(h)) h.passkeys.remove({ accountId: ACCOUNT, userId: USER_ID, credentialId: id });
+    const legacy = { id: 'cred-alice-old', publicKey: 'pQECAyYgASFYIA', counter: 0, transports: null, createdAt: 1 };
+    h.passkeys.save({ accountId: ACCOUNT, userId: USER_ID, passkey: legacy as unknown as StoredPasskey });
+    const cookie = await asPasskeySignIn(h, await signInToPage(h));
+    const { csrf } = await openPage(h, cookie);
+    const options = await postForm(h.sentinel, OPTIONS, `csrf_token=${csrf}`, { headers: { cookie, ...SAME_ORIGIN } });
+    expect(options.status).toBe(200);
+    const json = JSON.parse(String(options.body)) as { excludeCredentials: Record<string, unknown>[] };
+    expect(json.excludeCredentials).toEqual([{ id: 'cred-alice-old', type: 'public-key' }]);
   });
 
   it('answers creation options only to the signed-in page, and saves nothing for a bad attestation', async () => {

@@ -4,7 +4,7 @@
  * that went back, and a malformed post are refused with the login page and issue nothing.
  */
 import { describe, expect, it } from 'vitest';
-import { MemoryPasskeys, MemoryStore, type SentinelResponse, type SentinelOptions } from '../src/index.js';
+import { MemoryPasskeys, MemoryStore, type SentinelResponse, type SentinelOptions, type StoredPasskey } from '../src/index.js';
 import {
   authorizeQuery,
   call,
@@ -264,6 +264,30 @@ describe('passkey sign-in (software authenticator)', () => {
       expect((await postAssertion(h, ACCOUNT, same.interaction, same.csrf, assert(h.credential, right))).status).toBe(303);
       expect(events.find((event) => event.type === 'login.succeeded')?.amr).toEqual([registered ? 'swk' : 'hwk', 'user', 'mfa']);
     }
+  });
+
+  it('signs in with a passkey whose host store answers null for the fields it never had (a nullable column)', async () => {
+    const h = harness();
+    const { id, publicKey } = h.credential;
+    // A row stored before `backupEligible` existed, whose browser reported no transports: `null`, not `undefined`.
+    const legacy = { id, publicKey, counter: 0, backupEligible: null, transports: null, createdAt: 1 };
+    h.passkeys.save({ accountId: ACCOUNT, userId: USER_ID, passkey: legacy as unknown as StoredPasskey });
+    const { interaction, csrf, challenge } = await begin(h);
+    const input = { challenge, origin: PASSKEY_ORIGIN, rpId: PASSKEY_RP_ID, userHandle: USER_ID, backupEligible: true };
+    expect((await postAssertion(h, ACCOUNT, interaction, csrf, assert(h.credential, input))).status).toBe(303);
+  });
+
+  it("fails with 500 server_error, not the user's refusal, for a backupEligible that is no boolean", async () => {
+    const h = harness();
+    const { id, publicKey } = h.credential;
+    const broken = { id, publicKey, counter: 0, backupEligible: 1, createdAt: 1 };
+    h.passkeys.save({ accountId: ACCOUNT, userId: USER_ID, passkey: broken as unknown as StoredPasskey });
+    const { interaction, csrf, challenge } = await begin(h);
+    const input = { challenge, origin: PASSKEY_ORIGIN, rpId: PASSKEY_RP_ID, userHandle: USER_ID, backupEligible: true };
+    const response = await postAssertion(h, ACCOUNT, interaction, csrf, assert(h.credential, input));
+    expect(response.status).toBe(500);
+    expect(String(h.errors[0])).toContain('backupEligible');
+    expect(h.passkeys.list({ accountId: ACCOUNT, userId: USER_ID })[0]?.counter).toBe(0);
   });
 
   it('honours a configured RP id and origins instead of the issuer', async () => {

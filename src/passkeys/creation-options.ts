@@ -12,6 +12,7 @@ import { en } from '../i18n/en.js';
 import { CEREMONY_TIMEOUT_MS, newChallenge } from './challenge.js';
 import type { PasskeyHooks } from './hooks.js';
 import { relyingParty } from './options.js';
+import { readPasskeys } from './stored-passkeys.js';
 
 /** Who the new passkey is for, and the ceremony its challenge is kept under. */
 export interface CreationRequest {
@@ -37,7 +38,8 @@ export async function passkeyCreationOptions(
   hooks: PasskeyHooks,
   request: CreationRequest,
 ): Promise<SentinelResponse> {
-  const existing = await hooks.list({ accountId: request.accountId, userId: request.userId });
+  // `null` transports read as absent: the browser refuses options whose excluded credential has `transports: null`.
+  const existing = await readPasskeys(hooks, { accountId: request.accountId, userId: request.userId });
   // Refused before the ceremony, not only at the save: the authenticator would otherwise make a discoverable
   // credential the service then refuses, left behind in the user's passkey manager.
   if (existing.length >= context.config.passkeys.maxPerUser) {

@@ -18,13 +18,14 @@ export interface StoredPasskey {
   publicKey: string;
   /** The authenticator's signature counter at the last use (0 for authenticators that keep none). */
   counter: number;
+  /** The transports the browser reported (WebAuthn §5.8.4); absent or `null` when it reported none. */
   transports?: string[] | undefined;
   /**
    * Whether the authenticator said, when the passkey was made, that it may be backed up and synced (the BE flag,
    * WebAuthn §6.1.3): set on every passkey the service adds, kept by the host as given. A sign-in whose assertion
    * says otherwise is refused (WebAuthn §7.2 step 19: the flag never changes for a credential), since the token's
-   * `amr` (`hwk` or `swk`) is read from it. Absent on passkeys stored before it existed: those are taken at the
-   * assertion's word.
+   * `amr` (`hwk` or `swk`) is read from it. Absent (or `null`, as a nullable column answers) on passkeys stored
+   * before it existed: those are taken at the assertion's word. Any other value fails the sign-in with a 500.
    */
   backupEligible?: boolean | undefined;
   /** Milliseconds since the epoch. */

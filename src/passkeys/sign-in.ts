@@ -38,6 +38,7 @@ import { parseAssertion } from './credential-json.js';
 import type { PasskeyHooks } from './hooks.js';
 import { relyingParty } from './options.js';
 import { reservePasskeyAttempt } from './sign-in-throttle.js';
+import { readPasskeys } from './stored-passkeys.js';
 import { userIdFromHandle } from './user-handle.js';
 import { passkeyAmr } from '../assurance/levels.js';
 import { loadUserClaims } from '../userinfo/claims.js';
@@ -126,7 +127,7 @@ export async function handlePasskeySignIn(
   };
   if (challenge === null) return refuse('passkey challenge missing or used');
   if (assertion === null || userId === null) return refuse('malformed passkey assertion');
-  const stored = (await hooks.list({ accountId, userId })).find((passkey) => passkey.id === assertion.id);
+  const stored = (await readPasskeys(hooks, { accountId, userId })).find((passkey) => passkey.id === assertion.id);
   if (stored === undefined) return refuse('unknown passkey');
   const rp = relyingParty(context.config);
   let verified: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
