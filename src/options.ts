@@ -89,7 +89,7 @@ export interface SentinelOptions {
   /** The WebAuthn relying party passkeys are made for and checked against. @defaultValue the issuer's host and origin */
   passkeys?:
     | {
-        /** The RP id; a registrable suffix of the issuer's host lets sibling hosts share passkeys. @defaultValue the issuer's host name */
+        /** The RP id; a registrable suffix of the issuer's host lets sibling hosts share passkeys. A host name: an IP address makes `createSentinel` throw, as browsers refuse it (an issuer on one, such as `http://127.0.0.1:3000`, is warned of when `users.passkeys` is given). @defaultValue the issuer's host name */
         rpId?: string | undefined;
         /** Shown by the browser when a passkey is made. @defaultValue `branding.productName` */
         rpName?: string | undefined;

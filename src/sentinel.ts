@@ -19,6 +19,7 @@ import {
   checkIDTokenAlgorithms,
   checkRegistrationStore,
   warnShortClientSecrets,
+  warnIpRelyingParty,
 } from './config/startup-checks.js';
 import { attachContext, createContext } from './http/context.js';
 import type { ResourceRequest } from './dpop/resource.js';
@@ -237,6 +238,7 @@ export function createSentinel(options: SentinelOptions): Sentinel {
   assertAppLogoutTargets(config);
   // The plain secrets are dropped once hashed (resolveConfig): their lengths are read from the options.
   warnShortClientSecrets(options.apps, warn);
+  warnIpRelyingParty(config, warn);
   // The one access-token verifier of the service: the bearer guard, verifyAccessToken() and (through the context)
   // UserInfo all use it.
   const context = createContext({

@@ -1,6 +1,13 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
-import { createSentinel, generatePrivateJWK, hashClientSecret, isConfigurationError, type SentinelOptions } from '../src/index.js';
+import {
+  createSentinel,
+  generatePrivateJWK,
+  hashClientSecret,
+  isConfigurationError,
+  MemoryPasskeys,
+  type SentinelOptions,
+} from '../src/index.js';
 import { ACCOUNT, baseOptions, CLIENT_ID, CONSUMER_UUID, SIGNING_KEY } from './helpers/fixtures.js';
 import { contextOf } from '../src/http/context.js';
 
@@ -146,6 +153,34 @@ describe('createSentinel options', () => {
       createSentinel({ ...baseOptions(), issuer: 'https://id.example.com', session: { cookieName: '__Secure-sid' } }),
     ).not.toThrow();
     expect(() => createSentinel({ ...baseOptions(), session: { cookieName: 'Host-sid' } })).not.toThrow();
+  });
+
+  it('refuses an IP address given as the passkey RP id; warns of an IP issuer whose host would be it', () => {
+    // WebAuthn §5.1.3 step 7: the effective domain must be a domain, so every ceremony would fail in the browser.
+    for (const rpId of ['192.0.2.7', '127.0.0.1']) {
+      expect(fieldOf({ ...baseOptions(), issuer: `https://${rpId}`, passkeys: { rpId } })).toBe('passkeys.rpId');
+    }
+    expect(() => createSentinel({ ...baseOptions(), issuer: 'http://127.0.0.1:3000', passkeys: { rpId: '127.0.0.1' } })).toThrow(
+      /127\.0\.0\.1 is an IP address/,
+    );
+    // The issuer's own address with passkeys on: a warning (password sign-in works there), once, naming the fix.
+    const users = { authenticate: async () => null, passkeys: new MemoryPasskeys() };
+    for (const issuer of ['http://127.0.0.1:3000', 'http://[::1]:3000', 'https://192.0.2.7']) {
+      const warn = vi.fn();
+      createSentinel({ ...baseOptions(), issuer, users, logger: { warn } });
+      const warned = warn.mock.calls.map(([message]) => String(message)).filter((message) => message.includes('IP address'));
+      expect(warned, issuer).toHaveLength(1);
+      expect(warned[0]).toContain('Use an issuer on a host name (localhost in development)');
+    }
+    // Without passkeys, or on a host name, nothing is said.
+    for (const options of [
+      { issuer: 'http://127.0.0.1:3000', users: { authenticate: users.authenticate } },
+      { issuer: 'http://localhost:3000', users },
+    ]) {
+      const warn = vi.fn();
+      createSentinel({ ...baseOptions(), ...options, logger: { warn } });
+      expect(warn.mock.calls.some(([message]) => String(message).includes('IP address'))).toBe(false);
+    }
   });
 
   it('refuses a consumerClaim that would overwrite a claim the service writes', () => {

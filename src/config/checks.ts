@@ -4,6 +4,7 @@
  * {@link ConfigurationError} naming the field; `resolveConfig()` runs them in a fixed order, so the first wrong
  * field is always the one reported.
  */
+import { isIP } from 'node:net';
 import { assertFapi2App } from '../assurance/fapi2.js';
 import { checkedApp } from '../apps/app-schema.js';
 import type { App } from '../apps/app.js';
@@ -35,7 +36,8 @@ export function checkIssuer(issuer: string): { issuer: string; insecureLoopback:
  * `passkeys.origins` (the issuer's origin by default) must each be one a browser runs WebAuthn on for
  * `passkeys.rpId` (the issuer's host by default): https, or http on a loopback host, and a host that is the RP id or
  * under it (WebAuthn §5.1.4.1: the RP id is the origin's effective domain or a registrable suffix of it). Any other
- * pair makes every passkey ceremony fail in the browser, with nothing but a silent button to show for it.
+ * pair makes every passkey ceremony fail in the browser, with nothing but a silent button to show for it. So does an
+ * RP id that is an IP address: refused when given as `passkeys.rpId`.
  * @throws ConfigurationError naming `passkeys.origins` (or `passkeys.rpId` for the issuer's own origin).
  */
 export function checkPasskeyOrigins(parsed: Parsed, issuer: string): void {
@@ -43,6 +45,15 @@ export function checkPasskeyOrigins(parsed: Parsed, issuer: string): void {
   const accepted = origins ?? [new URL(issuer).origin];
   const field = origins === undefined ? 'passkeys.rpId' : 'passkeys.origins';
   const id = rpId ?? new URL(issuer).hostname;
+  // WebAuthn §5.1.3 step 7 (§5.1.4.1 likewise): the caller's effective domain must be a domain; an IP address is
+  // none, and the browser refuses the ceremony with a SecurityError. An RP id given as one is refused; the issuer's
+  // own address (its default) is only warned of (warnIpRelyingParty): password sign-in works there.
+  if (rpId !== undefined && isIpHost(rpId)) {
+    throw new ConfigurationError(
+      'passkeys.rpId',
+      `${rpId} is an IP address, and browsers run passkeys only on a host name: use one (localhost in development)`,
+    );
+  }
   for (const origin of accepted) {
     const url = new URL(origin);
     if (url.protocol !== 'https:' && !LOOPBACK.has(url.hostname)) {
@@ -52,6 +63,14 @@ export function checkPasskeyOrigins(parsed: Parsed, issuer: string): void {
       throw new ConfigurationError(field, `${origin} is not on the RP id ${id} or under it, so browsers refuse its passkeys`);
     }
   }
+}
+
+/**
+ * Whether a URL's host name is an IP address (IPv6 in brackets, as `URL.hostname` gives it): no WebAuthn RP id.
+ * @example isIpHost('127.0.0.1') // true
+ */
+export function isIpHost(hostname: string): boolean {
+  return isIP(hostname) !== 0 || hostname.startsWith('[');
 }
 
 /** `login.url`, when given, must be a URL or a path the login redirect can be resolved against. */

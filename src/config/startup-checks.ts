@@ -11,6 +11,7 @@ import type { KeySet, SigningAlgorithm } from '../keys/signing-keys.js';
 import { assertRegistrationStore } from '../registration/options.js';
 import { literalTargetProblem } from '../sessions/logout-target.js';
 import { checkIDTokenKeys } from '../token/id-token-keys.js';
+import { isIpHost } from './checks.js';
 import type { ResolvedConfig } from './resolve.js';
 
 /**
@@ -105,4 +106,22 @@ export function warnShortClientSecrets(apps: readonly AppOptions[] | undefined, 
         'from a leaked digest. Give a generated one (generateClientSecret(), `npx sentinel-idp apps register`).',
     );
   }
+}
+
+/**
+ * Warns when passkeys are on (`users.passkeys`) and their RP id is the issuer's host, an IP address (an issuer such as
+ * `http://127.0.0.1:3000`): browsers run WebAuthn only on a host name (WebAuthn §5.1.3 step 7), so every passkey
+ * sign-in and registration would fail in the browser with nothing but a silent button. A warning, not a refusal:
+ * password sign-in works there, and a demo started on an address must start. (`passkeys.rpId` given as an IP address
+ * is refused, config/checks.ts.)
+ * @example warnIpRelyingParty(config, warn);
+ */
+export function warnIpRelyingParty(config: ResolvedConfig, warn: (message: string) => void): void {
+  if (config.users?.passkeys === undefined || config.passkeys.rpId !== undefined) return;
+  const host = new URL(config.issuer).hostname;
+  if (!isIpHost(host)) return;
+  warn(
+    `sentinel-idp: the issuer's host ${host} is an IP address, and browsers run passkeys only on a host name: every ` +
+      'passkey sign-in and registration will fail in the browser. Use an issuer on a host name (localhost in development).',
+  );
 }
