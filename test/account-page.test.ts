@@ -476,6 +476,29 @@ describe('account page', () => {
     expect(passkeys.list({ accountId: ACCOUNT, userId: USER_ID })).toHaveLength(1);
   });
 
+  it("names a new passkey by the user's sign-in name from the claims hook, not the opaque user id", async () => {
+    const claimed = (claims: Record<string, unknown>) =>
+      harness({
+        users: {
+          authenticate: async ({ username, password }) => (username === USERNAME && password === PASSWORD ? { id: USER_ID } : null),
+          passkeys: new MemoryPasskeys(),
+          claims: async () => ({ sub: USER_ID, ...claims }),
+        },
+      });
+    for (const [claims, name] of [
+      [{ preferred_username: 'alice', email: 'alice@example.com' }, 'alice'],
+      [{ email: 'alice@example.com' }, 'alice@example.com'],
+      [{ preferred_username: '  ' }, USER_ID],
+    ] as const) {
+      const h = claimed(claims);
+      const cookie = await signInToPage(h);
+      const { csrf } = await openPage(h, cookie);
+      const options = await postForm(h.sentinel, OPTIONS, `csrf_token=${csrf}`, { headers: { cookie, ...SAME_ORIGIN } });
+      expect(options.status).toBe(200);
+      expect((JSON.parse(String(options.body)) as { user: { name: string } }).user.name).toBe(name);
+    }
+  });
+
   it('leaves out of the creation options the transports a host store answers as null (the browser refuses null)', async () => {
     const h = harness();
     for (const id of ids(h)) h.passkeys.remove({ accountId: ACCOUNT, userId: USER_ID, credentialId: id });

@@ -110,7 +110,28 @@ export async function handleAccountPasskeyOptions(
   const refused = await refusedChange(context, visit);
   if (refused !== null) throw new OAuthError('invalid_request', refused, { status: 403 });
   const { userId } = visit.session;
-  return passkeyCreationOptions(context, hooks, { accountId, userId, userID, userName: userId, ceremony: ceremonyOf(visit) });
+  const userName = await passkeyUserName(context, visit);
+  return passkeyCreationOptions(context, hooks, { accountId, userId, userID, userName, ceremony: ceremonyOf(visit) });
+}
+
+/** The most characters of a passkey's account name (WebAuthn §6.4.1: an authenticator may truncate past 64 bytes). */
+const MAX_USER_NAME = 64;
+
+/**
+ * What the authenticator shows as the new passkey's account (WebAuthn `user.name`, "a human-palatable identifier"):
+ * the name the user signs in with, as the claims hook gives it (`preferred_username`, else `email`), as the offer
+ * after a sign-in shows the typed username. The user id only without either: it is the host's opaque id, which the
+ * user's passkey manager would list, next to the passkeys of other sites, as a name nobody knows.
+ */
+async function passkeyUserName(context: SentinelContext, visit: AccountVisit): Promise<string> {
+  const claims = context.config.users?.claims;
+  const { accountId, session } = visit;
+  if (claims === undefined) return session.userId;
+  const found = await claims({ accountId, userId: session.userId, scopes: ['openid', 'profile', 'email'] });
+  for (const value of [found?.preferred_username, found?.email]) {
+    if (typeof value === 'string' && value.trim() !== '') return Array.from(value.trim()).slice(0, MAX_USER_NAME).join('');
+  }
+  return session.userId;
 }
 
 /** What became of a posted passkey: the account page's `?done=` notice. */
