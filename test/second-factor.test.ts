@@ -117,6 +117,22 @@ describe('TOTP second factor', () => {
     expectNothingIssued(await postCode(h, step, { csrf_token: step.csrf, code }));
   });
 
+  it('takes a code as authenticator apps show it, in two groups of three: the field does not cut it to "123 45"', async () => {
+    const h = harness();
+    const step = await passPassword(h);
+    const page = await call(h.sentinel, {
+      path: TOTP_PATH,
+      query: new URLSearchParams({ interaction: step.interaction }),
+      headers: { cookie: step.cookie },
+    });
+    const field = /<input id="code"[^>]*>/.exec(String(page.body))?.[0] ?? '';
+    // A browser cuts a pasted "123 456" to the field's maxlength: what it keeps must still be the whole code.
+    const kept = Number(/maxlength="(\d+)"/.exec(field)?.[1] ?? Number.POSITIVE_INFINITY);
+    expect(kept).toBeGreaterThanOrEqual('123 456'.length);
+    const code = await generate({ secret: h.secret });
+    expectSignedIn(await postCode(h, step, { csrf_token: step.csrf, code: `${code.slice(0, 3)} ${code.slice(3)}` }));
+  });
+
   it('a wrong code is refused with the step again, and nothing is issued', async () => {
     const h = harness();
     const step = await passPassword(h);

@@ -14,6 +14,13 @@ import { pageLocale, translate } from '../i18n/page-locale.js';
 import { passkeyRegisterScript } from '../passkeys/page-script.js';
 import type { PendingSignIn } from './pending-sign-in.js';
 
+/**
+ * Characters the code field takes: six digits, or the two groups of three that authenticator apps show ("123 456"),
+ * as pasted, with a space around. The step drops whitespace; a field of six would cut a pasted "123 456" to
+ * "123 45", a wrong code that spends one of the user's few attempts.
+ */
+const CODE_FIELD_LENGTH = 10;
+
 /** What a step page shows beyond its interaction. */
 export interface StepPageInput {
   interactionId: string;
@@ -63,7 +70,7 @@ export function totpPage(context: SentinelContext, request: SentinelRequest, inp
 <form method="post" action="${escapeHTML(action)}" novalidate>
 <input type="hidden" name="csrf_token" value="${escapeHTML(input.pending.csrfToken)}">
 ${errorBlock(messages, input.error)}<label for="code">${escapeHTML(messages.totpLabel)}</label>
-<input id="code" name="code" type="text" inputmode="numeric" pattern="[0-9]*" autocomplete="one-time-code" maxlength="6" required autofocus${described}>
+<input id="code" name="code" type="text" inputmode="numeric" pattern="[0-9 ]*" autocomplete="one-time-code" maxlength="${CODE_FIELD_LENGTH}" required autofocus${described}>
 <div class="actions"><button type="submit" class="primary">${escapeHTML(messages.totpVerify)}</button></div>
 </form>
 ${recovery}`;
