@@ -5,7 +5,7 @@
  */
 import { once } from 'node:events';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { createLocalJWKSet, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogoutReceiver, validateLogoutToken } from '../examples/backchannel-logout/receiver.js';
@@ -106,6 +106,47 @@ describe('examples/backchannel-logout receiver', () => {
     while (logouts.length < 3 && Date.now() - started < 10_000) await new Promise((resolve) => setTimeout(resolve, 25));
     expect(logouts.map((logout) => logout.sid).sort()).toEqual(sids.sort());
     expect(fetched).toBe(1);
+  });
+
+  it('stops reading a body past its limit: 413, the connection closed, the rest never held in memory', async () => {
+    const server = createLogoutReceiver({ issuer: ISSUER_OF_ACCOUNT, clientId: CLIENT_ID, onLogout: () => {} });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    closing.push(async () => {
+      server.closeAllConnections();
+      server.close();
+    });
+    // A body announced at 256 MiB, sent until the receiver hangs up or 48 MiB went: a receiver that kept collecting
+    // after its refusal read all of it (and past V8's longest string, threw outside any handler and died).
+    const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
+    await once(socket, 'connect');
+    let answer = '';
+    let ended = false;
+    socket.on('data', (data: Buffer) => {
+      answer += data.toString();
+    });
+    socket.on('close', () => {
+      ended = true;
+    });
+    socket.on('error', () => {
+      ended = true;
+    });
+    socket.write(
+      `POST / HTTP/1.1\r\nhost: app\r\ncontent-type: application/x-www-form-urlencoded\r\ncontent-length: ${256 * 2 ** 20}\r\n\r\n`,
+    );
+    const chunk = Buffer.alloc(2 ** 16, 'a');
+    let sent = 0;
+    while (!ended && sent < 48 * 2 ** 20) {
+      // `once` rejects on the socket's error: the receiver hanging up is what the loop waits for.
+      if (!socket.write(chunk)) await Promise.race([once(socket, 'drain').catch(() => undefined), new Promise((r) => setTimeout(r, 50))]);
+      sent += chunk.length;
+    }
+    const started = Date.now();
+    while (!ended && Date.now() - started < 2000) await new Promise((resolve) => setTimeout(resolve, 25));
+    socket.destroy();
+    expect(sent, 'the receiver hung up before the body was sent').toBeLessThan(48 * 2 ** 20);
+    expect(ended, 'the receiver closed the connection').toBe(true);
+    expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 413 Payload Too Large');
   });
 
   it("takes a token whose iat is a second or two ahead of the app's clock (clocks drift; a 400 is final)", async () => {

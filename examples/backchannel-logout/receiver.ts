@@ -45,6 +45,12 @@ function remoteKeys(issuer: string): JWTVerifyGetKey {
 /** A logout token the receiver refused, and why (the answer is `400`, and the service does not retry a 400). */
 class RefusedToken extends Error {}
 
+/** A body past the limit: answered `413`, and the connection closed so the rest of it is never read. */
+class BodyTooLarge extends RefusedToken {}
+
+/** The most characters of a body read: a logout token is well under 2 KiB, a form of one well under this. */
+const MAX_BODY = 16_384;
+
 /**
  * Validates one logout token per §2.6 and answers its `sid` and `sub`.
  *
@@ -93,14 +99,24 @@ export async function validateLogoutToken(
   return { ...(sid === undefined ? {} : { sid }), ...(sub === undefined ? {} : { sub }) };
 }
 
+/**
+ * The request's body, at most `limit` characters. Past it the body is dropped and no longer collected: the endpoint is
+ * open to anyone, and a body kept growing after the refusal held any size in memory (past V8's longest string, about
+ * 512 MiB, the append threw outside any handler and took the process down).
+ */
 function readBody(request: IncomingMessage, limit: number): Promise<string> {
   return new Promise((resolve, reject) => {
     let body = '';
     request.setEncoding('utf8');
-    request.on('data', (chunk: string) => {
+    const collect = (chunk: string): void => {
       body += chunk;
-      if (body.length > limit) reject(new RefusedToken('body too large'));
-    });
+      if (body.length <= limit) return;
+      // Without a listener the stream drops what still comes; the 413's `connection: close` then ends the connection.
+      request.off('data', collect);
+      body = '';
+      reject(new BodyTooLarge('body too large'));
+    };
+    request.on('data', collect);
     request.on('end', () => resolve(body));
     request.on('error', reject);
   });
@@ -108,7 +124,8 @@ function readBody(request: IncomingMessage, limit: number): Promise<string> {
 
 /**
  * The receiver as a node:http server: `POST` form-encoded `logout_token=…` (§2.5); `200` once the app's sessions
- * ended, `400` for a token it refuses, `500` when `onLogout` fails (the service retries a 5xx).
+ * ended, `400` for a token it refuses, `413` for a body past {@link MAX_BODY} characters (the connection closed, the
+ * rest unread), `500` when `onLogout` fails (the service retries a 5xx).
  *
  * @example createLogoutReceiver({ issuer, clientId, onLogout: ({ sid }) => sessions.endBySid(sid) }).listen(4000);
  */
@@ -119,13 +136,15 @@ export function createLogoutReceiver(options: ReceiverOptions): Server {
     const headers = { 'cache-control': 'no-store' };
     try {
       if (request.method !== 'POST') throw new RefusedToken('POST only');
-      const token = new URLSearchParams(await readBody(request, 16_384)).get('logout_token');
+      const token = new URLSearchParams(await readBody(request, MAX_BODY)).get('logout_token');
       if (token === null) throw new RefusedToken('no logout_token');
       await options.onLogout(await validateLogoutToken(token, options, seen));
       response.writeHead(200, headers).end();
     } catch (error) {
       const refused = error instanceof RefusedToken;
-      response.writeHead(refused ? 400 : 500, { ...headers, 'content-type': 'application/json' });
+      const tooLarge = error instanceof BodyTooLarge;
+      const status = tooLarge ? 413 : refused ? 400 : 500;
+      response.writeHead(status, { ...headers, 'content-type': 'application/json', ...(tooLarge ? { connection: 'close' } : {}) });
       response.end(JSON.stringify({ error: refused ? 'invalid_request' : 'server_error' }));
     }
   });
