@@ -66,8 +66,38 @@ export async function postLogoutToken(uri: string, logoutToken: string, options:
   } catch {
     return { kind: 'refused', reason: 'the back-channel logout URI is not a URL' };
   }
-  const timeout = AbortSignal.timeout(options.timeoutMs ?? LOGOUT_POST_TIMEOUT_MS);
-  const deadline = options.signal === undefined ? timeout : AbortSignal.any([timeout, options.signal]);
+  const { deadline, release } = attemptDeadline(options.timeoutMs ?? LOGOUT_POST_TIMEOUT_MS, options.signal);
+  try {
+    return await attempt(uri, target, `logout_token=${encodeURIComponent(logoutToken)}`, options, deadline);
+  } finally {
+    release();
+  }
+}
+
+/**
+ * The attempt's deadline: its own timeout, or `stopping` (the loop's, which lives as long as the service). Not
+ * `AbortSignal.any`: on Node 20 every signal made from it stays listed in each of its sources for good (a weak
+ * reference the source never drops, about 50 bytes), so an attempt made from the loop's signal left one behind, and
+ * the process grew with every logout it delivered. Here the loop's signal holds one listener per attempt under way,
+ * removed by `release` when the attempt is done.
+ */
+function attemptDeadline(timeoutMs: number, stopping: AbortSignal | undefined): { deadline: AbortSignal; release(): void } {
+  const timeout = AbortSignal.timeout(timeoutMs);
+  if (stopping === undefined) return { deadline: timeout, release: () => {} };
+  const controller = new AbortController();
+  const abort = (): void => controller.abort(stopping.aborted ? stopping.reason : timeout.reason);
+  if (stopping.aborted) abort();
+  else stopping.addEventListener('abort', abort, { once: true });
+  timeout.addEventListener('abort', abort, { once: true });
+  const release = (): void => {
+    stopping.removeEventListener('abort', abort);
+    timeout.removeEventListener('abort', abort);
+  };
+  return { deadline: controller.signal, release };
+}
+
+/** One attempt to `uri` (parsed: `target`) within `deadline`: the address guard, the POST of `body`, the outcome. */
+async function attempt(uri: string, target: URL, body: string, options: PostOptions, deadline: AbortSignal): Promise<PostOutcome> {
   let checked: CheckedAddress;
   try {
     checked = await abortable(resolveLogoutTarget(uri, options.allowPrivateAddresses, deadline), deadline);
@@ -77,7 +107,6 @@ export async function postLogoutToken(uri: string, logoutToken: string, options:
     // A name that does not resolve (yet) may resolve on the next attempt; a refused address will not change.
     return /does not resolve|in time/.test(message) ? { kind: 'retry', reason: message } : { kind: 'refused', reason: message };
   }
-  const body = `logout_token=${encodeURIComponent(logoutToken)}`;
   let response: IncomingMessage;
   try {
     response = await send(target, checked, body, deadline, options.agents);
