@@ -5,7 +5,7 @@
  * RP-initiated logout's GET (a top-level navigation, which carries the cookie), parked as a posted request is.
  */
 import { describe, expect, it } from 'vitest';
-import type { Sentinel, SentinelResponse } from '../src/index.js';
+import { MemoryStore, type Sentinel, type SentinelResponse } from '../src/index.js';
 import { ACCOUNT_PATH, call } from './helpers/direct-flow.js';
 import { CLIENT_ID, makeSentinel, REDIRECT_URI } from './helpers/fixtures.js';
 import { sessionWorks, signInWithSession } from './helpers/logout-flow.js';
@@ -77,5 +77,24 @@ describe("the app's cross-site logout form", () => {
     expect(page.status).toBe(200);
     expect(String(page.body)).toContain('name="confirmation"');
     expect(String(page.body)).not.toContain('evil.example');
+  });
+
+  it('a form longer than end_session takes is refused with 413, nothing parked (not a 414 there after parking it)', async () => {
+    // The form's `state` would be parked for end_session, which takes at most 8192 characters: a longer one parked
+    // more than a parked request may hold (anyone can send it, with any Origin), then failed there with 414.
+    const store = new MemoryStore();
+    const parked: string[] = [];
+    const set = store.set.bind(store);
+    store.set = (key, value, ttlMs) => {
+      if (key.startsWith('posted-request:')) parked.push(key);
+      return set(key, value, ttlMs);
+    };
+    const sentinel = makeSentinel({ store });
+    const posted = await crossSiteForm(sentinel, { ...FORM, state: 'x'.repeat(9000) });
+    expect(posted.status).toBe(413);
+    expect(parked).toEqual([]);
+    // Within the cap the form is forwarded as before.
+    expect((await crossSiteForm(sentinel, { ...FORM, state: 'x'.repeat(7000) })).status).toBe(303);
+    expect(parked).toHaveLength(1);
   });
 });
