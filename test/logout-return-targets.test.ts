@@ -4,7 +4,7 @@
  * redirect URIs; an app gone since it got its ID token (disabled, deleted), nowhere, and the logout goes on.
  */
 import { describe, expect, it } from 'vitest';
-import { hashClientSecret, MemoryAppStore, type Sentinel, type SentinelResponse } from '../src/index.js';
+import { type App, hashClientSecret, MemoryAppStore, type Sentinel, type SentinelResponse } from '../src/index.js';
 import { call } from './helpers/direct-flow.js';
 import { ACCOUNT, makeSentinel, USER_ID } from './helpers/fixtures.js';
 import { APP_B, signInWithSession } from './helpers/logout-flow.js';
@@ -105,6 +105,45 @@ describe('post-logout return targets', () => {
       expect(await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).toEqual([]);
     });
   }
+
+  it('a "Sign out?" page confirmed after its app was disabled or its address dropped: signed out, with no return', async () => {
+    const app = { accountId: ACCOUNT, tokenEndpointAuthMethod: 'none' as const, grantTypes: ['authorization_code' as const] };
+    const registry = new MemoryAppStore([
+      { ...app, clientId: CLIENT, redirectUris: [SIGN_IN_CALLBACK] },
+      { ...app, clientId: APP_B.clientId, redirectUris: [APP_B.redirectUri, GOODBYE] },
+    ]);
+    const sentinel = makeSentinel({ apps: [], appStore: registry });
+    // Two browsers, each with its "Sign out?" page open; the pages wait for the user (up to interactionTtl), and
+    // meanwhile one app is disabled and the other drops the address its page would go back to.
+    const cookies: string[] = [];
+    for (let n = 0; n < 2; n++)
+      cookies.push((await signInWithSession(sentinel, { clientId: CLIENT, redirectUri: SIGN_IN_CALLBACK })).cookie);
+    const path = `/sentinel/api/account/${ACCOUNT}/end_session`;
+    const asked = async (cookie: string, clientId: string, target: string): Promise<URLSearchParams> => {
+      const query = new URLSearchParams({ client_id: clientId, post_logout_redirect_uri: target, state: 's' });
+      const page = await call(sentinel, { path, query, headers: { cookie: `sentinel_session=${cookie}` } });
+      expect(page.status).toBe(200);
+      const field = (name: string) => new RegExp(`name="${name}" value="([^"]+)"`).exec(String(page.body))?.[1] as string;
+      return new URLSearchParams({ confirmation: field('confirmation'), csrf_token: field('csrf_token') });
+    };
+    const confirm = (cookie: string, form: URLSearchParams) => {
+      const headers = {
+        cookie: `sentinel_session=${cookie}`,
+        'content-type': 'application/x-www-form-urlencoded',
+        'sec-fetch-site': 'same-origin',
+      };
+      return call(sentinel, { method: 'POST', path, headers, body: form.toString() });
+    };
+    const forms = [await asked(cookies[0] as string, CLIENT, SIGN_IN_CALLBACK), await asked(cookies[1] as string, APP_B.clientId, GOODBYE)];
+    registry.disableApp(ACCOUNT, CLIENT);
+    await registry.saveApp({ ...(registry.findApp(ACCOUNT, APP_B.clientId) as App), redirectUris: [APP_B.redirectUri] });
+    for (const [at, form] of forms.entries()) {
+      const confirmed = await confirm(cookies[at] as string, form);
+      expect([confirmed.status, confirmed.headers.location]).toEqual([200, undefined]);
+      expect(String(confirmed.headers['set-cookie'])).toMatch(/^sentinel_session=;/);
+    }
+    expect(await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).toEqual([]);
+  });
 
   it('a client_id that names no app, without an ID token of it, is still an error page', async () => {
     const response = await endSession(sentinelWith(), SIGN_IN_CALLBACK, 'no-such-app');

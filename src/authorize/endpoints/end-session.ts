@@ -32,6 +32,7 @@ import { endSessionConfirmationResponse } from '../pages/end-session-confirmatio
 import { signedOutResponse } from '../pages/signed-out.js';
 import { isCrossSiteRequest } from './cross-site.js';
 import { isUsableRegisteredURI } from '../request/registered-uri.js';
+import { stillReturnable } from '../request/still-returnable.js';
 import {
   findLogoutConfirmation,
   type LogoutConfirmation,
@@ -299,9 +300,11 @@ async function confirm(context: SentinelContext, request: SentinelRequest, accou
     });
   }
   // Checked before it is spent, so a refused post changes nothing; the take keeps it single use under concurrency.
+  const back = await stillReturnable(context, accountId, record.clientId, record.returnTo);
   if (!(await spendLogoutConfirmation(context, id))) throw expired();
   const headers = await signOut(context, request, { accountId, clientId: record.clientId, sessionId });
-  const target: LogoutTarget = { app: null, returnTo: record.returnTo, state: record.state, uiLocales: record.uiLocales };
+  const { returnTo, state, uiLocales } = back ? record : { ...record, returnTo: undefined, state: undefined };
+  const target: LogoutTarget = { app: null, returnTo, state, uiLocales };
   const lapsed = record.lapsedHint;
   if (lapsed !== undefined && typeof lapsed.sub === 'string' && typeof lapsed.sid === 'string') {
     // The app's own session lapsed and the browser signed in again since: signing out of the app must end the
