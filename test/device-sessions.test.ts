@@ -149,6 +149,34 @@ describe('device grants in the session index', () => {
     expect(await account.listSessions(USER)).toEqual([]);
   });
 
+  it('approves nothing when the approving browser signs out while its Allow is on the way', async () => {
+    for (const how of ['its logout', 'endUserSessions'] as const) {
+      // Two instances over one store: the Allow's, which opens the window in its read of the index, and the one
+      // where the same browser's session ends (its logout in another tab, or "sign out everywhere") in that window.
+      const memory = new MemoryStore();
+      const racing = racingStore(memory, (key) => key.startsWith('user-sessions:'));
+      const approving = makeSentinel({ apps: deviceApps(), store: racing });
+      const account = makeSentinel({ apps: deviceApps(), store: memory });
+      const codes = await requestCodes(approving, { scope: 'openid offline_access' });
+      const browser: Browser = {};
+      const opened = await openConfirmationFor(approving, browser, codes.user_code);
+      const [browserSession] = await account.listSessions(USER);
+      let ended: unknown;
+      racing.arm(async () => {
+        ended =
+          how === 'its logout'
+            ? await account.endSession({ accountId: ACCOUNT, sid: browserSession?.sid as string })
+            : await account.endUserSessions(USER);
+      });
+      const answer = await decide(approving, browser, opened, 'approve');
+      expect(ended, how).toBeTruthy();
+      // The session that would have approved ended first: nothing approved, the device waits, nothing is listed.
+      expect(answer.status, how).toBe(400);
+      expect(await pollError(account, codes.device_code), how).toBe('authorization_pending');
+      expect(await account.listSessions(USER), how).toEqual([]);
+    }
+  });
+
   it('takes back the entry of an approval that came after a denial', async () => {
     const sentinel = makeSentinel({ apps: deviceApps() });
     const codes = await requestCodes(sentinel);

@@ -13,7 +13,9 @@
  * the grant and answers `access_denied`. An ending that read the entry before the grant existed loses its
  * compare-and-set to the poll's write, plans again, and ends the grant it now lists, which it never saw before.
  */
+import { parseSessionRecord, sessionKeyOfDigest } from '../authorize/state/session.js';
 import type { SentinelContext } from '../http/context.js';
+import { en } from '../i18n/en.js';
 import { OAuthError } from '../errors.js';
 import { digest } from '../lib/random-secrets.js';
 import { endIndexedSession } from '../sessions/end-sessions.js';
@@ -57,6 +59,24 @@ export interface DeviceApproval {
 }
 
 /**
+ * The check, run before each attempt to write an approval's entry, that the browser session approving it still
+ * exists. The person's Allow read that session when it arrived; a logout of it, or "sign out everywhere", may have
+ * landed since. An ending deletes the session's record before its own index write, so a record still there at this
+ * read means the approval's write comes first (or the ending's write, landing in between, fails this one's
+ * compare-and-set, and the next attempt reads the record again); a record gone means the approval comes after the
+ * ending and is refused, as a code issued through an ended session gets no tokens.
+ */
+function approvingSessionStands(context: SentinelContext, approvedFrom: string | undefined): (() => Promise<void>) | undefined {
+  if (approvedFrom === undefined) return undefined;
+  return async () => {
+    const session = parseSessionRecord(await context.store.get(sessionKeyOfDigest(approvedFrom)));
+    if (session === null || session.expiresAt <= Date.now()) {
+      throw new OAuthError('invalid_request', en.deviceConfirmExpired);
+    }
+  };
+}
+
+/**
  * Lists an approval in its user's index, before it is written: an entry whose session has already ended (there is no
  * session record), listing the device's app with a stand-in for its grant until the device record is kept (no poll
  * gets tokens after that). An entry the device already has (another approval of the same user) is left as it is.
@@ -78,6 +98,7 @@ export async function indexDeviceApproval(context: SentinelContext, approval: De
     grants: [{ clientId: record.clientId, grantId: approvalStandIn(grantId), until: record.retainUntil }],
   };
   const maxSessions = context.config.session.maxSessionsPerUser;
+  const approvingSession = approvingSessionStands(context, approval.approvedFrom);
   const beyond = await commitIndexChange(context, record.accountId, userId, (sessions) => {
     if (sessions.some((session) => session.sessionDigest === sessionDigest)) return { sessions, settle: (): string[] => [] };
     // As indexSession's bound: the oldest by sign-in time, never the new entry, and the approving browser only when
@@ -86,7 +107,11 @@ export async function indexDeviceApproval(context: SentinelContext, approval: De
     const last = (session: IndexedSession): number => (session.sessionDigest === approval.approvedFrom ? 1 : 0);
     const byAge = [...sessions].sort((a, b) => last(a) - last(b) || a.authTime - b.authTime);
     const oldest = excess > 0 ? byAge.slice(0, excess) : [];
-    return { sessions: [...sessions, entry], settle: () => oldest.map((session) => session.sessionDigest) };
+    return {
+      sessions: [...sessions, entry],
+      prepare: approvingSession,
+      settle: () => oldest.map((session) => session.sessionDigest),
+    };
   });
   for (const digest of beyond) {
     if ((await endIndexedSession(context, record.accountId, userId, digest)) !== null) {
