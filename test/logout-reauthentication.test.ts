@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Sentinel, SentinelOptions, Store } from '../src/index.js';
 import { MemoryStore } from '../src/index.js';
-import { ACCOUNT_PATH, AUTHORIZE_PATH, call } from './helpers/direct-flow.js';
+import { ACCOUNT_PATH, AUTHORIZE_PATH, call, jsonOf, openLogin, postLogin, setCookies, startInteraction } from './helpers/direct-flow.js';
 import { ACCOUNT, baseOptions, CLIENT_ID, makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 import {
   APP_B,
@@ -17,10 +17,12 @@ import {
   type FlowApp,
   MAIN_APP,
   pkceQuery,
+  redeemCode,
   sessionWorks,
   signedInWith,
   signInAgain,
   signInWithSession,
+  tokensOf,
   tokenStanding,
 } from './helpers/logout-flow.js';
 import { type LogoutReceiver, startReceiver } from './helpers/logout-receiver.js';
@@ -134,6 +136,27 @@ function cases(name: string, stores: () => [Store, Store]): void {
         { sid: signedIn.b.sid, authTime: expect.any(Number), clientIds: [CLIENT_ID, APP_B.clientId] },
       ]);
       expect((await logout(setup.other, signedIn.cookie)).status).toBe(200);
+      await expectSignedOut(setup, signedIn);
+    });
+
+    it('a code the earlier sign-in issued just before still redeems after the new one; signing out ends its grant', async () => {
+      const setup = await setUp(stores());
+      const { verifier, query } = pkceQuery(MAIN_APP);
+      const { interaction } = await startInteraction(setup.sentinel, query);
+      const csrf = await openLogin(setup.sentinel, interaction);
+      const login = await postLogin(setup.sentinel, interaction, { csrf_token: csrf, username: USERNAME, password: PASSWORD });
+      const line = setCookies(login).find((value) => value.startsWith('sentinel_session=')) as string;
+      const code = new URL(String(login.headers.location)).searchParams.get('code') as string;
+      // App A's code is still on its way to it when the same user signs in again in this browser, for app B.
+      const again = await signInAgain(setup.sentinel, APP_B, line.slice('sentinel_session='.length).split(';')[0] as string);
+      const redeemed = await redeemCode(setup.other, MAIN_APP, code, verifier);
+      expect(redeemed.status, redeemed.body).toBe(200);
+      const signedIn = { a: tokensOf(MAIN_APP, jsonOf(redeemed)), b: again.tokens };
+      expect(await tokenStanding(setup.other, signedIn.a, MAIN_APP)).toEqual(LIVE);
+      expect(await sessionsOf(setup.other, signedIn)).toEqual([
+        { sid: signedIn.b.sid, authTime: expect.any(Number), clientIds: [CLIENT_ID, APP_B.clientId] },
+      ]);
+      expect((await logout(setup.other, again.cookie)).status).toBe(200);
       await expectSignedOut(setup, signedIn);
     });
 

@@ -18,16 +18,21 @@ import { commitIndexChange, readUserIndex, type SessionContext } from './session
  * `sessions` with the entry of `replaced` (the browser's session that a new sign-in of the same user replaces) and
  * the entries it carried made part of `entry`: named by it, so ending `entry` ends them (each with its own sid, the
  * one its apps hold), and listed as long as it (so an app whose tokens expired stays named by its marker). An
- * earlier entry that lists nothing is dropped: nothing of it is left to end.
+ * earlier entry that lists nothing yet is carried only until `codesUntil`: a code issued through it moments ago may
+ * still be on its way to its app, and its exchange joins the grant to that entry (session-index.ts `attachGrant`,
+ * which then lists it as long as its carrier); dropped at once, the exchange found no entry and refused the code as
+ * if the session had been ended, which a new sign-in is not. Past that, the index drops it (nothing of it to end).
  */
 function carryOver(
   sessions: IndexedSession[],
   entry: IndexedSession,
   replaced: string,
+  codesUntil: number,
 ): { others: IndexedSession[]; entry: IndexedSession } {
   const previous = sessions.find((session) => session.sessionDigest === replaced);
   if (previous === undefined) return { others: sessions, entry };
   const earlier = new Set([replaced, ...(previous.carried ?? [])]);
+  const now = Math.floor(Date.now() / 1000);
   const others: IndexedSession[] = [];
   const carried: string[] = [];
   for (const session of sessions) {
@@ -35,6 +40,9 @@ function carryOver(
     else if (session.grants.length > 0) {
       carried.push(session.sessionDigest);
       others.push({ ...session, sessionEnd: Math.max(session.sessionEnd, entry.sessionEnd), carried: undefined });
+    } else if (Math.min(session.sessionEnd, codesUntil) > now) {
+      carried.push(session.sessionDigest);
+      others.push({ ...session, sessionEnd: Math.min(session.sessionEnd, codesUntil), carried: undefined });
     }
   }
   return { others, entry: carried.length === 0 ? entry : { ...entry, carried } };
@@ -83,19 +91,31 @@ function oldestBeyond(others: IndexedSession[], entry: IndexedSession, excess: n
  * `replaces`, the digest of the browser's session that this sign-in of the same user replaces, is carried over in the
  * same write: the new session names the earlier one (and whatever that carried), whose grants stay, so signing out of
  * the browser later ends them too. A new sign-in is not a logout, and neither does it leave the earlier sign-in's
- * apps behind when the user signs out.
+ * apps behind when the user signs out. `codesFor` keeps an earlier entry that lists nothing yet for the codes still on
+ * their way from it (carryOver).
  *
  * @example const beyond = await indexSession(context, { accountId, userId, sessionDigest: sessionDigestOf(sessionId), authTime, sessionEnd }, 64);
  */
 export async function indexSession(
   context: SessionContext,
-  input: { accountId: string; userId: string; sessionDigest: string; authTime: number; sessionEnd: number; replaces?: string | undefined },
+  input: {
+    accountId: string;
+    userId: string;
+    sessionDigest: string;
+    authTime: number;
+    sessionEnd: number;
+    replaces?: string | undefined;
+    /** Seconds a code issued through the replaced session may still be exchanged (`codeTtl`, and a margin). */
+    codesFor?: number | undefined;
+  },
   maxSessions = Number.POSITIVE_INFINITY,
 ): Promise<string[]> {
   const fresh: IndexedSession = { sessionDigest: input.sessionDigest, authTime: input.authTime, sessionEnd: input.sessionEnd, grants: [] };
+  const codesUntil = Math.floor(Date.now() / 1000) + (input.codesFor ?? 0);
   return commitIndexChange(context, input.accountId, input.userId, (sessions) => {
     const rest = sessions.filter((session) => session.sessionDigest !== input.sessionDigest);
-    const { others, entry } = input.replaces === undefined ? { others: rest, entry: fresh } : carryOver(rest, fresh, input.replaces);
+    const { others, entry } =
+      input.replaces === undefined ? { others: rest, entry: fresh } : carryOver(rest, fresh, input.replaces, codesUntil);
     const excess = others.length + 1 - maxSessions;
     const beyond = excess > 0 ? oldestBeyond(others, entry, excess) : [];
     return { sessions: [...others, entry], settle: () => beyond.map((session) => session.sessionDigest) };

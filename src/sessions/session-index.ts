@@ -249,8 +249,11 @@ export async function attachGrant(context: SessionContext, input: AttachedGrant)
       // The app's marker, if its earlier grants expired, gives way to the grant that names the app again.
       const perApp = boundGrantsPerApp(withoutMarkerOf(session.grants, input.clientId), grant, input.maxGrantsPerApp);
       const perSession = boundAppsPerSession(perApp.kept, input.clientId, input.maxAppsPerSession);
+      // An earlier sign-in a later one carries (carry-over.ts) is listed as long as its carrier once it has a grant.
+      const carrier = sessions.find((other) => other.carried?.includes(session.sessionDigest) === true);
+      const sessionEnd = carrier === undefined ? session.sessionEnd : Math.max(session.sessionEnd, carrier.sessionEnd);
       const next = [...sessions];
-      next[at] = { ...session, grants: perSession.kept };
+      next[at] = { ...session, sessionEnd, grants: perSession.kept };
       // A dropped app's marker has nothing to end, and no event.
       const endings = [
         ...perApp.ended.map((old) => ({ old, reason: 'session-app-limit' as const })),

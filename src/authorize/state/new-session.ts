@@ -54,6 +54,9 @@ export async function createSession(
         authTime: input.authTime,
         sessionEnd: Math.ceil(record.expiresAt / 1000),
         replaces: input.replaces,
+        // A code issued through the replaced session just before may be on its way to its app: its exchange still
+        // joins that session (carried by this one). A minute more than the code's life covers the exchange itself.
+        codesFor: context.config.codeTtl + 60,
       },
       context.config.session.maxSessionsPerUser,
     );
