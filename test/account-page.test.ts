@@ -95,7 +95,7 @@ describe('account page', () => {
     const cookie = await signInToPage(h);
     expect(h.events.some((event) => event.type === 'code.issued')).toBe(false);
     const { page } = await openPage(h, cookie);
-    expect(page.body).toContain(`<strong>${USER_ID}</strong>`);
+    expect(page.body).toContain(`<strong><bdi>${USER_ID}</bdi></strong>`);
     expect(page.headers['cache-control']).toBe('no-store');
     expect(page.headers['x-frame-options']).toBe('DENY');
     const csp = String(page.headers['content-security-policy']);
@@ -262,7 +262,7 @@ describe('account page', () => {
     const h = harness({ users: new Directory() });
     const cookie = await signInToPage(h);
     const { page } = await openPage(h, cookie);
-    expect(page.body).toContain('<strong>Alice Liddell</strong>');
+    expect(page.body).toContain('<strong><bdi>Alice Liddell</bdi></strong>');
   });
 
   it('a user the claims hook says is gone (disabled, deleted) changes nothing on a session left open, and sees no page', async () => {

@@ -86,7 +86,7 @@ describe('account page: sessions and connected apps', () => {
     const { body } = await page(h, laptop);
     expect(sids(body)).toHaveLength(2);
     expect(body.indexOf('This device')).toBeLessThan(body.indexOf(`data-sid="${sids(body)[1]}"`));
-    expect(body).toContain('Apps: Acme Messenger');
+    expect(body).toContain('Apps: <bdi>Acme Messenger</bdi>');
   });
 
   it('ends one session: it is gone, and its browser is signed out', async () => {
@@ -151,7 +151,7 @@ describe('account page: sessions and connected apps', () => {
     const refreshToken = await connectApp(h, cookie, 'openid');
     const { body, csrf } = await page(h, cookie);
     expect(body).toContain(`data-client="${CLIENT_ID}"`);
-    expect(body).toContain('<strong>Acme Messenger</strong>');
+    expect(body).toContain('<strong><bdi>Acme Messenger</bdi></strong>');
     expect(body).toContain('Can use: openid');
     const done = await post(h, cookie, { csrf_token: csrf, action: 'disconnect', client_id: CLIENT_ID });
     expect(done.headers.location).toBe(`${PAGE}?done=app-disconnected`);
@@ -216,9 +216,9 @@ describe('account page: sessions and connected apps', () => {
     const cookie = await signInToPage(h);
     await signInThroughSession(h.sentinel, app, cookie.slice('sentinel_session='.length));
     const { body } = await page(h, cookie);
-    expect(body).toContain('Apps: Federated Notes');
+    expect(body).toContain('Apps: <bdi>Federated Notes</bdi>');
     expect(body).toContain(`data-client="${app.clientId}"`);
-    expect(body).toContain('<strong>Federated Notes</strong>');
-    expect(body).not.toContain(`<strong>${app.clientId}</strong>`);
+    expect(body).toContain('<strong><bdi>Federated Notes</bdi></strong>');
+    expect(body).not.toContain(`<strong><bdi>${app.clientId}</bdi></strong>`);
   });
 });

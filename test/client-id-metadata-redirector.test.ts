@@ -58,9 +58,9 @@ describe('errors of a client named by its metadata document, before the user has
     expect(page.headers['x-frame-options']).toBe('DENY');
     expect(String(page.headers['content-security-policy'])).toContain("frame-ancestors 'none'");
     expect(page.headers['cache-control']).toMatch(/no-store/);
-    expect(page.body).toContain(`<strong>${new URL(documentURL).host}</strong>`);
+    expect(page.body).toContain(`<strong><bdi>${new URL(documentURL).host}</bdi></strong>`);
     expect(page.body).toContain('<code>unsupported_response_type</code>');
-    expect(page.body).toContain('Return to phish.example');
+    expect(page.body).toContain('Return to <bdi>phish.example</bdi>');
     // The link is the error response the app would have had, for the user to follow if they choose.
     const link = returnLink(String(page.body));
     expect(link.origin + link.pathname).toBe(PHISH);

@@ -53,7 +53,7 @@ describe('the device confirmation page says who is signed in', () => {
     const codes = await requestCodes(sentinel);
     const opened = await openConfirmation(sentinel, browser, await enterCode(sentinel, browser, codes.user_code));
     const page = String(opened.page.body);
-    expect(page).toContain('Signed in as <strong>Alice Example</strong>.');
+    expect(page).toContain('Signed in as <strong><bdi>Alice Example</bdi></strong>.');
     expect(page).toContain('name="switch"');
     expect(page).toContain(BUNDLED_CATALOGUES.en?.deviceSwitchUser ?? 'missing');
 
@@ -74,7 +74,7 @@ describe('the device confirmation page says who is signed in', () => {
     const signedIn = await postForm(sentinel, path, body.toString(), { query, headers: headers(browser) });
     browser.cookie = (setCookies(signedIn).find((line) => line.startsWith('sentinel_session=')) ?? '').split(';')[0];
     const bobs = await openConfirmation(sentinel, browser, signedIn);
-    expect(String(bobs.page.body)).toContain('Signed in as <strong>Bob &lt;Builder&gt;</strong>.');
+    expect(String(bobs.page.body)).toContain('Signed in as <strong><bdi>Bob &lt;Builder&gt;</bdi></strong>.');
     expect((await decide(sentinel, browser, bobs, 'approve')).status).toBe(200);
     const tokens = jsonBody(await poll(sentinel, codes.device_code));
     expect(decodeJwt(tokens.access_token as string).sub).toBe(BOB.id);
@@ -88,7 +88,7 @@ describe('the device confirmation page says who is signed in', () => {
       const page = String(opened.page.body);
       const signedInAs = messages?.deviceSignedInAs ?? '';
       expect(signedInAs, tag).toContain('{user}');
-      expect(page, tag).toMatch(/<strong>[^<]+<\/strong>/);
+      expect(page, tag).toMatch(/<strong><bdi>[^<]+<\/bdi><\/strong>/);
       expect(page, tag).toContain(escapeHTML(signedInAs.split('{user}')[0] ?? ''));
       expect(page, tag).toContain(escapeHTML(messages?.deviceSwitchUser ?? 'missing'));
       if (tag !== 'en') expect(messages?.deviceSwitchUser, tag).not.toBe(BUNDLED_CATALOGUES.en?.deviceSwitchUser);

@@ -198,7 +198,7 @@ describe('page language', () => {
     expect(unknownClient.status).toBe(401);
     expect(unknownClient.body).toContain('<html lang="ja">');
     expect(unknownClient.body).toContain(BUNDLED_CATALOGUES.ja?.errorUnknown);
-    expect(unknownClient.body).toContain('<span lang="en">');
+    expect(unknownClient.body).toContain('<span lang="en" dir="ltr">');
   });
 
   it('the error pages of a sign-in (out-of-date form, 429) speak its ui_locales at the login, passkey and TOTP steps', async () => {

@@ -4,7 +4,7 @@
  * works without JavaScript; the one script is the "Add a passkey" button, shown only where WebAuthn exists.
  */
 import type { ResolvedConfig } from '../config.js';
-import { escapeHTML } from '../authorize/pages/escape-html.js';
+import { escapeHTML, isolateHTML } from '../authorize/pages/escape-html.js';
 import { renderPageHtml } from '../authorize/pages/layout.js';
 import { fill, type Messages } from '../i18n/messages.js';
 import { passkeyRegisterScript } from '../passkeys/page-script.js';
@@ -165,7 +165,7 @@ function sessionsSection(view: AccountView, sessions: SessionItem[]): string {
       const apps =
         session.apps.length === 0
           ? ''
-          : `<span class="detail">${escapeHTML(fill(m.accountSessionApps, { apps: session.apps.join(', ') }))}</span>`;
+          : `<span class="detail">${fill(escapeHTML(m.accountSessionApps), { apps: session.apps.map(isolateHTML).join(', ') })}</span>`;
       const label = escapeHTML(fill(m.accountSessionSince, { time: when(view.lang, session.authTime * 1000) }));
       return `<li data-sid="${escapeHTML(session.sid)}"><div id="session-${index}">${label}${tag}${apps}</div>${postButton(view, 'end-session', m.accountSessionEnd, { sid: session.sid }, `session-${index}`)}</li>`;
     })
@@ -222,7 +222,7 @@ function appsSection(view: AccountView, apps: ConnectedAppItem[]): string {
           ? ''
           : `<span class="detail">${escapeHTML(fill(m.accountAppScopes, { scopes: app.scopes.join(', ') }))}</span>`;
       const since = `<span class="detail">${escapeHTML(fill(m.accountAppSince, { time: when(view.lang, app.since * 1000) }))}</span>`;
-      return `<li data-client="${escapeHTML(app.clientId)}"><div id="app-${index}"><strong>${escapeHTML(app.name)}</strong>${scopes}${since}</div>${postButton(view, 'disconnect', m.accountAppDisconnect, { client_id: app.clientId }, `app-${index}`)}</li>`;
+      return `<li data-client="${escapeHTML(app.clientId)}"><div id="app-${index}"><strong>${isolateHTML(app.name)}</strong>${scopes}${since}</div>${postButton(view, 'disconnect', m.accountAppDisconnect, { client_id: app.clientId }, `app-${index}`)}</li>`;
     })
     .join('\n');
   return `<section aria-labelledby="apps-heading"><h2 id="apps-heading">${escapeHTML(m.accountAppsHeading)}</h2>
@@ -245,7 +245,7 @@ export function renderAccountHtml(view: AccountView, branding: ResolvedConfig['b
       ? ''
       : `<p class="${failed ? 'error' : 'notice'}" role="${failed ? 'alert' : 'status'}">${escapeHTML(m[view.notice])}</p>\n`;
   const content = `<h1>${escapeHTML(m.accountTitle)}</h1>
-<p class="lead">${fill(escapeHTML(m.accountLead), { user: `<strong>${escapeHTML(view.user)}</strong>` })}</p>
+<p class="lead">${fill(escapeHTML(m.accountLead), { user: `<strong>${isolateHTML(view.user)}</strong>` })}</p>
 ${notice}${view.sessions === undefined ? '' : sessionsSection(view, view.sessions)}
 ${view.passkeys === undefined ? '' : passkeysSection(view, view.passkeys)}
 ${view.apps === undefined ? '' : appsSection(view, view.apps)}

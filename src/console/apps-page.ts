@@ -14,9 +14,9 @@ import { appPresence } from '../guard/app-presence.js';
 import type { SentinelResponse } from '../http/messages.js';
 import { redirect } from '../http/messages.js';
 import type { ParamMap } from '../http/params.js';
-import { escapeHTML } from '../authorize/pages/escape-html.js';
+import { escapeHTML, isolateHTML } from '../authorize/pages/escape-html.js';
 import { type ConsoleDeps, scopedContext } from './deps.js';
-import { accountPath, type ConsoleCall, consolePage, csrfField, pager, paragraph, shownTime, text } from './page.js';
+import { accountPath, type ConsoleCall, consolePage, csrfField, pager, paragraph, shownTime, text, textHTML } from './page.js';
 import { onceField, runOnce } from './form-once.js';
 import { ConsoleRefusal } from './refusal.js';
 import { CONSOLE_CLIENT_ID } from './sign-in.js';
@@ -65,7 +65,7 @@ export async function appsPage(deps: ConsoleDeps, call: ConsoleCall): Promise<Se
     .map(
       (
         app,
-      ) => `<tr><td><a href="${escapeHTML(accountPath(call, `apps/${encodeURIComponent(app.clientId)}`))}">${escapeHTML(app.name ?? app.clientId)}</a></td>
+      ) => `<tr><td><a href="${escapeHTML(accountPath(call, `apps/${encodeURIComponent(app.clientId)}`))}">${isolateHTML(app.name ?? app.clientId)}</a></td>
 <td><code>${escapeHTML(app.clientId)}</code></td><td>${escapeHTML(app.tokenEndpointAuthMethod)}</td><td>${escapeHTML(statusText(call, app))}</td></tr>`,
     )
     .join('\n');
@@ -152,6 +152,7 @@ ${hasSecret ? rotateForm : ''}<section><h2>${escapeHTML(text(call, 'columnStatus
   }
   return consolePage(deps.service.config, call, {
     title: text(call, 'appTitle', { name: app.name ?? app.clientId }),
+    heading: textHTML(call, 'appTitle', { name: app.name ?? app.clientId }),
     section: 'apps',
     content: `${notice}${details}${forms}<p><a href="${escapeHTML(accountPath(call, 'apps'))}">${escapeHTML(text(call, 'back'))}</a></p>`,
   });

@@ -26,7 +26,7 @@ import { ExchangeFailure } from './exchange-failure.js';
 import { keysAction, keysPage, revokeConfirmPage } from './keys-page.js';
 import { chooseConsoleLocale, consoleCatalogues, consoleDefaultLocale, isPlainObject } from './messages/console-locale.js';
 import { endOperatorSession, type OperatorSession, readOperatorSession, type StoredOperatorSession } from './operator-session.js';
-import { type ConsoleCall, consolePage, paragraph, text } from './page.js';
+import { type ConsoleCall, consolePage, paragraph, text, textHTML } from './page.js';
 import { ConsoleRefusal, formTarget, pathTarget, refusedAction } from './refusal.js';
 import { type RefusedAim, refusalOf, refused } from './refused-page.js';
 import type { ConsoleOptions, ConsoleService } from './service.js';
@@ -367,7 +367,7 @@ function chooserPage(deps: ConsoleDeps, call: ConsoleCall): SentinelResponse {
 function notOperatorPage(deps: ConsoleDeps, call: ConsoleCall, accountId: string): SentinelResponse {
   return consolePage(deps.service.config, call, {
     title: text(call, 'notOperatorTitle'),
-    content: `<p class="error" role="alert">${escapeHTML(text(call, 'notOperatorLead', { account: accountId }))}</p>`,
+    content: `<p class="error" role="alert">${textHTML(call, 'notOperatorLead', { account: accountId })}</p>`,
     status: 403,
   });
 }

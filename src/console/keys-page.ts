@@ -13,7 +13,7 @@ import { accountRingName } from '../keys/keyring/per-account.js';
 import { escapeHTML } from '../authorize/pages/escape-html.js';
 import { type ConsoleDeps, scopedContext } from './deps.js';
 import type { ConsoleMessages } from './messages/console-messages.js';
-import { accountPath, type ConsoleCall, consolePage, csrfField, paragraph, shownTime, text } from './page.js';
+import { accountPath, type ConsoleCall, consolePage, csrfField, paragraph, shownTime, text, textHTML } from './page.js';
 import { ConsoleRefusal } from './refusal.js';
 
 const STATE_TEXT: Readonly<Record<RingKeyInfo['state'], keyof ConsoleMessages>> = {
@@ -85,7 +85,7 @@ export async function keysPage(deps: ConsoleDeps, call: ConsoleCall): Promise<Se
     ringAccount(deps, call) === undefined &&
     deps.options.keysAccountId !== undefined &&
     deps.options.keysAccountId !== call.operator?.accountId
-      ? paragraph(text(call, 'keysReadOnly', { account: deps.options.keysAccountId }))
+      ? `<p>${textHTML(call, 'keysReadOnly', { account: deps.options.keysAccountId })}</p>`
       : '';
   const rotate = canChange
     ? `<form method="post" action="${escapeHTML(accountPath(call, 'keys/rotate'))}">${csrfField(call)}<div class="actions"><button type="submit" class="primary">${escapeHTML(text(call, 'rotateKeys'))}</button></div></form>`

@@ -3,7 +3,7 @@
  * no-store), a wider card for tables, and the navigation of a signed-in operator. No script on any page.
  */
 import type { ResolvedConfig } from '../config.js';
-import { escapeHTML } from '../authorize/pages/escape-html.js';
+import { escapeHTML, isolateHTML } from '../authorize/pages/escape-html.js';
 import { renderPageHtml } from '../authorize/pages/layout.js';
 import { logoSources } from '../authorize/pages/logo-policy.js';
 import { createStyleNonce, htmlResponse } from '../authorize/pages/security-headers.js';
@@ -64,6 +64,15 @@ export function text(call: ConsoleCall, key: keyof ConsoleMessages, values: Read
   return fillMessage(call.locale.messages[key], values);
 }
 
+/**
+ * A message as HTML: escaped, with each value isolated (`isolateHTML`), for messages that name a user, an account,
+ * an app or a key, so that the name reads the same, and leaves the sentence alone, whatever its script or direction.
+ */
+export function textHTML(call: ConsoleCall, key: keyof ConsoleMessages, values: Readonly<Record<string, string>>): string {
+  const isolated = Object.fromEntries(Object.entries(values).map(([name, value]) => [name, isolateHTML(value)]));
+  return fillMessage(escapeHTML(call.locale.messages[key]), isolated);
+}
+
 /** The hidden CSRF field every form of a signed-in page carries. */
 export function csrfField(call: ConsoleCall): string {
   return call.operator === undefined ? '' : `<input type="hidden" name="csrf" value="${escapeHTML(call.operator.csrf)}">`;
@@ -93,15 +102,17 @@ function navigation(call: ConsoleCall, current: Section | undefined): string {
     )
     .join('');
   const role = text(call, operator.role === 'admin' ? 'roleAdmin' : 'roleViewer');
-  const who = text(call, 'signedInAs', { user: operator.userId, role, account: operator.accountId });
+  const who = textHTML(call, 'signedInAs', { user: operator.userId, role, account: operator.accountId });
   return `<nav aria-label="${escapeHTML(text(call, 'consoleTitle'))}"><ul>${items}</ul></nav>
-<div class="who"><span>${escapeHTML(who)}</span><form method="post" action="${escapeHTML(`${call.base}/sign-out`)}">${csrfField(call)}<button type="submit" class="secondary">${escapeHTML(text(call, 'signOut'))}</button></form></div>
+<div class="who"><span>${who}</span><form method="post" action="${escapeHTML(`${call.base}/sign-out`)}">${csrfField(call)}<button type="submit" class="secondary">${escapeHTML(text(call, 'signOut'))}</button></form></div>
 ${operator.role === 'viewer' ? `<p class="notice">${escapeHTML(text(call, 'viewerNotice'))}</p>` : ''}`;
 }
 
 /** Inputs of {@link consolePage}. */
 export interface ConsolePageInput {
   title: string;
+  /** The heading as HTML, when it differs from the escaped title (a name in it isolated with `textHTML`). */
+  heading?: string | undefined;
   /** The page's own HTML below the heading (callers escape what they interpolate). */
   content: string;
   section?: Section | undefined;
@@ -119,7 +130,7 @@ export function consolePage(config: ResolvedConfig, call: ConsoleCall, input: Co
   const styleNonce = createStyleNonce();
   const html = renderPageHtml({
     title: input.title,
-    content: `${navigation(call, input.section)}<h1>${escapeHTML(input.title)}</h1>\n${input.content}`,
+    content: `${navigation(call, input.section)}<h1>${input.heading ?? escapeHTML(input.title)}</h1>\n${input.content}`,
     styleNonce,
     branding: config.branding,
     lang: call.locale.tag,

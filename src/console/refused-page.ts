@@ -11,7 +11,7 @@ import { isOAuthError } from '../errors.js';
 import { auditsAccount } from '../http/denied-accounts.js';
 import type { SentinelResponse } from '../http/messages.js';
 import { type ConsoleDeps, scopedContext } from './deps.js';
-import { type ConsoleCall, consolePage, text } from './page.js';
+import { type ConsoleCall, consolePage, text, textHTML } from './page.js';
 import { ConsoleRefusal, refusedAction, refusedTarget } from './refusal.js';
 
 /** What a refused request was: its action, the target and account it named (when it named them). */
@@ -64,7 +64,7 @@ export async function refused(deps: ConsoleDeps, call: ConsoleCall, aim: Refused
     });
   }
   const accountId = call.operator?.accountId ?? '';
-  const message = text(call, refusal.messageKey, {
+  const message = textHTML(call, refusal.messageKey, {
     account: accountId,
     target: refusal.target ?? '',
     detail: refusal.detail ?? '',
@@ -72,7 +72,7 @@ export async function refused(deps: ConsoleDeps, call: ConsoleCall, aim: Refused
   const back = call.operator === undefined ? `${call.base}/` : `${call.base}/${encodeURIComponent(accountId)}/apps`;
   return consolePage(deps.service.config, call, {
     title: text(call, 'errorTitle'),
-    content: `<p class="error" role="alert">${escapeHTML(message)}</p><p><a href="${escapeHTML(back)}">${escapeHTML(text(call, 'back'))}</a></p>`,
+    content: `<p class="error" role="alert">${message}</p><p><a href="${escapeHTML(back)}">${escapeHTML(text(call, 'back'))}</a></p>`,
     status: refusal.status,
     headers: { ...refusal.headers },
   });

@@ -8,7 +8,7 @@ import { redirect } from '../http/messages.js';
 import type { ParamMap } from '../http/params.js';
 import { escapeHTML } from '../authorize/pages/escape-html.js';
 import { type ConsoleDeps, scopedContext } from './deps.js';
-import { accountPath, type ConsoleCall, consolePage, csrfField, pager, paragraph, shownTime, text } from './page.js';
+import { accountPath, type ConsoleCall, consolePage, csrfField, pager, paragraph, shownTime, text, textHTML } from './page.js';
 import { ConsoleRefusal } from './refusal.js';
 
 const PAGE_SIZE = 20;
@@ -52,7 +52,7 @@ export async function sessionsPage(deps: ConsoleDeps, call: ConsoleCall): Promis
   const endAll = admin
     ? `<form method="post" action="${escapeHTML(accountPath(call, 'sessions/end-all'))}">${hidden}<div class="actions"><button type="submit" class="danger">${escapeHTML(text(call, 'endAllSessions'))}</button></div></form>`
     : '';
-  return page(`${notice}${lookup}<div class="table"><table><caption>${escapeHTML(text(call, 'sessionsCaption', { user }))}</caption>
+  return page(`${notice}${lookup}<div class="table"><table><caption>${textHTML(call, 'sessionsCaption', { user })}</caption>
 <thead><tr><th scope="col">${escapeHTML(text(call, 'columnStarted'))}</th><th scope="col">${escapeHTML(text(call, 'columnApps'))}</th>${admin ? `<th scope="col"><span class="sr">${escapeHTML(text(call, 'endSession'))}</span></th>` : ''}</tr></thead>
 <tbody>${rows}</tbody></table></div>${pager(call, accountPath(call, 'sessions'), new URLSearchParams({ user }), current, pages)}${endAll}`);
 }

@@ -9,7 +9,7 @@ import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { routePath } from '../http/route-paths.js';
 import { fill } from '../i18n/messages.js';
 import { flowUiLocales, pageLocale, translate, withUiLocales } from '../i18n/page-locale.js';
-import { escapeHTML } from '../authorize/pages/escape-html.js';
+import { escapeHTML, isolateHTML } from '../authorize/pages/escape-html.js';
 import { renderPageHtml } from '../authorize/pages/layout.js';
 import { logoSources } from '../authorize/pages/logo-policy.js';
 import { createStyleNonce, formActionSources, htmlResponse } from '../authorize/pages/security-headers.js';
@@ -90,7 +90,7 @@ ${error}<label for="user_code">${escapeHTML(messages.deviceCodeLabel)}</label>
 <button type="submit" class="primary">${escapeHTML(messages.deviceContinue)}</button>
 </div>
 </form>
-<p class="meta">${escapeHTML(fill(messages.account, { account: accountId }))}</p>`;
+<p class="meta">${fill(escapeHTML(messages.account), { account: isolateHTML(accountId) })}</p>`;
   return page(context, request, state.status ?? 200, messages.deviceTitle, content, { 'set-cookie': tie.cookie });
 }
 
@@ -110,15 +110,15 @@ export function confirmPageResponse(
   const { messages } = pageLocale(context, request);
   const path = `${confirmation.mountPath}${routePath(context.config, 'device-confirm', { accountId: confirmation.accountId })}`;
   const action = withUiLocales(path, flowUiLocales(request));
-  const code = `<strong class="code">${escapeHTML(formatUserCode(confirmation.userCode))}</strong>`;
+  const code = `<strong class="code">${isolateHTML(formatUserCode(confirmation.userCode))}</strong>`;
   // The "not you?" form carries the same fields: it spends the confirmation, so it needs the same proof.
   const hidden = `<input type="hidden" name="confirmation" value="${escapeHTML(id)}">
 <input type="hidden" name="csrf_token" value="${escapeHTML(confirmation.csrfToken)}">
 `;
   const content = `<h1>${escapeHTML(messages.deviceConfirmTitle)}</h1>
-<p class="lead">${fill(escapeHTML(messages.deviceConfirmAsks), { app: `<strong>${escapeHTML(confirmation.appName)}</strong>` })}</p>
+<p class="lead">${fill(escapeHTML(messages.deviceConfirmAsks), { app: `<strong>${isolateHTML(confirmation.appName)}</strong>` })}</p>
 <p>${fill(escapeHTML(messages.deviceConfirmCode), { code })}</p>
-<p>${fill(escapeHTML(messages.deviceSignedInAs), { user: `<strong>${escapeHTML(userName)}</strong>` })}</p>
+<p>${fill(escapeHTML(messages.deviceSignedInAs), { user: `<strong>${isolateHTML(userName)}</strong>` })}</p>
 <form method="post" action="${escapeHTML(action)}">
 ${hidden}<div class="actions">
 <button type="submit" class="primary" name="approve" value="1">${escapeHTML(messages.deviceAllow)}</button>

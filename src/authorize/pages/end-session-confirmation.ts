@@ -7,7 +7,7 @@ import type { SentinelContext } from '../../http/context.js';
 import type { SentinelRequest, SentinelResponse } from '../../http/messages.js';
 import { fill } from '../../i18n/messages.js';
 import { pageLocale } from '../../i18n/page-locale.js';
-import { escapeHTML } from './escape-html.js';
+import { escapeHTML, isolateHTML } from './escape-html.js';
 import { logoSources } from './logo-policy.js';
 import { renderPageHtml } from './layout.js';
 import { createStyleNonce, formActionSources, htmlResponse } from './security-headers.js';
@@ -39,11 +39,11 @@ export function endSessionConfirmationResponse(
 ): SentinelResponse {
   const styleNonce = createStyleNonce();
   const { messages, tag, dir } = pageLocale(context, request, view.uiLocales);
-  const product = escapeHTML(context.config.branding.productName);
+  const product = isolateHTML(context.config.branding.productName);
   const asks =
     view.appName === undefined
       ? ''
-      : `${fill(escapeHTML(messages.logoutConfirmAsks), { app: `<strong>${escapeHTML(view.appName)}</strong>` })} `;
+      : `${fill(escapeHTML(messages.logoutConfirmAsks), { app: `<strong>${isolateHTML(view.appName)}</strong>` })} `;
   const content = `<h1>${escapeHTML(messages.logoutConfirmTitle)}</h1>
 <p class="lead">${asks}${fill(escapeHTML(messages.logoutConfirmLead), { product })}</p>
 <form method="post" action="${escapeHTML(view.action)}">

@@ -11,7 +11,7 @@ import { headerValue, noStoreJSON, type SentinelRequest, type SentinelResponse }
 import type { MessageKey } from '../../i18n/messages.js';
 import { fill } from '../../i18n/messages.js';
 import { pageLocale, translate } from '../../i18n/page-locale.js';
-import { escapeHTML } from './escape-html.js';
+import { escapeHTML, isolateHTML } from './escape-html.js';
 import { logoSources } from './logo-policy.js';
 import { renderPageHtml } from './layout.js';
 import { createStyleNonce, htmlResponse } from './security-headers.js';
@@ -73,15 +73,17 @@ export function errorPageResponse(
   const lead =
     translated !== null || tag === 'en'
       ? `<p class="lead">${escapeHTML(translated ?? error.description)}</p>`
-      : `<p class="lead">${escapeHTML(messages.errorDetails)} <span lang="en">${escapeHTML(error.description)}</span></p>`;
+      : `<p class="lead">${escapeHTML(messages.errorDetails)} <span lang="en" dir="ltr">${escapeHTML(error.description)}</span></p>`;
   const styleNonce = createStyleNonce();
   const about =
-    app === undefined ? '' : `<p>${fill(escapeHTML(messages.errorAppRequest), { host: `<strong>${escapeHTML(app.host)}</strong>` })}</p>\n`;
+    app === undefined
+      ? ''
+      : `<p>${fill(escapeHTML(messages.errorAppRequest), { host: `<strong>${isolateHTML(app.host)}</strong>` })}</p>\n`;
   // A plain link, never followed by itself: the user has read which host it leaves for (RFC 9700 §4.11.2).
   const back =
     app === undefined
       ? ''
-      : `\n<p><a href="${escapeHTML(app.returnTo.href)}" rel="noreferrer">${fill(escapeHTML(messages.errorReturnToApp), { host: escapeHTML(app.returnTo.host) })}</a></p>`;
+      : `\n<p><a href="${escapeHTML(app.returnTo.href)}" rel="noreferrer">${fill(escapeHTML(messages.errorReturnToApp), { host: isolateHTML(app.returnTo.host) })}</a></p>`;
   const content = `<h1>${escapeHTML(title)}</h1>
 ${about}${lead}
 <p class="meta">${fill(escapeHTML(messages.errorCode), { code: `<code>${escapeHTML(error.code)}</code>` })}</p>${back}`;

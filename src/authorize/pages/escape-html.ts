@@ -21,3 +21,17 @@ const ESCAPES: Readonly<Record<string, string>> = {
 export function escapeHTML(value: string): string {
   return value.replace(/[&<>"'`]/g, (character) => ESCAPES[character] ?? character);
 }
+
+/**
+ * Escapes a name someone else chose (an app's name, a user's, an account id, a host) and isolates it from the
+ * text around it with `<bdi>` (HTML §4.5.24, Unicode bidirectional isolation). Without it, in a right-to-left page
+ * `Acme (beta)` reads `(Acme (beta`, a name in Arabic script next to Latin text reorders the sentence, and a
+ * name carrying an unclosed override (U+202E) or isolate reorders whatever follows it ("… wants access to your
+ * account"). Inside the isolate whatever the name holds ends with it.
+ *
+ * @example
+ * `<p>${fill(escapeHTML(messages.continueTo), { app: `<strong>${isolateHTML(appName)}</strong>` })}</p>`
+ */
+export function isolateHTML(value: string): string {
+  return `<bdi>${escapeHTML(value)}</bdi>`;
+}

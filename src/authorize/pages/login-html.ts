@@ -6,7 +6,7 @@ import type { LoginView, ResolvedConfig } from '../../config.js';
 import { en } from '../../i18n/en.js';
 import { fill } from '../../i18n/messages.js';
 import { passkeySignInScript } from '../../passkeys/page-script.js';
-import { escapeHTML } from './escape-html.js';
+import { escapeHTML, isolateHTML } from './escape-html.js';
 import { renderPageHtml } from './layout.js';
 
 /**
@@ -36,7 +36,7 @@ export function renderLoginHtml(view: LoginView, branding: ResolvedConfig['brand
 </div>
 `;
   const content = `<h1>${escapeHTML(messages.signInTitle)}</h1>
-<p class="lead">${fill(escapeHTML(messages.continueTo), { app: `<strong>${escapeHTML(view.appName)}</strong>` })}</p>
+<p class="lead">${fill(escapeHTML(messages.continueTo), { app: `<strong>${isolateHTML(view.appName)}</strong>` })}</p>
 <form method="post" action="${escapeHTML(view.action)}" novalidate>
 <input type="hidden" name="csrf_token" value="${escapeHTML(view.csrfToken)}">
 ${error}<label for="username">${escapeHTML(messages.username)}</label>
@@ -48,7 +48,7 @@ ${error}<label for="username">${escapeHTML(messages.username)}</label>
 <button type="submit" class="secondary" name="cancel" value="1">${escapeHTML(messages.cancel)}</button>
 </div>
 </form>
-${passkeyPart}<p class="meta">${escapeHTML(fill(messages.account, { account: view.accountId }))}</p>`;
+${passkeyPart}<p class="meta">${fill(escapeHTML(messages.account), { account: isolateHTML(view.accountId) })}</p>`;
   return renderPageHtml({
     title: messages.signInTitle,
     content,
