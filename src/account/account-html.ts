@@ -200,7 +200,7 @@ function passkeysSection(view: AccountView, passkeys: NonNullable<AccountView['p
       ? `<div class="section-actions"><a class="button" id="passkey-step-up" href="${escapeHTML(passkeys.stepUpURL)}">${escapeHTML(m[passkeys.stepUpLabel ?? 'accountPasskeyStepUp'])}</a></div>`
       : passkeys.atLimit === true
         ? `<p class="none" id="passkey-limit">${escapeHTML(m.accountPasskeyLimit)}</p>`
-        : `<form id="passkey-form" method="post" action="${escapeHTML(view.action)}" data-options="${escapeHTML(passkeys.optionsURL)}">
+        : `<form id="passkey-form" method="post" action="${escapeHTML(view.action)}" data-options="${escapeHTML(passkeys.optionsURL)}" data-failed="${escapeHTML(m.accountPasskeyUnavailable)}">
 <input type="hidden" name="csrf_token" value="${escapeHTML(view.csrfToken)}"><input type="hidden" name="action" value="add-passkey"><input type="hidden" name="attestation" value="">
 <div class="section-actions"><button type="button" id="passkey-button" class="primary" hidden>${escapeHTML(m.passkeyAdd)}</button></div>
 </form>`;

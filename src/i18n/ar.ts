@@ -108,6 +108,7 @@ export const ar: Messages = {
   accountPasskeyLimit: 'لديك الحد الأقصى من مفاتيح المرور. أزل مفتاحًا لتضيف آخر.',
   accountPasskeyStepUp: 'سجّل الدخول مرة أخرى بعاملك الثاني أو بمفتاح المرور لإضافة مفتاح مرور أو إزالته',
   accountPasskeyReauthenticate: 'سجّل الدخول مرة أخرى لإضافة مفتاح مرور أو إزالته',
+  accountPasskeyUnavailable: 'تعذّرت إضافة مفتاح المرور. أعد تحميل هذه الصفحة وحاول مرة أخرى: قد يُطلب منك تسجيل الدخول مرة أخرى أولاً.',
   accountNotYourPasskey: 'مفتاح المرور هذا ليس لك، أو تمت إزالته من قبل.',
   accountNotYourSession: 'هذه الجلسة ليست لك، أو انتهت من قبل.',
   accountAppNotConnected: 'لا يملك هذا التطبيق أي وصول إلى حسابك.',

@@ -109,6 +109,8 @@ export const de: Messages = {
   accountPasskeyLimit: 'Du hast bereits so viele Passkeys, wie möglich sind. Entferne einen, um einen anderen hinzuzufügen.',
   accountPasskeyStepUp: 'Melde dich erneut mit deinem zweiten Faktor oder Passkey an, um einen Passkey hinzuzufügen oder zu entfernen',
   accountPasskeyReauthenticate: 'Melde dich erneut an, um einen Passkey hinzuzufügen oder zu entfernen',
+  accountPasskeyUnavailable:
+    'Der Passkey konnte nicht hinzugefügt werden. Lade diese Seite neu und versuche es erneut: Eventuell musst du dich zuerst erneut anmelden.',
   accountNotYourPasskey: 'Dieser Passkey gehört nicht dir, oder er wurde schon entfernt.',
   accountNotYourSession: 'Diese Sitzung gehört nicht dir, oder sie ist schon beendet.',
   accountAppNotConnected: 'Diese App hat keinen Zugriff auf dein Konto.',

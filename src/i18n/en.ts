@@ -109,6 +109,7 @@ export const en: Messages = {
   accountPasskeyLimit: 'You have the most passkeys you can have. Remove one to add another.',
   accountPasskeyStepUp: 'Sign in again with your second factor or passkey to add or remove a passkey',
   accountPasskeyReauthenticate: 'Sign in again to add or remove a passkey',
+  accountPasskeyUnavailable: 'The passkey could not be added. Reload this page and try again: you may be asked to sign in again first.',
   accountNotYourPasskey: 'That passkey is not one of yours, or it was already removed.',
   accountNotYourSession: 'That session is not one of yours, or it already ended.',
   accountAppNotConnected: 'That app holds no access to your account.',

@@ -108,6 +108,8 @@ export const es: Messages = {
   accountPasskeyLimit: 'Ya tienes el máximo de llaves de acceso. Quita una para añadir otra.',
   accountPasskeyStepUp: 'Vuelve a iniciar sesión con tu segundo factor o llave de acceso para añadir o quitar una llave de acceso',
   accountPasskeyReauthenticate: 'Vuelve a iniciar sesión para añadir o quitar una llave de acceso',
+  accountPasskeyUnavailable:
+    'No se pudo añadir la llave de acceso. Vuelve a cargar esta página e inténtalo de nuevo: puede que primero tengas que volver a iniciar sesión.',
   accountNotYourPasskey: 'Esa llave de acceso no es tuya, o ya se eliminó.',
   accountNotYourSession: 'Esa sesión no es tuya, o ya terminó.',
   accountAppNotConnected: 'Esa aplicación no tiene acceso a tu cuenta.',

@@ -110,6 +110,8 @@ export const fr: Messages = {
   accountPasskeyLimit: "Vous avez déjà le nombre maximal de clés d'accès. Supprimez-en une pour en ajouter une autre.",
   accountPasskeyStepUp: "Reconnectez-vous avec votre second facteur ou votre clé d'accès pour ajouter ou supprimer une clé d'accès",
   accountPasskeyReauthenticate: "Reconnectez-vous pour ajouter ou supprimer une clé d'accès",
+  accountPasskeyUnavailable:
+    "La clé d'accès n'a pas pu être ajoutée. Rechargez cette page et réessayez : il vous sera peut-être demandé de vous reconnecter d'abord.",
   accountNotYourPasskey: "Cette clé d'accès n'est pas la vôtre, ou elle a déjà été supprimée.",
   accountNotYourSession: "Cette session n'est pas la vôtre, ou elle est déjà terminée.",
   accountAppNotConnected: "Cette application n'a aucun accès à votre compte.",

@@ -108,6 +108,8 @@ export const ja: Messages = {
   accountPasskeyLimit: 'パスキーはこれ以上追加できません。追加するには、いずれかを削除してください。',
   accountPasskeyStepUp: 'パスキーを追加または削除するには、2 つ目の要素またはパスキーでもう一度サインインしてください',
   accountPasskeyReauthenticate: 'パスキーを追加または削除するには、もう一度サインインしてください',
+  accountPasskeyUnavailable:
+    'パスキーを追加できませんでした。このページを再読み込みして、もう一度お試しください。先にもう一度サインインが必要な場合があります。',
   accountNotYourPasskey: 'そのパスキーはあなたのものではないか、すでに削除されています。',
   accountNotYourSession: 'そのセッションはあなたのものではないか、すでに終了しています。',
   accountAppNotConnected: 'そのアプリはあなたのアカウントにアクセスできません。',

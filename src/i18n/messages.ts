@@ -149,6 +149,11 @@ export interface Messages {
   accountPasskeyStepUp: string;
   /** The same link when the sign-in is strong enough but older than `account.maxSignInAge` (a new sign-in is needed). */
   accountPasskeyReauthenticate: string;
+  /**
+   * Shown by the account page's script when the service refuses to start adding a passkey (the sign-in grew older than
+   * `account.maxSignInAge` while the page was open, or the session ended): reloading shows what to do instead.
+   */
+  accountPasskeyUnavailable: string;
   /** The account page's refusal of a passkey, session or app that is not the signed-in user's. */
   accountNotYourPasskey: string;
   accountNotYourSession: string;

@@ -109,6 +109,8 @@ export const ptBR: Messages = {
   accountPasskeyLimit: 'Você já tem o número máximo de chaves de acesso. Remova uma para adicionar outra.',
   accountPasskeyStepUp: 'Entre novamente com seu segundo fator ou chave de acesso para adicionar ou remover uma chave de acesso',
   accountPasskeyReauthenticate: 'Entre novamente para adicionar ou remover uma chave de acesso',
+  accountPasskeyUnavailable:
+    'Não foi possível adicionar a chave de acesso. Recarregue esta página e tente novamente: talvez seja preciso entrar novamente antes.',
   accountNotYourPasskey: 'Essa chave de acesso não é sua, ou já foi removida.',
   accountNotYourSession: 'Essa sessão não é sua, ou já foi encerrada.',
   accountAppNotConnected: 'Esse aplicativo não tem acesso à sua conta.',

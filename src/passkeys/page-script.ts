@@ -3,14 +3,19 @@
  * with no dependency (the browser's WebAuthn API and base64url conversion are all they need), run under the CSP
  * nonce of their page. Each one only reveals its button when the browser has WebAuthn, fetches a challenge from
  * the service, and posts the browser's answer in an ordinary form, so the 303 that follows is a normal navigation.
- * A cancelled prompt leaves the page as it was.
+ * A cancelled prompt leaves the page as it was. When the service refuses the challenge (a sign-in throttled or out
+ * of date, one grown older than `account.maxSignInAge` while the page was open), a page that carries its own words
+ * for it (`data-failed` on the form) shows them in an alert inserted before the form (`#passkey-error`: inserted,
+ * not revealed, so that screen readers announce it); the button works again either way.
  */
 
 const HELPERS = `function b64(s){s=s.replace(/-/g,'+').replace(/_/g,'/');while(s.length%4)s+='=';var b=atob(s),u=new Uint8Array(b.length);for(var i=0;i<b.length;i++)u[i]=b.charCodeAt(i);return u.buffer}
 function enc(buf){var u=new Uint8Array(buf),s='';for(var i=0;i<u.length;i++)s+=String.fromCharCode(u[i]);return btoa(s).replace(/\\+/g,'-').replace(/\\//g,'_').replace(/=+$/,'')}
 function ids(list){return (list||[]).map(function(c){return {type:c.type,id:b64(c.id),transports:c.transports}})}
 function challenge(form){var body=new URLSearchParams();body.set('csrf_token',form.elements.namedItem('csrf_token').value);
-return fetch(form.getAttribute('data-options'),{method:'POST',body:body,credentials:'same-origin',headers:{accept:'application/json'}}).then(function(r){if(!r.ok)throw new Error('options '+r.status);return r.json()})}`;
+var old=document.getElementById('passkey-error');if(old)old.parentNode.removeChild(old);
+return fetch(form.getAttribute('data-options'),{method:'POST',body:body,credentials:'same-origin',headers:{accept:'application/json'}}).then(function(r){if(!r.ok)throw new Error('options '+r.status);return r.json()})
+.catch(function(e){var text=form.getAttribute('data-failed');if(text){var note=document.createElement('p');note.id='passkey-error';note.className='error';note.setAttribute('role','alert');note.textContent=text;form.parentNode.insertBefore(note,form)}throw e})}`;
 
 /**
  * The login page's script: "Sign in with a passkey" (WebAuthn `navigator.credentials.get`).

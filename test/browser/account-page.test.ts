@@ -3,7 +3,7 @@
  * signed in, their passkeys and their connected apps; ends another session (that browser is signed out), ends every
  * other one, adds a passkey with the browser's authenticator, disconnects an app (its refresh token stops), and
  * removes a passkey after signing in again with one; a sign-in left open past `account.maxSignInAge` signs in again
- * before either. A forged CSRF token shows the page's message and changes
+ * before either, and a page left open past it says why "Add a passkey" failed. A forged CSRF token shows the page's message and changes
  * nothing. Without JavaScript every form still works. axe on every page in English and in Arabic (right to left); screenshots of both for docs/.
  */
 import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
@@ -241,6 +241,28 @@ describe.runIf(browserAvailable('browser: account page'))('browser: account page
     expect(await page.getByRole('button', { name: 'Remove' }).count()).toBe(1);
     expect(await page.getByRole('button', { name: 'Add a passkey' }).count()).toBe(1);
     await expectAccessible(page);
+  });
+
+  it('says so when "Add a passkey" is refused because the sign-in grew too old while the page was open', async () => {
+    // Signed in with a passkey just now (the test before): the button is there. The page stays open 11 minutes.
+    await page.goto(`${host.url}${ACCOUNT_PAGE}`);
+    const alert = page.locator('#passkey-error');
+    expect(await alert.isVisible()).toBe(false);
+    const session = (await laptop.cookies()).find((cookie) => cookie.name === 'sentinel_session');
+    await host.ageSignIn(session?.value as string, 11 * 60);
+    const options = page.waitForResponse((response) => response.request().method() === 'POST' && response.url().includes('/passkey'));
+    await page.getByRole('button', { name: 'Add a passkey' }).click();
+    expect((await options).status()).toBe(403);
+    await alert.waitFor({ state: 'visible', timeout: 5000 });
+    expect(await alert.getAttribute('role')).toBe('alert');
+    expect(await alert.textContent()).toBe(
+      'The passkey could not be added. Reload this page and try again: you may be asked to sign in again first.',
+    );
+    expect(await page.getByRole('button', { name: 'Add a passkey' }).isEnabled()).toBe(true);
+    await expectAccessible(page);
+    // Reloaded, the page offers the new sign-in instead of the button.
+    await page.reload();
+    expect(await page.getByRole('link', { name: 'Sign in again to add or remove a passkey' }).count()).toBe(1);
   });
 
   it('a forged or missing CSRF token shows the message, changes nothing, and is audited', async () => {
