@@ -168,6 +168,18 @@ export interface Messages {
 export type MessageKey = keyof Messages;
 
 /**
+ * The `{name}` placeholders of a message, sorted and without repeats: a host's translation must keep exactly the
+ * English message's, or a page loses what it fills in (the app that asks, on the login and device pages) or shows a
+ * `{name}` it does not know.
+ *
+ * @example
+ * placeholdersOf('{app} asks to sign you out of {app}.') // ['{app}']
+ */
+export function placeholdersOf(message: string): string[] {
+  return [...new Set(message.match(/\{[a-z]+\}/g) ?? [])].sort();
+}
+
+/**
  * Fills `{name}` placeholders of a message with already-escaped values.
  *
  * @example

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { BUNDLED_CATALOGUES } from './catalogues.js';
 import { en } from './en.js';
-import type { Messages } from './messages.js';
+import { type Messages, placeholdersOf } from './messages.js';
 import { matchTag } from './match-tag.js';
 
 /** BCP 47-shaped tags only (letters, digits, hyphens), so a tag can go into `<html lang>` as it is. */
@@ -17,13 +17,20 @@ const MAX_MESSAGE = 1000;
 // `.partial()` below lets a message be `undefined` (an i18n library's answer for a key it lacks): that one keeps the
 // bundled or English text (catalogues.ts). Anything else that is not text is refused here, at startup, rather than
 // making every page of that language throw when it is shown.
+// A message must keep the English one's placeholders (messages.ts, placeholdersOf): a `continueTo` or
+// `deviceConfirmAsks` without `{app}` would ask the user to sign in or allow a device without saying for which app.
 const MESSAGE_SHAPE = Object.fromEntries(
-  Object.keys(en).map((name) => [
-    name,
-    z
-      .string({ error: `must be text of at most ${MAX_MESSAGE} characters (or undefined, for the bundled text)` })
-      .max(MAX_MESSAGE, `must be at most ${MAX_MESSAGE} characters`),
-  ]),
+  (Object.entries(en) as [keyof Messages, string][]).map(([name, english]) => {
+    const wanted = placeholdersOf(english);
+    const shown = wanted.length === 0 ? 'no placeholder' : `exactly the placeholders ${wanted.join(' ')}`;
+    return [
+      name,
+      z
+        .string({ error: `must be text of at most ${MAX_MESSAGE} characters (or undefined, for the bundled text)` })
+        .max(MAX_MESSAGE, `must be at most ${MAX_MESSAGE} characters`)
+        .refine((text) => placeholdersOf(text).join(' ') === wanted.join(' '), `must have ${shown}, as the English message`),
+    ];
+  }),
 ) as Record<keyof Messages, z.ZodString>;
 
 /**

@@ -66,6 +66,15 @@ function checkedMessages(tag: string, messages: Readonly<Record<string, unknown>
     if (typeof value !== 'string' || value.length > MAX_MESSAGE) {
       throw new ConfigurationError(`${option}.${name}`, `must be text of at most ${MAX_MESSAGE} characters`);
     }
+    // The English message's placeholders, no more and no fewer: a page would otherwise lose a name it must show
+    // (the account an operator is refused for) or show a `{name}` it does not fill in.
+    const wanted = placeholders(consoleEn[name as keyof ConsoleMessages]);
+    if (placeholders(value) !== wanted) {
+      throw new ConfigurationError(
+        `${option}.${name}`,
+        `must have ${wanted === '' ? 'no placeholder' : `exactly the placeholders ${wanted}`}, as the English message`,
+      );
+    }
     checked[name as keyof ConsoleMessages] = value;
   }
   return checked;
@@ -128,6 +137,11 @@ export function chooseConsoleLocale(
     if (locale !== undefined) return locale;
   }
   return fallback;
+}
+
+/** The `{name}` placeholders of a message, sorted, without repeats, space-separated. */
+function placeholders(message: string): string {
+  return [...new Set(message.match(/\{\w+\}/g) ?? [])].sort().join(' ');
 }
 
 /** Fills `{name}` placeholders (the page escapes the result). */
