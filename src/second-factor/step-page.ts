@@ -97,7 +97,7 @@ export function passkeyOfferPage(context: SentinelContext, request: SentinelRequ
     loginStepURL(context, input.interaction.mountPath, accountId, input.interactionId, step);
   const content = `<h1>${escapeHTML(messages.passkeyOfferTitle)}</h1>
 <p class="lead">${escapeHTML(messages.passkeyOfferLead)}</p>
-${errorBlock(messages, input.error)}<form id="passkey-form" method="post" action="${escapeHTML(url('passkey/register'))}" data-options="${escapeHTML(url('passkey/register/options'))}">
+${errorBlock(messages, input.error)}<form id="passkey-form" method="post" action="${escapeHTML(url('passkey/register'))}" data-options="${escapeHTML(url('passkey/register/options'))}" data-failed="${escapeHTML(messages.passkeyNotAdded)}">
 <input type="hidden" name="csrf_token" value="${escapeHTML(input.pending.csrfToken)}">
 <input type="hidden" name="attestation" value="">
 <div class="actions">

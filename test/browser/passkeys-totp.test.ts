@@ -2,7 +2,7 @@
  * Passkeys and the second factor in a real Chromium. A passkey is registered after a password sign-in and then
  * used to sign in, through Chrome's virtual authenticator (CDP `WebAuthn.enable` / `addVirtualAuthenticator`,
  * WebAuthn §7.1 and §7.2); the same passkey is refused on another account's login page. The TOTP step (RFC 6238)
- * takes a right code, refuses a wrong one and a replayed one. With JavaScript disabled the passkey button stays
+ * takes a right code, refuses a wrong one and a replayed one. A refused ceremony start says so on the page. With JavaScript disabled the passkey button stays
  * hidden and the password form signs in. Screenshots: passkey prompt, TOTP step, phone width.
  */
 import { generate } from 'otplib';
@@ -81,6 +81,29 @@ describe.runIf(browserAvailable('browser: passkeys and TOTP'))('browser: passkey
       expect(new URL(page.url()).pathname).toBe(`/sentinel/api/account/${OTHER_ACCOUNT}/login/passkey`);
       // The password form is still there to use.
       await expect(page.getByLabel(en.password, { exact: true }).isVisible()).resolves.toBe(true);
+    } finally {
+      await page.context().close();
+    }
+  });
+
+  it('says so when the service refuses to start a passkey ceremony, on the login page and on the offer', async () => {
+    const page = await newPage();
+    try {
+      await addVirtualAuthenticator(page);
+      // The options call refused (a sign-in throttled or out of date): without a word the button only came back.
+      await page.route(/\/passkey(\/register)?\/options(\?|$)/, (route) =>
+        route.fulfill({ status: 429, contentType: 'application/json', body: '{"error":"slow_down"}' }),
+      );
+      await page.goto(idp().authorizeURL());
+      await page.getByRole('button', { name: en.passkeySignIn }).click();
+      await page.getByRole('alert').filter({ hasText: en.passkeyFailed }).waitFor({ timeout: 5000 });
+      await expect(page.getByRole('button', { name: en.passkeySignIn }).isEnabled()).resolves.toBe(true);
+      await password(page, 'alice-refused');
+      await page.waitForURL((url) => url.pathname.endsWith('/login/passkey/register'));
+      await page.getByRole('button', { name: en.passkeyAdd }).click();
+      await page.getByRole('alert').filter({ hasText: en.passkeyNotAdded }).waitFor({ timeout: 5000 });
+      // "Not now" still goes on to the app.
+      await onCallback(page);
     } finally {
       await page.context().close();
     }

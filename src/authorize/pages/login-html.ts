@@ -28,7 +28,7 @@ export function renderLoginHtml(view: LoginView, branding: ResolvedConfig['brand
       ? ''
       : `<div id="passkey" hidden>
 <p class="divider">${escapeHTML(messages.or)}</p>
-<form id="passkey-form" method="post" action="${escapeHTML(passkey.action)}" data-options="${escapeHTML(passkey.optionsURL)}">
+<form id="passkey-form" method="post" action="${escapeHTML(passkey.action)}" data-options="${escapeHTML(passkey.optionsURL)}" data-failed="${escapeHTML(messages.passkeyFailed)}">
 <input type="hidden" name="csrf_token" value="${escapeHTML(view.csrfToken)}">
 <input type="hidden" name="assertion" value="">
 <button type="button" id="passkey-button" class="passkey">${escapeHTML(messages.passkeySignIn)}</button>
