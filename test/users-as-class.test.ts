@@ -91,6 +91,6 @@ describe('a user service written as a class', () => {
     const browser: Browser = {};
     const opened = await openConfirmationFor(sentinel, browser, (await requestCodes(sentinel)).user_code);
     expect(opened.page.status).toBe(200);
-    expect(String(opened.page.body)).toContain('Signed in as <strong>Alice Liddell</strong>.');
+    expect(String(opened.page.body)).toContain('Signed in as <strong><bdi>Alice Liddell</bdi></strong>.');
   });
 });
