@@ -6,16 +6,17 @@
  * browser into the attacker's account; the browser that opened the page signs in as before.
  */
 import { describe, expect, it } from 'vitest';
-import { MemoryPasskeys, MemoryStore, type SentinelResponse } from '../src/index.js';
+import { MemoryPasskeys, MemoryStore, type SentinelOptions, type SentinelResponse } from '../src/index.js';
 import { call, csrfOf, LOGIN_PATH, postForm, postLogin, setCookies, startInteraction } from './helpers/direct-flow.js';
 import { makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 
 /** What an old Safari sends with a form post from an opaque origin, or from our own `no-referrer` page. */
 const NULL_ORIGIN = { origin: 'null' };
 
-function harness() {
+function harness(overrides: Partial<SentinelOptions> = {}) {
   return makeSentinel({
     store: new MemoryStore(),
+    ...overrides,
     users: {
       authenticate: async ({ username, password }) => (username === USERNAME && password === PASSWORD ? { id: USER_ID } : null),
       passkeys: new MemoryPasskeys(),
@@ -144,5 +145,36 @@ describe('the login form is tied to the browser its page was served to', () => {
       { query: new URLSearchParams({ interaction }), headers: NULL_ORIGIN },
     );
     expect(signIn.status).toBe(403);
+  });
+
+  it('many browsers opening one link at once: those that lose the tie are told to reload, not a 500', async () => {
+    const errors: unknown[] = [];
+    const sentinel = harness({ onError: (error) => void errors.push(error) });
+    const { interaction } = await startInteraction(sentinel);
+    // A link scanner, or a page reloaded in a loop: each GET without the cookie is another browser, re-tying the link.
+    const open = () => call(sentinel, { path: LOGIN_PATH, query: new URLSearchParams({ interaction }) });
+    const pages = await Promise.all(Array.from({ length: 40 }, open));
+    const lost = pages.filter((page) => page.status !== 200);
+    expect(lost.length, 'the storm makes some lose every attempt').toBeGreaterThan(0);
+    for (const page of lost) {
+      expect(page.status).toBe(503);
+      expect(page.headers['retry-after']).toBe('1');
+      expect(page.body).toContain('Reload the page to continue.');
+    }
+    expect(errors, 'contention is no failure of the service').toEqual([]);
+    // Still single-use and tied: a reload ties the link to this browser, whose form alone signs in, once.
+    const reload = await openPage(sentinel, interaction);
+    const post = (csrf: string, cookie: string) =>
+      postForm(sentinel, LOGIN_PATH, new URLSearchParams({ csrf_token: csrf, username: USERNAME, password: PASSWORD }).toString(), {
+        query: new URLSearchParams({ interaction }),
+        headers: { ...NULL_ORIGIN, cookie },
+      });
+    const earlier = pages.find((page) => page.status === 200) as SentinelResponse;
+    const earlierCookie = setCookies(earlier)
+      .find((set) => set.startsWith('sentinel_session_login='))
+      ?.split(';')[0] as string;
+    expect((await post(csrfOf(earlier.body), earlierCookie)).status).toBe(403);
+    expect((await post(reload.csrf, reload.cookie as string)).status).toBe(303);
+    expect((await post(reload.csrf, reload.cookie as string)).status).toBe(400);
   });
 });

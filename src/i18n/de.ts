@@ -15,6 +15,7 @@ export const de: Messages = {
   tooManyAttempts: 'Zu viele fehlgeschlagene Anmeldeversuche. Warte ein paar Minuten und versuche es erneut.',
   linkExpired: 'Dieser Anmeldelink ist ungültig oder abgelaufen. Kehre zur Anwendung zurück und beginne von vorn.',
   formOutOfDate: 'Das Anmeldeformular ist veraltet. Kehre zur Anwendung zurück und beginne von vorn.',
+  loginPageBusy: 'Diese Anmeldeseite wurde im selben Moment an anderer Stelle geöffnet. Lade die Seite neu, um fortzufahren.',
   postedFromAnotherSite: 'Das Anmeldeformular wurde von einer anderen Website gesendet.',
   or: 'oder',
   passkeySignIn: 'Mit einem Passkey anmelden',

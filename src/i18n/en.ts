@@ -15,6 +15,7 @@ export const en: Messages = {
   tooManyAttempts: 'Too many failed sign-in attempts. Wait a few minutes and try again.',
   linkExpired: 'This sign-in link is invalid or has expired. Go back to the application and start again.',
   formOutOfDate: 'The sign-in form is out of date. Go back to the application and start again.',
+  loginPageBusy: 'This sign-in page was opened somewhere else at the same moment. Reload the page to continue.',
   postedFromAnotherSite: 'The sign-in form was posted from another site.',
   or: 'or',
   passkeySignIn: 'Sign in with a passkey',

@@ -15,6 +15,7 @@ export const es: Messages = {
   tooManyAttempts: 'Demasiados intentos fallidos. Espera unos minutos y vuelve a intentarlo.',
   linkExpired: 'Este enlace de inicio de sesión no es válido o ha caducado. Vuelve a la aplicación y empieza de nuevo.',
   formOutOfDate: 'El formulario de inicio de sesión está desactualizado. Vuelve a la aplicación y empieza de nuevo.',
+  loginPageBusy: 'Esta página de inicio de sesión se abrió en otro lugar en el mismo momento. Vuelve a cargar la página para continuar.',
   postedFromAnotherSite: 'El formulario de inicio de sesión se envió desde otro sitio.',
   or: 'o',
   passkeySignIn: 'Iniciar sesión con una llave de acceso',

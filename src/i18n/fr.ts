@@ -15,6 +15,7 @@ export const fr: Messages = {
   tooManyAttempts: 'Trop de tentatives échouées. Patientez quelques minutes, puis réessayez.',
   linkExpired: "Ce lien de connexion n'est pas valide ou a expiré. Revenez à l'application et recommencez.",
   formOutOfDate: "Le formulaire de connexion n'est plus à jour. Revenez à l'application et recommencez.",
+  loginPageBusy: 'Cette page de connexion a été ouverte ailleurs au même moment. Rechargez la page pour continuer.',
   postedFromAnotherSite: 'Le formulaire de connexion a été envoyé depuis un autre site.',
   or: 'ou',
   passkeySignIn: "Se connecter avec une clé d'accès",

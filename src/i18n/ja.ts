@@ -15,6 +15,7 @@ export const ja: Messages = {
   tooManyAttempts: 'ログインの失敗が多すぎます。数分待ってからもう一度お試しください。',
   linkExpired: 'このログインリンクは無効か、有効期限が切れています。アプリに戻って最初からやり直してください。',
   formOutOfDate: 'ログインフォームの有効期限が切れています。アプリに戻って最初からやり直してください。',
+  loginPageBusy: 'このログインページは同時に別の場所で開かれました。続けるにはページを再読み込みしてください。',
   postedFromAnotherSite: 'ログインフォームが別のサイトから送信されました。',
   or: 'または',
   passkeySignIn: 'パスキーでログイン',

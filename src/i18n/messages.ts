@@ -28,6 +28,8 @@ export interface Messages {
   tooManyAttempts: string;
   linkExpired: string;
   formOutOfDate: string;
+  /** The login page when other browsers opened the same sign-in link at the same moment (503, `Retry-After`). */
+  loginPageBusy: string;
   postedFromAnotherSite: string;
   /** Separates the password form from the passkey button. */
   or: string;

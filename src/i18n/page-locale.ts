@@ -101,6 +101,7 @@ const TRANSLATABLE: readonly MessageKey[] = [
   'tooManyAttempts',
   'linkExpired',
   'formOutOfDate',
+  'loginPageBusy',
   'postedFromAnotherSite',
   'passkeyFailed',
   'stepUpPasskey',

@@ -15,6 +15,7 @@ export const ptBR: Messages = {
   tooManyAttempts: 'Muitas tentativas sem sucesso. Aguarde alguns minutos e tente novamente.',
   linkExpired: 'Este link de acesso é inválido ou expirou. Volte ao aplicativo e comece de novo.',
   formOutOfDate: 'O formulário de acesso está desatualizado. Volte ao aplicativo e comece de novo.',
+  loginPageBusy: 'Esta página de acesso foi aberta em outro lugar no mesmo momento. Recarregue a página para continuar.',
   postedFromAnotherSite: 'O formulário de acesso foi enviado de outro site.',
   or: 'ou',
   passkeySignIn: 'Entrar com uma chave de acesso',

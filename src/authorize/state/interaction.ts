@@ -7,7 +7,8 @@
  * `interactionTtl` seconds (default 10 minutes).
  */
 import type { SentinelContext } from '../../http/context.js';
-import { isOAuthError } from '../../errors.js';
+import { isOAuthError, OAuthError } from '../../errors.js';
+import { en } from '../../i18n/en.js';
 import { randomSecret } from '../../lib/random-secrets.js';
 import { AuthorizationError } from '../request/authorization-error.js';
 import type { AuthorizationRequest } from '../request/validate-request.js';
@@ -141,19 +142,27 @@ export async function findInteraction(
   return record;
 }
 
+/** Compare-and-set attempts of {@link bindInteraction} before it tells the browser to try again. */
+const BIND_ATTEMPTS = 3;
+
 /**
  * The interaction tied to the browser whose login-page cookie has digest `browser`: unchanged when it already is,
  * else rewritten with that digest and a new CSRF token, so a token read by whoever served the page to themselves
  * before is worthless in the browser it is now tied to. `null` when the interaction is gone. A compare-and-set on the
  * stored value: of two browsers opening the page at once, each ends with a record tied to one of them (retried).
+ * Losing every attempt means other browsers kept opening the same link at that moment (a link scanner, a page
+ * reloaded in a loop): that is contention, not a fault of the service, so it is a `503 temporarily_unavailable` with
+ * `Retry-After` (a reload ties the page to this browser), not a `500` reported to `onError`. The page is never served
+ * untied, which would hand out a CSRF token some other browser's tie has already replaced.
  *
+ * @throws OAuthError temporarily_unavailable (503, `Retry-After: 1`) when every attempt lost to another browser.
  * @example
  * const record = await bindInteraction(context, interactionId, digest(cookieValue));
  */
 export async function bindInteraction(context: SentinelContext, interactionId: string, browser: string): Promise<InteractionRecord | null> {
   if (!INTERACTION_ID.test(interactionId)) return null;
   const key = interactionKey(interactionId);
-  for (let attempt = 0; attempt < 3; attempt++) {
+  for (let attempt = 0; attempt < BIND_ATTEMPTS; attempt++) {
     const stored = await context.store.get(key);
     const record = parseRecord(stored);
     if (record === null || record.browser === browser) return record;
@@ -162,7 +171,7 @@ export async function bindInteraction(context: SentinelContext, interactionId: s
     const bound: InteractionRecord = { ...record, browser, csrfToken: randomSecret() };
     if (await context.store.swap([{ key, expect: stored, value: JSON.stringify(bound), ttlMs }])) return bound;
   }
-  throw new Error('sentinel-idp: the interaction kept changing while the login page was served');
+  throw new OAuthError('temporarily_unavailable', en.loginPageBusy, { status: 503, headers: { 'retry-after': '1' } });
 }
 
 /**
