@@ -26,6 +26,7 @@ import { accountPageOff, readAccountPost } from './account-post.js';
 import { connectedApps, disconnectApp, endOtherSessions, endOwnSession, sessionItems } from './account-sessions.js';
 import { type AccountVisit, accountPagePath, currentVisit, signInRedirect } from './account-visit.js';
 import { sessionDigestOf } from '../authorize/state/session.js';
+import { browserSessionDigest } from '../authorize/state/session-cookie.js';
 import { loadUserClaims } from '../userinfo/claims.js';
 
 /** What `?done=` may name, and the message it shows: anything else shows nothing. */
@@ -172,5 +173,6 @@ export async function handleAccountPage(context: SentinelContext, request: Senti
   }
   if (visit !== null) return showPage(context, request, visit);
   if (request.query.get('signin') === 'cancelled') return notSignedIn(context, request, accountId);
-  return signInRedirect(context, request, accountId);
+  // A session of another account, which the new one's cookie replaces: a host's page must end it too.
+  return signInRedirect(context, request, accountId, { browserSession: browserSessionDigest(context, request) });
 }

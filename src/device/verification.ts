@@ -22,7 +22,7 @@ import { fromSearchParams, single } from '../http/params.js';
 import { isThenable } from '../lib/thenable.js';
 import { constantTimeEqual, digestsEqual } from '../lib/random-secrets.js';
 import { isCrossSiteRequest } from '../authorize/endpoints/cross-site.js';
-import { readSessionCookie } from '../authorize/state/session-cookie.js';
+import { browserSessionDigest, readSessionCookie } from '../authorize/state/session-cookie.js';
 import { readSession, sessionDigestOfKey } from '../authorize/state/session.js';
 import { takeInteractionSlot } from '../authorize/state/interaction-bound.js';
 import { refundAttempt, reserveAttempt, subjectThrottleKeys, type ThrottleKeys } from '../authorize/state/throttle.js';
@@ -126,7 +126,9 @@ async function enterCode(context: SentinelContext, request: SentinelRequest, acc
   await takeInteractionSlot(context, ip);
   const user = await signedInUser(context, request, accountId);
   if (user === null || tooOldFor(resolved, user.authTime, now)) {
-    return redirect(303, await startDeviceSignIn(context, request, found, appName, user?.sessionDigest, signInMaxAge(resolved)));
+    // The browser's session (of another account when `user` is null), which the new one's cookie replaces.
+    const browserSession = user?.sessionDigest ?? browserSessionDigest(context, request);
+    return redirect(303, await startDeviceSignIn(context, request, found, appName, browserSession, signInMaxAge(resolved)));
   }
   // Already signed in here: straight to the confirmation, which names the app and the code before anything is allowed.
   const id = await createConfirmation(context, {

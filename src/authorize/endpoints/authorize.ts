@@ -9,7 +9,7 @@
 import type { SentinelContext } from '../../http/context.js';
 import { redirect, type SentinelRequest, type SentinelResponse } from '../../http/messages.js';
 import { redirectOnFailure } from '../request/authorization-error.js';
-import { readSessionCookie } from '../state/session-cookie.js';
+import { browserSessionDigest, readSessionCookie } from '../state/session-cookie.js';
 import { codeRedirectURL } from './signed-in-response.js';
 import { createInteraction, loginPageURL } from '../state/interaction.js';
 import { reauthenticationReason, refuseSilentSignIn, unconsentedClientReason } from '../request/prompt.js';
@@ -91,8 +91,9 @@ export async function handleAuthorize(context: SentinelContext, request: Sentine
     // expires unused), and the request goes on as one without a session.
     refuseSilentSignIn(authorization, 'the session ended while this request used it');
   }
-  // The browser's session, which the sign-in replaces: kept for completeLogin(), which gets no cookie.
-  const browserSession = session === null ? undefined : sessionDigestOfKey(session.key);
+  // The browser's session, which the sign-in replaces: kept for completeLogin(), which gets no cookie. Whichever
+  // account it is in: the new session's cookie overwrites it all the same, and the login form ends it.
+  const browserSession = browserSessionDigest(context, request);
   // Anyone can start an interaction, and each is stored: counted per client address first (interaction-bound.ts),
   // unless its post was counted when it was parked (posted-request.ts).
   const admit = effective === request ? () => boundedInteraction(context, request, authorization) : undefined;

@@ -44,8 +44,8 @@ export interface InteractionRecord {
    */
   returnTo?: string | undefined;
   /**
-   * The digest of the browser's live session when /authorize asked it to sign in again (`prompt=login`, `max_age`, a
-   * step-up), or a device sign-in did ("Not you?", a sign-in older than the app's `default_max_age`).
+   * The digest of the session the browser's cookie named when the sign-in began, in this account (`prompt=login`,
+   * `max_age`, a step-up, "Not you?") or another one (the cookie is one per browser): `browserSessionDigest`.
    * `completeLogin()` has no request, so no cookie: its sign-in replaces this session, as the login form's replaces
    * the session its cookie names.
    */

@@ -7,6 +7,7 @@ import { serialize } from 'cookie';
 import type { SentinelContext } from '../../http/context.js';
 import type { SentinelRequest } from '../../http/messages.js';
 import { readCookie } from '../../http/cookies.js';
+import { sessionDigestOf } from './session.js';
 
 /**
  * Path of the service's cookies: the host's mount prefix plus the base path.
@@ -26,6 +27,20 @@ export function cookiePath(context: SentinelContext, mountPath: string | undefin
  */
 export function readSessionCookie(context: SentinelContext, request: SentinelRequest): string | null {
   return readCookie(request, context.config.session.cookieName);
+}
+
+/**
+ * The digest of the session the browser's cookie names, in whichever account (`undefined` without a cookie), for an
+ * interaction to keep: the cookie is one per browser, shared by every account, so a sign-in's new session replaces
+ * whatever session it named, and `completeLogin()`, which gets no cookie, must end that session as the login form
+ * does. A cookie that names no live session gives a digest that finds nothing then.
+ *
+ * @example
+ * const browserSession = browserSessionDigest(context, request);
+ */
+export function browserSessionDigest(context: SentinelContext, request: SentinelRequest): string | undefined {
+  const sessionId = readSessionCookie(context, request);
+  return sessionId === null ? undefined : sessionDigestOf(sessionId);
 }
 
 /**
