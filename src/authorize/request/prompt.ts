@@ -19,7 +19,8 @@ export function reauthenticationReason(
   if (session === null) return 'the user is not signed in';
   const prompt = authorization.prompt ?? [];
   if (prompt.includes('login')) return 'prompt=login asks for a new sign-in';
-  // The service keeps one session per account and browser; choosing another account means signing in again.
+  // The service keeps one session per browser (one cookie for every account); choosing another account means
+  // signing in again.
   if (prompt.includes('select_account')) return 'prompt=select_account asks for a sign-in';
   // max_age=0 must always re-authenticate, so an authentication in this very second is already too old. An
   // auth_time ahead of this clock (another instance's clock, or a host's within completeLogin()'s skew) is no
