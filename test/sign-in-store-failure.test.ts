@@ -7,9 +7,21 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryStore, type SentinelEvent } from '../src/index.js';
-import { csrfOf, exchangeCode, jsonOf, LOGIN_PATH, call, postLogin, startInteraction, authorizeQuery } from './helpers/direct-flow.js';
+import {
+  AUTHORIZE_PATH,
+  csrfOf,
+  exchangeCode,
+  jsonOf,
+  LOGIN_PATH,
+  call,
+  postLogin,
+  setCookies,
+  signIn,
+  startInteraction,
+  authorizeQuery,
+} from './helpers/direct-flow.js';
 import { failingSwaps, writesIndex } from './helpers/failing-swaps.js';
-import { makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
+import { ACCOUNT, makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 import { pkcePair } from './helpers/pkce.js';
 
 describe('a sign-in whose session or code cannot be written', () => {
@@ -65,5 +77,87 @@ describe('a sign-in whose session or code cannot be written', () => {
     expect(refused.status).toBe(400);
     const again = await sentinel.completeLogin(interaction, { userId: USER_ID });
     expect(again.status).toBe(400);
+  });
+
+  it('leaves the session the browser held signed in when a hook vetoes the sign-in that replaces it', async () => {
+    const errors: unknown[] = [];
+    let veto = false;
+    const sentinel = makeSentinel({
+      store: new MemoryStore(),
+      onError: (error) => errors.push(error),
+      onEvent: (event: SentinelEvent) => {
+        if (event.type === 'session.created' && veto) throw new Error('audit sink down');
+      },
+    });
+    const cookie = `sentinel_session=${(await signIn(sentinel)).sessionCookie}`;
+    const silent = async () => {
+      const response = await call(sentinel, { path: AUTHORIZE_PATH, query: authorizeQuery({ prompt: 'none' }), headers: { cookie } });
+      return new URL(String(response.headers.location)).searchParams;
+    };
+    expect((await silent()).get('code')).toBeTruthy();
+    // The same user signs in again (prompt=login) in that browser, and the audit sink refuses the new session.
+    const { interaction } = await startInteraction(sentinel, authorizeQuery({ prompt: 'login' }));
+    const page = await call(sentinel, { path: LOGIN_PATH, query: new URLSearchParams({ interaction }), headers: { cookie } });
+    const form = { csrf_token: csrfOf(page.body), username: USERNAME, password: PASSWORD };
+    const listed = await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID });
+    veto = true;
+    const failed = await postLogin(sentinel, interaction, form, undefined, cookie);
+    expect(failed.status).toBe(500);
+    expect(errors.map((error) => (error as Error).message)).toEqual(['audit sink down']);
+    // Nothing changed for the browser: its session still signs it in, the only one of the user's.
+    expect((await silent()).get('code'), 'the earlier session survives the failed sign-in').toBeTruthy();
+    expect(await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).toEqual(listed);
+    // The retry replaces it, as a sign-in does.
+    veto = false;
+    const retried = await postLogin(sentinel, interaction, form, undefined, cookie);
+    expect(retried.status, retried.body).toBe(303);
+    expect((await silent()).get('error')).toBe('login_required');
+    expect(await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).toHaveLength(1);
+  });
+
+  it('keeps what the earlier session carried when the failed sign-in would have carried it on', async () => {
+    let veto = false;
+    const sentinel = makeSentinel({
+      store: new MemoryStore(),
+      onError: () => undefined,
+      onEvent: (event: SentinelEvent) => {
+        if (event.type === 'session.created' && veto) throw new Error('audit sink down');
+      },
+    });
+    const first = await signIn(sentinel);
+    expect((await exchangeCode(sentinel, first.code, first.verifier)).status).toBe(200);
+    let cookie = `sentinel_session=${first.sessionCookie}`;
+    /** The same user signs in again in this browser (prompt=login), the code exchanged when it is delivered. */
+    const again = async () => {
+      const { verifier, challenge } = pkcePair();
+      const query = authorizeQuery({ prompt: 'login', code_challenge: challenge, code_challenge_method: 'S256' });
+      const { interaction } = await startInteraction(sentinel, query);
+      const page = await call(sentinel, { path: LOGIN_PATH, query: new URLSearchParams({ interaction }), headers: { cookie } });
+      const response = await postLogin(
+        sentinel,
+        interaction,
+        { csrf_token: csrfOf(page.body), username: USERNAME, password: PASSWORD },
+        undefined,
+        cookie,
+      );
+      if (response.status !== 303) return response;
+      const code = new URL(String(response.headers.location)).searchParams.get('code') as string;
+      expect((await exchangeCode(sentinel, code, verifier)).status).toBe(200);
+      return response;
+    };
+    const second = await again();
+    cookie = setCookies(second)
+      .find((line) => line.startsWith('sentinel_session='))
+      ?.split(';')[0] as string;
+    // One browser: the second sign-in's session, carrying the first.
+    const listed = await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID });
+    expect(listed).toHaveLength(1);
+    veto = true;
+    expect((await again()).status).toBe(500);
+    expect(await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).toEqual(listed);
+    // Signing out of the browser still ends both sign-ins' grants: the browser's session carries the first again.
+    veto = false;
+    expect(await sentinel.endSession({ accountId: ACCOUNT, sid: (listed[0] as { sid: string }).sid })).toBe(true);
+    expect(await sentinel.listUserGrants({ accountId: ACCOUNT, userId: USER_ID })).toEqual([]);
   });
 });

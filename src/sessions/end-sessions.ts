@@ -17,6 +17,7 @@
  */
 import { grantKey } from '../token/grant-records.js';
 import { grantsOnly } from './app-marker.js';
+import type { IndexedSession } from './index-encoding.js';
 import { queueLogoutTokens } from '../logout/queue-logout-tokens.js';
 import { parseSessionRecord, type SessionRecord, sessionDigestOfKey, sessionKey, sessionKeyOfDigest } from '../authorize/state/session.js';
 import {
@@ -288,5 +289,38 @@ export async function retireIndexedSession(
     const next = [...sessions];
     next[at] = { ...session, sessionEnd: Math.min(session.sessionEnd, now) };
     return next;
+  });
+}
+
+/**
+ * Takes back a session that was created and indexed but never handed to the browser (the end of its sign-in failed
+ * before the cookie was sent: a code or event write, a vetoing `onEvent`): its record, then its index entry alone.
+ * Not {@link endIndexedSession}, which would end the earlier sign-in of the browser the entry carries, still the
+ * browser's live session; left listed, the entry stood for a session no browser holds and hid that one under it.
+ * `earlier` is the entry of that earlier session, put back when the new one's write dropped it (an entry without
+ * grants is not carried, carry-over.ts): a live session missing from the index is one no ending can find; it carries
+ * again the sessions the new entry took over from it. An entry
+ * that lists grants meanwhile (none is issued before the cookie) is left as it is.
+ *
+ * @example await withdrawUnsentSession(context, accountId, userId, sessionDigest, earlierEntry);
+ */
+export async function withdrawUnsentSession(
+  context: SessionContext,
+  accountId: string,
+  userId: string,
+  sessionDigest: string,
+  earlier?: IndexedSession,
+): Promise<void> {
+  await context.store.delete(sessionKeyOfDigest(sessionDigest));
+  await changeUserIndex(context, accountId, userId, (sessions) => {
+    const entry = sessions.find((session) => session.sessionDigest === sessionDigest);
+    if (entry === undefined || entry.grants.length > 0) return null;
+    const rest = sessions.filter((session) => session !== entry);
+    if (earlier === undefined) return rest;
+    // The earlier session carries again what the new one took over from it (carry-over.ts `carryOver`'s inverse).
+    const carried = (entry.carried ?? []).filter((digest) => digest !== earlier.sessionDigest);
+    const own = rest.find((session) => session.sessionDigest === earlier.sessionDigest) ?? earlier;
+    const restored = { ...own, carried: carried.length === 0 ? undefined : carried };
+    return [...rest.filter((session) => session !== own), restored];
   });
 }

@@ -1,6 +1,6 @@
 /**
  * The end of a successful sign-in, shared by the built-in login form and `sentinel.completeLogin()`: a new
- * device session (fresh id, the previous one ended once the new one is in place: no fixation), an authorization code, and a 303 back to the
+ * device session (fresh id, the previous one ended once the new one and its code are in place: no fixation), an authorization code, and a 303 back to the
  * application (RFC 9700 §4.12: 303 so the browser does not re-post the credentials to the app).
  */
 import { OAuthError, wireDescription } from '../../errors.js';
@@ -13,7 +13,7 @@ import { sessionCookie } from '../state/session-cookie.js';
 import type { InteractionRecord } from '../state/interaction.js';
 import { createSession } from '../state/new-session.js';
 import { parseSessionRecord, type SessionRecord, sessionDigestOfKey, sessionKey, sessionKeyOfDigest } from '../state/session.js';
-import { retireIndexedSession } from '../../sessions/end-sessions.js';
+import { retireIndexedSession, withdrawUnsentSession } from '../../sessions/end-sessions.js';
 import { sessionSid } from '../../sessions/session-index.js';
 import type { AuthorizationRequest } from '../request/validate-request.js';
 import { type AmrValue, assuranceClaims } from '../../assurance/levels.js';
@@ -159,7 +159,7 @@ export async function signedInResponse(
   input: SignedInInput,
 ): Promise<SentinelResponse> {
   const authorization = interaction.request;
-  const { accountId, clientId } = authorization;
+  const { accountId } = authorization;
   const authTime = input.authTime ?? Math.floor(Date.now() / 1000);
   // The app or its redirect URI may be gone since /authorize (disabled, deleted, the URI removed): neither a code nor
   // a refusal goes there then. A sign-in for the service's own page or a device has no redirect URI.
@@ -198,35 +198,56 @@ export async function signedInResponse(
   // in the write that indexes it, so signing out of this browser ends the earlier sign-in's grants too. Another
   // user's session is only retired: its grants are that user's, not to be ended by this one's logout.
   const replaces = previous !== null && previous.accountId === accountId && previous.userId === input.userId ? previousDigest : undefined;
-  // The new session (carrying the earlier one) first, the earlier record removed only then: a store failing at any
-  // write leaves the browser with its earlier cookie (no new one is sent) and that session's record, so its logout
-  // still ends every grant issued through it. Removed first, as before, a failure in between left the earlier
-  // sign-in's grants in no session the browser could sign out of.
+  // The new session (carrying the earlier one) first, the earlier record removed only last, once this sign-in's
+  // event and code are written: a store failing at any write, or an onEvent vetoing the sign-in, leaves the browser
+  // with its earlier cookie (no new one is sent) and that session's record, so it stays signed in as before and its
+  // logout still ends every grant issued through it. Removed before the code, a failure there signed the browser out
+  // and left the earlier sign-in's grants carried by a session no browser holds.
   const sessionId = await createSession(context, { accountId, userId: input.userId, authTime, amr: input.amr, replaces });
-  if (previous !== null && previousDigest !== undefined) {
-    try {
+  try {
+    const location = await signedInLocation(context, interaction, { ...input, authTime }, sessionId);
+    if (previous !== null && previousDigest !== undefined) {
       await endPreviousSession(context, previous, previousDigest, replaces !== undefined);
-    } catch (error) {
-      // No cookie is sent for the new session: it goes too (left behind, its id is known to no one and it idles out).
-      await context.store.delete(sessionKey(sessionId)).catch(() => undefined);
-      throw error;
     }
+    return redirect(303, location, { 'set-cookie': sessionCookie(context, interaction.mountPath, sessionId) });
+  } catch (error) {
+    // No cookie is sent for the new session: it goes too, record and index entry, so the user's sessions are listed
+    // as they were (left behind, its id is known to no one, but its entry hid the browser's earlier session).
+    const sessionDigest = sessionDigestOfKey(sessionKey(sessionId));
+    // The earlier session of the same user, whose entry the new one's write may have dropped, is indexed again.
+    const earlier =
+      replaces === undefined || previous === null
+        ? undefined
+        : { sessionDigest: replaces, authTime: previous.authTime, sessionEnd: Math.ceil(previous.expiresAt / 1000), grants: [] };
+    await withdrawUnsentSession(context, accountId, input.userId, sessionDigest, earlier).catch(() => undefined);
+    throw error;
   }
-  const cookie = { 'set-cookie': sessionCookie(context, interaction.mountPath, sessionId) };
+}
+
+/**
+ * Where a sign-in whose session `sessionId` was just created goes, with its `session.created` event: back to the
+ * service's own page, or on with a code (an application) or to the device confirmation page (a device).
+ */
+async function signedInLocation(
+  context: SentinelContext,
+  interaction: InteractionRecord,
+  input: SignedInInput & { authTime: number },
+  sessionId: string,
+): Promise<string> {
+  const authorization = interaction.request;
+  const { accountId, clientId } = authorization;
   if (interaction.returnTo !== undefined) {
     // A sign-in to the service's own page (the account page): the session is all it wanted, no app gets a code.
     context.emit({ type: 'session.created', accountId, userId: input.userId, ...assuranceClaims(input.amr) });
-    return redirect(303, interaction.returnTo, cookie);
+    return interaction.returnTo;
   }
   context.emit({ type: 'session.created', accountId, clientId, userId: input.userId, ...assuranceClaims(input.amr) });
   const sessionDigest = sessionDigestOfKey(sessionKey(sessionId));
   const sid = sessionSid(accountId, input.userId, sessionDigest);
-  const user = { userId: input.userId, authTime, amr: input.amr, sid };
+  const user = { userId: input.userId, authTime: input.authTime, amr: input.amr, sid };
   // A device sign-in (RFC 8628) goes on to the confirmation page, which names the app before anything is allowed,
   // and only to this browser's new session (the digest, never the id, is kept with the confirmation).
-  const location =
-    interaction.device === undefined
-      ? await codeRedirectURL(context, authorization, user)
-      : await deviceConfirmationLocation(context, interaction, interaction.device, { ...user, sessionDigest });
-  return redirect(303, location, cookie);
+  return interaction.device === undefined
+    ? codeRedirectURL(context, authorization, user)
+    : deviceConfirmationLocation(context, interaction, interaction.device, { ...user, sessionDigest });
 }
