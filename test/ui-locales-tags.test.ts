@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LoginView, SentinelRequest } from '../src/index.js';
 import { requestUiLocales } from '../src/i18n/page-locale.js';
-import { ACCOUNT_PATH, call } from './helpers/direct-flow.js';
+import { ACCOUNT_PATH, authorizeQuery, call, startInteraction } from './helpers/direct-flow.js';
 import { makeSentinel } from './helpers/fixtures.js';
 
 const PAGE = `${ACCOUNT_PATH}/account`;
@@ -48,5 +48,14 @@ describe('requestUiLocales (the account and device pages)', () => {
     expect(of(`pt-BR ${HOSTILE} en`)).toEqual(['pt-BR', 'en']);
     expect(of('de_DE en-US- -x ja')).toEqual(['ja']);
     expect(of(`${'a'.repeat(8)}-${'b'.repeat(8)}-${'c'.repeat(8)}-${'d'.repeat(8)}-e es`)).toEqual(['es']);
+  });
+});
+
+describe('ui_locales of an authorization request', () => {
+  it('keeps language tags of at most 35 characters, as the pages do', async () => {
+    const sentinel = makeSentinel();
+    const long = `${'a'.repeat(8)}-${'b'.repeat(8)}-${'c'.repeat(8)}-${'d'.repeat(8)}-e`; // tag-shaped, 36 characters
+    const { interaction } = await startInteraction(sentinel, authorizeQuery({ ui_locales: `${long} de ${HOSTILE} fr-CA` }));
+    expect((await sentinel.interaction(interaction))?.uiLocales).toEqual(['de', 'fr-CA']);
   });
 });

@@ -19,6 +19,8 @@ const PROMPTS: ReadonlySet<string> = new Set<PromptValue>(['none', 'login', 'con
 /** BCP 47 language tags as far as a login page needs them: letters, digits and hyphens. */
 const LANGUAGE_TAG = /^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$/;
 const MAX_UI_LOCALES = 10;
+/** Longest language tag kept (RFC 5646 §4.4.1), as the pages keep them (i18n/page-locale.ts). */
+const MAX_LANGUAGE_TAG = 35;
 /** Longest `login_hint` used to pre-fill the username (the login form's own limit). */
 const MAX_LOGIN_HINT = 256;
 /** `max_age` beyond this is treated as "no limit" rather than overflowing date arithmetic (about 31 years). */
@@ -132,7 +134,7 @@ function readUILocales(read: Reader): string[] | undefined {
   if (value === undefined) return undefined;
   const tags = value
     .split(' ')
-    .filter((tag) => LANGUAGE_TAG.test(tag))
+    .filter((tag) => tag.length <= MAX_LANGUAGE_TAG && LANGUAGE_TAG.test(tag))
     .slice(0, MAX_UI_LOCALES);
   return tags.length === 0 ? undefined : tags;
 }
