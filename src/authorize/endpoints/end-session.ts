@@ -32,7 +32,7 @@ import { endSessionConfirmationResponse } from '../pages/end-session-confirmatio
 import { signedOutResponse } from '../pages/signed-out.js';
 import { isCrossSiteRequest } from './cross-site.js';
 import { isUsableRegisteredURI } from '../request/registered-uri.js';
-import { stillReturnable } from '../request/still-returnable.js';
+import { returnableApp, stillReturnable } from '../request/still-returnable.js';
 import {
   findLogoutConfirmation,
   type LogoutConfirmation,
@@ -164,16 +164,8 @@ async function documentClientTarget(
   const uiLocales = single(params, 'ui_locales');
   const returnTo = single(params, 'post_logout_redirect_uri');
   if (hint === null || returnTo === undefined) return { app: null, uiLocales };
-  let app: App | null;
-  try {
-    app = await context.apps.findApp(accountId, clientId);
-  } catch (error) {
-    // The document refused or unreachable (invalid_client): the logout goes on without a return; a failure of the
-    // service's own registry stays a server error.
-    if (!(error instanceof OAuthError)) throw error;
-    app = null;
-  }
-  if (app === null || app.accountId !== accountId) return { app: null, uiLocales };
+  const app = await returnableApp(context, accountId, clientId);
+  if (app === null) return { app: null, uiLocales };
   return returnTarget(params, app, returnTo, uiLocales);
 }
 

@@ -24,14 +24,25 @@ export async function stillReturnable(
   returnTo: string | undefined,
 ): Promise<boolean> {
   if (clientId === undefined || returnTo === undefined) return false;
+  const app = await returnableApp(context, accountId, clientId);
+  if (app === null) return false;
+  const allowed = postLogoutTargets(app);
+  return allowed.includes(returnTo) && isUsableRegisteredURI(allowed, returnTo);
+}
+
+/**
+ * The app a sign-out may return to, or `null`: a metadata document refused or unreachable (`invalid_client`) means
+ * no return, and the sign-out goes on without one; a failure of the service's own registry rejects.
+ *
+ * @example const app = await returnableApp(context, accountId, clientId);
+ */
+export async function returnableApp(context: SentinelContext, accountId: string, clientId: string): Promise<App | null> {
   let app: App | null;
   try {
     app = await context.apps.findApp(accountId, clientId);
   } catch (error) {
     if (!(error instanceof OAuthError)) throw error;
-    app = null;
+    return null;
   }
-  if (app === null || app.accountId !== accountId) return false;
-  const allowed = postLogoutTargets(app);
-  return allowed.includes(returnTo) && isUsableRegisteredURI(allowed, returnTo);
+  return app !== null && app.accountId === accountId ? app : null;
 }
