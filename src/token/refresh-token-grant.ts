@@ -198,6 +198,22 @@ export async function handleRefreshTokenGrant(
       if (applied) return next.token;
       found = await currentGrant(context, request, accountId, app, presented, dpopJkt);
     }
-    throw new Error('the grant kept changing while its refresh token was being rotated');
+    throw rotationBusy();
+  });
+}
+
+/**
+ * The answer when every swap of a rotation lost to another writer of the grant that left the presented token current:
+ * the client's own concurrent requests (revoking the grant's access tokens, or a FAPI 2.0 client's parallel uses of
+ * its unrotated token). That is contention, not a fault of the service, so it is not a 500 reported to `onError`; and
+ * the token is still good, so it must not be `invalid_grant` either, which tells a client to drop it. A 503 with
+ * `Retry-After` is HTTP's own "try again", which generic clients honour, in the RFC 6749 §5.2 JSON shape, with the
+ * code OAuth defines for that meaning (RFC 6749 §4.1.2.1; RFC 7009 §2.2.1 answers 503 at the revocation endpoint).
+ * Nothing was spent: the retry presents the same token.
+ */
+function rotationBusy(): OAuthError {
+  return new OAuthError('temporarily_unavailable', 'the grant was changing while the refresh token was used; retry shortly', {
+    status: 503,
+    headers: { 'retry-after': '1' },
   });
 }
