@@ -7,8 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { type Sentinel, type SentinelEvent, type SentinelOptions, type Store, MemoryStore } from '../src/index.js';
 import { contextOf } from '../src/http/context.js';
 import { readUserIndex } from '../src/sessions/session-index.js';
-import { ACCOUNT_PATH, call, jsonOf, postForm } from './helpers/direct-flow.js';
-import { ACCOUNT, baseOptions, makeSentinel, OTHER_ACCOUNT, USER_ID } from './helpers/fixtures.js';
+import { ACCOUNT_PATH, call, jsonOf, openLogin, postForm, postLogin, startInteraction } from './helpers/direct-flow.js';
+import { ACCOUNT, baseOptions, makeSentinel, OTHER_ACCOUNT, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 import {
   type AppTokens,
   MAIN_APP,
@@ -157,6 +157,43 @@ describe('session.maxSessionsPerUser: the sessions one user keeps', () => {
       second.tokens.sid,
     ]);
     expect(errors).toHaveLength(1);
+  });
+
+  it('a sign-in whose ending of the oldest session fails leaves no entry behind for the session it never sent', async () => {
+    // The store fails once to delete a session record: the one of the oldest session, as the sign-in past the bound
+    // ends it. That sign-in fails (no cookie), and must take back its own index entry, not only its record.
+    let failDelete = false;
+    const inner = new MemoryStore();
+    const store = new Proxy(inner, {
+      get(target, property) {
+        if (property === 'delete') {
+          return (key: string) => {
+            if (failDelete && key.startsWith('session:')) {
+              failDelete = false;
+              return Promise.reject(new Error('store down'));
+            }
+            return target.delete(key);
+          };
+        }
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const errors: unknown[] = [];
+    const sentinel = makeSentinel(options({ store, session: { maxSessionsPerUser: 1 }, onError: (error) => void errors.push(error) }));
+    const first = await signInWithSession(sentinel);
+    const { interaction } = await startInteraction(sentinel);
+    const csrf = await openLogin(sentinel, interaction);
+    failDelete = true;
+    const failed = await postLogin(sentinel, interaction, { csrf_token: csrf, username: USERNAME, password: PASSWORD });
+    expect(failed.status).toBe(500);
+    expect(errors).toHaveLength(1);
+    expect(String(failed.headers['set-cookie'] ?? '')).not.toContain('sentinel_session=');
+    // The first session's ending failed before its record went: it is still the one session, and the only one listed.
+    expect(await sessionWorks(sentinel, first.cookie)).toBe(true);
+    expect((await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).map((session) => session.sid)).toEqual([
+      first.tokens.sid,
+    ]);
   });
 
   it("signing in again and again in one browser ends that browser's oldest earlier sign-in, never another device", async () => {

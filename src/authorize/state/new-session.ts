@@ -5,9 +5,17 @@
  */
 import type { SentinelContext } from '../../http/context.js';
 import type { AmrValue } from '../../assurance/levels.js';
-import { endIndexedSession } from '../../sessions/end-sessions.js';
+import { endIndexedSession, withdrawUnsentSession } from '../../sessions/end-sessions.js';
 import { indexSession } from '../../sessions/carry-over.js';
-import { encodeSessionRecord, newSessionId, type SessionRecord, sessionDigestOfKey, sessionKey } from './session.js';
+import {
+  encodeSessionRecord,
+  newSessionId,
+  parseSessionRecord,
+  type SessionRecord,
+  sessionDigestOfKey,
+  sessionKey,
+  sessionKeyOfDigest,
+} from './session.js';
 
 /**
  * Creates a session with a fresh id (never reusing one the browser presented, so no session fixation) and
@@ -69,9 +77,24 @@ export async function createSession(
       }
     }
   } catch (error) {
-    // No cookie is sent for it: the record goes too (left behind, its id is known to no one, and it idles out).
-    await context.store.delete(key).catch(() => undefined);
+    // No cookie is sent for it: the record goes, and so does its index entry when it was written (an ending of the
+    // sessions beyond the bound failed): left listed, it stood for a session no browser holds, counted against the
+    // bound, and hid the browser's earlier session it carried, whose entry is put back if the write dropped it.
+    await replacedEntry(context, input.replaces)
+      .then((earlier) => withdrawUnsentSession(context, input.accountId, input.userId, sessionDigestOfKey(key), earlier))
+      .catch(() => undefined);
     throw error;
   }
   return sessionId;
+}
+
+/** The index entry of the replaced session as {@link withdrawUnsentSession} puts it back, from its record if still there. */
+async function replacedEntry(
+  context: SentinelContext,
+  replaces: string | undefined,
+): Promise<{ sessionDigest: string; authTime: number; sessionEnd: number; grants: [] } | undefined> {
+  if (replaces === undefined) return undefined;
+  const previous = parseSessionRecord(await context.store.get(sessionKeyOfDigest(replaces)));
+  if (previous === null) return undefined;
+  return { sessionDigest: replaces, authTime: previous.authTime, sessionEnd: Math.ceil(previous.expiresAt / 1000), grants: [] };
 }
