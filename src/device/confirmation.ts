@@ -87,6 +87,15 @@ export async function takeConfirmation(context: SentinelContext, id: string): Pr
 }
 
 /**
+ * Puts back a confirmation its decision took but could not apply (the device's polls kept changing the authorization,
+ * a 503): the person's same form decides again. Only the request that took it puts it back, so it stays single use.
+ * @example await restoreConfirmation(context, id, taken);
+ */
+export async function restoreConfirmation(context: SentinelContext, id: string, confirmation: DeviceConfirmation): Promise<void> {
+  await context.store.set(confirmationKey(id), JSON.stringify(confirmation), context.config.interactionTtl * 1000);
+}
+
+/**
  * The confirmation page of an id: path-absolute, with the host's mount prefix, and the `ui_locales` the person's
  * pages have spoken so far (none: the browser's language).
  * @example redirect(303, confirmationURL(context, mountPath, accountId, id, requestUiLocales(request)))

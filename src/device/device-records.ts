@@ -9,6 +9,8 @@
  * share a hash tag, and the one swap that issues the tokens spends the record and creates the grant together.
  */
 import type { SentinelContext } from '../http/context.js';
+import { OAuthError } from '../errors.js';
+import { en } from '../i18n/en.js';
 import { digest } from '../lib/random-secrets.js';
 import { parseStoredRecord } from '../stores/stored-record.js';
 import type { AmrValue } from '../assurance/levels.js';
@@ -140,6 +142,8 @@ export async function replaceDevice(context: SentinelContext, found: StoredDevic
  * `authorization_pending`. Should another decision win the swap after it (two browsers deciding the same code at
  * once), it prepared a decision that did not apply (`applied: false`, the caller takes back what it wrote).
  *
+ * @throws OAuthError temporarily_unavailable (503, `Retry-After: 1`) when every write lost to the device's polls (a
+ *   device polling in bursts): the decision did not apply, and the caller takes back what `prepare` wrote.
  * @example const outcome = await decideDevice(context, grantId, { status: 'approved', userId, authTime }, async (record) => emit(record));
  */
 export async function decideDevice(
@@ -164,5 +168,7 @@ export async function decideDevice(
     }
     if (await replaceDevice(context, found, { ...record, ...decision })) return { applied: true, record };
   }
-  throw new Error('the device authorization kept changing while it was being decided');
+  // Each lost swap was a poll's note: the device's own requests, not a fault of the service. Not a 500 for onError;
+  // the decision never applied, so the person may make it again.
+  throw new OAuthError('temporarily_unavailable', en.deviceDecisionBusy, { status: 503, headers: { 'retry-after': '1' } });
 }

@@ -13,7 +13,7 @@
  * protected by a CSRF token and the cross-site check of every POST of the browser flow.
  */
 import type { App } from '../apps/app.js';
-import { OAuthError } from '../errors.js';
+import { isOAuthError, OAuthError } from '../errors.js';
 import type { SentinelContext } from '../http/context.js';
 import { addressBucket, clientIP } from '../http/client-ip.js';
 import { readForm } from '../http/form-body.js';
@@ -26,7 +26,14 @@ import { browserSessionDigest, readSessionCookie } from '../authorize/state/sess
 import { readSession, sessionDigestOfKey } from '../authorize/state/session.js';
 import { takeInteractionSlot } from '../authorize/state/interaction-bound.js';
 import { refundAttempt, reserveAttempt, subjectThrottleKeys, type ThrottleKeys } from '../authorize/state/throttle.js';
-import { confirmationURL, createConfirmation, type DeviceConfirmation, findConfirmation, takeConfirmation } from './confirmation.js';
+import {
+  confirmationURL,
+  createConfirmation,
+  type DeviceConfirmation,
+  findConfirmation,
+  restoreConfirmation,
+  takeConfirmation,
+} from './confirmation.js';
 import { type DeviceRecord, decideDevice, findByUserCode, readDevice } from './device-records.js';
 import { entryFormTokenMatches } from './entry-form-tie.js';
 import { confirmPageResponse, entryPageResponse, outcomePageResponse, undecidedPageResponse } from './pages.js';
@@ -181,6 +188,11 @@ async function ownConfirmation(
   return confirmation;
 }
 
+/** The 503 of {@link decideDevice} whose every write lost to the device's polls. */
+function isBusy(error: unknown): boolean {
+  return isOAuthError(error) && error.code === 'temporarily_unavailable';
+}
+
 function confirmationExpired(): OAuthError {
   return new OAuthError('invalid_request', DEVICE_CONFIRMATION_EXPIRED);
 }
@@ -212,7 +224,11 @@ async function applyDecision(
     approval = { grantId, userId, authTime, record, approvedFrom: confirmation.sessionDigest };
     await indexDeviceApproval(context, approval);
   };
-  const outcome = await decideDevice(context, grantId, decision, prepare);
+  const outcome = await decideDevice(context, grantId, decision, prepare).catch(async (error: unknown) => {
+    // Every write lost to the device's polls: the approval did not apply, and its entry goes as a late one's does.
+    if (approval !== undefined && isBusy(error)) await withdrawDeviceApproval(context, approval, null);
+    throw error;
+  });
   if (!outcome.applied && approval !== undefined) await withdrawDeviceApproval(context, approval, outcome.record);
   return outcome;
 }
@@ -235,7 +251,11 @@ async function decide(context: SentinelContext, request: SentinelRequest, accoun
   }
   // Single use: of two decisions posted at once, one takes the confirmation; the other finds it gone.
   if (id === undefined || (await takeConfirmation(context, id)) === null) throw confirmationExpired();
-  const { applied, record } = await applyDecision(context, accountId, confirmation, approve);
+  const { applied, record } = await applyDecision(context, accountId, confirmation, approve).catch(async (error: unknown) => {
+    // Nothing was decided: the confirmation is put back, so the person's choice posted again decides (the 503 says so).
+    if (isBusy(error)) await restoreConfirmation(context, id, confirmation);
+    throw error;
+  });
   if (!applied) return undecidedPageResponse(context, request, accountId, record);
   return outcomePageResponse(context, request, approve ? 'approved' : 'denied');
 }

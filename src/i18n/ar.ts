@@ -65,6 +65,7 @@ export const ar: Messages = {
   deviceCodeUsed: 'سبق استخدام هذا الرمز. ابدأ من جديد على جهازك.',
   deviceConfirmExpired: 'هذا التأكيد غير صالح أو انتهت صلاحيته. أدخل الرمز مرة أخرى.',
   deviceTooManyCodes: 'رموز خاطئة كثيرة جدًا. انتظر بضع دقائق ثم حاول مرة أخرى.',
+  deviceDecisionBusy: 'كان جهازك يتصل في اللحظة نفسها. ارجع واختر مرة أخرى.',
   deviceConfirmTitle: 'السماح لهذا الجهاز؟',
   deviceConfirmAsks: 'يطلب {app} استخدام حسابك على جهاز.',
   deviceConfirmCode: 'تأكّد من أن جهازك يعرض الرمز {code}.',

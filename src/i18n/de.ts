@@ -66,6 +66,7 @@ export const de: Messages = {
   deviceCodeUsed: 'Dieser Code wurde bereits verwendet. Beginne auf deinem Gerät von vorn.',
   deviceConfirmExpired: 'Diese Bestätigung ist ungültig oder abgelaufen. Gib den Code erneut ein.',
   deviceTooManyCodes: 'Zu viele falsche Codes. Warte ein paar Minuten und versuche es erneut.',
+  deviceDecisionBusy: 'Dein Gerät hat sich im selben Moment gemeldet. Gehe zurück und wähle erneut.',
   deviceConfirmTitle: 'Dieses Gerät zulassen?',
   deviceConfirmAsks: '{app} möchte dein Konto auf einem Gerät verwenden.',
   deviceConfirmCode: 'Prüfe, ob dein Gerät den Code {code} anzeigt.',

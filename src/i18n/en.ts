@@ -66,6 +66,7 @@ export const en: Messages = {
   deviceCodeUsed: 'That code has already been used. Start again on your device.',
   deviceConfirmExpired: 'This confirmation is invalid or has expired. Enter the code again.',
   deviceTooManyCodes: 'Too many wrong codes. Wait a few minutes and try again.',
+  deviceDecisionBusy: 'Your device was checking in at the same moment. Go back and choose again.',
   deviceConfirmTitle: 'Allow this device?',
   deviceConfirmAsks: '{app} asks to use your account on a device.',
   deviceConfirmCode: 'Check that your device shows the code {code}.',

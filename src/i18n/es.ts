@@ -65,6 +65,7 @@ export const es: Messages = {
   deviceCodeUsed: 'Ese código ya se ha utilizado. Vuelve a empezar en tu dispositivo.',
   deviceConfirmExpired: 'Esta confirmación no es válida o ha caducado. Introduce el código de nuevo.',
   deviceTooManyCodes: 'Demasiados códigos incorrectos. Espera unos minutos e inténtalo de nuevo.',
+  deviceDecisionBusy: 'Tu dispositivo se estaba comunicando en ese mismo momento. Vuelve atrás y elige de nuevo.',
   deviceConfirmTitle: '¿Permitir este dispositivo?',
   deviceConfirmAsks: '{app} solicita usar tu cuenta en un dispositivo.',
   deviceConfirmCode: 'Comprueba que tu dispositivo muestra el código {code}.',

@@ -67,6 +67,7 @@ export const fr: Messages = {
   deviceCodeUsed: 'Ce code a déjà été utilisé. Recommencez sur votre appareil.',
   deviceConfirmExpired: "Cette confirmation n'est pas valide ou a expiré. Saisissez à nouveau le code.",
   deviceTooManyCodes: 'Trop de codes erronés. Patientez quelques minutes et réessayez.',
+  deviceDecisionBusy: 'Votre appareil se connectait au même moment. Revenez en arrière et choisissez à nouveau.',
   deviceConfirmTitle: 'Autoriser cet appareil ?',
   deviceConfirmAsks: '{app} demande à utiliser votre compte sur un appareil.',
   deviceConfirmCode: 'Vérifiez que votre appareil affiche le code {code}.',

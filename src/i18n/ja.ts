@@ -65,6 +65,7 @@ export const ja: Messages = {
   deviceCodeUsed: 'このコードはすでに使用されています。デバイスでもう一度やり直してください。',
   deviceConfirmExpired: 'この確認は無効か、有効期限が切れています。もう一度コードを入力してください。',
   deviceTooManyCodes: '間違ったコードが多すぎます。数分待ってから、もう一度お試しください。',
+  deviceDecisionBusy: 'デバイスが同じ瞬間に通信していました。前のページに戻って、もう一度選択してください。',
   deviceConfirmTitle: 'このデバイスを許可しますか?',
   deviceConfirmAsks: '{app} がデバイスであなたのアカウントを使用しようとしています。',
   deviceConfirmCode: 'デバイスにコード {code} が表示されていることを確認してください。',

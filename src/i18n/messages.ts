@@ -88,6 +88,8 @@ export interface Messages {
   deviceCodeUsed: string;
   deviceConfirmExpired: string;
   deviceTooManyCodes: string;
+  /** The confirmation page when the device's own polls kept changing its authorization at that moment (503). */
+  deviceDecisionBusy: string;
   deviceConfirmTitle: string;
   /** `{app}` is the device's application name. */
   deviceConfirmAsks: string;

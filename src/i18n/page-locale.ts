@@ -113,6 +113,7 @@ const TRANSLATABLE: readonly MessageKey[] = [
   'deviceCodeUsed',
   'deviceConfirmExpired',
   'deviceTooManyCodes',
+  'deviceDecisionBusy',
   // The account page (issue #35).
   'accountFormOutOfDate',
   'accountPasskeyNotAdded',

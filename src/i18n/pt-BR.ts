@@ -66,6 +66,7 @@ export const ptBR: Messages = {
   deviceCodeUsed: 'Esse código já foi usado. Comece de novo no seu dispositivo.',
   deviceConfirmExpired: 'Esta confirmação é inválida ou expirou. Digite o código novamente.',
   deviceTooManyCodes: 'Códigos incorretos demais. Aguarde alguns minutos e tente novamente.',
+  deviceDecisionBusy: 'Seu dispositivo estava se comunicando no mesmo momento. Volte e escolha novamente.',
   deviceConfirmTitle: 'Permitir este dispositivo?',
   deviceConfirmAsks: '{app} pede para usar sua conta em um dispositivo.',
   deviceConfirmCode: 'Confira se o seu dispositivo mostra o código {code}.',
