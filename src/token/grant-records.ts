@@ -20,6 +20,7 @@
 import type { RevocationCheck } from '../guard/access-token-jwt.js';
 import type { AccessTokenClaims } from './access-token.js';
 import type { SentinelContext } from '../http/context.js';
+import { OAuthError } from '../errors.js';
 import { matchesStoredDigest, randomSecret, SHORT_DIGEST_LENGTH, shortDigest } from '../lib/random-secrets.js';
 import { decodeGrant, encodeGrant, type GrantRecord, type GrantRefreshState } from './grant-encoding.js';
 import { anyDelegatedRevoked, grantlessDelegationRevoked, isDelegated, revokeDelegatedToken } from './delegated-revocations.js';
@@ -227,7 +228,7 @@ export async function revokeGrant(context: SentinelContext, grantId: string): Pr
 
 /**
  * How often {@link revokeAccessToken} re-reads a grant that another instance changed under it before it gives up (a
- * 500). Generous: each lost swap means another writer made progress, and within one instance the revocations of a
+ * 503 with `Retry-After`). Generous: each lost swap means another writer made progress, and within one instance the revocations of a
  * grant already take turns, so only other instances' writers (and rotations) compete.
  */
 const REVOKE_ATTEMPTS = 64;
@@ -291,7 +292,8 @@ function pauseAfterLostSwap(attempt: number): Promise<void> {
  * gone has no live tokens left, so there is nothing to do. Only user tokens (with a `gid`) are checked on use, so
  * only they may be revoked this way. Past {@link MAX_REVOKED_ACCESS_TOKENS} the grant ends instead. Revocations of
  * one grant take turns within this instance; one that loses its swap to another instance reads the grant again,
- * after a short random pause, up to {@link REVOKE_ATTEMPTS} times.
+ * after a short random pause, up to {@link REVOKE_ATTEMPTS} times; past them the client hears 503 with `Retry-After`
+ * (RFC 7009 §2.2.1: it assumes the token still exists and retries).
  *
  * A delegated token (with `act`) is held by the actor, not by the grant's client: its revocation is a marker of its
  * own and leaves the grant alone, so an actor revoking its tokens can neither grow nor end the subject's grant.
@@ -306,7 +308,13 @@ export async function revokeAccessToken(context: SentinelContext, claims: Access
       if (attempt > 0) await pauseAfterLostSwap(attempt - 1);
       if (await writeRevokedJti(context, grantId, claims)) return;
     }
-    throw new Error('the grant kept changing while an access token was being revoked');
+    // Every loss was another writer's progress on the grant (the client's refreshes, other instances' revocations):
+    // contention, not a fault for onError. RFC 7009 §2.2.1: on a 503 the client assumes the token still exists and
+    // retries after a delay, which is exactly the state it is in.
+    throw new OAuthError('temporarily_unavailable', 'the grant was changing while the token was being revoked; retry shortly', {
+      status: 503,
+      headers: { 'retry-after': '1' },
+    });
   });
 }
 
