@@ -155,7 +155,8 @@ describe('device grants in the session index', () => {
       // where the same browser's session ends (its logout in another tab, or "sign out everywhere") in that window.
       const memory = new MemoryStore();
       const racing = racingStore(memory, (key) => key.startsWith('user-sessions:'));
-      const approving = makeSentinel({ apps: deviceApps(), store: racing });
+      const events: SentinelEvent[] = [];
+      const approving = makeSentinel({ apps: deviceApps(), store: racing, onEvent: (event) => events.push(event) });
       const account = makeSentinel({ apps: deviceApps(), store: memory });
       const codes = await requestCodes(approving, { scope: 'openid offline_access' });
       const browser: Browser = {};
@@ -174,6 +175,9 @@ describe('device grants in the session index', () => {
       expect(answer.status, how).toBe(400);
       expect(await pollError(account, codes.device_code), how).toBe('authorization_pending');
       expect(await account.listSessions(USER), how).toEqual([]);
+      // And no audit record says it was approved.
+      const types = events.map((event) => event.type);
+      expect(types, how).not.toContain('device.approved');
     }
   });
 
@@ -241,7 +245,9 @@ describe('device grants in the session index', () => {
   it('approves nothing when the index cannot be written at the approval, and reports the cause', async () => {
     const { store, failIndex } = failingIndexStore();
     const errors: unknown[] = [];
-    const sentinel = makeSentinel({ apps: deviceApps(), store, onError: (error) => errors.push(error) });
+    const events: SentinelEvent[] = [];
+    const options = { apps: deviceApps(), store, onEvent: (event: SentinelEvent) => void events.push(event) };
+    const sentinel = makeSentinel({ ...options, onError: (error) => errors.push(error) });
     const codes = await requestCodes(sentinel);
     const browser: Browser = {};
     const opened = await openConfirmationFor(sentinel, browser, codes.user_code);
@@ -250,6 +256,29 @@ describe('device grants in the session index', () => {
     expect(errors).toContainEqual(expect.objectContaining({ message: 'index write failed' }));
     failIndex(false);
     expect(await pollError(sentinel, codes.device_code)).toBe('authorization_pending');
+    expect(events.map((event) => event.type)).not.toContain('device.approved');
+  });
+
+  it('takes the entry back and ends no session past the bound when onEvent vetoes device.approved', async () => {
+    let veto = false;
+    const events: SentinelEvent[] = [];
+    const onEvent = (event: SentinelEvent): void => {
+      if (veto && event.type === 'device.approved') throw new Error('device.approved vetoed');
+      events.push(event);
+    };
+    const sentinel = makeSentinel({ apps: deviceApps(), session: { maxSessionsPerUser: 2 }, onEvent, onError: () => undefined });
+    const browser: Browser = {};
+    const oldest = await connectDevice(sentinel, browser);
+    const before = await sentinel.listSessions(USER);
+    const codes = await requestCodes(sentinel);
+    const opened = await openConfirmation(sentinel, browser, await enterCode(sentinel, browser, codes.user_code));
+    veto = true;
+    expect((await decide(sentinel, browser, opened, 'approve')).status).toBe(500);
+    // Nothing approved: the device waits, the index is as it was, and the oldest device still has its session.
+    expect(await pollError(sentinel, codes.device_code)).toBe('authorization_pending');
+    expect(await sentinel.listSessions(USER)).toEqual(before);
+    expect(await live(sentinel, oldest.access_token)).toBe(true);
+    expect(events.filter((event) => event.type === 'session.ended')).toEqual([]);
   });
 
   it('issues nothing when the index cannot be written, reports the cause, and the next poll gets the tokens', async () => {

@@ -86,9 +86,13 @@ function approvingSessionStands(context: SentinelContext, approvedFrom: string |
  * the never-evicted budget every other user's sign-in needs). A failure rejects, and the approval is then not
  * written (a 500, fail closed).
  *
- * @example await indexDeviceApproval(context, { grantId, userId, authTime, record });
+ * `announce` (the approval's `device.approved`) runs once the entry is written and before any session beyond the
+ * bound ends: an approval the index refuses (its browser session ended first) or fails to take is never announced,
+ * and an `onEvent` that vetoes it takes the entry back and ends nobody's session.
+ *
+ * @example await indexDeviceApproval(context, { grantId, userId, authTime, record }, () => emit(approved));
  */
-export async function indexDeviceApproval(context: SentinelContext, approval: DeviceApproval): Promise<void> {
+export async function indexDeviceApproval(context: SentinelContext, approval: DeviceApproval, announce?: () => void): Promise<void> {
   const { grantId, userId, authTime, record } = approval;
   const sessionDigest = deviceSessionDigest(grantId);
   const entry: IndexedSession = {
@@ -113,6 +117,12 @@ export async function indexDeviceApproval(context: SentinelContext, approval: De
       settle: () => oldest.map((session) => session.sessionDigest),
     };
   });
+  try {
+    announce?.();
+  } catch (error) {
+    await withdrawDeviceApproval(context, approval, null);
+    throw error;
+  }
   for (const digest of beyond) {
     if ((await endIndexedSession(context, record.accountId, userId, digest)) !== null) {
       // Ended already, so committed: a throwing onEvent must not fail the approval for an ending that happened.

@@ -199,9 +199,11 @@ function confirmationExpired(): OAuthError {
 
 /**
  * Writes the person's decision on the device authorization. Before the record changes (`prepare` of decideDevice):
- * the event, so that an onEvent that throws vetoes the decision and the device still waits; and for an approval the
- * device's entry in the user's session index, so that signing out everywhere or disconnecting the app before the
- * device polls voids it (device-session.ts). An approval that then did not apply takes its entry back.
+ * the event, so that an onEvent that throws vetoes the decision and the device still waits; and for an approval,
+ * first the device's entry in the user's session index, so that signing out everywhere or disconnecting the app
+ * before the device polls voids it (device-session.ts). The approval's event follows that entry's write: an approval
+ * the index refuses (its browser session ended first) or fails to take is not announced, and a veto takes the entry
+ * back. An approval that then did not apply takes its entry back.
  */
 async function applyDecision(
   context: SentinelContext,
@@ -219,10 +221,14 @@ async function applyDecision(
   const prepare = async (record: DeviceRecord): Promise<void> => {
     // A denial always stands; an approval only while the app can still use the flow (still-approvable.ts).
     if (approve) await assertStillApprovable(context, record);
-    context.emit({ type: approve ? 'device.approved' : 'device.denied', accountId, clientId: record.clientId, userId });
-    if (!approve) return;
+    if (!approve) {
+      context.emit({ type: 'device.denied', accountId, clientId: record.clientId, userId });
+      return;
+    }
     approval = { grantId, userId, authTime, record, approvedFrom: confirmation.sessionDigest };
-    await indexDeviceApproval(context, approval);
+    await indexDeviceApproval(context, approval, () =>
+      context.emit({ type: 'device.approved', accountId, clientId: record.clientId, userId }),
+    );
   };
   const outcome = await decideDevice(context, grantId, decision, prepare).catch(async (error: unknown) => {
     // Every write lost to the device's polls: the approval did not apply, and its entry goes as a late one's does.
