@@ -5,7 +5,7 @@
  * endpoint. A refused exchange (4xx: the code redeemed already) is still the ordinary "try again" page. The
  * exchange's own `token.issued` names the operator's address and request id, as the callback's events do.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { CONSOLE_CLIENT_ID, createConsole } from '../src/console/index.js';
 import { contextOf } from '../src/http/context.js';
 import {
@@ -138,5 +138,36 @@ describe("console: the code exchange's own audit event", () => {
     const exchange = events.find((event) => event.type === 'token.issued' && event.clientId === CONSOLE_CLIENT_ID);
     expect(exchange).toMatchObject({ ip: '203.0.113.7', requestId: 'req-console-1' });
     expect(events.find((event) => event.type === 'console.signed_in')).toMatchObject({ ip: '203.0.113.7', requestId: 'req-console-1' });
+  });
+});
+
+describe('console: console.signed_in stands for a session that exists', () => {
+  it('keeps no console session when onEvent vetoes console.signed_in: a 500, no cookie, no record', async () => {
+    const memory = new MemoryStore();
+    const set = vi.spyOn(memory, 'set');
+    const onEvent = (event: SentinelEvent): void => {
+      if (event.type === 'console.signed_in') throw new Error('console.signed_in vetoed');
+    };
+    const h = harness({ store: memory, onEvent });
+    const { query, cookie } = await upToCallback(h);
+    const answer = await h.consoleCall({ path: '/console/callback', query, headers: { cookie } });
+    expect(answer.status).toBe(500);
+    expect(answer.headers['set-cookie']).toBeUndefined();
+    expect(h.reports.map(({ error }) => String(error))).toEqual(['Error: console.signed_in vetoed']);
+    // The record the sign-in wrote is gone again: no orphan session that no cookie points to.
+    const written = set.mock.calls.map(([key]) => key).filter((key) => key.startsWith('console-session:'));
+    expect(written).toHaveLength(1);
+    expect(await memory.get(written[0] as string)).toBeNull();
+  });
+
+  it('announces no sign-in when the console session cannot be stored', async () => {
+    const events: SentinelEvent[] = [];
+    const h = harness({ onEvent: (event) => events.push(event) });
+    const { query, cookie } = await upToCallback(h);
+    h.failOn('console-session:');
+    const answer = await h.consoleCall({ path: '/console/callback', query, headers: { cookie } });
+    h.failOn('');
+    expect(answer.status).toBe(500);
+    expect(events.map((event) => event.type)).not.toContain('console.signed_in');
   });
 });

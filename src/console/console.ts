@@ -349,8 +349,10 @@ async function callback(deps: ConsoleDeps, call: ConsoleCall, location: ConsoleL
     const page = notOperatorPage(deps, call, signedIn.accountId);
     return { ...page, headers: { ...page.headers, 'set-cookie': [spentSignInCookie(location)] } };
   }
-  const cookies = await openOperatorSession(deps.context.store, location, signedIn, sessionTtl);
-  scopedContext(deps, call.request).emit({ type: 'console.signed_in', accountId: signedIn.accountId, operator: signedIn.userId, role });
+  const signedInEvent = { type: 'console.signed_in', accountId: signedIn.accountId, operator: signedIn.userId, role } as const;
+  const cookies = await openOperatorSession(deps.context.store, location, signedIn, sessionTtl, () =>
+    scopedContext(deps, call.request).emit(signedInEvent),
+  );
   return redirect(303, `${call.base}/${encodeURIComponent(signedIn.accountId)}/apps`, { 'set-cookie': cookies });
 }
 

@@ -94,6 +94,14 @@ export async function readOperatorSession(store: Store, request: SentinelRequest
   }
 }
 
+/**
+ * Deletes the session `createOperatorSession` answered `id` for: one whose sign-in then failed before its cookie
+ * was sent, which no browser could ever present.
+ */
+export async function discardOperatorSession(store: Store, id: string): Promise<void> {
+  await store.delete(sessionKey(id));
+}
+
 /** Ends the session of the request's cookie, if any. */
 export async function endOperatorSession(store: Store, request: SentinelRequest): Promise<void> {
   const id = readCookie(request, CONSOLE_COOKIE);

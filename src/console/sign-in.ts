@@ -16,7 +16,7 @@ import { clientIP } from '../http/client-ip.js';
 import { routePath, routeUrl } from '../http/route-paths.js';
 import { digest, randomSecret } from '../lib/random-secrets.js';
 import type { ConsoleService } from './service.js';
-import { CONSOLE_COOKIE, consoleCookie, createOperatorSession, SIGN_IN_COOKIE } from './operator-session.js';
+import { CONSOLE_COOKIE, consoleCookie, createOperatorSession, discardOperatorSession, SIGN_IN_COOKIE } from './operator-session.js';
 import { readCookie } from '../http/cookies.js';
 import { ConsoleRefusal } from './refusal.js';
 import { ExchangeFailure } from './exchange-failure.js';
@@ -265,17 +265,26 @@ export function spentSignInCookie(location: ConsoleLocation): string {
 
 /**
  * Opens the console session of an operator `authorize()` admitted, and answers the cookies a completed sign-in sets:
- * the session, and the spent sign-in binding removed.
+ * the session, and the spent sign-in binding removed. `announce` (the `console.signed_in` event) runs once the
+ * session is stored, so a session that could not be stored is never announced; an `onEvent` that vetoes it deletes
+ * the session again before the failure goes on, so no record is left that no cookie points to.
  *
- * @example const cookies = await openOperatorSession(context.store, location, signedIn, sessionTtl);
+ * @example const cookies = await openOperatorSession(context.store, location, signedIn, sessionTtl, () => emit(signedInEvent));
  */
 export async function openOperatorSession(
   store: Store,
   location: ConsoleLocation,
   signedIn: SignedIn,
   sessionTtlSeconds: number,
+  announce: () => void = () => undefined,
 ): Promise<string[]> {
   const { accountId, userId, origin } = signedIn;
   const sessionId = await createOperatorSession(store, { accountId, userId, ...origin }, sessionTtlSeconds);
+  try {
+    announce();
+  } catch (error) {
+    await discardOperatorSession(store, sessionId);
+    throw error;
+  }
   return [consoleCookie(CONSOLE_COOKIE, sessionId, location.base, location.secure, sessionTtlSeconds), spentSignInCookie(location)];
 }
