@@ -5,8 +5,8 @@
  * (or the host's of `completeLogin()`) signs the user in, instead of a "link expired" page that sends the user back to
  * the application to start again.
  */
-import { describe, expect, it } from 'vitest';
-import { MemoryStore, type SentinelEvent } from '../src/index.js';
+import { describe, expect, it, vi } from 'vitest';
+import { MemoryStore, type SentinelEvent, type Store } from '../src/index.js';
 import {
   AUTHORIZE_PATH,
   csrfOf,
@@ -159,5 +159,55 @@ describe('a sign-in whose session or code cannot be written', () => {
     veto = false;
     expect(await sentinel.endSession({ accountId: ACCOUNT, sid: (listed[0] as { sid: string }).sid })).toBe(true);
     expect(await sentinel.listUserGrants({ accountId: ACCOUNT, userId: USER_ID })).toEqual([]);
+  });
+});
+
+/** A MemoryStore whose writes (`set`) of codes reject while `failCodes(true)`. */
+function failingCodeStore(): { store: Store; failCodes: (on: boolean) => void } {
+  const memory = new MemoryStore();
+  let failing = false;
+  const set: Store['set'] = (key, value, ttlMs) =>
+    failing && key.startsWith('code:') ? Promise.reject(new Error('code write failed')) : memory.set(key, value, ttlMs);
+  const store = new Proxy(memory, {
+    get: (target, name) => {
+      if (name === 'set') return set;
+      const value: unknown = Reflect.get(target, name);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return { store, failCodes: (on) => (failing = on) };
+}
+
+describe('the events of a sign-in stand for what it wrote', () => {
+  it('announces no session.created when the sign-in fails at its code write', async () => {
+    const { store, failCodes } = failingCodeStore();
+    const events: SentinelEvent[] = [];
+    const sentinel = makeSentinel({ store, onError: () => undefined, onEvent: (event) => void events.push(event) });
+    const { interaction } = await startInteraction(sentinel);
+    failCodes(true);
+    expect((await sentinel.completeLogin(interaction, { userId: USER_ID, amr: ['pwd'] })).status).toBe(500);
+    // The session went with the failure (nothing listed): no event may say it was created.
+    expect(await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).toEqual([]);
+    expect(events.map((event) => event.type)).not.toContain('session.created');
+    expect(events.map((event) => event.type)).not.toContain('code.issued');
+  });
+
+  it('keeps no code when a hook vetoes its code.issued or the session.created before it', async () => {
+    for (const vetoed of ['code.issued', 'session.created'] as const) {
+      const memory = new MemoryStore();
+      const set = vi.spyOn(memory, 'set');
+      const sentinel = makeSentinel({
+        store: memory,
+        onError: () => undefined,
+        onEvent: (event: SentinelEvent) => {
+          if (event.type === vetoed) throw new Error(`${vetoed} vetoed`);
+        },
+      });
+      const { interaction } = await startInteraction(sentinel);
+      expect((await sentinel.completeLogin(interaction, { userId: USER_ID, amr: ['pwd'] })).status, vetoed).toBe(500);
+      const codes = set.mock.calls.map(([key]) => key).filter((key) => key.startsWith('code:'));
+      expect(codes, vetoed).toHaveLength(1);
+      expect(await memory.get(codes[0] as string), vetoed).toBeNull();
+    }
   });
 });

@@ -38,6 +38,7 @@ export interface SignedInInput {
 
 /**
  * Issues a code for a validated request and returns the redirect that delivers it (`code`, `state`, `iss`).
+ * `announce` runs once the code is written, before its `code.issued` ({@link issueCode}).
  *
  * @example
  * return redirect(302, await codeRedirectURL(context, authorization, { userId, authTime, amr, sid }));
@@ -46,6 +47,7 @@ export async function codeRedirectURL(
   context: SentinelContext,
   authorization: AuthorizationRequest,
   user: { userId: string; authTime: number; amr?: AmrValue[] | undefined; sid: string },
+  announce?: () => void,
 ): Promise<string> {
   const code = await issueCode(
     context,
@@ -70,6 +72,7 @@ export async function codeRedirectURL(
       issuedAt: Math.floor(Date.now() / 1000),
     },
     authorization.profile === 'fapi2' ? FAPI2_CODE_TTL_SECONDS : undefined,
+    announce,
   );
   return codeResponseURL(authorization, code);
 }
@@ -241,13 +244,16 @@ async function signedInLocation(
     context.emit({ type: 'session.created', accountId, userId: input.userId, ...assuranceClaims(input.amr) });
     return interaction.returnTo;
   }
-  context.emit({ type: 'session.created', accountId, clientId, userId: input.userId, ...assuranceClaims(input.amr) });
+  const announce = (): void =>
+    context.emit({ type: 'session.created', accountId, clientId, userId: input.userId, ...assuranceClaims(input.amr) });
   const sessionDigest = sessionDigestOfKey(sessionKey(sessionId));
   const sid = sessionSid(accountId, input.userId, sessionDigest);
   const user = { userId: input.userId, authTime: input.authTime, amr: input.amr, sid };
+  // An application's sign-in announces its session once the code is written too (a code write that fails takes the
+  // session back, and no event may say it was created), and a veto deletes that code as well.
+  if (interaction.device === undefined) return codeRedirectURL(context, authorization, user, announce);
   // A device sign-in (RFC 8628) goes on to the confirmation page, which names the app before anything is allowed,
   // and only to this browser's new session (the digest, never the id, is kept with the confirmation).
-  return interaction.device === undefined
-    ? codeRedirectURL(context, authorization, user)
-    : deviceConfirmationLocation(context, interaction, interaction.device, { ...user, sessionDigest });
+  announce();
+  return deviceConfirmationLocation(context, interaction, interaction.device, { ...user, sessionDigest });
 }
