@@ -234,6 +234,26 @@ describe('polling', () => {
     }
   });
 
+  it('keeps neither the device record nor its user code when onEvent vetoes device.authorized', async () => {
+    const memory = new MemoryStore();
+    const set = vi.spyOn(memory, 'set');
+    const swap = vi.spyOn(memory, 'swap');
+    const { sentinel } = deviceSentinel({
+      store: memory,
+      onEvent: (event) => {
+        if (event.type === 'device.authorized') throw new Error('device.authorized vetoed');
+      },
+      onError: () => undefined,
+    });
+    const answer = await postForm(sentinel, DEVICE_AUTHORIZATION_PATH, new URLSearchParams({ client_id: DEVICE_CLIENT_ID }).toString());
+    expect(answer.status).toBe(500);
+    // Written before the event, and gone again: no code the answer never gave out stays claimed.
+    const written = [...set.mock.calls.map(([key]) => key), ...swap.mock.calls.flatMap(([entries]) => entries.map((entry) => entry.key))];
+    const device = written.filter((key) => key.startsWith('device:') || key.startsWith('device-user:'));
+    expect(device).toHaveLength(2);
+    for (const key of device) expect(await memory.get(key), key).toBeNull();
+  });
+
   it('changes nothing when onEvent vetoes the denial of a sign-in cancelled on the login page', async () => {
     const { sentinel } = deviceSentinel({
       onEvent: (event) => {

@@ -94,7 +94,14 @@ export async function handleDeviceAuthorization(
   const userCode = await claimUserCode(context, accountId, grantId, retainUntil * 1000 - Date.now());
   const record: DeviceRecord = { ...base, userCode };
   await context.store.set(deviceKey(grantId), JSON.stringify(record), retainMs(record));
-  context.emit({ type: 'device.authorized', accountId, clientId: app.clientId });
+  try {
+    context.emit({ type: 'device.authorized', accountId, clientId: app.clientId });
+  } catch (error) {
+    // Vetoed: the codes are never given out, so neither the record nor the user code it claimed may stay behind.
+    await context.store.delete(deviceKey(grantId)).catch(() => undefined);
+    await context.store.delete(userCodeKey(accountId, userCode)).catch(() => undefined);
+    throw error;
+  }
   const verificationUri = routeUrl(context.config, 'device', { accountId });
   const shown = formatUserCode(userCode);
   return noStoreJSON(200, {
