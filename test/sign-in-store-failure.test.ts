@@ -211,3 +211,25 @@ describe('the events of a sign-in stand for what it wrote', () => {
     }
   });
 });
+
+describe('the code.issued of a silent sign-in', () => {
+  it('is not emitted, and the code not kept, when the session ends while the request uses it', async () => {
+    const memory = new MemoryStore();
+    const events: SentinelEvent[] = [];
+    const sentinel = makeSentinel({ store: memory, onEvent: (event) => void events.push(event) });
+    const cookie = `sentinel_session=${(await signIn(sentinel)).sessionCookie}`;
+    const set = vi.spyOn(memory, 'set');
+    // A logout lands between this request's read of the session and its idle extension: the extension is refused.
+    const swap = memory.swap.bind(memory);
+    vi.spyOn(memory, 'swap').mockImplementation((entries) =>
+      entries.some((entry) => entry.key.startsWith('session:')) ? Promise.resolve(false) : swap(entries),
+    );
+    events.length = 0;
+    const response = await call(sentinel, { path: AUTHORIZE_PATH, query: authorizeQuery({ prompt: 'none' }), headers: { cookie } });
+    expect(new URL(String(response.headers.location)).searchParams.get('error')).toBe('login_required');
+    expect(events.map((event) => event.type)).not.toContain('code.issued');
+    const codes = set.mock.calls.map(([key]) => key).filter((key) => key.startsWith('code:'));
+    expect(codes).toHaveLength(1);
+    expect(await memory.get(codes[0] as string)).toBeNull();
+  });
+});

@@ -45,8 +45,9 @@ export function codeKeyOf(grantId: string): string {
  * code, and copying the record with spreads cost twice the serialisation itself.
  *
  * The events come once the code is written, so a code that could not be written is never announced: first
- * `announce` (a sign-in's `session.created`, whose session is only kept with its code), then `code.issued`. An
- * `onEvent` that vetoes either deletes the code again: it is never sent, and no record stays behind for it.
+ * `announce` (a sign-in's `session.created`, whose session is only kept with its code; a silent sign-in's check that
+ * its session still stands), then `code.issued`. When `announce` throws or an `onEvent` vetoes, the code is deleted
+ * again: it is never sent, and no record stays behind for it.
  *
  * @example
  * const code = await issueCode(context, { accountId, clientId, redirectUri, redirectUriInRequest, userId, authTime, issuedAt });
@@ -55,13 +56,13 @@ export async function issueCode(
   context: SentinelContext,
   record: CodeRecord,
   ttlSeconds: number = context.config.codeTtl,
-  announce?: () => void,
+  announce?: () => void | Promise<void>,
 ): Promise<string> {
   const code = randomSecret();
   const key = codeKey(code);
   await context.store.set(key, encodeCodeRecord(record), Math.min(ttlSeconds, context.config.codeTtl) * 1000);
   try {
-    announce?.();
+    await announce?.();
     context.emit({ type: 'code.issued', accountId: record.accountId, clientId: record.clientId, userId: record.userId });
   } catch (error) {
     // The veto's error is the answer; a failing delete leaves a code nobody holds, which expires unused.

@@ -25,6 +25,9 @@ import { AuthorizationError } from '../request/authorization-error.js';
 import { takeInteractionSlot } from '../state/interaction-bound.js';
 import type { AuthorizationRequest } from '../request/validate-request.js';
 
+/** Thrown through issueCode when a silent sign-in's session ended while the request used it: its code goes unsent. */
+const SESSION_ENDED = Symbol('session ended');
+
 /**
  * Takes the request's slot of `interactionsPerAddress`. An address over it is sent back to the app with
  * `temporarily_unavailable` (RFC 6749 §4.1.2.1, the error code for this very case), as every other problem after the
@@ -73,22 +76,29 @@ export async function handleAuthorize(context: SentinelContext, request: Sentine
   if (reason !== null) refuseSilentSignIn(authorization, reason);
   if (session !== null && reason === null) {
     // The code's write and the session's idle extension leave for the store together: one round trip, not two.
-    // Either failing is a 500 that delivers no code (a written code nobody received expires unused).
-    const [location, extended] = await redirectOnFailure(
+    // Either failing is a 500 that delivers no code. The code's code.issued waits for the extension: a code whose
+    // session ended meanwhile is deleted unannounced (issueCode).
+    const extended = touchSession(context, session);
+    extended.catch(() => undefined); // Observed below, unless the code's write failed first.
+    const location = await redirectOnFailure(
       authorization,
-      Promise.all([
-        codeRedirectURL(context, authorization, {
+      codeRedirectURL(
+        context,
+        authorization,
+        {
           userId: session.record.userId,
           authTime: session.record.authTime,
           amr: session.record.amr,
           sid: sessionSid(accountId, session.record.userId, sessionDigestOfKey(session.key)),
-        }),
-        touchSession(context, session),
-      ]),
+        },
+        async () => {
+          if (!(await extended)) throw SESSION_ENDED;
+        },
+      ).catch((error: unknown) => (error === SESSION_ENDED ? null : Promise.reject(error))),
     );
-    if (extended) return redirect(302, location);
-    // The session ended (a logout) while this request used it: the code just written is never delivered (it
-    // expires unused), and the request goes on as one without a session.
+    if (location !== null) return redirect(302, location);
+    // The session ended (a logout) while this request used it: no code is delivered, and the request goes on as one
+    // without a session.
     refuseSilentSignIn(authorization, 'the session ended while this request used it');
   }
   // The browser's session, which the sign-in replaces: kept for completeLogin(), which gets no cookie. Whichever

@@ -47,7 +47,7 @@ export async function codeRedirectURL(
   context: SentinelContext,
   authorization: AuthorizationRequest,
   user: { userId: string; authTime: number; amr?: AmrValue[] | undefined; sid: string },
-  announce?: () => void,
+  announce?: () => void | Promise<void>,
 ): Promise<string> {
   const code = await issueCode(
     context,
