@@ -299,8 +299,8 @@ export async function retireIndexedSession(
  * browser's live session; left listed, the entry stood for a session no browser holds and hid that one under it.
  * `earlier` is the entry of that earlier session, put back when the new one's write dropped it (an entry without
  * grants is not carried, carry-over.ts): a live session missing from the index is one no ending can find; it carries
- * again the sessions the new entry took over from it. An entry
- * that lists grants meanwhile (none is issued before the cookie) is left as it is.
+ * again the sessions the new entry took over from it. An entry that lists grants meanwhile (none is issued before the
+ * cookie) is left as it is.
  *
  * @example await withdrawUnsentSession(context, accountId, userId, sessionDigest, earlierEntry);
  */
