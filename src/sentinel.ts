@@ -68,8 +68,8 @@ export interface Sentinel {
    * Unlike `checkBearer`, it answers with an error, not a response, and most `invalid_token` errors (expired,
    * malformed, revoked, foreign) carry no `WWW-Authenticate`: the verifier does not know the scheme the token came
    * in. Only the errors of a DPoP presentation (`invalid_dpop_proof`, `use_dpop_nonce`, a bound token sent as Bearer
-   * or an unbound one as DPoP) and the RFC 9470 step-up refusals (`insufficient_user_authentication`) carry their
-   * challenge in `error.headers`. A host that builds its own 401 from the others must write the challenge itself,
+   * or an unbound one as DPoP), the RFC 9470 step-up refusals (`insufficient_user_authentication`) and the `scopes`
+   * refusal (`insufficient_scope`, status 403) carry their challenge in `error.headers`. A host that builds its own 401 from the others must write the challenge itself,
    * in the scheme the request used (RFC 6750 §3, RFC 9449 §7.1); `checkBearer` does all of this.
    *
    * @example
@@ -88,8 +88,8 @@ export interface Sentinel {
    * `requireAccessToken` use it, passing the `resource` request (method, URL, headers) so a DPoP proof can be checked.
    * When the store cannot be read to check a user token's grant or a proof's `jti`, the result is a `503` (never a
    * thrown error) and the cause goes to `onError` with route `bearer`. It rejects only for a setup error (a
-   * `ConfigurationError`: an unknown option, or a `resource` whose metadata was never built and whose account nothing
-   * else names).
+   * `ConfigurationError`: an unknown option, malformed `scopes`, or a `resource` whose metadata was never built and
+   * whose account nothing else names). A valid token lacking one of `scopes` is answered 403 `insufficient_scope`.
    */
   checkBearer(authorization: string | undefined, options?: VerifyAccessTokenOptions, resource?: ResourceRequest): Promise<BearerResult>;
   /**

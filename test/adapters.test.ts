@@ -14,13 +14,15 @@ import {
   CLIENT_ID,
   CONSUMER_UUID,
   ISSUER,
+  baseOptions,
   makeSentinel,
   PASSWORD,
   REDIRECT_URI,
   USERNAME,
 } from './helpers/fixtures.js';
-import { HOSTS, type MountedHost, type MountOptions } from './helpers/hosts.js';
+import { HOSTS, MCP_ADMIN_PATH, MCP_RESOURCE, type MountedHost, type MountOptions } from './helpers/hosts.js';
 import { toFetch } from '../adapters/fetch/index.js';
+import { createSentinel } from '../src/index.js';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
@@ -387,6 +389,29 @@ describe.each(HOSTS)('$name adapter', (host) => {
     });
     expect(asDPoP.status).toBe(401);
     expect(asDPoP.headers.get('www-authenticate')).toMatch(/^DPoP algs="[^"]+", error="invalid_token"/);
+  });
+
+  it('answers a valid token lacking a scope the route requires with 403 insufficient_scope and its challenge', async () => {
+    const options = baseOptions({ defaultResources: [MCP_RESOURCE] });
+    options.apps = (options.apps ?? []).map((app) => (app.clientId === CLIENT_ID ? { ...app, scope: 'mcp:read mcp:admin' } : app));
+    const base = await start(createSentinel(options));
+    const tokenFor = async (scope: string): Promise<string> => {
+      const body = ccBody({ scope, resource: MCP_RESOURCE });
+      const response = await fetch(`${base}/sentinel/api/account/${ACCOUNT}/token`, { method: 'POST', headers: FORM, body });
+      return ((await response.json()) as { access_token: string }).access_token;
+    };
+    const refused = await fetch(`${base}${MCP_ADMIN_PATH}`, { headers: { authorization: `Bearer ${await tokenFor('mcp:read')}` } });
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get('www-authenticate')).toMatch(
+      /^Bearer error="insufficient_scope", error_description="[^"]+", scope="mcp:admin", resource_metadata="https:\/\/mcp\.example\.com\/\.well-known\/oauth-protected-resource\/mcp"$/,
+    );
+    expect(((await refused.json()) as { error: string }).error).toBe('insufficient_scope');
+    const admitted = await fetch(`${base}${MCP_ADMIN_PATH}`, { headers: { authorization: `Bearer ${await tokenFor('mcp:admin')}` } });
+    expect(admitted.status).toBe(200);
+    // An invalid token is still 401 invalid_token, not a scope refusal.
+    const invalid = await fetch(`${base}${MCP_ADMIN_PATH}`, { headers: { authorization: 'Bearer not-a-token' } });
+    expect(invalid.status).toBe(401);
+    expect(invalid.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);
   });
 });
 

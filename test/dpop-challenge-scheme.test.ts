@@ -110,6 +110,17 @@ describe('the bearer guard names the scheme the request used', () => {
     ).rejects.toMatchObject({ headers: { 'www-authenticate': expect.stringMatching(new RegExp(`^DPoP ${ALGS}, error=`)) } });
   });
 
+  it('names the algs in a DPoP insufficient_scope refusal (RFC 6750 §3.1 with RFC 9449 §7.1), with status 403', async () => {
+    const { sentinel, key } = await started();
+    const bound = await appToken(sentinel, key);
+    // The app is registered with no scope, so its token carries none.
+    const response = await guard(sentinel, `DPoP ${bound}`, { accountId: ACCOUNT, scopes: ['files:read'] }, key);
+    expect(response?.status).toBe(403);
+    expect(response?.headers['www-authenticate']).toMatch(
+      new RegExp(`^DPoP ${ALGS}, error="insufficient_scope", error_description="[^"]+", scope="files:read"$`),
+    );
+  });
+
   it('keeps the Bearer challenge for a Bearer request, and offers both schemes to a request without credentials', async () => {
     const { sentinel } = await started();
     const plain = await appToken(sentinel);

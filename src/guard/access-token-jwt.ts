@@ -12,6 +12,7 @@ import { cachedToken, verifySignedToken, type VerifiedToken } from './verified-t
 import type { ServiceVerifyOptions, VerifyAccessTokenOptions } from './verifier-contract.js';
 import { checkStepUp, stepUpRequirement } from '../assurance/step-up-challenge.js';
 import { isAuthorizationServerOf } from './resource-servers.js';
+import { checkScopes } from './scope-requirement.js';
 
 export type { VerifyAccessTokenOptions } from './verifier-contract.js';
 
@@ -131,15 +132,19 @@ export async function verifyAccessTokenJWT(
 }
 
 /**
- * RFC 9470: the sign-in behind the token must reach `acrValues` and be within `maxAge`; checked last, so a client is
- * told to step up only with a token that is otherwise good.
+ * RFC 9470: the sign-in behind the token must reach `acrValues` and be within `maxAge`; then RFC 6750 §3.1: it must
+ * carry every one of `scopes`. Checked last, so a client is told to step up or ask for more scope only with a token
+ * that is otherwise good.
  */
 function checkAssurance(context: SentinelContext, claims: AccessTokenClaims, options: VerifyAccessTokenOptions): void {
-  if (options.acrValues === undefined && options.maxAge === undefined) return;
-  const requirement = stepUpRequirement(options, 'verifyAccessToken');
-  if (requirement === undefined) return;
+  const { scopes } = options;
+  if (options.acrValues === undefined && options.maxAge === undefined && scopes === undefined) return;
   const scheme = options.dpop?.scheme === 'DPoP' ? 'DPoP' : 'Bearer';
-  checkStepUp(claims, requirement, Math.floor(Date.now() / 1000), scheme, context.config.dpop.algorithms);
+  const requirement = stepUpRequirement(options, 'verifyAccessToken');
+  if (requirement !== undefined) checkStepUp(claims, requirement, Math.floor(Date.now() / 1000), scheme, context.config.dpop.algorithms);
+  // RFC 6750 §3.1: a valid token without a scope the resource needs is 403 insufficient_scope (the options were
+  // checked where the host passed them: verify-options.ts, bearer-check.ts, bearer-request.ts).
+  if (scopes !== undefined) checkScopes(claims, scopes, scheme, context.config.dpop.algorithms);
 }
 
 /**

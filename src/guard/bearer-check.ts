@@ -22,6 +22,7 @@ import { noStoreJSON, type SentinelResponse } from '../http/messages.js';
 import type { ServiceKeys } from '../keys/keyring/service-keys.js';
 import type { AccessTokenVerifier } from './access-token-verifier.js';
 import { protectedResourceMetadataURL } from './protected-resource-metadata.js';
+import { assertScopesOption } from './scope-requirement.js';
 
 /** The metadata URL of a guard's resource, computed once per resource (a guard names one; hosts have a few). */
 const metadataURLs = new Map<string, string>();
@@ -53,8 +54,14 @@ export type BearerCheck = (
   resource?: ResourceRequest,
 ) => Promise<BearerResult>;
 
-/** Errors a protected resource answers with 401 (RFC 6750 §3.1, RFC 9449 §7.1). */
-const RESOURCE_ERRORS = new Set(['invalid_token', 'invalid_dpop_proof', 'use_dpop_nonce', 'insufficient_user_authentication']);
+/** Errors a protected resource answers with a challenge: 401, and 403 for `insufficient_scope` (RFC 6750 §3.1, RFC 9449 §7.1). */
+const RESOURCE_ERRORS = new Set([
+  'invalid_token',
+  'invalid_dpop_proof',
+  'use_dpop_nonce',
+  'insufficient_user_authentication',
+  'insufficient_scope',
+]);
 
 /** What a bearer guard answers when the token cannot be checked right now (the store failed). */
 function bearerUnavailable(): SentinelResponse {
@@ -69,14 +76,15 @@ function bearerChallenge(
   algorithms: readonly string[],
 ): SentinelResponse {
   // DPoP failures carry their own `WWW-Authenticate: DPoP` challenge (and maybe a DPoP-Nonce), step-up refusals
-  // their RFC 9470 one, already in the scheme the request used.
+  // their RFC 9470 one and scope refusals their RFC 6750 §3.1 one (403), already in the scheme the request used.
   const own = error?.headers['www-authenticate'];
   if (error !== undefined && own !== undefined) {
-    if (resource === undefined) return noStoreJSON(401, error.toJSON(), { ...error.headers });
-    // RFC 9728 §5.1 holds for each of the resource's challenges: a client that must step up, or whose proof
-    // failed, may be one that has not read the metadata yet.
+    const status = error.code === 'insufficient_scope' ? 403 : 401;
+    if (resource === undefined) return noStoreJSON(status, error.toJSON(), { ...error.headers });
+    // RFC 9728 §5.1 holds for each of the resource's challenges: a client that must step up, ask for more scope, or
+    // whose proof failed, may be one that has not read the metadata yet.
     const challenge = `${own}, resource_metadata="${resourceMetadataURL(resource)}"`;
-    return noStoreJSON(401, error.toJSON(), { ...error.headers, 'www-authenticate': challenge });
+    return noStoreJSON(status, error.toJSON(), { ...error.headers, 'www-authenticate': challenge });
   }
   // RFC 9728 §5.1: a guard for a named resource tells the client where its metadata is, so an MCP client can find
   // the authorization server from the 401 alone.
@@ -132,6 +140,8 @@ export function createBearerCheck(
     // A host calling checkBearer directly gets the refusal requireAccessToken gives at creation, not a TypeError from
     // building the metadata URL of a 401 (or a token refused for a resource no request could name).
     if (verifyOptions.resource !== undefined) assertResourceOption(verifyOptions.resource, 'checkBearer');
+    // The same for scopes; the guards pass a list checked once (scope-requirement.ts), so this is a set lookup.
+    if (verifyOptions.scopes !== undefined) assertScopesOption(verifyOptions.scopes, 'checkBearer');
     // A token verified before, presented as Bearer without a proof, with no key reload due: answered from the
     // verified-token cache without awaiting anything (every check that can change still runs, access-token-jwt.ts).
     const candidate = bearerCandidate(authorization);

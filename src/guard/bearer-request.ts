@@ -9,6 +9,7 @@ import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
 import { resourceURIProblem } from '../token/resource-indicators.js';
 import { ConfigurationError } from '../errors.js';
 import { stepUpRequirement } from '../assurance/step-up-challenge.js';
+import { checkedScopes } from './scope-requirement.js';
 
 /**
  * Options of every adapter's `requireAccessToken(sentinel, options)`: which route parameters must match the bearer
@@ -39,6 +40,14 @@ export interface RequireAccessTokenOptions {
   acrValues?: string | readonly string[] | undefined;
   /** Seconds since the user's sign-in beyond which a token gets the same 401 with `max_age="…"`. */
   maxAge?: number | undefined;
+  // RFC 6750 §3.1 (MCP scope challenge handling).
+  /**
+   * Scopes a token must all carry (RFC 6749 §3.3 scope tokens, at least one; checked when the guard is created). A
+   * token that is otherwise valid but lacks one gets 403 `WWW-Authenticate: Bearer error="insufficient_scope", …,
+   * scope="…"` naming all of them (and `resource_metadata` with a `resource`), so the client can ask for them.
+   * @example requireAccessToken(sentinel, { resource: 'https://mcp.example.com/mcp', scopes: ['files:write'] })
+   */
+  scopes?: readonly string[] | undefined;
 }
 
 const REQUIRE_ACCESS_TOKEN_KEYS = {
@@ -49,6 +58,8 @@ const REQUIRE_ACCESS_TOKEN_KEYS = {
   // RFC 9470 (step-up authentication).
   acrValues: true,
   maxAge: true,
+  // RFC 6750 §3.1 (insufficient_scope).
+  scopes: true,
 } satisfies KeysOf<RequireAccessTokenOptions>;
 
 /** Resources already found to be resource indicators (a host's guards name a few; bounded all the same). */
@@ -83,13 +94,15 @@ export function expectationsReader(options: RequireAccessTokenOptions = {}): Exp
   if (resource !== undefined) assertResourceOption(resource, 'requireAccessToken');
   // Checked once here: a value no token can meet is a setup error, not a 401 on every request.
   const stepUp = stepUpRequirement(options, 'requireAccessToken');
-  if (stepUp !== undefined) {
-    const { acrValues, maxAge } = stepUp;
+  const scopes = options.scopes === undefined ? undefined : checkedScopes(options.scopes, 'requireAccessToken');
+  if (stepUp !== undefined || scopes !== undefined) {
+    const { acrValues, maxAge } = stepUp ?? {};
     const read = readerOf(accountKey, consumerKey, resource);
     return (params) => {
       const expected = read(params);
       if (acrValues !== undefined) expected.acrValues = acrValues;
       if (maxAge !== undefined) expected.maxAge = maxAge;
+      if (scopes !== undefined) expected.scopes = scopes;
       return expected;
     };
   }

@@ -34,6 +34,17 @@ export interface VerifyAccessTokenOptions {
   acrValues?: string | readonly string[] | undefined;
   /** Seconds since the user's sign-in (`auth_time`) beyond which the token is refused the same way (`max_age`). */
   maxAge?: number | undefined;
+  // RFC 6750 §3.1 (MCP scope challenge handling).
+  /**
+   * Scopes the token must all carry in its `scope` (RFC 6749 §3.3 scope tokens, at least one; anything else is a
+   * `ConfigurationError`). Checked last, on a token that is otherwise valid: one lacking any of them is refused with
+   * `insufficient_scope`, status 403, and a challenge naming them all, in the scheme it came with
+   * (`Bearer error="insufficient_scope", error_description="…", scope="…"`; `checkBearer` adds `resource_metadata`
+   * for a `resource`). App and consumer-bound tokens carry their app's registered scope (or the part they asked for),
+   * so an app without one meets no requirement.
+   * @example await sentinel.verifyAccessToken(token, { resource: 'https://mcp.example.com/mcp', scopes: ['files:write'] });
+   */
+  scopes?: readonly string[] | undefined;
 }
 
 /**

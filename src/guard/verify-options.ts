@@ -9,6 +9,7 @@ import type { VerifyAccessTokenOptions } from './access-token-jwt.js';
 import type { BearerCheck } from './bearer-check.js';
 import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
 import { assertResourceOption } from './bearer-request.js';
+import { assertScopesOption } from './scope-requirement.js';
 
 const VERIFY_OPTION_KEYS = {
   accountId: true,
@@ -19,6 +20,8 @@ const VERIFY_OPTION_KEYS = {
   // RFC 9470 (step-up authentication).
   acrValues: true,
   maxAge: true,
+  // RFC 6750 §3.1 (insufficient_scope).
+  scopes: true,
 } satisfies KeysOf<VerifyAccessTokenOptions>;
 
 type Verify = (token: string, options?: VerifyAccessTokenOptions) => Promise<AccessTokenClaims>;
@@ -48,18 +51,20 @@ function unknownOptions(options: VerifyAccessTokenOptions | undefined, field: st
  * const verifyAccessToken = withKnownVerifyOptions(createAccessTokenVerifier(context, serviceKeys));
  */
 export function withKnownVerifyOptions(verify: Verify): Verify {
-  return (token, options) => unknownOptions(options, 'verifyAccessToken') ?? malformedResource(options) ?? verify(token, options);
+  return (token, options) => unknownOptions(options, 'verifyAccessToken') ?? malformedOptions(options) ?? verify(token, options);
 }
 
 /**
  * The refusal of a `resource` expectation that is no resource indicator, as `checkBearer` refuses it: compared with
  * `aud` as it is, a value a resource-bound token cannot carry (the account id, which is the account's audience) would
- * otherwise take the account's own tokens for the resource's.
+ * otherwise take the account's own tokens for the resource's. And of `scopes` that are no list of scope tokens.
  */
-function malformedResource(options: VerifyAccessTokenOptions | undefined): Promise<never> | undefined {
-  if (options?.resource === undefined) return undefined;
+function malformedOptions(options: VerifyAccessTokenOptions | undefined): Promise<never> | undefined {
+  if (options?.resource === undefined && options?.scopes === undefined) return undefined;
   try {
-    assertResourceOption(options.resource, 'verifyAccessToken');
+    if (options.resource !== undefined) assertResourceOption(options.resource, 'verifyAccessToken');
+    // A list no token can meet (or an empty one, which requires nothing) is the host's mistake, not a 403.
+    if (options.scopes !== undefined) assertScopesOption(options.scopes, 'verifyAccessToken');
     return undefined;
   } catch (error) {
     return Promise.reject(error);

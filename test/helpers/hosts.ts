@@ -8,7 +8,8 @@
  * `GET /api/account/:accountId/export`, asks for more of the sign-in ({@link STEP_UP_GUARD}: RFC 9470 step-up). A
  * third, `GET /mcp`, is an MCP server as the MCP guide mounts it: `requireAccessToken` with its `resource`
  * ({@link MCP_RESOURCE}), and its protected resource metadata (RFC 9728) naming {@link ACCOUNT}'s issuer at
- * {@link MCP_METADATA_PATH}, served by the adapter's `protectedResourceMetadata`. Each also has `POST /host/echo`, placed
+ * {@link MCP_METADATA_PATH}, served by the adapter's `protectedResourceMetadata`; `GET /mcp/admin` is the same
+ * resource's route that also requires {@link MCP_ADMIN_SCOPES} (RFC 6750 §3.1 `insufficient_scope`). Each also has `POST /host/echo`, placed
  * after the service and parsing its own urlencoded body, which answers the parsed form as JSON: the service must
  * leave the bodies of host routes unread.
  */
@@ -58,6 +59,10 @@ const STEP_UP = /^\/api\/account\/([^/]+)\/export$/;
 /** The MCP server every host guards at {@link MCP_PATH} (RFC 8707 resource). */
 export const MCP_RESOURCE = 'https://mcp.example.com/mcp';
 export const MCP_PATH = '/mcp';
+/** A route of the MCP server that also requires {@link MCP_ADMIN_SCOPES} (`requireAccessToken`'s `scopes`). */
+export const MCP_ADMIN_PATH = '/mcp/admin';
+export const MCP_ADMIN_SCOPES = ['mcp:admin'] as const;
+const MCP_ADMIN_GUARD = { resource: MCP_RESOURCE, scopes: MCP_ADMIN_SCOPES };
 /** Where each host serves the MCP server's metadata (RFC 9728 §3.1). */
 export const MCP_METADATA_PATH = '/.well-known/oauth-protected-resource/mcp';
 /** The metadata's options, as the MCP guide writes them: it names {@link ACCOUNT} only. */
@@ -105,6 +110,9 @@ function expressHost(name: string, factory: typeof express5): Host {
       if (servesMcp(sentinel)) {
         app.get(MCP_METADATA_PATH, protectedResourceMetadata(sentinel, MCP_METADATA));
         app.get(MCP_PATH, requireAccessToken(sentinel, { resource: MCP_RESOURCE }), (request, response) => {
+          response.json({ claims: (request as unknown as { sentinel: unknown }).sentinel });
+        });
+        app.get(MCP_ADMIN_PATH, requireAccessToken(sentinel, MCP_ADMIN_GUARD), (request, response) => {
           response.json({ claims: (request as unknown as { sentinel: unknown }).sentinel });
         });
       }
@@ -156,7 +164,11 @@ function koaHost(name: string, Factory: typeof Koa): Host {
       const guard = requireKoaAccessToken(sentinel);
       const stepUpGuard = requireKoaAccessToken(sentinel, STEP_UP_GUARD);
       const mcp = servesMcp(sentinel)
-        ? { metadata: koaResourceMetadata(sentinel, MCP_METADATA), guard: requireKoaAccessToken(sentinel, { resource: MCP_RESOURCE }) }
+        ? {
+            metadata: koaResourceMetadata(sentinel, MCP_METADATA),
+            guard: requireKoaAccessToken(sentinel, { resource: MCP_RESOURCE }),
+            admin: requireKoaAccessToken(sentinel, MCP_ADMIN_GUARD),
+          }
         : undefined;
       app.on('error', () => {});
       app.use(async (ctx, next) => {
@@ -212,8 +224,8 @@ function koaHost(name: string, Factory: typeof Koa): Host {
       app.use(async (ctx, next) => {
         if (mcp === undefined || ctx.method !== 'GET') return next();
         if (ctx.path === MCP_METADATA_PATH) return mcp.metadata(ctx, next);
-        if (ctx.path !== MCP_PATH) return next();
-        await mcp.guard(ctx, async () => {
+        if (ctx.path !== MCP_PATH && ctx.path !== MCP_ADMIN_PATH) return next();
+        await (ctx.path === MCP_PATH ? mcp.guard : mcp.admin)(ctx, async () => {
           ctx.body = { claims: ctx.state.sentinel };
         });
       });
@@ -259,6 +271,9 @@ function fastifyHost(): Host {
       if (servesMcp(sentinel)) {
         app.get(MCP_METADATA_PATH, fastifyResourceMetadata(sentinel, MCP_METADATA));
         app.get(MCP_PATH, { preHandler: requireFastifyAccessToken(sentinel, { resource: MCP_RESOURCE }) }, async (request) => ({
+          claims: request.sentinel,
+        }));
+        app.get(MCP_ADMIN_PATH, { preHandler: requireFastifyAccessToken(sentinel, MCP_ADMIN_GUARD) }, async (request) => ({
           claims: request.sentinel,
         }));
       }
@@ -316,6 +331,7 @@ function fetchHost(): Host {
         ? {
             metadata: fetchResourceMetadata(sentinel, MCP_METADATA),
             guard: requireFetchAccessToken(sentinel, { resource: MCP_RESOURCE, ip }),
+            admin: requireFetchAccessToken(sentinel, { ...MCP_ADMIN_GUARD, ip }),
           }
         : undefined;
       const handler = async (request: Request): Promise<Response> => {
@@ -336,8 +352,8 @@ function fetchHost(): Host {
           return checked instanceof Response ? checked : Response.json({ claims: checked.claims });
         }
         if (mcp !== undefined && request.method === 'GET' && pathname === MCP_METADATA_PATH) return mcp.metadata(request);
-        if (mcp !== undefined && request.method === 'GET' && pathname === MCP_PATH) {
-          const checked = await mcp.guard(request);
+        if (mcp !== undefined && request.method === 'GET' && (pathname === MCP_PATH || pathname === MCP_ADMIN_PATH)) {
+          const checked = await (pathname === MCP_PATH ? mcp.guard : mcp.admin)(request);
           return checked instanceof Response ? checked : Response.json({ claims: checked.claims });
         }
         return (
