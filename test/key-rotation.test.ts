@@ -20,6 +20,7 @@ import {
 } from './helpers/fixtures.js';
 import { call, consumerToken } from './helpers/direct-flow.js';
 import { kidOf } from './helpers/jwt.js';
+import { ringInstance, ringRotation } from './helpers/ring-instance.js';
 import { contextOf } from '../src/http/context.js';
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -31,32 +32,11 @@ interface StoredRing {
 }
 
 /**
- * ES256 alone, so each case counts one key per rotation; the RS256 key an OpenID Connect deployment's ring holds by
- * default is covered by test/hardening-keyring-rs256.test.ts.
+ * The shared ring instance (ES256 alone, so each case counts one key per rotation; the RS256 key an OpenID Connect
+ * deployment's ring holds by default is covered by test/hardening-keyring-rs256.test.ts).
  */
-function rotation(overrides: Partial<NonNullable<SentinelOptions['keyRotation']>> = {}): NonNullable<SentinelOptions['keyRotation']> {
-  return {
-    encryptionKey: ENCRYPTION_KEY,
-    algorithms: ['ES256'],
-    rotateEverySeconds: 600,
-    prePublishSeconds: 20,
-    refreshSeconds: 10,
-    ...overrides,
-  };
-}
-
-const ENCRYPTION_KEY = randomBytes(32).toString('base64url');
-
 function instance(store: Store, overrides: Partial<SentinelOptions> = {}): Sentinel {
-  return makeSentinel({
-    keys: undefined,
-    store,
-    jwksMaxAge: 10,
-    accessTokenTtl: 120,
-    idTokenTtl: 60,
-    keyRotation: rotation(),
-    ...overrides,
-  });
+  return ringInstance(store, {}, overrides);
 }
 
 async function accepts(sentinel: Sentinel, token: string): Promise<boolean> {
@@ -297,7 +277,7 @@ describe('keyRotation: a key ring in the store', () => {
     expect(await accepts(restarted, token)).toBe(true);
     const errors: unknown[] = [];
     const wrong = instance(store, {
-      keyRotation: rotation({ encryptionKey: randomBytes(32).toString('base64url') }),
+      keyRotation: ringRotation({ encryptionKey: randomBytes(32).toString('base64url') }),
       onError: (error) => errors.push(error),
     });
     await expect(wrong.ready()).rejects.toThrow(ConfigurationError);
@@ -319,7 +299,7 @@ describe('keyRotation: a key ring in the store', () => {
     const a = instance(store);
     await a.ready();
     advance(590);
-    const wrong = instance(store, { keyRotation: rotation({ encryptionKey: randomBytes(32).toString('base64url') }) });
+    const wrong = instance(store, { keyRotation: ringRotation({ encryptionKey: randomBytes(32).toString('base64url') }) });
     await expect(wrong.ready()).rejects.toThrow(/keyRotation\.encryptionKey/);
     await expect(wrong.rotateKeys()).rejects.toThrow(/keyRotation\.encryptionKey/);
     expect(JSON.parse((await store.get('keyring:default')) as string).keys).toHaveLength(1);
@@ -330,12 +310,12 @@ describe('keyRotation: a key ring in the store', () => {
 
   it('refuses timings that would let a cached JWKS miss a signing key or drop a key before its tokens expire', () => {
     const store = new MemoryStore();
-    expect(() => instance(store, { keyRotation: rotation({ prePublishSeconds: 15 }) })).toThrow(/keyRotation\.prePublishSeconds/);
-    expect(() => instance(store, { keyRotation: rotation({ retainSeconds: 60 }) })).toThrow(/keyRotation\.retainSeconds/);
-    expect(() => instance(store, { keyRotation: rotation({ rotateEverySeconds: 20 }) })).toThrow(/keyRotation\.rotateEverySeconds/);
-    expect(() => instance(store, { keyRotation: rotation({ encryptionKey: 'short' }) })).toThrow(/keyRotation\.encryptionKey/);
-    expect(() => instance(store, { keyRotation: rotation({ refreshSeconds: 61 }) })).toThrow(/keyRotation\.refreshSeconds/);
-    expect(() => makeSentinel({ store, keyRotation: rotation() })).toThrow(/keys or keyRotation/);
+    expect(() => instance(store, { keyRotation: ringRotation({ prePublishSeconds: 15 }) })).toThrow(/keyRotation\.prePublishSeconds/);
+    expect(() => instance(store, { keyRotation: ringRotation({ retainSeconds: 60 }) })).toThrow(/keyRotation\.retainSeconds/);
+    expect(() => instance(store, { keyRotation: ringRotation({ rotateEverySeconds: 20 }) })).toThrow(/keyRotation\.rotateEverySeconds/);
+    expect(() => instance(store, { keyRotation: ringRotation({ encryptionKey: 'short' }) })).toThrow(/keyRotation\.encryptionKey/);
+    expect(() => instance(store, { keyRotation: ringRotation({ refreshSeconds: 61 }) })).toThrow(/keyRotation\.refreshSeconds/);
+    expect(() => makeSentinel({ store, keyRotation: ringRotation() })).toThrow(/keys or keyRotation/);
   });
 
   it('a failing store fails closed: 500 server_error, reported, nothing issued', async () => {

@@ -5,31 +5,48 @@
  */
 import { randomBytes } from 'node:crypto';
 import { vi } from 'vitest';
-import type { Sentinel, Store } from '../../src/index.js';
+import type { Sentinel, SentinelOptions, Store } from '../../src/index.js';
 import { ACCOUNT, CONSUMER_UUID, makeSentinel } from './fixtures.js';
 
 /** The encryption key the instances seal their private keys with, unless a test gives another. */
 export const RING_ENCRYPTION_KEY = randomBytes(32).toString('base64url');
 
 /**
- * One instance on `store`.
+ * The ring's rotation settings: ES256 alone (so each case counts one key per rotation), a rotation every 600 s
+ * pre-published 20 s ahead, refreshed every 10 s; `overrides` change any of them.
+ * @example makeSentinel({ keys: undefined, store, keyRotation: ringRotation({ prePublishSeconds: 15 }) });
+ */
+export function ringRotation(
+  overrides: Partial<NonNullable<SentinelOptions['keyRotation']>> = {},
+): NonNullable<SentinelOptions['keyRotation']> {
+  return {
+    encryptionKey: RING_ENCRYPTION_KEY,
+    algorithms: ['ES256'],
+    rotateEverySeconds: 600,
+    prePublishSeconds: 20,
+    refreshSeconds: 10,
+    ...overrides,
+  };
+}
+
+/**
+ * One instance on `store`; `overrides` replace any option last.
  * @example const [a, b] = [ringInstance(store), ringInstance(store)]; await Promise.all([a.ready(), b.ready()]);
  */
-export function ringInstance(store: Store, options: { encryptionKey?: string; onError?: (error: unknown) => void } = {}): Sentinel {
+export function ringInstance(
+  store: Store,
+  options: { encryptionKey?: string; onError?: (error: unknown) => void } = {},
+  overrides: Partial<SentinelOptions> = {},
+): Sentinel {
   return makeSentinel({
     keys: undefined,
     store,
     jwksMaxAge: 10,
     accessTokenTtl: 120,
     idTokenTtl: 60,
-    keyRotation: {
-      encryptionKey: options.encryptionKey ?? RING_ENCRYPTION_KEY,
-      algorithms: ['ES256'],
-      rotateEverySeconds: 600,
-      prePublishSeconds: 20,
-      refreshSeconds: 10,
-    },
+    keyRotation: ringRotation(options.encryptionKey === undefined ? {} : { encryptionKey: options.encryptionKey }),
     ...(options.onError === undefined ? {} : { onError: options.onError }),
+    ...overrides,
   });
 }
 
