@@ -8,14 +8,20 @@ import { consumerToken } from './helpers/direct-flow.js';
 import { kidOf } from './helpers/jwt.js';
 import { acceptsConsumerToken, ringInstance } from './helpers/ring-instance.js';
 
+/** Two instances on one store, a token signed by the first, then the store loses the ring. */
+async function ringLostAfterAToken() {
+  const store = new MemoryStore();
+  const [a, b] = [ringInstance(store), ringInstance(store)];
+  await Promise.all([a.ready(), b.ready()]);
+  const token = await consumerToken(a);
+  const kid = kidOf(token);
+  await store.delete('keyring:default');
+  return { store, a, b, token, kid };
+}
+
 describe('rotating a ring the store lost', () => {
   it('rotateKeys() puts back the keys the instance holds, so tokens signed so far still verify everywhere', async () => {
-    const store = new MemoryStore();
-    const [a, b] = [ringInstance(store), ringInstance(store)];
-    await Promise.all([a.ready(), b.ready()]);
-    const token = await consumerToken(a);
-    const kid = kidOf(token);
-    await store.delete('keyring:default');
+    const { store, a, b, token, kid } = await ringLostAfterAToken();
     const listed = await a.rotateKeys();
     expect(listed.find((key) => key.kid === kid)?.state).toBe('active');
     expect(listed.filter((key) => key.state === 'pending')).toHaveLength(1);
@@ -29,12 +35,7 @@ describe('rotating a ring the store lost', () => {
   });
 
   it('revokeKey() revokes the key in the ring it puts back, instead of finding no key and leaving it to come back live', async () => {
-    const store = new MemoryStore();
-    const [a, b] = [ringInstance(store), ringInstance(store)];
-    await Promise.all([a.ready(), b.ready()]);
-    const token = await consumerToken(a);
-    const kid = kidOf(token);
-    await store.delete('keyring:default');
+    const { store, a, token, kid } = await ringLostAfterAToken();
     expect(await a.revokeKey(kid)).toBe(true);
     expect(await acceptsConsumerToken(a, token)).toBe(false);
     const stored = JSON.parse((await store.get('keyring:default')) as string) as { keys: { kid: string; revokedAt?: number }[] };
