@@ -164,6 +164,17 @@ export function unauthorizedClient(description: string): OAuthError {
   });
 }
 
+/**
+ * A `503 temporarily_unavailable` with `Retry-After: 1`: the request lost to concurrent writers (or met a bound of the
+ * service's own) and changed nothing, so the same request again succeeds. A refusal, not a fault: `onError` is not
+ * told.
+ *
+ * @example throw retryShortly('the grant was changing while the refresh token was used; retry shortly');
+ */
+export function retryShortly(description: string): OAuthError {
+  return new OAuthError('temporarily_unavailable', description, { status: 503, headers: { 'retry-after': '1' } });
+}
+
 const COMMITTED_BRAND = Symbol.for('sentinel-idp.OAuthError.committed');
 
 /**

@@ -9,7 +9,7 @@
  * share a hash tag, and the one swap that issues the tokens spends the record and creates the grant together.
  */
 import type { SentinelContext } from '../http/context.js';
-import { OAuthError } from '../errors.js';
+import { retryShortly } from '../errors.js';
 import { en } from '../i18n/en.js';
 import { digest } from '../lib/random-secrets.js';
 import { parseStoredRecord } from '../stores/stored-record.js';
@@ -170,5 +170,5 @@ export async function decideDevice(
   }
   // Each lost swap was a poll's note: the device's own requests, not a fault of the service. Not a 500 for onError;
   // the decision never applied, so the person may make it again.
-  throw new OAuthError('temporarily_unavailable', en.deviceDecisionBusy, { status: 503, headers: { 'retry-after': '1' } });
+  throw retryShortly(en.deviceDecisionBusy);
 }

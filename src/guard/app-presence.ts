@@ -5,7 +5,7 @@
  * instance forgets the app here at once; one through another instance or the CLI shows within the TTL.
  */
 import { LRUCache } from 'lru-cache';
-import { isBusyRefusal, isOAuthError, OAuthError } from '../errors.js';
+import { isBusyRefusal, isOAuthError, type OAuthError, retryShortly } from '../errors.js';
 import type { SentinelContext } from '../http/context.js';
 
 /** How long the guard trusts that an app exists, in milliseconds: deletions reach the guard within this. */
@@ -13,10 +13,7 @@ export const PRESENCE_TTL_MS = 30_000;
 
 /** The answer while the app cannot be looked up for now (`onError` heard why from the lookup itself). */
 function busyNow(): OAuthError {
-  return new OAuthError('temporarily_unavailable', 'the access token cannot be checked now; try again', {
-    status: 503,
-    headers: { 'retry-after': '1' },
-  });
+  return retryShortly('the access token cannot be checked now; try again');
 }
 
 /** The guard's view of which apps exist. */

@@ -20,7 +20,7 @@
 import type { RevocationCheck } from '../guard/access-token-jwt.js';
 import type { AccessTokenClaims } from './access-token.js';
 import type { SentinelContext } from '../http/context.js';
-import { OAuthError } from '../errors.js';
+import { retryShortly } from '../errors.js';
 import { matchesStoredDigest, randomSecret, SHORT_DIGEST_LENGTH, shortDigest } from '../lib/random-secrets.js';
 import { decodeGrant, encodeGrant, type GrantRecord, type GrantRefreshState } from './grant-encoding.js';
 import { anyDelegatedRevoked, grantlessDelegationRevoked, isDelegated, revokeDelegatedToken } from './delegated-revocations.js';
@@ -311,10 +311,7 @@ export async function revokeAccessToken(context: SentinelContext, claims: Access
     // Every loss was another writer's progress on the grant (the client's refreshes, other instances' revocations):
     // contention, not a fault for onError. RFC 7009 §2.2.1: on a 503 the client assumes the token still exists and
     // retries after a delay, which is exactly the state it is in.
-    throw new OAuthError('temporarily_unavailable', 'the grant was changing while the token was being revoked; retry shortly', {
-      status: 503,
-      headers: { 'retry-after': '1' },
-    });
+    throw retryShortly('the grant was changing while the token was being revoked; retry shortly');
   });
 }
 

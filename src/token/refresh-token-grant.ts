@@ -6,7 +6,7 @@ import { isFapi2 } from '../assurance/fapi2.js';
 import { markRefreshed } from './refreshed-mark.js';
 import { requireGrant, type App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
-import { committedRefusal, OAuthError } from '../errors.js';
+import { committedRefusal, OAuthError, retryShortly } from '../errors.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { required, single, type ParamMap } from '../http/params.js';
 import {
@@ -212,8 +212,5 @@ export async function handleRefreshTokenGrant(
  * Nothing was spent: the retry presents the same token.
  */
 function rotationBusy(): OAuthError {
-  return new OAuthError('temporarily_unavailable', 'the grant was changing while the refresh token was used; retry shortly', {
-    status: 503,
-    headers: { 'retry-after': '1' },
-  });
+  return retryShortly('the grant was changing while the refresh token was used; retry shortly');
 }

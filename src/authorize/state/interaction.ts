@@ -7,7 +7,7 @@
  * `interactionTtl` seconds (default 10 minutes).
  */
 import type { SentinelContext } from '../../http/context.js';
-import { isOAuthError, OAuthError } from '../../errors.js';
+import { isOAuthError, retryShortly } from '../../errors.js';
 import { en } from '../../i18n/en.js';
 import { randomSecret } from '../../lib/random-secrets.js';
 import { AuthorizationError } from '../request/authorization-error.js';
@@ -171,7 +171,7 @@ export async function bindInteraction(context: SentinelContext, interactionId: s
     const bound: InteractionRecord = { ...record, browser, csrfToken: randomSecret() };
     if (await context.store.swap([{ key, expect: stored, value: JSON.stringify(bound), ttlMs }])) return bound;
   }
-  throw new OAuthError('temporarily_unavailable', en.loginPageBusy, { status: 503, headers: { 'retry-after': '1' } });
+  throw retryShortly(en.loginPageBusy);
 }
 
 /**
