@@ -7,7 +7,7 @@
  * Another app disconnected, or the console's grant past the index's listing of it, leaves the console on.
  * A store that cannot say whether the origin stands fails the request closed (500, onError told).
  */
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CONSOLE_CLIENT_ID, createConsole } from '../src/console/index.js';
 import { contextOf } from '../src/http/context.js';
 import { MemoryStore, type SentinelRequest, type SentinelResponse, type Store } from '../src/index.js';
@@ -26,6 +26,7 @@ import {
 } from './helpers/direct-flow.js';
 import { ACCOUNT, CLIENT_ID, makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 import { pkcePair } from './helpers/pkce.js';
+import { type MovableClock, movableClock } from './helpers/clock.js';
 
 const PAGE = `${ACCOUNT_PATH}/account`;
 const SAME_ORIGIN = { 'sec-fetch-site': 'same-origin' };
@@ -48,7 +49,7 @@ function indexFailingStore(): { store: Store; fail: (on: boolean) => void } {
 /** Alice, and Bob, who is no operator: the other person at a shared computer. */
 const BOB = { username: 'bob', id: 'u-bob', password: 'bob-password-1234' };
 
-function harness() {
+function harness(consoleOptions: { sessionTtl?: number; idleTtl?: number } = {}) {
   const errors: unknown[] = [];
   const { store, fail } = indexFailingStore();
   const sentinel = makeSentinel({
@@ -64,17 +65,20 @@ function harness() {
             : null,
     },
   });
-  // A console session longer than the device session's 8 h: what ends it below is its origin, not its own lifetime.
+  // A console session longer than the device session's 8 h, and as long without a request: what ends it below is its
+  // origin, not its own lifetime (but in the idle timeout's tests, which pass their own).
   const operatorConsole = createConsole(sentinel, {
     authorize: ({ userId }) => (userId === USER_ID ? 'admin' : null),
     sessionTtl: 86_400,
+    idleTtl: 86_400,
+    ...consoleOptions,
   });
   const consoleCall = async (request: Partial<SentinelRequest> & { path: string }): Promise<SentinelResponse> => {
     const response = await operatorConsole.handle({ method: 'GET', query: new URLSearchParams(), headers: {}, ...request });
     expect(response).not.toBeNull();
     return response as SentinelResponse;
   };
-  return { sentinel, consoleCall, errors, fail };
+  return { sentinel, consoleCall, errors, fail, store: contextOf(sentinel).store };
 }
 type Harness = ReturnType<typeof harness>;
 
@@ -310,5 +314,63 @@ describe('console: a signed-in user who is no operator', () => {
     expect(setCookies(done).some((line) => line.startsWith('sentinel_console='))).toBe(false);
     expect(setCookies(done)).toEqual([expect.stringMatching(/^sentinel_console_signin=;/)]);
     expect(store.writes.filter((write) => write.key.startsWith('console-session:'))).toEqual([]);
+  });
+});
+
+describe('console: a session ends after idleTtl without a request, and at sessionTtl whatever its use', () => {
+  // The MemoryStore's TTLs read performance.now(): the idle timeout is the record's TTL, so both clocks move.
+  let clock: MovableClock | undefined;
+  const minutes = (count: number) => (clock as MovableClock).advance(count * 60_000);
+  afterEach(() => clock?.restore());
+  const page = (h: Harness, cookie: string) => h.consoleCall({ path: `/console/${ACCOUNT}/apps`, headers: { cookie } });
+
+  it('lives on while used within the default 30 minutes, and ends after 30 minutes without a request', async () => {
+    const h = harness({ sessionTtl: 28_800, idleTtl: undefined });
+    const operator = await consoleSignIn(h, await accountSession(h));
+    clock = movableClock();
+    // 20 minutes, then 20 more: 40 minutes after the sign-in, but never 30 without a request.
+    await minutes(20);
+    expect((await page(h, operator.cookie)).status).toBe(200);
+    await minutes(20);
+    expect((await page(h, operator.cookie)).status).toBe(200);
+    await minutes(31);
+    await expectSignedOut(h, operator);
+  });
+
+  it('ends at sessionTtl after its sign-in, however often it is used', async () => {
+    const h = harness({ sessionTtl: 3600, idleTtl: 1800 });
+    const operator = await consoleSignIn(h, await accountSession(h));
+    clock = movableClock();
+    for (let step = 0; step < 2; step += 1) {
+      await minutes(25);
+      expect((await page(h, operator.cookie)).status).toBe(200);
+    }
+    await minutes(11);
+    await expectSignedOut(h, operator);
+  });
+
+  it('is not brought back by a request that read it before a sign-out ended it', async () => {
+    const h = harness();
+    const operator = await consoleSignIn(h, await accountSession(h));
+    // The console's sign-out lands between this request's read of the session and its extension of the idle timeout.
+    const swap = h.store.swap.bind(h.store);
+    let signedOut = false;
+    h.store.swap = async (entries) => {
+      if (!signedOut && entries.some((entry) => entry.key.startsWith('console-session:'))) {
+        signedOut = true;
+        const out = await h.consoleCall({
+          method: 'POST',
+          path: '/console/sign-out',
+          headers: { cookie: operator.cookie, 'content-type': FORM },
+          body: new URLSearchParams({ csrf: operator.csrf }).toString(),
+        });
+        expect(out.status).toBe(200);
+      }
+      return swap(entries);
+    };
+    const raced = await page(h, operator.cookie);
+    expect(signedOut).toBe(true);
+    expect(raced.status).toBe(303);
+    await expectSignedOut(h, operator);
   });
 });

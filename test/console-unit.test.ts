@@ -25,6 +25,8 @@ describe('console: options and paths', () => {
     expect(() => createConsole(sentinel, {} as never)).toThrow(/authorize/);
     expect(() => createConsole(sentinel, { authorize, path: 'console/' })).toThrow(/console.path/);
     expect(() => createConsole(sentinel, { authorize, sessionTtl: 5 })).toThrow(/sessionTtl/);
+    expect(() => createConsole(sentinel, { authorize, idleTtl: 30 })).toThrow(/console\.idleTtl/);
+    expect(() => createConsole(sentinel, { authorize, sessionTtl: 600, idleTtl: 601 })).toThrow(/console\.idleTtl.*600/);
     expect(() => createConsole(sentinel, { authorize, mountPath: 'ops/' })).toThrow(/console.mountPath/);
     expect(() => createConsole(sentinel, { authorize, mountPath: '/' })).toThrow(/console.mountPath/);
     // Every option is refused before the in-memory event log taps the service: a refused console leaves no listener.

@@ -25,7 +25,13 @@ import { MemoryEventLog } from '../events/event-log.js';
 import { ExchangeFailure } from './exchange-failure.js';
 import { keysAction, keysPage, revokeConfirmPage } from './keys-page.js';
 import { chooseConsoleLocale, consoleCatalogues, consoleDefaultLocale, isPlainObject } from './messages/console-locale.js';
-import { endOperatorSession, type OperatorSession, readOperatorSession, type StoredOperatorSession } from './operator-session.js';
+import {
+  endOperatorSession,
+  type OperatorSession,
+  readOperatorSession,
+  type StoredOperatorSession,
+  useOperatorSession,
+} from './operator-session.js';
 import { type ConsoleCall, consolePage, paragraph, text, textHTML } from './page.js';
 import { ConsoleRefusal, formTarget, pathTarget, refusedAction } from './refusal.js';
 import { type RefusedAim, refusalOf, refused } from './refused-page.js';
@@ -57,6 +63,7 @@ const OPTION_KEYS = {
   events: true,
   eventBufferSize: true,
   sessionTtl: true,
+  idleTtl: true,
   i18n: true,
 } satisfies KeysOf<ConsoleOptions>;
 
@@ -96,6 +103,10 @@ export function createConsole(service: ConsoleService, options: ConsoleOptions):
   if (!Number.isInteger(sessionTtl) || sessionTtl < 60 || sessionTtl > 7 * 86_400) {
     throw new ConfigurationError('console.sessionTtl', 'must be a whole number of seconds from 60 to 604800');
   }
+  const idleTtl = options.idleTtl ?? Math.min(1800, sessionTtl);
+  if (!Number.isInteger(idleTtl) || idleTtl < 60 || idleTtl > sessionTtl) {
+    throw new ConfigurationError('console.idleTtl', `must be a whole number of seconds from 60 to sessionTtl (${sessionTtl})`);
+  }
   const bufferSize = options.eventBufferSize ?? 1000;
   if (!Number.isInteger(bufferSize) || bufferSize < 1 || bufferSize > 100_000) {
     throw new ConfigurationError('console.eventBufferSize', 'must be a whole number from 1 to 100000');
@@ -126,7 +137,7 @@ export function createConsole(service: ConsoleService, options: ConsoleOptions):
     tapEvents(service.config, (event) => memory.record(event));
     events = memory;
   }
-  const deps: ConsoleDeps = { service, context, options, events, bufferSize, sessionTtl };
+  const deps: ConsoleDeps = { service, context, options, events, bufferSize, sessionTtl, idleTtl };
   const config: ResolvedConfig = { ...service.config, basePath: path };
   // The callback is the registered redirect URI of the console's client, which every sign-in to the account shares:
   // it comes from configuration, not from the request. Express matches a mount prefix in any case, so a visitor's
@@ -313,9 +324,12 @@ async function route(
 async function liveOperatorSession(deps: ConsoleDeps, request: SentinelRequest): Promise<StoredOperatorSession | null> {
   const stored = await readOperatorSession(deps.context.store, request);
   if (stored === null) return null;
-  if (await originStands(deps.context, stored)) return stored;
-  await endOperatorSession(deps.context.store, request);
-  return null;
+  if (!(await originStands(deps.context, stored))) {
+    await endOperatorSession(deps.context.store, request);
+    return null;
+  }
+  // Only a session whose origin stands is extended: one that has just ended is not kept a moment longer.
+  return useOperatorSession(deps.context.store, request, { absolute: deps.sessionTtl, idle: deps.idleTtl });
 }
 
 function decodePart(part: string | undefined): string {
@@ -350,7 +364,7 @@ async function callback(deps: ConsoleDeps, call: ConsoleCall, location: ConsoleL
     return { ...page, headers: { ...page.headers, 'set-cookie': [spentSignInCookie(location)] } };
   }
   const signedInEvent = { type: 'console.signed_in', accountId: signedIn.accountId, operator: signedIn.userId, role } as const;
-  const cookies = await openOperatorSession(deps.context.store, location, signedIn, sessionTtl, () =>
+  const cookies = await openOperatorSession(deps.context.store, location, signedIn, { absolute: sessionTtl, idle: deps.idleTtl }, () =>
     scopedContext(deps, call.request).emit(signedInEvent),
   );
   return redirect(303, `${call.base}/${encodeURIComponent(signedIn.accountId)}/apps`, { 'set-cookie': cookies });

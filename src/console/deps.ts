@@ -14,6 +14,8 @@ export interface ConsoleDeps {
   bufferSize: number;
   /** The console session's lifetime in seconds: as long as a form of the session can be posted. */
   sessionTtl: number;
+  /** How long the console session lasts without a request, in seconds (at most `sessionTtl`). */
+  idleTtl: number;
 }
 
 /** The context of one request: its emitter carries the request's address and id. */

@@ -102,6 +102,11 @@ export interface ConsoleOptions {
   /** Lifetime of a console session, in seconds (absolute). Default 28800 (8 hours). */
   sessionTtl?: number | undefined;
   /**
+   * How long a console session lasts without a request, in seconds, from 60 to `sessionTtl`: an operator who walks
+   * away from a signed-in console is signed out of it after that. Default 1800 (30 minutes), or `sessionTtl` when shorter.
+   */
+  idleTtl?: number | undefined;
+  /**
    * The console's languages: catalogues by language tag, merged over the bundled English and French (and over
    * English for a new language), and `defaultLocale`, the language when the browser asks for none of them (default
    * `'en'`). Tags are matched as the service's pages match them (`fr-CA` finds `fr`); a `defaultLocale` no catalogue

@@ -16,7 +16,14 @@ import { clientIP } from '../http/client-ip.js';
 import { routePath, routeUrl } from '../http/route-paths.js';
 import { digest, randomSecret } from '../lib/random-secrets.js';
 import type { ConsoleService } from './service.js';
-import { CONSOLE_COOKIE, consoleCookie, createOperatorSession, discardOperatorSession, SIGN_IN_COOKIE } from './operator-session.js';
+import {
+  CONSOLE_COOKIE,
+  consoleCookie,
+  createOperatorSession,
+  discardOperatorSession,
+  type OperatorSessionLifetime,
+  SIGN_IN_COOKIE,
+} from './operator-session.js';
 import { readCookie } from '../http/cookies.js';
 import { ConsoleRefusal } from './refusal.js';
 import { ExchangeFailure } from './exchange-failure.js';
@@ -269,22 +276,22 @@ export function spentSignInCookie(location: ConsoleLocation): string {
  * session is stored, so a session that could not be stored is never announced; an `onEvent` that vetoes it deletes
  * the session again before the failure goes on, so no record is left that no cookie points to.
  *
- * @example const cookies = await openOperatorSession(context.store, location, signedIn, sessionTtl, () => emit(signedInEvent));
+ * @example const cookies = await openOperatorSession(context.store, location, signedIn, { absolute: 28_800, idle: 1800 }, () => emit(signedInEvent));
  */
 export async function openOperatorSession(
   store: Store,
   location: ConsoleLocation,
   signedIn: SignedIn,
-  sessionTtlSeconds: number,
+  lifetime: OperatorSessionLifetime,
   announce: () => void = () => undefined,
 ): Promise<string[]> {
   const { accountId, userId, origin } = signedIn;
-  const sessionId = await createOperatorSession(store, { accountId, userId, ...origin }, sessionTtlSeconds);
+  const sessionId = await createOperatorSession(store, { accountId, userId, ...origin }, lifetime);
   try {
     announce();
   } catch (error) {
     await discardOperatorSession(store, sessionId);
     throw error;
   }
-  return [consoleCookie(CONSOLE_COOKIE, sessionId, location.base, location.secure, sessionTtlSeconds), spentSignInCookie(location)];
+  return [consoleCookie(CONSOLE_COOKIE, sessionId, location.base, location.secure, lifetime.absolute), spentSignInCookie(location)];
 }

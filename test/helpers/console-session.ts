@@ -36,7 +36,14 @@ export async function operatorCookie(sentinel: Sentinel, accountId: string, user
     maxAppsPerSession: 64,
   });
   if (!attached) throw new Error('the console grant was not attached to its session');
-  const id = await createOperatorSession(context.store, { accountId, userId, sessionDigest, grantId, grantUntil }, ttlSeconds);
+  const id = await createOperatorSession(
+    context.store,
+    { accountId, userId, sessionDigest, grantId, grantUntil },
+    {
+      absolute: ttlSeconds,
+      idle: ttlSeconds,
+    },
+  );
   return `sentinel_console=${id}`;
 }
 
