@@ -13,6 +13,7 @@ import {
   exchangeCode,
   jsonOf,
   LOGIN_PATH,
+  openLogin,
   call,
   postLogin,
   setCookies,
@@ -68,6 +69,32 @@ describe('a sign-in whose session or code cannot be written', () => {
     const retried = await sentinel.completeLogin(interaction, { userId: USER_ID, amr: ['pwd'] });
     expect(retried.status, retried.body).toBe(303);
     expect(new URL(String(retried.headers.location)).searchParams.get('code')).toBeTruthy();
+  });
+
+  it('puts the interaction back when the answer to Cancel fails: Cancel again goes back to the app', async () => {
+    const errors: unknown[] = [];
+    let veto = true;
+    const sentinel = makeSentinel({
+      onError: (error) => errors.push(error),
+      onEvent: (event: SentinelEvent) => {
+        if (event.type === 'authorize.denied' && veto) throw new Error('audit sink down');
+      },
+    });
+    const { interaction } = await startInteraction(sentinel);
+    const form = { csrf_token: await openLogin(sentinel, interaction), cancel: '1' };
+    const failed = await postLogin(sentinel, interaction, form);
+    expect(failed.status).toBe(500);
+    expect(failed.headers.location).toBeUndefined();
+    expect(errors.map((error) => (error as Error).message)).toEqual(['audit sink down']);
+
+    veto = false;
+    const retried = await postLogin(sentinel, interaction, form);
+    expect(retried.status, retried.body).toBe(303);
+    const back = new URL(String(retried.headers.location)).searchParams;
+    expect(back.get('error')).toBe('access_denied');
+    expect(back.get('state')).toBe('st-1');
+    // Spent by the Cancel that answered: a third one finds nothing.
+    expect((await postLogin(sentinel, interaction, form)).status).toBe(400);
   });
 
   it('keeps a refused completion spent: the interaction of another account does not come back', async () => {

@@ -17,7 +17,7 @@ import { constantTimeEqual } from '../../lib/random-secrets.js';
 import { assertStillDeliverable } from '../request/still-deliverable.js';
 import { authorizationResponseURL } from '../request/authorization-response.js';
 import { afterPassword } from '../../second-factor/continue-sign-in.js';
-import { findInteraction, takeInteraction, type InteractionRecord } from '../state/interaction.js';
+import { findInteraction, restoringInteraction, takeInteraction, type InteractionRecord } from '../state/interaction.js';
 import { loginPageResponse } from '../pages/login-response.js';
 import { noteSignInLocales } from '../../i18n/page-locale.js';
 import { isCrossSiteRequest } from './cross-site.js';
@@ -59,16 +59,20 @@ async function cancel(context: SentinelContext, _request: SentinelRequest, inter
     return redirect(303, `${returnTo}${returnTo.includes('?') ? '&' : '?'}signin=cancelled`);
   }
   const target = interaction.request;
-  // Not to a redirect URI the app no longer has (or an app disabled since /authorize): the user sees a page instead.
-  await assertStillDeliverable(context, target);
-  context.emit({
-    type: 'authorize.denied',
-    accountId: target.accountId,
-    clientId: target.clientId,
-    error: 'access_denied',
-    reason: 'the user cancelled the sign-in',
+  // Taken before its answer is made: a failure on the way there (the app store, an onEvent that vetoes) puts it back,
+  // so the user's Cancel again goes back to the app, instead of a "link expired" page that strands the app's request.
+  return restoringInteraction(context, interactionId, interaction, async () => {
+    // Not to a redirect URI the app no longer has (or an app disabled since /authorize): the user sees a page instead.
+    await assertStillDeliverable(context, target);
+    context.emit({
+      type: 'authorize.denied',
+      accountId: target.accountId,
+      clientId: target.clientId,
+      error: 'access_denied',
+      reason: 'the user cancelled the sign-in',
+    });
+    return redirect(303, authorizationResponseURL(target, { error: 'access_denied', error_description: 'the user cancelled the sign-in' }));
   });
-  return redirect(303, authorizationResponseURL(target, { error: 'access_denied', error_description: 'the user cancelled the sign-in' }));
 }
 
 async function signIn(
