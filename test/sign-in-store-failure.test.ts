@@ -97,6 +97,32 @@ describe('a sign-in whose session or code cannot be written', () => {
     expect((await postLogin(sentinel, interaction, form)).status).toBe(400);
   });
 
+  it('puts the interaction back when the answer to an unreachable level fails: the retry gets it', async () => {
+    const errors: unknown[] = [];
+    let veto = true;
+    const sentinel = makeSentinel({
+      onError: (error) => errors.push(error),
+      onEvent: (event: SentinelEvent) => {
+        if (event.type === 'authorize.denied' && veto) throw new Error('audit sink down');
+      },
+    });
+    // No TOTP secret and no passkeys: a right password cannot reach mfa.
+    const { interaction } = await startInteraction(sentinel, authorizeQuery({ acr_values: 'urn:sentinel:acr:mfa' }));
+    const form = { csrf_token: await openLogin(sentinel, interaction), username: USERNAME, password: PASSWORD };
+    const failed = await postLogin(sentinel, interaction, form);
+    expect(failed.status).toBe(500);
+    expect(failed.headers.location).toBeUndefined();
+    expect(errors.map((error) => (error as Error).message)).toEqual(['audit sink down']);
+
+    veto = false;
+    const retried = await postLogin(sentinel, interaction, form);
+    expect(retried.status, retried.body).toBe(303);
+    const back = new URL(String(retried.headers.location)).searchParams;
+    expect(back.get('error')).toBe('unmet_authentication_requirements');
+    expect(back.get('state')).toBe('st-1');
+    expect(back.get('code')).toBeNull();
+  });
+
   it('keeps a refused completion spent: the interaction of another account does not come back', async () => {
     const sentinel = makeSentinel();
     const { interaction } = await startInteraction(sentinel);

@@ -217,8 +217,12 @@ export async function afterPassword(
     return loginPageResponse(context, interaction.id, interaction.record, { username: input.username, error: PASSKEY_NEEDED, request });
   }
   if (method === 'unreachable') {
-    if ((await takeInteraction(context, interaction.id)) === null) throw expiredSignIn();
-    return unmetRequirementsResponse(context, authorization, 'this user has no method that reaches it');
+    const taken = await takeInteraction(context, interaction.id);
+    if (taken === null) throw expiredSignIn();
+    // A failure of the answer (the app store, a vetoed authorize.denied) puts the interaction back, as a sign-in's.
+    return restoringInteraction(context, interaction.id, taken, () =>
+      unmetRequirementsResponse(context, authorization, 'this user has no method that reaches it'),
+    );
   }
   const tie = browserTie(context, request, interaction.id, interaction.record.mountPath);
   await startPending(context, interaction.id, {
