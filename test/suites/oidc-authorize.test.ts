@@ -79,6 +79,17 @@ function oidcAuthorizeSuite(host: Host): void {
       }
     });
 
+    it('max_age of any length is an integer: one past every limit asks for none, leading zeros read as written', async () => {
+      const { server } = await mount(oidcOptions());
+      const agent = request.agent(server);
+      await signInFlow(server, agent);
+      advanceClock(2);
+      const unlimited = await agent.get(authorizePath({ max_age: '9'.repeat(20) }));
+      expect(callbackOf(unlimited).get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      // 1, written with twenty leading zeros: the two-second-old session is too old.
+      expect(isLoginRedirect(await agent.get(authorizePath({ max_age: `${'0'.repeat(20)}1` })))).toBe(true);
+    });
+
     it('prompt=none with max_age=0 or prompt=login cannot be satisfied silently: login_required / invalid_request', async () => {
       const { server } = await mount(oidcOptions());
       const agent = request.agent(server);

@@ -88,7 +88,9 @@ function readMaxAge(read: Reader, target: RedirectTarget, defaultMaxAge: number 
   // OpenID Connect Registration 1.0 §2: the app's default_max_age stands in for a max_age the request left out; one
   // it sends overrides it (a very large one included, which asks for no limit).
   if (value === undefined) return defaultMaxAge;
-  if (!/^\d{1,15}$/.test(value)) {
+  // Any run of digits is a non-negative integer (§3.1.2.1), however long: one past any limit asks for none. The
+  // request's length cap bounds it; Number() reads a long one as a large float, or Infinity.
+  if (!/^\d+$/.test(value)) {
     throw new AuthorizationError('invalid_request', 'max_age must be a non-negative integer number of seconds', target);
   }
   const seconds = Number(value);
