@@ -5,6 +5,7 @@
  * unchanged, HEAD included. Together with `test/adapter-flows.test.ts` it is what runs per framework; the
  * endpoint logic runs once, through `sentinel.handle()`, in `test/suites/`.
  */
+import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Sentinel, SentinelBody, SentinelRequest, SentinelResponse } from '../src/index.js';
 import {
@@ -25,6 +26,22 @@ import { toFetch } from '../adapters/fetch/index.js';
 import { createSentinel } from '../src/index.js';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+
+/** Sends a raw HTTP/1.1 request (`head` lines, then `body`) and answers the status line's code. */
+function rawStatus(base: string, head: string[], body = ''): Promise<number> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => {
+      socket.write(`${[...head, `Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close'].join('\r\n')}\r\n\r\n${body}`);
+    });
+    let received = '';
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString('latin1');
+    });
+    socket.on('error', reject);
+    socket.on('end', () => resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(received)?.[1] ?? 0)));
+  });
+}
 
 let running: MountedHost[] = [];
 afterEach(async () => {
@@ -226,6 +243,38 @@ describe.each(HOSTS)('$name adapter', (host) => {
       const authorize = await fetch(`${base}/idp/sentinel/api/account/${ACCOUNT}/authorize?${query}`, { redirect: 'manual' });
       expect(authorize.status).toBe(302);
       expect(authorize.headers.get('location')?.startsWith(`/idp/sentinel/api/account/${ACCOUNT}/login?`)).toBe(true);
+    });
+  });
+
+  // RFC 9112 §3.2.2: a server must accept a request line in absolute form. Every Node host routes its own routes by
+  // the target's path, but the adapters handed the core the whole URL: the service's paths fell through to a 404.
+  describe.each([
+    ['at the root', undefined],
+    ['under /idp', '/idp'],
+    ['under /idp/', '/idp/'],
+  ] as const)('a request line in absolute form, %s', (_where, prefix) => {
+    it('reaches the service as its origin form', async () => {
+      const { sentinel, seen } = scripted({ response: { status: 204, headers: {} } });
+      const base = await start(sentinel, prefix === undefined ? {} : { prefix });
+      const mount = (prefix ?? '').replace(/\/$/, '');
+      const { host: authority } = new URL(base);
+      const status = await rawStatus(base, [`POST http://${authority}${mount}/sentinel/anything?x=1&x=2 HTTP/1.1`, `Host: ${authority}`]);
+      expect(status).toBe(204);
+      expect(seen[0]?.path).toBe('/sentinel/anything');
+      expect(seen[0]?.mountPath).toBe(mount);
+      expect(seen[0]?.query.getAll('x')).toEqual(['1', '2']);
+    });
+
+    it('issues a token as for the origin form', async () => {
+      const base = await start(makeSentinel(), prefix === undefined ? {} : { prefix });
+      const mount = (prefix ?? '').replace(/\/$/, '');
+      const { host: authority } = new URL(base);
+      const head = [
+        `POST http://${authority}${mount}${appTokenPath()} HTTP/1.1`,
+        `Host: ${authority}`,
+        `Content-Type: ${FORM['content-type']}`,
+      ];
+      expect(await rawStatus(base, head, ccBody())).toBe(200);
     });
   });
 

@@ -20,7 +20,7 @@ import type {
   SentinelResponse,
 } from '../../src/index.js';
 import { expectationsReader } from '../../src/guard/bearer-request.js';
-import { nodeHeaders, readNodeBody, splitURL } from '../node/index.js';
+import { nodeHeaders, originForm, readNodeBody, splitURL } from '../node/index.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -84,8 +84,10 @@ export function toFastify(sentinel: Pick<Sentinel, 'config' | 'handle'>): Fastif
     if (!app.hasRequestDecorator('sentinel')) app.decorateRequest('sentinel', null);
     app.setErrorHandler(answeringParserErrors);
     const answer: Answer = (request, withBody) => {
-      const requestMount = mountOf(request.url);
-      const { path, query, rawQuery } = splitURL(request.url.slice(requestMount.length));
+      // Fastify routes an absolute-form target (RFC 9112 §3.2.2) by its path, but keeps it whole in request.url.
+      const target = originForm(request.url);
+      const requestMount = mountOf(target);
+      const { path, query, rawQuery } = splitURL(target.slice(requestMount.length));
       const payload = withBody ? (request.body as Readable | undefined) : undefined;
       return sentinel.handle({
         method: request.method,

@@ -11,7 +11,7 @@ import type {
   SentinelResponse,
 } from '../../src/index.js';
 import { expectationsReader } from '../../src/guard/bearer-request.js';
-import { fromNodeRequest, nodeHeaders } from '../node/index.js';
+import { fromNodeRequest, nodeHeaders, originForm } from '../node/index.js';
 
 /**
  * The parts of a Koa context the adapter touches (structural, so Koa 2 and 3 both fit). After `requireAccessToken`,
@@ -51,7 +51,8 @@ export type KoaMiddleware = (ctx: KoaContextLike, next: () => Promise<unknown>) 
  * `ctx.mountPath` only holds the innermost prefix.
  */
 function mountPathOf(ctx: KoaContextLike): string {
-  const original = ctx.originalUrl.split('?')[0] ?? '';
+  // ctx.path is the target's path even in absolute form (`GET http://host/idp/… HTTP/1.1`); ctx.originalUrl is not.
+  const original = originForm(ctx.originalUrl).split('?')[0] ?? '';
   if (original !== ctx.path && original.endsWith(ctx.path)) {
     // koa-mount('/idp/') strips the slash too ('/idp/sentinel/…' → 'sentinel/…'): that slash is the path's, not the
     // mount's (see relativeURL).
@@ -65,7 +66,8 @@ function mountPathOf(ctx: KoaContextLike): string {
  * leaves `sentinel/…` in `ctx.url`, which no route of the service (nor any path) matches.
  */
 function relativeURL(ctx: KoaContextLike): string {
-  return ctx.url.startsWith('/') ? ctx.url : `/${ctx.url}`;
+  const url = originForm(ctx.url);
+  return url.startsWith('/') ? url : `/${url}`;
 }
 
 /**

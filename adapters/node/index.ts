@@ -113,8 +113,27 @@ export function lazyNodeBody(
   };
 }
 
-/** Splits a request target into path and query, the query also as received (`rawQuery`). */
-export function splitURL(url: string): { path: string; query: URLSearchParams; rawQuery: string } {
+// The scheme and authority of an absolute-form request target (`POST https://id.example/sentinel/… HTTP/1.1`).
+const ABSOLUTE_FORM_ORIGIN = /^https?:\/\/[^/?#]*/i;
+
+/**
+ * The origin form (path and query) of a request target. A server must accept the absolute form too (RFC 9112
+ * §3.2.2), and Node hands it on as the request's URL, scheme and authority included: the hosts route it by its path
+ * (Express, Koa and Fastify all serve their own routes to it), so the service must read the same path, or every such
+ * request of its own went to the host's 404. The authority decides nothing here: absolute URLs come from `issuer`.
+ * @example originForm('http://id.example/sentinel/x?y=1') // '/sentinel/x?y=1'
+ */
+export function originForm(url: string): string {
+  if (url.startsWith('/')) return url;
+  const origin = ABSOLUTE_FORM_ORIGIN.exec(url);
+  if (origin === null) return url;
+  const rest = url.slice(origin[0].length);
+  return rest.startsWith('/') ? rest : `/${rest}`;
+}
+
+/** Splits a request target into path and query, the query also as received (`rawQuery`); an absolute form is read as its origin form. */
+export function splitURL(target: string): { path: string; query: URLSearchParams; rawQuery: string } {
+  const url = originForm(target);
   const mark = url.indexOf('?');
   if (mark === -1) return { path: url, query: new URLSearchParams(), rawQuery: '' };
   const rawQuery = url.slice(mark + 1);

@@ -297,7 +297,10 @@ async function serveFetch(
   const raw = incoming.rawHeaders;
   for (let index = 0; index < raw.length; index += 2) headers.append(raw[index] as string, raw[index + 1] as string);
   const hasBody = method !== 'GET' && method !== 'HEAD';
-  const request = new Request(`http://${incoming.headers.host ?? '127.0.0.1'}${incoming.url ?? '/'}`, {
+  // A request line in absolute form (RFC 9112 §3.2.2) names the whole URL, as a fetch server's Request then does.
+  const target = incoming.url ?? '/';
+  const url = /^https?:\/\//i.test(target) ? target : `http://${incoming.headers.host ?? '127.0.0.1'}${target}`;
+  const request = new Request(url, {
     method,
     headers,
     body: hasBody ? (Readable.toWeb(incoming) as unknown as ReadableStream<Uint8Array>) : undefined,
