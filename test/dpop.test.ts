@@ -4,14 +4,21 @@
  * a stolen code, refresh token or access token useless without the key.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
 import request from 'supertest';
+import express from 'express';
+import Fastify from 'fastify';
+import Koa from 'koa';
 import { afterEach, describe, expect, it } from 'vitest';
+import { requireAccessToken as requireExpressAccessToken } from '../adapters/express/index.js';
+import { requireAccessToken as requireFastifyAccessToken } from '../adapters/fastify/index.js';
+import { requireAccessToken as requireKoaAccessToken } from '../adapters/koa/index.js';
 import { exportJWK, generateKeyPair } from 'jose';
 import { MemoryAppStore } from '../src/apps/memory-app-store.js';
-import { createSentinel, MemoryStore, OAuthError, type SentinelEvent, type SentinelOptions } from '../src/index.js';
+import { createSentinel, MemoryStore, OAuthError, type Sentinel, type SentinelEvent, type SentinelOptions } from '../src/index.js';
 import { jsonOf, postForm } from './helpers/direct-flow.js';
 import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, PUBLIC_CLIENT_ID, REDIRECT_URI, USER_ID } from './helpers/fixtures.js';
-import { HOSTS, type MountedHost } from './helpers/hosts.js';
+import { HOSTS, listen, type MountedHost } from './helpers/hosts.js';
 import { clientKey, dpopProof, keyedOptions, keyedSentinel, type ClientKey } from './helpers/key-bound.js';
 import { codeFor } from './helpers/oauth.js';
 import { pkcePair } from './helpers/pkce.js';
@@ -443,6 +450,74 @@ describe.each(HOSTS)('DPoP at the guard behind a TLS-terminating proxy on $name'
     expect(
       (await callForwarded(none.url, none.token, await dpopProof(none.key, { htm: 'GET', htu: PUBLIC_HTU, ath: ath(none.token) }))).status,
     ).toBe(401);
+  });
+});
+
+// RFC 9449 §4.3: htu is the URL the client called. A host may rewrite the URL before its routes (a version prefix
+// dropped): Express's req.originalUrl and Koa's ctx.originalUrl keep the one the client sent, and so must Fastify's
+// guard when the host's rewriteUrl has changed request.url, or a proof for the public URL is refused and one naming
+// the internal path, which no client called, passes.
+const REWRITTEN: { name: string; guard: (sentinel: Sentinel) => Promise<MountedHost> }[] = [
+  {
+    name: 'express',
+    async guard(sentinel) {
+      const app = express();
+      app.use((request, _response, next) => {
+        request.url = request.url.replace(/^\/v1\//, '/');
+        next();
+      });
+      app.get('/api/account/:accountId/consumer/:consumerId/brand/tokens', requireExpressAccessToken(sentinel), (_request, response) => {
+        response.json({ ok: true });
+      });
+      return listen(createServer(app));
+    },
+  },
+  {
+    name: 'koa',
+    async guard(sentinel) {
+      const app = new Koa();
+      const guard = requireKoaAccessToken(sentinel);
+      app.use(async (ctx, next) => {
+        ctx.url = ctx.url.replace(/^\/v1\//, '/');
+        await next();
+      });
+      app.use(async (ctx) => {
+        await guard(ctx, async () => {
+          ctx.body = { ok: true };
+        });
+      });
+      return listen(createServer(app.callback()));
+    },
+  },
+  {
+    name: 'fastify',
+    async guard(sentinel) {
+      const app = Fastify({ rewriteUrl: (request) => (request.url ?? '/').replace(/^\/v1\//, '/') });
+      app.get(
+        '/api/account/:accountId/consumer/:consumerId/brand/tokens',
+        { preHandler: requireFastifyAccessToken(sentinel) },
+        async () => ({
+          ok: true,
+        }),
+      );
+      await app.ready();
+      return listen(app.server);
+    },
+  },
+];
+
+describe.each(REWRITTEN)('DPoP at the $name guard behind a URL the host rewrites', ({ guard }) => {
+  it('expects the htu of the URL the client called, not the rewritten one', async () => {
+    const { sentinel, server, key } = await start();
+    const token = await boundToken(server, key);
+    const mounted = await guard(sentinel);
+    open.push(mounted);
+    const call = async (htu: string): Promise<number> => {
+      const proof = await dpopProof(key, { htm: 'GET', htu, ath: ath(token) });
+      return (await fetch(`${mounted.url}/v1${API_PATH}`, { headers: { authorization: `DPoP ${token}`, dpop: proof } })).status;
+    };
+    expect(await call(`${mounted.url}/v1${API_PATH}`)).toBe(200);
+    expect(await call(`${mounted.url}${API_PATH}`)).toBe(401);
   });
 });
 

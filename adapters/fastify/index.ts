@@ -179,7 +179,9 @@ export function requireAccessToken(sentinel: Sentinel, options?: RequireAccessTo
     const headers = nodeHeaders(request.raw, request.headers);
     const result = await sentinel.checkBearer(headers.authorization, expected, {
       method: request.method,
-      url: request.url,
+      // The target the client sent, as Express's req.originalUrl and Koa's ctx.originalUrl: a host's `rewriteUrl`
+      // changes request.url, and a DPoP proof names the URL the client called (RFC 9449 §4.3), not the rewrite.
+      url: request.originalUrl,
       headers,
       secure: (request.socket as { encrypted?: boolean }).encrypted === true,
       // The socket peer, not request.ip: the core decides whether it is a trusted proxy (trustProxy).
