@@ -440,6 +440,49 @@ describe('jwks_uri', () => {
     expect((await token(server, await assertionAuth(key))).status).toBe(200);
   });
 
+  it('refetches for an assertion without kid that no cached key verifies: a rotation of keys without kid', async () => {
+    const [old, rotated, stranger] = await Promise.all([clientKey(), clientKey(), clientKey()]);
+    const withoutKid = (key: ClientKey): Record<string, unknown> => {
+      const { kid: _kid, ...jwk } = key.publicJwk;
+      return jwk;
+    };
+    const signedWithoutKid = async (signer: ClientKey): Promise<Record<string, string>> => {
+      const now = Math.floor(Date.now() / 1000);
+      const claims = { iss: KEYED_CLIENT_ID, sub: KEYED_CLIENT_ID, aud: ACCOUNT_ISSUER, jti: randomUUID(), exp: now + 60 };
+      const assertion = await new SignJWT(claims).setProtectedHeader({ alg: 'ES256' }).sign(signer.privateKey);
+      return { client_assertion_type: ASSERTION_TYPE, client_assertion: assertion };
+    };
+    let published = [withoutKid(old)];
+    const jwks = await jwksServer((_in, out) => {
+      out.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: published }));
+    });
+    const { server, events } = await start(old, { jwks: undefined, jwksUri: jwks.url });
+    expect((await token(server, await signedWithoutKid(old))).status).toBe(200);
+    // The client replaces its key; nothing in the assertion tells the cached set is older than the signature.
+    published = [withoutKid(rotated)];
+    expect((await token(server, await signedWithoutKid(rotated))).status).toBe(200);
+    expect(jwks.hits()).toBe(2);
+    // A signature nobody published refetches no more often than an unknown kid does.
+    events.length = 0;
+    for (let i = 0; i < 5; i++) {
+      await expectInvalidClient(server, events, await signedWithoutKid(stranger), /not signed by a key registered/);
+    }
+    expect(jwks.hits()).toBe(2);
+  });
+
+  it('refetches for an assertion whose kid names a cached key that does not verify it: a kid reused for a new key', async () => {
+    const [old, rotated] = await Promise.all([clientKey('k1'), clientKey('k1')]);
+    let published = [old.publicJwk];
+    const jwks = await jwksServer((_in, out) => {
+      out.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: published }));
+    });
+    const { server } = await start(old, { jwks: undefined, jwksUri: jwks.url });
+    expect((await token(server, await assertionAuth(old))).status).toBe(200);
+    published = [rotated.publicJwk];
+    expect((await token(server, await assertionAuth(rotated))).status).toBe(200);
+    expect(jwks.hits()).toBe(2);
+  });
+
   it('keeps serving the last good set for staleIfErrorSeconds when the refetch after expiry fails, then refuses', async () => {
     // Date.now() and performance.now() together: the cache's clock either way (vi.restoreAllMocks puts them back).
     const clock = movableClock();

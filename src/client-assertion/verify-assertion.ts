@@ -102,14 +102,14 @@ function unusableKey(error: unknown): boolean {
   return error.name === 'DataError' || (error instanceof TypeError && /requires key modulusLength/.test(error.message));
 }
 
-/** A client's `jwks_uri` is fetched anew for an unknown `kid` at most this often. */
+/** A client's `jwks_uri` is fetched anew for a key its cached set lacks (a rotation) at most this often. */
 const KEY_SET_REFRESH_INTERVAL_MS = 10_000;
 
 async function keySetOf(context: SentinelContext, app: App, refresh: boolean): Promise<JSONWebKeySet> {
   if (app.jwks !== undefined) return app.jwks as JSONWebKeySet;
   if (app.jwksUri === undefined) throw refused('the application has no registered keys');
   try {
-    // A refresh for an unknown kid at most once per interval: the assertion is not yet verified, so anyone naming
+    // A refresh for a key the set lacks at most once per interval: the assertion is not yet verified, so anyone naming
     // the client_id could otherwise make every request fetch the client's jwks_uri anew.
     return (await jwksFetcherOf(context, 'apps').get(app.jwksUri, {
       refresh,
@@ -192,9 +192,9 @@ export async function verifyClientAssertion(
     clockTolerance: context.config.clockTolerance,
     requiredClaims: ['exp', 'jti'],
   };
-  const verify = async (refresh: boolean): Promise<JWTVerifyResult> => {
+  const verify = async (keys: JSONWebKeySet): Promise<JWTVerifyResult> => {
     try {
-      return await jwtVerify(assertion, createLocalJWKSet(await keySetOf(context, app, refresh)), options);
+      return await jwtVerify(assertion, createLocalJWKSet(keys), options);
     } catch (error) {
       if (!(error instanceof joseErrors.JWKSMultipleMatchingKeys)) throw error;
       return verifyWithEach(assertion, error, options);
@@ -202,12 +202,19 @@ export async function verifyClientAssertion(
   };
   let payload: JWTVerifyResult['payload'];
   try {
+    const cached = await keySetOf(context, app, false);
     try {
-      payload = (await verify(false)).payload;
+      payload = (await verify(cached)).payload;
     } catch (error) {
-      // A key the cached set does not have may be a rotation: look once more at the published set.
-      if (!(error instanceof joseErrors.JWKSNoMatchingKey) || app.jwksUri === undefined) throw error;
-      payload = (await verify(true)).payload;
+      // A rotation the cached set predates: a kid it lacks, or a signature none of its keys verifies (an assertion
+      // without kid, RFC 7515 §4.1.4, is tried against the cached keys of its type; a kid reused for a new key).
+      // Look once more at the published set; the fetcher allows that once per interval, and hands back the very
+      // set it holds otherwise, which was just tried.
+      const rotated = error instanceof joseErrors.JWKSNoMatchingKey || error instanceof joseErrors.JWSSignatureVerificationFailed;
+      if (!rotated || app.jwksUri === undefined) throw error;
+      const published = await keySetOf(context, app, true);
+      if (published === cached) throw error;
+      payload = (await verify(published)).payload;
     }
   } catch (error) {
     if (error instanceof OAuthError) throw error;
