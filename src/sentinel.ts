@@ -15,6 +15,7 @@ import {
   appRegistry,
   assertAppLogoutTargets,
   assertAppsOrAppStore,
+  checkFapi2ProofAlgorithms,
   checkFapi2Signing,
   checkIDTokenAlgorithms,
   checkRegistrationStore,
@@ -228,6 +229,7 @@ export function createSentinel(options: SentinelOptions): Sentinel {
   // The checks of the resolved options, which `sentinel-idp config check` makes too (config/startup-checks.ts).
   checkIDTokenAlgorithms(config, keys, warn);
   checkFapi2Signing(config, keys);
+  checkFapi2ProofAlgorithms(config);
   const registry = appRegistry(config);
   // Client ID metadata documents (MCP): https client ids are resolved behind the one lookup every path uses.
   const apps = config.clientIdMetadataDocuments.enabled

@@ -42,6 +42,10 @@ const cases: [string, () => SentinelOptions][] = [
     'a fapi2 app on a key ring signing RS256',
     () => keyedOptions(fapi2Key, { profile: 'fapi2' }, { keys: undefined, keyRotation: rotation(['RS256']) }),
   ],
+  [
+    'a fapi2 app on a service taking no DPoP proof algorithm of the profile',
+    () => keyedOptions(fapi2Key, { profile: 'fapi2' }, { dpop: { algorithms: ['ES384', 'RS256'] } }),
+  ],
   ['apps together with appStore', () => baseOptions({ appStore: new MemoryAppStore() })],
   ['registration on an app store without saveApp', () => ({ ...baseOptions({ appStore: lookupOnly, registration }), apps: [] })],
   ['a backchannelLogoutUri at a loopback address', () => withFirstApp({ backchannelLogoutUri: 'https://127.0.0.1/logout' })],

@@ -479,6 +479,32 @@ describe('fapi2 configuration', () => {
     expect(String(errors[0])).toMatch(/fapi2 app .* would sign with RS256/);
   });
 
+  it('a service taking no DPoP proof algorithm of the profile cannot serve a fapi2 app: ConfigurationError, or 500 for an AppStore app', async () => {
+    const key = await clientKey();
+    const dpop = { algorithms: ['ES384', 'RS256'] } as SentinelOptions['dpop'];
+    expect(() => createSentinel(keyedOptions(key, FAPI2, { dpop }))).toThrow(
+      expect.objectContaining({ name: 'ConfigurationError', field: 'dpop.algorithms' }),
+    );
+    // The same algorithms serve an account without a fapi2 app.
+    expect(() => createSentinel(keyedOptions(key, {}, { dpop }))).not.toThrow();
+    // A fapi2 app from the registry: the deployment's mistake, not an invalid_dpop_proof of the client's.
+    const options = keyedOptions(key, FAPI2, { dpop });
+    const errors: unknown[] = [];
+    const sentinel = createSentinel({
+      ...options,
+      apps: [],
+      appStore: new MemoryAppStore((options.apps ?? []).map(appFromOptions)),
+      onError: (error) => errors.push(error),
+    });
+    const mounted = await HOSTS[1]!.mount(sentinel);
+    open.push(mounted);
+    const h: Harness = { sentinel, mounted, key, dpop: await clientKey(), local: (url) => url.replace('http://localhost', mounted.url) };
+    const pushed = await push(h);
+    expect([pushed.status, pushed.body.error]).toEqual([500, 'server_error']);
+    expect(pushed.body.request_uri).toBeUndefined();
+    expect(String(errors[0])).toMatch(/fapi2 app .* needs DPoP proofs signed with ES256, PS256, EdDSA/);
+  });
+
   it('the metadata stays that of every app: PAR is not required of the account, another app authorizes directly', async () => {
     const h = await harness();
     const metadata = (await (await fetch(h.local(`${ACCOUNT_ISSUER}/.well-known/openid-configuration`))).json()) as Record<string, unknown>;

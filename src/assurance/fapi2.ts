@@ -9,8 +9,9 @@
  * - codes live at most {@link FAPI2_CODE_TTL_SECONDS} (token/code-records.ts, token/authorization-code-grant.ts);
  * - refresh tokens are not rotated (token/refresh-token-grant.ts): the profile advises against rotation;
  * - ES256, PS256 or EdDSA for every signature it sees or receives ({@link FAPI2_ALGORITHMS}): checked at startup for
- *   the `apps` option, at request time for a registry's app ({@link assertFapi2Servable}), and the ID tokens' default
- *   algorithm is an allowed one (token/id-token.ts `appIdTokenAlg`);
+ *   the `apps` option (the service's signer and `dpop.algorithms`), at request time for a registry's app
+ *   ({@link assertFapi2Servable}), and the ID tokens' default algorithm is an allowed one (token/id-token.ts
+ *   `appIdTokenAlg`);
  * - `iss` on every authorization response (already so for every app, RFC 9207).
  *
  * The account's metadata does not change: it describes what the issuer offers every app, and the other apps of the
@@ -91,20 +92,46 @@ export function assertFapi2Signing(apps: readonly App[], signingAlg: string, fie
 }
 
 /**
- * Refuses, at request time, to serve a fapi2 app tokens signed with an algorithm the profile does not allow: the
- * access tokens' (the service's signer) or the app's ID tokens'. {@link assertFapi2Signing} checks the `apps` option
- * at startup; an app from a host's AppStore, or a key ring rotated to another algorithm, is caught here, at every
- * token and pushed request. The deployment's mistake, not the client's: an Error (500 `server_error`, `onError`).
+ * Refuses a service that takes no DPoP proof algorithm the profile allows (`dpop.algorithms` without ES256, PS256 and
+ * EdDSA) when any of `apps` is a fapi2 app: its token requests need a proof, and every proof it could sign would be
+ * refused, each as the client's `invalid_dpop_proof`.
  *
  * @example
- * if (isFapi2(app)) assertFapi2Servable(app, context.keys.signer.alg, idTokenAlgorithm(context, app));
+ * assertFapi2ProofAlgorithms(config.apps, config.dpop.algorithms, 'dpop.algorithms');
  */
-export function assertFapi2Servable(app: Pick<App, 'profile' | 'clientId'>, signerAlg: string, idTokenAlg: string): void {
+export function assertFapi2ProofAlgorithms(apps: readonly App[], proofAlgs: readonly string[], field: string): void {
+  if (apps.some(isFapi2) && !proofAlgs.some((alg) => FAPI2_ALGORITHMS.includes(alg))) {
+    throw new ConfigurationError(field, `an app with profile 'fapi2' needs DPoP proofs signed with ${FAPI2_ALGORITHMS.join(', ')}`);
+  }
+}
+
+/**
+ * Refuses, at request time, to serve a fapi2 app tokens signed with an algorithm the profile does not allow (the
+ * access tokens' (the service's signer) or the app's ID tokens'), or when the service takes none of the profile's
+ * DPoP proof algorithms (`proofAlgs`, `dpop.algorithms`). {@link assertFapi2Signing} and
+ * {@link assertFapi2ProofAlgorithms} check the `apps` option at startup; an app from a host's AppStore, or a key ring
+ * rotated to another algorithm, is caught here, at every token and pushed request. The deployment's mistake, not the
+ * client's: an Error (500 `server_error`, `onError`).
+ *
+ * @example
+ * if (isFapi2(app)) assertFapi2Servable(app, context.keys.signer.alg, idTokenAlgorithm(context, app), context.config.dpop.algorithms);
+ */
+export function assertFapi2Servable(
+  app: Pick<App, 'profile' | 'clientId'>,
+  signerAlg: string,
+  idTokenAlg: string,
+  proofAlgs: readonly string[],
+): void {
   if (!isFapi2(app)) return;
   const refused = [signerAlg, idTokenAlg].find((alg) => !FAPI2_ALGORITHMS.includes(alg));
   if (refused !== undefined) {
     throw new Error(
       `sentinel-idp: the fapi2 app ${app.clientId} needs tokens signed with ${FAPI2_ALGORITHMS.join(', ')}, and the service would sign with ${refused}`,
+    );
+  }
+  if (!proofAlgs.some((alg) => FAPI2_ALGORITHMS.includes(alg))) {
+    throw new Error(
+      `sentinel-idp: the fapi2 app ${app.clientId} needs DPoP proofs signed with ${FAPI2_ALGORITHMS.join(', ')}, and dpop.algorithms takes none of them`,
     );
   }
 }

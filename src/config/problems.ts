@@ -15,6 +15,7 @@ import {
   appRegistry,
   assertAppLogoutTargets,
   assertAppsOrAppStore,
+  checkFapi2ProofAlgorithms,
   checkFapi2Signing,
   checkIDTokenAlgorithms,
   checkRegistrationStore,
@@ -74,6 +75,7 @@ function serviceProblems(config: ResolvedConfig, checked: CheckedKeyOptions | un
     collect(() => checkIDTokenAlgorithms(config, keys, ignoreWarning));
     collect(() => checkFapi2Signing(config, keys));
   }
+  collect(() => checkFapi2ProofAlgorithms(config));
   collect(() => assertAppsOrAppStore(config));
   // The registry unwrapped: createSentinel() checks it behind client ID metadata documents, which pass every method
   // of the registry through, so both see the same methods.

@@ -5,7 +5,7 @@
 import type { AppStore } from '../apps/app.js';
 import type { AppOptions } from '../apps/app-options.js';
 import { MemoryAppStore } from '../apps/memory-app-store.js';
-import { assertFapi2Signing } from '../assurance/fapi2.js';
+import { assertFapi2ProofAlgorithms, assertFapi2Signing } from '../assurance/fapi2.js';
 import { ConfigurationError } from '../errors.js';
 import type { KeySet, SigningAlgorithm } from '../keys/signing-keys.js';
 import { assertRegistrationStore } from '../registration/options.js';
@@ -43,6 +43,15 @@ export function checkFapi2Signing(config: ResolvedConfig, keys: KeySet | undefin
   const { algorithms, field } = signing(config, keys);
   // Never empty: the configured keys have a signer, and keyRotation.algorithms at least one (its schema).
   assertFapi2Signing(config.apps, algorithms[0] ?? '', field);
+}
+
+/**
+ * FAPI 2.0: a fapi2 app's proofs must use an algorithm the profile allows, so `dpop.algorithms` must take one.
+ * @throws ConfigurationError naming `dpop.algorithms`.
+ * @example checkFapi2ProofAlgorithms(config);
+ */
+export function checkFapi2ProofAlgorithms(config: ResolvedConfig): void {
+  assertFapi2ProofAlgorithms(config.apps, config.dpop.algorithms, 'dpop.algorithms');
 }
 
 /**

@@ -92,7 +92,7 @@ export async function authenticateClient(
   if (hasClientAssertion(params)) {
     const app = await authenticateWithAssertion(context, accountId, request, params);
     // The only way a fapi2 app authenticates: the profile's signatures are checked once it is known.
-    if (isFapi2(app)) assertFapi2Servable(app, context.keys.signer.alg, idTokenAlgorithm(context, app));
+    if (isFapi2(app)) assertFapi2Servable(app, context.keys.signer.alg, idTokenAlgorithm(context, app), context.config.dpop.algorithms);
     return { app, credentials: { clientId: app.clientId, clientSecret: undefined, method: 'private_key_jwt' } };
   }
   const credentials = readClientCredentials(request, params);
