@@ -4,13 +4,15 @@
  * with the user's app blamed). Each revocation is a marker of its own (`revoked-jti:`), security state, read by the
  * liveness check of delegated tokens only: on MemoryStore and on RedisStore with two instances sharing it.
  */
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
-import { MemoryStore, type Sentinel, type SentinelEvent, type Store } from '../src/index.js';
+import { MemoryStore, SecurityStateFullError, type Sentinel, type SentinelEvent, type Store } from '../src/index.js';
+import { shortDigest } from '../src/lib/random-secrets.js';
 import { contextOf } from '../src/http/context.js';
 import { MAX_REVOKED_ACCESS_TOKENS, readGrant } from '../src/token/grant-records.js';
 import { consumerToken, jsonOf, postForm } from './helpers/direct-flow.js';
-import { BOT, brandKey, exchangeOptions, TOKEN_EXCHANGE, TOKEN_PATH, TYPE } from './helpers/exchange.js';
-import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, makeSentinel, REDIRECT_URI } from './helpers/fixtures.js';
+import { ACCOUNT_ISSUER, BOT, brandKey, exchangeOptions, TOKEN_EXCHANGE, TOKEN_PATH, TYPE } from './helpers/exchange.js';
+import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, CONSUMER_UUID, makeSentinel, OTHER_ACCOUNT, REDIRECT_URI } from './helpers/fixtures.js';
 import { codeFor } from './helpers/oauth.js';
 import { describeOnSharedRedis } from './helpers/redis-suite.js';
 import { restartableStore } from './helpers/restartable-store.js';
@@ -146,6 +148,35 @@ describe('delegated token revocation on MemoryStore', () => {
     // As many revocations as a bot could make: in an ordinary (LRU) area the first would be the first to go.
     for (let index = 0; index < 200; index += 1) await store.set(`revoked-jti:flood-${index}`, '1', 600_000);
     expect(await live(sentinel, token)).toBe(false);
+  });
+
+  it("one account's bot filling its revocation budget refuses its own revocations only, never another account's", async () => {
+    const store = new MemoryStore({ securityMaxBytes: 8 * 1024 });
+    const errors: unknown[] = [];
+    const sentinel = makeSentinel(exchangeOptions(key, { store, onError: (error) => errors.push(error) }));
+    // Another account's bot revoking in a loop, as its revocations are written: until its budget refuses one.
+    const otherIssuer = `http://localhost/sentinel/api/account/${OTHER_ACCOUNT}`;
+    const flood = (index: number): Promise<void> =>
+      store.set(`revoked-jti:${shortDigest(otherIssuer)}:${randomUUID()}-${index}`, '1', 600_000);
+    let refused: unknown;
+    for (let index = 0; index < 1_000 && refused === undefined; index += 1) await flood(index).catch((error: unknown) => (refused = error));
+    expect(refused).toBeInstanceOf(SecurityStateFullError);
+    // This account's bot still revokes its delegated token, and it stays refused.
+    const user = await userTokens(sentinel);
+    const token = await delegated(sentinel, user.access);
+    expect(await revoke(sentinel, token, BOT)).toBe(200);
+    expect(await live(sentinel, token)).toBe(false);
+    expect(errors).toEqual([]);
+    const { jti } = JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()) as { jti: string };
+    expect(await store.get(`revoked-jti:${shortDigest(ACCOUNT_ISSUER)}:${jti}`)).toBe('1');
+    // A revocation an earlier version wrote (no account in its key) still counts.
+    const older = await delegated(sentinel, user.access);
+    const olderJti = (JSON.parse(Buffer.from(older.split('.')[1] as string, 'base64url').toString()) as { jti: string }).jti;
+    await store.set(`revoked-jti:${olderJti}`, '1', 600_000);
+    expect(await live(sentinel, older)).toBe(false);
+    // The account over its budget is refused, never another account's revocation forgotten.
+    await expect(flood(-1)).rejects.toMatchObject({ name: 'SecurityStateFullError', prefix: 'revoked-jti' });
+    expect(String(refused)).toContain(`"revoked-jti:${shortDigest(otherIssuer)}:"`);
   });
 
   it('a revocation marker that cannot be read fails the check closed (503), and the user token never reads one', async () => {

@@ -30,7 +30,7 @@
 import { LRUCache } from 'lru-cache';
 import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
 import { entryBytes } from './memory-size.js';
-import { SecurityState } from './security-state.js';
+import { SecurityState, securityAreaOf } from './security-state.js';
 import { MemoryJobQueues } from './memory-queue.js';
 import type { ClaimedJob, QueuedJob, Store, SwapEntry } from './store.js';
 
@@ -108,7 +108,7 @@ export interface MemoryStoreOptions {
   /**
    * Byte budget of each security-state prefix, which is never evicted: a write that does not fit its prefix's budget
    * fails, and no other prefix is touched. Default 32 MiB. The session index (`user-sessions:`) has its own,
-   * `sessionIndexMaxBytes`.
+   * `sessionIndexMaxBytes`; delegated tokens' revocations (`revoked-jti:`) have one such budget per account.
    */
   securityMaxBytes?: number;
   /**
@@ -190,13 +190,14 @@ export class MemoryStore implements Store {
   #area(key: string): SecurityState | LRUCache<string, string> {
     const prefix = this.#prefix(key);
     if (this.#securityPrefixes.has(prefix)) {
-      let area = this.#security.get(prefix);
+      const name = securityAreaOf(key, prefix);
+      let area = this.#security.get(name);
       if (area === undefined) {
         area =
           prefix === SESSION_INDEX_PREFIX
             ? new SecurityState(this.#sessionIndexMaxBytes, prefix, 'sessionIndexMaxBytes')
-            : new SecurityState(this.#securityMaxBytes, prefix);
-        this.#security.set(prefix, area);
+            : new SecurityState(this.#securityMaxBytes, prefix, 'securityMaxBytes', name);
+        this.#security.set(name, area);
       }
       return area;
     }

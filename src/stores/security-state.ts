@@ -20,15 +20,39 @@ export class SecurityStateFullError extends Error {
   /** The key prefix whose area is full (`throttle`, `dpop-jti`, …): each security prefix has a budget of its own. */
   readonly prefix: string;
 
-  /** `option`: the MemoryStore option that sets this prefix's budget, named in the message. */
-  constructor(budget: number, prefix = '', option = 'securityMaxBytes') {
+  /**
+   * `option`: the MemoryStore option that sets this prefix's budget, named in the message; `area`: the keys the full
+   * area holds, when narrower than the prefix (one account's `revoked-jti:`*owner*).
+   */
+  constructor(budget: number, prefix = '', option = 'securityMaxBytes', area = prefix) {
     super(
-      `MemoryStore: the ${budget}-byte budget of the security state "${prefix}:" is full of live entries; ` +
+      `MemoryStore: the ${budget}-byte budget of the security state "${area}:" is full of live entries; ` +
         `refusing the write rather than forgetting any (raise ${option} or use RedisStore)`,
     );
     this.name = 'SecurityStateFullError';
     this.prefix = prefix;
   }
+}
+
+/**
+ * Security prefixes whose keys name their owner next (`revoked-jti:`*account digest*`:`*jti*): one area per owner,
+ * each with the prefix's budget. Any account's bot can revoke as many of its delegated tokens as it exchanges; with
+ * one area for the prefix, a bot in an exchange-and-revoke loop filled it, and every other account's revocations then
+ * failed (500) and left their tokens live. A full area now refuses only the revocations of the account that filled it.
+ */
+const OWNED_PREFIXES: ReadonlySet<string> = new Set(['revoked-jti']);
+
+/**
+ * The name of the security area a key of the security prefix `prefix` is kept in: the prefix, or for an owned prefix
+ * the prefix and the owner segment after it (`revoked-jti:`*owner*`:`*jti* → `revoked-jti:`*owner*). A key without an
+ * owner segment (written by an earlier version) shares the prefix's own area.
+ *
+ * @example securityAreaOf('revoked-jti:Qm9i:0b3f', 'revoked-jti') // 'revoked-jti:Qm9i'
+ */
+export function securityAreaOf(key: string, prefix: string): string {
+  if (!OWNED_PREFIXES.has(prefix)) return prefix;
+  const end = key.indexOf(':', prefix.length + 1);
+  return end === -1 ? prefix : key.slice(0, end);
 }
 
 /**
@@ -43,12 +67,15 @@ export class SecurityState {
   readonly #prefix: string;
   /** The MemoryStore option behind the budget, for the error's message. */
   readonly #option: string;
+  /** The keys this area holds ({@link securityAreaOf}), for the error's message. */
+  readonly #area: string;
   readonly #cache: LRUCache<string, string>;
 
-  constructor(budget: number, prefix = '', option = 'securityMaxBytes') {
+  constructor(budget: number, prefix = '', option = 'securityMaxBytes', area = prefix) {
     this.#budget = budget;
     this.#prefix = prefix;
     this.#option = option;
+    this.#area = area;
     this.#cache = new LRUCache<string, string>({
       maxSize: budget,
       sizeCalculation: (value, key) => entryBytes(key, value),
@@ -96,7 +123,7 @@ export class SecurityState {
   assertRoom(writes: readonly { key: string; value: string }[]): void {
     if (this.#fitsAll(writes)) return;
     this.#cache.purgeStale();
-    if (!this.#fitsAll(writes)) throw new SecurityStateFullError(this.#budget, this.#prefix, this.#option);
+    if (!this.#fitsAll(writes)) throw new SecurityStateFullError(this.#budget, this.#prefix, this.#option, this.#area);
   }
 
   #fitsAll(writes: readonly { key: string; value: string }[]): boolean {
@@ -113,7 +140,7 @@ export class SecurityState {
   #reserve(key: string, value: string): void {
     if (this.#fits(key, value)) return;
     this.#cache.purgeStale();
-    if (!this.#fits(key, value)) throw new SecurityStateFullError(this.#budget, this.#prefix, this.#option);
+    if (!this.#fits(key, value)) throw new SecurityStateFullError(this.#budget, this.#prefix, this.#option, this.#area);
   }
 
   /** Whether writing `value` under `key` stays within the budget (a live entry it replaces gives its bytes back). */

@@ -11,9 +11,25 @@
 import type { AccessTokenClaims } from './access-token-claims.js';
 import type { SentinelContext } from '../http/context.js';
 import { markersKeptSince } from '../stores/replay-epoch.js';
+import { shortDigest } from '../lib/random-secrets.js';
 
-/** The store key of a revoked delegated token (its `jti` is a random UUID this service chose, no secret). */
-export function revokedJtiKey(jti: string): string {
+/**
+ * The store key of a revoked delegated token: its account (a digest of the token's `iss`, the account's issuer) and
+ * its `jti` (a random UUID this service chose, no secret). The account comes first so that MemoryStore gives each
+ * account's revocations a budget of their own (src/stores/security-state.ts): one account's bot revoking in a loop
+ * can then refuse only its own account's revocations, never another's.
+ *
+ * @example revokedJtiKey('https://id.example/sentinel/api/account/acme', claims.jti) // 'revoked-jti:…:…'
+ */
+export function revokedJtiKey(issuer: string, jti: string): string {
+  return `revoked-jti:${shortDigest(issuer)}:${jti}`;
+}
+
+/**
+ * The key earlier versions wrote a revocation under, with no account: still read, so that a token revoked by an
+ * instance of an earlier version (on a shared store, through a rolling upgrade) stays refused until it expires.
+ */
+function legacyRevokedJtiKey(jti: string): string {
   return `revoked-jti:${jti}`;
 }
 
@@ -33,25 +49,31 @@ export function isDelegated(claims: Pick<AccessTokenClaims, 'act'>): boolean {
  *   never a 200 that did not hold.
  * @example await revokeDelegatedToken(context, claims);
  */
-export async function revokeDelegatedToken(context: SentinelContext, claims: Pick<AccessTokenClaims, 'jti' | 'exp'>): Promise<void> {
+export async function revokeDelegatedToken(
+  context: SentinelContext,
+  claims: Pick<AccessTokenClaims, 'iss' | 'jti' | 'exp'>,
+): Promise<void> {
   const ttlSeconds = claims.exp + context.config.clockTolerance + 1 - Math.floor(Date.now() / 1000);
   // A token past its tolerance can no longer be presented: nothing to remember.
   if (ttlSeconds <= 0) return;
-  await context.store.set(revokedJtiKey(claims.jti), '1', ttlSeconds * 1000);
+  await context.store.set(revokedJtiKey(claims.iss, claims.jti), '1', ttlSeconds * 1000);
   // Read after the write, as a replay marker's epoch is: this instance then knows the epoch the marker was written
   // under, and tells a store that lost it (grantlessDelegationRevoked) from a new one.
   await markersKeptSince(context.store, context.config);
 }
 
 /**
- * Whether any of `jtis` (a delegated token's own and those it was delegated from) was revoked as a delegated token.
- * Any value under the key counts, and a store that cannot answer throws: security state fails closed.
+ * Whether any of `jtis` (a delegated token's own and those it was delegated from, all of the account whose issuer is
+ * `issuer`) was revoked as a delegated token, under its key or the one of earlier versions. Any value under a key
+ * counts, and a store that cannot answer throws: security state fails closed.
  *
- * @example if (await anyDelegatedRevoked(context, [claims.jti, ...(claims.delegated_from ?? [])])) refuse();
+ * @example if (await anyDelegatedRevoked(context, claims.iss, [claims.jti, ...(claims.delegated_from ?? [])])) refuse();
  */
-export async function anyDelegatedRevoked(context: SentinelContext, jtis: readonly unknown[]): Promise<boolean> {
-  const reads = jtis.filter((jti): jti is string => typeof jti === 'string').map((jti) => context.store.get(revokedJtiKey(jti)));
-  return (await Promise.all(reads)).some((value) => value !== null);
+export async function anyDelegatedRevoked(context: SentinelContext, issuer: string, jtis: readonly unknown[]): Promise<boolean> {
+  const keys = jtis
+    .filter((jti): jti is string => typeof jti === 'string')
+    .flatMap((jti) => [revokedJtiKey(issuer, jti), legacyRevokedJtiKey(jti)]);
+  return (await Promise.all(keys.map((key) => context.store.get(key)))).some((value) => value !== null);
 }
 
 /**
@@ -65,10 +87,10 @@ export async function anyDelegatedRevoked(context: SentinelContext, jtis: readon
  */
 export async function grantlessDelegationRevoked(
   context: SentinelContext,
-  claims: Pick<AccessTokenClaims, 'jti' | 'iat' | 'delegated_from'>,
+  claims: Pick<AccessTokenClaims, 'iss' | 'jti' | 'iat' | 'delegated_from'>,
 ): Promise<boolean> {
   const chain = claims.delegated_from;
-  if (await anyDelegatedRevoked(context, Array.isArray(chain) ? [claims.jti, ...chain] : [claims.jti])) return true;
+  if (await anyDelegatedRevoked(context, claims.iss, Array.isArray(chain) ? [claims.jti, ...chain] : [claims.jti])) return true;
   const since = await markersKeptSince(context.store, context.config);
   // Issued certainly after the loss was noticed (the issuing instance's clock within the tolerance): no marker of
   // its chain can have been lost, since a token delegated after it had to pass this check itself.

@@ -372,7 +372,7 @@ export function createRevocationCheck(context: SentinelContext): RevocationCheck
     }
     if (!isDelegated(claims)) return false;
     // Delegated tokens, its own and those further up its chain, are revoked under markers of their own.
-    return anyDelegatedRevoked(context, delegationJtis(claims.jti, chain));
+    return anyDelegatedRevoked(context, claims.iss, delegationJtis(claims.jti, chain));
   };
 }
 
