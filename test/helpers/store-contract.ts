@@ -506,6 +506,19 @@ export function runStoreContract(
       await expect(store.get(k)).resolves.toBeNull();
     });
 
+    timed('expiry: a TTL of zero, below a millisecond or negative still ends: it never means "keep for ever"', async (store, wait) => {
+      // lru-cache reads a TTL of 0 as none, Redis refuses PX 0: rounded up to 1 ms, never down to 0. Under
+      // MemoryStore's never-evicted security prefixes a counter kept for good would be a lasting lockout.
+      const { grant } = grantKeys();
+      const keys = [key('throttle'), key('interaction'), key('throttle')];
+      await store.set(keys[0] as string, 'zero', 0);
+      await store.set(keys[1] as string, 'fraction', 0.4);
+      await expect(store.increment(keys[2] as string, -5)).resolves.toBe(1);
+      await expect(store.swap([{ key: grant, expect: null, value: 'v', ttlMs: 0 }])).resolves.toBe(true);
+      await wait(500);
+      for (const k of [...keys, grant]) await expect(store.get(k)).resolves.toBeNull();
+    });
+
     timed('increment: uses a fixed window: later increments do not extend it, and the count restarts after it', async (store, wait) => {
       const k = key('throttle');
       // Window of 1000 ms opened at t=0. A second increment at t≈400 must not push the end to t≈1400, so at
