@@ -233,6 +233,30 @@ describe('device grants in the session index', () => {
     expect(errors).toHaveLength(1);
   });
 
+  it('keeps an approval that stood when ending the sessions past the bound fails, and reports the cause', async () => {
+    const { store, failIndex } = failingIndexStore();
+    const errors: unknown[] = [];
+    // The index fails from the moment the second approval is announced: its write stood, the ending of the oldest not.
+    let armed = false;
+    const onEvent = (event: SentinelEvent): void => {
+      if (armed && event.type === 'device.approved') failIndex(true);
+    };
+    const options = { apps: deviceApps(), store, session: { maxSessionsPerUser: 2 }, onEvent };
+    const sentinel = makeSentinel({ ...options, onError: (error) => errors.push(error) });
+    const browser: Browser = {};
+    await connectDevice(sentinel, browser);
+    armed = true;
+    const codes = await requestCodes(sentinel);
+    const opened = await openConfirmation(sentinel, browser, await enterCode(sentinel, browser, codes.user_code));
+    const answer = await decide(sentinel, browser, opened, 'approve');
+    failIndex(false);
+    // The device is connected, so the page says so; the cause goes to onError.
+    expect(answer.status, String(answer.body)).toBe(200);
+    expect(errors).toEqual([expect.objectContaining({ message: 'index write failed' })]);
+    advanceClock(6);
+    expect((await poll(sentinel, codes.device_code)).status).toBe(200);
+  });
+
   it('outlives the sign-out of the browser that approved it', async () => {
     const sentinel = makeSentinel({ apps: deviceApps() });
     const tokens = await connectDevice(sentinel);

@@ -12,6 +12,7 @@ import type { SentinelContext } from '../http/context.js';
 import { retryShortly } from '../errors.js';
 import { en } from '../i18n/en.js';
 import { digest } from '../lib/random-secrets.js';
+import { catchRejection } from '../lib/thenable.js';
 import { parseStoredRecord } from '../stores/stored-record.js';
 import type { AmrValue } from '../assurance/levels.js';
 
@@ -131,20 +132,33 @@ export async function replaceDevice(context: SentinelContext, found: StoredDevic
   return context.store.swap([{ key: deviceKey(found.grantId), expect: found.stored, value: JSON.stringify(next), ttlMs: retainMs(next) }]);
 }
 
+/** What a decision runs around its write: see {@link decideDevice}. */
+export interface DecisionSteps {
+  /** Before the first write, once the authorization is found open to the decision. */
+  prepare?: ((record: DeviceRecord) => void | Promise<void>) | undefined;
+  /** Once the write stood: the decision's audit event. */
+  announce?: ((record: DeviceRecord) => void) | undefined;
+}
+
 /**
  * Moves a pending authorization to `approved` or `denied`, re-reading and retrying when a poll changed the record
  * in between (a poll only notes its time). Returns the record as it was when the change applied, or the record that
  * stopped it: anything but a pending, unexpired one is left alone.
  *
- * `prepare` (the decision's audit event; an approval's session index entry) runs once, on the first read that finds
- * the authorization still open to the decision, and before the record is written: an `onEvent` or an index write
- * that throws there stops the decision, which then never applies, and the device goes on hearing
- * `authorization_pending`. Should another decision win the swap after it (two browsers deciding the same code at
- * once), it prepared a decision that did not apply (`applied: false`, the caller takes back what it wrote).
+ * `prepare` (an approval's check of its app and its session index entry) runs once, on the first read that finds the
+ * authorization still open to the decision, and before the record is written: a throw there stops the decision, which
+ * then never applies. Should another decision win the swap after it (two browsers deciding the same code at once),
+ * it prepared a decision that did not apply (`applied: false`, the caller takes back what it wrote).
+ *
+ * `announce` (the decision's `device.approved` or `device.denied`) runs only once the swap stood, so a decision that
+ * lost to another, or never got written, is never announced. When it throws (an `onEvent` that vetoes), the record is
+ * put back as it was read, and the error is the answer: the device goes on hearing `authorization_pending`. Should a
+ * poll have taken the tokens of an approval in that instant, the approval stood and was used: the veto cannot take
+ * it back, so it is told to `onError`, as a committed event's is, and the decision counts as applied.
  *
  * @throws OAuthError temporarily_unavailable (503, `Retry-After: 1`) when every write lost to the device's polls (a
  *   device polling in bursts): the decision did not apply, and the caller takes back what `prepare` wrote.
- * @example const outcome = await decideDevice(context, grantId, { status: 'approved', userId, authTime }, async (record) => emit(record));
+ * @example const outcome = await decideDevice(context, grantId, { status: 'approved', userId, authTime }, { announce: (record) => emit(record) });
  */
 export async function decideDevice(
   context: SentinelContext,
@@ -152,7 +166,7 @@ export async function decideDevice(
   decision:
     | { status: 'approved'; userId: string; authTime: number; amr?: AmrValue[] | undefined }
     | { status: 'denied'; userId?: string | undefined },
-  prepare?: (record: DeviceRecord) => void | Promise<void>,
+  steps: DecisionSteps = {},
 ): Promise<{ applied: boolean; record: DeviceRecord | null }> {
   let prepared = false;
   // A poll every few seconds can change the record between our read and our swap; a handful of tries always suffices
@@ -163,12 +177,37 @@ export async function decideDevice(
     const { record } = found;
     if (record.status !== 'pending' || record.expiresAt <= Math.floor(Date.now() / 1000)) return { applied: false, record };
     if (!prepared) {
-      await prepare?.(record);
+      await steps.prepare?.(record);
       prepared = true;
     }
-    if (await replaceDevice(context, found, { ...record, ...decision })) return { applied: true, record };
+    const next = { ...record, ...decision };
+    if (await replaceDevice(context, found, next)) {
+      await announceDecision(context, found, next, steps.announce);
+      return { applied: true, record };
+    }
   }
   // Each lost swap was a poll's note: the device's own requests, not a fault of the service. Not a 500 for onError;
   // the decision never applied, so the person may make it again.
   throw retryShortly(en.deviceDecisionBusy);
+}
+
+/** Announces a decision that stood; a veto puts the record back as it was read (see {@link decideDevice}). */
+async function announceDecision(
+  context: SentinelContext,
+  found: StoredDevice,
+  written: DeviceRecord,
+  announce: ((record: DeviceRecord) => void) | undefined,
+): Promise<void> {
+  try {
+    announce?.(found.record);
+  } catch (error) {
+    const back = { key: deviceKey(found.grantId), expect: JSON.stringify(written), value: found.stored, ttlMs: retainMs(found.record) };
+    // A store failing here as well leaves the decision written; the veto's error is still the answer.
+    if (await context.store.swap([back]).catch(() => true)) throw error;
+    try {
+      catchRejection(context.config.onError?.(error, { route: 'onEvent', accountId: found.record.accountId }));
+    } catch {
+      // The host's reporter failed as well; the decision stood all the same.
+    }
+  }
 }

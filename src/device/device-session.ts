@@ -18,6 +18,7 @@ import type { SentinelContext } from '../http/context.js';
 import { en } from '../i18n/en.js';
 import { OAuthError } from '../errors.js';
 import { digest } from '../lib/random-secrets.js';
+import { catchRejection } from '../lib/thenable.js';
 import { endIndexedSession } from '../sessions/end-sessions.js';
 import { changeUserIndex, commitIndexChange, type IndexedSession, sessionSid } from '../sessions/session-index.js';
 import { type GrantRecord, grantIndexUntil, revokeGrant } from '../token/grant-records.js';
@@ -86,13 +87,12 @@ function approvingSessionStands(context: SentinelContext, approvedFrom: string |
  * the never-evicted budget every other user's sign-in needs). A failure rejects, and the approval is then not
  * written (a 500, fail closed).
  *
- * `announce` (the approval's `device.approved`) runs once the entry is written and before any session beyond the
- * bound ends: an approval the index refuses (its browser session ended first) or fails to take is never announced,
- * and an `onEvent` that vetoes it takes the entry back and ends nobody's session.
+ * Returns the digests of the sessions beyond the bound, for {@link endSessionsBeyondBound} once the approval stood:
+ * an approval that did not apply (another decision came first) or was vetoed ends nobody's session.
  *
- * @example await indexDeviceApproval(context, { grantId, userId, authTime, record }, () => emit(approved));
+ * @example const beyond = await indexDeviceApproval(context, { grantId, userId, authTime, record });
  */
-export async function indexDeviceApproval(context: SentinelContext, approval: DeviceApproval, announce?: () => void): Promise<void> {
+export async function indexDeviceApproval(context: SentinelContext, approval: DeviceApproval): Promise<string[]> {
   const { grantId, userId, authTime, record } = approval;
   const sessionDigest = deviceSessionDigest(grantId);
   const entry: IndexedSession = {
@@ -103,7 +103,7 @@ export async function indexDeviceApproval(context: SentinelContext, approval: De
   };
   const maxSessions = context.config.session.maxSessionsPerUser;
   const approvingSession = approvingSessionStands(context, approval.approvedFrom);
-  const beyond = await commitIndexChange(context, record.accountId, userId, (sessions) => {
+  return commitIndexChange(context, record.accountId, userId, (sessions) => {
     if (sessions.some((session) => session.sessionDigest === sessionDigest)) return { sessions, settle: (): string[] => [] };
     // As indexSession's bound: the oldest by sign-in time, never the new entry, and the approving browser only when
     // nothing else is left (its devices share its sign-in time: a tie would sign it out in the middle of its use).
@@ -117,16 +117,30 @@ export async function indexDeviceApproval(context: SentinelContext, approval: De
       settle: () => oldest.map((session) => session.sessionDigest),
     };
   });
+}
+
+/**
+ * Ends the sessions an approval that stood (and was announced) put beyond `session.maxSessionsPerUser`, as a logout
+ * ends them. A store failing there is told to `onError` and fails nothing: the approval stood and was announced, so a
+ * 500 would tell the person that a device now connected was not, and the next sign-in or approval of the user ends
+ * what is still beyond the bound (it counts the index as it finds it).
+ *
+ * @example await endSessionsBeyondBound(context, approval, beyond);
+ */
+export async function endSessionsBeyondBound(context: SentinelContext, approval: DeviceApproval, beyond: readonly string[]): Promise<void> {
+  const { accountId } = approval.record;
   try {
-    announce?.();
+    for (const digest of beyond) {
+      if ((await endIndexedSession(context, accountId, approval.userId, digest)) !== null) {
+        // Ended already, so committed: a throwing onEvent must not fail the approval for an ending that happened.
+        context.emit({ type: 'session.ended', accountId, userId: approval.userId, reason: 'sessions-limit' }, 'committed');
+      }
+    }
   } catch (error) {
-    await withdrawDeviceApproval(context, approval, null);
-    throw error;
-  }
-  for (const digest of beyond) {
-    if ((await endIndexedSession(context, record.accountId, userId, digest)) !== null) {
-      // Ended already, so committed: a throwing onEvent must not fail the approval for an ending that happened.
-      context.emit({ type: 'session.ended', accountId: record.accountId, userId, reason: 'sessions-limit' }, 'committed');
+    try {
+      catchRejection(context.config.onError?.(error, { route: 'device-confirm', accountId }));
+    } catch {
+      // The host's reporter failed as well; the approval stood all the same.
     }
   }
 }

@@ -82,10 +82,10 @@ export async function cancelDeviceSignIn(
   const taken = await takeInteraction(context, interactionId);
   if (taken === null) throw new OAuthError('invalid_request', en.linkExpired);
   const { accountId, clientId } = taken.request;
-  // Announced before the write (decideDevice): an onEvent that throws vetoes the denial, and the device still waits.
-  const { applied, record } = await decideDevice(context, device.grantId, { status: 'denied' }, () =>
-    context.emit({ type: 'device.denied', accountId, clientId }),
-  );
+  // Announced once the denial stood (decideDevice): an onEvent that throws vetoes it, the record is put back, and the
+  // device still waits; a denial that lost to another decision is never announced.
+  const announce = (): void => context.emit({ type: 'device.denied', accountId, clientId });
+  const { applied, record } = await decideDevice(context, device.grantId, { status: 'denied' }, { announce });
   if (!applied) return undecidedPageResponse(context, request, accountId, record);
   return outcomePageResponse(context, request, 'denied');
 }

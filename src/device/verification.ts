@@ -37,7 +37,7 @@ import {
 import { type DeviceRecord, decideDevice, findByUserCode, readDevice } from './device-records.js';
 import { entryFormTokenMatches } from './entry-form-tie.js';
 import { confirmPageResponse, entryPageResponse, outcomePageResponse, undecidedPageResponse } from './pages.js';
-import { type DeviceApproval, indexDeviceApproval, withdrawDeviceApproval } from './device-session.js';
+import { type DeviceApproval, endSessionsBeyondBound, indexDeviceApproval, withdrawDeviceApproval } from './device-session.js';
 import { signInMaxAge, startDeviceSignIn } from './sign-in.js';
 import { assertStillApprovable } from './still-approvable.js';
 import { formatUserCode, normalizeUserCode } from './user-code.js';
@@ -198,12 +198,13 @@ function confirmationExpired(): OAuthError {
 }
 
 /**
- * Writes the person's decision on the device authorization. Before the record changes (`prepare` of decideDevice):
- * the event, so that an onEvent that throws vetoes the decision and the device still waits; and for an approval,
- * first the device's entry in the user's session index, so that signing out everywhere or disconnecting the app
- * before the device polls voids it (device-session.ts). The approval's event follows that entry's write: an approval
- * the index refuses (its browser session ended first) or fails to take is not announced, and a veto takes the entry
- * back. An approval that then did not apply takes its entry back.
+ * Writes the person's decision on the device authorization. Before the record changes (`prepare` of decideDevice),
+ * for an approval: the app's check, then the device's entry in the user's session index, so that signing out
+ * everywhere or disconnecting the app before the device polls voids it (device-session.ts); an approval the index
+ * refuses (its browser session ended first) or fails to take is never written. Once the record's change stood, and
+ * only then, the decision's event (`announce` of decideDevice): a decision that lost to another (two browsers deciding
+ * one code at once) is never announced, and an `onEvent` that throws vetoes it, the record put back. An approval that
+ * did not apply or was vetoed takes its entry back; one that stood ends the sessions past the bound.
  */
 async function applyDecision(
   context: SentinelContext,
@@ -218,24 +219,32 @@ async function applyDecision(
     ? ({ status: 'approved', userId, authTime, ...(amr === undefined ? {} : { amr }) } as const)
     : ({ status: 'denied', userId } as const);
   let approval: DeviceApproval | undefined;
+  let beyond: string[] = [];
+  let vetoed = false;
   const prepare = async (record: DeviceRecord): Promise<void> => {
     // A denial always stands; an approval only while the app can still use the flow (still-approvable.ts).
-    if (approve) await assertStillApprovable(context, record);
-    if (!approve) {
-      context.emit({ type: 'device.denied', accountId, clientId: record.clientId, userId });
-      return;
-    }
+    if (!approve) return;
+    await assertStillApprovable(context, record);
     approval = { grantId, userId, authTime, record, approvedFrom: confirmation.sessionDigest };
-    await indexDeviceApproval(context, approval, () =>
-      context.emit({ type: 'device.approved', accountId, clientId: record.clientId, userId }),
-    );
+    beyond = await indexDeviceApproval(context, approval);
   };
-  const outcome = await decideDevice(context, grantId, decision, prepare).catch(async (error: unknown) => {
-    // Every write lost to the device's polls: the approval did not apply, and its entry goes as a late one's does.
-    if (approval !== undefined && isBusy(error)) await withdrawDeviceApproval(context, approval, null);
+  const announce = (record: DeviceRecord): void => {
+    try {
+      context.emit({ type: approve ? 'device.approved' : 'device.denied', accountId, clientId: record.clientId, userId });
+    } catch (error) {
+      vetoed = true;
+      throw error;
+    }
+  };
+  const outcome = await decideDevice(context, grantId, decision, { prepare, announce }).catch(async (error: unknown) => {
+    // Every write lost to the device's polls, or the decision was vetoed: the approval did not apply (or, should the
+    // record have stayed approved, the poll then finds no entry and issues nothing), and its entry goes.
+    if (approval !== undefined && (isBusy(error) || vetoed)) await withdrawDeviceApproval(context, approval, null);
     throw error;
   });
-  if (!outcome.applied && approval !== undefined) await withdrawDeviceApproval(context, approval, outcome.record);
+  if (approval === undefined) return outcome;
+  if (outcome.applied) await endSessionsBeyondBound(context, approval, beyond);
+  else await withdrawDeviceApproval(context, approval, outcome.record);
   return outcome;
 }
 
