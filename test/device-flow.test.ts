@@ -271,6 +271,41 @@ describe('polling', () => {
     expect(await pollError(sentinel, codes.device_code)).toBe('authorization_pending');
   });
 
+  it('announces a device sign-in only once its confirmation is written, and a veto deletes the confirmation', async () => {
+    // The confirmation's write fails: the sign-in answers 500, its session is taken back and never announced.
+    const memory = new MemoryStore();
+    let failConfirmations = true;
+    const real = memory.set.bind(memory);
+    const set = vi.spyOn(memory, 'set');
+    set.mockImplementation((key, value, ttlMs) =>
+      failConfirmations && key.startsWith('device-confirm:') ? Promise.reject(new Error('store down')) : real(key, value, ttlMs),
+    );
+    const errors: unknown[] = [];
+    const { sentinel, events } = deviceSentinel({ store: memory, onError: (error) => errors.push(error) });
+    const codes = await requestCodes(sentinel);
+    const failed = await signInForDevice(sentinel, {}, await enterCode(sentinel, {}, codes.user_code));
+    expect(failed.status).toBe(500);
+    expect(errors).toEqual([expect.objectContaining({ message: 'store down' })]);
+    expect(events.map((event) => event.type)).not.toContain('session.created');
+    expect(await sentinel.listSessions({ accountId: ACCOUNT, userId: USER_ID })).toEqual([]);
+
+    // An onEvent that vetoes session.created: the confirmation written for it goes again.
+    failConfirmations = false;
+    const vetoing = deviceSentinel({
+      store: memory,
+      onEvent: (event) => {
+        if (event.type === 'session.created') throw new Error('session.created vetoed');
+      },
+      onError: () => undefined,
+    });
+    set.mockClear();
+    const vetoed = await signInForDevice(vetoing.sentinel, {}, await enterCode(vetoing.sentinel, {}, codes.user_code));
+    expect(vetoed.status).toBe(500);
+    const confirmations = set.mock.calls.map(([key]) => key).filter((key) => key.startsWith('device-confirm:'));
+    expect(confirmations).toHaveLength(1);
+    expect(await memory.get(confirmations[0] as string)).toBeNull();
+  });
+
   it('answers expired_token after expires_in, and the page refuses the code', async () => {
     const { sentinel } = deviceSentinel();
     const codes = await requestCodes(sentinel);

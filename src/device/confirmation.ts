@@ -116,13 +116,19 @@ export function confirmationURL(
  * name and the code and decides. The device's grant does not join the browser's session: signing out on the phone
  * that approved a TV does not disconnect the TV. It gets an index entry of its own (`device-session.ts`).
  *
- * @example return deviceConfirmationLocation(context, interaction, interaction.device, { userId, sessionDigest, authTime });
+ * `announce` (the sign-in's `session.created`) runs once the confirmation is written, as an application's sign-in
+ * announces its session once its code is: a confirmation that could not be written fails the sign-in, whose session
+ * is then taken back, and is never announced. When it throws (an `onEvent` that vetoes), the confirmation is deleted
+ * again.
+ *
+ * @example return deviceConfirmationLocation(context, interaction, interaction.device, { userId, sessionDigest, authTime }, announce);
  */
 export async function deviceConfirmationLocation(
   context: SentinelContext,
   interaction: InteractionRecord,
   device: DeviceInteraction,
   user: { userId: string; sessionDigest: string; authTime: number; amr?: AmrValue[] | undefined },
+  announce?: () => void,
 ): Promise<string> {
   const { accountId, clientId, clientName } = interaction.request;
   const id = await createConfirmation(context, {
@@ -136,5 +142,12 @@ export async function deviceConfirmationLocation(
     ...(user.amr === undefined ? {} : { amr: user.amr }),
     mountPath: interaction.mountPath,
   });
+  try {
+    announce?.();
+  } catch (error) {
+    // The veto's error is the answer; a failing delete leaves a confirmation no browser is sent to, which expires.
+    await context.store.delete(confirmationKey(id)).catch(() => undefined);
+    throw error;
+  }
   return confirmationURL(context, interaction.mountPath, accountId, id, interaction.request.uiLocales);
 }

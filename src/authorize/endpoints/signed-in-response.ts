@@ -253,7 +253,7 @@ async function signedInLocation(
   // session back, and no event may say it was created), and a veto deletes that code as well.
   if (interaction.device === undefined) return codeRedirectURL(context, authorization, user, announce);
   // A device sign-in (RFC 8628) goes on to the confirmation page, which names the app before anything is allowed,
-  // and only to this browser's new session (the digest, never the id, is kept with the confirmation).
-  announce();
-  return deviceConfirmationLocation(context, interaction, interaction.device, { ...user, sessionDigest });
+  // and only to this browser's new session (the digest, never the id, is kept with the confirmation); announced once
+  // the confirmation is written, as a code is.
+  return deviceConfirmationLocation(context, interaction, interaction.device, { ...user, sessionDigest }, announce);
 }
