@@ -4,7 +4,7 @@
  * expired, denies nothing and says so: never the "Access denied" page for a device that gets its tokens.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { Sentinel, SentinelEvent, SentinelResponse } from '../src/index.js';
+import { MemoryStore, type Sentinel, type SentinelEvent, type SentinelResponse, type Store } from '../src/index.js';
 import { en } from '../src/i18n/en.js';
 import { advanceClock } from './helpers/clock.js';
 import { call, csrfOf, postForm } from './helpers/direct-flow.js';
@@ -120,5 +120,45 @@ describe('cancel on the login page of a device sign-in', () => {
     expect(String(cancelled.body)).toContain('Ce code a déjà été utilisé');
     // The code entry form it shows again posts in French too, as the one it was first opened with.
     expect(String(cancelled.body)).toMatch(/<form method="post" action="[^"]*\?ui_locales=fr"/);
+  });
+
+  it('keeps the login page when the denial did not apply (a veto, every write lost to polls): Cancel again denies', async () => {
+    const memory = new MemoryStore();
+    let jammed = false;
+    // While jammed, every write of the device record loses, as to a device polling in bursts.
+    const store: Store = new Proxy(memory, {
+      get: (target, name) => {
+        if (name === 'swap') {
+          return (entries: Parameters<Store['swap']>[0]) =>
+            jammed && entries.some((entry) => entry.key.startsWith('device:')) ? Promise.resolve(false) : memory.swap(entries);
+        }
+        const value: unknown = Reflect.get(target, name);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    let veto = false;
+    const events: SentinelEvent[] = [];
+    const onEvent = (event: SentinelEvent): void => {
+      if (veto && event.type === 'device.denied') throw new Error('device.denied vetoed');
+      events.push(event);
+    };
+    const sentinel = makeSentinel({ apps: deviceApps(), store, onEvent, onError: () => undefined });
+    const codes = await requestCodes(sentinel);
+    const { cancel } = await loginPageFor(sentinel, codes.user_code);
+    jammed = true;
+    const busy = await cancel();
+    jammed = false;
+    expect(busy.status).toBe(503);
+    veto = true;
+    const vetoed = await cancel();
+    veto = false;
+    expect(vetoed.status).toBe(500);
+    expect(await pollError(sentinel, codes.device_code)).toBe('authorization_pending');
+    // The same Cancel, posted again, still finds its sign-in and denies the device.
+    const cancelled = await cancel();
+    expect(cancelled.status, String(cancelled.body)).toBe(200);
+    expect(String(cancelled.body)).toContain(en.deviceDeniedTitle);
+    expect(denials(events)).toHaveLength(1);
+    expect(await pollError(sentinel, codes.device_code)).toBe('access_denied');
   });
 });

@@ -9,8 +9,14 @@ import { defaultMaxAgeProblem } from '../apps/app-validation.js';
 import type { SentinelContext } from '../http/context.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import type { AuthorizationRequest } from '../authorize/request/validate-request.js';
-import { createInteraction, type DeviceInteraction, loginPageURL, takeInteraction } from '../authorize/state/interaction.js';
-import { OAuthError } from '../errors.js';
+import {
+  createInteraction,
+  type DeviceInteraction,
+  loginPageURL,
+  restoreInteraction,
+  takeInteraction,
+} from '../authorize/state/interaction.js';
+import { isOAuthError, OAuthError } from '../errors.js';
 import { en } from '../i18n/en.js';
 import { requestUiLocales } from '../i18n/page-locale.js';
 import { decideDevice, type StoredDevice } from './device-records.js';
@@ -71,6 +77,10 @@ export async function startDeviceSignIn(
  * another browser) or expired denies nothing: its Cancel answers as a late decision on the confirmation page does,
  * never with the "Access denied" page, which would tell the person the device was refused while it gets its tokens.
  *
+ * A denial that fails on the service's side (a store, an `onEvent` that vetoes) or whose every write lost to the
+ * device's polls (the 503 that asks the person to choose again) denied nothing: the interaction it took is put back,
+ * as the end of a sign-in puts it back, so the same Cancel posted again decides instead of finding the link expired.
+ *
  * @example if (interaction.record.device !== undefined) return cancelDeviceSignIn(context, request, interaction.id, interaction.record.device);
  */
 export async function cancelDeviceSignIn(
@@ -85,7 +95,14 @@ export async function cancelDeviceSignIn(
   // Announced once the denial stood (decideDevice): an onEvent that throws vetoes it, the record is put back, and the
   // device still waits; a denial that lost to another decision is never announced.
   const announce = (): void => context.emit({ type: 'device.denied', accountId, clientId });
-  const { applied, record } = await decideDevice(context, device.grantId, { status: 'denied' }, { announce });
+  const { applied, record } = await decideDevice(context, device.grantId, { status: 'denied' }, { announce }).catch(
+    async (error: unknown) => {
+      if (!isOAuthError(error) || error.code === 'server_error' || error.code === 'temporarily_unavailable') {
+        await restoreInteraction(context, interactionId, taken).catch(() => false);
+      }
+      throw error;
+    },
+  );
   if (!applied) return undecidedPageResponse(context, request, accountId, record);
   return outcomePageResponse(context, request, 'denied');
 }
