@@ -24,8 +24,7 @@ import type { SentinelContext } from '../http/context.js';
 import { OAuthError, unauthorizedClient } from '../errors.js';
 import { ASYMMETRIC_ALGORITHMS } from '../keys/jwk-public.js';
 import { isCanonicalBase64url, splitCompactJwt } from '../lib/compact-jwt.js';
-import { digest } from '../lib/random-secrets.js';
-import { spendOnce } from '../stores/replay-epoch.js';
+import { accountMarkerKeys, spendOnce } from '../stores/replay-epoch.js';
 import { JwksFetchError, JwksFetcher } from './jwks-fetch.js';
 import { routeUrl } from '../http/route-paths.js';
 
@@ -251,10 +250,10 @@ export async function verifyClientAssertion(
   if (typeof iat === 'number' && iat > now + tolerance) throw refused('the client assertion is issued in the future');
   // Single use (RFC 7523 §3 item 7): the first presentation counts 1, any replay before exp counts more.
   const ttlMs = (exp - now + tolerance + 1) * 1000;
-  const key = `assertion-jti:${digest(`${app.accountId}\u0000${app.clientId}\u0000${payload.jti}`)}`;
+  const keys = accountMarkerKeys('assertion-jti', app.accountId, `${app.clientId}\u0000${payload.jti}`);
   // After a loss of the store's markers, an assertion passes only when certainly made since (stores/replay-epoch.ts):
   // by its iat, or by an exp further out than any assertion accepted before the loss could have had.
-  const outcome = await spendOnce(context.store, context.config, key, ttlMs, (since) =>
+  const outcome = await spendOnce(context.store, context.config, keys, ttlMs, (since) =>
     typeof iat === 'number' ? iat > since + tolerance + 1 : exp - maxLifetime > since + 1,
   );
   if (outcome === 'replayed') throw refused('the client assertion has already been used');

@@ -20,6 +20,7 @@
  * kept it (flush every node then, as docs/guides/deployment.md says; the flush is seen).
  */
 import { randomBytes } from 'node:crypto';
+import { digest, shortDigest } from '../lib/random-secrets.js';
 import { countAnswered } from './counter-slot.js';
 import type { Store } from './store.js';
 
@@ -95,6 +96,27 @@ export async function markersKeptSince(store: Pick<Store, 'get' | 'swap'>, owner
   return epoch.lost ? epoch.since : 0;
 }
 
+/** The store keys of an account's single-use marker: see {@link accountMarkerKeys}. */
+export interface AccountMarkerKeys {
+  /** Where the marker is counted: the prefix, the account's short digest, then the credential's digest. */
+  key: string;
+  /** Where earlier versions counted it, with no account: still read until what they spent has expired. */
+  earlierKey: string;
+}
+
+/**
+ * The keys of a single-use marker (`assertion-jti`, `brand-jti`) of a credential of `accountId`. The key names the
+ * account first, so that MemoryStore keeps each account's markers in an area of their own (security-state.ts): a
+ * client of one account sending unique assertions as fast as it may can fill only its own account's area, never
+ * refuse the credentials of every other account. The digest after it is the one earlier versions keyed the marker by.
+ *
+ * @example const { key, earlierKey } = accountMarkerKeys('assertion-jti', app.accountId, `${app.clientId}\u0000${jti}`);
+ */
+export function accountMarkerKeys(prefix: string, accountId: string, credential: string): AccountMarkerKeys {
+  const id = digest(`${accountId}\u0000${credential}`);
+  return { key: `${prefix}:${shortDigest(accountId)}:${id}`, earlierKey: `${prefix}:${id}` };
+}
+
 /** The outcome of {@link spendOnce}. */
 export type SpendOutcome = 'first' | 'replayed' | 'maybe-replayed';
 
@@ -102,7 +124,8 @@ export type SpendOutcome = 'first' | 'replayed' | 'maybe-replayed';
  * Spends a single-use marker: counts `key` (with `ttlMs`, the credential's remaining acceptance) and answers
  * `'first'` for its first use, `'replayed'` for a later one, and `'maybe-replayed'` when the store lost its markers
  * and the credential may have been spent before that (`madeAfter(sinceSeconds)` says whether its claims prove it
- * was made after `sinceSeconds`, seconds since the epoch). Refuse all but `'first'`.
+ * was made after `sinceSeconds`, seconds since the epoch). Refuse all but `'first'`. `keys` may name the key earlier
+ * versions counted the marker under ({@link accountMarkerKeys}): a marker there, read beside the count, is a replay.
  *
  * @example
  * const outcome = await spendOnce(context.store, context.config, key, ttlMs, (since) => iat > since + tolerance + 1);
@@ -110,12 +133,14 @@ export type SpendOutcome = 'first' | 'replayed' | 'maybe-replayed';
 export async function spendOnce(
   store: Pick<Store, 'get' | 'swap' | 'increment'>,
   owner: object,
-  key: string,
+  keys: string | AccountMarkerKeys,
   ttlMs: number,
   madeAfter: (sinceSeconds: number) => boolean,
 ): Promise<SpendOutcome> {
-  const uses = countAnswered(await store.increment(key, ttlMs));
-  if (uses !== 1) return 'replayed';
+  const key = typeof keys === 'string' ? keys : keys.key;
+  // Read beside the count, not before it: one round trip more on Redis' pipeline, not one more wait.
+  const [count, earlier] = await Promise.all([store.increment(key, ttlMs), typeof keys === 'string' ? null : store.get(keys.earlierKey)]);
+  if (countAnswered(count) !== 1 || earlier !== null) return 'replayed';
   const since = await markersKeptSince(store, owner);
   return since === 0 || madeAfter(since / 1000) ? 'first' : 'maybe-replayed';
 }

@@ -36,11 +36,12 @@ export class SecurityStateFullError extends Error {
 
 /**
  * Security prefixes whose keys name their owner next (`revoked-jti:`*account digest*`:`*jti*): one area per owner,
- * each with the prefix's budget. Any account's bot can revoke as many of its delegated tokens as it exchanges; with
- * one area for the prefix, a bot in an exchange-and-revoke loop filled it, and every other account's revocations then
- * failed (500) and left their tokens live. A full area now refuses only the revocations of the account that filled it.
+ * each with the prefix's budget. Any account's bot can revoke as many of its delegated tokens as it exchanges, and
+ * its key-bound client or trusted brand issuer send as many unique assertions (`assertion-jti`, `brand-jti`) as its
+ * throttles let through; with one area for the prefix, one account filling it (a bot in an exchange-and-revoke loop)
+ * made every other account's revocations and assertions fail (500). A full area now refuses only its own account's.
  */
-const OWNED_PREFIXES: ReadonlySet<string> = new Set(['revoked-jti']);
+const OWNED_PREFIXES: ReadonlySet<string> = new Set(['revoked-jti', 'assertion-jti', 'brand-jti']);
 
 /**
  * The name of the security area a key of the security prefix `prefix` is kept in: the prefix, or for an owned prefix

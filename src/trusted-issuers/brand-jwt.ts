@@ -13,9 +13,8 @@ import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import { JwksFetchError } from '../client-assertion/jwks-fetch.js';
 import { jwksFetcherOf } from '../client-assertion/verify-assertion.js';
-import { digest } from '../lib/random-secrets.js';
 import { catchRejection } from '../lib/thenable.js';
-import { spendOnce } from '../stores/replay-epoch.js';
+import { accountMarkerKeys, spendOnce } from '../stores/replay-epoch.js';
 import { routeUrl } from '../http/route-paths.js';
 import { checkBrandSignature, type SignedBytes } from './brand-signature.js';
 import { type CompactJwtParts, decodeJsonPart, isCanonicalBase64url, splitCompactJwt } from '../lib/compact-jwt.js';
@@ -214,12 +213,12 @@ export async function verifyBrandJWT(
       if (jti === undefined) return;
       // Single use (RFC 7523 §3 item 7), remembered as security state until the JWT could no longer pass anyway.
       const ttlMs = (Math.max(exp - Math.floor(Date.now() / 1000), 0) + clockTolerance + 1) * 1000;
-      const key = `brand-jti:${digest(`${accountId}\u0000${issuer.issuer}\u0000${jti}`)}`;
+      const keys = accountMarkerKeys('brand-jti', accountId, `${issuer.issuer}\u0000${jti}`);
       // After a loss of the store's markers, only a JWT certainly made since could not have been spent before it:
       // one whose iat (never ahead of its use by more than the tolerance) is later, or, without iat, whose exp
       // lies further out than an hour-long JWT spent before the loss could have reached.
       const { iat } = payload;
-      const outcome = await spendOnce(context.store, context.config, key, ttlMs, (since) =>
+      const outcome = await spendOnce(context.store, context.config, keys, ttlMs, (since) =>
         iat !== undefined ? iat > since + clockTolerance + 1 : exp - MAX_BRAND_JWT_LIFETIME_SECONDS > since + 1,
       );
       if (outcome === 'replayed') throw refuse(`${name} has already been used`);
