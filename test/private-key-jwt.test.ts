@@ -161,6 +161,14 @@ describe('private_key_jwt client assertions', () => {
     expect(replay.body).toMatchObject({ error: 'invalid_client', error_description: expect.stringMatching(/already been used/) });
   });
 
+  it('refuses an assertion whose jti is empty or not a string', async () => {
+    const key = await clientKey();
+    const { server, events } = await start(key);
+    await expectInvalidClient(server, events, await assertionAuth(key, { jti: '' }), /needs a jti/);
+    await expectInvalidClient(server, events, await assertionAuth(key, { jti: 7 }), /needs a jti/);
+    expect((await token(server, await assertionAuth(key))).status).toBe(200);
+  });
+
   it('refuses an assertion for another audience', async () => {
     const key = await clientKey();
     const { server, events } = await start(key);

@@ -242,7 +242,8 @@ export async function verifyClientAssertion(
   const exp = payload.exp as number;
   const maxLifetime = context.config.clientAssertion.maxLifetimeSeconds;
   if (exp - now > maxLifetime) throw refused(`the client assertion must expire within ${maxLifetime} seconds`);
-  if (typeof payload.jti !== 'string' || payload.jti.length > 256) throw refused('the client assertion needs a jti');
+  // An empty jti names no assertion: every such assertion would share one marker, the second refused as a replay.
+  if (typeof payload.jti !== 'string' || payload.jti === '' || payload.jti.length > 256) throw refused('the client assertion needs a jti');
   const tolerance = context.config.clockTolerance;
   const { iat } = payload;
   // As the service's own tokens and brand JWTs: an iat ahead of the clock is a wrong clock or a forged one, and the
