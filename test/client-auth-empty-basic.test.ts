@@ -2,7 +2,8 @@
  * RFC 6749 §5.2: a client that tried to authenticate through the `Authorization` header and failed gets 401
  * `invalid_client` with a `WWW-Authenticate` challenge naming the scheme. A `Basic` header with no credentials (which
  * an HTTP server's trimming makes of `Basic `) is such an attempt, at every endpoint that authenticates clients; it
- * is not a request without a header, whose body `client_id` would make it a public client's.
+ * is not a request without a header, whose body `client_id` would make it a public client's. Nor is one whose
+ * credentials do not read as `id:secret` (no colon, a broken form encoding): the attempt failed all the same.
  */
 import { describe, expect, it } from 'vitest';
 import { ACCOUNT_PATH, jsonOf, postForm } from './helpers/direct-flow.js';
@@ -35,6 +36,21 @@ describe('an empty Authorization: Basic header at the client-authenticating endp
       }
     });
   }
+
+  it('answers a Basic header whose credentials are not id:secret the same way: 401 invalid_client with the challenge', async () => {
+    const encoded = (text: string) => `Basic ${Buffer.from(text).toString('base64')}`;
+    // No colon; an id and a secret whose form encoding does not decode; text that is not base64 at all.
+    const malformed = [encoded(CLIENT_ID), encoded(`%ZZ:${CLIENT_SECRET}`), encoded(`${CLIENT_ID}:%E0%A4%A`), 'Basic %%%%'];
+    for (const [endpoint, form] of REQUESTS) {
+      for (const authorization of malformed) {
+        const response = await postForm(sentinel, `${ACCOUNT_PATH}/${endpoint}`, form, { headers: { authorization } });
+        const label = `${endpoint} ${authorization}`;
+        expect(response.status, label).toBe(401);
+        expect(jsonOf(response).error, label).toBe('invalid_client');
+        expect(response.headers['www-authenticate'], label).toMatch(/^Basic realm="sentinel"/);
+      }
+    }
+  });
 
   it('still refuses an empty Basic header next to a body secret as two methods, and takes a real one', async () => {
     const twice = await postForm(sentinel, `${ACCOUNT_PATH}/token/revoke`, `token=abc&client_id=${CLIENT_ID}&client_secret=x`, {

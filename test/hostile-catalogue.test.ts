@@ -49,7 +49,7 @@
  * | 42 | token: client_id as a nested object from a qs parser           | 400    | invalid_request           |
  * | 43 | token: broken percent-encoding in grant_type                   | 400    | unsupported_grant_type    |
  * | 44 | token: invalid UTF-8 bytes in client_id                        | 400    | invalid_client            |
- * | 45 | token: malformed Basic header                                  | 400    | invalid_request           |
+ * | 45 | token: malformed Basic header                                  | 401    | invalid_client            |
  * | 46 | token: Basic header and client_secret in the body              | 400    | invalid_request           |
  * | 47 | token: Basic header for an unknown client                      | 401    | invalid_client            |
  * | 48 | token: password grant                                          | 400    | unsupported_grant_type    |
@@ -483,8 +483,8 @@ const CASES: HostileCase[] = [
   },
   {
     name: 'token: malformed Basic header',
-    status: 400,
-    error: 'invalid_request',
+    status: 401,
+    error: 'invalid_client',
     delivery: 'json',
     request: () => token(codeBody({ client_secret: '' }), { headers: { authorization: 'Basic %%%not-base64' } }),
   },

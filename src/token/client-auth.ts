@@ -31,11 +31,19 @@ export function refuseSecretsInQuery(query: URLSearchParams): void {
   }
 }
 
+/**
+ * The answer to a Basic header whose credentials do not read as `id:secret`: the client tried to authenticate through
+ * the header and failed, so RFC 6749 §5.2 asks for 401 with the Basic challenge, as for an empty or a wrong one.
+ */
+function malformedBasic(): OAuthError {
+  return unauthorizedClient('the Authorization: Basic header is malformed');
+}
+
 function decodeFormComponent(value: string): string {
   try {
     return decodeURIComponent(value.replace(/\+/g, ' '));
   } catch {
-    throw new OAuthError('invalid_request', 'the Authorization header is malformed');
+    throw malformedBasic();
   }
 }
 
@@ -54,7 +62,7 @@ export function readClientCredentials(request: SentinelRequest, params: ParamMap
     if (encoded === '') throw unauthorizedClient('the Authorization: Basic header carries no credentials');
     const decoded = Buffer.from(encoded, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
-    if (colon === -1) throw new OAuthError('invalid_request', 'the Authorization header is malformed');
+    if (colon === -1) throw malformedBasic();
     // RFC 6749 §2.3.1: id and secret are form-encoded before Basic encoding.
     const clientId = decodeFormComponent(decoded.slice(0, colon));
     const clientSecret = decodeFormComponent(decoded.slice(colon + 1));
