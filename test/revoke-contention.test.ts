@@ -41,6 +41,8 @@ describe('access token revocation under contention', () => {
     expect(new Set(statuses)).toEqual(new Set([200]));
     expect(busy.status, busy.body).toBe(503);
     expect(busy.headers['retry-after']).toBe('1');
+    // Not a safelisted response header: a browser app (a public client signing out) reads it only when exposed.
+    expect(String(busy.headers['access-control-expose-headers'])).toMatch(/(^|, )Retry-After(,|$)/);
     expect(jsonOf(busy).error).toBe('temporarily_unavailable');
     expect(errors).toEqual([]);
     // Not revoked, as RFC 7009 §2.2.1 tells the client to assume; the retry revokes it.

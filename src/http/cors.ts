@@ -89,11 +89,15 @@ export const TOKEN_CORS: CorsPolicy = Object.freeze({
   exposeHeaders: 'WWW-Authenticate, DPoP-Nonce, Retry-After',
 });
 
-/** Revocation (RFC 7009): a public client revokes its own tokens on sign-out; no DPoP proof is read there. */
+/**
+ * Revocation (RFC 7009): a public client revokes its own tokens on sign-out; no DPoP proof is read there. A revocation
+ * whose every write lost to concurrent writers is a `503` with `Retry-After` (RFC 7009 §2.2.1: the client retries
+ * after a delay), which a script reads only when exposed, as at the token endpoint.
+ */
 export const REVOCATION_CORS: CorsPolicy = Object.freeze({
   methods: 'POST',
   requestHeaders: 'Authorization, Content-Type',
-  exposeHeaders: 'WWW-Authenticate',
+  exposeHeaders: 'WWW-Authenticate, Retry-After',
 });
 
 /**
