@@ -6,7 +6,17 @@
  */
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ACCOUNT, appTokenPath, ccBody, CONSUMER_UUID, makeSentinel } from './helpers/fixtures.js';
+import {
+  ACCOUNT,
+  appTokenPath,
+  basic,
+  CC_ONLY_CLIENT_ID,
+  CC_ONLY_SECRET,
+  ccBody,
+  CLIENT_ID,
+  CONSUMER_UUID,
+  makeSentinel,
+} from './helpers/fixtures.js';
 import { HOSTS, type MountedHost } from './helpers/hosts.js';
 
 let running: MountedHost[] = [];
@@ -61,6 +71,17 @@ describe.each(HOSTS)('$name adapter', (host) => {
     const twice = await exchange(base, [`GET ${path} HTTP/1.1`, `Authorization: Bearer ${token}`, 'Authorization: Bearer another']);
     expect(twice.status).toBe(401);
     expect(twice.body).toContain('invalid_token');
+  });
+
+  it('refuses a token request with two Authorization lines, the valid Basic credential first', async () => {
+    const base = await start();
+    const form = ccBody({ client_id: CC_ONLY_CLIENT_ID, client_secret: '' });
+    const head = [`POST ${appTokenPath()} HTTP/1.1`, 'Content-Type: application/x-www-form-urlencoded'];
+    const credential = `Authorization: ${basic(CC_ONLY_CLIENT_ID, CC_ONLY_SECRET)}`;
+    expect((await exchange(base, [...head, credential], form)).status).toBe(200);
+    const twice = await exchange(base, [...head, credential, `Authorization: ${basic(CLIENT_ID, 'wrong')}`], form);
+    expect(twice.status).toBe(400);
+    expect(JSON.parse(twice.body)).toMatchObject({ error: 'invalid_request' });
   });
 
   it('refuses a token request with two Content-Type lines, the form type first', async () => {

@@ -7,7 +7,16 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ACCOUNT_PATH, jsonOf, postForm } from './helpers/direct-flow.js';
-import { basic, CLIENT_ID, CLIENT_SECRET, makeSentinel, PUBLIC_CLIENT_ID, REDIRECT_URI } from './helpers/fixtures.js';
+import {
+  basic,
+  CC_ONLY_CLIENT_ID,
+  CC_ONLY_SECRET,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  makeSentinel,
+  PUBLIC_CLIENT_ID,
+  REDIRECT_URI,
+} from './helpers/fixtures.js';
 
 const sentinel = makeSentinel();
 
@@ -71,5 +80,42 @@ describe('an empty Authorization: Basic header at the client-authenticating endp
     });
     expect(response.status).toBe(400);
     expect(jsonOf(response).error).toBe('invalid_request');
+  });
+});
+
+describe('an Authorization field with a Basic credential beside another', () => {
+  it('is invalid_request at every client-authenticating endpoint, whichever credential comes first', async () => {
+    const valid = basic(CLIENT_ID, CLIENT_SECRET);
+    // A padded credential: Buffer's lenient decoder would stop at its padding and ignore the rest.
+    const padded = basic(CC_ONLY_CLIENT_ID, CC_ONLY_SECRET);
+    const fields: (string | string[])[] = [
+      [valid, basic(PUBLIC_CLIENT_ID, 'x')], // every line, as a host calling the core itself may hand them
+      [valid, 'Bearer abc'],
+      `${valid}, ${basic(PUBLIC_CLIENT_ID, 'x')}`, // the lines joined, as the adapters and a fetch runtime give them
+      `${padded}, Basic ${Buffer.from('other:x').toString('base64')}`,
+      `Bearer abc, ${valid}`,
+    ];
+    expect(padded.endsWith('=')).toBe(true);
+    for (const [endpoint, form] of REQUESTS) {
+      for (const authorization of fields) {
+        const response = await postForm(sentinel, `${ACCOUNT_PATH}/${endpoint}`, form, { headers: { authorization } });
+        const label = `${endpoint} ${JSON.stringify(authorization)}`;
+        expect(response.status, label).toBe(400);
+        expect(jsonOf(response).error, label).toBe('invalid_request');
+      }
+    }
+  });
+
+  it('refuses text after the credentials as a malformed Basic header, and still takes one credential alone', async () => {
+    const padded = basic(CC_ONLY_CLIENT_ID, CC_ONLY_SECRET);
+    expect(padded.endsWith('=')).toBe(true);
+    for (const authorization of [`${padded} x`, `${padded}abc`, `${basic(CLIENT_ID, CLIENT_SECRET)}!`]) {
+      const response = await postForm(sentinel, `${ACCOUNT_PATH}/token/revoke`, 'token=abc', { headers: { authorization } });
+      expect([response.status, jsonOf(response).error], authorization).toEqual([401, 'invalid_client']);
+    }
+    for (const authorization of [padded, basic(CLIENT_ID, CLIENT_SECRET)]) {
+      const real = await postForm(sentinel, `${ACCOUNT_PATH}/token/revoke`, 'token=abc', { headers: { authorization } });
+      expect(real.status, authorization).toBe(200);
+    }
   });
 });

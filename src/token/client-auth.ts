@@ -9,7 +9,7 @@ import type { App } from '../apps/app.js';
 import { authenticateWithAssertion, hasClientAssertion } from '../client-assertion/authenticate.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError, unauthorizedClient } from '../errors.js';
-import { headerValue, type SentinelRequest } from '../http/messages.js';
+import type { SentinelRequest } from '../http/messages.js';
 import { single, type ParamMap } from '../http/params.js';
 import { isThenable } from '../lib/thenable.js';
 import { usesBasicScheme } from '../http/authorization-scheme.js';
@@ -47,11 +47,37 @@ function decodeFormComponent(value: string): string {
   }
 }
 
+/** RFC 7235 §2.1 `token68`, the form Basic credentials take (RFC 7617 §2): base64 text and nothing else. */
+const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
+
+/**
+ * The request's `Authorization` field as one value. It may appear once (RFC 9110 §5.3): the adapters join repeated
+ * lines with `, `, as a fetch runtime does, and a host calling the core itself may hand over every line; joined the
+ * same way here, so that a second credential is never dropped unseen.
+ */
+function authorizationOf(request: SentinelRequest): string | undefined {
+  const value = request.headers.authorization;
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/**
+ * Refuses an `Authorization` field that carries a Basic credential beside another (two header lines, or one line
+ * with a comma, which no credential contains): RFC 6749 §5.2's `invalid_request` for multiple credentials. Reading
+ * only the first would authenticate the client by whichever line a proxy or framework happened to put first.
+ */
+function refuseSeveralCredentials(authorization: string): void {
+  const credentials = authorization.split(',');
+  if (credentials.length > 1 && credentials.some((credential) => usesBasicScheme(credential.trim()))) {
+    throw new OAuthError('invalid_request', 'send one Authorization header with one credential');
+  }
+}
+
 /** Reads client credentials from the Authorization header or the form body. */
 export function readClientCredentials(request: SentinelRequest, params: ParamMap): ClientCredentials | null {
-  const authorization = headerValue(request, 'authorization');
+  const authorization = authorizationOf(request);
   const bodyClientId = single(params, 'client_id');
   const bodySecret = single(params, 'client_secret');
+  if (authorization !== undefined) refuseSeveralCredentials(authorization);
   if (authorization !== undefined && usesBasicScheme(authorization)) {
     if (bodySecret !== undefined) {
       throw new OAuthError('invalid_request', 'use one client authentication method: HTTP Basic or client_secret in the body, not both');
@@ -60,6 +86,9 @@ export function readClientCredentials(request: SentinelRequest, params: ParamMap
     // RFC 6749 §5.2: the client tried to authenticate through the header, so no credentials in it is a failed
     // authentication (401 with the Basic challenge), not a request without any that a body client_id could carry.
     if (encoded === '') throw unauthorizedClient('the Authorization: Basic header carries no credentials');
+    // Buffer's base64 decoder skips what is not base64 and stops at padding: text after the credentials would be
+    // ignored, or decoded into the secret, instead of refused.
+    if (!TOKEN68.test(encoded)) throw malformedBasic();
     const decoded = Buffer.from(encoded, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon === -1) throw malformedBasic();
