@@ -27,6 +27,7 @@ import {
 import {
   ACCOUNT,
   appTokenPath,
+  baseOptions,
   CC_ONLY_SECRET,
   CLIENT_ID,
   CLIENT_SECRET,
@@ -37,6 +38,8 @@ import {
   PASSWORD,
   USERNAME,
 } from './helpers/fixtures.js';
+import { signInWithSession } from './helpers/logout-flow.js';
+import { startReceiver } from './helpers/logout-receiver.js';
 import { type Point, registerSuiteSDK, total } from './helpers/otel-sdk.js';
 import { INITIAL_ACCESS_TOKEN, manageClient, registerClient } from './helpers/registration-client.js';
 
@@ -345,6 +348,47 @@ describe('telemetry: ids on spans', () => {
     }
     const throttled = throttling.filter((event) => event.type === 'registration.throttled').map((event) => event.clientId);
     expect(throttled).toEqual([mine.client_id, undefined]);
+  });
+});
+
+describe('telemetry: logout deliveries', () => {
+  it('gives a delivery its own trace, not the span of the request that woke the loop, and nests its signing span', async () => {
+    let sentinel: ReturnType<typeof makeSentinel> | undefined;
+    const receiver = await startReceiver({
+      issuer: `http://localhost/sentinel/api/account/${ACCOUNT}`,
+      clientId: CLIENT_ID,
+      jwks: () => (sentinel as ReturnType<typeof makeSentinel>).jwks(),
+    });
+    try {
+      const base = baseOptions();
+      sentinel = makeSentinel({
+        apps: (base.apps ?? []).map((app) => (app.clientId === CLIENT_ID ? { ...app, backchannelLogoutUri: receiver.uri } : app)),
+        clientJwks: { allowPrivateAddresses: true },
+      });
+      const { cookie, tokens } = await signInWithSession(sentinel);
+      await sdk.reset();
+      // RP-initiated logout: the request queues the delivery and wakes the loop from inside its own span.
+      const ended = await call(sentinel, {
+        path: `${ACCOUNT_PATH}/end_session`,
+        query: new URLSearchParams({ id_token_hint: tokens.idToken }),
+        headers: { cookie: `sentinel_session=${cookie}` },
+      });
+      expect(ended.status).toBe(200);
+      await receiver.waitFor(1);
+      await expect.poll(() => sdk.spans().filter((span) => span.name === 'sentinel logout-delivery').length).toBe(1);
+      const request = spanNamed('sentinel end-session');
+      const delivery = spanNamed('sentinel logout-delivery');
+      expect(delivery.parentSpanContext).toBeUndefined();
+      expect(delivery.spanContext().traceId).not.toBe(request.spanContext().traceId);
+      expect(delivery.attributes).toMatchObject({ 'oauth.client_id': CLIENT_ID, outcome: 'delivered' });
+      // The logout token's signature is part of the attempt.
+      expect(childrenOf(delivery).map((span) => [span.name, span.attributes['sentinel.token.typ']])).toEqual([
+        ['sentinel sign', 'logout+jwt'],
+      ]);
+    } finally {
+      await sentinel?.close();
+      await receiver.close();
+    }
   });
 });
 

@@ -2,8 +2,14 @@
  * The span and metrics of one back-channel logout delivery attempt, made outside any request: a `sentinel
  * logout-delivery` client span (account, client, the app's status code) and the request metrics under the route
  * `logout-delivery`, so deliveries show on the same dashboards as the routes. The token is never recorded.
+ *
+ * The span is the root of a trace of its own, whatever context the delivery loop runs in: the loop is woken from
+ * inside the request that queued a delivery, and promise callbacks keep that context, so each span was a child of
+ * whichever request happened to wake the loop (an ended span of another user, or of a trace the sampler dropped,
+ * which took the delivery's span with it) while the same attempt claimed by the timer, a retry or another instance
+ * started a trace. The attempt runs inside the span, so the logout token's `sentinel sign` span nests under it.
  */
-import { type Attributes, type Span, SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { type Attributes, context, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { ATTR, instruments, telemetryActive, tracer, tracingActive } from './instruments.js';
 import { requestAttributes, routeAttributes } from './route-attributes.js';
 import { telemetryFailed } from './telemetry-failure.js';
@@ -35,7 +41,7 @@ export async function observeDelivery<T extends AttemptOutcome>(
   let failed = true;
   let kind: AttemptOutcome['kind'] | undefined;
   try {
-    const outcome = await attempt();
+    const outcome = await (span === undefined ? attempt() : context.with(trace.setSpan(ROOT_CONTEXT, span), attempt));
     status = outcome.status ?? 0;
     kind = outcome.kind;
     failed = outcome.kind !== 'delivered';
@@ -57,13 +63,17 @@ export async function observeDelivery<T extends AttemptOutcome>(
   }
 }
 
-/** The client span of one attempt, or none when the SDK throws (a sampler or processor of the host's). */
+/**
+ * The client span of one attempt, a root (never the span of the request that woke the loop), or none when the SDK
+ * throws (a sampler or processor of the host's).
+ */
 function startDeliverySpan(accountId: string, clientId: string): Span | undefined {
   try {
-    return tracer().startSpan(`sentinel ${ROUTE}`, {
-      kind: SpanKind.CLIENT,
-      attributes: { [ATTR.route]: ROUTE, [ATTR.accountId]: accountId, [ATTR.clientId]: clientId },
-    });
+    return tracer().startSpan(
+      `sentinel ${ROUTE}`,
+      { kind: SpanKind.CLIENT, attributes: { [ATTR.route]: ROUTE, [ATTR.accountId]: accountId, [ATTR.clientId]: clientId } },
+      ROOT_CONTEXT,
+    );
   } catch (error) {
     telemetryFailed(error);
     return undefined;
