@@ -4,6 +4,9 @@
  * API, and the authorization code flow through the demo client page (sign-in, callback, code exchange, a demo button
  * through the adapter, SSO, logout).
  */
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ExampleStarts, type RunningExample, startExamples } from './helpers/example-process.js';
 
@@ -224,4 +227,36 @@ describe.each(FRAMEWORKS)('examples/%s', (framework) => {
     expect(logout.status).toBe(200);
     expect(await logout.text()).toContain('signed out');
   });
+});
+
+describe.each(FRAMEWORKS)('examples/%s on a port another program holds', (framework) => {
+  it('says it cannot listen and exits 1, without a banner announcing a server that is not there', async () => {
+    const holder = createServer((_request, response) => response.end('another program'));
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const port = (holder.address() as AddressInfo).port;
+    try {
+      const child = spawn(process.execPath, ['--import', 'tsx', `examples/${framework}/server.ts`], {
+        cwd: process.cwd(),
+        env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', ISSUER: `http://127.0.0.1:${port}`, NODE_ENV: 'test' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+      });
+      child.stderr.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+      });
+      // An example that wrongly stays up is killed, so that it fails the test instead of outliving it.
+      const killer = setTimeout(() => child.kill('SIGKILL'), 40_000);
+      const code = await new Promise<number | null>((resolve) => child.once('exit', (exitCode) => resolve(exitCode)));
+      clearTimeout(killer);
+      expect(code, output).toBe(1);
+      expect(output).toContain('EADDRINUSE');
+      expect(output).not.toContain('listening on');
+      expect(output).not.toContain('client secret');
+    } finally {
+      holder.close();
+    }
+  }, 60_000);
 });

@@ -376,6 +376,60 @@ describe.skipIf(redis.skip)('two instances (separate processes) on one Redis', (
   });
 });
 
+/**
+ * Runs one of the example's scripts as a process until it exits: its exit code and everything it printed. One still
+ * running after 40 s is killed (code `null`), so that a script that wrongly stays up fails the test, not outlives it.
+ */
+async function runToExit(script: string, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+    cwd: process.cwd(),
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const collect = (chunk: Buffer): void => {
+    output += chunk.toString();
+  };
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
+  const killer = setTimeout(() => child.kill('SIGKILL'), 40_000);
+  const code = await new Promise<number | null>((resolve) => child.once('exit', (exitCode) => resolve(exitCode)));
+  clearTimeout(killer);
+  return { code, output };
+}
+
+/** Holds a port of 127.0.0.1, as another program on the machine would, for the duration of `use`. */
+async function withPortHeld<T>(use: (port: number) => Promise<T>): Promise<T> {
+  const holder = createServer((_request, response) => response.end('another program'));
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  try {
+    return await use((holder.address() as AddressInfo).port);
+  } finally {
+    holder.close();
+  }
+}
+
+describe('the example on a port another program holds', () => {
+  it('an instance says it cannot listen and exits 1, never "listening on" (the proxy would send its share there)', async () => {
+    const { code, output } = await withPortHeld((port) =>
+      runToExit('examples/multi-instance/server.ts', {
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        INSTANCE: 'A',
+        ISSUER: 'http://localhost:1',
+        REDIS_URL,
+        SENTINEL_KEYS: JSON.stringify([generatePrivateJWK('ES256')]),
+        SENTINEL_CLIENT_ID: randomUUID(),
+        SENTINEL_CLIENT_SECRET: generateClientSecret(),
+        DEMO_PASSWORD: randomBytes(12).toString('base64url'),
+      }),
+    );
+    expect(code, output).toBe(1);
+    expect(output).toContain('instance A cannot listen');
+    expect(output).not.toContain('listening on');
+  }, 60_000);
+});
+
 describe('the example proxy', () => {
   it('round-robins, and replaces the forwarding headers a client sends instead of trusting them', async () => {
     const seen: Array<Record<string, string | string[] | undefined>> = [];

@@ -51,4 +51,12 @@ app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
   res.status(500).json({ error: 'server_error' });
 });
 
-app.listen(demo.port, demo.host, () => printBanner(demo));
+// Express 5 calls this back with the error when the port cannot be had (taken by another program, say): the banner
+// must not announce a server that is not there, nor the process end as if it had served.
+app.listen(demo.port, demo.host, (error) => {
+  if (error !== undefined) {
+    console.error(`sentinel-idp express example cannot listen on ${demo.host}:${demo.port}: ${error.message}`);
+    process.exit(1);
+  }
+  printBanner(demo);
+});

@@ -147,7 +147,13 @@ app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
 });
 
 // The port actually bound: with PORT=0 the system picks one, and this line is how a supervisor learns it.
-const server = app.listen(port, host, () => {
+// Express 5 calls this back with the error when the port cannot be had: no "listening on" line then, or the
+// supervisor would send this instance's share of the traffic to whatever holds the port.
+const server = app.listen(port, host, (error) => {
+  if (error !== undefined) {
+    console.error(`instance ${instance} cannot listen on ${host}:${port}: ${error.message}`);
+    process.exit(1);
+  }
   const bound = server.address();
   if (typeof bound === 'object' && bound !== null) boundPort = bound.port;
   console.log(`instance ${instance} listening on http://${host}:${boundPort}`);
