@@ -428,6 +428,17 @@ describe('the example on a port another program holds', () => {
     expect(output).toContain('instance A cannot listen');
     expect(output).not.toContain('listening on');
   }, 60_000);
+
+  it('the example says which instance stopped and exits 1, with no proxy and no banner for instances that are gone', async () => {
+    // Instance A gets the proxy's port + 1: the held one.
+    const { code, output } = await withPortHeld((port) =>
+      runToExit('examples/multi-instance/start.ts', { PORT: String(port - 1), REDIS_URL, REDIS_PREFIX: 'sentinel-multi-start:' }),
+    );
+    expect(code, output).toBe(1);
+    expect(output).toContain('instance A stopped (1); shutting down the example');
+    expect(output).not.toContain('client secret');
+    expect(output).not.toContain('sentinel-idp multi-instance example: proxy');
+  }, 60_000);
 });
 
 describe('the example proxy', () => {

@@ -63,6 +63,8 @@ function stop(exitCode: number): void {
   stopping = true;
   proxy.close();
   for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
+  // Also the code of a natural exit: once the children are gone, nothing may keep the process up until the timer.
+  process.exitCode = exitCode;
   setTimeout(() => process.exit(exitCode), 500).unref();
 }
 
@@ -73,32 +75,43 @@ process.once('SIGTERM', () => stop(0));
 try {
   await Promise.all([startInstance('A', instancePorts[0] as number), startInstance('B', instancePorts[1] as number)]);
 } catch (error) {
-  console.error(error instanceof Error ? error.message : error);
+  // An instance that stopped said so in its exit handler, and a Ctrl-C during the start needs no message.
+  if (!stopping) console.error(error instanceof Error ? error.message : error);
   stop(1);
 }
-await new Promise<void>((resolve) => proxy.listen(proxyPort, '127.0.0.1', resolve));
+// Stopping: no proxy and no banner, which would announce instances that are gone, with credentials nothing serves.
+if (!stopping) {
+  proxy.once('error', (error) => {
+    console.error(`the proxy cannot listen on 127.0.0.1:${proxyPort}: ${error.message}`);
+    stop(1);
+  });
+  await new Promise<void>((resolve) => proxy.listen(proxyPort, '127.0.0.1', resolve));
+  printBanner();
+}
 
-const base = `${issuer}/sentinel`;
-const consumer = DEMO_CONSUMERS[0];
-console.log(
-  [
-    '',
-    `sentinel-idp multi-instance example: proxy ${issuer} → instances A http://127.0.0.1:${instancePorts[0]}, B http://127.0.0.1:${instancePorts[1]}`,
-    `shared store: Redis ${shared.REDIS_URL} under the prefix "${shared.REDIS_PREFIX}"`,
-    '',
-    `  account        ${ACCOUNT_ID}`,
-    `  client id      ${shared.SENTINEL_CLIENT_ID}`,
-    `  client secret  ${shared.SENTINEL_CLIENT_SECRET}`,
-    `  demo user      demo / ${shared.DEMO_PASSWORD}`,
-    '',
-    `Sign in (every step may land on another instance; the x-instance response header says which): ${issuer}/`,
-    '',
-    'A consumer-bound token from one instance, used at the other:',
-    `  TOKEN=$(curl -s -X POST '${base}/api/v2/account/${ACCOUNT_ID}/app/token?state=${consumer}' \\`,
-    `    --data-urlencode 'grant_type=client_credentials' \\`,
-    `    --data-urlencode 'client_id=${shared.SENTINEL_CLIENT_ID}' \\`,
-    `    --data-urlencode 'client_secret=${shared.SENTINEL_CLIENT_SECRET}' | node -pe 'JSON.parse(require("fs").readFileSync(0)).access_token')`,
-    `  curl -si '${issuer}/api/account/${ACCOUNT_ID}/consumer/${consumer}/brand/tokens' -H "Authorization: Bearer $TOKEN"`,
-    '',
-  ].join('\n'),
-);
+function printBanner(): void {
+  const base = `${issuer}/sentinel`;
+  const consumer = DEMO_CONSUMERS[0];
+  console.log(
+    [
+      '',
+      `sentinel-idp multi-instance example: proxy ${issuer} → instances A http://127.0.0.1:${instancePorts[0]}, B http://127.0.0.1:${instancePorts[1]}`,
+      `shared store: Redis ${shared.REDIS_URL} under the prefix "${shared.REDIS_PREFIX}"`,
+      '',
+      `  account        ${ACCOUNT_ID}`,
+      `  client id      ${shared.SENTINEL_CLIENT_ID}`,
+      `  client secret  ${shared.SENTINEL_CLIENT_SECRET}`,
+      `  demo user      demo / ${shared.DEMO_PASSWORD}`,
+      '',
+      `Sign in (every step may land on another instance; the x-instance response header says which): ${issuer}/`,
+      '',
+      'A consumer-bound token from one instance, used at the other:',
+      `  TOKEN=$(curl -s -X POST '${base}/api/v2/account/${ACCOUNT_ID}/app/token?state=${consumer}' \\`,
+      `    --data-urlencode 'grant_type=client_credentials' \\`,
+      `    --data-urlencode 'client_id=${shared.SENTINEL_CLIENT_ID}' \\`,
+      `    --data-urlencode 'client_secret=${shared.SENTINEL_CLIENT_SECRET}' | node -pe 'JSON.parse(require("fs").readFileSync(0)).access_token')`,
+      `  curl -si '${issuer}/api/account/${ACCOUNT_ID}/consumer/${consumer}/brand/tokens' -H "Authorization: Bearer $TOKEN"`,
+      '',
+    ].join('\n'),
+  );
+}
