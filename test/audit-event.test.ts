@@ -106,4 +106,18 @@ describe('request id', () => {
     expect(requestId({ ...base, headers: { 'x-request-id': 'has spaces <script>' } }, 'fallback')).toBe('fallback');
     expect(requestId({ ...base, headers: { 'x-request-id': 'x'.repeat(129) } })).toBeUndefined();
   });
+
+  it('takes a traceparent only as Trace Context (and the OpenTelemetry propagator) does, else the next source', () => {
+    const traceId = '0af7651916cd43dd8448eb211c80319c';
+    const given = (traceparent: string) => requestId({ ...base, headers: { traceparent, 'x-request-id': 'r-1' } }, 'fallback');
+    // A later version may add fields; version 00 may not.
+    expect(given(`01-${traceId}-b7ad6b7169203331-01-more`)).toBe(traceId);
+    expect(given(`00-${traceId}-b7ad6b7169203331-01-more`)).toBe('r-1');
+    // Hex is lowercase: the propagator ignores an uppercase header and starts a trace of its own.
+    expect(given(`00-${traceId.toUpperCase()}-b7ad6b7169203331-01`)).toBe('r-1');
+    expect(given(`00-${traceId}-B7AD6B7169203331-01`)).toBe('r-1');
+    // No parent span: an all-zero parent id, and the version ff, are invalid.
+    expect(given(`00-${traceId}-${'0'.repeat(16)}-01`)).toBe('r-1');
+    expect(given(`ff-${traceId}-b7ad6b7169203331-01`)).toBe('r-1');
+  });
 });

@@ -189,6 +189,16 @@ describe('telemetry: flows', () => {
     expect(span.parentSpanContext?.spanId).toBe('00f067aa0ba902b7');
     expect(events.find((event) => event.type === 'token.issued')).toMatchObject({ requestId: traceId, outcome: 'success' });
 
+    // A traceparent the propagator ignores (uppercase hex) starts a trace of the service's own: the events name that.
+    await sdk.reset();
+    events.length = 0;
+    await postForm(sentinel, appTokenPath(CONSUMER_UUID), ccBody(), {
+      headers: { traceparent: `00-${traceId.toUpperCase()}-00F067AA0BA902B7-01` },
+    });
+    const own = spanNamed('sentinel app-token-v2').spanContext().traceId;
+    expect(own).not.toBe(traceId);
+    expect(events.find((event) => event.type === 'token.issued')?.requestId).toBe(own);
+
     // Without a caller trace the span's own trace id ties them; X-Request-Id is recorded on the span.
     await sdk.reset();
     events.length = 0;
