@@ -2,6 +2,7 @@
  * The one audit-event pattern: every event, from every route, carries the same fields (time, account, client address,
  * request id, outcome), and the client address follows `trustProxy` for token events exactly as for login events.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { auditEvent, outcomeOf } from '../src/events/audit-event.js';
 import type { SentinelEvent, SentinelOptions } from '../src/index.js';
@@ -119,5 +120,20 @@ describe('request id', () => {
     // No parent span: an all-zero parent id, and the version ff, are invalid.
     expect(given(`00-${traceId}-${'0'.repeat(16)}-01`)).toBe('r-1');
     expect(given(`ff-${traceId}-b7ad6b7169203331-01`)).toBe('r-1');
+  });
+
+  it("the pino set-up of docs/observability.md keeps a caller's X-Request-Id exactly when the service takes it", () => {
+    // The snippet promises that pino-http's req.id and the events' requestId agree: it must replace what the service
+    // would pass over (a space, a second header joined with ", ", past 128 characters).
+    const doc = readFileSync('docs/observability.md', 'utf8');
+    const kept = /if \(typeof given !== 'string' \|\| !\/(.+?)\/\.test\(given\)\) req\.headers\['x-request-id'\] = randomUUID\(\);/.exec(
+      doc,
+    )?.[1];
+    expect(kept, 'the snippet checks the caller id before keeping it').toBeDefined();
+    const snippetKeeps = new RegExp(kept as string);
+    for (const id of ['req-42', 'a.b_c:d@e+f=g', 'has space', 'r-1, r-2', 'x'.repeat(128), 'x'.repeat(129), '']) {
+      const service = requestId({ ...base, headers: { 'x-request-id': id } });
+      expect(snippetKeeps.test(id), id).toBe(service === id);
+    }
   });
 });
