@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it, vi } from 'vitest';
 import { MemoryStore } from '../src/stores/memory.js';
 import { entryBytes } from '../src/stores/memory-size.js';
@@ -104,5 +105,25 @@ describe('MemoryStore specifics', () => {
 
   it('rejects a max that is not a positive integer', () => {
     for (const max of [0, -1, 1.5, Number.NaN]) expect(() => new MemoryStore({ max })).toThrow(TypeError);
+  });
+
+  // docs/ARCHITECTURE.md's stored-records table is the one list of what the service keeps: a prefix it marks as
+  // security state that the default MemoryStore evicts anyway would fail open under a flood of its keys.
+  it('never evicts a key of any prefix the stored-records table marks as security state', async () => {
+    const table = readFileSync(new URL('../docs/ARCHITECTURE.md', import.meta.url), 'utf8');
+    const prefixes = new Set<string>();
+    for (const row of table.split('\n')) {
+      const cells = row.split(' | ');
+      const key = /^\| `([a-z-]+):/.exec(row)?.[1];
+      if (key !== undefined && cells.length >= 6 && cells[4]?.startsWith('**yes**')) prefixes.add(key);
+    }
+    expect(prefixes).toContain('throttle');
+    expect(prefixes).toContain('user-sessions');
+    for (const prefix of prefixes) {
+      const store = new MemoryStore({ max: 2 });
+      for (let i = 0; i < 10; i++) await store.set(`${prefix}:${i}`, '1', 60_000);
+      const kept = await Promise.all(Array.from({ length: 10 }, (_, i) => store.get(`${prefix}:${i}`)));
+      expect({ prefix, evicted: kept.filter((value) => value === null).length }).toEqual({ prefix, evicted: 0 });
+    }
   });
 });

@@ -91,6 +91,9 @@ export const DEFAULT_SECURITY_PREFIXES: readonly string[] = Object.freeze([
   'revoked-jti',
   // The witness that the replay markers above were not lost (src/stores/replay-epoch.ts).
   'replay-epoch',
+  // A non-rotating grant's refresh within the code's retry grace: evicted, a code replay would only be refused, not
+  // revoke the grant (src/token/refreshed-mark.ts, RFC 6749 §4.1.2).
+  'grant-refreshed',
 ]);
 
 /**
