@@ -84,3 +84,28 @@ describe('CLI --account', () => {
     expect(err).toMatch(/--account must be 1-256 characters/);
   });
 });
+
+describe('CLI store URLs that do not parse', () => {
+  const PASSWORD = 'pw-7c1e-not-for-screens';
+
+  it.each([
+    ['keys', 'list', '--redis', `redis://u:${PASSWORD}@127.0.0.1:99999`],
+    ['sessions', 'list', '--account', 'a', '--user', 'u', '--redis', `redis://u:${PASSWORD}@[bad`],
+    ['db', 'migrate', '--database', `postgres://u:${PASSWORD}@127.0.0.1:99999/db`],
+    ['apps', 'list', '--account', 'a', '--database', `postgres://u:${PASSWORD}@[bad/db`],
+  ])('%s %s refuses it as a wrong command line naming the option, exit code 2, without the URL', async (...argv) => {
+    let err = '';
+    const io: CLIIO = {
+      stdout: () => {},
+      stderr: (text) => {
+        err += text;
+      },
+      env: {},
+      readSecret: async () => null,
+    };
+    expect(await main(argv, io)).toBe(2);
+    const option = argv.includes('--redis') ? '--redis' : '--database';
+    expect(err).toMatch(new RegExp(`^sentinel-idp: ${option} is not a (valid URL|URL the PostgreSQL driver can read)\\n`));
+    expect(err).not.toContain(PASSWORD);
+  });
+});

@@ -30,6 +30,14 @@ export async function withDatabase<T>(
   const store = new PostgresAppStore({ connectionString: url, cache: false, maxConnections: 2 });
   try {
     return await work(store);
+  } catch (error) {
+    // The driver reads the URL when it first connects, more leniently than the URL parser (spaces, a socket
+    // directory as the host), so only its own refusal tells: a wrong command line (exit 2) naming the option, not
+    // its parser's bare "Invalid URL" as if the database had failed.
+    if ((error as { code?: unknown } | null)?.code === 'ERR_INVALID_URL') {
+      throw new UsageError('--database is not a URL the PostgreSQL driver can read', command);
+    }
+    throw error;
   } finally {
     await store.close();
   }

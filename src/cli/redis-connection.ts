@@ -40,8 +40,9 @@ export const REDIS_URL_ENV = 'SENTINEL_REDIS_URL';
 
 /**
  * The Redis URL of `command`: `--redis`, else {@link REDIS_URL_ENV} from `env`. Refused as a wrong command line
- * (exit 2, like a wrong `--database`) unless it is a redis:// or rediss:// URL whose database, if it names one, is a
- * non-negative integer (`redis://host:6379/2`). The message never repeats the URL, which may carry a password.
+ * (exit 2, like a wrong `--database`) unless it is a redis:// or rediss:// URL that parses, whose database, if it
+ * names one, is a non-negative integer (`redis://host:6379/2`). The message never repeats the URL, which may carry a
+ * password.
  *
  * @example const url = requireRedisURL(values, 'keys list', io.env);
  */
@@ -52,8 +53,10 @@ export function requireRedisURL(values: OptionValues, command: string, env: CLII
   const url = source === REDIS_URL_ENV ? (fromEnvironment as string) : requireString(values, 'redis', command);
   if (!/^rediss?:\/\//.test(url)) throw new UsageError(`${source} must be a redis:// or rediss:// URL`, command);
   const parsed = parsedURL(url);
-  // A URL that does not parse is left to openRedis, which reports it as before (exit 1).
-  if (parsed !== undefined && databaseOf(parsed) === null) {
+  // One that does not parse (a port past 65535, an unclosed "[") is the command line's mistake too: openRedis could
+  // only fail it later as the URL parser's bare "Invalid URL", naming neither the option nor the exit code's reason.
+  if (parsed === undefined) throw new UsageError(`${source} is not a valid URL`, command);
+  if (databaseOf(parsed) === null) {
     throw new UsageError(`${source} must name its database as /<number> (a non-negative integer), or not at all`, command);
   }
   return url;
@@ -87,7 +90,8 @@ export async function openRedis(url: string, prefix: string): Promise<RedisConne
     throw new Error('the keys commands need ioredis: npm install ioredis');
   }
   if (!/^rediss?:\/\//.test(url)) throw new Error('--redis must be a redis:// or rediss:// URL');
-  const target = new URL(url);
+  const target = parsedURL(url);
+  if (target === undefined) throw new Error('--redis is not a valid URL');
   const database = databaseOf(target);
   if (database === null) throw new Error('--redis must name its database as /<number> (a non-negative integer), or not at all');
   // The database is selected below, where a refusal is seen: ioredis selects it during its handshake and reports a
