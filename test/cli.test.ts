@@ -2,12 +2,13 @@
  * The built CLI (dist/cli.js), run as a child process: help everywhere, exit code 2 for bad arguments, keys and
  * apps that the service accepts, and a real token fetched from a sentinel listening on a free port.
  */
+import { spawn } from 'node:child_process';
 import { createPrivateKey } from 'node:crypto';
 import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toExpress } from '../adapters/express/index.js';
 import { createSentinel, type GrantType, hashClientSecret, type JWK, type Sentinel, verifyClientSecret } from '../src/index.js';
-import { type CliRun, ensureBuilt, runCli } from './helpers/dist.js';
+import { CLI, type CliRun, ensureBuilt, runCli } from './helpers/dist.js';
 import { ACCOUNT, CLIENT_ID, CLIENT_SECRET, CONSUMER_HEX, CONSUMER_UUID, makeSentinel } from './helpers/fixtures.js';
 import { listen, type MountedHost } from './helpers/hosts.js';
 import express from 'express';
@@ -80,6 +81,31 @@ describe('sentinel-idp CLI: help and usage errors', () => {
     expect(run.stderr).toMatch(/unexpected argument/);
     expect(run.stderr).not.toContain('hunter2-secret-value');
   });
+});
+
+describe('sentinel-idp CLI: a reader that goes away', () => {
+  /** Runs the CLI with its stdout pipe closed by the reader before anything is written (`sentinel-idp … | true`). */
+  function withClosedOutput(args: string[]): Promise<CliRun> {
+    return new Promise((resolve) => {
+      const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+      child.stdout.destroy();
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString('utf8');
+      });
+      child.on('close', (code) => resolve({ code: code ?? -1, stdout: '', stderr }));
+    });
+  }
+
+  it.each([[['--help']], [['keys', 'generate', '--alg', 'EdDSA']]])(
+    '%j says in one line that its output was lost and exits 1, without a stack trace',
+    async (args) => {
+      const run = await withClosedOutput(args);
+      expect(run.stderr).not.toMatch(/\n\s+at /);
+      expect(run.stderr).toBe('sentinel-idp: the output was not all written: its reader closed the pipe\n');
+      expect(run.code).toBe(1);
+    },
+  );
 });
 
 describe('sentinel-idp keys generate', () => {

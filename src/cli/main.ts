@@ -10,7 +10,7 @@ import { DB_MIGRATE_HELP, runDbMigrate } from './db-migrate.js';
 import type { CLIIO } from './io.js';
 import { runKeysGenerate } from './keys-generate.js';
 import { KEYS_RING_HELP, runKeysList, runKeysRevoke, runKeysRotate } from './keys-ring.js';
-import { promptHidden } from './prompt.js';
+import { processIO } from './process-io.js';
 import { runSessionsEnd, runSessionsList, SESSIONS_HELP } from './sessions.js';
 import { runToken } from './token.js';
 import { USAGE_EXIT_CODE, UsageError } from './usage.js';
@@ -108,17 +108,8 @@ export async function main(argv: readonly string[], io: CLIIO): Promise<number> 
   }
 }
 
-/** The real process's streams, environment and terminal. */
-function processIO(): CLIIO {
-  return {
-    stdout: (text) => process.stdout.write(text),
-    stderr: (text) => process.stderr.write(text),
-    env: process.env,
-    readSecret: (prompt) => promptHidden(prompt, process.stdin, process.stderr),
-  };
-}
-
-main(process.argv.slice(2), processIO()).then(
+const run = processIO(process);
+main(process.argv.slice(2), run.io).then(
   (code) => {
     process.exitCode = code;
   },
@@ -126,3 +117,7 @@ main(process.argv.slice(2), processIO()).then(
     process.exitCode = 1;
   },
 );
+// At exit, not when the command returns: the closed pipe is reported by an event that may come after that.
+process.on('exit', () => {
+  if (run.outputLost()) process.exitCode = 1;
+});
