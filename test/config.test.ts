@@ -230,6 +230,20 @@ describe('registerApp', () => {
     await expect(sentinel.registerApp({ accountId: ACCOUNT, grantTypes: [] })).rejects.toMatchObject({ field: 'app.grantTypes' });
   });
 
+  it('refuses a scope that is not RFC 6749 scope tokens, in apps and in registerApp, as registration does', async () => {
+    // Returned verbatim as the scope of the app's tokens: a control character, a quote or a doubled space in it is
+    // a scope no client can parse, and '' names nothing.
+    for (const scope of ['read\nwrite', 'read  write', ' read', 'say"hi"', 'a\\b', '', 'café']) {
+      expect(fieldOf({ ...baseOptions(), apps: [app({ scope })] })).toBe('apps[0].scope');
+      await expect(createSentinel(baseOptions()).registerApp({ accountId: ACCOUNT, scope })).rejects.toMatchObject({
+        field: 'app.scope',
+      });
+    }
+    expect(createSentinel({ ...baseOptions(), apps: [app({ scope: 'read write:all urn:x:y' })] }).config.apps[0]?.scope).toBe(
+      'read write:all urn:x:y',
+    );
+  });
+
   it('refuses invalid registrations with the field named', async () => {
     const sentinel = createSentinel(baseOptions());
     await expect(

@@ -30,7 +30,7 @@ export interface AppOptions extends KeyedAppFields {
   tokenEndpointAuthMethod?: TokenEndpointAuthMethod | undefined;
   /** Shown on the login page (at most 200 characters; no bidirectional overrides or control characters). @defaultValue none */
   name?: string | undefined;
-  /** Space-separated scopes the app may be granted; carried in its tokens. @defaultValue none */
+  /** Space-separated scopes the app may be granted (RFC 6749 §3.3 scope tokens, one space between); carried in its tokens. @defaultValue none */
   scope?: string | undefined;
   /** Algorithm of the app's ID tokens (`id_token_signed_response_alg`); a key of it must be configured. @defaultValue RS256 when an RSA key exists, else the first key's */
   idTokenSignedResponseAlg?: SigningAlgorithm | undefined;

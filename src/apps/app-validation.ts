@@ -66,6 +66,22 @@ export function backchannelLogoutURIProblem(uri: string): string | null {
   return scheme === 'https' || scheme === 'http' ? null : 'must use https (http is allowed only for loopback hosts)';
 }
 
+// RFC 6749 §3.3: scope = scope-token *( SP scope-token ), scope-token = 1*NQCHAR (no space, `"` or `\`).
+const SCOPE = /^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/;
+
+/**
+ * Why an app's `scope` may not be registered, or `null` when it may: space-separated RFC 6749 §3.3 scope tokens, as
+ * dynamic registration demands. The value is returned verbatim as the `scope` of the app's tokens and token
+ * responses, and split on single spaces into the scopes an authorization request may name.
+ *
+ * @example scopeProblem('read write') // null; scopeProblem('read,  write') // 'must be …'
+ */
+export function scopeProblem(scope: string): string | null {
+  return SCOPE.test(scope)
+    ? null
+    : 'must be space-separated RFC 6749 scope tokens (no control characters, quotes or backslashes; one space between)';
+}
+
 /** The longest app name: the options' schema, registration and every registry write hold to it (checked here). */
 export const MAX_APP_NAME_LENGTH = 200;
 
@@ -123,6 +139,10 @@ export function assertValidApp(app: App, field: string): void {
     const problem =
       app.name.length > MAX_APP_NAME_LENGTH ? `must be at most ${MAX_APP_NAME_LENGTH} characters` : displayTextProblem(app.name);
     if (problem !== null) throw new ConfigurationError(`${field}.name`, problem);
+  }
+  if (app.scope !== undefined) {
+    const problem = scopeProblem(app.scope);
+    if (problem !== null) throw new ConfigurationError(`${field}.scope`, problem);
   }
   if (app.grantTypes.includes('authorization_code') && app.redirectUris.length === 0) {
     throw new ConfigurationError(`${field}.redirectUris`, 'an app with the authorization_code grant needs at least one redirect URI');
