@@ -183,6 +183,34 @@ describe('createSentinel options', () => {
     }
   });
 
+  it('refuses an appStore without hasAccount(), or with an AppStore method that is no function', () => {
+    // Either would start, then answer every request that reaches the registry with a 500.
+    const refused = (appStore: object) => {
+      try {
+        createSentinel({ ...baseOptions(), apps: [], appStore: appStore as never });
+      } catch (error) {
+        if (isConfigurationError(error)) return `${error.field}: ${error.message}`;
+        throw error;
+      }
+      return 'accepted';
+    };
+    const findApp = () => null;
+    const hasAccount = () => false;
+    expect(refused({ findApp })).toMatch(/^appStore: .*must implement findApp\(\) and hasAccount\(\) \(hasAccount is missing\)$/);
+    expect(refused({ hasAccount })).toMatch(/^appStore: .*\(findApp is missing\)$/);
+    expect(refused({ findApp, hasAccount, listApps: [] })).toMatch(/^appStore: .*listApps must be a function when given$/);
+    expect(refused({ findApp, hasAccount, listApps: undefined, extra: 1 })).toBe('accepted');
+    class Registry {
+      findApp() {
+        return null;
+      }
+      hasAccount() {
+        return false;
+      }
+    }
+    expect(refused(new Registry())).toBe('accepted');
+  });
+
   it('refuses a consumerClaim that would overwrite a claim the service writes', () => {
     for (const claim of ['cnf', 'aud', 'sub', 'act', 'token_use']) {
       expect(() => createSentinel({ ...baseOptions(), consumerClaim: claim })).toThrow(

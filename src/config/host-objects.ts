@@ -20,10 +20,40 @@ export function fn<T>(name: string) {
   return z.custom<T>((value) => typeof value === 'function', { message: `${name} must be a function` });
 }
 
-/** The `appStore` option. */
+/** The methods of {@link AppStore}; `satisfies` keeps the list complete when the interface gains one. */
+const APP_STORE_METHODS = {
+  findApp: true,
+  hasAccount: true,
+  saveApp: true,
+  listApps: true,
+  updateApp: true,
+  patchApp: true,
+  deleteApp: true,
+  rotateClientSecret: true,
+  disableApp: true,
+  enableApp: true,
+  findDisabledApp: true,
+  findTrustedIssuers: true,
+} satisfies KeysOf<AppStore>;
+
+/**
+ * The `appStore` option: `findApp()` and `hasAccount()`, and each optional method it has a function. A store without
+ * `hasAccount()` (or with a `listApps` that is no function) would start and then answer every request that reaches it
+ * with a 500; the service feature-tests the optional methods by their presence, so each present one is called.
+ */
 export const appStoreSchema = z
-  .custom<AppStore>((v) => typeof v === 'object' && v !== null && typeof (v as AppStore).findApp === 'function', {
-    message: 'must implement findApp() and hasAccount()',
+  .custom<AppStore>((v) => typeof v === 'object' && v !== null, { message: 'must implement findApp() and hasAccount()' })
+  .superRefine((store, context) => {
+    for (const name of Object.keys(APP_STORE_METHODS) as (keyof AppStore)[]) {
+      const method: unknown = store[name];
+      const required = name === 'findApp' || name === 'hasAccount';
+      if (typeof method === 'function' || (method === undefined && !required)) continue;
+      context.addIssue({
+        code: 'custom',
+        message: required ? `must implement findApp() and hasAccount() (${name} is missing)` : `${name} must be a function when given`,
+      });
+      return;
+    }
   })
   .optional();
 
