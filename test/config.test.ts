@@ -6,6 +6,7 @@ import {
   hashClientSecret,
   isConfigurationError,
   MemoryPasskeys,
+  MemoryStore,
   type SentinelOptions,
 } from '../src/index.js';
 import { ACCOUNT, baseOptions, CLIENT_ID, CONSUMER_UUID, SIGNING_KEY } from './helpers/fixtures.js';
@@ -209,6 +210,28 @@ describe('createSentinel options', () => {
       }
     }
     expect(refused(new Registry())).toBe('accepted');
+  });
+
+  it('refuses a store that lacks a Store method, or has an optional one that is no function', () => {
+    // The check named six methods and looked at take() and swap() only: a store without get() started, then failed
+    // every request that reads state with a 500.
+    const { get: _get, ...withoutGet } = Object.fromEntries(
+      ['get', 'set', 'take', 'delete', 'increment', 'swap'].map((name) => [name, async () => null]),
+    );
+    const refused = (store: object) => {
+      try {
+        createSentinel(baseOptions({ store: store as never }));
+      } catch (error) {
+        if (isConfigurationError(error)) return `${error.field}: ${error.message}`;
+        throw error;
+      }
+      return 'accepted';
+    };
+    expect(refused(withoutGet)).toMatch(/^store: .*must implement the Store interface .*\(get is missing\)$/);
+    expect(refused({ ...withoutGet, get: 'x' })).toMatch(/\(get is missing\)$/);
+    expect(refused({ ...withoutGet, get: async () => null, ready: true })).toMatch(/^store: .*ready must be a function when given$/);
+    expect(refused({ ...withoutGet, get: async () => null, close: () => {} })).toBe('accepted');
+    expect(refused(new MemoryStore())).toBe('accepted');
   });
 
   it('refuses a consumerClaim that would overwrite a claim the service writes', () => {

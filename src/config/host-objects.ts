@@ -37,24 +37,28 @@ const APP_STORE_METHODS = {
 } satisfies KeysOf<AppStore>;
 
 /**
- * The `appStore` option: `findApp()` and `hasAccount()`, and each optional method it has a function. A store without
- * `hasAccount()` (or with a `listApps` that is no function) would start and then answer every request that reaches it
- * with a 500; the service feature-tests the optional methods by their presence, so each present one is called.
+ * Refuses a host object that lacks a method of `required`, or has one of `methods` that is no function. The service
+ * calls the required ones on every request that needs them and feature-tests the optional ones by their presence,
+ * so either mistake would let it start and then answer those requests with a 500. Other members are the host's own.
  */
-export const appStoreSchema = z
-  .custom<AppStore>((v) => typeof v === 'object' && v !== null, { message: 'must implement findApp() and hasAccount()' })
-  .superRefine((store, context) => {
-    for (const name of Object.keys(APP_STORE_METHODS) as (keyof AppStore)[]) {
-      const method: unknown = store[name];
-      const required = name === 'findApp' || name === 'hasAccount';
-      if (typeof method === 'function' || (method === undefined && !required)) continue;
+function refuseMissingMethods<T extends object>(methods: Record<keyof T, true>, required: readonly (keyof T)[], message: string) {
+  return (value: T, context: z.RefinementCtx): void => {
+    for (const name of Object.keys(methods) as (keyof T & string)[]) {
+      const method: unknown = value[name];
+      if (typeof method === 'function' || (method === undefined && !required.includes(name))) continue;
       context.addIssue({
         code: 'custom',
-        message: required ? `must implement findApp() and hasAccount() (${name} is missing)` : `${name} must be a function when given`,
+        message: required.includes(name) ? `${message} (${name} is missing)` : `${name} must be a function when given`,
       });
       return;
     }
-  })
+  };
+}
+
+/** The `appStore` option: `findApp()` and `hasAccount()`, and each optional method it has a function. */
+export const appStoreSchema = z
+  .custom<AppStore>((v) => typeof v === 'object' && v !== null, { message: 'must implement findApp() and hasAccount()' })
+  .superRefine(refuseMissingMethods<AppStore>(APP_STORE_METHODS, ['findApp', 'hasAccount'], 'must implement findApp() and hasAccount()'))
   .optional();
 
 // Every key of `users`; `satisfies` keeps the list complete when UserAuthenticator gains a hook.
@@ -97,12 +101,27 @@ function boundUserHooks(users: UserAuthenticator): UserAuthenticator {
   return bound;
 }
 
-/** The `store` option. */
+// Every method of Store; `satisfies` keeps the list complete when the interface gains one.
+const STORE_METHODS = {
+  get: true,
+  set: true,
+  take: true,
+  delete: true,
+  increment: true,
+  swap: true,
+  decrement: true,
+  ready: true,
+  enqueueJobs: true,
+  claimJobs: true,
+  settleJob: true,
+} satisfies KeysOf<Store>;
+
+const STORE_INTERFACE = 'must implement the Store interface (get, set, take, delete, increment, swap)';
+
+/** The `store` option: every method of the Store interface, and each optional one it has a function. */
 export const storeSchema = z
-  .custom<Store>(
-    (v) => typeof v === 'object' && v !== null && typeof (v as Store).take === 'function' && typeof (v as Store).swap === 'function',
-    { message: 'must implement the Store interface (get, set, take, delete, increment, swap)' },
-  )
+  .custom<Store>((v) => typeof v === 'object' && v !== null, { message: STORE_INTERFACE })
+  .superRefine(refuseMissingMethods<Store>(STORE_METHODS, ['get', 'set', 'take', 'delete', 'increment', 'swap'], STORE_INTERFACE))
   .optional();
 
 /** The `logger` option. */
