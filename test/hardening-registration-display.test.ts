@@ -1,7 +1,7 @@
 /**
  * An app's name is shown on the login page, so it may not hold characters that change how it reads: bidirectional
  * overrides, embeddings, isolates and marks (`Acme\u202Egnp.exe` shows as "Acmeexe.png"), control characters, line
- * separators, unpaired surrogates. Refused at every registration path, with the field named; ordinary names in any
+ * separators, unpaired surrogates; and a name with nothing to show. Refused at every registration path, with the field named; ordinary names in any
  * script (joiners included) are kept.
  */
 import { describe, expect, it } from 'vitest';
@@ -33,6 +33,9 @@ const SPOOFING: readonly (readonly [string, string])[] = [
   ['U+2029 paragraph separator', 'Acme\u2029Bank'],
   ['a lone high surrogate', 'Acme\uD83D'],
   ['a lone low surrogate', 'Acme\uDE00'],
+  // Nothing to show: the login page would ask to continue to an app it cannot name.
+  ['nothing', ''],
+  ['only white space', ' \u00A0\u3000 '],
 ];
 
 const KEPT: readonly string[] = [
@@ -98,7 +101,7 @@ describe('app names are shown as registered', () => {
     expect(jsonOf(await manageClient(sentinel, 'GET', info)).client_name).toBe('Acme');
 
     await expect(runAppsRegister(['--account', ACCOUNT, '--grant', 'client_credentials', '--name', name], silentIO)).rejects.toThrow(
-      /bidirectional|well-formed/,
+      /bidirectional|well-formed|white space|non-empty/,
     );
   });
 

@@ -28,7 +28,7 @@ export interface AppOptions extends KeyedAppFields {
   grantTypes?: readonly GrantType[] | undefined;
   /** How the app authenticates at the token endpoints (`'none'`: a public client, with PKCE). @defaultValue `'client_secret_basic'` (`client_secret_post` accepted too) */
   tokenEndpointAuthMethod?: TokenEndpointAuthMethod | undefined;
-  /** Shown on the login page (at most 200 characters; no bidirectional overrides or control characters). @defaultValue none */
+  /** Shown on the login page (at most 200 characters; not blank; no bidirectional overrides or control characters). @defaultValue none */
   name?: string | undefined;
   /** Space-separated scopes the app may be granted (RFC 6749 §3.3 scope tokens, one space between); carried in its tokens. @defaultValue none */
   scope?: string | undefined;

@@ -7,7 +7,8 @@
  * controls (embeddings, overrides and isolates U+202A–U+202E, U+2066–U+2069, the marks U+200E, U+200F and U+061C)
  * reorder what follows, so `Acme\u202Egnp.exe` reads as another name (Unicode TR #36 §2.1); control characters (C0,
  * DEL, C1) and the line and paragraph separators break lines; an unpaired surrogate is not text at all. The joiners
- * (U+200C, U+200D) stay: Persian names and emoji need them.
+ * (U+200C, U+200D) stay: Persian names and emoji need them. Text with nothing but white space is refused too: the
+ * login and device pages would ask the user to continue to, or allow, an app they cannot name.
  */
 
 // U+061C, U+200E/F, U+202A–U+202E, U+2066–U+2069; \p{Cc} (C0, DEL, C1); U+2028/U+2029.
@@ -21,8 +22,10 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
  * @example
  * displayTextProblem('Acme Messenger') // null
  * displayTextProblem('Acme\u202Egnp.exe') // 'must not contain bidirectional or other control characters'
+ * displayTextProblem('  ') // 'must not be empty or only white space'
  */
 export function displayTextProblem(text: string): string | null {
+  if (text.trim() === '') return 'must not be empty or only white space';
   if (LONE_SURROGATE.test(text)) return 'must be well-formed Unicode text';
   return NOT_DISPLAYABLE.test(text) ? 'must not contain bidirectional or other control characters' : null;
 }
