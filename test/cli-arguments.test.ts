@@ -5,10 +5,10 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { APPS_DATABASE_COMMANDS, APPS_HELP } from '../src/cli/apps-manage.js';
-import type { CLIIO } from '../src/cli/io.js';
 import { ISSUERS_COMMANDS, ISSUERS_HELP } from '../src/cli/issuers-manage.js';
 import { main } from '../src/cli/main.js';
 import { parseArguments, type OptionTable } from '../src/cli/usage.js';
+import { capturedIO } from './helpers/cli-io.js';
 
 const OPTIONS: OptionTable = {
   kid: { type: 'string' },
@@ -71,16 +71,9 @@ describe('CLI --account', () => {
     ['keys', 'rotate', ...REDIS, '--account', '..'],
     ['keys', 'revoke', ...REDIS, '--account', 'a?b', '--kid', 'k'],
   ])('%s %s refuses an --account that is no account id, exit code 2', async (...argv) => {
-    let err = '';
-    const io: CLIIO = {
-      stdout: () => {},
-      stderr: (text) => {
-        err += text;
-      },
-      env: {},
-      readSecret: async () => null,
-    };
+    const io = capturedIO();
     expect(await main(argv, io)).toBe(2);
+    const err = io.err;
     expect(err).toMatch(/--account must be 1-256 characters/);
   });
 });
@@ -94,16 +87,9 @@ describe('CLI store URLs that do not parse', () => {
     ['db', 'migrate', '--database', `postgres://u:${PASSWORD}@127.0.0.1:99999/db`],
     ['apps', 'list', '--account', 'a', '--database', `postgres://u:${PASSWORD}@[bad/db`],
   ])('%s %s refuses it as a wrong command line naming the option, exit code 2, without the URL', async (...argv) => {
-    let err = '';
-    const io: CLIIO = {
-      stdout: () => {},
-      stderr: (text) => {
-        err += text;
-      },
-      env: {},
-      readSecret: async () => null,
-    };
+    const io = capturedIO();
     expect(await main(argv, io)).toBe(2);
+    const err = io.err;
     const option = argv.includes('--redis') ? '--redis' : '--database';
     expect(err).toMatch(new RegExp(`^sentinel-idp: ${option} is not a (valid URL|URL the PostgreSQL driver can read)\\n`));
     expect(err).not.toContain(PASSWORD);

@@ -109,6 +109,18 @@ async function consoleSignIn(h: Harness, session: string): Promise<{ cookie: str
   return { cookie, csrf: /name="csrf" value="([^"]+)"/.exec(String(apps.body))?.[1] as string };
 }
 
+/** The console's own Sign out, posted with the operator's cookie and CSRF token: its page (200). */
+async function consoleSignOut(h: Harness, operator: { cookie: string; csrf: string }): Promise<SentinelResponse> {
+  const out = await h.consoleCall({
+    method: 'POST',
+    path: '/console/sign-out',
+    headers: { cookie: operator.cookie, 'content-type': FORM },
+    body: new URLSearchParams({ csrf: operator.csrf }).toString(),
+  });
+  expect(out.status).toBe(200);
+  return out;
+}
+
 /** Someone signs in to an app in the browser of `session` (`prompt=login`): the login's answer. */
 async function signInAgain(h: Harness, session: string, who: { username: string; password: string }): Promise<SentinelResponse> {
   const { challenge } = pkcePair();
@@ -230,13 +242,7 @@ describe('console: a session lives only while its origin does', () => {
     const h = harness();
     const session = await accountSession(h);
     const operator = await consoleSignIn(h, session);
-    const out = await h.consoleCall({
-      method: 'POST',
-      path: '/console/sign-out',
-      headers: { cookie: operator.cookie, 'content-type': FORM },
-      body: new URLSearchParams({ csrf: operator.csrf }).toString(),
-    });
-    expect(out.status).toBe(200);
+    const out = await consoleSignOut(h, operator);
     expect(String(out.body)).toContain('will not ask for your password');
     const action = /<form method="post" action="([^"]+)">/.exec(String(out.body))?.[1] as string;
     expect(action).toBe(`http://localhost${ACCOUNT_PATH}/logout`);
@@ -358,13 +364,7 @@ describe('console: a session ends after idleTtl without a request, and at sessio
     h.store.swap = async (entries) => {
       if (!signedOut && entries.some((entry) => entry.key.startsWith('console-session:'))) {
         signedOut = true;
-        const out = await h.consoleCall({
-          method: 'POST',
-          path: '/console/sign-out',
-          headers: { cookie: operator.cookie, 'content-type': FORM },
-          body: new URLSearchParams({ csrf: operator.csrf }).toString(),
-        });
-        expect(out.status).toBe(200);
+        await consoleSignOut(h, operator);
       }
       return swap(entries);
     };

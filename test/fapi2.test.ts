@@ -137,6 +137,22 @@ async function refresh(h: Harness, refreshToken: string) {
   );
 }
 
+/**
+ * A service whose apps come from an AppStore, mounted on one host: the startup checks see none of them, so a fapi2
+ * app it cannot serve is found at request time. What `onError` hears lands in `errors`.
+ */
+async function fromRegistry(options: SentinelOptions, key: ClientKey, errors: unknown[]): Promise<Harness> {
+  const sentinel = createSentinel({
+    ...options,
+    apps: [],
+    appStore: new MemoryAppStore((options.apps ?? []).map(appFromOptions)),
+    onError: (error) => errors.push(error),
+  });
+  const mounted = await HOSTS[1]!.mount(sentinel);
+  open.push(mounted);
+  return { sentinel, mounted, key, dpop: await clientKey(), local: (url) => url.replace('http://localhost', mounted.url) };
+}
+
 describe('a fapi2 app through openid-client 6', () => {
   it('PAR with PrivateKeyJwt and DPoP → sign-in → DPoP-bound tokens → UserInfo → refresh without rotation', async () => {
     const h = await harness();
@@ -465,15 +481,7 @@ describe('fapi2 configuration', () => {
     const options = keyedOptions(key, FAPI2, { keys: [rsa] as never });
     const errors: unknown[] = [];
     // The startup check sees no fapi2 app in `apps`: this one comes from the registry at request time.
-    const sentinel = createSentinel({
-      ...options,
-      apps: [],
-      appStore: new MemoryAppStore((options.apps ?? []).map(appFromOptions)),
-      onError: (error) => errors.push(error),
-    });
-    const mounted = await HOSTS[1]!.mount(sentinel);
-    open.push(mounted);
-    const h: Harness = { sentinel, mounted, key, dpop: await clientKey(), local: (url) => url.replace('http://localhost', mounted.url) };
+    const h = await fromRegistry(options, key, errors);
     const pushed = await push(h);
     expect([pushed.status, pushed.body.error]).toEqual([500, 'server_error']);
     expect(String(errors[0])).toMatch(/fapi2 app .* would sign with RS256/);
@@ -490,15 +498,7 @@ describe('fapi2 configuration', () => {
     // A fapi2 app from the registry: the deployment's mistake, not an invalid_dpop_proof of the client's.
     const options = keyedOptions(key, FAPI2, { dpop });
     const errors: unknown[] = [];
-    const sentinel = createSentinel({
-      ...options,
-      apps: [],
-      appStore: new MemoryAppStore((options.apps ?? []).map(appFromOptions)),
-      onError: (error) => errors.push(error),
-    });
-    const mounted = await HOSTS[1]!.mount(sentinel);
-    open.push(mounted);
-    const h: Harness = { sentinel, mounted, key, dpop: await clientKey(), local: (url) => url.replace('http://localhost', mounted.url) };
+    const h = await fromRegistry(options, key, errors);
     const pushed = await push(h);
     expect([pushed.status, pushed.body.error]).toEqual([500, 'server_error']);
     expect(pushed.body.request_uri).toBeUndefined();

@@ -6,7 +6,7 @@
  * the application to start again.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { MemoryStore, type SentinelEvent, type Store } from '../src/index.js';
+import { MemoryStore, type Sentinel, type SentinelEvent, type Store } from '../src/index.js';
 import {
   AUTHORIZE_PATH,
   csrfOf,
@@ -24,6 +24,40 @@ import {
 import { failingSwaps, writesIndex } from './helpers/failing-swaps.js';
 import { ACCOUNT, makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 import { pkcePair } from './helpers/pkce.js';
+
+/** A service whose `onEvent` refuses `authorize.denied` until `allow()`: the answer that denies fails once. */
+function denialVetoed() {
+  const errors: unknown[] = [];
+  let veto = true;
+  const sentinel = makeSentinel({
+    onError: (error) => errors.push(error),
+    onEvent: (event: SentinelEvent) => {
+      if (event.type === 'authorize.denied' && veto) throw new Error('audit sink down');
+    },
+  });
+  return { sentinel, errors, allow: () => (veto = false) };
+}
+
+/**
+ * Posts `form` while the veto holds (a 500 with no redirect, the cause to `onError` once), then again once it is
+ * lifted: the retry's redirect back to the app, whose query it answers.
+ */
+async function vetoedThenRetried(
+  sentinel: Sentinel,
+  errors: unknown[],
+  allow: () => void,
+  interaction: string,
+  form: Record<string, string>,
+): Promise<URLSearchParams> {
+  const failed = await postLogin(sentinel, interaction, form);
+  expect(failed.status).toBe(500);
+  expect(failed.headers.location).toBeUndefined();
+  expect(errors.map((error) => (error as Error).message)).toEqual(['audit sink down']);
+  allow();
+  const retried = await postLogin(sentinel, interaction, form);
+  expect(retried.status, retried.body).toBe(303);
+  return new URL(String(retried.headers.location)).searchParams;
+}
 
 describe('a sign-in whose session or code cannot be written', () => {
   it('answers 500, reports the cause, and the same form posted again signs the user in', async () => {
@@ -72,25 +106,10 @@ describe('a sign-in whose session or code cannot be written', () => {
   });
 
   it('puts the interaction back when the answer to Cancel fails: Cancel again goes back to the app', async () => {
-    const errors: unknown[] = [];
-    let veto = true;
-    const sentinel = makeSentinel({
-      onError: (error) => errors.push(error),
-      onEvent: (event: SentinelEvent) => {
-        if (event.type === 'authorize.denied' && veto) throw new Error('audit sink down');
-      },
-    });
+    const { sentinel, errors, allow } = denialVetoed();
     const { interaction } = await startInteraction(sentinel);
     const form = { csrf_token: await openLogin(sentinel, interaction), cancel: '1' };
-    const failed = await postLogin(sentinel, interaction, form);
-    expect(failed.status).toBe(500);
-    expect(failed.headers.location).toBeUndefined();
-    expect(errors.map((error) => (error as Error).message)).toEqual(['audit sink down']);
-
-    veto = false;
-    const retried = await postLogin(sentinel, interaction, form);
-    expect(retried.status, retried.body).toBe(303);
-    const back = new URL(String(retried.headers.location)).searchParams;
+    const back = await vetoedThenRetried(sentinel, errors, allow, interaction, form);
     expect(back.get('error')).toBe('access_denied');
     expect(back.get('state')).toBe('st-1');
     // Spent by the Cancel that answered: a third one finds nothing.
@@ -98,26 +117,11 @@ describe('a sign-in whose session or code cannot be written', () => {
   });
 
   it('puts the interaction back when the answer to an unreachable level fails: the retry gets it', async () => {
-    const errors: unknown[] = [];
-    let veto = true;
-    const sentinel = makeSentinel({
-      onError: (error) => errors.push(error),
-      onEvent: (event: SentinelEvent) => {
-        if (event.type === 'authorize.denied' && veto) throw new Error('audit sink down');
-      },
-    });
+    const { sentinel, errors, allow } = denialVetoed();
     // No TOTP secret and no passkeys: a right password cannot reach mfa.
     const { interaction } = await startInteraction(sentinel, authorizeQuery({ acr_values: 'urn:sentinel:acr:mfa' }));
     const form = { csrf_token: await openLogin(sentinel, interaction), username: USERNAME, password: PASSWORD };
-    const failed = await postLogin(sentinel, interaction, form);
-    expect(failed.status).toBe(500);
-    expect(failed.headers.location).toBeUndefined();
-    expect(errors.map((error) => (error as Error).message)).toEqual(['audit sink down']);
-
-    veto = false;
-    const retried = await postLogin(sentinel, interaction, form);
-    expect(retried.status, retried.body).toBe(303);
-    const back = new URL(String(retried.headers.location)).searchParams;
+    const back = await vetoedThenRetried(sentinel, errors, allow, interaction, form);
     expect(back.get('error')).toBe('unmet_authentication_requirements');
     expect(back.get('state')).toBe('st-1');
     expect(back.get('code')).toBeNull();
