@@ -245,6 +245,20 @@ describe('private_key_jwt client assertions', () => {
     expect(mixed.body.error).toBe('invalid_request');
   });
 
+  it('refuses an assertion beside a Basic credential that follows another in the Authorization field', async () => {
+    const key = await clientKey();
+    const { server, events } = await start(key);
+    const basic = `Basic ${Buffer.from(`${KEYED_CLIENT_ID}:guess`).toString('base64')}`;
+    // Two lines joined by the adapter (as a fetch runtime joins them), or one line with a comma: a second method.
+    for (const authorization of [`Bearer abc, ${basic}`, `DPoP abc,${basic}`]) {
+      const mixed = await token(server, await assertionAuth(key)).set('Authorization', authorization);
+      expect([mixed.status, mixed.body.error], authorization).toEqual([400, 'invalid_request']);
+    }
+    expect(events.filter((event) => event.type === 'token.issued')).toHaveLength(0);
+    const alone = await token(server, await assertionAuth(key)).set('Authorization', 'Bearer abc');
+    expect(alone.status).toBe(200);
+  });
+
   it("refuses a private_key_jwt app's right secret, when a host registry still keeps one for it", async () => {
     const key = await clientKey();
     const options = keyedOptions(key);

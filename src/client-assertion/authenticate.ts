@@ -5,7 +5,8 @@
 import type { App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError, unauthorizedClient } from '../errors.js';
-import { headerValue, type SentinelRequest } from '../http/messages.js';
+import type { SentinelRequest } from '../http/messages.js';
+import { authorizationField, joinsSeveralCredentials } from '../http/authorization-field.js';
 import { usesBasicScheme } from '../http/authorization-scheme.js';
 import { single, type ParamMap } from '../http/params.js';
 import { assertionSubject, JWT_BEARER_ASSERTION, verifyClientAssertion } from './verify-assertion.js';
@@ -26,8 +27,10 @@ export async function authenticateWithAssertion(
   request: SentinelRequest,
   params: ParamMap,
 ): Promise<App> {
-  const authorization = headerValue(request, 'authorization');
-  if ((authorization !== undefined && usesBasicScheme(authorization)) || params.has('client_secret')) {
+  // Every line and every credential of the field: a Basic one after a Bearer one is a second method all the same.
+  const authorization = authorizationField(request);
+  const basic = authorization !== undefined && (usesBasicScheme(authorization) || joinsSeveralCredentials(authorization, usesBasicScheme));
+  if (basic || params.has('client_secret')) {
     throw new OAuthError('invalid_request', 'use one client authentication method: a client assertion, not a secret as well');
   }
   const type = single(params, 'client_assertion_type');

@@ -13,6 +13,7 @@ import type { SentinelRequest } from '../http/messages.js';
 import { single, type ParamMap } from '../http/params.js';
 import { isThenable } from '../lib/thenable.js';
 import { usesBasicScheme } from '../http/authorization-scheme.js';
+import { authorizationField, joinsSeveralCredentials } from '../http/authorization-field.js';
 
 /** Credentials as the client presented them. */
 export interface ClientCredentials {
@@ -51,30 +52,19 @@ function decodeFormComponent(value: string): string {
 const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
 
 /**
- * The request's `Authorization` field as one value. It may appear once (RFC 9110 §5.3): the adapters join repeated
- * lines with `, `, as a fetch runtime does, and a host calling the core itself may hand over every line; joined the
- * same way here, so that a second credential is never dropped unseen.
- */
-function authorizationOf(request: SentinelRequest): string | undefined {
-  const value = request.headers.authorization;
-  return Array.isArray(value) ? value.join(', ') : value;
-}
-
-/**
  * Refuses an `Authorization` field that carries a Basic credential beside another (two header lines, or one line
  * with a comma, which no credential contains): RFC 6749 §5.2's `invalid_request` for multiple credentials. Reading
  * only the first would authenticate the client by whichever line a proxy or framework happened to put first.
  */
 function refuseSeveralCredentials(authorization: string): void {
-  const credentials = authorization.split(',');
-  if (credentials.length > 1 && credentials.some((credential) => usesBasicScheme(credential.trim()))) {
+  if (joinsSeveralCredentials(authorization, usesBasicScheme)) {
     throw new OAuthError('invalid_request', 'send one Authorization header with one credential');
   }
 }
 
 /** Reads client credentials from the Authorization header or the form body. */
 export function readClientCredentials(request: SentinelRequest, params: ParamMap): ClientCredentials | null {
-  const authorization = authorizationOf(request);
+  const authorization = authorizationField(request);
   const bodyClientId = single(params, 'client_id');
   const bodySecret = single(params, 'client_secret');
   if (authorization !== undefined) refuseSeveralCredentials(authorization);
