@@ -96,16 +96,49 @@ describe('the bearer guard answers another scheme as UserInfo does', () => {
   });
 });
 
+/** An access token for the `openid email` scopes, through the authorization code flow. */
+async function userTokens(sentinel: ReturnType<typeof makeSentinel>): Promise<Record<string, unknown>> {
+  const { verifier, challenge } = pkcePair();
+  const query = authorizeQuery({ scope: 'openid email', code_challenge: challenge, code_challenge_method: 'S256' });
+  const { interaction } = await startInteraction(sentinel, query);
+  const csrf = await openLogin(sentinel, interaction);
+  const signedIn = await postLogin(sentinel, interaction, { csrf_token: csrf, username: USERNAME, password: PASSWORD });
+  const code = new URL(String(signedIn.headers.location)).searchParams.get('code') as string;
+  return jsonOf(await exchangeCode(sentinel, code, verifier));
+}
+
+describe('UserInfo with two credentials in the Authorization field', () => {
+  it('answers invalid_request with the challenge (RFC 6750 §3.1), whichever credential comes first', async () => {
+    const sentinel = makeSentinel(oidcOptions());
+    const token = (await userTokens(sentinel)).access_token as string;
+    const alone = await call(sentinel, { path: USERINFO, headers: { authorization: `Bearer ${token}` } });
+    expect(alone.status).toBe(200);
+    const fields: (string | string[])[] = [
+      [`Bearer ${token}`, 'Bearer another'], // every line, as a host calling the core itself may hand them
+      `Bearer ${token}, Bearer another`, // the lines joined, as the adapters and a fetch runtime give them
+      `Basic YTpi, Bearer ${token}`,
+      `DPoP abc, Bearer ${token}`,
+    ];
+    for (const authorization of fields) {
+      const response = await call(sentinel, { path: USERINFO, headers: { authorization } });
+      const label = JSON.stringify(authorization);
+      expect([response.status, jsonOf(response).error], label).toEqual([400, 'invalid_request']);
+      expect(response.headers['www-authenticate'], label).toMatch(
+        /^(?:Bearer realm="sentinel"|DPoP algs="[^"]+"), error="invalid_request"/,
+      );
+    }
+    // Beside a token in the body, a Bearer token after a Basic credential is the token twice, not a header to skip.
+    const body = new URLSearchParams({ access_token: token }).toString();
+    const headers = { 'content-type': FORM, authorization: `Basic YTpi, Bearer ${token}` };
+    const twice = await call(sentinel, { method: 'POST', path: USERINFO, headers, body });
+    expect([twice.status, jsonOf(twice).error]).toEqual([400, 'invalid_request']);
+  });
+});
+
 describe('UserInfo with a form-body token beside another scheme', () => {
   it('answers the body token: a Basic header carries no access token, so the token is not sent twice', async () => {
     const sentinel = makeSentinel(oidcOptions());
-    const { verifier, challenge } = pkcePair();
-    const query = authorizeQuery({ scope: 'openid email', code_challenge: challenge, code_challenge_method: 'S256' });
-    const { interaction } = await startInteraction(sentinel, query);
-    const csrf = await openLogin(sentinel, interaction);
-    const signedIn = await postLogin(sentinel, interaction, { csrf_token: csrf, username: USERNAME, password: PASSWORD });
-    const code = new URL(String(signedIn.headers.location)).searchParams.get('code') as string;
-    const tokens = jsonOf(await exchangeCode(sentinel, code, verifier));
+    const tokens = await userTokens(sentinel);
     const body = new URLSearchParams({ access_token: tokens.access_token as string }).toString();
 
     const answered = await call(sentinel, {

@@ -31,6 +31,7 @@ import {
   resourceChallenge,
   usesTokenScheme,
 } from '../http/authorization-scheme.js';
+import { authorizationField, joinsSeveralCredentials } from '../http/authorization-field.js';
 
 /** What a refusal's challenge needs of the request: the scheme it used (RFC 9449 §7.1) and the proof algorithms. */
 interface ChallengeScheme {
@@ -84,7 +85,12 @@ async function readAccessToken(context: SentinelContext, request: SentinelReques
   if (request.query.has('access_token')) {
     throw challenge(asked, 'invalid_request', 'send the access token in the Authorization header, not in the URL', 400);
   }
-  const authorization = headerValue(request, 'authorization');
+  const authorization = authorizationField(request);
+  // RFC 6750 §3.1: two credentials (two lines the adapters join, or one line with a comma) are invalid_request;
+  // reading the first would answer with whichever line a proxy put first, and hide a second token beside a body one.
+  if (authorization !== undefined && joinsSeveralCredentials(authorization)) {
+    throw challenge(asked, 'invalid_request', 'send one Authorization header with one credential', 400);
+  }
   const contentType = headerValue(request, 'content-type');
   // RFC 6750 §2.2 constrains the body only when it carries the token. With the token in the header (OpenID Connect
   // Core §5.3.1 allows that on POST), only a form body can hold a second one; any other body is not ours to judge.
@@ -177,7 +183,7 @@ export async function handleUserInfo(context: SentinelContext, request: Sentinel
   const { algorithms } = context.config.dpop;
   // A refusal names the scheme the request used (RFC 9449 §7.1): before a token is found, the Authorization header's;
   // then the token's own, Bearer for a form-body token whatever else the request carries.
-  const presented = await readAccessToken(context, request, { scheme: challengeScheme(headerValue(request, 'authorization')), algorithms });
+  const presented = await readAccessToken(context, request, { scheme: challengeScheme(authorizationField(request)), algorithms });
   const asked: ChallengeScheme = { scheme: presented.scheme, algorithms };
   const claims = await verifyUserToken(context, request, presented, accountId, asked);
   // A token this service signed for the account, still live: the account exists.
