@@ -13,10 +13,10 @@ import { MemoryAppStore } from '../src/apps/memory-app-store.js';
 import { MemoryStore } from '../src/stores/memory.js';
 import { RedisStore } from '../src/stores/redis.js';
 import type { Store } from '../src/stores/store.js';
-import { jsonOf } from './helpers/direct-flow.js';
+import { call, jsonOf } from './helpers/direct-flow.js';
 import { ACCOUNT, makeSentinel, OTHER_ACCOUNT } from './helpers/fixtures.js';
 import { deleteByPrefix, REDIS_URL, requireAvailable, sharedRedis } from './helpers/redis.js';
-import { INITIAL_ACCESS_TOKEN, manageClient, postRegistration, registerClient } from './helpers/registration-client.js';
+import { INITIAL_ACCESS_TOKEN, manageClient, postRegistration, registerClient, registerPath } from './helpers/registration-client.js';
 
 const BODY = { grant_types: ['client_credentials'] };
 // 43 base64url characters, as a generated token is: a guess shaped like the real thing.
@@ -153,6 +153,36 @@ describe('wrong initial access tokens', () => {
     expect(jsonOf(response).error).toBe('server_error');
     expect(checked).toBe(0);
     expect(errors).toHaveLength(1);
+  });
+});
+
+describe('two credentials in the Authorization field', () => {
+  it('are invalid_request with the Bearer challenge (RFC 6750 §3.1) at both endpoints, the right token first', async () => {
+    const { sentinel, events } = collecting();
+    const info = await registerClient(sentinel);
+    const path = new URL(info.registration_client_uri).pathname;
+    const fields = (token: string): (string | string[])[] => [
+      [`Bearer ${token}`, `Bearer ${guess(1)}`], // every line, as a host calling the core itself may hand them
+      `Bearer ${token}, Bearer ${guess(1)}`, // the lines joined, as the adapters and a fetch runtime give them
+      `Bearer ${token}, Basic YTpi`,
+    ];
+    const requests: [string, string, string][] = [
+      ['POST', registerPath(), INITIAL_ACCESS_TOKEN],
+      ['GET', path, info.registration_access_token],
+    ];
+    for (const [method, target, token] of requests) {
+      for (const authorization of fields(token)) {
+        const headers = { authorization, 'content-type': 'application/json' };
+        const response = await call(sentinel, { method, path: target, headers, body: method === 'POST' ? BODY : undefined });
+        const label = `${method} ${JSON.stringify(authorization)}`;
+        expect([response.status, jsonOf(response).error], label).toEqual([400, 'invalid_request']);
+        expect(response.headers['www-authenticate'], label).toBe('Bearer realm="sentinel", error="invalid_request"');
+      }
+    }
+    // Refused before any token is compared: nothing was registered, read, or counted as a guess.
+    expect(events.filter((event) => event.type === 'registration.denied')).toHaveLength(0);
+    expect(events.filter((event) => event.type === 'app.registered')).toHaveLength(1);
+    expect((await manageClient(sentinel, 'GET', info)).status).toBe(200);
   });
 });
 

@@ -13,7 +13,8 @@ import { verifyClientSecret } from '../apps/client-secrets.js';
 import type { App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
-import { headerValue, type SentinelRequest } from '../http/messages.js';
+import type { SentinelRequest } from '../http/messages.js';
+import { authorizationField, joinsSeveralCredentials } from '../http/authorization-field.js';
 import type { RegistrationOptions } from './options.js';
 import { reserveTokenAttempt } from './token-throttle.js';
 import { couldBeClientId } from '../lib/client-id-shape.js';
@@ -30,8 +31,16 @@ function unauthorized(description: string, withError: boolean): OAuthError {
 }
 
 function bearerToken(request: SentinelRequest): string {
-  const authorization = headerValue(request, 'authorization');
+  const authorization = authorizationField(request);
   if (authorization === undefined) throw unauthorized('a Bearer token is required', false);
+  // RFC 6750 §3.1: two credentials (two lines, which the adapters join, or one with a comma) are invalid_request;
+  // reading the first would let whichever line a proxy put first manage the app.
+  if (joinsSeveralCredentials(authorization)) {
+    throw new OAuthError('invalid_request', 'send one Authorization header with one credential', {
+      status: 400,
+      headers: { 'www-authenticate': 'Bearer realm="sentinel", error="invalid_request"' },
+    });
+  }
   const found = BEARER.exec(authorization);
   if (found === null) throw unauthorized('the Authorization header must be "Bearer <token>"', true);
   return found[1] as string;
