@@ -19,6 +19,7 @@ import {
 } from './helpers/fixtures.js';
 import { HOSTS, type MountedHost } from './helpers/hosts.js';
 
+const INITIAL = 'initial-access-token-for-repeated-fields';
 let running: MountedHost[] = [];
 afterEach(async () => {
   await Promise.all(running.map((host) => host.close()));
@@ -26,7 +27,7 @@ afterEach(async () => {
 });
 
 /** Sends `lines` (the request head, then `body`) over one connection and answers the status and the body. */
-function exchange(url: string, lines: string[], body = ''): Promise<{ status: number; body: string }> {
+function exchange(url: string, lines: string[], body = ''): Promise<{ status: number; head: string; body: string }> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname, () => {
@@ -41,7 +42,8 @@ function exchange(url: string, lines: string[], body = ''): Promise<{ status: nu
     socket.on('error', reject);
     socket.on('end', () => {
       const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]);
-      resolve({ status, body: text.slice(text.indexOf('\r\n\r\n') + 4) });
+      const end = text.indexOf('\r\n\r\n');
+      resolve({ status, head: text.slice(0, end), body: text.slice(end + 4) });
     });
   });
 }
@@ -69,8 +71,21 @@ describe.each(HOSTS)('$name adapter', (host) => {
     const once = await exchange(base, [`GET ${path} HTTP/1.1`, `Authorization: Bearer ${token}`]);
     expect(once.status).toBe(200);
     const twice = await exchange(base, [`GET ${path} HTTP/1.1`, `Authorization: Bearer ${token}`, 'Authorization: Bearer another']);
-    expect(twice.status).toBe(401);
-    expect(twice.body).toContain('invalid_token');
+    // RFC 6750 §3.1: two credentials are invalid_request (400), with the challenge.
+    expect(twice.status).toBe(400);
+    expect(JSON.parse(twice.body)).toMatchObject({ error: 'invalid_request' });
+    expect(twice.head).toMatch(/\r\nwww-authenticate: Bearer realm="sentinel", error="invalid_request"/i);
+  });
+
+  it('refuses a registration with two Authorization lines, the initial access token first', async () => {
+    const mounted = await host.mount(makeSentinel({ registration: { initialAccessToken: INITIAL } }));
+    running.push(mounted);
+    const head = [`POST /sentinel/api/account/${ACCOUNT}/register HTTP/1.1`, 'Content-Type: application/json'];
+    const body = JSON.stringify({ grant_types: ['client_credentials'] });
+    const twice = await exchange(mounted.url, [...head, `Authorization: Bearer ${INITIAL}`, 'Authorization: Bearer another'], body);
+    expect(twice.status).toBe(400);
+    expect(JSON.parse(twice.body)).toMatchObject({ error: 'invalid_request' });
+    expect((await exchange(mounted.url, [...head, `Authorization: Bearer ${INITIAL}`], body)).status).toBe(201);
   });
 
   it('refuses a token request with two Authorization lines, the valid Basic credential first', async () => {

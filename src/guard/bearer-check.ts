@@ -15,6 +15,7 @@ import {
   resourceChallenge,
   usesTokenScheme,
 } from '../http/authorization-scheme.js';
+import { joinsSeveralCredentials } from '../http/authorization-field.js';
 import type { SentinelContext } from '../http/context.js';
 import { presentationOf, type ResourceRequest } from '../dpop/resource.js';
 import { isConfigurationError, isOAuthError, OAuthError, wireDescription } from '../errors.js';
@@ -37,8 +38,9 @@ function resourceMetadataURL(resource: string): string {
 }
 
 /**
- * Outcome of a bearer check: the verified claims, or the answer to send: a 401 whose `WWW-Authenticate` names the
- * scheme the request used (`Bearer`, RFC 6750 §3, or `DPoP`, RFC 9449 §7.1), and both to a request without a token.
+ * Outcome of a bearer check: the verified claims, or the answer to send: a 401 (400 for two credentials, RFC 6750
+ * §3.1) whose `WWW-Authenticate` names the scheme the request used (`Bearer`, RFC 6750 §3, or `DPoP`, RFC 9449
+ * §7.1), and both to a request without a token.
  *
  * @example
  * const result = await sentinel.checkBearer(req.headers.authorization, { accountId, consumerId });
@@ -97,7 +99,8 @@ function bearerChallenge(
   // A token refused for any other reason (expired, malformed, foreign) is refused in the scheme it came with: a DPoP
   // client reads the DPoP challenge, with the algs it may sign proofs with (RFC 9449 §7.1).
   const params = `${metadata}, error="${error.code}", error_description="${wireDescription(error.description)}"`;
-  return noStoreJSON(401, error.toJSON(), { 'www-authenticate': resourceChallenge(challengeScheme(authorization), algorithms, params) });
+  const status = error.code === 'invalid_request' ? 400 : 401;
+  return noStoreJSON(status, error.toJSON(), { 'www-authenticate': resourceChallenge(challengeScheme(authorization), algorithms, params) });
 }
 
 /**
@@ -158,6 +161,12 @@ export function createBearerCheck(
     // the verified-token cache does not hash the token (hundreds of characters) once more to look it up and store it.
     if (found !== null && found.token === candidate) found.token = candidate;
     if (found === null) {
+      // RFC 6750 §3.1: two credentials (two lines, which the adapters join with `, `, or one with a comma) are
+      // invalid_request, not a malformed token: the request, not the token, is at fault. Checked on refusal only.
+      if (authorization !== undefined && joinsSeveralCredentials(authorization)) {
+        const error = new OAuthError('invalid_request', 'send one Authorization header with one credential', { status: 400 });
+        return { ok: false, response: bearerChallenge(error, verifyOptions.resource, authorization, algorithms) };
+      }
       return {
         ok: false,
         response:
