@@ -152,6 +152,11 @@ describe('polling', () => {
     // The refresh token works as one of the code flow.
     const refreshed = await refreshDevice(sentinel, body.refresh_token as string);
     expect(refreshed.status, String(refreshed.body)).toBe(200);
+    // A refreshed token names the grant it continues: the device code, not an authorization code it never had.
+    const again = jsonBody(refreshed);
+    expect(decodeJwt(again.access_token as string)).toMatchObject({ sub: USER_ID, gty: DEVICE_CODE_GRANT });
+    const twice = jsonBody(await refreshDevice(sentinel, again.refresh_token as string));
+    expect(decodeJwt(twice.access_token as string).gty).toBe(DEVICE_CODE_GRANT);
     advanceClock(12);
     expect(await pollError(sentinel, codes.device_code)).toBe('invalid_grant');
     expect(events).toContainEqual(expect.objectContaining({ type: 'device.approved', userId: USER_ID, clientId: DEVICE_CLIENT_ID }));

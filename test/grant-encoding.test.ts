@@ -51,6 +51,21 @@ describe('grant encoding', () => {
     expect(encoded.length).toBeLessThan(JSON.stringify(FULL).length * 0.7);
   });
 
+  it('keeps the grant type of a device code grant last, and reads a grant without it as a code grant', () => {
+    const device = { ...FULL, claims: { userinfo: ['email'] }, grantType: 'urn:ietf:params:oauth:grant-type:device_code' as const };
+    const encoded = encodeGrant(device);
+    expect(decodeGrant(encoded)).toEqual(device);
+    const parts = JSON.parse(encoded) as unknown[];
+    expect(parts).toHaveLength(16);
+    // Grants of earlier versions (fifteen fields or fewer) have no grant type: code grants, as they were read then.
+    expect(decodeGrant(JSON.stringify(parts.slice(0, 15)))?.grantType).toBeUndefined();
+    // Without claims, the place keeps its position; a value this service never writes is no grant (fail closed).
+    const { claims: _claims, ...withoutClaims } = device;
+    expect(JSON.parse(encodeGrant(withoutClaims))[14]).toBeNull();
+    expect(decodeGrant(encodeGrant(withoutClaims))).toEqual(withoutClaims);
+    expect(decodeGrant(JSON.stringify([...parts.slice(0, 15), 'authorization_code']))).toBeNull();
+  });
+
   it('keeps the claims a request named in a field after acr, readable both ways across versions', () => {
     const claims = { userinfo: ['email'], idToken: ['name', 'locale'] };
     const encoded = encodeGrant({ ...FULL, claims });

@@ -124,7 +124,16 @@ export async function handleDeviceCodeGrant(
     resources,
   } as const;
   const commit: CommitGrant = async (access) => {
-    const start = { accountId, userId, scope, authTime, amr, sid, resources: record.resources };
+    const start = {
+      accountId,
+      userId,
+      scope,
+      authTime,
+      amr,
+      sid,
+      resources: record.resources,
+      grantType: DEVICE_CODE_GRANT as typeof DEVICE_CODE_GRANT,
+    };
     const { grant, refreshToken } = firstGrant(context, app, grantId, dpopJkt, access.exp, start);
     const spent = { ...record, status: 'issued' as const };
     const [now, written] = [JSON.stringify(spent), encodeGrant(grant)];

@@ -18,7 +18,13 @@ export interface AccessTokenClaims extends JWTClaims {
   jti: string;
   client_id: string;
   azp: string;
-  /** `client_credentials` for consumer-bound tokens, `authorization_code` for user tokens (refreshed ones too), the device grant's URN for tokens of a device (RFC 8628). */
+  /**
+   * The grant the token comes from: `client_credentials` for app and consumer-bound tokens (JWT bearer ones too),
+   * `authorization_code` for user tokens of the code flow and `urn:ietf:params:oauth:grant-type:device_code` for
+   * those of a device (RFC 8628). A refreshed token keeps its grant's (a grant stored before the device grant's was
+   * kept reads as `authorization_code`); a delegated one (token exchange) is `client_credentials` for a consumer's
+   * token and `authorization_code` for a user's.
+   */
   gty: string;
   scope?: string;
   auth_time?: number;

@@ -47,6 +47,7 @@ export function firstGrant(
     refresh: refresh?.state ?? null,
     resources: start.resources,
     claims: start.claims,
+    grantType: start.grantType,
   };
   return { grant, refreshToken: refresh?.token ?? null };
 }

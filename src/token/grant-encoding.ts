@@ -5,9 +5,10 @@
  * named fields, and its times after the first are offsets from it (a few digits instead of ten).
  *
  * `[accountId, clientId, userId, scope, changedAt, authTime, absoluteExpiresAt, accessUntil, amr, sid, refresh,
- * revokedJtis, resources, acr, claims]` (`acr` and `claims` last: they came later, and grants without them keep their
+ * revokedJtis, resources, acr, claims, grantType]` (`acr`, `claims` and `grantType` last: they came later, and grants without them keep their
  * length; a grant of an earlier version, shorter, reads as one without them, and an earlier version reading a grant
- * with `claims` ignores the member it does not know); `claims` is `[userinfo, idToken]`, the names of
+ * with `claims` ignores the member it does not know); `grantType` is the device code grant's URN or absent (a code
+grant); `claims` is `[userinfo, idToken]`, the names of
  * requested-claims.ts (an empty list for a place that asked for none):
  * `changedAt` in seconds since the epoch, the three times after it in seconds relative to it; `sid` only its session
  * part when its user part is the grant's user's (src/sessions/sid.ts `compactSid`: derived again on reading; whole
@@ -20,6 +21,7 @@
  * neither form is no grant: its tokens are refused, as after a revocation (fail closed).
  */
 import type { AcrValue, AmrValue } from '../assurance/levels.js';
+import { DEVICE_CODE_GRANT } from '../apps/app.js';
 import { compactSid, expandSid } from '../sessions/sid.js';
 import { type RequestedClaims, storedClaimNames } from './requested-claims.js';
 
@@ -77,6 +79,11 @@ export interface GrantRecord {
   resources?: string[] | undefined;
   /** The user claims the authorization request asked for by name (OpenID Connect Core §5.5): every refresh keeps them. */
   claims?: RequestedClaims | undefined;
+  /**
+   * The grant type the grant was made with, when not the authorization code (RFC 8628's device code): a refreshed
+   * access token's `gty` names it. Absent in grants of earlier versions, which read as code grants, as they did.
+   */
+  grantType?: typeof DEVICE_CODE_GRANT | undefined;
 }
 
 /**
@@ -104,6 +111,7 @@ export function encodeGrant(grant: GrantRecord): string {
     grant.resources ?? null,
     grant.acr ?? null,
     grant.claims === undefined ? null : [grant.claims.userinfo ?? [], grant.claims.idToken ?? []],
+    grant.grantType ?? null,
   ];
   while (parts.length > 0 && parts[parts.length - 1] === null) parts.pop();
   return JSON.stringify(parts);
@@ -151,6 +159,9 @@ const isJtiMap = (value: unknown): value is Record<string, number> =>
 function fromArray(parts: unknown[]): GrantRecord | null {
   const [accountId, clientId, userId, scope, changedAt, authTime, absolute, access, amr, sid, refresh, revokedJtis, resources, acr] = parts;
   const claims = parts[14];
+  const grantType = parts[15];
+  // Only the one value this service writes: anything else is no grant of ours (fail closed).
+  if (grantType !== null && grantType !== undefined && grantType !== DEVICE_CODE_GRANT) return null;
   if (!isString(accountId) || !isString(clientId) || !isString(userId) || !isNumber(changedAt)) return null;
   if (!isNumber(authTime) || !isNumber(absolute) || !isNumber(access)) return null;
   if (!isOptional(scope, isString) || !isOptional(amr, isStringArray) || !isOptional(sid, isString)) return null;
@@ -187,6 +198,7 @@ function fromArray(parts: unknown[]): GrantRecord | null {
     if (requested === null) return null;
     if (requested !== undefined) grant.claims = requested;
   }
+  if (grantType === DEVICE_CODE_GRANT) grant.grantType = grantType;
   return grant;
 }
 

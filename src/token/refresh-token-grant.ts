@@ -138,6 +138,7 @@ export async function handleRefreshTokenGrant(
   const { grant } = found;
   const input = {
     grantType: 'refresh_token',
+    grantedBy: grant.grantType,
     accountId,
     clientId: app.clientId,
     userId: grant.userId,

@@ -40,6 +40,8 @@ export interface UserTokensInput {
   resources?: readonly string[] | undefined;
   /** The user claims the authorization request asked for by name (`claims` parameter), as the code or grant kept them. */
   claims?: RequestedClaims | undefined;
+  /** On a refresh, the grant type the grant was made with (absent: the authorization code): the access token's `gty`. */
+  grantedBy?: typeof DEVICE_CODE_GRANT | undefined;
 }
 
 /**
@@ -109,7 +111,8 @@ export async function issueUserTokens(
     accountId: input.accountId,
     clientId: input.clientId,
     subject: input.userId,
-    grantType: input.grantType,
+    // A refreshed token names the grant it continues (RFC 9068 leaves `gty` to the server; issuedForUser reads it).
+    grantType: input.grantType === 'refresh_token' ? (input.grantedBy ?? 'authorization_code') : input.grantType,
     scope: input.scope,
     authTime: input.authTime,
     amr: input.amr,
