@@ -46,6 +46,7 @@ import { contextOf } from '../src/http/context.js';
 import { generate } from 'otplib';
 import { createSentinel } from '../src/index.js';
 import { stepUpFixture } from './helpers/stepup-fixtures.js';
+import { BOT, BOT_CLIENT_ID, botApp, TOKEN_EXCHANGE, TYPE } from './helpers/exchange.js';
 import { csrfOf, recordingStore, setCookies, stepCookie } from './helpers/direct-flow.js';
 
 const USER_CODE = /^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/;
@@ -120,6 +121,19 @@ describe('device authorization endpoint', () => {
 });
 
 describe('polling', () => {
+  it('names the device grant in a token a bot is delegated from a device token (RFC 8693)', async () => {
+    const { sentinel } = deviceSentinel({ apps: [...deviceApps(), botApp()] });
+    const codes = await requestCodes(sentinel, { scope: 'read' });
+    expect((await personDecides(sentinel, codes.user_code, 'approve')).status).toBe(200);
+    advanceClock(6);
+    const device = jsonBody(await poll(sentinel, codes.device_code));
+    const form = { grant_type: TOKEN_EXCHANGE, subject_token: String(device.access_token), subject_token_type: TYPE.accessToken, ...BOT };
+    const exchanged = await postForm(sentinel, TOKEN_PATH, new URLSearchParams(form).toString());
+    expect(exchanged.status, String(exchanged.body)).toBe(200);
+    const delegated = decodeJwt(jsonBody(exchanged).access_token as string);
+    expect(delegated).toMatchObject({ sub: USER_ID, gty: DEVICE_CODE_GRANT, act: { sub: BOT_CLIENT_ID } });
+  });
+
   it('answers authorization_pending, then the tokens once approved, and only once', async () => {
     const { sentinel, events } = deviceSentinel();
     const codes = await requestCodes(sentinel, { scope: 'openid profile' });

@@ -5,6 +5,7 @@
  * the subject's or narrower, it expires no later, and a user token stays on its grant (revoking the grant, or any
  * token it was delegated from, revokes it). The host may refuse any delegation (`authorizeDelegation`).
  */
+import { DEVICE_CODE_GRANT } from '../apps/app.js';
 import { hookVerdict } from '../lib/hook-verdict.js';
 import type { App } from '../apps/app.js';
 import type { DelegationSubjectKind } from '../hooks.js';
@@ -163,8 +164,10 @@ export async function delegate(
     accountId,
     clientId: app.clientId,
     subject: subject.sub,
-    // The subject's kind is kept: a consumer-bound token delegates into a consumer-bound one, a user's into a user's.
-    grantType: subjectKind === 'consumer' ? 'client_credentials' : 'authorization_code',
+    // The subject's kind is kept: a consumer-bound token delegates into a consumer-bound one, a user's into a user's,
+    // and a user's names the grant it came from (a device's, or a code's: its refresh tokens' too).
+    grantType:
+      subjectKind === 'consumer' ? 'client_credentials' : subject.gty === DEVICE_CODE_GRANT ? DEVICE_CODE_GRANT : 'authorization_code',
     scope,
     authTime: subject.auth_time,
     // The sign-in behind the subject, whole: with its auth_time alone a step-up route (acrValues) would refuse every
