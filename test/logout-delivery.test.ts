@@ -5,6 +5,7 @@
  * while a session ends. The shared-Redis and cluster runs (restarts, two instances) are in
  * logout-delivery-redis.test.ts.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   hashClientSecret,
@@ -142,6 +143,24 @@ describe('back-channel logout delivery', () => {
     expect(receivers.c.problems).toEqual([]);
     expect(receivers.a.received).toHaveLength(1);
     expect(receivers.b.received).toHaveLength(1);
+  });
+
+  it("runs a delivery outside the async context of the request that ended the session (a host's request logger)", async () => {
+    const requestScope = new AsyncLocalStorage<string>();
+    const seen: (string | undefined)[] = [];
+    const { sentinel, receivers } = await setUp(
+      {},
+      {
+        onEvent: (event) => {
+          if (event.type === 'logout.delivered') seen.push(requestScope.getStore());
+        },
+      },
+    );
+    const first = await signInWithSession(sentinel);
+    await requestScope.run('request-that-ended-it', () => sentinel.endSession({ accountId: ACCOUNT, sid: first.tokens.sid }));
+    await receivers.a.waitFor(1);
+    await until(() => seen.length === 1, 'the delivery event');
+    expect(seen).toEqual([undefined]);
   });
 
   it('an app of the host registry named by an https client_id gets its token while metadata documents are off', async () => {

@@ -15,6 +15,7 @@
  * - Deliveries to one app reuse kept-alive connections, each pinned to an address the guard checked at that
  *   attempt ({@link LogoutAgents}); `close()` closes them.
  */
+import { AsyncResource } from 'node:async_hooks';
 import type { App } from '../apps/app.js';
 import { namesMetadataDocument } from '../apps/client-id-metadata.js';
 import type { FailureReport } from '../http/edge.js';
@@ -129,10 +130,14 @@ export class LogoutDeliveryWorker {
     }, POLL_MS);
     timer.unref();
     this.#timer = timer;
+    // A poll woken by a request runs in the context the service was started in, as the timer's do, not in the waking
+    // request's: a host's request-scoped AsyncLocalStorage (a logger naming the request, a tenant) would otherwise
+    // follow every delivery that poll starts, and the ones it starts after them, into another request's logs.
+    const outside = new AsyncResource('sentinel.logout-delivery');
     this.#context.logoutQueue.onQueued(() => {
       // After the ending request's own work: its answer never waits on a claim.
       const live = worker.deref();
-      if (live !== undefined && !live.#stopping.signal.aborted) setImmediate(() => void live.poll());
+      if (live !== undefined && !live.#stopping.signal.aborted) setImmediate(() => outside.runInAsyncScope(() => void live.poll()));
     });
   }
 
