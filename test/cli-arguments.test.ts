@@ -95,3 +95,15 @@ describe('CLI store URLs that do not parse', () => {
     expect(err).not.toContain(PASSWORD);
   });
 });
+
+describe('CLI apps rotate-secret --overlap', () => {
+  it.each([' ', '1e3', '0x10', '1.5', '-1', '+5', '2592001'])(
+    'refuses %j as a wrong command line, exit code 2, before any database',
+    async (overlap) => {
+      const io = capturedIO();
+      const argv = ['apps', 'rotate-secret', '--database', 'postgres://127.0.0.1:1/none', '--account', 'a', '--client', 'c'];
+      expect(await main([...argv, '--overlap', overlap], io)).toBe(2);
+      expect(io.err).toMatch(/--overlap must be a whole number of seconds from 0 to 2592000/);
+    },
+  );
+});

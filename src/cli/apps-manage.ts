@@ -95,7 +95,10 @@ function runner(sub: Subcommand) {
     const accountId = requireAccountId(values, command);
     const clientId = sub === 'list' ? '' : requireString(values, 'client', command);
     const overlapText = optionalString(values, 'overlap', command);
-    const overlapSeconds = overlapText === undefined ? DEFAULT_OVERLAP_SECONDS : Number(overlapText);
+    // Digits only: Number() reads " " as 0, which would end the old secret at once, and "1e3" or "0x10" as numbers
+    // the operator may not have meant.
+    const overlapSeconds =
+      overlapText === undefined ? DEFAULT_OVERLAP_SECONDS : /^\d{1,8}$/.test(overlapText) ? Number(overlapText) : Number.NaN;
     if (!Number.isInteger(overlapSeconds) || overlapSeconds < 0 || overlapSeconds > 30 * 86_400) {
       throw new UsageError('--overlap must be a whole number of seconds from 0 to 2592000', command);
     }
