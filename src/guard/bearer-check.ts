@@ -15,7 +15,7 @@ import {
   resourceChallenge,
   usesTokenScheme,
 } from '../http/authorization-scheme.js';
-import { joinsSeveralCredentials } from '../http/authorization-field.js';
+import { joinsSeveralCredentials, SEVERAL_CREDENTIALS } from '../http/authorization-field.js';
 import type { SentinelContext } from '../http/context.js';
 import { presentationOf, type ResourceRequest } from '../dpop/resource.js';
 import { isConfigurationError, isOAuthError, OAuthError, wireDescription } from '../errors.js';
@@ -164,7 +164,7 @@ export function createBearerCheck(
       // RFC 6750 §3.1: two credentials (two lines, which the adapters join with `, `, or one with a comma) are
       // invalid_request, not a malformed token: the request, not the token, is at fault. Checked on refusal only.
       if (authorization !== undefined && joinsSeveralCredentials(authorization)) {
-        const error = new OAuthError('invalid_request', 'send one Authorization header with one credential', { status: 400 });
+        const error = new OAuthError('invalid_request', SEVERAL_CREDENTIALS, { status: 400 });
         return { ok: false, response: bearerChallenge(error, verifyOptions.resource, authorization, algorithms) };
       }
       return {

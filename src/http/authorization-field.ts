@@ -7,6 +7,9 @@
 import type { SentinelRequest } from './messages.js';
 import { usesBasicScheme, usesTokenScheme } from './authorization-scheme.js';
 
+/** What every reader answers a field of several credentials with ({@link joinsSeveralCredentials}). */
+export const SEVERAL_CREDENTIALS = 'send one Authorization header with one credential';
+
 /**
  * The request's `Authorization` field as one value. The adapters join repeated lines with `, `, as a fetch runtime
  * does, and a host calling the core itself may hand over every line; joined the same way here, so that a second

@@ -14,7 +14,7 @@ import type { App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import type { SentinelRequest } from '../http/messages.js';
-import { authorizationField, joinsSeveralCredentials } from '../http/authorization-field.js';
+import { authorizationField, joinsSeveralCredentials, SEVERAL_CREDENTIALS } from '../http/authorization-field.js';
 import type { RegistrationOptions } from './options.js';
 import { reserveTokenAttempt } from './token-throttle.js';
 import { couldBeClientId } from '../lib/client-id-shape.js';
@@ -36,7 +36,7 @@ function bearerToken(request: SentinelRequest): string {
   // RFC 6750 §3.1: two credentials (two lines, which the adapters join, or one with a comma) are invalid_request;
   // reading the first would let whichever line a proxy put first manage the app.
   if (joinsSeveralCredentials(authorization)) {
-    throw new OAuthError('invalid_request', 'send one Authorization header with one credential', {
+    throw new OAuthError('invalid_request', SEVERAL_CREDENTIALS, {
       status: 400,
       headers: { 'www-authenticate': 'Bearer realm="sentinel", error="invalid_request"' },
     });

@@ -13,7 +13,7 @@ import type { SentinelRequest } from '../http/messages.js';
 import { single, type ParamMap } from '../http/params.js';
 import { isThenable } from '../lib/thenable.js';
 import { usesBasicScheme } from '../http/authorization-scheme.js';
-import { authorizationField, joinsSeveralCredentials } from '../http/authorization-field.js';
+import { authorizationField, joinsSeveralCredentials, SEVERAL_CREDENTIALS } from '../http/authorization-field.js';
 
 /** Credentials as the client presented them. */
 export interface ClientCredentials {
@@ -58,7 +58,7 @@ const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
  */
 function refuseSeveralCredentials(authorization: string): void {
   if (joinsSeveralCredentials(authorization, usesBasicScheme)) {
-    throw new OAuthError('invalid_request', 'send one Authorization header with one credential');
+    throw new OAuthError('invalid_request', SEVERAL_CREDENTIALS);
   }
 }
 

@@ -31,7 +31,7 @@ import {
   resourceChallenge,
   usesTokenScheme,
 } from '../http/authorization-scheme.js';
-import { authorizationField, joinsSeveralCredentials } from '../http/authorization-field.js';
+import { authorizationField, joinsSeveralCredentials, SEVERAL_CREDENTIALS } from '../http/authorization-field.js';
 
 /** What a refusal's challenge needs of the request: the scheme it used (RFC 9449 §7.1) and the proof algorithms. */
 interface ChallengeScheme {
@@ -89,7 +89,7 @@ async function readAccessToken(context: SentinelContext, request: SentinelReques
   // RFC 6750 §3.1: two credentials (two lines the adapters join, or one line with a comma) are invalid_request;
   // reading the first would answer with whichever line a proxy put first, and hide a second token beside a body one.
   if (authorization !== undefined && joinsSeveralCredentials(authorization)) {
-    throw challenge(asked, 'invalid_request', 'send one Authorization header with one credential', 400);
+    throw challenge(asked, 'invalid_request', SEVERAL_CREDENTIALS, 400);
   }
   const contentType = headerValue(request, 'content-type');
   // RFC 6750 §2.2 constrains the body only when it carries the token. With the token in the header (OpenID Connect
