@@ -95,3 +95,23 @@ describe('the registry read behind grant_types_supported', () => {
     expect(listApps).toHaveBeenCalledTimes(3);
   });
 });
+
+describe('ui_locales_supported (OpenID Connect Discovery §3)', () => {
+  it('lists the bundled languages, the default first', async () => {
+    expect((await metadataOf()).ui_locales_supported).toEqual(['en', 'es', 'pt-BR', 'fr', 'de', 'ja', 'ar']);
+  });
+
+  it("adds a host's own language and puts the configured default first, as its catalogue names it", async () => {
+    const metadata = await metadataOf({ i18n: { defaultLocale: 'pt-br', catalogues: { it: { signIn: 'Accedi' } } } });
+    expect(metadata.ui_locales_supported).toEqual(['pt-BR', 'en', 'es', 'fr', 'de', 'ja', 'ar', 'it']);
+  });
+
+  it('every language it lists is the one a page then speaks', async () => {
+    const sentinel = makeSentinel();
+    for (const tag of (await metadataOf()).ui_locales_supported as string[]) {
+      const { loginPath, interaction } = await startInteraction(sentinel, authorizeQuery({ ui_locales: tag }));
+      const page = await call(sentinel, { path: loginPath, query: new URLSearchParams({ interaction }) });
+      expect(String(page.body), tag).toContain(`lang="${tag}"`);
+    }
+  });
+});

@@ -12,9 +12,22 @@ import { exchangeGrantsOf } from './exchange-grants.js';
 import { SCOPE_CLAIMS, SUPPORTED_CLAIMS } from '../userinfo/claims.js';
 import { type RouteName, routeUrl } from '../http/route-paths.js';
 import { reachableAcrValues } from './acr-values.js';
+import { catalogueSet } from '../i18n/catalogues.js';
 
 /** The UserInfo claims, and what ID tokens carry of the sign-in: `acr`, `amr` and the session's `sid`. */
 const CLAIMS_SUPPORTED: readonly string[] = [...SUPPORTED_CLAIMS, 'acr', 'amr', 'sid'];
+
+/**
+ * The languages the service's own pages speak (OIDC Discovery §3 `ui_locales_supported`): the bundled catalogues and
+ * the host's, the default first, as `ui_locales` names them. A host login page receives the app's `ui_locales` too,
+ * but the sign-out, device and error pages are always these.
+ */
+function uiLocalesSupported(context: SentinelContext): string[] {
+  const { byTag, defaultTag } = catalogueSet(context.config.i18n);
+  const first = byTag.get(defaultTag)?.tag ?? defaultTag;
+  const tags = [...byTag.values()].map((entry) => entry.tag);
+  return [first, ...tags.filter((tag) => tag !== first)];
+}
 
 /**
  * The metadata document of an account's issuer; `issuer` equals the `iss` of its tokens and redirects.
@@ -58,6 +71,7 @@ export function authorizationServerMetadata(
     claim_types_supported: ['normal'],
     prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
     claims_parameter_supported: true,
+    ui_locales_supported: uiLocalesSupported(context),
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
     require_request_uri_registration: false,
