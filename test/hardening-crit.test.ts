@@ -117,13 +117,17 @@ describe('DPoP proofs', () => {
 
   it('a proof without crit is accepted', async () => {
     const context = contextOf(makeSentinel());
-    await expect(verifyDPoPProof(context, { proof: await proofWith({}), method: 'POST', url })).resolves.toHaveProperty('jkt');
+    await expect(verifyDPoPProof(context, { proof: await proofWith({}), method: 'POST', url }, { owner: 'acct' })).resolves.toHaveProperty(
+      'jkt',
+    );
   });
 
   it.each(CRITICAL)('refuses %s, and at the token endpoint issues nothing', async (_name, extra) => {
     const sentinel = makeSentinel();
     const proof = await proofWith(extra());
-    const refused = await verifyDPoPProof(contextOf(sentinel), { proof, method: 'POST', url }).catch((error: unknown) => error);
+    const refused = await verifyDPoPProof(contextOf(sentinel), { proof, method: 'POST', url }, { owner: 'acct' }).catch(
+      (error: unknown) => error,
+    );
     expect(isOAuthError(refused) && refused.code).toBe('invalid_dpop_proof');
     expect((refused as Error).message).toMatch(/critical header/);
     const response = await postForm(sentinel, appTokenPath(), ccBody(), { headers: { dpop: await proofWith(extra()) } });

@@ -291,7 +291,8 @@ describe('per address: pushes with DPoP of a public client', () => {
 
 describe('a full marker area', () => {
   it('answers 429 to the push, reports nothing, and DPoP code exchanges (their own area) go on', async () => {
-    const marker = entryBytes(`dpop-push-jti:${'a'.repeat(43)}`, '1');
+    // A marker's key: the prefix, the account's short digest, the proof's digest (src/dpop/proof-replay.ts).
+    const marker = entryBytes(`dpop-push-jti:${'a'.repeat(22)}:${'a'.repeat(43)}`, '1');
     const errors: unknown[] = [];
     const sentinel = sentinelWith({ store: new MemoryStore({ securityMaxBytes: marker * 5 }), onError: (error) => errors.push(error) });
     const key = await clientKey();
@@ -306,7 +307,7 @@ describe('a full marker area', () => {
   });
 
   it('answers 429 at a resource guard as well, with Retry-After and nothing reported', async () => {
-    const marker = entryBytes(`dpop-jti:${'a'.repeat(43)}`, '1');
+    const marker = entryBytes(`dpop-jti:${'a'.repeat(22)}:${'a'.repeat(43)}`, '1');
     const errors: unknown[] = [];
     const sentinel = sentinelWith({ store: new MemoryStore({ securityMaxBytes: marker * 3 }), onError: (error) => errors.push(error) });
     const key = await clientKey();
@@ -329,5 +330,63 @@ describe('a full marker area', () => {
     expect(JSON.parse(result.response.body ?? '{}').error).toBe('temporarily_unavailable');
     expect(Number(result.response.headers['retry-after'])).toBeGreaterThan(1);
     expect(errors).toEqual([]);
+  });
+});
+
+describe('per account: DPoP markers are kept in an area of their account', () => {
+  const marker = entryBytes(`dpop-jti:${'a'.repeat(22)}:${'a'.repeat(43)}`, '1');
+
+  /** A DPoP-bound token of a public client of ACCOUNT and its presentation at the guard with a fresh proof. */
+  async function boundToken(sentinel: Sentinel, key: ClientKey) {
+    const { code, verifier } = await publicCode(sentinel);
+    const token = jsonOf(await exchange(sentinel, key, code, verifier)).access_token as string;
+    const ath = (await import('node:crypto')).createHash('sha256').update(token).digest('base64url');
+    const present = async (proof?: string) =>
+      sentinel.checkBearer(
+        `DPoP ${token}`,
+        { accountId: ACCOUNT },
+        {
+          method: 'GET',
+          url: '/api/x',
+          headers: {
+            host: 'api.example.com',
+            dpop: proof ?? (await dpopProof(key, { htm: 'GET', htu: 'http://api.example.com/api/x', ath })),
+          },
+        },
+      );
+    return { token, ath, present };
+  }
+
+  it("another account's full area refuses none of this account's proofs, at the token endpoint or a resource", async () => {
+    const store = new MemoryStore({ securityMaxBytes: marker * 8 });
+    const errors: unknown[] = [];
+    const sentinel = sentinelWith({ store, onError: (error) => errors.push(error) });
+    // Another account's callers spent proofs until its area refused one: the area this account would share before.
+    let filled = false;
+    for (let index = 0; index < 100 && !filled; index += 1) {
+      filled = await store.increment(`dpop-jti:${'o'.repeat(22)}:${String(index).padStart(43, 'p')}`, 600_000).then(
+        () => false,
+        (error: unknown) => error instanceof SecurityStateFullError,
+      );
+    }
+    expect(filled).toBe(true);
+    const key = await clientKey();
+    const { present } = await boundToken(sentinel, key);
+    expect((await present()).ok).toBe(true);
+    expect(errors).toEqual([]);
+  });
+
+  it('a proof an earlier version spent, under its key without the account, is a replay', async () => {
+    const store = new MemoryStore();
+    const sentinel = sentinelWith({ store });
+    const key = await clientKey();
+    const { ath, present } = await boundToken(sentinel, key);
+    const jti = randomBytes(16).toString('hex');
+    const proof = await dpopProof(key, { htm: 'GET', htu: 'http://api.example.com/api/x', ath, jti });
+    const { digest } = await import('../src/lib/random-secrets.js');
+    await store.increment(`dpop-jti:${digest(`${key.jkt}\u0000${jti}`)}`, 600_000);
+    const replay = await present(proof);
+    expect(replay.ok).toBe(false);
+    if (!replay.ok) expect(JSON.parse(replay.response.body ?? '{}').error_description).toMatch(/already used/);
   });
 });

@@ -13,11 +13,13 @@
  *   bound to its endpoint by `htu`, so the two sets could never share a `jti` anyway.
  *
  * A store that has no room for the marker (MemoryStore's `SecurityStateFullError`) refuses the request with `429`:
- * the proof cannot be used, and nothing else is affected.
+ * the proof cannot be used, and nothing else is affected. The key names the account first, so MemoryStore keeps
+ * each account's markers in an area of their own (stores/security-state.ts): one account's callers, using a bound
+ * token as fast as they like, fill only their own account's area, never refuse every other account's proofs.
  */
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
-import { digest } from '../lib/random-secrets.js';
+import { digest, shortDigest } from '../lib/random-secrets.js';
 import { type SpendOutcome, spendOnce } from '../stores/replay-epoch.js';
 import { proofWindowMs, takeProofSlot, tooManyProofs } from './proof-quota.js';
 
@@ -31,6 +33,11 @@ export interface ProofToRemember {
 
 /** Where and for whom a proof is used. */
 export interface ProofUse {
+  /**
+   * Whose proof it is: the account of the token, PAR or resource request (at a resource, the token's issuer, one per
+   * account). Its markers are kept in that account's area.
+   */
+  owner: string;
   /** The proof came with a pushed authorization request (its marker lives under `dpop-push-jti:`). */
   push?: boolean;
   /**
@@ -50,12 +57,15 @@ function isStateFull(error: unknown): boolean {
  * Spends the proof's `jti`: the first use passes, a replay within the window is refused.
  * @throws OAuthError invalid_dpop_proof for a replay; temporarily_unavailable (429) when the address is over its
  * bound or the store has no room for the marker.
- * @example await rememberProof(context, proof, { publicClientAddress: clientIP(context.config, request) });
+ * @example await rememberProof(context, proof, { owner: accountId, publicClientAddress: clientIP(context.config, request) });
  */
-export async function rememberProof(context: SentinelContext, proof: ProofToRemember, use: ProofUse = {}): Promise<void> {
+export async function rememberProof(context: SentinelContext, proof: ProofToRemember, use: ProofUse): Promise<void> {
   const address = use.publicClientAddress;
   if (address !== undefined && address !== null) takeProofSlot(context, address);
-  const key = `${use.push === true ? 'dpop-push-jti' : 'dpop-jti'}:${digest(`${proof.jkt}\u0000${String(proof.claims.jti)}`)}`;
+  const prefix = use.push === true ? 'dpop-push-jti' : 'dpop-jti';
+  const id = digest(`${proof.jkt}\u0000${String(proof.claims.jti)}`);
+  // Earlier versions counted the marker without the owner: read there too until what they spent has expired.
+  const keys = { key: `${prefix}:${shortDigest(use.owner)}:${id}`, earlierKey: `${prefix}:${id}` };
   const windowMs = proofWindowMs(context);
   // After a loss of the store's markers, a proof passes only when made since (stores/replay-epoch.ts): its iat was
   // checked to lie at most the tolerance ahead of its use, so a later one was never used before the loss.
@@ -63,7 +73,7 @@ export async function rememberProof(context: SentinelContext, proof: ProofToReme
   const tolerance = context.config.clockTolerance;
   let outcome: SpendOutcome;
   try {
-    outcome = await spendOnce(context.store, context.config, key, windowMs, (since) => iat > since + tolerance + 1);
+    outcome = await spendOnce(context.store, context.config, keys, windowMs, (since) => iat > since + tolerance + 1);
   } catch (error) {
     if (isStateFull(error)) throw tooManyProofs(windowMs / 1000, error);
     throw error;

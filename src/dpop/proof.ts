@@ -109,9 +109,9 @@ function decodePayload(proof: string): Record<string, unknown> {
 /**
  * Validates one DPoP proof and spends its `jti`: {@link checkDPoPProof}, then `rememberProof` (proof-replay.ts).
  * @throws OAuthError invalid_dpop_proof (or use_dpop_nonce) naming the failed check, never echoing the proof.
- * @example const { jkt } = await verifyDPoPProof(context, { proof, method: 'POST', url: `${issuer}/token` });
+ * @example const { jkt } = await verifyDPoPProof(context, { proof, method: 'POST', url: `${issuer}/token` }, { owner: accountId });
  */
-export async function verifyDPoPProof(context: SentinelContext, input: DPoPProofInput, use?: ProofUse): Promise<VerifiedProof> {
+export async function verifyDPoPProof(context: SentinelContext, input: DPoPProofInput, use: ProofUse): Promise<VerifiedProof> {
   const verified = await checkDPoPProof(context, input);
   await rememberProof(context, verified, use);
   return verified;

@@ -182,7 +182,8 @@ export async function checkTokenBinding(
     // The key is compared before the jti is spent: someone holding a stolen token but not its key, signing proofs
     // with a key of their own, must not get a replay marker written per request.
     if (verified.jkt !== jkt) throw invalidProof('the DPoP proof is signed by another key than the token is bound to');
-    await rememberProof(context, verified);
+    // The issuer, checked to be one of this service's, names the token's account: its proofs fill that account's area.
+    await rememberProof(context, verified, { owner: String(claims.iss) });
   } catch (error) {
     if (isOAuthError(error) && (error.code === 'invalid_dpop_proof' || error.code === 'use_dpop_nonce')) {
       throw dpopUnauthorized(context, error.code, error.description, { ...error.headers });

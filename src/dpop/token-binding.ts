@@ -45,7 +45,7 @@ export function tokenRequestBinding(
     }
     return undefined;
   }
-  return verifyDPoPProof(context, { proof, method: request.method, url, algorithms: proofAlgorithms(app) }).then(
+  return verifyDPoPProof(context, { proof, method: request.method, url, algorithms: proofAlgorithms(app) }, { owner: app.accountId }).then(
     (verified) => verified.jkt,
   );
 }
@@ -85,7 +85,7 @@ export function pendingTokenRequestProof(
   const htu = typeof url === 'string' ? url : url();
   return checkDPoPProof(context, { proof, method: request.method, url: htu, algorithms: proofAlgorithms(app) }).then((verified) => ({
     jkt: verified.jkt,
-    remember: () => rememberProof(context, verified),
+    remember: () => rememberProof(context, verified, { owner: app.accountId }),
   }));
 }
 

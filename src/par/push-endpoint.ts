@@ -89,7 +89,7 @@ export async function handlePushedAuthorizationRequest(
   if (address !== undefined) await takePublicPushSlot(context, address);
   // The jti is spent only for a push that is good: a bad push must leave no security state, and a good one of a
   // public client counts against its address (dpop.pushProofsPerAddress).
-  if (verified !== undefined) await rememberProof(context, verified, { push: true, publicClientAddress: address });
+  if (verified !== undefined) await rememberProof(context, verified, { owner: accountId, push: true, publicClientAddress: address });
   const requestUri = await storePushedRequest(context, { accountId, clientId: app.clientId, params: pushed });
   return noStoreJSON(201, { request_uri: requestUri, expires_in: REQUEST_URI_TTL_SECONDS });
 }

@@ -38,10 +38,10 @@ export class SecurityStateFullError extends Error {
  * Security prefixes whose keys name their owner next (`revoked-jti:`*account digest*`:`*jti*): one area per owner,
  * each with the prefix's budget. Any account's bot can revoke as many of its delegated tokens as it exchanges, and
  * its key-bound client or trusted brand issuer send as many unique assertions (`assertion-jti`, `brand-jti`) as its
- * throttles let through; with one area for the prefix, one account filling it (a bot in an exchange-and-revoke loop)
+ * throttles let through, and its API callers as many DPoP proofs as they make requests (`dpop-jti`, `dpop-push-jti`); with one area for the prefix, one account filling it (a bot in an exchange-and-revoke loop)
  * made every other account's revocations and assertions fail (500). A full area now refuses only its own account's.
  */
-const OWNED_PREFIXES: ReadonlySet<string> = new Set(['revoked-jti', 'assertion-jti', 'brand-jti']);
+const OWNED_PREFIXES: ReadonlySet<string> = new Set(['revoked-jti', 'assertion-jti', 'brand-jti', 'dpop-jti', 'dpop-push-jti']);
 
 /**
  * The name of the security area a key of the security prefix `prefix` is kept in: the prefix, or for an owned prefix
