@@ -293,6 +293,38 @@ describe('account page', () => {
     expect(reasons).toEqual(['user gone', 'user gone']);
   });
 
+  it("signs someone else in on the browser of a user the host says is gone: its 'Sign in' link does not loop", async () => {
+    const gone = new Set<string>();
+    const h = harness({
+      users: {
+        authenticate: async ({ username, password }) =>
+          password !== PASSWORD ? null : username === USERNAME ? { id: USER_ID } : username === 'bob' ? { id: 'u-bob' } : null,
+        claims: async ({ userId }) => (gone.has(userId) ? null : { name: userId === USER_ID ? 'Alice' : 'Bob' }),
+      },
+    });
+    const alice = await signInToPage(h);
+    // The host disables Alice; her session is still open on this (shared) computer.
+    gone.add(USER_ID);
+    const shown = await call(h.sentinel, { path: PAGE, headers: { cookie: alice } });
+    expect(shown.body).toContain('You are not signed in.');
+    const link = /<a href="([^"]+)">Sign in<\/a>/.exec(String(shown.body))?.[1]?.replaceAll('&amp;', '&') as string;
+    // Following it leads to the login page, not to the same "not signed in" page again.
+    const followed = await call(h.sentinel, { path: link, headers: { cookie: alice } });
+    expect(followed.status).toBe(303);
+    const interaction = /[?&]interaction=([A-Za-z0-9_-]{43})$/.exec(String(followed.headers.location))?.[1] as string;
+    expect(interaction).toBeTruthy();
+    const csrf = await openLogin(h.sentinel, interaction);
+    const done = await postLogin(h.sentinel, interaction, { csrf_token: csrf, username: 'bob', password: PASSWORD }, undefined, alice);
+    expect(done.headers.location).toBe(PAGE);
+    const bob = (setCookies(done).find((line) => line.startsWith('sentinel_session=')) as string).split(';')[0] as string;
+    const page = await call(h.sentinel, { path: PAGE, headers: { cookie: bob } });
+    expect(page.body).toContain('<strong><bdi>Bob</bdi></strong>');
+    // A live user's page is not left by the link: it shows the page, and starts no sign-in.
+    const live = await call(h.sentinel, { path: PAGE, query: 'signin=again', headers: { cookie: bob } });
+    expect(live.status).toBe(200);
+    expect(live.body).toContain('<strong><bdi>Bob</bdi></strong>');
+  });
+
   it('says a passkey was removed when onEvent throws on passkey.removed: it is gone, and onError hears why', async () => {
     const errors: unknown[] = [];
     const seen: SentinelEvent[] = [];

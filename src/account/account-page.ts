@@ -24,7 +24,7 @@ import { listPage, pageSlice } from './account-paging.js';
 import { keepUiLocales } from './account-links.js';
 import { accountPageOff, readAccountPost } from './account-post.js';
 import { connectedApps, disconnectApp, endOtherSessions, endOwnSession, sessionItems } from './account-sessions.js';
-import { type AccountVisit, accountPagePath, currentVisit, signInRedirect } from './account-visit.js';
+import { type AccountVisit, accountPagePath, currentVisit, signInRedirect, userGone } from './account-visit.js';
 import { sessionDigestOf } from '../authorize/state/session.js';
 import { browserSessionDigest } from '../authorize/state/session-cookie.js';
 import { loadUserClaims } from '../userinfo/claims.js';
@@ -55,9 +55,10 @@ async function displayName(context: SentinelContext, visit: AccountVisit): Promi
 
 async function showPage(context: SentinelContext, request: SentinelRequest, visit: AccountVisit): Promise<SentinelResponse> {
   const { accountId } = visit;
-  // A user the host says is gone is signed in to nothing here: no page, no form (each post would be refused).
+  // A user the host says is gone is signed in to nothing here: no page, no form (each post would be refused). Its
+  // "Sign in" starts a new sign-in (SIGN_IN_AGAIN): the page itself would only show this again.
   const user = await displayName(context, visit);
-  if (user === null) return notSignedIn(context, request, accountId);
+  if (user === null) return notSignedIn(context, request, accountId, { signin: SIGN_IN_AGAIN });
   const locale = pageLocale(context, request);
   const styleNonce = createStyleNonce();
   const hooks = passkeyHooks(context);
@@ -107,12 +108,24 @@ async function showPage(context: SentinelContext, request: SentinelRequest, visi
   return htmlResponse(200, html, { styleNonce, scriptNonce, imgSrc: logoSources(context.config.branding) });
 }
 
-function notSignedIn(context: SentinelContext, request: SentinelRequest, accountId: string): SentinelResponse {
+/**
+ * `?signin=` of the "Sign in" link shown to the browser of a user the host says is gone: its session is still live,
+ * so the page alone would show that browser the same "not signed in" page again, and nobody could sign in on it
+ * until the session ran out (each visit extending it).
+ */
+const SIGN_IN_AGAIN = 'again';
+
+function notSignedIn(
+  context: SentinelContext,
+  request: SentinelRequest,
+  accountId: string,
+  linkParams: Readonly<Record<string, string>> = {},
+): SentinelResponse {
   const locale = pageLocale(context, request);
   const styleNonce = createStyleNonce();
   const html = renderNotSignedInHtml(
     {
-      signInURL: keepUiLocales(accountPagePath(context, request.mountPath, accountId), request),
+      signInURL: keepUiLocales(accountPagePath(context, request.mountPath, accountId), request, linkParams),
       messages: locale.messages,
       lang: locale.tag,
       dir: locale.dir,
@@ -170,6 +183,11 @@ export async function handleAccountPage(context: SentinelContext, request: Senti
     // The visit's session goes with it: a host's page (completeLogin(), no cookie) must end or carry it over too.
     const browserSession = sessionDigestOf(visit.sessionId);
     return signInRedirect(context, request, accountId, { acr: level, fresh: true, browserSession });
+  }
+  if (visit !== null && request.query.get('signin') === SIGN_IN_AGAIN && (await userGone(context, visit))) {
+    // The browser of a user the host says is gone: a new sign-in (another person's, on a shared computer) replaces
+    // that session, as any sign-in replaces the browser's session. A live user's page is shown as it is.
+    return signInRedirect(context, request, accountId, { browserSession: sessionDigestOf(visit.sessionId) });
   }
   if (visit !== null) return showPage(context, request, visit);
   if (request.query.get('signin') === 'cancelled') return notSignedIn(context, request, accountId);
