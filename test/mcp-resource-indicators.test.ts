@@ -137,6 +137,18 @@ describe('resource at the authorization endpoint', () => {
     }
   });
 
+  it('takes a resource without a value as no resource (RFC 6749 §3.1), beside a valued one or alone', async () => {
+    const sentinel = sentinelWithResources();
+    const { code, verifier } = await codeWith(sentinel, { resource: '', 'resource#2': MCP });
+    const response = await exchange(sentinel, code, verifier, ['']);
+    expect(response.status, response.body).toBe(200);
+    expect(decodeJwt(jsonOf(response).access_token as string).aud).toBe(MCP);
+    const plain = await codeWith(sentinel, { resource: '' });
+    const unbound = await exchange(sentinel, plain.code, plain.verifier);
+    expect(unbound.status, unbound.body).toBe(200);
+    expect(decodeJwt(jsonOf(unbound).access_token as string).aud).toBe(ACCOUNT);
+  });
+
   it('lets an app without resources of its own ask for the default ones only', async () => {
     const sentinel = sentinelWithResources();
     const { challenge } = pkcePair();
@@ -265,6 +277,16 @@ describe('resource at the token endpoint', () => {
       Array.from({ length: 11 }, (_, index) => `${MCP}/${index}`),
     );
     expect(jsonOf(many).error).toBe('invalid_target');
+  });
+
+  it('client_credentials: a resource without a value is no resource (RFC 6749 §3.1), not invalid_target', async () => {
+    const sentinel = sentinelWithResources();
+    const omitted = await clientCredentials(sentinel, ['']);
+    expect(omitted.status, omitted.body).toBe(200);
+    expect(decodeJwt(jsonOf(omitted).access_token as string).aud).toBe(ACCOUNT);
+    const beside = await clientCredentials(sentinel, ['', MCP]);
+    expect(beside.status, beside.body).toBe(200);
+    expect(decodeJwt(jsonOf(beside).access_token as string).aud).toBe(MCP);
   });
 
   it('the v2 consumer-bound path refuses resource instead of issuing a broader token', async () => {

@@ -28,16 +28,18 @@ export function allowedResources(context: SentinelContext, app: App): readonly s
 
 /**
  * The `resource` values of a request, each checked as RFC 8707 §2 asks (absolute, no fragment), without duplicates;
- * empty when there is none. A problem is returned as its description, for the caller to raise as `invalid_target`
- * its own way (a redirect at the authorization endpoint, JSON at the token endpoint).
+ * empty when there is none. A `resource` without a value is left out (RFC 6749 §3.1: treated as omitted), as every
+ * other parameter and `audience` are. A problem is returned as its description, for the caller to raise as
+ * `invalid_target` its own way (a redirect at the authorization endpoint, JSON at the token endpoint).
  *
  * @example
  * const read = readResources(params); if (typeof read === 'string') throw new OAuthError('invalid_target', read);
  */
 export function readResources(params: ParamMap): string[] | string {
-  const values = params.get('resource');
-  if (values === undefined) return [];
-  if (values === null) return 'parameter resource is malformed';
+  const given = params.get('resource');
+  if (given === undefined) return [];
+  if (given === null) return 'parameter resource is malformed';
+  const values = given.filter((value) => value !== '');
   if (values.length > MAX_RESOURCES) return `at most ${MAX_RESOURCES} resource parameters are accepted`;
   for (const value of values) {
     const problem = resourceURIProblem(value);
