@@ -563,15 +563,24 @@ describe('a client whose metadata document becomes unavailable', () => {
       { client_id: `${origin}${path}`, redirect_uris: [AGENT_CALLBACK], post_logout_redirect_uris: [bye] },
       { 'cache-control': 'no-store' },
     );
-    const endSession = async (returnTo: string) => {
-      const { idToken } = await agentSignIn(sentinel, url, { scope: 'openid' });
+    const endSession = async (returnTo: string, withSession = true) => {
+      const { idToken, sessionCookie } = await agentSignIn(sentinel, url, { scope: 'openid' });
       expect(idToken).toBeTypeOf('string');
       const query = { id_token_hint: idToken as string, post_logout_redirect_uri: returnTo, state: 's' };
-      return call(sentinel, { path: `${ACCOUNT_PATH}/end_session`, query: new URLSearchParams(query) });
+      const headers: Record<string, string> = withSession ? { cookie: `sentinel_session=${sessionCookie}` } : {};
+      return call(sentinel, { path: `${ACCOUNT_PATH}/end_session`, query: new URLSearchParams(query), headers });
     };
     const listed = await endSession(bye);
     expect(listed.status, listed.body).toBe(303);
     expect(listed.headers.location).toBe(`${bye}?state=s`);
+    // A browser without the session is sent nowhere by itself: anyone who publishes a document can sign in to their
+    // own agent once, and its ID token (whose expiry a hint does not need) would make this an open redirector for
+    // every link they send. The page offers the way back as a link naming the host.
+    const unasked = await endSession(bye, false);
+    expect(unasked.status, unasked.body).toBe(200);
+    expect(unasked.headers.location).toBeUndefined();
+    expect(unasked.body).toContain(`<a href="${bye}?state=s" rel="noreferrer">`);
+    expect(unasked.body).toContain('127.0.0.1:9999');
     // The list is the document's answer to where a logout may return: its redirect URIs are not, once it has one.
     const redirectUri = await endSession(AGENT_CALLBACK);
     expect(redirectUri.status).toBe(400);

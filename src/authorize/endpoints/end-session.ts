@@ -13,8 +13,9 @@
  *   holds another one.
  * - The browser goes back to `post_logout_redirect_uri` (with `state`) only when the app registered it (exact
  *   match, §3); else it sees the "signed out" page. An unregistered value is an error page, never a redirect. A
- *   client named by its metadata document is taken back only with an `id_token_hint` (see documentClientTarget); an
- *   app the hint was issued to that is gone since (disabled, deleted) is not taken back, and the logout goes on.
+ *   client named by its metadata document is taken back only with an `id_token_hint` (documentClientTarget), and
+ *   when this browser holds no session, by a link only (finish); an app the hint was issued to that is gone
+ *   since (disabled, deleted) is not taken back, and the logout goes on.
  * - A hint signed by a key the service no longer holds (revoked) is taken as none: the user confirms, and only
  *   `client_id` can name the app to go back to (docs/guides/sessions-and-logout.md).
  */
@@ -169,15 +170,26 @@ async function documentClientTarget(
   return returnTarget(params, app, returnTo, uiLocales);
 }
 
+/**
+ * The answer once signed out: a redirect to the target's return address (with `state`), else the "signed out" page.
+ * `unasked`: this browser holds no session, so nobody signing out here was asked or shown anything. A
+ * client named by its metadata document is then not redirected to but offered as a link on that page: its hint proves
+ * only that someone signed in to it once (expiry is not checked), and whoever publishes a document can sign in to
+ * their own agent, so a redirect would make this endpoint an open redirector for any link they send.
+ */
 function finish(
   context: SentinelContext,
   target: LogoutTarget,
   headers: Record<string, string>,
   request: SentinelRequest,
+  unasked = false,
 ): SentinelResponse {
   if (target.returnTo === undefined) return signedOutResponse(context, headers, request, target.uiLocales);
   const { returnTo, state } = target;
   const location = state === undefined ? returnTo : `${returnTo}${returnTo.includes('?') ? '&' : '?'}state=${encodeURIComponent(state)}`;
+  if (unasked && target.app !== null && namesMetadataDocument(context.config, target.app.clientId)) {
+    return signedOutResponse(context, headers, request, target.uiLocales, { href: location, host: new URL(returnTo).host });
+  }
   return redirect(303, location, headers);
 }
 
@@ -352,7 +364,7 @@ export async function handleEndSession(context: SentinelContext, request: Sentin
     const clientId = target.app?.clientId;
     const headers = sessionId === null ? {} : await finishSignOut(context, request, { accountId, clientId, sessionId });
     if (hint?.sid !== undefined) await endLapsedSessionOf(context, accountId, clientId, { ...hint, sid: hint.sid });
-    return finish(context, target, headers, request);
+    return finish(context, target, headers, request, true);
   }
   if (hint !== null && (await hintNamesSession(context, hint, accountId, session, sessionId))) {
     return finish(context, target, await signOut(context, request, { accountId, clientId: target.app?.clientId, sessionId }), request);
