@@ -204,6 +204,7 @@ export type DelegationSubjectKind = 'user' | 'consumer';
  *   originClientId: 'web',
  *   actors: ['bot-1'],
  *   scope: 'read',
+ *   audience: ['https://api.example.com/messaging'],
  * };
  */
 export interface DelegationRequest {
@@ -229,6 +230,12 @@ export interface DelegationRequest {
   actors: readonly string[];
   /** The scope the delegated token would carry. */
   scope?: string | undefined;
+  /**
+   * The audiences the delegated token would carry (`aud`, RFC 8707 resources among them): what the subject token was
+   * for, or the part of it the request's `audience` and `resource` narrowed to. A policy such as "bots reach only the
+   * messaging API" reads this.
+   */
+  audience: readonly string[];
 }
 
 /**

@@ -107,7 +107,7 @@ describe('authorizeDelegation and the kind of subject', () => {
     expect(first.status, first.body).toBe(200);
     const second = await delegate(sentinel, jsonOf(first).access_token as string, SECOND);
     expect(second.status, second.body).toBe(200);
-    const base = { accountId: ACCOUNT, subject, subjectKind: kind, originClientId: CLIENT_ID, scope: 'read write' };
+    const base = { accountId: ACCOUNT, subject, subjectKind: kind, originClientId: CLIENT_ID, scope: 'read write', audience: [ACCOUNT] };
     expect(policy.mock.calls.map(([request]) => request)).toEqual<DelegationRequest[]>([
       { ...base, clientId: BOT_CLIENT_ID, subjectClientId: CLIENT_ID, actors: [] },
       { ...base, clientId: SECOND_BOT, subjectClientId: BOT_CLIENT_ID, actors: [BOT_CLIENT_ID] },

@@ -407,7 +407,23 @@ describe('delegation refusals (400, nothing issued, the token never echoed)', ()
       originClientId: CLIENT_ID,
       actors: [],
       scope: 'read',
+      audience: [ACCOUNT],
     });
+  });
+
+  it('tells the host hook the audience the delegated token would carry, which it may refuse', async () => {
+    const seen: (readonly string[])[] = [];
+    const sentinel = sentinelWith({
+      audience: ({ clientId }) => `api:${clientId}`,
+      authorizeDelegation: ({ audience }) => {
+        seen.push(audience);
+        return !audience.includes(`api:${CLIENT_ID}`);
+      },
+    });
+    const { accessToken } = await userToken(sentinel);
+    // The subject token is for the app's own API: a host that keeps bots away from it refuses the delegation.
+    await expectRefused(await delegate(sentinel, accessToken), 'invalid_request', /does not allow/);
+    expect(seen).toEqual([[`api:${CLIENT_ID}`]]);
   });
 
   it('is a server_error, nothing issued, when the host hook throws', async () => {

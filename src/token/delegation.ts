@@ -125,6 +125,7 @@ export async function delegate(
     subjectAudiences.filter((audience) => audience !== accountAudience),
   );
   const audiences = narrowAudience(params, resources ?? subjectAudiences) ?? resources;
+  const tokenAudience: readonly string[] = audiences ?? subjectAudiences;
   const policy = context.config.authorizeDelegation;
   if (
     policy !== undefined &&
@@ -138,6 +139,7 @@ export async function delegate(
         originClientId,
         actors,
         scope,
+        audience: tokenAudience,
       }),
       'authorizeDelegation',
     )
