@@ -603,6 +603,49 @@ describe('account page', () => {
     }
   });
 
+  it('a step-up sign-in that cannot reach the level comes back to the page with unmet_authentication_requirements', async () => {
+    // Alice's level is a passkey's (she has two): Bob's password, on her step-up's login page, reaches nothing. And
+    // with no passkey but an 80-bit TOTP secret (counted for the level, unusable for the step) her own password
+    // reaches nothing either. Both once answered the 400 page of an app gone from the app store ("no longer accepts
+    // sign-ins"), for a sign-in no app is behind.
+    for (const [label, user, username] of [
+      ["another user on Alice's step-up", {}, 'bob'],
+      ['a TOTP secret the step cannot use', { totpSecret: async () => 'JBSWY3DPEHPK3PXP' }, USERNAME],
+    ] as const) {
+      const h = harness();
+      if (username === USERNAME) {
+        for (const id of ids(h)) h.passkeys.remove({ accountId: ACCOUNT, userId: USER_ID, credentialId: id });
+      }
+      const sentinel = makeSentinel({
+        store: new MemoryStore(),
+        users: {
+          authenticate: async ({ username: typed, password }) =>
+            password !== PASSWORD ? null : typed === USERNAME ? { id: USER_ID } : typed === 'bob' ? { id: 'u-bob' } : null,
+          passkeys: h.passkeys,
+          ...user,
+        },
+        account: { enabled: true },
+        onEvent: (event) => h.events.push(event),
+      });
+      const cookie = await signInToPage({ ...h, sentinel });
+      const stepUp = await call(sentinel, { path: PAGE, query: 'step_up=passkey', headers: { cookie } });
+      const interaction = /[?&]interaction=([A-Za-z0-9_-]{43})$/.exec(String(stepUp.headers.location))?.[1] as string;
+      const csrf = await openLogin(sentinel, interaction);
+      const done = await postLogin(sentinel, interaction, { csrf_token: csrf, username, password: PASSWORD });
+      expect(done.status, label).toBe(303);
+      const back = new URL(String(done.headers.location));
+      expect(back.pathname, label).toBe(PAGE);
+      expect(back.searchParams.get('error'), label).toBe('unmet_authentication_requirements');
+      expect(
+        setCookies(done).filter((line) => line.startsWith('sentinel_session=')),
+        label,
+      ).toEqual([]);
+      expect(h.events.at(-1), label).toMatchObject({ type: 'authorize.denied', error: 'unmet_authentication_requirements' });
+      // The browser's session is as it was: the page still opens with it.
+      expect((await call(sentinel, { path: PAGE, headers: { cookie } })).status, label).toBe(200);
+    }
+  });
+
   it('refuses an unknown action', async () => {
     const h = harness();
     const cookie = await signInToPage(h);

@@ -38,7 +38,7 @@ export function reportedAcr(essential: readonly AcrValue[], amr: readonly string
  * reported as one of them.
  *
  * @example
- * if (!meetsAcrRequirement(authorization, input.amr)) return unmetRequirementsResponse(context, authorization, reason);
+ * if (!meetsAcrRequirement(interaction.request, input.amr)) return unmetRequirementsResponse(context, interaction, reason);
  */
 export function meetsAcrRequirement(requirement: AcrRequirement, amr: readonly string[] | undefined): boolean {
   if (requirement.acr !== undefined && acrLevel(acrOf(amr)) < acrLevel(requirement.acr)) return false;

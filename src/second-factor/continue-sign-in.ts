@@ -221,7 +221,7 @@ export async function afterPassword(
     if (taken === null) throw expiredSignIn();
     // A failure of the answer (the app store, a vetoed authorize.denied) puts the interaction back, as a sign-in's.
     return restoringInteraction(context, interaction.id, taken, () =>
-      unmetRequirementsResponse(context, authorization, 'this user has no method that reaches it'),
+      unmetRequirementsResponse(context, taken, 'this user has no method that reaches it'),
     );
   }
   const tie = browserTie(context, request, interaction.id, interaction.record.mountPath);

@@ -112,17 +112,19 @@ function refuseStaleDeviceSignIn(context: SentinelContext, authorization: Author
 /**
  * The answer to a sign-in that cannot reach the level its request asked for (`acr_values`, an essential `acr`):
  * `unmet_authentication_requirements` back to the application, with `state` and `iss`; nothing is issued. Only while
- * the app still takes it there ({@link assertStillDeliverable}).
+ * the app still takes it there ({@link assertStillDeliverable}). A sign-in for the service's own page (the account
+ * page's step-up) has no app to look up, as in {@link signedInResponse}: it goes back to that page.
  *
  * @example
- * return await unmetRequirementsResponse(context, interaction.request, 'no passkey or TOTP secret for this user');
+ * return await unmetRequirementsResponse(context, interaction.record, 'no passkey or TOTP secret for this user');
  */
 export async function unmetRequirementsResponse(
   context: SentinelContext,
-  authorization: AuthorizationRequest,
+  interaction: InteractionRecord,
   reason: string,
 ): Promise<SentinelResponse> {
-  await assertStillDeliverable(context, authorization);
+  const authorization = interaction.request;
+  if (interaction.returnTo === undefined && interaction.device === undefined) await assertStillDeliverable(context, authorization);
   return unmetResponse(context, authorization, reason);
 }
 
