@@ -10,12 +10,13 @@
  * replaces the step after the step request has read it and before the code is looked at. MemoryStore, and two
  * instances sharing a real Redis (where pending steps live in production).
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { MemoryPasskeys, MemoryStore, type Sentinel, type SentinelEvent, type SentinelResponse, type Store } from '../src/index.js';
 import { call, csrfOf, FORM, LOGIN_PATH, openLogin, postLogin, setCookies, startInteraction, stepCookie } from './helpers/direct-flow.js';
 import { contextOf } from '../src/http/context.js';
 import { ACCOUNT, CLIENT_ID, makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 import { describeOnSharedRedis } from './helpers/redis-suite.js';
+import { advanceClock } from './helpers/clock.js';
 
 const TOTP_PATH = `${LOGIN_PATH}/totp`;
 const CODE = 'rcv-one-time-0001';
@@ -311,6 +312,22 @@ function cases(name: string, stores: () => [Store, Store]): void {
         headers: { cookie: stepCookie(again) },
       });
       expect(offer.status).toBe(200);
+    });
+
+    it('a code spent as the sign-in reaches the end of its lifetime still signs in, without the passkey offer', async () => {
+      const w = world(stores(), { passkeys: true });
+      const step = await atStep(w.sentinels[0]);
+      // The interaction's lifetime (interactionTtl, 600 s) ends while users.recover spends the code: the offer's page
+      // needs the interaction back, which it can no longer be. The code is gone all the same.
+      w.inside = async () => advanceClock(601);
+      try {
+        const response = await postRecovery(step, CODE);
+        expect(w.spent).toEqual([CODE]);
+        expect(signedIn(response)).toBe(true);
+        expect(successes(w)).toBe(1);
+      } finally {
+        vi.restoreAllMocks();
+      }
     });
 
     it('the app is looked up before the code is spent: a failing app store spends nothing, and the code signs in later', async () => {

@@ -141,7 +141,8 @@ export async function afterSecondFactor(
 /**
  * {@link afterSecondFactor} for a step that took and held the interaction before its answer had a cost (a recovery
  * code, spent by `users.recover`), with the passkey offer (`offer`, {@link offersPasskey}) decided before that cost:
- * the held interaction is put back for the offer, or ends the sign-in, without being looked up again.
+ * the held interaction is put back for the offer, or ends the sign-in, without being looked up again. An interaction
+ * whose lifetime ended while it was held cannot go back: it ends the sign-in, without the offer.
  *
  * @example
  * return afterHeldSecondFactor(context, request, { id, record: taken }, subject, offer, ip);
@@ -156,7 +157,9 @@ export async function afterHeldSecondFactor(
 ): Promise<SentinelResponse> {
   if (!offer) return finishSignIn(context, request, held, subject, ip);
   // The offer's page runs on the interaction: it goes back (onto an empty key: nothing can have made it meanwhile).
-  if (!(await restoreInteraction(context, held.id, held.record))) throw expiredSignIn();
+  // When its lifetime ended while the code was spent, it cannot: the sign-in ends here, without the offer, rather
+  // than as "expired" with the user's recovery code gone.
+  if (!(await restoreInteraction(context, held.id, held.record))) return finishSignIn(context, request, held, subject, ip);
   return parkAtPasskeyOffer(context, request, held, subject);
 }
 
