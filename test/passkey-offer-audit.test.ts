@@ -15,24 +15,32 @@ const OFFER = `${LOGIN_PATH}/passkey/register`;
 function harness() {
   const passkeys = new MemoryPasskeys();
   const events: SentinelEvent[] = [];
+  // The user's TOTP secret: none at the password sign-in; a test gives one meanwhile.
+  const totp: { secret: string | null } = { secret: null };
   const sentinel = makeSentinel({
     store: new MemoryStore(),
     users: {
       authenticate: async ({ username, password }) => (username === USERNAME && password === PASSWORD ? { id: USER_ID } : null),
+      totpSecret: async () => totp.secret,
       passkeys,
     },
     passkeys: { offerRegistration: true },
     onEvent: (event) => events.push(event),
   });
-  return { sentinel, passkeys, events };
+  return { sentinel, passkeys, events, totp };
 }
 
 type Harness = ReturnType<typeof harness>;
 
-/** Signs in with the password up to the offer; `answer` posts the offer's form with the given fields. */
-async function atOffer(
-  h: Harness,
-): Promise<{ challenge: () => Promise<string>; answer: (fields: Record<string, string>) => Promise<SentinelResponse> }> {
+/**
+ * Signs in with the password up to the offer; `options` posts for creation options, `challenge` answers theirs,
+ * `answer` posts the offer's form with the given fields.
+ */
+async function atOffer(h: Harness): Promise<{
+  options: () => Promise<SentinelResponse>;
+  challenge: () => Promise<string>;
+  answer: (fields: Record<string, string>) => Promise<SentinelResponse>;
+}> {
   const { interaction } = await startInteraction(h.sentinel);
   const loginCsrf = await openLogin(h.sentinel, interaction);
   const passed = await postLogin(h.sentinel, interaction, { csrf_token: loginCsrf, username: USERNAME, password: PASSWORD });
@@ -40,11 +48,13 @@ async function atOffer(
   const cookie = stepCookie(passed);
   const query = new URLSearchParams({ interaction });
   const csrf = csrfOf((await call(h.sentinel, { path: OFFER, query, headers: { cookie } })).body);
+  const options = () => postForm(h.sentinel, `${OFFER}/options`, `csrf_token=${csrf}`, { query, headers: { cookie } });
   return {
+    options,
     async challenge() {
-      const options = await postForm(h.sentinel, `${OFFER}/options`, `csrf_token=${csrf}`, { query, headers: { cookie } });
-      expect(options.status).toBe(200);
-      return (JSON.parse(String(options.body)) as { challenge: string }).challenge;
+      const answered = await options();
+      expect(answered.status).toBe(200);
+      return (JSON.parse(String(answered.body)) as { challenge: string }).challenge;
     },
     answer: (fields) =>
       postForm(h.sentinel, OFFER, new URLSearchParams({ csrf_token: csrf, ...fields }).toString(), { query, headers: { cookie } }),
@@ -75,5 +85,40 @@ describe('the passkey offer after a password sign-in', () => {
     expect((await offer.answer({ skip: '1' })).status).toBe(303);
     expect(h.passkeys.list({ accountId: ACCOUNT, userId: USER_ID })).toEqual([]);
     expect(added(h)).toEqual([]);
+  });
+
+  it('adds nothing once the user has a factor the password lacks: a passkey or a TOTP secret gained meanwhile', async () => {
+    // The offer stays open for the interaction's lifetime; what the user added in that time (another passkey, on the
+    // account page or another sign-in's offer; a TOTP secret) must not be skipped by a passkey the password adds.
+    const meanwhile: ((h: Harness) => void)[] = [
+      (h) => {
+        const other = newCredential();
+        h.passkeys.save({
+          accountId: ACCOUNT,
+          userId: USER_ID,
+          passkey: { id: other.id, publicKey: other.publicKey, counter: 0, backupEligible: false, createdAt: Date.now() },
+        });
+      },
+      (h) => {
+        h.totp.secret = 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP';
+      },
+    ];
+    for (const gain of meanwhile) {
+      const h = harness();
+      const offer = await atOffer(h);
+      const challenge = await offer.challenge();
+      gain(h);
+      const before = h.passkeys.list({ accountId: ACCOUNT, userId: USER_ID }).map((passkey) => passkey.id);
+      // The ceremony started before: its answer saves nothing. A new one is not started.
+      const attestation = attest(newCredential(), { challenge, origin: PASSKEY_ORIGIN, rpId: PASSKEY_RP_ID });
+      const refused = await offer.answer({ attestation });
+      expect(refused.status).toBe(400);
+      expect(refused.body).toContain('The passkey was not added.');
+      expect(h.passkeys.list({ accountId: ACCOUNT, userId: USER_ID }).map((passkey) => passkey.id)).toEqual(before);
+      expect(added(h)).toEqual([]);
+      expect((await offer.options()).status, 'no new ceremony').toBe(403);
+      // "Not now" still ends the sign-in.
+      expect((await offer.answer({ skip: '1' })).status).toBe(303);
+    }
   });
 });
