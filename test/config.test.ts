@@ -132,6 +132,9 @@ describe('createSentinel options', () => {
     expect(() => createSentinel(withPasskeys({ rpId: 'example.com', origins: ['http://id.example.com'] }))).toThrow(
       /passkeys\.origins: http:\/\/id\.example\.com must use https/,
     );
+    // Shaped like an origin but no URL at all: named, not a TypeError from deep inside the start.
+    expect(fieldOf(withPasskeys({ origins: ['https://id.example.com:99999'] }))).toBe('passkeys.origins[0]');
+    expect(fieldOf(withPasskeys({ origins: ['https://id example.com'] }))).toBe('passkeys.origins[0]');
     // The defaults, a registrable suffix shared by sibling hosts, and loopback development.
     expect(() => createSentinel(withPasskeys({}))).not.toThrow();
     expect(() =>

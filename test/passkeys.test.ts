@@ -312,6 +312,14 @@ describe('passkey sign-in (software authenticator)', () => {
     expect((await postAssertion(h, ACCOUNT, after.interaction, after.csrf, assertion)).status).toBe(303);
   });
 
+  it('takes a configured origin as the browser writes it: lower-case host, no default port', async () => {
+    // The browser serializes the page's origin (RFC 6454 §6.2) and the verifier compares it exactly.
+    const h = harness({ passkeys: { rpId: 'example.com', origins: ['https://ID.Example.com:443'] } });
+    const { interaction, csrf, challenge } = await begin(h, ACCOUNT, 'example.com');
+    const assertion = assert(h.credential, { challenge, origin: 'https://id.example.com', rpId: 'example.com', userHandle: USER_ID });
+    expect((await postAssertion(h, ACCOUNT, interaction, csrf, assertion)).status).toBe(303);
+  });
+
   it('refuses malformed posts with the login page, and a failing hook with 500 server_error', async () => {
     const h = harness();
     for (const assertion of [

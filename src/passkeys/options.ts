@@ -5,6 +5,8 @@
 import { z } from 'zod';
 import { NETWORK_MULTIPLE } from '../http/address-bound-default.js';
 
+const ORIGIN_FORMAT = 'must be an origin such as https://id.example.com';
+
 /** Schema of the `passkeys` option (used by the options schema). */
 export const passkeysOptionsSchema = z
   .object({
@@ -15,9 +17,20 @@ export const passkeysOptionsSchema = z
       .optional(),
     /** Shown by the browser when a passkey is made; the branding's product name by default. */
     rpName: z.string().min(1).max(100).optional(),
-    /** Accepted origins of the pages that use passkeys; the issuer's origin by default. */
+    /**
+     * Accepted origins of the pages that use passkeys; the issuer's origin by default. Kept as browsers serialize them
+     * (RFC 6454 §6.2: lower-case host, punycode, no default port), the form the browser writes into every
+     * assertion and the verifier compares exactly: `https://ID.example.com:443` would otherwise start and refuse
+     * every passkey of that page.
+     */
     origins: z
-      .array(z.string().regex(/^https?:\/\/[^/?#]+$/, 'must be an origin such as https://id.example.com'))
+      .array(
+        z
+          .string()
+          .regex(/^https?:\/\/[^/?#]+$/, ORIGIN_FORMAT)
+          .refine((origin) => URL.canParse(origin), ORIGIN_FORMAT)
+          .transform((origin) => new URL(origin).origin),
+      )
       .min(1)
       .optional(),
     /** Offer to add a passkey after a password sign-in, to users who have none yet. */
