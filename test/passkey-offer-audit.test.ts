@@ -87,6 +87,27 @@ describe('the passkey offer after a password sign-in', () => {
     expect(added(h)).toEqual([]);
   });
 
+  it('adds no passkey made in a frame of another origin (WebAuthn Level 3 §7.1 step 10); the offer stays open', async () => {
+    // The library checks neither field when a passkey is made; the service's pages are never framed.
+    const h = harness();
+    const offer = await atOffer(h);
+    for (const frame of [{ crossOrigin: true }, { crossOrigin: true, topOrigin: 'https://evil.example' }, { topOrigin: PASSKEY_ORIGIN }]) {
+      const attestation = attest(newCredential(), {
+        challenge: await offer.challenge(),
+        origin: PASSKEY_ORIGIN,
+        rpId: PASSKEY_RP_ID,
+        frame,
+      });
+      const refused = await offer.answer({ attestation });
+      expect(refused.status, JSON.stringify(frame)).toBe(400);
+      expect(refused.body).toContain('The passkey was not added.');
+    }
+    expect(h.passkeys.list({ accountId: ACCOUNT, userId: USER_ID })).toEqual([]);
+    expect(added(h)).toEqual([]);
+    const attestation = attest(newCredential(), { challenge: await offer.challenge(), origin: PASSKEY_ORIGIN, rpId: PASSKEY_RP_ID });
+    expect((await offer.answer({ attestation })).status).toBe(303);
+  });
+
   it('adds nothing once the user has a factor the password lacks: a passkey or a TOTP secret gained meanwhile', async () => {
     // The offer stays open for the interaction's lifetime; what the user added in that time (another passkey, on the
     // account page or another sign-in's offer; a TOTP secret) must not be skipped by a passkey the password adds.

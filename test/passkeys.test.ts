@@ -230,6 +230,22 @@ describe('passkey sign-in (software authenticator)', () => {
     );
   });
 
+  it('refuses an assertion made in a frame of another origin (WebAuthn Level 3 §7.2 step 13), moving nothing', async () => {
+    // The service's pages are never framed, so a browser saying so is a page that framed ours against its will. A
+    // `crossOrigin: true` without `topOrigin` (browsers that predate the field) passed the library's own check.
+    const h = harness();
+    const frames = [{ crossOrigin: true }, { crossOrigin: true, topOrigin: 'https://evil.example' }, { topOrigin: PASSKEY_ORIGIN }];
+    for (const frame of frames) {
+      const { interaction, csrf, challenge } = await begin(h);
+      const assertion = assert(h.credential, { challenge, origin: PASSKEY_ORIGIN, rpId: PASSKEY_RP_ID, userHandle: USER_ID, frame });
+      expectRefused(await postAssertion(h, ACCOUNT, interaction, csrf, assertion));
+      expect(h.passkeys.list({ accountId: ACCOUNT, userId: USER_ID })[0]?.counter, JSON.stringify(frame)).toBe(0);
+    }
+    const { interaction, csrf, challenge } = await begin(h);
+    const framedNot = assert(h.credential, { challenge, origin: PASSKEY_ORIGIN, rpId: PASSKEY_RP_ID, userHandle: USER_ID });
+    expect((await postAssertion(h, ACCOUNT, interaction, csrf, framedNot)).status).toBe(303);
+  });
+
   it('refuses an assertion whose backup-eligible flag is not the one the passkey was registered with, moving nothing', async () => {
     for (const registered of [false, true]) {
       const events: { type: string; reason?: string; amr?: string[] }[] = [];

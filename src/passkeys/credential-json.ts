@@ -83,3 +83,26 @@ export function parseAttestation(json: string | undefined): RegistrationResponse
     transports: transports as RegistrationResponseJSON['response']['transports'],
   });
 }
+
+/**
+ * Whether the browser says the ceremony ran in a frame of another origin: `crossOrigin` other than `false` or
+ * absent, or a `topOrigin` at all (WebAuthn Level 3 §5.8.1). §7.1 step 10 and §7.2 step 13 accept such a ceremony
+ * only where the RP expects to be framed, and the service never does: its pages forbid it (`frame-ancestors
+ * 'none'`), and a framed prompt is the clickjacking the ban is there for. The library checks `topOrigin` only when
+ * signing in and only when the browser sends one, so this is asked of both ceremonies. Unreadable client data is
+ * left to the verifier, which refuses it.
+ *
+ * @example
+ * if (framedCeremony(assertion.response.clientDataJSON)) return refuse('passkey ceremony in a cross-origin frame');
+ */
+export function framedCeremony(clientDataJSON: string): boolean {
+  let data: unknown;
+  try {
+    data = JSON.parse(Buffer.from(clientDataJSON, 'base64url').toString('utf8'));
+  } catch {
+    return false;
+  }
+  if (typeof data !== 'object' || data === null) return false;
+  const { crossOrigin, topOrigin } = data as { crossOrigin?: unknown; topOrigin?: unknown };
+  return (crossOrigin !== undefined && crossOrigin !== false) || topOrigin !== undefined;
+}

@@ -13,10 +13,10 @@
  * Each post takes a slot of the per-address passkey throttle first (sign-in-throttle.ts): past
  * `passkeys.maxFailuresPerIp` attempts that did not sign in, `429` before anything is asked of the host.
  *
- * Any failure (no challenge, another account's or user's credential, wrong origin or RP id, bad signature, a
- * counter that went backwards, a counter another assertion moved since it was read, a backup-eligibility flag other
- * than the one the passkey was registered with, a user the claims hook says is gone) answers the login page again with one message and a 400, and issues
- * nothing.
+ * Any failure (no challenge, another account's or user's credential, wrong origin or RP id, a prompt shown in a
+ * frame of another origin, bad signature, a counter that went backwards, a counter another assertion moved since it
+ * was read, a backup-eligibility flag other than the one the passkey was registered with, a user the claims hook
+ * says is gone) answers the login page again with one message and a 400, and issues nothing.
  */
 import { generateAuthenticationOptions, verifyAuthenticationResponse } from '@simplewebauthn/server';
 import { readForm } from '../http/form-body.js';
@@ -34,7 +34,7 @@ import { noteSignInLocales } from '../i18n/page-locale.js';
 import { subjectThrottleKeys } from '../authorize/state/throttle.js';
 import { completeSignIn, expiredSignIn } from '../second-factor/continue-sign-in.js';
 import { CEREMONY_TIMEOUT_MS, newChallenge, takeChallenge } from './challenge.js';
-import { parseAssertion } from './credential-json.js';
+import { framedCeremony, parseAssertion } from './credential-json.js';
 import type { PasskeyHooks } from './hooks.js';
 import { relyingParty } from './options.js';
 import { reservePasskeyAttempt } from './sign-in-throttle.js';
@@ -129,6 +129,7 @@ export async function handlePasskeySignIn(
   if (assertion === null || userId === null) return refuse('malformed passkey assertion');
   const stored = (await readPasskeys(hooks, { accountId, userId })).find((passkey) => passkey.id === assertion.id);
   if (stored === undefined) return refuse('unknown passkey');
+  if (framedCeremony(assertion.response.clientDataJSON)) return refuse('passkey ceremony in a cross-origin frame');
   const rp = relyingParty(context.config);
   let verified: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
   try {

@@ -1,6 +1,7 @@
 /**
  * The check of a new passkey's attestation, the same wherever a passkey is added (the offer after a sign-in, the
- * account page): this session's challenge, the service's origins and RP ID, and user verification required.
+ * account page): this session's challenge, the service's origins and RP ID, not in a frame of another origin, and
+ * user verification required.
  */
 import { type RegistrationResponseJSON, verifyRegistrationResponse } from '@simplewebauthn/server';
 import type { SentinelContext } from '../http/context.js';
@@ -8,6 +9,7 @@ import { digest, randomSecret } from '../lib/random-secrets.js';
 import { CEREMONY_TIMEOUT_MS } from './challenge.js';
 import type { PasskeyHooks, StoredPasskey } from './hooks.js';
 import { relyingParty } from './options.js';
+import { framedCeremony } from './credential-json.js';
 
 /** The longest credential id a passkey may have, in bytes (WebAuthn Level 3 §7.1, the credentialId check). */
 const MAX_CREDENTIAL_ID_BYTES = 1023;
@@ -22,6 +24,8 @@ export async function verifiedNewPasskey(
   challenge: string,
   attestation: RegistrationResponseJSON,
 ): Promise<StoredPasskey | null> {
+  // Never in a frame of another origin (credential-json.ts): the service's pages are never framed.
+  if (framedCeremony(attestation.response.clientDataJSON)) return null;
   const rp = relyingParty(context.config);
   let result: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
   try {

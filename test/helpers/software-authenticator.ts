@@ -2,7 +2,7 @@
  * A software WebAuthn authenticator for the passkey suites that run without a browser: an ES256 key, its COSE
  * form (RFC 9052 §7, RFC 9053 §2.1), and assertions built as an authenticator builds them (WebAuthn §6.1
  * authenticator data, §6.3.3 signature over authenticatorData ‖ SHA-256(clientDataJSON)). Every field can be
- * set wrong on purpose: origin, RP id, challenge, counter, user handle, backup eligibility.
+ * set wrong on purpose: origin, RP id, challenge, counter, user handle, backup eligibility, a cross-origin frame.
  */
 import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
 
@@ -24,6 +24,14 @@ export interface AssertionInput {
   counter?: number;
   /** Sets the backup-eligible flag (BE, WebAuthn §6.1): a credential that may be synced between devices. */
   backupEligible?: boolean;
+  /** The client data's frame fields (WebAuthn Level 3 §5.8.1), as a browser writes them in a cross-origin iframe. */
+  frame?: FrameFields;
+}
+
+/** `crossOrigin` and `topOrigin` of the client data; `crossOrigin: false` and no `topOrigin` when not given. */
+export interface FrameFields {
+  crossOrigin?: unknown;
+  topOrigin?: string;
 }
 
 function coseKey(publicKey: KeyObject): Buffer {
@@ -57,7 +65,7 @@ export function assert(credential: SoftwareCredential, input: AssertionInput): s
     counter,
   ]);
   const clientDataJSON = Buffer.from(
-    JSON.stringify({ type: 'webauthn.get', challenge: input.challenge, origin: input.origin, crossOrigin: false }),
+    JSON.stringify({ type: 'webauthn.get', challenge: input.challenge, origin: input.origin, crossOrigin: false, ...input.frame }),
   );
   const signature = sign(
     'sha256',
@@ -83,6 +91,7 @@ export interface AttestationInput {
   challenge: string;
   origin: string;
   rpId: string;
+  frame?: FrameFields;
 }
 
 /** A CBOR byte string's head (major type 2) for `length` bytes. */
@@ -127,7 +136,7 @@ export function attest(credential: SoftwareCredential, input: AttestationInput):
     cborBytes(authenticatorData),
   ]);
   const clientDataJSON = Buffer.from(
-    JSON.stringify({ type: 'webauthn.create', challenge: input.challenge, origin: input.origin, crossOrigin: false }),
+    JSON.stringify({ type: 'webauthn.create', challenge: input.challenge, origin: input.origin, crossOrigin: false, ...input.frame }),
   );
   return JSON.stringify({
     id: credential.id,
