@@ -39,7 +39,11 @@ export interface StoredPasskey {
  * const users = { authenticate, passkeys: new MemoryPasskeys() };
  */
 export interface PasskeyHooks {
-  /** The user's passkeys in the account (empty when none). */
+  /**
+   * The user's passkeys in the account (empty when none). `userId` must match exactly, as the service wrote it: a
+   * passkey signs its user in under the `userId` its sign-in named (the credential's user handle), so a lookup that
+   * ignores case (a `_ci` column) would let `ALICE` be signed in with alice's passkey, a second `sub` for one person.
+   */
   list(input: { accountId: string; userId: string }): readonly StoredPasskey[] | Promise<readonly StoredPasskey[]>;
   /**
    * Stores a newly registered passkey. The service checks first that no user of the account has its credential id
