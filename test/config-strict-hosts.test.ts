@@ -7,11 +7,12 @@
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { requireAccessToken as expressGuard } from '../adapters/express/index.js';
-import { toFetch } from '../adapters/fetch/index.js';
+import { requireAccessToken as fetchGuard, toFetch } from '../adapters/fetch/index.js';
 import { isConfigurationError, MemoryStore } from '../src/index.js';
 import { PostgresAppStore } from '../src/postgres/index.js';
 import { pkcs11Signer } from '../src/keys/signers/pkcs11.js';
 import { RedisStore } from '../src/stores/redis.js';
+import { expectationsReader } from '../src/guard/bearer-request.js';
 import { consumerToken } from './helpers/direct-flow.js';
 import { ACCOUNT, makeSentinel, OTHER_ACCOUNT } from './helpers/fixtures.js';
 
@@ -33,6 +34,41 @@ describe('options typed in TypeScript only', () => {
     );
     expect(refusal(() => toFetch(sentinel, { mountpath: '/idp' } as never))).toMatch(/toFetch\.mountpath: .*did you mean "mountPath"\?$/);
     expect(() => expressGuard(sentinel, { consumerParam: 'consumer', accountParam: false })).not.toThrow();
+  });
+
+  it('requireAccessToken refuses a route without the parameter it was told to compare, rather than comparing nothing', async () => {
+    const sentinel = makeSentinel();
+    const token = await consumerToken(sentinel);
+    const request = (): Request =>
+      new Request(`http://localhost/api/tenants/${OTHER_ACCOUNT}/data`, { headers: { authorization: `Bearer ${token}` } });
+    // `accountParam` names `tenantId`, the route's parameter is `tenant`: no account was compared, so a token of
+    // ACCOUNT passed on OTHER_ACCOUNT's route.
+    const misnamed = fetchGuard(sentinel, { accountParam: 'tenantId', consumerParam: false });
+    const error = await misnamed(request(), { tenant: OTHER_ACCOUNT }).catch((caught: unknown) => caught);
+    expect(isConfigurationError(error) && error.message).toBe(
+      'sentinel-idp: invalid option requireAccessToken.accountParam: the guarded route has no parameter "tenantId" to compare with the token',
+    );
+    expect(isConfigurationError(await misnamed(request()).catch((caught: unknown) => caught))).toBe(true);
+    // Named right, the parameter is compared.
+    const named = fetchGuard(sentinel, { accountParam: 'tenant', consumerParam: false });
+    const refused = await named(request(), { tenant: OTHER_ACCOUNT });
+    expect(refused instanceof Response && refused.status).toBe(401);
+    expect(await named(request(), { tenant: ACCOUNT })).toHaveProperty('claims');
+    // A value that is not one string (an Express 5 wildcard's list) cannot be compared either, whatever the name.
+    expect(refusal(() => expectationsReader()({ accountId: [OTHER_ACCOUNT, 'x'] }))).toBe(
+      'sentinel-idp: invalid option requireAccessToken.accountParam: the route parameter "accountId" is not one string, so it cannot be compared with the token',
+    );
+    expect(refusal(() => expectationsReader({ consumerParam: 'consumer' })({ accountId: ACCOUNT }))).toMatch(
+      /requireAccessToken\.consumerParam: the guarded route has no parameter "consumer"/,
+    );
+    // The default names are compared when the route has them, as before; an optional parameter left out is absent.
+    expect(expectationsReader()({})).toEqual({ accountId: undefined, consumerId: undefined });
+    expect(expectationsReader()(undefined)).toEqual({ accountId: undefined, consumerId: undefined });
+    expect(expectationsReader({ accountParam: 'tenant' })({ tenant: undefined })).toEqual({ accountId: undefined, consumerId: undefined });
+    expect(expectationsReader({ accountParam: 'tenant', consumerParam: false })({ tenant: ACCOUNT })).toEqual({
+      accountId: ACCOUNT,
+      consumerId: undefined,
+    });
   });
 
   it('MemoryStore, RedisStore and PostgresAppStore', () => {

@@ -20,9 +20,13 @@ import { checkedScopes } from './scope-requirement.js';
  * app.get('/api/tenants/:tenant/consumers/:consumer', guard, handler);
  */
 export interface RequireAccessTokenOptions {
-  /** Route parameter that must equal the token's account; `false` to skip. Default `accountId`. */
+  /**
+   * Route parameter that must equal the token's account; `false` to skip. Default `accountId`, compared when the
+   * route has it. A name given here must be one of the route's parameters: a request whose route lacks it is refused
+   * with a `ConfigurationError` rather than left unchecked.
+   */
   accountParam?: string | false;
-  /** Route parameter that must equal the token's consumer; `false` to skip. Default `consumerId`. */
+  /** Route parameter that must equal the token's consumer; `false` to skip. Default `consumerId`, as `accountParam`. */
   consumerParam?: string | false;
   // RFC 8707 and RFC 9728 (MCP authorization, issue #33).
   /**
@@ -88,8 +92,8 @@ export type ExpectationsReader = (params: Record<string, unknown> | undefined) =
 export function expectationsReader(options: RequireAccessTokenOptions = {}): ExpectationsReader {
   // Once per guard: a misspelled `consumerparam` would leave the default parameter checked, not the one meant.
   assertKnownKeys(options, REQUIRE_ACCESS_TOKEN_KEYS, 'requireAccessToken');
-  const accountKey = options.accountParam === undefined ? 'accountId' : options.accountParam;
-  const consumerKey = options.consumerParam === undefined ? 'consumerId' : options.consumerParam;
+  const account = paramOf(options.accountParam, 'accountId', 'accountParam');
+  const consumer = paramOf(options.consumerParam, 'consumerId', 'consumerParam');
   const { resource } = options;
   if (resource !== undefined) assertResourceOption(resource, 'requireAccessToken');
   // Checked once here: a value no token can meet is a setup error, not a 401 on every request.
@@ -97,7 +101,7 @@ export function expectationsReader(options: RequireAccessTokenOptions = {}): Exp
   const scopes = options.scopes === undefined ? undefined : checkedScopes(options.scopes, 'requireAccessToken');
   if (stepUp !== undefined || scopes !== undefined) {
     const { acrValues, maxAge } = stepUp ?? {};
-    const read = readerOf(accountKey, consumerKey, resource);
+    const read = readerOf(account, consumer, resource);
     return (params) => {
       const expected = read(params);
       if (acrValues !== undefined) expected.acrValues = acrValues;
@@ -106,18 +110,45 @@ export function expectationsReader(options: RequireAccessTokenOptions = {}): Exp
       return expected;
     };
   }
-  return readerOf(accountKey, consumerKey, resource);
+  return readerOf(account, consumer, resource);
 }
 
-function readerOf(accountKey: string | false, consumerKey: string | false, resource: string | undefined): ExpectationsReader {
+/** A route parameter a guard compares with the token: its name, and whether the host named it (not the default). */
+interface RouteParam {
+  key: string;
+  named: boolean;
+  field: string;
+}
+
+function paramOf(option: string | false | undefined, fallback: string, name: string): RouteParam | undefined {
+  if (option === false) return undefined;
+  return { key: option ?? fallback, named: option !== undefined, field: `requireAccessToken.${name}` };
+}
+
+/**
+ * The value of the route parameter `param` names, `undefined` when there is nothing to compare: a default name the
+ * route does not have, or an optional parameter the request left out.
+ * @throws ConfigurationError when the parameter cannot be compared: a name the host gave that the route does not have
+ *   (`accountParam: 'tenantId'` on `/:tenant`), or a value that is not one string (a wildcard's list). Leaving the
+ *   check out instead would let a token of any account or consumer through that route.
+ */
+function routeValue(params: Record<string, unknown> | undefined, param: RouteParam | undefined): string | undefined {
+  if (param === undefined) return undefined;
+  if (params === undefined || !Object.hasOwn(params, param.key)) {
+    if (!param.named) return undefined;
+    throw new ConfigurationError(param.field, `the guarded route has no parameter "${param.key}" to compare with the token`);
+  }
+  const value = params[param.key];
+  if (value === undefined || typeof value === 'string') return value;
+  throw new ConfigurationError(
+    param.field,
+    `the route parameter "${param.key}" is not one string, so it cannot be compared with the token`,
+  );
+}
+
+function readerOf(account: RouteParam | undefined, consumer: RouteParam | undefined, resource: string | undefined): ExpectationsReader {
   return (params) => {
-    if (params === undefined) return resource === undefined ? { accountId: undefined, consumerId: undefined } : { resource };
-    const account = accountKey === false ? undefined : params[accountKey];
-    const consumer = consumerKey === false ? undefined : params[consumerKey];
-    const expected: VerifyAccessTokenOptions = {
-      accountId: typeof account === 'string' ? account : undefined,
-      consumerId: typeof consumer === 'string' ? consumer : undefined,
-    };
+    const expected: VerifyAccessTokenOptions = { accountId: routeValue(params, account), consumerId: routeValue(params, consumer) };
     if (resource !== undefined) expected.resource = resource;
     return expected;
   };
