@@ -14,7 +14,7 @@ import { pkcs11Signer } from '../src/keys/signers/pkcs11.js';
 import { RedisStore } from '../src/stores/redis.js';
 import { expectationsReader } from '../src/guard/bearer-request.js';
 import { consumerToken } from './helpers/direct-flow.js';
-import { ACCOUNT, makeSentinel, OTHER_ACCOUNT } from './helpers/fixtures.js';
+import { ACCOUNT, CONSUMER_UUID, makeSentinel, OTHER_ACCOUNT } from './helpers/fixtures.js';
 
 function refusal(work: () => unknown): string {
   try {
@@ -115,6 +115,29 @@ describe('options typed in TypeScript only', () => {
     );
     expect((await sentinel.checkBearer(`Bearer ${token}`, { accountId: OTHER_ACCOUNT })).ok).toBe(false);
     expect((await sentinel.checkBearer(`Bearer ${token}`, { accountId: ACCOUNT })).ok).toBe(true);
+  });
+
+  it('checkBearer reads expectations an object inherits or computes alike on a cache miss and on a hit', async () => {
+    const sentinel = makeSentinel();
+    const token = await consumerToken(sentinel);
+    // A getter on the prototype: not an own property, so a spread of the options dropped it on the full path (the
+    // first presentation, a miss) while the cached path, reading it by name, compared it.
+    class Expectations {
+      constructor(readonly account: string) {}
+      get accountId(): string {
+        return this.account;
+      }
+      get consumerId(): string {
+        return CONSUMER_UUID;
+      }
+    }
+    for (const attempt of ['miss', 'hit']) {
+      const result = await sentinel.checkBearer(`Bearer ${token}`, new Expectations(OTHER_ACCOUNT) as never);
+      expect(result.ok, attempt).toBe(false);
+    }
+    const inherited = Object.create({ accountId: OTHER_ACCOUNT }) as { accountId: string };
+    expect((await makeSentinel().checkBearer(`Bearer ${token}`, inherited)).ok).toBe(false);
+    expect((await sentinel.checkBearer(`Bearer ${token}`, new Expectations(ACCOUNT) as never)).ok).toBe(true);
   });
 
   it('checkBearer refuses a resource that is no resource indicator, as requireAccessToken does', async () => {

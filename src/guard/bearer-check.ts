@@ -17,7 +17,7 @@ import {
 } from '../http/authorization-scheme.js';
 import { joinsSeveralCredentials, SEVERAL_CREDENTIALS } from '../http/authorization-field.js';
 import type { SentinelContext } from '../http/context.js';
-import { presentationOf, type ResourceRequest } from '../dpop/resource.js';
+import { type DPoPPresentation, presentationOf, type ResourceRequest } from '../dpop/resource.js';
 import { isConfigurationError, isOAuthError, OAuthError, wireDescription } from '../errors.js';
 import { noStoreJSON, type SentinelResponse } from '../http/messages.js';
 import type { ServiceKeys } from '../keys/keyring/service-keys.js';
@@ -101,6 +101,26 @@ function bearerChallenge(
   const params = `${metadata}, error="${error.code}", error_description="${wireDescription(error.description)}"`;
   const status = error.code === 'invalid_request' ? 400 : 401;
   return noStoreJSON(status, error.toJSON(), { 'www-authenticate': resourceChallenge(challengeScheme(authorization), algorithms, params) });
+}
+
+/**
+ * The verifier's options for one presentation on the full path: each expectation read from the host's object by name,
+ * as the cached path reads it (`verifyCachedAccessToken`), and not spread: a spread copies own enumerable properties
+ * only, so an expectation the object inherits or answers from a getter (a class with `get accountId()`) was compared
+ * on a cache hit and dropped on a miss, where a token of another account passed. Every key is listed (the mapped type
+ * fails to compile when one is added to the options and not here).
+ */
+function presentedOptions(options: VerifyAccessTokenOptions, dpop: DPoPPresentation): VerifyAccessTokenOptions {
+  const presented: { [K in keyof Required<VerifyAccessTokenOptions>]: VerifyAccessTokenOptions[K] } = {
+    accountId: options.accountId,
+    consumerId: options.consumerId,
+    dpop: options.dpop ?? dpop,
+    resource: options.resource,
+    acrValues: options.acrValues,
+    maxAge: options.maxAge,
+    scopes: options.scopes,
+  };
+  return presented;
 }
 
 /**
@@ -190,7 +210,7 @@ export function createBearerCheck(
           : scheme === 'Bearer' && withoutProof(resource)
             ? PLAIN_BEARER
             : presentationOf(context, scheme, resource);
-      return { ok: true, claims: await verifyAccessToken(token, { ...verifyOptions, dpop: verifyOptions.dpop ?? dpop }) };
+      return { ok: true, claims: await verifyAccessToken(token, presentedOptions(verifyOptions, dpop)) };
     } catch (error) {
       return refusal(error, verifyOptions, authorization);
     }
