@@ -114,6 +114,16 @@ describe('verifyAccessToken with acrValues and maxAge', () => {
     expect(() => requireAccessToken(sentinel, { acrValues: ['urn:example:gold'] })).toThrow(ConfigurationError);
     expect(() => requireAccessToken(sentinel, { maxAge: -1 })).toThrow(/requireAccessToken\.maxAge/);
     expect(() => requireAccessToken(sentinel, { acrValues: '' })).toThrow(/requireAccessToken\.acrValues/);
+    // Refused whatever the token, as `resource` and `scopes` are, and under the name of the entry point called: an
+    // invalid token does not hide the host's mistake behind a 401 until a good one comes.
+    await expect(sentinel.verifyAccessToken('not-a-token', { maxAge: -1 })).rejects.toMatchObject({ field: 'verifyAccessToken.maxAge' });
+    for (const authorization of [`Bearer ${token}`, 'Bearer not-a-token', undefined]) {
+      await expect(sentinel.checkBearer(authorization, { acrValues: 'urn:example:gold' })).rejects.toMatchObject({
+        name: 'ConfigurationError',
+        field: 'checkBearer.acrValues',
+      });
+      await expect(sentinel.checkBearer(authorization, { maxAge: 1.5 })).rejects.toMatchObject({ field: 'checkBearer.maxAge' });
+    }
   });
 });
 

@@ -24,6 +24,7 @@ import type { ServiceKeys } from '../keys/keyring/service-keys.js';
 import type { AccessTokenVerifier } from './access-token-verifier.js';
 import { protectedResourceMetadataURL } from './protected-resource-metadata.js';
 import { assertScopesOption } from './scope-requirement.js';
+import { stepUpRequirement } from '../assurance/step-up-challenge.js';
 
 /** The metadata URL of a guard's resource, computed once per resource (a guard names one; hosts have a few). */
 const metadataURLs = new Map<string, string>();
@@ -165,6 +166,8 @@ export function createBearerCheck(
     if (verifyOptions.resource !== undefined) assertResourceOption(verifyOptions.resource, 'checkBearer');
     // The same for scopes; the guards pass a list checked once (scope-requirement.ts), so this is a set lookup.
     if (verifyOptions.scopes !== undefined) assertScopesOption(verifyOptions.scopes, 'checkBearer');
+    // And for a step-up requirement no token could meet, under this entry point's name, whatever the token.
+    if (verifyOptions.acrValues !== undefined || verifyOptions.maxAge !== undefined) stepUpRequirement(verifyOptions, 'checkBearer');
     // A token verified before, presented as Bearer without a proof, with no key reload due: answered from the
     // verified-token cache without awaiting anything (every check that can change still runs, access-token-jwt.ts).
     const candidate = bearerCandidate(authorization);

@@ -10,6 +10,7 @@ import type { BearerCheck } from './bearer-check.js';
 import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
 import { assertResourceOption } from './bearer-request.js';
 import { assertScopesOption } from './scope-requirement.js';
+import { stepUpRequirement } from '../assurance/step-up-challenge.js';
 
 const VERIFY_OPTION_KEYS = {
   accountId: true,
@@ -57,14 +58,18 @@ export function withKnownVerifyOptions(verify: Verify): Verify {
 /**
  * The refusal of a `resource` expectation that is no resource indicator, as `checkBearer` refuses it: compared with
  * `aud` as it is, a value a resource-bound token cannot carry (the account id, which is the account's audience) would
- * otherwise take the account's own tokens for the resource's. And of `scopes` that are no list of scope tokens.
+ * otherwise take the account's own tokens for the resource's. And of `scopes` that are no list of scope tokens, and
+ * of `acrValues` or `maxAge` no token could meet: refused whatever the token, not only once a good one comes.
  */
 function malformedOptions(options: VerifyAccessTokenOptions | undefined): Promise<never> | undefined {
-  if (options?.resource === undefined && options?.scopes === undefined) return undefined;
+  if (options === undefined) return undefined;
+  const { resource, scopes, acrValues, maxAge } = options;
+  if (resource === undefined && scopes === undefined && acrValues === undefined && maxAge === undefined) return undefined;
   try {
-    if (options.resource !== undefined) assertResourceOption(options.resource, 'verifyAccessToken');
+    if (resource !== undefined) assertResourceOption(resource, 'verifyAccessToken');
     // A list no token can meet (or an empty one, which requires nothing) is the host's mistake, not a 403.
-    if (options.scopes !== undefined) assertScopesOption(options.scopes, 'verifyAccessToken');
+    if (scopes !== undefined) assertScopesOption(scopes, 'verifyAccessToken');
+    stepUpRequirement(options, 'verifyAccessToken');
     return undefined;
   } catch (error) {
     return Promise.reject(error);
