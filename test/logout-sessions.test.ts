@@ -389,6 +389,38 @@ describe('ending sessions', () => {
     expect(await tokenStanding(sentinel, tokens, MAIN_APP)).toEqual(ENDED);
   });
 
+  it('a sign-out posted twice at once (a double click) ends the session once: one session.ended', async () => {
+    const events: SentinelEvent[] = [];
+    const sentinel = makeSentinel(options({ onEvent: (event) => void events.push(event) }));
+    const { cookie, tokens } = await signInWithSession(sentinel);
+    const headers = { cookie: `sentinel_session=${cookie}`, 'sec-fetch-site': 'same-origin' };
+    const [first, second] = await Promise.all([
+      call(sentinel, { method: 'POST', path: `${ACCOUNT_PATH}/logout`, headers }),
+      call(sentinel, { method: 'POST', path: `${ACCOUNT_PATH}/logout`, headers }),
+    ]);
+    expect([first.status, second.status]).toEqual([200, 200]);
+    // Both clear the cookie: the browser is signed out whichever answer it takes.
+    for (const response of [first, second]) expect(String(response.headers['set-cookie'])).toMatch(/^sentinel_session=;/);
+    expect(await tokenStanding(sentinel, tokens, MAIN_APP)).toEqual(ENDED);
+    expect(events.filter((event) => event.type === 'session.ended')).toHaveLength(1);
+  });
+
+  it('RP-initiated logout sent twice at once ends the session once: one session.ended', async () => {
+    const events: SentinelEvent[] = [];
+    const sentinel = makeSentinel(options({ onEvent: (event) => void events.push(event) }));
+    const { cookie, tokens } = await signInWithSession(sentinel);
+    const request = {
+      path: `${ACCOUNT_PATH}/end_session`,
+      query: new URLSearchParams({ id_token_hint: tokens.idToken }),
+      headers: { cookie: `sentinel_session=${cookie}` },
+    };
+    const answers = await Promise.all([call(sentinel, request), call(sentinel, request)]);
+    expect(answers.map((response) => response.status)).toEqual([200, 200]);
+    for (const response of answers) expect(String(response.headers['set-cookie'])).toMatch(/^sentinel_session=;/);
+    expect(await tokenStanding(sentinel, tokens, MAIN_APP)).toEqual(ENDED);
+    expect(events.filter((event) => event.type === 'session.ended')).toHaveLength(1);
+  });
+
   it('end_session with id_token_hint ends the grants of the session too', async () => {
     const sentinel = makeSentinel(options());
     const { cookie, tokens } = await signInWithSession(sentinel);

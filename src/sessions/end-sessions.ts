@@ -212,8 +212,9 @@ function endingKey(sessionDigest: string): string {
 /**
  * Ends the device session behind a cookie (logout and RP-initiated logout): what {@link endIndexedSession} does,
  * and the record itself even when the index does not know the session (stored before the index existed). Resolves
- * the session as it was, for the audit event, or `null` when there was none. Until the ending is done a note says
- * whose session it is, so a retry after a store failure finishes it ({@link finishDeviceSessionEnding}).
+ * the session as it was, for the audit event, or `null` when there was none or a concurrent ending of the same cookie
+ * ended it first. Until the ending is done a note says whose session it is, so a retry after a store failure
+ * finishes it ({@link finishDeviceSessionEnding}).
  *
  * @example const ended = await endDeviceSession(context, sessionId);
  */
@@ -226,10 +227,12 @@ export async function endDeviceSession(context: SessionContext, sessionId: strin
   // Written before anything ends (a failure here ends nothing, and the retry finds the record), kept as long as the
   // cookie could have been used.
   await context.store.set(note, JSON.stringify([record.accountId, record.userId]), Math.max(1, record.expiresAt - Date.now()));
-  await endIndexedSession(context, record.accountId, record.userId, sessionDigest);
-  const ended = parseSessionRecord(await context.store.take(key)) ?? record;
+  const unlisted = await endIndexedSession(context, record.accountId, record.userId, sessionDigest);
+  const taken = parseSessionRecord(await context.store.take(key));
   await context.store.delete(note);
-  return ended;
+  // Neither its index entry nor its record was left for this call: another ending of the same cookie (a sign-out
+  // sent twice at once, a double click) got there first, and its `session.ended` is the one of this sign-out.
+  return unlisted === null && taken === null ? null : (taken ?? record);
 }
 
 /**
