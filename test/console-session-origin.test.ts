@@ -228,6 +228,21 @@ describe('console: a session lives only while its origin does', () => {
     expect((await h.consoleCall({ path: `/console/${ACCOUNT}/apps`, headers: { cookie: operator.cookie } })).status).toBe(200);
   });
 
+  it('ends when another user signs in in a browser whose operator had signed in again since (the session carried)', async () => {
+    const h = harness();
+    const session = await accountSession(h);
+    const operator = await consoleSignIn(h, session);
+    // Alice signs in again (prompt=login): the browser's new session carries the one the console came from.
+    const again = await signInAgain(h, session, { username: USERNAME, password: PASSWORD });
+    expect(again.status).toBe(303);
+    const renewed = (setCookies(again).find((line) => line.startsWith('sentinel_session=')) as string).split(';')[0] as string;
+    expect((await h.consoleCall({ path: `/console/${ACCOUNT}/apps`, headers: { cookie: operator.cookie } })).status).toBe(200);
+    // Then Bob, at the same computer: the browser's session, the earlier sign-in it carries included, is replaced.
+    expect((await signInAgain(h, renewed, BOB)).status).toBe(303);
+    expect((await call(h.sentinel, { path: PAGE, headers: { cookie: renewed } })).status).toBe(303);
+    await expectSignedOut(h, operator);
+  });
+
   it('ends when the operator signs out on the account page (the logout endpoint)', async () => {
     const h = harness();
     const session = await accountSession(h);

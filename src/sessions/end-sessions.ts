@@ -274,7 +274,9 @@ function parseEndingNote(raw: string | null): { accountId: string; userId: strin
  * A session replaced by another user's sign-in in the same browser: its record is gone, so its entry stays listed
  * only while grants issued through it live (a new sign-in is not a logout: the apps keep their tokens, and the new
  * user's logout does not end them). The same user's new sign-in carries the session over instead
- * (carry-over.ts `indexSession`).
+ * (carry-over.ts `indexSession`). The earlier sign-ins it carries end with it: they are part of the browser's
+ * session (carrying raised their ends to its own), and a console session that came from one of them would otherwise
+ * stay open to the next person at that browser (src/console/session-origin.ts reads the entry's end).
  *
  * @example await retireIndexedSession(context, previous.accountId, previous.userId, sessionDigest);
  */
@@ -286,12 +288,10 @@ export async function retireIndexedSession(
 ): Promise<void> {
   const now = Math.floor(Date.now() / 1000);
   await changeUserIndex(context, accountId, userId, (sessions) => {
-    const at = sessions.findIndex((session) => session.sessionDigest === sessionDigest);
-    const session = sessions[at];
+    const session = sessions.find((entry) => entry.sessionDigest === sessionDigest);
     if (session === undefined) return null;
-    const next = [...sessions];
-    next[at] = { ...session, sessionEnd: Math.min(session.sessionEnd, now) };
-    return next;
+    const retired = new Set([sessionDigest, ...(session.carried ?? [])]);
+    return sessions.map((entry) => (retired.has(entry.sessionDigest) ? { ...entry, sessionEnd: Math.min(entry.sessionEnd, now) } : entry));
   });
 }
 
