@@ -7,8 +7,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryStore, type Sentinel, type Store } from '../src/index.js';
-import { ACCOUNT_PATH, AUTHORIZE_PATH, call, csrfOf, LOGIN_PATH, postLogin, setCookies } from './helpers/direct-flow.js';
-import { makeSentinel, PASSWORD, USERNAME } from './helpers/fixtures.js';
+import { ACCOUNT_PATH, AUTHORIZE_PATH, call, csrfOf, LOGIN_PATH, postLogin, setCookies, signIn } from './helpers/direct-flow.js';
+import { ACCOUNT, makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
 import { MAIN_APP, pkceQuery, sessionWorks, signInWithSession, tokenStanding } from './helpers/logout-flow.js';
 
 type Operation = 'set' | 'take' | 'swap';
@@ -52,7 +52,7 @@ function failingOnce(): { store: Store; arm(operation: Operation, prefix: string
 }
 
 /** The browser of `cookie` signs in again (prompt=login) with the store armed just before the credentials are posted. */
-async function failedSignInAgain(sentinel: Sentinel, cookie: string, arm: () => void) {
+async function failedSignInAgain(sentinel: Sentinel, cookie: string, arm: () => void, user = { username: USERNAME, password: PASSWORD }) {
   const { query } = pkceQuery(MAIN_APP, { prompt: 'login' });
   const headers = { cookie: `sentinel_session=${cookie}` };
   const authorize = await call(sentinel, { path: AUTHORIZE_PATH, query, headers });
@@ -60,13 +60,7 @@ async function failedSignInAgain(sentinel: Sentinel, cookie: string, arm: () => 
   expect(interaction, String(authorize.headers.location)).toBeTruthy();
   const page = await call(sentinel, { path: LOGIN_PATH, query: new URLSearchParams({ interaction }), headers });
   arm();
-  return postLogin(
-    sentinel,
-    interaction,
-    { csrf_token: csrfOf(page.body), username: USERNAME, password: PASSWORD },
-    undefined,
-    headers.cookie,
-  );
+  return postLogin(sentinel, interaction, { csrf_token: csrfOf(page.body), ...user }, undefined, headers.cookie);
 }
 
 const ENDED = { guard: false, introspection: false, refresh: false };
@@ -99,4 +93,34 @@ describe('a store failure while signing in again in the same browser', () => {
       expect(await sessionWorks(sentinel, first.cookie)).toBe(false);
     });
   }
+});
+
+describe('a store failure while another user signs in in the same browser', () => {
+  const BOB = { username: 'bob', id: 'u-bob', password: 'bob-password-1234' };
+
+  it("at removing the first user's session record: that session, still signed in, still ends with endUserSessions", async () => {
+    const failing = failingOnce();
+    const sentinel = makeSentinel({
+      store: failing.store,
+      onError: () => {},
+      users: {
+        authenticate: async ({ username, password }) =>
+          username === USERNAME && password === PASSWORD
+            ? { id: USER_ID }
+            : username === BOB.username && password === BOB.password
+              ? { id: BOB.id }
+              : null,
+      },
+    });
+    // Alice's session, through which no app holds a grant yet (the code is still on its way).
+    const alice = (await signIn(sentinel)).sessionCookie;
+    const answer = await failedSignInAgain(sentinel, alice, () => failing.arm('take', 'session:'), BOB);
+    expect(failing.fired(), 'the store failed where it was armed').toBe(true);
+    expect(answer.status).toBe(500);
+    // No cookie for Bob: the browser keeps Alice's, and her session goes on as before.
+    expect(await sessionWorks(sentinel, alice)).toBe(true);
+    // So "sign out everywhere" (another device, the account page, the CLI) must still find and end it.
+    expect(await sentinel.endUserSessions({ accountId: ACCOUNT, userId: USER_ID })).toBe(1);
+    expect(await sessionWorks(sentinel, alice)).toBe(false);
+  });
 });

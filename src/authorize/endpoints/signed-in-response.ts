@@ -135,8 +135,10 @@ function unmetResponse(context: SentinelContext, authorization: AuthorizationReq
 
 /**
  * Removes the browser's earlier session record once the new session is in place: carried over by it (`carried`, the
- * same user), or retired (another user's; retired before its record goes, so a failure in between leaves the record,
- * whose cookie the browser still holds, to sign out with).
+ * same user), or then retired in its user's index (another user's). The record goes first: retiring the entry can
+ * drop it from the index (one that lists no live grant), and a record left alive by a failure in between was a
+ * session the browser still held that no ending of its user's sessions could find. A failure of the retirement
+ * leaves the entry listed for a session already over, which every ending passes over.
  */
 async function endPreviousSession(
   context: SentinelContext,
@@ -145,11 +147,12 @@ async function endPreviousSession(
   carried: boolean,
 ): Promise<void> {
   const { accountId, userId } = previous;
-  if (!carried) await retireIndexedSession(context, accountId, userId, previousDigest);
   // Taken, not deleted: of concurrent sign-ins in the one browser, only one reports its ending.
-  if (parseSessionRecord(await context.store.take(sessionKeyOfDigest(previousDigest))) === null) return;
+  const taken = parseSessionRecord(await context.store.take(sessionKeyOfDigest(previousDigest)));
   // Ended already: committed, so a throwing onEvent cannot fail a sign-in whose session is in place.
-  context.emit({ type: 'session.ended', accountId, userId, reason: 'replaced' }, 'committed');
+  if (taken !== null) context.emit({ type: 'session.ended', accountId, userId, reason: 'replaced' }, 'committed');
+  // Also when another sign-in took the record first: retiring twice changes nothing.
+  if (!carried) await retireIndexedSession(context, accountId, userId, previousDigest);
 }
 
 /**
@@ -204,10 +207,10 @@ export async function signedInResponse(
   // user's session is only retired: its grants are that user's, not to be ended by this one's logout.
   const replaces = previous !== null && previous.accountId === accountId && previous.userId === input.userId ? previousDigest : undefined;
   // The new session (carrying the earlier one) first, the earlier record removed only last, once this sign-in's
-  // event and code are written: a store failing at any write, or an onEvent vetoing the sign-in, leaves the browser
-  // with its earlier cookie (no new one is sent) and that session's record, so it stays signed in as before and its
-  // logout still ends every grant issued through it. Removed before the code, a failure there signed the browser out
-  // and left the earlier sign-in's grants carried by a session no browser holds.
+  // event and code are written: a store failing at any write up to that one, or an onEvent vetoing the sign-in, leaves
+  // the browser with its earlier cookie (no new one is sent) and that session's record, so it stays signed in as
+  // before and its logout still ends every grant issued through it. Removed before the code, a failure there signed
+  // the browser out and left the earlier sign-in's grants carried by a session no browser holds.
   const sessionId = await createSession(context, { accountId, userId: input.userId, authTime, amr: input.amr, replaces });
   try {
     const location = await signedInLocation(context, interaction, { ...input, authTime }, sessionId);
