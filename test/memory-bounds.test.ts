@@ -21,6 +21,7 @@ import {
 } from './helpers/direct-flow.js';
 import { ACCOUNT, baseOptions, makeSentinel, PASSWORD, REDIRECT_URI, USER_ID, USERNAME } from './helpers/fixtures.js';
 import { MAIN_APP, signInWithSession, tokenStanding } from './helpers/logout-flow.js';
+import { deviceApps, enterCode, requestCodes } from './helpers/device-drive.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -94,6 +95,34 @@ describe('one pending interaction is capped', () => {
     // The address's counter of interactions started (interactionsPerAddress), then the interaction; the refused one
     // above was not counted.
     expect(store.writes.map((write) => write.op)).toEqual(['increment', 'set']);
+  });
+});
+
+describe('an interaction too long to keep outside /authorize', () => {
+  // No app to send the refusal to: it is the error page, never a 302 without a Location.
+  it('a device sign-in whose scope makes the interaction too long is a 400 page', async () => {
+    const sentinel = makeSentinel({ store: new MemoryStore(), apps: deviceApps() });
+    const scope = Array.from({ length: 600 }, (_, index) => `scope${index}`).join(' ');
+    const codes = await requestCodes(sentinel, { scope });
+    const response = await enterCode(sentinel, {}, codes.user_code);
+    expect(response.status).toBe(400);
+    expect(response.headers.location).toBeUndefined();
+    expect(response.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(response.body).toContain('<code>invalid_request</code>');
+  });
+
+  it('an account page visit under a mount path that makes it too long is a 400 page', async () => {
+    const sentinel = makeSentinel({ store: new MemoryStore(), account: { enabled: true } });
+    const response = await sentinel.handle({
+      method: 'GET',
+      path: `/sentinel/api/account/${ACCOUNT}/account`,
+      query: new URLSearchParams(),
+      headers: {},
+      ip: '203.0.113.7',
+      mountPath: `/${'t'.repeat(MAX_INTERACTION_CHARS)}`,
+    });
+    expect(response?.status).toBe(400);
+    expect(response?.headers.location).toBeUndefined();
   });
 });
 

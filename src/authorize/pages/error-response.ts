@@ -6,7 +6,7 @@
  * §5.2 shaped `{ error, error_description }` instead.
  */
 import type { SentinelContext } from '../../http/context.js';
-import type { OAuthError } from '../../errors.js';
+import { OAuthError } from '../../errors.js';
 import { headerValue, noStoreJSON, type SentinelRequest, type SentinelResponse } from '../../http/messages.js';
 import type { MessageKey } from '../../i18n/messages.js';
 import { fill } from '../../i18n/messages.js';
@@ -62,6 +62,25 @@ export function errorPageResponse(
   request: SentinelRequest | undefined,
   error: OAuthError,
   app?: ErrorPageApp,
+): SentinelResponse {
+  return renderErrorPage(context, request, shownAsPage(error), app);
+}
+
+/**
+ * The error a page shows: the error itself, unless its status is no error's. An AuthorizationError is a 302 that only
+ * the authorization endpoint's renderer turns into a redirect to the app; one that reaches a page of a flow with no
+ * app to go back to (a device sign-in or an account page visit whose interaction is too long to keep) was answered
+ * as a 302 without a `Location`, the page in its body. It is shown with its code's own status instead.
+ */
+function shownAsPage(error: OAuthError): OAuthError {
+  return error.status >= 400 ? error : new OAuthError(error.code, error.description);
+}
+
+function renderErrorPage(
+  context: SentinelContext,
+  request: SentinelRequest | undefined,
+  error: OAuthError,
+  app: ErrorPageApp | undefined,
 ): SentinelResponse {
   // Without a request (`completeLogin()`) the page is HTML: that is what the host forwards to the browser.
   if (request !== undefined && wantsJSON(request)) return noStoreJSON(error.status, error.toJSON(), { ...error.headers });
