@@ -11,6 +11,7 @@ import { en } from '../src/i18n/en.js';
 import { chooseLocale, parseAcceptLanguage } from '../src/i18n/negotiate.js';
 import {
   ACCOUNT_PATH,
+  AUTHORIZE_PATH,
   authorizeQuery,
   call,
   csrfOf,
@@ -242,6 +243,40 @@ describe('page language', () => {
 
     expect((await post(LOGIN_PATH, { csrf_token: csrf, username: USERNAME, password: 'nope' })).status).toBe(200);
     expectFrench(await post(LOGIN_PATH, { csrf_token: csrf, username: USERNAME, password: 'nope' }), 429, fr.errorTooManyAttempts);
+  });
+
+  it("the error pages of a posted authorization or logout request speak its ui_locales, as a GET's do", async () => {
+    const sentinel = makeSentinel({ store: new MemoryStore() });
+    const headers = { 'accept-language': 'de' };
+    const form = authorizeQuery({ client_id: 'unknown-client', ui_locales: 'fr' }).toString();
+    const byGet = await call(sentinel, { path: AUTHORIZE_PATH, query: form, headers });
+    expect(byGet.status).toBe(401);
+    expect(byGet.body).toContain('<html lang="fr">');
+    // Posted without the session cookie: parked, and the GET that names it refuses it.
+    const parked = await postForm(sentinel, AUTHORIZE_PATH, form, { headers });
+    expect(parked.status).toBe(303);
+    const [path, query] = String(parked.headers.location).split('?') as [string, string];
+    const byHandle = await call(sentinel, { path, query, headers });
+    expect(byHandle.status).toBe(401);
+    expect(byHandle.body).toContain('<html lang="fr">');
+    // Posted with a session cookie (the same site): answered directly.
+    const direct = await postForm(sentinel, AUTHORIZE_PATH, form, { headers: { ...headers, cookie: 'sentinel_session=x' } });
+    expect(direct.status).toBe(401);
+    expect(direct.body).toContain('<html lang="fr">');
+    const logout = await postForm(sentinel, `${ACCOUNT_PATH}/end_session`, 'id_token_hint=not-a-token&ui_locales=ja', { headers });
+    expect(logout.status).toBe(400);
+    expect(logout.body).toContain('<html lang="ja">');
+    // A repeated ui_locales is no choice: the browser's language.
+    const repeated = await postForm(sentinel, AUTHORIZE_PATH, `${form}&ui_locales=ja`, {
+      headers: { ...headers, cookie: 'sentinel_session=x' },
+    });
+    expect(repeated.body).toContain('<html lang="de">');
+    // Refused while it is parked: the 429 of an address over its bound.
+    const bounded = makeSentinel({ store: new MemoryStore(), interactionsPerAddress: 1 });
+    expect((await postForm(bounded, AUTHORIZE_PATH, form, { headers })).status).toBe(303);
+    const over = await postForm(bounded, AUTHORIZE_PATH, form, { headers });
+    expect(over.status).toBe(429);
+    expect(over.body).toContain('<html lang="fr">');
   });
 
   it('the signed-out page follows Accept-Language', async () => {

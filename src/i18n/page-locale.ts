@@ -5,6 +5,7 @@
  */
 import type { SentinelContext } from '../http/context.js';
 import { headerValue, type SentinelRequest } from '../http/messages.js';
+import type { ParamMap } from '../http/params.js';
 import { catalogueSet } from './catalogues.js';
 import { en } from './en.js';
 import type { MessageKey, Messages } from './messages.js';
@@ -49,6 +50,21 @@ const signInLocales = new WeakMap<SentinelRequest, readonly string[]>();
  */
 export function noteSignInLocales(request: SentinelRequest, uiLocales: readonly string[] | undefined): void {
   if (uiLocales !== undefined && uiLocales.length > 0) signInLocales.set(request, uiLocales);
+}
+
+/**
+ * Notes the `ui_locales` among a request's parameters (OpenID Connect Core §3.1.2.1) for the pages answered to it,
+ * error pages included, when they are not in its query: an authorization or logout request posted as a form, or the
+ * parked post a GET names by its handle. Without it their refusals would be in the browser's `Accept-Language`,
+ * where the same request sent as a GET is answered in the language the app asked for. A repeated `ui_locales` notes
+ * nothing (RFC 6749 §3.1: the request is refused).
+ *
+ * @example
+ * noteRequestedLocales(request, params);
+ */
+export function noteRequestedLocales(request: SentinelRequest, params: ParamMap): void {
+  const values = params.get('ui_locales');
+  if (values?.length === 1) noteSignInLocales(request, splitUiLocales(values[0]));
 }
 
 /**

@@ -23,6 +23,7 @@ import { clientIP } from '../../http/client-ip.js';
 import { isOAuthError } from '../../errors.js';
 import { AuthorizationError } from '../request/authorization-error.js';
 import { takeInteractionSlot } from '../state/interaction-bound.js';
+import { noteRequestedLocales } from '../../i18n/page-locale.js';
 import type { AuthorizationRequest } from '../request/validate-request.js';
 
 /** Thrown through issueCode when a silent sign-in's session ended while the request used it: its code goes unsent. */
@@ -60,13 +61,16 @@ export async function handleAuthorize(context: SentinelContext, request: Sentine
     // GET carries only their handle (posted-request.ts): login_hint, id_token_hint and claims, posted to keep them
     // out of URLs, stay out of the browser's history and the logs. The GET validates them. A POST that carries the
     // cookie (same site) is answered directly.
-    const query = new URLSearchParams(authorizationQuery(await readAuthorizationParams(context, request)));
+    const params = await readAuthorizationParams(context, request);
+    // Refused while it is parked (a 429 of the per-address bound), it is told in its ui_locales too.
+    noteRequestedLocales(request, params);
+    const query = new URLSearchParams(authorizationQuery(params));
     const handle = await parkPostedRequest(context, request, 'authorize', accountId, query);
     return redirect(303, `${request.mountPath ?? ''}${routePath(context.config, 'authorize', { accountId })}?${handle}`);
   }
   const resolved = resolvePostedRequest(context, request, 'authorize', accountId);
   const effective = resolved === request ? request : await resolved;
-  const authorization = await validateAuthorizationRequest(context, effective, accountId);
+  const authorization = await validateAuthorizationRequest(context, effective, accountId, { shownTo: request });
   const sessionId = readSessionCookie(context, request);
   const session = sessionId === null ? null : await redirectOnFailure(authorization, readSession(context, sessionId, accountId));
   // A session that meets the request still does not answer a client nobody installed (a metadata document's).

@@ -48,6 +48,7 @@ import { carriesSession } from '../../sessions/carry-over.js';
 import { parseSid, sessionSid, userPart } from '../../sessions/session-index.js';
 import { endDeviceSession, endLapsedSession, finishDeviceSessionEnding } from '../../sessions/end-sessions.js';
 import { routePath } from '../../http/route-paths.js';
+import { noteRequestedLocales } from '../../i18n/page-locale.js';
 
 /** Where to go after signing out, once validated. */
 interface LogoutTarget {
@@ -345,6 +346,8 @@ export async function handleEndSession(context: SentinelContext, request: Sentin
   context.observation?.noteAccount(accountId);
   const effective = await resolvePostedRequest(context, request, 'end-session', accountId);
   const params = await readParams(context, effective);
+  // Its refusals are shown in the language it asks for, posted or parked as much as in a GET's query.
+  noteRequestedLocales(request, params);
   if (request.method === 'POST' && params.has('confirmation')) return confirm(context, request, accountId, params);
   const read = await readHint(context, params, accountId);
   const { hint } = read;

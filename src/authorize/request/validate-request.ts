@@ -22,6 +22,7 @@ import { readOIDCParams, type OIDCAuthorizationParams } from './oidc-params.js';
 import { readDPoPJkt } from '../../dpop/authorize-binding.js';
 import { involvesPushedRequest, resolvePushedRequest } from '../../par/resolve.js';
 import { isThenable } from '../../lib/thenable.js';
+import { noteRequestedLocales } from '../../i18n/page-locale.js';
 import { readResources, resourceProblem } from '../../token/resource-indicators.js';
 import { claimsWithinAppScope } from '../../token/requested-claims.js';
 
@@ -170,7 +171,8 @@ function checkResources(context: SentinelContext, app: App, params: ParamMap, ta
 }
 
 /**
- * Validates an authorization request: the query of `GET …/authorize`, or the form (and query) of a POST.
+ * Validates an authorization request: the query of `GET …/authorize`, or the form (and query) of a POST. `shownTo` is
+ * the request the edge renders this one's refusals for, when `request` is a copy of it (a parked post's parameters).
  *
  * @example
  * const authorization = await validateAuthorizationRequest(context, request, accountId);
@@ -180,11 +182,14 @@ export async function validateAuthorizationRequest(
   context: SentinelContext,
   request: SentinelRequest,
   accountId: string,
-  options: { pushed?: boolean } = {},
+  options: { pushed?: boolean; shownTo?: SentinelRequest } = {},
 ): Promise<AuthorizationRequest> {
   // The query of a GET, or a POST's form with its query (request-params.ts); an oversized one is refused first.
   const read = readAuthorizationParams(context, request);
   const query = read instanceof Map ? read : await read;
+  // The error pages of the request (an unknown client, a redirect URI not registered) speak its ui_locales, posted too.
+  const shownTo = options.shownTo ?? request;
+  noteRequestedLocales(shownTo, query);
   const app = await findClient(context, accountId, query);
   // PAR (RFC 9126 §4): the pushed parameters replace the URL's; failures go to the app when its redirect URI is known.
   const params =
@@ -201,6 +206,7 @@ export async function validateAuthorizationRequest(
             state: singleState(query),
           });
         });
+  if (params !== query) noteRequestedLocales(shownTo, params);
   const { redirectUri, inRequest } = chooseRedirectURI(app, params);
   const target: RedirectTarget = { accountId, clientId: app.clientId, redirectUri, iss: context.accountIssuer(accountId) };
   // `state` first, so every later error carries it; a repeated state cannot be echoed, so the error goes without one.
