@@ -23,6 +23,7 @@ import {
   stepCookie,
 } from './helpers/direct-flow.js';
 import { makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
+import { signInWithSession } from './helpers/logout-flow.js';
 
 const EXPECTED = ['en', 'es', 'pt-BR', 'fr', 'de', 'ja', 'ar'];
 
@@ -277,6 +278,29 @@ describe('page language', () => {
     const over = await postForm(bounded, AUTHORIZE_PATH, form, { headers });
     expect(over.status).toBe(429);
     expect(over.body).toContain('<html lang="fr">');
+  });
+
+  it('the refusals of a sign-out confirmation speak the language its page was shown in', async () => {
+    const sentinel = makeSentinel({ store: new MemoryStore() });
+    const { cookie } = await signInWithSession(sentinel);
+    const browser = { cookie: `sentinel_session=${cookie}`, 'accept-language': 'de' };
+    const page = await call(sentinel, { path: `${ACCOUNT_PATH}/end_session`, query: 'ui_locales=ja', headers: browser });
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('<html lang="ja">');
+    const action = /<form method="post" action="([^"]+)"/.exec(page.body ?? '')?.[1]?.replaceAll('&amp;', '&') as string;
+    const [path, query] = action.split('?') as [string, string | undefined];
+    const confirmation = /name="confirmation" value="([^"]+)"/.exec(page.body ?? '')?.[1] as string;
+    const post = (site: string) =>
+      postForm(sentinel, path, new URLSearchParams({ confirmation, csrf_token: 'stale' }).toString(), {
+        query,
+        headers: { ...browser, 'sec-fetch-site': site },
+      });
+    const stale = await post('same-origin');
+    expect(stale.status).toBe(403);
+    expect(stale.body).toContain('<html lang="ja">');
+    const crossSite = await post('cross-site');
+    expect(crossSite.status).toBe(403);
+    expect(crossSite.body).toContain('<html lang="ja">');
   });
 
   it('the signed-out page follows Accept-Language', async () => {

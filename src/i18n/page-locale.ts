@@ -19,8 +19,14 @@ import { chooseLocale, parseAcceptLanguage, type PageLocale } from './negotiate.
  */
 const LANGUAGE_TAG = /^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$/;
 
-/** `ui_locales` is a space-separated list of language tags (OpenID Connect Core §3.1.2.1); anything else is dropped. */
-function splitUiLocales(value: string | readonly string[] | undefined): string[] {
+/**
+ * The language tags of a `ui_locales` value, a space-separated list (OpenID Connect Core §3.1.2.1): at most 20 tags of
+ * at most 35 characters; anything else is dropped.
+ *
+ * @example
+ * splitUiLocales('fr-CA "><x> de') // ['fr-CA', 'de']
+ */
+export function splitUiLocales(value: string | readonly string[] | undefined): string[] {
   if (value === undefined) return [];
   const list = typeof value === 'string' ? value.split(' ') : [...value];
   return list.filter((tag) => tag.length <= 35 && LANGUAGE_TAG.test(tag)).slice(0, 20);

@@ -48,7 +48,7 @@ import { carriesSession } from '../../sessions/carry-over.js';
 import { parseSid, sessionSid, userPart } from '../../sessions/session-index.js';
 import { endDeviceSession, endLapsedSession, finishDeviceSessionEnding } from '../../sessions/end-sessions.js';
 import { routePath } from '../../http/route-paths.js';
-import { noteRequestedLocales } from '../../i18n/page-locale.js';
+import { noteRequestedLocales, splitUiLocales, withUiLocales } from '../../i18n/page-locale.js';
 
 /** Where to go after signing out, once validated. */
 interface LogoutTarget {
@@ -390,7 +390,8 @@ export async function handleEndSession(context: SentinelContext, request: Sentin
   return endSessionConfirmationResponse(
     context,
     {
-      action: endSessionAction(context, request, accountId),
+      // The post keeps the page's language: its refusals (an out-of-date form, another site) are shown in it.
+      action: withUiLocales(endSessionAction(context, request, accountId), splitUiLocales(target.uiLocales)),
       confirmationId,
       csrfToken: record.csrfToken,
       appName: target.app === null ? undefined : (target.app.name ?? target.app.clientId),
