@@ -1,17 +1,20 @@
 /**
  * The single-use guarantees of the token side over a shared RedisStore (the multi-instance deployment): two
- * sentinels on one Redis, requests split between them; and concurrent revocations (RFC 7009) of one grant's access
- * tokens, which all write that one grant record. Skipped without a reachable Redis unless SENTINEL_REQUIRE_REDIS=1.
+ * sentinels on one Redis, requests split between them; concurrent revocations (RFC 7009) of one grant's access
+ * tokens, which all write that one grant record; and DPoP nonces (RFC 9449 §8) handed out by one instance and
+ * presented to another while a key rollout has them sign with different keys. Skipped without a reachable Redis
+ * unless SENTINEL_REQUIRE_REDIS=1.
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSentinel, type Sentinel } from '../src/index.js';
+import { createSentinel, generatePrivateJWK, type Sentinel } from '../src/index.js';
 import { RedisStore } from '../src/stores/redis.js';
 import { baseOptions } from './helpers/fixtures.js';
 import { HOSTS, type MountedHost } from './helpers/hosts.js';
 import { REDIS_URL, requireAvailable, sharedRedis } from './helpers/redis.js';
-import { CLIENT, codeFor, exchange, isAccepted, postForm, refresh, REVOKE_PATH } from './helpers/oauth.js';
+import { clientKey, dpopProof } from './helpers/key-bound.js';
+import { CLIENT, codeFor, exchange, isAccepted, postForm, refresh, REVOKE_PATH, TOKEN_PATH } from './helpers/oauth.js';
 
 const redis = await sharedRedis('oauth-redis');
 const skip = redis.skip;
@@ -84,5 +87,52 @@ describe.skipIf(skip)('token side on a shared RedisStore (two instances)', () =>
     expect(responses.map((response) => response.status)).toEqual(tokens.map(() => 200));
     expect(errors).toEqual([]);
     for (const token of tokens) expect(await isAccepted(sentinels[0]!, token)).toBe(false);
+  });
+});
+
+describe.skipIf(skip)('DPoP nonces on two instances in the middle of a key rollout', () => {
+  const prefix = `sentinel-oauth-test:${randomBytes(8).toString('hex')}:`;
+  const TOKEN_HTU = `http://localhost${TOKEN_PATH}`;
+  let client: Redis;
+  let hosts: MountedHost[] = [];
+
+  beforeAll(async () => {
+    requireAvailable(redis);
+    client = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+    const store = new RedisStore(client, { prefix });
+    const [old, rolledOut, foreign] = [generatePrivateJWK('ES256'), generatePrivateJWK('ES256'), generatePrivateJWK('ES256')];
+    // docs/guides/deploying-instances-and-store.md: `[old, new]` everywhere, then `[new, old]` one instance at a time;
+    // meanwhile the instances sign with different keys of one set. The third is another service on the same store.
+    const keySets = [[old, rolledOut], [rolledOut, old], [foreign]];
+    const sentinels = keySets.map((keys) => createSentinel(baseOptions({ store, keys, dpop: { nonce: true } })));
+    hosts = await Promise.all(sentinels.map((sentinel) => HOSTS[0]!.mount(sentinel)));
+  });
+
+  afterAll(async () => {
+    await Promise.all(hosts.map((host) => host.close()));
+    const keys = await client.keys(`${prefix}*`);
+    for (const key of keys) await client.del(key);
+    client.disconnect();
+  });
+
+  async function clientCredentials(host: MountedHost, proof: string) {
+    return postForm(host.server, TOKEN_PATH, { grant_type: 'client_credentials', ...CLIENT }).set('DPoP', proof);
+  }
+
+  it("each instance accepts the nonces the other hands out, and another service's instance refuses them", async () => {
+    const key = await clientKey();
+    for (const [from, to] of [
+      [0, 1],
+      [1, 0],
+    ] as const) {
+      const asked = await clientCredentials(hosts[from]!, await dpopProof(key, { htm: 'POST', htu: TOKEN_HTU }));
+      expect(asked.body.error).toBe('use_dpop_nonce');
+      const nonce = asked.headers['dpop-nonce'] as string;
+      const elsewhere = await clientCredentials(hosts[to]!, await dpopProof(key, { htm: 'POST', htu: TOKEN_HTU, nonce }));
+      expect(elsewhere.status, JSON.stringify(elsewhere.body)).toBe(200);
+      expect(elsewhere.body.token_type).toBe('DPoP');
+      const foreign = await clientCredentials(hosts[2]!, await dpopProof(key, { htm: 'POST', htu: TOKEN_HTU, nonce }));
+      expect(foreign.body.error).toBe('use_dpop_nonce');
+    }
   });
 });
