@@ -89,15 +89,32 @@ describe('POST to the authorization endpoint, through sentinel.handle()', () => 
     expect(other.headers.location).toBeUndefined();
   });
 
-  it('with the session cookie: the code, as the GET would give it', async () => {
+  it('with the session cookie: the code, as the GET would give it, in a 303 that no user agent posts on with', async () => {
     const sentinel = makeSentinel();
     const { sessionCookie } = await signIn(sentinel);
     const response = await post(sentinel, authorizeQuery({ state: 'posted' }).toString(), { cookie: `sentinel_session=${sessionCookie}` });
-    expect(response.status).toBe(302);
+    // RFC 9110 §15.4.3 lets a user agent keep the method of a 302, and so post the form on to the app (RFC 9700 §4.12).
+    expect(response.status).toBe(303);
     const back = location(response);
     expect(`${back.origin}${back.pathname}`).toBe(REDIRECT_URI);
     expect(back.searchParams.get('code')).toBeTruthy();
     expect(back.searchParams.get('state')).toBe('posted');
+  });
+
+  it('with the session cookie: the login page and the errors for the app in a 303 too, a GET in a 302', async () => {
+    const sentinel = makeSentinel();
+    const { sessionCookie } = await signIn(sentinel);
+    const cookie = `sentinel_session=${sessionCookie}`;
+    const login = await post(sentinel, authorizeQuery({ prompt: 'login' }).toString(), { cookie });
+    expect(login.status).toBe(303);
+    expect(location(login).pathname).toBe(AUTHORIZE_PATH.replace(/authorize$/, 'login'));
+    const refused = await post(sentinel, authorizeQuery({ response_type: 'token' }).toString(), { cookie });
+    expect(refused.status).toBe(303);
+    expect(location(refused).searchParams.get('error')).toBe('unsupported_response_type');
+    // The GET keeps the 302 of RFC 6749 §4.1.2.
+    const viaGet = await call(sentinel, { path: AUTHORIZE_PATH, query: authorizeQuery({ response_type: 'token' }), headers: { cookie } });
+    expect(viaGet.status).toBe(302);
+    expect(location(viaGet).searchParams.get('error')).toBe('unsupported_response_type');
   });
 
   it('a parameter in both the query and the body is given twice: invalid_request, as in one place', async () => {
@@ -105,7 +122,7 @@ describe('POST to the authorization endpoint, through sentinel.handle()', () => 
     const { sessionCookie } = await signIn(sentinel);
     const cookie = `sentinel_session=${sessionCookie}`;
     const twice = await post(sentinel, authorizeQuery({ scope: 'openid' }).toString(), { query: 'scope=openid', cookie });
-    expect(twice.status).toBe(302);
+    expect(twice.status).toBe(303);
     expect(location(twice).searchParams.get('error')).toBe('invalid_request');
     expect(location(twice).searchParams.get('error_description')).toContain('scope is given more than once');
     expect(location(twice).searchParams.get('code')).toBeNull();
@@ -155,7 +172,7 @@ describe.each(HOSTS)('POST to the authorization endpoint on $name', (host) => {
       .post(authorize)
       .set('content-type', FORM)
       .send(authorizeQuery({ state: 'posted' }).toString());
-    expect(answered.status).toBe(302);
+    expect(answered.status).toBe(303);
     const back = new URL(answered.headers.location as string);
     expect(back.searchParams.get('code')).toBeTruthy();
     expect(back.searchParams.get('state')).toBe('posted');

@@ -21,7 +21,7 @@ import { routePath } from '../../http/route-paths.js';
 import { parkPostedRequest, resolvePostedRequest } from '../state/posted-request.js';
 import { clientIP } from '../../http/client-ip.js';
 import { isOAuthError } from '../../errors.js';
-import { AuthorizationError } from '../request/authorization-error.js';
+import { AuthorizationError, redirectStatus } from '../request/authorization-error.js';
 import { takeInteractionSlot } from '../state/interaction-bound.js';
 import { noteRequestedLocales } from '../../i18n/page-locale.js';
 import type { AuthorizationRequest } from '../request/validate-request.js';
@@ -68,6 +68,10 @@ export async function handleAuthorize(context: SentinelContext, request: Sentine
     const handle = await parkPostedRequest(context, request, 'authorize', accountId, query);
     return redirect(303, `${request.mountPath ?? ''}${routePath(context.config, 'authorize', { accountId })}?${handle}`);
   }
+  // A POST answered here (it carried the cookie) is answered with 303, never 302: RFC 9110 §15.4.3 lets a user agent
+  // keep the method of a 302, and so post the form again, hints and any client credentials posted with it included,
+  // to the app's redirect URI or the login page (RFC 9700 §4.12: 303 is the status that drops the body).
+  const status = redirectStatus(request);
   const resolved = resolvePostedRequest(context, request, 'authorize', accountId);
   const effective = resolved === request ? request : await resolved;
   const authorization = await validateAuthorizationRequest(context, effective, accountId, { shownTo: request });
@@ -100,7 +104,7 @@ export async function handleAuthorize(context: SentinelContext, request: Sentine
         },
       ).catch((error: unknown) => (error === SESSION_ENDED ? null : Promise.reject(error))),
     );
-    if (location !== null) return redirect(302, location);
+    if (location !== null) return redirect(status, location);
     // The session ended (a logout) while this request used it: no code is delivered, and the request goes on as one
     // without a session.
     refuseSilentSignIn(authorization, 'the session ended while this request used it');
@@ -115,5 +119,5 @@ export async function handleAuthorize(context: SentinelContext, request: Sentine
     authorization,
     createInteraction(context, authorization, request.mountPath, undefined, undefined, browserSession, admit),
   );
-  return redirect(302, loginPageURL(context, request.mountPath, accountId, interactionId));
+  return redirect(status, loginPageURL(context, request.mountPath, accountId, interactionId));
 }

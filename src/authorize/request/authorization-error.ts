@@ -58,8 +58,20 @@ function hostOf(uri: string): string {
 }
 
 /**
- * The route `renderError` of the authorization endpoint: a 302 to the app for errors with a target, the error
- * page otherwise.
+ * The status of a redirect answering `request` at the authorization endpoint: 302 for a GET, as RFC 6749 §4.1.2
+ * shows it, and 303 for a POST (a same-site form that carried the session cookie). A user agent may keep the method
+ * of a 302 (RFC 9110 §15.4.3) and post the form again to wherever it leads; only a 303 makes it a GET
+ * (RFC 9700 §4.12).
+ *
+ * @example redirect(redirectStatus(request), location)
+ */
+export function redirectStatus(request: SentinelRequest | undefined): 302 | 303 {
+  return request?.method === 'POST' ? 303 : 302;
+}
+
+/**
+ * The route `renderError` of the authorization endpoint: a redirect to the app for errors with a target (302, or 303
+ * answering a POST), the error page otherwise.
  *
  * A client named by its metadata document is the exception: anyone can publish one whose redirect URIs go anywhere,
  * so a redirect straight from this endpoint (which the browser reaches from a link, before the user has seen any
@@ -87,5 +99,5 @@ export function renderAuthorizationError(
     const returnTo = { href: location, host: hostOf(target.redirectUri) };
     return errorPageResponse(context, request, shown, { host: hostOf(target.clientId), returnTo });
   }
-  return redirect(302, location);
+  return redirect(redirectStatus(request), location);
 }
