@@ -70,27 +70,33 @@ export function staleSignInReason(
 }
 
 /**
- * Why a live session must not answer the request by itself although it meets it, or `null`: the client is named by
- * its metadata document (`clientIdMetadataDocuments`). Such a client was installed by no administrator of the
- * account, so the installation that stands for consent (see {@link refuseSilentSignIn}) is missing: anyone can
- * publish a document naming their own redirect URI, and a signed-in user following a link to it would otherwise hand
- * a code to that URI without seeing a page. The user signs in on the login page, which names the agent and its host;
- * `prompt=none` gets `consent_required` (OpenID Connect Core §3.1.2.6).
+ * Why a live session must not answer the request by itself although it meets it, or `null`: nobody can tell the
+ * client is who it says it is, so the user signs in to it on the login page, which names it; `prompt=none` gets
+ * `consent_required` (OpenID Connect Core §3.1.2.6).
+ *
+ * - A client named by its metadata document (`clientIdMetadataDocuments`): installed by no administrator of the
+ *   account, so the installation that stands for consent (see {@link refuseSilentSignIn}) is missing, and anyone can
+ *   publish a document naming their own redirect URI; a signed-in user following a link to it would otherwise hand a
+ *   code to that URI without seeing a page.
+ * - A native app (a public client redirecting to a loopback port or a private-use scheme): any program on the
+ *   device can listen on a loopback port (any port matches, RFC 8252 §7.3) or claim the scheme, and ask in the app's
+ *   name with a PKCE challenge of its own. RFC 8252 §8.6: such a request is not processed without the user.
  *
  * @example
  * const reason = reauthenticationReason(authorization, session, now) ?? unconsentedClientReason(context, authorization);
  * @throws AuthorizationError consent_required under `prompt=none`.
  */
 export function unconsentedClientReason(context: Pick<SentinelContext, 'config'>, authorization: AuthorizationRequest): string | null {
-  if (!namesMetadataDocument(context.config, authorization.clientId)) return null;
+  const reason = namesMetadataDocument(context.config, authorization.clientId)
+    ? 'a client named by its metadata document is answered only once the user signs in to it'
+    : authorization.nativeClient === true
+      ? 'the identity of a native app cannot be assured, so it is answered only once the user signs in to it'
+      : null;
+  if (reason === null) return null;
   if (authorization.prompt?.includes('none') === true) {
-    throw new AuthorizationError(
-      'consent_required',
-      'prompt=none, but a client named by its metadata document is answered only once the user signs in to it',
-      authorization,
-    );
+    throw new AuthorizationError('consent_required', `prompt=none, but ${reason}`, authorization);
   }
-  return 'a client named by its metadata document is answered only once the user signs in to it';
+  return reason;
 }
 
 /**

@@ -45,6 +45,11 @@ export interface AuthorizationRequest extends RedirectTarget, OIDCAuthorizationP
   resources?: string[] | undefined;
   /** The app's profile (FAPI 2.0), for what the code of this request may be: at most 60 s of life. */
   profile?: 'fapi2' | undefined;
+  /**
+   * A public client redirecting to no https URI (a loopback port, a private-use scheme): a native app, whose identity
+   * nothing assures, so a session alone does not answer it (RFC 8252 §8.6, prompt.ts `unconsentedClientReason`).
+   */
+  nativeClient?: true | undefined;
 }
 
 /** RFC 7636 §4.2: BASE64URL(SHA-256(verifier)) is 43 characters without padding. */
@@ -161,6 +166,17 @@ function checkPKCE(context: SentinelContext, app: App, params: ParamMap, target:
   return challenge;
 }
 
+/**
+ * Whether a public client's redirect URI makes it a native app whose identity nothing assures (RFC 8252 §8.6): no
+ * https URI (an http one is on a loopback host, where any program may listen; a private-use scheme, which any app may
+ * claim), and not on the service's own origin, which only the service holds (the console's callback on an http
+ * issuer in development).
+ */
+function isNativeRedirect(context: SentinelContext, redirectUri: string): boolean {
+  if (redirectUri.startsWith('https://')) return false;
+  return !redirectUri.startsWith(`${new URL(context.config.issuer).origin}/`);
+}
+
 /** RFC 8707 §2: the `resource` values, each one the app may ask for; `invalid_target` goes back to the app. */
 function checkResources(context: SentinelContext, app: App, params: ParamMap, target: RedirectTarget): string[] {
   const resources = readResources(params);
@@ -260,5 +276,6 @@ export async function validateAuthorizationRequest(
   if (dpopJkt !== undefined) authorization.dpopJkt = dpopJkt;
   if (isFapi2(app)) authorization.profile = 'fapi2';
   if (resources.length > 0) authorization.resources = resources;
+  if (app.tokenEndpointAuthMethod === 'none' && isNativeRedirect(context, redirectUri)) authorization.nativeClient = true;
   return authorization;
 }
