@@ -201,6 +201,26 @@ describe('console: guards in front of every change', () => {
     expect(await contextOf(sentinel).apps.findApp(ACCOUNT, CLIENT_ID)).not.toBeNull();
   });
 
+  it('answers a form that does not arrive within bodyTimeout with 408 and Connection: close, as the service does', async () => {
+    const errors: unknown[] = [];
+    const sentinel = makeSentinel({ bodyTimeout: 0.05, onError: (error) => errors.push(error) });
+    const operatorConsole = createConsole(sentinel, { authorize: () => 'admin' });
+    const cookie = await operatorCookie(sentinel, ACCOUNT, 'u-op', 600);
+    // A lazy body that never comes, as an adapter hands over a body trickled one byte at a time.
+    const stalled = () => new Promise<string>(() => undefined);
+    for (const path of [`/console/${ACCOUNT}/apps/${CLIENT_ID}/delete`, '/console/sign-out']) {
+      const answer = await Promise.race([
+        operatorConsole.handle({ ...consoleRequest('POST', path, { cookie, form: {} }), body: stalled }),
+        new Promise<'held'>((resolve) => setTimeout(() => resolve('held'), 2000)),
+      ]);
+      expect(answer, path).not.toBe('held');
+      expect(answer === 'held' ? undefined : answer?.status, path).toBe(408);
+      expect(answer === 'held' ? undefined : answer?.headers.connection, path).toBe('close');
+    }
+    expect(errors).toEqual([]);
+    expect(await contextOf(sentinel).apps.findApp(ACCOUNT, CLIENT_ID)).not.toBeNull();
+  });
+
   it('refuses a method other than GET and POST with 405, signed in or not, before any refusal is audited', async () => {
     const sentinel = makeSentinel();
     const events: SentinelEvent[] = [];

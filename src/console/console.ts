@@ -9,17 +9,15 @@ import { ConfigurationError } from '../errors.js';
 import { clientIP } from '../http/client-ip.js';
 import { contextOf } from '../http/context.js';
 import { type ConsoleDeps, scopedContext } from './deps.js';
-import { readForm } from '../http/form-body.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { headerValue, redirect } from '../http/messages.js';
 import { isMountPath, mountPathRefusal } from '../http/mount-path.js';
-import type { ParamMap } from '../http/params.js';
-import { digestsEqual } from '../lib/random-secrets.js';
 import { catchRejection } from '../lib/thenable.js';
 import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
 import { tapEvents } from '../events/event-taps.js';
 import { escapeHTML } from '../authorize/pages/escape-html.js';
 import { appsAction, appsPage, appPage } from './apps-page.js';
+import { checkedForm } from './checked-form.js';
 import { auditPage } from './audit-page.js';
 import { MemoryEventLog } from '../events/event-log.js';
 import { ExchangeFailure } from './exchange-failure.js';
@@ -198,23 +196,6 @@ export function createConsole(service: ConsoleService, options: ConsoleOptions):
     });
   }
   return { config, handle };
-}
-
-/**
- * Reads a POSTed form and checks its CSRF token against the session's (constant time). `read` sees the form first,
- * so a refusal of a forged one can still name the target it carries.
- */
-async function checkedForm(
-  deps: ConsoleDeps,
-  call: ConsoleCall,
-  session: { csrf: string },
-  read?: (form: ParamMap) => void,
-): Promise<ParamMap> {
-  const form = await readForm(call.request, deps.service.config.bodyLimit);
-  read?.(form);
-  const presented = form.get('csrf')?.[0];
-  if (presented === undefined || !digestsEqual(presented, session.csrf)) throw new ConsoleRefusal('csrf');
-  return form;
 }
 
 async function route(
