@@ -358,6 +358,43 @@ describe('console: a session ends after idleTtl without a request, and at sessio
     await expectSignedOut(h, operator);
   });
 
+  it('still offers to end the service session when Sign out comes after the idle timeout ended the console session', async () => {
+    const h = harness({ sessionTtl: 28_800, idleTtl: undefined });
+    const session = await accountSession(h);
+    const operator = await consoleSignIn(h, session);
+    // The Sign out form as the operator's last page shows it.
+    const apps = await page(h, operator.cookie);
+    const signOut = /<form method="post" action="([^"]+)"><input type="hidden" name="csrf"/.exec(String(apps.body))?.[1] as string;
+    expect(signOut).toMatch(/^\/console\/sign-out/);
+    clock = movableClock();
+    // 31 minutes away: the console session is over, the device session (idle 60 minutes) is not.
+    await minutes(31);
+    const action = new URL(signOut.replaceAll('&amp;', '&'), 'http://localhost');
+    const out = await h.consoleCall({
+      method: 'POST',
+      path: action.pathname,
+      query: action.searchParams,
+      headers: { cookie: operator.cookie, 'content-type': FORM },
+      body: new URLSearchParams({ csrf: operator.csrf }).toString(),
+    });
+    expect(out.status).toBe(200);
+    expect(String(out.body)).toContain('will not ask for your password');
+    const logout = /<form method="post" action="([^"]+)">/.exec(String(out.body))?.[1];
+    expect(logout).toBe(`http://localhost${ACCOUNT_PATH}/logout`);
+    const ended = await postForm(h.sentinel, new URL(logout as string).pathname, '', { headers: { cookie: session, ...SAME_ORIGIN } });
+    expect(ended.status).toBeLessThan(400);
+    expect((await call(h.sentinel, { path: PAGE, headers: { cookie: session } })).status).toBe(303);
+  });
+
+  it('offers no service sign-out for an address that is no account id', async () => {
+    const h = harness();
+    for (const account of ['..', 'a/b', '']) {
+      const out = await h.consoleCall({ method: 'POST', path: '/console/sign-out', query: new URLSearchParams({ account }) });
+      expect(out.status).toBe(200);
+      expect(String(out.body)).not.toContain('<form method="post"');
+    }
+  });
+
   it('ends at sessionTtl after its sign-in, however often it is used', async () => {
     const h = harness({ sessionTtl: 3600, idleTtl: 1800 });
     const operator = await consoleSignIn(h, await accountSession(h));

@@ -12,6 +12,7 @@ import { type ConsoleDeps, scopedContext } from './deps.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { headerValue, redirect } from '../http/messages.js';
 import { isMountPath, mountPathRefusal } from '../http/mount-path.js';
+import { isAccountId } from '../lib/account-id.js';
 import { catchRejection } from '../lib/thenable.js';
 import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
 import { tapEvents } from '../events/event-taps.js';
@@ -230,7 +231,10 @@ async function route(
       await checkedForm(deps, call, stored);
       await endOperatorSession(deps.context.store, request);
     }
-    return signedOutPage(deps, call, location, stored?.accountId);
+    // A session its idle timeout ended leaves the device session it came from: the form names its account, so the
+    // page still offers to end that session (a link to the account's logout, nothing else is read from it).
+    const named = request.query.get('account') ?? '';
+    return signedOutPage(deps, call, location, stored?.accountId ?? (isAccountId(named) ? named : undefined));
   }
   const [rawAccount = '', ...parts] = rest.split('/');
   let accountId: string;

@@ -104,7 +104,7 @@ function navigation(call: ConsoleCall, current: Section | undefined): string {
   const role = text(call, operator.role === 'admin' ? 'roleAdmin' : 'roleViewer');
   const who = textHTML(call, 'signedInAs', { user: operator.userId, role, account: operator.accountId });
   return `<nav aria-label="${escapeHTML(text(call, 'consoleTitle'))}"><ul>${items}</ul></nav>
-<div class="who"><span>${who}</span><form method="post" action="${escapeHTML(`${call.base}/sign-out`)}">${csrfField(call)}<button type="submit" class="secondary">${escapeHTML(text(call, 'signOut'))}</button></form></div>
+<div class="who"><span>${who}</span><form method="post" action="${escapeHTML(`${call.base}/sign-out?account=${encodeURIComponent(operator.accountId)}`)}">${csrfField(call)}<button type="submit" class="secondary">${escapeHTML(text(call, 'signOut'))}</button></form></div>
 ${operator.role === 'viewer' ? `<p class="notice">${escapeHTML(text(call, 'viewerNotice'))}</p>` : ''}`;
 }
 

@@ -15,8 +15,9 @@ import { type ConsoleCall, consolePage, paragraph, text } from './page.js';
 import type { ConsoleLocation } from './sign-in.js';
 
 /**
- * The signed-out page, with the console cookie removed. `accountId`: the account of the session just ended, whose
- * device session the page offers to end; `undefined` when the browser had no console session.
+ * The signed-out page, with the console cookie removed. `accountId`: the account of the session just ended, or the
+ * one the Sign out form names when the session had ended already (its idle timeout), whose device session the page
+ * offers to end; `undefined` when neither names one.
  *
  * @example return signedOutPage(deps, call, location, stored?.accountId);
  */
