@@ -317,6 +317,36 @@ describe('console: stored records', () => {
   });
 });
 
+describe('console: the sessions page takes every user id a sign-in takes', () => {
+  it("finds and ends the sessions of a user whose id is 256 characters, the sign-in's longest", async () => {
+    const sentinel = makeSentinel();
+    const operatorConsole = createConsole(sentinel, { authorize: () => 'admin' });
+    const cookie = await operatorCookie(sentinel, ACCOUNT, 'u-op', 600);
+    const user = `cn=${'x'.repeat(249)},o=a`;
+    expect(user).toHaveLength(256);
+    // A device session of that user (and a console session of theirs, unused here).
+    await operatorCookie(sentinel, ACCOUNT, user, 600);
+    const found = await operatorConsole.handle({
+      ...consoleRequest('GET', `/console/${ACCOUNT}/sessions`, { cookie }),
+      query: new URLSearchParams({ user }),
+    });
+    expect(found?.status).toBe(200);
+    expect(found?.body).toContain('maxlength="256"');
+    const csrf = /name="csrf" value="([^"]+)"/.exec(found?.body ?? '')?.[1] ?? '';
+    expect(found?.body).toContain('sessions/end-all');
+    const ended = await operatorConsole.handle(
+      consoleRequest('POST', `/console/${ACCOUNT}/sessions/end-all`, { cookie, form: { csrf, user } }),
+    );
+    expect(ended?.status).toBe(303);
+    expect(await sentinel.listSessions({ accountId: ACCOUNT, userId: user })).toEqual([]);
+    const tooLong = await operatorConsole.handle({
+      ...consoleRequest('GET', `/console/${ACCOUNT}/sessions`, { cookie }),
+      query: new URLSearchParams({ user: `${user}x` }),
+    });
+    expect(tooLong?.status).toBe(400);
+  });
+});
+
 describe('console: a failing onEvent after a change', () => {
   it('shows the rotated secret and the deletion, with onError told, because both are already saved', async () => {
     const errors: unknown[] = [];

@@ -12,7 +12,12 @@ import { accountPath, type ConsoleCall, consolePage, csrfField, pager, paragraph
 import { ConsoleRefusal } from './refusal.js';
 
 const PAGE_SIZE = 20;
-const MAX_USER_ID = 200;
+/**
+ * The longest user id the page takes: the longest a sign-in takes (`users.authenticate`, `completeLogin()`). A
+ * shorter bound left the users with longer ids (a directory's DN) out of reach: their sessions could not be listed
+ * or ended here.
+ */
+const MAX_USER_ID = 256;
 
 function userOf(value: string | null | undefined): string {
   const user = (value ?? '').trim();
