@@ -166,6 +166,36 @@ describe('console: options and paths', () => {
     expect(client?.redirectUris).toEqual(['http://localhost/console/callback']);
   });
 
+  it('starts a sign-in to an account whose id is 256 characters, the longest an account id may be', async () => {
+    const longAccount = `acct-${'9'.repeat(251)}`;
+    expect(longAccount).toHaveLength(256);
+    const sentinel = makeSentinel({
+      apps: [
+        {
+          accountId: longAccount,
+          clientId: 'app-of-a-long-account',
+          tokenEndpointAuthMethod: 'none',
+          redirectUris: ['https://app.example.com/cb'],
+        },
+      ],
+    });
+    const events: SentinelEvent[] = [];
+    tapEvents(sentinel.config, (seen) => events.push(seen));
+    const operatorConsole = createConsole(sentinel, { authorize: () => 'admin' });
+    const signIn = (account: string) =>
+      operatorConsole.handle({ ...consoleRequest('GET', '/console/sign-in'), query: new URLSearchParams({ account }) });
+    // A forged change aimed at it is in its audit, as for any account the registry knows.
+    const forged = consoleRequest('POST', `/console/${longAccount}/apps/app-of-a-long-account/delete`, { form: { csrf: 'x' } });
+    expect((await operatorConsole.handle(forged))?.status).toBe(403);
+    expect(events.at(-1)).toMatchObject({ type: 'console.denied', accountId: longAccount, reason: 'csrf' });
+    const started = await signIn(longAccount);
+    expect(started?.status).toBe(303);
+    expect(new URL(String(started?.headers.location)).pathname).toBe(`/sentinel/api/account/${longAccount}/authorize`);
+    expect((await operatorConsole.handle(consoleRequest('GET', '/console/')))?.body).toContain('maxlength="256"');
+    // What is no account id is refused as an unknown account, before the registry is asked.
+    for (const account of [`${longAccount}9`, '..', 'a/b']) expect((await signIn(account))?.status).toBe(404);
+  });
+
   it("shows the branding's logo: its origin is in the pages' img-src, as on the login page", async () => {
     const shown = async (logoUrl: string) => {
       const sentinel = makeSentinel({ branding: { productName: 'Acme ID', logoUrl } });

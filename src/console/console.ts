@@ -219,7 +219,8 @@ async function route(
   if (rest === 'sign-in' && method === 'GET') {
     const accountId = request.query.get('account')?.trim() ?? '';
     name({ action: 'sign-in', account: accountId });
-    if (accountId === '' || accountId.length > 200) throw new ConsoleRefusal('unknown_account', { target: accountId.slice(0, 200) });
+    // The service's own rule for an account id (up to 256 characters): what it refuses is no account anywhere.
+    if (!isAccountId(accountId)) throw new ConsoleRefusal('unknown_account', { target: accountId.slice(0, 200) });
     // The request's context: the registry event of a client registered or corrected carries its address and id.
     return startSignIn(service, scopedContext(deps, request), location, accountId, clientIP(service.config, request));
   }
@@ -359,7 +360,7 @@ function chooserPage(deps: ConsoleDeps, call: ConsoleCall): SentinelResponse {
   const content = `${paragraph(text(call, 'chooseAccountLead'), 'lead')}
 <form method="get" action="${escapeHTML(`${call.base}/sign-in`)}">
 <label for="account">${escapeHTML(text(call, 'accountLabel'))}</label>
-<input id="account" name="account" required maxlength="200" autocomplete="off">
+<input id="account" name="account" required maxlength="256" autocomplete="off">
 <div class="actions"><button type="submit" class="primary">${escapeHTML(text(call, 'continue'))}</button></div>
 </form>`;
   return consolePage(deps.service.config, call, { title: text(call, 'chooseAccountTitle'), content });

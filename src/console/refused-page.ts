@@ -8,6 +8,7 @@
  */
 import { escapeHTML } from '../authorize/pages/escape-html.js';
 import { isOAuthError } from '../errors.js';
+import { isAccountId } from '../lib/account-id.js';
 import { auditsAccount } from '../http/denied-accounts.js';
 import type { SentinelResponse } from '../http/messages.js';
 import { type ConsoleDeps, scopedContext } from './deps.js';
@@ -41,7 +42,7 @@ export function refusalOf(error: unknown): ConsoleRefusal | undefined {
 /** The account a refusal's event goes to, or `undefined` for none the AppStore knows. */
 async function auditedAccount(deps: ConsoleDeps, call: ConsoleCall, named: string | undefined): Promise<string | undefined> {
   if (call.operator !== undefined) return call.operator.accountId;
-  if (named === undefined || named === '' || named.length > 200) return undefined;
+  if (named === undefined || !isAccountId(named)) return undefined;
   return (await auditsAccount(deps.context, named, 'console')) ? named : undefined;
 }
 
