@@ -223,6 +223,9 @@ export async function appsAction(
     const auth = field(form, 'auth', 40);
     if (auth !== 'client_secret_basic' && auth !== 'none') throw new ConsoleRefusal('invalid_input', { detail: 'unknown client type' });
     const redirectUris = redirectUrisOf(form);
+    // Refused as every other change the registry cannot make: registerApp's ConfigurationError for it would read as
+    // the operator's invalid input, naming an option of the host's.
+    if (apps.saveApp === undefined) throw new ConsoleRefusal('unsupported');
     // Answered with the secret's page, not a redirect: a reload of it sends this form again (form-once.ts).
     return runOnce(deps.context.store, form, deps.sessionTtl, undefined, async () => {
       const result = await validated(() =>
