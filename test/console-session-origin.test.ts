@@ -4,7 +4,8 @@
  * another device ending every other session or disconnecting "Operator console", and the console's own "End all
  * sessions" for the operator, the device session's absolute end and another user's sign-in in the same browser each
  * leave the console sending its pages to sign in (303) and refusing its changes.
- * Another app disconnected, or the console's grant past the index's listing of it, leaves the console on.
+ * Another app disconnected, or the console's grant past the index's listing of it, leaves the console on. A new
+ * sign-in in the browser ends the console session it had.
  * A store that cannot say whether the origin stands fails the request closed (500, onError told).
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -241,6 +242,32 @@ describe('console: a session lives only while its origin does', () => {
     expect((await signInAgain(h, renewed, BOB)).status).toBe(303);
     expect((await call(h.sentinel, { path: PAGE, headers: { cookie: renewed } })).status).toBe(303);
     await expectSignedOut(h, operator);
+  });
+
+  it("a new sign-in in the browser ends the console session it had: Sign out then leaves none of the browser's", async () => {
+    const h = harness();
+    const session = await accountSession(h);
+    const first = await consoleSignIn(h, session);
+    // The same browser signs in again (to the same account, or from the chooser to another), its cookie on the callback.
+    const started = await h.consoleCall({ path: '/console/sign-in', query: new URLSearchParams({ account: ACCOUNT }) });
+    const binding = (setCookies(started)[0] as string).split(';')[0] as string;
+    const authorize = new URL(String(started.headers.location));
+    const authorized = await call(h.sentinel, { path: authorize.pathname, query: authorize.searchParams, headers: { cookie: session } });
+    const callback = new URL(String(authorized.headers.location));
+    const done = await h.consoleCall({
+      path: callback.pathname,
+      query: callback.searchParams,
+      headers: { cookie: `${binding}; ${first.cookie}` },
+    });
+    expect(done.status).toBe(303);
+    const cookie = (setCookies(done).find((line) => line.startsWith('sentinel_console=')) as string).split(';')[0] as string;
+    expect(cookie).not.toBe(first.cookie);
+    // The cookie the browser replaced no longer opens the console, wherever a copy of it went.
+    await expectSignedOut(h, first);
+    const apps = await h.consoleCall({ path: `/console/${ACCOUNT}/apps`, headers: { cookie } });
+    expect(apps.status).toBe(200);
+    await consoleSignOut(h, { cookie, csrf: /name="csrf" value="([^"]+)"/.exec(String(apps.body))?.[1] as string });
+    await expectSignedOut(h, { cookie, csrf: '' });
   });
 
   it('ends when the operator signs out on the account page (the logout endpoint)', async () => {

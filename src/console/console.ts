@@ -335,6 +335,9 @@ async function callback(deps: ConsoleDeps, call: ConsoleCall, location: ConsoleL
       status: 400,
     });
   }
+  // Someone signed in in this browser: the console session its cookie named ends, not only its cookie replaced (a
+  // copy would open the console as before, and no Sign out here would reach it).
+  await endOperatorSession(deps.context.store, call.request);
   const role = await deps.options.authorize({ accountId: signedIn.accountId, userId: signedIn.userId });
   if (role !== 'admin' && role !== 'viewer') {
     scopedContext(deps, call.request).emit({

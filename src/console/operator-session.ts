@@ -4,7 +4,8 @@
  * read of the store gives no usable cookie. The role is not kept: `authorize()` decides again on every request, so
  * an operator whose role is withdrawn loses the console at their next click. The record names where the session came
  * from (session-origin.ts), which every request checks: ending the device session or the console's grant ends it.
- * It ends, too, after `idleTtl` without a request ({@link useOperatorSession}), and at `sessionTtl` whatever its use.
+ * It ends, too, after `idleTtl` without a request ({@link useOperatorSession}), at `sessionTtl` whatever its use, and
+ * at the next sign-in in its browser, which replaces it.
  */
 import { serialize } from 'cookie';
 import type { SentinelRequest } from '../http/messages.js';
