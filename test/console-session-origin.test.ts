@@ -413,6 +413,33 @@ describe('console: a session ends after idleTtl without a request, and at sessio
     expect((await call(h.sentinel, { path: PAGE, headers: { cookie: session } })).status).toBe(303);
   });
 
+  it('asks for the password again to come back after the idle timeout, though the device session stands', async () => {
+    const h = harness({ sessionTtl: 28_800, idleTtl: undefined });
+    const session = await accountSession(h);
+    const operator = await consoleSignIn(h, session);
+    clock = movableClock();
+    // Whoever sits at the computer 31 minutes later: the console sends them to sign in, and the device session (idle
+    // 60 minutes) would have let them through without a password, the operator's console theirs again.
+    await minutes(31);
+    const sent = await page(h, operator.cookie);
+    expect(sent.status).toBe(303);
+    const started = await h.consoleCall({ path: '/console/sign-in', query: new URLSearchParams({ account: ACCOUNT }) });
+    const authorize = new URL(String(started.headers.location));
+    const authorized = await call(h.sentinel, { path: authorize.pathname, query: authorize.searchParams, headers: { cookie: session } });
+    const login = new URL(String(authorized.headers.location), 'http://localhost');
+    expect(login.pathname).toBe(`${ACCOUNT_PATH}/login`);
+    // The operator, with the password, is back in the console.
+    const interaction = login.searchParams.get('interaction') as string;
+    const csrf = await openLogin(h.sentinel, interaction);
+    const done = await postLogin(h.sentinel, interaction, { csrf_token: csrf, username: USERNAME, password: PASSWORD }, undefined, session);
+    const callback = new URL(String(done.headers.location));
+    expect(callback.pathname).toBe('/console/callback');
+    const binding = (setCookies(started)[0] as string).split(';')[0] as string;
+    const back = await h.consoleCall({ path: callback.pathname, query: callback.searchParams, headers: { cookie: binding } });
+    const cookie = (setCookies(back).find((line) => line.startsWith('sentinel_console=')) as string).split(';')[0] as string;
+    expect((await page(h, cookie)).status).toBe(200);
+  });
+
   it('offers no service sign-out for an address that is no account id', async () => {
     const h = harness();
     for (const account of ['..', 'a/b', '']) {

@@ -222,7 +222,7 @@ async function route(
     // The service's own rule for an account id (up to 256 characters): what it refuses is no account anywhere.
     if (!isAccountId(accountId)) throw new ConsoleRefusal('unknown_account', { target: accountId.slice(0, 200) });
     // The request's context: the registry event of a client registered or corrected carries its address and id.
-    return startSignIn(service, scopedContext(deps, request), location, accountId, clientIP(service.config, request));
+    return startSignIn(service, scopedContext(deps, request), location, accountId, clientIP(service.config, request), deps.idleTtl);
   }
   if (rest === 'callback' && method === 'GET') return callback(deps, call, location, sessionTtl);
   if (rest === 'sign-out' && method === 'POST') {

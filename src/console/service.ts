@@ -103,7 +103,8 @@ export interface ConsoleOptions {
   sessionTtl?: number | undefined;
   /**
    * How long a console session lasts without a request, in seconds, from 60 to `sessionTtl`: an operator who walks
-   * away from a signed-in console is signed out of it after that. Default 1800 (30 minutes), or `sessionTtl` when shorter.
+   * away from a signed-in console is signed out of it after that. It is also the console sign-in's `max_age`: a device
+   * session signed in longer ago asks for the password again. Default 1800 (30 minutes), or `sessionTtl` when shorter.
    */
   idleTtl?: number | undefined;
   /**

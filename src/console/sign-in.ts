@@ -155,7 +155,10 @@ async function boundedSignIn(context: SentinelContext, ip: string | null): Promi
 
 /**
  * `GET {base}/sign-in?account=…`: the 303 to the account's authorization endpoint. `ip`: the client address the
- * pending sign-in counts against.
+ * pending sign-in counts against. `maxAge`: the console's `idleTtl`, sent as `max_age` (OpenID Connect Core
+ * §3.1.2.1): a device session whose sign-in is older asks for the password again. Without it, a console session
+ * ended by its idle timeout came back at one click for whoever sat at the computer, the device session (idle 60
+ * minutes) signing them in.
  */
 export async function startSignIn(
   service: ConsoleService,
@@ -163,6 +166,7 @@ export async function startSignIn(
   location: ConsoleLocation,
   accountId: string,
   ip: string | null,
+  maxAge: number,
 ): Promise<SentinelResponse> {
   await ensureConsoleClient(context, accountId, location.callbackUrl);
   await boundedSignIn(context, ip);
@@ -179,6 +183,7 @@ export async function startSignIn(
     state,
     code_challenge: createHash('sha256').update(verifier).digest('base64url'),
     code_challenge_method: 'S256',
+    max_age: String(maxAge),
   }).toString();
   return redirect(303, authorize.toString(), {
     'set-cookie': consoleCookie(SIGN_IN_COOKIE, state, location.base, location.secure, ttlSeconds),

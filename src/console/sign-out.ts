@@ -1,8 +1,8 @@
 /**
  * The page after the console's *Sign out*. It ends the console session only: the device session the operator signed
- * in through is the service's, shared with the account page and the apps of that browser, and it stays. So the next
- * sign-in to the console (the page's own link) asks for no password; on a shared computer that is the next person's
- * console. The page says so and offers to end that session too: a form to the account's logout endpoint, like the
+ * in through is the service's, shared with the account page and the apps of that browser, and it stays. So those apps,
+ * and the next sign-in to the console (the page's own link) while the device session's sign-in is younger than
+ * `idleTtl`, ask for no password; on a shared computer that is the next person's. The page says so and offers to end that session too: a form to the account's logout endpoint, like the
  * account page's *Sign out* (same origin, so the endpoint's cross-site check lets it through), which ends the console
  * sessions that came from it as well.
  */

@@ -19,7 +19,7 @@ export const consoleEn: ConsoleMessages = {
   signedOutTitle: 'Signed out',
   signedOutLead: 'You have left the operator console.',
   signedOutServiceLead:
-    'You are still signed in to the service in this browser: signing in to the console again will not ask for your password.',
+    'You may still be signed in to the service in this browser: its apps, and for a while the console, will not ask for your password.',
   signOutService: 'Sign out of the service too',
   signInAgain: 'Sign in again',
   notOperatorTitle: 'Not an operator',

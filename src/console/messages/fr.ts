@@ -19,7 +19,7 @@ export const consoleFr: ConsoleMessages = {
   signedOutTitle: 'Déconnecté',
   signedOutLead: 'Vous avez quitté la console d’administration.',
   signedOutServiceLead:
-    'Vous restez connecté au service dans ce navigateur : une nouvelle connexion à la console ne demandera pas votre mot de passe.',
+    'Vous êtes peut-être encore connecté au service dans ce navigateur : ses applications, et pendant un temps la console, ne demanderont pas votre mot de passe.',
   signOutService: 'Se déconnecter aussi du service',
   signInAgain: 'Se reconnecter',
   notOperatorTitle: 'Accès refusé',
