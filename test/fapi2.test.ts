@@ -214,6 +214,28 @@ describe('fapi2 refusals (modelled on the FAPI 2.0 conformance modules)', () => 
     }
   });
 
+  it('clock skew: an assertion with iat and nbf 8 s ahead passes on the default tolerance (§5.3.2.1: up to 10 s)', async () => {
+    const h = await harness();
+    const now = Math.floor(Date.now() / 1000);
+    const pushed = await push(h, {}, { iat: now + 8, nbf: now + 8, exp: now + 68 });
+    expect(pushed.status, JSON.stringify(pushed.body)).toBe(201);
+    // Another app keeps the service's tolerance (5 s by default).
+    const other = await harness({});
+    const refused = await push(other, {}, { iat: now + 8, exp: now + 68 });
+    expect(refused.status).toBe(401);
+  });
+
+  it('clock skew: an assertion with iat or nbf more than 60 s ahead → invalid_client, whatever clockTolerance allows', async () => {
+    const h = await harness(FAPI2, { clockTolerance: 120 });
+    const now = Math.floor(Date.now() / 1000);
+    for (const claim of ['iat', 'nbf']) {
+      const pushed = await push(h, {}, { [claim]: now + 90, exp: now + 150 });
+      expect(pushed.status, claim).toBe(401);
+      expect(pushed.body.error).toBe('invalid_client');
+    }
+    expect((await push(h, {}, { iat: now + 50, nbf: now + 50, exp: now + 110 })).status).toBe(201);
+  });
+
   it('an assertion signed with RS256 → invalid_client', async () => {
     const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const rsaJwk = { ...(await exportJWK(publicKey)), kid: 'rsa-1' };

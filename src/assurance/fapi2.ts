@@ -12,7 +12,8 @@
  *   the `apps` option (the service's signer and `dpop.algorithms`), at request time for a registry's app
  *   ({@link assertFapi2Servable}), and the ID tokens' default algorithm is an allowed one (token/id-token.ts
  *   `appIdTokenAlg`);
- * - `iss` on every authorization response (already so for every app, RFC 9207).
+ * - `iss` on every authorization response (already so for every app, RFC 9207);
+ * - the clock tolerance of the JWTs it sends ({@link fapi2ClockTolerance}): at least 10 s, at most 60 s.
  *
  * The account's metadata does not change: it describes what the issuer offers every app, and the other apps of the
  * account keep what they registered.
@@ -28,6 +29,12 @@ export const FAPI2_ALGORITHMS: readonly string[] = Object.freeze(['ES256', 'PS25
 
 /** The longest life of an authorization code of a fapi2 app (FAPI 2.0 Security Profile §5.3.2.1). */
 export const FAPI2_CODE_TTL_SECONDS = 60;
+
+/**
+ * The clock tolerance, in seconds, of the JWTs a fapi2 app sends (FAPI 2.0 Security Profile §5.3.2.1): one with an
+ * `iat` or `nbf` up to 10 s ahead must be accepted, one more than 60 s ahead refused.
+ */
+const FAPI2_CLOCK_TOLERANCE = Object.freeze({ min: 10, max: 60 });
 
 /**
  * Whether `app` follows the FAPI 2.0 Security Profile.
@@ -47,6 +54,18 @@ export function isFapi2(app: Pick<App, 'profile'>): boolean {
  */
 export function proofAlgorithms(app: Pick<App, 'profile'>): readonly string[] | undefined {
   return isFapi2(app) ? FAPI2_ALGORITHMS : undefined;
+}
+
+/**
+ * The clock tolerance to judge the JWTs of `app` with: the service's `clockTolerance` (`configured`), brought within
+ * 10–60 s for a fapi2 app, whose profile requires an `iat` or `nbf` up to 10 s ahead to pass (the default tolerance is
+ * 5 s) and one more than 60 s ahead to be refused (the option allows up to 300 s).
+ *
+ * @example const tolerance = fapi2ClockTolerance(app, context.config.clockTolerance);
+ */
+export function fapi2ClockTolerance(app: Pick<App, 'profile'>, configured: number): number {
+  if (!isFapi2(app)) return configured;
+  return Math.min(Math.max(configured, FAPI2_CLOCK_TOLERANCE.min), FAPI2_CLOCK_TOLERANCE.max);
 }
 
 /**

@@ -8,7 +8,7 @@
  * (remembered in the Store until `exp`), signature by one of the app's registered public keys under an
  * asymmetric algorithm, no `crit` header. Every failure is the same `invalid_client`; the reason goes nowhere but the description.
  */
-import { FAPI2_ALGORITHMS, isFapi2 } from '../assurance/fapi2.js';
+import { FAPI2_ALGORITHMS, fapi2ClockTolerance, isFapi2 } from '../assurance/fapi2.js';
 import {
   createLocalJWKSet,
   decodeJwt,
@@ -171,6 +171,8 @@ export async function verifyClientAssertion(
 ): Promise<void> {
   const issuer = context.accountIssuer(app.accountId);
   const fapi2 = isFapi2(app);
+  // One tolerance for every time claim and the replay marker: the profile's window for a fapi2 app's assertions.
+  const tolerance = fapi2ClockTolerance(app, context.config.clockTolerance);
   // FAPI 2.0 Security Profile §5.3.2.1: the issuer is the one audience; an endpoint URL is refused.
   const audience = fapi2 ? [issuer] : [issuer, routeUrl(context.config, 'token', { accountId: app.accountId }), endpoint];
   if (!fapi2) for (const query of queries) if (query !== '') audience.push(`${endpoint}?${query}`);
@@ -188,7 +190,7 @@ export async function verifyClientAssertion(
     issuer: app.clientId,
     subject: app.clientId,
     audience,
-    clockTolerance: context.config.clockTolerance,
+    clockTolerance: tolerance,
     requiredClaims: ['exp', 'jti'],
   };
   const verify = async (keys: JSONWebKeySet): Promise<JWTVerifyResult> => {
@@ -244,7 +246,6 @@ export async function verifyClientAssertion(
   if (exp - now > maxLifetime) throw refused(`the client assertion must expire within ${maxLifetime} seconds`);
   // An empty jti names no assertion: every such assertion would share one marker, the second refused as a replay.
   if (typeof payload.jti !== 'string' || payload.jti === '' || payload.jti.length > 256) throw refused('the client assertion needs a jti');
-  const tolerance = context.config.clockTolerance;
   const { iat } = payload;
   // As the service's own tokens and brand JWTs: an iat ahead of the clock is a wrong clock or a forged one, and the
   // replay epoch below relies on an accepted assertion's iat never lying ahead of its use.
