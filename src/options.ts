@@ -235,7 +235,7 @@ export interface SentinelOptions {
   jwksMaxAge?: number | undefined;
   /** Where the client address comes from: `false` the socket; a hop count or your proxies' addresses/CIDRs; `true` the left-most `X-Forwarded-For` entry. @defaultValue `false` */
   trustProxy?: boolean | number | string[] | undefined;
-  /** Clock skew allowed when verifying tokens and proofs (at most 300); a fapi2 app's client assertions get it within 10–60 s. @defaultValue `5` */
+  /** Clock skew allowed when verifying tokens and proofs (at most 300); a fapi2 app's client assertions and token-endpoint and PAR DPoP proofs get it within 10–60 s. @defaultValue `5` */
   clockTolerance?: number | undefined;
   /** Seconds after a code redemption or refresh rotation during which the spent credential is refused without revoking the grant (at most 60; `0`: always revoke). @defaultValue `10` */
   retryGrace?: number | undefined;

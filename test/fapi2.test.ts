@@ -11,7 +11,7 @@ import * as client from 'openid-client';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createSentinel, MemoryAppStore, MemoryStore, type Sentinel, type SentinelOptions } from '../src/index.js';
 import { appFromOptions } from '../src/apps/app-options.js';
-import { advanceClock } from './helpers/clock.js';
+import { advanceClock, movableClock } from './helpers/clock.js';
 import { ACCOUNT, baseOptions, REDIRECT_URI, SIGNING_KEY, USER_ID } from './helpers/fixtures.js';
 import { HOSTS, type MountedHost } from './helpers/hosts.js';
 import {
@@ -86,6 +86,23 @@ async function push(h: Harness, params: Record<string, string> = {}, assertionCl
     ...params,
   });
   return { ...response, verifier };
+}
+
+/** The form of a pushed request of the fapi2 app, without its client authentication. */
+async function pushForm(): Promise<Record<string, string>> {
+  return {
+    response_type: 'code',
+    client_id: KEYED_CLIENT_ID,
+    redirect_uri: KEYED_REDIRECT_URI,
+    scope: 'openid',
+    code_challenge: pkcePair().challenge,
+    code_challenge_method: 'S256',
+  };
+}
+
+/** Client authentication of the fapi2 app by a fresh assertion. */
+async function assertionFields(h: Harness): Promise<Record<string, string>> {
+  return { client_assertion_type: ASSERTION_TYPE, client_assertion: await clientAssertion(h.key) };
 }
 
 /** Pushed, signed in, back with a code. */
@@ -312,6 +329,44 @@ describe('fapi2 refusals (modelled on the FAPI 2.0 conformance modules)', () => 
     expect(bare.status).toBe(400);
     expect(bare.body.error).toBe('invalid_dpop_proof');
     expect((await exchange(h, code, verifier)).status).toBe(200);
+  });
+
+  it('clock skew: a DPoP proof with iat 8 s ahead passes at PAR and token endpoint, and stays single-use its whole window', async () => {
+    const clock = movableClock();
+    try {
+      const h = await harness();
+      const ahead = () => dpopProof(h.dpop, { htm: 'POST', htu: TOKEN_URL, iat: Math.floor(Date.now() / 1000) + 8 });
+      const pushProof = await dpopProof(h.dpop, { htm: 'POST', htu: PAR_URL, iat: Math.floor(Date.now() / 1000) + 8 });
+      expect((await post(h, PAR_URL, { ...(await pushForm()), ...(await assertionFields(h)) }, { dpop: pushProof })).status).toBe(201);
+      const { code, verifier } = await codeOf(h);
+      const proof = await ahead();
+      const tokens = await exchange(h, code, verifier, proof);
+      expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
+      // 75 s on, the proof's iat is still within the accepted window (60 s of age and 10 s of tolerance past it):
+      // its jti must still be remembered.
+      await clock.advance(75_000);
+      const replayed = await post(
+        h,
+        TOKEN_URL,
+        { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token as string, ...(await assertionFields(h)) },
+        { dpop: proof },
+      );
+      expect(replayed.status).toBe(400);
+      expect(replayed.body).toMatchObject({ error: 'invalid_dpop_proof', error_description: 'the DPoP proof was already used' });
+    } finally {
+      clock.restore();
+    }
+  });
+
+  it('clock skew: a DPoP proof with iat more than 60 s ahead → invalid_dpop_proof, whatever clockTolerance allows', async () => {
+    const h = await harness(FAPI2, { clockTolerance: 120 });
+    const { code, verifier } = await codeOf(h);
+    const far = await dpopProof(h.dpop, { htm: 'POST', htu: TOKEN_URL, iat: Math.floor(Date.now() / 1000) + 90 });
+    const refused = await exchange(h, code, verifier, far);
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toBe('invalid_dpop_proof');
+    const near = await dpopProof(h.dpop, { htm: 'POST', htu: TOKEN_URL, iat: Math.floor(Date.now() / 1000) + 50 });
+    expect((await exchange(h, code, verifier, near)).status).toBe(200);
   });
 
   it('a DPoP proof signed with ES384 (allowed to other apps) → invalid_dpop_proof, the code still unspent', async () => {

@@ -13,7 +13,8 @@
  *   ({@link assertFapi2Servable}), and the ID tokens' default algorithm is an allowed one (token/id-token.ts
  *   `appIdTokenAlg`);
  * - `iss` on every authorization response (already so for every app, RFC 9207);
- * - the clock tolerance of the JWTs it sends ({@link fapi2ClockTolerance}): at least 10 s, at most 60 s.
+ * - the clock tolerance of the JWTs it sends to the service ({@link fapi2ClockTolerance}): client assertions and DPoP
+ *   proofs at the token and PAR endpoints, at least 10 s, at most 60 s.
  *
  * The account's metadata does not change: it describes what the issuer offers every app, and the other apps of the
  * account keep what they registered.
@@ -54,6 +55,17 @@ export function isFapi2(app: Pick<App, 'profile'>): boolean {
  */
 export function proofAlgorithms(app: Pick<App, 'profile'>): readonly string[] | undefined {
   return isFapi2(app) ? FAPI2_ALGORITHMS : undefined;
+}
+
+/**
+ * What a DPoP proof of `app` is checked with at this service's endpoints (token, PAR): for a fapi2 app, its
+ * profile's algorithms and clock tolerance ({@link fapi2ClockTolerance} of `configured`, the service's); nothing
+ * for any other, which keeps the service's.
+ *
+ * @example checkDPoPProof(context, { proof, method, url, ...proofInput(app, context.config.clockTolerance) });
+ */
+export function proofInput(app: Pick<App, 'profile'>, configured: number): { algorithms?: readonly string[]; clockTolerance?: number } {
+  return isFapi2(app) ? { algorithms: FAPI2_ALGORITHMS, clockTolerance: fapi2ClockTolerance(app, configured) } : {};
 }
 
 /**

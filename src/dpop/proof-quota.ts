@@ -39,11 +39,12 @@ function tableOf(context: SentinelContext): LRUCache<string, Window> {
 }
 
 /**
- * The proof lifetime: how long a marker is kept, covering `iat`'s whole accepted range.
+ * The proof lifetime: how long a marker is kept, covering `iat`'s whole accepted range under `tolerance` (the
+ * proof's clock tolerance: `clockTolerance`, or a fapi2 app's).
  * @example store.increment(key, proofWindowMs(context));
  */
-export function proofWindowMs(context: SentinelContext): number {
-  return (context.config.dpop.proofMaxAgeSeconds + 2 * context.config.clockTolerance + 1) * 1000;
+export function proofWindowMs(context: SentinelContext, tolerance = context.config.clockTolerance): number {
+  return (context.config.dpop.proofMaxAgeSeconds + 2 * tolerance + 1) * 1000;
 }
 
 /**

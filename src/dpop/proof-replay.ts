@@ -29,6 +29,8 @@ export interface ProofToRemember {
   jkt: string;
   /** The proof's claims; `jti` was checked to be a non-empty string. */
   claims: Record<string, unknown>;
+  /** The clock tolerance the proof was checked with, when not `clockTolerance` (a fapi2 app's). */
+  clockTolerance?: number | undefined;
 }
 
 /** Where and for whom a proof is used. */
@@ -66,11 +68,11 @@ export async function rememberProof(context: SentinelContext, proof: ProofToReme
   const id = digest(`${proof.jkt}\u0000${String(proof.claims.jti)}`);
   // Earlier versions counted the marker without the owner: read there too until what they spent has expired.
   const keys = { key: `${prefix}:${shortDigest(use.owner)}:${id}`, earlierKey: `${prefix}:${id}` };
-  const windowMs = proofWindowMs(context);
+  const tolerance = proof.clockTolerance ?? context.config.clockTolerance;
+  const windowMs = proofWindowMs(context, tolerance);
   // After a loss of the store's markers, a proof passes only when made since (stores/replay-epoch.ts): its iat was
   // checked to lie at most the tolerance ahead of its use, so a later one was never used before the loss.
   const iat = proof.claims.iat as number;
-  const tolerance = context.config.clockTolerance;
   let outcome: SpendOutcome;
   try {
     outcome = await spendOnce(context.store, context.config, keys, windowMs, (since) => iat > since + tolerance + 1);

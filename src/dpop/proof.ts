@@ -30,12 +30,16 @@ export interface DPoPProofInput {
   accessToken?: string | undefined;
   /** Narrower than `dpop.algorithms` for this request (a fapi2 app's proofs: ES256, PS256 or EdDSA only). */
   algorithms?: readonly string[] | undefined;
+  /** The clock tolerance of this request's proof in seconds, when not `clockTolerance` (a fapi2 app's: 10–60 s). */
+  clockTolerance?: number | undefined;
 }
 
 /** A valid proof: the thumbprint of its key and its claims. */
 export interface VerifiedProof {
   jkt: string;
   claims: Record<string, unknown>;
+  /** The clock tolerance its `iat` was judged with, when not `clockTolerance`: its replay marker must cover it. */
+  clockTolerance?: number | undefined;
 }
 
 const MAX_PROOF_LENGTH = 8192;
@@ -150,7 +154,7 @@ export async function checkDPoPProof(context: SentinelContext, input: DPoPProofI
     throw invalidProof('the DPoP proof htu does not match the request URL');
   }
   const now = Math.floor(Date.now() / 1000);
-  const tolerance = context.config.clockTolerance;
+  const tolerance = input.clockTolerance ?? context.config.clockTolerance;
   if (typeof claims.iat !== 'number' || claims.iat < now - proofMaxAgeSeconds - tolerance || claims.iat > now + tolerance) {
     throw invalidProof('the DPoP proof iat is outside the accepted window');
   }
@@ -163,5 +167,5 @@ export async function checkDPoPProof(context: SentinelContext, input: DPoPProofI
   }
   if (context.config.dpop.nonce && !isValidNonce(context, claims.nonce)) throw useDPoPNonce(context);
   const jkt = await calculateJwkThumbprint(jwk as JWK, 'sha256');
-  return { jkt, claims };
+  return input.clockTolerance === undefined ? { jkt, claims } : { jkt, claims, clockTolerance: input.clockTolerance };
 }

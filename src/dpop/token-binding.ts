@@ -2,7 +2,7 @@
  * DPoP at the token endpoints (RFC 9449 §5): the proof of a token request names the key the issued tokens are
  * bound to. Without a proof the tokens are plain Bearer tokens, unless the app is registered with `requireDPoP`.
  */
-import { isFapi2, proofAlgorithms } from '../assurance/fapi2.js';
+import { isFapi2, proofInput } from '../assurance/fapi2.js';
 import type { App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import type { SentinelRequest } from '../http/messages.js';
@@ -45,9 +45,8 @@ export function tokenRequestBinding(
     }
     return undefined;
   }
-  return verifyDPoPProof(context, { proof, method: request.method, url, algorithms: proofAlgorithms(app) }, { owner: app.accountId }).then(
-    (verified) => verified.jkt,
-  );
+  const input = { proof, method: request.method, url, ...proofInput(app, context.config.clockTolerance) };
+  return verifyDPoPProof(context, input, { owner: app.accountId }).then((verified) => verified.jkt);
 }
 
 /** A checked proof of a token request whose `jti` is not spent yet: the grant spends it once it is sure to issue. */
@@ -83,7 +82,8 @@ export function pendingTokenRequestProof(
     return undefined;
   }
   const htu = typeof url === 'string' ? url : url();
-  return checkDPoPProof(context, { proof, method: request.method, url: htu, algorithms: proofAlgorithms(app) }).then((verified) => ({
+  const input = { proof, method: request.method, url: htu, ...proofInput(app, context.config.clockTolerance) };
+  return checkDPoPProof(context, input).then((verified) => ({
     jkt: verified.jkt,
     remember: () => rememberProof(context, verified, { owner: app.accountId }),
   }));

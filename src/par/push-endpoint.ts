@@ -7,7 +7,7 @@
 import { validateAuthorizationRequest } from '../authorize/request/validate-request.js';
 import { readForm } from '../http/form-body.js';
 import type { SentinelContext } from '../http/context.js';
-import { isFapi2, proofAlgorithms } from '../assurance/fapi2.js';
+import { isFapi2, proofInput } from '../assurance/fapi2.js';
 import { dpopHeader } from '../dpop/token-binding.js';
 import { checkDPoPProof, invalidProof, type VerifiedProof } from '../dpop/proof.js';
 import { rememberProof } from '../dpop/proof-replay.js';
@@ -57,7 +57,7 @@ export async function handlePushedAuthorizationRequest(
   let verified: VerifiedProof | undefined;
   if (proof !== undefined) {
     const url = routeUrl(context.config, 'par', { accountId });
-    verified = await checkDPoPProof(context, { proof, method: request.method, url, algorithms: proofAlgorithms(app) });
+    verified = await checkDPoPProof(context, { proof, method: request.method, url, ...proofInput(app, context.config.clockTolerance) });
     const { jkt } = verified;
     const named = params.get('dpop_jkt');
     if (named !== undefined && (named === null || named.length !== 1 || named[0] !== jkt)) {
