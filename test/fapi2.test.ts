@@ -564,6 +564,25 @@ describe('fapi2 configuration', () => {
     expect(String(errors[0])).toMatch(/fapi2 app .* would sign with RS256/);
   });
 
+  it('an Ed448 key signing EdDSA (§5.4.1: EdDSA is Ed25519 only): ConfigurationError naming keys, or 500 for an AppStore app', async () => {
+    const key = await clientKey();
+    const { privateKey } = generateKeyPairSync('ed448');
+    const ed448 = { ...(privateKey.export({ format: 'jwk' }) as object), alg: 'EdDSA', kid: 'ed448-1', use: 'sig' };
+    const refused = expect.objectContaining({ name: 'ConfigurationError', field: 'keys' });
+    // As the access tokens' signer, or as the key of the app's EdDSA ID tokens beside an ES256 signer.
+    expect(() => createSentinel(keyedOptions(key, FAPI2, { keys: [ed448] as never }))).toThrow(refused);
+    const idTokens = { ...FAPI2, idTokenSignedResponseAlg: 'EdDSA' };
+    expect(() => createSentinel(keyedOptions(key, idTokens, { keys: [SIGNING_KEY, ed448] as never }))).toThrow(refused);
+    // The same keys serve an account without a fapi2 app, and a fapi2 app whose tokens the ES256 key signs.
+    expect(() => createSentinel(keyedOptions(key, {}, { keys: [ed448] as never }))).not.toThrow();
+    expect(() => createSentinel(keyedOptions(key, FAPI2, { keys: [SIGNING_KEY, ed448] as never }))).not.toThrow();
+    const errors: unknown[] = [];
+    const h = await fromRegistry(keyedOptions(key, FAPI2, { keys: [ed448] as never }), key, errors);
+    const pushed = await push(h);
+    expect([pushed.status, pushed.body.error]).toEqual([500, 'server_error']);
+    expect(String(errors[0])).toMatch(/fapi2 app .* would sign with EdDSA \(Ed448\)/);
+  });
+
   it('a service taking no DPoP proof algorithm of the profile cannot serve a fapi2 app: ConfigurationError, or 500 for an AppStore app', async () => {
     const key = await clientKey();
     const dpop = { algorithms: ['ES384', 'RS256'] } as SentinelOptions['dpop'];

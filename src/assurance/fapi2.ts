@@ -19,6 +19,7 @@
  * The account's metadata does not change: it describes what the issuer offers every app, and the other apps of the
  * account keep what they registered.
  */
+import type { KeyObject } from 'node:crypto';
 import type { App } from '../apps/app.js';
 import { ConfigurationError } from '../errors.js';
 
@@ -30,6 +31,22 @@ export const FAPI2_ALGORITHMS: readonly string[] = Object.freeze(['ES256', 'PS25
 
 /** The longest life of an authorization code of a fapi2 app (FAPI 2.0 Security Profile §5.3.2.1). */
 export const FAPI2_CODE_TTL_SECONDS = 60;
+
+/** A signing key as the profile judges it: its algorithm and, for EdDSA, its curve. */
+export interface Fapi2SigningKey {
+  readonly alg: string;
+  readonly publicKey: KeyObject;
+}
+
+/**
+ * The algorithm `key` signs with, as the profile names algorithms: the profile's EdDSA is Ed25519's (§5.4.1, "using
+ * the Ed25519 variant"), so an Ed448 key, which the service also takes for EdDSA, is named apart and is not allowed.
+ *
+ * @example fapi2Algorithm(context.keys.signer) // 'ES256', or 'EdDSA (Ed448)'
+ */
+export function fapi2Algorithm(key: Fapi2SigningKey): string {
+  return key.alg === 'EdDSA' && key.publicKey.asymmetricKeyType !== 'ed25519' ? 'EdDSA (Ed448)' : key.alg;
+}
 
 /**
  * The clock tolerance, in seconds, of the JWTs a fapi2 app sends (FAPI 2.0 Security Profile §5.3.2.1): one with an
@@ -137,24 +154,24 @@ export function assertFapi2ProofAlgorithms(apps: readonly App[], proofAlgs: read
 }
 
 /**
- * Refuses, at request time, to serve a fapi2 app tokens signed with an algorithm the profile does not allow (the
- * access tokens' (the service's signer) or the app's ID tokens'), or when the service takes none of the profile's
- * DPoP proof algorithms (`proofAlgs`, `dpop.algorithms`). {@link assertFapi2Signing} and
+ * Refuses, at request time, to serve a fapi2 app tokens signed with an algorithm the profile does not allow (by the
+ * access tokens' key (the service's signer) or the app's ID tokens', judged by {@link fapi2Algorithm}), or when the
+ * service takes none of the profile's DPoP proof algorithms (`proofAlgs`, `dpop.algorithms`). {@link assertFapi2Signing} and
  * {@link assertFapi2ProofAlgorithms} check the `apps` option at startup; an app from a host's AppStore, or a key ring
  * rotated to another algorithm, is caught here, at every token and pushed request. The deployment's mistake, not the
  * client's: an Error (500 `server_error`, `onError`).
  *
  * @example
- * if (isFapi2(app)) assertFapi2Servable(app, context.keys.signer.alg, idTokenAlgorithm(context, app), context.config.dpop.algorithms);
+ * if (isFapi2(app)) assertFapi2Servable(app, context.keys.signer, idTokenKey(context, appIdTokenAlg(context, app)), context.config.dpop.algorithms);
  */
 export function assertFapi2Servable(
   app: Pick<App, 'profile' | 'clientId'>,
-  signerAlg: string,
-  idTokenAlg: string,
+  signer: Fapi2SigningKey,
+  idTokenKey: Fapi2SigningKey,
   proofAlgs: readonly string[],
 ): void {
   if (!isFapi2(app)) return;
-  const refused = [signerAlg, idTokenAlg].find((alg) => !FAPI2_ALGORITHMS.includes(alg));
+  const refused = [signer, idTokenKey].map(fapi2Algorithm).find((alg) => !FAPI2_ALGORITHMS.includes(alg));
   if (refused !== undefined) {
     throw new Error(
       `sentinel-idp: the fapi2 app ${app.clientId} needs tokens signed with ${FAPI2_ALGORITHMS.join(', ')}, and the service would sign with ${refused}`,

@@ -5,7 +5,7 @@
 import type { AppStore } from '../apps/app.js';
 import type { AppOptions } from '../apps/app-options.js';
 import { MemoryAppStore } from '../apps/memory-app-store.js';
-import { assertFapi2ProofAlgorithms, assertFapi2Signing } from '../assurance/fapi2.js';
+import { assertFapi2ProofAlgorithms, assertFapi2Signing, fapi2Algorithm, FAPI2_ALGORITHMS, isFapi2 } from '../assurance/fapi2.js';
 import { ConfigurationError } from '../errors.js';
 import type { KeySet, SigningAlgorithm } from '../keys/signing-keys.js';
 import { assertRegistrationStore } from '../registration/options.js';
@@ -35,7 +35,9 @@ export function checkIDTokenAlgorithms(config: ResolvedConfig, keys: KeySet | un
 }
 
 /**
- * FAPI 2.0: the access tokens of a fapi2 app are signed with the service's signer, the first of its algorithms.
+ * FAPI 2.0: the access tokens of a fapi2 app are signed with the service's signer, the first of its algorithms, and
+ * neither it nor the key of the app's ID tokens may be an Ed448 key among the configured `keys` (the profile's EdDSA
+ * is Ed25519's).
  * @throws ConfigurationError naming `keys` or `keyRotation.algorithms`.
  * @example checkFapi2Signing(config, keys);
  */
@@ -43,6 +45,20 @@ export function checkFapi2Signing(config: ResolvedConfig, keys: KeySet | undefin
   const { algorithms, field } = signing(config, keys);
   // Never empty: the configured keys have a signer, and keyRotation.algorithms at least one (its schema).
   assertFapi2Signing(config.apps, algorithms[0] ?? '', field);
+  // A ring generates Ed25519 keys for EdDSA; configured keys may hold an Ed448 one, which the profile's EdDSA is not.
+  if (config.keyRotation !== undefined || keys === undefined) return;
+  assertFapi2Signing(config.apps, fapi2Algorithm(keys.signer), field);
+  config.apps.forEach((app, index) => {
+    if (!isFapi2(app)) return;
+    // Without idTokenSignedResponseAlg its ID tokens take the signer's algorithm (checked above), and with it that
+    // algorithm's first key (token/id-token.ts); an algorithm without a key is checkIDTokenAlgorithms' to name.
+    const chosen = app.idTokenSignedResponseAlg;
+    const key = chosen === undefined ? undefined : keys.byAlg.get(chosen);
+    const alg = key === undefined ? undefined : fapi2Algorithm(key);
+    if (alg !== undefined && !FAPI2_ALGORITHMS.includes(alg)) {
+      throw new ConfigurationError(field, `apps[${index}] has profile 'fapi2', and its ID tokens would be signed with ${alg}`);
+    }
+  });
 }
 
 /**

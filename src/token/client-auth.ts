@@ -3,7 +3,7 @@
  * for public clients. One method per request; credentials never in the URL.
  */
 import { assertFapi2Servable, isFapi2 } from '../assurance/fapi2.js';
-import { idTokenAlgorithm } from './id-token.js';
+import { appIdTokenAlg, idTokenKey } from './id-token.js';
 import { verifyAppSecret, verifyClientSecret } from '../apps/client-secrets.js';
 import type { App } from '../apps/app.js';
 import { authenticateWithAssertion, hasClientAssertion } from '../client-assertion/authenticate.js';
@@ -119,7 +119,9 @@ export async function authenticateClient(
   if (hasClientAssertion(params)) {
     const app = await authenticateWithAssertion(context, accountId, request, params);
     // The only way a fapi2 app authenticates: the profile's signatures are checked once it is known.
-    if (isFapi2(app)) assertFapi2Servable(app, context.keys.signer.alg, idTokenAlgorithm(context, app), context.config.dpop.algorithms);
+    if (isFapi2(app)) {
+      assertFapi2Servable(app, context.keys.signer, idTokenKey(context, appIdTokenAlg(context, app)), context.config.dpop.algorithms);
+    }
     return { app, credentials: { clientId: app.clientId, clientSecret: undefined, method: 'private_key_jwt' } };
   }
   const credentials = readClientCredentials(request, params);
