@@ -50,6 +50,22 @@ describe('successful registrations, per client address', () => {
     expect((await postRegistration(sentinel, BODY, { ip: '198.51.100.21' })).status).toBe(201);
   });
 
+  it('past the bound, audits only accounts that exist: made-up ones get the 429 but grow no audit log', async () => {
+    const { sentinel, events } = harness({ registrationsPerAddress: 1 });
+    const ip = '198.51.100.25';
+    expect((await postRegistration(sentinel, BODY, { ip })).status).toBe(201);
+    events.length = 0;
+    for (let index = 0; index < 5; index += 1) {
+      const refused = await postRegistration(sentinel, BODY, { ip, accountId: `made-up-${index}` });
+      expect(refused.status, refused.body).toBe(429);
+      expect(refused.headers['retry-after']).toBe('3600');
+    }
+    expect(events).toEqual([]);
+    // An account the AppStore knows is audited as before.
+    expect((await postRegistration(sentinel, BODY, { ip })).status).toBe(429);
+    expect(events).toMatchObject([{ type: 'registration.throttled', accountId: ACCOUNT, scope: 'registrations' }]);
+  });
+
   it('counts only registrations that would be saved: a wrong token or bad metadata spends no slot', async () => {
     const { sentinel } = harness({ registrationsPerAddress: 1 });
     const ip = '198.51.100.30';

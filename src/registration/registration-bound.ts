@@ -15,6 +15,7 @@
 import { createHash } from 'node:crypto';
 import { addressBoundKey, addressBoundNetworkKey, takeNetworkedSlot } from '../http/address-bound.js';
 import type { SentinelContext } from '../http/context.js';
+import { auditsAccount } from '../http/denied-accounts.js';
 import { OAuthError } from '../errors.js';
 import { registrationOptions } from './access.js';
 
@@ -30,8 +31,8 @@ export const REGISTRATION_WINDOW_SECONDS = 3600;
 /**
  * Counts one registration from `ip` against `registration.registrationsPerAddress` (and, from IPv6, its /48 against
  * `registrationsPerNetwork`), before the app is saved.
- * @throws OAuthError temporarily_unavailable (429, `Retry-After`) with a `registration.throttled` event when the
- *   address or its network has registered its share this hour.
+ * @throws OAuthError temporarily_unavailable (429, `Retry-After`) when the address or its network has registered
+ *   its share this hour, with a `registration.throttled` event when the AppStore knows `accountId`.
  * @example await takeRegistrationSlot(context, clientIP(context.config, request), accountId);
  */
 export async function takeRegistrationSlot(context: SentinelContext, ip: string | null, accountId: string): Promise<void> {
@@ -44,8 +45,13 @@ export async function takeRegistrationSlot(context: SentinelContext, ip: string 
     REGISTRATION_WINDOW_SECONDS,
   );
   if (refusedBy === null) return;
-  // The route has no denied event of its own (registration refusals are registration.* events): this is its audit.
-  context.emit({ type: 'registration.throttled', accountId, scope: 'registrations' });
+  // The route has no denied event of its own (registration refusals are registration.* events): this is its audit,
+  // for accounts that exist. Past the bound every registration from the address is refused here whatever account its
+  // path names, so an event each for made-up accounts (which nobody can read) would grow the audit log without bound,
+  // as the token throttle's would (token-throttle.ts); the registrations that used the bound up were each audited.
+  if (await auditsAccount(context, accountId, 'registration')) {
+    context.emit({ type: 'registration.throttled', accountId, scope: 'registrations' });
+  }
   throw new OAuthError('temporarily_unavailable', `too many registrations from this ${refusedBy}; retry later`, {
     status: 429,
     headers: { 'retry-after': String(REGISTRATION_WINDOW_SECONDS) },
