@@ -49,6 +49,8 @@ describe('backchannelLogoutUri in apps', () => {
     ['http://127.0.0.1:8080/logout', /private, loopback or link-local/],
     ['https://169.254.169.254/latest', /private, loopback or link-local/],
     ['https://localhost/logout', /private, loopback or link-local/],
+    ['https://localhost./logout', /private, loopback or link-local/],
+    ['https://rp.localhost./logout', /private, loopback or link-local/],
   ])('refuses %s at startup', (uri, reason) => {
     expect(() => makeSentinel(withApp({ backchannelLogoutUri: uri }))).toThrow(ConfigurationError);
     expect(() => makeSentinel(withApp({ backchannelLogoutUri: uri }))).toThrow(reason);
@@ -115,6 +117,8 @@ describe('backchannel_logout_uri over RFC 7591 and RFC 7592', () => {
     ['https://rp.example.com/logout#x', /fragment/],
     ['https://127.0.0.1/logout', /private, loopback or link-local/],
     ['https://192.168.1.10/logout', /private, loopback or link-local/],
+    ['https://LOCALHOST./logout', /private, loopback or link-local/],
+    ['https://rp.localhost./logout', /private, loopback or link-local/],
     [42, /string/],
   ])('refuses %s with invalid_client_metadata, registering nothing', async (uri, reason) => {
     const sentinel = makeSentinel(registration);

@@ -33,7 +33,10 @@ export function literalTargetProblem(uri: string, allowPrivate: boolean): string
   const host = bareHost(uri);
   if (host === null) return 'must be an absolute URL';
   if (allowPrivate) return null;
-  if (host.toLowerCase() === 'localhost' || host.toLowerCase().endsWith('.localhost')) return PRIVATE;
+  // A fully qualified name may end with the root's dot (`localhost.`): the same name, which many resolvers (systemd's,
+  // macOS's) answer with loopback; one that does not would leave the URI registered, refused only at each delivery.
+  const name = host.toLowerCase().replace(/\.$/, '');
+  if (name === 'localhost' || name.endsWith('.localhost')) return PRIVATE;
   return isIP(host) !== 0 && isForbiddenAddress(host) ? PRIVATE : null;
 }
 
