@@ -36,6 +36,12 @@ const SPOOFING: readonly (readonly [string, string])[] = [
   // Nothing to show: the login page would ask to continue to an app it cannot name.
   ['nothing', ''],
   ['only white space', ' \u00A0\u3000 '],
+  // Nor with nothing but characters fonts draw as nothing (default-ignorable code points), which trim() keeps.
+  ['only a Hangul filler', '\u3164'],
+  ['only zero-width characters', '\u200B\u2060\u200D'],
+  ['only a soft hyphen and white space', ' \u00AD '],
+  ['only the half-width Hangul filler and a variation selector', '\uFFA0\uFE0F'],
+  ['only blank Braille patterns', '\u2800\u2800'],
 ];
 
 const KEPT: readonly string[] = [
