@@ -1,15 +1,35 @@
 /**
  * `POST {registration_client_uri}/secret` — a new client secret, shown once. The previous one keeps working for
- * `registration.secretOverlapSeconds`, so every instance of the application can switch over before it ends.
+ * `registration.secretOverlapSeconds`, so every instance of the application can switch over before it ends; a client
+ * may shorten that with a JSON body `{"previous_secret_expires_in": seconds}`, `0` ending the previous secret at once
+ * (one that leaked), as an operator can with the CLI and the console.
  */
 import { generateClientSecret, hashClientSecret } from '../apps/client-secrets.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
-import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
+import { headerValue, noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
 import type { RouteParams } from '../http/router.js';
 import { registrationOptions, requireRegistrationAccess } from './access.js';
 import { REGISTRATION_ACTOR } from './register.js';
 import { takeChangeSlot } from './registration-bound.js';
+import { readJSONObject } from './json-body.js';
+
+/**
+ * How long the previous secret keeps working: the configured overlap, or less when the request asks. A request
+ * without a body (or with no `previous_secret_expires_in`, or `null`) takes the overlap; one that asks for more is refused, so a
+ * client can only shorten the time its previous secret stays good, never lengthen it.
+ * @throws OAuthError invalid_request for a value that is no whole number of seconds from 0 to the overlap.
+ */
+async function requestedOverlap(context: SentinelContext, request: SentinelRequest, configured: number): Promise<number> {
+  if (headerValue(request, 'content-type') === undefined) return configured;
+  const asked = (await readJSONObject(request, context.config.bodyLimit)).previous_secret_expires_in;
+  // null as left out, as everywhere in registration (RFC 7592 §2.2).
+  if (asked === undefined || asked === null) return configured;
+  if (typeof asked !== 'number' || !Number.isInteger(asked) || asked < 0 || asked > configured) {
+    throw new OAuthError('invalid_request', `previous_secret_expires_in must be a whole number of seconds from 0 to ${configured}`);
+  }
+  return asked;
+}
 
 /** Handles a secret rotation. */
 export async function handleRotateSecret(
@@ -22,7 +42,7 @@ export async function handleRotateSecret(
   if (app.tokenEndpointAuthMethod === 'private_key_jwt') {
     throw new OAuthError('invalid_client_metadata', 'a private_key_jwt client authenticates with its keys and has no secret to rotate');
   }
-  const overlap = registrationOptions(context).secretOverlapSeconds;
+  const overlap = await requestedOverlap(context, request, registrationOptions(context).secretOverlapSeconds);
   await takeChangeSlot(context, accountId, app.clientId);
   const clientSecret = generateClientSecret();
   const rotated = await context.apps.rotateClientSecret?.(accountId, app.clientId, hashClientSecret(clientSecret), overlap, {
