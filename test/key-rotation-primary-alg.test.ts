@@ -81,3 +81,61 @@ describe('keyRotation: a new first algorithm', () => {
     expect(kidOf(await consumerToken(third))).toBe(eddsa);
   });
 });
+
+describe('keyRotation: an algorithm dropped from `algorithms`', () => {
+  // retainSeconds defaults to max(accessTokenTtl, idTokenTtl) + clockTolerance = 125.
+  const RETAIN_SECONDS = 125;
+
+  it('retires its last key once the instances that dropped it rotate, after the retention', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(now);
+    const store = new MemoryStore();
+    const before = instance(store, ['ES256', 'EdDSA']);
+    await before.ready();
+    const eddsa = kidOfAlg(before, 'EdDSA');
+    expect(eddsa).toBeDefined();
+
+    // A deployment without EdDSA replaces every instance; the next scheduled rotation marks the EdDSA key.
+    const after = instance(store, ['ES256']);
+    await after.ready();
+    advance(600);
+    await after.jwksAsync();
+    const kids = () => after.jwksAsync().then((jwks) => jwks.keys.map((key) => key.kid));
+    // An instance of the old deployment may still sign with it until its next read: it stays past that and the retention.
+    advance(10 + RETAIN_SECONDS - 1);
+    expect(await kids()).toContain(eddsa);
+    // Listed as retired from the mark's instant on, as its JWKS entry counts down the retention.
+    expect((await after.rotateKeys()).find((key) => key.kid === eddsa)?.state).toBe('retired');
+    advance(1);
+    expect(await kids()).not.toContain(eddsa);
+    // And it leaves the stored ring, sealed private key and all, at its next write (the next scheduled rotation).
+    advance(600);
+    await after.jwksAsync();
+    const ring = JSON.parse((await store.get('keyring:default')) as string) as { keys: { kid: string }[] };
+    expect(ring.keys.map((key) => key.kid)).not.toContain(eddsa);
+  });
+
+  it('keeps it while an instance that still lists it runs', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(now);
+    const store = new MemoryStore();
+    const marks = async () => {
+      const ring = JSON.parse((await store.get('keyring:default')) as string) as { keys: { alg: string; retiresAt?: number }[] };
+      return ring.keys.filter((key) => key.retiresAt !== undefined).map((key) => key.alg);
+    };
+    const old = instance(store, ['ES256', 'EdDSA']);
+    await old.ready();
+    const eddsa = kidOfAlg(old, 'EdDSA');
+    const current = instance(store, ['ES256']);
+    await current.ready();
+    advance(600);
+    await current.jwksAsync(); // rotates, marking the EdDSA key
+    expect(await marks()).toEqual(['EdDSA']);
+    advance(10);
+    await old.jwksAsync(); // reads the ring again: it signs with EdDSA, so it takes the mark off
+    expect(await marks()).toEqual([]);
+    // Its EdDSA key rotated meanwhile: the one it replaced retires by the ordinary rule, no earlier.
+    advance(10 + RETAIN_SECONDS - 1);
+    expect((await current.jwksAsync()).keys.map((key) => key.kid)).toContain(eddsa);
+  });
+});

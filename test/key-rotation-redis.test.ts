@@ -364,6 +364,23 @@ describe.skipIf(redis.skip)('keys commands on a per-account ring (keysPerAccount
     for (const entry of [...past, revoked]) expect(stored).not.toContain(entry.kid);
   });
 
+  it('keys rotate gives no new key to an algorithm the instances dropped (its key retires instead)', async () => {
+    const ringPrefix = `${prefix}dropped:`;
+    const store = new RedisStore(client, { prefix: ringPrefix });
+    const keyRotation = { encryptionKey: ENCRYPTION_KEY, rotateEverySeconds: 3600, prePublishSeconds: 600 };
+    const before = createSentinel(baseOptions({ keys: undefined, store, keyRotation: { ...keyRotation, algorithms: ['ES256', 'RS256'] } }));
+    await before.ready();
+    await before.close();
+    // The deployment without RS256 rotates: the RS256 key is marked to retire.
+    const after = createSentinel(baseOptions({ keys: undefined, store, keyRotation: { ...keyRotation, algorithms: ['ES256'] } }));
+    await after.rotateKeys();
+    const rotate = io({ SENTINEL_KEY_ENCRYPTION_KEY: ENCRYPTION_KEY });
+    expect(await runKeysRotate(['--redis', REDIS_URL, '--prefix', ringPrefix], rotate)).toBe(0);
+    const listed = JSON.parse(rotate.out) as { alg: string; state: string }[];
+    expect(listed.filter((key) => key.alg === 'RS256').map((key) => key.state)).toEqual(['active']);
+    await after.close();
+  });
+
   it('--account lists and revokes the keys of that account only', async () => {
     const sentinel = createSentinel(
       baseOptions({

@@ -4,6 +4,7 @@
  * same lock, so the running instances converge on the change within their `refreshSeconds`.
  */
 import type { SigningAlgorithm } from '../keys/signing-keys.js';
+import { listedAlgorithms } from '../keys/keyring/dropped.js';
 import { assertOpens, EncryptionKeyNeededError, hasPending, revokeEntry, startRotation } from '../keys/keyring/mutations.js';
 import { accountRingName } from '../keys/keyring/per-account.js';
 import { describeRing } from '../keys/keyring/describe.js';
@@ -119,7 +120,8 @@ export async function runKeysList(argv: readonly string[], io: CLIIO): Promise<n
 }
 
 /**
- * `keys rotate`: adds a pre-published key per algorithm of the ring (unless one is already pending). Exit code 1 when
+ * `keys rotate`: adds a pre-published key per algorithm of the ring (unless one is already pending), except those the
+ * instances dropped from their `algorithms` (keys marked to retire, see keyring/dropped.ts). Exit code 1 when
  * the store holds no ring, or one without a live key (nothing to rotate: the instances replace such a ring).
  * @example await runKeysRotate(['--redis', 'redis://127.0.0.1:6379'], io);
  */
@@ -142,9 +144,12 @@ export async function runKeysRotate(argv: readonly string[], io: CLIIO): Promise
       // Checked before anything else: with a rotation already under way there is nothing to write, and a wrong
       // key must still be refused rather than reported as a successful no-op.
       assertOpens(current, key);
-      const algorithms = [
+      const live = [
         ...new Set(current.keys.filter((entry) => entry.revokedAt === undefined).map((entry) => entry.alg)),
       ] as SigningAlgorithm[];
+      // An algorithm the instances dropped (its keys marked to retire) gets no new key, which would never retire.
+      const listed = listedAlgorithms(current);
+      const algorithms = listed.length > 0 ? listed : live;
       // No live key: no algorithm to rotate (the ring does not record the instances' algorithms, only its keys'), so
       // nothing would be written and no key would sign. The instances take such a ring as lost, as a missing one, and
       // replace it themselves: refused like a missing ring, not reported as a rotation.

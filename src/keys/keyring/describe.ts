@@ -31,7 +31,7 @@ export function describeRing(document: RingDocument, now: number): RingKeyInfo[]
         ? 'revoked'
         : entry.activatesAt > now
           ? 'pending'
-          : activeEntry(index, entry.alg, now)?.kid === entry.kid
+          : activeEntry(index, entry.alg, now)?.kid === entry.kid && !(entry.retiresAt !== undefined && entry.retiresAt <= now)
             ? 'active'
             : 'retired';
     return {

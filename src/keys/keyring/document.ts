@@ -18,6 +18,12 @@ export interface RingEntry {
   activatesAt: number;
   /** Set by an emergency revocation: unpublished and refused at once. */
   revokedAt?: number;
+  /**
+   * Set when the instance that wrote the ring no longer lists the key's algorithm (`keyRotation.algorithms`): from
+   * then on the key counts as superseded, so it leaves the JWKS and the ring after the retention like any retired
+   * key. An instance that still lists the algorithm takes the mark off (dropped.ts).
+   */
+  retiresAt?: number;
   publicJwk: JWK;
   /** The private JWK, sealed; dropped on revocation. */
   sealed?: Sealed;
@@ -48,7 +54,12 @@ export function parseDocument(text: string): RingDocument {
     throw new Error('the key ring in the store is not a key ring document');
   }
   for (const entry of value.keys) {
-    if (typeof entry?.kid !== 'string' || typeof entry.activatesAt !== 'number' || typeof entry.publicJwk !== 'object') {
+    if (
+      typeof entry?.kid !== 'string' ||
+      typeof entry.activatesAt !== 'number' ||
+      typeof entry.publicJwk !== 'object' ||
+      (entry.retiresAt !== undefined && typeof entry.retiresAt !== 'number')
+    ) {
       throw new Error('the key ring in the store has a malformed entry');
     }
   }
@@ -105,12 +116,23 @@ export function supersededAt(index: RingIndex, entry: RingEntry, now: number): n
 }
 
 /**
- * Whether a token `entry` signed may still be valid at `now`, by the rule of the ring: it was not superseded longer
+ * When `entry` stopped signing for good, if that has happened: superseded by the next key of its algorithm, or its
+ * algorithm dropped by every instance ({@link RingEntry.retiresAt}), whichever came first.
+ */
+function stoppedAt(index: RingIndex, entry: RingEntry, now: number): number | undefined {
+  const superseded = supersededAt(index, entry, now);
+  const dropped = entry.retiresAt !== undefined && entry.retiresAt <= now ? entry.retiresAt : undefined;
+  if (superseded === undefined || dropped === undefined) return superseded ?? dropped;
+  return Math.min(superseded, dropped);
+}
+
+/**
+ * Whether a token `entry` signed may still be valid at `now`, by the rule of the ring: it did not stop signing longer
  * ago than the retention (the longest lifetime of a token it may have signed). Revocation is not looked at.
  */
 function retained(index: RingIndex, entry: RingEntry, now: number, retainMs: number): boolean {
-  const superseded = supersededAt(index, entry, now);
-  return superseded === undefined || superseded + retainMs > now;
+  const stopped = stoppedAt(index, entry, now);
+  return stopped === undefined || stopped + retainMs > now;
 }
 
 /** Whether the entry is still in the JWKS at `now`: live, and retained (see above). */
@@ -173,6 +195,8 @@ export function nextChange(index: RingIndex, now: number, retainMs: number): num
       // The keys activated before this one leave the JWKS retainMs after it activates.
       const leaves = entry.activatesAt + retainMs;
       if (first !== undefined && entry.activatesAt > first && leaves > now) next = Math.min(next, leaves);
+      // A key of a dropped algorithm leaves retainMs after its mark's instant.
+      if (entry.retiresAt !== undefined && entry.retiresAt + retainMs > now) next = Math.min(next, entry.retiresAt + retainMs);
     }
   }
   return next;

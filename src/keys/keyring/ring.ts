@@ -15,6 +15,7 @@ import { generatePrivateJWKInPool, type KeySet } from '../signing-keys.js';
 import type { Store } from '../../stores/store.js';
 import { describeRing, type RingKeyInfo } from './describe.js';
 import type { RingDocument } from './document.js';
+import { keepListedAlgorithms, markDropped } from './dropped.js';
 import { type Derived, deriveKeys, type ImportedKey, importKeys } from './key-set.js';
 import { revokeEntry, startRotation } from './mutations.js';
 import type { KeyRotationOptions } from './options.js';
@@ -139,15 +140,17 @@ export class KeyRing {
     const written = await updateRing(this.#store, this.#name, (current) => {
       // A ring the store lost is put back first: rotated from nothing, it would orphan every token signed so far.
       const base = ringToChange(current, this.#document, this.#encryptionKey);
+      const now = Date.now();
       const next = startRotation(
         base,
         this.#rotation.algorithms,
         this.#encryptionKey,
-        Date.now(),
+        now,
         policyOf(this.#rotation, this.#timings),
         generated,
       );
-      return next ?? (base === current ? null : base);
+      if (next === null) return base === current ? null : base;
+      return markDropped(next, this.#rotation.algorithms, now + this.#timings.refreshMs);
     });
     if (written !== null && written !== undefined) this.#adopt(written, startedAt, read);
     return this.list();
@@ -195,6 +198,8 @@ export class KeyRing {
       document = await keepHeldKeys(this.#store, this.#name, document, this.#document, now, this.#timings.retainMs, this.#encryptionKey);
     }
     const algorithms = this.#rotation.algorithms;
+    // This instance signs with its algorithms: none of their keys may be left to retire as dropped (dropped.ts).
+    if (document !== null) document = await keepListedAlgorithms(this.#store, this.#name, document, algorithms);
     const due = (doc: RingDocument | null) => rotationDueIn(doc, algorithms, this.#timings, now);
     if (due(document)) {
       const generated = await generateKeys(algorithms);
@@ -202,11 +207,13 @@ export class KeyRing {
       // pre-publication counts from then, not from before the generation, which takes a while for RSA.
       // Whoever holds the lock may be doing this very rotation: wait for it and decide again on what it wrote, so
       // racing instances add one key and all of them leave with the new document.
-      const written = await updateRing(this.#store, this.#name, (current) =>
-        due(current)
-          ? startRotation(current, algorithms, this.#encryptionKey, Date.now(), policyOf(this.#rotation, this.#timings), generated)
-          : null,
-      );
+      // A rotation also marks the keys of algorithms this instance no longer lists, so that they retire (dropped.ts).
+      const written = await updateRing(this.#store, this.#name, (current) => {
+        if (!due(current)) return null;
+        const at = Date.now();
+        const next = startRotation(current, algorithms, this.#encryptionKey, at, policyOf(this.#rotation, this.#timings), generated);
+        return next === null ? null : markDropped(next, algorithms, at + this.#timings.refreshMs);
+      });
       if (written !== undefined) document = written;
     }
     if (document === null) throw new Error('the key ring could not be created');
