@@ -46,6 +46,7 @@ import { contextOf } from '../src/http/context.js';
 import { generate } from 'otplib';
 import { createSentinel } from '../src/index.js';
 import { stepUpFixture } from './helpers/stepup-fixtures.js';
+import { failingSwaps } from './helpers/failing-swaps.js';
 import { BOT, BOT_CLIENT_ID, botApp, TOKEN_EXCHANGE, TYPE } from './helpers/exchange.js';
 import { csrfOf, recordingStore, setCookies, stepCookie } from './helpers/direct-flow.js';
 
@@ -250,6 +251,45 @@ describe('polling', () => {
       expect((await personDecides(sentinel, codes.user_code, choice)).status, choice).toBe(500);
       expect(errors).toContainEqual(expect.objectContaining({ message: `${vetoed} vetoed` }));
       expect(await pollError(sentinel, codes.device_code), choice).toBe('authorization_pending');
+    }
+  });
+
+  it('keeps the confirmation when an Allow or a Deny failed (store, veto): the same choice posted again decides', async () => {
+    // advanceClock counts from the real clock: each move goes further than the one before.
+    let moved = 0;
+    const later = (): void => {
+      moved += 6;
+      advanceClock(moved);
+    };
+    for (const choice of ['approve', 'deny'] as const) {
+      const { store, fail } = failingSwaps(new MemoryStore());
+      let veto = false;
+      const { sentinel } = deviceSentinel({
+        store,
+        onEvent: (event) => {
+          if (veto && (event.type === 'device.approved' || event.type === 'device.denied')) throw new Error('decision vetoed');
+        },
+        onError: () => undefined,
+      });
+      const codes = await requestCodes(sentinel);
+      const browser: Browser = {};
+      const opened = await openConfirmationFor(sentinel, browser, codes.user_code);
+      // The write of the device record fails: nothing is decided, and the page the person has open still decides.
+      fail((entries) => entries.some((entry) => entry.key.startsWith('device:')));
+      expect((await decide(sentinel, browser, opened, choice)).status, choice).toBe(500);
+      expect(await pollError(sentinel, codes.device_code), choice).toBe('authorization_pending');
+      veto = true;
+      expect((await decide(sentinel, browser, opened, choice)).status, choice).toBe(500);
+      veto = false;
+      later();
+      expect(await pollError(sentinel, codes.device_code), choice).toBe('authorization_pending');
+      const decided = await decide(sentinel, browser, opened, choice);
+      expect(decided.status, `${choice}: ${String(decided.body)}`).toBe(200);
+      later();
+      if (choice === 'deny') expect(await pollError(sentinel, codes.device_code)).toBe('access_denied');
+      else expect((await poll(sentinel, codes.device_code)).status).toBe(200);
+      // Single use all the same: once it decided, the confirmation is gone.
+      expect((await decide(sentinel, browser, opened, choice)).status, choice).toBe(400);
     }
   });
 

@@ -88,7 +88,8 @@ export async function takeConfirmation(context: SentinelContext, id: string): Pr
 
 /**
  * Puts back a confirmation its decision took but could not apply (the device's polls kept changing the authorization,
- * a 503): the person's same form decides again. Only the request that took it puts it back, so it stays single use.
+ * a 503; a store failure or a vetoing onEvent, a 500): the person's same form decides again. Only the request that
+ * took it puts it back, so it stays single use.
  * @example await restoreConfirmation(context, id, taken);
  */
 export async function restoreConfirmation(context: SentinelContext, id: string, confirmation: DeviceConfirmation): Promise<void> {

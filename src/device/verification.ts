@@ -267,8 +267,15 @@ async function decide(context: SentinelContext, request: SentinelRequest, accoun
   // Single use: of two decisions posted at once, one takes the confirmation; the other finds it gone.
   if (id === undefined || (await takeConfirmation(context, id)) === null) throw confirmationExpired();
   const { applied, record } = await applyDecision(context, accountId, confirmation, approve).catch(async (error: unknown) => {
-    // Nothing was decided: the confirmation is put back, so the person's choice posted again decides (the 503 says so).
-    if (isBusy(error)) await restoreConfirmation(context, id, confirmation);
+    // A decision that failed on the service's side (a store, an onEvent that vetoes: a 500) or lost every write to the
+    // device's polls (the 503, which says so) decided nothing: the confirmation is put back, so the person's choice
+    // posted again decides, as a cancelled sign-in's interaction is put back (sign-in.ts). Putting it back is safe even
+    // should the write have stood: the next decision finds the authorization no longer pending and changes nothing. A
+    // refusal (a 4xx: the app can no longer use the flow, the browser's session ended) is final.
+    if (!isOAuthError(error) || error.code === 'server_error' || isBusy(error)) {
+      // A store failing here as well leaves the confirmation taken; the decision's error is still the answer.
+      await restoreConfirmation(context, id, confirmation).catch(() => undefined);
+    }
     throw error;
   });
   if (!applied) return undecidedPageResponse(context, request, accountId, record);
