@@ -25,6 +25,7 @@ import {
 } from './helpers/device-drive.js';
 import { ACCOUNT, makeSentinel, USER_ID } from './helpers/fixtures.js';
 import { racingStore } from './helpers/racing-store.js';
+import { failingSwaps } from './helpers/failing-swaps.js';
 
 const USER = { accountId: ACCOUNT, userId: USER_ID };
 
@@ -281,6 +282,21 @@ describe('device grants in the session index', () => {
     failIndex(false);
     expect(await pollError(sentinel, codes.device_code)).toBe('authorization_pending');
     expect(events.map((event) => event.type)).not.toContain('device.approved');
+  });
+
+  it('leaves no entry behind when the store fails at the write of the approval itself', async () => {
+    const { store, fail } = failingSwaps(new MemoryStore());
+    const sentinel = makeSentinel({ apps: deviceApps(), store, onError: () => undefined });
+    const codes = await requestCodes(sentinel);
+    const browser: Browser = {};
+    const opened = await openConfirmationFor(sentinel, browser, codes.user_code);
+    const before = await sentinel.listSessions(USER);
+    // The index takes the approval's entry; the device record's write after it fails.
+    fail((entries) => entries.some((entry) => entry.key.startsWith('device:')));
+    expect((await decide(sentinel, browser, opened, 'approve')).status).toBe(500);
+    expect(await pollError(sentinel, codes.device_code)).toBe('authorization_pending');
+    // Nothing was approved, so no device is listed among the user's sessions.
+    expect(await sentinel.listSessions(USER)).toEqual(before);
   });
 
   it('takes the entry back and ends no session past the bound when onEvent vetoes device.approved', async () => {

@@ -204,7 +204,7 @@ function confirmationExpired(): OAuthError {
  * refuses (its browser session ended first) or fails to take is never written. Once the record's change stood, and
  * only then, the decision's event (`announce` of decideDevice): a decision that lost to another (two browsers deciding
  * one code at once) is never announced, and an `onEvent` that throws vetoes it, the record put back. An approval that
- * did not apply or was vetoed takes its entry back; one that stood ends the sessions past the bound.
+ * did not apply, was vetoed or failed takes its entry back; one that stood ends the sessions past the bound.
  */
 async function applyDecision(
   context: SentinelContext,
@@ -237,9 +237,16 @@ async function applyDecision(
     }
   };
   const outcome = await decideDevice(context, grantId, decision, { prepare, announce }).catch(async (error: unknown) => {
-    // Every write lost to the device's polls, or the decision was vetoed: the approval did not apply (or, should the
-    // record have stayed approved, the poll then finds no entry and issues nothing), and its entry goes.
-    if (approval !== undefined && (isBusy(error) || vetoed)) await withdrawDeviceApproval(context, approval, null);
+    // Every write lost to the device's polls, the decision was vetoed, or the store failed at the record's write: the
+    // approval did not apply (or, should the record have stayed approved, the poll then finds no entry and issues
+    // nothing), and its entry goes, or the user's sessions would list, and count towards the bound, a device that
+    // was never connected.
+    if (approval !== undefined) {
+      const withdrawn = withdrawDeviceApproval(context, approval, null);
+      // A store failing there as well leaves the entry (the poll attaches no grant to an approval never written);
+      // the store's first failure is the answer already.
+      await (isBusy(error) || vetoed ? withdrawn : withdrawn.catch(() => undefined));
+    }
     throw error;
   });
   if (approval === undefined) return outcome;
