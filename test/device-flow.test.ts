@@ -13,6 +13,7 @@ import {
   DEVICE_PATH,
   DEVICE_SECRET_CLIENT_ID,
   type Browser,
+  type DeviceCodes,
   decide,
   deviceApps,
   enterCode,
@@ -118,6 +119,59 @@ describe('device authorization endpoint', () => {
     expect(kiosk.status).toBe(200);
     const scope = await ask({ client_id: DEVICE_CLIENT_ID, scope: 'profile email' });
     expect(jsonBody(scope).error).toBe('invalid_scope');
+  });
+});
+
+describe('a scope too long for the sign-in', () => {
+  it('is refused at device authorization, storing nothing; the longest taken signs in from any verification page', async () => {
+    // With defaultMaxAge the sign-in carries max_age too: the verification page's largest additions all at once.
+    const apps = deviceApps().map((app) => (app.clientId === DEVICE_SECRET_CLIENT_ID ? { ...app, defaultMaxAge: 600 } : app));
+    const store = new MemoryStore();
+    const set = vi.spyOn(store, 'set');
+    const swap = vi.spyOn(store, 'swap');
+    const { sentinel } = deviceSentinel({ apps, store });
+    const ask = (scope: string) =>
+      postForm(
+        sentinel,
+        DEVICE_AUTHORIZATION_PATH,
+        new URLSearchParams({ client_id: DEVICE_SECRET_CLIENT_ID, client_secret: DEVICE_CLIENT_SECRET, scope }).toString(),
+      );
+    // The longest one-token scope taken, by bisection: refusals are invalid_scope, and only they.
+    let [taken, refused] = [1, 4096];
+    while (refused - taken > 1) {
+      const length = Math.floor((taken + refused) / 2);
+      const answer = await ask('s'.repeat(length));
+      if (answer.status === 200) taken = length;
+      else {
+        expect([answer.status, jsonBody(answer).error]).toEqual([400, 'invalid_scope']);
+        refused = length;
+      }
+    }
+    // A real bound, not one that refuses any long scope.
+    expect(taken).toBeGreaterThan(2000);
+    set.mockClear();
+    swap.mockClear();
+    expect((await ask('s'.repeat(refused))).status).toBe(400);
+    const written = [...set.mock.calls.map(([key]) => key), ...swap.mock.calls.flatMap(([entries]) => entries.map((entry) => entry.key))];
+    expect(written.filter((key) => key.startsWith('device'))).toEqual([]);
+    // The longest taken, entered on a page with the most ui_locales the pages keep, by a browser holding a session.
+    const codes = jsonBody(await ask('s'.repeat(taken))) as unknown as DeviceCodes;
+    const tags = Array.from({ length: 20 }, (_, index) => `${String.fromCharCode(97 + index).repeat(2)}-aaaaaaaa-bbbbbbbb-cccccccc-ddddd`);
+    expect(tags.every((tag) => tag.length === 35)).toBe(true);
+    const query = new URLSearchParams({ ui_locales: tags.join(' ') }).toString();
+    const browser: Browser = { cookie: `sentinel_session=${'A'.repeat(43)}` };
+    const entry = await openEntry(sentinel, browser, query);
+    const entered = await postForm(
+      sentinel,
+      DEVICE_PATH,
+      new URLSearchParams({ csrf_token: entry.csrf, user_code: codes.user_code }).toString(),
+      { query, headers: { 'sec-fetch-site': 'same-origin', cookie: `${browser.cookie}; ${entry.cookie}` } },
+    );
+    expect(entered.status, String(entered.body)).toBe(303);
+    // The sign-in was kept, and its end leads to the confirmation.
+    const signedIn = await signInForDevice(sentinel, browser, entered);
+    expect(signedIn.status, String(signedIn.body)).toBe(303);
+    expect(String(signedIn.headers.location)).toContain('/device/confirm?confirmation=');
   });
 });
 

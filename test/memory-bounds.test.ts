@@ -4,7 +4,7 @@
  * never evicted: when it cannot be kept, the write fails and the request fails closed, reported to onError.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { MemoryStore, type Sentinel, type SentinelOptions } from '../src/index.js';
+import { MemoryStore, type Sentinel, type SentinelOptions, type SentinelResponse } from '../src/index.js';
 import { MAX_INTERACTION_CHARS } from '../src/authorize/state/interaction.js';
 import { DEFAULT_MAX_BYTES } from '../src/stores/memory.js';
 import { entryBytes } from '../src/stores/memory-size.js';
@@ -13,6 +13,7 @@ import {
   AUTHORIZE_PATH,
   authorizeQuery,
   call,
+  csrfOf,
   openLogin,
   postLogin,
   recordingStore,
@@ -21,7 +22,7 @@ import {
 } from './helpers/direct-flow.js';
 import { ACCOUNT, baseOptions, makeSentinel, PASSWORD, REDIRECT_URI, USER_ID, USERNAME } from './helpers/fixtures.js';
 import { MAIN_APP, signInWithSession, tokenStanding } from './helpers/logout-flow.js';
-import { deviceApps, enterCode, requestCodes } from './helpers/device-drive.js';
+import { DEVICE_PATH, deviceApps, entryCookieOf, requestCodes } from './helpers/device-drive.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -100,14 +101,31 @@ describe('one pending interaction is capped', () => {
 
 describe('an interaction too long to keep outside /authorize', () => {
   // No app to send the refusal to: it is the error page, never a 302 without a Location.
-  it('a device sign-in whose scope makes the interaction too long is a 400 page', async () => {
+  it('a device sign-in whose interaction is too long (a verification page under a long mount path) is a 400 page', async () => {
     const sentinel = makeSentinel({ store: new MemoryStore(), apps: deviceApps() });
-    const scope = Array.from({ length: 600 }, (_, index) => `scope${index}`).join(' ');
-    const codes = await requestCodes(sentinel, { scope });
-    const response = await enterCode(sentinel, {}, codes.user_code);
+    // A scope too long for the sign-in is refused at device authorization (invalid_scope); a mount path of the
+    // verification page far longer than the device's is what can still make the interaction too long.
+    const codes = await requestCodes(sentinel);
+    const mountPath = `/${'t'.repeat(MAX_INTERACTION_CHARS)}`;
+    const headers = { 'sec-fetch-site': 'same-origin' };
+    const send = (method: 'GET' | 'POST', body?: string, cookie?: string) =>
+      sentinel.handle({
+        method,
+        path: DEVICE_PATH,
+        query: new URLSearchParams(),
+        headers: method === 'GET' ? headers : { ...headers, 'content-type': 'application/x-www-form-urlencoded', cookie: cookie ?? '' },
+        body,
+        ip: '203.0.113.7',
+        mountPath,
+      });
+    const page = await send('GET');
+    expect(page?.status).toBe(200);
+    const form = new URLSearchParams({ csrf_token: csrfOf(String(page?.body)), user_code: codes.user_code }).toString();
+    const response = (await send('POST', form, entryCookieOf(page as SentinelResponse))) as SentinelResponse;
     expect(response.status).toBe(400);
     expect(response.headers.location).toBeUndefined();
     expect(response.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(response.body).toContain('too long to keep while the user signs in');
     expect(response.body).toContain('<code>invalid_request</code>');
   });
 

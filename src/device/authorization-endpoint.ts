@@ -17,6 +17,7 @@ import { checkTokenQuery } from '../token/token-endpoint.js';
 import { tokenResources } from '../token/resource-indicators.js';
 import { takePublicDeviceAuthorizationSlot } from './authorization-throttle.js';
 import { type DeviceRecord, deviceGrantId, deviceKey, retainMs, userCodeKey } from './device-records.js';
+import { deviceSignInFits } from './sign-in.js';
 import { formatUserCode, newUserCode } from './user-code.js';
 
 /** RFC 6749 §3.3 scope-token characters. */
@@ -71,14 +72,19 @@ export async function handleDeviceAuthorization(
   // RFC 8707: the device authorization request is the flow's authorization request, so its resources are checked
   // here (the ones the app may ask for; invalid_target otherwise) and bound to the device code.
   const resources = tokenResources(context, app, params);
+  const deviceCode = randomSecret();
+  const grantId = deviceGrantId(deviceCode);
+  // A scope the person's sign-in could not keep is refused to the device now, before anything is stored or counted.
+  const shape = { accountId, clientId: app.clientId, scope, userCode: newUserCode() };
+  if (!deviceSignInFits(context, shape, grantId, app.name ?? app.clientId, request.mountPath)) {
+    throw new OAuthError('invalid_scope', 'scope is too long for the sign-in on the verification page to keep');
+  }
   // A public client's caller needs no credential, so a valid request of one counts against its address before
   // anything is written (deviceFlow.publicAuthorizationsPerAddress, authorization-throttle.ts); a refused or invalid
   // request stores no record.
   if (app.tokenEndpointAuthMethod === 'none') await takePublicDeviceAuthorizationSlot(context, clientIP(context.config, request));
   const { expiresIn, interval } = context.config.deviceFlow;
   const now = Math.floor(Date.now() / 1000);
-  const deviceCode = randomSecret();
-  const grantId = deviceGrantId(deviceCode);
   // Kept as long again after expiry, so that a device polling late hears expired_token rather than invalid_grant.
   const retainUntil = now + 2 * expiresIn;
   const base = {

@@ -12,14 +12,17 @@ import type { AuthorizationRequest } from '../authorize/request/validate-request
 import {
   createInteraction,
   type DeviceInteraction,
+  type InteractionRecord,
   loginPageURL,
+  MAX_INTERACTION_CHARS,
   restoreInteraction,
   takeInteraction,
 } from '../authorize/state/interaction.js';
 import { isOAuthError, OAuthError } from '../errors.js';
+import { randomSecret } from '../lib/random-secrets.js';
 import { en } from '../i18n/en.js';
 import { requestUiLocales } from '../i18n/page-locale.js';
-import { decideDevice, type StoredDevice } from './device-records.js';
+import { decideDevice, type DeviceRecord, type StoredDevice } from './device-records.js';
 import { outcomePageResponse, undecidedPageResponse } from './pages.js';
 
 /**
@@ -52,10 +55,24 @@ export async function startDeviceSignIn(
   browserSession?: string,
   maxAge?: number,
 ): Promise<string> {
-  const { accountId, clientId, scope, userCode } = found.record;
+  const { accountId, userCode } = found.record;
   // The verification page's ui_locales, as an app's authorization request carries its own: the sign-in speaks them.
-  const uiLocales = requestUiLocales(request);
-  const authorization: AuthorizationRequest = {
+  const authorization = signInRequest(context, found.record, appName, requestUiLocales(request), maxAge);
+  const device = { grantId: found.grantId, userCode };
+  const id = await createInteraction(context, authorization, request.mountPath, device, undefined, browserSession);
+  return loginPageURL(context, request.mountPath, accountId, id);
+}
+
+/** The request a device sign-in parks: an app's authorization request without a redirect URI. */
+function signInRequest(
+  context: SentinelContext,
+  record: Pick<DeviceRecord, 'accountId' | 'clientId' | 'scope'>,
+  appName: string,
+  uiLocales: readonly string[],
+  maxAge: number | undefined,
+): AuthorizationRequest {
+  const { accountId, clientId, scope } = record;
+  return {
     accountId,
     clientId,
     redirectUri: '',
@@ -63,12 +80,41 @@ export async function startDeviceSignIn(
     iss: context.accountIssuer(accountId),
     clientName: appName,
     scope,
-    ...(uiLocales.length === 0 ? {} : { uiLocales }),
+    ...(uiLocales.length === 0 ? {} : { uiLocales: [...uiLocales] }),
     ...(maxAge === undefined ? {} : { maxAge }),
   };
-  const device = { grantId: found.grantId, userCode };
-  const id = await createInteraction(context, authorization, request.mountPath, device, undefined, browserSession);
-  return loginPageURL(context, request.mountPath, accountId, id);
+}
+
+/**
+ * Room a device sign-in's interaction keeps for what only the verification page adds to it: up to 20 `ui_locales`
+ * tags of 35 characters (774 characters as JSON), the digest of the session the browser holds, `max_age`, and slack
+ * for a mount path a little longer than the device's.
+ */
+const VERIFICATION_PAGE_RESERVE = 1024;
+
+/**
+ * Whether the sign-in of a device authorization can be parked ({@link MAX_INTERACTION_CHARS}) with the `scope` the
+ * device asked for, whatever the verification page adds to it. Checked at the device authorization request: a scope
+ * too long is refused there, to the device (`invalid_scope`), instead of at code entry, where the person would get an
+ * error page while the device polled until its code expired.
+ *
+ * @example if (!deviceSignInFits(context, { accountId, clientId, scope, userCode }, grantId, appName, request.mountPath)) throw tooLong();
+ */
+export function deviceSignInFits(
+  context: SentinelContext,
+  record: Pick<DeviceRecord, 'accountId' | 'clientId' | 'scope' | 'userCode'>,
+  grantId: string,
+  appName: string,
+  mountPath: string | undefined,
+): boolean {
+  const interaction: InteractionRecord = {
+    request: signInRequest(context, record, appName, [], undefined),
+    csrfToken: randomSecret(),
+    mountPath: mountPath ?? '',
+    createdAt: Date.now(),
+    device: { grantId, userCode: record.userCode },
+  };
+  return JSON.stringify(interaction).length + VERIFICATION_PAGE_RESERVE <= MAX_INTERACTION_CHARS;
 }
 
 /**
