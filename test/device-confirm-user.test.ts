@@ -4,8 +4,8 @@
  * still signed in as another person would otherwise hand that person's account to the device unknowingly.
  */
 import { decodeJwt } from 'jose';
-import { describe, expect, it } from 'vitest';
-import { BUNDLED_CATALOGUES, type Sentinel } from '../src/index.js';
+import { describe, expect, it, vi } from 'vitest';
+import { BUNDLED_CATALOGUES, MemoryStore, type Sentinel } from '../src/index.js';
 import { escapeHTML } from '../src/authorize/pages/escape-html.js';
 import { ACCOUNT, makeSentinel, PASSWORD, USERNAME } from './helpers/fixtures.js';
 import { call, csrfOf, postForm, setCookies } from './helpers/direct-flow.js';
@@ -93,6 +93,26 @@ describe('the device confirmation page says who is signed in', () => {
       expect(page, tag).toContain(escapeHTML(messages?.deviceSwitchUser ?? 'missing'));
       if (tag !== 'en') expect(messages?.deviceSwitchUser, tag).not.toBe(BUNDLED_CATALOGUES.en?.deviceSwitchUser);
     }
+  });
+
+  it('keeps the confirmation when "not you?" fails to start the new sign-in (a store failure)', async () => {
+    const store = new MemoryStore();
+    const real = store.set.bind(store);
+    let failInteractions = false;
+    vi.spyOn(store, 'set').mockImplementation((key, value, ttlMs) =>
+      failInteractions && key.startsWith('interaction:') ? Promise.reject(new Error('store down')) : real(key, value, ttlMs),
+    );
+    const sentinel = makeSentinel({ apps: deviceApps(), store, onError: () => undefined });
+    const browser: Browser = {};
+    const opened = await openConfirmationFor(sentinel, browser, (await requestCodes(sentinel)).user_code);
+    const form = new URLSearchParams({ confirmation: opened.confirmation, csrf_token: opened.csrf, switch: '1' }).toString();
+    failInteractions = true;
+    expect((await postForm(sentinel, DEVICE_CONFIRM_PATH, form, { headers: headers(browser) })).status).toBe(500);
+    failInteractions = false;
+    // Nothing was switched: the same page's "not you?", posted again, starts the sign-in.
+    const switched = await postForm(sentinel, DEVICE_CONFIRM_PATH, form, { headers: headers(browser) });
+    expect(switched.status, String(switched.body)).toBe(303);
+    expect(String(switched.headers.location)).toMatch(/\/login\?interaction=[A-Za-z0-9_-]{43}$/);
   });
 
   it('refuses "not you?" posted without the form\'s CSRF token, and spends nothing', async () => {

@@ -313,6 +313,22 @@ async function switchUser(
   confirmation: DeviceConfirmation,
 ): Promise<SentinelResponse> {
   if (id === undefined || (await takeConfirmation(context, id)) === null) throw confirmationExpired();
+  return signInAgain(context, request, accountId, confirmation).catch(async (error: unknown) => {
+    // Failed on the service's side (a store, the app store, while the new sign-in was being parked): nothing was
+    // switched, so the confirmation is put back and the same form, posted again, switches (or decides). A store
+    // failing here as well leaves it spent; the first failure is the answer.
+    if (!isOAuthError(error) || error.code === 'server_error') await restoreConfirmation(context, id, confirmation).catch(() => undefined);
+    throw error;
+  });
+}
+
+/** The sign-in "Not you?" starts for the code of a confirmation it took, or the page of a code no longer pending. */
+async function signInAgain(
+  context: SentinelContext,
+  request: SentinelRequest,
+  accountId: string,
+  confirmation: DeviceConfirmation,
+): Promise<SentinelResponse> {
   const found = await readDevice(context, confirmation.grantId);
   const now = Math.floor(Date.now() / 1000);
   if (found === null || found.record.accountId !== accountId || found.record.status !== 'pending' || found.record.expiresAt <= now) {
