@@ -11,6 +11,8 @@ import * as client from 'openid-client';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createSentinel, MemoryAppStore, MemoryStore, type Sentinel, type SentinelOptions } from '../src/index.js';
 import { appFromOptions } from '../src/apps/app-options.js';
+import { contextOf } from '../src/http/context.js';
+import { codeKey, issueCode } from '../src/token/code-records.js';
 import { advanceClock, movableClock } from './helpers/clock.js';
 import { ACCOUNT, baseOptions, REDIRECT_URI, SIGNING_KEY, USER_ID } from './helpers/fixtures.js';
 import { HOSTS, type MountedHost } from './helpers/hosts.js';
@@ -507,6 +509,26 @@ describe('fapi2 refusals (modelled on the FAPI 2.0 conformance modules)', () => 
     const late = await exchange(h, code, verifier);
     expect(late.status).toBe(400);
     expect(late.body).toMatchObject({ error: 'invalid_grant', error_description: 'the code has expired' });
+  });
+
+  it('a code issued without a PKCE challenge (before the app became fapi2) → invalid_grant, the code unspent', async () => {
+    const h = await harness();
+    const now = Math.floor(Date.now() / 1000);
+    const record = { accountId: ACCOUNT, clientId: KEYED_CLIENT_ID, redirectUri: KEYED_REDIRECT_URI, redirectUriInRequest: true };
+    const code = await issueCode(contextOf(h.sentinel), { ...record, userId: USER_ID, authTime: now - 5, issuedAt: now, scope: 'openid' });
+    const form = {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: KEYED_REDIRECT_URI,
+      client_assertion_type: ASSERTION_TYPE,
+    };
+    const proof = async () => ({ dpop: await dpopProof(h.dpop, { htm: 'POST', htu: TOKEN_URL }) });
+    const refused = await post(h, TOKEN_URL, { ...form, client_assertion: await clientAssertion(h.key) }, await proof());
+    expect(refused.status, JSON.stringify(refused.body)).toBe(400);
+    expect(refused.body).toMatchObject({ error: 'invalid_grant', error_description: expect.stringMatching(/PKCE is required/) });
+    expect(refused.body.access_token).toBeUndefined();
+    // Refused before anything was spent: the code is still stored.
+    expect(await contextOf(h.sentinel).store.get(codeKey(code))).not.toBeNull();
   });
 
   it('a code of 59 s still works (the limit is 60 s, not less)', async () => {

@@ -3,7 +3,7 @@
  * configuration checks that refuse an app that could not meet it. The rules are enforced where each one applies:
  *
  * - pushed authorization requests only (par/resolve.ts), each naming its `redirect_uri` (par/push-endpoint.ts), with
- *   PKCE S256 (authorize/request/validate-request.ts);
+ *   PKCE S256 (authorize/request/validate-request.ts; at the exchange too, token/authorization-code-grant.ts);
  * - `private_key_jwt` only, its assertion's `aud` the issuer as one string (client-assertion/verify-assertion.ts);
  * - DPoP-bound tokens only (dpop/token-binding.ts);
  * - codes live at most {@link FAPI2_CODE_TTL_SECONDS} (token/code-records.ts, token/authorization-code-grant.ts);

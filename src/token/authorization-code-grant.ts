@@ -132,8 +132,10 @@ export async function handleAuthorizationCodeGrant(
   if (redirectUri !== undefined && redirectUri !== record.redirectUri) {
     throw new OAuthError('invalid_grant', 'redirect_uri does not match the authorization request');
   }
-  // Public clients have no secret: PKCE is what ties the code to the client that asked for it.
-  const pkceRequired = context.config.pkce === 'required' || app.tokenEndpointAuthMethod === 'none';
+  // Public clients have no secret: PKCE is what ties the code to the client that asked for it. FAPI 2.0 Security
+  // Profile §5.3.2.2 requires it of a fapi2 app whatever its method: judged by the app as it is now, as the code's age
+  // is, so a code issued without a challenge before a registry made the app fapi2 is refused, not redeemed.
+  const pkceRequired = context.config.pkce === 'required' || app.tokenEndpointAuthMethod === 'none' || isFapi2(app);
   verifyPKCE(record.codeChallenge, verifier, { required: pkceRequired });
   // RFC 8707 §2.2: only resources the authorization named, checked before the code is spent.
   const resources = tokenResources(context, app, params, record.resources ?? []);
