@@ -83,6 +83,36 @@ describe('an empty Authorization: Basic header at the client-authenticating endp
   });
 });
 
+describe('client assertion parameters without a value', () => {
+  // RFC 6749 §3.1: a parameter sent without a value is treated as omitted, so the request names one method.
+  const empty = 'client_assertion_type=&client_assertion=';
+
+  it('leave a secret in the body, or in a Basic header, to authenticate the client', async () => {
+    const inBody = await postForm(
+      sentinel,
+      `${ACCOUNT_PATH}/token`,
+      `grant_type=client_credentials&${empty}&client_id=${CLIENT_ID}&client_secret=${CLIENT_SECRET}`,
+    );
+    expect(inBody.status, inBody.body).toBe(200);
+    const inHeader = await postForm(sentinel, `${ACCOUNT_PATH}/token/revoke`, `token=abc&${empty}`, {
+      headers: { authorization: basic(CLIENT_ID, CLIENT_SECRET) },
+    });
+    expect(inHeader.status, inHeader.body).toBe(200);
+  });
+
+  it('still make a repeated one, or one with a value beside a secret, a refusal', async () => {
+    const type = encodeURIComponent('urn:ietf:params:oauth:client-assertion-type:jwt-bearer');
+    const secret = `client_id=${CLIENT_ID}&client_secret=${CLIENT_SECRET}`;
+    for (const form of [
+      `client_assertion_type=${type}&client_assertion=a.b.c&${secret}`,
+      `client_assertion=&client_assertion=&${secret}`,
+    ]) {
+      const response = await postForm(sentinel, `${ACCOUNT_PATH}/token/revoke`, `token=abc&${form}`);
+      expect([response.status, jsonOf(response).error], form).toEqual([400, 'invalid_request']);
+    }
+  });
+});
+
 describe('an Authorization field with a Basic credential beside another', () => {
   it('is invalid_request at every client-authenticating endpoint, whichever credential comes first', async () => {
     const valid = basic(CLIENT_ID, CLIENT_SECRET);

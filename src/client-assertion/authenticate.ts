@@ -11,9 +11,18 @@ import { usesBasicScheme } from '../http/authorization-scheme.js';
 import { single, type ParamMap } from '../http/params.js';
 import { assertionSubject, JWT_BEARER_ASSERTION, verifyClientAssertion } from './verify-assertion.js';
 
-/** True when the request authenticates with a client assertion (either parameter present). */
+/**
+ * True when the request authenticates with a client assertion (either parameter given a value). RFC 6749 §3.1: a
+ * parameter without a value is treated as omitted, so an empty `client_assertion=` beside a secret does not make the
+ * request one of two methods; a malformed (repeated or unreadable) one still counts, and is refused as such.
+ */
 export function hasClientAssertion(params: ParamMap): boolean {
-  return params.has('client_assertion') || params.has('client_assertion_type');
+  return hasValue(params, 'client_assertion') || hasValue(params, 'client_assertion_type');
+}
+
+function hasValue(params: ParamMap, name: string): boolean {
+  const values = params.get(name);
+  return values === null || (values !== undefined && (values.length > 1 || values[0] !== ''));
 }
 
 /**
