@@ -174,6 +174,10 @@ export type ConsumerIdValidator = (consumerId: string, context: { accountId: str
  */
 export interface ErrorContext {
   route: string;
+  /**
+   * The account, often the one the request's path names (the caller's text): control characters are written as
+   * `\uXXXX`, as in audit events, and one over 256 characters is cut there and ends in `…`.
+   */
   accountId?: string | undefined;
 }
 

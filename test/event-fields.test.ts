@@ -41,6 +41,25 @@ describe('events from hostile requests', () => {
     expect(events.some((event) => event.accountId === '123456\\u000d\\u000aX-Injected: 1')).toBe(true);
   });
 
+  // onError hears the path's account id of a failed request, whatever it is: escaped as in events, and bounded.
+  it('a path account id with CR LF, or of kilobytes, reaches onError escaped and cut to 256 characters', async () => {
+    const contexts: { route: string; accountId?: string | undefined }[] = [];
+    const appStore: AppStore = {
+      findApp: () => {
+        throw new Error('registry down');
+      },
+      hasAccount: () => true,
+    };
+    const sentinel = makeSentinel({ apps: [], appStore, onError: (_error, context) => contexts.push(context) });
+    for (const accountId of ['123456\r\nX-Injected: 1', `${'a'.repeat(300)}\n`]) {
+      const response = await postForm(sentinel, `/sentinel/api/account/${encodeURIComponent(accountId)}/token`, ccBody());
+      expect(response.status).toBe(500);
+    }
+    expect(contexts.map((context) => context.route)).toEqual(['token', 'token']);
+    expect(contexts[0]?.accountId).toBe('123456\\u000d\\u000aX-Injected: 1');
+    expect(contexts[1]?.accountId).toBe(`${'a'.repeat(256)}…`);
+  });
+
   it('a username with a line break is escaped in login.succeeded', async () => {
     const events: SentinelEvent[] = [];
     const sentinel = makeSentinel({

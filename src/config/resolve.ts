@@ -5,6 +5,7 @@
  */
 import type { App } from '../apps/app.js';
 import { ConfigurationError } from '../errors.js';
+import { safeErrorReporter } from '../events/error-context.js';
 import { NETWORK_MULTIPLE } from '../http/address-bound-default.js';
 import { compileTrustProxy } from '../http/trusted-proxies.js';
 import { withDefaultAlgorithms } from '../keys/keyring/options.js';
@@ -63,5 +64,7 @@ export function resolveConfig(options: SentinelOptions): ResolvedConfig {
   const keyRotation = withDefaultAlgorithms(parsed.keyRotation, algorithmsGiven, issuesIDTokens({ ...parsed, apps }));
   const trustedIssuers = checkTrustedIssuers(parsed.trustedIssuers, parsed.clientJwks.allowPrivateAddresses);
   const interactionsPerNetwork = parsed.interactionsPerNetwork ?? NETWORK_MULTIPLE * parsed.interactionsPerAddress;
-  return { ...parsed, issuer, insecureLoopback, apps, keyRotation, trustedIssuers, interactionsPerNetwork };
+  // Every report goes through it: the context's account id is often the path's, the caller's text (error-context.ts).
+  const onError = safeErrorReporter(parsed.onError);
+  return { ...parsed, issuer, insecureLoopback, apps, keyRotation, trustedIssuers, interactionsPerNetwork, onError };
 }
