@@ -87,6 +87,23 @@ describe('audit events: one pattern', () => {
     expect(events.find((event) => event.type === 'token.issued')?.outcome).toBe('success');
   });
 
+  // SentinelEvent declares token.denied's grantType: the one the request asked for, when the service knows it.
+  it('names the grant a refused token request asked for in its token.denied, never a grant type it does not know', async () => {
+    const events: SentinelEvent[] = [];
+    const sentinel = makeSentinel({ onEvent: (event) => events.push(event) });
+    const form = (fields: Record<string, string>) =>
+      postForm(sentinel, TOKEN_PATH, new URLSearchParams({ client_id: CLIENT_ID, client_secret: CLIENT_SECRET, ...fields }).toString());
+    expect((await form({ grant_type: 'refresh_token', refresh_token: 'x'.repeat(40) })).status).toBe(400);
+    expect((await form({ grant_type: 'made-up\nX-Injected: 1' })).status).toBe(400);
+    expect((await postForm(sentinel, appTokenPath(), ccBody({ client_secret: 'wrong-secret-wrong-0001' }))).status).toBe(400);
+    const denied = events.filter((event) => event.type === 'token.denied');
+    expect(denied.map((event) => [event.error, event.grantType])).toEqual([
+      ['invalid_grant', 'refresh_token'],
+      ['unsupported_grant_type', undefined],
+      ['invalid_client', 'client_credentials'],
+    ]);
+  });
+
   it('builds events the same way without a request (completeLogin): no address, no request id', () => {
     const event = auditEvent(
       { type: 'login.succeeded', accountId: 'a-1', clientId: 'c-1', userId: 'u-1' },

@@ -4,14 +4,17 @@
  */
 import { isAuthorizationError } from '../authorize/request/authorization-error.js';
 import type { DeniedEventBuilder } from '../http/router.js';
+import { requestedGrantType } from '../http/requested-grant-type.js';
 
 /**
- * `token.denied` for the token endpoints (RFC 6749 §5.2 errors).
+ * `token.denied` for the token endpoints (RFC 6749 §5.2 errors), with the grant the request asked for once it was
+ * read, when the service knows that grant type.
  * @example { name: 'token', …, deniedEvent: tokenDenied }
  */
-export const tokenDenied: DeniedEventBuilder = (_context, _request, params, error) => ({
+export const tokenDenied: DeniedEventBuilder = (_context, request, params, error) => ({
   type: 'token.denied',
   accountId: params.accountId,
+  grantType: requestedGrantType(request),
   error: error.code,
   reason: error.description,
 });

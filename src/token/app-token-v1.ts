@@ -23,7 +23,7 @@ import { routeUrl } from '../http/route-paths.js';
 export async function handleAppTokenV1(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
   checkTokenQuery(request.query);
   const params = await readForm(request, context.config.bodyLimit);
-  requireGrantType(readGrantType(context, params), 'client_credentials');
+  requireGrantType(readGrantType(context, request, params), 'client_credentials');
   const { app } = await authenticateClient(context, accountId, request, params, { allowPublic: false });
   // `resource` would make the token for another audience: refused as on the v2 path, after the same grant check so
   // both answer alike, and before the grant below reads the form.

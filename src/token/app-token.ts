@@ -83,7 +83,7 @@ export async function handleAppToken(context: SentinelContext, request: Sentinel
   refuseSecretsInQuery(request.query);
   const consumerId = singleQuery(request.query, 'state');
   const params = await readForm(request, context.config.bodyLimit);
-  requireGrantType(readGrantType(context, params), 'client_credentials');
+  requireGrantType(readGrantType(context, request, params), 'client_credentials');
   if (consumerId === undefined) {
     throw new OAuthError('invalid_request', 'query parameter state (the consumer participant id) is required');
   }

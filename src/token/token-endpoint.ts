@@ -48,7 +48,7 @@ export function checkTokenQuery(query: URLSearchParams): void {
 export async function handleToken(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
   checkTokenQuery(request.query);
   const params = await readForm(request, context.config.bodyLimit);
-  const grantType = readGrantType(context, params);
+  const grantType = readGrantType(context, request, params);
   if (grantType === undefined) throw new OAuthError('invalid_request', 'parameter grant_type is required');
   if (grantType === 'client_credentials') {
     // The grant the metadata advertises at this endpoint: an app token, as the v1 app token path issues.
