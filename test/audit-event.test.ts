@@ -104,6 +104,25 @@ describe('audit events: one pattern', () => {
     ]);
   });
 
+  it('docs/observability.md gives every event type a row naming each field of its own', () => {
+    const source = readFileSync('src/events/sentinel-event.ts', 'utf8');
+    const union = source.slice(source.indexOf('export type SentinelEvent ='), source.indexOf('export type SentinelEventType'));
+    // Each variant's own fields, `{ type: '…'; name: …; other?: … }` (acr and amr, shared, are described once).
+    const variants = [...union.matchAll(/\{\s*type: '([a-z_.]+)';([^}]*)\}/g)].map(([, type, rest]) => ({
+      type: type as string,
+      fields: [...(rest as string).matchAll(/(\w+)\??:/g)].map((match) => match[1] as string),
+    }));
+    expect(variants.length).toBeGreaterThanOrEqual(32);
+    const rows = readFileSync('docs/observability.md', 'utf8')
+      .split('\n')
+      .filter((line) => line.startsWith('| `'));
+    for (const { type, fields } of variants) {
+      const row = rows.find((line) => line.split('|')[1]?.includes(`\`${type}\``));
+      expect(row, type).toBeDefined();
+      for (const field of fields) expect(row, `${type}.${field}`).toContain(`\`${field}`);
+    }
+  });
+
   it('builds events the same way without a request (completeLogin): no address, no request id', () => {
     const event = auditEvent(
       { type: 'login.succeeded', accountId: 'a-1', clientId: 'c-1', userId: 'u-1' },
