@@ -328,6 +328,11 @@ describe.skipIf(redis.skip)('two instances (separate processes) on one Redis', (
     expect(((await opened.json()) as { consumerId: string }).consumerId).toBe(consumer);
 
     expect((await api(otherConsumer, token)).status).toBe(401);
+    // A segment that does not percent-decode is the client's mistake, refused by Express itself: 400, as in the
+    // single-instance examples, never the catch-all's 500.
+    const undecodable = await api('%ZZ', token);
+    expect(undecodable.status).toBe(400);
+    expect(await undecodable.json()).toMatchObject({ error: 'invalid_request' });
     // One changed signature byte: B really verifies the signature with the shared key rather than trusting it.
     const [header, payload, signature = ''] = token.split('.');
     const forged = `${header}.${payload}.${signature.startsWith('A') ? 'B' : 'A'}${signature.slice(1)}`;

@@ -142,6 +142,13 @@ app.get('/healthz', (_req, res) => {
 });
 
 app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+  // Express's own refusals of the request (a route parameter that does not percent-decode) carry a 4xx status: bad
+  // input is the client's, answered as such, not logged and answered as a server error.
+  const status = (error as { status?: unknown } | null)?.status;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    res.status(status).json({ error: 'invalid_request' });
+    return;
+  }
   console.error(`[${instance}]`, error instanceof Error ? error.message : error);
   res.status(500).json({ error: 'server_error', error_description: 'the server could not complete the request' });
 });
