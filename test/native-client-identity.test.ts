@@ -7,6 +7,8 @@
  * redeems the code) and a public client redirecting to an https URI (its host).
  */
 import { describe, expect, it } from 'vitest';
+import { interactionRequest } from '../src/authorize/request/prompt.js';
+import type { AuthorizationRequest } from '../src/authorize/request/validate-request.js';
 import type { Sentinel, SentinelResponse } from '../src/index.js';
 import { AUTHORIZE_PATH, call, jsonOf, openLogin, postForm, postLogin, signIn, TOKEN_PATH } from './helpers/direct-flow.js';
 import { ACCOUNT, baseOptions, CLIENT_ID, makeSentinel, PASSWORD, PUBLIC_CLIENT_ID, REDIRECT_URI, USERNAME } from './helpers/fixtures.js';
@@ -17,8 +19,9 @@ const CONFIDENTIAL_NATIVE_ID = '6e1d4c3b-2a5f-4e7d-8c9b-0f1e2d3c4b5a';
 const LOOPBACK = 'http://127.0.0.1/cb';
 const PRIVATE_USE = 'com.example.messenger:/oauth';
 
-function sentinelWithNativeApps(): Sentinel {
+function sentinelWithNativeApps(overrides: Parameters<typeof makeSentinel>[0] = {}): Sentinel {
   return makeSentinel({
+    ...overrides,
     apps: [
       ...(baseOptions().apps ?? []),
       {
@@ -124,5 +127,49 @@ describe('a native app and a browser session (RFC 8252 §8.6)', () => {
     expect(codeOf(web)).toMatch(/^[A-Za-z0-9_-]{43}$/);
     const own = await authorize(sentinel, sessionCookie, { client_id: CLIENT_ID, redirect_uri: REDIRECT_URI, prompt: 'none' });
     expect(codeOf(own)).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+
+  it("is not answered by a host login page's earlier sign-in either: the interaction asks for a new one", async () => {
+    // With login.url every interaction goes to the host's page, which may hold a sign-in of its own: handing that
+    // over would answer the native app without the user, as the session alone may not.
+    const sentinel = sentinelWithNativeApps({ login: { url: 'https://host.example.com/sign-in' } });
+    const interactionOf = async (): Promise<string> => {
+      const asked = await authorize(sentinel, 'none', { client_id: NATIVE_ID, redirect_uri: LOOPBACK });
+      const location = new URL(String(asked.headers.location));
+      expect(location.origin + location.pathname).toBe('https://host.example.com/sign-in');
+      return location.searchParams.get('interaction') as string;
+    };
+    const earlier = await interactionOf();
+    // What the host's page reads says so, as it does for prompt=login.
+    expect((await sentinel.interaction(earlier))?.prompt).toContain('login');
+    const anHourAgo = Math.floor(Date.now() / 1000) - 3600;
+    const refused = await sentinel.completeLogin(earlier, { userId: 'user-1', authTime: anHourAgo });
+    const answer = new URL(String(refused.headers.location));
+    expect(answer.origin + answer.pathname).toBe(LOOPBACK);
+    expect(answer.searchParams.get('error')).toBe('login_required');
+    expect(answer.searchParams.get('error_description')).toMatch(/an app a session does not answer/);
+    expect(answer.searchParams.get('code')).toBeNull();
+    expect(refused.headers['set-cookie']).toBeUndefined();
+    // A sign-in made for this request answers it.
+    const fresh = await sentinel.completeLogin(await interactionOf(), { userId: 'user-1' });
+    expect(codeOf(fresh)).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    // An app whose identity something assures keeps taking the host's earlier sign-in.
+    const own = await authorize(sentinel, 'none', { client_id: CLIENT_ID, redirect_uri: REDIRECT_URI });
+    const ownInteraction = new URL(String(own.headers.location)).searchParams.get('interaction') as string;
+    expect((await sentinel.interaction(ownInteraction))?.prompt).toBeUndefined();
+    expect(codeOf(await sentinel.completeLogin(ownInteraction, { userId: 'user-1', authTime: anHourAgo }))).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+
+  it('asks a client named by its metadata document for a new sign-in alike, and leaves other requests as they came', () => {
+    const config = { clientIdMetadataDocuments: { enabled: true } } as Parameters<typeof interactionRequest>[0]['config'];
+    const request = (clientId: string, extra: Partial<AuthorizationRequest> = {}) =>
+      ({ accountId: ACCOUNT, clientId, redirectUri: 'https://agent.example.com/cb', ...extra }) as AuthorizationRequest;
+    expect(interactionRequest({ config }, request('https://agent.example.com/client.json')).prompt).toEqual(['login']);
+    expect(interactionRequest({ config }, request(NATIVE_ID, { nativeClient: true, prompt: ['consent'] })).prompt).toEqual([
+      'consent',
+      'login',
+    ]);
+    const assured = request(CLIENT_ID);
+    expect(interactionRequest({ config }, assured)).toBe(assured);
   });
 });

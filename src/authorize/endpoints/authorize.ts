@@ -12,7 +12,7 @@ import { redirectOnFailure } from '../request/authorization-error.js';
 import { browserSessionDigest, readSessionCookie } from '../state/session-cookie.js';
 import { codeRedirectURL } from './signed-in-response.js';
 import { createInteraction, loginPageURL } from '../state/interaction.js';
-import { reauthenticationReason, refuseSilentSignIn, unconsentedClientReason } from '../request/prompt.js';
+import { interactionRequest, reauthenticationReason, refuseSilentSignIn, unconsentedClientReason } from '../request/prompt.js';
 import { readSession, sessionDigestOfKey, touchSession } from '../state/session.js';
 import { sessionSid } from '../../sessions/session-index.js';
 import { validateAuthorizationRequest } from '../request/validate-request.js';
@@ -117,7 +117,9 @@ export async function handleAuthorize(context: SentinelContext, request: Sentine
   const admit = effective === request ? () => boundedInteraction(context, request, authorization) : undefined;
   const interactionId = await redirectOnFailure(
     authorization,
-    createInteraction(context, authorization, request.mountPath, undefined, undefined, browserSession, admit),
+    // A client the session does not answer (a native app, a metadata document's) takes no earlier sign-in of a host's
+    // own login page either: the interaction asks for a new one.
+    createInteraction(context, interactionRequest(context, authorization), request.mountPath, undefined, undefined, browserSession, admit),
   );
   return redirect(status, loginPageURL(context, request.mountPath, accountId, interactionId));
 }

@@ -62,7 +62,7 @@ export function staleSignInReason(
 ): string | null {
   if (authTime >= Math.floor(interactionCreatedAt / 1000)) return null;
   if (authorization.prompt?.includes('login') === true)
-    return 'prompt=login asks for a new sign-in, and this one is older than the request';
+    return 'the request asks for a sign-in made for it (prompt=login, or an app a session does not answer), and this one is older';
   if (authorization.maxAge !== undefined && nowSeconds - authTime >= authorization.maxAge) {
     return 'the sign-in is older than max_age';
   }
@@ -97,6 +97,25 @@ export function unconsentedClientReason(context: Pick<SentinelContext, 'config'>
     throw new AuthorizationError('consent_required', `prompt=none, but ${reason}`, authorization);
   }
   return reason;
+}
+
+/**
+ * The request as its interaction keeps it: for a client a session does not answer by itself
+ * ({@link unconsentedClientReason}), with `login` added to its `prompt`. A host's own login page (`login.url`) may
+ * hold a sign-in of its own, made before the request: `sentinel.interaction()` then tells the page to ask for a new
+ * one, and `completeLogin()` refuses the earlier one ({@link staleSignInReason}), as under `prompt=login`. Otherwise
+ * the host's page would hand the app the code the session alone may not. Called once `prompt=none` has been
+ * answered (it never reaches an interaction).
+ *
+ * @example
+ * await createInteraction(context, interactionRequest(context, authorization), mountPath);
+ */
+export function interactionRequest(context: Pick<SentinelContext, 'config'>, authorization: AuthorizationRequest): AuthorizationRequest {
+  const prompt = authorization.prompt ?? [];
+  if (prompt.includes('login') || prompt.includes('none') || unconsentedClientReason(context, authorization) === null) {
+    return authorization;
+  }
+  return { ...authorization, prompt: [...prompt, 'login'] };
 }
 
 /**

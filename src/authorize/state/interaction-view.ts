@@ -22,7 +22,10 @@ export interface InteractionView {
   clientId: string;
   /** Seconds since the epoch when the request arrived (compare with your sign-in's `authTime`). */
   createdAt: number;
-  /** `prompt` values of the request; `login` asks for a sign-in made after `createdAt`. */
+  /**
+   * `prompt` values of the request; `login` asks for a sign-in made after `createdAt`. The service adds `login` for a
+   * client a session does not answer by itself (a native app, RFC 8252 §8.6; a client named by its metadata document).
+   */
   prompt?: PromptValue[] | undefined;
   /** `max_age` in seconds: an earlier sign-in must be younger than this. */
   maxAge?: number | undefined;
