@@ -106,6 +106,24 @@ describe('a throwing OpenTelemetry SDK', () => {
     },
   );
 
+  it("a host's MeterProvider that throws when asked for a meter: requests answer as without it, diag hears it", async () => {
+    diag.setLogger(
+      { error: (...args) => diagnosed.push(args), warn: () => {}, info: () => {}, debug: () => {}, verbose: () => {} },
+      DiagLogLevel.ERROR,
+    );
+    let asked = 0;
+    metrics.setGlobalMeterProvider({
+      getMeter: () => {
+        asked += 1;
+        throw new Error('meter provider broke');
+      },
+    });
+    await expectFlowsUnharmed();
+    // Asked once, then left alone: not on every request.
+    expect(asked).toBe(1);
+    expect(diagnosed.map((args) => String(args[1])).join('\n')).toContain('meter provider broke');
+  });
+
   it('a sampler that throws for every span: requests answer as without it, diag hears it', async () => {
     register({ sampler: throwingSampler });
     await expectFlowsUnharmed();

@@ -18,6 +18,7 @@ import {
   type TracerProvider,
 } from '@opentelemetry/api';
 import { Tally } from './tally.js';
+import { telemetryFailed } from './telemetry-failure.js';
 
 /** The instrumentation scope every span and metric is reported under. */
 export const INSTRUMENTATION_SCOPE = 'sentinel-idp';
@@ -104,15 +105,24 @@ let tracerCache: { provider: TracerProvider; tracer: Tracer } | undefined;
 // an unregistered proxy tracer provider delegates to the same no-op provider. Comparing against them is how "no
 // SDK" is detected, so that the service skips its own work (timing, attribute objects, events) entirely.
 const NOOP_METER = createNoopMeter();
+/** What a provider that cannot make its meter is replaced by: no-op instruments. */
+const NOOP_PROVIDER: MeterProvider = { getMeter: () => NOOP_METER };
 const NOOP_TRACER_PROVIDER = new ProxyTracerProvider().getDelegate();
 
 function meterState(): NonNullable<typeof meterCache> {
   const provider = metrics.getMeterProvider();
   if (meterCache?.provider !== provider) {
-    // Without a meter provider the API's no-op meter, a singleton, is handed out; tallies then count nothing (a
-    // tracing-only host would otherwise accumulate counts nobody collects).
-    const active = provider.getMeter(INSTRUMENTATION_SCOPE) !== NOOP_METER;
-    meterCache = { provider, instruments: create(provider, active), active };
+    try {
+      // Without a meter provider the API's no-op meter, a singleton, is handed out; tallies then count nothing (a
+      // tracing-only host would otherwise accumulate counts nobody collects).
+      const active = provider.getMeter(INSTRUMENTATION_SCOPE) !== NOOP_METER;
+      meterCache = { provider, instruments: create(provider, active), active };
+    } catch (error) {
+      // A host's own MeterProvider that throws from getMeter or an instrument's creation: the service goes on
+      // without metrics from it (kept, so it is not asked again on every request), as with a throwing processor.
+      telemetryFailed(error);
+      meterCache = { provider, instruments: create(NOOP_PROVIDER, false), active: false };
+    }
   }
   return meterCache;
 }
