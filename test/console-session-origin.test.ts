@@ -25,7 +25,7 @@ import {
   recordingStore,
   setCookies,
 } from './helpers/direct-flow.js';
-import { ACCOUNT, CLIENT_ID, makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
+import { ACCOUNT, BOB, CLIENT_ID, makeSentinel, PASSWORD, USER_ID, USERNAME, withBob } from './helpers/fixtures.js';
 import { pkcePair } from './helpers/pkce.js';
 import { type MovableClock, movableClock } from './helpers/clock.js';
 
@@ -48,7 +48,6 @@ function indexFailingStore(): { store: Store; fail: (on: boolean) => void } {
 }
 
 /** Alice, and Bob, who is no operator: the other person at a shared computer. */
-const BOB = { username: 'bob', id: 'u-bob', password: 'bob-password-1234' };
 
 function harness(consoleOptions: { sessionTtl?: number; idleTtl?: number } = {}) {
   const errors: unknown[] = [];
@@ -57,14 +56,7 @@ function harness(consoleOptions: { sessionTtl?: number; idleTtl?: number } = {})
     store,
     account: { enabled: true },
     onError: (error) => errors.push(error),
-    users: {
-      authenticate: async ({ username, password }) =>
-        username === USERNAME && password === PASSWORD
-          ? { id: USER_ID }
-          : username === BOB.username && password === BOB.password
-            ? { id: BOB.id }
-            : null,
-    },
+    users: withBob(),
   });
   // A console session longer than the device session's 8 h, and as long without a request: what ends it below is its
   // origin, not its own lifetime (but in the idle timeout's tests, which pass their own).

@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryStore, type Sentinel, type Store } from '../src/index.js';
 import { ACCOUNT_PATH, AUTHORIZE_PATH, call, csrfOf, LOGIN_PATH, postLogin, setCookies, signIn } from './helpers/direct-flow.js';
-import { ACCOUNT, makeSentinel, PASSWORD, USER_ID, USERNAME } from './helpers/fixtures.js';
+import { ACCOUNT, BOB, makeSentinel, PASSWORD, USER_ID, USERNAME, withBob } from './helpers/fixtures.js';
 import { MAIN_APP, pkceQuery, sessionWorks, signInWithSession, tokenStanding } from './helpers/logout-flow.js';
 
 type Operation = 'set' | 'take' | 'swap';
@@ -96,21 +96,12 @@ describe('a store failure while signing in again in the same browser', () => {
 });
 
 describe('a store failure while another user signs in in the same browser', () => {
-  const BOB = { username: 'bob', id: 'u-bob', password: 'bob-password-1234' };
-
   it("at removing the first user's session record: that session, still signed in, still ends with endUserSessions", async () => {
     const failing = failingOnce();
     const sentinel = makeSentinel({
       store: failing.store,
       onError: () => {},
-      users: {
-        authenticate: async ({ username, password }) =>
-          username === USERNAME && password === PASSWORD
-            ? { id: USER_ID }
-            : username === BOB.username && password === BOB.password
-              ? { id: BOB.id }
-              : null,
-      },
+      users: withBob(),
     });
     // Alice's session, through which no app holds a grant yet (the code is still on its way).
     const alice = (await signIn(sentinel)).sessionCookie;

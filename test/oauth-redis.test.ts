@@ -19,6 +19,14 @@ import { CLIENT, codeFor, exchange, isAccepted, postForm, refresh, REVOKE_PATH, 
 const redis = await sharedRedis('oauth-redis');
 const skip = redis.skip;
 
+/** Closes the instances, then removes every key of the block's prefix and lets its client go. */
+async function tearDown(hosts: MountedHost[], client: Redis, prefix: string): Promise<void> {
+  await Promise.all(hosts.map((host) => host.close()));
+  const keys = await client.keys(`${prefix}*`);
+  for (const key of keys) await client.del(key);
+  client.disconnect();
+}
+
 describe.skipIf(skip)('token side on a shared RedisStore (two instances)', () => {
   const prefix = `sentinel-oauth-test:${randomBytes(8).toString('hex')}:`;
   let client: Redis;
@@ -36,12 +44,7 @@ describe.skipIf(skip)('token side on a shared RedisStore (two instances)', () =>
     hosts = await Promise.all(sentinels.map((sentinel) => HOSTS[0]!.mount(sentinel)));
   });
 
-  afterAll(async () => {
-    await Promise.all(hosts.map((host) => host.close()));
-    const keys = await client.keys(`${prefix}*`);
-    for (const key of keys) await client.del(key);
-    client.disconnect();
-  });
+  afterAll(() => tearDown(hosts, client, prefix));
 
   it('50 concurrent redemptions of one code across instances give exactly one token, and the replay revokes it', async () => {
     const code = await codeFor(sentinels[0]!);
@@ -108,12 +111,7 @@ describe.skipIf(skip)('DPoP nonces on two instances in the middle of a key rollo
     hosts = await Promise.all(sentinels.map((sentinel) => HOSTS[0]!.mount(sentinel)));
   });
 
-  afterAll(async () => {
-    await Promise.all(hosts.map((host) => host.close()));
-    const keys = await client.keys(`${prefix}*`);
-    for (const key of keys) await client.del(key);
-    client.disconnect();
-  });
+  afterAll(() => tearDown(hosts, client, prefix));
 
   async function clientCredentials(host: MountedHost, proof: string) {
     return postForm(host.server, TOKEN_PATH, { grant_type: 'client_credentials', ...CLIENT }).set('DPoP', proof);

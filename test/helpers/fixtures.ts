@@ -84,6 +84,21 @@ export function baseOptions(overrides: Partial<SentinelOptions> = {}): SentinelO
   };
 }
 
+/** A second user, for a browser that another person signs in to after the first ({@link withBob}). */
+export const BOB = { username: 'bob', id: 'u-bob', password: 'bob-password-1234' };
+
+/** The `users` option of {@link baseOptions} with {@link BOB} beside the fixture user. */
+export function withBob(): NonNullable<SentinelOptions['users']> {
+  return {
+    authenticate: async ({ username, password }) =>
+      username === USERNAME && password === PASSWORD
+        ? { id: USER_ID }
+        : username === BOB.username && password === BOB.password
+          ? { id: BOB.id }
+          : null,
+  };
+}
+
 /** A sentinel over {@link baseOptions}. */
 export function makeSentinel(overrides: Partial<SentinelOptions> = {}): Sentinel {
   return createSentinel(baseOptions(overrides));
