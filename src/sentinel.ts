@@ -44,6 +44,7 @@ import { sessionMethods } from './sessions/session-methods.js';
 import { assertLogoutTarget } from './sessions/logout-target.js';
 import type { SessionInfo, UserAppGrants } from './sessions/session-views.js';
 import { LogoutDeliveryWorker } from './logout/delivery-worker.js';
+import { witnessReplayEpoch } from './stores/replay-epoch.js';
 import {
   createProtectedResourceMetadata,
   type ProtectedResourceMetadata,
@@ -125,7 +126,8 @@ export interface Sentinel {
   /**
    * Resolves once the signing keys are loaded: with `keyRotation`, the shared ring is read from the store (and
    * created when empty). Await it before listening, so that a wrong `encryptionKey` stops the start. The store is
-   * checked too (a RedisStore whose Redis may evict keys is reported to `logger.warn`).
+   * checked too (a RedisStore whose Redis may evict keys is reported to `logger.warn`), and its replay epoch read, so
+   * that this instance sees the store lose its replay markers from the start (docs/store-design.md).
    * @example await sentinel.ready(); app.listen(3000);
    */
   ready(): Promise<void>;
@@ -329,8 +331,11 @@ export function createSentinel(options: SentinelOptions): Sentinel {
       return structuredClone((target?.keys ?? keys).jwks);
     },
     ready: async () => {
-      // The user's store itself, not its traced proxy: a startup check is no store operation to measure.
-      await Promise.all([ring?.ready(), config.store?.ready?.(warn)]);
+      // The user's store itself, not its traced proxy: a startup check is no store operation to measure. The replay
+      // epoch is read from it too, once its own check has waited for a connecting client, so that this instance sees
+      // the store lose its markers before its first spend.
+      const checked = Promise.resolve(config.store?.ready?.(warn)).then(() => witnessReplayEpoch(config.store ?? store, config, warn));
+      await Promise.all([ring?.ready(), checked]);
     },
     rotateKeys: (options) => requireRing('rotateKeys()', options?.accountId).rotate(),
     revokeKey: (kid, options) => requireRing('revokeKey()', options?.accountId).revoke(kid),

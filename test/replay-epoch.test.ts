@@ -138,6 +138,30 @@ describe('replay markers lost with the store (MemoryStore replaced by an empty o
     expect(jsonOf(replay).error_description).toMatch(/lost its replay markers/);
   });
 
+  it('an instance that had spent nothing before the loss still sees it, having read the epoch at startup', async () => {
+    const store = restartableStore();
+    const busy = sentinelOn(store);
+    const idle = sentinelOn(store);
+    await Promise.all([busy.ready(), idle.ready()]);
+    const used = await clientAssertion(key, { exp: Math.floor(Date.now() / 1000) + 300 });
+    expect((await byAssertion(busy, used)).status).toBe(200);
+
+    store.restart();
+    // The idle instance spent no marker before the loss: what it read at startup is what makes it a witness.
+    const replay = await byAssertion(idle, used);
+    expect(replay.status).toBe(401);
+    expect(jsonOf(replay).error_description).toMatch(/lost its replay markers/);
+    expect((await store.get(REPLAY_EPOCH_KEY))?.startsWith('lost.')).toBe(true);
+  });
+
+  it('starts when the store cannot give its replay epoch, and says so', async () => {
+    const store = restartableStore();
+    await store.set(REPLAY_EPOCH_KEY, 'garbage', 60_000);
+    const warnings: string[] = [];
+    await sentinelOn(store, { logger: { warn: (message) => warnings.push(message) } }).ready();
+    expect(warnings.join('\n')).toMatch(/could not read the store's replay-epoch:current at startup \(.*not a replay epoch/);
+  });
+
   it('a fresh service on an empty store refuses nothing, and a stored epoch it cannot read fails closed', async () => {
     const store = restartableStore();
     const errors: unknown[] = [];

@@ -153,6 +153,10 @@ app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
   res.status(500).json({ error: 'server_error', error_description: 'the server could not complete the request' });
 });
 
+// Before listening: the store's checks (its eviction policy) and its replay epoch, read now so that this instance
+// sees Redis lose its replay markers even before it spends one.
+await sentinel.ready();
+
 // The port actually bound: with PORT=0 the system picks one, and this line is how a supervisor learns it.
 // Express 5 calls this back with the error when the port cannot be had: no "listening on" line then, or the
 // supervisor would send this instance's share of the traffic to whatever holds the port.

@@ -96,6 +96,31 @@ export async function markersKeptSince(store: Pick<Store, 'get' | 'swap'>, owner
   return epoch.lost ? epoch.since : 0;
 }
 
+/**
+ * Reads the epoch once at startup (`sentinel.ready()`), so that this instance witnesses a loss of the store's
+ * markers from then on, not only from its first single-use credential. Why: an instance that had spent no marker
+ * before the store restarted empty found no epoch and knew none, published one that knew of no loss, and accepted a
+ * replay of what another instance had spent before the loss. A store that cannot answer is told to `warn` (startup
+ * goes on; the first single-use credential reads the epoch, and fails closed if it still cannot).
+ *
+ * @example await witnessReplayEpoch(store, config, (message) => logger.warn(message));
+ */
+export async function witnessReplayEpoch(
+  store: Pick<Store, 'get' | 'swap'>,
+  owner: object,
+  warn: (message: string) => void,
+): Promise<void> {
+  try {
+    await markersKeptSince(store, owner);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    warn(
+      `sentinel-idp: could not read the store's ${REPLAY_EPOCH_KEY} at startup (${reason}); ` +
+        "a loss of the store's data before this instance's first single-use credential would go unseen",
+    );
+  }
+}
+
 /** The store keys of an account's single-use marker: see {@link accountMarkerKeys}. */
 export interface AccountMarkerKeys {
   /** Where the marker is counted: the prefix, the account's short digest, then the credential's digest. */
