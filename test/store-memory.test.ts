@@ -103,6 +103,27 @@ describe('MemoryStore specifics', () => {
     expect(store.size).toBeLessThanOrEqual(10);
   });
 
+  it('refuses an entry larger than the maxBytes of its prefix instead of reporting a write it dropped', async () => {
+    const store = new MemoryStore({ maxBytes: 10_000 });
+    await store.set('code:{g}', 'code', 60_000);
+    await store.set('grant:{g}', 'old', 60_000);
+    const large = 'n'.repeat(6_000);
+    const swap = store.swap([
+      { key: 'code:{g}', expect: 'code', value: null },
+      { key: 'grant:{g}', expect: 'old', value: large, ttlMs: 60_000 },
+    ]);
+    await expect(swap).rejects.toThrow(/a 12\d{3}-byte entry of "grant:" exceeds maxBytes \(10000\)/);
+    // Nothing changed: the code is not spent, the grant is as it was.
+    await expect(store.get('code:{g}')).resolves.toBe('code');
+    await expect(store.get('grant:{g}')).resolves.toBe('old');
+    await expect(store.set('grant:{g}', large, 60_000)).rejects.toThrow(/exceeds maxBytes/);
+    await expect(store.get('grant:{g}')).resolves.toBe('old');
+    // The largest entry that fits is kept.
+    const fits = 'f'.repeat((10_000 - entryBytes('grant:{g}', '')) / 2);
+    await store.set('grant:{g}', fits, 60_000);
+    await expect(store.get('grant:{g}')).resolves.toBe(fits);
+  });
+
   it('rejects a max that is not a positive integer', () => {
     for (const max of [0, -1, 1.5, Number.NaN]) expect(() => new MemoryStore({ max })).toThrow(TypeError);
   });

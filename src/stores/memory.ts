@@ -106,7 +106,7 @@ export const DEFAULT_SECURITY_PREFIXES: readonly string[] = Object.freeze([
 export interface MemoryStoreOptions {
   /** Most entries kept per key prefix (`session:`, `interaction:`, …); the least recently used go first. Default 100 000. */
   max?: number;
-  /** Most bytes kept per ordinary key prefix, as `entryBytes` charges them; the least recently used go first. Default 64 MiB. */
+  /** Most bytes kept per ordinary key prefix, as `entryBytes` charges them; the least recently used go first, and a write of one entry larger is refused. Default 64 MiB. */
   maxBytes?: number;
   /**
    * Byte budget of each security-state prefix, which is never evicted: a write that does not fit its prefix's budget
@@ -228,7 +228,17 @@ export class MemoryStore implements Store {
     const ttl = finiteTtl(ttlMs);
     const area = this.#area(key);
     if (area instanceof SecurityState) area.set(key, value, ttl);
-    else area.set(key, value, { ttl });
+    else area.set(this.#fitting(key, value), value, { ttl });
+  }
+
+  /**
+   * `key`, or an error for an entry over the prefix's `maxBytes`: lru-cache drops it silently, with the key's previous
+   * value, so a swap answered `true` having written nothing. Refused, the request fails (500) with nothing changed.
+   */
+  #fitting(key: string, value: string): string {
+    const bytes = entryBytes(key, value);
+    if (bytes <= this.#maxBytes) return key;
+    throw new Error(`MemoryStore: a ${bytes}-byte entry of "${this.#prefix(key)}:" exceeds maxBytes (${this.#maxBytes})`);
   }
 
   async take(key: string): Promise<string | null> {
@@ -300,6 +310,7 @@ export class MemoryStore implements Store {
       if (entry.value !== null) ttlOf(entry);
       const area = this.#area(entry.key);
       if ((area.get(entry.key) ?? null) !== entry.expect) return false;
+      if (!(area instanceof SecurityState) && entry.value !== null) this.#fitting(entry.key, entry.value);
       if (area instanceof SecurityState && entry.value !== null) {
         securityWrites.set(area, [...(securityWrites.get(area) ?? []), { key: entry.key, value: entry.value }]);
       }
