@@ -55,7 +55,7 @@ export default defineConfig([
   },
   {
     ...shared,
-    entry: { cli: 'src/cli/main.ts' },
+    entry: { cli: 'src/cli/bin.ts' },
     format: ['esm'],
     dts: false,
     splitting: false,

@@ -2,11 +2,12 @@
  * `sentinel-idp config check <file>`, the built CLI run as a child process: every problem of an options file at
  * once, one line each with its path, exit code 1 when there is any and 0 when there is none.
  */
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt, runCli } from './helpers/dist.js';
+import { CLI, ensureBuilt, runCli } from './helpers/dist.js';
 
 const cli = (args: string[]) => runCli(args);
 
@@ -97,4 +98,19 @@ describe('sentinel-idp config check', () => {
     }
     expect(module.stderr).toMatch(/unquoted\.mjs could not be loaded: ReferenceError at line 2/);
   });
+
+  it('exits when done although the module it checked keeps a connection open', async () => {
+    // A module that builds its store opens its client on import (an ioredis client connects at once); the timer
+    // stands in for it. The run must end anyway: a CI job waiting on it would hang until it is killed.
+    const path = file(
+      'connected.mjs',
+      `setInterval(() => {}, 60_000);\nexport default { issuer: 'https://id.example.com', apps: [${JSON.stringify(APP)}] };\n`,
+    );
+    const run = await new Promise<{ code: number | string | null | undefined; stdout: string }>((resolve) => {
+      execFile(process.execPath, [CLI, 'config', 'check', path], { timeout: 10_000 }, (error, stdout) => {
+        resolve({ code: error === null ? 0 : error.killed ? 'killed' : error.code, stdout });
+      });
+    });
+    expect(run).toEqual({ code: 0, stdout: `${path}: the options are valid\n` });
+  }, 20_000);
 });

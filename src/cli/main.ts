@@ -1,6 +1,6 @@
 /**
- * The `sentinel-idp` command: `keys generate`, `apps register`, `token`. Exit codes: 0 success, 1 the work failed
- * (e.g. the service refused), 2 the command line is wrong.
+ * The `sentinel-idp` command: its command groups, their help, and the exit code of a run (`bin.ts` runs it as the
+ * process). Exit codes: 0 success, 1 the work failed (e.g. the service refused), 2 the command line is wrong.
  */
 import { APPS_DATABASE_COMMANDS, APPS_HELP } from './apps-manage.js';
 import { ISSUERS_COMMANDS, ISSUERS_HELP } from './issuers-manage.js';
@@ -10,7 +10,6 @@ import { DB_MIGRATE_HELP, runDbMigrate } from './db-migrate.js';
 import type { CLIIO } from './io.js';
 import { runKeysGenerate } from './keys-generate.js';
 import { KEYS_RING_HELP, runKeysList, runKeysRevoke, runKeysRotate } from './keys-ring.js';
-import { processIO } from './process-io.js';
 import { runSessionsEnd, runSessionsList, SESSIONS_HELP } from './sessions.js';
 import { runToken } from './token.js';
 import { USAGE_EXIT_CODE, UsageError } from './usage.js';
@@ -107,17 +106,3 @@ export async function main(argv: readonly string[], io: CLIIO): Promise<number> 
     return 1;
   }
 }
-
-const run = processIO(process);
-main(process.argv.slice(2), run.io).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  () => {
-    process.exitCode = 1;
-  },
-);
-// At exit, not when the command returns: the closed pipe is reported by an event that may come after that.
-process.on('exit', () => {
-  if (run.outputLost()) process.exitCode = 1;
-});

@@ -23,6 +23,11 @@ export interface ProcessStreams {
 export interface ProcessIO {
   io: CLIIO;
   outputLost(): boolean;
+  /**
+   * Resolves once what was written so far has left for both streams (or a stream is gone) and the events of a
+   * reader that went away have been heard: the moment the run may exit without losing output.
+   */
+  flushed(): Promise<void>;
 }
 
 const LOST_OUTPUT = 'sentinel-idp: the output was not all written: its reader closed the pipe\n';
@@ -56,5 +61,18 @@ export function processIO(streams: ProcessStreams): ProcessIO {
       readSecret: (prompt) => promptHidden(prompt, streams.stdin, streams.stderr),
     },
     outputLost: () => lost,
+    flushed: async () => {
+      await Promise.all([streams.stdout, streams.stderr].map(written));
+      // A failed write's callback runs before its 'error' event, which comes on a later tick.
+      await new Promise((resolve) => setImmediate(resolve));
+    },
   };
+}
+
+/** Resolves when everything written to `stream` so far has been handed to the system, or it cannot be. */
+function written(stream: NodeJS.WriteStream): Promise<void> {
+  if (stream.destroyed || stream.writableEnded) return Promise.resolve();
+  return new Promise((resolve) => {
+    stream.write('', () => resolve());
+  });
 }
