@@ -8,6 +8,7 @@ import type { AppChangeRecord } from '../postgres/change-log.js';
 import type { PostgresAppStore } from '../postgres/app-store.js';
 import { cliActor, DATABASE_OPTIONS, withDatabase } from './database.js';
 import type { CLIIO } from './io.js';
+import { terminalJSON, terminalText } from './terminal-text.js';
 import { type OptionTable, optionalString, parseArguments, requireAccountId, requireString, UsageError } from './usage.js';
 
 const DEFAULT_OVERLAP_SECONDS = 86_400;
@@ -69,8 +70,10 @@ function appText(app: App): string {
   return `${lines.join('\n')}\n`;
 }
 
+// The actor is whoever the writer named: a console change names its operator's user id, which the host's users chose
+// and which may hold an escape sequence meant for the terminal of the operator reading the log here.
 function changeText(change: AppChangeRecord): string {
-  return `${change.at.toISOString()}  ${change.action.padEnd(15)} by ${change.actor}\n`;
+  return `${change.at.toISOString()}  ${change.action.padEnd(15)} by ${terminalText(change.actor)}\n`;
 }
 
 const OPTIONS = { ...DATABASE_OPTIONS, client: { type: 'string' }, overlap: { type: 'string' } } as const;
@@ -106,7 +109,7 @@ function runner(sub: Subcommand) {
     return withDatabase(values, command, io, async (store) => {
       if (sub === 'list') {
         const apps = await store.listApps(accountId);
-        if (asJSON) io.stdout(`${JSON.stringify(apps.map(appJSON), null, 2)}\n`);
+        if (asJSON) io.stdout(`${terminalJSON(apps.map(appJSON))}\n`);
         else if (apps.length === 0) io.stdout(`No apps in account ${accountId}.\n`);
         else {
           for (const app of apps) {
@@ -133,7 +136,7 @@ function runner(sub: Subcommand) {
         const changes = await store.listChanges(accountId, clientId);
         if (asJSON) {
           const history = changes.map((change) => ({ at: change.at.toISOString(), actor: change.actor, action: change.action }));
-          io.stdout(`${JSON.stringify({ ...appJSON(app), changes: history }, null, 2)}\n`);
+          io.stdout(`${terminalJSON({ ...appJSON(app), changes: history })}\n`);
         } else io.stdout(`${appText(app)}\nchanges:\n${changes.map(changeText).join('')}`);
         return 0;
       }

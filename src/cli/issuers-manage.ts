@@ -10,6 +10,7 @@ import type { TrustedIssuerChangeRecord } from '../postgres/trusted-issuer-rows.
 import { isConfigurationError } from '../errors.js';
 import { cliActor, DATABASE_OPTIONS, withDatabase } from './database.js';
 import type { CLIIO } from './io.js';
+import { terminalJSON, terminalText } from './terminal-text.js';
 import { type OptionTable, optionalString, parseArguments, requireAccountId, requireString, UsageError } from './usage.js';
 
 /** Help text of `issuers`. */
@@ -56,11 +57,12 @@ function issuerLine(entry: TrustedIssuer): string {
     ...(entry.audience === undefined ? [] : [`audience ${entry.audience}`]),
     ...(entry.consumerIdClaim === undefined ? [] : [`consumer id from ${entry.consumerIdClaim}`]),
   ];
-  return `${entry.issuer}  ${keys}${extra.length === 0 ? '' : `  (${extra.join(', ')})`}\n`;
+  // Stored text, not the CLI's: the entry's audience and claim may hold any character, its issuer C1 and bidi ones.
+  return `${terminalText(`${entry.issuer}  ${keys}${extra.length === 0 ? '' : `  (${extra.join(', ')})`}`)}\n`;
 }
 
 function changeText(change: TrustedIssuerChangeRecord): string {
-  return `${change.at.toISOString()}  ${change.action.padEnd(9)} by ${change.actor}\n`;
+  return `${change.at.toISOString()}  ${change.action.padEnd(9)} by ${terminalText(change.actor)}\n`;
 }
 
 /** The inline key set of `--jwks-file`: a JWK Set document, read whole. */
@@ -135,7 +137,7 @@ function runner(sub: Subcommand) {
       }
       if (sub === 'list') {
         const issuers = await store.listTrustedIssuers(accountId);
-        if (asJSON) io.stdout(`${JSON.stringify(issuers, null, 2)}\n`);
+        if (asJSON) io.stdout(`${terminalJSON(issuers)}\n`);
         else if (issuers.length === 0) io.stdout(`No trusted issuers in account ${accountId}.\n`);
         else for (const found of issuers) io.stdout(issuerLine(found));
         return 0;
@@ -144,10 +146,8 @@ function runner(sub: Subcommand) {
         const changes = await store.listTrustedIssuerChanges(accountId, iss);
         if (asJSON) {
           io.stdout(
-            `${JSON.stringify(
+            `${terminalJSON(
               changes.map((change) => ({ at: change.at.toISOString(), actor: change.actor, action: change.action, detail: change.detail })),
-              null,
-              2,
             )}\n`,
           );
         } else io.stdout(changes.length === 0 ? `No changes of ${iss} in account ${accountId}.\n` : changes.map(changeText).join(''));
