@@ -64,6 +64,16 @@ describe.skipIf(redis.skip)('the Redis URL of the keys and sessions commands', (
     expect(await runSessionsList([...LIST, '--redis', REDIS_URL], quiet)).toBe(0);
     expect(quiet.err).toBe('');
   });
+
+  it('warns about a password written as the password query parameter of --redis, which ioredis reads too', async () => {
+    requireAvailable(redis);
+    const url = new URL(REDIS_URL);
+    url.searchParams.set('password', PASSWORD);
+    const io = capturedIO();
+    expect(await runSessionsList([...LIST, '--redis', url.toString()], io)).toBe(0);
+    expect(io.err).toMatch(/warning: the password in --redis is visible .* set SENTINEL_REDIS_URL instead/);
+    expect(io.err + io.out).not.toContain(PASSWORD);
+  });
 });
 
 describe.skipIf(postgres.skip)('the PostgreSQL URL of the registry commands', () => {
@@ -78,5 +88,15 @@ describe.skipIf(postgres.skip)('the PostgreSQL URL of the registry commands', ()
     const quiet = capturedIO();
     expect(await runDbMigrate(['--database', database().url, '--json'], quiet)).toBe(0);
     expect(quiet.err).toBe('');
+  });
+
+  it('warns about a password written as the password query parameter of --database, which pg reads too', async () => {
+    requirePostgres(postgres);
+    const url = new URL(database().url);
+    url.searchParams.set('password', PASSWORD);
+    const io = capturedIO();
+    expect(await runDbMigrate(['--database', url.toString(), '--json'], io)).toBe(0);
+    expect(io.err).toMatch(/warning: the password in --database is visible .* set PGPASSWORD/);
+    expect(io.err + io.out).not.toContain(PASSWORD);
   });
 });

@@ -7,7 +7,7 @@ import { userInfo } from 'node:os';
 import type { AppChange } from '../apps/app.js';
 import { PostgresAppStore } from '../postgres/app-store.js';
 import type { CLIIO } from './io.js';
-import { type OptionValues, requireString, UsageError } from './usage.js';
+import { carriesPassword, type OptionValues, requireString, UsageError } from './usage.js';
 
 /**
  * Opens the registry at `--database`, runs `work`, and closes it whatever happens. A password written in the URL is
@@ -22,7 +22,7 @@ export async function withDatabase<T>(
 ): Promise<T> {
   const url = requireString(values, 'database', command);
   if (!/^postgres(ql)?:\/\//.test(url)) throw new UsageError('--database must be a postgres:// or postgresql:// URL', command);
-  if (hasPassword(url)) {
+  if (carriesPassword(url)) {
     io.stderr(
       'sentinel-idp: warning: the password in --database is visible to other users in process lists and kept in shell history; leave it out of the URL and set PGPASSWORD (or a ~/.pgpass entry) instead\n',
     );
@@ -61,12 +61,3 @@ export const DATABASE_OPTIONS = {
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
-
-/** Whether the URL carries a password (a URL that does not parse is left to the driver to refuse). */
-function hasPassword(url: string): boolean {
-  try {
-    return new URL(url).password !== '';
-  } catch {
-    return false;
-  }
-}

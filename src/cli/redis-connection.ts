@@ -5,7 +5,7 @@
 import { RedisStore } from '../stores/redis.js';
 import type { Store } from '../stores/store.js';
 import type { CLIIO } from './io.js';
-import { type OptionValues, requireString, UsageError } from './usage.js';
+import { carriesPassword, type OptionValues, requireString, UsageError } from './usage.js';
 
 /** An open store and how to close its connection. */
 export interface RedisConnection {
@@ -69,7 +69,7 @@ export function requireRedisURL(values: OptionValues, command: string, env: CLII
  */
 export function warnPasswordInRedisArgument(values: OptionValues, io: CLIIO): void {
   const given = values.redis;
-  if (typeof given !== 'string' || (parsedURL(given)?.password ?? '') === '') return;
+  if (typeof given !== 'string' || !carriesPassword(given)) return;
   io.stderr(
     `sentinel-idp: warning: the password in --redis is visible to other users in process lists and kept in shell history; set ${REDIS_URL_ENV} instead\n`,
   );

@@ -135,3 +135,19 @@ export function requireAccountId(values: OptionValues, command: string): string 
   if (!isAccountId(accountId)) throw new UsageError(`--account must be ${ACCOUNT_ID_RULE}`, command);
   return accountId;
 }
+
+/**
+ * Whether a store URL given on the command line carries a password: in its userinfo, or as the `password` query
+ * parameter, which both drivers read as well (ioredis and pg take every query parameter as an option). A URL that
+ * does not parse is left to the driver to refuse.
+ *
+ * @example carriesPassword('postgres://idp@db.example.com/idp?password=…') // true
+ */
+export function carriesPassword(url: string): boolean {
+  try {
+    const parsed = new URL(url);
+    return parsed.password !== '' || (parsed.searchParams.get('password') ?? '') !== '';
+  } catch {
+    return false;
+  }
+}
