@@ -87,4 +87,14 @@ describe('sentinel-idp token with a hostile server', () => {
     expect(hasControl(result.stdout.replace(/\n/g, ''))).toBe(false);
     expect(JSON.parse(result.stdout)).toEqual(body);
   });
+
+  it('reads no more of an answer than 4 MiB, and exits 1 saying so', async () => {
+    // Still a token response that parses: only its size is wrong. A server sending without end is the case meant.
+    const body = { access_token: 't'.repeat(4 * 1024 * 1024), token_type: 'Bearer', expires_in: 3600 };
+    answer = { status: 200, body };
+    const result = await run();
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe(`sentinel-idp token: the service answered HTTP 200 with more than 4194304 bytes; not read\n`);
+  });
 });

@@ -13,6 +13,11 @@ const COMMAND = 'token';
 export const SECRET_VARIABLE = 'SENTINEL_CLIENT_SECRET';
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 const TIMEOUT_MS = 30_000;
+/**
+ * The most of an answer the command reads. A token response or an OAuth error is a few hundred bytes; a server that
+ * sends without end (a hostile or broken one) would otherwise fill the operator's memory until the timeout.
+ */
+const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 
 /** Help text of `token`. */
 export const TOKEN_HELP = `Usage: sentinel-idp token --issuer <url> --account <id> --client-id <id> --consumer <id> [--base-path /sentinel]
@@ -98,6 +103,24 @@ function describeFailure(status: number, text: string): string {
   return `the service answered HTTP ${status} without an OAuth error body`;
 }
 
+/** The body of `response` as text, or `null` (the rest left unread) once it passes {@link MAX_RESPONSE_BYTES}. */
+async function cappedText(response: Response): Promise<string | null> {
+  const reader = response.body?.getReader();
+  if (reader === undefined) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return Buffer.concat(chunks).toString('utf8');
+    size += value.byteLength;
+    if (size > MAX_RESPONSE_BYTES) {
+      await reader.cancel().catch(() => {});
+      return null;
+    }
+    chunks.push(value);
+  }
+}
+
 /**
  * Runs `token`; returns the exit code.
  *
@@ -152,7 +175,11 @@ export async function runToken(argv: readonly string[], io: CLIIO): Promise<numb
     io.stderr(`sentinel-idp token: the request to ${new URL(endpoint).origin} ${reason}\n`);
     return 1;
   }
-  const text = await response.text();
+  const text = await cappedText(response);
+  if (text === null) {
+    io.stderr(`sentinel-idp token: the service answered HTTP ${response.status} with more than ${MAX_RESPONSE_BYTES} bytes; not read\n`);
+    return 1;
+  }
   if (!response.ok) {
     io.stderr(`sentinel-idp token: ${describeFailure(response.status, text)}\n`);
     return 1;
