@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runKeysList } from '../src/cli/keys-ring.js';
 import { runSessionsEnd, runSessionsList } from '../src/cli/sessions.js';
 import { type AppStore, hashClientSecret, MemoryAppStore, type Sentinel } from '../src/index.js';
 import { LogoutQueue } from '../src/logout/logout-queue.js';
@@ -113,6 +114,21 @@ describe.skipIf(redis.skip)('sentinel-idp sessions list|end', () => {
     const help = capturedIO();
     expect(await runSessionsList(['--help'], help)).toBe(0);
     expect(help.out).toMatch(/sessions end --account/);
+  });
+
+  it("refuses a --prefix the instances' RedisStore could not have as a usage error, before connecting", async () => {
+    // An unclosed "{" was refused by the store only once connected: exit 1 instead of 2, and the open connection
+    // kept the process from ever ending.
+    const base = ['--account', ACCOUNT, '--redis', REDIS_URL, '--prefix', '{idp:'];
+    const refusal = { name: 'UsageError', message: expect.stringMatching(/^--prefix must not open a '\{' it does not close/) };
+    await expect(runSessionsList([...base, '--user', USER_ID], capturedIO())).rejects.toMatchObject(refusal);
+    await expect(runKeysList(base, capturedIO())).rejects.toMatchObject(refusal);
+    // A closed hash tag (Redis Cluster) is a prefix the store takes, and so does the CLI.
+    const tagged = capturedIO();
+    expect(await runSessionsList(['--account', ACCOUNT, '--redis', REDIS_URL, '--prefix', `{${PREFIX}}:`, '--user', USER_ID], tagged)).toBe(
+      0,
+    );
+    expect(JSON.parse(tagged.out)).toEqual([]);
   });
 });
 

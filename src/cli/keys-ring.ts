@@ -11,7 +11,7 @@ import { describeRing } from '../keys/keyring/describe.js';
 import { ENCRYPTION_KEY_COMMAND, parseEncryptionKey } from '../keys/keyring/seal.js';
 import { readRing, updateRing } from '../keys/keyring/storage.js';
 import type { CLIIO } from './io.js';
-import { openRedis, REDIS_URL_ENV, requireRedisURL, warnPasswordInRedisArgument } from './redis-connection.js';
+import { openRedis, REDIS_URL_ENV, requireRedisPrefix, requireRedisURL, warnPasswordInRedisArgument } from './redis-connection.js';
 import { optionalString, type OptionValues, parseArguments, requireAccountId, requireString, UsageError } from './usage.js';
 
 /** Environment variable holding the ring's encryption key (never a command-line argument: it would show in `ps`). */
@@ -62,7 +62,7 @@ async function withRing<T>(
   run: (store: import('../stores/store.js').Store, name: string) => Promise<T>,
 ): Promise<T> {
   const url = requireRedisURL(values, command, io.env);
-  const prefix = optionalString(values, 'prefix', command) ?? 'sentinel:';
+  const prefix = requireRedisPrefix(values, command);
   const name = optionalString(values, 'ring', command) ?? 'default';
   if (!/^[A-Za-z0-9._-]{1,64}$/.test(name)) throw new UsageError('--ring must be letters, digits, ".", "_" or "-"', command);
   const account = optionalString(values, 'account', command);

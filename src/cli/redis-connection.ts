@@ -5,7 +5,7 @@
 import { RedisStore } from '../stores/redis.js';
 import type { Store } from '../stores/store.js';
 import type { CLIIO } from './io.js';
-import { carriesPassword, type OptionValues, requireString, UsageError } from './usage.js';
+import { carriesPassword, optionalString, type OptionValues, requireString, UsageError } from './usage.js';
 
 /** An open store and how to close its connection. */
 export interface RedisConnection {
@@ -63,6 +63,24 @@ export function requireRedisURL(values: OptionValues, command: string, env: CLII
 }
 
 /**
+ * The `--prefix` of `command` (default `sentinel:`), refused as a wrong command line (exit 2) when the RedisStore of
+ * the instances could not have it: checked by the store's own rule, before anything connects.
+ *
+ * @example const prefix = requireRedisPrefix(values, 'keys list');
+ */
+export function requireRedisPrefix(values: OptionValues, command: string): string {
+  const prefix = optionalString(values, 'prefix', command) ?? 'sentinel:';
+  try {
+    // The constructor only checks and keeps its arguments: the client is never used.
+    new RedisStore({} as never, { prefix });
+  } catch (error) {
+    const problem = error instanceof Error ? error.message.replace(/^RedisStore: prefix /, '') : 'is not one RedisStore takes';
+    throw new UsageError(`--prefix ${problem}`, command);
+  }
+  return prefix;
+}
+
+/**
  * Tells the operator, once per run, that the `--redis` argument carries a password (which is not repeated):
  * {@link REDIS_URL_ENV} keeps it out of the process list.
  * @example warnPasswordInRedisArgument(values, io);
@@ -108,6 +126,8 @@ export async function openRedis(url: string, prefix: string): Promise<RedisConne
   client.on('error', () => {
     // Reported through the failing command; an unhandled 'error' event would crash the CLI with the URL in it.
   });
+  // Made before connecting (lazyConnect: no socket yet), so a prefix it refuses leaves no connection open.
+  const store = new RedisStore(client, { prefix });
   try {
     await client.connect();
   } catch {
@@ -123,7 +143,7 @@ export async function openRedis(url: string, prefix: string): Promise<RedisConne
     }
   }
   return {
-    store: new RedisStore(client, { prefix }),
+    store,
     close: async () => {
       await client.quit().catch(() => client.disconnect());
     },

@@ -10,7 +10,7 @@ import type { SessionContext } from '../sessions/session-index.js';
 import { listUserSessions } from '../sessions/session-views.js';
 import type { Store } from '../stores/store.js';
 import type { CLIIO } from './io.js';
-import { openRedis, REDIS_URL_ENV, requireRedisURL, warnPasswordInRedisArgument } from './redis-connection.js';
+import { openRedis, REDIS_URL_ENV, requireRedisPrefix, requireRedisURL, warnPasswordInRedisArgument } from './redis-connection.js';
 import { optionalString, type OptionValues, parseArguments, requireAccountId, requireString, UsageError } from './usage.js';
 
 /** Help text of the `sessions` command group. */
@@ -62,7 +62,7 @@ function storeContext(store: Store): SessionContext {
 }
 
 async function withStore<T>(values: OptionValues, command: string, io: CLIIO, run: (context: SessionContext) => Promise<T>): Promise<T> {
-  const prefix = optionalString(values, 'prefix', command) ?? 'sentinel:';
+  const prefix = requireRedisPrefix(values, command);
   const url = requireRedisURL(values, command, io.env);
   warnPasswordInRedisArgument(values, io);
   const { store, close } = await openRedis(url, prefix);
