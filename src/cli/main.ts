@@ -37,7 +37,7 @@ Run "sentinel-idp <command> --help" for the options of a command.
 
 type Runner = (argv: readonly string[], io: CLIIO) => Promise<number>;
 
-/** Command groups and their subcommands; each group has one subcommand today, so its help is that one's. */
+/** Command groups and their subcommands, each group with one help text for all of them. */
 const GROUPS: Record<string, { help: string; commands: Record<string, Runner> }> = {
   keys: {
     help: KEYS_RING_HELP,
