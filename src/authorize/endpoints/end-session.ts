@@ -21,11 +21,11 @@
  */
 import { type App, postLogoutTargets } from '../../apps/app.js';
 import { namesMetadataDocument } from '../../apps/client-id-metadata.js';
-import { readForm } from '../../http/form-body.js';
 import type { SentinelContext } from '../../http/context.js';
 import { OAuthError } from '../../errors.js';
-import { headerValue, redirect, type SentinelRequest, type SentinelResponse } from '../../http/messages.js';
-import { fromSearchParams, single, type ParamMap } from '../../http/params.js';
+import { redirect, type SentinelRequest, type SentinelResponse } from '../../http/messages.js';
+import { single, type ParamMap } from '../../http/params.js';
+import { readLogoutParams } from '../request/logout-params.js';
 import { constantTimeEqual, digestsEqual, randomSecret } from '../../lib/random-secrets.js';
 import { signedByUnknownKey, verifyIDTokenHint, type IDTokenHint } from '../../token/id-token-hint.js';
 import { expiredSessionCookie, readSessionCookie } from '../state/session-cookie.js';
@@ -61,33 +61,6 @@ interface LogoutTarget {
 
 function badRequest(description: string): OAuthError {
   return new OAuthError('invalid_request', description);
-}
-
-/**
- * Longest logout request accepted, in the query of a GET or the form of a POST, as for authorization requests:
- * `state` is kept with a pending confirmation (and a cookieless POST is parked for the GET it is forwarded to), so without
- * a cap one request could park a megabyte in the store.
- */
-const MAX_REQUEST_LENGTH = 8192;
-
-function tooLong(status: 413 | 414): OAuthError {
-  return new OAuthError('invalid_request', 'The request is too long.', { status });
-}
-
-async function readParams(context: SentinelContext, request: SentinelRequest): Promise<ParamMap> {
-  if (request.method !== 'POST') {
-    let length = 0;
-    for (const [name, value] of request.query) length += name.length + value.length + 2;
-    if (length > MAX_REQUEST_LENGTH) throw tooLong(414);
-    return fromSearchParams(request.query);
-  }
-  if (headerValue(request, 'content-type') === undefined) return new Map();
-  const params = await readForm(request, context.config.bodyLimit);
-  // The same measure as the query's; a body, so 413 as the authorization endpoint answers a long POST.
-  let length = 0;
-  for (const [name, values] of params) for (const value of values ?? ['']) length += name.length + value.length + 2;
-  if (length > MAX_REQUEST_LENGTH) throw tooLong(413);
-  return params;
 }
 
 /**
@@ -345,7 +318,7 @@ export async function handleEndSession(context: SentinelContext, request: Sentin
   }
   context.observation?.noteAccount(accountId);
   const effective = await resolvePostedRequest(context, request, 'end-session', accountId);
-  const params = await readParams(context, effective);
+  const params = await readLogoutParams(context, effective);
   // Its refusals are shown in the language it asks for, posted or parked as much as in a GET's query.
   noteRequestedLocales(request, params);
   if (request.method === 'POST' && params.has('confirmation')) return confirm(context, request, accountId, params);
