@@ -158,6 +158,17 @@ describe('JWT bearer grant (RFC 7523) with a trusted brand issuer', () => {
     }
   });
 
+  it.each([
+    ['issuer', { issuer: 'https://id.brand.example\u0085x' }],
+    ['audience', { audience: 'messaging\u001b[31mplatform' }],
+    ['consumerIdClaim', { consumerIdClaim: 'participant\nid' }],
+  ])('refuses a trusted issuer whose %s holds a control character, naming the field', (name, field) => {
+    const entry = { accountId: ACCOUNT, issuer: BRAND_ISSUER, jwks: { keys: [key.publicJwk as never] }, ...field };
+    expect(() => makeSentinel(exchangeOptions(key, { trustedIssuers: [entry] }))).toThrow(
+      new RegExp(`trustedIssuers\\[0\\]\\.${name}.*must not contain control characters`),
+    );
+  });
+
   it('reads the consumer from consumerIdClaim', async () => {
     const sentinel = sentinelWith({
       trustedIssuers: [

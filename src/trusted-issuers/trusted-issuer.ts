@@ -37,6 +37,9 @@ export interface TrustedIssuer {
   consumerIdClaim?: string | undefined;
 }
 
+/** Control characters: C0, DEL and C1. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
 /** The claim a consumer id is read from when the entry names none. */
 export const DEFAULT_CONSUMER_ID_CLAIM = 'sub';
 
@@ -57,7 +60,12 @@ export const trustedIssuerSchema = z.object({
  * @example assertValidTrustedIssuer({ accountId: '123456', issuer: 'https://id.brand.example', jwks }, 'trustedIssuers[0]');
  */
 export function assertValidTrustedIssuer(entry: TrustedIssuer, field: string): void {
-  if (/[\u0000-\u001f\u007f]/.test(entry.issuer)) throw new ConfigurationError(`${field}.issuer`, 'must not contain control characters');
+  // What the CLI lists and the audit log names must be one line of text, and no real `iss`, `aud` or claim name holds
+  // a control character (C0, DEL, C1).
+  for (const name of ['issuer', 'audience', 'consumerIdClaim'] as const) {
+    const value = entry[name];
+    if (value !== undefined && CONTROL.test(value)) throw new ConfigurationError(`${field}.${name}`, 'must not contain control characters');
+  }
   if ((entry.jwks === undefined) === (entry.jwksUri === undefined)) {
     throw new ConfigurationError(`${field}.jwks`, 'a trusted issuer needs exactly one of jwks or jwksUri');
   }
