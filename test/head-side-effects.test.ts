@@ -1,5 +1,6 @@
 /**
- * HEAD on routes whose GET changes state: refused with 405 (its `Allow` without HEAD) before any handler runs, so a
+ * A method a route does not take is a 405 naming it, within bounds (the last case below). HEAD on routes whose GET
+ * changes state: refused with 405 (its `Allow` without HEAD) before any handler runs, so a
  * HEAD neither issues a code, stores an interaction, ends a session nor starts a console sign-in. The public
  * documents and probes still answer HEAD as GET (test/adapters.test.ts checks the bytes on the wire).
  */
@@ -9,7 +10,7 @@ import { createRouter } from '../src/http/router.js';
 import { ROUTES } from '../src/http/routes.js';
 import { MemoryStore, type SentinelEvent, type SentinelRequest } from '../src/index.js';
 import { consoleRequest } from './helpers/console-session.js';
-import { ACCOUNT_PATH, AUTHORIZE_PATH, authorizeQuery, call, recordingStore } from './helpers/direct-flow.js';
+import { ACCOUNT_PATH, AUTHORIZE_PATH, authorizeQuery, call, recordingStore, TOKEN_PATH } from './helpers/direct-flow.js';
 import { ACCOUNT, makeSentinel } from './helpers/fixtures.js';
 import { MAIN_APP, pkceQuery, sessionWorks, signInWithSession } from './helpers/logout-flow.js';
 
@@ -111,5 +112,15 @@ describe('HEAD on a side-effect-free route', () => {
       headers: {},
     } as unknown as SentinelRequest;
     expect(router(head)?.allowed).toBe(true);
+  });
+});
+
+describe('a method no route has', () => {
+  it('is a 405 whose description quotes at most 16 characters of it', async () => {
+    const { sentinel } = recorded();
+    const answer = await call(sentinel, { method: 'X'.repeat(5000), path: TOKEN_PATH });
+    expect(answer.status).toBe(405);
+    const description = String(JSON.parse(String(answer.body)).error_description);
+    expect(description).toBe(`method ${'X'.repeat(16)}... is not allowed here`);
   });
 });

@@ -147,7 +147,9 @@ export function createEdge(context: SentinelContext, serviceKeys: ServiceKeys, r
       return run({ entry: route, request, params, observation }, () => Promise.resolve(corsPreflight(cors)));
     }
     if (!found.allowed) {
-      const error = new OAuthError('invalid_request', `method ${request.method} is not allowed here`, {
+      // The method as the caller wrote it, within bounds: a fetch host passes any token of any length (RFC 9110 §9.1).
+      const method = request.method.length <= 16 ? request.method : `${request.method.slice(0, 16)}...`;
+      const error = new OAuthError('invalid_request', `method ${method} is not allowed here`, {
         status: 405,
         headers: { allow: found.allow },
       });
