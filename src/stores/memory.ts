@@ -228,16 +228,16 @@ export class MemoryStore implements Store {
     const ttl = finiteTtl(ttlMs);
     const area = this.#area(key);
     if (area instanceof SecurityState) area.set(key, value, ttl);
-    else area.set(this.#fitting(key, value), value, { ttl });
+    else area.set(key, value, { ttl, size: this.#fitting(key, value) });
   }
 
   /**
-   * `key`, or an error for an entry over the prefix's `maxBytes`: lru-cache drops it silently, with the key's previous
-   * value, so a swap answered `true` having written nothing. Refused, the request fails (500) with nothing changed.
+   * The entry's size, handed to lru-cache so it is not computed twice; an error for one over the prefix's `maxBytes`:
+   * lru-cache drops it silently with the key's previous value (a swap answered `true` having written nothing).
    */
-  #fitting(key: string, value: string): string {
+  #fitting(key: string, value: string): number {
     const bytes = entryBytes(key, value);
-    if (bytes <= this.#maxBytes) return key;
+    if (bytes <= this.#maxBytes) return bytes;
     throw new Error(`MemoryStore: a ${bytes}-byte entry of "${this.#prefix(key)}:" exceeds maxBytes (${this.#maxBytes})`);
   }
 
@@ -256,8 +256,7 @@ export class MemoryStore implements Store {
   async increment(key: string, ttlMs: number): Promise<number> {
     const area = this.#area(key);
     const current = area.get(key);
-    // A value that is not a count (store corruption) is an error, as Redis's INCR answers it: counted on as NaN, it
-    // would pass every limit check.
+    // Not a count (store corruption): an error, as Redis's INCR answers; counted on as NaN it would pass every limit.
     if (current !== undefined && !/^-?\d+$/.test(current)) throw notACounter('increment');
     // Checked on every call, as RedisStore does, not only on the one that starts the window.
     const windowMs = finiteTtl(ttlMs);
@@ -306,22 +305,23 @@ export class MemoryStore implements Store {
    */
   async swap(entries: readonly SwapEntry[]): Promise<boolean> {
     const securityWrites = new Map<SecurityState, { key: string; value: string }[]>();
-    for (const entry of entries) {
+    const sizes: number[] = [];
+    for (const [index, entry] of entries.entries()) {
       if (entry.value !== null) ttlOf(entry);
       const area = this.#area(entry.key);
       if ((area.get(entry.key) ?? null) !== entry.expect) return false;
-      if (!(area instanceof SecurityState) && entry.value !== null) this.#fitting(entry.key, entry.value);
+      if (!(area instanceof SecurityState) && entry.value !== null) sizes[index] = this.#fitting(entry.key, entry.value);
       if (area instanceof SecurityState && entry.value !== null) {
         securityWrites.set(area, [...(securityWrites.get(area) ?? []), { key: entry.key, value: entry.value }]);
       }
     }
     // A full security area throws on its write; check them all first so that a refused swap leaves nothing behind.
     for (const [area, writes] of securityWrites) area.assertRoom(writes);
-    for (const entry of entries) {
+    for (const [index, entry] of entries.entries()) {
       const area = this.#area(entry.key);
       if (entry.value === null) area.delete(entry.key);
       else if (area instanceof SecurityState) area.set(entry.key, entry.value, ttlOf(entry));
-      else area.set(entry.key, entry.value, { ttl: ttlOf(entry) });
+      else area.set(entry.key, entry.value, { ttl: ttlOf(entry), size: sizes[index] as number });
     }
     return true;
   }
