@@ -6,7 +6,6 @@
  * refused with an error, which fails the request closed (`500 server_error`, reported to `onError`) instead of
  * silently dropping security state.
  */
-import { LRUCache } from 'lru-cache';
 import { entryBytes } from './memory-size.js';
 
 /**
@@ -56,8 +55,20 @@ export function securityAreaOf(key: string, prefix: string): string {
   return end === -1 ? prefix : key.slice(0, end);
 }
 
+/** One kept entry: its value, when it stops counting (a `performance.now()` reading) and the bytes it is charged. */
+interface Kept {
+  value: string;
+  expiresAt: number;
+  bytes: number;
+}
+
 /**
  * A TTL map with a byte budget that refuses new entries rather than evicting old ones.
+ *
+ * A plain Map, not an LRUCache: nothing here is ever evicted, so recency order, the cache's linked list and its
+ * size and TTL arrays were bookkeeping for nothing, on the path of every replay marker and throttle count (a brand
+ * JWT exchange or DPoP request writes one). Expired entries are dropped when read, and all at once when the budget
+ * is reached. Time is `performance.now()`, the monotonic clock lru-cache reads too.
  *
  * @example
  * const state = new SecurityState(32 * 1024 * 1024, 'throttle');
@@ -70,50 +81,66 @@ export class SecurityState {
   readonly #option: string;
   /** The keys this area holds ({@link securityAreaOf}), for the error's message. */
   readonly #area: string;
-  readonly #cache: LRUCache<string, string>;
+  readonly #entries = new Map<string, Kept>();
+  /** Bytes charged to the entries held, live or expired and not yet dropped. */
+  #bytes = 0;
 
   constructor(budget: number, prefix = '', option = 'securityMaxBytes', area = prefix) {
     this.#budget = budget;
     this.#prefix = prefix;
     this.#option = option;
     this.#area = area;
-    this.#cache = new LRUCache<string, string>({
-      maxSize: budget,
-      sizeCalculation: (value, key) => entryBytes(key, value),
-      ttlAutopurge: false,
-      ttlResolution: 0, // a clock read per check, no timer per millisecond (see MemoryStore)
-    });
   }
 
   get size(): number {
-    return this.#cache.size;
+    return this.#entries.size;
   }
 
   /** Bytes charged to live and not yet purged entries. */
   get bytes(): number {
-    return this.#cache.calculatedSize;
+    return this.#bytes;
   }
 
   get(key: string): string | undefined {
-    return this.#cache.get(key);
+    const entry = this.#entries.get(key);
+    if (entry === undefined) return undefined;
+    if (entry.expiresAt < performance.now()) {
+      this.#drop(key, entry);
+      return undefined;
+    }
+    return entry.value;
   }
 
   delete(key: string): boolean {
-    return this.#cache.delete(key);
+    const entry = this.#entries.get(key);
+    if (entry === undefined) return false;
+    this.#drop(key, entry);
+    return true;
   }
 
   /**
-   * Stores `value`; `ttlMs` undefined keeps the entry's current TTL (a counter update inside its window).
+   * Stores `value`; `ttlMs` undefined keeps the entry's current expiry (a counter update inside its window). A
+   * counter found expired gets a millisecond's life instead: given none, it would stay for good, here where
+   * nothing is evicted (a lasting lockout).
    * @throws SecurityStateFullError when the entry does not fit even after expired entries are dropped.
    */
   set(key: string, value: string, ttlMs: number | undefined): void {
-    // Read before room is made: the entry may expire in between and be purged, and lru-cache gives a new entry
-    // written with `noUpdateTTL` and no `ttl` no expiry at all (a counter, never evicted here, would then stay for
-    // good: a lasting lockout). With its remaining TTL it ends when its window would have.
-    const remainingMs = ttlMs === undefined ? this.#cache.getRemainingTTL(key) : 0;
-    this.#reserve(key, value);
-    if (ttlMs === undefined) this.#cache.set(key, value, { noUpdateTTL: true, ttl: Math.max(1, Math.ceil(remainingMs)) });
-    else this.#cache.set(key, value, { ttl: ttlMs });
+    const now = performance.now();
+    const existing = this.#entries.get(key);
+    const expiresAt =
+      ttlMs !== undefined ? now + ttlMs : existing !== undefined && existing.expiresAt >= now ? existing.expiresAt : now + 1;
+    const bytes = entryBytes(key, value);
+    this.#reserve(key, bytes);
+    const replaced = this.#entries.get(key);
+    if (replaced === undefined) {
+      this.#entries.set(key, { value, expiresAt, bytes });
+    } else {
+      this.#bytes -= replaced.bytes;
+      replaced.value = value;
+      replaced.expiresAt = expiresAt;
+      replaced.bytes = bytes;
+    }
+    this.#bytes += bytes;
   }
 
   /**
@@ -123,31 +150,36 @@ export class SecurityState {
    */
   assertRoom(writes: readonly { key: string; value: string }[]): void {
     if (this.#fitsAll(writes)) return;
-    this.#cache.purgeStale();
+    this.#purgeStale();
     if (!this.#fitsAll(writes)) throw new SecurityStateFullError(this.#budget, this.#prefix, this.#option, this.#area);
   }
 
   #fitsAll(writes: readonly { key: string; value: string }[]): boolean {
     const latest = new Map(writes.map((write) => [write.key, write.value]));
-    let size = this.#cache.calculatedSize;
-    for (const [key, value] of latest) {
-      const existing = this.#cache.peek(key);
-      size += entryBytes(key, value) - (existing === undefined ? 0 : entryBytes(key, existing));
-    }
+    let size = this.#bytes;
+    for (const [key, value] of latest) size += entryBytes(key, value) - (this.#entries.get(key)?.bytes ?? 0);
     return size <= this.#budget;
   }
 
-  /** Makes room for the write without evicting anything live, or throws. */
-  #reserve(key: string, value: string): void {
-    if (this.#fits(key, value)) return;
-    this.#cache.purgeStale();
-    if (!this.#fits(key, value)) throw new SecurityStateFullError(this.#budget, this.#prefix, this.#option, this.#area);
+  /** Makes room for an entry of `bytes` under `key` without dropping anything live, or throws. */
+  #reserve(key: string, bytes: number): void {
+    if (this.#fits(key, bytes)) return;
+    this.#purgeStale();
+    if (!this.#fits(key, bytes)) throw new SecurityStateFullError(this.#budget, this.#prefix, this.#option, this.#area);
   }
 
-  /** Whether writing `value` under `key` stays within the budget (a live entry it replaces gives its bytes back). */
-  #fits(key: string, value: string): boolean {
-    const existing = this.#cache.peek(key);
-    const current = existing === undefined ? 0 : entryBytes(key, existing);
-    return this.#cache.calculatedSize - current + entryBytes(key, value) <= this.#budget;
+  /** Whether `bytes` under `key` stay within the budget (an entry it replaces gives its bytes back). */
+  #fits(key: string, bytes: number): boolean {
+    return this.#bytes - (this.#entries.get(key)?.bytes ?? 0) + bytes <= this.#budget;
+  }
+
+  #purgeStale(): void {
+    const now = performance.now();
+    for (const [key, entry] of this.#entries) if (entry.expiresAt < now) this.#drop(key, entry);
+  }
+
+  #drop(key: string, entry: Kept): void {
+    this.#entries.delete(key);
+    this.#bytes -= entry.bytes;
   }
 }
