@@ -19,8 +19,8 @@
  */
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
-import { digest, shortDigest } from '../lib/random-secrets.js';
-import { type SpendOutcome, spendOnce } from '../stores/replay-epoch.js';
+import { digest } from '../lib/random-secrets.js';
+import { ownerDigest, type SpendOutcome, spendOnce } from '../stores/replay-epoch.js';
 import { proofWindowMs, takeProofSlot, tooManyProofs } from './proof-quota.js';
 
 /** What the replay check needs of a checked proof (a `VerifiedProof` of proof.ts, which imports this module). */
@@ -67,7 +67,7 @@ export async function rememberProof(context: SentinelContext, proof: ProofToReme
   const prefix = use.push === true ? 'dpop-push-jti' : 'dpop-jti';
   const id = digest(`${proof.jkt}\u0000${String(proof.claims.jti)}`);
   // Earlier versions counted the marker without the owner: read there too until what they spent has expired.
-  const keys = { key: `${prefix}:${shortDigest(use.owner)}:${id}`, earlierKey: `${prefix}:${id}` };
+  const keys = { key: `${prefix}:${ownerDigest(use.owner)}:${id}`, earlierKey: `${prefix}:${id}` };
   const tolerance = proof.clockTolerance ?? context.config.clockTolerance;
   const windowMs = proofWindowMs(context, tolerance);
   // After a loss of the store's markers, a proof passes only when made since (stores/replay-epoch.ts): its iat was

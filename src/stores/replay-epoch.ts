@@ -37,21 +37,27 @@ const held = new WeakMap<object, string>();
 
 interface Epoch {
   /** Whether a loss of markers is known to have happened before `since`. */
-  lost: boolean;
+  readonly lost: boolean;
   /** When the epoch was published, milliseconds since the epoch of time. */
-  since: number;
-  id: string;
+  readonly since: number;
+  readonly id: string;
 }
 
 function format(epoch: Epoch): string {
   return `${epoch.lost ? 'lost' : 'kept'}.${epoch.id}.${epoch.since}`;
 }
 
+/** The epoch value last parsed, and what it said: the store answers the same value to nearly every read. */
+let lastParsed: { value: string; epoch: Epoch } | undefined;
+
 function parse(value: string): Epoch {
+  if (lastParsed?.value === value) return lastParsed.epoch;
   const match = /^(lost|kept)\.([A-Za-z0-9_-]{1,64})\.(\d{1,16})$/.exec(value);
   // Not what an instance wrote: whether markers were lost cannot be told, so nothing single-use passes.
   if (match === null) throw new Error(`sentinel-idp: the store's ${REPLAY_EPOCH_KEY} is not a replay epoch; delete it`);
-  return { lost: match[1] === 'lost', id: match[2] as string, since: Number(match[3]) };
+  const epoch: Epoch = { lost: match[1] === 'lost', id: match[2] as string, since: Number(match[3]) };
+  lastParsed = { value, epoch };
+  return epoch;
 }
 
 /** Publishes `value` where none is; the value stored afterwards (the winner's, when another instance was first). */
@@ -92,7 +98,7 @@ export async function markersKeptSince(store: Pick<Store, 'get' | 'swap'>, owner
     }
     epoch = parse(stored);
   }
-  held.set(owner, stored);
+  if (stored !== mine) held.set(owner, stored);
   return epoch.lost ? epoch.since : 0;
 }
 
@@ -139,7 +145,28 @@ export interface AccountMarkerKeys {
  */
 export function accountMarkerKeys(prefix: string, accountId: string, credential: string): AccountMarkerKeys {
   const id = digest(`${accountId}\u0000${credential}`);
-  return { key: `${prefix}:${shortDigest(accountId)}:${id}`, earlierKey: `${prefix}:${id}` };
+  return { key: `${prefix}:${ownerDigest(accountId)}:${id}`, earlierKey: `${prefix}:${id}` };
+}
+
+/** Owner digests already computed; an instance serves a handful of accounts, so a small map holds them all. */
+const ownerDigests = new Map<string, string>();
+const OWNER_DIGESTS_KEPT = 1024;
+
+/**
+ * The {@link shortDigest} of a marker's owner (an account id, a DPoP proof's owner), remembered: every single-use
+ * credential of the owner names it, and a SHA-256 through node:crypto costs about a microsecond, most of a marker's
+ * key. Bounded: past {@link OWNER_DIGESTS_KEPT} owners the map starts over.
+ *
+ * @example const key = `dpop-jti:${ownerDigest(owner)}:${id}`;
+ */
+export function ownerDigest(owner: string): string {
+  let value = ownerDigests.get(owner);
+  if (value === undefined) {
+    if (ownerDigests.size >= OWNER_DIGESTS_KEPT) ownerDigests.clear();
+    value = shortDigest(owner);
+    ownerDigests.set(owner, value);
+  }
+  return value;
 }
 
 /** The outcome of {@link spendOnce}. */

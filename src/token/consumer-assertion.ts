@@ -66,7 +66,8 @@ export async function issueForBrandJWT(
     ? narrowAudience(params, resources ?? [audienceFor(context, accountId, app.clientId)])
     : undefined;
   const audiences = resources === undefined ? undefined : (narrowed ?? resources);
-  const pending = pendingTokenRequestProof(context, request, app, routeUrl(context.config, 'token', { accountId }));
+  // The URL a proof must name is built only when there is a proof, as at the other grants.
+  const pending = pendingTokenRequestProof(context, request, app, () => routeUrl(context.config, 'token', { accountId }));
   const dpop = pending === undefined ? undefined : await pending;
   // The proof first: a proof is made for one request, the brand's JWT is not. Refused for its proof (replayed, or
   // the replay store full), a request must leave the JWT unspent for the retry with a new proof.
