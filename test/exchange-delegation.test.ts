@@ -163,6 +163,25 @@ describe('delegation of a user token', () => {
     expect(jsonOf(response).expires_in).toBe(subjectExp - Math.floor(Date.now() / 1000));
   });
 
+  it('never outlives the subject token when it expires while the host policy decides: refused, nothing issued', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    let subjectExp = 0;
+    const onEvent = vi.fn();
+    const sentinel = sentinelWith({
+      onEvent,
+      // A slow policy (a remote call): the subject token expires while it decides.
+      authorizeDelegation: async () => {
+        vi.setSystemTime((subjectExp + 2) * 1000);
+        return true;
+      },
+    });
+    const { accessToken } = await userToken(sentinel);
+    subjectExp = decodeJwt(accessToken).exp as number;
+    onEvent.mockClear();
+    await expectRefused(await delegate(sentinel, accessToken), 'invalid_request', /expired/, accessToken);
+    expect(onEvent.mock.calls.some(([event]) => event.type === 'token.exchanged')).toBe(false);
+  });
+
   it('dies with the subject grant: revoking the refresh token stops the delegated token at the guard', async () => {
     const sentinel = sentinelWith();
     const { accessToken, refreshToken } = await userToken(sentinel);

@@ -64,6 +64,15 @@ async function verifyOwnToken(context: SentinelContext, accountId: string, token
   }
 }
 
+/**
+ * Refuses a subject at or past its `exp`. Expired is expired here: the verification's clock tolerance would let each
+ * hop of a chain outlive its subject.
+ */
+function refuseExpired(subject: AccessTokenClaims): void {
+  if (subject.exp <= Math.floor(Date.now() / 1000))
+    throw refuse('subject_token is not a live access token of this account: it has expired');
+}
+
 /** What a delegation issued. */
 export interface DelegatedToken {
   token: string;
@@ -91,9 +100,7 @@ export async function delegate(
 ): Promise<DelegatedToken> {
   const subject = await verifyOwnToken(context, accountId, subjectToken, 'subject_token');
   if (isAppToken(subject)) throw refuse("subject_token must be a user's or a consumer-bound token, not an app token");
-  // Expired is expired here: the verification's clock tolerance would let each hop of a chain outlive its subject.
-  if (subject.exp <= Math.floor(Date.now() / 1000))
-    throw refuse('subject_token is not a live access token of this account: it has expired');
+  refuseExpired(subject);
   const subjectKind = subjectKindOf(subject);
   // The app the subject's token came from (the lookup above refused it if that app is gone: token-liveness.ts).
   const originClientId = subject.grant_client_id ?? subject.client_id;
@@ -149,6 +156,9 @@ export async function delegate(
   const pending = pendingTokenRequestProof(context, request, app, routeUrl(context.config, 'token', { accountId }));
   const dpop = pending === undefined ? undefined : await pending;
   await dpop?.remember();
+  // Again, just before signing: the host's policy and the proof's checks may take seconds, and a subject that expired
+  // meanwhile would give a token whose `exp` (never before its `iat`) is later than the subject's.
+  refuseExpired(subject);
   const extra: Record<string, unknown> = { act: { sub: app.clientId, ...(subject.act === undefined ? {} : { act: subject.act }) } };
   if (audiences !== undefined) extra.aud = audiences.length === 1 ? audiences[0] : audiences;
   else extra.aud = subject.aud;
