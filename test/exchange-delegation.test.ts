@@ -445,6 +445,22 @@ describe('delegation refusals (400, nothing issued, the token never echoed)', ()
     expect(seen).toEqual([[`api:${CLIENT_ID}`]]);
   });
 
+  it('issues the audience the host hook approved, whatever the hook does to the list it was handed', async () => {
+    const sentinel = sentinelWith({
+      // A plain JavaScript policy that appends to the list it was told (to log it with the client, say).
+      authorizeDelegation: ((request: { audience: string[] }) => {
+        request.audience.push('https://admin.example.com');
+        return true;
+      }) as never,
+    });
+    const { accessToken } = await userToken(sentinel);
+    for (const narrowing of [{}, { audience: ACCOUNT }] as Record<string, string>[]) {
+      const response = await delegate(sentinel, accessToken, narrowing);
+      expect(response.status, response.body).toBe(200);
+      expect(decodeJwt(jsonOf(response).access_token as string).aud).toBe(ACCOUNT);
+    }
+  });
+
   it('is a server_error, nothing issued, when the host hook throws', async () => {
     const onError = vi.fn();
     const sentinel = sentinelWith({

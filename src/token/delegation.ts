@@ -146,7 +146,9 @@ export async function delegate(
         originClientId,
         actors,
         scope,
-        audience: tokenAudience,
+        // A copy: this array is the token's `aud` to be, and a policy that added to what it was handed (a plain
+        // JavaScript host, or a cast) would have widened the token past what it approved.
+        audience: [...tokenAudience],
       }),
       'authorizeDelegation',
     )
