@@ -476,6 +476,27 @@ describe('delegation refusals (400, nothing issued, the token never echoed)', ()
     expect(onError).toHaveBeenCalledTimes(1);
   });
 
+  it('is a server_error, reported, nothing issued, when the host hook fails with an OAuthError', async () => {
+    const onError = vi.fn();
+    const onEvent = vi.fn();
+    let sentinel: Sentinel | undefined;
+    // A policy that asks the service's own verifier about something (here a token it cannot verify): the refusal it
+    // meets is the policy's failure, not a reason to tell the bot its request or its credentials were bad.
+    sentinel = sentinelWith({
+      onError,
+      onEvent,
+      authorizeDelegation: async () => (await sentinel?.verifyAccessToken('not-a-token')) !== undefined,
+    });
+    const { accessToken } = await userToken(sentinel);
+    onEvent.mockClear();
+    const response = await delegate(sentinel, accessToken);
+    expect(response.status, response.body).toBe(500);
+    expect(jsonOf(response)).toEqual({ error: 'server_error', error_description: 'the server could not complete the request' });
+    expect(onError).toHaveBeenCalledTimes(1);
+    expect(onError.mock.calls[0]![0]).toMatchObject({ code: 'invalid_token' });
+    expect(onEvent.mock.calls.some(([event]) => event.type === 'token.exchanged')).toBe(false);
+  });
+
   it.each([
     ['the string "no"', 'no'],
     ['an object', { allowed: false }],

@@ -8,7 +8,7 @@
 import { DEVICE_CODE_GRANT } from '../apps/app.js';
 import { hookVerdict } from '../lib/hook-verdict.js';
 import type { App } from '../apps/app.js';
-import type { DelegationSubjectKind } from '../hooks.js';
+import type { DelegationPolicy, DelegationRequest, DelegationSubjectKind } from '../hooks.js';
 import type { SentinelContext } from '../http/context.js';
 import { isOAuthError, OAuthError } from '../errors.js';
 import type { SentinelRequest } from '../http/messages.js';
@@ -71,6 +71,21 @@ async function verifyOwnToken(context: SentinelContext, accountId: string, token
 function refuseExpired(subject: AccessTokenClaims): void {
   if (subject.exp <= Math.floor(Date.now() / 1000))
     throw refuse('subject_token is not a live access token of this account: it has expired');
+}
+
+/**
+ * The host's answer to `request`. A policy that fails is the host's fault, never the client's: a 500 whatever it
+ * threw. An OAuthError among its throws (the service's own verifier, called inside, refusing a token) would otherwise
+ * reach the client as is, a 401 `invalid_token` or `invalid_client` from the token endpoint for a good request, and
+ * never reach `onError`; it goes there as the cause of the `server_error` instead.
+ */
+async function askPolicy(policy: DelegationPolicy, request: DelegationRequest): Promise<unknown> {
+  try {
+    return await policy(request);
+  } catch (error) {
+    if (isOAuthError(error)) throw new OAuthError('server_error', 'authorizeDelegation() failed', { cause: error });
+    throw error;
+  }
 }
 
 /** What a delegation issued. */
@@ -137,7 +152,7 @@ export async function delegate(
   if (
     policy !== undefined &&
     !hookVerdict(
-      await policy({
+      await askPolicy(policy, {
         accountId,
         clientId: app.clientId,
         subject: subject.sub,
