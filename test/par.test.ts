@@ -5,8 +5,18 @@
 import request from 'supertest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createSentinel, type Store, type SwapEntry } from '../src/index.js';
-import { ACCOUNT, baseOptions, CLIENT_ID, CLIENT_SECRET, OTHER_CLIENT_ID, PUBLIC_CLIENT_ID, REDIRECT_URI } from './helpers/fixtures.js';
+import {
+  ACCOUNT,
+  baseOptions,
+  basic,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  OTHER_CLIENT_ID,
+  PUBLIC_CLIENT_ID,
+  REDIRECT_URI,
+} from './helpers/fixtures.js';
 import { HOSTS, type MountedHost } from './helpers/hosts.js';
+import { clientKey, dpopProof } from './helpers/key-bound.js';
 import { pkcePair } from './helpers/pkce.js';
 
 const PAR_PATH = `/sentinel/api/account/${ACCOUNT}/par`;
@@ -224,5 +234,32 @@ describe('pushed authorization requests', () => {
       .send({ client_id: PUBLIC_CLIENT_ID, response_type: 'code', redirect_uri: REDIRECT_URI });
     expect(withoutPKCE.status).toBe(400);
     expect(withoutPKCE.body.error).toBe('invalid_request');
+  });
+
+  it('reads an empty client_id or dpop_jkt in a push as omitted (RFC 6749 §3.1)', async () => {
+    const { server, store } = await start();
+    // Authenticated by Basic, with `client_id=` in the body: the client is the header's.
+    const basicPush = await request(server as never)
+      .post(PAR_PATH)
+      .set('authorization', basic(CLIENT_ID, CLIENT_SECRET))
+      .type('form')
+      .send({ client_id: '', response_type: 'code', redirect_uri: REDIRECT_URI, state: 'basic-state' });
+    expect([basicPush.status, basicPush.body.error_description]).toEqual([201, undefined]);
+    const fromBasic = await authorize(server, { client_id: CLIENT_ID, request_uri: basicPush.body.request_uri });
+    expect(fromBasic.headers.location).toContain('/login?interaction=');
+    // With a DPoP proof and `dpop_jkt=`: the code is bound to the proof's key, as without the empty parameter.
+    const key = await clientKey();
+    const proof = await dpopProof(key, { htm: 'POST', htu: `http://localhost${PAR_PATH}` });
+    const bound = await request(server as never)
+      .post(PAR_PATH)
+      .set('DPoP', proof)
+      .type('form')
+      .send({ client_id: CLIENT_ID, client_secret: CLIENT_SECRET, response_type: 'code', redirect_uri: REDIRECT_URI, dpop_jkt: '' });
+    expect([bound.status, bound.body.error_description]).toEqual([201, undefined]);
+    const stored = vi.spyOn(store, 'set');
+    const fromProof = await authorize(server, { client_id: CLIENT_ID, request_uri: bound.body.request_uri });
+    expect(fromProof.headers.location).toContain('/login?interaction=');
+    const parked = stored.mock.calls.find(([name]) => name.startsWith('interaction:'));
+    expect(JSON.parse(parked?.[1] as string).request.dpopJkt).toBe(key.jkt);
   });
 });

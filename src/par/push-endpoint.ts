@@ -24,6 +24,11 @@ import { single } from '../http/params.js';
 /** Client authentication parameters: they authenticate the push and are not part of the authorization request. */
 const AUTHENTICATION_PARAMS = new Set(['client_secret', 'client_assertion', 'client_assertion_type']);
 
+/** A parameter's values, or `undefined` for one sent once without a value (RFC 6749 §3.1: as if omitted). */
+function withoutEmpty(values: string[] | null | undefined): string[] | null | undefined {
+  return values?.length === 1 && values[0] === '' ? undefined : values;
+}
+
 /**
  * Handles a pushed authorization request.
  *
@@ -45,21 +50,23 @@ export async function handlePushedAuthorizationRequest(
   if (isFapi2(app) && single(params, 'redirect_uri') === undefined) {
     throw new OAuthError('invalid_request', 'redirect_uri is required in the pushed request of a FAPI 2.0 app');
   }
-  const pushed: [string, string][] = [];
+  // The client_id is the authenticated client's: a body's was checked to be that one, or empty, which RFC 6749 §3.1
+  // reads as omitted (a push authenticated by Basic or an assertion need not repeat it).
+  const pushed: [string, string][] = [['client_id', app.clientId]];
+  // A dpop_jkt sent without a value is omitted too (§3.1): with a proof, the proof's key stands in for it.
+  const named = withoutEmpty(params.get('dpop_jkt'));
   for (const [name, values] of params) {
-    if (AUTHENTICATION_PARAMS.has(name)) continue;
+    if (AUTHENTICATION_PARAMS.has(name) || name === 'client_id' || (name === 'dpop_jkt' && named === undefined)) continue;
     // The name is the request's own (a host parser's body has any), quoted cut as any value the request sent.
     if (values === null) throw new OAuthError('invalid_request', `parameter ${quotedValues([name])} is malformed`);
     for (const value of values) pushed.push([name, value]);
   }
-  if (!params.has('client_id')) pushed.push(['client_id', app.clientId]);
   const proof = dpopHeader(request);
   let verified: VerifiedProof | undefined;
   if (proof !== undefined) {
     const url = routeUrl(context.config, 'par', { accountId });
     verified = await checkDPoPProof(context, { proof, method: request.method, url, ...proofInput(app, context.config.clockTolerance) });
     const { jkt } = verified;
-    const named = params.get('dpop_jkt');
     if (named !== undefined && (named === null || named.length !== 1 || named[0] !== jkt)) {
       throw invalidProof('dpop_jkt differs from the key of the DPoP proof');
     }
