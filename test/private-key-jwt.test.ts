@@ -245,6 +245,20 @@ describe('private_key_jwt client assertions', () => {
     expect(mixed.body.error).toBe('invalid_request');
   });
 
+  // RFC 6749 §3.1, as for an empty client_assertion beside a secret (test/client-auth-empty-basic.test.ts).
+  it('takes an assertion beside a client_secret sent without a value, and refuses a repeated one', async () => {
+    const key = await clientKey();
+    const { server } = await start(key);
+    const empty = await token(server, { ...(await assertionAuth(key)), client_secret: '' });
+    expect([empty.status, empty.body.error_description]).toEqual([200, undefined]);
+    const form = new URLSearchParams({ grant_type: 'client_credentials', ...(await assertionAuth(key)) });
+    const repeated = await request(server as never)
+      .post(V2_PATH)
+      .type('form')
+      .send(`${form}&client_secret=&client_secret=`);
+    expect([repeated.status, repeated.body.error]).toEqual([400, 'invalid_request']);
+  });
+
   it('refuses an assertion beside a Basic credential that follows another in the Authorization field', async () => {
     const key = await clientKey();
     const { server, events } = await start(key);

@@ -39,7 +39,8 @@ export async function authenticateWithAssertion(
   // Every line and every credential of the field: a Basic one after a Bearer one is a second method all the same.
   const authorization = authorizationField(request);
   const basic = authorization !== undefined && (usesBasicScheme(authorization) || joinsSeveralCredentials(authorization, usesBasicScheme));
-  if (basic || params.has('client_secret')) {
+  // A client_secret sent without a value is omitted (RFC 6749 §3.1), as an empty assertion beside a secret is.
+  if (basic || hasValue(params, 'client_secret')) {
     throw new OAuthError('invalid_request', 'use one client authentication method: a client assertion, not a secret as well');
   }
   const type = single(params, 'client_assertion_type');
