@@ -11,7 +11,7 @@ import { isFapi2 } from '../../assurance/fapi2.js';
 import type { App } from '../../apps/app.js';
 import { defaultMaxAgeProblem } from '../../apps/app-validation.js';
 import type { SentinelContext } from '../../http/context.js';
-import { OAuthError, quotedValues } from '../../errors.js';
+import { isOAuthError, OAuthError, quotedValues } from '../../errors.js';
 import type { SentinelRequest } from '../../http/messages.js';
 import { single, type ParamMap } from '../../http/params.js';
 import { readAuthorizationParams } from './request-params.js';
@@ -187,6 +187,35 @@ function checkResources(context: SentinelContext, app: App, params: ParamMap, ta
 }
 
 /**
+ * The parameters a request's `request_uri` stands for (par/resolve.ts). Its refusals go back to the redirect URI of
+ * the URL (or the app's only one) with the URL's state; so does a failure of the store while the pushed request is
+ * read or taken, as `server_error` with its cause (reported), as every store failure once the redirect URI is known.
+ * Without a redirect URI to go back to, the failure is the 500 page it is before that point.
+ */
+async function pushedParams(context: SentinelContext, app: App, query: ParamMap): Promise<ParamMap> {
+  const target = (): RedirectTarget => ({
+    accountId: app.accountId,
+    clientId: app.clientId,
+    redirectUri: chooseRedirectURI(app, query).redirectUri,
+    iss: context.accountIssuer(app.accountId),
+    // The URL's own state (RFC 6749 §4.1.2.1: an error carries the request's state), unless repeated or empty.
+    state: singleState(query),
+  });
+  try {
+    return await resolvePushedRequest(context, app, query, (code, description) => new AuthorizationError(code, description, target()));
+  } catch (error) {
+    if (isOAuthError(error) && error.code !== 'server_error') throw error;
+    let known: RedirectTarget;
+    try {
+      known = target();
+    } catch {
+      throw error;
+    }
+    throw new AuthorizationError('server_error', 'the server could not complete the request', known, error);
+  }
+}
+
+/**
  * Validates an authorization request: the query of `GET …/authorize`, or the form (and query) of a POST. `shownTo` is
  * the request the edge renders this one's refusals for, when `request` is a copy of it (a parked post's parameters).
  *
@@ -208,20 +237,7 @@ export async function validateAuthorizationRequest(
   noteRequestedLocales(shownTo, query);
   const app = await findClient(context, accountId, query);
   // PAR (RFC 9126 §4): the pushed parameters replace the URL's; failures go to the app when its redirect URI is known.
-  const params =
-    options.pushed === true || !involvesPushedRequest(app, query)
-      ? query
-      : await resolvePushedRequest(context, app, query, (code, description) => {
-          const redirectUri = chooseRedirectURI(app, query).redirectUri;
-          return new AuthorizationError(code, description, {
-            accountId,
-            clientId: app.clientId,
-            redirectUri,
-            iss: context.accountIssuer(accountId),
-            // The URL's own state (RFC 6749 §4.1.2.1: an error carries the request's state), unless repeated or empty.
-            state: singleState(query),
-          });
-        });
+  const params = options.pushed === true || !involvesPushedRequest(app, query) ? query : await pushedParams(context, app, query);
   if (params !== query) noteRequestedLocales(shownTo, params);
   const { redirectUri, inRequest } = chooseRedirectURI(app, params);
   const target: RedirectTarget = { accountId, clientId: app.clientId, redirectUri, iss: context.accountIssuer(accountId) };
