@@ -154,6 +154,21 @@ describe('pushed authorization requests', () => {
     expectErrorRedirect(again, REDIRECT_URI, 'invalid_request_uri');
   });
 
+  it('redirects with invalid_request for a request_uri given twice (RFC 6749 §3.1), and leaves it usable', async () => {
+    const { server } = await start();
+    const { request_uri } = (await push(server)).body as { request_uri: string };
+    const twice = await request(server as never).get(
+      `${AUTHORIZE_PATH}?${new URLSearchParams([
+        ['client_id', CLIENT_ID],
+        ['request_uri', request_uri],
+        ['request_uri', request_uri],
+      ])}`,
+    );
+    const location = expectErrorRedirect(twice, REDIRECT_URI, 'invalid_request');
+    expect(location.searchParams.get('error_description')).toBe('parameter request_uri is given more than once');
+    expect((await authorize(server, { client_id: CLIENT_ID, request_uri })).headers.location).toContain('/login?interaction=');
+  });
+
   it('lets exactly one of 10 concurrent uses of a request_uri through', async () => {
     const { server } = await start();
     const { request_uri } = (await push(server)).body as { request_uri: string };

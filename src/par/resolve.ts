@@ -7,7 +7,7 @@ import { isFapi2 } from '../assurance/fapi2.js';
 import type { App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import type { OAuthErrorCode } from '../errors.js';
-import { single, type ParamMap } from '../http/params.js';
+import type { ParamMap } from '../http/params.js';
 import { peekPushedRequest, REQUEST_URI_PREFIX, takePushedRequest } from './pushed-requests.js';
 
 /** Builds the error to deliver when the pushed request cannot be used (a redirect once the redirect URI is known). */
@@ -18,7 +18,8 @@ export type PushedRequestFailure = (code: OAuthErrorCode, description: string) =
  * URL's own (refused when the app must push its requests). A `request_uri` that is not a pushed request's URN is
  * left in place: the OpenID Connect checks answer it with `request_uri_not_supported` (authorize/request/oidc-params.ts), the one
  * place that refuses request URIs this service does not fetch.
- * @throws whatever `fail` builds: `invalid_request_uri` for an unknown, expired, used or foreign `request_uri`.
+ * @throws whatever `fail` builds: `invalid_request_uri` for an unknown, expired, used or foreign `request_uri`;
+ * `invalid_request` for a repeated one, or a plain request of an app that must push.
  * @example const params = await resolvePushedRequest(context, app, fromSearchParams(request.query), fail);
  */
 export async function resolvePushedRequest(
@@ -33,13 +34,13 @@ export async function resolvePushedRequest(
     }
     return params;
   }
-  let requestUri: string | undefined;
-  try {
-    requestUri = single(params, 'request_uri');
-  } catch {
-    throw fail('invalid_request_uri', 'request_uri is given more than once');
-  }
-  if (requestUri === undefined) throw fail('invalid_request_uri', 'request_uri is empty');
+  // A request_uri given more than once (or unreadable) is the invalid_request of any repeated parameter (RFC 6749
+  // §3.1, §4.1.2.1), not invalid_request_uri (RFC 9101 §6.2), which says the one named is not a usable pushed request.
+  // A single one is a pushed request's URN here (isPushedRequestURI).
+  const values = params.get('request_uri');
+  if (values === null) throw fail('invalid_request', 'parameter request_uri is malformed');
+  if (values === undefined || values.length !== 1) throw fail('invalid_request', 'parameter request_uri is given more than once');
+  const requestUri = values[0] as string;
   const pushed = await peekPushedRequest(context, requestUri);
   if (pushed === null) throw fail('invalid_request_uri', 'the request_uri is unknown, expired or already used');
   // Checked before the take: a client that presents another client's request_uri must not spend it.
