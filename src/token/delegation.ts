@@ -170,7 +170,7 @@ export async function delegate(
   ) {
     throw refuse('the host does not allow this client to act for this subject');
   }
-  const pending = pendingTokenRequestProof(context, request, app, routeUrl(context.config, 'token', { accountId }));
+  const pending = pendingTokenRequestProof(context, request, app, () => routeUrl(context.config, 'token', { accountId }));
   const dpop = pending === undefined ? undefined : await pending;
   await dpop?.remember();
   // Again, just before signing: the host's policy and the proof's checks may take seconds, and a subject that expired

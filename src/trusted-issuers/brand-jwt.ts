@@ -13,7 +13,7 @@ import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
 import { JwksFetchError } from '../client-assertion/jwks-fetch.js';
 import { jwksFetcherOf } from '../client-assertion/verify-assertion.js';
-import { catchRejection } from '../lib/thenable.js';
+import { catchRejection, isThenable } from '../lib/thenable.js';
 import { accountMarkerKeys, spendOnce } from '../stores/replay-epoch.js';
 import { routeUrl } from '../http/route-paths.js';
 import { checkBrandSignature, type SignedBytes } from './brand-signature.js';
@@ -59,11 +59,25 @@ function configuredIndex(config: SentinelContext['config']): Map<string, Trusted
  * `findTrustedIssuers` when it has one. A failing registry propagates (a `server_error`, nothing issued).
  * @example const brand = await findTrustedIssuer(context, '123456', 'https://id.brand.example');
  */
-export async function findTrustedIssuer(context: SentinelContext, accountId: string, iss: string): Promise<TrustedIssuer | undefined> {
+export function findTrustedIssuer(
+  context: SentinelContext,
+  accountId: string,
+  iss: string,
+): TrustedIssuer | undefined | Promise<TrustedIssuer | undefined> {
   const configured = configuredIndex(context.config).get(`${accountId}\u0000${iss}`);
+  // Answered at once when configured: no promise to settle on every exchange of a brand the options name.
   if (configured !== undefined) return configured;
   const find = context.apps.findTrustedIssuers;
   if (find === undefined) return undefined;
+  return registeredIssuer(context, find, accountId, iss);
+}
+
+async function registeredIssuer(
+  context: SentinelContext,
+  find: NonNullable<SentinelContext['apps']['findTrustedIssuers']>,
+  accountId: string,
+  iss: string,
+): Promise<TrustedIssuer | undefined> {
   const registered = await find.call(context.apps, accountId);
   return registered.find((entry) => entry.accountId === accountId && entry.issuer === iss);
 }
@@ -112,9 +126,25 @@ function unverifiedClaims(jwt: string, refuse: Refusal, name: string): { parts: 
   return { parts, claims };
 }
 
-function protectedHeader(parts: CompactJwtParts, refuse: Refusal, name: string): Record<string, unknown> {
-  const header = decodeJsonPart(parts.header);
-  if (header === null) throw refuse(`${name} is invalid`);
+/**
+ * Headers decoded before, by their encoded form: a brand's identity provider signs every JWT with one of a few
+ * headers (`{"alg":"RS256","kid":…}`), so decoding each again is work for nothing. Frozen, as they are shared;
+ * bounded: past {@link HEADERS_KEPT} spellings the map starts over.
+ */
+const decodedHeaders = new Map<string, Readonly<Record<string, unknown>>>();
+const HEADERS_KEPT = 256;
+const HEADER_KEPT_LENGTH = 512;
+
+function protectedHeader(parts: CompactJwtParts, refuse: Refusal, name: string): Readonly<Record<string, unknown>> {
+  let header = decodedHeaders.get(parts.header);
+  if (header !== undefined) return header;
+  const decoded = decodeJsonPart(parts.header);
+  if (decoded === null) throw refuse(`${name} is invalid`);
+  header = Object.freeze(decoded);
+  // Only a header of the usual size is kept: a client's 16 KB ones must not pin megabytes.
+  if (parts.header.length > HEADER_KEPT_LENGTH) return header;
+  if (decodedHeaders.size >= HEADERS_KEPT) decodedHeaders.clear();
+  decodedHeaders.set(parts.header, header);
   return header;
 }
 
@@ -157,7 +187,8 @@ export async function verifyBrandJWT(
 ): Promise<BrandAssertion> {
   const { parts, claims: payload } = unverifiedClaims(jwt, refuse, name);
   if (typeof payload.iss !== 'string') throw refuse(`${name} has no iss`);
-  const issuer = await findTrustedIssuer(context, accountId, payload.iss);
+  const found = findTrustedIssuer(context, accountId, payload.iss);
+  const issuer = isThenable(found) ? await found : found;
   if (issuer === undefined) throw refuse(`the issuer of ${name} is not trusted by this account`);
   const header = protectedHeader(parts, refuse, name);
   if (header.crit !== undefined) throw refuse(`${name} names critical header extensions this service does not implement`);
@@ -168,7 +199,10 @@ export async function verifyBrandJWT(
     signature: Buffer.from(parts.signature, 'base64url'),
   };
   const mode = context.config.verification;
-  let signature = await checkBrandSignature(signed, header, await issuerKeys(context, issuer, false), mode);
+  // Neither configured keys nor an RSA check need a promise: awaited only when one is there.
+  const keys = issuer.jwks !== undefined ? (issuer.jwks as KeySet) : await issuerKeys(context, issuer, false);
+  const checked = checkBrandSignature(signed, header, keys, mode);
+  let signature = isThenable(checked) ? await checked : checked;
   // A kid the cached set lacks may be a rotation at the issuer, and so may a JWT naming no kid that none of the cached
   // keys verifies (nothing else tells its new key from the old): look once more (rate-limited per key-set URL).
   const mayBeRotation = signature === 'no-matching-key' || (signature === 'bad-signature' && header.kid === undefined);
