@@ -29,8 +29,6 @@ declare module 'fastify' {
   }
 }
 
-const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
-
 /**
  * Writes a response the core produced, e.g. the redirect of `sentinel.completeLogin()` (external login).
  * @example return sendSentinelResponse(reply, await sentinel.completeLogin(request.query.interaction, { userId: user.id }))
@@ -123,21 +121,25 @@ export function toFastify(sentinel: Pick<Sentinel, 'config' | 'handle'>): Fastif
  */
 type Answer = (request: FastifyRequest, withBody: boolean) => Promise<SentinelResponse | null>;
 
+/** Fastify's codes for a request it refuses before the route's handler runs, over its body or Content-Type. */
+const REFUSED_BEFORE_HANDLER = /^FST_ERR_(CTP_|ROUTE_MISSING_CONTENT_TYPE$)/;
+
 /** The route config key under which a route keeps the answers its handler asks, for the plugin's error handler. */
 const ANSWERS = 'sentinelAnswers';
 
 /**
  * The plugin's own error handler, for its routes only (the plugin is encapsulated, so the host's handler is untouched).
  * Fastify refuses some requests before the handler runs: a Content-Type it cannot parse (`;;`) throws
- * `FST_ERR_CTP_INVALID_MEDIA_TYPE`, which would reach the host's error handler (a 415, or whatever the host answers)
- * where the other adapters hand the core the request and it answers with its OAuth error. So the core answers such a
+ * `FST_ERR_CTP_INVALID_MEDIA_TYPE`, and a QUERY request without one `FST_ERR_ROUTE_MISSING_CONTENT_TYPE`; either
+ * would reach the host's error handler (a 415, a 400 in Fastify's shape, or whatever the host answers) where the other
+ * adapters hand the core the request and it answers with its OAuth error. So the core answers such a
  * request here, without a body: a body it needs is then missing and it says so (`400 invalid_request`). Every other
  * error is rethrown to the host's handler, as before.
  */
 async function answeringParserErrors(error: unknown, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const code = (error as { code?: unknown } | null)?.code;
   const answers = (request.routeOptions.config as { [ANSWERS]?: readonly Answer[] } | undefined)?.[ANSWERS];
-  if (typeof code !== 'string' || !code.startsWith('FST_ERR_CTP_') || answers === undefined) throw error;
+  if (typeof code !== 'string' || !REFUSED_BEFORE_HANDLER.test(code) || answers === undefined) throw error;
   for (const answer of answers) {
     const result = await answer(request, false);
     if (result !== null) return sendSentinelResponse(reply, result);
@@ -148,9 +150,14 @@ async function answeringParserErrors(error: unknown, request: FastifyRequest, re
 /** The handlers sharing a well-known route, by server and the route's full URL. */
 const wellKnownAnswers = new WeakMap<object, Map<string, Answer[]>>();
 
-/** Routes every method of `url` to `answers`, which the plugin's error handler also finds in the route's config. */
+/**
+ * Routes every method the server knows of `url` to `answers`, which the plugin's error handler also finds in the
+ * route's config. Every method, not a list of the usual ones: the core answers a method a path does not serve (TRACE,
+ * QUERY, one the host added with `addHttpMethod`) with its `405` and `Allow`, as it does behind Express and Koa, where
+ * Fastify would otherwise answer the host's 404.
+ */
 function routeAnswers(app: FastifyInstance, url: string, answers: readonly Answer[]): void {
-  app.route({ method: METHODS, url, exposeHeadRoute: false, config: { [ANSWERS]: answers }, handler: answering(answers) });
+  app.route({ method: app.supportedMethods, url, exposeHeadRoute: false, config: { [ANSWERS]: answers }, handler: answering(answers) });
 }
 
 /** A route handler that writes the first answer of `answers`, or falls through to the host's not-found handler. */
