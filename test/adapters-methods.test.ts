@@ -3,37 +3,16 @@
  * the methods a route lists and answers the rest itself, so its adapter routes every method the server knows (TRACE
  * and QUERY among them) and hands Fastify's own refusal of a QUERY without a Content-Type to the core.
  */
-import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ACCOUNT, appTokenPath, makeSentinel } from './helpers/fixtures.js';
 import { HOSTS, type MountedHost } from './helpers/hosts.js';
+import { rawExchange } from './helpers/raw-http.js';
 
 let running: MountedHost[] = [];
 afterEach(async () => {
   await Promise.all(running.map((host) => host.close()));
   running = [];
 });
-
-/** Sends one request head (and `body`) over its own connection; answers the status, the head and the body. */
-function exchange(url: string, lines: string[], body = ''): Promise<{ status: number; head: string; body: string }> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => {
-      const length = body === '' ? [] : [`Content-Length: ${Buffer.byteLength(body)}`];
-      socket.write(`${[...lines, `Host: ${hostname}:${port}`, ...length, 'Connection: close'].join('\r\n')}\r\n\r\n${body}`);
-    });
-    let text = '';
-    socket.on('data', (chunk: Buffer) => {
-      text += chunk.toString('utf8');
-    });
-    socket.on('error', reject);
-    socket.on('end', () => {
-      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]);
-      const end = text.indexOf('\r\n\r\n');
-      resolve({ status, head: text.slice(0, end), body: text.slice(end + 4) });
-    });
-  });
-}
 
 const allow = (head: string) => /\r\nallow: ([^\r]*)/i.exec(head)?.[1];
 
@@ -48,7 +27,7 @@ describe.each(HOSTS)('$name adapter', (host) => {
   it.skipIf(host.name === 'fetch')('answers TRACE at the token endpoint with the core 405 and its Allow', async () => {
     const base = await start();
     const path = new URL(`${base}${appTokenPath()}`).pathname;
-    const answer = await exchange(base, [`TRACE ${path} HTTP/1.1`]);
+    const answer = await rawExchange(base, [`TRACE ${path} HTTP/1.1`]);
     expect(answer.status).toBe(405);
     expect(allow(answer.head)).toBe('POST');
     expect(JSON.parse(answer.body)).toMatchObject({ error: 'invalid_request' });
@@ -57,7 +36,7 @@ describe.each(HOSTS)('$name adapter', (host) => {
   it('answers QUERY without a Content-Type at the metadata with the core 405', async () => {
     const base = await start();
     const path = new URL(`${base}/sentinel/api/account/${ACCOUNT}/.well-known/openid-configuration`).pathname;
-    const answer = await exchange(base, [`QUERY ${path} HTTP/1.1`], 'a=b');
+    const answer = await rawExchange(base, [`QUERY ${path} HTTP/1.1`], 'a=b');
     expect(answer.status).toBe(405);
     expect(allow(answer.head)).toMatch(/^GET/);
   });
@@ -65,14 +44,14 @@ describe.each(HOSTS)('$name adapter', (host) => {
   it('answers QUERY with a form at the token endpoint with the core 405', async () => {
     const base = await start();
     const path = new URL(`${base}${appTokenPath()}`).pathname;
-    const answer = await exchange(base, [`QUERY ${path} HTTP/1.1`, 'Content-Type: application/x-www-form-urlencoded'], 'a=b');
+    const answer = await rawExchange(base, [`QUERY ${path} HTTP/1.1`, 'Content-Type: application/x-www-form-urlencoded'], 'a=b');
     expect(answer.status).toBe(405);
     expect(allow(answer.head)).toBe('POST');
   });
 
   it('leaves a host path outside the service to the host', async () => {
     const base = await start();
-    const answer = await exchange(base, ['TRACE /host/ping HTTP/1.1']);
+    const answer = await rawExchange(base, ['TRACE /host/ping HTTP/1.1']);
     expect(answer.status).not.toBe(405);
   });
 });

@@ -4,7 +4,6 @@
  * Node adapters hand the core every line, as the fetch one does, so a second token or media type is never dropped
  * unseen on one framework and refused on another.
  */
-import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   ACCOUNT,
@@ -18,6 +17,7 @@ import {
   makeSentinel,
 } from './helpers/fixtures.js';
 import { HOSTS, type MountedHost } from './helpers/hosts.js';
+import { rawExchange } from './helpers/raw-http.js';
 
 const INITIAL = 'initial-access-token-for-repeated-fields';
 let running: MountedHost[] = [];
@@ -25,28 +25,6 @@ afterEach(async () => {
   await Promise.all(running.map((host) => host.close()));
   running = [];
 });
-
-/** Sends `lines` (the request head, then `body`) over one connection and answers the status and the body. */
-function exchange(url: string, lines: string[], body = ''): Promise<{ status: number; head: string; body: string }> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => {
-      socket.write(
-        `${[...lines, `Host: ${hostname}:${port}`, `Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close'].join('\r\n')}\r\n\r\n${body}`,
-      );
-    });
-    let text = '';
-    socket.on('data', (chunk: Buffer) => {
-      text += chunk.toString('utf8');
-    });
-    socket.on('error', reject);
-    socket.on('end', () => {
-      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]);
-      const end = text.indexOf('\r\n\r\n');
-      resolve({ status, head: text.slice(0, end), body: text.slice(end + 4) });
-    });
-  });
-}
 
 describe.each(HOSTS)('$name adapter', (host) => {
   async function start(): Promise<string> {
@@ -68,9 +46,9 @@ describe.each(HOSTS)('$name adapter', (host) => {
     const base = await start();
     const token = await consumerToken(base);
     const path = `/api/account/${ACCOUNT}/consumer/${CONSUMER_UUID}/brand/tokens`;
-    const once = await exchange(base, [`GET ${path} HTTP/1.1`, `Authorization: Bearer ${token}`]);
+    const once = await rawExchange(base, [`GET ${path} HTTP/1.1`, `Authorization: Bearer ${token}`]);
     expect(once.status).toBe(200);
-    const twice = await exchange(base, [`GET ${path} HTTP/1.1`, `Authorization: Bearer ${token}`, 'Authorization: Bearer another']);
+    const twice = await rawExchange(base, [`GET ${path} HTTP/1.1`, `Authorization: Bearer ${token}`, 'Authorization: Bearer another']);
     // RFC 6750 §3.1: two credentials are invalid_request (400), with the challenge.
     expect(twice.status).toBe(400);
     expect(JSON.parse(twice.body)).toMatchObject({ error: 'invalid_request' });
@@ -82,10 +60,10 @@ describe.each(HOSTS)('$name adapter', (host) => {
     running.push(mounted);
     const head = [`POST /sentinel/api/account/${ACCOUNT}/register HTTP/1.1`, 'Content-Type: application/json'];
     const body = JSON.stringify({ grant_types: ['client_credentials'] });
-    const twice = await exchange(mounted.url, [...head, `Authorization: Bearer ${INITIAL}`, 'Authorization: Bearer another'], body);
+    const twice = await rawExchange(mounted.url, [...head, `Authorization: Bearer ${INITIAL}`, 'Authorization: Bearer another'], body);
     expect(twice.status).toBe(400);
     expect(JSON.parse(twice.body)).toMatchObject({ error: 'invalid_request' });
-    expect((await exchange(mounted.url, [...head, `Authorization: Bearer ${INITIAL}`], body)).status).toBe(201);
+    expect((await rawExchange(mounted.url, [...head, `Authorization: Bearer ${INITIAL}`], body)).status).toBe(201);
   });
 
   it('refuses a token request with two Authorization lines, the valid Basic credential first', async () => {
@@ -93,8 +71,8 @@ describe.each(HOSTS)('$name adapter', (host) => {
     const form = ccBody({ client_id: CC_ONLY_CLIENT_ID, client_secret: '' });
     const head = [`POST ${appTokenPath()} HTTP/1.1`, 'Content-Type: application/x-www-form-urlencoded'];
     const credential = `Authorization: ${basic(CC_ONLY_CLIENT_ID, CC_ONLY_SECRET)}`;
-    expect((await exchange(base, [...head, credential], form)).status).toBe(200);
-    const twice = await exchange(base, [...head, credential, `Authorization: ${basic(CLIENT_ID, 'wrong')}`], form);
+    expect((await rawExchange(base, [...head, credential], form)).status).toBe(200);
+    const twice = await rawExchange(base, [...head, credential, `Authorization: ${basic(CLIENT_ID, 'wrong')}`], form);
     expect(twice.status).toBe(400);
     expect(JSON.parse(twice.body)).toMatchObject({ error: 'invalid_request' });
   });
@@ -102,8 +80,8 @@ describe.each(HOSTS)('$name adapter', (host) => {
   it('refuses a token request with two Content-Type lines, the form type first', async () => {
     const base = await start();
     const head = [`POST ${appTokenPath()} HTTP/1.1`, 'Content-Type: application/x-www-form-urlencoded'];
-    expect((await exchange(base, head, ccBody())).status).toBe(200);
-    const twice = await exchange(base, [...head, 'Content-Type: application/json'], ccBody());
+    expect((await rawExchange(base, head, ccBody())).status).toBe(200);
+    const twice = await rawExchange(base, [...head, 'Content-Type: application/json'], ccBody());
     expect(twice.status).toBe(400);
     expect(JSON.parse(twice.body)).toMatchObject({ error: 'invalid_request' });
   });
