@@ -245,7 +245,9 @@ export interface DelegationRequest {
 /**
  * Decides whether a client may act for a subject (`authorizeDelegation` option). `false` refuses the exchange with
  * `invalid_request` (RFC 8693 §2.2.2: unacceptable by policy); a throw, or an answer that is not a boolean, is a
- * `server_error`. May be async.
+ * `server_error`. May be async. Asked after the service's own checks of the request (the client's authentication
+ * and its DPoP proof among them; the proof's single use is recorded once the policy agrees), so a request the service
+ * refuses anyway never costs it a decision.
  * @example
  * // Bots act only for consumers, and only for those of the messaging app, at any hop.
  * const authorizeDelegation: DelegationPolicy = ({ clientId, subjectKind, originClientId }) =>

@@ -430,6 +430,30 @@ describe('delegation refusals (400, nothing issued, the token never echoed)', ()
     });
   });
 
+  it("checks the client's DPoP proof before it asks the host hook: a missing or bad one never reaches it", async () => {
+    const authorizeDelegation = vi.fn(() => true);
+    const options = exchangeOptions(key, { authorizeDelegation });
+    const sentinel = makeSentinel({
+      ...options,
+      apps: [...(options.apps ?? []), botApp({ clientId: SECOND_BOT, requireDPoP: true })],
+    });
+    const { accessToken } = await userToken(sentinel);
+    await expectRefused(await delegate(sentinel, accessToken, {}, asBot(SECOND_BOT)), 'invalid_dpop_proof', /DPoP proof/);
+    const forged = await postForm(
+      sentinel,
+      TOKEN_PATH,
+      new URLSearchParams({
+        grant_type: TOKEN_EXCHANGE,
+        subject_token: accessToken,
+        subject_token_type: TYPE.accessToken,
+        ...asBot(SECOND_BOT),
+      }).toString(),
+      { headers: { dpop: 'eyJhbGciOiJub25lIn0.e30.' } },
+    );
+    await expectRefused(forged, 'invalid_dpop_proof', /./);
+    expect(authorizeDelegation).not.toHaveBeenCalled();
+  });
+
   it('tells the host hook the audience the delegated token would carry, which it may refuse', async () => {
     const seen: (readonly string[])[] = [];
     const sentinel = sentinelWith({

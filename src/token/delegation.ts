@@ -148,6 +148,10 @@ export async function delegate(
   );
   const audiences = narrowAudience(params, resources ?? subjectAudiences) ?? resources;
   const tokenAudience: readonly string[] = audiences ?? subjectAudiences;
+  // The client's proof before the host's policy: a request the service refuses on its own (a missing or bad DPoP
+  // proof) never costs the host a decision, which may be a remote call. Its `jti` is spent only once the policy agrees.
+  const pending = pendingTokenRequestProof(context, request, app, () => routeUrl(context.config, 'token', { accountId }));
+  const dpop = pending === undefined ? undefined : await pending;
   const policy = context.config.authorizeDelegation;
   if (
     policy !== undefined &&
@@ -170,8 +174,6 @@ export async function delegate(
   ) {
     throw refuse('the host does not allow this client to act for this subject');
   }
-  const pending = pendingTokenRequestProof(context, request, app, () => routeUrl(context.config, 'token', { accountId }));
-  const dpop = pending === undefined ? undefined : await pending;
   await dpop?.remember();
   // Again, just before signing: the host's policy and the proof's checks may take seconds, and a subject that expired
   // meanwhile would give a token whose `exp` (never before its `iat`) is later than the subject's.
