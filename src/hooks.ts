@@ -163,7 +163,9 @@ export interface UserAuthenticator extends SecondFactorHooks {
 
 /**
  * Decides whether a consumer id (`state` of the v2 app token request, platform-operations.md §4.1) is acceptable. May be async;
- * runs after client authentication. Anything but `true` or `false` is a `server_error` (reported to `onError`), never a yes.
+ * runs after client authentication. Anything but `true` or `false` is a `server_error` (reported to `onError`), never a yes;
+ * so is a throw, whatever it throws: an `OAuthError` (the service's verifier refusing a token the hook asked about) is
+ * reported as the cause of the `500`, not answered to the client.
  * @example const consumerId: ConsumerIdValidator = async (id, { accountId }) => consumers.exists(accountId, id);
  */
 export type ConsumerIdValidator = (consumerId: string, context: { accountId: string; clientId: string }) => boolean | Promise<boolean>;

@@ -2,7 +2,7 @@
  * `POST {basePath}/api/v2/account/{accountId}/app/token?state={consumerId}` — the consumer-bound client
  * credentials grant of platform-operations.md §4.1 (RFC 6749 §4.4 with the consumer named in `state`).
  */
-import { hookVerdict } from '../lib/hook-verdict.js';
+import { askHook } from '../lib/hook-verdict.js';
 import { type AccessTokenInput, accessTokenResponse, expiresInValue, issueAccessToken } from './access-token.js';
 import { readForm } from '../http/form-body.js';
 import { isParticipantId } from './consumer-id.js';
@@ -97,7 +97,7 @@ export async function handleAppToken(context: SentinelContext, request: Sentinel
   // RFC 6749 §4.4.2, §3.3: a client that asks for less than its app's scope gets that, never silently all of it.
   const requestedScope = single(params, 'scope');
   const scope = grantedScope(app, requestedScope);
-  if (validator !== undefined && !hookVerdict(await validator(consumerId, { accountId, clientId: app.clientId }), 'consumerId')) {
+  if (validator !== undefined && !(await askHook('consumerId', () => validator(consumerId, { accountId, clientId: app.clientId })))) {
     throw new OAuthError('invalid_request', 'state does not name a valid consumer of this account');
   }
   const binding = tokenRequestBinding(context, request, app, routeUrl(context.config, 'app-token-v2', { accountId }));

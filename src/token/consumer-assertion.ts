@@ -3,7 +3,7 @@
  * `assertion`, or an RFC 8693 `subject_token` of type `id_token` / `jwt`) proves who the consumer is, where the v2
  * endpoint takes the app's word for it (`state`). The token is the v2 token exactly ({@link consumerTokenInput}).
  */
-import { hookVerdict } from '../lib/hook-verdict.js';
+import { askHook } from '../lib/hook-verdict.js';
 import type { App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
 import type { SentinelRequest } from '../http/messages.js';
@@ -54,7 +54,7 @@ export async function issueForBrandJWT(
   const valid =
     validator === undefined
       ? isParticipantId(consumerId)
-      : hookVerdict(await validator(consumerId, { accountId, clientId: app.clientId }), 'consumerId');
+      : await askHook('consumerId', () => validator(consumerId, { accountId, clientId: app.clientId }));
   if (!valid) throw refuse(`the consumer id of ${name} is not a valid participant id of this account`);
   const scope = narrowScope(app.scope, single(params, 'scope'));
   // RFC 8707 as at every grant (the resources the app may ask for); `audience` may only name what the token is for.

@@ -6,9 +6,9 @@
  * token it was delegated from, revokes it). The host may refuse any delegation (`authorizeDelegation`).
  */
 import { DEVICE_CODE_GRANT } from '../apps/app.js';
-import { hookVerdict } from '../lib/hook-verdict.js';
+import { askHook } from '../lib/hook-verdict.js';
 import type { App } from '../apps/app.js';
-import type { DelegationPolicy, DelegationRequest, DelegationSubjectKind } from '../hooks.js';
+import type { DelegationSubjectKind } from '../hooks.js';
 import type { SentinelContext } from '../http/context.js';
 import { isOAuthError, OAuthError } from '../errors.js';
 import type { SentinelRequest } from '../http/messages.js';
@@ -71,21 +71,6 @@ async function verifyOwnToken(context: SentinelContext, accountId: string, token
 function refuseExpired(subject: AccessTokenClaims): void {
   if (subject.exp <= Math.floor(Date.now() / 1000))
     throw refuse('subject_token is not a live access token of this account: it has expired');
-}
-
-/**
- * The host's answer to `request`. A policy that fails is the host's fault, never the client's: a 500 whatever it
- * threw. An OAuthError among its throws (the service's own verifier, called inside, refusing a token) would otherwise
- * reach the client as is, a 401 `invalid_token` or `invalid_client` from the token endpoint for a good request, and
- * never reach `onError`; it goes there as the cause of the `server_error` instead.
- */
-async function askPolicy(policy: DelegationPolicy, request: DelegationRequest): Promise<unknown> {
-  try {
-    return await policy(request);
-  } catch (error) {
-    if (isOAuthError(error)) throw new OAuthError('server_error', 'authorizeDelegation() failed', { cause: error });
-    throw error;
-  }
 }
 
 /** What a delegation issued. */
@@ -155,8 +140,8 @@ export async function delegate(
   const policy = context.config.authorizeDelegation;
   if (
     policy !== undefined &&
-    !hookVerdict(
-      await askPolicy(policy, {
+    !(await askHook('authorizeDelegation', () =>
+      policy({
         accountId,
         clientId: app.clientId,
         subject: subject.sub,
@@ -169,8 +154,7 @@ export async function delegate(
         // JavaScript host, or a cast) would have widened the token past what it approved.
         audience: [...tokenAudience],
       }),
-      'authorizeDelegation',
-    )
+    ))
   ) {
     throw refuse('the host does not allow this client to act for this subject');
   }
