@@ -87,12 +87,10 @@ export function sendSentinelResponse(ctx: KoaContextLike, result: SentinelRespon
   ctx.body = result.body ?? null;
   ctx.status = result.status;
   // Koa 2 writes a null body with its length header removed and no chunked framing, an answer without an end on a
-  // kept-alive connection; Koa 3 says 0 itself. Never on a status that has no content (RFC 9110 §8.6: 204, 304, 1xx).
-  if (result.body === undefined && !NO_CONTENT.has(result.status) && result.status >= 200) ctx.set('content-length', '0');
+  // kept-alive connection; Koa 3 says 0 itself. Never on a status that has no content (RFC 9110 §8.6: 1xx, 204, 304).
+  const hasContent = result.status >= 200 && result.status !== 204 && result.status !== 304;
+  if (result.body === undefined && hasContent) ctx.set('content-length', '0');
 }
-
-/** Statuses whose answers carry no content, and so no Content-Length of 0 either (RFC 9110 §8.6, §15.3.5, §15.4.5). */
-const NO_CONTENT = new Set([204, 304]);
 
 /**
  * Mounts the service. Paths that are not the service's go to `next()` untouched, stream unread.
