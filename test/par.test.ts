@@ -17,6 +17,7 @@ import {
 } from './helpers/fixtures.js';
 import { HOSTS, type MountedHost } from './helpers/hosts.js';
 import { clientKey, dpopProof } from './helpers/key-bound.js';
+import { parseLocation, signIn } from './helpers/login-drive.js';
 import { pkcePair } from './helpers/pkce.js';
 
 const PAR_PATH = `/sentinel/api/account/${ACCOUNT}/par`;
@@ -230,6 +231,34 @@ describe('pushed authorization requests', () => {
     expect(long.body.request_uri).toBeUndefined();
     expect(stored.mock.calls.filter(([key]) => key.startsWith('par:'))).toEqual([]);
     expect((await push(server, { state: 'x'.repeat(7000) })).status).toBe(201);
+  });
+
+  it('keeps a long pushed request while the user signs in, and delivers its state with the code', async () => {
+    // Longer than a plain authorization request may park for a sign-in (4,096 characters), within what a push may
+    // carry (8,192): the push was client-authenticated and counted, so the sign-in must not refuse it afterwards.
+    const { server } = await start();
+    const state = 's'.repeat(7000);
+    const { request_uri } = (await push(server, { state })).body as { request_uri: string };
+    const agent = request.agent(server as never);
+    const done = await signIn(agent, `${AUTHORIZE_PATH}?${new URLSearchParams({ client_id: CLIENT_ID, request_uri })}`);
+    const { base, params } = parseLocation(done);
+    expect(base).toBe(REDIRECT_URI);
+    expect(params.get('error')).toBeNull();
+    expect(params.get('code')).toMatch(/^[A-Za-z0-9_-]{20,}$/);
+    expect(params.get('state')).toBe(state);
+  });
+
+  it('still refuses a pushed request whose sign-in would park more than a push of printable text', async () => {
+    // Control characters are six characters each in JSON: 4000 of them exceed the pushed cap (20,480). Back to the
+    // app as invalid_request, without the state that made it too long, and nothing parked.
+    const { server, store } = await start();
+    const { request_uri } = (await push(server, { state: '\u0001'.repeat(4000) })).body as { request_uri: string };
+    const stored = vi.spyOn(store, 'set');
+    const response = await authorize(server, { client_id: CLIENT_ID, request_uri });
+    const location = expectErrorRedirect(response, REDIRECT_URI, 'invalid_request');
+    expect(location.searchParams.get('error_description')).toContain('over 20480 characters');
+    expect(location.searchParams.get('state')).toBeNull();
+    expect(stored.mock.calls.filter(([key]) => key.startsWith('interaction:'))).toEqual([]);
   });
 
   it('lets a public client push with PKCE (RFC 9126 §2: public clients may use PAR)', async () => {

@@ -50,6 +50,11 @@ export interface AuthorizationRequest extends RedirectTarget, OIDCAuthorizationP
    * nothing assures, so a session alone does not answer it (RFC 8252 §8.6, prompt.ts `unconsentedClientReason`).
    */
   nativeClient?: true | undefined;
+  /**
+   * The parameters came from a pushed request (PAR, RFC 9126): its client was authenticated (or, public, counted per
+   * address) and its length bounded when it pushed, so its sign-in may park it whole (interaction.ts).
+   */
+  pushed?: true | undefined;
 }
 
 /** RFC 7636 §4.2: BASE64URL(SHA-256(verifier)) is 43 characters without padding. */
@@ -293,5 +298,6 @@ export async function validateAuthorizationRequest(
   if (isFapi2(app)) authorization.profile = 'fapi2';
   if (resources.length > 0) authorization.resources = resources;
   if (app.tokenEndpointAuthMethod === 'none' && isNativeRedirect(context, redirectUri)) authorization.nativeClient = true;
+  if (params !== query) authorization.pushed = true;
   return authorization;
 }

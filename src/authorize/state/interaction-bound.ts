@@ -1,8 +1,8 @@
 /**
  * A per-address bound on the interactions (pending sign-ins) that anyone can start. Every visit to `/authorize`
  * without a session (or to the account page, or RP-initiated logout's confirmation page, or a right user code on the
- * device verification page) parks its request in the Store, up to 4 KiB for `interactionTtl`, with
- * no credential asked: unbounded, one host could fill MemoryStore's `interaction:` budget (evicting real users'
+ * device verification page) parks its request in the Store, up to 4 KiB (20 KiB for a pushed request, whose push was
+ * authenticated or counted) for `interactionTtl`, with no credential asked: unbounded, one host could fill MemoryStore's `interaction:` budget (evicting real users'
  * sign-ins) or Redis's memory, whose `noeviction` policy then refuses every write of the service. So each new
  * interaction counts against its client address: `interactionsPerAddress` per window of `interactionTtl`, the
  * lifetime of an interaction, so one address never holds more live ones than the limit. How it counts, and fails

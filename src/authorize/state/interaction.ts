@@ -12,6 +12,7 @@ import { en } from '../../i18n/en.js';
 import { randomSecret } from '../../lib/random-secrets.js';
 import { AuthorizationError } from '../request/authorization-error.js';
 import type { AuthorizationRequest } from '../request/validate-request.js';
+import { MAX_AUTHORIZATION_REQUEST_LENGTH } from '../request/request-params.js';
 import { routePath } from '../../http/route-paths.js';
 import { parseStoredRecord } from '../../stores/stored-record.js';
 
@@ -64,6 +65,22 @@ export interface InteractionRecord {
  */
 export const MAX_INTERACTION_CHARS = 4096;
 
+/**
+ * Most characters the interaction of a pushed request (PAR) may hold. A push may carry up to
+ * {@link MAX_AUTHORIZATION_REQUEST_LENGTH} characters, and a client that pushed one must not be told afterwards,
+ * once its user has to sign in, that the request is too long to keep (a signed-in user never needed it kept). JSON
+ * at most doubles printable text (a quote or backslash), so every push of printable parameters fits beside the
+ * record's own fields. No more is opened to a flood: each such interaction took a push, which an authenticated
+ * client made or a public client's address was counted for (`par.publicPushesPerAddress`), and the push's own record
+ * of the same size is gone once taken.
+ */
+export const MAX_PUSHED_INTERACTION_CHARS = MAX_INTERACTION_CHARS + 2 * MAX_AUTHORIZATION_REQUEST_LENGTH;
+
+/** The cap of `request`'s interaction: {@link MAX_PUSHED_INTERACTION_CHARS} for a pushed one, else {@link MAX_INTERACTION_CHARS}. */
+function interactionCap(request: AuthorizationRequest): number {
+  return request.pushed === true ? MAX_PUSHED_INTERACTION_CHARS : MAX_INTERACTION_CHARS;
+}
+
 /** Interaction ids are {@link randomSecret} values; anything else is not looked up. */
 const INTERACTION_ID = /^[A-Za-z0-9_-]{43}$/;
 
@@ -86,7 +103,7 @@ function parseRecord(value: string | null): InteractionRecord | null {
  */
 function oversizedTarget(record: InteractionRecord): AuthorizationRequest {
   const { state: _state, ...withoutState } = record.request;
-  const fitsWithoutState = JSON.stringify({ ...record, request: withoutState }).length <= MAX_INTERACTION_CHARS;
+  const fitsWithoutState = JSON.stringify({ ...record, request: withoutState }).length <= interactionCap(record.request);
   return fitsWithoutState ? withoutState : record.request;
 }
 
@@ -94,7 +111,8 @@ function oversizedTarget(record: InteractionRecord): AuthorizationRequest {
  * Parks a validated request and returns the new interaction id. `admit`, when given, runs after the size check and
  * before the write (the per-address bound, `interaction-bound.ts`): a request refused for its size is not counted.
  *
- * @throws AuthorizationError (invalid_request, back to the app) when the record would exceed {@link MAX_INTERACTION_CHARS}.
+ * @throws AuthorizationError (invalid_request, back to the app) when the record would exceed its cap
+ * ({@link MAX_INTERACTION_CHARS}, {@link MAX_PUSHED_INTERACTION_CHARS} for a pushed request).
  * @example
  * const interactionId = await createInteraction(context, authorization, request.mountPath);
  */
@@ -113,10 +131,11 @@ export async function createInteraction(
   if (returnTo !== undefined) record.returnTo = returnTo;
   if (sessionDigest !== undefined) record.sessionDigest = sessionDigest;
   const serialized = JSON.stringify(record);
-  if (serialized.length > MAX_INTERACTION_CHARS) {
+  const cap = interactionCap(request);
+  if (serialized.length > cap) {
     throw new AuthorizationError(
       'invalid_request',
-      `state, nonce and scope are too long to keep while the user signs in (over ${MAX_INTERACTION_CHARS} characters together)`,
+      `state, nonce and scope are too long to keep while the user signs in (over ${cap} characters together)`,
       oversizedTarget(record),
     );
   }
