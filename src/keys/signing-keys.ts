@@ -78,22 +78,35 @@ export function importKey(
  * @example const sentinel = createSentinel({ issuer, apps, keys: [generatePrivateJWK('EdDSA')] });
  */
 export function generatePrivateJWK(alg: SigningAlgorithm = 'ES256'): JWK {
-  const { privateKey } =
-    alg === 'EdDSA'
-      ? generateKeyPairSync('ed25519')
-      : alg === 'RS256' || alg === 'PS256'
-        ? generateKeyPairSync('rsa', { modulusLength: 2048 })
-        : generateKeyPairSync('ec', { namedCurve: alg === 'ES384' ? 'P-384' : 'P-256' });
-  return privateJWKOf(privateKey, alg);
+  const { privateKey, publicKey } = generateJWKPairSync(...generation(alg));
+  return signingJWKOf(privateKey, publicKey, alg);
 }
 
-function privateJWKOf(privateKey: KeyObject, alg: SigningAlgorithm): JWK {
-  const jwk = privateKey.export({ format: 'jwk' }) as JWK;
-  const publicJWK = createPublicKey(privateKey).export({ format: 'jwk' }) as JWK;
-  return { ...jwk, kid: thumbprint(publicJWK), alg };
+/**
+ * Both halves are exported by the generation job itself, never by a KeyObject it handed back. Node 20 can deadlock on
+ * the latter: a garbage collection during a generated key's export may finalize the spent generation job, whose
+ * destructor waits for the lock that the export holds, and the process hangs for good. It hung one `config check` of
+ * options without `keys` in 30 to 100 runs, and could hang a service whose key ring rotates. Exported inside the job,
+ * while the job is alive, no such key exists.
+ */
+const AS_JWK = { publicKeyEncoding: { format: 'jwk' }, privateKeyEncoding: { format: 'jwk' } } as const;
+
+type JWKPair = { privateKey: JWK; publicKey: JWK };
+type Generation = [type: 'ed25519' | 'rsa' | 'ec', options: object];
+// @types/node 20 has no overload for JWK encodings; node:crypto has taken them since 15.9.
+const generateJWKPairSync = generateKeyPairSync as unknown as (...args: Generation) => JWKPair;
+const generateJWKPairInPool = promisify(generateKeyPair) as unknown as (...args: Generation) => Promise<JWKPair>;
+
+/** The key type and options node:crypto generates a key of `alg` with, both halves as JWKs. */
+function generation(alg: SigningAlgorithm): Generation {
+  if (alg === 'EdDSA') return ['ed25519', AS_JWK];
+  if (alg === 'RS256' || alg === 'PS256') return ['rsa', { modulusLength: 2048, ...AS_JWK }];
+  return ['ec', { namedCurve: alg === 'ES384' ? 'P-384' : 'P-256', ...AS_JWK }];
 }
 
-const generateKeyPairInPool = promisify(generateKeyPair);
+function signingJWKOf(privateJWK: JWK, publicJWK: JWK, alg: SigningAlgorithm): JWK {
+  return { ...privateJWK, kid: thumbprint(publicJWK), alg };
+}
 
 /**
  * {@link generatePrivateJWK} on the libuv thread pool: a 2048-bit RSA key takes 100 ms or more to find, which a
@@ -101,13 +114,8 @@ const generateKeyPairInPool = promisify(generateKeyPair);
  * @example const jwk = await generatePrivateJWKInPool('RS256');
  */
 export async function generatePrivateJWKInPool(alg: SigningAlgorithm = 'ES256'): Promise<JWK> {
-  const { privateKey } =
-    alg === 'EdDSA'
-      ? await generateKeyPairInPool('ed25519')
-      : alg === 'RS256' || alg === 'PS256'
-        ? await generateKeyPairInPool('rsa', { modulusLength: 2048 })
-        : await generateKeyPairInPool('ec', { namedCurve: alg === 'ES384' ? 'P-384' : 'P-256' });
-  return privateJWKOf(privateKey, alg);
+  const { privateKey, publicKey } = await generateJWKPairInPool(...generation(alg));
+  return signingJWKOf(privateKey, publicKey, alg);
 }
 
 /**
