@@ -140,6 +140,7 @@ const SERVICE_FILES = [
   'test/cli-redis-database.test.ts',
   'test/cli-postgres.test.ts',
   'test/config-strict-cli.test.ts',
+  'test/key-generation-lock.test.ts',
   'test/package.test.ts',
   'test/examples.test.ts',
   'test/examples-telemetry.test.ts',
