@@ -49,10 +49,15 @@ function counted(dir: string, keyFile: string, n: number): number {
 
 const dir = mkdtempSync(join(tmpdir(), 'sentinel-verify-'));
 try {
-  const pair =
-    algArg === 'RS256' ? generateKeyPairSync('rsa', { modulusLength: 2048 }) : generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  // PEM from the generation job itself: exporting the KeyObject it hands back can deadlock Node 20 (keys/signing-keys.ts).
+  const publicKeyEncoding = { type: 'spki', format: 'pem' } as const;
+  const privateKeyEncoding = { type: 'pkcs8', format: 'pem' } as const;
+  const { privateKey } =
+    algArg === 'RS256'
+      ? generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding, privateKeyEncoding })
+      : generateKeyPairSync('ec', { namedCurve: 'P-256', publicKeyEncoding, privateKeyEncoding });
   const keyFile = join(dir, 'key.pem');
-  writeFileSync(keyFile, pair.privateKey.export({ type: 'pkcs8', format: 'pem' }));
+  writeFileSync(keyFile, privateKey);
   const without = counted(dir, keyFile, 0);
   const withLoop = counted(dir, keyFile, count);
   const perVerify = (withLoop - without) / count;
