@@ -129,16 +129,34 @@ export function wireDescription(description: string): string {
 /** The most of a request's own values a description quotes. */
 const MAX_QUOTED = 200;
 
+/** Runs of base64, base64url or hex characters long enough to be a secret (a 256-bit one is 43 or 64 of them). */
+const SECRET_LIKE_RUN = /[A-Za-z0-9+/=_-]{32,}/g;
+/** What a description says in place of a value {@link looksLikeCredential} holds back. */
+export const WITHHELD_VALUE = '[a credential-shaped value, not repeated]';
+
+/**
+ * Whether `value` holds what could be a credential: a run of 32 or more base64 or hex characters mixing letters and
+ * digits, as every token, code, secret and JWT part is (and no scope name or `prompt` value a client means to send).
+ * Why: a client that mixes up its parameters (a refresh token sent as `scope`) must not have the service copy the
+ * token into the error redirect's URL, the answer and the audit log's denied event.
+ */
+function looksLikeCredential(value: string): boolean {
+  for (const [run] of value.matchAll(SECRET_LIKE_RUN)) {
+    if (/[0-9]/.test(run) && /[A-Za-z]/.test(run)) return true;
+  }
+  return false;
+}
+
 /**
  * A request's values (refused scope tokens, unknown `prompt` values) as a description quotes them: space-separated
- * and cut at 200 characters. Uncut, whatever length the request allowed (a body of 16 KiB) would travel back in the
- * answer or the error redirect, and into the denied event's `reason`, which anyone who knows a public client's id can
- * make an existing account's audit log keep.
+ * and cut at 200 characters, a value shaped like a credential replaced by {@link WITHHELD_VALUE}. Uncut, whatever
+ * length the request allowed (a body of 16 KiB) would travel back in the answer or the error redirect, and into the
+ * denied event's `reason`, which anyone who knows a public client's id can make an existing account's audit log keep.
  *
  * @example `scope not allowed for this application: ${quotedValues(refused)}`
  */
 export function quotedValues(values: readonly string[]): string {
-  const joined = values.join(' ');
+  const joined = values.map((value) => (looksLikeCredential(value) ? WITHHELD_VALUE : value)).join(' ');
   return joined.length <= MAX_QUOTED ? joined : `${joined.slice(0, MAX_QUOTED)}...`;
 }
 
