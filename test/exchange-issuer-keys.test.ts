@@ -8,12 +8,23 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type ConfigurationError, isConfigurationError, type Sentinel } from '../src/index.js';
 import { jsonOf, postForm } from './helpers/direct-flow.js';
 import { BOT, BRAND_ISSUER, type BrandKey, brandJWT, brandKey, exchangeOptions, JWT_BEARER, TOKEN_PATH } from './helpers/exchange.js';
 import { ACCOUNT, makeSentinel } from './helpers/fixtures.js';
 import { ASSERTION_TYPE, clientAssertion, clientKey } from './helpers/key-bound.js';
+
+// Every signature check node:crypto runs for the service, counted (the checks themselves run as they would).
+const verifications = vi.hoisted(() => ({ count: 0 }));
+vi.mock('node:crypto', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('node:crypto')>();
+  const verify = ((...args: Parameters<typeof actual.verify>) => {
+    verifications.count += 1;
+    return (actual.verify as (...a: unknown[]) => unknown)(...args);
+  }) as typeof actual.verify;
+  return { ...actual, default: { ...actual, verify }, verify };
+});
 
 let published: BrandKey[] = [];
 let fetches = 0;
@@ -93,6 +104,28 @@ describe("a trusted issuer's key set", () => {
     for (let i = 0; i < 5; i += 1) {
       const refused = await bearer(sentinel, await brandJWT(stranger, {}, { kid: undefined }));
       expect(jsonOf(refused).error_description).toMatch(/not signed by a key of its trusted issuer/);
+    }
+    expect(fetches).toBe(2);
+  });
+
+  it('is not tried twice by a JWT naming no kid when the refresh interval hands back the same keys', async () => {
+    // Three keys of the issuer that name no kid: a JWT naming none may be any of theirs, so each is tried.
+    const keys = await Promise.all([brandKey(), brandKey(), brandKey()]);
+    for (const key of keys) delete key.publicJwk.kid;
+    published = keys;
+    fetches = 0;
+    const sentinel = sentinelFor(keys[0] as BrandKey);
+    expect((await bearer(sentinel, await brandJWT(keys[2] as BrandKey, {}, { kid: undefined }))).status).toBe(200);
+    const stranger = await brandKey();
+    // The first forged JWT refreshes the set (a rotation could explain it) and tries the fetched keys.
+    expect((await bearer(sentinel, await brandJWT(stranger, {}, { kid: undefined }))).status).toBe(400);
+    expect(fetches).toBe(2);
+    for (let i = 0; i < 3; i += 1) {
+      verifications.count = 0;
+      const refused = await bearer(sentinel, await brandJWT(stranger, {}, { kid: undefined }));
+      expect(jsonOf(refused).error_description).toMatch(/not signed by a key of its trusted issuer/);
+      // One check per key: the refresh within its interval changed nothing, so nothing is checked again.
+      expect(verifications.count).toBe(3);
     }
     expect(fetches).toBe(2);
   });

@@ -207,7 +207,10 @@ export async function verifyBrandJWT(
   // keys verifies (nothing else tells its new key from the old): look once more (rate-limited per key-set URL).
   const mayBeRotation = signature === 'no-matching-key' || (signature === 'bad-signature' && header.kid === undefined);
   if (mayBeRotation && issuer.jwksUri !== undefined) {
-    signature = await checkBrandSignature(signed, header, await issuerKeys(context, issuer, true), mode);
+    const refreshed = await issuerKeys(context, issuer, true);
+    // Within the refresh interval the fetcher hands back the very set just tried: the same checks would refuse the
+    // same way, and a forged JWT naming no kid would cost two signature checks per key instead of one.
+    if (refreshed !== keys) signature = await checkBrandSignature(signed, header, refreshed, mode);
   }
   if (signature === 'algorithm-not-allowed') throw refuse(`${name} must use an asymmetric algorithm`);
   if (signature !== 'verified') throw refuse(`${name} is not signed by a key of its trusted issuer`);
