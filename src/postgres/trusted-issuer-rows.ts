@@ -47,8 +47,10 @@ const ENTRY_KEYS = {
 const SELECT_ISSUERS = 'SELECT account_id, issuer, jwks_uri, jwks, audience, consumer_id_claim FROM sentinel_trusted_issuers';
 
 /**
- * Checks an entry as the `trustedIssuers` option does (shape, exactly one of `jwks` / `jwksUri`, public keys, an
- * https key URL), so the registry never holds an issuer the option would refuse.
+ * Checks an entry as the `trustedIssuers` option does (shape, exactly one of `jwks` / `jwksUri`, public keys), so the
+ * registry never holds an issuer the option would refuse for itself. A plain http `jwksUri` is not refused here: the
+ * registry cannot know whether the services reading it allow one (`clientJwks.allowPrivateAddresses`, development
+ * only); the CLI refuses it, and a service that does not allow it refuses that issuer's JWTs (`invalid_grant`).
  * @throws ConfigurationError naming the wrong field.
  */
 export function checkedTrustedIssuer(entry: TrustedIssuer): TrustedIssuer {

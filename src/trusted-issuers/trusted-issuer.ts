@@ -55,7 +55,8 @@ export const trustedIssuerSchema = z.object({
 });
 
 /**
- * Checks one trusted issuer beyond its shape: exactly one of `jwks` / `jwksUri`, public keys only, an https key URL.
+ * Checks one trusted issuer beyond its shape: exactly one of `jwks` / `jwksUri`, public keys only. Whether a plain
+ * http `jwksUri` may be fetched is the service's setting, not the entry's: {@link trustedIssuerKeySetProblem}.
  * @throws ConfigurationError naming the field under `field`.
  * @example assertValidTrustedIssuer({ accountId: '123456', issuer: 'https://id.brand.example', jwks }, 'trustedIssuers[0]');
  */
