@@ -129,8 +129,11 @@ export function wireDescription(description: string): string {
 /** The most of a request's own values a description quotes. */
 const MAX_QUOTED = 200;
 
-/** Runs of base64, base64url or hex characters long enough to be a secret (a 256-bit one is 43 or 64 of them). */
-const SECRET_LIKE_RUN = /[A-Za-z0-9+/=_-]{32,}/g;
+/**
+ * Runs of base64, base64url or hex characters long enough to be a secret (a 256-bit one is 43 or 64 of them); `%`
+ * too, so that a standard-base64 secret a client percent-encoded once more (`%2B`, `%2F`, `%3D`) stays one run.
+ */
+const SECRET_LIKE_RUN = /[A-Za-z0-9+/=_%-]{32,}/g;
 /** What a description says in place of a value {@link looksLikeCredential} holds back. */
 export const WITHHELD_VALUE = '[a credential-shaped value, not repeated]';
 

@@ -103,13 +103,20 @@ describe('a refusal quotes at most 200 characters of the request', () => {
     const refreshToken = 'Qm9vbGVhbl9yZWZyZXNoX3Rva2VuX3ZhbHVlXzEyMzQ';
     const jwt = 'eyJhbGciOiJFUzI1NiIsInR5cCI6ImF0K2p3dCJ9.eyJzdWIiOiJjb25zdW1lci0xIn0.c2lnbmF0dXJl';
     const hex = '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08';
-    const form = new URLSearchParams({ grant_type: 'client_credentials', scope: `orders.read admin ${refreshToken} ${jwt} ${hex}` });
+    // A standard-base64 secret percent-encoded once more: its %2B, %2F and %3D must not cut it into short runs.
+    const encoded = 'q3Xk9%2BVb2%2FLm8Pz1Rt7Yw4Hn6Jc0Ds5Ea%2BGf2Ku9Ni8%3D';
+    const form = new URLSearchParams({
+      grant_type: 'client_credentials',
+      scope: `orders.read admin ${refreshToken} ${jwt} ${hex} ${encoded}`,
+    });
     const answer = await postForm(sentinel, appTokenPath(), form.toString(), {
       headers: { authorization: basic(CLIENT_ID, CLIENT_SECRET) },
     });
     expect(answer.status).toBe(400);
     const withheld = WITHHELD_VALUE;
-    expect(jsonBody(answer).error_description).toBe(`scope not allowed for this application: admin ${withheld} ${withheld} ${withheld}`);
+    expect(jsonBody(answer).error_description).toBe(
+      `scope not allowed for this application: admin ${withheld} ${withheld} ${withheld} ${withheld}`,
+    );
 
     const query = authorizeQuery({
       client_id: PUBLIC_CLIENT_ID,
@@ -125,7 +132,7 @@ describe('a refusal quotes at most 200 characters of the request', () => {
     const denied = reasons(events);
     expect(denied).toHaveLength(2);
     for (const text of [...denied, location, answer.body]) {
-      for (const secret of [refreshToken, jwt, hex]) expect(text).not.toContain(secret);
+      for (const secret of [refreshToken, jwt, hex, encoded]) expect(text).not.toContain(secret);
     }
     // Long names that are no credential are still quoted: letters alone, or digits alone.
     const plain = new URLSearchParams({ grant_type: 'client_credentials', scope: `${'n'.repeat(40)} ${'7'.repeat(40)}` });
