@@ -117,11 +117,11 @@ async function attempt(uri: string, target: URL, body: string, options: PostOpti
     if (!deadline.aborted && (error as { reusedSocket?: boolean }).reusedSocket === true) {
       try {
         response = await send(target, checked, body, deadline, options.agents);
-      } catch {
-        return unreachable(deadline);
+      } catch (again) {
+        return unanswered(again, deadline);
       }
     } else {
-      return unreachable(deadline);
+      return unanswered(error, deadline);
     }
   }
   const status = response.statusCode ?? 0;
@@ -159,12 +159,28 @@ function send(target: URL, checked: CheckedAddress, body: string, deadline: Abor
     });
     outgoing.on('response', resolve);
     outgoing.on('error', (error) => reject(Object.assign(error, { reusedSocket: outgoing.reusedSocket })));
+    // A 101 (Switching Protocols) is neither a response nor an error to Node: without this listener it destroys the
+    // socket and says nothing, so the attempt, its app's delivery slot and the service's close() waited for good.
+    outgoing.on('upgrade', (answer: IncomingMessage, socket: { destroy(): void }) => {
+      socket.destroy();
+      reject(new SwitchedProtocols(answer.statusCode ?? 101));
+    });
+    // Whatever else ends the request unanswered settles the attempt (after a response or an error this does nothing).
+    outgoing.on('close', () => reject(new Error('the connection closed before an answer')));
     outgoing.end(body);
   });
 }
 
-/** The outcome of an attempt whose POST got no answer. */
-function unreachable(deadline: AbortSignal): PostOutcome {
+/** The app answered by switching protocols: no answer to a logout token, and a retry would get the same. */
+class SwitchedProtocols extends Error {
+  constructor(readonly status: number) {
+    super(`the app answered ${status} (switching protocols)`);
+  }
+}
+
+/** The outcome of an attempt whose POST got no answer (`error`, why), or only a switch to another protocol. */
+function unanswered(error: unknown, deadline: AbortSignal): PostOutcome {
+  if (error instanceof SwitchedProtocols) return { kind: 'refused', status: error.status, reason: error.message };
   return { kind: 'retry', reason: deadline.aborted ? 'the app did not answer in time' : 'the app could not be reached' };
 }
 
