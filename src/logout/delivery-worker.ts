@@ -16,6 +16,7 @@
  *   attempt ({@link LogoutAgents}); `close()` closes them.
  */
 import { AsyncResource } from 'node:async_hooks';
+import { setMaxListeners } from 'node:events';
 import type { App } from '../apps/app.js';
 import { namesMetadataDocument } from '../apps/client-id-metadata.js';
 import type { FailureReport } from '../http/edge.js';
@@ -111,6 +112,9 @@ export class LogoutDeliveryWorker {
     this.#context = context;
     this.#serviceKeys = serviceKeys;
     this.#report = report;
+    // Each attempt under way listens on the stop signal until it is done (post-logout-token.ts), so up to
+    // MAX_IN_FLIGHT at once: more than Node's default of 10, past which it warns of a leak that this is not.
+    setMaxListeners(MAX_IN_FLIGHT + 1, this.#stopping.signal);
   }
 
   /**
