@@ -182,6 +182,26 @@ describe('private_key_jwt client assertions', () => {
     await expectInvalidClient(server, events, await assertionAuth(key, { iat: past - 60, exp: past }), /expired/);
   });
 
+  // RFC 7517 §4.3 lets a key name operations beyond WebCrypto's, and a key set may list more than a public key does;
+  // WebCrypto refuses either as a key's usages. Verifying is what the key is for here, and all that is asked of it.
+  it('takes a key whose key_ops names verify beside operations WebCrypto would refuse, and refuses forgeries as usual', async () => {
+    for (const extra of [['zzz'], ['sign'], ['encrypt', 'deriveBits']]) {
+      const key = await clientKey();
+      const stranger = await clientKey(key.publicJwk.kid as string);
+      const registered = { ...key, publicJwk: { ...key.publicJwk, key_ops: ['verify', ...extra] } };
+      const { server, events } = await start(registered);
+      expect((await token(server, await assertionAuth(key))).status, String(extra)).toBe(200);
+      events.length = 0;
+      await expectInvalidClient(server, events, await assertionAuth(stranger), /not signed by a key registered/);
+    }
+    // A key_ops that does not name verify, or names it twice (RFC 7517 §4.3: no duplicates), verifies nothing.
+    for (const keyOps of [['sign'], ['verify', 'verify']]) {
+      const key = await clientKey();
+      const { server, events } = await start({ ...key, publicJwk: { ...key.publicJwk, key_ops: keyOps } });
+      await expectInvalidClient(server, events, await assertionAuth(key), /not signed by a key registered/);
+    }
+  });
+
   it('refuses an assertion signed by a key that is not registered', async () => {
     const key = await clientKey();
     const stranger = await clientKey(key.publicJwk.kid as string);

@@ -120,6 +120,31 @@ async function keySetOf(context: SentinelContext, app: App, refresh: boolean): P
   }
 }
 
+/** The verification views of key sets, per set object (the configured set, or the fetcher's cached copy). */
+const verificationViews = new WeakMap<JSONWebKeySet, JSONWebKeySet>();
+
+/**
+ * `set` as jose is to import it for a signature check: a key whose `key_ops` is a list of distinct operations that
+ * names `verify` (the keys jose picks) carries `key_ops: ["verify"]` alone. Why: jose hands `key_ops` to WebCrypto's
+ * `importKey` as the key's usages, and WebCrypto throws a TypeError for an operation it does not know (RFC 7517 §4.3
+ * allows others) and a SyntaxError for one a public key cannot do (`sign`); a client's own key set then turned each of
+ * its assertions, forged or not, into a 500. Any other `key_ops` is left for jose to pass over, as before.
+ */
+function forVerification(set: JSONWebKeySet): JSONWebKeySet {
+  let view = verificationViews.get(set);
+  if (view === undefined) {
+    const keys = set.keys.map((key) => {
+      const ops: unknown = key.key_ops;
+      const picked =
+        Array.isArray(ops) && ops.includes('verify') && ops.every((op) => typeof op === 'string') && new Set(ops).size === ops.length;
+      return picked && ops.length > 1 ? { ...key, key_ops: ['verify'] } : key;
+    });
+    view = { ...set, keys };
+    verificationViews.set(set, view);
+  }
+  return view;
+}
+
 /**
  * Without a `kid` (RFC 7515 §4.1.4 makes it optional), the registered keys that fit the assertion's algorithm are
  * tried in turn, at most this many: each try is a signature check that anyone naming the client id can make the
@@ -195,7 +220,7 @@ export async function verifyClientAssertion(
   };
   const verify = async (keys: JSONWebKeySet): Promise<JWTVerifyResult> => {
     try {
-      return await jwtVerify(assertion, createLocalJWKSet(keys), options);
+      return await jwtVerify(assertion, createLocalJWKSet(forVerification(keys)), options);
     } catch (error) {
       if (!(error instanceof joseErrors.JWKSMultipleMatchingKeys)) throw error;
       return verifyWithEach(assertion, error, options);
