@@ -39,16 +39,47 @@ function objectOf(value: unknown): Record<string, unknown> {
 
 /** The body as a JSON object, read at most `limit` bytes of it. */
 export async function readJSONObject(request: SentinelRequest, limit: number): Promise<Record<string, unknown>> {
+  refuseDeclaredOverLimit(request, limit);
+  if (!isJSONContentType(headerValue(request, 'content-type'))) throw invalid('Content-Type must be application/json');
+  return objectIn(await readBody(request, limit), limit);
+}
+
+/**
+ * The body as a JSON object, or `undefined` for a request with neither a body nor a Content-Type (a POST that asks
+ * for nothing but the defaults). A body without a Content-Type is refused like any other wrong type: deciding by the
+ * header alone ignored it, so a secret rotation asking to end a leaked secret at once (`previous_secret_expires_in: 0`)
+ * was answered 200 with the full overlap instead.
+ */
+export async function readOptionalJSONObject(request: SentinelRequest, limit: number): Promise<Record<string, unknown> | undefined> {
+  if (headerValue(request, 'content-type') !== undefined) return readJSONObject(request, limit);
+  refuseDeclaredOverLimit(request, limit);
+  if (isEmpty(await readBody(request, limit))) return undefined;
+  throw invalid('Content-Type must be application/json');
+}
+
+function refuseDeclaredOverLimit(request: SentinelRequest, limit: number): void {
   const declared = headerValue(request, 'content-length');
   if (declared !== undefined && Number(declared) > limit) throw tooLarge(limit);
-  if (!isJSONContentType(headerValue(request, 'content-type'))) throw invalid('Content-Type must be application/json');
-  let body: SentinelBody | undefined;
+}
+
+async function readBody(request: SentinelRequest, limit: number): Promise<SentinelBody | undefined> {
   try {
-    body = typeof request.body === 'function' ? await request.body() : request.body;
+    return typeof request.body === 'function' ? await request.body() : request.body;
   } catch (error) {
     if (isBodyTooLarge(error)) throw tooLarge(limit);
     throw clientBodyFailure(error) ?? error;
   }
+}
+
+/** No body at all: nothing sent, or a host body parser's empty object for a request it had nothing to parse in. */
+function isEmpty(body: SentinelBody | undefined): boolean {
+  if (body === undefined) return true;
+  if (typeof body === 'string') return body.length === 0;
+  if (body instanceof Uint8Array) return body.byteLength === 0;
+  return Object.keys(body).length === 0;
+}
+
+function objectIn(body: SentinelBody | undefined, limit: number): Record<string, unknown> {
   if (body === undefined) throw invalid('the request body must be a JSON object');
   if (typeof body !== 'string' && !(body instanceof Uint8Array)) return objectOf(body); // parsed by the host (express.json(), …)
   const text = typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');

@@ -7,12 +7,12 @@
 import { generateClientSecret, hashClientSecret } from '../apps/client-secrets.js';
 import type { SentinelContext } from '../http/context.js';
 import { OAuthError } from '../errors.js';
-import { headerValue, noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
+import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
 import type { RouteParams } from '../http/router.js';
 import { registrationOptions, requireRegistrationAccess } from './access.js';
 import { REGISTRATION_ACTOR } from './register.js';
 import { takeChangeSlot } from './registration-bound.js';
-import { readJSONObject } from './json-body.js';
+import { readOptionalJSONObject } from './json-body.js';
 
 /**
  * How long the previous secret keeps working: the configured overlap, or less when the request asks. A request
@@ -21,8 +21,7 @@ import { readJSONObject } from './json-body.js';
  * @throws OAuthError invalid_request for a value that is no whole number of seconds from 0 to the overlap.
  */
 async function requestedOverlap(context: SentinelContext, request: SentinelRequest, configured: number): Promise<number> {
-  if (headerValue(request, 'content-type') === undefined) return configured;
-  const asked = (await readJSONObject(request, context.config.bodyLimit)).previous_secret_expires_in;
+  const asked = (await readOptionalJSONObject(request, context.config.bodyLimit))?.previous_secret_expires_in;
   // null as left out, as everywhere in registration (RFC 7592 §2.2).
   if (asked === undefined || asked === null) return configured;
   if (typeof asked !== 'number' || !Number.isInteger(asked) || asked < 0 || asked > configured) {
