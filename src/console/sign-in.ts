@@ -99,18 +99,16 @@ export async function consoleTurnedOff(apps: AppStore, accountId: string): Promi
 }
 
 /**
- * Makes sure the account has the console's client with the configured callback URL, registering it (or correcting
- * its redirect URI after the configuration changed) through the AppStore. Refuses an account the registry does not
- * know: no client is created in an account that does not exist, and one whose console client is disabled (the
- * console is off there until it is enabled again). Anyone may start a sign-in, so the change is
- * audited like any other registry change: `app.registered` or `app.updated` (actor `console`), committed since the
- * client is saved.
+ * The console's client as the account must have it with the configured callback URL, or `null` when it has it
+ * already. Refuses an account the registry does not know (no client is created in an account that does not exist),
+ * and one whose console client is disabled (the console is off there until it is enabled again). Writes nothing:
+ * {@link saveConsoleClient} does, once the sign-in has passed its throttle, so a refused one changes nothing.
  */
-async function ensureConsoleClient(context: SentinelContext, accountId: string, callbackUrl: string): Promise<void> {
+async function consoleClientChange(context: SentinelContext, accountId: string, callbackUrl: string): Promise<ConsoleClientChange | null> {
   const { apps } = context;
   if (!(await apps.hasAccount(accountId))) throw new ConsoleRefusal('unknown_account', { target: accountId });
   const existing = await apps.findApp(accountId, CONSOLE_CLIENT_ID);
-  if (existing !== null && existing.redirectUris.length === 1 && existing.redirectUris[0] === callbackUrl) return;
+  if (existing !== null && existing.redirectUris.length === 1 && existing.redirectUris[0] === callbackUrl) return null;
   // findApp does not return a disabled app: without this, every visit would save the client again (still disabled)
   // and announce it as newly registered, and the operator would land on the authorization endpoint's error.
   if (existing === null && (await isDisabled(apps, accountId))) throw new ConsoleRefusal('console_disabled', { target: accountId });
@@ -126,7 +124,22 @@ async function ensureConsoleClient(context: SentinelContext, accountId: string, 
     },
     'console client',
   );
-  await apps.saveApp({ ...app, createdAt: existing?.createdAt ?? Math.floor(Date.now() / 1000) }, { actor: CONSOLE_ACTOR });
+  return { app: { ...app, createdAt: existing?.createdAt ?? Math.floor(Date.now() / 1000) }, existing };
+}
+
+/** The console's client to save, and the one the registry had (`null`: none yet). */
+interface ConsoleClientChange {
+  app: App;
+  existing: App | null;
+}
+
+/**
+ * Saves the console's client through the AppStore. Anyone may start a sign-in, so the change is audited like any
+ * other registry change: `app.registered` or `app.updated` (actor `console`), committed since the client is saved.
+ */
+async function saveConsoleClient(context: SentinelContext, { app, existing }: ConsoleClientChange): Promise<void> {
+  const { accountId } = app;
+  await context.apps.saveApp?.(app, { actor: CONSOLE_ACTOR });
   if (existing === null)
     context.emit({ type: 'app.registered', accountId, clientId: CONSOLE_CLIENT_ID, actor: CONSOLE_ACTOR }, 'committed');
   else
@@ -168,8 +181,10 @@ export async function startSignIn(
   ip: string | null,
   maxAge: number,
 ): Promise<SentinelResponse> {
-  await ensureConsoleClient(context, accountId, location.callbackUrl);
+  // Refusals that need no slot first (an unknown account, the console off), then the slot, then the only write.
+  const change = await consoleClientChange(context, accountId, location.callbackUrl);
   await boundedSignIn(context, ip);
+  if (change !== null) await saveConsoleClient(context, change);
   const state = randomSecret();
   const verifier = randomSecret();
   const pending: PendingSignIn = { accountId, verifier };
