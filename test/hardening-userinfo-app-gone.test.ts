@@ -127,12 +127,11 @@ async function expectRefusedEverywhere(sentinel: Sentinel, tokens: UserTokens): 
     expect(refused.headers['access-control-allow-origin']).toBe('*');
   }
   expect((await sentinel.checkBearer(`Bearer ${tokens.accessToken}`, {})).ok).toBe(false);
-  // The token endpoint and introspection authenticate the client first, and it no longer exists (400: the
-  // credentials came in the body, RFC 6749 §5.2).
-  for (const refused of [await refresh(sentinel, tokens), await introspect(sentinel, tokens)]) {
-    expect(refused.status).toBe(400);
-    expect(jsonOf(refused).error).toBe('invalid_client');
-  }
+  // The token endpoint and introspection authenticate the client first, and it no longer exists: 400 at the token
+  // endpoint (the credentials came in the body, RFC 6749 §5.2), 401 at introspection (RFC 7662 §2.3).
+  const [refreshed, introspected] = [await refresh(sentinel, tokens), await introspect(sentinel, tokens)];
+  expect([refreshed.status, jsonOf(refreshed).error]).toEqual([400, 'invalid_client']);
+  expect([introspected.status, jsonOf(introspected).error]).toEqual([401, 'invalid_client']);
 }
 
 describe('a deleted app on the MemoryAppStore', () => {

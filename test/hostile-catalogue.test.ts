@@ -63,7 +63,7 @@
  * | 56 | app token v2: client_secret in the query                       | 400    | invalid_request           |
  * | 57 | app token v2: client id with a Cyrillic look-alike letter      | 400    | invalid_client            |
  * | 58 | revoke: client_secret in the query                             | 400    | invalid_request           |
- * | 59 | introspect: no client authentication                           | 400    | invalid_client            |
+ * | 59 | introspect: no client authentication                           | 401    | invalid_client            |
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Sentinel, SentinelResponse } from '../src/index.js';
@@ -616,7 +616,7 @@ const CASES: HostileCase[] = [
   },
   {
     name: 'introspect: no client authentication',
-    status: 400,
+    status: 401,
     error: 'invalid_client',
     delivery: 'json',
     request: () => ({ method: 'POST', path: `${ACCOUNT_PATH}/token/introspect`, body: 'token=abc', headers: { 'content-type': FORM } }),

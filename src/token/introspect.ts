@@ -4,6 +4,7 @@
 import type { AccessTokenClaims } from './access-token.js';
 import type { App } from '../apps/app.js';
 import type { SentinelContext } from '../http/context.js';
+import { isOAuthError, unauthorizedClient } from '../errors.js';
 import { noStoreJSON, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
 import { findClientToken, type FoundToken } from './token-lookup.js';
 import { readRevokeOrIntrospectRequest } from './revoke-introspect-request.js';
@@ -63,6 +64,16 @@ function describe(context: SentinelContext, found: FoundToken, app: App): Record
 }
 
 /**
+ * RFC 7662 §2.3 answers a caller whose client credentials are invalid with `401`, whatever way it authenticated;
+ * the token endpoint's `400` for a failed `client_secret_post` or assertion (RFC 6749 §5.2 allows it) would be read
+ * by a resource server as a malformed request of its own rather than a credential to fix.
+ */
+function unauthorizedOnFailedAuthentication(error: unknown): never {
+  if (isOAuthError(error) && error.code === 'invalid_client' && error.status !== 401) throw unauthorizedClient(error.description);
+  throw error;
+}
+
+/**
  * Describes a token to the client it was issued to. The caller must authenticate as a confidential client of the
  * account (RFC 7662 §2.1); a client may introspect only its own tokens, so another client's token is reported
  * exactly like an invalid, expired or revoked one: `{"active": false}` and nothing else (§2.2).
@@ -72,7 +83,9 @@ function describe(context: SentinelContext, found: FoundToken, app: App): Record
  * // 200 {"active":true,"scope":"openid","client_id":"…","sub":"u-1","exp":…,"iat":…,"iss":"…","aud":"123","jti":"…","acr":"…","auth_time":…,"token_type":"Bearer"}
  */
 export async function handleIntrospect(context: SentinelContext, request: SentinelRequest, accountId: string): Promise<SentinelResponse> {
-  const { token, hint, app } = await readRevokeOrIntrospectRequest(context, request, accountId, { allowPublic: false });
+  const { token, hint, app } = await readRevokeOrIntrospectRequest(context, request, accountId, { allowPublic: false }).catch(
+    unauthorizedOnFailedAuthentication,
+  );
   const found = await findClientToken(context, {
     token,
     accountId,

@@ -230,10 +230,11 @@ function revocationSuite(host: Host): void {
     it('requires a confidential client of the account', async () => {
       const { server, sentinel } = await mount();
       const issued = await tokens(server, sentinel);
-      expectError(await postForm(server, INTROSPECT_PATH, { token: issued.access_token }), 400, 'invalid_client');
+      // 401, whatever way the client authenticated (RFC 7662 §2.3).
+      expectError(await postForm(server, INTROSPECT_PATH, { token: issued.access_token }), 401, 'invalid_client');
       expectError(
         await postForm(server, INTROSPECT_PATH, { token: issued.access_token, client_id: PUBLIC_CLIENT_ID }),
-        400,
+        401,
         'invalid_client',
       );
       expectError(await postForm(server, INTROSPECT_PATH, { ...CLIENT }), 400, 'invalid_request');
