@@ -111,6 +111,10 @@ describe('throttleKeys', () => {
   it('folds username case and hides it behind a digest; accounts are separate', async () => {
     const a = await throttleKeys(context, '1', 'Alice', '203.0.113.1');
     expect(a.username).toBe((await throttleKeys(context, '1', ' alice ', null)).username);
+    for (const spelling of ['alicé', 'ALİCE', 'alıce', 'al\u200Bice', 'ａｌｉｃｅ']) {
+      expect((await throttleKeys(context, '1', spelling, null)).username, spelling).toBe(a.username);
+    }
+    expect((await throttleKeys(context, '1', 'alicia', null)).username).not.toBe(a.username);
     expect(a.username).not.toContain('alice');
     expect(a.username).not.toBe((await throttleKeys(context, '2', 'alice', null)).username);
     expect(a.ip).toBe('throttle:ip:203.0.113.1');

@@ -58,15 +58,33 @@ const USERNAME_PREFIX = 'throttle-user';
 /** The counters also counted per IPv6 /48: typed usernames', and typed device user codes' (see the module comment). */
 const NETWORK_COUNTED: ReadonlySet<string> = new Set([USERNAME_PREFIX, 'throttle:device-code']);
 
+/** Combining marks (accents, the dot of `İ`) and the characters Unicode says to ignore (zero-width, bidi marks). */
+const IGNORED_IN_USERNAMES = /[\p{M}\p{Default_Ignorable_Code_Point}]/gu;
+
 /**
- * The counter keys of a password attempt. Usernames are compared case-insensitively (so `Alice` and `alice` share a
- * budget) and appear in keys only as digests. Rejects when the digest key cannot be had (identifier-digest.ts).
+ * The spelling a typed username is counted under: folded past compatibility forms, case, accents and invisible
+ * characters, so `Alice`, `ALİCE`, `alıce`, `alicé` and `al\u200Bice` share one budget. The user store decides
+ * who a name signs in, and many match more loosely than code points (MySQL's default collation ignores accents and
+ * case, a store comparing upper-cased names matches the dotless `ı` to `I`): counted apart, each such spelling had
+ * budget of its own against the same password, past a lockout. Folding too far only joins counters, which locks
+ * sooner, never later.
+ *
+ * @example usernameCounted(' ALİCE ') // 'alice'
+ */
+export function usernameCounted(username: string): string {
+  return username.normalize('NFKD').replace(IGNORED_IN_USERNAMES, '').toUpperCase().toLowerCase().normalize('NFKC').trim();
+}
+
+/**
+ * The counter keys of a password attempt. Usernames are counted as {@link usernameCounted} spells them (so `Alice`
+ * and `alicé` share a budget) and appear in keys only as digests. Rejects when the digest key cannot be had
+ * (identifier-digest.ts).
  *
  * @example
  * const keys = await throttleKeys(context, accountId, username, clientIP(context.config, request));
  */
 export function throttleKeys(context: DigestContext, accountId: string, username: string, ip: string | null): Promise<ThrottleKeys> {
-  return counterKeys(context, USERNAME_PREFIX, accountId, username.normalize('NFKC').trim().toLowerCase(), ip);
+  return counterKeys(context, USERNAME_PREFIX, accountId, usernameCounted(username), ip);
 }
 
 /** What a counter other than a typed username's counts: a known user's second factor, a device code entry. */
