@@ -4,7 +4,7 @@
  * a stolen code, refresh token or access token useless without the key.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
 import request from 'supertest';
 import express from 'express';
 import Fastify from 'fastify';
@@ -450,6 +450,95 @@ describe.each(HOSTS)('DPoP at the guard behind a TLS-terminating proxy on $name'
     expect(
       (await callForwarded(none.url, none.token, await dpopProof(none.key, { htm: 'GET', htu: PUBLIC_HTU, ath: ath(none.token) }))).status,
     ).toBe(401);
+  });
+});
+
+/** A GET of `path` with these headers as sent, `Host` included (fetch would set its own). */
+function getRaw(url: string, path: string, headers: Record<string, string>): Promise<{ status: number; challenge: string }> {
+  return new Promise((resolve, reject) => {
+    const outgoing = httpRequest(`${url}${path}`, { headers, setHost: false }, (incoming) => {
+      incoming.resume();
+      incoming.on('end', () => resolve({ status: incoming.statusCode ?? 0, challenge: String(incoming.headers['www-authenticate']) }));
+    });
+    outgoing.on('error', reject);
+    outgoing.end();
+  });
+}
+
+// The URL a proof must name is rebuilt from Host: a Host carrying a path and a `#` or `?` moved where the host
+// ends, so a request for API_PATH was checked as one for the path in the Host, and a proof made for another route
+// of the same server passed here.
+describe.each(HOSTS)('DPoP at the guard on $name: a Host that carries more than a host', (host) => {
+  it.each([['#'], ['?']])('names no URL a proof matches when it ends in a path and %s', async (cut) => {
+    const key = await clientKey();
+    const mounted = await host.mount(keyedSentinel(key, {}, {}));
+    open.push(mounted);
+    const token = await boundToken(mounted.server, key);
+    const authority = new URL(mounted.url).host;
+    const elsewhere = '/api/other/route';
+    const proof = await dpopProof(key, { htm: 'GET', htu: `${mounted.url}${elsewhere}`, ath: ath(token) });
+    const forged = await getRaw(mounted.url, API_PATH, {
+      host: `${authority}${elsewhere}${cut}`,
+      authorization: `DPoP ${token}`,
+      dpop: proof,
+    });
+    // The fetch host builds its Request's URL from Host too, so there the route is not even reached (404).
+    if (host.name === 'fetch') expect(forged.status).toBe(404);
+    else {
+      expect(forged.status).toBe(401);
+      expect(forged.challenge).toMatch(/error="invalid_dpop_proof".*htu/);
+    }
+    // The honest request, with a proof naming the route it calls, passes.
+    const honest = await dpopProof(key, { htm: 'GET', htu: `${mounted.url}${API_PATH}`, ath: ath(token) });
+    expect((await getRaw(mounted.url, API_PATH, { host: authority, authorization: `DPoP ${token}`, dpop: honest })).status).toBe(200);
+  });
+});
+
+describe('DPoP at the guard: the authority a request names', () => {
+  const PUBLIC = 'api.example.com';
+  const OTHER_ROUTE = `/api/account/${ACCOUNT}/consumer/${CONSUMER_UUID}/read`;
+
+  async function checked(headers: Record<string, string>, options: Partial<SentinelOptions> = {}) {
+    const key = await clientKey();
+    const sentinel = keyedSentinel(key, {}, options);
+    const issuedToken = jsonOf(
+      await postForm(
+        sentinel,
+        `${V2_PATH}?state=${CONSUMER_UUID}`,
+        new URLSearchParams({ grant_type: 'client_credentials', client_id: CLIENT_ID, client_secret: CLIENT_SECRET }).toString(),
+        { headers: { dpop: await dpopProof(key, { htm: 'POST', htu: V2_HTU }) } },
+      ),
+    ).access_token as string;
+    const proofFor = (url: string) => dpopProof(key, { htm: 'GET', htu: url, ath: ath(issuedToken) });
+    return async (htu: string) =>
+      (
+        await sentinel.checkBearer(
+          `DPoP ${issuedToken}`,
+          { accountId: ACCOUNT, consumerId: CONSUMER_UUID },
+          { method: 'GET', url: API_PATH, headers: { ...headers, dpop: await proofFor(htu) }, secure: true, ip: '127.0.0.1' },
+        )
+      ).ok;
+  }
+
+  it.each([
+    ['Host', { host: `${PUBLIC}${OTHER_ROUTE}#` }, {}],
+    ["HTTP/2's :authority", { ':authority': `${PUBLIC}${OTHER_ROUTE}?` }, {}],
+    ["a trusted proxy's X-Forwarded-Host", { host: 'internal', 'x-forwarded-host': `${PUBLIC}${OTHER_ROUTE}#` }, { trustProxy: true }],
+  ] as const)('refuses a proof for another route through %s', async (_name, headers, options) => {
+    const check = await checked(headers, options);
+    expect(await check(`https://${PUBLIC}${OTHER_ROUTE}`)).toBe(false);
+  });
+
+  it('takes a well-formed Host with a port or an IP literal, and only an http or https forwarded scheme', async () => {
+    expect(await (await checked({ host: `${PUBLIC}:8443` }))(`https://${PUBLIC}:8443${API_PATH}`)).toBe(true);
+    expect(await (await checked({ host: '[::1]:8443' }))(`https://[::1]:8443${API_PATH}`)).toBe(true);
+    const proxied = await checked({ host: 'internal', 'x-forwarded-host': PUBLIC, 'x-forwarded-proto': 'https' }, { trustProxy: true });
+    expect(await proxied(`https://${PUBLIC}${API_PATH}`)).toBe(true);
+    const badScheme = await checked(
+      { host: 'internal', 'x-forwarded-host': PUBLIC, 'x-forwarded-proto': `https://${PUBLIC}${OTHER_ROUTE}#` },
+      { trustProxy: true },
+    );
+    expect(await badScheme(`https://${PUBLIC}${OTHER_ROUTE}`)).toBe(false);
   });
 });
 

@@ -65,6 +65,15 @@ export function dpopUnauthorized(
   });
 }
 
+/**
+ * What a `Host`, `:authority` or forwarded host may hold (RFC 9110 §7.2, RFC 3986 §3.2.2): an IP literal in brackets
+ * or a name of letters, digits, dots, hyphens and underscores, and a port. No `/`, `?`, `#`, backslash or `@`.
+ */
+const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::\d{0,5})?$/;
+const SCHEME = /^https?$/i;
+/** The host of a request whose own is missing or malformed: a reserved name (RFC 6761 §6.4) no proof names. */
+const UNUSABLE_HOST = 'invalid.invalid';
+
 // An absolute-form request target (`GET https://host/path HTTP/1.1`, RFC 9112 §3.2.2): its authority and the rest.
 const ABSOLUTE_FORM = /^https?:\/\/([^/?#]*)(.*)$/is;
 
@@ -97,8 +106,12 @@ export function resourceURL(context: SentinelContext, request: ResourceRequest):
   const proto = forwarded('x-forwarded-proto') ?? (request.secure === true ? 'https' : 'http');
   // HTTP/2 carries the authority as the `:authority` pseudo-header, which Node's compatibility API hands on as a
   // header and which a client need not repeat as `Host` (RFC 9113 §8.3.1): without it every proof would miss.
-  const host = forwarded('x-forwarded-host') ?? authority ?? header(':authority') ?? header('host') ?? 'invalid.invalid';
-  return `${proto}://${host}${path.startsWith('/') ? '' : '/'}${path}`;
+  const host = forwarded('x-forwarded-host') ?? authority ?? header(':authority') ?? header('host') ?? UNUSABLE_HOST;
+  // Spliced into the URL as given, a host carrying more than a host moved where the parser cuts it from the path:
+  // `Host: api.example.com/read#` turned a request for `/admin` into one for `/read`, so a proof made for one route
+  // passed at any other. A malformed host or scheme names no URL a proof can match.
+  const usable = HOST.test(host) && SCHEME.test(proto);
+  return `${usable ? proto : 'http'}://${usable ? host : UNUSABLE_HOST}${path.startsWith('/') ? '' : '/'}${path}`;
 }
 
 /**
