@@ -53,14 +53,18 @@ async function refreshes(sentinel: Sentinel, refreshToken: string): Promise<bool
   return (await refreshDevice(sentinel, refreshToken)).status === 200;
 }
 
-/** A MemoryStore whose writes of session indexes fail while `failIndex(true)`. */
-function failingIndexStore(): { store: Store; failIndex: (on: boolean) => void } {
+/**
+ * A MemoryStore whose writes of session indexes fail while `failIndex(true)`: before they reach the store, or with
+ * `landed` after they were applied (a reply lost to a timeout or a dropped connection, as RedisStore meets it).
+ */
+function failingIndexStore(landed = false): { store: Store; failIndex: (on: boolean) => void } {
   const memory = new MemoryStore();
   let failing = false;
-  const swap = (entries: Parameters<Store['swap']>[0]) =>
-    failing && entries.some((entry) => entry.key.startsWith('user-sessions:'))
-      ? Promise.reject(new Error('index write failed'))
-      : memory.swap(entries);
+  const swap = async (entries: Parameters<Store['swap']>[0]) => {
+    if (!failing || !entries.some((entry) => entry.key.startsWith('user-sessions:'))) return memory.swap(entries);
+    if (landed) await memory.swap(entries);
+    throw new Error('index write failed');
+  };
   const store = new Proxy(memory, {
     get: (target, name) => {
       if (name === 'swap') return swap;
@@ -343,6 +347,31 @@ describe('device grants in the session index', () => {
     expect(await sentinel.listUserGrants(USER)).toMatchObject([{ clientId: DEVICE_CLIENT_ID, grants: 1 }]);
     expect(errors).toHaveLength(1);
     // Listed in the index as any device grant: signing out everywhere ends it.
+    await sentinel.endUserSessions(USER);
+    expect(await refreshes(sentinel, tokens.refresh_token)).toBe(false);
+  });
+
+  // The write that lists the grant landed, but its reply did not: the commit is taken back (the grant deleted, the
+  // approval restored), and the index lists the grant where the approval's stand-in was. The next poll's grant has
+  // the same id, so it takes that place; read as a withdrawn approval, the user's Allow was lost (access_denied).
+  it('gets the tokens at the next poll when the index write landed but its reply was lost', async () => {
+    const { store, failIndex } = failingIndexStore(true);
+    const errors: unknown[] = [];
+    const sentinel = makeSentinel({ apps: deviceApps(), store, onError: (error) => errors.push(error) });
+    const codes = await requestCodes(sentinel, { scope: 'openid offline_access' });
+    expect((await personDecides(sentinel, codes.user_code, 'approve')).status).toBe(200);
+    advanceClock(6);
+    failIndex(true);
+    const failed = await poll(sentinel, codes.device_code);
+    expect([failed.status, jsonBody(failed).error]).toEqual([500, 'server_error']);
+    expect(errors).toContainEqual(expect.objectContaining({ message: 'index write failed' }));
+    failIndex(false);
+    advanceClock(12);
+    const retried = await poll(sentinel, codes.device_code);
+    expect(retried.status, String(retried.body)).toBe(200);
+    const tokens = jsonBody(retried) as { access_token: string; refresh_token: string };
+    expect(await live(sentinel, tokens.access_token)).toBe(true);
+    expect(await sentinel.listUserGrants(USER)).toMatchObject([{ clientId: DEVICE_CLIENT_ID, grants: 1 }]);
     await sentinel.endUserSessions(USER);
     expect(await refreshes(sentinel, tokens.refresh_token)).toBe(false);
   });

@@ -189,7 +189,10 @@ export async function attachDeviceGrant(context: SentinelContext, grant: GrantRe
     attached = await changeUserIndex(context, grant.accountId, grant.userId, (sessions) => {
       const at = sessions.findIndex((session) => session.sessionDigest === sessionDigest);
       const entry = sessions[at];
-      if (entry === undefined || !entry.grants.some((listed) => listed.grantId === standIn)) return null;
+      // The grant itself stands in too: an earlier poll's write put it there, but its reply was lost and that commit
+      // was taken back (the grant id is the approval's, the same at every poll). Seen as withdrawn, the approval was
+      // lost to a store's lost reply, the next poll answering access_denied.
+      if (entry === undefined || !entry.grants.some((listed) => listed.grantId === standIn || listed.grantId === grantId)) return null;
       const next = [...sessions];
       next[at] = { ...entry, grants: [indexed] };
       return next;
