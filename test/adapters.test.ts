@@ -276,6 +276,25 @@ describe.each(HOSTS)('$name adapter', (host) => {
       ];
       expect(await rawStatus(base, head, ccBody())).toBe(200);
     });
+
+    // RFC 3986 §3.2.2: an authority is a host and a port of digits. Cut at the first `/`, `?` or `#` whatever came
+    // before, `a:b` or `a;b` reached the service as the path after it, while the host's router (Node's url.parse)
+    // read `/:b/…` or `;b/…`: a rule of the host's in front of the service's paths was passed by. (The fetch
+    // adapter is handed a WHATWG Request, whose URL its host routes by too: there the two cannot disagree.)
+    const nodeAuthorities = host.name === 'fetch' ? [] : [['a:b'], ['a;b'], ['user@localhost']];
+    for (const [authority] of nodeAuthorities) {
+      it(`serves nothing to one whose authority is ${authority}`, async () => {
+        const base = await start(makeSentinel(), prefix === undefined ? {} : { prefix });
+        const mount = (prefix ?? '').replace(/\/$/, '');
+        const head = [
+          `POST http://${authority}${mount}${appTokenPath()} HTTP/1.1`,
+          `Host: ${new URL(base).host}`,
+          `Content-Type: ${FORM['content-type']}`,
+        ];
+        // The host's own answer (404, or Fastify's 400 for a URL it cannot parse), never the service's token.
+        expect(await rawStatus(base, head, ccBody())).toBeOneOf([400, 404]);
+      });
+    }
   });
 
   it('takes absolute URLs from the configured issuer, not from X-Forwarded-* headers', async () => {

@@ -113,8 +113,12 @@ export function lazyNodeBody(
   };
 }
 
-// The scheme and authority of an absolute-form request target (`POST https://id.example/sentinel/… HTTP/1.1`).
-const ABSOLUTE_FORM_ORIGIN = /^https?:\/\/[^/?#]*/i;
+// The scheme and authority of an absolute-form request target (`POST https://id.example/sentinel/… HTTP/1.1`): a
+// host (a name or a bracketed IP literal) and a port of digits, nothing else (RFC 3986 §3.2.2; no userinfo, RFC 9110
+// §4.2.4). Cut at the first `/`, `?` or `#` whatever came before, `http://a:b/sentinel/…` reached the service as
+// `/sentinel/…` while the host's router (url.parse) read `/:b/sentinel/…`: a host rule in front of the service's
+// paths was passed by. A target with any other authority is handed on as it is, which no route of the service matches.
+const ABSOLUTE_FORM_ORIGIN = /^https?:\/\/(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::\d{0,5})?(?=[/?#]|$)/i;
 
 /**
  * The origin form (path and query) of a request target. A server must accept the absolute form too (RFC 9112
