@@ -1,7 +1,9 @@
 /**
- * RedisStore's startup check (src/stores/redis-eviction.ts): `sentinel.ready()` warns, once, through the service's
- * logger when Redis may evict keys (`maxmemory-policy` other than `noeviction`, on any node of a cluster), and when
- * the policy cannot be read (CONFIG renamed away). Private redis-servers started here, and a private cluster.
+ * RedisStore's startup check (src/stores/redis-eviction.ts): `sentinel.ready()` rejects when Redis may evict keys
+ * (`maxmemory-policy` other than `noeviction`, on any node of a cluster): an evicted throttle counter or revocation
+ * cannot be told from one never written, so the service would fail open without a sign. With `allowEviction` it
+ * warns, once, through the service's logger instead, and it warns when the policy cannot be read (CONFIG renamed
+ * away). Private redis-servers started here, and a private cluster.
  */
 import { randomBytes } from 'node:crypto';
 import { Cluster, Redis } from 'ioredis';
@@ -16,6 +18,15 @@ import { PrivateRedis, redisServerBinary, requireAvailable } from './helpers/red
 const binary = redisServerBinary('hardening-redis-eviction');
 const clusterFound = clusterAvailability('hardening-redis-eviction');
 const EVICTION = /maxmemory-policy is allkeys-lru.*not noeviction/;
+
+/** What `sentinel.ready()` over `store` rejects with (`undefined`: it resolved). */
+async function refusal(store: Store): Promise<string | undefined> {
+  const sentinel = makeSentinel({ store, logger: { warn: () => {} } });
+  return sentinel.ready().then(
+    () => undefined,
+    (error: unknown) => (error instanceof Error ? error.message : String(error)),
+  );
+}
 
 /** A sentinel over `store` whose warnings are collected, after `ready()`. */
 async function readySentinel(store: Store) {
@@ -62,9 +73,19 @@ describe.skipIf(binary.skip)('RedisStore.ready() on a single Redis', () => {
     return redis;
   }
 
-  it('warns once through the logger when Redis may evict (allkeys-lru), and keeps serving', async () => {
+  it('refuses to start when Redis may evict (allkeys-lru), naming the policy and the way out', async () => {
     const redis = await start(['--maxmemory-policy', 'allkeys-lru']);
-    const store = new RedisStore(redis, { prefix: 'eviction:' });
+    const message = await refusal(new RedisStore(redis, { prefix: 'eviction:' }));
+    expect(message).toMatch(EVICTION);
+    expect(message).toMatch(/allowEviction: true/);
+    // The same server once set right: the start goes on.
+    await redis.config('SET', 'maxmemory-policy', 'noeviction');
+    expect(await refusal(new RedisStore(redis, { prefix: 'eviction:' }))).toBeUndefined();
+  });
+
+  it('with allowEviction, warns once through the logger when Redis may evict, and keeps serving', async () => {
+    const redis = await start(['--maxmemory-policy', 'allkeys-lru']);
+    const store = new RedisStore(redis, { prefix: 'eviction:', allowEviction: true });
     const { sentinel, warnings } = await readySentinel(store);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(EVICTION);
@@ -102,14 +123,14 @@ describe.skipIf(binary.skip)('RedisStore.ready() on a single Redis', () => {
     redis.on('error', () => {});
     clients.push(redis);
     expect(redis.status).not.toBe('ready');
-    const { warnings } = await readySentinel(new RedisStore(redis, { prefix: 'eviction:' }));
-    expect(warnings).toEqual([expect.stringMatching(EVICTION)]);
+    expect(await refusal(new RedisStore(redis, { prefix: 'eviction:' }))).toMatch(EVICTION);
   });
 
-  it('RedisStore.ready(warn) reports without a sentinel too', async () => {
+  it('RedisStore.ready(warn) checks without a sentinel too', async () => {
     const redis = await start(['--maxmemory-policy', 'volatile-ttl']);
+    await expect(new RedisStore(redis).ready(() => {})).rejects.toThrow(/maxmemory-policy is volatile-ttl/);
     const seen: string[] = [];
-    await new RedisStore(redis).ready((message) => seen.push(message));
+    await new RedisStore(redis, { allowEviction: true }).ready((message) => seen.push(message));
     expect(seen).toEqual([expect.stringMatching(/maxmemory-policy is volatile-ttl/)]);
   });
 });
@@ -139,11 +160,12 @@ describe.skipIf(clusterFound.skip)('RedisStore.ready() on a Redis Cluster', () =
     const [first] = redis.nodes('master');
     if (first === undefined) throw new Error('no master');
     const original = (await first.config('GET', 'maxmemory-policy')) as [string, string];
-    const before = await readySentinel(new RedisStore(redis, { prefix }));
+    const before = await readySentinel(new RedisStore(redis, { prefix, allowEviction: true }));
     expect(before.warnings).toEqual(original[1] === 'noeviction' ? [] : [expect.stringMatching(/maxmemory-policy/)]);
     try {
       await first.config('SET', 'maxmemory-policy', 'allkeys-lru');
-      const { sentinel, warnings } = await readySentinel(new RedisStore(redis, { prefix }));
+      expect(await refusal(new RedisStore(redis, { prefix }))).toContain(`allkeys-lru on ${first.options.host}:${first.options.port}`);
+      const { sentinel, warnings } = await readySentinel(new RedisStore(redis, { prefix, allowEviction: true }));
       expect(warnings).toHaveLength(1);
       expect(warnings[0]).toMatch(EVICTION);
       expect(warnings[0]).toContain(`allkeys-lru on ${first.options.host}:${first.options.port}`);
@@ -162,8 +184,7 @@ describe.skipIf(clusterFound.skip)('RedisStore.ready() on a Redis Cluster', () =
     try {
       await first.config('SET', 'maxmemory-policy', 'allkeys-lru');
       expect(fresh.status).not.toBe('ready');
-      const { warnings } = await readySentinel(new RedisStore(fresh, { prefix }));
-      expect(warnings).toEqual([expect.stringMatching(EVICTION)]);
+      expect(await refusal(new RedisStore(fresh, { prefix }))).toMatch(EVICTION);
     } finally {
       fresh.disconnect();
       await first.config('SET', 'maxmemory-policy', original[1]);

@@ -4,6 +4,8 @@
  * under any `maxmemory-policy` other than `noeviction`, a full Redis silently drops some of it, and a dropped
  * revocation or counter fails open. With `noeviction` a full Redis refuses writes instead, which the service answers
  * with `500 server_error`.
+ * So a policy that may evict stops the start (RedisStore `allowEviction` makes it a warning), and one that cannot be
+ * read is warned about.
  *
  * No ioredis here, not even its types: RedisStore reads the policies and hands them over.
  */
@@ -62,29 +64,40 @@ export function policyOfReply(reply: unknown): string {
   return value;
 }
 
+/** What the startup check found: a policy that may evict, or none that could be read. */
+export interface EvictionFinding {
+  /** `evicting`: a node's policy is known and not `noeviction`; `unread`: the policy could not be read. */
+  kind: 'evicting' | 'unread';
+  message: string;
+}
+
 /**
- * The warning to give about the policies `read` returns, or `undefined` when every node has `noeviction`. When they
- * cannot be read (CONFIG renamed or disabled, as managed services do, refused by an ACL, or Redis unreachable), a
- * warning that the policy could not be checked: the operator has to confirm it.
- * @example const warning = await evictionWarning(async () => [{ policy: 'allkeys-lru' }]); // 'sentinel-idp: Redis maxmemory-policy is allkeys-lru, …'
+ * What the policies `read` returns say, or `undefined` when every node has `noeviction`. When they cannot be read
+ * (CONFIG renamed or disabled, as managed services do, refused by an ACL, or Redis unreachable), that the policy could
+ * not be checked: the operator has to confirm it.
+ * @example const finding = await evictionFinding(async () => [{ policy: 'allkeys-lru' }]); // { kind: 'evicting', message: 'sentinel-idp: Redis maxmemory-policy is allkeys-lru, …' }
  */
-export async function evictionWarning(read: () => Promise<NodePolicy[]>): Promise<string | undefined> {
+export async function evictionFinding(read: () => Promise<NodePolicy[]>): Promise<EvictionFinding | undefined> {
   let policies: NodePolicy[];
   try {
     policies = await read();
   } catch (error) {
     const reason = error instanceof Error ? error.message : 'unknown failure';
-    return (
-      `sentinel-idp: could not check the Redis maxmemory-policy (${reason}); make sure it is ${SAFE_POLICY}, or ` +
-      'Redis may evict security state (codes, grants, revocations, throttling counters) when full.'
-    );
+    return {
+      kind: 'unread',
+      message:
+        `sentinel-idp: could not check the Redis maxmemory-policy (${reason}); make sure it is ${SAFE_POLICY}, or ` +
+        'Redis may evict security state (codes, grants, revocations, throttling counters) when full.',
+    };
   }
   const unsafe = policies.filter(({ policy }) => policy !== SAFE_POLICY);
   if (unsafe.length === 0) return undefined;
   const found = unsafe.map(({ node, policy }) => (node === undefined ? policy : `${policy} on ${node}`)).join(', ');
-  return (
-    `sentinel-idp: Redis maxmemory-policy is ${found}, not ${SAFE_POLICY}: when Redis is full it may evict codes, ` +
-    'grants, revocations, throttling counters or the key ring, and an evicted revocation or counter no longer ' +
-    `protects anything. Set maxmemory-policy ${SAFE_POLICY} (and size maxmemory) for the Redis of RedisStore.`
-  );
+  return {
+    kind: 'evicting',
+    message:
+      `sentinel-idp: Redis maxmemory-policy is ${found}, not ${SAFE_POLICY}: when Redis is full it may evict codes, ` +
+      'grants, revocations, throttling counters or the key ring, and an evicted revocation or counter no longer ' +
+      `protects anything. Set maxmemory-policy ${SAFE_POLICY} (and size maxmemory) for the Redis of RedisStore.`,
+  };
 }

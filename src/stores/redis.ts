@@ -11,7 +11,7 @@
  */
 import type { Cluster, Redis } from 'ioredis';
 import { assertKnownKeys, type KeysOf } from '../lib/strict-options.js';
-import { evictionWarning, type NodePolicy, policyOfReply, untilReady } from './redis-eviction.js';
+import { evictionFinding, type NodePolicy, policyOfReply, untilReady } from './redis-eviction.js';
 import {
   CLAIM_JOBS_SCRIPT,
   DECREMENT_SCRIPT,
@@ -59,6 +59,17 @@ export interface RedisStoreOptions {
    * new RedisStore(client, { commandTimeoutMs: 500 });
    */
   commandTimeoutMs?: number;
+  /**
+   * Start even though Redis may evict keys (`maxmemory-policy` other than `noeviction` on some node): `ready()` then
+   * warns instead of rejecting. Default `false`: an evicted throttle counter, revocation or replay marker cannot be
+   * told from one never written, so a Redis that may evict them would fail open without a sign, and `ready()` (so
+   * `sentinel.ready()`) rejects rather than start on one. A policy that cannot be read (CONFIG renamed or refused, as
+   * managed services do) is warned about either way.
+   *
+   * @example
+   * new RedisStore(client, { allowEviction: true }); // a shared cache Redis whose policy the team cannot change yet
+   */
+  allowEviction?: boolean;
 }
 
 /** What Redis answers for a command it does not know (`ERR unknown command 'getdel', with args ...`). */
@@ -76,7 +87,8 @@ const NO_SCRIPT = /NOSCRIPT/;
  * - `increment` is a Lua script (INCR, then PEXPIRE on the first increment only): a fixed window.
  * - Every command touches one key, so the store works unchanged on Redis Cluster.
  * - Every operation is bounded by `commandTimeoutMs`, so a dead Redis fails requests quickly instead of hanging them.
- * - `ready()` (called by `sentinel.ready()`) warns when Redis could evict keys (`maxmemory-policy` not `noeviction`).
+ * - `ready()` (called by `sentinel.ready()`) rejects when Redis could evict keys (`maxmemory-policy` not `noeviction`),
+ *   unless `allowEviction`, and warns when the policy cannot be read.
  *
  * The client belongs to the caller: this store never connects, quits or reconfigures it. Create it so that it fails
  * fast when Redis is down: `enableOfflineQueue: false` (reject at once instead of queueing while disconnected), and
@@ -103,6 +115,7 @@ export class RedisStore implements Store {
    * paying a failed round trip on every call.
    */
   #noGetDel = false;
+  readonly #allowEviction: boolean;
   /** The eviction-policy check of {@link RedisStore.ready}, made once per store. */
   #checked: Promise<void> | undefined;
 
@@ -116,7 +129,14 @@ export class RedisStore implements Store {
   constructor(client: Redis | Cluster, options: RedisStoreOptions = {}) {
     if (client === null || typeof client !== 'object') throw new TypeError('RedisStore: client must be an ioredis client');
     // A misspelled `prefx` would put every issuer sharing this Redis under the default prefix.
-    assertKnownKeys(options, { prefix: true, commandTimeoutMs: true } satisfies KeysOf<RedisStoreOptions>, 'RedisStore');
+    assertKnownKeys(
+      options,
+      { prefix: true, commandTimeoutMs: true, allowEviction: true } satisfies KeysOf<RedisStoreOptions>,
+      'RedisStore',
+    );
+    if (options.allowEviction !== undefined && typeof options.allowEviction !== 'boolean') {
+      throw new TypeError('RedisStore: allowEviction must be a boolean');
+    }
     const prefix = options.prefix ?? 'sentinel:';
     if (typeof prefix !== 'string') throw new TypeError('RedisStore: prefix must be a string');
     // An unclosed `{` would make `code:{gid}` and `grant:{gid}` hash apart: no code exchange could swap its keys.
@@ -131,19 +151,26 @@ export class RedisStore implements Store {
     this.#client = client;
     this.#prefix = prefix;
     this.#timeoutMs = timeoutMs;
+    this.#allowEviction = options.allowEviction === true;
   }
 
   /**
-   * Checks once that Redis will not evict what the store holds (`maxmemory-policy noeviction` on every node), and
-   * tells `warn` when it might, or when the policy cannot be read (CONFIG renamed, disabled or refused). A client still
-   * connecting is waited for, up to `commandTimeoutMs`. Never rejects. `sentinel.ready()` calls it with the logger.
+   * Checks once that Redis will not evict what the store holds (`maxmemory-policy noeviction` on every node). Rejects
+   * when a node's policy may evict (with `allowEviction`, tells `warn` instead), and tells `warn` when the policy
+   * cannot be read (CONFIG renamed, disabled or refused). A client still connecting is waited for, up to
+   * `commandTimeoutMs`. `sentinel.ready()` calls it with the logger.
+   * @throws Error naming the policy and the node, when Redis may evict and `allowEviction` is not set.
    *
    * @example
    * await store.ready((message) => logger.warn(message));
    */
   ready(warn: (message: string) => void = (message) => console.warn(message)): Promise<void> {
-    this.#checked ??= evictionWarning(() => untilReady(this.#client, this.#timeoutMs).then(() => this.#policies())).then((warning) => {
-      if (warning !== undefined) warn(warning);
+    this.#checked ??= evictionFinding(() => untilReady(this.#client, this.#timeoutMs).then(() => this.#policies())).then((finding) => {
+      if (finding === undefined) return;
+      if (finding.kind === 'evicting' && !this.#allowEviction) {
+        throw new Error(`${finding.message} (Or give RedisStore allowEviction: true to start on it anyway.)`);
+      }
+      warn(finding.message);
     });
     return this.#checked;
   }
