@@ -347,6 +347,26 @@ describe('polling', () => {
     }
   });
 
+  // The write of the device record landed, but its answer was lost (a Redis timeout after Redis ran it): the 500 must
+  // leave nothing decided, as a write that never landed does. Left approved, with the approval's session index entry
+  // withdrawn, the record made the poll answer access_denied and the repost "already used": the Allow was lost.
+  it('decides again after an Allow whose record write landed but whose answer was lost', async () => {
+    const { store, fail } = failingSwaps(new MemoryStore());
+    const { sentinel } = deviceSentinel({ store, onError: () => undefined });
+    const codes = await requestCodes(sentinel);
+    const browser: Browser = {};
+    const opened = await openConfirmationFor(sentinel, browser, codes.user_code);
+    fail((entries) => entries.some((entry) => entry.key.startsWith('device:') && entry.value?.includes('"approved"') === true), 1, true);
+    expect((await decide(sentinel, browser, opened, 'approve')).status).toBe(500);
+    advanceClock(6);
+    expect(await pollError(sentinel, codes.device_code)).toBe('authorization_pending');
+    const decided = await decide(sentinel, browser, opened, 'approve');
+    expect(decided.status, String(decided.body)).toBe(200);
+    advanceClock(12);
+    const polled = await poll(sentinel, codes.device_code);
+    expect(polled.status, String(polled.body)).toBe(200);
+  });
+
   it('keeps neither the device record nor its user code when onEvent vetoes device.authorized', async () => {
     const memory = new MemoryStore();
     const set = vi.spyOn(memory, 'set');

@@ -181,7 +181,18 @@ export async function decideDevice(
       prepared = true;
     }
     const next = { ...record, ...decision };
-    if (await replaceDevice(context, found, next)) {
+    let replaced: boolean;
+    try {
+      replaced = await replaceDevice(context, found, next);
+    } catch (error) {
+      // The write may have landed with its reply lost (a Redis timeout after Redis ran it). Put back as read, the
+      // record is as undecided as the caller takes it to be when it withdraws the approval's entry and restores the
+      // confirmation, so the same form decides again; left approved, the poll found no entry and answered
+      // access_denied, the person's Allow lost. A store failing here as well leaves it; the first failure answers.
+      await restoreDevice(context, found, next).catch(() => undefined);
+      throw error;
+    }
+    if (replaced) {
       await announceDecision(context, found, next, steps.announce);
       return { applied: true, record };
     }
@@ -189,6 +200,13 @@ export async function decideDevice(
   // Each lost swap was a poll's note: the device's own requests, not a fault of the service. Not a 500 for onError;
   // the decision never applied, so the person may make it again.
   throw retryShortly(en.deviceDecisionBusy);
+}
+
+/** Puts the record back as `found` read it, while it is still as `written` left it; whether it was put back. */
+function restoreDevice(context: SentinelContext, found: StoredDevice, written: DeviceRecord): Promise<boolean> {
+  return context.store.swap([
+    { key: deviceKey(found.grantId), expect: JSON.stringify(written), value: found.stored, ttlMs: retainMs(found.record) },
+  ]);
 }
 
 /** Announces a decision that stood; a veto puts the record back as it was read (see {@link decideDevice}). */
@@ -201,9 +219,8 @@ async function announceDecision(
   try {
     announce?.(found.record);
   } catch (error) {
-    const back = { key: deviceKey(found.grantId), expect: JSON.stringify(written), value: found.stored, ttlMs: retainMs(found.record) };
     // A store failing here as well leaves the decision written; the veto's error is still the answer.
-    if (await context.store.swap([back]).catch(() => true)) throw error;
+    if (await restoreDevice(context, found, written).catch(() => true)) throw error;
     try {
       catchRejection(context.config.onError?.(error, { route: 'onEvent', accountId: found.record.accountId }));
     } catch {

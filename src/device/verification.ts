@@ -238,9 +238,9 @@ async function applyDecision(
   };
   const outcome = await decideDevice(context, grantId, decision, { prepare, announce }).catch(async (error: unknown) => {
     // Every write lost to the device's polls, the decision was vetoed, or the store failed at the record's write: the
-    // approval did not apply (or, should the record have stayed approved, the poll then finds no entry and issues
-    // nothing), and its entry goes, or the user's sessions would list, and count towards the bound, a device that
-    // was never connected.
+    // approval did not apply (a write that landed with its answer lost was put back by decideDevice; should even
+    // that fail, the poll finds no entry and issues nothing), and its entry goes, or the user's sessions would list,
+    // and count towards the bound, a device that was never connected.
     if (approval !== undefined) {
       const withdrawn = withdrawDeviceApproval(context, approval, null);
       // A store failing there as well leaves the entry (the poll attaches no grant to an approval never written);

@@ -9,13 +9,18 @@ import type { Store, SwapEntry } from '../../src/index.js';
 export interface SwapFailure {
   pick: (entries: readonly SwapEntry[]) => boolean;
   times: number;
+  /** The swap reaches the inner store and applies, and only its answer is lost (a Redis timeout after Redis ran it). */
+  landed?: boolean;
 }
 
 /** The store, its trigger, and every failure it has caused so far. */
 export interface FailingSwaps<S extends Store> {
   store: S;
-  /** Makes the next `times` swaps that `pick` chooses reject (in addition to any failure already armed). */
-  fail(pick: SwapFailure['pick'], times?: number): void;
+  /**
+   * Makes the next `times` swaps that `pick` chooses reject (in addition to any failure already armed); with
+   * `landed`, each applies first and only its answer is lost.
+   */
+  fail(pick: SwapFailure['pick'], times?: number, landed?: boolean): void;
   /** The errors the picked swaps rejected with, in order. */
   failed: Error[];
 }
@@ -40,7 +45,7 @@ export function failingSwaps<S extends Store>(inner: S): FailingSwaps<S> {
           failure.times--;
           const error = new Error(`store failed (swap #${failed.length + 1} picked by the test)`);
           failed.push(error);
-          return Promise.reject(error);
+          return failure.landed === true ? target.swap(entries).then(() => Promise.reject(error)) : Promise.reject(error);
         };
       }
       const value: unknown = Reflect.get(target, property, target);
@@ -49,8 +54,8 @@ export function failingSwaps<S extends Store>(inner: S): FailingSwaps<S> {
   });
   return {
     store,
-    fail: (pick, times = 1) => {
-      armed.push({ pick, times });
+    fail: (pick, times = 1, landed = false) => {
+      armed.push({ pick, times, landed });
     },
     failed,
   };
