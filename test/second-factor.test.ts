@@ -303,6 +303,39 @@ describe('TOTP second factor', () => {
     expectSignedIn(await skip(offerCsrf));
   });
 
+  it('a store failing as "Not now" ends the sign-in is a 500, and the same answer posted again signs in', async () => {
+    let failSessions = false;
+    class FlakyStore extends MemoryStore {
+      override async set(key: string, value: string, ttlMs: number): Promise<void> {
+        if (failSessions && key.startsWith('session:')) {
+          failSessions = false;
+          throw new Error('session write failed');
+        }
+        return super.set(key, value, ttlMs);
+      }
+    }
+    const h = harness({ store: new FlakyStore(), passkeys: { offerRegistration: true } });
+    const step = await passPassword(h);
+    const answered = await postCode(h, step, { csrf_token: step.csrf, code: await generate({ secret: h.secret }) });
+    expect(String(answered.headers.location)).toBe(`${LOGIN_PATH}/passkey/register?interaction=${step.interaction}`);
+    const cookie = stepCookie(answered);
+    const query = new URLSearchParams({ interaction: step.interaction });
+    const offer = await call(h.sentinel, { path: `${LOGIN_PATH}/passkey/register`, query, headers: { cookie } });
+    const skip = () =>
+      postForm(
+        h.sentinel,
+        `${LOGIN_PATH}/passkey/register`,
+        new URLSearchParams({ csrf_token: csrfOf(offer.body), skip: '1' }).toString(),
+        {
+          query,
+          headers: { cookie },
+        },
+      );
+    failSessions = true;
+    expect((await skip()).status).toBe(500);
+    expectSignedIn(await skip());
+  });
+
   it('a hook failing after a right code (the passkey offer asks the list) is a 500 that leaves the step for the next code', async () => {
     let failures = 1;
     class FlakyPasskeys extends MemoryPasskeys {
@@ -323,6 +356,35 @@ describe('TOTP second factor', () => {
     expect(answered.status).toBe(303);
     expect(String(answered.headers.location)).toBe(`${LOGIN_PATH}/passkey/register?interaction=${step.interaction}`);
   });
+
+  // The end of the sign-in failing on the service's side once the step was taken (here the write of the session):
+  // the interaction was put back, but the step was not, so the retry met "link expired" and the user typed the
+  // password again. Both go back now; the code used stays spent.
+  it.each([['a right code'], ['a recovery code']])(
+    'a store failing after %s is a 500 that leaves the step for the next code',
+    async (used) => {
+      let failSessions = false;
+      class FlakyStore extends MemoryStore {
+        override async set(key: string, value: string, ttlMs: number): Promise<void> {
+          if (failSessions && key.startsWith('session:')) {
+            failSessions = false;
+            throw new Error('session write failed');
+          }
+          return super.set(key, value, ttlMs);
+        }
+      }
+      const h = harness({ store: new FlakyStore() });
+      const step = await passPassword(h);
+      failSessions = true;
+      const form: Record<string, string> =
+        used === 'a right code' ? { code: await generate({ secret: h.secret }) } : { recovery_code: RECOVERY_CODE };
+      const failed = await postCode(h, step, { csrf_token: step.csrf, ...form });
+      expect(failed.status).toBe(500);
+      expect(h.errors).toContainEqual(expect.objectContaining({ message: 'session write failed' }));
+      const next = await generate({ secret: h.secret, epoch: Math.floor(Date.now() / 1000) + 30 });
+      expectSignedIn(await postCode(h, step, { csrf_token: step.csrf, code: next }));
+    },
+  );
 
   it('only the browser that passed the password sees or answers a step: another gets the gone-link answer', async () => {
     const h = harness({ passkeys: { offerRegistration: true } });

@@ -17,7 +17,7 @@ import type { SentinelContext } from '../http/context.js';
 import type { SentinelRequest, SentinelResponse } from '../http/messages.js';
 import { single } from '../http/params.js';
 import { completeSignIn, expiredSignIn } from '../second-factor/continue-sign-in.js';
-import { takePending } from '../second-factor/pending-sign-in.js';
+import { restoringPending, takePending } from '../second-factor/pending-sign-in.js';
 import { passkeyOfferPage } from '../second-factor/step-page.js';
 import { readStepRequest, type StepRequest } from '../second-factor/step-request.js';
 import { mayEnrolPasskey } from '../second-factor/step-up-method.js';
@@ -96,7 +96,9 @@ export async function handlePasskeyRegister(
     // Only the offer that was read (and whose CSRF token this post carried) may end; one that replaced it since is
     // another sign-in's (see takePending).
     if (!(await takePending(context, step.interactionId, step.pending))) throw expiredSignIn();
-    return completeSignIn(context, request, step.interactionId, step.pending, ip);
+    return restoringPending(context, step.interactionId, step.pending, () =>
+      completeSignIn(context, request, step.interactionId, step.pending, ip),
+    );
   };
   if (single(step.form, 'skip') !== undefined) return finish();
   const notAdded = () => passkeyOfferPage(context, request, { ...step, error: PASSKEY_NOT_ADDED, status: 400 });

@@ -10,6 +10,7 @@
  * record it read goes on only if that record is still the one stored, so an answer checked for the first user is
  * refused rather than completing for the second.
  */
+import { isOAuthError } from '../errors.js';
 import type { SentinelContext } from '../http/context.js';
 import { randomSecret } from '../lib/random-secrets.js';
 import { parseStoredRecord } from '../stores/stored-record.js';
@@ -107,4 +108,29 @@ export async function takePending(context: SentinelContext, interactionId: strin
 export async function restorePending(context: SentinelContext, interactionId: string, taken: PendingSignIn): Promise<void> {
   const ttlMs = context.config.interactionTtl * 1000;
   await context.store.swap([{ key: pendingKey(interactionId), expect: null, value: JSON.stringify(taken), ttlMs }]);
+}
+
+/**
+ * Runs the end of a sign-in whose step {@link takePending} just took, and puts the step back when that end fails on
+ * the service's side (a store write, a vetoing `onEvent`: whatever answers `500 server_error`), as the interaction is
+ * put back (`restoringInteraction`). Without it the retry met "link expired" and the user started again from the
+ * password, though the service's failure, not theirs, ended the sign-in. An answer it took stays spent (a TOTP code
+ * is single use, so the retry takes the authenticator's next one). A refusal (any other `OAuthError`) leaves the step
+ * taken.
+ *
+ * @example
+ * return restoringPending(context, step.interactionId, step.pending, () => completeSignIn(context, request, id, subject, ip));
+ */
+export async function restoringPending<T>(
+  context: SentinelContext,
+  interactionId: string,
+  taken: PendingSignIn,
+  end: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await end();
+  } catch (error) {
+    if (!isOAuthError(error) || error.code === 'server_error') await restorePending(context, interactionId, taken).catch(() => undefined);
+    throw error;
+  }
 }

@@ -21,7 +21,7 @@ import { single } from '../http/params.js';
 import { afterHeldSecondFactor, afterSecondFactor, expiredSignIn, offersPasskey, type SignInSubject } from './continue-sign-in.js';
 import { restoreInteraction, takeInteraction, type InteractionRecord } from '../authorize/state/interaction.js';
 import { assertStillDeliverable } from '../authorize/request/still-deliverable.js';
-import { restorePending, takePending } from './pending-sign-in.js';
+import { restorePending, restoringPending, takePending } from './pending-sign-in.js';
 import { totpPage } from './step-page.js';
 import { readStepRequest, type StepRequest } from './step-request.js';
 import { checkTotp, totpSecretMarker } from './totp.js';
@@ -71,13 +71,20 @@ export async function handleTotpStep(context: SentinelContext, request: Sentinel
     return page(WRONG_CODE, 400);
   }
   await settleSuccess(context, keys);
-  if (recovered) return afterHeldSecondFactor(context, request, recovered.held, subject, recovered.offer, ip);
+  if (recovered) {
+    const { held, offer } = recovered;
+    return restoringPending(context, step.interactionId, step.pending, () =>
+      afterHeldSecondFactor(context, request, held, subject, offer, ip),
+    );
+  }
   // Asked before the step is taken: a failing hook (500) leaves the step in place, and the next code signs in.
   const offer = await offersPasskey(context, accountId, subject);
   // The code was checked for the record read at the start; only that record may be taken. A password success on
   // this interaction meanwhile replaced it (another user, parked at their own step): go no further.
   if (!(await takePending(context, step.interactionId, step.pending))) throw expiredSignIn();
-  return afterSecondFactor(context, request, { id: step.interactionId, record: step.interaction }, subject, ip, offer);
+  return restoringPending(context, step.interactionId, step.pending, () =>
+    afterSecondFactor(context, request, { id: step.interactionId, record: step.interaction }, subject, ip, offer),
+  );
 }
 
 async function checkCode(
