@@ -27,7 +27,9 @@ export interface SecondFactorHooks {
    * Throttled like the TOTP code; without this hook the page offers no recovery. It is called only by the request
    * that holds the sign-in's pending step and its interaction (both taken before the call, after every other hook
    * the sign-in asks; put back when the answer is `false` or the hook throws), so a code is spent only by a sign-in
-   * that goes on. Check and use up in one atomic step all the same:
+   * that goes on, unless what follows fails: the store's writes of the session and the code, or an `onEvent` that
+   * vetoes the sign-in's events (then the code stays spent, and the step goes back for another code). Check and use
+   * up in one atomic step all the same:
    * two sign-ins of one user may present the same code at once, and only one may get `true`.
    */
   recover?(input: { accountId: string; userId: string; code: string; request: SentinelRequest }): boolean | Promise<boolean>;
