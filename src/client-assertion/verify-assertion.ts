@@ -275,8 +275,10 @@ export async function verifyClientAssertion(
   // As the service's own tokens and brand JWTs: an iat ahead of the clock is a wrong clock or a forged one, and the
   // replay epoch below relies on an accepted assertion's iat never lying ahead of its use.
   if (typeof iat === 'number' && iat > now + tolerance) throw refused('the client assertion is issued in the future');
-  // Single use (RFC 7523 §3 item 7): the first presentation counts 1, any replay before exp counts more.
-  const ttlMs = (exp - now + tolerance + 1) * 1000;
+  // Single use (RFC 7523 §3 item 7): the first presentation counts 1, any replay before exp counts more. Kept the
+  // tolerance once more: another instance, whose clock may run behind this one's by up to it, accepts the assertion
+  // until its own exp + tolerance, and a marker counted out on this clock alone was gone by then.
+  const ttlMs = (exp - now + 2 * tolerance + 1) * 1000;
   const keys = accountMarkerKeys('assertion-jti', app.accountId, `${app.clientId}\u0000${payload.jti}`);
   // After a loss of the store's markers, an assertion passes only when certainly made since (stores/replay-epoch.ts):
   // by its iat, or by an exp further out than any assertion accepted before the loss could have had.

@@ -40,6 +40,9 @@ function usedOrUnknown(): OAuthError {
  */
 const POLL_NOTE_TRIES = 8;
 
+/** How much earlier than its interval a poll may come and still not be `slow_down`: the clocks of instances differ. */
+const POLL_SLACK_SECONDS = 1;
+
 /**
  * A poll of an authorization the person has not decided yet: too soon after the previous one, the interval grows and
  * the answer is `slow_down`; otherwise the poll's time is noted and the answer is `authorization_pending`. The note is
@@ -53,9 +56,16 @@ async function pendingPoll(context: SentinelContext, first: StoredDevice, nowMs:
     const { record } = found;
     // The decision, or the expiry, came in between: this poll was too soon for the one that sees it (as before).
     if (record.status !== 'pending' || record.expiresAt * 1000 <= nowMs) break;
-    const tooSoon = record.lastPollAt !== undefined && nowMs < record.lastPollAt + record.interval * 1000;
+    // The previous poll may have been noted by another instance, by its clock, which may run ahead of this one's:
+    // compared as if both were one clock, a device polling at its interval heard `slow_down` from every instance
+    // behind, and its interval grew for good. So a poll counts as too soon only when it comes more than a second
+    // (NTP keeps instances well within that; never more than `clockTolerance`, nor half the interval) before the
+    // interval ends, and the note never moves back.
+    const slackMs = Math.min(context.config.clockTolerance, POLL_SLACK_SECONDS, record.interval / 2) * 1000;
+    const tooSoon = record.lastPollAt !== undefined && nowMs + slackMs < record.lastPollAt + record.interval * 1000;
     const interval = tooSoon ? record.interval + SLOW_DOWN_STEP : record.interval;
-    if (await replaceDevice(context, found, { ...record, interval, lastPollAt: nowMs })) {
+    const lastPollAt = Math.max(nowMs, record.lastPollAt ?? 0);
+    if (await replaceDevice(context, found, { ...record, interval, lastPollAt })) {
       if (tooSoon) throw slowDown();
       throw new OAuthError('authorization_pending', 'the user has not yet approved the device');
     }

@@ -44,7 +44,9 @@ export function isDelegated(claims: Pick<AccessTokenClaims, 'act'>): boolean {
 
 /**
  * Revokes one delegated token until it expires, without touching its grant: a marker that lives until the token's
- * `exp` plus the clock tolerance (and a second, so the last instant the verifier could accept it is covered).
+ * `exp` plus the clock tolerance twice (and a second, so the last instant a verifier could accept it is covered): a
+ * verifier's clock may run behind this instance's by up to the tolerance, and it accepts the token up to its own
+ * `exp` plus the tolerance.
  * @throws when the store cannot keep it (a full MemoryStore security area, a failing store): the revocation is a 500,
  *   never a 200 that did not hold.
  * @example await revokeDelegatedToken(context, claims);
@@ -53,7 +55,7 @@ export async function revokeDelegatedToken(
   context: SentinelContext,
   claims: Pick<AccessTokenClaims, 'iss' | 'jti' | 'exp'>,
 ): Promise<void> {
-  const ttlSeconds = claims.exp + context.config.clockTolerance + 1 - Math.floor(Date.now() / 1000);
+  const ttlSeconds = claims.exp + 2 * context.config.clockTolerance + 1 - Math.floor(Date.now() / 1000);
   // A token past its tolerance can no longer be presented: nothing to remember.
   if (ttlSeconds <= 0) return;
   await context.store.set(revokedJtiKey(claims.iss, claims.jti), '1', ttlSeconds * 1000);

@@ -248,8 +248,9 @@ export async function verifyBrandJWT(
     consumerId,
     async spend() {
       if (jti === undefined) return;
-      // Single use (RFC 7523 §3 item 7), remembered as security state until the JWT could no longer pass anyway.
-      const ttlMs = (Math.max(exp - Math.floor(Date.now() / 1000), 0) + clockTolerance + 1) * 1000;
+      // Single use (RFC 7523 §3 item 7), remembered as security state until the JWT could no longer pass anyway: on
+      // any instance, so the tolerance twice (one whose clock runs behind this one's accepts it that much longer).
+      const ttlMs = (Math.max(exp - Math.floor(Date.now() / 1000), 0) + 2 * clockTolerance + 1) * 1000;
       const keys = accountMarkerKeys('brand-jti', accountId, `${issuer.issuer}\u0000${jti}`);
       // After a loss of the store's markers, only a JWT certainly made since could not have been spent before it:
       // one whose iat (never ahead of its use by more than the tolerance) is later, or, without iat, whose exp
