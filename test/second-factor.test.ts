@@ -108,6 +108,26 @@ function expectNothingIssued(response: SentinelResponse): void {
   expect(setCookies(response).filter((line) => !/^[^=]+=;/.test(line))).toEqual([]);
 }
 
+/** A MemoryStore whose next write of a session fails once `failNext()` is called (the store down at that write). */
+function failingSessionWrite(): { store: MemoryStore; failNext(): void } {
+  let failing = false;
+  class FlakyStore extends MemoryStore {
+    override async set(key: string, value: string, ttlMs: number): Promise<void> {
+      if (failing && key.startsWith('session:')) {
+        failing = false;
+        throw new Error('session write failed');
+      }
+      return super.set(key, value, ttlMs);
+    }
+  }
+  return {
+    store: new FlakyStore(),
+    failNext() {
+      failing = true;
+    },
+  };
+}
+
 describe('TOTP second factor', () => {
   it('a right code completes the sign-in; the interaction is single-use', async () => {
     const h = harness();
@@ -304,17 +324,8 @@ describe('TOTP second factor', () => {
   });
 
   it('a store failing as "Not now" ends the sign-in is a 500, and the same answer posted again signs in', async () => {
-    let failSessions = false;
-    class FlakyStore extends MemoryStore {
-      override async set(key: string, value: string, ttlMs: number): Promise<void> {
-        if (failSessions && key.startsWith('session:')) {
-          failSessions = false;
-          throw new Error('session write failed');
-        }
-        return super.set(key, value, ttlMs);
-      }
-    }
-    const h = harness({ store: new FlakyStore(), passkeys: { offerRegistration: true } });
+    const sessions = failingSessionWrite();
+    const h = harness({ store: sessions.store, passkeys: { offerRegistration: true } });
     const step = await passPassword(h);
     const answered = await postCode(h, step, { csrf_token: step.csrf, code: await generate({ secret: h.secret }) });
     expect(String(answered.headers.location)).toBe(`${LOGIN_PATH}/passkey/register?interaction=${step.interaction}`);
@@ -331,7 +342,7 @@ describe('TOTP second factor', () => {
           headers: { cookie },
         },
       );
-    failSessions = true;
+    sessions.failNext();
     expect((await skip()).status).toBe(500);
     expectSignedIn(await skip());
   });
@@ -363,19 +374,10 @@ describe('TOTP second factor', () => {
   it.each([['a right code'], ['a recovery code']])(
     'a store failing after %s is a 500 that leaves the step for the next code',
     async (used) => {
-      let failSessions = false;
-      class FlakyStore extends MemoryStore {
-        override async set(key: string, value: string, ttlMs: number): Promise<void> {
-          if (failSessions && key.startsWith('session:')) {
-            failSessions = false;
-            throw new Error('session write failed');
-          }
-          return super.set(key, value, ttlMs);
-        }
-      }
-      const h = harness({ store: new FlakyStore() });
+      const sessions = failingSessionWrite();
+      const h = harness({ store: sessions.store });
       const step = await passPassword(h);
-      failSessions = true;
+      sessions.failNext();
       const form: Record<string, string> =
         used === 'a right code' ? { code: await generate({ secret: h.secret }) } : { recovery_code: RECOVERY_CODE };
       const failed = await postCode(h, step, { csrf_token: step.csrf, ...form });
