@@ -94,7 +94,14 @@ export async function takePending(context: SentinelContext, interactionId: strin
   const stored = parse(raw);
   if (raw === null || stored === null) return false;
   if (stored.csrfToken !== checked.csrfToken || stored.stage !== checked.stage || stored.userId !== checked.userId) return false;
-  return context.store.swap([{ key, expect: raw, value: null }]);
+  try {
+    return await context.store.swap([{ key, expect: raw, value: null }]);
+  } catch (error) {
+    // The take may have landed with its answer lost: the step goes back (onto an empty key only), as after a failure
+    // of what follows it (restoringPending), so the retry finds it.
+    await restorePending(context, interactionId, stored).catch(() => undefined);
+    throw error;
+  }
 }
 
 /**

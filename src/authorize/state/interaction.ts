@@ -201,7 +201,19 @@ export async function bindInteraction(context: SentinelContext, interactionId: s
  */
 export async function takeInteraction(context: SentinelContext, interactionId: string): Promise<InteractionRecord | null> {
   if (!INTERACTION_ID.test(interactionId)) return null;
-  return parseRecord(await context.store.take(interactionKey(interactionId)));
+  const key = interactionKey(interactionId);
+  // Read first, so that a take which landed with its answer lost (a Redis timeout after Redis ran it) can be undone:
+  // what it took goes back, as after any failure of the sign-in's end (restoringInteraction), and the retry of the
+  // same form finds the sign-in instead of "link expired". A take that never landed leaves the key, and the put-back
+  // (onto an empty key only) changes nothing.
+  const seen = parseRecord(await context.store.get(key));
+  if (seen === null) return null;
+  try {
+    return parseRecord(await context.store.take(key));
+  } catch (error) {
+    await restoreInteraction(context, interactionId, seen).catch(() => false);
+    throw error;
+  }
 }
 
 /**
