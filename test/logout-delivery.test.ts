@@ -16,6 +16,7 @@ import {
   type SentinelOptions,
   type Store,
 } from '../src/index.js';
+import type { QueuedJob } from '../src/stores/store.js';
 import { MAX_IN_FLIGHT_PER_APP } from '../src/logout/delivery-worker.js';
 import { ACCOUNT_PATH, call } from './helpers/direct-flow.js';
 import { ACCOUNT, baseOptions, CLIENT_ID, makeSentinel, USER_ID } from './helpers/fixtures.js';
@@ -223,6 +224,31 @@ describe('back-channel logout delivery', () => {
     // Past the first retry's due time (2 to 2.2 s): a 503 would have been tried again by now.
     await new Promise((resolve) => setTimeout(resolve, 3000));
     expect(receivers.a.received.map((entry) => entry.answered)).toEqual([400]);
+  });
+
+  // The last settle (the job ended: delivered, or failed for good) reached the store, but its answer was lost: the
+  // job was gone from the queue, and the event that reports the outcome was never emitted, on any instance.
+  it.each([
+    ['delivered', 200, 'logout.delivered'],
+    ['refused', 400, 'logout.failed'],
+  ] as const)('reports a %s token though the answer to its last settle was lost', async (_case, status, type) => {
+    let losing = true;
+    class LosingSettle extends MemoryStore {
+      override async settleJob(queue: string, id: string, lease: number, next: Omit<QueuedJob, 'id'> | null): Promise<boolean> {
+        const settled = await super.settleJob(queue, id, lease, next);
+        if (losing && next === null) {
+          losing = false;
+          throw new Error('settle reply lost');
+        }
+        return settled;
+      }
+    }
+    const { sentinel, events, errors } = await setUp({ a: () => status }, { store: new LosingSettle() });
+    const { tokens } = await signInWithSession(sentinel);
+    await sentinel.endSession({ accountId: ACCOUNT, sid: tokens.sid });
+    await until(() => logoutEvents(events).length === 1, type);
+    expect(logoutEvents(events)).toEqual([{ type, clientId: CLIENT_ID, attempts: 1 }]);
+    expect(errors).toContainEqual(expect.objectContaining({ message: 'settle reply lost' }));
   });
 
   it('RP-initiated logout answers while an app hangs, and the other app is told meanwhile', async () => {

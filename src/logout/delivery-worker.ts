@@ -284,7 +284,18 @@ export class LogoutDeliveryWorker {
         await queue.settle(job, { ...logout, attempts }, Date.now() + delay);
         return;
       }
-      const settled = await queue.settle(job, null, 0);
+      let settled: boolean;
+      try {
+        settled = await queue.settle(job, null, 0);
+      } catch (error) {
+        // The last settle failed: the job is gone if the write landed with its answer lost, or still leased and due
+        // again. Reported here either way, or a landed write left the outcome (delivered, or failed for good) told
+        // to no one, the job gone from the queue; should the job come due again, its next attempt reports once more,
+        // at least once as the delivery itself.
+        this.#report(error, ROUTE, logout.accountId);
+        this.#emit(logout, attempts, outcome);
+        return;
+      }
       // A job another instance claimed since (its lease ran out here) is that instance's to report, unless delivered.
       if (!settled && outcome.kind !== 'delivered') return;
       this.#emit(logout, attempts, outcome);
