@@ -19,6 +19,7 @@ import { addressBucket, clientIP } from '../http/client-ip.js';
 import { readForm } from '../http/form-body.js';
 import { redirect, type SentinelRequest, type SentinelResponse } from '../http/messages.js';
 import { fromSearchParams, single } from '../http/params.js';
+import { puttingBackOnFailure } from '../lib/put-back.js';
 import { isThenable } from '../lib/thenable.js';
 import { constantTimeEqual, digestsEqual } from '../lib/random-secrets.js';
 import { isCrossSiteRequest } from '../authorize/endpoints/cross-site.js';
@@ -313,13 +314,12 @@ async function switchUser(
   confirmation: DeviceConfirmation,
 ): Promise<SentinelResponse> {
   if (id === undefined || (await takeConfirmation(context, id)) === null) throw confirmationExpired();
-  return signInAgain(context, request, accountId, confirmation).catch(async (error: unknown) => {
-    // Failed on the service's side (a store, the app store, while the new sign-in was being parked): nothing was
-    // switched, so the confirmation is put back and the same form, posted again, switches (or decides). A store
-    // failing here as well leaves it spent; the first failure is the answer.
-    if (!isOAuthError(error) || error.code === 'server_error') await restoreConfirmation(context, id, confirmation).catch(() => undefined);
-    throw error;
-  });
+  // Failed on the service's side (a store, the app store, while the new sign-in was being parked): nothing was
+  // switched, so the confirmation is put back and the same form, posted again, switches (or decides).
+  return puttingBackOnFailure(
+    () => signInAgain(context, request, accountId, confirmation),
+    () => restoreConfirmation(context, id, confirmation),
+  );
 }
 
 /** The sign-in "Not you?" starts for the code of a confirmation it took, or the page of a code no longer pending. */

@@ -10,8 +10,8 @@
  * record it read goes on only if that record is still the one stored, so an answer checked for the first user is
  * refused rather than completing for the second.
  */
-import { isOAuthError } from '../errors.js';
 import type { SentinelContext } from '../http/context.js';
+import { puttingBackOnFailure } from '../lib/put-back.js';
 import { randomSecret } from '../lib/random-secrets.js';
 import { parseStoredRecord } from '../stores/stored-record.js';
 import { type AmrValue, readAmr } from '../assurance/levels.js';
@@ -134,10 +134,5 @@ export async function restoringPending<T>(
   taken: PendingSignIn,
   end: () => Promise<T>,
 ): Promise<T> {
-  try {
-    return await end();
-  } catch (error) {
-    if (!isOAuthError(error) || error.code === 'server_error') await restorePending(context, interactionId, taken).catch(() => undefined);
-    throw error;
-  }
+  return puttingBackOnFailure(end, () => restorePending(context, interactionId, taken));
 }

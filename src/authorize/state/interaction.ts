@@ -7,8 +7,9 @@
  * `interactionTtl` seconds (default 10 minutes).
  */
 import type { SentinelContext } from '../../http/context.js';
-import { isOAuthError, retryShortly } from '../../errors.js';
+import { retryShortly } from '../../errors.js';
 import { en } from '../../i18n/en.js';
+import { puttingBackOnFailure } from '../../lib/put-back.js';
 import { randomSecret } from '../../lib/random-secrets.js';
 import { AuthorizationError } from '../request/authorization-error.js';
 import type { AuthorizationRequest } from '../request/validate-request.js';
@@ -249,14 +250,7 @@ export async function restoringInteraction<T>(
   taken: InteractionRecord,
   end: () => Promise<T>,
 ): Promise<T> {
-  try {
-    return await end();
-  } catch (error) {
-    if (!isOAuthError(error) || error.code === 'server_error') {
-      await restoreInteraction(context, interactionId, taken).catch(() => false);
-    }
-    throw error;
-  }
+  return puttingBackOnFailure(end, () => restoreInteraction(context, interactionId, taken));
 }
 
 /**
