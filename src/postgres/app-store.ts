@@ -50,6 +50,8 @@ export class PostgresAppStore implements AppStore {
   readonly #cache: AppLookupCache | undefined;
   readonly #changes: ChangeListener | undefined;
   #closed = false;
+  /** The first close()'s work, which every later call waits on. */
+  #closing: Promise<void> | undefined;
 
   constructor(options: PostgresAppStoreOptions) {
     if (typeof options !== 'object' || options === null || (options.pool === undefined && typeof options.connectionString !== 'string')) {
@@ -106,12 +108,17 @@ export class PostgresAppStore implements AppStore {
 
   /**
    * Stops the change listener and, when the store made the pool, ends it (a pool still being made when close() runs
-   * is ended as soon as it exists, and the lookups waiting on it fail).
+   * is ended as soon as it exists, and the lookups waiting on it fail). Every call answers with the first one's
+   * promise, so a second caller resolves only when the connections are gone.
    * @example process.on('SIGTERM', () => appStore.close());
    */
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  close(): Promise<void> {
     this.#closed = true;
+    this.#closing ??= this.#shutDown();
+    return this.#closing;
+  }
+
+  async #shutDown(): Promise<void> {
     await this.#changes?.close();
     if (this.#ownsPool && this.#pool !== undefined) await this.#pool.end();
   }

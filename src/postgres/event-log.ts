@@ -111,6 +111,8 @@ export class PostgresEventLog implements EventSource {
   readonly #retentionDays: number;
   readonly #maxPending: number;
   #closed = false;
+  /** The first close()'s work, which every later call waits on. */
+  #closing: Promise<void> | undefined;
   #pool: Pool | undefined;
   #poolLoading: Promise<Pool> | undefined;
   #pending: SentinelEvent[] = [];
@@ -299,8 +301,16 @@ export class PostgresEventLog implements EventSource {
     return result.rowCount ?? 0;
   }
 
-  /** Writes what is pending, then ends the log's own pool (a host's pool is left open). */
-  async close(): Promise<void> {
+  /**
+   * Writes what is pending, then ends the log's own pool (a host's pool is left open). Every call answers with the
+   * first one's promise: a host may close from two shutdown paths, and ending a pool twice rejects.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#shutDown();
+    return this.#closing;
+  }
+
+  async #shutDown(): Promise<void> {
     await this.flush();
     // After the flush, whose writes may still need the pool: a pool made from now on is ended at once.
     this.#closed = true;
