@@ -18,7 +18,12 @@ export interface RunningExample {
   stop(): Promise<void>;
 }
 
-const START_TIMEOUT_MS = 30_000;
+/**
+ * tsx compiles the example and the library's sources as they load. On 2 busy cores, with four examples and a
+ * browser starting at once beside other test files, that once took more than 30 s; 50 s still fails inside the
+ * 60 s hook timeout, with the output so far, rather than as a bare hook timeout.
+ */
+const START_TIMEOUT_MS = 50_000;
 
 /** `demo user      demo / s3cret` → `['demo', 's3cret']`. */
 function credentials(banner: string): [string, string] | null {
