@@ -3,6 +3,10 @@
  * that cross-site post (SameSite=Lax), so the endpoint cannot see the session there: it must not send the browser
  * back to the app as if the user were signed out while the session lives on. It forwards the request to
  * RP-initiated logout's GET (a top-level navigation, which carries the cookie), parked as a posted request is.
+ *
+ * The same goes for a post whose browser does not say where it came from (`Origin: null` and no `Sec-Fetch-Site`,
+ * as a browser without fetch metadata sends from a sandboxed frame or a no-referrer page): before, it ended the
+ * session at once, so a same-site page could sign a user out; now the user is asked.
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryStore, type Sentinel, type SentinelResponse } from '../src/index.js';
@@ -96,5 +100,21 @@ describe("the app's cross-site logout form", () => {
     // Within the cap the form is forwarded as before.
     expect((await crossSiteForm(sentinel, { ...FORM, state: 'x'.repeat(7000) })).status).toBe(303);
     expect(parked).toHaveLength(1);
+  });
+
+  it('a post that says nothing of where it came from (Origin: null, no Sec-Fetch-Site) is confirmed by the user', async () => {
+    const sentinel = makeSentinel();
+    const { cookie } = await signInWithSession(sentinel);
+    const posted = await call(sentinel, {
+      method: 'POST',
+      path: `${ACCOUNT_PATH}/logout`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'null', cookie: `sentinel_session=${cookie}` },
+      body: new URLSearchParams(FORM).toString(),
+    });
+    expect([posted.status, posted.headers['set-cookie']]).toEqual([303, undefined]);
+    expect(String(posted.headers.location)).toMatch(/\/end_session\?posted_request=/);
+    expect(await sessionWorks(sentinel, cookie)).toBe(true);
+    const page = await follow(sentinel, String(posted.headers.location), cookie);
+    expect(String(page.body)).toContain('name="confirmation"');
   });
 });

@@ -28,3 +28,15 @@ export function isCrossSiteRequest(context: SentinelContext, request: SentinelRe
   if (site !== undefined) return site !== 'same-origin' && site !== 'none';
   return origin !== undefined && origin !== 'null';
 }
+
+/**
+ * True when a browser's post says nothing of where it came from: `Origin: null` and no `Sec-Fetch-Site`. A browser
+ * without fetch metadata sends that from our own no-referrer pages, but also from any page's sandboxed frame, so
+ * such a post proves nothing about its origin; an endpoint without a token of its own asks the user instead.
+ *
+ * @example
+ * if (isUnlabelledPost(request)) return askTheUser();
+ */
+export function isUnlabelledPost(request: SentinelRequest): boolean {
+  return headerValue(request, 'sec-fetch-site') === undefined && headerValue(request, 'origin') === 'null';
+}

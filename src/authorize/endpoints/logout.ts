@@ -3,7 +3,7 @@
  *
  * CSRF: a logout form can be posted by the application (cross-site by nature), so instead of a token the
  * request's browser-set `Sec-Fetch-Site`/`Origin` must say same-origin, or `Origin` must be the origin of one of
- * the named client's redirect URIs. The browser then goes to `post_logout_redirect_uri` (303) only when it is
+ * the named client's redirect URIs; a post that says neither (`Origin: null` alone) is confirmed by the user. The browser then goes to `post_logout_redirect_uri` (303) only when it is
  * one of that client's registered post-logout redirect URIs, or of its redirect URIs when it registered none (exact
  * match, as at the end-session endpoint); otherwise it sees a "signed out" page. A client named by a client ID
  * metadata document is treated as naming no client: same-origin only, and the "signed out" page.
@@ -19,7 +19,7 @@ import { OAuthError } from '../../errors.js';
 import { headerValue, redirect, type SentinelRequest, type SentinelResponse } from '../../http/messages.js';
 import { single, type ParamMap } from '../../http/params.js';
 import { expiredSessionCookie, readSessionCookie } from '../state/session-cookie.js';
-import { isCrossSiteRequest } from './cross-site.js';
+import { isCrossSiteRequest, isUnlabelledPost } from './cross-site.js';
 import { isUsableRegisteredURI } from '../request/registered-uri.js';
 import { MAX_AUTHORIZATION_REQUEST_LENGTH } from '../request/request-params.js';
 import { originSource } from '../pages/security-headers.js';
@@ -93,11 +93,13 @@ export async function handleLogout(context: SentinelContext, request: SentinelRe
   }
   const headers: Record<string, string> = {};
   const sessionId = readSessionCookie(context, request);
-  if (sessionId === null && isCrossSiteRequest(context, request, [])) {
+  if ((sessionId === null && isCrossSiteRequest(context, request, [])) || isUnlabelledPost(request)) {
     // The app's own form, posted from its site: SameSite=Lax keeps the session cookie off this post, so the session
     // cannot be seen (let alone ended) here, and a 303 back to the app would tell it the user is signed out while
     // the session lives on. RP-initiated logout's GET, a top-level navigation, carries the cookie: the request goes
     // there, parked (nothing of it in the URL), and the user confirms there as for any logout without an ID token.
+    // So does a post that does not say where it came from: a same-site page's sandboxed frame sends one with the
+    // cookie, and ending the session on its word would let that page sign the user out.
     return forwardToEndSession(context, request, accountId, app, params);
   }
   // Only a session of this account is ended here: logging out of account A leaves account B alone.
