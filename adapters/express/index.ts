@@ -14,6 +14,17 @@ import type {
 import { expectationsReader } from '../../src/guard/bearer-request.js';
 import { fromNodeRequest, nodeHeaders, writeNodeResponse } from '../node/index.js';
 
+declare global {
+  // Express types its request from this global namespace (as passport's `req.user`), so a route after
+  // requireAccessToken reads `req.sentinel` with no cast; the adapter itself imports no Express types.
+  namespace Express {
+    interface Request {
+      /** Claims of the verified access token, set by `requireAccessToken`. */
+      sentinel?: AccessTokenClaims;
+    }
+  }
+}
+
 /**
  * Writes a response the core produced, e.g. the 303 of `sentinel.completeLogin()` (external login; RFC 9700 §4.12).
  * @example sendSentinelResponse(res, await sentinel.completeLogin(String(req.query.interaction), { userId: user.id }))
@@ -27,7 +38,7 @@ export function sendSentinelResponse(response: ServerResponse, result: SentinelR
  * `requireAccessToken`, `sentinel` holds the verified RFC 9068 §2.2 claims.
  *
  * @example
- * app.get('/api/account/:accountId/me', requireAccessToken(sentinel), (req, res) => res.json({ sub: (req as ExpressRequestLike).sentinel?.sub }));
+ * app.get('/api/account/:accountId/me', requireAccessToken(sentinel), (req, res) => res.json({ sub: req.sentinel?.sub }));
  */
 export interface ExpressRequestLike extends IncomingMessage {
   url: string;

@@ -73,8 +73,8 @@ platform.post(
   '/api/account/:accountId/consumer/:consumerId/messages',
   requireAccessToken(sentinel),
   (req: Request<{ consumerId: string }>, res: Response) => {
-    const claims = (req as unknown as { sentinel: { sub: string; scope?: string; act?: { sub: string } } }).sentinel;
-    res.status(201).json({ consumer: claims.sub, sentBy: claims.act?.sub ?? claims.sub, scope: claims.scope });
+    const claims = req.sentinel;
+    res.status(201).json({ consumer: claims?.sub, sentBy: claims?.act?.sub ?? claims?.sub, scope: claims?.scope });
   },
 );
 server.on('request', platform);
