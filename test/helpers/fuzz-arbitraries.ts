@@ -426,10 +426,11 @@ const LOGIN_LOCATION = new RegExp(`^/sentinel/api/account/${ACCOUNT}/login\\?int
  */
 const AUTHORIZE_LOCATION = /^\/sentinel\/api\/account\/[^/?#]+\/authorize\?[^#]*$/;
 /**
- * A logout posted cross-site without the session cookie (the app's own form) goes on to RP-initiated logout's GET,
- * parked: the service's own path, carrying only the handle.
+ * A logout posted cross-site without the session cookie (the app's own form), or with `Origin: null` and no
+ * `Sec-Fetch-Site`, goes on to RP-initiated logout's GET, parked, whatever the account (the GET checks it): the
+ * service's own path, carrying only the handle.
  */
-const END_SESSION_LOCATION = new RegExp(`^/sentinel/api/account/${ACCOUNT}/end_session\\?posted_request=[A-Za-z0-9_-]{43}$`);
+const END_SESSION_LOCATION = /^\/sentinel\/api\/account\/[^/?#]+\/end_session\?posted_request=[A-Za-z0-9_-]{43}$/;
 
 /**
  * True when `location` names a registered redirect URI (with its response parameters), the service's login page, or
