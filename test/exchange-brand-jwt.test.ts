@@ -43,11 +43,16 @@ function sentinelWith(overrides: Partial<SentinelOptions> = {}, brand: BrandKey 
   return makeSentinel(exchangeOptions(brand, overrides));
 }
 
+/** The brand JWT (or whatever stood for it) the last request sent: no refusal may echo any part of it. */
+let lastSent: string | undefined;
+
 function bearer(sentinel: ReturnType<typeof makeSentinel>, assertion: string, extra: Record<string, string> = {}) {
+  lastSent = assertion;
   return postForm(sentinel, TOKEN_PATH, new URLSearchParams({ grant_type: JWT_BEARER, assertion, ...BOT, ...extra }).toString());
 }
 
 function exchange(sentinel: ReturnType<typeof makeSentinel>, subjectToken: string, extra: Record<string, string> = {}) {
+  lastSent = subjectToken;
   return postForm(
     sentinel,
     TOKEN_PATH,
@@ -72,7 +77,22 @@ async function expectRefused(
   const body = jsonOf(response);
   expect(body.error).toBe(error);
   expect(String(body.error_description)).toMatch(description);
-  if (token !== undefined) expect(response.body).not.toContain(token.split('.')[1]);
+  // Every part of what was sent long enough to be recognised (a short one, like `e30` for `{}`, could be any text's).
+  for (const part of (token ?? lastSent ?? '').split('.')) {
+    if (part.length >= 8) expect(response.body, 'the refusal echoes the token').not.toContain(part);
+  }
+}
+
+/** A compact JWS signed with node:crypto, for keys jose will not sign with (an RSA key under 2048 bits). */
+function nodeSignedJWT(alg: string, kid: string, claims: Record<string, unknown>, sign: (input: Buffer) => Buffer): string {
+  const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const input = `${part({ alg, kid })}.${part(claims)}`;
+  return `${input}.${sign(Buffer.from(input)).toString('base64url')}`;
+}
+
+function freshClaims(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  const now = Math.floor(Date.now() / 1000);
+  return { iss: BRAND_ISSUER, sub: CONSUMER_UUID, aud: ACCOUNT_ISSUER, iat: now, exp: now + 60, ...overrides };
 }
 
 describe('JWT bearer grant (RFC 7523) with a trusted brand issuer', () => {
@@ -134,6 +154,13 @@ describe('JWT bearer grant (RFC 7523) with a trusted brand issuer', () => {
     );
     expect((await bearer(configured, await brandJWT(key, { aud: ['web', 'messaging-platform'] }))).status).toBe(200);
     await expectRefused(await bearer(configured, await brandJWT(key)), 'invalid_grant', /another audience/);
+    // A configured audience is the only one: the client id and the token endpoint no longer stand in for it.
+    await expectRefused(await bearer(configured, await brandJWT(key, { aud: BOT_CLIENT_ID })), 'invalid_grant', /another audience/);
+    await expectRefused(
+      await bearer(configured, await brandJWT(key, { aud: `${ACCOUNT_ISSUER}/token` })),
+      'invalid_grant',
+      /another audience/,
+    );
   });
 
   // The signature is checked with node:crypto per algorithm of the allow-list: each one a brand may sign with works,
@@ -606,6 +633,68 @@ describe('JWT bearer grant (RFC 7523) with a trusted brand issuer', () => {
         'invalid_target',
         /resource/,
       );
+      // One foreign audience among allowed ones is refused too: each asked audience must be one the token may have.
+      const assertion = await brandJWT(key);
+      lastSent = assertion;
+      const mixed = new URLSearchParams({ grant_type: JWT_BEARER, assertion, ...BOT });
+      mixed.append('audience', ACCOUNT);
+      mixed.append('audience', 'https://api.other.example');
+      await expectRefused(await postForm(sentinelWith(), TOKEN_PATH, mixed.toString()), 'invalid_target', /audience/);
+    });
+
+    it('refuses an RSA key under 2048 bits, and a key of another curve than the algorithm names', async () => {
+      // Keys a fetched set may hold (a configured set with them is refused at startup).
+      const small = generateKeyPairSync('rsa', { modulusLength: 1024 });
+      // A P-384 key signing over SHA-256 makes a signature node:crypto verifies: ES256 names P-256 only.
+      const p384 = generateKeyPairSync('ec', { namedCurve: 'P-384' });
+      const keys = [
+        { ...small.publicKey.export({ format: 'jwk' }), kid: 'rsa-1024' },
+        { ...p384.publicKey.export({ format: 'jwk' }), kid: 'ec-384' },
+      ];
+      const server = createServer((_request, response) => {
+        response.setHeader('content-type', 'application/json');
+        response.end(JSON.stringify({ keys }));
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const { port } = server.address() as AddressInfo;
+      try {
+        const sentinel = sentinelWith({
+          clientJwks: { allowPrivateAddresses: true },
+          trustedIssuers: [{ accountId: ACCOUNT, issuer: BRAND_ISSUER, jwksUri: `http://127.0.0.1:${port}/jwks.json` }],
+        });
+        const smallJWT = nodeSignedJWT('RS256', 'rsa-1024', freshClaims(), (input) => nodeSign('sha256', input, small.privateKey));
+        await expectRefused(await bearer(sentinel, smallJWT), 'invalid_grant', /not signed by a key of its trusted issuer/);
+        const p384JWT = nodeSignedJWT('ES256', 'ec-384', freshClaims(), (input) =>
+          nodeSign('sha256', input, { key: p384.privateKey, dsaEncoding: 'ieee-p1363' }),
+        );
+        await expectRefused(await bearer(sentinel, p384JWT), 'invalid_grant', /not signed by a key of its trusted issuer/);
+      } finally {
+        server.close();
+      }
+    });
+
+    it('refuses a malformed jti: not a string, empty, or over 256 characters', async () => {
+      const sentinel = sentinelWith();
+      for (const jti of [42, '', 'j'.repeat(257)]) {
+        await expectRefused(await bearer(sentinel, await brandJWT(key, { jti })), 'invalid_grant', /malformed jti/);
+      }
+      expect((await bearer(sentinel, await brandJWT(key, { jti: 'j'.repeat(256) }))).status).toBe(200);
+    });
+
+    it('spends a jti per issuer: two issuers of one account may each use the same one, once', async () => {
+      const other = await brandKey();
+      const OTHER_ISSUER = 'https://id.other-brand.example';
+      const sentinel = makeSentinel(
+        exchangeOptions(key, {
+          trustedIssuers: [
+            { accountId: ACCOUNT, issuer: BRAND_ISSUER, jwks: { keys: [key.publicJwk as never] } },
+            { accountId: ACCOUNT, issuer: OTHER_ISSUER, jwks: { keys: [other.publicJwk as never] } },
+          ],
+        }),
+      );
+      expect((await bearer(sentinel, await brandJWT(key, { jti: 'shared' }))).status).toBe(200);
+      expect((await bearer(sentinel, await brandJWT(other, { iss: OTHER_ISSUER, jti: 'shared' }))).status).toBe(200);
+      await expectRefused(await bearer(sentinel, await brandJWT(other, { iss: OTHER_ISSUER, jti: 'shared' })), 'invalid_grant', /used/);
     });
 
     it('refuses a scope outside the RFC 6749 §3.3 characters without echoing it (brand grants, client credentials)', async () => {
