@@ -114,13 +114,11 @@ export class PostgresAppStore implements AppStore {
    */
   close(): Promise<void> {
     this.#closed = true;
-    this.#closing ??= this.#shutDown();
+    this.#closing ??= (async () => {
+      await this.#changes?.close();
+      if (this.#ownsPool && this.#pool !== undefined) await this.#pool.end();
+    })();
     return this.#closing;
-  }
-
-  async #shutDown(): Promise<void> {
-    await this.#changes?.close();
-    if (this.#ownsPool && this.#pool !== undefined) await this.#pool.end();
   }
 
   async findApp(accountId: string, clientId: string): Promise<App | null> {
