@@ -3,9 +3,10 @@
  *
  * CSRF: a logout form can be posted by the application (cross-site by nature), so instead of a token the
  * request's browser-set `Sec-Fetch-Site`/`Origin` must say same-origin, or `Origin` must be the origin of one of
- * the named client's redirect URIs; a post that says neither (`Origin: null` alone) is confirmed by the user. The browser then goes to `post_logout_redirect_uri` (303) only when it is
- * one of that client's registered post-logout redirect URIs, or of its redirect URIs when it registered none (exact
- * match, as at the end-session endpoint); otherwise it sees a "signed out" page. A client named by a client ID
+ * the named client's redirect URIs; a post that says neither (`Origin: null` alone) is confirmed by the user. The
+ * browser then goes to `post_logout_redirect_uri` (303) only when it is one of that client's registered post-logout
+ * redirect URIs, or of its redirect URIs when it registered none (exact match, as at the end-session endpoint);
+ * otherwise it sees a "signed out" page. A client named by a client ID
  * metadata document is treated as naming no client: same-origin only, and the "signed out" page.
  *
  * A post from the app's site carries no session cookie (SameSite=Lax): it is forwarded to RP-initiated logout's GET
